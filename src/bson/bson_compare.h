@@ -1,0 +1,28 @@
+// MongoDB's canonical ordering of BSON values: first by type bracket (MinKey < Null/Undefined <
+// numbers < String/Symbol < Object < Array < BinData < ObjectId < Bool < Date < Timestamp <
+// Regex < DBPointer < Code < CodeWScope < MaxKey), then within the bracket. Numbers of different
+// types compare by exact mathematical value (int32, int64, double, decimal128; NaN below all other
+// numbers). Used by filters, sorts, min/max tracking and index key encoding, so they all agree.
+#pragma once
+
+#include "bson/bson.h"
+
+namespace hourglass::bson {
+
+// Rank of the type's bracket in the canonical order (types in one bracket share a rank).
+int CanonicalTypeRank(BsonType t);
+
+// <0, 0, >0 as a orders before, equal to, or after b. Field names are ignored. Objects and arrays
+// compare element by element (field name and value, like CompareObjects).
+int CompareElementValues(const BsonElement& a, const BsonElement& b);
+
+// Compares two documents element by element: by canonical type rank, then field name, then value;
+// a shorter document that is a prefix of a longer one orders first.
+int CompareObjects(const BsonObj& a, const BsonObj& b);
+
+// Value equality in the canonical order (1 == 1.0 == NumberLong(1)).
+inline bool ElementValuesEqual(const BsonElement& a, const BsonElement& b) {
+  return CompareElementValues(a, b) == 0;
+}
+
+}  // namespace hourglass::bson

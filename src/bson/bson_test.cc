@@ -1,0 +1,55 @@
+#include "bson/bson.h"
+
+#include <gtest/gtest.h>
+
+namespace hourglass::bson {
+namespace {
+
+TEST(BsonBuilderTest, BuildsNestedDocumentsInPlace) {
+  BsonBuilder b;
+  b.AppendInt32("a", 1);
+  size_t t = b.OpenObject("sub");
+  b.AppendString("s", "hi");
+  size_t ta = b.OpenArray("arr");
+  b.AppendDouble("0", 1.5);
+  b.Close(ta);
+  b.Close(t);
+  b.AppendInt64("z", 7);
+  BsonObj o = b.Obj();
+  ASSERT_TRUE(ValidateBson(o.bytes()).ok());
+  EXPECT_EQ(o.ToJson(), R"({ "a" : 1, "sub" : { "s" : "hi", "arr" : [ 1.5 ] }, "z" : 7 })");
+  EXPECT_EQ(o.GetPath("sub.s").Str(), "hi");
+  EXPECT_EQ(o.GetPath("sub.arr.0").Double(), 1.5);
+  EXPECT_TRUE(o.GetPath("sub.missing").eoo());
+  EXPECT_EQ(o.NumFields(), 3);
+}
+
+TEST(BsonValidateTest, RejectsTruncatedAndBadLength) {
+  BsonBuilder b;
+  b.AppendString("s", "hello");
+  std::string bytes = b.Release();
+  EXPECT_TRUE(ValidateBson(bytes).ok());
+  EXPECT_EQ(ValidateBson(bytes.substr(0, bytes.size() - 1)).code(), ErrorCode::kInvalidBSON);
+  std::string bad = bytes;
+  bad[4 + 1 + 2 + 0] = 100;  // string length beyond the document
+  EXPECT_EQ(ValidateBson(bad).code(), ErrorCode::kInvalidBSON);
+}
+
+TEST(BsonJsonTest, RoundTripsExtendedJson) {
+  auto sw = FromJson(R"({"d": {"$date": "2021-05-18T00:00:00Z"}, "n": {"$numberLong": "5"}})");
+  ASSERT_TRUE(sw.ok());
+  EXPECT_EQ(sw.value()["d"].type(), BsonType::kDate);
+  EXPECT_EQ(sw.value()["d"].DateMillis(), 1621296000000LL);
+  EXPECT_EQ(sw.value()["n"].Int64(), 5);
+  EXPECT_FALSE(FromJson("{bad").ok());
+}
+
+TEST(ObjectIdTest, GeneratedIdsAreDistinctAndCarryTime) {
+  ObjectId a = ObjectId::Generate(), b = ObjectId::Generate();
+  EXPECT_FALSE(a == b);
+  EXPECT_GT(a.Timestamp(), 1600000000u);
+  EXPECT_EQ(ObjectId::FromSeconds(0x01020304).ToHex(), "010203040000000000000000");
+}
+
+}  // namespace
+}  // namespace hourglass::bson
