@@ -1,8 +1,14 @@
-// MongoDB's canonical ordering of BSON values: first by type bracket (MinKey < Null/Undefined <
+// MongoDB's canonical ordering of BSON values: first by type bracket (MinKey < Undefined < Null <
 // numbers < String/Symbol < Object < Array < BinData < ObjectId < Bool < Date < Timestamp <
-// Regex < DBPointer < Code < CodeWScope < MaxKey), then within the bracket. Numbers of different
-// types compare by exact mathematical value (int32, int64, double, decimal128; NaN below all other
-// numbers). Used by filters, sorts, min/max tracking and index key encoding, so they all agree.
+// Regex < DBPointer < Code < CodeWScope < MaxKey; Undefined ranks with EOO below Null, as in
+// MongoDB's canonicalizeBSONType), then within the bracket. Numbers of different types compare by
+// exact mathematical value (int32, int64, double, decimal128; NaN equals NaN and sorts below all
+// other numbers; -0 == 0). Strings use the simple binary collation. Used by filters, sorts,
+// min/max tracking and index key encoding (key_string.h), so they all agree. Details and the
+// per-type rules: src/bson/README.md.
+//
+// Pure functions over borrowed views: thread-safe, no allocation except when a decimal128 is
+// compared with a double. Every result is -1, 0 or 1.
 #pragma once
 
 #include "bson/bson.h"
