@@ -1,0 +1,338 @@
+"""Fixtures that run a real hourglassd for client-level tests.
+
+The server binary comes from the HOURGLASSD environment variable (an absolute
+path).  Each server gets a free port on 127.0.0.1 and its own temporary
+--dbpath; its JSON-lines log (stderr) is captured to a file in that directory
+and the tail of it is attached to the report of every failing test that used
+the server.
+
+Fixtures:
+  server        one server per test module (tests share it, each test uses
+                its own database names: see `db` / `unique_name`)
+  client        pymongo MongoClient to `server` (directConnection, short
+                server selection timeout)
+  db            a database on `client` with a name unique to the test
+  fresh_server  a factory for function-scoped servers, for restart/kill tests
+  tmp_dbpath    a scratch directory for a dbpath
+Helpers:
+  run_command(db, cmd) -> reply dict even when the server answers ok: 0
+  command_error(db, cmd) -> (code, codeName, errmsg) of a failing command
+"""
+
+import os
+import re
+import resource
+import signal
+import socket
+import subprocess
+import time
+
+import pymongo
+import pytest
+from pymongo.errors import AutoReconnect, ConnectionFailure, OperationFailure
+
+READY_TIMEOUT_S = 30.0  # ASan builds start slowly
+STOP_TIMEOUT_S = 20.0
+LOG_TAIL_LINES = 60
+
+_live_servers = []  # every ServerProcess started, for failure reports
+
+
+def pytest_configure(config):
+    # Raise our soft fd limit to the hard limit before any server starts:
+    # the servers inherit it, and the many-connections test needs >1000 fds
+    # on both sides of the loopback.
+    try:
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        target = hard if hard != resource.RLIM_INFINITY else 65536
+        target = min(target, 65536)
+        if soft < target:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+    except (ValueError, OSError):
+        pass
+
+
+def hourglassd_path():
+    path = os.environ.get("HOURGLASSD")
+    if not path:
+        pytest.fail(
+            "HOURGLASSD is not set: export HOURGLASSD=/abs/path/to/hourglassd "
+            "(e.g. build/<dir>/hourglassd)",
+            pytrace=False,
+        )
+    if not os.path.isabs(path):
+        path = os.path.abspath(path)
+    if not os.path.isfile(path) or not os.access(path, os.X_OK):
+        pytest.fail(f"HOURGLASSD={path} does not exist or is not executable", pytrace=False)
+    return path
+
+
+def free_port():
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class ServerProcess:
+    """One hourglassd process on a dbpath; can be stopped and restarted."""
+
+    def __init__(self, dbpath, extra_args=(), name="hourglassd"):
+        self.binary = hourglassd_path()
+        self.dbpath = dbpath
+        self.extra_args = list(extra_args)
+        self.name = name
+        self.port = None
+        self.proc = None
+        self.log_path = None
+        self._starts = 0
+        _live_servers.append(self)
+
+    # -- lifecycle ---------------------------------------------------------
+    def argv(self, port=None):
+        port = self.port if port is None else port
+        return [
+            self.binary,
+            "--port",
+            str(port),
+            "--bind_ip",
+            "127.0.0.1",
+            "--dbpath",
+            self.dbpath,
+        ] + self.extra_args
+
+    def spawn(self, port=None):
+        """Starts the process without waiting for readiness."""
+        self._starts += 1
+        self.port = port or free_port()
+        logdir = os.path.dirname(self.dbpath.rstrip("/")) or self.dbpath
+        self.log_path = os.path.join(logdir, f"{self.name}.{self._starts}.{self.port}.log")
+        self._log_file = open(self.log_path, "wb")
+        env = dict(os.environ)
+        # Leak reports at exit would turn a clean shutdown into exit code 23
+        # only if there is a leak; keep ASan's default but make reports land
+        # in the captured log.
+        self.proc = subprocess.Popen(
+            self.argv(),
+            stdin=subprocess.DEVNULL,
+            stdout=self._log_file,
+            stderr=subprocess.STDOUT,
+            env=env,
+        )
+        return self
+
+    def start(self, port=None, timeout=READY_TIMEOUT_S):
+        self.spawn(port)
+        self.wait_ready(timeout)
+        return self
+
+    def wait_ready(self, timeout=READY_TIMEOUT_S):
+        deadline = time.monotonic() + timeout
+        last_err = None
+        while time.monotonic() < deadline:
+            rc = self.proc.poll()
+            if rc is not None:
+                raise RuntimeError(
+                    f"hourglassd exited with code {rc} before becoming ready\n"
+                    f"argv: {' '.join(self.argv())}\n--- log tail ---\n{self.log_tail()}"
+                )
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=1.0):
+                    pass
+                c = self.client(serverSelectionTimeoutMS=2000, connectTimeoutMS=2000)
+                try:
+                    c.admin.command("ping")
+                    return
+                finally:
+                    c.close()
+            except (OSError, ConnectionFailure, OperationFailure) as e:
+                last_err = e
+                time.sleep(0.1)
+        self.kill()
+        raise RuntimeError(
+            f"hourglassd did not answer ping within {timeout}s (last error: {last_err!r})\n"
+            f"--- log tail ---\n{self.log_tail()}"
+        )
+
+    def running(self):
+        return self.proc is not None and self.proc.poll() is None
+
+    def wait_exit(self, timeout=STOP_TIMEOUT_S):
+        """Waits for the process to exit; returns its exit code (None on timeout)."""
+        try:
+            return self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return None
+
+    def shutdown_command(self, timeout=STOP_TIMEOUT_S, **fields):
+        """Sends {shutdown: 1} to admin and waits; returns the exit code."""
+        c = self.client(serverSelectionTimeoutMS=5000)
+        try:
+            c.admin.command("shutdown", **fields)
+        except (AutoReconnect, ConnectionFailure):
+            pass  # the server closes the connection while shutting down
+        finally:
+            c.close()
+        return self.wait_exit(timeout)
+
+    def signal(self, sig, timeout=STOP_TIMEOUT_S):
+        self.proc.send_signal(sig)
+        return self.wait_exit(timeout)
+
+    def kill(self):
+        """SIGKILL, no chance to clean up."""
+        if self.running():
+            self.proc.kill()
+        if self.proc is not None:
+            self.proc.wait()
+
+    def stop(self):
+        """Best-effort clean stop used by fixture teardown; returns exit code."""
+        if not self.running():
+            return self.proc.returncode if self.proc else None
+        rc = self.signal(signal.SIGTERM)
+        if rc is None:
+            self.kill()
+            rc = self.proc.returncode
+        return rc
+
+    # -- access ------------------------------------------------------------
+    @property
+    def uri(self):
+        return f"mongodb://127.0.0.1:{self.port}/?directConnection=true"
+
+    def client(self, **kwargs):
+        opts = dict(directConnection=True, serverSelectionTimeoutMS=10000, connectTimeoutMS=10000)
+        opts.update(kwargs)
+        return pymongo.MongoClient("127.0.0.1", self.port, **opts)
+
+    def log_text(self):
+        try:
+            with open(self.log_path, "rb") as f:
+                return f.read().decode("utf-8", "replace")
+        except (OSError, TypeError):
+            return ""
+
+    def log_tail(self, n=LOG_TAIL_LINES):
+        return "\n".join(self.log_text().splitlines()[-n:])
+
+
+# -- failure reports --------------------------------------------------------
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    rep = outcome.get_result()
+    if rep.failed and rep.when in ("setup", "call"):
+        servers = []
+        for value in getattr(item, "funcargs", {}).values():
+            if isinstance(value, ServerProcess):
+                servers.append(value)
+            elif isinstance(value, FreshServers):
+                servers.extend(value.started)
+        for s in servers:
+            rep.sections.append(
+                (f"hourglassd log tail (port {s.port}, {s.log_path})", s.log_tail())
+            )
+
+
+# -- fixtures ---------------------------------------------------------------
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    base = tmp_path_factory.mktemp("hg")
+    dbpath = base / "db"
+    dbpath.mkdir()
+    s = ServerProcess(str(dbpath))
+    s.start()
+    yield s
+    rc = s.stop()
+    # A crash during the module's tests must not go unnoticed.
+    assert rc == 0, f"hourglassd exited with {rc} at module teardown\n{s.log_tail()}"
+
+
+@pytest.fixture(scope="module")
+def client(server):
+    c = server.client()
+    yield c
+    c.close()
+
+
+_name_counter = [0]
+
+
+def _sanitize(name):
+    return re.sub(r"[^A-Za-z0-9_]", "_", name)
+
+
+@pytest.fixture
+def unique_name(request):
+    """A short name unique to this test (usable for databases/collections)."""
+    _name_counter[0] += 1
+    base = _sanitize(request.node.name)[:40]
+    return f"{base}_{_name_counter[0]}"
+
+
+@pytest.fixture
+def db(client, unique_name):
+    d = client[("t_" + unique_name)[:60]]
+    yield d
+    try:
+        client.drop_database(d.name)
+    except Exception:
+        pass
+
+
+class FreshServers:
+    """Factory of servers owned by one test; all stopped at teardown."""
+
+    def __init__(self, base):
+        self.base = base
+        self.started = []
+        self._n = 0
+
+    def dbpath(self):
+        self._n += 1
+        p = os.path.join(self.base, f"db{self._n}")
+        os.makedirs(p, exist_ok=True)
+        return p
+
+    def new(self, dbpath=None, extra_args=(), start=True):
+        s = ServerProcess(dbpath or self.dbpath(), extra_args, name=f"hourglassd{len(self.started)}")
+        self.started.append(s)
+        if start:
+            s.start()
+        return s
+
+    def cleanup(self):
+        for s in self.started:
+            if s.running():
+                s.kill()
+
+
+@pytest.fixture
+def fresh_server(tmp_path):
+    f = FreshServers(str(tmp_path))
+    yield f
+    f.cleanup()
+
+
+@pytest.fixture
+def tmp_dbpath(tmp_path):
+    p = tmp_path / "dbpath"
+    p.mkdir()
+    return str(p)
+
+
+# -- command helpers --------------------------------------------------------
+def run_command(db, cmd, **kwargs):
+    """Runs `cmd` (a dict, first key = command name) and returns the reply
+    document, also when the server answers ok: 0."""
+    try:
+        return db.command(cmd, **kwargs)
+    except OperationFailure as e:
+        return e.details
+
+
+def command_error(db, cmd, **kwargs):
+    """Runs a command expected to fail; returns (code, codeName, errmsg)."""
+    reply = run_command(db, cmd, **kwargs)
+    assert reply.get("ok") == 0, f"expected {cmd!r} to fail, got {reply!r}"
+    return reply.get("code"), reply.get("codeName"), reply.get("errmsg")
