@@ -8,9 +8,9 @@ Status ReadBsonDocument(ByteReader* reader, int32_t max_size, std::string_view w
                         bson::BsonObj* out) {
   int32_t len;
   if (!reader->PeekInt32(&len)) {
-    return Status(ErrorCode::kInvalidBSON,
-                  std::string(what) + ": " + std::to_string(reader->remaining()) +
-                      " bytes left, too few for a BSON document");
+    return Status(ErrorCode::kInvalidBSON, std::string(what) + ": " +
+                                               std::to_string(reader->remaining()) +
+                                               " bytes left, too few for a BSON document");
   }
   // Checked before any arithmetic: a negative or tiny length can never be a document.
   if (len < 5) {
@@ -25,8 +25,8 @@ Status ReadBsonDocument(ByteReader* reader, int32_t max_size, std::string_view w
   if (static_cast<size_t>(len) > reader->remaining()) {
     return Status(ErrorCode::kInvalidBSON,
                   std::string(what) + ": BSON document length " + std::to_string(len) +
-                      " runs past the end of its section (" +
-                      std::to_string(reader->remaining()) + " bytes left)");
+                      " runs past the end of its section (" + std::to_string(reader->remaining()) +
+                      " bytes left)");
   }
   std::string_view bytes;
   reader->ReadBytes(static_cast<size_t>(len), &bytes);

@@ -89,25 +89,23 @@ int32_t MinMessageLength(OpCode op) {
 
 Status CheckHeader(const MsgHeader& h) {
   if (h.message_length < kHeaderSize) {
-    return Status(ErrorCode::kProtocolError,
-                  "message length " + std::to_string(h.message_length) +
-                      " is smaller than the 16-byte header");
+    return Status(ErrorCode::kProtocolError, "message length " + std::to_string(h.message_length) +
+                                                 " is smaller than the 16-byte header");
   }
   if (h.message_length > kMaxMessageSizeBytes) {
-    return Status(ErrorCode::kProtocolError,
-                  "message length " + std::to_string(h.message_length) +
-                      " exceeds maxMessageSizeBytes (" + std::to_string(kMaxMessageSizeBytes) +
-                      ")");
+    return Status(ErrorCode::kProtocolError, "message length " + std::to_string(h.message_length) +
+                                                 " exceeds maxMessageSizeBytes (" +
+                                                 std::to_string(kMaxMessageSizeBytes) + ")");
   }
   if (!IsKnownOpCode(h.op_code)) {
     return Status(ErrorCode::kProtocolError, "unknown opCode " + std::to_string(h.op_code));
   }
   int32_t min = MinMessageLength(static_cast<OpCode>(h.op_code));
   if (h.message_length < min) {
-    return Status(ErrorCode::kProtocolError,
-                  "message length " + std::to_string(h.message_length) + " is too small for " +
-                      std::string(OpCodeName(h.op_code)) + " (at least " + std::to_string(min) +
-                      " bytes)");
+    return Status(ErrorCode::kProtocolError, "message length " + std::to_string(h.message_length) +
+                                                 " is too small for " +
+                                                 std::string(OpCodeName(h.op_code)) +
+                                                 " (at least " + std::to_string(min) + " bytes)");
   }
   return Status::OK();
 }

@@ -14,13 +14,11 @@ namespace {
 
 using internal::ByteReader;
 
-Status Framing(std::string reason) {
-  return Status(ErrorCode::kProtocolError, std::move(reason));
-}
+Status Framing(std::string reason) { return Status(ErrorCode::kProtocolError, std::move(reason)); }
 
 Status Corrupt(Compressor c, std::string_view detail) {
-  return Framing("OP_COMPRESSED " + std::string(CompressorName(c)) + " data is corrupt: " +
-                 std::string(detail));
+  return Framing("OP_COMPRESSED " + std::string(CompressorName(c)) +
+                 " data is corrupt: " + std::string(detail));
 }
 
 // Decompresses `in` into exactly `expected` bytes.
@@ -79,8 +77,8 @@ StatusWith<std::string> Decompress(Compressor c, std::string_view in, size_t exp
       }
       out.resize(expected);
       char dummy = 0;
-      size_t rc = ZSTD_decompress(expected == 0 ? &dummy : out.data(), expected, in.data(),
-                                  in.size());
+      size_t rc =
+          ZSTD_decompress(expected == 0 ? &dummy : out.data(), expected, in.data(), in.size());
       if (ZSTD_isError(rc)) return Corrupt(c, ZSTD_getErrorName(rc));
       if (rc != expected) {
         return Framing("OP_COMPRESSED zstd data expands to " + std::to_string(rc) +
@@ -123,8 +121,7 @@ StatusWith<std::pair<std::string, Compressor>> DecompressMessage(std::string_vie
   }
   const MsgHeader header = ParseHeader(message.data());
   if (header.op_code != static_cast<int32_t>(OpCode::kCompressed)) {
-    return Framing("expected OP_COMPRESSED (2012) but opCode is " +
-                   std::to_string(header.op_code));
+    return Framing("expected OP_COMPRESSED (2012) but opCode is " + std::to_string(header.op_code));
   }
   if (header.message_length < 0 || static_cast<size_t>(header.message_length) != message.size()) {
     return Framing("OP_COMPRESSED messageLength " + std::to_string(header.message_length) +
@@ -152,8 +149,8 @@ StatusWith<std::pair<std::string, Compressor>> DecompressMessage(std::string_vie
   // Checked before any arithmetic or allocation: the peer chooses this number.
   if (uncompressed_size < 0 || uncompressed_size > kMaxMessageSizeBytes - kHeaderSize) {
     return Framing("OP_COMPRESSED uncompressedSize " + std::to_string(uncompressed_size) +
-                   " is out of range (0 to " +
-                   std::to_string(kMaxMessageSizeBytes - kHeaderSize) + ")");
+                   " is out of range (0 to " + std::to_string(kMaxMessageSizeBytes - kHeaderSize) +
+                   ")");
   }
   if (compressor_id > static_cast<uint8_t>(Compressor::kZstd)) {
     return Status(ErrorCode::kBadValue,
@@ -164,8 +161,7 @@ StatusWith<std::pair<std::string, Compressor>> DecompressMessage(std::string_vie
   r.ReadBytes(r.remaining(), &payload);
 
   const int32_t original_length = uncompressed_size + kHeaderSize;
-  const MsgHeader original{original_length, header.request_id, header.response_to,
-                           original_opcode};
+  const MsgHeader original{original_length, header.request_id, header.response_to, original_opcode};
   if (original_length < MinMessageLength(static_cast<OpCode>(original_opcode))) {
     return Framing("OP_COMPRESSED uncompressedSize " + std::to_string(uncompressed_size) +
                    " is too small for " + std::string(OpCodeName(original_opcode)));
@@ -233,8 +229,8 @@ StatusWith<std::string> CompressMessage(std::string_view message, Compressor c) 
     case Compressor::kZstd: {
       size_t bound = ZSTD_compressBound(body.size());
       out.resize(prefix + bound);
-      size_t n = ZSTD_compress(out.data() + prefix, bound, body.data(), body.size(),
-                               ZSTD_CLEVEL_DEFAULT);
+      size_t n =
+          ZSTD_compress(out.data() + prefix, bound, body.data(), body.size(), ZSTD_CLEVEL_DEFAULT);
       if (ZSTD_isError(n)) {
         return Status(ErrorCode::kInternalError,
                       std::string("zstd compression failed: ") + ZSTD_getErrorName(n));

@@ -62,7 +62,7 @@ TEST(OpCompressedTest, RoundTripsEveryCompressor) {
     EXPECT_EQ(h.request_id, 1234);
     EXPECT_EQ(h.message_length, static_cast<int32_t>(m.size()));
     EXPECT_TRUE(CheckHeader(h).ok());
-    EXPECT_EQ(bson::ReadInt32(m.data() + 16), 2013);                                 // opcode
+    EXPECT_EQ(bson::ReadInt32(m.data() + 16), 2013);  // opcode
     EXPECT_EQ(bson::ReadInt32(m.data() + 20), static_cast<int32_t>(original.size() - 16));
     EXPECT_EQ(static_cast<uint8_t>(m[24]), static_cast<uint8_t>(c));
     if (c != Compressor::kNoop) {
@@ -90,11 +90,11 @@ TEST(OpCompressedTest, KeepsResponseTo) {
 TEST(OpCompressedTest, RefusesToCompressBadInput) {
   EXPECT_FALSE(CompressMessage("short", Compressor::kZlib).ok());
   std::string m = SampleMessage();
-  EXPECT_FALSE(CompressMessage(std::string_view(m).substr(0, m.size() - 1), Compressor::kZlib).ok());
+  EXPECT_FALSE(
+      CompressMessage(std::string_view(m).substr(0, m.size() - 1), Compressor::kZlib).ok());
   auto once = CompressMessage(m, Compressor::kNoop);
   ASSERT_TRUE(once.ok());
-  EXPECT_EQ(CompressMessage(once.value(), Compressor::kZlib).status().code(),
-            ErrorCode::kBadValue);
+  EXPECT_EQ(CompressMessage(once.value(), Compressor::kZlib).status().code(), ErrorCode::kBadValue);
   EXPECT_EQ(CompressMessage(m, static_cast<Compressor>(9)).status().code(), ErrorCode::kBadValue);
 }
 
@@ -152,13 +152,12 @@ TEST(OpCompressedTest, RejectsFramingErrors) {
 
 TEST(OpCompressedTest, NoopPayloadMustMatchSize) {
   std::string body = SampleMessage().substr(16);
-  EXPECT_TRUE(
-      DecompressMessage(Compressed(2013, static_cast<int32_t>(body.size()), 0, body)).ok());
-  EXPECT_EQ(DecompressMessage(Compressed(2013, static_cast<int32_t>(body.size()), 0,
-                                         body.substr(1)))
-                .status()
-                .code(),
-            ErrorCode::kProtocolError);
+  EXPECT_TRUE(DecompressMessage(Compressed(2013, static_cast<int32_t>(body.size()), 0, body)).ok());
+  EXPECT_EQ(
+      DecompressMessage(Compressed(2013, static_cast<int32_t>(body.size()), 0, body.substr(1)))
+          .status()
+          .code(),
+      ErrorCode::kProtocolError);
 }
 
 TEST(OpCompressedTest, RejectsCorruptData) {
@@ -167,9 +166,9 @@ TEST(OpCompressedTest, RejectsCorruptData) {
   for (Compressor c : {Compressor::kSnappy, Compressor::kZlib, Compressor::kZstd}) {
     SCOPED_TRACE(std::string(CompressorName(c)));
     // Pure garbage.
-    EXPECT_FALSE(DecompressMessage(Compressed(2013, real, static_cast<uint8_t>(c),
-                                              std::string(64, '\xa5')))
-                     .ok());
+    EXPECT_FALSE(
+        DecompressMessage(Compressed(2013, real, static_cast<uint8_t>(c), std::string(64, '\xa5')))
+            .ok());
     // Empty payload.
     EXPECT_FALSE(DecompressMessage(Compressed(2013, real, static_cast<uint8_t>(c), "")).ok());
     auto m = CompressMessage(original, c);

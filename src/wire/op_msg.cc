@@ -15,9 +15,7 @@ namespace {
 using internal::ByteReader;
 using internal::ReadBsonDocument;
 
-Status Framing(std::string reason) {
-  return Status(ErrorCode::kProtocolError, std::move(reason));
-}
+Status Framing(std::string reason) { return Status(ErrorCode::kProtocolError, std::move(reason)); }
 
 // Parses one kind-1 section whose size prefix has not been read yet.
 Status ParseSequence(ByteReader* reader, DocumentSequence* seq) {
@@ -32,8 +30,8 @@ Status ParseSequence(ByteReader* reader, DocumentSequence* seq) {
   std::string_view payload;
   if (!reader->ReadBytes(static_cast<size_t>(size) - 4, &payload)) {
     return Framing("OP_MSG document sequence size " + std::to_string(size) +
-                   " runs past the end of the message (" +
-                   std::to_string(reader->remaining() + 4) + " bytes left)");
+                   " runs past the end of the message (" + std::to_string(reader->remaining() + 4) +
+                   " bytes left)");
   }
   ByteReader seq_reader(payload);
   std::string_view identifier;
@@ -45,8 +43,7 @@ Status ParseSequence(ByteReader* reader, DocumentSequence* seq) {
   while (!seq_reader.AtEnd()) {
     bson::BsonObj doc;
     HG_RETURN_IF_ERROR(ReadBsonDocument(&seq_reader, kMaxBsonInternalSize,
-                                        what + " " + std::to_string(seq->documents.size()),
-                                        &doc));
+                                        what + " " + std::to_string(seq->documents.size()), &doc));
     seq->documents.push_back(std::move(doc));
   }
   return Status::OK();
@@ -130,8 +127,8 @@ StatusWith<OpMsg> ParseOpMsg(std::string_view message) {
     sec_reader.ReadUInt8(&kind);
     if (kind == 0) {
       if (have_body) return Framing("OP_MSG has more than one body (kind 0) section");
-      HG_RETURN_IF_ERROR(ReadBsonDocument(&sec_reader, kMaxBsonInternalSize, "OP_MSG body",
-                                          &msg.body));
+      HG_RETURN_IF_ERROR(
+          ReadBsonDocument(&sec_reader, kMaxBsonInternalSize, "OP_MSG body", &msg.body));
       have_body = true;
     } else if (kind == 1) {
       DocumentSequence seq;

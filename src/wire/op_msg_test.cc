@@ -64,11 +64,10 @@ TEST(OpMsgTest, ParsesSeveralSequencesWithSeveralDocuments) {
   ASSERT_EQ(msg.sequences[1].documents.size(), 1u);
 
   bson::BsonObj merged = msg.MergedBody();
-  EXPECT_EQ(merged.ToCanonicalJson(),
-            Doc(R"({"insert": "c", "$db": "d",
+  EXPECT_EQ(merged.ToCanonicalJson(), Doc(R"({"insert": "c", "$db": "d",
                     "documents": [{"_id": 1}, {"_id": 2}, {"_id": 3, "s": "x"}],
                     "other": [{"a": true}]})")
-                .ToCanonicalJson());
+                                          .ToCanonicalJson());
 }
 
 TEST(OpMsgTest, SectionsMayComeInAnyOrderAndSequencesMayBeEmpty) {
@@ -191,7 +190,8 @@ TEST(OpMsgTest, RejectsLengthMismatch) {
   // Negative messageLength.
   RawMessage raw(OpCode::kMsg);
   raw.UInt32(0).Byte(0).Document(Doc("{}"));
-  EXPECT_EQ(ParseOpMsg(raw.Finish(std::numeric_limits<int32_t>::max())).status().code(), ErrorCode::kProtocolError);
+  EXPECT_EQ(ParseOpMsg(raw.Finish(std::numeric_limits<int32_t>::max())).status().code(),
+            ErrorCode::kProtocolError);
   std::string neg = raw.Finish();
   int32_t minus = -26;
   std::memcpy(neg.data(), &minus, 4);

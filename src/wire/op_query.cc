@@ -11,9 +11,7 @@ namespace {
 using internal::ByteReader;
 using internal::ReadBsonDocument;
 
-Status Framing(std::string reason) {
-  return Status(ErrorCode::kProtocolError, std::move(reason));
-}
+Status Framing(std::string reason) { return Status(ErrorCode::kProtocolError, std::move(reason)); }
 
 // Checks the header of a complete message of opcode `op` and returns a reader over its body.
 Status CheckFraming(std::string_view message, OpCode op, std::string_view name,
@@ -122,8 +120,8 @@ StatusWith<OpReply> ParseOpReply(std::string_view message) {
   }
   for (int32_t i = 0; i < number_returned; ++i) {
     bson::BsonObj doc;
-    HG_RETURN_IF_ERROR(ReadBsonDocument(&r, kMaxBsonInternalSize,
-                                        "OP_REPLY document " + std::to_string(i), &doc));
+    HG_RETURN_IF_ERROR(
+        ReadBsonDocument(&r, kMaxBsonInternalSize, "OP_REPLY document " + std::to_string(i), &doc));
     reply.documents.push_back(std::move(doc));
   }
   if (!r.AtEnd()) {

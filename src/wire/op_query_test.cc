@@ -14,8 +14,12 @@ using testing::RawMessage;
 // numberToReturn -1.
 std::string HandshakeQuery(bool with_selector) {
   RawMessage m(OpCode::kQuery, 99);
-  m.Int32(0).CString("admin.$cmd").Int32(0).Int32(-1).Document(
-      Doc(R"({"isMaster": 1, "helloOk": true, "client": {"driver": {"name": "PyMongo"}}})"));
+  m.Int32(0)
+      .CString("admin.$cmd")
+      .Int32(0)
+      .Int32(-1)
+      .Document(
+          Doc(R"({"isMaster": 1, "helloOk": true, "client": {"driver": {"name": "PyMongo"}}})"));
   if (with_selector) m.Document(Doc(R"({"ismaster": 1})"));
   return m.Finish();
 }
@@ -130,8 +134,7 @@ TEST(OpReplyTest, BuildWritesTheDocumentedLayout) {
 }
 
 TEST(OpReplyTest, QueryFailureFlagIsCarried) {
-  std::string m =
-      BuildOpReply(1, 2, {Doc(R"({"$err": "bad", "code": 2})")}, kReplyQueryFailure);
+  std::string m = BuildOpReply(1, 2, {Doc(R"({"$err": "bad", "code": 2})")}, kReplyQueryFailure);
   auto sw = ParseOpReply(m);
   ASSERT_TRUE(sw.ok());
   EXPECT_EQ(sw.value().response_flags, 2);

@@ -65,8 +65,8 @@ class RawMessage {
 
   std::string Finish(int32_t length_override = -1) const {
     std::string out;
-    int32_t len = length_override >= 0 ? length_override
-                                       : static_cast<int32_t>(kHeaderSize + body_.size());
+    int32_t len =
+        length_override >= 0 ? length_override : static_cast<int32_t>(kHeaderSize + body_.size());
     AppendHeader(&out, MsgHeader{len, request_id_, response_to_, op_});
     out.append(body_);
     return out;
