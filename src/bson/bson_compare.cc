@@ -157,6 +157,24 @@ DecimalParts DoubleToDecimal(double d, bool* truncated) {
   return parts;
 }
 
+// Decides x <=> d from a long double approximation of x when the two are clearly apart (relative
+// gap above 1e-12, far beyond the approximation's error of a few parts in 10^18); 0 means "too
+// close, compare exactly". Spares the exact path's 780-digit printf for almost every pair.
+int QuickCompareDecimalToDouble(const DecimalParts& x, double d) {
+  if (x.kind != DecimalParts::kFinite || std::isnan(d) || std::isinf(d)) return 0;
+  int sx = DecimalSignum(x), sd = d > 0 ? 1 : (d < 0 ? -1 : 0);
+  if (sx != sd) return Cmp3(sx, sd);
+  if (sx == 0) return 0;
+  // Over/underflow to inf/0 still lands on the right side: |x| is then beyond any double.
+  long double approx = static_cast<long double>(x.coefficient) *
+                       std::pow(10.0L, static_cast<long double>(x.exponent));
+  long double magnitude = std::fabs(static_cast<long double>(d));
+  int c = 0;
+  if (approx > magnitude * (1 + 1e-12L)) c = 1;
+  if (approx < magnitude * (1 - 1e-12L)) c = -1;
+  return sx > 0 ? c : -c;
+}
+
 // Exact: a double whose expansion does not fit in 34 digits equals no decimal128, and lies
 // strictly between its 34-digit truncation t and the next 34-digit value above |t|; no decimal128
 // lies in that gap, so comparing against t decides everything except x == t.
@@ -164,6 +182,7 @@ int CompareDecimalToDouble(const DecimalParts& x, double d) {
   if (std::isnan(d)) return x.kind == DecimalParts::kNaN ? 0 : 1;
   DecimalParts other;
   bool truncated = false;
+  if (int quick = QuickCompareDecimalToDouble(x, d); quick != 0) return quick;
   if (std::isinf(d)) {
     other.kind = DecimalParts::kInfinity;
     other.negative = d < 0;
