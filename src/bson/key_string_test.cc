@@ -529,6 +529,9 @@ TEST(KeyStringTest, SmallNumbersEncodeCompactly) {
   p.Int32(1);
   p.Double(0.1);
   p.Int64(kInt64Max);
+  p.Int32(-1);
+  EXPECT_EQ(Encode(p[0]), std::string("\x1e\x05\x80\x00\x00", 5));  // the README's example
+  EXPECT_EQ(Encode(p[3]), std::string("\x1e\x03\x7f\xff\xff", 5));
   EXPECT_EQ(Encode(p[0]).size(), 5u);   // rank, class, 2 exponent bytes, 1 group
   EXPECT_LE(Encode(p[1]).size(), 12u);  // 52 fraction bits: 8 groups
   EXPECT_LE(Encode(p[2]).size(), 13u);  // 62 fraction bits: 9 groups
