@@ -1,0 +1,387 @@
+#include "query/matcher.h"
+
+#include <gtest/gtest.h>
+
+#include "query/query_errors.h"
+#include "query/test_util.h"
+
+namespace hourglass::query {
+using bson::BsonObj;
+namespace {
+
+struct MatchCase {
+  const char* filter;
+  const char* doc;
+  bool expected;
+};
+
+void RunCases(const std::vector<MatchCase>& cases) {
+  for (const MatchCase& c : cases) {
+    auto m = Matcher::Parse(J(c.filter));
+    ASSERT_TRUE(m.ok()) << c.filter << ": " << m.status().ToString();
+    EXPECT_EQ(m.value().Matches(J(c.doc)), c.expected) << "filter " << c.filter << " doc " << c.doc;
+  }
+}
+
+TEST(MatcherTest, EqualityAndPaths) {
+  RunCases({
+      {R"({})", R"({"a": 1})", true},
+      {R"({"a": 1})", R"({"a": 1})", true},
+      {R"({"a": 1})", R"({"a": 1.0})", true},
+      {R"({"a": 1})", R"({"a": {"$numberLong": "1"}})", true},
+      {R"({"a": 1})", R"({"a": "1"})", false},
+      {R"({"a": 1})", R"({"b": 1})", false},
+      {R"({"a": 1, "b": 2})", R"({"a": 1, "b": 3})", false},
+      // Equality to an array element or the whole array.
+      {R"({"tags": "red"})", R"({"tags": ["blank", "red"]})", true},
+      {R"({"tags": ["red", "blank"]})", R"({"tags": ["red", "blank"]})", true},
+      {R"({"tags": ["red", "blank"]})", R"({"tags": ["blank", "red"]})", false},
+      {R"({"tags": ["red"]})", R"({"tags": [["red"], "x"]})", true},
+      {R"({"a": 1})", R"({"a": [[1, 2]]})", false},
+      // Embedded documents: exact match, field order matters.
+      {R"({"size": {"h": 14, "w": 21}})", R"({"size": {"h": 14, "w": 21}})", true},
+      {R"({"size": {"w": 21, "h": 14}})", R"({"size": {"h": 14, "w": 21}})", false},
+      {R"({"size.h": 14})", R"({"size": {"h": 14, "w": 21}})", true},
+      // Dotted paths through arrays of documents.
+      {R"({"a.b": 1})", R"({"a": [{"b": 2}, {"b": 1}]})", true},
+      {R"({"a.b": 1})", R"({"a": [{"b": [0, 1]}]})", true},
+      {R"({"a.b": 1})", R"({"a": [[{"b": 1}]]})", false},
+      {R"({"a.b.c": 1})", R"({"a": [{"b": [{"c": 1}]}]})", true},
+      // Numeric components index arrays and also match fields named "0".
+      {R"({"a.0": 5})", R"({"a": [5, 6]})", true},
+      {R"({"a.1": 5})", R"({"a": [5, 6]})", false},
+      {R"({"a.0": 5})", R"({"a": {"0": 5}})", true},
+      {R"({"a.0": 5})", R"({"a": [{"0": 5}]})", true},
+      {R"({"a.0.b": 1})", R"({"a": [{"b": 1}, {"b": 2}]})", true},
+      {R"({"a.1.b": 1})", R"({"a": [{"b": 1}, {"b": 2}]})", false},
+      {R"({"a.0": 1})", R"({"a": [[1, 2]]})", true},
+  });
+}
+
+TEST(MatcherTest, NullMatchesNullUndefinedAndMissing) {
+  RunCases({
+      {R"({"a": null})", R"({"a": null})", true},
+      {R"({"a": null})", R"({"b": 1})", true},
+      {R"({"a": null})", R"({"a": {"$undefined": true}})", true},
+      {R"({"a": null})", R"({"a": 0})", false},
+      {R"({"a": null})", R"({"a": [1, null]})", true},
+      {R"({"a": null})", R"({"a": []})", false},
+      {R"({"a": {"$eq": null}})", R"({})", true},
+      {R"({"a": {"$ne": null}})", R"({})", false},
+      {R"({"a": {"$ne": null}})", R"({"a": 1})", true},
+      // jstests/core/null2.js: non-object array elements don't yield missing values.
+      {R"({"a.b": null})", R"({"a": [{"b": 5}]})", false},
+      {R"({"a.b": null})", R"({"a": [{}]})", true},
+      {R"({"a.b": null})", R"({"a": []})", false},
+      {R"({"a.b": null})", R"({"a": [{}, {"b": 5}]})", true},
+      {R"({"a.b": null})", R"({"a": [5, {"b": 5}]})", false},
+      {R"({"a.b": {"$in": [null]}})", R"({"a": [{}, {"b": 5}]})", true},
+      {R"({"a.b": null})", R"({"a": 4})", true},
+      {R"({"a.b": null})", R"({"a": {"b": "hi"}})", false},
+      {R"({"a": {"$gte": null}})", R"({})", true},
+      {R"({"a": {"$lte": null}})", R"({"a": null})", true},
+      {R"({"a": {"$gt": null}})", R"({"a": null})", false},
+      {R"({"a": {"$lt": null}})", R"({})", false},
+  });
+}
+
+TEST(MatcherTest, ComparisonsAreTypeBracketed) {
+  RunCases({
+      {R"({"qty": {"$gt": 20}})", R"({"qty": 25})", true},
+      {R"({"qty": {"$gt": 20}})", R"({"qty": 20})", false},
+      {R"({"qty": {"$gte": 20}})", R"({"qty": 20.0})", true},
+      {R"({"qty": {"$lt": 20}})", R"({"qty": 19.5})", true},
+      {R"({"qty": {"$lte": 20}})", R"({"qty": {"$numberLong": "21"}})", false},
+      {R"({"qty": {"$gt": 5}})", R"({"qty": "abc"})", false},
+      {R"({"qty": {"$lt": "z"}})", R"({"qty": 5})", false},
+      {R"({"qty": {"$gt": 5}})", R"({})", false},
+      {R"({"qty": {"$gt": 5}})", R"({"qty": null})", false},
+      {R"({"s": {"$gt": "abc"}})", R"({"s": "abd"})", true},
+      {R"({"qty": {"$gt": 20}})", R"({"qty": [5, 25]})", true},
+      // Different elements may satisfy different bounds.
+      {R"({"qty": {"$gt": 10, "$lt": 20}})", R"({"qty": [5, 25]})", true},
+      {R"({"qty": {"$gt": 10, "$lt": 20}})", R"({"qty": 25})", false},
+      {R"({"qty": {"$elemMatch": {"$gt": 10, "$lt": 20}}})", R"({"qty": [5, 25]})", false},
+      {R"({"qty": {"$elemMatch": {"$gt": 10, "$lt": 20}}})", R"({"qty": [5, 15]})", true},
+      {R"({"d": {"$gt": {"$date": "2020-01-01T00:00:00Z"}}})",
+       R"({"d": {"$date": "2021-01-01T00:00:00Z"}})", true},
+      {R"({"d": {"$gt": {"$date": "2020-01-01T00:00:00Z"}}})", R"({"d": 5})", false},
+      // NaN equals only NaN and never compares less or greater.
+      {R"({"x": {"$lt": 0}})", R"({"x": {"$numberDouble": "NaN"}})", false},
+      {R"({"x": {"$eq": {"$numberDouble": "NaN"}}})", R"({"x": {"$numberDouble": "NaN"}})", true},
+      {R"({"x": {"$gte": {"$numberDouble": "NaN"}}})", R"({"x": 1})", false},
+      // MinKey/MaxKey bounds cover every type.
+      {R"({"x": {"$lt": {"$maxKey": 1}}})", R"({"x": "s"})", true},
+      {R"({"x": {"$gt": {"$minKey": 1}}})", R"({"x": 3})", true},
+  });
+}
+
+TEST(MatcherTest, NeAndNinAreNegations) {
+  RunCases({
+      {R"({"a": {"$ne": 1}})", R"({"a": 2})", true},
+      {R"({"a": {"$ne": 1}})", R"({"a": [1, 2]})", false},
+      {R"({"a": {"$ne": 1}})", R"({})", true},
+      {R"({"a": {"$ne": 5}})", R"({"a": "x"})", true},
+      {R"({"a": {"$in": [1, 2]}})", R"({"a": 2})", true},
+      {R"({"a": {"$in": [1, 2]}})", R"({"a": [3, 1]})", true},
+      {R"({"a": {"$in": []}})", R"({"a": 1})", false},
+      {R"({"a": {"$in": [null]}})", R"({})", true},
+      {R"({"a": {"$in": [{"$regularExpression": {"pattern": "^be", "options": ""}}]}})",
+       R"({"a": "best"})", true},
+      {R"({"a": {"$nin": [1, 2]}})", R"({"a": 3})", true},
+      {R"({"a": {"$nin": [1, 2]}})", R"({"a": [3, 2]})", false},
+      {R"({"a": {"$nin": [1, 2]}})", R"({})", true},
+  });
+}
+
+TEST(MatcherTest, LogicalOperators) {
+  RunCases({
+      {R"({"$and": [{"a": 1}, {"b": 2}]})", R"({"a": 1, "b": 2})", true},
+      {R"({"$and": [{"a": 1}, {"b": 2}]})", R"({"a": 1})", false},
+      {R"({"$or": [{"a": 1}, {"b": 2}]})", R"({"b": 2})", true},
+      {R"({"$or": [{"a": 1}, {"b": 2}]})", R"({"c": 2})", false},
+      {R"({"$nor": [{"a": 1}, {"b": 2}]})", R"({"c": 2})", true},
+      {R"({"$nor": [{"a": 1}, {"b": 2}]})", R"({"a": 1})", false},
+      {R"({"price": {"$not": {"$gt": 1.99}}})", R"({"price": 1.5})", true},
+      {R"({"price": {"$not": {"$gt": 1.99}}})", R"({})", true},
+      {R"({"price": {"$not": {"$gt": 1.99}}})", R"({"price": 2})", false},
+      {R"({"price": {"$not": {"$gt": 1.99}}})", R"({"price": "abc"})", true},
+      {R"({"item": {"$not": {"$regularExpression": {"pattern": "^p", "options": ""}}}})",
+       R"({"item": "pen"})", false},
+      {R"({"item": {"$not": {"$regularExpression": {"pattern": "^p", "options": ""}}}})",
+       R"({"item": "ink"})", true},
+      {R"({"a": 1, "$comment": "hello"})", R"({"a": 1})", true},
+  });
+}
+
+TEST(MatcherTest, ExistsAndType) {
+  RunCases({
+      {R"({"a": {"$exists": true}})", R"({"a": null})", true},
+      {R"({"a": {"$exists": true}})", R"({})", false},
+      {R"({"a": {"$exists": false}})", R"({})", true},
+      {R"({"a": {"$exists": 0}})", R"({"a": 1})", false},
+      {R"({"a.b": {"$exists": true}})", R"({"a": [{"c": 1}, {"b": 1}]})", true},
+      {R"({"a.b": {"$exists": false}})", R"({"a": [1, 2]})", true},
+  });
+}
+
+TEST(MatcherTest, ArrayOperators) {
+  RunCases({
+      {R"({"tags": {"$all": ["ssl", "security"]}})",
+       R"({"tags": ["appliance", "ssl", "security"]})", true},
+      {R"({"tags": {"$all": ["ssl", "security"]}})", R"({"tags": ["ssl"]})", false},
+      {R"({"tags": {"$all": ["ssl"]}})", R"({"tags": "ssl"})", true},
+      {R"({"tags": {"$all": [["ssl", "x"]]}})", R"({"tags": [["ssl", "x"], "y"]})", true},
+      {R"({"tags": {"$all": []}})", R"({"tags": []})", false},
+      {R"({"qty": {"$all": [{"$elemMatch": {"size": "M", "num": {"$gt": 50}}}]}})",
+       R"({"qty": [{"size": "S", "num": 10}, {"size": "M", "num": 100}]})", true},
+      {R"({"results": {"$elemMatch": {"$gte": 80, "$lt": 85}}})", R"({"results": [82, 85, 88]})",
+       true},
+      {R"({"results": {"$elemMatch": {"$gte": 80, "$lt": 85}}})", R"({"results": [75, 88, 89]})",
+       false},
+      {R"({"results": {"$elemMatch": {"product": "xyz", "score": {"$gte": 8}}}})",
+       R"({"results": [{"product": "abc", "score": 10}, {"product": "xyz", "score": 5}]})", false},
+      {R"({"results": {"$elemMatch": {"product": "xyz", "score": {"$gte": 8}}}})",
+       R"({"results": [{"product": "abc", "score": 8}, {"product": "xyz", "score": 9}]})", true},
+      {R"({"results": {"$elemMatch": {"product": "xyz"}}})", R"({"results": {"product": "xyz"}})",
+       false},
+      {R"({"a": {"$elemMatch": {"$or": [{"b": 1}, {"c": 1}]}}})", R"({"a": [{"c": 1}]})", true},
+      {R"({"a": {"$size": 2}})", R"({"a": [1, 2]})", true},
+      {R"({"a": {"$size": 2}})", R"({"a": [1]})", false},
+      {R"({"a": {"$size": 0}})", R"({"a": []})", true},
+      {R"({"a": {"$size": 1}})", R"({"a": [[1, 2]]})", true},
+      {R"({"a": {"$size": 2}})", R"({"a": [[1, 2]]})", false},
+      {R"({"a": {"$size": 1}})", R"({"a": 1})", false},
+      {R"({"a.b": {"$size": 1}})", R"({"a": [{"b": [1]}, {"b": 2}]})", true},
+  });
+}
+
+// libbson's JSON reader takes {"$type": ...} for legacy binary, so $type filters are built here.
+BsonObj TypeFilter(const char* arg_json) {
+  BsonObj arg = J(std::string(R"({"v": )") + arg_json + "}");
+  bson::BsonBuilder inner;
+  inner.AppendElementAs(arg["v"], "$type");
+  return bson::BsonBuilder().AppendObject("a", inner.Obj()).Obj();
+}
+
+TEST(MatcherTest, TypeOperator) {
+  struct Case {
+    const char* arg;
+    const char* doc;
+    bool expected;
+  };
+  std::vector<Case> cases = {
+      {R"("string")", R"({"a": "x"})", true},
+      {"2", R"({"a": "x"})", true},
+      {R"("number")", R"({"a": {"$numberLong": "3"}})", true},
+      {R"("number")", R"({"a": "3"})", false},
+      {R"(["string", "double"])", R"({"a": 1.5})", true},
+      {R"("array")", R"({"a": []})", true},
+      {"4", R"({"a": [1]})", true},
+      {R"("string")", R"({"a": [1, "x"]})", true},
+      {R"("null")", R"({})", false},
+      {R"("null")", R"({"a": null})", true},
+      {R"("int")", R"({"a": 1.0})", false},
+      {R"("long")", R"({"a": {"$numberLong": "1"}})", true},
+      {R"("minKey")", R"({"a": {"$minKey": 1}})", true},
+      {"-1", R"({"a": {"$minKey": 1}})", true},
+  };
+  for (const Case& c : cases) {
+    auto m = Matcher::Parse(TypeFilter(c.arg));
+    ASSERT_TRUE(m.ok()) << c.arg << ": " << m.status().ToString();
+    EXPECT_EQ(m.value().Matches(J(c.doc)), c.expected) << c.arg << " " << c.doc;
+  }
+  for (const char* bad : {R"("foo")", "100", "1.5", "[]", "true"}) {
+    auto m = Matcher::Parse(TypeFilter(bad));
+    ASSERT_FALSE(m.ok()) << bad;
+    EXPECT_EQ(m.status().code(), ErrorCode::kBadValue);
+  }
+  EXPECT_EQ(Matcher::Parse(TypeFilter(R"("foo")")).status().reason(),
+            "Unknown type name alias: foo");
+}
+
+TEST(MatcherTest, ModAndBits) {
+  RunCases({
+      {R"({"qty": {"$mod": [4, 0]}})", R"({"qty": 12})", true},
+      {R"({"qty": {"$mod": [4, 0]}})", R"({"qty": 13})", false},
+      {R"({"qty": {"$mod": [4, 0]}})", R"({"qty": 12.7})", true},
+      {R"({"qty": {"$mod": [4, 1]}})", R"({"qty": "5"})", false},
+      {R"({"qty": {"$mod": [-4, -1]}})", R"({"qty": -5})", true},
+      // a = 54 = 0b110110 (documented $bits examples).
+      {R"({"a": {"$bitsAllSet": [1, 5]}})", R"({"a": 54})", true},
+      {R"({"a": {"$bitsAllSet": 50}})", R"({"a": 54})", true},
+      {R"({"a": {"$bitsAllSet": [0]}})", R"({"a": 54})", false},
+      {R"({"a": {"$bitsAnySet": [0, 1]}})", R"({"a": 54})", true},
+      {R"({"a": {"$bitsAllClear": [0, 3]}})", R"({"a": 54})", true},
+      {R"({"a": {"$bitsAnyClear": [1, 5]}})", R"({"a": 54})", false},
+      {R"({"a": {"$bitsAllSet": [63, 200]}})", R"({"a": -1})", true},
+      {R"({"a": {"$bitsAllSet": [0]}})", R"({"a": 1.5})", false},
+      {R"({"a": {"$bitsAllSet": [1]}})", R"({"a": 2.0})", true},
+      {R"({"a": {"$bitsAllSet": [1, 9]}})",
+       R"({"a": {"$binary": {"base64": "AgI=", "subType": "00"}}})", true},
+      {R"({"a": {"$bitsAnySet": [0]}})", R"({"a": "x"})", false},
+  });
+}
+
+TEST(MatcherTest, Regex) {
+  RunCases({
+      {R"({"sku": {"$regex": "789$"}})", R"({"sku": "abc789"})", true},
+      {R"({"sku": {"$regex": "^ABC", "$options": "i"}})", R"({"sku": "abc123"})", true},
+      {R"({"sku": {"$regex": "^ABC"}})", R"({"sku": "abc123"})", false},
+      {R"({"sku": {"$regularExpression": {"pattern": "^ABC", "options": "i"}}})",
+       R"({"sku": "xyz\nabc"})", false},
+      {R"({"sku": {"$regex": "^abc", "$options": "m"}})", R"({"sku": "xyz\nabc"})", true},
+      {R"({"sku": {"$regex": "a.c", "$options": "s"}})", R"({"sku": "a\nc"})", true},
+      {R"({"sku": {"$regex": "a b c", "$options": "x"}})", R"({"sku": "abc"})", true},
+      {R"({"sku": {"$regex": "^é"}})", R"({"sku": "été"})", true},
+      {R"({"tags": {"$regex": "^ss"}})", R"({"tags": ["x", "ssl"]})", true},
+      {R"({"n": {"$regex": "1"}})", R"({"n": 1})", false},
+      // A regex literal compared with $eq matches the same stored regex only.
+      {R"({"r": {"$eq": {"$regularExpression": {"pattern": "a", "options": ""}}}})",
+       R"({"r": {"$regularExpression": {"pattern": "a", "options": ""}}})", true},
+      {R"({"r": {"$eq": {"$regularExpression": {"pattern": "a", "options": ""}}}})",
+       R"({"r": "a"})", false},
+  });
+}
+
+// libbson's JSON reader folds {"$regex": s, "$options": o} into a regex value, so the operator
+// form with string arguments is built by hand.
+BsonObj RegexOperatorFilter(std::string_view pattern, std::string_view options) {
+  bson::BsonBuilder inner;
+  inner.AppendString("$regex", pattern);
+  if (!options.empty()) inner.AppendString("$options", options);
+  return bson::BsonBuilder().AppendObject("a", inner.Obj()).Obj();
+}
+
+TEST(MatcherTest, RegexOperatorWithStringArguments) {
+  auto m = Matcher::Parse(RegexOperatorFilter("^ABC", "i"));
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  EXPECT_TRUE(m.value().Matches(J(R"({"a": "abcd"})")));
+  EXPECT_FALSE(m.value().Matches(J(R"({"a": "xabc"})")));
+  EXPECT_EQ(Matcher::Parse(RegexOperatorFilter("a", "z")).status().code(), kBadRegexOptionCode);
+  EXPECT_EQ(Matcher::Parse(RegexOperatorFilter("(", "")).status().code(), kBadRegexCode);
+  BsonObj options_only =
+      bson::BsonBuilder()
+          .AppendObject("a", bson::BsonBuilder().AppendString("$options", "i").Obj())
+          .Obj();
+  EXPECT_EQ(Matcher::Parse(options_only).status().code(), ErrorCode::kBadValue);
+}
+
+TEST(MatcherTest, MatchesEverything) {
+  EXPECT_TRUE(Matcher::Parse(J("{}")).value().MatchesEverything());
+  EXPECT_FALSE(Matcher::Parse(J(R"({"a": 1})")).value().MatchesEverything());
+}
+
+struct ErrorCase {
+  const char* filter;
+  ErrorCode code;
+};
+
+TEST(MatcherTest, ParseErrors) {
+  std::vector<ErrorCase> cases = {
+      {R"({"$foo": 1})", ErrorCode::kBadValue},
+      {R"({"a": {"$foo": 1}})", ErrorCode::kBadValue},
+      {R"({"a": {"$in": 1}})", ErrorCode::kBadValue},
+      {R"({"a": {"$nin": {"x": 1}}})", ErrorCode::kBadValue},
+      {R"({"$and": []})", ErrorCode::kBadValue},
+      {R"({"$or": {"a": 1}})", ErrorCode::kBadValue},
+      {R"({"$nor": [1]})", ErrorCode::kBadValue},
+      {R"({"a": {"$not": 1}})", ErrorCode::kBadValue},
+      {R"({"a": {"$not": {}}})", ErrorCode::kBadValue},
+      {R"({"$where": "this.a == 1"})", ErrorCode::kBadValue},
+      {R"({"$expr": {"$eq": ["$a", 1]}})", ErrorCode::kBadValue},
+      {R"({"$jsonSchema": {}})", ErrorCode::kBadValue},
+      {R"({"a": {"$regex": "("}})", kBadRegexCode},
+      {R"({"a": {"$size": -1}})", ErrorCode::kBadValue},
+      {R"({"a": {"$size": 1.5}})", ErrorCode::kBadValue},
+      {R"({"a": {"$size": "1"}})", ErrorCode::kBadValue},
+      {R"({"a": {"$mod": [0, 1]}})", ErrorCode::kBadValue},
+      {R"({"a": {"$mod": [1]}})", ErrorCode::kBadValue},
+      {R"({"a": {"$mod": [1, 2, 3]}})", ErrorCode::kBadValue},
+      {R"({"a": {"$bitsAllSet": -1}})", ErrorCode::kBadValue},
+      {R"({"a": {"$bitsAllSet": "x"}})", ErrorCode::kBadValue},
+      {R"({"a": {"$all": 1}})", ErrorCode::kBadValue},
+      {R"({"a": {"$elemMatch": 1}})", ErrorCode::kBadValue},
+      {R"({"a": {"$gt": 1, "b": 1}})", ErrorCode::kBadValue},
+      {R"({"a": {"$ne": {"$regularExpression": {"pattern": "a", "options": ""}}}})",
+       ErrorCode::kBadValue},
+  };
+  for (const ErrorCase& c : cases) {
+    auto m = Matcher::Parse(J(c.filter));
+    ASSERT_FALSE(m.ok()) << c.filter;
+    EXPECT_EQ(m.status().code(), c.code) << c.filter << ": " << m.status().ToString();
+  }
+  EXPECT_EQ(Matcher::Parse(J(R"({"$foo": 1})")).status().reason(),
+            "unknown top level operator: $foo");
+  EXPECT_EQ(Matcher::Parse(J(R"({"a": {"$foo": 1}})")).status().reason(), "unknown operator: $foo");
+  EXPECT_EQ(Matcher::Parse(J(R"({"a": {"$in": 1}})")).status().reason(), "$in needs an array");
+}
+
+TEST(MatcherTest, ElementMatcherValueAndDocumentForms) {
+  auto value = ElementMatcher::Parse(J(R"({"$gte": 6})")).value();
+  BsonObj doc = J(R"({"a": 7, "b": 5, "c": {"x": 1}})");
+  EXPECT_TRUE(value.Matches(doc["a"]));
+  EXPECT_FALSE(value.Matches(doc["b"]));
+  auto object = ElementMatcher::Parse(J(R"({"x": 1})")).value();
+  EXPECT_TRUE(object.Matches(doc["c"]));
+  EXPECT_FALSE(object.Matches(doc["a"]));
+}
+
+TEST(MatcherTest, ExtractEqualityDocument) {
+  auto r = ExtractEqualityDocument(J(R"({"a": 1, "b.c": 2, "$and": [{"d": 3}], "e": {"$gt": 1},
+                                         "f": {"$eq": 4}, "g": {"$in": [5]}, "_id": 7})"));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r.value().ToJson(),
+            J(R"({"_id": 7, "a": 1, "b": {"c": 2}, "d": 3, "f": 4, "g": 5})").ToJson());
+  auto single_or = ExtractEqualityDocument(J(R"({"$or": [{"x": 1}]})"));
+  EXPECT_EQ(single_or.value().ToJson(), J(R"({"x": 1})").ToJson());
+  auto multi_or = ExtractEqualityDocument(J(R"({"$or": [{"x": 1}, {"y": 2}]})"));
+  EXPECT_TRUE(multi_or.value().IsEmpty());
+  EXPECT_EQ(ExtractEqualityDocument(J(R"({"a": 1, "$and": [{"a": 2}]})")).status().code(),
+            ErrorCode::kNotSingleValueField);
+  EXPECT_EQ(ExtractEqualityDocument(J(R"({"a": 1, "a.b": 2})")).status().code(),
+            ErrorCode::kNotSingleValueField);
+}
+
+}  // namespace
+}  // namespace hourglass::query

@@ -1,0 +1,292 @@
+#include "query/projection.h"
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "query/matcher.h"
+#include "query/path.h"
+#include "query/query_errors.h"
+
+namespace hourglass::query {
+
+using bson::BsonElement;
+using bson::BsonObj;
+using bson::BsonType;
+
+enum class ProjAction { kNone, kInclude, kExclude, kSlice, kElemMatch };
+
+struct Projection::Node {
+  ProjAction action = ProjAction::kNone;
+  std::vector<std::pair<std::string, Node>> children;
+  int64_t skip = 0;   // $slice: elements skipped (negative: from the end)
+  int64_t limit = 0;  // $slice: elements kept
+  bool has_skip = false;
+  std::shared_ptr<ElementMatcher> elem_match;
+
+  Node* Find(std::string_view name) {
+    for (auto& [n, c] : children) {
+      if (n == name) return &c;
+    }
+    return nullptr;
+  }
+  const Node* Find(std::string_view name) const { return const_cast<Node*>(this)->Find(name); }
+};
+
+namespace {
+
+using Node = Projection::Node;
+
+Status BadValue(std::string reason) { return Status(ErrorCode::kBadValue, std::move(reason)); }
+
+Status Insert(Node* root, const std::string& dotted, Node leaf) {
+  FieldPath parts = SplitPath(dotted);
+  Node* cur = root;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    if (parts[i].empty()) return BadValue("FieldPath field names may not be empty strings.");
+    Node* next = cur->Find(parts[i]);
+    bool last = i + 1 == parts.size();
+    if (next != nullptr && (last || next->action != ProjAction::kNone)) {
+      return Status(kProjectionPathCollisionCode,
+                    "Path collision at " + dotted + " remaining portion " + JoinPath(parts, i + 1));
+    }
+    if (next == nullptr) {
+      cur->children.emplace_back(parts[i], last ? std::move(leaf) : Node());
+      next = &cur->children.back().second;
+    }
+    cur = next;
+  }
+  return Status::OK();
+}
+
+StatusWith<Node> ParseSlice(const BsonElement& arg) {
+  Node n;
+  n.action = ProjAction::kSlice;
+  if (arg.IsNumber()) {
+    n.limit = arg.NumberLong();
+    return n;
+  }
+  if (arg.type() == BsonType::kArray) {
+    std::vector<BsonElement> parts;
+    for (const BsonElement& e : arg.Obj()) parts.push_back(e);
+    if (parts.size() != 2 || !parts[0].IsNumber() || !parts[1].IsNumber()) {
+      return BadValue("$slice only supports numbers and [skip, limit] arrays");
+    }
+    if (parts[1].NumberLong() <= 0) {
+      return Status(ErrorCode::kLocation28724,
+                    "Second argument to $slice must be a positive number");
+    }
+    n.has_skip = true;
+    n.skip = parts[0].NumberLong();
+    n.limit = parts[1].NumberLong();
+    return n;
+  }
+  return BadValue("$slice only supports numbers and [skip, limit] arrays");
+}
+
+BsonObj SliceArray(const Node& n, const BsonObj& arr) {
+  int64_t size = arr.NumFields();
+  int64_t start = 0;
+  int64_t count = 0;
+  if (n.has_skip) {
+    start = n.skip < 0 ? std::max<int64_t>(0, size + n.skip) : std::min(n.skip, size);
+    count = std::min(n.limit, size - start);
+  } else if (n.limit >= 0) {
+    count = std::min(n.limit, size);
+  } else {
+    start = std::max<int64_t>(0, size + n.limit);
+    count = size - start;
+  }
+  bson::BsonArrayBuilder b;
+  int64_t i = 0;
+  for (const BsonElement& e : arr) {
+    if (i >= start && i < start + count) b.Append(e);
+    ++i;
+  }
+  return b.Obj();
+}
+
+void ApplyToValue(const Node& n, const BsonElement& e, std::string_view name, bool inclusion,
+                  bson::BsonBuilder* out);
+
+void ApplyToObject(const Node& n, const BsonObj& obj, bool inclusion, bool top_level,
+                   bson::BsonBuilder* out) {
+  for (const BsonElement& e : obj) {
+    const Node* c = n.Find(e.FieldName());
+    if (c == nullptr) {
+      if (!inclusion || (top_level && e.FieldName() == "_id")) out->AppendElement(e);
+      continue;
+    }
+    ApplyToValue(*c, e, e.FieldName(), inclusion, out);
+  }
+  if (inclusion) {
+    // $elemMatch fields of an inclusion projection come after the other fields.
+    for (const auto& [name, c] : n.children) {
+      if (c.action != ProjAction::kElemMatch) continue;
+      BsonElement e = obj.GetField(name);
+      if (e.type() != BsonType::kArray) continue;
+      for (const BsonElement& item : e.Obj()) {
+        if (c.elem_match->Matches(item)) {
+          size_t t = out->OpenArray(name);
+          out->AppendElementAs(item, "0");
+          out->Close(t);
+          break;
+        }
+      }
+    }
+  }
+}
+
+void ApplyToArray(const Node& n, const BsonObj& arr, bool inclusion, bson::BsonBuilder* out) {
+  int i = 0;
+  for (const BsonElement& item : arr) {
+    std::string key = std::to_string(i);
+    if (item.type() == BsonType::kObject) {
+      size_t t = out->OpenObject(key);
+      ApplyToObject(n, item.Obj(), inclusion, false, out);
+      out->Close(t);
+    } else if (item.type() == BsonType::kArray) {
+      size_t t = out->OpenArray(key);
+      ApplyToArray(n, item.Obj(), inclusion, out);
+      out->Close(t);
+    } else if (!inclusion) {
+      out->AppendElementAs(item, key);
+    } else {
+      continue;  // scalars inside arrays are dropped by inclusion of a sub-path
+    }
+    ++i;
+  }
+}
+
+void ApplyToValue(const Node& n, const BsonElement& e, std::string_view name, bool inclusion,
+                  bson::BsonBuilder* out) {
+  switch (n.action) {
+    case ProjAction::kInclude:
+      out->AppendElementAs(e, name);
+      return;
+    case ProjAction::kExclude:
+      return;
+    case ProjAction::kSlice:
+      if (e.type() == BsonType::kArray) {
+        out->AppendArray(name, SliceArray(n, e.Obj()));
+      } else {
+        out->AppendElementAs(e, name);
+      }
+      return;
+    case ProjAction::kElemMatch:
+      if (inclusion) return;  // appended after the other fields
+      if (e.type() != BsonType::kArray) return;
+      for (const BsonElement& item : e.Obj()) {
+        if (n.elem_match->Matches(item)) {
+          size_t t = out->OpenArray(name);
+          out->AppendElementAs(item, "0");
+          out->Close(t);
+          return;
+        }
+      }
+      return;
+    case ProjAction::kNone:
+      if (e.type() == BsonType::kObject) {
+        size_t t = out->OpenObject(name);
+        ApplyToObject(n, e.Obj(), inclusion, false, out);
+        out->Close(t);
+      } else if (e.type() == BsonType::kArray) {
+        size_t t = out->OpenArray(name);
+        ApplyToArray(n, e.Obj(), inclusion, out);
+        out->Close(t);
+      } else if (!inclusion) {
+        out->AppendElementAs(e, name);
+      }
+      return;
+  }
+}
+
+}  // namespace
+
+StatusWith<Projection> Projection::Parse(const BsonObj& spec) {
+  auto root = std::make_shared<Node>();
+  enum class Mode { kUnknown, kInclusion, kExclusion } mode = Mode::kUnknown;
+  bool exclude_id = false;
+  bool include_id = false;
+  bool has_elem_match = false;
+  for (const BsonElement& e : spec) {
+    std::string name(e.FieldName());
+    if (name.empty()) return BadValue("Projection field names may not be empty");
+    if (name.find('$') != std::string::npos) {
+      if (name.ends_with(".$") || name == "$") {
+        return BadValue("positional projection ('" + name + "') is not supported yet");
+      }
+      return BadValue("FieldPath field names may not start with '$': " + name);
+    }
+    Node leaf;
+    bool is_id = name == "_id";
+    if (e.IsNumber() || e.type() == BsonType::kBool) {
+      bool include = e.Truthy();
+      leaf.action = include ? ProjAction::kInclude : ProjAction::kExclude;
+      if (is_id) {
+        (include ? include_id : exclude_id) = true;
+        if (include) continue;  // _id is included by default either way
+      } else if (include) {
+        if (mode == Mode::kExclusion) {
+          return Status(kInclusionInExclusionCode,
+                        "Cannot do inclusion on field " + name + " in exclusion projection");
+        }
+        mode = Mode::kInclusion;
+      } else {
+        if (mode == Mode::kInclusion) {
+          return Status(kExclusionInInclusionCode,
+                        "Cannot do exclusion on field " + name + " in inclusion projection");
+        }
+        mode = Mode::kExclusion;
+      }
+    } else if (e.type() == BsonType::kObject && !e.Obj().IsEmpty() &&
+               e.Obj().FirstElement().FieldName().starts_with("$")) {
+      BsonObj op = e.Obj();
+      std::string_view op_name = op.FirstElement().FieldName();
+      if (op.NumFields() != 1) return BadValue("projection operators take a single field");
+      if (op_name == "$slice") {
+        HG_ASSIGN_OR_RETURN(leaf, ParseSlice(op.FirstElement()));
+      } else if (op_name == "$elemMatch") {
+        if (name.find('.') != std::string::npos) {
+          return BadValue("Cannot use $elemMatch projection on a nested field.");
+        }
+        if (op.FirstElement().type() != BsonType::kObject) {
+          return BadValue("elemMatch: Invalid argument, object required.");
+        }
+        HG_ASSIGN_OR_RETURN(ElementMatcher m, ElementMatcher::Parse(op.FirstElement().Obj()));
+        leaf.action = ProjAction::kElemMatch;
+        leaf.elem_match = std::make_shared<ElementMatcher>(std::move(m));
+        has_elem_match = true;
+      } else if (op_name == "$meta") {
+        return BadValue("$meta projections are not supported yet");
+      } else {
+        return BadValue("projection expressions (" + std::string(op_name) +
+                        ") are not supported yet");
+      }
+    } else {
+      return BadValue("projection values other than 0/1/true/false (field " + name +
+                      ") are expressions, which are not supported yet");
+    }
+    HG_RETURN_IF_ERROR(Insert(root.get(), name, std::move(leaf)));
+  }
+  Projection p;
+  p.inclusion_ = mode == Mode::kInclusion ||
+                 (mode == Mode::kUnknown && (has_elem_match || (include_id && !exclude_id)));
+  if (p.inclusion_ && !exclude_id && root->Find("_id") == nullptr) {
+    Node id;
+    id.action = ProjAction::kInclude;
+    root->children.emplace_back("_id", std::move(id));
+  }
+  p.root_ = std::move(root);
+  return p;
+}
+
+BsonObj Projection::Apply(const BsonObj& doc) const {
+  bson::BsonBuilder b;
+  ApplyToObject(*root_, doc, inclusion_, true, &b);
+  return b.Obj();
+}
+
+bool Projection::IsInclusion() const { return inclusion_; }
+
+}  // namespace hourglass::query

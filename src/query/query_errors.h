@@ -1,0 +1,23 @@
+// Error codes the query layer raises that are not yet in src/base/error_codes.def. Each alias
+// names MongoDB's code and falls back to BadValue until the table gains it, so switching is a
+// one-line change here and every caller (and test) follows.
+#pragma once
+
+#include "base/error_codes.h"
+
+namespace hourglass::query {
+
+// ConflictingUpdateOperators (40): two update operators touch overlapping paths.
+inline constexpr ErrorCode kConflictingUpdateOperatorsCode = ErrorCode::kBadValue;
+// Location15975: a sort direction other than 1 or -1.
+inline constexpr ErrorCode kBadSortDirectionCode = ErrorCode::kBadValue;
+// Location31253 / Location31254: mixing inclusion and exclusion in a projection.
+inline constexpr ErrorCode kInclusionInExclusionCode = ErrorCode::kBadValue;
+inline constexpr ErrorCode kExclusionInInclusionCode = ErrorCode::kBadValue;
+// Location31249 / Location31250: projection paths that collide ({a: 1, "a.b": 1}).
+inline constexpr ErrorCode kProjectionPathCollisionCode = ErrorCode::kBadValue;
+// Location51091: a $regex pattern PCRE rejects; Location51108: an unknown regex flag.
+inline constexpr ErrorCode kBadRegexCode = ErrorCode::kBadValue;
+inline constexpr ErrorCode kBadRegexOptionCode = ErrorCode::kBadValue;
+
+}  // namespace hourglass::query

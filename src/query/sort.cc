@@ -1,0 +1,111 @@
+#include "query/sort.h"
+
+#include "bson/bson_compare.h"
+#include "query/query_errors.h"
+
+namespace hourglass::query {
+
+using bson::BsonElement;
+using bson::BsonObj;
+using bson::BsonType;
+
+namespace {
+
+// Undefined stands for "empty array" in extracted keys and orders before null and missing.
+int CompareKeyValues(const BsonElement& a, const BsonElement& b) {
+  bool ua = a.type() == BsonType::kUndefined;
+  bool ub = b.type() == BsonType::kUndefined;
+  if (ua || ub) {
+    if (ua && ub) return 0;
+    if (b.type() == BsonType::kMinKey) return 1;
+    if (a.type() == BsonType::kMinKey) return -1;
+    return ua ? -1 : 1;
+  }
+  return bson::CompareElementValues(a, b);
+}
+
+}  // namespace
+
+StatusWith<SortPattern> SortPattern::Parse(const BsonObj& spec) {
+  SortPattern p;
+  for (const BsonElement& e : spec) {
+    std::string_view name = e.FieldName();
+    if (name.empty()) return Status(ErrorCode::kBadValue, "$sort field names must not be empty");
+    if (e.type() == BsonType::kObject) {
+      return Status(ErrorCode::kBadValue, "$meta sort keys are not supported yet");
+    }
+    double d = e.IsNumber() ? e.NumberDouble() : 0;
+    if (!e.IsNumber() || (d != 1 && d != -1)) {
+      return Status(kBadSortDirectionCode,
+                    "$sort key ordering must be 1 (for ascending) or -1 (for descending)");
+    }
+    p.keys_.push_back(Key{std::string(name), SplitPath(name), d == 1});
+  }
+  return p;
+}
+
+BsonObj SortPattern::ExtractKey(const BsonObj& doc) const {
+  bson::BsonBuilder b;
+  for (size_t i = 0; i < keys_.size(); ++i) {
+    const Key& k = keys_[i];
+    BsonElement best;
+    bool any = false;
+    bool saw_empty_array = false;
+    WalkPath(doc, k.path, true, [&](const PathValue& v) {
+      if (v.whole_array) {
+        if (v.element.Obj().IsEmpty()) saw_empty_array = true;
+        return false;
+      }
+      any = true;
+      if (best.eoo() && !v.element.eoo()) {
+        best = v.element;
+        return false;
+      }
+      if (v.element.eoo()) {
+        // Missing sorts as null.
+        static const BsonObj* null_holder = new BsonObj(bson::BsonBuilder().AppendNull("").Obj());
+        BsonElement null_elem = null_holder->FirstElement();
+        if (best.eoo()) {
+          best = null_elem;
+        } else {
+          int c = CompareKeyValues(null_elem, best);
+          if (k.ascending ? c < 0 : c > 0) best = null_elem;
+        }
+        return false;
+      }
+      int c = CompareKeyValues(v.element, best);
+      if (k.ascending ? c < 0 : c > 0) best = v.element;
+      return false;
+    });
+    std::string name = std::to_string(i);
+    if (!any) {
+      if (saw_empty_array) {
+        b.AppendUndefined(name);
+      } else {
+        b.AppendNull(name);
+      }
+    } else {
+      b.AppendElementAs(best, name);
+    }
+  }
+  return b.Obj();
+}
+
+int SortPattern::CompareKeys(const BsonObj& ka, const BsonObj& kb) const {
+  auto ia = ka.begin();
+  auto ib = kb.begin();
+  for (const Key& k : keys_) {
+    if (ia == ka.end() || ib == kb.end()) break;
+    int c = CompareKeyValues(*ia, *ib);
+    if (c != 0) return k.ascending ? c : -c;
+    ++ia;
+    ++ib;
+  }
+  return 0;
+}
+
+int SortPattern::Compare(const BsonObj& a, const BsonObj& b) const {
+  return CompareKeys(ExtractKey(a), ExtractKey(b));
+}
+
+}  // namespace hourglass::query

@@ -1,0 +1,45 @@
+// Sort patterns ({a: 1, "b.c": -1}) and MongoDB's document order for them. For each key, an
+// array-valued path contributes its smallest element to an ascending key and its largest to a
+// descending key; a missing path sorts as null, and an empty array sorts before null. Ties on
+// every key compare equal (callers wanting a stable order use a stable sort). Immutable after
+// Parse and safe to share between threads. Errors: BadValue (MongoDB's 15975 for bad
+// directions, see query_errors.h).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "bson/bson.h"
+#include "query/path.h"
+
+namespace hourglass::query {
+
+class SortPattern {
+ public:
+  SortPattern() = default;
+  // Values must be 1 or -1 (any numeric type). {$meta: ...} is not supported yet. {} parses
+  // into an empty pattern (IsEmpty()), meaning "no sort".
+  static StatusWith<SortPattern> Parse(const bson::BsonObj& spec);
+
+  // <0, 0, >0 as `a` sorts before, with, or after `b`.
+  int Compare(const bson::BsonObj& a, const bson::BsonObj& b) const;
+
+  // The per-key sort values of `doc` as a document {"0": v0, "1": v1, ...}, so repeated
+  // comparisons need not walk the documents again; compare keys with CompareKeys.
+  bson::BsonObj ExtractKey(const bson::BsonObj& doc) const;
+  int CompareKeys(const bson::BsonObj& ka, const bson::BsonObj& kb) const;
+
+  bool IsEmpty() const { return keys_.empty(); }
+  size_t NumKeys() const { return keys_.size(); }
+
+ private:
+  struct Key {
+    std::string dotted;
+    FieldPath path;
+    bool ascending;
+  };
+  std::vector<Key> keys_;
+};
+
+}  // namespace hourglass::query
