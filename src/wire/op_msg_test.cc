@@ -322,6 +322,43 @@ TEST(OpMsgTest, RejectsBodyWithBadLengthPrefix) {
   EXPECT_EQ(ParseOpMsg(m).status().code(), ErrorCode::kInvalidBSON);
 }
 
+// Found by the fuzzer: a string holding invalid UTF-8 followed by a string whose length runs far
+// past the document. libbson 1.23's bson_validate accepts it; reading it would overread.
+TEST(OpMsgTest, RejectsElementLengthPastDocumentEnd) {
+  const std::string doc(
+      "\x1e\x00\x00\x00\x02insert\x00\x02\x00\x00\x00\xe3\x00"
+      "\x02$db/\x00\x00\x00\xf3\x00\x00\x00",
+      30);
+  std::string m = RawMessage(OpCode::kMsg).UInt32(0).Byte(0).Bytes(doc).Finish();
+  EXPECT_EQ(ParseOpMsg(m).status().code(), ErrorCode::kInvalidBSON);
+  std::string in_sequence = RawMessage(OpCode::kMsg)
+                                .UInt32(0)
+                                .Byte(0)
+                                .Document(Doc(R"({"insert": "c"})"))
+                                .Byte(1)
+                                .Int32(static_cast<int32_t>(4 + 2 + doc.size()))
+                                .CString("d")
+                                .Bytes(doc)
+                                .Finish();
+  EXPECT_EQ(ParseOpMsg(in_sequence).status().code(), ErrorCode::kInvalidBSON);
+}
+
+TEST(OpMsgTest, AcceptsEveryBsonType) {
+  bson::BsonObj body = Doc(R"json({
+      "d": 1.5, "s": "str", "o": {"x": {"y": [1, 2]}}, "a": [[], {}],
+      "b": {"$binary": {"base64": "AQID", "subType": "04"}}, "u": {"$undefined": true},
+      "oid": {"$oid": "0123456789abcdef01234567"}, "t": true, "dt": {"$date": 5},
+      "n": null, "r": {"$regularExpression": {"pattern": "a.c", "options": "i"}},
+      "ptr": {"$dbPointer": {"$ref": "c", "$id": {"$oid": "0123456789abcdef01234567"}}},
+      "code": {"$code": "f()"}, "sym": {"$symbol": "q"},
+      "cws": {"$code": "g()", "$scope": {"v": 1}}, "i": 7,
+      "ts": {"$timestamp": {"t": 1, "i": 2}}, "l": {"$numberLong": "9"},
+      "dec": {"$numberDecimal": "1.25"}, "min": {"$minKey": 1}, "max": {"$maxKey": 1}})json");
+  auto sw = ParseOpMsg(BuildOpMsg(1, 0, body));
+  ASSERT_TRUE(sw.ok()) << sw.status().ToString();
+  EXPECT_TRUE(sw.value().body.BinaryEqual(body));
+}
+
 TEST(OpMsgTest, RejectsInvalidBsonInSequence) {
   std::string m = RawMessage(OpCode::kMsg)
                       .UInt32(0)
