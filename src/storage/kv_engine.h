@@ -1,0 +1,94 @@
+// KvEngine: the process's one storage engine, a thin layer over WiredTiger that deals only in byte
+// strings. It owns the WiredTiger connection, a cache of sessions, and a background checkpointer.
+// Tables ("idents") map byte keys to byte values and are ordered by memcmp of the key; callers
+// choose the key encoding (see record_id.h and README.md).
+//
+// Thread-safety: every KvEngine method may be called from any thread concurrently. The Sessions it
+// hands out are single-threaded (one per operation at a time).
+// Lifetime: every Session (and every Cursor of it) must be destroyed before the engine; destroying
+// the engine with live Sessions aborts. The destructor stops the background threads, finishes
+// deferred drops and closes WiredTiger, which takes a final checkpoint. Errors: NamespaceNotFound
+// (26) for a missing table where one is required, BadValue (2) for an invalid ident,
+// ConflictingOperationInProgress (117) when the dbpath is in use by another process or a table is
+// still being dropped, OutOfDiskSpace (14031), InternalError (1) for anything else WiredTiger
+// reports. The full mapping is in README.md.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+#include "storage/session.h"
+
+namespace hourglass::storage {
+
+struct EngineOptions {
+  // Directory of the database; must already exist unless in_memory (the server creates it).
+  std::string dbpath;
+  // No files and no journal: everything lives in the cache and is lost on close. Used by tests
+  // and --inMemory. cache_size_mb then bounds the data size (writes beyond it fail).
+  bool in_memory = false;
+  int cache_size_mb = 256;
+  // Period of the background checkpoint; <= 0 disables periodic checkpoints (close still takes
+  // one).
+  int checkpoint_interval_secs = 60;
+  // Period of the background journal flush: a commit not followed by WaitForJournal is durable
+  // after at most about this long. <= 0 disables it (commits then reach the journal file only when
+  // WiredTiger's buffers fill, at WaitForJournal, or at a checkpoint).
+  int journal_commit_interval_ms = 100;
+  // Snappy block compression for tables created from now on (existing tables keep theirs).
+  bool block_compression = true;
+};
+
+class KvEngine {
+ public:
+  // Opens (creating if needed) the WiredTiger database in opts.dbpath with the journal on (unless
+  // in_memory) and starts the checkpointer and the journal flusher. Fails with
+  // ConflictingOperationInProgress if another process (or another engine in this process) has the
+  // dbpath open, and with the WiredTiger error otherwise (e.g. a missing directory). Runs journal
+  // recovery after an unclean shutdown, so it may block for a while.
+  static StatusWith<std::unique_ptr<KvEngine>> Open(const EngineOptions& opts);
+
+  virtual ~KvEngine() = default;
+
+  // Creates table `ident` (byte keys, byte values). Succeeds without change if it already exists.
+  // Idents are 1..200 characters from [A-Za-z0-9_.-] and must not start with "WiredTiger";
+  // others fail with BadValue. ConflictingOperationInProgress if a drop of `ident` is pending.
+  virtual Status CreateTable(std::string_view ident) = 0;
+
+  // Drops table `ident`; succeeds if it does not exist. Cursors cached by idle sessions are closed
+  // first. If the table stays busy (a Session in use still holds a cursor on it) the drop is
+  // retried for a short while and then deferred: the call returns OK, the table disappears from
+  // TableExists/ListTables at once, and the background thread (or the destructor) removes it
+  // once the last cursor is gone. A deferred drop is lost on a crash (the table reappears). Blocks
+  // for at most about a quarter of a second.
+  virtual Status DropTable(std::string_view ident) = 0;
+
+  virtual bool TableExists(std::string_view ident) = 0;
+
+  // Idents of all tables, sorted bytewise; excludes tables whose drop is pending.
+  virtual std::vector<std::string> ListTables() = 0;
+
+  // Writes all committed data to the data files. No-op in memory. Blocks.
+  virtual Status Checkpoint() = 0;
+
+  // Blocks until every transaction committed before the call is durable in the journal (the
+  // journal is flushed and fsync'ed: WT_SESSION::log_flush("sync=on")). Used for write concern
+  // j:true. No-op in memory.
+  virtual Status WaitForJournal() = 0;
+
+  // Size in bytes of the table's data file on disk; 0 if unknown, missing, or in memory.
+  virtual int64_t TableSizeBytes(std::string_view ident) = 0;
+
+  // Returns a Session, reusing one released earlier when possible. Never fails for lack of
+  // sessions below the configured maximum (20000 concurrently); aborts beyond it.
+  virtual std::unique_ptr<Session> NewSession() = 0;
+
+  // Number of Sessions currently handed out (for tests and diagnostics).
+  virtual int ActiveSessionsForTest() const = 0;
+};
+
+}  // namespace hourglass::storage

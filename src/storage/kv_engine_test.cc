@@ -1,0 +1,320 @@
+#include "storage/kv_engine.h"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <thread>
+
+#include "storage/record_id.h"
+#include "storage/storage_test_util.h"
+
+namespace hourglass::storage {
+namespace {
+
+using testing::DiskOptions;
+using testing::OpenOrDie;
+using testing::TempDir;
+
+std::string GetOrEmpty(Session& s, std::string_view ident, std::string_view key) {
+  auto got = s.Get(ident, key);
+  if (!got.ok() || !got.value().has_value()) return "<missing>";
+  return *got.value();
+}
+
+TEST(KvEngineTest, CreateListAndDropTables) {
+  TempDir dir;
+  auto engine = OpenOrDie(DiskOptions(dir.path()));
+  ASSERT_NE(engine, nullptr);
+  EXPECT_TRUE(engine->ListTables().empty());
+  ASSERT_TRUE(engine->CreateTable("b-table").ok());
+  ASSERT_TRUE(engine->CreateTable("a.table_1").ok());
+  // Creating again is a no-op.
+  ASSERT_TRUE(engine->CreateTable("a.table_1").ok());
+  EXPECT_TRUE(engine->TableExists("a.table_1"));
+  EXPECT_FALSE(engine->TableExists("missing"));
+  EXPECT_EQ(engine->ListTables(), (std::vector<std::string>{"a.table_1", "b-table"}));
+
+  ASSERT_TRUE(engine->DropTable("a.table_1").ok());
+  EXPECT_FALSE(engine->TableExists("a.table_1"));
+  EXPECT_EQ(engine->ListTables(), (std::vector<std::string>{"b-table"}));
+  // Dropping a missing table succeeds.
+  EXPECT_TRUE(engine->DropTable("a.table_1").ok());
+}
+
+TEST(KvEngineTest, RejectsInvalidIdents) {
+  TempDir dir;
+  auto engine = OpenOrDie(DiskOptions(dir.path()));
+  ASSERT_NE(engine, nullptr);
+  EXPECT_EQ(engine->CreateTable("").code(), ErrorCode::kBadValue);
+  EXPECT_EQ(engine->CreateTable("has/slash").code(), ErrorCode::kBadValue);
+  EXPECT_EQ(engine->CreateTable("has space").code(), ErrorCode::kBadValue);
+  EXPECT_EQ(engine->CreateTable("WiredTigerX").code(), ErrorCode::kBadValue);
+  EXPECT_EQ(engine->DropTable("a:b").code(), ErrorCode::kBadValue);
+  EXPECT_FALSE(engine->TableExists("a:b"));
+}
+
+TEST(KvEngineTest, OpenFailsOnMissingDirectory) {
+  TempDir dir;
+  auto engine = KvEngine::Open(DiskOptions(dir.path() + "/does/not/exist"));
+  EXPECT_FALSE(engine.ok());
+  EXPECT_EQ(KvEngine::Open(DiskOptions("")).status().code(), ErrorCode::kBadValue);
+}
+
+TEST(KvEngineTest, DataPersistsAcrossCleanReopen) {
+  TempDir dir;
+  {
+    auto engine = OpenOrDie(DiskOptions(dir.path()));
+    ASSERT_NE(engine, nullptr);
+    ASSERT_TRUE(engine->CreateTable("t").ok());
+    ASSERT_TRUE(engine->CreateTable("gone").ok());
+    auto s = engine->NewSession();
+    ASSERT_TRUE(s->Insert("t", "k1", "v1").ok());
+    ASSERT_TRUE(s->Put("t", "k2", std::string("bin\0ary", 7)).ok());
+    s.reset();
+    ASSERT_TRUE(engine->DropTable("gone").ok());
+  }
+  auto engine = OpenOrDie(DiskOptions(dir.path()));
+  ASSERT_NE(engine, nullptr);
+  EXPECT_EQ(engine->ListTables(), (std::vector<std::string>{"t"}));
+  auto s = engine->NewSession();
+  EXPECT_EQ(GetOrEmpty(*s, "t", "k1"), "v1");
+  EXPECT_EQ(GetOrEmpty(*s, "t", "k2"), std::string("bin\0ary", 7));
+  EXPECT_GT(engine->TableSizeBytes("t"), 0);
+  EXPECT_EQ(engine->TableSizeBytes("nope"), 0);
+}
+
+TEST(KvEngineTest, CheckpointAndJournalCallsSucceed) {
+  TempDir dir;
+  auto engine = OpenOrDie(DiskOptions(dir.path()));
+  ASSERT_NE(engine, nullptr);
+  ASSERT_TRUE(engine->CreateTable("t").ok());
+  auto s = engine->NewSession();
+  ASSERT_TRUE(s->Put("t", "k", "v").ok());
+  EXPECT_TRUE(engine->WaitForJournal().ok());
+  EXPECT_TRUE(engine->Checkpoint().ok());
+}
+
+TEST(KvEngineTest, InMemoryModeWritesNoFiles) {
+  TempDir dir;
+  EngineOptions opts;
+  opts.dbpath = dir.path();
+  opts.in_memory = true;
+  opts.cache_size_mb = 32;
+  {
+    auto engine = OpenOrDie(opts);
+    ASSERT_NE(engine, nullptr);
+    ASSERT_TRUE(engine->CreateTable("t").ok());
+    auto s = engine->NewSession();
+    ASSERT_TRUE(s->Insert("t", "k", "v").ok());
+    EXPECT_EQ(GetOrEmpty(*s, "t", "k"), "v");
+    EXPECT_TRUE(engine->WaitForJournal().ok());
+    EXPECT_TRUE(engine->Checkpoint().ok());
+    EXPECT_EQ(engine->TableSizeBytes("t"), 0);
+  }
+  EXPECT_TRUE(std::filesystem::is_empty(dir.path()));
+  // Nothing survives a reopen.
+  auto engine = OpenOrDie(opts);
+  ASSERT_NE(engine, nullptr);
+  EXPECT_FALSE(engine->TableExists("t"));
+}
+
+TEST(KvEngineTest, SessionsAreReused) {
+  TempDir dir;
+  auto engine = OpenOrDie(DiskOptions(dir.path()));
+  ASSERT_NE(engine, nullptr);
+  ASSERT_TRUE(engine->CreateTable("t").ok());
+  {
+    auto a = engine->NewSession();
+    auto b = engine->NewSession();
+    EXPECT_EQ(engine->ActiveSessionsForTest(), 2);
+    ASSERT_TRUE(a->Put("t", "k", "v").ok());
+  }
+  EXPECT_EQ(engine->ActiveSessionsForTest(), 0);
+  // Many short operations from many threads share a small set of WiredTiger sessions.
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&engine, t] {
+      for (int i = 0; i < 50; ++i) {
+        auto s = engine->NewSession();
+        std::string key = std::to_string(t) + ":" + std::to_string(i);
+        EXPECT_TRUE(s->Put("t", key, "x").ok());
+        EXPECT_EQ(GetOrEmpty(*s, "t", key), "x");
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(engine->ActiveSessionsForTest(), 0);
+}
+
+TEST(KvEngineTest, DropSucceedsWhileIdleSessionsCachedCursors) {
+  TempDir dir;
+  auto engine = OpenOrDie(DiskOptions(dir.path()));
+  ASSERT_NE(engine, nullptr);
+  ASSERT_TRUE(engine->CreateTable("t").ok());
+  {
+    // Both sessions go back to the cache holding a cursor on "t".
+    auto a = engine->NewSession();
+    auto b = engine->NewSession();
+    ASSERT_TRUE(a->Put("t", "k", "old").ok());
+    EXPECT_EQ(GetOrEmpty(*b, "t", "k"), "old");
+  }
+  ASSERT_TRUE(engine->DropTable("t").ok());
+  EXPECT_FALSE(engine->TableExists("t"));
+  EXPECT_FALSE(std::filesystem::exists(std::filesystem::path(dir.path()) / "t.wt"));
+  // A recreated table of the same name is empty, read through the reused sessions.
+  ASSERT_TRUE(engine->CreateTable("t").ok());
+  auto a = engine->NewSession();
+  auto b = engine->NewSession();
+  EXPECT_EQ(GetOrEmpty(*a, "t", "k"), "<missing>");
+  EXPECT_EQ(GetOrEmpty(*b, "t", "k"), "<missing>");
+}
+
+TEST(KvEngineTest, DropWhileActiveSessionHoldsCursorIsDeferredThenCompleted) {
+  TempDir dir;
+  auto engine = OpenOrDie(DiskOptions(dir.path()));
+  ASSERT_NE(engine, nullptr);
+  ASSERT_TRUE(engine->CreateTable("t").ok());
+  ASSERT_TRUE(engine->CreateTable("other").ok());
+  auto holder = engine->NewSession();
+  ASSERT_TRUE(holder->Put("t", "k", "v").ok());
+  ASSERT_TRUE(engine->Checkpoint().ok());
+  auto cursor = holder->OpenCursor("t");
+  ASSERT_NE(cursor, nullptr);
+  ASSERT_TRUE(cursor->SeekFirst().value());
+
+  // The open cursor keeps the table busy: the drop is accepted but deferred.
+  ASSERT_TRUE(engine->DropTable("t").ok());
+  EXPECT_FALSE(engine->TableExists("t"));
+  EXPECT_EQ(engine->ListTables(), (std::vector<std::string>{"other"}));
+  EXPECT_EQ(engine->CreateTable("t").code(), ErrorCode::kConflictingOperationInProgress);
+  auto data_file = std::filesystem::path(dir.path()) / "t.wt";
+  EXPECT_TRUE(std::filesystem::exists(data_file));
+  // The holder can still finish reading.
+  EXPECT_EQ(cursor->value(), "v");
+  // Its other tables are unaffected.
+  ASSERT_TRUE(holder->Put("other", "k", "v").ok());
+
+  cursor.reset();
+  holder.reset();
+  // The background thread retries deferred drops every second.
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (std::filesystem::exists(data_file) && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_FALSE(std::filesystem::exists(data_file));
+  ASSERT_TRUE(engine->CreateTable("t").ok());
+  auto s = engine->NewSession();
+  EXPECT_EQ(GetOrEmpty(*s, "t", "k"), "<missing>");
+}
+
+TEST(KvEngineTest, DropWhileActiveSessionHasOnlyCachedCursorCompletes) {
+  TempDir dir;
+  auto engine = OpenOrDie(DiskOptions(dir.path()));
+  ASSERT_NE(engine, nullptr);
+  ASSERT_TRUE(engine->CreateTable("t").ok());
+  auto holder = engine->NewSession();
+  ASSERT_TRUE(holder->Put("t", "k", "v").ok());
+  // The holder keeps running operations on other tables; its next cursor use sees the drop and
+  // closes the cached cursor on "t".
+  std::atomic<bool> stop{false};
+  ASSERT_TRUE(engine->CreateTable("other").ok());
+  std::thread worker([&] {
+    while (!stop.load()) {
+      EXPECT_TRUE(holder->Put("other", "k", "v").ok());
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  });
+  ASSERT_TRUE(engine->DropTable("t").ok());
+  stop = true;
+  worker.join();
+  EXPECT_FALSE(std::filesystem::exists(std::filesystem::path(dir.path()) / "t.wt"));
+  EXPECT_EQ(holder->Get("t", "k").status().code(), ErrorCode::kNamespaceNotFound);
+}
+
+// Writes a pipe byte once the engine is open, then waits to be killed.
+TEST(KvEngineTest, OpenFailsWhileAnotherProcessHoldsTheDbpath) {
+  TempDir dir;
+  int ready[2];
+  ASSERT_EQ(pipe(ready), 0);
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    close(ready[0]);
+    auto engine = KvEngine::Open(DiskOptions(dir.path()));
+    char byte = engine.ok() ? 'y' : 'n';
+    (void)!write(ready[1], &byte, 1);
+    while (true) pause();
+  }
+  close(ready[1]);
+  char byte = 0;
+  ASSERT_EQ(read(ready[0], &byte, 1), 1);
+  close(ready[0]);
+  EXPECT_EQ(byte, 'y');
+  auto engine = KvEngine::Open(DiskOptions(dir.path()));
+  EXPECT_EQ(engine.status().code(), ErrorCode::kConflictingOperationInProgress);
+  EXPECT_NE(engine.status().reason().find("in use by another process"), std::string::npos)
+      << engine.status().reason();
+  kill(child, SIGKILL);
+  int wstatus = 0;
+  waitpid(child, &wstatus, 0);
+  // Once the holder is gone the dbpath opens again.
+  auto reopened = KvEngine::Open(DiskOptions(dir.path()));
+  EXPECT_TRUE(reopened.ok()) << reopened.status().ToString();
+}
+
+// The child writes, makes the journal durable, and dies by SIGKILL without closing: no final
+// checkpoint, so the parent's reopen must replay the journal.
+TEST(KvEngineTest, RecoversJournaledWritesAfterKill) {
+  TempDir dir;
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    EngineOptions opts = DiskOptions(dir.path());
+    opts.checkpoint_interval_secs = 0;
+    opts.journal_commit_interval_ms = 0;
+    auto engine = KvEngine::Open(opts);
+    if (!engine.ok()) _exit(2);
+    auto& e = *engine.value();
+    if (!e.CreateTable("t").ok()) _exit(3);
+    auto s = e.NewSession();
+    for (int64_t i = -50; i < 50; ++i) {
+      if (!s->Begin().ok()) _exit(4);
+      if (!s->Insert("t", EncodeRecordId(i), "value" + std::to_string(i)).ok()) _exit(5);
+      if (!s->Commit().ok()) _exit(6);
+    }
+    // An aborted transaction must stay aborted after recovery.
+    if (!s->Begin().ok() || !s->Put("t", EncodeRecordId(0), "rolled back").ok()) _exit(7);
+    s->Rollback();
+    if (!s->Modify("t", EncodeRecordId(1), {{"VALUE", 0, 5}}).ok()) _exit(8);
+    if (!e.WaitForJournal().ok()) _exit(9);
+    kill(getpid(), SIGKILL);
+    _exit(10);
+  }
+  int wstatus = 0;
+  ASSERT_EQ(waitpid(child, &wstatus, 0), child);
+  ASSERT_TRUE(WIFSIGNALED(wstatus)) << "child exited with " << WEXITSTATUS(wstatus);
+  ASSERT_EQ(WTERMSIG(wstatus), SIGKILL);
+
+  auto engine = OpenOrDie(DiskOptions(dir.path()));
+  ASSERT_NE(engine, nullptr);
+  ASSERT_TRUE(engine->TableExists("t"));
+  auto s = engine->NewSession();
+  auto cursor = s->OpenCursor("t");
+  ASSERT_NE(cursor, nullptr);
+  int64_t expected = -50;
+  for (auto more = cursor->SeekFirst(); more.ok() && more.value(); more = cursor->Next()) {
+    ASSERT_EQ(DecodeRecordId(cursor->key()), expected);
+    std::string want = "value" + std::to_string(expected);
+    if (expected == 1) want = "VALUE1";
+    EXPECT_EQ(cursor->value(), want);
+    ++expected;
+  }
+  EXPECT_EQ(expected, 50);
+}
+
+}  // namespace
+}  // namespace hourglass::storage
