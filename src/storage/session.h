@@ -49,6 +49,9 @@ class Session {
   // Value stored under `key`, or nullopt if absent.
   virtual StatusWith<std::optional<std::string>> Get(std::string_view ident,
                                                      std::string_view key) = 0;
+  // Keys are 1 or more bytes (WiredTiger stores no empty key): Insert and Put of an empty key fail
+  // with BadValue (2); Get, Remove and Modify treat it as absent.
+
   // Adds `key`; DuplicateKey (11000) if it exists.
   virtual Status Insert(std::string_view ident, std::string_view key, std::string_view value) = 0;
   // Adds `key` or replaces its value.

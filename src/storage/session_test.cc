@@ -60,6 +60,19 @@ TEST_F(SessionTest, BinaryKeysAndValuesRoundTrip) {
   EXPECT_EQ(Read(*s, "empty-value"), "");
 }
 
+TEST_F(SessionTest, EmptyKeysAreRejected) {
+  auto s = engine_->NewSession();
+  EXPECT_EQ(s->Insert("t", "", "v").code(), ErrorCode::kBadValue);
+  EXPECT_EQ(s->Put("t", "", "v").code(), ErrorCode::kBadValue);
+  EXPECT_EQ(Read(*s, ""), "<missing>");
+  EXPECT_EQ(s->Remove("t", "").code(), ErrorCode::kNoSuchKey);
+  ASSERT_TRUE(s->Insert("t", std::string(1, '\0'), "smallest").ok());
+  auto c = s->OpenCursor("t");
+  ASSERT_TRUE(c->Seek("").value());
+  EXPECT_EQ(c->value(), "smallest");
+  EXPECT_FALSE(c->Seek("", false).value());
+}
+
 TEST_F(SessionTest, InsertOfExistingKeyIsDuplicateKey) {
   auto s = engine_->NewSession();
   ASSERT_TRUE(s->Insert("t", "k", "v1").ok());

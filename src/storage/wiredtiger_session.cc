@@ -116,6 +116,7 @@ class WtSession final : public Session {
   StatusWith<std::optional<std::string>> Get(std::string_view ident,
                                              std::string_view key) override {
     HG_RETURN_IF_ERROR(CheckNotDoomed());
+    if (key.empty()) return std::optional<std::string>();  // cannot be stored
     HG_ASSIGN_OR_RETURN(LentCursor lent, handle_->AcquireCursor(ident));
     CursorLoan loan(this, lent);
     WT_CURSOR* c = lent.cursor;
@@ -131,6 +132,7 @@ class WtSession final : public Session {
 
   Status Insert(std::string_view ident, std::string_view key, std::string_view value) override {
     HG_RETURN_IF_ERROR(CheckNotDoomed());
+    HG_RETURN_IF_ERROR(CheckKeyNotEmpty(key));
     HG_ASSIGN_OR_RETURN(LentCursor lent, handle_->AcquireCursor(ident));
     CursorLoan loan(this, lent);
     WT_CURSOR* c = lent.cursor;
@@ -143,6 +145,7 @@ class WtSession final : public Session {
 
   Status Put(std::string_view ident, std::string_view key, std::string_view value) override {
     HG_RETURN_IF_ERROR(CheckNotDoomed());
+    HG_RETURN_IF_ERROR(CheckKeyNotEmpty(key));
     HG_ASSIGN_OR_RETURN(LentCursor lent, handle_->AcquireCursor(ident));
     CursorLoan loan(this, lent);
     WT_CURSOR* c = lent.cursor;
@@ -165,6 +168,7 @@ class WtSession final : public Session {
 
   Status Remove(std::string_view ident, std::string_view key) override {
     HG_RETURN_IF_ERROR(CheckNotDoomed());
+    if (key.empty()) return NoSuchKey(ident);
     HG_ASSIGN_OR_RETURN(LentCursor lent, handle_->AcquireCursor(ident));
     CursorLoan loan(this, lent);
     WT_CURSOR* c = lent.cursor;
@@ -178,6 +182,7 @@ class WtSession final : public Session {
   Status Modify(std::string_view ident, std::string_view key,
                 const std::vector<Modification>& mods) override {
     HG_RETURN_IF_ERROR(CheckNotDoomed());
+    if (key.empty()) return NoSuchKey(ident);
     // WT_CURSOR::modify only runs inside an explicit snapshot transaction.
     const bool own_txn = !in_txn_;
     if (own_txn) HG_RETURN_IF_ERROR(Begin());
@@ -232,6 +237,12 @@ class WtSession final : public Session {
   static Status DoomedStatus() {
     return Status(ErrorCode::kWriteConflict,
                   "transaction hit a write conflict and must be rolled back and retried");
+  }
+
+  // WiredTiger rejects zero-length keys.
+  static Status CheckKeyNotEmpty(std::string_view key) {
+    if (!key.empty()) return Status::OK();
+    return Status(ErrorCode::kBadValue, "storage keys must not be empty");
   }
 
   static Status NoSuchKey(std::string_view ident) {
@@ -299,6 +310,12 @@ StatusWith<bool> WtCursor::Land(int ret, const char* what) {
 
 StatusWith<bool> WtCursor::Seek(std::string_view key, bool forward) {
   HG_RETURN_IF_ERROR(owner_->CheckNotDoomed());
+  // WiredTiger cannot search for the empty key; every stored key is greater than it.
+  if (key.empty()) {
+    if (forward) return SeekFirst();
+    state_ = State::kExhausted;
+    return false;
+  }
   WT_CURSOR* c = lent_.cursor;
   WT_ITEM k = MakeItem(key);
   c->set_key(c, &k);
