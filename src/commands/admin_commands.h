@@ -1,0 +1,80 @@
+// Administrative and diagnostic commands: the handshake (hello/isMaster), buildInfo, serverStatus,
+// getParameter/setParameter, getLog, hostInfo, listCommands, sessions, shutdown and the small
+// commands that mongosh, the drivers, Compass and monitoring tools call on connect. Reply shapes
+// follow MongoDB 7.0; each command only appends its own fields (the dispatcher adds `ok`).
+//
+// Each admin_*.cc file registers its family through one of the functions below; the public entry
+// point is RegisterAdminCommands() (command.h), which calls them all. The commands keep no state
+// of their own: per-connection state lives in ClientState, process state in ServiceContext and the
+// ServerParameterRegistry, so every command is as thread-safe as those are.
+#pragma once
+
+#include <functional>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "base/status.h"
+#include "bson/bson.h"
+#include "commands/command.h"
+
+namespace hourglass::commands {
+
+// The version Hourglass reports to clients (buildInfo.version): a MongoDB 7.0 release, because
+// drivers and tools gate features on it. maxWireVersion 21 matches it.
+inline constexpr std::string_view kReportedMongoVersion = "7.0.14";
+inline constexpr int kReportedVersionArray[4] = {7, 0, 14, 0};
+inline constexpr std::string_view kHourglassVersion = "0.1.0";
+inline constexpr int32_t kMaxBsonObjectSize = 16 * 1024 * 1024;
+inline constexpr int32_t kMaxMessageSizeBytes = 48000000;
+inline constexpr int32_t kMaxWriteBatchSize = 100000;
+inline constexpr int32_t kMinWireVersion = 0;
+inline constexpr int32_t kMaxWireVersion = 21;
+inline constexpr int32_t kLogicalSessionTimeoutMinutes = 30;
+
+// A command defined by a function, for the many admin commands that need no state of their own.
+class FnCommand : public Command {
+ public:
+  using RunFn = std::function<Status(CommandContext&, const bson::BsonObj&, bson::BsonBuilder&)>;
+  struct Options {
+    std::vector<std::string_view> aliases = {};
+    std::string_view help = {};
+    bool admin_only = false;
+    bool compressible = true;
+  };
+
+  FnCommand(std::string_view name, Options options, RunFn run)
+      : name_(name), options_(std::move(options)), run_(std::move(run)) {}
+
+  std::string_view Name() const override { return name_; }
+  std::vector<std::string_view> Aliases() const override { return options_.aliases; }
+  std::string_view Help() const override { return options_.help; }
+  bool AdminOnly() const override { return options_.admin_only; }
+  bool Compressible() const override { return options_.compressible; }
+  Status Run(CommandContext& ctx, const bson::BsonObj& cmd,
+             bson::BsonBuilder& reply) const override {
+    return run_(ctx, cmd, reply);
+  }
+
+ private:
+  std::string_view name_;
+  Options options_;
+  RunFn run_;
+};
+
+// Milliseconds since the Unix epoch, for `localTime` fields.
+int64_t NowMillis();
+
+// Family registration, one per file.
+void RegisterHelloCommands(CommandRegistry& r);        // admin_hello.cc
+void RegisterOpsCommands(CommandRegistry& r);          // admin_ops.cc
+void RegisterInfoCommands(CommandRegistry& r);         // admin_info.cc
+void RegisterParameterCommands(CommandRegistry& r);    // admin_parameters.cc
+void RegisterServerStatusCommand(CommandRegistry& r);  // admin_server_status.cc
+void RegisterSessionCommands(CommandRegistry& r);      // admin_sessions.cc
+
+// Registers the general parameters users expect of mongod (cursorTimeoutMillis, logLevel, quiet);
+// idempotent. Other modules register their own parameters.
+void RegisterBasicServerParameters();
+
+}  // namespace hourglass::commands

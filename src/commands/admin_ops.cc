@@ -1,0 +1,169 @@
+// Operation and process control: shutdown, currentOp, killOp, and the small commands tools probe
+// (logout, getFreeMonitoringStatus, getDefaultRWConcern, lockInfo, getDiagnosticData).
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <ctime>
+#include <string>
+
+#include "base/logger.h"
+#include "commands/admin_commands.h"
+#include "commands/command_util.h"
+
+namespace hourglass::commands {
+
+using bson::BsonArrayBuilder;
+using bson::BsonBuilder;
+using bson::BsonElement;
+using bson::BsonObj;
+using bson::BsonType;
+
+namespace {
+
+std::string IsoNow() {
+  int64_t ms = NowMillis();
+  std::time_t secs = static_cast<std::time_t>(ms / 1000);
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%04d-%02d-%02dT%02d:%02d:%02d.%03d+00:00", tm.tm_year + 1900,
+                tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+                static_cast<int>(ms % 1000));
+  return buf;
+}
+
+Status RunShutdown(CommandContext& ctx, const BsonObj& cmd, BsonBuilder&) {
+  HG_RETURN_IF_ERROR(CheckKnownFields(cmd, {"force", "timeoutSecs"}));
+  HG_ASSIGN_OR_RETURN(bool force, GetBool("shutdown", cmd, "force", false));
+  HG_ASSIGN_OR_RETURN(auto timeout, GetInt64("shutdown", cmd, "timeoutSecs"));
+  if (timeout && *timeout < 0) {
+    return Status(ErrorCode::kBadValue, "timeoutSecs must be a non-negative number");
+  }
+  LOGI("COMMAND", 4695400, "Terminating via shutdown command",
+       "{\"force\":" + std::string(force ? "true" : "false") +
+           ",\"timeoutSecs\":" + std::to_string(timeout.value_or(15)) + "}");
+  // Replying is harmless: the server closes connections as it stops, and drivers treat either
+  // a reply or a closed socket as success for shutdown.
+  if (ctx.service.request_shutdown) ctx.service.request_shutdown();
+  return Status::OK();
+}
+
+// Hourglass tracks no in-progress operations across connections yet, so currentOp reports the
+// one operation it can see: itself. Filters would need the query engine; with any filter the
+// list is empty rather than wrong.
+Status RunCurrentOp(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& reply) {
+  static std::atomic<int32_t> next_opid{1};
+  bool filtered = false;
+  bool first = true;
+  for (BsonElement e : cmd) {
+    if (first) {
+      first = false;
+      continue;
+    }
+    std::string_view f = e.FieldName();
+    if (f == "$ownOps" || f == "$all" || IsGenericArgument(f)) continue;
+    filtered = true;
+  }
+  BsonArrayBuilder inprog;
+  if (!filtered) {
+    BsonBuilder& op = inprog.builder();
+    size_t t = op.OpenObject(inprog.NextKey());
+    char host[256] = {};
+    gethostname(host, sizeof(host) - 1);
+    op.AppendString("type", "op");
+    op.AppendString("host", std::string(host) + ":" + std::to_string(ctx.service.options.port));
+    op.AppendString("desc", "conn" + std::to_string(ctx.client.connection_id));
+    op.AppendInt32("connectionId", static_cast<int32_t>(ctx.client.connection_id));
+    op.AppendString("client", ctx.client.remote);
+    if (!ctx.client.client_metadata.IsEmpty()) {
+      op.AppendObject("clientMetadata", ctx.client.client_metadata);
+    }
+    op.AppendBool("active", true);
+    op.AppendString("currentOpTime", IsoNow());
+    op.AppendInt32("opid", next_opid.fetch_add(1));
+    op.AppendInt64("secs_running", 0);
+    op.AppendInt64("microsecs_running", 0);
+    op.AppendString("op", "command");
+    op.AppendString("ns", ctx.db + ".$cmd");
+    op.AppendObject("command", cmd);
+    op.AppendInt32("numYields", 0);
+    op.AppendObject("locks", BsonObj());
+    op.AppendBool("waitingForLock", false);
+    op.AppendObject("lockStats", BsonObj());
+    op.Close(t);
+  }
+  reply.AppendArray("inprog", inprog.Obj());
+  return Status::OK();
+}
+
+Status RunKillOp(CommandContext&, const BsonObj& cmd, BsonBuilder& reply) {
+  BsonElement op = cmd.GetField("op");
+  if (op.eoo()) return Status(ErrorCode::kBadValue, "Did not provide \"op\" field");
+  if (!op.IsNumber()) return WrongType("killOp", op, "number");
+  // No operation other than the caller's own is tracked, so there is nothing to interrupt.
+  reply.AppendString("info", "attempting to kill op");
+  return Status::OK();
+}
+
+Status RunEmpty(CommandContext&, const BsonObj&, BsonBuilder&) { return Status::OK(); }
+
+Status RunFreeMonitoringStatus(CommandContext&, const BsonObj&, BsonBuilder& reply) {
+  reply.AppendString("state", "disabled");
+  return Status::OK();
+}
+
+Status RunGetDefaultRwConcern(CommandContext&, const BsonObj& cmd, BsonBuilder& reply) {
+  HG_RETURN_IF_ERROR(CheckKnownFields(cmd, {"inMemory"}));
+  size_t rc = reply.OpenObject("defaultReadConcern");
+  reply.AppendString("level", "local");
+  reply.Close(rc);
+  size_t wc = reply.OpenObject("defaultWriteConcern");
+  reply.AppendInt32("w", 1);
+  reply.AppendInt32("wtimeout", 0);
+  reply.Close(wc);
+  reply.AppendString("defaultWriteConcernSource", "implicit");
+  reply.AppendString("defaultReadConcernSource", "implicit");
+  reply.AppendDate("localUpdateWallClockTime", NowMillis());
+  return Status::OK();
+}
+
+Status RunLockInfo(CommandContext&, const BsonObj&, BsonBuilder& reply) {
+  reply.AppendArray("lockInfo", BsonObj());
+  return Status::OK();
+}
+
+Status RunGetDiagnosticData(CommandContext&, const BsonObj&, BsonBuilder&) {
+  return Status(ErrorCode::kCommandNotSupported,
+                "getDiagnosticData is not supported: Hourglass does not collect FTDC data");
+}
+
+}  // namespace
+
+void RegisterOpsCommands(CommandRegistry& r) {
+  using O = FnCommand::Options;
+  r.Add(std::make_unique<FnCommand>(
+      "shutdown",
+      O{.help = "shutdown the database.  must be ran against admin db", .admin_only = true},
+      RunShutdown));
+  r.Add(std::make_unique<FnCommand>(
+      "currentOp", O{.help = "report operations in progress", .admin_only = true}, RunCurrentOp));
+  r.Add(std::make_unique<FnCommand>(
+      "killOp", O{.help = "kill an operation by its opid", .admin_only = true}, RunKillOp));
+  r.Add(std::make_unique<FnCommand>("logout", O{.help = "de-authenticate"}, RunEmpty));
+  r.Add(std::make_unique<FnCommand>(
+      "getFreeMonitoringStatus",
+      O{.help = "get free monitoring status (always disabled)", .admin_only = true},
+      RunFreeMonitoringStatus));
+  r.Add(std::make_unique<FnCommand>(
+      "getDefaultRWConcern",
+      O{.help = "get the cluster-wide default read and write concern", .admin_only = true},
+      RunGetDefaultRwConcern));
+  r.Add(std::make_unique<FnCommand>(
+      "lockInfo", O{.help = "show all lock info on the server", .admin_only = true}, RunLockInfo));
+  r.Add(std::make_unique<FnCommand>(
+      "getDiagnosticData", O{.help = "get diagnostic data (not supported)", .admin_only = true},
+      RunGetDiagnosticData));
+}
+
+}  // namespace hourglass::commands

@@ -1,0 +1,125 @@
+// serverStatus: process identity and uptime plus the sections monitoring tools read
+// (connections, network, opcounters, mem, metrics.cursor, storageEngine). `{<section>: 0}` in the
+// request leaves a section out, as in MongoDB.
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <string>
+
+#include "commands/admin_commands.h"
+#include "commands/command_util.h"
+
+namespace hourglass::commands {
+
+using bson::BsonBuilder;
+using bson::BsonElement;
+using bson::BsonObj;
+
+namespace {
+
+// The section is wanted unless the request names it with a false value.
+bool Wanted(const BsonObj& cmd, std::string_view section) {
+  BsonElement e = cmd.GetField(section);
+  return e.eoo() || e.Truthy();
+}
+
+std::string HostName(const ServiceContext& service) {
+  char host[256] = {};
+  gethostname(host, sizeof(host) - 1);
+  std::string out = host;
+  if (service.options.port != 27017) out += ":" + std::to_string(service.options.port);
+  return out;
+}
+
+void AppendMem(BsonBuilder& reply) {
+  // /proc/self/statm: total program size and resident set, in pages.
+  int64_t size_pages = 0, resident_pages = 0;
+  std::ifstream statm("/proc/self/statm");
+  statm >> size_pages >> resident_pages;
+  int64_t page = sysconf(_SC_PAGESIZE);
+  constexpr int64_t kMb = 1024 * 1024;
+  size_t t = reply.OpenObject("mem");
+  reply.AppendInt32("bits", 64);
+  reply.AppendInt32("resident", static_cast<int32_t>(resident_pages * page / kMb));
+  reply.AppendInt32("virtual", static_cast<int32_t>(size_pages * page / kMb));
+  reply.AppendBool("supported", statm.good() || statm.eof());
+  reply.Close(t);
+}
+
+Status RunServerStatus(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& reply) {
+  const ServiceContext& service = ctx.service;
+  const ServerCounters& c = service.counters;
+  auto uptime = std::chrono::steady_clock::now() - service.start_time;
+  int64_t uptime_ms = std::chrono::duration_cast<std::chrono::milliseconds>(uptime).count();
+
+  reply.AppendString("host", HostName(service));
+  reply.AppendString("version", kReportedMongoVersion);
+  reply.AppendString("process", "hourglassd");
+  reply.AppendInt64("pid", static_cast<int64_t>(getpid()));
+  reply.AppendDouble("uptime", static_cast<double>(uptime_ms / 1000));
+  reply.AppendInt64("uptimeMillis", uptime_ms);
+  reply.AppendInt64("uptimeEstimate", uptime_ms / 1000);
+  reply.AppendDate("localTime", NowMillis());
+
+  if (Wanted(cmd, "connections")) {
+    int64_t current = c.connections_current.load();
+    size_t t = reply.OpenObject("connections");
+    reply.AppendInt32("current", static_cast<int32_t>(current));
+    reply.AppendInt32("available", static_cast<int32_t>(
+                                       std::max<int64_t>(0, service.options.max_conns - current)));
+    reply.AppendInt64("totalCreated", c.connections_total.load());
+    reply.AppendInt64("rejected", c.connections_rejected.load());
+    reply.Close(t);
+  }
+  if (Wanted(cmd, "network")) {
+    size_t t = reply.OpenObject("network");
+    reply.AppendInt64("bytesIn", c.bytes_in.load());
+    reply.AppendInt64("bytesOut", c.bytes_out.load());
+    reply.AppendInt64("physicalBytesIn", c.bytes_in.load());
+    reply.AppendInt64("physicalBytesOut", c.bytes_out.load());
+    reply.AppendInt64("numRequests", c.num_requests.load());
+    reply.Close(t);
+  }
+  if (Wanted(cmd, "opcounters")) {
+    size_t t = reply.OpenObject("opcounters");
+    reply.AppendInt64("insert", c.op_insert.load());
+    reply.AppendInt64("query", c.op_query.load());
+    reply.AppendInt64("update", c.op_update.load());
+    reply.AppendInt64("delete", c.op_delete.load());
+    reply.AppendInt64("getmore", c.op_getmore.load());
+    reply.AppendInt64("command", c.op_command.load());
+    reply.Close(t);
+  }
+  if (Wanted(cmd, "mem")) AppendMem(reply);
+  if (Wanted(cmd, "metrics")) {
+    size_t t = reply.OpenObject("metrics");
+    size_t cur = reply.OpenObject("cursor");
+    reply.AppendInt64("timedOut", c.cursors_timed_out.load());
+    reply.Close(cur);
+    reply.Close(t);
+  }
+  if (Wanted(cmd, "storageEngine")) {
+    size_t t = reply.OpenObject("storageEngine");
+    reply.AppendString("name", "wiredTiger");
+    reply.AppendBool("supportsCommittedReads", true);
+    reply.AppendBool("supportsPendingDrops", false);
+    reply.AppendBool("supportsSnapshotReadConcern", true);
+    reply.AppendBool("readOnly", false);
+    reply.AppendBool("persistent", !service.options.in_memory);
+    reply.AppendBool("backupCursorOpen", false);
+    reply.Close(t);
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+void RegisterServerStatusCommand(CommandRegistry& r) {
+  r.Add(std::make_unique<FnCommand>(
+      "serverStatus",
+      FnCommand::Options{.help = "returns lots of administrative server statistics"},
+      RunServerStatus));
+}
+
+}  // namespace hourglass::commands
