@@ -1,0 +1,232 @@
+#include "pipeline/accumulator.h"
+
+#include <cmath>
+#include <cstdio>
+#include <vector>
+
+#include "pipeline/errors.h"
+
+namespace hourglass::pipeline {
+
+using bson::BsonType;
+
+namespace {
+
+// $sum with $add's promotion: int until overflow, then long, then double; decimal if any decimal.
+class SumAccumulator : public Accumulator {
+ public:
+  explicit SumAccumulator(bool count_only = false) : count_only_(count_only) {}
+  Status Process(const Value& v) override {
+    if (count_only_) return Add(Value::Int(1));
+    if (!v.numeric()) return Status::OK();  // $sum ignores non-numeric values
+    return Add(v);
+  }
+  Value Finalize() const override {
+    if (decimal_) return DecimalValue();
+    if (is_double_ || !exact_) return Value::Double(dbl_);
+    return is_long_ ? Value::Long(lng_) : Value::IntOrLong(lng_);
+  }
+
+ private:
+  Status Add(const Value& v) {
+    BsonType t = v.type();
+    dbl_ += v.NumberDouble();
+    if (t == BsonType::kDecimal128) decimal_ = true;
+    if (t == BsonType::kDouble) is_double_ = true;
+    if (t == BsonType::kInt64) is_long_ = true;
+    if (exact_ && (t == BsonType::kInt32 || t == BsonType::kInt64)) {
+      exact_ = !__builtin_add_overflow(lng_, v.NumberLong(), &lng_);
+    } else {
+      exact_ = false;
+    }
+    return Status::OK();
+  }
+  Value DecimalValue() const {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.15g", dbl_);
+    bson::Decimal128 d{};
+    bson::Decimal128::FromString(buf, &d);
+    return Value::Decimal(d);
+  }
+  bool count_only_;
+  bool decimal_ = false, is_double_ = false, is_long_ = false, exact_ = true;
+  int64_t lng_ = 0;
+  double dbl_ = 0;
+};
+
+class AvgAccumulator : public Accumulator {
+ public:
+  Status Process(const Value& v) override {
+    if (!v.numeric()) return Status::OK();
+    total_ += v.NumberDouble();
+    decimal_ = decimal_ || v.type() == BsonType::kDecimal128;
+    ++n_;
+    return Status::OK();
+  }
+  Value Finalize() const override {
+    if (n_ == 0) return Value::Null();
+    double avg = total_ / static_cast<double>(n_);
+    if (decimal_) {
+      char buf[64];
+      std::snprintf(buf, sizeof buf, "%.15g", avg);
+      bson::Decimal128 d{};
+      bson::Decimal128::FromString(buf, &d);
+      return Value::Decimal(d);
+    }
+    return Value::Double(avg);
+  }
+
+ private:
+  double total_ = 0;
+  bool decimal_ = false;
+  int64_t n_ = 0;
+};
+
+class MinMaxAccumulator : public Accumulator {
+ public:
+  explicit MinMaxAccumulator(bool is_min) : is_min_(is_min) {}
+  Status Process(const Value& v) override {
+    if (v.nullish()) return Status::OK();  // $min/$max ignore null and missing
+    if (best_.missing() || (is_min_ ? Compare(v, best_) < 0 : Compare(v, best_) > 0)) best_ = v;
+    return Status::OK();
+  }
+  Value Finalize() const override { return best_.missing() ? Value::Null() : best_; }
+  int64_t ApproxBytes() const override { return 32 + best_.element().size(); }
+
+ private:
+  bool is_min_;
+  Value best_;
+};
+
+class FirstLastAccumulator : public Accumulator {
+ public:
+  explicit FirstLastAccumulator(bool is_first) : is_first_(is_first) {}
+  Status Process(const Value& v) override {
+    if (is_first_ && seen_) return Status::OK();
+    seen_ = true;
+    value_ = v;
+    return Status::OK();
+  }
+  Value Finalize() const override { return value_.missing() ? Value::Null() : value_; }
+  int64_t ApproxBytes() const override { return 32 + value_.element().size(); }
+
+ private:
+  bool is_first_;
+  bool seen_ = false;
+  Value value_;
+};
+
+class PushAccumulator : public Accumulator {
+ public:
+  explicit PushAccumulator(bool unique) : unique_(unique) {}
+  Status Process(const Value& v) override {
+    if (v.missing()) return Status::OK();
+    if (unique_) {
+      for (const auto& x : values_) {
+        if (ValuesEqual(x, v)) return Status::OK();
+      }
+    }
+    bytes_ += 16 + static_cast<int64_t>(v.element().size());
+    values_.push_back(v);
+    return Status::OK();
+  }
+  Value Finalize() const override { return Value::Array(values_); }
+  int64_t ApproxBytes() const override { return 32 + bytes_; }
+
+ private:
+  bool unique_;
+  std::vector<Value> values_;
+  int64_t bytes_ = 0;
+};
+
+// Welford's online variance.
+class StdDevAccumulator : public Accumulator {
+ public:
+  explicit StdDevAccumulator(bool sample) : sample_(sample) {}
+  Status Process(const Value& v) override {
+    if (!v.numeric()) return Status::OK();
+    double x = v.NumberDouble();
+    ++n_;
+    double delta = x - mean_;
+    mean_ += delta / static_cast<double>(n_);
+    m2_ += delta * (x - mean_);
+    return Status::OK();
+  }
+  Value Finalize() const override {
+    const int64_t d = sample_ ? n_ - 1 : n_;
+    if (d <= 0) return Value::Null();
+    return Value::Double(std::sqrt(m2_ / static_cast<double>(d)));
+  }
+
+ private:
+  bool sample_;
+  int64_t n_ = 0;
+  double mean_ = 0, m2_ = 0;
+};
+
+class MergeObjectsAccumulator : public Accumulator {
+ public:
+  Status Process(const Value& v) override {
+    if (v.nullish()) return Status::OK();
+    if (!v.IsObject()) {
+      return PipelineError(40400, "$mergeObjects requires object inputs, but input " +
+                                      v.ToString() + " is of type " +
+                                      std::string(bson::TypeName(v.type())));
+    }
+    for (const auto& e : v.Obj()) {
+      bool replaced = false;
+      for (auto& [n, old] : fields_) {
+        if (n == e.FieldName()) {
+          old = Value::FromElement(e);
+          replaced = true;
+          break;
+        }
+      }
+      if (!replaced) fields_.emplace_back(std::string(e.FieldName()), Value::FromElement(e));
+    }
+    return Status::OK();
+  }
+  Value Finalize() const override {
+    bson::BsonBuilder b;
+    for (const auto& [n, v] : fields_) v.AppendTo(b, n);
+    return Value::Object(b.Obj());
+  }
+  int64_t ApproxBytes() const override {
+    int64_t n = 32;
+    for (const auto& [name, v] : fields_) n += 16 + name.size() + v.element().size();
+    return n;
+  }
+
+ private:
+  std::vector<std::pair<std::string, Value>> fields_;
+};
+
+}  // namespace
+
+bool IsAccumulatorName(std::string_view op) {
+  static const std::string_view kNames[] = {"$sum",   "$avg",       "$min",        "$max",
+                                            "$first", "$last",      "$push",       "$addToSet",
+                                            "$count", "$stdDevPop", "$stdDevSamp", "$mergeObjects"};
+  for (auto n : kNames) {
+    if (n == op) return true;
+  }
+  return false;
+}
+
+std::unique_ptr<Accumulator> MakeAccumulator(std::string_view op) {
+  if (op == "$sum") return std::make_unique<SumAccumulator>();
+  if (op == "$count") return std::make_unique<SumAccumulator>(true);
+  if (op == "$avg") return std::make_unique<AvgAccumulator>();
+  if (op == "$min") return std::make_unique<MinMaxAccumulator>(true);
+  if (op == "$max") return std::make_unique<MinMaxAccumulator>(false);
+  if (op == "$first") return std::make_unique<FirstLastAccumulator>(true);
+  if (op == "$last") return std::make_unique<FirstLastAccumulator>(false);
+  if (op == "$push") return std::make_unique<PushAccumulator>(false);
+  if (op == "$addToSet") return std::make_unique<PushAccumulator>(true);
+  if (op == "$stdDevPop") return std::make_unique<StdDevAccumulator>(false);
+  if (op == "$stdDevSamp") return std::make_unique<StdDevAccumulator>(true);
+  if (op == "$mergeObjects") return std::make_unique<MergeObjectsAccumulator>();
+  return nullptr;
+}
+
+}  // namespace hourglass::pipeline

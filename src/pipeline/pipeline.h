@@ -1,0 +1,91 @@
+// Aggregation pipelines: parsing an aggregate command's `pipeline` array into stages and running
+// them as a chain of pull-based document streams.
+//
+// Model: Pipeline::Parse builds immutable stage objects; Bind() connects them to a source stream
+// and returns the output stream. Each Next() call on the output pulls from the stage below only
+// as much as it needs ($match, $project, $unwind... stream one document at a time; $group, $sort,
+// $sample, $facet and $bucket consume their whole input on the first call). The returned stream
+// shares ownership of the stages, so it may outlive the Pipeline (e.g. held by a cursor across
+// getMores). A stream is single-threaded; a Pipeline may be bound several times.
+//
+// Errors (Status codes): unknown stage 40324, stage object without exactly one field 40323, a
+// non-object stage TypeMismatch (14), stages that need other collections ($lookup, $out, ...)
+// CommandNotSupported (115), $group/$sort over the memory limit without allowDiskUse
+// QueryExceededMemoryLimitNoDiskUseAllowed (292). With allowDiskUse they keep going in memory:
+// there is no spilling yet. Codes missing from base/error_codes.def surface as BadValue (2).
+// See README.md in this folder.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "base/status.h"
+#include "bson/bson.h"
+
+namespace hourglass::pipeline {
+
+// A stream of documents pulled one at a time. Returns an owned document, std::nullopt at end,
+// or an error (after which the stream must not be pulled again).
+class DocumentStream {
+ public:
+  virtual ~DocumentStream() = default;
+  virtual StatusWith<std::optional<bson::BsonObj>> Next() = 0;
+};
+
+// A stream over documents held in memory (tests, $documents, $facet inputs).
+class VectorDocumentStream : public DocumentStream {
+ public:
+  explicit VectorDocumentStream(std::vector<bson::BsonObj> docs) : docs_(std::move(docs)) {}
+  StatusWith<std::optional<bson::BsonObj>> Next() override {
+    if (pos_ >= docs_.size()) return std::optional<bson::BsonObj>();
+    return std::optional<bson::BsonObj>(docs_[pos_++].Owned());
+  }
+
+ private:
+  std::vector<bson::BsonObj> docs_;
+  size_t pos_ = 0;
+};
+
+struct PipelineContext {
+  bool allow_disk_use = false;
+  int64_t now_millis = 0;  // the value of $$NOW
+  // Bytes $group and $sort may hold before failing with code 292 (MongoDB's default: 100 MB).
+  int64_t memory_limit_bytes = 100 * 1024 * 1024;
+};
+
+class Stage;
+
+class Pipeline {
+ public:
+  // Parses the stages of an aggregate command's `pipeline` array (a BSON array, or a document
+  // whose values are the stages). See the header comment for the error codes.
+  static StatusWith<std::unique_ptr<Pipeline>> Parse(const bson::BsonObj& stages_array,
+                                                     const PipelineContext& ctx);
+
+  // If the first stage is a $match whose filter the query layer can run (no $expr), removes it
+  // and returns its filter, for the caller to push into the collection scan; else nullopt.
+  std::optional<bson::BsonObj> PopLeadingMatch();
+
+  // Connects the pipeline to its source and returns the output stream. Stages that produce
+  // their own input ($documents) ignore the source.
+  std::unique_ptr<DocumentStream> Bind(std::unique_ptr<DocumentStream> source) const;
+
+  bool IsEmpty() const { return stages_.empty(); }
+  size_t NumStages() const { return stages_.size(); }
+  const PipelineContext& context() const { return ctx_; }
+
+  // Runs the whole pipeline over `docs` and collects its output (tests, $facet).
+  StatusWith<std::vector<bson::BsonObj>> RunOver(std::vector<bson::BsonObj> docs) const;
+
+ private:
+  Pipeline() = default;
+  PipelineContext ctx_;
+  std::vector<std::shared_ptr<const Stage>> stages_;
+};
+
+// Drains `stream` into a vector (stopping at the first error).
+StatusWith<std::vector<bson::BsonObj>> DrainStream(DocumentStream& stream);
+
+}  // namespace hourglass::pipeline

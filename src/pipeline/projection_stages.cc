@@ -1,0 +1,470 @@
+// $project, $addFields/$set and $unset: a tree of per-field actions applied to each document.
+//
+// Inclusion ($project {a: 1, "b.c": 1, d: <expr>}): kept fields come out in the input
+// document's order, then computed fields in spec order; _id is kept unless {_id: 0}.
+// Exclusion ($project {a: 0}, $unset): everything but the named paths. $addFields: every field
+// kept, computed fields replace existing ones in place or are appended. Paths through arrays
+// apply to each object member of the array. Expressions always see the whole input document.
+#include <map>
+
+#include "pipeline/stage.h"
+
+namespace hourglass::pipeline {
+
+using bson::BsonBuilder;
+using bson::BsonElement;
+using bson::BsonObj;
+using bson::BsonType;
+using OptDoc = std::optional<BsonObj>;
+
+namespace {
+
+enum class Mode { kInclusion, kExclusion, kAddFields };
+
+struct Node;
+
+struct Action {
+  enum Kind { kInclude, kExclude, kCompute, kSubtree } kind;
+  ExpressionPtr expr;
+  std::unique_ptr<Node> node;
+};
+
+struct Node {
+  std::vector<std::string> order;  // spec order of the children
+  std::map<std::string, Action, std::less<>> children;
+
+  const Action* Find(std::string_view n) const {
+    auto it = children.find(n);
+    return it == children.end() ? nullptr : &it->second;
+  }
+  bool HasComputed() const {
+    for (const auto& [n, a] : children) {
+      if (a.kind == Action::kCompute) return true;
+      if (a.kind == Action::kSubtree && a.node->HasComputed()) return true;
+    }
+    return false;
+  }
+};
+
+struct Ctx {
+  const BsonObj& root;
+  Variables& vars;
+};
+
+StatusWith<BsonObj> ApplyInclusion(const Node& node, const BsonObj& obj, Ctx& c);
+StatusWith<BsonObj> ApplyExclusion(const Node& node, const BsonObj& obj);
+StatusWith<BsonObj> ApplyAddFields(const Node& node, const BsonObj& obj, Ctx& c);
+
+// Applies a subtree to an array: object members recursively, nested arrays likewise; other
+// members are kept (exclusion), dropped (inclusion) or replaced by the computed fields.
+StatusWith<BsonObj> ApplyToArray(Mode mode, const Node& node, const BsonObj& arr, Ctx& c) {
+  BsonBuilder b;
+  int i = 0;
+  for (const auto& m : arr) {
+    std::string key = std::to_string(i);
+    if (m.type() == BsonType::kObject) {
+      StatusWith<BsonObj> r = mode == Mode::kInclusion   ? ApplyInclusion(node, m.Obj(), c)
+                              : mode == Mode::kExclusion ? ApplyExclusion(node, m.Obj())
+                                                         : ApplyAddFields(node, m.Obj(), c);
+      if (!r.ok()) return r.status();
+      b.AppendObject(key, r.value());
+    } else if (m.type() == BsonType::kArray) {
+      HG_ASSIGN_OR_RETURN(BsonObj r, ApplyToArray(mode, node, m.Obj(), c));
+      b.AppendArray(key, r);
+    } else if (mode == Mode::kExclusion) {
+      b.AppendElementAs(m, key);
+    } else if (mode == Mode::kAddFields || node.HasComputed()) {
+      StatusWith<BsonObj> r = mode == Mode::kInclusion ? ApplyInclusion(node, BsonObj(), c)
+                                                       : ApplyAddFields(node, BsonObj(), c);
+      if (!r.ok()) return r.status();
+      b.AppendObject(key, r.value());
+    } else {
+      continue;
+    }
+    ++i;
+  }
+  return b.Obj();
+}
+
+StatusWith<BsonObj> ApplyInclusion(const Node& node, const BsonObj& obj, Ctx& c) {
+  BsonBuilder b;
+  for (const auto& e : obj) {
+    const Action* a = node.Find(e.FieldName());
+    if (a == nullptr) continue;
+    if (a->kind == Action::kInclude) {
+      b.AppendElement(e);
+    } else if (a->kind == Action::kSubtree) {
+      if (e.type() == BsonType::kObject) {
+        HG_ASSIGN_OR_RETURN(BsonObj sub, ApplyInclusion(*a->node, e.Obj(), c));
+        b.AppendObject(e.FieldName(), sub);
+      } else if (e.type() == BsonType::kArray) {
+        HG_ASSIGN_OR_RETURN(BsonObj sub, ApplyToArray(Mode::kInclusion, *a->node, e.Obj(), c));
+        b.AppendArray(e.FieldName(), sub);
+      } else if (a->node->HasComputed()) {
+        HG_ASSIGN_OR_RETURN(BsonObj sub, ApplyInclusion(*a->node, BsonObj(), c));
+        b.AppendObject(e.FieldName(), sub);
+      }
+    }
+  }
+  for (const auto& name : node.order) {
+    const Action& a = node.children.at(name);
+    if (a.kind == Action::kCompute) {
+      HG_ASSIGN_OR_RETURN(Value v, a.expr->Evaluate(c.root, c.vars));
+      v.AppendTo(b, name);
+    } else if (a.kind == Action::kSubtree && obj.GetField(name).eoo() && a.node->HasComputed()) {
+      HG_ASSIGN_OR_RETURN(BsonObj sub, ApplyInclusion(*a.node, BsonObj(), c));
+      b.AppendObject(name, sub);
+    }
+  }
+  return b.Obj();
+}
+
+StatusWith<BsonObj> ApplyExclusion(const Node& node, const BsonObj& obj) {
+  BsonBuilder b;
+  for (const auto& e : obj) {
+    const Action* a = node.Find(e.FieldName());
+    if (a == nullptr || a->kind == Action::kInclude) {
+      b.AppendElement(e);
+    } else if (a->kind == Action::kSubtree) {
+      if (e.type() == BsonType::kObject) {
+        HG_ASSIGN_OR_RETURN(BsonObj sub, ApplyExclusion(*a->node, e.Obj()));
+        b.AppendObject(e.FieldName(), sub);
+      } else if (e.type() == BsonType::kArray) {
+        BsonObj empty;
+        Variables unused;
+        Ctx c{empty, unused};
+        HG_ASSIGN_OR_RETURN(BsonObj sub, ApplyToArray(Mode::kExclusion, *a->node, e.Obj(), c));
+        b.AppendArray(e.FieldName(), sub);
+      } else {
+        b.AppendElement(e);
+      }
+    }
+  }
+  return b.Obj();
+}
+
+StatusWith<BsonObj> ApplyAddFields(const Node& node, const BsonObj& obj, Ctx& c) {
+  BsonBuilder b;
+  for (const auto& e : obj) {
+    const Action* a = node.Find(e.FieldName());
+    if (a == nullptr) {
+      b.AppendElement(e);
+    } else if (a->kind == Action::kCompute) {
+      HG_ASSIGN_OR_RETURN(Value v, a->expr->Evaluate(c.root, c.vars));
+      v.AppendTo(b, e.FieldName());
+    } else if (e.type() == BsonType::kObject) {
+      HG_ASSIGN_OR_RETURN(BsonObj sub, ApplyAddFields(*a->node, e.Obj(), c));
+      b.AppendObject(e.FieldName(), sub);
+    } else if (e.type() == BsonType::kArray) {
+      HG_ASSIGN_OR_RETURN(BsonObj sub, ApplyToArray(Mode::kAddFields, *a->node, e.Obj(), c));
+      b.AppendArray(e.FieldName(), sub);
+    } else {
+      HG_ASSIGN_OR_RETURN(BsonObj sub, ApplyAddFields(*a->node, BsonObj(), c));
+      b.AppendObject(e.FieldName(), sub);
+    }
+  }
+  for (const auto& name : node.order) {
+    if (!obj.GetField(name).eoo()) continue;
+    const Action& a = node.children.at(name);
+    if (a.kind == Action::kCompute) {
+      HG_ASSIGN_OR_RETURN(Value v, a.expr->Evaluate(c.root, c.vars));
+      v.AppendTo(b, name);
+    } else {
+      HG_ASSIGN_OR_RETURN(BsonObj sub, ApplyAddFields(*a.node, BsonObj(), c));
+      b.AppendObject(name, sub);
+    }
+  }
+  return b.Obj();
+}
+
+class ProjectionStage : public Stage {
+ public:
+  ProjectionStage(std::string_view name, Mode mode, std::unique_ptr<Node> root, int64_t now)
+      : name_(name), mode_(mode), root_(std::move(root)), now_(now) {}
+  std::string_view name() const override { return name_; }
+
+  StatusWith<BsonObj> Apply(const BsonObj& doc) const {
+    Variables vars(now_);
+    Ctx c{doc, vars};
+    switch (mode_) {
+      case Mode::kInclusion:
+        return ApplyInclusion(*root_, doc, c);
+      case Mode::kExclusion:
+        return ApplyExclusion(*root_, doc);
+      case Mode::kAddFields:
+        return ApplyAddFields(*root_, doc, c);
+    }
+    return doc;
+  }
+
+  std::unique_ptr<DocumentStream> Bind(std::unique_ptr<DocumentStream> input) const override {
+    class Stream : public DocumentStream {
+     public:
+      Stream(std::shared_ptr<const ProjectionStage> s, std::unique_ptr<DocumentStream> in)
+          : s_(std::move(s)), in_(std::move(in)) {}
+      StatusWith<OptDoc> Next() override {
+        HG_ASSIGN_OR_RETURN(OptDoc d, in_->Next());
+        if (!d) return d;
+        HG_ASSIGN_OR_RETURN(BsonObj out, s_->Apply(*d));
+        return OptDoc(std::move(out));
+      }
+
+     private:
+      std::shared_ptr<const ProjectionStage> s_;
+      std::unique_ptr<DocumentStream> in_;
+    };
+    return std::make_unique<Stream>(
+        std::static_pointer_cast<const ProjectionStage>(shared_from_this()), std::move(input));
+  }
+
+ private:
+  std::string_view name_;
+  Mode mode_;
+  std::unique_ptr<Node> root_;
+  int64_t now_;
+};
+
+std::vector<std::string> SplitDotted(std::string_view path) {
+  std::vector<std::string> parts;
+  size_t start = 0;
+  while (true) {
+    size_t dot = path.find('.', start);
+    parts.emplace_back(path.substr(start, dot == std::string_view::npos ? dot : dot - start));
+    if (dot == std::string_view::npos) break;
+    start = dot + 1;
+  }
+  return parts;
+}
+
+// Builds the tree from a spec; `stage` names the stage in errors ("$project", "$addFields").
+class TreeBuilder {
+ public:
+  TreeBuilder(std::string_view stage, Mode mode) : stage_(stage), mode_(mode) {}
+
+  Status Add(Node& node, std::string_view prefix, const BsonElement& f) {
+    std::string_view field = f.FieldName();
+    std::string full =
+        prefix.empty() ? std::string(field) : std::string(prefix) + "." + std::string(field);
+    if (field.empty() || field[0] == '$') {
+      return PipelineError(
+          field.empty() ? 40352 : 16410,
+          "Invalid " + std::string(stage_) + " :: caused by :: FieldPath " +
+              (field.empty() ? "cannot be constructed with empty string"
+                             : "field names may not start with '$'. Consider using $getField "
+                               "or $setField."));
+    }
+    auto parts = SplitDotted(field);
+    Node* cur = &node;
+    std::string path_so_far(prefix);
+    for (size_t i = 0; i + 1 < parts.size(); ++i) {
+      if (parts[i].empty()) return EmptyComponent();
+      path_so_far += (path_so_far.empty() ? "" : ".") + parts[i];
+      HG_ASSIGN_OR_RETURN(cur, Subtree(*cur, parts[i], path_so_far));
+    }
+    const std::string& leaf = parts.back();
+    if (leaf.empty()) return EmptyComponent();
+    // Decide what the value means.
+    if (f.type() == BsonType::kObject) {
+      BsonObj o = f.Obj();
+      if (!o.IsEmpty() && o.FirstElement().FieldName()[0] == '$') {
+        return AddCompute(*cur, leaf, full, f);
+      }
+      if (o.IsEmpty()) {
+        if (mode_ == Mode::kAddFields) return AddCompute(*cur, leaf, full, f);
+        return PipelineError(51270, "Invalid " + std::string(stage_) +
+                                        " :: caused by :: An empty sub-projection is not a valid "
+                                        "value. Found empty object at path");
+      }
+      HG_ASSIGN_OR_RETURN(Node * sub, Subtree(*cur, leaf, full));
+      for (const auto& sf : o) HG_RETURN_IF_ERROR(Add(*sub, full, sf));
+      return Status::OK();
+    }
+    const bool is_flag = f.IsNumber() || f.type() == BsonType::kBool;
+    if (mode_ == Mode::kAddFields || !is_flag) return AddCompute(*cur, leaf, full, f);
+    const bool include = f.Truthy();
+    const bool is_id = full == "_id";
+    if (!is_id) {
+      if (include && saw_exclusion_) return MixError(false, full);
+      if (!include && (saw_inclusion_ || saw_compute_)) return MixError(true, full);
+      (include ? saw_inclusion_ : saw_exclusion_) = true;
+      (include ? first_inclusion_ : first_exclusion_) = full;
+    }
+    return Insert(*cur, leaf, full, Action{include ? Action::kInclude : Action::kExclude, {}, {}});
+  }
+
+  bool saw_inclusion() const { return saw_inclusion_ || saw_compute_; }
+  bool saw_exclusion() const { return saw_exclusion_; }
+
+ private:
+  Status EmptyComponent() {
+    return PipelineError(15998, "Invalid " + std::string(stage_) +
+                                    " :: caused by :: FieldPath field names may not be empty "
+                                    "strings.");
+  }
+  Status MixError(bool exclusion_in_inclusion, const std::string& path) {
+    if (exclusion_in_inclusion) {
+      return PipelineError(31254, "Invalid " + std::string(stage_) +
+                                      " :: caused by :: Cannot do exclusion on field " + path +
+                                      " in inclusion projection");
+    }
+    return PipelineError(31253, "Invalid " + std::string(stage_) +
+                                    " :: caused by :: Cannot do inclusion on field " + path +
+                                    " in exclusion projection");
+  }
+  Status AddCompute(Node& node, const std::string& leaf, const std::string& full,
+                    const BsonElement& f) {
+    if (mode_ != Mode::kAddFields) {
+      if (saw_exclusion_) {
+        return PipelineError(31252, "Invalid " + std::string(stage_) +
+                                        " :: caused by :: Cannot use expression other than $meta "
+                                        "in exclusion projection");
+      }
+      saw_compute_ = true;
+    }
+    HG_ASSIGN_OR_RETURN(auto e, Expression::ParseExpression(f, ParseContext()));
+    return Insert(node, leaf, full, Action{Action::kCompute, std::move(e), {}});
+  }
+  Status Insert(Node& node, const std::string& leaf, const std::string& full, Action a) {
+    if (node.children.count(leaf)) {
+      return PipelineError(
+          31250, "Invalid " + std::string(stage_) + " :: caused by :: Path collision at " + full);
+    }
+    node.order.push_back(leaf);
+    node.children.emplace(leaf, std::move(a));
+    return Status::OK();
+  }
+  StatusWith<Node*> Subtree(Node& node, const std::string& name, const std::string& full) {
+    auto it = node.children.find(name);
+    if (it == node.children.end()) {
+      node.order.push_back(name);
+      it =
+          node.children.emplace(name, Action{Action::kSubtree, {}, std::make_unique<Node>()}).first;
+    } else if (it->second.kind != Action::kSubtree) {
+      return PipelineError(
+          31249, "Invalid " + std::string(stage_) + " :: caused by :: Path collision at " + full);
+    }
+    return it->second.node.get();
+  }
+
+  std::string_view stage_;
+  Mode mode_;
+  bool saw_inclusion_ = false, saw_exclusion_ = false, saw_compute_ = false;
+  std::string first_inclusion_, first_exclusion_;
+};
+
+}  // namespace
+
+Status ParseProjectStage(const BsonElement& spec, const PipelineContext& ctx, StageList* out) {
+  if (spec.type() != BsonType::kObject) {
+    return PipelineError(15969, "$project specification must be an object");
+  }
+  if (spec.Obj().IsEmpty()) {
+    return PipelineError(51272,
+                         "Invalid $project :: caused by :: projection specification must "
+                         "have at least one field");
+  }
+  // Mode is unknown until the whole spec is seen; parse as a projection and decide afterwards.
+  TreeBuilder tb("$project", Mode::kInclusion);
+  auto root = std::make_unique<Node>();
+  for (const auto& f : spec.Obj()) HG_RETURN_IF_ERROR(tb.Add(*root, "", f));
+  Mode mode = tb.saw_inclusion() || !tb.saw_exclusion() ? Mode::kInclusion : Mode::kExclusion;
+  if (mode == Mode::kExclusion) {
+    // Only {_id: 0} plus exclusions, or {_id: 0} alone.
+  } else if (!tb.saw_inclusion()) {
+    // Only _id was named: {_id: 1} keeps just _id; {_id: 0} alone is an exclusion.
+    const Action* id = root->Find("_id");
+    if (id != nullptr && id->kind == Action::kExclude) mode = Mode::kExclusion;
+  }
+  if (mode == Mode::kInclusion && root->Find("_id") == nullptr) {
+    // _id is kept by default in inclusion projections.
+    root->order.insert(root->order.begin(), "_id");
+    root->children.emplace("_id", Action{Action::kInclude, {}, {}});
+  }
+  out->push_back(
+      std::make_shared<ProjectionStage>("$project", mode, std::move(root), ctx.now_millis));
+  return Status::OK();
+}
+
+Status ParseAddFieldsStage(const BsonElement& spec, const PipelineContext& ctx, StageList* out) {
+  std::string_view name = spec.FieldName();
+  if (spec.type() != BsonType::kObject) {
+    return PipelineError(40272, std::string(name) + " specification stage must be an object, got " +
+                                    std::string(bson::TypeName(spec.type())));
+  }
+  TreeBuilder tb(name, Mode::kAddFields);
+  auto root = std::make_unique<Node>();
+  for (const auto& f : spec.Obj()) HG_RETURN_IF_ERROR(tb.Add(*root, "", f));
+  out->push_back(std::make_shared<ProjectionStage>(
+      name == "$set" ? "$set" : "$addFields", Mode::kAddFields, std::move(root), ctx.now_millis));
+  return Status::OK();
+}
+
+Status ParseUnsetStage(const BsonElement& spec, const PipelineContext& ctx, StageList* out) {
+  std::vector<std::string_view> fields;
+  if (spec.type() == BsonType::kString) {
+    fields.push_back(spec.Str());
+  } else if (spec.type() == BsonType::kArray) {
+    for (const auto& m : spec.Obj()) {
+      if (m.type() != BsonType::kString) {
+        return PipelineError(31120,
+                             "$unset specification must be a string or an array "
+                             "containing only string values");
+      }
+      fields.push_back(m.Str());
+    }
+    if (fields.empty()) {
+      return PipelineError(31119,
+                           "$unset specification must be a string or an array with at "
+                           "least one field");
+    }
+  } else {
+    return PipelineError(31002, "$unset specification must be a string or an array");
+  }
+  TreeBuilder tb("$unset", Mode::kExclusion);
+  auto root = std::make_unique<Node>();
+  BsonBuilder b;
+  for (auto f : fields) b.AppendInt32(f, 0);
+  BsonObj as_projection = b.Obj();
+  for (const auto& f : as_projection) HG_RETURN_IF_ERROR(tb.Add(*root, "", f));
+  out->push_back(std::make_shared<ProjectionStage>("$unset", Mode::kExclusion, std::move(root),
+                                                   ctx.now_millis));
+  return Status::OK();
+}
+
+namespace {
+
+BsonObj SetPathIn(const BsonObj& doc, const std::vector<std::string>& path, size_t i,
+                  const Value& v) {
+  BsonBuilder b;
+  bool found = false;
+  const std::string& name = path[i];
+  for (const auto& e : doc) {
+    if (e.FieldName() != name || found) {
+      b.AppendElement(e);
+      continue;
+    }
+    found = true;
+    if (i + 1 == path.size()) {
+      v.AppendTo(b, name);
+    } else {
+      BsonObj sub = e.type() == BsonType::kObject ? e.Obj() : BsonObj();
+      b.AppendObject(name, SetPathIn(sub, path, i + 1, v));
+    }
+  }
+  if (!found) {
+    if (i + 1 == path.size()) {
+      v.AppendTo(b, name);
+    } else if (!v.missing()) {
+      b.AppendObject(name, SetPathIn(BsonObj(), path, i + 1, v));
+    }
+  }
+  return b.Obj();
+}
+
+}  // namespace
+
+BsonObj SetPathValue(const BsonObj& doc, const std::vector<std::string>& path, const Value& v) {
+  return SetPathIn(doc, path, 0, v);
+}
+
+}  // namespace hourglass::pipeline

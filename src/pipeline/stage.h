@@ -1,0 +1,59 @@
+// Internal to src/pipeline: the stage interface and the per-stage parsers.
+//
+// A Stage is the parsed, immutable form of one pipeline stage. Bind() returns the stream that
+// runs it over `input`; the stream keeps the Stage alive through shared_from_this(), so stages
+// are always created with std::make_shared.
+#pragma once
+
+#include <memory>
+#include <string_view>
+#include <vector>
+
+#include "pipeline/errors.h"
+#include "pipeline/expression.h"
+#include "pipeline/pipeline.h"
+
+namespace hourglass::pipeline {
+
+class Stage : public std::enable_shared_from_this<Stage> {
+ public:
+  virtual ~Stage() = default;
+  virtual std::string_view name() const = 0;
+  virtual std::unique_ptr<DocumentStream> Bind(std::unique_ptr<DocumentStream> input) const = 0;
+};
+
+using StagePtr = std::shared_ptr<const Stage>;
+using StageList = std::vector<StagePtr>;
+
+// Each parser receives the stage's element ({"$name": spec}) and appends one or more stages
+// (e.g. $sortByCount becomes $group + $sort).
+Status ParseMatchStage(const bson::BsonElement& spec, const PipelineContext& ctx, StageList* out);
+Status ParseLimitStage(const bson::BsonElement& spec, const PipelineContext& ctx, StageList* out);
+Status ParseSkipStage(const bson::BsonElement& spec, const PipelineContext& ctx, StageList* out);
+Status ParseCountStage(const bson::BsonElement& spec, const PipelineContext& ctx, StageList* out);
+Status ParseSortStage(const bson::BsonElement& spec, const PipelineContext& ctx, StageList* out);
+Status ParseUnwindStage(const bson::BsonElement& spec, const PipelineContext& ctx, StageList* out);
+Status ParseReplaceRootStage(const bson::BsonElement& spec, const PipelineContext& ctx,
+                             StageList* out);
+Status ParseSampleStage(const bson::BsonElement& spec, const PipelineContext& ctx, StageList* out);
+Status ParseDocumentsStage(const bson::BsonElement& spec, const PipelineContext& ctx,
+                           StageList* out);
+Status ParseFacetStage(const bson::BsonElement& spec, const PipelineContext& ctx, StageList* out);
+Status ParseProjectStage(const bson::BsonElement& spec, const PipelineContext& ctx, StageList* out);
+Status ParseAddFieldsStage(const bson::BsonElement& spec, const PipelineContext& ctx,
+                           StageList* out);
+Status ParseUnsetStage(const bson::BsonElement& spec, const PipelineContext& ctx, StageList* out);
+Status ParseGroupStage(const bson::BsonElement& spec, const PipelineContext& ctx, StageList* out);
+Status ParseSortByCountStage(const bson::BsonElement& spec, const PipelineContext& ctx,
+                             StageList* out);
+Status ParseBucketStage(const bson::BsonElement& spec, const PipelineContext& ctx, StageList* out);
+
+// The filter of a $match stage, or nullptr if `stage` is not a pushable $match.
+const bson::BsonObj* PushableMatchFilter(const Stage& stage);
+
+// Writes `v` at dotted `path` inside `doc` (creating sub-documents, replacing non-objects),
+// keeping the field's position when it exists; a missing `v` removes the field.
+bson::BsonObj SetPathValue(const bson::BsonObj& doc, const std::vector<std::string>& path,
+                           const Value& v);
+
+}  // namespace hourglass::pipeline
