@@ -59,8 +59,9 @@ class KvEngine {
   // others fail with BadValue. ConflictingOperationInProgress if a drop of `ident` is pending.
   virtual Status CreateTable(std::string_view ident) = 0;
 
-  // Drops table `ident`; succeeds if it does not exist. Cursors cached by idle sessions are closed
-  // first. If the table stays busy (a Session in use still holds a cursor on it) the drop is
+  // Drops table `ident`; succeeds if it does not exist. From the start of the call the table is
+  // hidden and new cursors on it fail with NamespaceNotFound; cursors cached by idle sessions are
+  // closed first. If the table stays busy (a Session in use still holds a cursor on it) the drop is
   // retried for a short while and then deferred: the call returns OK, the table disappears from
   // TableExists/ListTables at once, and the background thread (or the destructor) removes it
   // once the last cursor is gone. A deferred drop is lost on a crash (the table reappears). Blocks

@@ -109,8 +109,11 @@ std::string TableUri(std::string_view ident) {
 
 // ---- WtSessionHandle ----
 
-WtSessionHandle::WtSessionHandle(WT_SESSION* session, const std::atomic<uint64_t>* drop_epoch)
-    : session_(session), drop_epoch_(drop_epoch), seen_epoch_(drop_epoch->load()) {}
+WtSessionHandle::WtSessionHandle(WT_SESSION* session, WtKvEngine* engine)
+    : session_(session),
+      engine_(engine),
+      drop_epoch_(engine->drop_epoch()),
+      seen_epoch_(drop_epoch_->load()) {}
 
 WtSessionHandle::~WtSessionHandle() {
   int ret = session_->close(session_, nullptr);
@@ -147,7 +150,10 @@ StatusWith<LentCursor> WtSessionHandle::AcquireCursor(std::string_view ident) {
     return LentCursor{c, seen_epoch_};
   }
   WT_CURSOR* c = nullptr;
-  int ret = session_->open_cursor(session_, uri.c_str(), nullptr, "overwrite=false", &c);
+  // A table being dropped is already gone for new users; opening a cursor would keep it busy.
+  int ret = engine_->IsDropPending(ident)
+                ? ENOENT
+                : session_->open_cursor(session_, uri.c_str(), nullptr, "overwrite=false", &c);
   if (ret == ENOENT) {
     return Status(ErrorCode::kNamespaceNotFound,
                   "table '" + std::string(ident) + "' does not exist");
@@ -222,7 +228,7 @@ std::unique_ptr<WtSessionHandle> WtKvEngine::AcquireHandle() {
     LogStorage("F", "cannot open a WiredTiger session", wiredtiger_strerror(ret));
     invariant(ret == 0);
   }
-  return std::make_unique<WtSessionHandle>(session, &drop_epoch_);
+  return std::make_unique<WtSessionHandle>(session, this);
 }
 
 void WtKvEngine::ReleaseHandle(std::unique_ptr<WtSessionHandle> handle) {
@@ -243,6 +249,7 @@ std::unique_ptr<Session> WtKvEngine::NewSession() {
 }
 
 bool WtKvEngine::IsDropPending(std::string_view ident) {
+  if (pending_drop_count_.load() == 0) return false;
   std::lock_guard<std::mutex> lock(drop_mu_);
   return pending_drops_.find(ident) != pending_drops_.end();
 }
@@ -277,21 +284,33 @@ int WtKvEngine::TryDrop(const std::string& ident) {
   return h.session()->drop(h.session(), TableUri(ident).c_str(), "force=true");
 }
 
+void WtKvEngine::SetDropPending(const std::string& ident, bool pending) {
+  std::lock_guard<std::mutex> lock(drop_mu_);
+  if (pending) {
+    pending_drops_.insert(ident);
+  } else {
+    pending_drops_.erase(ident);
+  }
+  pending_drop_count_.store(pending_drops_.size());
+}
+
 Status WtKvEngine::DropTable(std::string_view ident) {
   HG_RETURN_IF_ERROR(ValidateIdent(ident));
   std::string name(ident);
+  // Marked first, so that no new cursor opens on the table while we wait for old ones to close.
+  SetDropPending(name, true);
   for (int attempt = 0; attempt < kDropAttempts; ++attempt) {
     int ret = TryDrop(name);
     if (ret == 0) {
-      std::lock_guard<std::mutex> lock(drop_mu_);
-      pending_drops_.erase(name);
+      SetDropPending(name, false);
       return Status::OK();
     }
-    if (!IsWtBusy(ret)) return WtStatus(ret, "dropping table '" + name + "'");
+    if (!IsWtBusy(ret)) {
+      SetDropPending(name, false);
+      return WtStatus(ret, "dropping table '" + name + "'");
+    }
     std::this_thread::sleep_for(std::chrono::milliseconds(1 << attempt));
   }
-  std::lock_guard<std::mutex> lock(drop_mu_);
-  pending_drops_.insert(name);
   LogStorage("I", "table busy; drop deferred", name);
   return Status::OK();
 }
@@ -308,8 +327,7 @@ void WtKvEngine::ProcessPendingDrops() {
     if (ret != 0) {
       LogStorage("E", "deferred drop failed", WtStatus(ret, ident).reason());
     }
-    std::lock_guard<std::mutex> lock(drop_mu_);
-    pending_drops_.erase(ident);
+    SetDropPending(ident, false);
   }
 }
 

@@ -38,10 +38,12 @@ struct LentCursor {
   uint64_t epoch = 0;
 };
 
+class WtKvEngine;
+
 // One WT_SESSION and its per-table cursor cache. Single-threaded like the session it wraps.
 class WtSessionHandle {
  public:
-  WtSessionHandle(WT_SESSION* session, const std::atomic<uint64_t>* drop_epoch);
+  WtSessionHandle(WT_SESSION* session, WtKvEngine* engine);
   ~WtSessionHandle();  // closes the session, and with it every cursor
   WtSessionHandle(const WtSessionHandle&) = delete;
   WtSessionHandle& operator=(const WtSessionHandle&) = delete;
@@ -49,7 +51,8 @@ class WtSessionHandle {
   WT_SESSION* session() const { return session_; }
 
   // Takes a cached cursor on `ident` or opens one (overwrite=false, so insert reports duplicates
-  // and update/remove report missing keys). NamespaceNotFound if the table does not exist.
+  // and update/remove report missing keys). NamespaceNotFound if the table does not exist or is
+  // being dropped.
   StatusWith<LentCursor> AcquireCursor(std::string_view ident);
   // Resets the cursor and caches it, or closes it if a drop happened since it was lent.
   void ReleaseCursor(LentCursor lent);
@@ -61,6 +64,7 @@ class WtSessionHandle {
   void CloseCachedCursors();
 
   WT_SESSION* session_;
+  WtKvEngine* engine_;
   const std::atomic<uint64_t>* drop_epoch_;
   uint64_t seen_epoch_;
   // Keyed by the cursor's URI ("table:<ident>").
@@ -87,14 +91,17 @@ class WtKvEngine final : public KvEngine {
   std::unique_ptr<WtSessionHandle> AcquireHandle();
   void ReleaseHandle(std::unique_ptr<WtSessionHandle> handle);
   void OnSessionDestroyed() { active_sessions_.fetch_sub(1); }
+  const std::atomic<uint64_t>* drop_epoch() const { return &drop_epoch_; }
+  // True while a drop of `ident` is being attempted or deferred: no new cursors open on it.
+  bool IsDropPending(std::string_view ident);
 
  private:
   // One drop attempt: sweeps idle handles' cursors and calls WT_SESSION::drop. Returns EBUSY
   // (as an int) if a cursor is still open somewhere, 0 on success, another WT code on error.
   int TryDrop(const std::string& ident);
+  void SetDropPending(const std::string& ident, bool pending);
   // Retries deferred drops once each.
   void ProcessPendingDrops();
-  bool IsDropPending(std::string_view ident);
   bool TableInMetadata(WT_SESSION* session, std::string_view ident);
   void CheckpointLoop();
   void JournalFlushLoop();
@@ -108,6 +115,7 @@ class WtKvEngine final : public KvEngine {
 
   std::mutex drop_mu_;
   std::set<std::string, std::less<>> pending_drops_;  // guarded by drop_mu_
+  std::atomic<size_t> pending_drop_count_{0};         // pending_drops_.size(), read lock-free
 
   std::mutex pool_mu_;
   std::vector<std::unique_ptr<WtSessionHandle>> idle_;  // guarded by pool_mu_
