@@ -102,17 +102,25 @@ TEST_F(AdminCommandsTest, HelloEchoesHelloOkOnlyWhenAsked) {
   EXPECT_FALSE(Run(R"({"hello": 1, "helloOk": false})").HasField("helloOk"));
 }
 
-TEST_F(AdminCommandsTest, HelloNegotiatesCompressionInClientOrderOnFirstHelloOnly) {
+TEST_F(AdminCommandsTest, HelloNegotiatesCompressionInClientOrder) {
   BsonObj r = Run(R"({"isMaster": 1, "compression": ["zstd", "lz4", "snappy", "zstd"]})");
   ExpectOk(r);
   EXPECT_EQ(Strings(r["compression"]), (std::vector<std::string>{"zstd", "snappy"}));
   EXPECT_EQ(client_.compressors,
             (std::vector<wire::Compressor>{wire::Compressor::kZstd, wire::Compressor::kSnappy}));
 
-  // A heartbeat on the same connection cannot renegotiate.
-  r = Run(R"({"hello": 1, "compression": ["zlib"]})");
+  // A heartbeat without `compression` is told the agreed list and keeps it.
+  r = Run(R"({"hello": 1})");
   EXPECT_EQ(Strings(r["compression"]), (std::vector<std::string>{"zstd", "snappy"}));
   EXPECT_EQ(client_.compressors.size(), 2u);
+
+  // A hello that lists compressors renegotiates, as MongoDB's serverNegotiate does.
+  r = Run(R"({"hello": 1, "compression": ["zlib"]})");
+  EXPECT_EQ(Strings(r["compression"]), (std::vector<std::string>{"zlib"}));
+  EXPECT_EQ(client_.compressors, (std::vector<wire::Compressor>{wire::Compressor::kZlib}));
+  r = Run(R"({"hello": 1, "compression": []})");
+  EXPECT_FALSE(r.HasField("compression"));
+  EXPECT_TRUE(client_.compressors.empty());
 }
 
 TEST_F(AdminCommandsTest, HelloOffersOnlyServerCompressors) {

@@ -1,6 +1,7 @@
 // hello / isMaster / ismaster: the connection handshake and the drivers' monitoring heartbeat
 // (mongodb/specifications source/mongodb-handshake/handshake.md and the SDAM monitoring spec).
 #include <chrono>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -20,12 +21,12 @@ namespace {
 
 // The agreed compressors: the client's names, in the client's order, that this server accepts.
 // Unknown names are ignored (clients list what they support; the server answers the subset).
-StatusWith<std::vector<wire::Compressor>> NegotiateCompressors(const ServiceContext& service,
-                                                               std::string_view cmd_name,
-                                                               const BsonObj& cmd) {
+// nullopt when the request has no `compression` field.
+StatusWith<std::optional<std::vector<wire::Compressor>>> NegotiateCompressors(
+    const ServiceContext& service, std::string_view cmd_name, const BsonObj& cmd) {
   std::vector<wire::Compressor> agreed;
   HG_ASSIGN_OR_RETURN(auto requested, GetArray(cmd_name, cmd, "compression"));
-  if (!requested) return agreed;
+  if (!requested) return std::optional<std::vector<wire::Compressor>>();
   for (BsonElement e : *requested) {
     if (e.type() != BsonType::kString) {
       return Status(ErrorCode::kTypeMismatch,
@@ -40,7 +41,7 @@ StatusWith<std::vector<wire::Compressor>> NegotiateCompressors(const ServiceCont
     for (auto a : agreed) duplicate = duplicate || a == *c;
     if (supported && !duplicate) agreed.push_back(*c);
   }
-  return agreed;
+  return std::optional<std::vector<wire::Compressor>>(std::move(agreed));
 }
 
 BsonObj CompressorNames(const std::vector<wire::Compressor>& list) {
@@ -110,12 +111,12 @@ Status RunHello(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& reply) {
   HG_ASSIGN_OR_RETURN(auto agreed, NegotiateCompressors(ctx.service, cmd_name, cmd));
   HG_RETURN_IF_ERROR(MaybeAwaitTopologyChange(ctx, cmd_name, cmd));
 
-  // Compression and client metadata are fixed by the first hello of a connection; later hellos
-  // (monitoring heartbeats) see the agreed list again and cannot change it.
-  bool first = !ctx.client.sent_handshake;
-  if (first) {
+  // As in MongoDB, a hello carrying `compression` (re)negotiates, and one without it (a
+  // monitoring heartbeat) is answered with the list already agreed. Client metadata is taken
+  // from the first hello of the connection only.
+  if (agreed) ctx.client.compressors = std::move(*agreed);
+  if (!ctx.client.sent_handshake) {
     ctx.client.sent_handshake = true;
-    ctx.client.compressors = agreed;
     if (metadata) {
       ctx.client.client_metadata = metadata->Owned();
       LogClientMetadata(ctx, ctx.client.client_metadata);
