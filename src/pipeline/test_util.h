@@ -41,9 +41,9 @@ inline StatusWith<bson::BsonObj> EvalToDoc(std::string_view expr_json,
 }
 
 // Runs `pipeline_json` (an array of stages) over `docs_json`.
-inline StatusWith<std::vector<bson::BsonObj>> Run(std::string_view pipeline_json,
-                                                  std::string_view docs_json,
-                                                  PipelineContext ctx = {}) {
+inline StatusWith<std::vector<bson::BsonObj>> RunPipeline(std::string_view pipeline_json,
+                                                          std::string_view docs_json,
+                                                          PipelineContext ctx = {}) {
   bson::BsonObj p = Json("{\"p\": " + std::string(pipeline_json) + "}");
   HG_ASSIGN_OR_RETURN(auto pipeline, Pipeline::Parse(p["p"].Obj(), ctx));
   return pipeline->RunOver(Docs(docs_json));
