@@ -368,6 +368,8 @@ TEST_F(AdminCommandsTest, ServerStatusSectionsAndTypes) {
   EXPECT_GE(r.GetPath("mem.virtual").Int32(), r.GetPath("mem.resident").Int32());
   EXPECT_TRUE(r.GetPath("mem.supported").Bool());
   EXPECT_EQ(r.GetPath("metrics.cursor.timedOut").type(), BsonType::kInt64);
+  EXPECT_EQ(r.GetPath("metrics.cursor.open.total").type(), BsonType::kInt64);
+  EXPECT_EQ(r.GetPath("metrics.cursor.open.total").Int64(), 0);  // no cursor manager here
   EXPECT_EQ(r.GetPath("storageEngine.name").Str(), "wiredTiger");
   EXPECT_TRUE(r.GetPath("storageEngine.persistent").Bool());
 

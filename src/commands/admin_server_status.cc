@@ -9,6 +9,7 @@
 
 #include "commands/admin_commands.h"
 #include "commands/command_util.h"
+#include "commands/cursor_manager.h"
 
 namespace hourglass::commands {
 
@@ -96,6 +97,11 @@ Status RunServerStatus(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& rep
     size_t t = reply.OpenObject("metrics");
     size_t cur = reply.OpenObject("cursor");
     reply.AppendInt64("timedOut", c.cursors_timed_out.load());
+    size_t open = reply.OpenObject("open");
+    int64_t total =
+        service.cursors == nullptr ? 0 : static_cast<int64_t>(service.cursors->NumOpen());
+    reply.AppendInt64("total", total);
+    reply.Close(open);
     reply.Close(cur);
     reply.Close(t);
   }
