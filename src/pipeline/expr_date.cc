@@ -209,7 +209,7 @@ StatusWith<ExpressionPtr> ParseDatePart(std::string_view op, const BsonElement& 
   auto e = std::make_unique<DatePartExpression>();
   e->op = op;
   if (operand.type() == BsonType::kObject && !operand.Obj().IsEmpty() &&
-      operand.Obj().FirstElement().FieldName()[0] != '$') {
+      operand.Obj().FirstElement().FieldName().substr(0, 1) != "$") {
     for (const auto& f : operand.Obj()) {
       HG_ASSIGN_OR_RETURN(auto x, Expression::ParseExpression(f, ctx));
       if (f.FieldName() == "date") {

@@ -152,7 +152,7 @@ Status ParseAccumulatorField(const BsonElement& f, GroupStage* g) {
 
 Status ParseGroupId(const BsonElement& f, GroupStage* g) {
   if (f.type() == BsonType::kObject && !f.Obj().IsEmpty() &&
-      f.Obj().FirstElement().FieldName()[0] != '$') {
+      f.Obj().FirstElement().FieldName().substr(0, 1) != "$") {
     for (const auto& sub : f.Obj()) {
       HG_ASSIGN_OR_RETURN(auto e, Expression::ParseExpression(sub, ParseContext()));
       g->id_fields.emplace_back(std::string(sub.FieldName()), std::move(e));
@@ -212,7 +212,7 @@ Status ParseSortByCountStage(const BsonElement& spec, const PipelineContext& ctx
   const bool ok =
       (spec.type() == BsonType::kString && !spec.Str().empty() && spec.Str()[0] == '$') ||
       (spec.type() == BsonType::kObject && spec.Obj().NumFields() == 1 &&
-       spec.Obj().FirstElement().FieldName()[0] == '$');
+       spec.Obj().FirstElement().FieldName().substr(0, 1) == "$");
   if (!ok) {
     return PipelineError(40148,
                          "the sortBy field must be defined as a $-prefixed path or an "

@@ -266,7 +266,7 @@ class TreeBuilder {
     // Decide what the value means.
     if (f.type() == BsonType::kObject) {
       BsonObj o = f.Obj();
-      if (!o.IsEmpty() && o.FirstElement().FieldName()[0] == '$') {
+      if (!o.IsEmpty() && o.FirstElement().FieldName().substr(0, 1) == "$") {
         return AddCompute(*cur, leaf, full, f);
       }
       if (o.IsEmpty()) {
