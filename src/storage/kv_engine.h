@@ -77,7 +77,7 @@ class KvEngine {
   virtual Status Checkpoint() = 0;
 
   // Blocks until every transaction committed before the call is durable in the journal (the
-  // journal is flushed and fsync'ed: WT_SESSION::log_flush("sync=on")). Used for write concern
+  // journal is flushed and fsync'ed: WiredTiger log_flush with sync=on). Used for write concern
   // j:true. No-op in memory.
   virtual Status WaitForJournal() = 0;
 

@@ -67,8 +67,8 @@ class Session {
     size_t size = 0;
   };
   // Applies `mods` in order (later ones see earlier ones' results) to the value under `key`
-  // without rewriting it: WiredTiger stores and journals only the change (WT_CURSOR::modify).
-  // WiredTiger requires a transaction for this; outside Begin()/Commit() one is opened and
+  // without rewriting it: WiredTiger stores and journals only the change (WiredTiger cursor
+  // modify). WiredTiger requires a transaction for this; outside Begin()/Commit() one is opened and
   // committed around the call. NoSuchKey (4) if `key` is absent.
   virtual Status Modify(std::string_view ident, std::string_view key,
                         const std::vector<Modification>& mods) = 0;
