@@ -1,0 +1,89 @@
+// Database and collection definition commands (DDL): create, drop, dropDatabase, renameCollection,
+// listCollections, listDatabases, listIndexes, createIndexes, dropIndexes, collMod, dbStats and
+// collStats, with MongoDB 7.0's reply shapes, error codes and messages. The catalog
+// (catalog/catalog.h) does the work and keeps it durable; these commands parse and check the
+// request and shape the reply. Each command only appends its own fields (the dispatcher adds
+// `ok`). Secondary indexes, capped collections, views, validators and non-simple collations are
+// not implemented yet and fail with CommandNotSupported (115) rather than being half-honoured.
+//
+// The commands keep no state: they are as thread-safe as the Catalog and the CursorManager.
+// The public entry point is RegisterDdlCommands() (command.h); the functions below are the
+// per-file pieces it calls and the helpers the files share.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "base/status.h"
+#include "bson/bson.h"
+#include "catalog/catalog.h"
+#include "commands/command.h"
+
+namespace hourglass::commands {
+
+// A DDL command defined by a function.
+class DdlCommand : public Command {
+ public:
+  using RunFn = std::function<Status(CommandContext&, const bson::BsonObj&, bson::BsonBuilder&)>;
+
+  DdlCommand(std::string_view name, bool admin_only, std::string_view help, RunFn run,
+             std::vector<std::string_view> aliases = {})
+      : name_(name),
+        admin_only_(admin_only),
+        help_(help),
+        run_(std::move(run)),
+        aliases_(std::move(aliases)) {}
+
+  std::string_view Name() const override { return name_; }
+  std::vector<std::string_view> Aliases() const override { return aliases_; }
+  std::string_view Help() const override { return help_; }
+  bool AdminOnly() const override { return admin_only_; }
+  Status Run(CommandContext& ctx, const bson::BsonObj& cmd,
+             bson::BsonBuilder& reply) const override {
+    return run_(ctx, cmd, reply);
+  }
+
+ private:
+  std::string_view name_;
+  bool admin_only_;
+  std::string_view help_;
+  RunFn run_;
+  std::vector<std::string_view> aliases_;
+};
+
+// MongoDB's BSONObjBuilder::appendNumber(long long): int32 when |n| < 2^30, int64 otherwise.
+void AppendNumber(bson::BsonBuilder& b, std::string_view name, int64_t n);
+
+// The namespace "<ctx.db>.<first field of cmd>", checked: InvalidNamespace (73) for a non-string
+// or empty name, an invalid database name or an invalid collection name.
+StatusWith<catalog::NamespaceString> CommandNamespace(const CommandContext& ctx,
+                                                      const bson::BsonObj& cmd);
+
+// Parses the optional `cursor: {batchSize: n}` argument of a cursor-returning command.
+// Returns -1 when no batch size is given. TypeMismatch for a non-object `cursor` or a
+// non-numeric batchSize, BadValue for a negative one, 40415 for other fields of `cursor`.
+StatusWith<int64_t> ParseCursorBatchSize(std::string_view cmd_name, const bson::BsonObj& cmd);
+
+// Replies {cursor: {id, ns, firstBatch}} with `docs`. With batch_size < 0 every document goes in
+// the first batch (what MongoDB does for listCollections/listIndexes without a batchSize);
+// otherwise at most batch_size go first and the rest wait in a cursor for getMore.
+Status ReplyWithDocuments(CommandContext& ctx, const std::string& ns,
+                          std::vector<bson::BsonObj> docs, int64_t batch_size,
+                          bson::BsonBuilder& reply);
+
+// The storage size in bytes of a collection's record table and of each of its indexes.
+int64_t CollectionStorageSize(const CommandContext& ctx, const catalog::Collection& c);
+int64_t IndexStorageSize(const CommandContext& ctx, const catalog::IndexEntry& index);
+
+// Per-file registration.
+void RegisterDdlCreateCommands(CommandRegistry& r);  // ddl_create.cc: create, collMod
+void RegisterDdlDropCommands(CommandRegistry& r);    // ddl_drop.cc: drop, dropDatabase, rename
+void RegisterDdlListCommands(CommandRegistry& r);    // ddl_list.cc: listCollections, ...
+void RegisterDdlIndexCommands(CommandRegistry& r);   // ddl_indexes.cc: createIndexes, dropIndexes
+void RegisterDdlStatsCommands(CommandRegistry& r);   // ddl_stats.cc: dbStats, collStats
+
+}  // namespace hourglass::commands

@@ -1,0 +1,208 @@
+// create and collMod.
+#include <array>
+
+#include "commands/command_util.h"
+#include "commands/ddl_commands.h"
+
+namespace hourglass::commands {
+
+using bson::BsonBuilder;
+using bson::BsonElement;
+using bson::BsonObj;
+using bson::BsonType;
+
+namespace {
+
+Status NotSupported(std::string message) {
+  return Status(ErrorCode::kCommandNotSupported, std::move(message));
+}
+
+// MongoDB's NamespaceString::isLegalClientSystemNS: the system collections clients may create.
+bool IsLegalClientSystemNamespace(const catalog::NamespaceString& nss) {
+  const std::string& c = nss.coll;
+  if (c == "system.js" || c == "system.views" || c == "system.profile") return true;
+  if (nss.IsTimeseriesBuckets()) return true;
+  if (nss.db == "admin") {
+    static constexpr std::array<std::string_view, 5> kAdmin = {"system.users", "system.roles",
+                                                               "system.version", "system.new_users",
+                                                               "system.backup_users"};
+    for (auto a : kAdmin) {
+      if (c == a) return true;
+    }
+  }
+  return nss.db == "config" && c == "system.sessions";
+}
+
+// Checks an IDL enum-valued string option.
+StatusWith<std::optional<std::string>> GetEnum(const BsonObj& cmd, std::string_view field,
+                                               std::initializer_list<std::string_view> values) {
+  HG_ASSIGN_OR_RETURN(auto v, GetString("create", cmd, field));
+  if (!v) return v;
+  for (auto allowed : values) {
+    if (*v == allowed) return v;
+  }
+  return Status(ErrorCode::kBadValue, "Enumeration value '" + *v + "' for field '" +
+                                          std::string(field) + "' is not a valid value.");
+}
+
+bool IsSimpleCollation(const BsonObj& collation) {
+  return collation.NumFields() == 1 && collation["locale"].type() == BsonType::kString &&
+         collation["locale"].Str() == "simple";
+}
+
+// Checks the create options and returns the ones the catalog stores, in a fixed order so that
+// two equivalent requests produce byte-identical options (the idempotency check compares them).
+StatusWith<BsonObj> ParseCreateOptions(const catalog::NamespaceString& nss, const BsonObj& cmd) {
+  HG_RETURN_IF_ERROR(CheckKnownFields(cmd, {"capped",
+                                            "autoIndexId",
+                                            "idIndex",
+                                            "size",
+                                            "max",
+                                            "storageEngine",
+                                            "validator",
+                                            "validationLevel",
+                                            "validationAction",
+                                            "indexOptionDefaults",
+                                            "viewOn",
+                                            "pipeline",
+                                            "collation",
+                                            "changeStreamPreAndPostImages",
+                                            "timeseries",
+                                            "clusteredIndex",
+                                            "expireAfterSeconds",
+                                            "encryptedFields",
+                                            "temp",
+                                            "flags"}));
+  HG_ASSIGN_OR_RETURN(bool capped, GetBool("create", cmd, "capped", false));
+  HG_ASSIGN_OR_RETURN(bool auto_index_id, GetBool("create", cmd, "autoIndexId", true));
+  HG_ASSIGN_OR_RETURN(auto id_index, GetObject("create", cmd, "idIndex"));
+  HG_ASSIGN_OR_RETURN(auto size, GetInt64("create", cmd, "size"));
+  HG_ASSIGN_OR_RETURN(auto max, GetInt64("create", cmd, "max"));
+  HG_ASSIGN_OR_RETURN(auto storage_engine, GetObject("create", cmd, "storageEngine"));
+  HG_ASSIGN_OR_RETURN(auto validator, GetObject("create", cmd, "validator"));
+  HG_ASSIGN_OR_RETURN(auto validation_level,
+                      GetEnum(cmd, "validationLevel", {"off", "strict", "moderate"}));
+  HG_ASSIGN_OR_RETURN(auto validation_action, GetEnum(cmd, "validationAction", {"error", "warn"}));
+  HG_ASSIGN_OR_RETURN(auto index_defaults, GetObject("create", cmd, "indexOptionDefaults"));
+  HG_ASSIGN_OR_RETURN(auto view_on, GetString("create", cmd, "viewOn"));
+  HG_ASSIGN_OR_RETURN(auto pipeline, GetArray("create", cmd, "pipeline"));
+  HG_ASSIGN_OR_RETURN(auto collation, GetObject("create", cmd, "collation"));
+  HG_ASSIGN_OR_RETURN(auto pre_post, GetObject("create", cmd, "changeStreamPreAndPostImages"));
+  HG_ASSIGN_OR_RETURN(auto timeseries, GetObject("create", cmd, "timeseries"));
+  HG_ASSIGN_OR_RETURN(auto expire, GetInt64("create", cmd, "expireAfterSeconds"));
+  HG_ASSIGN_OR_RETURN(auto encrypted, GetObject("create", cmd, "encryptedFields"));
+  HG_ASSIGN_OR_RETURN(bool temp, GetBool("create", cmd, "temp", false));
+  BsonElement clustered = cmd["clusteredIndex"];
+  if (!clustered.eoo() && clustered.type() != BsonType::kBool &&
+      clustered.type() != BsonType::kObject) {
+    return WrongType("create", clustered, "[bool, object]");
+  }
+  (void)size;
+  (void)max;
+
+  if (pipeline && !view_on) {
+    return Status(ErrorCode::kInvalidOptions, "'pipeline' requires 'viewOn' to also be specified");
+  }
+  if (view_on) return NotSupported("views are not supported yet");
+  if (timeseries || nss.IsTimeseriesBuckets()) {
+    return NotSupported("time-series collections are not supported yet");
+  }
+  if (capped) return NotSupported("capped collections are not supported");
+  if (!clustered.eoo() && clustered.Truthy()) {
+    return NotSupported("clustered collections are not supported yet");
+  }
+  if (expire) {
+    // Neither time-series nor clustered (both rejected above): MongoDB's rule for the option.
+    return Status(ErrorCode::kInvalidOptions,
+                  "'expireAfterSeconds' is only supported on time-series collections or when "
+                  "the 'clusteredIndex' option is specified");
+  }
+  if (validator && !validator->IsEmpty()) {
+    return NotSupported("document validation is not supported yet");
+  }
+  if (collation && !IsSimpleCollation(*collation)) {
+    return NotSupported("collations other than {locale: \"simple\"} are not supported yet");
+  }
+  if (pre_post && pre_post->GetField("enabled").Truthy()) {
+    return NotSupported("changeStreamPreAndPostImages is not supported");
+  }
+  if (encrypted) return NotSupported("queryable encryption is not supported");
+  if (temp) return NotSupported("temporary collections are not supported");
+  if (!auto_index_id) return NotSupported("collections without an _id index are not supported");
+  if (id_index) {
+    BsonObj key = id_index->GetField("key").Obj();
+    if (key.NumFields() != 1 || key.FirstElement().FieldName() != "_id" ||
+        key.FirstElement().NumberDouble() != 1.0) {
+      return Status(ErrorCode::kBadValue,
+                    "The _id index must have a key pattern of {_id: 1}, found " + key.ToJson());
+    }
+  }
+
+  // What MongoDB's CollectionOptions::toBSON keeps of these: non-empty documents and the
+  // validation settings given explicitly.
+  BsonBuilder options;
+  if (storage_engine && !storage_engine->IsEmpty()) {
+    options.AppendObject("storageEngine", *storage_engine);
+  }
+  if (validation_level) options.AppendString("validationLevel", *validation_level);
+  if (validation_action) options.AppendString("validationAction", *validation_action);
+  if (index_defaults && !index_defaults->IsEmpty()) {
+    options.AppendObject("indexOptionDefaults", *index_defaults);
+  }
+  return options.Obj();
+}
+
+// An existing namespace satisfies a create when it is a collection with the same options
+// (MongoDB 7.0 answers ok then); anything else is NamespaceExists.
+Status CheckExisting(const catalog::Collection& existing, const BsonObj& options) {
+  if (existing.entry().type == "collection" && existing.entry().options.BinaryEqual(options)) {
+    return Status::OK();
+  }
+  return Status(ErrorCode::kNamespaceExists, "Collection " + existing.ns() + " already exists.");
+}
+
+Status RunCreate(CommandContext& ctx, const BsonObj& cmd, BsonBuilder&) {
+  HG_ASSIGN_OR_RETURN(auto nss, CommandNamespace(ctx, cmd));
+  if (nss.IsSystem() && !IsLegalClientSystemNamespace(nss)) {
+    return Status(ErrorCode::kInvalidNamespace, "Invalid system namespace: " + nss.ns());
+  }
+  HG_ASSIGN_OR_RETURN(BsonObj options, ParseCreateOptions(nss, cmd));
+  catalog::Catalog& catalog = *ctx.service.catalog;
+  if (auto existing = catalog.Lookup(nss)) return CheckExisting(*existing, options);
+  auto created = catalog.CreateCollection(nss, options);
+  if (created.status().code() == ErrorCode::kNamespaceExists) {
+    // Lost a race with another create of the same name.
+    if (auto existing = catalog.Lookup(nss)) return CheckExisting(*existing, options);
+  }
+  return created.status();
+}
+
+Status RunCollMod(CommandContext& ctx, const BsonObj& cmd, BsonBuilder&) {
+  HG_RETURN_IF_ERROR(CheckKnownFields(
+      cmd, {"validator", "validationLevel", "validationAction", "index", "viewOn", "pipeline",
+            "expireAfterSeconds", "timeseries", "changeStreamPreAndPostImages", "clusteredIndex",
+            "dryRun", "cappedSize", "cappedMax", "recordPreImages"}));
+  HG_ASSIGN_OR_RETURN(auto nss, CommandNamespace(ctx, cmd));
+  if (!ctx.service.catalog->Lookup(nss)) {
+    return Status(ErrorCode::kNamespaceNotFound, "ns does not exist: " + nss.ns());
+  }
+  bool first = true;
+  for (BsonElement e : cmd) {
+    if (first) {
+      first = false;
+      continue;
+    }
+    if (IsGenericArgument(e.FieldName())) continue;
+    return NotSupported("collMod option '" + std::string(e.FieldName()) + "' is not supported yet");
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+void RegisterDdlCreateCommands(CommandRegistry& r) {
+  r.Add(std::make_unique<DdlCommand>("create", false, "create a collection explicitly", RunCreate));
+  r.Add(std::make_unique<DdlCommand>("collMod", false, "sets collection options", RunCollMod));
+}
+
+}  // namespace hourglass::commands

@@ -1,0 +1,113 @@
+// drop, dropDatabase and renameCollection.
+#include "commands/command_util.h"
+#include "commands/ddl_commands.h"
+
+namespace hourglass::commands {
+
+using bson::BsonBuilder;
+using bson::BsonElement;
+using bson::BsonObj;
+using bson::BsonType;
+
+namespace {
+
+Status RunDrop(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& reply) {
+  HG_RETURN_IF_ERROR(CheckKnownFields(cmd, {"collectionUUID"}));
+  HG_ASSIGN_OR_RETURN(auto nss, CommandNamespace(ctx, cmd));
+  catalog::Catalog& catalog = *ctx.service.catalog;
+  auto coll = catalog.Lookup(nss);
+  // Since MongoDB 7.0 dropping a missing collection succeeds with a bare {ok: 1}.
+  if (!coll) return Status::OK();
+  if (coll->entry().type == "timeseries") {
+    // The view and its buckets go together.
+    catalog::NamespaceString buckets{nss.db, "system.buckets." + nss.coll};
+    Status st = catalog.DropCollection(buckets);
+    if (!st.ok() && st.code() != ErrorCode::kNamespaceNotFound) return st;
+  }
+  Status st = catalog.DropCollection(nss);
+  if (st.code() == ErrorCode::kNamespaceNotFound) return Status::OK();  // dropped concurrently
+  HG_RETURN_IF_ERROR(st);
+  if (coll->entry().type == "collection") {
+    reply.AppendInt32("nIndexesWas", static_cast<int32_t>(coll->entry().indexes.size()));
+  }
+  reply.AppendString("ns", nss.ns());
+  return Status::OK();
+}
+
+Status RunDropDatabase(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& reply) {
+  HG_RETURN_IF_ERROR(CheckKnownFields(cmd, {}));
+  BsonElement param = cmd.FirstElement();
+  bool is_one = (param.IsNumber() && param.NumberDouble() == 1.0) ||
+                (param.type() == BsonType::kBool && param.Bool());
+  if (!is_one) {
+    return Status(ErrorCode::kIllegalOperation, "have to pass 1 as db parameter");
+  }
+  HG_RETURN_IF_ERROR(catalog::ValidateDbName(ctx.db));
+  catalog::Catalog& catalog = *ctx.service.catalog;
+  bool existed = !catalog.ListCollections(ctx.db).empty();
+  HG_RETURN_IF_ERROR(catalog.DropDatabase(ctx.db));
+  if (existed) reply.AppendString("dropped", ctx.db);
+  return Status::OK();
+}
+
+StatusWith<catalog::NamespaceString> ParseRenameNamespace(std::string_view full,
+                                                          std::string_view which) {
+  auto nss = catalog::ParseNamespace(full);
+  if (!nss.ok() || nss.value().coll.empty() || !catalog::ValidateCollectionName(nss.value()).ok()) {
+    return Status(ErrorCode::kInvalidNamespace,
+                  "Invalid " + std::string(which) + " namespace: " + std::string(full));
+  }
+  return nss;
+}
+
+Status RunRenameCollection(CommandContext& ctx, const BsonObj& cmd, BsonBuilder&) {
+  HG_RETURN_IF_ERROR(CheckKnownFields(cmd, {"to", "dropTarget", "stayTemp", "collectionUUID"}));
+  BsonElement source = cmd.FirstElement();
+  if (source.type() != BsonType::kString) return WrongType("renameCollection", source, "string");
+  HG_ASSIGN_OR_RETURN(auto target, GetString("renameCollection", cmd, "to"));
+  if (!target) {
+    return Status(ErrorCode::kLocation40414,
+                  "BSON field 'renameCollection.to' is missing but a required field");
+  }
+  HG_ASSIGN_OR_RETURN(bool drop_target, GetBool("renameCollection", cmd, "dropTarget", false));
+  HG_ASSIGN_OR_RETURN(bool stay_temp, GetBool("renameCollection", cmd, "stayTemp", false));
+  (void)stay_temp;  // no temporary collections exist here
+
+  HG_ASSIGN_OR_RETURN(auto from, ParseRenameNamespace(source.Str(), "source"));
+  HG_ASSIGN_OR_RETURN(auto to, ParseRenameNamespace(*target, "target"));
+  if (from.ns() == to.ns()) {
+    return Status(ErrorCode::kIllegalOperation, "Can't rename a collection to itself");
+  }
+  catalog::Catalog& catalog = *ctx.service.catalog;
+  auto src = catalog.Lookup(from);
+  if (!src) {
+    return Status(ErrorCode::kNamespaceNotFound,
+                  "Source collection " + from.ns() + " does not exist");
+  }
+  if (src->entry().type == "view") {
+    return Status(ErrorCode::kCommandNotSupportedOnView, "cannot rename view: " + from.ns());
+  }
+  if (src->entry().type == "timeseries" || from.IsTimeseriesBuckets() || to.IsTimeseriesBuckets()) {
+    return Status(ErrorCode::kCommandNotSupported,
+                  "renaming time-series collections is not supported");
+  }
+  if (auto dst = catalog.Lookup(to); dst && dst->entry().type != "collection" && drop_target) {
+    return Status(ErrorCode::kCommandNotSupported,
+                  "dropping a view or time-series collection through renameCollection is not "
+                  "supported");
+  }
+  return catalog.RenameCollection(from, to, drop_target);
+}
+
+}  // namespace
+
+void RegisterDdlDropCommands(CommandRegistry& r) {
+  r.Add(std::make_unique<DdlCommand>("drop", false, "drop a collection", RunDrop));
+  r.Add(std::make_unique<DdlCommand>("dropDatabase", false, "drop (delete) this database",
+                                     RunDropDatabase));
+  r.Add(std::make_unique<DdlCommand>("renameCollection", true,
+                                     "renames a collection, possibly into another database",
+                                     RunRenameCollection));
+}
+
+}  // namespace hourglass::commands
