@@ -1,1 +1,3 @@
-int main() { return 0; }
+#include "server/server.h"
+
+int main(int argc, char** argv) { return hourglass::server::RunServer(argc, argv); }

@@ -1,0 +1,225 @@
+#include "catalog/catalog.h"
+
+#include <mutex>
+#include <random>
+
+#include "storage/record_id.h"
+#include "storage/write_conflict.h"
+
+namespace hourglass::catalog {
+
+using bson::BsonBuilder;
+using bson::BsonObj;
+
+namespace {
+constexpr std::string_view kCatalogTable = "_catalog";
+
+std::string RandomBytes(size_t n) {
+  static thread_local std::mt19937_64 rng{std::random_device{}()};
+  std::string out(n, '\0');
+  for (size_t i = 0; i < n; ++i) out[i] = static_cast<char>(rng());
+  return out;
+}
+
+// UUID version 4 bytes.
+std::string NewUuid() {
+  std::string u = RandomBytes(16);
+  u[6] = static_cast<char>((u[6] & 0x0f) | 0x40);
+  u[8] = static_cast<char>((u[8] & 0x3f) | 0x80);
+  return u;
+}
+
+// Next RecordId and (count, bytes) of an existing record table.
+Status ScanTable(storage::KvEngine* engine, const std::string& ident, int64_t* next_id,
+                 int64_t* count, int64_t* bytes) {
+  auto session = engine->NewSession();
+  HG_ASSIGN_OR_RETURN(auto cursor, session->OpenCursorOrError(ident));
+  *next_id = 1;
+  *count = 0;
+  *bytes = 0;
+  HG_ASSIGN_OR_RETURN(bool more, cursor->SeekFirst());
+  while (more) {
+    ++*count;
+    *bytes += static_cast<int64_t>(cursor->value().size());
+    *next_id = storage::DecodeRecordId(cursor->key()) + 1;
+    HG_ASSIGN_OR_RETURN(more, cursor->Next());
+  }
+  return Status::OK();
+}
+}  // namespace
+
+StatusWith<std::unique_ptr<Catalog>> Catalog::Open(storage::KvEngine* engine) {
+  std::unique_ptr<Catalog> cat(new Catalog(engine));
+  HG_RETURN_IF_ERROR(engine->CreateTable(kCatalogTable));
+  std::vector<CollectionEntry> entries;
+  {
+    auto session = engine->NewSession();
+    HG_ASSIGN_OR_RETURN(auto cursor, session->OpenCursorOrError(kCatalogTable));
+    HG_ASSIGN_OR_RETURN(bool more, cursor->SeekFirst());
+    while (more) {
+      std::string_view v = cursor->value();
+      HG_RETURN_IF_ERROR(bson::ValidateBson(v).WithContext("corrupt catalog entry: "));
+      HG_ASSIGN_OR_RETURN(auto e, CollectionEntry::FromBson(BsonObj::CopyOf(v)));
+      entries.push_back(std::move(e));
+      HG_ASSIGN_OR_RETURN(more, cursor->Next());
+    }
+  }
+  for (auto& e : entries) {
+    int64_t next_id = 1, count = 0, bytes = 0;
+    if (!e.ident.empty()) HG_RETURN_IF_ERROR(ScanTable(engine, e.ident, &next_id, &count, &bytes));
+    std::string key = e.nss.ns();
+    auto coll = std::make_shared<Collection>(engine, std::move(e), next_id);
+    coll->SetCounts(count, bytes);
+    cat->collections_[key] = std::move(coll);
+  }
+  return cat;
+}
+
+std::string Catalog::NewIdent(std::string_view kind) {
+  static const char* kHex = "0123456789abcdef";
+  std::string r = RandomBytes(8), hex;
+  for (unsigned char c : r) {
+    hex.push_back(kHex[c >> 4]);
+    hex.push_back(kHex[c & 15]);
+  }
+  return std::string(kind) + "-" + hex;
+}
+
+std::shared_ptr<Collection> Catalog::Lookup(const NamespaceString& nss) const {
+  std::shared_lock lk(mu_);
+  auto it = collections_.find(nss.ns());
+  return it == collections_.end() ? nullptr : it->second;
+}
+
+Status Catalog::PersistEntry(const CollectionEntry& e) {
+  BsonObj obj = e.ToBson();
+  return storage::RetryOnWriteConflict([&] {
+    auto session = engine_->NewSession();
+    return session->Put(kCatalogTable, e.nss.ns(), obj.bytes());
+  });
+}
+
+StatusWith<std::shared_ptr<Collection>> Catalog::CreateCollection(const NamespaceString& nss,
+                                                                  const BsonObj& options,
+                                                                  std::string type) {
+  HG_RETURN_IF_ERROR(ValidateCollectionName(nss));
+  std::lock_guard ddl(ddl_mu_);
+  if (Lookup(nss)) {
+    return Status(ErrorCode::kNamespaceExists, "Collection " + nss.ns() + " already exists.");
+  }
+  CollectionEntry e;
+  e.nss = nss;
+  e.uuid = NewUuid();
+  e.type = type;
+  e.options = options.Owned();
+  if (type == "collection") {
+    e.ident = NewIdent("collection");
+    HG_RETURN_IF_ERROR(engine_->CreateTable(e.ident));
+    BsonBuilder spec;
+    spec.AppendInt32("v", 2);
+    size_t k = spec.OpenObject("key");
+    spec.AppendInt32("_id", 1);
+    spec.Close(k);
+    spec.AppendString("name", "_id_");
+    IndexEntry idx{spec.Obj(), NewIdent("index")};
+    HG_RETURN_IF_ERROR(engine_->CreateTable(idx.ident));
+    e.indexes.push_back(std::move(idx));
+  }
+  HG_RETURN_IF_ERROR(PersistEntry(e));
+  auto coll = std::make_shared<Collection>(engine_, std::move(e), 1);
+  std::unique_lock lk(mu_);
+  collections_[nss.ns()] = coll;
+  return coll;
+}
+
+StatusWith<std::shared_ptr<Collection>> Catalog::GetOrCreateCollection(const NamespaceString& nss) {
+  if (auto c = Lookup(nss)) return c;
+  auto created = CreateCollection(nss, BsonObj());
+  if (created.status().code() == ErrorCode::kNamespaceExists) {
+    if (auto c = Lookup(nss)) return c;
+  }
+  return created;
+}
+
+Status Catalog::DropCollection(const NamespaceString& nss) {
+  std::lock_guard ddl(ddl_mu_);
+  auto coll = Lookup(nss);
+  if (!coll) return Status(ErrorCode::kNamespaceNotFound, "ns not found");
+  HG_RETURN_IF_ERROR(storage::RetryOnWriteConflict([&] {
+    auto session = engine_->NewSession();
+    return session->Remove(kCatalogTable, nss.ns());
+  }));
+  {
+    std::unique_lock lk(mu_);
+    collections_.erase(nss.ns());
+  }
+  const CollectionEntry& e = coll->entry();
+  if (!e.ident.empty()) HG_RETURN_IF_ERROR(engine_->DropTable(e.ident));
+  for (const auto& idx : e.indexes) HG_RETURN_IF_ERROR(engine_->DropTable(idx.ident));
+  return Status::OK();
+}
+
+Status Catalog::DropDatabase(const std::string& db) {
+  for (const auto& c : ListCollections(db)) {
+    Status st = DropCollection(c->nss());
+    if (!st.ok() && st.code() != ErrorCode::kNamespaceNotFound) return st;
+  }
+  return Status::OK();
+}
+
+Status Catalog::RenameCollection(const NamespaceString& from, const NamespaceString& to,
+                                 bool drop_target) {
+  HG_RETURN_IF_ERROR(ValidateCollectionName(to));
+  std::unique_lock ddl(ddl_mu_);
+  auto src = Lookup(from);
+  if (!src)
+    return Status(ErrorCode::kNamespaceNotFound,
+                  "Source collection " + from.ns() + " does not exist");
+  if (Lookup(to)) {
+    if (!drop_target) return Status(ErrorCode::kNamespaceExists, "target namespace exists");
+    ddl.unlock();
+    HG_RETURN_IF_ERROR(DropCollection(to));
+    ddl.lock();
+  }
+  CollectionEntry e = src->entry();
+  e.nss = to;
+  BsonObj obj = e.ToBson();
+  HG_RETURN_IF_ERROR(storage::RetryOnWriteConflict([&] {
+    auto session = engine_->NewSession();
+    storage::WriteUnit wu(*session);
+    HG_RETURN_IF_ERROR(wu.begin_status());
+    HG_RETURN_IF_ERROR(session->Remove(kCatalogTable, from.ns()));
+    HG_RETURN_IF_ERROR(session->Put(kCatalogTable, to.ns(), obj.bytes()));
+    return wu.Commit();
+  }));
+  int64_t next_id = 1, count = 0, bytes = 0;
+  if (!e.ident.empty()) HG_RETURN_IF_ERROR(ScanTable(engine_, e.ident, &next_id, &count, &bytes));
+  auto moved = std::make_shared<Collection>(engine_, std::move(e), next_id);
+  moved->SetCounts(src->NumRecords(), src->DataSize());
+  std::unique_lock lk(mu_);
+  collections_.erase(from.ns());
+  collections_[to.ns()] = std::move(moved);
+  return Status::OK();
+}
+
+std::vector<std::shared_ptr<Collection>> Catalog::ListCollections(const std::string& db) const {
+  std::shared_lock lk(mu_);
+  std::vector<std::shared_ptr<Collection>> out;
+  std::string prefix = db + ".";
+  for (auto it = collections_.lower_bound(prefix);
+       it != collections_.end() && it->first.compare(0, prefix.size(), prefix) == 0; ++it) {
+    out.push_back(it->second);
+  }
+  return out;
+}
+
+std::vector<std::string> Catalog::ListDatabases() const {
+  std::shared_lock lk(mu_);
+  std::vector<std::string> out;
+  for (const auto& [ns, c] : collections_) {
+    if (out.empty() || out.back() != c->nss().db) out.push_back(c->nss().db);
+  }
+  return out;
+}
+
+}  // namespace hourglass::catalog

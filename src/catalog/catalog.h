@@ -1,0 +1,66 @@
+// The Catalog: every database's collections, views and indexes, kept durably in the WiredTiger
+// table "_catalog" (namespace → CollectionEntry BSON) and cached in memory. Databases exist
+// implicitly while they hold a collection.
+//
+// Thread-safety: all methods are thread-safe. Lookups take a shared lock and return a
+// shared_ptr<Collection> that stays valid after a concurrent drop (its tables may then fail with
+// NamespaceNotFound). DDL operations are serialized by one mutex and are atomic on disk.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <shared_mutex>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "bson/bson.h"
+#include "catalog/collection.h"
+#include "catalog/namespace.h"
+#include "storage/kv_engine.h"
+
+namespace hourglass::catalog {
+
+class Catalog {
+ public:
+  // Loads the catalog, creating its table on a new dbpath, and recomputes collection counts.
+  static StatusWith<std::unique_ptr<Catalog>> Open(storage::KvEngine* engine);
+
+  // nullptr if the namespace does not exist.
+  std::shared_ptr<Collection> Lookup(const NamespaceString& nss) const;
+
+  // Creates a collection (type "collection", with its `_id` index) or, for type "view"/
+  // "timeseries", a catalog entry without tables. NamespaceExists (48) if the namespace exists.
+  StatusWith<std::shared_ptr<Collection>> CreateCollection(const NamespaceString& nss,
+                                                           const bson::BsonObj& options,
+                                                           std::string type = "collection");
+  // Looks the collection up, creating it with default options if it does not exist (implicit
+  // creation by inserts, updates with upsert, ...).
+  StatusWith<std::shared_ptr<Collection>> GetOrCreateCollection(const NamespaceString& nss);
+
+  // NamespaceNotFound (26) if absent.
+  Status DropCollection(const NamespaceString& nss);
+  Status DropDatabase(const std::string& db);
+  // Moves `from` to `to`. NamespaceNotFound if `from` is missing; NamespaceExists if `to` exists
+  // and !drop_target.
+  Status RenameCollection(const NamespaceString& from, const NamespaceString& to, bool drop_target);
+
+  // Collections (and views) of `db`, sorted by name.
+  std::vector<std::shared_ptr<Collection>> ListCollections(const std::string& db) const;
+  // Names of databases that have at least one collection, sorted.
+  std::vector<std::string> ListDatabases() const;
+
+  storage::KvEngine* engine() const { return engine_; }
+
+ private:
+  explicit Catalog(storage::KvEngine* engine) : engine_(engine) {}
+  Status PersistEntry(const CollectionEntry& e);
+  std::string NewIdent(std::string_view kind);
+
+  storage::KvEngine* engine_;
+  mutable std::shared_mutex mu_;
+  std::map<std::string, std::shared_ptr<Collection>> collections_;  // by "db.coll"; guarded by mu_
+  std::mutex ddl_mu_;  // serializes DDL; taken before mu_
+};
+
+}  // namespace hourglass::catalog

@@ -1,0 +1,122 @@
+#include "catalog/collection.h"
+
+#include "bson/key_string.h"
+#include "storage/record_id.h"
+
+namespace hourglass::catalog {
+
+using bson::BsonBuilder;
+using bson::BsonElement;
+using bson::BsonObj;
+
+BsonObj CollectionEntry::ToBson() const {
+  BsonBuilder b;
+  b.AppendString("ns", nss.ns());
+  b.AppendBinData("uuid", 4, uuid);
+  b.AppendString("type", type);
+  b.AppendObject("options", options);
+  b.AppendString("ident", ident);
+  size_t arr = b.OpenArray("indexes");
+  int i = 0;
+  for (const auto& idx : indexes) {
+    size_t o = b.OpenObject(std::to_string(i++));
+    b.AppendObject("spec", idx.spec);
+    b.AppendString("ident", idx.ident);
+    b.Close(o);
+  }
+  b.Close(arr);
+  return b.Obj();
+}
+
+StatusWith<CollectionEntry> CollectionEntry::FromBson(const BsonObj& obj) {
+  CollectionEntry e;
+  HG_ASSIGN_OR_RETURN(e.nss, ParseNamespace(obj["ns"].Str()));
+  e.uuid = std::string(obj["uuid"].BinData());
+  e.type = std::string(obj["type"].Str());
+  e.options = obj["options"].Obj().Owned();
+  e.ident = std::string(obj["ident"].Str());
+  for (BsonElement idx : obj["indexes"].Obj()) {
+    BsonObj io = idx.Obj();
+    e.indexes.push_back(IndexEntry{io["spec"].Obj().Owned(), std::string(io["ident"].Str())});
+  }
+  return e;
+}
+
+Collection::Collection(storage::KvEngine* engine, CollectionEntry entry, int64_t next_record_id)
+    : engine_(engine), entry_(std::move(entry)), next_record_id_(next_record_id) {}
+
+std::string Collection::IdIndexIdent() const {
+  for (const auto& idx : entry_.indexes) {
+    if (idx.name() == "_id_") return idx.ident;
+  }
+  return {};
+}
+
+namespace {
+std::string IdKey(const BsonElement& id) {
+  bson::KeyStringBuilder k;
+  k.AppendElement(id);
+  return k.bytes();
+}
+}  // namespace
+
+Status Collection::DuplicateKeyError(const BsonElement& id) const {
+  BsonBuilder shown;
+  shown.AppendElementAs(id, "_id");
+  BsonObj shown_obj = shown.Obj();
+  BsonBuilder extra;
+  size_t kp = extra.OpenObject("keyPattern");
+  extra.AppendInt32("_id", 1);
+  extra.Close(kp);
+  extra.AppendObject("keyValue", shown_obj);
+  // MongoDB prints the key as "{ _id: 1 }" (shell-like); relaxed JSON is close enough and
+  // unambiguous.
+  std::string key_text = shown_obj.ToJson();
+  return Status(
+      ErrorCode::kDuplicateKey,
+      "E11000 duplicate key error collection: " + ns() + " index: _id_ dup key: " + key_text,
+      extra.Release());
+}
+
+StatusWith<int64_t> Collection::Insert(storage::Session& s, const BsonObj& doc) {
+  BsonElement id = doc["_id"];
+  invariant(!id.eoo());
+  int64_t rid = next_record_id_.fetch_add(1);
+  std::string id_ident = IdIndexIdent();
+  if (!id_ident.empty()) {
+    Status st = s.Insert(id_ident, IdKey(id), storage::EncodeRecordId(rid));
+    if (st.code() == ErrorCode::kDuplicateKey) return DuplicateKeyError(id);
+    HG_RETURN_IF_ERROR(st);
+  }
+  HG_RETURN_IF_ERROR(s.Insert(entry_.ident, storage::EncodeRecordId(rid), doc.bytes()));
+  return rid;
+}
+
+Status Collection::Update(storage::Session& s, int64_t id, const BsonObj& new_doc) {
+  return s.Put(entry_.ident, storage::EncodeRecordId(id), new_doc.bytes());
+}
+
+Status Collection::Remove(storage::Session& s, int64_t id, const BsonObj& doc) {
+  std::string id_ident = IdIndexIdent();
+  if (!id_ident.empty()) {
+    Status st = s.Remove(id_ident, IdKey(doc["_id"]));
+    if (!st.ok() && st.code() != ErrorCode::kNoSuchKey) return st;
+  }
+  return s.Remove(entry_.ident, storage::EncodeRecordId(id));
+}
+
+StatusWith<std::optional<Record>> Collection::FindRecord(storage::Session& s, int64_t id) {
+  HG_ASSIGN_OR_RETURN(auto val, s.Get(entry_.ident, storage::EncodeRecordId(id)));
+  if (!val) return std::optional<Record>();
+  return std::optional<Record>(Record{id, BsonObj::CopyOf(*val)});
+}
+
+StatusWith<std::optional<Record>> Collection::FindById(storage::Session& s, const BsonElement& id) {
+  std::string id_ident = IdIndexIdent();
+  if (id_ident.empty()) return std::optional<Record>();
+  HG_ASSIGN_OR_RETURN(auto rid_bytes, s.Get(id_ident, IdKey(id)));
+  if (!rid_bytes) return std::optional<Record>();
+  return FindRecord(s, storage::DecodeRecordId(*rid_bytes));
+}
+
+}  // namespace hourglass::catalog

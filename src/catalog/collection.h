@@ -1,0 +1,91 @@
+// A collection's durable description (CollectionEntry) and its runtime handle (Collection): the
+// record table (RecordId → BSON document) and its indexes, for now the unique `_id` index whose
+// table maps the order-preserving key of `_id` (bson/key_string.h) to the RecordId.
+//
+// Thread-safety: a Collection is immutable except for its counters (atomics) and RecordId
+// allocator; DDL replaces the Collection object in the Catalog instead of mutating it, so a handle
+// obtained by a command stays consistent for the command's life. Data methods run inside the
+// caller's storage transaction (a WriteUnit) and surface conflicts as WriteConflict (112).
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "bson/bson.h"
+#include "catalog/namespace.h"
+#include "storage/kv_engine.h"
+#include "storage/session.h"
+
+namespace hourglass::catalog {
+
+struct IndexEntry {
+  bson::BsonObj spec;  // {v: 2, key: {...}, name: "..." [, unique: true, ...]}
+  std::string ident;
+  std::string name() const { return std::string(spec["name"].Str()); }
+  bson::BsonObj key() const { return spec["key"].Obj(); }
+};
+
+struct CollectionEntry {
+  NamespaceString nss;
+  std::string uuid;       // 16 bytes
+  std::string type;       // "collection", "view" or "timeseries"
+  bson::BsonObj options;  // the create options as given (validated)
+  std::string ident;      // record table; empty for views
+  std::vector<IndexEntry> indexes;
+
+  bson::BsonObj ToBson() const;
+  static StatusWith<CollectionEntry> FromBson(const bson::BsonObj& obj);
+};
+
+struct Record {
+  int64_t id;
+  bson::BsonObj doc;  // owned
+};
+
+class Collection {
+ public:
+  Collection(storage::KvEngine* engine, CollectionEntry entry, int64_t next_record_id);
+
+  const CollectionEntry& entry() const { return entry_; }
+  const NamespaceString& nss() const { return entry_.nss; }
+  std::string ns() const { return entry_.nss.ns(); }
+  const std::string& ident() const { return entry_.ident; }
+  bool IsView() const { return entry_.type != "collection"; }
+
+  // Stores `doc` (which must already have an `_id` and be valid) under a new RecordId and adds
+  // its index keys. DuplicateKey (11000) with keyPattern/keyValue if `_id` exists.
+  StatusWith<int64_t> Insert(storage::Session& s, const bson::BsonObj& doc);
+  // Replaces the document at `id`. `_id` must be unchanged (callers check).
+  Status Update(storage::Session& s, int64_t id, const bson::BsonObj& new_doc);
+  Status Remove(storage::Session& s, int64_t id, const bson::BsonObj& doc);
+  StatusWith<std::optional<Record>> FindById(storage::Session& s, const bson::BsonElement& id);
+  StatusWith<std::optional<Record>> FindRecord(storage::Session& s, int64_t id);
+
+  // Approximate counts for count/collStats/dbStats, adjusted by callers after a commit.
+  int64_t NumRecords() const { return num_records_.load(); }
+  int64_t DataSize() const { return data_size_.load(); }
+  void AdjustCounts(int64_t records, int64_t bytes) {
+    num_records_ += records;
+    data_size_ += bytes;
+  }
+  void SetCounts(int64_t records, int64_t bytes) {
+    num_records_ = records;
+    data_size_ = bytes;
+  }
+
+ private:
+  std::string IdIndexIdent() const;
+  Status DuplicateKeyError(const bson::BsonElement& id) const;
+
+  storage::KvEngine* engine_;
+  CollectionEntry entry_;
+  std::atomic<int64_t> next_record_id_;
+  std::atomic<int64_t> num_records_{0};
+  std::atomic<int64_t> data_size_{0};
+};
+
+}  // namespace hourglass::catalog

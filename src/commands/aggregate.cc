@@ -1,0 +1,202 @@
+// aggregate, count, distinct.
+#include <chrono>
+
+#include "bson/bson_compare.h"
+#include "commands/collection_scan.h"
+#include "commands/command.h"
+#include "commands/command_util.h"
+#include "commands/crud_util.h"
+
+namespace hourglass::commands {
+
+using bson::BsonArrayBuilder;
+using bson::BsonBuilder;
+using bson::BsonElement;
+using bson::BsonObj;
+using bson::BsonType;
+
+namespace {
+
+int64_t NowMillis() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+class AggregateCommand : public Command {
+ public:
+  std::string_view Name() const override { return "aggregate"; }
+  Status Run(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& reply) const override {
+    HG_RETURN_IF_ERROR(
+        CheckKnownFields(cmd, {"pipeline", "cursor", "explain", "allowDiskUse", "hint", "collation",
+                               "bypassDocumentValidation", "let", "fromMongos", "needsMerge"}));
+    BsonElement target = cmd.FirstElement();
+    bool collectionless = target.IsNumber() && target.NumberLong() == 1;
+    std::string coll_name;
+    if (!collectionless) {
+      HG_ASSIGN_OR_RETURN(coll_name, GetCollectionName(cmd, ctx.db));
+    }
+    HG_ASSIGN_OR_RETURN(auto stages, GetArray("aggregate", cmd, "pipeline"));
+    if (!stages) {
+      return Status(ErrorCode::kLocation40414,
+                    "BSON field 'aggregate.pipeline' is missing but a required field");
+    }
+    HG_ASSIGN_OR_RETURN(bool explain, GetBool("aggregate", cmd, "explain", false));
+    if (explain) {
+      return Status(ErrorCode::kCommandNotSupported, "explain is not supported yet");
+    }
+    HG_ASSIGN_OR_RETURN(auto cursor_opts, GetObject("aggregate", cmd, "cursor"));
+    if (!cursor_opts) {
+      return Status(ErrorCode::kFailedToParse,
+                    "The 'cursor' option is required, except for aggregate with the explain "
+                    "argument");
+    }
+    HG_ASSIGN_OR_RETURN(auto batch_size, GetInt64("aggregate.cursor", *cursor_opts, "batchSize"));
+    if (batch_size && *batch_size < 0) {
+      return Status(ErrorCode::kBadValue, "BatchSize value must be non-negative, but received: " +
+                                              std::to_string(*batch_size));
+    }
+    pipeline::PipelineContext pctx;
+    HG_ASSIGN_OR_RETURN(pctx.allow_disk_use, GetBool("aggregate", cmd, "allowDiskUse", false));
+    pctx.now_millis = NowMillis();
+    HG_ASSIGN_OR_RETURN(auto pipe, pipeline::Pipeline::Parse(*stages, pctx));
+
+    std::unique_ptr<pipeline::DocumentStream> source;
+    std::string ns;
+    if (collectionless) {
+      ns = ctx.db + ".$cmd.aggregate";
+      source = std::make_unique<pipeline::VectorDocumentStream>(std::vector<BsonObj>{});
+    } else {
+      catalog::NamespaceString nss{ctx.db, coll_name};
+      HG_RETURN_IF_ERROR(catalog::ValidateCollectionName(nss));
+      ns = nss.ns();
+      ReadPlan plan;
+      if (auto leading = pipe->PopLeadingMatch()) {
+        HG_ASSIGN_OR_RETURN(plan.filter, query::Matcher::Parse(*leading));
+      }
+      HG_ASSIGN_OR_RETURN(source, BuildReadStream(ctx, nss, std::move(plan)));
+    }
+    auto out = pipe->Bind(std::move(source));
+    return ReplyWithCursor(ctx, ns, std::move(out), batch_size.value_or(101), false, reply);
+  }
+};
+
+class CountCommand : public Command {
+ public:
+  std::string_view Name() const override { return "count"; }
+  Status Run(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& reply) const override {
+    HG_RETURN_IF_ERROR(
+        CheckKnownFields(cmd, {"query", "limit", "skip", "hint", "collation", "fields"}));
+    HG_ASSIGN_OR_RETURN(std::string coll_name, GetCollectionName(cmd, ctx.db));
+    catalog::NamespaceString nss{ctx.db, coll_name};
+    HG_RETURN_IF_ERROR(catalog::ValidateCollectionName(nss));
+    HG_ASSIGN_OR_RETURN(auto q, GetObject("count", cmd, "query"));
+    HG_ASSIGN_OR_RETURN(auto limit, GetInt64("count", cmd, "limit"));
+    HG_ASSIGN_OR_RETURN(auto skip, GetInt64("count", cmd, "skip"));
+    if (skip && *skip < 0)
+      return Status(ErrorCode::kBadValue, "skip value is negative in count query");
+    HG_ASSIGN_OR_RETURN(auto matcher, query::Matcher::Parse(q.value_or(BsonObj())));
+    int64_t n = 0;
+    auto coll = ctx.service.catalog->Lookup(nss);
+    if (coll && !coll->ident().empty()) {
+      if (matcher.MatchesEverything()) {
+        n = coll->NumRecords();  // MongoDB answers an unfiltered count from collection metadata
+      } else {
+        CollectionScan scan(coll, ctx.service.engine, std::move(matcher));
+        while (true) {
+          HG_ASSIGN_OR_RETURN(auto doc, scan.Next());
+          if (!doc) break;
+          ++n;
+        }
+      }
+    }
+    n = std::max<int64_t>(0, n - skip.value_or(0));
+    int64_t lim = limit.value_or(0);
+    if (lim < 0) lim = -lim;
+    if (lim > 0) n = std::min(n, lim);
+    reply.AppendInt32("n", static_cast<int32_t>(n));
+    return Status::OK();
+  }
+};
+
+class DistinctCommand : public Command {
+ public:
+  std::string_view Name() const override { return "distinct"; }
+  Status Run(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& reply) const override {
+    HG_RETURN_IF_ERROR(CheckKnownFields(cmd, {"key", "query", "hint", "collation"}));
+    HG_ASSIGN_OR_RETURN(std::string coll_name, GetCollectionName(cmd, ctx.db));
+    catalog::NamespaceString nss{ctx.db, coll_name};
+    HG_RETURN_IF_ERROR(catalog::ValidateCollectionName(nss));
+    HG_ASSIGN_OR_RETURN(auto key, GetString("distinct", cmd, "key"));
+    if (!key) {
+      return Status(ErrorCode::kLocation40414,
+                    "BSON field 'distinct.key' is missing but a required field");
+    }
+    HG_ASSIGN_OR_RETURN(auto q, GetObject("distinct", cmd, "query"));
+    HG_ASSIGN_OR_RETURN(auto matcher, query::Matcher::Parse(q.value_or(BsonObj())));
+    ReadPlan plan;
+    plan.filter = std::move(matcher);
+    HG_ASSIGN_OR_RETURN(auto stream, BuildReadStream(ctx, nss, std::move(plan)));
+    // Values are kept as single-element documents, sorted and de-duplicated in canonical order.
+    std::vector<BsonObj> values;
+    auto collect = [&](const BsonElement& v) {
+      BsonBuilder b;
+      b.AppendElementAs(v, "");
+      values.push_back(b.Obj());
+    };
+    while (true) {
+      HG_ASSIGN_OR_RETURN(auto doc, stream->Next());
+      if (!doc) break;
+      CollectPathValues(*doc, *key, collect);
+    }
+    std::sort(values.begin(), values.end(), [](const BsonObj& a, const BsonObj& b) {
+      return bson::CompareElementValues(a.FirstElement(), b.FirstElement()) < 0;
+    });
+    BsonArrayBuilder out;
+    for (size_t i = 0; i < values.size(); ++i) {
+      if (i > 0 &&
+          bson::ElementValuesEqual(values[i - 1].FirstElement(), values[i].FirstElement())) {
+        continue;
+      }
+      out.Append(values[i].FirstElement());
+    }
+    reply.AppendArray("values", out.Obj());
+    return Status::OK();
+  }
+
+ private:
+  // MongoDB's distinct walks the dotted path through arrays and returns array elements
+  // individually (an array value contributes each of its elements).
+  template <typename F>
+  static void CollectPathValues(const BsonObj& doc, std::string_view path, F& collect) {
+    size_t dot = path.find('.');
+    BsonElement e = doc.GetField(path.substr(0, dot));
+    if (e.eoo()) return;
+    if (dot == std::string_view::npos) {
+      if (e.type() == BsonType::kArray) {
+        for (BsonElement item : e.Obj()) collect(item);
+      } else {
+        collect(e);
+      }
+      return;
+    }
+    std::string_view rest = path.substr(dot + 1);
+    if (e.type() == BsonType::kObject) {
+      CollectPathValues(e.Obj(), rest, collect);
+    } else if (e.type() == BsonType::kArray) {
+      for (BsonElement item : e.Obj()) {
+        if (item.type() == BsonType::kObject) CollectPathValues(item.Obj(), rest, collect);
+      }
+    }
+  }
+};
+
+}  // namespace
+
+void RegisterAggregateCommands(CommandRegistry& r) {
+  r.Add(std::make_unique<AggregateCommand>());
+  r.Add(std::make_unique<CountCommand>());
+  r.Add(std::make_unique<DistinctCommand>());
+}
+
+}  // namespace hourglass::commands

@@ -1,0 +1,66 @@
+// The Command interface and the registry of commands. One Command subclass per command (or small
+// family) in its own file; each family registers its commands in registry.cc's table. The
+// dispatcher alone turns a command's Status into {ok: 0, errmsg, code, codeName}; a command only
+// appends its own reply fields (never `ok`).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+#include "bson/bson.h"
+#include "commands/service_context.h"
+
+namespace hourglass::commands {
+
+// Everything a command invocation may use. Lives for one command.
+struct CommandContext {
+  ServiceContext& service;
+  ClientState& client;
+  std::string db;  // the request's $db
+};
+
+// Which serverStatus.opcounters entry a command counts under.
+enum class OpCounter { kCommand, kQuery, kGetMore, kInsert, kUpdate, kDelete, kNone };
+
+class Command {
+ public:
+  virtual ~Command() = default;
+  virtual std::string_view Name() const = 0;
+  // Other spellings (isMaster/ismaster, ...).
+  virtual std::vector<std::string_view> Aliases() const { return {}; }
+  virtual std::string_view Help() const { return ""; }
+  // Must be run against the admin database (Unauthorized 13 otherwise).
+  virtual bool AdminOnly() const { return false; }
+  // hello/isMaster and authentication commands are never compressed (OP_COMPRESSED spec).
+  virtual bool Compressible() const { return true; }
+  virtual OpCounter Counter() const { return OpCounter::kCommand; }
+  // Runs the command. `cmd` is the full command document (document sequences merged in as
+  // arrays). Appends reply fields to `reply`; on error, returns the Status and the dispatcher
+  // discards `reply`.
+  virtual Status Run(CommandContext& ctx, const bson::BsonObj& cmd,
+                     bson::BsonBuilder& reply) const = 0;
+};
+
+class CommandRegistry {
+ public:
+  static const CommandRegistry& Get();
+  // nullptr if no command has that name or alias.
+  const Command* Find(std::string_view name) const;
+  // Every command, sorted by name.
+  std::vector<const Command*> All() const;
+  void Add(std::unique_ptr<Command> c);
+
+ private:
+  std::vector<std::unique_ptr<Command>> commands_;
+};
+
+// Family registration functions, each defined beside its commands and listed in registry.cc.
+void RegisterAdminCommands(CommandRegistry& r);  // admin_*.cc: hello, buildInfo, serverStatus, ...
+void RegisterDdlCommands(CommandRegistry& r);    // ddl_*.cc: create, drop, listCollections, ...
+void RegisterCrudCommands(CommandRegistry& r);   // crud_*.cc: insert, find, update, delete, ...
+void RegisterAggregateCommands(CommandRegistry& r);  // aggregate.cc: aggregate, count, distinct
+
+}  // namespace hourglass::commands

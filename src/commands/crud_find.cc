@@ -1,0 +1,175 @@
+// find, getMore, killCursors.
+#include "catalog/catalog.h"
+#include "commands/collection_scan.h"
+#include "commands/command.h"
+#include "commands/command_util.h"
+#include "commands/crud_util.h"
+#include "commands/cursor_manager.h"
+#include "query/projection.h"
+
+namespace hourglass::commands {
+
+using bson::BsonArrayBuilder;
+using bson::BsonBuilder;
+using bson::BsonElement;
+using bson::BsonObj;
+
+namespace {
+
+constexpr int64_t kDefaultFirstBatch = 101;
+
+class FindCommand : public Command {
+ public:
+  std::string_view Name() const override { return "find"; }
+  OpCounter Counter() const override { return OpCounter::kQuery; }
+  Status Run(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& reply) const override {
+    HG_RETURN_IF_ERROR(CheckKnownFields(cmd, {"filter",
+                                              "projection",
+                                              "sort",
+                                              "skip",
+                                              "limit",
+                                              "batchSize",
+                                              "singleBatch",
+                                              "hint",
+                                              "min",
+                                              "max",
+                                              "returnKey",
+                                              "showRecordId",
+                                              "tailable",
+                                              "awaitData",
+                                              "noCursorTimeout",
+                                              "allowPartialResults",
+                                              "oplogReplay",
+                                              "collation",
+                                              "allowDiskUse",
+                                              "let",
+                                              "readOnce",
+                                              "singleBatch",
+                                              "term"}));
+    HG_ASSIGN_OR_RETURN(std::string coll_name, GetCollectionName(cmd, ctx.db));
+    catalog::NamespaceString nss{ctx.db, coll_name};
+    HG_RETURN_IF_ERROR(catalog::ValidateCollectionName(nss));
+    HG_ASSIGN_OR_RETURN(auto filter, GetObject("find", cmd, "filter"));
+    HG_ASSIGN_OR_RETURN(auto projection, GetObject("find", cmd, "projection"));
+    HG_ASSIGN_OR_RETURN(auto sort, GetObject("find", cmd, "sort"));
+    HG_ASSIGN_OR_RETURN(auto skip, GetInt64("find", cmd, "skip"));
+    HG_ASSIGN_OR_RETURN(auto limit, GetInt64("find", cmd, "limit"));
+    HG_ASSIGN_OR_RETURN(auto batch_size, GetInt64("find", cmd, "batchSize"));
+    HG_ASSIGN_OR_RETURN(bool single_batch, GetBool("find", cmd, "singleBatch", false));
+    HG_ASSIGN_OR_RETURN(bool tailable, GetBool("find", cmd, "tailable", false));
+    if (tailable) {
+      return Status(ErrorCode::kBadValue,
+                    "error processing query: tailable cursor requested on non capped collection");
+    }
+    if (skip && *skip < 0) {
+      return Status(ErrorCode::kBadValue,
+                    "Skip value must be non-negative, but received: " + std::to_string(*skip));
+    }
+    if (batch_size && *batch_size < 0) {
+      return Status(ErrorCode::kBadValue, "BatchSize value must be non-negative, but received: " +
+                                              std::to_string(*batch_size));
+    }
+    if (limit && *limit < 0) {
+      // Legacy negative limit: a single batch of |limit| documents.
+      *limit = -*limit;
+      single_batch = true;
+    }
+    HG_ASSIGN_OR_RETURN(auto matcher, query::Matcher::Parse(filter.value_or(BsonObj())));
+    std::optional<query::Projection> proj;
+    if (projection && !projection->IsEmpty()) {
+      HG_ASSIGN_OR_RETURN(proj, query::Projection::Parse(*projection));
+    }
+    ReadPlan plan;
+    plan.filter = std::move(matcher);
+    plan.sort = sort.value_or(BsonObj());
+    plan.skip = skip.value_or(0);
+    plan.limit = limit.value_or(0);
+    plan.projection = std::move(proj);
+    // A limit smaller than the batch size ends the cursor with the first batch.
+    int64_t first_batch = batch_size.value_or(kDefaultFirstBatch);
+    if (plan.limit > 0 && first_batch != 0 && plan.limit <= first_batch) {
+      first_batch = plan.limit;
+      single_batch = true;
+    }
+    HG_ASSIGN_OR_RETURN(auto stream, BuildReadStream(ctx, nss, std::move(plan)));
+    return ReplyWithCursor(ctx, nss.ns(), std::move(stream), first_batch, single_batch, reply);
+  }
+};
+
+class GetMoreCommand : public Command {
+ public:
+  std::string_view Name() const override { return "getMore"; }
+  OpCounter Counter() const override { return OpCounter::kGetMore; }
+  Status Run(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& reply) const override {
+    HG_RETURN_IF_ERROR(CheckKnownFields(
+        cmd, {"collection", "batchSize", "maxTimeMS", "term", "lastKnownCommittedOpTime"}));
+    BsonElement id_el = cmd.FirstElement();
+    if (id_el.type() != bson::BsonType::kInt64) return WrongType("getMore", id_el, "long");
+    HG_ASSIGN_OR_RETURN(auto coll, GetString("getMore", cmd, "collection"));
+    if (!coll) {
+      return Status(ErrorCode::kLocation40414,
+                    "BSON field 'getMore.collection' is missing but a required field");
+    }
+    HG_ASSIGN_OR_RETURN(auto batch_size, GetInt64("getMore", cmd, "batchSize"));
+    if (batch_size && *batch_size < 0) {
+      return Status(ErrorCode::kBadValue, "BatchSize value must be non-negative, but received: " +
+                                              std::to_string(*batch_size));
+    }
+    std::string ns = ctx.db + "." + *coll;
+    HG_ASSIGN_OR_RETURN(auto cursor, ctx.service.cursors->CheckOut(id_el.Int64(), ns));
+    BsonArrayBuilder batch;
+    bool exhausted = false;
+    Status st =
+        FillBatch(*cursor->stream, &cursor->pending, batch_size.value_or(0), batch, &exhausted);
+    if (!st.ok()) return st;  // the cursor is destroyed with the error, as in MongoDB
+    int64_t id = cursor->id;
+    if (exhausted) {
+      id = 0;
+    } else {
+      ctx.service.cursors->CheckIn(std::move(cursor));
+    }
+    AppendCursorReply(reply, id, ns, "nextBatch", batch.Obj());
+    return Status::OK();
+  }
+};
+
+class KillCursorsCommand : public Command {
+ public:
+  std::string_view Name() const override { return "killCursors"; }
+  Status Run(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& reply) const override {
+    HG_RETURN_IF_ERROR(CheckKnownFields(cmd, {"cursors"}));
+    HG_ASSIGN_OR_RETURN(std::string coll_name, GetCollectionName(cmd, ctx.db));
+    HG_ASSIGN_OR_RETURN(auto ids, GetArray("killCursors", cmd, "cursors"));
+    if (!ids) {
+      return Status(ErrorCode::kLocation40414,
+                    "BSON field 'killCursors.cursors' is missing but a required field");
+    }
+    BsonArrayBuilder killed, not_found;
+    for (BsonElement e : *ids) {
+      if (e.type() != bson::BsonType::kInt64) {
+        return Status(ErrorCode::kTypeMismatch,
+                      "BSON field 'killCursors.cursors' is the wrong type, expected long");
+      }
+      if (ctx.service.cursors->Kill(e.Int64())) {
+        killed.Append(e);
+      } else {
+        not_found.Append(e);
+      }
+    }
+    reply.AppendArray("cursorsKilled", killed.Obj());
+    reply.AppendArray("cursorsNotFound", not_found.Obj());
+    reply.AppendArray("cursorsAlive", BsonObj());
+    reply.AppendArray("cursorsUnknown", BsonObj());
+    return Status::OK();
+  }
+};
+
+}  // namespace
+
+void RegisterFindCommands(CommandRegistry& r) {
+  r.Add(std::make_unique<FindCommand>());
+  r.Add(std::make_unique<GetMoreCommand>());
+  r.Add(std::make_unique<KillCursorsCommand>());
+}
+
+}  // namespace hourglass::commands

@@ -1,0 +1,149 @@
+#include "commands/crud_util.h"
+
+#include "commands/collection_scan.h"
+#include "commands/cursor_manager.h"
+#include "storage/kv_engine.h"
+
+namespace hourglass::commands {
+
+using bson::BsonArrayBuilder;
+using bson::BsonBuilder;
+using bson::BsonElement;
+using bson::BsonObj;
+using bson::BsonType;
+
+StatusWith<std::unique_ptr<pipeline::DocumentStream>> BuildReadStream(
+    CommandContext& ctx, const catalog::NamespaceString& nss, ReadPlan plan) {
+  std::unique_ptr<pipeline::DocumentStream> stream;
+  auto coll = ctx.service.catalog->Lookup(nss);
+  if (!coll || coll->ident().empty()) {
+    stream = std::make_unique<pipeline::VectorDocumentStream>(std::vector<BsonObj>{});
+  } else {
+    stream = std::make_unique<CollectionScan>(coll, ctx.service.engine, std::move(plan.filter));
+  }
+  // Sort, skip and limit reuse the aggregation stages, which implement find's semantics.
+  BsonArrayBuilder stages;
+  if (!plan.sort.IsEmpty()) {
+    BsonBuilder s;
+    s.AppendObject("$sort", plan.sort);
+    stages.AppendObject(s.Obj());
+  }
+  if (plan.skip > 0) {
+    BsonBuilder s;
+    s.AppendInt64("$skip", plan.skip);
+    stages.AppendObject(s.Obj());
+  }
+  if (plan.limit > 0) {
+    BsonBuilder s;
+    s.AppendInt64("$limit", plan.limit);
+    stages.AppendObject(s.Obj());
+  }
+  if (stages.count() > 0) {
+    pipeline::PipelineContext pctx;
+    HG_ASSIGN_OR_RETURN(auto p, pipeline::Pipeline::Parse(stages.Obj(), pctx));
+    stream = p->Bind(std::move(stream));
+  }
+  if (plan.projection) {
+    stream = std::make_unique<ProjectionStream>(std::move(stream), std::move(*plan.projection));
+  }
+  return stream;
+}
+
+Status ReplyWithCursor(CommandContext& ctx, const std::string& ns,
+                       std::unique_ptr<pipeline::DocumentStream> stream, int64_t first_batch,
+                       bool single_batch, BsonBuilder& reply) {
+  BsonArrayBuilder batch;
+  bool exhausted = false;
+  std::optional<BsonObj> pending;
+  if (first_batch > 0 || single_batch) {
+    HG_RETURN_IF_ERROR(FillBatch(
+        *stream, &pending, single_batch && first_batch == 0 ? 0 : first_batch, batch, &exhausted));
+  }
+  int64_t id = 0;
+  if (!exhausted && !single_batch) {
+    auto cursor = std::make_unique<ClientCursor>();
+    cursor->ns = ns;
+    cursor->stream = std::move(stream);
+    cursor->pending = std::move(pending);
+    id = ctx.service.cursors->Register(std::move(cursor));
+  }
+  AppendCursorReply(reply, id, ns, "firstBatch", batch.Obj());
+  return Status::OK();
+}
+
+StatusWith<BsonObj> PrepareInsertDocument(const BsonObj& doc) {
+  if (doc.size() > 16 * 1024 * 1024) {
+    return Status(ErrorCode::kBSONObjectTooLarge,
+                  "object to insert too large. size in bytes: " + std::to_string(doc.size()) +
+                      ", max size: 16777216");
+  }
+  BsonElement id;
+  for (BsonElement e : doc) {
+    std::string_view name = e.FieldName();
+    if (name == "_id") {
+      if (id.eoo()) id = e;
+      continue;
+    }
+    if (!name.empty() && name[0] == '$') {
+      return Status(ErrorCode::kBadValue,
+                    "Document can't have $ prefixed field names: " + std::string(name));
+    }
+  }
+  if (!id.eoo()) {
+    switch (id.type()) {
+      case BsonType::kArray:
+        return Status(ErrorCode::kBadValue, "can't use an array for _id");
+      case BsonType::kRegex:
+        return Status(ErrorCode::kBadValue, "can't use a regex for _id");
+      case BsonType::kUndefined:
+        return Status(ErrorCode::kBadValue, "can't use a undefined for _id");
+      case BsonType::kObject:
+        for (BsonElement sub : id.Obj()) {
+          if (!sub.FieldName().empty() && sub.FieldName()[0] == '$') {
+            return Status(ErrorCode::kDollarPrefixedFieldName,
+                          "_id fields may not contain '$'-prefixed fields: " +
+                              std::string(sub.FieldName()) + " is not valid for storage.");
+          }
+        }
+        break;
+      default:
+        break;
+    }
+    if (doc.FirstElement().FieldName() == "_id") return doc;
+  }
+  // MongoDB stores `_id` as the first field.
+  BsonBuilder b;
+  if (id.eoo()) {
+    b.AppendObjectId("_id", bson::ObjectId::Generate());
+  } else {
+    b.AppendElement(id);
+  }
+  for (BsonElement e : doc) {
+    if (e.FieldName() != "_id") b.AppendElement(e);
+  }
+  return b.Obj();
+}
+
+Status WaitForWriteConcern(CommandContext& ctx, const BsonObj& cmd) {
+  BsonElement wc = cmd["writeConcern"];
+  if (wc.eoo() || wc.type() == BsonType::kNull) return Status::OK();
+  if (wc.type() != BsonType::kObject) {
+    return Status(ErrorCode::kTypeMismatch, "BSON field 'writeConcern' is the wrong type '" +
+                                                std::string(bson::TypeName(wc.type())) +
+                                                "', expected type 'object'");
+  }
+  BsonObj w = wc.Obj();
+  BsonElement j = w["j"];
+  BsonElement fsync = w["fsync"];
+  if ((!j.eoo() && j.Truthy()) || (!fsync.eoo() && fsync.Truthy())) {
+    return ctx.service.engine->WaitForJournal();
+  }
+  return Status::OK();
+}
+
+void RegisterCrudCommands(CommandRegistry& r) {
+  RegisterFindCommands(r);
+  RegisterWriteCommands(r);
+}
+
+}  // namespace hourglass::commands

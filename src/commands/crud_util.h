@@ -1,0 +1,46 @@
+// Pieces shared by the CRUD and aggregation commands: building the read stream of a find
+// (scan → sort → skip → limit → projection), answering with a cursor, preparing documents for
+// insertion (MongoDB's checks, generated _id), and honouring write concern.
+#pragma once
+
+#include <memory>
+#include <optional>
+
+#include "catalog/catalog.h"
+#include "commands/command.h"
+#include "pipeline/pipeline.h"
+#include "query/matcher.h"
+#include "query/projection.h"
+
+namespace hourglass::commands {
+
+struct ReadPlan {
+  std::optional<query::Matcher> filter;
+  bson::BsonObj sort;
+  int64_t skip = 0;
+  int64_t limit = 0;  // 0 = none
+  std::optional<query::Projection> projection;
+};
+
+// The documents of `nss` that the plan selects, in order. A missing collection yields an empty
+// stream.
+StatusWith<std::unique_ptr<pipeline::DocumentStream>> BuildReadStream(
+    CommandContext& ctx, const catalog::NamespaceString& nss, ReadPlan plan);
+
+// Sends the first batch and, unless the stream is exhausted or single_batch, registers a cursor.
+Status ReplyWithCursor(CommandContext& ctx, const std::string& ns,
+                       std::unique_ptr<pipeline::DocumentStream> stream, int64_t first_batch,
+                       bool single_batch, bson::BsonBuilder& reply);
+
+// Checks a document for insertion (size, `_id` type, top-level `$` names) and returns it with an
+// `_id` first (generated as an ObjectId when absent).
+StatusWith<bson::BsonObj> PrepareInsertDocument(const bson::BsonObj& doc);
+
+// After a successful write: honours writeConcern.j by waiting for the journal. BadValue for a
+// malformed writeConcern.
+Status WaitForWriteConcern(CommandContext& ctx, const bson::BsonObj& cmd);
+
+void RegisterFindCommands(CommandRegistry& r);
+void RegisterWriteCommands(CommandRegistry& r);
+
+}  // namespace hourglass::commands

@@ -1,0 +1,520 @@
+// insert, update, delete, findAndModify.
+#include "commands/command.h"
+#include "commands/command_util.h"
+#include "commands/crud_util.h"
+#include "query/sort.h"
+#include "query/update.h"
+#include "storage/record_id.h"
+#include "storage/write_conflict.h"
+
+namespace hourglass::commands {
+
+using bson::BsonArrayBuilder;
+using bson::BsonBuilder;
+using bson::BsonElement;
+using bson::BsonObj;
+using bson::BsonType;
+
+namespace {
+
+// Inserts go in transactions of up to this many documents; a failing group is retried one
+// document at a time so each error gets its own writeErrors entry.
+constexpr size_t kInsertGroup = 500;
+
+struct WriteError {
+  int index;
+  Status status;
+};
+
+void AppendWriteErrors(BsonBuilder& reply, const std::vector<WriteError>& errors) {
+  if (errors.empty()) return;
+  size_t arr = reply.OpenArray("writeErrors");
+  int i = 0;
+  for (const auto& e : errors) {
+    size_t o = reply.OpenObject(std::to_string(i++));
+    reply.AppendInt32("index", e.index);
+    reply.AppendInt32("code", e.status.code_number());
+    if (!e.status.extra_info().empty()) {
+      reply.AppendElementsOf(BsonObj(e.status.extra_info().data()));
+    }
+    reply.AppendString("errmsg", e.status.reason());
+    reply.Close(o);
+  }
+  reply.Close(arr);
+}
+
+StatusWith<std::shared_ptr<catalog::Collection>> WritableCollection(CommandContext& ctx,
+                                                                    const BsonObj& cmd) {
+  HG_ASSIGN_OR_RETURN(std::string name, GetCollectionName(cmd, ctx.db));
+  catalog::NamespaceString nss{ctx.db, name};
+  HG_RETURN_IF_ERROR(catalog::ValidateCollectionName(nss));
+  HG_ASSIGN_OR_RETURN(auto coll, ctx.service.catalog->GetOrCreateCollection(nss));
+  if (coll->IsView()) {
+    return Status(ErrorCode::kCommandNotSupportedOnView,
+                  "Namespace " + nss.ns() + " is a view, not a collection");
+  }
+  return coll;
+}
+
+// Inserts docs[begin, end) in one transaction.
+Status InsertGroup(CommandContext& ctx, catalog::Collection& coll, const std::vector<BsonObj>& docs,
+                   size_t begin, size_t end) {
+  int64_t bytes = 0;
+  HG_RETURN_IF_ERROR(storage::RetryOnWriteConflict([&] {
+    bytes = 0;
+    auto session = ctx.service.engine->NewSession();
+    storage::WriteUnit wu(*session);
+    HG_RETURN_IF_ERROR(wu.begin_status());
+    for (size_t i = begin; i < end; ++i) {
+      auto rid = coll.Insert(*session, docs[i]);
+      if (!rid.ok()) return rid.status();
+      bytes += docs[i].size();
+    }
+    return wu.Commit();
+  }));
+  coll.AdjustCounts(static_cast<int64_t>(end - begin), bytes);
+  return Status::OK();
+}
+
+class InsertCommand : public Command {
+ public:
+  std::string_view Name() const override { return "insert"; }
+  OpCounter Counter() const override { return OpCounter::kNone; }
+  Status Run(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& reply) const override {
+    HG_RETURN_IF_ERROR(CheckKnownFields(cmd, {"documents", "ordered", "bypassDocumentValidation"}));
+    HG_ASSIGN_OR_RETURN(auto docs_arr, GetArray("insert", cmd, "documents"));
+    if (!docs_arr) {
+      return Status(ErrorCode::kLocation40414,
+                    "BSON field 'insert.documents' is missing but a required field");
+    }
+    HG_ASSIGN_OR_RETURN(bool ordered, GetBool("insert", cmd, "ordered", true));
+    HG_ASSIGN_OR_RETURN(auto coll, WritableCollection(ctx, cmd));
+
+    std::vector<BsonObj> docs;
+    std::vector<WriteError> errors;
+    std::vector<int> original_index;
+    int index = 0;
+    for (BsonElement e : *docs_arr) {
+      if (e.type() != BsonType::kObject) return WrongType("insert", e, "object");
+      if (docs.size() + errors.size() >= 100000) {
+        return Status(ErrorCode::kInvalidLength,
+                      "Write batch sizes must be between 1 and 100000. Got more operations.");
+      }
+      auto prepared = PrepareInsertDocument(e.Obj());
+      if (!prepared.ok()) {
+        errors.push_back({index, prepared.status()});
+        if (ordered) break;
+      } else {
+        docs.push_back(std::move(prepared).value());
+        original_index.push_back(index);
+      }
+      ++index;
+    }
+    // With ordered inserts, documents after the first invalid one are not attempted.
+    size_t limit = docs.size();
+    if (ordered && !errors.empty()) {
+      limit = 0;
+      while (limit < docs.size() && original_index[limit] < errors.front().index) ++limit;
+    }
+    int64_t n = 0;
+    size_t i = 0;
+    bool stop = false;
+    while (i < limit && !stop) {
+      size_t end = std::min(limit, i + kInsertGroup);
+      Status st = InsertGroup(ctx, *coll, docs, i, end);
+      if (st.ok()) {
+        n += static_cast<int64_t>(end - i);
+        i = end;
+        continue;
+      }
+      for (; i < end; ++i) {
+        Status one = InsertGroup(ctx, *coll, docs, i, i + 1);
+        if (one.ok()) {
+          ++n;
+          continue;
+        }
+        errors.push_back({original_index[i], one});
+        if (ordered) {
+          stop = true;
+          break;
+        }
+      }
+    }
+    std::sort(errors.begin(), errors.end(),
+              [](const WriteError& a, const WriteError& b) { return a.index < b.index; });
+    if (ordered && errors.size() > 1) errors.erase(errors.begin() + 1, errors.end());
+    ctx.service.counters.op_insert += n + static_cast<int64_t>(errors.size());
+    HG_RETURN_IF_ERROR(WaitForWriteConcern(ctx, cmd));
+    reply.AppendInt32("n", static_cast<int32_t>(n));
+    AppendWriteErrors(reply, errors);
+    return Status::OK();
+  }
+};
+
+// Records of `coll` matching `matcher`, read inside `session`'s transaction.
+StatusWith<std::vector<catalog::Record>> MatchingRecords(storage::Session& session,
+                                                         catalog::Collection& coll,
+                                                         const query::Matcher& matcher,
+                                                         bool first_only) {
+  std::vector<catalog::Record> out;
+  HG_ASSIGN_OR_RETURN(auto cursor, session.OpenCursorOrError(coll.ident()));
+  HG_ASSIGN_OR_RETURN(bool more, cursor->SeekFirst());
+  while (more) {
+    BsonObj doc(cursor->value().data());
+    if (matcher.Matches(doc)) {
+      out.push_back({storage::DecodeRecordId(cursor->key()), doc.Owned()});
+      if (first_only) break;
+    }
+    HG_ASSIGN_OR_RETURN(more, cursor->Next());
+  }
+  return out;
+}
+
+// Sorts `records` by `sort` (findAndModify's sort picks which document is modified).
+Status SortRecords(std::vector<catalog::Record>& records, const BsonObj& sort) {
+  if (sort.IsEmpty()) return Status::OK();
+  HG_ASSIGN_OR_RETURN(auto pattern, query::SortPattern::Parse(sort));
+  std::stable_sort(records.begin(), records.end(),
+                   [&](const catalog::Record& a, const catalog::Record& b) {
+                     return pattern.Compare(a.doc, b.doc) < 0;
+                   });
+  return Status::OK();
+}
+
+struct UpdateResult {
+  int64_t matched = 0;
+  int64_t modified = 0;
+  std::optional<BsonObj> upserted_id;  // {"": _id}
+  BsonObj before;                      // findAndModify: the original document
+  BsonObj after;                       // findAndModify: the new document
+};
+
+StatusWith<query::UpdateDriver> ParseUpdate(const BsonElement& u, const BsonObj& array_filters) {
+  if (u.type() == BsonType::kArray) return query::UpdateDriver::ParsePipeline(u.Obj());
+  if (u.type() != BsonType::kObject) {
+    return Status(ErrorCode::kFailedToParse,
+                  "Update argument must be either an object or an array");
+  }
+  return query::UpdateDriver::Parse(u.Obj(), array_filters);
+}
+
+Status CheckIdUnchanged(const BsonObj& before, const BsonObj& after) {
+  BsonElement a = before["_id"], b = after["_id"];
+  if (a.eoo() || b.eoo() || a.type() != b.type() || a.ValueSize() != b.ValueSize() ||
+      std::memcmp(a.value(), b.value(), a.ValueSize()) != 0) {
+    return Status(ErrorCode::kImmutableField,
+                  "Performing an update on the path '_id' would modify the immutable field '_id'");
+  }
+  return Status::OK();
+}
+
+// Runs one update statement. `sort` is used by findAndModify only.
+StatusWith<UpdateResult> RunUpdate(CommandContext& ctx, catalog::Collection& coll, const BsonObj& q,
+                                   const query::UpdateDriver& driver, bool multi, bool upsert,
+                                   const BsonObj& sort) {
+  HG_ASSIGN_OR_RETURN(auto matcher, query::Matcher::Parse(q));
+  UpdateResult result;
+  int64_t bytes_delta = 0, records_delta = 0;
+  HG_RETURN_IF_ERROR(storage::RetryOnWriteConflict([&]() -> Status {
+    result = UpdateResult();
+    bytes_delta = records_delta = 0;
+    auto session = ctx.service.engine->NewSession();
+    storage::WriteUnit wu(*session);
+    HG_RETURN_IF_ERROR(wu.begin_status());
+    HG_ASSIGN_OR_RETURN(auto records,
+                        MatchingRecords(*session, coll, matcher, !multi && sort.IsEmpty()));
+    HG_RETURN_IF_ERROR(SortRecords(records, sort));
+    if (!multi && records.size() > 1) records.resize(1);
+    for (const auto& rec : records) {
+      bool modified = false;
+      HG_ASSIGN_OR_RETURN(BsonObj updated, driver.Apply(rec.doc, false, &modified));
+      ++result.matched;
+      result.before = rec.doc;
+      result.after = updated;
+      if (!modified) continue;
+      HG_RETURN_IF_ERROR(CheckIdUnchanged(rec.doc, updated));
+      if (updated.size() > 16 * 1024 * 1024) {
+        return Status(ErrorCode::kBSONObjectTooLarge,
+                      "Resulting document after update is larger than 16777216");
+      }
+      HG_RETURN_IF_ERROR(coll.Update(*session, rec.id, updated));
+      bytes_delta += updated.size() - rec.doc.size();
+      ++result.modified;
+    }
+    if (records.empty() && upsert) {
+      HG_ASSIGN_OR_RETURN(BsonObj seed, query::ExtractEqualityDocument(q));
+      BsonObj base = driver.IsReplacement() ? BsonObj() : seed;
+      bool modified = false;
+      HG_ASSIGN_OR_RETURN(BsonObj doc, driver.Apply(base, true, &modified));
+      if (driver.IsReplacement() && doc["_id"].eoo() && !seed["_id"].eoo()) {
+        BsonBuilder with_id;
+        with_id.AppendElement(seed["_id"]);
+        with_id.AppendElementsOf(doc);
+        doc = with_id.Obj();
+      }
+      HG_ASSIGN_OR_RETURN(doc, PrepareInsertDocument(doc));
+      HG_ASSIGN_OR_RETURN(int64_t rid, coll.Insert(*session, doc));
+      (void)rid;
+      BsonBuilder id;
+      id.AppendElementAs(doc["_id"], "");
+      result.upserted_id = id.Obj();
+      result.after = doc;
+      ++records_delta;
+      bytes_delta += doc.size();
+    }
+    return wu.Commit();
+  }));
+  coll.AdjustCounts(records_delta, bytes_delta);
+  return result;
+}
+
+class UpdateCommand : public Command {
+ public:
+  std::string_view Name() const override { return "update"; }
+  OpCounter Counter() const override { return OpCounter::kNone; }
+  Status Run(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& reply) const override {
+    HG_RETURN_IF_ERROR(
+        CheckKnownFields(cmd, {"updates", "ordered", "bypassDocumentValidation", "let"}));
+    HG_ASSIGN_OR_RETURN(auto updates, GetArray("update", cmd, "updates"));
+    if (!updates) {
+      return Status(ErrorCode::kLocation40414,
+                    "BSON field 'update.updates' is missing but a required field");
+    }
+    HG_ASSIGN_OR_RETURN(bool ordered, GetBool("update", cmd, "ordered", true));
+    HG_ASSIGN_OR_RETURN(auto coll, WritableCollection(ctx, cmd));
+    int64_t n = 0, n_modified = 0;
+    std::vector<WriteError> errors;
+    std::vector<std::pair<int, BsonObj>> upserted;
+    int index = 0;
+    for (BsonElement e : *updates) {
+      if (e.type() != BsonType::kObject) return WrongType("update.updates", e, "object");
+      ++ctx.service.counters.op_update;
+      Status st = [&]() -> Status {
+        BsonObj stmt = e.Obj();
+        HG_RETURN_IF_ERROR(
+            CheckKnownFields(stmt, {"q", "u", "upsert", "multi", "arrayFilters", "hint",
+                                    "collation", "c", "upsertSupplied", "sort"}));
+        HG_ASSIGN_OR_RETURN(auto q, GetObject("update.updates", stmt, "q"));
+        if (!q) {
+          return Status(ErrorCode::kLocation40414,
+                        "BSON field 'update.updates.q' is missing but a required field");
+        }
+        BsonElement u = stmt["u"];
+        if (u.eoo()) {
+          return Status(ErrorCode::kLocation40414,
+                        "BSON field 'update.updates.u' is missing but a required field");
+        }
+        HG_ASSIGN_OR_RETURN(bool multi, GetBool("update.updates", stmt, "multi", false));
+        HG_ASSIGN_OR_RETURN(bool upsert, GetBool("update.updates", stmt, "upsert", false));
+        HG_ASSIGN_OR_RETURN(auto af, GetArray("update.updates", stmt, "arrayFilters"));
+        HG_ASSIGN_OR_RETURN(auto driver, ParseUpdate(u, af.value_or(BsonObj())));
+        if (multi && driver.IsReplacement()) {
+          return Status(ErrorCode::kFailedToParse,
+                        "multi update is not supported for replacement-style update");
+        }
+        HG_ASSIGN_OR_RETURN(auto r, RunUpdate(ctx, *coll, *q, driver, multi, upsert, BsonObj()));
+        n += r.matched;
+        n_modified += r.modified;
+        if (r.upserted_id) {
+          ++n;
+          upserted.emplace_back(index, *r.upserted_id);
+        }
+        return Status::OK();
+      }();
+      if (!st.ok()) {
+        errors.push_back({index, st});
+        if (ordered) break;
+      }
+      ++index;
+    }
+    HG_RETURN_IF_ERROR(WaitForWriteConcern(ctx, cmd));
+    reply.AppendInt32("n", static_cast<int32_t>(n));
+    reply.AppendInt32("nModified", static_cast<int32_t>(n_modified));
+    if (!upserted.empty()) {
+      size_t arr = reply.OpenArray("upserted");
+      int i = 0;
+      for (const auto& [idx, id] : upserted) {
+        size_t o = reply.OpenObject(std::to_string(i++));
+        reply.AppendInt32("index", idx);
+        reply.AppendElementAs(id.FirstElement(), "_id");
+        reply.Close(o);
+      }
+      reply.Close(arr);
+    }
+    AppendWriteErrors(reply, errors);
+    return Status::OK();
+  }
+};
+
+// Deletes the records matching `q` (at most one if !multi); returns them.
+StatusWith<std::vector<catalog::Record>> RunDelete(CommandContext& ctx, catalog::Collection& coll,
+                                                   const BsonObj& q, bool multi,
+                                                   const BsonObj& sort) {
+  HG_ASSIGN_OR_RETURN(auto matcher, query::Matcher::Parse(q));
+  std::vector<catalog::Record> deleted;
+  HG_RETURN_IF_ERROR(storage::RetryOnWriteConflict([&]() -> Status {
+    deleted.clear();
+    auto session = ctx.service.engine->NewSession();
+    storage::WriteUnit wu(*session);
+    HG_RETURN_IF_ERROR(wu.begin_status());
+    HG_ASSIGN_OR_RETURN(auto records,
+                        MatchingRecords(*session, coll, matcher, !multi && sort.IsEmpty()));
+    HG_RETURN_IF_ERROR(SortRecords(records, sort));
+    if (!multi && records.size() > 1) records.resize(1);
+    for (auto& rec : records) {
+      HG_RETURN_IF_ERROR(coll.Remove(*session, rec.id, rec.doc));
+      deleted.push_back(std::move(rec));
+    }
+    return wu.Commit();
+  }));
+  int64_t bytes = 0;
+  for (const auto& r : deleted) bytes += r.doc.size();
+  coll.AdjustCounts(-static_cast<int64_t>(deleted.size()), -bytes);
+  return deleted;
+}
+
+class DeleteCommand : public Command {
+ public:
+  std::string_view Name() const override { return "delete"; }
+  OpCounter Counter() const override { return OpCounter::kNone; }
+  Status Run(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& reply) const override {
+    HG_RETURN_IF_ERROR(CheckKnownFields(cmd, {"deletes", "ordered", "let"}));
+    HG_ASSIGN_OR_RETURN(auto deletes, GetArray("delete", cmd, "deletes"));
+    if (!deletes) {
+      return Status(ErrorCode::kLocation40414,
+                    "BSON field 'delete.deletes' is missing but a required field");
+    }
+    HG_ASSIGN_OR_RETURN(bool ordered, GetBool("delete", cmd, "ordered", true));
+    HG_ASSIGN_OR_RETURN(std::string name, GetCollectionName(cmd, ctx.db));
+    catalog::NamespaceString nss{ctx.db, name};
+    HG_RETURN_IF_ERROR(catalog::ValidateCollectionName(nss));
+    auto coll = ctx.service.catalog->Lookup(nss);
+    int64_t n = 0;
+    std::vector<WriteError> errors;
+    int index = 0;
+    for (BsonElement e : *deletes) {
+      if (e.type() != BsonType::kObject) return WrongType("delete.deletes", e, "object");
+      ++ctx.service.counters.op_delete;
+      Status st = [&]() -> Status {
+        BsonObj stmt = e.Obj();
+        HG_RETURN_IF_ERROR(CheckKnownFields(stmt, {"q", "limit", "hint", "collation"}));
+        HG_ASSIGN_OR_RETURN(auto q, GetObject("delete.deletes", stmt, "q"));
+        if (!q) {
+          return Status(ErrorCode::kLocation40414,
+                        "BSON field 'delete.deletes.q' is missing but a required field");
+        }
+        HG_ASSIGN_OR_RETURN(auto limit, GetInt64("delete.deletes", stmt, "limit"));
+        if (!limit) {
+          return Status(ErrorCode::kLocation40414,
+                        "BSON field 'delete.deletes.limit' is missing but a required field");
+        }
+        if (*limit != 0 && *limit != 1) {
+          return Status(
+              ErrorCode::kFailedToParse,
+              "The limit field in delete objects must be 0 or 1. Got " + std::to_string(*limit));
+        }
+        if (!coll || coll->ident().empty()) {
+          HG_RETURN_IF_ERROR(query::Matcher::Parse(*q).status());
+          return Status::OK();
+        }
+        HG_ASSIGN_OR_RETURN(auto deleted, RunDelete(ctx, *coll, *q, *limit == 0, BsonObj()));
+        n += static_cast<int64_t>(deleted.size());
+        return Status::OK();
+      }();
+      if (!st.ok()) {
+        errors.push_back({index, st});
+        if (ordered) break;
+      }
+      ++index;
+    }
+    HG_RETURN_IF_ERROR(WaitForWriteConcern(ctx, cmd));
+    reply.AppendInt32("n", static_cast<int32_t>(n));
+    AppendWriteErrors(reply, errors);
+    return Status::OK();
+  }
+};
+
+class FindAndModifyCommand : public Command {
+ public:
+  std::string_view Name() const override { return "findAndModify"; }
+  std::vector<std::string_view> Aliases() const override { return {"findandmodify"}; }
+  OpCounter Counter() const override { return OpCounter::kCommand; }
+  Status Run(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& reply) const override {
+    HG_RETURN_IF_ERROR(CheckKnownFields(
+        cmd, {"query", "sort", "remove", "update", "new", "fields", "upsert",
+              "bypassDocumentValidation", "arrayFilters", "hint", "collation", "let"}));
+    HG_ASSIGN_OR_RETURN(auto q, GetObject("findAndModify", cmd, "query"));
+    HG_ASSIGN_OR_RETURN(auto sort, GetObject("findAndModify", cmd, "sort"));
+    HG_ASSIGN_OR_RETURN(auto fields, GetObject("findAndModify", cmd, "fields"));
+    HG_ASSIGN_OR_RETURN(bool remove, GetBool("findAndModify", cmd, "remove", false));
+    HG_ASSIGN_OR_RETURN(bool return_new, GetBool("findAndModify", cmd, "new", false));
+    HG_ASSIGN_OR_RETURN(bool upsert, GetBool("findAndModify", cmd, "upsert", false));
+    HG_ASSIGN_OR_RETURN(auto af, GetArray("findAndModify", cmd, "arrayFilters"));
+    BsonElement u = cmd["update"];
+    if (remove && !u.eoo()) {
+      return Status(ErrorCode::kFailedToParse, "Cannot specify both an update and remove=true");
+    }
+    if (!remove && u.eoo()) {
+      return Status(ErrorCode::kFailedToParse, "Either an update or remove=true must be specified");
+    }
+    if (remove && (upsert || return_new)) {
+      return Status(ErrorCode::kFailedToParse,
+                    upsert ? "Cannot specify both upsert=true and remove=true"
+                           : "Cannot specify both new=true and remove=true; 'remove' always "
+                             "returns the deleted document");
+    }
+    std::optional<query::Projection> proj;
+    if (fields && !fields->IsEmpty()) {
+      HG_ASSIGN_OR_RETURN(proj, query::Projection::Parse(*fields));
+    }
+    HG_ASSIGN_OR_RETURN(auto coll, WritableCollection(ctx, cmd));
+    BsonObj query_doc = q.value_or(BsonObj());
+    BsonObj sort_doc = sort.value_or(BsonObj());
+    auto shaped = [&](const BsonObj& d) { return proj ? proj->Apply(d) : d; };
+    size_t leo = 0;
+    if (remove) {
+      ++ctx.service.counters.op_delete;
+      HG_ASSIGN_OR_RETURN(auto deleted, RunDelete(ctx, *coll, query_doc, false, sort_doc));
+      HG_RETURN_IF_ERROR(WaitForWriteConcern(ctx, cmd));
+      leo = reply.OpenObject("lastErrorObject");
+      reply.AppendInt32("n", static_cast<int32_t>(deleted.size()));
+      reply.Close(leo);
+      if (deleted.empty()) {
+        reply.AppendNull("value");
+      } else {
+        reply.AppendObject("value", shaped(deleted.front().doc));
+      }
+      return Status::OK();
+    }
+    ++ctx.service.counters.op_update;
+    HG_ASSIGN_OR_RETURN(auto driver, ParseUpdate(u, af.value_or(BsonObj())));
+    HG_ASSIGN_OR_RETURN(auto r, RunUpdate(ctx, *coll, query_doc, driver, false, upsert, sort_doc));
+    HG_RETURN_IF_ERROR(WaitForWriteConcern(ctx, cmd));
+    leo = reply.OpenObject("lastErrorObject");
+    reply.AppendInt32("n", r.matched > 0 || r.upserted_id ? 1 : 0);
+    reply.AppendBool("updatedExisting", r.matched > 0);
+    if (r.upserted_id) reply.AppendElementAs(r.upserted_id->FirstElement(), "upserted");
+    reply.Close(leo);
+    if (r.matched == 0 && !r.upserted_id) {
+      reply.AppendNull("value");
+    } else if (return_new) {
+      reply.AppendObject("value", shaped(r.after));
+    } else if (r.matched > 0) {
+      reply.AppendObject("value", shaped(r.before));
+    } else {
+      reply.AppendNull("value");
+    }
+    return Status::OK();
+  }
+};
+
+}  // namespace
+
+void RegisterWriteCommands(CommandRegistry& r) {
+  r.Add(std::make_unique<DeleteCommand>());
+  r.Add(std::make_unique<FindAndModifyCommand>());
+  r.Add(std::make_unique<InsertCommand>());
+  r.Add(std::make_unique<UpdateCommand>());
+}
+
+}  // namespace hourglass::commands

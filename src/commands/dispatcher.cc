@@ -1,0 +1,107 @@
+#include "commands/dispatcher.h"
+
+#include <chrono>
+
+#include "base/logger.h"
+#include "base/server_parameters.h"
+
+namespace hourglass::commands {
+
+using bson::BsonBuilder;
+using bson::BsonObj;
+
+BsonObj ErrorReply(const Status& status) {
+  BsonBuilder b;
+  b.AppendDouble("ok", 0.0);
+  b.AppendString("errmsg", status.reason());
+  b.AppendInt32("code", status.code_number());
+  b.AppendString("codeName", status.code_name());
+  if (!status.extra_info().empty()) b.AppendElementsOf(BsonObj(status.extra_info().data()));
+  return b.Obj();
+}
+
+namespace {
+
+void Count(ServerCounters& c, OpCounter which) {
+  switch (which) {
+    case OpCounter::kCommand:
+      ++c.op_command;
+      break;
+    case OpCounter::kQuery:
+      ++c.op_query;
+      break;
+    case OpCounter::kGetMore:
+      ++c.op_getmore;
+      break;
+    case OpCounter::kInsert:
+      break;  // counted per document by the insert command
+    case OpCounter::kUpdate:
+      break;  // counted per statement
+    case OpCounter::kDelete:
+      break;
+    case OpCounter::kNone:
+      break;
+  }
+}
+
+ServerParameter* SlowMs() {
+  static ServerParameter* p =
+      ServerParameterRegistry::Get().Register("slowOpThresholdMs", int32_t{100}, true, true);
+  return p;
+}
+
+}  // namespace
+
+DispatchResult RunCommandRequest(ServiceContext& service, ClientState& client, const BsonObj& body,
+                                 std::string_view db) {
+  DispatchResult result;
+  if (body.IsEmpty()) {
+    result.reply = ErrorReply(Status(ErrorCode::kFailedToParse, "Empty command object"));
+    return result;
+  }
+  std::string name(body.FirstElement().FieldName());
+  const Command* cmd = CommandRegistry::Get().Find(name);
+  if (cmd == nullptr) {
+    ++service.counters.op_command;
+    result.reply =
+        ErrorReply(Status(ErrorCode::kCommandNotFound, "no such command: '" + name + "'"));
+    return result;
+  }
+  result.compressible = cmd->Compressible();
+  Count(service.counters, cmd->Counter());
+  if (db.empty()) {
+    result.reply =
+        ErrorReply(Status(ErrorCode::kLocation40571, "OP_MSG requests require a $db argument"));
+    return result;
+  }
+  if (cmd->AdminOnly() && db != "admin") {
+    result.reply = ErrorReply(
+        Status(ErrorCode::kUnauthorized, name + " may only be run against the admin database."));
+    return result;
+  }
+  CommandContext ctx{service, client, std::string(db)};
+  BsonBuilder reply;
+  auto start = std::chrono::steady_clock::now();
+  Status st = cmd->Run(ctx, body, reply);
+  auto millis = std::chrono::duration_cast<std::chrono::milliseconds>(
+                    std::chrono::steady_clock::now() - start)
+                    .count();
+  if (millis >= SlowMs()->GetInt()) {
+    BsonBuilder attr;
+    attr.AppendString("type", "command");
+    attr.AppendString("ns", std::string(db) + ".$cmd");
+    attr.AppendString("command", name);
+    attr.AppendInt64("durationMillis", millis);
+    if (!st.ok()) attr.AppendString("error", st.ToString());
+    LOGI("COMMAND", 51803, "Slow query", attr.Obj().ToJson());
+  }
+  if (!st.ok()) {
+    result.reply = ErrorReply(st);
+    return result;
+  }
+  reply.AppendDouble("ok", 1.0);
+  result.reply = reply.Obj();
+  return result;
+}
+
+}  // namespace hourglass::commands

@@ -1,0 +1,25 @@
+// Runs one command request: finds the command by its first field, checks the database, runs it,
+// and shapes the reply ({..., ok: 1} or {ok: 0, errmsg, code, codeName, ...extra info}). Counts
+// opcounters and logs slow operations. Thread-safe; blocks for as long as the command runs.
+#pragma once
+
+#include "bson/bson.h"
+#include "commands/command.h"
+
+namespace hourglass::commands {
+
+struct DispatchResult {
+  bson::BsonObj reply;
+  // False for hello/isMaster and auth commands, whose replies are never compressed.
+  bool compressible = true;
+};
+
+// `body` is the command document with document sequences merged in; `db` is its $db (or, for
+// OP_QUERY, the database of the "<db>.$cmd" namespace).
+DispatchResult RunCommandRequest(ServiceContext& service, ClientState& client,
+                                 const bson::BsonObj& body, std::string_view db);
+
+// {ok: 0, errmsg, code, codeName} plus the status's extra info fields.
+bson::BsonObj ErrorReply(const Status& status);
+
+}  // namespace hourglass::commands

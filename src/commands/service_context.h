@@ -1,0 +1,75 @@
+// Server-wide state shared by every connection and command: the storage engine, the catalog, the
+// cursor manager, the startup options, counters for serverStatus, and the shutdown hook. One
+// ServiceContext lives for the whole process; its members are thread-safe or immutable after
+// startup. ClientState is per connection and touched only by that connection's thread.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "bson/bson.h"
+#include "wire/op_compressed.h"
+
+namespace hourglass::storage {
+class KvEngine;
+}
+namespace hourglass::catalog {
+class Catalog;
+}
+
+namespace hourglass::commands {
+
+class CursorManager;
+
+struct ServerOptions {
+  int port = 27017;
+  std::string bind_ip = "127.0.0.1";
+  std::string dbpath = "./data";
+  bool in_memory = false;
+  std::string logpath;
+  int max_conns = 1000000;
+  std::vector<std::string> argv;
+  // The options as a document, for getCmdLineOpts's "parsed" field.
+  bson::BsonObj parsed;
+};
+
+struct ServerCounters {
+  std::atomic<int64_t> op_insert{0}, op_query{0}, op_update{0}, op_delete{0}, op_getmore{0},
+      op_command{0};
+  std::atomic<int64_t> bytes_in{0}, bytes_out{0}, num_requests{0};
+  std::atomic<int64_t> connections_current{0}, connections_total{0}, connections_rejected{0};
+  std::atomic<int64_t> cursors_timed_out{0};
+};
+
+class ServiceContext {
+ public:
+  storage::KvEngine* engine = nullptr;
+  catalog::Catalog* catalog = nullptr;
+  CursorManager* cursors = nullptr;
+  ServerOptions options;
+  ServerCounters counters;
+  std::chrono::steady_clock::time_point start_time = std::chrono::steady_clock::now();
+  bson::ObjectId process_id = bson::ObjectId::Generate();
+  // Compressors this server accepts, in preference order.
+  std::vector<wire::Compressor> compressors = {wire::Compressor::kSnappy, wire::Compressor::kZstd,
+                                               wire::Compressor::kZlib};
+  // Asks the server to shut down (stop accepting, finish, close storage); returns at once.
+  std::function<void()> request_shutdown;
+  std::atomic<bool> shutting_down{false};
+};
+
+struct ClientState {
+  int64_t connection_id = 0;
+  std::string remote;  // "127.0.0.1:53422"
+  std::string local;
+  // Compressors agreed in the handshake (hello's `compression`), in the client's order.
+  std::vector<wire::Compressor> compressors;
+  bson::BsonObj client_metadata;  // the handshake's `client` document
+  bool sent_handshake = false;
+};
+
+}  // namespace hourglass::commands

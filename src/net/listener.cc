@@ -1,0 +1,295 @@
+#include "net/listener.h"
+
+#include <sys/socket.h>
+
+#include <asio.hpp>
+#include <atomic>
+#include <condition_variable>
+#include <cstring>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "base/logger.h"
+#include "commands/dispatcher.h"
+#include "wire/message.h"
+#include "wire/op_compressed.h"
+#include "wire/op_msg.h"
+#include "wire/op_query.h"
+
+namespace hourglass::net {
+
+using asio::ip::tcp;
+using bson::BsonBuilder;
+using bson::BsonObj;
+using commands::ClientState;
+using commands::ServiceContext;
+
+namespace {
+
+std::atomic<int32_t> g_next_request_id{1};
+std::atomic<int64_t> g_next_connection_id{1};
+
+std::string EndpointText(const tcp::endpoint& ep) {
+  return ep.address().to_string() + ":" + std::to_string(ep.port());
+}
+
+// Reads exactly n bytes; false on EOF or error.
+bool ReadExactly(tcp::socket& sock, char* buf, size_t n) {
+  asio::error_code ec;
+  asio::read(sock, asio::buffer(buf, n), ec);
+  return !ec;
+}
+
+bool WriteAll(tcp::socket& sock, const std::string& bytes) {
+  asio::error_code ec;
+  asio::write(sock, asio::buffer(bytes), ec);
+  return !ec;
+}
+
+// Outcome of handling one message: the bytes to send back (possibly none) and whether to keep the
+// connection.
+struct Outcome {
+  std::string reply;
+  bool close = false;
+};
+
+// A compressed reply if the request came compressed and the command allows it.
+std::string MaybeCompress(std::string message, std::optional<wire::Compressor> compressor,
+                          bool compressible) {
+  if (!compressor || !compressible || *compressor == wire::Compressor::kNoop) return message;
+  auto compressed = wire::CompressMessage(message, *compressor);
+  if (!compressed.ok()) return message;
+  return std::move(compressed).value();
+}
+
+Outcome HandleOpMsg(ServiceContext& service, ClientState& client, const wire::MsgHeader& h,
+                    std::string_view message, std::optional<wire::Compressor> compressor) {
+  Outcome out;
+  auto parsed = wire::ParseOpMsg(message);
+  int32_t reply_id = g_next_request_id.fetch_add(1);
+  if (!parsed.ok()) {
+    BsonObj err = commands::ErrorReply(parsed.status());
+    LOGW("NETWORK", 22988, "Error parsing OP_MSG",
+         "{\"error\":" + JsonQuote(parsed.status().ToString()) + "}");
+    out.reply = wire::BuildOpMsg(reply_id, h.request_id, err);
+    return out;
+  }
+  const wire::OpMsg& msg = parsed.value();
+  BsonObj body = msg.MergedBody();
+  std::string db(msg.body["$db"].Str());
+  commands::DispatchResult result = commands::RunCommandRequest(service, client, body, db);
+  if (msg.more_to_come()) return out;  // the client asked for no reply
+  out.reply = MaybeCompress(wire::BuildOpMsg(reply_id, h.request_id, result.reply), compressor,
+                            result.compressible);
+  return out;
+}
+
+Outcome HandleOpQuery(ServiceContext& service, ClientState& client, const wire::MsgHeader& h,
+                      std::string_view message, std::optional<wire::Compressor> compressor) {
+  Outcome out;
+  int32_t reply_id = g_next_request_id.fetch_add(1);
+  auto parsed = wire::ParseOpQuery(message);
+  auto failure = [&](const Status& st) {
+    BsonBuilder b;
+    b.AppendString("$err", st.reason());
+    b.AppendInt32("code", st.code_number());
+    b.AppendString("codeName", st.code_name());
+    b.AppendDouble("ok", 0.0);
+    return wire::BuildOpReply(reply_id, h.request_id, {b.Obj()}, wire::kReplyQueryFailure);
+  };
+  if (!parsed.ok()) {
+    out.reply = failure(parsed.status());
+    return out;
+  }
+  const wire::OpQuery& q = parsed.value();
+  if (!q.IsCommand()) {
+    out.reply = failure(Status(ErrorCode::kUnsupportedFormat,
+                               "OP_QUERY is no longer supported for queries; use OP_MSG"));
+    return out;
+  }
+  // Legacy drivers may wrap the command: {$query: {...}, $readPreference: {...}}.
+  BsonObj cmd = q.query;
+  if (cmd.FirstElement().FieldName() == "$query" || cmd.FirstElement().FieldName() == "query") {
+    if (cmd.FirstElement().type() == bson::BsonType::kObject) cmd = cmd.FirstElement().Obj();
+  }
+  commands::DispatchResult result = commands::RunCommandRequest(service, client, cmd, q.Database());
+  out.reply = MaybeCompress(wire::BuildOpReply(reply_id, h.request_id, {result.reply}), compressor,
+                            result.compressible);
+  return out;
+}
+
+Outcome HandleMessage(ServiceContext& service, ClientState& client, std::string message) {
+  wire::MsgHeader h = wire::ParseHeader(message.data());
+  std::optional<wire::Compressor> compressor;
+  if (h.op_code == static_cast<int32_t>(wire::OpCode::kCompressed)) {
+    auto decompressed = wire::DecompressMessage(message);
+    if (!decompressed.ok()) {
+      LOGW("NETWORK", 22989, "Error decompressing message",
+           "{\"error\":" + JsonQuote(decompressed.status().ToString()) + "}");
+      return Outcome{{}, true};
+    }
+    compressor = decompressed.value().second;
+    message = std::move(decompressed.value().first);
+    h = wire::ParseHeader(message.data());
+    Status st = wire::CheckHeader(h);
+    if (!st.ok() || h.op_code == static_cast<int32_t>(wire::OpCode::kCompressed)) {
+      return Outcome{{}, true};
+    }
+  }
+  switch (static_cast<wire::OpCode>(h.op_code)) {
+    case wire::OpCode::kMsg:
+      return HandleOpMsg(service, client, h, message, compressor);
+    case wire::OpCode::kQuery:
+      return HandleOpQuery(service, client, h, message, compressor);
+    default:
+      LOGW("NETWORK", 22990, "Unsupported legacy opcode; closing the connection",
+           "{\"opCode\":" + std::to_string(h.op_code) + "}");
+      return Outcome{{}, true};
+  }
+}
+
+}  // namespace
+
+struct Listener::Impl {
+  explicit Impl(ServiceContext& s) : service(s), acceptor(io) {}
+
+  ServiceContext& service;
+  asio::io_context io;
+  tcp::acceptor acceptor;
+  std::thread accept_thread;
+  std::atomic<bool> stopping{false};
+
+  std::mutex mu;
+  std::condition_variable cv;
+  std::set<tcp::socket*> live;  // guarded by mu
+  int threads = 0;              // guarded by mu
+
+  void AcceptLoop();
+  void Serve(std::unique_ptr<tcp::socket> sock);
+};
+
+void Listener::Impl::AcceptLoop() {
+  SetThreadLogContext("listener");
+  while (!stopping) {
+    auto sock = std::make_unique<tcp::socket>(io);
+    asio::error_code ec;
+    acceptor.accept(*sock, ec);
+    if (stopping) break;
+    if (ec) {
+      if (ec == asio::error::no_descriptors || ec == asio::error::no_buffer_space) {
+        LOGW("NETWORK", 23021, "Error accepting new connection",
+             "{\"error\":" + JsonQuote(ec.message()) + "}");
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      }
+      continue;
+    }
+    if (service.counters.connections_current.load() >= service.options.max_conns) {
+      ++service.counters.connections_rejected;
+      LOGI("NETWORK", 22942, "Connection refused because there are too many open connections",
+           "{\"connectionCount\":" + std::to_string(service.counters.connections_current.load()) +
+               "}");
+      sock->close(ec);
+      continue;
+    }
+    sock->set_option(tcp::no_delay(true), ec);
+    std::lock_guard lk(mu);
+    ++threads;
+    live.insert(sock.get());
+    std::thread([this, s = std::move(sock)]() mutable { Serve(std::move(s)); }).detach();
+  }
+}
+
+void Listener::Impl::Serve(std::unique_ptr<tcp::socket> sock) {
+  ClientState client;
+  client.connection_id = g_next_connection_id.fetch_add(1);
+  asio::error_code ec;
+  client.remote = EndpointText(sock->remote_endpoint(ec));
+  client.local = EndpointText(sock->local_endpoint(ec));
+  SetThreadLogContext("conn" + std::to_string(client.connection_id));
+  ++service.counters.connections_current;
+  ++service.counters.connections_total;
+  LOGI("NETWORK", 22943, "Connection accepted",
+       "{\"remote\":" + JsonQuote(client.remote) +
+           ",\"connectionId\":" + std::to_string(client.connection_id) + ",\"connectionCount\":" +
+           std::to_string(service.counters.connections_current.load()) + "}");
+
+  char header[wire::kHeaderSize];
+  while (!stopping) {
+    if (!ReadExactly(*sock, header, sizeof header)) break;
+    wire::MsgHeader h = wire::ParseHeader(header);
+    Status st = wire::CheckHeader(h);
+    if (!st.ok()) {
+      LOGW("NETWORK", 22988, "Error receiving request from client; closing the connection",
+           "{\"error\":" + JsonQuote(st.ToString()) + ",\"remote\":" + JsonQuote(client.remote) +
+               "}");
+      break;
+    }
+    std::string message(static_cast<size_t>(h.message_length), '\0');
+    std::memcpy(message.data(), header, sizeof header);
+    if (!ReadExactly(*sock, message.data() + sizeof header, message.size() - sizeof header)) break;
+    service.counters.bytes_in += h.message_length;
+    ++service.counters.num_requests;
+    Outcome out = HandleMessage(service, client, std::move(message));
+    if (!out.reply.empty()) {
+      service.counters.bytes_out += static_cast<int64_t>(out.reply.size());
+      if (!WriteAll(*sock, out.reply)) break;
+    }
+    if (out.close) break;
+  }
+  --service.counters.connections_current;
+  LOGI("NETWORK", 22944, "Connection ended",
+       "{\"remote\":" + JsonQuote(client.remote) +
+           ",\"connectionId\":" + std::to_string(client.connection_id) + ",\"connectionCount\":" +
+           std::to_string(service.counters.connections_current.load()) + "}");
+  std::lock_guard lk(mu);
+  live.erase(sock.get());
+  sock->close(ec);
+  --threads;
+  cv.notify_all();
+}
+
+Listener::Listener(ServiceContext& service) : impl_(std::make_unique<Impl>(service)) {}
+
+Listener::~Listener() { Shutdown(); }
+
+Status Listener::Bind(const std::string& host, int port) {
+  std::string first = host.substr(0, host.find(','));
+  if (first == "localhost") first = "127.0.0.1";
+  asio::error_code ec;
+  auto addr = asio::ip::make_address(first, ec);
+  if (ec) return Status(ErrorCode::kBadValue, "invalid bind address '" + first + "'");
+  tcp::endpoint ep(addr, static_cast<uint16_t>(port));
+  impl_->acceptor.open(ep.protocol(), ec);
+  if (!ec) impl_->acceptor.set_option(tcp::acceptor::reuse_address(true), ec);
+  if (!ec) impl_->acceptor.bind(ep, ec);
+  if (!ec) impl_->acceptor.listen(asio::socket_base::max_listen_connections, ec);
+  if (ec) {
+    return Status(ErrorCode::kHostUnreachable, "Failed to set up listener on " + first + ":" +
+                                                   std::to_string(port) + ": " + ec.message());
+  }
+  return Status::OK();
+}
+
+int Listener::port() const {
+  asio::error_code ec;
+  return impl_->acceptor.local_endpoint(ec).port();
+}
+
+void Listener::Start() {
+  impl_->accept_thread = std::thread([this] { impl_->AcceptLoop(); });
+}
+
+void Listener::Shutdown() {
+  if (impl_->stopping.exchange(true)) return;
+  asio::error_code ec;
+  // Unblocks accept(): shutdown(2) on a listening socket wakes the blocked accept with an error.
+  ::shutdown(impl_->acceptor.native_handle(), SHUT_RDWR);
+  if (impl_->accept_thread.joinable()) impl_->accept_thread.join();
+  impl_->acceptor.close(ec);
+  std::unique_lock lk(impl_->mu);
+  for (tcp::socket* s : impl_->live) ::shutdown(s->native_handle(), SHUT_RDWR);
+  impl_->cv.wait(lk, [&] { return impl_->threads == 0; });
+}
+
+}  // namespace hourglass::net

@@ -1,0 +1,140 @@
+#include "server/options.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <CLI/CLI.hpp>
+#include <iostream>
+
+#include "bson/bson.h"
+
+namespace hourglass::server {
+
+namespace {
+
+constexpr const char* kVersion = "0.1.0";
+
+// Applies the YAML config file; command-line values given explicitly win (applied after).
+Status ApplyConfigFile(const std::string& path, ParsedOptions* out) {
+  YAML::Node root;
+  try {
+    root = YAML::LoadFile(path);
+  } catch (const std::exception& e) {
+    return Status(ErrorCode::kInvalidOptions,
+                  "Error reading config file " + path + ": " + e.what());
+  }
+  try {
+    if (auto net = root["net"]) {
+      if (net["port"]) out->server.port = net["port"].as<int>();
+      if (net["bindIp"]) out->server.bind_ip = net["bindIp"].as<std::string>();
+      if (net["bindIpAll"] && net["bindIpAll"].as<bool>()) out->server.bind_ip = "0.0.0.0";
+      if (net["maxIncomingConnections"]) {
+        out->server.max_conns = net["maxIncomingConnections"].as<int>();
+      }
+    }
+    if (auto storage = root["storage"]) {
+      if (storage["dbPath"]) out->server.dbpath = storage["dbPath"].as<std::string>();
+      if (storage["inMemory"]) out->server.in_memory = storage["inMemory"].as<bool>();
+      auto cache = storage["wiredTiger"]["engineConfig"]["cacheSizeGB"];
+      if (cache) out->cache_size_mb = static_cast<int>(cache.as<double>() * 1024);
+    }
+    if (auto log = root["systemLog"]) {
+      if (log["path"]) out->server.logpath = log["path"].as<std::string>();
+      if (log["logAppend"]) out->log_append = log["logAppend"].as<bool>();
+      if (log["quiet"]) out->quiet = log["quiet"].as<bool>();
+    }
+    if (auto params = root["setParameter"]) {
+      for (const auto& kv : params) {
+        out->set_parameters.emplace_back(kv.first.as<std::string>(), kv.second.as<std::string>());
+      }
+    }
+  } catch (const std::exception& e) {
+    return Status(ErrorCode::kInvalidOptions, "Error in config file " + path + ": " + e.what());
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+StatusWith<ParsedOptions> ParseOptions(int argc, char** argv) {
+  ParsedOptions out;
+  for (int i = 0; i < argc; ++i) out.server.argv.emplace_back(argv[i]);
+
+  CLI::App app{"hourglassd: a time-series database server that speaks the MongoDB wire protocol"};
+  app.set_version_flag("--version", std::string("hourglassd version v") + kVersion);
+  std::string config;
+  int port = 0;
+  std::string bind_ip, dbpath, logpath;
+  bool bind_ip_all = false, in_memory = false;
+  int max_conns = 0;
+  std::vector<std::string> set_params;
+  app.add_option("-f,--config", config, "Configuration file (YAML, mongod.conf names)");
+  app.add_option("--port", port, "Port to listen on (default 27017)");
+  app.add_option("--bind_ip", bind_ip, "Address to listen on (default 127.0.0.1)");
+  app.add_flag("--bind_ip_all", bind_ip_all, "Listen on all IPv4 addresses");
+  app.add_option("--dbpath", dbpath, "Data directory (default ./data)");
+  app.add_flag("--inMemory", in_memory, "Keep all data in memory (nothing is written to disk)");
+  app.add_option("--logpath", logpath, "Log file (default: stderr)");
+  app.add_flag("--logappend", out.log_append, "Append to the log file instead of truncating");
+  app.add_flag("--quiet", out.quiet, "Less log output");
+  app.add_option("--maxConns", max_conns, "Maximum simultaneous connections");
+  app.add_option("--setParameter", set_params, "Set a server parameter: name=value")->take_all();
+  app.add_option("--wiredTigerCacheSizeGB", out.cache_size_mb, "WiredTiger cache size (MB)")
+      ->transform(
+          [](std::string s) { return std::to_string(static_cast<int>(std::stod(s) * 1024)); });
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    std::cout << app.help();
+    out.exit_now = true;
+    return out;
+  } catch (const CLI::CallForVersion&) {
+    std::cout << "hourglassd version v" << kVersion << "\n";
+    out.exit_now = true;
+    return out;
+  } catch (const CLI::ParseError& e) {
+    return Status(ErrorCode::kInvalidOptions, e.what());
+  }
+  if (!config.empty()) HG_RETURN_IF_ERROR(ApplyConfigFile(config, &out));
+  if (port != 0) out.server.port = port;
+  if (port < 0 || port > 65535) return Status(ErrorCode::kInvalidOptions, "Invalid --port");
+  if (!bind_ip.empty()) out.server.bind_ip = bind_ip;
+  if (bind_ip_all) out.server.bind_ip = "0.0.0.0";
+  if (!dbpath.empty()) out.server.dbpath = dbpath;
+  if (in_memory) out.server.in_memory = true;
+  if (!logpath.empty()) out.server.logpath = logpath;
+  if (max_conns > 0) out.server.max_conns = max_conns;
+  for (const auto& p : set_params) {
+    size_t eq = p.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      return Status(ErrorCode::kInvalidOptions,
+                    "Illegal --setParameter parameter: \"" + p + "\" (expected name=value)");
+    }
+    out.set_parameters.emplace_back(p.substr(0, eq), p.substr(eq + 1));
+  }
+
+  bson::BsonBuilder parsed;
+  if (!config.empty()) parsed.AppendString("config", config);
+  size_t net = parsed.OpenObject("net");
+  parsed.AppendString("bindIp", out.server.bind_ip);
+  parsed.AppendInt32("port", out.server.port);
+  parsed.Close(net);
+  size_t storage = parsed.OpenObject("storage");
+  parsed.AppendString("dbPath", out.server.dbpath);
+  if (out.server.in_memory) parsed.AppendBool("inMemory", true);
+  parsed.Close(storage);
+  if (!out.server.logpath.empty()) {
+    size_t log = parsed.OpenObject("systemLog");
+    parsed.AppendString("destination", "file");
+    parsed.AppendString("path", out.server.logpath);
+    parsed.Close(log);
+  }
+  if (!out.set_parameters.empty()) {
+    size_t sp = parsed.OpenObject("setParameter");
+    for (const auto& [k, v] : out.set_parameters) parsed.AppendString(k, v);
+    parsed.Close(sp);
+  }
+  out.server.parsed = parsed.Obj();
+  return out;
+}
+
+}  // namespace hourglass::server

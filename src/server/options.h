@@ -1,0 +1,28 @@
+// Command-line and config-file options of hourglassd (mongod's names: --port, --bind_ip,
+// --dbpath, --config with net.port / net.bindIp / storage.dbPath / systemLog.path, ...).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "commands/service_context.h"
+
+namespace hourglass::server {
+
+struct ParsedOptions {
+  commands::ServerOptions server;
+  bool log_append = false;
+  bool quiet = false;
+  int cache_size_mb = 512;
+  // name=value pairs from --setParameter and the config file's setParameter section.
+  std::vector<std::pair<std::string, std::string>> set_parameters;
+  bool exit_now = false;  // --help / --version printed
+  int exit_code = 0;
+};
+
+// Parses argv (and the YAML file named by --config / -f). InvalidOptions (72) with a message
+// naming the bad option.
+StatusWith<ParsedOptions> ParseOptions(int argc, char** argv);
+
+}  // namespace hourglass::server

@@ -1,0 +1,230 @@
+#include "server/server.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <condition_variable>
+#include <filesystem>
+#include <iostream>
+#include <mutex>
+#include <thread>
+
+#include "base/logger.h"
+#include "base/server_parameters.h"
+#include "catalog/catalog.h"
+#include "commands/cursor_manager.h"
+#include "net/listener.h"
+#include "server/options.h"
+#include "storage/kv_engine.h"
+
+namespace hourglass::server {
+
+namespace {
+
+// Exit codes follow mongod's where they exist.
+constexpr int kExitBadOptions = 2;
+constexpr int kExitDbpathInUse = 100;  // mongod's "DBPathInUse"
+constexpr int kExitNetwork = 48;
+
+// Holds an exclusive flock on <dbpath>/mongod.lock for the life of the process, so a second server
+// on the same data stops with a clear message instead of corrupting it.
+class DbPathLock {
+ public:
+  Status Acquire(const std::string& dbpath) {
+    path_ = dbpath + "/mongod.lock";
+    fd_ = ::open(path_.c_str(), O_RDWR | O_CREAT, 0644);
+    if (fd_ < 0) {
+      return Status(ErrorCode::kIllegalOperation, "Unable to create/open the lock file: " + path_ +
+                                                      " (" + std::strerror(errno) + ")");
+    }
+    if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+      ::close(fd_);
+      fd_ = -1;
+      return Status(ErrorCode::kConflictingOperationInProgress,
+                    "Unable to lock the lock file: " + path_ +
+                        ". Another hourglassd instance is already running on the " + dbpath +
+                        " directory");
+    }
+    std::string pid = std::to_string(::getpid()) + "\n";
+    if (::ftruncate(fd_, 0) != 0 || ::write(fd_, pid.data(), pid.size()) < 0) {
+      return Status(ErrorCode::kInternalError, "Unable to write the lock file " + path_);
+    }
+    ::fsync(fd_);
+    return Status::OK();
+  }
+  ~DbPathLock() {
+    if (fd_ >= 0) {
+      // An empty lock file marks a clean shutdown, as mongod's does.
+      if (::ftruncate(fd_, 0) != 0) {
+      }
+      ::flock(fd_, LOCK_UN);
+      ::close(fd_);
+    }
+  }
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+};
+
+std::mutex g_shutdown_mu;
+std::condition_variable g_shutdown_cv;
+bool g_shutdown_requested = false;
+
+void RequestShutdown() {
+  std::lock_guard lk(g_shutdown_mu);
+  g_shutdown_requested = true;
+  g_shutdown_cv.notify_all();
+}
+
+}  // namespace
+
+int RunServer(int argc, char** argv) {
+  // Signals are taken synchronously by one thread; every other thread inherits the blocked mask.
+  sigset_t sigs;
+  sigemptyset(&sigs);
+  sigaddset(&sigs, SIGINT);
+  sigaddset(&sigs, SIGTERM);
+  sigaddset(&sigs, SIGHUP);
+  pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+
+  SetThreadLogContext("initandlisten");
+  auto parsed_or = ParseOptions(argc, argv);
+  if (!parsed_or.ok()) {
+    std::cerr << "Error parsing command line: " << parsed_or.status().reason() << "\n"
+              << "try '" << argv[0] << " --help' for more information\n";
+    return kExitBadOptions;
+  }
+  ParsedOptions parsed = std::move(parsed_or).value();
+  if (parsed.exit_now) return parsed.exit_code;
+
+  std::string err;
+  if (!parsed.server.logpath.empty() &&
+      !Logger::Get().SetLogPath(parsed.server.logpath, parsed.log_append, &err)) {
+    std::cerr << err << "\n";
+    return kExitBadOptions;
+  }
+  Logger::Get().SetQuiet(parsed.quiet);
+
+  auto& params = ServerParameterRegistry::Get();
+  ServerParameter* cursor_timeout =
+      params.Register("cursorTimeoutMillis", int64_t{600000}, true, true);
+  for (const auto& [name, value] : parsed.set_parameters) {
+    ServerParameter* p = params.Find(name);
+    if (p == nullptr || !p->settable_at_startup()) {
+      std::cerr << "Error parsing command line: Unknown --setParameter '" << name << "'\n";
+      return kExitBadOptions;
+    }
+    Status st = p->SetFromString(value);
+    if (!st.ok()) {
+      std::cerr << "Bad value for parameter \"" << name << "\": " << st.reason() << "\n";
+      return kExitBadOptions;
+    }
+  }
+
+  commands::ServiceContext service;
+  service.options = parsed.server;
+  LOGI("CONTROL", 4615611, "Hourglass starting",
+       "{\"pid\":" + std::to_string(::getpid()) +
+           ",\"port\":" + std::to_string(parsed.server.port) +
+           ",\"dbPath\":" + JsonQuote(parsed.server.dbpath) + ",\"version\":\"0.1.0\"}");
+
+  DbPathLock lock;
+  if (!parsed.server.in_memory) {
+    std::error_code ec;
+    std::filesystem::create_directories(parsed.server.dbpath, ec);
+    if (ec) {
+      LOGE("STORAGE", 20557, "Cannot create the data directory",
+           "{\"dbPath\":" + JsonQuote(parsed.server.dbpath) +
+               ",\"error\":" + JsonQuote(ec.message()) + "}");
+      return kExitBadOptions;
+    }
+    Status st = lock.Acquire(parsed.server.dbpath);
+    if (!st.ok()) {
+      LOGE("STORAGE", 20557, "DBException in initAndListen, terminating",
+           "{\"error\":" + JsonQuote(st.ToString()) + "}");
+      std::cerr << st.reason() << "\n";
+      return kExitDbpathInUse;
+    }
+  }
+
+  storage::EngineOptions eopts;
+  eopts.dbpath = parsed.server.dbpath;
+  eopts.in_memory = parsed.server.in_memory;
+  eopts.cache_size_mb = parsed.cache_size_mb;
+  auto engine_or = storage::KvEngine::Open(eopts);
+  if (!engine_or.ok()) {
+    LOGE("STORAGE", 28595, "Failed to open the storage engine",
+         "{\"error\":" + JsonQuote(engine_or.status().ToString()) + "}");
+    return kExitDbpathInUse;
+  }
+  std::unique_ptr<storage::KvEngine> engine = std::move(engine_or).value();
+  auto catalog_or = catalog::Catalog::Open(engine.get());
+  if (!catalog_or.ok()) {
+    LOGE("STORAGE", 28596, "Failed to load the catalog",
+         "{\"error\":" + JsonQuote(catalog_or.status().ToString()) + "}");
+    return 1;
+  }
+  std::unique_ptr<catalog::Catalog> catalog = std::move(catalog_or).value();
+  commands::CursorManager cursors;
+  service.engine = engine.get();
+  service.catalog = catalog.get();
+  service.cursors = &cursors;
+  service.request_shutdown = RequestShutdown;
+
+  net::Listener listener(service);
+  Status bound = listener.Bind(parsed.server.bind_ip, parsed.server.port);
+  if (!bound.ok()) {
+    LOGE("NETWORK", 23024, "Failed to set up listener",
+         "{\"error\":" + JsonQuote(bound.reason()) + "}");
+    return kExitNetwork;
+  }
+  listener.Start();
+  LOGI("NETWORK", 23016, "Waiting for connections",
+       "{\"port\":" + std::to_string(listener.port()) + ",\"ssl\":\"off\"}");
+
+  std::thread signal_thread([&] {
+    SetThreadLogContext("signalProcessingThread");
+    int sig = 0;
+    while (sigwait(&sigs, &sig) == 0) {
+      if (sig == SIGHUP) continue;  // log rotation is not implemented; ignore like a no-op
+      if (sig == 0) break;
+      LOGI("CONTROL", 23377, "Received signal", "{\"signal\":" + std::to_string(sig) + "}");
+      RequestShutdown();
+      break;
+    }
+  });
+  std::thread reaper([&] {
+    SetThreadLogContext("clientcursormon");
+    std::unique_lock lk(g_shutdown_mu);
+    while (!g_shutdown_requested) {
+      g_shutdown_cv.wait_for(lk, std::chrono::seconds(1));
+      lk.unlock();
+      int n = cursors.ReapIdle(std::chrono::milliseconds(cursor_timeout->GetInt()));
+      service.counters.cursors_timed_out += n;
+      lk.lock();
+    }
+  });
+
+  {
+    std::unique_lock lk(g_shutdown_mu);
+    g_shutdown_cv.wait(lk, [] { return g_shutdown_requested; });
+  }
+  LOGI("CONTROL", 4784900, "Shutting down", "{}");
+  service.shutting_down = true;
+  listener.Shutdown();
+  reaper.join();
+  // Wake the signal thread if shutdown came from the command rather than a signal.
+  pthread_kill(signal_thread.native_handle(), SIGTERM);
+  signal_thread.join();
+  cursors.ReapIdle(std::chrono::milliseconds(-1));
+  catalog.reset();
+  engine.reset();  // final checkpoint
+  LOGI("CONTROL", 20565, "Now exiting", "{}");
+  return 0;
+}
+
+}  // namespace hourglass::server
