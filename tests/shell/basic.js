@@ -80,10 +80,16 @@ const del = sdb.items.deleteMany({ qty: { $gte: 5 } });
 checkEq(del.deletedCount, 10, 'deleteMany deletedCount');
 checkEq(sdb.items.countDocuments({}), 12, 'count after delete');
 
-// runCommand returns MongoDB-shaped errors
-const bad = sdb.runCommand({ noSuchCommandXyz: 1 });
-checkEq(bad.ok, 0, 'unknown command fails');
+// Server errors surface as MongoServerError with MongoDB's code.
+let bad = null;
+try {
+  sdb.runCommand({ noSuchCommandXyz: 1 });
+} catch (e) {
+  bad = e;
+}
+check(bad !== null, 'unknown command fails');
 checkEq(bad.code, 59, 'unknown command code');
+checkEq(bad.codeName, 'CommandNotFound', 'unknown command codeName');
 
 // drop / show collections
 check(sdb.items.drop() === true, 'drop returns true');
