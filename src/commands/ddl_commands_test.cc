@@ -153,6 +153,9 @@ TEST_F(DdlCommandsTest, CreateWithIdenticalOptionsSucceedsOtherwiseNamespaceExis
   ExpectOk(Run(R"({"create": "c", "storageEngine": {"wiredTiger": {}}})"));
   ExpectError(Run(R"({"create": "c"})"), 48, "Collection test.c already exists.");
   ExpectError(Run(R"({"create": "c", "validationLevel": "strict"})"), 48);
+  // Options this server cannot honour still report the existing namespace first.
+  ExpectError(Run(R"({"create": "c", "timeseries": {"timeField": "t"}})"), 48);
+  ExpectError(Run(R"({"create": "c", "capped": true, "size": 100})"), 48);
 }
 
 TEST_F(DdlCommandsTest, CreateStoresOnlyRecognizedUserOptions) {

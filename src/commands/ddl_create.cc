@@ -166,13 +166,24 @@ Status RunCreate(CommandContext& ctx, const BsonObj& cmd, BsonBuilder&) {
   if (nss.IsSystem() && !IsLegalClientSystemNamespace(nss)) {
     return Status(ErrorCode::kInvalidNamespace, "Invalid system namespace: " + nss.ns());
   }
-  HG_ASSIGN_OR_RETURN(BsonObj options, ParseCreateOptions(nss, cmd));
   catalog::Catalog& catalog = *ctx.service.catalog;
-  if (auto existing = catalog.Lookup(nss)) return CheckExisting(*existing, options);
-  auto created = catalog.CreateCollection(nss, options);
+  auto options = ParseCreateOptions(nss, cmd);
+  if (!options.ok()) {
+    // Options this server cannot create can never match an existing namespace: MongoDB answers
+    // NamespaceExists for them (e.g. timeseries options on an existing plain collection).
+    if (options.status().code() == ErrorCode::kCommandNotSupported) {
+      if (auto existing = catalog.Lookup(nss)) {
+        return Status(ErrorCode::kNamespaceExists,
+                      "Collection " + existing->ns() + " already exists.");
+      }
+    }
+    return options.status();
+  }
+  if (auto existing = catalog.Lookup(nss)) return CheckExisting(*existing, options.value());
+  auto created = catalog.CreateCollection(nss, options.value());
   if (created.status().code() == ErrorCode::kNamespaceExists) {
     // Lost a race with another create of the same name.
-    if (auto existing = catalog.Lookup(nss)) return CheckExisting(*existing, options);
+    if (auto existing = catalog.Lookup(nss)) return CheckExisting(*existing, options.value());
   }
   return created.status();
 }
