@@ -208,6 +208,31 @@ TEST_F(DdlCommandsTest, CreateRejectsInvalidNamespaces) {
   ExpectOk(Run(R"({"create": "system.js"})"));
 }
 
+TEST_F(DdlCommandsTest, CreateAfterImplicitCreationIsANoOp) {
+  Insert("test", "implicit", {R"({"_id": 1})"});
+  ExpectOk(Run(R"({"create": "implicit"})"));
+  EXPECT_EQ(Run(R"({"collStats": "implicit"})")["count"].Int32(), 1);
+}
+
+TEST_F(DdlCommandsTest, TimeseriesEntriesAreListedAndDroppedWithTheirBuckets) {
+  // The time-series layer creates these entries itself; the DDL commands must cope with them.
+  BsonObj options = bson::FromJson(R"({"timeseries": {"timeField": "t"}})").value();
+  ASSERT_TRUE(catalog_->CreateCollection({"test", "ts"}, options, "timeseries").ok());
+  ASSERT_TRUE(catalog_->CreateCollection({"test", "system.buckets.ts"}, BsonObj()).ok());
+  BsonObj ts = FirstBatch(Run(R"({"listCollections": 1, "filter": {"name": "ts"}})"))[0];
+  EXPECT_EQ(ts["type"].Str(), "timeseries");
+  EXPECT_EQ(ts["options"].Obj()["timeseries"].Obj()["timeField"].Str(), "t");
+  EXPECT_FALSE(ts.HasField("idIndex"));
+  BsonObj stats = Run(R"({"dbStats": 1})");
+  EXPECT_EQ(stats["views"].NumberLong(), 1);
+  EXPECT_EQ(stats["collections"].NumberLong(), 1);
+  ExpectError(Run(R"({"create": "ts"})"), 48);
+  BsonObj dropped = Run(R"({"drop": "ts"})");
+  ExpectOk(dropped);
+  EXPECT_EQ(dropped["ns"].Str(), "test.ts");
+  EXPECT_TRUE(CollectionNames().empty());
+}
+
 // --- drop / dropDatabase ----------------------------------------------------------------------
 
 TEST_F(DdlCommandsTest, DropReportsIndexesAndNamespace) {
