@@ -109,9 +109,9 @@ describe('CRUD', () => {
     await coll.insertOne({ _id: 1 });
     await assert.rejects(coll.insertOne({ _id: 1 }), (err) => {
       assert.equal(err.code, 11000);
-      assert.match(err.message, /E11000 duplicate key error collection: .*\.dup index: _id_ dup key: \{ _id: 1 \}/);
       assert.deepEqual(err.keyPattern, { _id: 1 });
       assert.deepEqual(err.keyValue, { _id: 1 });
+      assert.match(err.message, /E11000 duplicate key error collection: .*\.dup index: _id_ dup key: \{ _id: 1 \}/);
       return true;
     });
   });
