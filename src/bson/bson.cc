@@ -12,28 +12,50 @@ namespace hourglass::bson {
 
 std::string_view TypeName(BsonType t) {
   switch (t) {
-    case BsonType::kMinKey: return "minKey";
-    case BsonType::kEOO: return "missing";
-    case BsonType::kDouble: return "double";
-    case BsonType::kString: return "string";
-    case BsonType::kObject: return "object";
-    case BsonType::kArray: return "array";
-    case BsonType::kBinData: return "binData";
-    case BsonType::kUndefined: return "undefined";
-    case BsonType::kObjectId: return "objectId";
-    case BsonType::kBool: return "bool";
-    case BsonType::kDate: return "date";
-    case BsonType::kNull: return "null";
-    case BsonType::kRegex: return "regex";
-    case BsonType::kDBPointer: return "dbPointer";
-    case BsonType::kCode: return "javascript";
-    case BsonType::kSymbol: return "symbol";
-    case BsonType::kCodeWScope: return "javascriptWithScope";
-    case BsonType::kInt32: return "int";
-    case BsonType::kTimestamp: return "timestamp";
-    case BsonType::kInt64: return "long";
-    case BsonType::kDecimal128: return "decimal";
-    case BsonType::kMaxKey: return "maxKey";
+    case BsonType::kMinKey:
+      return "minKey";
+    case BsonType::kEOO:
+      return "missing";
+    case BsonType::kDouble:
+      return "double";
+    case BsonType::kString:
+      return "string";
+    case BsonType::kObject:
+      return "object";
+    case BsonType::kArray:
+      return "array";
+    case BsonType::kBinData:
+      return "binData";
+    case BsonType::kUndefined:
+      return "undefined";
+    case BsonType::kObjectId:
+      return "objectId";
+    case BsonType::kBool:
+      return "bool";
+    case BsonType::kDate:
+      return "date";
+    case BsonType::kNull:
+      return "null";
+    case BsonType::kRegex:
+      return "regex";
+    case BsonType::kDBPointer:
+      return "dbPointer";
+    case BsonType::kCode:
+      return "javascript";
+    case BsonType::kSymbol:
+      return "symbol";
+    case BsonType::kCodeWScope:
+      return "javascriptWithScope";
+    case BsonType::kInt32:
+      return "int";
+    case BsonType::kTimestamp:
+      return "timestamp";
+    case BsonType::kInt64:
+      return "long";
+    case BsonType::kDecimal128:
+      return "decimal";
+    case BsonType::kMaxKey:
+      return "maxKey";
   }
   return "unknown";
 }
@@ -50,10 +72,9 @@ ObjectId ObjectId::Generate() {
     return static_cast<uint32_t>(rd());
   }()};
   ObjectId id;
-  uint32_t secs = static_cast<uint32_t>(
-      std::chrono::duration_cast<std::chrono::seconds>(
-          std::chrono::system_clock::now().time_since_epoch())
-          .count());
+  uint32_t secs = static_cast<uint32_t>(std::chrono::duration_cast<std::chrono::seconds>(
+                                            std::chrono::system_clock::now().time_since_epoch())
+                                            .count());
   id.bytes[0] = secs >> 24;
   id.bytes[1] = secs >> 16;
   id.bytes[2] = secs >> 8;
@@ -223,18 +244,25 @@ std::string_view BsonElement::RegexOptions() const {
 
 double BsonElement::NumberDouble() const {
   switch (type()) {
-    case BsonType::kDouble: return ReadDouble();
-    case BsonType::kInt32: return ReadInt32(value());
-    case BsonType::kInt64: return static_cast<double>(ReadInt64(value()));
-    case BsonType::kDecimal128: return Decimal().ToDouble();
-    default: return 0.0;
+    case BsonType::kDouble:
+      return ReadDouble();
+    case BsonType::kInt32:
+      return ReadInt32(value());
+    case BsonType::kInt64:
+      return static_cast<double>(ReadInt64(value()));
+    case BsonType::kDecimal128:
+      return Decimal().ToDouble();
+    default:
+      return 0.0;
   }
 }
 
 int64_t BsonElement::NumberLong() const {
   switch (type()) {
-    case BsonType::kInt32: return ReadInt32(value());
-    case BsonType::kInt64: return ReadInt64(value());
+    case BsonType::kInt32:
+      return ReadInt32(value());
+    case BsonType::kInt64:
+      return ReadInt64(value());
     case BsonType::kDouble:
     case BsonType::kDecimal128: {
       double d = NumberDouble();
@@ -243,7 +271,8 @@ int64_t BsonElement::NumberLong() const {
       if (d <= -9223372036854775808.0) return INT64_MIN;
       return static_cast<int64_t>(d);
     }
-    default: return 0;
+    default:
+      return 0;
   }
 }
 
@@ -526,16 +555,130 @@ BsonObj BsonBuilder::Obj() { return BsonObj(std::make_shared<const std::string>(
 
 // ---- validation and JSON ----
 
+namespace {
+constexpr int kMaxNesting = 200;
+
+bool ReadLen(const char* p, size_t avail, int32_t* v) {
+  if (avail < 4) return false;
+  std::memcpy(v, p, 4);
+  return true;
+}
+
+// Walks one document of exactly `n` bytes checking that every length stays inside it. libbson
+// 1.23's bson_validate accepts some truncated documents (a string with invalid UTF-8 followed by
+// an element whose length runs past the end), and the views in bson.h trust lengths, so the
+// structure is checked here first.
+bool StructureOk(const char* p, size_t n, int depth) {
+  if (depth > kMaxNesting || n < 5 || p[n - 1] != 0) return false;
+  int32_t declared;
+  std::memcpy(&declared, p, 4);
+  if (declared < 5 || static_cast<size_t>(declared) != n) return false;
+  const size_t end = n - 1;  // the terminating NUL
+  size_t pos = 4;
+  while (pos < end) {
+    const auto type = static_cast<int8_t>(p[pos++]);
+    const void* nul = std::memchr(p + pos, 0, end - pos);
+    if (nul == nullptr) return false;
+    pos = static_cast<size_t>(static_cast<const char*>(nul) - p) + 1;
+    const size_t avail = end - pos;
+    size_t value = 0;
+    int32_t len = 0;
+    switch (type) {
+      case 1:
+      case 9:
+      case 17:
+      case 18:  // double, date, timestamp, int64
+        value = 8;
+        break;
+      case 16:  // int32
+        value = 4;
+        break;
+      case 19:  // decimal128
+        value = 16;
+        break;
+      case 7:  // ObjectId
+        value = 12;
+        break;
+      case 8:  // bool
+        value = 1;
+        break;
+      case 6:
+      case 10:
+      case -1:
+      case 127:  // undefined, null, minKey, maxKey
+        value = 0;
+        break;
+      case 2:
+      case 13:
+      case 14:  // string, code, symbol
+      case 12:  // DBPointer: string + ObjectId
+        if (!ReadLen(p + pos, avail, &len) || len < 1 || static_cast<size_t>(len) > avail - 4 ||
+            p[pos + 4 + len - 1] != 0) {
+          return false;
+        }
+        value = 4 + static_cast<size_t>(len) + (type == 12 ? 12 : 0);
+        break;
+      case 3:
+      case 4:  // document, array
+        if (!ReadLen(p + pos, avail, &len) || len < 5 || static_cast<size_t>(len) > avail ||
+            !StructureOk(p + pos, static_cast<size_t>(len), depth + 1)) {
+          return false;
+        }
+        value = static_cast<size_t>(len);
+        break;
+      case 5:  // binary: int32 length, subtype, bytes
+        if (!ReadLen(p + pos, avail, &len) || len < 0 || static_cast<size_t>(len) > avail - 4) {
+          return false;
+        }
+        value = 4 + 1 + static_cast<size_t>(len);
+        break;
+      case 11: {  // regex: two cstrings
+        const void* a = std::memchr(p + pos, 0, avail);
+        if (a == nullptr) return false;
+        size_t first = static_cast<size_t>(static_cast<const char*>(a) - (p + pos)) + 1;
+        const void* b = std::memchr(p + pos + first, 0, avail - first);
+        if (b == nullptr) return false;
+        value = static_cast<size_t>(static_cast<const char*>(b) - (p + pos)) + 1;
+        break;
+      }
+      case 15: {  // code with scope: int32 total, string, document
+        int32_t slen = 0;
+        int32_t dlen = 0;
+        if (!ReadLen(p + pos, avail, &len) || len < 14 || static_cast<size_t>(len) > avail ||
+            !ReadLen(p + pos + 4, static_cast<size_t>(len) - 4, &slen) || slen < 1 ||
+            static_cast<size_t>(slen) > static_cast<size_t>(len) - 8 - 5 ||
+            p[pos + 8 + slen - 1] != 0 ||
+            !ReadLen(p + pos + 8 + slen, static_cast<size_t>(len) - 8 - slen, &dlen) ||
+            static_cast<size_t>(dlen) != static_cast<size_t>(len) - 8 - slen ||
+            !StructureOk(p + pos + 8 + slen, static_cast<size_t>(dlen), depth + 1)) {
+          return false;
+        }
+        value = static_cast<size_t>(len);
+        break;
+      }
+      default:
+        return false;
+    }
+    if (value > avail) return false;
+    pos += value;
+  }
+  return pos == end;
+}
+
+}  // namespace
+
 Status ValidateBson(std::string_view bytes) {
   if (bytes.size() < 5) {
     return Status(ErrorCode::kInvalidBSON, "BSON document is shorter than 5 bytes");
   }
   int32_t declared = ReadInt32(bytes.data());
   if (declared < 5 || static_cast<size_t>(declared) != bytes.size()) {
-    return Status(ErrorCode::kInvalidBSON,
-                  "BSON document length " + std::to_string(declared) +
-                      " does not match the " + std::to_string(bytes.size()) +
-                      " bytes available");
+    return Status(ErrorCode::kInvalidBSON, "BSON document length " + std::to_string(declared) +
+                                               " does not match the " +
+                                               std::to_string(bytes.size()) + " bytes available");
+  }
+  if (!StructureOk(bytes.data(), bytes.size(), 0)) {
+    return Status(ErrorCode::kInvalidBSON, "malformed BSON document: an element runs past its end");
   }
   bson_t b;
   if (!bson_init_static(&b, reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size())) {
@@ -543,8 +686,7 @@ Status ValidateBson(std::string_view bytes) {
   }
   size_t offset = 0;
   if (!bson_validate(&b, BSON_VALIDATE_UTF8_ALLOW_NULL, &offset)) {
-    return Status(ErrorCode::kInvalidBSON,
-                  "invalid BSON at byte offset " + std::to_string(offset));
+    return Status(ErrorCode::kInvalidBSON, "invalid BSON at byte offset " + std::to_string(offset));
   }
   return Status::OK();
 }
@@ -554,8 +696,8 @@ StatusWith<BsonObj> FromJson(std::string_view json) {
   bson_t* b = bson_new_from_json(reinterpret_cast<const uint8_t*>(json.data()),
                                  static_cast<ssize_t>(json.size()), &err);
   if (b == nullptr) return Status(ErrorCode::kFailedToParse, err.message);
-  BsonObj out = BsonObj::CopyOf(
-      std::string_view(reinterpret_cast<const char*>(bson_get_data(b)), b->len));
+  BsonObj out =
+      BsonObj::CopyOf(std::string_view(reinterpret_cast<const char*>(bson_get_data(b)), b->len));
   bson_destroy(b);
   return out;
 }
