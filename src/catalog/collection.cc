@@ -53,6 +53,26 @@ std::string Collection::IdIndexIdent() const {
 }
 
 namespace {
+// A value as the MongoDB shell prints it, for the E11000 message ("{ _id: ObjectId('...') }").
+std::string ShellValue(const BsonElement& e) {
+  switch (e.type()) {
+    case bson::BsonType::kObjectId:
+      return "ObjectId('" + e.Oid().ToHex() + "')";
+    case bson::BsonType::kString:
+      return "\"" + std::string(e.Str()) + "\"";
+    case bson::BsonType::kInt32:
+      return std::to_string(e.Int32());
+    case bson::BsonType::kInt64:
+      return std::to_string(e.Int64());
+    default: {
+      BsonBuilder b;
+      b.AppendElementAs(e, "v");
+      std::string json = b.Obj().ToJson();  // { "v" : <value> }
+      return json.substr(9, json.size() - 11);
+    }
+  }
+}
+
 std::string IdKey(const BsonElement& id) {
   bson::KeyStringBuilder k;
   k.AppendElement(id);
@@ -69,9 +89,7 @@ Status Collection::DuplicateKeyError(const BsonElement& id) const {
   extra.AppendInt32("_id", 1);
   extra.Close(kp);
   extra.AppendObject("keyValue", shown_obj);
-  // MongoDB prints the key as "{ _id: 1 }" (shell-like); relaxed JSON is close enough and
-  // unambiguous.
-  std::string key_text = shown_obj.ToJson();
+  std::string key_text = "{ _id: " + ShellValue(id) + " }";
   return Status(
       ErrorCode::kDuplicateKey,
       "E11000 duplicate key error collection: " + ns() + " index: _id_ dup key: " + key_text,

@@ -56,7 +56,7 @@ Status RunServerStatus(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& rep
 
   reply.AppendString("host", HostName(service));
   reply.AppendString("version", kReportedMongoVersion);
-  reply.AppendString("process", "hourglassd");
+  reply.AppendString("process", "mongod");  // tools key on this name
   reply.AppendInt64("pid", static_cast<int64_t>(getpid()));
   reply.AppendDouble("uptime", static_cast<double>(uptime_ms / 1000));
   reply.AppendInt64("uptimeMillis", uptime_ms);

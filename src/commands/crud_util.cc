@@ -73,22 +73,11 @@ Status ReplyWithCursor(CommandContext& ctx, const std::string& ns,
 
 StatusWith<BsonObj> PrepareInsertDocument(const BsonObj& doc) {
   if (doc.size() > 16 * 1024 * 1024) {
-    return Status(ErrorCode::kBSONObjectTooLarge,
-                  "object to insert too large. size in bytes: " + std::to_string(doc.size()) +
-                      ", max size: 16777216");
+    return Status(ErrorCode::kBadValue, "object to insert too large. size in bytes: " +
+                                            std::to_string(doc.size()) + ", max size: 16777216");
   }
-  BsonElement id;
-  for (BsonElement e : doc) {
-    std::string_view name = e.FieldName();
-    if (name == "_id") {
-      if (id.eoo()) id = e;
-      continue;
-    }
-    if (!name.empty() && name[0] == '$') {
-      return Status(ErrorCode::kBadValue,
-                    "Document can't have $ prefixed field names: " + std::string(name));
-    }
-  }
+  // Top-level $-prefixed names are allowed since MongoDB 5.0; only `_id` is checked.
+  BsonElement id = doc["_id"];
   if (!id.eoo()) {
     switch (id.type()) {
       case BsonType::kArray:
