@@ -346,7 +346,7 @@ TEST_F(AdminCommandsTest, ServerStatusSectionsAndTypes) {
   service_.options.max_conns = 100;
   BsonObj r = Run(R"({"serverStatus": 1})");
   ExpectOk(r);
-  EXPECT_EQ(r["process"].Str(), "hourglassd");
+  EXPECT_EQ(r["process"].Str(), "mongod");
   EXPECT_EQ(r["version"].Str().substr(0, 4), "7.0.");
   EXPECT_EQ(r["pid"].type(), BsonType::kInt64);
   EXPECT_EQ(r["uptime"].type(), BsonType::kDouble);
