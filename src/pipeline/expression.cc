@@ -5,6 +5,7 @@
 #include <unordered_map>
 
 #include "pipeline/expression_internal.h"
+#include "query/path.h"
 
 namespace hourglass::pipeline {
 
@@ -29,21 +30,9 @@ ParseContext ParseContext::WithVariable(std::string name, int* slot) const {
 
 namespace {
 
-std::vector<std::string> SplitPath(std::string_view path) {
-  std::vector<std::string> parts;
-  size_t start = 0;
-  while (true) {
-    size_t dot = path.find('.', start);
-    parts.emplace_back(path.substr(start, dot == std::string_view::npos ? dot : dot - start));
-    if (dot == std::string_view::npos) break;
-    start = dot + 1;
-  }
-  return parts;
-}
-
 Status ValidatePath(std::string_view path) {
   if (path.empty()) return PipelineError(16872, "'$' by itself is not a valid FieldPath");
-  for (const auto& part : SplitPath(path)) {
+  for (const auto& part : query::SplitPath(path)) {
     if (part.empty()) {
       return PipelineError(15998, "FieldPath field names may not be empty strings.");
     }
@@ -170,7 +159,7 @@ StatusWith<ExpressionPtr> ParseVariable(std::string_view text, const ParseContex
   std::vector<std::string> rest;
   if (dot != std::string_view::npos) {
     HG_RETURN_IF_ERROR(ValidatePath(text.substr(dot + 1)));
-    rest = SplitPath(text.substr(dot + 1));
+    rest = query::SplitPath(text.substr(dot + 1));
   }
   if (name == "ROOT" || name == "CURRENT") {
     return ExpressionPtr(new VariableExpression(Builtin::kRoot, -1, std::move(rest)));
@@ -267,7 +256,7 @@ Value EvaluateFieldPath(const BsonObj& doc, const std::vector<std::string>& path
 }
 
 ExpressionPtr Expression::MakeFieldPath(std::string_view path) {
-  return std::make_unique<FieldPathExpression>(SplitPath(path));
+  return std::make_unique<FieldPathExpression>(query::SplitPath(path));
 }
 
 ExpressionPtr Expression::MakeConstant(Value v) {

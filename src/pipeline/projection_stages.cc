@@ -8,6 +8,7 @@
 #include <map>
 
 #include "pipeline/stage.h"
+#include "query/path.h"
 
 namespace hourglass::pipeline {
 
@@ -198,23 +199,7 @@ class ProjectionStage : public Stage {
   }
 
   std::unique_ptr<DocumentStream> Bind(std::unique_ptr<DocumentStream> input) const override {
-    class Stream : public DocumentStream {
-     public:
-      Stream(std::shared_ptr<const ProjectionStage> s, std::unique_ptr<DocumentStream> in)
-          : s_(std::move(s)), in_(std::move(in)) {}
-      StatusWith<OptDoc> Next() override {
-        HG_ASSIGN_OR_RETURN(OptDoc d, in_->Next());
-        if (!d) return d;
-        HG_ASSIGN_OR_RETURN(BsonObj out, s_->Apply(*d));
-        return OptDoc(std::move(out));
-      }
-
-     private:
-      std::shared_ptr<const ProjectionStage> s_;
-      std::unique_ptr<DocumentStream> in_;
-    };
-    return std::make_unique<Stream>(
-        std::static_pointer_cast<const ProjectionStage>(shared_from_this()), std::move(input));
+    return std::make_unique<MapStream<ProjectionStage>>(Self(this), std::move(input));
   }
 
  private:
@@ -223,18 +208,6 @@ class ProjectionStage : public Stage {
   std::unique_ptr<Node> root_;
   int64_t now_;
 };
-
-std::vector<std::string> SplitDotted(std::string_view path) {
-  std::vector<std::string> parts;
-  size_t start = 0;
-  while (true) {
-    size_t dot = path.find('.', start);
-    parts.emplace_back(path.substr(start, dot == std::string_view::npos ? dot : dot - start));
-    if (dot == std::string_view::npos) break;
-    start = dot + 1;
-  }
-  return parts;
-}
 
 // Builds the tree from a spec; `stage` names the stage in errors ("$project", "$addFields").
 class TreeBuilder {
@@ -253,7 +226,7 @@ class TreeBuilder {
                              : "field names may not start with '$'. Consider using $getField "
                                "or $setField."));
     }
-    auto parts = SplitDotted(field);
+    auto parts = query::SplitPath(field);
     Node* cur = &node;
     std::string path_so_far(prefix);
     for (size_t i = 0; i + 1 < parts.size(); ++i) {

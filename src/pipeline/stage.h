@@ -6,6 +6,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -23,6 +24,30 @@ class Stage : public std::enable_shared_from_this<Stage> {
 };
 
 using StagePtr = std::shared_ptr<const Stage>;
+
+// The stage as its concrete type, shared: a stream holds it so the stage outlives the Pipeline.
+template <typename StageT>
+std::shared_ptr<const StageT> Self(const StageT* s) {
+  return std::static_pointer_cast<const StageT>(s->shared_from_this());
+}
+
+// A stream applying a stage's per-document function `StatusWith<BsonObj> Apply(doc) const`.
+template <typename StageT>
+class MapStream : public DocumentStream {
+ public:
+  MapStream(std::shared_ptr<const StageT> s, std::unique_ptr<DocumentStream> in)
+      : s_(std::move(s)), in_(std::move(in)) {}
+  StatusWith<std::optional<bson::BsonObj>> Next() override {
+    HG_ASSIGN_OR_RETURN(std::optional<bson::BsonObj> d, in_->Next());
+    if (!d) return d;
+    HG_ASSIGN_OR_RETURN(bson::BsonObj out, s_->Apply(*d));
+    return std::optional<bson::BsonObj>(std::move(out));
+  }
+
+ private:
+  std::shared_ptr<const StageT> s_;
+  std::unique_ptr<DocumentStream> in_;
+};
 using StageList = std::vector<StagePtr>;
 
 // Each parser receives the stage's element ({"$name": spec}) and appends one or more stages

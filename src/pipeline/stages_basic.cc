@@ -6,6 +6,7 @@
 
 #include "pipeline/stage.h"
 #include "query/matcher.h"
+#include "query/path.h"
 #include "query/sort.h"
 
 namespace hourglass::pipeline {
@@ -21,12 +22,6 @@ std::string StageSpecJson(const BsonElement& spec) {
   bson::BsonBuilder b;
   b.AppendElement(spec);
   return b.Obj().ToJson();
-}
-
-// A stage whose stream keeps the stage alive and forwards to a per-document function.
-template <typename StageT>
-std::shared_ptr<const StageT> Self(const StageT* s) {
-  return std::static_pointer_cast<const StageT>(s->shared_from_this());
 }
 
 // ---- $match ----
@@ -304,18 +299,6 @@ class UnwindStage : public Stage {
   }
 };
 
-std::vector<std::string> Split(std::string_view path) {
-  std::vector<std::string> parts;
-  size_t start = 0;
-  while (true) {
-    size_t dot = path.find('.', start);
-    parts.emplace_back(path.substr(start, dot == std::string_view::npos ? dot : dot - start));
-    if (dot == std::string_view::npos) break;
-    start = dot + 1;
-  }
-  return parts;
-}
-
 // ---- $replaceRoot / $replaceWith ----
 
 class ReplaceRootStage : public Stage {
@@ -340,24 +323,6 @@ class ReplaceRootStage : public Stage {
  private:
   ExpressionPtr expr_;
   int64_t now_;
-};
-
-// A stream applying a per-document function of its stage.
-template <typename StageT>
-class MapStream : public DocumentStream {
- public:
-  MapStream(std::shared_ptr<const StageT> s, std::unique_ptr<DocumentStream> in)
-      : s_(std::move(s)), in_(std::move(in)) {}
-  StatusWith<OptDoc> Next() override {
-    HG_ASSIGN_OR_RETURN(OptDoc d, in_->Next());
-    if (!d) return d;
-    HG_ASSIGN_OR_RETURN(BsonObj out, s_->Apply(*d));
-    return OptDoc(std::move(out));
-  }
-
- private:
-  std::shared_ptr<const StageT> s_;
-  std::unique_ptr<DocumentStream> in_;
 };
 
 std::unique_ptr<DocumentStream> ReplaceRootStage::Bind(
@@ -570,7 +535,7 @@ Status ParseUnwindStage(const BsonElement& spec, const PipelineContext&, StageLi
                                "prefixed with a '$': " +
                                    std::string(idx));
         }
-        u->index_path = Split(idx);
+        u->index_path = query::SplitPath(idx);
       } else if (f.FieldName() == "preserveNullAndEmptyArrays") {
         if (f.type() != BsonType::kBool) {
           return PipelineError(28809,
@@ -594,7 +559,7 @@ Status ParseUnwindStage(const BsonElement& spec, const PipelineContext&, StageLi
     return PipelineError(28818,
                          "path option to $unwind stage should be prefixed with a '$': " + path);
   }
-  u->path = Split(std::string_view(path).substr(1));
+  u->path = query::SplitPath(std::string_view(path).substr(1));
   for (const auto& p : u->path) {
     if (p.empty() || p[0] == '$') {
       return PipelineError(15998,
