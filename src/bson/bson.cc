@@ -137,9 +137,31 @@ double Decimal128::ToDouble() const {
   return std::strtod(s.c_str(), nullptr);
 }
 
-bool Decimal128::IsNaN() const {
-  // Combination field 11111 0 marks NaN.
-  return ((high >> 58) & 0x1f) == 0x1f;
+bool Decimal128::IsNaN() const { return Split().kind == Parts::kNaN; }
+
+Decimal128::Parts Decimal128::Split() const {
+  using U128 = unsigned __int128;
+  static const U128 kTenToTheMax = [] {
+    U128 r = 1;
+    for (int i = 0; i < kMaxDigits; ++i) r *= 10;
+    return r;
+  }();
+  Parts p;
+  p.negative = (high >> 63) != 0;
+  uint64_t combination = (high >> 58) & 0x1f;
+  if (combination == 0x1f) {
+    p.kind = Parts::kNaN;
+  } else if (combination == 0x1e) {
+    p.kind = Parts::kInfinity;
+  } else if (((high >> 61) & 3) == 3) {
+    // The "11" form implies a coefficient >= 2^113 > 10^34 - 1: non-canonical, read as zero.
+    p.exponent = static_cast<int>((high >> 47) & 0x3fff) - 6176;
+  } else {
+    p.exponent = static_cast<int>((high >> 49) & 0x3fff) - 6176;
+    p.coefficient = (static_cast<U128>(high & ((uint64_t{1} << 49) - 1)) << 64) | low;
+    if (p.coefficient >= kTenToTheMax) p.coefficient = 0;
+  }
+  return p;
 }
 
 // ---- BsonElement ----

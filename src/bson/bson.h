@@ -70,8 +70,20 @@ struct ObjectId {
 };
 
 struct Decimal128 {
+  // The value decoded from BSON's IEEE 754-2008 BID encoding: (-1)^negative * coefficient *
+  // 10^exponent for finite values, with coefficient < 10^34 (non-canonical coefficients read as
+  // zero, as the standard says).
+  struct Parts {
+    enum Kind { kFinite, kInfinity, kNaN } kind = kFinite;
+    bool negative = false;
+    unsigned __int128 coefficient = 0;
+    int exponent = 0;
+  };
+  static constexpr int kMaxDigits = 34;
+
   uint64_t low;
   uint64_t high;
+  Parts Split() const;
   std::string ToString() const;
   static bool FromString(std::string_view s, Decimal128* out);
   // Nearest double (infinities/NaN preserved).
@@ -121,9 +133,7 @@ class BsonElement {
     return t == BsonType::kDouble || t == BsonType::kInt32 || t == BsonType::kInt64 ||
            t == BsonType::kDecimal128;
   }
-  bool IsObjectOrArray() const {
-    return type() == BsonType::kObject || type() == BsonType::kArray;
-  }
+  bool IsObjectOrArray() const { return type() == BsonType::kObject || type() == BsonType::kArray; }
   // Any number as a double (decimal rounded); 0 for non-numbers.
   double NumberDouble() const;
   // Any number as int64 (doubles truncated toward zero, saturating); 0 for non-numbers.

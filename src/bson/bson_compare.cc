@@ -49,14 +49,9 @@ int CompareLongToDouble(int64_t l, double d) {
 // double's exact decimal expansion (every finite double has one, up to 767 significant digits);
 // see CompareDecimalToDouble.
 
-struct DecimalParts {
-  enum Kind { kFinite, kInfinity, kNaN } kind = kFinite;
-  bool negative = false;
-  U128 coefficient = 0;
-  int exponent = 0;
-};
+using DecimalParts = Decimal128::Parts;
 
-constexpr int kMaxDecimalDigits = 34;
+constexpr int kMaxDecimalDigits = Decimal128::kMaxDigits;
 
 U128 PowerOfTen(int n) {
   U128 r = 1;
@@ -71,32 +66,6 @@ int DigitCount(U128 v) {
     ++n;
   }
   return n;
-}
-
-// Decodes the IEEE 754-2008 BID encoding that BSON uses.
-DecimalParts SplitDecimal(const Decimal128& d) {
-  DecimalParts p;
-  p.negative = (d.high >> 63) != 0;
-  uint64_t combination = (d.high >> 58) & 0x1f;
-  if (combination == 0x1f) {
-    p.kind = DecimalParts::kNaN;
-    return p;
-  }
-  if (combination == 0x1e) {
-    p.kind = DecimalParts::kInfinity;
-    return p;
-  }
-  if (((d.high >> 61) & 3) == 3) {
-    // The "11" form implies a coefficient >= 2^113 > 10^34 - 1: non-canonical, which the
-    // standard says reads as zero.
-    p.exponent = static_cast<int>((d.high >> 47) & 0x3fff) - 6176;
-    p.coefficient = 0;
-    return p;
-  }
-  p.exponent = static_cast<int>((d.high >> 49) & 0x3fff) - 6176;
-  p.coefficient = (static_cast<U128>(d.high & ((uint64_t{1} << 49) - 1)) << 64) | d.low;
-  if (p.coefficient >= PowerOfTen(kMaxDecimalDigits)) p.coefficient = 0;
-  return p;
 }
 
 int DecimalSignum(const DecimalParts& p) {
@@ -199,10 +168,10 @@ int CompareNumbers(const BsonElement& a, const BsonElement& b) {
   BsonType ta = a.type(), tb = b.type();
   if (ta == BsonType::kDecimal128 || tb == BsonType::kDecimal128) {
     if (tb != BsonType::kDecimal128) return -CompareNumbers(b, a);
-    DecimalParts y = SplitDecimal(b.Decimal());
+    DecimalParts y = b.Decimal().Split();
     switch (ta) {
       case BsonType::kDecimal128:
-        return CompareDecimalParts(SplitDecimal(a.Decimal()), y);
+        return CompareDecimalParts(a.Decimal().Split(), y);
       case BsonType::kDouble:
         return -CompareDecimalToDouble(y, a.Double());
       default:

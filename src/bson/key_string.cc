@@ -248,36 +248,12 @@ void AppendBigEndian(std::string* out, uint64_t v, int bytes) {
   for (int i = bytes - 1; i >= 0; --i) out->push_back(static_cast<char>((v >> (8 * i)) & 0xff));
 }
 
-struct DecimalParts {
-  enum Kind { kFinite, kInfinity, kNaN } kind = kFinite;
-  bool negative = false;
-  U128 coefficient = 0;
-  int exponent = 0;
-};
+using DecimalParts = Decimal128::Parts;
 
 U128 TenToThe34() {
   U128 r = 1;
   for (int i = 0; i < 34; ++i) r *= 10;
   return r;
-}
-
-// IEEE 754-2008 BID decoding (same rules as bson_compare.cc: non-canonical coefficients are 0).
-DecimalParts SplitDecimal(const Decimal128& d) {
-  DecimalParts p;
-  p.negative = (d.high >> 63) != 0;
-  uint64_t combination = (d.high >> 58) & 0x1f;
-  if (combination == 0x1f) {
-    p.kind = DecimalParts::kNaN;
-  } else if (combination == 0x1e) {
-    p.kind = DecimalParts::kInfinity;
-  } else if (((d.high >> 61) & 3) == 3) {
-    p.exponent = static_cast<int>((d.high >> 47) & 0x3fff) - 6176;
-  } else {
-    p.exponent = static_cast<int>((d.high >> 49) & 0x3fff) - 6176;
-    p.coefficient = (static_cast<U128>(d.high & ((uint64_t{1} << 49) - 1)) << 64) | d.low;
-    if (p.coefficient >= TenToThe34()) p.coefficient = 0;
-  }
-  return p;
 }
 
 void AppendNumberBody(std::string* out, const BsonElement& e) {
@@ -304,7 +280,7 @@ void AppendNumberBody(std::string* out, const BsonElement& e) {
       break;
     }
     default: {  // kDecimal128
-      parts = SplitDecimal(e.Decimal());
+      parts = e.Decimal().Split();
       if (parts.kind == DecimalParts::kNaN) return out->push_back(kNumNaN);
       if (parts.kind == DecimalParts::kInfinity) {
         return out->push_back(parts.negative ? kNumNegInfinity : kNumPosInfinity);
