@@ -4,23 +4,12 @@
 #include <cstdio>
 #include <ctime>
 
+#include "base/clock.h"
+
 namespace hourglass {
 
 namespace {
 constexpr size_t kRingSize = 1024;
-
-std::string NowIso() {
-  auto now = std::chrono::system_clock::now();
-  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count();
-  std::time_t secs = static_cast<std::time_t>(ms / 1000);
-  std::tm tm;
-  gmtime_r(&secs, &tm);
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), "%04d-%02d-%02dT%02d:%02d:%02d.%03d+00:00", tm.tm_year + 1900,
-                tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
-                static_cast<int>(ms % 1000));
-  return buf;
-}
 
 const char* SeverityCode(LogSeverity s) {
   switch (s) {
@@ -98,9 +87,10 @@ std::string JsonQuote(std::string_view s) {
 
 void Logger::Log(LogSeverity s, std::string_view component, int id, std::string_view ctx,
                  std::string_view msg, std::string_view attr_json) {
-  std::string line = "{\"t\":{\"$date\":\"" + NowIso() + "\"},\"s\":\"" + SeverityCode(s) +
-                     "\",\"c\":" + JsonQuote(component) + ",\"id\":" + std::to_string(id) +
-                     ",\"ctx\":" + JsonQuote(ctx) + ",\"msg\":" + JsonQuote(msg);
+  std::string line = "{\"t\":{\"$date\":\"" + FormatIsoDate(NowMillis()) + "\"},\"s\":\"" +
+                     SeverityCode(s) + "\",\"c\":" + JsonQuote(component) +
+                     ",\"id\":" + std::to_string(id) + ",\"ctx\":" + JsonQuote(ctx) +
+                     ",\"msg\":" + JsonQuote(msg);
   if (!attr_json.empty()) {
     line += ",\"attr\":";
     line += attr_json;

@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/clock.h"
 #include "base/status.h"
 #include "bson/bson.h"
 #include "commands/command.h"
@@ -61,9 +62,6 @@ class FnCommand : public Command {
   Options options_;
   RunFn run_;
 };
-
-// Milliseconds since the Unix epoch, for `localTime` fields.
-int64_t NowMillis();
 
 // Family registration, one per file.
 void RegisterHelloCommands(CommandRegistry& r);        // admin_hello.cc

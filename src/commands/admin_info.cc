@@ -167,8 +167,7 @@ Status RunGetCmdLineOpts(CommandContext& ctx, const BsonObj&, BsonBuilder& reply
 Status RunGetLog(CommandContext&, const BsonObj& cmd, BsonBuilder& reply) {
   BsonElement which = cmd.FirstElement();
   if (which.type() == BsonType::kNull || which.type() == BsonType::kUndefined) {
-    return Status(ErrorCode::kLocation40414,
-                  "BSON field 'getLog.getLog' is missing but a required field");
+    return MissingField("getLog", "getLog");
   }
   if (which.type() != BsonType::kString) return WrongType("getLog", which, "string");
   std::string_view name = which.Str();

@@ -7,6 +7,7 @@
 #include <ctime>
 #include <string>
 
+#include "base/clock.h"
 #include "base/logger.h"
 #include "commands/admin_commands.h"
 #include "commands/command_util.h"
@@ -20,18 +21,6 @@ using bson::BsonObj;
 using bson::BsonType;
 
 namespace {
-
-std::string IsoNow() {
-  int64_t ms = NowMillis();
-  std::time_t secs = static_cast<std::time_t>(ms / 1000);
-  std::tm tm{};
-  gmtime_r(&secs, &tm);
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), "%04d-%02d-%02dT%02d:%02d:%02d.%03d+00:00", tm.tm_year + 1900,
-                tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
-                static_cast<int>(ms % 1000));
-  return buf;
-}
 
 Status RunShutdown(CommandContext& ctx, const BsonObj& cmd, BsonBuilder&) {
   HG_RETURN_IF_ERROR(CheckKnownFields(cmd, {"force", "timeoutSecs"}));
@@ -80,7 +69,7 @@ Status RunCurrentOp(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& reply)
       op.AppendObject("clientMetadata", ctx.client.client_metadata);
     }
     op.AppendBool("active", true);
-    op.AppendString("currentOpTime", IsoNow());
+    op.AppendString("currentOpTime", FormatIsoDate(NowMillis()));
     op.AppendInt32("opid", next_opid.fetch_add(1));
     op.AppendInt64("secs_running", 0);
     op.AppendInt64("microsecs_running", 0);

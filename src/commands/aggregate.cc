@@ -1,6 +1,7 @@
 // aggregate, count, distinct.
 #include <chrono>
 
+#include "base/clock.h"
 #include "bson/bson_compare.h"
 #include "commands/collection_scan.h"
 #include "commands/command.h"
@@ -17,12 +18,6 @@ using bson::BsonType;
 
 namespace {
 
-int64_t NowMillis() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
 class AggregateCommand : public Command {
  public:
   std::string_view Name() const override { return "aggregate"; }
@@ -38,8 +33,7 @@ class AggregateCommand : public Command {
     }
     HG_ASSIGN_OR_RETURN(auto stages, GetArray("aggregate", cmd, "pipeline"));
     if (!stages) {
-      return Status(ErrorCode::kLocation40414,
-                    "BSON field 'aggregate.pipeline' is missing but a required field");
+      return MissingField("aggregate", "pipeline");
     }
     HG_ASSIGN_OR_RETURN(bool explain, GetBool("aggregate", cmd, "explain", false));
     if (explain) {
@@ -129,8 +123,7 @@ class DistinctCommand : public Command {
     HG_RETURN_IF_ERROR(catalog::ValidateCollectionName(nss));
     HG_ASSIGN_OR_RETURN(auto key, GetString("distinct", cmd, "key"));
     if (!key) {
-      return Status(ErrorCode::kLocation40414,
-                    "BSON field 'distinct.key' is missing but a required field");
+      return MissingField("distinct", "key");
     }
     HG_ASSIGN_OR_RETURN(auto q, GetObject("distinct", cmd, "query"));
     HG_ASSIGN_OR_RETURN(auto matcher, query::Matcher::Parse(q.value_or(BsonObj())));

@@ -62,6 +62,12 @@ Status UnknownField(std::string_view cmd, std::string_view field) {
                                                std::string(field) + "' is an unknown field.");
 }
 
+Status MissingField(std::string_view cmd, std::string_view field) {
+  return Status(ErrorCode::kLocation40414, "BSON field '" + std::string(cmd) + "." +
+                                               std::string(field) +
+                                               "' is missing but a required field");
+}
+
 Status CheckKnownFields(const BsonObj& cmd, std::initializer_list<std::string_view> known) {
   bool first = true;
   std::string_view name;

@@ -22,6 +22,10 @@ Status WrongType(std::string_view cmd, const bson::BsonElement& e, std::string_v
 // 40415 "BSON field 'cmd.field' is an unknown field."
 Status UnknownField(std::string_view cmd, std::string_view field);
 
+// 40414 "BSON field 'cmd.field' is missing but a required field"; `cmd` may be a dotted
+// context such as "update.updates".
+Status MissingField(std::string_view cmd, std::string_view field);
+
 // Checks that every field of `cmd` after the first is generic or listed in `known`.
 Status CheckKnownFields(const bson::BsonObj& cmd, std::initializer_list<std::string_view> known);
 

@@ -107,8 +107,7 @@ class GetMoreCommand : public Command {
     if (id_el.type() != bson::BsonType::kInt64) return WrongType("getMore", id_el, "long");
     HG_ASSIGN_OR_RETURN(auto coll, GetString("getMore", cmd, "collection"));
     if (!coll) {
-      return Status(ErrorCode::kLocation40414,
-                    "BSON field 'getMore.collection' is missing but a required field");
+      return MissingField("getMore", "collection");
     }
     HG_ASSIGN_OR_RETURN(auto batch_size, GetInt64("getMore", cmd, "batchSize"));
     if (batch_size && *batch_size < 0) {
@@ -141,8 +140,7 @@ class KillCursorsCommand : public Command {
     HG_ASSIGN_OR_RETURN(std::string coll_name, GetCollectionName(cmd, ctx.db));
     HG_ASSIGN_OR_RETURN(auto ids, GetArray("killCursors", cmd, "cursors"));
     if (!ids) {
-      return Status(ErrorCode::kLocation40414,
-                    "BSON field 'killCursors.cursors' is missing but a required field");
+      return MissingField("killCursors", "cursors");
     }
     BsonArrayBuilder killed, not_found;
     for (BsonElement e : *ids) {

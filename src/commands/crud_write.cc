@@ -84,8 +84,7 @@ class InsertCommand : public Command {
     HG_RETURN_IF_ERROR(CheckKnownFields(cmd, {"documents", "ordered", "bypassDocumentValidation"}));
     HG_ASSIGN_OR_RETURN(auto docs_arr, GetArray("insert", cmd, "documents"));
     if (!docs_arr) {
-      return Status(ErrorCode::kLocation40414,
-                    "BSON field 'insert.documents' is missing but a required field");
+      return MissingField("insert", "documents");
     }
     HG_ASSIGN_OR_RETURN(bool ordered, GetBool("insert", cmd, "ordered", true));
     HG_ASSIGN_OR_RETURN(auto coll, WritableCollection(ctx, cmd));
@@ -277,8 +276,7 @@ class UpdateCommand : public Command {
         CheckKnownFields(cmd, {"updates", "ordered", "bypassDocumentValidation", "let"}));
     HG_ASSIGN_OR_RETURN(auto updates, GetArray("update", cmd, "updates"));
     if (!updates) {
-      return Status(ErrorCode::kLocation40414,
-                    "BSON field 'update.updates' is missing but a required field");
+      return MissingField("update", "updates");
     }
     HG_ASSIGN_OR_RETURN(bool ordered, GetBool("update", cmd, "ordered", true));
     HG_ASSIGN_OR_RETURN(auto coll, WritableCollection(ctx, cmd));
@@ -296,13 +294,11 @@ class UpdateCommand : public Command {
                                     "collation", "c", "upsertSupplied", "sort"}));
         HG_ASSIGN_OR_RETURN(auto q, GetObject("update.updates", stmt, "q"));
         if (!q) {
-          return Status(ErrorCode::kLocation40414,
-                        "BSON field 'update.updates.q' is missing but a required field");
+          return MissingField("update.updates", "q");
         }
         BsonElement u = stmt["u"];
         if (u.eoo()) {
-          return Status(ErrorCode::kLocation40414,
-                        "BSON field 'update.updates.u' is missing but a required field");
+          return MissingField("update.updates", "u");
         }
         HG_ASSIGN_OR_RETURN(bool multi, GetBool("update.updates", stmt, "multi", false));
         HG_ASSIGN_OR_RETURN(bool upsert, GetBool("update.updates", stmt, "upsert", false));
@@ -381,8 +377,7 @@ class DeleteCommand : public Command {
     HG_RETURN_IF_ERROR(CheckKnownFields(cmd, {"deletes", "ordered", "let"}));
     HG_ASSIGN_OR_RETURN(auto deletes, GetArray("delete", cmd, "deletes"));
     if (!deletes) {
-      return Status(ErrorCode::kLocation40414,
-                    "BSON field 'delete.deletes' is missing but a required field");
+      return MissingField("delete", "deletes");
     }
     HG_ASSIGN_OR_RETURN(bool ordered, GetBool("delete", cmd, "ordered", true));
     HG_ASSIGN_OR_RETURN(std::string name, GetCollectionName(cmd, ctx.db));
@@ -400,13 +395,11 @@ class DeleteCommand : public Command {
         HG_RETURN_IF_ERROR(CheckKnownFields(stmt, {"q", "limit", "hint", "collation"}));
         HG_ASSIGN_OR_RETURN(auto q, GetObject("delete.deletes", stmt, "q"));
         if (!q) {
-          return Status(ErrorCode::kLocation40414,
-                        "BSON field 'delete.deletes.q' is missing but a required field");
+          return MissingField("delete.deletes", "q");
         }
         HG_ASSIGN_OR_RETURN(auto limit, GetInt64("delete.deletes", stmt, "limit"));
         if (!limit) {
-          return Status(ErrorCode::kLocation40414,
-                        "BSON field 'delete.deletes.limit' is missing but a required field");
+          return MissingField("delete.deletes", "limit");
         }
         if (*limit != 0 && *limit != 1) {
           return Status(

@@ -66,8 +66,7 @@ Status RunRenameCollection(CommandContext& ctx, const BsonObj& cmd, BsonBuilder&
   if (source.type() != BsonType::kString) return WrongType("renameCollection", source, "string");
   HG_ASSIGN_OR_RETURN(auto target, GetString("renameCollection", cmd, "to"));
   if (!target) {
-    return Status(ErrorCode::kLocation40414,
-                  "BSON field 'renameCollection.to' is missing but a required field");
+    return MissingField("renameCollection", "to");
   }
   HG_ASSIGN_OR_RETURN(bool drop_target, GetBool("renameCollection", cmd, "dropTarget", false));
   HG_ASSIGN_OR_RETURN(bool stay_temp, GetBool("renameCollection", cmd, "stayTemp", false));

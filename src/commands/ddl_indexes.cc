@@ -56,8 +56,7 @@ Status RunCreateIndexes(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& re
   HG_ASSIGN_OR_RETURN(auto nss, CommandNamespace(ctx, cmd));
   HG_ASSIGN_OR_RETURN(auto indexes, GetArray("createIndexes", cmd, "indexes"));
   if (!indexes) {
-    return Status(ErrorCode::kLocation40414,
-                  "BSON field 'createIndexes.indexes' is missing but a required field");
+    return MissingField("createIndexes", "indexes");
   }
   if (indexes->IsEmpty()) {
     return Status(ErrorCode::kBadValue, "Must specify at least one index to create");
@@ -109,8 +108,7 @@ Status RunDropIndexes(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& repl
   HG_ASSIGN_OR_RETURN(auto nss, CommandNamespace(ctx, cmd));
   BsonElement index = cmd["index"];
   if (index.eoo()) {
-    return Status(ErrorCode::kLocation40414,
-                  "BSON field 'dropIndexes.index' is missing but a required field");
+    return MissingField("dropIndexes", "index");
   }
   if (index.type() != BsonType::kString && index.type() != BsonType::kObject &&
       index.type() != BsonType::kArray) {
