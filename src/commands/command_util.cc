@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <string>
+#include <utility>
 
 namespace hourglass::commands {
 
@@ -68,20 +69,31 @@ Status MissingField(std::string_view cmd, std::string_view field) {
                                                "' is missing but a required field");
 }
 
+namespace {
+bool IsKnown(std::string_view f, std::initializer_list<std::string_view> known) {
+  for (auto k : known) {
+    if (k == f) return true;
+  }
+  return false;
+}
+}  // namespace
+
 Status CheckKnownFields(const BsonObj& cmd, std::initializer_list<std::string_view> known) {
+  std::string_view name = cmd.FirstElement().FieldName();
   bool first = true;
-  std::string_view name;
   for (BsonElement e : cmd) {
-    if (first) {
-      first = false;
-      name = e.FieldName();
-      continue;
-    }
     std::string_view f = e.FieldName();
-    if (IsGenericArgument(f)) continue;
-    bool ok = false;
-    for (auto k : known) ok = ok || k == f;
-    if (!ok) return UnknownField(name, f);
+    if (!std::exchange(first, false) && !IsGenericArgument(f) && !IsKnown(f, known)) {
+      return UnknownField(name, f);
+    }
+  }
+  return Status::OK();
+}
+
+Status CheckKnownSubFields(std::string_view context, const BsonObj& doc,
+                           std::initializer_list<std::string_view> known) {
+  for (BsonElement e : doc) {
+    if (!IsKnown(e.FieldName(), known)) return UnknownField(context, e.FieldName());
   }
   return Status::OK();
 }

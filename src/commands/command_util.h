@@ -28,6 +28,10 @@ Status MissingField(std::string_view cmd, std::string_view field);
 
 // Checks that every field of `cmd` after the first is generic or listed in `known`.
 Status CheckKnownFields(const bson::BsonObj& cmd, std::initializer_list<std::string_view> known);
+// Checks that every field of a nested document (an update statement, cursor options, ...) is in
+// `known`; errors name the field as "<context>.<field>".
+Status CheckKnownSubFields(std::string_view context, const bson::BsonObj& doc,
+                           std::initializer_list<std::string_view> known);
 
 // Typed getters. Absent fields return the default / nullopt; present fields of the wrong type
 // return TypeMismatch with MongoDB's message.

@@ -267,6 +267,33 @@ StatusWith<UpdateResult> RunUpdate(CommandContext& ctx, catalog::Collection& col
   return result;
 }
 
+struct UpdateStatement {
+  BsonObj q;
+  BsonElement u;
+  bool multi = false;
+  bool upsert = false;
+  BsonObj array_filters;
+};
+
+StatusWith<UpdateStatement> ParseUpdateStatement(const BsonElement& e) {
+  if (e.type() != BsonType::kObject) return WrongType("update.updates", e, "object");
+  BsonObj doc = e.Obj();
+  HG_RETURN_IF_ERROR(CheckKnownSubFields("update.updates", doc,
+                                         {"q", "u", "upsert", "multi", "arrayFilters", "hint",
+                                          "collation", "c", "upsertSupplied", "sort"}));
+  UpdateStatement stmt;
+  HG_ASSIGN_OR_RETURN(auto q, GetObject("update.updates", doc, "q"));
+  if (!q) return MissingField("update.updates", "q");
+  stmt.q = *q;
+  stmt.u = doc["u"];
+  if (stmt.u.eoo()) return MissingField("update.updates", "u");
+  HG_ASSIGN_OR_RETURN(stmt.multi, GetBool("update.updates", doc, "multi", false));
+  HG_ASSIGN_OR_RETURN(stmt.upsert, GetBool("update.updates", doc, "upsert", false));
+  HG_ASSIGN_OR_RETURN(auto af, GetArray("update.updates", doc, "arrayFilters"));
+  stmt.array_filters = af.value_or(BsonObj());
+  return stmt;
+}
+
 class UpdateCommand : public Command {
  public:
   std::string_view Name() const override { return "update"; }
@@ -280,35 +307,27 @@ class UpdateCommand : public Command {
     }
     HG_ASSIGN_OR_RETURN(bool ordered, GetBool("update", cmd, "ordered", true));
     HG_ASSIGN_OR_RETURN(auto coll, WritableCollection(ctx, cmd));
+    // The whole request is parsed before anything runs, as MongoDB's IDL does: a malformed
+    // statement fails the command; only execution errors become writeErrors.
+    std::vector<UpdateStatement> statements;
+    for (BsonElement e : *updates) {
+      HG_ASSIGN_OR_RETURN(UpdateStatement stmt, ParseUpdateStatement(e));
+      statements.push_back(std::move(stmt));
+    }
     int64_t n = 0, n_modified = 0;
     std::vector<WriteError> errors;
     std::vector<std::pair<int, BsonObj>> upserted;
     int index = 0;
-    for (BsonElement e : *updates) {
-      if (e.type() != BsonType::kObject) return WrongType("update.updates", e, "object");
+    for (const UpdateStatement& stmt : statements) {
       ++ctx.service.counters.op_update;
       Status st = [&]() -> Status {
-        BsonObj stmt = e.Obj();
-        HG_RETURN_IF_ERROR(
-            CheckKnownFields(stmt, {"q", "u", "upsert", "multi", "arrayFilters", "hint",
-                                    "collation", "c", "upsertSupplied", "sort"}));
-        HG_ASSIGN_OR_RETURN(auto q, GetObject("update.updates", stmt, "q"));
-        if (!q) {
-          return MissingField("update.updates", "q");
-        }
-        BsonElement u = stmt["u"];
-        if (u.eoo()) {
-          return MissingField("update.updates", "u");
-        }
-        HG_ASSIGN_OR_RETURN(bool multi, GetBool("update.updates", stmt, "multi", false));
-        HG_ASSIGN_OR_RETURN(bool upsert, GetBool("update.updates", stmt, "upsert", false));
-        HG_ASSIGN_OR_RETURN(auto af, GetArray("update.updates", stmt, "arrayFilters"));
-        HG_ASSIGN_OR_RETURN(auto driver, ParseUpdate(u, af.value_or(BsonObj())));
-        if (multi && driver.IsReplacement()) {
+        HG_ASSIGN_OR_RETURN(auto driver, ParseUpdate(stmt.u, stmt.array_filters));
+        if (stmt.multi && driver.IsReplacement()) {
           return Status(ErrorCode::kFailedToParse,
                         "multi update is not supported for replacement-style update");
         }
-        HG_ASSIGN_OR_RETURN(auto r, RunUpdate(ctx, *coll, *q, driver, multi, upsert, BsonObj()));
+        HG_ASSIGN_OR_RETURN(
+            auto r, RunUpdate(ctx, *coll, stmt.q, driver, stmt.multi, stmt.upsert, BsonObj()));
         n += r.matched;
         n_modified += r.modified;
         if (r.upserted_id) {
@@ -369,6 +388,28 @@ StatusWith<std::vector<catalog::Record>> RunDelete(CommandContext& ctx, catalog:
   return deleted;
 }
 
+struct DeleteStatement {
+  BsonObj q;
+  bool multi = true;
+};
+
+StatusWith<DeleteStatement> ParseDeleteStatement(const BsonElement& e) {
+  if (e.type() != BsonType::kObject) return WrongType("delete.deletes", e, "object");
+  BsonObj doc = e.Obj();
+  HG_RETURN_IF_ERROR(
+      CheckKnownSubFields("delete.deletes", doc, {"q", "limit", "hint", "collation"}));
+  HG_ASSIGN_OR_RETURN(auto q, GetObject("delete.deletes", doc, "q"));
+  if (!q) return MissingField("delete.deletes", "q");
+  HG_ASSIGN_OR_RETURN(auto limit, GetInt64("delete.deletes", doc, "limit"));
+  if (!limit) return MissingField("delete.deletes", "limit");
+  if (*limit != 0 && *limit != 1) {
+    return Status(
+        ErrorCode::kFailedToParse,
+        "The limit field in delete objects must be 0 or 1. Got " + std::to_string(*limit));
+  }
+  return DeleteStatement{*q, *limit == 0};
+}
+
 class DeleteCommand : public Command {
  public:
   std::string_view Name() const override { return "delete"; }
@@ -384,33 +425,19 @@ class DeleteCommand : public Command {
     catalog::NamespaceString nss{ctx.db, name};
     HG_RETURN_IF_ERROR(catalog::ValidateCollectionName(nss));
     auto coll = ctx.service.catalog->Lookup(nss);
+    std::vector<DeleteStatement> statements;
+    for (BsonElement e : *deletes) {
+      HG_ASSIGN_OR_RETURN(DeleteStatement stmt, ParseDeleteStatement(e));
+      statements.push_back(std::move(stmt));
+    }
     int64_t n = 0;
     std::vector<WriteError> errors;
     int index = 0;
-    for (BsonElement e : *deletes) {
-      if (e.type() != BsonType::kObject) return WrongType("delete.deletes", e, "object");
+    for (const DeleteStatement& stmt : statements) {
       ++ctx.service.counters.op_delete;
       Status st = [&]() -> Status {
-        BsonObj stmt = e.Obj();
-        HG_RETURN_IF_ERROR(CheckKnownFields(stmt, {"q", "limit", "hint", "collation"}));
-        HG_ASSIGN_OR_RETURN(auto q, GetObject("delete.deletes", stmt, "q"));
-        if (!q) {
-          return MissingField("delete.deletes", "q");
-        }
-        HG_ASSIGN_OR_RETURN(auto limit, GetInt64("delete.deletes", stmt, "limit"));
-        if (!limit) {
-          return MissingField("delete.deletes", "limit");
-        }
-        if (*limit != 0 && *limit != 1) {
-          return Status(
-              ErrorCode::kFailedToParse,
-              "The limit field in delete objects must be 0 or 1. Got " + std::to_string(*limit));
-        }
-        if (!coll || coll->ident().empty()) {
-          HG_RETURN_IF_ERROR(query::Matcher::Parse(*q).status());
-          return Status::OK();
-        }
-        HG_ASSIGN_OR_RETURN(auto deleted, RunDelete(ctx, *coll, *q, *limit == 0, BsonObj()));
+        if (!coll || coll->ident().empty()) return query::Matcher::Parse(stmt.q).status();
+        HG_ASSIGN_OR_RETURN(auto deleted, RunDelete(ctx, *coll, stmt.q, stmt.multi, BsonObj()));
         n += static_cast<int64_t>(deleted.size());
         return Status::OK();
       }();

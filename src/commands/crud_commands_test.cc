@@ -1,0 +1,212 @@
+// Error paths of the CRUD and aggregate commands (find, getMore, killCursors, insert, update,
+// delete, findAndModify, aggregate, count, distinct), checked against MongoDB 7.0's codes and
+// messages, plus the write paths those errors guard.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <filesystem>
+#include <string>
+
+#include "catalog/catalog.h"
+#include "commands/cursor_manager.h"
+#include "commands/dispatcher.h"
+#include "storage/kv_engine.h"
+
+namespace hourglass::commands {
+namespace {
+
+using bson::BsonObj;
+
+class CrudCommandsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string tmpl = (std::filesystem::temp_directory_path() / "hg_crud_test_XXXXXX").string();
+    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
+    dir_ = tmpl;
+    storage::EngineOptions opts;
+    opts.dbpath = dir_;
+    opts.in_memory = true;
+    opts.checkpoint_interval_secs = 0;
+    auto engine = storage::KvEngine::Open(opts);
+    ASSERT_TRUE(engine.ok()) << engine.status().ToString();
+    engine_ = std::move(engine).value();
+    auto catalog = catalog::Catalog::Open(engine_.get());
+    ASSERT_TRUE(catalog.ok()) << catalog.status().ToString();
+    catalog_ = std::move(catalog).value();
+    service_.engine = engine_.get();
+    service_.catalog = catalog_.get();
+    service_.cursors = &cursors_;
+  }
+  void TearDown() override {
+    cursors_.ReapIdle(std::chrono::milliseconds(-1));
+    catalog_.reset();
+    engine_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+
+  BsonObj Run(std::string_view json) {
+    auto cmd = bson::FromJson(json);
+    EXPECT_TRUE(cmd.ok()) << json;
+    if (!cmd.ok()) return BsonObj();
+    return RunCommandRequest(service_, client_, cmd.value(), "test").reply;
+  }
+
+  std::string dir_;
+  std::unique_ptr<storage::KvEngine> engine_;
+  std::unique_ptr<catalog::Catalog> catalog_;
+  CursorManager cursors_;
+  ServiceContext service_;
+  ClientState client_;
+};
+
+struct ErrorCase {
+  const char* command;
+  int code;
+  const char* errmsg;  // exact message, or nullptr to check the code only
+};
+
+class CrudCommandErrorTest : public CrudCommandsTest,
+                             public ::testing::WithParamInterface<ErrorCase> {};
+
+TEST_P(CrudCommandErrorTest, RejectsWithMongoDbCode) {
+  // A collection with documents, so errors are not hidden by an empty-collection shortcut.
+  BsonObj seeded = Run(R"({"insert": "c", "documents": [{"_id": 1, "a": 1}, {"_id": 2, "a": 2}]})");
+  ASSERT_EQ(seeded["n"].Int32(), 2) << seeded.ToJson();
+  const ErrorCase& c = GetParam();
+  BsonObj r = Run(c.command);
+  EXPECT_EQ(r["ok"].Double(), 0.0) << c.command << " -> " << r.ToJson();
+  EXPECT_EQ(r["code"].Int32(), c.code) << c.command << " -> " << r.ToJson();
+  if (c.errmsg != nullptr) {
+    EXPECT_EQ(r["errmsg"].Str(), c.errmsg) << c.command;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    AllCommands, CrudCommandErrorTest,
+    ::testing::Values(
+        // find
+        ErrorCase{R"({"find": "c", "skip": -1})", 2,
+                  "Skip value must be non-negative, but received: -1"},
+        ErrorCase{R"({"find": "c", "batchSize": -2})", 2,
+                  "BatchSize value must be non-negative, but received: -2"},
+        ErrorCase{R"({"find": "c", "limit": 1.5})", 9, nullptr},
+        ErrorCase{R"({"find": "c", "tailable": true})", 2, nullptr},
+        ErrorCase{R"({"find": "c", "filter": {"a": {"$bogus": 1}}})", 2,
+                  "unknown operator: $bogus"},
+        ErrorCase{R"({"find": "c", "projection": {"a": 1, "b": 0}})", 31254, nullptr},
+        ErrorCase{R"({"find": "c", "sort": {"a": 2}})", 15975, nullptr},
+        ErrorCase{R"({"find": 5})", 73, nullptr},
+        // getMore
+        ErrorCase{R"({"getMore": 5, "collection": "c"})", 14, nullptr},
+        ErrorCase{R"({"getMore": {"$numberLong": "5"}})", 40414,
+                  "BSON field 'getMore.collection' is missing but a required field"},
+        ErrorCase{R"({"getMore": {"$numberLong": "12345"}, "collection": "c"})", 43,
+                  "cursor id 12345 not found"},
+        ErrorCase{R"({"getMore": {"$numberLong": "1"}, "collection": "c", "batchSize": -1})", 2,
+                  nullptr},
+        // killCursors
+        ErrorCase{R"({"killCursors": "c"})", 40414,
+                  "BSON field 'killCursors.cursors' is missing but a required field"},
+        ErrorCase{R"({"killCursors": "c", "cursors": [1]})", 14, nullptr},
+        // insert
+        ErrorCase{R"({"insert": "c", "documents": [1]})", 14, nullptr},
+        ErrorCase{R"({"insert": "c", "documents": [], "ordered": "x"})", 14, nullptr},
+        // update
+        ErrorCase{R"({"update": "c", "updates": [{"u": {"$set": {"a": 1}}}]})", 40414,
+                  "BSON field 'update.updates.q' is missing but a required field"},
+        ErrorCase{R"({"update": "c", "updates": [5]})", 14, nullptr},
+        ErrorCase{R"({"update": "c", "updates": [{"q": {}}]})", 40414,
+                  "BSON field 'update.updates.u' is missing but a required field"},
+        ErrorCase{R"({"update": "c", "updates": [{"q": {}, "u": {}, "bogus": 1}]})", 40415,
+                  "BSON field 'update.updates.bogus' is an unknown field."},
+        // delete
+        ErrorCase{R"({"delete": "c", "deletes": [5]})", 14, nullptr},
+        ErrorCase{R"({"delete": "c", "deletes": [{"q": {}}]})", 40414,
+                  "BSON field 'delete.deletes.limit' is missing but a required field"},
+        ErrorCase{R"({"delete": "c", "deletes": [{"limit": 0}]})", 40414,
+                  "BSON field 'delete.deletes.q' is missing but a required field"},
+        ErrorCase{R"({"delete": "c", "deletes": [{"q": {}, "limit": 2}]})", 9,
+                  "The limit field in delete objects must be 0 or 1. Got 2"},
+        // findAndModify
+        ErrorCase{R"({"findAndModify": "c", "query": {}})", 9,
+                  "Either an update or remove=true must be specified"},
+        ErrorCase{R"({"findAndModify": "c", "remove": true, "update": {"$set": {"a": 1}}})", 9,
+                  "Cannot specify both an update and remove=true"},
+        ErrorCase{R"({"findAndModify": "c", "remove": true, "upsert": true})", 9,
+                  "Cannot specify both upsert=true and remove=true"},
+        ErrorCase{R"({"findAndModify": "c", "remove": true, "new": true})", 9, nullptr},
+        ErrorCase{R"({"findAndModify": "c", "query": 1, "remove": true})", 14, nullptr},
+        ErrorCase{R"({"findAndModify": "c", "update": {"$set": {"_id": 9}}})", 66, nullptr},
+        // aggregate
+        ErrorCase{R"({"aggregate": "c", "pipeline": [], "cursor": {}, "explain": true})", 115,
+                  nullptr},
+        ErrorCase{R"({"aggregate": "c", "pipeline": [], "cursor": {"batchSize": -1}})", 2, nullptr},
+        ErrorCase{R"({"aggregate": "c", "pipeline": [{"$bogus": {}}], "cursor": {}})", 40324,
+                  nullptr},
+        ErrorCase{R"({"aggregate": "c", "pipeline": [{"$match": {"a": {"$gt": 1}}, "$limit": 1}],
+                      "cursor": {}})",
+                  40323, nullptr},
+        // count
+        ErrorCase{R"({"count": "c", "skip": -1})", 2, "skip value is negative in count query"},
+        ErrorCase{R"({"count": "c", "query": {"$foo": 1}})", 2, nullptr},
+        // distinct
+        ErrorCase{R"({"distinct": "c"})", 40414,
+                  "BSON field 'distinct.key' is missing but a required field"},
+        ErrorCase{R"({"distinct": "c", "key": 1})", 14, nullptr}));
+
+struct WriteErrorCase {
+  const char* command;
+  int code;
+};
+
+class CrudWriteErrorTest : public CrudCommandsTest,
+                           public ::testing::WithParamInterface<WriteErrorCase> {};
+
+// Per-statement failures are reported inside an ok:1 reply, in writeErrors[0].
+TEST_P(CrudWriteErrorTest, ReportsWriteError) {
+  Run(R"({"insert": "c", "documents": [{"_id": 1, "a": 1}]})");
+  BsonObj r = Run(GetParam().command);
+  EXPECT_EQ(r["ok"].Double(), 1.0) << r.ToJson();
+  BsonObj first = r["writeErrors"].Obj()["0"].Obj();
+  EXPECT_EQ(first["index"].Int32(), 0) << r.ToJson();
+  EXPECT_EQ(first["code"].Int32(), GetParam().code) << r.ToJson();
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Statements, CrudWriteErrorTest,
+    ::testing::Values(
+        WriteErrorCase{R"({"insert": "c", "documents": [{"_id": 1}]})", 11000},
+        WriteErrorCase{R"({"insert": "c", "documents": [{"_id": [1]}]})", 2},
+        WriteErrorCase{R"({"update": "c", "updates": [{"q": {}, "u": {"a": 2}, "multi": true}]})",
+                       9},
+        WriteErrorCase{R"({"update": "c", "updates": [{"q": {}, "u": {"$inc": {"a": "x"}}}]})", 14},
+        WriteErrorCase{R"({"update": "c", "updates": [{"q": {"_id": 1}, "u": {"_id": 2}}]})", 66},
+        WriteErrorCase{R"({"delete": "c", "deletes": [{"q": {"$bogus": 1}, "limit": 0}]})", 2}));
+
+TEST_F(CrudCommandsTest, OrderedInsertStopsAtFirstErrorUnorderedContinues) {
+  BsonObj r = Run(R"({"insert": "c", "documents": [{"_id": 1}, {"_id": 1}, {"_id": 2}]})");
+  EXPECT_EQ(r["n"].Int32(), 1) << r.ToJson();
+  EXPECT_EQ(r["writeErrors"].Obj().NumFields(), 1);
+  r = Run(R"({"insert": "d", "documents": [{"_id": 1}, {"_id": 1}, {"_id": 2}, {"_id": 2}],
+              "ordered": false})");
+  EXPECT_EQ(r["n"].Int32(), 2) << r.ToJson();
+  BsonObj errors = r["writeErrors"].Obj();
+  ASSERT_EQ(errors.NumFields(), 2);
+  EXPECT_EQ(errors["0"].Obj()["index"].Int32(), 1);
+  EXPECT_EQ(errors["1"].Obj()["index"].Int32(), 3);
+}
+
+TEST_F(CrudCommandsTest, GetMoreOnAnotherNamespaceIsUnauthorized) {
+  Run(R"({"insert": "c", "documents": [{"a": 1}, {"a": 2}, {"a": 3}]})");
+  BsonObj r = Run(R"({"find": "c", "batchSize": 1})");
+  int64_t id = r["cursor"].Obj()["id"].Int64();
+  ASSERT_NE(id, 0) << r.ToJson();
+  bson::BsonBuilder b;
+  b.AppendInt64("getMore", id);
+  b.AppendString("collection", "other");
+  BsonObj reply = RunCommandRequest(service_, client_, b.Obj(), "test").reply;
+  EXPECT_EQ(reply["code"].Int32(), 13) << reply.ToJson();
+}
+
+}  // namespace
+}  // namespace hourglass::commands
