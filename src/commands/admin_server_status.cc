@@ -77,9 +77,25 @@ Status RunServerStatus(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& rep
     size_t t = reply.OpenObject("network");
     reply.AppendInt64("bytesIn", c.bytes_in.load());
     reply.AppendInt64("bytesOut", c.bytes_out.load());
-    reply.AppendInt64("physicalBytesIn", c.bytes_in.load());
-    reply.AppendInt64("physicalBytesOut", c.bytes_out.load());
+    reply.AppendInt64("physicalBytesIn", c.physical_bytes_in.load());
+    reply.AppendInt64("physicalBytesOut", c.physical_bytes_out.load());
     reply.AppendInt64("numRequests", c.num_requests.load());
+    size_t comp = reply.OpenObject("compression");
+    for (auto which :
+         {wire::Compressor::kSnappy, wire::Compressor::kZstd, wire::Compressor::kZlib}) {
+      const CompressionCounters& cc = c.compression[static_cast<int>(which)];
+      size_t one = reply.OpenObject(wire::CompressorName(which));
+      size_t side = reply.OpenObject("compressor");
+      reply.AppendInt64("bytesIn", cc.compressor_bytes_in.load());
+      reply.AppendInt64("bytesOut", cc.compressor_bytes_out.load());
+      reply.Close(side);
+      side = reply.OpenObject("decompressor");
+      reply.AppendInt64("bytesIn", cc.decompressor_bytes_in.load());
+      reply.AppendInt64("bytesOut", cc.decompressor_bytes_out.load());
+      reply.Close(side);
+      reply.Close(one);
+    }
+    reply.Close(comp);
     reply.Close(t);
   }
   if (Wanted(cmd, "opcounters")) {

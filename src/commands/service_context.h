@@ -37,10 +37,21 @@ struct ServerOptions {
   bson::BsonObj parsed;
 };
 
+// Bytes through one network compressor, as serverStatus.network.compression reports them.
+struct CompressionCounters {
+  std::atomic<int64_t> compressor_bytes_in{0}, compressor_bytes_out{0};
+  std::atomic<int64_t> decompressor_bytes_in{0}, decompressor_bytes_out{0};
+};
+
 struct ServerCounters {
   std::atomic<int64_t> op_insert{0}, op_query{0}, op_update{0}, op_delete{0}, op_getmore{0},
       op_command{0};
+  // Logical bytes are messages after decompression / before compression; physical bytes are what
+  // crossed the socket.
   std::atomic<int64_t> bytes_in{0}, bytes_out{0}, num_requests{0};
+  std::atomic<int64_t> physical_bytes_in{0}, physical_bytes_out{0};
+  // Indexed by wire::Compressor (noop, snappy, zlib, zstd).
+  CompressionCounters compression[4];
   std::atomic<int64_t> connections_current{0}, connections_total{0}, connections_rejected{0};
   std::atomic<int64_t> cursors_timed_out{0};
 };

@@ -52,19 +52,12 @@ bool WriteAll(tcp::socket& sock, const std::string& bytes) {
 struct Outcome {
   std::string reply;
   bool close = false;
+  // False for replies that must never be compressed (hello, authentication).
+  bool compressible = true;
 };
 
-// A compressed reply if the request came compressed and the command allows it.
-std::string MaybeCompress(std::string message, std::optional<wire::Compressor> compressor,
-                          bool compressible) {
-  if (!compressor || !compressible || *compressor == wire::Compressor::kNoop) return message;
-  auto compressed = wire::CompressMessage(message, *compressor);
-  if (!compressed.ok()) return message;
-  return std::move(compressed).value();
-}
-
 Outcome HandleOpMsg(ServiceContext& service, ClientState& client, const wire::MsgHeader& h,
-                    std::string_view message, std::optional<wire::Compressor> compressor) {
+                    std::string_view message) {
   Outcome out;
   auto parsed = wire::ParseOpMsg(message);
   int32_t reply_id = g_next_request_id.fetch_add(1);
@@ -80,13 +73,13 @@ Outcome HandleOpMsg(ServiceContext& service, ClientState& client, const wire::Ms
   std::string db(msg.body["$db"].Str());
   commands::DispatchResult result = commands::RunCommandRequest(service, client, body, db);
   if (msg.more_to_come()) return out;  // the client asked for no reply
-  out.reply = MaybeCompress(wire::BuildOpMsg(reply_id, h.request_id, result.reply), compressor,
-                            result.compressible);
+  out.reply = wire::BuildOpMsg(reply_id, h.request_id, result.reply);
+  out.compressible = result.compressible;
   return out;
 }
 
 Outcome HandleOpQuery(ServiceContext& service, ClientState& client, const wire::MsgHeader& h,
-                      std::string_view message, std::optional<wire::Compressor> compressor) {
+                      std::string_view message) {
   Outcome out;
   int32_t reply_id = g_next_request_id.fetch_add(1);
   auto parsed = wire::ParseOpQuery(message);
@@ -114,12 +107,31 @@ Outcome HandleOpQuery(ServiceContext& service, ClientState& client, const wire::
     if (cmd.FirstElement().type() == bson::BsonType::kObject) cmd = cmd.FirstElement().Obj();
   }
   commands::DispatchResult result = commands::RunCommandRequest(service, client, cmd, q.Database());
-  out.reply = MaybeCompress(wire::BuildOpReply(reply_id, h.request_id, {result.reply}), compressor,
-                            result.compressible);
+  out.reply = wire::BuildOpReply(reply_id, h.request_id, {result.reply});
+  out.compressible = result.compressible;
   return out;
 }
 
+Outcome Dispatch(ServiceContext& service, ClientState& client, const wire::MsgHeader& h,
+                 std::string_view message) {
+  switch (static_cast<wire::OpCode>(h.op_code)) {
+    case wire::OpCode::kMsg:
+      return HandleOpMsg(service, client, h, message);
+    case wire::OpCode::kQuery:
+      return HandleOpQuery(service, client, h, message);
+    default:
+      LOGW("NETWORK", 22990, "Unsupported legacy opcode; closing the connection",
+           "{\"opCode\":" + std::to_string(h.op_code) + "}");
+      return Outcome{{}, true};
+  }
+}
+
+// Handles one complete message as read from the socket and returns the bytes to send back. A
+// compressed request is decompressed first and its reply compressed with the same compressor
+// (when the command allows it); logical and per-compressor byte counts are kept here, the
+// physical ones by the caller.
 Outcome HandleMessage(ServiceContext& service, ClientState& client, std::string message) {
+  commands::ServerCounters& counters = service.counters;
   wire::MsgHeader h = wire::ParseHeader(message.data());
   std::optional<wire::Compressor> compressor;
   if (h.op_code == static_cast<int32_t>(wire::OpCode::kCompressed)) {
@@ -130,23 +142,31 @@ Outcome HandleMessage(ServiceContext& service, ClientState& client, std::string 
       return Outcome{{}, true};
     }
     compressor = decompressed.value().second;
+    auto& stats = counters.compression[static_cast<int>(*compressor)];
+    stats.decompressor_bytes_in += static_cast<int64_t>(message.size());
     message = std::move(decompressed.value().first);
+    stats.decompressor_bytes_out += static_cast<int64_t>(message.size());
     h = wire::ParseHeader(message.data());
     Status st = wire::CheckHeader(h);
     if (!st.ok() || h.op_code == static_cast<int32_t>(wire::OpCode::kCompressed)) {
       return Outcome{{}, true};
     }
   }
-  switch (static_cast<wire::OpCode>(h.op_code)) {
-    case wire::OpCode::kMsg:
-      return HandleOpMsg(service, client, h, message, compressor);
-    case wire::OpCode::kQuery:
-      return HandleOpQuery(service, client, h, message, compressor);
-    default:
-      LOGW("NETWORK", 22990, "Unsupported legacy opcode; closing the connection",
-           "{\"opCode\":" + std::to_string(h.op_code) + "}");
-      return Outcome{{}, true};
+  counters.bytes_in += static_cast<int64_t>(message.size());
+  Outcome out = Dispatch(service, client, h, message);
+  counters.bytes_out += static_cast<int64_t>(out.reply.size());
+  if (out.reply.empty() || !compressor || !out.compressible ||
+      *compressor == wire::Compressor::kNoop) {
+    return out;
   }
+  auto compressed = wire::CompressMessage(out.reply, *compressor);
+  if (compressed.ok()) {
+    auto& stats = counters.compression[static_cast<int>(*compressor)];
+    stats.compressor_bytes_in += static_cast<int64_t>(out.reply.size());
+    out.reply = std::move(compressed).value();
+    stats.compressor_bytes_out += static_cast<int64_t>(out.reply.size());
+  }
+  return out;
 }
 
 }  // namespace
@@ -228,11 +248,11 @@ void Listener::Impl::Serve(std::unique_ptr<tcp::socket> sock) {
     std::string message(static_cast<size_t>(h.message_length), '\0');
     std::memcpy(message.data(), header, sizeof header);
     if (!ReadExactly(*sock, message.data() + sizeof header, message.size() - sizeof header)) break;
-    service.counters.bytes_in += h.message_length;
+    service.counters.physical_bytes_in += h.message_length;
     ++service.counters.num_requests;
     Outcome out = HandleMessage(service, client, std::move(message));
     if (!out.reply.empty()) {
-      service.counters.bytes_out += static_cast<int64_t>(out.reply.size());
+      service.counters.physical_bytes_out += static_cast<int64_t>(out.reply.size());
       if (!WriteAll(*sock, out.reply)) break;
     }
     if (out.close) break;

@@ -171,7 +171,6 @@ def test_zlib_compressed_request_gets_zlib_compressed_reply(server):
         s.close()
 
 
-@pytest.mark.xfail(reason="serverStatus.network.compression counters are not implemented yet (docs/compatibility.md)", strict=True)
 def test_server_status_counts_compressed_traffic(server):
     s = wire.connect(server.port)
     c = server.client()
