@@ -4,6 +4,7 @@
 // appends its own reply fields (never `ok`).
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -55,6 +56,8 @@ class CommandRegistry {
 
  private:
   std::vector<std::unique_ptr<Command>> commands_;
+  // Every name and alias → its command, built once after registration: looked up per request.
+  std::map<std::string, const Command*, std::less<>> by_name_;
 };
 
 // Family registration functions, each defined beside its commands and listed in registry.cc.

@@ -86,7 +86,8 @@ DispatchResult RunCommandRequest(ServiceContext& service, ClientState& client, c
   auto millis = std::chrono::duration_cast<std::chrono::milliseconds>(
                     std::chrono::steady_clock::now() - start)
                     .count();
-  if (millis >= SlowMs()->GetInt()) {
+  // An awaitable hello (maxAwaitTimeMS) waits on purpose; MongoDB does not log it as slow.
+  if (millis >= SlowMs()->GetInt() && !body.HasField("maxAwaitTimeMS")) {
     BsonBuilder attr;
     attr.AppendString("type", "command");
     attr.AppendString("ns", std::string(db) + ".$cmd");

@@ -14,6 +14,10 @@ const CommandRegistry& CommandRegistry::Get() {
     RegisterDdlCommands(*r);
     std::sort(r->commands_.begin(), r->commands_.end(),
               [](const auto& a, const auto& b) { return a->Name() < b->Name(); });
+    for (const auto& c : r->commands_) {
+      r->by_name_.emplace(std::string(c->Name()), c.get());
+      for (auto alias : c->Aliases()) r->by_name_.emplace(std::string(alias), c.get());
+    }
     return r;
   }();
   return *registry;
@@ -22,13 +26,8 @@ const CommandRegistry& CommandRegistry::Get() {
 void CommandRegistry::Add(std::unique_ptr<Command> c) { commands_.push_back(std::move(c)); }
 
 const Command* CommandRegistry::Find(std::string_view name) const {
-  for (const auto& c : commands_) {
-    if (c->Name() == name) return c.get();
-    for (auto a : c->Aliases()) {
-      if (a == name) return c.get();
-    }
-  }
-  return nullptr;
+  auto it = by_name_.find(name);
+  return it == by_name_.end() ? nullptr : it->second;
 }
 
 std::vector<const Command*> CommandRegistry::All() const {

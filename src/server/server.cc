@@ -88,6 +88,7 @@ int RunServer(int argc, char** argv) {
   sigaddset(&sigs, SIGINT);
   sigaddset(&sigs, SIGTERM);
   sigaddset(&sigs, SIGHUP);
+  sigaddset(&sigs, SIGUSR2);  // internal: wakes the signal thread at shutdown
   pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
   signal(SIGPIPE, SIG_IGN);
 
@@ -191,7 +192,7 @@ int RunServer(int argc, char** argv) {
     int sig = 0;
     while (sigwait(&sigs, &sig) == 0) {
       if (sig == SIGHUP) continue;  // log rotation is not implemented; ignore like a no-op
-      if (sig == 0) break;
+      if (sig == SIGUSR2) break;
       LOGI("CONTROL", 23377, "Received signal", "{\"signal\":" + std::to_string(sig) + "}");
       RequestShutdown();
       break;
@@ -218,7 +219,7 @@ int RunServer(int argc, char** argv) {
   listener.Shutdown();
   reaper.join();
   // Wake the signal thread if shutdown came from the command rather than a signal.
-  pthread_kill(signal_thread.native_handle(), SIGTERM);
+  pthread_kill(signal_thread.native_handle(), SIGUSR2);
   signal_thread.join();
   cursors.ReapIdle(std::chrono::milliseconds(-1));
   catalog.reset();
