@@ -141,6 +141,12 @@ StatusWith<std::shared_ptr<Collection>> Catalog::GetOrCreateCollection(const Nam
   return created;
 }
 
+Status Catalog::DropTables(const CollectionEntry& e) {
+  if (!e.ident.empty()) HG_RETURN_IF_ERROR(engine_->DropTable(e.ident));
+  for (const auto& idx : e.indexes) HG_RETURN_IF_ERROR(engine_->DropTable(idx.ident));
+  return Status::OK();
+}
+
 Status Catalog::DropCollection(const NamespaceString& nss) {
   std::lock_guard ddl(ddl_mu_);
   auto coll = Lookup(nss);
@@ -153,10 +159,7 @@ Status Catalog::DropCollection(const NamespaceString& nss) {
     std::unique_lock lk(mu_);
     collections_.erase(nss.ns());
   }
-  const CollectionEntry& e = coll->entry();
-  if (!e.ident.empty()) HG_RETURN_IF_ERROR(engine_->DropTable(e.ident));
-  for (const auto& idx : e.indexes) HG_RETURN_IF_ERROR(engine_->DropTable(idx.ident));
-  return Status::OK();
+  return DropTables(coll->entry());
 }
 
 Status Catalog::DropDatabase(const std::string& db) {
@@ -170,20 +173,19 @@ Status Catalog::DropDatabase(const std::string& db) {
 Status Catalog::RenameCollection(const NamespaceString& from, const NamespaceString& to,
                                  bool drop_target) {
   HG_RETURN_IF_ERROR(ValidateCollectionName(to));
-  std::unique_lock ddl(ddl_mu_);
+  std::lock_guard ddl(ddl_mu_);
   auto src = Lookup(from);
-  if (!src)
+  if (!src) {
     return Status(ErrorCode::kNamespaceNotFound,
                   "Source collection " + from.ns() + " does not exist");
-  if (Lookup(to)) {
-    if (!drop_target) return Status(ErrorCode::kNamespaceExists, "target namespace exists");
-    ddl.unlock();
-    HG_RETURN_IF_ERROR(DropCollection(to));
-    ddl.lock();
   }
+  auto target = Lookup(to);
+  if (target && !drop_target) return Status(ErrorCode::kNamespaceExists, "target namespace exists");
   CollectionEntry e = src->entry();
   e.nss = to;
   BsonObj obj = e.ToBson();
+  // One transaction moves the entry and, with dropTarget, replaces the target's entry, so no
+  // reader or crash ever sees both or neither.
   HG_RETURN_IF_ERROR(storage::RetryOnWriteConflict([&] {
     auto session = engine_->NewSession();
     storage::WriteUnit wu(*session);
@@ -192,14 +194,14 @@ Status Catalog::RenameCollection(const NamespaceString& from, const NamespaceStr
     HG_RETURN_IF_ERROR(session->Put(kCatalogTable, to.ns(), obj.bytes()));
     return wu.Commit();
   }));
-  int64_t next_id = 1, count = 0, bytes = 0;
-  if (!e.ident.empty()) HG_RETURN_IF_ERROR(ScanTable(engine_, e.ident, &next_id, &count, &bytes));
-  auto moved = std::make_shared<Collection>(engine_, std::move(e), next_id);
+  auto moved = std::make_shared<Collection>(engine_, std::move(e), src->NextRecordId());
   moved->SetCounts(src->NumRecords(), src->DataSize());
-  std::unique_lock lk(mu_);
-  collections_.erase(from.ns());
-  collections_[to.ns()] = std::move(moved);
-  return Status::OK();
+  {
+    std::unique_lock lk(mu_);
+    collections_.erase(from.ns());
+    collections_[to.ns()] = std::move(moved);
+  }
+  return target ? DropTables(target->entry()) : Status::OK();
 }
 
 std::vector<std::shared_ptr<Collection>> Catalog::ListCollections(const std::string& db) const {

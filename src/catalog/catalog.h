@@ -55,6 +55,8 @@ class Catalog {
  private:
   explicit Catalog(storage::KvEngine* engine) : engine_(engine) {}
   Status PersistEntry(const CollectionEntry& e);
+  // Drops the record and index tables of an entry already removed from the catalog.
+  Status DropTables(const CollectionEntry& e);
   std::string NewIdent(std::string_view kind);
 
   storage::KvEngine* engine_;

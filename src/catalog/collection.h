@@ -65,6 +65,9 @@ class Collection {
   StatusWith<std::optional<Record>> FindById(storage::Session& s, const bson::BsonElement& id);
   StatusWith<std::optional<Record>> FindRecord(storage::Session& s, int64_t id);
 
+  // The RecordId the next insert will get (a renamed collection continues from it).
+  int64_t NextRecordId() const { return next_record_id_.load(); }
+
   // Approximate counts for count/collStats/dbStats, adjusted by callers after a commit.
   int64_t NumRecords() const { return num_records_.load(); }
   int64_t DataSize() const { return data_size_.load(); }
