@@ -159,6 +159,10 @@ class BsonObj {
   // Shares ownership of `buffer`, which holds one BSON document starting at offset 0.
   explicit BsonObj(std::shared_ptr<const std::string> buffer)
       : data_(buffer->data()), owner_(std::move(buffer)) {}
+  // Shares ownership of `buffer` and views the document at `data`, which lies inside it (a
+  // document inside a received message, kept without a copy).
+  BsonObj(std::shared_ptr<const std::string> buffer, const char* data)
+      : data_(data), owner_(std::move(buffer)) {}
   // Copies `bytes` (which must hold one valid document) into an owned object.
   static BsonObj CopyOf(std::string_view bytes);
 

@@ -33,7 +33,8 @@ Status ReadBsonDocument(ByteReader* reader, int32_t max_size, std::string_view w
   reader->ReadBytes(static_cast<size_t>(len), &bytes);
   Status st = bson::ValidateBson(bytes);
   if (!st.ok()) return st.WithContext(std::string(what) + ": ");
-  *out = bson::BsonObj::CopyOf(bytes);
+  *out =
+      reader->owner() ? bson::BsonObj(reader->owner(), bytes.data()) : bson::BsonObj::CopyOf(bytes);
   return Status::OK();
 }
 

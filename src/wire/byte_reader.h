@@ -5,6 +5,8 @@
 
 #include <cstdint>
 #include <cstring>
+#include <memory>
+#include <string>
 #include <string_view>
 
 #include "base/status.h"
@@ -15,6 +17,17 @@ namespace hourglass::wire::internal {
 class ByteReader {
  public:
   explicit ByteReader(std::string_view data) : data_(data) {}
+  // A reader over bytes inside `owner`: documents read from it share `owner` instead of copying.
+  ByteReader(std::string_view data, std::shared_ptr<const std::string> owner)
+      : data_(data), owner_(std::move(owner)) {}
+  // A reader over `n` bytes at the cursor (consumed from this reader), with the same owner.
+  bool Sub(size_t n, ByteReader* out) {
+    std::string_view bytes;
+    if (!ReadBytes(n, &bytes)) return false;
+    *out = ByteReader(bytes, owner_);
+    return true;
+  }
+  const std::shared_ptr<const std::string>& owner() const { return owner_; }
 
   size_t remaining() const { return data_.size() - pos_; }
   size_t position() const { return pos_; }
@@ -61,12 +74,14 @@ class ByteReader {
 
   std::string_view data_;
   size_t pos_ = 0;
+  std::shared_ptr<const std::string> owner_;  // null: documents are copied
 };
 
-// Reads one BSON document at the cursor, validates it with bson::ValidateBson and returns an owned
-// copy in *out. `what` names the document in error reasons ("OP_MSG body"). Errors: InvalidBSON
-// (22) for a bad length prefix, a document running past the reader's end, or invalid contents;
-// BSONObjectTooLarge (10334) if it is longer than `max_size`.
+// Reads one BSON document at the cursor, validates it with bson::ValidateBson and returns it in
+// *out: a view sharing the reader's owner, or an owned copy when the reader has none. `what` names
+// the document in error reasons ("OP_MSG body"). Errors: InvalidBSON (22) for a bad length prefix,
+// a document running past the reader's end, or invalid contents; BSONObjectTooLarge (10334) if it
+// is longer than `max_size`.
 Status ReadBsonDocument(ByteReader* reader, int32_t max_size, std::string_view what,
                         bson::BsonObj* out);
 

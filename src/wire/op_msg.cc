@@ -27,13 +27,12 @@ Status ParseSequence(ByteReader* reader, DocumentSequence* seq) {
   if (size < 5) {
     return Framing("OP_MSG document sequence has invalid size " + std::to_string(size));
   }
-  std::string_view payload;
-  if (!reader->ReadBytes(static_cast<size_t>(size) - 4, &payload)) {
+  ByteReader seq_reader("");
+  if (!reader->Sub(static_cast<size_t>(size) - 4, &seq_reader)) {
     return Framing("OP_MSG document sequence size " + std::to_string(size) +
                    " runs past the end of the message (" + std::to_string(reader->remaining() + 4) +
                    " bytes left)");
   }
-  ByteReader seq_reader(payload);
   std::string_view identifier;
   if (!seq_reader.ReadCString(&identifier)) {
     return Framing("OP_MSG document sequence identifier is not NUL-terminated within the section");
@@ -79,7 +78,10 @@ Status CheckSequenceIdentifiers(const OpMsg& msg) {
   return Status::OK();
 }
 
-StatusWith<OpMsg> ParseOpMsg(std::string_view message) {
+namespace {
+// Parses `message`; documents share `owner` (which holds `message`) or, if it is null, are copied.
+StatusWith<OpMsg> ParseOpMsgImpl(std::string_view message,
+                                 const std::shared_ptr<const std::string>& owner) {
   if (message.size() < static_cast<size_t>(kHeaderSize)) {
     return Framing("OP_MSG is " + std::to_string(message.size()) +
                    " bytes, shorter than the 16-byte header");
@@ -120,7 +122,7 @@ StatusWith<OpMsg> ParseOpMsg(std::string_view message) {
     sections.remove_suffix(4);
   }
 
-  ByteReader sec_reader(sections);
+  ByteReader sec_reader(sections, owner);
   bool have_body = false;
   while (!sec_reader.AtEnd()) {
     uint8_t kind;
@@ -141,6 +143,14 @@ StatusWith<OpMsg> ParseOpMsg(std::string_view message) {
   if (!have_body) return Framing("OP_MSG has no body (kind 0) section");
   HG_RETURN_IF_ERROR(CheckSequenceIdentifiers(msg));
   return msg;
+}
+
+}  // namespace
+
+StatusWith<OpMsg> ParseOpMsg(std::string_view message) { return ParseOpMsgImpl(message, nullptr); }
+
+StatusWith<OpMsg> ParseOpMsg(std::shared_ptr<const std::string> message) {
+  return ParseOpMsgImpl(*message, message);
 }
 
 namespace {

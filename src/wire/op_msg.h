@@ -7,8 +7,9 @@
 // itself), a cstring identifier, then BSON documents filling the rest of the size: drivers send
 // insert's "documents", update's "updates" and delete's "deletes" this way.
 //
-// ParseOpMsg copies every document it returns, so the OpMsg owns its bytes and the message buffer
-// may be freed right after the call. Pure functions, thread-safe.
+// Either every returned document is a copy (ParseOpMsg(string_view)), or every one shares the
+// message buffer (ParseOpMsg(shared_ptr)); either way the OpMsg keeps its bytes alive by itself.
+// Pure functions, thread-safe.
 //
 // Limits enforced: messageLength equal to the buffer size and <= kMaxMessageSizeBytes; flag
 // bits 2-15 (required, unknown to us) rejected, bits 16-31 ignored except exhaustAllowed;
@@ -19,6 +20,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -62,6 +64,9 @@ Status CheckSequenceIdentifiers(const OpMsg& msg);
 // Parses a complete OP_MSG message, header included. Verifies the CRC-32C when checksumPresent
 // is set. See the file comment for the checks and error codes.
 StatusWith<OpMsg> ParseOpMsg(std::string_view message);
+// As above, but the returned documents are views sharing `message` instead of copies (the server's
+// receive path: one buffer per message, no per-document allocation).
+StatusWith<OpMsg> ParseOpMsg(std::shared_ptr<const std::string> message);
 
 // Serializes a reply: header (requestID = request_id, responseTo = response_to, opCode 2013),
 // `flags`, one kind-0 section holding `body`, and the CRC-32C if flags has kChecksumPresent.

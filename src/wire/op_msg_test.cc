@@ -70,6 +70,34 @@ TEST(OpMsgTest, ParsesSeveralSequencesWithSeveralDocuments) {
                                           .ToCanonicalJson());
 }
 
+TEST(OpMsgTest, SharedBufferParseViewsTheMessageInsteadOfCopying) {
+  auto m = std::make_shared<const std::string>(
+      RawMessage(OpCode::kMsg)
+          .UInt32(0)
+          .Byte(0)
+          .Document(Doc(R"({"insert": "c", "$db": "d"})"))
+          .Sequence("documents", {Doc(R"({"_id": 1})"), Doc(R"({"_id": 2, "s": "x"})")})
+          .Finish());
+  const char* begin = m->data();
+  const char* end = m->data() + m->size();
+  auto sw = ParseOpMsg(m);
+  ASSERT_TRUE(sw.ok()) << sw.status().ToString();
+  m.reset();  // the OpMsg alone keeps the buffer alive now
+  const OpMsg& msg = sw.value();
+  EXPECT_TRUE(msg.body.data() >= begin && msg.body.data() < end);
+  for (const auto& d : msg.sequences[0].documents) {
+    EXPECT_TRUE(d.data() >= begin && d.data() < end);
+  }
+  EXPECT_EQ(msg.sequences[0].documents[1]["s"].Str(), "x");
+  EXPECT_EQ(msg.MergedBody().ToCanonicalJson(),
+            Doc(R"({"insert": "c", "$db": "d", "documents": [{"_id": 1}, {"_id": 2, "s": "x"}]})")
+                .ToCanonicalJson());
+  // Malformed input is rejected the same way on this path.
+  std::string bad = RawMessage(OpCode::kMsg).UInt32(0).Byte(7).Finish();
+  EXPECT_EQ(ParseOpMsg(std::make_shared<const std::string>(bad)).status().code(),
+            ErrorCode::kProtocolError);
+}
+
 TEST(OpMsgTest, SectionsMayComeInAnyOrderAndSequencesMayBeEmpty) {
   std::string m = RawMessage(OpCode::kMsg)
                       .UInt32(0)
