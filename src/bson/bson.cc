@@ -554,15 +554,6 @@ void BsonBuilder::Close(size_t token) {
   std::memcpy(&buf_[start], &len, 4);
 }
 
-bool BsonBuilder::HasField(std::string_view name) const {
-  invariant(open_.empty());
-  std::string copy = buf_;
-  copy.push_back('\0');
-  int32_t len = static_cast<int32_t>(copy.size());
-  std::memcpy(&copy[0], &len, 4);
-  return BsonObj(copy.data()).HasField(name);
-}
-
 std::string BsonBuilder::Release() {
   invariant(open_.empty());
   buf_.push_back('\0');

@@ -250,7 +250,6 @@ class BsonBuilder {
   size_t OpenArray(std::string_view name);
   void Close(size_t token);
 
-  bool HasField(std::string_view name) const;
   size_t Length() const { return buf_.size() + 1; }
 
   // Finishes the document and returns it (owned). The builder is left empty and reusable.

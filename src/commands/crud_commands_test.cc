@@ -111,6 +111,10 @@ INSTANTIATE_TEST_SUITE_P(
         // insert
         ErrorCase{R"({"insert": "c", "documents": [1]})", 14, nullptr},
         ErrorCase{R"({"insert": "c", "documents": [], "ordered": "x"})", 14, nullptr},
+        ErrorCase{R"({"insert": "c", "documents": []})", 16,
+                  "Write batch sizes must be between 1 and 100000. Got 0 operations."},
+        ErrorCase{R"({"update": "c", "updates": []})", 16, nullptr},
+        ErrorCase{R"({"delete": "c", "deletes": []})", 16, nullptr},
         // update
         ErrorCase{R"({"update": "c", "updates": [{"u": {"$set": {"a": 1}}}]})", 40414,
                   "BSON field 'update.updates.q' is missing but a required field"},
@@ -182,6 +186,19 @@ INSTANTIATE_TEST_SUITE_P(
         WriteErrorCase{R"({"update": "c", "updates": [{"q": {}, "u": {"$inc": {"a": "x"}}}]})", 14},
         WriteErrorCase{R"({"update": "c", "updates": [{"q": {"_id": 1}, "u": {"_id": 2}}]})", 66},
         WriteErrorCase{R"({"delete": "c", "deletes": [{"q": {"$bogus": 1}, "limit": 0}]})", 2}));
+
+TEST_F(CrudCommandsTest, WriteBatchesAreLimitedTo100000Statements) {
+  bson::BsonBuilder b;
+  b.AppendString("insert", "big");
+  bson::BsonArrayBuilder docs;
+  for (int i = 0; i < 100001; ++i) docs.AppendObject(BsonObj());
+  b.AppendArray("documents", docs.Obj());
+  BsonObj r = RunCommandRequest(service_, client_, b.Obj(), "test").reply;
+  EXPECT_EQ(r["code"].Int32(), 16) << r["errmsg"].Str();
+  EXPECT_EQ(r["errmsg"].Str(),
+            "Write batch sizes must be between 1 and 100000. Got 100001 operations.");
+  EXPECT_EQ(catalog_->Lookup({"test", "big"}), nullptr);  // nothing was created or written
+}
 
 TEST_F(CrudCommandsTest, OrderedInsertStopsAtFirstErrorUnorderedContinues) {
   BsonObj r = Run(R"({"insert": "c", "documents": [{"_id": 1}, {"_id": 1}, {"_id": 2}]})");

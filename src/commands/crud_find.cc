@@ -44,7 +44,6 @@ class FindCommand : public Command {
                                               "allowDiskUse",
                                               "let",
                                               "readOnce",
-                                              "singleBatch",
                                               "term"}));
     HG_ASSIGN_OR_RETURN(std::string coll_name, GetCollectionName(cmd, ctx.db));
     catalog::NamespaceString nss{ctx.db, coll_name};

@@ -76,6 +76,17 @@ Status InsertGroup(CommandContext& ctx, catalog::Collection& coll, const std::ve
   return Status::OK();
 }
 
+// MongoDB's limit on the statements of one insert/update/delete (maxWriteBatchSize).
+Status CheckWriteBatchSize(const BsonObj& statements) {
+  int n = statements.NumFields();
+  if (n < 1 || n > 100000) {
+    return Status(ErrorCode::kInvalidLength,
+                  "Write batch sizes must be between 1 and 100000. Got " + std::to_string(n) +
+                      " operations.");
+  }
+  return Status::OK();
+}
+
 class InsertCommand : public Command {
  public:
   std::string_view Name() const override { return "insert"; }
@@ -87,6 +98,7 @@ class InsertCommand : public Command {
       return MissingField("insert", "documents");
     }
     HG_ASSIGN_OR_RETURN(bool ordered, GetBool("insert", cmd, "ordered", true));
+    HG_RETURN_IF_ERROR(CheckWriteBatchSize(*docs_arr));
     HG_ASSIGN_OR_RETURN(auto coll, WritableCollection(ctx, cmd));
 
     std::vector<BsonObj> docs;
@@ -95,10 +107,6 @@ class InsertCommand : public Command {
     int index = 0;
     for (BsonElement e : *docs_arr) {
       if (e.type() != BsonType::kObject) return WrongType("insert", e, "object");
-      if (docs.size() + errors.size() >= 100000) {
-        return Status(ErrorCode::kInvalidLength,
-                      "Write batch sizes must be between 1 and 100000. Got more operations.");
-      }
       auto prepared = PrepareInsertDocument(e.Obj());
       if (!prepared.ok()) {
         errors.push_back({index, prepared.status()});
@@ -306,6 +314,7 @@ class UpdateCommand : public Command {
       return MissingField("update", "updates");
     }
     HG_ASSIGN_OR_RETURN(bool ordered, GetBool("update", cmd, "ordered", true));
+    HG_RETURN_IF_ERROR(CheckWriteBatchSize(*updates));
     HG_ASSIGN_OR_RETURN(auto coll, WritableCollection(ctx, cmd));
     // The whole request is parsed before anything runs, as MongoDB's IDL does: a malformed
     // statement fails the command; only execution errors become writeErrors.
@@ -421,6 +430,7 @@ class DeleteCommand : public Command {
       return MissingField("delete", "deletes");
     }
     HG_ASSIGN_OR_RETURN(bool ordered, GetBool("delete", cmd, "ordered", true));
+    HG_RETURN_IF_ERROR(CheckWriteBatchSize(*deletes));
     HG_ASSIGN_OR_RETURN(std::string name, GetCollectionName(cmd, ctx.db));
     catalog::NamespaceString nss{ctx.db, name};
     HG_RETURN_IF_ERROR(catalog::ValidateCollectionName(nss));
