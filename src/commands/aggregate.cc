@@ -31,6 +31,7 @@ class AggregateCommand : public Command {
     if (!collectionless) {
       HG_ASSIGN_OR_RETURN(coll_name, GetCollectionName(cmd, ctx.db));
     }
+    HG_RETURN_IF_ERROR(CheckHintAndCollation("aggregate", cmd));
     HG_ASSIGN_OR_RETURN(auto stages, GetArray("aggregate", cmd, "pipeline"));
     if (!stages) {
       return MissingField("aggregate", "pipeline");
@@ -84,6 +85,7 @@ class CountCommand : public Command {
     HG_ASSIGN_OR_RETURN(std::string coll_name, GetCollectionName(cmd, ctx.db));
     catalog::NamespaceString nss{ctx.db, coll_name};
     HG_RETURN_IF_ERROR(catalog::ValidateCollectionName(nss));
+    HG_RETURN_IF_ERROR(CheckHintAndCollation("count", cmd));
     HG_ASSIGN_OR_RETURN(auto q, GetObject("count", cmd, "query"));
     HG_ASSIGN_OR_RETURN(auto limit, GetInt64("count", cmd, "limit"));
     HG_ASSIGN_OR_RETURN(auto skip, GetInt64("count", cmd, "skip"));
@@ -121,6 +123,7 @@ class DistinctCommand : public Command {
     HG_ASSIGN_OR_RETURN(std::string coll_name, GetCollectionName(cmd, ctx.db));
     catalog::NamespaceString nss{ctx.db, coll_name};
     HG_RETURN_IF_ERROR(catalog::ValidateCollectionName(nss));
+    HG_RETURN_IF_ERROR(CheckHintAndCollation("distinct", cmd));
     HG_ASSIGN_OR_RETURN(auto key, GetString("distinct", cmd, "key"));
     if (!key) {
       return MissingField("distinct", "key");

@@ -98,6 +98,37 @@ Status CheckKnownSubFields(std::string_view context, const BsonObj& doc,
   return Status::OK();
 }
 
+Status CheckHintAndCollation(std::string_view cmd, const BsonObj& doc) {
+  BsonElement hint = doc["hint"];
+  if (!hint.eoo()) {
+    bool known = false;
+    if (hint.type() == BsonType::kString) {
+      known = hint.Str() == "_id_";
+    } else if (hint.type() == BsonType::kObject) {
+      BsonObj h = hint.Obj();
+      BsonElement only = h.FirstElement();
+      known = h.IsEmpty() ||
+              (h.NumFields() == 1 &&
+               (only.FieldName() == "_id" || only.FieldName() == "$natural") && only.IsNumber());
+    } else {
+      return WrongType(cmd, hint, "[string, object]");
+    }
+    if (!known) {
+      return Status(ErrorCode::kBadValue, "hint provided does not correspond to an existing index");
+    }
+  }
+  BsonElement collation = doc["collation"];
+  if (!collation.eoo()) {
+    if (collation.type() != BsonType::kObject) return WrongType(cmd, collation, "object");
+    BsonObj c = collation.Obj();
+    if (!c.IsEmpty() && !(c.NumFields() == 1 && c["locale"].Str() == "simple")) {
+      return Status(ErrorCode::kCommandNotSupported,
+                    "collations other than {locale: \"simple\"} are not supported yet");
+    }
+  }
+  return Status::OK();
+}
+
 StatusWith<std::optional<BsonObj>> GetObject(std::string_view cmd, const BsonObj& doc,
                                              std::string_view field) {
   BsonElement e = doc.GetField(field);

@@ -38,7 +38,7 @@ class CrudCommandsTest : public ::testing::Test {
     service_.cursors = &cursors_;
   }
   void TearDown() override {
-    cursors_.ReapIdle(std::chrono::milliseconds(-1));
+    cursors_.KillAll();
     catalog_.reset();
     engine_.reset();
     std::filesystem::remove_all(dir_);
@@ -96,6 +96,14 @@ INSTANTIATE_TEST_SUITE_P(
         ErrorCase{R"({"find": "c", "projection": {"a": 1, "b": 0}})", 31254, nullptr},
         ErrorCase{R"({"find": "c", "sort": {"a": 2}})", 15975, nullptr},
         ErrorCase{R"({"find": 5})", 73, nullptr},
+        ErrorCase{R"({"find": "c", "hint": {"a": 1}})", 2,
+                  "hint provided does not correspond to an existing index"},
+        ErrorCase{R"({"find": "c", "hint": "a_1"})", 2, nullptr},
+        ErrorCase{R"({"find": "c", "hint": 5})", 14, nullptr},
+        ErrorCase{R"({"find": "c", "collation": {"locale": "en", "strength": 2}})", 115, nullptr},
+        ErrorCase{R"({"find": "c", "min": {"_id": 1}})", 115, nullptr},
+        ErrorCase{R"({"find": "c", "returnKey": true})", 115, nullptr},
+        ErrorCase{R"({"find": "c", "showRecordId": true})", 115, nullptr},
         // getMore
         ErrorCase{R"({"getMore": 5, "collection": "c"})", 14, nullptr},
         ErrorCase{R"({"getMore": {"$numberLong": "5"}})", 40414,
@@ -119,6 +127,19 @@ INSTANTIATE_TEST_SUITE_P(
         ErrorCase{R"({"update": "c", "updates": [{"u": {"$set": {"a": 1}}}]})", 40414,
                   "BSON field 'update.updates.q' is missing but a required field"},
         ErrorCase{R"({"update": "c", "updates": [5]})", 14, nullptr},
+        ErrorCase{R"({"update": "c", "updates": [{"q": {}, "u": {}, "hint": {"x": 1}}]})", 2,
+                  nullptr},
+        ErrorCase{R"({"update": "c", "updates": [{"q": {}, "u": {}, "sort": {"a": 1}}]})", 40415,
+                  "BSON field 'update.updates.sort' is an unknown field."},
+        ErrorCase{R"({"delete": "c", "deletes": [{"q": {}, "limit": 0,
+                      "collation": {"locale": "fr"}}]})",
+                  115, nullptr},
+        ErrorCase{R"({"count": "c", "hint": {"zz": 1}})", 2, nullptr},
+        ErrorCase{R"({"distinct": "c", "key": "a", "collation": {"locale": "de"}})", 115, nullptr},
+        ErrorCase{R"({"aggregate": "c", "pipeline": [], "cursor": {}, "hint": "nope"})", 2,
+                  nullptr},
+        ErrorCase{R"({"findAndModify": "c", "remove": true, "collation": {"locale": "en"}})", 115,
+                  nullptr},
         ErrorCase{R"({"update": "c", "updates": [{"q": {}}]})", 40414,
                   "BSON field 'update.updates.u' is missing but a required field"},
         ErrorCase{R"({"update": "c", "updates": [{"q": {}, "u": {}, "bogus": 1}]})", 40415,
@@ -211,6 +232,30 @@ TEST_F(CrudCommandsTest, OrderedInsertStopsAtFirstErrorUnorderedContinues) {
   ASSERT_EQ(errors.NumFields(), 2);
   EXPECT_EQ(errors["0"].Obj()["index"].Int32(), 1);
   EXPECT_EQ(errors["1"].Obj()["index"].Int32(), 3);
+}
+
+TEST_F(CrudCommandsTest, IdHintsAndSimpleCollationAreAccepted) {
+  Run(R"({"insert": "c", "documents": [{"_id": 1}, {"_id": 2}]})");
+  for (const char* cmd :
+       {R"({"find": "c", "hint": {"_id": 1}, "collation": {"locale": "simple"}})",
+        R"({"find": "c", "hint": "_id_"})", R"({"find": "c", "hint": {"$natural": -1}})",
+        R"({"count": "c", "hint": {"_id": 1}})"}) {
+    BsonObj r = Run(cmd);
+    EXPECT_EQ(r["ok"].Double(), 1.0) << cmd << " -> " << r.ToJson();
+  }
+}
+
+TEST_F(CrudCommandsTest, NoCursorTimeoutCursorsSurviveTheReaper) {
+  Run(R"({"insert": "c", "documents": [{"a": 1}, {"a": 2}, {"a": 3}]})");
+  int64_t kept = Run(R"({"find": "c", "batchSize": 1, "noCursorTimeout": true})")["cursor"]
+                     .Obj()["id"]
+                     .Int64();
+  int64_t reaped = Run(R"({"find": "c", "batchSize": 1})")["cursor"].Obj()["id"].Int64();
+  ASSERT_NE(kept, 0);
+  ASSERT_NE(reaped, 0);
+  EXPECT_EQ(cursors_.ReapIdle(std::chrono::milliseconds(-1)), 1);
+  EXPECT_TRUE(cursors_.CheckOut(kept, "test.c").ok());
+  EXPECT_EQ(cursors_.CheckOut(reaped, "test.c").status().code(), ErrorCode::kCursorNotFound);
 }
 
 TEST_F(CrudCommandsTest, GetMoreOnAnotherNamespaceIsUnauthorized) {

@@ -48,6 +48,21 @@ class FindCommand : public Command {
     HG_ASSIGN_OR_RETURN(std::string coll_name, GetCollectionName(cmd, ctx.db));
     catalog::NamespaceString nss{ctx.db, coll_name};
     HG_RETURN_IF_ERROR(catalog::ValidateCollectionName(nss));
+    HG_RETURN_IF_ERROR(CheckHintAndCollation("find", cmd));
+    for (std::string_view unsupported : {"min", "max"}) {
+      if (cmd.HasField(unsupported)) {
+        return Status(ErrorCode::kCommandNotSupported,
+                      "find." + std::string(unsupported) + " is not supported yet");
+      }
+    }
+    for (std::string_view unsupported : {"returnKey", "showRecordId"}) {
+      HG_ASSIGN_OR_RETURN(bool on, GetBool("find", cmd, unsupported, false));
+      if (on) {
+        return Status(ErrorCode::kCommandNotSupported,
+                      "find." + std::string(unsupported) + " is not supported yet");
+      }
+    }
+    HG_ASSIGN_OR_RETURN(bool no_timeout, GetBool("find", cmd, "noCursorTimeout", false));
     HG_ASSIGN_OR_RETURN(auto filter, GetObject("find", cmd, "filter"));
     HG_ASSIGN_OR_RETURN(auto projection, GetObject("find", cmd, "projection"));
     HG_ASSIGN_OR_RETURN(auto sort, GetObject("find", cmd, "sort"));
@@ -91,7 +106,8 @@ class FindCommand : public Command {
       single_batch = true;
     }
     HG_ASSIGN_OR_RETURN(auto stream, BuildReadStream(ctx, nss, std::move(plan)));
-    return ReplyWithCursor(ctx, nss.ns(), std::move(stream), first_batch, single_batch, reply);
+    return ReplyWithCursor(ctx, nss.ns(), std::move(stream), first_batch, single_batch, reply,
+                           no_timeout);
   }
 };
 

@@ -51,7 +51,7 @@ StatusWith<std::unique_ptr<pipeline::DocumentStream>> BuildReadStream(
 
 Status ReplyWithCursor(CommandContext& ctx, const std::string& ns,
                        std::unique_ptr<pipeline::DocumentStream> stream, int64_t first_batch,
-                       bool single_batch, BsonBuilder& reply) {
+                       bool single_batch, BsonBuilder& reply, bool no_timeout) {
   BsonArrayBuilder batch;
   bool exhausted = false;
   std::optional<BsonObj> pending;
@@ -65,6 +65,7 @@ Status ReplyWithCursor(CommandContext& ctx, const std::string& ns,
     cursor->ns = ns;
     cursor->stream = std::move(stream);
     cursor->pending = std::move(pending);
+    cursor->no_timeout = no_timeout;
     id = ctx.service.cursors->Register(std::move(cursor));
   }
   AppendCursorReply(reply, id, ns, "firstBatch", batch.Obj());

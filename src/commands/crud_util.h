@@ -30,7 +30,7 @@ StatusWith<std::unique_ptr<pipeline::DocumentStream>> BuildReadStream(
 // Sends the first batch and, unless the stream is exhausted or single_batch, registers a cursor.
 Status ReplyWithCursor(CommandContext& ctx, const std::string& ns,
                        std::unique_ptr<pipeline::DocumentStream> stream, int64_t first_batch,
-                       bool single_batch, bson::BsonBuilder& reply);
+                       bool single_batch, bson::BsonBuilder& reply, bool no_timeout = false);
 
 // Checks a document for insertion (size, `_id` type, top-level `$` names) and returns it with an
 // `_id` first (generated as an ObjectId when absent).

@@ -286,9 +286,10 @@ struct UpdateStatement {
 StatusWith<UpdateStatement> ParseUpdateStatement(const BsonElement& e) {
   if (e.type() != BsonType::kObject) return WrongType("update.updates", e, "object");
   BsonObj doc = e.Obj();
-  HG_RETURN_IF_ERROR(CheckKnownSubFields("update.updates", doc,
-                                         {"q", "u", "upsert", "multi", "arrayFilters", "hint",
-                                          "collation", "c", "upsertSupplied", "sort"}));
+  HG_RETURN_IF_ERROR(CheckKnownSubFields(
+      "update.updates", doc,
+      {"q", "u", "upsert", "multi", "arrayFilters", "hint", "collation", "c", "upsertSupplied"}));
+  HG_RETURN_IF_ERROR(CheckHintAndCollation("update.updates", doc));
   UpdateStatement stmt;
   HG_ASSIGN_OR_RETURN(auto q, GetObject("update.updates", doc, "q"));
   if (!q) return MissingField("update.updates", "q");
@@ -407,6 +408,7 @@ StatusWith<DeleteStatement> ParseDeleteStatement(const BsonElement& e) {
   BsonObj doc = e.Obj();
   HG_RETURN_IF_ERROR(
       CheckKnownSubFields("delete.deletes", doc, {"q", "limit", "hint", "collation"}));
+  HG_RETURN_IF_ERROR(CheckHintAndCollation("delete.deletes", doc));
   HG_ASSIGN_OR_RETURN(auto q, GetObject("delete.deletes", doc, "q"));
   if (!q) return MissingField("delete.deletes", "q");
   HG_ASSIGN_OR_RETURN(auto limit, GetInt64("delete.deletes", doc, "limit"));
@@ -473,6 +475,7 @@ class FindAndModifyCommand : public Command {
     HG_RETURN_IF_ERROR(CheckKnownFields(
         cmd, {"query", "sort", "remove", "update", "new", "fields", "upsert",
               "bypassDocumentValidation", "arrayFilters", "hint", "collation", "let"}));
+    HG_RETURN_IF_ERROR(CheckHintAndCollation("findAndModify", cmd));
     HG_ASSIGN_OR_RETURN(auto q, GetObject("findAndModify", cmd, "query"));
     HG_ASSIGN_OR_RETURN(auto sort, GetObject("findAndModify", cmd, "sort"));
     HG_ASSIGN_OR_RETURN(auto fields, GetObject("findAndModify", cmd, "fields"));

@@ -60,7 +60,7 @@ int CursorManager::ReapIdle(std::chrono::milliseconds timeout) {
     std::lock_guard lk(mu_);
     auto now = std::chrono::steady_clock::now();
     for (auto it = cursors_.begin(); it != cursors_.end();) {
-      if (now - it->second->last_used > timeout) {
+      if (!it->second->no_timeout && now - it->second->last_used > timeout) {
         victims.push_back(std::move(it->second));
         it = cursors_.erase(it);
       } else {
@@ -69,6 +69,14 @@ int CursorManager::ReapIdle(std::chrono::milliseconds timeout) {
     }
   }
   return static_cast<int>(victims.size());  // destroyed outside the lock
+}
+
+void CursorManager::KillAll() {
+  std::map<int64_t, std::unique_ptr<ClientCursor>> victims;
+  {
+    std::lock_guard lk(mu_);
+    victims.swap(cursors_);
+  }
 }
 
 size_t CursorManager::NumOpen() const {

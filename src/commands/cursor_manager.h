@@ -25,6 +25,8 @@ struct ClientCursor {
   // A document pulled from the stream that did not fit in the previous batch.
   std::optional<bson::BsonObj> pending;
   std::chrono::steady_clock::time_point last_used;
+  // find's noCursorTimeout: the reaper leaves this cursor alone.
+  bool no_timeout = false;
 };
 
 class CursorManager {
@@ -37,8 +39,10 @@ class CursorManager {
   void CheckIn(std::unique_ptr<ClientCursor> cursor);
   // True if a cursor with that id existed (checked in) and was killed.
   bool Kill(int64_t id);
-  // Kills cursors idle for longer than `timeout`; returns how many.
+  // Kills cursors idle for longer than `timeout` (except noCursorTimeout ones); returns how many.
   int ReapIdle(std::chrono::milliseconds timeout);
+  // Kills every checked-in cursor (shutdown).
+  void KillAll();
   size_t NumOpen() const;
 
  private:

@@ -221,7 +221,7 @@ int RunServer(int argc, char** argv) {
   // Wake the signal thread if shutdown came from the command rather than a signal.
   pthread_kill(signal_thread.native_handle(), SIGUSR2);
   signal_thread.join();
-  cursors.ReapIdle(std::chrono::milliseconds(-1));
+  cursors.KillAll();
   catalog.reset();
   engine.reset();  // final checkpoint
   LOGI("CONTROL", 20565, "Now exiting", "{}");
