@@ -42,15 +42,21 @@ StatusWith<CollectionEntry> CollectionEntry::FromBson(const BsonObj& obj) {
   return e;
 }
 
-Collection::Collection(storage::KvEngine* engine, CollectionEntry entry, int64_t next_record_id)
-    : engine_(engine), entry_(std::move(entry)), next_record_id_(next_record_id) {}
-
-std::string Collection::IdIndexIdent() const {
-  for (const auto& idx : entry_.indexes) {
+namespace {
+std::string FindIdIndexIdent(const CollectionEntry& e) {
+  for (const auto& idx : e.indexes) {
     if (idx.name() == "_id_") return idx.ident;
   }
   return {};
 }
+}  // namespace
+
+Collection::Collection(storage::KvEngine* engine, CollectionEntry entry, int64_t next_record_id)
+    : engine_(engine),
+      entry_(std::move(entry)),
+      id_index_ident_(FindIdIndexIdent(entry_)),
+      next_record_id_(next_record_id) {}
+
 
 namespace {
 // A value as the MongoDB shell prints it, for the E11000 message ("{ _id: ObjectId('...') }").
@@ -100,7 +106,7 @@ StatusWith<int64_t> Collection::Insert(storage::Session& s, const BsonObj& doc) 
   BsonElement id = doc["_id"];
   invariant(!id.eoo());
   int64_t rid = next_record_id_.fetch_add(1);
-  std::string id_ident = IdIndexIdent();
+  const std::string& id_ident = id_index_ident_;
   if (!id_ident.empty()) {
     Status st = s.Insert(id_ident, IdKey(id), storage::EncodeRecordId(rid));
     if (st.code() == ErrorCode::kDuplicateKey) return DuplicateKeyError(id);
@@ -115,7 +121,7 @@ Status Collection::Update(storage::Session& s, int64_t id, const BsonObj& new_do
 }
 
 Status Collection::Remove(storage::Session& s, int64_t id, const BsonObj& doc) {
-  std::string id_ident = IdIndexIdent();
+  const std::string& id_ident = id_index_ident_;
   if (!id_ident.empty()) {
     Status st = s.Remove(id_ident, IdKey(doc["_id"]));
     if (!st.ok() && st.code() != ErrorCode::kNoSuchKey) return st;
@@ -130,7 +136,7 @@ StatusWith<std::optional<Record>> Collection::FindRecord(storage::Session& s, in
 }
 
 StatusWith<std::optional<Record>> Collection::FindById(storage::Session& s, const BsonElement& id) {
-  std::string id_ident = IdIndexIdent();
+  const std::string& id_ident = id_index_ident_;
   if (id_ident.empty()) return std::optional<Record>();
   HG_ASSIGN_OR_RETURN(auto rid_bytes, s.Get(id_ident, IdKey(id)));
   if (!rid_bytes) return std::optional<Record>();

@@ -81,11 +81,11 @@ class Collection {
   }
 
  private:
-  std::string IdIndexIdent() const;
   Status DuplicateKeyError(const bson::BsonElement& id) const;
 
   storage::KvEngine* engine_;
   CollectionEntry entry_;
+  std::string id_index_ident_;  // empty for views; looked up once, used per write
   std::atomic<int64_t> next_record_id_;
   std::atomic<int64_t> num_records_{0};
   std::atomic<int64_t> data_size_{0};
