@@ -5,14 +5,15 @@ JOBS ?= $(shell nproc)
 RELEASE_DIR := build/release
 ASAN_DIR := build/asan
 
-.PHONY: run test deps release asan unit-test client-test clean
+.PHONY: run test deps release asan unit-test client-test bench clean
 
 deps:
 	@scripts/install-deps.sh
 
 release: deps
-	cmake -S . -B $(RELEASE_DIR) -G Ninja -DCMAKE_BUILD_TYPE=Release -DHG_BUILD_TESTS=OFF >/dev/null
-	ninja -C $(RELEASE_DIR) -j $(JOBS) hourglassd
+	cmake -S . -B $(RELEASE_DIR) -G Ninja -DCMAKE_BUILD_TYPE=Release -DHG_BUILD_TESTS=OFF \
+	  -DHG_BUILD_BENCH=ON >/dev/null
+	ninja -C $(RELEASE_DIR) -j $(JOBS) hourglassd wire_bench
 
 run: release
 	mkdir -p data
@@ -28,7 +29,12 @@ unit-test: asan
 client-test: asan
 	HOURGLASSD=$(CURDIR)/$(ASAN_DIR)/hourglassd tests/run_client_tests.sh
 
-test: unit-test client-test
+# The release build is part of the tests: it is what `make run` and the benchmarks use, and the
+# optimizer sees warnings the test build does not.
+test: release unit-test client-test
+
+bench: release
+	bench/run.sh
 
 clean:
 	rm -rf build
