@@ -3,10 +3,8 @@
 #include "catalog/catalog.h"
 
 #include <gtest/gtest.h>
-#include <stdlib.h>
 
-#include <filesystem>
-
+#include "storage/storage_test_util.h"
 #include "storage/write_conflict.h"
 
 namespace hourglass::catalog {
@@ -16,24 +14,16 @@ using bson::BsonObj;
 
 class CatalogTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "hg_catalog_XXXXXX").string();
-    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
-    dir_ = tmpl;
-    Open();
-  }
+  void SetUp() override { Open(); }
   void TearDown() override {
     catalog_.reset();
     engine_.reset();
-    std::filesystem::remove_all(dir_);
   }
   void Open() {
-    storage::EngineOptions opts;
-    opts.dbpath = dir_;
+    storage::EngineOptions opts = storage::testing::DiskOptions(dir_.path());
     opts.checkpoint_interval_secs = 0;
-    auto engine = storage::KvEngine::Open(opts);
-    ASSERT_TRUE(engine.ok()) << engine.status().ToString();
-    engine_ = std::move(engine).value();
+    engine_ = storage::testing::OpenOrDie(opts);
+    ASSERT_NE(engine_, nullptr);
     auto catalog = Catalog::Open(engine_.get());
     ASSERT_TRUE(catalog.ok()) << catalog.status().ToString();
     catalog_ = std::move(catalog).value();
@@ -56,7 +46,7 @@ class CatalogTest : public ::testing::Test {
     return Status::OK();
   }
 
-  std::string dir_;
+  storage::testing::TempDir dir_;
   std::unique_ptr<storage::KvEngine> engine_;
   std::unique_ptr<Catalog> catalog_;
 };

@@ -2,12 +2,11 @@
 // delete, findAndModify, aggregate, count, distinct), checked against MongoDB 7.0's codes and
 // messages, plus the write paths those errors guard.
 #include <gtest/gtest.h>
-#include <stdlib.h>
 
-#include <filesystem>
 #include <string>
 
 #include "catalog/catalog.h"
+#include "commands/commands_test_util.h"
 #include "commands/cursor_manager.h"
 #include "commands/dispatcher.h"
 #include "storage/kv_engine.h"
@@ -17,47 +16,7 @@ namespace {
 
 using bson::BsonObj;
 
-class CrudCommandsTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "hg_crud_test_XXXXXX").string();
-    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
-    dir_ = tmpl;
-    storage::EngineOptions opts;
-    opts.dbpath = dir_;
-    opts.in_memory = true;
-    opts.checkpoint_interval_secs = 0;
-    auto engine = storage::KvEngine::Open(opts);
-    ASSERT_TRUE(engine.ok()) << engine.status().ToString();
-    engine_ = std::move(engine).value();
-    auto catalog = catalog::Catalog::Open(engine_.get());
-    ASSERT_TRUE(catalog.ok()) << catalog.status().ToString();
-    catalog_ = std::move(catalog).value();
-    service_.engine = engine_.get();
-    service_.catalog = catalog_.get();
-    service_.cursors = &cursors_;
-  }
-  void TearDown() override {
-    cursors_.KillAll();
-    catalog_.reset();
-    engine_.reset();
-    std::filesystem::remove_all(dir_);
-  }
-
-  BsonObj Run(std::string_view json) {
-    auto cmd = bson::FromJson(json);
-    EXPECT_TRUE(cmd.ok()) << json;
-    if (!cmd.ok()) return BsonObj();
-    return RunCommandRequest(service_, client_, cmd.value(), "test").reply;
-  }
-
-  std::string dir_;
-  std::unique_ptr<storage::KvEngine> engine_;
-  std::unique_ptr<catalog::Catalog> catalog_;
-  CursorManager cursors_;
-  ServiceContext service_;
-  ClientState client_;
-};
+class CrudCommandsTest : public testing::CommandsTest {};
 
 struct ErrorCase {
   const char* command;
@@ -214,7 +173,7 @@ TEST_F(CrudCommandsTest, WriteBatchesAreLimitedTo100000Statements) {
   bson::BsonArrayBuilder docs;
   for (int i = 0; i < 100001; ++i) docs.AppendObject(BsonObj());
   b.AppendArray("documents", docs.Obj());
-  BsonObj r = RunCommandRequest(service_, client_, b.Obj(), "test").reply;
+  BsonObj r = Run(b.Obj());
   EXPECT_EQ(r["code"].Int32(), 16) << r["errmsg"].Str();
   EXPECT_EQ(r["errmsg"].Str(),
             "Write batch sizes must be between 1 and 100000. Got 100001 operations.");
@@ -266,7 +225,7 @@ TEST_F(CrudCommandsTest, GetMoreOnAnotherNamespaceIsUnauthorized) {
   bson::BsonBuilder b;
   b.AppendInt64("getMore", id);
   b.AppendString("collection", "other");
-  BsonObj reply = RunCommandRequest(service_, client_, b.Obj(), "test").reply;
+  BsonObj reply = Run(b.Obj());
   EXPECT_EQ(reply["code"].Int32(), 13) << reply.ToJson();
 }
 

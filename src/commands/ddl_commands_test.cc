@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "catalog/catalog.h"
+#include "commands/commands_test_util.h"
 #include "commands/cursor_manager.h"
 #include "commands/dispatcher.h"
 #include "storage/kv_engine.h"
@@ -21,68 +22,8 @@ using bson::BsonElement;
 using bson::BsonObj;
 using bson::BsonType;
 
-class DdlCommandsTest : public ::testing::Test {
+class DdlCommandsTest : public testing::CommandsTest {
  protected:
-  void SetUp() override {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "hg_ddl_test_XXXXXX").string();
-    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
-    dir_ = tmpl;
-    Open();
-  }
-
-  void TearDown() override {
-    Close();
-    std::filesystem::remove_all(dir_);
-  }
-
-  void Open() {
-    storage::EngineOptions opts;
-    opts.dbpath = dir_;
-    opts.checkpoint_interval_secs = 0;
-    auto engine = storage::KvEngine::Open(opts);
-    ASSERT_TRUE(engine.ok()) << engine.status().ToString();
-    engine_ = std::move(engine).value();
-    auto catalog = catalog::Catalog::Open(engine_.get());
-    ASSERT_TRUE(catalog.ok()) << catalog.status().ToString();
-    catalog_ = std::move(catalog).value();
-    service_.engine = engine_.get();
-    service_.catalog = catalog_.get();
-    service_.cursors = &cursors_;
-    service_.options.dbpath = dir_;
-  }
-
-  void Close() {
-    service_.catalog = nullptr;
-    service_.engine = nullptr;
-    catalog_.reset();
-    engine_.reset();
-  }
-
-  // Closes and reopens the engine and the catalog on the same dbpath.
-  void Reopen() {
-    Close();
-    Open();
-  }
-
-  BsonObj Run(std::string_view json, std::string_view db = "test") {
-    auto cmd = bson::FromJson(json);
-    EXPECT_TRUE(cmd.ok()) << json;
-    if (!cmd.ok()) return BsonObj();
-    return RunCommandRequest(service_, client_, cmd.value(), db).reply;
-  }
-
-  static void ExpectOk(const BsonObj& reply) {
-    EXPECT_EQ(reply["ok"].type(), BsonType::kDouble) << reply.ToJson();
-    EXPECT_EQ(reply["ok"].Double(), 1.0) << reply.ToJson();
-  }
-  static void ExpectError(const BsonObj& reply, int code, std::string_view errmsg = {}) {
-    EXPECT_EQ(reply["ok"].Double(), 0.0) << reply.ToJson();
-    EXPECT_EQ(reply["code"].Int32(), code) << reply.ToJson();
-    if (!errmsg.empty()) {
-      EXPECT_EQ(reply["errmsg"].Str(), errmsg) << reply.ToJson();
-    }
-  }
-
   // Inserts `docs` (JSON objects) into db.coll directly through the catalog.
   void Insert(const std::string& db, const std::string& coll,
               const std::vector<std::string>& docs) {
@@ -111,13 +52,6 @@ class DdlCommandsTest : public ::testing::Test {
     for (const BsonObj& d : FirstBatch(reply)) names.emplace_back(d["name"].Str());
     return names;
   }
-
-  std::string dir_;
-  std::unique_ptr<storage::KvEngine> engine_;
-  std::unique_ptr<catalog::Catalog> catalog_;
-  CursorManager cursors_;
-  ServiceContext service_;
-  ClientState client_;
 };
 
 // --- create ---------------------------------------------------------------------------------

@@ -1,0 +1,79 @@
+// Test-only: a fixture with a real on-disk storage engine, catalog and cursor manager wired into a
+// ServiceContext, running commands through the dispatcher as a connection would.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "catalog/catalog.h"
+#include "commands/cursor_manager.h"
+#include "commands/dispatcher.h"
+#include "storage/kv_engine.h"
+#include "storage/storage_test_util.h"
+
+namespace hourglass::commands::testing {
+
+class CommandsTest : public ::testing::Test {
+ protected:
+  void SetUp() override { Open(); }
+  void TearDown() override { Close(); }
+
+  void Open() {
+    storage::EngineOptions opts = storage::testing::DiskOptions(dir_.path());
+    opts.checkpoint_interval_secs = 0;
+    engine_ = storage::testing::OpenOrDie(opts);
+    ASSERT_NE(engine_, nullptr);
+    auto catalog = catalog::Catalog::Open(engine_.get());
+    ASSERT_TRUE(catalog.ok()) << catalog.status().ToString();
+    catalog_ = std::move(catalog).value();
+    service_.engine = engine_.get();
+    service_.catalog = catalog_.get();
+    service_.cursors = &cursors_;
+    service_.options.dbpath = dir_.path();
+  }
+  void Close() {
+    cursors_.KillAll();
+    service_.catalog = nullptr;
+    service_.engine = nullptr;
+    catalog_.reset();
+    engine_.reset();
+  }
+  // Closes and reopens the engine and the catalog on the same dbpath.
+  void Reopen() {
+    Close();
+    Open();
+  }
+
+  bson::BsonObj Run(const bson::BsonObj& cmd, std::string_view db = "test") {
+    return RunCommandRequest(service_, client_, cmd, db).reply;
+  }
+  bson::BsonObj Run(std::string_view json, std::string_view db = "test") {
+    auto cmd = bson::FromJson(json);
+    EXPECT_TRUE(cmd.ok()) << json;
+    return cmd.ok() ? Run(cmd.value(), db) : bson::BsonObj();
+  }
+
+  static void ExpectOk(const bson::BsonObj& reply) {
+    EXPECT_EQ(reply["ok"].type(), bson::BsonType::kDouble) << reply.ToJson();
+    EXPECT_EQ(reply["ok"].Double(), 1.0) << reply.ToJson();
+  }
+  static void ExpectError(const bson::BsonObj& reply, int code, std::string_view errmsg = {}) {
+    EXPECT_EQ(reply["ok"].Double(), 0.0) << reply.ToJson();
+    EXPECT_EQ(reply["code"].Int32(), code) << reply.ToJson();
+    if (!errmsg.empty()) {
+      EXPECT_EQ(reply["errmsg"].Str(), errmsg) << reply.ToJson();
+    }
+  }
+
+  storage::testing::TempDir dir_;
+  std::unique_ptr<storage::KvEngine> engine_;
+  std::unique_ptr<catalog::Catalog> catalog_;
+  CursorManager cursors_;
+  ServiceContext service_;
+  ClientState client_;
+};
+
+}  // namespace hourglass::commands::testing
