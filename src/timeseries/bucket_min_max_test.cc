@@ -1,0 +1,328 @@
+#include "timeseries/bucket_min_max.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace hourglass::timeseries {
+namespace {
+
+using bson::BsonObj;
+
+BsonObj J(std::string_view json) {
+  auto sw = bson::FromJson(json);
+  EXPECT_TRUE(sw.ok()) << json;
+  return sw.value();
+}
+
+// Byte equality: types (int vs long vs double) and field order both matter.
+#define EXPECT_DOC(actual, expected_json)                                                  \
+  do {                                                                                     \
+    BsonObj a_ = (actual);                                                                 \
+    BsonObj e_ = J(expected_json);                                                         \
+    EXPECT_TRUE(a_.BinaryEqual(e_))                                                        \
+        << "actual:   " << a_.ToCanonicalJson() << "\nexpected: " << e_.ToCanonicalJson(); \
+  } while (0)
+
+class BucketMinMaxTest : public ::testing::Test {
+ protected:
+  void Add(std::string_view json) { mm_.Update(J(json), "meta"); }
+  BucketMinMax mm_;
+};
+
+TEST_F(BucketMinMaxTest, EmptyBeforeFirstUpdate) {
+  EXPECT_TRUE(mm_.IsEmpty());
+  EXPECT_DOC(mm_.Min(), "{}");
+  EXPECT_DOC(mm_.Max(), "{}");
+}
+
+TEST_F(BucketMinMaxTest, MetaFieldIsSkippedAtTopLevelOnly) {
+  Add(R"({"meta": 1})");
+  EXPECT_DOC(mm_.Min(), "{}");
+  Add(R"({"meta": 2, "x": {"meta": 3}})");
+  EXPECT_DOC(mm_.Min(), R"({"x": {"meta": 3}})");
+  EXPECT_DOC(mm_.Max(), R"({"x": {"meta": 3}})");
+}
+
+TEST_F(BucketMinMaxTest, NumbersCompareAcrossWidthsAndKeepTheirType) {
+  // The sequence of MongoDB's jstests/core/timeseries/timeseries_min_max.js.
+  Add(R"({"a": 1.5})");
+  EXPECT_DOC(mm_.Min(), R"({"a": 1.5})");
+  EXPECT_DOC(mm_.Max(), R"({"a": 1.5})");
+  Add(R"({"a": {"$numberLong": "2"}})");
+  EXPECT_DOC(mm_.Min(), R"({"a": 1.5})");
+  EXPECT_DOC(mm_.Max(), R"({"a": {"$numberLong": "2"}})");
+  Add(R"({"a": 1})");
+  EXPECT_DOC(mm_.Min(), R"({"a": 1})");
+  EXPECT_DOC(mm_.Max(), R"({"a": {"$numberLong": "2"}})");
+  Add(R"({"a": {"$numberDecimal": "2.5"}})");
+  EXPECT_DOC(mm_.Min(), R"({"a": 1})");
+  EXPECT_DOC(mm_.Max(), R"({"a": {"$numberDecimal": "2.5"}})");
+  Add(R"({"a": 0.5})");
+  EXPECT_DOC(mm_.Min(), R"({"a": 0.5})");
+  EXPECT_DOC(mm_.Max(), R"({"a": {"$numberDecimal": "2.5"}})");
+}
+
+TEST_F(BucketMinMaxTest, EqualNumbersKeepTheFirstSeen) {
+  Add(R"({"a": 1})");
+  Add(R"({"a": 1.0})");
+  Add(R"({"a": {"$numberLong": "1"}})");
+  EXPECT_DOC(mm_.Min(), R"({"a": 1})");
+  EXPECT_DOC(mm_.Max(), R"({"a": 1})");
+}
+
+TEST_F(BucketMinMaxTest, LargeIntegersCompareExactly) {
+  Add(R"({"a": {"$numberLong": "9007199254740993"}})");
+  Add(R"({"a": 9007199254740992.0})");
+  EXPECT_DOC(mm_.Min(), R"({"a": 9007199254740992.0})");
+  EXPECT_DOC(mm_.Max(), R"({"a": {"$numberLong": "9007199254740993"}})");
+}
+
+TEST_F(BucketMinMaxTest, NaNIsBelowEveryNumber) {
+  Add(R"({"a": 1})");
+  Add(R"({"a": {"$numberDouble": "NaN"}})");
+  Add(R"({"a": {"$numberDouble": "-Infinity"}})");
+  EXPECT_DOC(mm_.Min(), R"({"a": {"$numberDouble": "NaN"}})");
+  EXPECT_DOC(mm_.Max(), R"({"a": 1})");
+}
+
+TEST_F(BucketMinMaxTest, StringsCompareBinary) {
+  Add(R"({"s": "b"})");
+  Add(R"({"s": "B"})");
+  Add(R"({"s": "ba"})");
+  Add(R"({"s": "a long string that does not fit a small buffer"})");
+  EXPECT_DOC(mm_.Min(), R"({"s": "B"})");
+  EXPECT_DOC(mm_.Max(), R"({"s": "ba"})");
+}
+
+TEST_F(BucketMinMaxTest, DatesAndTimeFieldLikeAnyOther) {
+  Add(R"({"t": {"$date": "2021-05-18T00:00:10Z"}})");
+  Add(R"({"t": {"$date": "2021-05-18T00:00:05Z"}})");
+  Add(R"({"t": {"$date": "2021-05-18T00:00:20Z"}})");
+  EXPECT_DOC(mm_.Min(), R"({"t": {"$date": "2021-05-18T00:00:05Z"}})");
+  EXPECT_DOC(mm_.Max(), R"({"t": {"$date": "2021-05-18T00:00:20Z"}})");
+  // Pre-1970 dates are negative milliseconds and sort first.
+  Add(R"({"t": {"$date": {"$numberLong": "-1000"}}})");
+  EXPECT_DOC(mm_.Min(), R"({"t": {"$date": {"$numberLong": "-1000"}}})");
+}
+
+TEST_F(BucketMinMaxTest, MixedScalarTypesFollowCanonicalOrder) {
+  // null < numbers < string < objectId < bool < date < timestamp; MinKey/MaxKey at the ends.
+  Add(R"({"v": "x", "w": true})");
+  Add(R"({"v": 5, "w": {"$date": "2021-01-01T00:00:00Z"}})");
+  Add(R"({"v": null, "w": {"$oid": "0123456789abcdef01234567"}})");
+  Add(R"({"v": {"$timestamp": {"t": 1, "i": 1}}, "w": false})");
+  EXPECT_DOC(mm_.Min(), R"({"v": null, "w": {"$oid": "0123456789abcdef01234567"}})");
+  EXPECT_DOC(mm_.Max(),
+             R"({"v": {"$timestamp": {"t": 1, "i": 1}}, "w": {"$date": "2021-01-01T00:00:00Z"}})");
+  Add(R"({"v": {"$minKey": 1}, "w": {"$maxKey": 1}})");
+  EXPECT_DOC(mm_.Min(), R"({"v": {"$minKey": 1}, "w": {"$oid": "0123456789abcdef01234567"}})");
+  EXPECT_DOC(mm_.Max(), R"({"v": {"$timestamp": {"t": 1, "i": 1}}, "w": {"$maxKey": 1}})");
+}
+
+TEST_F(BucketMinMaxTest, SparseRowsOnlyAffectTheirFields) {
+  Add(R"({"a": 1, "c": 1})");
+  Add(R"({"b": 2})");
+  Add(R"({"c": 3, "d": 3})");
+  // Order of first appearance: a, c, then b, then d.
+  EXPECT_DOC(mm_.Min(), R"({"a": 1, "c": 1, "b": 2, "d": 3})");
+  EXPECT_DOC(mm_.Max(), R"({"a": 1, "c": 3, "b": 2, "d": 3})");
+}
+
+TEST_F(BucketMinMaxTest, FieldOrderIsFirstAppearanceEvenWhenRowsReorder) {
+  Add(R"({"b": 1, "a": {"y": 1, "x": 1}})");
+  Add(R"({"a": {"x": 0, "z": 5, "y": 2}, "c": 0, "b": 0})");
+  EXPECT_DOC(mm_.Min(), R"({"b": 0, "a": {"y": 1, "x": 0, "z": 5}, "c": 0})");
+  EXPECT_DOC(mm_.Max(), R"({"b": 1, "a": {"y": 2, "x": 1, "z": 5}, "c": 0})");
+}
+
+TEST_F(BucketMinMaxTest, ObjectsAndArraysMergeElementWise) {
+  Add(R"({"a": {"x": 1, "y": 2}, "b": [1, 2]})");
+  EXPECT_DOC(mm_.Min(), R"({"a": {"x": 1, "y": 2}, "b": [1, 2]})");
+  Add(R"({"a": {"x": 2, "y": 1}, "b": [2, 1]})");
+  EXPECT_DOC(mm_.Min(), R"({"a": {"x": 1, "y": 1}, "b": [1, 1]})");
+  EXPECT_DOC(mm_.Max(), R"({"a": {"x": 2, "y": 2}, "b": [2, 2]})");
+}
+
+TEST_F(BucketMinMaxTest, NestedObjectsAndArraysMergeRecursively) {
+  Add(R"({"a": {"x": {"z": [3, 4]}}, "b": [{"x": 3, "y": 4}]})");
+  Add(R"({"a": {"x": {"z": [4, 3]}}, "b": [{"x": 4, "y": 3}, 3, 1]})");
+  EXPECT_DOC(mm_.Min(), R"({"a": {"x": {"z": [3, 3]}}, "b": [{"x": 3, "y": 3}, 3, 1]})");
+  EXPECT_DOC(mm_.Max(), R"({"a": {"x": {"z": [4, 4]}}, "b": [{"x": 4, "y": 4}, 3, 1]})");
+}
+
+TEST_F(BucketMinMaxTest, EmptyObjectsCount) {
+  Add(R"({"a": {}})");
+  EXPECT_DOC(mm_.Min(), R"({"a": {}})");
+  Add(R"({"a": {"x": {}}})");
+  EXPECT_DOC(mm_.Min(), R"({"a": {"x": {}}})");
+  Add(R"({"a": {"x": {"y": 1}}})");
+  EXPECT_DOC(mm_.Max(), R"({"a": {"x": {"y": 1}}})");
+  Add(R"({"a": {"x": {}}})");
+  EXPECT_DOC(mm_.Min(), R"({"a": {"x": {"y": 1}}})");
+  EXPECT_DOC(mm_.Max(), R"({"a": {"x": {"y": 1}}})");
+}
+
+TEST_F(BucketMinMaxTest, ArraysOfDifferentLengthsMergeByPosition) {
+  Add(R"({"a": [1, 5]})");
+  Add(R"({"a": [3]})");
+  Add(R"({"a": [0, 2, 7]})");
+  EXPECT_DOC(mm_.Min(), R"({"a": [0, 2, 7]})");
+  EXPECT_DOC(mm_.Max(), R"({"a": [3, 5, 7]})");
+  Add(R"({"a": []})");
+  EXPECT_DOC(mm_.Min(), R"({"a": [0, 2, 7]})");
+}
+
+TEST_F(BucketMinMaxTest, ScalarBeatsObjectForMinObjectWinsMax) {
+  Add(R"({"a": 5})");
+  Add(R"({"a": {"x": 1}})");
+  EXPECT_DOC(mm_.Min(), R"({"a": 5})");
+  EXPECT_DOC(mm_.Max(), R"({"a": {"x": 1}})");
+  // The max object keeps merging its subfields; the min stays the scalar.
+  Add(R"({"a": {"x": 0, "y": 3}})");
+  EXPECT_DOC(mm_.Min(), R"({"a": 5})");
+  EXPECT_DOC(mm_.Max(), R"({"a": {"x": 1, "y": 3}})");
+  // A string ranks below objects too, but above 5.
+  Add(R"({"a": "s"})");
+  EXPECT_DOC(mm_.Min(), R"({"a": 5})");
+  EXPECT_DOC(mm_.Max(), R"({"a": {"x": 1, "y": 3}})");
+  Add(R"({"a": 4})");
+  EXPECT_DOC(mm_.Min(), R"({"a": 4})");
+}
+
+TEST_F(BucketMinMaxTest, ObjectFirstThenScalar) {
+  Add(R"({"a": {"x": 1}})");
+  Add(R"({"a": 5})");
+  EXPECT_DOC(mm_.Min(), R"({"a": 5})");
+  EXPECT_DOC(mm_.Max(), R"({"a": {"x": 1}})");
+  // Scalars above objects in the canonical order (binData, bool, date...) win the max.
+  Add(R"({"a": true})");
+  EXPECT_DOC(mm_.Max(), R"({"a": true})");
+  Add(R"({"a": {"x": 9}})");
+  EXPECT_DOC(mm_.Min(), R"({"a": 5})");
+  EXPECT_DOC(mm_.Max(), R"({"a": true})");
+}
+
+TEST_F(BucketMinMaxTest, ArrayRanksAboveObject) {
+  Add(R"({"a": [3, 4]})");
+  Add(R"({"a": {"x": 1}})");
+  EXPECT_DOC(mm_.Min(), R"({"a": {"x": 1}})");
+  EXPECT_DOC(mm_.Max(), R"({"a": [3, 4]})");
+  // Arrays only reach the max side, objects only the min side.
+  Add(R"({"a": [0, 9, 9]})");
+  Add(R"({"a": {"x": 0, "y": 2}})");
+  EXPECT_DOC(mm_.Min(), R"({"a": {"x": 0, "y": 2}})");
+  EXPECT_DOC(mm_.Max(), R"({"a": [3, 9, 9]})");
+}
+
+TEST_F(BucketMinMaxTest, SideThatSwitchesKindStartsAfresh) {
+  Add(R"({"a": {"x": 1, "y": 1}})");
+  Add(R"({"a": [7]})");
+  // The max switched from the object to the array: no trace of x/y in it.
+  EXPECT_DOC(mm_.Max(), R"({"a": [7]})");
+  EXPECT_DOC(mm_.Min(), R"({"a": {"x": 1, "y": 1}})");
+  Add(R"({"a": 2})");
+  // And the min switched from the object to 2.
+  EXPECT_DOC(mm_.Min(), R"({"a": 2})");
+  EXPECT_DOC(mm_.Max(), R"({"a": [7]})");
+}
+
+TEST_F(BucketMinMaxTest, ObjectInsideArrayVersusScalar) {
+  Add(R"({"a": [{"x": 1}, 2]})");
+  Add(R"({"a": [3, {"y": 1}]})");
+  // Position 0: min 3 (number < object), max {x:1}; position 1: min 2, max {y:1}.
+  EXPECT_DOC(mm_.Min(), R"({"a": [3, 2]})");
+  EXPECT_DOC(mm_.Max(), R"({"a": [{"x": 1}, {"y": 1}]})");
+}
+
+TEST_F(BucketMinMaxTest, ManyFieldsInShuffledOrder) {
+  // Wider than the lock-step lookup's index threshold, fields shuffled per row.
+  std::vector<int> order(40);
+  for (int i = 0; i < 40; ++i) order[i] = i;
+  std::mt19937 rng(7);
+  for (int row = 0; row < 20; ++row) {
+    if (row > 0) std::shuffle(order.begin(), order.end(), rng);
+    bson::BsonBuilder b;
+    for (int f : order) b.AppendInt32("f" + std::to_string(f), f * 100 + row);
+    mm_.Update(b.Obj(), "meta");
+  }
+  BsonObj min = mm_.Min(), max = mm_.Max();
+  EXPECT_EQ(min.NumFields(), 40);
+  int i = 0;
+  for (bson::BsonElement e : min) {
+    // First row's order (0..39) is the output order.
+    EXPECT_EQ(e.FieldName(), "f" + std::to_string(i));
+    EXPECT_EQ(e.Int32(), i * 100);
+    EXPECT_EQ(max["f" + std::to_string(i)].Int32(), i * 100 + 19);
+    ++i;
+  }
+}
+
+TEST_F(BucketMinMaxTest, FromBucketRoundTrips) {
+  const char* rows[] = {
+      R"({"t": {"$date": "2021-05-18T00:00:10Z"}, "a": 5, "b": {"x": 1, "y": [1, 2]}, "s": "q"})",
+      R"({"t": {"$date": "2021-05-18T00:00:05Z"}, "a": {"k": 1}, "b": {"x": 0}, "c": null})",
+      R"({"t": {"$date": "2021-05-18T00:00:30Z"}, "a": [2], "b": {"y": [0, 5, 6]}, "s": 1.5})",
+      R"({"t": {"$date": "2021-05-18T00:00:20Z"}, "a": {"k": 0}, "c": true})"};
+  for (const char* r : rows) Add(r);
+  BsonObj min = mm_.Min(), max = mm_.Max();
+  EXPECT_DOC(min,
+             R"({"t": {"$date": "2021-05-18T00:00:05Z"}, "a": 5, "b": {"x": 0, "y": [0, 2, 6]},)"
+             R"( "s": 1.5, "c": null})");
+  EXPECT_DOC(max,
+             R"({"t": {"$date": "2021-05-18T00:00:30Z"}, "a": [2], "b": {"x": 1, "y": [1, 5, 6]},)"
+             R"( "s": "q", "c": true})");
+
+  BucketMinMax reopened = BucketMinMax::FromBucket(min, max);
+  EXPECT_TRUE(reopened.Min().BinaryEqual(min)) << reopened.Min().ToCanonicalJson();
+  EXPECT_TRUE(reopened.Max().BinaryEqual(max)) << reopened.Max().ToCanonicalJson();
+
+  // Continuing on the reopened summaries gives what continuing on the original gives.
+  const char* more[] = {R"({"a": -1, "b": {"x": 7, "z": 1}, "d": "new"})",
+                        R"({"a": [3, 1], "b": {"y": [9]}, "c": false})"};
+  for (const char* r : more) {
+    Add(r);
+    reopened.Update(J(r), "meta");
+  }
+  EXPECT_TRUE(reopened.Min().BinaryEqual(mm_.Min())) << reopened.Min().ToCanonicalJson();
+  EXPECT_TRUE(reopened.Max().BinaryEqual(mm_.Max())) << reopened.Max().ToCanonicalJson();
+  EXPECT_DOC(mm_.Min(),
+             R"({"t": {"$date": "2021-05-18T00:00:05Z"}, "a": -1,)"
+             R"( "b": {"x": 0, "y": [0, 2, 6], "z": 1}, "s": 1.5, "c": null, "d": "new"})");
+  EXPECT_DOC(mm_.Max(),
+             R"({"t": {"$date": "2021-05-18T00:00:30Z"}, "a": [3, 1],)"
+             R"( "b": {"x": 7, "y": [9, 5, 6], "z": 1}, "s": "q", "c": true, "d": "new"})");
+}
+
+TEST_F(BucketMinMaxTest, ResetForgetsEverything) {
+  Add(R"({"a": 1, "b": {"c": 2}})");
+  EXPECT_FALSE(mm_.IsEmpty());
+  mm_.Reset();
+  EXPECT_TRUE(mm_.IsEmpty());
+  EXPECT_DOC(mm_.Min(), "{}");
+  Add(R"({"z": 3})");
+  EXPECT_DOC(mm_.Min(), R"({"z": 3})");
+}
+
+TEST_F(BucketMinMaxTest, CopiesAreIndependent) {
+  Add(R"({"a": 1})");
+  BucketMinMax copy = mm_;
+  Add(R"({"a": 0})");
+  EXPECT_DOC(copy.Min(), R"({"a": 1})");
+  EXPECT_DOC(mm_.Min(), R"({"a": 0})");
+}
+
+TEST_F(BucketMinMaxTest, ApproxMemoryGrowsWithFieldsAndLongValues) {
+  size_t empty = mm_.ApproxMemory();
+  Add(R"({"a": 1, "b": 2})");
+  size_t two = mm_.ApproxMemory();
+  EXPECT_GT(two, empty);
+  Add(R"({"s": "a string value well beyond any small-string buffer, so it lives on the heap"})");
+  EXPECT_GT(mm_.ApproxMemory(), two + 2 * 70);
+}
+
+}  // namespace
+}  // namespace hourglass::timeseries
