@@ -1,0 +1,75 @@
+// BucketFilter: predicate pushdown for reads of a time-series collection (spec §6.2 in
+// /work/shared/spec/timeseries.md). From the user's filter on measurements it derives what can be
+// tested on a whole bucket before unpacking it:
+//  - meta_filter(): the top-level conjuncts that reference only the metaField, renamed M -> meta
+//    (M.a -> meta.a). Tested on bucket documents with query::Matcher it is exact.
+//  - a loose predicate on control.min / control.max (MayMatch): {f: {$gt: v}} becomes
+//    "control.max.f > v", and so on, with MongoDB's $_internalExpr* comparisons (canonical BSON
+//    order across types, no type bracketing, a path that meets an array may match). It never
+//    rejects a bucket holding a matching measurement, but may keep buckets holding none, so the
+//    caller still applies the full filter to every unpacked measurement (unless meta_only()).
+//  - time bounds (min_time_millis / max_time_millis) to narrow a scan of buckets ordered by their
+//    rounded start time control.min.<time>.
+//
+// Control-based pruning of fields other than the time field relies on buckets without mixed
+// schema (a path that is an object in some rows and a scalar or array in others, which the bucket
+// catalog avoids by rolling over on schema change); with assume_no_mixed_schema = false only the
+// meta and time predicates are pushed down. Strings compare with the simple (binary) collation.
+//
+// Thread-safety: immutable after Make; copies share state and may be used from any thread.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "base/status.h"
+#include "bson/bson.h"
+
+namespace hourglass::timeseries {
+
+struct BucketFilterSpec {
+  std::string time_field;
+  std::optional<std::string> meta_field;
+  int64_t bucket_max_span_seconds = 3600;
+  bool assume_no_mixed_schema = true;
+};
+
+class BucketFilter {
+ public:
+  // Never fails for valid filters: parts that cannot be pushed down are simply left to the event
+  // filter. Returns query::Matcher::Parse's error (BadValue, ...) for an invalid filter.
+  static StatusWith<BucketFilter> Make(const bson::BsonObj& filter, const BucketFilterSpec& spec);
+
+  // False only if no measurement of `bucket` can match the filter. A bucket whose control or
+  // min/max objects are missing is always kept.
+  bool MayMatch(const bson::BsonObj& bucket) const;
+
+  // Inclusive bounds in milliseconds implied by top-level conjuncts ($eq/$gt/$gte/$lt/$lte/$in
+  // with date operands, possibly inside a top-level $and) on the time field. A bucket whose
+  // control.min.<time> lies outside [min - bucket_max_span, max] cannot match (computing the
+  // lower edge is the caller's job: mind overflow at the extremes of the date range).
+  // min > max means nothing can match.
+  std::optional<int64_t> min_time_millis() const;
+  std::optional<int64_t> max_time_millis() const;
+
+  // True when every conjunct of the filter references only the metaField (or nothing at all, as
+  // in {}): then meta_filter() is exactly the filter and the per-event filter may be skipped.
+  bool meta_only() const;
+
+  // The top-level conjuncts on the meta field, renamed M -> meta, as a filter to apply to bucket
+  // documents with query::Matcher; {} if none.
+  const bson::BsonObj& meta_filter() const;
+
+  // A description of the whole bucket-level predicate in MongoDB's explain style, e.g.
+  // {$and: [{meta: "a"}, {"control.max.temp": {$_internalExprGt: 5}}]}; {} if nothing is pushed.
+  bson::BsonObj ToBson() const;
+
+  struct State;
+
+ private:
+  std::shared_ptr<const State> state_;
+};
+
+}  // namespace hourglass::timeseries

@@ -1,0 +1,69 @@
+// BucketUnpacker turns one stored time-series bucket back into the measurements it holds (spec
+// §3.1 and §6.1 in /work/shared/spec/timeseries.md): the read side of $_internalUnpackBucket.
+//
+// Output shape, as MongoDB produces it: the time field first, then the meta field (named after the
+// collection's metaField, holding the bucket's `meta` value, present only when the bucket has a
+// `meta` field), then the remaining data columns in the order they appear in the bucket's `data`
+// object. Rows come out in stored row order; a row with no cell in a column lacks that field.
+// A projection limited to top-level names (UnpackSpec::Mode) decides which fields are produced;
+// the time column is always walked, since it defines the rows.
+//
+// Only version-1 (uncompressed) buckets are decoded; version 2/3 (compressed) buckets fail with
+// CommandNotSupported (115). A malformed bucket (no control/version, no time column, a column that
+// is not an object, row keys that are not ascending decimal numbers, a column with rows the time
+// column lacks) fails with DataCorruptionDetected (296) naming the bucket's _id.
+//
+// Thread-safety: an unpacker is immutable after construction; Unpack may run concurrently on one
+// instance. Lifetime: the measurement handed to `emit` BORROWS a buffer that Unpack reuses for
+// the next row — call Owned() on it to keep it beyond the callback.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+#include "bson/bson.h"
+
+namespace hourglass::timeseries {
+
+struct UnpackSpec {
+  std::string time_field;
+  std::optional<std::string> meta_field;
+  // Which top-level fields to produce: all of them (default), only the ones named in `fields`
+  // (kInclude; the time and meta fields too are produced only when named), or all but those
+  // named (kExclude). An empty include list produces empty documents (count-only pipelines).
+  enum class Mode { kAll, kInclude, kExclude } mode = Mode::kAll;
+  std::vector<std::string> fields;
+};
+
+class BucketUnpacker {
+ public:
+  explicit BucketUnpacker(UnpackSpec spec);
+
+  const UnpackSpec& spec() const { return spec_; }
+
+  // Calls emit(measurement) for each row of `bucket` in stored row order, until emit returns
+  // false (early stop; Unpack then returns OK without looking at the remaining rows). The
+  // measurement borrows an internal buffer valid only during the call. Errors: see the header
+  // comment (CommandNotSupported for compressed buckets, DataCorruptionDetected for malformed
+  // ones). Rows emitted before an error was found stay emitted.
+  Status Unpack(const bson::BsonObj& bucket, const std::function<bool(bson::BsonObj)>& emit) const;
+
+  // Number of rows in `bucket` without materializing them: the entries of data.<time_field> for
+  // version 1, control.count for version 2/3. Same error codes as Unpack.
+  static StatusWith<int64_t> CountRows(const bson::BsonObj& bucket, std::string_view time_field);
+
+  // Whether the top-level field `name` is produced under this spec.
+  bool Produces(std::string_view name) const;
+
+ private:
+  UnpackSpec spec_;
+  bool include_time_;
+  bool include_meta_;
+};
+
+}  // namespace hourglass::timeseries

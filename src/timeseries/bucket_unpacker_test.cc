@@ -1,0 +1,297 @@
+#include "timeseries/bucket_unpacker.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdio>
+
+namespace hourglass::timeseries {
+namespace {
+
+using bson::BsonBuilder;
+using bson::BsonObj;
+
+BsonObj J(std::string_view json) {
+  auto r = bson::FromJson(json);
+  EXPECT_TRUE(r.ok()) << json << ": " << r.status().ToString();
+  return r.ok() ? r.value() : BsonObj();
+}
+
+std::vector<BsonObj> UnpackAll(const BucketUnpacker& u, const BsonObj& bucket) {
+  std::vector<BsonObj> out;
+  Status st = u.Unpack(bucket, [&](BsonObj m) {
+    out.push_back(m.Owned());
+    return true;
+  });
+  EXPECT_TRUE(st.ok()) << st.ToString();
+  return out;
+}
+
+void ExpectDocs(const std::vector<BsonObj>& got, const std::vector<std::string>& want) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    BsonObj w = J(want[i]);
+    EXPECT_TRUE(got[i].BinaryEqual(w))
+        << "row " << i << ": got " << got[i].ToJson() << " want " << w.ToJson();
+  }
+}
+
+UnpackSpec Spec(std::optional<std::string> meta = "tag") {
+  UnpackSpec s;
+  s.time_field = "t";
+  s.meta_field = std::move(meta);
+  return s;
+}
+
+// Two rows; the time column is not first in `data` and `_id` precedes `temp`; row 1 lacks temp.
+constexpr const char* kBucket = R"({
+  "_id": {"$oid": "64b7f0000000000000000001"},
+  "control": {"version": 1,
+              "min": {"_id": {"$oid": "650000000000000000000001"},
+                      "t": {"$date": {"$numberLong": "1689776100000"}}, "temp": 20},
+              "max": {"_id": {"$oid": "650000000000000000000003"},
+                      "t": {"$date": {"$numberLong": "1689776160000"}}, "temp": 22}},
+  "meta": {"site": "a", "rack": 7},
+  "data": {"_id": {"0": {"$oid": "650000000000000000000001"},
+                   "1": {"$oid": "650000000000000000000002"},
+                   "2": {"$oid": "650000000000000000000003"}},
+           "t": {"0": {"$date": {"$numberLong": "1689776100000"}},
+                 "1": {"$date": {"$numberLong": "1689776130000"}},
+                 "2": {"$date": {"$numberLong": "1689776160000"}}},
+           "temp": {"0": 20, "2": {"$numberDouble": "22.5"}}}})";
+
+TEST(BucketUnpackerTest, FieldOrderIsTimeThenMetaThenDataColumns) {
+  BucketUnpacker u(Spec());
+  ExpectDocs(UnpackAll(u, J(kBucket)), {R"({"t": {"$date": {"$numberLong": "1689776100000"}},
+                  "tag": {"site": "a", "rack": 7},
+                  "_id": {"$oid": "650000000000000000000001"}, "temp": 20})",
+                                        R"({"t": {"$date": {"$numberLong": "1689776130000"}},
+                  "tag": {"site": "a", "rack": 7},
+                  "_id": {"$oid": "650000000000000000000002"}})",
+                                        R"({"t": {"$date": {"$numberLong": "1689776160000"}},
+                  "tag": {"site": "a", "rack": 7},
+                  "_id": {"$oid": "650000000000000000000003"},
+                  "temp": {"$numberDouble": "22.5"}})"});
+}
+
+TEST(BucketUnpackerTest, IncludeProducesOnlyNamedFields) {
+  UnpackSpec s = Spec();
+  s.mode = UnpackSpec::Mode::kInclude;
+  s.fields = {"temp", "t"};
+  ExpectDocs(UnpackAll(BucketUnpacker(s), J(kBucket)),
+             {R"({"t": {"$date": {"$numberLong": "1689776100000"}}, "temp": 20})",
+              R"({"t": {"$date": {"$numberLong": "1689776130000"}}})",
+              R"({"t": {"$date": {"$numberLong": "1689776160000"}},
+                  "temp": {"$numberDouble": "22.5"}})"});
+
+  // Only the meta field: every row still comes out (rows are defined by the time column).
+  s.fields = {"tag"};
+  auto rows = UnpackAll(BucketUnpacker(s), J(kBucket));
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_TRUE(rows[1].BinaryEqual(J(R"({"tag": {"site": "a", "rack": 7}})")));
+
+  // include: [] — the shape count-only pipelines use.
+  s.fields = {};
+  ExpectDocs(UnpackAll(BucketUnpacker(s), J(kBucket)), {"{}", "{}", "{}"});
+}
+
+TEST(BucketUnpackerTest, ExcludeDropsNamedFields) {
+  UnpackSpec s = Spec();
+  s.mode = UnpackSpec::Mode::kExclude;
+  s.fields = {"_id", "tag"};
+  ExpectDocs(UnpackAll(BucketUnpacker(s), J(kBucket)),
+             {R"({"t": {"$date": {"$numberLong": "1689776100000"}}, "temp": 20})",
+              R"({"t": {"$date": {"$numberLong": "1689776130000"}}})",
+              R"({"t": {"$date": {"$numberLong": "1689776160000"}},
+                  "temp": {"$numberDouble": "22.5"}})"});
+  s.fields = {"t"};
+  auto rows = UnpackAll(BucketUnpacker(s), J(kBucket));
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_TRUE(rows[0].BinaryEqual(J(R"({"tag": {"site": "a", "rack": 7},
+      "_id": {"$oid": "650000000000000000000001"}, "temp": 20})")));
+}
+
+constexpr const char* kNoMetaBucket = R"({
+  "_id": {"$oid": "64b7f0000000000000000002"},
+  "control": {"version": 1, "min": {}, "max": {}},
+  "data": {"t": {"0": {"$date": {"$numberLong": "5"}}}, "v": {"0": 1}}})";
+
+TEST(BucketUnpackerTest, BucketWithoutMetaProducesNoMetaField) {
+  ExpectDocs(UnpackAll(BucketUnpacker(Spec()), J(kNoMetaBucket)),
+             {R"({"t": {"$date": {"$numberLong": "5"}}, "v": 1})"});
+  // A collection without a metaField ignores a bucket's meta.
+  auto rows = UnpackAll(BucketUnpacker(Spec(std::nullopt)), J(kBucket));
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_TRUE(rows[0].BinaryEqual(J(R"({"t": {"$date": {"$numberLong": "1689776100000"}},
+      "_id": {"$oid": "650000000000000000000001"}, "temp": 20})")))
+      << rows[0].ToJson();
+}
+
+TEST(BucketUnpackerTest, NullMetaIsProducedMissingMetaIsNot) {
+  BsonObj null_meta = J(R"({"_id": 1, "control": {"version": 1}, "meta": null,
+      "data": {"t": {"0": {"$date": {"$numberLong": "-86400000"}}}}})");
+  ExpectDocs(UnpackAll(BucketUnpacker(Spec()), null_meta),
+             {R"({"t": {"$date": {"$numberLong": "-86400000"}}, "tag": null})"});
+  BsonObj no_meta = J(R"({"_id": 1, "control": {"version": 1},
+      "data": {"t": {"0": {"$date": {"$numberLong": "-86400000"}}}}})");
+  ExpectDocs(UnpackAll(BucketUnpacker(Spec()), no_meta),
+             {R"({"t": {"$date": {"$numberLong": "-86400000"}}})"});
+}
+
+TEST(BucketUnpackerTest, ExtendedRangeDatesUnpackUnchanged) {
+  // 1901 and 2200: outside the 32-bit seconds range of ObjectIds.
+  BsonObj b = J(R"({"_id": 1, "control": {"version": 1},
+      "data": {"t": {"0": {"$date": {"$numberLong": "-2177452800000"}},
+                     "1": {"$date": {"$numberLong": "7258118400000"}}}}})");
+  ExpectDocs(UnpackAll(BucketUnpacker(Spec()), b),
+             {R"({"t": {"$date": {"$numberLong": "-2177452800000"}}})",
+              R"({"t": {"$date": {"$numberLong": "7258118400000"}}})"});
+}
+
+TEST(BucketUnpackerTest, EmitReturningFalseStops) {
+  BucketUnpacker u(Spec());
+  int n = 0;
+  Status st = u.Unpack(J(kBucket), [&](BsonObj) { return ++n < 2; });
+  EXPECT_TRUE(st.ok());
+  EXPECT_EQ(n, 2);
+}
+
+TEST(BucketUnpackerTest, CompressedBucketIsNotSupported) {
+  BsonObj b = J(R"({"_id": {"$oid": "64b7f0000000000000000003"},
+      "control": {"version": 2, "min": {}, "max": {}, "count": 3},
+      "data": {"t": {"$binary": {"base64": "AA==", "subType": "07"}}}})");
+  Status st = BucketUnpacker(Spec()).Unpack(b, [](BsonObj) { return true; });
+  EXPECT_EQ(st.code(), ErrorCode::kCommandNotSupported);
+  EXPECT_EQ(st.code_number(), 115);
+  EXPECT_NE(st.reason().find("compressed time-series buckets are not supported yet"),
+            std::string::npos);
+  b = J(R"({"_id": 1, "control": {"version": 3}, "data": {}})");
+  st = BucketUnpacker(Spec()).Unpack(b, [](BsonObj) { return true; });
+  EXPECT_EQ(st.code(), ErrorCode::kCommandNotSupported);
+}
+
+TEST(BucketUnpackerTest, MalformedBucketsFailNamingTheBucket) {
+  const char* cases[] = {
+      // no control
+      R"({"_id": {"$oid": "64b7f00000000000000000aa"}, "data": {"t": {"0": {"$date": {"$numberLong": "1"}}}}})",
+      // unknown version
+      R"({"_id": {"$oid": "64b7f00000000000000000aa"}, "control": {"version": 7},
+          "data": {"t": {}}})",
+      // no data
+      R"({"_id": {"$oid": "64b7f00000000000000000aa"}, "control": {"version": 1}})",
+      // no time column
+      R"({"_id": {"$oid": "64b7f00000000000000000aa"}, "control": {"version": 1},
+          "data": {"v": {"0": 1}}})",
+      // a column that is not an object
+      R"({"_id": {"$oid": "64b7f00000000000000000aa"}, "control": {"version": 1},
+          "data": {"t": {"0": {"$date": {"$numberLong": "1"}}}, "v": [1]}})",
+      // a column with a row the time column lacks
+      R"({"_id": {"$oid": "64b7f00000000000000000aa"}, "control": {"version": 1},
+          "data": {"t": {"0": {"$date": {"$numberLong": "1"}}}, "v": {"0": 1, "1": 2}}})",
+      // keys not ascending
+      R"({"_id": {"$oid": "64b7f00000000000000000aa"}, "control": {"version": 1},
+          "data": {"t": {"0": {"$date": {"$numberLong": "1"}},
+                         "1": {"$date": {"$numberLong": "2"}}}, "v": {"1": 1, "0": 2}}})",
+      // a key that is not a row number
+      R"({"_id": {"$oid": "64b7f00000000000000000aa"}, "control": {"version": 1},
+          "data": {"t": {"x": {"$date": {"$numberLong": "1"}}}}})",
+  };
+  for (const char* c : cases) {
+    Status st = BucketUnpacker(Spec()).Unpack(J(c), [](BsonObj) { return true; });
+    EXPECT_EQ(st.code(), ErrorCode::kDataCorruptionDetected) << c << ": " << st.ToString();
+    EXPECT_NE(st.reason().find("64b7f00000000000000000aa"), std::string::npos) << st.reason();
+  }
+}
+
+TEST(BucketUnpackerTest, CountRows) {
+  auto n = BucketUnpacker::CountRows(J(kBucket), "t");
+  ASSERT_TRUE(n.ok());
+  EXPECT_EQ(n.value(), 3);
+  n = BucketUnpacker::CountRows(J(kNoMetaBucket), "t");
+  ASSERT_TRUE(n.ok());
+  EXPECT_EQ(n.value(), 1);
+  n = BucketUnpacker::CountRows(
+      J(R"({"_id": 1, "control": {"version": 2, "count": 17}, "data": {}})"), "t");
+  ASSERT_TRUE(n.ok());
+  EXPECT_EQ(n.value(), 17);
+  n = BucketUnpacker::CountRows(J(kBucket), "time");
+  EXPECT_EQ(n.status().code(), ErrorCode::kDataCorruptionDetected);
+}
+
+// Builds a version-1 bucket of `rows` rows and 10 columns (time, _id, 8 doubles), with every
+// third cell of one column missing.
+BsonObj BigBucket(int rows) {
+  BsonBuilder b;
+  b.AppendObjectId("_id", bson::ObjectId::FromSeconds(1000));
+  size_t control = b.OpenObject("control");
+  b.AppendInt32("version", 1);
+  b.Close(control);
+  b.AppendString("meta", "sensor-17");
+  size_t data = b.OpenObject("data");
+  size_t col = b.OpenObject("t");
+  for (int r = 0; r < rows; ++r) b.AppendDate(std::to_string(r), 1000000 + r * 1000);
+  b.Close(col);
+  col = b.OpenObject("_id");
+  for (int r = 0; r < rows; ++r) b.AppendObjectId(std::to_string(r), bson::ObjectId::Generate());
+  b.Close(col);
+  for (int f = 0; f < 8; ++f) {
+    col = b.OpenObject("f" + std::to_string(f));
+    for (int r = 0; r < rows; ++r) {
+      if (f == 3 && r % 3 == 0) continue;
+      b.AppendDouble(std::to_string(r), r * 0.5 + f);
+    }
+    b.Close(col);
+  }
+  b.Close(data);
+  return b.Obj();
+}
+
+TEST(BucketUnpackerTest, LargeBucketUnpacksEveryRow) {
+  BsonObj bucket = BigBucket(1000);
+  int64_t n = 0;
+  int64_t with_f3 = 0;
+  Status st = BucketUnpacker(Spec()).Unpack(bucket, [&](BsonObj m) {
+    if (n == 998) {
+      EXPECT_EQ(m.NumFields(), 11);
+      EXPECT_EQ(m["tag"].Str(), "sensor-17");
+      EXPECT_EQ(m["t"].DateMillis(), 1000000 + 998 * 1000);
+      EXPECT_EQ(m["f7"].Double(), 998 * 0.5 + 7);
+    }
+    if (n == 999) {
+      EXPECT_EQ(m.NumFields(), 10);  // row 999 has no f3
+    }
+    with_f3 += m.HasField("f3");
+    ++n;
+    return true;
+  });
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  EXPECT_EQ(n, 1000);
+  EXPECT_EQ(with_f3, 666);
+  auto count = BucketUnpacker::CountRows(bucket, "t");
+  ASSERT_TRUE(count.ok());
+  EXPECT_EQ(count.value(), 1000);
+}
+
+// Micro-benchmark: run with --gtest_also_run_disabled_tests --gtest_filter='*Benchmark*' on a
+// Release build.
+TEST(BucketUnpackerTest, DISABLED_BenchmarkRowsPerSecond) {
+  BsonObj bucket = BigBucket(1000);
+  BucketUnpacker u(Spec());
+  int64_t rows = 0;
+  int64_t bytes = 0;
+  auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < 2000; ++i) {
+    Status st = u.Unpack(bucket, [&](BsonObj m) {
+      ++rows;
+      bytes += m.size();
+      return true;
+    });
+    ASSERT_TRUE(st.ok());
+  }
+  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::printf("unpacked %lld rows (%lld bytes) in %.3f s: %.2f M rows/s\n",
+              static_cast<long long>(rows), static_cast<long long>(bytes), secs, rows / secs / 1e6);
+}
+
+}  // namespace
+}  // namespace hourglass::timeseries
