@@ -11,7 +11,8 @@
 // ParseExpireAfterSeconds) and thread-safe. Errors carry MongoDB's codes: TypeMismatch (14),
 // BadValue (2, bad granularity string), 40414 (missing timeField), 40415 (unknown sub-field),
 // 51024 (IDL range validator), InvalidOptions (72) for every semantic rule, 6346401
-// (encryptedFields with timeseries). The parsed views borrow nothing: results own their strings.
+// (encryptedFields with timeseries); a duplicated sub-field gets MongoDB's message with BadValue
+// until error_codes.def has 40413. Results own their strings and borrow no BSON.
 #pragma once
 
 #include <cstdint>
