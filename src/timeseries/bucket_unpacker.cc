@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <limits>
+#include <utility>
 
 namespace hourglass::timeseries {
 
@@ -46,28 +47,53 @@ StatusWith<int> CheckVersion(const BsonObj& bucket) {
   return Corrupt(bucket, "unknown control.version " + std::to_string(v));
 }
 
-// A row key: a canonical non-negative decimal number ("0", "17"; not "", "01", "-1", "1a").
-// Returns false for anything else.
-inline bool ParseRowKey(const char* key, int64_t* row) {
-  if (*key < '0' || *key > '9') return false;
+// Reads a row key starting at `key`: a canonical non-negative decimal number ("0", "17"; not "",
+// "01", "-1", "1a"). Returns the key's terminating NUL, or nullptr for anything else.
+inline const char* ParseRowKey(const char* key, int64_t* row) {
+  if (*key < '0' || *key > '9') return nullptr;
   if (key[0] == '0') {
     *row = 0;
-    return key[1] == '\0';
+    return key[1] == '\0' ? key + 1 : nullptr;
   }
   int64_t v = 0;
   for (int n = 0; *key != '\0'; ++key, ++n) {
-    if (*key < '0' || *key > '9' || n >= 18) return false;
+    if (*key < '0' || *key > '9' || n >= 18) return nullptr;
     v = v * 10 + (*key - '0');
   }
   *row = v;
-  return true;
+  return key;
 }
 
-// One data column being walked in step with the time column.
+// Value size of an element of type `t` whose value starts at `v`; the common fixed-size types
+// inline, the rest through BsonElement.
+inline size_t ValueSize(const char* element, const char* v) {
+  switch (static_cast<BsonType>(*element)) {
+    case BsonType::kDouble:
+    case BsonType::kDate:
+    case BsonType::kInt64:
+    case BsonType::kTimestamp:
+      return 8;
+    case BsonType::kInt32:
+      return 4;
+    case BsonType::kBool:
+      return 1;
+    case BsonType::kObjectId:
+      return 12;
+    case BsonType::kString:
+      return 4 + static_cast<size_t>(bson::ReadInt32(v));
+    default:
+      return BsonElement(element).ValueSize();
+  }
+}
+
+// Walks the cells of one column ({"0": v, "3": v, ...}) in step with the time column. Holds raw
+// pointers into the bucket: no per-row lookups, one key parse per cell.
 struct ColumnCursor {
-  const char* p;       // current cell (an element), or the column's terminating EOO
-  int64_t row;         // the current cell's row number, or kNoMoreRows
-  std::string header;  // the output field name followed by its NUL
+  const char* p = nullptr;      // current cell (an element), or the column's terminating EOO
+  const char* value = nullptr;  // the current cell's value bytes
+  size_t value_size = 0;
+  int64_t row = kNoMoreRows;  // the current cell's row number, or kNoMoreRows at the end
+  std::string header;         // the output field name followed by its NUL
   std::string_view name;
 
   // Positions on the cell at `p`; false if its key is not a row number or does not ascend past
@@ -77,16 +103,26 @@ struct ColumnCursor {
       row = kNoMoreRows;
       return true;
     }
-    return ParseRowKey(p + 1, &row) && row > prev_row;
+    const char* key_end = ParseRowKey(p + 1, &row);
+    if (key_end == nullptr || row <= prev_row) return false;
+    value = key_end + 1;
+    value_size = ValueSize(p, value);
+    return true;
+  }
+  bool Next() {
+    int64_t prev = row;
+    p = value + value_size;
+    return Load(prev);
+  }
+  // Writes the current cell under the output name at `w`; returns the end of what it wrote.
+  char* Write(char* w) const {
+    *w++ = *p;
+    std::memcpy(w, header.data(), header.size());
+    w += header.size();
+    std::memcpy(w, value, value_size);
+    return w + value_size;
   }
 };
-
-// Appends element `e`'s value to `out` as a field whose "name\0" is `header`.
-inline void AppendCell(std::string& out, const BsonElement& e, std::string_view header) {
-  out.push_back(*e.raw());
-  out.append(header);
-  out.append(e.value(), e.ValueSize());
-}
 
 inline bool Contains(const std::vector<std::string>& names, std::string_view name) {
   return std::find(names.begin(), names.end(), name) != names.end();
@@ -121,6 +157,7 @@ Status BucketUnpacker::Unpack(const BsonObj& bucket,
 
   BsonElement time_column;
   std::vector<ColumnCursor> columns;
+  size_t headers_size = 0;
   for (BsonElement column : data) {
     if (column.type() != BsonType::kObject) {
       return Corrupt(bucket,
@@ -136,43 +173,55 @@ Status BucketUnpacker::Unpack(const BsonObj& bucket,
     if (!Produces(name)) continue;
     ColumnCursor c;
     c.p = column.value() + 4;
-    c.row = kNoMoreRows;
     c.header.assign(name);
     c.header.push_back('\0');
     c.name = name;
     if (!c.Load(-1)) {
-      return Corrupt(bucket,
-                     "column 'data." + std::string(name) + "' has a key that is not a row number");
+      return Corrupt(bucket, "the keys of column 'data." + std::string(name) +
+                                 "' are not ascending row numbers");
     }
+    headers_size += 1 + c.header.size();
     columns.push_back(std::move(c));
   }
   if (time_column.eoo()) {
     return Corrupt(bucket, "no time column 'data." + spec_.time_field + "'");
   }
+  ColumnCursor time;
+  time.p = time_column.value() + 4;
+  time.header = spec_.time_field;
+  time.header.push_back('\0');
+  time.name = spec_.time_field;
 
-  std::string time_header = spec_.time_field;
-  time_header.push_back('\0');
-  std::string meta_header;
-  BsonElement meta;
+  std::string meta_cell;  // the whole meta element, renamed
   if (include_meta_) {
-    meta = bucket["meta"];
-    meta_header = *spec_.meta_field;
-    meta_header.push_back('\0');
+    BsonElement meta = bucket["meta"];
+    if (!meta.eoo()) {
+      meta_cell.push_back(*meta.raw());
+      meta_cell.append(*spec_.meta_field);
+      meta_cell.push_back('\0');
+      meta_cell.append(meta.value(), meta.ValueSize());
+    }
   }
 
-  std::string buf;
-  buf.reserve(256);
-  int64_t prev_row = -1;
-  for (BsonElement t : time_column.Obj()) {
-    int64_t row;
-    if (!ParseRowKey(t.raw() + 1, &row) || row <= prev_row) {
-      return Corrupt(bucket,
-                     "the keys of 'data." + spec_.time_field + "' are not ascending row numbers");
+  // One row never holds more than every field name plus every value byte of the bucket, so a
+  // buffer of that size is written without bounds checks and reused for every row.
+  std::string buf(5 + 1 + time.header.size() + meta_cell.size() + headers_size +
+                      static_cast<size_t>(bucket.size()),
+                  '\0');
+  auto time_error = [&] {
+    return Corrupt(bucket,
+                   "the keys of 'data." + spec_.time_field + "' are not ascending row numbers");
+  };
+  if (!time.Load(-1)) return time_error();
+  for (; time.row != kNoMoreRows;) {
+    const int64_t row = time.row;
+    char* const start = buf.data();
+    char* w = start + 4;
+    if (include_time_) w = time.Write(w);
+    if (!meta_cell.empty()) {
+      std::memcpy(w, meta_cell.data(), meta_cell.size());
+      w += meta_cell.size();
     }
-    prev_row = row;
-    buf.assign(4, '\0');
-    if (include_time_) AppendCell(buf, t, time_header);
-    if (!meta.eoo()) AppendCell(buf, meta, meta_header);
     for (ColumnCursor& c : columns) {
       if (c.row > row) continue;
       if (c.row < row) {
@@ -180,18 +229,17 @@ Status BucketUnpacker::Unpack(const BsonObj& bucket,
                                    std::to_string(c.row) + ", which 'data." + spec_.time_field +
                                    "' lacks");
       }
-      BsonElement cell(c.p);
-      AppendCell(buf, cell, c.header);
-      c.p += cell.size();
-      if (!c.Load(row)) {
+      w = c.Write(w);
+      if (!c.Next()) {
         return Corrupt(bucket, "the keys of column 'data." + std::string(c.name) +
                                    "' are not ascending row numbers");
       }
     }
-    buf.push_back('\0');
-    int32_t len = static_cast<int32_t>(buf.size());
-    std::memcpy(buf.data(), &len, 4);
-    if (!emit(BsonObj(buf.data()))) return Status::OK();
+    *w++ = '\0';
+    int32_t len = static_cast<int32_t>(w - start);
+    std::memcpy(start, &len, 4);
+    if (!emit(BsonObj(start))) return Status::OK();
+    if (!time.Next()) return time_error();
   }
   for (const ColumnCursor& c : columns) {
     if (c.row != kNoMoreRows) {
