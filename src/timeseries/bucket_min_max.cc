@@ -14,36 +14,102 @@ using bson::BsonElement;
 using bson::BsonObj;
 using bson::BsonType;
 
-// Canonical comparison with a shortcut for the common case of two values of the same fixed-width
-// type (the general comparison handles every mix of types).
-int CompareValues(const BsonElement& a, const BsonElement& b) {
-  BsonType t = a.type();
-  if (t == b.type()) {
+// Canonical comparison of `a` with the stored element `b` (empty name: its value starts at b+2),
+// with shortcuts for two values of the same common type; every other mix goes to bson_compare.
+int CompareToStored(const detail::FieldView& a, const char* b) {
+  BsonType t = a.type;
+  const char* bv = b + 2;
+  if (t == static_cast<BsonType>(*b)) {
     switch (t) {
       case BsonType::kInt32: {
-        int32_t x = bson::ReadInt32(a.value()), y = bson::ReadInt32(b.value());
+        int32_t x = bson::ReadInt32(a.value), y = bson::ReadInt32(bv);
         return x < y ? -1 : (x > y ? 1 : 0);
       }
       case BsonType::kInt64:
       case BsonType::kDate: {
-        int64_t x = bson::ReadInt64(a.value()), y = bson::ReadInt64(b.value());
+        int64_t x = bson::ReadInt64(a.value), y = bson::ReadInt64(bv);
+        return x < y ? -1 : (x > y ? 1 : 0);
+      }
+      case BsonType::kTimestamp: {
+        uint64_t x = static_cast<uint64_t>(bson::ReadInt64(a.value));
+        uint64_t y = static_cast<uint64_t>(bson::ReadInt64(bv));
         return x < y ? -1 : (x > y ? 1 : 0);
       }
       case BsonType::kDouble: {
-        double x = a.Double(), y = b.Double();
+        double x, y;
+        std::memcpy(&x, a.value, 8);
+        std::memcpy(&y, bv, 8);
         if (x < y) return -1;
         if (x > y) return 1;
         if (x == y) return 0;
         break;  // NaN involved: the general rule (NaN below every number)
       }
+      case BsonType::kString: {
+        // Unsigned bytes, then length: std::string_view's order, as bson_compare uses.
+        std::string_view x(a.value + 4, static_cast<size_t>(bson::ReadInt32(a.value)) - 1);
+        std::string_view y(bv + 4, static_cast<size_t>(bson::ReadInt32(bv)) - 1);
+        int c = x.compare(y);
+        return c < 0 ? -1 : (c > 0 ? 1 : 0);
+      }
+      case BsonType::kObjectId: {
+        int c = std::memcmp(a.value, bv, 12);
+        return c < 0 ? -1 : (c > 0 ? 1 : 0);
+      }
+      case BsonType::kBool:
+        return (*a.value != 0) - (*bv != 0);
       default:
         break;
     }
   }
-  return bson::CompareElementValues(a, b);
+  return bson::CompareElementValues(a.Element(), BsonElement(b));
 }
 
 }  // namespace
+
+namespace detail {
+
+size_t ValueSizeOf(BsonType t, const char* v) {
+  switch (t) {
+    case BsonType::kEOO:
+    case BsonType::kUndefined:
+    case BsonType::kNull:
+    case BsonType::kMinKey:
+    case BsonType::kMaxKey:
+      return 0;
+    case BsonType::kBool:
+      return 1;
+    case BsonType::kInt32:
+      return 4;
+    case BsonType::kDouble:
+    case BsonType::kDate:
+    case BsonType::kTimestamp:
+    case BsonType::kInt64:
+      return 8;
+    case BsonType::kObjectId:
+      return 12;
+    case BsonType::kDecimal128:
+      return 16;
+    case BsonType::kString:
+    case BsonType::kCode:
+    case BsonType::kSymbol:
+      return 4 + static_cast<size_t>(bson::ReadInt32(v));
+    case BsonType::kObject:
+    case BsonType::kArray:
+    case BsonType::kCodeWScope:
+      return static_cast<size_t>(bson::ReadInt32(v));
+    case BsonType::kBinData:
+      return 5 + static_cast<size_t>(bson::ReadInt32(v));
+    case BsonType::kRegex: {
+      size_t p = std::strlen(v) + 1;
+      return p + std::strlen(v + p) + 1;
+    }
+    case BsonType::kDBPointer:
+      return 4 + static_cast<size_t>(bson::ReadInt32(v)) + 12;
+  }
+  return 0;
+}
+
+}  // namespace detail
 
 BucketMinMax BucketMinMax::FromBucket(const BsonObj& min, const BsonObj& max) {
   BucketMinMax m;
@@ -53,7 +119,7 @@ BucketMinMax BucketMinMax::FromBucket(const BsonObj& min, const BsonObj& max) {
 }
 
 void BucketMinMax::Update(const BsonObj& measurement, std::string_view skip_field) {
-  UpdateFields(root_, measurement, /*do_min=*/true, /*do_max=*/true, skip_field);
+  UpdateFields(root_, measurement.data(), /*do_min=*/true, /*do_max=*/true, skip_field);
 }
 
 void BucketMinMax::Reset() { root_ = Node{}; }
@@ -76,17 +142,17 @@ BucketMinMax::Node* BucketMinMax::FindField(Node& parent, std::string_view name,
   return nullptr;
 }
 
-void BucketMinMax::UpdateFields(Node& parent, const BsonObj& doc, bool do_min, bool do_max,
+void BucketMinMax::UpdateFields(Node& parent, const char* doc, bool do_min, bool do_max,
                                 std::string_view skip_field) {
   size_t cursor = 0;
-  for (BsonElement e : doc) {
-    std::string_view name = e.FieldName();
-    if (!skip_field.empty() && name == skip_field) continue;
-    Node* node = FindField(parent, name, cursor);
+  for (detail::FieldCursor it(doc); it.Next();) {
+    const detail::FieldView& e = it.field();
+    if (!skip_field.empty() && e.name == skip_field) continue;
+    Node* node = FindField(parent, e.name, cursor);
     if (node == nullptr) {
       auto& fields = parent.fields;
       fields.emplace_back();
-      fields.back().name.assign(name);
+      fields.back().name.assign(e.name);
       uint32_t pos = static_cast<uint32_t>(fields.size() - 1);
       if (!parent.index.empty()) {
         parent.index.emplace(fields.back().name, pos);
@@ -101,17 +167,17 @@ void BucketMinMax::UpdateFields(Node& parent, const BsonObj& doc, bool do_min, b
   }
 }
 
-void BucketMinMax::UpdateElements(Node& parent, const BsonObj& arr, bool do_min, bool do_max) {
+void BucketMinMax::UpdateElements(Node& parent, const char* arr, bool do_min, bool do_max) {
   size_t i = 0;
-  for (BsonElement e : arr) {
+  for (detail::FieldCursor it(arr); it.Next();) {
     if (i == parent.elements.size()) parent.elements.emplace_back();
-    UpdateNode(parent.elements[i], e, do_min, do_max);
+    UpdateNode(parent.elements[i], it.field(), do_min, do_max);
     ++i;
   }
 }
 
-void BucketMinMax::UpdateNode(Node& node, const BsonElement& e, bool do_min, bool do_max) {
-  BsonType t = e.type();
+void BucketMinMax::UpdateNode(Node& node, const detail::FieldView& e, bool do_min, bool do_max) {
+  BsonType t = e.type;
   if (t == BsonType::kObject || t == BsonType::kArray) {
     const Kind kind = t == BsonType::kObject ? Kind::kObject : Kind::kArray;
     const int rank = bson::CanonicalTypeRank(t);
@@ -142,9 +208,9 @@ void BucketMinMax::UpdateNode(Node& node, const BsonElement& e, bool do_min, boo
     }
     if (!update_min && !update_max) return;
     if (kind == Kind::kObject) {
-      UpdateFields(node, e.Obj(), update_min, update_max, {});
+      UpdateFields(node, e.value, update_min, update_max, {});
     } else {
-      UpdateElements(node, e.Obj(), update_min, update_max);
+      UpdateElements(node, e.value, update_min, update_max);
     }
     return;
   }
@@ -156,7 +222,7 @@ void BucketMinMax::UpdateNode(Node& node, const BsonElement& e, bool do_min, boo
         replace = true;
         break;
       case Kind::kValue: {
-        int c = CompareValues(e, BsonElement(value.data()));
+        int c = CompareToStored(e, value.data());
         replace = is_min ? c < 0 : c > 0;
         break;
       }
@@ -172,11 +238,10 @@ void BucketMinMax::UpdateNode(Node& node, const BsonElement& e, bool do_min, boo
     held = Kind::kValue;
     // Element with an empty name; resize() keeps the buffer, so a value no longer than the one
     // before never allocates.
-    size_t value_size = e.ValueSize();
-    value.resize(2 + value_size);
+    value.resize(2 + e.value_size);
     value[0] = static_cast<char>(t);
     value[1] = '\0';
-    std::memcpy(value.data() + 2, e.value(), value_size);
+    std::memcpy(value.data() + 2, e.value, e.value_size);
   };
   if (do_min) maybe_set(node.min_kind, node.min_value, true);
   if (do_max) maybe_set(node.max_kind, node.max_value, false);

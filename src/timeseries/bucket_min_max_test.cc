@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
 #include <random>
 #include <string>
 #include <vector>
@@ -322,6 +324,34 @@ TEST_F(BucketMinMaxTest, ApproxMemoryGrowsWithFieldsAndLongValues) {
   EXPECT_GT(two, empty);
   Add(R"({"s": "a string value well beyond any small-string buffer, so it lives on the heap"})");
   EXPECT_GT(mm_.ApproxMemory(), two + 2 * 70);
+}
+
+// Throughput on 11-field measurements (time, meta, _id, 4 doubles, int, long, string); run with
+// --gtest_also_run_disabled_tests on a Release build. Target: > 1M measurements/s on one core.
+TEST(BucketMinMaxBenchmark, DISABLED_MeasurementsPerSecond) {
+  std::vector<BsonObj> docs;
+  std::mt19937 rng(1);
+  for (int i = 0; i < 1000; ++i) {
+    bson::BsonBuilder b;
+    b.AppendDate("t", 1600000000000 + i * 1000);
+    b.AppendString("meta", "sensor-1");
+    b.AppendObjectId("_id", bson::ObjectId::Generate());
+    for (int f = 0; f < 4; ++f) b.AppendDouble("d" + std::to_string(f), rng() / 1e6);
+    b.AppendInt32("i0", static_cast<int32_t>(rng() % 1000));
+    b.AppendInt64("l0", rng());
+    b.AppendString("s0", rng() % 2 ? "ok" : "warn");
+    docs.push_back(b.Obj());
+  }
+  BucketMinMax mm;
+  auto start = std::chrono::steady_clock::now();
+  size_t n = 0;
+  for (int rep = 0; rep < 1000; ++rep) {
+    mm.Reset();
+    for (const BsonObj& d : docs) mm.Update(d, "meta");
+    n += docs.size();
+  }
+  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::printf("BucketMinMax::Update: %.2f M measurements/s\n", n / secs / 1e6);
 }
 
 }  // namespace

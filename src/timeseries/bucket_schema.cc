@@ -1,6 +1,7 @@
 #include "timeseries/bucket_schema.h"
 
 #include "bson/bson_compare.h"
+#include "timeseries/bucket_min_max.h"
 
 namespace hourglass::timeseries {
 
@@ -39,56 +40,55 @@ const BucketSchema::Node* BucketSchema::FindField(const Node& parent, std::strin
 }
 
 bool BucketSchema::IsCompatible(const BsonObj& measurement, std::string_view skip_field) const {
-  return FieldsCompatible(root_, measurement, skip_field);
+  return FieldsCompatible(root_, measurement.data(), skip_field);
 }
 
-bool BucketSchema::FieldsCompatible(const Node& parent, const BsonObj& doc,
+bool BucketSchema::FieldsCompatible(const Node& parent, const char* doc,
                                     std::string_view skip_field) {
   size_t cursor = 0;
-  for (BsonElement e : doc) {
-    std::string_view name = e.FieldName();
-    if (!skip_field.empty() && name == skip_field) continue;
-    const Node* node = FindField(parent, name, cursor);
+  for (detail::FieldCursor it(doc); it.Next();) {
+    const detail::FieldView& e = it.field();
+    if (!skip_field.empty() && e.name == skip_field) continue;
+    const Node* node = FindField(parent, e.name, cursor);
     if (node == nullptr) continue;  // a new path: anything goes
     cursor = static_cast<size_t>(node - parent.fields.data()) + 1;
-    if (!NodeCompatible(*node, e)) return false;
+    if (!NodeCompatible(*node, e.type, e.value)) return false;
   }
   return true;
 }
 
-bool BucketSchema::ElementsCompatible(const Node& parent, const BsonObj& arr) {
+bool BucketSchema::ElementsCompatible(const Node& parent, const char* arr) {
   size_t i = 0;
-  for (BsonElement e : arr) {
+  for (detail::FieldCursor it(arr); it.Next();) {
     if (i == parent.elements.size()) return true;  // the remaining positions are new
-    if (!NodeCompatible(parent.elements[i], e)) return false;
+    if (!NodeCompatible(parent.elements[i], it.field().type, it.field().value)) return false;
     ++i;
   }
   return true;
 }
 
-bool BucketSchema::NodeCompatible(const Node& node, const BsonElement& e) {
-  BsonType t = e.type();
+bool BucketSchema::NodeCompatible(const Node& node, BsonType t, const char* value) {
   if (bson::CanonicalTypeRank(t) != node.rank) return false;
-  if (t == BsonType::kObject) return FieldsCompatible(node, e.Obj(), {});
-  if (t == BsonType::kArray) return ElementsCompatible(node, e.Obj());
+  if (t == BsonType::kObject) return FieldsCompatible(node, value, {});
+  if (t == BsonType::kArray) return ElementsCompatible(node, value);
   return true;
 }
 
 void BucketSchema::Update(const BsonObj& measurement, std::string_view skip_field) {
-  UpdateFields(root_, measurement, skip_field);
+  UpdateFields(root_, measurement.data(), skip_field);
 }
 
-void BucketSchema::UpdateFields(Node& parent, const BsonObj& doc, std::string_view skip_field) {
+void BucketSchema::UpdateFields(Node& parent, const char* doc, std::string_view skip_field) {
   size_t cursor = 0;
-  for (BsonElement e : doc) {
-    std::string_view name = e.FieldName();
-    if (!skip_field.empty() && name == skip_field) continue;
-    Node* node = const_cast<Node*>(FindField(parent, name, cursor));
+  for (detail::FieldCursor it(doc); it.Next();) {
+    const detail::FieldView& e = it.field();
+    if (!skip_field.empty() && e.name == skip_field) continue;
+    Node* node = const_cast<Node*>(FindField(parent, e.name, cursor));
     bool is_new = node == nullptr;
     if (is_new) {
       auto& fields = parent.fields;
       fields.emplace_back();
-      fields.back().name.assign(name);
+      fields.back().name.assign(e.name);
       uint32_t pos = static_cast<uint32_t>(fields.size() - 1);
       if (!parent.index.empty()) {
         parent.index.emplace(fields.back().name, pos);
@@ -98,22 +98,21 @@ void BucketSchema::UpdateFields(Node& parent, const BsonObj& doc, std::string_vi
       node = &fields.back();
     }
     cursor = static_cast<size_t>(node - parent.fields.data()) + 1;
-    UpdateNode(*node, e, is_new);
+    UpdateNode(*node, e.type, e.value, is_new);
   }
 }
 
-void BucketSchema::UpdateElements(Node& parent, const BsonObj& arr) {
+void BucketSchema::UpdateElements(Node& parent, const char* arr) {
   size_t i = 0;
-  for (BsonElement e : arr) {
+  for (detail::FieldCursor it(arr); it.Next();) {
     bool is_new = i == parent.elements.size();
     if (is_new) parent.elements.emplace_back();
-    UpdateNode(parent.elements[i], e, is_new);
+    UpdateNode(parent.elements[i], it.field().type, it.field().value, is_new);
     ++i;
   }
 }
 
-void BucketSchema::UpdateNode(Node& node, const BsonElement& e, bool is_new) {
-  BsonType t = e.type();
+void BucketSchema::UpdateNode(Node& node, BsonType t, const char* value, bool is_new) {
   int rank = bson::CanonicalTypeRank(t);
   if (is_new) {
     node.rank = rank;
@@ -121,9 +120,9 @@ void BucketSchema::UpdateNode(Node& node, const BsonElement& e, bool is_new) {
     return;  // incompatible: keep what was recorded first
   }
   if (t == BsonType::kObject) {
-    UpdateFields(node, e.Obj(), {});
+    UpdateFields(node, value, {});
   } else if (t == BsonType::kArray) {
-    UpdateElements(node, e.Obj());
+    UpdateElements(node, value);
   }
 }
 

@@ -83,13 +83,13 @@ class BucketSchema {
   static constexpr size_t kIndexThreshold = 16;
 
   static const Node* FindField(const Node& parent, std::string_view name, size_t cursor);
-  static bool FieldsCompatible(const Node& parent, const bson::BsonObj& doc,
-                               std::string_view skip_field);
-  static bool ElementsCompatible(const Node& parent, const bson::BsonObj& arr);
-  static bool NodeCompatible(const Node& node, const bson::BsonElement& e);
-  static void UpdateFields(Node& parent, const bson::BsonObj& doc, std::string_view skip_field);
-  static void UpdateElements(Node& parent, const bson::BsonObj& arr);
-  static void UpdateNode(Node& node, const bson::BsonElement& e, bool is_new);
+  // `doc` / `arr` point at an embedded document's bytes; `t` / `value` describe one element.
+  static bool FieldsCompatible(const Node& parent, const char* doc, std::string_view skip_field);
+  static bool ElementsCompatible(const Node& parent, const char* arr);
+  static bool NodeCompatible(const Node& node, bson::BsonType t, const char* value);
+  static void UpdateFields(Node& parent, const char* doc, std::string_view skip_field);
+  static void UpdateElements(Node& parent, const char* arr);
+  static void UpdateNode(Node& node, bson::BsonType t, const char* value, bool is_new);
   static size_t NodeMemory(const Node& node);
 
   Node root_;  // the top-level document
