@@ -99,6 +99,29 @@ Status Catalog::PersistEntry(const CollectionEntry& e) {
   });
 }
 
+StatusWith<CollectionEntry> Catalog::NewCollectionEntry(const NamespaceString& nss,
+                                                        const BsonObj& options) {
+  CollectionEntry e;
+  e.nss = nss;
+  e.uuid = NewUuid();
+  e.type = "collection";
+  e.options = options.Owned();
+  e.ident = NewIdent("collection");
+  HG_RETURN_IF_ERROR(engine_->CreateTable(e.ident));
+  bson::BsonElement clustered = options["clusteredIndex"];
+  if (!clustered.eoo() && clustered.Truthy()) return e;
+  BsonBuilder spec;
+  spec.AppendInt32("v", 2);
+  size_t k = spec.OpenObject("key");
+  spec.AppendInt32("_id", 1);
+  spec.Close(k);
+  spec.AppendString("name", "_id_");
+  IndexEntry idx{spec.Obj(), NewIdent("index")};
+  HG_RETURN_IF_ERROR(engine_->CreateTable(idx.ident));
+  e.indexes.push_back(std::move(idx));
+  return e;
+}
+
 StatusWith<std::shared_ptr<Collection>> Catalog::CreateCollection(const NamespaceString& nss,
                                                                   const BsonObj& options,
                                                                   std::string type) {
@@ -108,28 +131,81 @@ StatusWith<std::shared_ptr<Collection>> Catalog::CreateCollection(const Namespac
     return Status(ErrorCode::kNamespaceExists, "Collection " + nss.ns() + " already exists.");
   }
   CollectionEntry e;
-  e.nss = nss;
-  e.uuid = NewUuid();
-  e.type = type;
-  e.options = options.Owned();
   if (type == "collection") {
-    e.ident = NewIdent("collection");
-    HG_RETURN_IF_ERROR(engine_->CreateTable(e.ident));
-    BsonBuilder spec;
-    spec.AppendInt32("v", 2);
-    size_t k = spec.OpenObject("key");
-    spec.AppendInt32("_id", 1);
-    spec.Close(k);
-    spec.AppendString("name", "_id_");
-    IndexEntry idx{spec.Obj(), NewIdent("index")};
-    HG_RETURN_IF_ERROR(engine_->CreateTable(idx.ident));
-    e.indexes.push_back(std::move(idx));
+    HG_ASSIGN_OR_RETURN(e, NewCollectionEntry(nss, options));
+  } else {
+    e.nss = nss;
+    e.uuid = NewUuid();
+    e.type = type;
+    e.options = options.Owned();
   }
   HG_RETURN_IF_ERROR(PersistEntry(e));
   auto coll = std::make_shared<Collection>(engine_, std::move(e), 1);
   std::unique_lock lk(mu_);
   collections_[nss.ns()] = coll;
   return coll;
+}
+
+Status Catalog::CreateTimeseries(const NamespaceString& view, const BsonObj& view_options,
+                                 const NamespaceString& buckets, const BsonObj& buckets_options) {
+  HG_RETURN_IF_ERROR(ValidateCollectionName(view));
+  HG_RETURN_IF_ERROR(ValidateCollectionName(buckets));
+  std::lock_guard ddl(ddl_mu_);
+  for (const auto* nss : {&view, &buckets}) {
+    if (Lookup(*nss)) {
+      return Status(ErrorCode::kNamespaceExists, "Collection " + nss->ns() + " already exists.");
+    }
+  }
+  CollectionEntry v;
+  v.nss = view;
+  v.uuid = NewUuid();
+  v.type = "timeseries";
+  v.options = view_options.Owned();
+  HG_ASSIGN_OR_RETURN(CollectionEntry b, NewCollectionEntry(buckets, buckets_options));
+  BsonObj vo = v.ToBson(), bo = b.ToBson();
+  Status st = storage::RetryOnWriteConflict([&] {
+    auto session = engine_->NewSession();
+    storage::WriteUnit wu(*session);
+    HG_RETURN_IF_ERROR(wu.begin_status());
+    HG_RETURN_IF_ERROR(session->Put(kCatalogTable, view.ns(), vo.bytes()));
+    HG_RETURN_IF_ERROR(session->Put(kCatalogTable, buckets.ns(), bo.bytes()));
+    return wu.Commit();
+  });
+  if (!st.ok()) {
+    (void)DropTables(b);
+    return st;
+  }
+  std::unique_lock lk(mu_);
+  collections_[view.ns()] = std::make_shared<Collection>(engine_, std::move(v), 1);
+  collections_[buckets.ns()] = std::make_shared<Collection>(engine_, std::move(b), 1);
+  return Status::OK();
+}
+
+Status Catalog::SetOptions(const std::vector<std::pair<NamespaceString, BsonObj>>& updates) {
+  std::lock_guard ddl(ddl_mu_);
+  std::vector<std::shared_ptr<Collection>> replaced;
+  for (const auto& [nss, options] : updates) {
+    auto cur = Lookup(nss);
+    if (!cur) return Status(ErrorCode::kNamespaceNotFound, "ns does not exist: " + nss.ns());
+    CollectionEntry e = cur->entry();
+    e.options = options.Owned();
+    auto next = std::make_shared<Collection>(engine_, std::move(e), cur->NextRecordId());
+    next->SetCounts(cur->NumRecords(), cur->DataSize());
+    replaced.push_back(std::move(next));
+  }
+  HG_RETURN_IF_ERROR(storage::RetryOnWriteConflict([&] {
+    auto session = engine_->NewSession();
+    storage::WriteUnit wu(*session);
+    HG_RETURN_IF_ERROR(wu.begin_status());
+    for (const auto& c : replaced) {
+      BsonObj obj = c->entry().ToBson();
+      HG_RETURN_IF_ERROR(session->Put(kCatalogTable, c->ns(), obj.bytes()));
+    }
+    return wu.Commit();
+  }));
+  std::unique_lock lk(mu_);
+  for (auto& c : replaced) collections_[c->ns()] = std::move(c);
+  return Status::OK();
 }
 
 StatusWith<std::shared_ptr<Collection>> Catalog::GetOrCreateCollection(const NamespaceString& nss) {

@@ -34,6 +34,15 @@ class Catalog {
   StatusWith<std::shared_ptr<Collection>> CreateCollection(const NamespaceString& nss,
                                                            const bson::BsonObj& options,
                                                            std::string type = "collection");
+  // Creates a time-series collection in one transaction: the entry `view` (type "timeseries", no
+  // tables) and the clustered bucket collection `buckets` (`buckets_options` must hold
+  // `clusteredIndex: true`). NamespaceExists (48) if either exists.
+  Status CreateTimeseries(const NamespaceString& view, const bson::BsonObj& view_options,
+                          const NamespaceString& buckets, const bson::BsonObj& buckets_options);
+  // Replaces the options of existing entries in one transaction (collMod). NamespaceNotFound if
+  // one is missing.
+  Status SetOptions(const std::vector<std::pair<NamespaceString, bson::BsonObj>>& updates);
+
   // Looks the collection up, creating it with default options if it does not exist (implicit
   // creation by inserts, updates with upsert, ...).
   StatusWith<std::shared_ptr<Collection>> GetOrCreateCollection(const NamespaceString& nss);
@@ -55,6 +64,9 @@ class Catalog {
  private:
   explicit Catalog(storage::KvEngine* engine) : engine_(engine) {}
   Status PersistEntry(const CollectionEntry& e);
+  // A new entry's tables: the record table, and the `_id` index unless clustered.
+  StatusWith<CollectionEntry> NewCollectionEntry(const NamespaceString& nss,
+                                                 const bson::BsonObj& options);
   // Drops the record and index tables of an entry already removed from the catalog.
   Status DropTables(const CollectionEntry& e);
   std::string NewIdent(std::string_view kind);

@@ -43,6 +43,17 @@ StatusWith<CollectionEntry> CollectionEntry::FromBson(const BsonObj& obj) {
 }
 
 namespace {
+bool IsClusteredEntry(const CollectionEntry& e) {
+  bson::BsonElement c = e.options["clusteredIndex"];
+  return !c.eoo() && c.Truthy();
+}
+
+int64_t FromBigEndianBytes(uint64_t u) {
+  // EncodeRecordId flips the sign bit and writes big-endian; flipping it here makes the stored key
+  // equal to the bytes themselves.
+  return static_cast<int64_t>(u ^ (uint64_t{1} << 63));
+}
+
 std::string FindIdIndexIdent(const CollectionEntry& e) {
   for (const auto& idx : e.indexes) {
     if (idx.name() == "_id_") return idx.ident;
@@ -55,8 +66,23 @@ Collection::Collection(storage::KvEngine* engine, CollectionEntry entry, int64_t
     : engine_(engine),
       entry_(std::move(entry)),
       id_index_ident_(FindIdIndexIdent(entry_)),
+      clustered_(IsClusteredEntry(entry_)),
       next_record_id_(next_record_id) {}
 
+int64_t ClusteredRecordId(const bson::ObjectId& oid) {
+  const uint8_t* b = oid.bytes;
+  uint64_t u = 0;
+  for (int i = 0; i < 8; ++i) u = (u << 8) | b[i];
+  return FromBigEndianBytes(u);
+}
+
+int64_t ClusteredRecordIdLow(uint32_t seconds) {
+  return FromBigEndianBytes(static_cast<uint64_t>(seconds) << 32);
+}
+
+int64_t ClusteredRecordIdHigh(uint32_t seconds) {
+  return FromBigEndianBytes((static_cast<uint64_t>(seconds) << 32) | 0xffffffffu);
+}
 
 namespace {
 // A value as the MongoDB shell prints it, for the E11000 message ("{ _id: ObjectId('...') }").
@@ -105,6 +131,19 @@ Status Collection::DuplicateKeyError(const BsonElement& id) const {
 StatusWith<int64_t> Collection::Insert(storage::Session& s, const BsonObj& doc) {
   BsonElement id = doc["_id"];
   invariant(!id.eoo());
+  if (clustered_) {
+    if (id.type() != bson::BsonType::kObjectId) {
+      return Status(ErrorCode::kBadValue, "Document " + ns() +
+                                              " of a clustered collection must have an ObjectId "
+                                              "_id, got " +
+                                              std::string(bson::TypeName(id.type())));
+    }
+    int64_t rid = ClusteredRecordId(id.Oid());
+    Status st = s.Insert(entry_.ident, storage::EncodeRecordId(rid), doc.bytes());
+    if (st.code() == ErrorCode::kDuplicateKey) return DuplicateKeyError(id);
+    HG_RETURN_IF_ERROR(st);
+    return rid;
+  }
   int64_t rid = next_record_id_.fetch_add(1);
   const std::string& id_ident = id_index_ident_;
   if (!id_ident.empty()) {
@@ -136,6 +175,13 @@ StatusWith<std::optional<Record>> Collection::FindRecord(storage::Session& s, in
 }
 
 StatusWith<std::optional<Record>> Collection::FindById(storage::Session& s, const BsonElement& id) {
+  if (clustered_) {
+    if (id.type() != bson::BsonType::kObjectId) return std::optional<Record>();
+    HG_ASSIGN_OR_RETURN(auto rec, FindRecord(s, ClusteredRecordId(id.Oid())));
+    // The RecordId holds 8 of the 12 bytes: the record found must have this very _id.
+    if (rec && !(rec->doc["_id"].Oid() == id.Oid())) return std::optional<Record>();
+    return rec;
+  }
   const std::string& id_ident = id_index_ident_;
   if (id_ident.empty()) return std::optional<Record>();
   HG_ASSIGN_OR_RETURN(auto rid_bytes, s.Get(id_ident, IdKey(id)));

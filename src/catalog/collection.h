@@ -6,6 +6,11 @@
 // allocator; DDL replaces the Collection object in the Catalog instead of mutating it, so a handle
 // obtained by a command stays consistent for the command's life. Data methods run inside the
 // caller's storage transaction (a WriteUnit) and surface conflicts as WriteConflict (112).
+//
+// A clustered collection (option `clusteredIndex: true`, used for time-series buckets) has no `_id`
+// index: its record table is keyed by the `_id` itself. `_id` must then be an ObjectId and the
+// RecordId is its first 8 bytes (timestamp + 4 more bytes, see ClusteredRecordId), so records sit
+// in `_id` (for buckets: time) order and an `_id` range is a key range.
 #pragma once
 
 #include <atomic>
@@ -46,6 +51,13 @@ struct Record {
   bson::BsonObj doc;  // owned
 };
 
+// The RecordId of a clustered collection's record: the big-endian first 8 bytes of the ObjectId, in
+// the form whose storage encoding (storage/record_id.h) is exactly those bytes.
+int64_t ClusteredRecordId(const bson::ObjectId& oid);
+// The smallest and largest RecordIds of ObjectIds whose timestamp is `seconds`.
+int64_t ClusteredRecordIdLow(uint32_t seconds);
+int64_t ClusteredRecordIdHigh(uint32_t seconds);
+
 class Collection {
  public:
   Collection(storage::KvEngine* engine, CollectionEntry entry, int64_t next_record_id);
@@ -55,9 +67,12 @@ class Collection {
   std::string ns() const { return entry_.nss.ns(); }
   const std::string& ident() const { return entry_.ident; }
   bool IsView() const { return entry_.type != "collection"; }
+  bool IsClustered() const { return clustered_; }
 
   // Stores `doc` (which must already have an `_id` and be valid) under a new RecordId and adds
-  // its index keys. DuplicateKey (11000) with keyPattern/keyValue if `_id` exists.
+  // its index keys. DuplicateKey (11000) with keyPattern/keyValue if `_id` exists (for clustered
+  // collections: if a record with the same RecordId exists). BadValue if a clustered collection's
+  // `_id` is not an ObjectId.
   StatusWith<int64_t> Insert(storage::Session& s, const bson::BsonObj& doc);
   // Replaces the document at `id`. `_id` must be unchanged (callers check).
   Status Update(storage::Session& s, int64_t id, const bson::BsonObj& new_doc);
@@ -85,7 +100,8 @@ class Collection {
 
   storage::KvEngine* engine_;
   CollectionEntry entry_;
-  std::string id_index_ident_;  // empty for views; looked up once, used per write
+  std::string id_index_ident_;  // empty for views and clustered collections
+  bool clustered_;
   std::atomic<int64_t> next_record_id_;
   std::atomic<int64_t> num_records_{0};
   std::atomic<int64_t> data_size_{0};

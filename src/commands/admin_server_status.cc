@@ -10,6 +10,7 @@
 #include "commands/admin_commands.h"
 #include "commands/command_util.h"
 #include "commands/cursor_manager.h"
+#include "commands/timeseries_scan.h"
 
 namespace hourglass::commands {
 
@@ -119,6 +120,20 @@ Status RunServerStatus(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& rep
     reply.AppendInt64("total", total);
     reply.Close(open);
     reply.Close(cur);
+    reply.Close(t);
+  }
+  if (Wanted(cmd, "bucketCatalog") && service.bucket_catalog != nullptr) {
+    service.bucket_catalog->AppendServerStatus(reply);
+  }
+  if (Wanted(cmd, "hourglass")) {
+    // Hourglass's own counters (not in MongoDB): the work time-series reads did.
+    const auto& ts = GlobalTimeseriesReadCounters();
+    size_t t = reply.OpenObject("hourglass");
+    size_t r = reply.OpenObject("timeseries");
+    reply.AppendInt64("bucketsRead", ts.buckets_read.load());
+    reply.AppendInt64("bucketsUnpacked", ts.buckets_unpacked.load());
+    reply.AppendInt64("measurementsUnpacked", ts.measurements_unpacked.load());
+    reply.Close(r);
     reply.Close(t);
   }
   if (Wanted(cmd, "storageEngine")) {

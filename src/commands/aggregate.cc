@@ -68,6 +68,7 @@ class AggregateCommand : public Command {
       ReadPlan plan;
       if (auto leading = pipe->PopLeadingMatch()) {
         HG_ASSIGN_OR_RETURN(plan.filter, query::Matcher::Parse(*leading));
+        plan.filter_spec = *leading;
       }
       HG_ASSIGN_OR_RETURN(source, BuildReadStream(ctx, nss, std::move(plan)));
     }
@@ -94,7 +95,18 @@ class CountCommand : public Command {
     HG_ASSIGN_OR_RETURN(auto matcher, query::Matcher::Parse(q.value_or(BsonObj())));
     int64_t n = 0;
     auto coll = ctx.service.catalog->Lookup(nss);
-    if (coll && !coll->ident().empty()) {
+    if (coll && coll->entry().type == "timeseries") {
+      // Measurements live in buckets: count them through the unpacking read path.
+      ReadPlan plan;
+      plan.filter = std::move(matcher);
+      plan.filter_spec = q.value_or(BsonObj());
+      HG_ASSIGN_OR_RETURN(auto stream, BuildReadStream(ctx, nss, std::move(plan)));
+      while (true) {
+        HG_ASSIGN_OR_RETURN(auto doc, stream->Next());
+        if (!doc) break;
+        ++n;
+      }
+    } else if (coll && !coll->ident().empty()) {
       if (matcher.MatchesEverything()) {
         n = coll->NumRecords();  // MongoDB answers an unfiltered count from collection metadata
       } else {
@@ -132,6 +144,7 @@ class DistinctCommand : public Command {
     HG_ASSIGN_OR_RETURN(auto matcher, query::Matcher::Parse(q.value_or(BsonObj())));
     ReadPlan plan;
     plan.filter = std::move(matcher);
+    plan.filter_spec = q.value_or(BsonObj());
     HG_ASSIGN_OR_RETURN(auto stream, BuildReadStream(ctx, nss, std::move(plan)));
     // Values are kept as single-element documents, sorted and de-duplicated in canonical order.
     std::vector<BsonObj> values;

@@ -95,6 +95,7 @@ class FindCommand : public Command {
     }
     ReadPlan plan;
     plan.filter = std::move(matcher);
+    plan.filter_spec = filter.value_or(BsonObj());
     plan.sort = sort.value_or(BsonObj());
     plan.skip = skip.value_or(0);
     plan.limit = limit.value_or(0);

@@ -2,6 +2,8 @@
 
 #include "commands/collection_scan.h"
 #include "commands/cursor_manager.h"
+#include "commands/timeseries_scan.h"
+#include "commands/timeseries_util.h"
 #include "storage/kv_engine.h"
 
 namespace hourglass::commands {
@@ -16,7 +18,11 @@ StatusWith<std::unique_ptr<pipeline::DocumentStream>> BuildReadStream(
     CommandContext& ctx, const catalog::NamespaceString& nss, ReadPlan plan) {
   std::unique_ptr<pipeline::DocumentStream> stream;
   auto coll = ctx.service.catalog->Lookup(nss);
-  if (!coll || coll->ident().empty()) {
+  HG_ASSIGN_OR_RETURN(auto ts, LookupTimeseries(ctx.service, nss));
+  if (ts) {
+    HG_ASSIGN_OR_RETURN(stream,
+                        TimeseriesScan::Make(std::move(*ts), ctx.service.engine, plan.filter_spec));
+  } else if (!coll || coll->ident().empty()) {
     stream = std::make_unique<pipeline::VectorDocumentStream>(std::vector<BsonObj>{});
   } else {
     stream = std::make_unique<CollectionScan>(coll, ctx.service.engine, std::move(plan.filter));

@@ -16,6 +16,7 @@ namespace hourglass::commands {
 
 struct ReadPlan {
   std::optional<query::Matcher> filter;
+  bson::BsonObj filter_spec;  // the filter document `filter` was parsed from`
   bson::BsonObj sort;
   int64_t skip = 0;
   int64_t limit = 0;  // 0 = none

@@ -2,6 +2,8 @@
 #include "commands/command.h"
 #include "commands/command_util.h"
 #include "commands/crud_util.h"
+#include "commands/timeseries_util.h"
+#include "commands/timeseries_write.h"
 #include "query/sort.h"
 #include "query/update.h"
 #include "storage/record_id.h"
@@ -49,9 +51,17 @@ StatusWith<std::shared_ptr<catalog::Collection>> WritableCollection(CommandConte
   catalog::NamespaceString nss{ctx.db, name};
   HG_RETURN_IF_ERROR(catalog::ValidateCollectionName(nss));
   HG_ASSIGN_OR_RETURN(auto coll, ctx.service.catalog->GetOrCreateCollection(nss));
+  if (coll->entry().type == "timeseries") {
+    return Status(ErrorCode::kCommandNotSupported,
+                  "updates and deletes on time-series collections are not supported yet");
+  }
   if (coll->IsView()) {
     return Status(ErrorCode::kCommandNotSupportedOnView,
                   "Namespace " + nss.ns() + " is a view, not a collection");
+  }
+  if (nss.IsTimeseriesBuckets() && ctx.service.bucket_catalog) {
+    // A direct write to buckets: the catalog's picture of them may no longer be true.
+    ctx.service.bucket_catalog->ClearCollection(coll->entry().uuid);
   }
   return coll;
 }
@@ -99,6 +109,21 @@ class InsertCommand : public Command {
     }
     HG_ASSIGN_OR_RETURN(bool ordered, GetBool("insert", cmd, "ordered", true));
     HG_RETURN_IF_ERROR(CheckWriteBatchSize(*docs_arr));
+    {
+      HG_ASSIGN_OR_RETURN(std::string name, GetCollectionName(cmd, ctx.db));
+      HG_ASSIGN_OR_RETURN(auto ts, LookupTimeseries(ctx.service, {ctx.db, name}));
+      if (ts) {
+        HG_ASSIGN_OR_RETURN(InsertOutcome outcome,
+                            InsertMeasurements(ctx, *ts, *docs_arr, ordered));
+        ctx.service.counters.op_insert += outcome.n + static_cast<int64_t>(outcome.errors.size());
+        std::vector<WriteError> errors;
+        for (auto& [i, st] : outcome.errors) errors.push_back({i, st});
+        HG_RETURN_IF_ERROR(WaitForWriteConcern(ctx, cmd));
+        reply.AppendInt32("n", static_cast<int32_t>(outcome.n));
+        AppendWriteErrors(reply, errors);
+        return Status::OK();
+      }
+    }
     HG_ASSIGN_OR_RETURN(auto coll, WritableCollection(ctx, cmd));
 
     std::vector<BsonObj> docs;

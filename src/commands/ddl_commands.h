@@ -86,4 +86,14 @@ void RegisterDdlListCommands(CommandRegistry& r);    // ddl_list.cc: listCollect
 void RegisterDdlIndexCommands(CommandRegistry& r);   // ddl_indexes.cc: createIndexes, dropIndexes
 void RegisterDdlStatsCommands(CommandRegistry& r);   // ddl_stats.cc: dbStats, collStats
 
+// create with `timeseries` (ddl_timeseries.cc): validates the options (spec §1.1-1.2) and creates
+// the time-series entry and its clustered bucket collection, or succeeds without change when an
+// equivalent one exists.
+Status CreateTimeseriesCollection(CommandContext& ctx, const catalog::NamespaceString& nss,
+                                  const bson::BsonObj& cmd);
+// collMod on a time-series collection (spec §1.3): expireAfterSeconds, timeseries bucketing
+// parameters.
+Status CollModTimeseries(CommandContext& ctx, const catalog::NamespaceString& nss,
+                         const bson::BsonObj& cmd);
+
 }  // namespace hourglass::commands

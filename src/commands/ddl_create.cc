@@ -50,29 +50,31 @@ bool IsSimpleCollation(const BsonObj& collation) {
          collation["locale"].Str() == "simple";
 }
 
+const std::initializer_list<std::string_view> kCreateFields = {"capped",
+                                                               "autoIndexId",
+                                                               "idIndex",
+                                                               "size",
+                                                               "max",
+                                                               "storageEngine",
+                                                               "validator",
+                                                               "validationLevel",
+                                                               "validationAction",
+                                                               "indexOptionDefaults",
+                                                               "viewOn",
+                                                               "pipeline",
+                                                               "collation",
+                                                               "changeStreamPreAndPostImages",
+                                                               "timeseries",
+                                                               "clusteredIndex",
+                                                               "expireAfterSeconds",
+                                                               "encryptedFields",
+                                                               "temp",
+                                                               "flags"};
+
 // Checks the create options and returns the ones the catalog stores, in a fixed order so that
 // two equivalent requests produce byte-identical options (the idempotency check compares them).
 StatusWith<BsonObj> ParseCreateOptions(const catalog::NamespaceString& nss, const BsonObj& cmd) {
-  HG_RETURN_IF_ERROR(CheckKnownFields(cmd, {"capped",
-                                            "autoIndexId",
-                                            "idIndex",
-                                            "size",
-                                            "max",
-                                            "storageEngine",
-                                            "validator",
-                                            "validationLevel",
-                                            "validationAction",
-                                            "indexOptionDefaults",
-                                            "viewOn",
-                                            "pipeline",
-                                            "collation",
-                                            "changeStreamPreAndPostImages",
-                                            "timeseries",
-                                            "clusteredIndex",
-                                            "expireAfterSeconds",
-                                            "encryptedFields",
-                                            "temp",
-                                            "flags"}));
+  HG_RETURN_IF_ERROR(CheckKnownFields(cmd, kCreateFields));
   HG_ASSIGN_OR_RETURN(bool capped, GetBool("create", cmd, "capped", false));
   HG_ASSIGN_OR_RETURN(bool auto_index_id, GetBool("create", cmd, "autoIndexId", true));
   HG_ASSIGN_OR_RETURN(auto id_index, GetObject("create", cmd, "idIndex"));
@@ -167,6 +169,10 @@ Status RunCreate(CommandContext& ctx, const BsonObj& cmd, BsonBuilder&) {
     return Status(ErrorCode::kInvalidNamespace, "Invalid system namespace: " + nss.ns());
   }
   catalog::Catalog& catalog = *ctx.service.catalog;
+  if (!cmd["timeseries"].eoo() && cmd["timeseries"].type() != BsonType::kNull) {
+    HG_RETURN_IF_ERROR(CheckKnownFields(cmd, kCreateFields));
+    return CreateTimeseriesCollection(ctx, nss, cmd);
+  }
   auto options = ParseCreateOptions(nss, cmd);
   if (!options.ok()) {
     // Options this server cannot create can never match an existing namespace: MongoDB answers
@@ -192,10 +198,17 @@ Status RunCollMod(CommandContext& ctx, const BsonObj& cmd, BsonBuilder&) {
   HG_RETURN_IF_ERROR(CheckKnownFields(
       cmd, {"validator", "validationLevel", "validationAction", "index", "viewOn", "pipeline",
             "expireAfterSeconds", "timeseries", "changeStreamPreAndPostImages", "clusteredIndex",
-            "dryRun", "cappedSize", "cappedMax", "recordPreImages"}));
+            "dryRun", "cappedSize", "cappedMax", "recordPreImages",
+            "timeseriesBucketsMayHaveMixedSchemaData"}));
   HG_ASSIGN_OR_RETURN(auto nss, CommandNamespace(ctx, cmd));
-  if (!ctx.service.catalog->Lookup(nss)) {
+  auto coll = ctx.service.catalog->Lookup(nss);
+  if (!coll) {
     return Status(ErrorCode::kNamespaceNotFound, "ns does not exist: " + nss.ns());
+  }
+  if (coll->entry().type == "timeseries") return CollModTimeseries(ctx, nss, cmd);
+  if (nss.IsTimeseriesBuckets()) {
+    return Status(ErrorCode::kInvalidNamespace,
+                  "collMod on a time-series bucket collection is not allowed: " + nss.ns());
   }
   bool first = true;
   for (BsonElement e : cmd) {

@@ -1,6 +1,7 @@
 // drop, dropDatabase and renameCollection.
 #include "commands/command_util.h"
 #include "commands/ddl_commands.h"
+#include "commands/timeseries_util.h"
 
 namespace hourglass::commands {
 
@@ -20,9 +21,14 @@ Status RunDrop(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& reply) {
   if (!coll) return Status::OK();
   if (coll->entry().type == "timeseries") {
     // The view and its buckets go together.
-    catalog::NamespaceString buckets{nss.db, "system.buckets." + nss.coll};
+    catalog::NamespaceString buckets = BucketsNamespace(nss);
+    if (auto b = catalog.Lookup(buckets); b && ctx.service.bucket_catalog) {
+      ctx.service.bucket_catalog->ClearCollection(b->entry().uuid);
+    }
     Status st = catalog.DropCollection(buckets);
     if (!st.ok() && st.code() != ErrorCode::kNamespaceNotFound) return st;
+  } else if (nss.IsTimeseriesBuckets() && ctx.service.bucket_catalog) {
+    ctx.service.bucket_catalog->ClearCollection(coll->entry().uuid);
   }
   Status st = catalog.DropCollection(nss);
   if (st.code() == ErrorCode::kNamespaceNotFound) return Status::OK();  // dropped concurrently
@@ -83,12 +89,15 @@ Status RunRenameCollection(CommandContext& ctx, const BsonObj& cmd, BsonBuilder&
     return Status(ErrorCode::kNamespaceNotFound,
                   "Source collection " + from.ns() + " does not exist");
   }
-  if (src->entry().type == "view") {
+  if (src->entry().type == "view" || src->entry().type == "timeseries") {
+    // A time-series collection is a view on its buckets, and views cannot be renamed.
     return Status(ErrorCode::kCommandNotSupportedOnView, "cannot rename view: " + from.ns());
   }
-  if (src->entry().type == "timeseries" || from.IsTimeseriesBuckets() || to.IsTimeseriesBuckets()) {
-    return Status(ErrorCode::kCommandNotSupported,
-                  "renaming time-series collections is not supported");
+  if (from.IsTimeseriesBuckets()) {
+    return Status(ErrorCode::kIllegalOperation, "Renaming a timeseries collection is not allowed");
+  }
+  if (to.IsTimeseriesBuckets()) {
+    return Status(ErrorCode::kIllegalOperation, "Renaming to a bucket namespace is not allowed");
   }
   if (auto dst = catalog.Lookup(to); dst && dst->entry().type != "collection" && drop_target) {
     return Status(ErrorCode::kCommandNotSupported,

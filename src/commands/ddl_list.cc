@@ -30,7 +30,8 @@ BsonObj CollectionInfo(const catalog::Collection& c) {
   b.AppendObject("options", e.options);
   size_t info = b.OpenObject("info");
   b.AppendBool("readOnly", e.type == "view");
-  if (e.type != "view") b.AppendBinData("uuid", 4, e.uuid);
+  // Views and time-series collections (views on their buckets) have no UUID of their own.
+  if (e.type == "collection") b.AppendBinData("uuid", 4, e.uuid);
   b.Close(info);
   if (e.type == "collection") {
     for (const auto& idx : e.indexes) {

@@ -4,6 +4,7 @@
 
 #include "commands/command_util.h"
 #include "commands/ddl_commands.h"
+#include "commands/timeseries_util.h"
 
 namespace hourglass::commands {
 
@@ -102,16 +103,30 @@ Status RunCollStats(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& reply)
     return Status(ErrorCode::kCommandNotSupportedOnView,
                   "Namespace " + nss.ns() + " is a view, not a collection");
   }
-  if (coll->entry().type != "collection") {
-    return Status(ErrorCode::kCommandNotSupported,
-                  "collStats on time-series collections is not supported yet");
+  const bool is_timeseries = coll->entry().type == "timeseries";
+  if (is_timeseries) {
+    // The statistics of a time-series collection are its bucket collection's, plus the bucket
+    // catalog's counters for it; measurements are not counted.
+    HG_ASSIGN_OR_RETURN(auto ts, LookupTimeseries(ctx.service, nss));
+    coll = ts->buckets;
   }
   int64_t count = coll->NumRecords();
   int64_t data_size = coll->DataSize();
   int64_t storage_size = CollectionStorageSize(ctx, *coll);
   AppendNumber(reply, "size", data_size / scale);
-  AppendNumber(reply, "count", count);
-  if (count > 0) reply.AppendInt32("avgObjSize", static_cast<int32_t>(data_size / count));
+  if (is_timeseries) {
+    size_t t = reply.OpenObject("timeseries");
+    reply.AppendString("bucketsNs", coll->ns());
+    AppendNumber(reply, "bucketCount", count);
+    if (count > 0) AppendNumber(reply, "avgBucketSize", data_size / count);
+    if (ctx.service.bucket_catalog) {
+      ctx.service.bucket_catalog->AppendCollectionStats(coll->entry().uuid, reply);
+    }
+    reply.Close(t);
+  } else {
+    AppendNumber(reply, "count", count);
+    if (count > 0) reply.AppendInt32("avgObjSize", static_cast<int32_t>(data_size / count));
+  }
   reply.AppendInt32("numOrphanDocs", 0);
   AppendNumber(reply, "storageSize", storage_size / scale);
   AppendNumber(reply, "freeStorageSize", 0);

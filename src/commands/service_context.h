@@ -20,6 +20,9 @@ class KvEngine;
 namespace hourglass::catalog {
 class Catalog;
 }
+namespace hourglass::timeseries {
+class BucketCatalog;
+}
 
 namespace hourglass::commands {
 
@@ -61,6 +64,7 @@ class ServiceContext {
   storage::KvEngine* engine = nullptr;
   catalog::Catalog* catalog = nullptr;
   CursorManager* cursors = nullptr;
+  timeseries::BucketCatalog* bucket_catalog = nullptr;
   ServerOptions options;
   ServerCounters counters;
   std::chrono::steady_clock::time_point start_time = std::chrono::steady_clock::now();

@@ -18,6 +18,7 @@
 #include "net/listener.h"
 #include "server/options.h"
 #include "storage/kv_engine.h"
+#include "timeseries/bucket_catalog.h"
 
 namespace hourglass::server {
 
@@ -113,6 +114,7 @@ int RunServer(int argc, char** argv) {
   auto& params = ServerParameterRegistry::Get();
   ServerParameter* cursor_timeout =
       params.Register("cursorTimeoutMillis", int64_t{600000}, true, true);
+  timeseries::RegisterTimeseriesParameters();
   for (const auto& [name, value] : parsed.set_parameters) {
     ServerParameter* p = params.Find(name);
     if (p == nullptr || !p->settable_at_startup()) {
@@ -171,6 +173,14 @@ int RunServer(int argc, char** argv) {
   }
   std::unique_ptr<catalog::Catalog> catalog = std::move(catalog_or).value();
   commands::CursorManager cursors;
+  timeseries::BucketCatalog bucket_catalog(int64_t{parsed.cache_size_mb} << 20);
+  // Buckets written before this start may still have room: inserts look for them on disk.
+  for (const std::string& db : catalog->ListDatabases()) {
+    for (const auto& c : catalog->ListCollections(db)) {
+      if (c->nss().IsTimeseriesBuckets()) bucket_catalog.MarkMayHaveStoredBuckets(c->entry().uuid);
+    }
+  }
+  service.bucket_catalog = &bucket_catalog;
   service.engine = engine.get();
   service.catalog = catalog.get();
   service.cursors = &cursors;

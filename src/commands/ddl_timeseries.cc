@@ -1,0 +1,223 @@
+// create and collMod of time-series collections (spec §1, §2.1).
+#include "commands/command_util.h"
+#include "commands/ddl_commands.h"
+#include "commands/timeseries_util.h"
+#include "timeseries/timeseries_options.h"
+
+namespace hourglass::commands {
+
+using bson::BsonBuilder;
+using bson::BsonElement;
+using bson::BsonObj;
+using timeseries::TimeseriesOptions;
+
+namespace {
+
+// The bucket collection's $jsonSchema validator (schema version 1), as MongoDB writes it.
+BsonObj BucketsValidator(const std::string& time_field) {
+  BsonBuilder b;
+  size_t js = b.OpenObject("$jsonSchema");
+  b.AppendString("bsonType", "object");
+  size_t req = b.OpenArray("required");
+  b.AppendString("0", "_id");
+  b.AppendString("1", "control");
+  b.AppendString("2", "data");
+  b.Close(req);
+  size_t props = b.OpenObject("properties");
+  size_t id = b.OpenObject("_id");
+  b.AppendString("bsonType", "objectId");
+  b.Close(id);
+  size_t control = b.OpenObject("control");
+  b.AppendString("bsonType", "object");
+  size_t creq = b.OpenArray("required");
+  b.AppendString("0", "version");
+  b.AppendString("1", "min");
+  b.AppendString("2", "max");
+  b.Close(creq);
+  size_t cprops = b.OpenObject("properties");
+  size_t version = b.OpenObject("version");
+  b.AppendString("bsonType", "number");
+  b.Close(version);
+  for (const char* side : {"min", "max"}) {
+    size_t s = b.OpenObject(side);
+    b.AppendString("bsonType", "object");
+    size_t sreq = b.OpenArray("required");
+    b.AppendString("0", time_field);
+    b.Close(sreq);
+    size_t sprops = b.OpenObject("properties");
+    size_t t = b.OpenObject(time_field);
+    b.AppendString("bsonType", "date");
+    b.Close(t);
+    b.Close(sprops);
+    b.Close(s);
+  }
+  size_t closed = b.OpenObject("closed");
+  b.AppendString("bsonType", "bool");
+  b.Close(closed);
+  b.Close(cprops);
+  b.Close(control);
+  size_t data = b.OpenObject("data");
+  b.AppendString("bsonType", "object");
+  b.Close(data);
+  size_t meta = b.OpenObject("meta");
+  b.Close(meta);
+  b.Close(props);
+  b.AppendBool("additionalProperties", false);
+  b.Close(js);
+  return b.Obj();
+}
+
+struct TimeseriesCreate {
+  TimeseriesOptions options;
+  std::optional<int64_t> expire_after_seconds;
+  BsonObj view_options;
+  BsonObj buckets_options;
+};
+
+BsonObj ViewOptions(const TimeseriesOptions& o, std::optional<int64_t> expire,
+                    const BsonObj& extra) {
+  BsonBuilder b;
+  b.AppendObject("timeseries", o.ToBson());
+  if (expire) b.AppendInt64("expireAfterSeconds", *expire);
+  b.AppendElementsOf(extra);
+  return b.Obj();
+}
+
+BsonObj BucketsOptions(const TimeseriesOptions& o, std::optional<int64_t> expire,
+                       const BsonObj& extra) {
+  BsonBuilder b;
+  b.AppendObject("validator", BucketsValidator(o.time_field));
+  b.AppendBool("clusteredIndex", true);
+  b.AppendObject("timeseries", o.ToBson());
+  if (expire) b.AppendInt64("expireAfterSeconds", *expire);
+  b.AppendElementsOf(extra);
+  return b.Obj();
+}
+
+StatusWith<TimeseriesCreate> ParseTimeseriesCreate(const catalog::NamespaceString& nss,
+                                                   const BsonObj& cmd) {
+  const std::string ns = nss.ns();
+  HG_RETURN_IF_ERROR(timeseries::CheckOptionsAllowedWithTimeseries(cmd, ns));
+  TimeseriesCreate c;
+  HG_ASSIGN_OR_RETURN(c.options, timeseries::ParseTimeseriesOptions(cmd["timeseries"], ns));
+  BsonElement expire = cmd["expireAfterSeconds"];
+  if (!expire.eoo() && expire.type() != bson::BsonType::kNull) {
+    HG_ASSIGN_OR_RETURN(int64_t secs, timeseries::ParseExpireAfterSeconds(expire));
+    c.expire_after_seconds = secs;
+  }
+  BsonElement collation = cmd["collation"];
+  if (!collation.eoo()) {
+    BsonObj co = collation.Obj();
+    if (collation.type() != bson::BsonType::kObject || co.NumFields() != 1 ||
+        co["locale"].Str() != "simple") {
+      return Status(ErrorCode::kCommandNotSupported,
+                    "collations other than {locale: \"simple\"} are not supported yet");
+    }
+  }
+  if (cmd["temp"].Truthy()) {
+    return Status(ErrorCode::kCommandNotSupported, "temporary collections are not supported");
+  }
+  BsonBuilder extra;
+  for (const char* f : {"storageEngine", "indexOptionDefaults"}) {
+    BsonElement e = cmd[f];
+    if (e.eoo()) continue;
+    if (e.type() != bson::BsonType::kObject) return WrongType("create", e, "object");
+    if (!e.Obj().IsEmpty()) extra.AppendElement(e);
+  }
+  BsonObj extra_obj = extra.Obj();
+  c.view_options = ViewOptions(c.options, c.expire_after_seconds, extra_obj);
+  c.buckets_options = BucketsOptions(c.options, c.expire_after_seconds, extra_obj);
+  return c;
+}
+
+Status CheckExistingTimeseries(const catalog::Collection& existing, const TimeseriesCreate& c) {
+  const auto& e = existing.entry();
+  if (e.type == "timeseries") {
+    auto cur = TimeseriesOptions::FromBson(e.options["timeseries"].Obj());
+    if (cur.ok() && timeseries::EquivalentForCreate(cur.value(), c.options) &&
+        TimeseriesExpireAfterSeconds(e.options) == c.expire_after_seconds) {
+      return Status::OK();
+    }
+  }
+  return Status(ErrorCode::kNamespaceExists, "Collection " + existing.ns() + " already exists.");
+}
+
+}  // namespace
+
+Status CreateTimeseriesCollection(CommandContext& ctx, const catalog::NamespaceString& nss,
+                                  const BsonObj& cmd) {
+  if (nss.IsTimeseriesBuckets()) {
+    return Status(ErrorCode::kCommandNotSupported,
+                  "creating a bucket collection directly is not supported yet");
+  }
+  catalog::Catalog& catalog = *ctx.service.catalog;
+  HG_ASSIGN_OR_RETURN(TimeseriesCreate c, ParseTimeseriesCreate(nss, cmd));
+  if (auto existing = catalog.Lookup(nss)) return CheckExistingTimeseries(*existing, c);
+  Status st =
+      catalog.CreateTimeseries(nss, c.view_options, BucketsNamespace(nss), c.buckets_options);
+  if (st.code() == ErrorCode::kNamespaceExists) {
+    if (auto existing = catalog.Lookup(nss)) return CheckExistingTimeseries(*existing, c);
+  }
+  return st;
+}
+
+Status CollModTimeseries(CommandContext& ctx, const catalog::NamespaceString& nss,
+                         const BsonObj& cmd) {
+  catalog::Catalog& catalog = *ctx.service.catalog;
+  auto view = catalog.Lookup(nss);
+  auto buckets = catalog.Lookup(BucketsNamespace(nss));
+  if (!view || !buckets) {
+    return Status(ErrorCode::kNamespaceNotFound, "ns does not exist: " + nss.ns());
+  }
+  HG_ASSIGN_OR_RETURN(TimeseriesOptions options,
+                      TimeseriesOptions::FromBson(view->entry().options["timeseries"].Obj()));
+  std::optional<int64_t> expire = TimeseriesExpireAfterSeconds(view->entry().options);
+  const TimeseriesOptions before = options;
+  bool first = true;
+  for (BsonElement e : cmd) {
+    if (first) {
+      first = false;
+      continue;
+    }
+    std::string_view f = e.FieldName();
+    if (IsGenericArgument(f)) continue;
+    if (f == "timeseries") {
+      HG_ASSIGN_OR_RETURN(options, timeseries::ApplyCollModTimeseries(options, e));
+    } else if (f == "expireAfterSeconds") {
+      if (e.type() == bson::BsonType::kNull) continue;
+      HG_ASSIGN_OR_RETURN(expire, timeseries::ParseCollModExpireAfterSeconds(e));
+    } else if (f == "timeseriesBucketsMayHaveMixedSchemaData") {
+      if (e.type() != bson::BsonType::kBool) return WrongType("collMod", e, "bool");
+    } else if (f == "validator" || f == "validationLevel" || f == "validationAction" ||
+               f == "viewOn" || f == "pipeline") {
+      return Status(ErrorCode::kInvalidOptions,
+                    "option not supported on a time-series collection: " + std::string(f));
+    } else {
+      return Status(ErrorCode::kCommandNotSupported,
+                    "collMod option '" + std::string(f) +
+                        "' is not supported yet on time-series collections");
+    }
+  }
+  auto rebuild = [&](const BsonObj& old, bool is_buckets) {
+    BsonBuilder extra;
+    for (BsonElement e : old) {
+      std::string_view f = e.FieldName();
+      if (f != "timeseries" && f != "expireAfterSeconds" && f != "validator" &&
+          f != "clusteredIndex") {
+        extra.AppendElement(e);
+      }
+    }
+    BsonObj x = extra.Obj();
+    return is_buckets ? BucketsOptions(options, expire, x) : ViewOptions(options, expire, x);
+  };
+  HG_RETURN_IF_ERROR(
+      catalog.SetOptions({{nss, rebuild(view->entry().options, false)},
+                          {buckets->nss(), rebuild(buckets->entry().options, true)}}));
+  // Open buckets were sized for the old parameters: new measurements start new buckets.
+  if (!(before == options) && ctx.service.bucket_catalog) {
+    ctx.service.bucket_catalog->ClearCollection(buckets->entry().uuid);
+  }
+  return Status::OK();
+}
+
+}  // namespace hourglass::commands

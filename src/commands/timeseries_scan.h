@@ -1,0 +1,58 @@
+// The read side of a time-series collection (spec §6.1-6.2): a DocumentStream over its
+// measurements. It walks the bucket collection in start-time order — only the key range the
+// filter's time bounds allow — drops buckets the filter's bucket-level predicate rules out (meta
+// equality, control.min/max bounds), unpacks the rest into measurements (time field first, then
+// the meta field, then the data columns) and applies the full filter to each measurement.
+//
+// Like CollectionScan it reads in chunks, each in its own short storage session, so a client
+// cursor can span getMores without pinning a snapshot.
+#pragma once
+
+#include <deque>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "commands/service_context.h"
+#include "pipeline/pipeline.h"
+#include "query/matcher.h"
+#include "timeseries/bucket_catalog.h"
+#include "timeseries/bucket_filter.h"
+#include "timeseries/bucket_unpacker.h"
+
+namespace hourglass::commands {
+
+// Work done by time-series reads, reported by serverStatus (hourglass.timeseries).
+struct TimeseriesReadCounters {
+  std::atomic<int64_t> buckets_read{0};      // bucket documents read from storage
+  std::atomic<int64_t> buckets_unpacked{0};  // ... that passed the bucket-level filter
+  std::atomic<int64_t> measurements_unpacked{0};
+};
+TimeseriesReadCounters& GlobalTimeseriesReadCounters();
+
+class TimeseriesScan : public pipeline::DocumentStream {
+ public:
+  // `filter` is the filter document on measurements ({} for all).
+  static StatusWith<std::unique_ptr<TimeseriesScan>> Make(timeseries::TimeseriesCollection coll,
+                                                          storage::KvEngine* engine,
+                                                          const bson::BsonObj& filter);
+  StatusWith<std::optional<bson::BsonObj>> Next() override;
+
+ private:
+  TimeseriesScan(timeseries::TimeseriesCollection coll, storage::KvEngine* engine,
+                 timeseries::BucketFilter bucket_filter, std::optional<query::Matcher> filter);
+  Status ReadChunk();
+
+  timeseries::TimeseriesCollection coll_;
+  storage::KvEngine* engine_;
+  timeseries::BucketFilter bucket_filter_;
+  std::optional<query::Matcher> filter_;  // absent when every measurement of a kept bucket matches
+  timeseries::BucketUnpacker unpacker_;
+  std::string lo_key_, hi_key_;  // the scanned key range (hi_key_ empty: to the end)
+  std::deque<bson::BsonObj> buffer_;
+  std::string last_key_;
+  bool started_ = false;
+  bool done_ = false;
+};
+
+}  // namespace hourglass::commands

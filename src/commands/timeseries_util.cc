@@ -1,0 +1,31 @@
+#include "commands/timeseries_util.h"
+
+namespace hourglass::commands {
+
+catalog::NamespaceString BucketsNamespace(const catalog::NamespaceString& nss) {
+  return {nss.db, "system.buckets." + nss.coll};
+}
+
+StatusWith<std::optional<timeseries::TimeseriesCollection>> LookupTimeseries(
+    const ServiceContext& service, const catalog::NamespaceString& nss) {
+  using Result = std::optional<timeseries::TimeseriesCollection>;
+  auto view = service.catalog->Lookup(nss);
+  if (!view || view->entry().type != "timeseries") return Result();
+  auto buckets = service.catalog->Lookup(BucketsNamespace(nss));
+  if (!buckets || buckets->IsView()) {
+    return Status(ErrorCode::kNamespaceNotFound,
+                  "Time-series buckets collection " + BucketsNamespace(nss).ns() + " is missing");
+  }
+  HG_ASSIGN_OR_RETURN(auto options, timeseries::TimeseriesOptions::FromBson(
+                                        view->entry().options["timeseries"].Obj()));
+  return Result(timeseries::TimeseriesCollection{buckets->entry().uuid, std::move(options),
+                                                 std::move(buckets)});
+}
+
+std::optional<int64_t> TimeseriesExpireAfterSeconds(const bson::BsonObj& options) {
+  bson::BsonElement e = options["expireAfterSeconds"];
+  if (e.eoo() || !e.IsNumber()) return std::nullopt;
+  return e.NumberLong();
+}
+
+}  // namespace hourglass::commands

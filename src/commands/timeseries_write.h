@@ -1,0 +1,24 @@
+// Inserts into a time-series collection (spec §5): each measurement is checked, staged into the
+// bucket catalog and committed batch by batch.
+#pragma once
+
+#include "bson/bson.h"
+#include "commands/command.h"
+#include "timeseries/bucket_catalog.h"
+
+namespace hourglass::commands {
+
+struct InsertOutcome {
+  int64_t n = 0;
+  // (index in `documents`, error), ascending.
+  std::vector<std::pair<int, Status>> errors;
+};
+
+// Inserts `documents` (the insert command's array) into `coll`. Each measurement must be a
+// document whose time field holds a Date (BadValue otherwise); a missing `_id` is generated.
+// Ordered: stops at the first failing measurement; unordered: every valid one is inserted.
+StatusWith<InsertOutcome> InsertMeasurements(CommandContext& ctx,
+                                             const timeseries::TimeseriesCollection& coll,
+                                             const bson::BsonObj& documents, bool ordered);
+
+}  // namespace hourglass::commands

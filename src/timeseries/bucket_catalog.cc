@@ -1,0 +1,715 @@
+#include "timeseries/bucket_catalog.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <functional>
+#include <limits>
+#include <random>
+
+#include "base/server_parameters.h"
+#include "storage/record_id.h"
+#include "storage/write_conflict.h"
+#include "timeseries/bucket_document.h"
+#include "timeseries/bucket_min_max.h"
+#include "timeseries/bucket_schema.h"
+#include "timeseries/meta_normalize.h"
+
+namespace hourglass::timeseries {
+
+using bson::BsonBuilder;
+using bson::BsonElement;
+using bson::BsonObj;
+
+// --- statistics ------------------------------------------------------------------------------
+
+namespace {
+constexpr const char* kStatNames[] = {
+    "numBucketInserts",
+    "numBucketUpdates",
+    "numBucketsOpenedDueToMetadata",
+    "numBucketsClosedDueToCount",
+    "numBucketsClosedDueToSchemaChange",
+    "numBucketsClosedDueToSize",
+    "numBucketsClosedDueToTimeForward",
+    "numBucketsClosedDueToMemoryThreshold",
+    "numCommits",
+    "numWaits",
+    "numMeasurementsCommitted",
+    "numBucketsClosedDueToReopening",
+    "numBucketsArchivedDueToMemoryThreshold",
+    "numBucketsArchivedDueToTimeBackward",
+    "numBucketsReopened",
+    "numBucketsKeptOpenDueToLargeMeasurements",
+    "numBucketsClosedDueToCachePressure",
+    "numBucketsFrozen",
+    "numCompressedBucketsConvertedToUnsorted",
+    "numBucketsFetched",
+    "numBucketsQueried",
+    "numBucketFetchesFailed",
+    "numBucketQueriesFailed",
+    "numBucketReopeningsFailed",
+    "numDuplicateBucketsReopened",
+    "numBucketDocumentsTooLargeInsert",
+    "numBucketDocumentsTooLargeUpdate",
+};
+static_assert(std::size(kStatNames) == static_cast<size_t>(Stat::kCount));
+
+// MongoDB's appendNumber: int32 while it fits comfortably, else int64.
+void AppendNumber(BsonBuilder& b, std::string_view name, int64_t v) {
+  if (v > -(int64_t{1} << 30) && v < (int64_t{1} << 30)) {
+    b.AppendInt32(name, static_cast<int32_t>(v));
+  } else {
+    b.AppendInt64(name, v);
+  }
+}
+}  // namespace
+
+void ExecutionStats::AppendTo(BsonBuilder& b) const {
+  for (int i = 0; i < static_cast<int>(Stat::kCount); ++i) {
+    AppendNumber(b, kStatNames[i], v_[i].load(std::memory_order_relaxed));
+    if (static_cast<Stat>(i) == Stat::kNumMeasurementsCommitted) {
+      int64_t commits = Get(Stat::kNumCommits);
+      if (commits > 0)
+        AppendNumber(b, "avgNumMeasurementsPerCommit",
+                     Get(Stat::kNumMeasurementsCommitted) / commits);
+    }
+  }
+}
+
+// --- parameters ------------------------------------------------------------------------------
+
+namespace {
+struct Params {
+  ServerParameter* max_count;
+  ServerParameter* max_size;
+  ServerParameter* min_count;
+  ServerParameter* min_size;
+  ServerParameter* idle_threshold;
+  ServerParameter* idle_per_attempt;
+  ServerParameter* max_retries;
+};
+
+Status AtLeast(const ParameterValue& v, int64_t min, const char* name) {
+  int64_t n = std::holds_alternative<int32_t>(v) ? std::get<int32_t>(v) : std::get<int64_t>(v);
+  if (n < min) {
+    return Status(ErrorCode::kBadValue, std::string("Invalid value for parameter ") + name +
+                                            ": must be greater than or equal to " +
+                                            std::to_string(min));
+  }
+  return Status::OK();
+}
+
+ServerParameter* RegisterOnce(const char* name, int64_t def, int64_t min) {
+  auto& reg = ServerParameterRegistry::Get();
+  if (ServerParameter* p = reg.Find(name)) return p;
+  return reg.Register(name, int64_t{def}, true, true,
+                      [name, min](const ParameterValue& v) { return AtLeast(v, min, name); });
+}
+
+const Params& GetParams() {
+  static const Params p = [] {
+    Params q;
+    q.max_count = RegisterOnce("timeseriesBucketMaxCount", 1000, 1);
+    q.max_size = RegisterOnce("timeseriesBucketMaxSize", 128000, 1);
+    q.min_count = RegisterOnce("timeseriesBucketMinCount", 10, 1);
+    q.min_size = RegisterOnce("timeseriesBucketMinSize", 5120, 1);
+    q.idle_threshold = RegisterOnce("timeseriesIdleBucketExpiryMemoryUsageThreshold", 0, 0);
+    q.idle_per_attempt = RegisterOnce("timeseriesIdleBucketExpiryMaxCountPerAttempt", 3, 2);
+    q.max_retries = RegisterOnce("timeseriesInsertMaxRetriesOnDuplicates", 32, 1);
+    return q;
+  }();
+  return p;
+}
+
+// The default idle-bucket memory threshold: 2.5% of the machine's memory.
+int64_t DefaultMemoryThreshold() {
+  long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+  if (pages <= 0 || page <= 0) return int64_t{100} << 20;
+  return static_cast<int64_t>(pages) * page / 40;
+}
+
+constexpr int64_t kAbsoluteMaxBucketBytes = (int64_t{16} << 20) - (int64_t{4} << 20);
+constexpr int64_t kMaxBsonSize = int64_t{16} << 20;
+}  // namespace
+
+void RegisterTimeseriesParameters() { (void)GetParams(); }
+
+// --- in-memory state -------------------------------------------------------------------------
+
+// One batch of measurements staged into one bucket, written by a single commit.
+class WriteBatch {
+ public:
+  explicit WriteBatch(std::shared_ptr<Bucket> b) : bucket(std::move(b)) {}
+  std::shared_ptr<Bucket> bucket;
+  std::vector<BsonObj> measurements;  // guarded by the stripe mutex until claimed
+  bool done = false;                  // guarded by bucket->mu
+  Status status = Status::OK();
+};
+
+struct Bucket {
+  std::string series_key;
+  uint64_t era = 0;
+  int64_t min_time = 0;  // rounded bucket start, millis
+  // Staging state, guarded by the stripe mutex.
+  uint32_t num_measurements = 0;
+  int64_t size = 0;  // estimated bytes of the document with every staged measurement
+  BucketSchema schema;
+  std::shared_ptr<WriteBatch> pending;
+  bool kept_open_large = false;
+  std::atomic<bool> broken{false};  // a write failed: accept nothing more
+  // Commit state.
+  std::mutex mu;
+  std::condition_variable cv;
+  std::atomic<bool> committing{false};  // written under mu
+  BucketDocument doc;
+  BucketMinMax minmax;
+  std::atomic<int64_t> memory{0};  // last amount added to memory_usage_
+
+  Bucket(const bson::ObjectId& id, const BsonElement& meta) : doc(id, meta) {}
+};
+
+struct Archived {
+  bson::ObjectId id;
+  int64_t min_time;
+  uint64_t era;
+};
+
+struct Stripe {
+  std::mutex mu;
+  std::unordered_map<std::string, std::shared_ptr<Bucket>> open;    // series key → bucket
+  std::unordered_map<std::string, std::vector<Archived>> archived;  // series key → records
+};
+
+struct BucketCatalog::CollectionState {
+  ExecutionStats stats;
+  std::atomic<uint64_t> era{0};
+  std::atomic<bool> may_have_stored{false};
+};
+
+namespace {
+// Bucket _ids: the rounded start in seconds, then 8 bytes from a per-process counter seeded at
+// random. The counter's changing bytes come first, so the 8-byte RecordId prefix of the clustered
+// bucket collection differs between buckets of one start time.
+bson::ObjectId NewBucketId(int64_t min_time_ms) {
+  static std::atomic<uint64_t> counter{std::random_device{}() |
+                                       (static_cast<uint64_t>(std::random_device{}()) << 32)};
+  int64_t secs = min_time_ms >= 0 ? min_time_ms / 1000 : -((-min_time_ms + 999) / 1000);
+  uint32_t ts = static_cast<uint32_t>(static_cast<uint64_t>(secs));
+  uint64_t c = counter.fetch_add(1, std::memory_order_relaxed);
+  bson::ObjectId id;
+  for (int i = 0; i < 4; ++i) id.bytes[i] = static_cast<uint8_t>(ts >> (24 - 8 * i));
+  uint32_t low = static_cast<uint32_t>(c), high = static_cast<uint32_t>(c >> 32);
+  for (int i = 0; i < 4; ++i) id.bytes[4 + i] = static_cast<uint8_t>(low >> (24 - 8 * i));
+  for (int i = 0; i < 4; ++i) id.bytes[8 + i] = static_cast<uint8_t>(high >> (24 - 8 * i));
+  return id;
+}
+
+// Bytes a measurement adds to its bucket's data: each field's value under a row key of up to four
+// digits, plus the control summaries it may widen (counted once, at the bucket's first row).
+int64_t MeasurementSize(const BsonObj& m, std::string_view meta_field, bool first) {
+  int64_t n = 0;
+  for (BsonElement e : m) {
+    if (!meta_field.empty() && e.FieldName() == meta_field) continue;
+    n += 1 + 4 + 1 + static_cast<int64_t>(e.ValueSize());
+    if (first) n += 3 * static_cast<int64_t>(e.size()) + 7;  // min, max, new column header
+  }
+  return n;
+}
+
+BsonObj BuildControl(const BucketMinMax& mm, std::string_view time_field, int64_t min_time) {
+  BsonBuilder b;
+  b.AppendInt32("version", 1);
+  size_t mn = b.OpenObject("min");
+  for (BsonElement e : mm.Min()) {
+    if (e.FieldName() == time_field) {
+      b.AppendDate(time_field, min_time);
+    } else {
+      b.AppendElement(e);
+    }
+  }
+  b.Close(mn);
+  b.AppendObject("max", mm.Max());
+  return b.Obj();
+}
+
+enum class Rollover { kNone, kTimeForward, kTimeBackward, kCount, kSize, kCachePressure, kSchema };
+}  // namespace
+
+BucketCatalog::BucketCatalog(int64_t cache_bytes) : cache_bytes_(cache_bytes) {
+  (void)GetParams();
+  for (auto& s : stripes_) s = std::make_unique<Stripe>();
+}
+
+BucketCatalog::~BucketCatalog() = default;
+
+BucketCatalog::CollectionState& BucketCatalog::State(const std::string& uuid) {
+  std::lock_guard lk(states_mu_);
+  auto& p = states_[uuid];
+  if (!p) p = std::make_unique<CollectionState>();
+  return *p;
+}
+
+const BucketCatalog::CollectionState* BucketCatalog::FindState(const std::string& uuid) const {
+  std::lock_guard lk(states_mu_);
+  auto it = states_.find(uuid);
+  return it == states_.end() ? nullptr : it->second.get();
+}
+
+Stripe& BucketCatalog::StripeFor(const std::string& series_key) {
+  return *stripes_[std::hash<std::string>{}(series_key) % kNumStripes];
+}
+
+void BucketCatalog::Count(CollectionState& cs, Stat stat, int64_t n) {
+  cs.stats.Add(stat, n);
+  global_.Add(stat, n);
+}
+
+void BucketCatalog::ClearCollection(const std::string& uuid) {
+  CollectionState& cs = State(uuid);
+  cs.era.fetch_add(1);
+  cs.may_have_stored = true;
+}
+
+void BucketCatalog::MarkMayHaveStoredBuckets(const std::string& uuid) {
+  State(uuid).may_have_stored = true;
+}
+
+// --- staging -----------------------------------------------------------------------------------
+
+namespace {
+struct Limits {
+  int64_t max_count, max_size, min_count, min_size;
+};
+
+Limits CurrentLimits() {
+  const Params& p = GetParams();
+  return {p.max_count->GetInt(), p.max_size->GetInt(), p.min_count->GetInt(), p.min_size->GetInt()};
+}
+
+// The largest a bucket may grow before the size rule closes it, given how many buckets share the
+// storage cache (spec §4.2 rule 4).
+int64_t CacheDerivedMax(int64_t cache_bytes, int64_t open_buckets, const Limits& l) {
+  if (open_buckets <= 0) return std::numeric_limits<int32_t>::max();
+  int64_t per =
+      std::min<int64_t>(cache_bytes / (2 * open_buckets), std::numeric_limits<int32_t>::max());
+  return std::max(per, l.min_size);
+}
+
+Rollover DecideRollover(const Bucket& b, int64_t t, int64_t max_span_ms, int64_t add,
+                        const BsonObj& m, std::string_view meta_field, const Limits& l,
+                        int64_t cache_derived, bool* keep_open_large) {
+  *keep_open_large = false;
+  if (t - b.min_time >= max_span_ms) return Rollover::kTimeForward;
+  if (t < b.min_time) return Rollover::kTimeBackward;
+  if (b.num_measurements >= l.max_count) return Rollover::kCount;
+  int64_t effective_max = std::min(l.max_size, cache_derived);
+  if (b.size + add > effective_max) {
+    if (b.num_measurements < l.min_count) {
+      int64_t absolute_max = std::min(kAbsoluteMaxBucketBytes, cache_derived);
+      if (b.size + add <= absolute_max) {
+        *keep_open_large = true;
+      } else {
+        return absolute_max != kAbsoluteMaxBucketBytes ? Rollover::kCachePressure : Rollover::kSize;
+      }
+    } else {
+      return effective_max == l.max_size ? Rollover::kSize : Rollover::kCachePressure;
+    }
+  }
+  if (!b.schema.IsCompatible(m, meta_field)) return Rollover::kSchema;
+  return Rollover::kNone;
+}
+}  // namespace
+
+std::shared_ptr<Bucket> BucketCatalog::Reopen(const TimeseriesCollection& coll,
+                                              storage::Session& /*s*/, const BsonObj& doc,
+                                              const std::string& series_key) {
+  const auto& o = coll.options;
+  auto layout = BucketDocument::FromStored(doc, o.time_field);
+  BsonObj control = doc["control"].Obj();
+  BsonElement min_t = control["min"].Obj()[o.time_field];
+  if (!layout.ok() || min_t.type() != bson::BsonType::kDate || control["closed"].Truthy()) {
+    return nullptr;
+  }
+  auto b = std::make_shared<Bucket>(layout.value().id(), BsonElement());
+  b->doc = std::move(layout).value();
+  b->series_key = series_key;
+  b->min_time = min_t.DateMillis();
+  b->minmax = BucketMinMax::FromBucket(control["min"].Obj(), control["max"].Obj());
+  auto schema = BucketSchema::FromBucket(control["min"].Obj(), control["max"].Obj());
+  if (!schema.ok()) return nullptr;
+  b->schema = std::move(schema).value();
+  b->num_measurements = b->doc.num_rows();
+  b->size = static_cast<int64_t>(b->doc.size());
+  return b;
+}
+
+std::shared_ptr<Bucket> BucketCatalog::FindStoredBucket(const TimeseriesCollection& coll,
+                                                        storage::Session& s,
+                                                        const std::string& series_key,
+                                                        const BsonElement& meta, int64_t t) {
+  // Buckets are stored in order of their start time: the candidates for `t` are the buckets that
+  // started in (t - maxSpan, t]. Their metas are compared with this series' normalized meta.
+  const auto& o = coll.options;
+  int64_t span_ms = o.bucket_max_span_seconds * 1000;
+  int64_t lo_s = (t - span_ms) / 1000 - 1, hi_s = t / 1000 + 1;
+  if (t < 0 || lo_s < 0 || hi_s > int64_t{0xffffffff}) return nullptr;  // extended range
+  CollectionState& cs = State(coll.uuid);
+  Count(cs, Stat::kNumBucketsQueried);
+  auto cursor_or = s.OpenCursorOrError(coll.buckets->ident());
+  if (!cursor_or.ok()) {
+    Count(cs, Stat::kNumBucketQueriesFailed);
+    return nullptr;
+  }
+  auto& cursor = cursor_or.value();
+  std::string lo =
+      storage::EncodeRecordId(catalog::ClusteredRecordIdLow(static_cast<uint32_t>(lo_s)));
+  std::string hi =
+      storage::EncodeRecordId(catalog::ClusteredRecordIdHigh(static_cast<uint32_t>(hi_s)));
+  std::string want_meta;
+  if (!meta.eoo()) {
+    BsonBuilder mb;
+    AppendNormalizedMeta(mb, "meta", meta);
+    want_meta = std::string(mb.Obj().FirstElement().raw(), mb.Obj().FirstElement().size());
+  }
+  const Limits l = CurrentLimits();
+  auto more = cursor->Seek(lo);
+  while (more.ok() && more.value() && cursor->key() <= hi) {
+    BsonObj doc = BsonObj::CopyOf(cursor->value());
+    BsonElement m = doc["meta"];
+    std::string_view got = m.eoo() ? std::string_view() : std::string_view(m.raw(), m.size());
+    BsonElement min_t = doc["control"].Obj()["min"].Obj()[o.time_field];
+    if (got == want_meta && min_t.type() == bson::BsonType::kDate && min_t.DateMillis() <= t &&
+        t - min_t.DateMillis() < span_ms) {
+      auto b = Reopen(coll, s, doc, series_key);
+      if (b && b->num_measurements < l.max_count && b->size < l.max_size) return b;
+    }
+    more = cursor->Next();
+  }
+  if (!more.ok()) Count(cs, Stat::kNumBucketQueriesFailed);
+  return nullptr;
+}
+
+void BucketCatalog::ExpireIdleBuckets(Stripe& stripe, const std::string& keep) {
+  const Params& p = GetParams();
+  int64_t threshold = p.idle_threshold->GetInt();
+  if (threshold == 0) threshold = DefaultMemoryThreshold();
+  int64_t budget = p.idle_per_attempt->GetInt();
+  for (auto it = stripe.open.begin();
+       it != stripe.open.end() && budget > 0 && memory_usage_.load() > threshold;) {
+    Bucket& b = *it->second;
+    if (it->first == keep || b.pending || b.committing.load()) {
+      ++it;
+      continue;
+    }
+    // An idle bucket leaves memory; a small record lets a later measurement reopen it.
+    stripe.archived[it->first].push_back({b.doc.id(), b.min_time, b.era});
+    ++num_archived_;
+    --num_open_;
+    memory_usage_ -= b.memory;
+    global_.Add(Stat::kNumBucketsArchivedDueToMemoryThreshold);
+    it = stripe.open.erase(it);
+    --budget;
+  }
+  if (memory_usage_.load() > threshold && !stripe.archived.empty()) {
+    // Still above: forget archived records too; their buckets can only come back by a query.
+    for (auto& [key, recs] : stripe.archived) {
+      global_.Add(Stat::kNumBucketsClosedDueToMemoryThreshold, static_cast<int64_t>(recs.size()));
+      num_archived_ -= static_cast<int64_t>(recs.size());
+    }
+    stripe.archived.clear();
+  }
+}
+
+StatusWith<std::shared_ptr<Bucket>> BucketCatalog::BucketFor(const TimeseriesCollection& coll,
+                                                             storage::Session& s, Stripe& stripe,
+                                                             const std::string& series_key,
+                                                             const BsonObj& m, int64_t t,
+                                                             const BsonElement& meta, size_t add) {
+  const auto& o = coll.options;
+  CollectionState& cs = State(coll.uuid);
+  const uint64_t era = cs.era.load();
+  const int64_t span_ms = o.bucket_max_span_seconds * 1000;
+  const Limits l = CurrentLimits();
+  std::string_view meta_field = o.meta_field ? std::string_view(*o.meta_field) : std::string_view();
+
+  auto it = stripe.open.find(series_key);
+  if (it != stripe.open.end()) {
+    std::shared_ptr<Bucket> b = it->second;
+    if (b->era != era || b->broken.load()) {
+      stripe.open.erase(it);
+      --num_open_;
+      memory_usage_ -= b->memory;
+    } else {
+      bool large = false;
+      Rollover r = DecideRollover(*b, t, span_ms, static_cast<int64_t>(add), m, meta_field, l,
+                                  CacheDerivedMax(cache_bytes_, num_open_.load(), l), &large);
+      if (r == Rollover::kNone) {
+        if (large && !b->kept_open_large) {
+          b->kept_open_large = true;
+          Count(cs, Stat::kNumBucketsKeptOpenDueToLargeMeasurements);
+        }
+        return b;
+      }
+      switch (r) {
+        case Rollover::kTimeForward:
+          Count(cs, Stat::kNumBucketsClosedDueToTimeForward);
+          break;
+        case Rollover::kTimeBackward:
+          Count(cs, Stat::kNumBucketsArchivedDueToTimeBackward);
+          break;
+        case Rollover::kCount:
+          Count(cs, Stat::kNumBucketsClosedDueToCount);
+          break;
+        case Rollover::kSize:
+          Count(cs, Stat::kNumBucketsClosedDueToSize);
+          break;
+        case Rollover::kCachePressure:
+          Count(cs, Stat::kNumBucketsClosedDueToCachePressure);
+          break;
+        case Rollover::kSchema:
+          Count(cs, Stat::kNumBucketsClosedDueToSchemaChange);
+          break;
+        case Rollover::kNone:
+          break;
+      }
+      if (r == Rollover::kTimeForward || r == Rollover::kTimeBackward) {
+        // Still has room: a later measurement of its time range may reopen it.
+        stripe.archived[series_key].push_back({b->doc.id(), b->min_time, b->era});
+        ++num_archived_;
+      }
+      stripe.open.erase(it);
+      --num_open_;
+      memory_usage_ -= b->memory;
+    }
+  }
+
+  // Reopen an archived bucket whose time range holds t, if it still has room.
+  std::shared_ptr<Bucket> found;
+  if (auto ait = stripe.archived.find(series_key); ait != stripe.archived.end()) {
+    auto& recs = ait->second;
+    for (size_t i = 0; i < recs.size() && !found; ++i) {
+      const Archived& a = recs[i];
+      if (a.era != era || a.min_time > t || t - a.min_time >= span_ms) continue;
+      Count(cs, Stat::kNumBucketsFetched);
+      auto rec = coll.buckets->FindRecord(s, catalog::ClusteredRecordId(a.id));
+      if (!rec.ok() || !rec.value()) {
+        Count(cs, Stat::kNumBucketFetchesFailed);
+      } else {
+        found = Reopen(coll, s, rec.value()->doc, series_key);
+        if (found && (found->num_measurements >= l.max_count ||
+                      found->size + static_cast<int64_t>(add) > l.max_size ||
+                      !found->schema.IsCompatible(m, meta_field))) {
+          found.reset();
+        }
+      }
+      recs.erase(recs.begin() + static_cast<std::ptrdiff_t>(i));
+      --num_archived_;
+      --i;
+    }
+    if (recs.empty()) stripe.archived.erase(ait);
+  }
+  if (!found && cs.may_have_stored.load()) {
+    found = FindStoredBucket(coll, s, series_key, meta, t);
+    if (found && !found->schema.IsCompatible(m, meta_field)) found.reset();
+  }
+  if (found) {
+    Count(cs, Stat::kNumBucketsReopened);
+  } else {
+    int64_t min_time = RoundTimeDownMillis(t, o.RoundingSeconds());
+    BsonBuilder mb;
+    if (!meta.eoo()) AppendNormalizedMeta(mb, "meta", meta);
+    BsonObj meta_obj = mb.Obj();
+    found = std::make_shared<Bucket>(NewBucketId(min_time), meta_obj.FirstElement());
+    found->series_key = series_key;
+    found->min_time = min_time;
+    found->size = 64 + meta_obj.size();
+    Count(cs, Stat::kNumBucketsOpenedDueToMetadata);
+  }
+  found->era = era;
+  found->memory = static_cast<int64_t>(sizeof(Bucket) + found->doc.ApproxMemory() +
+                                       found->minmax.ApproxMemory() + found->schema.ApproxMemory());
+  memory_usage_ += found->memory;
+  stripe.open[series_key] = found;
+  ++num_open_;
+  ExpireIdleBuckets(stripe, series_key);
+  return found;
+}
+
+StatusWith<std::shared_ptr<WriteBatch>> BucketCatalog::Insert(const TimeseriesCollection& coll,
+                                                              storage::Session& s,
+                                                              const BsonObj& m) {
+  const auto& o = coll.options;
+  BsonElement time = m[o.time_field];
+  invariant(time.type() == bson::BsonType::kDate);
+  const int64_t t = time.DateMillis();
+  BsonElement meta = o.meta_field ? m[*o.meta_field] : BsonElement();
+  std::string series_key = coll.uuid;
+  series_key += NormalizedMetaKey(meta);
+  std::string_view meta_field = o.meta_field ? std::string_view(*o.meta_field) : std::string_view();
+
+  Stripe& stripe = StripeFor(series_key);
+  std::lock_guard lk(stripe.mu);
+  auto it = stripe.open.find(series_key);
+  bool first = it == stripe.open.end() || it->second->num_measurements == 0;
+  int64_t add = MeasurementSize(m, meta_field, first);
+  HG_ASSIGN_OR_RETURN(std::shared_ptr<Bucket> b,
+                      BucketFor(coll, s, stripe, series_key, m, t, meta, static_cast<size_t>(add)));
+  if (b->num_measurements == 0) add = MeasurementSize(m, meta_field, true);
+  b->num_measurements++;
+  b->size += add;
+  b->schema.Update(m, meta_field);
+  if (!b->pending) b->pending = std::make_shared<WriteBatch>(b);
+  b->pending->measurements.push_back(m);
+  return b->pending;
+}
+
+// --- commit ------------------------------------------------------------------------------------
+
+Status BucketCatalog::Commit(const TimeseriesCollection& coll, storage::Session& s,
+                             const std::shared_ptr<WriteBatch>& batch) {
+  Bucket& b = *batch->bucket;
+  CollectionState& cs = State(coll.uuid);
+  {
+    std::unique_lock lk(b.mu);
+    bool waited = false;
+    while (!batch->done && b.committing.load()) {
+      if (!waited) Count(cs, Stat::kNumWaits);
+      waited = true;
+      b.cv.wait(lk);
+    }
+    if (batch->done) return batch->status;
+    b.committing = true;
+  }
+  {
+    // Claim the batch: later measurements start a new one.
+    Stripe& stripe = StripeFor(b.series_key);
+    std::lock_guard lk(stripe.mu);
+    if (b.pending == batch) b.pending.reset();
+  }
+  Status st = Write(coll, s, *batch);
+  {
+    std::lock_guard lk(b.mu);
+    batch->done = true;
+    batch->status = st;
+    b.committing = false;
+  }
+  b.cv.notify_all();
+  return st;
+}
+
+Status BucketCatalog::Write(const TimeseriesCollection& coll, storage::Session& s,
+                            WriteBatch& batch) {
+  Bucket& b = *batch.bucket;
+  CollectionState& cs = State(coll.uuid);
+  const auto& o = coll.options;
+  std::string_view meta_field = o.meta_field ? std::string_view(*o.meta_field) : std::string_view();
+  if (b.broken.load()) {
+    return Status(ErrorCode::kInternalError,
+                  "time-series bucket " + b.doc.id().ToHex() + " had a failed write");
+  }
+  BucketMinMax mm = b.minmax;
+  for (const BsonObj& row : batch.measurements) mm.Update(row, meta_field);
+  BsonObj control = BuildControl(mm, o.time_field, b.min_time);
+  b.doc.StageRows(batch.measurements, meta_field);
+  const bool insert = !b.doc.stored();
+  const int64_t old_size = static_cast<int64_t>(b.doc.size());
+  std::string full;
+  std::vector<storage::Session::Modification> edits;
+  b.doc.Prepare(control, &full, &edits);
+  Status st = Status::OK();
+  const int64_t max_retries = GetParams().max_retries->GetInt();
+  for (int64_t attempt = 0;; ++attempt) {
+    if (insert && static_cast<int64_t>(full.size()) > kMaxBsonSize) {
+      Count(cs, Stat::kNumBucketDocumentsTooLargeInsert);
+      st = Status(ErrorCode::kBSONObjectTooLarge, "time-series bucket document is too large");
+      break;
+    }
+    st = storage::RetryOnWriteConflict([&] {
+      storage::WriteUnit wu(s);
+      HG_RETURN_IF_ERROR(wu.begin_status());
+      if (insert) {
+        HG_RETURN_IF_ERROR(coll.buckets->Insert(s, BsonObj(full.data())).status());
+      } else {
+        std::string key = storage::EncodeRecordId(catalog::ClusteredRecordId(b.doc.id()));
+        HG_RETURN_IF_ERROR(s.Modify(coll.buckets->ident(), key, edits));
+      }
+      return wu.Commit();
+    });
+    if (!insert || st.code() != ErrorCode::kDuplicateKey) break;
+    if (attempt + 1 >= max_retries) {
+      st = Status(ErrorCode::kLocation6130900,
+                  "Unable to insert a new time-series bucket: too many _id collisions");
+      break;
+    }
+    // Another bucket already has this _id prefix: draw a new one.
+    b.doc.SetId(NewBucketId(b.min_time));
+    b.doc.Prepare(control, &full, &edits);
+  }
+  b.doc.Finish(st.ok());
+  if (!st.ok()) {
+    b.broken = true;
+    return st;
+  }
+  b.minmax = std::move(mm);
+  int64_t n = static_cast<int64_t>(batch.measurements.size());
+  Count(cs, insert ? Stat::kNumBucketInserts : Stat::kNumBucketUpdates);
+  Count(cs, Stat::kNumCommits);
+  Count(cs, Stat::kNumMeasurementsCommitted, n);
+  coll.buckets->AdjustCounts(insert ? 1 : 0, static_cast<int64_t>(b.doc.size()) - old_size);
+  int64_t mem = static_cast<int64_t>(sizeof(Bucket) + b.doc.ApproxMemory() +
+                                     b.minmax.ApproxMemory() + b.schema.ApproxMemory());
+  memory_usage_ += mem - b.memory.exchange(mem);
+  return Status::OK();
+}
+
+// --- statistics output -------------------------------------------------------------------------
+
+void BucketCatalog::AppendServerStatus(BsonBuilder& b) const {
+  {
+    std::lock_guard lk(states_mu_);
+    if (states_.empty()) return;
+  }
+  int64_t idle = 0, open = 0, archived = 0;
+  for (const auto& sp : stripes_) {
+    std::lock_guard lk(sp->mu);
+    for (const auto& [k, bucket] : sp->open) {
+      ++open;
+      if (!bucket->pending && !bucket->committing.load()) ++idle;
+    }
+    for (const auto& [k, recs] : sp->archived) archived += static_cast<int64_t>(recs.size());
+  }
+  size_t tok = b.OpenObject("bucketCatalog");
+  AppendNumber(b, "numBuckets", open + archived);
+  AppendNumber(b, "numOpenBuckets", open);
+  AppendNumber(b, "numIdleBuckets", idle);
+  AppendNumber(b, "numArchivedBuckets", archived);
+  AppendNumber(b, "memoryUsage", std::max<int64_t>(0, memory_usage_.load()));
+  AppendNumber(b, "numActiveBuckets", open);
+  global_.AppendTo(b);
+  size_t sm = b.OpenObject("stateManagement");
+  int64_t eras = 0, clears = 0;
+  {
+    std::lock_guard lk(states_mu_);
+    for (const auto& [uuid, st] : states_) clears += static_cast<int64_t>(st->era.load());
+    eras = static_cast<int64_t>(states_.size());
+  }
+  AppendNumber(b, "bucketsManaged", open + archived);
+  AppendNumber(b, "currentEra", clears);
+  AppendNumber(b, "erasWithRemainingBuckets", open + archived > 0 ? eras : 0);
+  AppendNumber(b, "trackedClearOperations", clears);
+  b.Close(sm);
+  b.Close(tok);
+}
+
+void BucketCatalog::AppendCollectionStats(const std::string& uuid, BsonBuilder& b) const {
+  const CollectionState* cs = FindState(uuid);
+  if (cs == nullptr) {
+    static const ExecutionStats kNone;
+    kNone.AppendTo(b);
+    return;
+  }
+  cs->stats.AppendTo(b);
+}
+
+}  // namespace hourglass::timeseries

@@ -1,0 +1,157 @@
+// The BucketCatalog: the in-memory state of every open time-series bucket, and the write path that
+// turns inserted measurements into bucket documents (spec §4). See src/timeseries/README.md for the
+// lifecycle, the rollover rules and the lock order.
+//
+// A writer first stages each measurement (Insert): the catalog finds the open bucket of the
+// measurement's series (collection + normalized meta), applies the rollover rules, opening,
+// reopening or archiving buckets as needed, and adds the measurement to the bucket's open
+// WriteBatch. Writers then Commit their batches: for each batch one writer claims commit rights and
+// writes every measurement staged into it so far — its own and other writers' — while the others
+// wait for the outcome. The first commit of a bucket inserts its document; later ones append to the
+// stored document with byte-range edits (BucketDocument).
+//
+// Thread-safety: all public methods are thread-safe.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "base/status.h"
+#include "bson/bson.h"
+#include "catalog/collection.h"
+#include "storage/session.h"
+#include "timeseries/timeseries_options.h"
+
+namespace hourglass::timeseries {
+
+// The execution statistics of §4.7, in serverStatus order (globally and per collection).
+enum class Stat : int {
+  kNumBucketInserts,
+  kNumBucketUpdates,
+  kNumBucketsOpenedDueToMetadata,
+  kNumBucketsClosedDueToCount,
+  kNumBucketsClosedDueToSchemaChange,
+  kNumBucketsClosedDueToSize,
+  kNumBucketsClosedDueToTimeForward,
+  kNumBucketsClosedDueToMemoryThreshold,
+  kNumCommits,
+  kNumWaits,
+  kNumMeasurementsCommitted,
+  kNumBucketsClosedDueToReopening,
+  kNumBucketsArchivedDueToMemoryThreshold,
+  kNumBucketsArchivedDueToTimeBackward,
+  kNumBucketsReopened,
+  kNumBucketsKeptOpenDueToLargeMeasurements,
+  kNumBucketsClosedDueToCachePressure,
+  kNumBucketsFrozen,
+  kNumCompressedBucketsConvertedToUnsorted,
+  kNumBucketsFetched,
+  kNumBucketsQueried,
+  kNumBucketFetchesFailed,
+  kNumBucketQueriesFailed,
+  kNumBucketReopeningsFailed,
+  kNumDuplicateBucketsReopened,
+  kNumBucketDocumentsTooLargeInsert,
+  kNumBucketDocumentsTooLargeUpdate,
+  kCount
+};
+
+class ExecutionStats {
+ public:
+  void Add(Stat s, int64_t n = 1) {
+    v_[static_cast<int>(s)].fetch_add(n, std::memory_order_relaxed);
+  }
+  int64_t Get(Stat s) const { return v_[static_cast<int>(s)].load(std::memory_order_relaxed); }
+  // Appends every statistic under MongoDB's name (avgNumMeasurementsPerCommit only once there are
+  // commits).
+  void AppendTo(bson::BsonBuilder& b) const;
+
+ private:
+  std::array<std::atomic<int64_t>, static_cast<int>(Stat::kCount)> v_{};
+};
+
+// What the catalog needs to know of a time-series collection for one write.
+struct TimeseriesCollection {
+  std::string uuid;  // the bucket collection's UUID: identifies the series' buckets
+  TimeseriesOptions options;
+  std::shared_ptr<catalog::Collection> buckets;
+};
+
+class WriteBatch;
+struct Bucket;
+struct Stripe;
+
+// The parameters of §4.5, read from the server parameter registry at each use (so setParameter
+// takes effect at once). RegisterTimeseriesParameters registers them (idempotent).
+void RegisterTimeseriesParameters();
+
+class BucketCatalog {
+ public:
+  // `cache_bytes` is the storage cache size, the base of the cache-derived bucket size limit.
+  explicit BucketCatalog(int64_t cache_bytes);
+  ~BucketCatalog();
+
+  // Stages `measurement`, whose time field must hold a Date (callers check: BadValue otherwise),
+  // and returns the batch it joined. May read buckets from `s` to reopen them.
+  StatusWith<std::shared_ptr<WriteBatch>> Insert(const TimeseriesCollection& coll,
+                                                 storage::Session& s,
+                                                 const bson::BsonObj& measurement);
+  // Writes `batch` (claiming commit rights) or waits for the writer that claimed it; returns the
+  // write's outcome. The measurements staged into the batch must stay alive until this returns.
+  Status Commit(const TimeseriesCollection& coll, storage::Session& s,
+                const std::shared_ptr<WriteBatch>& batch);
+
+  // Forgets every open and archived bucket of a collection: after a direct write to its bucket
+  // collection, a drop, or a change of its bucketing parameters. Staged batches still commit.
+  void ClearCollection(const std::string& uuid);
+  // Marks a collection whose buckets may predate this process (found at startup): inserts then
+  // look for a reopenable bucket on disk before opening a new one.
+  void MarkMayHaveStoredBuckets(const std::string& uuid);
+
+  // serverStatus's bucketCatalog section (empty when no time-series collection has been written).
+  void AppendServerStatus(bson::BsonBuilder& b) const;
+  // The per-collection statistics collStats shows under storageStats.timeseries.
+  void AppendCollectionStats(const std::string& uuid, bson::BsonBuilder& b) const;
+
+  const ExecutionStats& global_stats() const { return global_; }
+
+ private:
+  struct CollectionState;
+  CollectionState& State(const std::string& uuid);
+  const CollectionState* FindState(const std::string& uuid) const;
+  Stripe& StripeFor(const std::string& series_key);
+  // The open bucket a measurement goes to, after rollover; under the stripe lock.
+  StatusWith<std::shared_ptr<Bucket>> BucketFor(const TimeseriesCollection& coll,
+                                                storage::Session& s, Stripe& stripe,
+                                                const std::string& series_key,
+                                                const bson::BsonObj& m, int64_t t,
+                                                const bson::BsonElement& meta, size_t add);
+  std::shared_ptr<Bucket> Reopen(const TimeseriesCollection& coll, storage::Session& s,
+                                 const bson::BsonObj& doc, const std::string& series_key);
+  std::shared_ptr<Bucket> FindStoredBucket(const TimeseriesCollection& coll, storage::Session& s,
+                                           const std::string& series_key,
+                                           const bson::BsonElement& meta, int64_t t);
+  void ExpireIdleBuckets(Stripe& stripe, const std::string& keep);
+  Status Write(const TimeseriesCollection& coll, storage::Session& s, WriteBatch& batch);
+  void Count(CollectionState& cs, Stat stat, int64_t n = 1);
+
+  int64_t cache_bytes_;
+  static constexpr size_t kNumStripes = 32;
+  std::array<std::unique_ptr<Stripe>, kNumStripes> stripes_;
+  ExecutionStats global_;
+  std::atomic<int64_t> memory_usage_{0};
+  std::atomic<int64_t> num_open_{0};
+  std::atomic<int64_t> num_archived_{0};
+  std::atomic<int64_t> num_idle_{0};
+  mutable std::mutex states_mu_;
+  std::unordered_map<std::string, std::unique_ptr<CollectionState>> states_;  // by uuid
+};
+
+}  // namespace hourglass::timeseries
