@@ -11,6 +11,7 @@
 #include "commands/command_util.h"
 #include "commands/cursor_manager.h"
 #include "commands/timeseries_scan.h"
+#include "timeseries/ttl_monitor.h"
 
 namespace hourglass::commands {
 
@@ -120,6 +121,10 @@ Status RunServerStatus(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& rep
     reply.AppendInt64("total", total);
     reply.Close(open);
     reply.Close(cur);
+    size_t ttl = reply.OpenObject("ttl");
+    reply.AppendInt64("deletedDocuments", timeseries::TtlMonitor::Stats().deleted_documents.load());
+    reply.AppendInt64("passes", timeseries::TtlMonitor::Stats().passes.load());
+    reply.Close(ttl);
     reply.Close(t);
   }
   if (Wanted(cmd, "bucketCatalog") && service.bucket_catalog != nullptr) {

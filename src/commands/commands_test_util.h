@@ -13,6 +13,7 @@
 #include "commands/dispatcher.h"
 #include "storage/kv_engine.h"
 #include "storage/storage_test_util.h"
+#include "timeseries/bucket_catalog.h"
 
 namespace hourglass::commands::testing {
 
@@ -32,10 +33,14 @@ class CommandsTest : public ::testing::Test {
     service_.engine = engine_.get();
     service_.catalog = catalog_.get();
     service_.cursors = &cursors_;
+    bucket_catalog_ = std::make_unique<timeseries::BucketCatalog>(int64_t{64} << 20);
+    service_.bucket_catalog = bucket_catalog_.get();
     service_.options.dbpath = dir_.path();
   }
   void Close() {
     cursors_.KillAll();
+    service_.bucket_catalog = nullptr;
+    bucket_catalog_.reset();
     service_.catalog = nullptr;
     service_.engine = nullptr;
     catalog_.reset();
@@ -72,6 +77,7 @@ class CommandsTest : public ::testing::Test {
   std::unique_ptr<storage::KvEngine> engine_;
   std::unique_ptr<catalog::Catalog> catalog_;
   CursorManager cursors_;
+  std::unique_ptr<timeseries::BucketCatalog> bucket_catalog_;
   ServiceContext service_;
   ClientState client_;
 };

@@ -108,8 +108,6 @@ TEST_F(DdlCommandsTest, CreateStoresOnlyRecognizedUserOptions) {
 TEST_F(DdlCommandsTest, CreateRejectsUnsupportedOptionsHonestly) {
   ExpectError(Run(R"({"create": "c", "capped": true, "size": 4096})"), 115,
               "capped collections are not supported");
-  ExpectError(Run(R"({"create": "c", "timeseries": {"timeField": "t"}})"), 115,
-              "time-series collections are not supported yet");
   ExpectError(Run(R"({"create": "v", "viewOn": "c", "pipeline": []})"), 115);
   ExpectError(Run(R"({"create": "c", "clusteredIndex": {"key": {"_id": 1}, "unique": true}})"),
               115);
@@ -149,22 +147,54 @@ TEST_F(DdlCommandsTest, CreateAfterImplicitCreationIsANoOp) {
 }
 
 TEST_F(DdlCommandsTest, TimeseriesEntriesAreListedAndDroppedWithTheirBuckets) {
-  // The time-series layer creates these entries itself; the DDL commands must cope with them.
-  BsonObj options = bson::FromJson(R"({"timeseries": {"timeField": "t"}})").value();
-  ASSERT_TRUE(catalog_->CreateCollection({"test", "ts"}, options, "timeseries").ok());
-  ASSERT_TRUE(catalog_->CreateCollection({"test", "system.buckets.ts"}, BsonObj()).ok());
+  ExpectOk(Run(R"({"create": "ts", "timeseries": {"timeField": "t"}})"));
   BsonObj ts = FirstBatch(Run(R"({"listCollections": 1, "filter": {"name": "ts"}})"))[0];
   EXPECT_EQ(ts["type"].Str(), "timeseries");
-  EXPECT_EQ(ts["options"].Obj()["timeseries"].Obj()["timeField"].Str(), "t");
+  // Defaults are materialized (spec 2.2); a time-series collection has no UUID of its own.
+  EXPECT_EQ(ts["options"].Obj()["timeseries"].Obj().ToJson(),
+            R"({ "timeField" : "t", "granularity" : "seconds", "bucketMaxSpanSeconds" : 3600 })");
+  EXPECT_FALSE(ts["info"].Obj().HasField("uuid"));
   EXPECT_FALSE(ts.HasField("idIndex"));
+  BsonObj buckets =
+      FirstBatch(Run(R"({"listCollections": 1, "filter": {"name": "system.buckets.ts"}})"))[0];
+  EXPECT_EQ(buckets["type"].Str(), "collection");
+  EXPECT_TRUE(buckets["options"].Obj()["clusteredIndex"].Bool());
+  EXPECT_TRUE(buckets["info"].Obj().HasField("uuid"));
   BsonObj stats = Run(R"({"dbStats": 1})");
   EXPECT_EQ(stats["views"].NumberLong(), 1);
   EXPECT_EQ(stats["collections"].NumberLong(), 1);
+  // Same options again: no-op success; anything else: NamespaceExists.
+  ExpectOk(Run(R"({"create": "ts", "timeseries": {"timeField": "t", "granularity": "seconds"}})"));
   ExpectError(Run(R"({"create": "ts"})"), 48);
+  ExpectError(Run(R"({"create": "ts", "timeseries": {"timeField": "u"}})"), 48);
   BsonObj dropped = Run(R"({"drop": "ts"})");
   ExpectOk(dropped);
   EXPECT_EQ(dropped["ns"].Str(), "test.ts");
   EXPECT_TRUE(CollectionNames().empty());
+}
+
+TEST_F(DdlCommandsTest, TimeseriesInsertAndFindRoundTrip) {
+  ExpectOk(Run(R"({"create": "ts", "timeseries": {"timeField": "t", "metaField": "m"}})"));
+  BsonObj reply = Run(R"({"insert": "ts", "documents": [
+      {"_id": 1, "t": {"$date": "2021-05-18T00:00:00Z"}, "m": {"b": 2, "a": 1}, "v": 10},
+      {"_id": 2, "t": {"$date": "2021-05-18T00:00:01Z"}, "m": {"a": 1, "b": 2}, "v": 11},
+      {"_id": 3, "t": "not a date"}]})");
+  ExpectOk(reply);
+  EXPECT_EQ(reply["n"].Int32(), 2);
+  BsonObj err = reply["writeErrors"].Obj()["0"].Obj();
+  EXPECT_EQ(err["index"].Int32(), 2);
+  EXPECT_EQ(err["code"].Int32(), 2);
+  EXPECT_EQ(err["errmsg"].Str(), "'t' must be present and contain a valid BSON UTC datetime value");
+  // Both metas normalize to {a: 1, b: 2}: one series, one bucket.
+  auto buckets = FirstBatch(Run(R"({"find": "system.buckets.ts"})"));
+  ASSERT_EQ(buckets.size(), 1u);
+  EXPECT_EQ(buckets[0]["meta"].Obj().ToJson(), R"({ "a" : 1, "b" : 2 })");
+  auto docs = FirstBatch(Run(R"({"find": "ts", "filter": {"v": {"$gt": 10}}})"));
+  ASSERT_EQ(docs.size(), 1u);
+  // Time field first, then the meta field, then the data columns.
+  EXPECT_EQ(
+      docs[0].ToJson(),
+      R"({ "t" : { "$date" : "2021-05-18T00:00:01Z" }, "m" : { "a" : 1, "b" : 2 }, "_id" : 2, "v" : 11 })");
 }
 
 // --- drop / dropDatabase ----------------------------------------------------------------------

@@ -19,6 +19,7 @@
 #include "server/options.h"
 #include "storage/kv_engine.h"
 #include "timeseries/bucket_catalog.h"
+#include "timeseries/ttl_monitor.h"
 
 namespace hourglass::server {
 
@@ -115,6 +116,7 @@ int RunServer(int argc, char** argv) {
   ServerParameter* cursor_timeout =
       params.Register("cursorTimeoutMillis", int64_t{600000}, true, true);
   timeseries::RegisterTimeseriesParameters();
+  timeseries::TtlMonitor::RegisterParameters();
   for (const auto& [name, value] : parsed.set_parameters) {
     ServerParameter* p = params.Find(name);
     if (p == nullptr || !p->settable_at_startup()) {
@@ -181,6 +183,8 @@ int RunServer(int argc, char** argv) {
     }
   }
   service.bucket_catalog = &bucket_catalog;
+  timeseries::TtlMonitor ttl_monitor(engine.get(), catalog.get());
+  ttl_monitor.Start();
   service.engine = engine.get();
   service.catalog = catalog.get();
   service.cursors = &cursors;
@@ -228,6 +232,7 @@ int RunServer(int argc, char** argv) {
   service.shutting_down = true;
   listener.Shutdown();
   reaper.join();
+  ttl_monitor.Stop();
   // Wake the signal thread if shutdown came from the command rather than a signal.
   pthread_kill(signal_thread.native_handle(), SIGUSR2);
   signal_thread.join();

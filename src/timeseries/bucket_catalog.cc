@@ -612,8 +612,8 @@ Status BucketCatalog::Write(const TimeseriesCollection& coll, storage::Session& 
   for (const BsonObj& row : batch.measurements) mm.Update(row, meta_field);
   BsonObj control = BuildControl(mm, o.time_field, b.min_time);
   b.doc.StageRows(batch.measurements, meta_field);
-  const bool insert = !b.doc.stored();
-  const int64_t old_size = static_cast<int64_t>(b.doc.size());
+  bool insert = !b.doc.stored();
+  int64_t old_size = static_cast<int64_t>(b.doc.size());
   std::string full;
   std::vector<storage::Session::Modification> edits;
   b.doc.Prepare(control, &full, &edits);
@@ -636,6 +636,22 @@ Status BucketCatalog::Write(const TimeseriesCollection& coll, storage::Session& 
       }
       return wu.Commit();
     });
+    if (!insert && st.code() == ErrorCode::kNoSuchKey) {
+      // The stored bucket is gone (expired by TTL or deleted directly) while it was open: these
+      // rows start a new bucket instead.
+      std::string meta_bytes;
+      if (!b.doc.meta().eoo()) meta_bytes.assign(b.doc.meta().raw(), b.doc.meta().size());
+      b.doc = BucketDocument(NewBucketId(b.min_time),
+                             meta_bytes.empty() ? BsonElement() : BsonElement(meta_bytes.data()));
+      mm = BucketMinMax();
+      for (const BsonObj& row : batch.measurements) mm.Update(row, meta_field);
+      control = BuildControl(mm, o.time_field, b.min_time);
+      b.doc.StageRows(batch.measurements, meta_field);
+      b.doc.Prepare(control, &full, &edits);
+      insert = true;
+      old_size = 0;
+      continue;
+    }
     if (!insert || st.code() != ErrorCode::kDuplicateKey) break;
     if (attempt + 1 >= max_retries) {
       st = Status(ErrorCode::kLocation6130900,

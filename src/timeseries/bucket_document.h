@@ -37,6 +37,10 @@ class BucketDocument {
   // A new _id before the first write (after a duplicate-key collision).
   void SetId(const bson::ObjectId& id) { id_ = id; }
   bool stored() const { return stored_; }
+  // The stored `meta` element (named "meta"), or EOO.
+  bson::BsonElement meta() const {
+    return meta_elem_.empty() ? bson::BsonElement() : bson::BsonElement(meta_elem_.data());
+  }
   uint32_t num_rows() const { return num_rows_; }
   // Size of the document as stored after the last Commit (0 before the first).
   size_t size() const { return size_; }
