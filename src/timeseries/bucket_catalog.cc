@@ -370,7 +370,8 @@ std::shared_ptr<Bucket> BucketCatalog::FindStoredBucket(const TimeseriesCollecti
   if (!meta.eoo()) {
     BsonBuilder mb;
     AppendNormalizedMeta(mb, "meta", meta);
-    want_meta = std::string(mb.Obj().FirstElement().raw(), mb.Obj().FirstElement().size());
+    BsonObj mo = mb.Obj();
+    want_meta = std::string(mo.FirstElement().raw(), mo.FirstElement().size());
   }
   const Limits l = CurrentLimits();
   auto more = cursor->Seek(lo);
