@@ -36,15 +36,23 @@ def unusual_lines(text):
     return [l for l in text.splitlines() if not any(p.search(l) for p in _USUAL)]
 
 
-def test_basic_script(server, tmp_path):
-    p = run_mongosh(server, tmp_path, os.path.join(SHELL_DIR, "basic.js"))
+def run_script(server, tmp_path, name, ok_line):
+    p = run_mongosh(server, tmp_path, os.path.join(SHELL_DIR, name))
     detail = f"exit {p.returncode}\n--- stdout ---\n{p.stdout}\n--- stderr ---\n{p.stderr}"
     assert p.returncode == 0, detail
     out_lines = [l for l in p.stdout.splitlines() if l.strip()]
-    assert out_lines and out_lines[-1] == "BASIC_JS_OK", detail
-    others = [l for l in unusual_lines(p.stdout) if l != "BASIC_JS_OK"]
+    assert out_lines and out_lines[-1] == ok_line, detail
+    others = [l for l in unusual_lines(p.stdout) if l != ok_line]
     assert not others, "unexpected mongosh output:\n" + "\n".join(others)
     assert not unusual_lines(p.stderr), "unexpected mongosh stderr:\n" + p.stderr
+
+
+def test_basic_script(server, tmp_path):
+    run_script(server, tmp_path, "basic.js", "BASIC_JS_OK")
+
+
+def test_timeseries_script(server, tmp_path):
+    run_script(server, tmp_path, "timeseries.js", "TIMESERIES_JS_OK")
 
 
 def test_failing_check_exits_nonzero(server, tmp_path):

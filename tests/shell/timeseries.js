@@ -1,0 +1,105 @@
+// The time-series session of a new user, typed into mongosh:
+//   mongosh "mongodb://127.0.0.1:PORT/test" --quiet --file tests/shell/timeseries.js
+// Any failed check throws (mongosh exits non-zero); prints "TIMESERIES_JS_OK" last on success.
+
+function check(cond, what) {
+  if (!cond) throw new Error('check failed: ' + what);
+}
+
+function checkEq(actual, expected, what) {
+  const a = EJSON.stringify(actual, { relaxed: false });
+  const e = EJSON.stringify(expected, { relaxed: false });
+  if (a !== e) throw new Error('check failed: ' + what + ': expected ' + e + ', got ' + a);
+}
+
+const tdb = db.getSiblingDB('hg_shell_timeseries');
+tdb.dropDatabase();
+
+tdb.createCollection('weather', {
+  timeseries: { timeField: 'timestamp', metaField: 'metadata', granularity: 'hours' },
+  expireAfterSeconds: 86400 * 30,
+});
+const info = tdb.getCollectionInfos({ name: 'weather' })[0];
+checkEq(info.type, 'timeseries', 'listCollections type');
+checkEq(info.options.timeseries,
+        { timeField: 'timestamp', metaField: 'metadata', granularity: 'hours',
+          bucketMaxSpanSeconds: 2592000 },
+        'materialized timeseries options');
+checkEq(info.options.expireAfterSeconds, Long(2592000), 'expireAfterSeconds as NumberLong');
+
+const docs = [
+  { timestamp: ISODate('2021-05-18T00:00:00Z'), metadata: { sensorId: 5578, type: 'temperature' }, temp: 12 },
+  { timestamp: ISODate('2021-05-18T04:00:00Z'), metadata: { sensorId: 5578, type: 'temperature' }, temp: 11 },
+  { timestamp: ISODate('2021-05-18T08:00:00Z'), metadata: { sensorId: 5578, type: 'temperature' }, temp: 11 },
+  { timestamp: ISODate('2021-05-18T12:00:00Z'), metadata: { sensorId: 5578, type: 'temperature' }, temp: 12 },
+  { timestamp: ISODate('2021-05-18T16:00:00Z'), metadata: { sensorId: 5578, type: 'temperature' }, temp: 16 },
+  { timestamp: ISODate('2021-05-18T20:00:00Z'), metadata: { sensorId: 5578, type: 'temperature' }, temp: 15 },
+  { timestamp: ISODate('2021-05-19T00:00:00Z'), metadata: { sensorId: 5578, type: 'temperature' }, temp: 13 },
+  { timestamp: ISODate('2021-05-19T04:00:00Z'), metadata: { sensorId: 5578, type: 'temperature' }, temp: 12 },
+  { timestamp: ISODate('2021-05-18T00:00:00Z'), metadata: { sensorId: 7777, type: 'temperature' }, temp: 20 },
+];
+// Inserted out of time order on purpose: the last 5578 one goes back in time.
+const res = tdb.weather.insertMany(docs.map((d, i) => Object.assign({ _id: i }, d)));
+checkEq(Object.keys(res.insertedIds).length, 9, 'insertMany count');
+
+const found = tdb.weather.find({
+  'metadata.sensorId': 5578,
+  timestamp: { $gte: ISODate('2021-05-18T12:00:00Z') },
+}).sort({ timestamp: 1 }).toArray();
+checkEq(found.length, 5, 'find by meta subfield and time');
+// Time field first, then the meta field, then the other fields.
+checkEq(Object.keys(found[0]), ['timestamp', 'metadata', '_id', 'temp'], 'field order');
+checkEq(found[0].temp, 12, 'first in time order');
+checkEq(found[4].timestamp, ISODate('2021-05-19T04:00:00Z'), 'last in time order');
+
+const avg = tdb.weather.aggregate([
+  { $match: { 'metadata.type': 'temperature' } },
+  { $group: { _id: '$metadata.sensorId', avg: { $avg: '$temp' } } },
+  { $sort: { _id: 1 } },
+]).toArray();
+checkEq(avg, [{ _id: 5578, avg: 12.75 }, { _id: 7777, avg: 20 }], 'average per sensor');
+
+const buckets = tdb.system.buckets.weather.find({ 'meta.sensorId': 5578 }).toArray();
+check(buckets.length >= 1, 'buckets exist');
+const b = buckets[0];
+checkEq(Object.keys(b), ['_id', 'control', 'meta', 'data'], 'bucket field order');
+checkEq(b.control.version, 1, 'bucket version');
+// granularity hours: buckets start at a day boundary.
+checkEq(b.control.min.timestamp, ISODate('2021-05-18T00:00:00Z'), 'rounded bucket start');
+checkEq(b.meta, { sensorId: 5578, type: 'temperature' }, 'bucket meta');
+checkEq(b._id.getTimestamp(), ISODate('2021-05-18T00:00:00Z'), 'bucket _id holds the start');
+
+checkEq(tdb.weather.countDocuments({}), 9, 'countDocuments');
+checkEq(tdb.weather.distinct('metadata.sensorId').sort(), [5578, 7777], 'distinct meta');
+
+const stats = tdb.runCommand({ collStats: 'weather' });
+checkEq(stats.ok, 1, 'collStats ok');
+checkEq(stats.timeseries.bucketsNs, 'hg_shell_timeseries.system.buckets.weather', 'bucketsNs');
+check(stats.timeseries.bucketCount >= 2, 'bucketCount');
+checkEq(stats.timeseries.numMeasurementsCommitted, 9, 'numMeasurementsCommitted');
+check(db.serverStatus().bucketCatalog.numCommits >= 1, 'serverStatus bucketCatalog');
+
+checkEq(tdb.runCommand({ collMod: 'weather', timeseries: { granularity: 'hours' } }).ok, 1,
+        'collMod same granularity');
+let refused = false;
+try {
+  tdb.runCommand({ collMod: 'weather', timeseries: { granularity: 'seconds' } });
+} catch (e) {
+  refused = true;
+  checkEq(e.code, 72, 'granularity may not become finer');
+}
+check(refused, 'finer granularity refused');
+
+let threw = false;
+try {
+  tdb.weather.insertOne({ timestamp: 'yesterday', metadata: { sensorId: 1 } });
+} catch (e) {
+  threw = true;
+  checkEq(e.code, 2, 'time field must be a date');
+}
+check(threw, 'bad time field rejected');
+
+check(tdb.weather.drop(), 'drop');
+checkEq(tdb.getCollectionNames().filter((n) => n.includes('weather')), [], 'drop removes both');
+tdb.dropDatabase();
+print('TIMESERIES_JS_OK');
