@@ -456,6 +456,47 @@ def test_out_of_order_within_bucket_does_not_roll_over(db):
     assert b["control"]["max"]["t"] == at(50)
 
 
+@pytest.mark.parametrize(
+    "last,reason",
+    [
+        ({"t": at(3600), "x": 1}, "numBucketsClosedDueToTimeForward"),
+        ({"t": at(-60), "x": 1}, "numBucketsArchivedDueToTimeBackward"),
+        ({"t": at(5), "x": "schema change too"}, "numBucketsClosedDueToCount"),
+    ],
+    ids=["time-forward-before-count", "time-backward-before-count", "count-before-schema"],
+)
+def test_rollover_reasons_are_checked_in_order(db, last, reason):
+    # A full bucket (1000 measurements) also fails the count check: the reason recorded
+    # is the first applicable one of 4.2's list.
+    create_ts(db)
+    db.ts.insert_many([{"t": at(i), "m": 1, "x": i} for i in range(1000)])
+    db.ts.insert_one(dict(last, m=1))
+    assert sorted(rows(b) for b in buckets(db)) == [1, 1000]
+    st = ts_stats(db)
+    reasons = ["numBucketsClosedDueToTimeForward", "numBucketsArchivedDueToTimeBackward",
+               "numBucketsClosedDueToCount", "numBucketsClosedDueToSchemaChange",
+               "numBucketsClosedDueToSize"]
+    assert {k: st[k] for k in reasons} == {k: int(k == reason) for k in reasons}
+
+
+def test_extended_range_dates_are_accepted(db):
+    create_ts(db)
+    late = datetime.datetime(2040, 2, 29, 12, 34, 56)
+    early = datetime.datetime(1950, 1, 1, 0, 0, 30)
+    db.ts.insert_many([{"t": late, "m": 1, "v": 1}, {"t": early, "m": 1, "v": 2}])
+    assert sorted((d["t"], d["v"]) for d in db.ts.find({}, {"_id": 0})) == [
+        (early, 2), (late, 1)
+    ]
+    bs = buckets(db)
+    assert [b["control"]["min"]["t"] for b in bs] == [
+        datetime.datetime(1950, 1, 1, 0, 0), datetime.datetime(2040, 2, 29, 12, 34)
+    ]
+    for b in bs:
+        secs = epoch_ms(b["control"]["min"]["t"]) // 1000
+        assert oid_seconds(b["_id"]) == secs % 2**32
+    assert db.ts.count_documents({"t": {"$gt": datetime.datetime(2038, 1, 20)}}) == 1
+
+
 def test_schema_change_number_to_string(client, db):
     create_ts(db)
     db.ts.insert_many([{"t": at(i), "m": 1, "x": v} for i, v in enumerate([1, 2.5, Int64(3)])])
