@@ -105,6 +105,11 @@ StatusWith<BsonObj> ParseCreateOptions(const catalog::NamespaceString& nss, cons
   if (pipeline && !view_on) {
     return Status(ErrorCode::kInvalidOptions, "'pipeline' requires 'viewOn' to also be specified");
   }
+  if (view_on && catalog::NamespaceString{nss.db, *view_on}.IsTimeseriesBuckets()) {
+    return Status(ErrorCode::kInvalidNamespace,
+                  "Invalid viewOn: a view cannot be created on a time-series bucket collection: " +
+                      nss.db + "." + *view_on);
+  }
   if (view_on) return NotSupported("views are not supported yet");
   if (timeseries || nss.IsTimeseriesBuckets()) {
     return NotSupported("time-series collections are not supported yet");
