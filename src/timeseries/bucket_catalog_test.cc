@@ -363,6 +363,28 @@ TEST_F(BucketCatalogTest, TimeBackwardArchivesAndALaterMeasurementReopens) {
   EXPECT_EQ(Values(coll_), (std::vector<std::vector<int>>{{1, 3}, {0, 2}}));
 }
 
+TEST_F(BucketCatalogTest, ArchivedBucketIsReopenedOnlyIfItHasRoom) {
+  ParamGuard max_count("timeseriesBucketMaxCount", 2);
+  // A fills up (2 measurements); m2 goes back in time (A archived, B opened); m3 is in A's range
+  // but A is full, so it gets a new bucket C.
+  InsertAll(coll_, {M(kT0, 0), M(kT0 + 1, 1), M(kT0 - 2 * kHour, 2), M(kT0 + 2, 3)});
+  EXPECT_EQ(Get(Stat::kNumBucketsReopened), 0);
+  EXPECT_EQ(Get(Stat::kNumBucketsOpenedDueToMetadata), 3);
+  std::multiset<std::vector<int>> got;
+  for (const auto& v : Values(coll_)) got.insert(v);
+  EXPECT_EQ(got, (std::multiset<std::vector<int>>{{0, 1}, {2}, {3}}));
+}
+
+TEST_F(BucketCatalogTest, ArchivedBucketIsNotReopenedForIncompatibleSchema) {
+  InsertAll(coll_, {M(kT0, 0), M(kT0 - 2 * kHour, 1),
+                    J(R"({"t": {"$date": {"$numberLong": "1700000000001"}}, "v": "text"})")});
+  EXPECT_EQ(Get(Stat::kNumBucketsReopened), 0);
+  EXPECT_EQ(Buckets(coll_).size(), 3u);
+  int rows = 0;
+  for (const auto& b : Buckets(coll_)) rows += Rows(b);
+  EXPECT_EQ(rows, 3);
+}
+
 TEST_F(BucketCatalogTest, LargeMeasurementsKeepBucketOpenUntilMinCount) {
   // 20 KB strings: past timeseriesBucketMaxSize (128000) after a few, but fewer than
   // timeseriesBucketMinCount (10) measurements keep the bucket open; the 11th closes it (Size).
@@ -518,6 +540,69 @@ TEST_F(BucketCatalogTest, ConcurrentWritersCommitEveryMeasurementExactlyOnce) {
   EXPECT_GT(Get(Stat::kNumWaits), 0);
 }
 
+TEST_F(BucketCatalogTest, ConcurrentWritersAcrossSeriesWithCountRollover) {
+  ParamGuard max_count("timeseriesBucketMaxCount", 7);
+  constexpr int kThreads = 6, kPerThread = 120, kSeries = 3;
+  std::vector<std::thread> threads;
+  std::atomic<int> failures{0};
+  for (int th = 0; th < kThreads; ++th) {
+    threads.emplace_back([&, th] {
+      auto s = engine_->NewSession();
+      for (int i = 0; i < kPerThread; ++i) {
+        int v = th * kPerThread + i;
+        BsonBuilder mb;
+        mb.AppendInt32("m", v % kSeries);
+        BsonObj m = M(kT0 + v, v, mb.Obj());
+        auto batch = bc_->Insert(coll_, *s, m);
+        if (!batch.ok() || !bc_->Commit(coll_, *s, batch.value()).ok()) ++failures;
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  ASSERT_EQ(failures.load(), 0);
+  std::vector<int> seen;
+  for (const auto& b : Buckets(coll_)) {
+    EXPECT_LE(Rows(b), 7);
+    for (const auto& m : Unpack(coll_, b)) {
+      EXPECT_EQ(m["tag"].Int32(), m["v"].Int32() % kSeries) << "measurement in the wrong series";
+      seen.push_back(m["v"].Int32());
+    }
+  }
+  std::sort(seen.begin(), seen.end());
+  ASSERT_EQ(seen.size(), static_cast<size_t>(kThreads * kPerThread));
+  for (int i = 0; i < kThreads * kPerThread; ++i) ASSERT_EQ(seen[static_cast<size_t>(i)], i);
+  // Every series' buckets except its last are full.
+  EXPECT_EQ(Get(Stat::kNumBucketsClosedDueToCount) + kSeries,
+            static_cast<int64_t>(Buckets(coll_).size()));
+}
+
+TEST_F(BucketCatalogTest, IdleBucketsAreArchivedAboveMemoryThreshold) {
+  // Threshold 1 byte: before opening a bucket, idle buckets of the stripe leave memory.
+  ParamGuard threshold("timeseriesIdleBucketExpiryMemoryUsageThreshold", 1);
+  constexpr int kSeries = 100;  // more than the stripes, so some share one
+  for (int round = 0; round < 2; ++round) {
+    for (int i = 0; i < kSeries; ++i) {
+      BsonBuilder mb;
+      mb.AppendInt32("m", i);
+      ASSERT_TRUE(InsertOne(coll_, M(kT0 + round, round * kSeries + i, mb.Obj())).ok());
+    }
+  }
+  EXPECT_GT(Get(Stat::kNumBucketsArchivedDueToMemoryThreshold), 0);
+  std::vector<int> seen;
+  for (const auto& vals : Values(coll_)) seen.insert(seen.end(), vals.begin(), vals.end());
+  std::sort(seen.begin(), seen.end());
+  ASSERT_EQ(seen.size(), 2u * kSeries);
+  for (int i = 0; i < 2 * kSeries; ++i) EXPECT_EQ(seen[static_cast<size_t>(i)], i);
+  BsonBuilder b;
+  bc_->AppendServerStatus(b);
+  BsonObj status = b.Obj();
+  BsonObj section = status["bucketCatalog"].Obj();
+  EXPECT_LT(section["numOpenBuckets"].Int32(), kSeries);
+  EXPECT_EQ(section["numArchivedBuckets"].Int32(),
+            section["numBuckets"].Int32() - section["numOpenBuckets"].Int32());
+  EXPECT_GE(section["numArchivedBuckets"].Int32(), 0);
+}
+
 // A measurement staged into a bucket that is then archived (time forward) and reopened from disk
 // before the staged batch commits: both commits must land in the one stored document, which must
 // stay valid BSON with distinct row keys (spec 3.1).
@@ -614,6 +699,44 @@ TEST_F(BucketCatalogTest, ClearCollectionDropsInMemoryStateAndReopensByQuery) {
   } else {
     EXPECT_EQ(after.size(), 2u);
   }
+}
+
+TEST_F(BucketCatalogTest, BatchStagedBeforeClearCollectionStillCommits) {
+  auto s = engine_->NewSession();
+  auto staged = bc_->Insert(coll_, *s, M(kT0, 0));
+  ASSERT_TRUE(staged.ok());
+  bc_->ClearCollection(coll_.uuid);
+  EXPECT_TRUE(bc_->Commit(coll_, *s, staged.value()).ok());
+  ASSERT_TRUE(InsertOne(coll_, M(kT0 + 1, 1)).ok());
+  int rows = 0;
+  for (const auto& b : Buckets(coll_)) rows += static_cast<int>(Unpack(coll_, b).size());
+  EXPECT_EQ(rows, 2);
+}
+
+// The same hazard as DISABLED_ReopeningABucketWithAnUncommittedBatchKeepsEveryMeasurement, through
+// ClearCollection and query-based reopening: the old in-memory bucket still has a batch to write
+// when the stored document is reopened into a second instance.
+// DISABLED: BUG in bucket_catalog.cc (see the report): the stored document is corrupted.
+TEST_F(BucketCatalogTest, DISABLED_ReopenByQueryWhileOldInstanceHasStagedBatch) {
+  auto s = engine_->NewSession();
+  ASSERT_TRUE(InsertOne(coll_, M(kT0, 0)).ok());
+  auto staged = bc_->Insert(coll_, *s, M(kT0 + 1, 1));
+  ASSERT_TRUE(staged.ok());
+  bc_->ClearCollection(coll_.uuid);
+  auto other = bc_->Insert(coll_, *s, M(kT0 + 2, 2));
+  ASSERT_TRUE(other.ok());
+  EXPECT_TRUE(bc_->Commit(coll_, *s, staged.value()).ok());
+  EXPECT_TRUE(bc_->Commit(coll_, *s, other.value()).ok());
+  std::vector<int> seen;
+  for (const auto& b : Buckets(coll_)) {
+    if (!bson::ValidateBson(b.bytes()).ok()) {
+      ADD_FAILURE() << "corrupt bucket document";
+      continue;
+    }
+    for (const auto& m : Unpack(coll_, b)) seen.push_back(m["v"].Int32());
+  }
+  std::sort(seen.begin(), seen.end());
+  EXPECT_EQ(seen, (std::vector<int>{0, 1, 2}));
 }
 
 TEST_F(BucketCatalogTest, NewCatalogReopensStoredBucketWhenMarked) {
