@@ -21,7 +21,7 @@ from bson.timestamp import Timestamp
 from pymongo.errors import BulkWriteError, OperationFailure
 from pymongo.write_concern import WriteConcern
 
-from conftest import command_error, run_command
+from conftest import run_command
 
 UTC = datetime.timezone.utc
 T0 = datetime.datetime(2024, 3, 5, 10, 0, 0)  # a whole hour
@@ -44,7 +44,10 @@ def create_ts(db, name="ts", meta="m", **extra):
 def buckets(db, name="ts"):
     """Bucket documents in time order (then _id, for a stable order)."""
     docs = list(db[f"system.buckets.{name}"].find())
-    return sorted(docs, key=lambda b: (b["control"]["min"]["t"], bson.encode({"m": b.get("meta")}), b["_id"]))
+    return sorted(
+        docs,
+        key=lambda b: (b["control"]["min"]["t"], bson.encode({"m": b.get("meta")}), b["_id"]),
+    )
 
 
 def rows(bucket):
@@ -659,6 +662,43 @@ def test_startup_set_parameter_max_count(fresh_server):
         c.close()
 
 
+def test_idle_buckets_expire_under_memory_threshold(fresh_server):
+    # A 1-byte threshold is always exceeded: before a new bucket is allocated the
+    # catalog archives (or closes) idle buckets of the new bucket's stripe (4.4, 4.5).
+    # Each insert below commits before the next, so every earlier bucket is idle; with
+    # at most 32 stripes (MongoDB's count), all but the first allocation of each stripe
+    # finds an idle bucket to expire.
+    series = 200
+    s = fresh_server.new(
+        extra_args=["--setParameter", "timeseriesIdleBucketExpiryMemoryUsageThreshold=1"]
+    )
+    c = s.client()
+    try:
+        assert c.admin.command(
+            "getParameter", 1, timeseriesIdleBucketExpiryMemoryUsageThreshold=1
+        )["timeseriesIdleBucketExpiryMemoryUsageThreshold"] == 1
+        db = c.tsmem
+        create_ts(db)
+        for i in range(series):
+            db.ts.insert_one({"t": at(i), "m": i, "v": i})
+        cat = catalog(c)
+        expired = (cat["numBucketsArchivedDueToMemoryThreshold"]
+                   + cat["numBucketsClosedDueToMemoryThreshold"])
+        assert expired >= series - 32
+        assert cat["numOpenBuckets"] < series
+        assert cat["numArchivedBuckets"] == cat["numBuckets"] - cat["numOpenBuckets"]
+        # Nothing is lost, and expired series still accept measurements.
+        for i in range(series):
+            db.ts.insert_one({"t": at(1000 + i), "m": i, "v": 1000 + i})
+        assert sorted(d["v"] for d in db.ts.find()) == list(range(series)) + list(
+            range(1000, 1000 + series)
+        )
+        for b in buckets(db):
+            check_bucket_invariants(b)
+    finally:
+        c.close()
+
+
 # -- 4.6 / 4.7 / 4.8 statistics ----------------------------------------------------------
 CATALOG_FIELDS = [
     "numBuckets", "numOpenBuckets", "numIdleBuckets", "numArchivedBuckets", "memoryUsage",
@@ -706,7 +746,8 @@ def test_coll_stats_timeseries_section(db):
     assert "avgBucketSize" not in st["timeseries"]
     assert "avgNumMeasurementsPerCommit" not in st["timeseries"]
 
-    db.ts.insert_many([{"t": at(i), "m": i % 2, "v": i} for i in range(10)])  # one commit per bucket
+    # One insert command: one commit per bucket (2 series).
+    db.ts.insert_many([{"t": at(i), "m": i % 2, "v": i} for i in range(10)])
     db.ts.insert_one({"t": at(20), "m": 0, "v": 20})  # appends to a stored bucket
     st = db.command("collStats", "ts")
     ts = st["timeseries"]
