@@ -18,7 +18,13 @@ StatusWith<std::unique_ptr<pipeline::DocumentStream>> BuildReadStream(
     CommandContext& ctx, const catalog::NamespaceString& nss, ReadPlan plan) {
   std::unique_ptr<pipeline::DocumentStream> stream;
   auto coll = ctx.service.catalog->Lookup(nss);
-  HG_ASSIGN_OR_RETURN(auto ts, LookupTimeseries(ctx.service, nss));
+  auto ts_or = LookupTimeseries(ctx.service, nss);
+  if (ts_or.status().code() == ErrorCode::kNamespaceNotFound) {
+    // A time-series view whose buckets were dropped reads as empty, like any view on nothing.
+    return std::unique_ptr<pipeline::DocumentStream>(
+        std::make_unique<pipeline::VectorDocumentStream>(std::vector<BsonObj>{}));
+  }
+  HG_ASSIGN_OR_RETURN(auto ts, std::move(ts_or));
   if (ts) {
     HG_ASSIGN_OR_RETURN(stream,
                         TimeseriesScan::Make(std::move(*ts), ctx.service.engine, plan.filter_spec));

@@ -8,6 +8,7 @@
 #include "query/update.h"
 #include "storage/record_id.h"
 #include "storage/write_conflict.h"
+#include "timeseries/bucket_validator.h"
 
 namespace hourglass::commands {
 
@@ -45,24 +46,38 @@ void AppendWriteErrors(BsonBuilder& reply, const std::vector<WriteError>& errors
   reply.Close(arr);
 }
 
+// Refuses writes to views and (for now) updates and deletes of time-series collections. A direct
+// write to a bucket collection makes the bucket catalog forget what it knew of its buckets.
+Status CheckWriteTarget(CommandContext& ctx, const catalog::Collection& coll) {
+  if (coll.entry().type == "timeseries") {
+    return Status(ErrorCode::kCommandNotSupported,
+                  "updates and deletes on time-series collections are not supported yet");
+  }
+  if (coll.IsView()) {
+    return Status(ErrorCode::kCommandNotSupportedOnView,
+                  "Namespace " + coll.ns() + " is a view, not a collection");
+  }
+  if (coll.nss().IsTimeseriesBuckets() && ctx.service.bucket_catalog) {
+    ctx.service.bucket_catalog->ClearCollection(coll.entry().uuid);
+  }
+  return Status::OK();
+}
+
+// Documents written directly into a bucket collection must be buckets (its validator).
+Status ValidateDocument(const catalog::Collection& coll, const BsonObj& doc) {
+  if (!coll.nss().IsTimeseriesBuckets()) return Status::OK();
+  BsonElement tf = coll.entry().options["timeseries"].Obj()["timeField"];
+  if (tf.type() != BsonType::kString) return Status::OK();
+  return timeseries::ValidateBucketDocument(doc, tf.Str());
+}
+
 StatusWith<std::shared_ptr<catalog::Collection>> WritableCollection(CommandContext& ctx,
                                                                     const BsonObj& cmd) {
   HG_ASSIGN_OR_RETURN(std::string name, GetCollectionName(cmd, ctx.db));
   catalog::NamespaceString nss{ctx.db, name};
   HG_RETURN_IF_ERROR(catalog::ValidateCollectionName(nss));
   HG_ASSIGN_OR_RETURN(auto coll, ctx.service.catalog->GetOrCreateCollection(nss));
-  if (coll->entry().type == "timeseries") {
-    return Status(ErrorCode::kCommandNotSupported,
-                  "updates and deletes on time-series collections are not supported yet");
-  }
-  if (coll->IsView()) {
-    return Status(ErrorCode::kCommandNotSupportedOnView,
-                  "Namespace " + nss.ns() + " is a view, not a collection");
-  }
-  if (nss.IsTimeseriesBuckets() && ctx.service.bucket_catalog) {
-    // A direct write to buckets: the catalog's picture of them may no longer be true.
-    ctx.service.bucket_catalog->ClearCollection(coll->entry().uuid);
-  }
+  HG_RETURN_IF_ERROR(CheckWriteTarget(ctx, *coll));
   return coll;
 }
 
@@ -133,6 +148,10 @@ class InsertCommand : public Command {
     for (BsonElement e : *docs_arr) {
       if (e.type() != BsonType::kObject) return WrongType("insert", e, "object");
       auto prepared = PrepareInsertDocument(e.Obj());
+      if (prepared.ok()) {
+        Status valid = ValidateDocument(*coll, prepared.value());
+        if (!valid.ok()) prepared = valid;
+      }
       if (!prepared.ok()) {
         errors.push_back({index, prepared.status()});
         if (ordered) break;
@@ -269,6 +288,7 @@ StatusWith<UpdateResult> RunUpdate(CommandContext& ctx, catalog::Collection& col
         return Status(ErrorCode::kBSONObjectTooLarge,
                       "Resulting document after update is larger than 16777216");
       }
+      HG_RETURN_IF_ERROR(ValidateDocument(coll, updated));
       HG_RETURN_IF_ERROR(coll.Update(*session, rec.id, updated));
       bytes_delta += updated.size() - rec.doc.size();
       ++result.modified;
@@ -285,6 +305,7 @@ StatusWith<UpdateResult> RunUpdate(CommandContext& ctx, catalog::Collection& col
         doc = with_id.Obj();
       }
       HG_ASSIGN_OR_RETURN(doc, PrepareInsertDocument(doc));
+      HG_RETURN_IF_ERROR(ValidateDocument(coll, doc));
       HG_ASSIGN_OR_RETURN(int64_t rid, coll.Insert(*session, doc));
       (void)rid;
       BsonBuilder id;
@@ -462,6 +483,7 @@ class DeleteCommand : public Command {
     catalog::NamespaceString nss{ctx.db, name};
     HG_RETURN_IF_ERROR(catalog::ValidateCollectionName(nss));
     auto coll = ctx.service.catalog->Lookup(nss);
+    if (coll) HG_RETURN_IF_ERROR(CheckWriteTarget(ctx, *coll));
     std::vector<DeleteStatement> statements;
     for (BsonElement e : *deletes) {
       HG_ASSIGN_OR_RETURN(DeleteStatement stmt, ParseDeleteStatement(e));

@@ -91,6 +91,8 @@ void RegisterDdlStatsCommands(CommandRegistry& r);   // ddl_stats.cc: dbStats, c
 // equivalent one exists.
 Status CreateTimeseriesCollection(CommandContext& ctx, const catalog::NamespaceString& nss,
                                   const bson::BsonObj& cmd);
+// Removes the time-series collection `nss`'s definition from <db>.system.views (drop).
+Status RemoveViewDefinition(CommandContext& ctx, const catalog::NamespaceString& nss);
 // collMod on a time-series collection (spec §1.3): expireAfterSeconds, timeseries bucketing
 // parameters.
 Status CollModTimeseries(CommandContext& ctx, const catalog::NamespaceString& nss,

@@ -162,7 +162,13 @@ TEST_F(DdlCommandsTest, TimeseriesEntriesAreListedAndDroppedWithTheirBuckets) {
   EXPECT_TRUE(buckets["info"].Obj().HasField("uuid"));
   BsonObj stats = Run(R"({"dbStats": 1})");
   EXPECT_EQ(stats["views"].NumberLong(), 1);
-  EXPECT_EQ(stats["collections"].NumberLong(), 1);
+  // The bucket collection and system.views, which holds the view's definition.
+  EXPECT_EQ(stats["collections"].NumberLong(), 2);
+  auto views = FirstBatch(Run(R"({"find": "system.views"})"));
+  ASSERT_EQ(views.size(), 1u);
+  EXPECT_EQ(
+      views[0].ToJson(),
+      R"({ "_id" : "test.ts", "viewOn" : "system.buckets.ts", "pipeline" : [ { "$_internalUnpackBucket" : { "timeField" : "t", "bucketMaxSpanSeconds" : 3600 } } ] })");
   // Same options again: no-op success; anything else: NamespaceExists.
   ExpectOk(Run(R"({"create": "ts", "timeseries": {"timeField": "t", "granularity": "seconds"}})"));
   ExpectError(Run(R"({"create": "ts"})"), 48);
@@ -170,7 +176,8 @@ TEST_F(DdlCommandsTest, TimeseriesEntriesAreListedAndDroppedWithTheirBuckets) {
   BsonObj dropped = Run(R"({"drop": "ts"})");
   ExpectOk(dropped);
   EXPECT_EQ(dropped["ns"].Str(), "test.ts");
-  EXPECT_TRUE(CollectionNames().empty());
+  EXPECT_EQ(CollectionNames(), std::vector<std::string>{"system.views"});
+  EXPECT_TRUE(FirstBatch(Run(R"({"find": "system.views"})")).empty());
 }
 
 TEST_F(DdlCommandsTest, TimeseriesInsertAndFindRoundTrip) {

@@ -27,6 +27,7 @@ Status RunDrop(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& reply) {
     }
     Status st = catalog.DropCollection(buckets);
     if (!st.ok() && st.code() != ErrorCode::kNamespaceNotFound) return st;
+    HG_RETURN_IF_ERROR(RemoveViewDefinition(ctx, nss));
   } else if (nss.IsTimeseriesBuckets() && ctx.service.bucket_catalog) {
     ctx.service.bucket_catalog->ClearCollection(coll->entry().uuid);
   }

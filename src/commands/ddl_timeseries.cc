@@ -2,6 +2,8 @@
 #include "commands/command_util.h"
 #include "commands/ddl_commands.h"
 #include "commands/timeseries_util.h"
+#include "storage/kv_engine.h"
+#include "storage/write_conflict.h"
 #include "timeseries/timeseries_options.h"
 
 namespace hourglass::commands {
@@ -144,21 +146,84 @@ Status CheckExistingTimeseries(const catalog::Collection& existing, const Timese
 
 }  // namespace
 
+namespace {
+constexpr std::string_view kSystemViews = "system.views";
+
+// MongoDB keeps each view's definition in <db>.system.views; a time-series collection's is
+// {_id: "db.X", viewOn: "system.buckets.X", pipeline: [{$_internalUnpackBucket: {...}}]}.
+Status PutViewDefinition(CommandContext& ctx, const catalog::NamespaceString& nss,
+                         const TimeseriesOptions& o) {
+  BsonBuilder b;
+  b.AppendString("_id", nss.ns());
+  b.AppendString("viewOn", BucketsNamespace(nss).coll);
+  size_t pipeline = b.OpenArray("pipeline");
+  size_t stage = b.OpenObject("0");
+  size_t unpack = b.OpenObject("$_internalUnpackBucket");
+  b.AppendString("timeField", o.time_field);
+  if (o.meta_field) b.AppendString("metaField", *o.meta_field);
+  b.AppendInt32("bucketMaxSpanSeconds", static_cast<int32_t>(o.bucket_max_span_seconds));
+  b.Close(unpack);
+  b.Close(stage);
+  b.Close(pipeline);
+  BsonObj doc = b.Obj();
+  HG_ASSIGN_OR_RETURN(
+      auto views, ctx.service.catalog->GetOrCreateCollection({nss.db, std::string(kSystemViews)}));
+  return storage::RetryOnWriteConflict([&] {
+    auto session = ctx.service.engine->NewSession();
+    storage::WriteUnit wu(*session);
+    HG_RETURN_IF_ERROR(wu.begin_status());
+    HG_ASSIGN_OR_RETURN(auto existing, views->FindById(*session, doc["_id"]));
+    if (existing) {
+      HG_RETURN_IF_ERROR(views->Update(*session, existing->id, doc));
+    } else {
+      HG_RETURN_IF_ERROR(views->Insert(*session, doc).status());
+    }
+    HG_RETURN_IF_ERROR(wu.Commit());
+    if (existing) {
+      views->AdjustCounts(0, doc.size() - existing->doc.size());
+    } else {
+      views->AdjustCounts(1, doc.size());
+    }
+    return Status::OK();
+  });
+}
+}  // namespace
+
+Status RemoveViewDefinition(CommandContext& ctx, const catalog::NamespaceString& nss) {
+  auto views = ctx.service.catalog->Lookup({nss.db, std::string(kSystemViews)});
+  if (!views || views->IsView()) return Status::OK();
+  BsonBuilder id;
+  id.AppendString("_id", nss.ns());
+  BsonObj id_obj = id.Obj();
+  return storage::RetryOnWriteConflict([&] {
+    auto session = ctx.service.engine->NewSession();
+    storage::WriteUnit wu(*session);
+    HG_RETURN_IF_ERROR(wu.begin_status());
+    HG_ASSIGN_OR_RETURN(auto existing, views->FindById(*session, id_obj["_id"]));
+    if (!existing) return Status::OK();
+    HG_RETURN_IF_ERROR(views->Remove(*session, existing->id, existing->doc));
+    HG_RETURN_IF_ERROR(wu.Commit());
+    views->AdjustCounts(-1, -existing->doc.size());
+    return Status::OK();
+  });
+}
+
 Status CreateTimeseriesCollection(CommandContext& ctx, const catalog::NamespaceString& nss,
                                   const BsonObj& cmd) {
-  if (nss.IsTimeseriesBuckets()) {
-    return Status(ErrorCode::kCommandNotSupported,
-                  "creating a bucket collection directly is not supported yet");
-  }
   catalog::Catalog& catalog = *ctx.service.catalog;
   HG_ASSIGN_OR_RETURN(TimeseriesCreate c, ParseTimeseriesCreate(nss, cmd));
+  if (nss.IsTimeseriesBuckets()) {
+    // The restore path: the bucket collection alone, as a dump holds it.
+    return catalog.CreateCollection(nss, c.buckets_options).status();
+  }
   if (auto existing = catalog.Lookup(nss)) return CheckExistingTimeseries(*existing, c);
   Status st =
       catalog.CreateTimeseries(nss, c.view_options, BucketsNamespace(nss), c.buckets_options);
   if (st.code() == ErrorCode::kNamespaceExists) {
     if (auto existing = catalog.Lookup(nss)) return CheckExistingTimeseries(*existing, c);
   }
-  return st;
+  HG_RETURN_IF_ERROR(st);
+  return PutViewDefinition(ctx, nss, c.options);
 }
 
 Status CollModTimeseries(CommandContext& ctx, const catalog::NamespaceString& nss,
@@ -214,8 +279,11 @@ Status CollModTimeseries(CommandContext& ctx, const catalog::NamespaceString& ns
       catalog.SetOptions({{nss, rebuild(view->entry().options, false)},
                           {buckets->nss(), rebuild(buckets->entry().options, true)}}));
   // Open buckets were sized for the old parameters: new measurements start new buckets.
-  if (!(before == options) && ctx.service.bucket_catalog) {
-    ctx.service.bucket_catalog->ClearCollection(buckets->entry().uuid);
+  if (!(before == options)) {
+    if (ctx.service.bucket_catalog) {
+      ctx.service.bucket_catalog->ClearCollection(buckets->entry().uuid);
+    }
+    HG_RETURN_IF_ERROR(PutViewDefinition(ctx, nss, options));
   }
   return Status::OK();
 }

@@ -179,6 +179,30 @@ struct Stripe {
   std::mutex mu;
   std::unordered_map<std::string, std::shared_ptr<Bucket>> open;    // series key → bucket
   std::unordered_map<std::string, std::vector<Archived>> archived;  // series key → records
+  // Every bucket object still alive (open, or closed/archived with a batch in flight), by _id. A
+  // bucket's rows may only be appended through one object — the one whose layout matches the
+  // stored document — so reopening goes through this first. Entries die with their buckets and
+  // are swept now and then.
+  std::unordered_map<std::string, std::weak_ptr<Bucket>> live;
+
+  static std::string IdKey(const bson::ObjectId& id) {
+    return std::string(reinterpret_cast<const char*>(id.bytes), 12);
+  }
+  std::shared_ptr<Bucket> Live(const bson::ObjectId& id) {
+    auto it = live.find(IdKey(id));
+    if (it == live.end()) return nullptr;
+    auto b = it->second.lock();
+    if (!b) live.erase(it);
+    return b;
+  }
+  void Register(const std::shared_ptr<Bucket>& b, const bson::ObjectId& id) {
+    if (live.size() > 2 * open.size() + 64) {
+      for (auto it = live.begin(); it != live.end();) {
+        it = it->second.expired() ? live.erase(it) : std::next(it);
+      }
+    }
+    live[IdKey(id)] = b;
+  }
 };
 
 struct BucketCatalog::CollectionState {
@@ -212,7 +236,10 @@ int64_t MeasurementSize(const BsonObj& m, std::string_view meta_field, bool firs
   for (BsonElement e : m) {
     if (!meta_field.empty() && e.FieldName() == meta_field) continue;
     n += 1 + 4 + 1 + static_cast<int64_t>(e.ValueSize());
-    if (first) n += 3 * static_cast<int64_t>(e.size()) + 7;  // min, max, new column header
+    // The first row also adds the field's control.min and control.max entries and its column
+    // header (type, name, length, terminator).
+    if (first)
+      n += 2 * static_cast<int64_t>(e.size()) + static_cast<int64_t>(e.FieldName().size()) + 7;
   }
   return n;
 }
@@ -321,10 +348,12 @@ Rollover DecideRollover(const Bucket& b, int64_t t, int64_t max_span_ms, int64_t
 }
 }  // namespace
 
-std::shared_ptr<Bucket> BucketCatalog::Reopen(const TimeseriesCollection& coll,
-                                              storage::Session& /*s*/, const BsonObj& doc,
-                                              const std::string& series_key) {
+std::shared_ptr<Bucket> BucketCatalog::Reopen(const TimeseriesCollection& coll, Stripe& stripe,
+                                              const BsonObj& doc, const std::string& series_key) {
   const auto& o = coll.options;
+  if (doc["_id"].type() == bson::BsonType::kObjectId) {
+    if (auto b = stripe.Live(doc["_id"].Oid())) return ReuseLive(coll, b);
+  }
   auto layout = BucketDocument::FromStored(doc, o.time_field);
   BsonObj control = doc["control"].Obj();
   BsonElement min_t = control["min"].Obj()[o.time_field];
@@ -341,11 +370,24 @@ std::shared_ptr<Bucket> BucketCatalog::Reopen(const TimeseriesCollection& coll,
   b->schema = std::move(schema).value();
   b->num_measurements = b->doc.num_rows();
   b->size = static_cast<int64_t>(b->doc.size());
+  stripe.Register(b, b->doc.id());
+  return b;
+}
+
+std::shared_ptr<Bucket> BucketCatalog::ReuseLive(const TimeseriesCollection& coll,
+                                                 const std::shared_ptr<Bucket>& b) {
+  // The object that wrote this bucket is still alive (a batch of it may be in flight): only it
+  // knows the bucket's true layout. It is reused unless it belongs to a cleared era or failed.
+  CollectionState& cs = State(coll.uuid);
+  if (b->era != cs.era.load() || b->broken.load()) {
+    Count(cs, Stat::kNumBucketReopeningsFailed);
+    return nullptr;
+  }
   return b;
 }
 
 std::shared_ptr<Bucket> BucketCatalog::FindStoredBucket(const TimeseriesCollection& coll,
-                                                        storage::Session& s,
+                                                        storage::Session& s, Stripe& stripe,
                                                         const std::string& series_key,
                                                         const BsonElement& meta, int64_t t) {
   // Buckets are stored in order of their start time: the candidates for `t` are the buckets that
@@ -382,7 +424,7 @@ std::shared_ptr<Bucket> BucketCatalog::FindStoredBucket(const TimeseriesCollecti
     BsonElement min_t = doc["control"].Obj()["min"].Obj()[o.time_field];
     if (got == want_meta && min_t.type() == bson::BsonType::kDate && min_t.DateMillis() <= t &&
         t - min_t.DateMillis() < span_ms) {
-      auto b = Reopen(coll, s, doc, series_key);
+      auto b = Reopen(coll, stripe, doc, series_key);
       if (b && b->num_measurements < l.max_count && b->size < l.max_size) return b;
     }
     more = cursor->Next();
@@ -492,12 +534,18 @@ StatusWith<std::shared_ptr<Bucket>> BucketCatalog::BucketFor(const TimeseriesCol
     for (size_t i = 0; i < recs.size() && !found; ++i) {
       const Archived& a = recs[i];
       if (a.era != era || a.min_time > t || t - a.min_time >= span_ms) continue;
-      Count(cs, Stat::kNumBucketsFetched);
-      auto rec = coll.buckets->FindRecord(s, catalog::ClusteredRecordId(a.id));
-      if (!rec.ok() || !rec.value()) {
-        Count(cs, Stat::kNumBucketFetchesFailed);
+      if (auto b = stripe.Live(a.id)) {
+        found = ReuseLive(coll, b);
       } else {
-        found = Reopen(coll, s, rec.value()->doc, series_key);
+        Count(cs, Stat::kNumBucketsFetched);
+        auto rec = coll.buckets->FindRecord(s, catalog::ClusteredRecordId(a.id));
+        if (!rec.ok() || !rec.value()) {
+          Count(cs, Stat::kNumBucketFetchesFailed);
+        } else {
+          found = Reopen(coll, stripe, rec.value()->doc, series_key);
+        }
+      }
+      {
         if (found && (found->num_measurements >= l.max_count ||
                       found->size + static_cast<int64_t>(add) > l.max_size ||
                       !found->schema.IsCompatible(m, meta_field))) {
@@ -511,7 +559,7 @@ StatusWith<std::shared_ptr<Bucket>> BucketCatalog::BucketFor(const TimeseriesCol
     if (recs.empty()) stripe.archived.erase(ait);
   }
   if (!found && cs.may_have_stored.load()) {
-    found = FindStoredBucket(coll, s, series_key, meta, t);
+    found = FindStoredBucket(coll, s, stripe, series_key, meta, t);
     if (found && !found->schema.IsCompatible(m, meta_field)) found.reset();
   }
   if (found) {
@@ -524,6 +572,7 @@ StatusWith<std::shared_ptr<Bucket>> BucketCatalog::BucketFor(const TimeseriesCol
     found = std::make_shared<Bucket>(NewBucketId(min_time), meta_obj.FirstElement());
     found->series_key = series_key;
     found->min_time = min_time;
+    stripe.Register(found, found->doc.id());
     found->size = 64 + meta_obj.size();
     Count(cs, Stat::kNumBucketsOpenedDueToMetadata);
   }
@@ -609,6 +658,11 @@ Status BucketCatalog::Write(const TimeseriesCollection& coll, storage::Session& 
     return Status(ErrorCode::kInternalError,
                   "time-series bucket " + b.doc.id().ToHex() + " had a failed write");
   }
+  if (b.era != cs.era.load() && b.doc.stored()) {
+    // The collection was cleared (e.g. a direct write to its buckets) after this bucket was
+    // opened: append to what is stored now, not to the layout remembered.
+    HG_RETURN_IF_ERROR(Resync(coll, s, b));
+  }
   BucketMinMax mm = b.minmax;
   for (const BsonObj& row : batch.measurements) mm.Update(row, meta_field);
   BsonObj control = BuildControl(mm, o.time_field, b.min_time);
@@ -662,6 +716,11 @@ Status BucketCatalog::Write(const TimeseriesCollection& coll, storage::Session& 
     // Another bucket already has this _id prefix: draw a new one.
     b.doc.SetId(NewBucketId(b.min_time));
     b.doc.Prepare(control, &full, &edits);
+    {
+      Stripe& stripe = StripeFor(b.series_key);
+      std::lock_guard lk(stripe.mu);
+      stripe.Register(batch.bucket, b.doc.id());
+    }
   }
   b.doc.Finish(st.ok());
   if (!st.ok()) {
@@ -677,6 +736,26 @@ Status BucketCatalog::Write(const TimeseriesCollection& coll, storage::Session& 
   int64_t mem = static_cast<int64_t>(sizeof(Bucket) + b.doc.ApproxMemory() +
                                      b.minmax.ApproxMemory() + b.schema.ApproxMemory());
   memory_usage_ += mem - b.memory.exchange(mem);
+  return Status::OK();
+}
+
+Status BucketCatalog::Resync(const TimeseriesCollection& coll, storage::Session& s, Bucket& b) {
+  const auto& o = coll.options;
+  HG_ASSIGN_OR_RETURN(auto rec,
+                      coll.buckets->FindRecord(s, catalog::ClusteredRecordId(b.doc.id())));
+  if (!rec) {
+    // Deleted: the commit starts a new bucket (Write's NoSuchKey path).
+    return Status::OK();
+  }
+  BsonObj control = rec->doc["control"].Obj();
+  auto layout = BucketDocument::FromStored(rec->doc, o.time_field);
+  if (!layout.ok() || !(layout.value().id() == b.doc.id())) {
+    b.broken = true;
+    return Status(ErrorCode::kWriteConflict,
+                  "time-series bucket " + b.doc.id().ToHex() + " was rewritten concurrently");
+  }
+  b.doc = std::move(layout).value();
+  b.minmax = BucketMinMax::FromBucket(control["min"].Obj(), control["max"].Obj());
   return Status::OK();
 }
 

@@ -133,11 +133,17 @@ class BucketCatalog {
                                                 const std::string& series_key,
                                                 const bson::BsonObj& m, int64_t t,
                                                 const bson::BsonElement& meta, size_t add);
-  std::shared_ptr<Bucket> Reopen(const TimeseriesCollection& coll, storage::Session& s,
+  // A stored bucket brought back into memory (or its live object), nullptr if it cannot take
+  // appends.
+  std::shared_ptr<Bucket> Reopen(const TimeseriesCollection& coll, Stripe& stripe,
                                  const bson::BsonObj& doc, const std::string& series_key);
+  std::shared_ptr<Bucket> ReuseLive(const TimeseriesCollection& coll,
+                                    const std::shared_ptr<Bucket>& b);
   std::shared_ptr<Bucket> FindStoredBucket(const TimeseriesCollection& coll, storage::Session& s,
-                                           const std::string& series_key,
+                                           Stripe& stripe, const std::string& series_key,
                                            const bson::BsonElement& meta, int64_t t);
+  // Reloads a bucket's layout and min/max from storage (after its collection was cleared).
+  Status Resync(const TimeseriesCollection& coll, storage::Session& s, Bucket& b);
   void ExpireIdleBuckets(Stripe& stripe, const std::string& keep);
   Status Write(const TimeseriesCollection& coll, storage::Session& s, WriteBatch& batch);
   void Count(CollectionState& cs, Stat stat, int64_t n = 1);

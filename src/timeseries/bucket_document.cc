@@ -83,17 +83,21 @@ StatusWith<BucketDocument> BucketDocument::FromStored(const BsonObj& bucket,
   }
   ++it;
   if (it != bucket.end()) return bad("unexpected field after data");
+  // Row keys must be canonical decimals ("0", "17", never "017"), ascending; the time column
+  // numbers the rows 0..n-1 and appends continue from n.
+  auto row_number = [](std::string_view name, uint32_t* k) {
+    if (name.empty() || (name.size() > 1 && name[0] == '0')) return false;
+    auto [p, ec] = std::from_chars(name.data(), name.data() + name.size(), *k);
+    return ec == std::errc() && p == name.data() + name.size();
+  };
   bool saw_time = false;
   for (BsonElement col : next.Obj()) {
     if (col.type() != bson::BsonType::kObject) return bad("column is not an object");
     if (col.FieldName() == time_field) {
-      // Rows are numbered 0..n-1 by the time column; appends continue from n.
       uint32_t expect = 0;
       for (BsonElement cell : col.Obj()) {
         uint32_t k = 0;
-        auto name = cell.FieldName();
-        auto [p, ec] = std::from_chars(name.data(), name.data() + name.size(), k);
-        if (ec != std::errc() || p != name.data() + name.size() || k != expect) {
+        if (!row_number(cell.FieldName(), &k) || k != expect) {
           return bad("time column keys are not 0..n-1");
         }
         ++expect;
@@ -106,6 +110,18 @@ StatusWith<BucketDocument> BucketDocument::FromStored(const BsonObj& bucket,
     c.elem_size = static_cast<uint32_t>(col.size());
     c.is_new = false;
     doc.columns_.push_back(std::move(c));
+  }
+  if (saw_time) {
+    for (BsonElement col : next.Obj()) {
+      int64_t last = -1;
+      for (BsonElement cell : col.Obj()) {
+        uint32_t k = 0;
+        if (!row_number(cell.FieldName(), &k) || k <= last || k >= doc.num_rows_) {
+          return bad("column '" + std::string(col.FieldName()) + "' has a bad row key");
+        }
+        last = k;
+      }
+    }
   }
   if (!saw_time) return bad("no time column");
   doc.stored_ = true;

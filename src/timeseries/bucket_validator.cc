@@ -1,0 +1,53 @@
+#include "timeseries/bucket_validator.h"
+
+#include <string>
+
+namespace hourglass::timeseries {
+
+using bson::BsonElement;
+using bson::BsonType;
+
+namespace {
+// MongoDB's message, with the rule in errInfo.details as its $jsonSchema validator reports it.
+Status Failed(const std::string& why) {
+  bson::BsonBuilder b;
+  size_t info = b.OpenObject("errInfo");
+  size_t details = b.OpenObject("details");
+  b.AppendString("operatorName", "$jsonSchema");
+  b.AppendString("reason", why);
+  b.Close(details);
+  b.Close(info);
+  return Status(ErrorCode::kDocumentValidationFailure, "Document failed validation", b.Release());
+}
+}  // namespace
+
+Status ValidateBucketDocument(const bson::BsonObj& doc, std::string_view time_field) {
+  for (BsonElement e : doc) {
+    std::string_view f = e.FieldName();
+    if (f != "_id" && f != "control" && f != "data" && f != "meta") {
+      return Failed("additional top-level field '" + std::string(f) + "'");
+    }
+  }
+  if (doc["_id"].type() != BsonType::kObjectId) return Failed("'_id' must be an objectId");
+  BsonElement control = doc["control"];
+  if (control.type() != BsonType::kObject) return Failed("'control' must be an object");
+  if (!control.Obj()["version"].IsNumber()) return Failed("'control.version' must be a number");
+  for (const char* side : {"min", "max"}) {
+    BsonElement s = control.Obj()[side];
+    if (s.type() != BsonType::kObject) {
+      return Failed("'control." + std::string(side) + "' must be an object");
+    }
+    if (s.Obj()[time_field].type() != BsonType::kDate) {
+      return Failed("'control." + std::string(side) + "." + std::string(time_field) +
+                    "' must be a date");
+    }
+  }
+  BsonElement closed = control.Obj()["closed"];
+  if (!closed.eoo() && closed.type() != BsonType::kBool) {
+    return Failed("'control.closed' must be a bool");
+  }
+  if (doc["data"].type() != BsonType::kObject) return Failed("'data' must be an object");
+  return Status::OK();
+}
+
+}  // namespace hourglass::timeseries
