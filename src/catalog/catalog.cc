@@ -109,7 +109,28 @@ StatusWith<CollectionEntry> Catalog::NewCollectionEntry(const NamespaceString& n
   e.ident = NewIdent("collection");
   HG_RETURN_IF_ERROR(engine_->CreateTable(e.ident));
   bson::BsonElement clustered = options["clusteredIndex"];
-  if (!clustered.eoo() && clustered.Truthy()) return e;
+  if (!clustered.eoo() && clustered.Truthy()) {
+    // A time-series bucket collection with a metaField gets its series index (spec 2.1),
+    // {meta: 1, control.min.<time>: 1}, named as MongoDB names the user-facing {M: 1, T: 1}.
+    BsonObj ts = options["timeseries"].type() == bson::BsonType::kObject
+                     ? options["timeseries"].Obj()
+                     : BsonObj();
+    if (nss.IsTimeseriesBuckets() && ts["metaField"].type() == bson::BsonType::kString &&
+        ts["timeField"].type() == bson::BsonType::kString) {
+      std::string m(ts["metaField"].Str()), t(ts["timeField"].Str());
+      BsonBuilder spec;
+      spec.AppendInt32("v", 2);
+      size_t k = spec.OpenObject("key");
+      spec.AppendInt32("meta", 1);
+      spec.AppendInt32("control.min." + t, 1);
+      spec.Close(k);
+      spec.AppendString("name", m + "_1_" + t + "_1");
+      IndexEntry idx{spec.Obj(), NewIdent("index")};
+      HG_RETURN_IF_ERROR(engine_->CreateTable(idx.ident));
+      e.indexes.push_back(std::move(idx));
+    }
+    return e;
+  }
   BsonBuilder spec;
   spec.AppendInt32("v", 2);
   size_t k = spec.OpenObject("key");

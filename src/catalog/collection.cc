@@ -67,7 +67,52 @@ Collection::Collection(storage::KvEngine* engine, CollectionEntry entry, int64_t
       entry_(std::move(entry)),
       id_index_ident_(FindIdIndexIdent(entry_)),
       clustered_(IsClusteredEntry(entry_)),
-      next_record_id_(next_record_id) {}
+      next_record_id_(next_record_id) {
+  for (const auto& idx : entry_.indexes) {
+    if (idx.name() == "_id_") continue;
+    secondary_.push_back(&idx);
+    if (entry_.nss.IsTimeseriesBuckets()) bucket_index_ = &idx;
+  }
+}
+
+std::pair<std::string, std::string> Collection::IndexEntryFor(const IndexEntry& idx,
+                                                              const BsonObj& doc,
+                                                              int64_t rid) const {
+  std::string key, value(1, '\0');
+  if (&idx == bucket_index_) {
+    BsonElement meta = doc["meta"];
+    if (!meta.eoo()) value.assign(meta.raw(), meta.size());
+    key = BucketIndexSeriesPrefix(meta);
+    // The pattern is {meta: 1, control.min.<time>: 1}: the second field is the start time.
+    BsonObj pattern = idx.key();
+    auto it = pattern.begin();
+    ++it;
+    bson::KeyStringBuilder t;
+    t.AppendElement(doc.GetPath((*it).FieldName()));
+    key += t.bytes();
+  } else {
+    key = bson::EncodeIndexKey(idx.key(), doc);
+  }
+  storage::AppendRecordId(rid, &key);
+  return {std::move(key), std::move(value)};
+}
+
+std::string BucketIndexSeriesPrefix(const BsonElement& meta) {
+  bson::KeyStringBuilder k;
+  std::string exact;  // type byte and value bytes; empty for no meta
+  if (meta.eoo()) {
+    k.AppendMissing();
+  } else {
+    k.AppendElement(meta);
+    exact.push_back(static_cast<char>(meta.type()));
+    exact.append(meta.value(), meta.ValueSize());
+  }
+  BsonBuilder b;
+  b.AppendBinData("", 0, exact);
+  BsonObj holder = b.Obj();
+  k.AppendElement(holder.FirstElement());
+  return k.Release();
+}
 
 int64_t ClusteredRecordId(const bson::ObjectId& oid) {
   const uint8_t* b = oid.bytes;
@@ -142,6 +187,10 @@ StatusWith<int64_t> Collection::Insert(storage::Session& s, const BsonObj& doc) 
     Status st = s.Insert(entry_.ident, storage::EncodeRecordId(rid), doc.bytes());
     if (st.code() == ErrorCode::kDuplicateKey) return DuplicateKeyError(id);
     HG_RETURN_IF_ERROR(st);
+    for (const IndexEntry* idx : secondary_) {
+      auto [key, value] = IndexEntryFor(*idx, doc, rid);
+      HG_RETURN_IF_ERROR(s.Put(idx->ident, key, value));
+    }
     return rid;
   }
   int64_t rid = next_record_id_.fetch_add(1);
@@ -152,14 +201,31 @@ StatusWith<int64_t> Collection::Insert(storage::Session& s, const BsonObj& doc) 
     HG_RETURN_IF_ERROR(st);
   }
   HG_RETURN_IF_ERROR(s.Insert(entry_.ident, storage::EncodeRecordId(rid), doc.bytes()));
+  for (const IndexEntry* idx : secondary_) {
+    auto [key, value] = IndexEntryFor(*idx, doc, rid);
+    HG_RETURN_IF_ERROR(s.Put(idx->ident, key, value));
+  }
   return rid;
 }
 
-Status Collection::Update(storage::Session& s, int64_t id, const BsonObj& new_doc) {
+Status Collection::Update(storage::Session& s, int64_t id, const BsonObj& old_doc,
+                          const BsonObj& new_doc) {
+  for (const IndexEntry* idx : secondary_) {
+    auto [old_key, old_value] = IndexEntryFor(*idx, old_doc, id);
+    auto [key, value] = IndexEntryFor(*idx, new_doc, id);
+    if (old_key == key && old_value == value) continue;
+    Status st = s.Remove(idx->ident, old_key);
+    if (!st.ok() && st.code() != ErrorCode::kNoSuchKey) return st;
+    HG_RETURN_IF_ERROR(s.Put(idx->ident, key, value));
+  }
   return s.Put(entry_.ident, storage::EncodeRecordId(id), new_doc.bytes());
 }
 
 Status Collection::Remove(storage::Session& s, int64_t id, const BsonObj& doc) {
+  for (const IndexEntry* idx : secondary_) {
+    Status st = s.Remove(idx->ident, IndexEntryFor(*idx, doc, id).first);
+    if (!st.ok() && st.code() != ErrorCode::kNoSuchKey) return st;
+  }
   const std::string& id_ident = id_index_ident_;
   if (!id_ident.empty()) {
     Status st = s.Remove(id_ident, IdKey(doc["_id"]));

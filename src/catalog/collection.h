@@ -11,6 +11,13 @@
 // index: its record table is keyed by the `_id` itself. `_id` must then be an ObjectId and the
 // RecordId is its first 8 bytes (timestamp + 4 more bytes, see ClusteredRecordId), so records sit
 // in `_id` (for buckets: time) order and an `_id` range is a key range.
+//
+// Secondary indexes (for now only the `{meta: 1, control.min.<time>: 1}` index of a bucket
+// collection with a metaField) are tables keyed by the order-preserving encoding of the indexed
+// fields (bson/key_string.h) followed by the RecordId. A bucket index key is
+// BucketIndexSeriesPrefix(meta) + encoding(control.min.<time>) + RecordId and its value is the
+// bucket's `meta` element (a single EOO byte when it has none), so a scan can test metas without
+// fetching buckets. Insert/Update/Remove keep them in step with the records.
 #pragma once
 
 #include <atomic>
@@ -58,6 +65,12 @@ int64_t ClusteredRecordId(const bson::ObjectId& oid);
 int64_t ClusteredRecordIdLow(uint32_t seconds);
 int64_t ClusteredRecordIdHigh(uint32_t seconds);
 
+// The start of every bucket index key of the series whose meta element is `meta` (EOO: no meta):
+// the order-preserving encoding of the meta value, then of its exact bytes (type and value), so
+// that values equal in index order but distinct as series (1 and NumberLong(1), null and
+// missing) never share a prefix. The bucket's start time and RecordId follow.
+std::string BucketIndexSeriesPrefix(const bson::BsonElement& meta);
+
 class Collection {
  public:
   Collection(storage::KvEngine* engine, CollectionEntry entry, int64_t next_record_id);
@@ -74,11 +87,16 @@ class Collection {
   // collections: if a record with the same RecordId exists). BadValue if a clustered collection's
   // `_id` is not an ObjectId.
   StatusWith<int64_t> Insert(storage::Session& s, const bson::BsonObj& doc);
-  // Replaces the document at `id`. `_id` must be unchanged (callers check).
-  Status Update(storage::Session& s, int64_t id, const bson::BsonObj& new_doc);
+  // Replaces the document at `id` (`old_doc` is what it holds now). `_id` must be unchanged
+  // (callers check).
+  Status Update(storage::Session& s, int64_t id, const bson::BsonObj& old_doc,
+                const bson::BsonObj& new_doc);
   Status Remove(storage::Session& s, int64_t id, const bson::BsonObj& doc);
   StatusWith<std::optional<Record>> FindById(storage::Session& s, const bson::BsonElement& id);
   StatusWith<std::optional<Record>> FindRecord(storage::Session& s, int64_t id);
+
+  // The bucket index (see above), or nullptr.
+  const IndexEntry* BucketIndex() const { return bucket_index_; }
 
   // The RecordId the next insert will get (a renamed collection continues from it).
   int64_t NextRecordId() const { return next_record_id_.load(); }
@@ -97,11 +115,16 @@ class Collection {
 
  private:
   Status DuplicateKeyError(const bson::BsonElement& id) const;
+  // The entry of `doc` in secondary index `idx`: key and value.
+  std::pair<std::string, std::string> IndexEntryFor(const IndexEntry& idx, const bson::BsonObj& doc,
+                                                    int64_t rid) const;
 
   storage::KvEngine* engine_;
   CollectionEntry entry_;
   std::string id_index_ident_;  // empty for views and clustered collections
   bool clustered_;
+  std::vector<const IndexEntry*> secondary_;  // every index but `_id_`, into entry_.indexes
+  const IndexEntry* bucket_index_ = nullptr;
   std::atomic<int64_t> next_record_id_;
   std::atomic<int64_t> num_records_{0};
   std::atomic<int64_t> data_size_{0};

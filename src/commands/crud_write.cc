@@ -289,7 +289,7 @@ StatusWith<UpdateResult> RunUpdate(CommandContext& ctx, catalog::Collection& col
                       "Resulting document after update is larger than 16777216");
       }
       HG_RETURN_IF_ERROR(ValidateDocument(coll, updated));
-      HG_RETURN_IF_ERROR(coll.Update(*session, rec.id, updated));
+      HG_RETURN_IF_ERROR(coll.Update(*session, rec.id, rec.doc, updated));
       bytes_delta += updated.size() - rec.doc.size();
       ++result.modified;
     }

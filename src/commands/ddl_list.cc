@@ -3,6 +3,7 @@
 
 #include "commands/command_util.h"
 #include "commands/ddl_commands.h"
+#include "commands/timeseries_util.h"
 #include "query/matcher.h"
 
 namespace hourglass::commands {
@@ -128,9 +129,30 @@ Status RunListIndexes(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& repl
                   "Namespace " + nss.ns() + " is a view, not a collection");
   }
   std::vector<BsonObj> docs;
-  // A time-series collection has no user-visible indexes until secondary indexes exist.
-  if (coll->entry().type == "collection") {
-    for (const auto& idx : coll->entry().indexes) {
+  std::vector<catalog::IndexEntry> indexes = coll->entry().indexes;
+  if (coll->entry().type == "timeseries") {
+    // The view shows its bucket collection's indexes in measurement terms (spec 7.2):
+    // meta -> <metaField>, control.min.<time> -> <timeField>.
+    indexes.clear();
+    HG_ASSIGN_OR_RETURN(auto ts, LookupTimeseries(ctx.service, nss));
+    const catalog::IndexEntry* bucket_index = ts ? ts->buckets->BucketIndex() : nullptr;
+    if (bucket_index != nullptr && ts->options.meta_field) {
+      BsonBuilder spec;
+      for (bson::BsonElement e : bucket_index->spec) {
+        if (e.FieldName() != "key") {
+          spec.AppendElement(e);
+          continue;
+        }
+        size_t k = spec.OpenObject("key");
+        spec.AppendInt32(*ts->options.meta_field, 1);
+        spec.AppendInt32(ts->options.time_field, 1);
+        spec.Close(k);
+      }
+      indexes.push_back({spec.Obj(), bucket_index->ident});
+    }
+  }
+  {
+    for (const auto& idx : indexes) {
       if (build_info) {
         // Ready indexes are reported as {spec: {...}} under includeIndexBuildInfo.
         BsonBuilder b;

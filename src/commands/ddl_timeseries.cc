@@ -174,7 +174,7 @@ Status PutViewDefinition(CommandContext& ctx, const catalog::NamespaceString& ns
     HG_RETURN_IF_ERROR(wu.begin_status());
     HG_ASSIGN_OR_RETURN(auto existing, views->FindById(*session, doc["_id"]));
     if (existing) {
-      HG_RETURN_IF_ERROR(views->Update(*session, existing->id, doc));
+      HG_RETURN_IF_ERROR(views->Update(*session, existing->id, existing->doc, doc));
     } else {
       HG_RETURN_IF_ERROR(views->Insert(*session, doc).status());
     }

@@ -1,10 +1,12 @@
 #include "commands/timeseries_scan.h"
 
+#include "bson/key_string.h"
 #include "storage/kv_engine.h"
 #include "storage/record_id.h"
 
 namespace hourglass::commands {
 
+using bson::BsonElement;
 using bson::BsonObj;
 
 namespace {
@@ -36,8 +38,15 @@ StatusWith<std::unique_ptr<TimeseriesScan>> TimeseriesScan::Make(
     HG_ASSIGN_OR_RETURN(auto m, query::Matcher::Parse(filter));
     if (!m.MatchesEverything()) matcher = std::move(m);
   }
-  return std::unique_ptr<TimeseriesScan>(
+  std::optional<query::Matcher> meta_matcher;
+  if (coll.buckets->BucketIndex() != nullptr && !bucket_filter.meta_filter().IsEmpty()) {
+    HG_ASSIGN_OR_RETURN(auto mm, query::Matcher::Parse(bucket_filter.meta_filter()));
+    meta_matcher = std::move(mm);
+  }
+  auto scan = std::unique_ptr<TimeseriesScan>(
       new TimeseriesScan(std::move(coll), engine, std::move(bucket_filter), std::move(matcher)));
+  scan->meta_matcher_ = std::move(meta_matcher);
+  return scan;
 }
 
 TimeseriesScan::TimeseriesScan(timeseries::TimeseriesCollection coll, storage::KvEngine* engine,
@@ -65,7 +74,84 @@ TimeseriesScan::TimeseriesScan(timeseries::TimeseriesCollection coll, storage::K
   }
 }
 
+void TimeseriesScan::AddBucket(const BsonObj& bucket, Status* st) {
+  auto& counters = GlobalTimeseriesReadCounters();
+  ++counters.buckets_read;
+  if (!bucket_filter_.MayMatch(bucket)) return;
+  ++counters.buckets_unpacked;
+  int64_t rows = 0;
+  *st = unpacker_.Unpack(bucket, [&](BsonObj m) {
+    ++rows;
+    if (!filter_ || filter_->Matches(m)) buffer_.push_back(BsonObj::CopyOf(m.bytes()));
+    return true;
+  });
+  counters.measurements_unpacked += rows;
+}
+
+Status TimeseriesScan::CollectFromIndex() {
+  collected_ = true;
+  auto session = engine_->NewSession();
+  auto cursor_or = session->OpenCursorOrError(coll_.buckets->BucketIndex()->ident);
+  if (!cursor_or.ok()) return Status::OK();  // dropped under us: nothing to read
+  auto& cursor = cursor_or.value();
+  // Bucket starts that can hold times in [lo, hi]: (lo - maxSpan, hi].
+  const int64_t span_ms = coll_.options.bucket_max_span_seconds * 1000;
+  std::optional<int64_t> lo = bucket_filter_.min_time_millis(),
+                         hi = bucket_filter_.max_time_millis();
+  auto date_key = [](int64_t millis) {
+    bson::BsonBuilder b;
+    b.AppendDate("", millis);
+    bson::KeyStringBuilder k;
+    k.AppendElement(b.Obj().FirstElement());
+    return k.Release();
+  };
+  // A bucket holds times in [start, start + maxSpan): one starting at lo - maxSpan cannot reach lo.
+  std::string lo_part =
+      lo && *lo > INT64_MIN + span_ms ? date_key(*lo - span_ms + 1) : std::string();
+  std::string hi_part = hi ? date_key(*hi) : std::string();
+  StatusWith<bool> more = cursor->SeekFirst();
+  while (more.ok() && more.value()) {
+    std::string_view value = cursor->value();
+    bson::BsonBuilder mb;
+    BsonElement meta;
+    if (!value.empty() && value[0] != '\0') {
+      meta = BsonElement(value.data());
+      mb.AppendElement(meta);
+    }
+    // Every entry of this series starts with this prefix.
+    std::string prefix = catalog::BucketIndexSeriesPrefix(meta);
+    if (meta_matcher_->Matches(mb.Obj())) {
+      more = cursor->Seek(prefix + lo_part);
+      std::string end = prefix + hi_part + "\xff";
+      while (more.ok() && more.value() && cursor->key().substr(0, prefix.size()) == prefix &&
+             (hi_part.empty() || cursor->key() < end)) {
+        rids_.push_back(storage::DecodeRecordId(cursor->key().substr(cursor->key().size() - 8)));
+        more = cursor->Next();
+      }
+      HG_RETURN_IF_ERROR(more.status());
+    }
+    // On to the next series.
+    more = cursor->Seek(prefix + "\xff");
+  }
+  return more.status();
+}
+
+Status TimeseriesScan::ReadIndexedChunk() {
+  auto session = engine_->NewSession();
+  Status st = Status::OK();
+  for (int read = 0; read < kChunkBuckets && next_rid_ < rids_.size() && st.ok(); ++read) {
+    HG_ASSIGN_OR_RETURN(auto rec, coll_.buckets->FindRecord(*session, rids_[next_rid_++]));
+    if (rec) AddBucket(rec->doc, &st);  // deleted since the index was read: skip
+  }
+  if (next_rid_ >= rids_.size()) done_ = true;
+  return st;
+}
+
 Status TimeseriesScan::ReadChunk() {
+  if (meta_matcher_) {
+    if (!collected_) HG_RETURN_IF_ERROR(CollectFromIndex());
+    return ReadIndexedChunk();
+  }
   auto session = engine_->NewSession();
   auto cursor_or = session->OpenCursorOrError(coll_.buckets->ident());
   if (!cursor_or.ok()) {
@@ -77,7 +163,6 @@ Status TimeseriesScan::ReadChunk() {
                           : lo_key_.empty() ? cursor->SeekFirst()
                                             : cursor->Seek(lo_key_);
   started_ = true;
-  auto& counters = GlobalTimeseriesReadCounters();
   int read = 0;
   while (true) {
     if (!more.ok()) return more.status();
@@ -85,18 +170,9 @@ Status TimeseriesScan::ReadChunk() {
       done_ = true;
       break;
     }
-    ++counters.buckets_read;
-    BsonObj bucket(cursor->value().data());
-    if (bucket_filter_.MayMatch(bucket)) {
-      ++counters.buckets_unpacked;
-      int64_t rows = 0;
-      HG_RETURN_IF_ERROR(unpacker_.Unpack(bucket, [&](BsonObj m) {
-        ++rows;
-        if (!filter_ || filter_->Matches(m)) buffer_.push_back(BsonObj::CopyOf(m.bytes()));
-        return true;
-      }));
-      counters.measurements_unpacked += rows;
-    }
+    Status st = Status::OK();
+    AddBucket(BsonObj(cursor->value().data()), &st);
+    HG_RETURN_IF_ERROR(st);
     if (++read >= kChunkBuckets) {
       last_key_ = std::string(cursor->key());
       break;

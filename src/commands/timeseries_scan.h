@@ -4,6 +4,12 @@
 // equality, control.min/max bounds), unpacks the rest into measurements (time field first, then
 // the meta field, then the data columns) and applies the full filter to each measurement.
 //
+// When the filter constrains the metaField and the bucket collection has its series index
+// ({meta: 1, control.min.<time>: 1}), the scan walks the index instead: it visits each distinct
+// meta once (skipping over the series' other entries), tests the filter's meta conjuncts on it,
+// and for matching series reads only the buckets whose start lies in the time bounds. So a query
+// for one sensor and one hour reads that sensor's buckets of that hour and nothing else.
+//
 // Like CollectionScan it reads in chunks, each in its own short storage session, so a client
 // cursor can span getMores without pinning a snapshot.
 #pragma once
@@ -42,13 +48,21 @@ class TimeseriesScan : public pipeline::DocumentStream {
   TimeseriesScan(timeseries::TimeseriesCollection coll, storage::KvEngine* engine,
                  timeseries::BucketFilter bucket_filter, std::optional<query::Matcher> filter);
   Status ReadChunk();
+  // Index mode: the RecordIds of the buckets of matching series within the time bounds.
+  Status CollectFromIndex();
+  Status ReadIndexedChunk();
+  void AddBucket(const bson::BsonObj& bucket, Status* st);
 
   timeseries::TimeseriesCollection coll_;
   storage::KvEngine* engine_;
   timeseries::BucketFilter bucket_filter_;
   std::optional<query::Matcher> filter_;  // absent when every measurement of a kept bucket matches
   timeseries::BucketUnpacker unpacker_;
-  std::string lo_key_, hi_key_;  // the scanned key range (hi_key_ empty: to the end)
+  std::string lo_key_, hi_key_;                 // the scanned key range (hi_key_ empty: to the end)
+  std::optional<query::Matcher> meta_matcher_;  // index mode: the meta conjuncts, on {meta: v}
+  std::vector<int64_t> rids_;                   // index mode: buckets still to read
+  size_t next_rid_ = 0;
+  bool collected_ = false;
   std::deque<bson::BsonObj> buffer_;
   std::string last_key_;
   bool started_ = false;

@@ -8,6 +8,7 @@
 #include <random>
 
 #include "base/server_parameters.h"
+#include "bson/key_string.h"
 #include "storage/record_id.h"
 #include "storage/write_conflict.h"
 #include "timeseries/bucket_document.h"
@@ -390,35 +391,73 @@ std::shared_ptr<Bucket> BucketCatalog::FindStoredBucket(const TimeseriesCollecti
                                                         storage::Session& s, Stripe& stripe,
                                                         const std::string& series_key,
                                                         const BsonElement& meta, int64_t t) {
-  // Buckets are stored in order of their start time: the candidates for `t` are the buckets that
-  // started in (t - maxSpan, t]. Their metas are compared with this series' normalized meta.
+  // The candidates for `t` are the series' buckets that started in (t - maxSpan, t]: found
+  // through the series index when the collection has one, else by scanning the buckets of that
+  // start-time range (the bucket table is in start-time order) and comparing metas.
   const auto& o = coll.options;
-  int64_t span_ms = o.bucket_max_span_seconds * 1000;
-  int64_t lo_s = (t - span_ms) / 1000 - 1, hi_s = t / 1000 + 1;
-  if (t < 0 || lo_s < 0 || hi_s > int64_t{0xffffffff}) return nullptr;  // extended range
+  const int64_t span_ms = o.bucket_max_span_seconds * 1000;
   CollectionState& cs = State(coll.uuid);
-  Count(cs, Stat::kNumBucketsQueried);
-  auto cursor_or = s.OpenCursorOrError(coll.buckets->ident());
-  if (!cursor_or.ok()) {
-    Count(cs, Stat::kNumBucketQueriesFailed);
-    return nullptr;
-  }
-  auto& cursor = cursor_or.value();
-  std::string lo =
-      storage::EncodeRecordId(catalog::ClusteredRecordIdLow(static_cast<uint32_t>(lo_s)));
-  std::string hi =
-      storage::EncodeRecordId(catalog::ClusteredRecordIdHigh(static_cast<uint32_t>(hi_s)));
   std::string want_meta;
+  BsonObj meta_holder;
   if (!meta.eoo()) {
     BsonBuilder mb;
     AppendNormalizedMeta(mb, "meta", meta);
-    BsonObj mo = mb.Obj();
-    want_meta = std::string(mo.FirstElement().raw(), mo.FirstElement().size());
+    meta_holder = mb.Obj();
+    want_meta = std::string(meta_holder.FirstElement().raw(), meta_holder.FirstElement().size());
+  }
+  std::vector<int64_t> candidates;
+  const catalog::IndexEntry* index = coll.buckets->BucketIndex();
+  if (index != nullptr) {
+    Count(cs, Stat::kNumBucketsQueried);
+    auto cursor_or = s.OpenCursorOrError(index->ident);
+    if (!cursor_or.ok()) {
+      Count(cs, Stat::kNumBucketQueriesFailed);
+      return nullptr;
+    }
+    auto& cursor = cursor_or.value();
+    auto date_key = [](int64_t millis) {
+      BsonBuilder b;
+      b.AppendDate("", millis);
+      BsonObj o = b.Obj();
+      bson::KeyStringBuilder k;
+      k.AppendElement(o.FirstElement());
+      return k.Release();
+    };
+    std::string prefix = catalog::BucketIndexSeriesPrefix(meta_holder.FirstElement());
+    std::string end = prefix + date_key(t) + "\xff";
+    auto more = cursor->Seek(t > INT64_MIN + span_ms ? prefix + date_key(t - span_ms + 1) : prefix);
+    while (more.ok() && more.value() && cursor->key() < end) {
+      std::string_view key = cursor->key();
+      if (key.substr(0, prefix.size()) != prefix) break;
+      candidates.push_back(storage::DecodeRecordId(key.substr(key.size() - 8)));
+      more = cursor->Next();
+    }
+    if (!more.ok()) Count(cs, Stat::kNumBucketQueriesFailed);
+  } else {
+    int64_t lo_s = (t - span_ms) / 1000 - 1, hi_s = t / 1000 + 1;
+    if (t < 0 || lo_s < 0 || hi_s > int64_t{0xffffffff}) return nullptr;  // extended range
+    Count(cs, Stat::kNumBucketsQueried);
+    auto cursor_or = s.OpenCursorOrError(coll.buckets->ident());
+    if (!cursor_or.ok()) {
+      Count(cs, Stat::kNumBucketQueriesFailed);
+      return nullptr;
+    }
+    auto& cursor = cursor_or.value();
+    std::string hi =
+        storage::EncodeRecordId(catalog::ClusteredRecordIdHigh(static_cast<uint32_t>(hi_s)));
+    auto more = cursor->Seek(
+        storage::EncodeRecordId(catalog::ClusteredRecordIdLow(static_cast<uint32_t>(lo_s))));
+    while (more.ok() && more.value() && cursor->key() <= hi) {
+      candidates.push_back(storage::DecodeRecordId(cursor->key()));
+      more = cursor->Next();
+    }
+    if (!more.ok()) Count(cs, Stat::kNumBucketQueriesFailed);
   }
   const Limits l = CurrentLimits();
-  auto more = cursor->Seek(lo);
-  while (more.ok() && more.value() && cursor->key() <= hi) {
-    BsonObj doc = BsonObj::CopyOf(cursor->value());
+  for (int64_t rid : candidates) {
+    auto rec = coll.buckets->FindRecord(s, rid);
+    if (!rec.ok() || !rec.value()) continue;
+    const BsonObj& doc = rec.value()->doc;
     BsonElement m = doc["meta"];
     std::string_view got = m.eoo() ? std::string_view() : std::string_view(m.raw(), m.size());
     BsonElement min_t = doc["control"].Obj()["min"].Obj()[o.time_field];
@@ -427,9 +466,7 @@ std::shared_ptr<Bucket> BucketCatalog::FindStoredBucket(const TimeseriesCollecti
       auto b = Reopen(coll, stripe, doc, series_key);
       if (b && b->num_measurements < l.max_count && b->size < l.max_size) return b;
     }
-    more = cursor->Next();
   }
-  if (!more.ok()) Count(cs, Stat::kNumBucketQueriesFailed);
   return nullptr;
 }
 

@@ -681,7 +681,8 @@ TEST_F(BucketCatalogTest, ClearCollectionDropsInMemoryStateAndReopensByQuery) {
     auto s = engine_->NewSession();
     storage::WriteUnit wu(*s);
     ASSERT_TRUE(
-        coll_.buckets->Update(*s, catalog::ClusteredRecordId(before[0]["_id"].Oid()), replaced)
+        coll_.buckets
+            ->Update(*s, catalog::ClusteredRecordId(before[0]["_id"].Oid()), before[0], replaced)
             .ok());
     ASSERT_TRUE(wu.Commit().ok());
   }
@@ -792,7 +793,7 @@ TEST_F(BucketCatalogTest, QueryReopeningSkipsFullAndClosedBuckets) {
     auto s = engine_->NewSession();
     storage::WriteUnit wu(*s);
     ASSERT_TRUE(
-        coll_.buckets->Update(*s, catalog::ClusteredRecordId(b["_id"].Oid()), nb.Obj()).ok());
+        coll_.buckets->Update(*s, catalog::ClusteredRecordId(b["_id"].Oid()), b, nb.Obj()).ok());
     ASSERT_TRUE(wu.Commit().ok());
   }
   BucketCatalog restarted(kCacheBytes);
