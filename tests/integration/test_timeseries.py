@@ -1145,3 +1145,52 @@ def test_meta_collections_get_the_series_index(db):
     view = list(db.withmeta.list_indexes())
     assert [(i["name"], dict(i["key"])) for i in view] == [("m_1_t_1", {"m": 1, "t": 1})]
     assert list(db.nometa.list_indexes()) == []
+
+
+def _wait_for(predicate, timeout=30.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.2)
+    return predicate()
+
+
+def test_ttl_removes_expired_buckets_and_only_those(fresh_server):
+    # Spec 9: the TTL monitor deletes whole buckets once every measurement they can hold is older
+    # than expireAfterSeconds (bucket start <= now - expireAfterSeconds - bucketMaxSpanSeconds).
+    s = fresh_server.new(extra_args=["--setParameter", "ttlMonitorSleepSecs=1"])
+    c = s.client()
+    try:
+        db = c.ttl
+        db.create_collection(
+            "ts", timeseries={"timeField": "t", "metaField": "m"}, expireAfterSeconds=3600
+        )
+        now = datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
+        docs = [
+            {"t": datetime.datetime(2020, 1, 1), "m": "old", "v": 1},
+            {"t": datetime.datetime(1960, 6, 1), "m": "old", "v": 2},  # before 1970
+            {"t": now - datetime.timedelta(hours=3), "m": "old", "v": 3},
+            # Expired itself, but its bucket may still receive measurements that are not:
+            # kept until the whole bucket span has expired.
+            {"t": now - datetime.timedelta(minutes=90), "m": "recent", "v": 4},
+            {"t": now, "m": "recent", "v": 5},
+        ]
+        db.ts.insert_many(docs)
+        assert db.system.buckets.ts.count_documents({}) == 5
+        before = c.admin.command("serverStatus")["metrics"]["ttl"]["deletedDocuments"]
+        assert _wait_for(lambda: db.system.buckets.ts.count_documents({}) == 2)
+        assert sorted(d["v"] for d in db.ts.find()) == [4, 5]
+        ttl = c.admin.command("serverStatus")["metrics"]["ttl"]
+        assert ttl["deletedDocuments"] - before == 3
+        assert ttl["passes"] >= 1
+        # Nothing else goes on later passes.
+        time.sleep(2.5)
+        assert sorted(d["v"] for d in db.ts.find()) == [4, 5]
+        # collMod "off" stops expiry: an expired measurement inserted now stays.
+        db.command({"collMod": "ts", "expireAfterSeconds": "off"})
+        db.ts.insert_one({"t": datetime.datetime(2019, 1, 1), "m": "old", "v": 6})
+        time.sleep(2.5)
+        assert sorted(d["v"] for d in db.ts.find()) == [4, 5, 6]
+    finally:
+        c.close()
