@@ -577,11 +577,26 @@ bool ReadLen(const char* p, size_t avail, int32_t* v) {
   return true;
 }
 
+// True if no byte of [p, p + n) has its high bit set (7-bit ASCII, NUL included), eight bytes
+// at a time.
+bool AllAscii(const char* p, size_t n) {
+  uint64_t acc = 0;
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t w;
+    std::memcpy(&w, p + i, 8);
+    acc |= w;
+  }
+  for (; i < n; ++i) acc |= static_cast<unsigned char>(p[i]);
+  return (acc & 0x8080808080808080ull) == 0;
+}
+
 // Walks one document of exactly `n` bytes checking that every length stays inside it. libbson
 // 1.23's bson_validate accepts some truncated documents (a string with invalid UTF-8 followed by
 // an element whose length runs past the end), and the views in bson.h trust lengths, so the
-// structure is checked here first.
-bool StructureOk(const char* p, size_t n, int depth) {
+// structure is checked here first. Booleans must be 0 or 1. `*ascii` is cleared when a field
+// name or a string value holds a byte >= 0x80 (then UTF-8 needs checking).
+bool StructureOk(const char* p, size_t n, int depth, bool* ascii) {
   if (depth > kMaxNesting || n < 5 || p[n - 1] != 0) return false;
   int32_t declared;
   std::memcpy(&declared, p, 4);
@@ -592,7 +607,9 @@ bool StructureOk(const char* p, size_t n, int depth) {
     const auto type = static_cast<int8_t>(p[pos++]);
     const void* nul = std::memchr(p + pos, 0, end - pos);
     if (nul == nullptr) return false;
-    pos = static_cast<size_t>(static_cast<const char*>(nul) - p) + 1;
+    const size_t name_end = static_cast<size_t>(static_cast<const char*>(nul) - p);
+    if (*ascii && !AllAscii(p + pos, name_end - pos)) *ascii = false;
+    pos = name_end + 1;
     const size_t avail = end - pos;
     size_t value = 0;
     int32_t len = 0;
@@ -613,6 +630,7 @@ bool StructureOk(const char* p, size_t n, int depth) {
         value = 12;
         break;
       case 8:  // bool
+        if (avail < 1 || static_cast<unsigned char>(p[pos]) > 1) return false;
         value = 1;
         break;
       case 6:
@@ -630,11 +648,12 @@ bool StructureOk(const char* p, size_t n, int depth) {
           return false;
         }
         value = 4 + static_cast<size_t>(len) + (type == 12 ? 12 : 0);
+        if (*ascii && !AllAscii(p + pos + 4, static_cast<size_t>(len) - 1)) *ascii = false;
         break;
       case 3:
       case 4:  // document, array
         if (!ReadLen(p + pos, avail, &len) || len < 5 || static_cast<size_t>(len) > avail ||
-            !StructureOk(p + pos, static_cast<size_t>(len), depth + 1)) {
+            !StructureOk(p + pos, static_cast<size_t>(len), depth + 1, ascii)) {
           return false;
         }
         value = static_cast<size_t>(len);
@@ -645,7 +664,8 @@ bool StructureOk(const char* p, size_t n, int depth) {
         }
         value = 4 + 1 + static_cast<size_t>(len);
         break;
-      case 11: {  // regex: two cstrings
+      case 11: {  // regex: two cstrings (left to libbson's UTF-8 check)
+        *ascii = false;
         const void* a = std::memchr(p + pos, 0, avail);
         if (a == nullptr) return false;
         size_t first = static_cast<size_t>(static_cast<const char*>(a) - (p + pos)) + 1;
@@ -654,7 +674,8 @@ bool StructureOk(const char* p, size_t n, int depth) {
         value = static_cast<size_t>(static_cast<const char*>(b) - (p + pos)) + 1;
         break;
       }
-      case 15: {  // code with scope: int32 total, string, document
+      case 15: {  // code with scope: int32 total, string, document (left to libbson)
+        *ascii = false;
         int32_t slen = 0;
         int32_t dlen = 0;
         if (!ReadLen(p + pos, avail, &len) || len < 14 || static_cast<size_t>(len) > avail ||
@@ -663,7 +684,7 @@ bool StructureOk(const char* p, size_t n, int depth) {
             p[pos + 8 + slen - 1] != 0 ||
             !ReadLen(p + pos + 8 + slen, static_cast<size_t>(len) - 8 - slen, &dlen) ||
             static_cast<size_t>(dlen) != static_cast<size_t>(len) - 8 - slen ||
-            !StructureOk(p + pos + 8 + slen, static_cast<size_t>(dlen), depth + 1)) {
+            !StructureOk(p + pos + 8 + slen, static_cast<size_t>(dlen), depth + 1, ascii)) {
           return false;
         }
         value = static_cast<size_t>(len);
@@ -690,9 +711,12 @@ Status ValidateBson(std::string_view bytes) {
                                                " does not match the " +
                                                std::to_string(bytes.size()) + " bytes available");
   }
-  if (!StructureOk(bytes.data(), bytes.size(), 0)) {
+  bool ascii = true;
+  if (!StructureOk(bytes.data(), bytes.size(), 0, &ascii)) {
     return Status(ErrorCode::kInvalidBSON, "malformed BSON document: an element runs past its end");
   }
+  // Structure checked and every name and string plain ASCII: nothing left for libbson to find.
+  if (ascii) return Status::OK();
   bson_t b;
   if (!bson_init_static(&b, reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size())) {
     return Status(ErrorCode::kInvalidBSON, "malformed BSON document");

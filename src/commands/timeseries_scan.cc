@@ -35,7 +35,22 @@ StatusWith<std::unique_ptr<TimeseriesScan>> TimeseriesScan::Make(
   HG_ASSIGN_OR_RETURN(auto bucket_filter, timeseries::BucketFilter::Make(filter, spec));
   std::optional<query::Matcher> matcher;
   if (!bucket_filter.meta_only()) {
-    HG_ASSIGN_OR_RETURN(auto m, query::Matcher::Parse(filter));
+    // Top-level conjuncts on the meta field are decided exactly per bucket (MayMatch tests them
+    // on `meta`), so the per-measurement filter is only the rest.
+    BsonObj residual = filter;
+    if (coll.options.meta_field && !bucket_filter.meta_filter().IsEmpty()) {
+      const std::string& m = *coll.options.meta_field;
+      bson::BsonBuilder b;
+      for (BsonElement e : filter) {
+        std::string_view f = e.FieldName();
+        if (f == m || (f.size() > m.size() && f.substr(0, m.size()) == m && f[m.size()] == '.')) {
+          continue;
+        }
+        b.AppendElement(e);
+      }
+      residual = b.Obj();
+    }
+    HG_ASSIGN_OR_RETURN(auto m, query::Matcher::Parse(residual));
     if (!m.MatchesEverything()) matcher = std::move(m);
   }
   std::optional<query::Matcher> meta_matcher;

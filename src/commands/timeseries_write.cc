@@ -22,6 +22,8 @@ StatusWith<InsertOutcome> InsertMeasurements(CommandContext& ctx,
   // Each staged measurement's batch, in document order; a batch is committed once.
   std::vector<std::pair<int, std::shared_ptr<timeseries::WriteBatch>>> staged;
   std::vector<BsonObj> keep_alive;
+  // Raw meta element (a view into keep_alive's documents, whose buffers never move) → series key.
+  std::unordered_map<std::string_view, std::string> series_keys;
   keep_alive.reserve(static_cast<size_t>(documents.NumFields()));
   int index = 0;
   for (BsonElement e : documents) {
@@ -36,7 +38,15 @@ StatusWith<InsertOutcome> InsertMeasurements(CommandContext& ctx,
           "'" + time_field + "' must be present and contain a valid BSON UTC datetime value");
     } else {
       keep_alive.push_back(std::move(prepared).value());
-      auto batch = catalog.Insert(coll, *session, keep_alive.back());
+      const BsonObj& m = keep_alive.back();
+      // Measurements of one request usually come from a few series: normalize each meta once.
+      BsonElement meta = coll.options.meta_field ? m[*coll.options.meta_field] : BsonElement();
+      std::string_view raw = meta.eoo() ? std::string_view() : std::string_view(meta.raw(), meta.size());
+      auto key = series_keys.find(raw);
+      if (key == series_keys.end()) {
+        key = series_keys.emplace(raw, timeseries::BucketCatalog::SeriesKey(coll, meta)).first;
+      }
+      auto batch = catalog.Insert(coll, *session, m, &key->second);
       if (batch.ok()) {
         staged.emplace_back(index, std::move(batch).value());
       } else {

@@ -623,16 +623,22 @@ StatusWith<std::shared_ptr<Bucket>> BucketCatalog::BucketFor(const TimeseriesCol
   return found;
 }
 
+std::string BucketCatalog::SeriesKey(const TimeseriesCollection& coll, const BsonElement& meta) {
+  std::string key = coll.uuid;
+  key += NormalizedMetaKey(meta);
+  return key;
+}
+
 StatusWith<std::shared_ptr<WriteBatch>> BucketCatalog::Insert(const TimeseriesCollection& coll,
                                                               storage::Session& s,
-                                                              const BsonObj& m) {
+                                                              const BsonObj& m,
+                                                              const std::string* given_key) {
   const auto& o = coll.options;
   BsonElement time = m[o.time_field];
   invariant(time.type() == bson::BsonType::kDate);
   const int64_t t = time.DateMillis();
   BsonElement meta = o.meta_field ? m[*o.meta_field] : BsonElement();
-  std::string series_key = coll.uuid;
-  series_key += NormalizedMetaKey(meta);
+  const std::string series_key = given_key ? *given_key : SeriesKey(coll, meta);
   std::string_view meta_field = o.meta_field ? std::string_view(*o.meta_field) : std::string_view();
 
   Stripe& stripe = StripeFor(series_key);

@@ -100,9 +100,14 @@ class BucketCatalog {
 
   // Stages `measurement`, whose time field must hold a Date (callers check: BadValue otherwise),
   // and returns the batch it joined. May read buckets from `s` to reopen them.
+  // `series_key`, if given, must be SeriesKey(coll, <the measurement's meta>) (callers inserting
+  // many measurements of few series compute it once per series).
   StatusWith<std::shared_ptr<WriteBatch>> Insert(const TimeseriesCollection& coll,
                                                  storage::Session& s,
-                                                 const bson::BsonObj& measurement);
+                                                 const bson::BsonObj& measurement,
+                                                 const std::string* series_key = nullptr);
+  // The identity of a series: the collection and the normalized meta value (EOO: none).
+  static std::string SeriesKey(const TimeseriesCollection& coll, const bson::BsonElement& meta);
   // Writes `batch` (claiming commit rights) or waits for the writer that claimed it; returns the
   // write's outcome. The measurements staged into the batch must stay alive until this returns.
   Status Commit(const TimeseriesCollection& coll, storage::Session& s,
