@@ -237,7 +237,9 @@ Status Collection::Remove(storage::Session& s, int64_t id, const BsonObj& doc) {
 StatusWith<std::optional<Record>> Collection::FindRecord(storage::Session& s, int64_t id) {
   HG_ASSIGN_OR_RETURN(auto val, s.Get(entry_.ident, storage::EncodeRecordId(id)));
   if (!val) return std::optional<Record>();
-  return std::optional<Record>(Record{id, BsonObj::CopyOf(*val)});
+  // The value was copied out of storage once; the document takes that buffer over.
+  return std::optional<Record>(
+      Record{id, BsonObj(std::make_shared<const std::string>(std::move(*val)))});
 }
 
 StatusWith<std::optional<Record>> Collection::FindById(storage::Session& s, const BsonElement& id) {

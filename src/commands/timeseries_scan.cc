@@ -95,11 +95,18 @@ void TimeseriesScan::AddBucket(const BsonObj& bucket, Status* st) {
   if (!bucket_filter_.MayMatch(bucket)) return;
   ++counters.buckets_unpacked;
   int64_t rows = 0;
+  // The matching measurements of one bucket share one buffer: one allocation, not one each.
+  auto arena = std::make_shared<std::string>();
+  std::vector<size_t> offsets;
   *st = unpacker_.Unpack(bucket, [&](BsonObj m) {
     ++rows;
-    if (!filter_ || filter_->Matches(m)) buffer_.push_back(BsonObj::CopyOf(m.bytes()));
+    if (!filter_ || filter_->Matches(m)) {
+      offsets.push_back(arena->size());
+      arena->append(m.bytes());
+    }
     return true;
   });
+  for (size_t off : offsets) buffer_.emplace_back(arena, arena->data() + off);
   counters.measurements_unpacked += rows;
 }
 
@@ -124,6 +131,9 @@ Status TimeseriesScan::CollectFromIndex() {
   std::string lo_part =
       lo && *lo > INT64_MIN + span_ms ? date_key(*lo - span_ms + 1) : std::string();
   std::string hi_part = hi ? date_key(*hi) : std::string();
+  // Start times are dates (the bucket validator requires it), all encoded in this many bytes
+  // after the same rank byte.
+  const std::string date_encoding = date_key(0);
   StatusWith<bool> more = cursor->SeekFirst();
   while (more.ok() && more.value()) {
     std::string_view value = cursor->value();
@@ -133,8 +143,13 @@ Status TimeseriesScan::CollectFromIndex() {
       meta = BsonElement(value.data());
       mb.AppendElement(meta);
     }
-    // Every entry of this series starts with this prefix.
-    std::string prefix = catalog::BucketIndexSeriesPrefix(meta);
+    // Every entry of this series starts with the same prefix: the key minus the start time (a
+    // date: rank byte and 8 bytes) and the RecordId; other start types are re-encoded.
+    std::string_view key = cursor->key();
+    const size_t tail = date_encoding.size() + 8;
+    std::string prefix = key.size() > tail && key[key.size() - tail] == date_encoding[0]
+                             ? std::string(key.substr(0, key.size() - tail))
+                             : catalog::BucketIndexSeriesPrefix(meta);
     if (meta_matcher_->Matches(mb.Obj())) {
       more = cursor->Seek(prefix + lo_part);
       std::string end = prefix + hi_part + "\xff";

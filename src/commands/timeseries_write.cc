@@ -41,7 +41,8 @@ StatusWith<InsertOutcome> InsertMeasurements(CommandContext& ctx,
       const BsonObj& m = keep_alive.back();
       // Measurements of one request usually come from a few series: normalize each meta once.
       BsonElement meta = coll.options.meta_field ? m[*coll.options.meta_field] : BsonElement();
-      std::string_view raw = meta.eoo() ? std::string_view() : std::string_view(meta.raw(), meta.size());
+      std::string_view raw =
+          meta.eoo() ? std::string_view() : std::string_view(meta.raw(), meta.size());
       auto key = series_keys.find(raw);
       if (key == series_keys.end()) {
         key = series_keys.emplace(raw, timeseries::BucketCatalog::SeriesKey(coll, meta)).first;

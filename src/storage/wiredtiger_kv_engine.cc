@@ -266,7 +266,8 @@ Status WtKvEngine::CreateTable(std::string_view ident) {
   // MongoDB's record-store settings: values up to 64 MB stay on their leaf page (a bucket of tens
   // of kilobytes would otherwise become an overflow item, re-read whole by every modify), and
   // large in-memory pages split late.
-  std::string config = "key_format=u,value_format=u,leaf_value_max=64MB,memory_page_max=10m,split_pct=90";
+  std::string config =
+      "key_format=u,value_format=u,leaf_value_max=64MB,memory_page_max=10m,split_pct=90";
   if (opts_.block_compression && snappy_loaded_ && !opts_.in_memory) {
     config += ",block_compressor=snappy";
   }

@@ -630,8 +630,7 @@ std::string BucketCatalog::SeriesKey(const TimeseriesCollection& coll, const Bso
 }
 
 StatusWith<std::shared_ptr<WriteBatch>> BucketCatalog::Insert(const TimeseriesCollection& coll,
-                                                              storage::Session& s,
-                                                              const BsonObj& m,
+                                                              storage::Session& s, const BsonObj& m,
                                                               const std::string* given_key) {
   const auto& o = coll.options;
   BsonElement time = m[o.time_field];
