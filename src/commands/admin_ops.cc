@@ -58,10 +58,8 @@ Status RunCurrentOp(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& reply)
   if (!filtered) {
     BsonBuilder& op = inprog.builder();
     size_t t = op.OpenObject(inprog.NextKey());
-    char host[256] = {};
-    gethostname(host, sizeof(host) - 1);
     op.AppendString("type", "op");
-    op.AppendString("host", std::string(host) + ":" + std::to_string(ctx.service.options.port));
+    op.AppendString("host", HostAndPort(ctx.service));
     op.AppendString("desc", "conn" + std::to_string(ctx.client.connection_id));
     op.AppendInt32("connectionId", static_cast<int32_t>(ctx.client.connection_id));
     op.AppendString("client", ctx.client.remote);

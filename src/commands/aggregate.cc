@@ -7,6 +7,7 @@
 #include "commands/command.h"
 #include "commands/command_util.h"
 #include "commands/crud_util.h"
+#include "commands/ddl_commands.h"
 
 namespace hourglass::commands {
 
@@ -17,6 +18,52 @@ using bson::BsonObj;
 using bson::BsonType;
 
 namespace {
+
+// The document $collStats produces for `nss` ({ns, host, localTime, storageStats, count}).
+StatusWith<BsonObj> CollStatsDocument(CommandContext& ctx, const catalog::NamespaceString& nss,
+                                      const BsonElement& spec) {
+  if (spec.type() != BsonType::kObject) {
+    return Status(ErrorCode::kLocation5447000, "$collStats must take a nested object");
+  }
+  BsonBuilder out;
+  out.AppendString("ns", nss.ns());
+  out.AppendString("host", HostAndPort(ctx.service));
+  out.AppendDate("localTime", NowMillis());
+  for (BsonElement e : spec.Obj()) {
+    std::string_view f = e.FieldName();
+    if (f == "storageStats") {
+      if (e.type() != BsonType::kObject) return WrongType("$collStats", e, "object");
+      int64_t scale = 1;
+      BsonElement sc = e.Obj()["scale"];
+      if (!sc.eoo()) {
+        if (!sc.IsNumber() || sc.NumberLong() < 1) {
+          return Status(ErrorCode::kBadValue, "scale has to be >= 1");
+        }
+        scale = sc.NumberLong();
+      }
+      size_t t = out.OpenObject("storageStats");
+      HG_RETURN_IF_ERROR(AppendCollStats(ctx, nss, scale, out));
+      out.Close(t);
+    } else if (f == "count") {
+      if (e.type() != BsonType::kObject) return WrongType("$collStats", e, "object");
+      auto coll = ctx.service.catalog->Lookup(nss);
+      if (coll && coll->IsView()) {
+        return Status(ErrorCode::kCommandNotSupported,
+                      "$collStats count on a view or time-series collection is not supported yet");
+      }
+      size_t t = out.OpenObject("count");
+      out.AppendInt64("count", coll ? coll->NumRecords() : 0);
+      out.Close(t);
+    } else if (f == "latencyStats" || f == "queryExecStats") {
+      return Status(ErrorCode::kCommandNotSupported,
+                    "$collStats " + std::string(f) + " is not supported yet");
+    } else {
+      return Status(ErrorCode::kLocation40415,
+                    "BSON field '$collStats." + std::string(f) + "' is an unknown field.");
+    }
+  }
+  return out.Obj();
+}
 
 class AggregateCommand : public Command {
  public:
@@ -54,6 +101,25 @@ class AggregateCommand : public Command {
     pipeline::PipelineContext pctx;
     HG_ASSIGN_OR_RETURN(pctx.allow_disk_use, GetBool("aggregate", cmd, "allowDiskUse", false));
     pctx.now_millis = NowMillis();
+    BsonElement first = stages->FirstElement();
+    if (!collectionless && first.type() == BsonType::kObject &&
+        first.Obj().FirstElement().FieldName() == "$collStats") {
+      // $collStats reads the catalog, not the documents: its one output document is the source
+      // of the rest of the pipeline.
+      catalog::NamespaceString nss{ctx.db, coll_name};
+      HG_RETURN_IF_ERROR(catalog::ValidateCollectionName(nss));
+      HG_ASSIGN_OR_RETURN(BsonObj stats, CollStatsDocument(ctx, nss, first.Obj().FirstElement()));
+      BsonArrayBuilder rest;
+      bool skip = true;
+      for (BsonElement st : *stages) {
+        if (!skip) rest.AppendObject(st.Obj());
+        skip = false;
+      }
+      HG_ASSIGN_OR_RETURN(auto pipe, pipeline::Pipeline::Parse(rest.Obj(), pctx));
+      auto out =
+          pipe->Bind(std::make_unique<pipeline::VectorDocumentStream>(std::vector<BsonObj>{stats}));
+      return ReplyWithCursor(ctx, nss.ns(), std::move(out), batch_size.value_or(101), false, reply);
+    }
     HG_ASSIGN_OR_RETURN(auto pipe, pipeline::Pipeline::Parse(*stages, pctx));
 
     std::unique_ptr<pipeline::DocumentStream> source;

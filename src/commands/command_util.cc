@@ -1,5 +1,7 @@
 #include "commands/command_util.h"
 
+#include <unistd.h>
+
 #include <cmath>
 #include <string>
 #include <utility>
@@ -189,6 +191,12 @@ StatusWith<std::string> GetCollectionName(const BsonObj& cmd, std::string_view d
                   "Invalid namespace specified '" + std::string(db) + ".'");
   }
   return std::string(e.Str());
+}
+
+std::string HostAndPort(const ServiceContext& service) {
+  char host[256] = {};
+  gethostname(host, sizeof(host) - 1);
+  return std::string(host) + ":" + std::to_string(service.options.port);
 }
 
 }  // namespace hourglass::commands

@@ -11,6 +11,7 @@
 
 #include "base/status.h"
 #include "bson/bson.h"
+#include "commands/service_context.h"
 
 namespace hourglass::commands {
 
@@ -57,5 +58,8 @@ StatusWith<std::optional<int64_t>> GetInt64(std::string_view cmd, const bson::Bs
 // The collection name a command targets: the string value of its first field. InvalidNamespace
 // (73) if it is not a non-empty string.
 StatusWith<std::string> GetCollectionName(const bson::BsonObj& cmd, std::string_view db);
+
+// "<hostname>:<port>", as MongoDB names a server in currentOp and $collStats.
+std::string HostAndPort(const ServiceContext& service);
 
 }  // namespace hourglass::commands

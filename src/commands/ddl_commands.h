@@ -86,6 +86,12 @@ void RegisterDdlListCommands(CommandRegistry& r);    // ddl_list.cc: listCollect
 void RegisterDdlIndexCommands(CommandRegistry& r);   // ddl_indexes.cc: createIndexes, dropIndexes
 void RegisterDdlStatsCommands(CommandRegistry& r);   // ddl_stats.cc: dbStats, collStats
 
+// collStats' statistics of `nss` (everything but `ns`), sizes divided by `scale`: the
+// command's reply and $collStats' storageStats. A time-series collection reports its bucket
+// collection's sizes and a `timeseries` section instead of `count` (spec 4.8).
+Status AppendCollStats(CommandContext& ctx, const catalog::NamespaceString& nss, int64_t scale,
+                       bson::BsonBuilder& out);
+
 // create with `timeseries` (ddl_timeseries.cc): validates the options (spec §1.1-1.2) and creates
 // the time-series entry and its clustered bucket collection, or succeeds without change when an
 // equivalent one exists.

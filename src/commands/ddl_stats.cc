@@ -84,6 +84,13 @@ Status RunCollStats(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& reply)
   (void)numeric_only;
 
   reply.AppendString("ns", nss.ns());
+  return AppendCollStats(ctx, nss, scale, reply);
+}
+
+}  // namespace
+
+Status AppendCollStats(CommandContext& ctx, const catalog::NamespaceString& nss, int64_t scale,
+                       BsonBuilder& reply) {
   auto coll = ctx.service.catalog->Lookup(nss);
   if (!coll) {
     // MongoDB answers ok with zeroed statistics for a missing collection.
@@ -148,8 +155,6 @@ Status RunCollStats(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& reply)
   reply.AppendInt32("scaleFactor", static_cast<int32_t>(scale));
   return Status::OK();
 }
-
-}  // namespace
 
 void RegisterDdlStatsCommands(CommandRegistry& r) {
   r.Add(std::make_unique<DdlCommand>("dbStats", false, "storage statistics of a database",

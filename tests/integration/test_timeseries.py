@@ -1194,3 +1194,25 @@ def test_ttl_removes_expired_buckets_and_only_those(fresh_server):
         assert sorted(d["v"] for d in db.ts.find()) == [4, 5, 6]
     finally:
         c.close()
+
+
+def test_collstats_stage_reports_timeseries_storage_stats(db):
+    # Spec 4.8: $collStats' storageStats on a time-series collection has the `timeseries`
+    # section (bucketsNs, bucketCount, the bucket catalog's counters) and no `count`.
+    db.create_collection("ts", timeseries={"timeField": "t", "metaField": "m"})
+    db.ts.insert_many([{"t": at(i), "m": i % 2, "v": i} for i in range(30)])
+    [doc] = list(db.ts.aggregate([{"$collStats": {"storageStats": {}}}]))
+    assert doc["ns"] == f"{db.name}.ts"
+    stats = doc["storageStats"]
+    assert "count" not in stats
+    ts = stats["timeseries"]
+    assert ts["bucketsNs"] == f"{db.name}.system.buckets.ts"
+    assert ts["bucketCount"] == 2
+    assert ts["numMeasurementsCommitted"] == 30
+    assert ts["numBucketInserts"] == 2
+    # Later stages run on the statistics document.
+    out = list(db.ts.aggregate([
+        {"$collStats": {"storageStats": {}}},
+        {"$project": {"_id": 0, "n": "$storageStats.timeseries.bucketCount"}},
+    ]))
+    assert out == [{"n": 2}]
