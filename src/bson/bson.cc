@@ -171,9 +171,8 @@ std::string_view BsonElement::FieldName() const {
   return std::string_view(data_ + 1);
 }
 
-size_t BsonElement::ValueSize() const {
-  const char* v = value();
-  switch (type()) {
+size_t ValueSizeOf(BsonType t, const char* v) {
+  switch (t) {
     case BsonType::kEOO:
     case BsonType::kUndefined:
     case BsonType::kNull:
@@ -212,6 +211,8 @@ size_t BsonElement::ValueSize() const {
   }
   return 0;
 }
+
+size_t BsonElement::ValueSize() const { return ValueSizeOf(type(), value()); }
 
 size_t BsonElement::size() const {
   if (eoo()) return 1;

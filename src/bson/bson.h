@@ -150,6 +150,42 @@ class BsonElement {
   const char* data_ = nullptr;
 };
 
+// Bytes of a value of type `t` starting at `value` (valid BSON assumed).
+size_t ValueSizeOf(BsonType t, const char* value);
+
+// One element of a document with its name and value located once (BsonElement recomputes the
+// field name's length on every accessor, which dominates hot per-document walks).
+struct FieldView {
+  const char* raw;  // the element: type byte, name, value
+  BsonType type;
+  std::string_view name;
+  const char* value;
+  size_t value_size;
+  BsonElement Element() const { return BsonElement(raw); }
+};
+
+// Walks the elements of a valid document: `for (FieldCursor c(doc.data()); c.Next();)
+// use(c.field());`
+class FieldCursor {
+ public:
+  explicit FieldCursor(const char* doc) : p_(doc + 4) {}
+  bool Next() {
+    if (*p_ == 0) return false;
+    f_.raw = p_;
+    f_.type = static_cast<BsonType>(*p_);
+    f_.name = std::string_view(p_ + 1);
+    f_.value = p_ + 2 + f_.name.size();
+    f_.value_size = ValueSizeOf(f_.type, f_.value);
+    p_ = f_.value + f_.value_size;
+    return true;
+  }
+  const FieldView& field() const { return f_; }
+
+ private:
+  const char* p_;
+  FieldView f_{};
+};
+
 class BsonObj {
  public:
   // The empty document {}.

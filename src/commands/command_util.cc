@@ -12,47 +12,6 @@ using bson::BsonElement;
 using bson::BsonObj;
 using bson::BsonType;
 
-bool IsGenericArgument(std::string_view f) {
-  static constexpr std::string_view kGeneric[] = {"$db",
-                                                  "lsid",
-                                                  "txnNumber",
-                                                  "$clusterTime",
-                                                  "$readPreference",
-                                                  "readPreference",
-                                                  "apiVersion",
-                                                  "apiStrict",
-                                                  "apiDeprecationErrors",
-                                                  "comment",
-                                                  "maxTimeMS",
-                                                  "writeConcern",
-                                                  "readConcern",
-                                                  "autocommit",
-                                                  "startTransaction",
-                                                  "coordinator",
-                                                  "$audit",
-                                                  "$client",
-                                                  "$configServerState",
-                                                  "$gleStats",
-                                                  "$oplogQueryData",
-                                                  "$replData",
-                                                  "$topologyTime",
-                                                  "$configTime",
-                                                  "mayBypassWriteConcern",
-                                                  "databaseVersion",
-                                                  "shardVersion",
-                                                  "tracking_info",
-                                                  "clientOperationKey",
-                                                  "$queryOptions",
-                                                  "$traceCtx",
-                                                  "allowImplicitCollectionCreation",
-                                                  "versionContext",
-                                                  "rawData"};
-  for (auto g : kGeneric) {
-    if (g == f) return true;
-  }
-  return false;
-}
-
 Status WrongType(std::string_view cmd, const BsonElement& e, std::string_view expected) {
   return Status(ErrorCode::kTypeMismatch, "BSON field '" + std::string(cmd) + "." +
                                               std::string(e.FieldName()) + "' is the wrong type '" +

@@ -9,14 +9,12 @@
 #include <optional>
 #include <string_view>
 
+#include "base/generic_arguments.h"
 #include "base/status.h"
 #include "bson/bson.h"
 #include "commands/service_context.h"
 
 namespace hourglass::commands {
-
-// Fields any command may carry (driver session/transaction/API/read-write-concern fields).
-bool IsGenericArgument(std::string_view field);
 
 // TypeMismatch naming `cmd.field`, the actual type and `expected` (e.g. "object").
 Status WrongType(std::string_view cmd, const bson::BsonElement& e, std::string_view expected);

@@ -16,7 +16,7 @@ using bson::BsonType;
 
 // Canonical comparison of `a` with the stored element `b` (empty name: its value starts at b+2),
 // with shortcuts for two values of the same common type; every other mix goes to bson_compare.
-int CompareToStored(const detail::FieldView& a, const char* b) {
+int CompareToStored(const bson::FieldView& a, const char* b) {
   BsonType t = a.type;
   const char* bv = b + 2;
   if (t == static_cast<BsonType>(*b)) {
@@ -66,51 +66,6 @@ int CompareToStored(const detail::FieldView& a, const char* b) {
 
 }  // namespace
 
-namespace detail {
-
-size_t ValueSizeOf(BsonType t, const char* v) {
-  switch (t) {
-    case BsonType::kEOO:
-    case BsonType::kUndefined:
-    case BsonType::kNull:
-    case BsonType::kMinKey:
-    case BsonType::kMaxKey:
-      return 0;
-    case BsonType::kBool:
-      return 1;
-    case BsonType::kInt32:
-      return 4;
-    case BsonType::kDouble:
-    case BsonType::kDate:
-    case BsonType::kTimestamp:
-    case BsonType::kInt64:
-      return 8;
-    case BsonType::kObjectId:
-      return 12;
-    case BsonType::kDecimal128:
-      return 16;
-    case BsonType::kString:
-    case BsonType::kCode:
-    case BsonType::kSymbol:
-      return 4 + static_cast<size_t>(bson::ReadInt32(v));
-    case BsonType::kObject:
-    case BsonType::kArray:
-    case BsonType::kCodeWScope:
-      return static_cast<size_t>(bson::ReadInt32(v));
-    case BsonType::kBinData:
-      return 5 + static_cast<size_t>(bson::ReadInt32(v));
-    case BsonType::kRegex: {
-      size_t p = std::strlen(v) + 1;
-      return p + std::strlen(v + p) + 1;
-    }
-    case BsonType::kDBPointer:
-      return 4 + static_cast<size_t>(bson::ReadInt32(v)) + 12;
-  }
-  return 0;
-}
-
-}  // namespace detail
-
 BucketMinMax BucketMinMax::FromBucket(const BsonObj& min, const BsonObj& max) {
   BucketMinMax m;
   m.Update(min, {});
@@ -145,8 +100,8 @@ BucketMinMax::Node* BucketMinMax::FindField(Node& parent, std::string_view name,
 void BucketMinMax::UpdateFields(Node& parent, const char* doc, bool do_min, bool do_max,
                                 std::string_view skip_field) {
   size_t cursor = 0;
-  for (detail::FieldCursor it(doc); it.Next();) {
-    const detail::FieldView& e = it.field();
+  for (bson::FieldCursor it(doc); it.Next();) {
+    const bson::FieldView& e = it.field();
     if (!skip_field.empty() && e.name == skip_field) continue;
     Node* node = FindField(parent, e.name, cursor);
     if (node == nullptr) {
@@ -169,14 +124,14 @@ void BucketMinMax::UpdateFields(Node& parent, const char* doc, bool do_min, bool
 
 void BucketMinMax::UpdateElements(Node& parent, const char* arr, bool do_min, bool do_max) {
   size_t i = 0;
-  for (detail::FieldCursor it(arr); it.Next();) {
+  for (bson::FieldCursor it(arr); it.Next();) {
     if (i == parent.elements.size()) parent.elements.emplace_back();
     UpdateNode(parent.elements[i], it.field(), do_min, do_max);
     ++i;
   }
 }
 
-void BucketMinMax::UpdateNode(Node& node, const detail::FieldView& e, bool do_min, bool do_max) {
+void BucketMinMax::UpdateNode(Node& node, const bson::FieldView& e, bool do_min, bool do_max) {
   BsonType t = e.type;
   if (t == BsonType::kObject || t == BsonType::kArray) {
     const Kind kind = t == BsonType::kObject ? Kind::kObject : Kind::kArray;

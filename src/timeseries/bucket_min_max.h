@@ -46,45 +46,6 @@
 
 namespace hourglass::timeseries {
 
-namespace detail {
-
-// One element of a document with its name and value located once (BsonElement recomputes the
-// field name's length on every accessor, which dominates a per-measurement walk).
-struct FieldView {
-  const char* raw;  // the element: type byte, name, value
-  bson::BsonType type;
-  std::string_view name;
-  const char* value;
-  size_t value_size;
-  bson::BsonElement Element() const { return bson::BsonElement(raw); }
-};
-
-// Bytes of a value of type `t` starting at `value` (valid BSON assumed).
-size_t ValueSizeOf(bson::BsonType t, const char* value);
-
-// Walks the elements of a valid document: `for (FieldCursor c(doc); c.Next();) use(c.field());`
-class FieldCursor {
- public:
-  explicit FieldCursor(const char* doc) : p_(doc + 4) {}
-  bool Next() {
-    if (*p_ == 0) return false;
-    f_.raw = p_;
-    f_.type = static_cast<bson::BsonType>(*p_);
-    f_.name = std::string_view(p_ + 1);
-    f_.value = p_ + 2 + f_.name.size();
-    f_.value_size = ValueSizeOf(f_.type, f_.value);
-    p_ = f_.value + f_.value_size;
-    return true;
-  }
-  const FieldView& field() const { return f_; }
-
- private:
-  const char* p_;
-  FieldView f_{};
-};
-
-}  // namespace detail
-
 class BucketMinMax {
  public:
   BucketMinMax() = default;
@@ -140,7 +101,7 @@ class BucketMinMax {
   static void UpdateFields(Node& parent, const char* doc, bool do_min, bool do_max,
                            std::string_view skip_field);
   static void UpdateElements(Node& parent, const char* arr, bool do_min, bool do_max);
-  static void UpdateNode(Node& node, const detail::FieldView& e, bool do_min, bool do_max);
+  static void UpdateNode(Node& node, const bson::FieldView& e, bool do_min, bool do_max);
   static Node* FindField(Node& parent, std::string_view name, size_t cursor);
   static void AppendFields(bson::BsonBuilder& b, const Node& parent, bool min);
   static void AppendElements(bson::BsonBuilder& b, const Node& parent, bool min);

@@ -46,8 +46,8 @@ bool BucketSchema::IsCompatible(const BsonObj& measurement, std::string_view ski
 bool BucketSchema::FieldsCompatible(const Node& parent, const char* doc,
                                     std::string_view skip_field) {
   size_t cursor = 0;
-  for (detail::FieldCursor it(doc); it.Next();) {
-    const detail::FieldView& e = it.field();
+  for (bson::FieldCursor it(doc); it.Next();) {
+    const bson::FieldView& e = it.field();
     if (!skip_field.empty() && e.name == skip_field) continue;
     const Node* node = FindField(parent, e.name, cursor);
     if (node == nullptr) continue;  // a new path: anything goes
@@ -59,7 +59,7 @@ bool BucketSchema::FieldsCompatible(const Node& parent, const char* doc,
 
 bool BucketSchema::ElementsCompatible(const Node& parent, const char* arr) {
   size_t i = 0;
-  for (detail::FieldCursor it(arr); it.Next();) {
+  for (bson::FieldCursor it(arr); it.Next();) {
     if (i == parent.elements.size()) return true;  // the remaining positions are new
     if (!NodeCompatible(parent.elements[i], it.field().type, it.field().value)) return false;
     ++i;
@@ -80,8 +80,8 @@ void BucketSchema::Update(const BsonObj& measurement, std::string_view skip_fiel
 
 void BucketSchema::UpdateFields(Node& parent, const char* doc, std::string_view skip_field) {
   size_t cursor = 0;
-  for (detail::FieldCursor it(doc); it.Next();) {
-    const detail::FieldView& e = it.field();
+  for (bson::FieldCursor it(doc); it.Next();) {
+    const bson::FieldView& e = it.field();
     if (!skip_field.empty() && e.name == skip_field) continue;
     Node* node = const_cast<Node*>(FindField(parent, e.name, cursor));
     bool is_new = node == nullptr;
@@ -104,7 +104,7 @@ void BucketSchema::UpdateFields(Node& parent, const char* doc, std::string_view 
 
 void BucketSchema::UpdateElements(Node& parent, const char* arr) {
   size_t i = 0;
-  for (detail::FieldCursor it(arr); it.Next();) {
+  for (bson::FieldCursor it(arr); it.Next();) {
     bool is_new = i == parent.elements.size();
     if (is_new) parent.elements.emplace_back();
     UpdateNode(parent.elements[i], it.field().type, it.field().value, is_new);

@@ -64,28 +64,6 @@ inline const char* ParseRowKey(const char* key, int64_t* row) {
   return key;
 }
 
-// Value size of an element of type `t` whose value starts at `v`; the common fixed-size types
-// inline, the rest through BsonElement.
-inline size_t ValueSize(const char* element, const char* v) {
-  switch (static_cast<BsonType>(*element)) {
-    case BsonType::kDouble:
-    case BsonType::kDate:
-    case BsonType::kInt64:
-    case BsonType::kTimestamp:
-      return 8;
-    case BsonType::kInt32:
-      return 4;
-    case BsonType::kBool:
-      return 1;
-    case BsonType::kObjectId:
-      return 12;
-    case BsonType::kString:
-      return 4 + static_cast<size_t>(bson::ReadInt32(v));
-    default:
-      return BsonElement(element).ValueSize();
-  }
-}
-
 // Walks the cells of one column ({"0": v, "3": v, ...}) in step with the time column. Holds raw
 // pointers into the bucket: no per-row lookups, one key parse per cell.
 struct ColumnCursor {
@@ -106,7 +84,7 @@ struct ColumnCursor {
     const char* key_end = ParseRowKey(p + 1, &row);
     if (key_end == nullptr || row <= prev_row) return false;
     value = key_end + 1;
-    value_size = ValueSize(p, value);
+    value_size = bson::ValueSizeOf(static_cast<BsonType>(*p), value);
     return true;
   }
   bool Next() {

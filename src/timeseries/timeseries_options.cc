@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "base/clock.h"
+#include "base/generic_arguments.h"
 
 namespace hourglass::timeseries {
 
@@ -114,49 +115,6 @@ int GranularityRank(std::string_view g) {
   if (g == "minutes") return 1;
   if (g == "hours") return 2;
   return 0;
-}
-
-// The generic command arguments (the list of commands::IsGenericArgument, which this module may
-// not depend on): they are never create options.
-bool IsGenericArgument(std::string_view f) {
-  static constexpr std::string_view kGeneric[] = {"$db",
-                                                  "lsid",
-                                                  "txnNumber",
-                                                  "$clusterTime",
-                                                  "$readPreference",
-                                                  "readPreference",
-                                                  "apiVersion",
-                                                  "apiStrict",
-                                                  "apiDeprecationErrors",
-                                                  "comment",
-                                                  "maxTimeMS",
-                                                  "writeConcern",
-                                                  "readConcern",
-                                                  "autocommit",
-                                                  "startTransaction",
-                                                  "coordinator",
-                                                  "$audit",
-                                                  "$client",
-                                                  "$configServerState",
-                                                  "$gleStats",
-                                                  "$oplogQueryData",
-                                                  "$replData",
-                                                  "$topologyTime",
-                                                  "$configTime",
-                                                  "mayBypassWriteConcern",
-                                                  "databaseVersion",
-                                                  "shardVersion",
-                                                  "tracking_info",
-                                                  "clientOperationKey",
-                                                  "$queryOptions",
-                                                  "$traceCtx",
-                                                  "allowImplicitCollectionCreation",
-                                                  "versionContext",
-                                                  "rawData"};
-  for (auto g : kGeneric) {
-    if (g == f) return true;
-  }
-  return false;
 }
 
 // The fields of a timeseries sub-document as MongoDB's IDL parser sees them (before any
