@@ -216,7 +216,9 @@ size_t BsonElement::ValueSize() const { return ValueSizeOf(type(), value()); }
 
 size_t BsonElement::size() const {
   if (eoo()) return 1;
-  return 1 + FieldName().size() + 1 + ValueSize();
+  // The name's length is measured once (this runs for every step of every document walk).
+  const size_t name = std::strlen(data_ + 1);
+  return 2 + name + ValueSizeOf(type(), data_ + 2 + name);
 }
 
 ObjectId BsonElement::Oid() const {
@@ -344,8 +346,8 @@ int BsonObj::NumFields() const {
 }
 
 BsonElement BsonObj::GetField(std::string_view name) const {
-  for (BsonElement e : *this) {
-    if (e.FieldName() == name) return e;
+  for (FieldCursor c(data_); c.Next();) {
+    if (c.field().name == name) return c.field().Element();
   }
   return BsonElement();
 }

@@ -234,13 +234,13 @@ bson::ObjectId NewBucketId(int64_t min_time_ms) {
 // digits, plus the control summaries it may widen (counted once, at the bucket's first row).
 int64_t MeasurementSize(const BsonObj& m, std::string_view meta_field, bool first) {
   int64_t n = 0;
-  for (BsonElement e : m) {
-    if (!meta_field.empty() && e.FieldName() == meta_field) continue;
-    n += 1 + 4 + 1 + static_cast<int64_t>(e.ValueSize());
+  for (bson::FieldCursor c(m.data()); c.Next();) {
+    const bson::FieldView& f = c.field();
+    if (!meta_field.empty() && f.name == meta_field) continue;
+    n += 1 + 4 + 1 + static_cast<int64_t>(f.value_size);
     // The first row also adds the field's control.min and control.max entries and its column
     // header (type, name, length, terminator).
-    if (first)
-      n += 2 * static_cast<int64_t>(e.size()) + static_cast<int64_t>(e.FieldName().size()) + 7;
+    if (first) n += 2 * static_cast<int64_t>(2 + f.name.size() + f.value_size) + f.name.size() + 7;
   }
   return n;
 }

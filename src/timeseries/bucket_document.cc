@@ -151,14 +151,14 @@ void BucketDocument::StageRows(const std::vector<BsonObj>& rows, std::string_vie
     (void)ec;
     std::string_view k(key, static_cast<size_t>(kend - key));
     size_t pos = 0;
-    for (BsonElement e : row) {
-      std::string_view name = e.FieldName();
-      if (!skip_field.empty() && name == skip_field) continue;
-      Column& c = ColumnFor(name, pos++);
-      c.staged.push_back(static_cast<char>(e.type()));
+    for (bson::FieldCursor cur(row.data()); cur.Next();) {
+      const bson::FieldView& f = cur.field();
+      if (!skip_field.empty() && f.name == skip_field) continue;
+      Column& c = ColumnFor(f.name, pos++);
+      c.staged.push_back(static_cast<char>(f.type));
       c.staged.append(k);
       c.staged.push_back('\0');
-      c.staged.append(e.value(), e.ValueSize());
+      c.staged.append(f.value, f.value_size);
       ++c.staged_count;
     }
   }
