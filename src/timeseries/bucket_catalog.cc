@@ -6,6 +6,7 @@
 #include <functional>
 #include <limits>
 #include <random>
+#include <shared_mutex>
 
 #include "base/server_parameters.h"
 #include "bson/key_string.h"
@@ -272,14 +273,20 @@ BucketCatalog::BucketCatalog(int64_t cache_bytes) : cache_bytes_(cache_bytes) {
 BucketCatalog::~BucketCatalog() = default;
 
 BucketCatalog::CollectionState& BucketCatalog::State(const std::string& uuid) {
-  std::lock_guard lk(states_mu_);
+  {
+    // Every staged measurement looks its collection up: readers share the lock.
+    std::shared_lock lk(states_mu_);
+    auto it = states_.find(uuid);
+    if (it != states_.end()) return *it->second;
+  }
+  std::unique_lock lk(states_mu_);
   auto& p = states_[uuid];
   if (!p) p = std::make_unique<CollectionState>();
   return *p;
 }
 
 const BucketCatalog::CollectionState* BucketCatalog::FindState(const std::string& uuid) const {
-  std::lock_guard lk(states_mu_);
+  std::shared_lock lk(states_mu_);
   auto it = states_.find(uuid);
   return it == states_.end() ? nullptr : it->second.get();
 }
@@ -805,7 +812,7 @@ Status BucketCatalog::Resync(const TimeseriesCollection& coll, storage::Session&
 
 void BucketCatalog::AppendServerStatus(BsonBuilder& b) const {
   {
-    std::lock_guard lk(states_mu_);
+    std::shared_lock lk(states_mu_);
     if (states_.empty()) return;
   }
   int64_t idle = 0, open = 0, archived = 0;
@@ -828,7 +835,7 @@ void BucketCatalog::AppendServerStatus(BsonBuilder& b) const {
   size_t sm = b.OpenObject("stateManagement");
   int64_t eras = 0, clears = 0;
   {
-    std::lock_guard lk(states_mu_);
+    std::shared_lock lk(states_mu_);
     for (const auto& [uuid, st] : states_) clears += static_cast<int64_t>(st->era.load());
     eras = static_cast<int64_t>(states_.size());
   }

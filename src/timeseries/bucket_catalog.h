@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <shared_mutex>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -161,7 +162,7 @@ class BucketCatalog {
   std::atomic<int64_t> num_open_{0};
   std::atomic<int64_t> num_archived_{0};
   std::atomic<int64_t> num_idle_{0};
-  mutable std::mutex states_mu_;
+  mutable std::shared_mutex states_mu_;
   std::unordered_map<std::string, std::unique_ptr<CollectionState>> states_;  // by uuid
 };
 
