@@ -267,7 +267,8 @@ Status WtKvEngine::CreateTable(std::string_view ident) {
   // of kilobytes would otherwise become an overflow item, re-read whole by every modify). A page
   // may grow to 64 MB in memory before it is force-evicted: time-series inserts keep modifying
   // the same few pages (the newest buckets), and at MongoDB's 10 MB those pages were reconciled
-  // and compressed over and over (bench/ts_run.sh, 4 connections: 367k -> 442k measurements/s).
+  // and compressed over and over (bench/ts_run.sh, 4 connections, three alternating runs each:
+  // 335k -> 366k measurements/s on average).
   std::string config =
       "key_format=u,value_format=u,leaf_value_max=64MB,memory_page_max=64m,split_pct=90";
   if (opts_.block_compression && snappy_loaded_ && !opts_.in_memory) {
