@@ -483,7 +483,17 @@ class DeleteCommand : public Command {
     catalog::NamespaceString nss{ctx.db, name};
     HG_RETURN_IF_ERROR(catalog::ValidateCollectionName(nss));
     auto coll = ctx.service.catalog->Lookup(nss);
-    if (coll) HG_RETURN_IF_ERROR(CheckWriteTarget(ctx, *coll));
+    std::optional<timeseries::TimeseriesCollection> ts;
+    if (coll && coll->entry().type == "timeseries") {
+      auto found = LookupTimeseries(ctx.service, nss);
+      if (!found.ok() && found.status().code() != ErrorCode::kNamespaceNotFound) {
+        return found.status();
+      }
+      if (found.ok()) ts = std::move(found).value();
+      if (!ts) coll.reset();  // buckets dropped: nothing to delete
+    } else if (coll) {
+      HG_RETURN_IF_ERROR(CheckWriteTarget(ctx, *coll));
+    }
     std::vector<DeleteStatement> statements;
     for (BsonElement e : *deletes) {
       HG_ASSIGN_OR_RETURN(DeleteStatement stmt, ParseDeleteStatement(e));
@@ -495,6 +505,11 @@ class DeleteCommand : public Command {
     for (const DeleteStatement& stmt : statements) {
       ++ctx.service.counters.op_delete;
       Status st = [&]() -> Status {
+        if (ts) {
+          HG_ASSIGN_OR_RETURN(int64_t k, DeleteMeasurements(ctx, *ts, stmt.q, stmt.multi));
+          n += k;
+          return Status::OK();
+        }
         if (!coll || coll->ident().empty()) return query::Matcher::Parse(stmt.q).status();
         HG_ASSIGN_OR_RETURN(auto deleted, RunDelete(ctx, *coll, stmt.q, stmt.multi, BsonObj()));
         n += static_cast<int64_t>(deleted.size());

@@ -5,6 +5,10 @@
 #include "commands/command_util.h"
 #include "commands/crud_util.h"
 #include "storage/kv_engine.h"
+#include "storage/record_id.h"
+#include "storage/write_conflict.h"
+#include "timeseries/bucket_filter.h"
+#include "timeseries/bucket_unpacker.h"
 
 namespace hourglass::commands {
 
@@ -78,6 +82,73 @@ StatusWith<InsertOutcome> InsertMeasurements(CommandContext& ctx,
             [](const auto& a, const auto& b) { return a.first < b.first; });
   if (ordered && out.errors.size() > 1) out.errors.erase(out.errors.begin() + 1, out.errors.end());
   return out;
+}
+
+StatusWith<int64_t> DeleteMeasurements(CommandContext& ctx,
+                                       const timeseries::TimeseriesCollection& coll,
+                                       const BsonObj& filter, bool multi) {
+  timeseries::BucketFilterSpec spec;
+  spec.time_field = coll.options.time_field;
+  spec.meta_field = coll.options.meta_field;
+  spec.bucket_max_span_seconds = coll.options.bucket_max_span_seconds;
+  HG_ASSIGN_OR_RETURN(auto bucket_filter, timeseries::BucketFilter::Make(filter, spec));
+  if (!bucket_filter.meta_only()) {
+    return Status(ErrorCode::kCommandNotSupported,
+                  "deletes on time-series collections that filter on fields other than the "
+                  "metaField are not supported yet");
+  }
+  if (!multi) {
+    return Status(ErrorCode::kCommandNotSupported,
+                  "single deletes (limit: 1) on time-series collections are not supported yet");
+  }
+  // A meta-only filter matches whole buckets: they go without being unpacked.
+  int64_t deleted = 0;
+  std::string resume;
+  bool started = false;
+  while (true) {
+    std::vector<catalog::Record> victims;
+    int64_t rows = 0;
+    bool more_keys = false;
+    {
+      auto session = ctx.service.engine->NewSession();
+      HG_ASSIGN_OR_RETURN(auto cursor, session->OpenCursorOrError(coll.buckets->ident()));
+      auto more = started ? cursor->SeekAfter(resume) : cursor->SeekFirst();
+      started = true;
+      while (more.ok() && more.value()) {
+        BsonObj bucket(cursor->value().data());
+        if (bucket_filter.MayMatch(bucket)) {
+          HG_ASSIGN_OR_RETURN(
+              int64_t n, timeseries::BucketUnpacker::CountRows(bucket, coll.options.time_field));
+          rows += n;
+          victims.push_back({storage::DecodeRecordId(cursor->key()), bucket.Owned()});
+          if (victims.size() >= 100) {
+            resume = std::string(cursor->key());
+            more_keys = true;
+            break;
+          }
+        }
+        more = cursor->Next();
+      }
+      HG_RETURN_IF_ERROR(more.status());
+    }
+    if (!victims.empty()) {
+      HG_RETURN_IF_ERROR(storage::RetryOnWriteConflict([&] {
+        auto session = ctx.service.engine->NewSession();
+        storage::WriteUnit wu(*session);
+        HG_RETURN_IF_ERROR(wu.begin_status());
+        for (const auto& v : victims)
+          HG_RETURN_IF_ERROR(coll.buckets->Remove(*session, v.id, v.doc));
+        return wu.Commit();
+      }));
+      int64_t bytes = 0;
+      for (const auto& v : victims) bytes += v.doc.size();
+      coll.buckets->AdjustCounts(-static_cast<int64_t>(victims.size()), -bytes);
+      deleted += rows;
+      // Open buckets among them are gone: the catalog forgets the collection's buckets.
+      ctx.service.bucket_catalog->ClearCollection(coll.uuid);
+    }
+    if (!more_keys) return deleted;
+  }
 }
 
 }  // namespace hourglass::commands

@@ -1,5 +1,5 @@
-// Inserts into a time-series collection (spec §5): each measurement is checked, staged into the
-// bucket catalog and committed batch by batch.
+// Writes to a time-series collection: inserts (spec §5: each measurement is checked, staged into
+// the bucket catalog and committed batch by batch) and deletes by meta (spec §8.2).
 #pragma once
 
 #include "bson/bson.h"
@@ -20,5 +20,12 @@ struct InsertOutcome {
 StatusWith<InsertOutcome> InsertMeasurements(CommandContext& ctx,
                                              const timeseries::TimeseriesCollection& coll,
                                              const bson::BsonObj& documents, bool ordered);
+
+// Deletes the measurements of `coll` matching `filter` and returns how many. Supported: filters on
+// the metaField only (whole buckets go, as in MongoDB 5.1-6.3) with `multi` (deleteMany); other
+// filters and single deletes answer CommandNotSupported (115) for now.
+StatusWith<int64_t> DeleteMeasurements(CommandContext& ctx,
+                                       const timeseries::TimeseriesCollection& coll,
+                                       const bson::BsonObj& filter, bool multi);
 
 }  // namespace hourglass::commands
