@@ -349,6 +349,32 @@ StatusWith<UpdateStatement> ParseUpdateStatement(const BsonElement& e) {
   return stmt;
 }
 
+// update on a time-series collection: metaField-only updates (spec 8.3).
+Status UpdateTimeseries(CommandContext& ctx, const timeseries::TimeseriesCollection& ts,
+                        const std::vector<UpdateStatement>& statements, bool ordered,
+                        const BsonObj& cmd, BsonBuilder& reply) {
+  int64_t n = 0, n_modified = 0;
+  std::vector<WriteError> errors;
+  int index = 0;
+  for (const UpdateStatement& stmt : statements) {
+    ++ctx.service.counters.op_update;
+    auto r = UpdateMeasurements(ctx, ts, stmt.q, stmt.u, stmt.multi, stmt.upsert);
+    if (r.ok()) {
+      n += r.value().matched;
+      n_modified += r.value().modified;
+    } else {
+      errors.push_back({index, r.status()});
+      if (ordered) break;
+    }
+    ++index;
+  }
+  HG_RETURN_IF_ERROR(WaitForWriteConcern(ctx, cmd));
+  reply.AppendInt32("n", static_cast<int32_t>(n));
+  reply.AppendInt32("nModified", static_cast<int32_t>(n_modified));
+  AppendWriteErrors(reply, errors);
+  return Status::OK();
+}
+
 class UpdateCommand : public Command {
  public:
   std::string_view Name() const override { return "update"; }
@@ -362,7 +388,6 @@ class UpdateCommand : public Command {
     }
     HG_ASSIGN_OR_RETURN(bool ordered, GetBool("update", cmd, "ordered", true));
     HG_RETURN_IF_ERROR(CheckWriteBatchSize(*updates));
-    HG_ASSIGN_OR_RETURN(auto coll, WritableCollection(ctx, cmd));
     // The whole request is parsed before anything runs, as MongoDB's IDL does: a malformed
     // statement fails the command; only execution errors become writeErrors.
     std::vector<UpdateStatement> statements;
@@ -370,6 +395,12 @@ class UpdateCommand : public Command {
       HG_ASSIGN_OR_RETURN(UpdateStatement stmt, ParseUpdateStatement(e));
       statements.push_back(std::move(stmt));
     }
+    {
+      HG_ASSIGN_OR_RETURN(std::string name, GetCollectionName(cmd, ctx.db));
+      HG_ASSIGN_OR_RETURN(auto ts, LookupTimeseries(ctx.service, {ctx.db, name}));
+      if (ts) return UpdateTimeseries(ctx, *ts, statements, ordered, cmd, reply);
+    }
+    HG_ASSIGN_OR_RETURN(auto coll, WritableCollection(ctx, cmd));
     int64_t n = 0, n_modified = 0;
     std::vector<WriteError> errors;
     std::vector<std::pair<int, BsonObj>> upserted;

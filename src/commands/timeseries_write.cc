@@ -1,14 +1,17 @@
 #include "commands/timeseries_write.h"
 
+#include <functional>
 #include <unordered_map>
 
 #include "commands/command_util.h"
 #include "commands/crud_util.h"
+#include "query/update.h"
 #include "storage/kv_engine.h"
 #include "storage/record_id.h"
 #include "storage/write_conflict.h"
 #include "timeseries/bucket_filter.h"
 #include "timeseries/bucket_unpacker.h"
+#include "timeseries/meta_normalize.h"
 
 namespace hourglass::commands {
 
@@ -84,14 +87,143 @@ StatusWith<InsertOutcome> InsertMeasurements(CommandContext& ctx,
   return out;
 }
 
-StatusWith<int64_t> DeleteMeasurements(CommandContext& ctx,
-                                       const timeseries::TimeseriesCollection& coll,
-                                       const BsonObj& filter, bool multi) {
+namespace {
+timeseries::BucketFilterSpec FilterSpec(const timeseries::TimeseriesCollection& coll) {
   timeseries::BucketFilterSpec spec;
   spec.time_field = coll.options.time_field;
   spec.meta_field = coll.options.meta_field;
   spec.bucket_max_span_seconds = coll.options.bucket_max_span_seconds;
-  HG_ASSIGN_OR_RETURN(auto bucket_filter, timeseries::BucketFilter::Make(filter, spec));
+  return spec;
+}
+
+// The buckets of `coll` whose meta matches the meta-only `filter`, read in chunks of short
+// transactions and handed to `fn` (RecordId, bucket) a chunk at a time.
+Status ForEachMatchingBucketChunk(
+    CommandContext& ctx, const timeseries::TimeseriesCollection& coll,
+    const timeseries::BucketFilter& filter,
+    const std::function<Status(const std::vector<catalog::Record>&)>& fn) {
+  std::string resume;
+  bool started = false;
+  while (true) {
+    std::vector<catalog::Record> chunk;
+    bool more_keys = false;
+    {
+      auto session = ctx.service.engine->NewSession();
+      HG_ASSIGN_OR_RETURN(auto cursor, session->OpenCursorOrError(coll.buckets->ident()));
+      auto more = started ? cursor->SeekAfter(resume) : cursor->SeekFirst();
+      started = true;
+      while (more.ok() && more.value()) {
+        BsonObj bucket(cursor->value().data());
+        if (filter.MayMatch(bucket)) {
+          chunk.push_back({storage::DecodeRecordId(cursor->key()), bucket.Owned()});
+          if (chunk.size() >= 100) {
+            resume = std::string(cursor->key());
+            more_keys = true;
+            break;
+          }
+        }
+        more = cursor->Next();
+      }
+      HG_RETURN_IF_ERROR(more.status());
+    }
+    if (!chunk.empty()) HG_RETURN_IF_ERROR(fn(chunk));
+    if (!more_keys) return Status::OK();
+  }
+}
+
+bool IsMetaPath(std::string_view path, const std::string& meta) {
+  return path == meta || (path.size() > meta.size() && path.substr(0, meta.size()) == meta &&
+                          path[meta.size()] == '.');
+}
+}  // namespace
+
+StatusWith<UpdateOutcome> UpdateMeasurements(CommandContext& ctx,
+                                             const timeseries::TimeseriesCollection& coll,
+                                             const BsonObj& filter, const BsonElement& update,
+                                             bool multi, bool upsert) {
+  auto invalid = [](std::string msg) { return Status(ErrorCode::kInvalidOptions, std::move(msg)); };
+  if (!multi) return invalid("Cannot perform a non-multi update on a time-series collection");
+  if (upsert) return invalid("Cannot perform an upsert on a time-series collection");
+  if (!coll.options.meta_field) {
+    return invalid(
+        "Cannot perform an update on a time-series collection that does not have a metaField");
+  }
+  const std::string& m = *coll.options.meta_field;
+  HG_ASSIGN_OR_RETURN(auto bucket_filter, timeseries::BucketFilter::Make(filter, FilterSpec(coll)));
+  if (!bucket_filter.meta_only()) {
+    return invalid(
+        "Cannot perform an update or delete on a time-series collection when querying on a field "
+        "that is not the metaField '" +
+        m + "'");
+  }
+  const std::string not_meta =
+      "Cannot perform an update on a time-series collection which updates a field that is not "
+      "the metaField '" +
+      m + "'";
+  if (update.type() != BsonType::kObject || update.Obj().IsEmpty() ||
+      update.Obj().FirstElement().FieldName().substr(0, 1) != "$") {
+    return invalid(not_meta);
+  }
+  for (BsonElement op : update.Obj()) {
+    if (op.type() != BsonType::kObject) return invalid(not_meta);
+    for (BsonElement f : op.Obj()) {
+      if (!IsMetaPath(f.FieldName(), m)) return invalid(not_meta);
+      if (op.FieldName() == "$rename" &&
+          (f.type() != BsonType::kString || !IsMetaPath(f.Str(), m))) {
+        return invalid(not_meta);
+      }
+    }
+  }
+  HG_ASSIGN_OR_RETURN(auto driver, query::UpdateDriver::Parse(update.Obj(), BsonObj()));
+  UpdateOutcome out;
+  HG_RETURN_IF_ERROR(ForEachMatchingBucketChunk(
+      ctx, coll, bucket_filter, [&](const std::vector<catalog::Record>& chunk) -> Status {
+        std::vector<std::pair<const catalog::Record*, BsonObj>> changed;
+        for (const auto& rec : chunk) {
+          HG_ASSIGN_OR_RETURN(int64_t rows, timeseries::BucketUnpacker::CountRows(
+                                                rec.doc, coll.options.time_field));
+          out.matched += rows;
+          // The update runs on the measurement-level view of the meta: {<metaField>: meta}.
+          bson::BsonBuilder before;
+          if (!rec.doc["meta"].eoo()) before.AppendElementAs(rec.doc["meta"], m);
+          bool modified = false;
+          HG_ASSIGN_OR_RETURN(BsonObj after, driver.Apply(before.Obj(), false, &modified));
+          if (!modified) continue;
+          out.modified += rows;
+          bson::BsonBuilder nb;
+          for (BsonElement e : rec.doc) {
+            if (e.FieldName() == "meta") continue;
+            if (e.FieldName() == "data" && !after[m].eoo()) {
+              timeseries::AppendNormalizedMeta(nb, "meta", after[m]);
+            }
+            nb.AppendElement(e);
+          }
+          changed.emplace_back(&rec, nb.Obj());
+        }
+        if (changed.empty()) return Status::OK();
+        HG_RETURN_IF_ERROR(storage::RetryOnWriteConflict([&] {
+          auto session = ctx.service.engine->NewSession();
+          storage::WriteUnit wu(*session);
+          HG_RETURN_IF_ERROR(wu.begin_status());
+          for (const auto& [rec, doc] : changed) {
+            HG_RETURN_IF_ERROR(coll.buckets->Update(*session, rec->id, rec->doc, doc));
+          }
+          return wu.Commit();
+        }));
+        int64_t bytes = 0;
+        for (const auto& [rec, doc] : changed) bytes += doc.size() - rec->doc.size();
+        coll.buckets->AdjustCounts(0, bytes);
+        // The rewritten buckets may be open: the catalog forgets the collection's buckets.
+        ctx.service.bucket_catalog->ClearCollection(coll.uuid);
+        return Status::OK();
+      }));
+  return out;
+}
+
+StatusWith<int64_t> DeleteMeasurements(CommandContext& ctx,
+                                       const timeseries::TimeseriesCollection& coll,
+                                       const BsonObj& filter, bool multi) {
+  HG_ASSIGN_OR_RETURN(auto bucket_filter, timeseries::BucketFilter::Make(filter, FilterSpec(coll)));
   if (!bucket_filter.meta_only()) {
     return Status(ErrorCode::kCommandNotSupported,
                   "deletes on time-series collections that filter on fields other than the "
@@ -103,52 +235,31 @@ StatusWith<int64_t> DeleteMeasurements(CommandContext& ctx,
   }
   // A meta-only filter matches whole buckets: they go without being unpacked.
   int64_t deleted = 0;
-  std::string resume;
-  bool started = false;
-  while (true) {
-    std::vector<catalog::Record> victims;
-    int64_t rows = 0;
-    bool more_keys = false;
-    {
-      auto session = ctx.service.engine->NewSession();
-      HG_ASSIGN_OR_RETURN(auto cursor, session->OpenCursorOrError(coll.buckets->ident()));
-      auto more = started ? cursor->SeekAfter(resume) : cursor->SeekFirst();
-      started = true;
-      while (more.ok() && more.value()) {
-        BsonObj bucket(cursor->value().data());
-        if (bucket_filter.MayMatch(bucket)) {
+  HG_RETURN_IF_ERROR(ForEachMatchingBucketChunk(
+      ctx, coll, bucket_filter, [&](const std::vector<catalog::Record>& chunk) -> Status {
+        int64_t rows = 0;
+        for (const auto& v : chunk) {
           HG_ASSIGN_OR_RETURN(
-              int64_t n, timeseries::BucketUnpacker::CountRows(bucket, coll.options.time_field));
+              int64_t n, timeseries::BucketUnpacker::CountRows(v.doc, coll.options.time_field));
           rows += n;
-          victims.push_back({storage::DecodeRecordId(cursor->key()), bucket.Owned()});
-          if (victims.size() >= 100) {
-            resume = std::string(cursor->key());
-            more_keys = true;
-            break;
-          }
         }
-        more = cursor->Next();
-      }
-      HG_RETURN_IF_ERROR(more.status());
-    }
-    if (!victims.empty()) {
-      HG_RETURN_IF_ERROR(storage::RetryOnWriteConflict([&] {
-        auto session = ctx.service.engine->NewSession();
-        storage::WriteUnit wu(*session);
-        HG_RETURN_IF_ERROR(wu.begin_status());
-        for (const auto& v : victims)
-          HG_RETURN_IF_ERROR(coll.buckets->Remove(*session, v.id, v.doc));
-        return wu.Commit();
+        HG_RETURN_IF_ERROR(storage::RetryOnWriteConflict([&] {
+          auto session = ctx.service.engine->NewSession();
+          storage::WriteUnit wu(*session);
+          HG_RETURN_IF_ERROR(wu.begin_status());
+          for (const auto& v : chunk)
+            HG_RETURN_IF_ERROR(coll.buckets->Remove(*session, v.id, v.doc));
+          return wu.Commit();
+        }));
+        int64_t bytes = 0;
+        for (const auto& v : chunk) bytes += v.doc.size();
+        coll.buckets->AdjustCounts(-static_cast<int64_t>(chunk.size()), -bytes);
+        deleted += rows;
+        // Open buckets among them are gone: the catalog forgets the collection's buckets.
+        ctx.service.bucket_catalog->ClearCollection(coll.uuid);
+        return Status::OK();
       }));
-      int64_t bytes = 0;
-      for (const auto& v : victims) bytes += v.doc.size();
-      coll.buckets->AdjustCounts(-static_cast<int64_t>(victims.size()), -bytes);
-      deleted += rows;
-      // Open buckets among them are gone: the catalog forgets the collection's buckets.
-      ctx.service.bucket_catalog->ClearCollection(coll.uuid);
-    }
-    if (!more_keys) return deleted;
-  }
+  return deleted;
 }
 
 }  // namespace hourglass::commands

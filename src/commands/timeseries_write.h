@@ -1,5 +1,5 @@
 // Writes to a time-series collection: inserts (spec §5: each measurement is checked, staged into
-// the bucket catalog and committed batch by batch) and deletes by meta (spec §8.2).
+// the bucket catalog and committed batch by batch), deletes and updates by meta (spec §8).
 #pragma once
 
 #include "bson/bson.h"
@@ -27,5 +27,20 @@ StatusWith<InsertOutcome> InsertMeasurements(CommandContext& ctx,
 StatusWith<int64_t> DeleteMeasurements(CommandContext& ctx,
                                        const timeseries::TimeseriesCollection& coll,
                                        const bson::BsonObj& filter, bool multi);
+
+struct UpdateOutcome {
+  int64_t matched = 0;   // measurements in the matched buckets
+  int64_t modified = 0;  // ... whose meta changed
+};
+
+// Updates the metaField of the measurements of `coll` matching `filter` (spec §8.3): `update`
+// must be operator-style and touch only the metaField, `filter` only the metaField, `multi` set and
+// `upsert` not; each rule broken is InvalidOptions (72) with MongoDB's message. Buckets keep their
+// measurements and get the new (normalized) meta.
+StatusWith<UpdateOutcome> UpdateMeasurements(CommandContext& ctx,
+                                             const timeseries::TimeseriesCollection& coll,
+                                             const bson::BsonObj& filter,
+                                             const bson::BsonElement& update, bool multi,
+                                             bool upsert);
 
 }  // namespace hourglass::commands

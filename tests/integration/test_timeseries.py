@@ -979,15 +979,6 @@ def test_direct_bucket_update_of_meta_moves_measurements(db):
 
 
 # -- updates / deletes on the view (not implemented yet) -----------------------------------
-def test_update_on_view_not_supported_yet(db):
-    create_ts(db)
-    db.ts.insert_many([{"t": at(i), "m": "s", "v": i} for i in range(3)])
-    with pytest.raises(OperationFailure) as exc:
-        db.ts.update_many({"m": "s"}, {"$set": {"m": "z"}})
-    assert exc.value.code == 115
-    assert db.ts.count_documents({"m": "s"}) == 3
-
-
 def test_delete_on_measurement_fields_not_supported_yet(db):
     # Deletes that need unpacking (7.0's arbitrary filters) and single deletes are not built yet:
     # the server must refuse them (CommandNotSupported), not report success without deleting.
@@ -1017,12 +1008,50 @@ def test_delete_many_by_meta(client, db):
     assert buckets(db) == []
 
 
-@pytest.mark.xfail(strict=True, reason="updates on time-series collections are not implemented")
 def test_update_many_meta_only(db):
     create_ts(db)
     db.ts.insert_many([{"t": at(i), "m": "a", "v": i} for i in range(3)])
     assert db.ts.update_many({"m": "a"}, {"$set": {"m": "b"}}).modified_count == 3
     assert db.ts.count_documents({"m": "b"}) == 3
+    assert [b["meta"] for b in buckets(db)] == ["b"]
+
+
+def test_update_meta_subfield_renormalizes_bucket_meta(db):
+    db.create_collection("ts", timeseries={"timeField": "t", "metaField": "m"})
+    db.ts.insert_many([{"t": at(i), "m": {"b": 1, "a": 1}, "v": i} for i in range(2)])
+    r = db.ts.update_many({"m.a": 1}, {"$set": {"m.c": 0, "m.a": 2}})
+    assert (r.matched_count, r.modified_count) == (2, 2)
+    [b] = buckets(db)
+    assert list(b["meta"].items()) == [("a", 2), ("b", 1), ("c", 0)]
+    assert [d["m"] for d in db.ts.find({}, {"_id": 0})] == [{"a": 2, "b": 1, "c": 0}] * 2
+
+
+def test_update_rules_of_spec_8_3(db):
+    create_ts(db)
+    db.ts.insert_many([{"t": at(i), "m": "a", "v": i} for i in range(3)])
+    cases = [
+        (lambda: db.ts.update_one({"m": "a"}, {"$set": {"m": "b"}}),
+         "Cannot perform a non-multi update on a time-series collection"),
+        (lambda: db.ts.update_many({"m": "a"}, {"$set": {"m": "b"}}, upsert=True),
+         "Cannot perform an upsert on a time-series collection"),
+        (lambda: db.ts.update_many({"v": 1}, {"$set": {"m": "b"}}),
+         "Cannot perform an update or delete on a time-series collection when querying on a "
+         "field that is not the metaField 'm'"),
+        (lambda: db.ts.update_many({"m": "a"}, {"$set": {"v": 5}}),
+         "Cannot perform an update on a time-series collection which updates a field that is "
+         "not the metaField 'm'"),
+    ]
+    for run, message in cases:
+        with pytest.raises(OperationFailure) as exc:
+            run()
+        assert exc.value.code == 72
+        assert message in str(exc.value)
+    assert db.ts.count_documents({"m": "a"}) == 3
+    db.create_collection("nometa", timeseries={"timeField": "t"})
+    db.nometa.insert_one({"t": at(0), "v": 1})
+    with pytest.raises(OperationFailure) as exc:
+        db.nometa.update_many({}, {"$set": {"v": 2}})
+    assert exc.value.code == 72
 
 
 # -- restarts ---------------------------------------------------------------------------
