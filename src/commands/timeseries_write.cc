@@ -5,10 +5,12 @@
 
 #include "commands/command_util.h"
 #include "commands/crud_util.h"
+#include "query/matcher.h"
 #include "query/update.h"
 #include "storage/kv_engine.h"
 #include "storage/record_id.h"
 #include "storage/write_conflict.h"
+#include "timeseries/bucket_document.h"
 #include "timeseries/bucket_filter.h"
 #include "timeseries/bucket_unpacker.h"
 #include "timeseries/meta_normalize.h"
@@ -101,7 +103,7 @@ timeseries::BucketFilterSpec FilterSpec(const timeseries::TimeseriesCollection& 
 Status ForEachMatchingBucketChunk(
     CommandContext& ctx, const timeseries::TimeseriesCollection& coll,
     const timeseries::BucketFilter& filter,
-    const std::function<Status(const std::vector<catalog::Record>&)>& fn) {
+    const std::function<Status(const std::vector<catalog::Record>&, bool* stop)>& fn) {
   std::string resume;
   bool started = false;
   while (true) {
@@ -126,8 +128,9 @@ Status ForEachMatchingBucketChunk(
       }
       HG_RETURN_IF_ERROR(more.status());
     }
-    if (!chunk.empty()) HG_RETURN_IF_ERROR(fn(chunk));
-    if (!more_keys) return Status::OK();
+    bool stop = false;
+    if (!chunk.empty()) HG_RETURN_IF_ERROR(fn(chunk, &stop));
+    if (!more_keys || stop) return Status::OK();
   }
 }
 
@@ -177,7 +180,7 @@ StatusWith<UpdateOutcome> UpdateMeasurements(CommandContext& ctx,
   HG_ASSIGN_OR_RETURN(auto driver, query::UpdateDriver::Parse(update.Obj(), BsonObj()));
   UpdateOutcome out;
   HG_RETURN_IF_ERROR(ForEachMatchingBucketChunk(
-      ctx, coll, bucket_filter, [&](const std::vector<catalog::Record>& chunk) -> Status {
+      ctx, coll, bucket_filter, [&](const std::vector<catalog::Record>& chunk, bool*) -> Status {
         std::vector<std::pair<const catalog::Record*, BsonObj>> changed;
         for (const auto& rec : chunk) {
           HG_ASSIGN_OR_RETURN(int64_t rows, timeseries::BucketUnpacker::CountRows(
@@ -224,39 +227,83 @@ StatusWith<int64_t> DeleteMeasurements(CommandContext& ctx,
                                        const timeseries::TimeseriesCollection& coll,
                                        const BsonObj& filter, bool multi) {
   HG_ASSIGN_OR_RETURN(auto bucket_filter, timeseries::BucketFilter::Make(filter, FilterSpec(coll)));
-  if (!bucket_filter.meta_only()) {
-    return Status(ErrorCode::kCommandNotSupported,
-                  "deletes on time-series collections that filter on fields other than the "
-                  "metaField are not supported yet");
-  }
-  if (!multi) {
-    return Status(ErrorCode::kCommandNotSupported,
-                  "single deletes (limit: 1) on time-series collections are not supported yet");
-  }
-  // A meta-only filter matches whole buckets: they go without being unpacked.
+  HG_ASSIGN_OR_RETURN(auto matcher, query::Matcher::Parse(filter));
+  const auto& o = coll.options;
+  std::string_view meta_field = o.meta_field ? std::string_view(*o.meta_field) : std::string_view();
+  timeseries::BucketUnpacker unpacker(
+      timeseries::UnpackSpec{.time_field = o.time_field,
+                             .meta_field = o.meta_field,
+                             .mode = timeseries::UnpackSpec::Mode::kAll,
+                             .fields = {}});
   int64_t deleted = 0;
   HG_RETURN_IF_ERROR(ForEachMatchingBucketChunk(
-      ctx, coll, bucket_filter, [&](const std::vector<catalog::Record>& chunk) -> Status {
-        int64_t rows = 0;
-        for (const auto& v : chunk) {
-          HG_ASSIGN_OR_RETURN(
-              int64_t n, timeseries::BucketUnpacker::CountRows(v.doc, coll.options.time_field));
-          rows += n;
+      ctx, coll, bucket_filter,
+      [&](const std::vector<catalog::Record>& chunk, bool* stop) -> Status {
+        // Per bucket: remove it (every measurement matches), rewrite it with the measurements
+        // that remain (some match), or leave it (none does; a meta-only filter never needs to
+        // look inside).
+        std::vector<const catalog::Record*> removed;
+        std::vector<std::pair<const catalog::Record*, BsonObj>> rewritten;
+        int64_t n = 0;
+        for (const auto& rec : chunk) {
+          if (!multi && deleted + n > 0) break;
+          if (bucket_filter.meta_only() && multi) {
+            HG_ASSIGN_OR_RETURN(int64_t rows,
+                                timeseries::BucketUnpacker::CountRows(rec.doc, o.time_field));
+            n += rows;
+            removed.push_back(&rec);
+            continue;
+          }
+          std::vector<BsonObj> keep;
+          int64_t rows = 0, hits = 0;
+          HG_RETURN_IF_ERROR(unpacker.Unpack(rec.doc, [&](BsonObj m) {
+            ++rows;
+            if ((multi || hits == 0) && matcher.Matches(m)) {
+              ++hits;
+            } else {
+              keep.push_back(m.Owned());
+            }
+            return true;
+          }));
+          if (hits == 0) continue;
+          n += hits;
+          if (keep.empty()) {
+            removed.push_back(&rec);
+            continue;
+          }
+          // The bucket keeps its _id and start; its rows and control are rebuilt.
+          timeseries::BucketMinMax mm;
+          for (const BsonObj& m : keep) mm.Update(m, meta_field);
+          BsonElement min_t = rec.doc["control"].Obj()["min"].Obj()[o.time_field];
+          timeseries::BucketDocument doc(rec.doc["_id"].Oid(), rec.doc["meta"]);
+          doc.StageRows(keep, meta_field);
+          std::string full;
+          std::vector<storage::Session::Modification> unused;
+          doc.Prepare(timeseries::BuildBucketControl(mm, o.time_field, min_t.DateMillis()), &full,
+                      &unused);
+          rewritten.emplace_back(&rec, BsonObj::CopyOf(full));
         }
+        if (removed.empty() && rewritten.empty()) return Status::OK();
         HG_RETURN_IF_ERROR(storage::RetryOnWriteConflict([&] {
           auto session = ctx.service.engine->NewSession();
           storage::WriteUnit wu(*session);
           HG_RETURN_IF_ERROR(wu.begin_status());
-          for (const auto& v : chunk)
-            HG_RETURN_IF_ERROR(coll.buckets->Remove(*session, v.id, v.doc));
+          for (const auto* rec : removed) {
+            HG_RETURN_IF_ERROR(coll.buckets->Remove(*session, rec->id, rec->doc));
+          }
+          for (const auto& [rec, doc] : rewritten) {
+            HG_RETURN_IF_ERROR(coll.buckets->Update(*session, rec->id, rec->doc, doc));
+          }
           return wu.Commit();
         }));
         int64_t bytes = 0;
-        for (const auto& v : chunk) bytes += v.doc.size();
-        coll.buckets->AdjustCounts(-static_cast<int64_t>(chunk.size()), -bytes);
-        deleted += rows;
-        // Open buckets among them are gone: the catalog forgets the collection's buckets.
+        for (const auto* rec : removed) bytes -= rec->doc.size();
+        for (const auto& [rec, doc] : rewritten) bytes += doc.size() - rec->doc.size();
+        coll.buckets->AdjustCounts(-static_cast<int64_t>(removed.size()), bytes);
+        deleted += n;
+        // Buckets among them may be open: the catalog forgets the collection's buckets.
         ctx.service.bucket_catalog->ClearCollection(coll.uuid);
+        if (!multi && deleted > 0) *stop = true;
         return Status::OK();
       }));
   return deleted;

@@ -21,9 +21,10 @@ StatusWith<InsertOutcome> InsertMeasurements(CommandContext& ctx,
                                              const timeseries::TimeseriesCollection& coll,
                                              const bson::BsonObj& documents, bool ordered);
 
-// Deletes the measurements of `coll` matching `filter` and returns how many. Supported: filters on
-// the metaField only (whole buckets go, as in MongoDB 5.1-6.3) with `multi` (deleteMany); other
-// filters and single deletes answer CommandNotSupported (115) for now.
+// Deletes the measurements of `coll` matching `filter` (all of them, or the first one found when
+// !multi) and returns how many (spec §8.2, MongoDB 7.0): buckets whose measurements all match go
+// whole (a filter on the metaField alone never unpacks), partly matching buckets are rewritten
+// under the same _id with the measurements that remain.
 StatusWith<int64_t> DeleteMeasurements(CommandContext& ctx,
                                        const timeseries::TimeseriesCollection& coll,
                                        const bson::BsonObj& filter, bool multi);

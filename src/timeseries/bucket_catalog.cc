@@ -246,7 +246,10 @@ int64_t MeasurementSize(const BsonObj& m, std::string_view meta_field, bool firs
   return n;
 }
 
-BsonObj BuildControl(const BucketMinMax& mm, std::string_view time_field, int64_t min_time) {
+enum class Rollover { kNone, kTimeForward, kTimeBackward, kCount, kSize, kCachePressure, kSchema };
+}  // namespace
+
+BsonObj BuildBucketControl(const BucketMinMax& mm, std::string_view time_field, int64_t min_time) {
   BsonBuilder b;
   b.AppendInt32("version", 1);
   size_t mn = b.OpenObject("min");
@@ -261,9 +264,6 @@ BsonObj BuildControl(const BucketMinMax& mm, std::string_view time_field, int64_
   b.AppendObject("max", mm.Max());
   return b.Obj();
 }
-
-enum class Rollover { kNone, kTimeForward, kTimeBackward, kCount, kSize, kCachePressure, kSchema };
-}  // namespace
 
 BucketCatalog::BucketCatalog(int64_t cache_bytes) : cache_bytes_(cache_bytes) {
   (void)GetParams();
@@ -714,7 +714,7 @@ Status BucketCatalog::Write(const TimeseriesCollection& coll, storage::Session& 
   }
   BucketMinMax mm = b.minmax;
   for (const BsonObj& row : batch.measurements) mm.Update(row, meta_field);
-  BsonObj control = BuildControl(mm, o.time_field, b.min_time);
+  BsonObj control = BuildBucketControl(mm, o.time_field, b.min_time);
   b.doc.StageRows(batch.measurements, meta_field);
   bool insert = !b.doc.stored();
   int64_t old_size = static_cast<int64_t>(b.doc.size());
@@ -749,7 +749,7 @@ Status BucketCatalog::Write(const TimeseriesCollection& coll, storage::Session& 
                              meta_bytes.empty() ? BsonElement() : BsonElement(meta_bytes.data()));
       mm = BucketMinMax();
       for (const BsonObj& row : batch.measurements) mm.Update(row, meta_field);
-      control = BuildControl(mm, o.time_field, b.min_time);
+      control = BuildBucketControl(mm, o.time_field, b.min_time);
       b.doc.StageRows(batch.measurements, meta_field);
       b.doc.Prepare(control, &full, &edits);
       insert = true;

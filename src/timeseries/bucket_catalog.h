@@ -28,6 +28,7 @@
 #include "bson/bson.h"
 #include "catalog/collection.h"
 #include "storage/session.h"
+#include "timeseries/bucket_min_max.h"
 #include "timeseries/timeseries_options.h"
 
 namespace hourglass::timeseries {
@@ -84,6 +85,11 @@ struct TimeseriesCollection {
   TimeseriesOptions options;
   std::shared_ptr<catalog::Collection> buckets;
 };
+
+// A version-1 bucket's `control` object: {version: 1, min: <mm's minimums with the time field
+// replaced by the bucket start `min_time`>, max: <mm's maximums>}.
+bson::BsonObj BuildBucketControl(const BucketMinMax& mm, std::string_view time_field,
+                                 int64_t min_time);
 
 class WriteBatch;
 struct Bucket;

@@ -979,18 +979,28 @@ def test_direct_bucket_update_of_meta_moves_measurements(db):
 
 
 # -- updates / deletes on the view (not implemented yet) -----------------------------------
-def test_delete_on_measurement_fields_not_supported_yet(db):
-    # Deletes that need unpacking (7.0's arbitrary filters) and single deletes are not built yet:
-    # the server must refuse them (CommandNotSupported), not report success without deleting.
+def test_delete_by_measurement_fields_rewrites_buckets(db):
+    # Spec 8.2 (7.0+): any filter; a partly matching bucket keeps its _id and the remaining
+    # measurements, with control.min/max recomputed; a fully matching one goes.
     create_ts(db)
-    db.ts.insert_many([{"t": at(i), "m": "s", "v": i} for i in range(3)])
-    with pytest.raises(OperationFailure) as exc:
-        db.ts.delete_many({"v": 1})
-    assert exc.value.code == 115
-    with pytest.raises(OperationFailure) as exc:
-        db.ts.delete_one({"m": "s"})
-    assert exc.value.code == 115
-    assert db.ts.count_documents({"m": "s"}) == 3
+    db.ts.insert_many([{"t": at(i), "m": "s", "v": i} for i in range(6)])
+    db.ts.insert_many([{"t": at(i), "m": "x", "v": 100} for i in range(2)])
+    [before] = [b for b in buckets(db) if b["meta"] == "s"]
+    assert db.ts.delete_many({"v": {"$gte": 4}}).deleted_count == 4
+    assert sorted(d["v"] for d in db.ts.find()) == [0, 1, 2, 3]
+    [after] = buckets(db)
+    assert after["_id"] == before["_id"]
+    assert after["control"]["min"]["v"] == 0 and after["control"]["max"]["v"] == 3
+    assert after["control"]["min"]["t"] == before["control"]["min"]["t"]
+    assert after["control"]["max"]["t"] == at(3)
+    assert rows(after) == 4
+    # deleteOne removes exactly one measurement.
+    assert db.ts.delete_one({"m": "s"}).deleted_count == 1
+    assert db.ts.count_documents({}) == 3
+    # The series goes on: a new measurement joins a bucket and everything stays readable.
+    db.ts.insert_one({"t": at(10), "m": "s", "v": 10})
+    assert db.ts.count_documents({"m": "s"}) == 4
+    assert db.ts.delete_many({"v": 12345}).deleted_count == 0
 
 
 def test_delete_many_by_meta(client, db):
