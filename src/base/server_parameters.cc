@@ -11,21 +11,23 @@ ServerParameter::ServerParameter(std::string name, ParameterValue default_value,
       startup_(startup),
       runtime_(runtime),
       validator_(std::move(validator)),
-      value_(std::move(default_value)) {}
+      value_(std::move(default_value)),
+      as_int_(AsInt(value_)) {}
 
 ParameterValue ServerParameter::Get() const {
   std::lock_guard<std::mutex> lk(mu_);
   return value_;
 }
 
-int64_t ServerParameter::GetInt() const {
-  ParameterValue v = Get();
+int64_t ServerParameter::AsInt(const ParameterValue& v) {
   if (auto* i = std::get_if<int32_t>(&v)) return *i;
   if (auto* l = std::get_if<int64_t>(&v)) return *l;
   if (auto* d = std::get_if<double>(&v)) return static_cast<int64_t>(*d);
   if (auto* b = std::get_if<bool>(&v)) return *b ? 1 : 0;
   return 0;
 }
+
+int64_t ServerParameter::GetInt() const { return as_int_.load(std::memory_order_relaxed); }
 
 double ServerParameter::GetDouble() const {
   ParameterValue v = Get();
@@ -82,6 +84,7 @@ Status ServerParameter::Set(const ParameterValue& v) {
   if (validator_) HG_RETURN_IF_ERROR(validator_(converted.value()));
   std::lock_guard<std::mutex> lk(mu_);
   value_ = std::move(converted).value();
+  as_int_.store(AsInt(value_), std::memory_order_relaxed);
   return Status::OK();
 }
 

@@ -5,6 +5,7 @@
 // cheap.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -47,8 +48,13 @@ class ServerParameter {
   bool startup_;
   bool runtime_;
   Validator validator_;
+  static int64_t AsInt(const ParameterValue& v);
+
   mutable std::mutex mu_;
   ParameterValue value_;  // guarded by mu_
+  // The value as GetInt/GetBool answer it, kept beside value_ so that the hot paths reading
+  // numeric knobs (the bucket catalog reads several per measurement) take no lock.
+  std::atomic<int64_t> as_int_;
 };
 
 class ServerParameterRegistry {
