@@ -35,6 +35,25 @@ TEST(BsonValidateTest, RejectsTruncatedAndBadLength) {
   EXPECT_EQ(ValidateBson(bad).code(), ErrorCode::kInvalidBSON);
 }
 
+// ASCII documents skip libbson's pass: the structural walk must still reject bad booleans, and
+// documents with non-ASCII bytes must still get libbson's checks (which reject invalid UTF-8 in
+// field names; string values were never checked there and still are not).
+TEST(BsonValidateTest, BoolsMustBeZeroOrOneAndUtf8IsChecked) {
+  BsonBuilder b;
+  b.AppendBool("ok", true);
+  std::string bytes = b.Release();
+  EXPECT_TRUE(ValidateBson(bytes).ok());
+  bytes[4 + 1 + 3] = 2;  // type, "ok\0", then the bool byte
+  EXPECT_EQ(ValidateBson(bytes).code(), ErrorCode::kInvalidBSON);
+
+  BsonBuilder good;
+  good.AppendString("s", "caf\xc3\xa9");  // valid two-byte UTF-8
+  EXPECT_TRUE(ValidateBson(good.Release()).ok());
+  BsonBuilder bad_name;
+  bad_name.AppendInt32("\xff", 1);  // invalid UTF-8 in a field name
+  EXPECT_EQ(ValidateBson(bad_name.Release()).code(), ErrorCode::kInvalidBSON);
+}
+
 TEST(BsonJsonTest, RoundTripsExtendedJson) {
   auto sw = FromJson(R"({"d": {"$date": "2021-05-18T00:00:00Z"}, "n": {"$numberLong": "5"}})");
   ASSERT_TRUE(sw.ok());

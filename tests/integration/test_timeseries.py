@@ -1265,3 +1265,44 @@ def test_collstats_stage_reports_timeseries_storage_stats(db):
         {"$project": {"_id": 0, "n": "$storageStats.timeseries.bucketCount"}},
     ]))
     assert out == [{"n": 2}]
+
+
+def test_collstats_stage_bad_input(db):
+    db.create_collection("ts", timeseries={"timeField": "t", "metaField": "m"})
+    cases = [
+        ([{"$collStats": 1}], 5447000),                          # spec must be a document
+        ([{"$collStats": {"bogus": {}}}], 40415),                 # unknown field
+        ([{"$collStats": {"storageStats": 1}}], 14),              # wrong type
+        ([{"$collStats": {"storageStats": {"scale": 0}}}], 2),    # scale must be >= 1
+        ([{"$collStats": {"latencyStats": {}}}], 115),            # not built yet: loud
+        ([{"$collStats": {"count": {}}}], 115),                   # count on a time-series view
+    ]
+    for pipeline, code in cases:
+        with pytest.raises(OperationFailure) as exc:
+            list(db.ts.aggregate(pipeline))
+        assert exc.value.code == code, pipeline
+
+
+def test_timeseries_parameters_reject_bad_values(client):
+    # The bucket catalog's and TTL monitor's knobs keep their lower bounds (spec 4.5).
+    for name, value in [
+        ("timeseriesBucketMaxCount", 0),
+        ("timeseriesBucketMaxSize", 0),
+        ("timeseriesIdleBucketExpiryMaxCountPerAttempt", 1),
+        ("ttlMonitorSleepSecs", 0),
+    ]:
+        before = client.admin.command("getParameter", 1, **{name: 1})[name]
+        with pytest.raises(OperationFailure) as exc:
+            client.admin.command("setParameter", 1, **{name: value})
+        assert exc.value.code == 2, name
+        assert client.admin.command("getParameter", 1, **{name: 1})[name] == before
+
+
+def test_collmod_timeseries_bad_input(db):
+    db.create_collection("ts", timeseries={"timeField": "t", "metaField": "m"})
+    with pytest.raises(OperationFailure) as exc:
+        db.command({"collMod": "ts", "timeseriesBucketsMayHaveMixedSchemaData": "yes"})
+    assert exc.value.code == 14
+    with pytest.raises(OperationFailure) as exc:
+        db.command({"collMod": "ts", "expireAfterSeconds": "later"})
+    assert exc.value.code == 72
