@@ -8,10 +8,9 @@
 #include "query/matcher.h"
 #include "query/update.h"
 #include "storage/kv_engine.h"
-#include "storage/record_id.h"
-#include "storage/write_conflict.h"
 #include "timeseries/bucket_document.h"
 #include "timeseries/bucket_filter.h"
+#include "timeseries/bucket_scan.h"
 #include "timeseries/bucket_unpacker.h"
 #include "timeseries/meta_normalize.h"
 
@@ -98,40 +97,14 @@ timeseries::BucketFilterSpec FilterSpec(const timeseries::TimeseriesCollection& 
   return spec;
 }
 
-// The buckets of `coll` whose meta matches the meta-only `filter`, read in chunks of short
-// transactions and handed to `fn` (RecordId, bucket) a chunk at a time.
+// Walks the buckets of `coll` that `filter` may match, in chunks (timeseries/bucket_scan.h).
 Status ForEachMatchingBucketChunk(
     CommandContext& ctx, const timeseries::TimeseriesCollection& coll,
     const timeseries::BucketFilter& filter,
     const std::function<Status(const std::vector<catalog::Record>&, bool* stop)>& fn) {
-  std::string resume;
-  bool started = false;
-  while (true) {
-    std::vector<catalog::Record> chunk;
-    bool more_keys = false;
-    {
-      auto session = ctx.service.engine->NewSession();
-      HG_ASSIGN_OR_RETURN(auto cursor, session->OpenCursorOrError(coll.buckets->ident()));
-      auto more = started ? cursor->SeekAfter(resume) : cursor->SeekFirst();
-      started = true;
-      while (more.ok() && more.value()) {
-        BsonObj bucket(cursor->value().data());
-        if (filter.MayMatch(bucket)) {
-          chunk.push_back({storage::DecodeRecordId(cursor->key()), bucket.Owned()});
-          if (chunk.size() >= 100) {
-            resume = std::string(cursor->key());
-            more_keys = true;
-            break;
-          }
-        }
-        more = cursor->Next();
-      }
-      HG_RETURN_IF_ERROR(more.status());
-    }
-    bool stop = false;
-    if (!chunk.empty()) HG_RETURN_IF_ERROR(fn(chunk, &stop));
-    if (!more_keys || stop) return Status::OK();
-  }
+  return timeseries::ForEachBucketChunk(
+      ctx.service.engine, *coll.buckets, "", "",
+      [&](const BsonObj& bucket) { return filter.MayMatch(bucket); }, fn);
 }
 
 bool IsMetaPath(std::string_view path, const std::string& meta) {
@@ -204,18 +177,8 @@ StatusWith<UpdateOutcome> UpdateMeasurements(CommandContext& ctx,
           changed.emplace_back(&rec, nb.Obj());
         }
         if (changed.empty()) return Status::OK();
-        HG_RETURN_IF_ERROR(storage::RetryOnWriteConflict([&] {
-          auto session = ctx.service.engine->NewSession();
-          storage::WriteUnit wu(*session);
-          HG_RETURN_IF_ERROR(wu.begin_status());
-          for (const auto& [rec, doc] : changed) {
-            HG_RETURN_IF_ERROR(coll.buckets->Update(*session, rec->id, rec->doc, doc));
-          }
-          return wu.Commit();
-        }));
-        int64_t bytes = 0;
-        for (const auto& [rec, doc] : changed) bytes += doc.size() - rec->doc.size();
-        coll.buckets->AdjustCounts(0, bytes);
+        HG_RETURN_IF_ERROR(
+            timeseries::RemoveAndRewriteBuckets(ctx.service.engine, *coll.buckets, {}, changed));
         // The rewritten buckets may be open: the catalog forgets the collection's buckets.
         ctx.service.bucket_catalog->ClearCollection(coll.uuid);
         return Status::OK();
@@ -284,22 +247,8 @@ StatusWith<int64_t> DeleteMeasurements(CommandContext& ctx,
           rewritten.emplace_back(&rec, BsonObj::CopyOf(full));
         }
         if (removed.empty() && rewritten.empty()) return Status::OK();
-        HG_RETURN_IF_ERROR(storage::RetryOnWriteConflict([&] {
-          auto session = ctx.service.engine->NewSession();
-          storage::WriteUnit wu(*session);
-          HG_RETURN_IF_ERROR(wu.begin_status());
-          for (const auto* rec : removed) {
-            HG_RETURN_IF_ERROR(coll.buckets->Remove(*session, rec->id, rec->doc));
-          }
-          for (const auto& [rec, doc] : rewritten) {
-            HG_RETURN_IF_ERROR(coll.buckets->Update(*session, rec->id, rec->doc, doc));
-          }
-          return wu.Commit();
-        }));
-        int64_t bytes = 0;
-        for (const auto* rec : removed) bytes -= rec->doc.size();
-        for (const auto& [rec, doc] : rewritten) bytes += doc.size() - rec->doc.size();
-        coll.buckets->AdjustCounts(-static_cast<int64_t>(removed.size()), bytes);
+        HG_RETURN_IF_ERROR(timeseries::RemoveAndRewriteBuckets(ctx.service.engine, *coll.buckets,
+                                                               removed, rewritten));
         deleted += n;
         // Buckets among them may be open: the catalog forgets the collection's buckets.
         ctx.service.bucket_catalog->ClearCollection(coll.uuid);

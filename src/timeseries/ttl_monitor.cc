@@ -4,7 +4,7 @@
 #include "base/logger.h"
 #include "base/server_parameters.h"
 #include "storage/record_id.h"
-#include "storage/write_conflict.h"
+#include "timeseries/bucket_scan.h"
 #include "timeseries/timeseries_options.h"
 
 namespace hourglass::timeseries {
@@ -39,52 +39,20 @@ StatusWith<int64_t> DeleteExpired(storage::KvEngine* engine, catalog::Collection
                                   const std::string& time_field, const std::string& lo,
                                   const std::string& hi, int64_t expired_before) {
   int64_t deleted = 0;
-  std::string resume = lo;
-  bool first = true;
-  while (true) {
-    // Small transactions: a pass over a large collection never holds one snapshot for long.
-    std::vector<std::pair<int64_t, BsonObj>> victims;
-    bool more_keys = false;
-    {
-      auto session = engine->NewSession();
-      auto cursor_or = session->OpenCursorOrError(buckets.ident());
-      if (!cursor_or.ok()) return deleted;  // dropped meanwhile
-      auto& cursor = cursor_or.value();
-      auto more = first ? cursor->Seek(lo) : cursor->SeekAfter(resume);
-      first = false;
-      while (more.ok() && more.value() && cursor->key() <= hi) {
-        BsonObj doc(cursor->value().data());
-        bson::BsonElement max_t = doc["control"].Obj()["max"].Obj()[time_field];
-        if (max_t.type() == bson::BsonType::kDate && max_t.DateMillis() <= expired_before) {
-          victims.emplace_back(storage::DecodeRecordId(cursor->key()), doc.Owned());
-        }
-        if (victims.size() >= 100) {
-          resume = std::string(cursor->key());
-          more_keys = true;
-          break;
-        }
-        more = cursor->Next();
-      }
-      HG_RETURN_IF_ERROR(more.status());
-    }
-    if (!victims.empty()) {
-      HG_RETURN_IF_ERROR(storage::RetryOnWriteConflict([&] {
-        auto session = engine->NewSession();
-        storage::WriteUnit wu(*session);
-        HG_RETURN_IF_ERROR(wu.begin_status());
-        for (const auto& [rid, doc] : victims) {
-          Status st = buckets.Remove(*session, rid, doc);
-          if (!st.ok() && st.code() != ErrorCode::kNoSuchKey) return st;
-        }
-        return wu.Commit();
+  auto expired = [&](const BsonObj& doc) {
+    bson::BsonElement max_t = doc["control"].Obj()["max"].Obj()[time_field];
+    return max_t.type() == bson::BsonType::kDate && max_t.DateMillis() <= expired_before;
+  };
+  HG_RETURN_IF_ERROR(ForEachBucketChunk(
+      engine, buckets, lo, hi, expired,
+      [&](const std::vector<catalog::Record>& chunk, bool*) -> Status {
+        std::vector<const catalog::Record*> removed;
+        for (const auto& rec : chunk) removed.push_back(&rec);
+        HG_RETURN_IF_ERROR(RemoveAndRewriteBuckets(engine, buckets, removed, {}));
+        deleted += static_cast<int64_t>(chunk.size());
+        return Status::OK();
       }));
-      int64_t bytes = 0;
-      for (const auto& v : victims) bytes += v.second.size();
-      buckets.AdjustCounts(-static_cast<int64_t>(victims.size()), -bytes);
-      deleted += static_cast<int64_t>(victims.size());
-    }
-    if (!more_keys) return deleted;
-  }
+  return deleted;
 }
 }  // namespace
 

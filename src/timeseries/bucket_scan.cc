@@ -1,0 +1,73 @@
+#include "timeseries/bucket_scan.h"
+
+#include "storage/record_id.h"
+#include "storage/write_conflict.h"
+
+namespace hourglass::timeseries {
+
+using bson::BsonObj;
+
+Status ForEachBucketChunk(
+    storage::KvEngine* engine, catalog::Collection& buckets, const std::string& lo,
+    const std::string& hi, const std::function<bool(const BsonObj&)>& keep,
+    const std::function<Status(const std::vector<catalog::Record>&, bool* stop)>& fn) {
+  std::string resume;
+  bool started = false;
+  while (true) {
+    std::vector<catalog::Record> chunk;
+    bool more_keys = false;
+    {
+      auto session = engine->NewSession();
+      auto cursor_or = session->OpenCursorOrError(buckets.ident());
+      if (!cursor_or.ok()) return Status::OK();  // dropped meanwhile
+      auto& cursor = cursor_or.value();
+      auto more = started      ? cursor->SeekAfter(resume)
+                  : lo.empty() ? cursor->SeekFirst()
+                               : cursor->Seek(lo);
+      started = true;
+      while (more.ok() && more.value() && (hi.empty() || cursor->key() <= hi)) {
+        BsonObj bucket(cursor->value().data());
+        if (keep(bucket)) {
+          chunk.push_back({storage::DecodeRecordId(cursor->key()), bucket.Owned()});
+          if (chunk.size() >= 100) {
+            resume = std::string(cursor->key());
+            more_keys = true;
+            break;
+          }
+        }
+        more = cursor->Next();
+      }
+      HG_RETURN_IF_ERROR(more.status());
+    }
+    bool stop = false;
+    if (!chunk.empty()) HG_RETURN_IF_ERROR(fn(chunk, &stop));
+    if (!more_keys || stop) return Status::OK();
+  }
+}
+
+Status RemoveAndRewriteBuckets(
+    storage::KvEngine* engine, catalog::Collection& buckets,
+    const std::vector<const catalog::Record*>& removed,
+    const std::vector<std::pair<const catalog::Record*, BsonObj>>& rewritten) {
+  if (removed.empty() && rewritten.empty()) return Status::OK();
+  HG_RETURN_IF_ERROR(storage::RetryOnWriteConflict([&] {
+    auto session = engine->NewSession();
+    storage::WriteUnit wu(*session);
+    HG_RETURN_IF_ERROR(wu.begin_status());
+    for (const auto* rec : removed) {
+      Status st = buckets.Remove(*session, rec->id, rec->doc);
+      if (!st.ok() && st.code() != ErrorCode::kNoSuchKey) return st;
+    }
+    for (const auto& [rec, doc] : rewritten) {
+      HG_RETURN_IF_ERROR(buckets.Update(*session, rec->id, rec->doc, doc));
+    }
+    return wu.Commit();
+  }));
+  int64_t bytes = 0;
+  for (const auto* rec : removed) bytes -= rec->doc.size();
+  for (const auto& [rec, doc] : rewritten) bytes += doc.size() - rec->doc.size();
+  buckets.AdjustCounts(-static_cast<int64_t>(removed.size()), bytes);
+  return Status::OK();
+}
+
+}  // namespace hourglass::timeseries
