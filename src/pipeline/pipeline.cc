@@ -35,6 +35,9 @@ const std::unordered_map<std::string_view, StageParser>& StageTable() {
       {"$facet", &ParseFacetStage},
       {"$sample", &ParseSampleStage},
       {"$documents", &ParseDocumentsStage},
+      {"$setWindowFields", &ParseSetWindowFieldsStage},
+      {"$densify", &ParseDensifyStage},
+      {"$fill", &ParseFillStage},
   };
   return *table;
 }
@@ -51,9 +54,6 @@ bool IsKnownUnsupportedStage(std::string_view name) {
                                             "$geoNear",
                                             "$search",
                                             "$searchMeta",
-                                            "$setWindowFields",
-                                            "$densify",
-                                            "$fill",
                                             "$redact",
                                             "$changeStream",
                                             "$currentOp",

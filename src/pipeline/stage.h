@@ -72,6 +72,10 @@ Status ParseGroupStage(const bson::BsonElement& spec, const PipelineContext& ctx
 Status ParseSortByCountStage(const bson::BsonElement& spec, const PipelineContext& ctx,
                              StageList* out);
 Status ParseBucketStage(const bson::BsonElement& spec, const PipelineContext& ctx, StageList* out);
+Status ParseSetWindowFieldsStage(const bson::BsonElement& spec, const PipelineContext& ctx,
+                                 StageList* out);
+Status ParseFillStage(const bson::BsonElement& spec, const PipelineContext& ctx, StageList* out);
+Status ParseDensifyStage(const bson::BsonElement& spec, const PipelineContext& ctx, StageList* out);
 
 // The filter of a $match stage, or nullptr if `stage` is not a pushable $match.
 const bson::BsonObj* PushableMatchFilter(const Stage& stage);

@@ -1,0 +1,374 @@
+// $densify: fills gaps in a numeric or date field by generating documents at every step of a
+// grid, within each partition.
+//
+// Like MongoDB the stage orders its input by the partition fields and the densified field (by
+// the field alone for bounds "full") and drains it on the first Next(). The grid starts at the
+// lower bound: the explicit lower bound, the smallest value overall ("full") or the smallest
+// value of the partition ("partition"); the upper bound is exclusive (the largest value seen
+// for "full"/"partition"). Grid values already present in a partition are not generated again;
+// documents off the grid pass through unchanged. Documents whose field is null or missing pass
+// through first (they sort first). Generated documents hold only the partition fields and the
+// densified field.
+#include <cmath>
+#include <map>
+
+#include "pipeline/stage.h"
+#include "pipeline/window_functions.h"
+#include "query/path.h"
+
+namespace hourglass::pipeline {
+
+using bson::BsonElement;
+using bson::BsonObj;
+using bson::BsonType;
+using OptDoc = std::optional<BsonObj>;
+
+namespace {
+
+// MongoDB's internalQueryMaxAllowedDensifyDocs default.
+constexpr int64_t kMaxGeneratedDocs = 500'000;
+
+Value NestedField(const BsonObj& doc, const std::vector<std::string>& path) {
+  BsonObj cur = doc;
+  for (size_t i = 0; i < path.size(); ++i) {
+    BsonElement e = cur[path[i]];
+    if (e.eoo()) return Value();
+    if (i + 1 == path.size()) return Value::FromElement(e);
+    if (e.type() != BsonType::kObject) return Value();
+    cur = e.Obj();
+  }
+  return Value();
+}
+
+class DensifyStage : public Stage {
+ public:
+  enum class Mode { kFull, kPartition, kExplicit };
+  std::vector<std::string> field;
+  std::vector<std::vector<std::string>> partition_fields;
+  Value step;
+  std::optional<TimeUnit> unit;
+  Mode mode = Mode::kFull;
+  Value lower, upper;  // explicit bounds
+  PipelineContext ctx;
+
+  std::string_view name() const override { return "$densify"; }
+
+  Value Next(const Value& v) const {
+    if (unit) return Value::Date(AddTimeUnits(v.DateMillis(), *unit, step.NumberLong()));
+    const bool integral = [](const Value& x) {
+      return x.type() == BsonType::kInt32 || x.type() == BsonType::kInt64;
+    }(v) && (step.type() == BsonType::kInt32 || step.type() == BsonType::kInt64);
+    int64_t r;
+    if (integral && !__builtin_add_overflow(v.NumberLong(), step.NumberLong(), &r)) {
+      const bool is_long = v.type() == BsonType::kInt64 || step.type() == BsonType::kInt64;
+      return is_long ? Value::Long(r) : Value::IntOrLong(r);
+    }
+    return Value::Double(v.NumberDouble() + step.NumberDouble());
+  }
+
+  std::unique_ptr<DocumentStream> Bind(std::unique_ptr<DocumentStream> input) const override {
+    class Stream : public DocumentStream {
+     public:
+      Stream(std::shared_ptr<const DensifyStage> s, std::unique_ptr<DocumentStream> in)
+          : s_(std::move(s)), in_(std::move(in)) {}
+      StatusWith<OptDoc> Next() override {
+        if (!loaded_) {
+          HG_RETURN_IF_ERROR(Load());
+          loaded_ = true;
+        }
+        if (pos_ >= out_.size()) return OptDoc();
+        return OptDoc(std::move(out_[pos_++]));
+      }
+
+     private:
+      struct Row {
+        Value partition;  // {f1: v1, ...} of the partition fields present
+        Value value;      // null when the field is null or missing
+        BsonObj doc;
+      };
+
+      Status Load() {
+        std::vector<Row> rows;
+        int64_t bytes = 0;
+        while (true) {
+          HG_ASSIGN_OR_RETURN(OptDoc d, in_->Next());
+          if (!d) break;
+          Row r;
+          BsonObj part;
+          for (const auto& path : s_->partition_fields) {
+            Value pv = NestedField(*d, path);
+            if (!pv.missing()) part = SetPathValue(part, path, pv);
+          }
+          r.partition = Value::Object(part);
+          r.value = NestedField(*d, s_->field);
+          if (r.value.nullish()) {
+            r.value = Value::Null();
+          } else if (!r.value.numeric() && !r.value.IsDate()) {
+            return PipelineError(5733201, "Densify field type must be numeric or a date");
+          } else if (r.value.numeric() == s_->unit.has_value()) {
+            return PipelineError(6053600, s_->unit ? "Encountered non-date value in collection "
+                                                     "when step has a date unit."
+                                                   : "Encountered date value in collection "
+                                                     "when step does not have a date unit.");
+          }
+          r.doc = std::move(*d);
+          bytes += 2 * static_cast<int64_t>(r.doc.size()) + 64;
+          if (bytes > s_->ctx.memory_limit_bytes && !s_->ctx.allow_disk_use) {
+            return Status(ErrorCode::kQueryExceededMemoryLimitNoDiskUseAllowed,
+                          "Exceeded memory limit in $densify, but did not opt in to disk use. "
+                          "Pass allowDiskUse:true to opt in.");
+          }
+          rows.push_back(std::move(r));
+        }
+        const bool full = s_->mode == Mode::kFull;
+        std::stable_sort(rows.begin(), rows.end(), [&](const Row& a, const Row& b) {
+          if (!full) {
+            int c = Compare(a.partition, b.partition);
+            if (c != 0) return c < 0;
+          }
+          return Compare(a.value, b.value) < 0;
+        });
+        return full ? DensifyFull(rows) : DensifyPerPartition(rows);
+      }
+
+      Status Generate(const Value& partition, const Value& v) {
+        if (++generated_ > kMaxGeneratedDocs) {
+          return PipelineError(5897900, "Generated " + std::to_string(generated_) +
+                                            " documents in $densify, which is over the limit of " +
+                                            std::to_string(kMaxGeneratedDocs) +
+                                            ". Increase the 'internalQueryMaxAllowedDensifyDocs' "
+                                            "parameter to allow more generated documents");
+        }
+        out_.push_back(SetPathValue(partition.Obj().Owned(), s_->field, v));
+        return Status::OK();
+      }
+
+      // Emits the grid values from *g below both `v` and `limit`, then steps past `v` when it
+      // is on the grid.
+      Status FillUpTo(const Value& partition, Value* g, const Value& v, const Value& limit) {
+        while (Compare(*g, v) < 0 && Compare(*g, limit) < 0) {
+          HG_RETURN_IF_ERROR(Generate(partition, *g));
+          *g = s_->Next(*g);
+        }
+        if (Compare(*g, v) == 0) *g = s_->Next(*g);
+        return Status::OK();
+      }
+
+      Status DensifyPerPartition(std::vector<Row>& rows) {
+        size_t begin = 0;
+        while (begin < rows.size()) {
+          size_t end = begin + 1;
+          while (end < rows.size() && Compare(rows[end].partition, rows[begin].partition) == 0) {
+            ++end;
+          }
+          size_t first = begin;
+          while (first < end && rows[first].value.nullish()) out_.push_back(rows[first++].doc);
+          if (first < end) {
+            const bool expl = s_->mode == Mode::kExplicit;
+            Value g = expl ? s_->lower : rows[first].value;
+            Value limit = expl ? s_->upper : rows[end - 1].value;
+            const Value& part = rows[first].partition;
+            for (size_t i = first; i < end; ++i) {
+              HG_RETURN_IF_ERROR(FillUpTo(part, &g, rows[i].value, limit));
+              out_.push_back(std::move(rows[i].doc));
+            }
+            HG_RETURN_IF_ERROR(FillUpTo(part, &g, limit, limit));
+          }
+          begin = end;
+        }
+        return Status::OK();
+      }
+
+      Status DensifyFull(std::vector<Row>& rows) {
+        size_t first = 0;
+        while (first < rows.size() && rows[first].value.nullish()) {
+          out_.push_back(std::move(rows[first++].doc));
+        }
+        if (first == rows.size()) return Status::OK();
+        const Value anchor = rows[first].value;
+        const Value limit = rows.back().value;
+        std::map<Value, Value, ValueLess> next;  // partition -> next grid value
+        for (size_t i = first; i < rows.size(); ++i) {
+          auto it = next.try_emplace(rows[i].partition, anchor).first;
+          HG_RETURN_IF_ERROR(FillUpTo(it->first, &it->second, rows[i].value, limit));
+          out_.push_back(std::move(rows[i].doc));
+        }
+        for (auto& [part, g] : next) HG_RETURN_IF_ERROR(FillUpTo(part, &g, limit, limit));
+        return Status::OK();
+      }
+
+      std::shared_ptr<const DensifyStage> s_;
+      std::unique_ptr<DocumentStream> in_;
+      std::vector<BsonObj> out_;
+      size_t pos_ = 0;
+      int64_t generated_ = 0;
+      bool loaded_ = false;
+    };
+    return std::make_unique<Stream>(Self(this), std::move(input));
+  }
+};
+
+Status WrongType(std::string_view field, const BsonElement& e, std::string_view expected) {
+  return Status(ErrorCode::kTypeMismatch, "BSON field '" + std::string(field) +
+                                              "' is the wrong type '" +
+                                              std::string(bson::TypeName(e.type())) +
+                                              "', expected type '" + std::string(expected) + "'");
+}
+
+Status CheckFieldPath(std::string_view path) {
+  if (path.empty())
+    return PipelineError(40352, "FieldPath cannot be constructed with empty string");
+  if (path[0] == '$') {
+    return PipelineError(16410, "FieldPath field names may not start with '$'.");
+  }
+  for (const auto& part : query::SplitPath(path)) {
+    if (part.empty())
+      return PipelineError(15998, "FieldPath field names may not be empty strings.");
+  }
+  return Status::OK();
+}
+
+Status ParseRange(const BsonElement& range, DensifyStage* s) {
+  BsonElement step, unit, bounds;
+  for (const auto& f : range.Obj()) {
+    std::string_view n = f.FieldName();
+    if (n == "step") {
+      if (!f.IsNumber()) return WrongType("$densify.range.step", f, "number");
+      step = f;
+    } else if (n == "unit") {
+      if (f.type() != BsonType::kString) return WrongType("$densify.range.unit", f, "string");
+      unit = f;
+    } else if (n == "bounds") {
+      bounds = f;
+    } else {
+      return PipelineError(
+          40415, "BSON field '$densify.range." + std::string(n) + "' is an unknown field.");
+    }
+  }
+  for (auto [e, name] : {std::pair{step, "step"}, std::pair{bounds, "bounds"}}) {
+    if (e.eoo()) {
+      return PipelineError(40414, "BSON field '$densify.range." + std::string(name) +
+                                      "' is missing but a required field");
+    }
+  }
+  s->step = Value::FromElement(step);
+  if (!(s->step.NumberDouble() > 0)) {
+    return PipelineError(5733401,
+                         "the step parameter in a range statement must be a strictly positive "
+                         "numeric value");
+  }
+  if (!unit.eoo()) {
+    const double d = s->step.NumberDouble();
+    if (d != std::floor(d)) {
+      return PipelineError(6586400,
+                           "The step parameter in a range statement must be a whole number when "
+                           "densifying a date range");
+    }
+    HG_ASSIGN_OR_RETURN(TimeUnit u, ParseTimeUnit(unit.Str()));
+    s->unit = u;
+  }
+  if (bounds.type() == BsonType::kString) {
+    if (bounds.Str() == "full") {
+      s->mode = DensifyStage::Mode::kFull;
+    } else if (bounds.Str() == "partition") {
+      s->mode = DensifyStage::Mode::kPartition;
+    } else {
+      return PipelineError(5946802, "Bounds string must either be 'full' or 'partition'");
+    }
+    return Status::OK();
+  }
+  if (bounds.type() != BsonType::kArray) {
+    return PipelineError(5733404,
+                         "The bounds in a range statement must be the string 'full', "
+                         "'partition', or an ascending array of two numbers or two dates");
+  }
+  std::vector<Value> arr = Value::FromElement(bounds).ArrayValues();
+  if (arr.size() != 2) {
+    return PipelineError(5733403,
+                         "A bounding array in a range statement must have exactly two elements");
+  }
+  if (Compare(arr[0], arr[1]) > 0) {
+    return PipelineError(5733402,
+                         "A bounding array must be an ascending array of either two dates or two "
+                         "numbers");
+  }
+  if (arr[0].numeric()) {
+    if (s->unit) return PipelineError(5733409, "Numeric bounds may not have unit parameter");
+    if (!arr[1].numeric()) {
+      return PipelineError(5733406,
+                           "A bounding array must contain either both dates or both numeric "
+                           "types");
+    }
+    if (arr[0].type() != arr[1].type() || arr[0].type() != s->step.type()) {
+      return PipelineError(5876900,
+                           "Upper bound, lower bound, and step must all have the same type");
+    }
+  } else if (arr[0].IsDate()) {
+    if (!arr[1].IsDate()) {
+      return PipelineError(5733405,
+                           "A bounding array must contain either both dates or both numeric "
+                           "types");
+    }
+    if (!s->unit) return PipelineError(5733410, "A bounding array of dates must specify a unit");
+  } else {
+    return PipelineError(5946800, "Explicit bounds must be numeric or dates");
+  }
+  s->mode = DensifyStage::Mode::kExplicit;
+  s->lower = arr[0];
+  s->upper = arr[1];
+  return Status::OK();
+}
+
+}  // namespace
+
+Status ParseDensifyStage(const BsonElement& spec, const PipelineContext& ctx, StageList* out) {
+  if (spec.type() != BsonType::kObject) {
+    return Status(ErrorCode::kFailedToParse,
+                  "The $densify stage specification must be an object, found " +
+                      std::string(bson::TypeName(spec.type())));
+  }
+  auto s = std::make_shared<DensifyStage>();
+  s->ctx = ctx;
+  BsonElement field, range;
+  for (const auto& f : spec.Obj()) {
+    std::string_view n = f.FieldName();
+    if (n == "field") {
+      if (f.type() != BsonType::kString) return WrongType("$densify.field", f, "string");
+      field = f;
+    } else if (n == "partitionByFields") {
+      if (f.type() != BsonType::kArray) return WrongType("$densify.partitionByFields", f, "array");
+      for (const auto& m : f.Obj()) {
+        if (m.type() != BsonType::kString) {
+          return WrongType("$densify.partitionByFields." + std::string(m.FieldName()), m, "string");
+        }
+        HG_RETURN_IF_ERROR(CheckFieldPath(m.Str()));
+        s->partition_fields.push_back(query::SplitPath(m.Str()));
+      }
+    } else if (n == "range") {
+      if (f.type() != BsonType::kObject) return WrongType("$densify.range", f, "object");
+      range = f;
+    } else {
+      return PipelineError(40415,
+                           "BSON field '$densify." + std::string(n) + "' is an unknown field.");
+    }
+  }
+  if (field.eoo()) {
+    return PipelineError(40414, "BSON field '$densify.field' is missing but a required field");
+  }
+  if (range.eoo()) {
+    return PipelineError(40414, "BSON field '$densify.range' is missing but a required field");
+  }
+  HG_RETURN_IF_ERROR(CheckFieldPath(field.Str()));
+  s->field = query::SplitPath(field.Str());
+  HG_RETURN_IF_ERROR(ParseRange(range, s.get()));
+  if (s->mode == DensifyStage::Mode::kPartition && s->partition_fields.empty()) {
+    return PipelineError(5733408,
+                         "One cannot specify the bounds as 'partition' without specifying a "
+                         "non-empty array of partitionByFields. You may have meant to specify "
+                         "'full' bounds.");
+  }
+  out->push_back(std::move(s));
+  return Status::OK();
+}
+
+}  // namespace hourglass::pipeline

@@ -1,0 +1,906 @@
+#include "pipeline/window_functions.h"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <utility>
+
+#include "pipeline/accumulator.h"
+#include "pipeline/errors.h"
+#include "pipeline/expression_internal.h"
+
+namespace hourglass::pipeline {
+
+using bson::BsonElement;
+using bson::BsonObj;
+using bson::BsonType;
+
+StatusWith<TimeUnit> ParseTimeUnit(std::string_view name) {
+  static const std::pair<std::string_view, TimeUnit> kUnits[] = {
+      {"millisecond", TimeUnit::kMillisecond},
+      {"second", TimeUnit::kSecond},
+      {"minute", TimeUnit::kMinute},
+      {"hour", TimeUnit::kHour},
+      {"day", TimeUnit::kDay},
+      {"week", TimeUnit::kWeek},
+      {"month", TimeUnit::kMonth},
+      {"quarter", TimeUnit::kQuarter},
+      {"year", TimeUnit::kYear}};
+  for (const auto& [n, u] : kUnits) {
+    if (n == name) return u;
+  }
+  return Status(ErrorCode::kFailedToParse, "unknown time unit value: " + std::string(name));
+}
+
+std::optional<int64_t> FixedUnitMillis(TimeUnit unit) {
+  switch (unit) {
+    case TimeUnit::kMillisecond:
+      return 1;
+    case TimeUnit::kSecond:
+      return 1000;
+    case TimeUnit::kMinute:
+      return 60 * 1000;
+    case TimeUnit::kHour:
+      return 3600 * 1000;
+    case TimeUnit::kDay:
+      return 24 * 3600 * 1000;
+    case TimeUnit::kWeek:
+      return int64_t{7} * 24 * 3600 * 1000;
+    default:
+      return std::nullopt;
+  }
+}
+
+int64_t AddTimeUnits(int64_t millis, TimeUnit unit, int64_t amount) {
+  if (auto ms = FixedUnitMillis(unit)) return millis + *ms * amount;
+  const int64_t months = amount * (unit == TimeUnit::kYear      ? 12
+                                   : unit == TimeUnit::kQuarter ? 3
+                                                                : 1);
+  internal::CivilTime c = internal::ToCivil(millis);
+  int64_t total = c.year * 12 + (c.month - 1) + months;
+  int64_t year = total >= 0 ? total / 12 : -((-total + 11) / 12);
+  int month = static_cast<int>(total - year * 12) + 1;
+  static const int kDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  const bool leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+  int days = kDays[month - 1] + (month == 2 && leap ? 1 : 0);
+  return internal::FromCivil(year, month, std::min(c.day, days), c.hour, c.minute, c.second,
+                             c.millis);
+}
+
+namespace {
+
+Status ParseError(std::string reason) {
+  return Status(ErrorCode::kFailedToParse, std::move(reason));
+}
+
+// ---- window bounds ----
+
+struct Bound {
+  enum Kind { kUnbounded, kCurrent, kOffset };
+  Kind kind = kUnbounded;
+  double offset = 0;  // numeric range offset
+  int64_t n = 0;      // documents offset, or a count of `unit`
+};
+
+struct Window {
+  bool range = false;
+  Bound lower, upper;
+  std::optional<TimeUnit> unit;
+  bool Unbounded() const {
+    return lower.kind == Bound::kUnbounded && upper.kind == Bound::kUnbounded;
+  }
+};
+
+StatusWith<Bound> ParseBound(const BsonElement& e, bool integral_only, bool documents) {
+  Bound b;
+  if (e.type() == BsonType::kString) {
+    if (e.Str() == "unbounded") return b;
+    if (e.Str() == "current") {
+      b.kind = Bound::kCurrent;
+      return b;
+    }
+    return ParseError("Window bounds must be 'unbounded', 'current', or a number.");
+  }
+  HG_ASSIGN_OR_RETURN(ExpressionPtr expr, Expression::ParseExpression(e, ParseContext()));
+  const Value* c = expr->ConstantValue();
+  if (c == nullptr) return ParseError("Window bounds expression must be a constant.");
+  if (!c->numeric()) {
+    return ParseError(documents ? "Numeric document-based bounds must be an integer"
+                                : "Range-based bounds expression must be a number");
+  }
+  const double d = c->NumberDouble();
+  if (integral_only && (!std::isfinite(d) || d != std::floor(d))) {
+    return ParseError(documents ? "Numeric document-based bounds must be an integer"
+                                : "With 'unit', range-based bounds must be an integer");
+  }
+  b.kind = Bound::kOffset;
+  b.offset = d;
+  b.n = integral_only ? static_cast<int64_t>(d) : 0;
+  return b;
+}
+
+Status CheckForward(const Bound& lower, const Bound& upper) {
+  auto norm = [](const Bound& b) { return b.kind == Bound::kCurrent ? 0.0 : b.offset; };
+  if (lower.kind != Bound::kUnbounded && upper.kind != Bound::kUnbounded &&
+      norm(lower) > norm(upper)) {
+    return PipelineError(5339900, "Lower bound must not exceed upper bound");
+  }
+  return Status::OK();
+}
+
+StatusWith<Window> ParseWindow(const BsonElement& arg, const WindowSortInfo& sort) {
+  if (arg.type() != BsonType::kObject) return ParseError("'window' field must be an object");
+  BsonObj obj = arg.Obj();
+  BsonElement documents = obj["documents"];
+  BsonElement range = obj["range"];
+  BsonElement unit = obj["unit"];
+  const bool has_docs = !documents.eoo(), has_range = !range.eoo(), has_unit = !unit.eoo();
+  if (has_docs && has_range) {
+    return ParseError("Window bounds can specify either 'documents' or 'unit', not both.");
+  }
+  if (!has_range && has_unit) {
+    return ParseError("Window bounds can only specify 'unit' with range-based bounds.");
+  }
+  Window w;
+  if (!has_docs && !has_range) {
+    if (!obj.IsEmpty()) {
+      return ParseError(
+          "'window' field can only contain 'documents' as the only argument or 'range' with an "
+          "optional 'unit' field");
+    }
+    return w;
+  }
+  const BsonElement& bounds = has_docs ? documents : range;
+  if (bounds.type() != BsonType::kArray || bounds.Obj().NumFields() != 2) {
+    return ParseError("Window bounds must be a 2-element array: " +
+                      Value::FromElement(bounds).ToString());
+  }
+  if (obj.NumFields() != (has_unit ? 2 : 1)) {
+    return ParseError(has_docs ? "'window' field that specifies documents cannot have other fields"
+                               : "'window' field that specifies range cannot have other fields "
+                                 "besides 'unit'");
+  }
+  BsonObj pair = bounds.Obj();
+  auto it = pair.begin();
+  BsonElement lo = *it;
+  ++it;
+  BsonElement hi = *it;
+  w.range = has_range;
+  if (has_unit) {
+    if (unit.type() != BsonType::kString) return ParseError("'unit' must be a string");
+    HG_ASSIGN_OR_RETURN(TimeUnit u, ParseTimeUnit(unit.Str()));
+    w.unit = u;
+  }
+  HG_ASSIGN_OR_RETURN(w.lower, ParseBound(lo, has_docs || has_unit, has_docs));
+  HG_ASSIGN_OR_RETURN(w.upper, ParseBound(hi, has_docs || has_unit, has_docs));
+  HG_RETURN_IF_ERROR(CheckForward(w.lower, w.upper));
+  if (has_docs) {
+    if (!w.Unbounded() && !sort.present) {
+      return PipelineError(5339901, "Document-based bounds require a sortBy");
+    }
+    return w;
+  }
+  if (!sort.present || sort.num_keys != 1) {
+    return PipelineError(5339902, "Range-based bounds require sortBy a single field");
+  }
+  if (!sort.ascending) {
+    return PipelineError(8947401, "Range-based bounds require an ascending sortBy");
+  }
+  return w;
+}
+
+// Maps each document of a partition to its window [lo, hi).
+class WindowIndexer {
+ public:
+  explicit WindowIndexer(const Window& w) : w_(w) {}
+
+  // Checks and reads the sortBy values a range window needs.
+  Status Prepare(const WindowPartition& p) {
+    n_ = p.docs.size();
+    if (!w_.range) return Status::OK();
+    keys_.clear();
+    for (const Value& v : p.sort_values) {
+      if (w_.unit) {
+        if (!v.IsDate()) {
+          return PipelineError(5429513,
+                               "Invalid range: Expected the sortBy field to be a Date, but it "
+                               "was " +
+                                   std::string(bson::TypeName(v.type())));
+        }
+        keys_.push_back(static_cast<double>(v.DateMillis()));
+      } else {
+        if (!v.numeric()) {
+          return PipelineError(5429413,
+                               "Invalid range: Expected the sortBy field to be a number, but it "
+                               "was " +
+                                   std::string(bson::TypeName(v.type())));
+        }
+        keys_.push_back(v.NumberDouble());
+      }
+    }
+    return Status::OK();
+  }
+
+  void Bounds(size_t i, size_t* lo, size_t* hi) const {
+    if (!w_.range) {
+      auto pos = [&](const Bound& b, bool upper) -> int64_t {
+        if (b.kind == Bound::kUnbounded) return upper ? static_cast<int64_t>(n_) : 0;
+        const int64_t at = static_cast<int64_t>(i) + (b.kind == Bound::kOffset ? b.n : 0);
+        return upper ? at + 1 : at;
+      };
+      auto clamp = [&](int64_t v) {
+        return static_cast<size_t>(std::clamp<int64_t>(v, 0, static_cast<int64_t>(n_)));
+      };
+      *lo = clamp(pos(w_.lower, false));
+      *hi = std::max(*lo, clamp(pos(w_.upper, true)));
+      return;
+    }
+    const double x = keys_[i];
+    auto target = [&](const Bound& b) {
+      if (b.kind == Bound::kCurrent) return x;
+      if (w_.unit) {
+        return static_cast<double>(AddTimeUnits(static_cast<int64_t>(x), *w_.unit, b.n));
+      }
+      return x + b.offset;
+    };
+    *lo = w_.lower.kind == Bound::kUnbounded
+              ? 0
+              : std::lower_bound(keys_.begin(), keys_.end(), target(w_.lower)) - keys_.begin();
+    *hi = w_.upper.kind == Bound::kUnbounded
+              ? n_
+              : std::upper_bound(keys_.begin(), keys_.end(), target(w_.upper)) - keys_.begin();
+    *hi = std::max(*hi, *lo);
+  }
+
+ private:
+  const Window& w_;
+  size_t n_ = 0;
+  std::vector<double> keys_;
+};
+
+StatusWith<std::vector<Value>> EvaluateAll(const Expression& e, const WindowPartition& p,
+                                           Variables& vars) {
+  std::vector<Value> out;
+  out.reserve(p.docs.size());
+  for (const auto& d : p.docs) {
+    HG_ASSIGN_OR_RETURN(Value v, e.Evaluate(d, vars));
+    out.push_back(std::move(v));
+  }
+  return out;
+}
+
+Value NullIfMissing(Value v) { return v.missing() ? Value::Null() : v; }
+
+// ---- accumulator-style functions ----
+
+// Population or sample covariance of [x, y] pairs; pairs with a non-number are skipped.
+class CovarianceAccumulator : public Accumulator {
+ public:
+  explicit CovarianceAccumulator(bool sample) : sample_(sample) {}
+  Status Process(const Value& v) override {
+    if (!v.IsArray()) return Status::OK();
+    std::vector<Value> xy = v.ArrayValues();
+    if (xy.size() != 2 || !xy[0].numeric() || !xy[1].numeric()) return Status::OK();
+    const double x = xy[0].NumberDouble(), y = xy[1].NumberDouble();
+    ++n_;
+    const double dx = x - mean_x_;
+    mean_x_ += dx / static_cast<double>(n_);
+    mean_y_ += (y - mean_y_) / static_cast<double>(n_);
+    c_ += dx * (y - mean_y_);
+    return Status::OK();
+  }
+  Value Finalize() const override {
+    const int64_t d = sample_ ? n_ - 1 : n_;
+    if (d <= 0) return Value::Null();
+    return Value::Double(c_ / static_cast<double>(d));
+  }
+
+ private:
+  bool sample_;
+  int64_t n_ = 0;
+  double mean_x_ = 0, mean_y_ = 0, c_ = 0;
+};
+
+// Trapezoidal integral of [x, y] points in window order; points with a non-numeric y are
+// skipped.
+class IntegralAccumulator : public Accumulator {
+ public:
+  Status Process(const Value& v) override {
+    std::vector<Value> xy = v.ArrayValues();
+    if (xy.size() != 2 || !xy[1].numeric()) return Status::OK();
+    const double x = xy[0].NumberDouble(), y = xy[1].NumberDouble();
+    if (seen_) area_ += (x - x_) * (y + y_) / 2;
+    seen_ = true;
+    x_ = x;
+    y_ = y;
+    return Status::OK();
+  }
+  Value Finalize() const override { return seen_ ? Value::Double(area_) : Value::Null(); }
+
+ private:
+  bool seen_ = false;
+  double x_ = 0, y_ = 0, area_ = 0;
+};
+
+using AccumulatorFactory = std::function<std::unique_ptr<Accumulator>()>;
+using InputBuilder =
+    std::function<StatusWith<std::vector<Value>>(const WindowPartition&, Variables&)>;
+
+// Folds each document's window through a fresh accumulator; a window whose lower bound is
+// unbounded only grows, so one accumulator serves the whole partition.
+class FoldFunction : public WindowFunction {
+ public:
+  FoldFunction(AccumulatorFactory make, InputBuilder inputs, Window w)
+      : make_(std::move(make)), inputs_(std::move(inputs)), w_(std::move(w)) {}
+
+  Status Compute(const WindowPartition& p, Variables& vars,
+                 std::vector<Value>* out) const override {
+    HG_ASSIGN_OR_RETURN(std::vector<Value> in, inputs_(p, vars));
+    WindowIndexer ix(w_);
+    HG_RETURN_IF_ERROR(ix.Prepare(p));
+    const size_t n = p.docs.size();
+    out->assign(n, Value::Null());
+    if (w_.lower.kind == Bound::kUnbounded) {
+      auto acc = make_();
+      size_t fed = 0;
+      for (size_t i = 0; i < n; ++i) {
+        size_t lo, hi;
+        ix.Bounds(i, &lo, &hi);
+        while (fed < hi) HG_RETURN_IF_ERROR(acc->Process(in[fed++]));
+        (*out)[i] = NullIfMissing(acc->Finalize());
+      }
+      return Status::OK();
+    }
+    for (size_t i = 0; i < n; ++i) {
+      size_t lo, hi;
+      ix.Bounds(i, &lo, &hi);
+      auto acc = make_();
+      for (size_t j = lo; j < hi; ++j) HG_RETURN_IF_ERROR(acc->Process(in[j]));
+      (*out)[i] = NullIfMissing(acc->Finalize());
+    }
+    return Status::OK();
+  }
+
+ private:
+  AccumulatorFactory make_;
+  InputBuilder inputs_;
+  Window w_;
+};
+
+InputBuilder PlainInputs(std::shared_ptr<Expression> e) {
+  return [e](const WindowPartition& p, Variables& vars) { return EvaluateAll(*e, p, vars); };
+}
+
+// ---- $derivative ----
+
+class DerivativeFunction : public WindowFunction {
+ public:
+  DerivativeFunction(ExpressionPtr input, Window w, std::optional<int64_t> unit_ms)
+      : input_(std::move(input)), w_(std::move(w)), unit_ms_(unit_ms) {}
+
+  Status Compute(const WindowPartition& p, Variables& vars,
+                 std::vector<Value>* out) const override {
+    HG_ASSIGN_OR_RETURN(std::vector<Value> in, EvaluateAll(*input_, p, vars));
+    WindowIndexer ix(w_);
+    HG_RETURN_IF_ERROR(ix.Prepare(p));
+    out->assign(p.docs.size(), Value::Null());
+    for (size_t i = 0; i < p.docs.size(); ++i) {
+      size_t lo, hi;
+      ix.Bounds(i, &lo, &hi);
+      if (hi <= lo) continue;
+      const Value& xl = p.sort_values[lo];
+      const Value& xr = p.sort_values[hi - 1];
+      double run;
+      if (unit_ms_) {
+        if (!xl.IsDate() || !xr.IsDate()) {
+          return PipelineError(5624900,
+                               "$derivative with 'unit' expects the sortBy field to be a Date");
+        }
+        run = static_cast<double>(xr.DateMillis() - xl.DateMillis());
+      } else {
+        if (xl.IsDate() || xr.IsDate()) {
+          return PipelineError(5624901,
+                               "$derivative where the sortBy is a Date requires an 'unit'");
+        }
+        if (!xl.numeric() || !xr.numeric()) {
+          return PipelineError(5624902,
+                               "$derivative (with no 'unit') expects the sortBy field to be "
+                               "numeric");
+        }
+        run = xr.NumberDouble() - xl.NumberDouble();
+      }
+      const Value& yl = in[lo];
+      const Value& yr = in[hi - 1];
+      if (yl.nullish() || yr.nullish()) {
+        return PipelineError(5624903, "$derivative input must not be null or missing");
+      }
+      if (!yl.numeric() || !yr.numeric()) {
+        return PipelineError(16556, "cant $subtract a " + std::string(bson::TypeName(yl.type())) +
+                                        " from a " + std::string(bson::TypeName(yr.type())));
+      }
+      if (run == 0) continue;
+      double r = (yr.NumberDouble() - yl.NumberDouble()) / run;
+      if (unit_ms_) r *= static_cast<double>(*unit_ms_);
+      (*out)[i] = Value::Double(r);
+    }
+    return Status::OK();
+  }
+
+ private:
+  ExpressionPtr input_;
+  Window w_;
+  std::optional<int64_t> unit_ms_;
+};
+
+// ---- functions over the whole partition in order ----
+
+class ExpMovingAvgFunction : public WindowFunction {
+ public:
+  ExpMovingAvgFunction(ExpressionPtr input, double alpha)
+      : input_(std::move(input)), alpha_(alpha) {}
+  Status Compute(const WindowPartition& p, Variables& vars,
+                 std::vector<Value>* out) const override {
+    HG_ASSIGN_OR_RETURN(std::vector<Value> in, EvaluateAll(*input_, p, vars));
+    out->assign(in.size(), Value::Null());
+    bool have = false;
+    double avg = 0;
+    for (size_t i = 0; i < in.size(); ++i) {
+      if (in[i].numeric()) {
+        const double x = in[i].NumberDouble();
+        avg = have ? x * alpha_ + avg * (1 - alpha_) : x;
+        have = true;
+      }
+      if (have) (*out)[i] = Value::Double(avg);
+    }
+    return Status::OK();
+  }
+
+ private:
+  ExpressionPtr input_;
+  double alpha_;
+};
+
+class ShiftFunction : public WindowFunction {
+ public:
+  ShiftFunction(ExpressionPtr output, int64_t by, Value dflt)
+      : output_(std::move(output)), by_(by), default_(std::move(dflt)) {}
+  Status Compute(const WindowPartition& p, Variables& vars,
+                 std::vector<Value>* out) const override {
+    const int64_t n = static_cast<int64_t>(p.docs.size());
+    out->assign(p.docs.size(), default_);
+    for (int64_t i = 0; i < n; ++i) {
+      const int64_t j = i + by_;
+      if (j < 0 || j >= n) continue;
+      HG_ASSIGN_OR_RETURN(Value v, output_->Evaluate(p.docs[j], vars));
+      (*out)[i] = NullIfMissing(std::move(v));
+    }
+    return Status::OK();
+  }
+
+ private:
+  ExpressionPtr output_;
+  int64_t by_;
+  Value default_;
+};
+
+class RankFunction : public WindowFunction {
+ public:
+  enum Kind { kRank, kDenseRank, kDocumentNumber };
+  explicit RankFunction(Kind kind) : kind_(kind) {}
+  Status Compute(const WindowPartition& p, Variables&, std::vector<Value>* out) const override {
+    out->clear();
+    int64_t rank = 0, dense = 0;
+    for (size_t i = 0; i < p.docs.size(); ++i) {
+      const bool tie = i > 0 && ValuesEqual(NullIfMissing(p.sort_values[i]),
+                                            NullIfMissing(p.sort_values[i - 1]));
+      if (!tie) {
+        rank = static_cast<int64_t>(i) + 1;
+        ++dense;
+      }
+      const int64_t r = kind_ == kRank        ? rank
+                        : kind_ == kDenseRank ? dense
+                                              : static_cast<int64_t>(i) + 1;
+      out->push_back(Value::IntOrLong(r));
+    }
+    return Status::OK();
+  }
+
+ private:
+  Kind kind_;
+};
+
+class LocfFunction : public WindowFunction {
+ public:
+  explicit LocfFunction(ExpressionPtr input) : input_(std::move(input)) {}
+  Status Compute(const WindowPartition& p, Variables& vars,
+                 std::vector<Value>* out) const override {
+    HG_ASSIGN_OR_RETURN(std::vector<Value> in, EvaluateAll(*input_, p, vars));
+    out->clear();
+    Value last = Value::Null();
+    for (Value& v : in) {
+      if (!v.nullish()) last = std::move(v);
+      out->push_back(last);
+    }
+    return Status::OK();
+  }
+
+ private:
+  ExpressionPtr input_;
+};
+
+class LinearFillFunction : public WindowFunction {
+ public:
+  explicit LinearFillFunction(ExpressionPtr input) : input_(std::move(input)) {}
+  Status Compute(const WindowPartition& p, Variables& vars,
+                 std::vector<Value>* out) const override {
+    HG_ASSIGN_OR_RETURN(std::vector<Value> in, EvaluateAll(*input_, p, vars));
+    const size_t n = in.size();
+    std::vector<double> xs(n);
+    for (size_t i = 0; i < n; ++i) {
+      if (!in[i].numeric() && !in[i].nullish()) {
+        return Status(ErrorCode::kTypeMismatch,
+                      "Value to be filled must be numeric or nullish, but found " +
+                          std::string(bson::TypeName(in[i].type())));
+      }
+      const Value& x = p.sort_values[i];
+      if (!x.numeric() && !x.IsDate()) {
+        return Status(ErrorCode::kTypeMismatch,
+                      "Value of the sortBy field must be numeric or a date, but found " +
+                          std::string(bson::TypeName(x.type())));
+      }
+      if (i > 0) {
+        if (ValuesEqual(x, p.sort_values[i - 1])) {
+          return PipelineError(6050106, "There can be no repeated values in the sort field");
+        }
+        if (x.IsDate() != p.sort_values[i - 1].IsDate()) {
+          return Status(ErrorCode::kTypeMismatch, "Conflicting sort value types");
+        }
+      }
+      xs[i] = x.IsDate() ? static_cast<double>(x.DateMillis()) : x.NumberDouble();
+    }
+    out->assign(n, Value::Null());
+    size_t prev = n;  // index of the last non-null value, n when none yet
+    for (size_t i = 0; i < n; ++i) {
+      if (!in[i].nullish()) {
+        (*out)[i] = in[i];
+        prev = i;
+        continue;
+      }
+      if (prev == n) continue;
+      size_t next = i + 1;
+      while (next < n && in[next].nullish()) ++next;
+      if (next == n) break;
+      const double y1 = in[prev].NumberDouble(), y2 = in[next].NumberDouble();
+      (*out)[i] = Value::Double(y1 + (xs[i] - xs[prev]) * ((y2 - y1) / (xs[next] - xs[prev])));
+    }
+    return Status::OK();
+  }
+
+ private:
+  ExpressionPtr input_;
+};
+
+// ---- parsing ----
+
+bool IsUnsupportedWindowFunction(std::string_view name) {
+  static const std::string_view kNames[] = {"$median", "$percentile", "$top",    "$bottom",
+                                            "$topN",   "$bottomN",    "$firstN", "$lastN",
+                                            "$minN",   "$maxN"};
+  for (auto n : kNames) {
+    if (n == name) return true;
+  }
+  return false;
+}
+
+bool IsFoldFunction(std::string_view name) {
+  static const std::string_view kNames[] = {
+      "$sum",        "$avg",           "$min",           "$max",      "$count",
+      "$first",      "$last",          "$push",          "$addToSet", "$stdDevPop",
+      "$stdDevSamp", "$covariancePop", "$covarianceSamp"};
+  for (auto n : kNames) {
+    if (n == name) return true;
+  }
+  return false;
+}
+
+bool IsWindowFunctionName(std::string_view name) {
+  static const std::string_view kOthers[] = {"$derivative",     "$integral", "$expMovingAvg",
+                                             "$shift",          "$rank",     "$denseRank",
+                                             "$documentNumber", "$locf",     "$linearFill"};
+  if (IsFoldFunction(name)) return true;
+  for (auto n : kOthers) {
+    if (n == name) return true;
+  }
+  return false;
+}
+
+// Splits {$fn: arg, window: {...}} into the function element and the optional window element.
+Status SplitSpec(const BsonObj& spec, std::string_view fn, BsonElement* arg, BsonElement* window) {
+  for (const auto& e : spec) {
+    std::string_view n = e.FieldName();
+    if (n == "window") {
+      if (!window->eoo()) {
+        return ParseError("saw multiple 'window' fields in '" + std::string(fn) + "' expression");
+      }
+      *window = e;
+    } else if (n == fn) {
+      *arg = e;
+    } else if (IsWindowFunctionName(n)) {
+      return ParseError("Cannot specify two functions in window function spec");
+    } else {
+      return ParseError("Window function found an unknown argument: " + std::string(n));
+    }
+  }
+  return Status::OK();
+}
+
+Status RequireOneFieldSort(const WindowSortInfo& sort, std::string_view fn) {
+  if (!sort.present) return ParseError(std::string(fn) + " requires a sortBy");
+  if (sort.num_keys != 1) return ParseError(std::string(fn) + " requires a non-compound sortBy");
+  return Status::OK();
+}
+
+StatusWith<std::unique_ptr<WindowFunction>> ParseFold(std::string_view fn, const BsonElement& arg,
+                                                      Window w) {
+  ExpressionPtr input;
+  if (fn == "$count") {
+    if (arg.type() != BsonType::kObject || !arg.Obj().IsEmpty()) {
+      return ParseError("$count only accepts an empty object as input");
+    }
+    input = Expression::MakeConstant(Value::Int(1));
+  } else if (fn == "$covariancePop" || fn == "$covarianceSamp") {
+    if (arg.type() != BsonType::kArray || arg.Obj().NumFields() != 2) {
+      return ParseError(std::string(fn) + " requires an array of two expressions");
+    }
+    HG_ASSIGN_OR_RETURN(input, Expression::ParseExpression(arg, ParseContext()));
+  } else {
+    if (arg.type() == BsonType::kArray) {
+      return PipelineError(40237, "The " + std::string(fn) + " accumulator is a unary operator");
+    }
+    HG_ASSIGN_OR_RETURN(input, Expression::ParseExpression(arg, ParseContext()));
+  }
+  AccumulatorFactory make;
+  if (fn == "$covariancePop" || fn == "$covarianceSamp") {
+    const bool sample = fn == "$covarianceSamp";
+    make = [sample] { return std::make_unique<CovarianceAccumulator>(sample); };
+  } else {
+    std::string op(fn);
+    make = [op] { return MakeAccumulator(op); };
+  }
+  return std::unique_ptr<WindowFunction>(std::make_unique<FoldFunction>(
+      std::move(make), PlainInputs(std::shared_ptr<Expression>(std::move(input))), std::move(w)));
+}
+
+// {input: <expr>, unit: <string>} of $derivative and $integral.
+Status ParseInputAndUnit(std::string_view fn, const BsonElement& arg, ExpressionPtr* input,
+                         std::optional<int64_t>* unit_ms) {
+  if (arg.type() != BsonType::kObject) {
+    return ParseError(std::string(fn) + " expects an object, but got a " +
+                      std::string(bson::TypeName(arg.type())));
+  }
+  for (const auto& e : arg.Obj()) {
+    if (e.FieldName() == "input") {
+      HG_ASSIGN_OR_RETURN(*input, Expression::ParseExpression(e, ParseContext()));
+    } else if (e.FieldName() == "unit") {
+      if (e.type() != BsonType::kString) return ParseError("'unit' must be a string");
+      HG_ASSIGN_OR_RETURN(TimeUnit u, ParseTimeUnit(e.Str()));
+      *unit_ms = FixedUnitMillis(u);
+      if (!*unit_ms) return PipelineError(5490710, "unit must be 'week' or smaller");
+    } else {
+      return ParseError(std::string(fn) +
+                        " got unexpected argument: " + std::string(e.FieldName()));
+    }
+  }
+  if (!*input) return ParseError(std::string(fn) + " requires an 'input' expression");
+  return Status::OK();
+}
+
+StatusWith<std::unique_ptr<WindowFunction>> ParseIntegral(const BsonElement& arg, Window w,
+                                                          const WindowSortInfo& sort) {
+  ExpressionPtr input;
+  std::optional<int64_t> unit_ms;
+  HG_RETURN_IF_ERROR(ParseInputAndUnit("$integral", arg, &input, &unit_ms));
+  std::shared_ptr<Expression> e(std::move(input));
+  InputBuilder inputs = [e, unit_ms](const WindowPartition& p,
+                                     Variables& vars) -> StatusWith<std::vector<Value>> {
+    HG_ASSIGN_OR_RETURN(std::vector<Value> ys, EvaluateAll(*e, p, vars));
+    std::vector<Value> out;
+    for (size_t i = 0; i < ys.size(); ++i) {
+      const Value& x = p.sort_values[i];
+      double xd;
+      if (unit_ms) {
+        if (!x.IsDate()) {
+          return PipelineError(5423901,
+                               "$integral with 'unit' expects the sortBy field to be a Date");
+        }
+        xd = static_cast<double>(x.DateMillis()) / static_cast<double>(*unit_ms);
+      } else {
+        if (x.IsDate()) {
+          return PipelineError(5423902, "$integral where the sortBy is a Date requires an 'unit'");
+        }
+        if (!x.numeric()) {
+          return PipelineError(5423903,
+                               "$integral (with no 'unit') expects the sortBy field to be "
+                               "numeric");
+        }
+        xd = x.NumberDouble();
+      }
+      out.push_back(Value::Array({Value::Double(xd), ys[i]}));
+    }
+    return out;
+  };
+  (void)sort;
+  return std::unique_ptr<WindowFunction>(std::make_unique<FoldFunction>(
+      [] { return std::make_unique<IntegralAccumulator>(); }, std::move(inputs), std::move(w)));
+}
+
+StatusWith<std::unique_ptr<WindowFunction>> ParseExpMovingAvg(const BsonObj& spec,
+                                                              const WindowSortInfo& sort) {
+  BsonElement arg = spec["$expMovingAvg"];
+  if (spec.NumFields() != 1 || arg.type() != BsonType::kObject) {
+    return ParseError("$expMovingAvg must have exactly one argument that is an object");
+  }
+  BsonObj sub = arg.Obj();
+  if (sub.NumFields() != 2 || sub["input"].eoo()) {
+    return ParseError(
+        "$expMovingAvg sub object must have exactly two fields: An 'input' field, and either an "
+        "'N' field or an 'alpha' field");
+  }
+  if (!sort.present) return ParseError("$expMovingAvg requires an explicit 'sortBy'");
+  HG_ASSIGN_OR_RETURN(ExpressionPtr input, Expression::ParseExpression(sub["input"], {}));
+  double alpha;
+  if (BsonElement n = sub["N"]; !n.eoo()) {
+    if (!n.IsNumber()) return ParseError("'N' field must be an integer");
+    const double d = n.NumberDouble();
+    if (d != std::floor(d)) {
+      return ParseError(
+          "'N' field must be an integer. To use a non-integer, use the 'alpha' "
+          "argument instead");
+    }
+    if (d <= 0) return ParseError("'N' must be greater than zero");
+    alpha = 2.0 / (d + 1);
+  } else if (BsonElement a = sub["alpha"]; !a.eoo()) {
+    if (!a.IsNumber()) return ParseError("'alpha' must be a number");
+    alpha = a.NumberDouble();
+    if (!(alpha > 0 && alpha < 1)) return ParseError("'alpha' must be between 0 and 1 (exclusive)");
+  } else {
+    return ParseError("Got unrecognized field in $expMovingAvg");
+  }
+  return std::unique_ptr<WindowFunction>(
+      std::make_unique<ExpMovingAvgFunction>(std::move(input), alpha));
+}
+
+StatusWith<std::unique_ptr<WindowFunction>> ParseShift(const BsonObj& spec,
+                                                       const WindowSortInfo& sort) {
+  BsonElement arg;
+  for (const auto& e : spec) {
+    if (e.FieldName() == "window") return ParseError("$shift does not accept a 'window' field");
+    if (e.FieldName() == "$shift") {
+      arg = e;
+    } else if (IsWindowFunctionName(e.FieldName())) {
+      return ParseError("Cannot specify multiple functions in window function spec");
+    } else {
+      return ParseError("Window function found an unknown argument: " + std::string(e.FieldName()));
+    }
+  }
+  if (arg.type() != BsonType::kObject) return ParseError("Argument to $shift must be an object");
+  ExpressionPtr output;
+  Value dflt = Value::Null();
+  std::optional<int64_t> by;
+  for (const auto& e : arg.Obj()) {
+    std::string_view n = e.FieldName();
+    if (n == "output") {
+      HG_ASSIGN_OR_RETURN(output, Expression::ParseExpression(e, ParseContext()));
+    } else if (n == "default") {
+      HG_ASSIGN_OR_RETURN(ExpressionPtr d, Expression::ParseExpression(e, ParseContext()));
+      if (d->ConstantValue() == nullptr) {
+        return ParseError("'$shift:default' expression must yield a constant value.");
+      }
+      dflt = NullIfMissing(*d->ConstantValue());
+    } else if (n == "by") {
+      const double d = e.IsNumber() ? e.NumberDouble() : 0.5;
+      if (d != std::floor(d) || std::fabs(d) > 2147483647.0) {
+        return ParseError("'$shift:by' field must be an integer, but found " +
+                          Value::FromElement(e).ToString());
+      }
+      by = static_cast<int64_t>(d);
+    } else {
+      return ParseError("Unknown argument in $shift");
+    }
+  }
+  if (!output) return ParseError("$shift requires an 'output' expression.");
+  if (!by) return ParseError("$shift requires 'by' as an integer value.");
+  if (!sort.present) return ParseError("'$shift' requires a sortBy");
+  return std::unique_ptr<WindowFunction>(
+      std::make_unique<ShiftFunction>(std::move(output), *by, std::move(dflt)));
+}
+
+StatusWith<std::unique_ptr<WindowFunction>> ParseRank(std::string_view fn, const BsonObj& spec,
+                                                      const WindowSortInfo& sort) {
+  if (spec.NumFields() != 1) {
+    return PipelineError(5371601, "Rank style window functions take no other arguments");
+  }
+  BsonElement arg = spec.FirstElement();
+  if (arg.type() != BsonType::kObject || !arg.Obj().IsEmpty()) {
+    return PipelineError(5371603, std::string(fn) + " must be specified with '{}' as the value");
+  }
+  if (!sort.present || sort.num_keys != 1) {
+    return PipelineError(5371602, std::string(fn) +
+                                      " must be specified with a top level sortBy expression "
+                                      "with exactly one element");
+  }
+  auto kind = fn == "$rank"        ? RankFunction::kRank
+              : fn == "$denseRank" ? RankFunction::kDenseRank
+                                   : RankFunction::kDocumentNumber;
+  return std::unique_ptr<WindowFunction>(std::make_unique<RankFunction>(kind));
+}
+
+// $locf and $linearFill: one expression argument, no window.
+StatusWith<std::unique_ptr<WindowFunction>> ParseFill(std::string_view fn, const BsonObj& spec,
+                                                      const WindowSortInfo& sort) {
+  BsonElement arg, window;
+  HG_RETURN_IF_ERROR(SplitSpec(spec, fn, &arg, &window));
+  if (!window.eoo()) return ParseError("'window' field is not allowed in " + std::string(fn));
+  HG_ASSIGN_OR_RETURN(ExpressionPtr input, Expression::ParseExpression(arg, ParseContext()));
+  if (fn == "$locf")
+    return std::unique_ptr<WindowFunction>(std::make_unique<LocfFunction>(std::move(input)));
+  if (!sort.present || sort.num_keys != 1) {
+    return PipelineError(605001, std::string(fn) +
+                                     " must be specified with a top level sortBy expression "
+                                     "with exactly one element");
+  }
+  return std::unique_ptr<WindowFunction>(std::make_unique<LinearFillFunction>(std::move(input)));
+}
+
+}  // namespace
+
+StatusWith<std::unique_ptr<WindowFunction>> ParseWindowFunction(const BsonObj& spec,
+                                                                const WindowSortInfo& sort) {
+  std::string_view fn;
+  for (const auto& e : spec) {
+    std::string_view n = e.FieldName();
+    if (n.empty() || n[0] != '$') continue;
+    if (IsUnsupportedWindowFunction(n)) {
+      return Status(ErrorCode::kCommandNotSupported,
+                    "Window function " + std::string(n) + " is not supported yet");
+    }
+    if (!IsWindowFunctionName(n)) {
+      return ParseError("Unrecognized window function, " + std::string(n));
+    }
+    fn = n;
+    break;
+  }
+  if (fn.empty()) {
+    return ParseError(
+        "Expected a $-prefixed window function" +
+        (spec.IsEmpty() ? std::string() : ", " + std::string(spec.FirstElement().FieldName())));
+  }
+  if (fn == "$rank" || fn == "$denseRank" || fn == "$documentNumber") {
+    return ParseRank(fn, spec, sort);
+  }
+  if (fn == "$expMovingAvg") return ParseExpMovingAvg(spec, sort);
+  if (fn == "$shift") return ParseShift(spec, sort);
+  if (fn == "$locf" || fn == "$linearFill") return ParseFill(fn, spec, sort);
+
+  BsonElement arg, window_elem;
+  HG_RETURN_IF_ERROR(SplitSpec(spec, fn, &arg, &window_elem));
+  if (fn == "$derivative" || fn == "$integral") {
+    HG_RETURN_IF_ERROR(RequireOneFieldSort(sort, fn));
+  }
+  Window w;
+  if (!window_elem.eoo()) {
+    HG_ASSIGN_OR_RETURN(w, ParseWindow(window_elem, sort));
+  }
+  if (fn == "$derivative") {
+    ExpressionPtr input;
+    std::optional<int64_t> unit_ms;
+    HG_RETURN_IF_ERROR(ParseInputAndUnit(fn, arg, &input, &unit_ms));
+    if (window_elem.eoo()) return ParseError("$derivative requires explicit window bounds");
+    return std::unique_ptr<WindowFunction>(
+        std::make_unique<DerivativeFunction>(std::move(input), std::move(w), unit_ms));
+  }
+  if (fn == "$integral") return ParseIntegral(arg, std::move(w), sort);
+  return ParseFold(fn, arg, std::move(w));
+}
+
+}  // namespace hourglass::pipeline

@@ -1,0 +1,341 @@
+// $setWindowFields, and $fill, which MongoDB defines as a $setWindowFields ($locf/$linearFill
+// outputs) followed by an $addFields ($ifNull for `value` outputs).
+//
+// The stage drains its input on the first Next(), orders it by partition then sortBy (stable:
+// ties keep input order), computes every output field partition by partition with the functions
+// of window_functions.h, and then streams the documents out.
+#include "bson/bson_compare.h"
+#include "pipeline/stage.h"
+#include "pipeline/window_functions.h"
+#include "query/path.h"
+#include "query/sort.h"
+
+namespace hourglass::pipeline {
+
+using bson::BsonBuilder;
+using bson::BsonElement;
+using bson::BsonObj;
+using bson::BsonType;
+using OptDoc = std::optional<BsonObj>;
+
+namespace {
+
+struct WindowOutput {
+  std::vector<std::string> path;
+  std::unique_ptr<WindowFunction> fn;
+};
+
+class SetWindowFieldsStage : public Stage {
+ public:
+  ExpressionPtr partition_by;  // null: one partition
+  std::optional<query::SortPattern> sort;
+  WindowSortInfo sort_info;
+  std::vector<WindowOutput> outputs;
+  PipelineContext ctx;
+
+  std::string_view name() const override { return "$setWindowFields"; }
+
+  std::unique_ptr<DocumentStream> Bind(std::unique_ptr<DocumentStream> input) const override {
+    class Stream : public DocumentStream {
+     public:
+      Stream(std::shared_ptr<const SetWindowFieldsStage> s, std::unique_ptr<DocumentStream> in)
+          : s_(std::move(s)), in_(std::move(in)) {}
+      StatusWith<OptDoc> Next() override {
+        if (!loaded_) {
+          HG_RETURN_IF_ERROR(Load());
+          loaded_ = true;
+        }
+        if (pos_ >= out_.size()) return OptDoc();
+        return OptDoc(std::move(out_[pos_++]));
+      }
+
+     private:
+      struct Row {
+        Value partition;
+        BsonObj sort_key;
+        BsonObj doc;
+      };
+
+      Status Load() {
+        Variables vars(s_->ctx.now_millis);
+        std::vector<Row> rows;
+        int64_t bytes = 0;
+        while (true) {
+          HG_ASSIGN_OR_RETURN(OptDoc d, in_->Next());
+          if (!d) break;
+          Row r;
+          r.partition = Value::Null();
+          if (s_->partition_by) {
+            HG_ASSIGN_OR_RETURN(Value p, s_->partition_by->Evaluate(*d, vars));
+            if (p.IsArray()) {
+              return PipelineError(5722400,
+                                   "$setWindowFields partitionBy must not evaluate to an array");
+            }
+            if (!p.missing()) r.partition = std::move(p);
+          }
+          if (s_->sort) r.sort_key = s_->sort->ExtractKey(*d);
+          r.doc = std::move(*d);
+          // Documents are held twice at most (input and output), plus their keys.
+          bytes += 2 * static_cast<int64_t>(r.doc.size()) + r.sort_key.size() +
+                   r.partition.element().size() + 64;
+          if (bytes > s_->ctx.memory_limit_bytes && !s_->ctx.allow_disk_use) {
+            return Status(ErrorCode::kQueryExceededMemoryLimitNoDiskUseAllowed,
+                          "Exceeded memory limit in $setWindowFields (" +
+                              std::to_string(s_->ctx.memory_limit_bytes) +
+                              " bytes), but did not opt in to disk use. Pass allowDiskUse:true "
+                              "to opt in.");
+          }
+          rows.push_back(std::move(r));
+        }
+        std::stable_sort(rows.begin(), rows.end(), [&](const Row& a, const Row& b) {
+          int c = Compare(a.partition, b.partition);
+          if (c != 0) return c < 0;
+          return s_->sort && s_->sort->CompareKeys(a.sort_key, b.sort_key) < 0;
+        });
+        out_.reserve(rows.size());
+        size_t begin = 0;
+        while (begin < rows.size()) {
+          size_t end = begin + 1;
+          while (end < rows.size() && Compare(rows[end].partition, rows[begin].partition) == 0) {
+            ++end;
+          }
+          WindowPartition p;
+          for (size_t i = begin; i < end; ++i) {
+            p.docs.push_back(std::move(rows[i].doc));
+            p.sort_values.push_back(s_->sort_info.present
+                                        ? EvaluateFieldPath(p.docs.back(), s_->sort_info.first_path)
+                                        : Value());
+          }
+          HG_RETURN_IF_ERROR(ComputePartition(p, vars));
+          begin = end;
+        }
+        return Status::OK();
+      }
+
+      Status ComputePartition(WindowPartition& p, Variables& vars) {
+        std::vector<std::vector<Value>> results(s_->outputs.size());
+        for (size_t k = 0; k < s_->outputs.size(); ++k) {
+          HG_RETURN_IF_ERROR(s_->outputs[k].fn->Compute(p, vars, &results[k]));
+        }
+        for (size_t i = 0; i < p.docs.size(); ++i) {
+          BsonObj doc = std::move(p.docs[i]);
+          for (size_t k = 0; k < s_->outputs.size(); ++k) {
+            doc = SetPathValue(doc, s_->outputs[k].path, results[k][i]);
+          }
+          out_.push_back(std::move(doc));
+        }
+        return Status::OK();
+      }
+
+      std::shared_ptr<const SetWindowFieldsStage> s_;
+      std::unique_ptr<DocumentStream> in_;
+      std::vector<BsonObj> out_;
+      size_t pos_ = 0;
+      bool loaded_ = false;
+    };
+    return std::make_unique<Stream>(Self(this), std::move(input));
+  }
+};
+
+Status CheckOutputFieldName(std::string_view name) {
+  if (name.empty())
+    return PipelineError(40352, "FieldPath cannot be constructed with empty string");
+  if (name[0] == '$') {
+    return PipelineError(16410,
+                         "FieldPath field names may not start with '$'. Consider using "
+                         "$getField or $setField.");
+  }
+  for (const auto& part : query::SplitPath(name)) {
+    if (part.empty())
+      return PipelineError(15998, "FieldPath field names may not be empty strings.");
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+Status ParseSetWindowFieldsStage(const BsonElement& spec, const PipelineContext& ctx,
+                                 StageList* out) {
+  if (spec.type() != BsonType::kObject) {
+    return Status(ErrorCode::kFailedToParse,
+                  "the $setWindowFields stage specification must be an object, found " +
+                      std::string(bson::TypeName(spec.type())));
+  }
+  auto s = std::make_shared<SetWindowFieldsStage>();
+  s->ctx = ctx;
+  BsonElement output;
+  for (const auto& f : spec.Obj()) {
+    std::string_view n = f.FieldName();
+    if (n == "partitionBy") {
+      HG_ASSIGN_OR_RETURN(s->partition_by, Expression::ParseExpression(f, ParseContext()));
+    } else if (n == "sortBy") {
+      if (f.type() != BsonType::kObject) {
+        return Status(ErrorCode::kTypeMismatch,
+                      "BSON field '$setWindowFields.sortBy' is the wrong type '" +
+                          std::string(bson::TypeName(f.type())) + "', expected type 'object'");
+      }
+      HG_ASSIGN_OR_RETURN(auto pattern, query::SortPattern::Parse(f.Obj().Owned()));
+      if (!pattern.IsEmpty()) {
+        s->sort_info.present = true;
+        s->sort_info.num_keys = pattern.NumKeys();
+        BsonElement first = f.Obj().FirstElement();
+        s->sort_info.first_path = query::SplitPath(first.FieldName());
+        s->sort_info.ascending = first.NumberDouble() > 0;
+        s->sort = std::move(pattern);
+      }
+    } else if (n == "output") {
+      if (f.type() != BsonType::kObject) {
+        return Status(ErrorCode::kTypeMismatch,
+                      "BSON field '$setWindowFields.output' is the wrong type '" +
+                          std::string(bson::TypeName(f.type())) + "', expected type 'object'");
+      }
+      output = f;
+    } else {
+      return PipelineError(
+          40415, "BSON field '$setWindowFields." + std::string(n) + "' is an unknown field.");
+    }
+  }
+  if (output.eoo()) {
+    return PipelineError(40414,
+                         "BSON field '$setWindowFields.output' is missing but a required field");
+  }
+  for (const auto& f : output.Obj()) {
+    HG_RETURN_IF_ERROR(CheckOutputFieldName(f.FieldName()));
+    if (f.type() != BsonType::kObject) {
+      return Status(ErrorCode::kFailedToParse,
+                    "The field '" + std::string(f.FieldName()) + "' must be an object");
+    }
+    HG_ASSIGN_OR_RETURN(auto fn, ParseWindowFunction(f.Obj(), s->sort_info));
+    s->outputs.push_back({query::SplitPath(f.FieldName()), std::move(fn)});
+  }
+  out->push_back(std::move(s));
+  return Status::OK();
+}
+
+Status ParseFillStage(const BsonElement& spec, const PipelineContext& ctx, StageList* out) {
+  if (spec.type() != BsonType::kObject) {
+    return Status(ErrorCode::kFailedToParse,
+                  "The $fill stage specification must be an object, found " +
+                      std::string(bson::TypeName(spec.type())));
+  }
+  BsonElement sort_by, partition_by, partition_by_fields, output;
+  for (const auto& f : spec.Obj()) {
+    std::string_view n = f.FieldName();
+    auto wrong_type = [&](std::string_view expected) {
+      return Status(ErrorCode::kTypeMismatch,
+                    "BSON field '$fill." + std::string(n) + "' is the wrong type '" +
+                        std::string(bson::TypeName(f.type())) + "', expected type '" +
+                        std::string(expected) + "'");
+    };
+    if (n == "sortBy") {
+      if (f.type() != BsonType::kObject) return wrong_type("object");
+      sort_by = f;
+    } else if (n == "partitionBy") {
+      if (f.type() != BsonType::kObject && f.type() != BsonType::kString) {
+        return wrong_type("string, object");
+      }
+      partition_by = f;
+    } else if (n == "partitionByFields") {
+      if (f.type() != BsonType::kArray) return wrong_type("array");
+      for (const auto& m : f.Obj()) {
+        if (m.type() != BsonType::kString) {
+          return Status(ErrorCode::kTypeMismatch,
+                        "BSON field '$fill.partitionByFields' must be an array of strings");
+        }
+      }
+      partition_by_fields = f;
+    } else if (n == "output") {
+      if (f.type() != BsonType::kObject) return wrong_type("object");
+      output = f;
+    } else {
+      return PipelineError(40415, "BSON field '$fill." + std::string(n) + "' is an unknown field.");
+    }
+  }
+  if (output.eoo()) {
+    return PipelineError(40414, "BSON field '$fill.output' is missing but a required field");
+  }
+  if (output.Obj().IsEmpty()) {
+    return PipelineError(6050203,
+                         "The output field in '$fill' must contain an object with at least one "
+                         "element");
+  }
+  BsonBuilder window_output, add_fields;
+  bool need_window = false;
+  for (const auto& f : output.Obj()) {
+    std::string field(f.FieldName());
+    if (f.type() != BsonType::kObject) {
+      return PipelineError(6050200,
+                           "Each fill output specification must be an object with exactly one "
+                           "field");
+    }
+    BsonElement method, value;
+    for (const auto& o : f.Obj()) {
+      if (o.FieldName() == "method") {
+        if (o.type() != BsonType::kString) {
+          return Status(ErrorCode::kTypeMismatch,
+                        "BSON field '$fill.method' is the wrong type, expected type 'string'");
+        }
+        method = o;
+      } else if (o.FieldName() == "value") {
+        value = o;
+      } else {
+        return PipelineError(
+            40415, "BSON field '$fill." + std::string(o.FieldName()) + "' is an unknown field.");
+      }
+    }
+    if (!method.eoo()) {
+      if (!value.eoo()) {
+        return PipelineError(6050201,
+                             "Each fill output specification must have exactly one of 'method' "
+                             "or 'value' fields, not both");
+      }
+      if (method.Str() != "locf" && method.Str() != "linear") {
+        return PipelineError(6050202, "Method must be either locf or linear");
+      }
+      size_t t = window_output.OpenObject(field);
+      window_output.AppendString(method.Str() == "locf" ? "$locf" : "$linearFill", "$" + field);
+      window_output.Close(t);
+      need_window = true;
+    }
+    if (!value.eoo()) {
+      size_t t = add_fields.OpenObject(field);
+      size_t a = add_fields.OpenArray("$ifNull");
+      add_fields.AppendString("0", "$" + field);
+      add_fields.AppendElementAs(value, "1");
+      add_fields.Close(a);
+      add_fields.Close(t);
+    }
+  }
+  if (!partition_by.eoo() && !partition_by_fields.eoo()) {
+    return PipelineError(6050204,
+                         "Maximum one of 'partitionBy' and 'partitionByFields can be specified "
+                         "in '$fill'");
+  }
+  if (need_window) {
+    BsonBuilder b;
+    size_t top = b.OpenObject("$setWindowFields");
+    if (!sort_by.eoo()) b.AppendElement(sort_by);
+    if (!partition_by.eoo()) b.AppendElement(partition_by);
+    if (!partition_by_fields.eoo()) {
+      size_t t = b.OpenObject("partitionBy");
+      for (const auto& m : partition_by_fields.Obj()) {
+        b.AppendString(m.Str(), "$" + std::string(m.Str()));
+      }
+      b.Close(t);
+    }
+    b.AppendObject("output", window_output.Obj());
+    b.Close(top);
+    BsonObj swf = b.Obj();
+    HG_RETURN_IF_ERROR(ParseSetWindowFieldsStage(swf.FirstElement(), ctx, out));
+  }
+  BsonObj add = add_fields.Obj();
+  if (!add.IsEmpty()) {
+    BsonBuilder b;
+    b.AppendObject("$addFields", add);
+    BsonObj stage = b.Obj();
+    HG_RETURN_IF_ERROR(ParseAddFieldsStage(stage.FirstElement(), ctx, out));
+  }
+  return Status::OK();
+}
+
+}  // namespace hourglass::pipeline
