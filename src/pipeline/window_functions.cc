@@ -305,6 +305,8 @@ class CovarianceAccumulator : public Accumulator {
 // skipped.
 class IntegralAccumulator : public Accumulator {
  public:
+  // The area is divided by `scale` (the unit's milliseconds when x are dates).
+  explicit IntegralAccumulator(double scale) : scale_(scale) {}
   Status Process(const Value& v) override {
     std::vector<Value> xy = v.ArrayValues();
     if (xy.size() != 2 || !xy[1].numeric()) return Status::OK();
@@ -315,9 +317,12 @@ class IntegralAccumulator : public Accumulator {
     y_ = y;
     return Status::OK();
   }
-  Value Finalize() const override { return seen_ ? Value::Double(area_) : Value::Null(); }
+  Value Finalize() const override {
+    return seen_ ? Value::Double(area_ / scale_) : Value::Null();
+  }
 
  private:
+  double scale_;
   bool seen_ = false;
   double x_ = 0, y_ = 0, area_ = 0;
 };
@@ -713,7 +718,7 @@ StatusWith<std::unique_ptr<WindowFunction>> ParseIntegral(const BsonElement& arg
           return PipelineError(5423901,
                                "$integral with 'unit' expects the sortBy field to be a Date");
         }
-        xd = static_cast<double>(x.DateMillis()) / static_cast<double>(*unit_ms);
+        xd = static_cast<double>(x.DateMillis());
       } else {
         if (x.IsDate()) {
           return PipelineError(5423902, "$integral where the sortBy is a Date requires an 'unit'");
@@ -730,8 +735,9 @@ StatusWith<std::unique_ptr<WindowFunction>> ParseIntegral(const BsonElement& arg
     return out;
   };
   (void)sort;
+  const double scale = unit_ms ? static_cast<double>(*unit_ms) : 1.0;
   return std::unique_ptr<WindowFunction>(std::make_unique<FoldFunction>(
-      [] { return std::make_unique<IntegralAccumulator>(); }, std::move(inputs), std::move(w)));
+      [scale] { return std::make_unique<IntegralAccumulator>(scale); }, std::move(inputs), std::move(w)));
 }
 
 StatusWith<std::unique_ptr<WindowFunction>> ParseExpMovingAvg(const BsonObj& spec,
