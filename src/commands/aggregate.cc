@@ -3,6 +3,7 @@
 
 #include "base/clock.h"
 #include "bson/bson_compare.h"
+#include "commands/aggregate_collections.h"
 #include "commands/collection_scan.h"
 #include "commands/command.h"
 #include "commands/command_util.h"
@@ -101,6 +102,8 @@ class AggregateCommand : public Command {
     pipeline::PipelineContext pctx;
     HG_ASSIGN_OR_RETURN(pctx.allow_disk_use, GetBool("aggregate", cmd, "allowDiskUse", false));
     pctx.now_millis = NowMillis();
+    pctx.db = ctx.db;
+    pctx.collections = MakeCollectionAccess(ctx.service);  // $lookup, $unionWith, $out, $merge...
     BsonElement first = stages->FirstElement();
     if (!collectionless && first.type() == BsonType::kObject &&
         first.Obj().FirstElement().FieldName() == "$collStats") {

@@ -38,6 +38,13 @@ const std::unordered_map<std::string_view, StageParser>& StageTable() {
       {"$setWindowFields", &ParseSetWindowFieldsStage},
       {"$densify", &ParseDensifyStage},
       {"$fill", &ParseFillStage},
+      {"$lookup", &ParseLookupStage},
+      {"$graphLookup", &ParseGraphLookupStage},
+      {"$unionWith", &ParseUnionWithStage},
+      {"$out", &ParseOutStage},
+      {"$merge", &ParseMergeStage},
+      {"$bucketAuto", &ParseBucketAutoStage},
+      {"$redact", &ParseRedactStage},
   };
   return *table;
 }
@@ -78,6 +85,7 @@ StatusWith<std::unique_ptr<Pipeline>> Pipeline::Parse(const BsonObj& stages_arra
   std::unique_ptr<Pipeline> p(new Pipeline());
   p->ctx_ = ctx;
   bool first = true;
+  int stage_index = 0;
   for (const auto& stage_elem : stages_array) {
     if (stage_elem.type() != BsonType::kObject) {
       return Status(ErrorCode::kTypeMismatch,
@@ -103,6 +111,11 @@ StatusWith<std::unique_ptr<Pipeline>> Pipeline::Parse(const BsonObj& stages_arra
     }
     HG_RETURN_IF_ERROR(it->second(spec, ctx, &p->stages_));
     first = false;
+    ++stage_index;
+    if ((name == "$out" || name == "$merge") && stage_index < stages_array.NumFields()) {
+      return PipelineError(40601,
+                           std::string(name) + " can only be the final stage in the pipeline");
+    }
   }
   return p;
 }

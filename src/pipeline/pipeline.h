@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "base/status.h"
@@ -48,7 +49,45 @@ class VectorDocumentStream : public DocumentStream {
   size_t pos_ = 0;
 };
 
+// What stages that read or write other collections ($lookup, $graphLookup, $unionWith, $out,
+// $merge) need from the command layer, which implements it over the catalog and storage (this
+// module knows nothing of them). Calls may block on storage. An implementation is used by one
+// operation's streams at a time (not thread-safe); it may outlive the command (cursors).
+class CollectionAccess {
+ public:
+  virtual ~CollectionAccess() = default;
+  // The documents of db.coll matching `filter` ({} for all), in natural order. A time-series
+  // collection yields its unpacked measurements; a missing collection yields nothing.
+  virtual StatusWith<std::unique_ptr<DocumentStream>> Read(const std::string& db,
+                                                           const std::string& coll,
+                                                           const bson::BsonObj& filter) = 0;
+  // $out: replaces the contents of db.coll with `docs`, which are written to a temporary
+  // collection renamed over the target at the end (a failure leaves the target unchanged).
+  // `timeseries` (empty: none) makes the target a time-series collection with those options.
+  virtual Status ReplaceCollection(const std::string& db, const std::string& coll,
+                                   const bson::BsonObj& timeseries, DocumentStream& docs) = 0;
+  // $merge: OK when db.coll may be merged into on `on` (a unique index on those fields, or
+  // _id): 51183 otherwise; 115 for targets not supported (time-series, views).
+  virtual Status CheckMergeTarget(const std::string& db, const std::string& coll,
+                                  const std::vector<std::string>& on) = 0;
+  // $merge: the document of db.coll matching the equality `filter`, if any.
+  virtual StatusWith<std::optional<bson::BsonObj>> FindOne(const std::string& db,
+                                                           const std::string& coll,
+                                                           const bson::BsonObj& filter) = 0;
+  // $merge: inserts `doc` (creating the collection if needed); DuplicateKey (11000) on a clash.
+  virtual Status Insert(const std::string& db, const std::string& coll,
+                        const bson::BsonObj& doc) = 0;
+  // $merge: replaces the document whose _id is old_doc's _id with new_doc.
+  virtual Status Replace(const std::string& db, const std::string& coll,
+                         const bson::BsonObj& old_doc, const bson::BsonObj& new_doc) = 0;
+};
+
 struct PipelineContext {
+  // The aggregate's database (default for `from`/`into`), and access to other collections;
+  // null when the pipeline runs without a command (unit tests): those stages then fail with
+  // CommandNotSupported (115).
+  std::string db;
+  std::shared_ptr<CollectionAccess> collections;
   bool allow_disk_use = false;
   int64_t now_millis = 0;  // the value of $$NOW
   // Bytes $group and $sort may hold before failing with code 292 (MongoDB's default: 100 MB).

@@ -270,7 +270,9 @@ TEST(PipelineTest, StageSpecErrors) {
   CheckError(R"([{"$match": {}, "$limit": 1}])", "[]", LocationCode(40323));
   CheckError(R"([{}])", "[]", LocationCode(40323));
   CheckError(R"([1])", "[]", ErrorCode::kTypeMismatch);
-  CheckError(R"([{"$lookup": {}}])", "[]", ErrorCode::kCommandNotSupported);
+  // Stages over other collections need PipelineContext::collections.
+  CheckError(R"([{"$lookup": {"from": "c", "as": "j", "localField": "a", "foreignField": "b"}}])",
+             "[]", ErrorCode::kCommandNotSupported);
   CheckError(R"([{"$out": "x"}])", "[]", ErrorCode::kCommandNotSupported);
   CheckError(R"([{"$project": {"x": {"$nope": 1}}}])", "[]", ErrorCode::kInvalidPipelineOperator);
 }

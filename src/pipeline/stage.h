@@ -76,6 +76,34 @@ Status ParseSetWindowFieldsStage(const bson::BsonElement& spec, const PipelineCo
                                  StageList* out);
 Status ParseFillStage(const bson::BsonElement& spec, const PipelineContext& ctx, StageList* out);
 Status ParseDensifyStage(const bson::BsonElement& spec, const PipelineContext& ctx, StageList* out);
+Status ParseBucketAutoStage(const bson::BsonElement& spec, const PipelineContext& ctx,
+                            StageList* out);
+Status ParseRedactStage(const bson::BsonElement& spec, const PipelineContext& ctx, StageList* out);
+// Stages over other collections (lookup_stages.cc, output_stages.cc): they reach them through
+// PipelineContext::collections.
+Status ParseLookupStage(const bson::BsonElement& spec, const PipelineContext& ctx, StageList* out);
+Status ParseGraphLookupStage(const bson::BsonElement& spec, const PipelineContext& ctx,
+                             StageList* out);
+Status ParseUnionWithStage(const bson::BsonElement& spec, const PipelineContext& ctx,
+                           StageList* out);
+Status ParseOutStage(const bson::BsonElement& spec, const PipelineContext& ctx, StageList* out);
+Status ParseMergeStage(const bson::BsonElement& spec, const PipelineContext& ctx, StageList* out);
+
+// User variables given to a sub-pipeline ($lookup's `let`, $merge's `let` and $$new), by name.
+using LetValues = std::vector<std::pair<std::string, Value>>;
+
+// The pipeline array `stages` with every "$$name" / "$$name.path" string that names one of
+// `vars` replaced by {$literal: value} (inside $match only under $expr, where variables are
+// expressions; elsewhere in $match a string is a plain value).
+bson::BsonObj SubstituteVariables(const bson::BsonObj& stages, const LetValues& vars);
+
+// Parses a `let` document: each name must be a valid user variable name (16870 otherwise).
+Status ParseLetSpec(const bson::BsonObj& let,
+                    std::vector<std::pair<std::string, ExpressionPtr>>* out);
+
+// Evaluates parsed `let` expressions over `doc`.
+StatusWith<LetValues> EvaluateLet(const std::vector<std::pair<std::string, ExpressionPtr>>& let,
+                                  const bson::BsonObj& doc, int64_t now_millis);
 
 // The filter of a $match stage, or nullptr if `stage` is not a pushable $match.
 const bson::BsonObj* PushableMatchFilter(const Stage& stage);

@@ -1,0 +1,242 @@
+#include "commands/aggregate_collections.h"
+
+#include <atomic>
+#include <set>
+
+#include "commands/collection_scan.h"
+#include "commands/crud_util.h"
+#include "commands/ddl_commands.h"
+#include "commands/timeseries_util.h"
+#include "commands/timeseries_write.h"
+#include "storage/write_conflict.h"
+
+namespace hourglass::commands {
+
+using bson::BsonArrayBuilder;
+using bson::BsonBuilder;
+using bson::BsonElement;
+using bson::BsonObj;
+using bson::BsonType;
+
+namespace {
+
+// Documents per transaction when $out fills its temporary collection.
+constexpr size_t kOutBatch = 500;
+
+class CatalogCollectionAccess : public pipeline::CollectionAccess {
+ public:
+  explicit CatalogCollectionAccess(ServiceContext& service) : service_(service) {}
+
+  StatusWith<std::unique_ptr<pipeline::DocumentStream>> Read(const std::string& db,
+                                                             const std::string& coll,
+                                                             const BsonObj& filter) override {
+    catalog::NamespaceString nss{db, coll};
+    HG_RETURN_IF_ERROR(catalog::ValidateCollectionName(nss));
+    CommandContext ctx = Context(db);
+    ReadPlan plan;
+    if (!filter.IsEmpty()) {
+      HG_ASSIGN_OR_RETURN(plan.filter, query::Matcher::Parse(filter));
+      plan.filter_spec = filter;
+    }
+    return BuildReadStream(ctx, nss, std::move(plan));
+  }
+
+  Status ReplaceCollection(const std::string& db, const std::string& coll,
+                           const BsonObj& timeseries, pipeline::DocumentStream& docs) override {
+    catalog::NamespaceString nss{db, coll};
+    HG_RETURN_IF_ERROR(catalog::ValidateCollectionName(nss));
+    auto existing = service_.catalog->Lookup(nss);
+    const bool existing_ts = existing && existing->entry().type == "timeseries";
+    if (existing && existing->IsView() && !existing_ts) {
+      return Status(ErrorCode::kCommandNotSupportedOnView,
+                    "Namespace " + nss.ns() + " is a view, not a collection");
+    }
+    if (!timeseries.IsEmpty()) return ReplaceTimeseries(nss, timeseries, docs);
+    if (existing_ts) {
+      return Status(ErrorCode::kCommandNotSupported,
+                    "$out to an existing time-series collection without the 'timeseries' "
+                    "option is not supported yet");
+    }
+    // Fill a temporary collection, then rename it over the target: readers see the old or the
+    // new contents, never a mix, and a failure leaves the target as it was.
+    static std::atomic<int64_t> counter{0};
+    catalog::NamespaceString tmp{
+        db, "tmp.agg_out." + bson::ObjectId::Generate().ToHex() + std::to_string(counter++)};
+    HG_ASSIGN_OR_RETURN(auto tmp_coll, service_.catalog->CreateCollection(tmp, BsonObj()));
+    Status st = FillCollection(*tmp_coll, docs);
+    if (st.ok()) st = service_.catalog->RenameCollection(tmp, nss, /*drop_target=*/true);
+    if (!st.ok()) {
+      (void)service_.catalog->DropCollection(tmp);
+      return st;
+    }
+    return Status::OK();
+  }
+
+  Status CheckMergeTarget(const std::string& db, const std::string& coll,
+                          const std::vector<std::string>& on) override {
+    catalog::NamespaceString nss{db, coll};
+    HG_RETURN_IF_ERROR(catalog::ValidateCollectionName(nss));
+    auto existing = service_.catalog->Lookup(nss);
+    if (existing && existing->entry().type == "timeseries") {
+      return Status(ErrorCode::kCommandNotSupported,
+                    "$merge into a time-series collection is not supported yet");
+    }
+    if (existing && existing->IsView()) {
+      return Status(ErrorCode::kCommandNotSupportedOnView,
+                    "Namespace " + nss.ns() + " is a view, not a collection");
+    }
+    if (on.size() == 1 && on[0] == "_id") return Status::OK();
+    // Other `on` fields need a unique index on exactly those fields.
+    std::set<std::string> wanted(on.begin(), on.end());
+    if (existing) {
+      for (const auto& idx : existing->entry().indexes) {
+        if (!idx.spec["unique"].Truthy()) continue;
+        std::set<std::string> fields;
+        for (const BsonElement& k : idx.key()) fields.insert(std::string(k.FieldName()));
+        if (fields == wanted) return Status::OK();
+      }
+    }
+    return Status(ErrorCode::kLocation51183,
+                  "Cannot find index to verify that join fields will be unique");
+  }
+
+  StatusWith<std::optional<BsonObj>> FindOne(const std::string& db, const std::string& coll,
+                                             const BsonObj& filter) override {
+    auto c = service_.catalog->Lookup({db, coll});
+    if (!c || c->ident().empty()) return std::optional<BsonObj>();
+    BsonElement id_cond = filter["_id"];
+    if (filter.NumFields() == 1 && id_cond.type() == BsonType::kObject) {
+      // The usual `on: "_id"`: a point read on the _id index.
+      auto session = service_.engine->NewSession();
+      HG_ASSIGN_OR_RETURN(auto rec, c->FindById(*session, id_cond.Obj()["$eq"]));
+      if (!rec) return std::optional<BsonObj>();
+      return std::optional<BsonObj>(rec->doc);
+    }
+    HG_ASSIGN_OR_RETURN(auto matcher, query::Matcher::Parse(filter));
+    CollectionScan scan(c, service_.engine, std::move(matcher));
+    return scan.Next();
+  }
+
+  Status Insert(const std::string& db, const std::string& coll, const BsonObj& doc) override {
+    catalog::NamespaceString nss{db, coll};
+    HG_ASSIGN_OR_RETURN(auto c, service_.catalog->GetOrCreateCollection(nss));
+    HG_ASSIGN_OR_RETURN(BsonObj prepared, PrepareInsertDocument(doc));
+    HG_RETURN_IF_ERROR(storage::RetryOnWriteConflict([&]() -> Status {
+      auto session = service_.engine->NewSession();
+      storage::WriteUnit wu(*session);
+      HG_RETURN_IF_ERROR(wu.begin_status());
+      HG_RETURN_IF_ERROR(c->Insert(*session, prepared).status());
+      return wu.Commit();
+    }));
+    c->AdjustCounts(1, prepared.size());
+    return Status::OK();
+  }
+
+  Status Replace(const std::string& db, const std::string& coll, const BsonObj& old_doc,
+                 const BsonObj& new_doc) override {
+    auto c = service_.catalog->Lookup({db, coll});
+    if (!c) return Status(ErrorCode::kNamespaceNotFound, "ns does not exist: " + db + "." + coll);
+    if (new_doc.size() > 16 * 1024 * 1024) {
+      return Status(ErrorCode::kBSONObjectTooLarge,
+                    "Resulting document after update is larger than 16777216");
+    }
+    int64_t delta = 0;
+    HG_RETURN_IF_ERROR(storage::RetryOnWriteConflict([&]() -> Status {
+      auto session = service_.engine->NewSession();
+      storage::WriteUnit wu(*session);
+      HG_RETURN_IF_ERROR(wu.begin_status());
+      HG_ASSIGN_OR_RETURN(auto rec, c->FindById(*session, old_doc["_id"]));
+      if (!rec) return wu.Commit();  // removed meanwhile: nothing to replace
+      HG_RETURN_IF_ERROR(c->Update(*session, rec->id, rec->doc, new_doc));
+      delta = static_cast<int64_t>(new_doc.size()) - rec->doc.size();
+      return wu.Commit();
+    }));
+    c->AdjustCounts(0, delta);
+    return Status::OK();
+  }
+
+ private:
+  CommandContext Context(const std::string& db) { return CommandContext{service_, client_, db}; }
+
+  Status FillCollection(catalog::Collection& coll, pipeline::DocumentStream& docs) {
+    std::vector<BsonObj> batch;
+    bool more = true;
+    while (more) {
+      batch.clear();
+      while (batch.size() < kOutBatch) {
+        HG_ASSIGN_OR_RETURN(auto d, docs.Next());
+        if (!d) {
+          more = false;
+          break;
+        }
+        HG_ASSIGN_OR_RETURN(BsonObj prepared, PrepareInsertDocument(*d));
+        batch.push_back(std::move(prepared));
+      }
+      if (batch.empty()) break;
+      int64_t bytes = 0;
+      HG_RETURN_IF_ERROR(storage::RetryOnWriteConflict([&]() -> Status {
+        bytes = 0;
+        auto session = service_.engine->NewSession();
+        storage::WriteUnit wu(*session);
+        HG_RETURN_IF_ERROR(wu.begin_status());
+        for (const auto& d : batch) {
+          HG_RETURN_IF_ERROR(coll.Insert(*session, d).status());
+          bytes += d.size();
+        }
+        return wu.Commit();
+      }));
+      coll.AdjustCounts(static_cast<int64_t>(batch.size()), bytes);
+    }
+    return Status::OK();
+  }
+
+  // $out with `timeseries`: creates the target (or checks that the existing one has the same
+  // options), then replaces its measurements. Every document is checked before the old ones go,
+  // but the replacement is not atomic.
+  Status ReplaceTimeseries(const catalog::NamespaceString& nss, const BsonObj& options,
+                           pipeline::DocumentStream& docs) {
+    auto existing = service_.catalog->Lookup(nss);
+    if (existing && existing->entry().type != "timeseries") {
+      return Status(ErrorCode::kCommandNotSupported,
+                    "$out replacing a collection by a time-series collection is not supported "
+                    "yet");
+    }
+    CommandContext ctx = Context(nss.db);
+    BsonBuilder create;
+    create.AppendString("create", nss.coll);
+    create.AppendObject("timeseries", options);
+    HG_RETURN_IF_ERROR(CreateTimeseriesCollection(ctx, nss, create.Obj()));
+    HG_ASSIGN_OR_RETURN(auto ts, LookupTimeseries(service_, nss));
+    if (!ts) return Status(ErrorCode::kNamespaceNotFound, "ns does not exist: " + nss.ns());
+    BsonArrayBuilder all;
+    const std::string& time_field = ts->options.time_field;
+    while (true) {
+      HG_ASSIGN_OR_RETURN(auto d, docs.Next());
+      if (!d) break;
+      if ((*d)[time_field].type() != BsonType::kDate) {
+        return Status(
+            ErrorCode::kBadValue,
+            "'" + time_field + "' must be present and contain a valid BSON UTC datetime value");
+      }
+      all.AppendObject(*d);
+    }
+    BsonObj array = all.Obj();
+    HG_RETURN_IF_ERROR(DeleteMeasurements(ctx, *ts, BsonObj(), /*multi=*/true).status());
+    if (array.IsEmpty()) return Status::OK();
+    HG_ASSIGN_OR_RETURN(InsertOutcome outcome,
+                        InsertMeasurements(ctx, *ts, array, /*ordered=*/true));
+    if (!outcome.errors.empty()) return outcome.errors.front().second;
+    return Status::OK();
+  }
+
+  ServiceContext& service_;
+  ClientState client_;
+};
+
+}  // namespace
+
+std::shared_ptr<pipeline::CollectionAccess> MakeCollectionAccess(ServiceContext& service) {
+  return std::make_shared<CatalogCollectionAccess>(service);
+}
+
+}  // namespace hourglass::commands

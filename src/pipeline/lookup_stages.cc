@@ -1,0 +1,618 @@
+// Stages that read other collections: $lookup (equality, pipeline and combined forms),
+// $graphLookup and $unionWith. They read through PipelineContext::collections; each stream reads
+// the foreign collection once, on its first Next(), and keeps its documents in memory.
+#include <map>
+#include <set>
+
+#include "bson/bson_compare.h"
+#include "pipeline/stage.h"
+#include "query/matcher.h"
+#include "query/path.h"
+
+namespace hourglass::pipeline {
+
+using bson::BsonArrayBuilder;
+using bson::BsonBuilder;
+using bson::BsonElement;
+using bson::BsonObj;
+using bson::BsonType;
+using OptDoc = std::optional<BsonObj>;
+
+namespace {
+
+Status NoCollectionAccess(std::string_view stage) {
+  return Status(ErrorCode::kCommandNotSupported,
+                std::string(stage) + " is not supported without a collection context");
+}
+
+Status CheckVariableName(std::string_view name) {
+  if (name.empty()) return PipelineError(16869, "empty variable names are not allowed");
+  unsigned char c0 = static_cast<unsigned char>(name[0]);
+  if (!((c0 >= 'a' && c0 <= 'z') || c0 >= 0x80)) {
+    return PipelineError(16870, "'" + std::string(name) +
+                                    "' starts with an invalid character for a user variable name");
+  }
+  for (char ch : name) {
+    unsigned char c = static_cast<unsigned char>(ch);
+    if (!(std::isalnum(c) || c == '_' || c >= 0x80)) {
+      return PipelineError(16871, "'" + std::string(name) +
+                                      "' contains an invalid character for a variable name: '" +
+                                      std::string(1, ch) + "'");
+    }
+  }
+  return Status::OK();
+}
+
+// Substitution inside one value. `in_expr`: strings are expressions here.
+void SubstituteInto(BsonBuilder& b, const BsonElement& e, std::string_view name,
+                    const LetValues& vars, bool in_expr, bool in_match);
+
+BsonObj SubstituteObject(const BsonObj& obj, const LetValues& vars, bool in_expr, bool in_match,
+                         bool is_array) {
+  BsonBuilder b;
+  for (const BsonElement& e : obj) {
+    bool child_expr = in_expr;
+    bool child_match = in_match;
+    if (!is_array && in_match && !in_expr && e.FieldName() == "$expr") child_expr = true;
+    SubstituteInto(b, e, e.FieldName(), vars, child_expr, child_match);
+  }
+  return b.Obj();
+}
+
+void SubstituteInto(BsonBuilder& b, const BsonElement& e, std::string_view name,
+                    const LetValues& vars, bool in_expr, bool in_match) {
+  if (e.type() == BsonType::kString && in_expr && e.Str().substr(0, 2) == "$$") {
+    std::string_view ref = e.Str().substr(2);
+    size_t dot = ref.find('.');
+    std::string_view var = ref.substr(0, dot);
+    for (const auto& [n, v] : vars) {
+      if (n != var) continue;
+      Value result = v;
+      if (dot != std::string_view::npos) {
+        BsonBuilder holder;
+        v.AppendTo(holder, "v");
+        std::vector<std::string> path = query::SplitPath(ref.substr(dot + 1));
+        path.insert(path.begin(), "v");
+        result = EvaluateFieldPath(holder.Obj(), path);
+      }
+      // A missing value stays missing: $$REMOVE has that meaning in expressions.
+      if (result.missing()) {
+        b.AppendString(name, "$$REMOVE");
+        return;
+      }
+      size_t t = b.OpenObject(name);
+      result.AppendTo(b, "$literal");
+      b.Close(t);
+      return;
+    }
+  }
+  if (e.type() == BsonType::kObject) {
+    b.AppendObject(name, SubstituteObject(e.Obj(), vars, in_expr, in_match, false));
+  } else if (e.type() == BsonType::kArray) {
+    b.AppendArray(name, SubstituteObject(e.Obj(), vars, in_expr, in_match, true));
+  } else {
+    b.AppendElementAs(e, name);
+  }
+}
+
+// Keys of a document at a dotted path, for equality joins with query semantics: a missing value
+// is null (or skipped when !missing_as_null), an array at the end of the path contributes its
+// elements and (when `whole_arrays`) itself.
+void CollectKeys(const BsonObj& doc, const query::FieldPath& path, bool whole_arrays,
+                 std::vector<Value>* out, bool missing_as_null = true) {
+  query::WalkPath(doc, path, true, [&](const query::PathValue& pv) {
+    if (pv.whole_array && !whole_arrays) return false;
+    if (pv.element.eoo() || pv.element.type() == BsonType::kUndefined) {
+      if (missing_as_null || !pv.element.eoo()) out->push_back(Value::Null());
+    } else {
+      out->push_back(Value::FromElement(pv.element));
+    }
+    return false;
+  });
+}
+
+// Foreign documents indexed by the key values at one path.
+class KeyIndex {
+ public:
+  void Build(const std::vector<BsonObj>& docs, const query::FieldPath& path) {
+    for (size_t i = 0; i < docs.size(); ++i) {
+      std::vector<Value> keys;
+      CollectKeys(docs[i], path, true, &keys);
+      for (auto& k : keys) index_[k].push_back(i);
+    }
+  }
+  // Positions of the documents whose key equals one of `keys`, ascending, without repeats.
+  std::vector<size_t> Find(const std::vector<Value>& keys) const {
+    std::set<size_t> hits;
+    for (const auto& k : keys) {
+      auto it = index_.find(k);
+      if (it != index_.end()) hits.insert(it->second.begin(), it->second.end());
+    }
+    return {hits.begin(), hits.end()};
+  }
+
+ private:
+  std::map<Value, std::vector<size_t>, ValueLess> index_;
+};
+
+Status ReadAll(CollectionAccess& access, const std::string& db, const std::string& coll,
+               const BsonObj& filter, std::vector<BsonObj>* out) {
+  HG_ASSIGN_OR_RETURN(auto stream, access.Read(db, coll, filter));
+  HG_ASSIGN_OR_RETURN(*out, DrainStream(*stream));
+  return Status::OK();
+}
+
+BsonObj ArrayOf(const std::vector<BsonObj>& docs) {
+  BsonArrayBuilder a;
+  for (const auto& d : docs) a.AppendObject(d);
+  return a.Obj();
+}
+
+// Rejects stages a sub-pipeline may not hold.
+Status CheckSubPipeline(const BsonObj& stages, std::string_view owner, int code) {
+  for (const BsonElement& st : stages) {
+    if (st.type() != BsonType::kObject || st.Obj().IsEmpty()) continue;
+    std::string_view n = st.Obj().FirstElement().FieldName();
+    if (n == "$out" || n == "$merge") {
+      return PipelineError(code, std::string(n) + " is not allowed within a " + std::string(owner) +
+                                     "'s sub-pipeline");
+    }
+  }
+  return Status::OK();
+}
+
+// ---- $lookup ----
+
+class LookupStage : public Stage {
+ public:
+  PipelineContext ctx;
+  std::string from;
+  std::string as;
+  std::optional<query::FieldPath> local_field, foreign_field;
+  std::vector<std::pair<std::string, ExpressionPtr>> let;
+  std::optional<BsonObj> sub_pipeline;
+  std::unique_ptr<Pipeline> uncorrelated;  // a sub-pipeline that needs no per-document input
+
+  std::string_view name() const override { return "$lookup"; }
+
+  std::unique_ptr<DocumentStream> Bind(std::unique_ptr<DocumentStream> input) const override {
+    class Stream : public DocumentStream {
+     public:
+      Stream(std::shared_ptr<const LookupStage> s, std::unique_ptr<DocumentStream> in)
+          : s_(std::move(s)), in_(std::move(in)) {}
+      StatusWith<OptDoc> Next() override {
+        HG_ASSIGN_OR_RETURN(OptDoc d, in_->Next());
+        if (!d) return d;
+        if (!loaded_) {
+          HG_RETURN_IF_ERROR(Load());
+          loaded_ = true;
+        }
+        std::vector<BsonObj> joined;
+        if (s_->local_field) {
+          std::vector<Value> keys;
+          CollectKeys(*d, *s_->local_field, false, &keys);
+          // Like MongoDB, a local value with no elements (an empty array) matches null/missing.
+          if (keys.empty()) keys.push_back(Value::Null());
+          for (size_t i : index_.Find(keys)) joined.push_back(foreign_[i]);
+        } else {
+          joined = foreign_;
+        }
+        if (s_->sub_pipeline) {
+          if (s_->uncorrelated && !s_->local_field) {
+            // MongoDB too runs a sub-pipeline that depends on nothing of the input only once.
+            if (!cached_) {
+              HG_ASSIGN_OR_RETURN(cached_, s_->uncorrelated->RunOver(foreign_));
+            }
+            joined = *cached_;
+          } else if (s_->uncorrelated) {
+            HG_ASSIGN_OR_RETURN(joined, s_->uncorrelated->RunOver(std::move(joined)));
+          } else {
+            HG_ASSIGN_OR_RETURN(LetValues vars, EvaluateLet(s_->let, *d, s_->ctx.now_millis));
+            BsonObj stages = SubstituteVariables(*s_->sub_pipeline, vars);
+            HG_ASSIGN_OR_RETURN(auto p, Pipeline::Parse(stages, s_->ctx));
+            HG_ASSIGN_OR_RETURN(joined, p->RunOver(std::move(joined)));
+          }
+        }
+        BsonBuilder arr;
+        arr.AppendArray("", ArrayOf(joined));
+        BsonObj holder = arr.Obj();
+        return OptDoc(
+            SetPathValue(*d, query::SplitPath(s_->as), Value::FromElement(holder.FirstElement())));
+      }
+
+     private:
+      Status Load() {
+        HG_RETURN_IF_ERROR(
+            ReadAll(*s_->ctx.collections, s_->ctx.db, s_->from, BsonObj(), &foreign_));
+        if (s_->foreign_field) index_.Build(foreign_, *s_->foreign_field);
+        return Status::OK();
+      }
+      std::shared_ptr<const LookupStage> s_;
+      std::unique_ptr<DocumentStream> in_;
+      std::vector<BsonObj> foreign_;
+      KeyIndex index_;
+      std::optional<std::vector<BsonObj>> cached_;
+      bool loaded_ = false;
+    };
+    return std::make_unique<Stream>(Self(this), std::move(input));
+  }
+};
+
+StatusWith<std::string> StringArg(std::string_view stage, const BsonElement& e) {
+  if (e.type() != BsonType::kString) {
+    return Status(ErrorCode::kFailedToParse,
+                  std::string(stage) + " argument '" + std::string(e.FieldName()) +
+                      "' must be a string, is type " + std::string(bson::TypeName(e.type())));
+  }
+  return std::string(e.Str());
+}
+
+}  // namespace
+
+Status ParseLetSpec(const BsonObj& let, std::vector<std::pair<std::string, ExpressionPtr>>* out) {
+  for (const BsonElement& v : let) {
+    HG_RETURN_IF_ERROR(CheckVariableName(v.FieldName()));
+    HG_ASSIGN_OR_RETURN(auto e, Expression::ParseExpression(v, ParseContext()));
+    out->emplace_back(std::string(v.FieldName()), std::move(e));
+  }
+  return Status::OK();
+}
+
+StatusWith<LetValues> EvaluateLet(const std::vector<std::pair<std::string, ExpressionPtr>>& let,
+                                  const BsonObj& doc, int64_t now_millis) {
+  LetValues vars;
+  Variables v(now_millis);
+  for (const auto& [name, e] : let) {
+    HG_ASSIGN_OR_RETURN(Value val, e->Evaluate(doc, v));
+    vars.emplace_back(name, std::move(val));
+  }
+  return vars;
+}
+
+BsonObj SubstituteVariables(const BsonObj& stages, const LetValues& vars) {
+  if (vars.empty()) return stages;
+  BsonBuilder b;
+  for (const BsonElement& st : stages) {
+    if (st.type() != BsonType::kObject) {
+      b.AppendElement(st);
+      continue;
+    }
+    BsonBuilder stage;
+    for (const BsonElement& e : st.Obj()) {
+      const bool is_match = e.FieldName() == "$match";
+      SubstituteInto(stage, e, e.FieldName(), vars, !is_match, is_match);
+    }
+    b.AppendObject(st.FieldName(), stage.Obj());
+  }
+  return b.Obj();
+}
+
+Status ParseLookupStage(const BsonElement& spec, const PipelineContext& ctx, StageList* out) {
+  if (spec.type() != BsonType::kObject) {
+    return Status(ErrorCode::kFailedToParse,
+                  "the $lookup stage specification must be an object, but found " +
+                      std::string(bson::TypeName(spec.type())));
+  }
+  auto s = std::make_shared<LookupStage>();
+  s->ctx = ctx;
+  bool have_from = false, have_as = false;
+  std::optional<BsonObj> let_spec;
+  for (const BsonElement& e : spec.Obj()) {
+    std::string_view f = e.FieldName();
+    if (f == "from") {
+      if (e.type() == BsonType::kObject) {
+        return Status(ErrorCode::kCommandNotSupported,
+                      "$lookup 'from' as {db, coll} is not supported yet");
+      }
+      HG_ASSIGN_OR_RETURN(s->from, StringArg("$lookup", e));
+      if (s->from.empty() || s->from.find('$') != std::string::npos) {
+        return Status(ErrorCode::kInvalidNamespace, "invalid $lookup namespace: " + s->from);
+      }
+      have_from = true;
+    } else if (f == "as") {
+      HG_ASSIGN_OR_RETURN(s->as, StringArg("$lookup", e));
+      have_as = true;
+    } else if (f == "localField") {
+      HG_ASSIGN_OR_RETURN(std::string p, StringArg("$lookup", e));
+      s->local_field = query::SplitPath(p);
+    } else if (f == "foreignField") {
+      HG_ASSIGN_OR_RETURN(std::string p, StringArg("$lookup", e));
+      s->foreign_field = query::SplitPath(p);
+    } else if (f == "let") {
+      if (e.type() != BsonType::kObject) {
+        return Status(ErrorCode::kFailedToParse,
+                      "$lookup argument 'let' must be an object, is type " +
+                          std::string(bson::TypeName(e.type())));
+      }
+      let_spec = e.Obj();
+    } else if (f == "pipeline") {
+      if (e.type() != BsonType::kArray) {
+        return Status(ErrorCode::kFailedToParse, "'pipeline' option must be specified as an array");
+      }
+      s->sub_pipeline = e.Obj().Owned();
+    } else {
+      return Status(ErrorCode::kFailedToParse, "unknown argument to $lookup: " + std::string(f));
+    }
+  }
+  if (!have_as) return Status(ErrorCode::kFailedToParse, "must specify 'as' field for a $lookup");
+  if (s->as.empty() || s->as[0] == '$') {
+    return PipelineError(16410, "FieldPath field names may not start with '$'.");
+  }
+  if (s->local_field.has_value() != s->foreign_field.has_value()) {
+    return Status(ErrorCode::kFailedToParse,
+                  "$lookup requires both or neither of 'localField' and 'foreignField' to be "
+                  "specified");
+  }
+  if (!s->local_field && !s->sub_pipeline) {
+    return Status(ErrorCode::kFailedToParse,
+                  "$lookup requires either 'pipeline' or both 'localField' and 'foreignField' "
+                  "to be specified");
+  }
+  if (let_spec && !s->sub_pipeline) {
+    return Status(ErrorCode::kFailedToParse, "$lookup with 'let' must also specify 'pipeline'");
+  }
+  if (!have_from) {
+    return Status(ErrorCode::kFailedToParse, "must specify 'from' field for a $lookup");
+  }
+  if (let_spec) HG_RETURN_IF_ERROR(ParseLetSpec(*let_spec, &s->let));
+  if (s->sub_pipeline) {
+    HG_RETURN_IF_ERROR(CheckSubPipeline(*s->sub_pipeline, "$lookup", 51047));
+    // Parse now to report errors at once; variables are replaced by placeholders first.
+    LetValues placeholders;
+    for (const auto& [n, e] : s->let) placeholders.emplace_back(n, Value::Null());
+    HG_ASSIGN_OR_RETURN(auto p,
+                        Pipeline::Parse(SubstituteVariables(*s->sub_pipeline, placeholders), ctx));
+    if (s->let.empty()) s->uncorrelated = std::move(p);
+  }
+  if (!ctx.collections) return NoCollectionAccess("$lookup");
+  out->push_back(std::move(s));
+  return Status::OK();
+}
+
+// ---- $unionWith ----
+
+namespace {
+
+class UnionWithStage : public Stage {
+ public:
+  PipelineContext ctx;
+  std::string coll;
+  std::unique_ptr<Pipeline> sub;  // may be null: no pipeline
+
+  std::string_view name() const override { return "$unionWith"; }
+
+  std::unique_ptr<DocumentStream> Bind(std::unique_ptr<DocumentStream> input) const override {
+    class Stream : public DocumentStream {
+     public:
+      Stream(std::shared_ptr<const UnionWithStage> s, std::unique_ptr<DocumentStream> in)
+          : s_(std::move(s)), in_(std::move(in)) {}
+      StatusWith<OptDoc> Next() override {
+        if (in_) {
+          HG_ASSIGN_OR_RETURN(OptDoc d, in_->Next());
+          if (d) return d;
+          in_.reset();
+          HG_ASSIGN_OR_RETURN(other_, s_->ctx.collections->Read(s_->ctx.db, s_->coll, BsonObj()));
+          if (s_->sub) other_ = s_->sub->Bind(std::move(other_));
+        }
+        return other_->Next();
+      }
+
+     private:
+      std::shared_ptr<const UnionWithStage> s_;
+      std::unique_ptr<DocumentStream> in_;
+      std::unique_ptr<DocumentStream> other_;
+    };
+    return std::make_unique<Stream>(Self(this), std::move(input));
+  }
+};
+
+}  // namespace
+
+Status ParseUnionWithStage(const BsonElement& spec, const PipelineContext& ctx, StageList* out) {
+  auto s = std::make_shared<UnionWithStage>();
+  s->ctx = ctx;
+  if (spec.type() == BsonType::kString) {
+    s->coll = std::string(spec.Str());
+  } else if (spec.type() == BsonType::kObject) {
+    bool have_coll = false;
+    for (const BsonElement& e : spec.Obj()) {
+      std::string_view f = e.FieldName();
+      if (f == "coll") {
+        if (e.type() != BsonType::kString) {
+          return Status(ErrorCode::kTypeMismatch,
+                        "BSON field '$unionWith.coll' is the wrong type '" +
+                            std::string(bson::TypeName(e.type())) + "', expected type 'string'");
+        }
+        s->coll = std::string(e.Str());
+        have_coll = true;
+      } else if (f == "pipeline") {
+        if (e.type() != BsonType::kArray) {
+          return Status(ErrorCode::kTypeMismatch,
+                        "BSON field '$unionWith.pipeline' is the wrong type '" +
+                            std::string(bson::TypeName(e.type())) + "', expected type 'array'");
+        }
+        HG_RETURN_IF_ERROR(CheckSubPipeline(e.Obj(), "$unionWith", 31441));
+        HG_ASSIGN_OR_RETURN(s->sub, Pipeline::Parse(e.Obj(), ctx));
+      } else {
+        return PipelineError(40415,
+                             "BSON field '$unionWith." + std::string(f) + "' is an unknown field.");
+      }
+    }
+    if (!have_coll) {
+      return PipelineError(40414, "BSON field '$unionWith.coll' is missing but a required field");
+    }
+  } else {
+    return Status(ErrorCode::kFailedToParse,
+                  "the $unionWith stage specification must be an object or string, but found " +
+                      std::string(bson::TypeName(spec.type())));
+  }
+  if (s->coll.empty() || s->coll.find('$') != std::string::npos) {
+    return Status(ErrorCode::kInvalidNamespace, "Invalid $unionWith namespace: " + s->coll);
+  }
+  if (!ctx.collections) return NoCollectionAccess("$unionWith");
+  out->push_back(std::move(s));
+  return Status::OK();
+}
+
+// ---- $graphLookup ----
+
+namespace {
+
+class GraphLookupStage : public Stage {
+ public:
+  PipelineContext ctx;
+  std::string from, as;
+  ExpressionPtr start_with;
+  query::FieldPath connect_from, connect_to;
+  std::optional<int64_t> max_depth;
+  std::optional<std::string> depth_field;
+  BsonObj restrict;
+
+  std::string_view name() const override { return "$graphLookup"; }
+
+  std::unique_ptr<DocumentStream> Bind(std::unique_ptr<DocumentStream> input) const override {
+    class Stream : public DocumentStream {
+     public:
+      Stream(std::shared_ptr<const GraphLookupStage> s, std::unique_ptr<DocumentStream> in)
+          : s_(std::move(s)), in_(std::move(in)) {}
+      StatusWith<OptDoc> Next() override {
+        HG_ASSIGN_OR_RETURN(OptDoc d, in_->Next());
+        if (!d) return d;
+        if (!loaded_) {
+          HG_RETURN_IF_ERROR(s_->ctx.collections ? ReadAll(*s_->ctx.collections, s_->ctx.db,
+                                                           s_->from, s_->restrict, &foreign_)
+                                                 : NoCollectionAccess("$graphLookup"));
+          index_.Build(foreign_, s_->connect_to);
+          loaded_ = true;
+        }
+        Variables vars(s_->ctx.now_millis);
+        HG_ASSIGN_OR_RETURN(Value start, s_->start_with->Evaluate(*d, vars));
+        std::vector<Value> frontier;
+        if (start.IsArray()) {
+          frontier = start.ArrayValues();
+        } else {
+          frontier.push_back(start.missing() ? Value::Null() : start);
+        }
+        // Breadth-first: each document once (by _id), at the depth it was first reached.
+        std::map<Value, int64_t, ValueLess> depth_by_id;
+        std::vector<std::pair<size_t, int64_t>> found;
+        std::set<Value, ValueLess> seen_keys;
+        for (int64_t depth = 0; !frontier.empty(); ++depth) {
+          if (s_->max_depth && depth > *s_->max_depth) break;
+          std::vector<Value> keys;
+          for (auto& k : frontier) {
+            if (seen_keys.insert(k).second) keys.push_back(k);
+          }
+          frontier.clear();
+          for (size_t i : index_.Find(keys)) {
+            Value id = Value::FromElement(foreign_[i]["_id"]);
+            if (!depth_by_id.emplace(id, depth).second) continue;
+            found.emplace_back(i, depth);
+            CollectKeys(foreign_[i], s_->connect_from, false, &frontier, false);
+          }
+        }
+        BsonArrayBuilder arr;
+        for (const auto& [i, depth] : found) {
+          if (s_->depth_field) {
+            arr.AppendObject(
+                SetPathValue(foreign_[i], query::SplitPath(*s_->depth_field), Value::Long(depth)));
+          } else {
+            arr.AppendObject(foreign_[i]);
+          }
+        }
+        BsonBuilder holder;
+        holder.AppendArray("", arr.Obj());
+        BsonObj h = holder.Obj();
+        return OptDoc(
+            SetPathValue(*d, query::SplitPath(s_->as), Value::FromElement(h.FirstElement())));
+      }
+
+     private:
+      std::shared_ptr<const GraphLookupStage> s_;
+      std::unique_ptr<DocumentStream> in_;
+      std::vector<BsonObj> foreign_;
+      KeyIndex index_;
+      bool loaded_ = false;
+    };
+    return std::make_unique<Stream>(Self(this), std::move(input));
+  }
+};
+
+}  // namespace
+
+Status ParseGraphLookupStage(const BsonElement& spec, const PipelineContext& ctx, StageList* out) {
+  if (spec.type() != BsonType::kObject) {
+    return PipelineError(40327, "$graphLookup must be an object");
+  }
+  auto s = std::make_shared<GraphLookupStage>();
+  s->ctx = ctx;
+  bool have_from = false, have_as = false, have_cf = false, have_ct = false;
+  for (const BsonElement& e : spec.Obj()) {
+    std::string_view f = e.FieldName();
+    auto str = [&](std::string* dst) -> Status {
+      if (e.type() != BsonType::kString) {
+        return PipelineError(40103, "expected string as argument for " + std::string(f) +
+                                        ", found: " + Value::FromElement(e).ToString());
+      }
+      *dst = std::string(e.Str());
+      return Status::OK();
+    };
+    if (f == "from") {
+      HG_RETURN_IF_ERROR(str(&s->from));
+      have_from = true;
+    } else if (f == "as") {
+      HG_RETURN_IF_ERROR(str(&s->as));
+      have_as = true;
+    } else if (f == "connectFromField") {
+      std::string p;
+      HG_RETURN_IF_ERROR(str(&p));
+      s->connect_from = query::SplitPath(p);
+      have_cf = true;
+    } else if (f == "connectToField") {
+      std::string p;
+      HG_RETURN_IF_ERROR(str(&p));
+      s->connect_to = query::SplitPath(p);
+      have_ct = true;
+    } else if (f == "depthField") {
+      std::string p;
+      HG_RETURN_IF_ERROR(str(&p));
+      s->depth_field = p;
+    } else if (f == "startWith") {
+      HG_ASSIGN_OR_RETURN(s->start_with, Expression::ParseExpression(e, ParseContext()));
+    } else if (f == "maxDepth") {
+      if (!e.IsNumber()) {
+        return PipelineError(40100, "maxDepth must be numeric, found type: " +
+                                        std::string(bson::TypeName(e.type())));
+      }
+      double v = e.NumberDouble();
+      if (v < 0) {
+        return PipelineError(40101, "maxDepth requires a nonnegative argument, found: " +
+                                        Value::FromElement(e).ToString());
+      }
+      if (v != static_cast<double>(static_cast<int64_t>(v))) {
+        return PipelineError(40102, "maxDepth could not be represented as a long long: " +
+                                        Value::FromElement(e).ToString());
+      }
+      s->max_depth = static_cast<int64_t>(v);
+    } else if (f == "restrictSearchWithMatch") {
+      if (e.type() != BsonType::kObject) {
+        return PipelineError(40185, "restrictSearchWithMatch must be an object, found " +
+                                        std::string(bson::TypeName(e.type())));
+      }
+      s->restrict = e.Obj().Owned();
+      HG_RETURN_IF_ERROR(query::Matcher::Parse(s->restrict).status());
+    } else {
+      return PipelineError(40104, "Unknown argument to $graphLookup: " + std::string(f));
+    }
+  }
+  if (!have_from || !have_as || !s->start_with || !have_cf || !have_ct) {
+    return PipelineError(40105,
+                         "from, as, startWith, connectFromField and connectToField must all be "
+                         "specified.");
+  }
+  if (!ctx.collections) return NoCollectionAccess("$graphLookup");
+  out->push_back(std::move(s));
+  return Status::OK();
+}
+
+}  // namespace hourglass::pipeline

@@ -1,0 +1,549 @@
+"""Aggregation stages over other collections ($lookup, $unionWith, $graphLookup, $out, $merge)
+and $bucketAuto / $redact, as small declarative cases run through pymongo.
+
+Each case names the collections to create (a list of documents, or {"timeseries": options,
+"docs": [...]} for a time-series collection), the collection aggregated ("src" unless `source`
+says otherwise), the pipeline, and then either the expected output (`expected`, compared in
+order, or after sorting by `sort_by`) or the expected error code (`error`). `after` lists the
+contents expected in collections afterwards (read sorted by _id), for $out and $merge.
+Expected values follow MongoDB 7.0's documented semantics.
+"""
+
+import datetime
+
+import pytest
+
+from conftest import command_error
+
+T0 = datetime.datetime(2024, 1, 1, 0, 0)
+
+
+def hours(h):
+    return T0 + datetime.timedelta(hours=h)
+
+
+EMPLOYEES = [
+    {"_id": 1, "name": "Dev"},
+    {"_id": 2, "name": "Eliot", "reportsTo": "Dev"},
+    {"_id": 3, "name": "Ron", "reportsTo": "Eliot"},
+    {"_id": 4, "name": "Andrew", "reportsTo": "Eliot"},
+    {"_id": 5, "name": "Asya", "reportsTo": "Ron"},
+    {"_id": 6, "name": "Dan", "reportsTo": "Andrew"},
+]
+
+ORDERS = [
+    {"_id": 1, "item": "almonds", "price": 12, "quantity": 2},
+    {"_id": 2, "item": "pecans", "price": 20, "quantity": 1},
+    {"_id": 3},
+]
+INVENTORY = [
+    {"_id": 1, "sku": "almonds", "instock": 120},
+    {"_id": 2, "sku": "bread", "instock": 80},
+    {"_id": 3, "sku": "cashews", "instock": 60},
+    {"_id": 4, "sku": "pecans", "instock": 70},
+    {"_id": 5, "sku": None},
+    {"_id": 6},
+]
+
+SENSORS = {
+    "timeseries": {"timeField": "t", "metaField": "s"},
+    "docs": [
+        {"_id": 1, "t": hours(0), "s": "a", "v": 1},
+        {"_id": 2, "t": hours(1), "s": "b", "v": 2},
+        {"_id": 3, "t": hours(2), "s": "a", "v": 3},
+    ],
+}
+
+TARGET = [{"_id": 1, "a": 1, "b": 1}, {"_id": 2, "a": 2, "b": 2}]
+MERGE_INPUT = [{"_id": 1, "a": 10}, {"_id": 3, "a": 30}]
+
+
+def merge_case(name, spec, after=None, error=None):
+    case = {
+        "id": "merge-" + name,
+        "colls": {"src": MERGE_INPUT, "tgt": TARGET},
+        "pipeline": [{"$merge": dict({"into": "tgt"}, **spec)}],
+    }
+    if error is not None:
+        case["error"] = error
+    else:
+        case["expected"] = []
+        case["after"] = {"tgt": after}
+    return case
+
+
+CASES = [
+    # ---- $lookup, equality form ----
+    {
+        "id": "lookup-equality-docs-example",
+        "colls": {"src": ORDERS, "inventory": INVENTORY},
+        "pipeline": [
+            {"$lookup": {"from": "inventory", "localField": "item", "foreignField": "sku",
+                         "as": "inv"}},
+            {"$project": {"ids": "$inv._id"}},
+        ],
+        # A missing localField matches foreign documents whose field is null or missing.
+        "expected": [{"_id": 1, "ids": [1]}, {"_id": 2, "ids": [4]}, {"_id": 3, "ids": [5, 6]}],
+    },
+    {
+        "id": "lookup-local-array-matches-any-element",
+        "colls": {"src": [{"_id": 1, "k": ["bread", "pecans"]}, {"_id": 2, "k": []}],
+                  "inventory": INVENTORY},
+        "pipeline": [
+            {"$lookup": {"from": "inventory", "localField": "k", "foreignField": "sku",
+                         "as": "inv"}},
+            {"$project": {"ids": "$inv._id"}},
+        ],
+        # An empty local array matches like null (MongoDB looks up null when it finds no value).
+        "expected": [{"_id": 1, "ids": [2, 4]}, {"_id": 2, "ids": [5, 6]}],
+    },
+    {
+        "id": "lookup-foreign-array-field",
+        "colls": {"src": [{"_id": 1, "x": 2}],
+                  "f": [{"_id": 1, "xs": [1, 2]}, {"_id": 2, "xs": [3]}, {"_id": 3, "xs": 2}]},
+        "pipeline": [
+            {"$lookup": {"from": "f", "localField": "x", "foreignField": "xs", "as": "j"}},
+            {"$project": {"ids": "$j._id"}},
+        ],
+        "expected": [{"_id": 1, "ids": [1, 3]}],
+    },
+    {
+        "id": "lookup-missing-foreign-collection",
+        "colls": {"src": [{"_id": 1, "a": 1}]},
+        "pipeline": [{"$lookup": {"from": "nothing", "localField": "a", "foreignField": "a",
+                                  "as": "j"}}],
+        "expected": [{"_id": 1, "a": 1, "j": []}],
+    },
+    {
+        "id": "lookup-dotted-as",
+        "colls": {"src": [{"_id": 1, "a": 1, "o": {"keep": True}}], "f": [{"_id": 7, "a": 1}]},
+        "pipeline": [{"$lookup": {"from": "f", "localField": "a", "foreignField": "a",
+                                  "as": "o.j"}}],
+        "expected": [{"_id": 1, "a": 1, "o": {"keep": True, "j": [{"_id": 7, "a": 1}]}}],
+    },
+    # ---- $lookup, pipeline and combined forms ----
+    {
+        "id": "lookup-pipeline-let",
+        "colls": {
+            "src": [{"_id": 1, "item": "almonds", "ordered": 2},
+                    {"_id": 2, "item": "pecans", "ordered": 200}],
+            "warehouses": [{"_id": 1, "stock_item": "almonds", "instock": 120},
+                           {"_id": 2, "stock_item": "pecans", "instock": 80},
+                           {"_id": 3, "stock_item": "almonds", "instock": 1},
+                           {"_id": 4, "stock_item": "pecans", "instock": 300}],
+        },
+        "pipeline": [
+            {"$lookup": {
+                "from": "warehouses",
+                "let": {"order_item": "$item", "order_qty": "$ordered"},
+                "pipeline": [
+                    {"$match": {"$expr": {"$and": [
+                        {"$eq": ["$stock_item", "$$order_item"]},
+                        {"$gte": ["$instock", "$$order_qty"]}]}}},
+                    {"$project": {"stock_item": 0}},
+                ],
+                "as": "stockdata"}},
+        ],
+        "expected": [
+            {"_id": 1, "item": "almonds", "ordered": 2, "stockdata": [{"_id": 1, "instock": 120}]},
+            {"_id": 2, "item": "pecans", "ordered": 200, "stockdata": [{"_id": 4, "instock": 300}]},
+        ],
+    },
+    {
+        "id": "lookup-pipeline-uncorrelated",
+        "colls": {"src": [{"_id": 1}, {"_id": 2}], "f": [{"_id": 1, "v": 5}, {"_id": 2, "v": 6}]},
+        "pipeline": [{"$lookup": {"from": "f", "pipeline": [{"$match": {"v": {"$gt": 5}}}],
+                                  "as": "j"}}],
+        "expected": [{"_id": 1, "j": [{"_id": 2, "v": 6}]}, {"_id": 2, "j": [{"_id": 2, "v": 6}]}],
+    },
+    {
+        "id": "lookup-let-variable-path-in-project",
+        "colls": {"src": [{"_id": 1, "o": {"x": 4}}], "f": [{"_id": 1}]},
+        "pipeline": [{"$lookup": {"from": "f", "let": {"v": "$o"},
+                                  "pipeline": [{"$project": {"y": {"$add": ["$$v.x", 1]}}}],
+                                  "as": "j"}}],
+        "expected": [{"_id": 1, "o": {"x": 4}, "j": [{"_id": 1, "y": 5}]}],
+    },
+    {
+        "id": "lookup-combined-form",
+        "colls": {"src": [{"_id": 1, "k": "x", "min": 2}],
+                  "f": [{"_id": 1, "k": "x", "v": 1}, {"_id": 2, "k": "x", "v": 5},
+                        {"_id": 3, "k": "y", "v": 9}]},
+        "pipeline": [{"$lookup": {"from": "f", "localField": "k", "foreignField": "k",
+                                  "let": {"m": "$min"},
+                                  "pipeline": [{"$match": {"$expr": {"$gt": ["$v", "$$m"]}}}],
+                                  "as": "j"}},
+                     {"$project": {"ids": "$j._id"}}],
+        "expected": [{"_id": 1, "ids": [2]}],
+    },
+    {
+        "id": "lookup-from-timeseries",
+        "colls": {"src": [{"_id": "a"}, {"_id": "b"}, {"_id": "c"}], "sensors": SENSORS},
+        "pipeline": [{"$lookup": {"from": "sensors", "localField": "_id", "foreignField": "s",
+                                  "as": "m"}},
+                     {"$project": {"vs": "$m.v"}}],
+        "expected": [{"_id": "a", "vs": [1, 3]}, {"_id": "b", "vs": [2]}, {"_id": "c", "vs": []}],
+    },
+    {
+        "id": "lookup-pipeline-from-timeseries",
+        "colls": {"src": [{"_id": "a"}], "sensors": SENSORS},
+        "pipeline": [{"$lookup": {"from": "sensors", "let": {"s": "$_id"},
+                                  "pipeline": [{"$match": {"$expr": {"$eq": ["$s", "$$s"]}}},
+                                               {"$group": {"_id": None, "sum": {"$sum": "$v"}}}],
+                                  "as": "m"}}],
+        "expected": [{"_id": "a", "m": [{"_id": None, "sum": 4}]}],
+    },
+    {"id": "lookup-err-no-as", "pipeline": [{"$lookup": {"from": "f", "localField": "a",
+                                                         "foreignField": "b"}}], "error": 9},
+    {"id": "lookup-err-local-without-foreign",
+     "pipeline": [{"$lookup": {"from": "f", "localField": "a", "as": "x"}}], "error": 9},
+    {"id": "lookup-err-unknown-arg",
+     "pipeline": [{"$lookup": {"from": "f", "as": "x", "pipeline": [], "nope": 1}}], "error": 9},
+    {"id": "lookup-err-pipeline-not-array",
+     "pipeline": [{"$lookup": {"from": "f", "as": "x", "pipeline": {}}}], "error": 9},
+    {"id": "lookup-err-out-inside",
+     "pipeline": [{"$lookup": {"from": "f", "as": "x", "pipeline": [{"$out": "y"}]}}],
+     "error": 51047},
+    {"id": "lookup-err-bad-let-name",
+     "pipeline": [{"$lookup": {"from": "f", "as": "x", "let": {"Up": 1}, "pipeline": []}}],
+     "error": 16870},
+    {"id": "lookup-err-undefined-variable",
+     "pipeline": [{"$lookup": {"from": "f", "as": "x",
+                               "pipeline": [{"$project": {"a": "$$nope"}}]}}],
+     "error": 17276},
+    # ---- $unionWith ----
+    {
+        "id": "unionwith-string",
+        "colls": {"src": [{"_id": 1}], "other": [{"_id": 2}, {"_id": 3}]},
+        "pipeline": [{"$unionWith": "other"}],
+        "expected": [{"_id": 1}, {"_id": 2}, {"_id": 3}],
+    },
+    {
+        "id": "unionwith-pipeline",
+        "colls": {"src": [{"_id": 1, "v": 1}], "other": [{"_id": 2, "v": 2}, {"_id": 3, "v": 3}]},
+        "pipeline": [{"$unionWith": {"coll": "other", "pipeline": [{"$match": {"v": 3}},
+                                                                   {"$set": {"from": "o"}}]}},
+                     {"$sort": {"_id": -1}}],
+        "expected": [{"_id": 3, "v": 3, "from": "o"}, {"_id": 1, "v": 1}],
+    },
+    {
+        "id": "unionwith-missing-and-timeseries",
+        "colls": {"src": [{"_id": 0, "v": 0}], "sensors": SENSORS},
+        "pipeline": [{"$unionWith": "nothing"}, {"$unionWith": "sensors"},
+                     {"$project": {"_id": 0, "v": 1}}],
+        "expected": [{"v": 0}, {"v": 1}, {"v": 2}, {"v": 3}],
+    },
+    {"id": "unionwith-err-type", "pipeline": [{"$unionWith": 1}], "error": 9},
+    {"id": "unionwith-err-no-coll", "pipeline": [{"$unionWith": {"pipeline": []}}],
+     "error": 40414},
+    {"id": "unionwith-err-unknown", "pipeline": [{"$unionWith": {"coll": "x", "y": 1}}],
+     "error": 40415},
+    {"id": "unionwith-err-merge-inside",
+     "pipeline": [{"$unionWith": {"coll": "x", "pipeline": [{"$merge": "y"}]}}], "error": 31441},
+    # ---- $graphLookup ----
+    {
+        "id": "graphlookup-docs-example",
+        "colls": {"src": EMPLOYEES},
+        "pipeline": [
+            {"$graphLookup": {"from": "src", "startWith": "$reportsTo",
+                              "connectFromField": "reportsTo", "connectToField": "name",
+                              "as": "hierarchy"}},
+            {"$project": {"n": {"$size": "$hierarchy"}}},
+        ],
+        "expected": [{"_id": 1, "n": 0}, {"_id": 2, "n": 1}, {"_id": 3, "n": 2},
+                     {"_id": 4, "n": 2}, {"_id": 5, "n": 3}, {"_id": 6, "n": 3}],
+    },
+    {
+        "id": "graphlookup-maxdepth-depthfield",
+        "colls": {"src": [{"_id": 5, "reportsTo": "Ron"}], "emp": EMPLOYEES},
+        "pipeline": [
+            {"$graphLookup": {"from": "emp", "startWith": "$reportsTo",
+                              "connectFromField": "reportsTo", "connectToField": "name",
+                              "as": "h", "maxDepth": 1, "depthField": "level"}},
+            {"$unwind": "$h"},
+            {"$project": {"name": "$h.name", "level": "$h.level"}},
+            {"$sort": {"level": 1}},
+        ],
+        "expected": [{"_id": 5, "name": "Ron", "level": 0}, {"_id": 5, "name": "Eliot", "level": 1}],
+    },
+    {
+        "id": "graphlookup-restrict-and-array-start",
+        "colls": {"src": [{"_id": 0, "start": ["Asya", "Dan"]}], "emp": EMPLOYEES},
+        "pipeline": [
+            {"$graphLookup": {"from": "emp", "startWith": "$start",
+                              "connectFromField": "reportsTo", "connectToField": "name",
+                              "as": "h", "restrictSearchWithMatch": {"_id": {"$ne": 3}}}},
+            {"$project": {"names": "$h.name"}},
+            {"$unwind": "$names"},
+            {"$sort": {"names": 1}},
+        ],
+        # Ron (3) is excluded, so Asya's chain stops; Dan's goes Andrew → Eliot → Dev.
+        "expected": [{"_id": 0, "names": n} for n in ["Andrew", "Asya", "Dan", "Dev", "Eliot"]],
+    },
+    {"id": "graphlookup-err-missing", "pipeline": [{"$graphLookup": {"from": "e", "as": "h"}}],
+     "error": 40105},
+    {"id": "graphlookup-err-maxdepth-type",
+     "pipeline": [{"$graphLookup": {"from": "e", "as": "h", "startWith": 1, "connectFromField": "a",
+                                    "connectToField": "b", "maxDepth": "1"}}], "error": 40100},
+    {"id": "graphlookup-err-maxdepth-negative",
+     "pipeline": [{"$graphLookup": {"from": "e", "as": "h", "startWith": 1, "connectFromField": "a",
+                                    "connectToField": "b", "maxDepth": -1}}], "error": 40101},
+    {"id": "graphlookup-err-unknown", "pipeline": [{"$graphLookup": {"x": 1}}], "error": 40104},
+    {"id": "graphlookup-err-from-type",
+     "pipeline": [{"$graphLookup": {"from": 1, "as": "h", "startWith": 1, "connectFromField": "a",
+                                    "connectToField": "b"}}], "error": 40103},
+    {"id": "graphlookup-err-restrict-type",
+     "pipeline": [{"$graphLookup": {"from": "e", "as": "h", "startWith": 1, "connectFromField": "a",
+                                    "connectToField": "b", "restrictSearchWithMatch": 1}}],
+     "error": 40185},
+    # ---- $out ----
+    {
+        "id": "out-new-collection",
+        "colls": {"src": [{"_id": 1, "v": 1}, {"_id": 2, "v": 2}]},
+        "pipeline": [{"$match": {"v": 2}}, {"$out": "dest"}],
+        "expected": [],
+        "after": {"dest": [{"_id": 2, "v": 2}]},
+    },
+    {
+        "id": "out-replaces-existing",
+        "colls": {"src": [{"_id": 1, "v": 1}], "dest": [{"_id": 9, "old": True},
+                                                        {"_id": 1, "old": True}]},
+        "pipeline": [{"$out": {"db": None, "coll": "dest"}}],
+        "expected": [],
+        "after": {"dest": [{"_id": 1, "v": 1}]},
+    },
+    {
+        "id": "out-failure-leaves-target",
+        "colls": {"src": [{"_id": 1}, {"_id": 2}], "dest": [{"_id": "kept"}]},
+        "pipeline": [{"$project": {"_id": {"$literal": 7}}}, {"$out": "dest"}],
+        "error": 11000,
+        "after": {"dest": [{"_id": "kept"}]},
+    },
+    {
+        "id": "out-timeseries",
+        "colls": {"src": [{"_id": 1, "t": hours(1), "m": "x", "v": 1},
+                          {"_id": 2, "t": hours(2), "m": "y", "v": 2}]},
+        "pipeline": [{"$out": {"db": None, "coll": "tsout",
+                               "timeseries": {"timeField": "t", "metaField": "m"}}}],
+        "expected": [],
+        "after": {"tsout": [{"_id": 1, "t": hours(1), "m": "x", "v": 1},
+                            {"_id": 2, "t": hours(2), "m": "y", "v": 2}]},
+    },
+    {"id": "out-err-not-last", "pipeline": [{"$out": "x"}, {"$match": {}}], "error": 40601},
+    {"id": "out-err-type", "pipeline": [{"$out": 1}], "error": 16990},
+    {"id": "out-err-system", "pipeline": [{"$out": "system.x"}], "error": 17385},
+    {"id": "out-err-unknown-field", "pipeline": [{"$out": {"coll": "x", "bad": 1}}],
+     "error": 40415},
+    {"id": "out-err-in-facet", "pipeline": [{"$facet": {"a": [{"$out": "x"}]}}], "error": 40600},
+    # ---- $merge: every whenMatched / whenNotMatched mode ----
+    merge_case("default-merge-insert", {},
+               [{"_id": 1, "a": 10, "b": 1}, {"_id": 2, "a": 2, "b": 2}, {"_id": 3, "a": 30}]),
+    merge_case("replace-insert", {"whenMatched": "replace", "whenNotMatched": "insert"},
+               [{"_id": 1, "a": 10}, {"_id": 2, "a": 2, "b": 2}, {"_id": 3, "a": 30}]),
+    merge_case("keepexisting-insert", {"whenMatched": "keepExisting"},
+               [{"_id": 1, "a": 1, "b": 1}, {"_id": 2, "a": 2, "b": 2}, {"_id": 3, "a": 30}]),
+    merge_case("merge-discard", {"whenMatched": "merge", "whenNotMatched": "discard"},
+               [{"_id": 1, "a": 10, "b": 1}, {"_id": 2, "a": 2, "b": 2}]),
+    merge_case("replace-discard", {"whenMatched": "replace", "whenNotMatched": "discard"},
+               [{"_id": 1, "a": 10}, {"_id": 2, "a": 2, "b": 2}]),
+    merge_case("pipeline-insert",
+               {"whenMatched": [{"$set": {"b": {"$add": ["$b", "$$new.a"]}}}]},
+               [{"_id": 1, "a": 1, "b": 11}, {"_id": 2, "a": 2, "b": 2}, {"_id": 3, "a": 30}]),
+    merge_case("pipeline-let-discard",
+               {"let": {"na": "$a"}, "whenMatched": [{"$set": {"c": "$$na"}}],
+                "whenNotMatched": "discard"},
+               [{"_id": 1, "a": 1, "b": 1, "c": 10}, {"_id": 2, "a": 2, "b": 2}]),
+    merge_case("fail-when-matched", {"whenMatched": "fail"}, error=11000),
+    merge_case("fail-when-not-matched", {"whenNotMatched": "fail"}, error=13113),
+    merge_case("err-on-without-unique-index", {"on": "a"}, error=51183),
+    merge_case("err-bad-when-matched", {"whenMatched": "upsert"}, error=2),
+    merge_case("err-bad-when-not-matched", {"whenNotMatched": "upsert"}, error=2),
+    merge_case("err-let-without-pipeline", {"let": {"x": 1}}, error=51199),
+    merge_case("err-on-empty-array", {"on": []}, error=51187),
+    {
+        "id": "merge-keepexisting-fail-all-matched",
+        "colls": {"src": [{"_id": 1, "a": 10}], "tgt": TARGET},
+        "pipeline": [{"$merge": {"into": "tgt", "whenMatched": "keepExisting",
+                                 "whenNotMatched": "fail"}}],
+        "expected": [],
+        "after": {"tgt": TARGET},
+    },
+    {
+        "id": "merge-string-into-new-collection",
+        "colls": {"src": [{"_id": 1, "a": 1}]},
+        "pipeline": [{"$merge": "fresh"}],
+        "expected": [],
+        "after": {"fresh": [{"_id": 1, "a": 1}]},
+    },
+    {
+        "id": "merge-generates-missing-id",
+        "colls": {"src": [{"_id": 1, "a": 1}]},
+        "pipeline": [{"$project": {"_id": 0, "a": 1}}, {"$merge": "fresh"},],
+        "expected": [],
+        "after_count": {"fresh": 1},
+    },
+    {"id": "merge-err-into-missing", "pipeline": [{"$merge": {"on": "_id"}}], "error": 40414},
+    {"id": "merge-err-type", "pipeline": [{"$merge": 1}], "error": 51182},
+    {"id": "merge-err-into-type", "pipeline": [{"$merge": {"into": 1}}], "error": 51178},
+    {"id": "merge-err-not-last", "pipeline": [{"$merge": "x"}, {"$limit": 1}], "error": 40601},
+    {"id": "merge-err-into-timeseries", "colls": {"src": [{"_id": 1}], "sensors": SENSORS},
+     "pipeline": [{"$merge": "sensors"}], "error": 115},
+    # ---- $bucketAuto ----
+    {
+        "id": "bucketauto-even",
+        "colls": {"src": [{"_id": i, "p": 10 * i} for i in range(1, 9)]},
+        "pipeline": [{"$bucketAuto": {"groupBy": "$p", "buckets": 4}}],
+        "expected": [{"_id": {"min": 10, "max": 30}, "count": 2},
+                     {"_id": {"min": 30, "max": 50}, "count": 2},
+                     {"_id": {"min": 50, "max": 70}, "count": 2},
+                     {"_id": {"min": 70, "max": 80}, "count": 2}],
+    },
+    {
+        "id": "bucketauto-missing-is-null-and-output",
+        "colls": {"src": [{"_id": 1}, {"_id": 2, "p": 5}, {"_id": 3, "p": 7}, {"_id": 4, "p": 9}]},
+        "pipeline": [{"$bucketAuto": {"groupBy": "$p", "buckets": 2,
+                                      "output": {"ids": {"$push": "$_id"}}}}],
+        "expected": [{"_id": {"min": None, "max": 7}, "ids": [1, 2]},
+                     {"_id": {"min": 7, "max": 9}, "ids": [3, 4]}],
+    },
+    {
+        "id": "bucketauto-more-buckets-than-docs",
+        "colls": {"src": [{"_id": 1, "p": 1}, {"_id": 2, "p": 2}]},
+        "pipeline": [{"$bucketAuto": {"groupBy": "$p", "buckets": 5}}],
+        "expected": [{"_id": {"min": 1, "max": 2}, "count": 1},
+                     {"_id": {"min": 2, "max": 2}, "count": 1}],
+    },
+    {
+        "id": "bucketauto-granularity-r5",
+        "colls": {"src": [{"_id": i, "p": p} for i, p in enumerate([1, 3, 7, 12, 30])]},
+        "pipeline": [{"$bucketAuto": {"groupBy": "$p", "buckets": 2, "granularity": "R5"}}],
+        "expected": [{"_id": {"min": 0.63, "max": 10.0}, "count": 3},
+                     {"_id": {"min": 10.0, "max": 40.0}, "count": 2}],
+    },
+    {
+        "id": "bucketauto-granularity-powersof2",
+        "colls": {"src": [{"_id": i, "p": i} for i in range(1, 11)]},
+        "pipeline": [{"$bucketAuto": {"groupBy": "$p", "buckets": 2, "granularity": "POWERSOF2"}}],
+        "expected": [{"_id": {"min": 0.5, "max": 8}, "count": 7},
+                     {"_id": {"min": 8, "max": 16}, "count": 3}],
+    },
+    {"id": "bucketauto-err-spec", "pipeline": [{"$bucketAuto": 1}], "error": 40240},
+    {"id": "bucketauto-err-required", "pipeline": [{"$bucketAuto": {"groupBy": "$a"}}],
+     "error": 40246},
+    {"id": "bucketauto-err-buckets", "pipeline": [{"$bucketAuto": {"groupBy": "$a", "buckets": 0}}],
+     "error": 40243},
+    {"id": "bucketauto-err-granularity",
+     "pipeline": [{"$bucketAuto": {"groupBy": "$a", "buckets": 1, "granularity": "R7"}}],
+     "error": 40257},
+    {"id": "bucketauto-err-granularity-nonnumeric", "colls": {"src": [{"a": "x"}]},
+     "pipeline": [{"$bucketAuto": {"groupBy": "$a", "buckets": 1, "granularity": "E6"}}],
+     "error": 40258},
+    {"id": "bucketauto-err-granularity-negative", "colls": {"src": [{"a": -2}]},
+     "pipeline": [{"$bucketAuto": {"groupBy": "$a", "buckets": 1, "granularity": "E6"}}],
+     "error": 40260},
+    # ---- $redact ----
+    {
+        "id": "redact-descend-prune",
+        "colls": {"src": [
+            {"_id": 1, "level": 1, "sub": {"level": 5, "x": 1}, "arr": [{"level": 0}, {"level": 9}, 4],
+             "plain": {"y": 2}},
+            {"_id": 2, "level": 7},
+        ]},
+        "pipeline": [{"$redact": {"$cond": {"if": {"$gt": [{"$ifNull": ["$level", 0]}, 3]},
+                                            "then": "$$PRUNE", "else": "$$DESCEND"}}}],
+        "expected": [{"_id": 1, "level": 1, "arr": [{"level": 0}, 4], "plain": {"y": 2}}],
+    },
+    {
+        "id": "redact-keep",
+        "colls": {"src": [{"_id": 1, "keep": True, "sub": {"keep": False}}, {"_id": 2}]},
+        "pipeline": [{"$redact": {"$cond": [{"$eq": ["$keep", True]}, "$$KEEP", "$$PRUNE"]}}],
+        "expected": [{"_id": 1, "keep": True, "sub": {"keep": False}}],
+    },
+    {"id": "redact-err-bad-result", "colls": {"src": [{"_id": 1}]},
+     "pipeline": [{"$redact": "keep"}], "error": 17053},
+]
+
+
+def _create(db, colls):
+    for name, spec in colls.items():
+        if isinstance(spec, dict):
+            db.create_collection(name, timeseries=spec["timeseries"])
+            docs = spec["docs"]
+        else:
+            docs = spec
+        if docs:
+            db[name].insert_many([dict(d) for d in docs])
+
+
+def _fill_db(pipeline, dbname):
+    """{"db": None} in $out/$merge targets means the test's own database."""
+    for stage in pipeline:
+        for spec in stage.values():
+            if isinstance(spec, dict) and spec.get("db", "") is None:
+                spec["db"] = dbname
+    return pipeline
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c["id"] for c in CASES])
+def test_stage_case(db, case):
+    _create(db, case.get("colls", {}))
+    pipeline = _fill_db([dict((k, v) for k, v in s.items()) for s in case["pipeline"]], db.name)
+    cmd = {"aggregate": case.get("source", "src"), "pipeline": pipeline, "cursor": {}}
+    if "error" in case:
+        code, _, msg = command_error(db, cmd)
+        assert code == case["error"], msg
+    else:
+        reply = db.command(cmd)
+        cursor = reply["cursor"]
+        got = cursor["firstBatch"]
+        assert cursor["id"] == 0
+        assert got == case["expected"]
+    for coll, want in case.get("after", {}).items():
+        assert list(db[coll].find().sort("_id", 1)) == want
+    for coll, n in case.get("after_count", {}).items():
+        assert db[coll].count_documents({}) == n
+
+
+def test_out_result_is_a_plain_collection_and_temp_is_gone(db):
+    db.src.insert_many([{"_id": i} for i in range(1200)])  # several write batches
+    db.command({"aggregate": "src", "pipeline": [{"$out": "dest"}], "cursor": {}})
+    assert db.dest.count_documents({}) == 1200
+    assert sorted(db.list_collection_names()) == ["dest", "src"]
+
+
+def test_out_to_other_database(client, db):
+    other = client[db.name + "_o"]
+    try:
+        db.src.insert_one({"_id": 1})
+        db.command({"aggregate": "src", "pipeline": [{"$out": {"db": other.name, "coll": "d"}}],
+                    "cursor": {}})
+        assert list(other.d.find()) == [{"_id": 1}]
+    finally:
+        client.drop_database(other.name)
+
+
+def test_out_timeseries_is_timeseries(db):
+    db.src.insert_one({"t": T0, "v": 1})
+    db.command({"aggregate": "src", "cursor": {},
+                "pipeline": [{"$out": {"db": db.name, "coll": "ts",
+                                       "timeseries": {"timeField": "t"}}}]})
+    info = {c["name"]: c for c in db.list_collections()}
+    assert info["ts"]["type"] == "timeseries"
+    assert [d["v"] for d in db.ts.find()] == [1]
+
+
+def test_out_timeseries_missing_time_field(db):
+    db.src.insert_one({"v": 1})
+    code, _, _ = command_error(db, {"aggregate": "src", "cursor": {}, "pipeline": [
+        {"$out": {"db": db.name, "coll": "ts", "timeseries": {"timeField": "t"}}}]})
+    assert code == 2
+
+
+def test_lookup_through_cursor_batches(db):
+    """A $lookup stream continues across getMore (the cursor keeps the collection access)."""
+    db.src.insert_many([{"_id": i, "k": i % 3} for i in range(50)])
+    db.f.insert_many([{"_id": i, "k": i} for i in range(3)])
+    docs = list(db.src.aggregate([{"$lookup": {"from": "f", "localField": "k",
+                                               "foreignField": "k", "as": "j"}}], batchSize=7))
+    assert len(docs) == 50
+    assert all(d["j"] == [{"_id": d["k"], "k": d["k"]}] for d in docs)
