@@ -317,9 +317,7 @@ class IntegralAccumulator : public Accumulator {
     y_ = y;
     return Status::OK();
   }
-  Value Finalize() const override {
-    return seen_ ? Value::Double(area_ / scale_) : Value::Null();
-  }
+  Value Finalize() const override { return seen_ ? Value::Double(area_ / scale_) : Value::Null(); }
 
  private:
   double scale_;
@@ -335,8 +333,13 @@ using InputBuilder =
 // unbounded only grows, so one accumulator serves the whole partition.
 class FoldFunction : public WindowFunction {
  public:
-  FoldFunction(AccumulatorFactory make, InputBuilder inputs, Window w)
-      : make_(std::move(make)), inputs_(std::move(inputs)), w_(std::move(w)) {}
+  // `order_free`: the accumulator's result does not depend on input order, so a window whose
+  // upper bound is unbounded can be folded from the end of the partition.
+  FoldFunction(AccumulatorFactory make, InputBuilder inputs, Window w, bool order_free)
+      : make_(std::move(make)),
+        inputs_(std::move(inputs)),
+        w_(std::move(w)),
+        order_free_(order_free) {}
 
   Status Compute(const WindowPartition& p, Variables& vars,
                  std::vector<Value>* out) const override {
@@ -356,6 +359,17 @@ class FoldFunction : public WindowFunction {
       }
       return Status::OK();
     }
+    if (order_free_ && w_.upper.kind == Bound::kUnbounded) {
+      auto acc = make_();
+      size_t fed_from = n;  // inputs [fed_from, n) are folded in
+      for (size_t i = n; i-- > 0;) {
+        size_t lo, hi;
+        ix.Bounds(i, &lo, &hi);
+        while (fed_from > lo) HG_RETURN_IF_ERROR(acc->Process(in[--fed_from]));
+        (*out)[i] = NullIfMissing(acc->Finalize());
+      }
+      return Status::OK();
+    }
     for (size_t i = 0; i < n; ++i) {
       size_t lo, hi;
       ix.Bounds(i, &lo, &hi);
@@ -370,6 +384,7 @@ class FoldFunction : public WindowFunction {
   AccumulatorFactory make_;
   InputBuilder inputs_;
   Window w_;
+  bool order_free_;
 };
 
 InputBuilder PlainInputs(std::shared_ptr<Expression> e) {
@@ -672,8 +687,10 @@ StatusWith<std::unique_ptr<WindowFunction>> ParseFold(std::string_view fn, const
     std::string op(fn);
     make = [op] { return MakeAccumulator(op); };
   }
+  const bool order_free = fn != "$first" && fn != "$last" && fn != "$push" && fn != "$addToSet";
   return std::unique_ptr<WindowFunction>(std::make_unique<FoldFunction>(
-      std::move(make), PlainInputs(std::shared_ptr<Expression>(std::move(input))), std::move(w)));
+      std::move(make), PlainInputs(std::shared_ptr<Expression>(std::move(input))), std::move(w),
+      order_free));
 }
 
 // {input: <expr>, unit: <string>} of $derivative and $integral.
@@ -737,7 +754,8 @@ StatusWith<std::unique_ptr<WindowFunction>> ParseIntegral(const BsonElement& arg
   (void)sort;
   const double scale = unit_ms ? static_cast<double>(*unit_ms) : 1.0;
   return std::unique_ptr<WindowFunction>(std::make_unique<FoldFunction>(
-      [scale] { return std::make_unique<IntegralAccumulator>(scale); }, std::move(inputs), std::move(w)));
+      [scale] { return std::make_unique<IntegralAccumulator>(scale); }, std::move(inputs),
+      std::move(w), /*order_free=*/false));
 }
 
 StatusWith<std::unique_ptr<WindowFunction>> ParseExpMovingAvg(const BsonObj& spec,

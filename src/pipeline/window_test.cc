@@ -58,6 +58,24 @@ TEST(SetWindowFieldsTest, SlidingDocumentWindowAndDefaultWholePartition) {
           {"_id": 4, "m": 40.0, "n": 5}, {"_id": 5, "m": 45.0, "n": 5}])");
 }
 
+TEST(SetWindowFieldsTest, WindowsToTheEndOfThePartition) {
+  ExpectOutput(
+      R"([{"$setWindowFields": {"sortBy": {"t": 1}, "output": {
+            "s": {"$sum": "$v", "window": {"documents": [-1, "unbounded"]}},
+            "p": {"$push": "$v", "window": {"documents": [1, "unbounded"]}}}}},
+          {"$project": {"_id": 1, "s": 1, "p": 1}}])",
+      kSeries,
+      R"([{"_id": 1, "s": 150, "p": [20, 30, 40, 50]}, {"_id": 2, "s": 150, "p": [30, 40, 50]},
+          {"_id": 3, "s": 140, "p": [40, 50]}, {"_id": 4, "s": 120, "p": [50]},
+          {"_id": 5, "s": 90, "p": []}])");
+  ExpectOutput(
+      R"([{"$setWindowFields": {"sortBy": {"t": 1},
+            "output": {"s": {"$max": "$v", "window": {"range": ["current", "unbounded"]}}}}},
+          {"$project": {"_id": 1, "s": 1}}])",
+      R"([{"_id": 1, "t": 1, "v": 9}, {"_id": 2, "t": 1, "v": 2}, {"_id": 3, "t": 2, "v": 4}])",
+      R"([{"_id": 1, "s": 9}, {"_id": 2, "s": 9}, {"_id": 3, "s": 4}])");
+}
+
 TEST(SetWindowFieldsTest, RangeWindowOverNumbersAndDates) {
   ExpectOutput(
       R"([{"$setWindowFields": {"sortBy": {"t": 1},
