@@ -105,7 +105,7 @@ class DensifyStage : public Stage {
                                                      "when step does not have a date unit.");
           }
           r.doc = std::move(*d);
-          bytes += 2 * static_cast<int64_t>(r.doc.size()) + 64;
+          bytes += static_cast<int64_t>(r.doc.size()) + 64;
           if (bytes > s_->ctx.memory_limit_bytes && !s_->ctx.allow_disk_use) {
             return Status(ErrorCode::kQueryExceededMemoryLimitNoDiskUseAllowed,
                           "Exceeded memory limit in $densify, but did not opt in to disk use. "

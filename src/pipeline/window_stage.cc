@@ -68,8 +68,8 @@ class SetWindowFieldsStage : public Stage {
           }
           if (s_->sort) r.sort_key = s_->sort->ExtractKey(*d);
           r.doc = std::move(*d);
-          // Documents are held twice at most (input and output), plus their keys.
-          bytes += 2 * static_cast<int64_t>(r.doc.size()) + r.sort_key.size() +
+          // Counted as $sort counts: each input document once, with its keys.
+          bytes += static_cast<int64_t>(r.doc.size()) + r.sort_key.size() +
                    r.partition.element().size() + 64;
           if (bytes > s_->ctx.memory_limit_bytes && !s_->ctx.allow_disk_use) {
             return Status(ErrorCode::kQueryExceededMemoryLimitNoDiskUseAllowed,

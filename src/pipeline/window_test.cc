@@ -246,6 +246,11 @@ TEST(DensifyTest, Errors) {
   ExpectError(
       R"([{"$densify": {"field": "v", "range": {"step": 1, "unit": "day", "bounds": "full"}}}])",
       in, 6053600);
+  PipelineContext small;
+  small.memory_limit_bytes = 100;
+  ExpectError(R"([{"$densify": {"field": "v", "range": {"step": 1, "bounds": "full"}}}])",
+              R"([{"v": 1, "pad": "0123456789012345678901234567890123456789"}, {"v": 2}])", 292,
+              small);
 }
 
 TEST(FillTest, ValueAndMethods) {
