@@ -391,6 +391,35 @@ InputBuilder PlainInputs(std::shared_ptr<Expression> e) {
   return [e](const WindowPartition& p, Variables& vars) { return EvaluateAll(*e, p, vars); };
 }
 
+// ---- $first / $last: the input at the window's first or last document ----
+
+// Unlike the $group accumulators, a missing value stays missing (the output field is then
+// absent); an empty window gives null.
+class EndpointFunction : public WindowFunction {
+ public:
+  EndpointFunction(ExpressionPtr input, Window w, bool first)
+      : input_(std::move(input)), w_(std::move(w)), first_(first) {}
+
+  Status Compute(const WindowPartition& p, Variables& vars,
+                 std::vector<Value>* out) const override {
+    WindowIndexer ix(w_);
+    HG_RETURN_IF_ERROR(ix.Prepare(p));
+    out->assign(p.docs.size(), Value::Null());
+    for (size_t i = 0; i < p.docs.size(); ++i) {
+      size_t lo, hi;
+      ix.Bounds(i, &lo, &hi);
+      if (hi <= lo) continue;
+      HG_ASSIGN_OR_RETURN((*out)[i], input_->Evaluate(p.docs[first_ ? lo : hi - 1], vars));
+    }
+    return Status::OK();
+  }
+
+ private:
+  ExpressionPtr input_;
+  Window w_;
+  bool first_;
+};
+
 // ---- $derivative ----
 
 class DerivativeFunction : public WindowFunction {
@@ -491,8 +520,7 @@ class ShiftFunction : public WindowFunction {
     for (int64_t i = 0; i < n; ++i) {
       const int64_t j = i + by_;
       if (j < 0 || j >= n) continue;
-      HG_ASSIGN_OR_RETURN(Value v, output_->Evaluate(p.docs[j], vars));
-      (*out)[i] = NullIfMissing(std::move(v));
+      HG_ASSIGN_OR_RETURN((*out)[i], output_->Evaluate(p.docs[j], vars));
     }
     return Status::OK();
   }
@@ -687,7 +715,7 @@ StatusWith<std::unique_ptr<WindowFunction>> ParseFold(std::string_view fn, const
     std::string op(fn);
     make = [op] { return MakeAccumulator(op); };
   }
-  const bool order_free = fn != "$first" && fn != "$last" && fn != "$push" && fn != "$addToSet";
+  const bool order_free = fn != "$push" && fn != "$addToSet";
   return std::unique_ptr<WindowFunction>(std::make_unique<FoldFunction>(
       std::move(make), PlainInputs(std::shared_ptr<Expression>(std::move(input))), std::move(w),
       order_free));
@@ -924,6 +952,14 @@ StatusWith<std::unique_ptr<WindowFunction>> ParseWindowFunction(const BsonObj& s
         std::make_unique<DerivativeFunction>(std::move(input), std::move(w), unit_ms));
   }
   if (fn == "$integral") return ParseIntegral(arg, std::move(w), sort);
+  if (fn == "$first" || fn == "$last") {
+    if (arg.type() == BsonType::kArray) {
+      return PipelineError(40237, "The " + std::string(fn) + " accumulator is a unary operator");
+    }
+    HG_ASSIGN_OR_RETURN(ExpressionPtr input, Expression::ParseExpression(arg, ParseContext()));
+    return std::unique_ptr<WindowFunction>(
+        std::make_unique<EndpointFunction>(std::move(input), std::move(w), fn == "$first"));
+  }
   return ParseFold(fn, arg, std::move(w));
 }
 

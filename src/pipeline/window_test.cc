@@ -113,7 +113,7 @@ TEST(SetWindowFieldsTest, ShiftLocfLinearFill) {
       R"([{"t": 1, "prev": "none", "l": 10, "lin": 10},
           {"t": 2, "prev": 10, "l": 10, "lin": 17.5},
           {"t": 4, "prev": null, "l": 10, "lin": 32.5},
-          {"t": 5, "prev": null, "l": 40, "lin": 40},
+          {"t": 5, "l": 40, "lin": 40},
           {"t": 6, "prev": 40, "l": 40, "lin": null}])");
 }
 

@@ -303,6 +303,12 @@ CASES = [
          [swf({"n": {"$shift": {"output": "$v", "by": 1, "default": -1}}}, sort_by={"t": 1},
               partition_by="$p"), {"$project": {"_id": 0, "v": 1, "n": 1}}],
          [{"v": 1, "n": 3}, {"v": 3, "n": -1}, {"v": 2, "n": -1}]),
+    Case("shift_and_first_onto_missing_field_leave_it_absent",
+         [{"_id": 1, "t": 1}, {"_id": 2, "t": 2, "v": 5, "f": 0, "s": 0}],
+         [swf({"s": {"$shift": {"output": "$v", "by": -1, "default": "d"}},
+               "f": {"$first": "$v", "window": {"documents": [-1, 0]}},
+               "l": {"$last": "$v", "window": {"documents": [5, 6]}}}, sort_by={"t": 1})],
+         [{"_id": 1, "t": 1, "s": "d", "l": None}, {"_id": 2, "t": 2, "v": 5, "l": None}]),
     # ---- $expMovingAvg ----
     Case("exp_moving_avg_n", col("v", [10, 20, 30]),
          by_t({"e": {"$expMovingAvg": {"input": "$v", "N": 2}}}, ["e"]),
