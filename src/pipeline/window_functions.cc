@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <set>
 #include <utility>
 
 #include "pipeline/accumulator.h"
@@ -387,6 +388,99 @@ class FoldFunction : public WindowFunction {
   bool order_free_;
 };
 
+// $sum, $count, $avg, $min and $max over windows bounded on both sides: the window slides
+// (both ends only move forward), so values are added and removed instead of refolding each
+// window. Sums of integers are exact; sums of doubles are compensated (Neumaier). A window
+// holding a Decimal128 is folded afresh through the $group accumulator, which owns the decimal
+// rules.
+class SlidingFunction : public WindowFunction {
+ public:
+  SlidingFunction(std::string op, InputBuilder inputs, Window w)
+      : op_(std::move(op)), inputs_(std::move(inputs)), w_(std::move(w)) {}
+
+  Status Compute(const WindowPartition& p, Variables& vars,
+                 std::vector<Value>* out) const override {
+    HG_ASSIGN_OR_RETURN(std::vector<Value> in, inputs_(p, vars));
+    WindowIndexer ix(w_);
+    HG_RETURN_IF_ERROR(ix.Prepare(p));
+    State st;
+    size_t cur_lo = 0, cur_hi = 0;
+    out->assign(in.size(), Value::Null());
+    for (size_t i = 0; i < in.size(); ++i) {
+      size_t lo, hi;
+      ix.Bounds(i, &lo, &hi);
+      while (cur_hi < hi) st.Update(in[cur_hi++], +1);
+      while (cur_lo < lo) st.Update(in[cur_lo++], -1);
+      if (st.n_decimal > 0) {
+        auto acc = MakeAccumulator(op_);
+        for (size_t j = lo; j < hi; ++j) HG_RETURN_IF_ERROR(acc->Process(in[j]));
+        (*out)[i] = acc->Finalize();
+      } else {
+        (*out)[i] = Result(st);
+      }
+    }
+    return Status::OK();
+  }
+
+ private:
+  struct State {
+    int64_t n = 0, n_double = 0, n_long = 0, n_decimal = 0;
+    __int128 isum = 0;
+    double dsum = 0, dcomp = 0;  // Neumaier running sum and compensation
+    std::multiset<Value, ValueLess> ordered;
+
+    void Update(const Value& v, int sign) {
+      if (!v.nullish()) {
+        if (sign > 0) {
+          ordered.insert(v);
+        } else {
+          ordered.erase(ordered.find(v));
+        }
+      }
+      if (!v.numeric()) return;
+      n += sign;
+      switch (v.type()) {
+        case BsonType::kDouble:
+          n_double += sign;
+          break;
+        case BsonType::kDecimal128:
+          n_decimal += sign;
+          break;
+        case BsonType::kInt64:
+          n_long += sign;
+          isum += sign * static_cast<__int128>(v.NumberLong());
+          break;
+        default:
+          isum += sign * static_cast<__int128>(v.NumberLong());
+          break;
+      }
+      const double x = sign * v.NumberDouble();
+      const double t = dsum + x;
+      dcomp += std::fabs(dsum) >= std::fabs(x) ? (dsum - t) + x : (x - t) + dsum;
+      dsum = t;
+    }
+  };
+
+  Value Result(const State& st) const {
+    if (op_ == "$min" || op_ == "$max") {
+      if (st.ordered.empty()) return Value::Null();
+      return op_ == "$min" ? *st.ordered.begin() : *st.ordered.rbegin();
+    }
+    const bool integral = st.n_double == 0 && st.isum >= INT64_MIN && st.isum <= INT64_MAX;
+    const double total = integral ? static_cast<double>(st.isum) : st.dsum + st.dcomp;
+    if (op_ == "$avg") {
+      return st.n == 0 ? Value::Null() : Value::Double(total / static_cast<double>(st.n));
+    }
+    if (!integral) return Value::Double(total);
+    const auto sum = static_cast<int64_t>(st.isum);
+    return st.n_long > 0 ? Value::Long(sum) : Value::IntOrLong(sum);
+  }
+
+  std::string op_;
+  InputBuilder inputs_;
+  Window w_;
+};
+
 InputBuilder PlainInputs(std::shared_ptr<Expression> e) {
   return [e](const WindowPartition& p, Variables& vars) { return EvaluateAll(*e, p, vars); };
 }
@@ -715,10 +809,15 @@ StatusWith<std::unique_ptr<WindowFunction>> ParseFold(std::string_view fn, const
     std::string op(fn);
     make = [op] { return MakeAccumulator(op); };
   }
+  InputBuilder inputs = PlainInputs(std::shared_ptr<Expression>(std::move(input)));
+  const bool sliding = w.lower.kind != Bound::kUnbounded && w.upper.kind != Bound::kUnbounded;
+  if (sliding && (fn == "$sum" || fn == "$count" || fn == "$avg" || fn == "$min" || fn == "$max")) {
+    return std::unique_ptr<WindowFunction>(std::make_unique<SlidingFunction>(
+        fn == "$count" ? "$sum" : std::string(fn), std::move(inputs), std::move(w)));
+  }
   const bool order_free = fn != "$push" && fn != "$addToSet";
-  return std::unique_ptr<WindowFunction>(std::make_unique<FoldFunction>(
-      std::move(make), PlainInputs(std::shared_ptr<Expression>(std::move(input))), std::move(w),
-      order_free));
+  return std::unique_ptr<WindowFunction>(
+      std::make_unique<FoldFunction>(std::move(make), std::move(inputs), std::move(w), order_free));
 }
 
 // {input: <expr>, unit: <string>} of $derivative and $integral.

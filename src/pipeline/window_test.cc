@@ -76,6 +76,70 @@ TEST(SetWindowFieldsTest, WindowsToTheEndOfThePartition) {
       R"([{"_id": 1, "s": 9}, {"_id": 2, "s": 9}, {"_id": 3, "s": 4}])");
 }
 
+// Sliding $sum/$avg/$min/$max/$count (added and removed as the window moves) must agree with
+// the expression operators applied to the window's $push.
+TEST(SetWindowFieldsTest, SlidingWindowsAgreeWithRefolding) {
+  std::string docs = "[";
+  uint32_t seed = 12345;
+  auto next = [&] { return seed = seed * 1103515245u + 12345u, (seed >> 16) % 1000; };
+  int t = 0;
+  for (int i = 0; i < 300; ++i) {
+    t += 1 + static_cast<int>(next() % 3);
+    std::string v;
+    switch (next() % 6) {
+      case 0:
+        v = "null";
+        break;
+      case 1:
+        v = "\"s\"";
+        break;
+      case 2:
+        v = std::to_string(next()) + ".5";
+        break;
+      case 3:
+        v = "{\"$numberLong\": \"" + std::to_string(next()) + "\"}";
+        break;
+      default:
+        v = std::to_string(static_cast<int>(next()) - 500);
+        break;
+    }
+    docs += std::string(i ? ", " : "") + "{\"t\": " + std::to_string(t) + ", \"v\": " + v + "}";
+  }
+  docs += "]";
+  for (const char* window : {R"({"documents": [-3, 2]})", R"({"documents": [1, 4]})",
+                             R"({"range": [-4, 1]})", R"({"range": [-2, "current"]})"}) {
+    const std::string w = window;
+    const std::string pipeline =
+        R"([{"$setWindowFields": {"sortBy": {"t": 1}, "output": {
+              "s": {"$sum": "$v", "window": )" +
+        w + R"(},
+              "a": {"$avg": "$v", "window": )" +
+        w + R"(},
+              "lo": {"$min": "$v", "window": )" +
+        w + R"(},
+              "hi": {"$max": "$v", "window": )" +
+        w + R"(},
+              "n": {"$count": {}, "window": )" +
+        w + R"(},
+              "p": {"$push": "$v", "window": )" +
+        w + R"(}}}},
+            {"$project": {"_id": 0, "s": 1, "a": 1, "lo": 1, "hi": 1, "n": 1,
+              "s2": {"$sum": "$p"}, "a2": {"$avg": "$p"}, "lo2": {"$min": "$p"},
+              "hi2": {"$max": "$p"}, "n2": {"$size": "$p"}}}])";
+    auto r = RunPipeline(pipeline, docs);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    ASSERT_EQ(r.value().size(), 300u);
+    for (const auto& d : r.value()) {
+      for (const char* f : {"s", "a", "lo", "hi", "n"}) {
+        const std::string f2 = std::string(f) + "2";
+        EXPECT_EQ(d[f].type(), d[f2].type()) << w << " " << d.ToJson();
+        EXPECT_TRUE(ValuesEqual(Value::FromElement(d[f]), Value::FromElement(d[f2])))
+            << w << " " << d.ToJson();
+      }
+    }
+  }
+}
+
 TEST(SetWindowFieldsTest, RangeWindowOverNumbersAndDates) {
   ExpectOutput(
       R"([{"$setWindowFields": {"sortBy": {"t": 1},
