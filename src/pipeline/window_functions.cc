@@ -53,13 +53,23 @@ std::optional<int64_t> FixedUnitMillis(TimeUnit unit) {
 }
 
 int64_t AddTimeUnits(int64_t millis, TimeUnit unit, int64_t amount) {
-  if (auto ms = FixedUnitMillis(unit)) return millis + *ms * amount;
-  const int64_t months = amount * (unit == TimeUnit::kYear      ? 12
-                                   : unit == TimeUnit::kQuarter ? 3
-                                                                : 1);
+  auto saturate = [](bool up) { return up ? INT64_MAX : INT64_MIN; };
+  if (auto ms = FixedUnitMillis(unit)) {
+    int64_t delta, r;
+    if (__builtin_mul_overflow(*ms, amount, &delta)) return saturate(amount > 0);
+    if (__builtin_add_overflow(millis, delta, &r)) return saturate(delta > 0);
+    return r;
+  }
+  // Dates span about +-292 million years; results beyond 290 million saturate.
+  constexpr int64_t kMaxYears = 290'000'000;
+  constexpr int64_t kMaxMonths = int64_t{12} * 2 * kMaxYears;
+  const int64_t per = unit == TimeUnit::kYear ? 12 : unit == TimeUnit::kQuarter ? 3 : 1;
+  if (amount > kMaxMonths / per || amount < -kMaxMonths / per) return saturate(amount > 0);
+  const int64_t months = amount * per;
   internal::CivilTime c = internal::ToCivil(millis);
   int64_t total = c.year * 12 + (c.month - 1) + months;
   int64_t year = total >= 0 ? total / 12 : -((-total + 11) / 12);
+  if (year > kMaxYears || year < -kMaxYears) return saturate(months > 0);
   int month = static_cast<int>(total - year * 12) + 1;
   static const int kDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
   const bool leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
@@ -110,7 +120,8 @@ StatusWith<Bound> ParseBound(const BsonElement& e, bool integral_only, bool docu
                                 : "Range-based bounds expression must be a number");
   }
   const double d = c->NumberDouble();
-  if (integral_only && (!std::isfinite(d) || d != std::floor(d))) {
+  // MongoDB's integral bounds are 32-bit integers.
+  if (integral_only && (!std::isfinite(d) || d != std::floor(d) || std::fabs(d) > 2147483647.0)) {
     return ParseError(documents ? "Numeric document-based bounds must be an integer"
                                 : "With 'unit', range-based bounds must be an integer");
   }

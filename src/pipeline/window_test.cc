@@ -244,6 +244,10 @@ TEST(SetWindowFieldsTest, ParseErrors) {
            "output": {"x": {"$derivative": {"input": "$v"}}}}}])",
       in, 9);
   ExpectError(R"([{"$setWindowFields": {"output": {"x": {"$linearFill": "$v"}}}}])", in, 605001);
+  ExpectError(
+      R"([{"$setWindowFields": {"sortBy": {"t": 1},
+           "output": {"x": {"$sum": "$v", "window": {"documents": [-1e30, 0]}}}}}])",
+      in, 9);
 }
 
 TEST(SetWindowFieldsTest, RuntimeErrors) {
@@ -347,6 +351,12 @@ TEST(TimeUnitTest, AddsCalendarMonthsWithClamping) {
   EXPECT_EQ(AddTimeUnits(1582934400000, TimeUnit::kYear, 1), 1614470400000);
   EXPECT_EQ(AddTimeUnits(0, TimeUnit::kWeek, -1), -604800000);
   EXPECT_FALSE(ParseTimeUnit("fortnight").ok());
+  // Far beyond the representable dates the result saturates instead of overflowing.
+  EXPECT_EQ(AddTimeUnits(INT64_MAX - 5, TimeUnit::kDay, 1), INT64_MAX);
+  EXPECT_EQ(AddTimeUnits(0, TimeUnit::kWeek, INT64_MIN), INT64_MIN);
+  EXPECT_EQ(AddTimeUnits(INT64_MAX - 5, TimeUnit::kYear, 1), INT64_MAX);
+  EXPECT_EQ(AddTimeUnits(0, TimeUnit::kMonth, INT64_MAX), INT64_MAX);
+  EXPECT_EQ(AddTimeUnits(0, TimeUnit::kQuarter, -4'000'000'000), INT64_MIN);
 }
 
 }  // namespace
