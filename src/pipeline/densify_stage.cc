@@ -12,6 +12,7 @@
 #include <cmath>
 #include <map>
 
+#include "pipeline/buffered_stream.h"
 #include "pipeline/stage.h"
 #include "pipeline/window_functions.h"
 #include "query/path.h"
@@ -67,18 +68,10 @@ class DensifyStage : public Stage {
   }
 
   std::unique_ptr<DocumentStream> Bind(std::unique_ptr<DocumentStream> input) const override {
-    class Stream : public DocumentStream {
+    class Stream : public BufferedStream {
      public:
       Stream(std::shared_ptr<const DensifyStage> s, std::unique_ptr<DocumentStream> in)
           : s_(std::move(s)), in_(std::move(in)) {}
-      StatusWith<OptDoc> Next() override {
-        if (!loaded_) {
-          HG_RETURN_IF_ERROR(Load());
-          loaded_ = true;
-        }
-        if (pos_ >= out_.size()) return OptDoc();
-        return OptDoc(std::move(out_[pos_++]));
-      }
 
      private:
       struct Row {
@@ -87,7 +80,7 @@ class DensifyStage : public Stage {
         BsonObj doc;
       };
 
-      Status Load() {
+      Status Fill() override {
         std::vector<Row> rows;
         int64_t bytes = 0;
         while (true) {
@@ -112,7 +105,7 @@ class DensifyStage : public Stage {
                                                      "when step does not have a date unit.");
           }
           r.doc = std::move(*d);
-          bytes += 2 * static_cast<int64_t>(r.doc.size()) + 64;
+          bytes += static_cast<int64_t>(r.doc.size()) + 64;
           if (bytes > s_->ctx.memory_limit_bytes && !s_->ctx.allow_disk_use) {
             return Status(ErrorCode::kQueryExceededMemoryLimitNoDiskUseAllowed,
                           "Exceeded memory limit in $densify, but did not opt in to disk use. "
@@ -139,7 +132,7 @@ class DensifyStage : public Stage {
                                             ". Increase the 'internalQueryMaxAllowedDensifyDocs' "
                                             "parameter to allow more generated documents");
         }
-        out_.push_back(SetPathValue(partition.Obj().Owned(), s_->field, v));
+        Emit(SetPathValue(partition.Obj().Owned(), s_->field, v));
         return Status::OK();
       }
 
@@ -162,7 +155,7 @@ class DensifyStage : public Stage {
             ++end;
           }
           size_t first = begin;
-          while (first < end && rows[first].value.nullish()) out_.push_back(rows[first++].doc);
+          while (first < end && rows[first].value.nullish()) Emit(std::move(rows[first++].doc));
           if (first < end) {
             const bool expl = s_->mode == Mode::kExplicit;
             Value g = expl ? s_->lower : rows[first].value;
@@ -170,7 +163,7 @@ class DensifyStage : public Stage {
             const Value& part = rows[first].partition;
             for (size_t i = first; i < end; ++i) {
               HG_RETURN_IF_ERROR(FillUpTo(part, &g, rows[i].value, limit));
-              out_.push_back(std::move(rows[i].doc));
+              Emit(std::move(rows[i].doc));
             }
             HG_RETURN_IF_ERROR(FillUpTo(part, &g, limit, limit));
           }
@@ -182,7 +175,7 @@ class DensifyStage : public Stage {
       Status DensifyFull(std::vector<Row>& rows) {
         size_t first = 0;
         while (first < rows.size() && rows[first].value.nullish()) {
-          out_.push_back(std::move(rows[first++].doc));
+          Emit(std::move(rows[first++].doc));
         }
         if (first == rows.size()) return Status::OK();
         const Value anchor = rows[first].value;
@@ -191,7 +184,7 @@ class DensifyStage : public Stage {
         for (size_t i = first; i < rows.size(); ++i) {
           auto it = next.try_emplace(rows[i].partition, anchor).first;
           HG_RETURN_IF_ERROR(FillUpTo(it->first, &it->second, rows[i].value, limit));
-          out_.push_back(std::move(rows[i].doc));
+          Emit(std::move(rows[i].doc));
         }
         for (auto& [part, g] : next) HG_RETURN_IF_ERROR(FillUpTo(part, &g, limit, limit));
         return Status::OK();
@@ -199,10 +192,7 @@ class DensifyStage : public Stage {
 
       std::shared_ptr<const DensifyStage> s_;
       std::unique_ptr<DocumentStream> in_;
-      std::vector<BsonObj> out_;
-      size_t pos_ = 0;
       int64_t generated_ = 0;
-      bool loaded_ = false;
     };
     return std::make_unique<Stream>(Self(this), std::move(input));
   }

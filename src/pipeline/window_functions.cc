@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <set>
 #include <utility>
 
 #include "pipeline/accumulator.h"
@@ -52,13 +53,23 @@ std::optional<int64_t> FixedUnitMillis(TimeUnit unit) {
 }
 
 int64_t AddTimeUnits(int64_t millis, TimeUnit unit, int64_t amount) {
-  if (auto ms = FixedUnitMillis(unit)) return millis + *ms * amount;
-  const int64_t months = amount * (unit == TimeUnit::kYear      ? 12
-                                   : unit == TimeUnit::kQuarter ? 3
-                                                                : 1);
+  auto saturate = [](bool up) { return up ? INT64_MAX : INT64_MIN; };
+  if (auto ms = FixedUnitMillis(unit)) {
+    int64_t delta, r;
+    if (__builtin_mul_overflow(*ms, amount, &delta)) return saturate(amount > 0);
+    if (__builtin_add_overflow(millis, delta, &r)) return saturate(delta > 0);
+    return r;
+  }
+  // Dates span about +-292 million years; results beyond 290 million saturate.
+  constexpr int64_t kMaxYears = 290'000'000;
+  constexpr int64_t kMaxMonths = int64_t{12} * 2 * kMaxYears;
+  const int64_t per = unit == TimeUnit::kYear ? 12 : unit == TimeUnit::kQuarter ? 3 : 1;
+  if (amount > kMaxMonths / per || amount < -kMaxMonths / per) return saturate(amount > 0);
+  const int64_t months = amount * per;
   internal::CivilTime c = internal::ToCivil(millis);
   int64_t total = c.year * 12 + (c.month - 1) + months;
   int64_t year = total >= 0 ? total / 12 : -((-total + 11) / 12);
+  if (year > kMaxYears || year < -kMaxYears) return saturate(months > 0);
   int month = static_cast<int>(total - year * 12) + 1;
   static const int kDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
   const bool leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
@@ -109,7 +120,8 @@ StatusWith<Bound> ParseBound(const BsonElement& e, bool integral_only, bool docu
                                 : "Range-based bounds expression must be a number");
   }
   const double d = c->NumberDouble();
-  if (integral_only && (!std::isfinite(d) || d != std::floor(d))) {
+  // MongoDB's integral bounds are 32-bit integers.
+  if (integral_only && (!std::isfinite(d) || d != std::floor(d) || std::fabs(d) > 2147483647.0)) {
     return ParseError(documents ? "Numeric document-based bounds must be an integer"
                                 : "With 'unit', range-based bounds must be an integer");
   }
@@ -317,9 +329,7 @@ class IntegralAccumulator : public Accumulator {
     y_ = y;
     return Status::OK();
   }
-  Value Finalize() const override {
-    return seen_ ? Value::Double(area_ / scale_) : Value::Null();
-  }
+  Value Finalize() const override { return seen_ ? Value::Double(area_ / scale_) : Value::Null(); }
 
  private:
   double scale_;
@@ -335,8 +345,13 @@ using InputBuilder =
 // unbounded only grows, so one accumulator serves the whole partition.
 class FoldFunction : public WindowFunction {
  public:
-  FoldFunction(AccumulatorFactory make, InputBuilder inputs, Window w)
-      : make_(std::move(make)), inputs_(std::move(inputs)), w_(std::move(w)) {}
+  // `order_free`: the accumulator's result does not depend on input order, so a window whose
+  // upper bound is unbounded can be folded from the end of the partition.
+  FoldFunction(AccumulatorFactory make, InputBuilder inputs, Window w, bool order_free)
+      : make_(std::move(make)),
+        inputs_(std::move(inputs)),
+        w_(std::move(w)),
+        order_free_(order_free) {}
 
   Status Compute(const WindowPartition& p, Variables& vars,
                  std::vector<Value>* out) const override {
@@ -356,6 +371,17 @@ class FoldFunction : public WindowFunction {
       }
       return Status::OK();
     }
+    if (order_free_ && w_.upper.kind == Bound::kUnbounded) {
+      auto acc = make_();
+      size_t fed_from = n;  // inputs [fed_from, n) are folded in
+      for (size_t i = n; i-- > 0;) {
+        size_t lo, hi;
+        ix.Bounds(i, &lo, &hi);
+        while (fed_from > lo) HG_RETURN_IF_ERROR(acc->Process(in[--fed_from]));
+        (*out)[i] = NullIfMissing(acc->Finalize());
+      }
+      return Status::OK();
+    }
     for (size_t i = 0; i < n; ++i) {
       size_t lo, hi;
       ix.Bounds(i, &lo, &hi);
@@ -370,11 +396,134 @@ class FoldFunction : public WindowFunction {
   AccumulatorFactory make_;
   InputBuilder inputs_;
   Window w_;
+  bool order_free_;
+};
+
+// $sum, $count, $avg, $min and $max over windows bounded on both sides: the window slides
+// (both ends only move forward), so values are added and removed instead of refolding each
+// window. Sums of integers are exact; sums of doubles are compensated (Neumaier). A window
+// holding a Decimal128 is folded afresh through the $group accumulator, which owns the decimal
+// rules.
+class SlidingFunction : public WindowFunction {
+ public:
+  SlidingFunction(std::string op, InputBuilder inputs, Window w)
+      : op_(std::move(op)), inputs_(std::move(inputs)), w_(std::move(w)) {}
+
+  Status Compute(const WindowPartition& p, Variables& vars,
+                 std::vector<Value>* out) const override {
+    HG_ASSIGN_OR_RETURN(std::vector<Value> in, inputs_(p, vars));
+    WindowIndexer ix(w_);
+    HG_RETURN_IF_ERROR(ix.Prepare(p));
+    State st;
+    size_t cur_lo = 0, cur_hi = 0;
+    out->assign(in.size(), Value::Null());
+    for (size_t i = 0; i < in.size(); ++i) {
+      size_t lo, hi;
+      ix.Bounds(i, &lo, &hi);
+      while (cur_hi < hi) st.Update(in[cur_hi++], +1);
+      while (cur_lo < lo) st.Update(in[cur_lo++], -1);
+      if (st.n_decimal > 0) {
+        auto acc = MakeAccumulator(op_);
+        for (size_t j = lo; j < hi; ++j) HG_RETURN_IF_ERROR(acc->Process(in[j]));
+        (*out)[i] = acc->Finalize();
+      } else {
+        (*out)[i] = Result(st);
+      }
+    }
+    return Status::OK();
+  }
+
+ private:
+  struct State {
+    int64_t n = 0, n_double = 0, n_long = 0, n_decimal = 0;
+    __int128 isum = 0;
+    double dsum = 0, dcomp = 0;  // Neumaier running sum and compensation
+    std::multiset<Value, ValueLess> ordered;
+
+    void Update(const Value& v, int sign) {
+      if (!v.nullish()) {
+        if (sign > 0) {
+          ordered.insert(v);
+        } else {
+          ordered.erase(ordered.find(v));
+        }
+      }
+      if (!v.numeric()) return;
+      n += sign;
+      switch (v.type()) {
+        case BsonType::kDouble:
+          n_double += sign;
+          break;
+        case BsonType::kDecimal128:
+          n_decimal += sign;
+          break;
+        case BsonType::kInt64:
+          n_long += sign;
+          isum += sign * static_cast<__int128>(v.NumberLong());
+          break;
+        default:
+          isum += sign * static_cast<__int128>(v.NumberLong());
+          break;
+      }
+      const double x = sign * v.NumberDouble();
+      const double t = dsum + x;
+      dcomp += std::fabs(dsum) >= std::fabs(x) ? (dsum - t) + x : (x - t) + dsum;
+      dsum = t;
+    }
+  };
+
+  Value Result(const State& st) const {
+    if (op_ == "$min" || op_ == "$max") {
+      if (st.ordered.empty()) return Value::Null();
+      return op_ == "$min" ? *st.ordered.begin() : *st.ordered.rbegin();
+    }
+    const bool integral = st.n_double == 0 && st.isum >= INT64_MIN && st.isum <= INT64_MAX;
+    const double total = integral ? static_cast<double>(st.isum) : st.dsum + st.dcomp;
+    if (op_ == "$avg") {
+      return st.n == 0 ? Value::Null() : Value::Double(total / static_cast<double>(st.n));
+    }
+    if (!integral) return Value::Double(total);
+    const auto sum = static_cast<int64_t>(st.isum);
+    return st.n_long > 0 ? Value::Long(sum) : Value::IntOrLong(sum);
+  }
+
+  std::string op_;
+  InputBuilder inputs_;
+  Window w_;
 };
 
 InputBuilder PlainInputs(std::shared_ptr<Expression> e) {
   return [e](const WindowPartition& p, Variables& vars) { return EvaluateAll(*e, p, vars); };
 }
+
+// ---- $first / $last: the input at the window's first or last document ----
+
+// Unlike the $group accumulators, a missing value stays missing (the output field is then
+// absent); an empty window gives null.
+class EndpointFunction : public WindowFunction {
+ public:
+  EndpointFunction(ExpressionPtr input, Window w, bool first)
+      : input_(std::move(input)), w_(std::move(w)), first_(first) {}
+
+  Status Compute(const WindowPartition& p, Variables& vars,
+                 std::vector<Value>* out) const override {
+    WindowIndexer ix(w_);
+    HG_RETURN_IF_ERROR(ix.Prepare(p));
+    out->assign(p.docs.size(), Value::Null());
+    for (size_t i = 0; i < p.docs.size(); ++i) {
+      size_t lo, hi;
+      ix.Bounds(i, &lo, &hi);
+      if (hi <= lo) continue;
+      HG_ASSIGN_OR_RETURN((*out)[i], input_->Evaluate(p.docs[first_ ? lo : hi - 1], vars));
+    }
+    return Status::OK();
+  }
+
+ private:
+  ExpressionPtr input_;
+  Window w_;
+  bool first_;
+};
 
 // ---- $derivative ----
 
@@ -476,8 +625,7 @@ class ShiftFunction : public WindowFunction {
     for (int64_t i = 0; i < n; ++i) {
       const int64_t j = i + by_;
       if (j < 0 || j >= n) continue;
-      HG_ASSIGN_OR_RETURN(Value v, output_->Evaluate(p.docs[j], vars));
-      (*out)[i] = NullIfMissing(std::move(v));
+      HG_ASSIGN_OR_RETURN((*out)[i], output_->Evaluate(p.docs[j], vars));
     }
     return Status::OK();
   }
@@ -672,8 +820,15 @@ StatusWith<std::unique_ptr<WindowFunction>> ParseFold(std::string_view fn, const
     std::string op(fn);
     make = [op] { return MakeAccumulator(op); };
   }
-  return std::unique_ptr<WindowFunction>(std::make_unique<FoldFunction>(
-      std::move(make), PlainInputs(std::shared_ptr<Expression>(std::move(input))), std::move(w)));
+  InputBuilder inputs = PlainInputs(std::shared_ptr<Expression>(std::move(input)));
+  const bool sliding = w.lower.kind != Bound::kUnbounded && w.upper.kind != Bound::kUnbounded;
+  if (sliding && (fn == "$sum" || fn == "$count" || fn == "$avg" || fn == "$min" || fn == "$max")) {
+    return std::unique_ptr<WindowFunction>(std::make_unique<SlidingFunction>(
+        fn == "$count" ? "$sum" : std::string(fn), std::move(inputs), std::move(w)));
+  }
+  const bool order_free = fn != "$push" && fn != "$addToSet";
+  return std::unique_ptr<WindowFunction>(
+      std::make_unique<FoldFunction>(std::move(make), std::move(inputs), std::move(w), order_free));
 }
 
 // {input: <expr>, unit: <string>} of $derivative and $integral.
@@ -737,7 +892,8 @@ StatusWith<std::unique_ptr<WindowFunction>> ParseIntegral(const BsonElement& arg
   (void)sort;
   const double scale = unit_ms ? static_cast<double>(*unit_ms) : 1.0;
   return std::unique_ptr<WindowFunction>(std::make_unique<FoldFunction>(
-      [scale] { return std::make_unique<IntegralAccumulator>(scale); }, std::move(inputs), std::move(w)));
+      [scale] { return std::make_unique<IntegralAccumulator>(scale); }, std::move(inputs),
+      std::move(w), /*order_free=*/false));
 }
 
 StatusWith<std::unique_ptr<WindowFunction>> ParseExpMovingAvg(const BsonObj& spec,
@@ -906,6 +1062,14 @@ StatusWith<std::unique_ptr<WindowFunction>> ParseWindowFunction(const BsonObj& s
         std::make_unique<DerivativeFunction>(std::move(input), std::move(w), unit_ms));
   }
   if (fn == "$integral") return ParseIntegral(arg, std::move(w), sort);
+  if (fn == "$first" || fn == "$last") {
+    if (arg.type() == BsonType::kArray) {
+      return PipelineError(40237, "The " + std::string(fn) + " accumulator is a unary operator");
+    }
+    HG_ASSIGN_OR_RETURN(ExpressionPtr input, Expression::ParseExpression(arg, ParseContext()));
+    return std::unique_ptr<WindowFunction>(
+        std::make_unique<EndpointFunction>(std::move(input), std::move(w), fn == "$first"));
+  }
   return ParseFold(fn, arg, std::move(w));
 }
 

@@ -55,7 +55,8 @@ struct WindowPartition {
 class WindowFunction {
  public:
   virtual ~WindowFunction() = default;
-  // Fills `out` with one value per document of `p` (never missing: absent results are null).
+  // Fills `out` with one value per document of `p`. A missing value (e.g. $shift onto a
+  // document without the field) means the output field is absent, as in MongoDB.
   // Returns the function's runtime errors (bad sortBy values for range windows, ...).
   virtual Status Compute(const WindowPartition& p, Variables& vars,
                          std::vector<Value>* out) const = 0;

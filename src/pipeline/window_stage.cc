@@ -5,6 +5,7 @@
 // ties keep input order), computes every output field partition by partition with the functions
 // of window_functions.h, and then streams the documents out.
 #include "bson/bson_compare.h"
+#include "pipeline/buffered_stream.h"
 #include "pipeline/stage.h"
 #include "pipeline/window_functions.h"
 #include "query/path.h"
@@ -36,18 +37,10 @@ class SetWindowFieldsStage : public Stage {
   std::string_view name() const override { return "$setWindowFields"; }
 
   std::unique_ptr<DocumentStream> Bind(std::unique_ptr<DocumentStream> input) const override {
-    class Stream : public DocumentStream {
+    class Stream : public BufferedStream {
      public:
       Stream(std::shared_ptr<const SetWindowFieldsStage> s, std::unique_ptr<DocumentStream> in)
           : s_(std::move(s)), in_(std::move(in)) {}
-      StatusWith<OptDoc> Next() override {
-        if (!loaded_) {
-          HG_RETURN_IF_ERROR(Load());
-          loaded_ = true;
-        }
-        if (pos_ >= out_.size()) return OptDoc();
-        return OptDoc(std::move(out_[pos_++]));
-      }
 
      private:
       struct Row {
@@ -56,7 +49,7 @@ class SetWindowFieldsStage : public Stage {
         BsonObj doc;
       };
 
-      Status Load() {
+      Status Fill() override {
         Variables vars(s_->ctx.now_millis);
         std::vector<Row> rows;
         int64_t bytes = 0;
@@ -75,8 +68,8 @@ class SetWindowFieldsStage : public Stage {
           }
           if (s_->sort) r.sort_key = s_->sort->ExtractKey(*d);
           r.doc = std::move(*d);
-          // Documents are held twice at most (input and output), plus their keys.
-          bytes += 2 * static_cast<int64_t>(r.doc.size()) + r.sort_key.size() +
+          // Counted as $sort counts: each input document once, with its keys.
+          bytes += static_cast<int64_t>(r.doc.size()) + r.sort_key.size() +
                    r.partition.element().size() + 64;
           if (bytes > s_->ctx.memory_limit_bytes && !s_->ctx.allow_disk_use) {
             return Status(ErrorCode::kQueryExceededMemoryLimitNoDiskUseAllowed,
@@ -92,7 +85,6 @@ class SetWindowFieldsStage : public Stage {
           if (c != 0) return c < 0;
           return s_->sort && s_->sort->CompareKeys(a.sort_key, b.sort_key) < 0;
         });
-        out_.reserve(rows.size());
         size_t begin = 0;
         while (begin < rows.size()) {
           size_t end = begin + 1;
@@ -122,16 +114,13 @@ class SetWindowFieldsStage : public Stage {
           for (size_t k = 0; k < s_->outputs.size(); ++k) {
             doc = SetPathValue(doc, s_->outputs[k].path, results[k][i]);
           }
-          out_.push_back(std::move(doc));
+          Emit(std::move(doc));
         }
         return Status::OK();
       }
 
       std::shared_ptr<const SetWindowFieldsStage> s_;
       std::unique_ptr<DocumentStream> in_;
-      std::vector<BsonObj> out_;
-      size_t pos_ = 0;
-      bool loaded_ = false;
     };
     return std::make_unique<Stream>(Self(this), std::move(input));
   }

@@ -58,6 +58,88 @@ TEST(SetWindowFieldsTest, SlidingDocumentWindowAndDefaultWholePartition) {
           {"_id": 4, "m": 40.0, "n": 5}, {"_id": 5, "m": 45.0, "n": 5}])");
 }
 
+TEST(SetWindowFieldsTest, WindowsToTheEndOfThePartition) {
+  ExpectOutput(
+      R"([{"$setWindowFields": {"sortBy": {"t": 1}, "output": {
+            "s": {"$sum": "$v", "window": {"documents": [-1, "unbounded"]}},
+            "p": {"$push": "$v", "window": {"documents": [1, "unbounded"]}}}}},
+          {"$project": {"_id": 1, "s": 1, "p": 1}}])",
+      kSeries,
+      R"([{"_id": 1, "s": 150, "p": [20, 30, 40, 50]}, {"_id": 2, "s": 150, "p": [30, 40, 50]},
+          {"_id": 3, "s": 140, "p": [40, 50]}, {"_id": 4, "s": 120, "p": [50]},
+          {"_id": 5, "s": 90, "p": []}])");
+  ExpectOutput(
+      R"([{"$setWindowFields": {"sortBy": {"t": 1},
+            "output": {"s": {"$max": "$v", "window": {"range": ["current", "unbounded"]}}}}},
+          {"$project": {"_id": 1, "s": 1}}])",
+      R"([{"_id": 1, "t": 1, "v": 9}, {"_id": 2, "t": 1, "v": 2}, {"_id": 3, "t": 2, "v": 4}])",
+      R"([{"_id": 1, "s": 9}, {"_id": 2, "s": 9}, {"_id": 3, "s": 4}])");
+}
+
+// Sliding $sum/$avg/$min/$max/$count (added and removed as the window moves) must agree with
+// the expression operators applied to the window's $push.
+TEST(SetWindowFieldsTest, SlidingWindowsAgreeWithRefolding) {
+  std::string docs = "[";
+  uint32_t seed = 12345;
+  auto next = [&] { return seed = seed * 1103515245u + 12345u, (seed >> 16) % 1000; };
+  int t = 0;
+  for (int i = 0; i < 300; ++i) {
+    t += 1 + static_cast<int>(next() % 3);
+    std::string v;
+    switch (next() % 6) {
+      case 0:
+        v = "null";
+        break;
+      case 1:
+        v = "\"s\"";
+        break;
+      case 2:
+        v = std::to_string(next()) + ".5";
+        break;
+      case 3:
+        v = "{\"$numberLong\": \"" + std::to_string(next()) + "\"}";
+        break;
+      default:
+        v = std::to_string(static_cast<int>(next()) - 500);
+        break;
+    }
+    docs += std::string(i ? ", " : "") + "{\"t\": " + std::to_string(t) + ", \"v\": " + v + "}";
+  }
+  docs += "]";
+  for (const char* window : {R"({"documents": [-3, 2]})", R"({"documents": [1, 4]})",
+                             R"({"range": [-4, 1]})", R"({"range": [-2, "current"]})"}) {
+    const std::string w = window;
+    const std::string pipeline =
+        R"([{"$setWindowFields": {"sortBy": {"t": 1}, "output": {
+              "s": {"$sum": "$v", "window": )" +
+        w + R"(},
+              "a": {"$avg": "$v", "window": )" +
+        w + R"(},
+              "lo": {"$min": "$v", "window": )" +
+        w + R"(},
+              "hi": {"$max": "$v", "window": )" +
+        w + R"(},
+              "n": {"$count": {}, "window": )" +
+        w + R"(},
+              "p": {"$push": "$v", "window": )" +
+        w + R"(}}}},
+            {"$project": {"_id": 0, "s": 1, "a": 1, "lo": 1, "hi": 1, "n": 1,
+              "s2": {"$sum": "$p"}, "a2": {"$avg": "$p"}, "lo2": {"$min": "$p"},
+              "hi2": {"$max": "$p"}, "n2": {"$size": "$p"}}}])";
+    auto r = RunPipeline(pipeline, docs);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    ASSERT_EQ(r.value().size(), 300u);
+    for (const auto& d : r.value()) {
+      for (const char* f : {"s", "a", "lo", "hi", "n"}) {
+        const std::string f2 = std::string(f) + "2";
+        EXPECT_EQ(d[f].type(), d[f2].type()) << w << " " << d.ToJson();
+        EXPECT_TRUE(ValuesEqual(Value::FromElement(d[f]), Value::FromElement(d[f2])))
+            << w << " " << d.ToJson();
+      }
+    }
+  }
+}
+
 TEST(SetWindowFieldsTest, RangeWindowOverNumbersAndDates) {
   ExpectOutput(
       R"([{"$setWindowFields": {"sortBy": {"t": 1},
@@ -95,7 +177,7 @@ TEST(SetWindowFieldsTest, ShiftLocfLinearFill) {
       R"([{"t": 1, "prev": "none", "l": 10, "lin": 10},
           {"t": 2, "prev": 10, "l": 10, "lin": 17.5},
           {"t": 4, "prev": null, "l": 10, "lin": 32.5},
-          {"t": 5, "prev": null, "l": 40, "lin": 40},
+          {"t": 5, "l": 40, "lin": 40},
           {"t": 6, "prev": 40, "l": 40, "lin": null}])");
 }
 
@@ -162,6 +244,10 @@ TEST(SetWindowFieldsTest, ParseErrors) {
            "output": {"x": {"$derivative": {"input": "$v"}}}}}])",
       in, 9);
   ExpectError(R"([{"$setWindowFields": {"output": {"x": {"$linearFill": "$v"}}}}])", in, 605001);
+  ExpectError(
+      R"([{"$setWindowFields": {"sortBy": {"t": 1},
+           "output": {"x": {"$sum": "$v", "window": {"documents": [-1e30, 0]}}}}}])",
+      in, 9);
 }
 
 TEST(SetWindowFieldsTest, RuntimeErrors) {
@@ -228,6 +314,11 @@ TEST(DensifyTest, Errors) {
   ExpectError(
       R"([{"$densify": {"field": "v", "range": {"step": 1, "unit": "day", "bounds": "full"}}}])",
       in, 6053600);
+  PipelineContext small;
+  small.memory_limit_bytes = 100;
+  ExpectError(R"([{"$densify": {"field": "v", "range": {"step": 1, "bounds": "full"}}}])",
+              R"([{"v": 1, "pad": "0123456789012345678901234567890123456789"}, {"v": 2}])", 292,
+              small);
 }
 
 TEST(FillTest, ValueAndMethods) {
@@ -260,6 +351,12 @@ TEST(TimeUnitTest, AddsCalendarMonthsWithClamping) {
   EXPECT_EQ(AddTimeUnits(1582934400000, TimeUnit::kYear, 1), 1614470400000);
   EXPECT_EQ(AddTimeUnits(0, TimeUnit::kWeek, -1), -604800000);
   EXPECT_FALSE(ParseTimeUnit("fortnight").ok());
+  // Far beyond the representable dates the result saturates instead of overflowing.
+  EXPECT_EQ(AddTimeUnits(INT64_MAX - 5, TimeUnit::kDay, 1), INT64_MAX);
+  EXPECT_EQ(AddTimeUnits(0, TimeUnit::kWeek, INT64_MIN), INT64_MIN);
+  EXPECT_EQ(AddTimeUnits(INT64_MAX - 5, TimeUnit::kYear, 1), INT64_MAX);
+  EXPECT_EQ(AddTimeUnits(0, TimeUnit::kMonth, INT64_MAX), INT64_MAX);
+  EXPECT_EQ(AddTimeUnits(0, TimeUnit::kQuarter, -4'000'000'000), INT64_MIN);
 }
 
 }  // namespace
