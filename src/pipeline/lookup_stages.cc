@@ -142,10 +142,14 @@ Status ReadAll(CollectionAccess& access, const std::string& db, const std::strin
   return Status::OK();
 }
 
-BsonObj ArrayOf(const std::vector<BsonObj>& docs) {
-  BsonArrayBuilder a;
-  for (const auto& d : docs) a.AppendObject(d);
-  return a.Obj();
+// `docs` as an array Value (what $lookup and $graphLookup write under `as`).
+Value ArrayOf(const std::vector<BsonObj>& docs) {
+  BsonBuilder holder;
+  size_t t = holder.OpenArray("");
+  for (size_t i = 0; i < docs.size(); ++i) holder.AppendObject(std::to_string(i), docs[i]);
+  holder.Close(t);
+  BsonObj h = holder.Obj();
+  return Value::FromElement(h.FirstElement());
 }
 
 // Rejects stages a sub-pipeline may not hold.
@@ -213,17 +217,16 @@ class LookupStage : public Stage {
             HG_ASSIGN_OR_RETURN(joined, p->RunOver(std::move(joined)));
           }
         }
-        BsonBuilder arr;
-        arr.AppendArray("", ArrayOf(joined));
-        BsonObj holder = arr.Obj();
-        return OptDoc(
-            SetPathValue(*d, query::SplitPath(s_->as), Value::FromElement(holder.FirstElement())));
+        return OptDoc(SetPathValue(*d, query::SplitPath(s_->as), ArrayOf(joined)));
       }
 
      private:
       Status Load() {
-        HG_RETURN_IF_ERROR(
-            ReadAll(*s_->ctx.collections, s_->ctx.db, s_->from, BsonObj(), &foreign_));
+        // Without `from` the sub-pipeline starts with $documents and needs no collection.
+        if (!s_->from.empty()) {
+          HG_RETURN_IF_ERROR(
+              ReadAll(*s_->ctx.collections, s_->ctx.db, s_->from, BsonObj(), &foreign_));
+        }
         if (s_->foreign_field) index_.Build(foreign_, *s_->foreign_field);
         return Status::OK();
       }
@@ -351,7 +354,11 @@ Status ParseLookupStage(const BsonElement& spec, const PipelineContext& ctx, Sta
   if (let_spec && !s->sub_pipeline) {
     return Status(ErrorCode::kFailedToParse, "$lookup with 'let' must also specify 'pipeline'");
   }
-  if (!have_from) {
+  const bool starts_with_documents =
+      s->sub_pipeline && !s->sub_pipeline->IsEmpty() &&
+      s->sub_pipeline->FirstElement().type() == BsonType::kObject &&
+      s->sub_pipeline->FirstElement().Obj().FirstElement().FieldName() == "$documents";
+  if (!have_from && !starts_with_documents) {
     return Status(ErrorCode::kFailedToParse, "must specify 'from' field for a $lookup");
   }
   if (let_spec) HG_RETURN_IF_ERROR(ParseLetSpec(*let_spec, &s->let));
@@ -511,20 +518,14 @@ class GraphLookupStage : public Stage {
             CollectKeys(foreign_[i], s_->connect_from, false, &frontier, false);
           }
         }
-        BsonArrayBuilder arr;
+        std::vector<BsonObj> results;
         for (const auto& [i, depth] : found) {
-          if (s_->depth_field) {
-            arr.AppendObject(
-                SetPathValue(foreign_[i], query::SplitPath(*s_->depth_field), Value::Long(depth)));
-          } else {
-            arr.AppendObject(foreign_[i]);
-          }
+          results.push_back(s_->depth_field
+                                ? SetPathValue(foreign_[i], query::SplitPath(*s_->depth_field),
+                                               Value::Long(depth))
+                                : foreign_[i]);
         }
-        BsonBuilder holder;
-        holder.AppendArray("", arr.Obj());
-        BsonObj h = holder.Obj();
-        return OptDoc(
-            SetPathValue(*d, query::SplitPath(s_->as), Value::FromElement(h.FirstElement())));
+        return OptDoc(SetPathValue(*d, query::SplitPath(s_->as), ArrayOf(results)));
       }
 
      private:

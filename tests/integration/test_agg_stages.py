@@ -193,6 +193,16 @@ CASES = [
                                   "as": "m"}}],
         "expected": [{"_id": "a", "m": [{"_id": None, "sum": 4}]}],
     },
+    {
+        "id": "lookup-documents-without-from",
+        "colls": {"src": [{"_id": 1, "k": 2}]},
+        "pipeline": [{"$lookup": {"let": {"k": "$k"}, "as": "j", "pipeline": [
+            {"$documents": [{"x": 1}, {"x": 2}]},
+            {"$match": {"$expr": {"$eq": ["$x", "$$k"]}}}]}}],
+        "expected": [{"_id": 1, "k": 2, "j": [{"x": 2}]}],
+    },
+    {"id": "lookup-err-no-from", "pipeline": [{"$lookup": {"as": "x", "pipeline": []}}],
+     "error": 9},
     {"id": "lookup-err-no-as", "pipeline": [{"$lookup": {"from": "f", "localField": "a",
                                                          "foreignField": "b"}}], "error": 9},
     {"id": "lookup-err-local-without-foreign",
@@ -547,3 +557,12 @@ def test_lookup_through_cursor_batches(db):
                                                "foreignField": "k", "as": "j"}}], batchSize=7))
     assert len(docs) == 50
     assert all(d["j"] == [{"_id": d["k"], "k": d["k"]}] for d in docs)
+
+
+def test_pymongo_aggregate_helpers_run_out_and_merge(db):
+    """Drivers send $out/$merge pipelines through their usual aggregate helper."""
+    db.src.insert_many([{"_id": 1, "v": 1}, {"_id": 2, "v": 2}])
+    assert list(db.src.aggregate([{"$match": {"v": 2}}, {"$out": "o"}])) == []
+    assert list(db.o.find()) == [{"_id": 2, "v": 2}]
+    assert list(db.src.aggregate([{"$merge": {"into": "o", "whenMatched": "keepExisting"}}])) == []
+    assert list(db.o.find().sort("_id", 1)) == [{"_id": 1, "v": 1}, {"_id": 2, "v": 2}]
