@@ -176,6 +176,8 @@ class LookupStage : public Stage {
   std::vector<std::pair<std::string, ExpressionPtr>> let;
   std::optional<BsonObj> sub_pipeline;
   std::unique_ptr<Pipeline> uncorrelated;  // a sub-pipeline that needs no per-document input
+  // Its leading $match, read by the foreign scan itself (so a time-series read prunes buckets).
+  BsonObj foreign_filter;
 
   std::string_view name() const override { return "$lookup"; }
 
@@ -225,7 +227,7 @@ class LookupStage : public Stage {
         // Without `from` the sub-pipeline starts with $documents and needs no collection.
         if (!s_->from.empty()) {
           HG_RETURN_IF_ERROR(
-              ReadAll(*s_->ctx.collections, s_->ctx.db, s_->from, BsonObj(), &foreign_));
+              ReadAll(*s_->ctx.collections, s_->ctx.db, s_->from, s_->foreign_filter, &foreign_));
         }
         if (s_->foreign_field) index_.Build(foreign_, *s_->foreign_field);
         return Status::OK();
@@ -369,7 +371,10 @@ Status ParseLookupStage(const BsonElement& spec, const PipelineContext& ctx, Sta
     for (const auto& [n, e] : s->let) placeholders.emplace_back(n, Value::Null());
     HG_ASSIGN_OR_RETURN(auto p,
                         Pipeline::Parse(SubstituteVariables(*s->sub_pipeline, placeholders), ctx));
-    if (s->let.empty()) s->uncorrelated = std::move(p);
+    if (s->let.empty()) {
+      if (auto leading = p->PopLeadingMatch()) s->foreign_filter = leading->Owned();
+      s->uncorrelated = std::move(p);
+    }
   }
   if (!ctx.collections) return NoCollectionAccess("$lookup");
   out->push_back(std::move(s));
