@@ -390,6 +390,7 @@ class UnionWithStage : public Stage {
   PipelineContext ctx;
   std::string coll;
   std::unique_ptr<Pipeline> sub;  // may be null: no pipeline
+  BsonObj filter;                 // the sub-pipeline's leading $match, run by the scan
 
   std::string_view name() const override { return "$unionWith"; }
 
@@ -403,7 +404,13 @@ class UnionWithStage : public Stage {
           HG_ASSIGN_OR_RETURN(OptDoc d, in_->Next());
           if (d) return d;
           in_.reset();
-          HG_ASSIGN_OR_RETURN(other_, s_->ctx.collections->Read(s_->ctx.db, s_->coll, BsonObj()));
+          if (s_->coll.empty()) {
+            // No collection: the sub-pipeline starts with $documents.
+            other_ = std::make_unique<VectorDocumentStream>(std::vector<BsonObj>{});
+          } else {
+            HG_ASSIGN_OR_RETURN(other_,
+                                s_->ctx.collections->Read(s_->ctx.db, s_->coll, s_->filter));
+          }
           if (s_->sub) other_ = s_->sub->Bind(std::move(other_));
         }
         return other_->Next();
@@ -426,7 +433,7 @@ Status ParseUnionWithStage(const BsonElement& spec, const PipelineContext& ctx, 
   if (spec.type() == BsonType::kString) {
     s->coll = std::string(spec.Str());
   } else if (spec.type() == BsonType::kObject) {
-    bool have_coll = false;
+    bool have_coll = false, starts_with_documents = false;
     for (const BsonElement& e : spec.Obj()) {
       std::string_view f = e.FieldName();
       if (f == "coll") {
@@ -445,12 +452,16 @@ Status ParseUnionWithStage(const BsonElement& spec, const PipelineContext& ctx, 
         }
         HG_RETURN_IF_ERROR(CheckSubPipeline(e.Obj(), "$unionWith", 31441));
         HG_ASSIGN_OR_RETURN(s->sub, Pipeline::Parse(e.Obj(), ctx));
+        if (auto leading = s->sub->PopLeadingMatch()) s->filter = leading->Owned();
+        starts_with_documents =
+            !e.Obj().IsEmpty() && e.Obj().FirstElement().type() == BsonType::kObject &&
+            e.Obj().FirstElement().Obj().FirstElement().FieldName() == "$documents";
       } else {
         return PipelineError(40415,
                              "BSON field '$unionWith." + std::string(f) + "' is an unknown field.");
       }
     }
-    if (!have_coll) {
+    if (!have_coll && !starts_with_documents) {
       return PipelineError(40414, "BSON field '$unionWith.coll' is missing but a required field");
     }
   } else {
@@ -458,7 +469,7 @@ Status ParseUnionWithStage(const BsonElement& spec, const PipelineContext& ctx, 
                   "the $unionWith stage specification must be an object or string, but found " +
                       std::string(bson::TypeName(spec.type())));
   }
-  if (s->coll.empty() || s->coll.find('$') != std::string::npos) {
+  if ((s->coll.empty() && !s->sub) || s->coll.find('$') != std::string::npos) {
     return Status(ErrorCode::kInvalidNamespace, "Invalid $unionWith namespace: " + s->coll);
   }
   if (!ctx.collections) return NoCollectionAccess("$unionWith");

@@ -258,6 +258,19 @@ CASES = [
                      {"$project": {"_id": 0, "v": 1}}],
         "expected": [{"v": 0}, {"v": 1}, {"v": 2}, {"v": 3}],
     },
+    {
+        "id": "unionwith-documents-without-coll",
+        "colls": {"src": [{"_id": 1}]},
+        "pipeline": [{"$unionWith": {"pipeline": [{"$documents": [{"x": 1}]}]}}],
+        "expected": [{"_id": 1}, {"x": 1}],
+    },
+    {
+        "id": "unionwith-timeseries-time-filter",
+        "colls": {"src": [], "sensors": SENSORS},
+        "pipeline": [{"$unionWith": {"coll": "sensors", "pipeline": [
+            {"$match": {"t": {"$lt": hours(2)}, "s": "a"}}, {"$project": {"_id": 0, "v": 1}}]}}],
+        "expected": [{"v": 1}],
+    },
     {"id": "unionwith-err-type", "pipeline": [{"$unionWith": 1}], "error": 9},
     {"id": "unionwith-err-no-coll", "pipeline": [{"$unionWith": {"pipeline": []}}],
      "error": 40414},
