@@ -1,6 +1,7 @@
 // Stages that read other collections: $lookup (equality, pipeline and combined forms),
 // $graphLookup and $unionWith. They read through PipelineContext::collections; each stream reads
 // the foreign collection once, on its first Next(), and keeps its documents in memory.
+#include <cctype>
 #include <map>
 #include <set>
 
@@ -11,7 +12,6 @@
 
 namespace hourglass::pipeline {
 
-using bson::BsonArrayBuilder;
 using bson::BsonBuilder;
 using bson::BsonElement;
 using bson::BsonObj;
