@@ -165,6 +165,12 @@ Status ParseGroupId(const BsonElement& f, GroupStage* g) {
   return Status::OK();
 }
 
+// $bucket's and $bucketAuto's groupBy: a "$path" or an expression object.
+bool IsGroupByExpression(const BsonElement& f) {
+  return (f.type() == BsonType::kString && !f.Str().empty() && f.Str()[0] == '$') ||
+         f.type() == BsonType::kObject;
+}
+
 // The $bucket key: the lower boundary of the bucket holding the groupBy value, else `default`.
 class BucketKeyExpression : public Expression {
  public:
@@ -245,9 +251,7 @@ Status ParseBucketStage(const BsonElement& spec, const PipelineContext& ctx, Sta
   for (const auto& f : spec.Obj()) {
     std::string_view n = f.FieldName();
     if (n == "groupBy") {
-      const bool ok = (f.type() == BsonType::kString && !f.Str().empty() && f.Str()[0] == '$') ||
-                      f.type() == BsonType::kObject;
-      if (!ok) {
+      if (!IsGroupByExpression(f)) {
         return PipelineError(40202,
                              "The $bucket 'groupBy' field must be defined as a "
                              "$-prefixed path or an expression, but found: " +
@@ -595,9 +599,7 @@ Status ParseBucketAutoStage(const BsonElement& spec, const PipelineContext& ctx,
   for (const auto& f : spec.Obj()) {
     std::string_view n = f.FieldName();
     if (n == "groupBy") {
-      const bool ok = (f.type() == BsonType::kString && !f.Str().empty() && f.Str()[0] == '$') ||
-                      f.type() == BsonType::kObject;
-      if (!ok) {
+      if (!IsGroupByExpression(f)) {
         return PipelineError(40239,
                              "The $bucketAuto 'groupBy' field must be defined as a $-prefixed "
                              "path or an expression object, but found: " +

@@ -1,6 +1,7 @@
 // Stages that read other collections: $lookup (equality, pipeline and combined forms),
 // $graphLookup and $unionWith. They read through PipelineContext::collections; each stream reads
 // the foreign collection once, on its first Next(), and keeps its documents in memory.
+#include <cctype>
 #include <map>
 #include <set>
 
@@ -11,7 +12,6 @@
 
 namespace hourglass::pipeline {
 
-using bson::BsonArrayBuilder;
 using bson::BsonBuilder;
 using bson::BsonElement;
 using bson::BsonObj;
@@ -142,10 +142,14 @@ Status ReadAll(CollectionAccess& access, const std::string& db, const std::strin
   return Status::OK();
 }
 
-BsonObj ArrayOf(const std::vector<BsonObj>& docs) {
-  BsonArrayBuilder a;
-  for (const auto& d : docs) a.AppendObject(d);
-  return a.Obj();
+// `docs` as an array Value (what $lookup and $graphLookup write under `as`).
+Value ArrayOf(const std::vector<BsonObj>& docs) {
+  BsonBuilder holder;
+  size_t t = holder.OpenArray("");
+  for (size_t i = 0; i < docs.size(); ++i) holder.AppendObject(std::to_string(i), docs[i]);
+  holder.Close(t);
+  BsonObj h = holder.Obj();
+  return Value::FromElement(h.FirstElement());
 }
 
 // Rejects stages a sub-pipeline may not hold.
@@ -172,6 +176,8 @@ class LookupStage : public Stage {
   std::vector<std::pair<std::string, ExpressionPtr>> let;
   std::optional<BsonObj> sub_pipeline;
   std::unique_ptr<Pipeline> uncorrelated;  // a sub-pipeline that needs no per-document input
+  // Its leading $match, read by the foreign scan itself (so a time-series read prunes buckets).
+  BsonObj foreign_filter;
 
   std::string_view name() const override { return "$lookup"; }
 
@@ -213,17 +219,16 @@ class LookupStage : public Stage {
             HG_ASSIGN_OR_RETURN(joined, p->RunOver(std::move(joined)));
           }
         }
-        BsonBuilder arr;
-        arr.AppendArray("", ArrayOf(joined));
-        BsonObj holder = arr.Obj();
-        return OptDoc(
-            SetPathValue(*d, query::SplitPath(s_->as), Value::FromElement(holder.FirstElement())));
+        return OptDoc(SetPathValue(*d, query::SplitPath(s_->as), ArrayOf(joined)));
       }
 
      private:
       Status Load() {
-        HG_RETURN_IF_ERROR(
-            ReadAll(*s_->ctx.collections, s_->ctx.db, s_->from, BsonObj(), &foreign_));
+        // Without `from` the sub-pipeline starts with $documents and needs no collection.
+        if (!s_->from.empty()) {
+          HG_RETURN_IF_ERROR(
+              ReadAll(*s_->ctx.collections, s_->ctx.db, s_->from, s_->foreign_filter, &foreign_));
+        }
         if (s_->foreign_field) index_.Build(foreign_, *s_->foreign_field);
         return Status::OK();
       }
@@ -351,7 +356,11 @@ Status ParseLookupStage(const BsonElement& spec, const PipelineContext& ctx, Sta
   if (let_spec && !s->sub_pipeline) {
     return Status(ErrorCode::kFailedToParse, "$lookup with 'let' must also specify 'pipeline'");
   }
-  if (!have_from) {
+  const bool starts_with_documents =
+      s->sub_pipeline && !s->sub_pipeline->IsEmpty() &&
+      s->sub_pipeline->FirstElement().type() == BsonType::kObject &&
+      s->sub_pipeline->FirstElement().Obj().FirstElement().FieldName() == "$documents";
+  if (!have_from && !starts_with_documents) {
     return Status(ErrorCode::kFailedToParse, "must specify 'from' field for a $lookup");
   }
   if (let_spec) HG_RETURN_IF_ERROR(ParseLetSpec(*let_spec, &s->let));
@@ -362,7 +371,10 @@ Status ParseLookupStage(const BsonElement& spec, const PipelineContext& ctx, Sta
     for (const auto& [n, e] : s->let) placeholders.emplace_back(n, Value::Null());
     HG_ASSIGN_OR_RETURN(auto p,
                         Pipeline::Parse(SubstituteVariables(*s->sub_pipeline, placeholders), ctx));
-    if (s->let.empty()) s->uncorrelated = std::move(p);
+    if (s->let.empty()) {
+      if (auto leading = p->PopLeadingMatch()) s->foreign_filter = leading->Owned();
+      s->uncorrelated = std::move(p);
+    }
   }
   if (!ctx.collections) return NoCollectionAccess("$lookup");
   out->push_back(std::move(s));
@@ -378,6 +390,7 @@ class UnionWithStage : public Stage {
   PipelineContext ctx;
   std::string coll;
   std::unique_ptr<Pipeline> sub;  // may be null: no pipeline
+  BsonObj filter;                 // the sub-pipeline's leading $match, run by the scan
 
   std::string_view name() const override { return "$unionWith"; }
 
@@ -391,7 +404,13 @@ class UnionWithStage : public Stage {
           HG_ASSIGN_OR_RETURN(OptDoc d, in_->Next());
           if (d) return d;
           in_.reset();
-          HG_ASSIGN_OR_RETURN(other_, s_->ctx.collections->Read(s_->ctx.db, s_->coll, BsonObj()));
+          if (s_->coll.empty()) {
+            // No collection: the sub-pipeline starts with $documents.
+            other_ = std::make_unique<VectorDocumentStream>(std::vector<BsonObj>{});
+          } else {
+            HG_ASSIGN_OR_RETURN(other_,
+                                s_->ctx.collections->Read(s_->ctx.db, s_->coll, s_->filter));
+          }
           if (s_->sub) other_ = s_->sub->Bind(std::move(other_));
         }
         return other_->Next();
@@ -414,7 +433,7 @@ Status ParseUnionWithStage(const BsonElement& spec, const PipelineContext& ctx, 
   if (spec.type() == BsonType::kString) {
     s->coll = std::string(spec.Str());
   } else if (spec.type() == BsonType::kObject) {
-    bool have_coll = false;
+    bool have_coll = false, starts_with_documents = false;
     for (const BsonElement& e : spec.Obj()) {
       std::string_view f = e.FieldName();
       if (f == "coll") {
@@ -433,12 +452,16 @@ Status ParseUnionWithStage(const BsonElement& spec, const PipelineContext& ctx, 
         }
         HG_RETURN_IF_ERROR(CheckSubPipeline(e.Obj(), "$unionWith", 31441));
         HG_ASSIGN_OR_RETURN(s->sub, Pipeline::Parse(e.Obj(), ctx));
+        if (auto leading = s->sub->PopLeadingMatch()) s->filter = leading->Owned();
+        starts_with_documents =
+            !e.Obj().IsEmpty() && e.Obj().FirstElement().type() == BsonType::kObject &&
+            e.Obj().FirstElement().Obj().FirstElement().FieldName() == "$documents";
       } else {
         return PipelineError(40415,
                              "BSON field '$unionWith." + std::string(f) + "' is an unknown field.");
       }
     }
-    if (!have_coll) {
+    if (!have_coll && !starts_with_documents) {
       return PipelineError(40414, "BSON field '$unionWith.coll' is missing but a required field");
     }
   } else {
@@ -446,7 +469,7 @@ Status ParseUnionWithStage(const BsonElement& spec, const PipelineContext& ctx, 
                   "the $unionWith stage specification must be an object or string, but found " +
                       std::string(bson::TypeName(spec.type())));
   }
-  if (s->coll.empty() || s->coll.find('$') != std::string::npos) {
+  if ((s->coll.empty() && !s->sub) || s->coll.find('$') != std::string::npos) {
     return Status(ErrorCode::kInvalidNamespace, "Invalid $unionWith namespace: " + s->coll);
   }
   if (!ctx.collections) return NoCollectionAccess("$unionWith");
@@ -511,20 +534,14 @@ class GraphLookupStage : public Stage {
             CollectKeys(foreign_[i], s_->connect_from, false, &frontier, false);
           }
         }
-        BsonArrayBuilder arr;
+        std::vector<BsonObj> results;
         for (const auto& [i, depth] : found) {
-          if (s_->depth_field) {
-            arr.AppendObject(
-                SetPathValue(foreign_[i], query::SplitPath(*s_->depth_field), Value::Long(depth)));
-          } else {
-            arr.AppendObject(foreign_[i]);
-          }
+          results.push_back(s_->depth_field
+                                ? SetPathValue(foreign_[i], query::SplitPath(*s_->depth_field),
+                                               Value::Long(depth))
+                                : foreign_[i]);
         }
-        BsonBuilder holder;
-        holder.AppendArray("", arr.Obj());
-        BsonObj h = holder.Obj();
-        return OptDoc(
-            SetPathValue(*d, query::SplitPath(s_->as), Value::FromElement(h.FirstElement())));
+        return OptDoc(SetPathValue(*d, query::SplitPath(s_->as), ArrayOf(results)));
       }
 
      private:

@@ -9,8 +9,9 @@
 // getMores). A stream is single-threaded; a Pipeline may be bound several times.
 //
 // Errors (Status codes): unknown stage 40324, stage object without exactly one field 40323, a
-// non-object stage TypeMismatch (14), stages that need other collections ($lookup, $out, ...)
-// CommandNotSupported (115), $group/$sort over the memory limit without allowDiskUse
+// non-object stage TypeMismatch (14), $out/$merge not last 40601, stages not built yet and stages
+// over other collections without PipelineContext::collections CommandNotSupported (115),
+// $group/$sort over the memory limit without allowDiskUse
 // QueryExceededMemoryLimitNoDiskUseAllowed (292). With allowDiskUse they keep going in memory:
 // there is no spilling yet. Codes missing from base/error_codes.def surface as BadValue (2).
 // See README.md in this folder.

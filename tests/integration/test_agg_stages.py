@@ -185,6 +185,21 @@ CASES = [
         "expected": [{"_id": "a", "vs": [1, 3]}, {"_id": "b", "vs": [2]}, {"_id": "c", "vs": []}],
     },
     {
+        "id": "lookup-uncorrelated-time-filter-on-timeseries",
+        "colls": {"src": [{"_id": 0}], "sensors": SENSORS},
+        "pipeline": [{"$lookup": {"from": "sensors", "as": "m", "pipeline": [
+            {"$match": {"t": {"$gte": hours(1)}}}, {"$project": {"_id": 0, "v": 1}}]}}],
+        "expected": [{"_id": 0, "m": [{"v": 2}, {"v": 3}]}],
+    },
+    {
+        "id": "lookup-combined-leading-match",
+        "colls": {"src": [{"_id": "a"}], "sensors": SENSORS},
+        "pipeline": [{"$lookup": {"from": "sensors", "localField": "_id", "foreignField": "s",
+                                  "as": "m", "pipeline": [{"$match": {"v": {"$gt": 1}}},
+                                                          {"$project": {"_id": 1}}]}}],
+        "expected": [{"_id": "a", "m": [{"_id": 3}]}],
+    },
+    {
         "id": "lookup-pipeline-from-timeseries",
         "colls": {"src": [{"_id": "a"}], "sensors": SENSORS},
         "pipeline": [{"$lookup": {"from": "sensors", "let": {"s": "$_id"},
@@ -193,6 +208,16 @@ CASES = [
                                   "as": "m"}}],
         "expected": [{"_id": "a", "m": [{"_id": None, "sum": 4}]}],
     },
+    {
+        "id": "lookup-documents-without-from",
+        "colls": {"src": [{"_id": 1, "k": 2}]},
+        "pipeline": [{"$lookup": {"let": {"k": "$k"}, "as": "j", "pipeline": [
+            {"$documents": [{"x": 1}, {"x": 2}]},
+            {"$match": {"$expr": {"$eq": ["$x", "$$k"]}}}]}}],
+        "expected": [{"_id": 1, "k": 2, "j": [{"x": 2}]}],
+    },
+    {"id": "lookup-err-no-from", "pipeline": [{"$lookup": {"as": "x", "pipeline": []}}],
+     "error": 9},
     {"id": "lookup-err-no-as", "pipeline": [{"$lookup": {"from": "f", "localField": "a",
                                                          "foreignField": "b"}}], "error": 9},
     {"id": "lookup-err-local-without-foreign",
@@ -232,6 +257,19 @@ CASES = [
         "pipeline": [{"$unionWith": "nothing"}, {"$unionWith": "sensors"},
                      {"$project": {"_id": 0, "v": 1}}],
         "expected": [{"v": 0}, {"v": 1}, {"v": 2}, {"v": 3}],
+    },
+    {
+        "id": "unionwith-documents-without-coll",
+        "colls": {"src": [{"_id": 1}]},
+        "pipeline": [{"$unionWith": {"pipeline": [{"$documents": [{"x": 1}]}]}}],
+        "expected": [{"_id": 1}, {"x": 1}],
+    },
+    {
+        "id": "unionwith-timeseries-time-filter",
+        "colls": {"src": [], "sensors": SENSORS},
+        "pipeline": [{"$unionWith": {"coll": "sensors", "pipeline": [
+            {"$match": {"t": {"$lt": hours(2)}, "s": "a"}}, {"$project": {"_id": 0, "v": 1}}]}}],
+        "expected": [{"v": 1}],
     },
     {"id": "unionwith-err-type", "pipeline": [{"$unionWith": 1}], "error": 9},
     {"id": "unionwith-err-no-coll", "pipeline": [{"$unionWith": {"pipeline": []}}],
@@ -353,6 +391,14 @@ CASES = [
                {"let": {"na": "$a"}, "whenMatched": [{"$set": {"c": "$$na"}}],
                 "whenNotMatched": "discard"},
                [{"_id": 1, "a": 1, "b": 1, "c": 10}, {"_id": 2, "a": 2, "b": 2}]),
+    merge_case("keepexisting-discard", {"whenMatched": "keepExisting",
+                                        "whenNotMatched": "discard"}, TARGET),
+    merge_case("pipeline-discard", {"whenMatched": [{"$set": {"b": "$$new.a"}}],
+                                    "whenNotMatched": "discard"},
+               [{"_id": 1, "a": 1, "b": 10}, {"_id": 2, "a": 2, "b": 2}]),
+    merge_case("fail-discard", {"whenMatched": "fail", "whenNotMatched": "discard"}, error=11000),
+    merge_case("replace-fail", {"whenMatched": "replace", "whenNotMatched": "fail"}, error=13113),
+    merge_case("fail-fail", {"whenMatched": "fail", "whenNotMatched": "fail"}, error=11000),
     merge_case("fail-when-matched", {"whenMatched": "fail"}, error=11000),
     merge_case("fail-when-not-matched", {"whenNotMatched": "fail"}, error=13113),
     merge_case("err-on-without-unique-index", {"on": "a"}, error=51183),
@@ -547,3 +593,12 @@ def test_lookup_through_cursor_batches(db):
                                                "foreignField": "k", "as": "j"}}], batchSize=7))
     assert len(docs) == 50
     assert all(d["j"] == [{"_id": d["k"], "k": d["k"]}] for d in docs)
+
+
+def test_pymongo_aggregate_helpers_run_out_and_merge(db):
+    """Drivers send $out/$merge pipelines through their usual aggregate helper."""
+    db.src.insert_many([{"_id": 1, "v": 1}, {"_id": 2, "v": 2}])
+    assert list(db.src.aggregate([{"$match": {"v": 2}}, {"$out": "o"}])) == []
+    assert list(db.o.find()) == [{"_id": 2, "v": 2}]
+    assert list(db.src.aggregate([{"$merge": {"into": "o", "whenMatched": "keepExisting"}}])) == []
+    assert list(db.o.find().sort("_id", 1)) == [{"_id": 1, "v": 1}, {"_id": 2, "v": 2}]
