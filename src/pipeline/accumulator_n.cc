@@ -285,8 +285,21 @@ StatusWith<ParsedAccumulator> ParsePercentile(std::string_view op, const BsonEle
   }
   std::vector<double> ps = {0.5};
   if (!median) {
+    // p must be constant: a literal array of literals, or a $literal.
     HG_ASSIGN_OR_RETURN(ExpressionPtr pe, Expression::ParseExpression(p, ctx));
+    Value literal_array;
     const Value* pv = pe->ConstantValue();
+    if (pv == nullptr && p.type() == BsonType::kArray) {
+      bool literal = true;
+      for (const auto& m : p.Obj()) {
+        literal = literal && m.type() != BsonType::kObject && m.type() != BsonType::kArray &&
+                  !(m.type() == BsonType::kString && m.Str().substr(0, 1) == "$");
+      }
+      if (literal) {
+        literal_array = Value::FromElement(p);
+        pv = &literal_array;
+      }
+    }
     if (pv == nullptr) {
       return PipelineError(7750300,
                            "The $percentile 'p' field must be an array of constant values, but "

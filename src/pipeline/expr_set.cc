@@ -90,6 +90,10 @@ StatusWith<Value> SetDifference(std::string_view, const std::vector<Value>& args
 }
 
 StatusWith<Value> SetEquals(std::string_view op, const std::vector<Value>& args) {
+  if (args.size() < 2) {
+    return PipelineError(17045, "$setEquals needs at least two arguments had: " +
+                                    std::to_string(args.size()));
+  }
   std::vector<Value> first;
   bool equal = true;
   for (size_t i = 0; i < args.size(); ++i) {
@@ -150,7 +154,7 @@ void AddSetOperators(std::vector<OperatorDef>& out) {
   out.push_back({"$setUnion", 0, kVariadic, &SetUnion, nullptr});
   out.push_back({"$setIntersection", 0, kVariadic, &SetIntersection, nullptr});
   out.push_back({"$setDifference", 2, 2, &SetDifference, nullptr});
-  out.push_back({"$setEquals", 2, kVariadic, &SetEquals, nullptr});
+  out.push_back({"$setEquals", 0, kVariadic, &SetEquals, nullptr});
   out.push_back({"$setIsSubset", 2, 2, &SetIsSubset, nullptr});
   out.push_back({"$allElementsTrue", 1, 1, &ElementsTrue, nullptr});
   out.push_back({"$anyElementTrue", 1, 1, &ElementsTrue, nullptr});
