@@ -37,6 +37,10 @@ std::unique_ptr<Accumulator> MakeAccumulator(std::string_view op);
 struct ParsedAccumulator {
   ExpressionPtr input;
   std::function<std::unique_ptr<Accumulator>()> make;
+  // Set instead of `make` when the state depends on the group: an `n` that is an expression is
+  // evaluated with the group key (a document) as the root (5787902 / 5787903 / 5787908 when it
+  // is not a positive integer).
+  std::function<StatusWith<std::unique_ptr<Accumulator>>(const Value& group_key)> make_for_group;
 };
 
 // True for every name ParseAccumulator accepts: IsAccumulatorName's plus the accumulators with
@@ -47,8 +51,7 @@ bool IsAnyAccumulatorName(std::string_view op);
 // 5787801 / 5788001 (spec not an object), 5787901 / 5788002 (unknown field), 5787906 / 5788003
 // (missing n), 5787907 (missing input), 5788004 (missing output), 5788005 (missing sortBy),
 // 5787902 / 5787903 / 5787908 (n not a positive integer), 7750300-7750303 (bad p), 40414 /
-// 40415 (missing / unknown $percentile field), 2 (method other than 'approximate'). `n` must be
-// a constant (n computed from the group key fails with 115 CommandNotSupported).
+// 40415 (missing / unknown $percentile field), 2 (method other than 'approximate').
 StatusWith<ParsedAccumulator> ParseAccumulator(std::string_view op, const bson::BsonElement& arg,
                                                const ParseContext& ctx);
 

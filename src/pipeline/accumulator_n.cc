@@ -174,15 +174,25 @@ class PercentileAccumulator : public Accumulator {
   std::vector<double> values_;
 };
 
-// The value of a constant `n` argument (evaluated without a document).
-StatusWith<int64_t> ConstantN(const Expression& n) {
-  Variables vars;
-  HG_ASSIGN_OR_RETURN(Value v, n.Evaluate(BsonObj(), vars));
-  if (v.missing()) {
-    return Status(ErrorCode::kCommandNotSupported,
-                  "an 'n' computed from the document or group key is not supported yet");
+// Fills out->make for a constant n, else out->make_for_group, which evaluates n when a group
+// starts with the group key as the root document (an empty one for a scalar key), as MongoDB
+// does: {_id: {g: "$g"}, x: {$firstN: {n: {$cond: [{$eq: ["$g", 1]}, 1, 3]}, ...}}}.
+Status SetFactories(std::shared_ptr<const Expression> n,
+                    std::function<std::unique_ptr<Accumulator>(int64_t)> with_n,
+                    ParsedAccumulator* out) {
+  if (const Value* c = n->ConstantValue()) {
+    HG_ASSIGN_OR_RETURN(int64_t count, ValidateAccumulatorN(*c));
+    out->make = [with_n, count] { return with_n(count); };
+    return Status::OK();
   }
-  return ValidateAccumulatorN(v);
+  out->make_for_group = [n, with_n](const Value& key) -> StatusWith<std::unique_ptr<Accumulator>> {
+    const BsonObj group_doc = key.IsObject() ? key.Obj() : BsonObj();
+    Variables vars;
+    HG_ASSIGN_OR_RETURN(Value v, n->Evaluate(group_doc, vars));
+    HG_ASSIGN_OR_RETURN(int64_t count, ValidateAccumulatorN(v));
+    return with_n(count);
+  };
+  return Status::OK();
 }
 
 StatusWith<ParsedAccumulator> ParseNAccumulator(std::string_view op, const BsonElement& arg,
@@ -205,10 +215,11 @@ StatusWith<ParsedAccumulator> ParseNAccumulator(std::string_view op, const BsonE
   }
   if (!n) return PipelineError(5787906, "Missing value for 'n'");
   if (!input) return PipelineError(5787907, "Missing value for 'input'");
-  HG_ASSIGN_OR_RETURN(int64_t count, ConstantN(*n));
   std::string name(op);
-  return ParsedAccumulator{std::move(input),
-                           [name, count] { return MakeNAccumulator(name, count); }};
+  ParsedAccumulator out{std::move(input), nullptr, nullptr};
+  HG_RETURN_IF_ERROR(SetFactories(
+      std::move(n), [name](int64_t count) { return MakeNAccumulator(name, count); }, &out));
+  return out;
 }
 
 StatusWith<ParsedAccumulator> ParseTopBottom(std::string_view op, const BsonElement& arg,
@@ -242,16 +253,18 @@ StatusWith<ParsedAccumulator> ParseTopBottom(std::string_view op, const BsonElem
   if (!output) return PipelineError(5788004, "Missing value for 'output'");
   if (!have_sort) return PipelineError(5788005, "Missing value for 'sortBy'");
   HG_ASSIGN_OR_RETURN(query::SortPattern pattern, query::SortPattern::Parse(sort_spec));
-  int64_t count = 1;
-  if (!single) {
-    HG_ASSIGN_OR_RETURN(count, ConstantN(*n));
-  }
   auto sort = std::make_shared<const query::SortPattern>(std::move(pattern));
-  ExpressionPtr input = std::make_unique<TopBottomInput>(std::move(output), sort);
-  return ParsedAccumulator{std::move(input), [top, single, count, sort] {
-                             return std::make_unique<TopBottomAccumulator>(top, single, count,
-                                                                           sort);
-                           }};
+  ParsedAccumulator out{std::make_unique<TopBottomInput>(std::move(output), sort), nullptr,
+                        nullptr};
+  std::shared_ptr<const Expression> count =
+      single ? Expression::MakeConstant(Value::Int(1)) : std::move(n);
+  HG_RETURN_IF_ERROR(SetFactories(
+      std::move(count),
+      [top, single, sort](int64_t k) -> std::unique_ptr<Accumulator> {
+        return std::make_unique<TopBottomAccumulator>(top, single, k, sort);
+      },
+      &out));
+  return out;
 }
 
 StatusWith<ParsedAccumulator> ParsePercentile(std::string_view op, const BsonElement& arg,
@@ -324,7 +337,8 @@ StatusWith<ParsedAccumulator> ParsePercentile(std::string_view op, const BsonEle
   }
   HG_ASSIGN_OR_RETURN(ExpressionPtr in, Expression::ParseExpression(input, ctx));
   return ParsedAccumulator{
-      std::move(in), [ps, median] { return std::make_unique<PercentileAccumulator>(ps, median); }};
+      std::move(in), [ps, median] { return std::make_unique<PercentileAccumulator>(ps, median); },
+      nullptr};
 }
 
 }  // namespace
@@ -378,7 +392,7 @@ StatusWith<ParsedAccumulator> ParseAccumulator(std::string_view op, const BsonEl
   }
   HG_ASSIGN_OR_RETURN(ExpressionPtr input, Expression::ParseExpression(arg, ctx));
   std::string name(op);
-  return ParsedAccumulator{std::move(input), [name] { return MakeAccumulator(name); }};
+  return ParsedAccumulator{std::move(input), [name] { return MakeAccumulator(name); }, nullptr};
 }
 
 }  // namespace hourglass::pipeline

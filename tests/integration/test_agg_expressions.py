@@ -544,6 +544,30 @@ def test_group_accumulator_errors(db, acc, code):
     assert e.value.code == code, e.value.details
 
 
+def test_group_n_computed_from_the_group_key(db):
+    """n may depend on the group key: it is evaluated with the _id document as the root."""
+    n = {"$cond": {"if": {"$eq": ["$g", 1]}, "then": 1, "else": 3}}
+    pipeline = [{"$documents": GROUP_DOCS},
+                {"$group": {"_id": {"g": "$g"},
+                            "first": {"$firstN": {"input": "$v", "n": n}},
+                            "top": {"$topN": {"output": "$v", "n": n, "sortBy": {"v": -1}}}}},
+                {"$sort": {"_id.g": 1}}]
+    assert list(db.aggregate(pipeline)) == [
+        {"_id": {"g": 1}, "first": ["a"], "top": ["c"]},
+        {"_id": {"g": 2}, "first": ["d", "e"], "top": ["e", "d"]},
+    ]
+    by_g = [{"$documents": GROUP_DOCS},
+            {"$group": {"_id": {"g": "$g"}, "x": {"$lastN": {"input": "$v", "n": "$g"}}}},
+            {"$sort": {"_id.g": 1}}]
+    assert [d["x"] for d in db.aggregate(by_g)] == [["c"], ["d", "e"]]
+    zero = [{"$documents": GROUP_DOCS},
+            {"$group": {"_id": {"g": "$g"},
+                        "x": {"$firstN": {"input": "$v", "n": {"$subtract": ["$g", 1]}}}}}]
+    with pytest.raises(OperationFailure) as e:
+        list(db.aggregate(zero))
+    assert e.value.code == 5787908
+
+
 def test_group_top_over_a_collection(db):
     """$top/$bottom in $group over a stored collection, with ties kept in input order."""
     coll = db.scores
