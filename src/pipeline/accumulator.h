@@ -1,14 +1,18 @@
 // $group accumulators ($sum, $avg, $min, $max, $first, $last, $push, $addToSet, $count,
-// $stdDevPop, $stdDevSamp, $mergeObjects). One Accumulator instance holds the running state of
+// $stdDevPop, $stdDevSamp, $mergeObjects, and with options $top $bottom $topN $bottomN $firstN
+// $lastN $minN $maxN $median $percentile). One Accumulator instance holds the running state of
 // one output field of one group; it is not thread-safe. Process() returns an error for inputs
 // the operator rejects ($mergeObjects of a non-object: 40400).
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string_view>
 
 #include "base/status.h"
+#include "bson/bson.h"
+#include "pipeline/expression.h"
 #include "pipeline/value.h"
 
 namespace hourglass::pipeline {
@@ -27,5 +31,35 @@ class Accumulator {
 bool IsAccumulatorName(std::string_view op);
 // A fresh accumulator for `op` (which must satisfy IsAccumulatorName).
 std::unique_ptr<Accumulator> MakeAccumulator(std::string_view op);
+
+// An accumulator as written in a stage spec: the expression evaluated per input document (its
+// value is what Process() receives) and a factory of fresh per-group state.
+struct ParsedAccumulator {
+  ExpressionPtr input;
+  std::function<std::unique_ptr<Accumulator>()> make;
+  // Set instead of `make` when the state depends on the group: an `n` that is an expression is
+  // evaluated with the group key (a document) as the root (5787902 / 5787903 / 5787908 when it
+  // is not a positive integer).
+  std::function<StatusWith<std::unique_ptr<Accumulator>>(const Value& group_key)> make_for_group;
+};
+
+// True for every name ParseAccumulator accepts: IsAccumulatorName's plus the accumulators with
+// options ($topN: {n, sortBy, output}, $percentile: {input, p, method}, ...).
+bool IsAnyAccumulatorName(std::string_view op);
+// Parses the argument `arg` of `{op: arg}` (its name is ignored). Unknown op: 15952; simple
+// accumulators parse `arg` as one expression. Option errors carry MongoDB's codes: 5787900 /
+// 5787801 / 5788001 (spec not an object), 5787901 / 5788002 (unknown field), 5787906 / 5788003
+// (missing n), 5787907 (missing input), 5788004 (missing output), 5788005 (missing sortBy),
+// 5787902 / 5787903 / 5787908 (n not a positive integer), 7750300-7750303 (bad p), 40414 /
+// 40415 (missing / unknown $percentile field), 2 (method other than 'approximate').
+StatusWith<ParsedAccumulator> ParseAccumulator(std::string_view op, const bson::BsonElement& arg,
+                                               const ParseContext& ctx);
+
+// MongoDB's validation of an `n` argument: a positive integral number (5787902 / 5787903 /
+// 5787908).
+StatusWith<int64_t> ValidateAccumulatorN(const Value& n);
+// A fresh $firstN / $lastN / $minN / $maxN accumulator keeping `n` values (n > 0); used by the
+// expression forms of these operators too.
+std::unique_ptr<Accumulator> MakeNAccumulator(std::string_view op, int64_t n);
 
 }  // namespace hourglass::pipeline

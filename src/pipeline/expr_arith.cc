@@ -330,9 +330,75 @@ double Exp(double x) { return std::exp(x); }
 double Ln(double x) { return std::log(x); }
 double Log10(double x) { return std::log10(x); }
 
+// Trigonometry: double results (decimal for a decimal input); NaN passes through; an input
+// outside the function's domain fails with 50989.
+struct TrigDef {
+  std::string_view op;
+  double (*fn)(double);
+  double lo, hi;
+  bool open;  // bounds exclusive (only the infinities for $sin/$cos/$tan)
+};
+
+double DegToRad(double x) { return x * M_PI / 180.0; }
+double RadToDeg(double x) { return x * 180.0 / M_PI; }
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+const TrigDef kTrig[] = {
+    {"$sin", &::sin, -kInf, kInf, true},     {"$cos", &::cos, -kInf, kInf, true},
+    {"$tan", &::tan, -kInf, kInf, true},     {"$asin", &::asin, -1, 1, false},
+    {"$acos", &::acos, -1, 1, false},        {"$atan", &::atan, -kInf, kInf, false},
+    {"$asinh", &::asinh, -kInf, kInf, false}, {"$acosh", &::acosh, 1, kInf, false},
+    {"$atanh", &::atanh, -1, 1, false},      {"$sinh", &::sinh, -kInf, kInf, false},
+    {"$cosh", &::cosh, -kInf, kInf, false},  {"$tanh", &::tanh, -kInf, kInf, false},
+    {"$degreesToRadians", &DegToRad, -kInf, kInf, false},
+    {"$radiansToDegrees", &RadToDeg, -kInf, kInf, false},
+};
+
+std::string BoundStr(double b) {
+  if (std::isinf(b)) return b > 0 ? "Infinity" : "-Infinity";
+  return NumStr(Value::Double(b));
+}
+
+StatusWith<Value> Trig(std::string_view op, const std::vector<Value>& args) {
+  HG_ASSIGN_OR_RETURN(Value v, UnaryNumeric(op, args[0]));
+  if (v.nullish()) return v;
+  const TrigDef* def = nullptr;
+  for (const auto& d : kTrig) {
+    if (d.op == op) def = &d;
+  }
+  const double x = v.NumberDouble();
+  const bool in = std::isnan(x) || (def->open ? (x > def->lo && x < def->hi)
+                                              : (x >= def->lo && x <= def->hi));
+  if (!in) {
+    return PipelineError(50989, "cannot apply " + std::string(op) + " to " + NumStr(v) +
+                                    ", value must be in " + (def->open ? "(" : "[") +
+                                    BoundStr(def->lo) + "," + BoundStr(def->hi) +
+                                    (def->open ? ")" : "]"));
+  }
+  const double r = def->fn(x);
+  return KindOf(v) == NumKind::kDecimal ? DecimalFromDouble(r) : Value::Double(r);
+}
+
+StatusWith<Value> Atan2(std::string_view, const std::vector<Value>& args) {
+  const Value& y = args[0];
+  const Value& x = args[1];
+  if (y.nullish() || x.nullish()) return Value::Null();
+  if (!y.numeric() || !x.numeric()) {
+    return PipelineError(51044, "$atan2 only supports numeric types, not " + TypeNameOf(y) +
+                                    " and " + TypeNameOf(x));
+  }
+  const double r = std::atan2(y.NumberDouble(), x.NumberDouble());
+  if (KindOf(y) == NumKind::kDecimal || KindOf(x) == NumKind::kDecimal) {
+    return DecimalFromDouble(r);
+  }
+  return Value::Double(r);
+}
+
 }  // namespace
 
 void AddArithmeticOperators(std::vector<OperatorDef>& out) {
+  for (const auto& d : kTrig) out.push_back({d.op, 1, 1, &Trig, nullptr});
+  out.push_back({"$atan2", 2, 2, &Atan2, nullptr});
   out.push_back({"$add", 0, kVariadic, &Add, nullptr});
   out.push_back({"$multiply", 0, kVariadic, &Multiply, nullptr});
   out.push_back({"$subtract", 2, 2, &Subtract, nullptr});

@@ -252,9 +252,116 @@ StatusWith<ExpressionPtr> ParseTrim(std::string_view op, const BsonElement& oper
   return ExpressionPtr(std::move(t));
 }
 
+StatusWith<Value> IndexOfBytes(std::string_view, const std::vector<Value>& args) {
+  if (args[0].nullish()) return Value::Null();
+  if (!args[0].IsString()) {
+    return PipelineError(40091, "$indexOfBytes requires a string as the first argument, found: " +
+                                    TypeNameOf(args[0]));
+  }
+  if (!args[1].IsString()) {
+    return PipelineError(40092, "$indexOfBytes requires a string as the second argument, found: " +
+                                    TypeNameOf(args[1]));
+  }
+  std::string_view s = args[0].Str();
+  int64_t start = 0;
+  int64_t end = static_cast<int64_t>(s.size());
+  for (size_t i = 2; i < args.size(); ++i) {
+    const Value& v = args[i];
+    const char* which = i == 2 ? "starting" : "ending";
+    if (!v.numeric() || static_cast<double>(v.NumberLong()) != v.NumberDouble()) {
+      return PipelineError(40096, std::string("$indexOfBytes requires an integral ") + which +
+                                      " index, found a value of type: " + TypeNameOf(v) +
+                                      ", with value: " + v.ToString());
+    }
+    if (v.NumberLong() < 0) {
+      return PipelineError(40097, std::string("$indexOfBytes requires a nonnegative ") + which +
+                                      " index, found: " + v.ToString());
+    }
+    (i == 2 ? start : end) = v.NumberLong();
+  }
+  end = std::min<int64_t>(end, static_cast<int64_t>(s.size()));
+  if (start > end) return Value::Int(-1);
+  size_t pos = s.substr(0, static_cast<size_t>(end)).find(args[1].Str(), start);
+  if (pos == std::string_view::npos) return Value::Int(-1);
+  return Value::IntOrLong(static_cast<int64_t>(pos));
+}
+
+// $replaceOne / $replaceAll: {input, find, replacement}, plain string matching.
+class ReplaceExpression : public Expression {
+ public:
+  std::string_view op;
+  ExpressionPtr input, find, replacement;
+  StatusWith<Value> Evaluate(const BsonObj& root, Variables& vars) const override {
+    HG_ASSIGN_OR_RETURN(Value in, input->Evaluate(root, vars));
+    HG_ASSIGN_OR_RETURN(Value f, find->Evaluate(root, vars));
+    HG_ASSIGN_OR_RETURN(Value r, replacement->Evaluate(root, vars));
+    const std::pair<const Value*, std::pair<int, const char*>> checks[] = {
+        {&in, {51746, "input"}}, {&f, {51745, "find"}}, {&r, {51744, "replacement"}}};
+    for (const auto& [v, info] : checks) {
+      if (!v->IsString() && !v->nullish()) {
+        return PipelineError(info.first, std::string(op) + " requires that '" + info.second +
+                                             "' be a string, found: " + v->ToString());
+      }
+    }
+    if (in.nullish() || f.nullish() || r.nullish()) return Value::Null();
+    std::string_view s = in.Str(), needle = f.Str(), with = r.Str();
+    std::string out(with);
+    if (needle.empty()) {
+      // An empty `find` matches before the string; $replaceAll also matches after every
+      // character.
+      if (op == "$replaceOne") return Value::String(out.append(s));
+      for (size_t i = 0; i < s.size(); ++i) {
+        out.push_back(s[i]);
+        if (i + 1 == s.size() || !IsContinuation(s[i + 1])) out.append(with);
+      }
+      return Value::String(out);
+    }
+    out.clear();
+    size_t pos = 0;
+    for (size_t hit = s.find(needle); hit != std::string_view::npos;
+         hit = s.find(needle, pos)) {
+      out.append(s.substr(pos, hit - pos)).append(with);
+      pos = hit + needle.size();
+      if (op == "$replaceOne") break;
+    }
+    out.append(s.substr(pos));
+    return Value::String(out);
+  }
+};
+
+StatusWith<ExpressionPtr> ParseReplace(std::string_view op, const BsonElement& operand,
+                                       const ParseContext& ctx) {
+  if (operand.type() != BsonType::kObject) {
+    return PipelineError(51751, std::string(op) + " requires an object as an argument, found: " +
+                                    std::string(bson::TypeName(operand.type())));
+  }
+  auto e = std::make_unique<ReplaceExpression>();
+  e->op = op;
+  for (const auto& f : operand.Obj()) {
+    ExpressionPtr* slot = f.FieldName() == "input"         ? &e->input
+                          : f.FieldName() == "find"        ? &e->find
+                          : f.FieldName() == "replacement" ? &e->replacement
+                                                           : nullptr;
+    if (slot == nullptr) {
+      return PipelineError(51750, std::string(op) + " found an unknown argument: " +
+                                      std::string(f.FieldName()));
+    }
+    HG_ASSIGN_OR_RETURN(*slot, Expression::ParseExpression(f, ctx));
+  }
+  if (!e->input) return PipelineError(51749, std::string(op) + " requires 'input' to be specified");
+  if (!e->find) return PipelineError(51748, std::string(op) + " requires 'find' to be specified");
+  if (!e->replacement) {
+    return PipelineError(51747, std::string(op) + " requires 'replacement' to be specified");
+  }
+  return ExpressionPtr(std::move(e));
+}
+
 }  // namespace
 
 void AddStringOperators(std::vector<OperatorDef>& out) {
+  out.push_back({"$indexOfBytes", 2, 4, &IndexOfBytes, nullptr});
+  out.push_back({"$replaceOne", 0, 0, nullptr, &ParseReplace});
+  out.push_back({"$replaceAll", 0, 0, nullptr, &ParseReplace});
   out.push_back({"$concat", 0, kVariadic, &Concat, nullptr});
   out.push_back({"$toUpper", 1, 1, &ChangeCase, nullptr});
   out.push_back({"$toLower", 1, 1, &ChangeCase, nullptr});

@@ -502,9 +502,72 @@ StatusWith<ExpressionPtr> ParseGetField(std::string_view, const BsonElement& ope
   return ExpressionPtr(std::move(g));
 }
 
+// $setField {field, input, value} and $unsetField {field, input}: `input` with `field` (a
+// constant name, may contain '.' or start with '$' only via $literal) set, or removed when the
+// value is missing ($$REMOVE, and always for $unsetField).
+class SetFieldExpression : public Expression {
+ public:
+  std::string field;
+  ExpressionPtr input, value;  // value null for $unsetField
+  StatusWith<Value> Evaluate(const BsonObj& root, Variables& vars) const override {
+    HG_ASSIGN_OR_RETURN(Value in, input->Evaluate(root, vars));
+    if (in.nullish()) return Value::Null();
+    if (!in.IsObject()) {
+      return PipelineError(4161105, std::string(value ? "$setField" : "$unsetField") +
+                                        " requires 'input' to evaluate to type Object");
+    }
+    Value v;
+    if (value) {
+      HG_ASSIGN_OR_RETURN(v, value->Evaluate(root, vars));
+    }
+    std::vector<std::pair<std::string, Value>> fields;
+    for (const auto& e : in.Obj()) fields.emplace_back(std::string(e.FieldName()), Value::FromElement(e));
+    SetField(fields, field, std::move(v));
+    return FieldsToObject(fields);
+  }
+};
+
+StatusWith<ExpressionPtr> ParseSetField(std::string_view op, const BsonElement& operand,
+                                        const ParseContext& ctx) {
+  const bool unset = op == "$unsetField";
+  if (operand.type() != BsonType::kObject) {
+    return PipelineError(4161100, std::string(op) + " only supports an object as its argument");
+  }
+  auto e = std::make_unique<SetFieldExpression>();
+  bool have_field = false, have_value = false;
+  for (const auto& f : operand.Obj()) {
+    if (f.FieldName() == "field") {
+      HG_ASSIGN_OR_RETURN(ExpressionPtr fe, Expression::ParseExpression(f, ctx));
+      const Value* c = fe->ConstantValue();
+      if (c == nullptr || !c->IsString()) {
+        return PipelineError(4161106, std::string(op) +
+                                          " requires 'field' to evaluate to a constant string");
+      }
+      e->field = std::string(c->Str());
+      have_field = true;
+    } else if (f.FieldName() == "input") {
+      HG_ASSIGN_OR_RETURN(e->input, Expression::ParseExpression(f, ctx));
+    } else if (f.FieldName() == "value" && !unset) {
+      HG_ASSIGN_OR_RETURN(e->value, Expression::ParseExpression(f, ctx));
+      have_value = true;
+    } else {
+      return PipelineError(4161101, std::string(op) + " found an unknown argument: " +
+                                        std::string(f.FieldName()));
+    }
+  }
+  if (!have_field) return PipelineError(4161102, std::string(op) + " requires 'field' to be specified");
+  if (!e->input) return PipelineError(4161103, std::string(op) + " requires 'input' to be specified");
+  if (!unset && !have_value) {
+    return PipelineError(4161104, "$setField requires 'value' to be specified");
+  }
+  return ExpressionPtr(std::move(e));
+}
+
 }  // namespace
 
 void AddTypeOperators(std::vector<OperatorDef>& out) {
+  out.push_back({"$setField", 0, 0, nullptr, &ParseSetField});
+  out.push_back({"$unsetField", 0, 0, nullptr, &ParseSetField});
   out.push_back({"$type", 1, 1, &TypeOf, nullptr});
   out.push_back({"$isNumber", 1, 1, &IsNumber, nullptr});
   out.push_back({"$convert", 0, 0, nullptr, &ParseConvert});

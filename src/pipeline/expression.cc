@@ -241,6 +241,9 @@ const std::unordered_map<std::string_view, OperatorDef>& OperatorTable() {
     internal::AddArrayOperators(defs);
     internal::AddTypeOperators(defs);
     internal::AddDateOperators(defs);
+    internal::AddSetOperators(defs);
+    internal::AddRegexOperators(defs);
+    internal::AddMiscOperators(defs);
     auto* m = new std::unordered_map<std::string_view, OperatorDef>();
     for (const auto& d : defs) m->emplace(d.name, d);
     return m;

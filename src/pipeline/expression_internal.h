@@ -5,6 +5,7 @@
 // named arguments ($cond, $let, $map, $convert, ...) register a custom parser instead.
 #pragma once
 
+#include <initializer_list>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -35,6 +36,9 @@ void AddStringOperators(std::vector<OperatorDef>& out);      // expr_string.cc
 void AddArrayOperators(std::vector<OperatorDef>& out);       // expr_array.cc
 void AddTypeOperators(std::vector<OperatorDef>& out);        // expr_type.cc
 void AddDateOperators(std::vector<OperatorDef>& out);        // expr_date.cc
+void AddSetOperators(std::vector<OperatorDef>& out);         // expr_set.cc
+void AddRegexOperators(std::vector<OperatorDef>& out);       // expr_regex.cc
+void AddMiscOperators(std::vector<OperatorDef>& out);        // expr_misc.cc
 
 // Positional arguments: an array operand gives one expression per member, anything else a
 // single argument.
@@ -91,6 +95,76 @@ CivilTime ToCivil(int64_t millis);
 int64_t FromCivil(int64_t year, int month, int day, int hour, int minute, int second, int millis);
 // "2018-03-03T12:34:56.789Z".
 std::string FormatIsoDate(int64_t millis);
+int64_t FloorDiv(int64_t a, int64_t b);
+int64_t DaysFromCivil(int64_t y, int m, int d);
+int DaysInMonth(int64_t y, int m);
+
+// A time zone argument of the date operators: UTC, a fixed offset ("+05:30") or an Olson zone
+// from the system tz database ("America/New_York"). Cheap to copy; zones live for the process.
+class TimeZone {
+ public:
+  TimeZone() = default;  // UTC
+  // UTC offset (ms, east positive) in force at the UTC instant `utc_ms`.
+  int64_t OffsetAt(int64_t utc_ms) const;
+  int64_t ToLocal(int64_t utc_ms) const { return utc_ms + OffsetAt(utc_ms); }
+  // The UTC instant of a local wall-clock time. In a DST gap the offset before the gap applies
+  // (02:30 on a spring-forward day becomes 03:30 daylight time); an ambiguous time takes the
+  // earlier instant.
+  int64_t FromLocal(int64_t local_ms) const;
+  // True for UTC and fixed offsets: no DST transitions.
+  bool fixed() const { return zone_ == nullptr; }
+  bool utc() const { return zone_ == nullptr && fixed_ms_ == 0; }
+
+ private:
+  friend StatusWith<TimeZone> ParseTimeZone(const Value& tz);
+  const void* zone_ = nullptr;  // a date::time_zone from the process-wide tz database
+  int64_t fixed_ms_ = 0;
+};
+// An Olson name or "+hh:mm"/"+hhmm"/"+hh" offset: 40517 when not a string, 40485 when unknown.
+StatusWith<TimeZone> ParseTimeZone(const Value& tz);
+// ParseTimeZone for an optional timezone expression: *null_result is set when it evaluates to
+// null or missing (the operator then returns null).
+StatusWith<TimeZone> EvaluateTimeZone(const Expression* tz, const bson::BsonObj& root,
+                                      Variables& vars, bool* null_result);
+
+// A date, timestamp or ObjectId argument as milliseconds since the epoch (16006 otherwise).
+StatusWith<int64_t> DateMillisOf(std::string_view op, const Value& v);
+
+// Units of $dateAdd/$dateDiff/$dateTrunc.
+enum class TimeUnit { kYear, kQuarter, kMonth, kWeek, kDay, kHour, kMinute, kSecond, kMillisecond };
+// 5439013 when not a string, 5439014 when not a unit name.
+StatusWith<TimeUnit> ParseTimeUnit(std::string_view op, const Value& v);
+// 0 = Sunday ... 6 = Saturday; 5439015 when not a string, 5439016 when not a day name.
+StatusWith<int> ParseDayOfWeek(std::string_view op, const Value& v);
+// dateAdd in `tz`: day and larger units move the local wall clock (month ends clamp), smaller
+// units add elapsed time.
+StatusWith<int64_t> DateAdd(int64_t utc_ms, TimeUnit unit, int64_t amount, const TimeZone& tz);
+// Number of `unit` boundaries crossed from start to end in `tz` (start_dow for weeks).
+int64_t DateDiff(int64_t start, int64_t end, TimeUnit unit, const TimeZone& tz, int start_dow);
+
+// Named-argument parsing ({name: <expr>, ...}): 18629-style `not_object_code` when the operand is
+// not an object, `unknown_code` for an unknown name.
+Status ParseNamedArgs(std::string_view op, const bson::BsonElement& operand,
+                      const ParseContext& ctx,
+                      std::initializer_list<std::pair<std::string_view, ExpressionPtr*>> slots,
+                      int not_object_code = 18629, int unknown_code = 18534);
+// A parsed ISO-8601 string: local wall time plus the offset it named, if any ("Z", "+hh:mm").
+struct IsoDateParts {
+  int64_t local_ms = 0;
+  bool has_offset = false;
+  int64_t offset_ms = 0;
+};
+bool ParseIsoDateParts(std::string_view s, IsoDateParts* out);
+// ISO 8601 week date of a local time: weeks start on Monday (day 1), week 1 holds January 4th.
+struct IsoWeekDate {
+  int64_t year;
+  int64_t week;
+  int64_t day_of_week;
+};
+IsoWeekDate ToIsoWeek(int64_t local_ms);
+// Local midnight of an ISO week date (out-of-range weeks and days carry over).
+int64_t FromIsoWeek(int64_t iso_year, int64_t week, int64_t iso_dow);
+void AddDateArithmeticOperators(std::vector<OperatorDef>& out);  // expr_date_arith.cc
 // Parses the ISO-8601 forms MongoDB's $toDate accepts ("2018-03-03", "2018-03-03T12:00:00Z",
 // with optional fractional seconds and "+hh:mm" offsets). False if the string is not a date.
 bool ParseIsoDate(std::string_view s, int64_t* millis);

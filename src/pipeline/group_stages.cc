@@ -2,6 +2,8 @@
 // ($group on a bucket-lower-bound key, output in key order); $bucketAuto (sorts its input and
 // cuts it into buckets of about equal size, optionally on a preferred-number series).
 #include <cmath>
+// ($group on a bucket-lower-bound key, output in key order).
+#include <functional>
 #include <map>
 
 #include "bson/bson_compare.h"
@@ -23,6 +25,10 @@ struct AccumulatorSpec {
   std::string field;
   std::string op;
   ExpressionPtr expr;
+  // Fresh state for one group: make_for_group(key) if set, else make(), else
+  // MakeAccumulator(op).
+  std::function<std::unique_ptr<Accumulator>()> make;
+  std::function<StatusWith<std::unique_ptr<Accumulator>>(const Value&)> make_for_group;
 };
 
 class GroupStage : public Stage {
@@ -81,7 +87,14 @@ class GroupStage : public Stage {
           auto it = groups_.find(key);
           if (it == groups_.end()) {
             Accs accs;
-            for (const auto& a : s_->accumulators) accs.push_back(MakeAccumulator(a.op));
+            for (const auto& a : s_->accumulators) {
+              if (a.make_for_group) {
+                HG_ASSIGN_OR_RETURN(auto acc, a.make_for_group(key));
+                accs.push_back(std::move(acc));
+              } else {
+                accs.push_back(a.make ? a.make() : MakeAccumulator(a.op));
+              }
+            }
             bytes += 64 + key.element().size();
             it = groups_.emplace(key, std::move(accs)).first;
           }
@@ -133,10 +146,17 @@ Status ParseAccumulatorField(const BsonElement& f, GroupStage* g) {
   }
   BsonElement acc = spec.FirstElement();
   std::string_view op = acc.FieldName();
-  if (!IsAccumulatorName(op)) {
+  if (!IsAnyAccumulatorName(op)) {
     return PipelineError(15952, "unknown group operator '" + std::string(op) + "'");
   }
   ExpressionPtr expr;
+  if (!IsAccumulatorName(op)) {
+    // Accumulators with options ($topN: {n, sortBy, output}, ...).
+    HG_ASSIGN_OR_RETURN(ParsedAccumulator parsed, ParseAccumulator(op, acc, ParseContext()));
+    g->accumulators.push_back({std::string(name), std::string(op), std::move(parsed.input),
+                               std::move(parsed.make), std::move(parsed.make_for_group)});
+    return Status::OK();
+  }
   if (op == "$count") {
     if (acc.type() != BsonType::kObject || !acc.Obj().IsEmpty()) {
       return PipelineError(2, "$count takes no arguments, i.e. $count:{}");
@@ -148,7 +168,7 @@ Status ParseAccumulatorField(const BsonElement& f, GroupStage* g) {
     }
     HG_ASSIGN_OR_RETURN(expr, Expression::ParseExpression(acc, ParseContext()));
   }
-  g->accumulators.push_back({std::string(name), std::string(op), std::move(expr)});
+  g->accumulators.push_back({std::string(name), std::string(op), std::move(expr), {}, {}});
   return Status::OK();
 }
 
@@ -229,7 +249,7 @@ Status ParseSortByCountStage(const BsonElement& spec, const PipelineContext& ctx
   auto g = std::make_shared<GroupStage>();
   g->ctx = ctx;
   HG_ASSIGN_OR_RETURN(g->id, Expression::ParseExpression(spec, ParseContext()));
-  g->accumulators.push_back({"count", "$sum", Expression::MakeConstant(Value::Int(1))});
+  g->accumulators.push_back({"count", "$sum", Expression::MakeConstant(Value::Int(1)), {}, {}});
   out->push_back(std::move(g));
   BsonBuilder sort;
   size_t t = sort.OpenObject("$sort");
@@ -320,7 +340,7 @@ Status ParseBucketStage(const BsonElement& spec, const PipelineContext& ctx, Sta
                          "boundary or greater than or equal to the highest boundary.");
   }
   if (!have_output) {
-    g->accumulators.push_back({"count", "$sum", Expression::MakeConstant(Value::Int(1))});
+    g->accumulators.push_back({"count", "$sum", Expression::MakeConstant(Value::Int(1)), {}, {}});
   }
   g->id = std::move(key);
   // The group's output is already in canonical _id order, which is the bucket order.
