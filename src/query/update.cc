@@ -386,8 +386,7 @@ Status ExpandPath(const BsonElement& cur, bool have_cur, const FieldPath& parts,
       return BadValue("The positional operator did not find the match needed from the query.");
     c = std::to_string(*idx);
   } else if (IsPositionalComponent(c)) {
-    if (!have_cur) {
-      if (ctx.upsert_insert) return Status::OK();
+    if (!have_cur) {  // also on upsert inserts, as in MongoDB
       return BadValue("The path '" + JoinPath(*prefix) +
                       "' must exist in the document in order to apply array updates.");
     }
