@@ -74,13 +74,14 @@ class SchemaNode {
     }
     if (v.IsNumber()) {
       double d = v.NumberDouble();
+      // BSON order: NaN sorts below every other number.
       if (!minimum_.eoo()) {
         int c = bson::CompareElementValues(v, minimum_);
-        if (c < 0 || (c == 0 && exclusive_minimum_) || std::isnan(d)) return false;
+        if (c < 0 || (c == 0 && exclusive_minimum_)) return false;
       }
       if (!maximum_.eoo()) {
         int c = bson::CompareElementValues(v, maximum_);
-        if (c > 0 || (c == 0 && exclusive_maximum_) || std::isnan(d)) return false;
+        if (c > 0 || (c == 0 && exclusive_maximum_)) return false;
       }
       if (multiple_of_ > 0) {
         if (!std::isfinite(d) || std::fmod(d, multiple_of_) != 0) return false;
@@ -120,7 +121,10 @@ class SchemaNode {
       std::vector<BsonElement> seen;
       for (const BsonElement& e : arr) {
         for (const BsonElement& s : seen) {
-          if (e.type() == s.type() && bson::CompareElementValues(e, s) == 0) return false;
+          if (bson::CanonicalTypeRank(e.type()) == bson::CanonicalTypeRank(s.type()) &&
+              bson::CompareElementValues(e, s) == 0) {
+            return false;
+          }
         }
         seen.push_back(e);
       }

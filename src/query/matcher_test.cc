@@ -392,6 +392,13 @@ TEST(MatcherTest, JsonSchema) {
       {R"({"$jsonSchema": {"properties": {"l": {"items": {"bsonType": "int"}}}}})",
        R"({"l": [1, "2"]})", false},
       {R"({"$jsonSchema": {"properties": {"l": {"maxItems": 1}}}})", R"({"l": [1, 2]})", false},
+      // 1 and 1.0 are the same value; NaN sorts below every number.
+      {R"({"$jsonSchema": {"properties": {"l": {"uniqueItems": true}}}})", R"({"l": [1, 1.0]})",
+       false},
+      {R"({"$jsonSchema": {"properties": {"a": {"maximum": 5}}}})",
+       R"({"a": {"$numberDouble": "NaN"}})", true},
+      {R"({"$jsonSchema": {"properties": {"a": {"minimum": 5}}}})",
+       R"({"a": {"$numberDouble": "NaN"}})", false},
       {R"({"$jsonSchema": {"properties": {"l": {"uniqueItems": true}}}})", R"({"l": [1, 2, 1]})",
        false},
       {R"({"$jsonSchema": {"properties": {"a": {"bsonType": "int"}}, "additionalProperties": false}})",
