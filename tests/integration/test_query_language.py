@@ -550,3 +550,21 @@ def test_projection(db, name, docs, flt, proj, expected):
     reply = db.command(SON([("findAndModify", "c"), ("query", flt), ("sort", {"_id": 1}),
                             ("update", {"$set": {"zz": 1}}), ("fields", proj)]))
     assert reply["value"] == expected[0]
+
+
+def test_expr_on_time_series(db):
+    """$expr reaches measurements too: reads, deletes, and their evaluation errors."""
+    db.create_collection("w", timeseries={"timeField": "t", "metaField": "m"})
+    t0 = datetime.datetime(2024, 1, 1)
+    db.w.insert_many([{"t": t0 + datetime.timedelta(minutes=i), "m": i % 2, "a": i, "b": 5}
+                      for i in range(10)])
+    assert sorted(d["a"] for d in db.w.find({"$expr": {"$gt": ["$a", "$b"]}})) == [6, 7, 8, 9]
+    got = db.w.aggregate([{"$match": {"$or": [{"$expr": {"$lt": ["$a", 2]}},
+                                               {"m": 1, "a": {"$gt": 7}}]}}])
+    assert sorted(d["a"] for d in got) == [0, 1, 9]
+    with pytest.raises(OperationFailure) as e:
+        db.w.delete_many({"$expr": {"$add": ["$m", "x"]}})
+    assert e.value.code == 16554
+    assert db.w.count_documents({}) == 10
+    assert db.w.delete_many({"$expr": {"$gte": ["$a", 8]}}).deleted_count == 2
+    assert sorted(d["a"] for d in db.w.find()) == list(range(8))
