@@ -455,6 +455,10 @@ StatusWith<UpdateDriver> UpdateDriver::Parse(const BsonObj& update, const BsonOb
   bool operator_style =
       !d.update_.IsEmpty() && d.update_.FirstElement().FieldName().starts_with("$");
   if (!operator_style) {
+    if (!filters.empty()) {
+      return Status(ErrorCode::kFailedToParse,
+                    "arrayFilters may not be specified for replacement-style updates");
+    }
     d.replacement_ = true;
     for (const BsonElement& e : d.update_) {
       if (e.FieldName().starts_with("$")) {

@@ -322,6 +322,8 @@ UPDATE_CASES = [
      {"arrayFilters": [{}]}, 9),
     ("filtered_bad_identifier", [{"_id": 1, "a": [1]}], {}, {"$set": {"a.$[X]": 0}},
      {"arrayFilters": [{"X": 1}]}, 2),
+    ("filtered_replacement", [{"_id": 1, "a": [1]}], {}, {"a": [2]}, {"arrayFilters": [{"x": 1}]},
+     9),
     ("filtered_conflict", [{"_id": 1, "a": [1, 2]}], {}, {"$set": {"a.$[x]": 0, "a.$[y]": 1}},
      {"arrayFilters": [{"x": 1}, {"y": {"$lt": 2}}]}, 40),
     # pipeline-style updates
