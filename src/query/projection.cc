@@ -340,15 +340,16 @@ StatusWith<BsonObj> Projection::NarrowToMatchedElement(const BsonObj& doc) const
                       ".$' couldn't find a matching element in the "
                       "array");
   };
-  std::optional<size_t> idx = query_->MatchedArrayIndex(doc, *positional_path_);
-  if (!idx) return fail();
+  // Like MongoDB, a missing field or a non-array value is projected as it is.
   MutableDocument md(doc);
   MutableNode* n = &md.root();
   for (const std::string& part : *positional_path_) {
     n = n->IsObject() ? n->Child(part) : nullptr;
-    if (n == nullptr) return fail();
+    if (n == nullptr) return doc;
   }
-  if (!n->IsArray() || *idx >= n->Children().size()) return fail();
+  if (!n->IsArray()) return doc;
+  std::optional<size_t> idx = query_->MatchedArrayIndex(doc, *positional_path_);
+  if (!idx || *idx >= n->Children().size()) return fail();
   BsonObj one = bson::BsonBuilder().AppendElementAs(n->Children()[*idx].Value(), "0").Obj();
   n->SetValue(bson::BsonBuilder().AppendArray("", one).Obj().FirstElement());
   return md.ToObj();

@@ -107,6 +107,10 @@ TEST(ProjectionTest, PositionalKeepsTheMatchedElement) {
   ASSERT_TRUE(none.ok());
   EXPECT_EQ(none.value().Apply(J(R"({"_id": 1, "grades": [1]})")).status().code(),
             ErrorCode::kLocation51246);
+  // A missing field or a scalar is projected as it is.
+  EXPECT_EQ(none.value().Apply(J(R"({"_id": 1, "grades": 7})")).value().ToJson(),
+            J(R"({"_id": 1, "grades": 7})").ToJson());
+  EXPECT_EQ(none.value().Apply(J(R"({"_id": 1})")).value().ToJson(), J(R"({"_id": 1})").ToJson());
 }
 
 }  // namespace
