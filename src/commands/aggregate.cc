@@ -136,7 +136,9 @@ class AggregateCommand : public Command {
       ns = nss.ns();
       ReadPlan plan;
       if (auto leading = pipe->PopLeadingMatch()) {
-        HG_ASSIGN_OR_RETURN(plan.filter, query::Matcher::Parse(*leading));
+        HG_ASSIGN_OR_RETURN(
+            plan.filter,
+            query::Matcher::Parse(*leading, query::ExpressionContext{pipe->context().now_millis}));
         plan.filter_spec = *leading;
       }
       HG_ASSIGN_OR_RETURN(source, BuildReadStream(ctx, nss, std::move(plan)));

@@ -36,7 +36,11 @@ Status CollectionScan::ReadChunk() {
     }
     ++docs_examined_;
     BsonObj doc(cursor->value().data());
-    if (!filter_ || filter_->Matches(doc)) buffer_.push_back(doc.Owned());
+    bool keep = true;
+    if (filter_) {
+      HG_ASSIGN_OR_RETURN(keep, filter_->Evaluate(doc));  // $expr errors fail the scan
+    }
+    if (keep) buffer_.push_back(doc.Owned());
     if (++examined >= kChunkDocs) {
       last_key_ = std::string(cursor->key());
       break;
@@ -57,7 +61,8 @@ StatusWith<std::optional<BsonObj>> CollectionScan::Next() {
 StatusWith<std::optional<BsonObj>> ProjectionStream::Next() {
   auto next = in_->Next();
   if (!next.ok() || !next.value().has_value()) return next;
-  return std::optional<BsonObj>(projection_.Apply(*next.value()));
+  HG_ASSIGN_OR_RETURN(BsonObj out, projection_.Apply(*next.value()));
+  return std::optional<BsonObj>(std::move(out));
 }
 
 }  // namespace hourglass::commands

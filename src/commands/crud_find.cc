@@ -91,7 +91,7 @@ class FindCommand : public Command {
     HG_ASSIGN_OR_RETURN(auto matcher, query::Matcher::Parse(filter.value_or(BsonObj())));
     std::optional<query::Projection> proj;
     if (projection && !projection->IsEmpty()) {
-      HG_ASSIGN_OR_RETURN(proj, query::Projection::Parse(*projection));
+      HG_ASSIGN_OR_RETURN(proj, query::Projection::Parse(*projection, filter.value_or(BsonObj())));
     }
     ReadPlan plan;
     plan.filter = std::move(matcher);

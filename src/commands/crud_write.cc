@@ -212,7 +212,8 @@ StatusWith<std::vector<catalog::Record>> MatchingRecords(storage::Session& sessi
   HG_ASSIGN_OR_RETURN(bool more, cursor->SeekFirst());
   while (more) {
     BsonObj doc(cursor->value().data());
-    if (matcher.Matches(doc)) {
+    HG_ASSIGN_OR_RETURN(bool matches, matcher.Evaluate(doc));  // $expr errors fail the write
+    if (matches) {
       out.push_back({storage::DecodeRecordId(cursor->key()), doc.Owned()});
       if (first_only) break;
     }
@@ -241,7 +242,8 @@ struct UpdateResult {
 };
 
 StatusWith<query::UpdateDriver> ParseUpdate(const BsonElement& u, const BsonObj& array_filters) {
-  if (u.type() == BsonType::kArray) return query::UpdateDriver::ParsePipeline(u.Obj());
+  if (u.type() == BsonType::kArray)
+    return query::UpdateDriver::ParsePipeline(u.Obj(), array_filters);
   if (u.type() != BsonType::kObject) {
     return Status(ErrorCode::kFailedToParse,
                   "Update argument must be either an object or an array");
@@ -278,7 +280,7 @@ StatusWith<UpdateResult> RunUpdate(CommandContext& ctx, catalog::Collection& col
     if (!multi && records.size() > 1) records.resize(1);
     for (const auto& rec : records) {
       bool modified = false;
-      HG_ASSIGN_OR_RETURN(BsonObj updated, driver.Apply(rec.doc, false, &modified));
+      HG_ASSIGN_OR_RETURN(BsonObj updated, driver.Apply(rec.doc, false, &modified, &matcher));
       ++result.matched;
       result.before = rec.doc;
       result.after = updated;
@@ -591,12 +593,20 @@ class FindAndModifyCommand : public Command {
     }
     std::optional<query::Projection> proj;
     if (fields && !fields->IsEmpty()) {
-      HG_ASSIGN_OR_RETURN(proj, query::Projection::Parse(*fields));
+      HG_ASSIGN_OR_RETURN(proj, query::Projection::Parse(*fields, q.value_or(BsonObj())));
     }
     HG_ASSIGN_OR_RETURN(auto coll, WritableCollection(ctx, cmd));
     BsonObj query_doc = q.value_or(BsonObj());
     BsonObj sort_doc = sort.value_or(BsonObj());
-    auto shaped = [&](const BsonObj& d) { return proj ? proj->Apply(d) : d; };
+    auto append_value = [&](const BsonObj& d) -> Status {
+      if (!proj) {
+        reply.AppendObject("value", d);
+        return Status::OK();
+      }
+      HG_ASSIGN_OR_RETURN(BsonObj shaped, proj->Apply(d));
+      reply.AppendObject("value", shaped);
+      return Status::OK();
+    };
     size_t leo = 0;
     if (remove) {
       ++ctx.service.counters.op_delete;
@@ -608,7 +618,7 @@ class FindAndModifyCommand : public Command {
       if (deleted.empty()) {
         reply.AppendNull("value");
       } else {
-        reply.AppendObject("value", shaped(deleted.front().doc));
+        HG_RETURN_IF_ERROR(append_value(deleted.front().doc));
       }
       return Status::OK();
     }
@@ -624,9 +634,9 @@ class FindAndModifyCommand : public Command {
     if (r.matched == 0 && !r.upserted_id) {
       reply.AppendNull("value");
     } else if (return_new) {
-      reply.AppendObject("value", shaped(r.after));
+      HG_RETURN_IF_ERROR(append_value(r.after));
     } else if (r.matched > 0) {
-      reply.AppendObject("value", shaped(r.before));
+      HG_RETURN_IF_ERROR(append_value(r.before));
     } else {
       reply.AppendNull("value");
     }

@@ -98,14 +98,25 @@ void TimeseriesScan::AddBucket(const BsonObj& bucket, Status* st) {
   // The matching measurements of one bucket share one buffer: one allocation, not one each.
   auto arena = std::make_shared<std::string>();
   std::vector<size_t> offsets;
+  Status filter_error = Status::OK();
   *st = unpacker_.Unpack(bucket, [&](BsonObj m) {
     ++rows;
-    if (!filter_ || filter_->Matches(m)) {
+    bool keep = true;
+    if (filter_) {
+      StatusWith<bool> r = filter_->Evaluate(m);  // $expr errors fail the scan
+      if (!r.ok()) {
+        filter_error = r.status();
+        return false;
+      }
+      keep = r.value();
+    }
+    if (keep) {
       offsets.push_back(arena->size());
       arena->append(m.bytes());
     }
     return true;
   });
+  if (st->ok() && !filter_error.ok()) *st = filter_error;
   for (size_t off : offsets) buffer_.emplace_back(arena, arena->data() + off);
   counters.measurements_unpacked += rows;
 }

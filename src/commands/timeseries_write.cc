@@ -219,15 +219,26 @@ StatusWith<int64_t> DeleteMeasurements(CommandContext& ctx,
           }
           std::vector<BsonObj> keep;
           int64_t rows = 0, hits = 0;
+          Status filter_error = Status::OK();  // $expr evaluation errors fail the delete
           HG_RETURN_IF_ERROR(unpacker.Unpack(rec.doc, [&](BsonObj m) {
             ++rows;
-            if ((multi || hits == 0) && matcher.Matches(m)) {
+            bool hit = false;
+            if (multi || hits == 0) {
+              StatusWith<bool> r = matcher.Evaluate(m);
+              if (!r.ok()) {
+                filter_error = r.status();
+                return false;
+              }
+              hit = r.value();
+            }
+            if (hit) {
               ++hits;
             } else {
               keep.push_back(m.Owned());
             }
             return true;
           }));
+          HG_RETURN_IF_ERROR(filter_error);
           if (hits == 0) continue;
           n += hits;
           if (keep.empty()) {

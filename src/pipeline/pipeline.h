@@ -104,8 +104,8 @@ class Pipeline {
   static StatusWith<std::unique_ptr<Pipeline>> Parse(const bson::BsonObj& stages_array,
                                                      const PipelineContext& ctx);
 
-  // If the first stage is a $match whose filter the query layer can run (no $expr), removes it
-  // and returns its filter, for the caller to push into the collection scan; else nullopt.
+  // If the first stage is a $match, removes it and returns its filter, for the caller to push
+  // into the collection scan (parsed with this pipeline's $$NOW); else nullopt.
   std::optional<bson::BsonObj> PopLeadingMatch();
 
   // Connects the pipeline to its source and returns the output stream. Stages that produce

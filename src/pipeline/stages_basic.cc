@@ -4,6 +4,7 @@
 #include <cmath>
 #include <random>
 
+#include "pipeline/query_hooks.h"
 #include "pipeline/stage.h"
 #include "query/matcher.h"
 #include "query/path.h"
@@ -28,23 +29,13 @@ std::string StageSpecJson(const BsonElement& spec) {
 
 class MatchStage : public Stage {
  public:
-  MatchStage(BsonObj filter, query::Matcher matcher, std::vector<ExpressionPtr> exprs, int64_t now)
-      : filter_(std::move(filter)),
-        matcher_(std::move(matcher)),
-        exprs_(std::move(exprs)),
-        now_(now) {}
+  MatchStage(BsonObj filter, query::Matcher matcher)
+      : filter_(std::move(filter)), matcher_(std::move(matcher)) {}
   std::string_view name() const override { return "$match"; }
-  const BsonObj* pushable_filter() const { return exprs_.empty() ? &filter_ : nullptr; }
+  // The query layer runs every filter, $expr included (through query_hooks.cc).
+  const BsonObj* pushable_filter() const { return &filter_; }
 
-  StatusWith<bool> Matches(const BsonObj& doc) const {
-    if (!matcher_.Matches(doc)) return false;
-    Variables vars(now_);
-    for (const auto& e : exprs_) {
-      HG_ASSIGN_OR_RETURN(Value v, e->Evaluate(doc, vars));
-      if (!v.Truthy()) return false;
-    }
-    return true;
-  }
+  StatusWith<bool> Matches(const BsonObj& doc) const { return matcher_.Evaluate(doc); }
 
   std::unique_ptr<DocumentStream> Bind(std::unique_ptr<DocumentStream> input) const override {
     class Stream : public DocumentStream {
@@ -70,8 +61,6 @@ class MatchStage : public Stage {
  private:
   BsonObj filter_;
   query::Matcher matcher_;
-  std::vector<ExpressionPtr> exprs_;  // top-level $expr clauses, run by this module
-  int64_t now_;
 };
 
 // ---- $limit / $skip ----
@@ -443,22 +432,12 @@ Status ParseMatchStage(const BsonElement& spec, const PipelineContext& ctx, Stag
     return PipelineError(15959, "the match filter must be an expression in an object");
   }
   BsonObj filter = spec.Obj().Owned();
-  // Top-level $expr clauses are aggregation expressions: this module evaluates them, and the
-  // query layer gets the rest of the filter.
-  bson::BsonBuilder rest;
-  std::vector<ExpressionPtr> exprs;
-  for (const auto& f : filter) {
-    if (f.FieldName() == "$expr") {
-      HG_ASSIGN_OR_RETURN(auto e, Expression::ParseExpression(f, ParseContext()));
-      exprs.push_back(std::move(e));
-    } else {
-      rest.AppendElement(f);
-    }
-  }
-  BsonObj query_part = exprs.empty() ? filter : rest.Obj();
-  HG_ASSIGN_OR_RETURN(auto matcher, query::Matcher::Parse(query_part));
-  out->push_back(
-      std::make_shared<MatchStage>(filter, std::move(matcher), std::move(exprs), ctx.now_millis));
+  // $expr anywhere in the filter is evaluated by the query layer through the hook this module
+  // installs (query_hooks.cc); calling it here also links it into every program using $match.
+  InstallQueryHooks();
+  HG_ASSIGN_OR_RETURN(auto matcher,
+                      query::Matcher::Parse(filter, query::ExpressionContext{ctx.now_millis}));
+  out->push_back(std::make_shared<MatchStage>(filter, std::move(matcher)));
   return Status::OK();
 }
 

@@ -255,6 +255,9 @@ class ElemMatchObjectPred final : public ElemPred {
     return false;
   }
   bool ExpandLeafArrays() const override { return false; }
+  bool MatchesArrayElement(const BsonElement& item) const override {
+    return item.IsObjectOrArray() && sub_->Matches(item.Obj());
+  }
 
  private:
   DocNodePtr sub_;
@@ -271,6 +274,7 @@ class ElemMatchValuePred final : public ElemPred {
     return false;
   }
   bool ExpandLeafArrays() const override { return false; }
+  bool MatchesArrayElement(const BsonElement& item) const override { return sub_->Matches(item); }
 
  private:
   ElemPredPtr sub_;
@@ -304,6 +308,38 @@ class PathNode final : public DocNode {
     return WalkPath(doc, path_, pred_->ExpandLeafArrays(),
                     [&](const PathValue& v) { return pred_->Matches(v.element); });
   }
+  void FindArrayIndex(const BsonObj& doc, const FieldPath& array_path,
+                      std::optional<size_t>* index) const override {
+    if (path_.size() < array_path.size() ||
+        !std::equal(array_path.begin(), array_path.end(), path_.begin())) {
+      return;
+    }
+    // The array the positional path names, reached through objects (and numeric indexes).
+    BsonElement cur;
+    BsonObj obj = doc;
+    for (const std::string& part : array_path) {
+      cur = obj.GetField(part);
+      if (!cur.IsObjectOrArray()) return;
+      obj = cur.Obj();
+    }
+    if (cur.type() != BsonType::kArray) return;
+    FieldPath rest(path_.begin() + static_cast<std::ptrdiff_t>(array_path.size()), path_.end());
+    size_t i = 0;
+    for (const BsonElement& item : cur.Obj()) {
+      bool hit = false;
+      if (rest.empty()) {
+        hit = pred_->MatchesArrayElement(item);
+      } else if (item.IsObjectOrArray()) {
+        hit = WalkPath(item.Obj(), rest, pred_->ExpandLeafArrays(),
+                       [&](const PathValue& v) { return pred_->Matches(v.element); });
+      }
+      if (hit) {
+        *index = i;
+        return;
+      }
+      ++i;
+    }
+  }
 
  private:
   FieldPath path_;
@@ -325,6 +361,30 @@ class LogicNode final : public DocNode {
     }
     return op_ != LogicOp::kOr;
   }
+  bool MatchesChecked(const BsonObj& doc, Status* error) const override {
+    for (const DocNodePtr& c : children_) {
+      bool m = c->MatchesChecked(doc, error);
+      if (!error->ok()) return false;
+      if (op_ == LogicOp::kAnd && !m) return false;
+      if (op_ == LogicOp::kOr && m) return true;
+      if (op_ == LogicOp::kNor && m) return false;
+    }
+    return op_ != LogicOp::kOr;
+  }
+  void FindArrayIndex(const BsonObj& doc, const FieldPath& array_path,
+                      std::optional<size_t>* index) const override {
+    if (op_ == LogicOp::kNor) return;
+    for (const DocNodePtr& c : children_) {
+      if (op_ == LogicOp::kOr) {
+        if (c->Matches(doc)) {
+          c->FindArrayIndex(doc, array_path, index);
+          return;
+        }
+      } else {
+        c->FindArrayIndex(doc, array_path, index);
+      }
+    }
+  }
 
  private:
   LogicOp op_;
@@ -335,6 +395,10 @@ class NotNode final : public DocNode {
  public:
   explicit NotNode(DocNodePtr child) : child_(std::move(child)) {}
   bool Matches(const BsonObj& doc) const override { return !child_->Matches(doc); }
+  bool MatchesChecked(const BsonObj& doc, Status* error) const override {
+    bool m = child_->MatchesChecked(doc, error);
+    return error->ok() && !m;
+  }
 
  private:
   DocNodePtr child_;
@@ -347,6 +411,27 @@ class ConstNode final : public DocNode {
 
  private:
   bool v_;
+};
+
+// {$expr: <aggregation expression>}, evaluated through the pipeline module's hook.
+class ExprNode final : public DocNode {
+ public:
+  explicit ExprNode(CompiledExpressionPtr expr) : expr_(std::move(expr)) {}
+  bool Matches(const BsonObj& doc) const override {
+    StatusWith<bool> r = expr_->EvaluateTruthy(doc);
+    return r.ok() && r.value();
+  }
+  bool MatchesChecked(const BsonObj& doc, Status* error) const override {
+    StatusWith<bool> r = expr_->EvaluateTruthy(doc);
+    if (!r.ok()) {
+      *error = r.status();
+      return false;
+    }
+    return r.value();
+  }
+
+ private:
+  CompiledExpressionPtr expr_;
 };
 
 // Turns an operator tree for one path into document nodes: each leaf walks the path on its own,
@@ -368,6 +453,8 @@ DocNodePtr Lower(const FieldPath& path, const ElemPredPtr& pred) {
 }
 
 // ---- parsing ----
+
+}  // namespace
 
 StatusWith<BsonType> TypeFromAlias(std::string_view s, bool* any_number) {
   static const std::pair<std::string_view, BsonType> kAliases[] = {
@@ -402,6 +489,8 @@ StatusWith<BsonType> TypeFromAlias(std::string_view s, bool* any_number) {
   }
   return BadValue("Unknown type name alias: " + std::string(s));
 }
+
+namespace {
 
 Status AddTypeArg(const BsonElement& e, std::vector<BsonType>* types, bool* any_number) {
   if (e.type() == BsonType::kString) {
@@ -594,7 +683,8 @@ StatusWith<ElemPredPtr> ParsePathValue(const BsonElement& e, int depth) {
   return ElemPredPtr(std::make_shared<EqPred>(e));
 }
 
-StatusWith<DocNodePtr> ParseLogical(LogicOp op, const BsonElement& arg, int depth) {
+StatusWith<DocNodePtr> ParseLogical(LogicOp op, const BsonElement& arg, int depth,
+                                    const FilterScope& scope) {
   if (arg.type() != BsonType::kArray || arg.Obj().IsEmpty()) {
     return BadValue("$and/$or/$nor must be a nonempty array");
   }
@@ -602,7 +692,7 @@ StatusWith<DocNodePtr> ParseLogical(LogicOp op, const BsonElement& arg, int dept
   for (const BsonElement& e : arg.Obj()) {
     if (e.type() != BsonType::kObject)
       return BadValue("$or/$and/$nor entries need to be full objects");
-    HG_ASSIGN_OR_RETURN(DocNodePtr k, ParseFilterNode(e.Obj(), depth + 1));
+    HG_ASSIGN_OR_RETURN(DocNodePtr k, ParseFilterNode(e.Obj(), depth + 1, scope));
     kids.push_back(std::move(k));
   }
   return DocNodePtr(std::make_shared<LogicNode>(op, std::move(kids)));
@@ -745,7 +835,7 @@ StatusWith<ElemPredPtr> ParseOperatorObject(const BsonObj& ops, int depth) {
   return ElemPredPtr(std::make_shared<AndPred>(std::move(parts)));
 }
 
-StatusWith<DocNodePtr> ParseFilterNode(const BsonObj& filter, int depth) {
+StatusWith<DocNodePtr> ParseFilterNode(const BsonObj& filter, int depth, const FilterScope& scope) {
   if (depth > kMaxDepth) return BadValue("exceeded depth limit of 100 when parsing the filter");
   std::vector<DocNodePtr> clauses;
   for (const BsonElement& e : filter) {
@@ -753,18 +843,31 @@ StatusWith<DocNodePtr> ParseFilterNode(const BsonObj& filter, int depth) {
     if (name.starts_with("$")) {
       if (name == "$and" || name == "$or" || name == "$nor") {
         LogicOp op = name == "$and" ? LogicOp::kAnd : name == "$or" ? LogicOp::kOr : LogicOp::kNor;
-        HG_ASSIGN_OR_RETURN(DocNodePtr n, ParseLogical(op, e, depth));
+        HG_ASSIGN_OR_RETURN(DocNodePtr n, ParseLogical(op, e, depth, scope));
         clauses.push_back(std::move(n));
       } else if (name == "$comment") {
         continue;
       } else if (name == "$alwaysTrue" || name == "$alwaysFalse") {
         clauses.push_back(std::make_shared<ConstNode>(name == "$alwaysTrue"));
-      } else if (name == "$expr") {
-        return BadValue("$expr is not supported yet");
-      } else if (name == "$where") {
-        return BadValue("$where is not supported");
-      } else if (name == "$jsonSchema") {
-        return BadValue("$jsonSchema is not supported yet");
+      } else if (name == "$expr" || name == "$jsonSchema" || name == "$where") {
+        if (!scope.top_level) {
+          return BadValue(std::string(name) + " can only be applied to the top-level document");
+        }
+        if (name == "$where") {
+          // What mongod started with --noscripting answers (BadValue).
+          return BadValue(
+              "no globalScriptEngine in $where parsing: $where needs server-side "
+              "JavaScript, which this server does not have");
+        }
+        if (name == "$jsonSchema") {
+          HG_ASSIGN_OR_RETURN(DocNodePtr n, ParseJsonSchema(e));
+          clauses.push_back(std::move(n));
+          continue;
+        }
+        const ExpressionHooks& hooks = GetExpressionHooks();
+        if (hooks.parse_expression == nullptr) return MissingExpressionHook("$expr");
+        HG_ASSIGN_OR_RETURN(CompiledExpressionPtr x, hooks.parse_expression(e, scope.expr_ctx));
+        clauses.push_back(std::make_shared<ExprNode>(std::move(x)));
       } else if (name == "$text") {
         return BadValue("$text is not supported yet");
       } else {
@@ -788,9 +891,16 @@ struct Matcher::State {
 };
 
 StatusWith<Matcher> Matcher::Parse(const BsonObj& filter) {
+  return Parse(filter, ExpressionContext::Now());
+}
+
+StatusWith<Matcher> Matcher::Parse(const BsonObj& filter, const ExpressionContext& ctx) {
   auto state = std::make_shared<State>();
   state->filter = filter.Owned();
-  HG_ASSIGN_OR_RETURN(state->root, ParseFilterNode(state->filter, 0));
+  FilterScope scope;
+  scope.top_level = true;
+  scope.expr_ctx = ctx;
+  HG_ASSIGN_OR_RETURN(state->root, ParseFilterNode(state->filter, 0, scope));
   state->everything = true;
   for (const BsonElement& e : state->filter) {
     if (e.FieldName() != "$comment") state->everything = false;
@@ -801,6 +911,20 @@ StatusWith<Matcher> Matcher::Parse(const BsonObj& filter) {
 }
 
 bool Matcher::Matches(const BsonObj& doc) const { return state_->root->Matches(doc); }
+
+StatusWith<bool> Matcher::Evaluate(const BsonObj& doc) const {
+  Status error = Status::OK();
+  bool m = state_->root->MatchesChecked(doc, &error);
+  if (!error.ok()) return error;
+  return m;
+}
+
+std::optional<size_t> Matcher::MatchedArrayIndex(const BsonObj& doc,
+                                                 const FieldPath& array_path) const {
+  std::optional<size_t> index;
+  state_->root->FindArrayIndex(doc, array_path, &index);
+  return index;
+}
 
 bool Matcher::MatchesEverything() const { return state_->everything; }
 

@@ -7,9 +7,12 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 
 #include "base/status.h"
 #include "bson/bson.h"
+#include "query/expression_hooks.h"
+#include "query/path.h"
 
 namespace hourglass::query {
 
@@ -21,11 +24,24 @@ class Matcher {
   // Parses a filter such as {a: 1, b: {$gt: 2}, $or: [...]}. Errors (BadValue unless noted):
   // "unknown top level operator: $foo", "unknown operator: $foo", "$in needs an array",
   // "$and/$or/$nor must be a nonempty array", "$not needs a regex or a document", bad $type
-  // aliases/codes, invalid $regex patterns or options, bad $size/$mod/$bits arguments; $where,
-  // $expr, $jsonSchema, $text and geo operators are rejected as not supported yet.
+  // aliases/codes, invalid $regex patterns or options, bad $size/$mod/$bits arguments; $where
+  // (no JavaScript), $text and geo operators are rejected. `$expr` is parsed by the pipeline
+  // module's hook (expression_hooks.h) with `ctx` ($$NOW; the one-argument form uses the wall
+  // clock), and fails with CommandNotSupported when no hook is installed. `$jsonSchema` errors:
+  // FailedToParse (9) for unknown keywords.
   static StatusWith<Matcher> Parse(const bson::BsonObj& filter);
+  static StatusWith<Matcher> Parse(const bson::BsonObj& filter, const ExpressionContext& ctx);
 
+  // Whether `doc` matches; an evaluation error inside `$expr` counts as no match.
   bool Matches(const bson::BsonObj& doc) const;
+  // Whether `doc` matches, or the first `$expr` evaluation error (e.g. $divide by zero, with
+  // MongoDB's code): what find, count, update and delete use so such errors fail the command.
+  StatusWith<bool> Evaluate(const bson::BsonObj& doc) const;
+  // For the positional update/projection operator: the index, in the array at `array_path`
+  // (reached through objects), of the element through which `doc` matched this filter; nullopt
+  // when the match did not go through that array.
+  std::optional<size_t> MatchedArrayIndex(const bson::BsonObj& doc,
+                                          const FieldPath& array_path) const;
   // True for the empty filter {} (and filters made only of $comment).
   bool MatchesEverything() const;
 

@@ -329,8 +329,14 @@ TEST(MatcherTest, ParseErrors) {
       {R"({"a": {"$not": 1}})", ErrorCode::kBadValue},
       {R"({"a": {"$not": {}}})", ErrorCode::kBadValue},
       {R"({"$where": "this.a == 1"})", ErrorCode::kBadValue},
-      {R"({"$expr": {"$eq": ["$a", 1]}})", ErrorCode::kBadValue},
-      {R"({"$jsonSchema": {}})", ErrorCode::kBadValue},
+      // query_test links no expression language: $expr says so instead of guessing.
+      {R"({"$expr": {"$eq": ["$a", 1]}})", ErrorCode::kCommandNotSupported},
+      {R"({"$jsonSchema": {"foo": 1}})", ErrorCode::kFailedToParse},
+      {R"({"$jsonSchema": {"format": "date"}})", ErrorCode::kFailedToParse},
+      {R"({"$jsonSchema": {"type": "string", "bsonType": "string"}})", ErrorCode::kFailedToParse},
+      {R"({"$jsonSchema": {"minimum": "x"}})", ErrorCode::kTypeMismatch},
+      {R"({"$jsonSchema": 1})", ErrorCode::kTypeMismatch},
+      {R"({"a": {"$elemMatch": {"$jsonSchema": {}}}})", ErrorCode::kBadValue},
       {R"({"a": {"$regex": "("}})", kBadRegexCode},
       {R"({"a": {"$size": -1}})", ErrorCode::kBadValue},
       {R"({"a": {"$size": 1.5}})", ErrorCode::kBadValue},
@@ -355,6 +361,143 @@ TEST(MatcherTest, ParseErrors) {
             "unknown top level operator: $foo");
   EXPECT_EQ(Matcher::Parse(J(R"({"a": {"$foo": 1}})")).status().reason(), "unknown operator: $foo");
   EXPECT_EQ(Matcher::Parse(J(R"({"a": {"$in": 1}})")).status().reason(), "$in needs an array");
+}
+
+TEST(MatcherTest, JsonSchema) {
+  RunCases({
+      {R"({"$jsonSchema": {"required": ["a"]}})", R"({"a": null})", true},
+      {R"({"$jsonSchema": {"required": ["a"]}})", R"({"b": 1})", false},
+      {R"({"$jsonSchema": {"properties": {"a": {"bsonType": "int"}}}})", R"({"a": 1})", true},
+      {R"({"$jsonSchema": {"properties": {"a": {"bsonType": "int"}}}})", R"({"a": 1.5})", false},
+      // A keyword applies only when the field is present and of its kind.
+      {R"({"$jsonSchema": {"properties": {"a": {"minimum": 5}}}})", R"({"b": 1})", true},
+      {R"({"$jsonSchema": {"properties": {"a": {"minimum": 5}}}})", R"({"a": "x"})", true},
+      {R"({"$jsonSchema": {"properties": {"a": {"minimum": 5}}}})", R"({"a": 4})", false},
+      {R"({"$jsonSchema": {"properties": {"a": {"minimum": 5, "exclusiveMinimum": true}}}})",
+       R"({"a": 5})", false},
+      {R"({"$jsonSchema": {"properties": {"a": {"maximum": 5}}}})", R"({"a": 5})", true},
+      {R"({"$jsonSchema": {"properties": {"a": {"type": "number"}}}})",
+       R"({"a": {"$numberLong": "3"}})", true},
+      {R"({"$jsonSchema": {"properties": {"a": {"type": ["string", "null"]}}}})", R"({"a": null})",
+       true},
+      // Lengths count code points, not bytes.
+      {R"({"$jsonSchema": {"properties": {"s": {"maxLength": 2}}}})", R"({"s": "éé"})", true},
+      {R"({"$jsonSchema": {"properties": {"s": {"minLength": 3}}}})", R"({"s": "ab"})", false},
+      {R"({"$jsonSchema": {"properties": {"s": {"pattern": "^a+$"}}}})", R"({"s": "aaa"})", true},
+      {R"({"$jsonSchema": {"properties": {"s": {"pattern": "^a+$"}}}})", R"({"s": "ab"})", false},
+      {R"({"$jsonSchema": {"properties": {"e": {"enum": [1, "x"]}}}})", R"({"e": 1.0})", true},
+      {R"({"$jsonSchema": {"properties": {"e": {"enum": [1, "x"]}}}})", R"({"e": "y"})", false},
+      {R"({"$jsonSchema": {"properties": {"l": {"items": {"bsonType": "int"}, "minItems": 2}}}})",
+       R"({"l": [1, 2]})", true},
+      {R"({"$jsonSchema": {"properties": {"l": {"items": {"bsonType": "int"}}}}})",
+       R"({"l": [1, "2"]})", false},
+      {R"({"$jsonSchema": {"properties": {"l": {"maxItems": 1}}}})", R"({"l": [1, 2]})", false},
+      // 1 and 1.0 are the same value; NaN sorts below every number.
+      {R"({"$jsonSchema": {"properties": {"l": {"uniqueItems": true}}}})", R"({"l": [1, 1.0]})",
+       false},
+      {R"({"$jsonSchema": {"properties": {"a": {"maximum": 5}}}})",
+       R"({"a": {"$numberDouble": "NaN"}})", true},
+      {R"({"$jsonSchema": {"properties": {"a": {"minimum": 5}}}})",
+       R"({"a": {"$numberDouble": "NaN"}})", false},
+      {R"({"$jsonSchema": {"properties": {"l": {"uniqueItems": true}}}})", R"({"l": [1, 2, 1]})",
+       false},
+      {R"({"$jsonSchema": {"properties": {"a": {"bsonType": "int"}}, "additionalProperties": false}})",
+       R"({"a": 1, "b": 2})", false},
+      {R"({"$jsonSchema": {"properties": {"_id": {}, "a": {}}, "additionalProperties": false}})",
+       R"({"_id": 1, "a": 2})", true},
+      {R"({"$jsonSchema": {"additionalProperties": {"bsonType": "string"}}})", R"({"a": "x"})",
+       true},
+      {R"({"$jsonSchema": {"patternProperties": {"^n_": {"bsonType": "int"}}}})", R"({"n_a": "x"})",
+       false},
+      {R"({"$jsonSchema": {"minProperties": 2}})", R"({"a": 1})", false},
+      {R"({"$jsonSchema": {"maxProperties": 1}})", R"({"a": 1})", true},
+      {R"({"$jsonSchema": {"anyOf": [{"required": ["a"]}, {"required": ["b"]}]}})", R"({"b": 1})",
+       true},
+      {R"({"$jsonSchema": {"oneOf": [{"required": ["a"]}, {"required": ["b"]}]}})",
+       R"({"a": 1, "b": 1})", false},
+      {R"({"$jsonSchema": {"allOf": [{"required": ["a"]}, {"required": ["b"]}]}})", R"({"a": 1})",
+       false},
+      {R"({"$jsonSchema": {"not": {"required": ["a"]}}})", R"({"b": 1})", true},
+      {R"({"$jsonSchema": {"properties": {"o": {"bsonType": "object", "required": ["x"]}}}})",
+       R"({"o": {"y": 1}})", false},
+      {R"({"$jsonSchema": {"bsonType": "object", "description": "d", "title": "t"}})",
+       R"({"a": 1})", true},
+      {R"({"$jsonSchema": {"required": ["a"]}, "b": 2})", R"({"a": 1, "b": 2})", true},
+      {R"({"$or": [{"$jsonSchema": {"required": ["a"]}}, {"b": 2}]})", R"({"b": 2})", true},
+  });
+}
+
+TEST(MatcherTest, WhereIsRefused) {
+  EXPECT_EQ(Matcher::Parse(J(R"({"$where": "true"})")).status().code(), ErrorCode::kBadValue);
+}
+
+// A stand-in for the pipeline module's $expr: {$expr: "field"} is true when `field` is truthy,
+// and {$expr: "boom"} fails to evaluate.
+class FieldTruthy final : public CompiledExpression {
+ public:
+  explicit FieldTruthy(std::string f) : f_(std::move(f)) {}
+  StatusWith<bool> EvaluateTruthy(const BsonObj& doc) const override {
+    if (f_ == "boom") return Status(ErrorCode::kBadValue, "boom");
+    return doc.GetField(f_).Truthy();
+  }
+
+ private:
+  std::string f_;
+};
+
+StatusWith<CompiledExpressionPtr> FakeParse(const bson::BsonElement& e, const ExpressionContext&) {
+  return CompiledExpressionPtr(std::make_shared<FieldTruthy>(std::string(e.Str())));
+}
+
+TEST(MatcherTest, ExprGoesThroughTheHookAnywhereAtTopLevel) {
+  ExpressionHooks saved = GetExpressionHooks();
+  ExpressionHooks fake;
+  fake.parse_expression = &FakeParse;
+  SetExpressionHooks(fake);
+  RunCases({
+      {R"({"$expr": "a"})", R"({"a": true})", true},
+      {R"({"$expr": "a"})", R"({"a": 0})", false},
+      {R"({"$or": [{"$expr": "a"}, {"b": 1}]})", R"({"a": false, "b": 1})", true},
+      {R"({"$and": [{"$expr": "a"}, {"b": 1}]})", R"({"a": true, "b": 2})", false},
+      {R"({"$nor": [{"$expr": "a"}]})", R"({"a": false})", true},
+  });
+  auto m = Matcher::Parse(J(R"({"$or": [{"x": 1}, {"$expr": "boom"}]})"));
+  ASSERT_TRUE(m.ok());
+  EXPECT_TRUE(m.value().Evaluate(J(R"({"x": 1})")).value());
+  EXPECT_EQ(m.value().Evaluate(J(R"({"x": 2})")).status().code(), ErrorCode::kBadValue);
+  EXPECT_FALSE(m.value().Matches(J(R"({"x": 2})")));
+  // Not inside $elemMatch.
+  EXPECT_EQ(Matcher::Parse(J(R"({"a": {"$elemMatch": {"$expr": "a"}}})")).status().code(),
+            ErrorCode::kBadValue);
+  SetExpressionHooks(saved);
+}
+
+TEST(MatcherTest, MatchedArrayIndex) {
+  struct Case {
+    const char* filter;
+    const char* doc;
+    const char* array_path;
+    int expected;  // -1: none
+  };
+  std::vector<Case> cases = {
+      {R"({"a": 3})", R"({"a": [1, 3, 3]})", "a", 1},
+      {R"({"a": {"$gt": 1}})", R"({"a": [1, 3]})", "a", 1},
+      {R"({"a.b": 2})", R"({"a": [{"b": 1}, {"b": 2}]})", "a", 1},
+      {R"({"a": {"$elemMatch": {"b": 1, "c": 2}}})", R"({"a": [{"b": 1}, {"b": 1, "c": 2}]})", "a",
+       1},
+      {R"({"x.a": 5})", R"({"x": {"a": [4, 5]}})", "x.a", 1},
+      {R"({"_id": 1})", R"({"_id": 1, "a": [1]})", "a", -1},
+      {R"({"a": {"$ne": 1}})", R"({"a": [2, 3]})", "a", -1},
+      {R"({"$or": [{"a": 9}, {"a": 3}]})", R"({"a": [1, 3]})", "a", 1},
+      // The last clause of an $and through the array wins, as in MongoDB.
+      {R"({"a": {"$gte": 1}, "$and": [{"a": 2}]})", R"({"a": [1, 2]})", "a", 1},
+  };
+  for (const Case& c : cases) {
+    auto m = Matcher::Parse(J(c.filter));
+    ASSERT_TRUE(m.ok());
+    auto idx = m.value().MatchedArrayIndex(J(c.doc), SplitPath(c.array_path));
+    EXPECT_EQ(idx ? static_cast<int>(*idx) : -1, c.expected) << c.filter;
+  }
 }
 
 TEST(MatcherTest, ElementMatcherValueAndDocumentForms) {

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "query/matcher.h"
+#include "query/mutable_document.h"
 #include "query/path.h"
 #include "query/query_errors.h"
 
@@ -201,9 +202,51 @@ void ApplyToValue(const Node& n, const BsonElement& e, std::string_view name, bo
   }
 }
 
+// Whether `e` (a projection value) is an aggregation expression rather than a find projection
+// flag or operator; *find_only is set for the find-only operators.
+bool IsExpressionValue(const BsonElement& e, bool* find_only) {
+  if (e.IsNumber() || e.type() == BsonType::kBool) return false;
+  if (e.type() != BsonType::kObject || e.Obj().IsEmpty()) return true;
+  BsonElement op = e.Obj().FirstElement();
+  std::string_view n = op.FieldName();
+  if (n == "$elemMatch" || n == "$meta") {
+    *find_only = true;
+    return false;
+  }
+  if (n == "$slice") {
+    bool numeric = op.IsNumber();
+    if (op.type() == BsonType::kArray) {
+      numeric = true;
+      for (const BsonElement& x : op.Obj()) numeric = numeric && x.IsNumber();
+    }
+    *find_only = *find_only || numeric;
+    return !numeric;
+  }
+  return true;
+}
+
 }  // namespace
 
-StatusWith<Projection> Projection::Parse(const BsonObj& spec) {
+StatusWith<Projection> Projection::Parse(const BsonObj& spec, const BsonObj& query,
+                                         const ExpressionContext& ctx) {
+  bool has_expression = false, has_find_only = false;
+  for (const BsonElement& e : spec) {
+    if (e.FieldName().ends_with(".$")) has_find_only = true;
+    if (IsExpressionValue(e, &has_find_only)) has_expression = true;
+  }
+  if (has_expression) {
+    if (has_find_only) {
+      return BadValue(
+          "a find projection mixing aggregation expressions with $elemMatch, $slice, $meta or "
+          "positional '.$' is not supported yet");
+    }
+    const ExpressionHooks& hooks = GetExpressionHooks();
+    if (hooks.parse_projection == nullptr) return MissingExpressionHook("a projection expression");
+    Projection p;
+    HG_ASSIGN_OR_RETURN(p.transform_, hooks.parse_projection(spec, ctx));
+    return p;
+  }
+  Projection p;
   auto root = std::make_shared<Node>();
   enum class Mode { kUnknown, kInclusion, kExclusion } mode = Mode::kUnknown;
   bool exclude_id = false;
@@ -212,9 +255,18 @@ StatusWith<Projection> Projection::Parse(const BsonObj& spec) {
   for (const BsonElement& e : spec) {
     std::string name(e.FieldName());
     if (name.empty()) return BadValue("Projection field names may not be empty");
-    if (name.find('$') != std::string::npos) {
+    if (name.ends_with(".$") && name.find('$') == name.size() - 1 && e.IsNumber() && e.Truthy()) {
+      if (p.positional_path_) {
+        return BadValue("Cannot specify more than one positional projection per query.");
+      }
+      name.resize(name.size() - 2);
+      p.positional_path_ = SplitPath(name);
+      StatusWith<Matcher> m = Matcher::Parse(query, ctx);
+      if (!m.ok()) return m.status();
+      p.query_ = std::make_shared<const Matcher>(std::move(m).value());
+    } else if (name.find('$') != std::string::npos) {
       if (name.ends_with(".$") || name == "$") {
-        return BadValue("positional projection ('" + name + "') is not supported yet");
+        return BadValue("positional projection ('" + name + "') needs an inclusion (1 or true)");
       }
       return BadValue("FieldPath field names may not start with '$': " + name);
     }
@@ -269,7 +321,6 @@ StatusWith<Projection> Projection::Parse(const BsonObj& spec) {
     }
     HG_RETURN_IF_ERROR(Insert(root.get(), name, std::move(leaf)));
   }
-  Projection p;
   p.inclusion_ = mode == Mode::kInclusion ||
                  (mode == Mode::kUnknown && (has_elem_match || (include_id && !exclude_id)));
   if (p.inclusion_ && !exclude_id && root->Find("_id") == nullptr) {
@@ -281,9 +332,37 @@ StatusWith<Projection> Projection::Parse(const BsonObj& spec) {
   return p;
 }
 
-BsonObj Projection::Apply(const BsonObj& doc) const {
+StatusWith<BsonObj> Projection::NarrowToMatchedElement(const BsonObj& doc) const {
+  auto fail = [&]() {
+    return Status(ErrorCode::kLocation51246,
+                  "Executor error during find command :: caused by :: positional operator '" +
+                      JoinPath(*positional_path_) +
+                      ".$' couldn't find a matching element in the "
+                      "array");
+  };
+  // Like MongoDB, a missing field or a non-array value is projected as it is.
+  MutableDocument md(doc);
+  MutableNode* n = &md.root();
+  for (const std::string& part : *positional_path_) {
+    n = n->IsObject() ? n->Child(part) : nullptr;
+    if (n == nullptr) return doc;
+  }
+  if (!n->IsArray()) return doc;
+  std::optional<size_t> idx = query_->MatchedArrayIndex(doc, *positional_path_);
+  if (!idx || *idx >= n->Children().size()) return fail();
+  BsonObj one = bson::BsonBuilder().AppendElementAs(n->Children()[*idx].Value(), "0").Obj();
+  n->SetValue(bson::BsonBuilder().AppendArray("", one).Obj().FirstElement());
+  return md.ToObj();
+}
+
+StatusWith<BsonObj> Projection::Apply(const BsonObj& doc) const {
+  if (transform_) return transform_->Apply(doc);
+  BsonObj source = doc;
+  if (positional_path_) {
+    HG_ASSIGN_OR_RETURN(source, NarrowToMatchedElement(doc));
+  }
   bson::BsonBuilder b;
-  ApplyToObject(*root_, doc, inclusion_, true, &b);
+  ApplyToObject(*root_, source, inclusion_, true, &b);
   return b.Obj();
 }
 

@@ -1,6 +1,8 @@
 #include "query/update.h"
 
 #include <algorithm>
+#include <cctype>
+#include <set>
 
 #include "query/query_errors.h"
 #include "query/update_op.h"
@@ -35,6 +37,7 @@ StatusWith<UpdateOpType> OpTypeFromName(std::string_view name) {
       {"$pop", UpdateOpType::kPop},
       {"$pull", UpdateOpType::kPull},
       {"$pullAll", UpdateOpType::kPullAll},
+      {"$bit", UpdateOpType::kBit},
   };
   for (const auto& [n, t] : kOps) {
     if (n == name) return t;
@@ -45,19 +48,52 @@ StatusWith<UpdateOpType> OpTypeFromName(std::string_view name) {
                     "array");
 }
 
-Status ValidatePath(const std::string& path) {
+bool IsPositionalComponent(std::string_view c) {
+  return c == "$" || (c.starts_with("$[") && c.ends_with("]"));
+}
+
+// Checks an update path; *positional is set when it has positional components, and `filters`
+// (null: none allowed) lists the arrayFilters identifiers "$[<id>]" may name, *used collecting
+// the ones it does.
+Status ValidatePath(const std::string& path, bool* positional = nullptr,
+                    const std::vector<ArrayFilter>* filters = nullptr,
+                    std::set<std::string>* used = nullptr) {
   if (path.empty()) return Status(ErrorCode::kEmptyFieldName, "An empty update path is not valid.");
-  for (const std::string& c : SplitPath(path)) {
+  FieldPath parts = SplitPath(path);
+  int dollars = 0;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    const std::string& c = parts[i];
     if (c.empty()) {
       return Status(
           ErrorCode::kEmptyFieldName,
           "The update path '" + path + "' contains an empty field name, which is not allowed.");
     }
-    if (c == "$" || (c.starts_with("$[") && c.ends_with("]"))) {
-      return BadValue(
-          "positional update operators ('$', '$[]', '$[<identifier>]') are not "
-          "supported yet (path '" +
-          path + "')");
+    if (IsPositionalComponent(c)) {
+      if (positional == nullptr) {
+        return BadValue("The path '" + path + "' may not contain positional components here");
+      }
+      if (i == 0) {
+        return BadValue(
+            "Cannot have array filter identifier (i.e. '$[<id>]') element in the "
+            "first position in path '" +
+            path + "'");
+      }
+      *positional = true;
+      if (c == "$" && ++dollars > 1) {
+        return BadValue("Too many positional (i.e. '$') elements found in path '" + path + "'");
+      }
+      if (c.size() > 3) {
+        std::string id = c.substr(2, c.size() - 3);
+        bool found = filters != nullptr &&
+                     std::any_of(filters->begin(), filters->end(),
+                                 [&](const ArrayFilter& f) { return f.identifier == id; });
+        if (!found) {
+          return BadValue("No array filter found for identifier '" + id + "' in path '" + path +
+                          "'");
+        }
+        if (used != nullptr) used->insert(id);
+      }
+      continue;
     }
     if (c.starts_with("$")) {
       return Status(
@@ -140,6 +176,14 @@ Status ParseOpArgument(UpdateOp* op) {
         return BadValue("The 'to' field for $rename must be a string: " + ElementToString(a));
       }
       op->to_path = std::string(a.Str());
+      if (op->positional) {
+        return BadValue("The source field for $rename may not be dynamic: " + op->path);
+      }
+      for (const std::string& c : SplitPath(op->to_path)) {
+        if (IsPositionalComponent(c)) {
+          return BadValue("The destination field for $rename may not be dynamic: " + op->to_path);
+        }
+      }
       HG_RETURN_IF_ERROR(ValidatePath(op->to_path));
       if (op->to_path == op->path) {
         return BadValue("The source and target field for $rename must differ: " +
@@ -194,6 +238,31 @@ Status ParseOpArgument(UpdateOp* op) {
         op->pull_matcher = std::make_shared<ElementMatcher>(std::move(m));
       }
       return Status::OK();
+    case UpdateOpType::kBit:
+      if (a.type() != BsonType::kObject) {
+        return BadValue("The $bit modifier is not compatible with a " +
+                        std::string(bson::TypeName(a.type())) +
+                        ". You must pass in an embedded document: {$bit: {field: {and/or/xor: "
+                        "#}}");
+      }
+      if (a.Obj().IsEmpty()) {
+        return BadValue(
+            "You must pass in at least one bitwise operation. The format is: "
+            "{$bit: {field: {and/or/xor: #}}");
+      }
+      for (const BsonElement& b : a.Obj()) {
+        std::string_view n = b.FieldName();
+        if (n != "and" && n != "or" && n != "xor") {
+          return BadValue("The $bit modifier only supports 'and', 'or', and 'xor', not '" +
+                          std::string(n) + "' which is an unknown operator: " + ElementToString(b));
+        }
+        if (b.type() != BsonType::kInt32 && b.type() != BsonType::kInt64) {
+          return BadValue("The $bit modifier field must be an Integer(32/64 bit); a '" +
+                          std::string(bson::TypeName(b.type())) +
+                          "' is not supported here: " + ElementToString(b));
+        }
+      }
+      return Status::OK();
     case UpdateOpType::kPullAll:
       if (a.type() != BsonType::kArray) {
         return BadValue("$pullAll requires an array argument but was given a " +
@@ -225,20 +294,171 @@ bool PathLess(const FieldPath& a, const FieldPath& b) {
   return a.size() < b.size();
 }
 
+bool IsIdentifier(std::string_view s) {
+  if (s.empty() || !std::islower(static_cast<unsigned char>(s[0]))) return false;
+  return std::all_of(s.begin(), s.end(),
+                     [](char c) { return std::isalnum(static_cast<unsigned char>(c)); });
+}
+
+// The identifier a filter's fields are about: the first component of every path, including
+// those inside $and/$or/$nor. "" when the filter has none.
+Status CollectIdentifier(const BsonObj& filter, std::string* id) {
+  for (const BsonElement& e : filter) {
+    std::string_view name = e.FieldName();
+    if (name == "$and" || name == "$or" || name == "$nor") {
+      if (e.type() != BsonType::kArray) continue;  // the matcher reports it
+      for (const BsonElement& sub : e.Obj()) {
+        if (sub.type() == BsonType::kObject) HG_RETURN_IF_ERROR(CollectIdentifier(sub.Obj(), id));
+      }
+      continue;
+    }
+    if (name.starts_with("$")) continue;
+    std::string_view top = name.substr(0, name.find('.'));
+    if (!id->empty() && *id != top) {
+      return Status(ErrorCode::kFailedToParse,
+                    "Error parsing array filter :: caused by :: Expected a single top-level field "
+                    "name, found '" +
+                        *id + "' and '" + std::string(top) + "'");
+    }
+    *id = std::string(top);
+  }
+  return Status::OK();
+}
+
+StatusWith<std::vector<ArrayFilter>> ParseArrayFilters(const BsonObj& array_filters) {
+  std::vector<ArrayFilter> out;
+  for (const BsonElement& f : array_filters) {
+    if (f.type() != BsonType::kObject) {
+      return Status(ErrorCode::kFailedToParse,
+                    "Error parsing array filter :: caused by :: each arrayFilters entry must be an "
+                    "object, found " +
+                        std::string(bson::TypeName(f.type())));
+    }
+    std::string id;
+    HG_RETURN_IF_ERROR(CollectIdentifier(f.Obj(), &id));
+    if (id.empty()) {
+      return Status(ErrorCode::kFailedToParse,
+                    "Error parsing array filter :: caused by :: Cannot use an expression without a "
+                    "top-level field name in arrayFilters");
+    }
+    if (!IsIdentifier(id)) {
+      return BadValue(
+          "Error parsing array filter :: caused by :: The top-level field name must be an "
+          "alphanumeric string beginning with a lowercase letter, found '" +
+          id + "'");
+    }
+    for (const ArrayFilter& other : out) {
+      if (other.identifier == id) {
+        return Status(ErrorCode::kFailedToParse,
+                      "Found multiple array filters with the same top-level field name " + id);
+      }
+    }
+    StatusWith<Matcher> m = Matcher::Parse(f.Obj());
+    if (!m.ok()) return m.status().WithContext("Error parsing array filter :: caused by :: ");
+    out.push_back(ArrayFilter{id, std::make_shared<const Matcher>(std::move(m).value())});
+  }
+  return out;
+}
+
+// Expands a path with positional components into the concrete paths it names in `doc` (the
+// document before the update), as MongoDB resolves them: "$" is the array index the query
+// matched, "$[]" every index, "$[<id>]" the indexes whose element passes the id's array filter.
+struct PositionalContext {
+  const BsonObj* doc;
+  const Matcher* query;
+  const std::vector<ArrayFilter>* filters;
+  bool upsert_insert;
+};
+
+Status ExpandPath(const BsonElement& cur, bool have_cur, const FieldPath& parts, size_t i,
+                  FieldPath* prefix, const PositionalContext& ctx, std::vector<FieldPath>* out) {
+  if (i == parts.size()) {
+    out->push_back(*prefix);
+    return Status::OK();
+  }
+  std::string c = parts[i];
+  if (c == "$") {
+    std::optional<size_t> idx;
+    if (ctx.query != nullptr && !ctx.upsert_insert) {
+      idx = ctx.query->MatchedArrayIndex(*ctx.doc, *prefix);
+    }
+    if (!idx)
+      return BadValue("The positional operator did not find the match needed from the query.");
+    c = std::to_string(*idx);
+  } else if (IsPositionalComponent(c)) {
+    if (!have_cur) {  // also on upsert inserts, as in MongoDB
+      return BadValue("The path '" + JoinPath(*prefix) +
+                      "' must exist in the document in order to apply array updates.");
+    }
+    if (cur.type() != BsonType::kArray) {
+      return BadValue("Cannot apply array updates to non-array element " +
+                      bson::BsonBuilder().AppendElementAs(cur, prefix->back()).Obj().ToJson());
+    }
+    const Matcher* filter = nullptr;
+    std::string id = c.substr(2, c.size() - 3);
+    if (!id.empty()) {
+      for (const ArrayFilter& f : *ctx.filters) {
+        if (f.identifier == id) filter = f.matcher.get();
+      }
+    }
+    size_t k = 0;
+    for (const BsonElement& item : cur.Obj()) {
+      bool take = true;
+      if (filter != nullptr) {
+        BsonObj wrapped = bson::BsonBuilder().AppendElementAs(item, id).Obj();
+        HG_ASSIGN_OR_RETURN(take, filter->Evaluate(wrapped));
+      }
+      if (take) {
+        prefix->push_back(std::to_string(k));
+        HG_RETURN_IF_ERROR(ExpandPath(item, true, parts, i + 1, prefix, ctx, out));
+        prefix->pop_back();
+      }
+      ++k;
+    }
+    return Status::OK();
+  }
+  BsonElement next;
+  if (have_cur && cur.IsObjectOrArray()) next = cur.Obj().GetField(c);
+  prefix->push_back(c);
+  Status st = ExpandPath(next, !next.eoo(), parts, i + 1, prefix, ctx, out);
+  prefix->pop_back();
+  return st;
+}
+
 }  // namespace
 
-StatusWith<UpdateDriver> UpdateDriver::ParsePipeline(const BsonObj&) {
-  return BadValue("pipeline-style updates are not supported yet");
+StatusWith<UpdateDriver> UpdateDriver::ParsePipeline(const BsonObj& stages,
+                                                     const BsonObj& array_filters,
+                                                     const ExpressionContext& ctx) {
+  if (!array_filters.IsEmpty()) {
+    return Status(ErrorCode::kFailedToParse,
+                  "arrayFilters may not be specified for pipeline-style updates");
+  }
+  const ExpressionHooks& hooks = GetExpressionHooks();
+  if (hooks.parse_update_pipeline == nullptr) {
+    return MissingExpressionHook("a pipeline-style update");
+  }
+  UpdateDriver d;
+  d.update_ = stages.Owned();
+  HG_ASSIGN_OR_RETURN(d.pipeline_, hooks.parse_update_pipeline(d.update_, ctx));
+  d.ops_ = std::make_shared<std::vector<UpdateOp>>();
+  return d;
 }
 
 StatusWith<UpdateDriver> UpdateDriver::Parse(const BsonObj& update, const BsonObj& array_filters) {
-  if (!array_filters.IsEmpty()) return BadValue("arrayFilters are not supported yet");
   UpdateDriver d;
   d.update_ = update.Owned();
+  d.array_filters_ = array_filters.Owned();
+  HG_ASSIGN_OR_RETURN(std::vector<ArrayFilter> filters, ParseArrayFilters(d.array_filters_));
+  std::set<std::string> used_ids;
   auto ops = std::make_shared<std::vector<UpdateOp>>();
   bool operator_style =
       !d.update_.IsEmpty() && d.update_.FirstElement().FieldName().starts_with("$");
   if (!operator_style) {
+    if (!filters.empty()) {
+      return Status(ErrorCode::kFailedToParse,
+                    "arrayFilters may not be specified for replacement-style updates");
+    }
     d.replacement_ = true;
     for (const BsonElement& e : d.update_) {
       if (e.FieldName().starts_with("$")) {
@@ -267,7 +487,8 @@ StatusWith<UpdateDriver> UpdateDriver::Parse(const BsonObj& update, const BsonOb
       op.type = type;
       op.op_name = std::string(group.FieldName());
       op.path = std::string(field.FieldName());
-      HG_RETURN_IF_ERROR(ValidatePath(op.path));
+      HG_RETURN_IF_ERROR(ValidatePath(op.path, &op.positional, &filters, &used_ids));
+      d.positional_ = d.positional_ || op.positional;
       op.parts = SplitPath(op.path);
       op.arg = field;
       HG_RETURN_IF_ERROR(ParseOpArgument(&op));
@@ -292,17 +513,91 @@ StatusWith<UpdateDriver> UpdateDriver::Parse(const BsonObj& update, const BsonOb
       }
     }
   }
+  for (const ArrayFilter& f : filters) {
+    if (!used_ids.contains(f.identifier)) {
+      return Status(ErrorCode::kFailedToParse, "The array filter for identifier '" + f.identifier +
+                                                   "' was not used in the update " +
+                                                   d.update_.ToJson());
+    }
+  }
   std::stable_sort(ops->begin(), ops->end(),
                    [](const UpdateOp& a, const UpdateOp& b) { return PathLess(a.parts, b.parts); });
   d.ops_ = std::move(ops);
+  d.filters_ = std::make_shared<const std::vector<ArrayFilter>>(std::move(filters));
   return d;
 }
 
-StatusWith<BsonObj> UpdateDriver::Apply(const BsonObj& doc, bool is_upsert_insert,
-                                        bool* modified) const {
+StatusWith<BsonObj> UpdateDriver::ApplyOperators(const BsonObj& doc, bool is_upsert_insert,
+                                                 const Matcher* query) const {
+  MutableDocument md(doc);
+  if (!positional_) {
+    for (const UpdateOp& op : *ops_) {
+      if (op.type == UpdateOpType::kSetOnInsert && !is_upsert_insert) continue;
+      HG_RETURN_IF_ERROR(ApplyUpdateOp(op, doc, &md));
+    }
+    return md.ToObj();
+  }
+  // Resolve positional paths against the original document, then apply the concrete
+  // operations in path order; two of them may not touch overlapping paths.
+  BsonObj root = bson::BsonBuilder().AppendObject("", doc).Obj();
+  PositionalContext ctx{&doc, query, filters_.get(), is_upsert_insert};
+  std::vector<UpdateOp> concrete;
+  for (const UpdateOp& op : *ops_) {
+    if (op.type == UpdateOpType::kSetOnInsert && !is_upsert_insert) continue;
+    if (!op.positional) {
+      concrete.push_back(op);
+      continue;
+    }
+    std::vector<FieldPath> paths;
+    FieldPath prefix;
+    HG_RETURN_IF_ERROR(ExpandPath(root.FirstElement(), true, op.parts, 0, &prefix, ctx, &paths));
+    for (FieldPath& p : paths) {
+      UpdateOp c = op;
+      c.path = JoinPath(p);
+      c.parts = std::move(p);
+      concrete.push_back(std::move(c));
+    }
+  }
+  for (size_t i = 0; i < concrete.size(); ++i) {
+    for (size_t j = 0; j < i; ++j) {
+      const FieldPath& a = concrete[j].parts;
+      const FieldPath& b = concrete[i].parts;
+      if (IsPrefixOrEqual(a, b) || IsPrefixOrEqual(b, a)) {
+        return Status(kConflictingUpdateOperatorsCode,
+                      "Update created a conflict at '" +
+                          (a.size() <= b.size() ? concrete[j].path : concrete[i].path) + "'");
+      }
+    }
+  }
+  std::stable_sort(concrete.begin(), concrete.end(),
+                   [](const UpdateOp& a, const UpdateOp& b) { return PathLess(a.parts, b.parts); });
+  for (const UpdateOp& op : concrete) HG_RETURN_IF_ERROR(ApplyUpdateOp(op, doc, &md));
+  return md.ToObj();
+}
+
+StatusWith<BsonObj> UpdateDriver::Apply(const BsonObj& doc, bool is_upsert_insert, bool* modified,
+                                        const Matcher* query) const {
   BsonElement old_id = doc.GetField("_id");
   BsonObj result;
-  if (replacement_) {
+  if (pipeline_) {
+    HG_ASSIGN_OR_RETURN(result, pipeline_->Apply(doc));
+    if (!old_id.eoo()) {
+      BsonElement new_id = result.GetField("_id");
+      if (new_id.eoo()) {
+        return Status(ErrorCode::kImmutableField,
+                      "After applying the update, the (immutable) field '_id' was found to have "
+                      "been removed");
+      }
+      if (new_id.type() != old_id.type() ||
+          std::string_view(old_id.value(), old_id.ValueSize()) !=
+              std::string_view(new_id.value(), new_id.ValueSize())) {
+        return Status(ErrorCode::kImmutableField,
+                      "After applying the update, the (immutable) field '_id' was found to have "
+                      "been altered to " +
+                          ElementToString(new_id));
+      }
+    }
+  } else if (replacement_) {
     BsonElement new_id = update_.GetField("_id");
     if (!old_id.eoo() && !new_id.eoo() &&
         (old_id.type() != new_id.type() ||
@@ -324,12 +619,7 @@ StatusWith<BsonObj> UpdateDriver::Apply(const BsonObj& doc, bool is_upsert_inser
     }
     result = b.Obj();
   } else {
-    MutableDocument md(doc);
-    for (const UpdateOp& op : *ops_) {
-      if (op.type == UpdateOpType::kSetOnInsert && !is_upsert_insert) continue;
-      HG_RETURN_IF_ERROR(ApplyUpdateOp(op, doc, &md));
-    }
-    result = md.ToObj();
+    HG_ASSIGN_OR_RETURN(result, ApplyOperators(doc, is_upsert_insert, query));
     if (!old_id.eoo()) {
       BsonElement new_id = result.GetField("_id");
       if (new_id.eoo() || new_id.type() != old_id.type() ||

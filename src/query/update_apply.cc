@@ -325,6 +325,36 @@ Status ApplyUpdateOp(const UpdateOp& op, const BsonObj& original, MutableDocumen
       }
       return Status::OK();
     }
+    case UpdateOpType::kBit: {
+      HG_RETURN_IF_ERROR(Locate(doc, op.parts, true, &n, &existed));
+      // A missing field starts as int 0; int op long gives a long, as in MongoDB.
+      bool is_long = false;
+      int64_t v = 0;
+      if (existed) {
+        BsonElement cur = n->Value();
+        if (cur.type() != BsonType::kInt32 && cur.type() != BsonType::kInt64) {
+          return BadValue("Cannot apply $bit to a value of non-integral type.{_id: " +
+                          IdString(original) + "} has the field " + op.parts.back() +
+                          " of non-integer type " + std::string(bson::TypeName(cur.type())));
+        }
+        is_long = cur.type() == BsonType::kInt64;
+        v = cur.NumberLong();
+      }
+      for (const BsonElement& b : op.arg.Obj()) {
+        int64_t x = b.NumberLong();
+        is_long = is_long || b.type() == BsonType::kInt64;
+        std::string_view kind = b.FieldName();
+        v = kind == "and" ? (v & x) : kind == "or" ? (v | x) : (v ^ x);
+      }
+      bson::BsonBuilder out;
+      if (is_long) {
+        out.AppendInt64("", v);
+      } else {
+        out.AppendInt32("", static_cast<int32_t>(v));
+      }
+      n->SetValue(MakeOwned(out.Obj()).element);
+      return Status::OK();
+    }
     case UpdateOpType::kPull:
     case UpdateOpType::kPullAll: {
       HG_RETURN_IF_ERROR(Locate(doc, op.parts, false, &n, &existed));

@@ -31,6 +31,13 @@ enum class UpdateOpType {
   kPop,
   kPull,
   kPullAll,
+  kBit,
+};
+
+// One arrayFilters entry: `identifier` and the filter, tested against {<identifier>: element}.
+struct ArrayFilter {
+  std::string identifier;
+  std::shared_ptr<const Matcher> matcher;
 };
 
 struct UpdateOp {
@@ -38,6 +45,7 @@ struct UpdateOp {
   std::string op_name;  // "$set", ...
   std::string path;
   FieldPath parts;
+  bool positional = false;  // parts has "$", "$[]" or "$[<id>]" components
   bson::BsonElement arg;
 
   // $push / $addToSet

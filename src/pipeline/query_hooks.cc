@@ -1,0 +1,104 @@
+#include "pipeline/query_hooks.h"
+
+#include <algorithm>
+#include <iterator>
+#include <string>
+
+#include "pipeline/expression.h"
+#include "pipeline/pipeline.h"
+#include "query/expression_hooks.h"
+
+namespace hourglass::pipeline {
+
+using bson::BsonElement;
+using bson::BsonObj;
+using bson::BsonType;
+
+namespace {
+
+class HookExpression final : public query::CompiledExpression {
+ public:
+  HookExpression(ExpressionPtr expr, int64_t now) : expr_(std::move(expr)), now_(now) {}
+  StatusWith<bool> EvaluateTruthy(const BsonObj& doc) const override {
+    Variables vars(now_);
+    HG_ASSIGN_OR_RETURN(Value v, expr_->Evaluate(doc, vars));
+    return v.Truthy();
+  }
+
+ private:
+  ExpressionPtr expr_;
+  int64_t now_;
+};
+
+// A pipeline run over one document at a time, which must yield exactly one document.
+class HookTransform final : public query::DocumentTransform {
+ public:
+  explicit HookTransform(std::unique_ptr<Pipeline> p) : pipeline_(std::move(p)) {}
+  StatusWith<BsonObj> Apply(const BsonObj& doc) const override {
+    HG_ASSIGN_OR_RETURN(std::vector<BsonObj> out, pipeline_->RunOver({doc}));
+    if (out.size() != 1) {
+      return Status(ErrorCode::kInternalError,
+                    "an update pipeline produced " + std::to_string(out.size()) + " documents");
+    }
+    return out[0];
+  }
+
+ private:
+  std::unique_ptr<Pipeline> pipeline_;
+};
+
+StatusWith<query::CompiledExpressionPtr> ParseExpressionHook(const BsonElement& e,
+                                                             const query::ExpressionContext& ctx) {
+  HG_ASSIGN_OR_RETURN(ExpressionPtr expr, Expression::ParseExpression(e, ParseContext()));
+  return query::CompiledExpressionPtr(
+      std::make_shared<HookExpression>(std::move(expr), ctx.now_millis));
+}
+
+StatusWith<query::DocumentTransformPtr> MakeTransform(const BsonObj& stages,
+                                                      const query::ExpressionContext& ctx) {
+  PipelineContext pctx;
+  pctx.now_millis = ctx.now_millis;
+  HG_ASSIGN_OR_RETURN(std::unique_ptr<Pipeline> p, Pipeline::Parse(stages, pctx));
+  return query::DocumentTransformPtr(std::make_shared<HookTransform>(std::move(p)));
+}
+
+StatusWith<query::DocumentTransformPtr> ParseUpdatePipelineHook(
+    const BsonObj& stages, const query::ExpressionContext& ctx) {
+  static constexpr std::string_view kAllowed[] = {"$addFields", "$set",         "$project",
+                                                  "$unset",     "$replaceRoot", "$replaceWith"};
+  for (const BsonElement& s : stages) {
+    if (s.type() != BsonType::kObject || s.Obj().NumFields() != 1) continue;  // Parse reports it
+    std::string_view name = s.Obj().FirstElement().FieldName();
+    if (std::find(std::begin(kAllowed), std::end(kAllowed), name) == std::end(kAllowed)) {
+      return Status(ErrorCode::kInvalidOptions,
+                    std::string(name) + " is not allowed to be used within an update");
+    }
+  }
+  return MakeTransform(stages, ctx);
+}
+
+StatusWith<query::DocumentTransformPtr> ParseProjectionHook(const BsonObj& spec,
+                                                            const query::ExpressionContext& ctx) {
+  bson::BsonBuilder stage;
+  stage.AppendObject("$project", spec);
+  bson::BsonBuilder arr;
+  arr.AppendObject("0", stage.Obj());
+  return MakeTransform(arr.Obj(), ctx);
+}
+
+}  // namespace
+
+bool InstallQueryHooks() {
+  query::ExpressionHooks hooks;
+  hooks.parse_expression = &ParseExpressionHook;
+  hooks.parse_update_pipeline = &ParseUpdatePipelineHook;
+  hooks.parse_projection = &ParseProjectionHook;
+  query::SetExpressionHooks(hooks);
+  return true;
+}
+
+namespace {
+[[maybe_unused]] const bool kQueryHooksInstalled = InstallQueryHooks();
+}  // namespace
+
+}  // namespace hourglass::pipeline

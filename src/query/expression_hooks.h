@@ -1,0 +1,67 @@
+// The query layer's door to the aggregation expression language, which lives in src/pipeline (a
+// module that depends on this one, so this one may not call it directly). src/pipeline installs
+// the hooks at static initialization (pipeline/query_hooks.cc); the query layer then uses them
+// for `$expr` in filters, pipeline-style updates and expressions in find projections. When no
+// hooks are installed (a binary without the pipeline module, e.g. query_test), those features
+// fail to parse with CommandNotSupported (115) instead of answering wrongly.
+//
+// Thread-safety: the hooks are set once before any thread parses a query and are read-only
+// afterwards; compiled objects are immutable and may be shared between threads.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string_view>
+
+#include "base/status.h"
+#include "bson/bson.h"
+
+namespace hourglass::query {
+
+// What an expression may read besides the document: the operation's $$NOW.
+struct ExpressionContext {
+  int64_t now_millis = 0;
+  // The current wall clock in milliseconds, for operations that have no $$NOW of their own.
+  static ExpressionContext Now();
+};
+
+// A parsed aggregation expression; the document is $$ROOT and $$CURRENT.
+class CompiledExpression {
+ public:
+  virtual ~CompiledExpression() = default;
+  // Whether the result is truthy ($expr's rule). Evaluation errors keep their codes.
+  virtual StatusWith<bool> EvaluateTruthy(const bson::BsonObj& doc) const = 0;
+};
+
+// A parsed document-to-document transformation (update pipelines, expression projections).
+class DocumentTransform {
+ public:
+  virtual ~DocumentTransform() = default;
+  virtual StatusWith<bson::BsonObj> Apply(const bson::BsonObj& doc) const = 0;
+};
+
+using CompiledExpressionPtr = std::shared_ptr<const CompiledExpression>;
+using DocumentTransformPtr = std::shared_ptr<const DocumentTransform>;
+
+struct ExpressionHooks {
+  // Parses the value of `e` as an aggregation expression.
+  StatusWith<CompiledExpressionPtr> (*parse_expression)(const bson::BsonElement& e,
+                                                        const ExpressionContext& ctx) = nullptr;
+  // Parses the stages of a pipeline-style update (a BSON array of $addFields, $set, $project,
+  // $unset, $replaceRoot and $replaceWith stages).
+  StatusWith<DocumentTransformPtr> (*parse_update_pipeline)(const bson::BsonObj& stages,
+                                                            const ExpressionContext& ctx) = nullptr;
+  // Parses a find projection that uses aggregation expressions, as a $project stage.
+  StatusWith<DocumentTransformPtr> (*parse_projection)(const bson::BsonObj& spec,
+                                                       const ExpressionContext& ctx) = nullptr;
+};
+
+// Installs `hooks` (call before serving queries; later calls replace earlier ones).
+void SetExpressionHooks(const ExpressionHooks& hooks);
+// The installed hooks; members are null when none were installed.
+const ExpressionHooks& GetExpressionHooks();
+
+// CommandNotSupported (115) naming `feature`, for when a hook is missing.
+Status MissingExpressionHook(std::string_view feature);
+
+}  // namespace hourglass::query
