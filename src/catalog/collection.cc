@@ -86,7 +86,14 @@ Collection::Collection(CollectionEntry entry, const Collection& predecessor)
 
 void Collection::Init() {
   for (const auto& idx : entry_.indexes) {
-    if (idx.name() == "_id_") continue;
+    if (idx.name() == "_id_") {
+      auto desc = IndexDescriptor::FromSpec(idx.spec);
+      if (desc.ok()) {
+        desc.value().unique = true;
+        id_index_ = SecondaryIndex{&idx, std::move(desc.value())};
+      }
+      continue;
+    }
     if (entry_.nss.IsTimeseriesBuckets()) {
       secondary_.push_back(&idx);
       bucket_index_ = &idx;

@@ -120,6 +120,9 @@ class Collection {
   // Secondary indexes of a regular collection, in creation order.
   const std::vector<SecondaryIndex>& Indexes() const { return indexes_; }
   const SecondaryIndex* FindIndex(std::string_view name) const;
+  // The `_id_` index in SecondaryIndex form (a unique index on {_id: 1}), for the planner;
+  // nullptr for clustered collections and views. Writes maintain it separately.
+  const SecondaryIndex* IdIndex() const { return id_index_ ? &*id_index_ : nullptr; }
   // Adds the keys of the document `doc` stored at `rid` to `idx` (index builds). DuplicateKey
   // if a unique index holds one of its keys for another record; 171/16766 as GenerateIndexKeys.
   Status AddIndexKeys(storage::Session& s, const SecondaryIndex& idx, const bson::BsonObj& doc,
@@ -161,6 +164,7 @@ class Collection {
   bool clustered_;
   std::vector<const IndexEntry*> secondary_;  // every index but `_id_`, into entry_.indexes
   std::vector<SecondaryIndex> indexes_;       // secondary_ of a regular collection, parsed
+  std::optional<SecondaryIndex> id_index_;
   const IndexEntry* bucket_index_ = nullptr;
   struct Counters {
     std::atomic<int64_t> next_record_id;

@@ -132,6 +132,7 @@ class AggregateCommand : public Command {
       HG_RETURN_IF_ERROR(catalog::ValidateCollectionName(nss));
       ns = nss.ns();
       ReadPlan plan;
+      plan.hint = HintOf(cmd);
       if (auto leading = pipe->PopLeadingMatch()) {
         HG_ASSIGN_OR_RETURN(plan.filter, query::Matcher::Parse(*leading));
         plan.filter_spec = *leading;
@@ -166,6 +167,7 @@ class CountCommand : public Command {
       ReadPlan plan;
       plan.filter = std::move(matcher);
       plan.filter_spec = q.value_or(BsonObj());
+      plan.hint = HintOf(cmd);
       HG_ASSIGN_OR_RETURN(auto stream, BuildReadStream(ctx, nss, std::move(plan)));
       while (true) {
         HG_ASSIGN_OR_RETURN(auto doc, stream->Next());
@@ -173,12 +175,16 @@ class CountCommand : public Command {
         ++n;
       }
     } else if (coll && !coll->ident().empty()) {
-      if (matcher.MatchesEverything()) {
+      if (matcher.MatchesEverything() && cmd["hint"].eoo()) {
         n = coll->NumRecords();  // MongoDB answers an unfiltered count from collection metadata
       } else {
-        CollectionScan scan(coll, ctx.service.engine, std::move(matcher));
+        ReadPlan plan;
+        plan.filter = std::move(matcher);
+        plan.filter_spec = q.value_or(BsonObj());
+        plan.hint = HintOf(cmd);
+        HG_ASSIGN_OR_RETURN(auto stream, BuildReadStream(ctx, nss, std::move(plan)));
         while (true) {
-          HG_ASSIGN_OR_RETURN(auto doc, scan.Next());
+          HG_ASSIGN_OR_RETURN(auto doc, stream->Next());
           if (!doc) break;
           ++n;
         }
@@ -211,6 +217,7 @@ class DistinctCommand : public Command {
     ReadPlan plan;
     plan.filter = std::move(matcher);
     plan.filter_spec = q.value_or(BsonObj());
+    plan.hint = HintOf(cmd);
     HG_ASSIGN_OR_RETURN(auto stream, BuildReadStream(ctx, nss, std::move(plan)));
     // Values are kept as single-element documents, sorted and de-duplicated in canonical order.
     std::vector<BsonObj> values;
