@@ -8,6 +8,7 @@
 #include "commands/command_util.h"
 #include "commands/crud_util.h"
 #include "commands/ddl_commands.h"
+#include "commands/explain.h"
 
 namespace hourglass::commands {
 
@@ -84,9 +85,7 @@ class AggregateCommand : public Command {
       return MissingField("aggregate", "pipeline");
     }
     HG_ASSIGN_OR_RETURN(bool explain, GetBool("aggregate", cmd, "explain", false));
-    if (explain) {
-      return Status(ErrorCode::kCommandNotSupported, "explain is not supported yet");
-    }
+    if (explain) return RunExplain(ctx, cmd, "queryPlanner", reply);
     HG_ASSIGN_OR_RETURN(auto cursor_opts, GetObject("aggregate", cmd, "cursor"));
     if (!cursor_opts) {
       return Status(ErrorCode::kFailedToParse,

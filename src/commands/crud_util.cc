@@ -3,6 +3,7 @@
 #include "commands/collection_scan.h"
 #include "commands/command_util.h"
 #include "commands/cursor_manager.h"
+#include "commands/explain.h"
 #include "commands/index_scan.h"
 #include "commands/timeseries_scan.h"
 #include "commands/timeseries_util.h"
@@ -15,6 +16,24 @@ using bson::BsonBuilder;
 using bson::BsonElement;
 using bson::BsonObj;
 using bson::BsonType;
+
+namespace {
+// Counts the documents a scan passes on, for explain's per-stage nReturned.
+class CountingStream : public pipeline::DocumentStream {
+ public:
+  CountingStream(std::unique_ptr<pipeline::DocumentStream> in, int64_t* n)
+      : in_(std::move(in)), n_(n) {}
+  StatusWith<std::optional<BsonObj>> Next() override {
+    auto next = in_->Next();
+    if (next.ok() && next.value().has_value()) ++*n_;
+    return next;
+  }
+
+ private:
+  std::unique_ptr<pipeline::DocumentStream> in_;
+  int64_t* n_;
+};
+}  // namespace
 
 StatusWith<std::unique_ptr<pipeline::DocumentStream>> BuildReadStream(
     CommandContext& ctx, const catalog::NamespaceString& nss, ReadPlan plan, ReadExecInfo* info) {
@@ -52,6 +71,9 @@ StatusWith<std::unique_ptr<pipeline::DocumentStream>> BuildReadStream(
       stream = std::move(scan);
     }
     info->choice = std::move(choice);
+  }
+  if (info != &local_info) {
+    stream = std::make_unique<CountingStream>(std::move(stream), &info->scan_returned);
   }
   // Sort, skip and limit reuse the aggregation stages, which implement find's semantics.
   BsonArrayBuilder stages;
@@ -174,6 +196,7 @@ Status WaitForWriteConcern(CommandContext& ctx, const BsonObj& cmd) {
 
 void RegisterCrudCommands(CommandRegistry& r) {
   RegisterFindCommands(r);
+  RegisterExplainCommand(r);
   RegisterWriteCommands(r);
 }
 

@@ -34,6 +34,7 @@ struct ReadExecInfo {
   const CollectionScan* collection_scan = nullptr;
   const IndexScan* index_scan = nullptr;
   bool blocking_sort = false;  // a SORT stage runs after the scan
+  int64_t scan_returned = 0;   // documents the scan passed on (counted as they are read)
 };
 
 // The documents of `nss` that the plan selects, in order. A missing collection yields an empty

@@ -410,6 +410,93 @@ Status RunDropIndexes(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& repl
 
 }  // namespace
 
+Status CollModIndex(CommandContext& ctx, const catalog::NamespaceString& nss,
+                    const BsonElement& index, BsonBuilder& reply) {
+  if (index.type() != BsonType::kObject) return WrongType("collMod", index, "object");
+  BsonObj spec = index.Obj();
+  HG_RETURN_IF_ERROR(CheckKnownSubFields("collMod.index", spec,
+                                         {"name", "keyPattern", "hidden", "expireAfterSeconds",
+                                          "unique", "prepareUnique", "forceNonUnique"}));
+  for (std::string_view f : {"unique", "prepareUnique", "forceNonUnique"}) {
+    if (spec.HasField(f)) {
+      return Status(ErrorCode::kCommandNotSupported,
+                    "collMod index option '" + std::string(f) + "' is not supported yet");
+    }
+  }
+  BsonElement name = spec["name"], key = spec["keyPattern"];
+  if (name.eoo() == key.eoo()) {
+    return Status(ErrorCode::kInvalidOptions,
+                  "Must specify exactly one of 'name' or 'keyPattern' in the collMod index spec");
+  }
+  auto coll = ctx.service.catalog->Lookup(nss);
+  if (!coll) return Status(ErrorCode::kNamespaceNotFound, "ns does not exist: " + nss.ns());
+  const catalog::IndexEntry* found = nullptr;
+  for (const auto& idx : coll->entry().indexes) {
+    if ((!name.eoo() && name.type() == BsonType::kString && idx.name() == name.Str()) ||
+        (!key.eoo() && key.type() == BsonType::kObject && SameKeyPattern(idx.key(), key.Obj()))) {
+      found = &idx;
+      break;
+    }
+  }
+  if (!found) {
+    return Status(ErrorCode::kIndexNotFound,
+                  "cannot find index " +
+                      (name.eoo() ? key.Obj().ToJson() : std::string(name.Str())) + " for ns " +
+                      nss.ns());
+  }
+  BsonElement hidden = spec["hidden"], ttl = spec["expireAfterSeconds"];
+  if (hidden.eoo() && ttl.eoo()) {
+    return Status(ErrorCode::kInvalidOptions, "no expireAfterSeconds or hidden field");
+  }
+  if (found->name() == "_id_") {
+    if (!hidden.eoo()) return Status(ErrorCode::kBadValue, "can't hide _id index");
+    return Status(ErrorCode::kInvalidOptions, "the _id index cannot be a TTL index");
+  }
+  BsonObj old_spec = found->spec;
+  BsonBuilder out;
+  bool wrote_hidden = false, wrote_ttl = false;
+  if (!ttl.eoo()) {
+    if (!ttl.IsNumber() || std::isnan(ttl.NumberDouble()) || ttl.NumberDouble() < 0 ||
+        ttl.NumberDouble() > 2147483647.0) {
+      return Status(ErrorCode::kInvalidOptions,
+                    "TTL index 'expireAfterSeconds' option must be within an acceptable range");
+    }
+    if (found->key().NumFields() != 1) {
+      return Status(ErrorCode::kInvalidOptions, "TTL indexes are single-field indexes");
+    }
+  }
+  if (!hidden.eoo() && hidden.type() != BsonType::kBool) {
+    return WrongType("collMod.index", hidden, "bool");
+  }
+  for (BsonElement e : old_spec) {
+    if (e.FieldName() == "hidden") {
+      if (!hidden.eoo()) {
+        wrote_hidden = true;
+        if (hidden.Bool()) out.AppendBool("hidden", true);
+        continue;
+      }
+    } else if (e.FieldName() == "expireAfterSeconds" && !ttl.eoo()) {
+      wrote_ttl = true;
+      out.AppendInt64("expireAfterSeconds", ttl.NumberLong());
+      continue;
+    }
+    out.AppendElement(e);
+  }
+  if (!hidden.eoo() && !wrote_hidden && hidden.Bool()) out.AppendBool("hidden", true);
+  if (!ttl.eoo() && !wrote_ttl) out.AppendInt64("expireAfterSeconds", ttl.NumberLong());
+  HG_RETURN_IF_ERROR(ctx.service.catalog->ReplaceIndexSpecs(nss, {out.Obj()}));
+  if (!hidden.eoo()) {
+    reply.AppendBool("hidden_old", old_spec["hidden"].Truthy());
+    reply.AppendBool("hidden_new", hidden.Bool());
+  }
+  if (!ttl.eoo()) {
+    BsonElement old_ttl = old_spec["expireAfterSeconds"];
+    if (!old_ttl.eoo()) reply.AppendElementAs(old_ttl, "expireAfterSeconds_old");
+    reply.AppendInt64("expireAfterSeconds_new", ttl.NumberLong());
+  }
+  return Status::OK();
+}
+
 void RegisterDdlIndexCommands(CommandRegistry& r) {
   r.Add(std::make_unique<DdlCommand>("createIndexes", false, "creates indexes on a collection",
                                      RunCreateIndexes));

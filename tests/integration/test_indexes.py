@@ -368,13 +368,16 @@ def test_collmod_hidden_and_ttl(db):
     assert reply["hidden_old"] is False and reply["hidden_new"] is True
     assert index_specs(db.c)["a_1"]["hidden"] is True
     reply = db.command({"collMod": "c", "index": {"keyPattern": {"a": 1}, "hidden": False}})
-    assert "hidden" not in index_specs(db.c)["a_1"] or index_specs(db.c)["a_1"]["hidden"] is False
+    assert "hidden" not in index_specs(db.c)["a_1"]
+    assert reply["hidden_old"] is True and reply["hidden_new"] is False
     reply = db.command({"collMod": "c", "index": {"keyPattern": {"t": 1}, "expireAfterSeconds": 5}})
     assert reply["expireAfterSeconds_old"] == 100 and reply["expireAfterSeconds_new"] == 5
     assert index_specs(db.c)["t_1"]["expireAfterSeconds"] == 5
     code, _, _ = command_error(db, {"collMod": "c", "index": {"name": "nope", "hidden": True}})
     assert code == 27
     code, _, _ = command_error(db, {"collMod": "c", "index": {"name": "_id_", "hidden": True}})
+    assert code == 2
+    code, _, _ = command_error(db, {"collMod": "c", "index": {"name": "a_1"}})
     assert code == 72
 
 
