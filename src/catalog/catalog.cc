@@ -1,7 +1,9 @@
 #include "catalog/catalog.h"
 
+#include <algorithm>
 #include <mutex>
 #include <random>
+#include <set>
 
 #include "storage/record_id.h"
 #include "storage/write_conflict.h"
@@ -51,7 +53,18 @@ Status ScanTable(storage::KvEngine* engine, const std::string& ident, int64_t* n
 StatusWith<std::unique_ptr<Catalog>> Catalog::Open(storage::KvEngine* engine) {
   std::unique_ptr<Catalog> cat(new Catalog(engine));
   HG_RETURN_IF_ERROR(engine->CreateTable(kCatalogTable));
+  HG_RETURN_IF_ERROR(engine->CreateTable(kMultikeyTable));
   std::vector<CollectionEntry> entries;
+  std::set<std::string> multikey;
+  {
+    auto session = engine->NewSession();
+    HG_ASSIGN_OR_RETURN(auto mk, session->OpenCursorOrError(kMultikeyTable));
+    HG_ASSIGN_OR_RETURN(bool more_mk, mk->SeekFirst());
+    while (more_mk) {
+      multikey.insert(std::string(mk->key()));
+      HG_ASSIGN_OR_RETURN(more_mk, mk->Next());
+    }
+  }
   {
     auto session = engine->NewSession();
     HG_ASSIGN_OR_RETURN(auto cursor, session->OpenCursorOrError(kCatalogTable));
@@ -65,6 +78,9 @@ StatusWith<std::unique_ptr<Catalog>> Catalog::Open(storage::KvEngine* engine) {
     }
   }
   for (auto& e : entries) {
+    for (auto& idx : e.indexes) {
+      if (multikey.count(idx.ident)) idx.multikey->store(true);
+    }
     int64_t next_id = 1, count = 0, bytes = 0;
     if (!e.ident.empty()) HG_RETURN_IF_ERROR(ScanTable(engine, e.ident, &next_id, &count, &bytes));
     std::string key = e.nss.ns();
@@ -226,6 +242,139 @@ Status Catalog::SetOptions(const std::vector<std::pair<NamespaceString, BsonObj>
   }));
   std::unique_lock lk(mu_);
   for (auto& c : replaced) collections_[c->ns()] = std::move(c);
+  return Status::OK();
+}
+
+std::shared_ptr<Collection> Catalog::Install(const Collection& cur, CollectionEntry e) {
+  auto next = std::make_shared<Collection>(std::move(e), cur);
+  std::unique_lock lk(mu_);
+  collections_[next->ns()] = next;
+  return next;
+}
+
+Status Catalog::PersistEntryInTxn(const CollectionEntry& e) {
+  BsonObj obj = e.ToBson();
+  return storage::RetryOnWriteConflict([&] {
+    auto session = engine_->NewSession();
+    storage::WriteUnit wu(*session);
+    HG_RETURN_IF_ERROR(wu.begin_status());
+    HG_RETURN_IF_ERROR(session->Put(kCatalogTable, e.nss.ns(), obj.bytes()));
+    return wu.Commit();
+  });
+}
+
+Status Catalog::BuildIndexes(const Collection& coll) {
+  std::vector<const SecondaryIndex*> building;
+  for (const auto& idx : coll.Indexes()) {
+    if (!idx.entry->ready) building.push_back(&idx);
+  }
+  // Short transactions of a few hundred documents: writes running meanwhile maintain the new
+  // indexes themselves (adding a key twice is harmless), and no transaction grows large.
+  constexpr int kChunkDocs = 500;
+  std::string last_key;
+  bool started = false, more = true;
+  while (more) {
+    std::string chunk_last;
+    bool chunk_more = false;
+    HG_RETURN_IF_ERROR(storage::RetryOnWriteConflict([&]() -> Status {
+      auto session = engine_->NewSession();
+      storage::WriteUnit wu(*session);
+      HG_RETURN_IF_ERROR(wu.begin_status());
+      HG_ASSIGN_OR_RETURN(auto cursor, session->OpenCursorOrError(coll.ident()));
+      HG_ASSIGN_OR_RETURN(bool m, started ? cursor->SeekAfter(last_key) : cursor->SeekFirst());
+      int n = 0;
+      while (m && n < kChunkDocs) {
+        int64_t rid = storage::DecodeRecordId(cursor->key());
+        chunk_last = std::string(cursor->key());
+        BsonObj doc = BsonObj::CopyOf(cursor->value());
+        for (const SecondaryIndex* idx : building) {
+          HG_RETURN_IF_ERROR(coll.AddIndexKeys(*session, *idx, doc, rid));
+        }
+        ++n;
+        HG_ASSIGN_OR_RETURN(m, cursor->Next());
+      }
+      chunk_more = m;
+      return wu.Commit();
+    }));
+    if (!chunk_last.empty()) last_key = std::move(chunk_last);
+    started = true;
+    more = chunk_more;
+  }
+  return Status::OK();
+}
+
+Status Catalog::CreateIndexes(const NamespaceString& nss, const std::vector<BsonObj>& specs) {
+  std::lock_guard ddl(ddl_mu_);
+  auto cur = Lookup(nss);
+  if (!cur || cur->IsView()) {
+    return Status(ErrorCode::kNamespaceNotFound, "ns does not exist: " + nss.ns());
+  }
+  CollectionEntry e = cur->entry();
+  const size_t first_new = e.indexes.size();
+  std::vector<std::string> idents;
+  for (const BsonObj& spec : specs) {
+    IndexEntry idx{spec.Owned(), NewIdent("index")};
+    idx.ready = false;
+    Status st = engine_->CreateTable(idx.ident);
+    if (!st.ok()) {
+      for (const auto& id : idents) (void)engine_->DropTable(id);
+      return st;
+    }
+    idents.push_back(idx.ident);
+    e.indexes.push_back(std::move(idx));
+  }
+  auto building = Install(*cur, e);
+  Status st = BuildIndexes(*building);
+  if (st.ok()) {
+    for (size_t i = first_new; i < e.indexes.size(); ++i) e.indexes[i].ready = true;
+    st = PersistEntryInTxn(e);
+  }
+  if (!st.ok()) {
+    e.indexes.resize(first_new);
+    Install(*building, std::move(e));
+    for (const auto& id : idents) (void)engine_->DropTable(id);
+    return st;
+  }
+  Install(*building, std::move(e));
+  return Status::OK();
+}
+
+Status Catalog::DropIndexes(const NamespaceString& nss, const std::vector<std::string>& names) {
+  std::lock_guard ddl(ddl_mu_);
+  auto cur = Lookup(nss);
+  if (!cur) return Status(ErrorCode::kNamespaceNotFound, "ns does not exist: " + nss.ns());
+  CollectionEntry e = cur->entry();
+  std::vector<std::string> dropped;
+  std::erase_if(e.indexes, [&](const IndexEntry& idx) {
+    bool drop = std::find(names.begin(), names.end(), idx.name()) != names.end();
+    if (drop) dropped.push_back(idx.ident);
+    return drop;
+  });
+  HG_RETURN_IF_ERROR(PersistEntryInTxn(e));
+  Install(*cur, std::move(e));
+  for (const auto& ident : dropped) {
+    HG_RETURN_IF_ERROR(engine_->DropTable(ident));
+    (void)storage::RetryOnWriteConflict([&] {
+      auto session = engine_->NewSession();
+      Status st = session->Remove(kMultikeyTable, ident);
+      return st.code() == ErrorCode::kNoSuchKey ? Status::OK() : st;
+    });
+  }
+  return Status::OK();
+}
+
+Status Catalog::ReplaceIndexSpecs(const NamespaceString& nss, const std::vector<BsonObj>& specs) {
+  std::lock_guard ddl(ddl_mu_);
+  auto cur = Lookup(nss);
+  if (!cur) return Status(ErrorCode::kNamespaceNotFound, "ns does not exist: " + nss.ns());
+  CollectionEntry e = cur->entry();
+  for (const BsonObj& spec : specs) {
+    for (auto& idx : e.indexes) {
+      if (idx.name() == spec["name"].Str()) idx.spec = spec.Owned();
+    }
+  }
+  HG_RETURN_IF_ERROR(PersistEntryInTxn(e));
+  Install(*cur, std::move(e));
   return Status::OK();
 }
 

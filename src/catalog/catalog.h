@@ -43,6 +43,17 @@ class Catalog {
   // one is missing.
   Status SetOptions(const std::vector<std::pair<NamespaceString, bson::BsonObj>>& updates);
 
+  // Builds secondary indexes on the regular collection `nss` from complete, validated specs
+  // ({v, key, name, ...options}): creates their tables, makes writes maintain them, fills them
+  // from the existing documents in short transactions, then records them in the catalog. If the
+  // build fails (DuplicateKey for a unique index, 171, 16766) no trace of the new indexes is
+  // left. NamespaceNotFound if the collection does not exist. Blocks other DDL while it runs.
+  Status CreateIndexes(const NamespaceString& nss, const std::vector<bson::BsonObj>& specs);
+  // Drops the named secondary indexes (callers check names and `_id_`).
+  Status DropIndexes(const NamespaceString& nss, const std::vector<std::string>& names);
+  // Replaces the stored specs of existing indexes, matched by name (collMod hidden/TTL changes).
+  Status ReplaceIndexSpecs(const NamespaceString& nss, const std::vector<bson::BsonObj>& specs);
+
   // Looks the collection up, creating it with default options if it does not exist (implicit
   // creation by inserts, updates with upsert, ...).
   StatusWith<std::shared_ptr<Collection>> GetOrCreateCollection(const NamespaceString& nss);
@@ -70,6 +81,12 @@ class Catalog {
   // Drops the record and index tables of an entry already removed from the catalog.
   Status DropTables(const CollectionEntry& e);
   std::string NewIdent(std::string_view kind);
+  // Replaces `cur` in the map by a Collection with entry `e` sharing its counters.
+  std::shared_ptr<Collection> Install(const Collection& cur, CollectionEntry e);
+  // Writes `e` to the catalog table in one transaction.
+  Status PersistEntryInTxn(const CollectionEntry& e);
+  // Fills the not-ready indexes of `coll` from its documents.
+  Status BuildIndexes(const Collection& coll);
 
   storage::KvEngine* engine_;
   mutable std::shared_mutex mu_;

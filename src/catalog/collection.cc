@@ -1,5 +1,8 @@
 #include "catalog/collection.h"
 
+#include <algorithm>
+#include <iterator>
+
 #include "bson/key_string.h"
 #include "storage/record_id.h"
 
@@ -67,12 +70,93 @@ Collection::Collection(storage::KvEngine* engine, CollectionEntry entry, int64_t
       entry_(std::move(entry)),
       id_index_ident_(FindIdIndexIdent(entry_)),
       clustered_(IsClusteredEntry(entry_)),
-      next_record_id_(next_record_id) {
+      counters_(std::make_shared<Counters>()) {
+  counters_->next_record_id = next_record_id;
+  Init();
+}
+
+Collection::Collection(CollectionEntry entry, const Collection& predecessor)
+    : engine_(predecessor.engine_),
+      entry_(std::move(entry)),
+      id_index_ident_(FindIdIndexIdent(entry_)),
+      clustered_(IsClusteredEntry(entry_)),
+      counters_(predecessor.counters_) {
+  Init();
+}
+
+void Collection::Init() {
   for (const auto& idx : entry_.indexes) {
-    if (idx.name() == "_id_") continue;
-    secondary_.push_back(&idx);
-    if (entry_.nss.IsTimeseriesBuckets()) bucket_index_ = &idx;
+    if (idx.name() == "_id_") {
+      auto desc = IndexDescriptor::FromSpec(idx.spec);
+      if (desc.ok()) {
+        desc.value().unique = true;
+        id_index_ = SecondaryIndex{&idx, std::move(desc.value())};
+      }
+      continue;
+    }
+    if (entry_.nss.IsTimeseriesBuckets()) {
+      secondary_.push_back(&idx);
+      bucket_index_ = &idx;
+      continue;
+    }
+    auto desc = IndexDescriptor::FromSpec(idx.spec);
+    invariant(desc.ok());  // specs are validated before they are stored
+    indexes_.push_back(SecondaryIndex{&idx, std::move(desc.value())});
   }
+}
+
+const SecondaryIndex* Collection::FindIndex(std::string_view name) const {
+  for (const auto& idx : indexes_) {
+    if (idx.desc.name == name) return &idx;
+  }
+  return nullptr;
+}
+
+// Index table format (src/storage/README.md): a unique index maps key -> RecordId; any other
+// index maps key + RecordId -> RecordId.
+Status Collection::AddKeys(storage::Session& s, const SecondaryIndex& idx, const IndexKeySet& keys,
+                           int64_t rid) const {
+  if (keys.multikey && !idx.entry->multikey->load()) {
+    // Persisted in this transaction, so a committed multikey document implies a multikey mark.
+    idx.entry->multikey->store(true);
+    HG_RETURN_IF_ERROR(s.Put(kMultikeyTable, idx.entry->ident, "1"));
+  }
+  std::string rid_bytes = storage::EncodeRecordId(rid);
+  for (const std::string& key : keys.keys) {
+    if (!idx.desc.unique) {
+      HG_RETURN_IF_ERROR(s.Put(idx.entry->ident, key + rid_bytes, rid_bytes));
+      continue;
+    }
+    Status st = s.Insert(idx.entry->ident, key, rid_bytes);
+    if (st.code() == ErrorCode::kDuplicateKey) {
+      HG_ASSIGN_OR_RETURN(auto owner, s.Get(idx.entry->ident, key));
+      if (owner && *owner == rid_bytes) continue;  // already added (a build racing a write)
+      return IndexDuplicateKeyError(idx, key);
+    }
+    HG_RETURN_IF_ERROR(st);
+  }
+  return Status::OK();
+}
+
+Status Collection::RemoveIndexKeys(storage::Session& s, const SecondaryIndex& idx,
+                                   const std::vector<std::string>& keys, int64_t rid) const {
+  std::string rid_bytes = storage::EncodeRecordId(rid);
+  for (const std::string& key : keys) {
+    if (idx.desc.unique) {
+      // Only remove the entry if it is ours.
+      HG_ASSIGN_OR_RETURN(auto owner, s.Get(idx.entry->ident, key));
+      if (!owner || *owner != rid_bytes) continue;
+    }
+    Status st = s.Remove(idx.entry->ident, idx.desc.unique ? key : key + rid_bytes);
+    if (!st.ok() && st.code() != ErrorCode::kNoSuchKey) return st;
+  }
+  return Status::OK();
+}
+
+Status Collection::AddIndexKeys(storage::Session& s, const SecondaryIndex& idx, const BsonObj& doc,
+                                int64_t rid) const {
+  HG_ASSIGN_OR_RETURN(auto keys, GenerateIndexKeys(idx.desc, doc));
+  return AddKeys(s, idx, keys, rid);
 }
 
 std::pair<std::string, std::string> Collection::IndexEntryFor(const IndexEntry& idx,
@@ -157,6 +241,25 @@ std::string IdKey(const BsonElement& id) {
 }
 }  // namespace
 
+Status Collection::IndexDuplicateKeyError(const SecondaryIndex& idx, std::string_view key) const {
+  BsonObj value = IndexKeyValue(idx.desc.key, key);
+  BsonBuilder extra;
+  extra.AppendObject("keyPattern", idx.desc.key);
+  extra.AppendObject("keyValue", value);
+  std::string text = "{ ";
+  bool first = true;
+  for (BsonElement e : value) {
+    if (!first) text += ", ";
+    first = false;
+    text += std::string(e.FieldName()) + ": " + ShellValue(e);
+  }
+  text += " }";
+  return Status(ErrorCode::kDuplicateKey,
+                "E11000 duplicate key error collection: " + ns() + " index: " + idx.desc.name +
+                    " dup key: " + text,
+                extra.Release());
+}
+
 Status Collection::DuplicateKeyError(const BsonElement& id) const {
   BsonBuilder shown;
   shown.AppendElementAs(id, "_id");
@@ -193,7 +296,7 @@ StatusWith<int64_t> Collection::Insert(storage::Session& s, const BsonObj& doc) 
     }
     return rid;
   }
-  int64_t rid = next_record_id_.fetch_add(1);
+  int64_t rid = counters_->next_record_id.fetch_add(1);
   const std::string& id_ident = id_index_ident_;
   if (!id_ident.empty()) {
     Status st = s.Insert(id_ident, IdKey(id), storage::EncodeRecordId(rid));
@@ -205,6 +308,7 @@ StatusWith<int64_t> Collection::Insert(storage::Session& s, const BsonObj& doc) 
     auto [key, value] = IndexEntryFor(*idx, doc, rid);
     HG_RETURN_IF_ERROR(s.Put(idx->ident, key, value));
   }
+  for (const SecondaryIndex& idx : indexes_) HG_RETURN_IF_ERROR(AddIndexKeys(s, idx, doc, rid));
   return rid;
 }
 
@@ -218,6 +322,18 @@ Status Collection::Update(storage::Session& s, int64_t id, const BsonObj& old_do
     if (!st.ok() && st.code() != ErrorCode::kNoSuchKey) return st;
     HG_RETURN_IF_ERROR(s.Put(idx->ident, key, value));
   }
+  for (const SecondaryIndex& idx : indexes_) {
+    HG_ASSIGN_OR_RETURN(auto old_keys, GenerateIndexKeys(idx.desc, old_doc));
+    HG_ASSIGN_OR_RETURN(auto new_keys, GenerateIndexKeys(idx.desc, new_doc));
+    std::vector<std::string> gone, added;
+    std::set_difference(old_keys.keys.begin(), old_keys.keys.end(), new_keys.keys.begin(),
+                        new_keys.keys.end(), std::back_inserter(gone));
+    std::set_difference(new_keys.keys.begin(), new_keys.keys.end(), old_keys.keys.begin(),
+                        old_keys.keys.end(), std::back_inserter(added));
+    HG_RETURN_IF_ERROR(RemoveIndexKeys(s, idx, gone, id));
+    new_keys.keys = std::move(added);
+    HG_RETURN_IF_ERROR(AddKeys(s, idx, new_keys, id));
+  }
   return s.Put(entry_.ident, storage::EncodeRecordId(id), new_doc.bytes());
 }
 
@@ -225,6 +341,11 @@ Status Collection::Remove(storage::Session& s, int64_t id, const BsonObj& doc) {
   for (const IndexEntry* idx : secondary_) {
     Status st = s.Remove(idx->ident, IndexEntryFor(*idx, doc, id).first);
     if (!st.ok() && st.code() != ErrorCode::kNoSuchKey) return st;
+  }
+  for (const SecondaryIndex& idx : indexes_) {
+    // A stored document always generated its keys; if it cannot now, there is nothing to remove.
+    auto keys = GenerateIndexKeys(idx.desc, doc);
+    if (keys.ok()) HG_RETURN_IF_ERROR(RemoveIndexKeys(s, idx, keys.value().keys, id));
   }
   const std::string& id_ident = id_index_ident_;
   if (!id_ident.empty()) {

@@ -12,12 +12,14 @@
 // RecordId is its first 8 bytes (timestamp + 4 more bytes, see ClusteredRecordId), so records sit
 // in `_id` (for buckets: time) order and an `_id` range is a key range.
 //
-// Secondary indexes (for now only the `{meta: 1, control.min.<time>: 1}` index of a bucket
-// collection with a metaField) are tables keyed by the order-preserving encoding of the indexed
-// fields (bson/key_string.h) followed by the RecordId. A bucket index key is
-// BucketIndexSeriesPrefix(meta) + encoding(control.min.<time>) + RecordId and its value is the
-// bucket's `meta` element (a single EOO byte when it has none), so a scan can test metas without
-// fetching buckets. Insert/Update/Remove keep them in step with the records.
+// Secondary indexes (user indexes of regular collections, and the `{meta: 1, control.min.<time>:
+// 1}` index of a bucket collection with a metaField) are tables keyed by the order-preserving
+// encoding of the indexed fields (bson/key_string.h) followed by the RecordId. User indexes of
+// regular collections (catalog/index_keys.h) use the table format of src/storage/README.md "Index
+// tables". A bucket index key is BucketIndexSeriesPrefix(meta) + encoding(control.min.<time>) +
+// RecordId and its value is the bucket's `meta` element (a single EOO byte when it has none), so a
+// scan can test metas without fetching buckets. Insert/Update/Remove keep them in step with the
+// records.
 #pragma once
 
 #include <atomic>
@@ -28,15 +30,26 @@
 
 #include "base/status.h"
 #include "bson/bson.h"
+#include "catalog/index_keys.h"
 #include "catalog/namespace.h"
 #include "storage/kv_engine.h"
 #include "storage/session.h"
 
 namespace hourglass::catalog {
 
+// The table holding which secondary indexes are multikey: index ident -> "1". Written in the
+// transaction of the first write that makes an index multikey; read by Catalog::Open.
+inline constexpr std::string_view kMultikeyTable = "_index_multikey";
+
 struct IndexEntry {
   bson::BsonObj spec;  // {v: 2, key: {...}, name: "..." [, unique: true, ...]}
   std::string ident;
+  // Whether some document produced several keys (arrays). Shared by every copy of the entry, so
+  // it survives the Collection replacements of DDL; it only ever turns true.
+  std::shared_ptr<std::atomic<bool>> multikey = std::make_shared<std::atomic<bool>>(false);
+  // False while the index is being built: writes maintain it, the planner ignores it. Not
+  // persisted (only finished indexes reach the catalog table).
+  bool ready = true;
   std::string name() const { return std::string(spec["name"].Str()); }
   bson::BsonObj key() const { return spec["key"].Obj(); }
 };
@@ -71,9 +84,18 @@ int64_t ClusteredRecordIdHigh(uint32_t seconds);
 // missing) never share a prefix. The bucket's start time and RecordId follow.
 std::string BucketIndexSeriesPrefix(const bson::BsonElement& meta);
 
+// A secondary index of a regular collection (not `_id_`, not a bucket index) with its parsed spec.
+struct SecondaryIndex {
+  const IndexEntry* entry;
+  IndexDescriptor desc;
+};
+
 class Collection {
  public:
   Collection(storage::KvEngine* engine, CollectionEntry entry, int64_t next_record_id);
+  // The same collection under a changed entry (index DDL): shares the RecordId allocator and the
+  // counters with `predecessor`, so writes still running through the old handle stay consistent.
+  Collection(CollectionEntry entry, const Collection& predecessor);
 
   const CollectionEntry& entry() const { return entry_; }
   const NamespaceString& nss() const { return entry_.nss; }
@@ -95,26 +117,43 @@ class Collection {
   StatusWith<std::optional<Record>> FindById(storage::Session& s, const bson::BsonElement& id);
   StatusWith<std::optional<Record>> FindRecord(storage::Session& s, int64_t id);
 
+  // Secondary indexes of a regular collection, in creation order.
+  const std::vector<SecondaryIndex>& Indexes() const { return indexes_; }
+  const SecondaryIndex* FindIndex(std::string_view name) const;
+  // The `_id_` index in SecondaryIndex form (a unique index on {_id: 1}), for the planner;
+  // nullptr for clustered collections and views. Writes maintain it separately.
+  const SecondaryIndex* IdIndex() const { return id_index_ ? &*id_index_ : nullptr; }
+  // Adds the keys of the document `doc` stored at `rid` to `idx` (index builds). DuplicateKey
+  // if a unique index holds one of its keys for another record; 171/16766 as GenerateIndexKeys.
+  Status AddIndexKeys(storage::Session& s, const SecondaryIndex& idx, const bson::BsonObj& doc,
+                      int64_t rid) const;
+
   // The bucket index (see above), or nullptr.
   const IndexEntry* BucketIndex() const { return bucket_index_; }
 
   // The RecordId the next insert will get (a renamed collection continues from it).
-  int64_t NextRecordId() const { return next_record_id_.load(); }
+  int64_t NextRecordId() const { return counters_->next_record_id.load(); }
 
   // Approximate counts for count/collStats/dbStats, adjusted by callers after a commit.
-  int64_t NumRecords() const { return num_records_.load(); }
-  int64_t DataSize() const { return data_size_.load(); }
+  int64_t NumRecords() const { return counters_->num_records.load(); }
+  int64_t DataSize() const { return counters_->data_size.load(); }
   void AdjustCounts(int64_t records, int64_t bytes) {
-    num_records_ += records;
-    data_size_ += bytes;
+    counters_->num_records += records;
+    counters_->data_size += bytes;
   }
   void SetCounts(int64_t records, int64_t bytes) {
-    num_records_ = records;
-    data_size_ = bytes;
+    counters_->num_records = records;
+    counters_->data_size = bytes;
   }
 
  private:
+  void Init();
   Status DuplicateKeyError(const bson::BsonElement& id) const;
+  Status IndexDuplicateKeyError(const SecondaryIndex& idx, std::string_view key) const;
+  Status RemoveIndexKeys(storage::Session& s, const SecondaryIndex& idx,
+                         const std::vector<std::string>& keys, int64_t rid) const;
+  Status AddKeys(storage::Session& s, const SecondaryIndex& idx, const IndexKeySet& keys,
+                 int64_t rid) const;
   // The entry of `doc` in secondary index `idx`: key and value.
   std::pair<std::string, std::string> IndexEntryFor(const IndexEntry& idx, const bson::BsonObj& doc,
                                                     int64_t rid) const;
@@ -124,10 +163,15 @@ class Collection {
   std::string id_index_ident_;  // empty for views and clustered collections
   bool clustered_;
   std::vector<const IndexEntry*> secondary_;  // every index but `_id_`, into entry_.indexes
+  std::vector<SecondaryIndex> indexes_;       // secondary_ of a regular collection, parsed
+  std::optional<SecondaryIndex> id_index_;
   const IndexEntry* bucket_index_ = nullptr;
-  std::atomic<int64_t> next_record_id_;
-  std::atomic<int64_t> num_records_{0};
-  std::atomic<int64_t> data_size_{0};
+  struct Counters {
+    std::atomic<int64_t> next_record_id;
+    std::atomic<int64_t> num_records{0};
+    std::atomic<int64_t> data_size{0};
+  };
+  std::shared_ptr<Counters> counters_;
 };
 
 }  // namespace hourglass::catalog

@@ -9,6 +9,7 @@
 #include "commands/command_util.h"
 #include "commands/crud_util.h"
 #include "commands/ddl_commands.h"
+#include "commands/explain.h"
 
 namespace hourglass::commands {
 
@@ -85,9 +86,7 @@ class AggregateCommand : public Command {
       return MissingField("aggregate", "pipeline");
     }
     HG_ASSIGN_OR_RETURN(bool explain, GetBool("aggregate", cmd, "explain", false));
-    if (explain) {
-      return Status(ErrorCode::kCommandNotSupported, "explain is not supported yet");
-    }
+    if (explain) return RunExplain(ctx, cmd, "queryPlanner", reply);
     HG_ASSIGN_OR_RETURN(auto cursor_opts, GetObject("aggregate", cmd, "cursor"));
     if (!cursor_opts) {
       return Status(ErrorCode::kFailedToParse,
@@ -135,6 +134,7 @@ class AggregateCommand : public Command {
       HG_RETURN_IF_ERROR(catalog::ValidateCollectionName(nss));
       ns = nss.ns();
       ReadPlan plan;
+      plan.hint = HintOf(cmd);
       if (auto leading = pipe->PopLeadingMatch()) {
         HG_ASSIGN_OR_RETURN(
             plan.filter,
@@ -171,6 +171,7 @@ class CountCommand : public Command {
       ReadPlan plan;
       plan.filter = std::move(matcher);
       plan.filter_spec = q.value_or(BsonObj());
+      plan.hint = HintOf(cmd);
       HG_ASSIGN_OR_RETURN(auto stream, BuildReadStream(ctx, nss, std::move(plan)));
       while (true) {
         HG_ASSIGN_OR_RETURN(auto doc, stream->Next());
@@ -178,12 +179,16 @@ class CountCommand : public Command {
         ++n;
       }
     } else if (coll && !coll->ident().empty()) {
-      if (matcher.MatchesEverything()) {
+      if (matcher.MatchesEverything() && cmd["hint"].eoo()) {
         n = coll->NumRecords();  // MongoDB answers an unfiltered count from collection metadata
       } else {
-        CollectionScan scan(coll, ctx.service.engine, std::move(matcher));
+        ReadPlan plan;
+        plan.filter = std::move(matcher);
+        plan.filter_spec = q.value_or(BsonObj());
+        plan.hint = HintOf(cmd);
+        HG_ASSIGN_OR_RETURN(auto stream, BuildReadStream(ctx, nss, std::move(plan)));
         while (true) {
-          HG_ASSIGN_OR_RETURN(auto doc, scan.Next());
+          HG_ASSIGN_OR_RETURN(auto doc, stream->Next());
           if (!doc) break;
           ++n;
         }
@@ -216,6 +221,7 @@ class DistinctCommand : public Command {
     ReadPlan plan;
     plan.filter = std::move(matcher);
     plan.filter_spec = q.value_or(BsonObj());
+    plan.hint = HintOf(cmd);
     HG_ASSIGN_OR_RETURN(auto stream, BuildReadStream(ctx, nss, std::move(plan)));
     // Values are kept as single-element documents, sorted and de-duplicated in canonical order.
     std::vector<BsonObj> values;

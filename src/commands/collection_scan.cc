@@ -11,8 +11,8 @@ constexpr int kChunkDocs = 1000;
 }  // namespace
 
 CollectionScan::CollectionScan(std::shared_ptr<catalog::Collection> coll, storage::KvEngine* engine,
-                               std::optional<query::Matcher> filter)
-    : coll_(std::move(coll)), engine_(engine), filter_(std::move(filter)) {
+                               std::optional<query::Matcher> filter, bool reverse)
+    : coll_(std::move(coll)), engine_(engine), filter_(std::move(filter)), reverse_(reverse) {
   if (filter_ && filter_->MatchesEverything()) filter_.reset();
 }
 
@@ -25,7 +25,9 @@ Status CollectionScan::ReadChunk() {
     return Status::OK();
   }
   auto& cursor = cursor_or.value();
-  StatusWith<bool> more = started_ ? cursor->SeekAfter(last_key_) : cursor->SeekFirst();
+  StatusWith<bool> more = started_   ? cursor->SeekAfter(last_key_, !reverse_)
+                          : reverse_ ? cursor->SeekLast()
+                                     : cursor->SeekFirst();
   started_ = true;
   int examined = 0;
   while (true) {
@@ -45,7 +47,7 @@ Status CollectionScan::ReadChunk() {
       last_key_ = std::string(cursor->key());
       break;
     }
-    more = cursor->Next();
+    more = reverse_ ? cursor->Prev() : cursor->Next();
   }
   return Status::OK();
 }

@@ -17,8 +17,9 @@ namespace hourglass::commands {
 
 class CollectionScan : public pipeline::DocumentStream {
  public:
+  // `reverse`: in descending RecordId order ({$natural: -1}).
   CollectionScan(std::shared_ptr<catalog::Collection> coll, storage::KvEngine* engine,
-                 std::optional<query::Matcher> filter);
+                 std::optional<query::Matcher> filter, bool reverse = false);
   StatusWith<std::optional<bson::BsonObj>> Next() override;
   int64_t docs_examined() const { return docs_examined_; }
 
@@ -32,6 +33,7 @@ class CollectionScan : public pipeline::DocumentStream {
   std::string last_key_;
   bool started_ = false;
   bool done_ = false;
+  bool reverse_ = false;
   int64_t docs_examined_ = 0;
 };
 

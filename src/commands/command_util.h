@@ -32,11 +32,15 @@ Status CheckKnownFields(const bson::BsonObj& cmd, std::initializer_list<std::str
 Status CheckKnownSubFields(std::string_view context, const bson::BsonObj& doc,
                            std::initializer_list<std::string_view> known);
 
-// Checks the `hint` and `collation` options a read or write may carry. Hourglass has only the
-// `_id` index and the simple (binary) collation, so a hint naming another index fails with
-// BadValue (2) "hint provided does not correspond to an existing index", as MongoDB answers, and
-// any other collation fails with CommandNotSupported (115) rather than comparing strings wrongly.
+// Checks the `hint` and `collation` options a read or write may carry: the hint's type (string or
+// object; the planner checks that the index exists) and the collation, where only the simple
+// (binary) one is supported: any other fails with CommandNotSupported (115) rather than comparing
+// strings wrongly.
 Status CheckHintAndCollation(std::string_view cmd, const bson::BsonObj& doc);
+// For namespaces without secondary indexes (time-series): a hint other than `_id_`, {_id: 1} or
+// {$natural: ...} fails with BadValue (2) "hint provided does not correspond to an existing
+// index". EOO passes.
+Status CheckHintWithoutIndexes(const bson::BsonElement& hint);
 
 // Typed getters. Absent fields return the default / nullopt; present fields of the wrong type
 // return TypeMismatch with MongoDB's message.

@@ -1,7 +1,10 @@
 #include "commands/crud_util.h"
 
 #include "commands/collection_scan.h"
+#include "commands/command_util.h"
 #include "commands/cursor_manager.h"
+#include "commands/explain.h"
+#include "commands/index_scan.h"
 #include "commands/timeseries_scan.h"
 #include "commands/timeseries_util.h"
 #include "storage/kv_engine.h"
@@ -14,8 +17,30 @@ using bson::BsonElement;
 using bson::BsonObj;
 using bson::BsonType;
 
+namespace {
+// Counts the documents a scan passes on, for explain's per-stage nReturned.
+class CountingStream : public pipeline::DocumentStream {
+ public:
+  CountingStream(std::unique_ptr<pipeline::DocumentStream> in, int64_t* n)
+      : in_(std::move(in)), n_(n) {}
+  StatusWith<std::optional<BsonObj>> Next() override {
+    auto next = in_->Next();
+    if (next.ok() && next.value().has_value()) ++*n_;
+    return next;
+  }
+
+ private:
+  std::unique_ptr<pipeline::DocumentStream> in_;
+  int64_t* n_;
+};
+}  // namespace
+
 StatusWith<std::unique_ptr<pipeline::DocumentStream>> BuildReadStream(
-    CommandContext& ctx, const catalog::NamespaceString& nss, ReadPlan plan) {
+    CommandContext& ctx, const catalog::NamespaceString& nss, ReadPlan plan, ReadExecInfo* info) {
+  ReadExecInfo local_info;
+  if (info == nullptr) info = &local_info;
+  BsonElement hint = plan.hint.IsEmpty() ? BsonElement() : plan.hint.FirstElement();
+  bool sorted_by_scan = false;
   std::unique_ptr<pipeline::DocumentStream> stream;
   auto coll = ctx.service.catalog->Lookup(nss);
   auto ts_or = LookupTimeseries(ctx.service, nss);
@@ -26,16 +51,34 @@ StatusWith<std::unique_ptr<pipeline::DocumentStream>> BuildReadStream(
   }
   HG_ASSIGN_OR_RETURN(auto ts, std::move(ts_or));
   if (ts) {
+    HG_RETURN_IF_ERROR(CheckHintWithoutIndexes(hint));
     HG_ASSIGN_OR_RETURN(stream,
                         TimeseriesScan::Make(std::move(*ts), ctx.service.engine, plan.filter_spec));
   } else if (!coll || coll->ident().empty()) {
     stream = std::make_unique<pipeline::VectorDocumentStream>(std::vector<BsonObj>{});
   } else {
-    stream = std::make_unique<CollectionScan>(coll, ctx.service.engine, std::move(plan.filter));
+    HG_ASSIGN_OR_RETURN(PlanChoice choice, PlanQuery(*coll, plan.filter_spec, plan.sort, hint));
+    if (choice.winner.IsCollScan()) {
+      auto scan = std::make_unique<CollectionScan>(coll, ctx.service.engine, std::move(plan.filter),
+                                                   choice.winner.natural_reverse);
+      info->collection_scan = scan.get();
+      stream = std::move(scan);
+    } else {
+      sorted_by_scan = choice.winner.provides_sort;
+      auto scan = std::make_unique<IndexScan>(coll, ctx.service.engine, choice.winner,
+                                              std::move(plan.filter));
+      info->index_scan = scan.get();
+      stream = std::move(scan);
+    }
+    info->choice = std::move(choice);
+  }
+  if (info != &local_info) {
+    stream = std::make_unique<CountingStream>(std::move(stream), &info->scan_returned);
   }
   // Sort, skip and limit reuse the aggregation stages, which implement find's semantics.
   BsonArrayBuilder stages;
-  if (!plan.sort.IsEmpty()) {
+  if (!plan.sort.IsEmpty() && !sorted_by_scan) {
+    info->blocking_sort = true;
     BsonBuilder s;
     s.AppendObject("$sort", plan.sort);
     stages.AppendObject(s.Obj());
@@ -59,6 +102,14 @@ StatusWith<std::unique_ptr<pipeline::DocumentStream>> BuildReadStream(
     stream = std::make_unique<ProjectionStream>(std::move(stream), std::move(*plan.projection));
   }
   return stream;
+}
+
+BsonObj HintOf(const BsonObj& cmd) {
+  BsonElement hint = cmd["hint"];
+  if (hint.eoo()) return BsonObj();
+  BsonBuilder b;
+  b.AppendElementAs(hint, "hint");
+  return b.Obj();
 }
 
 Status ReplyWithCursor(CommandContext& ctx, const std::string& ns,
@@ -145,6 +196,7 @@ Status WaitForWriteConcern(CommandContext& ctx, const BsonObj& cmd) {
 
 void RegisterCrudCommands(CommandRegistry& r) {
   RegisterFindCommands(r);
+  RegisterExplainCommand(r);
   RegisterWriteCommands(r);
 }
 

@@ -8,6 +8,7 @@
 
 #include "catalog/catalog.h"
 #include "commands/command.h"
+#include "commands/query_planner.h"
 #include "pipeline/pipeline.h"
 #include "query/matcher.h"
 #include "query/projection.h"
@@ -21,12 +22,31 @@ struct ReadPlan {
   int64_t skip = 0;
   int64_t limit = 0;  // 0 = none
   std::optional<query::Projection> projection;
+  bson::BsonObj hint;  // {hint: <name or key pattern>}, or empty
+};
+
+class CollectionScan;
+class IndexScan;
+
+// What BuildReadStream chose, for explain. The scan pointers borrow the returned stream.
+struct ReadExecInfo {
+  std::optional<PlanChoice> choice;  // unset for time-series and missing collections
+  const CollectionScan* collection_scan = nullptr;
+  const IndexScan* index_scan = nullptr;
+  bool blocking_sort = false;  // a SORT stage runs after the scan
+  int64_t scan_returned = 0;   // documents the scan passed on (counted as they are read)
 };
 
 // The documents of `nss` that the plan selects, in order. A missing collection yields an empty
 // stream.
+// A regular collection's scan is chosen by the planner (query_planner.h); `info`, when given,
+// receives the choice. Errors: the planner's (bad hint: BadValue 2).
 StatusWith<std::unique_ptr<pipeline::DocumentStream>> BuildReadStream(
-    CommandContext& ctx, const catalog::NamespaceString& nss, ReadPlan plan);
+    CommandContext& ctx, const catalog::NamespaceString& nss, ReadPlan plan,
+    ReadExecInfo* info = nullptr);
+
+// {hint: <value>} when `cmd` (or a write statement) has a hint, else the empty document.
+bson::BsonObj HintOf(const bson::BsonObj& cmd);
 
 // Sends the first batch and, unless the stream is exhausted or single_batch, registers a cursor.
 Status ReplyWithCursor(CommandContext& ctx, const std::string& ns,

@@ -1,7 +1,11 @@
 // insert, update, delete, findAndModify.
+#include <limits>
+#include <unordered_set>
+
 #include "commands/command.h"
 #include "commands/command_util.h"
 #include "commands/crud_util.h"
+#include "commands/index_scan.h"
 #include "commands/timeseries_util.h"
 #include "commands/timeseries_write.h"
 #include "query/sort.h"
@@ -202,12 +206,31 @@ class InsertCommand : public Command {
   }
 };
 
-// Records of `coll` matching `matcher`, read inside `session`'s transaction.
-StatusWith<std::vector<catalog::Record>> MatchingRecords(storage::Session& session,
-                                                         catalog::Collection& coll,
-                                                         const query::Matcher& matcher,
-                                                         bool first_only) {
+// Records of `coll` matching `matcher` (parsed from `q`), read inside `session`'s transaction
+// through the plan the planner picks for `q`, `sort` and `hint` (hint: EOO for none).
+StatusWith<std::vector<catalog::Record>> MatchingRecords(
+    storage::Session& session, catalog::Collection& coll, const BsonObj& q,
+    const query::Matcher& matcher, bool first_only, const BsonObj& sort, const BsonElement& hint) {
   std::vector<catalog::Record> out;
+  HG_ASSIGN_OR_RETURN(PlanChoice choice, PlanQuery(coll, q, sort, hint));
+  if (!choice.winner.IsCollScan()) {
+    IndexScanPosition pos;
+    int64_t keys = 0;
+    std::unordered_set<int64_t> seen;
+    HG_RETURN_IF_ERROR(ScanIndexEntries(
+        session, choice.winner, pos, std::numeric_limits<int64_t>::max(),
+        [&](int64_t rid, bool* stop) -> Status {
+          if (choice.winner.multikey && !seen.insert(rid).second) return Status::OK();
+          HG_ASSIGN_OR_RETURN(auto rec, coll.FindRecord(session, rid));
+          if (rec && matcher.Matches(rec->doc)) {
+            out.push_back(std::move(*rec));
+            *stop = first_only;
+          }
+          return Status::OK();
+        },
+        &keys));
+    return out;
+  }
   HG_ASSIGN_OR_RETURN(auto cursor, session.OpenCursorOrError(coll.ident()));
   HG_ASSIGN_OR_RETURN(bool more, cursor->SeekFirst());
   while (more) {
@@ -264,7 +287,7 @@ Status CheckIdUnchanged(const BsonObj& before, const BsonObj& after) {
 // Runs one update statement. `sort` is used by findAndModify only.
 StatusWith<UpdateResult> RunUpdate(CommandContext& ctx, catalog::Collection& coll, const BsonObj& q,
                                    const query::UpdateDriver& driver, bool multi, bool upsert,
-                                   const BsonObj& sort) {
+                                   const BsonObj& sort, const BsonElement& hint = BsonElement()) {
   HG_ASSIGN_OR_RETURN(auto matcher, query::Matcher::Parse(q));
   UpdateResult result;
   int64_t bytes_delta = 0, records_delta = 0;
@@ -274,8 +297,8 @@ StatusWith<UpdateResult> RunUpdate(CommandContext& ctx, catalog::Collection& col
     auto session = ctx.service.engine->NewSession();
     storage::WriteUnit wu(*session);
     HG_RETURN_IF_ERROR(wu.begin_status());
-    HG_ASSIGN_OR_RETURN(auto records,
-                        MatchingRecords(*session, coll, matcher, !multi && sort.IsEmpty()));
+    HG_ASSIGN_OR_RETURN(auto records, MatchingRecords(*session, coll, q, matcher,
+                                                      !multi && sort.IsEmpty(), sort, hint));
     HG_RETURN_IF_ERROR(SortRecords(records, sort));
     if (!multi && records.size() > 1) records.resize(1);
     for (const auto& rec : records) {
@@ -329,6 +352,7 @@ struct UpdateStatement {
   bool multi = false;
   bool upsert = false;
   BsonObj array_filters;
+  BsonElement hint;  // borrows the command
 };
 
 StatusWith<UpdateStatement> ParseUpdateStatement(const BsonElement& e) {
@@ -348,6 +372,7 @@ StatusWith<UpdateStatement> ParseUpdateStatement(const BsonElement& e) {
   HG_ASSIGN_OR_RETURN(stmt.upsert, GetBool("update.updates", doc, "upsert", false));
   HG_ASSIGN_OR_RETURN(auto af, GetArray("update.updates", doc, "arrayFilters"));
   stmt.array_filters = af.value_or(BsonObj());
+  stmt.hint = doc["hint"];
   return stmt;
 }
 
@@ -415,8 +440,8 @@ class UpdateCommand : public Command {
           return Status(ErrorCode::kFailedToParse,
                         "multi update is not supported for replacement-style update");
         }
-        HG_ASSIGN_OR_RETURN(
-            auto r, RunUpdate(ctx, *coll, stmt.q, driver, stmt.multi, stmt.upsert, BsonObj()));
+        HG_ASSIGN_OR_RETURN(auto r, RunUpdate(ctx, *coll, stmt.q, driver, stmt.multi, stmt.upsert,
+                                              BsonObj(), stmt.hint));
         n += r.matched;
         n_modified += r.modified;
         if (r.upserted_id) {
@@ -453,7 +478,8 @@ class UpdateCommand : public Command {
 // Deletes the records matching `q` (at most one if !multi); returns them.
 StatusWith<std::vector<catalog::Record>> RunDelete(CommandContext& ctx, catalog::Collection& coll,
                                                    const BsonObj& q, bool multi,
-                                                   const BsonObj& sort) {
+                                                   const BsonObj& sort,
+                                                   const BsonElement& hint = BsonElement()) {
   HG_ASSIGN_OR_RETURN(auto matcher, query::Matcher::Parse(q));
   std::vector<catalog::Record> deleted;
   HG_RETURN_IF_ERROR(storage::RetryOnWriteConflict([&]() -> Status {
@@ -461,8 +487,8 @@ StatusWith<std::vector<catalog::Record>> RunDelete(CommandContext& ctx, catalog:
     auto session = ctx.service.engine->NewSession();
     storage::WriteUnit wu(*session);
     HG_RETURN_IF_ERROR(wu.begin_status());
-    HG_ASSIGN_OR_RETURN(auto records,
-                        MatchingRecords(*session, coll, matcher, !multi && sort.IsEmpty()));
+    HG_ASSIGN_OR_RETURN(auto records, MatchingRecords(*session, coll, q, matcher,
+                                                      !multi && sort.IsEmpty(), sort, hint));
     HG_RETURN_IF_ERROR(SortRecords(records, sort));
     if (!multi && records.size() > 1) records.resize(1);
     for (auto& rec : records) {
@@ -480,6 +506,7 @@ StatusWith<std::vector<catalog::Record>> RunDelete(CommandContext& ctx, catalog:
 struct DeleteStatement {
   BsonObj q;
   bool multi = true;
+  BsonElement hint;  // borrows the command
 };
 
 StatusWith<DeleteStatement> ParseDeleteStatement(const BsonElement& e) {
@@ -497,7 +524,7 @@ StatusWith<DeleteStatement> ParseDeleteStatement(const BsonElement& e) {
         ErrorCode::kFailedToParse,
         "The limit field in delete objects must be 0 or 1. Got " + std::to_string(*limit));
   }
-  return DeleteStatement{*q, *limit == 0};
+  return DeleteStatement{*q, *limit == 0, doc["hint"]};
 }
 
 class DeleteCommand : public Command {
@@ -544,7 +571,8 @@ class DeleteCommand : public Command {
           return Status::OK();
         }
         if (!coll || coll->ident().empty()) return query::Matcher::Parse(stmt.q).status();
-        HG_ASSIGN_OR_RETURN(auto deleted, RunDelete(ctx, *coll, stmt.q, stmt.multi, BsonObj()));
+        HG_ASSIGN_OR_RETURN(auto deleted,
+                            RunDelete(ctx, *coll, stmt.q, stmt.multi, BsonObj(), stmt.hint));
         n += static_cast<int64_t>(deleted.size());
         return Status::OK();
       }();
@@ -610,7 +638,8 @@ class FindAndModifyCommand : public Command {
     size_t leo = 0;
     if (remove) {
       ++ctx.service.counters.op_delete;
-      HG_ASSIGN_OR_RETURN(auto deleted, RunDelete(ctx, *coll, query_doc, false, sort_doc));
+      HG_ASSIGN_OR_RETURN(auto deleted,
+                          RunDelete(ctx, *coll, query_doc, false, sort_doc, cmd["hint"]));
       HG_RETURN_IF_ERROR(WaitForWriteConcern(ctx, cmd));
       leo = reply.OpenObject("lastErrorObject");
       reply.AppendInt32("n", static_cast<int32_t>(deleted.size()));
@@ -624,7 +653,8 @@ class FindAndModifyCommand : public Command {
     }
     ++ctx.service.counters.op_update;
     HG_ASSIGN_OR_RETURN(auto driver, ParseUpdate(u, af.value_or(BsonObj())));
-    HG_ASSIGN_OR_RETURN(auto r, RunUpdate(ctx, *coll, query_doc, driver, false, upsert, sort_doc));
+    HG_ASSIGN_OR_RETURN(
+        auto r, RunUpdate(ctx, *coll, query_doc, driver, false, upsert, sort_doc, cmd["hint"]));
     HG_RETURN_IF_ERROR(WaitForWriteConcern(ctx, cmd));
     leo = reply.OpenObject("lastErrorObject");
     reply.AppendInt32("n", r.matched > 0 || r.upserted_id ? 1 : 0);

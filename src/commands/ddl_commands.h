@@ -84,6 +84,10 @@ void RegisterDdlCreateCommands(CommandRegistry& r);  // ddl_create.cc: create, c
 void RegisterDdlDropCommands(CommandRegistry& r);    // ddl_drop.cc: drop, dropDatabase, rename
 void RegisterDdlListCommands(CommandRegistry& r);    // ddl_list.cc: listCollections, ...
 void RegisterDdlIndexCommands(CommandRegistry& r);   // ddl_indexes.cc: createIndexes, dropIndexes
+// collMod's `index: {name | keyPattern, hidden, expireAfterSeconds}` on a regular collection
+// (ddl_indexes.cc). Appends hidden_old/new, expireAfterSeconds_old/new. IndexNotFound (27).
+Status CollModIndex(CommandContext& ctx, const catalog::NamespaceString& nss,
+                    const bson::BsonElement& index, bson::BsonBuilder& reply);
 void RegisterDdlStatsCommands(CommandRegistry& r);   // ddl_stats.cc: dbStats, collStats
 
 // collStats' statistics of `nss` (everything but `ns`), sizes divided by `scale`: the

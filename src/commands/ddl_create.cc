@@ -199,7 +199,7 @@ Status RunCreate(CommandContext& ctx, const BsonObj& cmd, BsonBuilder&) {
   return created.status();
 }
 
-Status RunCollMod(CommandContext& ctx, const BsonObj& cmd, BsonBuilder&) {
+Status RunCollMod(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& reply) {
   HG_RETURN_IF_ERROR(CheckKnownFields(
       cmd, {"validator", "validationLevel", "validationAction", "index", "viewOn", "pipeline",
             "expireAfterSeconds", "timeseries", "changeStreamPreAndPostImages", "clusteredIndex",
@@ -222,6 +222,10 @@ Status RunCollMod(CommandContext& ctx, const BsonObj& cmd, BsonBuilder&) {
       continue;
     }
     if (IsGenericArgument(e.FieldName())) continue;
+    if (e.FieldName() == "index") {
+      HG_RETURN_IF_ERROR(CollModIndex(ctx, nss, e, reply));
+      continue;
+    }
     return NotSupported("collMod option '" + std::string(e.FieldName()) + "' is not supported yet");
   }
   return Status::OK();

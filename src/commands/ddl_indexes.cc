@@ -1,8 +1,15 @@
-// createIndexes and dropIndexes. Only the `_id` index exists until secondary indexes are
-// implemented: createIndexes accepts re-creating it (as MongoDB does, with "all indexes already
-// exist"), and every other index fails with CommandNotSupported.
+// createIndexes and dropIndexes. Secondary indexes exist on regular collections (single-field,
+// compound, ascending/descending, hashed; unique, sparse, partialFilterExpression, hidden,
+// expireAfterSeconds); text, geo and wildcard indexes, non-simple collations and user indexes on
+// time-series collections fail with CommandNotSupported (115).
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "catalog/index_keys.h"
 #include "commands/command_util.h"
 #include "commands/ddl_commands.h"
+#include "query/matcher.h"
 
 namespace hourglass::commands {
 
@@ -13,13 +20,60 @@ using bson::BsonType;
 
 namespace {
 
+constexpr int kMaxIndexes = 64;
+
 bool IsIdKeyPattern(const BsonObj& key) {
   return key.NumFields() == 1 && key.FirstElement().FieldName() == "_id" &&
          key.FirstElement().IsNumber() && key.FirstElement().NumberDouble() == 1.0;
 }
 
-// Checks one createIndexes spec; true if it describes the existing `_id` index.
-StatusWith<bool> IsIdIndexSpec(const BsonElement& e, int position) {
+Status CannotCreate(std::string reason) {
+  return Status(ErrorCode::kCannotCreateIndex, std::move(reason));
+}
+
+// Checks a key pattern ({a: 1, b: -1, c: "hashed"}).
+Status ValidateKeyPattern(const BsonObj& key) {
+  int hashed = 0;
+  for (BsonElement f : key) {
+    std::string_view name = f.FieldName();
+    if (name.empty()) return CannotCreate("Index keys cannot be an empty field.");
+    if (name == "$**" || name.ends_with(".$**")) {
+      return Status(ErrorCode::kCommandNotSupported, "wildcard indexes are not supported yet");
+    }
+    if (name.front() == '$') {
+      return CannotCreate("Index key contains an illegal field name: field name starts with '$'.");
+    }
+    if (name.find("..") != std::string_view::npos || name.back() == '.') {
+      return CannotCreate("Index keys cannot contain an empty field name");
+    }
+    if (f.type() == BsonType::kString) {
+      std::string_view kind = f.Str();
+      if (kind == "hashed") {
+        ++hashed;
+        continue;
+      }
+      if (kind == "text" || kind == "2dsphere" || kind == "2d" || kind == "geoHaystack") {
+        return Status(ErrorCode::kCommandNotSupported,
+                      std::string(kind) + " indexes are not supported yet");
+      }
+      return CannotCreate("Unknown index plugin '" + std::string(kind) + "'");
+    }
+    if (!f.IsNumber()) {
+      return CannotCreate("Values in v:2 index key pattern cannot be of type " +
+                          std::string(bson::TypeName(f.type())) +
+                          ". Only numbers > 0, numbers < 0, and strings are allowed.");
+    }
+    if (f.NumberDouble() == 0 || std::isnan(f.NumberDouble())) {
+      return CannotCreate("Values in the index key pattern can't be 0.");
+    }
+  }
+  if (hashed > 1) return CannotCreate("A maximum of one index field is allowed to be hashed");
+  return Status::OK();
+}
+
+// Validates one createIndexes spec and returns it as stored and listed: {v: 2, key, name, then
+// the options in the order given}.
+StatusWith<BsonObj> NormalizeSpec(const BsonElement& e, int position) {
   if (e.type() != BsonType::kObject) {
     return Status(ErrorCode::kTypeMismatch, "BSON field 'createIndexes.indexes." +
                                                 std::to_string(position) + "' is the wrong type '" +
@@ -33,21 +87,190 @@ StatusWith<bool> IsIdIndexSpec(const BsonElement& e, int position) {
                   "The 'key' field is a required property of an index specification");
   }
   if (key.type() != BsonType::kObject || key.Obj().IsEmpty()) {
-    return Status(ErrorCode::kCannotCreateIndex, "Index keys cannot be an empty field.");
+    return CannotCreate("Index keys cannot be an empty field.");
   }
+  HG_RETURN_IF_ERROR(ValidateKeyPattern(key.Obj()));
   BsonElement name = spec["name"];
   if (!name.eoo() && name.type() != BsonType::kString) {
     return Status(ErrorCode::kTypeMismatch, "The field 'name' must be a string, but got " +
                                                 std::string(bson::TypeName(name.type())));
   }
-  if (!IsIdKeyPattern(key.Obj())) return false;
-  if (!name.eoo() && name.Str() != "_id_") return false;
-  // Options beyond the version would describe a different index (unique, collation, ...).
+  if (!name.eoo() && name.Str().empty()) return CannotCreate("index name cannot be empty");
+  std::string index_name =
+      name.eoo() ? catalog::DefaultIndexName(key.Obj()) : std::string(name.Str());
+  bool is_id = IsIdKeyPattern(key.Obj());
+  bool hashed = false;
+  for (BsonElement f : key.Obj()) {
+    if (f.type() == BsonType::kString) hashed = true;
+  }
+  BsonBuilder out;
+  out.AppendInt32("v", 2);
+  out.AppendObject("key", key.Obj());
+  out.AppendString("name", index_name);
+  bool sparse = false, partial = false, unique = false;
   for (BsonElement f : spec) {
     std::string_view n = f.FieldName();
-    if (n != "key" && n != "name" && n != "v") return false;
+    if (n == "key" || n == "name") continue;
+    if (n == "v") {
+      if (!f.IsNumber() || f.NumberLong() != 2) {
+        if (f.IsNumber() && f.NumberLong() == 1) continue;  // accepted, stored as v: 2
+        return CannotCreate("Invalid index specification " + spec.ToJson() +
+                            "; only index version 2 is supported");
+      }
+      continue;
+    }
+    if (n == "unique" || n == "sparse" || n == "hidden" || n == "background") {
+      if (!f.IsNumber() && f.type() != BsonType::kBool) {
+        return Status(ErrorCode::kTypeMismatch, "The field '" + std::string(n) +
+                                                    "' must be a bool, but got " +
+                                                    std::string(bson::TypeName(f.type())));
+      }
+      if (n == "unique") unique = f.Truthy();
+      if (n == "sparse") sparse = f.Truthy();
+      if (n == "hidden" && f.Truthy() && is_id) {
+        return Status(ErrorCode::kBadValue, "can't hide _id index");
+      }
+      out.AppendBool(n, f.Truthy());
+      continue;
+    }
+    if (n == "partialFilterExpression") {
+      if (f.type() != BsonType::kObject) {
+        return Status(ErrorCode::kTypeMismatch,
+                      "The field 'partialFilterExpression' must be an object, but got " +
+                          std::string(bson::TypeName(f.type())));
+      }
+      HG_RETURN_IF_ERROR(query::Matcher::Parse(f.Obj()).status());
+      partial = true;
+      out.AppendElement(f);
+      continue;
+    }
+    if (n == "expireAfterSeconds") {
+      if (!f.IsNumber()) {
+        return Status(ErrorCode::kTypeMismatch,
+                      "TTL index 'expireAfterSeconds' option must be numeric, but received a "
+                      "type of '" +
+                          std::string(bson::TypeName(f.type())) + "'");
+      }
+      double v = f.NumberDouble();
+      if (std::isnan(v) || v < 0 || v > 2147483647.0) {
+        return Status(ErrorCode::kInvalidOptions,
+                      "TTL index 'expireAfterSeconds' option must be within an acceptable range, "
+                      "try a lower number");
+      }
+      if (key.Obj().NumFields() != 1) {
+        return CannotCreate(
+            "TTL indexes are single-field indexes, compound indexes do not "
+            "support TTL");
+      }
+      out.AppendElement(f);
+      continue;
+    }
+    if (n == "collation") {
+      if (f.type() != BsonType::kObject) return WrongType("createIndexes", f, "object");
+      BsonObj c = f.Obj();
+      if (!c.IsEmpty() && !(c.NumFields() == 1 && c["locale"].type() == BsonType::kString &&
+                            c["locale"].Str() == "simple")) {
+        return Status(ErrorCode::kCommandNotSupported,
+                      "indexes with a collation other than {locale: \"simple\"} are not "
+                      "supported yet");
+      }
+      continue;
+    }
+    if (n == "weights" || n == "default_language" || n == "language_override" ||
+        n == "textIndexVersion" || n == "2dsphereIndexVersion" || n == "bits" || n == "min" ||
+        n == "max" || n == "wildcardProjection" || n == "storageEngine" || n == "clustered" ||
+        n == "prepareUnique" || n == "columnstoreProjection") {
+      return Status(ErrorCode::kCommandNotSupported,
+                    "index option '" + std::string(n) + "' is not supported yet");
+    }
+    return Status(ErrorCode::kInvalidIndexSpecificationOption,
+                  "The field '" + std::string(n) + "' is not valid for an index specification. " +
+                      "Specification: " + spec.ToJson());
+  }
+  if (sparse && partial) {
+    return CannotCreate("cannot mix \"partialFilterExpression\" and \"sparse\" options");
+  }
+  if (hashed && unique) {
+    return CannotCreate(
+        "Currently hashed indexes cannot guarantee uniqueness. Use a regular index.");
+  }
+  if (is_id && (sparse || partial || unique || index_name != "_id_")) {
+    if (index_name != "_id_") return Status(ErrorCode::kBadValue, "_id index must be named _id_");
+    return CannotCreate("The field '" +
+                        std::string(sparse    ? "sparse"
+                                    : partial ? "partialFilterExpression"
+                                              : "unique") +
+                        "' is not valid for an _id index specification.");
+  }
+  return out.Obj();
+}
+
+bool SameKeyPattern(const BsonObj& a, const BsonObj& b) {
+  if (a.NumFields() != b.NumFields()) return false;
+  auto ia = a.begin();
+  for (BsonElement fb : b) {
+    BsonElement fa = *ia;
+    ++ia;
+    if (fa.FieldName() != fb.FieldName()) return false;
+    if (fa.IsNumber() && fb.IsNumber()) {
+      if ((fa.NumberDouble() < 0) != (fb.NumberDouble() < 0)) return false;
+    } else if (fa.type() == BsonType::kString && fb.type() == BsonType::kString) {
+      if (fa.Str() != fb.Str()) return false;
+    } else {
+      return false;
+    }
   }
   return true;
+}
+
+// The options that make two indexes on one key pattern different.
+bool SameOptions(const BsonObj& a, const BsonObj& b) {
+  for (std::string_view opt : {"unique", "sparse"}) {
+    if (a[opt].Truthy() != b[opt].Truthy()) return false;
+  }
+  for (std::string_view opt : {"partialFilterExpression", "expireAfterSeconds"}) {
+    BsonElement x = a[opt], y = b[opt];
+    if (x.eoo() != y.eoo()) return false;
+    if (x.eoo()) continue;
+    if (x.IsNumber() && y.IsNumber()) {
+      if (x.NumberDouble() != y.NumberDouble()) return false;
+    } else if (x.type() != y.type() || x.ValueSize() != y.ValueSize() ||
+               std::memcmp(x.value(), y.value(), x.ValueSize()) != 0) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// Checks `spec` against the existing indexes: true if an identical index exists; conflicts fail
+// with IndexOptionsConflict (85) or IndexKeySpecsConflict (86).
+StatusWith<bool> AlreadyExists(const std::vector<BsonObj>& existing, const BsonObj& spec) {
+  BsonObj key = spec["key"].Obj();
+  std::string_view name = spec["name"].Str();
+  for (const BsonObj& cur : existing) {
+    bool same_name = cur["name"].Str() == name;
+    bool same_key = SameKeyPattern(cur["key"].Obj(), key);
+    if (same_name && same_key) {
+      if (SameOptions(cur, spec)) return true;
+      return Status(ErrorCode::kIndexOptionsConflict,
+                    "An existing index has the same name as the requested index but different "
+                    "options. Requested index: " +
+                        spec.ToJson() + ", existing index: " + cur.ToJson());
+    }
+    if (same_name) {
+      return Status(ErrorCode::kIndexKeySpecsConflict,
+                    "An existing index has the same name as the requested index. When index "
+                    "names are not specified, they are auto generated and can cause conflicts. "
+                    "Requested index: " +
+                        spec.ToJson() + ", existing index: " + cur.ToJson());
+    }
+    if (same_key && SameOptions(cur, spec)) {
+      return Status(
+          ErrorCode::kIndexOptionsConflict,
+          "Index already exists with a different name: " + std::string(cur["name"].Str()));
+    }
+  }
+  return false;
 }
 
 Status RunCreateIndexes(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& reply) {
@@ -61,43 +284,65 @@ Status RunCreateIndexes(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& re
   if (indexes->IsEmpty()) {
     return Status(ErrorCode::kBadValue, "Must specify at least one index to create");
   }
+  std::vector<BsonObj> specs;
   int position = 0;
   for (BsonElement e : *indexes) {
-    HG_ASSIGN_OR_RETURN(bool is_id, IsIdIndexSpec(e, position++));
-    if (!is_id) {
-      return Status(ErrorCode::kCommandNotSupported, "secondary indexes are not supported yet");
-    }
+    HG_ASSIGN_OR_RETURN(BsonObj spec, NormalizeSpec(e, position++));
+    specs.push_back(std::move(spec));
   }
   catalog::Catalog& catalog = *ctx.service.catalog;
-  bool created = false;
   auto coll = catalog.Lookup(nss);
+  if (coll && coll->entry().type == "view") {
+    return Status(ErrorCode::kCommandNotSupportedOnView,
+                  "Cannot create indexes on a view: " + nss.ns());
+  }
+  if (coll && coll->entry().type != "collection") {
+    // Time-series index conversion (spec §7) is not implemented: only the `_id` no-op passes.
+    for (const BsonObj& spec : specs) {
+      if (!IsIdKeyPattern(spec["key"].Obj())) {
+        return Status(ErrorCode::kCommandNotSupported,
+                      "secondary indexes on time-series collections are not supported yet");
+      }
+    }
+  }
+  if (coll && nss.IsTimeseriesBuckets()) {
+    return Status(ErrorCode::kCommandNotSupported,
+                  "indexes on time-series bucket collections are not supported yet");
+  }
+  bool created = false;
   if (!coll) {
     HG_ASSIGN_OR_RETURN(coll, catalog.GetOrCreateCollection(nss));
     created = true;
   }
-  if (coll->entry().type == "view") {
-    return Status(ErrorCode::kCommandNotSupportedOnView,
-                  "Cannot create indexes on a view: " + nss.ns());
+  std::vector<BsonObj> existing;
+  for (const auto& idx : coll->entry().indexes) existing.push_back(idx.spec);
+  std::vector<BsonObj> to_build;
+  for (const BsonObj& spec : specs) {
+    HG_ASSIGN_OR_RETURN(bool exists, AlreadyExists(existing, spec));
+    if (exists) continue;
+    existing.push_back(spec);
+    to_build.push_back(spec);
   }
-  if (coll->entry().type != "collection") {
-    return Status(ErrorCode::kCommandNotSupported, "secondary indexes are not supported yet");
+  auto before = static_cast<int32_t>(coll->entry().indexes.size());
+  if (before + static_cast<int32_t>(to_build.size()) > kMaxIndexes) {
+    return CannotCreate("add index fails, too many indexes for " + nss.ns() +
+                        " key:" + to_build.back()["key"].Obj().ToJson());
   }
-  auto n = static_cast<int32_t>(coll->entry().indexes.size());
-  reply.AppendInt32("numIndexesBefore", n);
-  reply.AppendInt32("numIndexesAfter", n);
+  if (!to_build.empty()) HG_RETURN_IF_ERROR(catalog.CreateIndexes(nss, to_build));
   reply.AppendBool("createdCollectionAutomatically", created);
-  reply.AppendString("note", "all indexes already exist");
+  reply.AppendInt32("numIndexesBefore", before);
+  reply.AppendInt32("numIndexesAfter", before + static_cast<int32_t>(to_build.size()));
+  if (to_build.empty()) reply.AppendString("note", "all indexes already exist");
   return Status::OK();
 }
 
 Status CannotDropId() { return Status(ErrorCode::kInvalidOptions, "cannot drop _id index"); }
 
-// Checks that the index named `name` can be dropped; only `_id_` exists and it cannot be.
-Status CheckDropByName(const catalog::Collection& coll, std::string_view name) {
+StatusWith<std::string> FindByName(const catalog::Collection& coll, std::string_view name) {
   for (const auto& idx : coll.entry().indexes) {
     if (idx.name() == name) {
       if (name == "_id_") return CannotDropId();
-      return Status(ErrorCode::kCommandNotSupported, "secondary indexes are not supported yet");
+      return std::string(name);
     }
   }
   return Status(ErrorCode::kIndexNotFound, "index not found with name [" + std::string(name) + "]");
@@ -121,16 +366,29 @@ Status RunDropIndexes(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& repl
                   "Cannot drop indexes on a view: " + nss.ns());
   }
   auto was = static_cast<int32_t>(coll->entry().indexes.size());
+  std::vector<std::string> names;
   if (index.type() == BsonType::kString && index.Str() == "*") {
+    for (const auto& idx : coll->Indexes()) names.push_back(idx.desc.name);
+    if (!names.empty()) HG_RETURN_IF_ERROR(ctx.service.catalog->DropIndexes(nss, names));
     reply.AppendInt32("nIndexesWas", was);
     reply.AppendString("msg", "non-_id indexes dropped for collection");
     return Status::OK();
   }
   if (index.type() == BsonType::kString) {
-    HG_RETURN_IF_ERROR(CheckDropByName(*coll, index.Str()));
+    HG_ASSIGN_OR_RETURN(std::string name, FindByName(*coll, index.Str()));
+    names.push_back(std::move(name));
   } else if (index.type() == BsonType::kObject) {
     if (IsIdKeyPattern(index.Obj())) return CannotDropId();
-    return Status(ErrorCode::kIndexNotFound, "can't find index with key: " + index.Obj().ToJson());
+    for (const auto& idx : coll->Indexes()) {
+      if (SameKeyPattern(idx.desc.key, index.Obj()) && idx.desc.key.NumFields() > 0) {
+        names.push_back(idx.desc.name);
+        break;
+      }
+    }
+    if (names.empty()) {
+      return Status(ErrorCode::kIndexNotFound,
+                    "can't find index with key: " + index.Obj().ToJson());
+    }
   } else {
     for (BsonElement name : index.Obj()) {
       if (name.type() != BsonType::kString) {
@@ -141,14 +399,103 @@ Status RunDropIndexes(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& repl
         return Status(ErrorCode::kBadValue,
                       "'*' is not allowed in an index list, use '*' as the value of 'index'");
       }
-      HG_RETURN_IF_ERROR(CheckDropByName(*coll, name.Str()));
+      HG_ASSIGN_OR_RETURN(std::string n, FindByName(*coll, name.Str()));
+      names.push_back(std::move(n));
     }
   }
+  if (!names.empty()) HG_RETURN_IF_ERROR(ctx.service.catalog->DropIndexes(nss, names));
   reply.AppendInt32("nIndexesWas", was);
   return Status::OK();
 }
 
 }  // namespace
+
+Status CollModIndex(CommandContext& ctx, const catalog::NamespaceString& nss,
+                    const BsonElement& index, BsonBuilder& reply) {
+  if (index.type() != BsonType::kObject) return WrongType("collMod", index, "object");
+  BsonObj spec = index.Obj();
+  HG_RETURN_IF_ERROR(CheckKnownSubFields("collMod.index", spec,
+                                         {"name", "keyPattern", "hidden", "expireAfterSeconds",
+                                          "unique", "prepareUnique", "forceNonUnique"}));
+  for (std::string_view f : {"unique", "prepareUnique", "forceNonUnique"}) {
+    if (spec.HasField(f)) {
+      return Status(ErrorCode::kCommandNotSupported,
+                    "collMod index option '" + std::string(f) + "' is not supported yet");
+    }
+  }
+  BsonElement name = spec["name"], key = spec["keyPattern"];
+  if (name.eoo() == key.eoo()) {
+    return Status(ErrorCode::kInvalidOptions,
+                  "Must specify exactly one of 'name' or 'keyPattern' in the collMod index spec");
+  }
+  auto coll = ctx.service.catalog->Lookup(nss);
+  if (!coll) return Status(ErrorCode::kNamespaceNotFound, "ns does not exist: " + nss.ns());
+  const catalog::IndexEntry* found = nullptr;
+  for (const auto& idx : coll->entry().indexes) {
+    if ((!name.eoo() && name.type() == BsonType::kString && idx.name() == name.Str()) ||
+        (!key.eoo() && key.type() == BsonType::kObject && SameKeyPattern(idx.key(), key.Obj()))) {
+      found = &idx;
+      break;
+    }
+  }
+  if (!found) {
+    return Status(ErrorCode::kIndexNotFound,
+                  "cannot find index " +
+                      (name.eoo() ? key.Obj().ToJson() : std::string(name.Str())) + " for ns " +
+                      nss.ns());
+  }
+  BsonElement hidden = spec["hidden"], ttl = spec["expireAfterSeconds"];
+  if (hidden.eoo() && ttl.eoo()) {
+    return Status(ErrorCode::kInvalidOptions, "no expireAfterSeconds or hidden field");
+  }
+  if (found->name() == "_id_") {
+    if (!hidden.eoo()) return Status(ErrorCode::kBadValue, "can't hide _id index");
+    return Status(ErrorCode::kInvalidOptions, "the _id index cannot be a TTL index");
+  }
+  BsonObj old_spec = found->spec;
+  BsonBuilder out;
+  bool wrote_hidden = false, wrote_ttl = false;
+  if (!ttl.eoo()) {
+    if (!ttl.IsNumber() || std::isnan(ttl.NumberDouble()) || ttl.NumberDouble() < 0 ||
+        ttl.NumberDouble() > 2147483647.0) {
+      return Status(ErrorCode::kInvalidOptions,
+                    "TTL index 'expireAfterSeconds' option must be within an acceptable range");
+    }
+    if (found->key().NumFields() != 1) {
+      return Status(ErrorCode::kInvalidOptions, "TTL indexes are single-field indexes");
+    }
+  }
+  if (!hidden.eoo() && hidden.type() != BsonType::kBool) {
+    return WrongType("collMod.index", hidden, "bool");
+  }
+  for (BsonElement e : old_spec) {
+    if (e.FieldName() == "hidden") {
+      if (!hidden.eoo()) {
+        wrote_hidden = true;
+        if (hidden.Bool()) out.AppendBool("hidden", true);
+        continue;
+      }
+    } else if (e.FieldName() == "expireAfterSeconds" && !ttl.eoo()) {
+      wrote_ttl = true;
+      out.AppendInt64("expireAfterSeconds", ttl.NumberLong());
+      continue;
+    }
+    out.AppendElement(e);
+  }
+  if (!hidden.eoo() && !wrote_hidden && hidden.Bool()) out.AppendBool("hidden", true);
+  if (!ttl.eoo() && !wrote_ttl) out.AppendInt64("expireAfterSeconds", ttl.NumberLong());
+  HG_RETURN_IF_ERROR(ctx.service.catalog->ReplaceIndexSpecs(nss, {out.Obj()}));
+  if (!hidden.eoo()) {
+    reply.AppendBool("hidden_old", old_spec["hidden"].Truthy());
+    reply.AppendBool("hidden_new", hidden.Bool());
+  }
+  if (!ttl.eoo()) {
+    BsonElement old_ttl = old_spec["expireAfterSeconds"];
+    if (!old_ttl.eoo()) reply.AppendElementAs(old_ttl, "expireAfterSeconds_old");
+    reply.AppendInt64("expireAfterSeconds_new", ttl.NumberLong());
+  }
+  return Status::OK();
+}
 
 void RegisterDdlIndexCommands(CommandRegistry& r) {
   r.Add(std::make_unique<DdlCommand>("createIndexes", false, "creates indexes on a collection",

@@ -1,9 +1,14 @@
 #include "timeseries/ttl_monitor.h"
 
+#include <limits>
+#include <optional>
+
 #include "base/clock.h"
 #include "base/logger.h"
 #include "base/server_parameters.h"
+#include "bson/key_string.h"
 #include "storage/record_id.h"
+#include "storage/write_conflict.h"
 #include "timeseries/bucket_scan.h"
 #include "timeseries/timeseries_options.h"
 
@@ -52,6 +57,74 @@ StatusWith<int64_t> DeleteExpired(storage::KvEngine* engine, catalog::Collection
         deleted += static_cast<int64_t>(chunk.size());
         return Status::OK();
       }));
+  return deleted;
+}
+// The successor of every key starting with `prefix` (nullopt: none).
+std::optional<std::string> PrefixSuccessor(std::string prefix) {
+  while (!prefix.empty() && static_cast<unsigned char>(prefix.back()) == 0xff) prefix.pop_back();
+  if (prefix.empty()) return std::nullopt;
+  prefix.back() = static_cast<char>(static_cast<unsigned char>(prefix.back()) + 1);
+  return prefix;
+}
+
+std::string EncodeDate(int64_t millis, bool descending) {
+  bson::BsonBuilder b;
+  b.AppendDate("", millis);
+  BsonObj holder = b.Obj();
+  bson::KeyStringBuilder k;
+  k.AppendElement(holder.FirstElement(), descending);
+  return k.Release();
+}
+
+// Deletes the documents of a regular collection whose TTL index `idx` holds a date at most
+// `expired_before` (for arrays: any date, i.e. the earliest, as MongoDB does). The index is read
+// as a key range, in transactions of a few hundred documents. Returns how many were deleted.
+StatusWith<int64_t> DeleteExpiredByIndex(storage::KvEngine* engine, catalog::Collection& coll,
+                                         const catalog::SecondaryIndex& idx,
+                                         int64_t expired_before) {
+  const bool desc =
+      idx.desc.key.FirstElement().IsNumber() && idx.desc.key.FirstElement().NumberDouble() < 0;
+  const int64_t kMin = std::numeric_limits<int64_t>::min();
+  std::string start = desc ? EncodeDate(expired_before, true) : EncodeDate(kMin, false);
+  std::optional<std::string> end =
+      PrefixSuccessor(desc ? EncodeDate(kMin, true) : EncodeDate(expired_before, false));
+  int64_t deleted = 0;
+  std::string last_key;
+  bool started = false, more = true;
+  while (more) {
+    int64_t n = 0, bytes = 0;
+    std::string chunk_last;
+    bool chunk_more = false;
+    HG_RETURN_IF_ERROR(storage::RetryOnWriteConflict([&]() -> Status {
+      n = bytes = 0;
+      auto session = engine->NewSession();
+      storage::WriteUnit wu(*session);
+      HG_RETURN_IF_ERROR(wu.begin_status());
+      HG_ASSIGN_OR_RETURN(auto cursor, session->OpenCursorOrError(idx.entry->ident));
+      HG_ASSIGN_OR_RETURN(bool m, started ? cursor->SeekAfter(last_key) : cursor->Seek(start));
+      int seen = 0;
+      while (m && (!end || cursor->key() < std::string_view(*end)) && seen < 500) {
+        ++seen;
+        chunk_last = std::string(cursor->key());
+        int64_t rid = storage::DecodeRecordId(cursor->value());
+        HG_ASSIGN_OR_RETURN(auto rec, coll.FindRecord(*session, rid));
+        HG_ASSIGN_OR_RETURN(m, cursor->Next());
+        if (!rec) continue;  // a multikey document already deleted in this chunk
+        HG_RETURN_IF_ERROR(coll.Remove(*session, rid, rec->doc));
+        ++n;
+        bytes += rec->doc.size();
+        // Removing keys moved the cursor's table under it: re-seek after the last key read.
+        HG_ASSIGN_OR_RETURN(m, cursor->SeekAfter(chunk_last));
+      }
+      chunk_more = m && (!end || cursor->key() < std::string_view(*end));
+      return wu.Commit();
+    }));
+    coll.AdjustCounts(-n, -bytes);
+    deleted += n;
+    if (!chunk_last.empty()) last_key = std::move(chunk_last);
+    started = true;
+    more = chunk_more;
+  }
   return deleted;
 }
 }  // namespace
@@ -106,6 +179,17 @@ StatusWith<int64_t> TtlMonitor::RunOnce(int64_t now_millis) {
   for (const std::string& db : catalog_->ListDatabases()) {
     for (const auto& view : catalog_->ListCollections(db)) {
       const auto& e = view->entry();
+      if (e.type == "collection" && !view->ident().empty()) {
+        // TTL indexes of regular collections.
+        for (const auto& idx : view->Indexes()) {
+          if (!idx.desc.expire_after_seconds || !idx.entry->ready) continue;
+          HG_ASSIGN_OR_RETURN(
+              int64_t n, DeleteExpiredByIndex(engine_, *view, idx,
+                                              now_millis - *idx.desc.expire_after_seconds * 1000));
+          total += n;
+        }
+        continue;
+      }
       if (e.type != "timeseries") continue;
       bson::BsonElement expire = e.options["expireAfterSeconds"];
       if (!expire.IsNumber()) continue;

@@ -1,0 +1,268 @@
+#include "catalog/index_keys.h"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include "bson/key_string.h"
+#include "query/path.h"
+
+namespace hourglass::catalog {
+
+using bson::BsonBuilder;
+using bson::BsonElement;
+using bson::BsonObj;
+using bson::BsonType;
+
+StatusWith<IndexDescriptor> IndexDescriptor::FromSpec(const BsonObj& spec) {
+  IndexDescriptor d;
+  d.spec = spec.Owned();
+  d.key = d.spec["key"].Obj();
+  d.name = std::string(d.spec["name"].Str());
+  d.unique = d.spec["unique"].Truthy();
+  d.sparse = d.spec["sparse"].Truthy();
+  d.hidden = d.spec["hidden"].Truthy();
+  for (BsonElement f : d.key) {
+    if (f.type() == BsonType::kString && f.Str() == "hashed") d.hashed = true;
+  }
+  BsonElement pfe = d.spec["partialFilterExpression"];
+  if (pfe.type() == BsonType::kObject) {
+    HG_ASSIGN_OR_RETURN(auto m, query::Matcher::Parse(pfe.Obj()));
+    d.partial = std::move(m);
+  }
+  BsonElement ttl = d.spec["expireAfterSeconds"];
+  if (ttl.IsNumber()) d.expire_after_seconds = ttl.NumberLong();
+  return d;
+}
+
+namespace {
+
+// A value reached along a path: an element of the document, or one of the placeholders.
+struct KeyValue {
+  enum Kind { kElement, kMissing, kUndefined } kind = kMissing;
+  BsonElement element;
+};
+
+struct WalkState {
+  std::vector<KeyValue> values;
+  std::vector<std::string> array_paths;  // dotted paths (without positions) that held arrays
+};
+
+void AddArrayPath(WalkState& st, const std::string& path) {
+  if (std::find(st.array_paths.begin(), st.array_paths.end(), path) == st.array_paths.end()) {
+    st.array_paths.push_back(path);
+  }
+}
+
+void WalkLeaf(const BsonElement& e, const std::string& path, WalkState& st) {
+  if (e.type() != BsonType::kArray) {
+    st.values.push_back({KeyValue::kElement, e});
+    return;
+  }
+  AddArrayPath(st, path);
+  BsonObj arr = e.Obj();
+  if (arr.IsEmpty()) {
+    st.values.push_back({KeyValue::kUndefined, {}});
+    return;
+  }
+  for (BsonElement item : arr) st.values.push_back({KeyValue::kElement, item});
+}
+
+void Walk(const BsonObj& obj, const query::FieldPath& comps, size_t i, const std::string& prefix,
+          WalkState& st) {
+  BsonElement e = obj.GetField(comps[i]);
+  std::string path = prefix.empty() ? comps[i] : prefix + "." + comps[i];
+  if (e.eoo()) {
+    st.values.push_back({});
+    return;
+  }
+  if (i + 1 == comps.size()) return WalkLeaf(e, path, st);
+  if (e.type() == BsonType::kObject) return Walk(e.Obj(), comps, i + 1, path, st);
+  if (e.type() != BsonType::kArray) {
+    st.values.push_back({});
+    return;
+  }
+  BsonObj arr = e.Obj();
+  if (auto pos = query::ParseArrayIndex(comps[i + 1])) {
+    // A numeric component selects that element (MongoDB's positional key path).
+    BsonElement item = arr.GetField(comps[i + 1]);
+    std::string item_path = path + "." + comps[i + 1];
+    if (item.eoo()) {
+      st.values.push_back({});
+    } else if (i + 2 == comps.size()) {
+      WalkLeaf(item, item_path, st);
+    } else if (item.type() == BsonType::kObject) {
+      Walk(item.Obj(), comps, i + 2, item_path, st);
+    } else {
+      st.values.push_back({});
+    }
+    return;
+  }
+  AddArrayPath(st, path);
+  if (arr.IsEmpty()) {
+    st.values.push_back({});
+    return;
+  }
+  for (BsonElement item : arr) {
+    if (item.type() == BsonType::kObject) {
+      Walk(item.Obj(), comps, i + 1, path, st);
+    } else {
+      st.values.push_back({});
+    }
+  }
+}
+
+// True if dotted path `a` is `b` or one of its prefixes (component-wise).
+bool IsPathPrefix(const std::string& a, const std::string& b) {
+  return a == b || (b.size() > a.size() && b.compare(0, a.size(), a) == 0 && b[a.size()] == '.');
+}
+
+const BsonObj& UndefinedHolder() {
+  static const BsonObj holder = [] {
+    BsonBuilder b;
+    b.AppendUndefined("");
+    return b.Obj();
+  }();
+  return holder;
+}
+
+void AppendValue(bson::KeyStringBuilder& k, const KeyValue& v, bool descending) {
+  switch (v.kind) {
+    case KeyValue::kElement:
+      k.AppendElement(v.element, descending);
+      break;
+    case KeyValue::kMissing:
+      k.AppendMissing(descending);
+      break;
+    case KeyValue::kUndefined:
+      k.AppendElement(UndefinedHolder().FirstElement(), descending);
+      break;
+  }
+}
+
+bool IsDescendingField(const BsonElement& f) { return f.IsNumber() && f.NumberDouble() < 0; }
+bool IsHashedField(const BsonElement& f) {
+  return f.type() == BsonType::kString && f.Str() == "hashed";
+}
+
+}  // namespace
+
+int64_t HashIndexValue(const BsonElement& value) {
+  bson::KeyStringBuilder k;
+  k.AppendElement(value);
+  // FNV-1a over the canonical encoding, so equal values hash equally.
+  uint64_t h = 14695981039346656037ull;
+  for (unsigned char c : k.bytes()) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return static_cast<int64_t>(h);
+}
+
+StatusWith<IndexKeySet> GenerateIndexKeys(const IndexDescriptor& desc, const BsonObj& doc) {
+  IndexKeySet out;
+  if (desc.partial && !desc.partial->Matches(doc)) return out;
+  std::vector<std::vector<KeyValue>> per_field;
+  std::vector<std::vector<std::string>> paths_per_field;
+  std::vector<BsonObj> hash_holders;  // keep hashed values alive until encoded
+  bool all_missing = true;
+  for (BsonElement f : desc.key) {
+    WalkState st;
+    Walk(doc, query::SplitPath(f.FieldName()), 0, "", st);
+    if (IsHashedField(f)) {
+      if (!st.array_paths.empty()) {
+        return Status(ErrorCode::kLocation16766,
+                      "Error: hashed indexes do not currently support array values. Found array "
+                      "at path: " +
+                          st.array_paths.front());
+      }
+      const KeyValue& v = st.values.front();
+      BsonBuilder b;
+      b.AppendInt64("", HashIndexValue(v.kind == KeyValue::kElement ? v.element : BsonElement()));
+      hash_holders.push_back(b.Obj());
+      if (v.kind != KeyValue::kMissing) all_missing = false;
+      st.values = {KeyValue{KeyValue::kElement, hash_holders.back().FirstElement()}};
+    } else {
+      for (const auto& v : st.values) {
+        if (v.kind != KeyValue::kMissing) all_missing = false;
+      }
+    }
+    if (!st.array_paths.empty()) out.multikey = true;
+    per_field.push_back(std::move(st.values));
+    paths_per_field.push_back(std::move(st.array_paths));
+  }
+  for (size_t i = 0; i < paths_per_field.size(); ++i) {
+    for (size_t j = i + 1; j < paths_per_field.size(); ++j) {
+      for (const auto& p : paths_per_field[i]) {
+        for (const auto& q : paths_per_field[j]) {
+          if (!IsPathPrefix(p, q) && !IsPathPrefix(q, p)) {
+            return Status(ErrorCode::kCannotIndexParallelArrays,
+                          "cannot index parallel arrays [" + q + "] [" + p + "]");
+          }
+        }
+      }
+    }
+  }
+  if (desc.sparse && all_missing) return out;
+  // The cross product of the fields' values (only one field can be an array outside a shared
+  // path prefix, so this is small).
+  std::vector<BsonElement> pattern;
+  for (BsonElement f : desc.key) pattern.push_back(f);
+  std::set<std::string> keys;
+  std::vector<size_t> pos(per_field.size(), 0);
+  while (true) {
+    bson::KeyStringBuilder k;
+    for (size_t f = 0; f < per_field.size(); ++f) {
+      AppendValue(k, per_field[f][pos[f]], IsDescendingField(pattern[f]));
+    }
+    keys.insert(k.Release());
+    bool done = true;
+    for (size_t f = per_field.size(); f-- > 0;) {
+      if (++pos[f] < per_field[f].size()) {
+        done = false;
+        break;
+      }
+      pos[f] = 0;
+    }
+    if (done) break;
+  }
+  out.keys.assign(keys.begin(), keys.end());
+  return out;
+}
+
+BsonObj IndexKeyValue(const BsonObj& pattern, std::string_view key_bytes) {
+  BsonBuilder b;
+  auto decoded = bson::DecodeIndexKey(key_bytes, pattern);
+  if (!decoded.ok()) return b.Obj();
+  auto it = decoded.value().begin();
+  for (BsonElement f : pattern) {
+    if (it == decoded.value().end()) break;
+    b.AppendElementAs(*it, f.FieldName());
+    ++it;
+  }
+  return b.Obj();
+}
+
+std::string DefaultIndexName(const BsonObj& pattern) {
+  std::string name;
+  for (BsonElement f : pattern) {
+    if (!name.empty()) name += "_";
+    name += std::string(f.FieldName()) + "_";
+    if (f.type() == BsonType::kString) {
+      name += std::string(f.Str());
+    } else if (f.IsNumber()) {
+      double d = f.NumberDouble();
+      if (std::isfinite(d) && d == std::floor(d) && std::fabs(d) < 1e15) {
+        name += std::to_string(static_cast<int64_t>(d));
+      } else {
+        std::string s = std::to_string(d);
+        s.erase(s.find_last_not_of('0') + 1);
+        if (!s.empty() && s.back() == '.') s.pop_back();
+        name += s;
+      }
+    }
+  }
+  return name;
+}
+
+}  // namespace hourglass::catalog

@@ -1,0 +1,63 @@
+// Index descriptors and index key generation for secondary indexes of regular collections.
+//
+// An IndexDescriptor is the parsed form of a stored index spec ({v, key, name, unique, sparse,
+// partialFilterExpression, hidden, expireAfterSeconds}); GenerateIndexKeys turns a document into
+// the set of its keys for that index with MongoDB's rules: a missing field indexes as null, an
+// array at the end of a path contributes one key per element (an empty array indexes as
+// undefined), an array in the middle of a path is searched element by element (the index then
+// becomes multikey), and a compound key may reach arrays through only one path (chain of nested
+// paths): two arrays on unrelated paths fail with CannotIndexParallelArrays (171). A "hashed"
+// component holds a 64-bit hash of the value's canonical encoding (arrays fail with 16766).
+//
+// The key bytes are bson/key_string.h encodings, one component per pattern field; the storage
+// format of index tables (which appends the RecordId) is documented in src/storage/README.md.
+//
+// Thread-safety: pure functions; an IndexDescriptor is immutable and may be shared.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "bson/bson.h"
+#include "query/matcher.h"
+
+namespace hourglass::catalog {
+
+struct IndexDescriptor {
+  bson::BsonObj spec;  // as stored
+  bson::BsonObj key;   // the key pattern
+  std::string name;
+  bool unique = false;
+  bool sparse = false;
+  bool hidden = false;
+  bool hashed = false;  // some component is "hashed"
+  std::optional<query::Matcher> partial;
+  std::optional<int64_t> expire_after_seconds;
+
+  // Parses a stored (already validated) spec. BadValue if the partial filter does not parse.
+  static StatusWith<IndexDescriptor> FromSpec(const bson::BsonObj& spec);
+};
+
+struct IndexKeySet {
+  std::vector<std::string> keys;  // sorted, distinct encodings (without RecordId)
+  bool multikey = false;          // some array was traversed
+};
+
+// The keys of `doc` for `desc` (none if the document is outside a sparse or partial index).
+// Errors: CannotIndexParallelArrays (171), Location16766 (array in a hashed field).
+StatusWith<IndexKeySet> GenerateIndexKeys(const IndexDescriptor& desc, const bson::BsonObj& doc);
+
+// The hash a hashed index stores for `value` (EOO: missing, hashed as null). Values equal in
+// index order (1, 1.0, NumberLong(1)) hash equally.
+int64_t HashIndexValue(const bson::BsonElement& value);
+
+// {field: value, ...} for an encoded key of `pattern` (DuplicateKey's keyValue), using the
+// canonical value forms of bson::DecodeIndexKey.
+bson::BsonObj IndexKeyValue(const bson::BsonObj& pattern, std::string_view key_bytes);
+
+// The default index name MongoDB gives a key pattern: "a_1_b_-1", "loc_2dsphere".
+std::string DefaultIndexName(const bson::BsonObj& pattern);
+
+}  // namespace hourglass::catalog

@@ -1,0 +1,129 @@
+// Index key generation: one key per value, MongoDB's multikey rules (arrays at the end of a path
+// and in its middle, empty arrays, positional components), parallel arrays (171), hashed fields
+// (16766), sparse and partial indexes; and default index names.
+#include "catalog/index_keys.h"
+
+#include <gtest/gtest.h>
+
+#include "bson/key_string.h"
+
+namespace hourglass::catalog {
+namespace {
+
+using bson::BsonObj;
+
+BsonObj J(const char* json) { return bson::FromJson(json).value(); }
+
+IndexDescriptor Desc(const char* spec) {
+  auto d = IndexDescriptor::FromSpec(J(spec));
+  EXPECT_TRUE(d.ok());
+  return std::move(d).value();
+}
+
+// The decoded keys of `doc`, each as the JSON of {"": v, ...}.
+std::vector<std::string> Keys(const IndexDescriptor& d, const char* doc) {
+  auto keys = GenerateIndexKeys(d, J(doc));
+  EXPECT_TRUE(keys.ok()) << keys.status().ToString();
+  std::vector<std::string> out;
+  for (const auto& k : keys.value().keys) {
+    auto decoded = bson::DecodeIndexKey(k, d.key);
+    EXPECT_TRUE(decoded.ok());
+    out.push_back(decoded.value().ToJson());
+  }
+  return out;
+}
+
+TEST(IndexKeysTest, ScalarMissingAndNull) {
+  auto d = Desc(R"({"v": 2, "key": {"a": 1}, "name": "a_1"})");
+  EXPECT_EQ(Keys(d, R"({"a": 5})"), std::vector<std::string>{R"({ "" : 5 })"});
+  EXPECT_EQ(Keys(d, R"({"b": 5})"), std::vector<std::string>{R"({ "" : null })"});
+  EXPECT_EQ(Keys(d, R"({"a": null})"), std::vector<std::string>{R"({ "" : null })"});
+  auto keys = GenerateIndexKeys(d, J(R"({"a": 5})"));
+  EXPECT_FALSE(keys.value().multikey);
+}
+
+TEST(IndexKeysTest, LeafArrayGivesOneKeyPerDistinctElement) {
+  auto d = Desc(R"({"v": 2, "key": {"a": 1}, "name": "a_1"})");
+  auto keys = GenerateIndexKeys(d, J(R"({"a": [3, 1, 3, [2]]})"));
+  ASSERT_TRUE(keys.ok());
+  EXPECT_TRUE(keys.value().multikey);
+  // 1, 3 and the nested array [2] (indexed whole); duplicates collapse.
+  EXPECT_EQ(keys.value().keys.size(), 3u);
+  EXPECT_EQ(Keys(d, R"({"a": []})"), std::vector<std::string>{R"({ "" : { "$undefined" : true } })"});
+}
+
+TEST(IndexKeysTest, ArraysInTheMiddleOfAPath) {
+  auto d = Desc(R"({"v": 2, "key": {"a.b": 1}, "name": "a.b_1"})");
+  EXPECT_EQ(Keys(d, R"({"a": [{"b": 2}, {"b": 1}]})"),
+            (std::vector<std::string>{R"({ "" : 1 })", R"({ "" : 2 })"}));
+  // An element without the field, and a scalar element, index as null.
+  EXPECT_EQ(Keys(d, R"({"a": [{"b": 2}, 7, {"c": 1}]})"),
+            (std::vector<std::string>{R"({ "" : null })", R"({ "" : 2 })"}));
+  EXPECT_EQ(Keys(d, R"({"a": [{"b": [4, 5]}]})"),
+            (std::vector<std::string>{R"({ "" : 4 })", R"({ "" : 5 })"}));
+}
+
+TEST(IndexKeysTest, PositionalComponentSelectsTheElement) {
+  auto d = Desc(R"({"v": 2, "key": {"a.1": 1}, "name": "a.1_1"})");
+  EXPECT_EQ(Keys(d, R"({"a": [10, 20, 30]})"), std::vector<std::string>{R"({ "" : 20 })"});
+  EXPECT_EQ(Keys(d, R"({"a": [10]})"), std::vector<std::string>{R"({ "" : null })"});
+}
+
+TEST(IndexKeysTest, CompoundKeysAreTheCrossProduct) {
+  auto d = Desc(R"({"v": 2, "key": {"a": 1, "b": -1}, "name": "a_1_b_-1"})");
+  EXPECT_EQ(Keys(d, R"({"a": [1, 2], "b": "x"})"),
+            (std::vector<std::string>{R"({ "" : 1, "" : "x" })", R"({ "" : 2, "" : "x" })"}));
+  // Fields under one shared array are not parallel.
+  auto shared = Desc(R"({"v": 2, "key": {"a.b": 1, "a.c": 1}, "name": "s"})");
+  auto keys = GenerateIndexKeys(shared, J(R"({"a": [{"b": 1, "c": 2}, {"b": 3, "c": 4}]})"));
+  ASSERT_TRUE(keys.ok()) << keys.status().ToString();
+  // Every combination is present, so bounds on both fields never lose the document.
+  EXPECT_EQ(keys.value().keys.size(), 4u);
+}
+
+TEST(IndexKeysTest, ParallelArraysAreRejected) {
+  auto d = Desc(R"({"v": 2, "key": {"a": 1, "b": 1}, "name": "a_1_b_1"})");
+  auto keys = GenerateIndexKeys(d, J(R"({"a": [1], "b": [2]})"));
+  EXPECT_EQ(keys.status().code(), ErrorCode::kCannotIndexParallelArrays);
+  auto nested = Desc(R"({"v": 2, "key": {"x.b": 1, "x.c": 1}, "name": "n"})");
+  keys = GenerateIndexKeys(nested, J(R"({"x": {"b": [1], "c": [2]}})"));
+  EXPECT_EQ(keys.status().code(), ErrorCode::kCannotIndexParallelArrays);
+  EXPECT_TRUE(GenerateIndexKeys(d, J(R"({"a": [1, 2], "b": 3})")).ok());
+}
+
+TEST(IndexKeysTest, HashedFields) {
+  auto d = Desc(R"({"v": 2, "key": {"h": "hashed"}, "name": "h_hashed"})");
+  auto one = GenerateIndexKeys(d, J(R"({"h": 1})")).value().keys;
+  auto one_double = GenerateIndexKeys(d, J(R"({"h": 1.0})")).value().keys;
+  auto two = GenerateIndexKeys(d, J(R"({"h": 2})")).value().keys;
+  EXPECT_EQ(one, one_double);
+  EXPECT_NE(one, two);
+  EXPECT_EQ(GenerateIndexKeys(d, J(R"({"h": [1]})")).status().code(), ErrorCode::kLocation16766);
+}
+
+TEST(IndexKeysTest, SparseAndPartialSkipDocuments) {
+  auto sparse = Desc(R"({"v": 2, "key": {"a": 1, "b": 1}, "name": "s", "sparse": true})");
+  EXPECT_TRUE(Keys(sparse, R"({"c": 1})").empty());
+  EXPECT_EQ(Keys(sparse, R"({"b": 1})").size(), 1u);
+  auto partial = Desc(
+      R"({"v": 2, "key": {"a": 1}, "name": "p", "partialFilterExpression": {"a": {"$gt": 5}}})");
+  EXPECT_TRUE(Keys(partial, R"({"a": 1})").empty());
+  EXPECT_EQ(Keys(partial, R"({"a": 6})").size(), 1u);
+}
+
+TEST(IndexKeysTest, KeyBytesMatchTheCompoundEncoding) {
+  auto d = Desc(R"({"v": 2, "key": {"a": 1, "b": -1}, "name": "x"})");
+  BsonObj doc = J(R"({"a": 3, "b": "z"})");
+  EXPECT_EQ(GenerateIndexKeys(d, doc).value().keys,
+            std::vector<std::string>{bson::EncodeIndexKey(d.key, doc)});
+}
+
+TEST(IndexKeysTest, DefaultNames) {
+  EXPECT_EQ(DefaultIndexName(J(R"({"a": 1, "b": -1})")), "a_1_b_-1");
+  EXPECT_EQ(DefaultIndexName(J(R"({"x.y": 1})")), "x.y_1");
+  EXPECT_EQ(DefaultIndexName(J(R"({"h": "hashed"})")), "h_hashed");
+  EXPECT_EQ(DefaultIndexName(J(R"({"a": 1.5})")), "a_1.5");
+}
+
+}  // namespace
+}  // namespace hourglass::catalog

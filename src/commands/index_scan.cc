@@ -1,0 +1,104 @@
+#include "commands/index_scan.h"
+
+#include "storage/record_id.h"
+
+namespace hourglass::commands {
+
+using bson::BsonObj;
+
+namespace {
+constexpr int64_t kChunkKeys = 1000;
+}  // namespace
+
+Status ScanIndexEntries(storage::Session& s, const QueryPlan& plan, IndexScanPosition& pos,
+                        int64_t max_keys, const std::function<Status(int64_t, bool*)>& fn,
+                        int64_t* keys_examined) {
+  if (pos.done) return Status::OK();
+  const size_t n_ranges = plan.ranges.size();
+  if (n_ranges == 0) {
+    pos.done = true;
+    return Status::OK();
+  }
+  HG_ASSIGN_OR_RETURN(auto cursor, s.OpenCursorOrError(plan.index->entry->ident));
+  auto current = [&]() -> const KeyRange& {
+    return plan.ranges[plan.forward ? pos.range : n_ranges - 1 - pos.range];
+  };
+  auto position_at_range = [&]() -> StatusWith<bool> {
+    const KeyRange& r = current();
+    if (plan.forward) return r.start.empty() ? cursor->SeekFirst() : cursor->Seek(r.start, true);
+    return r.end ? cursor->SeekAfter(*r.end, false) : cursor->SeekLast();
+  };
+  bool have;
+  if (!pos.started) {
+    pos.started = true;
+    HG_ASSIGN_OR_RETURN(have, position_at_range());
+  } else {
+    HG_ASSIGN_OR_RETURN(have, cursor->SeekAfter(pos.last_key, plan.forward));
+  }
+  int64_t n = 0;
+  while (true) {
+    bool in_range = false;
+    if (have) {
+      std::string_view key = cursor->key();
+      const KeyRange& r = current();
+      in_range = plan.forward ? (!r.end || key < std::string_view(*r.end))
+                              : key >= std::string_view(r.start);
+    }
+    if (!in_range) {
+      if (++pos.range >= n_ranges) {
+        pos.done = true;
+        return Status::OK();
+      }
+      HG_ASSIGN_OR_RETURN(have, position_at_range());
+      continue;
+    }
+    ++*keys_examined;
+    pos.last_key = std::string(cursor->key());
+    int64_t rid = storage::DecodeRecordId(cursor->value());
+    bool stop = false;
+    HG_RETURN_IF_ERROR(fn(rid, &stop));
+    if (stop) {
+      pos.done = true;
+      return Status::OK();
+    }
+    if (++n >= max_keys) return Status::OK();
+    HG_ASSIGN_OR_RETURN(have, plan.forward ? cursor->Next() : cursor->Prev());
+  }
+}
+
+IndexScan::IndexScan(std::shared_ptr<catalog::Collection> coll, storage::KvEngine* engine,
+                     QueryPlan plan, std::optional<query::Matcher> filter)
+    : coll_(std::move(coll)), engine_(engine), plan_(std::move(plan)), filter_(std::move(filter)) {
+  if (filter_ && filter_->MatchesEverything()) filter_.reset();
+}
+
+Status IndexScan::ReadChunk() {
+  auto session = engine_->NewSession();
+  Status st = ScanIndexEntries(
+      *session, plan_, pos_, kChunkKeys,
+      [&](int64_t rid, bool*) -> Status {
+        if (plan_.multikey && !seen_.insert(rid).second) return Status::OK();
+        HG_ASSIGN_OR_RETURN(auto rec, coll_->FindRecord(*session, rid));
+        if (!rec) return Status::OK();  // deleted since the key was read
+        ++docs_examined_;
+        if (!filter_ || filter_->Matches(rec->doc)) buffer_.push_back(std::move(rec->doc));
+        return Status::OK();
+      },
+      &keys_examined_);
+  if (st.code() == ErrorCode::kNamespaceNotFound) {
+    // The index or collection was dropped under us: the scan ends.
+    pos_.done = true;
+    return Status::OK();
+  }
+  return st;
+}
+
+StatusWith<std::optional<BsonObj>> IndexScan::Next() {
+  while (buffer_.empty() && !pos_.done) HG_RETURN_IF_ERROR(ReadChunk());
+  if (buffer_.empty()) return std::optional<BsonObj>();
+  BsonObj out = std::move(buffer_.front());
+  buffer_.pop_front();
+  return std::optional<BsonObj>(std::move(out));
+}
+
+}  // namespace hourglass::commands

@@ -1,0 +1,62 @@
+// Executing an index plan (query_planner.h): walking the key ranges of an index table and
+// fetching the records they point to.
+//
+// ScanIndexEntries is the primitive, run inside a caller's Session (and transaction, for writes);
+// IndexScan is the DocumentStream of reads, which like CollectionScan reads in chunks, each in its
+// own short session, resuming after the last key it saw, so a client cursor pins no snapshot.
+// Documents are re-checked against the filter after the fetch; a multikey index's duplicates
+// (one record under several keys) are returned once.
+#pragma once
+
+#include <deque>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_set>
+
+#include "catalog/collection.h"
+#include "commands/query_planner.h"
+#include "pipeline/pipeline.h"
+#include "query/matcher.h"
+#include "storage/kv_engine.h"
+
+namespace hourglass::commands {
+
+// Where a scan stands: the range being read and the last key returned.
+struct IndexScanPosition {
+  size_t range = 0;  // in scan order
+  std::string last_key;
+  bool started = false;
+  bool done = false;
+};
+
+// Reads at most `max_keys` index entries of `plan` from `pos` on, calling `fn` with each entry's
+// RecordId (fn may set *stop to end the scan early). Counts the entries in *keys_examined.
+Status ScanIndexEntries(storage::Session& s, const QueryPlan& plan, IndexScanPosition& pos,
+                        int64_t max_keys, const std::function<Status(int64_t, bool*)>& fn,
+                        int64_t* keys_examined);
+
+class IndexScan : public pipeline::DocumentStream {
+ public:
+  IndexScan(std::shared_ptr<catalog::Collection> coll, storage::KvEngine* engine, QueryPlan plan,
+            std::optional<query::Matcher> filter);
+  StatusWith<std::optional<bson::BsonObj>> Next() override;
+  int64_t keys_examined() const { return keys_examined_; }
+  int64_t docs_examined() const { return docs_examined_; }
+
+ private:
+  Status ReadChunk();
+
+  std::shared_ptr<catalog::Collection> coll_;
+  storage::KvEngine* engine_;
+  QueryPlan plan_;
+  std::optional<query::Matcher> filter_;
+  IndexScanPosition pos_;
+  std::unordered_set<int64_t> seen_;  // multikey only
+  std::deque<bson::BsonObj> buffer_;
+  int64_t keys_examined_ = 0;
+  int64_t docs_examined_ = 0;
+};
+
+}  // namespace hourglass::commands

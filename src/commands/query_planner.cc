@@ -1,0 +1,567 @@
+#include "commands/query_planner.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <limits>
+#include <map>
+
+#include "bson/bson_compare.h"
+#include "bson/key_string.h"
+#include "commands/command_util.h"
+
+namespace hourglass::commands {
+
+using bson::BsonBuilder;
+using bson::BsonElement;
+using bson::BsonObj;
+using bson::BsonType;
+
+namespace {
+
+constexpr size_t kMaxPointCombinations = 4096;
+
+// One bound value: an element of a filter or of a holder document, with its display.
+struct Bound {
+  BsonElement value;
+  bool inclusive = true;
+};
+
+// An interval on one field in value order (low <= high).
+struct ValueInterval {
+  Bound low, high;
+  bool IsPoint() const {
+    return low.inclusive && high.inclusive &&
+           bson::CompareElementValues(low.value, high.value) == 0;
+  }
+};
+
+// Holders for the bracket edges (they must outlive the plans: static).
+const BsonObj& Edges() {
+  static const BsonObj edges = [] {
+    BsonBuilder b;
+    b.AppendMinKey("minkey");
+    b.AppendMaxKey("maxkey");
+    b.AppendDouble("ninf", -std::numeric_limits<double>::infinity());
+    b.AppendDouble("pinf", std::numeric_limits<double>::infinity());
+    b.AppendString("emptystr", "");
+    b.AppendObject("emptyobj", BsonObj());
+    b.AppendDate("mindate", std::numeric_limits<int64_t>::min());
+    b.AppendDate("maxdate", std::numeric_limits<int64_t>::max());
+    bson::ObjectId lo{}, hi{};
+    std::memset(hi.bytes, 0xff, sizeof(hi.bytes));
+    b.AppendObjectId("minoid", lo);
+    b.AppendObjectId("maxoid", hi);
+    b.AppendBool("false", false);
+    b.AppendBool("true", true);
+    b.AppendTimestamp("mints", 0);
+    b.AppendTimestamp("maxts", std::numeric_limits<uint64_t>::max());
+    return b.Obj();
+  }();
+  return edges;
+}
+BsonElement Edge(std::string_view name) { return Edges()[name]; }
+
+// The bracket [lo, hi] of values comparable with `v` by $gt/$lt, or false if we do not use an
+// index for ranges of this type.
+bool TypeBracket(const BsonElement& v, ValueInterval* out) {
+  switch (v.type()) {
+    case BsonType::kInt32:
+    case BsonType::kInt64:
+    case BsonType::kDouble:
+    case BsonType::kDecimal128:
+      if (v.type() == BsonType::kDouble && std::isnan(v.Double())) return false;
+      if (v.type() == BsonType::kDecimal128 && v.Decimal().IsNaN()) return false;
+      *out = {{Edge("ninf"), true}, {Edge("pinf"), true}};
+      return true;
+    case BsonType::kString:
+      *out = {{Edge("emptystr"), true}, {Edge("emptyobj"), false}};
+      return true;
+    case BsonType::kDate:
+      *out = {{Edge("mindate"), true}, {Edge("maxdate"), true}};
+      return true;
+    case BsonType::kObjectId:
+      *out = {{Edge("minoid"), true}, {Edge("maxoid"), true}};
+      return true;
+    case BsonType::kBool:
+      *out = {{Edge("false"), true}, {Edge("true"), true}};
+      return true;
+    case BsonType::kTimestamp:
+      *out = {{Edge("mints"), true}, {Edge("maxts"), true}};
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool PointValue(const BsonElement& v) {
+  switch (v.type()) {
+    case BsonType::kEOO:
+    case BsonType::kArray:
+    case BsonType::kRegex:
+    case BsonType::kNull:
+    case BsonType::kUndefined:
+    case BsonType::kMinKey:
+    case BsonType::kMaxKey:
+      return false;
+    default:
+      return true;
+  }
+}
+
+// The predicates of one path that give bounds, in filter order.
+struct FieldPredicates {
+  std::vector<std::vector<BsonElement>> point_sets;  // each: $eq / value / $in
+  std::vector<ValueInterval> ranges;
+};
+
+void AddOperatorPredicates(const BsonObj& ops, FieldPredicates& fp) {
+  for (BsonElement op : ops) {
+    std::string_view name = op.FieldName();
+    if (name == "$eq") {
+      if (PointValue(op)) fp.point_sets.push_back({op});
+    } else if (name == "$in") {
+      if (op.type() != BsonType::kArray) continue;
+      std::vector<BsonElement> points;
+      bool ok = true;
+      for (BsonElement v : op.Obj()) {
+        if (!PointValue(v)) ok = false;
+        points.push_back(v);
+      }
+      if (ok) fp.point_sets.push_back(std::move(points));
+    } else if (name == "$gt" || name == "$gte" || name == "$lt" || name == "$lte") {
+      ValueInterval bracket;
+      if (!TypeBracket(op, &bracket)) continue;
+      bool incl = name.size() == 4;
+      if (name[1] == 'g') {
+        bracket.low = {op, incl};
+      } else {
+        bracket.high = {op, incl};
+      }
+      fp.ranges.push_back(bracket);
+    }
+  }
+}
+
+void CollectPredicates(const BsonObj& filter, std::map<std::string, FieldPredicates>& out,
+                       int depth = 0) {
+  for (BsonElement e : filter) {
+    std::string_view name = e.FieldName();
+    if (name == "$and" && e.type() == BsonType::kArray && depth < 20) {
+      for (BsonElement clause : e.Obj()) {
+        if (clause.type() == BsonType::kObject) CollectPredicates(clause.Obj(), out, depth + 1);
+      }
+      continue;
+    }
+    if (name.empty() || name.front() == '$') continue;
+    FieldPredicates& fp = out[std::string(name)];
+    if (e.type() == BsonType::kObject && !e.Obj().IsEmpty() &&
+        e.Obj().FirstElement().FieldName().starts_with("$")) {
+      AddOperatorPredicates(e.Obj(), fp);
+    } else if (PointValue(e)) {
+      fp.point_sets.push_back({e});
+    }
+  }
+}
+
+// True if the path has a numeric component (positional semantics differ between the matcher and
+// the index: such paths get no bounds).
+bool HasNumericComponent(std::string_view path) {
+  size_t start = 0;
+  while (start <= path.size()) {
+    size_t dot = path.find('.', start);
+    std::string_view c =
+        path.substr(start, dot == std::string_view::npos ? path.npos : dot - start);
+    if (!c.empty() &&
+        std::all_of(c.begin(), c.end(), [](char ch) { return ch >= '0' && ch <= '9'; }))
+      return true;
+    if (dot == std::string_view::npos) break;
+    start = dot + 1;
+  }
+  return false;
+}
+
+// A holder for hashed point values.
+struct HashHolder {
+  std::vector<BsonObj> objs;
+  BsonElement Add(int64_t h) {
+    BsonBuilder b;
+    b.AppendInt64("", h);
+    objs.push_back(b.Obj());
+    return objs.back().FirstElement();
+  }
+};
+
+std::string Encode(const BsonElement& v, bool descending) {
+  bson::KeyStringBuilder k;
+  k.AppendElement(v, descending);
+  return k.Release();
+}
+
+// An interval in the byte order of one component.
+struct ByteInterval {
+  std::string lo, hi;
+  bool lo_incl, hi_incl;
+  std::string display;
+};
+
+std::string DisplayValue(const BsonElement& v) {
+  switch (v.type()) {
+    case BsonType::kMinKey:
+      return "MinKey";
+    case BsonType::kMaxKey:
+      return "MaxKey";
+    case BsonType::kInt32:
+      return std::to_string(v.Int32());
+    case BsonType::kInt64:
+      return std::to_string(v.Int64());
+    case BsonType::kDouble: {
+      double d = v.Double();
+      if (std::isinf(d)) return d > 0 ? "inf.0" : "-inf.0";
+      if (std::isnan(d)) return "nan.0";
+      if (d == std::floor(d) && std::fabs(d) < 1e15) {
+        return std::to_string(static_cast<int64_t>(d)) + ".0";
+      }
+      BsonBuilder b;
+      b.AppendElementAs(v, "v");
+      std::string json = b.Obj().ToJson();
+      return json.substr(8, json.size() - 10);
+    }
+    case BsonType::kString:
+      return "\"" + std::string(v.Str()) + "\"";
+    default: {
+      BsonBuilder b;
+      b.AppendElementAs(v, "v");
+      std::string json = b.Obj().ToJson();  // { "v" : <value> }
+      return json.substr(8, json.size() - 10);
+    }
+  }
+}
+
+ByteInterval ToBytes(const ValueInterval& iv, bool descending) {
+  ByteInterval b;
+  const Bound& first = descending ? iv.high : iv.low;
+  const Bound& last = descending ? iv.low : iv.high;
+  b.lo = Encode(first.value, descending);
+  b.hi = Encode(last.value, descending);
+  b.lo_incl = first.inclusive;
+  b.hi_incl = last.inclusive;
+  b.display = std::string(b.lo_incl ? "[" : "(") + DisplayValue(first.value) + ", " +
+              DisplayValue(last.value) + (b.hi_incl ? "]" : ")");
+  return b;
+}
+
+ByteInterval FullInterval(bool descending) {
+  return ToBytes({{Edge("minkey"), true}, {Edge("maxkey"), true}}, descending);
+}
+
+bool IsDescending(const BsonElement& f) { return f.IsNumber() && f.NumberDouble() < 0; }
+bool IsHashed(const BsonElement& f) { return f.type() == BsonType::kString; }
+
+// The intervals of one index field from its predicates, or nullopt for "no bounds".
+std::optional<std::vector<ByteInterval>> FieldIntervals(const FieldPredicates& fp,
+                                                        const BsonElement& field, bool multikey,
+                                                        HashHolder& hashes) {
+  bool desc = IsDescending(field);
+  if (!fp.point_sets.empty()) {
+    std::vector<ByteInterval> out;
+    for (BsonElement v : fp.point_sets.front()) {
+      BsonElement key = IsHashed(field) ? hashes.Add(catalog::HashIndexValue(v)) : v;
+      out.push_back(ToBytes({{key, true}, {key, true}}, desc));
+    }
+    std::sort(out.begin(), out.end(),
+              [](const ByteInterval& a, const ByteInterval& b) { return a.lo < b.lo; });
+    out.erase(
+        std::unique(out.begin(), out.end(),
+                    [](const ByteInterval& a, const ByteInterval& b) { return a.lo == b.lo; }),
+        out.end());
+    return out;
+  }
+  if (fp.ranges.empty() || IsHashed(field)) return std::nullopt;
+  ValueInterval iv = fp.ranges.front();
+  if (!multikey) {
+    for (size_t i = 1; i < fp.ranges.size(); ++i) {
+      const ValueInterval& r = fp.ranges[i];
+      int c = bson::CompareElementValues(r.low.value, iv.low.value);
+      if (c > 0 || (c == 0 && !r.low.inclusive)) iv.low = r.low;
+      c = bson::CompareElementValues(r.high.value, iv.high.value);
+      if (c < 0 || (c == 0 && !r.high.inclusive)) iv.high = r.high;
+    }
+    int c = bson::CompareElementValues(iv.low.value, iv.high.value);
+    if (c > 0 || (c == 0 && !(iv.low.inclusive && iv.high.inclusive))) {
+      return std::vector<ByteInterval>{};  // empty: nothing can match
+    }
+  }
+  return std::vector<ByteInterval>{ToBytes(iv, desc)};
+}
+
+bool SameKeyPattern(const BsonObj& a, const BsonObj& b) {
+  if (a.NumFields() != b.NumFields()) return false;
+  auto ia = a.begin();
+  for (BsonElement fb : b) {
+    BsonElement fa = *ia;
+    ++ia;
+    if (fa.FieldName() != fb.FieldName()) return false;
+    if (fa.IsNumber() && fb.IsNumber()) {
+      if (IsDescending(fa) != IsDescending(fb)) return false;
+    } else if (fa.type() == BsonType::kString && fb.type() == BsonType::kString) {
+      if (fa.Str() != fb.Str()) return false;
+    } else {
+      return false;
+    }
+  }
+  return true;
+}
+
+bool ElementsBinaryEqual(const BsonElement& a, const BsonElement& b) {
+  return a.size() == b.size() && std::memcmp(a.raw(), b.raw(), a.size()) == 0;
+}
+
+// Whether `filter` contains every top-level clause of `partial` verbatim.
+bool ImpliesPartialFilter(const BsonObj& filter, const BsonObj& partial) {
+  std::vector<BsonElement> clauses;
+  std::function<void(const BsonObj&)> collect = [&](const BsonObj& f) {
+    for (BsonElement e : f) {
+      if (e.FieldName() == "$and" && e.type() == BsonType::kArray) {
+        for (BsonElement c : e.Obj()) {
+          if (c.type() == BsonType::kObject) collect(c.Obj());
+        }
+      } else {
+        clauses.push_back(e);
+      }
+    }
+  };
+  collect(filter);
+  for (BsonElement p : partial) {
+    bool found = std::any_of(clauses.begin(), clauses.end(),
+                             [&](const BsonElement& c) { return ElementsBinaryEqual(c, p); });
+    if (!found) return false;
+  }
+  return true;
+}
+
+// Builds the plan of `idx` for the predicates; `forced`: usable even without bounds.
+std::optional<QueryPlan> PlanIndex(const catalog::SecondaryIndex& idx,
+                                   const std::map<std::string, FieldPredicates>& preds,
+                                   const BsonObj& sort, bool forced) {
+  QueryPlan plan;
+  plan.index = &idx;
+  plan.multikey = idx.entry->multikey->load();
+  HashHolder hashes;
+  std::vector<std::vector<ByteInterval>> fields;
+  std::vector<bool> has_bounds;
+  for (BsonElement f : idx.desc.key) {
+    auto it = preds.find(std::string(f.FieldName()));
+    std::optional<std::vector<ByteInterval>> iv;
+    if (it != preds.end() && !HasNumericComponent(f.FieldName())) {
+      iv = FieldIntervals(it->second, f, plan.multikey, hashes);
+    }
+    has_bounds.push_back(iv.has_value());
+    fields.push_back(iv ? std::move(*iv)
+                        : std::vector<ByteInterval>{FullInterval(IsDescending(f))});
+  }
+  BsonBuilder bounds;
+  {
+    size_t i = 0;
+    for (BsonElement f : idx.desc.key) {
+      size_t arr = bounds.OpenArray(f.FieldName());
+      int n = 0;
+      for (const auto& iv : fields[i]) {
+        bounds.AppendString(std::to_string(n++), iv.display);
+      }
+      bounds.Close(arr);
+      ++i;
+    }
+  }
+  plan.bounds = bounds.Obj();
+  // Leading point fields, then at most one range field.
+  size_t points = 0;
+  while (points < fields.size() && has_bounds[points] && !fields[points].empty() &&
+         std::all_of(fields[points].begin(), fields[points].end(), [](const ByteInterval& b) {
+           return b.lo == b.hi && b.lo_incl && b.hi_incl;
+         })) {
+    ++points;
+  }
+  bool any_empty = false;
+  for (size_t i = 0; i < fields.size(); ++i) {
+    if (has_bounds[i] && fields[i].empty()) any_empty = true;
+  }
+  // Cartesian product of the point prefix (bounded).
+  std::vector<std::string> prefixes{""};
+  size_t used_points = 0;
+  for (; used_points < points; ++used_points) {
+    if (prefixes.size() * fields[used_points].size() > kMaxPointCombinations) break;
+    std::vector<std::string> next;
+    for (const auto& p : prefixes) {
+      for (const auto& iv : fields[used_points]) next.push_back(p + iv.lo);
+    }
+    prefixes = std::move(next);
+  }
+  bool range_field = used_points == points && points < fields.size() && has_bounds[points];
+  if (!any_empty) {
+    for (const auto& p : prefixes) {
+      if (range_field) {
+        for (const auto& iv : fields[points]) {
+          KeyRange r;
+          r.start = iv.lo_incl ? p + iv.lo : PrefixSuccessor(p + iv.lo).value_or(std::string());
+          r.end = iv.hi_incl ? PrefixSuccessor(p + iv.hi) : std::optional<std::string>(p + iv.hi);
+          plan.ranges.push_back(std::move(r));
+        }
+      } else {
+        plan.ranges.push_back({p, p.empty() ? std::nullopt : PrefixSuccessor(p)});
+      }
+    }
+  }
+  bool bounded = has_bounds[0];
+  // Sort: the sort fields must be index fields j..j+m with j within the single-point prefix.
+  if (!sort.IsEmpty() && !plan.multikey && !idx.desc.hashed && plan.ranges.size() <= 1) {
+    std::vector<BsonElement> key_fields, sort_fields;
+    for (BsonElement f : idx.desc.key) key_fields.push_back(f);
+    for (BsonElement f : sort) sort_fields.push_back(f);
+    size_t single_points = 0;
+    while (single_points < points && fields[single_points].size() == 1) ++single_points;
+    for (size_t j = 0; j <= single_points && j + sort_fields.size() <= key_fields.size(); ++j) {
+      int dir = 0;  // +1 same, -1 reversed
+      bool ok = true;
+      for (size_t k = 0; k < sort_fields.size() && ok; ++k) {
+        const BsonElement& kf = key_fields[j + k];
+        const BsonElement& sf = sort_fields[k];
+        if (kf.FieldName() != sf.FieldName() || !sf.IsNumber()) {
+          ok = false;
+          break;
+        }
+        int d = (IsDescending(kf) == (sf.NumberDouble() < 0)) ? 1 : -1;
+        if (dir == 0) dir = d;
+        if (d != dir) ok = false;
+      }
+      if (ok) {
+        plan.provides_sort = true;
+        plan.forward = dir >= 0;
+        break;
+      }
+    }
+  }
+  if (!bounded && !forced && !plan.provides_sort) return std::nullopt;
+  if (!bounded && !forced && (idx.desc.sparse || idx.desc.partial)) return std::nullopt;
+  plan.score = static_cast<int>(points) * 10 + (range_field ? 5 : 0) +
+               (plan.provides_sort ? 3 : 0) +
+               (idx.desc.unique && points == fields.size() && !plan.multikey ? 20 : 0);
+  if (any_empty) plan.score += 100;  // proven empty: cheapest of all
+  return plan;
+}
+
+BsonObj DescribeIndexScan(const QueryPlan& p) {
+  BsonBuilder b;
+  b.AppendString("stage", "IXSCAN");
+  b.AppendObject("keyPattern", p.index->desc.key);
+  b.AppendString("indexName", p.index->desc.name);
+  b.AppendBool("isMultiKey", p.multikey);
+  size_t mk = b.OpenObject("multiKeyPaths");
+  for (BsonElement f : p.index->desc.key) b.AppendArray(f.FieldName(), BsonObj());
+  b.Close(mk);
+  b.AppendBool("isUnique", p.index->desc.unique);
+  b.AppendBool("isSparse", p.index->desc.sparse);
+  b.AppendBool("isPartial", p.index->desc.partial.has_value());
+  b.AppendInt32("indexVersion", 2);
+  b.AppendString("direction", p.forward ? "forward" : "backward");
+  b.AppendObject("indexBounds", p.bounds);
+  return b.Obj();
+}
+
+}  // namespace
+
+std::optional<std::string> PrefixSuccessor(std::string prefix) {
+  while (!prefix.empty() && static_cast<unsigned char>(prefix.back()) == 0xff) prefix.pop_back();
+  if (prefix.empty()) return std::nullopt;
+  prefix.back() = static_cast<char>(static_cast<unsigned char>(prefix.back()) + 1);
+  return prefix;
+}
+
+BsonObj QueryPlan::Describe(const BsonObj& filter) const {
+  BsonBuilder b;
+  if (IsCollScan()) {
+    b.AppendString("stage", "COLLSCAN");
+    if (!filter.IsEmpty()) b.AppendObject("filter", filter);
+    b.AppendString("direction", natural_reverse ? "backward" : "forward");
+    return b.Obj();
+  }
+  b.AppendString("stage", "FETCH");
+  if (!filter.IsEmpty()) b.AppendObject("filter", filter);
+  b.AppendObject("inputStage", DescribeIndexScan(*this));
+  return b.Obj();
+}
+
+StatusWith<PlanChoice> PlanQuery(const catalog::Collection& coll, const BsonObj& filter,
+                                 const BsonObj& sort, const BsonElement& hint) {
+  std::map<std::string, FieldPredicates> preds;
+  CollectPredicates(filter, preds);
+  std::vector<const catalog::SecondaryIndex*> indexes;
+  if (const auto* id = coll.IdIndex()) indexes.push_back(id);
+  for (const auto& idx : coll.Indexes()) {
+    if (idx.entry->ready) indexes.push_back(&idx);
+  }
+  PlanChoice choice;
+  if (!hint.eoo()) {
+    const catalog::SecondaryIndex* forced = nullptr;
+    if (hint.type() == BsonType::kString) {
+      for (const auto* idx : indexes) {
+        if (idx->desc.name == hint.Str()) forced = idx;
+      }
+    } else if (hint.type() == BsonType::kObject) {
+      BsonObj h = hint.Obj();
+      if (h.IsEmpty()) {
+        forced = nullptr;
+      } else if (h.FirstElement().FieldName() == "$natural") {
+        choice.winner.natural_reverse =
+            h.FirstElement().IsNumber() && h.FirstElement().NumberDouble() < 0;
+        return choice;
+      } else {
+        for (const auto* idx : indexes) {
+          if (SameKeyPattern(idx->desc.key, h)) {
+            forced = idx;
+            break;
+          }
+        }
+      }
+      if (!forced && !h.IsEmpty()) {
+        return Status(ErrorCode::kBadValue,
+                      "hint provided does not correspond to an existing index");
+      }
+    } else {
+      return Status(ErrorCode::kBadValue, "hint must be a string or an object");
+    }
+    if (hint.type() == BsonType::kString && !forced) {
+      return Status(ErrorCode::kBadValue, "hint provided does not correspond to an existing index");
+    }
+    if (forced) {
+      if (forced->desc.hidden) {
+        return Status(ErrorCode::kBadValue,
+                      "hint provided does not correspond to an existing index");
+      }
+      choice.winner = *PlanIndex(*forced, preds, sort, true);
+      return choice;
+    }
+  }
+  std::vector<QueryPlan> candidates;
+  for (const auto* idx : indexes) {
+    if (idx->desc.hidden) continue;
+    if (idx->desc.partial &&
+        !ImpliesPartialFilter(filter, idx->desc.spec["partialFilterExpression"].Obj())) {
+      continue;
+    }
+    if (auto p = PlanIndex(*idx, preds, sort, false)) candidates.push_back(std::move(*p));
+  }
+  if (candidates.empty()) return choice;  // collection scan
+  std::stable_sort(candidates.begin(), candidates.end(),
+                   [](const QueryPlan& a, const QueryPlan& b) {
+                     if (a.score != b.score) return a.score > b.score;
+                     return a.index->desc.key.NumFields() < b.index->desc.key.NumFields();
+                   });
+  choice.winner = std::move(candidates.front());
+  for (size_t i = 1; i < candidates.size(); ++i)
+    choice.rejected.push_back(std::move(candidates[i]));
+  return choice;
+}
+
+}  // namespace hourglass::commands

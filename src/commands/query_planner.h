@@ -1,0 +1,67 @@
+// The query planner for regular collections: from a filter, a sort and a hint it chooses between
+// a collection scan and an index scan over one of the collection's indexes (secondary indexes
+// and `_id_`), and computes the index bounds.
+//
+// Bounds come from the filter's top-level predicates (and those inside top-level $and): equality
+// on a value, $eq, $in (of values), and ranges ($gt, $gte, $lt, $lte) within one type bracket.
+// Other predicates ($or, $ne, $regex, $exists, null, arrays...) give no bounds; the filter is
+// always re-applied to fetched documents, so bounds only need to contain every match. On a
+// multikey index only one predicate per field is used (two ranges on one field may be met by
+// different array elements). Compound indexes: point intervals on leading fields are combined
+// (cartesian product), the first non-point field ends the scanned prefix.
+//
+// Choice: hidden indexes are never used; partial indexes only when the filter contains their
+// filter's clauses verbatim; sparse ones only with bounds. Among usable indexes the one with the
+// most leading equality fields wins, then a range on the next field, then one that provides the
+// sort, then the fewer fields and creation order. `hint` by name or key pattern forces an index
+// (a missing or hidden one fails with BadValue 2); {$natural: 1|-1} forces a collection scan.
+//
+// Thread-safety: plans are values; they borrow the Collection (keep its shared_ptr alive).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "bson/bson.h"
+#include "catalog/collection.h"
+
+namespace hourglass::commands {
+
+// A byte range of an index table: keys k with start <= k < end (no end: to the last key).
+struct KeyRange {
+  std::string start;
+  std::optional<std::string> end;
+};
+
+struct QueryPlan {
+  const catalog::SecondaryIndex* index = nullptr;  // nullptr: collection scan
+  bool multikey = false;
+  bool forward = true;
+  std::vector<KeyRange> ranges;  // in ascending key order (scanned backwards when !forward)
+  bson::BsonObj bounds;          // explain's indexBounds: {field: ["[1, 1]", ...]}
+  bool provides_sort = false;
+  int score = 0;
+  bool natural_reverse = false;  // collection scan in reverse ({$natural: -1})
+
+  bool IsCollScan() const { return index == nullptr; }
+  // Explain's description of the access: {stage: COLLSCAN, direction} or
+  // {stage: FETCH, inputStage: {stage: IXSCAN, keyPattern, indexName, ...}}.
+  bson::BsonObj Describe(const bson::BsonObj& filter) const;
+};
+
+struct PlanChoice {
+  QueryPlan winner;
+  std::vector<QueryPlan> rejected;
+};
+
+// Plans a read of `coll`. `hint` may be EOO. Errors: BadValue (2) "hint provided does not
+// correspond to an existing index"; TypeMismatch if the hint is neither a string nor an object.
+StatusWith<PlanChoice> PlanQuery(const catalog::Collection& coll, const bson::BsonObj& filter,
+                                 const bson::BsonObj& sort, const bson::BsonElement& hint);
+
+// The successor of every key with prefix `prefix` (nullopt if there is none).
+std::optional<std::string> PrefixSuccessor(std::string prefix);
+
+}  // namespace hourglass::commands

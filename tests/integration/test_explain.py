@@ -1,0 +1,273 @@
+"""explain and the planner, on a 100,000-document collection: indexed equality, range and $in
+queries examine only the keys and documents they return; COLLSCAN without an index; hints by
+name, key pattern and $natural; sorts provided by an index; explain of aggregate, count,
+distinct, update and delete. Shapes follow MongoDB 7.0's explain output."""
+
+import pytest
+from bson.son import SON
+from pymongo.errors import OperationFailure
+
+from conftest import command_error
+
+N = 100_000
+
+
+@pytest.fixture(scope="module")
+def big(client):
+    db = client["explain_big"]
+    db.drop_collection("c")
+    coll = db.c
+    batch = []
+    for i in range(N):
+        batch.append({"_id": i, "k": i, "g": i % 100, "s": "v%d" % (i % 1000), "arr": [i, i + N]})
+        if len(batch) == 10_000:
+            coll.insert_many(batch, ordered=False)
+            batch = []
+    coll.create_index("k")
+    coll.create_index("g")
+    coll.create_index("arr")
+    coll.create_index([("g", 1), ("k", -1)])
+    yield coll
+
+
+def explain(coll, cmd, verbosity="executionStats"):
+    return coll.database.command(SON([("explain", cmd), ("verbosity", verbosity)]))
+
+
+def find_explain(coll, flt, verbosity="executionStats", **kw):
+    cmd = SON([("find", coll.name), ("filter", flt)])
+    for k, v in kw.items():
+        cmd[k] = v
+    return explain(coll, cmd, verbosity)
+
+
+def stages(plan):
+    """The stage names from the top of a plan tree down."""
+    out = []
+    while plan is not None:
+        out.append(plan["stage"])
+        plan = plan.get("inputStage")
+    return out
+
+
+def ixscan(plan):
+    while plan["stage"] != "IXSCAN":
+        plan = plan["inputStage"]
+    return plan
+
+
+def test_equality_examines_only_matching_keys(big):
+    e = find_explain(big, {"k": 12345})
+    qp = e["queryPlanner"]
+    assert qp["namespace"] == "explain_big.c"
+    assert stages(qp["winningPlan"]) == ["FETCH", "IXSCAN"]
+    ix = ixscan(qp["winningPlan"])
+    assert ix["indexName"] == "k_1"
+    assert ix["keyPattern"] == {"k": 1}
+    assert ix["isMultiKey"] is False
+    assert ix["direction"] == "forward"
+    assert ix["indexBounds"] == {"k": ["[12345, 12345]"]}
+    st = e["executionStats"]
+    assert st["nReturned"] == 1
+    assert st["totalKeysExamined"] == 1
+    assert st["totalDocsExamined"] == 1
+    assert st["executionStages"]["stage"] == "FETCH"
+    assert st["executionStages"]["docsExamined"] == 1
+    assert st["executionStages"]["inputStage"]["keysExamined"] == 1
+    assert "command" in e and e["command"]["find"] == "c"
+    assert {"host", "port", "version"} <= set(e["serverInfo"])
+
+
+def test_selective_equality_on_repeated_values(big):
+    e = find_explain(big, {"g": 7})
+    st = e["executionStats"]
+    assert st["nReturned"] == N // 100
+    assert st["totalDocsExamined"] == st["nReturned"]
+    assert st["totalKeysExamined"] == st["nReturned"]
+
+
+def test_range_bounds(big):
+    e = find_explain(big, {"k": {"$gte": 100, "$lt": 200}})
+    ix = ixscan(e["queryPlanner"]["winningPlan"])
+    assert ix["indexBounds"] == {"k": ["[100, 200)"]}
+    st = e["executionStats"]
+    assert st["nReturned"] == 100
+    assert st["totalKeysExamined"] == 100
+    assert st["totalDocsExamined"] == 100
+
+
+def test_open_range_bounds(big):
+    e = find_explain(big, {"k": {"$gt": N - 10}})
+    ix = ixscan(e["queryPlanner"]["winningPlan"])
+    assert ix["indexBounds"] == {"k": ["(%d, inf.0]" % (N - 10)]}
+    assert e["executionStats"]["nReturned"] == 9
+    assert e["executionStats"]["totalKeysExamined"] == 9
+
+
+def test_in_bounds(big):
+    e = find_explain(big, {"k": {"$in": [500, 5, 50, 5]}})
+    ix = ixscan(e["queryPlanner"]["winningPlan"])
+    assert ix["indexBounds"] == {"k": ["[5, 5]", "[50, 50]", "[500, 500]"]}
+    st = e["executionStats"]
+    assert st["nReturned"] == 3
+    assert st["totalKeysExamined"] == 3
+    assert st["totalDocsExamined"] == 3
+
+
+def test_compound_prefix_bounds(big):
+    e = find_explain(big, {"g": 3, "k": {"$lt": 1000}}, hint="g_1_k_-1")
+    ix = ixscan(e["queryPlanner"]["winningPlan"])
+    assert ix["indexName"] == "g_1_k_-1"
+    # k is descending: the interval is shown in index order.
+    assert ix["indexBounds"] == {"g": ["[3, 3]"], "k": ["(1000, -inf.0]"]}
+    st = e["executionStats"]
+    assert st["nReturned"] == 10
+    assert st["totalKeysExamined"] == 10
+
+
+def test_planner_prefers_more_equality_fields(big):
+    e = find_explain(big, {"g": 3, "k": 303})
+    ix = ixscan(e["queryPlanner"]["winningPlan"])
+    assert ix["indexName"] == "g_1_k_-1"
+    assert len(e["queryPlanner"]["rejectedPlans"]) >= 1
+    assert e["executionStats"]["nReturned"] == 1
+    assert e["executionStats"]["totalKeysExamined"] == 1
+
+
+def test_collscan_without_index(big):
+    e = find_explain(big, {"s": "v5"})
+    assert e["queryPlanner"]["winningPlan"]["stage"] == "COLLSCAN"
+    st = e["executionStats"]
+    assert st["nReturned"] == N // 1000
+    assert st["totalDocsExamined"] == N
+    assert st["totalKeysExamined"] == 0
+
+
+def test_multikey_index(big):
+    e = find_explain(big, {"arr": N + 5})
+    ix = ixscan(e["queryPlanner"]["winningPlan"])
+    assert ix["indexName"] == "arr_1"
+    assert ix["isMultiKey"] is True
+    assert e["executionStats"]["nReturned"] == 1
+    assert e["executionStats"]["totalDocsExamined"] == 1
+
+
+def test_hint_by_name_and_key_pattern(big):
+    e = find_explain(big, {"s": "v5"}, hint="k_1")
+    ix = ixscan(e["queryPlanner"]["winningPlan"])
+    assert ix["indexName"] == "k_1"
+    assert ix["indexBounds"] == {"k": ["[MinKey, MaxKey]"]}
+    assert e["executionStats"]["nReturned"] == N // 1000
+    e = find_explain(big, {"k": 5}, hint={"g": 1})
+    assert ixscan(e["queryPlanner"]["winningPlan"])["indexName"] == "g_1"
+    assert e["executionStats"]["nReturned"] == 1
+    docs = list(big.find({"k": {"$lt": 3}}).hint([("g", 1)]))
+    assert sorted(d["_id"] for d in docs) == [0, 1, 2]
+
+
+def test_natural_hint_is_collscan(big):
+    e = find_explain(big, {"k": 5}, hint={"$natural": 1})
+    assert e["queryPlanner"]["winningPlan"]["stage"] == "COLLSCAN"
+    last = list(big.find({}, {"_id": 1}).hint([("$natural", -1)]).limit(2))
+    assert [d["_id"] for d in last] == [N - 1, N - 2]
+
+
+@pytest.mark.parametrize("hint", ["nope_1", {"nope": 1}, {"k": "hashed"}])
+def test_bad_hint(big, hint):
+    code, name, msg = command_error(big.database, {"find": "c", "filter": {}, "hint": hint})
+    assert (code, name) == (2, "BadValue")
+    assert msg == "hint provided does not correspond to an existing index"
+    code, _, _ = command_error(big.database, {"count": "c", "query": {"k": 1}, "hint": hint})
+    assert code == 2
+    reply = big.database.command(
+        {"delete": "c", "deletes": [{"q": {"k": -1}, "limit": 0, "hint": hint}]}
+    )
+    assert reply["writeErrors"][0]["code"] == 2
+
+
+def test_sort_provided_by_index(big):
+    e = find_explain(big, {}, sort={"k": -1}, limit=3)
+    plan = e["queryPlanner"]["winningPlan"]
+    assert "SORT" not in stages(plan)
+    assert ixscan(plan)["direction"] == "backward"
+    assert [d["k"] for d in big.find().sort("k", -1).limit(3)] == [N - 1, N - 2, N - 3]
+    assert e["executionStats"]["totalKeysExamined"] <= 1000 + 3
+    e = find_explain(big, {"s": "v1"}, sort={"s": 1})
+    assert "SORT" in stages(e["queryPlanner"]["winningPlan"])
+
+
+def test_query_planner_verbosity_does_not_execute(big):
+    e = find_explain(big, {"k": 1}, verbosity="queryPlanner")
+    assert "executionStats" not in e
+    assert stages(e["queryPlanner"]["winningPlan"]) == ["FETCH", "IXSCAN"]
+
+
+def test_cursor_explain_default_verbosity(big):
+    e = big.find({"k": 42}).explain()
+    assert e["executionStats"]["nReturned"] == 1
+    assert "allPlansExecution" in e["executionStats"]
+
+
+def test_explain_count_distinct_update_delete(big):
+    e = explain(big, SON([("count", "c"), ("query", {"k": {"$lt": 10}})]))
+    assert stages(e["queryPlanner"]["winningPlan"]) == ["COUNT", "FETCH", "IXSCAN"]
+    assert e["executionStats"]["executionStages"]["nCounted"] == 10
+    e = explain(big, SON([("distinct", "c"), ("key", "g"), ("query", {"k": {"$lt": 10}})]))
+    assert "IXSCAN" in stages(e["queryPlanner"]["winningPlan"])
+    e = explain(big, SON([("update", "c"), ("updates", [{"q": {"k": 5}, "u": {"$set": {"x": 1}}}])]))
+    assert stages(e["queryPlanner"]["winningPlan"])[0] == "UPDATE"
+    assert e["executionStats"]["executionStages"]["nMatched"] == 1
+    e = explain(big, SON([("delete", "c"), ("deletes", [{"q": {"g": 5}, "limit": 0}])]))
+    assert stages(e["queryPlanner"]["winningPlan"])[0] == "DELETE"
+    assert e["executionStats"]["executionStages"]["nWouldDelete"] == N // 100
+    # Nothing was written.
+    assert big.count_documents({"x": 1}) == 0
+    assert big.count_documents({"g": 5}) == N // 100
+
+
+def test_explain_aggregate(big):
+    db = big.database
+    reply = db.command(SON([("aggregate", "c"), ("pipeline", [{"$match": {"k": 7}}]), ("explain", True)]))
+    assert stages(reply["queryPlanner"]["winningPlan"]) == ["FETCH", "IXSCAN"]
+    reply = explain(big, SON([("aggregate", "c"), ("pipeline", [{"$match": {"k": {"$in": [1, 2]}}}, {"$group": {"_id": None, "n": {"$sum": 1}}}]), ("cursor", {})]))
+    cursor = reply["stages"][0]["$cursor"]
+    assert stages(cursor["queryPlanner"]["winningPlan"]) == ["FETCH", "IXSCAN"]
+    assert cursor["executionStats"]["nReturned"] == 2
+    assert "$group" in reply["stages"][1]
+    # The aggregation itself uses the index too.
+    out = list(big.aggregate([{"$match": {"k": {"$in": [1, 2]}}}, {"$count": "n"}]))
+    assert out == [{"n": 2}]
+
+
+def test_explain_missing_collection_and_bad_verbosity(big):
+    e = explain(big.database.nothere, SON([("find", "nothere"), ("filter", {"a": 1})]))
+    assert e["queryPlanner"]["winningPlan"]["stage"] == "EOF"
+    code, _, _ = command_error(big.database, SON([("explain", {"find": "c"}), ("verbosity", "bogus")]))
+    assert code == 2
+    code, _, _ = command_error(big.database, SON([("explain", {"insert": "c", "documents": [{}]})]))
+    assert code == 115
+
+
+def test_hidden_index_not_used(db):
+    db.h.insert_many([{"a": i} for i in range(10)])
+    db.h.create_index("a", hidden=True)
+    assert find_explain(db.h, {"a": 3})["queryPlanner"]["winningPlan"]["stage"] == "COLLSCAN"
+    code, _, _ = command_error(db, {"find": "h", "filter": {}, "hint": "a_1"})
+    assert code == 2
+    db.command({"collMod": "h", "index": {"name": "a_1", "hidden": False}})
+    e = find_explain(db.h, {"a": 3})
+    assert ixscan(e["queryPlanner"]["winningPlan"])["indexName"] == "a_1"
+    assert e["executionStats"]["nReturned"] == 1
+
+
+def test_time_series_explain_refused(db):
+    db.create_collection("ts", timeseries={"timeField": "t"})
+    code, _, _ = command_error(db, SON([("explain", {"find": "ts", "filter": {}})]))
+    assert code == 115
+
+
+def test_id_equality_uses_id_index(db):
+    db.i.insert_many([{"_id": i} for i in range(100)])
+    e = find_explain(db.i, {"_id": 42})
+    assert ixscan(e["queryPlanner"]["winningPlan"])["indexName"] == "_id_"
+    assert e["executionStats"]["totalDocsExamined"] == 1
