@@ -2,7 +2,6 @@
 // ($group on a bucket-lower-bound key, output in key order); $bucketAuto (sorts its input and
 // cuts it into buckets of about equal size, optionally on a preferred-number series).
 #include <cmath>
-// ($group on a bucket-lower-bound key, output in key order).
 #include <functional>
 #include <map>
 
