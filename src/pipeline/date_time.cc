@@ -125,8 +125,17 @@ StatusWith<TimeZone> ParseTimeZone(const Value& tz) {
       return out;
     }
   } else if (!s.empty()) {
+    // Most pipelines name one zone for every document: remember the last lookup per thread.
+    thread_local std::string last_name;
+    thread_local const date::time_zone* last_zone = nullptr;
+    if (last_zone != nullptr && s == last_name) {
+      out.zone_ = last_zone;
+      return out;
+    }
     try {
-      out.zone_ = date::locate_zone(s);
+      last_zone = date::locate_zone(s);
+      last_name = std::string(s);
+      out.zone_ = last_zone;
       return out;
     } catch (const std::exception&) {
       // Unknown name (or no tz database): reported below.
