@@ -125,8 +125,17 @@ StatusWith<TimeZone> ParseTimeZone(const Value& tz) {
       return out;
     }
   } else if (!s.empty()) {
+    // Most pipelines name one zone for every document: remember the last lookup per thread.
+    thread_local std::string last_name;
+    thread_local const date::time_zone* last_zone = nullptr;
+    if (last_zone != nullptr && s == last_name) {
+      out.zone_ = last_zone;
+      return out;
+    }
     try {
-      out.zone_ = date::locate_zone(s);
+      last_zone = date::locate_zone(s);
+      last_name = std::string(s);
+      out.zone_ = last_zone;
       return out;
     } catch (const std::exception&) {
       // Unknown name (or no tz database): reported below.
@@ -205,8 +214,50 @@ StatusWith<int> ParseDayOfWeek(std::string_view op, const Value& v) {
                                     std::string(v.Str()));
 }
 
+namespace {
+
+// MongoDB's bound on |amount| per unit: roughly the span of a 64-bit millisecond date.
+int64_t MaxDateAddAmount(TimeUnit unit) {
+  constexpr int64_t kMaxDays = static_cast<int64_t>(UINT64_MAX / 86400000ULL) + 1;
+  constexpr int64_t kMaxYears = kMaxDays / 365 + 1;
+  switch (unit) {
+    case TimeUnit::kYear:
+      return kMaxYears;
+    case TimeUnit::kQuarter:
+      return kMaxYears * 4;
+    case TimeUnit::kMonth:
+      return kMaxYears * 12;
+    case TimeUnit::kWeek:
+      return kMaxDays / 7;
+    case TimeUnit::kDay:
+      return kMaxDays;
+    case TimeUnit::kHour:
+      return kMaxDays * 24;
+    case TimeUnit::kMinute:
+      return kMaxDays * 24 * 60;
+    case TimeUnit::kSecond:
+      return kMaxDays * 24 * 3600;
+    case TimeUnit::kMillisecond:
+      break;
+  }
+  return INT64_MAX;
+}
+
+const char* UnitName(TimeUnit unit) {
+  static const char* kNames[] = {"year", "quarter", "month",  "week",       "day",
+                                 "hour", "minute",  "second", "millisecond"};
+  return kNames[static_cast<int>(unit)];
+}
+
+}  // namespace
+
 StatusWith<int64_t> DateAdd(int64_t utc_ms, TimeUnit unit, int64_t amount, const TimeZone& tz) {
   const Status overflow = PipelineError(5166406, "dateAdd overflowed");
+  const int64_t max_amount = MaxDateAddAmount(unit);
+  if (unit != TimeUnit::kMillisecond && (amount <= -max_amount || amount >= max_amount)) {
+    return PipelineError(5976500, "invalid dateAdd 'amount' parameter value: " +
+                                      std::to_string(amount) + " " + UnitName(unit));
+  }
   int64_t unit_ms = 0;
   switch (unit) {
     case TimeUnit::kMillisecond:
@@ -257,7 +308,8 @@ StatusWith<int64_t> DateAdd(int64_t utc_ms, TimeUnit unit, int64_t amount, const
   int d = std::min(t.day, DaysInMonth(y, m));
   const int64_t time_of_day = local - FloorDiv(local, kMsPerDay) * kMsPerDay;
   const int64_t days = DaysFromCivil(y, m, d);
-  if (days > 106751991167LL / 1000 || days < -106751991167LL / 1000) return overflow;
+  // Whole days a 64-bit millisecond date can hold, minus one for the time of day.
+  if (days >= 106751991167LL || days <= -106751991167LL) return overflow;
   return tz.FromLocal(days * kMsPerDay + time_of_day);
 }
 

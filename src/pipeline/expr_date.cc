@@ -117,9 +117,10 @@ class DatePartExpression : public Expression {
   ExpressionPtr date, timezone;
   StatusWith<Value> Evaluate(const BsonObj& root, Variables& vars) const override {
     HG_ASSIGN_OR_RETURN(Value d, date->Evaluate(root, vars));
+    if (d.nullish()) return Value::Null();  // before the time zone, as MongoDB
     bool null_tz = false;
     HG_ASSIGN_OR_RETURN(TimeZone tz, EvaluateTimeZone(timezone.get(), root, vars, &null_tz));
-    if (null_tz || d.nullish()) return Value::Null();
+    if (null_tz) return Value::Null();
     HG_ASSIGN_OR_RETURN(int64_t ms, DateMillisOf(op, d));
     const int64_t local = tz.ToLocal(ms);
     CivilTime t = ToCivil(local);

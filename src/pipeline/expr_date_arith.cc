@@ -1,5 +1,6 @@
 // Date arithmetic and parsing: $dateAdd, $dateSubtract, $dateDiff, $dateFromString, and the
 // timestamp accessors $tsSecond/$tsIncrement.
+#include <algorithm>
 #include <cctype>
 
 #include "pipeline/expression_internal.h"
@@ -146,7 +147,7 @@ const char* const kMonths[] = {"january",   "february", "march",    "april",
 // 00:00:00.000. Sets *has_offset when %z or %Z matched.
 Status ParseWithFormat(std::string_view s, std::string_view fmt, IsoDateParts* out) {
   int64_t year = 1970, month = 1, day = 1, hour = 0, minute = 0, second = 0, millis = 0;
-  int64_t doy = -1, iso_year = -1, iso_week = -1, iso_dow = -1;
+  int64_t doy = -1, iso_year = -1, iso_week = -1, iso_dow = -1, week = -1, dow = -1;
   size_t i = 0;
   const std::string bad = "Error parsing date string '" + std::string(s) + "'";
   auto number = [&](int max_digits, int64_t* v) {
@@ -206,6 +207,12 @@ Status ParseWithFormat(std::string_view s, std::string_view fmt, IsoDateParts* o
         break;
       case 'u':
         ok = number(1, &iso_dow);
+        break;
+      case 'U':
+        ok = number(2, &week);
+        break;
+      case 'w':
+        ok = number(1, &dow);
         break;
       case 'b':
       case 'B': {
@@ -272,6 +279,13 @@ Status ParseWithFormat(std::string_view s, std::string_view fmt, IsoDateParts* o
   if (iso_year >= 0 || iso_week >= 0 || iso_dow >= 0) {
     day_ms = FromIsoWeek(iso_year < 0 ? 1970 : iso_year, iso_week < 0 ? 1 : iso_week,
                          iso_dow < 0 ? 1 : iso_dow);
+  } else if (week >= 0 || dow >= 0) {
+    // %U: weeks start on Sunday, days before the year's first Sunday are week 0; %w: 1 = Sunday.
+    const int64_t jan1 = DaysFromCivil(year, 1, 1);
+    const int64_t jan1_dow = ((jan1 % 7) + 7 + 4) % 7;  // 0 = Sunday; 1970-01-01 was a Thursday
+    const int64_t first_sunday = jan1 + (7 - jan1_dow) % 7;
+    day_ms = (first_sunday + (std::max<int64_t>(week, 0) - 1) * 7 + (dow < 1 ? 0 : dow - 1)) *
+             86400000LL;
   } else if (doy >= 0) {
     if (doy < 1 || doy > 366) return ConversionError(bad + ": day of year out of range");
     day_ms = FromCivil(year, 1, 1, 0, 0, 0, 0) + (doy - 1) * 86400000LL;

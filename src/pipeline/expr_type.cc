@@ -521,7 +521,8 @@ class SetFieldExpression : public Expression {
       HG_ASSIGN_OR_RETURN(v, value->Evaluate(root, vars));
     }
     std::vector<std::pair<std::string, Value>> fields;
-    for (const auto& e : in.Obj()) fields.emplace_back(std::string(e.FieldName()), Value::FromElement(e));
+    for (const auto& e : in.Obj())
+      fields.emplace_back(std::string(e.FieldName()), Value::FromElement(e));
     SetField(fields, field, std::move(v));
     return FieldsToObject(fields);
   }
@@ -537,11 +538,23 @@ StatusWith<ExpressionPtr> ParseSetField(std::string_view op, const BsonElement& 
   bool have_field = false, have_value = false;
   for (const auto& f : operand.Obj()) {
     if (f.FieldName() == "field") {
+      if (f.type() == BsonType::kString && f.Str().substr(0, 1) == "$") {
+        return PipelineError(4161108, "'" + std::string(f.Str()) +
+                                          "' is a field path reference which is not allowed in "
+                                          "this context. Did you mean {$literal: '" +
+                                          std::string(f.Str()) + "'}?");
+      }
       HG_ASSIGN_OR_RETURN(ExpressionPtr fe, Expression::ParseExpression(f, ctx));
       const Value* c = fe->ConstantValue();
-      if (c == nullptr || !c->IsString()) {
-        return PipelineError(4161106, std::string(op) +
-                                          " requires 'field' to evaluate to a constant string");
+      if (c == nullptr) {
+        return PipelineError(4161106,
+                             "$setField requires 'field' to evaluate to a constant, but "
+                             "got a non-constant argument");
+      }
+      if (!c->IsString()) {
+        return PipelineError(
+            4161107,
+            "$setField requires 'field' to evaluate to type String, but got " + TypeNameOf(*c));
       }
       e->field = std::string(c->Str());
       have_field = true;
@@ -551,14 +564,16 @@ StatusWith<ExpressionPtr> ParseSetField(std::string_view op, const BsonElement& 
       HG_ASSIGN_OR_RETURN(e->value, Expression::ParseExpression(f, ctx));
       have_value = true;
     } else {
-      return PipelineError(4161101, std::string(op) + " found an unknown argument: " +
-                                        std::string(f.FieldName()));
+      return PipelineError(
+          4161101, std::string(op) + " found an unknown argument: " + std::string(f.FieldName()));
     }
   }
-  if (!have_field) return PipelineError(4161102, std::string(op) + " requires 'field' to be specified");
-  if (!e->input) return PipelineError(4161103, std::string(op) + " requires 'input' to be specified");
+  if (!have_field)
+    return PipelineError(4161102, std::string(op) + " requires 'field' to be specified");
+  if (!e->input)
+    return PipelineError(4161109, std::string(op) + " requires 'input' to be specified");
   if (!unset && !have_value) {
-    return PipelineError(4161104, "$setField requires 'value' to be specified");
+    return PipelineError(4161103, "$setField requires 'value' to be specified");
   }
   return ExpressionPtr(std::move(e));
 }
