@@ -350,6 +350,7 @@ UPDATE_CASES = [
      {"upsert": True}, [{"_id": 3, "k": 1, "v": 2}]),
     ("pipeline_now", [{"_id": 1}], {}, [{"$set": {"t": "$$NOW"}}], {}, NOW_CHECK),
     ("pipeline_group_refused", [{"_id": 1}], {}, [{"$group": {"_id": None}}], {}, 72),
+    ("pipeline_unknown_stage", [{"_id": 1}], {}, [{"$nope": {}}], {}, 40324),
     ("pipeline_changes_id", [{"_id": 1}], {}, [{"$set": {"_id": 2}}], {}, 66),
     ("pipeline_with_array_filters", [{"_id": 1}], {}, [{"$set": {"a": 1}}],
      {"arrayFilters": [{"x": 1}]}, 9),
