@@ -66,15 +66,16 @@ StatusWith<query::DocumentTransformPtr> ParseUpdatePipelineHook(
     const BsonObj& stages, const query::ExpressionContext& ctx) {
   static constexpr std::string_view kAllowed[] = {"$addFields", "$set",         "$project",
                                                   "$unset",     "$replaceRoot", "$replaceWith"};
+  // Unknown or malformed stages report their own errors first, as in MongoDB.
+  HG_ASSIGN_OR_RETURN(query::DocumentTransformPtr t, MakeTransform(stages, ctx));
   for (const BsonElement& s : stages) {
-    if (s.type() != BsonType::kObject || s.Obj().NumFields() != 1) continue;  // Parse reports it
     std::string_view name = s.Obj().FirstElement().FieldName();
     if (std::find(std::begin(kAllowed), std::end(kAllowed), name) == std::end(kAllowed)) {
       return Status(ErrorCode::kInvalidOptions,
                     std::string(name) + " is not allowed to be used within an update");
     }
   }
-  return MakeTransform(stages, ctx);
+  return t;
 }
 
 StatusWith<query::DocumentTransformPtr> ParseProjectionHook(const BsonObj& spec,

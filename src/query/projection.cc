@@ -255,7 +255,8 @@ StatusWith<Projection> Projection::Parse(const BsonObj& spec, const BsonObj& que
   for (const BsonElement& e : spec) {
     std::string name(e.FieldName());
     if (name.empty()) return BadValue("Projection field names may not be empty");
-    if (name.ends_with(".$") && name.find('$') == name.size() - 1 && e.IsNumber() && e.Truthy()) {
+    if (name.ends_with(".$") && name.find('$') == name.size() - 1 &&
+        (e.IsNumber() || e.type() == BsonType::kBool) && e.Truthy()) {
       if (p.positional_path_) {
         return BadValue("Cannot specify more than one positional projection per query.");
       }

@@ -73,10 +73,10 @@ Status ValidatePath(const std::string& path, bool* positional = nullptr,
         return BadValue("The path '" + path + "' may not contain positional components here");
       }
       if (i == 0) {
-        return BadValue(
-            "Cannot have array filter identifier (i.e. '$[<id>]') element in the "
-            "first position in path '" +
-            path + "'");
+        return BadValue(std::string(c == "$"
+                                        ? "Cannot have positional (i.e. '$')"
+                                        : "Cannot have array filter identifier (i.e. '$[<id>]')") +
+                        " element in the first position in path '" + path + "'");
       }
       *positional = true;
       if (c == "$" && ++dollars > 1) {

@@ -234,6 +234,12 @@ def test_filter(db, name, docs, flt, expected):
     assert _ids(coll.aggregate([{"$sort": {"_id": -1}}, {"$match": flt}])) == expected
 
 
+def test_expr_in_distinct_and_count(db):
+    coll = _load(db, MIXED)
+    assert sorted(coll.distinct("b", {"$expr": {"$gt": ["$a", "$b"]}})) == [3]
+    assert db.command({"count": "c", "query": {"$expr": {"$eq": ["$b", 3]}}})["n"] == 2
+
+
 def test_expr_in_update_and_delete_filters(db):
     coll = _load(db, MIXED)
     r = coll.update_many({"$expr": {"$gt": ["$a", "$b"]}, "b": 3}, {"$set": {"hit": True}})
@@ -344,6 +350,7 @@ UPDATE_CASES = [
      {"upsert": True}, [{"_id": 3, "k": 1, "v": 2}]),
     ("pipeline_now", [{"_id": 1}], {}, [{"$set": {"t": "$$NOW"}}], {}, NOW_CHECK),
     ("pipeline_group_refused", [{"_id": 1}], {}, [{"$group": {"_id": None}}], {}, 72),
+    ("pipeline_unknown_stage", [{"_id": 1}], {}, [{"$nope": {}}], {}, 40324),
     ("pipeline_changes_id", [{"_id": 1}], {}, [{"$set": {"_id": 2}}], {}, 66),
     ("pipeline_with_array_filters", [{"_id": 1}], {}, [{"$set": {"a": 1}}],
      {"arrayFilters": [{"x": 1}]}, 9),
@@ -514,7 +521,10 @@ PROJECTION_CASES = [
      [{"_id": 1, "grades": [87]}, {"_id": 2, "grades": [90]}]),
     ("positional_embedded", SCHOOLS, {"_id": 1, "students.school": 108}, {"students.$": 1, "_id": 0},
      [{"students": [{"name": "jeff", "school": 108, "age": 15}]}]),
+    ("positional_true", GRADES, {"_id": 3, "grades": 100}, {"grades.$": True, "semester": 1},
+     [{"_id": 3, "semester": 2, "grades": [100]}]),
     ("positional_no_match_in_array", GRADES, {"_id": 1}, {"grades.$": 1}, 51246),
+    ("positional_scalar_kept", [{"_id": 1, "g": 5}], {"g": 5}, {"g.$": 1}, [{"_id": 1, "g": 5}]),
     # $elemMatch (manual example)
     ("elem_match", SCHOOLS, {"zipcode": "63109"}, {"students": {"$elemMatch": {"school": 102}}},
      [{"_id": 1, "students": [{"name": "john", "school": 102, "age": 10}]},
