@@ -674,7 +674,7 @@ Status ParseBucketAutoStage(const BsonElement& spec, const PipelineContext& ctx,
     return PipelineError(40246, "$bucketAuto requires 'groupBy' and 'buckets' to be specified");
   }
   if (!have_output) {
-    s->accumulators.push_back({"count", "$sum", Expression::MakeConstant(Value::Int(1))});
+    s->accumulators.push_back({"count", "$sum", Expression::MakeConstant(Value::Int(1)), {}, {}});
   }
   out->push_back(std::move(s));
   return Status::OK();
