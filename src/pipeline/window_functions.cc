@@ -550,7 +550,7 @@ class DerivativeFunction : public WindowFunction {
           return PipelineError(5624900,
                                "$derivative with 'unit' expects the sortBy field to be a Date");
         }
-        run = static_cast<double>(xr.DateMillis() - xl.DateMillis());
+        run = static_cast<double>(xr.DateMillis()) - static_cast<double>(xl.DateMillis());
       } else {
         if (xl.IsDate() || xr.IsDate()) {
           return PipelineError(5624901,
