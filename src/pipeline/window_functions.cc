@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <ext/pb_ds/assoc_container.hpp>
+#include <ext/pb_ds/tree_policy.hpp>
 #include <functional>
 #include <set>
 #include <utility>
@@ -525,6 +527,136 @@ class EndpointFunction : public WindowFunction {
   bool first_;
 };
 
+// ---- $median / $percentile ----
+
+// Exact discrete percentiles of the window's numeric values (as doubles): the value of rank
+// ceil(p * n) - 1 in ascending order, as MongoDB's window implementation computes them. Both
+// window ends only move forward, so the values live in an order-statistics tree that the window
+// slides over.
+class QuantileFunction : public WindowFunction {
+ public:
+  // An empty `ps` means $median (a scalar result); otherwise $percentile (an array).
+  QuantileFunction(ExpressionPtr input, std::vector<double> ps, Window w)
+      : input_(std::move(input)), ps_(std::move(ps)), w_(std::move(w)) {}
+
+  Status Compute(const WindowPartition& p, Variables& vars,
+                 std::vector<Value>* out) const override {
+    HG_ASSIGN_OR_RETURN(std::vector<Value> in, EvaluateAll(*input_, p, vars));
+    WindowIndexer ix(w_);
+    HG_RETURN_IF_ERROR(ix.Prepare(p));
+    // (value, position) pairs keep equal values distinct.
+    using Tree = __gnu_pbds::tree<std::pair<double, size_t>, __gnu_pbds::null_type,
+                                  std::less<std::pair<double, size_t>>, __gnu_pbds::rb_tree_tag,
+                                  __gnu_pbds::tree_order_statistics_node_update>;
+    Tree tree;
+    size_t cur_lo = 0, cur_hi = 0;
+    out->clear();
+    for (size_t i = 0; i < in.size(); ++i) {
+      size_t lo, hi;
+      ix.Bounds(i, &lo, &hi);
+      for (; cur_hi < hi; ++cur_hi) {
+        if (in[cur_hi].numeric()) tree.insert({in[cur_hi].NumberDouble(), cur_hi});
+      }
+      for (; cur_lo < lo; ++cur_lo) {
+        if (in[cur_lo].numeric()) tree.erase({in[cur_lo].NumberDouble(), cur_lo});
+      }
+      auto at = [&](double q) -> Value {
+        const size_t n = tree.size();
+        if (n == 0) return Value::Null();
+        const double rank = q >= 1 ? static_cast<double>(n - 1)
+                                   : std::max(0.0, std::ceil(static_cast<double>(n) * q) - 1);
+        return Value::Double(tree.find_by_order(static_cast<size_t>(rank))->first);
+      };
+      if (ps_.empty()) {
+        out->push_back(at(0.5));
+      } else {
+        std::vector<Value> r;
+        for (double q : ps_) r.push_back(at(q));
+        out->push_back(Value::Array(r));
+      }
+    }
+    return Status::OK();
+  }
+
+ private:
+  ExpressionPtr input_;
+  std::vector<double> ps_;
+  Window w_;
+};
+
+// {input, p, method} of $percentile, {input, method} of $median (MongoDB 7.0 accepts only
+// method "approximate").
+StatusWith<std::unique_ptr<WindowFunction>> ParseQuantile(std::string_view fn,
+                                                          const BsonElement& arg, Window w) {
+  const bool median = fn == "$median";
+  if (arg.type() != BsonType::kObject) {
+    return PipelineError(median ? 7436100 : 7429700, "specification must be an object; found " +
+                                                         Value::FromElement(arg).ToString());
+  }
+  BsonElement input, p, method;
+  for (const auto& e : arg.Obj()) {
+    std::string_view n = e.FieldName();
+    if (n == "input") {
+      input = e;
+    } else if (n == "p" && !median) {
+      p = e;
+    } else if (n == "method") {
+      method = e;
+    } else {
+      return PipelineError(40415, "BSON field '" + std::string(fn) + "." + std::string(n) +
+                                      "' is an unknown field.");
+    }
+  }
+  const std::pair<BsonElement, const char*> required[] = {
+      {input, "input"}, {p, "p"}, {method, "method"}};
+  for (const auto& [e, name] : required) {
+    if (e.eoo() && !(median && std::string_view(name) == "p")) {
+      return PipelineError(40414, "BSON field '" + std::string(fn) + "." + name +
+                                      "' is missing but a required field");
+    }
+  }
+  std::vector<double> ps;
+  if (!median) {
+    const std::string msg =
+        "The $percentile 'p' field must be an array of numbers from [0.0, 1.0], but found: ";
+    std::vector<Value> vals;
+    if (p.type() == BsonType::kArray) {
+      vals = Value::FromElement(p).ArrayValues();
+    } else {
+      HG_ASSIGN_OR_RETURN(ExpressionPtr e, Expression::ParseExpression(p, ParseContext()));
+      if (e->ConstantValue() == nullptr) {
+        return PipelineError(7750300,
+                             "The $percentile 'p' field must be an array of constant values, but "
+                             "found value: " +
+                                 Value::FromElement(p).ToString() + ".");
+      }
+      if (!e->ConstantValue()->IsArray()) {
+        return PipelineError(7750301, msg + e->ConstantValue()->ToString());
+      }
+      vals = e->ConstantValue()->ArrayValues();
+    }
+    if (vals.empty()) return PipelineError(7750301, msg + "[]");
+    for (const Value& v : vals) {
+      if (!v.numeric()) return PipelineError(7750302, msg + v.ToString());
+      const double d = v.NumberDouble();
+      if (!(d >= 0 && d <= 1)) return PipelineError(7750303, msg + v.ToString());
+      ps.push_back(d);
+    }
+  }
+  if (method.type() != BsonType::kString) {
+    return Status(ErrorCode::kTypeMismatch,
+                  "BSON field '" + std::string(fn) + ".method' is the wrong type '" +
+                      std::string(bson::TypeName(method.type())) + "', expected type 'string'");
+  }
+  if (method.Str() != "approximate") {
+    return Status(ErrorCode::kBadValue,
+                  "Currently only 'approximate' can be used as a percentile 'method'.");
+  }
+  HG_ASSIGN_OR_RETURN(ExpressionPtr in, Expression::ParseExpression(input, ParseContext()));
+  return std::unique_ptr<WindowFunction>(
+      std::make_unique<QuantileFunction>(std::move(in), std::move(ps), std::move(w)));
+}
+
 // ---- $derivative ----
 
 class DerivativeFunction : public WindowFunction {
@@ -736,9 +868,8 @@ class LinearFillFunction : public WindowFunction {
 // ---- parsing ----
 
 bool IsUnsupportedWindowFunction(std::string_view name) {
-  static const std::string_view kNames[] = {"$median", "$percentile", "$top",    "$bottom",
-                                            "$topN",   "$bottomN",    "$firstN", "$lastN",
-                                            "$minN",   "$maxN"};
+  static const std::string_view kNames[] = {"$top",    "$bottom", "$topN", "$bottomN",
+                                            "$firstN", "$lastN",  "$minN", "$maxN"};
   for (auto n : kNames) {
     if (n == name) return true;
   }
@@ -757,9 +888,9 @@ bool IsFoldFunction(std::string_view name) {
 }
 
 bool IsWindowFunctionName(std::string_view name) {
-  static const std::string_view kOthers[] = {"$derivative",     "$integral", "$expMovingAvg",
-                                             "$shift",          "$rank",     "$denseRank",
-                                             "$documentNumber", "$locf",     "$linearFill"};
+  static const std::string_view kOthers[] = {
+      "$derivative",     "$integral", "$expMovingAvg", "$shift",  "$rank",      "$denseRank",
+      "$documentNumber", "$locf",     "$linearFill",   "$median", "$percentile"};
   if (IsFoldFunction(name)) return true;
   for (auto n : kOthers) {
     if (n == name) return true;
@@ -1062,6 +1193,7 @@ StatusWith<std::unique_ptr<WindowFunction>> ParseWindowFunction(const BsonObj& s
         std::make_unique<DerivativeFunction>(std::move(input), std::move(w), unit_ms));
   }
   if (fn == "$integral") return ParseIntegral(arg, std::move(w), sort);
+  if (fn == "$median" || fn == "$percentile") return ParseQuantile(fn, arg, std::move(w));
   if (fn == "$first" || fn == "$last") {
     if (arg.type() == BsonType::kArray) {
       return PipelineError(40237, "The " + std::string(fn) + " accumulator is a unary operator");
