@@ -14,7 +14,7 @@
 
 #include "pipeline/buffered_stream.h"
 #include "pipeline/stage.h"
-#include "pipeline/window_functions.h"
+#include "pipeline/window_bounds.h"
 #include "query/path.h"
 
 namespace hourglass::pipeline {
