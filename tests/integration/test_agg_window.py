@@ -274,6 +274,14 @@ CASES = [
     Case("output_replaces_in_place_and_appends", [{"_id": 1, "a": 1, "b": 2}],
          [swf({"a": {"$sum": 10}, "c.d": {"$max": "$b"}})],
          [{"_id": 1, "a": 10, "b": 2, "c": {"d": 2}}], keys=["_id", "a", "b", "c"]),
+    Case("inside_facet_and_followed_by_group", SERIES,
+         [{"$facet": {
+             "w": [swf({"s": {"$sum": "$v", "window": {"documents": ["unbounded", "current"]}}},
+                       sort_by={"t": 1}),
+                   {"$group": {"_id": None, "last": {"$max": "$s"}}}],
+             "d": [{"$densify": {"field": "t", "range": {"step": 1, "bounds": [0, 7]}}},
+                   {"$count": "n"}]}}],
+         [{"w": [{"_id": None, "last": 23}], "d": [{"n": 7}]}]),
     # ---- rank family ----
     Case("rank_dense_rank_document_number",
          [{"_id": 1, "s": 90}, {"_id": 2, "s": 80}, {"_id": 3, "s": 90}, {"_id": 4, "s": 70}],
