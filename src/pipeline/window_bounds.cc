@@ -196,8 +196,13 @@ Status WindowIndexer::Prepare(const WindowPartition& p) {
       }
       keys_.push_back(static_cast<double>(v.DateMillis()));
     } else {
-      if (!v.numeric()) {
+      if (v.IsDate()) {
         return PipelineError(5429413,
+                             "Invalid range: For windows that involve date or time ranges, a unit "
+                             "must be provided.");
+      }
+      if (!v.numeric()) {
+        return PipelineError(5429414,
                              "Invalid range: Expected the sortBy field to be a number, but it "
                              "was " +
                                  std::string(bson::TypeName(v.type())));

@@ -5,8 +5,8 @@
 //
 // Errors (MongoDB 7.0's): malformed bounds FailedToParse (9); lower above upper 5339900; document
 // bounds without a sortBy 5339901; range bounds without a one-field sortBy 5339902 or with a
-// descending one 8947401; range windows over a non-number 5429413, with a unit over a non-date
-// 5429513.
+// descending one 8947401; range windows over a date without a unit 5429413, over another
+// non-number 5429414, with a unit over a non-date 5429513.
 #pragma once
 
 #include <cstdint>
@@ -72,7 +72,7 @@ StatusWith<WindowBounds> ParseWindowBounds(const bson::BsonElement& arg,
 class WindowIndexer {
  public:
   explicit WindowIndexer(const WindowBounds& w) : w_(w) {}
-  // Checks and reads the sortBy values a range window needs (5429413 / 5429513).
+  // Checks and reads the sortBy values a range window needs (5429413 / 5429414 / 5429513).
   Status Prepare(const WindowPartition& p);
   void Bounds(size_t i, size_t* lo, size_t* hi) const;
 

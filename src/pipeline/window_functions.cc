@@ -69,15 +69,14 @@ class CovarianceAccumulator : public Accumulator {
   double mean_x_ = 0, mean_y_ = 0, c_ = 0;
 };
 
-// Trapezoidal integral of [x, y] points in window order; points with a non-numeric y are
-// skipped.
+// Trapezoidal integral of [x, y] points in window order (validated numbers, see ParseIntegral).
 class IntegralAccumulator : public Accumulator {
  public:
   // The area is divided by `scale` (the unit's milliseconds when x are dates).
   explicit IntegralAccumulator(double scale) : scale_(scale) {}
   Status Process(const Value& v) override {
     std::vector<Value> xy = v.ArrayValues();
-    if (xy.size() != 2 || !xy[1].numeric()) return Status::OK();
+    if (xy.size() != 2) return Status::OK();
     const double x = xy[0].NumberDouble(), y = xy[1].NumberDouble();
     if (seen_) area_ += (x - x_) * (y + y_) / 2;
     seen_ = true;
@@ -740,8 +739,7 @@ Status ParseInputAndUnit(std::string_view fn, const BsonElement& arg, Expression
   return Status::OK();
 }
 
-StatusWith<std::unique_ptr<WindowFunction>> ParseIntegral(const BsonElement& arg, Window w,
-                                                          const WindowSortInfo& sort) {
+StatusWith<std::unique_ptr<WindowFunction>> ParseIntegral(const BsonElement& arg, Window w) {
   ExpressionPtr input;
   std::optional<int64_t> unit_ms;
   HG_RETURN_IF_ERROR(ParseInputAndUnit("$integral", arg, &input, &unit_ms));
@@ -752,29 +750,26 @@ StatusWith<std::unique_ptr<WindowFunction>> ParseIntegral(const BsonElement& arg
     std::vector<Value> out;
     for (size_t i = 0; i < ys.size(); ++i) {
       const Value& x = p.sort_values[i];
-      double xd;
-      if (unit_ms) {
-        if (!x.IsDate()) {
-          return PipelineError(5423901,
-                               "$integral with 'unit' expects the sortBy field to be a Date");
-        }
-        xd = static_cast<double>(x.DateMillis());
-      } else {
-        if (x.IsDate()) {
-          return PipelineError(5423902, "$integral where the sortBy is a Date requires an 'unit'");
-        }
-        if (!x.numeric()) {
-          return PipelineError(5423903,
-                               "$integral (with no 'unit') expects the sortBy field to be "
-                               "numeric");
-        }
-        xd = x.NumberDouble();
+      if (!ys[i].numeric() || !(x.numeric() || x.IsDate())) {
+        return PipelineError(5423900,
+                             "The input value of $integral window function must be a vector of 2 "
+                             "value, the first value must be numeric or date type and the second "
+                             "must be numeric.");
       }
+      if (unit_ms && !x.IsDate()) {
+        return PipelineError(5423901,
+                             "$integral with 'outputUnit' expects the sortBy field to be a Date");
+      }
+      if (!unit_ms && !x.numeric()) {
+        return PipelineError(5423902,
+                             "$integral (with no 'outputUnit') expects the sortBy field to be "
+                             "numeric");
+      }
+      const double xd = x.IsDate() ? static_cast<double>(x.DateMillis()) : x.NumberDouble();
       out.push_back(Value::Array({Value::Double(xd), ys[i]}));
     }
     return out;
   };
-  (void)sort;
   const double scale = unit_ms ? static_cast<double>(*unit_ms) : 1.0;
   return std::unique_ptr<WindowFunction>(std::make_unique<FoldFunction>(
       [scale] { return std::make_unique<IntegralAccumulator>(scale); }, std::move(inputs),
@@ -946,7 +941,7 @@ StatusWith<std::unique_ptr<WindowFunction>> ParseWindowFunction(const BsonObj& s
     return std::unique_ptr<WindowFunction>(
         std::make_unique<DerivativeFunction>(std::move(input), std::move(w), unit_ms));
   }
-  if (fn == "$integral") return ParseIntegral(arg, std::move(w), sort);
+  if (fn == "$integral") return ParseIntegral(arg, std::move(w));
   if (fn == "$median" || fn == "$percentile") return ParseQuantile(fn, arg, std::move(w));
   if (fn == "$first" || fn == "$last") {
     if (arg.type() == BsonType::kArray) {

@@ -278,7 +278,7 @@ TEST(SetWindowFieldsTest, RuntimeErrors) {
   ExpectError(
       R"([{"$setWindowFields": {"sortBy": {"t": 1},
            "output": {"x": {"$sum": "$v", "window": {"range": [-1, 0]}}}}}])",
-      R"([{"t": "a", "v": 1}])", 5429413);
+      R"([{"t": "a", "v": 1}])", 5429414);
   ExpectError(
       R"([{"$setWindowFields": {"sortBy": {"t": 1},
            "output": {"x": {"$sum": "$v", "window": {"range": [-1, 0], "unit": "day"}}}}}])",
