@@ -6,10 +6,9 @@
 // keeps no state between calls, so one parsed function may serve several streams; each call
 // uses the caller's Variables.
 //
-// Errors follow MongoDB 7.0: parse errors are mostly FailedToParse (9); $rank-style functions
-// 5371601/5371602/5371603; bounds 5339900 (lower above upper), 5339901 (document bounds need a
-// sortBy), 5339902 (range bounds need a one-field sortBy); range windows over a date without
-// unit 5429413, another non-number 5429414, a non-date with a unit 5429513; $derivative 5624900-5624903; $linearFill 605001;
+// Errors follow MongoDB 7.0: parse errors are mostly FailedToParse (9); window bounds as
+// window_bounds.h says; $rank-style functions 5371601/5371602/5371603; $derivative
+// 5624900-5624903; $integral 5423900-5423902; $linearFill 605001, 6050106, TypeMismatch (14);
 // $percentile 7750300-7750303; functions MongoDB has and we do not ($topN, $firstN, ...)
 // CommandNotSupported (115).
 #pragma once
