@@ -14,7 +14,7 @@
 
 #include "pipeline/buffered_stream.h"
 #include "pipeline/stage.h"
-#include "pipeline/window_functions.h"
+#include "pipeline/window_bounds.h"
 #include "query/path.h"
 
 namespace hourglass::pipeline {
@@ -223,7 +223,6 @@ Status ParseRange(const BsonElement& range, DensifyStage* s) {
   for (const auto& f : range.Obj()) {
     std::string_view n = f.FieldName();
     if (n == "step") {
-      if (!f.IsNumber()) return WrongType("$densify.range.step", f, "number");
       step = f;
     } else if (n == "unit") {
       if (f.type() != BsonType::kString) return WrongType("$densify.range.unit", f, "string");
@@ -242,7 +241,7 @@ Status ParseRange(const BsonElement& range, DensifyStage* s) {
     }
   }
   s->step = Value::FromElement(step);
-  if (!(s->step.NumberDouble() > 0)) {
+  if (!s->step.numeric() || !(s->step.NumberDouble() > 0)) {
     return PipelineError(5733401,
                          "the step parameter in a range statement must be a strictly positive "
                          "numeric value");

@@ -2,13 +2,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <ext/pb_ds/assoc_container.hpp>
+#include <ext/pb_ds/tree_policy.hpp>
 #include <functional>
 #include <set>
 #include <utility>
 
 #include "pipeline/accumulator.h"
 #include "pipeline/errors.h"
-#include "pipeline/expression_internal.h"
 
 namespace hourglass::pipeline {
 
@@ -16,259 +17,14 @@ using bson::BsonElement;
 using bson::BsonObj;
 using bson::BsonType;
 
-StatusWith<TimeUnit> ParseTimeUnit(std::string_view name) {
-  static const std::pair<std::string_view, TimeUnit> kUnits[] = {
-      {"millisecond", TimeUnit::kMillisecond},
-      {"second", TimeUnit::kSecond},
-      {"minute", TimeUnit::kMinute},
-      {"hour", TimeUnit::kHour},
-      {"day", TimeUnit::kDay},
-      {"week", TimeUnit::kWeek},
-      {"month", TimeUnit::kMonth},
-      {"quarter", TimeUnit::kQuarter},
-      {"year", TimeUnit::kYear}};
-  for (const auto& [n, u] : kUnits) {
-    if (n == name) return u;
-  }
-  return Status(ErrorCode::kFailedToParse, "unknown time unit value: " + std::string(name));
-}
-
-std::optional<int64_t> FixedUnitMillis(TimeUnit unit) {
-  switch (unit) {
-    case TimeUnit::kMillisecond:
-      return 1;
-    case TimeUnit::kSecond:
-      return 1000;
-    case TimeUnit::kMinute:
-      return 60 * 1000;
-    case TimeUnit::kHour:
-      return 3600 * 1000;
-    case TimeUnit::kDay:
-      return 24 * 3600 * 1000;
-    case TimeUnit::kWeek:
-      return int64_t{7} * 24 * 3600 * 1000;
-    default:
-      return std::nullopt;
-  }
-}
-
-int64_t AddTimeUnits(int64_t millis, TimeUnit unit, int64_t amount) {
-  auto saturate = [](bool up) { return up ? INT64_MAX : INT64_MIN; };
-  if (auto ms = FixedUnitMillis(unit)) {
-    int64_t delta, r;
-    if (__builtin_mul_overflow(*ms, amount, &delta)) return saturate(amount > 0);
-    if (__builtin_add_overflow(millis, delta, &r)) return saturate(delta > 0);
-    return r;
-  }
-  // Dates span about +-292 million years; results beyond 290 million saturate.
-  constexpr int64_t kMaxYears = 290'000'000;
-  constexpr int64_t kMaxMonths = int64_t{12} * 2 * kMaxYears;
-  const int64_t per = unit == TimeUnit::kYear ? 12 : unit == TimeUnit::kQuarter ? 3 : 1;
-  if (amount > kMaxMonths / per || amount < -kMaxMonths / per) return saturate(amount > 0);
-  const int64_t months = amount * per;
-  internal::CivilTime c = internal::ToCivil(millis);
-  int64_t total = c.year * 12 + (c.month - 1) + months;
-  int64_t year = total >= 0 ? total / 12 : -((-total + 11) / 12);
-  if (year > kMaxYears || year < -kMaxYears) return saturate(months > 0);
-  int month = static_cast<int>(total - year * 12) + 1;
-  static const int kDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-  const bool leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
-  int days = kDays[month - 1] + (month == 2 && leap ? 1 : 0);
-  return internal::FromCivil(year, month, std::min(c.day, days), c.hour, c.minute, c.second,
-                             c.millis);
-}
-
 namespace {
+
+using Window = WindowBounds;
+using Bound = WindowBound;
 
 Status ParseError(std::string reason) {
   return Status(ErrorCode::kFailedToParse, std::move(reason));
 }
-
-// ---- window bounds ----
-
-struct Bound {
-  enum Kind { kUnbounded, kCurrent, kOffset };
-  Kind kind = kUnbounded;
-  double offset = 0;  // numeric range offset
-  int64_t n = 0;      // documents offset, or a count of `unit`
-};
-
-struct Window {
-  bool range = false;
-  Bound lower, upper;
-  std::optional<TimeUnit> unit;
-  bool Unbounded() const {
-    return lower.kind == Bound::kUnbounded && upper.kind == Bound::kUnbounded;
-  }
-};
-
-StatusWith<Bound> ParseBound(const BsonElement& e, bool integral_only, bool documents) {
-  Bound b;
-  if (e.type() == BsonType::kString) {
-    if (e.Str() == "unbounded") return b;
-    if (e.Str() == "current") {
-      b.kind = Bound::kCurrent;
-      return b;
-    }
-    return ParseError("Window bounds must be 'unbounded', 'current', or a number.");
-  }
-  HG_ASSIGN_OR_RETURN(ExpressionPtr expr, Expression::ParseExpression(e, ParseContext()));
-  const Value* c = expr->ConstantValue();
-  if (c == nullptr) return ParseError("Window bounds expression must be a constant.");
-  if (!c->numeric()) {
-    return ParseError(documents ? "Numeric document-based bounds must be an integer"
-                                : "Range-based bounds expression must be a number");
-  }
-  const double d = c->NumberDouble();
-  // MongoDB's integral bounds are 32-bit integers.
-  if (integral_only && (!std::isfinite(d) || d != std::floor(d) || std::fabs(d) > 2147483647.0)) {
-    return ParseError(documents ? "Numeric document-based bounds must be an integer"
-                                : "With 'unit', range-based bounds must be an integer");
-  }
-  b.kind = Bound::kOffset;
-  b.offset = d;
-  b.n = integral_only ? static_cast<int64_t>(d) : 0;
-  return b;
-}
-
-Status CheckForward(const Bound& lower, const Bound& upper) {
-  auto norm = [](const Bound& b) { return b.kind == Bound::kCurrent ? 0.0 : b.offset; };
-  if (lower.kind != Bound::kUnbounded && upper.kind != Bound::kUnbounded &&
-      norm(lower) > norm(upper)) {
-    return PipelineError(5339900, "Lower bound must not exceed upper bound");
-  }
-  return Status::OK();
-}
-
-StatusWith<Window> ParseWindow(const BsonElement& arg, const WindowSortInfo& sort) {
-  if (arg.type() != BsonType::kObject) return ParseError("'window' field must be an object");
-  BsonObj obj = arg.Obj();
-  BsonElement documents = obj["documents"];
-  BsonElement range = obj["range"];
-  BsonElement unit = obj["unit"];
-  const bool has_docs = !documents.eoo(), has_range = !range.eoo(), has_unit = !unit.eoo();
-  if (has_docs && has_range) {
-    return ParseError("Window bounds can specify either 'documents' or 'unit', not both.");
-  }
-  if (!has_range && has_unit) {
-    return ParseError("Window bounds can only specify 'unit' with range-based bounds.");
-  }
-  Window w;
-  if (!has_docs && !has_range) {
-    if (!obj.IsEmpty()) {
-      return ParseError(
-          "'window' field can only contain 'documents' as the only argument or 'range' with an "
-          "optional 'unit' field");
-    }
-    return w;
-  }
-  const BsonElement& bounds = has_docs ? documents : range;
-  if (bounds.type() != BsonType::kArray || bounds.Obj().NumFields() != 2) {
-    return ParseError("Window bounds must be a 2-element array: " +
-                      Value::FromElement(bounds).ToString());
-  }
-  if (obj.NumFields() != (has_unit ? 2 : 1)) {
-    return ParseError(has_docs ? "'window' field that specifies documents cannot have other fields"
-                               : "'window' field that specifies range cannot have other fields "
-                                 "besides 'unit'");
-  }
-  BsonObj pair = bounds.Obj();
-  auto it = pair.begin();
-  BsonElement lo = *it;
-  ++it;
-  BsonElement hi = *it;
-  w.range = has_range;
-  if (has_unit) {
-    if (unit.type() != BsonType::kString) return ParseError("'unit' must be a string");
-    HG_ASSIGN_OR_RETURN(TimeUnit u, ParseTimeUnit(unit.Str()));
-    w.unit = u;
-  }
-  HG_ASSIGN_OR_RETURN(w.lower, ParseBound(lo, has_docs || has_unit, has_docs));
-  HG_ASSIGN_OR_RETURN(w.upper, ParseBound(hi, has_docs || has_unit, has_docs));
-  HG_RETURN_IF_ERROR(CheckForward(w.lower, w.upper));
-  if (has_docs) {
-    if (!w.Unbounded() && !sort.present) {
-      return PipelineError(5339901, "Document-based bounds require a sortBy");
-    }
-    return w;
-  }
-  if (!sort.present || sort.num_keys != 1) {
-    return PipelineError(5339902, "Range-based bounds require sortBy a single field");
-  }
-  if (!sort.ascending) {
-    return PipelineError(8947401, "Range-based bounds require an ascending sortBy");
-  }
-  return w;
-}
-
-// Maps each document of a partition to its window [lo, hi).
-class WindowIndexer {
- public:
-  explicit WindowIndexer(const Window& w) : w_(w) {}
-
-  // Checks and reads the sortBy values a range window needs.
-  Status Prepare(const WindowPartition& p) {
-    n_ = p.docs.size();
-    if (!w_.range) return Status::OK();
-    keys_.clear();
-    for (const Value& v : p.sort_values) {
-      if (w_.unit) {
-        if (!v.IsDate()) {
-          return PipelineError(5429513,
-                               "Invalid range: Expected the sortBy field to be a Date, but it "
-                               "was " +
-                                   std::string(bson::TypeName(v.type())));
-        }
-        keys_.push_back(static_cast<double>(v.DateMillis()));
-      } else {
-        if (!v.numeric()) {
-          return PipelineError(5429413,
-                               "Invalid range: Expected the sortBy field to be a number, but it "
-                               "was " +
-                                   std::string(bson::TypeName(v.type())));
-        }
-        keys_.push_back(v.NumberDouble());
-      }
-    }
-    return Status::OK();
-  }
-
-  void Bounds(size_t i, size_t* lo, size_t* hi) const {
-    if (!w_.range) {
-      auto pos = [&](const Bound& b, bool upper) -> int64_t {
-        if (b.kind == Bound::kUnbounded) return upper ? static_cast<int64_t>(n_) : 0;
-        const int64_t at = static_cast<int64_t>(i) + (b.kind == Bound::kOffset ? b.n : 0);
-        return upper ? at + 1 : at;
-      };
-      auto clamp = [&](int64_t v) {
-        return static_cast<size_t>(std::clamp<int64_t>(v, 0, static_cast<int64_t>(n_)));
-      };
-      *lo = clamp(pos(w_.lower, false));
-      *hi = std::max(*lo, clamp(pos(w_.upper, true)));
-      return;
-    }
-    const double x = keys_[i];
-    auto target = [&](const Bound& b) {
-      if (b.kind == Bound::kCurrent) return x;
-      if (w_.unit) {
-        return static_cast<double>(AddTimeUnits(static_cast<int64_t>(x), *w_.unit, b.n));
-      }
-      return x + b.offset;
-    };
-    *lo = w_.lower.kind == Bound::kUnbounded
-              ? 0
-              : std::lower_bound(keys_.begin(), keys_.end(), target(w_.lower)) - keys_.begin();
-    *hi = w_.upper.kind == Bound::kUnbounded
-              ? n_
-              : std::upper_bound(keys_.begin(), keys_.end(), target(w_.upper)) - keys_.begin();
-    *hi = std::max(*hi, *lo);
-  }
-
- private:
-  const Window& w_;
-  size_t n_ = 0;
-  std::vector<double> keys_;
-};
 
 StatusWith<std::vector<Value>> EvaluateAll(const Expression& e, const WindowPartition& p,
                                            Variables& vars) {
@@ -313,15 +69,14 @@ class CovarianceAccumulator : public Accumulator {
   double mean_x_ = 0, mean_y_ = 0, c_ = 0;
 };
 
-// Trapezoidal integral of [x, y] points in window order; points with a non-numeric y are
-// skipped.
+// Trapezoidal integral of [x, y] points in window order (validated numbers, see ParseIntegral).
 class IntegralAccumulator : public Accumulator {
  public:
   // The area is divided by `scale` (the unit's milliseconds when x are dates).
   explicit IntegralAccumulator(double scale) : scale_(scale) {}
   Status Process(const Value& v) override {
     std::vector<Value> xy = v.ArrayValues();
-    if (xy.size() != 2 || !xy[1].numeric()) return Status::OK();
+    if (xy.size() != 2) return Status::OK();
     const double x = xy[0].NumberDouble(), y = xy[1].NumberDouble();
     if (seen_) area_ += (x - x_) * (y + y_) / 2;
     seen_ = true;
@@ -525,6 +280,136 @@ class EndpointFunction : public WindowFunction {
   bool first_;
 };
 
+// ---- $median / $percentile ----
+
+// Exact discrete percentiles of the window's numeric values (as doubles): the value of rank
+// ceil(p * n) - 1 in ascending order, as MongoDB's window implementation computes them. Both
+// window ends only move forward, so the values live in an order-statistics tree that the window
+// slides over.
+class QuantileFunction : public WindowFunction {
+ public:
+  // An empty `ps` means $median (a scalar result); otherwise $percentile (an array).
+  QuantileFunction(ExpressionPtr input, std::vector<double> ps, Window w)
+      : input_(std::move(input)), ps_(std::move(ps)), w_(std::move(w)) {}
+
+  Status Compute(const WindowPartition& p, Variables& vars,
+                 std::vector<Value>* out) const override {
+    HG_ASSIGN_OR_RETURN(std::vector<Value> in, EvaluateAll(*input_, p, vars));
+    WindowIndexer ix(w_);
+    HG_RETURN_IF_ERROR(ix.Prepare(p));
+    // (value, position) pairs keep equal values distinct.
+    using Tree = __gnu_pbds::tree<std::pair<double, size_t>, __gnu_pbds::null_type,
+                                  std::less<std::pair<double, size_t>>, __gnu_pbds::rb_tree_tag,
+                                  __gnu_pbds::tree_order_statistics_node_update>;
+    Tree tree;
+    size_t cur_lo = 0, cur_hi = 0;
+    out->clear();
+    for (size_t i = 0; i < in.size(); ++i) {
+      size_t lo, hi;
+      ix.Bounds(i, &lo, &hi);
+      for (; cur_hi < hi; ++cur_hi) {
+        if (in[cur_hi].numeric()) tree.insert({in[cur_hi].NumberDouble(), cur_hi});
+      }
+      for (; cur_lo < lo; ++cur_lo) {
+        if (in[cur_lo].numeric()) tree.erase({in[cur_lo].NumberDouble(), cur_lo});
+      }
+      auto at = [&](double q) -> Value {
+        const size_t n = tree.size();
+        if (n == 0) return Value::Null();
+        const double rank = q >= 1 ? static_cast<double>(n - 1)
+                                   : std::max(0.0, std::ceil(static_cast<double>(n) * q) - 1);
+        return Value::Double(tree.find_by_order(static_cast<size_t>(rank))->first);
+      };
+      if (ps_.empty()) {
+        out->push_back(at(0.5));
+      } else {
+        std::vector<Value> r;
+        for (double q : ps_) r.push_back(at(q));
+        out->push_back(Value::Array(r));
+      }
+    }
+    return Status::OK();
+  }
+
+ private:
+  ExpressionPtr input_;
+  std::vector<double> ps_;
+  Window w_;
+};
+
+// {input, p, method} of $percentile, {input, method} of $median (MongoDB 7.0 accepts only
+// method "approximate").
+StatusWith<std::unique_ptr<WindowFunction>> ParseQuantile(std::string_view fn,
+                                                          const BsonElement& arg, Window w) {
+  const bool median = fn == "$median";
+  if (arg.type() != BsonType::kObject) {
+    return PipelineError(median ? 7436100 : 7429700, "specification must be an object; found " +
+                                                         Value::FromElement(arg).ToString());
+  }
+  BsonElement input, p, method;
+  for (const auto& e : arg.Obj()) {
+    std::string_view n = e.FieldName();
+    if (n == "input") {
+      input = e;
+    } else if (n == "p" && !median) {
+      p = e;
+    } else if (n == "method") {
+      method = e;
+    } else {
+      return PipelineError(40415, "BSON field '" + std::string(fn) + "." + std::string(n) +
+                                      "' is an unknown field.");
+    }
+  }
+  const std::pair<BsonElement, const char*> required[] = {
+      {input, "input"}, {p, "p"}, {method, "method"}};
+  for (const auto& [e, name] : required) {
+    if (e.eoo() && !(median && std::string_view(name) == "p")) {
+      return PipelineError(40414, "BSON field '" + std::string(fn) + "." + name +
+                                      "' is missing but a required field");
+    }
+  }
+  std::vector<double> ps;
+  if (!median) {
+    const std::string msg =
+        "The $percentile 'p' field must be an array of numbers from [0.0, 1.0], but found: ";
+    std::vector<Value> vals;
+    if (p.type() == BsonType::kArray) {
+      vals = Value::FromElement(p).ArrayValues();
+    } else {
+      HG_ASSIGN_OR_RETURN(ExpressionPtr e, Expression::ParseExpression(p, ParseContext()));
+      if (e->ConstantValue() == nullptr) {
+        return PipelineError(7750300,
+                             "The $percentile 'p' field must be an array of constant values, but "
+                             "found value: " +
+                                 Value::FromElement(p).ToString() + ".");
+      }
+      if (!e->ConstantValue()->IsArray()) {
+        return PipelineError(7750301, msg + e->ConstantValue()->ToString());
+      }
+      vals = e->ConstantValue()->ArrayValues();
+    }
+    if (vals.empty()) return PipelineError(7750301, msg + "[]");
+    for (const Value& v : vals) {
+      if (!v.numeric()) return PipelineError(7750302, msg + v.ToString());
+      const double d = v.NumberDouble();
+      if (!(d >= 0 && d <= 1)) return PipelineError(7750303, msg + v.ToString());
+      ps.push_back(d);
+    }
+  }
+  if (method.type() != BsonType::kString) {
+    return Status(ErrorCode::kTypeMismatch,
+                  "BSON field '" + std::string(fn) + ".method' is the wrong type '" +
+                      std::string(bson::TypeName(method.type())) + "', expected type 'string'");
+  }
+  if (method.Str() != "approximate") {
+    return Status(ErrorCode::kBadValue,
+                  "Currently only 'approximate' can be used as a percentile 'method'.");
+  }
+  HG_ASSIGN_OR_RETURN(ExpressionPtr in, Expression::ParseExpression(input, ParseContext()));
+  return std::unique_ptr<WindowFunction>(
+      std::make_unique<QuantileFunction>(std::move(in), std::move(ps), std::move(w)));
+}
+
 // ---- $derivative ----
 
 class DerivativeFunction : public WindowFunction {
@@ -550,7 +435,7 @@ class DerivativeFunction : public WindowFunction {
           return PipelineError(5624900,
                                "$derivative with 'unit' expects the sortBy field to be a Date");
         }
-        run = static_cast<double>(xr.DateMillis() - xl.DateMillis());
+        run = static_cast<double>(xr.DateMillis()) - static_cast<double>(xl.DateMillis());
       } else {
         if (xl.IsDate() || xr.IsDate()) {
           return PipelineError(5624901,
@@ -736,9 +621,8 @@ class LinearFillFunction : public WindowFunction {
 // ---- parsing ----
 
 bool IsUnsupportedWindowFunction(std::string_view name) {
-  static const std::string_view kNames[] = {"$median", "$percentile", "$top",    "$bottom",
-                                            "$topN",   "$bottomN",    "$firstN", "$lastN",
-                                            "$minN",   "$maxN"};
+  static const std::string_view kNames[] = {"$top",    "$bottom", "$topN", "$bottomN",
+                                            "$firstN", "$lastN",  "$minN", "$maxN"};
   for (auto n : kNames) {
     if (n == name) return true;
   }
@@ -757,9 +641,9 @@ bool IsFoldFunction(std::string_view name) {
 }
 
 bool IsWindowFunctionName(std::string_view name) {
-  static const std::string_view kOthers[] = {"$derivative",     "$integral", "$expMovingAvg",
-                                             "$shift",          "$rank",     "$denseRank",
-                                             "$documentNumber", "$locf",     "$linearFill"};
+  static const std::string_view kOthers[] = {
+      "$derivative",     "$integral", "$expMovingAvg", "$shift",  "$rank",      "$denseRank",
+      "$documentNumber", "$locf",     "$linearFill",   "$median", "$percentile"};
   if (IsFoldFunction(name)) return true;
   for (auto n : kOthers) {
     if (n == name) return true;
@@ -855,8 +739,7 @@ Status ParseInputAndUnit(std::string_view fn, const BsonElement& arg, Expression
   return Status::OK();
 }
 
-StatusWith<std::unique_ptr<WindowFunction>> ParseIntegral(const BsonElement& arg, Window w,
-                                                          const WindowSortInfo& sort) {
+StatusWith<std::unique_ptr<WindowFunction>> ParseIntegral(const BsonElement& arg, Window w) {
   ExpressionPtr input;
   std::optional<int64_t> unit_ms;
   HG_RETURN_IF_ERROR(ParseInputAndUnit("$integral", arg, &input, &unit_ms));
@@ -867,29 +750,26 @@ StatusWith<std::unique_ptr<WindowFunction>> ParseIntegral(const BsonElement& arg
     std::vector<Value> out;
     for (size_t i = 0; i < ys.size(); ++i) {
       const Value& x = p.sort_values[i];
-      double xd;
-      if (unit_ms) {
-        if (!x.IsDate()) {
-          return PipelineError(5423901,
-                               "$integral with 'unit' expects the sortBy field to be a Date");
-        }
-        xd = static_cast<double>(x.DateMillis());
-      } else {
-        if (x.IsDate()) {
-          return PipelineError(5423902, "$integral where the sortBy is a Date requires an 'unit'");
-        }
-        if (!x.numeric()) {
-          return PipelineError(5423903,
-                               "$integral (with no 'unit') expects the sortBy field to be "
-                               "numeric");
-        }
-        xd = x.NumberDouble();
+      if (!ys[i].numeric() || !(x.numeric() || x.IsDate())) {
+        return PipelineError(5423900,
+                             "The input value of $integral window function must be a vector of 2 "
+                             "value, the first value must be numeric or date type and the second "
+                             "must be numeric.");
       }
+      if (unit_ms && !x.IsDate()) {
+        return PipelineError(5423901,
+                             "$integral with 'outputUnit' expects the sortBy field to be a Date");
+      }
+      if (!unit_ms && !x.numeric()) {
+        return PipelineError(5423902,
+                             "$integral (with no 'outputUnit') expects the sortBy field to be "
+                             "numeric");
+      }
+      const double xd = x.IsDate() ? static_cast<double>(x.DateMillis()) : x.NumberDouble();
       out.push_back(Value::Array({Value::Double(xd), ys[i]}));
     }
     return out;
   };
-  (void)sort;
   const double scale = unit_ms ? static_cast<double>(*unit_ms) : 1.0;
   return std::unique_ptr<WindowFunction>(std::make_unique<FoldFunction>(
       [scale] { return std::make_unique<IntegralAccumulator>(scale); }, std::move(inputs),
@@ -1051,7 +931,7 @@ StatusWith<std::unique_ptr<WindowFunction>> ParseWindowFunction(const BsonObj& s
   }
   Window w;
   if (!window_elem.eoo()) {
-    HG_ASSIGN_OR_RETURN(w, ParseWindow(window_elem, sort));
+    HG_ASSIGN_OR_RETURN(w, ParseWindowBounds(window_elem, sort));
   }
   if (fn == "$derivative") {
     ExpressionPtr input;
@@ -1061,7 +941,8 @@ StatusWith<std::unique_ptr<WindowFunction>> ParseWindowFunction(const BsonObj& s
     return std::unique_ptr<WindowFunction>(
         std::make_unique<DerivativeFunction>(std::move(input), std::move(w), unit_ms));
   }
-  if (fn == "$integral") return ParseIntegral(arg, std::move(w), sort);
+  if (fn == "$integral") return ParseIntegral(arg, std::move(w));
+  if (fn == "$median" || fn == "$percentile") return ParseQuantile(fn, arg, std::move(w));
   if (fn == "$first" || fn == "$last") {
     if (arg.type() == BsonType::kArray) {
       return PipelineError(40237, "The " + std::string(fn) + " accumulator is a unary operator");

@@ -1,5 +1,4 @@
-// Window functions of $setWindowFields ($sum ... $linearFill) and the time units shared with
-// $densify. Internal to src/pipeline.
+// Window functions of $setWindowFields ($sum ... $linearFill). Internal to src/pipeline.
 //
 // A WindowFunction is the parsed, immutable form of one output field's spec, e.g.
 // {$sum: "$x", window: {documents: [-1, 1]}}. Compute() fills one output value per document of
@@ -7,11 +6,11 @@
 // keeps no state between calls, so one parsed function may serve several streams; each call
 // uses the caller's Variables.
 //
-// Errors follow MongoDB 7.0: parse errors are mostly FailedToParse (9); $rank-style functions
-// 5371601/5371602/5371603; bounds 5339900 (lower above upper), 5339901 (document bounds need a
-// sortBy), 5339902 (range bounds need a one-field sortBy); range windows over a non-number
-// 5429413, over a non-date with a unit 5429513; $derivative 5624900-5624903; $linearFill 605001;
-// functions MongoDB has and we do not ($median, $topN, ...) CommandNotSupported (115).
+// Errors follow MongoDB 7.0: parse errors are mostly FailedToParse (9); window bounds as
+// window_bounds.h says; $rank-style functions 5371601/5371602/5371603; $derivative
+// 5624900-5624903; $integral 5423900-5423902; $linearFill 605001, 6050106, TypeMismatch (14);
+// $percentile 7750300-7750303; functions MongoDB has and we do not ($topN, $firstN, ...)
+// CommandNotSupported (115).
 #pragma once
 
 #include <cstdint>
@@ -24,33 +23,9 @@
 #include "bson/bson.h"
 #include "pipeline/expression.h"
 #include "pipeline/value.h"
+#include "pipeline/window_bounds.h"
 
 namespace hourglass::pipeline {
-
-enum class TimeUnit { kMillisecond, kSecond, kMinute, kHour, kDay, kWeek, kMonth, kQuarter, kYear };
-
-// "millisecond" ... "year"; anything else fails with FailedToParse (9).
-StatusWith<TimeUnit> ParseTimeUnit(std::string_view name);
-// The fixed length of `unit` in milliseconds; nullopt for month, quarter and year.
-std::optional<int64_t> FixedUnitMillis(TimeUnit unit);
-// `millis` moved by `amount` units, calendar-aware for months/quarters/years (the day of month
-// is clamped to the target month's length, as $dateAdd does).
-int64_t AddTimeUnits(int64_t millis, TimeUnit unit, int64_t amount);
-
-// What a window function learns from the stage's sortBy.
-struct WindowSortInfo {
-  bool present = false;
-  size_t num_keys = 0;
-  std::vector<std::string> first_path;  // the first sortBy key, split on '.'
-  bool ascending = true;
-};
-
-// One partition, in partition + sortBy order.
-struct WindowPartition {
-  std::vector<bson::BsonObj> docs;
-  // The value at the first sortBy path of each document (missing without a sortBy).
-  std::vector<Value> sort_values;
-};
 
 class WindowFunction {
  public:

@@ -4,7 +4,6 @@
 // The stage drains its input on the first Next(), orders it by partition then sortBy (stable:
 // ties keep input order), computes every output field partition by partition with the functions
 // of window_functions.h, and then streams the documents out.
-#include "bson/bson_compare.h"
 #include "pipeline/buffered_stream.h"
 #include "pipeline/stage.h"
 #include "pipeline/window_functions.h"

@@ -193,6 +193,21 @@ TEST(SetWindowFieldsTest, DerivativeIntegralExpMovingAvg) {
           {"d": 0.0, "i": 12.0, "e": 3.0}])");
 }
 
+TEST(SetWindowFieldsTest, MedianAndPercentileAreDiscrete) {
+  ExpectOutput(
+      R"([{"$setWindowFields": {"sortBy": {"t": 1}, "output": {
+            "p": {"$percentile": {"input": "$v", "p": [0, 0.25, 0.5, 1], "method": "approximate"}},
+            "m": {"$median": {"input": "$v", "method": "approximate"},
+                  "window": {"documents": [-1, 1]}}}}},
+          {"$project": {"_id": 1, "p": 1, "m": 1}}])",
+      kSeries,
+      R"([{"_id": 1, "p": [10.0, 20.0, 30.0, 50.0], "m": 10.0},
+          {"_id": 2, "p": [10.0, 20.0, 30.0, 50.0], "m": 20.0},
+          {"_id": 3, "p": [10.0, 20.0, 30.0, 50.0], "m": 30.0},
+          {"_id": 4, "p": [10.0, 20.0, 30.0, 50.0], "m": 40.0},
+          {"_id": 5, "p": [10.0, 20.0, 30.0, 50.0], "m": 40.0}])");
+}
+
 TEST(SetWindowFieldsTest, CovarianceAndStdDev) {
   ExpectOutput(
       R"([{"$setWindowFields": {"output": {
@@ -216,8 +231,17 @@ TEST(SetWindowFieldsTest, ParseErrors) {
   ExpectError(R"([{"$setWindowFields": {"sortBy": {"t": 1}}}])", in, 40414);
   ExpectError(R"([{"$setWindowFields": {"output": {}, "bogus": 1}}])", in, 40415);
   ExpectError(R"([{"$setWindowFields": {"output": {"x": {"$summ": "$v"}}}}])", in, 9);
+  ExpectError(
+      R"([{"$setWindowFields": {"output": {"x": {"$topN": {"n": 1, "sortBy": {"v": 1}, "output": "$v"}}}}}])",
+      in, 115);
   ExpectError(R"([{"$setWindowFields": {"output": {"x": {"$median": {"input": "$v"}}}}}])", in,
-              115);
+              40414);
+  ExpectError(
+      R"([{"$setWindowFields": {"output": {"x": {"$percentile": {"input": "$v", "p": [1.5], "method": "approximate"}}}}}])",
+      in, 7750303);
+  ExpectError(
+      R"([{"$setWindowFields": {"output": {"x": {"$median": {"input": "$v", "method": "exact"}}}}}])",
+      in, 2);
   ExpectError(R"([{"$setWindowFields": {"output": {"x": {"$rank": {}}}}}])", in, 5371602);
   ExpectError(
       R"([{"$setWindowFields": {"sortBy": {"t": 1, "v": 1}, "output": {"x": {"$rank": {}}}}}])", in,
@@ -254,7 +278,7 @@ TEST(SetWindowFieldsTest, RuntimeErrors) {
   ExpectError(
       R"([{"$setWindowFields": {"sortBy": {"t": 1},
            "output": {"x": {"$sum": "$v", "window": {"range": [-1, 0]}}}}}])",
-      R"([{"t": "a", "v": 1}])", 5429413);
+      R"([{"t": "a", "v": 1}])", 5429414);
   ExpectError(
       R"([{"$setWindowFields": {"sortBy": {"t": 1},
            "output": {"x": {"$sum": "$v", "window": {"range": [-1, 0], "unit": "day"}}}}}])",

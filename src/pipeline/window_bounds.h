@@ -1,0 +1,85 @@
+// Window bounds of $setWindowFields ({documents: [lo, hi]} or {range: [lo, hi], unit}), mapping
+// each document of a partition to its window, and the time units shared with $densify. Internal
+// to src/pipeline; see README.md ("Window stages"). Everything here is immutable once parsed,
+// except WindowIndexer, which is per partition and single-threaded.
+//
+// Errors (MongoDB 7.0's): malformed bounds FailedToParse (9); lower above upper 5339900; document
+// bounds without a sortBy 5339901; range bounds without a one-field sortBy 5339902 or with a
+// descending one 8947401; range windows over a date without a unit 5429413, over another
+// non-number 5429414, with a unit over a non-date 5429513.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "bson/bson.h"
+#include "pipeline/value.h"
+
+namespace hourglass::pipeline {
+
+enum class TimeUnit { kMillisecond, kSecond, kMinute, kHour, kDay, kWeek, kMonth, kQuarter, kYear };
+
+// "millisecond" ... "year"; anything else fails with FailedToParse (9).
+StatusWith<TimeUnit> ParseTimeUnit(std::string_view name);
+// The fixed length of `unit` in milliseconds; nullopt for month, quarter and year.
+std::optional<int64_t> FixedUnitMillis(TimeUnit unit);
+// `millis` moved by `amount` units, calendar-aware for months/quarters/years (the day of month
+// is clamped to the target month's length, as $dateAdd does).
+int64_t AddTimeUnits(int64_t millis, TimeUnit unit, int64_t amount);
+
+// What a window function learns from the stage's sortBy.
+struct WindowSortInfo {
+  bool present = false;
+  size_t num_keys = 0;
+  std::vector<std::string> first_path;  // the first sortBy key, split on '.'
+  bool ascending = true;
+};
+
+// One partition, in partition + sortBy order.
+struct WindowPartition {
+  std::vector<bson::BsonObj> docs;
+  // The value at the first sortBy path of each document (missing without a sortBy).
+  std::vector<Value> sort_values;
+};
+
+// One end of a window: "unbounded", "current" or an offset.
+struct WindowBound {
+  enum Kind { kUnbounded, kCurrent, kOffset };
+  Kind kind = kUnbounded;
+  double offset = 0;  // numeric range offset
+  int64_t n = 0;      // documents offset, or a count of `unit`
+};
+
+struct WindowBounds {
+  bool range = false;
+  WindowBound lower, upper;  // default: the whole partition
+  std::optional<TimeUnit> unit;
+  bool Unbounded() const {
+    return lower.kind == WindowBound::kUnbounded && upper.kind == WindowBound::kUnbounded;
+  }
+};
+
+// Parses the value of a window function's `window` field.
+StatusWith<WindowBounds> ParseWindowBounds(const bson::BsonElement& arg,
+                                           const WindowSortInfo& sort);
+
+// Maps each document of a partition to its window [lo, hi). Both ends never move backwards as
+// the document index grows (range windows need an ascending sortBy), which the functions rely on
+// to slide state along the partition.
+class WindowIndexer {
+ public:
+  explicit WindowIndexer(const WindowBounds& w) : w_(w) {}
+  // Checks and reads the sortBy values a range window needs (5429413 / 5429414 / 5429513).
+  Status Prepare(const WindowPartition& p);
+  void Bounds(size_t i, size_t* lo, size_t* hi) const;
+
+ private:
+  const WindowBounds& w_;
+  size_t n_ = 0;
+  std::vector<double> keys_;
+};
+
+}  // namespace hourglass::pipeline
