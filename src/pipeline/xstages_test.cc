@@ -233,8 +233,10 @@ TEST_F(XStagesTest, MergeModes) {
        R"([{"_id": 1, "a": 10, "b": 1}, {"_id": 2, "a": 2, "b": 2}, {"_id": 3, "a": 30}])"},
       {R"({"into": "t", "whenMatched": "replace"})",
        R"([{"_id": 1, "a": 10}, {"_id": 2, "a": 2, "b": 2}, {"_id": 3, "a": 30}])"},
-      {R"({"into": "t", "whenMatched": "keepExisting", "whenNotMatched": "discard"})",
-       R"([{"_id": 1, "a": 1, "b": 1}, {"_id": 2, "a": 2, "b": 2}])"},
+      {R"({"into": "t", "whenMatched": "keepExisting"})",
+       R"([{"_id": 1, "a": 1, "b": 1}, {"_id": 2, "a": 2, "b": 2}, {"_id": 3, "a": 30}])"},
+      {R"({"into": "t", "whenNotMatched": "discard"})",
+       R"([{"_id": 1, "a": 10, "b": 1}, {"_id": 2, "a": 2, "b": 2}])"},
       {R"({"into": "t", "whenMatched": [{"$set": {"b": {"$add": ["$b", "$$new.a"]}}}]})",
        R"([{"_id": 1, "a": 1, "b": 11}, {"_id": 2, "a": 2, "b": 2}, {"_id": 3, "a": 30}])"},
       {R"({"into": "t", "let": {"x": "$a"}, "whenMatched": [{"$set": {"c": "$$x"}}]})",
@@ -257,7 +259,13 @@ TEST_F(XStagesTest, MergeModes) {
               static_cast<int>(ErrorCode::kBadValue));
   ExpectError(R"([{"$merge": {"into": "t", "let": {"x": 1}}}])", "[]", 51199);
   ExpectError(R"([{"$merge": {"whenMatched": "merge"}}])", "[]", 40414);
-  ExpectError(R"([{"$merge": 5}])", "[]", 51182);
+  ExpectError(R"([{"$merge": 5}])", "[]", static_cast<int>(ErrorCode::kTypeMismatch));
+  ExpectError(R"([{"$merge": {"into": "t", "whenMatched": "fail", "whenNotMatched": "discard"}}])",
+              "[]", 51181);
+  ExpectError(R"([{"$merge": {"into": "t", "let": {"new": 1}, "whenMatched": []}}])", "[]", 51273);
+  ExpectError(R"([{"$merge": {"into": "system.x"}}])", "[]", 31319);
+  ExpectError(R"([{"$merge": {"into": {"db": "admin", "coll": "x"}}}])", "[]", 31320);
+  ExpectError(R"([{"$out": {"db": "local", "coll": "x"}}])", "[]", 31321);
 }
 
 TEST(BucketAutoTest, EvenBucketsAndGranularity) {

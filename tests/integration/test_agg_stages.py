@@ -370,6 +370,8 @@ CASES = [
     {"id": "out-err-not-last", "pipeline": [{"$out": "x"}, {"$match": {}}], "error": 40601},
     {"id": "out-err-type", "pipeline": [{"$out": 1}], "error": 16990},
     {"id": "out-err-system", "pipeline": [{"$out": "system.x"}], "error": 17385},
+    {"id": "out-err-internal-db", "pipeline": [{"$out": {"db": "admin", "coll": "x"}}],
+     "error": 31321},
     {"id": "out-err-unknown-field", "pipeline": [{"$out": {"coll": "x", "bad": 1}}],
      "error": 40415},
     {"id": "out-err-in-facet", "pipeline": [{"$facet": {"a": [{"$out": "x"}]}}], "error": 40600},
@@ -391,14 +393,28 @@ CASES = [
                {"let": {"na": "$a"}, "whenMatched": [{"$set": {"c": "$$na"}}],
                 "whenNotMatched": "discard"},
                [{"_id": 1, "a": 1, "b": 1, "c": 10}, {"_id": 2, "a": 2, "b": 2}]),
-    merge_case("keepexisting-discard", {"whenMatched": "keepExisting",
-                                        "whenNotMatched": "discard"}, TARGET),
+    # keepExisting and fail go only with whenNotMatched: insert.
+    merge_case("err-keepexisting-discard", {"whenMatched": "keepExisting",
+                                            "whenNotMatched": "discard"}, error=51181),
     merge_case("pipeline-discard", {"whenMatched": [{"$set": {"b": "$$new.a"}}],
                                     "whenNotMatched": "discard"},
                [{"_id": 1, "a": 1, "b": 10}, {"_id": 2, "a": 2, "b": 2}]),
-    merge_case("fail-discard", {"whenMatched": "fail", "whenNotMatched": "discard"}, error=11000),
+    merge_case("err-fail-discard", {"whenMatched": "fail", "whenNotMatched": "discard"},
+               error=51181),
     merge_case("replace-fail", {"whenMatched": "replace", "whenNotMatched": "fail"}, error=13113),
-    merge_case("fail-fail", {"whenMatched": "fail", "whenNotMatched": "fail"}, error=11000),
+    merge_case("err-fail-fail", {"whenMatched": "fail", "whenNotMatched": "fail"}, error=51181),
+    merge_case("err-keepexisting-fail", {"whenMatched": "keepExisting", "whenNotMatched": "fail"},
+               error=51181),
+    merge_case("merge-fail-when-not-matched", {"whenMatched": "merge", "whenNotMatched": "fail"},
+               error=13113),
+    merge_case("pipeline-fail-when-not-matched",
+               {"whenMatched": [{"$set": {"x": 1}}], "whenNotMatched": "fail"}, error=13113),
+    merge_case("err-let-new-not-root", {"let": {"new": "$a"}, "whenMatched": []}, error=51273),
+    merge_case("err-duplicate-on-field", {"on": ["a", "a"]}, error=31465),
+    merge_case("err-into-empty", {"into": ""}, error=5786800),
+    merge_case("err-into-object-without-coll", {"into": {"db": "x"}}, error=5786801),
+    merge_case("err-into-system", {"into": "system.x"}, error=31319),
+    merge_case("err-into-internal-db", {"into": {"db": "config", "coll": "x"}}, error=31320),
     merge_case("fail-when-matched", {"whenMatched": "fail"}, error=11000),
     merge_case("fail-when-not-matched", {"whenNotMatched": "fail"}, error=13113),
     merge_case("err-on-without-unique-index", {"on": "a"}, error=51183),
@@ -407,12 +423,19 @@ CASES = [
     merge_case("err-let-without-pipeline", {"let": {"x": 1}}, error=51199),
     merge_case("err-on-empty-array", {"on": []}, error=51187),
     {
-        "id": "merge-keepexisting-fail-all-matched",
+        "id": "merge-replace-fail-all-matched",
         "colls": {"src": [{"_id": 1, "a": 10}], "tgt": TARGET},
-        "pipeline": [{"$merge": {"into": "tgt", "whenMatched": "keepExisting",
+        "pipeline": [{"$merge": {"into": "tgt", "whenMatched": "replace",
                                  "whenNotMatched": "fail"}}],
         "expected": [],
-        "after": {"tgt": TARGET},
+        "after": {"tgt": [{"_id": 1, "a": 10}, {"_id": 2, "a": 2, "b": 2}]},
+    },
+    {
+        "id": "merge-into-object-form",
+        "colls": {"src": [{"_id": 1, "a": 1}]},
+        "pipeline": [{"$merge": {"into": {"db": None, "coll": "fresh2"}}}],
+        "expected": [],
+        "after": {"fresh2": [{"_id": 1, "a": 1}]},
     },
     {
         "id": "merge-string-into-new-collection",
@@ -429,7 +452,7 @@ CASES = [
         "after_count": {"fresh": 1},
     },
     {"id": "merge-err-into-missing", "pipeline": [{"$merge": {"on": "_id"}}], "error": 40414},
-    {"id": "merge-err-type", "pipeline": [{"$merge": 1}], "error": 51182},
+    {"id": "merge-err-type", "pipeline": [{"$merge": 1}], "error": 14},
     {"id": "merge-err-into-type", "pipeline": [{"$merge": {"into": 1}}], "error": 51178},
     {"id": "merge-err-not-last", "pipeline": [{"$merge": "x"}, {"$limit": 1}], "error": 40601},
     {"id": "merge-err-into-timeseries", "colls": {"src": [{"_id": 1}], "sensors": SENSORS},
@@ -525,6 +548,8 @@ def _fill_db(pipeline, dbname):
     """{"db": None} in $out/$merge targets means the test's own database."""
     for stage in pipeline:
         for spec in stage.values():
+            if isinstance(spec, dict) and isinstance(spec.get("into"), dict):
+                spec = spec["into"]
             if isinstance(spec, dict) and spec.get("db", "") is None:
                 spec["db"] = dbname
     return pipeline
