@@ -462,7 +462,9 @@ Status ParseUnionWithStage(const BsonElement& spec, const PipelineContext& ctx, 
       }
     }
     if (!have_coll && !starts_with_documents) {
-      return PipelineError(40414, "BSON field '$unionWith.coll' is missing but a required field");
+      return Status(ErrorCode::kFailedToParse,
+                    "$unionWith stage without explicit collection must have a pipeline with "
+                    "$documents as first stage");
     }
   } else {
     return Status(ErrorCode::kFailedToParse,
@@ -558,8 +560,22 @@ class GraphLookupStage : public Stage {
 }  // namespace
 
 Status ParseGraphLookupStage(const BsonElement& spec, const PipelineContext& ctx, StageList* out) {
+  // MongoDB checks the spec's type and `from` first (its "lite parse"), with FailedToParse.
   if (spec.type() != BsonType::kObject) {
-    return PipelineError(40327, "$graphLookup must be an object");
+    return Status(ErrorCode::kFailedToParse,
+                  "the $graphLookup stage specification must be an object, but found " +
+                      std::string(bson::TypeName(spec.type())));
+  }
+  BsonElement from = spec.Obj()["from"];
+  if (from.eoo()) {
+    return Status(
+        ErrorCode::kFailedToParse,
+        "missing 'from' option to $graphLookup stage specification: " + spec.Obj().ToJson());
+  }
+  if (from.type() != BsonType::kString) {
+    return Status(ErrorCode::kFailedToParse,
+                  "$graphLookup 'from' field must be a string, but found " +
+                      std::string(bson::TypeName(from.type())));
   }
   auto s = std::make_shared<GraphLookupStage>();
   s->ctx = ctx;
@@ -624,8 +640,8 @@ Status ParseGraphLookupStage(const BsonElement& spec, const PipelineContext& ctx
   }
   if (!have_from || !have_as || !s->start_with || !have_cf || !have_ct) {
     return PipelineError(40105,
-                         "from, as, startWith, connectFromField and connectToField must all be "
-                         "specified.");
+                         "$graphLookup requires 'from', 'as', 'startWith', 'connectFromField', "
+                         "and 'connectToField' to be specified.");
   }
   if (!ctx.collections) return NoCollectionAccess("$graphLookup");
   out->push_back(std::move(s));

@@ -174,7 +174,8 @@ TEST_F(XStagesTest, UnionWith) {
          R"([{"_id": 0}, {"_id": 1, "x": 1}, {"_id": 2, "x": 2}])");
   Expect(R"([{"$unionWith": {"coll": "o", "pipeline": [{"$match": {"x": 2}}]}}])",
          R"([{"_id": 0}])", R"([{"_id": 0}, {"_id": 2, "x": 2}])");
-  ExpectError(R"([{"$unionWith": {"pipeline": []}}])", "[]", 40414);
+  ExpectError(R"([{"$unionWith": {"pipeline": []}}])", "[]",
+              static_cast<int>(ErrorCode::kFailedToParse));
   ExpectError(R"([{"$unionWith": {"coll": "o", "x": 1}}])", "[]", 40415);
   ExpectError(R"([{"$unionWith": 1}])", "[]", static_cast<int>(ErrorCode::kFailedToParse));
 }
@@ -207,7 +208,9 @@ TEST_F(XStagesTest, GraphLookupFollowsChainsWithDepth) {
   ExpectError(R"([{"$graphLookup": {"from": "emp", "startWith": 1, "connectFromField": "a",
                    "connectToField": "b", "as": "h", "maxDepth": "x"}}])",
               "[]", 40100);
-  ExpectError(R"([{"$graphLookup": {"nope": 1}}])", "[]", 40104);
+  ExpectError(R"([{"$graphLookup": {"from": "emp", "nope": 1}}])", "[]", 40104);
+  ExpectError(R"([{"$graphLookup": {"nope": 1}}])", "[]",
+              static_cast<int>(ErrorCode::kFailedToParse));
 }
 
 TEST_F(XStagesTest, OutReplacesTheTargetAndReturnsNothing) {
