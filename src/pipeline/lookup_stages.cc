@@ -332,7 +332,7 @@ Status ParseLookupStage(const BsonElement& spec, const PipelineContext& ctx, Sta
       let_spec = e.Obj();
     } else if (f == "pipeline") {
       if (e.type() != BsonType::kArray) {
-        return Status(ErrorCode::kFailedToParse, "'pipeline' option must be specified as an array");
+        return Status(ErrorCode::kTypeMismatch, "'pipeline' option must be specified as an array");
       }
       s->sub_pipeline = e.Obj().Owned();
     } else {
