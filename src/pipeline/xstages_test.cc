@@ -311,6 +311,8 @@ TEST(BucketAutoTest, Errors) {
   EXPECT_EQ(code(R"([{"$bucketAuto": {"groupBy": "$v", "buckets": 1, "output": 1}}])"), 40244);
   EXPECT_EQ(code(R"([{"$bucketAuto": {"groupBy": "$v", "buckets": 1, "x": 1}}])"), 40245);
   EXPECT_EQ(code(R"([{"$bucketAuto": {"groupBy": "$v"}}])"), 40246);
+  EXPECT_EQ(code(R"([{"$bucketAuto": {"buckets": 0}}])"), 40246);
+  EXPECT_EQ(code(R"([{"$bucketAuto": {"groupBy": {"a": "$v"}, "buckets": 1}}])"), 40239);
   EXPECT_EQ(code(R"([{"$bucketAuto": {"groupBy": "$v", "buckets": 1, "granularity": "R3"}}])"),
             40257);
   EXPECT_EQ(code(R"([{"$bucketAuto": {"groupBy": "$v", "buckets": 1, "granularity": "R5"}}])",

@@ -510,7 +510,32 @@ CASES = [
         "expected": [{"_id": {"min": 0.5, "max": 8}, "count": 7},
                      {"_id": {"min": 8, "max": 16}, "count": 3}],
     },
+    {
+        # MongoDB's R80 series has 103 and 109 below 115 (not the textbook 1.03, 1.06, 1.09...).
+        "id": "bucketauto-granularity-r80-series",
+        "colls": {"src": [{"_id": 1, "p": 104}, {"_id": 2, "p": 200}]},
+        "pipeline": [{"$bucketAuto": {"groupBy": "$p", "buckets": 2, "granularity": "R80"}}],
+        "expected": [{"_id": {"min": 103.0, "max": 109.0}, "count": 1},
+                     {"_id": {"min": 109.0, "max": 206.0}, "count": 1}],
+    },
+    {
+        "id": "bucketauto-granularity-zero-max",
+        "colls": {"src": [{"_id": 1, "p": 0}, {"_id": 2, "p": 0}, {"_id": 3, "p": 3}]},
+        "pipeline": [{"$bucketAuto": {"groupBy": "$p", "buckets": 2, "granularity": "1-2-5"}}],
+        # The first bucket's max rounds to 0, so it becomes the next value rounded down.
+        "expected": [{"_id": {"min": 0, "max": 2.0}, "count": 2},
+                     {"_id": {"min": 2.0, "max": 5.0}, "count": 1}],
+    },
+    {
+        "id": "bucketauto-missing-accumulator-is-null",
+        "colls": {"src": [{"_id": 1, "p": 1}]},
+        "pipeline": [{"$bucketAuto": {"groupBy": "$p", "buckets": 1,
+                                      "output": {"f": {"$first": "$nope"}}}}],
+        "expected": [{"_id": {"min": 1, "max": 1}, "f": None}],
+    },
     {"id": "bucketauto-err-spec", "pipeline": [{"$bucketAuto": 1}], "error": 40240},
+    {"id": "bucketauto-err-groupby-object",
+     "pipeline": [{"$bucketAuto": {"groupBy": {"a": "$a"}, "buckets": 1}}], "error": 40239},
     {"id": "bucketauto-err-required", "pipeline": [{"$bucketAuto": {"groupBy": "$a"}}],
      "error": 40246},
     {"id": "bucketauto-err-buckets", "pipeline": [{"$bucketAuto": {"groupBy": "$a", "buckets": 0}}],
