@@ -306,8 +306,14 @@ Status ParseLookupStage(const BsonElement& spec, const PipelineContext& ctx, Sta
     std::string_view f = e.FieldName();
     if (f == "from") {
       if (e.type() == BsonType::kObject) {
-        return Status(ErrorCode::kCommandNotSupported,
-                      "$lookup 'from' as {db, coll} is not supported yet");
+        // MongoDB allows {db, coll} only for a few internal namespaces.
+        return Status(
+            ErrorCode::kFailedToParse,
+            "$lookup with syntax {from: {db:<>, coll:<>},..} is not supported for db: " +
+                std::string(e.Obj()["db"].type() == BsonType::kString ? e.Obj()["db"].Str() : "") +
+                " and coll: " +
+                std::string(e.Obj()["coll"].type() == BsonType::kString ? e.Obj()["coll"].Str()
+                                                                        : ""));
       }
       HG_ASSIGN_OR_RETURN(s->from, StringArg("$lookup", e));
       if (s->from.empty() || s->from.find('$') != std::string::npos) {
