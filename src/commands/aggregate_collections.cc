@@ -9,6 +9,7 @@
 #include "commands/timeseries_util.h"
 #include "commands/timeseries_write.h"
 #include "storage/write_conflict.h"
+#include "timeseries/timeseries_options.h"
 
 namespace hourglass::commands {
 
@@ -53,9 +54,12 @@ class CatalogCollectionAccess : public pipeline::CollectionAccess {
     }
     if (!timeseries.IsEmpty()) return ReplaceTimeseries(nss, timeseries, docs);
     if (existing_ts) {
-      return Status(ErrorCode::kCommandNotSupported,
-                    "$out to an existing time-series collection without the 'timeseries' "
-                    "option is not supported yet");
+      // Without `timeseries`, $out into a time-series collection keeps its options.
+      BsonElement stored = existing->entry().options["timeseries"];
+      if (stored.type() != BsonType::kObject) {
+        return Status(ErrorCode::kNamespaceNotFound, "ns does not exist: " + nss.ns());
+      }
+      return ReplaceTimeseries(nss, stored.Obj().Owned(), docs);
     }
     // Fill a temporary collection, then rename it over the target: readers see the old or the
     // new contents, never a mix, and a failure leaves the target as it was.
@@ -197,15 +201,33 @@ class CatalogCollectionAccess : public pipeline::CollectionAccess {
                            pipeline::DocumentStream& docs) {
     auto existing = service_.catalog->Lookup(nss);
     if (existing && existing->entry().type != "timeseries") {
-      return Status(ErrorCode::kCommandNotSupported,
-                    "$out replacing a collection by a time-series collection is not supported "
-                    "yet");
+      return Status(ErrorCode::kLocation7268700,
+                    "Cannot create a time-series collection from a non time-series collection.");
     }
     CommandContext ctx = Context(nss.db);
-    BsonBuilder create;
-    create.AppendString("create", nss.coll);
-    create.AppendObject("timeseries", options);
-    HG_RETURN_IF_ERROR(CreateTimeseriesCollection(ctx, nss, create.Obj()));
+    if (existing) {
+      // The existing collection's options must match (MongoDB compares the bucketing options
+      // only, not the TTL).
+      BsonBuilder wrap;
+      wrap.AppendObject("timeseries", options);
+      BsonObj wrapped = wrap.Obj();
+      HG_ASSIGN_OR_RETURN(auto wanted,
+                          timeseries::ParseTimeseriesOptions(wrapped.FirstElement(), nss.ns()));
+      auto current =
+          timeseries::TimeseriesOptions::FromBson(existing->entry().options["timeseries"].Obj());
+      if (!current.ok() || !timeseries::EquivalentForCreate(current.value(), wanted)) {
+        return Status(ErrorCode::kLocation7406103,
+                      "Time-series options inputted must match the existing time-series "
+                      "collection. Received: " +
+                          options.ToJson() +
+                          " Found: " + existing->entry().options["timeseries"].Obj().ToJson());
+      }
+    } else {
+      BsonBuilder create;
+      create.AppendString("create", nss.coll);
+      create.AppendObject("timeseries", options);
+      HG_RETURN_IF_ERROR(CreateTimeseriesCollection(ctx, nss, create.Obj()));
+    }
     HG_ASSIGN_OR_RETURN(auto ts, LookupTimeseries(service_, nss));
     if (!ts) return Status(ErrorCode::kNamespaceNotFound, "ns does not exist: " + nss.ns());
     BsonArrayBuilder all;

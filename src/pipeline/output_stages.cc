@@ -281,6 +281,11 @@ Status ParseTarget(std::string_view stage, const BsonElement& e, const std::stri
       return PipelineError(40415, "BSON field '" + field + "' is an unknown field.");
     }
   }
+  // $out's object form requires both names ($merge's `into` defaults the database).
+  if (timeseries != nullptr && !e.Obj().HasField("db")) {
+    return PipelineError(
+        40414, "BSON field '" + std::string(stage) + ".db' is missing but a required field");
+  }
   if (coll->empty()) {
     return PipelineError(
         40414, "BSON field '" + std::string(stage) + ".coll' is missing but a required field");
