@@ -167,6 +167,9 @@ Status CheckSubPipeline(const BsonObj& stages, std::string_view owner, int code)
 
 // ---- $lookup ----
 
+// 16 MB plus MongoDB's 16 KB allowance for internal documents.
+constexpr int64_t kMaxJoinedBytes = 16 * 1024 * 1024 + 16 * 1024;
+
 class LookupStage : public Stage {
  public:
   PipelineContext ctx;
@@ -218,6 +221,14 @@ class LookupStage : public Stage {
             HG_ASSIGN_OR_RETURN(auto p, Pipeline::Parse(stages, s_->ctx));
             HG_ASSIGN_OR_RETURN(joined, p->RunOver(std::move(joined)));
           }
+        }
+        // MongoDB's limit on what one input document may collect (its internal BSON maximum).
+        int64_t bytes = 0;
+        for (const auto& j : joined) bytes += j.size();
+        if (bytes > kMaxJoinedBytes) {
+          return PipelineError(4568, "Total size of documents in " + s_->from +
+                                         " matching pipeline's $lookup stage exceeds " +
+                                         std::to_string(kMaxJoinedBytes) + " bytes");
         }
         return OptDoc(SetPathValue(*d, query::SplitPath(s_->as), ArrayOf(joined)));
       }

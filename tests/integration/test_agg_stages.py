@@ -691,3 +691,13 @@ def test_pymongo_aggregate_helpers_run_out_and_merge(db):
     assert list(db.o.find()) == [{"_id": 2, "v": 2}]
     assert list(db.src.aggregate([{"$merge": {"into": "o", "whenMatched": "keepExisting"}}])) == []
     assert list(db.o.find().sort("_id", 1)) == [{"_id": 1, "v": 1}, {"_id": 2, "v": 2}]
+
+
+def test_lookup_result_over_16mb_fails(db):
+    """MongoDB refuses a $lookup whose matches for one document exceed the BSON limit (4568)."""
+    big = "x" * (1024 * 1024)
+    db.f.insert_many([{"_id": i, "k": 1, "pad": big} for i in range(17)])
+    db.src.insert_one({"_id": 0, "k": 1})
+    code, _, _ = command_error(db, {"aggregate": "src", "cursor": {}, "pipeline": [
+        {"$lookup": {"from": "f", "localField": "k", "foreignField": "k", "as": "j"}}]})
+    assert code == 4568
