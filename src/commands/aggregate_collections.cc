@@ -55,11 +55,7 @@ class CatalogCollectionAccess : public pipeline::CollectionAccess {
     if (!timeseries.IsEmpty()) return ReplaceTimeseries(nss, timeseries, docs);
     if (existing_ts) {
       // Without `timeseries`, $out into a time-series collection keeps its options.
-      BsonElement stored = existing->entry().options["timeseries"];
-      if (stored.type() != BsonType::kObject) {
-        return Status(ErrorCode::kNamespaceNotFound, "ns does not exist: " + nss.ns());
-      }
-      return ReplaceTimeseries(nss, stored.Obj().Owned(), docs);
+      return ReplaceTimeseries(nss, BsonObj(), docs);
     }
     // Fill a temporary collection, then rename it over the target: readers see the old or the
     // new contents, never a mix, and a failure leaves the target as it was.
@@ -194,9 +190,10 @@ class CatalogCollectionAccess : public pipeline::CollectionAccess {
     return Status::OK();
   }
 
-  // $out with `timeseries`: creates the target (or checks that the existing one has the same
-  // options), then replaces its measurements. Every document is checked before the old ones go,
-  // but the replacement is not atomic.
+  // $out to a time-series collection: creates the target with `options` (or checks that the
+  // existing one has the same options; empty `options`: keep the existing ones), then replaces
+  // its measurements. Every document is checked before the old ones go, but the replacement is
+  // not atomic.
   Status ReplaceTimeseries(const catalog::NamespaceString& nss, const BsonObj& options,
                            pipeline::DocumentStream& docs) {
     auto existing = service_.catalog->Lookup(nss);
@@ -205,7 +202,7 @@ class CatalogCollectionAccess : public pipeline::CollectionAccess {
                     "Cannot create a time-series collection from a non time-series collection.");
     }
     CommandContext ctx = Context(nss.db);
-    if (existing) {
+    if (existing && !options.IsEmpty()) {
       // The existing collection's options must match (MongoDB compares the bucketing options
       // only, not the TTL).
       BsonBuilder wrap;
@@ -222,7 +219,7 @@ class CatalogCollectionAccess : public pipeline::CollectionAccess {
                           options.ToJson() +
                           " Found: " + existing->entry().options["timeseries"].Obj().ToJson());
       }
-    } else {
+    } else if (!existing) {
       BsonBuilder create;
       create.AppendString("create", nss.coll);
       create.AppendObject("timeseries", options);

@@ -737,3 +737,15 @@ def test_lookup_result_over_16mb_fails(db):
     code, _, _ = command_error(db, {"aggregate": "src", "cursor": {}, "pipeline": [
         {"$lookup": {"from": "f", "localField": "k", "foreignField": "k", "as": "j"}}]})
     assert code == 4568
+
+
+def test_out_into_existing_timeseries_keeps_its_options(db):
+    db.create_collection("ts", timeseries={"timeField": "t", "metaField": "m",
+                                           "granularity": "hours"})
+    db.ts.insert_one({"t": T0, "m": "old", "v": 0})
+    db.src.insert_many([{"t": hours(1), "m": "new", "v": 1}, {"t": hours(2), "m": "new", "v": 2}])
+    db.command({"aggregate": "src", "cursor": {}, "pipeline": [{"$project": {"_id": 0}},
+                                                                {"$out": "ts"}]})
+    info = {c["name"]: c for c in db.list_collections()}
+    assert info["ts"]["options"]["timeseries"]["granularity"] == "hours"
+    assert sorted(d["v"] for d in db.ts.find()) == [1, 2]
