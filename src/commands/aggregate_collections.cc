@@ -77,10 +77,7 @@ class CatalogCollectionAccess : public pipeline::CollectionAccess {
     catalog::NamespaceString nss{db, coll};
     HG_RETURN_IF_ERROR(catalog::ValidateCollectionName(nss));
     auto existing = service_.catalog->Lookup(nss);
-    if (existing && existing->entry().type == "timeseries") {
-      return Status(ErrorCode::kCommandNotSupported,
-                    "$merge into a time-series collection is not supported yet");
-    }
+    // MongoDB does not merge into time-series collections either: they are views there.
     if (existing && existing->IsView()) {
       return Status(ErrorCode::kCommandNotSupportedOnView,
                     "Namespace " + nss.ns() + " is a view, not a collection");

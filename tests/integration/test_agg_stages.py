@@ -531,7 +531,7 @@ CASES = [
     {"id": "merge-err-into-type", "pipeline": [{"$merge": {"into": 1}}], "error": 51178},
     {"id": "merge-err-not-last", "pipeline": [{"$merge": "x"}, {"$limit": 1}], "error": 40601},
     {"id": "merge-err-into-timeseries", "colls": {"src": [{"_id": 1}], "sensors": SENSORS},
-     "pipeline": [{"$merge": "sensors"}], "error": 115},
+     "pipeline": [{"$merge": "sensors"}], "error": 166},
     # ---- $bucketAuto ----
     {
         "id": "bucketauto-even",
