@@ -150,6 +150,20 @@ CASES = [
         ],
     },
     {
+        # $expr equality compares whole values: an array equals only the same array, null
+        # equals only null, and a missing variable equals only a missing field.
+        "id": "lookup-correlated-expr-eq-semantics",
+        "colls": {"src": [{"_id": "one", "v": 1}, {"_id": "arr", "v": [1, 2]},
+                          {"_id": "null", "v": None}, {"_id": "missing"}],
+                  "f": [{"_id": 1, "k": [1, 2]}, {"_id": 2, "k": 1}, {"_id": 3, "k": None},
+                        {"_id": 4}, {"_id": 5, "k": 1.0}]},
+        "pipeline": [{"$lookup": {"from": "f", "let": {"v": "$v"}, "as": "j", "pipeline": [
+            {"$match": {"$expr": {"$and": [{"$eq": ["$k", "$$v"]}, {"$ne": ["$_id", 99]}]}}}]}},
+                     {"$project": {"ids": "$j._id"}}],
+        "expected": [{"_id": "one", "ids": [2, 5]}, {"_id": "arr", "ids": [1]},
+                     {"_id": "null", "ids": [3]}, {"_id": "missing", "ids": [4]}],
+    },
+    {
         "id": "lookup-pipeline-uncorrelated",
         "colls": {"src": [{"_id": 1}, {"_id": 2}], "f": [{"_id": 1, "v": 5}, {"_id": 2, "v": 6}]},
         "pipeline": [{"$lookup": {"from": "f", "pipeline": [{"$match": {"v": {"$gt": 5}}}],
