@@ -143,6 +143,21 @@ TEST_F(XStagesTest, LookupPipelineWithLet) {
              {"_id": 11, "item": "b", "n": 100, "s": []}])");
 }
 
+TEST_F(XStagesTest, LookupCorrelatedEqualityKeepsExprSemantics) {
+  // The foreign documents are indexed by `k` for the $expr equality; results must stay those of
+  // $expr's $eq: whole values compared, null only equal to null, missing only to missing.
+  SetColl("f", R"([{"_id": 1, "k": [1, 2]}, {"_id": 2, "k": 1}, {"_id": 3, "k": null},
+                   {"_id": 4}, {"_id": 5, "k": {"$numberLong": "1"}}])");
+  Expect(R"([{"$lookup": {"from": "f", "let": {"v": "$v"}, "as": "j",
+               "pipeline": [{"$match": {"$expr": {"$eq": ["$$v", "$k"]}}}]}},
+             {"$project": {"ids": "$j._id"}}])",
+         R"([{"_id": "one", "v": 1}, {"_id": "arr", "v": [1, 2]}, {"_id": "null", "v": null},
+             {"_id": "missing"}])",
+         R"([{"_id": "one", "ids": [2, 5]}, {"_id": "arr", "ids": [1]},
+             {"_id": "null", "ids": [3]}, {"_id": "missing", "ids": [4]}])");
+  EXPECT_EQ(access_->reads, 1);
+}
+
 TEST_F(XStagesTest, LookupCombinedForm) {
   SetColl("f", R"([{"_id": 1, "k": "x", "v": 1}, {"_id": 2, "k": "x", "v": 5},
                    {"_id": 3, "k": "y", "v": 9}])");
