@@ -255,4 +255,12 @@ std::shared_ptr<pipeline::CollectionAccess> MakeCollectionAccess(ServiceContext&
   return std::make_shared<CatalogCollectionAccess>(service);
 }
 
+bool PipelineWritesOutput(const BsonObj& stages) {
+  BsonElement last;
+  for (const BsonElement& st : stages) last = st;
+  if (last.type() != BsonType::kObject || last.Obj().IsEmpty()) return false;
+  std::string_view name = last.Obj().FirstElement().FieldName();
+  return name == "$out" || name == "$merge";
+}
+
 }  // namespace hourglass::commands

@@ -763,3 +763,14 @@ def test_out_into_existing_timeseries_keeps_its_options(db):
     info = {c["name"]: c for c in db.list_collections()}
     assert info["ts"]["options"]["timeseries"]["granularity"] == "hours"
     assert sorted(d["v"] for d in db.ts.find()) == [1, 2]
+
+
+def test_out_runs_with_batch_size_zero(db):
+    """$out and $merge write during the aggregate command itself, even with batchSize 0."""
+    db.src.insert_many([{"_id": 1}, {"_id": 2}])
+    reply = db.command({"aggregate": "src", "pipeline": [{"$out": "o"}],
+                        "cursor": {"batchSize": 0}})
+    assert reply["cursor"]["id"] == 0 and reply["cursor"]["firstBatch"] == []
+    assert db.o.count_documents({}) == 2
+    db.command({"aggregate": "src", "pipeline": [{"$merge": "m"}], "cursor": {"batchSize": 0}})
+    assert db.m.count_documents({}) == 2
