@@ -144,7 +144,8 @@ class AggregateCommand : public Command {
       HG_ASSIGN_OR_RETURN(source, BuildReadStream(ctx, nss, std::move(plan)));
     }
     auto out = pipe->Bind(std::move(source));
-    return ReplyWithCursor(ctx, ns, std::move(out), batch_size.value_or(101), false, reply);
+    const int64_t first_batch = PipelineWritesOutput(*stages) ? 101 : batch_size.value_or(101);
+    return ReplyWithCursor(ctx, ns, std::move(out), first_batch, false, reply);
   }
 };
 

@@ -9,6 +9,7 @@
 #include "commands/timeseries_util.h"
 #include "commands/timeseries_write.h"
 #include "storage/write_conflict.h"
+#include "timeseries/timeseries_options.h"
 
 namespace hourglass::commands {
 
@@ -53,9 +54,8 @@ class CatalogCollectionAccess : public pipeline::CollectionAccess {
     }
     if (!timeseries.IsEmpty()) return ReplaceTimeseries(nss, timeseries, docs);
     if (existing_ts) {
-      return Status(ErrorCode::kCommandNotSupported,
-                    "$out to an existing time-series collection without the 'timeseries' "
-                    "option is not supported yet");
+      // Without `timeseries`, $out into a time-series collection keeps its options.
+      return ReplaceTimeseries(nss, BsonObj(), docs);
     }
     // Fill a temporary collection, then rename it over the target: readers see the old or the
     // new contents, never a mix, and a failure leaves the target as it was.
@@ -77,10 +77,7 @@ class CatalogCollectionAccess : public pipeline::CollectionAccess {
     catalog::NamespaceString nss{db, coll};
     HG_RETURN_IF_ERROR(catalog::ValidateCollectionName(nss));
     auto existing = service_.catalog->Lookup(nss);
-    if (existing && existing->entry().type == "timeseries") {
-      return Status(ErrorCode::kCommandNotSupported,
-                    "$merge into a time-series collection is not supported yet");
-    }
+    // MongoDB does not merge into time-series collections either: they are views there.
     if (existing && existing->IsView()) {
       return Status(ErrorCode::kCommandNotSupportedOnView,
                     "Namespace " + nss.ns() + " is a view, not a collection");
@@ -190,22 +187,41 @@ class CatalogCollectionAccess : public pipeline::CollectionAccess {
     return Status::OK();
   }
 
-  // $out with `timeseries`: creates the target (or checks that the existing one has the same
-  // options), then replaces its measurements. Every document is checked before the old ones go,
-  // but the replacement is not atomic.
+  // $out to a time-series collection: creates the target with `options` (or checks that the
+  // existing one has the same options; empty `options`: keep the existing ones), then replaces
+  // its measurements. Every document is checked before the old ones go, but the replacement is
+  // not atomic.
   Status ReplaceTimeseries(const catalog::NamespaceString& nss, const BsonObj& options,
                            pipeline::DocumentStream& docs) {
     auto existing = service_.catalog->Lookup(nss);
     if (existing && existing->entry().type != "timeseries") {
-      return Status(ErrorCode::kCommandNotSupported,
-                    "$out replacing a collection by a time-series collection is not supported "
-                    "yet");
+      return Status(ErrorCode::kLocation7268700,
+                    "Cannot create a time-series collection from a non time-series collection.");
     }
     CommandContext ctx = Context(nss.db);
-    BsonBuilder create;
-    create.AppendString("create", nss.coll);
-    create.AppendObject("timeseries", options);
-    HG_RETURN_IF_ERROR(CreateTimeseriesCollection(ctx, nss, create.Obj()));
+    if (existing && !options.IsEmpty()) {
+      // The existing collection's options must match (MongoDB compares the bucketing options
+      // only, not the TTL).
+      BsonBuilder wrap;
+      wrap.AppendObject("timeseries", options);
+      BsonObj wrapped = wrap.Obj();
+      HG_ASSIGN_OR_RETURN(auto wanted,
+                          timeseries::ParseTimeseriesOptions(wrapped.FirstElement(), nss.ns()));
+      auto current =
+          timeseries::TimeseriesOptions::FromBson(existing->entry().options["timeseries"].Obj());
+      if (!current.ok() || !timeseries::EquivalentForCreate(current.value(), wanted)) {
+        return Status(ErrorCode::kLocation7406103,
+                      "Time-series options inputted must match the existing time-series "
+                      "collection. Received: " +
+                          options.ToJson() +
+                          " Found: " + existing->entry().options["timeseries"].Obj().ToJson());
+      }
+    } else if (!existing) {
+      BsonBuilder create;
+      create.AppendString("create", nss.coll);
+      create.AppendObject("timeseries", options);
+      HG_RETURN_IF_ERROR(CreateTimeseriesCollection(ctx, nss, create.Obj()));
+    }
     HG_ASSIGN_OR_RETURN(auto ts, LookupTimeseries(service_, nss));
     if (!ts) return Status(ErrorCode::kNamespaceNotFound, "ns does not exist: " + nss.ns());
     BsonArrayBuilder all;
@@ -237,6 +253,14 @@ class CatalogCollectionAccess : public pipeline::CollectionAccess {
 
 std::shared_ptr<pipeline::CollectionAccess> MakeCollectionAccess(ServiceContext& service) {
   return std::make_shared<CatalogCollectionAccess>(service);
+}
+
+bool PipelineWritesOutput(const BsonObj& stages) {
+  BsonElement last;
+  for (const BsonElement& st : stages) last = st;
+  if (last.type() != BsonType::kObject || last.Obj().IsEmpty()) return false;
+  std::string_view name = last.Obj().FirstElement().FieldName();
+  return name == "$out" || name == "$merge";
 }
 
 }  // namespace hourglass::commands

@@ -18,4 +18,8 @@ namespace hourglass::commands {
 // Access to the collections of `service`'s catalog.
 std::shared_ptr<pipeline::CollectionAccess> MakeCollectionAccess(ServiceContext& service);
 
+// True if the aggregate `stages` end with $out or $merge: such a pipeline writes while its first
+// batch is pulled, so the command runs it at once whatever the batch size (as MongoDB does).
+bool PipelineWritesOutput(const bson::BsonObj& stages);
+
 }  // namespace hourglass::commands

@@ -355,111 +355,107 @@ namespace hourglass::pipeline {
 
 namespace {
 
-// Rounds bucket boundaries to a granularity: a preferred-number series (the series' values in
-// [1, 10), repeated at every power of ten) or the powers of two.
+// Rounds bucket boundaries to a granularity: a preferred-number series (MongoDB's base values,
+// scaled by powers of ten) or the powers of two. Rounding is strict: up gives the next boundary
+// above the value, down the one below; zero stays zero. Values must be non-negative numbers.
 class GranularityRounder {
  public:
   static std::optional<GranularityRounder> Make(std::string_view name) {
-    static const std::vector<double> kE192 = {
-        1.00, 1.01, 1.02, 1.04, 1.05, 1.06, 1.07, 1.09, 1.10, 1.11, 1.13, 1.14, 1.15, 1.17, 1.18,
-        1.20, 1.21, 1.23, 1.24, 1.26, 1.27, 1.29, 1.30, 1.32, 1.33, 1.35, 1.37, 1.38, 1.40, 1.42,
-        1.43, 1.45, 1.47, 1.49, 1.50, 1.52, 1.54, 1.56, 1.58, 1.60, 1.62, 1.64, 1.65, 1.67, 1.69,
-        1.72, 1.74, 1.76, 1.78, 1.80, 1.82, 1.84, 1.87, 1.89, 1.91, 1.93, 1.96, 1.98, 2.00, 2.03,
-        2.05, 2.08, 2.10, 2.13, 2.15, 2.18, 2.21, 2.23, 2.26, 2.29, 2.32, 2.34, 2.37, 2.40, 2.43,
-        2.46, 2.49, 2.52, 2.55, 2.58, 2.61, 2.64, 2.67, 2.71, 2.74, 2.77, 2.80, 2.84, 2.87, 2.91,
-        2.94, 2.98, 3.01, 3.05, 3.09, 3.12, 3.16, 3.20, 3.24, 3.28, 3.32, 3.36, 3.40, 3.44, 3.48,
-        3.52, 3.57, 3.61, 3.65, 3.70, 3.74, 3.79, 3.83, 3.88, 3.92, 3.97, 4.02, 4.07, 4.12, 4.17,
-        4.22, 4.27, 4.32, 4.37, 4.42, 4.48, 4.53, 4.59, 4.64, 4.70, 4.75, 4.81, 4.87, 4.93, 4.99,
-        5.05, 5.11, 5.17, 5.23, 5.30, 5.36, 5.42, 5.49, 5.56, 5.62, 5.69, 5.76, 5.83, 5.90, 5.97,
-        6.04, 6.12, 6.19, 6.26, 6.34, 6.42, 6.49, 6.57, 6.65, 6.73, 6.81, 6.90, 6.98, 7.06, 7.15,
-        7.23, 7.32, 7.41, 7.50, 7.59, 7.68, 7.77, 7.87, 7.96, 8.06, 8.16, 8.25, 8.35, 8.45, 8.56,
-        8.66, 8.76, 8.87, 8.98, 9.09, 9.20, 9.31, 9.42, 9.53, 9.65, 9.76, 9.88};
-    auto every = [](const std::vector<double>& v, size_t step) {
-      std::vector<double> out;
-      for (size_t i = 0; i < v.size(); i += step) out.push_back(v[i]);
-      return out;
+    // The series as MongoDB defines them (its R40 and R80 differ from the textbook ones).
+    static const std::map<std::string_view, std::vector<double>> kSeries = {
+        {"R5", {10, 16, 25, 40, 63}},
+        {"R10", {100, 125, 160, 200, 250, 315, 400, 500, 630, 800}},
+        {"R20", {100, 112, 125, 140, 160, 180, 200, 224, 250, 280,
+                 315, 355, 400, 450, 500, 560, 630, 710, 800, 900}},
+        {"R40", {100, 106, 112, 118, 125, 132, 140, 150, 160, 170, 180, 190, 200,
+                 212, 224, 236, 250, 265, 280, 300, 315, 355, 375, 400, 425, 450,
+                 475, 500, 530, 560, 600, 630, 670, 710, 750, 800, 850, 900, 950}},
+        {"R80", {103, 109, 115, 122, 128, 136, 145, 155, 165, 175, 185, 195, 206, 218,
+                 230, 243, 258, 272, 290, 307, 325, 345, 365, 387, 412, 437, 462, 487,
+                 515, 545, 575, 615, 650, 690, 730, 775, 825, 875, 925, 975}},
+        {"1-2-5", {10, 20, 50}},
+        {"E6", {10, 15, 22, 33, 47, 68}},
+        {"E12", {10, 12, 15, 18, 22, 27, 33, 39, 47, 56, 68, 82}},
+        {"E24", {10, 11, 12, 13, 15, 16, 18, 20, 22, 24, 27, 30,
+                 33, 36, 39, 43, 47, 51, 56, 62, 68, 75, 82, 91}},
+        {"E48", {100, 105, 110, 115, 121, 127, 133, 140, 147, 154, 162, 169, 178, 187, 196, 205,
+                 215, 226, 237, 249, 261, 274, 287, 301, 316, 332, 348, 365, 383, 402, 422, 442,
+                 464, 487, 511, 536, 562, 590, 619, 649, 681, 715, 750, 787, 825, 866, 909, 953}},
+        {"E96", {100, 102, 105, 107, 110, 113, 115, 118, 121, 124, 127, 130, 133, 137, 140, 143,
+                 147, 150, 154, 158, 162, 165, 169, 174, 178, 182, 187, 191, 196, 200, 205, 210,
+                 215, 221, 226, 232, 237, 243, 249, 255, 261, 267, 274, 280, 287, 294, 301, 309,
+                 316, 324, 332, 340, 348, 357, 365, 374, 383, 392, 402, 412, 422, 432, 442, 453,
+                 464, 475, 487, 499, 511, 523, 536, 549, 562, 576, 590, 604, 619, 634, 649, 665,
+                 681, 698, 715, 732, 750, 768, 787, 806, 825, 845, 866, 887, 909, 931, 953, 976}},
+        {"E192",
+         {100, 101, 102, 104, 105, 106, 107, 109, 110, 111, 113, 114, 115, 117, 118, 120, 121, 123,
+          124, 126, 127, 129, 130, 132, 133, 135, 137, 138, 140, 142, 143, 145, 147, 149, 150, 152,
+          154, 156, 158, 160, 162, 164, 165, 167, 169, 172, 174, 176, 178, 180, 182, 184, 187, 189,
+          191, 193, 196, 198, 200, 203, 205, 208, 210, 213, 215, 218, 221, 223, 226, 229, 232, 234,
+          237, 240, 243, 246, 249, 252, 255, 258, 261, 264, 267, 271, 274, 277, 280, 284, 287, 291,
+          294, 298, 301, 305, 309, 312, 316, 320, 324, 328, 332, 336, 340, 344, 348, 352, 357, 361,
+          365, 370, 374, 379, 383, 388, 392, 397, 402, 407, 412, 417, 422, 427, 432, 437, 442, 448,
+          453, 459, 464, 470, 475, 481, 487, 493, 499, 505, 511, 517, 523, 530, 536, 542, 549, 556,
+          562, 569, 576, 583, 590, 597, 604, 612, 619, 626, 634, 642, 649, 657, 665, 673, 681, 690,
+          698, 706, 715, 723, 732, 741, 750, 759, 768, 777, 787, 796, 806, 816, 825, 835, 845, 856,
+          866, 876, 887, 898, 909, 920, 931, 942, 953, 965, 976, 988}},
     };
     GranularityRounder r;
     if (name == "POWERSOF2") {
       r.powers_of_two_ = true;
-    } else if (name == "R5") {
-      r.series_ = {1.0, 1.6, 2.5, 4.0, 6.3};
-    } else if (name == "R10") {
-      r.series_ = {1.0, 1.25, 1.6, 2.0, 2.5, 3.15, 4.0, 5.0, 6.3, 8.0};
-    } else if (name == "R20") {
-      r.series_ = {1.0,  1.12, 1.25, 1.4, 1.6, 1.8, 2.0, 2.24, 2.5, 2.8,
-                   3.15, 3.55, 4.0,  4.5, 5.0, 5.6, 6.3, 7.1,  8.0, 9.0};
-    } else if (name == "R40") {
-      r.series_ = {1.0,  1.06, 1.12, 1.18, 1.25, 1.32, 1.4,  1.5,  1.6,  1.7,  1.8, 1.9,  2.0, 2.12,
-                   2.24, 2.36, 2.5,  2.65, 2.8,  3.0,  3.15, 3.35, 3.55, 3.75, 4.0, 4.25, 4.5, 4.75,
-                   5.0,  5.3,  5.6,  6.0,  6.3,  6.7,  7.1,  7.5,  8.0,  8.5,  9.0, 9.5};
-    } else if (name == "R80") {
-      r.series_ = {1.0, 1.03, 1.06, 1.09, 1.12, 1.15, 1.18, 1.22, 1.25, 1.28, 1.32, 1.36,
-                   1.4, 1.45, 1.5,  1.55, 1.6,  1.65, 1.7,  1.75, 1.8,  1.85, 1.9,  1.95,
-                   2.0, 2.06, 2.12, 2.18, 2.24, 2.3,  2.36, 2.43, 2.5,  2.58, 2.65, 2.72,
-                   2.8, 2.9,  3.0,  3.07, 3.15, 3.25, 3.35, 3.45, 3.55, 3.65, 3.75, 3.87,
-                   4.0, 4.12, 4.25, 4.37, 4.5,  4.62, 4.75, 4.87, 5.0,  5.15, 5.3,  5.45,
-                   5.6, 5.8,  6.0,  6.15, 6.3,  6.5,  6.7,  6.9,  7.1,  7.3,  7.5,  7.75,
-                   8.0, 8.25, 8.5,  8.75, 9.0,  9.25, 9.5,  9.75};
-    } else if (name == "1-2-5") {
-      r.series_ = {1.0, 2.0, 5.0};
-    } else if (name == "E6") {
-      r.series_ = {1.0, 1.5, 2.2, 3.3, 4.7, 6.8};
-    } else if (name == "E12") {
-      r.series_ = {1.0, 1.2, 1.5, 1.8, 2.2, 2.7, 3.3, 3.9, 4.7, 5.6, 6.8, 8.2};
-    } else if (name == "E24") {
-      r.series_ = {1.0, 1.1, 1.2, 1.3, 1.5, 1.6, 1.8, 2.0, 2.2, 2.4, 2.7, 3.0,
-                   3.3, 3.6, 3.9, 4.3, 4.7, 5.1, 5.6, 6.2, 6.8, 7.5, 8.2, 9.1};
-    } else if (name == "E48") {
-      r.series_ = every(kE192, 4);
-    } else if (name == "E96") {
-      r.series_ = every(kE192, 2);
-    } else if (name == "E192") {
-      r.series_ = kE192;
-    } else {
-      return std::nullopt;
+      return r;
     }
+    auto it = kSeries.find(name);
+    if (it == kSeries.end()) return std::nullopt;
+    r.series_ = &it->second;
     return r;
   }
 
-  // The smallest boundary strictly above `v` (v >= 0; 0 stays 0).
-  Value RoundUp(const Value& v) const { return Round(v, true); }
-  // The largest boundary strictly below `v` (v >= 0; 0 stays 0).
-  Value RoundDown(const Value& v) const { return Round(v, false); }
+  Value RoundUp(const Value& v) const {
+    const double x = v.NumberDouble();
+    if (x == 0) return v;
+    if (powers_of_two_) return PowerOfTwo(static_cast<int>(std::floor(std::log2(x))) + 1);
+    const std::vector<double>& s = *series_;
+    // Scale the series (by powers of ten) until it spans x, then take the first value above it.
+    double m = 1.0;
+    while (x >= s.back() * m) m *= 10.0;
+    while (x < s.front() * m) {
+      const double previous_min = s.front() * m;
+      m /= 10.0;
+      if (x >= s.back() * m) return Value::Double(previous_min);
+    }
+    for (double b : s) {
+      if (x < b * m) return Value::Double(b * m);
+    }
+    return Value::Double(s.front() * m * 10.0);  // not reached: x < s.back() * m
+  }
+
+  Value RoundDown(const Value& v) const {
+    const double x = v.NumberDouble();
+    if (x == 0) return v;
+    if (powers_of_two_) return PowerOfTwo(static_cast<int>(std::ceil(std::log2(x))) - 1);
+    const std::vector<double>& s = *series_;
+    double m = 1.0;
+    while (x <= s.front() * m) m /= 10.0;
+    while (x > s.back() * m) {
+      const double previous_max = s.back() * m;
+      m *= 10.0;
+      if (x <= s.front() * m) return Value::Double(previous_max);
+    }
+    for (auto it = s.rbegin(); it != s.rend(); ++it) {
+      if (*it * m < x) return Value::Double(*it * m);
+    }
+    return Value::Double(s.back() * m / 10.0);  // not reached: x > s.front() * m
+  }
 
  private:
-  static double Scale(double x, int p) {
-    return p >= 0 ? x * std::pow(10.0, p) : x / std::pow(10.0, -p);
+  // 2^exp as $pow(2, exp) gives it: an int or long for exp >= 0, a double below.
+  static Value PowerOfTwo(int exp) {
+    if (exp >= 0 && exp < 63) return Value::IntOrLong(int64_t{1} << exp);
+    return Value::Double(std::exp2(exp));
   }
 
-  Value Round(const Value& v, bool up) const {
-    double x = v.NumberDouble();
-    if (x == 0) return v;
-    if (powers_of_two_) {
-      int e = static_cast<int>(std::floor(std::log2(x)));
-      const bool exact = std::exp2(e) == x;
-      int exp = up ? e + 1 : (exact ? e - 1 : e);
-      if (exp >= 0 && exp < 63) return Value::IntOrLong(int64_t{1} << exp);
-      return Value::Double(std::exp2(exp));
-    }
-    int p = static_cast<int>(std::floor(std::log10(x / series_.front())));
-    if (x < Scale(series_.front(), p)) --p;
-    if (x >= Scale(series_.front(), p + 1)) ++p;
-    if (up) {
-      for (double s : series_) {
-        double c = Scale(s, p);
-        if (c > x) return Value::Double(c);
-      }
-      return Value::Double(Scale(series_.front(), p + 1));
-    }
-    for (auto it = series_.rbegin(); it != series_.rend(); ++it) {
-      double c = Scale(*it, p);
-      if (c < x) return Value::Double(c);
-    }
-    return Value::Double(Scale(series_.back(), p - 1));
-  }
-
-  std::vector<double> series_;
+  const std::vector<double>* series_ = nullptr;
   bool powers_of_two_ = false;
 };
 
@@ -502,7 +498,9 @@ class BucketAutoStage : public Stage {
             HG_ASSIGN_OR_RETURN(Value v, spec.expr->Evaluate(entries_[i].second, vars));
             HG_RETURN_IF_ERROR(acc->Process(v));
           }
-          acc->Finalize().AppendTo(out, spec.field);
+          // Like $group, a missing result is null.
+          Value result = acc->Finalize();
+          (result.missing() ? Value::Null() : result).AppendTo(out, spec.field);
         }
         ++next_;
         return OptDoc(out.Obj());
@@ -525,17 +523,15 @@ class BucketAutoStage : public Stage {
                                        std::string(bson::TypeName(key.type())));
             }
             double x = key.NumberDouble();
-            if (std::isnan(x) || std::isinf(x)) {
+            if (std::isnan(x)) {
               return PipelineError(40259,
                                    "$bucketAuto can specify a 'granularity' with numeric "
-                                   "boundaries only, but found a value that is not finite: " +
-                                       key.ToString());
+                                   "boundaries only, but found a NaN");
             }
             if (x < 0) {
               return PipelineError(40260,
-                                   "$bucketAuto can specify a 'granularity' with numeric "
-                                   "boundaries only, but found a negative value: " +
-                                       key.ToString());
+                                   "$bucketAuto can specify a 'granularity' with non-negative "
+                                   "numbers only, but found a negative number");
             }
           }
           bytes += d->size() + key.element().size() + 32;
@@ -558,38 +554,36 @@ class BucketAutoStage : public Stage {
         for (int32_t i = 0; i < nb && pos < n; ++i) {
           Bucket b;
           b.min = b.max = entries_[pos].first;
+          // With a granularity the boundaries are contiguous and on the series: the first bucket
+          // starts at its value rounded down, the others at the previous bucket's max.
+          if (rounder) b.min = buckets_.empty() ? rounder->RoundDown(b.min) : buckets_.back().max;
           b.members.push_back(pos++);
-          // With a granularity the boundaries are contiguous: a bucket starts at the last one's
-          // max.
-          if (rounder && !buckets_.empty()) b.min = buckets_.back().max;
-          if (i == nb - 1) {
-            while (pos < n) b.members.push_back(pos++);
-            b.max = entries_[n - 1].first;
-          } else {
-            for (int64_t j = 1; j < approx && pos < n; ++j) {
+          const bool last = i == nb - 1;
+          for (int64_t j = 1; pos < n && (j < approx || last); ++j) {
+            b.max = entries_[pos].first;
+            b.members.push_back(pos++);
+          }
+          if (rounder) {
+            // Every value below the rounded-up max joins the bucket, as do values equal to its
+            // max (so a max of 0, which rounds to 0, still takes all the zeros).
+            Value boundary = rounder->RoundUp(b.max);
+            while (pos < n && (Compare(entries_[pos].first, boundary) < 0 ||
+                               Compare(entries_[pos].first, b.max) == 0)) {
               b.max = entries_[pos].first;
               b.members.push_back(pos++);
             }
-            if (rounder) {
-              Value boundary = rounder->RoundUp(b.max);
-              while (pos < n && Compare(entries_[pos].first, boundary) < 0) {
-                b.members.push_back(pos++);
-              }
-              b.max = boundary;
-            } else {
-              // Equal values never straddle two buckets.
-              while (pos < n && Compare(entries_[pos].first, b.max) == 0) {
-                b.members.push_back(pos++);
-              }
-              // A bucket's max is exclusive: the next bucket's min.
-              if (pos < n) b.max = entries_[pos].first;
+            b.max = boundary.NumberDouble() == 0 && pos < n
+                        ? rounder->RoundDown(entries_[pos].first)
+                        : boundary;
+          } else {
+            // Equal values never straddle two buckets, and a bucket's max is the next bucket's
+            // min (exclusive) except for the last bucket's (inclusive).
+            while (pos < n && Compare(entries_[pos].first, b.max) == 0) {
+              b.members.push_back(pos++);
             }
+            if (pos < n) b.max = entries_[pos].first;
           }
           buckets_.push_back(std::move(b));
-        }
-        if (rounder && !buckets_.empty()) {
-          buckets_.front().min = rounder->RoundDown(buckets_.front().min);
-          buckets_.back().max = rounder->RoundUp(buckets_.back().max);
         }
         return Status::OK();
       }
@@ -615,10 +609,15 @@ Status ParseBucketAutoStage(const BsonElement& spec, const PipelineContext& ctx,
   auto s = std::make_shared<BucketAutoStage>();
   s->ctx = ctx;
   bool have_output = false;
+  std::optional<int32_t> buckets;
   for (const auto& f : spec.Obj()) {
     std::string_view n = f.FieldName();
     if (n == "groupBy") {
-      if (!IsGroupByExpression(f)) {
+      // Stricter than $bucket: an object must be an operator, a path must name a field.
+      const bool ok = f.type() == BsonType::kObject
+                          ? !f.Obj().IsEmpty() && f.Obj().FirstElement().FieldName()[0] == '$'
+                          : IsGroupByExpression(f) && f.Str().size() > 1;
+      if (!ok) {
         return PipelineError(40239,
                              "The $bucketAuto 'groupBy' field must be defined as a $-prefixed "
                              "path or an expression object, but found: " +
@@ -639,12 +638,7 @@ Status ParseBucketAutoStage(const BsonElement& spec, const PipelineContext& ctx,
                              "integer, but found " +
                                  Value::FromElement(f).ToString() + ".");
       }
-      if (d <= 0) {
-        return PipelineError(40243,
-                             "The $bucketAuto 'buckets' field must be greater than 0, but found: " +
-                                 Value::FromElement(f).ToString() + ".");
-      }
-      s->buckets = static_cast<int32_t>(d);
+      buckets = static_cast<int32_t>(d);
     } else if (n == "output") {
       if (f.type() != BsonType::kObject) {
         return PipelineError(40244,
@@ -670,9 +664,15 @@ Status ParseBucketAutoStage(const BsonElement& spec, const PipelineContext& ctx,
       return PipelineError(40245, "Unrecognized option to $bucketAuto: " + std::string(n) + ".");
     }
   }
-  if (!s->group_by || s->buckets == 0) {
+  if (!s->group_by || !buckets) {
     return PipelineError(40246, "$bucketAuto requires 'groupBy' and 'buckets' to be specified");
   }
+  if (*buckets <= 0) {
+    return PipelineError(40243,
+                         "The $bucketAuto 'buckets' field must be greater than 0, but found: " +
+                             std::to_string(*buckets));
+  }
+  s->buckets = *buckets;
   if (!have_output) {
     s->accumulators.push_back({"count", "$sum", Expression::MakeConstant(Value::Int(1)), {}, {}});
   }

@@ -167,6 +167,58 @@ Status CheckSubPipeline(const BsonObj& stages, std::string_view owner, int code)
 
 // ---- $lookup ----
 
+struct ExprEquality {
+  std::string field;  // a top-level field (no dots: its expression value is the field's value)
+  size_t var_index;   // position of the variable in the `let` list
+};
+
+// The {$eq: ["$field", "$$var"]} (either order) in `e`, directly or as a conjunct of $and.
+std::optional<ExprEquality> FindEquality(
+    const BsonElement& e, const std::vector<std::pair<std::string, ExpressionPtr>>& let) {
+  if (e.type() != BsonType::kObject || e.Obj().NumFields() != 1) return std::nullopt;
+  BsonElement op = e.Obj().FirstElement();
+  if (op.FieldName() == "$and" && op.type() == BsonType::kArray) {
+    for (const BsonElement& c : op.Obj()) {
+      if (auto found = FindEquality(c, let)) return found;
+    }
+    return std::nullopt;
+  }
+  if (op.FieldName() != "$eq" || op.type() != BsonType::kArray || op.Obj().NumFields() != 2) {
+    return std::nullopt;
+  }
+  std::string_view field, var;
+  for (const BsonElement& arg : op.Obj()) {
+    if (arg.type() != BsonType::kString) return std::nullopt;
+    std::string_view str = arg.Str();
+    if (str.substr(0, 2) == "$$") {
+      var = str.substr(2);
+    } else if (str.substr(0, 1) == "$") {
+      field = str.substr(1);
+    }
+  }
+  if (field.empty() || var.empty() || field.find('.') != std::string_view::npos) {
+    return std::nullopt;
+  }
+  for (size_t i = 0; i < let.size(); ++i) {
+    if (let[i].first == var) return ExprEquality{std::string(field), i};
+  }
+  return std::nullopt;
+}
+
+// The equality a correlated sub-pipeline's first stage requires, if it has a usable one.
+std::optional<ExprEquality> FindExprEquality(
+    const BsonObj& stages, const std::vector<std::pair<std::string, ExpressionPtr>>& let) {
+  if (stages.IsEmpty()) return std::nullopt;
+  BsonElement first = stages.FirstElement();
+  if (first.type() != BsonType::kObject) return std::nullopt;
+  BsonElement match = first.Obj()["$match"];
+  if (match.type() != BsonType::kObject) return std::nullopt;
+  return FindEquality(match.Obj()["$expr"], let);
+}
+
+// 16 MB plus MongoDB's 16 KB allowance for internal documents.
+constexpr int64_t kMaxJoinedBytes = 16 * 1024 * 1024 + 16 * 1024;
+
 class LookupStage : public Stage {
  public:
   PipelineContext ctx;
@@ -178,6 +230,9 @@ class LookupStage : public Stage {
   std::unique_ptr<Pipeline> uncorrelated;  // a sub-pipeline that needs no per-document input
   // Its leading $match, read by the foreign scan itself (so a time-series read prunes buckets).
   BsonObj foreign_filter;
+  // A correlated sub-pipeline starting with $match {$expr: {$eq: ["$field", "$$var"]}}: the
+  // foreign documents are indexed by `field` once and only those that can match are run.
+  std::optional<ExprEquality> expr_eq;
 
   std::string_view name() const override { return "$lookup"; }
 
@@ -214,10 +269,27 @@ class LookupStage : public Stage {
             HG_ASSIGN_OR_RETURN(joined, s_->uncorrelated->RunOver(std::move(joined)));
           } else {
             HG_ASSIGN_OR_RETURN(LetValues vars, EvaluateLet(s_->let, *d, s_->ctx.now_millis));
+            if (s_->expr_eq) {
+              // Only the documents whose field can equal the variable reach the sub-pipeline
+              // (whose $match still decides).
+              const Value& v = vars[s_->expr_eq->var_index].second;
+              joined.clear();
+              for (size_t i : expr_index_.Find({v.nullish() ? Value::Null() : v})) {
+                joined.push_back(foreign_[i]);
+              }
+            }
             BsonObj stages = SubstituteVariables(*s_->sub_pipeline, vars);
             HG_ASSIGN_OR_RETURN(auto p, Pipeline::Parse(stages, s_->ctx));
             HG_ASSIGN_OR_RETURN(joined, p->RunOver(std::move(joined)));
           }
+        }
+        // MongoDB's limit on what one input document may collect (its internal BSON maximum).
+        int64_t bytes = 0;
+        for (const auto& j : joined) bytes += j.size();
+        if (bytes > kMaxJoinedBytes) {
+          return PipelineError(4568, "Total size of documents in " + s_->from +
+                                         " matching pipeline's $lookup stage exceeds " +
+                                         std::to_string(kMaxJoinedBytes) + " bytes");
         }
         return OptDoc(SetPathValue(*d, query::SplitPath(s_->as), ArrayOf(joined)));
       }
@@ -230,12 +302,14 @@ class LookupStage : public Stage {
               ReadAll(*s_->ctx.collections, s_->ctx.db, s_->from, s_->foreign_filter, &foreign_));
         }
         if (s_->foreign_field) index_.Build(foreign_, *s_->foreign_field);
+        if (s_->expr_eq) expr_index_.Build(foreign_, {s_->expr_eq->field});
         return Status::OK();
       }
       std::shared_ptr<const LookupStage> s_;
       std::unique_ptr<DocumentStream> in_;
       std::vector<BsonObj> foreign_;
       KeyIndex index_;
+      KeyIndex expr_index_;  // by the field of `expr_eq`
       std::optional<std::vector<BsonObj>> cached_;
       bool loaded_ = false;
     };
@@ -306,8 +380,14 @@ Status ParseLookupStage(const BsonElement& spec, const PipelineContext& ctx, Sta
     std::string_view f = e.FieldName();
     if (f == "from") {
       if (e.type() == BsonType::kObject) {
-        return Status(ErrorCode::kCommandNotSupported,
-                      "$lookup 'from' as {db, coll} is not supported yet");
+        // MongoDB allows {db, coll} only for a few internal namespaces.
+        return Status(
+            ErrorCode::kFailedToParse,
+            "$lookup with syntax {from: {db:<>, coll:<>},..} is not supported for db: " +
+                std::string(e.Obj()["db"].type() == BsonType::kString ? e.Obj()["db"].Str() : "") +
+                " and coll: " +
+                std::string(e.Obj()["coll"].type() == BsonType::kString ? e.Obj()["coll"].Str()
+                                                                        : ""));
       }
       HG_ASSIGN_OR_RETURN(s->from, StringArg("$lookup", e));
       if (s->from.empty() || s->from.find('$') != std::string::npos) {
@@ -332,7 +412,7 @@ Status ParseLookupStage(const BsonElement& spec, const PipelineContext& ctx, Sta
       let_spec = e.Obj();
     } else if (f == "pipeline") {
       if (e.type() != BsonType::kArray) {
-        return Status(ErrorCode::kFailedToParse, "'pipeline' option must be specified as an array");
+        return Status(ErrorCode::kTypeMismatch, "'pipeline' option must be specified as an array");
       }
       s->sub_pipeline = e.Obj().Owned();
     } else {
@@ -374,6 +454,8 @@ Status ParseLookupStage(const BsonElement& spec, const PipelineContext& ctx, Sta
     if (s->let.empty()) {
       if (auto leading = p->PopLeadingMatch()) s->foreign_filter = leading->Owned();
       s->uncorrelated = std::move(p);
+    } else if (!s->local_field) {
+      s->expr_eq = FindExprEquality(*s->sub_pipeline, s->let);
     }
   }
   if (!ctx.collections) return NoCollectionAccess("$lookup");
@@ -462,7 +544,9 @@ Status ParseUnionWithStage(const BsonElement& spec, const PipelineContext& ctx, 
       }
     }
     if (!have_coll && !starts_with_documents) {
-      return PipelineError(40414, "BSON field '$unionWith.coll' is missing but a required field");
+      return Status(ErrorCode::kFailedToParse,
+                    "$unionWith stage without explicit collection must have a pipeline with "
+                    "$documents as first stage");
     }
   } else {
     return Status(ErrorCode::kFailedToParse,
@@ -558,8 +642,22 @@ class GraphLookupStage : public Stage {
 }  // namespace
 
 Status ParseGraphLookupStage(const BsonElement& spec, const PipelineContext& ctx, StageList* out) {
+  // MongoDB checks the spec's type and `from` first (its "lite parse"), with FailedToParse.
   if (spec.type() != BsonType::kObject) {
-    return PipelineError(40327, "$graphLookup must be an object");
+    return Status(ErrorCode::kFailedToParse,
+                  "the $graphLookup stage specification must be an object, but found " +
+                      std::string(bson::TypeName(spec.type())));
+  }
+  BsonElement from = spec.Obj()["from"];
+  if (from.eoo()) {
+    return Status(
+        ErrorCode::kFailedToParse,
+        "missing 'from' option to $graphLookup stage specification: " + spec.Obj().ToJson());
+  }
+  if (from.type() != BsonType::kString) {
+    return Status(ErrorCode::kFailedToParse,
+                  "$graphLookup 'from' field must be a string, but found " +
+                      std::string(bson::TypeName(from.type())));
   }
   auto s = std::make_shared<GraphLookupStage>();
   s->ctx = ctx;
@@ -624,8 +722,8 @@ Status ParseGraphLookupStage(const BsonElement& spec, const PipelineContext& ctx
   }
   if (!have_from || !have_as || !s->start_with || !have_cf || !have_ct) {
     return PipelineError(40105,
-                         "from, as, startWith, connectFromField and connectToField must all be "
-                         "specified.");
+                         "$graphLookup requires 'from', 'as', 'startWith', 'connectFromField', "
+                         "and 'connectToField' to be specified.");
   }
   if (!ctx.collections) return NoCollectionAccess("$graphLookup");
   out->push_back(std::move(s));

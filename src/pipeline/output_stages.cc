@@ -1,6 +1,8 @@
 // Stages that write other collections: $out and $merge. Both must be the pipeline's last stage
 // (Pipeline::Parse checks, 40601); they consume their whole input on the first Next() and then
 // report the end of the stream, so the aggregate's reply has an empty first batch.
+#include <set>
+
 #include "bson/bson_compare.h"
 #include "pipeline/stage.h"
 #include "query/path.h"
@@ -21,8 +23,17 @@ Status CheckTargetName(std::string_view stage, const std::string& db, const std:
     return Status(ErrorCode::kInvalidNamespace,
                   "Invalid " + std::string(stage) + " target namespace, " + db + "." + coll);
   }
+  // MongoDB words and numbers these differently for the two stages.
+  const bool out = stage == "$out";
   if (coll.rfind("system.", 0) == 0) {
-    return PipelineError(17385, "Can't " + std::string(stage) + " to special collection: " + coll);
+    return PipelineError(out ? 17385 : 31319, std::string(out ? "Can't " : "Cannot ") +
+                                                  std::string(stage) +
+                                                  " to special collection: " + coll);
+  }
+  if (db == "admin" || db == "config" || db == "local") {
+    return PipelineError(out ? 31321 : 31320, std::string(out ? "Can't " : "Cannot ") +
+                                                  std::string(stage) +
+                                                  " to internal database: " + db);
   }
   return Status::OK();
 }
@@ -64,6 +75,34 @@ class OutStage : public Stage {
 
 enum class WhenMatched { kReplace, kKeepExisting, kMerge, kFail, kPipeline };
 enum class WhenNotMatched { kInsert, kDiscard, kFail };
+
+std::string_view WhenMatchedName(WhenMatched m) {
+  switch (m) {
+    case WhenMatched::kReplace:
+      return "replace";
+    case WhenMatched::kKeepExisting:
+      return "keepExisting";
+    case WhenMatched::kMerge:
+      return "merge";
+    case WhenMatched::kFail:
+      return "fail";
+    case WhenMatched::kPipeline:
+      break;
+  }
+  return "pipeline";
+}
+
+std::string_view WhenNotMatchedName(WhenNotMatched m) {
+  switch (m) {
+    case WhenNotMatched::kInsert:
+      return "insert";
+    case WhenNotMatched::kDiscard:
+      return "discard";
+    case WhenNotMatched::kFail:
+      break;
+  }
+  return "fail";
+}
 
 class MergeStage : public Stage {
  public:
@@ -242,6 +281,11 @@ Status ParseTarget(std::string_view stage, const BsonElement& e, const std::stri
       return PipelineError(40415, "BSON field '" + field + "' is an unknown field.");
     }
   }
+  // $out's object form requires both names ($merge's `into` defaults the database).
+  if (timeseries != nullptr && !e.Obj().HasField("db")) {
+    return PipelineError(
+        40414, "BSON field '" + std::string(stage) + ".db' is missing but a required field");
+  }
   if (coll->empty()) {
     return PipelineError(
         40414, "BSON field '" + std::string(stage) + ".coll' is missing but a required field");
@@ -286,10 +330,29 @@ Status ParseMergeStage(const BsonElement& spec, const PipelineContext& ctx, Stag
                                "found " +
                                    std::string(bson::TypeName(e.type())));
         }
+        if (e.type() == BsonType::kString && e.Str().empty()) {
+          return PipelineError(5786800, "$merge 'into' field cannot be an empty string");
+        }
+        if (e.type() == BsonType::kObject) {
+          BsonElement c = e.Obj()["coll"];
+          if (c.type() != BsonType::kString || c.Str().empty()) {
+            return PipelineError(5786801,
+                                 "$merge 'into' field must specify a 'coll' that is not empty, "
+                                 "null or undefined");
+          }
+        }
         HG_RETURN_IF_ERROR(ParseTarget("into", e, ctx.db, &s->db, &s->coll, nullptr));
         have_into = true;
       } else if (f == "on") {
         s->on.clear();
+        if (e.type() == BsonType::kArray) {
+          std::set<std::string_view> seen;
+          for (const BsonElement& x : e.Obj()) {
+            if (x.type() == BsonType::kString && !seen.insert(x.Str()).second) {
+              return PipelineError(31465, "Found a duplicate field '" + std::string(x.Str()) + "'");
+            }
+          }
+        }
         if (e.type() == BsonType::kString) {
           s->on.push_back(std::string(e.Str()));
         } else if (e.type() == BsonType::kArray) {
@@ -369,17 +432,28 @@ Status ParseMergeStage(const BsonElement& spec, const PipelineContext& ctx, Stag
     if (!have_into) {
       return PipelineError(40414, "BSON field '$merge.into' is missing but a required field");
     }
+    // The modes MongoDB accepts together: keepExisting and fail only with insert.
+    const bool insert_only =
+        s->when_matched == WhenMatched::kKeepExisting || s->when_matched == WhenMatched::kFail;
+    if (insert_only && s->when_not_matched != WhenNotMatched::kInsert) {
+      return PipelineError(
+          51181, "Combination of $merge modes 'whenMatched: " +
+                     std::string(WhenMatchedName(s->when_matched)) + "' and 'whenNotMatched: " +
+                     std::string(WhenNotMatchedName(s->when_not_matched)) + "' is not supported");
+    }
     if (let_spec) {
       if (s->when_matched != WhenMatched::kPipeline) {
-        return PipelineError(51199,
-                             "Cannot use 'let' variables with 'whenMatched' modes other than "
-                             "pipeline");
+        return PipelineError(51199, "Cannot use 'let' variables with 'whenMatched: " +
+                                        std::string(WhenMatchedName(s->when_matched)) + "' mode");
+      }
+      BsonElement new_elem = (*let_spec)["new"];
+      if (!new_elem.eoo() && (new_elem.type() != BsonType::kString || new_elem.Str() != "$$ROOT")) {
+        return PipelineError(51273,
+                             "'let' may not define a value for the reserved 'new' variable other "
+                             "than '$$ROOT'");
       }
       HG_RETURN_IF_ERROR(ParseLetSpec(*let_spec, &s->let));
-      // $$new stays available unless `let` rebinds it.
-      bool has_new = false;
-      for (const auto& [n, e] : s->let) has_new = has_new || n == "new";
-      if (!has_new) {
+      if (new_elem.eoo()) {
         BsonBuilder root;
         root.AppendString("new", "$$ROOT");
         HG_RETURN_IF_ERROR(ParseLetSpec(root.Obj(), &s->let));
@@ -392,8 +466,9 @@ Status ParseMergeStage(const BsonElement& spec, const PipelineContext& ctx, Stag
           Pipeline::Parse(SubstituteVariables(s->update_pipeline, placeholders), ctx).status());
     }
   } else {
-    return PipelineError(51182, "$merge requires a string or object argument, but found " +
-                                    std::string(bson::TypeName(spec.type())));
+    return Status(ErrorCode::kTypeMismatch,
+                  "$merge requires a string or object argument, but found " +
+                      std::string(bson::TypeName(spec.type())));
   }
   if (!ctx.collections) {
     return Status(ErrorCode::kCommandNotSupported,

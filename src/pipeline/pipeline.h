@@ -68,7 +68,8 @@ class CollectionAccess {
   virtual Status ReplaceCollection(const std::string& db, const std::string& coll,
                                    const bson::BsonObj& timeseries, DocumentStream& docs) = 0;
   // $merge: OK when db.coll may be merged into on `on` (a unique index on those fields, or
-  // _id): 51183 otherwise; 115 for targets not supported (time-series, views).
+  // _id): 51183 otherwise; CommandNotSupportedOnView (166) for views and time-series
+  // collections.
   virtual Status CheckMergeTarget(const std::string& db, const std::string& coll,
                                   const std::vector<std::string>& on) = 0;
   // $merge: the document of db.coll matching the equality `filter`, if any.

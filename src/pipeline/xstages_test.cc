@@ -143,6 +143,21 @@ TEST_F(XStagesTest, LookupPipelineWithLet) {
              {"_id": 11, "item": "b", "n": 100, "s": []}])");
 }
 
+TEST_F(XStagesTest, LookupCorrelatedEqualityKeepsExprSemantics) {
+  // The foreign documents are indexed by `k` for the $expr equality; results must stay those of
+  // $expr's $eq: whole values compared, null only equal to null, missing only to missing.
+  SetColl("f", R"([{"_id": 1, "k": [1, 2]}, {"_id": 2, "k": 1}, {"_id": 3, "k": null},
+                   {"_id": 4}, {"_id": 5, "k": {"$numberLong": "1"}}])");
+  Expect(R"([{"$lookup": {"from": "f", "let": {"v": "$v"}, "as": "j",
+               "pipeline": [{"$match": {"$expr": {"$eq": ["$$v", "$k"]}}}]}},
+             {"$project": {"ids": "$j._id"}}])",
+         R"([{"_id": "one", "v": 1}, {"_id": "arr", "v": [1, 2]}, {"_id": "null", "v": null},
+             {"_id": "missing"}])",
+         R"([{"_id": "one", "ids": [2, 5]}, {"_id": "arr", "ids": [1]},
+             {"_id": "null", "ids": [3]}, {"_id": "missing", "ids": [4]}])");
+  EXPECT_EQ(access_->reads, 1);
+}
+
 TEST_F(XStagesTest, LookupCombinedForm) {
   SetColl("f", R"([{"_id": 1, "k": "x", "v": 1}, {"_id": 2, "k": "x", "v": 5},
                    {"_id": 3, "k": "y", "v": 9}])");
@@ -174,7 +189,8 @@ TEST_F(XStagesTest, UnionWith) {
          R"([{"_id": 0}, {"_id": 1, "x": 1}, {"_id": 2, "x": 2}])");
   Expect(R"([{"$unionWith": {"coll": "o", "pipeline": [{"$match": {"x": 2}}]}}])",
          R"([{"_id": 0}])", R"([{"_id": 0}, {"_id": 2, "x": 2}])");
-  ExpectError(R"([{"$unionWith": {"pipeline": []}}])", "[]", 40414);
+  ExpectError(R"([{"$unionWith": {"pipeline": []}}])", "[]",
+              static_cast<int>(ErrorCode::kFailedToParse));
   ExpectError(R"([{"$unionWith": {"coll": "o", "x": 1}}])", "[]", 40415);
   ExpectError(R"([{"$unionWith": 1}])", "[]", static_cast<int>(ErrorCode::kFailedToParse));
 }
@@ -207,7 +223,9 @@ TEST_F(XStagesTest, GraphLookupFollowsChainsWithDepth) {
   ExpectError(R"([{"$graphLookup": {"from": "emp", "startWith": 1, "connectFromField": "a",
                    "connectToField": "b", "as": "h", "maxDepth": "x"}}])",
               "[]", 40100);
-  ExpectError(R"([{"$graphLookup": {"nope": 1}}])", "[]", 40104);
+  ExpectError(R"([{"$graphLookup": {"from": "emp", "nope": 1}}])", "[]", 40104);
+  ExpectError(R"([{"$graphLookup": {"nope": 1}}])", "[]",
+              static_cast<int>(ErrorCode::kFailedToParse));
 }
 
 TEST_F(XStagesTest, OutReplacesTheTargetAndReturnsNothing) {
@@ -233,8 +251,10 @@ TEST_F(XStagesTest, MergeModes) {
        R"([{"_id": 1, "a": 10, "b": 1}, {"_id": 2, "a": 2, "b": 2}, {"_id": 3, "a": 30}])"},
       {R"({"into": "t", "whenMatched": "replace"})",
        R"([{"_id": 1, "a": 10}, {"_id": 2, "a": 2, "b": 2}, {"_id": 3, "a": 30}])"},
-      {R"({"into": "t", "whenMatched": "keepExisting", "whenNotMatched": "discard"})",
-       R"([{"_id": 1, "a": 1, "b": 1}, {"_id": 2, "a": 2, "b": 2}])"},
+      {R"({"into": "t", "whenMatched": "keepExisting"})",
+       R"([{"_id": 1, "a": 1, "b": 1}, {"_id": 2, "a": 2, "b": 2}, {"_id": 3, "a": 30}])"},
+      {R"({"into": "t", "whenNotMatched": "discard"})",
+       R"([{"_id": 1, "a": 10, "b": 1}, {"_id": 2, "a": 2, "b": 2}])"},
       {R"({"into": "t", "whenMatched": [{"$set": {"b": {"$add": ["$b", "$$new.a"]}}}]})",
        R"([{"_id": 1, "a": 1, "b": 11}, {"_id": 2, "a": 2, "b": 2}, {"_id": 3, "a": 30}])"},
       {R"({"into": "t", "let": {"x": "$a"}, "whenMatched": [{"$set": {"c": "$$x"}}]})",
@@ -257,7 +277,13 @@ TEST_F(XStagesTest, MergeModes) {
               static_cast<int>(ErrorCode::kBadValue));
   ExpectError(R"([{"$merge": {"into": "t", "let": {"x": 1}}}])", "[]", 51199);
   ExpectError(R"([{"$merge": {"whenMatched": "merge"}}])", "[]", 40414);
-  ExpectError(R"([{"$merge": 5}])", "[]", 51182);
+  ExpectError(R"([{"$merge": 5}])", "[]", static_cast<int>(ErrorCode::kTypeMismatch));
+  ExpectError(R"([{"$merge": {"into": "t", "whenMatched": "fail", "whenNotMatched": "discard"}}])",
+              "[]", 51181);
+  ExpectError(R"([{"$merge": {"into": "t", "let": {"new": 1}, "whenMatched": []}}])", "[]", 51273);
+  ExpectError(R"([{"$merge": {"into": "system.x"}}])", "[]", 31319);
+  ExpectError(R"([{"$merge": {"into": {"db": "admin", "coll": "x"}}}])", "[]", 31320);
+  ExpectError(R"([{"$out": {"db": "local", "coll": "x"}}])", "[]", 31321);
 }
 
 TEST(BucketAutoTest, EvenBucketsAndGranularity) {
@@ -300,6 +326,8 @@ TEST(BucketAutoTest, Errors) {
   EXPECT_EQ(code(R"([{"$bucketAuto": {"groupBy": "$v", "buckets": 1, "output": 1}}])"), 40244);
   EXPECT_EQ(code(R"([{"$bucketAuto": {"groupBy": "$v", "buckets": 1, "x": 1}}])"), 40245);
   EXPECT_EQ(code(R"([{"$bucketAuto": {"groupBy": "$v"}}])"), 40246);
+  EXPECT_EQ(code(R"([{"$bucketAuto": {"buckets": 0}}])"), 40246);
+  EXPECT_EQ(code(R"([{"$bucketAuto": {"groupBy": {"a": "$v"}, "buckets": 1}}])"), 40239);
   EXPECT_EQ(code(R"([{"$bucketAuto": {"groupBy": "$v", "buckets": 1, "granularity": "R3"}}])"),
             40257);
   EXPECT_EQ(code(R"([{"$bucketAuto": {"groupBy": "$v", "buckets": 1, "granularity": "R5"}}])",

@@ -150,6 +150,20 @@ CASES = [
         ],
     },
     {
+        # $expr equality compares whole values: an array equals only the same array, null
+        # equals only null, and a missing variable equals only a missing field.
+        "id": "lookup-correlated-expr-eq-semantics",
+        "colls": {"src": [{"_id": "one", "v": 1}, {"_id": "arr", "v": [1, 2]},
+                          {"_id": "null", "v": None}, {"_id": "missing"}],
+                  "f": [{"_id": 1, "k": [1, 2]}, {"_id": 2, "k": 1}, {"_id": 3, "k": None},
+                        {"_id": 4}, {"_id": 5, "k": 1.0}]},
+        "pipeline": [{"$lookup": {"from": "f", "let": {"v": "$v"}, "as": "j", "pipeline": [
+            {"$match": {"$expr": {"$and": [{"$eq": ["$k", "$$v"]}, {"$ne": ["$_id", 99]}]}}}]}},
+                     {"$project": {"ids": "$j._id"}}],
+        "expected": [{"_id": "one", "ids": [2, 5]}, {"_id": "arr", "ids": [1]},
+                     {"_id": "null", "ids": [3]}, {"_id": "missing", "ids": [4]}],
+    },
+    {
         "id": "lookup-pipeline-uncorrelated",
         "colls": {"src": [{"_id": 1}, {"_id": 2}], "f": [{"_id": 1, "v": 5}, {"_id": 2, "v": 6}]},
         "pipeline": [{"$lookup": {"from": "f", "pipeline": [{"$match": {"v": {"$gt": 5}}}],
@@ -218,6 +232,26 @@ CASES = [
     },
     {"id": "lookup-err-no-from", "pipeline": [{"$lookup": {"as": "x", "pipeline": []}}],
      "error": 9},
+    {"id": "lookup-err-from-object",
+     "pipeline": [{"$lookup": {"from": {"db": "x", "coll": "y"}, "as": "j", "pipeline": []}}],
+     "error": 9},
+    {
+        "id": "lookup-nested-with-outer-variable",
+        "colls": {"src": [{"_id": 1, "k": 2}], "a": [{"_id": 10}], "b": [{"_id": 20, "k": 2},
+                                                                     {"_id": 21, "k": 3}]},
+        "pipeline": [{"$lookup": {"from": "a", "let": {"outer": "$k"}, "as": "j", "pipeline": [
+            {"$lookup": {"from": "b", "as": "inner", "pipeline": [
+                {"$match": {"$expr": {"$eq": ["$k", "$$outer"]}}}]}}]}}],
+        "expected": [{"_id": 1, "k": 2, "j": [{"_id": 10, "inner": [{"_id": 20, "k": 2}]}]}],
+    },
+    {
+        "id": "lookup-inside-facet",
+        "colls": {"src": [{"_id": 1, "k": 1}], "f": [{"_id": 5, "k": 1}]},
+        "pipeline": [{"$facet": {"x": [{"$lookup": {"from": "f", "localField": "k",
+                                                    "foreignField": "k", "as": "j"}},
+                                       {"$project": {"n": {"$size": "$j"}}}]}}],
+        "expected": [{"x": [{"_id": 1, "n": 1}]}],
+    },
     {"id": "lookup-err-no-as", "pipeline": [{"$lookup": {"from": "f", "localField": "a",
                                                          "foreignField": "b"}}], "error": 9},
     {"id": "lookup-err-local-without-foreign",
@@ -225,7 +259,12 @@ CASES = [
     {"id": "lookup-err-unknown-arg",
      "pipeline": [{"$lookup": {"from": "f", "as": "x", "pipeline": [], "nope": 1}}], "error": 9},
     {"id": "lookup-err-pipeline-not-array",
-     "pipeline": [{"$lookup": {"from": "f", "as": "x", "pipeline": {}}}], "error": 9},
+     "pipeline": [{"$lookup": {"from": "f", "as": "x", "pipeline": {}}}], "error": 14},
+    {"id": "lookup-err-let-not-object",
+     "pipeline": [{"$lookup": {"from": "f", "as": "x", "let": 1, "pipeline": []}}], "error": 9},
+    {"id": "lookup-err-field-not-string",
+     "pipeline": [{"$lookup": {"from": "f", "as": "x", "localField": 1, "foreignField": "a"}}],
+     "error": 9},
     {"id": "lookup-err-out-inside",
      "pipeline": [{"$lookup": {"from": "f", "as": "x", "pipeline": [{"$out": "y"}]}}],
      "error": 51047},
@@ -272,8 +311,10 @@ CASES = [
         "expected": [{"v": 1}],
     },
     {"id": "unionwith-err-type", "pipeline": [{"$unionWith": 1}], "error": 9},
-    {"id": "unionwith-err-no-coll", "pipeline": [{"$unionWith": {"pipeline": []}}],
-     "error": 40414},
+    {"id": "unionwith-err-no-coll", "pipeline": [{"$unionWith": {"pipeline": []}}], "error": 9},
+    {"id": "unionwith-err-no-coll-not-documents",
+     "pipeline": [{"$unionWith": {"pipeline": [{"$match": {}}]}}], "error": 9},
+    {"id": "unionwith-err-coll-type", "pipeline": [{"$unionWith": {"coll": 1}}], "error": 14},
     {"id": "unionwith-err-unknown", "pipeline": [{"$unionWith": {"coll": "x", "y": 1}}],
      "error": 40415},
     {"id": "unionwith-err-merge-inside",
@@ -318,6 +359,25 @@ CASES = [
         # Ron (3) is excluded, so Asya's chain stops; Dan's goes Andrew → Eliot → Dev.
         "expected": [{"_id": 0, "names": n} for n in ["Andrew", "Asya", "Dan", "Dev", "Eliot"]],
     },
+    {
+        "id": "graphlookup-cycle-terminates",
+        "colls": {"src": [{"_id": 0, "start": "a"}],
+                  "g": [{"_id": 1, "n": "a", "next": "b"}, {"_id": 2, "n": "b", "next": "a"}]},
+        "pipeline": [{"$graphLookup": {"from": "g", "startWith": "$start", "connectFromField": "next",
+                                       "connectToField": "n", "as": "h", "depthField": "d"}},
+                     {"$unwind": "$h"}, {"$sort": {"h.d": 1}},
+                     {"$project": {"_id": 0, "n": "$h.n", "d": "$h.d"}}],
+        "expected": [{"n": "a", "d": 0}, {"n": "b", "d": 1}],
+    },
+    {
+        "id": "graphlookup-array-connect-from",
+        "colls": {"src": [{"_id": 0, "start": 1}],
+                  "g": [{"_id": 1, "to": [2, 3]}, {"_id": 2}, {"_id": 3, "to": 4}, {"_id": 4}]},
+        "pipeline": [{"$graphLookup": {"from": "g", "startWith": "$start", "connectFromField": "to",
+                                       "connectToField": "_id", "as": "h"}},
+                     {"$project": {"n": {"$size": "$h"}}}],
+        "expected": [{"_id": 0, "n": 4}],
+    },
     {"id": "graphlookup-err-missing", "pipeline": [{"$graphLookup": {"from": "e", "as": "h"}}],
      "error": 40105},
     {"id": "graphlookup-err-maxdepth-type",
@@ -326,10 +386,17 @@ CASES = [
     {"id": "graphlookup-err-maxdepth-negative",
      "pipeline": [{"$graphLookup": {"from": "e", "as": "h", "startWith": 1, "connectFromField": "a",
                                     "connectToField": "b", "maxDepth": -1}}], "error": 40101},
-    {"id": "graphlookup-err-unknown", "pipeline": [{"$graphLookup": {"x": 1}}], "error": 40104},
+    {"id": "graphlookup-err-unknown", "pipeline": [{"$graphLookup": {"from": "e", "x": 1}}],
+     "error": 40104},
+    {"id": "graphlookup-err-no-from", "pipeline": [{"$graphLookup": {"as": "h"}}], "error": 9},
+    {"id": "graphlookup-err-not-object", "pipeline": [{"$graphLookup": "e"}], "error": 9},
+    {"id": "graphlookup-err-as-type",
+     "pipeline": [{"$graphLookup": {"from": "e", "as": 1, "startWith": 1,
+                                    "connectFromField": "a", "connectToField": "b"}}],
+     "error": 40103},
     {"id": "graphlookup-err-from-type",
      "pipeline": [{"$graphLookup": {"from": 1, "as": "h", "startWith": 1, "connectFromField": "a",
-                                    "connectToField": "b"}}], "error": 40103},
+                                    "connectToField": "b"}}], "error": 9},
     {"id": "graphlookup-err-restrict-type",
      "pipeline": [{"$graphLookup": {"from": "e", "as": "h", "startWith": 1, "connectFromField": "a",
                                     "connectToField": "b", "restrictSearchWithMatch": 1}}],
@@ -367,9 +434,33 @@ CASES = [
         "after": {"tsout": [{"_id": 1, "t": hours(1), "m": "x", "v": 1},
                             {"_id": 2, "t": hours(2), "m": "y", "v": 2}]},
     },
+    {
+        "id": "out-into-existing-timeseries-keeps-options",
+        "colls": {"src": [{"_id": 7, "t": hours(5), "s": "z", "v": 70}], "sensors": SENSORS},
+        "pipeline": [{"$out": "sensors"}],
+        "expected": [],
+        "after": {"sensors": [{"_id": 7, "t": hours(5), "s": "z", "v": 70}]},
+    },
+    {
+        "id": "out-err-timeseries-options-differ",
+        "colls": {"src": [{"_id": 7, "t": hours(5)}], "sensors": SENSORS},
+        "pipeline": [{"$out": {"db": None, "coll": "sensors", "timeseries": {"timeField": "t"}}}],
+        "error": 7406103,
+        "after_count": {"sensors": 3},
+    },
+    {
+        "id": "out-err-timeseries-over-collection",
+        "colls": {"src": [{"_id": 7, "t": hours(5)}], "plain": [{"_id": 1}]},
+        "pipeline": [{"$out": {"db": None, "coll": "plain", "timeseries": {"timeField": "t"}}}],
+        "error": 7268700,
+        "after": {"plain": [{"_id": 1}]},
+    },
+    {"id": "out-err-object-without-db", "pipeline": [{"$out": {"coll": "x"}}], "error": 40414},
     {"id": "out-err-not-last", "pipeline": [{"$out": "x"}, {"$match": {}}], "error": 40601},
     {"id": "out-err-type", "pipeline": [{"$out": 1}], "error": 16990},
     {"id": "out-err-system", "pipeline": [{"$out": "system.x"}], "error": 17385},
+    {"id": "out-err-internal-db", "pipeline": [{"$out": {"db": "admin", "coll": "x"}}],
+     "error": 31321},
     {"id": "out-err-unknown-field", "pipeline": [{"$out": {"coll": "x", "bad": 1}}],
      "error": 40415},
     {"id": "out-err-in-facet", "pipeline": [{"$facet": {"a": [{"$out": "x"}]}}], "error": 40600},
@@ -391,14 +482,28 @@ CASES = [
                {"let": {"na": "$a"}, "whenMatched": [{"$set": {"c": "$$na"}}],
                 "whenNotMatched": "discard"},
                [{"_id": 1, "a": 1, "b": 1, "c": 10}, {"_id": 2, "a": 2, "b": 2}]),
-    merge_case("keepexisting-discard", {"whenMatched": "keepExisting",
-                                        "whenNotMatched": "discard"}, TARGET),
+    # keepExisting and fail go only with whenNotMatched: insert.
+    merge_case("err-keepexisting-discard", {"whenMatched": "keepExisting",
+                                            "whenNotMatched": "discard"}, error=51181),
     merge_case("pipeline-discard", {"whenMatched": [{"$set": {"b": "$$new.a"}}],
                                     "whenNotMatched": "discard"},
                [{"_id": 1, "a": 1, "b": 10}, {"_id": 2, "a": 2, "b": 2}]),
-    merge_case("fail-discard", {"whenMatched": "fail", "whenNotMatched": "discard"}, error=11000),
+    merge_case("err-fail-discard", {"whenMatched": "fail", "whenNotMatched": "discard"},
+               error=51181),
     merge_case("replace-fail", {"whenMatched": "replace", "whenNotMatched": "fail"}, error=13113),
-    merge_case("fail-fail", {"whenMatched": "fail", "whenNotMatched": "fail"}, error=11000),
+    merge_case("err-fail-fail", {"whenMatched": "fail", "whenNotMatched": "fail"}, error=51181),
+    merge_case("err-keepexisting-fail", {"whenMatched": "keepExisting", "whenNotMatched": "fail"},
+               error=51181),
+    merge_case("merge-fail-when-not-matched", {"whenMatched": "merge", "whenNotMatched": "fail"},
+               error=13113),
+    merge_case("pipeline-fail-when-not-matched",
+               {"whenMatched": [{"$set": {"x": 1}}], "whenNotMatched": "fail"}, error=13113),
+    merge_case("err-let-new-not-root", {"let": {"new": "$a"}, "whenMatched": []}, error=51273),
+    merge_case("err-duplicate-on-field", {"on": ["a", "a"]}, error=31465),
+    merge_case("err-into-empty", {"into": ""}, error=5786800),
+    merge_case("err-into-object-without-coll", {"into": {"db": "x"}}, error=5786801),
+    merge_case("err-into-system", {"into": "system.x"}, error=31319),
+    merge_case("err-into-internal-db", {"into": {"db": "config", "coll": "x"}}, error=31320),
     merge_case("fail-when-matched", {"whenMatched": "fail"}, error=11000),
     merge_case("fail-when-not-matched", {"whenNotMatched": "fail"}, error=13113),
     merge_case("err-on-without-unique-index", {"on": "a"}, error=51183),
@@ -407,12 +512,19 @@ CASES = [
     merge_case("err-let-without-pipeline", {"let": {"x": 1}}, error=51199),
     merge_case("err-on-empty-array", {"on": []}, error=51187),
     {
-        "id": "merge-keepexisting-fail-all-matched",
+        "id": "merge-replace-fail-all-matched",
         "colls": {"src": [{"_id": 1, "a": 10}], "tgt": TARGET},
-        "pipeline": [{"$merge": {"into": "tgt", "whenMatched": "keepExisting",
+        "pipeline": [{"$merge": {"into": "tgt", "whenMatched": "replace",
                                  "whenNotMatched": "fail"}}],
         "expected": [],
-        "after": {"tgt": TARGET},
+        "after": {"tgt": [{"_id": 1, "a": 10}, {"_id": 2, "a": 2, "b": 2}]},
+    },
+    {
+        "id": "merge-into-object-form",
+        "colls": {"src": [{"_id": 1, "a": 1}]},
+        "pipeline": [{"$merge": {"into": {"db": None, "coll": "fresh2"}}}],
+        "expected": [],
+        "after": {"fresh2": [{"_id": 1, "a": 1}]},
     },
     {
         "id": "merge-string-into-new-collection",
@@ -429,11 +541,11 @@ CASES = [
         "after_count": {"fresh": 1},
     },
     {"id": "merge-err-into-missing", "pipeline": [{"$merge": {"on": "_id"}}], "error": 40414},
-    {"id": "merge-err-type", "pipeline": [{"$merge": 1}], "error": 51182},
+    {"id": "merge-err-type", "pipeline": [{"$merge": 1}], "error": 14},
     {"id": "merge-err-into-type", "pipeline": [{"$merge": {"into": 1}}], "error": 51178},
     {"id": "merge-err-not-last", "pipeline": [{"$merge": "x"}, {"$limit": 1}], "error": 40601},
     {"id": "merge-err-into-timeseries", "colls": {"src": [{"_id": 1}], "sensors": SENSORS},
-     "pipeline": [{"$merge": "sensors"}], "error": 115},
+     "pipeline": [{"$merge": "sensors"}], "error": 166},
     # ---- $bucketAuto ----
     {
         "id": "bucketauto-even",
@@ -473,7 +585,32 @@ CASES = [
         "expected": [{"_id": {"min": 0.5, "max": 8}, "count": 7},
                      {"_id": {"min": 8, "max": 16}, "count": 3}],
     },
+    {
+        # MongoDB's R80 series has 103 and 109 below 115 (not the textbook 1.03, 1.06, 1.09...).
+        "id": "bucketauto-granularity-r80-series",
+        "colls": {"src": [{"_id": 1, "p": 104}, {"_id": 2, "p": 200}]},
+        "pipeline": [{"$bucketAuto": {"groupBy": "$p", "buckets": 2, "granularity": "R80"}}],
+        "expected": [{"_id": {"min": 103.0, "max": 109.0}, "count": 1},
+                     {"_id": {"min": 109.0, "max": 206.0}, "count": 1}],
+    },
+    {
+        "id": "bucketauto-granularity-zero-max",
+        "colls": {"src": [{"_id": 1, "p": 0}, {"_id": 2, "p": 0}, {"_id": 3, "p": 3}]},
+        "pipeline": [{"$bucketAuto": {"groupBy": "$p", "buckets": 2, "granularity": "1-2-5"}}],
+        # The first bucket's max rounds to 0, so it becomes the next value rounded down.
+        "expected": [{"_id": {"min": 0, "max": 2.0}, "count": 2},
+                     {"_id": {"min": 2.0, "max": 5.0}, "count": 1}],
+    },
+    {
+        "id": "bucketauto-missing-accumulator-is-null",
+        "colls": {"src": [{"_id": 1, "p": 1}]},
+        "pipeline": [{"$bucketAuto": {"groupBy": "$p", "buckets": 1,
+                                      "output": {"f": {"$first": "$nope"}}}}],
+        "expected": [{"_id": {"min": 1, "max": 1}, "f": None}],
+    },
     {"id": "bucketauto-err-spec", "pipeline": [{"$bucketAuto": 1}], "error": 40240},
+    {"id": "bucketauto-err-groupby-object",
+     "pipeline": [{"$bucketAuto": {"groupBy": {"a": "$a"}, "buckets": 1}}], "error": 40239},
     {"id": "bucketauto-err-required", "pipeline": [{"$bucketAuto": {"groupBy": "$a"}}],
      "error": 40246},
     {"id": "bucketauto-err-buckets", "pipeline": [{"$bucketAuto": {"groupBy": "$a", "buckets": 0}}],
@@ -525,6 +662,8 @@ def _fill_db(pipeline, dbname):
     """{"db": None} in $out/$merge targets means the test's own database."""
     for stage in pipeline:
         for spec in stage.values():
+            if isinstance(spec, dict) and isinstance(spec.get("into"), dict):
+                spec = spec["into"]
             if isinstance(spec, dict) and spec.get("db", "") is None:
                 spec["db"] = dbname
     return pipeline
@@ -602,3 +741,36 @@ def test_pymongo_aggregate_helpers_run_out_and_merge(db):
     assert list(db.o.find()) == [{"_id": 2, "v": 2}]
     assert list(db.src.aggregate([{"$merge": {"into": "o", "whenMatched": "keepExisting"}}])) == []
     assert list(db.o.find().sort("_id", 1)) == [{"_id": 1, "v": 1}, {"_id": 2, "v": 2}]
+
+
+def test_lookup_result_over_16mb_fails(db):
+    """MongoDB refuses a $lookup whose matches for one document exceed the BSON limit (4568)."""
+    big = "x" * (1024 * 1024)
+    db.f.insert_many([{"_id": i, "k": 1, "pad": big} for i in range(17)])
+    db.src.insert_one({"_id": 0, "k": 1})
+    code, _, _ = command_error(db, {"aggregate": "src", "cursor": {}, "pipeline": [
+        {"$lookup": {"from": "f", "localField": "k", "foreignField": "k", "as": "j"}}]})
+    assert code == 4568
+
+
+def test_out_into_existing_timeseries_keeps_its_options(db):
+    db.create_collection("ts", timeseries={"timeField": "t", "metaField": "m",
+                                           "granularity": "hours"})
+    db.ts.insert_one({"t": T0, "m": "old", "v": 0})
+    db.src.insert_many([{"t": hours(1), "m": "new", "v": 1}, {"t": hours(2), "m": "new", "v": 2}])
+    db.command({"aggregate": "src", "cursor": {}, "pipeline": [{"$project": {"_id": 0}},
+                                                                {"$out": "ts"}]})
+    info = {c["name"]: c for c in db.list_collections()}
+    assert info["ts"]["options"]["timeseries"]["granularity"] == "hours"
+    assert sorted(d["v"] for d in db.ts.find()) == [1, 2]
+
+
+def test_out_runs_with_batch_size_zero(db):
+    """$out and $merge write during the aggregate command itself, even with batchSize 0."""
+    db.src.insert_many([{"_id": 1}, {"_id": 2}])
+    reply = db.command({"aggregate": "src", "pipeline": [{"$out": "o"}],
+                        "cursor": {"batchSize": 0}})
+    assert reply["cursor"]["id"] == 0 and reply["cursor"]["firstBatch"] == []
+    assert db.o.count_documents({}) == 2
+    db.command({"aggregate": "src", "pipeline": [{"$merge": "m"}], "cursor": {"batchSize": 0}})
+    assert db.m.count_documents({}) == 2
