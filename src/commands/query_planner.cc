@@ -230,6 +230,9 @@ std::string DisplayValue(const BsonElement& v) {
     }
     case BsonType::kString:
       return "\"" + std::string(v.Str()) + "\"";
+    case BsonType::kObject:
+      if (v.Obj().IsEmpty()) return "{}";
+      [[fallthrough]];
     default: {
       BsonBuilder b;
       b.AppendElementAs(v, "v");
