@@ -354,11 +354,7 @@ Status Catalog::DropIndexes(const NamespaceString& nss, const std::vector<std::s
   Install(*cur, std::move(e));
   for (const auto& ident : dropped) {
     HG_RETURN_IF_ERROR(engine_->DropTable(ident));
-    (void)storage::RetryOnWriteConflict([&] {
-      auto session = engine_->NewSession();
-      Status st = session->Remove(kMultikeyTable, ident);
-      return st.code() == ErrorCode::kNoSuchKey ? Status::OK() : st;
-    });
+    ForgetMultikey(ident);
   }
   return Status::OK();
 }
@@ -389,8 +385,19 @@ StatusWith<std::shared_ptr<Collection>> Catalog::GetOrCreateCollection(const Nam
 
 Status Catalog::DropTables(const CollectionEntry& e) {
   if (!e.ident.empty()) HG_RETURN_IF_ERROR(engine_->DropTable(e.ident));
-  for (const auto& idx : e.indexes) HG_RETURN_IF_ERROR(engine_->DropTable(idx.ident));
+  for (const auto& idx : e.indexes) {
+    HG_RETURN_IF_ERROR(engine_->DropTable(idx.ident));
+    if (idx.multikey->load()) ForgetMultikey(idx.ident);
+  }
   return Status::OK();
+}
+
+void Catalog::ForgetMultikey(const std::string& ident) {
+  (void)storage::RetryOnWriteConflict([&] {
+    auto session = engine_->NewSession();
+    Status st = session->Remove(kMultikeyTable, ident);
+    return st.code() == ErrorCode::kNoSuchKey ? Status::OK() : st;
+  });
 }
 
 Status Catalog::DropCollection(const NamespaceString& nss) {
