@@ -226,9 +226,8 @@ Status Catalog::SetOptions(const std::vector<std::pair<NamespaceString, BsonObj>
     if (!cur) return Status(ErrorCode::kNamespaceNotFound, "ns does not exist: " + nss.ns());
     CollectionEntry e = cur->entry();
     e.options = options.Owned();
-    auto next = std::make_shared<Collection>(engine_, std::move(e), cur->NextRecordId());
-    next->SetCounts(cur->NumRecords(), cur->DataSize());
-    replaced.push_back(std::move(next));
+    // The new handle shares the RecordId allocator and counters with the old one.
+    replaced.push_back(std::make_shared<Collection>(std::move(e), *cur));
   }
   HG_RETURN_IF_ERROR(storage::RetryOnWriteConflict([&] {
     auto session = engine_->NewSession();
@@ -240,15 +239,21 @@ Status Catalog::SetOptions(const std::vector<std::pair<NamespaceString, BsonObj>
     }
     return wu.Commit();
   }));
-  std::unique_lock lk(mu_);
-  for (auto& c : replaced) collections_[c->ns()] = std::move(c);
+  {
+    std::unique_lock lk(mu_);
+    for (const auto& c : replaced) collections_[c->ns()] = c;
+  }
+  for (const auto& c : replaced) Collection::InstallAsLatest(c);
   return Status::OK();
 }
 
 std::shared_ptr<Collection> Catalog::Install(const Collection& cur, CollectionEntry e) {
   auto next = std::make_shared<Collection>(std::move(e), cur);
-  std::unique_lock lk(mu_);
-  collections_[next->ns()] = next;
+  {
+    std::unique_lock lk(mu_);
+    collections_[next->ns()] = next;
+  }
+  Collection::InstallAsLatest(next);
   return next;
 }
 

@@ -49,7 +49,8 @@ TEST(IndexKeysTest, LeafArrayGivesOneKeyPerDistinctElement) {
   EXPECT_TRUE(keys.value().multikey);
   // 1, 3 and the nested array [2] (indexed whole); duplicates collapse.
   EXPECT_EQ(keys.value().keys.size(), 3u);
-  EXPECT_EQ(Keys(d, R"({"a": []})"), std::vector<std::string>{R"({ "" : { "$undefined" : true } })"});
+  EXPECT_EQ(Keys(d, R"({"a": []})"),
+            std::vector<std::string>{R"({ "" : { "$undefined" : true } })"});
 }
 
 TEST(IndexKeysTest, ArraysInTheMiddleOfAPath) {

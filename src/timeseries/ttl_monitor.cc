@@ -97,6 +97,7 @@ StatusWith<int64_t> DeleteExpiredByIndex(storage::KvEngine* engine, catalog::Col
     bool chunk_more = false;
     HG_RETURN_IF_ERROR(storage::RetryOnWriteConflict([&]() -> Status {
       n = bytes = 0;
+      auto guard = coll.WriteGuard();
       auto session = engine->NewSession();
       storage::WriteUnit wu(*session);
       HG_RETURN_IF_ERROR(wu.begin_status());
