@@ -276,6 +276,9 @@ Status Catalog::BuildIndexes(const Collection& coll) {
   // Short transactions of a few hundred documents: writes running meanwhile maintain the new
   // indexes themselves (adding a key twice is harmless), and no transaction grows large.
   constexpr int kChunkDocs = 500;
+  // Records inserted from now on are indexed by their writers (every write maintains the newest
+  // handle's indexes): the scan stops where the RecordIds stand now instead of chasing them.
+  const std::string end_key = storage::EncodeRecordId(coll.NextRecordId());
   std::string last_key;
   bool started = false, more = true;
   while (more) {
@@ -288,17 +291,20 @@ Status Catalog::BuildIndexes(const Collection& coll) {
       HG_ASSIGN_OR_RETURN(auto cursor, session->OpenCursorOrError(coll.ident()));
       HG_ASSIGN_OR_RETURN(bool m, started ? cursor->SeekAfter(last_key) : cursor->SeekFirst());
       int n = 0;
-      while (m && n < kChunkDocs) {
+      while (m && n < kChunkDocs && cursor->key() < std::string_view(end_key)) {
         int64_t rid = storage::DecodeRecordId(cursor->key());
         chunk_last = std::string(cursor->key());
         BsonObj doc = BsonObj::CopyOf(cursor->value());
         for (const SecondaryIndex* idx : building) {
           HG_RETURN_IF_ERROR(coll.AddIndexKeys(*session, *idx, doc, rid));
         }
+        // Rewriting the record (same bytes) makes a concurrent update or delete of it conflict
+        // with this chunk, so the keys added here are never those of an outdated version.
+        HG_RETURN_IF_ERROR(session->Put(coll.ident(), chunk_last, doc.bytes()));
         ++n;
         HG_ASSIGN_OR_RETURN(m, cursor->Next());
       }
-      chunk_more = m;
+      chunk_more = m && cursor->key() < std::string_view(end_key);
       return wu.Commit();
     }));
     if (!chunk_last.empty()) last_key = std::move(chunk_last);
