@@ -126,5 +126,19 @@ TEST(IndexKeysTest, DefaultNames) {
   EXPECT_EQ(DefaultIndexName(J(R"({"a": 1.5})")), "a_1.5");
 }
 
+TEST(PrefixSuccessorTest, IncrementsTheLastNonFfByte) {
+  EXPECT_EQ(PrefixSuccessor("ab"), std::optional<std::string>("ac"));
+  EXPECT_EQ(PrefixSuccessor(std::string("a\xff", 2)), std::optional<std::string>("b"));
+  EXPECT_EQ(PrefixSuccessor(std::string("\xff\xff", 2)), std::nullopt);
+}
+
+TEST(IndexKeysTest, SameKeyPatternComparesDirectionsAndTypes) {
+  EXPECT_TRUE(SameKeyPattern(J(R"({"a": 1, "b": -1})"), J(R"({"a": 1.0, "b": -5})")));
+  EXPECT_FALSE(SameKeyPattern(J(R"({"a": 1, "b": -1})"), J(R"({"a": 1, "b": 1})")));
+  EXPECT_FALSE(SameKeyPattern(J(R"({"a": 1, "b": 1})"), J(R"({"b": 1, "a": 1})")));
+  EXPECT_FALSE(SameKeyPattern(J(R"({"a": "hashed"})"), J(R"({"a": 1})")));
+  EXPECT_FALSE(SameKeyPattern(J(R"({"a": 1})"), J(R"({"a": 1, "b": 1})")));
+}
+
 }  // namespace
 }  // namespace hourglass::catalog

@@ -116,11 +116,5 @@ TEST_F(QueryPlannerTest, BadHints) {
   }
 }
 
-TEST(PrefixSuccessorTest, IncrementsTheLastNonFfByte) {
-  EXPECT_EQ(PrefixSuccessor("ab"), std::optional<std::string>("ac"));
-  EXPECT_EQ(PrefixSuccessor(std::string("a\xff", 2)), std::optional<std::string>("b"));
-  EXPECT_EQ(PrefixSuccessor(std::string("\xff\xff", 2)), std::nullopt);
-}
-
 }  // namespace
 }  // namespace hourglass::commands
