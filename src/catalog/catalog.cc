@@ -226,9 +226,8 @@ Status Catalog::SetOptions(const std::vector<std::pair<NamespaceString, BsonObj>
     if (!cur) return Status(ErrorCode::kNamespaceNotFound, "ns does not exist: " + nss.ns());
     CollectionEntry e = cur->entry();
     e.options = options.Owned();
-    auto next = std::make_shared<Collection>(engine_, std::move(e), cur->NextRecordId());
-    next->SetCounts(cur->NumRecords(), cur->DataSize());
-    replaced.push_back(std::move(next));
+    // The new handle shares the RecordId allocator and counters with the old one.
+    replaced.push_back(std::make_shared<Collection>(std::move(e), *cur));
   }
   HG_RETURN_IF_ERROR(storage::RetryOnWriteConflict([&] {
     auto session = engine_->NewSession();
@@ -240,15 +239,21 @@ Status Catalog::SetOptions(const std::vector<std::pair<NamespaceString, BsonObj>
     }
     return wu.Commit();
   }));
-  std::unique_lock lk(mu_);
-  for (auto& c : replaced) collections_[c->ns()] = std::move(c);
+  {
+    std::unique_lock lk(mu_);
+    for (const auto& c : replaced) collections_[c->ns()] = c;
+  }
+  for (const auto& c : replaced) Collection::InstallAsLatest(c);
   return Status::OK();
 }
 
 std::shared_ptr<Collection> Catalog::Install(const Collection& cur, CollectionEntry e) {
   auto next = std::make_shared<Collection>(std::move(e), cur);
-  std::unique_lock lk(mu_);
-  collections_[next->ns()] = next;
+  {
+    std::unique_lock lk(mu_);
+    collections_[next->ns()] = next;
+  }
+  Collection::InstallAsLatest(next);
   return next;
 }
 
@@ -271,6 +276,9 @@ Status Catalog::BuildIndexes(const Collection& coll) {
   // Short transactions of a few hundred documents: writes running meanwhile maintain the new
   // indexes themselves (adding a key twice is harmless), and no transaction grows large.
   constexpr int kChunkDocs = 500;
+  // Records inserted from now on are indexed by their writers (every write maintains the newest
+  // handle's indexes): the scan stops where the RecordIds stand now instead of chasing them.
+  const std::string end_key = storage::EncodeRecordId(coll.NextRecordId());
   std::string last_key;
   bool started = false, more = true;
   while (more) {
@@ -283,17 +291,20 @@ Status Catalog::BuildIndexes(const Collection& coll) {
       HG_ASSIGN_OR_RETURN(auto cursor, session->OpenCursorOrError(coll.ident()));
       HG_ASSIGN_OR_RETURN(bool m, started ? cursor->SeekAfter(last_key) : cursor->SeekFirst());
       int n = 0;
-      while (m && n < kChunkDocs) {
+      while (m && n < kChunkDocs && cursor->key() < std::string_view(end_key)) {
         int64_t rid = storage::DecodeRecordId(cursor->key());
         chunk_last = std::string(cursor->key());
         BsonObj doc = BsonObj::CopyOf(cursor->value());
         for (const SecondaryIndex* idx : building) {
           HG_RETURN_IF_ERROR(coll.AddIndexKeys(*session, *idx, doc, rid));
         }
+        // Rewriting the record (same bytes) makes a concurrent update or delete of it conflict
+        // with this chunk, so the keys added here are never those of an outdated version.
+        HG_RETURN_IF_ERROR(session->Put(coll.ident(), chunk_last, doc.bytes()));
         ++n;
         HG_ASSIGN_OR_RETURN(m, cursor->Next());
       }
-      chunk_more = m;
+      chunk_more = m && cursor->key() < std::string_view(end_key);
       return wu.Commit();
     }));
     if (!chunk_last.empty()) last_key = std::move(chunk_last);
@@ -354,11 +365,7 @@ Status Catalog::DropIndexes(const NamespaceString& nss, const std::vector<std::s
   Install(*cur, std::move(e));
   for (const auto& ident : dropped) {
     HG_RETURN_IF_ERROR(engine_->DropTable(ident));
-    (void)storage::RetryOnWriteConflict([&] {
-      auto session = engine_->NewSession();
-      Status st = session->Remove(kMultikeyTable, ident);
-      return st.code() == ErrorCode::kNoSuchKey ? Status::OK() : st;
-    });
+    ForgetMultikey(ident);
   }
   return Status::OK();
 }
@@ -389,8 +396,19 @@ StatusWith<std::shared_ptr<Collection>> Catalog::GetOrCreateCollection(const Nam
 
 Status Catalog::DropTables(const CollectionEntry& e) {
   if (!e.ident.empty()) HG_RETURN_IF_ERROR(engine_->DropTable(e.ident));
-  for (const auto& idx : e.indexes) HG_RETURN_IF_ERROR(engine_->DropTable(idx.ident));
+  for (const auto& idx : e.indexes) {
+    HG_RETURN_IF_ERROR(engine_->DropTable(idx.ident));
+    if (idx.multikey->load()) ForgetMultikey(idx.ident);
+  }
   return Status::OK();
+}
+
+void Catalog::ForgetMultikey(const std::string& ident) {
+  (void)storage::RetryOnWriteConflict([&] {
+    auto session = engine_->NewSession();
+    Status st = session->Remove(kMultikeyTable, ident);
+    return st.code() == ErrorCode::kNoSuchKey ? Status::OK() : st;
+  });
 }
 
 Status Catalog::DropCollection(const NamespaceString& nss) {

@@ -1,5 +1,6 @@
 // The Catalog: every database's collections, views and indexes, kept durably in the WiredTiger
-// table "_catalog" (namespace → CollectionEntry BSON) and cached in memory. Databases exist
+// table "_catalog" (namespace → CollectionEntry BSON, index specs included) and cached in memory;
+// which indexes are multikey is kept in "_index_multikey" (collection.h). Databases exist
 // implicitly while they hold a collection.
 //
 // Thread-safety: all methods are thread-safe. Lookups take a shared lock and return a
@@ -85,6 +86,8 @@ class Catalog {
   std::shared_ptr<Collection> Install(const Collection& cur, CollectionEntry e);
   // Writes `e` to the catalog table in one transaction.
   Status PersistEntryInTxn(const CollectionEntry& e);
+  // Removes an index's row from the multikey table (best effort: a leftover row is harmless).
+  void ForgetMultikey(const std::string& ident);
   // Fills the not-ready indexes of `coll` from its documents.
   Status BuildIndexes(const Collection& coll);
 

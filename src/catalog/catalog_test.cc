@@ -137,5 +137,71 @@ TEST_F(CatalogTest, RenameWithDropTargetReplacesTargetAtomically) {
   EXPECT_EQ(catalog_->Lookup({"db", "a"}), nullptr);
 }
 
+// Number of entries in a table.
+int CountEntries(storage::KvEngine& engine, const std::string& ident) {
+  auto session = engine.NewSession();
+  auto cursor = session->OpenCursorOrError(ident);
+  if (!cursor.ok()) return -1;
+  int n = 0;
+  for (auto more = cursor.value()->SeekFirst(); more.ok() && more.value();
+       more = cursor.value()->Next()) {
+    ++n;
+  }
+  return n;
+}
+
+TEST_F(CatalogTest, IndexBuildFillsTheTableAndSurvivesReopen) {
+  NamespaceString nss{"db", "c"};
+  auto coll = catalog_->CreateCollection(nss, BsonObj()).value();
+  ASSERT_TRUE(
+      Insert(*coll, {R"({"_id": 1, "a": 5})", R"({"_id": 2, "a": [6, 7]})", R"({"_id": 3})"}).ok());
+  BsonObj spec = bson::FromJson(R"({"v": 2, "key": {"a": 1}, "name": "a_1"})").value();
+  ASSERT_TRUE(catalog_->CreateIndexes(nss, {spec}).ok());
+  auto built = catalog_->Lookup(nss);
+  ASSERT_EQ(built->Indexes().size(), 1u);
+  const SecondaryIndex& idx = built->Indexes()[0];
+  EXPECT_TRUE(idx.entry->ready);
+  EXPECT_TRUE(idx.entry->multikey->load());
+  std::string ident = idx.entry->ident;
+  EXPECT_EQ(CountEntries(*engine_, ident), 4);  // 5, 6, 7 and null for the missing field
+  // Writes through the new handle maintain it; the counters are shared with the old handle.
+  ASSERT_TRUE(Insert(*built, {R"({"_id": 4, "a": 8})"}).ok());
+  EXPECT_EQ(CountEntries(*engine_, ident), 5);
+  EXPECT_EQ(built->NextRecordId(), coll->NextRecordId());
+  Reopen();
+  auto again = catalog_->Lookup(nss);
+  ASSERT_EQ(again->Indexes().size(), 1u);
+  EXPECT_EQ(again->Indexes()[0].desc.name, "a_1");
+  EXPECT_TRUE(again->Indexes()[0].entry->multikey->load());
+  ASSERT_TRUE(catalog_->DropIndexes(nss, {"a_1"}).ok());
+  EXPECT_FALSE(engine_->TableExists(ident));
+  Reopen();
+  EXPECT_TRUE(catalog_->Lookup(nss)->Indexes().empty());
+}
+
+TEST_F(CatalogTest, FailedUniqueBuildLeavesNoIndex) {
+  NamespaceString nss{"db", "c"};
+  auto coll = catalog_->CreateCollection(nss, BsonObj()).value();
+  ASSERT_TRUE(Insert(*coll, {R"({"_id": 1, "a": 5})", R"({"_id": 2, "a": 5.0})"}).ok());
+  BsonObj spec =
+      bson::FromJson(R"({"v": 2, "key": {"a": 1}, "name": "a_1", "unique": true})").value();
+  Status st = catalog_->CreateIndexes(nss, {spec});
+  ASSERT_EQ(st.code(), ErrorCode::kDuplicateKey);
+  BsonObj extra(st.extra_info().data());
+  EXPECT_EQ(extra["keyPattern"].Obj().ToJson(), R"({ "a" : 1 })");
+  EXPECT_EQ(extra["keyValue"].Obj().ToJson(), R"({ "a" : 5 })");
+  auto after = catalog_->Lookup(nss);
+  EXPECT_TRUE(after->Indexes().empty());
+  EXPECT_EQ(after->entry().indexes.size(), 1u);
+  Reopen();
+  EXPECT_EQ(catalog_->Lookup(nss)->entry().indexes.size(), 1u);
+  // The table list holds no stray index table: only the record table and `_id_`'s.
+  int index_tables = 0;
+  for (const auto& t : engine_->ListTables()) {
+    if (t.rfind("index-", 0) == 0) ++index_tables;
+  }
+  EXPECT_EQ(index_tables, 1);
+}
+
 }  // namespace
 }  // namespace hourglass::catalog

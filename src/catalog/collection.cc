@@ -105,6 +105,19 @@ void Collection::Init() {
   }
 }
 
+std::shared_ptr<const Collection> Collection::Latest() const {
+  std::lock_guard lk(counters_->latest_mu);
+  return counters_->latest.lock();
+}
+
+void Collection::InstallAsLatest(const std::shared_ptr<const Collection>& self) {
+  {
+    std::lock_guard lk(self->counters_->latest_mu);
+    self->counters_->latest = self;
+  }
+  std::unique_lock barrier(self->counters_->write_mu);
+}
+
 const SecondaryIndex* Collection::FindIndex(std::string_view name) const {
   for (const auto& idx : indexes_) {
     if (idx.desc.name == name) return &idx;
@@ -308,7 +321,10 @@ StatusWith<int64_t> Collection::Insert(storage::Session& s, const BsonObj& doc) 
     auto [key, value] = IndexEntryFor(*idx, doc, rid);
     HG_RETURN_IF_ERROR(s.Put(idx->ident, key, value));
   }
-  for (const SecondaryIndex& idx : indexes_) HG_RETURN_IF_ERROR(AddIndexKeys(s, idx, doc, rid));
+  auto latest = Latest();
+  for (const SecondaryIndex& idx : (latest ? latest->indexes_ : indexes_)) {
+    HG_RETURN_IF_ERROR(AddIndexKeys(s, idx, doc, rid));
+  }
   return rid;
 }
 
@@ -322,7 +338,8 @@ Status Collection::Update(storage::Session& s, int64_t id, const BsonObj& old_do
     if (!st.ok() && st.code() != ErrorCode::kNoSuchKey) return st;
     HG_RETURN_IF_ERROR(s.Put(idx->ident, key, value));
   }
-  for (const SecondaryIndex& idx : indexes_) {
+  auto latest = Latest();
+  for (const SecondaryIndex& idx : (latest ? latest->indexes_ : indexes_)) {
     HG_ASSIGN_OR_RETURN(auto old_keys, GenerateIndexKeys(idx.desc, old_doc));
     HG_ASSIGN_OR_RETURN(auto new_keys, GenerateIndexKeys(idx.desc, new_doc));
     std::vector<std::string> gone, added;
@@ -342,7 +359,8 @@ Status Collection::Remove(storage::Session& s, int64_t id, const BsonObj& doc) {
     Status st = s.Remove(idx->ident, IndexEntryFor(*idx, doc, id).first);
     if (!st.ok() && st.code() != ErrorCode::kNoSuchKey) return st;
   }
-  for (const SecondaryIndex& idx : indexes_) {
+  auto latest = Latest();
+  for (const SecondaryIndex& idx : (latest ? latest->indexes_ : indexes_)) {
     // A stored document always generated its keys; if it cannot now, there is nothing to remove.
     auto keys = GenerateIndexKeys(idx.desc, doc);
     if (keys.ok()) HG_RETURN_IF_ERROR(RemoveIndexKeys(s, idx, keys.value().keys, id));

@@ -24,7 +24,9 @@
 
 #include <atomic>
 #include <memory>
+#include <mutex>
 #include <optional>
+#include <shared_mutex>
 #include <string>
 #include <vector>
 
@@ -134,6 +136,15 @@ class Collection {
   // The RecordId the next insert will get (a renamed collection continues from it).
   int64_t NextRecordId() const { return counters_->next_record_id.load(); }
 
+  // Held by a write transaction on this collection until it commits or rolls back (see
+  // Counters::write_mu); never blocks except while an index build starts.
+  std::shared_lock<std::shared_mutex> WriteGuard() const {
+    return std::shared_lock<std::shared_mutex>(counters_->write_mu);
+  }
+  // For Catalog: makes `self` the handle whose indexes all writes maintain, then waits until
+  // no write that may have used an older handle's indexes is still open.
+  static void InstallAsLatest(const std::shared_ptr<const Collection>& self);
+
   // Approximate counts for count/collStats/dbStats, adjusted by callers after a commit.
   int64_t NumRecords() const { return counters_->num_records.load(); }
   int64_t DataSize() const { return counters_->data_size.load(); }
@@ -166,10 +177,21 @@ class Collection {
   std::vector<SecondaryIndex> indexes_;       // secondary_ of a regular collection, parsed
   std::optional<SecondaryIndex> id_index_;
   const IndexEntry* bucket_index_ = nullptr;
+  // The newest handle of this collection (set by Catalog::Install), whose indexes every write
+  // maintains whichever handle it came through; nullptr before the first index DDL.
+  std::shared_ptr<const Collection> Latest() const;
+
+  // State shared by every handle of one collection (Collection(entry, predecessor)).
   struct Counters {
     std::atomic<int64_t> next_record_id;
     std::atomic<int64_t> num_records{0};
     std::atomic<int64_t> data_size{0};
+    std::mutex latest_mu;
+    std::weak_ptr<const Collection> latest;  // guarded by latest_mu
+    // Writers hold it shared from their first index-maintaining call to their commit; an index
+    // build takes it exclusively once, after installing the new handle, to wait for writers that
+    // may still use the old index set.
+    std::shared_mutex write_mu;
   };
   std::shared_ptr<Counters> counters_;
 };

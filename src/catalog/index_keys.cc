@@ -243,6 +243,31 @@ BsonObj IndexKeyValue(const BsonObj& pattern, std::string_view key_bytes) {
   return b.Obj();
 }
 
+bool SameKeyPattern(const BsonObj& a, const BsonObj& b) {
+  if (a.NumFields() != b.NumFields()) return false;
+  auto ia = a.begin();
+  for (BsonElement fb : b) {
+    BsonElement fa = *ia;
+    ++ia;
+    if (fa.FieldName() != fb.FieldName()) return false;
+    if (fa.IsNumber() && fb.IsNumber()) {
+      if (IsDescendingField(fa) != IsDescendingField(fb)) return false;
+    } else if (fa.type() == BsonType::kString && fb.type() == BsonType::kString) {
+      if (fa.Str() != fb.Str()) return false;
+    } else {
+      return false;
+    }
+  }
+  return true;
+}
+
+std::optional<std::string> PrefixSuccessor(std::string prefix) {
+  while (!prefix.empty() && static_cast<unsigned char>(prefix.back()) == 0xff) prefix.pop_back();
+  if (prefix.empty()) return std::nullopt;
+  prefix.back() = static_cast<char>(static_cast<unsigned char>(prefix.back()) + 1);
+  return prefix;
+}
+
 std::string DefaultIndexName(const BsonObj& pattern) {
   std::string name;
   for (BsonElement f : pattern) {

@@ -57,6 +57,14 @@ int64_t HashIndexValue(const bson::BsonElement& value);
 // canonical value forms of bson::DecodeIndexKey.
 bson::BsonObj IndexKeyValue(const bson::BsonObj& pattern, std::string_view key_bytes);
 
+// Whether two key patterns describe the same index keys: same fields in the same order, same
+// direction (any positive number is ascending, any negative descending), same special types.
+bool SameKeyPattern(const bson::BsonObj& a, const bson::BsonObj& b);
+
+// The smallest byte string greater than every string that starts with `prefix` (the end of a
+// key-prefix range), or nullopt when there is none (prefix empty or all 0xff bytes).
+std::optional<std::string> PrefixSuccessor(std::string prefix);
+
 // The default index name MongoDB gives a key pattern: "a_1_b_-1", "loc_2dsphere".
 std::string DefaultIndexName(const bson::BsonObj& pattern);
 

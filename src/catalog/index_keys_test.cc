@@ -49,7 +49,8 @@ TEST(IndexKeysTest, LeafArrayGivesOneKeyPerDistinctElement) {
   EXPECT_TRUE(keys.value().multikey);
   // 1, 3 and the nested array [2] (indexed whole); duplicates collapse.
   EXPECT_EQ(keys.value().keys.size(), 3u);
-  EXPECT_EQ(Keys(d, R"({"a": []})"), std::vector<std::string>{R"({ "" : { "$undefined" : true } })"});
+  EXPECT_EQ(Keys(d, R"({"a": []})"),
+            std::vector<std::string>{R"({ "" : { "$undefined" : true } })"});
 }
 
 TEST(IndexKeysTest, ArraysInTheMiddleOfAPath) {
@@ -123,6 +124,20 @@ TEST(IndexKeysTest, DefaultNames) {
   EXPECT_EQ(DefaultIndexName(J(R"({"x.y": 1})")), "x.y_1");
   EXPECT_EQ(DefaultIndexName(J(R"({"h": "hashed"})")), "h_hashed");
   EXPECT_EQ(DefaultIndexName(J(R"({"a": 1.5})")), "a_1.5");
+}
+
+TEST(PrefixSuccessorTest, IncrementsTheLastNonFfByte) {
+  EXPECT_EQ(PrefixSuccessor("ab"), std::optional<std::string>("ac"));
+  EXPECT_EQ(PrefixSuccessor(std::string("a\xff", 2)), std::optional<std::string>("b"));
+  EXPECT_EQ(PrefixSuccessor(std::string("\xff\xff", 2)), std::nullopt);
+}
+
+TEST(IndexKeysTest, SameKeyPatternComparesDirectionsAndTypes) {
+  EXPECT_TRUE(SameKeyPattern(J(R"({"a": 1, "b": -1})"), J(R"({"a": 1.0, "b": -5})")));
+  EXPECT_FALSE(SameKeyPattern(J(R"({"a": 1, "b": -1})"), J(R"({"a": 1, "b": 1})")));
+  EXPECT_FALSE(SameKeyPattern(J(R"({"a": 1, "b": 1})"), J(R"({"b": 1, "a": 1})")));
+  EXPECT_FALSE(SameKeyPattern(J(R"({"a": "hashed"})"), J(R"({"a": 1})")));
+  EXPECT_FALSE(SameKeyPattern(J(R"({"a": 1})"), J(R"({"a": 1, "b": 1})")));
 }
 
 }  // namespace

@@ -86,8 +86,7 @@ INSTANTIATE_TEST_SUITE_P(
         ErrorCase{R"({"update": "c", "updates": [{"u": {"$set": {"a": 1}}}]})", 40414,
                   "BSON field 'update.updates.q' is missing but a required field"},
         ErrorCase{R"({"update": "c", "updates": [5]})", 14, nullptr},
-        ErrorCase{R"({"update": "c", "updates": [{"q": {}, "u": {}, "hint": {"x": 1}}]})", 2,
-                  nullptr},
+        ErrorCase{R"({"update": "c", "updates": [{"q": {}, "u": {}, "hint": 5}]})", 14, nullptr},
         ErrorCase{R"({"update": "c", "updates": [{"q": {}, "u": {}, "sort": {"a": 1}}]})", 40415,
                   "BSON field 'update.updates.sort' is an unknown field."},
         ErrorCase{R"({"delete": "c", "deletes": [{"q": {}, "limit": 0,
@@ -122,8 +121,12 @@ INSTANTIATE_TEST_SUITE_P(
         ErrorCase{R"({"findAndModify": "c", "query": 1, "remove": true})", 14, nullptr},
         ErrorCase{R"({"findAndModify": "c", "update": {"$set": {"_id": 9}}})", 66, nullptr},
         // aggregate
-        ErrorCase{R"({"aggregate": "c", "pipeline": [], "cursor": {}, "explain": true})", 115,
+        ErrorCase{R"({"aggregate": "c", "pipeline": [], "cursor": {}, "explain": "x"})", 14,
                   nullptr},
+        ErrorCase{R"({"explain": {"insert": "c", "documents": [{}]}})", 115, nullptr},
+        ErrorCase{R"({"explain": {"find": "c"}, "verbosity": "bogus"})", 2, nullptr},
+        ErrorCase{R"({"find": "c", "hint": "nope_1"})", 2,
+                  "hint provided does not correspond to an existing index"},
         ErrorCase{R"({"aggregate": "c", "pipeline": [], "cursor": {"batchSize": -1}})", 2, nullptr},
         ErrorCase{R"({"aggregate": "c", "pipeline": [{"$bogus": {}}], "cursor": {}})", 40324,
                   nullptr},
@@ -165,7 +168,11 @@ INSTANTIATE_TEST_SUITE_P(
                        9},
         WriteErrorCase{R"({"update": "c", "updates": [{"q": {}, "u": {"$inc": {"a": "x"}}}]})", 14},
         WriteErrorCase{R"({"update": "c", "updates": [{"q": {"_id": 1}, "u": {"_id": 2}}]})", 66},
-        WriteErrorCase{R"({"delete": "c", "deletes": [{"q": {"$bogus": 1}, "limit": 0}]})", 2}));
+        WriteErrorCase{R"({"delete": "c", "deletes": [{"q": {"$bogus": 1}, "limit": 0}]})", 2},
+        // A hint naming no index is a statement's error, as in MongoDB.
+        WriteErrorCase{R"({"update": "c", "updates": [{"q": {}, "u": {}, "hint": {"x": 1}}]})", 2},
+        WriteErrorCase{R"({"delete": "c", "deletes": [{"q": {}, "limit": 0, "hint": "x_1"}]})",
+                       2}));
 
 TEST_F(CrudCommandsTest, WriteBatchesAreLimitedTo100000Statements) {
   bson::BsonBuilder b;

@@ -91,6 +91,7 @@ Status InsertGroup(CommandContext& ctx, catalog::Collection& coll, const std::ve
   int64_t bytes = 0;
   HG_RETURN_IF_ERROR(storage::RetryOnWriteConflict([&] {
     bytes = 0;
+    auto guard = coll.WriteGuard();  // until the commit (index builds wait for it)
     auto session = ctx.service.engine->NewSession();
     storage::WriteUnit wu(*session);
     HG_RETURN_IF_ERROR(wu.begin_status());
@@ -294,6 +295,7 @@ StatusWith<UpdateResult> RunUpdate(CommandContext& ctx, catalog::Collection& col
   HG_RETURN_IF_ERROR(storage::RetryOnWriteConflict([&]() -> Status {
     result = UpdateResult();
     bytes_delta = records_delta = 0;
+    auto guard = coll.WriteGuard();
     auto session = ctx.service.engine->NewSession();
     storage::WriteUnit wu(*session);
     HG_RETURN_IF_ERROR(wu.begin_status());
@@ -484,6 +486,7 @@ StatusWith<std::vector<catalog::Record>> RunDelete(CommandContext& ctx, catalog:
   std::vector<catalog::Record> deleted;
   HG_RETURN_IF_ERROR(storage::RetryOnWriteConflict([&]() -> Status {
     deleted.clear();
+    auto guard = coll.WriteGuard();
     auto session = ctx.service.engine->NewSession();
     storage::WriteUnit wu(*session);
     HG_RETURN_IF_ERROR(wu.begin_status());

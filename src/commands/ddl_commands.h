@@ -3,8 +3,9 @@
 // collStats, with MongoDB 7.0's reply shapes, error codes and messages. The catalog
 // (catalog/catalog.h) does the work and keeps it durable; these commands parse and check the
 // request and shape the reply. Each command only appends its own fields (the dispatcher adds
-// `ok`). Secondary indexes, capped collections, views, validators and non-simple collations are
-// not implemented yet and fail with CommandNotSupported (115) rather than being half-honoured.
+// `ok`). Text/geo/wildcard indexes, capped collections, views, validators and non-simple
+// collations are not implemented yet and fail with CommandNotSupported (115) rather than being
+// half-honoured.
 //
 // The commands keep no state: they are as thread-safe as the Catalog and the CursorManager.
 // The public entry point is RegisterDdlCommands() (command.h); the functions below are the

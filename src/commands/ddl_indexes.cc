@@ -205,24 +205,6 @@ StatusWith<BsonObj> NormalizeSpec(const BsonElement& e, int position) {
   return out.Obj();
 }
 
-bool SameKeyPattern(const BsonObj& a, const BsonObj& b) {
-  if (a.NumFields() != b.NumFields()) return false;
-  auto ia = a.begin();
-  for (BsonElement fb : b) {
-    BsonElement fa = *ia;
-    ++ia;
-    if (fa.FieldName() != fb.FieldName()) return false;
-    if (fa.IsNumber() && fb.IsNumber()) {
-      if ((fa.NumberDouble() < 0) != (fb.NumberDouble() < 0)) return false;
-    } else if (fa.type() == BsonType::kString && fb.type() == BsonType::kString) {
-      if (fa.Str() != fb.Str()) return false;
-    } else {
-      return false;
-    }
-  }
-  return true;
-}
-
 // The options that make two indexes on one key pattern different.
 bool SameOptions(const BsonObj& a, const BsonObj& b) {
   for (std::string_view opt : {"unique", "sparse"}) {
@@ -249,7 +231,7 @@ StatusWith<bool> AlreadyExists(const std::vector<BsonObj>& existing, const BsonO
   std::string_view name = spec["name"].Str();
   for (const BsonObj& cur : existing) {
     bool same_name = cur["name"].Str() == name;
-    bool same_key = SameKeyPattern(cur["key"].Obj(), key);
+    bool same_key = catalog::SameKeyPattern(cur["key"].Obj(), key);
     if (same_name && same_key) {
       if (SameOptions(cur, spec)) return true;
       return Status(ErrorCode::kIndexOptionsConflict,
@@ -380,7 +362,7 @@ Status RunDropIndexes(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& repl
   } else if (index.type() == BsonType::kObject) {
     if (IsIdKeyPattern(index.Obj())) return CannotDropId();
     for (const auto& idx : coll->Indexes()) {
-      if (SameKeyPattern(idx.desc.key, index.Obj()) && idx.desc.key.NumFields() > 0) {
+      if (catalog::SameKeyPattern(idx.desc.key, index.Obj()) && idx.desc.key.NumFields() > 0) {
         names.push_back(idx.desc.name);
         break;
       }
@@ -433,7 +415,8 @@ Status CollModIndex(CommandContext& ctx, const catalog::NamespaceString& nss,
   const catalog::IndexEntry* found = nullptr;
   for (const auto& idx : coll->entry().indexes) {
     if ((!name.eoo() && name.type() == BsonType::kString && idx.name() == name.Str()) ||
-        (!key.eoo() && key.type() == BsonType::kObject && SameKeyPattern(idx.key(), key.Obj()))) {
+        (!key.eoo() && key.type() == BsonType::kObject &&
+         catalog::SameKeyPattern(idx.key(), key.Obj()))) {
       found = &idx;
       break;
     }

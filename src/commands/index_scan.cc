@@ -7,7 +7,9 @@ namespace hourglass::commands {
 using bson::BsonObj;
 
 namespace {
-constexpr int64_t kChunkKeys = 1000;
+// Keys read per storage session: small at first, so a limited query (limit, findOne) reads few
+// keys past what it returns, then growing to amortize sessions on long scans.
+constexpr int64_t kMaxChunkKeys = 1000;
 }  // namespace
 
 Status ScanIndexEntries(storage::Session& s, const QueryPlan& plan, IndexScanPosition& pos,
@@ -75,7 +77,7 @@ IndexScan::IndexScan(std::shared_ptr<catalog::Collection> coll, storage::KvEngin
 Status IndexScan::ReadChunk() {
   auto session = engine_->NewSession();
   Status st = ScanIndexEntries(
-      *session, plan_, pos_, kChunkKeys,
+      *session, plan_, pos_, chunk_keys_,
       [&](int64_t rid, bool*) -> Status {
         if (plan_.multikey && !seen_.insert(rid).second) return Status::OK();
         HG_ASSIGN_OR_RETURN(auto rec, coll_->FindRecord(*session, rid));
@@ -85,6 +87,7 @@ Status IndexScan::ReadChunk() {
         return Status::OK();
       },
       &keys_examined_);
+  chunk_keys_ = std::min(chunk_keys_ * 2, kMaxChunkKeys);
   if (st.code() == ErrorCode::kNamespaceNotFound) {
     // The index or collection was dropped under us: the scan ends.
     pos_.done = true;

@@ -55,6 +55,7 @@ class IndexScan : public pipeline::DocumentStream {
   IndexScanPosition pos_;
   std::unordered_set<int64_t> seen_;  // multikey only
   std::deque<bson::BsonObj> buffer_;
+  int64_t chunk_keys_ = 16;  // keys per ReadChunk, doubling up to 1000
   int64_t keys_examined_ = 0;
   int64_t docs_examined_ = 0;
 };

@@ -230,6 +230,9 @@ std::string DisplayValue(const BsonElement& v) {
     }
     case BsonType::kString:
       return "\"" + std::string(v.Str()) + "\"";
+    case BsonType::kObject:
+      if (v.Obj().IsEmpty()) return "{}";
+      [[fallthrough]];
     default: {
       BsonBuilder b;
       b.AppendElementAs(v, "v");
@@ -294,24 +297,6 @@ std::optional<std::vector<ByteInterval>> FieldIntervals(const FieldPredicates& f
     }
   }
   return std::vector<ByteInterval>{ToBytes(iv, desc)};
-}
-
-bool SameKeyPattern(const BsonObj& a, const BsonObj& b) {
-  if (a.NumFields() != b.NumFields()) return false;
-  auto ia = a.begin();
-  for (BsonElement fb : b) {
-    BsonElement fa = *ia;
-    ++ia;
-    if (fa.FieldName() != fb.FieldName()) return false;
-    if (fa.IsNumber() && fb.IsNumber()) {
-      if (IsDescending(fa) != IsDescending(fb)) return false;
-    } else if (fa.type() == BsonType::kString && fb.type() == BsonType::kString) {
-      if (fa.Str() != fb.Str()) return false;
-    } else {
-      return false;
-    }
-  }
-  return true;
 }
 
 bool ElementsBinaryEqual(const BsonElement& a, const BsonElement& b) {
@@ -404,12 +389,14 @@ std::optional<QueryPlan> PlanIndex(const catalog::SecondaryIndex& idx,
       if (range_field) {
         for (const auto& iv : fields[points]) {
           KeyRange r;
-          r.start = iv.lo_incl ? p + iv.lo : PrefixSuccessor(p + iv.lo).value_or(std::string());
-          r.end = iv.hi_incl ? PrefixSuccessor(p + iv.hi) : std::optional<std::string>(p + iv.hi);
+          r.start =
+              iv.lo_incl ? p + iv.lo : catalog::PrefixSuccessor(p + iv.lo).value_or(std::string());
+          r.end = iv.hi_incl ? catalog::PrefixSuccessor(p + iv.hi)
+                             : std::optional<std::string>(p + iv.hi);
           plan.ranges.push_back(std::move(r));
         }
       } else {
-        plan.ranges.push_back({p, p.empty() ? std::nullopt : PrefixSuccessor(p)});
+        plan.ranges.push_back({p, p.empty() ? std::nullopt : catalog::PrefixSuccessor(p)});
       }
     }
   }
@@ -471,13 +458,6 @@ BsonObj DescribeIndexScan(const QueryPlan& p) {
 
 }  // namespace
 
-std::optional<std::string> PrefixSuccessor(std::string prefix) {
-  while (!prefix.empty() && static_cast<unsigned char>(prefix.back()) == 0xff) prefix.pop_back();
-  if (prefix.empty()) return std::nullopt;
-  prefix.back() = static_cast<char>(static_cast<unsigned char>(prefix.back()) + 1);
-  return prefix;
-}
-
 BsonObj QueryPlan::Describe(const BsonObj& filter) const {
   BsonBuilder b;
   if (IsCollScan()) {
@@ -518,7 +498,7 @@ StatusWith<PlanChoice> PlanQuery(const catalog::Collection& coll, const BsonObj&
         return choice;
       } else {
         for (const auto* idx : indexes) {
-          if (SameKeyPattern(idx->desc.key, h)) {
+          if (catalog::SameKeyPattern(idx->desc.key, h)) {
             forced = idx;
             break;
           }

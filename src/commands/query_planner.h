@@ -61,7 +61,4 @@ struct PlanChoice {
 StatusWith<PlanChoice> PlanQuery(const catalog::Collection& coll, const bson::BsonObj& filter,
                                  const bson::BsonObj& sort, const bson::BsonElement& hint);
 
-// The successor of every key with prefix `prefix` (nullopt if there is none).
-std::optional<std::string> PrefixSuccessor(std::string prefix);
-
 }  // namespace hourglass::commands

@@ -59,14 +59,6 @@ StatusWith<int64_t> DeleteExpired(storage::KvEngine* engine, catalog::Collection
       }));
   return deleted;
 }
-// The successor of every key starting with `prefix` (nullopt: none).
-std::optional<std::string> PrefixSuccessor(std::string prefix) {
-  while (!prefix.empty() && static_cast<unsigned char>(prefix.back()) == 0xff) prefix.pop_back();
-  if (prefix.empty()) return std::nullopt;
-  prefix.back() = static_cast<char>(static_cast<unsigned char>(prefix.back()) + 1);
-  return prefix;
-}
-
 std::string EncodeDate(int64_t millis, bool descending) {
   bson::BsonBuilder b;
   b.AppendDate("", millis);
@@ -87,7 +79,7 @@ StatusWith<int64_t> DeleteExpiredByIndex(storage::KvEngine* engine, catalog::Col
   const int64_t kMin = std::numeric_limits<int64_t>::min();
   std::string start = desc ? EncodeDate(expired_before, true) : EncodeDate(kMin, false);
   std::optional<std::string> end =
-      PrefixSuccessor(desc ? EncodeDate(kMin, true) : EncodeDate(expired_before, false));
+      catalog::PrefixSuccessor(desc ? EncodeDate(kMin, true) : EncodeDate(expired_before, false));
   int64_t deleted = 0;
   std::string last_key;
   bool started = false, more = true;
@@ -97,6 +89,7 @@ StatusWith<int64_t> DeleteExpiredByIndex(storage::KvEngine* engine, catalog::Col
     bool chunk_more = false;
     HG_RETURN_IF_ERROR(storage::RetryOnWriteConflict([&]() -> Status {
       n = bytes = 0;
+      auto guard = coll.WriteGuard();
       auto session = engine->NewSession();
       storage::WriteUnit wu(*session);
       HG_RETURN_IF_ERROR(wu.begin_status());

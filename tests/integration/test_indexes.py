@@ -436,3 +436,41 @@ def test_ttl_index_expires_documents(fresh_server):
     finally:
         c.close()
     assert s.shutdown_command() == 0
+
+
+def test_build_during_concurrent_writes_misses_nothing(db, client):
+    """Writes keep going while an index is built; afterwards the index holds every document."""
+    import threading
+
+    db.c.insert_many([{"_id": i, "a": i % 50} for i in range(5000)])
+    stop = threading.Event()
+    errors = []
+
+    def writer(base):
+        coll = client[db.name].c
+        i = 0
+        try:
+            while not stop.is_set():
+                coll.insert_many([{"_id": base + i + j, "a": (i + j) % 50} for j in range(20)])
+                coll.update_one({"_id": base + i}, {"$set": {"a": 99}})
+                i += 20
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=writer, args=(b,)) for b in (1_000_000, 2_000_000)]
+    for t in threads:
+        t.start()
+    try:
+        for _ in range(3):
+            db.c.create_index("a")
+            db.c.drop_index("a_1")
+        db.c.create_index("a")
+    finally:
+        stop.set()
+        for t in threads:
+            t.join()
+    assert not errors
+    for v in (0, 7, 49, 99):
+        expected = sorted(d["_id"] for d in db.c.find({"a": v}).hint([("$natural", 1)]))
+        assert sorted(d["_id"] for d in db.c.find({"a": v}).hint("a_1")) == expected
+    assert len(list(db.c.find({}, {"_id": 1}).hint("a_1"))) == db.c.count_documents({})

@@ -1,0 +1,120 @@
+// The planner's index choice and bounds, table-driven: each case is a filter (and sort/hint) on a
+// collection with indexes {a: 1}, {b: -1}, {a: 1, c: 1}, {m: 1} (multikey), {h: "hashed"},
+// a hidden {x: 1}, a sparse {s: 1} and a partial {p: 1}, and the expected plan.
+#include "commands/query_planner.h"
+
+#include "commands/commands_test_util.h"
+
+namespace hourglass::commands {
+namespace {
+
+using bson::BsonObj;
+
+struct PlanCase {
+  const char* filter;
+  const char* sort;
+  const char* hint;    // JSON of {hint: ...} or nullptr
+  const char* index;   // expected index name, nullptr for COLLSCAN
+  const char* bounds;  // expected indexBounds JSON, nullptr to skip
+  bool provides_sort = false;
+};
+
+class QueryPlannerTest : public testing::CommandsTest,
+                         public ::testing::WithParamInterface<PlanCase> {
+ protected:
+  void SetUp() override {
+    CommandsTest::SetUp();
+    ExpectOk(Run(R"({"createIndexes": "c", "indexes": [
+        {"key": {"a": 1}, "name": "a_1"}, {"key": {"b": -1}, "name": "b_-1"},
+        {"key": {"a": 1, "c": 1}, "name": "a_1_c_1"}, {"key": {"m": 1}, "name": "m_1"},
+        {"key": {"h": "hashed"}, "name": "h_hashed"},
+        {"key": {"x": 1}, "name": "x_1", "hidden": true},
+        {"key": {"s": 1}, "name": "s_1", "sparse": true},
+        {"key": {"p": 1}, "name": "p_1", "partialFilterExpression": {"q": true}}]})"));
+    ExpectOk(Run(R"({"insert": "c", "documents": [{"m": [1, 2]}]})"));
+  }
+};
+
+TEST_P(QueryPlannerTest, ChoosesIndexAndBounds) {
+  const PlanCase& c = GetParam();
+  auto coll = catalog_->Lookup({"test", "c"});
+  ASSERT_NE(coll, nullptr);
+  BsonObj filter = bson::FromJson(c.filter).value();
+  BsonObj sort = c.sort ? bson::FromJson(c.sort).value() : BsonObj();
+  BsonObj hint = c.hint ? bson::FromJson(c.hint).value() : BsonObj();
+  auto choice = PlanQuery(*coll, filter, sort, hint.IsEmpty() ? bson::BsonElement() : hint["hint"]);
+  ASSERT_TRUE(choice.ok()) << choice.status().ToString();
+  const QueryPlan& p = choice.value().winner;
+  if (c.index == nullptr) {
+    EXPECT_TRUE(p.IsCollScan()) << c.filter << " chose " << p.index->desc.name;
+    return;
+  }
+  ASSERT_FALSE(p.IsCollScan()) << c.filter;
+  EXPECT_EQ(p.index->desc.name, c.index) << c.filter;
+  if (c.bounds) {
+    EXPECT_EQ(p.bounds.ToJson(), bson::FromJson(c.bounds).value().ToJson()) << c.filter;
+  }
+  EXPECT_EQ(p.provides_sort, c.provides_sort) << c.filter;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, QueryPlannerTest,
+    ::testing::Values(
+        PlanCase{R"({"a": 5})", nullptr, nullptr, "a_1", R"({"a": ["[5, 5]"]})"},
+        PlanCase{R"({"a": {"$eq": "x"}})", nullptr, nullptr, "a_1", R"({"a": ["[\"x\", \"x\"]"]})"},
+        PlanCase{R"({"a": {"$gt": 5, "$lte": 9}})", nullptr, nullptr, "a_1",
+                 R"({"a": ["(5, 9]"]})"},
+        PlanCase{R"({"a": {"$gte": "k"}})", nullptr, nullptr, "a_1", R"j({"a": ["[\"k\", {})"]})j"},
+        PlanCase{R"({"a": {"$gt": 5, "$lt": 2}})", nullptr, nullptr, "a_1", R"({"a": []})"},
+        PlanCase{R"({"a": {"$in": [3, 1, 3]}})", nullptr, nullptr, "a_1",
+                 R"({"a": ["[1, 1]", "[3, 3]"]})"},
+        // Descending field: intervals in index order.
+        PlanCase{R"({"b": {"$lt": 5}})", nullptr, nullptr, "b_-1", R"({"b": ["(5, -inf.0]"]})"},
+        // Two equality fields beat one.
+        PlanCase{R"({"a": 1, "c": 2})", nullptr, nullptr, "a_1_c_1",
+                 R"({"a": ["[1, 1]"], "c": ["[2, 2]"]})"},
+        PlanCase{R"({"$and": [{"a": 1}, {"c": {"$gt": 0}}]})", nullptr, nullptr, "a_1_c_1",
+                 R"({"a": ["[1, 1]"], "c": ["(0, inf.0]"]})"},
+        // Multikey: only the first of two ranges on one field.
+        PlanCase{R"({"m": {"$gt": 1, "$lt": 9}})", nullptr, nullptr, "m_1",
+                 R"({"m": ["(1, inf.0]"]})"},
+        // No bounds from these.
+        PlanCase{R"({"a": null})", nullptr, nullptr, nullptr, nullptr},
+        PlanCase{R"({"a": {"$ne": 1}})", nullptr, nullptr, nullptr, nullptr},
+        PlanCase{R"({"a": [1, 2]})", nullptr, nullptr, nullptr, nullptr},
+        PlanCase{R"({"a": {"$in": [1, null]}})", nullptr, nullptr, nullptr, nullptr},
+        PlanCase{R"({"$or": [{"a": 1}, {"a": 2}]})", nullptr, nullptr, nullptr, nullptr},
+        PlanCase{R"({"c": 1})", nullptr, nullptr, nullptr, nullptr},
+        PlanCase{R"({"a.0": 1})", nullptr, nullptr, nullptr, nullptr},
+        // Hashed: equality only.
+        PlanCase{R"({"h": 1})", nullptr, nullptr, "h_hashed", nullptr},
+        PlanCase{R"({"h": {"$gt": 1}})", nullptr, nullptr, nullptr, nullptr},
+        // Hidden never, sparse with bounds, partial only when implied.
+        PlanCase{R"({"x": 1})", nullptr, nullptr, nullptr, nullptr},
+        PlanCase{R"({"s": 1})", nullptr, nullptr, "s_1", nullptr},
+        PlanCase{R"({"p": 1})", nullptr, nullptr, nullptr, nullptr},
+        PlanCase{R"({"p": 1, "q": true})", nullptr, nullptr, "p_1", nullptr},
+        // _id equality uses the _id index.
+        PlanCase{R"({"_id": 7})", nullptr, nullptr, "_id_", R"({"_id": ["[7, 7]"]})"},
+        // Sorts.
+        PlanCase{R"({})", R"({"b": 1})", nullptr, "b_-1", R"({"b": ["[MaxKey, MinKey]"]})", true},
+        PlanCase{R"({"a": 1})", R"({"c": -1})", nullptr, "a_1_c_1", nullptr, true},
+        PlanCase{R"({})", R"({"m": 1})", nullptr, nullptr, nullptr},
+        PlanCase{R"({})", R"({"s": 1})", nullptr, nullptr, nullptr},
+        // Hints.
+        PlanCase{R"({"a": 1})", nullptr, R"({"hint": "b_-1"})", "b_-1",
+                 R"({"b": ["[MaxKey, MinKey]"]})"},
+        PlanCase{R"({"a": 1})", nullptr, R"({"hint": {"a": 1, "c": 1}})", "a_1_c_1", nullptr},
+        PlanCase{R"({"a": 1})", nullptr, R"({"hint": {"$natural": 1}})", nullptr, nullptr}));
+
+TEST_F(QueryPlannerTest, BadHints) {
+  auto coll = catalog_->Lookup({"test", "c"});
+  for (const char* h : {R"({"hint": "nope"})", R"({"hint": {"a": -1}})", R"({"hint": "x_1"})"}) {
+    BsonObj hint = bson::FromJson(h).value();
+    auto choice = PlanQuery(*coll, BsonObj(), BsonObj(), hint["hint"]);
+    EXPECT_EQ(choice.status().code(), ErrorCode::kBadValue) << h;
+  }
+}
+
+}  // namespace
+}  // namespace hourglass::commands
