@@ -468,9 +468,55 @@ BsonObj QueryPlan::Describe(const BsonObj& filter) const {
   }
   b.AppendString("stage", "FETCH");
   if (!filter.IsEmpty()) b.AppendObject("filter", filter);
+  if (IsOr()) {
+    size_t in = b.OpenObject("inputStage");
+    b.AppendString("stage", "OR");
+    size_t arr = b.OpenArray("inputStages");
+    int i = 0;
+    for (const auto& branch : or_branches) {
+      b.AppendObject(std::to_string(i++), DescribeIndexScan(branch));
+    }
+    b.Close(arr);
+    b.Close(in);
+    return b.Obj();
+  }
   b.AppendObject("inputStage", DescribeIndexScan(*this));
   return b.Obj();
 }
+
+namespace {
+// The union plan of a filter's top-level $or (see the header), or nullopt.
+std::optional<QueryPlan> PlanOr(const catalog::Collection& coll, const BsonObj& filter,
+                                const BsonObj& sort) {
+  BsonElement or_clause = filter["$or"];
+  if (or_clause.type() != BsonType::kArray || or_clause.Obj().IsEmpty()) return std::nullopt;
+  QueryPlan out;
+  for (BsonElement branch : or_clause.Obj()) {
+    if (branch.type() != BsonType::kObject) return std::nullopt;
+    // The branch and the filter's other clauses: {$and: [branch, {other clauses}]}.
+    BsonBuilder b;
+    size_t arr = b.OpenArray("$and");
+    b.AppendObject("0", branch.Obj());
+    size_t rest = b.OpenObject("1");
+    for (BsonElement e : filter) {
+      if (e.FieldName() != "$or") b.AppendElement(e);
+    }
+    b.Close(rest);
+    b.Close(arr);
+    auto sub = PlanQuery(coll, b.Obj(), sort, BsonElement());
+    if (!sub.ok() || sub.value().winner.IsCollScan() || sub.value().winner.IsOr()) {
+      return std::nullopt;
+    }
+    QueryPlan p = std::move(sub.value().winner);
+    p.provides_sort = false;
+    p.forward = true;
+    out.score += p.score;
+    out.multikey = out.multikey || p.multikey;
+    out.or_branches.push_back(std::move(p));
+  }
+  return out;
+}
+}  // namespace
 
 StatusWith<PlanChoice> PlanQuery(const catalog::Collection& coll, const BsonObj& filter,
                                  const BsonObj& sort, const BsonElement& hint) {
@@ -532,7 +578,10 @@ StatusWith<PlanChoice> PlanQuery(const catalog::Collection& coll, const BsonObj&
     }
     if (auto p = PlanIndex(*idx, preds, sort, false)) candidates.push_back(std::move(*p));
   }
-  if (candidates.empty()) return choice;  // collection scan
+  if (candidates.empty()) {
+    if (auto union_plan = PlanOr(coll, filter, sort)) choice.winner = std::move(*union_plan);
+    return choice;  // the union, or a collection scan
+  }
   std::stable_sort(candidates.begin(), candidates.end(),
                    [](const QueryPlan& a, const QueryPlan& b) {
                      if (a.score != b.score) return a.score > b.score;

@@ -11,7 +11,9 @@
 // (cartesian product), the first non-point field ends the scanned prefix.
 //
 // Choice: hidden indexes are never used; partial indexes only when the filter contains their
-// filter's clauses verbatim; sparse ones only with bounds. Among usable indexes the one with the
+// filter's clauses verbatim; sparse ones only with bounds. When no index applies and the filter
+// has a top-level $or whose every branch (with the filter's other clauses) has an index plan,
+// the plan is the union of those scans. Among usable indexes the one with the
 // most leading equality fields wins, then a range on the next field, then one that provides the
 // sort, then the fewer fields and creation order. `hint` by name or key pattern forces an index
 // (a missing or hidden one fails with BadValue 2); {$natural: 1|-1} forces a collection scan.
@@ -44,8 +46,22 @@ struct QueryPlan {
   bool provides_sort = false;
   int score = 0;
   bool natural_reverse = false;  // collection scan in reverse ({$natural: -1})
+  // A top-level $or whose every branch has an index plan: the union of the branches' scans
+  // (index stays nullptr; records found by several branches are fetched once).
+  std::vector<QueryPlan> or_branches;
 
-  bool IsCollScan() const { return index == nullptr; }
+  bool IsCollScan() const { return index == nullptr && or_branches.empty(); }
+  bool IsOr() const { return !or_branches.empty(); }
+  // The single-index scans to run: the branches of an $or, else this plan.
+  std::vector<const QueryPlan*> Scans() const {
+    std::vector<const QueryPlan*> out;
+    if (IsOr()) {
+      for (const auto& b : or_branches) out.push_back(&b);
+    } else if (index != nullptr) {
+      out.push_back(this);
+    }
+    return out;
+  }
   // Explain's description of the access: {stage: COLLSCAN, direction} or
   // {stage: FETCH, inputStage: {stage: IXSCAN, keyPattern, indexName, ...}}.
   bson::BsonObj Describe(const bson::BsonObj& filter) const;

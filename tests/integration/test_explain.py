@@ -266,6 +266,29 @@ def test_time_series_explain_refused(db):
     assert code == 115
 
 
+def test_or_union_of_index_scans(big):
+    e = find_explain(big, {"$or": [{"k": 5}, {"k": {"$in": [7, 5]}}, {"g": 3, "k": {"$lt": 400}}]})
+    plan = e["queryPlanner"]["winningPlan"]
+    assert plan["stage"] == "FETCH"
+    assert plan["inputStage"]["stage"] == "OR"
+    names = [s["indexName"] for s in plan["inputStage"]["inputStages"]]
+    assert names == ["k_1", "k_1", "g_1_k_-1"]
+    st = e["executionStats"]
+    # 5 and 7, and 3, 103, 203, 303; k=5 found by two branches is fetched once.
+    assert st["nReturned"] == 6
+    assert st["totalDocsExamined"] == 6
+    assert st["totalKeysExamined"] == 1 + 2 + 4
+    # One branch without an index: a collection scan.
+    e = find_explain(big, {"$or": [{"k": 5}, {"s": "v1"}]}, verbosity="queryPlanner")
+    assert e["queryPlanner"]["winningPlan"]["stage"] == "COLLSCAN"
+    # Writes use the union too.
+    r = big.database.command(
+        {"update": "c", "updates": [{"q": {"$or": [{"k": 1}, {"k": 2}]}, "u": {"$set": {"o": 1}}, "multi": True}]}
+    )
+    assert r["n"] == 2
+    assert big.count_documents({"o": 1}) == 2
+
+
 def test_id_equality_uses_id_index(db):
     db.i.insert_many([{"_id": i} for i in range(100)])
     e = find_explain(db.i, {"_id": 42})
@@ -339,6 +362,10 @@ def test_index_results_equal_collection_scan_results(db):
         flt = {}
         for f in rnd.sample(["a", "b", "n.c"], rnd.randint(1, 2)):
             flt[f] = pred()
+        if i % 3 == 0:
+            # A top-level $or: a union of index scans when every branch has an index.
+            branches = [{f: pred()} for f in rnd.sample(["a", "b", "n.c", "zz"], rnd.randint(1, 3))]
+            flt = {"$or": branches} if rnd.random() < 0.5 else dict(flt, **{"$or": branches})
         expected = sorted(d["_id"] for d in db.r.find(flt).hint([("$natural", 1)]))
         for h in hints:
             cur = db.r.find(flt)
