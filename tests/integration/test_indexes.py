@@ -474,3 +474,25 @@ def test_build_during_concurrent_writes_misses_nothing(db, client):
         expected = sorted(d["_id"] for d in db.c.find({"a": v}).hint([("$natural", 1)]))
         assert sorted(d["_id"] for d in db.c.find({"a": v}).hint("a_1")) == expected
     assert len(list(db.c.find({}, {"_id": 1}).hint("a_1"))) == db.c.count_documents({})
+
+
+def test_concurrent_identical_builds_make_one_index(db, client):
+    import threading
+
+    db.c.insert_many([{"a": i} for i in range(5000)])
+    results, errors = [], []
+
+    def build():
+        try:
+            results.append(client[db.name].command({"createIndexes": "c", "indexes": [{"key": {"a": 1}, "name": "a_1"}]}))
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=build) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    assert [ix["name"] for ix in db.c.list_indexes()] == ["_id_", "a_1"]
+    assert sum(1 for r in results if r["numIndexesAfter"] == 2) == 3
