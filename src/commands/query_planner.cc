@@ -57,6 +57,7 @@ const BsonObj& Edges() {
     b.AppendBool("true", true);
     b.AppendTimestamp("mints", 0);
     b.AppendTimestamp("maxts", std::numeric_limits<uint64_t>::max());
+    b.AppendUndefined("undefined");
     return b.Obj();
   }();
   return edges;
@@ -100,7 +101,6 @@ bool PointValue(const BsonElement& v) {
     case BsonType::kEOO:
     case BsonType::kArray:
     case BsonType::kRegex:
-    case BsonType::kNull:
     case BsonType::kUndefined:
     case BsonType::kMinKey:
     case BsonType::kMaxKey:
@@ -212,6 +212,10 @@ std::string DisplayValue(const BsonElement& v) {
       return "MinKey";
     case BsonType::kMaxKey:
       return "MaxKey";
+    case BsonType::kNull:
+      return "null";
+    case BsonType::kUndefined:
+      return "undefined";
     case BsonType::kInt32:
       return std::to_string(v.Int32());
     case BsonType::kInt64:
@@ -265,13 +269,22 @@ bool IsHashed(const BsonElement& f) { return f.type() == BsonType::kString; }
 // The intervals of one index field from its predicates, or nullopt for "no bounds".
 std::optional<std::vector<ByteInterval>> FieldIntervals(const FieldPredicates& fp,
                                                         const BsonElement& field, bool multikey,
-                                                        HashHolder& hashes) {
+                                                        HashHolder& hashes, bool* matches_null) {
   bool desc = IsDescending(field);
   if (!fp.point_sets.empty()) {
     std::vector<ByteInterval> out;
-    for (BsonElement v : fp.point_sets.front()) {
+    auto add = [&](const BsonElement& v) {
       BsonElement key = IsHashed(field) ? hashes.Add(catalog::HashIndexValue(v)) : v;
       out.push_back(ToBytes({{key, true}, {key, true}}, desc));
+    };
+    for (BsonElement v : fp.point_sets.front()) {
+      add(v);
+      // {f: null} also matches missing fields (indexed as null) and undefined (an empty array
+      // indexes as undefined too; the filter drops it again).
+      if (v.type() == BsonType::kNull) {
+        *matches_null = true;
+        add(Edge("undefined"));
+      }
     }
     std::sort(out.begin(), out.end(),
               [](const ByteInterval& a, const ByteInterval& b) { return a.lo < b.lo; });
@@ -336,11 +349,12 @@ std::optional<QueryPlan> PlanIndex(const catalog::SecondaryIndex& idx,
   HashHolder hashes;
   std::vector<std::vector<ByteInterval>> fields;
   std::vector<bool> has_bounds;
+  bool matches_null = false;  // a null point: documents missing the field must be in the index
   for (BsonElement f : idx.desc.key) {
     auto it = preds.find(std::string(f.FieldName()));
     std::optional<std::vector<ByteInterval>> iv;
     if (it != preds.end() && !HasNumericComponent(f.FieldName())) {
-      iv = FieldIntervals(it->second, f, plan.multikey, hashes);
+      iv = FieldIntervals(it->second, f, plan.multikey, hashes, &matches_null);
     }
     has_bounds.push_back(iv.has_value());
     fields.push_back(iv ? std::move(*iv)
@@ -431,6 +445,7 @@ std::optional<QueryPlan> PlanIndex(const catalog::SecondaryIndex& idx,
   }
   if (!bounded && !forced && !plan.provides_sort) return std::nullopt;
   if (!bounded && !forced && (idx.desc.sparse || idx.desc.partial)) return std::nullopt;
+  if (matches_null && idx.desc.sparse && !forced) return std::nullopt;
   plan.score = static_cast<int>(points) * 10 + (range_field ? 5 : 0) +
                (plan.provides_sort ? 3 : 0) +
                (idx.desc.unique && points == fields.size() && !plan.multikey ? 20 : 0);

@@ -79,10 +79,14 @@ INSTANTIATE_TEST_SUITE_P(
         PlanCase{R"({"m": {"$gt": 1, "$lt": 9}})", nullptr, nullptr, "m_1",
                  R"({"m": ["(1, inf.0]"]})"},
         // No bounds from these.
-        PlanCase{R"({"a": null})", nullptr, nullptr, nullptr, nullptr},
+        // null: the null and undefined keys (missing fields index as null); never sparse.
+        PlanCase{R"({"a": null})", nullptr, nullptr, "a_1",
+                 R"({"a": ["[undefined, undefined]", "[null, null]"]})"},
+        PlanCase{R"({"s": null})", nullptr, nullptr, nullptr, nullptr},
         PlanCase{R"({"a": {"$ne": 1}})", nullptr, nullptr, nullptr, nullptr},
         PlanCase{R"({"a": [1, 2]})", nullptr, nullptr, nullptr, nullptr},
-        PlanCase{R"({"a": {"$in": [1, null]}})", nullptr, nullptr, nullptr, nullptr},
+        PlanCase{R"({"a": {"$in": [1, null]}})", nullptr, nullptr, "a_1",
+                 R"({"a": ["[undefined, undefined]", "[null, null]", "[1, 1]"]})"},
         // An $or with a branch no index serves is a collection scan.
         PlanCase{R"({"$or": [{"a": 1}, {"zz": 2}]})", nullptr, nullptr, nullptr, nullptr},
         PlanCase{R"({"c": 1})", nullptr, nullptr, nullptr, nullptr},

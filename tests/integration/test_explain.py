@@ -336,11 +336,13 @@ def test_index_results_equal_collection_scan_results(db):
 
     def pred():
         op = rnd.choice(["eq", "gt", "gte", "lt", "lte", "in", "range"])
-        v = rnd.choice([rnd.randint(-5, 5), rnd.choice(["a", "b", ""]), 1.5])
+        v = rnd.choice([rnd.randint(-5, 5), rnd.choice(["a", "b", ""]), 1.5, None])
+        if v is None and op not in ("eq", "in"):
+            v = 0
         if op == "eq":
             return v
         if op == "in":
-            return {"$in": [rnd.randint(-5, 5) for _ in range(3)] + ["a"]}
+            return {"$in": [rnd.randint(-5, 5) for _ in range(3)] + [rnd.choice(["a", None])]}
         if op == "range":
             lo = rnd.randint(-5, 3)
             return {"$gte": lo, "$lt": lo + rnd.randint(0, 4)}
@@ -374,3 +376,26 @@ def test_index_results_equal_collection_scan_results(db):
             got = sorted(d["_id"] for d in cur)
             assert got == expected, (flt, h)
         assert db.r.count_documents(flt) == len(expected), flt
+
+
+def test_null_equality_uses_index_and_finds_missing_fields(db):
+    db.n.insert_many(
+        [
+            {"_id": 1, "a": None},
+            {"_id": 2},
+            {"_id": 3, "a": []},
+            {"_id": 4, "a": [None, 5]},
+            {"_id": 5, "a": 5},
+            {"_id": 6, "a": {"b": None}},
+        ]
+    )
+    db.n.create_index("a")
+    e = find_explain(db.n, {"a": None})
+    ix = ixscan(e["queryPlanner"]["winningPlan"])
+    assert ix["indexBounds"] == {"a": ["[undefined, undefined]", "[null, null]"]}
+    assert sorted(d["_id"] for d in db.n.find({"a": None})) == [1, 2, 4]
+    assert sorted(d["_id"] for d in db.n.find({"a": {"$in": [None, 5]}})) == [1, 2, 4, 5]
+    db.n.create_index("a.b")
+    expected = sorted(d["_id"] for d in db.n.find({"a.b": None}).hint([("$natural", 1)]))
+    assert sorted(d["_id"] for d in db.n.find({"a.b": None}).hint("a.b_1")) == expected
+    assert sorted(d["_id"] for d in db.n.find({"a.b": None})) == expected
