@@ -543,6 +543,12 @@ StatusWith<PlanChoice> PlanQuery(const catalog::Collection& coll, const BsonObj&
     if (idx.entry->ready) indexes.push_back(&idx);
   }
   PlanChoice choice;
+  if (coll.IsClustered()) {
+    // Bucket collections: records sit in _id order and their series index is not planned here;
+    // an `_id` or $natural hint is a collection scan, any other hint names no index.
+    HG_RETURN_IF_ERROR(CheckHintWithoutIndexes(hint));
+    return choice;
+  }
   if (!hint.eoo()) {
     const catalog::SecondaryIndex* forced = nullptr;
     if (hint.type() == BsonType::kString) {
