@@ -376,6 +376,11 @@ def test_index_results_equal_collection_scan_results(db):
             got = sorted(d["_id"] for d in cur)
             assert got == expected, (flt, h)
         assert db.r.count_documents(flt) == len(expected), flt
+        # Sorted by b (whose index is not multikey, so it can provide the order, backwards too).
+        for direction in (1, -1):
+            by_scan = [d.get("b") for d in db.r.find(flt).sort("b", direction).hint([("$natural", 1)])]
+            by_plan = [d.get("b") for d in db.r.find(flt).sort("b", direction)]
+            assert by_plan == by_scan, (flt, direction)
 
 
 def test_null_equality_uses_index_and_finds_missing_fields(db):
