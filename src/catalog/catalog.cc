@@ -324,6 +324,19 @@ Status Catalog::CreateIndexes(const NamespaceString& nss, const std::vector<Bson
   const size_t first_new = e.indexes.size();
   std::vector<std::string> idents;
   for (const BsonObj& spec : specs) {
+    // A concurrent createIndexes may have built it since the caller looked.
+    bool exists = false;
+    for (const auto& idx : e.indexes) {
+      if (idx.name() != spec["name"].Str()) continue;
+      if (!SameKeyPattern(idx.key(), spec["key"].Obj())) {
+        for (const auto& id : idents) (void)engine_->DropTable(id);
+        return Status(
+            ErrorCode::kIndexKeySpecsConflict,
+            "An existing index has the same name as the requested index: " + idx.spec.ToJson());
+      }
+      exists = true;
+    }
+    if (exists) continue;
     IndexEntry idx{spec.Owned(), NewIdent("index")};
     idx.ready = false;
     Status st = engine_->CreateTable(idx.ident);

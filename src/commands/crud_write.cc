@@ -215,21 +215,25 @@ StatusWith<std::vector<catalog::Record>> MatchingRecords(
   std::vector<catalog::Record> out;
   HG_ASSIGN_OR_RETURN(PlanChoice choice, PlanQuery(coll, q, sort, hint));
   if (!choice.winner.IsCollScan()) {
-    IndexScanPosition pos;
     int64_t keys = 0;
     std::unordered_set<int64_t> seen;
-    HG_RETURN_IF_ERROR(ScanIndexEntries(
-        session, choice.winner, pos, std::numeric_limits<int64_t>::max(),
-        [&](int64_t rid, bool* stop) -> Status {
-          if (choice.winner.multikey && !seen.insert(rid).second) return Status::OK();
-          HG_ASSIGN_OR_RETURN(auto rec, coll.FindRecord(session, rid));
-          if (rec && matcher.Matches(rec->doc)) {
-            out.push_back(std::move(*rec));
-            *stop = first_only;
-          }
-          return Status::OK();
-        },
-        &keys));
+    const bool dedupe = choice.winner.multikey || choice.winner.IsOr();
+    for (const QueryPlan* scan : choice.winner.Scans()) {
+      if (first_only && !out.empty()) break;
+      IndexScanPosition pos;
+      HG_RETURN_IF_ERROR(ScanIndexEntries(
+          session, *scan, pos, std::numeric_limits<int64_t>::max(),
+          [&](int64_t rid, bool* stop) -> Status {
+            if (dedupe && !seen.insert(rid).second) return Status::OK();
+            HG_ASSIGN_OR_RETURN(auto rec, coll.FindRecord(session, rid));
+            if (rec && matcher.Matches(rec->doc)) {
+              out.push_back(std::move(*rec));
+              *stop = first_only;
+            }
+            return Status::OK();
+          },
+          &keys));
+    }
     return out;
   }
   HG_ASSIGN_OR_RETURN(auto cursor, session.OpenCursorOrError(coll.ident()));

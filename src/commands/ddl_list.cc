@@ -130,6 +130,8 @@ Status RunListIndexes(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& repl
   }
   std::vector<BsonObj> docs;
   std::vector<catalog::IndexEntry> indexes = coll->entry().indexes;
+  // Indexes still being built are not listed (MongoDB lists them only with includeBuildUUIDs).
+  std::erase_if(indexes, [](const catalog::IndexEntry& idx) { return !idx.ready; });
   if (coll->entry().type == "timeseries") {
     // The view shows its bucket collection's indexes in measurement terms (spec 7.2):
     // meta -> <metaField>, control.min.<time> -> <timeField>.

@@ -172,6 +172,7 @@ BsonObj AccessStage(const QueryPlan& plan, const BsonObj& filter, const ReadExec
     ix.AppendElement(f);
     if (f.FieldName() == "stage") ix.AppendInt64("nReturned", keys);
   }
+  // An $or union reports its keys on the OR stage (the branches' shares are not kept).
   ix.AppendInt64("keysExamined", keys);
   for (BsonElement e : desc) {
     if (e.FieldName() == "inputStage") continue;

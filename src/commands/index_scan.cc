@@ -72,14 +72,17 @@ IndexScan::IndexScan(std::shared_ptr<catalog::Collection> coll, storage::KvEngin
                      QueryPlan plan, std::optional<query::Matcher> filter)
     : coll_(std::move(coll)), engine_(engine), plan_(std::move(plan)), filter_(std::move(filter)) {
   if (filter_ && filter_->MatchesEverything()) filter_.reset();
+  scans_ = plan_.Scans();
+  done_ = scans_.empty();
 }
 
 Status IndexScan::ReadChunk() {
   auto session = engine_->NewSession();
+  const bool dedupe = plan_.multikey || plan_.IsOr();
   Status st = ScanIndexEntries(
-      *session, plan_, pos_, chunk_keys_,
+      *session, *scans_[scan_], pos_, chunk_keys_,
       [&](int64_t rid, bool*) -> Status {
-        if (plan_.multikey && !seen_.insert(rid).second) return Status::OK();
+        if (dedupe && !seen_.insert(rid).second) return Status::OK();
         HG_ASSIGN_OR_RETURN(auto rec, coll_->FindRecord(*session, rid));
         if (!rec) return Status::OK();  // deleted since the key was read
         ++docs_examined_;
@@ -90,14 +93,19 @@ Status IndexScan::ReadChunk() {
   chunk_keys_ = std::min(chunk_keys_ * 2, kMaxChunkKeys);
   if (st.code() == ErrorCode::kNamespaceNotFound) {
     // The index or collection was dropped under us: the scan ends.
-    pos_.done = true;
+    done_ = true;
     return Status::OK();
   }
-  return st;
+  HG_RETURN_IF_ERROR(st);
+  if (pos_.done) {
+    pos_ = IndexScanPosition();
+    if (++scan_ >= scans_.size()) done_ = true;
+  }
+  return Status::OK();
 }
 
 StatusWith<std::optional<BsonObj>> IndexScan::Next() {
-  while (buffer_.empty() && !pos_.done) HG_RETURN_IF_ERROR(ReadChunk());
+  while (buffer_.empty() && !done_) HG_RETURN_IF_ERROR(ReadChunk());
   if (buffer_.empty()) return std::optional<BsonObj>();
   BsonObj out = std::move(buffer_.front());
   buffer_.pop_front();

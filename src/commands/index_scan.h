@@ -5,7 +5,8 @@
 // IndexScan is the DocumentStream of reads, which like CollectionScan reads in chunks, each in its
 // own short session, resuming after the last key it saw, so a client cursor pins no snapshot.
 // Documents are re-checked against the filter after the fetch; a multikey index's duplicates
-// (one record under several keys) are returned once.
+// (one record under several keys) and records found by several branches of an $or union are
+// returned once.
 #pragma once
 
 #include <deque>
@@ -52,8 +53,11 @@ class IndexScan : public pipeline::DocumentStream {
   storage::KvEngine* engine_;
   QueryPlan plan_;
   std::optional<query::Matcher> filter_;
-  IndexScanPosition pos_;
-  std::unordered_set<int64_t> seen_;  // multikey only
+  std::vector<const QueryPlan*> scans_;  // into plan_: one, or the branches of an $or
+  size_t scan_ = 0;                      // the scan being read
+  IndexScanPosition pos_;                // in scans_[scan_]
+  bool done_ = false;
+  std::unordered_set<int64_t> seen_;  // multikey and $or plans only
   std::deque<bson::BsonObj> buffer_;
   int64_t chunk_keys_ = 16;  // keys per ReadChunk, doubling up to 1000
   int64_t keys_examined_ = 0;

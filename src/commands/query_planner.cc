@@ -57,6 +57,7 @@ const BsonObj& Edges() {
     b.AppendBool("true", true);
     b.AppendTimestamp("mints", 0);
     b.AppendTimestamp("maxts", std::numeric_limits<uint64_t>::max());
+    b.AppendUndefined("undefined");
     return b.Obj();
   }();
   return edges;
@@ -100,7 +101,6 @@ bool PointValue(const BsonElement& v) {
     case BsonType::kEOO:
     case BsonType::kArray:
     case BsonType::kRegex:
-    case BsonType::kNull:
     case BsonType::kUndefined:
     case BsonType::kMinKey:
     case BsonType::kMaxKey:
@@ -212,6 +212,10 @@ std::string DisplayValue(const BsonElement& v) {
       return "MinKey";
     case BsonType::kMaxKey:
       return "MaxKey";
+    case BsonType::kNull:
+      return "null";
+    case BsonType::kUndefined:
+      return "undefined";
     case BsonType::kInt32:
       return std::to_string(v.Int32());
     case BsonType::kInt64:
@@ -265,13 +269,22 @@ bool IsHashed(const BsonElement& f) { return f.type() == BsonType::kString; }
 // The intervals of one index field from its predicates, or nullopt for "no bounds".
 std::optional<std::vector<ByteInterval>> FieldIntervals(const FieldPredicates& fp,
                                                         const BsonElement& field, bool multikey,
-                                                        HashHolder& hashes) {
+                                                        HashHolder& hashes, bool* matches_null) {
   bool desc = IsDescending(field);
   if (!fp.point_sets.empty()) {
     std::vector<ByteInterval> out;
-    for (BsonElement v : fp.point_sets.front()) {
+    auto add = [&](const BsonElement& v) {
       BsonElement key = IsHashed(field) ? hashes.Add(catalog::HashIndexValue(v)) : v;
       out.push_back(ToBytes({{key, true}, {key, true}}, desc));
+    };
+    for (BsonElement v : fp.point_sets.front()) {
+      add(v);
+      // {f: null} also matches missing fields (indexed as null) and undefined (an empty array
+      // indexes as undefined too; the filter drops it again).
+      if (v.type() == BsonType::kNull) {
+        *matches_null = true;
+        add(Edge("undefined"));
+      }
     }
     std::sort(out.begin(), out.end(),
               [](const ByteInterval& a, const ByteInterval& b) { return a.lo < b.lo; });
@@ -336,11 +349,12 @@ std::optional<QueryPlan> PlanIndex(const catalog::SecondaryIndex& idx,
   HashHolder hashes;
   std::vector<std::vector<ByteInterval>> fields;
   std::vector<bool> has_bounds;
+  bool matches_null = false;  // a null point: documents missing the field must be in the index
   for (BsonElement f : idx.desc.key) {
     auto it = preds.find(std::string(f.FieldName()));
     std::optional<std::vector<ByteInterval>> iv;
     if (it != preds.end() && !HasNumericComponent(f.FieldName())) {
-      iv = FieldIntervals(it->second, f, plan.multikey, hashes);
+      iv = FieldIntervals(it->second, f, plan.multikey, hashes, &matches_null);
     }
     has_bounds.push_back(iv.has_value());
     fields.push_back(iv ? std::move(*iv)
@@ -431,6 +445,7 @@ std::optional<QueryPlan> PlanIndex(const catalog::SecondaryIndex& idx,
   }
   if (!bounded && !forced && !plan.provides_sort) return std::nullopt;
   if (!bounded && !forced && (idx.desc.sparse || idx.desc.partial)) return std::nullopt;
+  if (matches_null && idx.desc.sparse && !forced) return std::nullopt;
   plan.score = static_cast<int>(points) * 10 + (range_field ? 5 : 0) +
                (plan.provides_sort ? 3 : 0) +
                (idx.desc.unique && points == fields.size() && !plan.multikey ? 20 : 0);
@@ -468,9 +483,55 @@ BsonObj QueryPlan::Describe(const BsonObj& filter) const {
   }
   b.AppendString("stage", "FETCH");
   if (!filter.IsEmpty()) b.AppendObject("filter", filter);
+  if (IsOr()) {
+    size_t in = b.OpenObject("inputStage");
+    b.AppendString("stage", "OR");
+    size_t arr = b.OpenArray("inputStages");
+    int i = 0;
+    for (const auto& branch : or_branches) {
+      b.AppendObject(std::to_string(i++), DescribeIndexScan(branch));
+    }
+    b.Close(arr);
+    b.Close(in);
+    return b.Obj();
+  }
   b.AppendObject("inputStage", DescribeIndexScan(*this));
   return b.Obj();
 }
+
+namespace {
+// The union plan of a filter's top-level $or (see the header), or nullopt.
+std::optional<QueryPlan> PlanOr(const catalog::Collection& coll, const BsonObj& filter,
+                                const BsonObj& sort) {
+  BsonElement or_clause = filter["$or"];
+  if (or_clause.type() != BsonType::kArray || or_clause.Obj().IsEmpty()) return std::nullopt;
+  QueryPlan out;
+  for (BsonElement branch : or_clause.Obj()) {
+    if (branch.type() != BsonType::kObject) return std::nullopt;
+    // The branch and the filter's other clauses: {$and: [branch, {other clauses}]}.
+    BsonBuilder b;
+    size_t arr = b.OpenArray("$and");
+    b.AppendObject("0", branch.Obj());
+    size_t rest = b.OpenObject("1");
+    for (BsonElement e : filter) {
+      if (e.FieldName() != "$or") b.AppendElement(e);
+    }
+    b.Close(rest);
+    b.Close(arr);
+    auto sub = PlanQuery(coll, b.Obj(), sort, BsonElement());
+    if (!sub.ok() || sub.value().winner.IsCollScan() || sub.value().winner.IsOr()) {
+      return std::nullopt;
+    }
+    QueryPlan p = std::move(sub.value().winner);
+    p.provides_sort = false;
+    p.forward = true;
+    out.score += p.score;
+    out.multikey = out.multikey || p.multikey;
+    out.or_branches.push_back(std::move(p));
+  }
+  return out;
+}
+}  // namespace
 
 StatusWith<PlanChoice> PlanQuery(const catalog::Collection& coll, const BsonObj& filter,
                                  const BsonObj& sort, const BsonElement& hint) {
@@ -482,6 +543,12 @@ StatusWith<PlanChoice> PlanQuery(const catalog::Collection& coll, const BsonObj&
     if (idx.entry->ready) indexes.push_back(&idx);
   }
   PlanChoice choice;
+  if (coll.IsClustered()) {
+    // Bucket collections: records sit in _id order and their series index is not planned here;
+    // an `_id` or $natural hint is a collection scan, any other hint names no index.
+    HG_RETURN_IF_ERROR(CheckHintWithoutIndexes(hint));
+    return choice;
+  }
   if (!hint.eoo()) {
     const catalog::SecondaryIndex* forced = nullptr;
     if (hint.type() == BsonType::kString) {
@@ -532,7 +599,10 @@ StatusWith<PlanChoice> PlanQuery(const catalog::Collection& coll, const BsonObj&
     }
     if (auto p = PlanIndex(*idx, preds, sort, false)) candidates.push_back(std::move(*p));
   }
-  if (candidates.empty()) return choice;  // collection scan
+  if (candidates.empty()) {
+    if (auto union_plan = PlanOr(coll, filter, sort)) choice.winner = std::move(*union_plan);
+    return choice;  // the union, or a collection scan
+  }
   std::stable_sort(candidates.begin(), candidates.end(),
                    [](const QueryPlan& a, const QueryPlan& b) {
                      if (a.score != b.score) return a.score > b.score;

@@ -3,15 +3,18 @@
 // and `_id_`), and computes the index bounds.
 //
 // Bounds come from the filter's top-level predicates (and those inside top-level $and): equality
-// on a value, $eq, $in (of values), and ranges ($gt, $gte, $lt, $lte) within one type bracket.
-// Other predicates ($or, $ne, $regex, $exists, null, arrays...) give no bounds; the filter is
+// on a value, $eq, $in (of values), and ranges ($gt, $gte, $lt, $lte) within one type bracket;
+// equality to null scans the null and undefined keys (missing fields index as null), so it never
+// uses a sparse index. Other predicates ($ne, $regex, $exists, arrays...) give no bounds; the filter is
 // always re-applied to fetched documents, so bounds only need to contain every match. On a
 // multikey index only one predicate per field is used (two ranges on one field may be met by
 // different array elements). Compound indexes: point intervals on leading fields are combined
 // (cartesian product), the first non-point field ends the scanned prefix.
 //
 // Choice: hidden indexes are never used; partial indexes only when the filter contains their
-// filter's clauses verbatim; sparse ones only with bounds. Among usable indexes the one with the
+// filter's clauses verbatim; sparse ones only with bounds. When no index applies and the filter
+// has a top-level $or whose every branch (with the filter's other clauses) has an index plan,
+// the plan is the union of those scans. Among usable indexes the one with the
 // most leading equality fields wins, then a range on the next field, then one that provides the
 // sort, then the fewer fields and creation order. `hint` by name or key pattern forces an index
 // (a missing or hidden one fails with BadValue 2); {$natural: 1|-1} forces a collection scan.
@@ -44,8 +47,22 @@ struct QueryPlan {
   bool provides_sort = false;
   int score = 0;
   bool natural_reverse = false;  // collection scan in reverse ({$natural: -1})
+  // A top-level $or whose every branch has an index plan: the union of the branches' scans
+  // (index stays nullptr; records found by several branches are fetched once).
+  std::vector<QueryPlan> or_branches;
 
-  bool IsCollScan() const { return index == nullptr; }
+  bool IsCollScan() const { return index == nullptr && or_branches.empty(); }
+  bool IsOr() const { return !or_branches.empty(); }
+  // The single-index scans to run: the branches of an $or, else this plan.
+  std::vector<const QueryPlan*> Scans() const {
+    std::vector<const QueryPlan*> out;
+    if (IsOr()) {
+      for (const auto& b : or_branches) out.push_back(&b);
+    } else if (index != nullptr) {
+      out.push_back(this);
+    }
+    return out;
+  }
   // Explain's description of the access: {stage: COLLSCAN, direction} or
   // {stage: FETCH, inputStage: {stage: IXSCAN, keyPattern, indexName, ...}}.
   bson::BsonObj Describe(const bson::BsonObj& filter) const;

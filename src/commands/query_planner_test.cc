@@ -79,11 +79,16 @@ INSTANTIATE_TEST_SUITE_P(
         PlanCase{R"({"m": {"$gt": 1, "$lt": 9}})", nullptr, nullptr, "m_1",
                  R"({"m": ["(1, inf.0]"]})"},
         // No bounds from these.
-        PlanCase{R"({"a": null})", nullptr, nullptr, nullptr, nullptr},
+        // null: the null and undefined keys (missing fields index as null); never sparse.
+        PlanCase{R"({"a": null})", nullptr, nullptr, "a_1",
+                 R"({"a": ["[undefined, undefined]", "[null, null]"]})"},
+        PlanCase{R"({"s": null})", nullptr, nullptr, nullptr, nullptr},
         PlanCase{R"({"a": {"$ne": 1}})", nullptr, nullptr, nullptr, nullptr},
         PlanCase{R"({"a": [1, 2]})", nullptr, nullptr, nullptr, nullptr},
-        PlanCase{R"({"a": {"$in": [1, null]}})", nullptr, nullptr, nullptr, nullptr},
-        PlanCase{R"({"$or": [{"a": 1}, {"a": 2}]})", nullptr, nullptr, nullptr, nullptr},
+        PlanCase{R"({"a": {"$in": [1, null]}})", nullptr, nullptr, "a_1",
+                 R"({"a": ["[undefined, undefined]", "[null, null]", "[1, 1]"]})"},
+        // An $or with a branch no index serves is a collection scan.
+        PlanCase{R"({"$or": [{"a": 1}, {"zz": 2}]})", nullptr, nullptr, nullptr, nullptr},
         PlanCase{R"({"c": 1})", nullptr, nullptr, nullptr, nullptr},
         PlanCase{R"({"a.0": 1})", nullptr, nullptr, nullptr, nullptr},
         // Hashed: equality only.
@@ -106,6 +111,26 @@ INSTANTIATE_TEST_SUITE_P(
                  R"({"b": ["[MaxKey, MinKey]"]})"},
         PlanCase{R"({"a": 1})", nullptr, R"({"hint": {"a": 1, "c": 1}})", "a_1_c_1", nullptr},
         PlanCase{R"({"a": 1})", nullptr, R"({"hint": {"$natural": 1}})", nullptr, nullptr}));
+
+TEST_F(QueryPlannerTest, OrOfIndexedBranchesIsAUnion) {
+  auto coll = catalog_->Lookup({"test", "c"});
+  BsonObj filter = bson::FromJson(R"({"c": 4, "$or": [{"a": 1}, {"b": {"$gt": 3}}]})").value();
+  auto choice = PlanQuery(*coll, filter, BsonObj(), bson::BsonElement());
+  ASSERT_TRUE(choice.ok());
+  const QueryPlan& p = choice.value().winner;
+  ASSERT_TRUE(p.IsOr());
+  EXPECT_FALSE(p.IsCollScan());
+  ASSERT_EQ(p.or_branches.size(), 2u);
+  // The filter's other clauses join each branch: {a: 1, c: 4} uses the compound index.
+  EXPECT_EQ(p.or_branches[0].index->desc.name, "a_1_c_1");
+  EXPECT_EQ(p.or_branches[0].bounds.ToJson(),
+            bson::FromJson(R"({"a": ["[1, 1]"], "c": ["[4, 4]"]})").value().ToJson());
+  EXPECT_EQ(p.or_branches[1].index->desc.name, "b_-1");
+  BsonObj desc = p.Describe(filter);
+  EXPECT_EQ(desc["stage"].Str(), "FETCH");
+  EXPECT_EQ(desc["inputStage"].Obj()["stage"].Str(), "OR");
+  EXPECT_EQ(desc["inputStage"].Obj()["inputStages"].Obj().NumFields(), 2);
+}
 
 TEST_F(QueryPlannerTest, BadHints) {
   auto coll = catalog_->Lookup({"test", "c"});

@@ -176,10 +176,12 @@ StatusWith<int64_t> TtlMonitor::RunOnce(int64_t now_millis) {
         // TTL indexes of regular collections.
         for (const auto& idx : view->Indexes()) {
           if (!idx.desc.expire_after_seconds || !idx.entry->ready) continue;
-          HG_ASSIGN_OR_RETURN(
-              int64_t n, DeleteExpiredByIndex(engine_, *view, idx,
-                                              now_millis - *idx.desc.expire_after_seconds * 1000));
-          total += n;
+          auto n = DeleteExpiredByIndex(engine_, *view, idx,
+                                        now_millis - *idx.desc.expire_after_seconds * 1000);
+          // An index or collection dropped meanwhile has nothing left to expire.
+          if (n.status().code() == ErrorCode::kNamespaceNotFound) continue;
+          HG_RETURN_IF_ERROR(n.status());
+          total += n.value();
         }
         continue;
       }

@@ -266,6 +266,29 @@ def test_time_series_explain_refused(db):
     assert code == 115
 
 
+def test_or_union_of_index_scans(big):
+    e = find_explain(big, {"$or": [{"k": 5}, {"k": {"$in": [7, 5]}}, {"g": 3, "k": {"$lt": 400}}]})
+    plan = e["queryPlanner"]["winningPlan"]
+    assert plan["stage"] == "FETCH"
+    assert plan["inputStage"]["stage"] == "OR"
+    names = [s["indexName"] for s in plan["inputStage"]["inputStages"]]
+    assert names == ["k_1", "k_1", "g_1_k_-1"]
+    st = e["executionStats"]
+    # 5 and 7, and 3, 103, 203, 303; k=5 found by two branches is fetched once.
+    assert st["nReturned"] == 6
+    assert st["totalDocsExamined"] == 6
+    assert st["totalKeysExamined"] == 1 + 2 + 4
+    # One branch without an index: a collection scan.
+    e = find_explain(big, {"$or": [{"k": 5}, {"s": "v1"}]}, verbosity="queryPlanner")
+    assert e["queryPlanner"]["winningPlan"]["stage"] == "COLLSCAN"
+    # Writes use the union too.
+    r = big.database.command(
+        {"update": "c", "updates": [{"q": {"$or": [{"k": 1}, {"k": 2}]}, "u": {"$set": {"o": 1}}, "multi": True}]}
+    )
+    assert r["n"] == 2
+    assert big.count_documents({"o": 1}) == 2
+
+
 def test_id_equality_uses_id_index(db):
     db.i.insert_many([{"_id": i} for i in range(100)])
     e = find_explain(db.i, {"_id": 42})
@@ -313,11 +336,13 @@ def test_index_results_equal_collection_scan_results(db):
 
     def pred():
         op = rnd.choice(["eq", "gt", "gte", "lt", "lte", "in", "range"])
-        v = rnd.choice([rnd.randint(-5, 5), rnd.choice(["a", "b", ""]), 1.5])
+        v = rnd.choice([rnd.randint(-5, 5), rnd.choice(["a", "b", ""]), 1.5, None])
+        if v is None and op not in ("eq", "in"):
+            v = 0
         if op == "eq":
             return v
         if op == "in":
-            return {"$in": [rnd.randint(-5, 5) for _ in range(3)] + ["a"]}
+            return {"$in": [rnd.randint(-5, 5) for _ in range(3)] + [rnd.choice(["a", None])]}
         if op == "range":
             lo = rnd.randint(-5, 3)
             return {"$gte": lo, "$lt": lo + rnd.randint(0, 4)}
@@ -339,6 +364,10 @@ def test_index_results_equal_collection_scan_results(db):
         flt = {}
         for f in rnd.sample(["a", "b", "n.c"], rnd.randint(1, 2)):
             flt[f] = pred()
+        if i % 3 == 0:
+            # A top-level $or: a union of index scans when every branch has an index.
+            branches = [{f: pred()} for f in rnd.sample(["a", "b", "n.c", "zz"], rnd.randint(1, 3))]
+            flt = {"$or": branches} if rnd.random() < 0.5 else dict(flt, **{"$or": branches})
         expected = sorted(d["_id"] for d in db.r.find(flt).hint([("$natural", 1)]))
         for h in hints:
             cur = db.r.find(flt)
@@ -347,3 +376,31 @@ def test_index_results_equal_collection_scan_results(db):
             got = sorted(d["_id"] for d in cur)
             assert got == expected, (flt, h)
         assert db.r.count_documents(flt) == len(expected), flt
+        # Sorted by b (whose index is not multikey, so it can provide the order, backwards too).
+        for direction in (1, -1):
+            by_scan = [d.get("b") for d in db.r.find(flt).sort("b", direction).hint([("$natural", 1)])]
+            by_plan = [d.get("b") for d in db.r.find(flt).sort("b", direction)]
+            assert by_plan == by_scan, (flt, direction)
+
+
+def test_null_equality_uses_index_and_finds_missing_fields(db):
+    db.n.insert_many(
+        [
+            {"_id": 1, "a": None},
+            {"_id": 2},
+            {"_id": 3, "a": []},
+            {"_id": 4, "a": [None, 5]},
+            {"_id": 5, "a": 5},
+            {"_id": 6, "a": {"b": None}},
+        ]
+    )
+    db.n.create_index("a")
+    e = find_explain(db.n, {"a": None})
+    ix = ixscan(e["queryPlanner"]["winningPlan"])
+    assert ix["indexBounds"] == {"a": ["[undefined, undefined]", "[null, null]"]}
+    assert sorted(d["_id"] for d in db.n.find({"a": None})) == [1, 2, 4]
+    assert sorted(d["_id"] for d in db.n.find({"a": {"$in": [None, 5]}})) == [1, 2, 4, 5]
+    db.n.create_index("a.b")
+    expected = sorted(d["_id"] for d in db.n.find({"a.b": None}).hint([("$natural", 1)]))
+    assert sorted(d["_id"] for d in db.n.find({"a.b": None}).hint("a.b_1")) == expected
+    assert sorted(d["_id"] for d in db.n.find({"a.b": None})) == expected

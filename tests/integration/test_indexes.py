@@ -474,3 +474,60 @@ def test_build_during_concurrent_writes_misses_nothing(db, client):
         expected = sorted(d["_id"] for d in db.c.find({"a": v}).hint([("$natural", 1)]))
         assert sorted(d["_id"] for d in db.c.find({"a": v}).hint("a_1")) == expected
     assert len(list(db.c.find({}, {"_id": 1}).hint("a_1"))) == db.c.count_documents({})
+
+
+def test_concurrent_identical_builds_make_one_index(db, client):
+    import threading
+
+    db.c.insert_many([{"a": i} for i in range(5000)])
+    results, errors = [], []
+
+    def build():
+        try:
+            results.append(client[db.name].command({"createIndexes": "c", "indexes": [{"key": {"a": 1}, "name": "a_1"}]}))
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=build) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    assert [ix["name"] for ix in db.c.list_indexes()] == ["_id_", "a_1"]
+    assert sum(1 for r in results if r["numIndexesAfter"] == 2) == 3
+
+
+def test_index_entries_survive_kill(fresh_server):
+    """Index entries are written in the documents' transactions: after kill -9 and recovery the
+    index agrees with the collection."""
+    from pymongo import WriteConcern
+
+    s = fresh_server.new()
+    c = s.client()
+    try:
+        coll = c.crash.get_collection("c", write_concern=WriteConcern(j=True))
+        coll.create_index("a")
+        coll.create_index("u", unique=True)
+        coll.insert_many([{"_id": i, "a": [i % 7, 100 + i % 7], "u": i} for i in range(300)])
+        coll.delete_many({"_id": {"$lt": 50}})
+        coll.update_many({"_id": {"$gte": 250}}, {"$set": {"a": 999}})
+    finally:
+        c.close()
+    s.kill()
+    s.start()
+    c = s.client()
+    try:
+        coll = c.crash.c
+        assert [ix["name"] for ix in coll.list_indexes()] == ["_id_", "a_1", "u_1"]
+        for v in (3, 103, 999):
+            expected = sorted(d["_id"] for d in coll.find({"a": v}).hint([("$natural", 1)]))
+            assert sorted(d["_id"] for d in coll.find({"a": v}).hint("a_1")) == expected
+        assert len(expected) == 50
+        with pytest.raises(DuplicateKeyError):
+            coll.insert_one({"u": 120})
+        coll.insert_one({"u": 10})  # its document was deleted before the kill
+        assert coll.find({"a": 3}).explain()["queryPlanner"]["winningPlan"]["inputStage"]["isMultiKey"]
+    finally:
+        c.close()
+    assert s.shutdown_command() == 0
