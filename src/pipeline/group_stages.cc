@@ -28,6 +28,12 @@ struct AccumulatorSpec {
   // MakeAccumulator(op).
   std::function<std::unique_ptr<Accumulator>()> make;
   std::function<StatusWith<std::unique_ptr<Accumulator>>(const Value&)> make_for_group;
+
+  // Fresh state for the group whose key (its `_id`) is `key`, by the rule above.
+  StatusWith<std::unique_ptr<Accumulator>> NewState(const Value& key) const {
+    if (make_for_group) return make_for_group(key);
+    return make ? make() : MakeAccumulator(op);
+  }
 };
 
 class GroupStage : public Stage {
@@ -87,12 +93,8 @@ class GroupStage : public Stage {
           if (it == groups_.end()) {
             Accs accs;
             for (const auto& a : s_->accumulators) {
-              if (a.make_for_group) {
-                HG_ASSIGN_OR_RETURN(auto acc, a.make_for_group(key));
-                accs.push_back(std::move(acc));
-              } else {
-                accs.push_back(a.make ? a.make() : MakeAccumulator(a.op));
-              }
+              HG_ASSIGN_OR_RETURN(auto acc, a.NewState(key));
+              accs.push_back(std::move(acc));
             }
             bytes += 64 + key.element().size();
             it = groups_.emplace(key, std::move(accs)).first;
@@ -486,14 +488,18 @@ class BucketAutoStage : public Stage {
         }
         if (next_ >= buckets_.size()) return OptDoc();
         const Bucket& b = buckets_[next_];
+        // The bucket's _id {min, max} is also the group key of accumulators whose n depends on it.
+        BsonBuilder idb;
+        size_t t = idb.OpenObject("_id");
+        b.min.AppendTo(idb, "min");
+        b.max.AppendTo(idb, "max");
+        idb.Close(t);
+        const BsonObj id = idb.Obj();
         BsonBuilder out;
-        size_t t = out.OpenObject("_id");
-        b.min.AppendTo(out, "min");
-        b.max.AppendTo(out, "max");
-        out.Close(t);
+        out.AppendElement(id.FirstElement());
         Variables vars(s_->ctx.now_millis);
         for (const auto& spec : s_->accumulators) {
-          auto acc = MakeAccumulator(spec.op);
+          HG_ASSIGN_OR_RETURN(auto acc, spec.NewState(Value::FromElement(id.FirstElement())));
           for (size_t i : b.members) {
             HG_ASSIGN_OR_RETURN(Value v, spec.expr->Evaluate(entries_[i].second, vars));
             HG_RETURN_IF_ERROR(acc->Process(v));

@@ -565,6 +565,16 @@ CASES = [
                      {"_id": {"min": 7, "max": 9}, "ids": [3, 4]}],
     },
     {
+        # Accumulators with options ($topN, $maxN) work in $bucketAuto's output as in $group.
+        "id": "bucketauto-output-n-accumulators",
+        "colls": {"src": [{"_id": i, "p": 10 * i} for i in range(1, 9)]},
+        "pipeline": [{"$bucketAuto": {"groupBy": "$p", "buckets": 2, "output": {
+            "top": {"$topN": {"n": 2, "sortBy": {"p": -1}, "output": "$p"}},
+            "ids": {"$maxN": {"n": 2, "input": "$_id"}}}}}],
+        "expected": [{"_id": {"min": 10, "max": 50}, "top": [40, 30], "ids": [4, 3]},
+                     {"_id": {"min": 50, "max": 80}, "top": [80, 70], "ids": [8, 7]}],
+    },
+    {
         "id": "bucketauto-more-buckets-than-docs",
         "colls": {"src": [{"_id": 1, "p": 1}, {"_id": 2, "p": 2}]},
         "pipeline": [{"$bucketAuto": {"groupBy": "$p", "buckets": 5}}],
