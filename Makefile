@@ -13,7 +13,7 @@ deps:
 release: deps
 	cmake -S . -B $(RELEASE_DIR) -G Ninja -DCMAKE_BUILD_TYPE=Release -DHG_BUILD_TESTS=OFF \
 	  -DHG_BUILD_BENCH=ON >/dev/null
-	ninja -C $(RELEASE_DIR) -j $(JOBS) hourglassd wire_bench ts_bench
+	ninja -C $(RELEASE_DIR) -j $(JOBS) hourglassd wire_bench ts_bench tsbs_queries index_bench
 
 run: release
 	mkdir -p data

@@ -6,9 +6,12 @@
 //   ts_bench ingest  --conns N   drop + create the time-series collection, build every insertMany
 //                                batch in memory, then time inserting all of them with N
 //                                connections (measurements/s)
+//   ts_bench load                drop + create, then insert every measurement with one connection,
+//                                generating batches as it goes (large datasets; untimed)
 //   ts_bench storage             {fsync: 1} if the server has it, then collStats on the
 //                                collection: bytes on disk per numeric field value
-//   ts_bench query   --queries Q one-host-one-hour find latency (median, p90, p99 of Q runs)
+//   ts_bench query   --queries Q one-host-one-hour find latency (median, p90, p99 of Q runs);
+//                                --hint-natural 1 hints {$natural: 1} (no index)
 //
 // Common options: --uri URI --db tsbench --coll cpu --hosts 100 --hours 24 --seed 1
 //
@@ -35,6 +38,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <random>
 #include <string>
 #include <thread>
@@ -63,6 +67,7 @@ struct Options {
   int queries = 200;
   int warmup = 50;
   int batch_size = 0;  // find batchSize; 0 = the server's default first batch (101)
+  bool hint_natural = false;  // query: hint {$natural: 1} (no index)
   uint64_t seed = 1;
 };
 
@@ -140,43 +145,83 @@ void AppendMeasurement(bson_t* doc, const Host& h, int64_t time_ms) {
   for (int f = 0; f < kFields; ++f) BSON_APPEND_DOUBLE(doc, kFieldNames[f], h.fields[f]);
 }
 
-// Builds every batch of every connection: result[c] is connection c's batches in insert order.
-std::vector<std::vector<Batch>> BuildBatches(const Options& o) {
-  std::mt19937_64 rng(o.seed);
-  std::vector<Host> hosts = MakeHosts(o, rng);
-  std::normal_distribution<double> step(0.0, 1.0);
-  const int64_t ticks = static_cast<int64_t>(o.hours) * 3600 / (kIntervalMs / 1000);
-  std::vector<std::vector<Batch>> out(o.conns);
-  std::vector<Batch> open(o.conns);
-  auto flush = [&](int c) {
-    if (open[c].n > 0) out[c].push_back(open[c]);
-    open[c] = Batch{};
-  };
-  for (int64_t tick = 0; tick < ticks; ++tick) {
-    const int64_t time_ms = kStartMs + tick * kIntervalMs;
-    for (int i = 0; i < o.hosts; ++i) {
-      Host& h = hosts[i];
-      if (tick > 0) {
-        for (double& f : h.fields) f = std::clamp(f + step(rng), 0.0, 100.0);
+// The measurement stream in TSBS order (for each timestamp every host), split by connection: host
+// i goes to connection i % conns. Next(c) returns connection c's next batch of up to 1,000
+// documents (n == 0 at the end). Generating lazily lets `load` stream datasets that do not fit in
+// memory; `ingest` builds every batch up front with BuildBatches.
+class Generator {
+ public:
+  explicit Generator(const Options& o)
+      : o_(o), rng_(o.seed), hosts_(MakeHosts(o, rng_)), open_(o.conns), ready_(o.conns) {}
+
+  Batch Next(int c) {
+    while (ready_[c].empty() && !done_) Step();
+    if (ready_[c].empty()) {
+      Batch last = open_[c];
+      open_[c] = Batch{};
+      return last;
+    }
+    Batch b = ready_[c].front();
+    ready_[c].pop_front();
+    return b;
+  }
+
+ private:
+  // Emits one timestamp: a row for every host.
+  void Step() {
+    const int64_t ticks = static_cast<int64_t>(o_.hours) * 3600 / (kIntervalMs / 1000);
+    if (tick_ >= ticks) {
+      done_ = true;
+      return;
+    }
+    const int64_t time_ms = kStartMs + tick_ * kIntervalMs;
+    for (int i = 0; i < o_.hosts; ++i) {
+      Host& h = hosts_[i];
+      if (tick_ > 0) {
+        for (double& f : h.fields) f = std::clamp(f + step_(rng_), 0.0, 100.0);
       }
-      const int c = i % o.conns;
-      Batch& b = open[c];
+      const int c = i % o_.conns;
+      Batch& b = open_[c];
       if (b.docs == nullptr) b.docs = new bson_t*[kBatch];
       b.docs[b.n] = bson_new();
       AppendMeasurement(b.docs[b.n], h, time_ms);
-      if (++b.n == kBatch) flush(c);
+      if (++b.n == kBatch) {
+        ready_[c].push_back(b);
+        b = Batch{};
+      }
     }
+    ++tick_;
   }
-  for (int c = 0; c < o.conns; ++c) flush(c);
+
+  const Options& o_;
+  std::mt19937_64 rng_;
+  std::vector<Host> hosts_;
+  std::normal_distribution<double> step_{0.0, 1.0};
+  int64_t tick_ = 0;
+  bool done_ = false;
+  std::vector<Batch> open_;                // per connection: the batch being filled
+  std::vector<std::deque<Batch>> ready_;  // per connection: full batches not yet taken
+};
+
+// Builds every batch of every connection: result[c] is connection c's batches in insert order.
+std::vector<std::vector<Batch>> BuildBatches(const Options& o) {
+  Generator gen(o);
+  std::vector<std::vector<Batch>> out(o.conns);
+  for (int c = 0; c < o.conns; ++c) {
+    for (Batch b = gen.Next(c); b.n > 0; b = gen.Next(c)) out[c].push_back(b);
+  }
   return out;
+}
+
+void FreeBatch(Batch& b) {
+  for (int i = 0; i < b.n; ++i) bson_destroy(b.docs[i]);
+  delete[] b.docs;
+  b = Batch{};
 }
 
 void FreeBatches(std::vector<std::vector<Batch>>& all) {
   for (auto& conn : all) {
-    for (Batch& b : conn) {
-      for (int i = 0; i < b.n; ++i) bson_destroy(b.docs[i]);
-      delete[] b.docs;
-    }
+    for (Batch& b : conn) FreeBatch(b);
   }
   all.clear();
 }
@@ -211,20 +256,23 @@ double DocNumber(const bson_t* doc, const char* path) {
 
 // ---- ingest ----
 
-int Ingest(const Options& o, mongoc_client_pool_t* pool) {
+// Drops and re-creates the time-series collection.
+bool CreateCollection(const Options& o, mongoc_client_pool_t* pool) {
   mongoc_client_t* admin = mongoc_client_pool_pop(pool);
-  {
-    bson_t* drop = BCON_NEW("drop", BCON_UTF8(o.coll.c_str()));
-    RunCommand(admin, o.db.c_str(), drop, nullptr, /*quiet=*/true);  // NamespaceNotFound is fine
-    bson_destroy(drop);
-    bson_t* create = BCON_NEW("create", BCON_UTF8(o.coll.c_str()), "timeseries", "{", "timeField",
-                              BCON_UTF8("time"), "metaField", BCON_UTF8("tags"), "granularity",
-                              BCON_UTF8("seconds"), "}");
-    bool ok = RunCommand(admin, o.db.c_str(), create, nullptr);
-    bson_destroy(create);
-    if (!ok) return 1;
-  }
+  bson_t* drop = BCON_NEW("drop", BCON_UTF8(o.coll.c_str()));
+  RunCommand(admin, o.db.c_str(), drop, nullptr, /*quiet=*/true);  // NamespaceNotFound is fine
+  bson_destroy(drop);
+  bson_t* create = BCON_NEW("create", BCON_UTF8(o.coll.c_str()), "timeseries", "{", "timeField",
+                            BCON_UTF8("time"), "metaField", BCON_UTF8("tags"), "granularity",
+                            BCON_UTF8("seconds"), "}");
+  bool ok = RunCommand(admin, o.db.c_str(), create, nullptr);
+  bson_destroy(create);
   mongoc_client_pool_push(pool, admin);
+  return ok;
+}
+
+int Ingest(const Options& o, mongoc_client_pool_t* pool) {
+  if (!CreateCollection(o, pool)) return 1;
 
   auto build_start = Clock::now();
   std::vector<std::vector<Batch>> batches = BuildBatches(o);
@@ -279,6 +327,44 @@ int Ingest(const Options& o, mongoc_client_pool_t* pool) {
       o.conns, static_cast<long long>(total), secs, static_cast<double>(total) / secs,
       static_cast<double>(total) * kFields / secs, build_s);
   return 0;
+}
+
+// ---- load ----
+
+// Untimed bulk load of a dataset too large to prebuild (e.g. 30 days): one connection, batches
+// generated as they are inserted.
+int Load(const Options& o, mongoc_client_pool_t* pool) {
+  if (!CreateCollection(o, pool)) return 1;
+  Options one = o;
+  one.conns = 1;
+  Generator gen(one);
+  mongoc_client_t* client = mongoc_client_pool_pop(pool);
+  mongoc_collection_t* coll = mongoc_client_get_collection(client, o.db.c_str(), o.coll.c_str());
+  bson_t* insert_opts = BCON_NEW("validate", BCON_BOOL(false));
+  auto start = Clock::now();
+  int64_t total = 0;
+  int rc = 0;
+  for (Batch b = gen.Next(0); b.n > 0; b = gen.Next(0)) {
+    bson_error_t err;
+    bool ok = mongoc_collection_insert_many(coll, const_cast<const bson_t**>(b.docs),
+                                            static_cast<size_t>(b.n), insert_opts, nullptr, &err);
+    total += b.n;
+    FreeBatch(b);
+    if (!ok) {
+      std::fprintf(stderr, "insertMany failed: %s\n", err.message);
+      rc = 1;
+      break;
+    }
+  }
+  double secs = std::chrono::duration<double>(Clock::now() - start).count();
+  bson_destroy(insert_opts);
+  mongoc_collection_destroy(coll);
+  mongoc_client_pool_push(pool, client);
+  if (rc == 0) {
+    std::printf("RESULT load measurements=%lld seconds=%.1f\n", static_cast<long long>(total),
+                secs);
+  }
+  return rc;
 }
 
 // ---- storage ----
@@ -338,7 +424,9 @@ int64_t OneQuery(mongoc_collection_t* coll, const Options& o, int host, int64_t 
 int Query(const Options& o, mongoc_client_pool_t* pool) {
   mongoc_client_t* client = mongoc_client_pool_pop(pool);
   mongoc_collection_t* coll = mongoc_client_get_collection(client, o.db.c_str(), o.coll.c_str());
-  bson_t* opts = o.batch_size > 0 ? BCON_NEW("batchSize", BCON_INT32(o.batch_size)) : bson_new();
+  bson_t* opts = bson_new();
+  if (o.batch_size > 0) BSON_APPEND_INT32(opts, "batchSize", o.batch_size);
+  if (o.hint_natural) BCON_APPEND(opts, "hint", "{", "$natural", BCON_INT32(1), "}");
   // A random host and a random 1-hour window [t, t + 1h) starting on a 10 s boundary anywhere in
   // the data (as TSBS's single-groupby-*-1-1 windows are not hour-aligned), so a query usually
   // touches 2 buckets and always matches exactly 360 measurements.
@@ -407,11 +495,14 @@ bool ParseArgs(int argc, char** argv, Options* o) {
       o->batch_size = std::atoi(v);
     } else if (a == "--seed") {
       o->seed = std::strtoull(v, nullptr, 10);
+    } else if (a == "--hint-natural") {
+      o->hint_natural = std::atoi(v) != 0;
     } else {
       return false;
     }
   }
-  return (o->mode == "ingest" || o->mode == "storage" || o->mode == "query") && o->hosts > 0 &&
+  return (o->mode == "ingest" || o->mode == "load" || o->mode == "storage" ||
+          o->mode == "query") && o->hosts > 0 &&
          o->hours > 0 && o->conns > 0 && o->conns <= o->hosts && o->queries > 0 && o->warmup >= 0;
 }
 
@@ -421,9 +512,9 @@ int main(int argc, char** argv) {
   Options opts;
   if (!ParseArgs(argc, argv, &opts)) {
     std::fprintf(stderr,
-                 "usage: %s ingest|storage|query [--uri URI] [--db D] [--coll C] [--hosts 100] "
+                 "usage: %s ingest|load|storage|query [--uri URI] [--db D] [--coll C] [--hosts 100] "
                  "[--hours 24] [--seed 1] [--conns N] [--queries 200] [--warmup 50] "
-                 "[--batch-size B]\n",
+                 "[--batch-size B] [--hint-natural 0|1]\n",
                  argv[0]);
     return 2;
   }
@@ -439,6 +530,8 @@ int main(int argc, char** argv) {
   int rc = 0;
   if (opts.mode == "ingest") {
     rc = Ingest(opts, pool);
+  } else if (opts.mode == "load") {
+    rc = Load(opts, pool);
   } else if (opts.mode == "storage") {
     rc = Storage(opts, pool);
   } else {

@@ -4,10 +4,13 @@
 # temporary dbpath, `ts_bench ingest` (timed insertMany of all measurements). After the first run
 # of each connection count the server is stopped cleanly (its shutdown writes a WiredTiger
 # checkpoint), restarted on the same dbpath, and `ts_bench storage` and `ts_bench query` measure
-# bytes per field value and the one-host-one-hour find latency.
+# bytes per field value and the one-host-one-hour find latency. With --tsbs-runs N (N > 0) the
+# same restarted server of the last connection count then runs the TSBS query set
+# (tsbs_queries: median of N random instances per type, with and without the time-series
+# rewrites when --toggle-param names the server parameter that turns them off).
 #
 #   bench/ts_run.sh [--runs N] [--conns "1 4"] [--queries Q] [--hosts H] [--hours H]
-#                   [--bin DIR] [--batch-size B]
+#                   [--bin DIR] [--batch-size B] [--tsbs-runs N] [--toggle-param NAME]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=build/release
@@ -17,6 +20,8 @@ queries=200
 hosts=100
 hours=24
 batch_size=0
+tsbs_runs=0
+toggle_param=
 while [[ $# -gt 0 ]]; do
   case $1 in
     --runs) runs=$2; shift 2 ;;
@@ -26,7 +31,9 @@ while [[ $# -gt 0 ]]; do
     --hours) hours=$2; shift 2 ;;
     --bin) bin=$2; shift 2 ;;
     --batch-size) batch_size=$2; shift 2 ;;
-    *) echo "usage: $0 [--runs N] [--conns \"1 4\"] [--queries Q] [--hosts H] [--hours H] [--bin DIR] [--batch-size B]" >&2; exit 2 ;;
+    --tsbs-runs) tsbs_runs=$2; shift 2 ;;
+    --toggle-param) toggle_param=$2; shift 2 ;;
+    *) echo "usage: $0 [--runs N] [--conns \"1 4\"] [--queries Q] [--hosts H] [--hours H] [--bin DIR] [--batch-size B] [--tsbs-runs N] [--toggle-param NAME]" >&2; exit 2 ;;
   esac
 done
 if [[ ! -x $bin/hourglassd || ! -x $bin/bench/ts_bench ]]; then
@@ -34,40 +41,12 @@ if [[ ! -x $bin/hourglassd || ! -x $bin/bench/ts_bench ]]; then
   exit 2
 fi
 
-pid=
-dbpath=
-port=
-stop_server() {
-  if [[ -n $pid ]]; then
-    kill "$pid" 2>/dev/null || true
-    wait "$pid" 2>/dev/null || true
-    pid=
-  fi
-}
-cleanup() {
-  stop_server
-  if [[ -n $dbpath ]]; then rm -rf "$dbpath"; fi
-}
-trap cleanup EXIT
-start_server() {  # on $dbpath, a new free port each time
-  port=$(/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-  $bin/hourglassd --port "$port" --dbpath "$dbpath" --quiet 2>>"$dbpath/../hourglassd.log" &
-  pid=$!
-  for _ in $(seq 100); do
-    (echo > /dev/tcp/127.0.0.1/"$port") 2>/dev/null && return 0
-    sleep 0.1
-  done
-  echo "hourglassd did not start; log:" >&2
-  cat "$dbpath/../hourglassd.log" >&2
-  exit 1
-}
+source bench/server.sh
 tsb() {  # ts_bench MODE [args]: prints its RESULT line's key=value pairs
   local mode=$1; shift
   $bin/bench/ts_bench "$mode" --uri "mongodb://127.0.0.1:$port/?directConnection=true" \
     --hosts "$hosts" --hours "$hours" "$@" | sed -n "s/^RESULT $mode //p"
 }
-field() { sed -n "s/.*\b$1=\([^ ]*\).*/\1/p" <<<"$2"; }
-median() { sort -g | awk '{v[NR]=$1} END {if (NR%2) print v[(NR+1)/2]; else print (v[NR/2]+v[NR/2+1])/2}'; }
 
 echo "hourglassd $(git rev-parse --short HEAD), $(nproc) cores; $hosts hosts x $hours h" \
   "= $((hosts * hours * 360)) measurements, insertMany(1000), $runs run(s) per connection count"
@@ -89,6 +68,11 @@ for conns in $conns_list; do
       start_server
       storage_line[$conns]=$(tsb storage)
       query_line[$conns]=$(tsb query --queries "$queries" --batch-size "$batch_size")
+      if [[ $tsbs_runs -gt 0 && $conns == "${conns_list##* }" ]]; then
+        tsbs_lines=$($bin/bench/tsbs_queries --uri "mongodb://127.0.0.1:$port/?directConnection=true" \
+          --hosts "$hosts" --hours "$hours" --runs "$tsbs_runs" \
+          ${toggle_param:+--toggle-param "$toggle_param"} | sed -n "s/^RESULT //p")
+      fi
     fi
     stop_server
     rm -rf "$parent"
@@ -119,3 +103,11 @@ for conns in $conns_list; do
     "1-host-1-hour find, ms ($conns-conn data)" "$(field median_ms "$q")" "$(field p90_ms "$q")" \
     "$(field p99_ms "$q")" "$(field runs "$q")" "$(field docs "$q")"
 done
+if [[ -n ${tsbs_lines:-} ]]; then
+  echo
+  printf '%-24s %12s %16s %8s\n' "TSBS query" "median ms" "w/o rewrites ms" "ratio"
+  while read -r name rest; do
+    printf '%-24s %12s %16s %8s\n' "$name" "$(field median_ms "$rest")" \
+      "$(field without_rewrites_ms "$rest")" "$(field speedup "$rest")"
+  done <<<"$tsbs_lines"
+fi
