@@ -1,11 +1,11 @@
-// $regexMatch, $regexFind, $regexFindAll: PCRE2 (UTF mode) with the options i, m, s, x, u.
-// A constant regex is compiled once at parse time; others per evaluation.
-#define PCRE2_CODE_UNIT_WIDTH 8
-#include <pcre2.h>
-
+// $regexMatch, $regexFind, $regexFindAll: query::Regex (PCRE2, UTF mode) with the options i, m,
+// s, x, u. A constant regex is compiled once at parse time; others per evaluation.
 #include <memory>
+#include <optional>
 
 #include "pipeline/expression_internal.h"
+#include "query/query_errors.h"
+#include "query/regex.h"
 
 namespace hourglass::pipeline::internal {
 
@@ -15,13 +15,7 @@ using bson::BsonElement;
 using bson::BsonObj;
 using bson::BsonType;
 
-struct CodeDeleter {
-  void operator()(pcre2_code* c) const { pcre2_code_free(c); }
-};
-struct MatchDataDeleter {
-  void operator()(pcre2_match_data* m) const { pcre2_match_data_free(m); }
-};
-using CodePtr = std::shared_ptr<pcre2_code>;
+using CodePtr = std::optional<query::Regex>;  // empty for a null regex
 
 size_t CodePoints(std::string_view s) {
   size_t n = 0;
@@ -51,7 +45,7 @@ class RegexExpression : public Expression {
       return PipelineError(51104, std::string(op) + " needs 'input' to be of type string");
     }
     if (in.nullish() || null_regex) return NoMatch();
-    return Run(in.Str(), code.get());
+    return Run(in.Str(), *code);
   }
 
   // Compiles a regex/options pair. *null_regex is set (and no code returned) for a null regex.
@@ -85,38 +79,17 @@ class RegexExpression : public Expression {
       return PipelineError(
           51109, std::string(op) + ": regular expression cannot contain an embedded null byte");
     }
-    uint32_t f = PCRE2_UTF;
-    for (char c : flags) {
-      switch (c) {
-        case 'i':
-          f |= PCRE2_CASELESS;
-          break;
-        case 'm':
-          f |= PCRE2_MULTILINE;
-          break;
-        case 's':
-          f |= PCRE2_DOTALL;
-          break;
-        case 'x':
-          f |= PCRE2_EXTENDED;
-          break;
-        case 'u':
-          break;
-        default:
-          return PipelineError(51108, std::string(op) + " invalid flag in regex options: " + c);
+    StatusWith<query::Regex> compiled = query::Regex::Compile(pattern, flags);
+    if (!compiled.ok()) {
+      if (compiled.status().code() == query::kBadRegexOptionCode) {
+        return PipelineError(51108, std::string(op) + " " + compiled.status().reason());
       }
+      std::string_view why = compiled.status().reason();
+      constexpr std::string_view kPrefix = "Regular expression is invalid: ";
+      if (why.substr(0, kPrefix.size()) == kPrefix) why.remove_prefix(kPrefix.size());
+      return PipelineError(51111, "Invalid Regex in " + std::string(op) + ": " + std::string(why));
     }
-    int err = 0;
-    PCRE2_SIZE offset = 0;
-    pcre2_code* code = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(pattern.data()), pattern.size(),
-                                     f, &err, &offset, nullptr);
-    if (code == nullptr) {
-      PCRE2_UCHAR buf[256];
-      pcre2_get_error_message(err, buf, sizeof buf);
-      return PipelineError(
-          51111, "Invalid Regex in " + std::string(op) + ": " + reinterpret_cast<const char*>(buf));
-    }
-    return CodePtr(code, CodeDeleter());
+    return CodePtr(std::move(compiled).value());
   }
 
  private:
@@ -126,44 +99,42 @@ class RegexExpression : public Expression {
     return Value::Array({});
   }
 
-  StatusWith<Value> Run(std::string_view s, pcre2_code* code) const {
-    std::unique_ptr<pcre2_match_data, MatchDataDeleter> md(
-        pcre2_match_data_create_from_pattern(code, nullptr));
+  StatusWith<Value> Run(std::string_view s, const query::Regex& regex) const {
+    if (op == "$regexMatch") return Value::Bool(regex.Matches(s));
     std::vector<Value> all;
     size_t start = 0;
     while (start <= s.size()) {
-      int rc = pcre2_match(code, reinterpret_cast<PCRE2_SPTR>(s.data()), s.size(), start, 0,
-                           md.get(), nullptr);
-      if (rc == PCRE2_ERROR_NOMATCH) break;
-      if (rc < 0) {
+      int error = 0;
+      std::optional<query::Regex::Match> m = regex.Find(s, start, &error);
+      if (error != 0) {
         return PipelineError(51156, "Error occurred while executing the regular expression in " +
-                                        std::string(op) + ". Result code: " + std::to_string(rc));
+                                        std::string(op) +
+                                        ". Result code: " + std::to_string(error));
       }
-      if (op == "$regexMatch") return Value::Bool(true);
-      const PCRE2_SIZE* ov = pcre2_get_ovector_pointer(md.get());
-      uint32_t groups = 0;
-      pcre2_pattern_info(code, PCRE2_INFO_CAPTURECOUNT, &groups);
+      if (!m) break;
+      const auto [begin, end] = m->groups[0];
       bson::BsonBuilder b;
-      b.AppendString("match", s.substr(ov[0], ov[1] - ov[0]));
-      b.AppendInt32("idx", static_cast<int32_t>(CodePoints(s.substr(0, ov[0]))));
+      b.AppendString("match", s.substr(begin, end - begin));
+      b.AppendInt32("idx", static_cast<int32_t>(CodePoints(s.substr(0, begin))));
       size_t arr = b.OpenArray("captures");
-      for (uint32_t g = 1; g <= groups; ++g) {
+      for (size_t g = 1; g < m->groups.size(); ++g) {
         std::string key = std::to_string(g - 1);
-        if (static_cast<int>(g) < rc && ov[2 * g] != PCRE2_UNSET) {
-          b.AppendString(key, s.substr(ov[2 * g], ov[2 * g + 1] - ov[2 * g]));
+        const auto [gb, ge] = m->groups[g];
+        if (gb != std::string_view::npos) {
+          b.AppendString(key, s.substr(gb, ge - gb));
         } else {
           b.AppendNull(key);
         }
       }
       b.Close(arr);
-      Value m = Value::Object(b.Obj());
-      if (op == "$regexFind") return m;
-      all.push_back(std::move(m));
-      if (ov[1] > ov[0]) {
-        start = ov[1];
+      Value found = Value::Object(b.Obj());
+      if (op == "$regexFind") return found;
+      all.push_back(std::move(found));
+      if (end > begin) {
+        start = end;
       } else {
         // Empty match: step over one code point.
-        start = ov[1] + 1;
+        start = end + 1;
         while (start < s.size() && (static_cast<unsigned char>(s[start]) & 0xC0) == 0x80) ++start;
       }
     }

@@ -4,12 +4,10 @@
 #include <cmath>
 #include <string>
 
-#define PCRE2_CODE_UNIT_WIDTH 8
-#include <pcre2.h>
-
 #include "bson/bson_compare.h"
 #include "query/match_expression.h"
 #include "query/query_errors.h"
+#include "query/regex.h"
 
 namespace hourglass::query {
 
@@ -94,32 +92,22 @@ class CmpPred final : public ElemPred {
   BsonElement rhs_;
 };
 
-struct Pcre2CodeDeleter {
-  void operator()(pcre2_code* c) const { pcre2_code_free(c); }
-};
-
 class RegexPred final : public ElemPred {
  public:
-  RegexPred(std::string pattern, std::string options, std::shared_ptr<pcre2_code> code)
-      : pattern_(std::move(pattern)), options_(std::move(options)), code_(std::move(code)) {}
+  RegexPred(std::string pattern, std::string options, Regex regex)
+      : pattern_(std::move(pattern)), options_(std::move(options)), regex_(std::move(regex)) {}
   bool Matches(const BsonElement& e) const override {
     if (e.type() == BsonType::kRegex) {
       return e.RegexPattern() == pattern_ && e.RegexOptions() == options_;
     }
     if (e.type() != BsonType::kString && e.type() != BsonType::kSymbol) return false;
-    std::string_view s = e.Str();
-    pcre2_match_data* md = pcre2_match_data_create_from_pattern(code_.get(), nullptr);
-    if (md == nullptr) return false;
-    int rc = pcre2_match(code_.get(), reinterpret_cast<PCRE2_SPTR>(s.data()), s.size(), 0, 0, md,
-                         nullptr);
-    pcre2_match_data_free(md);
-    return rc >= 0;
+    return regex_.Matches(e.Str());
   }
 
  private:
   std::string pattern_;
   std::string options_;
-  std::shared_ptr<pcre2_code> code_;
+  Regex regex_;
 };
 
 class InPred final : public ElemPred {
@@ -701,43 +689,9 @@ StatusWith<DocNodePtr> ParseLogical(LogicOp op, const BsonElement& arg, int dept
 }  // namespace
 
 StatusWith<ElemPredPtr> MakeRegexPred(std::string_view pattern, std::string_view options) {
-  uint32_t flags = PCRE2_UTF;
-  for (char c : options) {
-    switch (c) {
-      case 'i':
-        flags |= PCRE2_CASELESS;
-        break;
-      case 'm':
-        flags |= PCRE2_MULTILINE;
-        break;
-      case 's':
-        flags |= PCRE2_DOTALL;
-        break;
-      case 'x':
-        flags |= PCRE2_EXTENDED;
-        break;
-      case 'u':
-        break;
-      default:
-        return Status(kBadRegexOptionCode, std::string("invalid flag in regex options: ") + c);
-    }
-  }
-  if (pattern.find('\0') != std::string_view::npos) {
-    return Status(kBadRegexCode, "Regular expression cannot contain an embedded null byte");
-  }
-  int err = 0;
-  PCRE2_SIZE offset = 0;
-  pcre2_code* code = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(pattern.data()), pattern.size(),
-                                   flags, &err, &offset, nullptr);
-  if (code == nullptr) {
-    PCRE2_UCHAR buf[256];
-    pcre2_get_error_message(err, buf, sizeof(buf));
-    return Status(kBadRegexCode, "Regular expression is invalid: " +
-                                     std::string(reinterpret_cast<const char*>(buf)));
-  }
+  HG_ASSIGN_OR_RETURN(Regex regex, Regex::Compile(pattern, options));
   return ElemPredPtr(
-      std::make_shared<RegexPred>(std::string(pattern), std::string(options),
-                                  std::shared_ptr<pcre2_code>(code, Pcre2CodeDeleter())));
+      std::make_shared<RegexPred>(std::string(pattern), std::string(options), std::move(regex)));
 }
 
 bool IsValueCondition(const BsonObj& obj) {
