@@ -391,7 +391,8 @@ Status UpdateTimeseries(CommandContext& ctx, const timeseries::TimeseriesCollect
   int index = 0;
   for (const UpdateStatement& stmt : statements) {
     ++ctx.service.counters.op_update;
-    auto r = UpdateMeasurements(ctx, ts, stmt.q, stmt.u, stmt.multi, stmt.upsert);
+    auto r =
+        UpdateMeasurements(ctx, ts, stmt.q, stmt.u, stmt.array_filters, stmt.multi, stmt.upsert);
     if (r.ok()) {
       n += r.value().matched;
       n_modified += r.value().modified;

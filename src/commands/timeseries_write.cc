@@ -116,7 +116,8 @@ bool IsMetaPath(std::string_view path, const std::string& meta) {
 StatusWith<UpdateOutcome> UpdateMeasurements(CommandContext& ctx,
                                              const timeseries::TimeseriesCollection& coll,
                                              const BsonObj& filter, const BsonElement& update,
-                                             bool multi, bool upsert) {
+                                             const BsonObj& array_filters, bool multi,
+                                             bool upsert) {
   auto invalid = [](std::string msg) { return Status(ErrorCode::kInvalidOptions, std::move(msg)); };
   if (!multi) return invalid("Cannot perform a non-multi update on a time-series collection");
   if (upsert) return invalid("Cannot perform an upsert on a time-series collection");
@@ -150,7 +151,7 @@ StatusWith<UpdateOutcome> UpdateMeasurements(CommandContext& ctx,
       }
     }
   }
-  HG_ASSIGN_OR_RETURN(auto driver, query::UpdateDriver::Parse(update.Obj(), BsonObj()));
+  HG_ASSIGN_OR_RETURN(auto driver, query::UpdateDriver::Parse(update.Obj(), array_filters));
   UpdateOutcome out;
   HG_RETURN_IF_ERROR(ForEachMatchingBucketChunk(
       ctx, coll, bucket_filter, [&](const std::vector<catalog::Record>& chunk, bool*) -> Status {

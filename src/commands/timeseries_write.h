@@ -37,11 +37,10 @@ struct UpdateOutcome {
 // Updates the metaField of the measurements of `coll` matching `filter` (spec §8.3): `update`
 // must be operator-style and touch only the metaField, `filter` only the metaField, `multi` set and
 // `upsert` not; each rule broken is InvalidOptions (72) with MongoDB's message. Buckets keep their
-// measurements and get the new (normalized) meta.
-StatusWith<UpdateOutcome> UpdateMeasurements(CommandContext& ctx,
-                                             const timeseries::TimeseriesCollection& coll,
-                                             const bson::BsonObj& filter,
-                                             const bson::BsonElement& update, bool multi,
-                                             bool upsert);
+// measurements and get the new (normalized) meta. `array_filters` serve the update's
+// $[<identifier>] operators, as for regular collections.
+StatusWith<UpdateOutcome> UpdateMeasurements(
+    CommandContext& ctx, const timeseries::TimeseriesCollection& coll, const bson::BsonObj& filter,
+    const bson::BsonElement& update, const bson::BsonObj& array_filters, bool multi, bool upsert);
 
 }  // namespace hourglass::commands

@@ -1036,6 +1036,19 @@ def test_update_meta_subfield_renormalizes_bucket_meta(db):
     assert [d["m"] for d in db.ts.find({}, {"_id": 0})] == [{"a": 2, "b": 1, "c": 0}] * 2
 
 
+def test_update_meta_array_with_array_filters(db):
+    # $[<identifier>] with arrayFilters works on the metaField as on a regular document.
+    db.create_collection("ts", timeseries={"timeField": "t", "metaField": "m"})
+    db.ts.insert_many([{"t": at(i), "m": {"tags": [1, 5, 9]}, "v": i} for i in range(2)])
+    r = db.ts.update_many({}, {"$set": {"m.tags.$[big]": 0}}, array_filters=[{"big": {"$gte": 5}}])
+    assert (r.matched_count, r.modified_count) == (2, 2)
+    assert [d["m"] for d in db.ts.find({}, {"_id": 0})] == [{"tags": [1, 0, 0]}] * 2
+    # An identifier without a filter is refused, as for regular collections.
+    with pytest.raises(OperationFailure) as e:
+        db.ts.update_many({}, {"$set": {"m.tags.$[nope]": 1}})
+    assert e.value.code == 2
+
+
 def test_update_rules_of_spec_8_3(db):
     create_ts(db)
     db.ts.insert_many([{"t": at(i), "m": "a", "v": i} for i in range(3)])
