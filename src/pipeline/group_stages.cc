@@ -7,6 +7,8 @@
 
 #include "bson/bson_compare.h"
 #include "pipeline/accumulator.h"
+#include "pipeline/column_block.h"
+#include "pipeline/group_block.h"
 #include "pipeline/stage.h"
 #include "query/sort.h"
 
@@ -43,6 +45,8 @@ class GroupStage : public Stage {
   std::vector<std::pair<std::string, ExpressionPtr>> id_fields;
   std::vector<AccumulatorSpec> accumulators;
   PipelineContext ctx;
+  // Set when the stage can fold column blocks (group_block.h) and its input offers them.
+  std::optional<GroupBlockPlan> block_plan;
 
   std::string_view name() const override { return "$group"; }
 
@@ -84,33 +88,52 @@ class GroupStage : public Stage {
       using Accs = std::vector<std::unique_ptr<Accumulator>>;
       Status Load() {
         Variables vars(s_->ctx.now_millis);
-        int64_t bytes = 0;
+        if (s_->block_plan) {
+          if (BlockSource* blocks = in_->AsBlockSource()) {
+            GroupBlockPlan::Sink sink{[&](const BsonObj& doc) { return s_->Key(doc, vars); },
+                                      [&](const Value& key) { return GroupFor(key); },
+                                      [&](int64_t added) { return Account(added); }};
+            return s_->block_plan->Consume(*blocks, sink);
+          }
+        }
         while (true) {
           HG_ASSIGN_OR_RETURN(OptDoc d, in_->Next());
           if (!d) break;
           HG_ASSIGN_OR_RETURN(Value key, s_->Key(*d, vars));
-          auto it = groups_.find(key);
-          if (it == groups_.end()) {
-            Accs accs;
-            for (const auto& a : s_->accumulators) {
-              HG_ASSIGN_OR_RETURN(auto acc, a.NewState(key));
-              accs.push_back(std::move(acc));
-            }
-            bytes += 64 + key.element().size();
-            it = groups_.emplace(key, std::move(accs)).first;
-          }
+          HG_ASSIGN_OR_RETURN(Accs * accs, GroupFor(key));
+          int64_t added = 0;
           for (size_t i = 0; i < s_->accumulators.size(); ++i) {
             HG_ASSIGN_OR_RETURN(Value v, s_->accumulators[i].expr->Evaluate(*d, vars));
-            Accumulator& acc = *it->second[i];
+            Accumulator& acc = *(*accs)[i];
             int64_t before = acc.ApproxBytes();
             HG_RETURN_IF_ERROR(acc.Process(v));
-            bytes += acc.ApproxBytes() - before;
+            added += acc.ApproxBytes() - before;
           }
-          if (bytes > s_->ctx.memory_limit_bytes && !s_->ctx.allow_disk_use) {
-            return Status(ErrorCode::kQueryExceededMemoryLimitNoDiskUseAllowed,
-                          "Exceeded memory limit for $group, but didn't allow external sort. "
-                          "Pass allowDiskUse:true to opt in.");
+          HG_RETURN_IF_ERROR(Account(added));
+        }
+        return Status::OK();
+      }
+      // The accumulators of the group of `key`, created on first use.
+      StatusWith<Accs*> GroupFor(const Value& key) {
+        auto it = groups_.find(key);
+        if (it == groups_.end()) {
+          Accs accs;
+          for (const auto& a : s_->accumulators) {
+            HG_ASSIGN_OR_RETURN(auto acc, a.NewState(key));
+            accs.push_back(std::move(acc));
           }
+          HG_RETURN_IF_ERROR(Account(64 + key.element().size()));
+          it = groups_.emplace(key, std::move(accs)).first;
+        }
+        return &it->second;
+      }
+      // Adds to the memory held by the groups; 292 past the limit without allowDiskUse.
+      Status Account(int64_t added) {
+        bytes_ += added;
+        if (bytes_ > s_->ctx.memory_limit_bytes && !s_->ctx.allow_disk_use) {
+          return Status(ErrorCode::kQueryExceededMemoryLimitNoDiskUseAllowed,
+                        "Exceeded memory limit for $group, but didn't allow external sort. "
+                        "Pass allowDiskUse:true to opt in.");
         }
         return Status::OK();
       }
@@ -119,6 +142,7 @@ class GroupStage : public Stage {
       // Groups in canonical key order (1 and 1.0 are one group, as in MongoDB).
       std::map<Value, Accs, ValueLess> groups_;
       std::map<Value, Accs, ValueLess>::iterator it_;
+      int64_t bytes_ = 0;
       bool loaded_ = false;
     };
     return std::make_unique<Stream>(std::static_pointer_cast<const GroupStage>(shared_from_this()),
@@ -223,16 +247,21 @@ Status ParseGroupStage(const BsonElement& spec, const PipelineContext& ctx, Stag
   auto g = std::make_shared<GroupStage>();
   g->ctx = ctx;
   bool have_id = false;
+  BsonElement id;
+  std::vector<BsonElement> outputs;
   for (const auto& f : spec.Obj()) {
     if (f.FieldName() == "_id") {
       if (have_id) return PipelineError(15948, "a group's _id may only be specified once");
       have_id = true;
+      id = f;
       HG_RETURN_IF_ERROR(ParseGroupId(f, g.get()));
     } else {
       HG_RETURN_IF_ERROR(ParseAccumulatorField(f, g.get()));
+      outputs.push_back(f);
     }
   }
   if (!have_id) return PipelineError(15955, "a group specification must include an _id");
+  g->block_plan = GroupBlockPlan::Make(id, outputs);
   out->push_back(std::move(g));
   return Status::OK();
 }

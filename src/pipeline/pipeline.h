@@ -28,12 +28,17 @@
 
 namespace hourglass::pipeline {
 
+class BlockSource;
+
 // A stream of documents pulled one at a time. Returns an owned document, std::nullopt at end,
 // or an error (after which the stream must not be pulled again).
 class DocumentStream {
  public:
   virtual ~DocumentStream() = default;
   virtual StatusWith<std::optional<bson::BsonObj>> Next() = 0;
+  // The same rows in column blocks (column_block.h), for a consumer that can use them; nullptr
+  // when the stream has no columnar form. A consumer that takes the blocks never calls Next().
+  virtual BlockSource* AsBlockSource() { return nullptr; }
 };
 
 // A stream over documents held in memory (tests, $documents, $facet inputs).

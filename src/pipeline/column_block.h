@@ -1,0 +1,57 @@
+// Column blocks: rows handed over column by column by a source that stores them that way (the
+// buckets of a time-series collection), so that a stage able to work on columns ($group whose
+// key and accumulators read plain top-level fields) skips building a document per row.
+//
+// A block describes `num_rows` rows. A field of the block is either a column (one element per
+// row, EOO where the row lacks the field) or a constant (the same element for every row, like a
+// time-series bucket's meta field). A field the block does not list is missing in every row.
+// `selection`, when `all_rows` is false, lists the rows (ascending) that passed the query; the
+// others must be ignored. Row order is the order a document stream would have produced them in.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+#include "bson/bson.h"
+
+namespace hourglass::pipeline {
+
+struct ColumnBlock {
+  struct Field {
+    std::string name;
+    bool constant = false;
+    bson::BsonElement value;               // constant: the value of every row
+    std::vector<bson::BsonElement> cells;  // column: one element per row (EOO: missing)
+  };
+
+  int64_t num_rows = 0;
+  bool all_rows = true;
+  std::vector<uint32_t> selection;  // when !all_rows: the rows that count, ascending
+  std::vector<Field> fields;
+
+  // The field named `name`, or nullptr when every row lacks it.
+  const Field* Find(std::string_view name) const {
+    for (const Field& f : fields) {
+      if (f.name == name) return &f;
+    }
+    return nullptr;
+  }
+};
+
+// The columnar side of a DocumentStream (see DocumentStream::AsBlockSource). A consumer uses
+// either the blocks or Next(), never both.
+class BlockSource {
+ public:
+  virtual ~BlockSource() = default;
+  // The top-level fields the consumer reads; blocks may leave every other field out. Called
+  // once, before the first NextBlock.
+  virtual void RequireFields(const std::vector<std::string>& names) = 0;
+  // The next block, or nullptr at the end. The block and the elements it points into stay valid
+  // until the next call.
+  virtual StatusWith<const ColumnBlock*> NextBlock() = 0;
+};
+
+}  // namespace hourglass::pipeline

@@ -1,0 +1,247 @@
+#include "pipeline/group_block.h"
+
+#include <algorithm>
+#include <map>
+
+namespace hourglass::pipeline {
+
+using bson::BsonBuilder;
+using bson::BsonElement;
+using bson::BsonObj;
+using bson::BsonType;
+
+namespace {
+
+// What the walk of an _id spec found.
+struct KeyRefs {
+  bool eligible = true;
+  std::vector<std::string> fields;        // top-level fields referenced, in first-seen order
+  std::map<std::string, int> plain_refs;  // references other than "$f" as $dateTrunc's date
+  std::map<std::string, std::vector<BsonObj>> truncs;  // field -> {"": {$dateTrunc: ...}} specs
+
+  void Add(const std::string& field, bool as_trunc_date) {
+    if (std::find(fields.begin(), fields.end(), field) == fields.end()) fields.push_back(field);
+    if (!as_trunc_date) ++plain_refs[field];
+  }
+};
+
+// Records the top-level field of a reference "$a.b" ("a"); other strings are not references.
+// "$$ROOT"/"$$CURRENT" make the key read the whole document: not eligible.
+void WalkString(std::string_view s, KeyRefs* refs, bool as_trunc_date) {
+  if (s.size() < 2 || s[0] != '$') return;
+  if (s[1] == '$') {
+    std::string_view var = s.substr(2);
+    var = var.substr(0, var.find('.'));
+    if (var == "ROOT" || var == "CURRENT") refs->eligible = false;
+    return;
+  }
+  std::string_view path = s.substr(1);
+  size_t dot = path.find('.');
+  refs->Add(std::string(path.substr(0, dot)), as_trunc_date && dot == std::string_view::npos);
+}
+
+void WalkKey(const BsonElement& e, KeyRefs* refs) {
+  if (e.type() == BsonType::kString) {
+    WalkString(e.Str(), refs, false);
+    return;
+  }
+  if (e.type() != BsonType::kObject && e.type() != BsonType::kArray) return;
+  BsonObj obj = e.Obj();
+  if (e.type() == BsonType::kObject && obj.NumFields() == 1 &&
+      obj.FirstElement().FieldName() == "$dateTrunc" &&
+      obj.FirstElement().type() == BsonType::kObject) {
+    BsonElement date = obj.FirstElement().Obj()["date"];
+    for (const BsonElement& arg : obj.FirstElement().Obj()) {
+      if (arg.FieldName() == "date" && arg.type() == BsonType::kString) {
+        WalkString(arg.Str(), refs, true);
+      } else {
+        WalkKey(arg, refs);
+      }
+    }
+    if (date.type() == BsonType::kString && date.Str().size() > 1 && date.Str()[0] == '$' &&
+        date.Str()[1] != '$' && date.Str().find('.') == std::string_view::npos) {
+      BsonBuilder holder;
+      holder.AppendObject("", obj);
+      refs->truncs[std::string(date.Str().substr(1))].push_back(holder.Obj());
+    }
+    return;
+  }
+  if (e.type() == BsonType::kObject && obj.NumFields() == 1 &&
+      obj.FirstElement().FieldName() == "$literal") {
+    return;
+  }
+  for (const BsonElement& child : obj) WalkKey(child, refs);
+}
+
+}  // namespace
+
+std::optional<GroupBlockPlan> GroupBlockPlan::Make(const BsonElement& id,
+                                                   const std::vector<BsonElement>& accumulators) {
+  GroupBlockPlan plan;
+  KeyRefs refs;
+  WalkKey(id, &refs);
+  if (!refs.eligible) return std::nullopt;
+  plan.key_fields_ = refs.fields;
+  for (const auto& [field, specs] : refs.truncs) {
+    if (refs.plain_refs.count(field) != 0) continue;  // also read otherwise: not monotone
+    TruncOnly t{field, {}};
+    for (const BsonObj& spec : specs) {
+      auto parsed = Expression::ParseExpression(spec.FirstElement(), ParseContext());
+      if (!parsed.ok()) break;  // e.g. it reads $let variables: no shortcut for this field
+      t.truncs.push_back(std::shared_ptr<Expression>(std::move(parsed).value()));
+    }
+    if (t.truncs.size() == specs.size()) plan.trunc_only_.push_back(std::move(t));
+  }
+  for (const BsonElement& acc : accumulators) {
+    if (acc.type() != BsonType::kObject || acc.Obj().NumFields() != 1) return std::nullopt;
+    BsonElement op = acc.Obj().FirstElement();
+    if (!IsAccumulatorName(op.FieldName())) return std::nullopt;  // $topN & co.: options
+    AccInput in;
+    if (op.FieldName() == "$count") {
+      in.constant = Value::Int(1);
+    } else if (op.type() == BsonType::kString && op.Str().size() > 1 && op.Str()[0] == '$') {
+      std::string_view path = op.Str().substr(1);
+      if (path[0] == '$' || path.find('.') != std::string_view::npos) return std::nullopt;
+      in.field = std::string(path);
+    } else if (op.type() == BsonType::kObject || op.type() == BsonType::kArray ||
+               op.type() == BsonType::kString) {
+      // An expression or a "$"-less string: only constants qualify.
+      auto parsed = Expression::ParseExpression(op, ParseContext());
+      if (!parsed.ok() || parsed.value()->ConstantValue() == nullptr) return std::nullopt;
+      in.constant = *parsed.value()->ConstantValue();
+    } else {
+      in.constant = Value::FromElement(op);
+    }
+    plan.inputs_.push_back(std::move(in));
+  }
+  return plan;
+}
+
+std::vector<std::string> GroupBlockPlan::RequiredFields() const {
+  std::vector<std::string> out = key_fields_;
+  for (const AccInput& in : inputs_) {
+    if (in.field && std::find(out.begin(), out.end(), *in.field) == out.end()) {
+      out.push_back(*in.field);
+    }
+  }
+  return out;
+}
+
+Status GroupBlockPlan::Consume(BlockSource& source, const Sink& sink) const {
+  source.RequireFields(RequiredFields());
+  Variables vars(0);  // the $dateTrunc shortcuts read no variables
+  std::vector<uint32_t> all;
+  while (true) {
+    HG_ASSIGN_OR_RETURN(const ColumnBlock* block, source.NextBlock());
+    if (block == nullptr) return Status::OK();
+    const std::vector<uint32_t>* rows = &block->selection;
+    if (block->all_rows) {
+      all.resize(static_cast<size_t>(block->num_rows));
+      for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<uint32_t>(i);
+      rows = &all;
+    }
+    if (rows->empty()) continue;
+
+    // The key's fields in this block, and the ones that vary from row to row.
+    std::vector<const ColumnBlock::Field*> key_fields;
+    std::vector<const ColumnBlock::Field*> varying;
+    for (const std::string& name : key_fields_) {
+      const ColumnBlock::Field* f = block->Find(name);
+      key_fields.push_back(f);
+      if (f != nullptr && !f->constant) varying.push_back(f);
+    }
+    auto key_doc = [&](uint32_t row) {
+      BsonBuilder b;
+      for (const ColumnBlock::Field* f : key_fields) {
+        if (f == nullptr) continue;
+        const BsonElement& v = f->constant ? f->value : f->cells[row];
+        if (!v.eoo()) b.AppendElementAs(v, f->name);
+      }
+      return b.Obj();
+    };
+
+    // One key for the whole block?
+    bool one_key = varying.empty();
+    uint32_t key_row = (*rows)[0];
+    if (varying.size() == 1) {
+      const TruncOnly* t = nullptr;
+      for (const TruncOnly& candidate : trunc_only_) {
+        if (candidate.field == varying[0]->name) t = &candidate;
+      }
+      if (t != nullptr) {
+        bool dates = true;
+        uint32_t lo = (*rows)[0], hi = (*rows)[0];
+        for (uint32_t r : *rows) {
+          const BsonElement& c = varying[0]->cells[r];
+          if (c.type() != BsonType::kDate) {
+            dates = false;
+            break;
+          }
+          if (c.DateMillis() < varying[0]->cells[lo].DateMillis()) lo = r;
+          if (c.DateMillis() > varying[0]->cells[hi].DateMillis()) hi = r;
+        }
+        if (dates) {
+          BsonObj lo_doc = key_doc(lo), hi_doc = key_doc(hi);
+          one_key = true;
+          for (const auto& trunc : t->truncs) {
+            StatusWith<Value> a = trunc->Evaluate(lo_doc, vars);
+            StatusWith<Value> b = trunc->Evaluate(hi_doc, vars);
+            if (!a.ok() || !b.ok() || !ValuesEqual(a.value(), b.value())) {
+              one_key = false;  // per-row evaluation reports any error in row order
+              break;
+            }
+          }
+          key_row = lo;
+        }
+      }
+    }
+
+    // The accumulators' inputs in this block.
+    struct Input {
+      const ColumnBlock::Field* field = nullptr;  // column or block constant
+      Value value;                                // constant (or the block constant's value)
+    };
+    std::vector<Input> inputs(inputs_.size());
+    for (size_t j = 0; j < inputs_.size(); ++j) {
+      if (!inputs_[j].field) {
+        inputs[j].value = inputs_[j].constant;
+        continue;
+      }
+      const ColumnBlock::Field* f = block->Find(*inputs_[j].field);
+      if (f == nullptr) continue;  // missing in every row
+      if (f->constant) {
+        inputs[j].value = Value::FromElement(f->value);
+      } else {
+        inputs[j].field = f;
+      }
+    }
+    auto fold = [&](std::vector<std::unique_ptr<Accumulator>>& accs, uint32_t row) -> Status {
+      int64_t added = 0;
+      for (size_t j = 0; j < inputs.size(); ++j) {
+        Accumulator& acc = *accs[j];
+        const int64_t before = acc.ApproxBytes();
+        if (inputs[j].field != nullptr) {
+          HG_RETURN_IF_ERROR(acc.Process(Value::FromElement(inputs[j].field->cells[row])));
+        } else {
+          HG_RETURN_IF_ERROR(acc.Process(inputs[j].value));
+        }
+        added += acc.ApproxBytes() - before;
+      }
+      return added != 0 ? sink.account(added) : Status::OK();
+    };
+
+    if (one_key) {
+      HG_ASSIGN_OR_RETURN(Value key, sink.key(key_doc(key_row)));
+      HG_ASSIGN_OR_RETURN(auto* accs, sink.group(key));
+      for (uint32_t r : *rows) HG_RETURN_IF_ERROR(fold(*accs, r));
+    } else {
+      for (uint32_t r : *rows) {
+        HG_ASSIGN_OR_RETURN(Value key, sink.key(key_doc(r)));
+        HG_ASSIGN_OR_RETURN(auto* accs, sink.group(key));
+        HG_RETURN_IF_ERROR(fold(*accs, r));
+      }
+    }
+  }
+}
+
+}  // namespace hourglass::pipeline

@@ -1,0 +1,66 @@
+// Block processing for $group: folding column blocks (column_block.h) into the groups without a
+// document per row, for $group stages whose key and accumulators read only top-level fields.
+//
+// Eligible: an _id whose field references are top-level or dotted paths ("$f", "$meta.host")
+// without $$ROOT/$$CURRENT, and accumulators without options ($sum, $avg, $min, $max, $first,
+// $last, $push, ...) whose argument is a top-level path "$f" or a constant ($count included).
+// The result is exactly the document path's: rows are visited in order, each accumulator gets
+// the same value the expression "$f" would produce for the row (missing included), and the key
+// is evaluated by the stage's own _id expression on a document made of the fields it reads.
+//
+// The key is evaluated once per block instead of once per row when the fields it reads are
+// constant in the block, or when the one field that varies is read only as the `date` of
+// `$dateTrunc`s (with the other fields constant) and the truncation of the block's earliest and
+// latest dates agree: truncation never decreases with time, so every row then has the same key.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "bson/bson.h"
+#include "pipeline/accumulator.h"
+#include "pipeline/column_block.h"
+#include "pipeline/expression.h"
+
+namespace hourglass::pipeline {
+
+class GroupBlockPlan {
+ public:
+  // nullopt when the stage is not eligible. `id` is the $group's _id element; `accumulators`
+  // the {$op: arg} elements of its output fields, in order.
+  static std::optional<GroupBlockPlan> Make(const bson::BsonElement& id,
+                                            const std::vector<bson::BsonElement>& accumulators);
+
+  // The top-level fields the stage reads (key and accumulators).
+  std::vector<std::string> RequiredFields() const;
+
+  // Callbacks into the $group's table: the key of a document (the stage's _id expression), the
+  // accumulators of a key's group (created on first use), and memory accounting (bytes added;
+  // an error stops the stage).
+  struct Sink {
+    std::function<StatusWith<Value>(const bson::BsonObj& doc)> key;
+    std::function<StatusWith<std::vector<std::unique_ptr<Accumulator>>*>(const Value& key)> group;
+    std::function<Status(int64_t added_bytes)> account;
+  };
+  // Folds every block of `source` into the groups.
+  Status Consume(BlockSource& source, const Sink& sink) const;
+
+ private:
+  struct AccInput {
+    std::optional<std::string> field;  // a top-level field, or
+    Value constant;                    // a constant (when !field)
+  };
+  struct TruncOnly {  // a key field read only as the `date` of these $dateTrunc expressions
+    std::string field;
+    std::vector<std::shared_ptr<Expression>> truncs;
+  };
+  std::vector<std::string> key_fields_;
+  std::vector<TruncOnly> trunc_only_;
+  std::vector<AccInput> inputs_;
+};
+
+}  // namespace hourglass::pipeline

@@ -1,0 +1,240 @@
+// $group over column blocks must give exactly what it gives over the same rows as documents.
+#include "pipeline/group_block.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "pipeline/column_block.h"
+#include "pipeline/test_util.h"
+
+namespace hourglass::pipeline {
+namespace {
+
+using bson::BsonBuilder;
+using bson::BsonElement;
+using bson::BsonObj;
+using testing::Json;
+using testing::ToJson;
+
+// Blocks of documents: each block is a list of rows; a field listed in `constants` is handed
+// over as a block constant (the test data keeps it equal in every row of a block), the others
+// as columns. `selected[b]` lists the rows of block b that count.
+class BlockStream : public DocumentStream, public BlockSource {
+ public:
+  BlockStream(std::vector<std::vector<BsonObj>> blocks, std::vector<std::vector<uint32_t>> selected,
+              std::vector<std::string> constants, bool* blocks_taken)
+      : blocks_(std::move(blocks)),
+        selected_(std::move(selected)),
+        constants_(constants),
+        blocks_taken_(blocks_taken) {}
+
+  // The selected rows as documents, for consumers that do not take blocks.
+  StatusWith<std::optional<BsonObj>> Next() override {
+    while (doc_block_ < blocks_.size() && doc_row_ >= selected_[doc_block_].size()) {
+      ++doc_block_;
+      doc_row_ = 0;
+    }
+    if (doc_block_ >= blocks_.size()) return std::optional<BsonObj>();
+    return std::optional<BsonObj>(blocks_[doc_block_][selected_[doc_block_][doc_row_++]]);
+  }
+  BlockSource* AsBlockSource() override { return this; }
+  void RequireFields(const std::vector<std::string>& names) override { required_ = names; }
+
+  StatusWith<const ColumnBlock*> NextBlock() override {
+    *blocks_taken_ = true;
+    if (next_ >= blocks_.size()) return static_cast<const ColumnBlock*>(nullptr);
+    const auto& rows = blocks_[next_];
+    block_ = ColumnBlock();
+    block_.num_rows = static_cast<int64_t>(rows.size());
+    block_.all_rows = selected_[next_].size() == rows.size();
+    block_.selection = selected_[next_];
+    for (const std::string& name : required_) {
+      ColumnBlock::Field f;
+      f.name = name;
+      bool any = false;
+      for (const BsonObj& r : rows) {
+        f.cells.push_back(r[name]);
+        any = any || !r[name].eoo();
+      }
+      if (!any) continue;
+      if (std::find(constants_.begin(), constants_.end(), name) != constants_.end()) {
+        f.constant = true;
+        f.value = f.cells[0];
+        f.cells.clear();
+      }
+      block_.fields.push_back(std::move(f));
+    }
+    ++next_;
+    return static_cast<const ColumnBlock*>(&block_);
+  }
+
+ private:
+  std::vector<std::vector<BsonObj>> blocks_;
+  std::vector<std::vector<uint32_t>> selected_;
+  std::vector<std::string> constants_;
+  std::vector<std::string> required_;
+  ColumnBlock block_;
+  size_t next_ = 0;
+  size_t doc_block_ = 0, doc_row_ = 0;
+  bool* blocks_taken_;
+};
+
+// Random rows in blocks: t a date (hour-sized blocks of minutes, sometimes crossing an hour,
+// sometimes null or missing), m a per-block constant object, v mixed types, w doubles.
+struct Data {
+  std::vector<std::vector<BsonObj>> blocks;
+  std::vector<std::vector<uint32_t>> selected;
+  std::vector<BsonObj> selected_docs;  // the same rows, in order, as documents
+};
+
+Data MakeData(uint64_t seed, bool odd_times) {
+  std::mt19937_64 rng(seed);
+  Data d;
+  const int64_t base = 1'600'000'000'000;
+  for (int b = 0; b < 12; ++b) {
+    std::vector<BsonObj> rows;
+    std::vector<uint32_t> sel;
+    const int n = 1 + static_cast<int>(rng() % 40);
+    const int64_t start = base + b * 3'600'000 + (b % 3 == 0 ? 3'300'000 : 0);  // some cross
+    for (int i = 0; i < n; ++i) {
+      BsonBuilder r;
+      const int kind = static_cast<int>(rng() % 20);
+      if (!odd_times || kind > 1) {
+        r.AppendDate("t", start + static_cast<int64_t>(rng() % 600) * 1000);
+      } else if (kind == 1) {
+        r.AppendNull("t");
+      }
+      size_t m = r.OpenObject("m");
+      r.AppendString("host", "h" + std::to_string(b % 4));
+      r.AppendString("tz", b % 2 ? "America/New_York" : "+05:30");
+      r.Close(m);
+      switch (rng() % 6) {
+        case 0:
+          r.AppendInt32("v", static_cast<int32_t>(rng() % 100));
+          break;
+        case 1:
+          r.AppendInt64("v", static_cast<int64_t>(rng() % 100));
+          break;
+        case 2:
+          r.AppendDouble("v", static_cast<double>(rng() % 1000) / 7);
+          break;
+        case 3:
+          r.AppendString("v", "s" + std::to_string(rng() % 5));
+          break;
+        case 4:
+          r.AppendNull("v");
+          break;
+        default:
+          break;  // missing
+      }
+      r.AppendDouble("w", static_cast<double>(rng() % 1000) / 3);
+      rows.push_back(r.Obj());
+      if (rng() % 4 != 0) {
+        sel.push_back(static_cast<uint32_t>(i));
+        d.selected_docs.push_back(rows.back());
+      }
+    }
+    if (b % 5 == 0) {  // some blocks keep every row
+      sel.clear();
+      for (int i = 0; i < n; ++i) sel.push_back(static_cast<uint32_t>(i));
+    }
+    d.blocks.push_back(rows);
+    d.selected.push_back(sel);
+  }
+  // selected_docs must follow the final selections.
+  d.selected_docs.clear();
+  for (size_t b = 0; b < d.blocks.size(); ++b) {
+    for (uint32_t r : d.selected[b]) d.selected_docs.push_back(d.blocks[b][r]);
+  }
+  return d;
+}
+
+StatusWith<std::vector<BsonObj>> RunGroup(const BsonObj& stages,
+                                          std::unique_ptr<DocumentStream> in) {
+  HG_ASSIGN_OR_RETURN(auto p, Pipeline::Parse(stages, PipelineContext()));
+  auto out = p->Bind(std::move(in));
+  std::vector<BsonObj> docs;
+  while (true) {
+    HG_ASSIGN_OR_RETURN(auto d, out->Next());
+    if (!d) break;
+    docs.push_back(*d);
+  }
+  return docs;
+}
+
+TEST(GroupBlockTest, BlocksGiveTheDocumentPathsResults) {
+  const char* const kGroups[] = {
+      R"({"_id": "$m", "s": {"$sum": "$v"}, "a": {"$avg": "$v"}, "mn": {"$min": "$v"},
+          "mx": {"$max": "$v"}, "f": {"$first": "$v"}, "l": {"$last": "$v"},
+          "p": {"$push": "$v"}, "c": {"$count": {}}, "one": {"$sum": 1}, "k": {"$push": "x"}})",
+      R"({"_id": {"h": "$m.host", "hour": {"$dateTrunc": {"date": "$t", "unit": "hour"}}},
+          "avg": {"$avg": "$w"}, "n": {"$sum": 1}, "lt": {"$last": "$t"}})",
+      R"({"_id": {"$dateTrunc": {"date": "$t", "unit": "minute", "binSize": 5}},
+          "mx": {"$max": "$w"}, "mn": {"$min": "$t"}})",
+      R"({"_id": {"$dateTrunc": {"date": "$t", "unit": "day", "timezone": "$m.tz"}},
+          "s": {"$sum": "$w"}})",
+      R"({"_id": null, "s": {"$sum": "$w"}, "set": {"$addToSet": "$m.host"},
+          "sv": {"$addToSet": "$v"}})",
+      R"({"_id": "$v", "n": {"$sum": 1}, "w": {"$stdDevPop": "$w"}})",
+      R"({"_id": {"$add": [{"$toLong": {"$dateTrunc": {"date": "$t", "unit": "hour"}}}, "$w"]},
+          "n": {"$sum": 1}})",
+  };
+  for (bool odd_times : {false, true}) {
+    for (uint64_t seed = 1; seed <= 5; ++seed) {
+      for (const char* group : kGroups) {
+        Data data = MakeData(seed, odd_times);
+        BsonObj holder = Json(std::string(R"({"p": [{"$group": )") + group + "}]}");
+        BsonObj stages = holder["p"].Obj();
+        bool taken = false;
+        auto by_docs = RunGroup(stages, std::make_unique<VectorDocumentStream>(data.selected_docs));
+        auto by_blocks =
+            RunGroup(stages, std::make_unique<BlockStream>(data.blocks, data.selected,
+                                                           std::vector<std::string>{"m"}, &taken));
+        // Every stage above takes blocks but the one with a dotted accumulator input.
+        EXPECT_EQ(taken, std::string_view(group).find("$m.host\"}") == std::string_view::npos)
+            << group;
+        ASSERT_EQ(by_docs.ok(), by_blocks.ok()) << group;
+        if (!by_docs.ok()) {
+          EXPECT_EQ(by_docs.status().code(), by_blocks.status().code()) << group;
+          continue;
+        }
+        EXPECT_EQ(ToJson(by_docs.value()), ToJson(by_blocks.value()))
+            << group << " seed " << seed << " odd_times " << odd_times;
+        EXPECT_FALSE(by_docs.value().empty());
+      }
+    }
+  }
+}
+
+TEST(GroupBlockTest, EligibilityFollowsTheShapeOfTheStage) {
+  auto plan = [](std::string_view group) {
+    BsonObj spec = Json(group);
+    std::vector<BsonElement> outputs;
+    BsonElement id;
+    for (const BsonElement& e : spec) {
+      if (e.FieldName() == "_id") {
+        id = e;
+      } else {
+        outputs.push_back(e);
+      }
+    }
+    return GroupBlockPlan::Make(id, outputs);
+  };
+  EXPECT_TRUE(plan(R"({"_id": "$m.a", "x": {"$max": "$v"}, "n": {"$count": {}}})"));
+  EXPECT_TRUE(plan(R"({"_id": {"$dateTrunc": {"date": "$t", "unit": "hour"}}, "x": {"$sum": 1}})"));
+  // The whole document, a dotted or computed accumulator input, or options: not eligible.
+  EXPECT_FALSE(plan(R"({"_id": "$$ROOT", "x": {"$sum": 1}})"));
+  EXPECT_FALSE(plan(R"({"_id": "$$CURRENT.a", "x": {"$sum": 1}})"));
+  EXPECT_FALSE(plan(R"({"_id": null, "x": {"$sum": "$a.b"}})"));
+  EXPECT_FALSE(plan(R"({"_id": null, "x": {"$sum": {"$add": ["$a", 1]}}})"));
+  EXPECT_FALSE(
+      plan(R"({"_id": null, "x": {"$topN": {"n": 2, "sortBy": {"a": 1}, "output": "$a"}}})"));
+  auto p = plan(R"({"_id": {"h": "$m.host", "d": {"$dateTrunc": {"date": "$t", "unit": "hour"}}},
+                    "x": {"$avg": "$v"}})");
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->RequiredFields(), (std::vector<std::string>{"m", "t", "v"}));
+}
+
+}  // namespace
+}  // namespace hourglass::pipeline
