@@ -229,6 +229,57 @@ Status BucketUnpacker::Unpack(const BsonObj& bucket,
   return Status::OK();
 }
 
+StatusWith<int64_t> BucketUnpacker::Columns(const BsonObj& bucket, std::string_view time_field,
+                                            const std::vector<std::string>& fields,
+                                            std::vector<Column>* out) {
+  out->clear();
+  auto version = CheckVersion(bucket);
+  if (!version.ok()) return version.status();
+  BsonElement data_elem = bucket["data"];
+  if (data_elem.type() != BsonType::kObject) return Corrupt(bucket, "'data' is not an object");
+  BsonObj data = data_elem.Obj();
+  BsonElement time_column = data.GetField(time_field);
+  if (time_column.type() != BsonType::kObject) {
+    return Corrupt(bucket, "no time column 'data." + std::string(time_field) + "'");
+  }
+  // The time column's row numbers define the rows.
+  std::vector<int64_t> rows;
+  ColumnCursor time;
+  time.p = time_column.value() + 4;
+  auto not_ascending = [&](std::string_view name) {
+    return Corrupt(bucket, "the keys of column 'data." + std::string(name) +
+                               "' are not ascending row numbers");
+  };
+  if (!time.Load(-1)) return not_ascending(time_field);
+  while (time.row != kNoMoreRows) {
+    rows.push_back(time.row);
+    if (!time.Next()) return not_ascending(time_field);
+  }
+  for (const std::string& name : fields) {
+    BsonElement column = data.GetField(name);
+    if (column.eoo()) continue;
+    if (column.type() != BsonType::kObject) {
+      return Corrupt(bucket, "column 'data." + name + "' is not an object");
+    }
+    Column col{name, std::vector<BsonElement>(rows.size())};
+    ColumnCursor c;
+    c.p = column.value() + 4;
+    if (!c.Load(-1)) return not_ascending(name);
+    size_t pos = 0;  // both row lists ascend: a merge
+    while (c.row != kNoMoreRows) {
+      while (pos < rows.size() && rows[pos] < c.row) ++pos;
+      if (pos == rows.size() || rows[pos] != c.row) {
+        return Corrupt(bucket, "column 'data." + name + "' has row " + std::to_string(c.row) +
+                                   ", which 'data." + std::string(time_field) + "' lacks");
+      }
+      col.cells[pos] = BsonElement(c.p);
+      if (!c.Next()) return not_ascending(name);
+    }
+    out->push_back(std::move(col));
+  }
+  return static_cast<int64_t>(rows.size());
+}
+
 StatusWith<int64_t> BucketUnpacker::CountRows(const BsonObj& bucket, std::string_view time_field) {
   BsonElement control = bucket["control"];
   if (control.type() == BsonType::kObject) {

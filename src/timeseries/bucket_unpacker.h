@@ -53,6 +53,19 @@ class BucketUnpacker {
   // ones). Rows emitted before an error was found stay emitted.
   Status Unpack(const bson::BsonObj& bucket, const std::function<bool(bson::BsonObj)>& emit) const;
 
+  // The rows of `bucket` column by column, for consumers that work on columns: for each name in
+  // `fields` that is a data column of the bucket (the time field included; the meta field never
+  // is one), one element per row in stored row order — the order Unpack emits — with EOO where
+  // the row lacks the field. The elements point into `bucket`. Returns the number of rows. Same
+  // validation and error codes as Unpack.
+  struct Column {
+    std::string name;
+    std::vector<bson::BsonElement> cells;
+  };
+  static StatusWith<int64_t> Columns(const bson::BsonObj& bucket, std::string_view time_field,
+                                     const std::vector<std::string>& fields,
+                                     std::vector<Column>* out);
+
   // Number of rows in `bucket` without materializing them: the entries of data.<time_field> for
   // version 1, control.count for version 2/3. Same error codes as Unpack.
   static StatusWith<int64_t> CountRows(const bson::BsonObj& bucket, std::string_view time_field);

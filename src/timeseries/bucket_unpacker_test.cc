@@ -201,7 +201,42 @@ TEST(BucketUnpackerTest, MalformedBucketsFailNamingTheBucket) {
     Status st = BucketUnpacker(Spec()).Unpack(J(c), [](BsonObj) { return true; });
     EXPECT_EQ(st.code(), ErrorCode::kDataCorruptionDetected) << c << ": " << st.ToString();
     EXPECT_NE(st.reason().find("64b7f00000000000000000aa"), std::string::npos) << st.reason();
+    // Decoding by columns validates the same way.
+    std::vector<BucketUnpacker::Column> columns;
+    auto by_columns = BucketUnpacker::Columns(J(c), "t", {"t", "v"}, &columns);
+    EXPECT_EQ(by_columns.status().code(), ErrorCode::kDataCorruptionDetected) << c;
   }
+}
+
+TEST(BucketUnpackerTest, ColumnsAlignCellsWithUnpackedRows) {
+  std::vector<BucketUnpacker::Column> columns;
+  BsonObj bucket = J(kBucket);
+  auto n = BucketUnpacker::Columns(bucket, "t", {"temp", "t", "tag", "nope"}, &columns);
+  ASSERT_TRUE(n.ok()) << n.status().ToString();
+  EXPECT_EQ(n.value(), 3);
+  // Only data columns come back ("tag" is the meta field, "nope" absent), in the asked order.
+  ASSERT_EQ(columns.size(), 2u);
+  EXPECT_EQ(columns[0].name, "temp");
+  EXPECT_EQ(columns[1].name, "t");
+  // Row i of each column is what Unpack's i-th measurement holds (EOO where it lacks it).
+  std::vector<BsonObj> rows = UnpackAll(BucketUnpacker(Spec()), bucket);
+  ASSERT_EQ(rows.size(), 3u);
+  for (size_t i = 0; i < rows.size(); ++i) {
+    for (const auto& col : columns) {
+      bson::BsonElement want = rows[i][col.name];
+      ASSERT_EQ(col.cells[i].eoo(), want.eoo()) << col.name << " row " << i;
+      if (!want.eoo()) {
+        EXPECT_EQ(col.cells[i].ValueSize(), want.ValueSize());
+        EXPECT_EQ(std::string_view(col.cells[i].value(), col.cells[i].ValueSize()),
+                  std::string_view(want.value(), want.ValueSize()));
+      }
+    }
+  }
+  EXPECT_EQ(
+      BucketUnpacker::Columns(J(R"({"control": {"version": 2}, "data": {}})"), "t", {"t"}, &columns)
+          .status()
+          .code(),
+      ErrorCode::kCommandNotSupported);
 }
 
 TEST(BucketUnpackerTest, CountRows) {
