@@ -94,6 +94,10 @@ void TimeseriesScan::AddBucket(const BsonObj& bucket, Status* st) {
   ++counters.buckets_read;
   if (!bucket_filter_.MayMatch(bucket)) return;
   ++counters.buckets_unpacked;
+  if (block_mode_) {
+    buckets_.push_back(bucket.Owned());
+    return;
+  }
   int64_t rows = 0;
   // The matching measurements of one bucket share one buffer: one allocation, not one each.
   auto arena = std::make_shared<std::string>();
@@ -229,6 +233,59 @@ StatusWith<std::optional<BsonObj>> TimeseriesScan::Next() {
   BsonObj out = std::move(buffer_.front());
   buffer_.pop_front();
   return std::optional<BsonObj>(std::move(out));
+}
+
+void TimeseriesScan::RequireFields(const std::vector<std::string>& names) {
+  block_mode_ = true;
+  block_fields_ = names;
+}
+
+StatusWith<const pipeline::ColumnBlock*> TimeseriesScan::NextBlock() {
+  while (buckets_.empty() && !done_) HG_RETURN_IF_ERROR(ReadChunk());
+  if (buckets_.empty()) return static_cast<const pipeline::ColumnBlock*>(nullptr);
+  block_bucket_ = std::move(buckets_.front());
+  buckets_.pop_front();
+  block_ = pipeline::ColumnBlock();
+  const auto& o = coll_.options;
+  std::vector<std::string> data_fields;
+  for (const std::string& f : block_fields_) {
+    if (o.meta_field && f == *o.meta_field) {
+      BsonElement meta = block_bucket_["meta"];
+      if (!meta.eoo()) {
+        block_.fields.push_back(
+            pipeline::ColumnBlock::Field{.name = f, .constant = true, .value = meta, .cells = {}});
+      }
+    } else {
+      data_fields.push_back(f);
+    }
+  }
+  std::vector<timeseries::BucketUnpacker::Column> columns;
+  HG_ASSIGN_OR_RETURN(block_.num_rows, timeseries::BucketUnpacker::Columns(
+                                           block_bucket_, o.time_field, data_fields, &columns));
+  for (auto& c : columns) {
+    block_.fields.push_back(pipeline::ColumnBlock::Field{
+        .name = std::move(c.name), .constant = false, .value = {}, .cells = std::move(c.cells)});
+  }
+  GlobalTimeseriesReadCounters().measurements_unpacked += block_.num_rows;
+  ++GlobalTimeseriesReadCounters().buckets_as_blocks;
+  if (filter_) {
+    // The rows that pass the per-measurement filter, tested on the unpacked measurement.
+    block_.all_rows = false;
+    uint32_t row = 0;
+    Status filter_error = Status::OK();
+    HG_RETURN_IF_ERROR(unpacker_.Unpack(block_bucket_, [&](BsonObj m) {
+      StatusWith<bool> r = filter_->Evaluate(m);
+      if (!r.ok()) {
+        filter_error = r.status();
+        return false;
+      }
+      if (r.value()) block_.selection.push_back(row);
+      ++row;
+      return true;
+    }));
+    HG_RETURN_IF_ERROR(filter_error);
+  }
+  return static_cast<const pipeline::ColumnBlock*>(&block_);
 }
 
 }  // namespace hourglass::commands

@@ -12,6 +12,11 @@
 //
 // Like CollectionScan it reads in chunks, each in its own short storage session, so a client
 // cursor can span getMores without pinning a snapshot.
+//
+// It is also a pipeline::BlockSource: a consumer that works on columns (block processing of
+// $group) takes each matching bucket as one column block — the bucket's cells column by column,
+// the meta field as a block constant, and the rows that pass the per-measurement filter as the
+// selection — without a document per measurement.
 #pragma once
 
 #include <deque>
@@ -20,6 +25,7 @@
 #include <string>
 
 #include "commands/service_context.h"
+#include "pipeline/column_block.h"
 #include "pipeline/pipeline.h"
 #include "query/matcher.h"
 #include "timeseries/bucket_catalog.h"
@@ -33,16 +39,21 @@ struct TimeseriesReadCounters {
   std::atomic<int64_t> buckets_read{0};      // bucket documents read from storage
   std::atomic<int64_t> buckets_unpacked{0};  // ... that passed the bucket-level filter
   std::atomic<int64_t> measurements_unpacked{0};
+  std::atomic<int64_t> buckets_as_blocks{0};  // ... of those, handed over as column blocks
 };
 TimeseriesReadCounters& GlobalTimeseriesReadCounters();
 
-class TimeseriesScan : public pipeline::DocumentStream {
+class TimeseriesScan : public pipeline::DocumentStream, public pipeline::BlockSource {
  public:
   // `filter` is the filter document on measurements ({} for all).
   static StatusWith<std::unique_ptr<TimeseriesScan>> Make(timeseries::TimeseriesCollection coll,
                                                           storage::KvEngine* engine,
                                                           const bson::BsonObj& filter);
   StatusWith<std::optional<bson::BsonObj>> Next() override;
+
+  pipeline::BlockSource* AsBlockSource() override { return this; }
+  void RequireFields(const std::vector<std::string>& names) override;
+  StatusWith<const pipeline::ColumnBlock*> NextBlock() override;
 
  private:
   TimeseriesScan(timeseries::TimeseriesCollection coll, storage::KvEngine* engine,
@@ -64,6 +75,12 @@ class TimeseriesScan : public pipeline::DocumentStream {
   size_t next_rid_ = 0;
   bool collected_ = false;
   std::deque<bson::BsonObj> buffer_;
+  // Block mode (after RequireFields): matching buckets wait here instead of being unpacked.
+  bool block_mode_ = false;
+  std::vector<std::string> block_fields_;
+  std::deque<bson::BsonObj> buckets_;
+  bson::BsonObj block_bucket_;  // the bucket block_ points into
+  pipeline::ColumnBlock block_;
   std::string last_key_;
   bool started_ = false;
   bool done_ = false;

@@ -1,0 +1,142 @@
+"""Block processing of $group on time-series collections (issue 4, "Block processing").
+
+A $group whose key and accumulators read top-level fields folds each bucket column by column
+instead of unpacking a document per measurement. Its results must be exactly those of the same
+$group over the unpacked measurements: every case below runs twice on the same time-series
+collection, once as written (block processing) and once with an $addFields stage before the
+$group, which makes the $group read documents. Order-sensitive accumulators ($first, $last,
+$push) must agree too, since both see the measurements in the same order. The regular-collection
+twin checks the order-insensitive results against MongoDB's documented semantics, and one case
+checks values computed here by hand.
+"""
+
+import datetime
+import random
+
+import pytest
+from bson.int64 import Int64
+
+UTC = datetime.timezone.utc
+T0 = datetime.datetime(2024, 3, 1, tzinfo=UTC)
+
+
+def measurements(seed):
+    """Several sensors, minutes apart over ~5 hours; v of mixed types, sometimes null/missing."""
+    rng = random.Random(seed)
+    docs = []
+    for i in range(1500):
+        sensor = i % 5
+        d = {
+            "t": T0 + datetime.timedelta(seconds=37 * i + rng.randrange(30)),
+            "meta": {"sensor": sensor, "site": "north" if sensor < 3 else "south"},
+            "w": rng.randrange(10000) / 7,
+        }
+        kind = rng.randrange(8)
+        if kind == 0:
+            d["v"] = rng.randrange(100)
+        elif kind == 1:
+            d["v"] = Int64(rng.randrange(100))
+        elif kind == 2:
+            d["v"] = "s%d" % rng.randrange(4)
+        elif kind == 3:
+            d["v"] = None
+        elif kind < 7:
+            d["v"] = rng.randrange(1000) / 3
+        docs.append(d)
+    return docs
+
+
+GROUPS = [
+    {"_id": "$meta", "s": {"$sum": "$v"}, "a": {"$avg": "$v"}, "mn": {"$min": "$v"},
+     "mx": {"$max": "$v"}, "n": {"$sum": 1}, "c": {"$count": {}}},
+    {"_id": {"sensor": "$meta.sensor",
+             "hour": {"$dateTrunc": {"date": "$t", "unit": "hour"}}},
+     "avg": {"$avg": "$w"}, "mx": {"$max": "$w"}, "first": {"$first": "$t"},
+     "last": {"$last": "$t"}},
+    {"_id": {"$dateTrunc": {"date": "$t", "unit": "minute", "binSize": 15}},
+     "mx": {"$max": "$w"}, "vals": {"$addToSet": "$v"}},
+    {"_id": {"$dateTrunc": {"date": "$t", "unit": "day", "timezone": "America/New_York"}},
+     "s": {"$sum": "$w"}, "sd": {"$stdDevPop": "$w"}},
+    {"_id": None, "push": {"$push": "$v"}, "mn": {"$min": "$t"}, "mx": {"$max": "$t"}},
+    {"_id": "$v", "n": {"$sum": 1}},
+    {"_id": "$meta.site", "firstv": {"$first": "$v"}, "lastv": {"$last": "$v"}},
+]
+
+MATCHES = [
+    {},
+    {"meta.sensor": {"$in": [1, 3]}},
+    {"t": {"$gte": T0 + datetime.timedelta(hours=1), "$lt": T0 + datetime.timedelta(hours=3)}},
+    {"w": {"$gt": 700}},
+]
+
+
+@pytest.fixture
+def twins(db):
+    db.create_collection("ts", timeseries={"timeField": "t", "metaField": "meta",
+                                           "granularity": "minutes"})
+    docs = measurements(7)
+    db.ts.insert_many([dict(d) for d in docs])
+    db.plain.insert_many([dict(d) for d in docs])
+    return db
+
+
+def run(coll, pipeline):
+    return list(coll.aggregate(pipeline + [{"$sort": {"_id": 1}}]))
+
+
+def blocks_counter(db):
+    return db.client.admin.command("serverStatus")["hourglass"]["timeseries"]["bucketsAsBlocks"]
+
+
+ORDER_SENSITIVE = ("$first", "$last", "$push", "$addToSet")
+
+
+@pytest.mark.parametrize("match", MATCHES, ids=["all", "meta", "time", "measure"])
+@pytest.mark.parametrize("group", GROUPS, ids=[str(i) for i in range(len(GROUPS))])
+def test_group_on_buckets_equals_group_on_documents(twins, match, group):
+    head = [{"$match": match}] if match else []
+    before = blocks_counter(twins)
+    blocks = run(twins.ts, head + [{"$group": group}])
+    between = blocks_counter(twins)
+    documents = run(twins.ts, head + [{"$addFields": {"_unused": 1}}, {"$group": group}])
+    assert blocks_counter(twins) == between  # the document path takes no blocks
+    assert between > before  # the first run did
+    assert blocks == documents
+    assert blocks  # every case groups something
+    # The order-insensitive outputs equal those of the same documents in a regular collection.
+    plain_group = {k: v for k, v in group.items()
+                   if k == "_id" or next(iter(v)) not in ORDER_SENSITIVE}
+    mine = [{k: d[k] for k in plain_group if k in d} for d in run(twins.ts, head + [{"$group": plain_group}])]
+    theirs = run(twins.plain, head + [{"$group": plain_group}])
+    assert len(mine) == len(theirs)
+    for a, b in zip(mine, theirs):
+        assert a["_id"] == b["_id"]
+        for k in plain_group:
+            if k != "_id":
+                assert a[k] == pytest.approx(b[k], rel=1e-12) if isinstance(b[k], float) else a[k] == b[k]
+
+
+def test_hourly_average_by_hand(twins):
+    # The mean of w per sensor per hour, computed here from the documents themselves.
+    want = {}
+    for d in measurements(7):
+        hour = d["t"].replace(minute=0, second=0, microsecond=0, tzinfo=None)
+        want.setdefault((d["meta"]["sensor"], hour), []).append(d["w"])
+    got = twins.ts.aggregate([{"$group": {
+        "_id": {"s": "$meta.sensor", "h": {"$dateTrunc": {"date": "$t", "unit": "hour"}}},
+        "avg": {"$avg": "$w"}, "n": {"$sum": 1}}}])
+    got = {(g["_id"]["s"], g["_id"]["h"]): (g["avg"], g["n"]) for g in got}
+    assert set(got) == set(want)
+    for k, ws in want.items():
+        assert got[k][1] == len(ws)
+        assert got[k][0] == pytest.approx(sum(ws) / len(ws), rel=1e-12)
+
+
+def test_group_errors_like_the_document_path(twins):
+    # $mergeObjects of a non-object fails the same way (40400) on both collections.
+    codes = []
+    for coll in (twins.ts, twins.plain):
+        with pytest.raises(Exception) as e:
+            list(coll.aggregate([{"$group": {"_id": None, "m": {"$mergeObjects": "$w"}}}]))
+        codes.append(getattr(e.value, "code", None))
+    assert codes == [40400, 40400]
