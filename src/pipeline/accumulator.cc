@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <vector>
 
+#include "bson/bson_compare.h"
 #include "pipeline/errors.h"
 
 namespace hourglass::pipeline {
@@ -16,10 +17,14 @@ namespace {
 class SumAccumulator : public Accumulator {
  public:
   explicit SumAccumulator(bool count_only = false) : count_only_(count_only) {}
-  Status Process(const Value& v) override {
-    if (count_only_) return Add(Value::Int(1));
-    if (!v.numeric()) return Status::OK();  // $sum ignores non-numeric values
-    return Add(v);
+  Status Process(const Value& v) override { return ProcessElement(v.element()); }
+  Status ProcessElement(const bson::BsonElement& e) override {
+    if (count_only_) {
+      Add(BsonType::kInt32, 1, 1);
+    } else if (e.IsNumber()) {  // $sum ignores non-numeric values
+      Add(e.type(), e.NumberDouble(), e.NumberLong());
+    }
+    return Status::OK();
   }
   Value Finalize() const override {
     if (decimal_) return DecimalValue();
@@ -28,18 +33,17 @@ class SumAccumulator : public Accumulator {
   }
 
  private:
-  Status Add(const Value& v) {
-    BsonType t = v.type();
-    dbl_ += v.NumberDouble();
+  // Adds a number of type `t`, given as a double and (for integers) as an int64.
+  void Add(BsonType t, double d, int64_t l) {
+    dbl_ += d;
     if (t == BsonType::kDecimal128) decimal_ = true;
     if (t == BsonType::kDouble) is_double_ = true;
     if (t == BsonType::kInt64) is_long_ = true;
     if (exact_ && (t == BsonType::kInt32 || t == BsonType::kInt64)) {
-      exact_ = !__builtin_add_overflow(lng_, v.NumberLong(), &lng_);
+      exact_ = !__builtin_add_overflow(lng_, l, &lng_);
     } else {
       exact_ = false;
     }
-    return Status::OK();
   }
   Value DecimalValue() const {
     char buf[64];
@@ -56,10 +60,11 @@ class SumAccumulator : public Accumulator {
 
 class AvgAccumulator : public Accumulator {
  public:
-  Status Process(const Value& v) override {
-    if (!v.numeric()) return Status::OK();
-    total_ += v.NumberDouble();
-    decimal_ = decimal_ || v.type() == BsonType::kDecimal128;
+  Status Process(const Value& v) override { return ProcessElement(v.element()); }
+  Status ProcessElement(const bson::BsonElement& e) override {
+    if (!e.IsNumber()) return Status::OK();
+    total_ += e.NumberDouble();
+    decimal_ = decimal_ || e.type() == BsonType::kDecimal128;
     ++n_;
     return Status::OK();
   }
@@ -88,6 +93,18 @@ class MinMaxAccumulator : public Accumulator {
   Status Process(const Value& v) override {
     if (v.nullish()) return Status::OK();  // $min/$max ignore null and missing
     if (best_.missing() || (is_min_ ? Compare(v, best_) < 0 : Compare(v, best_) > 0)) best_ = v;
+    return Status::OK();
+  }
+  Status ProcessElement(const bson::BsonElement& e) override {
+    const BsonType t = e.type();
+    if (t == BsonType::kEOO || t == BsonType::kNull || t == BsonType::kUndefined) {
+      return Status::OK();
+    }
+    if (!best_.missing()) {
+      const int c = bson::CompareElementValues(e, best_.element());
+      if (is_min_ ? c >= 0 : c <= 0) return Status::OK();
+    }
+    best_ = Value::FromElement(e);  // a copy only when it is the new extreme
     return Status::OK();
   }
   Value Finalize() const override { return best_.missing() ? Value::Null() : best_; }

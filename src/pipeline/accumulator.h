@@ -22,6 +22,11 @@ class Accumulator {
   virtual ~Accumulator() = default;
   // Folds in the value of the accumulator's expression for one input document (may be missing).
   virtual Status Process(const Value& v) = 0;
+  // The same for a value that is a BSON element (EOO: missing), as block processing hands over
+  // cells; accumulators override it to fold common types without building a Value.
+  virtual Status ProcessElement(const bson::BsonElement& e) {
+    return Process(Value::FromElement(e));
+  }
   virtual Value Finalize() const = 0;
   // Approximate bytes of state held, for the $group memory limit.
   virtual int64_t ApproxBytes() const { return 32; }

@@ -221,7 +221,7 @@ Status GroupBlockPlan::Consume(BlockSource& source, const Sink& sink) const {
         Accumulator& acc = *accs[j];
         const int64_t before = acc.ApproxBytes();
         if (inputs[j].field != nullptr) {
-          HG_RETURN_IF_ERROR(acc.Process(Value::FromElement(inputs[j].field->cells[row])));
+          HG_RETURN_IF_ERROR(acc.ProcessElement(inputs[j].field->cells[row]));
         } else {
           HG_RETURN_IF_ERROR(acc.Process(inputs[j].value));
         }
