@@ -34,6 +34,7 @@ StatusWith<std::unique_ptr<TimeseriesScan>> TimeseriesScan::Make(
   spec.bucket_max_span_seconds = coll.options.bucket_max_span_seconds;
   HG_ASSIGN_OR_RETURN(auto bucket_filter, timeseries::BucketFilter::Make(filter, spec));
   std::optional<query::Matcher> matcher;
+  std::optional<std::vector<std::string>> filter_fields;  // what `matcher` reads, if known
   if (!bucket_filter.meta_only()) {
     // Top-level conjuncts on the meta field are decided exactly per bucket (MayMatch tests them
     // on `meta`), so the per-measurement filter is only the rest.
@@ -51,7 +52,10 @@ StatusWith<std::unique_ptr<TimeseriesScan>> TimeseriesScan::Make(
       residual = b.Obj();
     }
     HG_ASSIGN_OR_RETURN(auto m, query::Matcher::Parse(residual));
-    if (!m.MatchesEverything()) matcher = std::move(m);
+    if (!m.MatchesEverything()) {
+      matcher = std::move(m);
+      filter_fields = query::TopLevelFieldsOf(residual);
+    }
   }
   std::optional<query::Matcher> meta_matcher;
   if (coll.buckets->BucketIndex() != nullptr && !bucket_filter.meta_filter().IsEmpty()) {
@@ -61,6 +65,14 @@ StatusWith<std::unique_ptr<TimeseriesScan>> TimeseriesScan::Make(
   auto scan = std::unique_ptr<TimeseriesScan>(
       new TimeseriesScan(std::move(coll), engine, std::move(bucket_filter), std::move(matcher)));
   scan->meta_matcher_ = std::move(meta_matcher);
+  if (filter_fields) {
+    // Block mode tests the filter on measurements holding only the fields it reads.
+    scan->filter_unpacker_.emplace(
+        timeseries::UnpackSpec{.time_field = scan->coll_.options.time_field,
+                               .meta_field = scan->coll_.options.meta_field,
+                               .mode = timeseries::UnpackSpec::Mode::kInclude,
+                               .fields = std::move(*filter_fields)});
+  }
   return scan;
 }
 
@@ -273,7 +285,8 @@ StatusWith<const pipeline::ColumnBlock*> TimeseriesScan::NextBlock() {
     block_.all_rows = false;
     uint32_t row = 0;
     Status filter_error = Status::OK();
-    HG_RETURN_IF_ERROR(unpacker_.Unpack(block_bucket_, [&](BsonObj m) {
+    const timeseries::BucketUnpacker& unpacker = filter_unpacker_ ? *filter_unpacker_ : unpacker_;
+    HG_RETURN_IF_ERROR(unpacker.Unpack(block_bucket_, [&](BsonObj m) {
       StatusWith<bool> r = filter_->Evaluate(m);
       if (!r.ok()) {
         filter_error = r.status();

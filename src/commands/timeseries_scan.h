@@ -80,6 +80,8 @@ class TimeseriesScan : public pipeline::DocumentStream, public pipeline::BlockSo
   std::vector<std::string> block_fields_;
   std::deque<bson::BsonObj> buckets_;
   bson::BsonObj block_bucket_;  // the bucket block_ points into
+  // Unpacks only the fields the per-measurement filter reads, when that is known.
+  std::optional<timeseries::BucketUnpacker> filter_unpacker_;
   pipeline::ColumnBlock block_;
   std::string last_key_;
   bool started_ = false;

@@ -67,6 +67,8 @@ MATCHES = [
     {"meta.sensor": {"$in": [1, 3]}},
     {"t": {"$gte": T0 + datetime.timedelta(hours=1), "$lt": T0 + datetime.timedelta(hours=3)}},
     {"w": {"$gt": 700}},
+    {"meta.site": "north", "$or": [{"v": {"$type": "number"}}, {"w": {"$lt": 100}}]},
+    {"$expr": {"$lt": ["$w", {"$multiply": ["$meta.sensor", 300]}]}},
 ]
 
 
@@ -91,7 +93,7 @@ def blocks_counter(db):
 ORDER_SENSITIVE = ("$first", "$last", "$push", "$addToSet")
 
 
-@pytest.mark.parametrize("match", MATCHES, ids=["all", "meta", "time", "measure"])
+@pytest.mark.parametrize("match", MATCHES, ids=["all", "meta", "time", "measure", "mixed", "expr"])
 @pytest.mark.parametrize("group", GROUPS, ids=[str(i) for i in range(len(GROUPS))])
 def test_group_on_buckets_equals_group_on_documents(twins, match, group):
     head = [{"$match": match}] if match else []
