@@ -17,7 +17,8 @@ struct KeyRefs {
   bool eligible = true;
   std::vector<std::string> fields;        // top-level fields referenced, in first-seen order
   std::map<std::string, int> plain_refs;  // references other than "$f" as $dateTrunc's date
-  std::map<std::string, std::vector<BsonObj>> truncs;  // field -> {"": {$dateTrunc: ...}} specs
+  // field -> its {"": {$dateTrunc: ...}} specs, each with its bin width (FixedBinWidth)
+  std::map<std::string, std::vector<std::pair<BsonObj, int64_t>>> truncs;
 
   void Add(const std::string& field, bool as_trunc_date) {
     if (std::find(fields.begin(), fields.end(), field) == fields.end()) fields.push_back(field);
@@ -38,6 +39,28 @@ void WalkString(std::string_view s, KeyRefs* refs, bool as_trunc_date) {
   std::string_view path = s.substr(1);
   size_t dot = path.find('.');
   refs->Add(std::string(path.substr(0, dot)), as_trunc_date && dot == std::string_view::npos);
+}
+
+// The width in milliseconds of the bins of a $dateTrunc spec whose unit is a constant up to an
+// hour and whose binSize is absent or a constant: such bins are fixed spans of elapsed time
+// (whatever the time zone), so a date in [trunc, trunc + width) truncates to `trunc`. 0 for
+// other specs (calendar units, computed arguments).
+int64_t FixedBinWidth(const BsonObj& args) {
+  BsonElement unit = args["unit"];
+  if (unit.type() != BsonType::kString) return 0;
+  const std::string_view u = unit.Str();
+  int64_t width = u == "millisecond" ? 1
+                  : u == "second"    ? 1000
+                  : u == "minute"    ? 60'000
+                  : u == "hour"      ? 3'600'000
+                                     : 0;
+  BsonElement bin = args["binSize"];
+  if (width == 0 || bin.eoo()) return width;
+  if (!bin.IsNumber() || bin.type() == BsonType::kDecimal128 || bin.NumberLong() <= 0 ||
+      static_cast<double>(bin.NumberLong()) != bin.NumberDouble()) {
+    return 0;
+  }
+  return __builtin_mul_overflow(width, bin.NumberLong(), &width) ? 0 : width;
 }
 
 void WalkKey(const BsonElement& e, KeyRefs* refs) {
@@ -62,7 +85,8 @@ void WalkKey(const BsonElement& e, KeyRefs* refs) {
         date.Str()[1] != '$' && date.Str().find('.') == std::string_view::npos) {
       BsonBuilder holder;
       holder.AppendObject("", obj);
-      refs->truncs[std::string(date.Str().substr(1))].push_back(holder.Obj());
+      refs->truncs[std::string(date.Str().substr(1))].emplace_back(
+          holder.Obj(), FixedBinWidth(obj.FirstElement().Obj()));
     }
     return;
   }
@@ -84,11 +108,12 @@ std::optional<GroupBlockPlan> GroupBlockPlan::Make(const BsonElement& id,
   plan.key_fields_ = refs.fields;
   for (const auto& [field, specs] : refs.truncs) {
     if (refs.plain_refs.count(field) != 0) continue;  // also read otherwise: not monotone
-    TruncOnly t{field, {}};
-    for (const BsonObj& spec : specs) {
+    TruncOnly t{field, {}, {}};
+    for (const auto& [spec, width] : specs) {
       auto parsed = Expression::ParseExpression(spec.FirstElement(), ParseContext());
       if (!parsed.ok()) break;  // e.g. it reads $let variables: no shortcut for this field
       t.truncs.push_back(std::shared_ptr<Expression>(std::move(parsed).value()));
+      t.widths.push_back(width);
     }
     if (t.truncs.size() == specs.size()) plan.trunc_only_.push_back(std::move(t));
   }
@@ -163,13 +188,14 @@ Status GroupBlockPlan::Consume(BlockSource& source, const Sink& sink) const {
     // One key for the whole block?
     bool one_key = varying.empty();
     uint32_t key_row = (*rows)[0];
+    const TruncOnly* t = nullptr;  // the varying field, when it is read only by $dateTrunc
+    bool dates = false;            // ... and holds a date in every selected row
     if (varying.size() == 1) {
-      const TruncOnly* t = nullptr;
       for (const TruncOnly& candidate : trunc_only_) {
         if (candidate.field == varying[0]->name) t = &candidate;
       }
       if (t != nullptr) {
-        bool dates = true;
+        dates = true;
         uint32_t lo = (*rows)[0], hi = (*rows)[0];
         for (uint32_t r : *rows) {
           const BsonElement& c = varying[0]->cells[r];
@@ -235,9 +261,34 @@ Status GroupBlockPlan::Consume(BlockSource& source, const Sink& sink) const {
       HG_ASSIGN_OR_RETURN(auto* accs, sink.group(key));
       for (uint32_t r : *rows) HG_RETURN_IF_ERROR(fold(*accs, r));
     } else {
+      // A key per row. When every $dateTrunc of the varying date field has fixed-width bins, a
+      // row whose date lies in the bins of the last evaluated row shares that row's key.
+      const bool fixed = t != nullptr && dates &&
+                         std::find(t->widths.begin(), t->widths.end(), 0) == t->widths.end();
+      int64_t bin_lo = 0, bin_hi = 0;  // [bin_lo, bin_hi): dates with the current key
+      bool have_bin = false;
+      std::vector<std::unique_ptr<Accumulator>>* accs = nullptr;
       for (uint32_t r : *rows) {
-        HG_ASSIGN_OR_RETURN(Value key, sink.key(key_doc(r)));
-        HG_ASSIGN_OR_RETURN(auto* accs, sink.group(key));
+        const int64_t d = fixed ? varying[0]->cells[r].DateMillis() : 0;
+        if (!(have_bin && d >= bin_lo && d < bin_hi)) {
+          BsonObj doc = key_doc(r);
+          HG_ASSIGN_OR_RETURN(Value key, sink.key(doc));
+          HG_ASSIGN_OR_RETURN(accs, sink.group(key));
+          have_bin = fixed;
+          bin_lo = INT64_MIN;
+          bin_hi = INT64_MAX;
+          for (size_t i = 0; fixed && i < t->truncs.size(); ++i) {
+            StatusWith<Value> start = t->truncs[i]->Evaluate(doc, vars);
+            int64_t end = 0;
+            if (!start.ok() || !start.value().IsDate() ||
+                __builtin_add_overflow(start.value().DateMillis(), t->widths[i], &end)) {
+              have_bin = false;
+              break;
+            }
+            bin_lo = std::max(bin_lo, start.value().DateMillis());
+            bin_hi = std::min(bin_hi, end);
+          }
+        }
         HG_RETURN_IF_ERROR(fold(*accs, r));
       }
     }

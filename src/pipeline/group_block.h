@@ -12,6 +12,8 @@
 // constant in the block, or when the one field that varies is read only as the `date` of
 // `$dateTrunc`s (with the other fields constant) and the truncation of the block's earliest and
 // latest dates agree: truncation never decreases with time, so every row then has the same key.
+// Otherwise, when those $dateTrunc bins are fixed spans of time (units up to an hour), a row
+// whose date falls in the bins of the last row the key was evaluated for reuses that key.
 #pragma once
 
 #include <functional>
@@ -57,6 +59,7 @@ class GroupBlockPlan {
   struct TruncOnly {  // a key field read only as the `date` of these $dateTrunc expressions
     std::string field;
     std::vector<std::shared_ptr<Expression>> truncs;
+    std::vector<int64_t> widths;  // each one's fixed bin width in ms, 0 for calendar bins
   };
   std::vector<std::string> key_fields_;
   std::vector<TruncOnly> trunc_only_;
