@@ -1,7 +1,9 @@
 // createIndexes and dropIndexes. Secondary indexes exist on regular collections (single-field,
 // compound, ascending/descending, hashed; unique, sparse, partialFilterExpression, hidden,
-// expireAfterSeconds); text, geo and wildcard indexes, non-simple collations and user indexes on
-// time-series collections fail with CommandNotSupported (115).
+// expireAfterSeconds); text, geo and wildcard indexes and non-simple collations fail with
+// CommandNotSupported (115). On a time-series collection X the user's specs are converted to
+// bucket specs (timeseries/index_conversion.h) and built on system.buckets.X; conflicts and
+// dropping by key are judged in the user's terms.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -9,7 +11,9 @@
 #include "catalog/index_keys.h"
 #include "commands/command_util.h"
 #include "commands/ddl_commands.h"
+#include "commands/timeseries_util.h"
 #include "query/matcher.h"
+#include "timeseries/index_conversion.h"
 
 namespace hourglass::commands {
 
@@ -255,6 +259,52 @@ StatusWith<bool> AlreadyExists(const std::vector<BsonObj>& existing, const BsonO
   return false;
 }
 
+// createIndexes reports the conversion's BadValue as CannotCreateIndex (spec §7.1).
+Status AsCannotCreate(Status st) {
+  if (st.code() == ErrorCode::kBadValue) return CannotCreate(st.reason());
+  return st;
+}
+
+// createIndexes on a time-series collection: specs checked and compared in the user's terms,
+// built on the bucket collection in bucket terms.
+Status CreateTimeseriesIndexes(CommandContext& ctx, const timeseries::TimeseriesCollection& ts,
+                               const BsonObj& indexes, BsonBuilder& reply) {
+  std::vector<BsonObj> user_specs, bucket_specs;
+  int position = 0;
+  for (BsonElement e : indexes) {
+    if (e.type() == BsonType::kObject) {
+      HG_RETURN_IF_ERROR(AsCannotCreate(timeseries::CheckUserIndexSpec(e.Obj(), ts.options)));
+    }
+    HG_ASSIGN_OR_RETURN(BsonObj spec, NormalizeSpec(e, position++));
+    auto bucket_spec = timeseries::BucketIndexSpecFromUserSpec(spec, ts.options);
+    if (!bucket_spec.ok()) return AsCannotCreate(bucket_spec.status());
+    user_specs.push_back(std::move(spec));
+    bucket_specs.push_back(std::move(bucket_spec).value());
+  }
+  std::vector<BsonObj> existing;
+  for (auto& [user, idx] : UserViewOfIndexes(ts)) existing.push_back(user);
+  std::vector<BsonObj> to_build;
+  for (size_t i = 0; i < user_specs.size(); ++i) {
+    HG_ASSIGN_OR_RETURN(bool exists, AlreadyExists(existing, user_specs[i]));
+    if (exists) continue;
+    existing.push_back(user_specs[i]);
+    to_build.push_back(bucket_specs[i]);
+  }
+  auto before = static_cast<int32_t>(ts.buckets->entry().indexes.size());
+  if (before + static_cast<int32_t>(to_build.size()) > kMaxIndexes) {
+    return CannotCreate("add index fails, too many indexes for " + ts.buckets->ns() +
+                        " key:" + to_build.back()["key"].Obj().ToJson());
+  }
+  if (!to_build.empty()) {
+    HG_RETURN_IF_ERROR(ctx.service.catalog->CreateIndexes(ts.buckets->nss(), to_build));
+  }
+  reply.AppendBool("createdCollectionAutomatically", false);
+  reply.AppendInt32("numIndexesBefore", before);
+  reply.AppendInt32("numIndexesAfter", before + static_cast<int32_t>(to_build.size()));
+  if (to_build.empty()) reply.AppendString("note", "all indexes already exist");
+  return Status::OK();
+}
+
 Status RunCreateIndexes(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& reply) {
   HG_RETURN_IF_ERROR(CheckKnownFields(cmd, {"indexes", "commitQuorum", "ignoreUnknownIndexOptions",
                                             "isTimeseriesNamespace", "collectionUUID"}));
@@ -266,26 +316,21 @@ Status RunCreateIndexes(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& re
   if (indexes->IsEmpty()) {
     return Status(ErrorCode::kBadValue, "Must specify at least one index to create");
   }
+  catalog::Catalog& catalog = *ctx.service.catalog;
+  auto coll = catalog.Lookup(nss);
+  if (coll && coll->entry().type == "timeseries") {
+    HG_ASSIGN_OR_RETURN(auto ts, LookupTimeseries(ctx.service, nss));
+    if (ts) return CreateTimeseriesIndexes(ctx, *ts, *indexes, reply);
+  }
   std::vector<BsonObj> specs;
   int position = 0;
   for (BsonElement e : *indexes) {
     HG_ASSIGN_OR_RETURN(BsonObj spec, NormalizeSpec(e, position++));
     specs.push_back(std::move(spec));
   }
-  catalog::Catalog& catalog = *ctx.service.catalog;
-  auto coll = catalog.Lookup(nss);
   if (coll && coll->entry().type == "view") {
     return Status(ErrorCode::kCommandNotSupportedOnView,
                   "Cannot create indexes on a view: " + nss.ns());
-  }
-  if (coll && coll->entry().type != "collection") {
-    // Time-series index conversion (spec §7) is not implemented: only the `_id` no-op passes.
-    for (const BsonObj& spec : specs) {
-      if (!IsIdKeyPattern(spec["key"].Obj())) {
-        return Status(ErrorCode::kCommandNotSupported,
-                      "secondary indexes on time-series collections are not supported yet");
-      }
-    }
   }
   if (coll && nss.IsTimeseriesBuckets()) {
     return Status(ErrorCode::kCommandNotSupported,
@@ -330,6 +375,59 @@ StatusWith<std::string> FindByName(const catalog::Collection& coll, std::string_
   return Status(ErrorCode::kIndexNotFound, "index not found with name [" + std::string(name) + "]");
 }
 
+// dropIndexes on a time-series collection: names and keys in the user's terms (spec §7.2); the
+// indexes are those of the bucket collection.
+Status DropTimeseriesIndexes(CommandContext& ctx, const timeseries::TimeseriesCollection& ts,
+                             const BsonElement& index, BsonBuilder& reply) {
+  auto was = static_cast<int32_t>(ts.buckets->entry().indexes.size());
+  auto listed = UserViewOfIndexes(ts);
+  auto by_name = [&](std::string_view name) -> StatusWith<std::string> {
+    for (const auto& [user, idx] : listed) {
+      if (idx->name() == name) return std::string(name);
+    }
+    return Status(ErrorCode::kIndexNotFound,
+                  "index not found with name [" + std::string(name) + "]");
+  };
+  std::vector<std::string> names;
+  if (index.type() == BsonType::kString && index.Str() == "*") {
+    for (const auto& idx : ts.buckets->entry().indexes) names.push_back(idx.name());
+  } else if (index.type() == BsonType::kString) {
+    HG_ASSIGN_OR_RETURN(std::string name, by_name(index.Str()));
+    names.push_back(std::move(name));
+  } else if (index.type() == BsonType::kObject) {
+    for (const auto& [user, idx] : listed) {
+      if (catalog::SameKeyPattern(user["key"].Obj(), index.Obj())) {
+        names.push_back(idx->name());
+        break;
+      }
+    }
+    if (names.empty()) {
+      return Status(ErrorCode::kIndexNotFound,
+                    "can't find index with key: " + index.Obj().ToJson());
+    }
+  } else {
+    for (BsonElement name : index.Obj()) {
+      if (name.type() != BsonType::kString) {
+        return Status(ErrorCode::kTypeMismatch, "dropIndexes index names must be strings, found " +
+                                                    std::string(bson::TypeName(name.type())));
+      }
+      if (name.Str() == "*") {
+        return Status(ErrorCode::kBadValue,
+                      "'*' is not allowed in an index list, use '*' as the value of 'index'");
+      }
+      HG_ASSIGN_OR_RETURN(std::string n, by_name(name.Str()));
+      names.push_back(std::move(n));
+    }
+  }
+  if (!names.empty())
+    HG_RETURN_IF_ERROR(ctx.service.catalog->DropIndexes(ts.buckets->nss(), names));
+  reply.AppendInt32("nIndexesWas", was);
+  if (index.type() == BsonType::kString && index.Str() == "*") {
+    reply.AppendString("msg", "non-_id indexes dropped for collection");
+  }
+  return Status::OK();
+}
+
 Status RunDropIndexes(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& reply) {
   HG_RETURN_IF_ERROR(CheckKnownFields(cmd, {"index", "collectionUUID"}));
   HG_ASSIGN_OR_RETURN(auto nss, CommandNamespace(ctx, cmd));
@@ -346,6 +444,10 @@ Status RunDropIndexes(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& repl
   if (coll->entry().type == "view") {
     return Status(ErrorCode::kCommandNotSupportedOnView,
                   "Cannot drop indexes on a view: " + nss.ns());
+  }
+  if (coll->entry().type == "timeseries") {
+    HG_ASSIGN_OR_RETURN(auto ts, LookupTimeseries(ctx.service, nss));
+    if (ts) return DropTimeseriesIndexes(ctx, *ts, index, reply);
   }
   auto was = static_cast<int32_t>(coll->entry().indexes.size());
   std::vector<std::string> names;
