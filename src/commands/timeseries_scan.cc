@@ -1,6 +1,7 @@
 #include "commands/timeseries_scan.h"
 
 #include "bson/key_string.h"
+#include "commands/timeseries_index_plan.h"
 #include "storage/kv_engine.h"
 #include "storage/record_id.h"
 
@@ -27,7 +28,8 @@ TimeseriesReadCounters& GlobalTimeseriesReadCounters() {
 }
 
 StatusWith<std::unique_ptr<TimeseriesScan>> TimeseriesScan::Make(
-    timeseries::TimeseriesCollection coll, storage::KvEngine* engine, const BsonObj& filter) {
+    timeseries::TimeseriesCollection coll, storage::KvEngine* engine, const BsonObj& filter,
+    const BsonElement& hint) {
   timeseries::BucketFilterSpec spec;
   spec.time_field = coll.options.time_field;
   spec.meta_field = coll.options.meta_field;
@@ -61,6 +63,12 @@ StatusWith<std::unique_ptr<TimeseriesScan>> TimeseriesScan::Make(
   auto scan = std::unique_ptr<TimeseriesScan>(
       new TimeseriesScan(std::move(coll), engine, std::move(bucket_filter), std::move(matcher)));
   scan->meta_matcher_ = std::move(meta_matcher);
+  HG_ASSIGN_OR_RETURN(auto indexed,
+                      TimeseriesIndexedBuckets(scan->coll_, engine, scan->bucket_filter_, hint));
+  if (indexed) {
+    scan->rids_ = std::move(*indexed);
+    scan->collected_ = scan->user_index_ = true;
+  }
   return scan;
 }
 
@@ -189,7 +197,7 @@ Status TimeseriesScan::ReadIndexedChunk() {
 }
 
 Status TimeseriesScan::ReadChunk() {
-  if (meta_matcher_) {
+  if (meta_matcher_ || user_index_) {
     if (!collected_) HG_RETURN_IF_ERROR(CollectFromIndex());
     return ReadIndexedChunk();
   }
