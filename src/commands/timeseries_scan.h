@@ -42,8 +42,8 @@ class TimeseriesScan : public pipeline::DocumentStream {
   // user's hint; a user index it names, or one that serves the filter better, supplies the
   // buckets to read (timeseries_index_plan.h). BadValue (2) for a hint naming no index.
   static StatusWith<std::unique_ptr<TimeseriesScan>> Make(
-      timeseries::TimeseriesCollection coll, storage::KvEngine* engine,
-      const bson::BsonObj& filter, const bson::BsonElement& hint = bson::BsonElement());
+      timeseries::TimeseriesCollection coll, storage::KvEngine* engine, const bson::BsonObj& filter,
+      const bson::BsonElement& hint = bson::BsonElement());
   StatusWith<std::optional<bson::BsonObj>> Next() override;
 
  private:
