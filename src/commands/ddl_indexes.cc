@@ -492,6 +492,40 @@ Status RunDropIndexes(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& repl
   return Status::OK();
 }
 
+// reIndex (deprecated in MongoDB, still served by a standalone mongod): rebuilds the collection's
+// secondary indexes from its documents. The `_id` index and a bucket collection's series index
+// are maintained in step with the records and are left as they are. Views, time-series
+// collections included, are refused as MongoDB refuses them.
+Status RunReIndex(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& reply) {
+  HG_ASSIGN_OR_RETURN(auto nss, CommandNamespace(ctx, cmd));
+  auto coll = ctx.service.catalog->Lookup(nss);
+  if (coll && coll->IsView()) {
+    return Status(ErrorCode::kCommandNotSupportedOnView, "can't re-index a view");
+  }
+  if (!coll) return Status(ErrorCode::kNamespaceNotFound, "collection " + nss.ns() + " not found");
+  auto was = static_cast<int32_t>(coll->entry().indexes.size());
+  std::vector<std::string> names;
+  std::vector<BsonObj> specs;
+  for (const auto& idx : coll->Indexes()) {
+    names.push_back(idx.desc.name);
+    specs.push_back(idx.entry->spec);
+  }
+  if (!names.empty()) {
+    HG_RETURN_IF_ERROR(ctx.service.catalog->DropIndexes(nss, names));
+    HG_RETURN_IF_ERROR(ctx.service.catalog->CreateIndexes(nss, specs));
+    coll = ctx.service.catalog->Lookup(nss);
+    if (!coll)
+      return Status(ErrorCode::kNamespaceNotFound, "collection " + nss.ns() + " not found");
+  }
+  reply.AppendInt32("nIndexesWas", was);
+  reply.AppendInt32("nIndexes", static_cast<int32_t>(coll->entry().indexes.size()));
+  size_t arr = reply.OpenArray("indexes");
+  int i = 0;
+  for (const auto& idx : coll->entry().indexes) reply.AppendObject(std::to_string(i++), idx.spec);
+  reply.Close(arr);
+  return Status::OK();
+}
+
 }  // namespace
 
 Status CollModIndex(CommandContext& ctx, const catalog::NamespaceString& nss,
@@ -588,6 +622,8 @@ void RegisterDdlIndexCommands(CommandRegistry& r) {
   r.Add(std::make_unique<DdlCommand>("dropIndexes", false, "drops indexes of a collection",
                                      RunDropIndexes,
                                      std::vector<std::string_view>{"deleteIndexes"}));
+  r.Add(std::make_unique<DdlCommand>("reIndex", false, "rebuilds the indexes of a collection",
+                                     RunReIndex));
 }
 
 }  // namespace hourglass::commands

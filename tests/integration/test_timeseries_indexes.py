@@ -358,10 +358,22 @@ def test_acknowledged_writes_are_indexed_after_kill(fresh_server):
 # -- reIndex --------------------------------------------------------------------------------
 def test_reindex(db):
     create_ts(db)
-    code, _, _ = command_error(db, {"reIndex": "ts"})
-    assert code in (166,)  # a time-series collection is a view
-    db.plain.insert_one({"a": 1})
+    code, _, msg = command_error(db, {"reIndex": "ts"})
+    assert (code, msg) == (166, "can't re-index a view")  # a time-series collection is a view
+    assert command_error(db, {"reIndex": "missing"})[0] == 26
+    db.plain.insert_many([{"a": i % 5} for i in range(50)])
     db.plain.create_index("a")
+    specs = list(db.plain.list_indexes())
     r = run_command(db, {"reIndex": "plain"})
     assert r["ok"] == 1, r
-    assert r["nIndexesWas"] == 2 and r["nIndexes"] == 2
+    assert (r["nIndexesWas"], r["nIndexes"]) == (2, 2)
+    assert sorted(i["name"] for i in r["indexes"]) == ["_id_", "a_1"]
+    assert list(db.plain.list_indexes()) == specs
+    assert db.plain.count_documents({"a": 3}, hint="a_1") == 10
+    # The bucket collection is a collection: its user indexes are rebuilt.
+    db.ts.insert_many([{"t": at(i), "m": i % 2, "v": i} for i in range(20)])
+    create_index(db, {"key": {"v": 1}})
+    r = run_command(db, {"reIndex": "system.buckets.ts"})
+    assert (r["ok"], r["nIndexesWas"], r["nIndexes"]) == (1, 2, 2)
+    assert db.ts.count_documents({"v": {"$gte": 15}}, hint="v_1") == 5
+    assert db.ts.count_documents({"m": 1}) == 10
