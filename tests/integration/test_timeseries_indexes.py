@@ -5,6 +5,7 @@ that widen control.min/max, updates, deletes), persistence across restarts, and 
 the indexes (hint by the user's key or name, fewer buckets read)."""
 
 import datetime
+import threading
 
 import pytest
 from bson.son import SON
@@ -239,6 +240,41 @@ def test_appends_that_widen_min_max_keep_the_index_right(db):
     for hint in ([("v", 1)], "v_1"):
         got = sorted(d["v"] for d in db.ts.find({"v": {"$gte": 85}}, hint=hint))
         assert got == expected
+
+
+def test_index_build_racing_inserts_misses_no_bucket(client, db):
+    create_ts(db)
+    db.ts.insert_many([{"t": at(i), "m": i % 7, "v": i} for i in range(2000)])
+    errors = []
+    done = threading.Event()
+
+    def writer():
+        i = 2000
+        try:
+            while not done.is_set() and i < 6000:
+                db.ts.insert_many([{"t": at(i + k), "m": (i + k) % 7, "v": i + k}
+                                   for k in range(20)])
+                i += 20
+        except Exception as e:  # reported below
+            errors.append(e)
+
+    th = threading.Thread(target=writer)
+    th.start()
+    try:
+        create_index(db, {"key": {"v": -1}})
+        create_index(db, {"key": {"m": 1, "v": 1}})
+    finally:
+        done.set()
+        th.join(60)
+    assert not errors
+    total = db.ts.count_documents({})
+    assert db.ts.count_documents({"v": {"$gte": 0}}, hint="v_-1") == total
+    for m in range(7):
+        assert (db.ts.count_documents({"m": m, "v": {"$gte": 0}}, hint="m_1_v_1")
+                == db.ts.count_documents({"m": m}, hint=[("$natural", 1)]))
+    for lo in (0, 1999, 2500, 4000):
+        via_index, via_scan = hinted_buckets(db, {"control.max.v": {"$gte": lo}}, "v_-1")
+        assert via_index == via_scan
 
 
 def test_updates_and_deletes_keep_the_index_right(db):
