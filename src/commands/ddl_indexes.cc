@@ -526,6 +526,66 @@ Status RunReIndex(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& reply) {
   return Status::OK();
 }
 
+// collMod `index` on a time-series collection: the index named by its user name or key, only
+// `hidden` changes (in the bucket spec and in its originalSpec).
+Status CollModTimeseriesIndex(CommandContext& ctx, const timeseries::TimeseriesCollection& ts,
+                              const BsonObj& spec, BsonBuilder& reply) {
+  for (std::string_view f : {"unique", "prepareUnique", "forceNonUnique", "expireAfterSeconds"}) {
+    if (spec.HasField(f)) {
+      return Status(ErrorCode::kInvalidOptions, "collMod index option '" + std::string(f) +
+                                                    "' is not supported on time-series "
+                                                    "collections");
+    }
+  }
+  BsonElement name = spec["name"], key = spec["keyPattern"], hidden = spec["hidden"];
+  if (name.eoo() == key.eoo()) {
+    return Status(ErrorCode::kInvalidOptions,
+                  "Must specify exactly one of 'name' or 'keyPattern' in the collMod index spec");
+  }
+  const catalog::IndexEntry* found = nullptr;
+  for (const auto& [user, idx] : UserViewOfIndexes(ts)) {
+    if ((name.type() == BsonType::kString && idx->name() == name.Str()) ||
+        (key.type() == BsonType::kObject &&
+         catalog::SameKeyPattern(user["key"].Obj(), key.Obj()))) {
+      found = idx;
+      break;
+    }
+  }
+  if (!found) {
+    return Status(ErrorCode::kIndexNotFound,
+                  "cannot find index " +
+                      (name.eoo() ? key.Obj().ToJson() : std::string(name.Str())) + " for ns " +
+                      ts.buckets->ns());
+  }
+  if (hidden.eoo())
+    return Status(ErrorCode::kInvalidOptions, "no expireAfterSeconds or hidden field");
+  if (hidden.type() != BsonType::kBool) return WrongType("collMod.index", hidden, "bool");
+  auto with_hidden = [&](const BsonObj& old) {
+    BsonBuilder out;
+    for (BsonElement e : old) {
+      if (e.FieldName() == "hidden") continue;
+      if (e.FieldName() == "originalSpec" && e.type() == BsonType::kObject) {
+        BsonBuilder orig;
+        for (BsonElement o : e.Obj()) {
+          if (o.FieldName() != "hidden") orig.AppendElement(o);
+        }
+        if (hidden.Bool()) orig.AppendBool("hidden", true);
+        out.AppendObject("originalSpec", orig.Obj());
+        continue;
+      }
+      out.AppendElement(e);
+    }
+    if (hidden.Bool()) out.AppendBool("hidden", true);
+    return out.Obj();
+  };
+  BsonObj old_spec = found->spec;
+  HG_RETURN_IF_ERROR(
+      ctx.service.catalog->ReplaceIndexSpecs(ts.buckets->nss(), {with_hidden(old_spec)}));
+  reply.AppendBool("hidden_old", old_spec["hidden"].Truthy());
+  reply.AppendBool("hidden_new", hidden.Bool());
+  return Status::OK();
+}
+
 }  // namespace
 
 Status CollModIndex(CommandContext& ctx, const catalog::NamespaceString& nss,
@@ -535,6 +595,11 @@ Status CollModIndex(CommandContext& ctx, const catalog::NamespaceString& nss,
   HG_RETURN_IF_ERROR(CheckKnownSubFields("collMod.index", spec,
                                          {"name", "keyPattern", "hidden", "expireAfterSeconds",
                                           "unique", "prepareUnique", "forceNonUnique"}));
+  auto coll = ctx.service.catalog->Lookup(nss);
+  if (coll && coll->entry().type == "timeseries") {
+    HG_ASSIGN_OR_RETURN(auto ts, LookupTimeseries(ctx.service, nss));
+    if (ts) return CollModTimeseriesIndex(ctx, *ts, spec, reply);
+  }
   for (std::string_view f : {"unique", "prepareUnique", "forceNonUnique"}) {
     if (spec.HasField(f)) {
       return Status(ErrorCode::kCommandNotSupported,
@@ -546,7 +611,6 @@ Status CollModIndex(CommandContext& ctx, const catalog::NamespaceString& nss,
     return Status(ErrorCode::kInvalidOptions,
                   "Must specify exactly one of 'name' or 'keyPattern' in the collMod index spec");
   }
-  auto coll = ctx.service.catalog->Lookup(nss);
   if (!coll) return Status(ErrorCode::kNamespaceNotFound, "ns does not exist: " + nss.ns());
   const catalog::IndexEntry* found = nullptr;
   for (const auto& idx : coll->entry().indexes) {

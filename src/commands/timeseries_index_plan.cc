@@ -30,6 +30,7 @@ StatusWith<std::optional<std::string>> BucketHint(const timeseries::TimeseriesCo
                                                   const BsonElement& hint) {
   if (hint.eoo() || CheckHintWithoutIndexes(hint).ok()) return std::optional<std::string>();
   const catalog::IndexEntry* series = coll.buckets->BucketIndex();
+  if (series != nullptr && series->spec["hidden"].Truthy()) series = nullptr;
   if (hint.type() == BsonType::kString) {
     if (series != nullptr && series->name() == hint.Str()) return std::optional<std::string>();
     if (coll.buckets->FindIndex(hint.Str()) == nullptr) return NoSuchIndex();
@@ -65,7 +66,9 @@ bool Unbounded(const BsonElement& intervals) {
 // Whether `plan` bounds a key field the default path does not (see the header).
 bool BetterThanDefault(const timeseries::TimeseriesCollection& coll,
                        const timeseries::BucketFilter& bf, const QueryPlan& plan) {
-  const bool series_path = coll.buckets->BucketIndex() != nullptr && !bf.meta_filter().IsEmpty();
+  const catalog::IndexEntry* series = coll.buckets->BucketIndex();
+  const bool series_path =
+      series != nullptr && !series->spec["hidden"].Truthy() && !bf.meta_filter().IsEmpty();
   const bool time_range = bf.min_time_millis() && bf.max_time_millis();
   const std::string min_t = "control.min." + coll.options.time_field;
   const std::string max_t = "control.max." + coll.options.time_field;

@@ -10,7 +10,8 @@
 // cannot use: a measurement bound, or a meta bound when the collection has no series index, or a
 // time bound when the filter gives the default scan no time range. A hint on the time-series
 // collection names a user index by name or by the user's key ({m: 1, v: 1}); `_id`, "_id_",
-// {$natural: ±1} and the series index ({M: 1, T: 1} or its name) select the default path.
+// {$natural: ±1} and the series index ({M: 1, T: 1} or its name; not when hidden) select the
+// default path.
 //
 // Thread-safety: plain functions; the plan borrows the bucket collection of `coll`.
 #pragma once

@@ -56,7 +56,9 @@ StatusWith<std::unique_ptr<TimeseriesScan>> TimeseriesScan::Make(
     if (!m.MatchesEverything()) matcher = std::move(m);
   }
   std::optional<query::Matcher> meta_matcher;
-  if (coll.buckets->BucketIndex() != nullptr && !bucket_filter.meta_filter().IsEmpty()) {
+  const catalog::IndexEntry* series = coll.buckets->BucketIndex();
+  if (series != nullptr && !series->spec["hidden"].Truthy() &&
+      !bucket_filter.meta_filter().IsEmpty()) {
     HG_ASSIGN_OR_RETURN(auto mm, query::Matcher::Parse(bucket_filter.meta_filter()));
     meta_matcher = std::move(mm);
   }

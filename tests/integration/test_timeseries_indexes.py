@@ -211,6 +211,63 @@ def test_default_index_can_be_dropped_and_recreated(db):
     assert db.ts.count_documents({"m": 1}, hint=[('m', 1), ('t', 1)]) == 20
 
 
+# -- collMod index ----------------------------------------------------------------------------
+COLLMOD_CASES = [
+    # (index argument, error code)
+    ({"keyPattern": {"v": 1}, "hidden": True}, None),
+    ({"name": "v_1", "hidden": True}, None),
+    ({"keyPattern": {"m": 1, "t": 1}, "hidden": True}, None),
+    ({"keyPattern": {"v": 1}, "hidden": False}, None),
+    ({"keyPattern": {"control.min.v": 1, "control.max.v": 1}, "hidden": True}, 27),
+    ({"name": "nope", "hidden": True}, 27),
+    ({"keyPattern": {"v": 1}, "expireAfterSeconds": 10}, 72),
+    ({"keyPattern": {"v": 1}, "prepareUnique": True}, 72),
+    ({"keyPattern": {"v": 1}, "unique": True}, 72),
+    ({"keyPattern": {"v": 1}}, 72),
+]
+
+
+@pytest.mark.parametrize("index,code", COLLMOD_CASES, ids=[str(c[0]) for c in COLLMOD_CASES])
+def test_collmod_index(db, index, code):
+    create_ts(db)
+    create_index(db, {"key": {"v": 1}})
+    r = run_command(db, {"collMod": "ts", "index": index})
+    if code is not None:
+        assert r["code"] == code, r
+        return
+    assert r["ok"] == 1, r
+    assert (r["hidden_old"], r["hidden_new"]) == (False, index["hidden"])
+    view = {i["name"]: i for i in db.ts.list_indexes()}
+    buckets = bucket_specs(db)
+    name = index.get("name") or ("m_1_t_1" if "m" in index["keyPattern"] else "v_1")
+    assert view[name].get("hidden", False) == index["hidden"]
+    assert buckets[name].get("hidden", False) == index["hidden"]
+
+
+def test_hidden_indexes_are_not_used(client, db):
+    create_ts(db)
+    db.ts.insert_many([{"t": at(j), "m": s, "v": s * 100 + j} for s in range(10) for j in range(5)])
+    create_index(db, {"key": {"v": 1}})
+
+    def reads(filter_):
+        before = read_counters(client)["bucketsRead"]
+        n = db.ts.count_documents(filter_)
+        return n, read_counters(client)["bucketsRead"] - before
+
+    # {v: 1} is {control.min.v: 1, control.max.v: 1}: an upper bound on v bounds its first field.
+    assert reads({"v": {"$lte": 4}}) == (5, 1)
+    assert reads({"v": {"$gte": 900, "$lte": 1000}}) == (5, 1)
+    assert reads({"m": 3}) == (5, 1)
+    db.command({"collMod": "ts", "index": {"name": "v_1", "hidden": True}})
+    db.command({"collMod": "ts", "index": {"keyPattern": {"m": 1, "t": 1}, "hidden": True}})
+    assert reads({"v": {"$lte": 4}}) == (5, 10)
+    assert reads({"m": 3}) == (5, 10)
+    for hint in ("v_1", "m_1_t_1"):
+        assert command_error(db, {"find": "ts", "filter": {}, "hint": hint})[0] == 2
+    db.command({"collMod": "ts", "index": {"keyPattern": {"v": 1}, "hidden": False}})
+    assert reads({"v": {"$lte": 4}}) == (5, 1)
+
+
 # -- maintenance ----------------------------------------------------------------------------
 def hinted_buckets(db, filter_, hint):
     """Bucket _ids found through the index `hint` of the bucket collection, and by a scan."""
