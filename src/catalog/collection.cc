@@ -315,12 +315,13 @@ StatusWith<int64_t> Collection::Insert(storage::Session& s, const BsonObj& doc) 
     Status st = s.Insert(entry_.ident, storage::EncodeRecordId(rid), doc.bytes());
     if (st.code() == ErrorCode::kDuplicateKey) return DuplicateKeyError(id);
     HG_RETURN_IF_ERROR(st);
-    for (const IndexEntry* idx : secondary_) {
-      auto [key, value] = IndexEntryFor(*idx, doc, rid);
+    auto latest = Latest();
+    const Collection& cur = latest ? *latest : *this;
+    for (const IndexEntry* idx : cur.secondary_) {
+      auto [key, value] = cur.IndexEntryFor(*idx, doc, rid);
       HG_RETURN_IF_ERROR(s.Put(idx->ident, key, value));
     }
-    auto latest = Latest();
-    for (const SecondaryIndex& idx : (latest ? latest->indexes_ : indexes_)) {
+    for (const SecondaryIndex& idx : cur.indexes_) {
       HG_RETURN_IF_ERROR(AddIndexKeys(s, idx, doc, rid));
     }
     return rid;
@@ -346,9 +347,12 @@ StatusWith<int64_t> Collection::Insert(storage::Session& s, const BsonObj& doc) 
 
 Status Collection::Update(storage::Session& s, int64_t id, const BsonObj& old_doc,
                           const BsonObj& new_doc) {
-  for (const IndexEntry* idx : secondary_) {
-    auto [old_key, old_value] = IndexEntryFor(*idx, old_doc, id);
-    auto [key, value] = IndexEntryFor(*idx, new_doc, id);
+  // The series index of the newest handle (index DDL may have replaced this one).
+  auto latest = Latest();
+  const Collection& cur = latest ? *latest : *this;
+  for (const IndexEntry* idx : cur.secondary_) {
+    auto [old_key, old_value] = cur.IndexEntryFor(*idx, old_doc, id);
+    auto [key, value] = cur.IndexEntryFor(*idx, new_doc, id);
     if (old_key == key && old_value == value) continue;
     Status st = s.Remove(idx->ident, old_key);
     if (!st.ok() && st.code() != ErrorCode::kNoSuchKey) return st;
@@ -390,12 +394,13 @@ Status Collection::ModifyRecord(storage::Session& s, int64_t id,
 }
 
 Status Collection::Remove(storage::Session& s, int64_t id, const BsonObj& doc) {
-  for (const IndexEntry* idx : secondary_) {
-    Status st = s.Remove(idx->ident, IndexEntryFor(*idx, doc, id).first);
+  auto latest = Latest();
+  const Collection& cur = latest ? *latest : *this;
+  for (const IndexEntry* idx : cur.secondary_) {
+    Status st = s.Remove(idx->ident, cur.IndexEntryFor(*idx, doc, id).first);
     if (!st.ok() && st.code() != ErrorCode::kNoSuchKey) return st;
   }
-  auto latest = Latest();
-  for (const SecondaryIndex& idx : (latest ? latest->indexes_ : indexes_)) {
+  for (const SecondaryIndex& idx : cur.indexes_) {
     // A stored document always generated its keys; if it cannot now, there is nothing to remove.
     auto keys = GenerateIndexKeys(idx.desc, doc);
     if (keys.ok()) HG_RETURN_IF_ERROR(RemoveIndexKeys(s, idx, keys.value().keys, id));

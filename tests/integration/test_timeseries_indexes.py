@@ -320,6 +320,7 @@ def test_index_build_racing_inserts_misses_no_bucket(client, db):
     try:
         create_index(db, {"key": {"v": -1}})
         create_index(db, {"key": {"m": 1, "v": 1}})
+        db.command({"dropIndexes": "ts", "index": "m_1_t_1"})  # the series index, under writes
     finally:
         done.set()
         th.join(60)
