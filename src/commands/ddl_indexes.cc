@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <functional>
+#include <memory>
 
 #include "catalog/index_keys.h"
 #include "commands/command_util.h"
@@ -365,67 +367,66 @@ Status RunCreateIndexes(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& re
 
 Status CannotDropId() { return Status(ErrorCode::kInvalidOptions, "cannot drop _id index"); }
 
-StatusWith<std::string> FindByName(const catalog::Collection& coll, std::string_view name) {
-  for (const auto& idx : coll.entry().indexes) {
-    if (idx.name() == name) {
-      if (name == "_id_") return CannotDropId();
-      return std::string(name);
-    }
-  }
+Status NoIndexNamed(std::string_view name) {
   return Status(ErrorCode::kIndexNotFound, "index not found with name [" + std::string(name) + "]");
 }
 
-// dropIndexes on a time-series collection: names and keys in the user's terms (spec §7.2); the
-// indexes are those of the bucket collection.
-Status DropTimeseriesIndexes(CommandContext& ctx, const timeseries::TimeseriesCollection& ts,
-                             const BsonElement& index, BsonBuilder& reply) {
-  auto was = static_cast<int32_t>(ts.buckets->entry().indexes.size());
-  auto listed = UserViewOfIndexes(ts);
-  auto by_name = [&](std::string_view name) -> StatusWith<std::string> {
-    for (const auto& [user, idx] : listed) {
+Status NoIndexWithKey(const BsonObj& key) {
+  return Status(ErrorCode::kIndexNotFound, "can't find index with key: " + key.ToJson());
+}
+
+// What dropIndexes resolves its `index` argument against: a regular collection's indexes, or a
+// time-series collection's bucket indexes in the user's terms (spec §7.2).
+struct DropTarget {
+  catalog::NamespaceString nss;  // where the indexes are
+  int32_t was = 0;               // nIndexesWas
+  std::vector<std::string> all;  // what "*" drops
+  std::function<StatusWith<std::string>(std::string_view)> by_name;
+  std::function<StatusWith<std::string>(const BsonObj&)> by_key;
+};
+
+DropTarget RegularDropTarget(const catalog::Collection& coll) {
+  DropTarget t{coll.nss(), static_cast<int32_t>(coll.entry().indexes.size()), {}, {}, {}};
+  for (const auto& idx : coll.Indexes()) t.all.push_back(idx.desc.name);
+  t.by_name = [&coll](std::string_view name) -> StatusWith<std::string> {
+    for (const auto& idx : coll.entry().indexes) {
+      if (idx.name() != name) continue;
+      if (name == "_id_") return CannotDropId();
+      return std::string(name);
+    }
+    return NoIndexNamed(name);
+  };
+  t.by_key = [&coll](const BsonObj& key) -> StatusWith<std::string> {
+    if (IsIdKeyPattern(key)) return CannotDropId();
+    for (const auto& idx : coll.Indexes()) {
+      if (catalog::SameKeyPattern(idx.desc.key, key) && idx.desc.key.NumFields() > 0) {
+        return idx.desc.name;
+      }
+    }
+    return NoIndexWithKey(key);
+  };
+  return t;
+}
+
+DropTarget TimeseriesDropTarget(const timeseries::TimeseriesCollection& ts) {
+  DropTarget t{
+      ts.buckets->nss(), static_cast<int32_t>(ts.buckets->entry().indexes.size()), {}, {}, {}};
+  for (const auto& idx : ts.buckets->entry().indexes) t.all.push_back(idx.name());
+  auto listed = std::make_shared<std::vector<std::pair<BsonObj, const catalog::IndexEntry*>>>(
+      UserViewOfIndexes(ts));
+  t.by_name = [listed](std::string_view name) -> StatusWith<std::string> {
+    for (const auto& [user, idx] : *listed) {
       if (idx->name() == name) return std::string(name);
     }
-    return Status(ErrorCode::kIndexNotFound,
-                  "index not found with name [" + std::string(name) + "]");
+    return NoIndexNamed(name);
   };
-  std::vector<std::string> names;
-  if (index.type() == BsonType::kString && index.Str() == "*") {
-    for (const auto& idx : ts.buckets->entry().indexes) names.push_back(idx.name());
-  } else if (index.type() == BsonType::kString) {
-    HG_ASSIGN_OR_RETURN(std::string name, by_name(index.Str()));
-    names.push_back(std::move(name));
-  } else if (index.type() == BsonType::kObject) {
-    for (const auto& [user, idx] : listed) {
-      if (catalog::SameKeyPattern(user["key"].Obj(), index.Obj())) {
-        names.push_back(idx->name());
-        break;
-      }
+  t.by_key = [listed](const BsonObj& key) -> StatusWith<std::string> {
+    for (const auto& [user, idx] : *listed) {
+      if (catalog::SameKeyPattern(user["key"].Obj(), key)) return idx->name();
     }
-    if (names.empty()) {
-      return Status(ErrorCode::kIndexNotFound,
-                    "can't find index with key: " + index.Obj().ToJson());
-    }
-  } else {
-    for (BsonElement name : index.Obj()) {
-      if (name.type() != BsonType::kString) {
-        return Status(ErrorCode::kTypeMismatch, "dropIndexes index names must be strings, found " +
-                                                    std::string(bson::TypeName(name.type())));
-      }
-      if (name.Str() == "*") {
-        return Status(ErrorCode::kBadValue,
-                      "'*' is not allowed in an index list, use '*' as the value of 'index'");
-      }
-      HG_ASSIGN_OR_RETURN(std::string n, by_name(name.Str()));
-      names.push_back(std::move(n));
-    }
-  }
-  if (!names.empty())
-    HG_RETURN_IF_ERROR(ctx.service.catalog->DropIndexes(ts.buckets->nss(), names));
-  reply.AppendInt32("nIndexesWas", was);
-  if (index.type() == BsonType::kString && index.Str() == "*") {
-    reply.AppendString("msg", "non-_id indexes dropped for collection");
-  }
-  return Status::OK();
+    return NoIndexWithKey(key);
+  };
+  return t;
 }
 
 Status RunDropIndexes(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& reply) {
@@ -445,34 +446,21 @@ Status RunDropIndexes(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& repl
     return Status(ErrorCode::kCommandNotSupportedOnView,
                   "Cannot drop indexes on a view: " + nss.ns());
   }
+  std::optional<timeseries::TimeseriesCollection> ts;
   if (coll->entry().type == "timeseries") {
-    HG_ASSIGN_OR_RETURN(auto ts, LookupTimeseries(ctx.service, nss));
-    if (ts) return DropTimeseriesIndexes(ctx, *ts, index, reply);
+    HG_ASSIGN_OR_RETURN(ts, LookupTimeseries(ctx.service, nss));
   }
-  auto was = static_cast<int32_t>(coll->entry().indexes.size());
+  DropTarget target = ts ? TimeseriesDropTarget(*ts) : RegularDropTarget(*coll);
+  const bool star = index.type() == BsonType::kString && index.Str() == "*";
   std::vector<std::string> names;
-  if (index.type() == BsonType::kString && index.Str() == "*") {
-    for (const auto& idx : coll->Indexes()) names.push_back(idx.desc.name);
-    if (!names.empty()) HG_RETURN_IF_ERROR(ctx.service.catalog->DropIndexes(nss, names));
-    reply.AppendInt32("nIndexesWas", was);
-    reply.AppendString("msg", "non-_id indexes dropped for collection");
-    return Status::OK();
-  }
-  if (index.type() == BsonType::kString) {
-    HG_ASSIGN_OR_RETURN(std::string name, FindByName(*coll, index.Str()));
+  if (star) {
+    names = target.all;
+  } else if (index.type() == BsonType::kString) {
+    HG_ASSIGN_OR_RETURN(std::string name, target.by_name(index.Str()));
     names.push_back(std::move(name));
   } else if (index.type() == BsonType::kObject) {
-    if (IsIdKeyPattern(index.Obj())) return CannotDropId();
-    for (const auto& idx : coll->Indexes()) {
-      if (catalog::SameKeyPattern(idx.desc.key, index.Obj()) && idx.desc.key.NumFields() > 0) {
-        names.push_back(idx.desc.name);
-        break;
-      }
-    }
-    if (names.empty()) {
-      return Status(ErrorCode::kIndexNotFound,
-                    "can't find index with key: " + index.Obj().ToJson());
-    }
+    HG_ASSIGN_OR_RETURN(std::string name, target.by_key(index.Obj()));
+    names.push_back(std::move(name));
   } else {
     for (BsonElement name : index.Obj()) {
       if (name.type() != BsonType::kString) {
@@ -483,12 +471,13 @@ Status RunDropIndexes(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& repl
         return Status(ErrorCode::kBadValue,
                       "'*' is not allowed in an index list, use '*' as the value of 'index'");
       }
-      HG_ASSIGN_OR_RETURN(std::string n, FindByName(*coll, name.Str()));
+      HG_ASSIGN_OR_RETURN(std::string n, target.by_name(name.Str()));
       names.push_back(std::move(n));
     }
   }
-  if (!names.empty()) HG_RETURN_IF_ERROR(ctx.service.catalog->DropIndexes(nss, names));
-  reply.AppendInt32("nIndexesWas", was);
+  if (!names.empty()) HG_RETURN_IF_ERROR(ctx.service.catalog->DropIndexes(target.nss, names));
+  reply.AppendInt32("nIndexesWas", target.was);
+  if (star) reply.AppendString("msg", "non-_id indexes dropped for collection");
   return Status::OK();
 }
 

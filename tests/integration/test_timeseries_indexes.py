@@ -95,6 +95,23 @@ def test_default_index_lists_on_view_and_buckets(db):
     assert listed(db, "nometa") == []
 
 
+def test_collection_without_meta_field(client, db):
+    create_ts(db, meta=False)
+    db.ts.insert_many([{"t": at(3600 * h + i), "v": i} for h in range(6) for i in range(10)])
+    r = create_index(db, {"key": {"t": -1}})
+    assert (r["numIndexesBefore"], r["numIndexesAfter"]) == (0, 1)
+    # {m: 1} names a measurement here.
+    create_index(db, {"key": {"m": 1}})
+    assert listed(db) == [("t_-1", {"t": -1}), ("m_1", {"m": 1})]
+    assert list(bucket_specs(db)["m_1"]["key"]) == ["control.min.m", "control.max.m"]
+    # {t: -1} is {control.max.t: -1, control.min.t: -1}: a lower time bound bounds its first
+    # field, where the default scan narrows by time only with both bounds.
+    before = read_counters(client)["bucketsRead"]
+    assert db.ts.count_documents({"t": {"$gte": at(5 * 3600)}}) == 10
+    assert read_counters(client)["bucketsRead"] - before == 1
+    assert db.ts.count_documents({"t": {"$lt": at(3600)}}, hint=[("t", -1)]) == 10
+
+
 # -- rejections -----------------------------------------------------------------------------
 REJECT_CASES = [
     ({"key": {"m": 1}, "unique": True}, 72),
