@@ -44,10 +44,9 @@ StatusWith<std::optional<std::string>> BucketHint(const timeseries::TimeseriesCo
       return std::optional<std::string>();
     }
   }
-  auto bucket_key = timeseries::BucketKeyFromUserKey(user_key, coll.options);
-  if (!bucket_key.ok()) return NoSuchIndex();
   for (const auto& idx : coll.buckets->Indexes()) {
-    if (catalog::SameKeyPattern(idx.desc.key, bucket_key.value())) {
+    auto user = timeseries::UserIndexSpecFromBucketSpec(idx.desc.spec, coll.options);
+    if (user && catalog::SameKeyPattern((*user)["key"].Obj(), user_key)) {
       return std::optional<std::string>(idx.desc.name);
     }
   }

@@ -243,9 +243,11 @@ StatusWith<BsonObj> BucketIndexSpecFromUserSpec(const BsonObj& user_spec,
                     "TTL indexes on time-series collections require a partialFilterExpression on "
                     "the metaField");
     }
-    // Expiring buckets through a secondary index needs the TTL monitor to honor bucket spans.
-    return Status(ErrorCode::kCommandNotSupported,
-                  "TTL indexes on time-series collections are not supported yet");
+    // Indexed on the bucket start only: the TTL monitor expires a bucket once its whole span is
+    // past the expiry (ttl_monitor.h).
+    BsonBuilder k;
+    k.AppendElementAs(user_key.FirstElement(), std::string(kMin) + o.time_field);
+    bucket_key = k.Obj();
   }
   BsonObj translated;
   if (partial.type() == BsonType::kObject) {
@@ -262,7 +264,9 @@ StatusWith<BsonObj> BucketIndexSpecFromUserSpec(const BsonObj& user_spec,
       b.AppendElement(e);
     }
   }
-  if (measurement || partial.type() == BsonType::kObject) b.AppendObject("originalSpec", user_spec);
+  if (measurement || partial.type() == BsonType::kObject) {
+    b.AppendObject("originalSpec", user_spec);
+  }
   return b.Obj();
 }
 

@@ -46,8 +46,8 @@ Status CheckUserIndexSpec(const bson::BsonObj& raw_spec, const TimeseriesOptions
 // originalSpec is stored when the key has a measurement component or a partial filter, as MongoDB
 // does. Errors (InvalidOptions 72 unless noted):
 //   sparse with a key component other than T and M(.sub)
-//   expireAfterSeconds on a field other than T, or without a partialFilterExpression on M only;
-//     TTL indexes that pass these checks are refused with CommandNotSupported (115) for now
+//   expireAfterSeconds on a field other than T, or without a partialFilterExpression on M only
+//     (a TTL index that passes is keyed on control.min.T alone)
 //   partialFilterExpression: conjuncts on M(.sub) are translated (M -> meta); a conjunct that is
 //     a comparison MongoDB could push down ($eq, $gt, $gte, $lt, $lte, $in, $exists of scalars)
 //     is refused with CommandNotSupported (115) for now, any other with Location5916301

@@ -6,6 +6,7 @@ the indexes (hint by the user's key or name, fewer buckets read)."""
 
 import datetime
 import threading
+import time
 
 import pytest
 from bson.son import SON
@@ -60,6 +61,8 @@ CREATE_CASES = [
     ({"m": 1}, {"unique": False}, "m_1", {"meta": 1}),
     ({"t": 1}, {"partialFilterExpression": {"m": "a"}}, "t_1",
      {"control.min.t": 1, "control.max.t": 1}),
+    ({"t": 1}, {"expireAfterSeconds": 60, "partialFilterExpression": {"m": "a"}}, "t_1",
+     {"control.min.t": 1}),
 ]
 
 
@@ -133,9 +136,7 @@ REJECT_CASES = [
      67),
     ({"key": {"t": 1}, "partialFilterExpression": {"v": {"$ne": 1}}}, 5916301),
     ({"key": {"t": 1}, "partialFilterExpression": {"v": {"$regex": "^a"}}}, 5916301),
-    # Not implemented yet, refused loudly: TTL secondary indexes, measurement partial filters,
-    # 2dsphere.
-    ({"key": {"t": 1}, "expireAfterSeconds": 10, "partialFilterExpression": {"m": "a"}}, 115),
+    # Not implemented yet, refused loudly: measurement partial filters, 2dsphere.
     ({"key": {"t": 1}, "partialFilterExpression": {"v": {"$gt": 1}}}, 115),
     ({"key": {"loc": "2dsphere"}}, 115),
 ]
@@ -462,6 +463,38 @@ def test_acknowledged_writes_are_indexed_after_kill(fresh_server):
         assert db.ts.count_documents({"v": {"$gte": 25}}, hint="v_1") == 25
         via_index, via_scan = hinted_buckets(db, {"control.max.v": {"$gte": 49}}, "v_1")
         assert via_index == via_scan != []
+    finally:
+        c.close()
+
+
+def test_ttl_index_expires_whole_buckets_of_matching_series(fresh_server):
+    # Spec 9: a partial TTL index on the time field expires the series its filter selects, whole
+    # buckets at a time once their span (bucketMaxSpanSeconds, here 3600) has expired.
+    s = fresh_server.new(extra_args=["--setParameter", "ttlMonitorSleepSecs=1"])
+    c = s.client()
+    try:
+        db = c.ttlidx
+        create_ts(db)
+        now = datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
+        db.ts.insert_many([
+            {"t": now - datetime.timedelta(hours=5), "m": "a", "v": 1},
+            {"t": now - datetime.timedelta(hours=5), "m": "b", "v": 2},  # not selected: kept
+            # Expired itself (65 > 10 minutes), but its bucket (start >= now - 66 minutes) may hold
+            # measurements up to start + 60 minutes, which are not: kept.
+            {"t": now - datetime.timedelta(minutes=65), "m": "a", "v": 3},
+            {"t": now, "m": "a", "v": 4},
+        ])
+        create_index(db, {"key": {"t": 1}, "expireAfterSeconds": 600,
+                          "partialFilterExpression": {"m": "a"}})
+        deadline = time.monotonic() + 30
+        while db.ts.count_documents({"v": 1}) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert sorted(d["v"] for d in db.ts.find()) == [2, 3, 4]
+        time.sleep(2.5)
+        assert sorted(d["v"] for d in db.ts.find()) == [2, 3, 4]
+        spec = [i for i in db.ts.list_indexes() if i["name"] == "t_1"][0]
+        assert spec["expireAfterSeconds"] == 600
+        assert spec["partialFilterExpression"] == {"m": "a"}
     finally:
         c.close()
 
