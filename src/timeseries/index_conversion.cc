@@ -115,9 +115,9 @@ StatusWith<BsonObj> TranslatePartialFilter(const BsonObj& filter, const Timeseri
                   "Error translating non-metadata time-series predicate to operate on buckets: " +
                       filter.ToJson());
   }
-  return Status(ErrorCode::kCommandNotSupported,
-                "partialFilterExpression on time-series measurements is not supported yet: " +
-                    filter.ToJson());
+  // The loose bucket-level predicate: a bucket enters the index when it may hold a measurement
+  // the filter selects, so a query implying the filter finds all of them through the index.
+  return bf.ToBson().Owned();
 }
 
 }  // namespace

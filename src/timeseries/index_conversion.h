@@ -48,9 +48,10 @@ Status CheckUserIndexSpec(const bson::BsonObj& raw_spec, const TimeseriesOptions
 //   sparse with a key component other than T and M(.sub)
 //   expireAfterSeconds on a field other than T, or without a partialFilterExpression on M only
 //     (a TTL index that passes is keyed on control.min.T alone)
-//   partialFilterExpression: conjuncts on M(.sub) are translated (M -> meta); a conjunct that is
-//     a comparison MongoDB could push down ($eq, $gt, $gte, $lt, $lte, $in, $exists of scalars)
-//     is refused with CommandNotSupported (115) for now, any other with Location5916301
+//   partialFilterExpression: translated as reads push filters down (BucketFilter::ToBson():
+//     M -> meta, comparisons to $_internalExpr* bounds on control.min/max); conjuncts on
+//     measurements must be comparisons MongoDB pushes down ($eq, $gt, $gte, $lt, $lte, $in,
+//     $exists of scalars), else Location5916301
 StatusWith<bson::BsonObj> BucketIndexSpecFromUserSpec(const bson::BsonObj& user_spec,
                                                       const TimeseriesOptions& options);
 

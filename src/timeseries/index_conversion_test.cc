@@ -137,8 +137,14 @@ TEST(IndexConversionTest, SpecRulesAndRejections) {
                             "partialFilterExpression": {"m": 1}}})"},
       {R"({"key": {"t": 1}, "name": "x", "partialFilterExpression": {"temp": {"$ne": 1}}})",
        ErrorCode::kLocation5916301, nullptr},
-      {R"({"key": {"t": 1}, "name": "x", "partialFilterExpression": {"temp": {"$gt": 1}}})",
-       ErrorCode::kCommandNotSupported, nullptr},
+      {R"({"v": 2, "key": {"t": 1}, "name": "x",
+           "partialFilterExpression": {"temp": {"$gt": 1}, "m": "a"}})",
+       ErrorCode::kOK,
+       R"({"v": 2, "key": {"control.min.t": 1, "control.max.t": 1}, "name": "x",
+           "partialFilterExpression": {"$and": [{"meta": "a"},
+                                                {"control.max.temp": {"$_internalExprGt": 1}}]},
+           "originalSpec": {"v": 2, "key": {"t": 1}, "name": "x",
+                            "partialFilterExpression": {"temp": {"$gt": 1}, "m": "a"}}})"},
   };
   for (const auto& c : cases) {
     BsonObj raw = J(c.raw);
