@@ -278,7 +278,10 @@ Status Catalog::BuildIndexes(const Collection& coll) {
   constexpr int kChunkDocs = 500;
   // Records inserted from now on are indexed by their writers (every write maintains the newest
   // handle's indexes): the scan stops where the RecordIds stand now instead of chasing them.
-  const std::string end_key = storage::EncodeRecordId(coll.NextRecordId());
+  // A clustered collection's RecordIds come from its `_id`s, not from the allocator: it is read
+  // to its end (a record inserted meanwhile may be indexed twice, which is harmless).
+  const std::string end_key =
+      coll.IsClustered() ? std::string(9, '\xff') : storage::EncodeRecordId(coll.NextRecordId());
   std::string last_key;
   bool started = false, more = true;
   while (more) {

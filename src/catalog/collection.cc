@@ -94,7 +94,7 @@ void Collection::Init() {
       }
       continue;
     }
-    if (entry_.nss.IsTimeseriesBuckets()) {
+    if (entry_.nss.IsTimeseriesBuckets() && IsSeriesIndexSpec(idx.spec)) {
       secondary_.push_back(&idx);
       bucket_index_ = &idx;
       continue;
@@ -192,6 +192,18 @@ std::pair<std::string, std::string> Collection::IndexEntryFor(const IndexEntry& 
   }
   storage::AppendRecordId(rid, &key);
   return {std::move(key), std::move(value)};
+}
+
+bool IsSeriesIndexSpec(const BsonObj& spec) {
+  BsonElement key = spec["key"];
+  if (key.type() != bson::BsonType::kObject || key.Obj().NumFields() != 2) return false;
+  auto it = key.Obj().begin();
+  BsonElement meta = *it;
+  ++it;
+  BsonElement time = *it;
+  return meta.FieldName() == "meta" && meta.IsNumber() && meta.NumberDouble() == 1 &&
+         time.FieldName().starts_with("control.min.") && time.IsNumber() &&
+         time.NumberDouble() == 1;
 }
 
 std::string BucketIndexSeriesPrefix(const BsonElement& meta) {
@@ -303,9 +315,14 @@ StatusWith<int64_t> Collection::Insert(storage::Session& s, const BsonObj& doc) 
     Status st = s.Insert(entry_.ident, storage::EncodeRecordId(rid), doc.bytes());
     if (st.code() == ErrorCode::kDuplicateKey) return DuplicateKeyError(id);
     HG_RETURN_IF_ERROR(st);
-    for (const IndexEntry* idx : secondary_) {
-      auto [key, value] = IndexEntryFor(*idx, doc, rid);
+    auto latest = Latest();
+    const Collection& cur = latest ? *latest : *this;
+    for (const IndexEntry* idx : cur.secondary_) {
+      auto [key, value] = cur.IndexEntryFor(*idx, doc, rid);
       HG_RETURN_IF_ERROR(s.Put(idx->ident, key, value));
+    }
+    for (const SecondaryIndex& idx : cur.indexes_) {
+      HG_RETURN_IF_ERROR(AddIndexKeys(s, idx, doc, rid));
     }
     return rid;
   }
@@ -330,14 +347,23 @@ StatusWith<int64_t> Collection::Insert(storage::Session& s, const BsonObj& doc) 
 
 Status Collection::Update(storage::Session& s, int64_t id, const BsonObj& old_doc,
                           const BsonObj& new_doc) {
-  for (const IndexEntry* idx : secondary_) {
-    auto [old_key, old_value] = IndexEntryFor(*idx, old_doc, id);
-    auto [key, value] = IndexEntryFor(*idx, new_doc, id);
+  // The series index of the newest handle (index DDL may have replaced this one).
+  auto latest = Latest();
+  const Collection& cur = latest ? *latest : *this;
+  for (const IndexEntry* idx : cur.secondary_) {
+    auto [old_key, old_value] = cur.IndexEntryFor(*idx, old_doc, id);
+    auto [key, value] = cur.IndexEntryFor(*idx, new_doc, id);
     if (old_key == key && old_value == value) continue;
     Status st = s.Remove(idx->ident, old_key);
     if (!st.ok() && st.code() != ErrorCode::kNoSuchKey) return st;
     HG_RETURN_IF_ERROR(s.Put(idx->ident, key, value));
   }
+  HG_RETURN_IF_ERROR(UpdateIndexKeys(s, id, old_doc, new_doc));
+  return s.Put(entry_.ident, storage::EncodeRecordId(id), new_doc.bytes());
+}
+
+Status Collection::UpdateIndexKeys(storage::Session& s, int64_t id, const BsonObj& old_doc,
+                                   const BsonObj& new_doc) const {
   auto latest = Latest();
   for (const SecondaryIndex& idx : (latest ? latest->indexes_ : indexes_)) {
     HG_ASSIGN_OR_RETURN(auto old_keys, GenerateIndexKeys(idx.desc, old_doc));
@@ -351,16 +377,30 @@ Status Collection::Update(storage::Session& s, int64_t id, const BsonObj& old_do
     new_keys.keys = std::move(added);
     HG_RETURN_IF_ERROR(AddKeys(s, idx, new_keys, id));
   }
-  return s.Put(entry_.ident, storage::EncodeRecordId(id), new_doc.bytes());
+  return Status::OK();
+}
+
+Status Collection::ModifyRecord(storage::Session& s, int64_t id,
+                                const std::vector<storage::Session::Modification>& edits) {
+  const std::string key = storage::EncodeRecordId(id);
+  auto latest = Latest();
+  if ((latest ? latest->indexes_ : indexes_).empty()) return s.Modify(entry_.ident, key, edits);
+  HG_ASSIGN_OR_RETURN(auto before, FindRecord(s, id));
+  if (!before) return Status(ErrorCode::kNoSuchKey, "record not found in " + ns());
+  HG_RETURN_IF_ERROR(s.Modify(entry_.ident, key, edits));
+  HG_ASSIGN_OR_RETURN(auto after, FindRecord(s, id));
+  if (!after) return Status(ErrorCode::kNoSuchKey, "record not found in " + ns());
+  return UpdateIndexKeys(s, id, before->doc, after->doc);
 }
 
 Status Collection::Remove(storage::Session& s, int64_t id, const BsonObj& doc) {
-  for (const IndexEntry* idx : secondary_) {
-    Status st = s.Remove(idx->ident, IndexEntryFor(*idx, doc, id).first);
+  auto latest = Latest();
+  const Collection& cur = latest ? *latest : *this;
+  for (const IndexEntry* idx : cur.secondary_) {
+    Status st = s.Remove(idx->ident, cur.IndexEntryFor(*idx, doc, id).first);
     if (!st.ok() && st.code() != ErrorCode::kNoSuchKey) return st;
   }
-  auto latest = Latest();
-  for (const SecondaryIndex& idx : (latest ? latest->indexes_ : indexes_)) {
+  for (const SecondaryIndex& idx : cur.indexes_) {
     // A stored document always generated its keys; if it cannot now, there is nothing to remove.
     auto keys = GenerateIndexKeys(idx.desc, doc);
     if (keys.ok()) HG_RETURN_IF_ERROR(RemoveIndexKeys(s, idx, keys.value().keys, id));

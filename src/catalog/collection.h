@@ -12,14 +12,15 @@
 // RecordId is its first 8 bytes (timestamp + 4 more bytes, see ClusteredRecordId), so records sit
 // in `_id` (for buckets: time) order and an `_id` range is a key range.
 //
-// Secondary indexes (user indexes of regular collections, and the `{meta: 1, control.min.<time>:
-// 1}` index of a bucket collection with a metaField) are tables keyed by the order-preserving
-// encoding of the indexed fields (bson/key_string.h) followed by the RecordId. User indexes of
-// regular collections (catalog/index_keys.h) use the table format of src/storage/README.md "Index
-// tables". A bucket index key is BucketIndexSeriesPrefix(meta) + encoding(control.min.<time>) +
-// RecordId and its value is the bucket's `meta` element (a single EOO byte when it has none), so a
-// scan can test metas without fetching buckets. Insert/Update/Remove keep them in step with the
-// records.
+// Secondary indexes (user indexes, and the built-in `{meta: 1, control.min.<time>: 1}` series
+// index of a bucket collection with a metaField) are tables keyed by the order-preserving
+// encoding of the indexed fields (bson/key_string.h) followed by the RecordId. User indexes
+// (catalog/index_keys.h) use the table format of src/storage/README.md "Index tables"; on a bucket
+// collection they are the converted user indexes of the time-series view
+// (timeseries/index_conversion.h), keyed on bucket fields (meta, control.min.f, control.max.f). A
+// bucket index key is BucketIndexSeriesPrefix(meta) + encoding(control.min.<time>) + RecordId and
+// its value is the bucket's `meta` element (a single EOO byte when it has none), so a scan can test
+// metas without fetching buckets. Insert/Update/Remove keep them in step with the records.
 #pragma once
 
 #include <atomic>
@@ -86,7 +87,12 @@ int64_t ClusteredRecordIdHigh(uint32_t seconds);
 // missing) never share a prefix. The bucket's start time and RecordId follow.
 std::string BucketIndexSeriesPrefix(const bson::BsonElement& meta);
 
-// A secondary index of a regular collection (not `_id_`, not a bucket index) with its parsed spec.
+// Whether `spec` is the built-in series index of a bucket collection: key exactly
+// {meta: 1, control.min.<time>: 1}. (User indexes on the time field always hold the pair
+// control.min.<time>, control.max.<time>, so they never look like it.)
+bool IsSeriesIndexSpec(const bson::BsonObj& spec);
+
+// A user secondary index (not `_id_`, not the built-in series index) with its parsed spec.
 struct SecondaryIndex {
   const IndexEntry* entry;
   IndexDescriptor desc;
@@ -116,10 +122,15 @@ class Collection {
   Status Update(storage::Session& s, int64_t id, const bson::BsonObj& old_doc,
                 const bson::BsonObj& new_doc);
   Status Remove(storage::Session& s, int64_t id, const bson::BsonObj& doc);
+  // Applies `edits` to the record at `id` in place (storage::Session::Modify: the bucket catalog's
+  // appends). If the collection has user indexes, reads the record before and after to move its
+  // index keys. NoSuchKey if the record is gone.
+  Status ModifyRecord(storage::Session& s, int64_t id,
+                      const std::vector<storage::Session::Modification>& edits);
   StatusWith<std::optional<Record>> FindById(storage::Session& s, const bson::BsonElement& id);
   StatusWith<std::optional<Record>> FindRecord(storage::Session& s, int64_t id);
 
-  // Secondary indexes of a regular collection, in creation order.
+  // User secondary indexes (of a regular or a bucket collection), in creation order.
   const std::vector<SecondaryIndex>& Indexes() const { return indexes_; }
   const SecondaryIndex* FindIndex(std::string_view name) const;
   // The `_id_` index in SecondaryIndex form (a unique index on {_id: 1}), for the planner;
@@ -161,6 +172,9 @@ class Collection {
   void Init();
   Status DuplicateKeyError(const bson::BsonElement& id) const;
   Status IndexDuplicateKeyError(const SecondaryIndex& idx, std::string_view key) const;
+  // Moves the user index keys of the record `id` from `old_doc` to `new_doc`.
+  Status UpdateIndexKeys(storage::Session& s, int64_t id, const bson::BsonObj& old_doc,
+                         const bson::BsonObj& new_doc) const;
   Status RemoveIndexKeys(storage::Session& s, const SecondaryIndex& idx,
                          const std::vector<std::string>& keys, int64_t rid) const;
   Status AddKeys(storage::Session& s, const SecondaryIndex& idx, const IndexKeySet& keys,

@@ -51,9 +51,8 @@ StatusWith<std::unique_ptr<pipeline::DocumentStream>> BuildReadStream(
   }
   HG_ASSIGN_OR_RETURN(auto ts, std::move(ts_or));
   if (ts) {
-    HG_RETURN_IF_ERROR(CheckHintWithoutIndexes(hint));
-    HG_ASSIGN_OR_RETURN(stream,
-                        TimeseriesScan::Make(std::move(*ts), ctx.service.engine, plan.filter_spec));
+    HG_ASSIGN_OR_RETURN(
+        stream, TimeseriesScan::Make(std::move(*ts), ctx.service.engine, plan.filter_spec, hint));
   } else if (!coll || coll->ident().empty()) {
     stream = std::make_unique<pipeline::VectorDocumentStream>(std::vector<BsonObj>{});
   } else {

@@ -87,9 +87,11 @@ void RegisterDdlListCommands(CommandRegistry& r);    // ddl_list.cc: listCollect
 void RegisterDdlIndexCommands(CommandRegistry& r);   // ddl_indexes.cc: createIndexes, dropIndexes
 // collMod's `index: {name | keyPattern, hidden, expireAfterSeconds}` on a regular collection
 // (ddl_indexes.cc). Appends hidden_old/new, expireAfterSeconds_old/new. IndexNotFound (27).
+// On a time-series collection the index is named by its user name or key and only `hidden`
+// may change (unique/prepareUnique/forceNonUnique/expireAfterSeconds: InvalidOptions 72).
 Status CollModIndex(CommandContext& ctx, const catalog::NamespaceString& nss,
                     const bson::BsonElement& index, bson::BsonBuilder& reply);
-void RegisterDdlStatsCommands(CommandRegistry& r);   // ddl_stats.cc: dbStats, collStats
+void RegisterDdlStatsCommands(CommandRegistry& r);  // ddl_stats.cc: dbStats, collStats
 
 // collStats' statistics of `nss` (everything but `ns`), sizes divided by `scale`: the
 // command's reply and $collStats' storageStats. A time-series collection reports its bucket
@@ -105,8 +107,8 @@ Status CreateTimeseriesCollection(CommandContext& ctx, const catalog::NamespaceS
 // Removes the time-series collection `nss`'s definition from <db>.system.views (drop).
 Status RemoveViewDefinition(CommandContext& ctx, const catalog::NamespaceString& nss);
 // collMod on a time-series collection (spec §1.3): expireAfterSeconds, timeseries bucketing
-// parameters.
+// parameters, `index: {hidden}` (through CollModIndex).
 Status CollModTimeseries(CommandContext& ctx, const catalog::NamespaceString& nss,
-                         const bson::BsonObj& cmd);
+                         const bson::BsonObj& cmd, bson::BsonBuilder& reply);
 
 }  // namespace hourglass::commands

@@ -210,7 +210,7 @@ Status RunCollMod(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& reply) {
   if (!coll) {
     return Status(ErrorCode::kNamespaceNotFound, "ns does not exist: " + nss.ns());
   }
-  if (coll->entry().type == "timeseries") return CollModTimeseries(ctx, nss, cmd);
+  if (coll->entry().type == "timeseries") return CollModTimeseries(ctx, nss, cmd, reply);
   if (nss.IsTimeseriesBuckets()) {
     return Status(ErrorCode::kInvalidNamespace,
                   "collMod on a time-series bucket collection is not allowed: " + nss.ns());

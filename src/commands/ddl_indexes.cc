@@ -1,15 +1,21 @@
 // createIndexes and dropIndexes. Secondary indexes exist on regular collections (single-field,
 // compound, ascending/descending, hashed; unique, sparse, partialFilterExpression, hidden,
-// expireAfterSeconds); text, geo and wildcard indexes, non-simple collations and user indexes on
-// time-series collections fail with CommandNotSupported (115).
+// expireAfterSeconds); text, geo and wildcard indexes and non-simple collations fail with
+// CommandNotSupported (115). On a time-series collection X the user's specs are converted to
+// bucket specs (timeseries/index_conversion.h) and built on system.buckets.X; conflicts and
+// dropping by key are judged in the user's terms.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <functional>
+#include <memory>
 
 #include "catalog/index_keys.h"
 #include "commands/command_util.h"
 #include "commands/ddl_commands.h"
+#include "commands/timeseries_util.h"
 #include "query/matcher.h"
+#include "timeseries/index_conversion.h"
 
 namespace hourglass::commands {
 
@@ -255,6 +261,52 @@ StatusWith<bool> AlreadyExists(const std::vector<BsonObj>& existing, const BsonO
   return false;
 }
 
+// createIndexes reports the conversion's BadValue as CannotCreateIndex (spec §7.1).
+Status AsCannotCreate(Status st) {
+  if (st.code() == ErrorCode::kBadValue) return CannotCreate(st.reason());
+  return st;
+}
+
+// createIndexes on a time-series collection: specs checked and compared in the user's terms,
+// built on the bucket collection in bucket terms.
+Status CreateTimeseriesIndexes(CommandContext& ctx, const timeseries::TimeseriesCollection& ts,
+                               const BsonObj& indexes, BsonBuilder& reply) {
+  std::vector<BsonObj> user_specs, bucket_specs;
+  int position = 0;
+  for (BsonElement e : indexes) {
+    if (e.type() == BsonType::kObject) {
+      HG_RETURN_IF_ERROR(AsCannotCreate(timeseries::CheckUserIndexSpec(e.Obj(), ts.options)));
+    }
+    HG_ASSIGN_OR_RETURN(BsonObj spec, NormalizeSpec(e, position++));
+    auto bucket_spec = timeseries::BucketIndexSpecFromUserSpec(spec, ts.options);
+    if (!bucket_spec.ok()) return AsCannotCreate(bucket_spec.status());
+    user_specs.push_back(std::move(spec));
+    bucket_specs.push_back(std::move(bucket_spec).value());
+  }
+  std::vector<BsonObj> existing;
+  for (auto& [user, idx] : UserViewOfIndexes(ts)) existing.push_back(user);
+  std::vector<BsonObj> to_build;
+  for (size_t i = 0; i < user_specs.size(); ++i) {
+    HG_ASSIGN_OR_RETURN(bool exists, AlreadyExists(existing, user_specs[i]));
+    if (exists) continue;
+    existing.push_back(user_specs[i]);
+    to_build.push_back(bucket_specs[i]);
+  }
+  auto before = static_cast<int32_t>(ts.buckets->entry().indexes.size());
+  if (before + static_cast<int32_t>(to_build.size()) > kMaxIndexes) {
+    return CannotCreate("add index fails, too many indexes for " + ts.buckets->ns() +
+                        " key:" + to_build.back()["key"].Obj().ToJson());
+  }
+  if (!to_build.empty()) {
+    HG_RETURN_IF_ERROR(ctx.service.catalog->CreateIndexes(ts.buckets->nss(), to_build));
+  }
+  reply.AppendBool("createdCollectionAutomatically", false);
+  reply.AppendInt32("numIndexesBefore", before);
+  reply.AppendInt32("numIndexesAfter", before + static_cast<int32_t>(to_build.size()));
+  if (to_build.empty()) reply.AppendString("note", "all indexes already exist");
+  return Status::OK();
+}
+
 Status RunCreateIndexes(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& reply) {
   HG_RETURN_IF_ERROR(CheckKnownFields(cmd, {"indexes", "commitQuorum", "ignoreUnknownIndexOptions",
                                             "isTimeseriesNamespace", "collectionUUID"}));
@@ -266,26 +318,21 @@ Status RunCreateIndexes(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& re
   if (indexes->IsEmpty()) {
     return Status(ErrorCode::kBadValue, "Must specify at least one index to create");
   }
+  catalog::Catalog& catalog = *ctx.service.catalog;
+  auto coll = catalog.Lookup(nss);
+  if (coll && coll->entry().type == "timeseries") {
+    HG_ASSIGN_OR_RETURN(auto ts, LookupTimeseries(ctx.service, nss));
+    if (ts) return CreateTimeseriesIndexes(ctx, *ts, *indexes, reply);
+  }
   std::vector<BsonObj> specs;
   int position = 0;
   for (BsonElement e : *indexes) {
     HG_ASSIGN_OR_RETURN(BsonObj spec, NormalizeSpec(e, position++));
     specs.push_back(std::move(spec));
   }
-  catalog::Catalog& catalog = *ctx.service.catalog;
-  auto coll = catalog.Lookup(nss);
   if (coll && coll->entry().type == "view") {
     return Status(ErrorCode::kCommandNotSupportedOnView,
                   "Cannot create indexes on a view: " + nss.ns());
-  }
-  if (coll && coll->entry().type != "collection") {
-    // Time-series index conversion (spec §7) is not implemented: only the `_id` no-op passes.
-    for (const BsonObj& spec : specs) {
-      if (!IsIdKeyPattern(spec["key"].Obj())) {
-        return Status(ErrorCode::kCommandNotSupported,
-                      "secondary indexes on time-series collections are not supported yet");
-      }
-    }
   }
   if (coll && nss.IsTimeseriesBuckets()) {
     return Status(ErrorCode::kCommandNotSupported,
@@ -320,14 +367,66 @@ Status RunCreateIndexes(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& re
 
 Status CannotDropId() { return Status(ErrorCode::kInvalidOptions, "cannot drop _id index"); }
 
-StatusWith<std::string> FindByName(const catalog::Collection& coll, std::string_view name) {
-  for (const auto& idx : coll.entry().indexes) {
-    if (idx.name() == name) {
+Status NoIndexNamed(std::string_view name) {
+  return Status(ErrorCode::kIndexNotFound, "index not found with name [" + std::string(name) + "]");
+}
+
+Status NoIndexWithKey(const BsonObj& key) {
+  return Status(ErrorCode::kIndexNotFound, "can't find index with key: " + key.ToJson());
+}
+
+// What dropIndexes resolves its `index` argument against: a regular collection's indexes, or a
+// time-series collection's bucket indexes in the user's terms (spec §7.2).
+struct DropTarget {
+  catalog::NamespaceString nss;  // where the indexes are
+  int32_t was = 0;               // nIndexesWas
+  std::vector<std::string> all;  // what "*" drops
+  std::function<StatusWith<std::string>(std::string_view)> by_name;
+  std::function<StatusWith<std::string>(const BsonObj&)> by_key;
+};
+
+DropTarget RegularDropTarget(const catalog::Collection& coll) {
+  DropTarget t{coll.nss(), static_cast<int32_t>(coll.entry().indexes.size()), {}, {}, {}};
+  for (const auto& idx : coll.Indexes()) t.all.push_back(idx.desc.name);
+  t.by_name = [&coll](std::string_view name) -> StatusWith<std::string> {
+    for (const auto& idx : coll.entry().indexes) {
+      if (idx.name() != name) continue;
       if (name == "_id_") return CannotDropId();
       return std::string(name);
     }
-  }
-  return Status(ErrorCode::kIndexNotFound, "index not found with name [" + std::string(name) + "]");
+    return NoIndexNamed(name);
+  };
+  t.by_key = [&coll](const BsonObj& key) -> StatusWith<std::string> {
+    if (IsIdKeyPattern(key)) return CannotDropId();
+    for (const auto& idx : coll.Indexes()) {
+      if (catalog::SameKeyPattern(idx.desc.key, key) && idx.desc.key.NumFields() > 0) {
+        return idx.desc.name;
+      }
+    }
+    return NoIndexWithKey(key);
+  };
+  return t;
+}
+
+DropTarget TimeseriesDropTarget(const timeseries::TimeseriesCollection& ts) {
+  DropTarget t{
+      ts.buckets->nss(), static_cast<int32_t>(ts.buckets->entry().indexes.size()), {}, {}, {}};
+  for (const auto& idx : ts.buckets->entry().indexes) t.all.push_back(idx.name());
+  auto listed = std::make_shared<std::vector<std::pair<BsonObj, const catalog::IndexEntry*>>>(
+      UserViewOfIndexes(ts));
+  t.by_name = [listed](std::string_view name) -> StatusWith<std::string> {
+    for (const auto& [user, idx] : *listed) {
+      if (idx->name() == name) return std::string(name);
+    }
+    return NoIndexNamed(name);
+  };
+  t.by_key = [listed](const BsonObj& key) -> StatusWith<std::string> {
+    for (const auto& [user, idx] : *listed) {
+      if (catalog::SameKeyPattern(user["key"].Obj(), key)) return idx->name();
+    }
+    return NoIndexWithKey(key);
+  };
+  return t;
 }
 
 Status RunDropIndexes(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& reply) {
@@ -347,30 +446,21 @@ Status RunDropIndexes(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& repl
     return Status(ErrorCode::kCommandNotSupportedOnView,
                   "Cannot drop indexes on a view: " + nss.ns());
   }
-  auto was = static_cast<int32_t>(coll->entry().indexes.size());
-  std::vector<std::string> names;
-  if (index.type() == BsonType::kString && index.Str() == "*") {
-    for (const auto& idx : coll->Indexes()) names.push_back(idx.desc.name);
-    if (!names.empty()) HG_RETURN_IF_ERROR(ctx.service.catalog->DropIndexes(nss, names));
-    reply.AppendInt32("nIndexesWas", was);
-    reply.AppendString("msg", "non-_id indexes dropped for collection");
-    return Status::OK();
+  std::optional<timeseries::TimeseriesCollection> ts;
+  if (coll->entry().type == "timeseries") {
+    HG_ASSIGN_OR_RETURN(ts, LookupTimeseries(ctx.service, nss));
   }
-  if (index.type() == BsonType::kString) {
-    HG_ASSIGN_OR_RETURN(std::string name, FindByName(*coll, index.Str()));
+  DropTarget target = ts ? TimeseriesDropTarget(*ts) : RegularDropTarget(*coll);
+  const bool star = index.type() == BsonType::kString && index.Str() == "*";
+  std::vector<std::string> names;
+  if (star) {
+    names = target.all;
+  } else if (index.type() == BsonType::kString) {
+    HG_ASSIGN_OR_RETURN(std::string name, target.by_name(index.Str()));
     names.push_back(std::move(name));
   } else if (index.type() == BsonType::kObject) {
-    if (IsIdKeyPattern(index.Obj())) return CannotDropId();
-    for (const auto& idx : coll->Indexes()) {
-      if (catalog::SameKeyPattern(idx.desc.key, index.Obj()) && idx.desc.key.NumFields() > 0) {
-        names.push_back(idx.desc.name);
-        break;
-      }
-    }
-    if (names.empty()) {
-      return Status(ErrorCode::kIndexNotFound,
-                    "can't find index with key: " + index.Obj().ToJson());
-    }
+    HG_ASSIGN_OR_RETURN(std::string name, target.by_key(index.Obj()));
+    names.push_back(std::move(name));
   } else {
     for (BsonElement name : index.Obj()) {
       if (name.type() != BsonType::kString) {
@@ -381,12 +471,107 @@ Status RunDropIndexes(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& repl
         return Status(ErrorCode::kBadValue,
                       "'*' is not allowed in an index list, use '*' as the value of 'index'");
       }
-      HG_ASSIGN_OR_RETURN(std::string n, FindByName(*coll, name.Str()));
+      HG_ASSIGN_OR_RETURN(std::string n, target.by_name(name.Str()));
       names.push_back(std::move(n));
     }
   }
-  if (!names.empty()) HG_RETURN_IF_ERROR(ctx.service.catalog->DropIndexes(nss, names));
+  if (!names.empty()) HG_RETURN_IF_ERROR(ctx.service.catalog->DropIndexes(target.nss, names));
+  reply.AppendInt32("nIndexesWas", target.was);
+  if (star) reply.AppendString("msg", "non-_id indexes dropped for collection");
+  return Status::OK();
+}
+
+// reIndex (deprecated in MongoDB, still served by a standalone mongod): rebuilds the collection's
+// secondary indexes from its documents. The `_id` index and a bucket collection's series index
+// are maintained in step with the records and are left as they are. Views, time-series
+// collections included, are refused as MongoDB refuses them.
+Status RunReIndex(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& reply) {
+  HG_ASSIGN_OR_RETURN(auto nss, CommandNamespace(ctx, cmd));
+  auto coll = ctx.service.catalog->Lookup(nss);
+  if (coll && coll->IsView()) {
+    return Status(ErrorCode::kCommandNotSupportedOnView, "can't re-index a view");
+  }
+  if (!coll) return Status(ErrorCode::kNamespaceNotFound, "collection " + nss.ns() + " not found");
+  auto was = static_cast<int32_t>(coll->entry().indexes.size());
+  std::vector<std::string> names;
+  std::vector<BsonObj> specs;
+  for (const auto& idx : coll->Indexes()) {
+    names.push_back(idx.desc.name);
+    specs.push_back(idx.entry->spec);
+  }
+  if (!names.empty()) {
+    HG_RETURN_IF_ERROR(ctx.service.catalog->DropIndexes(nss, names));
+    HG_RETURN_IF_ERROR(ctx.service.catalog->CreateIndexes(nss, specs));
+    coll = ctx.service.catalog->Lookup(nss);
+    if (!coll)
+      return Status(ErrorCode::kNamespaceNotFound, "collection " + nss.ns() + " not found");
+  }
   reply.AppendInt32("nIndexesWas", was);
+  reply.AppendInt32("nIndexes", static_cast<int32_t>(coll->entry().indexes.size()));
+  size_t arr = reply.OpenArray("indexes");
+  int i = 0;
+  for (const auto& idx : coll->entry().indexes) reply.AppendObject(std::to_string(i++), idx.spec);
+  reply.Close(arr);
+  return Status::OK();
+}
+
+// collMod `index` on a time-series collection: the index named by its user name or key, only
+// `hidden` changes (in the bucket spec and in its originalSpec).
+Status CollModTimeseriesIndex(CommandContext& ctx, const timeseries::TimeseriesCollection& ts,
+                              const BsonObj& spec, BsonBuilder& reply) {
+  for (std::string_view f : {"unique", "prepareUnique", "forceNonUnique", "expireAfterSeconds"}) {
+    if (spec.HasField(f)) {
+      return Status(ErrorCode::kInvalidOptions, "collMod index option '" + std::string(f) +
+                                                    "' is not supported on time-series "
+                                                    "collections");
+    }
+  }
+  BsonElement name = spec["name"], key = spec["keyPattern"], hidden = spec["hidden"];
+  if (name.eoo() == key.eoo()) {
+    return Status(ErrorCode::kInvalidOptions,
+                  "Must specify exactly one of 'name' or 'keyPattern' in the collMod index spec");
+  }
+  const catalog::IndexEntry* found = nullptr;
+  for (const auto& [user, idx] : UserViewOfIndexes(ts)) {
+    if ((name.type() == BsonType::kString && idx->name() == name.Str()) ||
+        (key.type() == BsonType::kObject &&
+         catalog::SameKeyPattern(user["key"].Obj(), key.Obj()))) {
+      found = idx;
+      break;
+    }
+  }
+  if (!found) {
+    return Status(ErrorCode::kIndexNotFound,
+                  "cannot find index " +
+                      (name.eoo() ? key.Obj().ToJson() : std::string(name.Str())) + " for ns " +
+                      ts.buckets->ns());
+  }
+  if (hidden.eoo())
+    return Status(ErrorCode::kInvalidOptions, "no expireAfterSeconds or hidden field");
+  if (hidden.type() != BsonType::kBool) return WrongType("collMod.index", hidden, "bool");
+  auto with_hidden = [&](const BsonObj& old) {
+    BsonBuilder out;
+    for (BsonElement e : old) {
+      if (e.FieldName() == "hidden") continue;
+      if (e.FieldName() == "originalSpec" && e.type() == BsonType::kObject) {
+        BsonBuilder orig;
+        for (BsonElement o : e.Obj()) {
+          if (o.FieldName() != "hidden") orig.AppendElement(o);
+        }
+        if (hidden.Bool()) orig.AppendBool("hidden", true);
+        out.AppendObject("originalSpec", orig.Obj());
+        continue;
+      }
+      out.AppendElement(e);
+    }
+    if (hidden.Bool()) out.AppendBool("hidden", true);
+    return out.Obj();
+  };
+  BsonObj old_spec = found->spec;
+  HG_RETURN_IF_ERROR(
+      ctx.service.catalog->ReplaceIndexSpecs(ts.buckets->nss(), {with_hidden(old_spec)}));
+  reply.AppendBool("hidden_old", old_spec["hidden"].Truthy());
+  reply.AppendBool("hidden_new", hidden.Bool());
   return Status::OK();
 }
 
@@ -399,6 +584,11 @@ Status CollModIndex(CommandContext& ctx, const catalog::NamespaceString& nss,
   HG_RETURN_IF_ERROR(CheckKnownSubFields("collMod.index", spec,
                                          {"name", "keyPattern", "hidden", "expireAfterSeconds",
                                           "unique", "prepareUnique", "forceNonUnique"}));
+  auto coll = ctx.service.catalog->Lookup(nss);
+  if (coll && coll->entry().type == "timeseries") {
+    HG_ASSIGN_OR_RETURN(auto ts, LookupTimeseries(ctx.service, nss));
+    if (ts) return CollModTimeseriesIndex(ctx, *ts, spec, reply);
+  }
   for (std::string_view f : {"unique", "prepareUnique", "forceNonUnique"}) {
     if (spec.HasField(f)) {
       return Status(ErrorCode::kCommandNotSupported,
@@ -410,7 +600,6 @@ Status CollModIndex(CommandContext& ctx, const catalog::NamespaceString& nss,
     return Status(ErrorCode::kInvalidOptions,
                   "Must specify exactly one of 'name' or 'keyPattern' in the collMod index spec");
   }
-  auto coll = ctx.service.catalog->Lookup(nss);
   if (!coll) return Status(ErrorCode::kNamespaceNotFound, "ns does not exist: " + nss.ns());
   const catalog::IndexEntry* found = nullptr;
   for (const auto& idx : coll->entry().indexes) {
@@ -486,6 +675,8 @@ void RegisterDdlIndexCommands(CommandRegistry& r) {
   r.Add(std::make_unique<DdlCommand>("dropIndexes", false, "drops indexes of a collection",
                                      RunDropIndexes,
                                      std::vector<std::string_view>{"deleteIndexes"}));
+  r.Add(std::make_unique<DdlCommand>("reIndex", false, "rebuilds the indexes of a collection",
+                                     RunReIndex));
 }
 
 }  // namespace hourglass::commands

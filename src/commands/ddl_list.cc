@@ -133,24 +133,11 @@ Status RunListIndexes(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& repl
   // Indexes still being built are not listed (MongoDB lists them only with includeBuildUUIDs).
   std::erase_if(indexes, [](const catalog::IndexEntry& idx) { return !idx.ready; });
   if (coll->entry().type == "timeseries") {
-    // The view shows its bucket collection's indexes in measurement terms (spec 7.2):
-    // meta -> <metaField>, control.min.<time> -> <timeField>.
+    // The view shows its bucket collection's indexes in the user's terms (spec 7.2).
     indexes.clear();
     HG_ASSIGN_OR_RETURN(auto ts, LookupTimeseries(ctx.service, nss));
-    const catalog::IndexEntry* bucket_index = ts ? ts->buckets->BucketIndex() : nullptr;
-    if (bucket_index != nullptr && ts->options.meta_field) {
-      BsonBuilder spec;
-      for (bson::BsonElement e : bucket_index->spec) {
-        if (e.FieldName() != "key") {
-          spec.AppendElement(e);
-          continue;
-        }
-        size_t k = spec.OpenObject("key");
-        spec.AppendInt32(*ts->options.meta_field, 1);
-        spec.AppendInt32(ts->options.time_field, 1);
-        spec.Close(k);
-      }
-      indexes.push_back({spec.Obj(), bucket_index->ident});
+    if (ts) {
+      for (auto& [user, idx] : UserViewOfIndexes(*ts)) indexes.push_back({user, idx->ident});
     }
   }
   {

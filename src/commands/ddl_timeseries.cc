@@ -227,7 +227,7 @@ Status CreateTimeseriesCollection(CommandContext& ctx, const catalog::NamespaceS
 }
 
 Status CollModTimeseries(CommandContext& ctx, const catalog::NamespaceString& nss,
-                         const BsonObj& cmd) {
+                         const BsonObj& cmd, BsonBuilder& reply) {
   catalog::Catalog& catalog = *ctx.service.catalog;
   auto view = catalog.Lookup(nss);
   auto buckets = catalog.Lookup(BucketsNamespace(nss));
@@ -251,6 +251,8 @@ Status CollModTimeseries(CommandContext& ctx, const catalog::NamespaceString& ns
     } else if (f == "expireAfterSeconds") {
       if (e.type() == bson::BsonType::kNull) continue;
       HG_ASSIGN_OR_RETURN(expire, timeseries::ParseCollModExpireAfterSeconds(e));
+    } else if (f == "index") {
+      HG_RETURN_IF_ERROR(CollModIndex(ctx, nss, e, reply));
     } else if (f == "timeseriesBucketsMayHaveMixedSchemaData") {
       if (e.type() != bson::BsonType::kBool) return WrongType("collMod", e, "bool");
     } else if (f == "validator" || f == "validationLevel" || f == "validationAction" ||

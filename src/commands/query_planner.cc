@@ -140,6 +140,19 @@ void AddOperatorPredicates(const BsonObj& ops, FieldPredicates& fp) {
         bracket.high = {op, incl};
       }
       fp.ranges.push_back(bracket);
+    } else if (name.starts_with("$_internalExpr") && PointValue(op) &&
+               (name == "$_internalExprGt" || name == "$_internalExprGte" ||
+                name == "$_internalExprLt" || name == "$_internalExprLte")) {
+      // Bucket-level predicates of time-series reads (timeseries/bucket_filter.h) compare in
+      // canonical BSON order across types: the range runs to MinKey or MaxKey.
+      ValueInterval iv{{Edge("minkey"), true}, {Edge("maxkey"), true}};
+      bool incl = name.ends_with('e');
+      if (name.starts_with("$_internalExprG")) {
+        iv.low = {op, incl};
+      } else {
+        iv.high = {op, incl};
+      }
+      fp.ranges.push_back(iv);
     }
   }
 }
@@ -543,10 +556,10 @@ StatusWith<PlanChoice> PlanQuery(const catalog::Collection& coll, const BsonObj&
     if (idx.entry->ready) indexes.push_back(&idx);
   }
   PlanChoice choice;
-  if (coll.IsClustered()) {
-    // Bucket collections: records sit in _id order and their series index is not planned here;
-    // an `_id` or $natural hint is a collection scan, any other hint names no index.
-    HG_RETURN_IF_ERROR(CheckHintWithoutIndexes(hint));
+  if (coll.IsClustered() && !hint.eoo() && CheckHintWithoutIndexes(hint).ok()) {
+    // Bucket collections: records sit in _id order, so an `_id` or $natural hint is a
+    // collection scan. Their series index is not planned here; their user indexes (converted
+    // time-series indexes) are.
     return choice;
   }
   if (!hint.eoo()) {

@@ -3,11 +3,13 @@
 // and `_id_`), and computes the index bounds.
 //
 // Bounds come from the filter's top-level predicates (and those inside top-level $and): equality
-// on a value, $eq, $in (of values), and ranges ($gt, $gte, $lt, $lte) within one type bracket;
+// on a value, $eq, $in (of values), and ranges ($gt, $gte, $lt, $lte) within one type bracket
+// ($_internalExprGt/Gte/Lt/Lte, the bucket-level predicates of time-series reads, range across
+// types up to MinKey/MaxKey);
 // equality to null scans the null and undefined keys (missing fields index as null), so it never
-// uses a sparse index. Other predicates ($ne, $regex, $exists, arrays...) give no bounds; the filter is
-// always re-applied to fetched documents, so bounds only need to contain every match. On a
-// multikey index only one predicate per field is used (two ranges on one field may be met by
+// uses a sparse index. Other predicates ($ne, $regex, $exists, arrays...) give no bounds; the
+// filter is always re-applied to fetched documents, so bounds only need to contain every match. On
+// a multikey index only one predicate per field is used (two ranges on one field may be met by
 // different array elements). Compound indexes: point intervals on leading fields are combined
 // (cartesian product), the first non-point field ends the scanned prefix.
 //

@@ -106,6 +106,14 @@ INSTANTIATE_TEST_SUITE_P(
         PlanCase{R"({"a": 1})", R"({"c": -1})", nullptr, "a_1_c_1", nullptr, true},
         PlanCase{R"({})", R"({"m": 1})", nullptr, nullptr, nullptr},
         PlanCase{R"({})", R"({"s": 1})", nullptr, nullptr, nullptr},
+        // Time-series bucket predicates compare across types: ranges run to MinKey/MaxKey.
+        PlanCase{R"({"a": {"$_internalExprGte": 5}})", nullptr, nullptr, "a_1",
+                 R"({"a": ["[5, MaxKey]"]})"},
+        PlanCase{R"({"$and": [{"a": {"$_internalExprGt": "k"}}, {"a": {"$_internalExprLte": 9}}]})",
+                 nullptr, nullptr, "a_1", R"({"a": []})"},
+        PlanCase{R"({"b": {"$_internalExprLt": 5}})", nullptr, nullptr, "b_-1",
+                 R"({"b": ["(5, MinKey]"]})"},
+        PlanCase{R"({"a": {"$_internalExprGte": [1]}})", nullptr, nullptr, nullptr, nullptr},
         // Hints.
         PlanCase{R"({"a": 1})", nullptr, R"({"hint": "b_-1"})", "b_-1",
                  R"({"b": ["[MaxKey, MinKey]"]})"},

@@ -1,6 +1,7 @@
 #include "commands/timeseries_scan.h"
 
 #include "bson/key_string.h"
+#include "commands/timeseries_index_plan.h"
 #include "storage/kv_engine.h"
 #include "storage/record_id.h"
 
@@ -27,7 +28,8 @@ TimeseriesReadCounters& GlobalTimeseriesReadCounters() {
 }
 
 StatusWith<std::unique_ptr<TimeseriesScan>> TimeseriesScan::Make(
-    timeseries::TimeseriesCollection coll, storage::KvEngine* engine, const BsonObj& filter) {
+    timeseries::TimeseriesCollection coll, storage::KvEngine* engine, const BsonObj& filter,
+    const BsonElement& hint) {
   timeseries::BucketFilterSpec spec;
   spec.time_field = coll.options.time_field;
   spec.meta_field = coll.options.meta_field;
@@ -58,7 +60,9 @@ StatusWith<std::unique_ptr<TimeseriesScan>> TimeseriesScan::Make(
     }
   }
   std::optional<query::Matcher> meta_matcher;
-  if (coll.buckets->BucketIndex() != nullptr && !bucket_filter.meta_filter().IsEmpty()) {
+  const catalog::IndexEntry* series = coll.buckets->BucketIndex();
+  if (series != nullptr && !series->spec["hidden"].Truthy() &&
+      !bucket_filter.meta_filter().IsEmpty()) {
     HG_ASSIGN_OR_RETURN(auto mm, query::Matcher::Parse(bucket_filter.meta_filter()));
     meta_matcher = std::move(mm);
   }
@@ -72,6 +76,12 @@ StatusWith<std::unique_ptr<TimeseriesScan>> TimeseriesScan::Make(
                                .meta_field = scan->coll_.options.meta_field,
                                .mode = timeseries::UnpackSpec::Mode::kInclude,
                                .fields = std::move(*filter_fields)});
+  }
+  HG_ASSIGN_OR_RETURN(auto indexed,
+                      TimeseriesIndexedBuckets(scan->coll_, engine, scan->bucket_filter_, hint));
+  if (indexed) {
+    scan->rids_ = std::move(*indexed);
+    scan->collected_ = scan->user_index_ = true;
   }
   return scan;
 }
@@ -205,7 +215,7 @@ Status TimeseriesScan::ReadIndexedChunk() {
 }
 
 Status TimeseriesScan::ReadChunk() {
-  if (meta_matcher_) {
+  if (meta_matcher_ || user_index_) {
     if (!collected_) HG_RETURN_IF_ERROR(CollectFromIndex());
     return ReadIndexedChunk();
   }

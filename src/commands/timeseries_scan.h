@@ -45,10 +45,12 @@ TimeseriesReadCounters& GlobalTimeseriesReadCounters();
 
 class TimeseriesScan : public pipeline::DocumentStream, public pipeline::BlockSource {
  public:
-  // `filter` is the filter document on measurements ({} for all).
-  static StatusWith<std::unique_ptr<TimeseriesScan>> Make(timeseries::TimeseriesCollection coll,
-                                                          storage::KvEngine* engine,
-                                                          const bson::BsonObj& filter);
+  // `filter` is the filter document on measurements ({} for all). `hint` (EOO: none) is the
+  // user's hint; a user index it names, or one that serves the filter better, supplies the
+  // buckets to read (timeseries_index_plan.h). BadValue (2) for a hint naming no index.
+  static StatusWith<std::unique_ptr<TimeseriesScan>> Make(
+      timeseries::TimeseriesCollection coll, storage::KvEngine* engine, const bson::BsonObj& filter,
+      const bson::BsonElement& hint = bson::BsonElement());
   StatusWith<std::optional<bson::BsonObj>> Next() override;
 
   pipeline::BlockSource* AsBlockSource() override { return this; }
@@ -72,6 +74,7 @@ class TimeseriesScan : public pipeline::DocumentStream, public pipeline::BlockSo
   std::string lo_key_, hi_key_;                 // the scanned key range (hi_key_ empty: to the end)
   std::optional<query::Matcher> meta_matcher_;  // index mode: the meta conjuncts, on {meta: v}
   std::vector<int64_t> rids_;                   // index mode: buckets still to read
+  bool user_index_ = false;                     // index mode through a user index
   size_t next_rid_ = 0;
   bool collected_ = false;
   std::deque<bson::BsonObj> buffer_;

@@ -401,6 +401,73 @@ class ConstNode final : public DocNode {
   bool v_;
 };
 
+// {path: {$_internalExprGt: v}} and its siblings: MongoDB's internal comparisons, which the
+// time-series bucket-level predicates use on control.min/max (timeseries/bucket_filter.h).
+// Canonical BSON order across types (no type bracketing); a path that meets an array matches
+// (the comparison is left to the per-measurement filter); a missing path never matches.
+class InternalExprNode final : public DocNode {
+ public:
+  enum class Op { kEq, kGt, kGte, kLt, kLte };
+  InternalExprNode(FieldPath path, Op op, BsonElement value)
+      : path_(std::move(path)), op_(op), value_(value) {}
+  bool Matches(const BsonObj& doc) const override {
+    BsonElement e = doc.GetField(path_[0]);
+    for (size_t i = 1; i < path_.size(); ++i) {
+      if (e.type() == BsonType::kArray) return true;
+      if (e.type() != BsonType::kObject) return false;
+      e = e.Obj().GetField(path_[i]);
+    }
+    if (e.eoo()) return false;
+    if (e.type() == BsonType::kArray) return true;
+    int c = bson::CompareElementValues(e, value_);
+    switch (op_) {
+      case Op::kEq:
+        return c == 0;
+      case Op::kGt:
+        return c > 0;
+      case Op::kGte:
+        return c >= 0;
+      case Op::kLt:
+        return c < 0;
+      case Op::kLte:
+        return c <= 0;
+    }
+    return false;
+  }
+
+ private:
+  FieldPath path_;
+  Op op_;
+  BsonElement value_;
+};
+
+bool IsInternalExprClause(const BsonElement& e) {
+  return e.type() == BsonType::kObject && !e.Obj().IsEmpty() &&
+         e.Obj().FirstElement().FieldName().starts_with("$_internalExpr");
+}
+
+StatusWith<DocNodePtr> ParseInternalExprClause(const BsonElement& e) {
+  std::vector<DocNodePtr> kids;
+  for (const BsonElement& op : e.Obj()) {
+    std::string_view n = op.FieldName();
+    using Op = InternalExprNode::Op;
+    std::optional<Op> kind = n == "$_internalExprEq"    ? std::optional(Op::kEq)
+                             : n == "$_internalExprGt"  ? std::optional(Op::kGt)
+                             : n == "$_internalExprGte" ? std::optional(Op::kGte)
+                             : n == "$_internalExprLt"  ? std::optional(Op::kLt)
+                             : n == "$_internalExprLte" ? std::optional(Op::kLte)
+                                                        : std::nullopt;
+    if (!kind) return BadValue("unknown operator: " + std::string(n));
+    if (op.type() == BsonType::kArray || op.type() == BsonType::kUndefined ||
+        op.type() == BsonType::kRegex) {
+      return BadValue(std::string(n) + " does not take an array, undefined or regex operand");
+    }
+    kids.push_back(std::make_shared<InternalExprNode>(SplitPath(e.FieldName()), *kind, op));
+  }
+  if (kids.size() == 1) return kids[0];
+  return DocNodePtr(std::make_shared<LogicNode>(LogicOp::kAnd, std::move(kids)));
+}
+
 // {$expr: <aggregation expression>}, evaluated through the pipeline module's hook.
 class ExprNode final : public DocNode {
  public:
@@ -827,6 +894,11 @@ StatusWith<DocNodePtr> ParseFilterNode(const BsonObj& filter, int depth, const F
       } else {
         return BadValue("unknown top level operator: " + std::string(name));
       }
+      continue;
+    }
+    if (IsInternalExprClause(e)) {
+      HG_ASSIGN_OR_RETURN(DocNodePtr n, ParseInternalExprClause(e));
+      clauses.push_back(std::move(n));
       continue;
     }
     HG_ASSIGN_OR_RETURN(ElemPredPtr pred, ParsePathValue(e, depth));

@@ -116,6 +116,27 @@ TEST(MatcherTest, ComparisonsAreTypeBracketed) {
   });
 }
 
+TEST(MatcherTest, InternalExprComparisonsUseCanonicalOrder) {
+  RunCases({
+      {R"({"a": {"$_internalExprGt": 5}})", R"({"a": 6})", true},
+      {R"({"a": {"$_internalExprGt": 5}})", R"({"a": 5})", false},
+      {R"({"a": {"$_internalExprGte": 5}})", R"({"a": 5.0})", true},
+      // No type bracketing: strings sort after numbers, null before them.
+      {R"({"a": {"$_internalExprGt": 5}})", R"({"a": "x"})", true},
+      {R"({"a": {"$_internalExprLt": 5}})", R"({"a": null})", true},
+      {R"({"a": {"$_internalExprLte": "a"}})", R"({"a": 100})", true},
+      {R"({"a": {"$_internalExprEq": 2}})", R"({"a": 2})", true},
+      // Missing never matches; an array on the path always does.
+      {R"({"a": {"$_internalExprLt": 5}})", R"({"b": 1})", false},
+      {R"({"a": {"$_internalExprGt": 5}})", R"({"a": [1, 2]})", true},
+      {R"({"a.b": {"$_internalExprGt": 5}})", R"({"a": [{"b": 1}]})", true},
+      {R"({"a.b": {"$_internalExprGt": 5}})", R"({"a": 7})", false},
+      {R"({"a.b": {"$_internalExprGt": 5, "$_internalExprLt": 9}})", R"({"a": {"b": 7}})", true},
+      {R"({"a.b": {"$_internalExprGt": 5, "$_internalExprLt": 9}})", R"({"a": {"b": 9}})", false},
+  });
+  EXPECT_FALSE(Matcher::Parse(J(R"({"a": {"$_internalExprNope": 1}})")).ok());
+}
+
 TEST(MatcherTest, NeAndNinAreNegations) {
   RunCases({
       {R"({"a": {"$ne": 1}})", R"({"a": 2})", true},

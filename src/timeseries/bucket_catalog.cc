@@ -730,13 +730,15 @@ Status BucketCatalog::Write(const TimeseriesCollection& coll, storage::Session& 
       break;
     }
     st = storage::RetryOnWriteConflict([&] {
+      auto guard = coll.buckets->WriteGuard();  // until the commit (index builds wait for it)
       storage::WriteUnit wu(s);
       HG_RETURN_IF_ERROR(wu.begin_status());
       if (insert) {
         HG_RETURN_IF_ERROR(coll.buckets->Insert(s, BsonObj(full.data())).status());
       } else {
-        std::string key = storage::EncodeRecordId(catalog::ClusteredRecordId(b.doc.id()));
-        HG_RETURN_IF_ERROR(s.Modify(coll.buckets->ident(), key, edits));
+        // In place; the user indexes (on control.min/max, meta) follow the new bounds.
+        HG_RETURN_IF_ERROR(
+            coll.buckets->ModifyRecord(s, catalog::ClusteredRecordId(b.doc.id()), edits));
       }
       return wu.Commit();
     });

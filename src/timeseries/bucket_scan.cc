@@ -51,6 +51,7 @@ Status RemoveAndRewriteBuckets(
     const std::vector<std::pair<const catalog::Record*, BsonObj>>& rewritten) {
   if (removed.empty() && rewritten.empty()) return Status::OK();
   HG_RETURN_IF_ERROR(storage::RetryOnWriteConflict([&] {
+    auto guard = buckets.WriteGuard();  // until the commit (index builds wait for it)
     auto session = engine->NewSession();
     storage::WriteUnit wu(*session);
     HG_RETURN_IF_ERROR(wu.begin_status());

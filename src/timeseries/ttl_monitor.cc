@@ -173,11 +173,19 @@ StatusWith<int64_t> TtlMonitor::RunOnce(int64_t now_millis) {
     for (const auto& view : catalog_->ListCollections(db)) {
       const auto& e = view->entry();
       if (e.type == "collection" && !view->ident().empty()) {
-        // TTL indexes of regular collections.
+        // TTL indexes of regular collections, and the converted TTL indexes of bucket
+        // collections: keyed on the bucket start, so a bucket expires once start + maxSpan is.
+        int64_t span_ms = 0;
+        if (e.nss.IsTimeseriesBuckets() &&
+            e.options["timeseries"].type() == bson::BsonType::kObject) {
+          auto options = TimeseriesOptions::FromBson(e.options["timeseries"].Obj());
+          if (!options.ok()) continue;
+          span_ms = options.value().bucket_max_span_seconds * 1000;
+        }
         for (const auto& idx : view->Indexes()) {
           if (!idx.desc.expire_after_seconds || !idx.entry->ready) continue;
-          auto n = DeleteExpiredByIndex(engine_, *view, idx,
-                                        now_millis - *idx.desc.expire_after_seconds * 1000);
+          auto n = DeleteExpiredByIndex(
+              engine_, *view, idx, now_millis - *idx.desc.expire_after_seconds * 1000 - span_ms);
           // An index or collection dropped meanwhile has nothing left to expire.
           if (n.status().code() == ErrorCode::kNamespaceNotFound) continue;
           HG_RETURN_IF_ERROR(n.status());

@@ -4,6 +4,9 @@
 // hold has expired: buckets whose start time is at most now - expireAfterSeconds -
 // bucketMaxSpanSeconds. Buckets whose start time does not fit the 32-bit _id timestamp in order
 // (before 1970 or after 2038) are found by a second scan that checks control.max instead.
+// TTL indexes of regular collections delete the documents their index dates expire; a
+// time-series TTL index (on control.min.<time>, with a partial filter on the meta field) deletes
+// the buckets of matching series by the same rule as the collection-level setting.
 //
 // Thread-safety: Start/Stop from one thread; RunOnce may be called from any thread (tests), but
 // not concurrently with itself.

@@ -128,12 +128,6 @@ def test_bad_specs(db, spec, code):
         assert list(index_specs(db.c)) == ["_id_"]
 
 
-def test_time_series_user_index_still_refused(db):
-    db.create_collection("ts", timeseries={"timeField": "t", "metaField": "m"})
-    code, _, _ = command_error(db, {"createIndexes": "ts", "indexes": [{"key": {"x": 1}, "name": "x_1"}]})
-    assert code == 115
-
-
 # --- unique --------------------------------------------------------------------------------
 
 

@@ -12,9 +12,6 @@ from conftest import command_error, run_command
 
 MAX_SPAN_RANGE = 31536000  # 365 days, upper bound of custom bucketing values (1.2)
 PRESETS = {"seconds": 3600, "minutes": 86400, "hours": 2592000}
-INDEXES_NOT_IMPLEMENTED = pytest.mark.xfail(
-    strict=True, reason="secondary indexes on time-series collections are not implemented yet"
-)
 
 
 def entries(db, **filter_):
@@ -504,18 +501,9 @@ def test_collmod_custom_to_smaller_granularity_is_rejected(db):
         {"validationLevel": "off"},
         {"validationAction": "warn"},
         {"viewOn": "other", "pipeline": []},
-        pytest.param(
-            {"index": {"keyPattern": {"t": 1}, "expireAfterSeconds": 100}},
-            marks=INDEXES_NOT_IMPLEMENTED,
-        ),
-        pytest.param(
-            {"index": {"keyPattern": {"t": 1}, "prepareUnique": True}},
-            marks=INDEXES_NOT_IMPLEMENTED,
-        ),
-        pytest.param(
-            {"index": {"keyPattern": {"t": 1}, "prepareUnique": False}},
-            marks=INDEXES_NOT_IMPLEMENTED,
-        ),
+        {"index": {"keyPattern": {"t": 1}, "expireAfterSeconds": 100}},
+        {"index": {"keyPattern": {"t": 1}, "prepareUnique": True}},
+        {"index": {"keyPattern": {"t": 1}, "prepareUnique": False}},
     ],
     ids=["validator", "validationLevel", "validationAction", "viewOn", "index-ttl",
          "index-prepareUnique-true", "index-prepareUnique-false"],
