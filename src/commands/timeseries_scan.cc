@@ -1,5 +1,7 @@
 #include "commands/timeseries_scan.h"
 
+#include <algorithm>
+
 #include "bson/key_string.h"
 #include "storage/kv_engine.h"
 #include "storage/record_id.h"
@@ -8,6 +10,7 @@ namespace hourglass::commands {
 
 using bson::BsonElement;
 using bson::BsonObj;
+using bson::BsonType;
 
 namespace {
 // Buckets read per storage session (each holds up to 1,000 measurements).
@@ -27,13 +30,15 @@ TimeseriesReadCounters& GlobalTimeseriesReadCounters() {
 }
 
 StatusWith<std::unique_ptr<TimeseriesScan>> TimeseriesScan::Make(
-    timeseries::TimeseriesCollection coll, storage::KvEngine* engine, const BsonObj& filter) {
+    timeseries::TimeseriesCollection coll, storage::KvEngine* engine, const BsonObj& filter,
+    TimeseriesScanOptions options) {
   timeseries::BucketFilterSpec spec;
   spec.time_field = coll.options.time_field;
   spec.meta_field = coll.options.meta_field;
   spec.bucket_max_span_seconds = coll.options.bucket_max_span_seconds;
   HG_ASSIGN_OR_RETURN(auto bucket_filter, timeseries::BucketFilter::Make(filter, spec));
   std::optional<query::Matcher> matcher;
+  BsonObj event_filter;
   if (!bucket_filter.meta_only()) {
     // Top-level conjuncts on the meta field are decided exactly per bucket (MayMatch tests them
     // on `meta`), so the per-measurement filter is only the rest.
@@ -51,30 +56,35 @@ StatusWith<std::unique_ptr<TimeseriesScan>> TimeseriesScan::Make(
       residual = b.Obj();
     }
     HG_ASSIGN_OR_RETURN(auto m, query::Matcher::Parse(residual));
-    if (!m.MatchesEverything()) matcher = std::move(m);
+    if (!m.MatchesEverything()) {
+      matcher = std::move(m);
+      event_filter = residual.Owned();
+    }
   }
   std::optional<query::Matcher> meta_matcher;
   if (coll.buckets->BucketIndex() != nullptr && !bucket_filter.meta_filter().IsEmpty()) {
     HG_ASSIGN_OR_RETURN(auto mm, query::Matcher::Parse(bucket_filter.meta_filter()));
     meta_matcher = std::move(mm);
   }
-  auto scan = std::unique_ptr<TimeseriesScan>(
-      new TimeseriesScan(std::move(coll), engine, std::move(bucket_filter), std::move(matcher)));
+  auto scan = std::unique_ptr<TimeseriesScan>(new TimeseriesScan(
+      std::move(coll), engine, std::move(bucket_filter), std::move(matcher), std::move(options)));
   scan->meta_matcher_ = std::move(meta_matcher);
+  scan->event_filter_ = std::move(event_filter);
   return scan;
 }
 
 TimeseriesScan::TimeseriesScan(timeseries::TimeseriesCollection coll, storage::KvEngine* engine,
                                timeseries::BucketFilter bucket_filter,
-                               std::optional<query::Matcher> filter)
+                               std::optional<query::Matcher> filter, TimeseriesScanOptions options)
     : coll_(std::move(coll)),
       engine_(engine),
       bucket_filter_(std::move(bucket_filter)),
       filter_(std::move(filter)),
       unpacker_(timeseries::UnpackSpec{.time_field = coll_.options.time_field,
                                        .meta_field = coll_.options.meta_field,
-                                       .mode = timeseries::UnpackSpec::Mode::kAll,
-                                       .fields = {}}) {
+                                       .mode = options.mode,
+                                       .fields = options.fields}),
+      options_(std::move(options)) {
   // A bucket holds measurements in [start, start + maxSpan): buckets that can hold times in
   // [lo, hi] started in [lo - maxSpan, hi].
   auto lo = bucket_filter_.min_time_millis(), hi = bucket_filter_.max_time_millis();
@@ -82,6 +92,8 @@ TimeseriesScan::TimeseriesScan(timeseries::TimeseriesCollection coll, storage::K
     int64_t lo_s = FloorSeconds(*lo - coll_.options.bucket_max_span_seconds * 1000);
     int64_t hi_s = FloorSeconds(*hi);
     if (lo_s >= 0 && hi_s <= kMaxOrderedSeconds && lo_s <= hi_s) {
+      lo_seconds_ = lo_s;
+      hi_seconds_ = hi_s;
       lo_key_ = storage::EncodeRecordId(catalog::ClusteredRecordIdLow(static_cast<uint32_t>(lo_s)));
       hi_key_ =
           storage::EncodeRecordId(catalog::ClusteredRecordIdHigh(static_cast<uint32_t>(hi_s)));
@@ -89,36 +101,50 @@ TimeseriesScan::TimeseriesScan(timeseries::TimeseriesCollection coll, storage::K
   }
 }
 
-void TimeseriesScan::AddBucket(const BsonObj& bucket, Status* st) {
-  auto& counters = GlobalTimeseriesReadCounters();
-  ++counters.buckets_read;
+void TimeseriesScan::AddBucket(const BsonObj& bucket) {
+  ++GlobalTimeseriesReadCounters().buckets_read;
+  ++stats_.buckets_read;
   if (!bucket_filter_.MayMatch(bucket)) return;
+  buckets_.push_back(bucket.Owned());
+}
+
+StatusWith<std::optional<BsonObj>> TimeseriesScan::NextBucket(bool* whole) {
+  while (buckets_.empty() && !done_) HG_RETURN_IF_ERROR(ReadChunk());
+  if (buckets_.empty()) return std::optional<BsonObj>();
+  BsonObj bucket = std::move(buckets_.front());
+  buckets_.pop_front();
+  ++stats_.buckets_kept;
+  *whole =
+      !filter_ || (options_.use_whole_bucket_filter && bucket_filter_.MatchesWholeBucket(bucket));
+  return std::optional<BsonObj>(std::move(bucket));
+}
+
+Status TimeseriesScan::UnpackBucket(const BsonObj& bucket, bool whole,
+                                    const std::function<void(const BsonObj&)>& fn) {
+  auto& counters = GlobalTimeseriesReadCounters();
   ++counters.buckets_unpacked;
+  ++stats_.buckets_unpacked;
+  if (whole && filter_) ++stats_.buckets_matched_whole;
   int64_t rows = 0;
-  // The matching measurements of one bucket share one buffer: one allocation, not one each.
-  auto arena = std::make_shared<std::string>();
-  std::vector<size_t> offsets;
   Status filter_error = Status::OK();
-  *st = unpacker_.Unpack(bucket, [&](BsonObj m) {
+  Status st = unpacker_.Unpack(bucket, [&](BsonObj m) {
     ++rows;
-    bool keep = true;
-    if (filter_) {
+    if (filter_ && !whole) {
       StatusWith<bool> r = filter_->Evaluate(m);  // $expr errors fail the scan
       if (!r.ok()) {
         filter_error = r.status();
         return false;
       }
-      keep = r.value();
+      if (!r.value()) return true;
     }
-    if (keep) {
-      offsets.push_back(arena->size());
-      arena->append(m.bytes());
-    }
+    ++stats_.measurements_matched;
+    fn(m);
     return true;
   });
-  if (st->ok() && !filter_error.ok()) *st = filter_error;
-  for (size_t off : offsets) buffer_.emplace_back(arena, arena->data() + off);
   counters.measurements_unpacked += rows;
+  stats_.measurements_unpacked += rows;
+  HG_RETURN_IF_ERROR(st);
+  return filter_error;
 }
 
 Status TimeseriesScan::CollectFromIndex() {
@@ -179,18 +205,22 @@ Status TimeseriesScan::CollectFromIndex() {
 
 Status TimeseriesScan::ReadIndexedChunk() {
   auto session = engine_->NewSession();
-  Status st = Status::OK();
-  for (int read = 0; read < kChunkBuckets && next_rid_ < rids_.size() && st.ok(); ++read) {
+  for (int read = 0; read < kChunkBuckets && next_rid_ < rids_.size(); ++read) {
     HG_ASSIGN_OR_RETURN(auto rec, coll_.buckets->FindRecord(*session, rids_[next_rid_++]));
-    if (rec) AddBucket(rec->doc, &st);  // deleted since the index was read: skip
+    if (rec) AddBucket(rec->doc);  // deleted since the index was read: skip
   }
   if (next_rid_ >= rids_.size()) done_ = true;
-  return st;
+  return Status::OK();
 }
 
 Status TimeseriesScan::ReadChunk() {
   if (meta_matcher_) {
-    if (!collected_) HG_RETURN_IF_ERROR(CollectFromIndex());
+    if (!collected_) {
+      HG_RETURN_IF_ERROR(CollectFromIndex());
+      // A bounded sort needs buckets in start-time order, which is RecordId order.
+      if (options_.sort_direction > 0) std::sort(rids_.begin(), rids_.end());
+      if (options_.sort_direction < 0) std::sort(rids_.rbegin(), rids_.rend());
+    }
     return ReadIndexedChunk();
   }
   auto session = engine_->NewSession();
@@ -200,34 +230,101 @@ Status TimeseriesScan::ReadChunk() {
     return Status::OK();
   }
   auto& cursor = cursor_or.value();
-  StatusWith<bool> more = started_          ? cursor->SeekAfter(last_key_)
-                          : lo_key_.empty() ? cursor->SeekFirst()
-                                            : cursor->Seek(lo_key_);
+  const bool forward = options_.sort_direction >= 0;
+  StatusWith<bool> more = started_          ? cursor->SeekAfter(last_key_, forward)
+                          : lo_key_.empty() ? (forward ? cursor->SeekFirst() : cursor->SeekLast())
+                          : forward         ? cursor->Seek(lo_key_)
+                                            : cursor->Seek(hi_key_, false);
   started_ = true;
   int read = 0;
   while (true) {
     if (!more.ok()) return more.status();
-    if (!more.value() || (!hi_key_.empty() && cursor->key() > hi_key_)) {
+    if (!more.value() || (!hi_key_.empty() && cursor->key() > hi_key_) ||
+        (!lo_key_.empty() && cursor->key() < lo_key_)) {
       done_ = true;
       break;
     }
-    Status st = Status::OK();
-    AddBucket(BsonObj(cursor->value().data()), &st);
-    HG_RETURN_IF_ERROR(st);
+    AddBucket(BsonObj(cursor->value().data()));
     if (++read >= kChunkBuckets) {
       last_key_ = std::string(cursor->key());
       break;
     }
-    more = cursor->Next();
+    more = forward ? cursor->Next() : cursor->Prev();
   }
   return Status::OK();
 }
 
+Status TimeseriesScan::FillSorted() {
+  const int dir = options_.sort_direction;
+  // Heap order: the entry to release first on top.
+  auto later = [dir](const SortEntry& a, const SortEntry& b) {
+    if (a.time != b.time) return dir > 0 ? a.time > b.time : a.time < b.time;
+    return a.seq > b.seq;
+  };
+  bool whole = false;
+  HG_ASSIGN_OR_RETURN(auto bucket, NextBucket(&whole));
+  std::optional<int64_t> bound;  // release what sorts before it; nullopt: everything (the end)
+  if (bucket) {
+    // The bucket _id starts with its rounded start time in seconds (the clustered key order):
+    // later buckets (forward) hold nothing before this start, earlier ones (backward) nothing at
+    // or after start + bucketMaxSpanSeconds.
+    BsonElement id = (*bucket)["_id"];
+    if (id.type() != BsonType::kObjectId) {
+      return Status(ErrorCode::kDataCorruptionDetected,
+                    "time-series bucket _id is not an ObjectId");
+    }
+    int64_t start_ms = int64_t{id.Oid().Timestamp()} * 1000;
+    bound = dir > 0 ? start_ms : start_ms + coll_.options.bucket_max_span_seconds * 1000;
+    // Ties keep forward read order: buckets read backward count down.
+    const int64_t bucket_ord = dir > 0 ? next_seq_++ : -(next_seq_++);
+    int64_t row = 0;
+    Status violated = Status::OK();
+    HG_RETURN_IF_ERROR(UnpackBucket(*bucket, whole, [&](const BsonObj& m) {
+      BsonElement t = m[coll_.options.time_field];
+      int64_t time = t.type() == BsonType::kDate ? t.DateMillis() : INT64_MIN;
+      if (released_bound_ && (dir > 0 ? time < *released_bound_ : time > *released_bound_)) {
+        violated = Status(ErrorCode::kLocation6369910,
+                          "bounded sort: a bucket holds a measurement outside its time bound");
+      }
+      heap_.push_back(SortEntry{time, bucket_ord * (int64_t{1} << 24) + row++, m.Owned()});
+      std::push_heap(heap_.begin(), heap_.end(), later);
+    }));
+    HG_RETURN_IF_ERROR(violated);
+  }
+  while (!heap_.empty() &&
+         (!bound || (dir > 0 ? heap_.front().time < *bound : heap_.front().time >= *bound))) {
+    std::pop_heap(heap_.begin(), heap_.end(), later);
+    released_bound_ = heap_.back().time;
+    buffer_.push_back(std::move(heap_.back().doc));
+    heap_.pop_back();
+  }
+  if (!bucket) sort_done_ = true;
+  return Status::OK();
+}
+
 StatusWith<std::optional<BsonObj>> TimeseriesScan::Next() {
-  while (buffer_.empty() && !done_) HG_RETURN_IF_ERROR(ReadChunk());
+  while (buffer_.empty()) {
+    if (options_.sort_direction != 0) {
+      if (sort_done_) break;
+      HG_RETURN_IF_ERROR(FillSorted());
+      continue;
+    }
+    bool whole = false;
+    HG_ASSIGN_OR_RETURN(auto bucket, NextBucket(&whole));
+    if (!bucket) break;
+    // The matching measurements of one bucket share one buffer: one allocation, not one each.
+    auto arena = std::make_shared<std::string>();
+    std::vector<size_t> offsets;
+    HG_RETURN_IF_ERROR(UnpackBucket(*bucket, whole, [&](const BsonObj& m) {
+      offsets.push_back(arena->size());
+      arena->append(m.bytes());
+    }));
+    for (size_t off : offsets) buffer_.emplace_back(arena, arena->data() + off);
+  }
   if (buffer_.empty()) return std::optional<BsonObj>();
   BsonObj out = std::move(buffer_.front());
   buffer_.pop_front();
+  ++stats_.measurements_returned;
   return std::optional<BsonObj>(std::move(out));
 }
 
