@@ -124,7 +124,8 @@ BsonObj BucketAccessPlan(const TimeseriesScan& scan, bool run) {
     }
     if (!filter.IsEmpty()) b.AppendObject("filter", filter);
     size_t in = b.OpenObject("inputStage");
-    b.AppendString("stage", "IXSCAN");
+    // Last-point visits each series' newest entries only, as MongoDB's DISTINCT_SCAN does.
+    b.AppendString("stage", scan.walks_newest_per_series() ? "DISTINCT_SCAN" : "IXSCAN");
     if (run) {
       b.AppendInt64("nReturned", st.buckets_read);
       b.AppendInt64("keysExamined", st.buckets_read);
@@ -134,7 +135,7 @@ BsonObj BucketAccessPlan(const TimeseriesScan& scan, bool run) {
       b.AppendString("indexName", index->name());
     }
     b.AppendBool("isMultiKey", false);
-    b.AppendString("direction", "forward");
+    b.AppendString("direction", scan.walks_newest_per_series() ? "backward" : "forward");
     b.Close(in);
     return b.Obj();
   }

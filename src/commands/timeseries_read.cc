@@ -71,6 +71,31 @@ bool IsLastpoint(const BsonObj& sort_stage, const BsonObj& group_stage, const st
   return id_ok;
 }
 
+// $group {_id: "$M", <f>: {$top: {sortBy: {T: -1}, ...}} | {$bottom: {sortBy: {T: 1}, ...}}...}.
+bool IsTopBottomLastpoint(const BsonObj& group_stage, const std::string& time,
+                          const std::string& meta) {
+  BsonElement g = group_stage.FirstElement();
+  if (g.FieldName() != "$group" || g.type() != BsonType::kObject) return false;
+  bool id_ok = false;
+  int accumulators = 0;
+  for (BsonElement f : g.Obj()) {
+    if (f.FieldName() == "_id") {
+      id_ok = f.type() == BsonType::kString && f.Str() == "$" + meta;
+      continue;
+    }
+    if (f.type() != BsonType::kObject || f.Obj().NumFields() != 1) return false;
+    BsonElement acc = f.Obj().FirstElement();
+    const int want = acc.FieldName() == "$top" ? -1 : acc.FieldName() == "$bottom" ? 1 : 0;
+    if (want == 0 || acc.type() != BsonType::kObject) return false;
+    BsonElement sort_by = acc.Obj()["sortBy"];
+    if (sort_by.type() != BsonType::kObject || sort_by.Obj().NumFields() != 1) return false;
+    BsonElement k = sort_by.Obj().FirstElement();
+    if (k.FieldName() != time || !IsSortDirection(k, want)) return false;
+    ++accumulators;
+  }
+  return id_ok && accumulators > 0;
+}
+
 // A $project excluding only top-level fields, or a $unset of top-level fields: their names.
 std::optional<std::vector<std::string>> TopLevelExclusion(const BsonObj& stage) {
   BsonElement s = stage.FirstElement();
@@ -275,7 +300,16 @@ TimeseriesReadPlan PlanTimeseriesRead(const timeseries::TimeseriesOptions& optio
   if (meta_only && options.meta_field && stages.size() >= 2 &&
       IsLastpoint(stages[0], stages[1], time, *options.meta_field)) {
     plan.lastpoint = true;
+    plan.scan.lastpoint = true;
     plan.lastpoint_sort = stages[0].FirstElement().Obj();
+  } else if (meta_only && options.meta_field && !stages.empty() &&
+             IsTopBottomLastpoint(stages[0], time, *options.meta_field)) {
+    plan.lastpoint = true;
+    plan.scan.lastpoint = true;
+    BsonBuilder sort;
+    sort.AppendInt32(*options.meta_field, 1);
+    sort.AppendInt32(time, -1);
+    plan.lastpoint_sort = sort.Obj();
   } else if (!stages.empty()) {
     BsonElement first = stages[0].FirstElement();
     if (int dir = TimeSortDirection(stages[0], time)) {

@@ -13,8 +13,10 @@
 //  * a leading $group keyed on the metaField (or a constant) with only $min/$max/{$sum: 1}/$count
 //    accumulators — and a leading $count — is answered from control.min/max and the row counts
 //    (timeseries/control_group.h), unpacking only buckets whose control cannot answer exactly;
-//  * last-point: $sort {M: 1, T: -1} then $group {_id: "$M"} with only $first accumulators reads
-//    every bucket's control but unpacks only the newest bucket(s) of each series.
+//  * last-point: $sort {M: ±1, T: -1} then $group {_id: "$M"} with only $first accumulators, or
+//    $group {_id: "$M"} with only $top {sortBy: {T: -1}} / $bottom {sortBy: {T: 1}}, with a
+//    meta-only filter: per series only the bucket(s) that may hold its latest time are read
+//    (walking the series index backward) and unpacked.
 // Every rewrite gives the same documents in the same order as unpack-everything-then-run-the-
 // pipeline (ties of a bounded sort keep the bucket-then-row order of a forward scan, as the
 // stable $sort does). The server parameter hourglassTimeseriesRewrites (default true; startup

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "bson/key_string.h"
+#include "storage/cursor.h"
 #include "storage/kv_engine.h"
 #include "storage/record_id.h"
 
@@ -69,6 +70,8 @@ StatusWith<std::unique_ptr<TimeseriesScan>> TimeseriesScan::Make(
   auto scan = std::unique_ptr<TimeseriesScan>(new TimeseriesScan(
       std::move(coll), engine, std::move(bucket_filter), std::move(matcher), std::move(options)));
   scan->meta_matcher_ = std::move(meta_matcher);
+  scan->lastpoint_index_ =
+      scan->options_.lastpoint && scan->coll_.buckets->BucketIndex() != nullptr;
   scan->event_filter_ = std::move(event_filter);
   return scan;
 }
@@ -187,7 +190,9 @@ Status TimeseriesScan::CollectFromIndex() {
     std::string prefix = key.size() > tail && key[key.size() - tail] == date_encoding[0]
                              ? std::string(key.substr(0, key.size() - tail))
                              : catalog::BucketIndexSeriesPrefix(meta);
-    if (meta_matcher_->Matches(mb.Obj())) {
+    if (lastpoint_index_ && (!meta_matcher_ || meta_matcher_->Matches(mb.Obj()))) {
+      HG_RETURN_IF_ERROR(CollectNewest(*session, *cursor, prefix));
+    } else if (meta_matcher_ && meta_matcher_->Matches(mb.Obj())) {
       more = cursor->Seek(prefix + lo_part);
       std::string end = prefix + hi_part + "\xff";
       while (more.ok() && more.value() && cursor->key().substr(0, prefix.size()) == prefix &&
@@ -203,6 +208,36 @@ Status TimeseriesScan::CollectFromIndex() {
   return more.status();
 }
 
+Status TimeseriesScan::CollectNewest(storage::Session& session, storage::Cursor& cursor,
+                                     const std::string& prefix) {
+  // Entries run in start-time order; walking back from the newest start, a bucket starting at s
+  // holds times below s + maxSpan, so once that cannot reach the latest time seen, neither can
+  // any older bucket of the series.
+  const int64_t span_ms = coll_.options.bucket_max_span_seconds * 1000;
+  const std::string min_path = "control.min." + coll_.options.time_field;
+  const std::string max_path = "control.max." + coll_.options.time_field;
+  std::optional<int64_t> latest;
+  StatusWith<bool> more = cursor.Seek(prefix + "\xff", false);
+  while (more.ok() && more.value() && cursor.key().substr(0, prefix.size()) == prefix) {
+    int64_t rid = storage::DecodeRecordId(cursor.key().substr(cursor.key().size() - 8));
+    HG_ASSIGN_OR_RETURN(auto rec, coll_.buckets->FindRecord(session, rid));
+    if (rec) {
+      BsonElement min_t = rec->doc.GetPath(min_path), max_t = rec->doc.GetPath(max_path);
+      if (latest && min_t.type() == BsonType::kDate && min_t.DateMillis() + span_ms - 1 < *latest) {
+        ++GlobalTimeseriesReadCounters().buckets_read;
+        ++stats_.buckets_read;
+        break;
+      }
+      if (max_t.type() == BsonType::kDate) {
+        latest = latest ? std::max(*latest, max_t.DateMillis()) : max_t.DateMillis();
+      }
+      AddBucket(rec->doc);
+    }
+    more = cursor.Prev();
+  }
+  return more.status();
+}
+
 Status TimeseriesScan::ReadIndexedChunk() {
   auto session = engine_->NewSession();
   for (int read = 0; read < kChunkBuckets && next_rid_ < rids_.size(); ++read) {
@@ -214,7 +249,7 @@ Status TimeseriesScan::ReadIndexedChunk() {
 }
 
 Status TimeseriesScan::ReadChunk() {
-  if (meta_matcher_) {
+  if (uses_series_index()) {
     if (!collected_) {
       HG_RETURN_IF_ERROR(CollectFromIndex());
       // A bounded sort needs buckets in start-time order, which is RecordId order.

@@ -53,6 +53,9 @@ struct TimeseriesScanOptions {
   int sort_direction = 0;
   // Skip the per-event filter for buckets BucketFilter::MatchesWholeBucket accepts.
   bool use_whole_bucket_filter = false;
+  // Last-point: with the series index, read per series (of those the meta filter keeps) only
+  // the newest buckets that may hold its latest time, walking the index backward.
+  bool lastpoint = false;
 };
 
 // What one scan did, for explain's executionStats.
@@ -87,7 +90,8 @@ class TimeseriesScan : public pipeline::DocumentStream {
   const TimeseriesScanStats& stats() const { return stats_; }
   const timeseries::BucketFilter& bucket_filter() const { return bucket_filter_; }
   // Whether the scan walks the series index, and the clustered key range it scans otherwise.
-  bool uses_series_index() const { return meta_matcher_.has_value(); }
+  bool uses_series_index() const { return meta_matcher_.has_value() || lastpoint_index_; }
+  bool walks_newest_per_series() const { return lastpoint_index_; }
   bool has_time_range() const { return !lo_key_.empty(); }
   // The scanned range of bucket start times in seconds (when has_time_range()).
   int64_t min_start_seconds() const { return lo_seconds_; }
@@ -106,6 +110,9 @@ class TimeseriesScan : public pipeline::DocumentStream {
   // Index mode: the RecordIds of the buckets of matching series within the time bounds.
   Status CollectFromIndex();
   Status ReadIndexedChunk();
+  // Last-point: the newest buckets of the series whose index entries start with `prefix`.
+  Status CollectNewest(storage::Session& session, storage::Cursor& cursor,
+                       const std::string& prefix);
   void AddBucket(const bson::BsonObj& bucket);
   // Bounded sort: unpacks the next bucket into heap_ and releases what may go out.
   Status FillSorted();
@@ -122,6 +129,7 @@ class TimeseriesScan : public pipeline::DocumentStream {
   std::vector<int64_t> rids_;                   // index mode: buckets still to read
   size_t next_rid_ = 0;
   bool collected_ = false;
+  bool lastpoint_index_ = false;
   std::deque<bson::BsonObj> buffer_;
   std::string last_key_;
   bool started_ = false;

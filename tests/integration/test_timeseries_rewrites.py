@@ -178,6 +178,17 @@ CASES = [
     ("lastpoint-desc-meta", [{"$match": {"m.sensor": {"$ne": "b"}}}, {"$sort": {"m": -1, "t": -1}},
                              {"$group": {"_id": "$m", "doc": {"$first": "$$ROOT"}}},
                              {"$sort": {"_id": 1}}], "unpacked"),
+    ("lastpoint-top", [{"$group": {"_id": "$m", "x": {"$top": {"sortBy": {"t": -1},
+                                                                "output": ["$t", "$temp"]}}}},
+                       {"$sort": {"_id": 1}}], "unpacked"),
+    ("lastpoint-bottom", [{"$match": {"m.sensor": "a"}},
+                          {"$group": {"_id": "$m", "x": {"$bottom": {"sortBy": {"t": 1},
+                                                                     "output": "$hum"}}}}],
+     "unpacked"),
+    ("lastpoint-top-wrong-order", [{"$group": {"_id": "$m", "x": {"$top": {
+        "sortBy": {"t": 1}, "output": "$t"}}}}, {"$sort": {"_id": 1}}], None),
+    ("lastpoint-no-series", [{"$match": {"m.sensor": "none"}}, {"$sort": {"m": 1, "t": -1}},
+                             {"$group": {"_id": "$m", "t": {"$first": "$t"}}}], None),
     ("lastpoint-event-filter-not-rewritten",
      [{"$match": {"temp": {"$lt": 0}}}, {"$sort": {"m": 1, "t": -1}},
       {"$group": {"_id": "$m", "t": {"$first": "$t"}}}, {"$sort": {"_id": 1}}], None),
@@ -266,6 +277,8 @@ def test_lastpoint_matches_python_and_unpacks_one_bucket_per_series(client, tsdb
     after = counters(client)
     assert [g["t"] for g in got] == [w["t"] for w in want]
     assert after["bucketsUnpacked"] - before["bucketsUnpacked"] == len(SENSORS)
+    # The series index is walked backward: a bucket or two per series are read.
+    assert after["bucketsRead"] - before["bucketsRead"] <= 2 * len(SENSORS)
 
 
 def test_bounded_sort_matches_python(client, tsdb):
@@ -365,6 +378,9 @@ def test_explain_shows_each_rewrite(client, tsdb):
         {"$sort": {"m": 1, "t": -1}}, {"$group": {"_id": "$m", "x": {"$first": "$temp"}}}]})
     assert stage_names(exp)[:3] == ["$cursor", "$_internalLastpoint", "$_internalUnpackBucket"]
     assert stage(exp, "$_internalLastpoint")["nReturned"] == len(SENSORS)
+    plan = exp["stages"][0]["$cursor"]["queryPlanner"]["winningPlan"]
+    assert plan["stage"] == "FETCH" and plan["inputStage"]["stage"] == "DISTINCT_SCAN"
+    assert plan["inputStage"]["direction"] == "backward"
     exp = explain(tsdb, {"aggregate": "w", "cursor": {}, "pipeline": [
         {"$group": {"_id": "$m", "x": {"$max": "$temp"}}}]})
     g = stage(exp, "$_internalGroupFromControl")
@@ -433,3 +449,23 @@ def test_parameter_at_startup(fresh_server):
             "hourglassTimeseriesRewrites"] is False
     finally:
         c.close()
+
+
+def test_lastpoint_finds_latest_time_in_an_older_bucket(client, db):
+    # Bucket A (start 10:00) is full with 10:00 and 10:50; 10:20 opens bucket B, which starts
+    # later but ends earlier: the latest measurement is in the older bucket.
+    old = client.admin.command({"getParameter": 1, "timeseriesBucketMaxCount": 1})
+    client.admin.command({"setParameter": 1, "timeseriesBucketMaxCount": 2})
+    try:
+        db.command({"create": "late", "timeseries": {"timeField": "t", "metaField": "m"}})
+        for minute in (0, 50, 20):
+            db.late.insert_one({"t": at(10, minute), "m": "x", "v": minute})
+    finally:
+        client.admin.command({"setParameter": 1, "timeseriesBucketMaxCount":
+                              old["timeseriesBucketMaxCount"]})
+    assert db["system.buckets.late"].count_documents({}) == 2
+    pipeline = [{"$sort": {"m": 1, "t": -1}}, {"$group": {"_id": "$m", "v": {"$first": "$v"}}}]
+    on, d_on, off, _ = run_both(client, db, pipeline, coll="late")
+    assert on == off
+    assert list(db.late.aggregate(pipeline)) == [{"_id": "x", "v": 50}]
+    assert d_on["bucketsUnpacked"] == 1
