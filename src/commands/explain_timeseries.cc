@@ -110,8 +110,22 @@ BsonObj ObjectIdOf(uint32_t seconds, uint8_t fill) {
   return b.Obj();
 }
 
-// The bucket access plan ($cursor's winningPlan), with stats when `run`.
+BsonObj BucketScanPlan(const TimeseriesScan& scan, bool run);
+
+// The bucket access plan ($cursor's winningPlan), with stats when `run`: the scan, under a LIMIT
+// when a bucket-level limit applies.
 BsonObj BucketAccessPlan(const TimeseriesScan& scan, bool run) {
+  BsonObj access = BucketScanPlan(scan, run);
+  if (scan.measurement_limit() == 0) return access;
+  BsonBuilder b;
+  b.AppendString("stage", "LIMIT");
+  if (run) b.AppendInt64("nReturned", scan.stats().buckets_kept);
+  b.AppendInt64("limitAmount", scan.measurement_limit());
+  b.AppendObject("inputStage", access);
+  return b.Obj();
+}
+
+BsonObj BucketScanPlan(const TimeseriesScan& scan, bool run) {
   const TimeseriesScanStats& st = scan.stats();
   BsonObj filter = scan.bucket_filter().ToBson();
   BsonBuilder b;

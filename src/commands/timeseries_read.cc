@@ -342,6 +342,16 @@ TimeseriesReadPlan PlanTimeseriesRead(const timeseries::TimeseriesOptions& optio
     }
   }
 
+  // A $limit right after the unpack stage (or a find's limit) with no event filter: the scan
+  // stops reading buckets once it holds that many measurements.
+  if (meta_only && plan.scan.sort_direction == 0 && !plan.lastpoint && !plan.control_group &&
+      !plan.rest.empty()) {
+    BsonElement lim = plan.rest.front().FirstElement();
+    if (lim.FieldName() == "$limit" && lim.IsNumber() && lim.NumberLong() > 0) {
+      plan.scan.measurement_limit = lim.NumberLong();
+    }
+  }
+
   // Columns: what the bucket-level stage, or the rest of the pipeline, and the filter read.
   pipeline::FieldDependencies deps;
   if (plan.control_group) {

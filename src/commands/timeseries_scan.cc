@@ -14,7 +14,9 @@ using bson::BsonObj;
 using bson::BsonType;
 
 namespace {
-// Buckets read per storage session (each holds up to 1,000 measurements).
+// Buckets read per storage session (each holds up to 1,000 measurements): the first chunk reads
+// one and each next one twice as many up to this, so a read that stops early ($limit, a bounded
+// sort's first results) reads few buckets.
 constexpr int kChunkBuckets = 16;
 // Bucket _ids hold the start time in 32 bits; only times in [1970, 2038) keep their order in the
 // key, so only those bounds may narrow the scan.
@@ -104,10 +106,22 @@ TimeseriesScan::TimeseriesScan(timeseries::TimeseriesCollection coll, storage::K
   }
 }
 
+int TimeseriesScan::NextChunkSize() {
+  int chunk = chunk_;
+  chunk_ = std::min(kChunkBuckets, chunk_ * 2);
+  return chunk;
+}
+
 void TimeseriesScan::AddBucket(const BsonObj& bucket) {
   ++GlobalTimeseriesReadCounters().buckets_read;
   ++stats_.buckets_read;
   if (!bucket_filter_.MayMatch(bucket)) return;
+  if (options_.measurement_limit > 0 && !filter_) {
+    // Every measurement of a kept bucket is returned: stop once there are enough.
+    auto rows = timeseries::BucketUnpacker::CountRows(bucket, coll_.options.time_field);
+    rows_kept_ += rows.ok() ? rows.value() : 0;
+    limit_reached_ = rows_kept_ >= options_.measurement_limit;
+  }
   buckets_.push_back(bucket.Owned());
 }
 
@@ -240,11 +254,12 @@ Status TimeseriesScan::CollectNewest(storage::Session& session, storage::Cursor&
 
 Status TimeseriesScan::ReadIndexedChunk() {
   auto session = engine_->NewSession();
-  for (int read = 0; read < kChunkBuckets && next_rid_ < rids_.size(); ++read) {
+  const int chunk = NextChunkSize();
+  for (int read = 0; read < chunk && next_rid_ < rids_.size() && !limit_reached_; ++read) {
     HG_ASSIGN_OR_RETURN(auto rec, coll_.buckets->FindRecord(*session, rids_[next_rid_++]));
     if (rec) AddBucket(rec->doc);  // deleted since the index was read: skip
   }
-  if (next_rid_ >= rids_.size()) done_ = true;
+  if (next_rid_ >= rids_.size() || limit_reached_) done_ = true;
   return Status::OK();
 }
 
@@ -272,6 +287,7 @@ Status TimeseriesScan::ReadChunk() {
                                             : cursor->Seek(hi_key_, false);
   started_ = true;
   int read = 0;
+  const int chunk = NextChunkSize();
   while (true) {
     if (!more.ok()) return more.status();
     if (!more.value() || (!hi_key_.empty() && cursor->key() > hi_key_) ||
@@ -280,7 +296,11 @@ Status TimeseriesScan::ReadChunk() {
       break;
     }
     AddBucket(BsonObj(cursor->value().data()));
-    if (++read >= kChunkBuckets) {
+    if (limit_reached_) {
+      done_ = true;
+      break;
+    }
+    if (++read >= chunk) {
       last_key_ = std::string(cursor->key());
       break;
     }

@@ -56,6 +56,9 @@ struct TimeseriesScanOptions {
   // Last-point: with the series index, read per series (of those the meta filter keeps) only
   // the newest buckets that may hold its latest time, walking the index backward.
   bool lastpoint = false;
+  // > 0: at most this many measurements are wanted and there is no event filter: stop reading
+  // buckets once the kept ones hold that many (a bucket-level $limit).
+  int64_t measurement_limit = 0;
 };
 
 // What one scan did, for explain's executionStats.
@@ -92,6 +95,8 @@ class TimeseriesScan : public pipeline::DocumentStream {
   // Whether the scan walks the series index, and the clustered key range it scans otherwise.
   bool uses_series_index() const { return meta_matcher_.has_value() || lastpoint_index_; }
   bool walks_newest_per_series() const { return lastpoint_index_; }
+  // The bucket-level limit in effect (0: none).
+  int64_t measurement_limit() const { return filter_ ? 0 : options_.measurement_limit; }
   bool has_time_range() const { return !lo_key_.empty(); }
   // The scanned range of bucket start times in seconds (when has_time_range()).
   int64_t min_start_seconds() const { return lo_seconds_; }
@@ -114,6 +119,7 @@ class TimeseriesScan : public pipeline::DocumentStream {
   Status CollectNewest(storage::Session& session, storage::Cursor& cursor,
                        const std::string& prefix);
   void AddBucket(const bson::BsonObj& bucket);
+  int NextChunkSize();
   // Bounded sort: unpacks the next bucket into heap_ and releases what may go out.
   Status FillSorted();
 
@@ -130,6 +136,9 @@ class TimeseriesScan : public pipeline::DocumentStream {
   size_t next_rid_ = 0;
   bool collected_ = false;
   bool lastpoint_index_ = false;
+  int chunk_ = 1;
+  int64_t rows_kept_ = 0;
+  bool limit_reached_ = false;
   std::deque<bson::BsonObj> buffer_;
   std::string last_key_;
   bool started_ = false;

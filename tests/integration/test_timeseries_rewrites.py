@@ -202,7 +202,9 @@ CASES = [
      None),
     ("sort-meta-index", [{"$match": {"m": {"sensor": "c"}}}, {"$sort": {"t": -1}},
                          {"$limit": 2}], None),
-    ("limit-no-filter", [{"$limit": 3}], "lazy"),  # both stop after the first chunk
+    ("limit-no-filter", [{"$limit": 3}], "lazy"),  # reads stop early either way
+    ("limit-meta-filter", [{"$match": {"m.sensor": "b"}}, {"$limit": 9}], "lazy"),
+    ("limit-event-filter", [{"$match": {"hum": 4}}, {"$limit": 2}], None),
 ]
 
 
@@ -386,6 +388,11 @@ def test_explain_shows_each_rewrite(client, tsdb):
     g = stage(exp, "$_internalGroupFromControl")
     assert g["$_internalGroupFromControl"]["group"] == {"_id": "$m", "x": {"$max": "$temp"}}
     assert g["bucketsFromControl"] == len(BUCKETS) and g["bucketsUnpacked"] == 0
+    exp = explain(tsdb, {"aggregate": "w", "cursor": {}, "pipeline": [{"$limit": 6}]})
+    plan = exp["stages"][0]["$cursor"]["executionStats"]["executionStages"]
+    assert plan["stage"] == "LIMIT" and plan["limitAmount"] == 6
+    assert plan["inputStage"]["docsExamined"] <= 6  # buckets read: each holds >= 1
+    assert stage(exp, "$limit")["nReturned"] == 6
     exp = explain(tsdb, {"aggregate": "w", "cursor": {}, "pipeline": [{"$project": {"obj": 0}}]})
     assert stage(exp, "$_internalUnpackBucket")["$_internalUnpackBucket"]["exclude"] == ["obj"]
     assert stage_names(exp) == ["$cursor", "$_internalUnpackBucket"]
