@@ -309,7 +309,26 @@ Status TimeseriesScan::ReadChunk() {
   return Status::OK();
 }
 
+Status TimeseriesScan::CheckTimeOrderedKeys() {
+  checked_order_ = true;
+  // The table key is the bucket _id, whose first 4 bytes are the start time in seconds, unsigned.
+  // Starts from 1901 to 1970 wrap to 2^31 and above, past every start before 2038, so when the
+  // largest key is that high the key order may not be start-time order: then nothing is released
+  // before the end (a plain sort). (Starts before 1901 or after 2106 wrap lower; a bucket that
+  // breaks the order then fails the sort with 6369910 rather than mis-sorting.)
+  auto session = engine_->NewSession();
+  auto cursor_or = session->OpenCursorOrError(coll_.buckets->ident());
+  if (!cursor_or.ok()) return Status::OK();
+  auto& cursor = cursor_or.value();
+  HG_ASSIGN_OR_RETURN(bool any, cursor->SeekLast());
+  if (any && !cursor->key().empty() && static_cast<uint8_t>(cursor->key()[0]) >= 0x80) {
+    time_ordered_keys_ = false;
+  }
+  return Status::OK();
+}
+
 Status TimeseriesScan::FillSorted() {
+  if (!checked_order_) HG_RETURN_IF_ERROR(CheckTimeOrderedKeys());
   const int dir = options_.sort_direction;
   // Heap order: the entry to release first on top.
   auto later = [dir](const SortEntry& a, const SortEntry& b) {
@@ -330,6 +349,7 @@ Status TimeseriesScan::FillSorted() {
     }
     int64_t start_ms = int64_t{id.Oid().Timestamp()} * 1000;
     bound = dir > 0 ? start_ms : start_ms + coll_.options.bucket_max_span_seconds * 1000;
+    if (!time_ordered_keys_) bound = dir > 0 ? INT64_MIN : INT64_MAX;  // release nothing yet
     // Ties keep forward read order: buckets read backward count down.
     const int64_t bucket_ord = dir > 0 ? next_seq_++ : -(next_seq_++);
     int64_t row = 0;

@@ -122,6 +122,8 @@ class TimeseriesScan : public pipeline::DocumentStream {
   int NextChunkSize();
   // Bounded sort: unpacks the next bucket into heap_ and releases what may go out.
   Status FillSorted();
+  // Whether the bucket table's key order may be taken as start-time order (see the .cc).
+  Status CheckTimeOrderedKeys();
 
   timeseries::TimeseriesCollection coll_;
   storage::KvEngine* engine_;
@@ -156,6 +158,8 @@ class TimeseriesScan : public pipeline::DocumentStream {
   int64_t next_seq_ = 0;
   std::optional<int64_t> released_bound_;  // the time of the last measurement released
   bool sort_done_ = false;
+  bool checked_order_ = false;
+  bool time_ordered_keys_ = true;
 };
 
 }  // namespace hourglass::commands

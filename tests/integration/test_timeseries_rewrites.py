@@ -476,3 +476,17 @@ def test_lastpoint_finds_latest_time_in_an_older_bucket(client, db):
     assert on == off
     assert list(db.late.aggregate(pipeline)) == [{"_id": "x", "v": 50}]
     assert d_on["bucketsUnpacked"] == 1
+
+
+def test_bounded_sort_with_dates_outside_1970_2038(client, db):
+    # Such buckets break the _id (start time) order of the bucket table: the sort still holds.
+    db.command({"create": "wide", "timeseries": {"timeField": "t", "metaField": "m"}})
+    times = [datetime.datetime(1960, 1, 1), datetime.datetime(2050, 6, 1),
+             datetime.datetime(2000, 1, 1), datetime.datetime(1969, 12, 31, 23),
+             datetime.datetime(2020, 2, 2)]
+    db.wide.insert_many([{"t": t, "m": i % 2, "v": i} for i, t in enumerate(times)])
+    for direction in (1, -1):
+        on, _, off, _ = run_both(client, db, [{"$sort": {"t": direction}}], coll="wide")
+        assert on == off
+        got = [d["t"] for d in db.wide.find({}, {"_id": 0, "t": 1}).sort("t", direction)]
+        assert got == sorted(times, reverse=direction < 0)
