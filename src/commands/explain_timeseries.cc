@@ -301,7 +301,16 @@ StatusWith<bool> ExplainTimeseries(CommandContext& ctx, const BsonObj& inner,
                          [source_n](BsonBuilder& b) { b.AppendInt64("nReturned", *source_n); }});
     }
   }
-  std::unique_ptr<pipeline::DocumentStream> stream = std::move(src.stream);
+  // The bucket-level stages run inside the source stream: they share its time.
+  auto source_meter = std::make_unique<MeteredStream>(std::move(src.stream));
+  const MeteredStream* sm = source_meter.get();
+  for (StageEntry& e : entries) {
+    e.stats = [inner_stats = std::move(e.stats), sm](BsonBuilder& b) {
+      inner_stats(b);
+      b.AppendInt64("executionTimeMillisEstimate", sm->millis());
+    };
+  }
+  std::unique_ptr<pipeline::DocumentStream> stream = std::move(source_meter);
   for (const BsonObj& st : plan.rest) {
     BsonArrayBuilder one;
     one.AppendObject(st);
