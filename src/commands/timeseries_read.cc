@@ -171,10 +171,11 @@ class ControlGroupStream : public pipeline::DocumentStream {
   int64_t returned_ = 0;
 };
 
-// Last-point: reads every kept bucket but unpacks, per series (meta values equal in canonical
-// order), only the buckets holding the series' latest time (control.max.<time>), in read order.
-// The filter is meta-only, so their measurements are exactly the ones the $sort + $group of the
-// pattern can pick first.
+// Last-point: of the kept buckets (all of them, or the newest of each series when the scan walks
+// the series index) unpacks, per series (meta values equal in canonical order), only the buckets
+// holding the series' latest time (control.max.<time>), in read order, and passes on only their
+// measurements at that time. The filter is meta-only, so those are exactly the measurements the
+// $sort + $group ($first) or $group ($top/$bottom) of the pattern can pick.
 class LastpointStream : public pipeline::DocumentStream {
  public:
   LastpointStream(std::unique_ptr<TimeseriesScan> scan, std::string time_field)
@@ -194,6 +195,7 @@ class LastpointStream : public pipeline::DocumentStream {
   struct Candidate {
     int64_t seq;
     BsonObj bucket;
+    std::optional<int64_t> latest;  // the series' latest time; unset: pass every measurement
   };
   struct Series {
     std::optional<int64_t> max_time;  // nullopt: a bucket without a date control.max.<time>
@@ -222,7 +224,7 @@ class LastpointStream : public pipeline::DocumentStream {
         key.AppendElementAs(meta, "");
       }
       BsonElement max_t = bucket->GetPath("control.max." + time_field_);
-      Candidate c{seq++, std::move(*bucket)};
+      Candidate c{seq++, std::move(*bucket), std::nullopt};
       if (max_t.type() != BsonType::kDate) {
         always.push_back(std::move(c));
         continue;
@@ -238,13 +240,21 @@ class LastpointStream : public pipeline::DocumentStream {
       }
     }
     for (auto& [meta, s] : series) {
-      for (Candidate& c : s.buckets) always.push_back(std::move(c));
+      for (Candidate& c : s.buckets) {
+        c.latest = s.max_time;
+        always.push_back(std::move(c));
+      }
     }
     std::sort(always.begin(), always.end(),
               [](const Candidate& a, const Candidate& b) { return a.seq < b.seq; });
     for (const Candidate& c : always) {
-      HG_RETURN_IF_ERROR(scan_->UnpackBucket(
-          c.bucket, true, [&](const BsonObj& m) { buffer_.push_back(m.Owned()); }));
+      // Only the measurements at the series' latest time can come first: pass just those (all
+      // of them, in read order, so ties resolve as over every measurement).
+      HG_RETURN_IF_ERROR(scan_->UnpackBucket(c.bucket, true, [&](const BsonObj& m) {
+        BsonElement t = m[time_field_];
+        if (c.latest && (t.type() != BsonType::kDate || t.DateMillis() != *c.latest)) return;
+        buffer_.push_back(m.Owned());
+      }));
     }
     return Status::OK();
   }

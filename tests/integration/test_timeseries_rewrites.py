@@ -380,6 +380,7 @@ def test_explain_shows_each_rewrite(client, tsdb):
         {"$sort": {"m": 1, "t": -1}}, {"$group": {"_id": "$m", "x": {"$first": "$temp"}}}]})
     assert stage_names(exp)[:3] == ["$cursor", "$_internalLastpoint", "$_internalUnpackBucket"]
     assert stage(exp, "$_internalLastpoint")["nReturned"] == len(SENSORS)
+    assert stage(exp, "$sort")["nReturned"] == len(SENSORS)  # only each series' latest row
     plan = exp["stages"][0]["$cursor"]["queryPlanner"]["winningPlan"]
     assert plan["stage"] == "FETCH" and plan["inputStage"]["stage"] == "DISTINCT_SCAN"
     assert plan["inputStage"]["direction"] == "backward"
