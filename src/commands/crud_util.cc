@@ -56,7 +56,8 @@ StatusWith<std::unique_ptr<pipeline::DocumentStream>> BuildReadStream(
     // time field into a bounded sort over buckets.
     HG_ASSIGN_OR_RETURN(
         stream, BuildTimeseriesRead(std::move(*ts), ctx.service.engine, plan.filter_spec,
-                                    TimeseriesFindStages(plan.sort, plan.skip, plan.limit), {}));
+                                    TimeseriesFindStages(plan.sort, plan.skip, plan.limit), {},
+                                    plan.projection_spec));
     plan.sort = BsonObj();
     plan.skip = 0;
     plan.limit = 0;

@@ -240,7 +240,8 @@ StatusWith<bool> ExplainTimeseries(CommandContext& ctx, const BsonObj& inner,
     }
   }
   const bool rewrites = TimeseriesRewritesEnabled();
-  TimeseriesReadPlan plan = PlanTimeseriesRead(ts.options, req.filter, req.stages, rewrites);
+  TimeseriesReadPlan plan = PlanTimeseriesRead(ts.options, req.filter, req.stages, rewrites,
+                                               req.projection.value_or(BsonObj()));
   const timeseries::TimeseriesOptions options = ts.options;
   auto start = Clock::now();
   HG_ASSIGN_OR_RETURN(TimeseriesReadSource src,

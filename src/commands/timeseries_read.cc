@@ -96,6 +96,26 @@ bool IsTopBottomLastpoint(const BsonObj& group_stage, const std::string& time,
   return id_ok && accumulators > 0;
 }
 
+BsonObj StageOf(std::string_view name, const BsonObj& spec) {
+  BsonBuilder b;
+  b.AppendObject(name, spec);
+  return b.Obj();
+}
+
+// A find projection of plain 0/1 values on field names reads what the same $project reads; for
+// any other ($slice, $elemMatch, positional, expressions) the whole document is needed.
+BsonObj FindProjectionAsStage(const BsonObj& projection) {
+  for (BsonElement e : projection) {
+    bool plain = e.type() == BsonType::kBool || e.IsNumber();
+    if (!plain || e.FieldName().find('$') != std::string_view::npos) {
+      BsonBuilder b;
+      b.AppendString("$replaceWith", "$$ROOT");  // needs the whole document
+      return b.Obj();
+    }
+  }
+  return StageOf("$project", projection);
+}
+
 // A $project excluding only top-level fields, or a $unset of top-level fields: their names.
 std::optional<std::vector<std::string>> TopLevelExclusion(const BsonObj& stage) {
   BsonElement s = stage.FirstElement();
@@ -124,12 +144,6 @@ std::optional<std::vector<std::string>> TopLevelExclusion(const BsonObj& stage) 
     }
   }
   return std::nullopt;
-}
-
-BsonObj StageOf(std::string_view name, const BsonObj& spec) {
-  BsonBuilder b;
-  b.AppendObject(name, spec);
-  return b.Obj();
 }
 
 // The summaries of a control-answered $group: one per bucket whose control answers exactly,
@@ -290,7 +304,7 @@ void RegisterTimeseriesRewriteParameter() { (void)RewritesParameter(); }
 
 TimeseriesReadPlan PlanTimeseriesRead(const timeseries::TimeseriesOptions& options,
                                       const BsonObj& filter, const std::vector<BsonObj>& stages,
-                                      bool rewrites) {
+                                      bool rewrites, const BsonObj& find_projection) {
   TimeseriesReadPlan plan;
   plan.filter = filter;
   plan.rest = stages;
@@ -384,7 +398,9 @@ TimeseriesReadPlan PlanTimeseriesRead(const timeseries::TimeseriesOptions& optio
       plan.rest.erase(plan.rest.begin());
       return plan;
     }
-    deps = pipeline::PipelineDependencies(plan.rest);
+    std::vector<BsonObj> read = plan.rest;
+    if (!find_projection.IsEmpty()) read.push_back(FindProjectionAsStage(find_projection));
+    deps = pipeline::PipelineDependencies(read);
   }
   if (deps.needs_whole_document || filter_deps.needs_whole_document) return plan;
   deps.AddAll(filter_deps);
@@ -459,9 +475,10 @@ std::vector<BsonObj> TimeseriesDistinctStages(std::string_view key) {
 
 StatusWith<std::unique_ptr<pipeline::DocumentStream>> BuildTimeseriesRead(
     timeseries::TimeseriesCollection coll, storage::KvEngine* engine, const BsonObj& filter,
-    const std::vector<BsonObj>& stages, const pipeline::PipelineContext& pctx) {
-  TimeseriesReadPlan plan =
-      PlanTimeseriesRead(coll.options, filter, stages, TimeseriesRewritesEnabled());
+    const std::vector<BsonObj>& stages, const pipeline::PipelineContext& pctx,
+    const BsonObj& find_projection) {
+  TimeseriesReadPlan plan = PlanTimeseriesRead(coll.options, filter, stages,
+                                               TimeseriesRewritesEnabled(), find_projection);
   HG_ASSIGN_OR_RETURN(TimeseriesReadSource src, OpenTimeseriesRead(std::move(coll), engine, plan));
   if (plan.rest.empty()) return std::move(src.stream);
   bson::BsonArrayBuilder arr;

@@ -58,9 +58,13 @@ struct TimeseriesReadPlan {
 
 // Decides the rewrites for `stages` (the pipeline after the leading $match `filter`). With
 // `rewrites` false the plan is unpack-everything: all columns, no sort, the stages unchanged.
+// `find_projection`: a find's projection, applied by the caller after `rest` (it only narrows
+// the columns decoded: a projection of plain 0/1 values on field names is read like a $project;
+// any other makes the whole documents needed).
 TimeseriesReadPlan PlanTimeseriesRead(const timeseries::TimeseriesOptions& options,
                                       const bson::BsonObj& filter,
-                                      const std::vector<bson::BsonObj>& stages, bool rewrites);
+                                      const std::vector<bson::BsonObj>& stages, bool rewrites,
+                                      const bson::BsonObj& find_projection = bson::BsonObj());
 
 // The source the plan's `rest` runs over, and what explain reports about it.
 struct TimeseriesReadSource {
@@ -79,7 +83,8 @@ StatusWith<TimeseriesReadSource> OpenTimeseriesRead(timeseries::TimeseriesCollec
 // Plan, open and bind the rest of the pipeline (parsed with `pctx`): the whole read.
 StatusWith<std::unique_ptr<pipeline::DocumentStream>> BuildTimeseriesRead(
     timeseries::TimeseriesCollection coll, storage::KvEngine* engine, const bson::BsonObj& filter,
-    const std::vector<bson::BsonObj>& stages, const pipeline::PipelineContext& pctx);
+    const std::vector<bson::BsonObj>& stages, const pipeline::PipelineContext& pctx,
+    const bson::BsonObj& find_projection = bson::BsonObj());
 
 // The other read commands as stages after the unpack stage: find's sort, skip and limit; count's
 // skip, limit and {$count: "n"}; distinct's {$project} of its key's top-level field (nothing

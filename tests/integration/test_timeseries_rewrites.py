@@ -292,6 +292,30 @@ def test_bounded_sort_matches_python(client, tsdb):
     assert got == [{"t": d["t"]} for d in want]
 
 
+FIND_CASES = [
+    {"filter": {}, "projection": {"temp": 1}},
+    {"filter": {"hum": {"$gt": 8}}, "projection": {"_id": 0, "t": 1}, "sort": {"t": -1},
+     "limit": 7},
+    {"filter": {"m.sensor": "c"}, "projection": {"hum": 0, "_id": 0}, "sort": {"t": 1},
+     "skip": 5, "limit": 4},
+    {"filter": {}, "projection": {"m.sensor": 1, "x": {"$add": ["$temp", 1]}}, "limit": 5},
+    {"filter": {"obj": {"$exists": True}}, "projection": {"obj.v": 1, "_id": 0}},
+    {"filter": WINDOW, "sort": {"t": -1}, "limit": 3},
+]
+
+
+@pytest.mark.parametrize("spec", FIND_CASES)
+def test_find_identical_with_rewrites(client, tsdb, spec):
+    out = []
+    for on in (True, False):
+        set_rewrites(client, on)
+        reply = tsdb.command({"find": "w", "batchSize": 100000, **spec}, codec_options=RAW)
+        out.append([bytes(d.raw) for d in reply["cursor"]["firstBatch"]])
+    set_rewrites(client, True)
+    assert out[0] == out[1]
+    assert out[0]
+
+
 def test_bounded_sort_ties_keep_bucket_order(client, db):
     # Equal times in several buckets: the stable order of a forward scan, either direction.
     db.command({"create": "ties", "timeseries": {"timeField": "t", "metaField": "m"}})
@@ -361,6 +385,9 @@ def test_explain_find_count_distinct(client, tsdb):
                          "projection": {"_id": 0, "hum": 1}})
     assert stage_names(exp) == ["$cursor", "$_internalUnpackBucket", "$_internalBoundedSort",
                                 "$limit", "$project"]
+    # The columns: the filter's hum, the sort's t, the projection's hum (not _id).
+    assert stage(exp, "$_internalUnpackBucket")["$_internalUnpackBucket"]["include"] == [
+        "hum", "t"]
     bs = stage(exp, "$_internalBoundedSort")["$_internalBoundedSort"]
     assert bs["sortKey"] == {"t": -1}
     assert exp["stages"][0]["$cursor"]["queryPlanner"]["winningPlan"]["direction"] == "backward"
