@@ -518,3 +518,17 @@ def test_bounded_sort_with_dates_outside_1970_2038(client, db):
         assert on == off
         got = [d["t"] for d in db.wide.find({}, {"_id": 0, "t": 1}).sort("t", direction)]
         assert got == sorted(times, reverse=direction < 0)
+
+
+@pytest.mark.parametrize("pipeline", [
+    [{"$sort": {"t": -1}}],
+    [{"$group": {"_id": "$m", "n": {"$sum": 1}}}, {"$sort": {"_id": 1}}],
+    [{"$match": {"m.sensor": "a"}}, {"$project": {"hum": 0}}],
+])
+def test_rewritten_reads_across_get_more(client, tsdb, pipeline):
+    out = []
+    for on in (True, False):
+        set_rewrites(client, on)
+        out.append(list(tsdb.w.aggregate(pipeline, batchSize=7)))
+    set_rewrites(client, True)
+    assert out[0] == out[1] and len(out[0]) > 0
