@@ -532,3 +532,17 @@ def test_rewritten_reads_across_get_more(client, tsdb, pipeline):
         out.append(list(tsdb.w.aggregate(pipeline, batchSize=7)))
     set_rewrites(client, True)
     assert out[0] == out[1] and len(out[0]) > 0
+
+
+def test_group_from_control_keeps_the_first_of_equal_numbers(client, db):
+    # 1, 1.0 and NumberLong(1) compare equal: $min/$max keep the first one met, as control does.
+    from bson.int64 import Int64
+    db.command({"create": "eq", "timeseries": {"timeField": "t", "metaField": "m"}})
+    vals = [Int64(1), 1.0, 1, 2.0, Int64(2), 2]
+    # Two buckets of three measurements (hours 0 and 1).
+    db.eq.insert_many([{"t": at(i // 3, i), "m": "s", "v": v} for i, v in enumerate(vals)])
+    assert db["system.buckets.eq"].count_documents({}) == 2
+    pipeline = [{"$group": {"_id": "$m", "lo": {"$min": "$v"}, "hi": {"$max": "$v"}}}]
+    on, d_on, off, _ = run_both(client, db, pipeline, coll="eq")
+    assert on == off
+    assert d_on["bucketsUnpacked"] == 0
