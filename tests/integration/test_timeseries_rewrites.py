@@ -546,3 +546,30 @@ def test_group_from_control_keeps_the_first_of_equal_numbers(client, db):
     on, d_on, off, _ = run_both(client, db, pipeline, coll="eq")
     assert on == off
     assert d_on["bucketsUnpacked"] == 0
+
+
+ERROR_CASES = [
+    ({"aggregate": "w", "pipeline": [{"$match": {"$bad": 1}}], "cursor": {}}, 2),
+    ({"aggregate": "w", "pipeline": [{"$count": ""}], "cursor": {}}, None),
+    ({"aggregate": "w", "pipeline": [{"$group": {"_id": "$m", "x": {"$nope": 1}}}],
+      "cursor": {}}, 15952),
+    ({"aggregate": "w", "pipeline": [{"$sort": {"t": 2}}], "cursor": {}}, 15975),
+    ({"count": "w", "query": {"t": {"$in": 5}}}, 2),
+    ({"distinct": "w", "key": "hum", "query": {"$where": "1"}}, None),
+]
+
+
+@pytest.mark.parametrize("cmd,code", ERROR_CASES)
+def test_errors_are_the_same_with_rewrites(client, tsdb, cmd, code):
+    codes = []
+    for on in (True, False):
+        set_rewrites(client, on)
+        try:
+            tsdb.command(cmd)
+            codes.append(0)
+        except OperationFailure as e:
+            codes.append(e.code)
+    set_rewrites(client, True)
+    assert codes[0] == codes[1] != 0
+    if code is not None:
+        assert codes[0] == code
