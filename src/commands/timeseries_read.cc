@@ -8,6 +8,7 @@
 #include "base/server_parameters.h"
 #include "bson/bson_compare.h"
 #include "pipeline/dependencies.h"
+#include "pipeline/expression.h"
 #include "timeseries/bucket_filter.h"
 
 namespace hourglass::commands {
@@ -151,14 +152,29 @@ std::optional<std::vector<std::string>> TopLevelExclusion(const BsonObj& stage) 
 class ControlGroupStream : public pipeline::DocumentStream {
  public:
   ControlGroupStream(std::unique_ptr<TimeseriesScan> scan, timeseries::ControlGroup group)
-      : scan_(std::move(scan)), group_(std::move(group)) {}
+      : scan_(std::move(scan)), group_(std::move(group)) {
+    if (group_.time_key()) {
+      // The merge group's key, evaluated on two summaries that differ only in their time.
+      auto key = pipeline::Expression::ParseExpression(group_.merge_group()["_id"],
+                                                       pipeline::ParseContext());
+      if (key.ok()) {
+        std::shared_ptr<const pipeline::Expression> expr = std::move(key).value();
+        same_key_ = [expr](const BsonObj& a, const BsonObj& b) {
+          pipeline::Variables vars;
+          auto ka = expr->Evaluate(a, vars);
+          auto kb = expr->Evaluate(b, vars);
+          return ka.ok() && kb.ok() && pipeline::ValuesEqual(ka.value(), kb.value());
+        };
+      }
+    }
+  }
   StatusWith<std::optional<BsonObj>> Next() override {
     while (buffer_.empty()) {
       bool whole = false;
       HG_ASSIGN_OR_RETURN(auto bucket, scan_->NextBucket(&whole));
       if (!bucket) return std::optional<BsonObj>();
       if (whole) {
-        if (auto summary = group_.Summarize(*bucket)) {
+        if (auto summary = group_.Summarize(*bucket, same_key_)) {
           ++from_control_;
           buffer_.push_back(std::move(*summary));
           continue;
@@ -180,6 +196,7 @@ class ControlGroupStream : public pipeline::DocumentStream {
  private:
   std::unique_ptr<TimeseriesScan> scan_;
   timeseries::ControlGroup group_;
+  timeseries::ControlGroup::SameKey same_key_;  // unset: buckets are unpacked
   std::deque<BsonObj> buffer_;
   int64_t from_control_ = 0;
   int64_t returned_ = 0;

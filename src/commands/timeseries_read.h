@@ -10,9 +10,10 @@
 //  * a leading $sort on the time field alone becomes a bounded sort ($_internalBoundedSort): the
 //    scan reads buckets in start-time order (backward for descending) and releases measurements
 //    as soon as no later bucket can precede them, so $sort + $limit reads only a few buckets;
-//  * a leading $group keyed on the metaField (or a constant) with only $min/$max/{$sum: 1}/$count
-//    accumulators — and a leading $count — is answered from control.min/max and the row counts
-//    (timeseries/control_group.h), unpacking only buckets whose control cannot answer exactly;
+//  * a leading $group keyed on the metaField, a constant or a $dateTrunc of the time field (or an
+//    object of those) with only $min/$max/{$sum: 1}/$count accumulators — and a leading $count —
+//    is answered from control.min/max and the row counts (timeseries/control_group.h), unpacking
+//    only buckets whose control cannot answer exactly (or that span two time keys);
 //  * last-point: $sort {M: ±1, T: -1} then $group {_id: "$M"} with only $first accumulators, or
 //    $group {_id: "$M"} with only $top {sortBy: {T: -1}} / $bottom {sortBy: {T: 1}}, with a
 //    meta-only filter: per series only the bucket(s) that may hold its latest time are read

@@ -59,19 +59,7 @@ std::optional<ControlGroup> ControlGroup::Make(const BsonObj& group_spec,
     std::string_view name = e.FieldName();
     if (name == "_id") {
       have_id = true;
-      if (e.type() == BsonType::kString && !e.Str().empty() && e.Str()[0] == '$') {
-        // "$M" or "$M.sub": the same path under the summary's "m".
-        std::string_view path = e.Str().substr(1);
-        if (!meta_field || path.empty() || path[0] == '$') return std::nullopt;
-        std::string_view top = path.substr(0, path.find('.'));
-        if (top != *meta_field) return std::nullopt;
-        g.id_uses_meta_ = true;
-        merge.AppendString("_id", "$m" + std::string(path.substr(top.size())));
-      } else if (e.type() == BsonType::kObject || e.type() == BsonType::kArray) {
-        return std::nullopt;  // object ids may hold expressions: not analysed
-      } else {
-        merge.AppendElement(e);  // a constant
-      }
+      if (!g.RewriteKey(e, "_id", merge)) return std::nullopt;
       continue;
     }
     if (e.type() != BsonType::kObject || e.Obj().NumFields() != 1) return std::nullopt;
@@ -106,11 +94,78 @@ std::optional<ControlGroup> ControlGroup::Make(const BsonObj& group_spec,
       std::find(g.fields_.begin(), g.fields_.end(), *meta_field) == g.fields_.end()) {
     g.fields_.push_back(*meta_field);
   }
+  if (g.time_key_ && std::find(g.fields_.begin(), g.fields_.end(), time_field) == g.fields_.end()) {
+    g.fields_.push_back(time_field);
+  }
   g.merge_group_ = merge.Obj();
   return g;
 }
 
-std::optional<BsonObj> ControlGroup::Summarize(const BsonObj& bucket) const {
+bool ControlGroup::RewriteKey(const BsonElement& e, std::string_view name, BsonBuilder& out) {
+  if (e.type() == BsonType::kString && !e.Str().empty() && e.Str()[0] == '$') {
+    // "$M" or "$M.sub": the same path under the summary's "m".
+    std::string_view path = e.Str().substr(1);
+    if (!meta_field_ || path.empty() || path[0] == '$') return false;
+    std::string_view top = path.substr(0, path.find('.'));
+    if (top != *meta_field_) return false;
+    id_uses_meta_ = true;
+    out.AppendString(name, "$m" + std::string(path.substr(top.size())));
+    return true;
+  }
+  if (e.type() == BsonType::kArray) return false;
+  if (e.type() != BsonType::kObject) {
+    out.AppendElement(e);  // a constant
+    return true;
+  }
+  BsonObj obj = e.Obj();
+  if (obj.IsEmpty()) {
+    out.AppendElementAs(e, name);
+    return true;
+  }
+  std::string_view first = obj.FirstElement().FieldName();
+  if (first == "$dateTrunc" && obj.NumFields() == 1) {
+    // {$dateTrunc: {date: "$T", unit, binSize, timezone, startOfWeek}} with constant options:
+    // non-decreasing in the date, so equal at a bucket's earliest and latest time means equal
+    // for all its measurements.
+    BsonElement spec = obj.FirstElement();
+    if (spec.type() != BsonType::kObject) return false;
+    size_t o = out.OpenObject(name);
+    size_t d = out.OpenObject("$dateTrunc");
+    bool date_ok = false;
+    for (BsonElement f : spec.Obj()) {
+      if (f.FieldName() == "date") {
+        if (f.type() != BsonType::kString || f.Str() != "$" + time_field_) return false;
+        out.AppendString("date", "$tmin");
+        date_ok = true;
+        continue;
+      }
+      if (f.FieldName() != "unit" && f.FieldName() != "binSize" && f.FieldName() != "timezone" &&
+          f.FieldName() != "startOfWeek") {
+        return false;
+      }
+      if (f.IsObjectOrArray() ||
+          (f.type() == BsonType::kString && !f.Str().empty() && f.Str()[0] == '$')) {
+        return false;  // options must be constants
+      }
+      out.AppendElement(f);
+    }
+    out.Close(d);
+    out.Close(o);
+    time_key_ = true;
+    return date_ok;
+  }
+  if (first[0] == '$') return false;  // other operators: not analysed
+  // An object of keys {a: <key>, b: <key>...}.
+  size_t o = out.OpenObject(name);
+  for (BsonElement f : obj) {
+    if (!RewriteKey(f, f.FieldName(), out)) return false;
+  }
+  out.Close(o);
+  return true;
+}
+
+std::optional<BsonObj> ControlGroup::Summarize(const BsonObj& bucket,
+                                               const SameKey& same_key) const {
   BsonElement control = bucket["control"];
   if (control.type() != BsonType::kObject) return std::nullopt;
   BsonElement min_e = control.Obj()["min"], max_e = control.Obj()["max"];
@@ -119,6 +174,21 @@ std::optional<BsonObj> ControlGroup::Summarize(const BsonObj& bucket) const {
   BsonElement meta = bucket["meta"];
   BsonBuilder b;
   if (!meta.eoo()) b.AppendElementAs(meta, "m");
+  if (time_key_) {
+    // The key reads the time: the bucket is one group only if its earliest and latest times
+    // give the same key.
+    auto range = TimeRange(bucket);
+    if (!range) return std::nullopt;
+    BsonBuilder lo, hi;
+    if (!meta.eoo()) {
+      lo.AppendElementAs(meta, "m");
+      hi.AppendElementAs(meta, "m");
+    }
+    lo.AppendDate("tmin", range->first);
+    hi.AppendDate("tmin", range->second);
+    if (!same_key || !same_key(lo.Obj(), hi.Obj())) return std::nullopt;
+    b.AppendDate("tmin", range->first);
+  }
   for (size_t i = 0; i < accs_.size(); ++i) {
     const Acc& a = accs_[i];
     if (a.op == Op::kCount) {
@@ -135,16 +205,9 @@ std::optional<BsonObj> ControlGroup::Summarize(const BsonObj& bucket) const {
     }
     if (a.field == time_field_ && a.op == Op::kMin) {
       // control.min of the time field is the rounded start: read the time column instead.
-      BsonElement data = bucket["data"];
-      if (data.type() != BsonType::kObject) return std::nullopt;
-      BsonElement col = data.Obj()[time_field_];
-      if (col.type() != BsonType::kObject) return std::nullopt;
-      std::optional<int64_t> lo;
-      for (BsonElement t : col.Obj()) {
-        if (t.type() != BsonType::kDate) return std::nullopt;
-        lo = lo ? std::min(*lo, t.DateMillis()) : t.DateMillis();
-      }
-      if (lo) b.AppendDate(AccName(i), *lo);
+      auto range = TimeRange(bucket);
+      if (!range) return std::nullopt;
+      b.AppendDate(AccName(i), range->first);
       continue;
     }
     BsonElement lo = min[a.field], hi = max[a.field];
@@ -156,11 +219,30 @@ std::optional<BsonObj> ControlGroup::Summarize(const BsonObj& bucket) const {
   return b.Obj();
 }
 
+std::optional<std::pair<int64_t, int64_t>> ControlGroup::TimeRange(const BsonObj& bucket) const {
+  BsonElement data = bucket["data"];
+  if (data.type() != BsonType::kObject) return std::nullopt;
+  BsonElement col = data.Obj()[time_field_];
+  if (col.type() != BsonType::kObject) return std::nullopt;
+  std::optional<std::pair<int64_t, int64_t>> range;
+  for (BsonElement t : col.Obj()) {
+    if (t.type() != BsonType::kDate) return std::nullopt;
+    int64_t v = t.DateMillis();
+    range = range ? std::make_pair(std::min(range->first, v), std::max(range->second, v))
+                  : std::make_pair(v, v);
+  }
+  return range;
+}
+
 BsonObj ControlGroup::SummarizeMeasurement(const BsonObj& measurement) const {
   BsonBuilder b;
   if (meta_field_) {
     BsonElement meta = measurement[*meta_field_];
     if (!meta.eoo()) b.AppendElementAs(meta, "m");
+  }
+  if (time_key_) {
+    BsonElement t = measurement[time_field_];
+    if (!t.eoo()) b.AppendElementAs(t, "tmin");
   }
   for (size_t i = 0; i < accs_.size(); ++i) {
     const Acc& a = accs_[i];

@@ -42,19 +42,48 @@ TEST(ControlGroupTest, AcceptsMetaKeysConstantsMinMaxAndCounts) {
             "n": {"$sum": "$a2"}, "c": {"$sum": "$a3"}})")))
       << g->merge_group().ToJson();
   EXPECT_TRUE(Make(R"({"_id": null, "n": {"$sum": 1}})").has_value());
+  EXPECT_TRUE(Make(R"({"_id": {"k": "$tag", "c": 1}, "n": {"$sum": 1}})").has_value());
   EXPECT_TRUE(Make(R"({"_id": "all", "t": {"$max": "$t"}})").has_value());
+}
+
+TEST(ControlGroupTest, AcceptsDateTruncKeysOfTheTimeField) {
+  auto g = Make(R"({"_id": {"site": "$tag.site", "h": {"$dateTrunc": {"date": "$t",
+                    "unit": "hour", "binSize": 2}}}, "n": {"$sum": 1}})");
+  ASSERT_TRUE(g.has_value());
+  EXPECT_TRUE(g->time_key());
+  EXPECT_TRUE(g->merge_group().BinaryEqual(J(R"({"_id": {"site": "$m.site", "h": {"$dateTrunc":
+      {"date": "$tmin", "unit": "hour", "binSize": 2}}}, "n": {"$sum": "$a0"}})")))
+      << g->merge_group().ToJson();
+  // The bucket is one group only when the caller finds the same key at its first and last time.
+  auto same = [](const BsonObj& lo, const BsonObj& hi) {
+    EXPECT_TRUE(lo["tmin"].DateMillis() < hi["tmin"].DateMillis());
+    return true;
+  };
+  auto s = g->Summarize(J(kBucket), same);
+  ASSERT_TRUE(s.has_value());
+  EXPECT_TRUE(s->BinaryEqual(J(R"({"m": {"site": "a"}, "tmin": {"$date": "2023-07-19T14:05:00Z"},
+                                   "a0": 3})")))
+      << s->ToJson();
+  EXPECT_FALSE(g->Summarize(J(kBucket), [](const BsonObj&, const BsonObj&) { return false; }));
+  EXPECT_FALSE(g->Summarize(J(kBucket)));  // no way to compare keys: unpack
+  EXPECT_TRUE(g->SummarizeMeasurement(J(R"({"t": {"$date": "2023-07-19T14:05:00Z"}, "x": 1})"))
+                  .BinaryEqual(J(R"({"tmin": {"$date": "2023-07-19T14:05:00Z"}, "a0": 1})")));
 }
 
 TEST(ControlGroupTest, RejectsWhatControlCannotAnswer) {
   for (const char* spec : {
-           R"({"_id": "$temp", "n": {"$sum": 1}})",        // key on a measurement
-           R"({"_id": "$tag", "x": {"$avg": "$temp"}})",   // other accumulator
-           R"({"_id": "$tag", "x": {"$min": "$a.b"}})",    // dotted field
-           R"({"_id": "$tag", "x": {"$sum": 2}})",         // not a count
-           R"({"_id": "$tag", "x": {"$sum": 1.0}})",       // a double count is a double
-           R"({"_id": {"k": "$tag"}, "n": {"$sum": 1}})",  // object key
-           R"({"n": {"$sum": 1}})",                        // no _id
+           R"({"_id": "$temp", "n": {"$sum": 1}})",       // key on a measurement
+           R"({"_id": "$tag", "x": {"$avg": "$temp"}})",  // other accumulator
+           R"({"_id": "$tag", "x": {"$min": "$a.b"}})",   // dotted field
+           R"({"_id": "$tag", "x": {"$sum": 2}})",        // not a count
+           R"({"_id": "$tag", "x": {"$sum": 1.0}})",      // a double count is a double
+           R"({"n": {"$sum": 1}})",                       // no _id
            R"({"_id": "$$ROOT", "n": {"$sum": 1}})",
+           R"({"_id": {"$dateTrunc": {"date": "$other", "unit": "hour"}}, "n": {"$sum": 1}})",
+           R"({"_id": {"$dateTrunc": {"date": "$t", "unit": "$u"}}, "n": {"$sum": 1}})",
+           R"({"_id": {"$dateTrunc": {"date": "$t", "unit": "hour", "x": 1}}, "n": {"$sum": 1}})",
+           R"({"_id": {"$hour": "$t"}, "n": {"$sum": 1}})",
+           R"({"_id": "$t", "n": {"$sum": 1}})",
        }) {
     EXPECT_FALSE(Make(spec).has_value()) << spec;
   }

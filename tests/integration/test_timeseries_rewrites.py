@@ -169,6 +169,20 @@ CASES = [
      "unpacked"),
     ("group-missing-field", [{"$group": {"_id": "$m.sensor", "x": {"$max": "$absent"}}},
                              {"$sort": {"_id": 1}}], "unpacked"),
+    # per time unit ($dateTrunc of the time field): buckets within one unit come from control
+    ("group-hour", [{"$group": {"_id": {"$dateTrunc": {"date": "$t", "unit": "hour"}},
+                                "hi": {"$max": "$temp"}, "n": {"$sum": 1}}},
+                    {"$sort": {"_id": 1}}], "unpacked"),
+    ("group-sensor-2hours", [{"$group": {"_id": {"s": "$m.sensor", "h": {"$dateTrunc": {
+        "date": "$t", "unit": "hour", "binSize": 2}}}, "lo": {"$min": "$temp"},
+        "last": {"$max": "$t"}}}, {"$sort": {"_id.h": 1, "_id.s": 1}}], "unpacked"),
+    ("group-day-tz", [{"$group": {"_id": {"$dateTrunc": {"date": "$t", "unit": "day",
+                                                         "timezone": "America/New_York"}},
+                                  "n": {"$count": {}}}}, {"$sort": {"_id": 1}}], "unpacked"),
+    ("group-minute-all-unpacked", [{"$group": {"_id": {"$dateTrunc": {"date": "$t",
+                                                                      "unit": "minute"}},
+                                               "n": {"$sum": 1}}}, {"$sort": {"_id": -1}},
+                                   {"$limit": 5}], None),
     ("group-not-rewritable", [{"$group": {"_id": "$m.sensor", "avg": {"$avg": "$temp"}}},
                               {"$sort": {"_id": 1}}], None),
     # -- last point
@@ -257,6 +271,21 @@ def test_count_and_count_documents(client, tsdb):
     assert tsdb.command({"count": "w"})["n"] == len(DOCS)
     after = counters(client)
     assert after["bucketsUnpacked"] == before["bucketsUnpacked"]  # answered from row counts
+
+
+def test_group_per_hour_matches_python(client, tsdb):
+    got = list(tsdb.w.aggregate([
+        {"$match": {"m.sensor": "b"}},
+        {"$group": {"_id": {"$dateTrunc": {"date": "$t", "unit": "hour"}},
+                    "hi": {"$max": "$temp"}, "n": {"$sum": 1}}}, {"$sort": {"_id": 1}}]))
+    want = {}
+    for d in DOCS:
+        if d["m"]["sensor"] != "b":
+            continue
+        h = d["t"].replace(minute=0, second=0, microsecond=0)
+        hi, n = want.get(h, (None, 0))
+        want[h] = (d["temp"] if hi is None else max(hi, d["temp"]), n + 1)
+    assert got == [{"_id": h, "hi": hi, "n": n} for h, (hi, n) in sorted(want.items())]
 
 
 def test_lastpoint_matches_python_and_unpacks_one_bucket_per_series(client, tsdb):
