@@ -196,12 +196,6 @@ BsonObj UnpackSpecBson(const TimeseriesScan& scan, bool rewrites) {
   return b.Obj();
 }
 
-BsonObj StageOf(std::string_view name, const BsonObj& spec) {
-  BsonBuilder b;
-  b.AppendObject(name, spec);
-  return b.Obj();
-}
-
 struct StageEntry {
   BsonObj stage;                            // {$name: spec}
   std::function<void(BsonBuilder&)> stats;  // appends nReturned etc. (executionStats only)

@@ -97,12 +97,6 @@ bool IsTopBottomLastpoint(const BsonObj& group_stage, const std::string& time,
   return id_ok && accumulators > 0;
 }
 
-BsonObj StageOf(std::string_view name, const BsonObj& spec) {
-  BsonBuilder b;
-  b.AppendObject(name, spec);
-  return b.Obj();
-}
-
 // A find projection of plain 0/1 values on field names reads what the same $project reads; for
 // any other ($slice, $elemMatch, positional, expressions) the whole document is needed.
 BsonObj FindProjectionAsStage(const BsonObj& projection) {
@@ -315,6 +309,12 @@ class CountedStream : public pipeline::DocumentStream {
 };
 
 }  // namespace
+
+BsonObj StageOf(std::string_view name, const BsonObj& spec) {
+  BsonBuilder b;
+  b.AppendObject(name, spec);
+  return b.Obj();
+}
 
 bool TimeseriesRewritesEnabled() { return RewritesParameter()->GetBool(); }
 void RegisterTimeseriesRewriteParameter() { (void)RewritesParameter(); }

@@ -87,6 +87,9 @@ StatusWith<std::unique_ptr<pipeline::DocumentStream>> BuildTimeseriesRead(
     const std::vector<bson::BsonObj>& stages, const pipeline::PipelineContext& pctx,
     const bson::BsonObj& find_projection = bson::BsonObj());
 
+// {name: spec}: one stage document.
+bson::BsonObj StageOf(std::string_view name, const bson::BsonObj& spec);
+
 // The other read commands as stages after the unpack stage: find's sort, skip and limit; count's
 // skip, limit and {$count: "n"}; distinct's {$project} of its key's top-level field (nothing
 // for an empty or $-prefixed key).
