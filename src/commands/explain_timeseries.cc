@@ -236,6 +236,8 @@ StatusWith<bool> ExplainTimeseries(CommandContext& ctx, const BsonObj& inner,
   const bool rewrites = TimeseriesRewritesEnabled();
   TimeseriesReadPlan plan = PlanTimeseriesRead(ts.options, req.filter, req.stages, rewrites,
                                                req.projection.value_or(BsonObj()));
+  plan.scan.allow_disk_use = req.pctx.allow_disk_use;
+  plan.scan.sort_memory_limit_bytes = req.pctx.memory_limit_bytes;
   const timeseries::TimeseriesOptions options = ts.options;
   auto start = Clock::now();
   HG_ASSIGN_OR_RETURN(TimeseriesReadSource src,

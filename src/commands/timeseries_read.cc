@@ -496,6 +496,8 @@ StatusWith<std::unique_ptr<pipeline::DocumentStream>> BuildTimeseriesRead(
     const BsonObj& find_projection) {
   TimeseriesReadPlan plan = PlanTimeseriesRead(coll.options, filter, stages,
                                                TimeseriesRewritesEnabled(), find_projection);
+  plan.scan.allow_disk_use = pctx.allow_disk_use;
+  plan.scan.sort_memory_limit_bytes = pctx.memory_limit_bytes;
   HG_ASSIGN_OR_RETURN(TimeseriesReadSource src, OpenTimeseriesRead(std::move(coll), engine, plan));
   if (plan.rest.empty()) return std::move(src.stream);
   bson::BsonArrayBuilder arr;

@@ -4,6 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include "commands/commands_test_util.h"
+#include "commands/timeseries_util.h"
+
 namespace hourglass::commands {
 namespace {
 
@@ -164,6 +167,36 @@ TEST(TimeseriesReadPlanTest, ChoosesRewrites) {
     EXPECT_EQ(off.scan.sort_direction, 0) << c.name;
     EXPECT_FALSE(off.control_group || off.lastpoint || off.scan.use_whole_bucket_filter) << c.name;
     EXPECT_EQ(off.rest.size(), Stages(c.stages).size()) << c.name;
+  }
+}
+
+class TimeseriesReadTest : public testing::CommandsTest {};
+
+TEST_F(TimeseriesReadTest, BoundedSortKeepsTheSortMemoryLimit) {
+  // granularity "hours": buckets span 30 days, so a descending sort releases nothing early.
+  ExpectOk(Run(R"({"create": "ts", "timeseries": {"timeField": "t", "granularity": "hours"}})"));
+  ExpectOk(Run(R"({"insert": "ts", "documents": [
+      {"t": {"$date": "2024-01-01T00:00:00Z"}, "s": "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"},
+      {"t": {"$date": "2024-01-01T01:00:00Z"}, "s": "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"},
+      {"t": {"$date": "2024-01-01T02:00:00Z"}, "s": "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"}]})"));
+  auto ts = LookupTimeseries(service_, {"test", "ts"});
+  ASSERT_TRUE(ts.ok() && ts.value().has_value());
+  for (bool disk : {false, true}) {
+    pipeline::PipelineContext pctx;
+    pctx.memory_limit_bytes = 200;
+    pctx.allow_disk_use = disk;
+    auto stream = BuildTimeseriesRead(*ts.value(), engine_.get(), BsonObj(),
+                                      Stages(R"([{"$sort": {"t": -1}}])"), pctx);
+    ASSERT_TRUE(stream.ok()) << stream.status().ToString();
+    auto docs = pipeline::DrainStream(*stream.value());
+    if (disk) {
+      ASSERT_TRUE(docs.ok()) << docs.status().ToString();
+      ASSERT_EQ(docs.value().size(), 3u);
+      EXPECT_GT(docs.value()[0]["t"].DateMillis(), docs.value()[2]["t"].DateMillis());
+    } else {
+      ASSERT_FALSE(docs.ok());
+      EXPECT_EQ(docs.status().code(), ErrorCode::kQueryExceededMemoryLimitNoDiskUseAllowed);
+    }
   }
 }
 

@@ -363,13 +363,21 @@ Status TimeseriesScan::FillSorted() {
       }
       heap_.push_back(SortEntry{time, bucket_ord * (int64_t{1} << 24) + row++, m.Owned()});
       std::push_heap(heap_.begin(), heap_.end(), later);
+      heap_bytes_ += m.size() + 64;
     }));
     HG_RETURN_IF_ERROR(violated);
+    if (heap_bytes_ > options_.sort_memory_limit_bytes && !options_.allow_disk_use) {
+      return Status(ErrorCode::kQueryExceededMemoryLimitNoDiskUseAllowed,
+                    "Sort exceeded memory limit of " +
+                        std::to_string(options_.sort_memory_limit_bytes) +
+                        " bytes, but did not opt in to external sorting.");
+    }
   }
   while (!heap_.empty() &&
          (!bound || (dir > 0 ? heap_.front().time < *bound : heap_.front().time >= *bound))) {
     std::pop_heap(heap_.begin(), heap_.end(), later);
     released_bound_ = heap_.back().time;
+    heap_bytes_ -= heap_.back().doc.size() + 64;
     buffer_.push_back(std::move(heap_.back().doc));
     heap_.pop_back();
   }

@@ -59,6 +59,10 @@ struct TimeseriesScanOptions {
   // > 0: at most this many measurements are wanted and there is no event filter: stop reading
   // buckets once the kept ones hold that many (a bucket-level $limit).
   int64_t measurement_limit = 0;
+  // The bounded sort's memory: above the limit without allow_disk_use it fails with
+  // QueryExceededMemoryLimitNoDiskUseAllowed (292), as $sort does; with it, it keeps going.
+  int64_t sort_memory_limit_bytes = 100 * 1024 * 1024;
+  bool allow_disk_use = false;
 };
 
 // What one scan did, for explain's executionStats.
@@ -156,6 +160,7 @@ class TimeseriesScan : public pipeline::DocumentStream {
   };
   std::vector<SortEntry> heap_;
   int64_t next_seq_ = 0;
+  int64_t heap_bytes_ = 0;
   std::optional<int64_t> released_bound_;  // the time of the last measurement released
   bool sort_done_ = false;
   bool checked_order_ = false;
