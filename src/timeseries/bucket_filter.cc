@@ -593,20 +593,15 @@ BsonObj BucketFilter::WholeBucketFilterToBson() const {
   BsonBuilder b;
   size_t arr = b.OpenArray("$and");
   int i = 0;
-  if (s.min_time) {
+  auto bound = [&](std::string_view side, std::string_view op, int64_t millis) {
     size_t o = b.OpenObject(std::to_string(i++));
-    size_t f = b.OpenObject("control.min." + s.spec.time_field);
-    b.AppendDate("$_internalExprGte", *s.min_time);
+    size_t f = b.OpenObject("control." + std::string(side) + "." + s.spec.time_field);
+    b.AppendDate(op, millis);
     b.Close(f);
     b.Close(o);
-  }
-  if (s.max_time) {
-    size_t o = b.OpenObject(std::to_string(i++));
-    size_t f = b.OpenObject("control.max." + s.spec.time_field);
-    b.AppendDate("$_internalExprLte", *s.max_time);
-    b.Close(f);
-    b.Close(o);
-  }
+  };
+  if (s.min_time) bound("min", "$_internalExprGte", *s.min_time);
+  if (s.max_time) bound("max", "$_internalExprLte", *s.max_time);
   b.Close(arr);
   return b.Obj();
 }
