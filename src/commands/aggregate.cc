@@ -10,6 +10,8 @@
 #include "commands/crud_util.h"
 #include "commands/ddl_commands.h"
 #include "commands/explain.h"
+#include "commands/timeseries_read.h"
+#include "commands/timeseries_util.h"
 
 namespace hourglass::commands {
 
@@ -20,6 +22,12 @@ using bson::BsonObj;
 using bson::BsonType;
 
 namespace {
+
+std::vector<BsonObj> StageList(const BsonObj& stages) {
+  std::vector<BsonObj> out;
+  for (BsonElement st : stages) out.push_back(st.Obj());
+  return out;
+}
 
 // The document $collStats produces for `nss` ({ns, host, localTime, storageStats, count}).
 StatusWith<BsonObj> CollStatsDocument(CommandContext& ctx, const catalog::NamespaceString& nss,
@@ -133,6 +141,21 @@ class AggregateCommand : public Command {
       catalog::NamespaceString nss{ctx.db, coll_name};
       HG_RETURN_IF_ERROR(catalog::ValidateCollectionName(nss));
       ns = nss.ns();
+      auto ts = LookupTimeseries(ctx.service, nss);
+      if (ts.ok() && ts.value()) {
+        // Time-series: the read and the stages after it are planned together (rewrites).
+        BsonObj filter;
+        std::vector<BsonObj> rest = StageList(*stages);
+        if (auto leading = pipe->PopLeadingMatch()) {
+          filter = *leading;
+          rest.erase(rest.begin());
+        }
+        HG_ASSIGN_OR_RETURN(
+            auto out, BuildTimeseriesRead(std::move(*ts.value()), ctx.service.engine, filter, rest,
+                                          pctx, BsonObj(), cmd["hint"]));
+        const int64_t first_batch = PipelineWritesOutput(*stages) ? 101 : batch_size.value_or(101);
+        return ReplyWithCursor(ctx, ns, std::move(out), first_batch, false, reply);
+      }
       ReadPlan plan;
       plan.hint = HintOf(cmd);
       if (auto leading = pipe->PopLeadingMatch()) {
@@ -167,18 +190,17 @@ class CountCommand : public Command {
     HG_ASSIGN_OR_RETURN(auto matcher, query::Matcher::Parse(q.value_or(BsonObj())));
     int64_t n = 0;
     auto coll = ctx.service.catalog->Lookup(nss);
-    if (coll && coll->entry().type == "timeseries") {
-      // Measurements live in buckets: count them through the unpacking read path.
-      ReadPlan plan;
-      plan.filter = std::move(matcher);
-      plan.filter_spec = q.value_or(BsonObj());
-      plan.hint = HintOf(cmd);
-      HG_ASSIGN_OR_RETURN(auto stream, BuildReadStream(ctx, nss, std::move(plan)));
-      while (true) {
-        HG_ASSIGN_OR_RETURN(auto doc, stream->Next());
-        if (!doc) break;
-        ++n;
-      }
+    auto ts = LookupTimeseries(ctx.service, nss);
+    if (ts.ok() && ts.value()) {
+      // Measurements live in buckets: count them as {$count} over the read, which the
+      // time-series rewrites answer from the buckets' row counts where they can.
+      HG_ASSIGN_OR_RETURN(
+          auto stream,
+          BuildTimeseriesRead(std::move(*ts.value()), ctx.service.engine, q.value_or(BsonObj()),
+                              TimeseriesCountStages(cmd), {}, BsonObj(), cmd["hint"]));
+      HG_ASSIGN_OR_RETURN(auto doc, stream->Next());
+      reply.AppendInt32("n", doc ? static_cast<int32_t>((*doc)["n"].NumberLong()) : 0);
+      return Status::OK();
     } else if (coll && !coll->ident().empty()) {
       if (matcher.MatchesEverything() && cmd["hint"].eoo()) {
         n = coll->NumRecords();  // MongoDB answers an unfiltered count from collection metadata
@@ -219,11 +241,21 @@ class DistinctCommand : public Command {
     }
     HG_ASSIGN_OR_RETURN(auto q, GetObject("distinct", cmd, "query"));
     HG_ASSIGN_OR_RETURN(auto matcher, query::Matcher::Parse(q.value_or(BsonObj())));
-    ReadPlan plan;
-    plan.filter = std::move(matcher);
-    plan.filter_spec = q.value_or(BsonObj());
-    plan.hint = HintOf(cmd);
-    HG_ASSIGN_OR_RETURN(auto stream, BuildReadStream(ctx, nss, std::move(plan)));
+    std::unique_ptr<pipeline::DocumentStream> stream;
+    auto ts = LookupTimeseries(ctx.service, nss);
+    if (ts.ok() && ts.value()) {
+      // Only the key's top-level field is decoded.
+      HG_ASSIGN_OR_RETURN(
+          stream,
+          BuildTimeseriesRead(std::move(*ts.value()), ctx.service.engine, q.value_or(BsonObj()),
+                              TimeseriesDistinctStages(*key), {}, BsonObj(), cmd["hint"]));
+    } else {
+      ReadPlan plan;
+      plan.filter = std::move(matcher);
+      plan.filter_spec = q.value_or(BsonObj());
+      plan.hint = HintOf(cmd);
+      HG_ASSIGN_OR_RETURN(stream, BuildReadStream(ctx, nss, std::move(plan)));
+    }
     // Values are kept as single-element documents, sorted and de-duplicated in canonical order.
     std::vector<BsonObj> values;
     auto collect = [&](const BsonElement& v) {

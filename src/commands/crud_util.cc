@@ -5,7 +5,7 @@
 #include "commands/cursor_manager.h"
 #include "commands/explain.h"
 #include "commands/index_scan.h"
-#include "commands/timeseries_scan.h"
+#include "commands/timeseries_read.h"
 #include "commands/timeseries_util.h"
 #include "storage/kv_engine.h"
 
@@ -51,8 +51,15 @@ StatusWith<std::unique_ptr<pipeline::DocumentStream>> BuildReadStream(
   }
   HG_ASSIGN_OR_RETURN(auto ts, std::move(ts_or));
   if (ts) {
+    // Sort, skip and limit run as stages of the time-series read, which may turn a sort on the
+    // time field into a bounded sort over buckets.
     HG_ASSIGN_OR_RETURN(
-        stream, TimeseriesScan::Make(std::move(*ts), ctx.service.engine, plan.filter_spec, hint));
+        stream, BuildTimeseriesRead(std::move(*ts), ctx.service.engine, plan.filter_spec,
+                                    TimeseriesFindStages(plan.sort, plan.skip, plan.limit), {},
+                                    plan.projection_spec, hint));
+    plan.sort = BsonObj();
+    plan.skip = 0;
+    plan.limit = 0;
   } else if (!coll || coll->ident().empty()) {
     stream = std::make_unique<pipeline::VectorDocumentStream>(std::vector<BsonObj>{});
   } else {

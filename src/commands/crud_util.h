@@ -22,7 +22,8 @@ struct ReadPlan {
   int64_t skip = 0;
   int64_t limit = 0;  // 0 = none
   std::optional<query::Projection> projection;
-  bson::BsonObj hint;  // {hint: <name or key pattern>}, or empty
+  bson::BsonObj projection_spec;  // the document `projection` was parsed from
+  bson::BsonObj hint;             // {hint: <name or key pattern>}, or empty
 };
 
 class CollectionScan;

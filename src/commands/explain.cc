@@ -6,6 +6,7 @@
 #include "commands/collection_scan.h"
 #include "commands/command_util.h"
 #include "commands/crud_util.h"
+#include "commands/explain_timeseries.h"
 #include "commands/index_scan.h"
 #include "pipeline/pipeline.h"
 
@@ -251,17 +252,24 @@ BsonObj PlanTree(const ExplainRequest& req, BsonObj access, const ReadExecInfo* 
   return access;
 }
 
-BsonObj ServerInfo(CommandContext& ctx) {
+}  // namespace
+
+void AppendExplainCommandAndServerInfo(CommandContext& ctx, const BsonObj& inner,
+                                       BsonBuilder& reply) {
+  BsonBuilder command;
+  for (BsonElement e : inner) {
+    if (e.FieldName() != "$db" && e.FieldName() != "explain") command.AppendElement(e);
+  }
+  command.AppendString("$db", ctx.db);
+  reply.AppendObject("command", command.Obj());
   BsonBuilder b;
   std::string hp = HostAndPort(ctx.service);
   b.AppendString("host", hp.substr(0, hp.rfind(':')));
   b.AppendInt32("port", ctx.service.options.port);
   b.AppendString("version", kReportedMongoVersion);
   b.AppendString("gitVersion", "hourglass-" + std::string(kHourglassVersion));
-  return b.Obj();
+  reply.AppendObject("serverInfo", b.Obj());
 }
-
-}  // namespace
 
 Status RunExplain(CommandContext& ctx, const BsonObj& inner, std::string_view verbosity,
                   BsonBuilder& reply) {
@@ -273,11 +281,13 @@ Status RunExplain(CommandContext& ctx, const BsonObj& inner, std::string_view ve
   }
   if (inner.IsEmpty())
     return Status(ErrorCode::kBadValue, "explain command requires a nested object");
+  HG_ASSIGN_OR_RETURN(bool timeseries, ExplainTimeseries(ctx, inner, verbosity, reply));
+  if (timeseries) return Status::OK();
   HG_ASSIGN_OR_RETURN(ExplainRequest req, ParseRequest(ctx, inner));
   auto coll = ctx.service.catalog->Lookup(req.nss);
   if (coll && (coll->entry().type != "collection" || req.nss.IsTimeseriesBuckets())) {
     return Status(ErrorCode::kCommandNotSupported,
-                  "explain on time-series collections and views is not supported yet");
+                  "explain on views and time-series bucket collections is not supported yet");
   }
   const bool execute = verbosity != "queryPlanner";
   ReadPlan plan;
@@ -374,13 +384,7 @@ Status RunExplain(CommandContext& ctx, const BsonObj& inner, std::string_view ve
     reply.AppendObject("queryPlanner", query_planner);
     if (execute) reply.AppendObject("executionStats", exec_stats);
   }
-  BsonBuilder command;
-  for (BsonElement e : inner) {
-    if (e.FieldName() != "$db" && e.FieldName() != "explain") command.AppendElement(e);
-  }
-  command.AppendString("$db", ctx.db);
-  reply.AppendObject("command", command.Obj());
-  reply.AppendObject("serverInfo", ServerInfo(ctx));
+  AppendExplainCommandAndServerInfo(ctx, inner, reply);
   return Status::OK();
 }
 

@@ -3,8 +3,8 @@
 // MongoDB's shape: {explainVersion, queryPlanner: {namespace, parsedQuery, winningPlan,
 // rejectedPlans}, executionStats: {nReturned, executionTimeMillis, totalKeysExamined,
 // totalDocsExamined, executionStages}, command, serverInfo}. Writes are never performed: their
-// executionStats count what would be matched. Time-series collections fail with
-// CommandNotSupported (115).
+// executionStats count what would be matched. Reads of time-series collections are explained by
+// explain_timeseries.h; views fail with CommandNotSupported (115).
 #pragma once
 
 #include <string_view>
@@ -21,5 +21,9 @@ Status RunExplain(CommandContext& ctx, const bson::BsonObj& inner, std::string_v
                   bson::BsonBuilder& reply);
 
 void RegisterExplainCommand(CommandRegistry& r);
+
+// Appends the end of an explain reply: `command` (the explained command) and `serverInfo`.
+void AppendExplainCommandAndServerInfo(CommandContext& ctx, const bson::BsonObj& inner,
+                                       bson::BsonBuilder& reply);
 
 }  // namespace hourglass::commands

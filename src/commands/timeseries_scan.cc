@@ -1,7 +1,10 @@
 #include "commands/timeseries_scan.h"
 
+#include <algorithm>
+
 #include "bson/key_string.h"
 #include "commands/timeseries_index_plan.h"
+#include "storage/cursor.h"
 #include "storage/kv_engine.h"
 #include "storage/record_id.h"
 
@@ -9,9 +12,12 @@ namespace hourglass::commands {
 
 using bson::BsonElement;
 using bson::BsonObj;
+using bson::BsonType;
 
 namespace {
-// Buckets read per storage session (each holds up to 1,000 measurements).
+// Buckets read per storage session (each holds up to 1,000 measurements): the first chunk reads
+// one and each next one twice as many up to this, so a read that stops early ($limit, a bounded
+// sort's first results) reads few buckets.
 constexpr int kChunkBuckets = 16;
 // Bucket _ids hold the start time in 32 bits; only times in [1970, 2038) keep their order in the
 // key, so only those bounds may narrow the scan.
@@ -29,14 +35,14 @@ TimeseriesReadCounters& GlobalTimeseriesReadCounters() {
 
 StatusWith<std::unique_ptr<TimeseriesScan>> TimeseriesScan::Make(
     timeseries::TimeseriesCollection coll, storage::KvEngine* engine, const BsonObj& filter,
-    const BsonElement& hint) {
+    TimeseriesScanOptions options) {
   timeseries::BucketFilterSpec spec;
   spec.time_field = coll.options.time_field;
   spec.meta_field = coll.options.meta_field;
   spec.bucket_max_span_seconds = coll.options.bucket_max_span_seconds;
   HG_ASSIGN_OR_RETURN(auto bucket_filter, timeseries::BucketFilter::Make(filter, spec));
   std::optional<query::Matcher> matcher;
-  std::optional<std::vector<std::string>> filter_fields;  // what `matcher` reads, if known
+  BsonObj event_filter;
   if (!bucket_filter.meta_only()) {
     // Top-level conjuncts on the meta field are decided exactly per bucket (MayMatch tests them
     // on `meta`), so the per-measurement filter is only the rest.
@@ -56,47 +62,54 @@ StatusWith<std::unique_ptr<TimeseriesScan>> TimeseriesScan::Make(
     HG_ASSIGN_OR_RETURN(auto m, query::Matcher::Parse(residual));
     if (!m.MatchesEverything()) {
       matcher = std::move(m);
-      filter_fields = query::TopLevelFieldsOf(residual);
+      event_filter = residual.Owned();
     }
   }
   std::optional<query::Matcher> meta_matcher;
+  // A hidden series index serves no read.
   const catalog::IndexEntry* series = coll.buckets->BucketIndex();
-  if (series != nullptr && !series->spec["hidden"].Truthy() &&
-      !bucket_filter.meta_filter().IsEmpty()) {
+  const bool series_usable = series != nullptr && !series->spec["hidden"].Truthy();
+  // A {$natural: ...} hint asks for a scan of the buckets in their clustered order.
+  const bool natural = !options.hint.IsEmpty() &&
+                       options.hint.FirstElement().type() == bson::BsonType::kObject &&
+                       options.hint.FirstElement().Obj().FirstElement().FieldName() == "$natural";
+  if (series_usable && !natural && !bucket_filter.meta_filter().IsEmpty()) {
     HG_ASSIGN_OR_RETURN(auto mm, query::Matcher::Parse(bucket_filter.meta_filter()));
     meta_matcher = std::move(mm);
   }
-  auto scan = std::unique_ptr<TimeseriesScan>(
-      new TimeseriesScan(std::move(coll), engine, std::move(bucket_filter), std::move(matcher)));
+  auto scan = std::unique_ptr<TimeseriesScan>(new TimeseriesScan(
+      std::move(coll), engine, std::move(bucket_filter), std::move(matcher), std::move(options)));
   scan->meta_matcher_ = std::move(meta_matcher);
-  if (filter_fields) {
-    // Block mode tests the filter on measurements holding only the fields it reads.
-    scan->filter_unpacker_.emplace(
-        timeseries::UnpackSpec{.time_field = scan->coll_.options.time_field,
-                               .meta_field = scan->coll_.options.meta_field,
-                               .mode = timeseries::UnpackSpec::Mode::kInclude,
-                               .fields = std::move(*filter_fields)});
-  }
-  HG_ASSIGN_OR_RETURN(auto indexed,
-                      TimeseriesIndexedBuckets(scan->coll_, engine, scan->bucket_filter_, hint));
-  if (indexed) {
-    scan->rids_ = std::move(*indexed);
-    scan->collected_ = scan->user_index_ = true;
+  scan->lastpoint_index_ = scan->options_.lastpoint && series_usable;
+  scan->event_filter_ = std::move(event_filter);
+  if (!scan->lastpoint_index_) {
+    const BsonElement hint =
+        scan->options_.hint.IsEmpty() ? BsonElement() : scan->options_.hint.FirstElement();
+    HG_ASSIGN_OR_RETURN(auto indexed,
+                        TimeseriesIndexedBuckets(scan->coll_, engine, scan->bucket_filter_, hint));
+    if (indexed) {
+      scan->rids_ = std::move(*indexed);
+      scan->collected_ = scan->user_index_ = true;
+      // A bounded sort needs buckets in start-time order, which is RecordId order.
+      if (scan->options_.sort_direction > 0) std::sort(scan->rids_.begin(), scan->rids_.end());
+      if (scan->options_.sort_direction < 0) std::sort(scan->rids_.rbegin(), scan->rids_.rend());
+    }
   }
   return scan;
 }
 
 TimeseriesScan::TimeseriesScan(timeseries::TimeseriesCollection coll, storage::KvEngine* engine,
                                timeseries::BucketFilter bucket_filter,
-                               std::optional<query::Matcher> filter)
+                               std::optional<query::Matcher> filter, TimeseriesScanOptions options)
     : coll_(std::move(coll)),
       engine_(engine),
       bucket_filter_(std::move(bucket_filter)),
       filter_(std::move(filter)),
       unpacker_(timeseries::UnpackSpec{.time_field = coll_.options.time_field,
                                        .meta_field = coll_.options.meta_field,
-                                       .mode = timeseries::UnpackSpec::Mode::kAll,
-                                       .fields = {}}) {
+                                       .mode = options.mode,
+                                       .fields = options.fields}),
+      options_(std::move(options)) {
   // A bucket holds measurements in [start, start + maxSpan): buckets that can hold times in
   // [lo, hi] started in [lo - maxSpan, hi].
   auto lo = bucket_filter_.min_time_millis(), hi = bucket_filter_.max_time_millis();
@@ -104,6 +117,8 @@ TimeseriesScan::TimeseriesScan(timeseries::TimeseriesCollection coll, storage::K
     int64_t lo_s = FloorSeconds(*lo - coll_.options.bucket_max_span_seconds * 1000);
     int64_t hi_s = FloorSeconds(*hi);
     if (lo_s >= 0 && hi_s <= kMaxOrderedSeconds && lo_s <= hi_s) {
+      lo_seconds_ = lo_s;
+      hi_seconds_ = hi_s;
       lo_key_ = storage::EncodeRecordId(catalog::ClusteredRecordIdLow(static_cast<uint32_t>(lo_s)));
       hi_key_ =
           storage::EncodeRecordId(catalog::ClusteredRecordIdHigh(static_cast<uint32_t>(hi_s)));
@@ -111,40 +126,62 @@ TimeseriesScan::TimeseriesScan(timeseries::TimeseriesCollection coll, storage::K
   }
 }
 
-void TimeseriesScan::AddBucket(const BsonObj& bucket, Status* st) {
-  auto& counters = GlobalTimeseriesReadCounters();
-  ++counters.buckets_read;
+int TimeseriesScan::NextChunkSize() {
+  int chunk = chunk_;
+  chunk_ = std::min(kChunkBuckets, chunk_ * 2);
+  return chunk;
+}
+
+void TimeseriesScan::AddBucket(const BsonObj& bucket) {
+  ++GlobalTimeseriesReadCounters().buckets_read;
+  ++stats_.buckets_read;
   if (!bucket_filter_.MayMatch(bucket)) return;
-  ++counters.buckets_unpacked;
-  if (block_mode_) {
-    buckets_.push_back(bucket.Owned());
-    return;
+  if (options_.measurement_limit > 0 && !filter_) {
+    // Every measurement of a kept bucket is returned: stop once there are enough.
+    auto rows = timeseries::BucketUnpacker::CountRows(bucket, coll_.options.time_field);
+    rows_kept_ += rows.ok() ? rows.value() : 0;
+    limit_reached_ = rows_kept_ >= options_.measurement_limit;
   }
+  buckets_.push_back(bucket.Owned());
+}
+
+StatusWith<std::optional<BsonObj>> TimeseriesScan::NextBucket(bool* whole) {
+  while (buckets_.empty() && !done_) HG_RETURN_IF_ERROR(ReadChunk());
+  if (buckets_.empty()) return std::optional<BsonObj>();
+  BsonObj bucket = std::move(buckets_.front());
+  buckets_.pop_front();
+  ++stats_.buckets_kept;
+  *whole =
+      !filter_ || (options_.use_whole_bucket_filter && bucket_filter_.MatchesWholeBucket(bucket));
+  return std::optional<BsonObj>(std::move(bucket));
+}
+
+Status TimeseriesScan::UnpackBucket(const BsonObj& bucket, bool whole,
+                                    const std::function<void(const BsonObj&)>& fn) {
+  auto& counters = GlobalTimeseriesReadCounters();
+  ++counters.buckets_unpacked;
+  ++stats_.buckets_unpacked;
+  if (whole && filter_) ++stats_.buckets_matched_whole;
   int64_t rows = 0;
-  // The matching measurements of one bucket share one buffer: one allocation, not one each.
-  auto arena = std::make_shared<std::string>();
-  std::vector<size_t> offsets;
   Status filter_error = Status::OK();
-  *st = unpacker_.Unpack(bucket, [&](BsonObj m) {
+  Status st = unpacker_.Unpack(bucket, [&](BsonObj m) {
     ++rows;
-    bool keep = true;
-    if (filter_) {
+    if (filter_ && !whole) {
       StatusWith<bool> r = filter_->Evaluate(m);  // $expr errors fail the scan
       if (!r.ok()) {
         filter_error = r.status();
         return false;
       }
-      keep = r.value();
+      if (!r.value()) return true;
     }
-    if (keep) {
-      offsets.push_back(arena->size());
-      arena->append(m.bytes());
-    }
+    ++stats_.measurements_matched;
+    fn(m);
     return true;
   });
-  if (st->ok() && !filter_error.ok()) *st = filter_error;
-  for (size_t off : offsets) buffer_.emplace_back(arena, arena->data() + off);
   counters.measurements_unpacked += rows;
+  stats_.measurements_unpacked += rows;
+  HG_RETURN_IF_ERROR(st);
+  return filter_error;
 }
 
 Status TimeseriesScan::CollectFromIndex() {
@@ -187,7 +224,9 @@ Status TimeseriesScan::CollectFromIndex() {
     std::string prefix = key.size() > tail && key[key.size() - tail] == date_encoding[0]
                              ? std::string(key.substr(0, key.size() - tail))
                              : catalog::BucketIndexSeriesPrefix(meta);
-    if (meta_matcher_->Matches(mb.Obj())) {
+    if (lastpoint_index_ && (!meta_matcher_ || meta_matcher_->Matches(mb.Obj()))) {
+      HG_RETURN_IF_ERROR(CollectNewest(*session, *cursor, prefix));
+    } else if (meta_matcher_ && meta_matcher_->Matches(mb.Obj())) {
       more = cursor->Seek(prefix + lo_part);
       std::string end = prefix + hi_part + "\xff";
       while (more.ok() && more.value() && cursor->key().substr(0, prefix.size()) == prefix &&
@@ -203,20 +242,55 @@ Status TimeseriesScan::CollectFromIndex() {
   return more.status();
 }
 
+Status TimeseriesScan::CollectNewest(storage::Session& session, storage::Cursor& cursor,
+                                     const std::string& prefix) {
+  // Entries run in start-time order; walking back from the newest start, a bucket starting at s
+  // holds times below s + maxSpan, so once that cannot reach the latest time seen, neither can
+  // any older bucket of the series.
+  const int64_t span_ms = coll_.options.bucket_max_span_seconds * 1000;
+  const std::string min_path = "control.min." + coll_.options.time_field;
+  const std::string max_path = "control.max." + coll_.options.time_field;
+  std::optional<int64_t> latest;
+  StatusWith<bool> more = cursor.Seek(prefix + "\xff", false);
+  while (more.ok() && more.value() && cursor.key().substr(0, prefix.size()) == prefix) {
+    int64_t rid = storage::DecodeRecordId(cursor.key().substr(cursor.key().size() - 8));
+    HG_ASSIGN_OR_RETURN(auto rec, coll_.buckets->FindRecord(session, rid));
+    if (rec) {
+      BsonElement min_t = rec->doc.GetPath(min_path), max_t = rec->doc.GetPath(max_path);
+      if (latest && min_t.type() == BsonType::kDate && min_t.DateMillis() + span_ms - 1 < *latest) {
+        ++GlobalTimeseriesReadCounters().buckets_read;
+        ++stats_.buckets_read;
+        break;
+      }
+      if (max_t.type() == BsonType::kDate) {
+        latest = latest ? std::max(*latest, max_t.DateMillis()) : max_t.DateMillis();
+      }
+      AddBucket(rec->doc);
+    }
+    more = cursor.Prev();
+  }
+  return more.status();
+}
+
 Status TimeseriesScan::ReadIndexedChunk() {
   auto session = engine_->NewSession();
-  Status st = Status::OK();
-  for (int read = 0; read < kChunkBuckets && next_rid_ < rids_.size() && st.ok(); ++read) {
+  const int chunk = NextChunkSize();
+  for (int read = 0; read < chunk && next_rid_ < rids_.size() && !limit_reached_; ++read) {
     HG_ASSIGN_OR_RETURN(auto rec, coll_.buckets->FindRecord(*session, rids_[next_rid_++]));
-    if (rec) AddBucket(rec->doc, &st);  // deleted since the index was read: skip
+    if (rec) AddBucket(rec->doc);  // deleted since the index was read: skip
   }
-  if (next_rid_ >= rids_.size()) done_ = true;
-  return st;
+  if (next_rid_ >= rids_.size() || limit_reached_) done_ = true;
+  return Status::OK();
 }
 
 Status TimeseriesScan::ReadChunk() {
-  if (meta_matcher_ || user_index_) {
-    if (!collected_) HG_RETURN_IF_ERROR(CollectFromIndex());
+  if (uses_series_index() || user_index_) {
+    if (!collected_) {
+      HG_RETURN_IF_ERROR(CollectFromIndex());
+      // A bounded sort needs buckets in start-time order, which is RecordId order.
+      if (options_.sort_direction > 0) std::sort(rids_.begin(), rids_.end());
+      if (options_.sort_direction < 0) std::sort(rids_.rbegin(), rids_.rend());
+    }
     return ReadIndexedChunk();
   }
   auto session = engine_->NewSession();
@@ -226,47 +300,122 @@ Status TimeseriesScan::ReadChunk() {
     return Status::OK();
   }
   auto& cursor = cursor_or.value();
-  StatusWith<bool> more = started_          ? cursor->SeekAfter(last_key_)
-                          : lo_key_.empty() ? cursor->SeekFirst()
-                                            : cursor->Seek(lo_key_);
+  const bool forward = options_.sort_direction >= 0;
+  StatusWith<bool> more = started_          ? cursor->SeekAfter(last_key_, forward)
+                          : lo_key_.empty() ? (forward ? cursor->SeekFirst() : cursor->SeekLast())
+                          : forward         ? cursor->Seek(lo_key_)
+                                            : cursor->Seek(hi_key_, false);
   started_ = true;
   int read = 0;
+  const int chunk = NextChunkSize();
   while (true) {
     if (!more.ok()) return more.status();
-    if (!more.value() || (!hi_key_.empty() && cursor->key() > hi_key_)) {
+    if (!more.value() || (!hi_key_.empty() && cursor->key() > hi_key_) ||
+        (!lo_key_.empty() && cursor->key() < lo_key_)) {
       done_ = true;
       break;
     }
-    Status st = Status::OK();
-    AddBucket(BsonObj(cursor->value().data()), &st);
-    HG_RETURN_IF_ERROR(st);
-    if (++read >= kChunkBuckets) {
+    AddBucket(BsonObj(cursor->value().data()));
+    if (limit_reached_) {
+      done_ = true;
+      break;
+    }
+    if (++read >= chunk) {
       last_key_ = std::string(cursor->key());
       break;
     }
-    more = cursor->Next();
+    more = forward ? cursor->Next() : cursor->Prev();
   }
   return Status::OK();
 }
 
-StatusWith<std::optional<BsonObj>> TimeseriesScan::Next() {
-  while (buffer_.empty() && !done_) HG_RETURN_IF_ERROR(ReadChunk());
-  if (buffer_.empty()) return std::optional<BsonObj>();
-  BsonObj out = std::move(buffer_.front());
-  buffer_.pop_front();
-  return std::optional<BsonObj>(std::move(out));
+Status TimeseriesScan::CheckTimeOrderedKeys() {
+  checked_order_ = true;
+  // The table key is the bucket _id, whose first 4 bytes are the start time in seconds, unsigned.
+  // Starts from 1901 to 1970 wrap to 2^31 and above, past every start before 2038, so when the
+  // largest key is that high the key order may not be start-time order: then nothing is released
+  // before the end (a plain sort). (Starts before 1901 or after 2106 wrap lower; a bucket that
+  // breaks the order then fails the sort with 6369910 rather than mis-sorting.)
+  auto session = engine_->NewSession();
+  auto cursor_or = session->OpenCursorOrError(coll_.buckets->ident());
+  if (!cursor_or.ok()) return Status::OK();
+  auto& cursor = cursor_or.value();
+  HG_ASSIGN_OR_RETURN(bool any, cursor->SeekLast());
+  if (any && !cursor->key().empty() && static_cast<uint8_t>(cursor->key()[0]) >= 0x80) {
+    time_ordered_keys_ = false;
+  }
+  return Status::OK();
 }
 
-void TimeseriesScan::RequireFields(const std::vector<std::string>& names) {
-  block_mode_ = true;
-  block_fields_ = names;
+Status TimeseriesScan::FillSorted() {
+  if (!checked_order_) HG_RETURN_IF_ERROR(CheckTimeOrderedKeys());
+  const int dir = options_.sort_direction;
+  // Heap order: the entry to release first on top.
+  auto later = [dir](const SortEntry& a, const SortEntry& b) {
+    if (a.time != b.time) return dir > 0 ? a.time > b.time : a.time < b.time;
+    return a.seq > b.seq;
+  };
+  bool whole = false;
+  HG_ASSIGN_OR_RETURN(auto bucket, NextBucket(&whole));
+  std::optional<int64_t> bound;  // release what sorts before it; nullopt: everything (the end)
+  if (bucket) {
+    // The bucket _id starts with its rounded start time in seconds (the clustered key order):
+    // later buckets (forward) hold nothing before this start, earlier ones (backward) nothing at
+    // or after start + bucketMaxSpanSeconds.
+    BsonElement id = (*bucket)["_id"];
+    if (id.type() != BsonType::kObjectId) {
+      return Status(ErrorCode::kDataCorruptionDetected,
+                    "time-series bucket _id is not an ObjectId");
+    }
+    int64_t start_ms = int64_t{id.Oid().Timestamp()} * 1000;
+    bound = dir > 0 ? start_ms : start_ms + coll_.options.bucket_max_span_seconds * 1000;
+    if (!time_ordered_keys_) bound = dir > 0 ? INT64_MIN : INT64_MAX;  // release nothing yet
+    // Ties keep forward read order: buckets read backward count down.
+    const int64_t bucket_ord = dir > 0 ? next_seq_++ : -(next_seq_++);
+    int64_t row = 0;
+    Status violated = Status::OK();
+    HG_RETURN_IF_ERROR(UnpackBucket(*bucket, whole, [&](const BsonObj& m) {
+      BsonElement t = m[coll_.options.time_field];
+      int64_t time = t.type() == BsonType::kDate ? t.DateMillis() : INT64_MIN;
+      if (released_bound_ && (dir > 0 ? time < *released_bound_ : time > *released_bound_)) {
+        violated = Status(ErrorCode::kLocation6369910,
+                          "bounded sort: a bucket holds a measurement outside its time bound");
+      }
+      heap_.push_back(SortEntry{time, bucket_ord * (int64_t{1} << 24) + row++, m.Owned()});
+      std::push_heap(heap_.begin(), heap_.end(), later);
+      heap_bytes_ += m.size() + 64;
+    }));
+    HG_RETURN_IF_ERROR(violated);
+    if (heap_bytes_ > options_.sort_memory_limit_bytes && !options_.allow_disk_use) {
+      return Status(ErrorCode::kQueryExceededMemoryLimitNoDiskUseAllowed,
+                    "Sort exceeded memory limit of " +
+                        std::to_string(options_.sort_memory_limit_bytes) +
+                        " bytes, but did not opt in to external sorting.");
+    }
+  }
+  while (!heap_.empty() &&
+         (!bound || (dir > 0 ? heap_.front().time < *bound : heap_.front().time >= *bound))) {
+    std::pop_heap(heap_.begin(), heap_.end(), later);
+    released_bound_ = heap_.back().time;
+    heap_bytes_ -= heap_.back().doc.size() + 64;
+    buffer_.push_back(std::move(heap_.back().doc));
+    heap_.pop_back();
+  }
+  if (!bucket) sort_done_ = true;
+  return Status::OK();
+}
+
+pipeline::BlockSource* TimeseriesScan::AsBlockSource() {
+  const bool shaped =
+      options_.sort_direction != 0 || options_.lastpoint || options_.measurement_limit > 0;
+  return options_.allow_blocks && !shaped ? this : nullptr;
 }
 
 StatusWith<const pipeline::ColumnBlock*> TimeseriesScan::NextBlock() {
-  while (buckets_.empty() && !done_) HG_RETURN_IF_ERROR(ReadChunk());
-  if (buckets_.empty()) return static_cast<const pipeline::ColumnBlock*>(nullptr);
-  block_bucket_ = std::move(buckets_.front());
-  buckets_.pop_front();
+  bool whole = false;
+  HG_ASSIGN_OR_RETURN(auto bucket, NextBucket(&whole));
+  if (!bucket) return static_cast<const pipeline::ColumnBlock*>(nullptr);
+  block_bucket_ = std::move(*bucket);
   block_ = pipeline::ColumnBlock();
   const auto& o = coll_.options;
   std::vector<std::string> data_fields;
@@ -288,15 +437,17 @@ StatusWith<const pipeline::ColumnBlock*> TimeseriesScan::NextBlock() {
     block_.fields.push_back(pipeline::ColumnBlock::Field{
         .name = std::move(c.name), .constant = false, .value = {}, .cells = std::move(c.cells)});
   }
-  GlobalTimeseriesReadCounters().measurements_unpacked += block_.num_rows;
-  ++GlobalTimeseriesReadCounters().buckets_as_blocks;
-  if (filter_) {
-    // The rows that pass the per-measurement filter, tested on the unpacked measurement.
+  auto& counters = GlobalTimeseriesReadCounters();
+  ++counters.buckets_as_blocks;
+  counters.measurements_unpacked += block_.num_rows;
+  stats_.measurements_unpacked += block_.num_rows;
+  if (!whole) {
+    // The rows that pass the event filter, tested on the measurement (which the unpack spec
+    // gives every field the filter reads).
     block_.all_rows = false;
     uint32_t row = 0;
     Status filter_error = Status::OK();
-    const timeseries::BucketUnpacker& unpacker = filter_unpacker_ ? *filter_unpacker_ : unpacker_;
-    HG_RETURN_IF_ERROR(unpacker.Unpack(block_bucket_, [&](BsonObj m) {
+    HG_RETURN_IF_ERROR(unpacker_.Unpack(block_bucket_, [&](BsonObj m) {
       StatusWith<bool> r = filter_->Evaluate(m);
       if (!r.ok()) {
         filter_error = r.status();
@@ -307,8 +458,37 @@ StatusWith<const pipeline::ColumnBlock*> TimeseriesScan::NextBlock() {
       return true;
     }));
     HG_RETURN_IF_ERROR(filter_error);
+    stats_.measurements_matched += static_cast<int64_t>(block_.selection.size());
+  } else {
+    stats_.measurements_matched += block_.num_rows;
   }
   return static_cast<const pipeline::ColumnBlock*>(&block_);
+}
+
+StatusWith<std::optional<BsonObj>> TimeseriesScan::Next() {
+  while (buffer_.empty()) {
+    if (options_.sort_direction != 0) {
+      if (sort_done_) break;
+      HG_RETURN_IF_ERROR(FillSorted());
+      continue;
+    }
+    bool whole = false;
+    HG_ASSIGN_OR_RETURN(auto bucket, NextBucket(&whole));
+    if (!bucket) break;
+    // The matching measurements of one bucket share one buffer: one allocation, not one each.
+    auto arena = std::make_shared<std::string>();
+    std::vector<size_t> offsets;
+    HG_RETURN_IF_ERROR(UnpackBucket(*bucket, whole, [&](const BsonObj& m) {
+      offsets.push_back(arena->size());
+      arena->append(m.bytes());
+    }));
+    for (size_t off : offsets) buffer_.emplace_back(arena, arena->data() + off);
+  }
+  if (buffer_.empty()) return std::optional<BsonObj>();
+  BsonObj out = std::move(buffer_.front());
+  buffer_.pop_front();
+  ++stats_.measurements_returned;
+  return std::optional<BsonObj>(std::move(out));
 }
 
 }  // namespace hourglass::commands

@@ -10,16 +10,18 @@
 // and for matching series reads only the buckets whose start lies in the time bounds. So a query
 // for one sensor and one hour reads that sensor's buckets of that hour and nothing else.
 //
+// Options (TimeseriesScanOptions) let the rewrites of timeseries_read.h shape the scan: which
+// columns to decode (include/exclude), whether to emit measurements sorted on the time field
+// (a bounded sort over buckets read in start-time order, forward or backward), and whether to
+// skip the per-event filter for buckets that match whole (wholeBucketFilter). Bucket-level
+// consumers (the control-based $group) pull buckets with NextBucket and unpack only some.
+//
 // Like CollectionScan it reads in chunks, each in its own short storage session, so a client
 // cursor can span getMores without pinning a snapshot.
-//
-// It is also a pipeline::BlockSource: a consumer that works on columns (block processing of
-// $group) takes each matching bucket as one column block — the bucket's cells column by column,
-// the meta field as a block constant, and the rows that pass the per-measurement filter as the
-// selection — without a document per measurement.
 #pragma once
 
 #include <deque>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -39,56 +41,150 @@ struct TimeseriesReadCounters {
   std::atomic<int64_t> buckets_read{0};      // bucket documents read from storage
   std::atomic<int64_t> buckets_unpacked{0};  // ... that passed the bucket-level filter
   std::atomic<int64_t> measurements_unpacked{0};
-  std::atomic<int64_t> buckets_as_blocks{0};  // ... of those, handed over as column blocks
+  std::atomic<int64_t> buckets_as_blocks{0};  // kept buckets handed over as column blocks
 };
 TimeseriesReadCounters& GlobalTimeseriesReadCounters();
 
+struct TimeseriesScanOptions {
+  // Which columns to produce (UnpackSpec::Mode and fields); the filter's fields are the
+  // caller's business (they must be produced when there is an event filter).
+  timeseries::UnpackSpec::Mode mode = timeseries::UnpackSpec::Mode::kAll;
+  std::vector<std::string> fields;
+  // +1 / -1: emit measurements sorted on the time field (ties in bucket then row order), reading
+  // buckets in start-time order and releasing what no later bucket can precede. 0: bucket order.
+  int sort_direction = 0;
+  // Skip the per-event filter for buckets BucketFilter::MatchesWholeBucket accepts.
+  bool use_whole_bucket_filter = false;
+  // Last-point: with the series index, read per series (of those the meta filter keeps) only
+  // the newest buckets that may hold its latest time, walking the index backward.
+  bool lastpoint = false;
+  // > 0: at most this many measurements are wanted and there is no event filter: stop reading
+  // buckets once the kept ones hold that many (a bucket-level $limit).
+  int64_t measurement_limit = 0;
+  // The bounded sort's memory: above the limit without allow_disk_use it fails with
+  // QueryExceededMemoryLimitNoDiskUseAllowed (292), as $sort does; with it, it keeps going.
+  int64_t sort_memory_limit_bytes = 100 * 1024 * 1024;
+  bool allow_disk_use = false;
+  // {"": <the user's hint>}, or empty for none. A user index it names, or one that serves the
+  // filter better than the default path, supplies the buckets to read (timeseries_index_plan.h);
+  // Make fails with BadValue (2) for a hint naming no index.
+  bson::BsonObj hint;
+  // Whether a consumer may take the kept buckets as column blocks (AsBlockSource).
+  bool allow_blocks = false;
+};
+
+// What one scan did, for explain's executionStats.
+struct TimeseriesScanStats {
+  int64_t buckets_read = 0;
+  int64_t buckets_kept = 0;      // passed the bucket-level filter
+  int64_t buckets_unpacked = 0;  // ... and were unpacked
+  int64_t buckets_matched_whole = 0;
+  int64_t measurements_unpacked = 0;
+  int64_t measurements_matched = 0;  // passed the event filter
+  int64_t measurements_returned = 0;
+};
+
 class TimeseriesScan : public pipeline::DocumentStream, public pipeline::BlockSource {
  public:
-  // `filter` is the filter document on measurements ({} for all). `hint` (EOO: none) is the
-  // user's hint; a user index it names, or one that serves the filter better, supplies the
-  // buckets to read (timeseries_index_plan.h). BadValue (2) for a hint naming no index.
-  static StatusWith<std::unique_ptr<TimeseriesScan>> Make(
-      timeseries::TimeseriesCollection coll, storage::KvEngine* engine, const bson::BsonObj& filter,
-      const bson::BsonElement& hint = bson::BsonElement());
+  // `filter` is the filter document on measurements ({} for all).
+  static StatusWith<std::unique_ptr<TimeseriesScan>> Make(timeseries::TimeseriesCollection coll,
+                                                          storage::KvEngine* engine,
+                                                          const bson::BsonObj& filter,
+                                                          TimeseriesScanOptions options = {});
   StatusWith<std::optional<bson::BsonObj>> Next() override;
 
-  pipeline::BlockSource* AsBlockSource() override { return this; }
-  void RequireFields(const std::vector<std::string>& names) override;
+  // Column blocks (block processing of $group and $count): each kept bucket's cells column by
+  // column, the meta field as a block constant, and the rows that pass the event filter as the
+  // selection (all rows of a bucket that matches whole). Offered only when allow_blocks is set
+  // and the scan does not shape its output itself (bounded sort, last-point, bucket-level limit).
+  pipeline::BlockSource* AsBlockSource() override;
+  void RequireFields(const std::vector<std::string>& names) override { block_fields_ = names; }
   StatusWith<const pipeline::ColumnBlock*> NextBlock() override;
+
+  // Bucket-level access (do not mix with Next): the next bucket the bucket-level filter keeps,
+  // owned, with *whole set when every measurement of it matches the filter; nullopt at the end.
+  StatusWith<std::optional<bson::BsonObj>> NextBucket(bool* whole);
+  // Calls fn on each measurement of `bucket` that matches the filter (all of them when `whole`),
+  // in row order. The measurement borrows a buffer valid during the call. Errors: the
+  // unpacker's, and the filter's ($expr evaluation).
+  Status UnpackBucket(const bson::BsonObj& bucket, bool whole,
+                      const std::function<void(const bson::BsonObj&)>& fn);
+
+  const TimeseriesScanStats& stats() const { return stats_; }
+  const timeseries::BucketFilter& bucket_filter() const { return bucket_filter_; }
+  // Whether the scan walks the series index, and the clustered key range it scans otherwise.
+  bool uses_series_index() const { return meta_matcher_.has_value() || lastpoint_index_; }
+  bool walks_newest_per_series() const { return lastpoint_index_; }
+  // The bucket-level limit in effect (0: none).
+  int64_t measurement_limit() const { return filter_ ? 0 : options_.measurement_limit; }
+  bool has_time_range() const { return !lo_key_.empty(); }
+  // The scanned range of bucket start times in seconds (when has_time_range()).
+  int64_t min_start_seconds() const { return lo_seconds_; }
+  int64_t max_start_seconds() const { return hi_seconds_; }
+  // The per-measurement filter ({} when a kept bucket's measurements all match).
+  const bson::BsonObj& event_filter() const { return event_filter_; }
+  const timeseries::TimeseriesCollection& collection() const { return coll_; }
+  const timeseries::UnpackSpec& unpack_spec() const { return unpacker_.spec(); }
+  int sort_direction() const { return options_.sort_direction; }
 
  private:
   TimeseriesScan(timeseries::TimeseriesCollection coll, storage::KvEngine* engine,
-                 timeseries::BucketFilter bucket_filter, std::optional<query::Matcher> filter);
+                 timeseries::BucketFilter bucket_filter, std::optional<query::Matcher> filter,
+                 TimeseriesScanOptions options);
   Status ReadChunk();
   // Index mode: the RecordIds of the buckets of matching series within the time bounds.
   Status CollectFromIndex();
   Status ReadIndexedChunk();
-  void AddBucket(const bson::BsonObj& bucket, Status* st);
+  // Last-point: the newest buckets of the series whose index entries start with `prefix`.
+  Status CollectNewest(storage::Session& session, storage::Cursor& cursor,
+                       const std::string& prefix);
+  void AddBucket(const bson::BsonObj& bucket);
+  int NextChunkSize();
+  // Bounded sort: unpacks the next bucket into heap_ and releases what may go out.
+  Status FillSorted();
+  // Whether the bucket table's key order may be taken as start-time order (see the .cc).
+  Status CheckTimeOrderedKeys();
 
   timeseries::TimeseriesCollection coll_;
   storage::KvEngine* engine_;
   timeseries::BucketFilter bucket_filter_;
   std::optional<query::Matcher> filter_;  // absent when every measurement of a kept bucket matches
   timeseries::BucketUnpacker unpacker_;
-  std::string lo_key_, hi_key_;                 // the scanned key range (hi_key_ empty: to the end)
+  std::string lo_key_, hi_key_;  // the scanned key range (hi_key_ empty: to the end)
+  int64_t lo_seconds_ = 0, hi_seconds_ = 0;
+  bson::BsonObj event_filter_;
   std::optional<query::Matcher> meta_matcher_;  // index mode: the meta conjuncts, on {meta: v}
   std::vector<int64_t> rids_;                   // index mode: buckets still to read
-  bool user_index_ = false;                     // index mode through a user index
   size_t next_rid_ = 0;
   bool collected_ = false;
-  std::deque<bson::BsonObj> buffer_;
-  // Block mode (after RequireFields): matching buckets wait here instead of being unpacked.
-  bool block_mode_ = false;
-  std::vector<std::string> block_fields_;
-  std::deque<bson::BsonObj> buckets_;
-  bson::BsonObj block_bucket_;  // the bucket block_ points into
-  // Unpacks only the fields the per-measurement filter reads, when that is known.
-  std::optional<timeseries::BucketUnpacker> filter_unpacker_;
+  bool lastpoint_index_ = false;
+  bool user_index_ = false;                // the buckets to read (rids_) come from a user index
+  std::vector<std::string> block_fields_;  // block mode: the fields the consumer reads
+  bson::BsonObj block_bucket_;             // the bucket block_ points into
   pipeline::ColumnBlock block_;
+  int chunk_ = 1;
+  int64_t rows_kept_ = 0;
+  bool limit_reached_ = false;
+  std::deque<bson::BsonObj> buffer_;
   std::string last_key_;
   bool started_ = false;
   bool done_ = false;
+  TimeseriesScanOptions options_;
+  TimeseriesScanStats stats_;
+  std::deque<bson::BsonObj> buckets_;  // read, kept by the bucket filter, not yet unpacked
+  // Bounded sort state: measurements ordered by (time, sequence) in the sort direction.
+  struct SortEntry {
+    int64_t time;
+    int64_t seq;  // input order: ties keep it, as $sort's stable sort does
+    bson::BsonObj doc;
+  };
+  std::vector<SortEntry> heap_;
+  int64_t next_seq_ = 0;
+  int64_t heap_bytes_ = 0;
+  std::optional<int64_t> released_bound_;  // the time of the last measurement released
+  bool sort_done_ = false;
+  bool checked_order_ = false;
+  bool time_ordered_keys_ = true;
 };
 
 }  // namespace hourglass::commands

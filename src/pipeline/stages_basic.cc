@@ -4,7 +4,6 @@
 #include <cmath>
 #include <random>
 
-#include "pipeline/column_block.h"
 #include "pipeline/query_hooks.h"
 #include "pipeline/stage.h"
 #include "query/matcher.h"
@@ -127,20 +126,10 @@ class CountStage : public Stage {
         if (done_) return OptDoc();
         done_ = true;
         int64_t n = 0;
-        if (BlockSource* blocks = in_->AsBlockSource()) {
-          // Rows need not be built to be counted (block processing, column_block.h).
-          blocks->RequireFields({});
-          while (true) {
-            HG_ASSIGN_OR_RETURN(const ColumnBlock* block, blocks->NextBlock());
-            if (block == nullptr) break;
-            n += block->all_rows ? block->num_rows : static_cast<int64_t>(block->selection.size());
-          }
-        } else {
-          while (true) {
-            HG_ASSIGN_OR_RETURN(OptDoc d, in_->Next());
-            if (!d) break;
-            ++n;
-          }
+        while (true) {
+          HG_ASSIGN_OR_RETURN(OptDoc d, in_->Next());
+          if (!d) break;
+          ++n;
         }
         if (n == 0) return OptDoc();
         bson::BsonBuilder b;

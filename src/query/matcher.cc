@@ -978,31 +978,4 @@ bool ElementMatcher::Matches(const BsonElement& value) const {
   return value.IsObjectOrArray() && state_->doc_pred->Matches(value.Obj());
 }
 
-namespace {
-bool CollectTopLevelFields(const BsonObj& filter, std::vector<std::string>* out) {
-  for (const BsonElement& e : filter) {
-    std::string_view name = e.FieldName();
-    if (!name.empty() && name[0] == '$') {
-      if (name == "$comment") continue;
-      if (name != "$and" && name != "$or" && name != "$nor") return false;
-      if (e.type() != BsonType::kArray) return false;
-      for (const BsonElement& clause : e.Obj()) {
-        if (clause.type() != BsonType::kObject) return false;
-        if (!CollectTopLevelFields(clause.Obj(), out)) return false;
-      }
-      continue;
-    }
-    std::string top(name.substr(0, name.find('.')));
-    if (std::find(out->begin(), out->end(), top) == out->end()) out->push_back(std::move(top));
-  }
-  return true;
-}
-}  // namespace
-
-std::optional<std::vector<std::string>> TopLevelFieldsOf(const BsonObj& filter) {
-  std::vector<std::string> out;
-  if (!CollectTopLevelFields(filter, &out)) return std::nullopt;
-  return out;
-}
-
 }  // namespace hourglass::query

@@ -50,11 +50,6 @@ class Matcher {
   std::shared_ptr<const State> state_;
 };
 
-// The top-level fields a filter reads ({"a.b": 1, $or: [{c: 2}]} -> a, c), or nullopt when its
-// shape does not tell ($expr, $jsonSchema, $where and other top-level operators but $and, $or,
-// $nor and $comment): then the filter may read the whole document.
-std::optional<std::vector<std::string>> TopLevelFieldsOf(const bson::BsonObj& filter);
-
 // Tests single values the way $elemMatch, $pull and arrayFilters conditions do: a condition
 // whose first field is a query operator ({$gte: 5, $lt: 9}) applies to the value itself; any
 // other document ({score: {$gt: 8}}) is a filter that only object and array values can match.

@@ -547,18 +547,5 @@ TEST(MatcherTest, ExtractEqualityDocument) {
             ErrorCode::kNotSingleValueField);
 }
 
-TEST(MatcherTest, TopLevelFieldsOf) {
-  using Fields = std::vector<std::string>;
-  EXPECT_EQ(TopLevelFieldsOf(J("{}")), Fields{});
-  EXPECT_EQ(TopLevelFieldsOf(J(R"({"a.b": 1, "c": {"$gt": 2}, "a": 3})")), (Fields{"a", "c"}));
-  EXPECT_EQ(TopLevelFieldsOf(J(R"({"$or": [{"x": 1}, {"$and": [{"y.z": 2}]}], "$comment": "q"})")),
-            (Fields{"x", "y"}));
-  EXPECT_EQ(TopLevelFieldsOf(J(R"({"a": {"$elemMatch": {"b": 1}}, "$nor": [{"c": 1}]})")),
-            (Fields{"a", "c"}));
-  EXPECT_FALSE(TopLevelFieldsOf(J(R"({"$expr": {"$gt": ["$a", 1]}})")));
-  EXPECT_FALSE(TopLevelFieldsOf(J(R"({"a": 1, "$or": [{"$jsonSchema": {}}]})")));
-  EXPECT_FALSE(TopLevelFieldsOf(J(R"({"$where": "true"})")));
-}
-
 }  // namespace
 }  // namespace hourglass::query

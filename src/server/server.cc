@@ -15,6 +15,7 @@
 #include "base/server_parameters.h"
 #include "catalog/catalog.h"
 #include "commands/cursor_manager.h"
+#include "commands/timeseries_read.h"
 #include "net/listener.h"
 #include "server/options.h"
 #include "storage/kv_engine.h"
@@ -117,6 +118,7 @@ int RunServer(int argc, char** argv) {
       params.Register("cursorTimeoutMillis", int64_t{600000}, true, true);
   timeseries::RegisterTimeseriesParameters();
   timeseries::TtlMonitor::RegisterParameters();
+  commands::RegisterTimeseriesRewriteParameter();
   for (const auto& [name, value] : parsed.set_parameters) {
     ServerParameter* p = params.Find(name);
     if (p == nullptr || !p->settable_at_startup()) {

@@ -426,6 +426,18 @@ int64_t SaturatingAdd(int64_t v, int64_t d) {
   return v + d;
 }
 
+// A date value or {$eq/$gt/$gte/$lt/$lte: <date>...}: exactly the range TimeBoundsFrom derives.
+bool IsDateRange(const BsonElement& value) {
+  if (value.type() == BsonType::kDate) return true;
+  if (!IsOperatorDoc(value)) return false;
+  for (BsonElement op : value.Obj()) {
+    std::string_view o = op.FieldName();
+    if (op.type() != BsonType::kDate) return false;
+    if (o != "$eq" && o != "$gt" && o != "$gte" && o != "$lt" && o != "$lte") return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 struct BucketFilter::State {
@@ -436,6 +448,9 @@ struct BucketFilter::State {
   Pred control;
   std::vector<BsonObj> meta_conjuncts;  // for ToBson
   bool meta_only = true;
+  // Every conjunct not on the meta field is a date range on the time field ($eq/$gt/$gte/$lt/
+  // $lte with date operands): a bucket whose control.min/max time lies inside it matches whole.
+  bool time_ranges_only = true;
   std::optional<int64_t> min_time;
   std::optional<int64_t> max_time;
 
@@ -498,6 +513,7 @@ StatusWith<BucketFilter> BucketFilter::Make(const BsonObj& filter, const BucketF
       return;
     }
     state->meta_only = false;
+    if (e.FieldName() != spec.time_field || !IsDateRange(e)) state->time_ranges_only = false;
     control.push_back(tr.TranslateConjunct(e));
     if (e.FieldName() == spec.time_field) state->TimeBoundsFrom(e);
   });
@@ -553,6 +569,41 @@ bool BucketFilter::MayMatch(const BsonObj& bucket) const {
     }
   }
   return Eval(s.control, bucket, have_bounds ? &min : nullptr, have_bounds ? &max : nullptr);
+}
+
+bool BucketFilter::MatchesWholeBucket(const BsonObj& bucket) const {
+  const State& s = *state_;
+  if (s.meta_only) return true;
+  if (!s.time_ranges_only) return false;
+  BsonElement control = bucket["control"];
+  if (control.type() != BsonType::kObject) return false;
+  // control.min.<time> is the bucket's rounded start, at or below its earliest measurement, so
+  // "start >= lo" proves every measurement is; control.max.<time> is exact.
+  BsonElement lo = control.Obj().GetPath("min." + s.spec.time_field);
+  BsonElement hi = control.Obj().GetPath("max." + s.spec.time_field);
+  if (lo.type() != BsonType::kDate || hi.type() != BsonType::kDate) return false;
+  if (s.min_time && lo.DateMillis() < *s.min_time) return false;
+  if (s.max_time && hi.DateMillis() > *s.max_time) return false;
+  return true;
+}
+
+BsonObj BucketFilter::WholeBucketFilterToBson() const {
+  const State& s = *state_;
+  if (s.meta_only || !s.time_ranges_only) return BsonObj();
+  BsonBuilder b;
+  size_t arr = b.OpenArray("$and");
+  int i = 0;
+  auto bound = [&](std::string_view side, std::string_view op, int64_t millis) {
+    size_t o = b.OpenObject(std::to_string(i++));
+    size_t f = b.OpenObject("control." + std::string(side) + "." + s.spec.time_field);
+    b.AppendDate(op, millis);
+    b.Close(f);
+    b.Close(o);
+  };
+  if (s.min_time) bound("min", "$_internalExprGte", *s.min_time);
+  if (s.max_time) bound("max", "$_internalExprLte", *s.max_time);
+  b.Close(arr);
+  return b.Obj();
 }
 
 std::optional<int64_t> BucketFilter::min_time_millis() const { return state_->min_time; }

@@ -46,6 +46,15 @@ class BucketFilter {
   // min/max objects are missing is always kept.
   bool MayMatch(const bson::BsonObj& bucket) const;
 
+  // True when every measurement of `bucket` (one MayMatch kept) matches the filter, so the
+  // caller may skip the per-event filter (MongoDB's wholeBucketFilter, spec §6.2): when the
+  // filter is meta_only(), or when its other conjuncts are all date ranges on the time field
+  // ($eq/$gt/$gte/$lt/$lte) and the bucket's control.min/max times lie inside them.
+  bool MatchesWholeBucket(const bson::BsonObj& bucket) const;
+  // The whole-bucket predicate for explain, e.g. {$and: [{"control.min.t": {$_internalExprGte:
+  // d1}}, {"control.max.t": {$_internalExprLte: d2}}]}; {} when there is none.
+  bson::BsonObj WholeBucketFilterToBson() const;
+
   // Inclusive bounds in milliseconds implied by top-level conjuncts ($eq/$gt/$gte/$lt/$lte/$in
   // with date operands, possibly inside a top-level $and) on the time field. A bucket whose
   // control.min.<time> lies outside [min - bucket_max_span, max] cannot match (computing the

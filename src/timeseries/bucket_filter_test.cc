@@ -410,3 +410,37 @@ TEST(BucketFilterTest, ExplainShape) {
 
 }  // namespace
 }  // namespace hourglass::timeseries
+
+namespace hourglass::timeseries {
+namespace {
+
+TEST(BucketFilterTest, MatchesWholeBucketOnlyForTimeRangesCoveringIt) {
+  const char* kMin = R"({"t": {"$date": "2024-01-01T10:00:00Z"}, "v": 1})";
+  const char* kMax = R"({"t": {"$date": "2024-01-01T10:40:00Z"}, "v": 9})";
+  struct WholeCase {
+    const char* filter;
+    bool whole;
+    bool has_whole_filter;  // the filter has a whole-bucket form (time ranges only)
+  };
+  for (const WholeCase& c : std::vector<WholeCase>{
+           {R"({})", true, false},
+           {R"({"tag": "a"})", true, false},  // meta-only: decided on the bucket
+           {R"({"t": {"$gte": {"$date": "2024-01-01T10:00:00Z"}}})", true, true},
+           {R"({"t": {"$gt": {"$date": "2024-01-01T09:00:00Z"},
+                      "$lte": {"$date": "2024-01-01T10:40:00Z"}}, "tag": "a"})",
+            true, true},
+           {R"({"t": {"$gt": {"$date": "2024-01-01T10:00:00Z"}}})", false,
+            true},  // start is rounded
+           {R"({"t": {"$lt": {"$date": "2024-01-01T10:40:00Z"}}})", false, true},
+           {R"({"t": {"$gte": {"$date": "2024-01-01T09:00:00Z"}}, "v": {"$gt": 0}})", false, false},
+           {R"({"t": {"$in": [{"$date": "2024-01-01T10:00:00Z"}]}})", false, false},
+           {R"({"t": {"$ne": {"$date": "2024-01-01T11:00:00Z"}}})", false, false},
+       }) {
+    BucketFilter f = Make(c.filter);
+    EXPECT_EQ(f.MatchesWholeBucket(Bucket(kMin, kMax, R"("a")")), c.whole) << c.filter;
+    EXPECT_EQ(!f.WholeBucketFilterToBson().IsEmpty(), c.has_whole_filter) << c.filter;
+  }
+}
+
+}  // namespace
+}  // namespace hourglass::timeseries

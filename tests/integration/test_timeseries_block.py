@@ -143,13 +143,3 @@ def test_group_errors_like_the_document_path(twins):
         codes.append(getattr(e.value, "code", None))
     assert codes == [40400, 40400]
 
-
-@pytest.mark.parametrize("match", MATCHES, ids=["all", "meta", "time", "measure", "mixed", "expr"])
-def test_count_stage_counts_blocks(twins, match):
-    head = [{"$match": match}] if match else []
-    before = blocks_counter(twins)
-    got = list(twins.ts.aggregate(head + [{"$count": "n"}]))
-    assert blocks_counter(twins) > before
-    want = twins.plain.count_documents(match)
-    assert want > 0
-    assert got == [{"n": want}]

@@ -99,6 +99,18 @@ try {
 }
 check(threw, 'bad time field rejected');
 
+// explain of a time-series find: the $cursor on the bucket collection, then the unpack stage.
+const exp = tdb.weather.find({ temp: { $gt: 12 } }).sort({ timestamp: -1 }).limit(2)
+  .explain('executionStats');
+checkEq(exp.stages[0].$cursor.queryPlanner.namespace,
+        'hg_shell_timeseries.system.buckets.weather', 'explain namespace');
+check(exp.stages[0].$cursor.executionStats.totalDocsExamined >= 1, 'explain buckets examined');
+const unpack = exp.stages.find((s) => s.$_internalUnpackBucket);
+checkEq(unpack.$_internalUnpackBucket.timeField, 'timestamp', 'explain unpack stage');
+checkEq(unpack.$_internalUnpackBucket.eventFilter, { temp: { $gt: 12 } }, 'explain eventFilter');
+check(exp.stages.some((s) => s.$_internalBoundedSort), 'explain bounded sort');
+check(Number(exp.stages[exp.stages.length - 1].nReturned) === 2, 'explain nReturned');
+
 check(tdb.weather.drop(), 'drop');
 checkEq(tdb.getCollectionNames().filter((n) => n.includes('weather')), [], 'drop removes both');
 tdb.dropDatabase();

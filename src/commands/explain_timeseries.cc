@@ -1,0 +1,387 @@
+#include "commands/explain_timeseries.h"
+
+#include <chrono>
+
+#include "commands/aggregate_collections.h"
+#include "commands/collection_scan.h"
+#include "commands/command_util.h"
+#include "commands/crud_util.h"
+#include "commands/explain.h"
+#include "commands/timeseries_read.h"
+#include "commands/timeseries_util.h"
+#include "pipeline/pipeline.h"
+
+namespace hourglass::commands {
+
+using bson::BsonArrayBuilder;
+using bson::BsonBuilder;
+using bson::BsonElement;
+using bson::BsonObj;
+using bson::BsonType;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+// Counts a stream's documents and the time spent in it (and below it).
+class MeteredStream : public pipeline::DocumentStream {
+ public:
+  explicit MeteredStream(std::unique_ptr<pipeline::DocumentStream> in) : in_(std::move(in)) {}
+  StatusWith<std::optional<BsonObj>> Next() override {
+    auto start = Clock::now();
+    auto next = in_->Next();
+    nanos_ += (Clock::now() - start).count();
+    if (next.ok() && next.value()) ++n_;
+    return next;
+  }
+  int64_t n() const { return n_; }
+  int64_t millis() const { return nanos_ / 1000000; }
+
+ private:
+  std::unique_ptr<pipeline::DocumentStream> in_;
+  int64_t n_ = 0;
+  int64_t nanos_ = 0;
+};
+
+struct TsExplainRequest {
+  std::string kind;
+  catalog::NamespaceString nss;
+  BsonObj filter;
+  std::vector<BsonObj> stages;        // after the unpack stage
+  std::optional<BsonObj> projection;  // find's projection, applied last
+  pipeline::PipelineContext pctx;
+};
+
+StatusWith<TsExplainRequest> ParseTsRequest(CommandContext& ctx, const BsonObj& inner,
+                                            const std::string& kind) {
+  TsExplainRequest r;
+  r.kind = kind;
+  std::string_view k = kind;
+  HG_RETURN_IF_ERROR(CheckHintAndCollation(k, inner));
+  if (k == "find") {
+    HG_ASSIGN_OR_RETURN(auto f, GetObject(k, inner, "filter"));
+    HG_ASSIGN_OR_RETURN(auto s, GetObject(k, inner, "sort"));
+    HG_ASSIGN_OR_RETURN(auto p, GetObject(k, inner, "projection"));
+    HG_ASSIGN_OR_RETURN(auto skip, GetInt64(k, inner, "skip"));
+    HG_ASSIGN_OR_RETURN(auto limit, GetInt64(k, inner, "limit"));
+    if (skip.value_or(0) < 0)
+      return Status(ErrorCode::kBadValue, "Skip value must be non-negative");
+    r.filter = f.value_or(BsonObj());
+    r.stages =
+        TimeseriesFindStages(s.value_or(BsonObj()), skip.value_or(0), std::abs(limit.value_or(0)));
+    if (p && !p->IsEmpty()) r.projection = *p;
+  } else if (k == "count") {
+    HG_ASSIGN_OR_RETURN(auto q, GetObject(k, inner, "query"));
+    HG_ASSIGN_OR_RETURN(auto skip, GetInt64(k, inner, "skip"));
+    if (skip.value_or(0) < 0) {
+      return Status(ErrorCode::kBadValue, "skip value is negative in count query");
+    }
+    r.filter = q.value_or(BsonObj());
+    r.stages = TimeseriesCountStages(inner);
+  } else if (k == "distinct") {
+    HG_ASSIGN_OR_RETURN(auto q, GetObject(k, inner, "query"));
+    HG_ASSIGN_OR_RETURN(auto key, GetString(k, inner, "key"));
+    if (!key) return MissingField("distinct", "key");
+    r.filter = q.value_or(BsonObj());
+    r.stages = TimeseriesDistinctStages(*key);
+  } else {  // aggregate
+    HG_ASSIGN_OR_RETURN(auto stages, GetArray(k, inner, "pipeline"));
+    if (!stages) return MissingField("aggregate", "pipeline");
+    HG_ASSIGN_OR_RETURN(r.pctx.allow_disk_use, GetBool(k, inner, "allowDiskUse", false));
+    r.pctx.db = ctx.db;
+    r.pctx.collections = MakeCollectionAccess(ctx.service);
+    HG_ASSIGN_OR_RETURN(auto pipe, pipeline::Pipeline::Parse(*stages, r.pctx));
+    for (BsonElement st : *stages) r.stages.push_back(st.Obj());
+    if (auto leading = pipe->PopLeadingMatch()) {
+      r.filter = *leading;
+      r.stages.erase(r.stages.begin());
+    }
+  }
+  HG_RETURN_IF_ERROR(query::Matcher::Parse(r.filter).status());
+  return r;
+}
+
+BsonObj ObjectIdOf(uint32_t seconds, uint8_t fill) {
+  bson::ObjectId oid;
+  for (int i = 0; i < 4; ++i) oid.bytes[i] = static_cast<uint8_t>(seconds >> (24 - 8 * i));
+  for (int i = 4; i < 12; ++i) oid.bytes[i] = fill;
+  BsonBuilder b;
+  b.AppendObjectId("", oid);
+  return b.Obj();
+}
+
+BsonObj BucketScanPlan(const TimeseriesScan& scan, bool run);
+
+// The bucket access plan ($cursor's winningPlan), with stats when `run`: the scan, under a LIMIT
+// when a bucket-level limit applies.
+BsonObj BucketAccessPlan(const TimeseriesScan& scan, bool run) {
+  BsonObj access = BucketScanPlan(scan, run);
+  if (scan.measurement_limit() == 0) return access;
+  BsonBuilder b;
+  b.AppendString("stage", "LIMIT");
+  if (run) b.AppendInt64("nReturned", scan.stats().buckets_kept);
+  b.AppendInt64("limitAmount", scan.measurement_limit());
+  b.AppendObject("inputStage", access);
+  return b.Obj();
+}
+
+BsonObj BucketScanPlan(const TimeseriesScan& scan, bool run) {
+  const TimeseriesScanStats& st = scan.stats();
+  BsonObj filter = scan.bucket_filter().ToBson();
+  BsonBuilder b;
+  if (scan.uses_series_index()) {
+    const catalog::IndexEntry* index = scan.collection().buckets->BucketIndex();
+    b.AppendString("stage", "FETCH");
+    if (run) {
+      b.AppendInt64("nReturned", st.buckets_kept);
+      b.AppendInt64("docsExamined", st.buckets_read);
+    }
+    if (!filter.IsEmpty()) b.AppendObject("filter", filter);
+    size_t in = b.OpenObject("inputStage");
+    // Last-point visits each series' newest entries only, as MongoDB's DISTINCT_SCAN does.
+    b.AppendString("stage", scan.walks_newest_per_series() ? "DISTINCT_SCAN" : "IXSCAN");
+    if (run) {
+      b.AppendInt64("nReturned", st.buckets_read);
+      b.AppendInt64("keysExamined", st.buckets_read);
+    }
+    if (index != nullptr) {
+      b.AppendObject("keyPattern", index->key());
+      b.AppendString("indexName", index->name());
+    }
+    b.AppendBool("isMultiKey", false);
+    b.AppendString("direction", scan.walks_newest_per_series() ? "backward" : "forward");
+    b.Close(in);
+    return b.Obj();
+  }
+  b.AppendString("stage", scan.has_time_range() ? "CLUSTERED_IXSCAN" : "COLLSCAN");
+  if (run) {
+    b.AppendInt64("nReturned", st.buckets_kept);
+    b.AppendInt64("docsExamined", st.buckets_read);
+  }
+  if (!filter.IsEmpty()) b.AppendObject("filter", filter);
+  b.AppendString("direction", scan.sort_direction() < 0 ? "backward" : "forward");
+  if (scan.has_time_range()) {
+    b.AppendElementAs(ObjectIdOf(static_cast<uint32_t>(scan.min_start_seconds()), 0).FirstElement(),
+                      "minRecord");
+    b.AppendElementAs(
+        ObjectIdOf(static_cast<uint32_t>(scan.max_start_seconds()), 0xff).FirstElement(),
+        "maxRecord");
+  }
+  return b.Obj();
+}
+
+// {$_internalUnpackBucket: {...}}'s spec.
+BsonObj UnpackSpecBson(const TimeseriesScan& scan, bool rewrites) {
+  const timeseries::TimeseriesOptions& o = scan.collection().options;
+  const timeseries::UnpackSpec& u = scan.unpack_spec();
+  BsonBuilder b;
+  if (u.mode != timeseries::UnpackSpec::Mode::kAll) {
+    size_t arr =
+        b.OpenArray(u.mode == timeseries::UnpackSpec::Mode::kInclude ? "include" : "exclude");
+    int i = 0;
+    for (const std::string& f : u.fields) b.AppendString(std::to_string(i++), f);
+    b.Close(arr);
+  }
+  b.AppendString("timeField", o.time_field);
+  if (o.meta_field) b.AppendString("metaField", *o.meta_field);
+  b.AppendInt32("bucketMaxSpanSeconds", static_cast<int32_t>(o.bucket_max_span_seconds));
+  b.AppendBool("assumeNoMixedSchemaData", true);
+  if (!scan.event_filter().IsEmpty()) b.AppendObject("eventFilter", scan.event_filter());
+  if (rewrites) {
+    BsonObj whole = scan.bucket_filter().WholeBucketFilterToBson();
+    if (!whole.IsEmpty() && !scan.event_filter().IsEmpty()) {
+      b.AppendObject("wholeBucketFilter", whole);
+    }
+  }
+  return b.Obj();
+}
+
+struct StageEntry {
+  BsonObj stage;                            // {$name: spec}
+  std::function<void(BsonBuilder&)> stats;  // appends nReturned etc. (executionStats only)
+};
+
+}  // namespace
+
+StatusWith<bool> ExplainTimeseries(CommandContext& ctx, const BsonObj& inner,
+                                   std::string_view verbosity, BsonBuilder& reply) {
+  if (inner.IsEmpty()) return false;
+  std::string kind(inner.FirstElement().FieldName());
+  if (kind == "findandmodify") kind = "findAndModify";
+  static const std::vector<std::string_view> kKinds = {
+      "find", "count", "distinct", "update", "delete", "findAndModify", "aggregate"};
+  if (std::find(kKinds.begin(), kKinds.end(), kind) == kKinds.end()) return false;
+  auto coll_name = GetCollectionName(inner, ctx.db);
+  if (!coll_name.ok()) return false;  // the general path reports it
+  catalog::NamespaceString nss{ctx.db, coll_name.value()};
+  if (!catalog::ValidateCollectionName(nss).ok()) return false;
+  auto ts_or = LookupTimeseries(ctx.service, nss);
+  if (!ts_or.ok() || !ts_or.value()) return false;
+  timeseries::TimeseriesCollection ts = std::move(*ts_or.value());
+  if (kind != "find" && kind != "aggregate" && kind != "count" && kind != "distinct") {
+    return Status(ErrorCode::kCommandNotSupported,
+                  "explain of " + kind + " on a time-series collection is not supported yet");
+  }
+  HG_ASSIGN_OR_RETURN(TsExplainRequest req, ParseTsRequest(ctx, inner, kind));
+  const bool execute = verbosity != "queryPlanner";
+  if (execute && kind == "aggregate") {
+    BsonArrayBuilder all;
+    for (const BsonObj& st : req.stages) all.AppendObject(st);
+    if (PipelineWritesOutput(all.Obj())) {
+      return Status(ErrorCode::kCommandNotSupported,
+                    "explain with executionStats of a pipeline ending in $out or $merge is not "
+                    "supported yet");
+    }
+  }
+  const bool rewrites = TimeseriesRewritesEnabled();
+  TimeseriesReadPlan plan = PlanTimeseriesRead(ts.options, req.filter, req.stages, rewrites,
+                                               req.projection.value_or(BsonObj()));
+  plan.scan.hint = HintHolder(inner["hint"]);
+  plan.scan.allow_disk_use = req.pctx.allow_disk_use;
+  plan.scan.sort_memory_limit_bytes = req.pctx.memory_limit_bytes;
+  const timeseries::TimeseriesOptions options = ts.options;
+  auto start = Clock::now();
+  HG_ASSIGN_OR_RETURN(TimeseriesReadSource src,
+                      OpenTimeseriesRead(std::move(ts), ctx.service.engine, plan));
+  const TimeseriesScan& scan = *src.scan;
+
+  // The bucket-level stages between $cursor and the rest, then the rest, each metered.
+  std::vector<StageEntry> entries;
+  const int64_t* source_n = src.source_returned;
+  auto unpack_stats = [&scan](BsonBuilder& b) {
+    b.AppendInt64("nReturned", scan.stats().measurements_matched);
+    b.AppendInt64("bucketsUnpacked", scan.stats().buckets_unpacked);
+    b.AppendInt64("bucketsMatchedWhole", scan.stats().buckets_matched_whole);
+    b.AppendInt64("measurementsUnpacked", scan.stats().measurements_unpacked);
+  };
+  if (plan.control_group) {
+    BsonBuilder spec;
+    spec.AppendObject("group", plan.group_spec);
+    spec.AppendObject("unpackBucketsControlCannotAnswer", UnpackSpecBson(scan, rewrites));
+    const int64_t* from_control = src.buckets_from_control;
+    entries.push_back({StageOf("$_internalGroupFromControl", spec.Obj()),
+                       [&scan, from_control, source_n](BsonBuilder& b) {
+                         b.AppendInt64("nReturned", *source_n);
+                         b.AppendInt64("bucketsFromControl", *from_control);
+                         b.AppendInt64("bucketsUnpacked", scan.stats().buckets_unpacked);
+                         b.AppendInt64("measurementsUnpacked", scan.stats().measurements_unpacked);
+                       }});
+  } else {
+    if (plan.lastpoint) {
+      BsonBuilder spec;
+      size_t s = spec.OpenObject("sortBy");
+      for (BsonElement k : plan.lastpoint_sort) {
+        if (k.FieldName() == *options.meta_field) {
+          spec.AppendElementAs(k, "meta");
+        } else {
+          spec.AppendInt32("control.max." + options.time_field, -1);
+        }
+      }
+      spec.Close(s);
+      spec.AppendString("groupBy", "$meta");
+      entries.push_back({StageOf("$_internalLastpoint", spec.Obj()), [&scan](BsonBuilder& b) {
+                           b.AppendInt64("nReturned", scan.stats().buckets_unpacked);
+                         }});
+    }
+    entries.push_back(
+        {StageOf("$_internalUnpackBucket", UnpackSpecBson(scan, rewrites)), unpack_stats});
+    if (plan.scan.sort_direction != 0) {
+      BsonBuilder spec;
+      size_t k = spec.OpenObject("sortKey");
+      spec.AppendInt32(options.time_field, plan.scan.sort_direction);
+      spec.Close(k);
+      size_t bd = spec.OpenObject("bound");
+      spec.AppendString("base", "min");
+      spec.AppendInt64("offsetSeconds",
+                       plan.scan.sort_direction > 0 ? 0 : options.bucket_max_span_seconds);
+      spec.Close(bd);
+      entries.push_back({StageOf("$_internalBoundedSort", spec.Obj()),
+                         [source_n](BsonBuilder& b) { b.AppendInt64("nReturned", *source_n); }});
+    }
+  }
+  // The bucket-level stages run inside the source stream: they share its time.
+  auto source_meter = std::make_unique<MeteredStream>(std::move(src.stream));
+  const MeteredStream* sm = source_meter.get();
+  for (StageEntry& e : entries) {
+    e.stats = [inner_stats = std::move(e.stats), sm](BsonBuilder& b) {
+      inner_stats(b);
+      b.AppendInt64("executionTimeMillisEstimate", sm->millis());
+    };
+  }
+  std::unique_ptr<pipeline::DocumentStream> stream = std::move(source_meter);
+  for (const BsonObj& st : plan.rest) {
+    BsonArrayBuilder one;
+    one.AppendObject(st);
+    HG_ASSIGN_OR_RETURN(auto p, pipeline::Pipeline::Parse(one.Obj(), req.pctx));
+    auto metered = std::make_unique<MeteredStream>(p->Bind(std::move(stream)));
+    const MeteredStream* m = metered.get();
+    entries.push_back({st, [m](BsonBuilder& b) {
+                         b.AppendInt64("nReturned", m->n());
+                         b.AppendInt64("executionTimeMillisEstimate", m->millis());
+                       }});
+    stream = std::move(metered);
+  }
+  if (req.projection) {
+    HG_ASSIGN_OR_RETURN(auto proj, query::Projection::Parse(*req.projection));
+    auto metered = std::make_unique<MeteredStream>(
+        std::make_unique<ProjectionStream>(std::move(stream), std::move(proj)));
+    const MeteredStream* m = metered.get();
+    entries.push_back({StageOf("$project", *req.projection), [m](BsonBuilder& b) {
+                         b.AppendInt64("nReturned", m->n());
+                         b.AppendInt64("executionTimeMillisEstimate", m->millis());
+                       }});
+    stream = std::move(metered);
+  }
+  if (execute) {
+    while (true) {
+      HG_ASSIGN_OR_RETURN(auto doc, stream->Next());
+      if (!doc) break;
+    }
+  }
+  const int64_t millis =
+      std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
+
+  reply.AppendString("explainVersion", "1");
+  size_t arr = reply.OpenArray("stages");
+  size_t cur0 = reply.OpenObject("0");
+  size_t cur = reply.OpenObject("$cursor");
+  size_t qp = reply.OpenObject("queryPlanner");
+  reply.AppendString("namespace", BucketsNamespace(nss).ns());
+  reply.AppendBool("indexFilterSet", false);
+  reply.AppendObject("parsedQuery", scan.bucket_filter().ToBson());
+  reply.AppendBool("maxIndexedOrSolutionsReached", false);
+  reply.AppendBool("maxIndexedAndSolutionsReached", false);
+  reply.AppendBool("maxScansToExplodeReached", false);
+  reply.AppendObject("winningPlan", BucketAccessPlan(scan, false));
+  reply.AppendArray("rejectedPlans", BsonObj());
+  reply.Close(qp);
+  if (execute) {
+    size_t es = reply.OpenObject("executionStats");
+    reply.AppendBool("executionSuccess", true);
+    reply.AppendInt64("nReturned", scan.stats().buckets_kept);
+    reply.AppendInt64("executionTimeMillis", millis);
+    reply.AppendInt64("totalKeysExamined",
+                      scan.uses_series_index() ? scan.stats().buckets_read : 0);
+    reply.AppendInt64("totalDocsExamined", scan.stats().buckets_read);
+    reply.AppendObject("executionStages", BucketAccessPlan(scan, true));
+    if (verbosity == "allPlansExecution") reply.AppendArray("allPlansExecution", BsonObj());
+    reply.Close(es);
+  }
+  reply.Close(cur);
+  if (execute) {
+    reply.AppendInt64("nReturned", scan.stats().buckets_kept);
+    reply.AppendInt64("executionTimeMillisEstimate", millis);
+  }
+  reply.Close(cur0);
+  int i = 1;
+  for (const StageEntry& e : entries) {
+    size_t o = reply.OpenObject(std::to_string(i++));
+    reply.AppendElementsOf(e.stage);
+    if (execute) e.stats(reply);
+    reply.Close(o);
+  }
+  reply.Close(arr);
+  AppendExplainCommandAndServerInfo(ctx, inner, reply);
+  return true;
+}
+
+}  // namespace hourglass::commands

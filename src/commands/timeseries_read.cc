@@ -1,0 +1,530 @@
+#include "commands/timeseries_read.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <deque>
+#include <map>
+
+#include "base/server_parameters.h"
+#include "bson/bson_compare.h"
+#include "pipeline/dependencies.h"
+#include "pipeline/expression.h"
+#include "timeseries/bucket_filter.h"
+
+namespace hourglass::commands {
+
+using bson::BsonBuilder;
+using bson::BsonElement;
+using bson::BsonObj;
+using bson::BsonType;
+
+namespace {
+
+constexpr const char* kRewritesParameter = "hourglassTimeseriesRewrites";
+
+ServerParameter* RewritesParameter() {
+  auto& reg = ServerParameterRegistry::Get();
+  if (ServerParameter* p = reg.Find(kRewritesParameter)) return p;
+  return reg.Register(kRewritesParameter, true, true, true);
+}
+
+bool IsSortDirection(const BsonElement& e, int want) {
+  return e.IsNumber() && e.NumberDouble() == want;
+}
+
+// {$sort: {T: 1|-1}}: the direction, else 0.
+int TimeSortDirection(const BsonObj& stage, const std::string& time_field) {
+  BsonElement s = stage.FirstElement();
+  if (s.FieldName() != "$sort" || s.type() != BsonType::kObject || s.Obj().NumFields() != 1) {
+    return 0;
+  }
+  BsonElement k = s.Obj().FirstElement();
+  if (k.FieldName() != time_field) return 0;
+  return IsSortDirection(k, 1) ? 1 : IsSortDirection(k, -1) ? -1 : 0;
+}
+
+// $sort {M: ±1, T: -1} followed by $group {_id: "$M", <f>: {$first: ...}...}.
+bool IsLastpoint(const BsonObj& sort_stage, const BsonObj& group_stage, const std::string& time,
+                 const std::string& meta) {
+  BsonElement s = sort_stage.FirstElement();
+  if (s.FieldName() != "$sort" || s.type() != BsonType::kObject || s.Obj().NumFields() != 2) {
+    return false;
+  }
+  auto it = s.Obj().begin();
+  BsonElement k1 = *it;
+  ++it;
+  BsonElement k2 = *it;
+  if (k1.FieldName() != meta || !(IsSortDirection(k1, 1) || IsSortDirection(k1, -1))) return false;
+  if (k2.FieldName() != time || !IsSortDirection(k2, -1)) return false;
+  BsonElement g = group_stage.FirstElement();
+  if (g.FieldName() != "$group" || g.type() != BsonType::kObject) return false;
+  bool id_ok = false;
+  for (BsonElement f : g.Obj()) {
+    if (f.FieldName() == "_id") {
+      id_ok = f.type() == BsonType::kString && f.Str() == "$" + meta;
+      continue;
+    }
+    if (f.type() != BsonType::kObject || f.Obj().NumFields() != 1 ||
+        f.Obj().FirstElement().FieldName() != "$first") {
+      return false;
+    }
+  }
+  return id_ok;
+}
+
+// $group {_id: "$M", <f>: {$top: {sortBy: {T: -1}, ...}} | {$bottom: {sortBy: {T: 1}, ...}}...}.
+bool IsTopBottomLastpoint(const BsonObj& group_stage, const std::string& time,
+                          const std::string& meta) {
+  BsonElement g = group_stage.FirstElement();
+  if (g.FieldName() != "$group" || g.type() != BsonType::kObject) return false;
+  bool id_ok = false;
+  int accumulators = 0;
+  for (BsonElement f : g.Obj()) {
+    if (f.FieldName() == "_id") {
+      id_ok = f.type() == BsonType::kString && f.Str() == "$" + meta;
+      continue;
+    }
+    if (f.type() != BsonType::kObject || f.Obj().NumFields() != 1) return false;
+    BsonElement acc = f.Obj().FirstElement();
+    const int want = acc.FieldName() == "$top" ? -1 : acc.FieldName() == "$bottom" ? 1 : 0;
+    if (want == 0 || acc.type() != BsonType::kObject) return false;
+    BsonElement sort_by = acc.Obj()["sortBy"];
+    if (sort_by.type() != BsonType::kObject || sort_by.Obj().NumFields() != 1) return false;
+    BsonElement k = sort_by.Obj().FirstElement();
+    if (k.FieldName() != time || !IsSortDirection(k, want)) return false;
+    ++accumulators;
+  }
+  return id_ok && accumulators > 0;
+}
+
+// A find projection of plain 0/1 values on field names reads what the same $project reads; for
+// any other ($slice, $elemMatch, positional, expressions) the whole document is needed.
+BsonObj FindProjectionAsStage(const BsonObj& projection) {
+  for (BsonElement e : projection) {
+    bool plain = e.type() == BsonType::kBool || e.IsNumber();
+    if (!plain || e.FieldName().find('$') != std::string_view::npos) {
+      BsonBuilder b;
+      b.AppendString("$replaceWith", "$$ROOT");  // needs the whole document
+      return b.Obj();
+    }
+  }
+  return StageOf("$project", projection);
+}
+
+// A $project excluding only top-level fields, or a $unset of top-level fields: their names.
+std::optional<std::vector<std::string>> TopLevelExclusion(const BsonObj& stage) {
+  BsonElement s = stage.FirstElement();
+  std::vector<std::string> names;
+  auto add = [&](std::string_view n) {
+    if (n.empty() || n.find('.') != std::string_view::npos || n[0] == '$') return false;
+    names.emplace_back(n);
+    return true;
+  };
+  if (s.FieldName() == "$project" && s.type() == BsonType::kObject && !s.Obj().IsEmpty()) {
+    for (BsonElement e : s.Obj()) {
+      if (!pipeline::IsExclusionValue(e) || !add(e.FieldName())) return std::nullopt;
+    }
+    return names;
+  }
+  if (s.FieldName() == "$unset") {
+    if (s.type() == BsonType::kString) {
+      if (!add(s.Str())) return std::nullopt;
+      return names;
+    }
+    if (s.type() == BsonType::kArray && !s.Obj().IsEmpty()) {
+      for (BsonElement e : s.Obj()) {
+        if (e.type() != BsonType::kString || !add(e.Str())) return std::nullopt;
+      }
+      return names;
+    }
+  }
+  return std::nullopt;
+}
+
+// The summaries of a control-answered $group: one per bucket whose control answers exactly,
+// else one per matching measurement.
+class ControlGroupStream : public pipeline::DocumentStream {
+ public:
+  ControlGroupStream(std::unique_ptr<TimeseriesScan> scan, timeseries::ControlGroup group)
+      : scan_(std::move(scan)), group_(std::move(group)) {
+    if (group_.time_key()) {
+      // The merge group's key, evaluated on two summaries that differ only in their time.
+      auto key = pipeline::Expression::ParseExpression(group_.merge_group()["_id"],
+                                                       pipeline::ParseContext());
+      if (key.ok()) {
+        std::shared_ptr<const pipeline::Expression> expr = std::move(key).value();
+        same_key_ = [expr](const BsonObj& a, const BsonObj& b) {
+          pipeline::Variables vars;
+          auto ka = expr->Evaluate(a, vars);
+          auto kb = expr->Evaluate(b, vars);
+          return ka.ok() && kb.ok() && pipeline::ValuesEqual(ka.value(), kb.value());
+        };
+      }
+    }
+  }
+  StatusWith<std::optional<BsonObj>> Next() override {
+    while (buffer_.empty()) {
+      bool whole = false;
+      HG_ASSIGN_OR_RETURN(auto bucket, scan_->NextBucket(&whole));
+      if (!bucket) return std::optional<BsonObj>();
+      if (whole) {
+        if (auto summary = group_.Summarize(*bucket, same_key_)) {
+          ++from_control_;
+          buffer_.push_back(std::move(*summary));
+          continue;
+        }
+      }
+      HG_RETURN_IF_ERROR(scan_->UnpackBucket(*bucket, whole, [&](const BsonObj& m) {
+        buffer_.push_back(group_.SummarizeMeasurement(m));
+      }));
+    }
+    BsonObj out = std::move(buffer_.front());
+    buffer_.pop_front();
+    ++returned_;
+    return std::optional<BsonObj>(std::move(out));
+  }
+  TimeseriesScan* scan() const { return scan_.get(); }
+  const int64_t* from_control() const { return &from_control_; }
+  const int64_t* returned() const { return &returned_; }
+
+ private:
+  std::unique_ptr<TimeseriesScan> scan_;
+  timeseries::ControlGroup group_;
+  timeseries::ControlGroup::SameKey same_key_;  // unset: buckets are unpacked
+  std::deque<BsonObj> buffer_;
+  int64_t from_control_ = 0;
+  int64_t returned_ = 0;
+};
+
+// Last-point: of the kept buckets (all of them, or the newest of each series when the scan walks
+// the series index) unpacks, per series (meta values equal in canonical order), only the buckets
+// holding the series' latest time (control.max.<time>), in read order, and passes on only their
+// measurements at that time. The filter is meta-only, so those are exactly the measurements the
+// $sort + $group ($first) or $group ($top/$bottom) of the pattern can pick.
+class LastpointStream : public pipeline::DocumentStream {
+ public:
+  LastpointStream(std::unique_ptr<TimeseriesScan> scan, std::string time_field)
+      : scan_(std::move(scan)), time_field_(std::move(time_field)) {}
+  StatusWith<std::optional<BsonObj>> Next() override {
+    if (!collected_) HG_RETURN_IF_ERROR(Collect());
+    if (buffer_.empty()) return std::optional<BsonObj>();
+    BsonObj out = std::move(buffer_.front());
+    buffer_.pop_front();
+    ++returned_;
+    return std::optional<BsonObj>(std::move(out));
+  }
+  TimeseriesScan* scan() const { return scan_.get(); }
+  const int64_t* returned() const { return &returned_; }
+
+ private:
+  struct Candidate {
+    int64_t seq;
+    BsonObj bucket;
+    std::optional<int64_t> latest;  // the series' latest time; unset: pass every measurement
+  };
+  struct Series {
+    std::optional<int64_t> max_time;  // nullopt: a bucket without a date control.max.<time>
+    std::vector<Candidate> buckets;
+  };
+  struct MetaLess {
+    bool operator()(const BsonObj& a, const BsonObj& b) const {
+      return bson::CompareElementValues(a.FirstElement(), b.FirstElement()) < 0;
+    }
+  };
+
+  Status Collect() {
+    collected_ = true;
+    std::map<BsonObj, Series, MetaLess> series;
+    std::vector<Candidate> always;  // buckets whose latest time is unknown: always unpacked
+    int64_t seq = 0;
+    while (true) {
+      bool whole = false;
+      HG_ASSIGN_OR_RETURN(auto bucket, scan_->NextBucket(&whole));
+      if (!bucket) break;
+      BsonBuilder key;
+      BsonElement meta = (*bucket)["meta"];
+      if (meta.eoo()) {
+        key.AppendNull("");  // $group and $sort treat a missing meta as null
+      } else {
+        key.AppendElementAs(meta, "");
+      }
+      BsonElement max_t = bucket->GetPath("control.max." + time_field_);
+      Candidate c{seq++, std::move(*bucket), std::nullopt};
+      if (max_t.type() != BsonType::kDate) {
+        always.push_back(std::move(c));
+        continue;
+      }
+      Series& s = series[key.Obj()];
+      int64_t t = max_t.DateMillis();
+      if (!s.max_time || t > *s.max_time) {
+        s.max_time = t;
+        s.buckets.clear();
+        s.buckets.push_back(std::move(c));
+      } else if (t == *s.max_time) {
+        s.buckets.push_back(std::move(c));
+      }
+    }
+    for (auto& [meta, s] : series) {
+      for (Candidate& c : s.buckets) {
+        c.latest = s.max_time;
+        always.push_back(std::move(c));
+      }
+    }
+    std::sort(always.begin(), always.end(),
+              [](const Candidate& a, const Candidate& b) { return a.seq < b.seq; });
+    for (const Candidate& c : always) {
+      // Only the measurements at the series' latest time can come first: pass just those (all
+      // of them, in read order, so ties resolve as over every measurement).
+      HG_RETURN_IF_ERROR(scan_->UnpackBucket(c.bucket, true, [&](const BsonObj& m) {
+        BsonElement t = m[time_field_];
+        if (c.latest && (t.type() != BsonType::kDate || t.DateMillis() != *c.latest)) return;
+        buffer_.push_back(m.Owned());
+      }));
+    }
+    return Status::OK();
+  }
+
+  std::unique_ptr<TimeseriesScan> scan_;
+  std::string time_field_;
+  bool collected_ = false;
+  std::deque<BsonObj> buffer_;
+  int64_t returned_ = 0;
+};
+
+// Counts what a stream produces.
+class CountedStream : public pipeline::DocumentStream, public pipeline::BlockSource {
+ public:
+  explicit CountedStream(std::unique_ptr<TimeseriesScan> in) : in_(std::move(in)) {}
+  StatusWith<std::optional<BsonObj>> Next() override {
+    auto next = in_->Next();
+    if (next.ok() && next.value()) ++n_;
+    return next;
+  }
+  // The scan's column blocks, counting the rows they pass on.
+  pipeline::BlockSource* AsBlockSource() override {
+    return in_->AsBlockSource() != nullptr ? this : nullptr;
+  }
+  void RequireFields(const std::vector<std::string>& names) override { in_->RequireFields(names); }
+  StatusWith<const pipeline::ColumnBlock*> NextBlock() override {
+    HG_ASSIGN_OR_RETURN(const pipeline::ColumnBlock* block, in_->NextBlock());
+    if (block != nullptr) {
+      n_ += block->all_rows ? block->num_rows : static_cast<int64_t>(block->selection.size());
+    }
+    return block;
+  }
+  TimeseriesScan* scan() const { return in_.get(); }
+  const int64_t* returned() const { return &n_; }
+
+ private:
+  std::unique_ptr<TimeseriesScan> in_;
+  int64_t n_ = 0;
+};
+
+}  // namespace
+
+BsonObj StageOf(std::string_view name, const BsonObj& spec) {
+  BsonBuilder b;
+  b.AppendObject(name, spec);
+  return b.Obj();
+}
+
+bool TimeseriesRewritesEnabled() { return RewritesParameter()->GetBool(); }
+void RegisterTimeseriesRewriteParameter() { (void)RewritesParameter(); }
+
+TimeseriesReadPlan PlanTimeseriesRead(const timeseries::TimeseriesOptions& options,
+                                      const BsonObj& filter, const std::vector<BsonObj>& stages,
+                                      bool rewrites, const BsonObj& find_projection) {
+  TimeseriesReadPlan plan;
+  plan.filter = filter;
+  plan.rest = stages;
+  if (!rewrites) return plan;
+  plan.scan.use_whole_bucket_filter = true;
+  plan.scan.allow_blocks = true;
+  const std::string& time = options.time_field;
+  timeseries::BucketFilterSpec spec{.time_field = time,
+                                    .meta_field = options.meta_field,
+                                    .bucket_max_span_seconds = options.bucket_max_span_seconds,
+                                    .assume_no_mixed_schema = true};
+  auto bucket_filter = timeseries::BucketFilter::Make(filter, spec);
+  if (!bucket_filter.ok()) return plan;  // the scan reports the error
+  const bool meta_only = bucket_filter.value().meta_only();
+  pipeline::FieldDependencies filter_deps;
+  if (!meta_only) filter_deps = pipeline::FilterDependencies(filter);
+
+  if (meta_only && options.meta_field && stages.size() >= 2 &&
+      IsLastpoint(stages[0], stages[1], time, *options.meta_field)) {
+    plan.lastpoint = true;
+    plan.scan.lastpoint = true;
+    plan.lastpoint_sort = stages[0].FirstElement().Obj();
+  } else if (meta_only && options.meta_field && !stages.empty() &&
+             IsTopBottomLastpoint(stages[0], time, *options.meta_field)) {
+    plan.lastpoint = true;
+    plan.scan.lastpoint = true;
+    BsonBuilder sort;
+    sort.AppendInt32(*options.meta_field, 1);
+    sort.AppendInt32(time, -1);
+    plan.lastpoint_sort = sort.Obj();
+  } else if (!stages.empty()) {
+    BsonElement first = stages[0].FirstElement();
+    if (int dir = TimeSortDirection(stages[0], time)) {
+      plan.scan.sort_direction = dir;
+      plan.rest.erase(plan.rest.begin());
+    } else if (first.FieldName() == "$group" && first.type() == BsonType::kObject) {
+      plan.control_group = timeseries::ControlGroup::Make(first.Obj(), time, options.meta_field);
+      if (plan.control_group) {
+        plan.group_spec = first.Obj();
+        plan.rest.erase(plan.rest.begin());
+        plan.rest.insert(plan.rest.begin(), StageOf("$group", plan.control_group->merge_group()));
+      }
+    } else if (first.FieldName() == "$count" && first.type() == BsonType::kString) {
+      BsonBuilder g;
+      g.AppendNull("_id");
+      size_t o = g.OpenObject(first.Str());
+      g.AppendInt32("$sum", 1);
+      g.Close(o);
+      plan.group_spec = g.Obj();
+      plan.control_group =
+          timeseries::ControlGroup::Make(plan.group_spec, time, options.meta_field);
+      if (plan.control_group) {
+        BsonBuilder p;
+        p.AppendInt32("_id", 0);
+        p.AppendInt32(first.Str(), 1);
+        plan.rest.erase(plan.rest.begin());
+        plan.rest.insert(plan.rest.begin(), StageOf("$project", p.Obj()));
+        plan.rest.insert(plan.rest.begin(), StageOf("$group", plan.control_group->merge_group()));
+      }
+    }
+  }
+
+  // A $limit right after the unpack stage (or a find's limit) with no event filter: the scan
+  // stops reading buckets once it holds that many measurements.
+  if (meta_only && plan.scan.sort_direction == 0 && !plan.lastpoint && !plan.control_group &&
+      !plan.rest.empty()) {
+    BsonElement lim = plan.rest.front().FirstElement();
+    if (lim.FieldName() == "$limit" && lim.IsNumber() && lim.NumberLong() > 0) {
+      plan.scan.measurement_limit = lim.NumberLong();
+    }
+  }
+
+  // Columns: what the bucket-level stage, or the rest of the pipeline, and the filter read.
+  pipeline::FieldDependencies deps;
+  if (plan.control_group) {
+    for (const std::string& f : plan.control_group->fields()) deps.Add(f);
+  } else if (plan.lastpoint) {
+    deps = pipeline::PipelineDependencies(plan.rest);
+  } else {
+    std::optional<std::vector<std::string>> excluded;
+    if (!plan.rest.empty()) excluded = TopLevelExclusion(plan.rest.front());
+    bool absorb = excluded.has_value() && !filter_deps.needs_whole_document;
+    for (size_t i = 0; absorb && i < excluded->size(); ++i) {
+      const std::string& n = (*excluded)[i];
+      if (filter_deps.fields.count(n) || (plan.scan.sort_direction != 0 && n == time)) {
+        absorb = false;
+      }
+    }
+    if (absorb) {
+      plan.scan.mode = timeseries::UnpackSpec::Mode::kExclude;
+      plan.scan.fields = std::move(*excluded);
+      plan.rest.erase(plan.rest.begin());
+      return plan;
+    }
+    std::vector<BsonObj> read = plan.rest;
+    if (!find_projection.IsEmpty()) read.push_back(FindProjectionAsStage(find_projection));
+    deps = pipeline::PipelineDependencies(read);
+  }
+  if (deps.needs_whole_document || filter_deps.needs_whole_document) return plan;
+  deps.AddAll(filter_deps);
+  if (plan.scan.sort_direction != 0) deps.Add(time);
+  plan.scan.mode = timeseries::UnpackSpec::Mode::kInclude;
+  plan.scan.fields.assign(deps.fields.begin(), deps.fields.end());
+  return plan;
+}
+
+StatusWith<TimeseriesReadSource> OpenTimeseriesRead(timeseries::TimeseriesCollection coll,
+                                                    storage::KvEngine* engine,
+                                                    const TimeseriesReadPlan& plan) {
+  std::string time = coll.options.time_field;
+  HG_ASSIGN_OR_RETURN(auto scan,
+                      TimeseriesScan::Make(std::move(coll), engine, plan.filter, plan.scan));
+  TimeseriesReadSource src;
+  if (plan.control_group) {
+    auto s = std::make_unique<ControlGroupStream>(std::move(scan), *plan.control_group);
+    src.scan = s->scan();
+    src.buckets_from_control = s->from_control();
+    src.source_returned = s->returned();
+    src.stream = std::move(s);
+  } else if (plan.lastpoint) {
+    auto s = std::make_unique<LastpointStream>(std::move(scan), time);
+    src.scan = s->scan();
+    src.source_returned = s->returned();
+    src.stream = std::move(s);
+  } else {
+    auto s = std::make_unique<CountedStream>(std::move(scan));
+    src.scan = s->scan();
+    src.source_returned = s->returned();
+    src.stream = std::move(s);
+  }
+  return src;
+}
+
+std::vector<BsonObj> TimeseriesFindStages(const BsonObj& sort, int64_t skip, int64_t limit) {
+  std::vector<BsonObj> out;
+  if (!sort.IsEmpty()) out.push_back(StageOf("$sort", sort));
+  if (skip > 0) {
+    BsonBuilder s;
+    s.AppendInt64("$skip", skip);
+    out.push_back(s.Obj());
+  }
+  if (limit > 0) {
+    BsonBuilder s;
+    s.AppendInt64("$limit", limit);
+    out.push_back(s.Obj());
+  }
+  return out;
+}
+
+std::vector<BsonObj> TimeseriesCountStages(const BsonObj& cmd) {
+  BsonElement skip = cmd["skip"], limit = cmd["limit"];
+  std::vector<BsonObj> out =
+      TimeseriesFindStages(BsonObj(), skip.IsNumber() ? skip.NumberLong() : 0,
+                           limit.IsNumber() ? std::abs(limit.NumberLong()) : 0);
+  BsonBuilder c;
+  c.AppendString("$count", "n");
+  out.push_back(c.Obj());
+  return out;
+}
+
+std::vector<BsonObj> TimeseriesDistinctStages(std::string_view key) {
+  std::string top(key.substr(0, key.find('.')));
+  if (top.empty() || top[0] == '$') return {};
+  BsonBuilder p;
+  if (top != "_id") p.AppendInt32("_id", 0);
+  p.AppendInt32(top, 1);
+  return {StageOf("$project", p.Obj())};
+}
+
+BsonObj HintHolder(const BsonElement& hint) {
+  if (hint.eoo()) return BsonObj();
+  bson::BsonBuilder b;
+  b.AppendElementAs(hint, "");
+  return b.Obj();
+}
+
+StatusWith<std::unique_ptr<pipeline::DocumentStream>> BuildTimeseriesRead(
+    timeseries::TimeseriesCollection coll, storage::KvEngine* engine, const BsonObj& filter,
+    const std::vector<BsonObj>& stages, const pipeline::PipelineContext& pctx,
+    const BsonObj& find_projection, const BsonElement& hint) {
+  TimeseriesReadPlan plan = PlanTimeseriesRead(coll.options, filter, stages,
+                                               TimeseriesRewritesEnabled(), find_projection);
+  plan.scan.hint = HintHolder(hint);
+  plan.scan.allow_disk_use = pctx.allow_disk_use;
+  plan.scan.sort_memory_limit_bytes = pctx.memory_limit_bytes;
+  HG_ASSIGN_OR_RETURN(TimeseriesReadSource src, OpenTimeseriesRead(std::move(coll), engine, plan));
+  if (plan.rest.empty()) return std::move(src.stream);
+  bson::BsonArrayBuilder arr;
+  for (const BsonObj& st : plan.rest) arr.AppendObject(st);
+  HG_ASSIGN_OR_RETURN(auto pipe, pipeline::Pipeline::Parse(arr.Obj(), pctx));
+  return pipe->Bind(std::move(src.stream));
+}
+
+}  // namespace hourglass::commands

@@ -1,0 +1,106 @@
+// Reads of a time-series collection with Hourglass's rewrites (spec timeseries.md §6.2-6.3): the
+// part of a find / aggregate / count / distinct that runs on buckets before (or instead of)
+// unpacking them. PlanTimeseriesRead looks at the event filter and the stages that follow the
+// unpack stage and decides:
+//  * the columns to decode: a leading exclusion $project/$unset of top-level fields is absorbed
+//    into `exclude`; otherwise the dependency analysis of the rest of the pipeline (plus the
+//    filter's fields) gives an `include` list when the pipeline does not need whole documents
+//    (a count-only pipeline decodes include: [] plus what the filter reads);
+//  * wholeBucketFilter: buckets entirely inside the filter's time range skip the event filter;
+//  * a leading $sort on the time field alone becomes a bounded sort ($_internalBoundedSort): the
+//    scan reads buckets in start-time order (backward for descending) and releases measurements
+//    as soon as no later bucket can precede them, so $sort + $limit reads only a few buckets;
+//  * a leading $group keyed on the metaField, a constant or a $dateTrunc of the time field (or an
+//    object of those) with only $min/$max/{$sum: 1}/$count accumulators — and a leading $count —
+//    is answered from control.min/max and the row counts (timeseries/control_group.h), unpacking
+//    only buckets whose control cannot answer exactly (or that span two time keys);
+//  * last-point: $sort {M: ±1, T: -1} then $group {_id: "$M"} with only $first accumulators, or
+//    $group {_id: "$M"} with only $top {sortBy: {T: -1}} / $bottom {sortBy: {T: 1}}, with a
+//    meta-only filter: per series only the bucket(s) that may hold its latest time are read
+//    (walking the series index backward) and unpacked.
+// Every rewrite gives the same documents in the same order as unpack-everything-then-run-the-
+// pipeline (ties of a bounded sort keep the bucket-then-row order of a forward scan, as the
+// stable $sort does). The server parameter hourglassTimeseriesRewrites (default true; startup
+// and runtime) turns them all off, for comparisons and benchmarks.
+//
+// Thread-safety: plans are plain values; the returned streams are single-threaded.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "bson/bson.h"
+#include "commands/timeseries_scan.h"
+#include "pipeline/pipeline.h"
+#include "timeseries/control_group.h"
+
+namespace hourglass::commands {
+
+// The value of hourglassTimeseriesRewrites (registers it on first use).
+bool TimeseriesRewritesEnabled();
+// Registers hourglassTimeseriesRewrites (idempotent); the server calls it before applying
+// --setParameter.
+void RegisterTimeseriesRewriteParameter();
+
+struct TimeseriesReadPlan {
+  bson::BsonObj filter;  // the filter on measurements (the leading $match), {} for none
+  TimeseriesScanOptions scan;
+  std::optional<timeseries::ControlGroup> control_group;
+  bson::BsonObj group_spec;  // the $group (or $count) the control group answers, for explain
+  // Last-point: only the newest buckets of each series are unpacked.
+  bool lastpoint = false;
+  bson::BsonObj lastpoint_sort;  // the $sort spec of the last-point pattern
+  // The stages to run over the source's output.
+  std::vector<bson::BsonObj> rest;
+};
+
+// Decides the rewrites for `stages` (the pipeline after the leading $match `filter`). With
+// `rewrites` false the plan is unpack-everything: all columns, no sort, the stages unchanged.
+// `find_projection`: a find's projection, applied by the caller after `rest` (it only narrows
+// the columns decoded: a projection of plain 0/1 values on field names is read like a $project;
+// any other makes the whole documents needed).
+TimeseriesReadPlan PlanTimeseriesRead(const timeseries::TimeseriesOptions& options,
+                                      const bson::BsonObj& filter,
+                                      const std::vector<bson::BsonObj>& stages, bool rewrites,
+                                      const bson::BsonObj& find_projection = bson::BsonObj());
+
+// The source the plan's `rest` runs over, and what explain reports about it.
+struct TimeseriesReadSource {
+  std::unique_ptr<pipeline::DocumentStream> stream;
+  TimeseriesScan* scan = nullptr;                 // borrowed from `stream`
+  const int64_t* buckets_from_control = nullptr;  // control group: buckets never unpacked
+  const int64_t* source_returned = nullptr;       // documents `stream` produced
+};
+
+// Opens the scan (and the control-group / last-point stage) of `plan`. Errors: the filter's
+// parse errors (BadValue...).
+StatusWith<TimeseriesReadSource> OpenTimeseriesRead(timeseries::TimeseriesCollection coll,
+                                                    storage::KvEngine* engine,
+                                                    const TimeseriesReadPlan& plan);
+
+// Plan, open and bind the rest of the pipeline (parsed with `pctx`): the whole read. `hint` is
+// the command's hint (TimeseriesScanOptions::hint).
+StatusWith<std::unique_ptr<pipeline::DocumentStream>> BuildTimeseriesRead(
+    timeseries::TimeseriesCollection coll, storage::KvEngine* engine, const bson::BsonObj& filter,
+    const std::vector<bson::BsonObj>& stages, const pipeline::PipelineContext& pctx,
+    const bson::BsonObj& find_projection = bson::BsonObj(),
+    const bson::BsonElement& hint = bson::BsonElement());
+
+// {"": hint} for TimeseriesScanOptions::hint; empty for EOO (no hint).
+bson::BsonObj HintHolder(const bson::BsonElement& hint);
+
+// {name: spec}: one stage document.
+bson::BsonObj StageOf(std::string_view name, const bson::BsonObj& spec);
+
+// The other read commands as stages after the unpack stage: find's sort, skip and limit; count's
+// skip, limit and {$count: "n"}; distinct's {$project} of its key's top-level field (nothing
+// for an empty or $-prefixed key).
+std::vector<bson::BsonObj> TimeseriesFindStages(const bson::BsonObj& sort, int64_t skip,
+                                                int64_t limit);
+std::vector<bson::BsonObj> TimeseriesCountStages(const bson::BsonObj& count_cmd);
+std::vector<bson::BsonObj> TimeseriesDistinctStages(std::string_view key);
+
+}  // namespace hourglass::commands

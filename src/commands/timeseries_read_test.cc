@@ -1,0 +1,204 @@
+// PlanTimeseriesRead's choices, table-driven: for a pipeline after the unpack stage (and a
+// filter), which columns are decoded, which bucket-level rewrite applies, what stages remain.
+#include "commands/timeseries_read.h"
+
+#include <gtest/gtest.h>
+
+#include "commands/commands_test_util.h"
+#include "commands/timeseries_util.h"
+
+namespace hourglass::commands {
+namespace {
+
+using bson::BsonObj;
+using timeseries::UnpackSpec;
+
+BsonObj J(std::string_view json) {
+  auto r = bson::FromJson(json);
+  EXPECT_TRUE(r.ok()) << json;
+  return r.ok() ? r.value() : BsonObj();
+}
+
+std::vector<BsonObj> Stages(std::string_view json_array) {
+  BsonObj holder = J(std::string("{\"p\": ") + std::string(json_array) + "}");
+  std::vector<BsonObj> out;
+  for (bson::BsonElement e : holder["p"].Obj()) out.push_back(e.Obj().Owned());
+  return out;
+}
+
+struct PlanCase {
+  const char* name;
+  const char* filter;
+  const char* stages;
+  UnpackSpec::Mode mode;
+  std::vector<std::string> fields;
+  int sort_direction;
+  const char* rewrite;  // "group", "lastpoint" or ""
+  size_t rest;          // stages left to run after the bucket-level part
+};
+
+TEST(TimeseriesReadPlanTest, ChoosesRewrites) {
+  timeseries::TimeseriesOptions o;
+  o.time_field = "t";
+  o.meta_field = "m";
+  const std::vector<PlanCase> cases = {
+      {"no stages", "{}", "[]", UnpackSpec::Mode::kAll, {}, 0, "", 0},
+      {"count only",
+       "{}",
+       R"([{"$skip": 1}, {"$count": "n"}])",
+       UnpackSpec::Mode::kInclude,
+       {},
+       0,
+       "",
+       2},
+      {"count with event filter",
+       R"({"x": {"$gt": 1}})",
+       R"([{"$skip": 1}, {"$count": "n"}])",
+       UnpackSpec::Mode::kInclude,
+       {"x"},
+       0,
+       "",
+       2},
+      {"include from $project",
+       "{}",
+       R"([{"$project": {"a": 1, "b": "$c.d"}}])",
+       UnpackSpec::Mode::kInclude,
+       {"_id", "a", "c"},
+       0,
+       "",
+       1},
+      {"exclusion absorbed",
+       "{}",
+       R"([{"$project": {"a": 0}}, {"$limit": 1}])",
+       UnpackSpec::Mode::kExclude,
+       {"a"},
+       0,
+       "",
+       1},
+      {"exclusion of a filtered field kept",
+       R"({"a": 1})",
+       R"([{"$unset": "a"}])",
+       UnpackSpec::Mode::kAll,
+       {},
+       0,
+       "",
+       1},
+      {"bounded sort asc",
+       "{}",
+       R"([{"$sort": {"t": 1}}, {"$limit": 3}])",
+       UnpackSpec::Mode::kAll,
+       {},
+       1,
+       "",
+       1},
+      {"bounded sort desc keeps t",
+       "{}",
+       R"([{"$sort": {"t": -1}}, {"$group": {"_id": null, "x": {"$push": "$v"}}}])",
+       UnpackSpec::Mode::kInclude,
+       {"t", "v"},
+       -1,
+       "",
+       1},
+      {"sort on two keys is not bounded",
+       "{}",
+       R"([{"$sort": {"t": 1, "v": 1}}])",
+       UnpackSpec::Mode::kAll,
+       {},
+       0,
+       "",
+       1},
+      {"group from control",
+       R"({"m.k": 1})",
+       R"([{"$group": {"_id": "$m.k", "x": {"$max": "$v"}}}, {"$sort": {"_id": 1}}])",
+       UnpackSpec::Mode::kInclude,
+       {"m", "v"},
+       0,
+       "group",
+       2},
+      {"$count from control",
+       "{}",
+       R"([{"$count": "n"}])",
+       UnpackSpec::Mode::kInclude,
+       {},
+       0,
+       "group",
+       2},
+      {"group not rewritable",
+       "{}",
+       R"([{"$group": {"_id": "$v", "n": {"$sum": 1}}}])",
+       UnpackSpec::Mode::kInclude,
+       {"v"},
+       0,
+       "",
+       1},
+      {"lastpoint",
+       "{}",
+       R"([{"$sort": {"m": 1, "t": -1}}, {"$group": {"_id": "$m", "v": {"$first": "$v"}}}])",
+       UnpackSpec::Mode::kInclude,
+       {"m", "t", "v"},
+       0,
+       "lastpoint",
+       2},
+      {"lastpoint needs a meta-only filter",
+       R"({"v": 1})",
+       R"([{"$sort": {"m": 1, "t": -1}}, {"$group": {"_id": "$m", "v": {"$first": "$v"}}}])",
+       UnpackSpec::Mode::kInclude,
+       {"m", "t", "v"},
+       0,
+       "",
+       2},
+  };
+  for (const PlanCase& c : cases) {
+    TimeseriesReadPlan p = PlanTimeseriesRead(o, J(c.filter), Stages(c.stages), true);
+    EXPECT_EQ(p.scan.mode, c.mode) << c.name;
+    if (c.mode != UnpackSpec::Mode::kAll) {
+      std::vector<std::string> want = c.fields, got = p.scan.fields;
+      std::sort(want.begin(), want.end());
+      std::sort(got.begin(), got.end());
+      EXPECT_EQ(got, want) << c.name;
+    }
+    EXPECT_EQ(p.scan.sort_direction, c.sort_direction) << c.name;
+    std::string rewrite = p.control_group ? "group" : p.lastpoint ? "lastpoint" : "";
+    EXPECT_EQ(rewrite, c.rewrite) << c.name;
+    EXPECT_EQ(p.rest.size(), c.rest) << c.name;
+    // With the rewrites off, nothing changes.
+    TimeseriesReadPlan off = PlanTimeseriesRead(o, J(c.filter), Stages(c.stages), false);
+    EXPECT_EQ(off.scan.mode, UnpackSpec::Mode::kAll) << c.name;
+    EXPECT_EQ(off.scan.sort_direction, 0) << c.name;
+    EXPECT_FALSE(off.control_group || off.lastpoint || off.scan.use_whole_bucket_filter) << c.name;
+    EXPECT_EQ(off.rest.size(), Stages(c.stages).size()) << c.name;
+  }
+}
+
+class TimeseriesReadTest : public testing::CommandsTest {};
+
+TEST_F(TimeseriesReadTest, BoundedSortKeepsTheSortMemoryLimit) {
+  // granularity "hours": buckets span 30 days, so a descending sort releases nothing early.
+  ExpectOk(Run(R"({"create": "ts", "timeseries": {"timeField": "t", "granularity": "hours"}})"));
+  ExpectOk(Run(R"({"insert": "ts", "documents": [
+      {"t": {"$date": "2024-01-01T00:00:00Z"}, "s": "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"},
+      {"t": {"$date": "2024-01-01T01:00:00Z"}, "s": "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"},
+      {"t": {"$date": "2024-01-01T02:00:00Z"}, "s": "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"}]})"));
+  auto ts = LookupTimeseries(service_, {"test", "ts"});
+  ASSERT_TRUE(ts.ok() && ts.value().has_value());
+  for (bool disk : {false, true}) {
+    pipeline::PipelineContext pctx;
+    pctx.memory_limit_bytes = 200;
+    pctx.allow_disk_use = disk;
+    auto stream = BuildTimeseriesRead(*ts.value(), engine_.get(), BsonObj(),
+                                      Stages(R"([{"$sort": {"t": -1}}])"), pctx);
+    ASSERT_TRUE(stream.ok()) << stream.status().ToString();
+    auto docs = pipeline::DrainStream(*stream.value());
+    if (disk) {
+      ASSERT_TRUE(docs.ok()) << docs.status().ToString();
+      ASSERT_EQ(docs.value().size(), 3u);
+      EXPECT_GT(docs.value()[0]["t"].DateMillis(), docs.value()[2]["t"].DateMillis());
+    } else {
+      ASSERT_FALSE(docs.ok());
+      EXPECT_EQ(docs.status().code(), ErrorCode::kQueryExceededMemoryLimitNoDiskUseAllowed);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace hourglass::commands
