@@ -101,6 +101,7 @@ class FindCommand : public Command {
     plan.limit = limit.value_or(0);
     plan.projection = std::move(proj);
     plan.hint = HintOf(cmd);
+    HG_ASSIGN_OR_RETURN(plan.allow_disk_use, GetAllowDiskUse("find", cmd));
     // A limit smaller than the batch size ends the cursor with the first batch.
     int64_t first_batch = batch_size.value_or(kDefaultFirstBatch);
     if (plan.limit > 0 && first_batch != 0 && plan.limit <= first_batch) {

@@ -7,6 +7,8 @@
 #include "commands/index_scan.h"
 #include "commands/timeseries_scan.h"
 #include "commands/timeseries_util.h"
+#include "pipeline/memory_parameters.h"
+#include "pipeline/spill_file.h"
 #include "storage/kv_engine.h"
 
 namespace hourglass::commands {
@@ -95,6 +97,7 @@ StatusWith<std::unique_ptr<pipeline::DocumentStream>> BuildReadStream(
   }
   if (stages.count() > 0) {
     pipeline::PipelineContext pctx;
+    ApplyDiskUse(ctx, plan.allow_disk_use, &pctx);
     HG_ASSIGN_OR_RETURN(auto p, pipeline::Pipeline::Parse(stages.Obj(), pctx));
     stream = p->Bind(std::move(stream));
   }
@@ -102,6 +105,18 @@ StatusWith<std::unique_ptr<pipeline::DocumentStream>> BuildReadStream(
     stream = std::make_unique<ProjectionStream>(std::move(stream), std::move(*plan.projection));
   }
   return stream;
+}
+
+void ApplyDiskUse(const CommandContext& ctx, std::optional<bool> allow_disk_use,
+                  pipeline::PipelineContext* pctx) {
+  pipeline::ApplyMemoryParameters(allow_disk_use,
+                                  pipeline::SpillDirectory(ctx.service.options.dbpath), pctx);
+}
+
+StatusWith<std::optional<bool>> GetAllowDiskUse(std::string_view cmd_name, const BsonObj& cmd) {
+  if (cmd["allowDiskUse"].eoo()) return std::optional<bool>();
+  HG_ASSIGN_OR_RETURN(bool b, GetBool(cmd_name, cmd, "allowDiskUse", false));
+  return std::optional<bool>(b);
 }
 
 BsonObj HintOf(const BsonObj& cmd) {

@@ -106,7 +106,7 @@ class DensifyStage : public Stage {
           }
           r.doc = std::move(*d);
           bytes += static_cast<int64_t>(r.doc.size()) + 64;
-          if (bytes > s_->ctx.memory_limit_bytes && !s_->ctx.allow_disk_use) {
+          if (bytes > s_->ctx.limits.densify && !s_->ctx.allow_disk_use) {
             return Status(ErrorCode::kQueryExceededMemoryLimitNoDiskUseAllowed,
                           "Exceeded memory limit in $densify, but did not opt in to disk use. "
                           "Pass allowDiskUse:true to opt in.");

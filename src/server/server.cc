@@ -16,6 +16,8 @@
 #include "catalog/catalog.h"
 #include "commands/cursor_manager.h"
 #include "net/listener.h"
+#include "pipeline/memory_parameters.h"
+#include "pipeline/spill_file.h"
 #include "server/options.h"
 #include "storage/kv_engine.h"
 #include "timeseries/bucket_catalog.h"
@@ -117,6 +119,7 @@ int RunServer(int argc, char** argv) {
       params.Register("cursorTimeoutMillis", int64_t{600000}, true, true);
   timeseries::RegisterTimeseriesParameters();
   timeseries::TtlMonitor::RegisterParameters();
+  pipeline::RegisterMemoryParameters();
   for (const auto& [name, value] : parsed.set_parameters) {
     ServerParameter* p = params.Find(name);
     if (p == nullptr || !p->settable_at_startup()) {
@@ -154,6 +157,8 @@ int RunServer(int argc, char** argv) {
       std::cerr << st.reason() << "\n";
       return kExitDbpathInUse;
     }
+    // Spill files of a server that did not shut down cleanly; nothing else uses them.
+    pipeline::RemoveStaleSpillFiles(pipeline::SpillDirectory(parsed.server.dbpath));
   }
 
   storage::EngineOptions eopts;
