@@ -620,7 +620,8 @@ class LinearFillFunction : public WindowFunction {
 
 // ---- parsing ----
 
-bool IsUnsupportedWindowFunction(std::string_view name) {
+// The accumulators with options, run over each window through the $group accumulator.
+bool IsNaryFunction(std::string_view name) {
   static const std::string_view kNames[] = {"$top",    "$bottom", "$topN", "$bottomN",
                                             "$firstN", "$lastN",  "$minN", "$maxN"};
   for (auto n : kNames) {
@@ -644,7 +645,7 @@ bool IsWindowFunctionName(std::string_view name) {
   static const std::string_view kOthers[] = {
       "$derivative",     "$integral", "$expMovingAvg", "$shift",  "$rank",      "$denseRank",
       "$documentNumber", "$locf",     "$linearFill",   "$median", "$percentile"};
-  if (IsFoldFunction(name)) return true;
+  if (IsFoldFunction(name) || IsNaryFunction(name)) return true;
   for (auto n : kOthers) {
     if (n == name) return true;
   }
@@ -713,6 +714,23 @@ StatusWith<std::unique_ptr<WindowFunction>> ParseFold(std::string_view fn, const
   const bool order_free = fn != "$push" && fn != "$addToSet";
   return std::unique_ptr<WindowFunction>(
       std::make_unique<FoldFunction>(std::move(make), std::move(inputs), std::move(w), order_free));
+}
+
+// $top $bottom $topN $bottomN $firstN $lastN $minN $maxN: the $group accumulator (same options
+// and errors, ParseAccumulator) folded over each window. There is no group key, so an `n` that
+// is not constant is evaluated against an empty document.
+StatusWith<std::unique_ptr<WindowFunction>> ParseNary(std::string_view fn, const BsonElement& arg,
+                                                      Window w) {
+  HG_ASSIGN_OR_RETURN(ParsedAccumulator parsed, ParseAccumulator(fn, arg, ParseContext()));
+  AccumulatorFactory make = parsed.make;
+  if (!make) {
+    // Checks n once: it evaluates the same for every window.
+    HG_RETURN_IF_ERROR(parsed.make_for_group(Value()).status());
+    make = [f = parsed.make_for_group] { return f(Value()).value(); };
+  }
+  InputBuilder inputs = PlainInputs(std::shared_ptr<Expression>(std::move(parsed.input)));
+  return std::unique_ptr<WindowFunction>(
+      std::make_unique<FoldFunction>(std::move(make), std::move(inputs), std::move(w), false));
 }
 
 // {input: <expr>, unit: <string>} of $derivative and $integral.
@@ -902,10 +920,6 @@ StatusWith<std::unique_ptr<WindowFunction>> ParseWindowFunction(const BsonObj& s
   for (const auto& e : spec) {
     std::string_view n = e.FieldName();
     if (n.empty() || n[0] != '$') continue;
-    if (IsUnsupportedWindowFunction(n)) {
-      return Status(ErrorCode::kCommandNotSupported,
-                    "Window function " + std::string(n) + " is not supported yet");
-    }
     if (!IsWindowFunctionName(n)) {
       return ParseError("Unrecognized window function, " + std::string(n));
     }
@@ -951,6 +965,7 @@ StatusWith<std::unique_ptr<WindowFunction>> ParseWindowFunction(const BsonObj& s
     return std::unique_ptr<WindowFunction>(
         std::make_unique<EndpointFunction>(std::move(input), std::move(w), fn == "$first"));
   }
+  if (IsNaryFunction(fn)) return ParseNary(fn, arg, std::move(w));
   return ParseFold(fn, arg, std::move(w));
 }
 
