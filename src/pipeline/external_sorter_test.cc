@@ -185,7 +185,8 @@ TEST_F(ExternalSorterTest, StagesSpillingMatchInMemory) {
     docs += (i ? "," : "") + std::string("{\"_id\": ") + std::to_string(i) +
             ", \"k\": " + std::to_string(rng() % 23) + ", \"v\": " + std::to_string(rng() % 1000) +
             ", \"o\": {\"f" + std::to_string(rng() % 4) + "\": " + std::to_string(i) + "}" +
-            (rng() % 7 == 0 ? ", \"d\": 1.5" : "") + "}";
+            (rng() % 7 == 0 ? ", \"d\": 1.5" : "") + ", \"big\": {\"$numberLong\": \"" +
+            std::to_string(int64_t{1} << 58) + "\"}}";
   }
   docs += "]";
   const char* pipelines[] = {
@@ -211,6 +212,12 @@ TEST_F(ExternalSorterTest, StagesSpillingMatchInMemory) {
       R"([{"$bucketAuto": {"groupBy": "$v", "buckets": 7,
           "output": {"n": {"$sum": 1}, "ids": {"$push": "$_id"}}}}])",
       R"([{"$bucketAuto": {"groupBy": "$v", "buckets": 5, "granularity": "R5"}}])",
+      R"([{"$setWindowFields": {"partitionBy": "$k", "sortBy": {"v": 1},
+          "output": {"c": {"$sum": "$v", "window": {"documents": ["unbounded", "current"]}},
+                     "r": {"$rank": {}}, "t": {"$topN": {"n": 2, "sortBy": {"v": -1},
+                                                          "output": "$_id"}}}}}])",
+      R"([{"$group": {"_id": "$k", "big": {"$sum": "$big"},
+          "bigavg": {"$avg": "$big"}}}])",
   };
   for (const char* p : pipelines) {
     PipelineContext big;
@@ -218,6 +225,7 @@ TEST_F(ExternalSorterTest, StagesSpillingMatchInMemory) {
     ASSERT_TRUE(expected.ok()) << expected.status().ToString() << p;
     PipelineContext small;
     small.limits.sort = small.limits.group = small.limits.bucket_auto = 2000;
+    small.limits.window = 8000;  // each partition (one k) fits, the whole input does not
     small.allow_disk_use = true;
     small.tmp_dir = dir_;
     auto got = testing::RunPipeline(p, docs, small);
