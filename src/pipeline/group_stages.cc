@@ -147,6 +147,7 @@ class GroupStage : public Stage {
         HG_RETURN_IF_ERROR(file_->Flush());
         ranges_.emplace_back(begin, file_->size());
         groups_.clear();
+        ++GlobalSpillMetrics().group_spills;
         return Status::OK();
       }
 

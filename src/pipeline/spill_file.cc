@@ -121,6 +121,11 @@ std::unique_ptr<SpillFile::Reader> SpillFile::Read(int64_t begin, int64_t end,
   return std::make_unique<Reader>(this, begin, end, buffer_bytes);
 }
 
+SpillMetrics& GlobalSpillMetrics() {
+  static SpillMetrics m;
+  return m;
+}
+
 std::string SpillDirectory(const std::string& dbpath) { return dbpath + "/_tmp"; }
 
 void RemoveStaleSpillFiles(const std::string& dir) {

@@ -12,6 +12,7 @@
 // other I/O failures and for a corrupt file.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -65,6 +66,16 @@ class SpillFile {
   std::string pending_;  // appended, not yet written
   int64_t size_ = 0;
 };
+
+// Process-wide counters of blocking stages, for serverStatus's metrics.query (MongoDB's names):
+// sort.* counts $sort stages (find's sort included), group.spills the runs $group wrote.
+struct SpillMetrics {
+  std::atomic<int64_t> sort_spills{0};        // metrics.query.sort.spillToDisk
+  std::atomic<int64_t> sort_keys_sorted{0};   // metrics.query.sort.totalKeysSorted
+  std::atomic<int64_t> sort_bytes_sorted{0};  // metrics.query.sort.totalBytesSorted
+  std::atomic<int64_t> group_spills{0};       // metrics.query.group.spills
+};
+SpillMetrics& GlobalSpillMetrics();
 
 // <dbpath>/_tmp, where spill files go.
 std::string SpillDirectory(const std::string& dbpath);

@@ -171,13 +171,20 @@ class SortStage : public Stage {
           : s_(std::move(s)), in_(std::move(in)), sorter_(MakeSorter(*s_)) {}
       StatusWith<OptDoc> Next() override {
         if (!loaded_) {
+          int64_t keys = 0, bytes = 0;
           while (true) {
             HG_ASSIGN_OR_RETURN(OptDoc d, in_->Next());
             if (!d) break;
             BsonObj key = s_->pattern_.ExtractKey(*d);
+            keys += 1;
+            bytes += d->size();
             HG_RETURN_IF_ERROR(sorter_.Add(std::move(key), std::move(*d)));
           }
           HG_RETURN_IF_ERROR(sorter_.Finish());
+          SpillMetrics& m = GlobalSpillMetrics();
+          m.sort_keys_sorted += keys;
+          m.sort_bytes_sorted += bytes;
+          m.sort_spills += sorter_.num_spills();
           loaded_ = true;
         }
         HG_ASSIGN_OR_RETURN(std::optional<SortRow> row, sorter_.Next());

@@ -152,6 +152,25 @@ def test_spilling_matches_memory_and_semantics(client, server, coll, case):
     assert spill_files(server) == []
 
 
+def query_metrics(client):
+    return client.admin.command("serverStatus")["metrics"]["query"]
+
+
+def test_server_status_counts_spills(client, coll):
+    before = query_metrics(client)
+    list(coll.aggregate([{"$sort": {"v": 1}}], allowDiskUse=True))
+    mid = query_metrics(client)
+    assert mid["sort"]["spillToDisk"] == before["sort"]["spillToDisk"]  # fits in 100 MB
+    assert mid["sort"]["totalKeysSorted"] == before["sort"]["totalKeysSorted"] + len(DOCS)
+    assert mid["sort"]["totalBytesSorted"] > before["sort"]["totalBytesSorted"]
+    set_limits(client, SMALL)
+    list(coll.aggregate([{"$sort": {"v": 1}}], allowDiskUse=True))
+    list(coll.aggregate(GROUP, allowDiskUse=True))
+    after = query_metrics(client)
+    assert after["sort"]["spillToDisk"] > mid["sort"]["spillToDisk"]
+    assert after["group"]["spills"] > mid["group"]["spills"]
+
+
 def test_allow_disk_use_by_default_false(client, coll):
     set_limits(client, SMALL)
     set_params(client, allowDiskUseByDefault=False)
