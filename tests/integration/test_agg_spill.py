@@ -248,6 +248,43 @@ def test_window_stage_limit(client, coll):
     assert e.value.details["codeName"] == "QueryExceededMemoryLimitNoDiskUseAllowed"
 
 
+def test_window_stage_spills_partition_by_partition(client, server, coll):
+    pipeline = [{"$setWindowFields": {
+        "partitionBy": "$k", "sortBy": {"v": 1},
+        "output": {"run": {"$sum": "$v", "window": {"documents": ["unbounded", "current"]}},
+                   "rank": {"$rank": {}},
+                   "top": {"$topN": {"n": 2, "sortBy": {"v": -1}, "output": "$_id"}}}}},
+        {"$project": {"pad": 0}}, {"$sort": {"_id": 1}}]
+    in_memory = list(coll.aggregate(pipeline, allowDiskUse=False))
+    # Expected from the semantics: running sums and ranks in v order within each k.
+    for k, ds in by_key().items():
+        ordered = sorted(ds, key=lambda d: (d["v"], d["_id"]))
+        total = 0
+        want = {}
+        for i, d in enumerate(ordered):
+            total += d["v"]
+            rank = i + 1 if i == 0 or ordered[i - 1]["v"] != d["v"] else want[ordered[i - 1]["_id"]][1]
+            want[d["_id"]] = (total, rank)
+        top = [d["_id"] for d in sorted(ds, key=lambda d: -d["v"])[:2]]
+        for d in in_memory:
+            if d.get("k") == k and (k is not None or "k" not in d):
+                assert (d["run"], d["rank"]) == want[d["_id"]]
+                assert d["top"] == top
+    # Each partition (about 50 documents, 200 for the null k) fits in 96 KB; the whole input
+    # (about 500 KB) does not.
+    set_params(client, internalDocumentSourceSetWindowFieldsMaxMemoryBytes=96 * 1024)
+    assert list(coll.aggregate(pipeline, allowDiskUse=True)) == in_memory
+    with pytest.raises(OperationFailure) as e:
+        list(coll.aggregate(pipeline, allowDiskUse=False))
+    assert e.value.code == 292
+    # One partition over the limit fails even with allowDiskUse (partitions are not spilled).
+    whole = [{"$setWindowFields": {"sortBy": {"v": 1}, "output": {"r": {"$rank": {}}}}}]
+    with pytest.raises(OperationFailure) as e:
+        list(coll.aggregate(whole, allowDiskUse=True))
+    assert e.value.code == 292
+    assert spill_files(server) == []
+
+
 def test_parameters_defaults_and_validation(client):
     reply = client.admin.command({"getParameter": 1, "allowDiskUseByDefault": 1,
                                   **{p: 1 for p in LIMIT_PARAMS}})
