@@ -30,7 +30,8 @@ StatusWith<std::vector<Value>> EvaluateAll(const Expression& e, const WindowPart
                                            Variables& vars) {
   std::vector<Value> out;
   out.reserve(p.docs.size());
-  for (const auto& d : p.docs) {
+  for (size_t i = 0; i < p.docs.size(); ++i) {
+    HG_ASSIGN_OR_RETURN(bson::BsonObj d, p.docs.Get(i));
     HG_ASSIGN_OR_RETURN(Value v, e.Evaluate(d, vars));
     out.push_back(std::move(v));
   }
@@ -269,7 +270,8 @@ class EndpointFunction : public WindowFunction {
       size_t lo, hi;
       ix.Bounds(i, &lo, &hi);
       if (hi <= lo) continue;
-      HG_ASSIGN_OR_RETURN((*out)[i], input_->Evaluate(p.docs[first_ ? lo : hi - 1], vars));
+      HG_ASSIGN_OR_RETURN(BsonObj d, p.docs.Get(first_ ? lo : hi - 1));
+      HG_ASSIGN_OR_RETURN((*out)[i], input_->Evaluate(d, vars));
     }
     return Status::OK();
   }
@@ -510,7 +512,8 @@ class ShiftFunction : public WindowFunction {
     for (int64_t i = 0; i < n; ++i) {
       const int64_t j = i + by_;
       if (j < 0 || j >= n) continue;
-      HG_ASSIGN_OR_RETURN((*out)[i], output_->Evaluate(p.docs[j], vars));
+      HG_ASSIGN_OR_RETURN(BsonObj d, p.docs.Get(static_cast<size_t>(j)));
+      HG_ASSIGN_OR_RETURN((*out)[i], output_->Evaluate(d, vars));
     }
     return Status::OK();
   }

@@ -38,8 +38,7 @@ class SetWindowFieldsStage : public Stage {
 
   // The input goes through an ExternalSorter keyed by {p: partition, s: sortBy key} (stable),
   // which may spill with allowDiskUse; the sorted rows are then read back one partition at a
-  // time. Only the partition being computed is held in memory: one partition over the limit
-  // fails with 292 even with allowDiskUse (partitions themselves are not spilled).
+  // time, and a partition over the limit keeps its documents in a spill file too.
   std::unique_ptr<DocumentStream> Bind(std::unique_ptr<DocumentStream> input) const override {
     class Stream : public DocumentStream {
      public:
@@ -51,13 +50,17 @@ class SetWindowFieldsStage : public Stage {
           loaded_ = true;
           HG_RETURN_IF_ERROR(Load());
         }
-        while (pos_ >= out_.size()) {
+        while (pos_ >= part_.docs.size()) {
           if (!peek_) return OptDoc();
-          out_.clear();
-          pos_ = 0;
           HG_RETURN_IF_ERROR(NextPartition());
         }
-        return OptDoc(std::move(out_[pos_++]));
+        HG_ASSIGN_OR_RETURN(BsonObj doc, part_.docs.Get(pos_));
+        for (size_t k = 0; k < s_->outputs.size(); ++k) {
+          doc = SetPathValue(doc, s_->outputs[k].path, results_[k][pos_]);
+          results_[k][pos_] = Value();
+        }
+        ++pos_;
+        return OptDoc(std::move(doc));
       }
 
      private:
@@ -104,42 +107,41 @@ class SetWindowFieldsStage : public Stage {
         return Status::OK();
       }
 
-      // Reads the rows of the next partition and computes its output documents.
+      // Reads the rows of the next partition and computes its output values. A partition over
+      // the memory limit moves its documents to a spill file (with allowDiskUse); the per-document
+      // values the window functions keep (inputs, sortBy values, results) stay in memory.
       Status NextPartition() {
         Variables vars(s_->ctx.now_millis);
         const BsonObj first_key = peek_->key;
-        WindowPartition p;
+        part_ = WindowPartition();
+        pos_ = 0;
         int64_t bytes = 0;
         while (peek_ && bson::CompareElementValues(peek_->key.FirstElement(),
                                                    first_key.FirstElement()) == 0) {
-          bytes += static_cast<int64_t>(peek_->doc.size()) + peek_->key.size() + 64;
-          if (bytes > s_->ctx.limits.window) {
-            return Status(ErrorCode::kQueryExceededMemoryLimitNoDiskUseAllowed,
-                          "Exceeded memory limit in $setWindowFields (" +
-                              std::to_string(s_->ctx.limits.window) +
-                              " bytes): one partition does not fit, and partitions are not "
-                              "spilled to disk.");
+          Value sort_value = s_->sort_info.present
+                                 ? EvaluateFieldPath(peek_->doc, s_->sort_info.first_path)
+                                 : Value();
+          if (!part_.docs.spilled()) {
+            bytes += static_cast<int64_t>(peek_->doc.size()) + peek_->key.size() + 64;
+            if (bytes > s_->ctx.limits.window) {
+              if (!s_->ctx.allow_disk_use || s_->ctx.tmp_dir.empty()) {
+                return Status(ErrorCode::kQueryExceededMemoryLimitNoDiskUseAllowed,
+                              "Exceeded memory limit in $setWindowFields (" +
+                                  std::to_string(s_->ctx.limits.window) +
+                                  " bytes), but did not opt in to disk use. Pass "
+                                  "allowDiskUse:true to opt in.");
+              }
+              HG_RETURN_IF_ERROR(part_.docs.Spill(s_->ctx.tmp_dir));
+            }
           }
-          p.docs.push_back(std::move(peek_->doc));
-          p.sort_values.push_back(s_->sort_info.present
-                                      ? EvaluateFieldPath(p.docs.back(), s_->sort_info.first_path)
-                                      : Value());
+          HG_RETURN_IF_ERROR(part_.docs.Add(std::move(peek_->doc)));
+          part_.sort_values.push_back(std::move(sort_value));
           HG_ASSIGN_OR_RETURN(peek_, sorter_.Next());
         }
-        return ComputePartition(p, vars);
-      }
-
-      Status ComputePartition(WindowPartition& p, Variables& vars) {
-        std::vector<std::vector<Value>> results(s_->outputs.size());
+        HG_RETURN_IF_ERROR(part_.docs.Seal());
+        results_.assign(s_->outputs.size(), {});
         for (size_t k = 0; k < s_->outputs.size(); ++k) {
-          HG_RETURN_IF_ERROR(s_->outputs[k].fn->Compute(p, vars, &results[k]));
-        }
-        for (size_t i = 0; i < p.docs.size(); ++i) {
-          BsonObj doc = std::move(p.docs[i]);
-          for (size_t k = 0; k < s_->outputs.size(); ++k) {
-            doc = SetPathValue(doc, s_->outputs[k].path, results[k][i]);
-          }
-          out_.push_back(std::move(doc));
+          HG_RETURN_IF_ERROR(s_->outputs[k].fn->Compute(part_, vars, &results_[k]));
         }
         return Status::OK();
       }
@@ -149,7 +151,9 @@ class SetWindowFieldsStage : public Stage {
       ExternalSorter sorter_;
       bool loaded_ = false;
       std::optional<SortRow> peek_;
-      std::vector<BsonObj> out_;  // the current partition's output
+      // The partition being output, its output values, and the next position to output.
+      WindowPartition part_;
+      std::vector<std::vector<Value>> results_;
       size_t pos_ = 0;
     };
     return std::make_unique<Stream>(Self(this), std::move(input));

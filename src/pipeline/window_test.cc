@@ -291,11 +291,19 @@ TEST(SetWindowFieldsTest, RuntimeErrors) {
   small.limits.window = 200;
   ExpectError(R"([{"$setWindowFields": {"output": {"x": {"$sum": 1}}}}])",
               R"([{"a": "0123456789012345678901234567890123456789"}, {"a": 1}])", 292, small);
-  // With allowDiskUse the sorted input spills, but each partition must fit in memory.
+  // With allowDiskUse the sorted input spills, and so does a partition over the limit.
   small.allow_disk_use = true;
   small.tmp_dir = ::testing::TempDir() + "/window_test_spill";
-  ExpectError(R"([{"$setWindowFields": {"output": {"x": {"$sum": 1}}}}])",
-              R"([{"a": "0123456789012345678901234567890123456789"}, {"a": 1}])", 292, small);
+  auto one = RunPipeline(
+      R"([{"$setWindowFields": {"sortBy": {"a": -1}, "output": {"x": {"$sum": 1},
+           "f": {"$first": "$a", "window": {"documents": [1, 1]}},
+           "s": {"$shift": {"output": "$a", "by": -1}}}}}])",
+      R"([{"a": "0123456789012345678901234567890123456789"}, {"a": 1}])", small);
+  ASSERT_TRUE(one.ok()) << one.status().ToString();
+  EXPECT_EQ(
+      ToJson(one.value()),
+      R"([{ "a" : "0123456789012345678901234567890123456789", "x" : 2, "f" : 1, "s" : null }, )"
+      R"({ "a" : 1, "x" : 2, "f" : null, "s" : "0123456789012345678901234567890123456789" }])");
   auto ok =
       RunPipeline(R"([{"$setWindowFields": {"partitionBy": "$a", "output": {"x": {"$sum": 1}}}}])",
                   R"([{"a": "0123456789012345678901234567890123456789"}, {"a": 1}])", small);

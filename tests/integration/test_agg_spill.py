@@ -277,11 +277,19 @@ def test_window_stage_spills_partition_by_partition(client, server, coll):
     with pytest.raises(OperationFailure) as e:
         list(coll.aggregate(pipeline, allowDiskUse=False))
     assert e.value.code == 292
-    # One partition over the limit fails even with allowDiskUse (partitions are not spilled).
-    whole = [{"$setWindowFields": {"sortBy": {"v": 1}, "output": {"r": {"$rank": {}}}}}]
-    with pytest.raises(OperationFailure) as e:
-        list(coll.aggregate(whole, allowDiskUse=True))
-    assert e.value.code == 292
+    # One partition over the limit keeps its documents in a spill file while it is output.
+    whole = [{"$setWindowFields": {"sortBy": {"v": 1}, "output": {
+        "r": {"$rank": {}}, "prev": {"$shift": {"output": "$_id", "by": -1}},
+        "last": {"$last": "$_id", "window": {"documents": [0, 2]}},
+        "avg": {"$avg": "$v", "window": {"documents": [-3, 3]}}}}},
+        {"$project": {"pad": 0}}]
+    set_limits(client, DEFAULT)
+    whole_in_memory = list(coll.aggregate(whole, allowDiskUse=False))
+    set_params(client, internalDocumentSourceSetWindowFieldsMaxMemoryBytes=96 * 1024)
+    cursor = coll.aggregate(whole, allowDiskUse=True, batchSize=5)
+    first = [next(cursor) for _ in range(5)]
+    assert len(spill_files(server)) >= 2  # the sorted input and the partition
+    assert first + list(cursor) == whole_in_memory
     assert spill_files(server) == []
 
 
