@@ -216,6 +216,12 @@ TEST_F(ExternalSorterTest, StagesSpillingMatchInMemory) {
           "output": {"c": {"$sum": "$v", "window": {"documents": ["unbounded", "current"]}},
                      "r": {"$rank": {}}, "t": {"$topN": {"n": 2, "sortBy": {"v": -1},
                                                           "output": "$_id"}}}}}])",
+      R"([{"$densify": {"field": "v", "range": {"step": 7, "bounds": "full"}}},
+          {"$project": {"o": 0}}])",
+      R"([{"$densify": {"field": "v", "partitionByFields": ["k"],
+          "range": {"step": 5, "bounds": "partition"}}}, {"$project": {"o": 0}}])",
+      R"([{"$densify": {"field": "v", "partitionByFields": ["k"],
+          "range": {"step": 100, "bounds": [50, 700]}}}, {"$project": {"o": 0}}])",
       R"([{"$group": {"_id": "$k", "big": {"$sum": "$big"},
           "bigavg": {"$avg": "$big"}}}])",
   };
@@ -226,6 +232,7 @@ TEST_F(ExternalSorterTest, StagesSpillingMatchInMemory) {
     PipelineContext small;
     small.limits.sort = small.limits.group = small.limits.bucket_auto = 2000;
     small.limits.window = 8000;  // each partition (one k) fits, the whole input does not
+    small.limits.densify = 2000;
     small.allow_disk_use = true;
     small.tmp_dir = dir_;
     auto got = testing::RunPipeline(p, docs, small);

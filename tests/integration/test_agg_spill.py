@@ -24,6 +24,7 @@ LIMIT_PARAMS = [
     "internalDocumentSourceGroupMaxMemoryBytes",
     "internalDocumentSourceSetWindowFieldsMaxMemoryBytes",
     "internalDocumentSourceBucketAutoMaxMemoryBytes",
+    "internalDocumentSourceDensifyMaxMemoryBytes",
 ]
 
 
@@ -105,6 +106,18 @@ def expected_sort(limit=None, skip=0):
     return ids if limit is None else ids[:limit]
 
 
+def expected_densify():
+    # Generated documents per k: the grid from the partition's smallest v in steps of 100, below
+    # its largest v, minus the values already present.
+    out = []
+    for k, ds in sorted(by_key().items(), key=lambda kv: key_order(kv[0])):
+        vals = {d["v"] for d in ds}
+        n = sum(1 for g in range(min(vals), max(vals), 100) if g not in vals)
+        if n:
+            out.append({"_id": k, "n": n})
+    return out
+
+
 GROUP = [{"$group": {
     "_id": "$k", "n": {"$count": {}}, "sum": {"$sum": "$v"}, "min": {"$min": "$v"},
     "max": {"$max": "$v"}, "first": {"$first": "$_id"}, "last": {"$last": "$_id"},
@@ -131,6 +144,11 @@ CASES = [
      None),
     ("bucket_auto_granularity", [{"$bucketAuto": {"groupBy": "$v", "buckets": 4,
                                                   "granularity": "E12"}}], None),
+    ("densify_partition", [{"$densify": {"field": "v", "partitionByFields": ["k"],
+                                         "range": {"step": 100, "bounds": "partition"}}},
+                           {"$match": {"_id": {"$exists": False}}},
+                           {"$group": {"_id": "$k", "n": {"$sum": 1}}}, {"$sort": {"_id": 1}}],
+     expected_densify()),
 ]
 
 
