@@ -95,13 +95,10 @@ class DensifyStage : public Stage {
 
      private:
       static ExternalSorter MakeSorter(const DensifyStage& s) {
-        ExternalSorterOptions o;
-        o.memory_limit_bytes = s.ctx.limits.densify;
-        o.allow_disk_use = s.ctx.allow_disk_use;
-        o.tmp_dir = s.ctx.tmp_dir;
-        o.exceeded_message =
+        auto o = ExternalSorterOptions::ForStage(
+            s.ctx, s.ctx.limits.densify,
             "Exceeded memory limit in $densify, but did not opt in to disk use. Pass "
-            "allowDiskUse:true to opt in.";
+            "allowDiskUse:true to opt in.");
         const bool full = s.mode == Mode::kFull;
         return ExternalSorter(
             [full](const BsonObj& a, const BsonObj& b) {

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "pipeline/pipeline.h"
+
 namespace hourglass::pipeline {
 
 using bson::BsonObj;
@@ -29,6 +31,17 @@ struct ExternalSorter::Source {
     return true;
   }
 };
+
+ExternalSorterOptions ExternalSorterOptions::ForStage(const PipelineContext& ctx,
+                                                      int64_t limit_bytes,
+                                                      std::string exceeded_message) {
+  ExternalSorterOptions o;
+  o.memory_limit_bytes = limit_bytes;
+  o.allow_disk_use = ctx.allow_disk_use;
+  o.tmp_dir = ctx.tmp_dir;
+  o.exceeded_message = std::move(exceeded_message);
+  return o;
+}
 
 ExternalSorter::ExternalSorter(KeyCompare compare, ExternalSorterOptions options)
     : compare_(std::move(compare)), options_(std::move(options)) {}

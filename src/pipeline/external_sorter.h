@@ -33,7 +33,13 @@ struct SortRow {
   bson::BsonObj doc;
 };
 
+struct PipelineContext;
+
 struct ExternalSorterOptions {
+  // A stage's options: `limit_bytes` of memory, and the context's allow_disk_use and tmp_dir.
+  static ExternalSorterOptions ForStage(const PipelineContext& ctx, int64_t limit_bytes,
+                                        std::string exceeded_message);
+
   int64_t memory_limit_bytes = 100 * 1024 * 1024;
   bool allow_disk_use = false;
   std::string tmp_dir;  // empty: spilling impossible (292 at the limit)

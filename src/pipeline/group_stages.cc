@@ -650,13 +650,10 @@ class BucketAutoStage : public Stage {
 
      private:
       static ExternalSorter MakeSorter(const BucketAutoStage& s) {
-        ExternalSorterOptions o;
-        o.memory_limit_bytes = s.ctx.limits.bucket_auto;
-        o.allow_disk_use = s.ctx.allow_disk_use;
-        o.tmp_dir = s.ctx.tmp_dir;
-        o.exceeded_message =
+        auto o = ExternalSorterOptions::ForStage(
+            s.ctx, s.ctx.limits.bucket_auto,
             "Exceeded memory limit for $bucketAuto, but didn't allow external sort. Pass "
-            "allowDiskUse:true to opt in.";
+            "allowDiskUse:true to opt in.");
         return ExternalSorter(
             [](const BsonObj& a, const BsonObj& b) {
               return bson::CompareElementValues(a.FirstElement(), b.FirstElement());

@@ -194,13 +194,11 @@ class SortStage : public Stage {
 
      private:
       static ExternalSorter MakeSorter(const SortStage& s) {
-        ExternalSorterOptions o;
-        o.memory_limit_bytes = s.ctx_.limits.sort;
-        o.allow_disk_use = s.ctx_.allow_disk_use;
-        o.tmp_dir = s.ctx_.tmp_dir;
+        auto o = ExternalSorterOptions::ForStage(
+            s.ctx_, s.ctx_.limits.sort,
+            "Sort exceeded memory limit of " + std::to_string(s.ctx_.limits.sort) +
+                " bytes, but did not opt in to external sorting.");
         o.limit = s.limit_;
-        o.exceeded_message = "Sort exceeded memory limit of " + std::to_string(s.ctx_.limits.sort) +
-                             " bytes, but did not opt in to external sorting.";
         const query::SortPattern* pattern = &s.pattern_;
         return ExternalSorter(
             [pattern](const BsonObj& a, const BsonObj& b) { return pattern->CompareKeys(a, b); },

@@ -65,14 +65,10 @@ class SetWindowFieldsStage : public Stage {
 
      private:
       static ExternalSorter MakeSorter(const SetWindowFieldsStage& s) {
-        ExternalSorterOptions o;
-        o.memory_limit_bytes = s.ctx.limits.window;
-        o.allow_disk_use = s.ctx.allow_disk_use;
-        o.tmp_dir = s.ctx.tmp_dir;
-        o.exceeded_message = "Exceeded memory limit in $setWindowFields (" +
-                             std::to_string(s.ctx.limits.window) +
-                             " bytes), but did not opt in to disk use. Pass allowDiskUse:true "
-                             "to opt in.";
+        auto o = ExternalSorterOptions::ForStage(
+            s.ctx, s.ctx.limits.window,
+            "Exceeded memory limit in $setWindowFields (" + std::to_string(s.ctx.limits.window) +
+                " bytes), but did not opt in to disk use. Pass allowDiskUse:true to opt in.");
         const query::SortPattern* sort = s.sort ? &*s.sort : nullptr;
         return ExternalSorter(
             [sort](const BsonObj& a, const BsonObj& b) {
