@@ -12,8 +12,9 @@
 // non-object stage TypeMismatch (14), $out/$merge not last 40601, stages not built yet and stages
 // over other collections without PipelineContext::collections CommandNotSupported (115),
 // blocking stages over their memory limit without allowDiskUse
-// QueryExceededMemoryLimitNoDiskUseAllowed (292); with it $sort, $group and $bucketAuto spill to
-// files under PipelineContext::tmp_dir (see memory_parameters.h). Codes missing from
+// QueryExceededMemoryLimitNoDiskUseAllowed (292); with it $sort, $group, $bucketAuto,
+// $setWindowFields and $densify spill to files under PipelineContext::tmp_dir (see
+// memory_parameters.h and README.md, "Memory and spilling"). Codes missing from
 // base/error_codes.def surface as BadValue (2).
 // See README.md in this folder.
 #pragma once

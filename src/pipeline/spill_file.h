@@ -7,6 +7,8 @@
 // On-disk format: documents written back to back, each in its own BSON encoding (whose first 4
 // bytes are its length). Nothing else: the file never outlives the process that wrote it.
 //
+// Also here: the process-wide spill counters serverStatus reports (SpillMetrics, atomic).
+//
 // Thread-safety: one SpillFile and its readers belong to one stream (single-threaded). Calls
 // block on file I/O. Errors: OutOfDiskSpace (14031) when the disk is full, InternalError (1) for
 // other I/O failures and for a corrupt file.
