@@ -1,6 +1,6 @@
 // serverStatus: process identity and uptime plus the sections monitoring tools read
-// (connections, network, opcounters, mem, metrics.cursor, storageEngine). `{<section>: 0}` in the
-// request leaves a section out, as in MongoDB.
+// (connections, network, opcounters, mem, metrics.cursor/query/ttl, storageEngine).
+// `{<section>: 0}` in the request leaves a section out, as in MongoDB.
 #include <unistd.h>
 
 #include <chrono>
@@ -11,6 +11,7 @@
 #include "commands/command_util.h"
 #include "commands/cursor_manager.h"
 #include "commands/timeseries_scan.h"
+#include "pipeline/spill_file.h"
 #include "timeseries/ttl_monitor.h"
 
 namespace hourglass::commands {
@@ -121,6 +122,17 @@ Status RunServerStatus(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& rep
     reply.AppendInt64("total", total);
     reply.Close(open);
     reply.Close(cur);
+    const pipeline::SpillMetrics& spill = pipeline::GlobalSpillMetrics();
+    size_t query = reply.OpenObject("query");
+    size_t sort = reply.OpenObject("sort");
+    reply.AppendInt64("spillToDisk", spill.sort_spills.load());
+    reply.AppendInt64("totalBytesSorted", spill.sort_bytes_sorted.load());
+    reply.AppendInt64("totalKeysSorted", spill.sort_keys_sorted.load());
+    reply.Close(sort);
+    size_t group = reply.OpenObject("group");
+    reply.AppendInt64("spills", spill.group_spills.load());
+    reply.Close(group);
+    reply.Close(query);
     size_t ttl = reply.OpenObject("ttl");
     reply.AppendInt64("deletedDocuments", timeseries::TtlMonitor::Stats().deleted_documents.load());
     reply.AppendInt64("passes", timeseries::TtlMonitor::Stats().passes.load());

@@ -107,7 +107,8 @@ class AggregateCommand : public Command {
                                               std::to_string(*batch_size));
     }
     pipeline::PipelineContext pctx;
-    HG_ASSIGN_OR_RETURN(pctx.allow_disk_use, GetBool("aggregate", cmd, "allowDiskUse", false));
+    HG_ASSIGN_OR_RETURN(auto allow_disk_use, GetAllowDiskUse("aggregate", cmd));
+    ApplyDiskUse(ctx, allow_disk_use, &pctx);
     pctx.now_millis = NowMillis();
     pctx.db = ctx.db;
     pctx.collections = MakeCollectionAccess(ctx.service);  // $lookup, $unionWith, $out, $merge...

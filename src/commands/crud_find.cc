@@ -102,6 +102,7 @@ class FindCommand : public Command {
     plan.projection = std::move(proj);
     if (plan.projection) plan.projection_spec = *projection;
     plan.hint = HintOf(cmd);
+    HG_ASSIGN_OR_RETURN(plan.allow_disk_use, GetAllowDiskUse("find", cmd));
     // A limit smaller than the batch size ends the cursor with the first batch.
     int64_t first_batch = batch_size.value_or(kDefaultFirstBatch);
     if (plan.limit > 0 && first_batch != 0 && plan.limit <= first_batch) {

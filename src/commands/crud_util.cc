@@ -7,6 +7,8 @@
 #include "commands/index_scan.h"
 #include "commands/timeseries_read.h"
 #include "commands/timeseries_util.h"
+#include "pipeline/memory_parameters.h"
+#include "pipeline/spill_file.h"
 #include "storage/kv_engine.h"
 
 namespace hourglass::commands {
@@ -53,9 +55,11 @@ StatusWith<std::unique_ptr<pipeline::DocumentStream>> BuildReadStream(
   if (ts) {
     // Sort, skip and limit run as stages of the time-series read, which may turn a sort on the
     // time field into a bounded sort over buckets.
+    pipeline::PipelineContext pctx;
+    ApplyDiskUse(ctx, plan.allow_disk_use, &pctx);  // the sort's memory limit and spilling
     HG_ASSIGN_OR_RETURN(
         stream, BuildTimeseriesRead(std::move(*ts), ctx.service.engine, plan.filter_spec,
-                                    TimeseriesFindStages(plan.sort, plan.skip, plan.limit), {},
+                                    TimeseriesFindStages(plan.sort, plan.skip, plan.limit), pctx,
                                     plan.projection_spec, hint));
     plan.sort = BsonObj();
     plan.skip = 0;
@@ -101,6 +105,7 @@ StatusWith<std::unique_ptr<pipeline::DocumentStream>> BuildReadStream(
   }
   if (stages.count() > 0) {
     pipeline::PipelineContext pctx;
+    ApplyDiskUse(ctx, plan.allow_disk_use, &pctx);
     HG_ASSIGN_OR_RETURN(auto p, pipeline::Pipeline::Parse(stages.Obj(), pctx));
     stream = p->Bind(std::move(stream));
   }
@@ -108,6 +113,18 @@ StatusWith<std::unique_ptr<pipeline::DocumentStream>> BuildReadStream(
     stream = std::make_unique<ProjectionStream>(std::move(stream), std::move(*plan.projection));
   }
   return stream;
+}
+
+void ApplyDiskUse(const CommandContext& ctx, std::optional<bool> allow_disk_use,
+                  pipeline::PipelineContext* pctx) {
+  pipeline::ApplyMemoryParameters(allow_disk_use,
+                                  pipeline::SpillDirectory(ctx.service.options.dbpath), pctx);
+}
+
+StatusWith<std::optional<bool>> GetAllowDiskUse(std::string_view cmd_name, const BsonObj& cmd) {
+  if (cmd["allowDiskUse"].eoo()) return std::optional<bool>();
+  HG_ASSIGN_OR_RETURN(bool b, GetBool(cmd_name, cmd, "allowDiskUse", false));
+  return std::optional<bool>(b);
 }
 
 BsonObj HintOf(const BsonObj& cmd) {

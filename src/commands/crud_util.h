@@ -22,8 +22,9 @@ struct ReadPlan {
   int64_t skip = 0;
   int64_t limit = 0;  // 0 = none
   std::optional<query::Projection> projection;
-  bson::BsonObj projection_spec;  // the document `projection` was parsed from
-  bson::BsonObj hint;             // {hint: <name or key pattern>}, or empty
+  bson::BsonObj projection_spec;       // the document `projection` was parsed from
+  bson::BsonObj hint;                  // {hint: <name or key pattern>}, or empty
+  std::optional<bool> allow_disk_use;  // the command's allowDiskUse, for the sort
 };
 
 class CollectionScan;
@@ -45,6 +46,14 @@ struct ReadExecInfo {
 StatusWith<std::unique_ptr<pipeline::DocumentStream>> BuildReadStream(
     CommandContext& ctx, const catalog::NamespaceString& nss, ReadPlan plan,
     ReadExecInfo* info = nullptr);
+
+// Sets pctx's allow_disk_use (the command's allowDiskUse, else the allowDiskUseByDefault
+// parameter), memory limits (server parameters) and spill directory (<dbpath>/_tmp).
+void ApplyDiskUse(const CommandContext& ctx, std::optional<bool> allow_disk_use,
+                  pipeline::PipelineContext* pctx);
+// The command's allowDiskUse option, if given (TypeMismatch when not a boolean or number).
+StatusWith<std::optional<bool>> GetAllowDiskUse(std::string_view cmd_name,
+                                                const bson::BsonObj& cmd);
 
 // {hint: <value>} when `cmd` (or a write statement) has a hint, else the empty document.
 bson::BsonObj HintOf(const bson::BsonObj& cmd);

@@ -237,7 +237,7 @@ StatusWith<bool> ExplainTimeseries(CommandContext& ctx, const BsonObj& inner,
                                                req.projection.value_or(BsonObj()));
   plan.scan.hint = HintHolder(inner["hint"]);
   plan.scan.allow_disk_use = req.pctx.allow_disk_use;
-  plan.scan.sort_memory_limit_bytes = req.pctx.memory_limit_bytes;
+  plan.scan.sort_memory_limit_bytes = req.pctx.limits.sort;
   const timeseries::TimeseriesOptions options = ts.options;
   auto start = Clock::now();
   HG_ASSIGN_OR_RETURN(TimeseriesReadSource src,

@@ -518,7 +518,7 @@ StatusWith<std::unique_ptr<pipeline::DocumentStream>> BuildTimeseriesRead(
                                                TimeseriesRewritesEnabled(), find_projection);
   plan.scan.hint = HintHolder(hint);
   plan.scan.allow_disk_use = pctx.allow_disk_use;
-  plan.scan.sort_memory_limit_bytes = pctx.memory_limit_bytes;
+  plan.scan.sort_memory_limit_bytes = pctx.limits.sort;
   HG_ASSIGN_OR_RETURN(TimeseriesReadSource src, OpenTimeseriesRead(std::move(coll), engine, plan));
   if (plan.rest.empty()) return std::move(src.stream);
   bson::BsonArrayBuilder arr;

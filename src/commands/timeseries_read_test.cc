@@ -183,7 +183,7 @@ TEST_F(TimeseriesReadTest, BoundedSortKeepsTheSortMemoryLimit) {
   ASSERT_TRUE(ts.ok() && ts.value().has_value());
   for (bool disk : {false, true}) {
     pipeline::PipelineContext pctx;
-    pctx.memory_limit_bytes = 200;
+    pctx.limits.sort = 200;
     pctx.allow_disk_use = disk;
     auto stream = BuildTimeseriesRead(*ts.value(), engine_.get(), BsonObj(),
                                       Stages(R"([{"$sort": {"t": -1}}])"), pctx);

@@ -31,6 +31,25 @@ class SumAccumulator : public Accumulator {
     if (is_double_ || !exact_) return Value::Double(dbl_);
     return is_long_ ? Value::Long(lng_) : Value::IntOrLong(lng_);
   }
+  Value PartialState() const override {
+    const int flags =
+        (decimal_ ? 1 : 0) | (is_double_ ? 2 : 0) | (is_long_ ? 4 : 0) | (exact_ ? 8 : 0);
+    return Value::Array({Value::Double(dbl_), Value::Long(lng_), Value::Int(flags)});
+  }
+  Status MergePartial(const Value& partial) override {
+    const std::vector<Value> p = partial.ArrayValues();
+    const int64_t flags = p[2].NumberLong();
+    dbl_ += p[0].NumberDouble();
+    decimal_ = decimal_ || (flags & 1);
+    is_double_ = is_double_ || (flags & 2);
+    is_long_ = is_long_ || (flags & 4);
+    if (exact_ && (flags & 8)) {
+      exact_ = !__builtin_add_overflow(lng_, p[1].NumberLong(), &lng_);
+    } else {
+      exact_ = false;
+    }
+    return Status::OK();
+  }
 
  private:
   // Adds a number of type `t`, given as a double and (for integers) as an int64.
@@ -80,6 +99,16 @@ class AvgAccumulator : public Accumulator {
     }
     return Value::Double(avg);
   }
+  Value PartialState() const override {
+    return Value::Array({Value::Double(total_), Value::Bool(decimal_), Value::Long(n_)});
+  }
+  Status MergePartial(const Value& partial) override {
+    const std::vector<Value> p = partial.ArrayValues();
+    total_ += p[0].NumberDouble();
+    decimal_ = decimal_ || p[1].element().Bool();
+    n_ += p[2].NumberLong();
+    return Status::OK();
+  }
 
  private:
   double total_ = 0;
@@ -109,6 +138,7 @@ class MinMaxAccumulator : public Accumulator {
   }
   Value Finalize() const override { return best_.missing() ? Value::Null() : best_; }
   int64_t ApproxBytes() const override { return 32 + best_.element().size(); }
+  Status MergePartial(const Value& partial) override { return Process(partial); }
 
  private:
   bool is_min_;
@@ -126,6 +156,13 @@ class FirstLastAccumulator : public Accumulator {
   }
   Value Finalize() const override { return value_.missing() ? Value::Null() : value_; }
   int64_t ApproxBytes() const override { return 32 + value_.element().size(); }
+  // [seen, value] (a missing value, which Finalize turns into null anyway, is kept as null).
+  Value PartialState() const override { return Value::Array({Value::Bool(seen_), Finalize()}); }
+  Status MergePartial(const Value& partial) override {
+    const std::vector<Value> p = partial.ArrayValues();
+    if (!p[0].element().Bool()) return Status::OK();
+    return Process(p[1]);
+  }
 
  private:
   bool is_first_;
@@ -149,6 +186,10 @@ class PushAccumulator : public Accumulator {
   }
   Value Finalize() const override { return Value::Array(values_); }
   int64_t ApproxBytes() const override { return 32 + bytes_; }
+  Status MergePartial(const Value& partial) override {
+    for (const Value& v : partial.ArrayValues()) HG_RETURN_IF_ERROR(Process(v));
+    return Status::OK();
+  }
 
  private:
   bool unique_;
@@ -173,6 +214,23 @@ class StdDevAccumulator : public Accumulator {
     const int64_t d = sample_ ? n_ - 1 : n_;
     if (d <= 0) return Value::Null();
     return Value::Double(std::sqrt(m2_ / static_cast<double>(d)));
+  }
+  Value PartialState() const override {
+    return Value::Array({Value::Long(n_), Value::Double(mean_), Value::Double(m2_)});
+  }
+  // Chan et al.'s pairwise combination of two (count, mean, M2) summaries.
+  Status MergePartial(const Value& partial) override {
+    const std::vector<Value> p = partial.ArrayValues();
+    const int64_t nb = p[0].NumberLong();
+    if (nb == 0) return Status::OK();
+    const double mean_b = p[1].NumberDouble(), m2_b = p[2].NumberDouble();
+    const int64_t n = n_ + nb;
+    const double delta = mean_b - mean_;
+    mean_ += delta * static_cast<double>(nb) / static_cast<double>(n);
+    m2_ += m2_b + delta * delta * static_cast<double>(n_) * static_cast<double>(nb) /
+                      static_cast<double>(n);
+    n_ = n;
+    return Status::OK();
   }
 
  private:
@@ -208,6 +266,7 @@ class MergeObjectsAccumulator : public Accumulator {
     for (const auto& [n, v] : fields_) v.AppendTo(b, n);
     return Value::Object(b.Obj());
   }
+  Status MergePartial(const Value& partial) override { return Process(partial); }
   int64_t ApproxBytes() const override {
     int64_t n = 32;
     for (const auto& [name, v] : fields_) n += 16 + name.size() + v.element().size();
@@ -219,6 +278,10 @@ class MergeObjectsAccumulator : public Accumulator {
 };
 
 }  // namespace
+
+Status Accumulator::MergePartial(const Value&) {
+  return Status(ErrorCode::kInternalError, "this accumulator's state cannot be merged");
+}
 
 bool IsAccumulatorName(std::string_view op) {
   static const std::string_view kNames[] = {"$sum",   "$avg",       "$min",        "$max",

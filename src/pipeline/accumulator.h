@@ -30,6 +30,14 @@ class Accumulator {
   virtual Value Finalize() const = 0;
   // Approximate bytes of state held, for the $group memory limit.
   virtual int64_t ApproxBytes() const { return 32; }
+
+  // For $group's spilling: the state as a value (an array for most kinds) that MergePartial of
+  // an accumulator of the same kind folds in. Merging the partial states of consecutive slices
+  // of the input, in input order, into a fresh accumulator gives the state the whole input
+  // would ($first, $push, $topN's ties... stay right). The window-only accumulators cannot be
+  // merged (InternalError).
+  virtual Value PartialState() const { return Finalize(); }
+  virtual Status MergePartial(const Value& partial);
 };
 
 // True if `op` ("$sum", ...) names a supported accumulator.

@@ -37,6 +37,10 @@ class FirstLastNAccumulator : public Accumulator {
     return Value::Array(std::vector<Value>(values_.begin(), values_.end()));
   }
   int64_t ApproxBytes() const override { return 32 + bytes_; }
+  Status MergePartial(const Value& partial) override {
+    for (const Value& v : partial.ArrayValues()) HG_RETURN_IF_ERROR(Process(v));
+    return Status::OK();
+  }
 
  private:
   bool first_;
@@ -66,6 +70,10 @@ class MinMaxNAccumulator : public Accumulator {
   }
   Value Finalize() const override { return Value::Array(values_); }
   int64_t ApproxBytes() const override { return 32 + bytes_; }
+  Status MergePartial(const Value& partial) override {
+    for (const Value& v : partial.ArrayValues()) HG_RETURN_IF_ERROR(Process(v));
+    return Status::OK();
+  }
 
  private:
   bool min_;
@@ -122,6 +130,22 @@ class TopBottomAccumulator : public Accumulator {
     return Value::Array(out);
   }
   int64_t ApproxBytes() const override { return 32 + bytes_; }
+  // The kept entries as Process() inputs {k, o}, in sortBy order (ties in arrival order), so
+  // merging them in input order keeps the same entries a single pass would.
+  Value PartialState() const override {
+    std::vector<Value> out;
+    for (const auto& e : entries_) {
+      bson::BsonBuilder b;
+      b.AppendObject("k", e.key);
+      e.output.AppendTo(b, "o");
+      out.push_back(Value::Object(b.Obj()));
+    }
+    return Value::Array(out);
+  }
+  Status MergePartial(const Value& partial) override {
+    for (const Value& v : partial.ArrayValues()) HG_RETURN_IF_ERROR(Process(v));
+    return Status::OK();
+  }
 
  private:
   struct Entry {
@@ -167,6 +191,16 @@ class PercentileAccumulator : public Accumulator {
     return Value::Array(out);
   }
   int64_t ApproxBytes() const override { return 32 + 8 * static_cast<int64_t>(values_.size()); }
+  Value PartialState() const override {
+    std::vector<Value> out;
+    out.reserve(values_.size());
+    for (double d : values_) out.push_back(Value::Double(d));
+    return Value::Array(out);
+  }
+  Status MergePartial(const Value& partial) override {
+    for (const Value& v : partial.ArrayValues()) values_.push_back(v.NumberDouble());
+    return Status::OK();
+  }
 
  private:
   std::vector<double> ps_;

@@ -2,7 +2,8 @@
 // grid, within each partition.
 //
 // Like MongoDB the stage orders its input by the partition fields and the densified field (by
-// the field alone for bounds "full") and drains it on the first Next(). The grid starts at the
+// the field alone for bounds "full"), through the external sorter (spilling with allowDiskUse),
+// then streams it back. The grid starts at the
 // lower bound: the explicit lower bound, the smallest value overall ("full") or the smallest
 // value of the partition ("partition"); the upper bound is exclusive (the largest value seen
 // for "full"/"partition"). Grid values already present in a partition are not generated again;
@@ -12,7 +13,8 @@
 #include <cmath>
 #include <map>
 
-#include "pipeline/buffered_stream.h"
+#include "bson/bson_compare.h"
+#include "pipeline/external_sorter.h"
 #include "pipeline/stage.h"
 #include "pipeline/window_bounds.h"
 #include "query/path.h"
@@ -67,61 +69,121 @@ class DensifyStage : public Stage {
     return Value::Double(v.NumberDouble() + step.NumberDouble());
   }
 
+  // The input goes through an ExternalSorter keyed by {p: partition, v: value} (v alone for
+  // "full"), which may spill with allowDiskUse; the sorted rows are then read back one at a
+  // time, each emitting the grid values below it and itself. The bounds a partition needs (its
+  // largest value, or the overall one) are gathered while the input is read.
   std::unique_ptr<DocumentStream> Bind(std::unique_ptr<DocumentStream> input) const override {
-    class Stream : public BufferedStream {
+    class Stream : public DocumentStream {
      public:
       Stream(std::shared_ptr<const DensifyStage> s, std::unique_ptr<DocumentStream> in)
-          : s_(std::move(s)), in_(std::move(in)) {}
+          : s_(std::move(s)), in_(std::move(in)), sorter_(MakeSorter(*s_)) {}
+
+      StatusWith<OptDoc> Next() override {
+        if (!loaded_) {
+          loaded_ = true;
+          HG_RETURN_IF_ERROR(Load());
+        }
+        while (pos_ >= out_.size()) {
+          if (done_) return OptDoc();
+          out_.clear();
+          pos_ = 0;
+          HG_RETURN_IF_ERROR(Step());
+        }
+        return OptDoc(std::move(out_[pos_++]));
+      }
 
      private:
-      struct Row {
-        Value partition;  // {f1: v1, ...} of the partition fields present
-        Value value;      // null when the field is null or missing
-        BsonObj doc;
-      };
+      static ExternalSorter MakeSorter(const DensifyStage& s) {
+        auto o = ExternalSorterOptions::ForStage(
+            s.ctx, s.ctx.limits.densify,
+            "Exceeded memory limit in $densify, but did not opt in to disk use. Pass "
+            "allowDiskUse:true to opt in.");
+        const bool full = s.mode == Mode::kFull;
+        return ExternalSorter(
+            [full](const BsonObj& a, const BsonObj& b) {
+              if (!full) {
+                int c = bson::CompareElementValues(a["p"], b["p"]);
+                if (c != 0) return c;
+              }
+              return bson::CompareElementValues(a["v"], b["v"]);
+            },
+            std::move(o));
+      }
 
-      Status Fill() override {
-        std::vector<Row> rows;
-        int64_t bytes = 0;
+      Status Load() {
         while (true) {
           HG_ASSIGN_OR_RETURN(OptDoc d, in_->Next());
           if (!d) break;
-          Row r;
           BsonObj part;
           for (const auto& path : s_->partition_fields) {
             Value pv = NestedField(*d, path);
             if (!pv.missing()) part = SetPathValue(part, path, pv);
           }
-          r.partition = Value::Object(part);
-          r.value = NestedField(*d, s_->field);
-          if (r.value.nullish()) {
-            r.value = Value::Null();
-          } else if (!r.value.numeric() && !r.value.IsDate()) {
+          Value value = NestedField(*d, s_->field);
+          if (value.nullish()) {
+            value = Value::Null();
+          } else if (!value.numeric() && !value.IsDate()) {
             return PipelineError(5733201, "Densify field type must be numeric or a date");
-          } else if (r.value.numeric() == s_->unit.has_value()) {
+          } else if (value.numeric() == s_->unit.has_value()) {
             return PipelineError(6053600, s_->unit ? "Encountered non-date value in collection "
                                                      "when step has a date unit."
                                                    : "Encountered date value in collection "
                                                      "when step does not have a date unit.");
+          } else {
+            // The largest value: of the partition, or overall for "full".
+            Value& max = s_->mode == Mode::kFull ? max_ : part_max_[Value::Object(part)];
+            if (max.missing() || Compare(value, max) > 0) max = value;
           }
-          r.doc = std::move(*d);
-          bytes += static_cast<int64_t>(r.doc.size()) + 64;
-          if (bytes > s_->ctx.memory_limit_bytes && !s_->ctx.allow_disk_use) {
-            return Status(ErrorCode::kQueryExceededMemoryLimitNoDiskUseAllowed,
-                          "Exceeded memory limit in $densify, but did not opt in to disk use. "
-                          "Pass allowDiskUse:true to opt in.");
-          }
-          rows.push_back(std::move(r));
+          bson::BsonBuilder key;
+          key.AppendObject("p", part);
+          value.AppendTo(key, "v");
+          HG_RETURN_IF_ERROR(sorter_.Add(key.Obj(), std::move(*d)));
         }
+        return sorter_.Finish();
+      }
+
+      // Handles the next sorted row (or the end of the input), appending to out_.
+      Status Step() {
+        HG_ASSIGN_OR_RETURN(std::optional<SortRow> row, sorter_.Next());
         const bool full = s_->mode == Mode::kFull;
-        std::stable_sort(rows.begin(), rows.end(), [&](const Row& a, const Row& b) {
-          if (!full) {
-            int c = Compare(a.partition, b.partition);
-            if (c != 0) return c < 0;
+        if (!row) {
+          done_ = true;
+          if (full) {
+            for (auto& [part, g] : next_) HG_RETURN_IF_ERROR(FillUpTo(part, &g, max_, max_));
+          } else if (have_grid_) {
+            HG_RETURN_IF_ERROR(FillUpTo(part_, &g_, limit_, limit_));
           }
-          return Compare(a.value, b.value) < 0;
-        });
-        return full ? DensifyFull(rows) : DensifyPerPartition(rows);
+          return Status::OK();
+        }
+        const Value part = Value::FromElement(row->key["p"]);
+        const Value value = Value::FromElement(row->key["v"]);
+        if (full) {
+          if (!value.nullish()) {
+            if (anchor_.missing()) anchor_ = value;
+            auto it = next_.try_emplace(part, anchor_).first;
+            HG_RETURN_IF_ERROR(FillUpTo(it->first, &it->second, value, max_));
+          }
+          out_.push_back(std::move(row->doc));
+          return Status::OK();
+        }
+        if (!started_ || Compare(part, part_) != 0) {
+          if (have_grid_) HG_RETURN_IF_ERROR(FillUpTo(part_, &g_, limit_, limit_));
+          started_ = true;
+          part_ = part;
+          have_grid_ = false;
+        }
+        if (!value.nullish()) {
+          if (!have_grid_) {
+            const bool expl = s_->mode == Mode::kExplicit;
+            have_grid_ = true;
+            g_ = expl ? s_->lower : value;
+            limit_ = expl ? s_->upper : part_max_[part];
+          }
+          HG_RETURN_IF_ERROR(FillUpTo(part_, &g_, value, limit_));
+        }
+        out_.push_back(std::move(row->doc));
+        return Status::OK();
       }
 
       Status Generate(const Value& partition, const Value& v) {
@@ -132,7 +194,7 @@ class DensifyStage : public Stage {
                                             ". Increase the 'internalQueryMaxAllowedDensifyDocs' "
                                             "parameter to allow more generated documents");
         }
-        Emit(SetPathValue(partition.Obj().Owned(), s_->field, v));
+        out_.push_back(SetPathValue(partition.Obj().Owned(), s_->field, v));
         return Status::OK();
       }
 
@@ -147,52 +209,22 @@ class DensifyStage : public Stage {
         return Status::OK();
       }
 
-      Status DensifyPerPartition(std::vector<Row>& rows) {
-        size_t begin = 0;
-        while (begin < rows.size()) {
-          size_t end = begin + 1;
-          while (end < rows.size() && Compare(rows[end].partition, rows[begin].partition) == 0) {
-            ++end;
-          }
-          size_t first = begin;
-          while (first < end && rows[first].value.nullish()) Emit(std::move(rows[first++].doc));
-          if (first < end) {
-            const bool expl = s_->mode == Mode::kExplicit;
-            Value g = expl ? s_->lower : rows[first].value;
-            Value limit = expl ? s_->upper : rows[end - 1].value;
-            const Value& part = rows[first].partition;
-            for (size_t i = first; i < end; ++i) {
-              HG_RETURN_IF_ERROR(FillUpTo(part, &g, rows[i].value, limit));
-              Emit(std::move(rows[i].doc));
-            }
-            HG_RETURN_IF_ERROR(FillUpTo(part, &g, limit, limit));
-          }
-          begin = end;
-        }
-        return Status::OK();
-      }
-
-      Status DensifyFull(std::vector<Row>& rows) {
-        size_t first = 0;
-        while (first < rows.size() && rows[first].value.nullish()) {
-          Emit(std::move(rows[first++].doc));
-        }
-        if (first == rows.size()) return Status::OK();
-        const Value anchor = rows[first].value;
-        const Value limit = rows.back().value;
-        std::map<Value, Value, ValueLess> next;  // partition -> next grid value
-        for (size_t i = first; i < rows.size(); ++i) {
-          auto it = next.try_emplace(rows[i].partition, anchor).first;
-          HG_RETURN_IF_ERROR(FillUpTo(it->first, &it->second, rows[i].value, limit));
-          Emit(std::move(rows[i].doc));
-        }
-        for (auto& [part, g] : next) HG_RETURN_IF_ERROR(FillUpTo(part, &g, limit, limit));
-        return Status::OK();
-      }
-
       std::shared_ptr<const DensifyStage> s_;
       std::unique_ptr<DocumentStream> in_;
+      ExternalSorter sorter_;
+      bool loaded_ = false, done_ = false;
       int64_t generated_ = 0;
+      std::vector<BsonObj> out_;  // what the last Step() produced
+      size_t pos_ = 0;
+      // "full": the overall largest value, the grid's anchor (the smallest value), and each
+      // partition's next grid value.
+      Value max_, anchor_;
+      std::map<Value, Value, ValueLess> next_;
+      // "partition"/explicit bounds: each partition's largest value, and the current partition
+      // with its next grid value and upper limit.
+      std::map<Value, Value, ValueLess> part_max_;
+      bool started_ = false, have_grid_ = false;
+      Value part_, g_, limit_;
     };
     return std::make_unique<Stream>(Self(this), std::move(input));
   }

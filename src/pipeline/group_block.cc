@@ -241,7 +241,10 @@ Status GroupBlockPlan::Consume(BlockSource& source, const Sink& sink) const {
         inputs[j].field = f;
       }
     }
-    auto fold = [&](std::vector<std::unique_ptr<Accumulator>>& accs, uint32_t row) -> Status {
+    // Folds one row into `accs`; true when the table was spilled meanwhile (`accs` is gone and
+    // the key's group must be looked up again).
+    auto fold = [&](std::vector<std::unique_ptr<Accumulator>>& accs,
+                    uint32_t row) -> StatusWith<bool> {
       int64_t added = 0;
       for (size_t j = 0; j < inputs.size(); ++j) {
         Accumulator& acc = *accs[j];
@@ -253,13 +256,18 @@ Status GroupBlockPlan::Consume(BlockSource& source, const Sink& sink) const {
         }
         added += acc.ApproxBytes() - before;
       }
-      return added != 0 ? sink.account(added) : Status::OK();
+      return sink.account(added);
     };
 
     if (one_key) {
       HG_ASSIGN_OR_RETURN(Value key, sink.key(key_doc(key_row)));
       HG_ASSIGN_OR_RETURN(auto* accs, sink.group(key));
-      for (uint32_t r : *rows) HG_RETURN_IF_ERROR(fold(*accs, r));
+      for (uint32_t r : *rows) {
+        HG_ASSIGN_OR_RETURN(bool spilled, fold(*accs, r));
+        if (spilled) {
+          HG_ASSIGN_OR_RETURN(accs, sink.group(key));
+        }
+      }
     } else {
       // A key per row. When every $dateTrunc of the varying date field has fixed-width bins, a
       // row whose date lies in the bins of the last evaluated row shares that row's key.
@@ -268,11 +276,12 @@ Status GroupBlockPlan::Consume(BlockSource& source, const Sink& sink) const {
       int64_t bin_lo = 0, bin_hi = 0;  // [bin_lo, bin_hi): dates with the current key
       bool have_bin = false;
       std::vector<std::unique_ptr<Accumulator>>* accs = nullptr;
+      Value key;
       for (uint32_t r : *rows) {
         const int64_t d = fixed ? varying[0]->cells[r].DateMillis() : 0;
         if (!(have_bin && d >= bin_lo && d < bin_hi)) {
           BsonObj doc = key_doc(r);
-          HG_ASSIGN_OR_RETURN(Value key, sink.key(doc));
+          HG_ASSIGN_OR_RETURN(key, sink.key(doc));
           HG_ASSIGN_OR_RETURN(accs, sink.group(key));
           have_bin = fixed;
           bin_lo = INT64_MIN;
@@ -289,7 +298,10 @@ Status GroupBlockPlan::Consume(BlockSource& source, const Sink& sink) const {
             bin_hi = std::min(bin_hi, end);
           }
         }
-        HG_RETURN_IF_ERROR(fold(*accs, r));
+        HG_ASSIGN_OR_RETURN(bool spilled, fold(*accs, r));
+        if (spilled) {
+          HG_ASSIGN_OR_RETURN(accs, sink.group(key));
+        }
       }
     }
   }

@@ -42,11 +42,12 @@ class GroupBlockPlan {
 
   // Callbacks into the $group's table: the key of a document (the stage's _id expression), the
   // accumulators of a key's group (created on first use), and memory accounting (bytes added;
-  // an error stops the stage).
+  // true when the table was spilled, which forgets every group handed out; an error stops the
+  // stage).
   struct Sink {
     std::function<StatusWith<Value>(const bson::BsonObj& doc)> key;
     std::function<StatusWith<std::vector<std::unique_ptr<Accumulator>>*>(const Value& key)> group;
-    std::function<Status(int64_t added_bytes)> account;
+    std::function<StatusWith<bool>(int64_t added_bytes)> account;
   };
   // Folds every block of `source` into the groups.
   Status Consume(BlockSource& source, const Sink& sink) const;

@@ -1,6 +1,7 @@
 // $group and the stages defined in terms of it: $sortByCount ($group + $sort) and $bucket
 // ($group on a bucket-lower-bound key, output in key order); $bucketAuto (sorts its input and
 // cuts it into buckets of about equal size, optionally on a preferred-number series).
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <map>
@@ -8,6 +9,7 @@
 #include "bson/bson_compare.h"
 #include "pipeline/accumulator.h"
 #include "pipeline/column_block.h"
+#include "pipeline/external_sorter.h"
 #include "pipeline/group_block.h"
 #include "pipeline/stage.h"
 #include "query/sort.h"
@@ -63,6 +65,11 @@ class GroupStage : public Stage {
     return v.missing() ? Value::Null() : v;
   }
 
+  // Groups are held in a map ordered by key. Over the memory limit with allowDiskUse, the map
+  // is written to a spill file as a sorted run of {k: key, s: [partial state per accumulator]}
+  // and emptied; at the end the runs are merged by key (ties in run order, which is input
+  // order), each key's partial states merged into fresh accumulators. Output is in key order
+  // either way.
   std::unique_ptr<DocumentStream> Bind(std::unique_ptr<DocumentStream> input) const override {
     class Stream : public DocumentStream {
      public:
@@ -74,6 +81,7 @@ class GroupStage : public Stage {
           loaded_ = true;
           it_ = groups_.begin();
         }
+        if (file_) return NextMerged();
         if (it_ == groups_.end()) return OptDoc();
         BsonBuilder b;
         it_->first.AppendTo(b, "_id");
@@ -93,7 +101,8 @@ class GroupStage : public Stage {
             GroupBlockPlan::Sink sink{[&](const BsonObj& doc) { return s_->Key(doc, vars); },
                                       [&](const Value& key) { return GroupFor(key); },
                                       [&](int64_t added) { return Account(added); }};
-            return s_->block_plan->Consume(*blocks, sink);
+            HG_RETURN_IF_ERROR(s_->block_plan->Consume(*blocks, sink));
+            return FinishLoad();
           }
         }
         while (true) {
@@ -109,41 +118,138 @@ class GroupStage : public Stage {
             HG_RETURN_IF_ERROR(acc.Process(v));
             added += acc.ApproxBytes() - before;
           }
-          HG_RETURN_IF_ERROR(Account(added));
+          HG_RETURN_IF_ERROR(Account(added).status());
         }
-        return Status::OK();
+        return FinishLoad();
       }
-      // The accumulators of the group of `key`, created on first use.
+
+      // The accumulators of the group of `key`, created on first use (their memory is counted
+      // at the next Account).
       StatusWith<Accs*> GroupFor(const Value& key) {
         auto it = groups_.find(key);
         if (it == groups_.end()) {
           Accs accs;
           for (const auto& a : s_->accumulators) {
             HG_ASSIGN_OR_RETURN(auto acc, a.NewState(key));
+            bytes_ += acc->ApproxBytes();
             accs.push_back(std::move(acc));
           }
-          HG_RETURN_IF_ERROR(Account(64 + key.element().size()));
+          bytes_ += 64 + key.element().size();
           it = groups_.emplace(key, std::move(accs)).first;
         }
         return &it->second;
       }
-      // Adds to the memory held by the groups; 292 past the limit without allowDiskUse.
-      Status Account(int64_t added) {
+
+      // Adds `added` bytes to the memory the groups hold. Over the limit the groups are spilled
+      // (true: every group, and every pointer GroupFor gave, is gone), or without allowDiskUse
+      // the stage fails with 292.
+      StatusWith<bool> Account(int64_t added) {
         bytes_ += added;
-        if (bytes_ > s_->ctx.memory_limit_bytes && !s_->ctx.allow_disk_use) {
+        if (bytes_ <= s_->ctx.limits.group) return false;
+        if (!s_->ctx.allow_disk_use || s_->ctx.tmp_dir.empty()) {
           return Status(ErrorCode::kQueryExceededMemoryLimitNoDiskUseAllowed,
                         "Exceeded memory limit for $group, but didn't allow external sort. "
                         "Pass allowDiskUse:true to opt in.");
         }
+        HG_RETURN_IF_ERROR(Spill());
+        bytes_ = 0;
+        return true;
+      }
+
+      Status FinishLoad() {
+        if (file_) {
+          HG_RETURN_IF_ERROR(Spill());
+          HG_RETURN_IF_ERROR(StartMerge());
+        }
         return Status::OK();
       }
+
+      // Writes the groups held as one sorted run and forgets them.
+      Status Spill() {
+        if (!file_) file_ = std::make_unique<SpillFile>(s_->ctx.tmp_dir, "group");
+        const int64_t begin = file_->size();
+        for (const auto& [key, accs] : groups_) {
+          BsonBuilder b;
+          key.AppendTo(b, "k");
+          std::vector<Value> partials;
+          for (const auto& acc : accs) partials.push_back(acc->PartialState());
+          Value::Array(partials).AppendTo(b, "s");
+          HG_RETURN_IF_ERROR(file_->Append(b.Obj()));
+        }
+        HG_RETURN_IF_ERROR(file_->Flush());
+        ranges_.emplace_back(begin, file_->size());
+        groups_.clear();
+        ++GlobalSpillMetrics().group_spills;
+        return Status::OK();
+      }
+
+      // Heap order: smallest key on top, ties by run (input) order.
+      bool Later(size_t a, size_t b) const {
+        int c = bson::CompareElementValues(heads_[a]->GetField("k"), heads_[b]->GetField("k"));
+        return c != 0 ? c > 0 : a > b;
+      }
+
+      Status StartMerge() {
+        // The runs' read buffers share the memory limit (256 bytes to 64 KB each).
+        const size_t buffer = static_cast<size_t>(std::clamp<int64_t>(
+            s_->ctx.limits.group / static_cast<int64_t>(ranges_.size()), 256, 64 * 1024));
+        for (const auto& [begin, end] : ranges_) runs_.push_back(file_->Read(begin, end, buffer));
+        heads_.resize(runs_.size());
+        for (size_t i = 0; i < runs_.size(); ++i) {
+          HG_ASSIGN_OR_RETURN(heads_[i], runs_[i]->Next());
+          if (heads_[i]) heap_.push_back(i);
+        }
+        std::make_heap(heap_.begin(), heap_.end(),
+                       [this](size_t a, size_t b) { return Later(a, b); });
+        return Status::OK();
+      }
+
+      StatusWith<OptDoc> NextMerged() {
+        if (heap_.empty()) return OptDoc();
+        auto later = [this](size_t a, size_t b) { return Later(a, b); };
+        const Value key = Value::FromElement(heads_[heap_.front()]->GetField("k"));
+        Accs accs;
+        for (const auto& a : s_->accumulators) {
+          HG_ASSIGN_OR_RETURN(auto acc, a.NewState(key));
+          accs.push_back(std::move(acc));
+        }
+        while (!heap_.empty() && bson::CompareElementValues(heads_[heap_.front()]->GetField("k"),
+                                                            key.element()) == 0) {
+          std::pop_heap(heap_.begin(), heap_.end(), later);
+          const size_t run = heap_.back();
+          heap_.pop_back();
+          const std::vector<Value> partials =
+              Value::FromElement(heads_[run]->GetField("s")).ArrayValues();
+          for (size_t i = 0; i < accs.size(); ++i) {
+            HG_RETURN_IF_ERROR(accs[i]->MergePartial(partials[i]));
+          }
+          HG_ASSIGN_OR_RETURN(heads_[run], runs_[run]->Next());
+          if (heads_[run]) {
+            heap_.push_back(run);
+            std::push_heap(heap_.begin(), heap_.end(), later);
+          }
+        }
+        BsonBuilder b;
+        key.AppendTo(b, "_id");
+        for (size_t i = 0; i < accs.size(); ++i) {
+          accs[i]->Finalize().AppendTo(b, s_->accumulators[i].field);
+        }
+        return OptDoc(b.Obj());
+      }
+
       std::shared_ptr<const GroupStage> s_;
       std::unique_ptr<DocumentStream> in_;
       // Groups in canonical key order (1 and 1.0 are one group, as in MongoDB).
       std::map<Value, Accs, ValueLess> groups_;
       std::map<Value, Accs, ValueLess>::iterator it_;
-      int64_t bytes_ = 0;
+      int64_t bytes_ = 0;  // memory held by groups_ (approximate)
       bool loaded_ = false;
+      // Spilling: the file, a reader per run, each run's current document, the merge heap.
+      std::unique_ptr<SpillFile> file_;
+      std::vector<std::pair<int64_t, int64_t>> ranges_;
+      std::vector<std::unique_ptr<SpillFile::Reader>> runs_;
+      std::vector<std::optional<BsonObj>> heads_;
+      std::vector<size_t> heap_;
     };
     return std::make_unique<Stream>(std::static_pointer_cast<const GroupStage>(shared_from_this()),
                                     std::move(input));
@@ -500,51 +606,102 @@ class BucketAutoStage : public Stage {
 
   std::string_view name() const override { return "$bucketAuto"; }
 
-  struct Bucket {
-    Value min, max;
-    std::vector<size_t> members;  // positions in the sorted input
-  };
-
+  // The input is sorted by the groupBy value through an ExternalSorter (which may spill), then
+  // read back once, cutting buckets as it goes: each Next() consumes one bucket's documents.
   std::unique_ptr<DocumentStream> Bind(std::unique_ptr<DocumentStream> input) const override {
     class Stream : public DocumentStream {
      public:
       Stream(std::shared_ptr<const BucketAutoStage> s, std::unique_ptr<DocumentStream> in)
-          : s_(std::move(s)), in_(std::move(in)) {}
+          : s_(std::move(s)), in_(std::move(in)), sorter_(MakeSorter(*s_)) {
+        for (const auto& a : s_->accumulators) keyed_state_ = keyed_state_ || a.make_for_group;
+      }
       StatusWith<OptDoc> Next() override {
         if (!loaded_) {
           HG_RETURN_IF_ERROR(Load());
           loaded_ = true;
         }
-        if (next_ >= buckets_.size()) return OptDoc();
-        const Bucket& b = buckets_[next_];
+        if (index_ >= s_->buckets || !peek_) return OptDoc();
+        Variables vars(s_->ctx.now_millis);
+        // Without accumulators whose state depends on the bucket's _id, documents are folded in
+        // as they are read; otherwise the bucket's documents are held until its _id is known.
+        accs_.clear();
+        members_.clear();
+        if (!keyed_state_) {
+          for (const auto& spec : s_->accumulators) {
+            HG_ASSIGN_OR_RETURN(auto acc, spec.NewState(Value()));
+            accs_.push_back(std::move(acc));
+          }
+        }
+        const auto& rounder = s_->rounder;
+        Value min = peek_key_, max = peek_key_;
+        // With a granularity the boundaries are contiguous and on the series: the first bucket
+        // starts at its value rounded down, the others at the previous bucket's max.
+        if (rounder) min = index_ == 0 ? rounder->RoundDown(min) : prev_max_;
+        HG_RETURN_IF_ERROR(Take(vars));
+        const bool last = index_ == s_->buckets - 1;
+        for (int64_t j = 1; peek_ && (j < approx_ || last); ++j) {
+          max = peek_key_;
+          HG_RETURN_IF_ERROR(Take(vars));
+        }
+        if (rounder) {
+          // Every value below the rounded-up max joins the bucket, as do values equal to its
+          // max (so a max of 0, which rounds to 0, still takes all the zeros).
+          Value boundary = rounder->RoundUp(max);
+          while (peek_ && (Compare(peek_key_, boundary) < 0 || Compare(peek_key_, max) == 0)) {
+            max = peek_key_;
+            HG_RETURN_IF_ERROR(Take(vars));
+          }
+          max = boundary.NumberDouble() == 0 && peek_ ? rounder->RoundDown(peek_key_) : boundary;
+        } else {
+          // Equal values never straddle two buckets, and a bucket's max is the next bucket's
+          // min (exclusive) except for the last bucket's (inclusive).
+          while (peek_ && Compare(peek_key_, max) == 0) HG_RETURN_IF_ERROR(Take(vars));
+          if (peek_) max = peek_key_;
+        }
+        prev_max_ = max;
+        ++index_;
         // The bucket's _id {min, max} is also the group key of accumulators whose n depends on it.
         BsonBuilder idb;
         size_t t = idb.OpenObject("_id");
-        b.min.AppendTo(idb, "min");
-        b.max.AppendTo(idb, "max");
+        min.AppendTo(idb, "min");
+        max.AppendTo(idb, "max");
         idb.Close(t);
         const BsonObj id = idb.Obj();
         BsonBuilder out;
         out.AppendElement(id.FirstElement());
-        Variables vars(s_->ctx.now_millis);
-        for (const auto& spec : s_->accumulators) {
-          HG_ASSIGN_OR_RETURN(auto acc, spec.NewState(Value::FromElement(id.FirstElement())));
-          for (size_t i : b.members) {
-            HG_ASSIGN_OR_RETURN(Value v, spec.expr->Evaluate(entries_[i].second, vars));
-            HG_RETURN_IF_ERROR(acc->Process(v));
+        for (size_t a = 0; a < s_->accumulators.size(); ++a) {
+          const auto& spec = s_->accumulators[a];
+          if (keyed_state_) {
+            HG_ASSIGN_OR_RETURN(auto acc, spec.NewState(Value::FromElement(id.FirstElement())));
+            for (const BsonObj& doc : members_) {
+              HG_ASSIGN_OR_RETURN(Value v, spec.expr->Evaluate(doc, vars));
+              HG_RETURN_IF_ERROR(acc->Process(v));
+            }
+            accs_.push_back(std::move(acc));
           }
           // Like $group, a missing result is null.
-          Value result = acc->Finalize();
+          Value result = accs_[a]->Finalize();
           (result.missing() ? Value::Null() : result).AppendTo(out, spec.field);
         }
-        ++next_;
         return OptDoc(out.Obj());
       }
 
      private:
+      static ExternalSorter MakeSorter(const BucketAutoStage& s) {
+        auto o = ExternalSorterOptions::ForStage(
+            s.ctx, s.ctx.limits.bucket_auto,
+            "Exceeded memory limit for $bucketAuto, but didn't allow external sort. Pass "
+            "allowDiskUse:true to opt in.");
+        return ExternalSorter(
+            [](const BsonObj& a, const BsonObj& b) {
+              return bson::CompareElementValues(a.FirstElement(), b.FirstElement());
+            },
+            std::move(o));
+      }
+
       Status Load() {
         Variables vars(s_->ctx.now_millis);
-        int64_t bytes = 0;
+        int64_t n = 0;
         while (true) {
           HG_ASSIGN_OR_RETURN(OptDoc d, in_->Next());
           if (!d) break;
@@ -569,66 +726,49 @@ class BucketAutoStage : public Stage {
                                    "numbers only, but found a negative number");
             }
           }
-          bytes += d->size() + key.element().size() + 32;
-          if (bytes > s_->ctx.memory_limit_bytes && !s_->ctx.allow_disk_use) {
-            return Status(ErrorCode::kQueryExceededMemoryLimitNoDiskUseAllowed,
-                          "Exceeded memory limit for $bucketAuto, but didn't allow external "
-                          "sort. Pass allowDiskUse:true to opt in.");
-          }
-          entries_.emplace_back(std::move(key), std::move(*d));
+          BsonBuilder kb;
+          key.AppendTo(kb, "");
+          HG_RETURN_IF_ERROR(sorter_.Add(kb.Obj(), std::move(*d)));
+          ++n;
         }
-        std::stable_sort(entries_.begin(), entries_.end(), [](const auto& a, const auto& b) {
-          return Compare(a.first, b.first) < 0;
-        });
-        const size_t n = entries_.size();
-        const int32_t nb = s_->buckets;
-        int64_t approx = std::llround(static_cast<double>(n) / nb);
-        if (approx < 1) approx = 1;
-        const auto& rounder = s_->rounder;
-        size_t pos = 0;
-        for (int32_t i = 0; i < nb && pos < n; ++i) {
-          Bucket b;
-          b.min = b.max = entries_[pos].first;
-          // With a granularity the boundaries are contiguous and on the series: the first bucket
-          // starts at its value rounded down, the others at the previous bucket's max.
-          if (rounder) b.min = buckets_.empty() ? rounder->RoundDown(b.min) : buckets_.back().max;
-          b.members.push_back(pos++);
-          const bool last = i == nb - 1;
-          for (int64_t j = 1; pos < n && (j < approx || last); ++j) {
-            b.max = entries_[pos].first;
-            b.members.push_back(pos++);
-          }
-          if (rounder) {
-            // Every value below the rounded-up max joins the bucket, as do values equal to its
-            // max (so a max of 0, which rounds to 0, still takes all the zeros).
-            Value boundary = rounder->RoundUp(b.max);
-            while (pos < n && (Compare(entries_[pos].first, boundary) < 0 ||
-                               Compare(entries_[pos].first, b.max) == 0)) {
-              b.max = entries_[pos].first;
-              b.members.push_back(pos++);
-            }
-            b.max = boundary.NumberDouble() == 0 && pos < n
-                        ? rounder->RoundDown(entries_[pos].first)
-                        : boundary;
-          } else {
-            // Equal values never straddle two buckets, and a bucket's max is the next bucket's
-            // min (exclusive) except for the last bucket's (inclusive).
-            while (pos < n && Compare(entries_[pos].first, b.max) == 0) {
-              b.members.push_back(pos++);
-            }
-            if (pos < n) b.max = entries_[pos].first;
-          }
-          buckets_.push_back(std::move(b));
-        }
+        HG_RETURN_IF_ERROR(sorter_.Finish());
+        approx_ = std::llround(static_cast<double>(n) / s_->buckets);
+        if (approx_ < 1) approx_ = 1;
+        return Advance();
+      }
+
+      // Reads the next sorted row into peek_.
+      Status Advance() {
+        HG_ASSIGN_OR_RETURN(peek_, sorter_.Next());
+        if (peek_) peek_key_ = Value::FromElement(peek_->key.FirstElement());
         return Status::OK();
+      }
+
+      // Adds the peeked document to the current bucket and advances.
+      Status Take(Variables& vars) {
+        if (keyed_state_) {
+          members_.push_back(std::move(peek_->doc));
+        } else {
+          for (size_t a = 0; a < s_->accumulators.size(); ++a) {
+            HG_ASSIGN_OR_RETURN(Value v, s_->accumulators[a].expr->Evaluate(peek_->doc, vars));
+            HG_RETURN_IF_ERROR(accs_[a]->Process(v));
+          }
+        }
+        return Advance();
       }
 
       std::shared_ptr<const BucketAutoStage> s_;
       std::unique_ptr<DocumentStream> in_;
-      std::vector<std::pair<Value, BsonObj>> entries_;
-      std::vector<Bucket> buckets_;
-      size_t next_ = 0;
+      ExternalSorter sorter_;
+      bool keyed_state_ = false;
       bool loaded_ = false;
+      int64_t approx_ = 1;
+      int32_t index_ = 0;
+      std::optional<SortRow> peek_;
+      Value peek_key_;
+      Value prev_max_;
+      std::vector<std::unique_ptr<Accumulator>> accs_;
+      std::vector<BsonObj> members_;
     };
     return std::make_unique<Stream>(Self(this), std::move(input));
   }

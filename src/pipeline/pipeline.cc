@@ -117,6 +117,7 @@ StatusWith<std::unique_ptr<Pipeline>> Pipeline::Parse(const BsonObj& stages_arra
                            std::string(name) + " can only be the final stage in the pipeline");
     }
   }
+  CoalesceSortLimit(&p->stages_);
   return p;
 }
 

@@ -11,9 +11,11 @@
 // Errors (Status codes): unknown stage 40324, stage object without exactly one field 40323, a
 // non-object stage TypeMismatch (14), $out/$merge not last 40601, stages not built yet and stages
 // over other collections without PipelineContext::collections CommandNotSupported (115),
-// $group/$sort over the memory limit without allowDiskUse
-// QueryExceededMemoryLimitNoDiskUseAllowed (292). With allowDiskUse they keep going in memory:
-// there is no spilling yet. Codes missing from base/error_codes.def surface as BadValue (2).
+// blocking stages over their memory limit without allowDiskUse
+// QueryExceededMemoryLimitNoDiskUseAllowed (292); with it $sort, $group, $bucketAuto,
+// $setWindowFields and $densify spill to files under PipelineContext::tmp_dir (see
+// memory_parameters.h and README.md, "Memory and spilling"). Codes missing from
+// base/error_codes.def surface as BadValue (2).
 // See README.md in this folder.
 #pragma once
 
@@ -89,16 +91,32 @@ class CollectionAccess {
                          const bson::BsonObj& old_doc, const bson::BsonObj& new_doc) = 0;
 };
 
+// Per-stage memory limits in bytes, named after the server parameters that set them.
+struct MemoryLimits {
+  static constexpr int64_t kDefault = 100 * 1024 * 1024;
+  int64_t sort = kDefault;         // internalQueryMaxBlockingSortMemoryUsageBytes ($sort, find)
+  int64_t group = kDefault;        // internalDocumentSourceGroupMaxMemoryBytes ($group, $bucket)
+  int64_t window = kDefault;       // internalDocumentSourceSetWindowFieldsMaxMemoryBytes
+  int64_t bucket_auto = kDefault;  // internalDocumentSourceBucketAutoMaxMemoryBytes
+  int64_t densify = kDefault;      // internalDocumentSourceDensifyMaxMemoryBytes
+};
+
 struct PipelineContext {
   // The aggregate's database (default for `from`/`into`), and access to other collections;
   // null when the pipeline runs without a command (unit tests): those stages then fail with
   // CommandNotSupported (115).
   std::string db;
   std::shared_ptr<CollectionAccess> collections;
-  bool allow_disk_use = false;
   int64_t now_millis = 0;  // the value of $$NOW
-  // Bytes $group and $sort may hold before failing with code 292 (MongoDB's default: 100 MB).
-  int64_t memory_limit_bytes = 100 * 1024 * 1024;
+  // Whether blocking stages may spill to disk when they exceed their memory limit; without it
+  // they fail with 292. The command layer resolves an omitted allowDiskUse through the
+  // allowDiskUseByDefault server parameter (memory_parameters.h).
+  bool allow_disk_use = false;
+  // Where spill files go (<dbpath>/_tmp); empty: nowhere, so stages fail with 292 at their limit
+  // even with allow_disk_use.
+  std::string tmp_dir;
+  // Bytes each blocking stage may hold (MongoDB's server parameters, all 100 MB by default).
+  MemoryLimits limits;
 };
 
 class Stage;

@@ -283,7 +283,8 @@ TEST(PipelineTest, EvaluationErrorsSurfaceFromTheStream) {
 
 TEST(PipelineTest, MemoryLimitWithoutDiskUse) {
   PipelineContext ctx;
-  ctx.memory_limit_bytes = 1000;
+  ctx.limits.group = 1000;
+  ctx.limits.sort = 1000;
   std::string docs = "[";
   for (int i = 0; i < 100; ++i) {
     docs += (i ? "," : "") + std::string("{\"k\": ") + std::to_string(i) + ", \"pad\": \"" +

@@ -89,6 +89,10 @@ Status ParseUnionWithStage(const bson::BsonElement& spec, const PipelineContext&
 Status ParseOutStage(const bson::BsonElement& spec, const PipelineContext& ctx, StageList* out);
 Status ParseMergeStage(const bson::BsonElement& spec, const PipelineContext& ctx, StageList* out);
 
+// Gives each $sort followed by $limit (possibly after $skip) the number of documents it must
+// produce, so it keeps only those (top-k) instead of sorting and holding everything.
+void CoalesceSortLimit(StageList* stages);
+
 // User variables given to a sub-pipeline ($lookup's `let`, $merge's `let` and $$new), by name.
 using LetValues = std::vector<std::pair<std::string, Value>>;
 

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <random>
 
+#include "pipeline/external_sorter.h"
 #include "pipeline/query_hooks.h"
 #include "pipeline/stage.h"
 #include "query/matcher.h"
@@ -69,6 +70,8 @@ class LimitSkipStage : public Stage {
  public:
   LimitSkipStage(bool is_limit, int64_t n) : is_limit_(is_limit), n_(n) {}
   std::string_view name() const override { return is_limit_ ? "$limit" : "$skip"; }
+  bool is_limit() const { return is_limit_; }
+  int64_t n() const { return n_; }
   std::unique_ptr<DocumentStream> Bind(std::unique_ptr<DocumentStream> input) const override {
     class Stream : public DocumentStream {
      public:
@@ -153,56 +156,57 @@ class CountStage : public Stage {
 
 class SortStage : public Stage {
  public:
-  SortStage(query::SortPattern pattern, PipelineContext ctx)
-      : pattern_(std::move(pattern)), ctx_(ctx) {}
+  // `limit` > 0: only the first `limit` documents are wanted (a following $limit; top-k).
+  SortStage(query::SortPattern pattern, PipelineContext ctx, int64_t limit = 0)
+      : pattern_(std::move(pattern)), ctx_(std::move(ctx)), limit_(limit) {}
   std::string_view name() const override { return "$sort"; }
+  const query::SortPattern& pattern() const { return pattern_; }
+  const PipelineContext& ctx() const { return ctx_; }
+  int64_t limit() const { return limit_; }
+
   std::unique_ptr<DocumentStream> Bind(std::unique_ptr<DocumentStream> input) const override {
     class Stream : public DocumentStream {
      public:
       Stream(std::shared_ptr<const SortStage> s, std::unique_ptr<DocumentStream> in)
-          : s_(std::move(s)), in_(std::move(in)) {}
+          : s_(std::move(s)), in_(std::move(in)), sorter_(MakeSorter(*s_)) {}
       StatusWith<OptDoc> Next() override {
         if (!loaded_) {
-          HG_RETURN_IF_ERROR(Load());
+          int64_t keys = 0, bytes = 0;
+          while (true) {
+            HG_ASSIGN_OR_RETURN(OptDoc d, in_->Next());
+            if (!d) break;
+            BsonObj key = s_->pattern_.ExtractKey(*d);
+            keys += 1;
+            bytes += d->size();
+            HG_RETURN_IF_ERROR(sorter_.Add(std::move(key), std::move(*d)));
+          }
+          HG_RETURN_IF_ERROR(sorter_.Finish());
+          SpillMetrics& m = GlobalSpillMetrics();
+          m.sort_keys_sorted += keys;
+          m.sort_bytes_sorted += bytes;
+          m.sort_spills += sorter_.num_spills();
           loaded_ = true;
         }
-        if (pos_ >= rows_.size()) return OptDoc();
-        BsonObj d = std::move(rows_[pos_].doc);
-        rows_[pos_].key = BsonObj();
-        ++pos_;
-        return OptDoc(std::move(d));
+        HG_ASSIGN_OR_RETURN(std::optional<SortRow> row, sorter_.Next());
+        if (!row) return OptDoc();
+        return OptDoc(std::move(row->doc));
       }
 
      private:
-      struct Row {
-        BsonObj key;
-        BsonObj doc;
-      };
-      Status Load() {
-        int64_t bytes = 0;
-        while (true) {
-          HG_ASSIGN_OR_RETURN(OptDoc d, in_->Next());
-          if (!d) break;
-          Row r{s_->pattern_.ExtractKey(*d), std::move(*d)};
-          bytes += r.doc.size() + r.key.size() + 64;
-          if (bytes > s_->ctx_.memory_limit_bytes && !s_->ctx_.allow_disk_use) {
-            return Status(ErrorCode::kQueryExceededMemoryLimitNoDiskUseAllowed,
-                          "Sort exceeded memory limit of " +
-                              std::to_string(s_->ctx_.memory_limit_bytes) +
-                              " bytes, but did not opt in to external sorting.");
-          }
-          rows_.push_back(std::move(r));
-        }
-        const auto& pattern = s_->pattern_;
-        std::stable_sort(rows_.begin(), rows_.end(), [&](const Row& a, const Row& b) {
-          return pattern.CompareKeys(a.key, b.key) < 0;
-        });
-        return Status::OK();
+      static ExternalSorter MakeSorter(const SortStage& s) {
+        auto o = ExternalSorterOptions::ForStage(
+            s.ctx_, s.ctx_.limits.sort,
+            "Sort exceeded memory limit of " + std::to_string(s.ctx_.limits.sort) +
+                " bytes, but did not opt in to external sorting.");
+        o.limit = s.limit_;
+        const query::SortPattern* pattern = &s.pattern_;
+        return ExternalSorter(
+            [pattern](const BsonObj& a, const BsonObj& b) { return pattern->CompareKeys(a, b); },
+            std::move(o));
       }
       std::shared_ptr<const SortStage> s_;
       std::unique_ptr<DocumentStream> in_;
-      std::vector<Row> rows_;
-      size_t pos_ = 0;
+      ExternalSorter sorter_;
       bool loaded_ = false;
     };
     return std::make_unique<Stream>(Self(this), std::move(input));
@@ -211,6 +215,7 @@ class SortStage : public Stage {
  private:
   query::SortPattern pattern_;
   PipelineContext ctx_;
+  int64_t limit_;
 };
 
 // ---- $unwind ----
@@ -481,6 +486,30 @@ Status ParseSortStage(const BsonElement& spec, const PipelineContext& ctx, Stage
   HG_ASSIGN_OR_RETURN(auto pattern, query::SortPattern::Parse(spec.Obj().Owned()));
   out->push_back(std::make_shared<SortStage>(std::move(pattern), ctx));
   return Status::OK();
+}
+
+void CoalesceSortLimit(StageList* stages) {
+  for (size_t i = 0; i < stages->size(); ++i) {
+    const auto* sort = dynamic_cast<const SortStage*>((*stages)[i].get());
+    if (sort == nullptr) continue;
+    // The documents the following $skip/$limit run can let through: skips add to the offset,
+    // and a limit caps it at offset + n.
+    int64_t offset = 0, bound = 0;
+    for (size_t j = i + 1; j < stages->size(); ++j) {
+      const auto* ls = dynamic_cast<const LimitSkipStage*>((*stages)[j].get());
+      if (ls == nullptr) break;
+      if (!ls->is_limit()) {
+        if (__builtin_add_overflow(offset, ls->n(), &offset)) break;
+        continue;
+      }
+      int64_t b;
+      if (__builtin_add_overflow(offset, ls->n(), &b)) break;
+      bound = bound == 0 ? b : std::min(bound, b);
+    }
+    if (bound > 0 && (sort->limit() == 0 || bound < sort->limit())) {
+      (*stages)[i] = std::make_shared<SortStage>(sort->pattern(), sort->ctx(), bound);
+    }
+  }
 }
 
 Status ParseUnwindStage(const BsonElement& spec, const PipelineContext&, StageList* out) {

@@ -244,4 +244,42 @@ void WindowIndexer::Bounds(size_t i, size_t* lo, size_t* hi) const {
   *hi = std::max(*hi, *lo);
 }
 
+PartitionDocs::PartitionDocs() = default;
+PartitionDocs::~PartitionDocs() = default;
+PartitionDocs::PartitionDocs(PartitionDocs&&) noexcept = default;
+PartitionDocs& PartitionDocs::operator=(PartitionDocs&&) noexcept = default;
+
+Status PartitionDocs::Add(bson::BsonObj doc) {
+  ++size_;
+  if (!file_) {
+    docs_.push_back(std::move(doc));
+    return Status::OK();
+  }
+  offsets_.push_back(file_->size());
+  return file_->Append(doc);
+}
+
+Status PartitionDocs::Spill(const std::string& dir) {
+  if (file_) return Status::OK();
+  file_ = std::make_unique<SpillFile>(dir, "window");
+  for (const auto& d : docs_) {
+    offsets_.push_back(file_->size());
+    HG_RETURN_IF_ERROR(file_->Append(d));
+  }
+  docs_.clear();
+  docs_.shrink_to_fit();
+  return Status::OK();
+}
+
+Status PartitionDocs::Seal() { return file_ ? file_->Flush() : Status::OK(); }
+
+StatusWith<bson::BsonObj> PartitionDocs::Get(size_t i) const {
+  if (!file_) return docs_[i];
+  if (!reader_ || next_ != i) reader_ = file_->Read(offsets_[i], file_->size());
+  HG_ASSIGN_OR_RETURN(auto doc, reader_->Next());
+  if (!doc) return Status(ErrorCode::kInternalError, "truncated window spill file");
+  next_ = i + 1;
+  return *doc;
+}
+
 }  // namespace hourglass::pipeline

@@ -10,12 +10,14 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "base/status.h"
 #include "bson/bson.h"
+#include "pipeline/spill_file.h"
 #include "pipeline/value.h"
 
 namespace hourglass::pipeline {
@@ -38,9 +40,39 @@ struct WindowSortInfo {
   bool ascending = true;
 };
 
+// The documents of one partition, in order: in memory, or, once Spill() is called (a partition
+// over the stage's memory limit with allowDiskUse), in a spill file read back on access. Reads
+// in increasing position are sequential; others seek. Single-threaded.
+class PartitionDocs {
+ public:
+  PartitionDocs();
+  ~PartitionDocs();
+  PartitionDocs(PartitionDocs&&) noexcept;
+  PartitionDocs& operator=(PartitionDocs&&) noexcept;
+
+  size_t size() const { return size_; }
+  bool spilled() const { return file_ != nullptr; }
+  // Appends a document (to the file once spilled: I/O errors).
+  [[nodiscard]] Status Add(bson::BsonObj doc);
+  // Moves the documents held so far into a new spill file under `dir`; later ones follow them.
+  [[nodiscard]] Status Spill(const std::string& dir);
+  // Ends the input; needed before Get once spilled.
+  [[nodiscard]] Status Seal();
+  // The document at `i` (< size()); read from the file when spilled (I/O errors).
+  StatusWith<bson::BsonObj> Get(size_t i) const;
+
+ private:
+  size_t size_ = 0;
+  std::vector<bson::BsonObj> docs_;  // in memory
+  std::unique_ptr<SpillFile> file_;  // spilled
+  std::vector<int64_t> offsets_;     // spilled: where each document starts
+  mutable std::unique_ptr<SpillFile::Reader> reader_;
+  mutable size_t next_ = 0;  // the position reader_ reads next
+};
+
 // One partition, in partition + sortBy order.
 struct WindowPartition {
-  std::vector<bson::BsonObj> docs;
+  PartitionDocs docs;
   // The value at the first sortBy path of each document (missing without a sortBy).
   std::vector<Value> sort_values;
 };

@@ -30,7 +30,8 @@ StatusWith<std::vector<Value>> EvaluateAll(const Expression& e, const WindowPart
                                            Variables& vars) {
   std::vector<Value> out;
   out.reserve(p.docs.size());
-  for (const auto& d : p.docs) {
+  for (size_t i = 0; i < p.docs.size(); ++i) {
+    HG_ASSIGN_OR_RETURN(bson::BsonObj d, p.docs.Get(i));
     HG_ASSIGN_OR_RETURN(Value v, e.Evaluate(d, vars));
     out.push_back(std::move(v));
   }
@@ -269,7 +270,8 @@ class EndpointFunction : public WindowFunction {
       size_t lo, hi;
       ix.Bounds(i, &lo, &hi);
       if (hi <= lo) continue;
-      HG_ASSIGN_OR_RETURN((*out)[i], input_->Evaluate(p.docs[first_ ? lo : hi - 1], vars));
+      HG_ASSIGN_OR_RETURN(BsonObj d, p.docs.Get(first_ ? lo : hi - 1));
+      HG_ASSIGN_OR_RETURN((*out)[i], input_->Evaluate(d, vars));
     }
     return Status::OK();
   }
@@ -510,7 +512,8 @@ class ShiftFunction : public WindowFunction {
     for (int64_t i = 0; i < n; ++i) {
       const int64_t j = i + by_;
       if (j < 0 || j >= n) continue;
-      HG_ASSIGN_OR_RETURN((*out)[i], output_->Evaluate(p.docs[j], vars));
+      HG_ASSIGN_OR_RETURN(BsonObj d, p.docs.Get(static_cast<size_t>(j)));
+      HG_ASSIGN_OR_RETURN((*out)[i], output_->Evaluate(d, vars));
     }
     return Status::OK();
   }
@@ -620,7 +623,8 @@ class LinearFillFunction : public WindowFunction {
 
 // ---- parsing ----
 
-bool IsUnsupportedWindowFunction(std::string_view name) {
+// The accumulators with options, run over each window through the $group accumulator.
+bool IsNaryFunction(std::string_view name) {
   static const std::string_view kNames[] = {"$top",    "$bottom", "$topN", "$bottomN",
                                             "$firstN", "$lastN",  "$minN", "$maxN"};
   for (auto n : kNames) {
@@ -644,7 +648,7 @@ bool IsWindowFunctionName(std::string_view name) {
   static const std::string_view kOthers[] = {
       "$derivative",     "$integral", "$expMovingAvg", "$shift",  "$rank",      "$denseRank",
       "$documentNumber", "$locf",     "$linearFill",   "$median", "$percentile"};
-  if (IsFoldFunction(name)) return true;
+  if (IsFoldFunction(name) || IsNaryFunction(name)) return true;
   for (auto n : kOthers) {
     if (n == name) return true;
   }
@@ -713,6 +717,23 @@ StatusWith<std::unique_ptr<WindowFunction>> ParseFold(std::string_view fn, const
   const bool order_free = fn != "$push" && fn != "$addToSet";
   return std::unique_ptr<WindowFunction>(
       std::make_unique<FoldFunction>(std::move(make), std::move(inputs), std::move(w), order_free));
+}
+
+// $top $bottom $topN $bottomN $firstN $lastN $minN $maxN: the $group accumulator (same options
+// and errors, ParseAccumulator) folded over each window. There is no group key, so an `n` that
+// is not constant is evaluated against an empty document.
+StatusWith<std::unique_ptr<WindowFunction>> ParseNary(std::string_view fn, const BsonElement& arg,
+                                                      Window w) {
+  HG_ASSIGN_OR_RETURN(ParsedAccumulator parsed, ParseAccumulator(fn, arg, ParseContext()));
+  AccumulatorFactory make = parsed.make;
+  if (!make) {
+    // Checks n once: it evaluates the same for every window.
+    HG_RETURN_IF_ERROR(parsed.make_for_group(Value()).status());
+    make = [f = parsed.make_for_group] { return f(Value()).value(); };
+  }
+  InputBuilder inputs = PlainInputs(std::shared_ptr<Expression>(std::move(parsed.input)));
+  return std::unique_ptr<WindowFunction>(
+      std::make_unique<FoldFunction>(std::move(make), std::move(inputs), std::move(w), false));
 }
 
 // {input: <expr>, unit: <string>} of $derivative and $integral.
@@ -902,10 +923,6 @@ StatusWith<std::unique_ptr<WindowFunction>> ParseWindowFunction(const BsonObj& s
   for (const auto& e : spec) {
     std::string_view n = e.FieldName();
     if (n.empty() || n[0] != '$') continue;
-    if (IsUnsupportedWindowFunction(n)) {
-      return Status(ErrorCode::kCommandNotSupported,
-                    "Window function " + std::string(n) + " is not supported yet");
-    }
     if (!IsWindowFunctionName(n)) {
       return ParseError("Unrecognized window function, " + std::string(n));
     }
@@ -951,6 +968,7 @@ StatusWith<std::unique_ptr<WindowFunction>> ParseWindowFunction(const BsonObj& s
     return std::unique_ptr<WindowFunction>(
         std::make_unique<EndpointFunction>(std::move(input), std::move(w), fn == "$first"));
   }
+  if (IsNaryFunction(fn)) return ParseNary(fn, arg, std::move(w));
   return ParseFold(fn, arg, std::move(w));
 }
 

@@ -9,8 +9,8 @@
 // Errors follow MongoDB 7.0: parse errors are mostly FailedToParse (9); window bounds as
 // window_bounds.h says; $rank-style functions 5371601/5371602/5371603; $derivative
 // 5624900-5624903; $integral 5423900-5423902; $linearFill 605001, 6050106, TypeMismatch (14);
-// $percentile 7750300-7750303; functions MongoDB has and we do not ($topN, $firstN, ...)
-// CommandNotSupported (115).
+// $percentile 7750300-7750303; $top/$bottom/$topN/$bottomN/$firstN/$lastN/$minN/$maxN the
+// $group accumulators' option errors (accumulator.h).
 #pragma once
 
 #include <cstdint>

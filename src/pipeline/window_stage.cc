@@ -1,10 +1,11 @@
 // $setWindowFields, and $fill, which MongoDB defines as a $setWindowFields ($locf/$linearFill
 // outputs) followed by an $addFields ($ifNull for `value` outputs).
 //
-// The stage drains its input on the first Next(), orders it by partition then sortBy (stable:
-// ties keep input order), computes every output field partition by partition with the functions
-// of window_functions.h, and then streams the documents out.
-#include "pipeline/buffered_stream.h"
+// The stage drains its input on the first Next() into an ExternalSorter ordering it by partition
+// then sortBy (stable: ties keep input order; spilling with allowDiskUse), then reads it back a
+// partition at a time, computing every output field with the functions of window_functions.h.
+#include "bson/bson_compare.h"
+#include "pipeline/external_sorter.h"
 #include "pipeline/stage.h"
 #include "pipeline/window_functions.h"
 #include "query/path.h"
@@ -35,91 +36,121 @@ class SetWindowFieldsStage : public Stage {
 
   std::string_view name() const override { return "$setWindowFields"; }
 
+  // The input goes through an ExternalSorter keyed by {p: partition, s: sortBy key} (stable),
+  // which may spill with allowDiskUse; the sorted rows are then read back one partition at a
+  // time, and a partition over the limit keeps its documents in a spill file too.
   std::unique_ptr<DocumentStream> Bind(std::unique_ptr<DocumentStream> input) const override {
-    class Stream : public BufferedStream {
+    class Stream : public DocumentStream {
      public:
       Stream(std::shared_ptr<const SetWindowFieldsStage> s, std::unique_ptr<DocumentStream> in)
-          : s_(std::move(s)), in_(std::move(in)) {}
+          : s_(std::move(s)), in_(std::move(in)), sorter_(MakeSorter(*s_)) {}
+
+      StatusWith<OptDoc> Next() override {
+        if (!loaded_) {
+          loaded_ = true;
+          HG_RETURN_IF_ERROR(Load());
+        }
+        while (pos_ >= part_.docs.size()) {
+          if (!peek_) return OptDoc();
+          HG_RETURN_IF_ERROR(NextPartition());
+        }
+        HG_ASSIGN_OR_RETURN(BsonObj doc, part_.docs.Get(pos_));
+        for (size_t k = 0; k < s_->outputs.size(); ++k) {
+          doc = SetPathValue(doc, s_->outputs[k].path, results_[k][pos_]);
+          results_[k][pos_] = Value();
+        }
+        ++pos_;
+        return OptDoc(std::move(doc));
+      }
 
      private:
-      struct Row {
-        Value partition;
-        BsonObj sort_key;
-        BsonObj doc;
-      };
+      static ExternalSorter MakeSorter(const SetWindowFieldsStage& s) {
+        auto o = ExternalSorterOptions::ForStage(
+            s.ctx, s.ctx.limits.window,
+            "Exceeded memory limit in $setWindowFields (" + std::to_string(s.ctx.limits.window) +
+                " bytes), but did not opt in to disk use. Pass allowDiskUse:true to opt in.");
+        const query::SortPattern* sort = s.sort ? &*s.sort : nullptr;
+        return ExternalSorter(
+            [sort](const BsonObj& a, const BsonObj& b) {
+              int c = bson::CompareElementValues(a.FirstElement(), b.FirstElement());
+              if (c != 0 || sort == nullptr) return c;
+              return sort->CompareKeys(a["s"].Obj(), b["s"].Obj());
+            },
+            std::move(o));
+      }
 
-      Status Fill() override {
+      Status Load() {
         Variables vars(s_->ctx.now_millis);
-        std::vector<Row> rows;
-        int64_t bytes = 0;
         while (true) {
           HG_ASSIGN_OR_RETURN(OptDoc d, in_->Next());
           if (!d) break;
-          Row r;
-          r.partition = Value::Null();
+          Value partition = Value::Null();
           if (s_->partition_by) {
             HG_ASSIGN_OR_RETURN(Value p, s_->partition_by->Evaluate(*d, vars));
             if (p.IsArray()) {
               return PipelineError(5722400,
                                    "$setWindowFields partitionBy must not evaluate to an array");
             }
-            if (!p.missing()) r.partition = std::move(p);
+            if (!p.missing()) partition = std::move(p);
           }
-          if (s_->sort) r.sort_key = s_->sort->ExtractKey(*d);
-          r.doc = std::move(*d);
-          // Counted as $sort counts: each input document once, with its keys.
-          bytes += static_cast<int64_t>(r.doc.size()) + r.sort_key.size() +
-                   r.partition.element().size() + 64;
-          if (bytes > s_->ctx.memory_limit_bytes && !s_->ctx.allow_disk_use) {
-            return Status(ErrorCode::kQueryExceededMemoryLimitNoDiskUseAllowed,
-                          "Exceeded memory limit in $setWindowFields (" +
-                              std::to_string(s_->ctx.memory_limit_bytes) +
-                              " bytes), but did not opt in to disk use. Pass allowDiskUse:true "
-                              "to opt in.");
-          }
-          rows.push_back(std::move(r));
+          BsonBuilder key;
+          partition.AppendTo(key, "p");
+          if (s_->sort) key.AppendObject("s", s_->sort->ExtractKey(*d));
+          HG_RETURN_IF_ERROR(sorter_.Add(key.Obj(), std::move(*d)));
         }
-        std::stable_sort(rows.begin(), rows.end(), [&](const Row& a, const Row& b) {
-          int c = Compare(a.partition, b.partition);
-          if (c != 0) return c < 0;
-          return s_->sort && s_->sort->CompareKeys(a.sort_key, b.sort_key) < 0;
-        });
-        size_t begin = 0;
-        while (begin < rows.size()) {
-          size_t end = begin + 1;
-          while (end < rows.size() && Compare(rows[end].partition, rows[begin].partition) == 0) {
-            ++end;
-          }
-          WindowPartition p;
-          for (size_t i = begin; i < end; ++i) {
-            p.docs.push_back(std::move(rows[i].doc));
-            p.sort_values.push_back(s_->sort_info.present
-                                        ? EvaluateFieldPath(p.docs.back(), s_->sort_info.first_path)
-                                        : Value());
-          }
-          HG_RETURN_IF_ERROR(ComputePartition(p, vars));
-          begin = end;
-        }
+        HG_RETURN_IF_ERROR(sorter_.Finish());
+        HG_ASSIGN_OR_RETURN(peek_, sorter_.Next());
         return Status::OK();
       }
 
-      Status ComputePartition(WindowPartition& p, Variables& vars) {
-        std::vector<std::vector<Value>> results(s_->outputs.size());
-        for (size_t k = 0; k < s_->outputs.size(); ++k) {
-          HG_RETURN_IF_ERROR(s_->outputs[k].fn->Compute(p, vars, &results[k]));
-        }
-        for (size_t i = 0; i < p.docs.size(); ++i) {
-          BsonObj doc = std::move(p.docs[i]);
-          for (size_t k = 0; k < s_->outputs.size(); ++k) {
-            doc = SetPathValue(doc, s_->outputs[k].path, results[k][i]);
+      // Reads the rows of the next partition and computes its output values. A partition over
+      // the memory limit moves its documents to a spill file (with allowDiskUse); the per-document
+      // values the window functions keep (inputs, sortBy values, results) stay in memory.
+      Status NextPartition() {
+        Variables vars(s_->ctx.now_millis);
+        const BsonObj first_key = peek_->key;
+        part_ = WindowPartition();
+        pos_ = 0;
+        int64_t bytes = 0;
+        while (peek_ && bson::CompareElementValues(peek_->key.FirstElement(),
+                                                   first_key.FirstElement()) == 0) {
+          Value sort_value = s_->sort_info.present
+                                 ? EvaluateFieldPath(peek_->doc, s_->sort_info.first_path)
+                                 : Value();
+          if (!part_.docs.spilled()) {
+            bytes += static_cast<int64_t>(peek_->doc.size()) + peek_->key.size() + 64;
+            if (bytes > s_->ctx.limits.window) {
+              if (!s_->ctx.allow_disk_use || s_->ctx.tmp_dir.empty()) {
+                return Status(ErrorCode::kQueryExceededMemoryLimitNoDiskUseAllowed,
+                              "Exceeded memory limit in $setWindowFields (" +
+                                  std::to_string(s_->ctx.limits.window) +
+                                  " bytes), but did not opt in to disk use. Pass "
+                                  "allowDiskUse:true to opt in.");
+              }
+              HG_RETURN_IF_ERROR(part_.docs.Spill(s_->ctx.tmp_dir));
+            }
           }
-          Emit(std::move(doc));
+          HG_RETURN_IF_ERROR(part_.docs.Add(std::move(peek_->doc)));
+          part_.sort_values.push_back(std::move(sort_value));
+          HG_ASSIGN_OR_RETURN(peek_, sorter_.Next());
+        }
+        HG_RETURN_IF_ERROR(part_.docs.Seal());
+        results_.assign(s_->outputs.size(), {});
+        for (size_t k = 0; k < s_->outputs.size(); ++k) {
+          HG_RETURN_IF_ERROR(s_->outputs[k].fn->Compute(part_, vars, &results_[k]));
         }
         return Status::OK();
       }
 
       std::shared_ptr<const SetWindowFieldsStage> s_;
       std::unique_ptr<DocumentStream> in_;
+      ExternalSorter sorter_;
+      bool loaded_ = false;
+      std::optional<SortRow> peek_;
+      // The partition being output, its output values, and the next position to output.
+      WindowPartition part_;
+      std::vector<std::vector<Value>> results_;
+      size_t pos_ = 0;
     };
     return std::make_unique<Stream>(Self(this), std::move(input));
   }

@@ -231,9 +231,8 @@ TEST(SetWindowFieldsTest, ParseErrors) {
   ExpectError(R"([{"$setWindowFields": {"sortBy": {"t": 1}}}])", in, 40414);
   ExpectError(R"([{"$setWindowFields": {"output": {}, "bogus": 1}}])", in, 40415);
   ExpectError(R"([{"$setWindowFields": {"output": {"x": {"$summ": "$v"}}}}])", in, 9);
-  ExpectError(
-      R"([{"$setWindowFields": {"output": {"x": {"$topN": {"n": 1, "sortBy": {"v": 1}, "output": "$v"}}}}}])",
-      in, 115);
+  ExpectError(R"([{"$setWindowFields": {"output": {"x": {"$topN": {"n": 1, "output": "$v"}}}}}])",
+              in, 5788005);
   ExpectError(R"([{"$setWindowFields": {"output": {"x": {"$median": {"input": "$v"}}}}}])", in,
               40414);
   ExpectError(
@@ -289,13 +288,29 @@ TEST(SetWindowFieldsTest, RuntimeErrors) {
       R"([{"$setWindowFields": {"sortBy": {"t": 1}, "output": {"x": {"$linearFill": "$v"}}}}])",
       R"([{"t": 1, "v": 1}, {"t": 1, "v": null}])", 6050106);
   PipelineContext small;
-  small.memory_limit_bytes = 100;
+  small.limits.window = 200;
   ExpectError(R"([{"$setWindowFields": {"output": {"x": {"$sum": 1}}}}])",
               R"([{"a": "0123456789012345678901234567890123456789"}, {"a": 1}])", 292, small);
+  // With allowDiskUse the sorted input spills, and so does a partition over the limit.
   small.allow_disk_use = true;
-  auto ok = RunPipeline(R"([{"$setWindowFields": {"output": {"x": {"$sum": 1}}}}])",
-                        R"([{"a": "0123456789012345678901234567890123456789"}, {"a": 1}])", small);
-  EXPECT_TRUE(ok.ok());
+  small.tmp_dir = ::testing::TempDir() + "/window_test_spill";
+  auto one = RunPipeline(
+      R"([{"$setWindowFields": {"sortBy": {"a": -1}, "output": {"x": {"$sum": 1},
+           "f": {"$first": "$a", "window": {"documents": [1, 1]}},
+           "s": {"$shift": {"output": "$a", "by": -1}}}}}])",
+      R"([{"a": "0123456789012345678901234567890123456789"}, {"a": 1}])", small);
+  ASSERT_TRUE(one.ok()) << one.status().ToString();
+  EXPECT_EQ(
+      ToJson(one.value()),
+      R"([{ "a" : "0123456789012345678901234567890123456789", "x" : 2, "f" : 1, "s" : null }, )"
+      R"({ "a" : 1, "x" : 2, "f" : null, "s" : "0123456789012345678901234567890123456789" }])");
+  auto ok =
+      RunPipeline(R"([{"$setWindowFields": {"partitionBy": "$a", "output": {"x": {"$sum": 1}}}}])",
+                  R"([{"a": "0123456789012345678901234567890123456789"}, {"a": 1}])", small);
+  ASSERT_TRUE(ok.ok()) << ok.status().ToString();
+  EXPECT_EQ(
+      ToJson(ok.value()),
+      R"([{ "a" : 1, "x" : 1 }, { "a" : "0123456789012345678901234567890123456789", "x" : 1 }])");
 }
 
 TEST(DensifyTest, NumericFullAndPartition) {
@@ -339,7 +354,7 @@ TEST(DensifyTest, Errors) {
       R"([{"$densify": {"field": "v", "range": {"step": 1, "unit": "day", "bounds": "full"}}}])",
       in, 6053600);
   PipelineContext small;
-  small.memory_limit_bytes = 100;
+  small.limits.densify = 100;
   ExpectError(R"([{"$densify": {"field": "v", "range": {"step": 1, "bounds": "full"}}}])",
               R"([{"v": 1, "pad": "0123456789012345678901234567890123456789"}, {"v": 2}])", 292,
               small);

@@ -17,6 +17,8 @@
 #include "commands/cursor_manager.h"
 #include "commands/timeseries_read.h"
 #include "net/listener.h"
+#include "pipeline/memory_parameters.h"
+#include "pipeline/spill_file.h"
 #include "server/options.h"
 #include "storage/kv_engine.h"
 #include "timeseries/bucket_catalog.h"
@@ -119,6 +121,7 @@ int RunServer(int argc, char** argv) {
   timeseries::RegisterTimeseriesParameters();
   timeseries::TtlMonitor::RegisterParameters();
   commands::RegisterTimeseriesRewriteParameter();
+  pipeline::RegisterMemoryParameters();
   for (const auto& [name, value] : parsed.set_parameters) {
     ServerParameter* p = params.Find(name);
     if (p == nullptr || !p->settable_at_startup()) {
@@ -156,6 +159,8 @@ int RunServer(int argc, char** argv) {
       std::cerr << st.reason() << "\n";
       return kExitDbpathInUse;
     }
+    // Spill files of a server that did not shut down cleanly; nothing else uses them.
+    pipeline::RemoveStaleSpillFiles(pipeline::SpillDirectory(parsed.server.dbpath));
   }
 
   storage::EngineOptions eopts;

@@ -1,0 +1,250 @@
+#include "pipeline/external_sorter.h"
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <random>
+
+#include "pipeline/spill_file.h"
+#include "pipeline/test_util.h"
+#include "query/sort.h"
+
+namespace hourglass::pipeline {
+namespace {
+
+using bson::BsonBuilder;
+using bson::BsonObj;
+using testing::Json;
+using testing::ToJson;
+
+// A scratch spill directory removed at the end of the test.
+class ExternalSorterTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/hg_sorter_test_XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    base_ = tmpl;
+    dir_ = SpillDirectory(base_);
+  }
+  void TearDown() override { std::filesystem::remove_all(base_); }
+
+  // Random documents {_id: i, a: small int or a string, b: random string}; many ties on a.
+  static std::vector<BsonObj> RandomDocs(int n, uint32_t seed) {
+    std::mt19937 rng(seed);
+    std::vector<BsonObj> docs;
+    for (int i = 0; i < n; ++i) {
+      BsonBuilder b;
+      b.AppendInt32("_id", i);
+      if (rng() % 10 == 0) {
+        b.AppendString("a", std::string(1, static_cast<char>('a' + rng() % 5)));
+      } else if (rng() % 17 != 0) {  // else: missing, which sorts as null
+        b.AppendInt32("a", static_cast<int32_t>(rng() % 40));
+      }
+      b.AppendString("b", std::string(rng() % 60, static_cast<char>('k' + rng() % 3)));
+      docs.push_back(b.Obj());
+    }
+    return docs;
+  }
+
+  // The _ids of `docs` sorted by `pattern` the reference way (std::stable_sort).
+  static std::vector<int> Reference(std::vector<BsonObj> docs, const query::SortPattern& pattern,
+                                    size_t limit = 0) {
+    std::stable_sort(docs.begin(), docs.end(),
+                     [&](const BsonObj& x, const BsonObj& y) { return pattern.Compare(x, y) < 0; });
+    std::vector<int> ids;
+    for (const auto& d : docs) ids.push_back(d["_id"].Int32());
+    if (limit > 0 && ids.size() > limit) ids.resize(limit);
+    return ids;
+  }
+
+  StatusWith<std::vector<int>> Run(const std::vector<BsonObj>& docs,
+                                   const query::SortPattern& pattern, ExternalSorterOptions o,
+                                   int64_t* spills = nullptr) {
+    ExternalSorter sorter(
+        [&](const BsonObj& a, const BsonObj& b) { return pattern.CompareKeys(a, b); },
+        std::move(o));
+    for (const auto& d : docs) HG_RETURN_IF_ERROR(sorter.Add(pattern.ExtractKey(d), d));
+    HG_RETURN_IF_ERROR(sorter.Finish());
+    if (spills) *spills = sorter.num_spills();
+    std::vector<int> ids;
+    while (true) {
+      HG_ASSIGN_OR_RETURN(auto row, sorter.Next());
+      if (!row) break;
+      ids.push_back(row->doc["_id"].Int32());
+    }
+    return ids;
+  }
+
+  ExternalSorterOptions Small(int64_t limit_rows = 0) const {
+    ExternalSorterOptions o;
+    o.memory_limit_bytes = 4096;
+    o.allow_disk_use = true;
+    o.tmp_dir = dir_;
+    o.limit = limit_rows;
+    return o;
+  }
+
+  std::string base_, dir_;
+};
+
+TEST_F(ExternalSorterTest, SpilledOutputMatchesStableSort) {
+  for (const char* spec : {R"({"a": 1})", R"({"a": -1})", R"({"a": 1, "b": -1})"}) {
+    auto pattern = query::SortPattern::Parse(Json(spec));
+    ASSERT_TRUE(pattern.ok());
+    for (uint32_t seed : {1u, 2u, 3u}) {
+      auto docs = RandomDocs(3000, seed);
+      int64_t spills = 0;
+      auto got = Run(docs, pattern.value(), Small(), &spills);
+      ASSERT_TRUE(got.ok()) << got.status().ToString();
+      EXPECT_GT(spills, 10) << spec;
+      EXPECT_EQ(got.value(), Reference(docs, pattern.value())) << spec << " seed " << seed;
+    }
+  }
+}
+
+TEST_F(ExternalSorterTest, TopKKeepsOnlyKRowsAndDoesNotSpill) {
+  auto pattern = query::SortPattern::Parse(Json(R"({"a": 1})"));
+  auto docs = RandomDocs(5000, 7);
+  int64_t spills = -1;
+  auto got = Run(docs, pattern.value(), Small(5), &spills);
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  EXPECT_EQ(spills, 0);
+  EXPECT_EQ(got.value(), Reference(docs, pattern.value(), 5));
+}
+
+TEST_F(ExternalSorterTest, TopKSpillsWhenKRowsExceedTheLimit) {
+  auto pattern = query::SortPattern::Parse(Json(R"({"a": -1, "b": 1})"));
+  auto docs = RandomDocs(4000, 9);
+  int64_t spills = 0;
+  auto got = Run(docs, pattern.value(), Small(500), &spills);
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  EXPECT_GT(spills, 0);
+  EXPECT_EQ(got.value(), Reference(docs, pattern.value(), 500));
+}
+
+TEST_F(ExternalSorterTest, OverTheLimitWithoutDiskUseFails) {
+  auto pattern = query::SortPattern::Parse(Json(R"({"a": 1})"));
+  auto docs = RandomDocs(500, 4);
+  ExternalSorterOptions o = Small();
+  o.allow_disk_use = false;
+  EXPECT_EQ(Run(docs, pattern.value(), o).status().code(),
+            ErrorCode::kQueryExceededMemoryLimitNoDiskUseAllowed);
+  o.allow_disk_use = true;
+  o.tmp_dir.clear();  // nowhere to spill
+  EXPECT_EQ(Run(docs, pattern.value(), o).status().code(),
+            ErrorCode::kQueryExceededMemoryLimitNoDiskUseAllowed);
+  EXPECT_EQ(CountSpillFiles(dir_), 0);
+}
+
+TEST_F(ExternalSorterTest, SpillFileRemovedWithTheSorter) {
+  auto pattern = query::SortPattern::Parse(Json(R"({"a": 1})"));
+  {
+    ExternalSorter sorter(
+        [&](const BsonObj& a, const BsonObj& b) { return pattern.value().CompareKeys(a, b); },
+        Small());
+    for (const auto& d : RandomDocs(1000, 5)) {
+      ASSERT_TRUE(sorter.Add(pattern.value().ExtractKey(d), d).ok());
+    }
+    ASSERT_TRUE(sorter.Finish().ok());
+    EXPECT_EQ(CountSpillFiles(dir_), 1);
+    ASSERT_TRUE(sorter.Next().ok());
+  }
+  EXPECT_EQ(CountSpillFiles(dir_), 0);
+}
+
+TEST_F(ExternalSorterTest, SpillFileRoundTripsRanges) {
+  SpillFile f(dir_, "t");
+  std::vector<BsonObj> docs = testing::Docs(R"([{"a": 1}, {"b": "xyz"}, {"c": [1, 2, {"d": 3}]}])");
+  for (const auto& d : docs) ASSERT_TRUE(f.Append(d).ok());
+  const int64_t mid = f.size();
+  ASSERT_TRUE(f.Append(Json(R"({"e": null})")).ok());
+  ASSERT_TRUE(f.Flush().ok());
+  // A tiny buffer forces refills inside documents.
+  auto r = f.Read(0, mid, 3);
+  std::vector<BsonObj> got;
+  while (true) {
+    auto d = r->Next();
+    ASSERT_TRUE(d.ok());
+    if (!d.value()) break;
+    got.push_back(*d.value());
+  }
+  EXPECT_EQ(ToJson(got), ToJson(docs));
+  auto tail = f.Read(mid, f.size());
+  auto last = tail->Next();
+  ASSERT_TRUE(last.ok() && last.value());
+  EXPECT_EQ(last.value()->ToJson(), R"({ "e" : null })");
+}
+
+// $group, $sort and $bucketAuto with a tiny limit (spilling) give what they give in memory.
+TEST_F(ExternalSorterTest, StagesSpillingMatchInMemory) {
+  std::string docs = "[";
+  std::mt19937 rng(11);
+  for (int i = 0; i < 800; ++i) {
+    docs += (i ? "," : "") + std::string("{\"_id\": ") + std::to_string(i) +
+            ", \"k\": " + std::to_string(rng() % 23) + ", \"v\": " + std::to_string(rng() % 1000) +
+            ", \"o\": {\"f" + std::to_string(rng() % 4) + "\": " + std::to_string(i) + "}" +
+            (rng() % 7 == 0 ? ", \"d\": 1.5" : "") + ", \"big\": {\"$numberLong\": \"" +
+            std::to_string(int64_t{1} << 58) + "\"}}";
+  }
+  docs += "]";
+  const char* pipelines[] = {
+      R"([{"$group": {"_id": "$k", "sum": {"$sum": "$v"}, "cnt": {"$count": {}},
+          "avg": {"$avg": "$v"}, "min": {"$min": "$v"}, "max": {"$max": "$v"},
+          "first": {"$first": "$_id"}, "last": {"$last": "$_id"}, "push": {"$push": "$v"},
+          "set": {"$addToSet": {"$mod": ["$v", 3]}}, "dsum": {"$sum": "$d"},
+          "sd": {"$stdDevPop": "$v"}, "sds": {"$stdDevSamp": "$v"},
+          "mo": {"$mergeObjects": "$o"},
+          "top": {"$top": {"sortBy": {"v": -1}, "output": "$_id"}},
+          "topn": {"$topN": {"n": 3, "sortBy": {"v": 1}, "output": ["$_id", "$v"]}},
+          "botn": {"$bottomN": {"n": 2, "sortBy": {"v": 1}, "output": "$_id"}},
+          "fn": {"$firstN": {"n": 2, "input": "$_id"}}, "ln": {"$lastN": {"n": 2, "input": "$_id"}},
+          "mn": {"$minN": {"n": 2, "input": "$v"}}, "mx": {"$maxN": {"n": 2, "input": "$v"}},
+          "med": {"$median": {"input": "$v", "method": "approximate"}},
+          "pct": {"$percentile": {"input": "$v", "p": [0.1, 0.9], "method": "approximate"}}}},
+          {"$set": {"sd": {"$round": ["$sd", 6]}, "sds": {"$round": ["$sds", 6]},
+                    "avg": {"$round": ["$avg", 6]}}}])",
+      R"([{"$group": {"_id": {"k": "$k"}, "botn": {"$bottomN": {
+          "n": {"$add": [1, {"$mod": ["$k", 3]}]}, "sortBy": {"v": 1}, "output": "$_id"}}}}])",
+      R"([{"$sort": {"v": -1, "k": 1}}])",
+      R"([{"$sort": {"k": 1}}, {"$skip": 3}, {"$limit": 40}])",
+      R"([{"$bucketAuto": {"groupBy": "$v", "buckets": 7,
+          "output": {"n": {"$sum": 1}, "ids": {"$push": "$_id"}}}}])",
+      R"([{"$bucketAuto": {"groupBy": "$v", "buckets": 5, "granularity": "R5"}}])",
+      R"([{"$setWindowFields": {"partitionBy": "$k", "sortBy": {"v": 1},
+          "output": {"c": {"$sum": "$v", "window": {"documents": ["unbounded", "current"]}},
+                     "r": {"$rank": {}}, "t": {"$topN": {"n": 2, "sortBy": {"v": -1},
+                                                          "output": "$_id"}}}}}])",
+      R"([{"$densify": {"field": "v", "range": {"step": 7, "bounds": "full"}}},
+          {"$project": {"o": 0}}])",
+      R"([{"$densify": {"field": "v", "partitionByFields": ["k"],
+          "range": {"step": 5, "bounds": "partition"}}}, {"$project": {"o": 0}}])",
+      R"([{"$densify": {"field": "v", "partitionByFields": ["k"],
+          "range": {"step": 100, "bounds": [50, 700]}}}, {"$project": {"o": 0}}])",
+      R"([{"$group": {"_id": "$k", "big": {"$sum": "$big"},
+          "bigavg": {"$avg": "$big"}}}])",
+  };
+  for (const char* p : pipelines) {
+    PipelineContext big;
+    auto expected = testing::RunPipeline(p, docs, big);
+    ASSERT_TRUE(expected.ok()) << expected.status().ToString() << p;
+    PipelineContext small;
+    small.limits.sort = small.limits.group = small.limits.bucket_auto = 2000;
+    small.limits.window = 8000;  // each partition (one k) fits, the whole input does not
+    small.limits.densify = 2000;
+    small.allow_disk_use = true;
+    small.tmp_dir = dir_;
+    auto got = testing::RunPipeline(p, docs, small);
+    ASSERT_TRUE(got.ok()) << got.status().ToString() << p;
+    EXPECT_EQ(ToJson(got.value()), ToJson(expected.value())) << p;
+    small.allow_disk_use = false;
+    EXPECT_EQ(testing::RunPipeline(p, docs, small).status().code(),
+              ErrorCode::kQueryExceededMemoryLimitNoDiskUseAllowed)
+        << p;
+  }
+  EXPECT_EQ(CountSpillFiles(dir_), 0);
+}
+
+}  // namespace
+}  // namespace hourglass::pipeline
