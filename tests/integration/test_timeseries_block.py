@@ -143,3 +143,29 @@ def test_group_errors_like_the_document_path(twins):
         codes.append(getattr(e.value, "code", None))
     assert codes == [40400, 40400]
 
+
+
+def test_block_group_spills_like_the_document_path(twins):
+    # With a tiny $group memory limit the table spills while blocks are folded into it; the
+    # result must not change, and without allowDiskUse the stage fails with 292.
+    admin = twins.client.admin
+    name = "internalDocumentSourceGroupMaxMemoryBytes"
+    old = admin.command("getParameter", 1, **{name: 1})[name]
+    group = {"$group": {"_id": {"s": "$meta.sensor",
+                                "m": {"$dateTrunc": {"date": "$t", "unit": "minute"}}},
+                        "avg": {"$avg": "$w"}, "vals": {"$push": "$v"}, "n": {"$sum": 1}}}
+    want = run(twins.ts, [{"$addFields": {"_unused": 1}}, group])
+    try:
+        admin.command("setParameter", 1, **{name: 4096})
+        before = blocks_counter(twins)
+        got = list(twins.ts.aggregate([group, {"$sort": {"_id": 1}}], allowDiskUse=True))
+        assert blocks_counter(twins) > before
+        with pytest.raises(Exception) as e:
+            list(twins.ts.aggregate([group], allowDiskUse=False))
+        assert getattr(e.value, "code", None) == 292
+    finally:
+        admin.command("setParameter", 1, **{name: old})
+    assert len(got) == len(want) > 100
+    for a, b in zip(got, want):
+        assert a["_id"] == b["_id"] and a["n"] == b["n"] and a["vals"] == b["vals"]
+        assert a["avg"] == pytest.approx(b["avg"], rel=1e-12)
