@@ -5,6 +5,7 @@
 #include "commands/cursor_manager.h"
 #include "commands/explain.h"
 #include "commands/index_scan.h"
+#include "commands/multi_planner.h"
 #include "commands/timeseries_scan.h"
 #include "commands/timeseries_util.h"
 #include "storage/kv_engine.h"
@@ -58,6 +59,14 @@ StatusWith<std::unique_ptr<pipeline::DocumentStream>> BuildReadStream(
     stream = std::make_unique<pipeline::VectorDocumentStream>(std::vector<BsonObj>{});
   } else {
     HG_ASSIGN_OR_RETURN(PlanChoice choice, PlanQuery(*coll, plan.filter_spec, plan.sort, hint));
+    std::unique_ptr<IndexScan> trial_winner;
+    if (!choice.rejected.empty()) {
+      int64_t target = plan.limit > 0 ? plan.skip + plan.limit : 101;
+      HG_ASSIGN_OR_RETURN(auto outcome, RunTrial(coll, ctx.service.engine, &choice, plan.filter,
+                                                 plan.sort, target));
+      info->trials = std::move(outcome.trials);
+      trial_winner = std::move(outcome.winner_scan);
+    }
     if (choice.winner.IsCollScan()) {
       auto scan = std::make_unique<CollectionScan>(coll, ctx.service.engine, std::move(plan.filter),
                                                    choice.winner.natural_reverse);
@@ -65,8 +74,9 @@ StatusWith<std::unique_ptr<pipeline::DocumentStream>> BuildReadStream(
       stream = std::move(scan);
     } else {
       sorted_by_scan = choice.winner.provides_sort;
-      auto scan = std::make_unique<IndexScan>(coll, ctx.service.engine, choice.winner,
-                                              std::move(plan.filter));
+      auto scan = trial_winner ? std::move(trial_winner)
+                               : std::make_unique<IndexScan>(coll, ctx.service.engine,
+                                                             choice.winner, std::move(plan.filter));
       info->index_scan = scan.get();
       stream = std::move(scan);
     }

@@ -8,6 +8,7 @@
 
 #include "catalog/catalog.h"
 #include "commands/command.h"
+#include "commands/multi_planner.h"
 #include "commands/query_planner.h"
 #include "pipeline/pipeline.h"
 #include "query/matcher.h"
@@ -33,6 +34,9 @@ struct ReadExecInfo {
   std::optional<PlanChoice> choice;  // unset for time-series and missing collections
   const CollectionScan* collection_scan = nullptr;
   const IndexScan* index_scan = nullptr;
+  // With several candidate plans, the multi-planner's trials (multi_planner.h): the winner's
+  // first, then those of choice->rejected in order.
+  std::vector<TrialStats> trials;
   bool blocking_sort = false;  // a SORT stage runs after the scan
   int64_t scan_returned = 0;   // documents the scan passed on (counted as they are read)
 };

@@ -152,44 +152,61 @@ BsonObj Wrap(std::string_view stage, const BsonObj& input,
   return b.Obj();
 }
 
-// The access stage(s) with stats when `info` ran: COLLSCAN, or FETCH over IXSCAN.
-BsonObj AccessStage(const QueryPlan& plan, const BsonObj& filter, const ReadExecInfo* run) {
+// What one access path did: documents passed on, keys and documents examined.
+struct AccessCounters {
+  int64_t n_returned = 0;
+  int64_t keys = 0;
+  int64_t docs = 0;
+};
+
+AccessCounters CountersOf(const ReadExecInfo& run) {
+  AccessCounters c;
+  c.n_returned = run.scan_returned;
+  if (run.index_scan) {
+    c.keys = run.index_scan->keys_examined();
+    c.docs = run.index_scan->docs_examined();
+  } else if (run.collection_scan) {
+    c.docs = run.collection_scan->docs_examined();
+  }
+  return c;
+}
+
+// The access stage(s) with stats when `run` is given: COLLSCAN, or FETCH over IXSCAN.
+BsonObj AccessStage(const QueryPlan& plan, const BsonObj& filter, const AccessCounters* run) {
   BsonObj desc = plan.Describe(filter);
   if (run == nullptr) return desc;
   BsonBuilder b;
   if (plan.IsCollScan()) {
     for (BsonElement e : desc) {
       b.AppendElement(e);
-      if (e.FieldName() == "stage") b.AppendInt64("nReturned", run->scan_returned);
+      if (e.FieldName() == "stage") b.AppendInt64("nReturned", run->n_returned);
     }
-    b.AppendInt64("docsExamined", run->collection_scan ? run->collection_scan->docs_examined() : 0);
+    b.AppendInt64("docsExamined", run->docs);
     return b.Obj();
   }
-  int64_t keys = run->index_scan ? run->index_scan->keys_examined() : 0;
-  int64_t docs = run->index_scan ? run->index_scan->docs_examined() : 0;
   BsonBuilder ix;
   for (BsonElement f : desc["inputStage"].Obj()) {
     ix.AppendElement(f);
-    if (f.FieldName() == "stage") ix.AppendInt64("nReturned", keys);
+    if (f.FieldName() == "stage") ix.AppendInt64("nReturned", run->keys);
   }
   // An $or union reports its keys on the OR stage (the branches' shares are not kept).
-  ix.AppendInt64("keysExamined", keys);
+  ix.AppendInt64("keysExamined", run->keys);
   for (BsonElement e : desc) {
     if (e.FieldName() == "inputStage") continue;
     b.AppendElement(e);
-    if (e.FieldName() == "stage") b.AppendInt64("nReturned", run->scan_returned);
+    if (e.FieldName() == "stage") b.AppendInt64("nReturned", run->n_returned);
   }
-  b.AppendInt64("docsExamined", docs);
+  b.AppendInt64("docsExamined", run->docs);
   b.AppendObject("inputStage", ix.Obj());
   return b.Obj();
 }
 
 // The plan tree of `req` over `access`: SORT, SKIP, LIMIT, PROJECTION and the command's stage.
-BsonObj PlanTree(const ExplainRequest& req, BsonObj access, const ReadExecInfo* info,
+BsonObj PlanTree(const ExplainRequest& req, BsonObj access, const AccessCounters* info,
                  int64_t final_n, bool blocking_sort) {
   StageStats st;
   st.with_stats = info != nullptr;
-  int64_t n = info ? info->scan_returned : 0;
+  int64_t n = info ? info->n_returned : 0;
   if (blocking_sort) {
     st.n_returned = n;
     access = Wrap(
@@ -318,7 +335,7 @@ Status RunExplain(CommandContext& ctx, const BsonObj& inner, std::string_view ve
   qp.AppendBool("maxIndexedAndSolutionsReached", false);
   qp.AppendBool("maxScansToExplodeReached", false);
   BsonObj winning, executed;
-  BsonArrayBuilder rejected;
+  BsonArrayBuilder rejected, all_plans;
   if (!info.choice) {
     BsonBuilder eof;
     eof.AppendString("stage", "EOF");
@@ -328,12 +345,28 @@ Status RunExplain(CommandContext& ctx, const BsonObj& inner, std::string_view ve
     winning = PlanTree(req, AccessStage(info.choice->winner, req.filter, nullptr), nullptr, n,
                        info.blocking_sort);
     if (execute) {
-      executed = PlanTree(req, AccessStage(info.choice->winner, req.filter, &info), &info, n,
+      AccessCounters run = CountersOf(info);
+      executed = PlanTree(req, AccessStage(info.choice->winner, req.filter, &run), &run, n,
                           info.blocking_sort);
     }
     for (const QueryPlan& p : info.choice->rejected) {
       rejected.AppendObject(PlanTree(req, p.Describe(req.filter), nullptr, 0,
                                      !req.sort.IsEmpty() && !p.provides_sort));
+    }
+    // allPlansExecution: each candidate's trial (none when a single plan ran without one).
+    for (size_t i = 0; i < info.trials.size(); ++i) {
+      const TrialStats& t = info.trials[i];
+      const QueryPlan& p = i == 0 ? info.choice->winner : info.choice->rejected[i - 1];
+      AccessCounters c{t.n_returned, t.keys_examined, t.docs_examined};
+      bool sort_stage = !req.sort.IsEmpty() && !p.provides_sort;
+      BsonBuilder tb;
+      tb.AppendInt64("nReturned", t.n_returned);
+      tb.AppendInt64("executionTimeMillisEstimate", 0);
+      tb.AppendInt64("totalKeysExamined", t.keys_examined);
+      tb.AppendInt64("totalDocsExamined", t.docs_examined);
+      tb.AppendObject("executionStages",
+                      PlanTree(req, AccessStage(p, req.filter, &c), &c, t.n_returned, sort_stage));
+      all_plans.AppendObject(tb.Obj());
     }
   }
   qp.AppendObject("winningPlan", winning);
@@ -354,7 +387,7 @@ Status RunExplain(CommandContext& ctx, const BsonObj& inner, std::string_view ve
                                           : 0;
     es.AppendInt64("totalDocsExamined", docs);
     es.AppendObject("executionStages", executed);
-    if (verbosity == "allPlansExecution") es.AppendArray("allPlansExecution", BsonObj());
+    if (verbosity == "allPlansExecution") es.AppendArray("allPlansExecution", all_plans.Obj());
     exec_stats = es.Obj();
   }
 

@@ -76,21 +76,24 @@ IndexScan::IndexScan(std::shared_ptr<catalog::Collection> coll, storage::KvEngin
   done_ = scans_.empty();
 }
 
-Status IndexScan::ReadChunk() {
+Status IndexScan::ReadChunk(int64_t max_keys) {
+  if (done_) return Status::OK();
   auto session = engine_->NewSession();
   const bool dedupe = plan_.multikey || plan_.IsOr();
   Status st = ScanIndexEntries(
-      *session, *scans_[scan_], pos_, chunk_keys_,
+      *session, *scans_[scan_], pos_, max_keys,
       [&](int64_t rid, bool*) -> Status {
         if (dedupe && !seen_.insert(rid).second) return Status::OK();
         HG_ASSIGN_OR_RETURN(auto rec, coll_->FindRecord(*session, rid));
         if (!rec) return Status::OK();  // deleted since the key was read
         ++docs_examined_;
-        if (!filter_ || filter_->Matches(rec->doc)) buffer_.push_back(std::move(rec->doc));
+        if (!filter_ || filter_->Matches(rec->doc)) {
+          buffer_.push_back(std::move(rec->doc));
+          ++produced_;
+        }
         return Status::OK();
       },
       &keys_examined_);
-  chunk_keys_ = std::min(chunk_keys_ * 2, kMaxChunkKeys);
   if (st.code() == ErrorCode::kNamespaceNotFound) {
     // The index or collection was dropped under us: the scan ends.
     done_ = true;
@@ -105,7 +108,10 @@ Status IndexScan::ReadChunk() {
 }
 
 StatusWith<std::optional<BsonObj>> IndexScan::Next() {
-  while (buffer_.empty() && !done_) HG_RETURN_IF_ERROR(ReadChunk());
+  while (buffer_.empty() && !done_) {
+    HG_RETURN_IF_ERROR(ReadChunk(chunk_keys_));
+    chunk_keys_ = std::min(chunk_keys_ * 2, kMaxChunkKeys);
+  }
   if (buffer_.empty()) return std::optional<BsonObj>();
   BsonObj out = std::move(buffer_.front());
   buffer_.pop_front();

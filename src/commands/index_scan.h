@@ -43,11 +43,17 @@ class IndexScan : public pipeline::DocumentStream {
   IndexScan(std::shared_ptr<catalog::Collection> coll, storage::KvEngine* engine, QueryPlan plan,
             std::optional<query::Matcher> filter);
   StatusWith<std::optional<bson::BsonObj>> Next() override;
+  // One step of a multi-planner trial (multi_planner.h): reads at most `max_keys` index entries
+  // into the buffer that Next() then drains. Blocks on storage only.
+  Status Work(int64_t max_keys) { return ReadChunk(max_keys); }
+  bool IsEOF() const { return done_; }
+  const QueryPlan& plan() const { return plan_; }
   int64_t keys_examined() const { return keys_examined_; }
   int64_t docs_examined() const { return docs_examined_; }
+  int64_t produced() const { return produced_; }  // documents that passed the filter
 
  private:
-  Status ReadChunk();
+  Status ReadChunk(int64_t max_keys);
 
   std::shared_ptr<catalog::Collection> coll_;
   storage::KvEngine* engine_;
@@ -62,6 +68,7 @@ class IndexScan : public pipeline::DocumentStream {
   int64_t chunk_keys_ = 16;  // keys per ReadChunk, doubling up to 1000
   int64_t keys_examined_ = 0;
   int64_t docs_examined_ = 0;
+  int64_t produced_ = 0;
 };
 
 }  // namespace hourglass::commands

@@ -14,9 +14,10 @@
 // Choice: hidden indexes are never used; partial indexes only when the filter contains their
 // filter's clauses verbatim; sparse ones only with bounds. When no index applies and the filter
 // has a top-level $or whose every branch (with the filter's other clauses) has an index plan,
-// the plan is the union of those scans. Among usable indexes the one with the
-// most leading equality fields wins, then a range on the next field, then one that provides the
-// sort, then the fewer fields and creation order. `hint` by name or key pattern forces an index
+// the plan is the union of those scans. Usable indexes are ordered by rule: the most leading
+// equality fields first, then a range on the next field, then one that provides the sort, then
+// the fewer fields and creation order; when there are several, the callers let the multi-planner
+// (multi_planner.h) pick among them by a trial run. `hint` by name or key pattern forces an index
 // (a missing or hidden one fails with BadValue 2); {$natural: 1|-1} forces a collection scan.
 //
 // Thread-safety: plans are values; they borrow the Collection (keep its shared_ptr alive).

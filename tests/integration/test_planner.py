@@ -1,0 +1,193 @@
+"""The multi-planner, $indexStats, covered plans (PROJECTION_COVERED, COUNT_SCAN) and the find
+options min/max/returnKey/showRecordId on regular collections. Expected values follow MongoDB
+7.0's documented behavior; plans are observed through explain."""
+
+import random
+
+import pytest
+from bson.son import SON
+
+from conftest import command_error
+
+N = 50_000
+
+
+@pytest.fixture(scope="module")
+def two(client):
+    """{b: 1} on every document, {a: i} unique values; b_1 is created first so that the rule
+    order (creation order among equal rules) prefers it: only the trial can pick a_1."""
+    db = client["planner_two"]
+    db.drop_collection("c")
+    coll = db.c
+    for start in range(0, N, 10_000):
+        coll.insert_many(
+            [{"_id": i, "a": i, "b": 1, "c": i % 10, "s": "s%05d" % i} for i in range(start, start + 10_000)],
+            ordered=False,
+        )
+    coll.create_index("b")
+    coll.create_index("a")
+    coll.create_index("c")
+    yield coll
+
+
+def explain(coll, cmd, verbosity="executionStats"):
+    return coll.database.command(SON([("explain", cmd), ("verbosity", verbosity)]))
+
+
+def find_explain(coll, flt, verbosity="executionStats", **kw):
+    cmd = SON([("find", coll.name), ("filter", flt)])
+    for k, v in kw.items():
+        cmd[k] = v
+    return explain(coll, cmd, verbosity)
+
+
+def stages(plan):
+    out = []
+    while plan is not None:
+        out.append(plan["stage"])
+        plan = plan.get("inputStage")
+    return out
+
+
+def index_name(plan):
+    while plan["stage"] != "IXSCAN":
+        plan = plan["inputStage"]
+    return plan["indexName"]
+
+
+# ---------------------------------------------------------------- multi-planner
+
+# (filter, expected winning index, expected rejected indexes, keys the winner examines or None)
+TRIAL_CASES = [
+    ({"a": 7, "b": 1}, "a_1", {"b_1"}, 1),
+    ({"b": 1, "a": {"$gte": 100, "$lt": 103}}, "a_1", {"b_1"}, 3),
+    ({"b": 1, "c": 3, "a": {"$in": [5, 6, 13]}}, "a_1", {"b_1", "c_1"}, 3),
+    # c matches 1/10 of the documents, b all of them: c's 101st result comes first.
+    ({"b": 1, "c": 4}, "c_1", {"b_1"}, N // 10),
+]
+
+
+@pytest.mark.parametrize("flt,winner,rejected,keys", TRIAL_CASES)
+def test_trial_picks_selective_index(two, flt, winner, rejected, keys):
+    e = find_explain(two, flt, "allPlansExecution")
+    qp = e["queryPlanner"]
+    assert index_name(qp["winningPlan"]) == winner
+    assert {index_name(p) for p in qp["rejectedPlans"]} == rejected
+    st = e["executionStats"]
+    expected = [d for d in two.find(flt).hint([("$natural", 1)])]
+    assert st["nReturned"] == len(expected)
+    # Only the winner's keys in bounds were read (the trial's share included, once).
+    assert st["totalKeysExamined"] == keys
+    assert st["totalDocsExamined"] == keys
+
+
+def test_all_plans_execution_shape(two):
+    e = find_explain(two, {"a": 4000, "b": 1}, "allPlansExecution")
+    plans = e["executionStats"]["allPlansExecution"]
+    assert len(plans) == 2
+    by_index = {index_name(p["executionStages"]): p for p in plans}
+    assert set(by_index) == {"a_1", "b_1"}
+    a = by_index["a_1"]
+    assert a["nReturned"] == 1
+    assert a["totalKeysExamined"] == 1
+    assert a["totalDocsExamined"] == 1
+    assert stages(a["executionStages"]) == ["FETCH", "IXSCAN"]
+    assert a["executionStages"]["nReturned"] == 1
+    assert a["executionStages"]["inputStage"]["keysExamined"] == 1
+    b = by_index["b_1"]
+    # The trial stopped when a_1 reached its end: b_1 read a few keys and no more.
+    assert 0 <= b["totalKeysExamined"] < 100
+    assert b["nReturned"] == 0  # none of b's first documents has a == 4000
+    for p in plans:
+        assert {"nReturned", "executionTimeMillisEstimate", "totalKeysExamined",
+                "totalDocsExamined", "executionStages"} <= set(p)
+
+
+def test_execution_stats_verbosity_has_no_all_plans(two):
+    e = find_explain(two, {"a": 7, "b": 1}, "executionStats")
+    assert "allPlansExecution" not in e["executionStats"]
+    e = find_explain(two, {"a": 7}, "allPlansExecution")
+    # A single candidate plan: no trial.
+    assert e["executionStats"]["allPlansExecution"] == []
+    assert e["queryPlanner"]["rejectedPlans"] == []
+
+
+def test_hint_skips_the_trial(two):
+    e = find_explain(two, {"a": 7, "b": 1}, "allPlansExecution", hint="b_1")
+    assert index_name(e["queryPlanner"]["winningPlan"]) == "b_1"
+    assert e["queryPlanner"]["rejectedPlans"] == []
+    assert e["executionStats"]["allPlansExecution"] == []
+    assert e["executionStats"]["totalKeysExamined"] == N
+
+
+def test_trial_winner_continues_without_rereading(two):
+    """The trial's buffered results are returned once: a query with many results through the
+    trial winner returns each document exactly once, in the index order when sorted by it."""
+    flt = {"b": 1, "c": 2}
+    got = [d["_id"] for d in two.find(flt)]
+    assert sorted(got) == list(range(2, N, 10))
+    assert len(got) == len(set(got))
+    e = find_explain(two, flt)
+    assert index_name(e["queryPlanner"]["winningPlan"]) == "c_1"
+    assert e["executionStats"]["totalKeysExamined"] == N // 10
+    assert e["executionStats"]["totalDocsExamined"] == N // 10
+    # A sort the winner cannot provide: SORT over the winner.
+    e = find_explain(two, flt, sort={"s": -1}, limit=3)
+    assert index_name(e["queryPlanner"]["winningPlan"]) == "c_1"
+    assert [d["_id"] for d in two.find(flt).sort("s", -1).limit(3)] == [N - 8, N - 18, N - 28]
+
+
+def test_sort_providing_plan_wins_with_limit(two):
+    """{b: 1} sorted by a with a small limit: the a_1 scan provides the order and produces its
+    first results at once, b_1 needs a blocking sort over every document."""
+    e = find_explain(two, {"b": 1}, sort={"a": 1}, limit=5)
+    qp = e["queryPlanner"]
+    assert index_name(qp["winningPlan"]) == "a_1"
+    assert "SORT" not in stages(qp["winningPlan"])
+    assert [d["a"] for d in two.find({"b": 1}).sort("a", 1).limit(5)] == [0, 1, 2, 3, 4]
+
+
+def test_trial_for_writes_and_count(two):
+    db = two.database
+    db.drop_collection("w")
+    db.w.insert_many([{"_id": i, "a": i, "b": i % 2} for i in range(2000)])
+    db.w.create_index("b")
+    db.w.create_index("a")
+    r = db.w.update_many({"a": {"$in": [4, 6, 8]}, "b": 0}, {"$set": {"x": 1}})
+    assert r.matched_count == 3 and r.modified_count == 3
+    assert db.w.count_documents({"a": {"$lt": 10}, "b": 1}) == 5
+    e = explain(db.w, SON([("delete", "w"), ("deletes", [{"q": {"a": 5, "b": 1}, "limit": 1}])]))
+    assert index_name(e["queryPlanner"]["winningPlan"]) == "a_1"
+    assert db.w.delete_one({"a": 5, "b": 1}).deleted_count == 1
+    assert db.w.count_documents({}) == 1999
+
+
+def test_random_queries_match_collection_scan(db):
+    rnd = random.Random(99)
+    docs = [
+        {"_id": i, "a": rnd.randint(0, 50), "b": rnd.randint(0, 5), "c": rnd.choice(["x", "y", "z", 1, 2.5]),
+         "d": rnd.randint(0, 1000)}
+        for i in range(3000)
+    ]
+    db.r.insert_many(docs)
+    for spec in (["a"], ["b"], ["c"], ["d"], ["a", "b"], ["b", "d"]):
+        db.r.create_index([(f, 1) for f in spec])
+
+    def pred(f):
+        r = rnd.random()
+        if r < 0.4:
+            return rnd.randint(0, 50)
+        if r < 0.6:
+            return {"$in": [rnd.randint(0, 50) for _ in range(3)]}
+        lo = rnd.randint(0, 900)
+        return {"$gte": lo, "$lt": lo + rnd.randint(1, 200)}
+
+    for _ in range(80):
+        flt = {f: pred(f) for f in rnd.sample(["a", "b", "d", "c"], rnd.randint(2, 3))}
+        expected = sorted(d["_id"] for d in db.r.find(flt).hint([("$natural", 1)]))
+        assert sorted(d["_id"] for d in db.r.find(flt)) == expected, flt
+        assert db.r.count_documents(flt) == len(expected), flt
+        sort_field = rnd.choice(["a", "d"])
+        lim = rnd.randint(1, 20)
+        want = [d[sort_field] for d in db.r.find(flt).sort(sort_field, 1).limit(lim).hint([("$natural", 1)])]
+        assert [d[sort_field] for d in db.r.find(flt).sort(sort_field, 1).limit(lim)] == want, flt
