@@ -67,6 +67,44 @@ StatusWith<BsonObj> CollStatsDocument(CommandContext& ctx, const catalog::Namesp
   return out.Obj();
 }
 
+// The documents $indexStats produces for `nss`: one per index {name, key, host, accesses: {ops,
+// since}, spec[, building]}. Errors: 28803 for a non-empty argument, 115 on time-series
+// collections, CommandNotSupportedOnView (166) on views. A missing collection has no indexes.
+StatusWith<std::vector<BsonObj>> IndexStatsDocuments(CommandContext& ctx,
+                                                     const catalog::NamespaceString& nss,
+                                                     const BsonElement& spec) {
+  if (spec.type() != BsonType::kObject || !spec.Obj().IsEmpty()) {
+    return Status(ErrorCode::kLocation28803,
+                  "The $indexStats stage specification must be an empty object");
+  }
+  std::vector<BsonObj> out;
+  auto coll = ctx.service.catalog->Lookup(nss);
+  if (!coll) return out;
+  if (coll->entry().type == "timeseries" || nss.IsTimeseriesBuckets()) {
+    return Status(ErrorCode::kCommandNotSupported,
+                  "$indexStats on time-series collections is not supported yet");
+  }
+  if (coll->IsView()) {
+    return Status(ErrorCode::kCommandNotSupportedOnView,
+                  "Namespace " + nss.ns() + " is a view, not a collection");
+  }
+  const std::string host = HostAndPort(ctx.service);
+  for (const catalog::IndexEntry& idx : coll->entry().indexes) {
+    BsonBuilder b;
+    b.AppendString("name", idx.name());
+    b.AppendObject("key", idx.key());
+    b.AppendString("host", host);
+    size_t acc = b.OpenObject("accesses");
+    b.AppendInt64("ops", idx.usage->ops.load());
+    b.AppendDate("since", idx.usage->since_millis);
+    b.Close(acc);
+    b.AppendObject("spec", idx.spec);
+    if (!idx.ready) b.AppendBool("building", true);
+    out.push_back(b.Obj());
+  }
+  return out;
+}
+
 class AggregateCommand : public Command {
  public:
   std::string_view Name() const override { return "aggregate"; }
@@ -104,6 +142,32 @@ class AggregateCommand : public Command {
     pctx.db = ctx.db;
     pctx.collections = MakeCollectionAccess(ctx.service);  // $lookup, $unionWith, $out, $merge...
     BsonElement first = stages->FirstElement();
+    {
+      int i = 0;
+      for (BsonElement st : *stages) {
+        if (i++ > 0 && st.type() == BsonType::kObject && !st.Obj().IsEmpty() &&
+            st.Obj().FirstElement().FieldName() == "$indexStats") {
+          return Status(ErrorCode::kLocation40602,
+                        "$indexStats is only valid as the first stage in a pipeline");
+        }
+      }
+    }
+    if (!collectionless && first.type() == BsonType::kObject &&
+        first.Obj().FirstElement().FieldName() == "$indexStats") {
+      // Like $collStats: the catalog's index statistics are the source of the rest.
+      catalog::NamespaceString nss{ctx.db, coll_name};
+      HG_RETURN_IF_ERROR(catalog::ValidateCollectionName(nss));
+      HG_ASSIGN_OR_RETURN(auto docs, IndexStatsDocuments(ctx, nss, first.Obj().FirstElement()));
+      BsonArrayBuilder rest;
+      bool skip = true;
+      for (BsonElement st : *stages) {
+        if (!skip) rest.AppendObject(st.Obj());
+        skip = false;
+      }
+      HG_ASSIGN_OR_RETURN(auto pipe, pipeline::Pipeline::Parse(rest.Obj(), pctx));
+      auto out = pipe->Bind(std::make_unique<pipeline::VectorDocumentStream>(std::move(docs)));
+      return ReplyWithCursor(ctx, nss.ns(), std::move(out), batch_size.value_or(101), false, reply);
+    }
     if (!collectionless && first.type() == BsonType::kObject &&
         first.Obj().FirstElement().FieldName() == "$collStats") {
       // $collStats reads the catalog, not the documents: its one output document is the source

@@ -67,6 +67,7 @@ StatusWith<std::unique_ptr<pipeline::DocumentStream>> BuildReadStream(
       info->trials = std::move(outcome.trials);
       trial_winner = std::move(outcome.winner_scan);
     }
+    if (plan.count_index_use) RecordIndexUse(choice.winner);
     if (choice.winner.IsCollScan()) {
       auto scan = std::make_unique<CollectionScan>(coll, ctx.service.engine, std::move(plan.filter),
                                                    choice.winner.natural_reverse);

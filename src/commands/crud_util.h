@@ -23,7 +23,8 @@ struct ReadPlan {
   int64_t skip = 0;
   int64_t limit = 0;  // 0 = none
   std::optional<query::Projection> projection;
-  bson::BsonObj hint;  // {hint: <name or key pattern>}, or empty
+  bson::BsonObj hint;           // {hint: <name or key pattern>}, or empty
+  bool count_index_use = true;  // $indexStats: false for explain
 };
 
 class CollectionScan;

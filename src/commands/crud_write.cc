@@ -223,6 +223,7 @@ StatusWith<std::vector<catalog::Record>> MatchingRecords(
     HG_RETURN_IF_ERROR(
         RunTrial(borrowed, engine, &choice, matcher, sort, first_only ? 1 : 101).status());
   }
+  RecordIndexUse(choice.winner);
   if (!choice.winner.IsCollScan()) {
     int64_t keys = 0;
     std::unordered_set<int64_t> seen;

@@ -302,6 +302,7 @@ Status RunExplain(CommandContext& ctx, const BsonObj& inner, std::string_view ve
   plan.filter_spec = req.filter;
   plan.sort = req.sort;
   plan.hint = req.hint;
+  plan.count_index_use = false;
   if (req.kind == "find" || req.kind == "findAndModify" || req.kind == "update" ||
       req.kind == "delete") {
     plan.skip = req.skip;

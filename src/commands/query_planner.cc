@@ -533,6 +533,16 @@ std::optional<QueryPlan> PlanOr(const catalog::Collection& coll, const BsonObj& 
 }
 }  // namespace
 
+void RecordIndexUse(const QueryPlan& plan) {
+  std::vector<const catalog::IndexEntry*> seen;
+  for (const QueryPlan* scan : plan.Scans()) {
+    const catalog::IndexEntry* e = scan->index->entry;
+    if (std::find(seen.begin(), seen.end(), e) != seen.end()) continue;
+    seen.push_back(e);
+    e->usage->ops.fetch_add(1);
+  }
+}
+
 StatusWith<PlanChoice> PlanQuery(const catalog::Collection& coll, const BsonObj& filter,
                                  const BsonObj& sort, const BsonElement& hint) {
   std::map<std::string, FieldPredicates> preds;

@@ -74,6 +74,10 @@ struct PlanChoice {
   std::vector<QueryPlan> rejected;
 };
 
+// Counts one use of each index `plan` reads ($indexStats accesses.ops): called once per query
+// that runs the plan (explain does not).
+void RecordIndexUse(const QueryPlan& plan);
+
 // Plans a read of `coll`. `hint` may be EOO. Errors: BadValue (2) "hint provided does not
 // correspond to an existing index"; TypeMismatch if the hint is neither a string nor an object.
 StatusWith<PlanChoice> PlanQuery(const catalog::Collection& coll, const bson::BsonObj& filter,

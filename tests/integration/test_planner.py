@@ -191,3 +191,91 @@ def test_random_queries_match_collection_scan(db):
         lim = rnd.randint(1, 20)
         want = [d[sort_field] for d in db.r.find(flt).sort(sort_field, 1).limit(lim).hint([("$natural", 1)])]
         assert [d[sort_field] for d in db.r.find(flt).sort(sort_field, 1).limit(lim)] == want, flt
+
+
+# ---------------------------------------------------------------- $indexStats
+
+
+def index_stats(coll):
+    return {d["name"]: d for d in coll.aggregate([{"$indexStats": {}}])}
+
+
+def test_index_stats_counts_queries(db):
+    import datetime
+
+    db.s.insert_many([{"_id": i, "a": i % 7, "b": i} for i in range(500)])
+    db.s.create_index("a")
+    db.s.create_index("b")
+    db.s.create_index("z", sparse=True)
+    before = datetime.datetime.utcnow() - datetime.timedelta(minutes=1)
+    stats = index_stats(db.s)
+    assert set(stats) == {"_id_", "a_1", "b_1", "z_1"}
+    for name, d in stats.items():
+        assert d["accesses"]["ops"] == 0, name
+        assert isinstance(d["accesses"]["since"], datetime.datetime)
+        assert d["accesses"]["since"] >= before
+        assert ":" in d["host"]
+        assert d["spec"]["name"] == name
+    assert stats["a_1"]["key"] == {"a": 1}
+    assert stats["z_1"]["spec"]["sparse"] is True
+    assert "building" not in stats["a_1"]
+
+    for i in range(5):
+        assert len(list(db.s.find({"a": i}))) > 0  # a_1
+    list(db.s.find({"b": {"$lt": 3}}))  # b_1
+    db.s.count_documents({"b": 4})  # b_1
+    list(db.s.aggregate([{"$match": {"a": 1}}, {"$count": "n"}]))  # a_1
+    db.s.update_one({"_id": 3}, {"$set": {"x": 1}})  # _id_
+    db.s.delete_many({"b": {"$gte": 490}})  # b_1
+    list(db.s.find({"x": 1}))  # collection scan: no index
+    db.s.find({"a": 2}).explain()  # explain does not count
+    stats = index_stats(db.s)
+    assert stats["a_1"]["accesses"]["ops"] == 6
+    assert stats["b_1"]["accesses"]["ops"] == 3
+    assert stats["_id_"]["accesses"]["ops"] == 1
+    assert stats["z_1"]["accesses"]["ops"] == 0
+
+
+def test_index_stats_or_union_counts_each_index_once(db):
+    db.o.insert_many([{"_id": i, "a": i, "b": i} for i in range(100)])
+    db.o.create_index("a")
+    db.o.create_index("b")
+    list(db.o.find({"$or": [{"a": 1}, {"b": 2}, {"a": 3}]}))
+    stats = index_stats(db.o)
+    assert stats["a_1"]["accesses"]["ops"] == 1
+    assert stats["b_1"]["accesses"]["ops"] == 1
+
+
+def test_index_stats_rest_of_pipeline_and_missing_collection(db):
+    db.p.insert_one({"a": 1})
+    db.p.create_index("a")
+    got = list(db.p.aggregate([{"$indexStats": {}}, {"$project": {"_id": 0, "name": 1}}, {"$sort": {"name": 1}}]))
+    assert got == [{"name": "_id_"}, {"name": "a_1"}]
+    assert list(db.nothing_here.aggregate([{"$indexStats": {}}])) == []
+    # Dropping and recreating an index resets its statistics.
+    list(db.p.find({"a": 1}))
+    assert index_stats(db.p)["a_1"]["accesses"]["ops"] == 1
+    db.p.drop_index("a_1")
+    db.p.create_index("a")
+    assert index_stats(db.p)["a_1"]["accesses"]["ops"] == 0
+
+
+@pytest.mark.parametrize(
+    "pipeline,code",
+    [
+        ([{"$indexStats": {"x": 1}}], 28803),
+        ([{"$indexStats": 1}], 28803),
+        ([{"$match": {}}, {"$indexStats": {}}], 40602),
+    ],
+)
+def test_index_stats_errors(db, pipeline, code):
+    db.e.insert_one({"a": 1})
+    c, name, _ = command_error(db, {"aggregate": "e", "pipeline": pipeline, "cursor": {}})
+    assert c == code
+    assert name == "Location%d" % code
+
+
+def test_index_stats_time_series_refused(db):
+    db.create_collection("ts", timeseries={"timeField": "t", "metaField": "m"})
+    c, name, _ = command_error(db, {"aggregate": "ts", "pipeline": [{"$indexStats": {}}], "cursor": {}})
+    assert (c, name) == (115, "CommandNotSupported")
