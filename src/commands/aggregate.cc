@@ -251,6 +251,7 @@ class CountCommand : public Command {
         plan.filter = std::move(matcher);
         plan.filter_spec = q.value_or(BsonObj());
         plan.hint = HintOf(cmd);
+        plan.count_only = true;
         HG_ASSIGN_OR_RETURN(auto stream, BuildReadStream(ctx, nss, std::move(plan)));
         while (true) {
           HG_ASSIGN_OR_RETURN(auto doc, stream->Next());

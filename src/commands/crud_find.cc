@@ -100,6 +100,7 @@ class FindCommand : public Command {
     plan.skip = skip.value_or(0);
     plan.limit = limit.value_or(0);
     plan.projection = std::move(proj);
+    if (plan.projection) plan.projection_spec = *projection;
     plan.hint = HintOf(cmd);
     // A limit smaller than the batch size ends the cursor with the first batch.
     int64_t first_batch = batch_size.value_or(kDefaultFirstBatch);

@@ -59,6 +59,17 @@ StatusWith<std::unique_ptr<pipeline::DocumentStream>> BuildReadStream(
     stream = std::make_unique<pipeline::VectorDocumentStream>(std::vector<BsonObj>{});
   } else {
     HG_ASSIGN_OR_RETURN(PlanChoice choice, PlanQuery(*coll, plan.filter_spec, plan.sort, hint));
+    // Plans that can answer from the keys alone read no documents.
+    auto cover = [&](QueryPlan& p) {
+      if (!p.exact) return;
+      if (plan.count_only) {
+        p.covered_fields.emplace();
+      } else if (!plan.projection_spec.IsEmpty()) {
+        p.covered_fields = CoveredFields(p, plan.projection_spec, plan.sort);
+      }
+    };
+    cover(choice.winner);
+    for (auto& p : choice.rejected) cover(p);
     std::unique_ptr<IndexScan> trial_winner;
     if (!choice.rejected.empty()) {
       int64_t target = plan.limit > 0 ? plan.skip + plan.limit : 101;

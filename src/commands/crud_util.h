@@ -25,6 +25,10 @@ struct ReadPlan {
   std::optional<query::Projection> projection;
   bson::BsonObj hint;           // {hint: <name or key pattern>}, or empty
   bool count_index_use = true;  // $indexStats: false for explain
+  // For covered plans (query_planner.h CoveredFields): the projection as given, and whether
+  // only the number of matches matters (count: then an exact index scan fetches nothing).
+  bson::BsonObj projection_spec;
+  bool count_only = false;
 };
 
 class CollectionScan;

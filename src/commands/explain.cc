@@ -184,6 +184,14 @@ BsonObj AccessStage(const QueryPlan& plan, const BsonObj& filter, const AccessCo
     b.AppendInt64("docsExamined", run->docs);
     return b.Obj();
   }
+  if (plan.covered_fields && !plan.IsOr()) {
+    for (BsonElement e : desc) {
+      b.AppendElement(e);
+      if (e.FieldName() == "stage") b.AppendInt64("nReturned", run->n_returned);
+    }
+    b.AppendInt64("keysExamined", run->keys);
+    return b.Obj();
+  }
   BsonBuilder ix;
   for (BsonElement f : desc["inputStage"].Obj()) {
     ix.AppendElement(f);
@@ -203,7 +211,7 @@ BsonObj AccessStage(const QueryPlan& plan, const BsonObj& filter, const AccessCo
 
 // The plan tree of `req` over `access`: SORT, SKIP, LIMIT, PROJECTION and the command's stage.
 BsonObj PlanTree(const ExplainRequest& req, BsonObj access, const AccessCounters* info,
-                 int64_t final_n, bool blocking_sort) {
+                 int64_t final_n, bool blocking_sort, bool covered = false) {
   StageStats st;
   st.with_stats = info != nullptr;
   int64_t n = info ? info->n_returned : 0;
@@ -232,7 +240,7 @@ BsonObj PlanTree(const ExplainRequest& req, BsonObj access, const AccessCounters
   if (req.projection) {
     st.n_returned = n;
     access = Wrap(
-        "PROJECTION_DEFAULT", access,
+        covered ? "PROJECTION_COVERED" : "PROJECTION_DEFAULT", access,
         [&](BsonBuilder& b) { b.AppendObject("transformBy", *req.projection); }, st);
   }
   st.n_returned = 0;
@@ -309,9 +317,11 @@ Status RunExplain(CommandContext& ctx, const BsonObj& inner, std::string_view ve
     plan.limit = req.limit;
   } else if (req.kind == "count") {
     plan.skip = req.skip;
+    plan.count_only = true;
   }
   if (req.projection) {
-    HG_ASSIGN_OR_RETURN(plan.projection, query::Projection::Parse(*req.projection));
+    HG_ASSIGN_OR_RETURN(plan.projection, query::Projection::Parse(*req.projection, req.filter));
+    plan.projection_spec = *req.projection;
   }
   ReadExecInfo info;
   auto start = std::chrono::steady_clock::now();
@@ -343,16 +353,18 @@ Status RunExplain(CommandContext& ctx, const BsonObj& inner, std::string_view ve
     winning = eof.Obj();
     executed = winning;
   } else {
+    const bool covered = info.choice->winner.covered_fields.has_value();
     winning = PlanTree(req, AccessStage(info.choice->winner, req.filter, nullptr), nullptr, n,
-                       info.blocking_sort);
+                       info.blocking_sort, covered);
     if (execute) {
       AccessCounters run = CountersOf(info);
       executed = PlanTree(req, AccessStage(info.choice->winner, req.filter, &run), &run, n,
-                          info.blocking_sort);
+                          info.blocking_sort, covered);
     }
     for (const QueryPlan& p : info.choice->rejected) {
       rejected.AppendObject(PlanTree(req, p.Describe(req.filter), nullptr, 0,
-                                     !req.sort.IsEmpty() && !p.provides_sort));
+                                     !req.sort.IsEmpty() && !p.provides_sort,
+                                     p.covered_fields.has_value()));
     }
     // allPlansExecution: each candidate's trial (none when a single plan ran without one).
     for (size_t i = 0; i < info.trials.size(); ++i) {
@@ -366,7 +378,8 @@ Status RunExplain(CommandContext& ctx, const BsonObj& inner, std::string_view ve
       tb.AppendInt64("totalKeysExamined", t.keys_examined);
       tb.AppendInt64("totalDocsExamined", t.docs_examined);
       tb.AppendObject("executionStages",
-                      PlanTree(req, AccessStage(p, req.filter, &c), &c, t.n_returned, sort_stage));
+                      PlanTree(req, AccessStage(p, req.filter, &c), &c, t.n_returned, sort_stage,
+                               p.covered_fields.has_value()));
       all_plans.AppendObject(tb.Obj());
     }
   }

@@ -1,9 +1,13 @@
 #include "commands/index_scan.h"
 
+#include <algorithm>
+
+#include "bson/key_string.h"
 #include "storage/record_id.h"
 
 namespace hourglass::commands {
 
+using bson::BsonElement;
 using bson::BsonObj;
 
 namespace {
@@ -84,6 +88,10 @@ Status IndexScan::ReadChunk(int64_t max_keys) {
       *session, *scans_[scan_], pos_, max_keys,
       [&](int64_t rid, bool*) -> Status {
         if (dedupe && !seen_.insert(rid).second) return Status::OK();
+        if (plan_.covered_fields) {
+          HG_ASSIGN_OR_RETURN(bool done, CoveredEntry());
+          if (done) return Status::OK();
+        }
         HG_ASSIGN_OR_RETURN(auto rec, coll_->FindRecord(*session, rid));
         if (!rec) return Status::OK();  // deleted since the key was read
         ++docs_examined_;
@@ -105,6 +113,44 @@ Status IndexScan::ReadChunk(int64_t max_keys) {
     if (++scan_ >= scans_.size()) done_ = true;
   }
   return Status::OK();
+}
+
+StatusWith<bool> IndexScan::CoveredEntry() {
+  const std::vector<std::string>& fields = *plan_.covered_fields;
+  if (fields.empty()) {  // a count: the key is the answer
+    buffer_.emplace_back();
+    ++produced_;
+    return true;
+  }
+  std::string_view key = pos_.last_key;
+  if (!plan_.index->desc.unique) key.remove_suffix(std::min(key.size(), storage::kRecordIdSize));
+  HG_ASSIGN_OR_RETURN(BsonObj values, bson::DecodeIndexKey(key, plan_.index->desc.key));
+  bson::BsonBuilder b;
+  auto value = values.begin();
+  for (BsonElement f : plan_.index->desc.key) {
+    BsonElement v = *value;
+    ++value;
+    if (std::find(fields.begin(), fields.end(), f.FieldName()) == fields.end()) continue;
+    // Keys keep values, not types: numbers of every type share one encoding, an object's
+    // numbers too, and a missing field indexes as null. Those values come from the document.
+    switch (v.type()) {
+      case bson::BsonType::kInt32:
+      case bson::BsonType::kInt64:
+      case bson::BsonType::kDouble:
+      case bson::BsonType::kDecimal128:
+      case bson::BsonType::kNull:
+      case bson::BsonType::kUndefined:
+      case bson::BsonType::kObject:
+      case bson::BsonType::kArray:
+        return false;
+      default:
+        break;
+    }
+    b.AppendElementAs(v, f.FieldName());
+  }
+  buffer_.push_back(b.Obj());
+  ++produced_;
+  return true;
 }
 
 StatusWith<std::optional<BsonObj>> IndexScan::Next() {

@@ -54,6 +54,9 @@ class IndexScan : public pipeline::DocumentStream {
 
  private:
   Status ReadChunk(int64_t max_keys);
+  // A covered plan's entry (the key at pos_.last_key): true once its output is buffered, false
+  // when a value's type cannot be read from the key and the record is needed.
+  StatusWith<bool> CoveredEntry();
 
   std::shared_ptr<catalog::Collection> coll_;
   storage::KvEngine* engine_;

@@ -61,7 +61,7 @@ StatusWith<TrialOutcome> RunTrial(const std::shared_ptr<catalog::Collection>& co
     double works = static_cast<double>(t.works);
     double tie_breaker = std::min(1.0 / (10.0 * works), 1e-4);
     t.score = 1.0 + static_cast<double>(advanced(i)) / works + (t.eof ? 1.0 : 0.0) +
-              (blocking[i] ? 0.0 : tie_breaker);
+              (blocking[i] ? 0.0 : tie_breaker) + (plans[i].covered_fields ? tie_breaker : 0.0);
   }
   std::vector<size_t> order(n);
   std::iota(order.begin(), order.end(), 0);

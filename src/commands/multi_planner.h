@@ -5,10 +5,10 @@
 // `target_results` documents (101, or a smaller limit) or reached its end, or every one has spent
 // its work budget (max(10000, 0.3 × the collection's records), one work per key examined). Each
 // is scored like MongoDB's plan ranker: 1 + results/works, plus 1 if it reached its end, plus a
-// small tie-breaker when it needs no blocking SORT. A plan that needs a blocking SORT produces no
-// results before its end. Ties go to the earlier candidate (the rule order). The winner's scan is
-// returned positioned after the trial, with the documents it produced still buffered, so running
-// it on never reads a row twice.
+// small tie-breaker each when it needs no blocking SORT and no fetch (covered). A plan that needs a
+// blocking SORT produces no results before its end. Ties go to the earlier candidate (the rule
+// order). The winner's scan is returned positioned after the trial, with the documents it produced
+// still buffered, so running it on never reads a row twice.
 //
 // Thread-safety: plain functions; the scans each read in their own short storage sessions.
 #pragma once

@@ -339,6 +339,72 @@ bool ImpliesPartialFilter(const BsonObj& filter, const BsonObj& partial) {
   return true;
 }
 
+// Whether the clause `value` on one field is a form whose bounds are exact: a non-null point
+// value, $eq of one, $in of them, or ranges. Counts its point sets and ranges.
+bool ExactClause(const BsonElement& value, int* point_sets, int* ranges) {
+  auto point = [](const BsonElement& v) {
+    return PointValue(v) && v.type() != BsonType::kNull && v.type() != BsonType::kObject;
+  };
+  if (value.type() == BsonType::kObject && !value.Obj().IsEmpty() &&
+      value.Obj().FirstElement().FieldName().starts_with("$")) {
+    for (BsonElement op : value.Obj()) {
+      std::string_view name = op.FieldName();
+      ValueInterval bracket;
+      if (name == "$eq") {
+        if (!point(op)) return false;
+        ++*point_sets;
+      } else if (name == "$in") {
+        if (op.type() != BsonType::kArray) return false;
+        for (BsonElement v : op.Obj()) {
+          if (!point(v)) return false;
+        }
+        ++*point_sets;
+      } else if (name == "$gt" || name == "$gte" || name == "$lt" || name == "$lte") {
+        if (!TypeBracket(op, &bracket)) return false;
+        ++*ranges;
+      } else {
+        return false;
+      }
+    }
+    return true;
+  }
+  if (!point(value)) return false;
+  ++*point_sets;
+  return true;
+}
+
+// See QueryPlan::exact.
+bool BoundsAreExact(const QueryPlan& plan, const BsonObj& filter) {
+  if (plan.index == nullptr || plan.multikey || plan.index->desc.hashed) return false;
+  std::vector<std::string_view> scanned;
+  for (BsonElement f : plan.index->desc.key) {
+    if (scanned.size() == plan.scanned_prefix) break;
+    scanned.push_back(f.FieldName());
+  }
+  std::map<std::string_view, std::pair<int, int>> counts;  // field -> (point sets, ranges)
+  std::function<bool(const BsonObj&, int)> check = [&](const BsonObj& f, int depth) {
+    for (BsonElement e : f) {
+      std::string_view name = e.FieldName();
+      if (name == "$and" && e.type() == BsonType::kArray && depth < 20) {
+        for (BsonElement c : e.Obj()) {
+          if (c.type() != BsonType::kObject || !check(c.Obj(), depth + 1)) return false;
+        }
+        continue;
+      }
+      if (std::find(scanned.begin(), scanned.end(), name) == scanned.end()) return false;
+      auto& [points, ranges] = counts[name];
+      if (!ExactClause(e, &points, &ranges)) return false;
+    }
+    return true;
+  };
+  if (!check(filter, 0)) return false;
+  for (const auto& [field, c] : counts) {
+    // Only the first point set of a field becomes bounds; ranges intersect (not multikey).
+    if (c.first > 1 || (c.first == 1 && c.second > 0)) return false;
+  }
+  return true;
+}
+
 // Builds the plan of `idx` for the predicates; `forced`: usable even without bounds.
 std::optional<QueryPlan> PlanIndex(const catalog::SecondaryIndex& idx,
                                    const std::map<std::string, FieldPredicates>& preds,
@@ -398,6 +464,7 @@ std::optional<QueryPlan> PlanIndex(const catalog::SecondaryIndex& idx,
     prefixes = std::move(next);
   }
   bool range_field = used_points == points && points < fields.size() && has_bounds[points];
+  plan.scanned_prefix = used_points + (range_field ? 1 : 0);
   if (!any_empty) {
     for (const auto& p : prefixes) {
       if (range_field) {
@@ -453,9 +520,9 @@ std::optional<QueryPlan> PlanIndex(const catalog::SecondaryIndex& idx,
   return plan;
 }
 
-BsonObj DescribeIndexScan(const QueryPlan& p) {
+BsonObj DescribeIndexScan(const QueryPlan& p, std::string_view stage = "IXSCAN") {
   BsonBuilder b;
-  b.AppendString("stage", "IXSCAN");
+  b.AppendString("stage", stage);
   b.AppendObject("keyPattern", p.index->desc.key);
   b.AppendString("indexName", p.index->desc.name);
   b.AppendBool("isMultiKey", p.multikey);
@@ -480,6 +547,11 @@ BsonObj QueryPlan::Describe(const BsonObj& filter) const {
     if (!filter.IsEmpty()) b.AppendObject("filter", filter);
     b.AppendString("direction", natural_reverse ? "backward" : "forward");
     return b.Obj();
+  }
+  if (covered_fields && !IsOr()) {
+    // Keys only: a count over one key range is MongoDB's COUNT_SCAN.
+    return DescribeIndexScan(
+        *this, covered_fields->empty() && ranges.size() <= 1 ? "COUNT_SCAN" : "IXSCAN");
   }
   b.AppendString("stage", "FETCH");
   if (!filter.IsEmpty()) b.AppendObject("filter", filter);
@@ -532,6 +604,46 @@ std::optional<QueryPlan> PlanOr(const catalog::Collection& coll, const BsonObj& 
   return out;
 }
 }  // namespace
+
+std::optional<std::vector<std::string>> CoveredFields(const QueryPlan& plan,
+                                                      const BsonObj& projection,
+                                                      const BsonObj& sort) {
+  if (!plan.exact || projection.IsEmpty()) return std::nullopt;
+  if (!sort.IsEmpty() && !plan.provides_sort) return std::nullopt;
+  std::vector<std::string> included;
+  bool id_included = true;
+  for (BsonElement e : projection) {
+    std::string_view name = e.FieldName();
+    if (name.empty() || name.front() == '$' || name.find('.') != std::string_view::npos) {
+      return std::nullopt;
+    }
+    bool on;
+    if (e.type() == BsonType::kBool) {
+      on = e.Bool();
+    } else if (e.IsNumber()) {
+      on = e.NumberDouble() != 0;
+    } else {
+      return std::nullopt;  // expressions, $slice, $elemMatch...
+    }
+    if (name == "_id") {
+      id_included = on;
+      continue;
+    }
+    if (!on) return std::nullopt;  // an exclusion projection needs the whole document
+    included.emplace_back(name);
+  }
+  if (included.empty() && !id_included) return std::nullopt;
+  if (id_included) included.emplace_back("_id");
+  std::vector<std::string> out;
+  for (BsonElement f : plan.index->desc.key) {
+    auto it = std::find(included.begin(), included.end(), f.FieldName());
+    if (it == included.end()) continue;
+    out.emplace_back(f.FieldName());
+    included.erase(it);
+  }
+  if (!included.empty()) return std::nullopt;  // a field the index does not hold
+  return out;
+}
 
 void RecordIndexUse(const QueryPlan& plan) {
   std::vector<const catalog::IndexEntry*> seen;
@@ -597,6 +709,7 @@ StatusWith<PlanChoice> PlanQuery(const catalog::Collection& coll, const BsonObj&
                       "hint provided does not correspond to an existing index");
       }
       choice.winner = *PlanIndex(*forced, preds, sort, true);
+      choice.winner.exact = BoundsAreExact(choice.winner, filter);
       return choice;
     }
   }
@@ -607,7 +720,10 @@ StatusWith<PlanChoice> PlanQuery(const catalog::Collection& coll, const BsonObj&
         !ImpliesPartialFilter(filter, idx->desc.spec["partialFilterExpression"].Obj())) {
       continue;
     }
-    if (auto p = PlanIndex(*idx, preds, sort, false)) candidates.push_back(std::move(*p));
+    if (auto p = PlanIndex(*idx, preds, sort, false)) {
+      p->exact = BoundsAreExact(*p, filter);
+      candidates.push_back(std::move(*p));
+    }
   }
   if (candidates.empty()) {
     if (auto union_plan = PlanOr(coll, filter, sort)) choice.winner = std::move(*union_plan);

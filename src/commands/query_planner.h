@@ -5,9 +5,9 @@
 // Bounds come from the filter's top-level predicates (and those inside top-level $and): equality
 // on a value, $eq, $in (of values), and ranges ($gt, $gte, $lt, $lte) within one type bracket;
 // equality to null scans the null and undefined keys (missing fields index as null), so it never
-// uses a sparse index. Other predicates ($ne, $regex, $exists, arrays...) give no bounds; the filter is
-// always re-applied to fetched documents, so bounds only need to contain every match. On a
-// multikey index only one predicate per field is used (two ranges on one field may be met by
+// uses a sparse index. Other predicates ($ne, $regex, $exists, arrays...) give no bounds; the
+// filter is always re-applied to fetched documents, so bounds only need to contain every match. On
+// a multikey index only one predicate per field is used (two ranges on one field may be met by
 // different array elements). Compound indexes: point intervals on leading fields are combined
 // (cartesian product), the first non-point field ends the scanned prefix.
 //
@@ -48,6 +48,13 @@ struct QueryPlan {
   bool provides_sort = false;
   int score = 0;
   bool natural_reverse = false;  // collection scan in reverse ({$natural: -1})
+  // Whether the key ranges select exactly the documents the filter matches (single index, not
+  // multikey, no hashed field, every filter clause a bound on a scanned field, no null): such a
+  // scan needs no fetch to filter, so counts and covered projections can skip the documents.
+  bool exact = false;
+  size_t scanned_prefix = 0;  // leading key fields whose bounds the ranges apply
+  // Set by the caller when the plan reads keys only: the key fields to output (empty: count).
+  std::optional<std::vector<std::string>> covered_fields;
   // A top-level $or whose every branch has an index plan: the union of the branches' scans
   // (index stays nullptr; records found by several branches are fetched once).
   std::vector<QueryPlan> or_branches;
@@ -65,7 +72,8 @@ struct QueryPlan {
     return out;
   }
   // Explain's description of the access: {stage: COLLSCAN, direction} or
-  // {stage: FETCH, inputStage: {stage: IXSCAN, keyPattern, indexName, ...}}.
+  // {stage: FETCH, inputStage: {stage: IXSCAN, keyPattern, indexName, ...}}; a covered plan is
+  // the IXSCAN alone (COUNT_SCAN for a count over one key range).
   bson::BsonObj Describe(const bson::BsonObj& filter) const;
 };
 
@@ -73,6 +81,13 @@ struct PlanChoice {
   QueryPlan winner;
   std::vector<QueryPlan> rejected;
 };
+
+// The fields (in key order) a covered read of `plan` outputs for `projection`, or nullopt when
+// the plan cannot cover it: the plan must be exact, the projection an inclusion of top-level
+// index fields only (`_id` excluded unless indexed), and the sort empty or provided by the scan.
+std::optional<std::vector<std::string>> CoveredFields(const QueryPlan& plan,
+                                                      const bson::BsonObj& projection,
+                                                      const bson::BsonObj& sort);
 
 // Counts one use of each index `plan` reads ($indexStats accesses.ops): called once per query
 // that runs the plan (explain does not).

@@ -279,3 +279,113 @@ def test_index_stats_time_series_refused(db):
     db.create_collection("ts", timeseries={"timeField": "t", "metaField": "m"})
     c, name, _ = command_error(db, {"aggregate": "ts", "pipeline": [{"$indexStats": {}}], "cursor": {}})
     assert (c, name) == (115, "CommandNotSupported")
+
+
+# ---------------------------------------------------------------- covered plans and COUNT_SCAN
+
+
+@pytest.fixture(scope="module")
+def cov(client):
+    db = client["planner_cov"]
+    db.drop_collection("c")
+    db.c.insert_many(
+        [
+            {"_id": i, "name": "n%04d" % i, "tag": "t%d" % (i % 5), "num": i * 1.5 if i % 2 else i, "x": i}
+            for i in range(1000)
+        ]
+    )
+    db.c.create_index("name")
+    db.c.create_index([("tag", 1), ("name", -1)])
+    db.c.create_index("num")
+    db.c.insert_one({"_id": 5000, "tag": "t1"})  # no name: indexes as null
+    yield db.c
+
+
+# (filter, projection, sort, expected covered?)
+COVER_CASES = [
+    ({"name": "n0007"}, {"name": 1, "_id": 0}, None, True),
+    ({"name": {"$gte": "n0100", "$lt": "n0110"}}, {"_id": 0, "name": 1}, None, True),
+    ({"tag": "t2", "name": {"$lt": "n0050"}}, {"tag": 1, "name": 1, "_id": 0}, None, True),
+    ({"tag": {"$in": ["t1", "t3"]}}, {"tag": 1, "_id": 0}, None, True),
+    ({"name": {"$gt": "n0990"}}, {"name": 1, "_id": 0}, [("name", -1)], True),
+    # _id is not in the index: it comes from the document.
+    ({"name": "n0007"}, {"name": 1}, None, False),
+    # A field the index lacks, a filter the bounds do not answer, an exclusion projection.
+    ({"name": "n0007"}, {"name": 1, "x": 1, "_id": 0}, None, False),
+    ({"name": "n0007", "x": 7}, {"name": 1, "_id": 0}, None, False),
+    ({"name": {"$regex": "^n000"}}, {"name": 1, "_id": 0}, None, False),
+    ({"name": "n0007"}, {"x": 0}, None, False),
+    # A blocking sort on another field needs the documents.
+    ({"tag": "t2"}, {"tag": 1, "_id": 0}, [("x", 1)], False),
+]
+
+
+@pytest.mark.parametrize("flt,proj,sort,covered", COVER_CASES)
+def test_covered_projection(cov, flt, proj, sort, covered):
+    def run(hint=None):
+        cur = cov.find(flt, proj)
+        if sort:
+            cur = cur.sort(sort)
+        if hint:
+            cur = cur.hint(hint)
+        return list(cur)
+
+    got = run()
+    want = run([("$natural", 1)])
+    if sort:
+        assert got == want
+    else:
+        key = lambda d: sorted(d.items())
+        assert sorted(got, key=key) == sorted(want, key=key)
+    assert len(want) > 0
+    kw = {"projection": proj}
+    if sort:
+        kw["sort"] = SON(sort)
+    e = find_explain(cov, flt, **kw)
+    names = stages(e["queryPlanner"]["winningPlan"])
+    if covered:
+        assert names[0] == "PROJECTION_COVERED"
+        assert "FETCH" not in names
+        assert e["executionStats"]["totalDocsExamined"] == 0
+    else:
+        assert "PROJECTION_COVERED" not in names
+
+
+def test_covered_numbers_keep_their_types(cov):
+    """Numeric keys do not record int vs double: such values are read from the document."""
+    got = {d["num"] for d in cov.find({"num": {"$gte": 10, "$lte": 13}}, {"num": 1, "_id": 0})}
+    assert got == {10, 10.5, 12}  # i = 10, 7 (odd: i * 1.5), 12
+    assert {type(d["num"]) for d in cov.find({"num": {"$gte": 10, "$lte": 13}}, {"num": 1, "_id": 0})} == {int, float}
+    types = sorted(type(d["num"]).__name__ for d in cov.find({"num": {"$in": [10, 16.5]}}, {"num": 1, "_id": 0}))
+    assert types == ["float", "int"]
+
+
+# (filter, expected count, COUNT_SCAN or IXSCAN without FETCH, or None for a fetching plan)
+COUNT_CASES = [
+    ({"name": "n0007"}, 1, "COUNT_SCAN"),
+    ({"name": {"$gte": "n0100", "$lt": "n0200"}}, 100, "COUNT_SCAN"),
+    ({"tag": "t1"}, 201, "COUNT_SCAN"),
+    ({"tag": "t1", "name": {"$gte": "n0500"}}, 100, "COUNT_SCAN"),
+    ({"tag": {"$in": ["t1", "t2"]}}, 401, "IXSCAN"),
+    ({"num": {"$gt": 1000}}, 167, "COUNT_SCAN"),  # odd i from 667
+    # null matches missing fields too (and undefined): the documents are needed.
+    ({"name": None}, 1, None),
+    ({"name": "n0007", "x": 7}, 1, None),
+]
+
+
+@pytest.mark.parametrize("flt,n,stage", COUNT_CASES)
+def test_count_scan(cov, flt, n, stage):
+    assert cov.count_documents(flt) == n  # aggregate $match + $group
+    assert cov.database.command("count", "c", query=flt)["n"] == n
+    assert cov.database.command("count", "c", query=flt, skip=1, limit=5)["n"] == min(5, max(0, n - 1))
+    e = explain(cov, SON([("count", "c"), ("query", flt)]))
+    names = stages(e["queryPlanner"]["winningPlan"])
+    assert names[0] == "COUNT"
+    assert e["executionStats"]["executionStages"]["nCounted"] == n
+    if stage is None:
+        assert "FETCH" in names
+    else:
+        assert names[1:] == [stage]
+        assert e["executionStats"]["totalDocsExamined"] == 0
+        assert e["executionStats"]["totalKeysExamined"] == n
