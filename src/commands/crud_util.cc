@@ -51,6 +51,13 @@ StatusWith<std::unique_ptr<pipeline::DocumentStream>> BuildReadStream(
         std::make_unique<pipeline::VectorDocumentStream>(std::vector<BsonObj>{}));
   }
   HG_ASSIGN_OR_RETURN(auto ts, std::move(ts_or));
+  const bool min_max = !plan.min.IsEmpty() || !plan.max.IsEmpty();
+  const bool annotate = plan.return_key || plan.show_record_id;
+  if (ts && (min_max || annotate)) {
+    return Status(ErrorCode::kCommandNotSupported,
+                  "min, max, returnKey and showRecordId on time-series collections are not "
+                  "supported yet");
+  }
   if (ts) {
     HG_RETURN_IF_ERROR(CheckHintWithoutIndexes(hint));
     HG_ASSIGN_OR_RETURN(stream,
@@ -59,9 +66,14 @@ StatusWith<std::unique_ptr<pipeline::DocumentStream>> BuildReadStream(
     stream = std::make_unique<pipeline::VectorDocumentStream>(std::vector<BsonObj>{});
   } else {
     HG_ASSIGN_OR_RETURN(PlanChoice choice, PlanQuery(*coll, plan.filter_spec, plan.sort, hint));
+    if (min_max) {
+      HG_RETURN_IF_ERROR(ApplyMinMax(&choice.winner, !hint.eoo(), plan.min, plan.max));
+    }
     // Plans that can answer from the keys alone read no documents.
     auto cover = [&](QueryPlan& p) {
-      if (!p.exact) return;
+      p.with_record_id = plan.show_record_id;
+      p.with_index_key = plan.return_key;
+      if (!p.exact || annotate) return;
       if (plan.count_only) {
         p.covered_fields.emplace();
       } else if (!plan.projection_spec.IsEmpty()) {
@@ -82,6 +94,7 @@ StatusWith<std::unique_ptr<pipeline::DocumentStream>> BuildReadStream(
     if (choice.winner.IsCollScan()) {
       auto scan = std::make_unique<CollectionScan>(coll, ctx.service.engine, std::move(plan.filter),
                                                    choice.winner.natural_reverse);
+      scan->set_with_record_id(plan.show_record_id);
       info->collection_scan = scan.get();
       stream = std::move(scan);
     } else {
@@ -120,7 +133,10 @@ StatusWith<std::unique_ptr<pipeline::DocumentStream>> BuildReadStream(
     HG_ASSIGN_OR_RETURN(auto p, pipeline::Pipeline::Parse(stages.Obj(), pctx));
     stream = p->Bind(std::move(stream));
   }
-  if (plan.projection) {
+  if (annotate) {
+    stream = std::make_unique<FindOutputStream>(std::move(stream), std::move(plan.projection),
+                                                plan.return_key, plan.show_record_id);
+  } else if (plan.projection) {
     stream = std::make_unique<ProjectionStream>(std::move(stream), std::move(*plan.projection));
   }
   return stream;

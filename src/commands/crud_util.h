@@ -29,6 +29,10 @@ struct ReadPlan {
   // only the number of matches matters (count: then an exact index scan fetches nothing).
   bson::BsonObj projection_spec;
   bool count_only = false;
+  // find's min/max (index key bounds of the hinted index), returnKey and showRecordId.
+  bson::BsonObj min, max;
+  bool return_key = false;
+  bool show_record_id = false;
 };
 
 class CollectionScan;

@@ -30,6 +30,7 @@ struct ExplainRequest {
   std::optional<BsonObj> projection;
   BsonObj hint;  // {hint: ...} or empty
   bool upsert = false;
+  BsonObj min, max;                  // find
   std::vector<BsonObj> rest_stages;  // aggregate: stages after the leading $match
 };
 
@@ -73,6 +74,10 @@ StatusWith<ExplainRequest> ParseRequest(CommandContext& ctx, const BsonObj& inne
     r.filter = f.value_or(BsonObj());
     r.sort = s.value_or(BsonObj());
     if (p && !p->IsEmpty()) r.projection = *p;
+    HG_ASSIGN_OR_RETURN(auto min, GetObject(k, inner, "min"));
+    HG_ASSIGN_OR_RETURN(auto max, GetObject(k, inner, "max"));
+    r.min = min.value_or(BsonObj());
+    r.max = max.value_or(BsonObj());
     r.skip = skip.value_or(0);
     r.limit = std::abs(limit.value_or(0));
     if (r.skip < 0) return Status(ErrorCode::kBadValue, "Skip value must be non-negative");
@@ -311,6 +316,8 @@ Status RunExplain(CommandContext& ctx, const BsonObj& inner, std::string_view ve
   plan.sort = req.sort;
   plan.hint = req.hint;
   plan.count_index_use = false;
+  plan.min = req.min;
+  plan.max = req.max;
   if (req.kind == "find" || req.kind == "findAndModify" || req.kind == "update" ||
       req.kind == "delete") {
     plan.skip = req.skip;

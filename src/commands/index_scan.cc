@@ -2,7 +2,9 @@
 
 #include <algorithm>
 
+#include "bson/bson_compare.h"
 #include "bson/key_string.h"
+#include "commands/collection_scan.h"
 #include "storage/record_id.h"
 
 namespace hourglass::commands {
@@ -96,6 +98,9 @@ Status IndexScan::ReadChunk(int64_t max_keys) {
         if (!rec) return Status::OK();  // deleted since the key was read
         ++docs_examined_;
         if (!filter_ || filter_->Matches(rec->doc)) {
+          if (plan_.with_index_key || plan_.with_record_id) {
+            HG_ASSIGN_OR_RETURN(rec->doc, Annotate(rec->doc, rid));
+          }
           buffer_.push_back(std::move(rec->doc));
           ++produced_;
         }
@@ -113,6 +118,38 @@ Status IndexScan::ReadChunk(int64_t max_keys) {
     if (++scan_ >= scans_.size()) done_ = true;
   }
   return Status::OK();
+}
+
+StatusWith<BsonObj> IndexScan::Annotate(const BsonObj& doc, int64_t rid) const {
+  BsonObj out = doc;
+  if (plan_.with_index_key) {
+    std::string_view key = pos_.last_key;
+    if (!plan_.index->desc.unique) key.remove_suffix(std::min(key.size(), storage::kRecordIdSize));
+    HG_ASSIGN_OR_RETURN(BsonObj values, bson::DecodeIndexKey(key, plan_.index->desc.key));
+    bson::BsonBuilder b;
+    auto value = values.begin();
+    for (BsonElement f : plan_.index->desc.key) {
+      BsonElement v = *value;
+      ++value;
+      // The key holds values, not numeric types: the document's own value, when it is the
+      // key's (not an array element, not a hash), gives the type back.
+      BsonElement own = doc.GetPath(f.FieldName());
+      if (f.type() != bson::BsonType::kString && !own.eoo() &&
+          own.type() != bson::BsonType::kArray && bson::CompareElementValues(own, v) == 0) {
+        v = own;
+      }
+      b.AppendElementAs(v, f.FieldName());
+    }
+    bson::BsonBuilder holder;
+    holder.AppendObject("", b.Obj());
+    out = AppendAnnotation(out, kIndexKeyAnnotation, holder.Obj().FirstElement());
+  }
+  if (plan_.with_record_id) {
+    bson::BsonBuilder holder;
+    holder.AppendInt64("", rid);
+    out = AppendAnnotation(out, kRecordIdAnnotation, holder.Obj().FirstElement());
+  }
+  return out;
 }
 
 StatusWith<bool> IndexScan::CoveredEntry() {

@@ -57,6 +57,9 @@ class IndexScan : public pipeline::DocumentStream {
   // A covered plan's entry (the key at pos_.last_key): true once its output is buffered, false
   // when a value's type cannot be read from the key and the record is needed.
   StatusWith<bool> CoveredEntry();
+  // `doc` (of record `rid`, under the key at pos_.last_key) with the annotations the plan asks
+  // for (collection_scan.h).
+  StatusWith<bson::BsonObj> Annotate(const bson::BsonObj& doc, int64_t rid) const;
 
   std::shared_ptr<catalog::Collection> coll_;
   storage::KvEngine* engine_;

@@ -645,6 +645,55 @@ std::optional<std::vector<std::string>> CoveredFields(const QueryPlan& plan,
   return out;
 }
 
+Status ApplyMinMax(QueryPlan* plan, bool hinted, const BsonObj& min, const BsonObj& max) {
+  if (!hinted || plan->index == nullptr || plan->IsOr()) {
+    return Status(ErrorCode::kLocation51173,
+                  "When using min()/max() a hint of which index to use must be provided");
+  }
+  const BsonObj& pattern = plan->index->desc.key;
+  auto encode = [&](const BsonObj& bound) -> StatusWith<std::string> {
+    if (bound.NumFields() != pattern.NumFields()) {
+      return Status(ErrorCode::kLocation51174, "The index chosen is not compatible with min/max");
+    }
+    bson::KeyStringBuilder k;
+    auto v = bound.begin();
+    for (BsonElement f : pattern) {
+      if ((*v).FieldName() != f.FieldName()) {
+        return Status(ErrorCode::kLocation51174, "The index chosen is not compatible with min/max");
+      }
+      k.AppendElement(*v, IsDescending(f));
+      ++v;
+    }
+    return k.Release();
+  };
+  if (plan->index->desc.hashed) {
+    return Status(ErrorCode::kCommandNotSupported,
+                  "min/max on a hashed index is not supported yet");
+  }
+  KeyRange r;
+  if (!min.IsEmpty()) {
+    HG_ASSIGN_OR_RETURN(r.start, encode(min));
+  }
+  if (!max.IsEmpty()) {
+    HG_ASSIGN_OR_RETURN(std::string end, encode(max));
+    if (!min.IsEmpty() && r.start >= end) {
+      return Status(ErrorCode::kLocation51175,
+                    "The value provided for min() does not come before the value provided for "
+                    "max() in the hinted index");
+    }
+    r.end = std::move(end);
+  }
+  plan->ranges = {std::move(r)};
+  plan->forward = true;
+  plan->provides_sort = false;
+  plan->exact = false;
+  BsonBuilder bounds;
+  if (!min.IsEmpty()) bounds.AppendObject("min", min);
+  if (!max.IsEmpty()) bounds.AppendObject("max", max);
+  plan->bounds = bounds.Obj();
+  return Status::OK();
+}
+
 void RecordIndexUse(const QueryPlan& plan) {
   std::vector<const catalog::IndexEntry*> seen;
   for (const QueryPlan* scan : plan.Scans()) {

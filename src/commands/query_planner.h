@@ -55,6 +55,10 @@ struct QueryPlan {
   size_t scanned_prefix = 0;  // leading key fields whose bounds the ranges apply
   // Set by the caller when the plan reads keys only: the key fields to output (empty: count).
   std::optional<std::vector<std::string>> covered_fields;
+  // Set by the caller for find's showRecordId / returnKey: the scan appends the RecordId / the
+  // index key to each document under the names of collection_scan.h's annotations.
+  bool with_record_id = false;
+  bool with_index_key = false;
   // A top-level $or whose every branch has an index plan: the union of the branches' scans
   // (index stays nullptr; records found by several branches are fetched once).
   std::vector<QueryPlan> or_branches;
@@ -88,6 +92,14 @@ struct PlanChoice {
 std::optional<std::vector<std::string>> CoveredFields(const QueryPlan& plan,
                                                       const bson::BsonObj& projection,
                                                       const bson::BsonObj& sort);
+
+// Restricts `plan` (the plan of a hinted index) to find's `min` (inclusive) and `max`
+// (exclusive) index keys, either of which may be empty. Errors: Location51173 when the plan is
+// not a hinted index scan (`hinted` false or a collection scan), Location51174 when a bound's
+// fields are not the index's key fields in order, Location51175 when min does not come before
+// max in index order; CommandNotSupported (115) on hashed indexes.
+Status ApplyMinMax(QueryPlan* plan, bool hinted, const bson::BsonObj& min,
+                   const bson::BsonObj& max);
 
 // Counts one use of each index `plan` reads ($indexStats accesses.ops): called once per query
 // that runs the plan (explain does not).

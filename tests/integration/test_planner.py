@@ -389,3 +389,114 @@ def test_count_scan(cov, flt, n, stage):
         assert names[1:] == [stage]
         assert e["executionStats"]["totalDocsExamined"] == 0
         assert e["executionStats"]["totalKeysExamined"] == n
+
+
+# ---------------------------------------------------------------- min, max, returnKey, showRecordId
+
+
+@pytest.fixture(scope="module")
+def mm(client):
+    db = client["planner_minmax"]
+    db.drop_collection("c")
+    db.c.insert_many([{"_id": i, "a": i % 10, "b": i, "f": float(i) / 2} for i in range(100)])
+    db.c.create_index("a")
+    db.c.create_index([("a", 1), ("b", -1)])
+    db.c.create_index("f")
+    yield db.c
+
+
+def find_cmd(coll, **kw):
+    cmd = SON([("find", coll.name)])
+    for k, v in kw.items():
+        cmd[k] = v
+    reply = coll.database.command(cmd)
+    return reply["cursor"]["firstBatch"]
+
+
+MIN_MAX_CASES = [
+    # (min, max, hint, expected _ids as a predicate on the document)
+    ({"a": 3}, {"a": 6}, "a_1", lambda d: 3 <= d["a"] < 6),
+    ({"a": 7}, None, "a_1", lambda d: d["a"] >= 7),
+    (None, {"a": 2}, {"a": 1}, lambda d: d["a"] < 2),
+    # Compound with a descending field: index order is a ascending, then b descending.
+    ({"a": 2, "b": 50}, {"a": 3, "b": 80}, "a_1_b_-1",
+     lambda d: (d["a"] == 2 and d["b"] <= 50) or (d["a"] == 3 and d["b"] > 80)),
+    ({"f": 10}, {"f": 12.5}, "f_1", lambda d: 10 <= d["f"] < 12.5),
+]
+
+
+@pytest.mark.parametrize("lo,hi,hint,pred", MIN_MAX_CASES)
+def test_min_max(mm, lo, hi, hint, pred):
+    kw = {"hint": hint, "batchSize": 1000}
+    if lo is not None:
+        kw["min"] = lo
+    if hi is not None:
+        kw["max"] = hi
+    got = sorted(d["_id"] for d in find_cmd(mm, **kw))
+    want = sorted(d["_id"] for d in mm.find() if pred(d))
+    assert got == want
+    assert len(want) > 0
+    # With a filter too: both apply.
+    kw["filter"] = {"b": {"$lt": 50}}
+    got = sorted(d["_id"] for d in find_cmd(mm, **kw))
+    assert got == [i for i in want if i < 50]
+
+
+@pytest.mark.parametrize(
+    "kw,code",
+    [
+        ({"min": {"a": 1}}, 51173),
+        ({"max": {"a": 1}, "hint": {"$natural": 1}}, 51173),
+        ({"min": {"b": 1}, "hint": "a_1"}, 51174),
+        ({"min": {"a": 1}, "hint": "a_1_b_-1"}, 51174),
+        ({"min": {"b": 1, "a": 1}, "hint": "a_1_b_-1"}, 51174),
+        ({"min": {"a": 5}, "max": {"a": 5}, "hint": "a_1"}, 51175),
+        ({"min": {"a": 6}, "max": {"a": 5}, "hint": "a_1"}, 51175),
+        ({"min": 5, "hint": "a_1"}, 14),
+    ],
+)
+def test_min_max_errors(mm, kw, code):
+    cmd = SON([("find", "c")])
+    cmd.update(kw)
+    c, name, _ = command_error(mm.database, cmd)
+    assert c == code
+    assert name == ("TypeMismatch" if code == 14 else "Location%d" % code)
+
+
+def test_return_key(mm):
+    got = find_cmd(mm, filter={"a": 4, "b": {"$lt": 30}}, hint="a_1_b_-1", returnKey=True)
+    assert got == [{"a": 4, "b": 24}, {"a": 4, "b": 14}, {"a": 4, "b": 4}]
+    got = find_cmd(mm, filter={"f": {"$gte": 3, "$lt": 4}}, hint="f_1", returnKey=True)
+    assert got == [{"f": 3.0}, {"f": 3.5}]
+    assert all(isinstance(d["f"], float) for d in got)
+    # A projection is ignored; a collection scan has no key.
+    got = find_cmd(mm, filter={"b": {"$lt": 3}}, projection={"b": 1}, returnKey=True, hint={"$natural": 1})
+    assert got == [{}, {}, {}]
+    got = find_cmd(mm, filter={"a": 1}, hint="a_1", returnKey=True, sort={"b": -1}, limit=2)
+    assert got == [{"a": 1}, {"a": 1}]
+
+
+def test_show_record_id(mm):
+    got = find_cmd(mm, filter={"a": 2}, showRecordId=True, batchSize=100)
+    assert len(got) == 10
+    rids = [d["$recordId"] for d in got]
+    assert all(isinstance(r, int) for r in rids)
+    assert len(set(rids)) == 10
+    assert all(list(d)[-1] == "$recordId" for d in got)
+    # The same RecordIds through a collection scan, with a projection applied before.
+    by_scan = find_cmd(mm, filter={"a": 2}, showRecordId=True, projection={"b": 1, "_id": 0},
+                       hint={"$natural": 1}, batchSize=100)
+    assert {d["b"]: d["$recordId"] for d in by_scan} == {d["b"]: d["$recordId"] for d in got}
+    assert all(set(d) == {"b", "$recordId"} for d in by_scan)
+    both = find_cmd(mm, filter={"a": 2, "b": 12}, hint="a_1", showRecordId=True, returnKey=True)
+    assert len(both) == 1 and both[0]["a"] == 2 and set(both[0]) == {"a", "$recordId"}
+    # getMore keeps the options.
+    cur = mm.find({"a": 3}, show_record_id=True, batch_size=2)
+    assert all("$recordId" in d for d in cur)
+
+
+def test_min_max_explain(mm):
+    e = find_explain(mm, {}, min={"a": 3}, max={"a": 6}, hint="a_1")
+    st = e["executionStats"]
+    assert st["nReturned"] == 30
+    assert st["totalKeysExamined"] == 30
