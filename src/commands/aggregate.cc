@@ -10,6 +10,7 @@
 #include "commands/crud_util.h"
 #include "commands/ddl_commands.h"
 #include "commands/explain.h"
+#include "commands/index_scan.h"
 
 namespace hourglass::commands {
 
@@ -288,18 +289,31 @@ class DistinctCommand : public Command {
     plan.filter = std::move(matcher);
     plan.filter_spec = q.value_or(BsonObj());
     plan.hint = HintOf(cmd);
-    HG_ASSIGN_OR_RETURN(auto stream, BuildReadStream(ctx, nss, std::move(plan)));
     // Values are kept as single-element documents, sorted and de-duplicated in canonical order.
     std::vector<BsonObj> values;
-    auto collect = [&](const BsonElement& v) {
-      BsonBuilder b;
-      b.AppendElementAs(v, "");
-      values.push_back(b.Obj());
-    };
-    while (true) {
-      HG_ASSIGN_OR_RETURN(auto doc, stream->Next());
-      if (!doc) break;
-      CollectPathValues(*doc, *key, collect);
+    auto coll = ctx.service.catalog->Lookup(nss);
+    std::optional<QueryPlan> distinct_scan;
+    if (coll && !coll->ident().empty() && coll->entry().type == "collection") {
+      distinct_scan = PlanDistinctScan(*coll, plan.filter_spec, *key, cmd["hint"]);
+    }
+    if (distinct_scan) {
+      // An index leading with the key: one key per value (DISTINCT_SCAN).
+      auto session = ctx.service.engine->NewSession();
+      int64_t keys = 0, docs = 0;
+      HG_ASSIGN_OR_RETURN(values, DistinctScan(*session, *coll, *distinct_scan, &keys, &docs));
+      RecordIndexUse(*distinct_scan);
+    } else {
+      HG_ASSIGN_OR_RETURN(auto stream, BuildReadStream(ctx, nss, std::move(plan)));
+      auto collect = [&](const BsonElement& v) {
+        BsonBuilder b;
+        b.AppendElementAs(v, "");
+        values.push_back(b.Obj());
+      };
+      while (true) {
+        HG_ASSIGN_OR_RETURN(auto doc, stream->Next());
+        if (!doc) break;
+        CollectPathValues(*doc, *key, collect);
+      }
     }
     std::sort(values.begin(), values.end(), [](const BsonObj& a, const BsonObj& b) {
       return bson::CompareElementValues(a.FirstElement(), b.FirstElement()) < 0;

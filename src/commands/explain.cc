@@ -30,7 +30,8 @@ struct ExplainRequest {
   std::optional<BsonObj> projection;
   BsonObj hint;  // {hint: ...} or empty
   bool upsert = false;
-  BsonObj min, max;                  // find
+  BsonObj min, max;  // find
+  std::string distinct_key;
   std::vector<BsonObj> rest_stages;  // aggregate: stages after the leading $match
 };
 
@@ -92,6 +93,7 @@ StatusWith<ExplainRequest> ParseRequest(CommandContext& ctx, const BsonObj& inne
     } else {
       HG_ASSIGN_OR_RETURN(auto key, GetString(k, inner, "key"));
       if (!key) return MissingField("distinct", "key");
+      r.distinct_key = std::string(*key);
     }
   } else if (k == "update") {
     HG_ASSIGN_OR_RETURN(BsonObj stmt, FirstStatement(k, inner, "updates"));
@@ -332,9 +334,24 @@ Status RunExplain(CommandContext& ctx, const BsonObj& inner, std::string_view ve
   }
   ReadExecInfo info;
   auto start = std::chrono::steady_clock::now();
-  HG_ASSIGN_OR_RETURN(auto stream, BuildReadStream(ctx, req.nss, std::move(plan), &info));
+  // distinct over an index that leads with its key reads one key per value (DISTINCT_SCAN).
+  std::optional<QueryPlan> distinct_plan;
+  if (req.kind == "distinct" && coll && !coll->ident().empty()) {
+    distinct_plan = PlanDistinctScan(*coll, req.filter, req.distinct_key,
+                                     req.hint.IsEmpty() ? BsonElement() : req.hint.FirstElement());
+  }
+  int64_t distinct_keys = 0, distinct_docs = 0;
+  std::unique_ptr<pipeline::DocumentStream> stream;
+  if (!distinct_plan) {
+    HG_ASSIGN_OR_RETURN(stream, BuildReadStream(ctx, req.nss, std::move(plan), &info));
+  }
   int64_t n = 0;
-  if (execute) {
+  if (execute && distinct_plan) {
+    auto session = ctx.service.engine->NewSession();
+    HG_ASSIGN_OR_RETURN(
+        auto values, DistinctScan(*session, *coll, *distinct_plan, &distinct_keys, &distinct_docs));
+    n = static_cast<int64_t>(values.size());
+  } else if (execute) {
     while (true) {
       HG_ASSIGN_OR_RETURN(auto doc, stream->Next());
       if (!doc) break;
@@ -354,7 +371,29 @@ Status RunExplain(CommandContext& ctx, const BsonObj& inner, std::string_view ve
   qp.AppendBool("maxScansToExplodeReached", false);
   BsonObj winning, executed;
   BsonArrayBuilder rejected, all_plans;
-  if (!info.choice) {
+  if (distinct_plan) {
+    for (bool with_stats : {false, true}) {
+      if (with_stats && !execute) break;
+      BsonBuilder scan;
+      for (BsonElement e : distinct_plan->Describe(req.filter)) {
+        if (e.FieldName() == "stage") {
+          scan.AppendString("stage", "DISTINCT_SCAN");
+          if (with_stats) scan.AppendInt64("nReturned", n);
+        } else {
+          scan.AppendElement(e);
+        }
+      }
+      if (with_stats) scan.AppendInt64("keysExamined", distinct_keys);
+      BsonBuilder proj;
+      proj.AppendInt32("_id", 0);
+      proj.AppendInt32(req.distinct_key, 1);
+      BsonObj tree = Wrap(
+          "PROJECTION_COVERED", scan.Obj(),
+          [&](BsonBuilder& b) { b.AppendObject("transformBy", proj.Obj()); },
+          StageStats{n, with_stats});
+      (with_stats ? executed : winning) = tree;
+    }
+  } else if (!info.choice) {
     BsonBuilder eof;
     eof.AppendString("stage", "EOF");
     winning = eof.Obj();
@@ -402,8 +441,11 @@ Status RunExplain(CommandContext& ctx, const BsonObj& inner, std::string_view ve
                         req.kind == "findAndModify";
     es.AppendInt64("nReturned", returns_docs ? n : 0);
     es.AppendInt64("executionTimeMillis", millis);
-    es.AppendInt64("totalKeysExamined", info.index_scan ? info.index_scan->keys_examined() : 0);
-    int64_t docs = info.index_scan        ? info.index_scan->docs_examined()
+    es.AppendInt64("totalKeysExamined", distinct_plan     ? distinct_keys
+                                        : info.index_scan ? info.index_scan->keys_examined()
+                                                          : 0);
+    int64_t docs = distinct_plan          ? distinct_docs
+                   : info.index_scan      ? info.index_scan->docs_examined()
                    : info.collection_scan ? info.collection_scan->docs_examined()
                                           : 0;
     es.AppendInt64("totalDocsExamined", docs);

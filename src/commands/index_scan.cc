@@ -74,6 +74,67 @@ Status ScanIndexEntries(storage::Session& s, const QueryPlan& plan, IndexScanPos
   }
 }
 
+StatusWith<std::vector<BsonObj>> DistinctScan(storage::Session& s, catalog::Collection& coll,
+                                              const QueryPlan& plan, int64_t* keys_examined,
+                                              int64_t* docs_examined) {
+  std::vector<BsonObj> out;
+  const catalog::SecondaryIndex& idx = *plan.index;
+  BsonElement first = idx.desc.key.FirstElement();
+  const bool descending = first.IsNumber() && first.NumberDouble() < 0;
+  HG_ASSIGN_OR_RETURN(auto cursor, s.OpenCursorOrError(idx.entry->ident));
+  for (const KeyRange& r : plan.ranges) {
+    HG_ASSIGN_OR_RETURN(bool have, r.start.empty() ? cursor->SeekFirst() : cursor->Seek(r.start));
+    while (have && (!r.end || cursor->key() < std::string_view(*r.end))) {
+      ++*keys_examined;
+      std::string_view key = cursor->key();
+      if (!idx.desc.unique) key.remove_suffix(std::min(key.size(), storage::kRecordIdSize));
+      HG_ASSIGN_OR_RETURN(BsonObj values, bson::DecodeIndexKey(key, idx.desc.key));
+      BsonElement v = values.FirstElement();
+      bson::KeyStringBuilder prefix;
+      prefix.AppendElement(v, descending);
+      std::optional<std::string> next_value = catalog::PrefixSuccessor(std::string(prefix.bytes()));
+      switch (v.type()) {
+        case bson::BsonType::kInt32:
+        case bson::BsonType::kInt64:
+        case bson::BsonType::kDouble:
+        case bson::BsonType::kDecimal128:
+        case bson::BsonType::kNull:
+        case bson::BsonType::kObject: {
+          // The documents of this value, until one holds the field (null: missing fields share
+          // the key).
+          while (true) {
+            HG_ASSIGN_OR_RETURN(auto rec,
+                                coll.FindRecord(s, storage::DecodeRecordId(cursor->value())));
+            if (rec) {
+              ++*docs_examined;
+              BsonElement own = rec->doc.GetPath(first.FieldName());
+              if (!own.eoo()) {
+                bson::BsonBuilder b;
+                b.AppendElementAs(own, "");
+                out.push_back(b.Obj());
+                break;
+              }
+            }
+            HG_ASSIGN_OR_RETURN(have, cursor->Next());
+            if (!have || (next_value && cursor->key() >= std::string_view(*next_value))) break;
+            if (r.end && cursor->key() >= std::string_view(*r.end)) break;
+            ++*keys_examined;
+          }
+          break;
+        }
+        default: {
+          bson::BsonBuilder b;
+          b.AppendElementAs(v, "");
+          out.push_back(b.Obj());
+        }
+      }
+      if (!next_value) break;
+      HG_ASSIGN_OR_RETURN(have, cursor->Seek(*next_value));
+    }
+  }
+  return out;
+}
+
 IndexScan::IndexScan(std::shared_ptr<catalog::Collection> coll, storage::KvEngine* engine,
                      QueryPlan plan, std::optional<query::Matcher> filter)
     : coll_(std::move(coll)), engine_(engine), plan_(std::move(plan)), filter_(std::move(filter)) {

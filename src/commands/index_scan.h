@@ -38,6 +38,14 @@ Status ScanIndexEntries(storage::Session& s, const QueryPlan& plan, IndexScanPos
                         int64_t max_keys, const std::function<Status(int64_t, bool*)>& fn,
                         int64_t* keys_examined);
 
+// DISTINCT_SCAN: the distinct values of the first field of `plan`'s index (PlanDistinctScan)
+// within its ranges, each as {"": value}, in index order. Reads one key per value and skips to
+// the next value; a value whose type the key does not keep (numbers, objects) or that may stand
+// for a missing field (null) is read from a document of that key. Counts keys and documents read.
+StatusWith<std::vector<bson::BsonObj>> DistinctScan(storage::Session& s, catalog::Collection& coll,
+                                                    const QueryPlan& plan, int64_t* keys_examined,
+                                                    int64_t* docs_examined);
+
 class IndexScan : public pipeline::DocumentStream {
  public:
   IndexScan(std::shared_ptr<catalog::Collection> coll, storage::KvEngine* engine, QueryPlan plan,

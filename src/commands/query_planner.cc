@@ -694,6 +694,39 @@ Status ApplyMinMax(QueryPlan* plan, bool hinted, const BsonObj& min, const BsonO
   return Status::OK();
 }
 
+std::optional<QueryPlan> PlanDistinctScan(const catalog::Collection& coll, const BsonObj& filter,
+                                          std::string_view key, const BsonElement& hint) {
+  if (!hint.eoo() || coll.IsClustered()) return std::nullopt;
+  auto leads = [&](QueryPlan& p) {
+    if (p.index == nullptr || p.IsOr() || p.multikey) return false;
+    BsonElement first = p.index->desc.key.FirstElement();
+    if (first.FieldName() != key || IsHashed(first)) return false;
+    p.covered_fields = std::vector<std::string>{std::string(key)};  // reads keys only
+    return true;
+  };
+  if (filter.IsEmpty()) {
+    std::vector<const catalog::SecondaryIndex*> indexes;
+    if (const auto* id = coll.IdIndex()) indexes.push_back(id);
+    for (const auto& idx : coll.Indexes()) {
+      if (idx.entry->ready && !idx.desc.hidden && !idx.desc.partial) indexes.push_back(&idx);
+    }
+    for (const auto* idx : indexes) {
+      QueryPlan p = *PlanIndex(*idx, {}, BsonObj(), true);
+      if (leads(p)) return p;
+    }
+    return std::nullopt;
+  }
+  auto choice = PlanQuery(coll, filter, BsonObj(), hint);
+  if (!choice.ok()) return std::nullopt;
+  if (choice.value().winner.exact && leads(choice.value().winner)) {
+    return std::move(choice.value().winner);
+  }
+  for (auto& p : choice.value().rejected) {
+    if (p.exact && leads(p)) return std::move(p);
+  }
+  return std::nullopt;
+}
+
 void RecordIndexUse(const QueryPlan& plan) {
   std::vector<const catalog::IndexEntry*> seen;
   for (const QueryPlan* scan : plan.Scans()) {

@@ -101,6 +101,14 @@ std::optional<std::vector<std::string>> CoveredFields(const QueryPlan& plan,
 Status ApplyMinMax(QueryPlan* plan, bool hinted, const bson::BsonObj& min,
                    const bson::BsonObj& max);
 
+// A plan whose index scan can answer distinct(`key`, `filter`) by skipping from one key value to
+// the next (DISTINCT_SCAN), or nullopt: an index (not hidden, not multikey, not partial unless
+// the filter implies it) whose first field is `key`, unhashed, and whose bounds answer the filter
+// exactly (any such index for an empty filter). Never with a hint.
+std::optional<QueryPlan> PlanDistinctScan(const catalog::Collection& coll,
+                                          const bson::BsonObj& filter, std::string_view key,
+                                          const bson::BsonElement& hint);
+
 // Counts one use of each index `plan` reads ($indexStats accesses.ops): called once per query
 // that runs the plan (explain does not).
 void RecordIndexUse(const QueryPlan& plan);

@@ -500,3 +500,67 @@ def test_min_max_explain(mm):
     st = e["executionStats"]
     assert st["nReturned"] == 30
     assert st["totalKeysExamined"] == 30
+
+
+# ---------------------------------------------------------------- DISTINCT_SCAN
+
+
+@pytest.fixture(scope="module")
+def dist(client):
+    from bson.int64 import Int64
+
+    db = client["planner_distinct"]
+    db.drop_collection("c")
+    docs = []
+    for i in range(3000):
+        d = {"_id": i, "g": "g%02d" % (i % 40), "n": i % 7, "x": i}
+        if i % 7 == 3:
+            d["n"] = 3.5  # a double among ints
+        if i % 7 == 5:
+            d["n"] = Int64(5)
+        docs.append(d)
+    docs.append({"_id": 9000, "g": "g00"})  # no n: missing is not a distinct value
+    docs.append({"_id": 9001, "g": "g01", "n": None})
+    docs.append({"_id": 9002, "g": "g02", "n": {"k": 1}})
+    db.c.insert_many(docs)
+    db.c.create_index("g")
+    db.c.create_index([("n", -1), ("g", 1)])
+    db.c.insert_one({"_id": 9003})  # neither field
+    yield db.c
+
+
+# (key, filter, DISTINCT_SCAN expected?)
+DISTINCT_CASES = [
+    ("g", {}, True),
+    ("n", {}, True),
+    ("g", {"g": {"$gte": "g10", "$lt": "g20"}}, True),
+    ("n", {"n": {"$gt": 2}}, True),
+    ("g", {"x": {"$lt": 100}}, False),  # the filter needs the documents
+    ("x", {}, False),  # no index leads with x
+]
+
+
+@pytest.mark.parametrize("key,flt,scan", DISTINCT_CASES)
+def test_distinct_scan(dist, key, flt, scan):
+    got = dist.distinct(key, flt)
+    want = []
+    for d in dist.find(flt).hint([("$natural", 1)]):
+        if key in d and d[key] not in want:
+            want.append(d[key])
+    assert len(got) == len(want)
+    for v in want:
+        assert v in got
+    # Types survive: 3.5 is a float, Int64(5) and 0 are ints, null and an object are values.
+    if key == "n" and not flt:
+        assert None in got and {"k": 1} in got
+        assert {type(v).__name__ for v in got if v not in (None, {"k": 1})} == {"int", "float", "Int64"}
+    e = explain(dist, SON([("distinct", "c"), ("key", key), ("query", flt)]))
+    names = stages(e["queryPlanner"]["winningPlan"])
+    if scan:
+        assert names == ["PROJECTION_COVERED", "DISTINCT_SCAN"]
+        st = e["executionStats"]
+        assert st["nReturned"] == len(want)
+        # One key per value, plus the keys of missing fields under null.
+        assert st["totalKeysExamined"] < 50
+    else:
+        assert "DISTINCT_SCAN" not in names
