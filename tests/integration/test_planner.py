@@ -187,6 +187,12 @@ def test_random_queries_match_collection_scan(db):
         expected = sorted(d["_id"] for d in db.r.find(flt).hint([("$natural", 1)]))
         assert sorted(d["_id"] for d in db.r.find(flt)) == expected, flt
         assert db.r.count_documents(flt) == len(expected), flt
+        # Projections of index fields (covered when the bounds answer the filter), and counts.
+        for proj in ({"a": 1, "_id": 0}, {"b": 1, "d": 1, "_id": 0}, {"c": 1, "_id": 0}):
+            key = lambda d: sorted((k, str(v), type(v).__name__) for k, v in d.items())
+            want_p = sorted((d for d in db.r.find(flt, proj).hint([("$natural", 1)])), key=key)
+            assert sorted(db.r.find(flt, proj), key=key) == want_p, (flt, proj)
+        assert db.r.database.command("count", "r", query=flt)["n"] == len(expected), flt
         sort_field = rnd.choice(["a", "d"])
         lim = rnd.randint(1, 20)
         want = [d[sort_field] for d in db.r.find(flt).sort(sort_field, 1).limit(lim).hint([("$natural", 1)])]
