@@ -106,6 +106,22 @@ StatusWith<std::vector<BsonObj>> IndexStatsDocuments(CommandContext& ctx,
   return out;
 }
 
+// Runs the stages after the first of `stages` over `docs` (what a catalog stage such as
+// $collStats or $indexStats produced) and replies with the cursor.
+Status ReplyFromCatalogSource(CommandContext& ctx, const catalog::NamespaceString& nss,
+                              const BsonObj& stages, const pipeline::PipelineContext& pctx,
+                              std::vector<BsonObj> docs, int64_t batch_size, BsonBuilder& reply) {
+  BsonArrayBuilder rest;
+  bool skip = true;
+  for (BsonElement st : stages) {
+    if (!skip) rest.AppendObject(st.Obj());
+    skip = false;
+  }
+  HG_ASSIGN_OR_RETURN(auto pipe, pipeline::Pipeline::Parse(rest.Obj(), pctx));
+  auto out = pipe->Bind(std::make_unique<pipeline::VectorDocumentStream>(std::move(docs)));
+  return ReplyWithCursor(ctx, nss.ns(), std::move(out), batch_size, false, reply);
+}
+
 class AggregateCommand : public Command {
  public:
   std::string_view Name() const override { return "aggregate"; }
@@ -159,15 +175,8 @@ class AggregateCommand : public Command {
       catalog::NamespaceString nss{ctx.db, coll_name};
       HG_RETURN_IF_ERROR(catalog::ValidateCollectionName(nss));
       HG_ASSIGN_OR_RETURN(auto docs, IndexStatsDocuments(ctx, nss, first.Obj().FirstElement()));
-      BsonArrayBuilder rest;
-      bool skip = true;
-      for (BsonElement st : *stages) {
-        if (!skip) rest.AppendObject(st.Obj());
-        skip = false;
-      }
-      HG_ASSIGN_OR_RETURN(auto pipe, pipeline::Pipeline::Parse(rest.Obj(), pctx));
-      auto out = pipe->Bind(std::make_unique<pipeline::VectorDocumentStream>(std::move(docs)));
-      return ReplyWithCursor(ctx, nss.ns(), std::move(out), batch_size.value_or(101), false, reply);
+      return ReplyFromCatalogSource(ctx, nss, *stages, pctx, std::move(docs),
+                                    batch_size.value_or(101), reply);
     }
     if (!collectionless && first.type() == BsonType::kObject &&
         first.Obj().FirstElement().FieldName() == "$collStats") {
@@ -176,16 +185,8 @@ class AggregateCommand : public Command {
       catalog::NamespaceString nss{ctx.db, coll_name};
       HG_RETURN_IF_ERROR(catalog::ValidateCollectionName(nss));
       HG_ASSIGN_OR_RETURN(BsonObj stats, CollStatsDocument(ctx, nss, first.Obj().FirstElement()));
-      BsonArrayBuilder rest;
-      bool skip = true;
-      for (BsonElement st : *stages) {
-        if (!skip) rest.AppendObject(st.Obj());
-        skip = false;
-      }
-      HG_ASSIGN_OR_RETURN(auto pipe, pipeline::Pipeline::Parse(rest.Obj(), pctx));
-      auto out =
-          pipe->Bind(std::make_unique<pipeline::VectorDocumentStream>(std::vector<BsonObj>{stats}));
-      return ReplyWithCursor(ctx, nss.ns(), std::move(out), batch_size.value_or(101), false, reply);
+      return ReplyFromCatalogSource(ctx, nss, *stages, pctx, {stats}, batch_size.value_or(101),
+                                    reply);
     }
     HG_ASSIGN_OR_RETURN(auto pipe, pipeline::Pipeline::Parse(*stages, pctx));
 

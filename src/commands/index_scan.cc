@@ -16,6 +16,31 @@ namespace {
 // Keys read per storage session: small at first, so a limited query (limit, findOne) reads few
 // keys past what it returns, then growing to amortize sessions on long scans.
 constexpr int64_t kMaxChunkKeys = 1000;
+
+// The values of an index entry's key, {"": v1, ...} (a non-unique table's RecordId suffix
+// dropped).
+StatusWith<BsonObj> DecodeEntryKey(const catalog::SecondaryIndex& idx, std::string_view key) {
+  if (!idx.desc.unique) key.remove_suffix(std::min(key.size(), storage::kRecordIdSize));
+  return bson::DecodeIndexKey(key, idx.desc.key);
+}
+
+// Whether a decoded key value may not be the document's: keys keep values, not types (numbers
+// of every type share one encoding, an object's numbers too), and a missing field indexes as null.
+bool KeyValueNeedsDocument(const BsonElement& v) {
+  switch (v.type()) {
+    case bson::BsonType::kInt32:
+    case bson::BsonType::kInt64:
+    case bson::BsonType::kDouble:
+    case bson::BsonType::kDecimal128:
+    case bson::BsonType::kNull:
+    case bson::BsonType::kUndefined:
+    case bson::BsonType::kObject:
+    case bson::BsonType::kArray:
+      return true;
+    default:
+      return false;
+  }
+}
 }  // namespace
 
 Status ScanIndexEntries(storage::Session& s, const QueryPlan& plan, IndexScanPosition& pos,
@@ -86,47 +111,36 @@ StatusWith<std::vector<BsonObj>> DistinctScan(storage::Session& s, catalog::Coll
     HG_ASSIGN_OR_RETURN(bool have, r.start.empty() ? cursor->SeekFirst() : cursor->Seek(r.start));
     while (have && (!r.end || cursor->key() < std::string_view(*r.end))) {
       ++*keys_examined;
-      std::string_view key = cursor->key();
-      if (!idx.desc.unique) key.remove_suffix(std::min(key.size(), storage::kRecordIdSize));
-      HG_ASSIGN_OR_RETURN(BsonObj values, bson::DecodeIndexKey(key, idx.desc.key));
+      HG_ASSIGN_OR_RETURN(BsonObj values, DecodeEntryKey(idx, cursor->key()));
       BsonElement v = values.FirstElement();
       bson::KeyStringBuilder prefix;
       prefix.AppendElement(v, descending);
       std::optional<std::string> next_value = catalog::PrefixSuccessor(std::string(prefix.bytes()));
-      switch (v.type()) {
-        case bson::BsonType::kInt32:
-        case bson::BsonType::kInt64:
-        case bson::BsonType::kDouble:
-        case bson::BsonType::kDecimal128:
-        case bson::BsonType::kNull:
-        case bson::BsonType::kObject: {
-          // The documents of this value, until one holds the field (null: missing fields share
-          // the key).
-          while (true) {
-            HG_ASSIGN_OR_RETURN(auto rec,
-                                coll.FindRecord(s, storage::DecodeRecordId(cursor->value())));
-            if (rec) {
-              ++*docs_examined;
-              BsonElement own = rec->doc.GetPath(first.FieldName());
-              if (!own.eoo()) {
-                bson::BsonBuilder b;
-                b.AppendElementAs(own, "");
-                out.push_back(b.Obj());
-                break;
-              }
+      if (KeyValueNeedsDocument(v)) {
+        // The documents of this value, until one holds the field (null: missing fields share
+        // the key).
+        while (true) {
+          HG_ASSIGN_OR_RETURN(auto rec,
+                              coll.FindRecord(s, storage::DecodeRecordId(cursor->value())));
+          if (rec) {
+            ++*docs_examined;
+            BsonElement own = rec->doc.GetPath(first.FieldName());
+            if (!own.eoo()) {
+              bson::BsonBuilder b;
+              b.AppendElementAs(own, "");
+              out.push_back(b.Obj());
+              break;
             }
-            HG_ASSIGN_OR_RETURN(have, cursor->Next());
-            if (!have || (next_value && cursor->key() >= std::string_view(*next_value))) break;
-            if (r.end && cursor->key() >= std::string_view(*r.end)) break;
-            ++*keys_examined;
           }
-          break;
+          HG_ASSIGN_OR_RETURN(have, cursor->Next());
+          if (!have || (next_value && cursor->key() >= std::string_view(*next_value))) break;
+          if (r.end && cursor->key() >= std::string_view(*r.end)) break;
+          ++*keys_examined;
         }
-        default: {
-          bson::BsonBuilder b;
-          b.AppendElementAs(v, "");
-          out.push_back(b.Obj());
-        }
+      } else {
+        bson::BsonBuilder b;
+        b.AppendElementAs(v, "");
+        out.push_back(b.Obj());
       }
       if (!next_value) break;
       HG_ASSIGN_OR_RETURN(have, cursor->Seek(*next_value));
@@ -184,9 +198,7 @@ Status IndexScan::ReadChunk(int64_t max_keys) {
 StatusWith<BsonObj> IndexScan::Annotate(const BsonObj& doc, int64_t rid) const {
   BsonObj out = doc;
   if (plan_.with_index_key) {
-    std::string_view key = pos_.last_key;
-    if (!plan_.index->desc.unique) key.remove_suffix(std::min(key.size(), storage::kRecordIdSize));
-    HG_ASSIGN_OR_RETURN(BsonObj values, bson::DecodeIndexKey(key, plan_.index->desc.key));
+    HG_ASSIGN_OR_RETURN(BsonObj values, DecodeEntryKey(*plan_.index, pos_.last_key));
     bson::BsonBuilder b;
     auto value = values.begin();
     for (BsonElement f : plan_.index->desc.key) {
@@ -220,30 +232,14 @@ StatusWith<bool> IndexScan::CoveredEntry() {
     ++produced_;
     return true;
   }
-  std::string_view key = pos_.last_key;
-  if (!plan_.index->desc.unique) key.remove_suffix(std::min(key.size(), storage::kRecordIdSize));
-  HG_ASSIGN_OR_RETURN(BsonObj values, bson::DecodeIndexKey(key, plan_.index->desc.key));
+  HG_ASSIGN_OR_RETURN(BsonObj values, DecodeEntryKey(*plan_.index, pos_.last_key));
   bson::BsonBuilder b;
   auto value = values.begin();
   for (BsonElement f : plan_.index->desc.key) {
     BsonElement v = *value;
     ++value;
     if (std::find(fields.begin(), fields.end(), f.FieldName()) == fields.end()) continue;
-    // Keys keep values, not types: numbers of every type share one encoding, an object's
-    // numbers too, and a missing field indexes as null. Those values come from the document.
-    switch (v.type()) {
-      case bson::BsonType::kInt32:
-      case bson::BsonType::kInt64:
-      case bson::BsonType::kDouble:
-      case bson::BsonType::kDecimal128:
-      case bson::BsonType::kNull:
-      case bson::BsonType::kUndefined:
-      case bson::BsonType::kObject:
-      case bson::BsonType::kArray:
-        return false;
-      default:
-        break;
-    }
+    if (KeyValueNeedsDocument(v)) return false;  // read from the document
     b.AppendElementAs(v, f.FieldName());
   }
   buffer_.push_back(b.Obj());

@@ -8,6 +8,7 @@ import pytest
 from bson.son import SON
 
 from conftest import command_error
+from test_explain import explain, find_explain, stages
 
 N = 50_000
 
@@ -28,25 +29,6 @@ def two(client):
     coll.create_index("a")
     coll.create_index("c")
     yield coll
-
-
-def explain(coll, cmd, verbosity="executionStats"):
-    return coll.database.command(SON([("explain", cmd), ("verbosity", verbosity)]))
-
-
-def find_explain(coll, flt, verbosity="executionStats", **kw):
-    cmd = SON([("find", coll.name), ("filter", flt)])
-    for k, v in kw.items():
-        cmd[k] = v
-    return explain(coll, cmd, verbosity)
-
-
-def stages(plan):
-    out = []
-    while plan is not None:
-        out.append(plan["stage"])
-        plan = plan.get("inputStage")
-    return out
 
 
 def index_name(plan):
