@@ -1,5 +1,7 @@
 // aggregate, count, distinct.
 #include <chrono>
+#include <cstdio>
+#include <functional>
 
 #include "base/clock.h"
 #include "bson/bson_compare.h"
@@ -11,6 +13,7 @@
 #include "commands/ddl_commands.h"
 #include "commands/explain.h"
 #include "commands/index_scan.h"
+#include "commands/plan_cache.h"
 
 namespace hourglass::commands {
 
@@ -106,6 +109,47 @@ StatusWith<std::vector<BsonObj>> IndexStatsDocuments(CommandContext& ctx,
   return out;
 }
 
+// The documents $planCacheStats produces for `nss`: one per live plan cache entry
+// (plan_cache.h) {planCacheKey, queryHash, isActive, works, timeOfCreation, createdFromQuery:
+// {query, sort, projection}, cachedPlan: {stage, indexName}, host}. FailedToParse (9) unless the
+// argument is an object; a missing collection or a view has none.
+StatusWith<std::vector<BsonObj>> PlanCacheStatsDocuments(CommandContext& ctx,
+                                                         const catalog::NamespaceString& nss,
+                                                         const BsonElement& spec) {
+  if (spec.type() != BsonType::kObject) {
+    return Status(ErrorCode::kFailedToParse, "$planCacheStats value must be an object");
+  }
+  std::vector<BsonObj> out;
+  auto coll = ctx.service.catalog->Lookup(nss);
+  if (!coll || coll->IsView()) return out;
+  auto hex = [](const std::string& s) {
+    char buf[9];
+    std::snprintf(buf, sizeof(buf), "%08X",
+                  static_cast<unsigned>(std::hash<std::string>{}(s)&0xffffffffu));
+    return std::string(buf);
+  };
+  for (const PlanCacheEntry& e : PlanCache::Instance().List(coll->ns(), IndexSetSignature(*coll))) {
+    BsonBuilder b;
+    b.AppendString("planCacheKey", hex(e.shape + e.index_set));
+    b.AppendString("queryHash", hex(e.shape));
+    b.AppendBool("isActive", true);
+    b.AppendInt64("works", e.works);
+    b.AppendDate("timeOfCreation", e.created_millis);
+    size_t q = b.OpenObject("createdFromQuery");
+    b.AppendObject("query", e.query);
+    b.AppendObject("sort", e.sort);
+    b.AppendObject("projection", e.projection);
+    b.Close(q);
+    size_t p = b.OpenObject("cachedPlan");
+    b.AppendString("stage", "IXSCAN");
+    b.AppendString("indexName", e.index_name);
+    b.Close(p);
+    b.AppendString("host", HostAndPort(ctx.service));
+    out.push_back(b.Obj());
+  }
+  return out;
+}
+
 // Runs the stages after the first of `stages` over `docs` (what a catalog stage such as
 // $collStats or $indexStats produced) and replies with the cursor.
 Status ReplyFromCatalogSource(CommandContext& ctx, const catalog::NamespaceString& nss,
@@ -162,12 +206,22 @@ class AggregateCommand : public Command {
     {
       int i = 0;
       for (BsonElement st : *stages) {
-        if (i++ > 0 && st.type() == BsonType::kObject && !st.Obj().IsEmpty() &&
-            st.Obj().FirstElement().FieldName() == "$indexStats") {
+        std::string_view name = st.type() == BsonType::kObject && !st.Obj().IsEmpty()
+                                    ? st.Obj().FirstElement().FieldName()
+                                    : std::string_view();
+        if (i++ > 0 && (name == "$indexStats" || name == "$planCacheStats")) {
           return Status(ErrorCode::kLocation40602,
-                        "$indexStats is only valid as the first stage in a pipeline");
+                        std::string(name) + " is only valid as the first stage in a pipeline");
         }
       }
+    }
+    if (!collectionless && first.type() == BsonType::kObject &&
+        first.Obj().FirstElement().FieldName() == "$planCacheStats") {
+      catalog::NamespaceString nss{ctx.db, coll_name};
+      HG_RETURN_IF_ERROR(catalog::ValidateCollectionName(nss));
+      HG_ASSIGN_OR_RETURN(auto docs, PlanCacheStatsDocuments(ctx, nss, first.Obj().FirstElement()));
+      return ReplyFromCatalogSource(ctx, nss, *stages, pctx, std::move(docs),
+                                    batch_size.value_or(101), reply);
     }
     if (!collectionless && first.type() == BsonType::kObject &&
         first.Obj().FirstElement().FieldName() == "$indexStats") {

@@ -6,6 +6,7 @@
 #include "commands/explain.h"
 #include "commands/index_scan.h"
 #include "commands/multi_planner.h"
+#include "commands/plan_cache.h"
 #include "commands/timeseries_scan.h"
 #include "commands/timeseries_util.h"
 #include "storage/kv_engine.h"
@@ -85,10 +86,32 @@ StatusWith<std::unique_ptr<pipeline::DocumentStream>> BuildReadStream(
     std::unique_ptr<IndexScan> trial_winner;
     if (!choice.rejected.empty()) {
       int64_t target = plan.limit > 0 ? plan.skip + plan.limit : 101;
-      HG_ASSIGN_OR_RETURN(auto outcome, RunTrial(coll, ctx.service.engine, &choice, plan.filter,
-                                                 plan.sort, target));
-      info->trials = std::move(outcome.trials);
-      trial_winner = std::move(outcome.winner_scan);
+      // Explain always runs the trial (its output shows it); other reads use the plan cache.
+      const bool use_cache = plan.count_index_use;
+      const std::string shape = QueryShape(plan.filter_spec, plan.sort, plan.projection_spec,
+                                           plan.count_only ? "count" : "");
+      const std::string index_set = IndexSetSignature(*coll);
+      if (use_cache) {
+        HG_ASSIGN_OR_RETURN(trial_winner, RunCachedPlan(coll, ctx.service.engine, &choice,
+                                                        plan.filter, shape, index_set, target));
+      }
+      if (!trial_winner) {
+        HG_ASSIGN_OR_RETURN(auto outcome, RunTrial(coll, ctx.service.engine, &choice, plan.filter,
+                                                   plan.sort, target));
+        if (use_cache) {
+          PlanCacheEntry e;
+          e.shape = shape;
+          e.index_set = index_set;
+          e.index_name = choice.winner.index->desc.name;
+          e.works = outcome.trials.front().works;
+          e.query = plan.filter_spec.Owned();  // the request's buffer goes away
+          e.sort = plan.sort.Owned();
+          e.projection = plan.projection_spec.Owned();
+          PlanCache::Instance().Store(coll->ns(), std::move(e));
+        }
+        info->trials = std::move(outcome.trials);
+        trial_winner = std::move(outcome.winner_scan);
+      }
     }
     if (plan.count_index_use) RecordIndexUse(choice.winner);
     if (choice.winner.IsCollScan()) {
@@ -235,6 +258,7 @@ Status WaitForWriteConcern(CommandContext& ctx, const BsonObj& cmd) {
 void RegisterCrudCommands(CommandRegistry& r) {
   RegisterFindCommands(r);
   RegisterExplainCommand(r);
+  RegisterPlanCacheCommands(r);
   RegisterWriteCommands(r);
 }
 

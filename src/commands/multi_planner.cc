@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <numeric>
 
+#include "commands/plan_cache.h"
+
 namespace hourglass::commands {
 
 namespace {
@@ -74,6 +76,38 @@ StatusWith<TrialOutcome> RunTrial(const std::shared_ptr<catalog::Collection>& co
   choice->winner = std::move(plans[order[0]]);
   for (size_t k = 1; k < n; ++k) choice->rejected.push_back(std::move(plans[order[k]]));
   return out;
+}
+
+StatusWith<std::unique_ptr<IndexScan>> RunCachedPlan(
+    const std::shared_ptr<catalog::Collection>& coll, storage::KvEngine* engine, PlanChoice* choice,
+    const std::optional<query::Matcher>& filter, const std::string& shape,
+    const std::string& index_set, int64_t target_results) {
+  PlanCache& cache = PlanCache::Instance();
+  auto entry = cache.Lookup(coll->ns(), shape, index_set);
+  if (!entry) return std::unique_ptr<IndexScan>();
+  std::vector<QueryPlan*> plans{&choice->winner};
+  for (auto& p : choice->rejected) plans.push_back(&p);
+  size_t k = 0;
+  while (k < plans.size() &&
+         (plans[k]->index == nullptr || plans[k]->index->desc.name != entry->index_name)) {
+    ++k;
+  }
+  if (k == plans.size()) {
+    cache.Erase(coll->ns(), shape);
+    return std::unique_ptr<IndexScan>();
+  }
+  auto scan = std::make_unique<IndexScan>(coll, engine, *plans[k], filter);
+  const int64_t budget = 10 * std::max<int64_t>(entry->works, 1);
+  target_results = std::max<int64_t>(1, std::min<int64_t>(target_results, 101));
+  while (!scan->IsEOF() && scan->produced() < target_results && scan->keys_examined() <= budget) {
+    HG_RETURN_IF_ERROR(scan->Work(kMaxKeysPerTurn));
+  }
+  if (!scan->IsEOF() && scan->produced() < target_results) {
+    cache.Erase(coll->ns(), shape);  // the cached plan did poorly on these values: replan
+    return std::unique_ptr<IndexScan>();
+  }
+  if (k != 0) std::swap(choice->winner, choice->rejected[k - 1]);
+  return scan;
 }
 
 }  // namespace hourglass::commands

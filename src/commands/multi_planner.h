@@ -51,4 +51,14 @@ StatusWith<TrialOutcome> RunTrial(const std::shared_ptr<catalog::Collection>& co
                                   const std::optional<query::Matcher>& filter,
                                   const bson::BsonObj& sort, int64_t target_results = 101);
 
+// The plan cache's side of a read (plan_cache.h): when `shape` has an entry for `index_set`
+// naming one of the candidates in `choice`, runs that candidate until it produces
+// `target_results` or ends within ten times the entry's works; then reorders `choice` with it
+// first and returns its scan (positioned after what it read). Returns nullptr on a miss, and
+// when the cached plan exceeds its budget (the entry is then dropped: replan with RunTrial).
+StatusWith<std::unique_ptr<IndexScan>> RunCachedPlan(
+    const std::shared_ptr<catalog::Collection>& coll, storage::KvEngine* engine, PlanChoice* choice,
+    const std::optional<query::Matcher>& filter, const std::string& shape,
+    const std::string& index_set, int64_t target_results);
+
 }  // namespace hourglass::commands

@@ -552,3 +552,74 @@ def test_distinct_scan(dist, key, flt, scan):
         assert st["totalKeysExamined"] < 50
     else:
         assert "DISTINCT_SCAN" not in names
+
+
+# ---------------------------------------------------------------- plan cache
+
+
+def cache_entries(coll):
+    return list(coll.aggregate([{"$planCacheStats": {}}]))
+
+
+def test_plan_cache_entries_clear_and_ddl(db):
+    db.pc.insert_many([{"_id": i, "a": i, "b": i % 3, "c": i % 50} for i in range(3000)])
+    db.pc.create_index("b")
+    db.pc.create_index("a")
+    assert cache_entries(db.pc) == []
+    # A single candidate plan makes no entry; two candidates do, one per shape.
+    list(db.pc.find({"a": 5}))
+    assert cache_entries(db.pc) == []
+    for v in (5, 17, 2999):
+        assert [d["_id"] for d in db.pc.find({"a": v, "b": v % 3})] == [v]
+    entries = cache_entries(db.pc)
+    assert len(entries) == 1
+    e = entries[0]
+    assert e["cachedPlan"]["indexName"] == "a_1"
+    assert e["createdFromQuery"]["query"] == {"a": 5, "b": 2}
+    assert e["isActive"] is True and e["works"] >= 1
+    assert {"planCacheKey", "queryHash", "timeOfCreation", "host"} <= set(e)
+    list(db.pc.find({"a": {"$gte": 10, "$lt": 20}, "b": 1}))
+    list(db.pc.find({"a": 7, "b": 1}, {"a": 1, "_id": 0}))
+    assert len(cache_entries(db.pc)) == 3
+    # planCacheClear of one shape, then of the collection.
+    db.command("planCacheClear", "pc", query={"a": 1, "b": 1})
+    assert len(cache_entries(db.pc)) == 2
+    db.command("planCacheClear", "pc")
+    assert cache_entries(db.pc) == []
+    # Index DDL makes the entries stale.
+    list(db.pc.find({"a": 5, "b": 2}))
+    assert len(cache_entries(db.pc)) == 1
+    db.pc.create_index("c")
+    assert cache_entries(db.pc) == []
+    list(db.pc.find({"a": 5, "b": 2}))
+    assert len(cache_entries(db.pc)) == 1
+    db.pc.drop_index("c_1")
+    assert cache_entries(db.pc) == []
+
+
+def test_plan_cache_replans_when_the_cached_plan_does_poorly(db):
+    """A cached plan that was good for one value and is poor for another is replaced."""
+    docs = [{"_id": i, "a": 1 if i < 2900 else i, "b": i} for i in range(3000)]
+    db.rp.insert_many(docs)
+    db.rp.create_index("a")
+    db.rp.create_index("b")
+    # a = 2950 is selective: a_1 wins and is cached.
+    assert [d["_id"] for d in db.rp.find({"a": 2950, "b": {"$lt": 5000}})] == [2950]
+    assert cache_entries(db.rp)[0]["cachedPlan"]["indexName"] == "a_1"
+    # a = 1 matches 2900 documents but b < 3 only three: a_1 exceeds its budget, b_1 wins.
+    got = sorted(d["_id"] for d in db.rp.find({"a": 1, "b": {"$lt": 3}}))
+    assert got == [0, 1, 2]
+    entries = cache_entries(db.rp)
+    assert len(entries) == 1
+    assert entries[0]["cachedPlan"]["indexName"] == "b_1"
+
+
+def test_plan_cache_errors(db):
+    db.pe.insert_one({"a": 1})
+    c, _, _ = command_error(db, {"planCacheClear": "pe", "sort": {"a": 1}})
+    assert c == 2
+    c, name, _ = command_error(
+        db, {"aggregate": "pe", "pipeline": [{"$match": {}}, {"$planCacheStats": {}}], "cursor": {}}
+    )
+    assert (c, name) == (40602, "Location40602")
+    assert list(db.missing.aggregate([{"$planCacheStats": {}}])) == []
