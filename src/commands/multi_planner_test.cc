@@ -3,6 +3,7 @@
 #include "commands/multi_planner.h"
 
 #include "commands/commands_test_util.h"
+#include "commands/plan_cache.h"
 
 namespace hourglass::commands {
 namespace {
@@ -104,6 +105,41 @@ TEST_F(MultiPlannerTest, BlockingSortPlansProduceNothingBeforeTheirEnd) {
   // b_1 matched as many documents, but they stay in its SORT until its end.
   EXPECT_GT(out.trials[1].n_returned, 90);
   EXPECT_GT(out.trials[0].score, out.trials[1].score + 0.5);
+}
+
+TEST(PlanCacheTest, ShapesIgnoreValuesButNotOperatorsOrTypes) {
+  auto shape = [](const char* filter, const char* sort = "{}") {
+    return QueryShape(bson::FromJson(filter).value(), bson::FromJson(sort).value(), BsonObj());
+  };
+  EXPECT_EQ(shape(R"({"a": 1, "b": {"$gt": 2}})"), shape(R"({"a": 7, "b": {"$gt": 9}})"));
+  EXPECT_EQ(shape(R"({"a": {"$in": [1, 2]}})"), shape(R"({"a": {"$in": [3]}})"));
+  EXPECT_EQ(shape(R"({"$or": [{"a": 1}, {"b": 2}]})"), shape(R"({"$or": [{"a": 5}, {"b": 6}]})"));
+  EXPECT_NE(shape(R"({"a": 1})"), shape(R"({"a": "x"})"));
+  EXPECT_NE(shape(R"({"a": {"$gt": 1}})"), shape(R"({"a": {"$gte": 1}})"));
+  EXPECT_NE(shape(R"({"a": 1})"), shape(R"({"b": 1})"));
+  EXPECT_NE(shape(R"({"a": 1})"), shape(R"({"a": 1})", R"({"a": 1})"));
+  EXPECT_NE(QueryShape(BsonObj(), BsonObj(), BsonObj(), "count"),
+            QueryShape(BsonObj(), BsonObj(), BsonObj()));
+}
+
+TEST(PlanCacheTest, EntriesBelongToAnIndexSet) {
+  PlanCache& cache = PlanCache::Instance();
+  PlanCacheEntry e;
+  e.shape = "s1";
+  e.index_set = "set1";
+  e.index_name = "a_1";
+  e.works = 3;
+  cache.Store("unit.pc", e);
+  ASSERT_TRUE(cache.Lookup("unit.pc", "s1", "set1").has_value());
+  EXPECT_EQ(cache.Lookup("unit.pc", "s1", "set1")->index_name, "a_1");
+  EXPECT_EQ(cache.List("unit.pc", "set1").size(), 1u);
+  EXPECT_TRUE(cache.List("unit.pc", "set2").empty());
+  // A lookup under another index set drops the stale entry.
+  EXPECT_FALSE(cache.Lookup("unit.pc", "s1", "set2").has_value());
+  EXPECT_FALSE(cache.Lookup("unit.pc", "s1", "set1").has_value());
+  cache.Store("unit.pc", e);
+  cache.Clear("unit.pc");
+  EXPECT_TRUE(cache.List("unit.pc", "set1").empty());
 }
 
 }  // namespace

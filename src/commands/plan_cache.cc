@@ -12,6 +12,10 @@ using bson::BsonElement;
 using bson::BsonObj;
 using bson::BsonType;
 
+namespace {
+constexpr size_t kMaxEntriesPerCollection = 5000;
+}  // namespace
+
 PlanCache& PlanCache::Instance() {
   static PlanCache* cache = new PlanCache();  // never destroyed: used until exit
   return *cache;
@@ -36,8 +40,12 @@ void PlanCache::Store(const std::string& ns, PlanCacheEntry entry) {
                              std::chrono::system_clock::now().time_since_epoch())
                              .count();
   std::lock_guard<std::mutex> lock(mu_);
+  auto& coll = entries_[ns];
+  if (coll.size() >= kMaxEntriesPerCollection && !coll.contains(entry.shape)) {
+    coll.erase(coll.begin());  // bounded memory: some entry makes room
+  }
   std::string shape = entry.shape;
-  entries_[ns][shape] = std::move(entry);
+  coll[shape] = std::move(entry);
 }
 
 void PlanCache::Erase(const std::string& ns, const std::string& shape) {
