@@ -24,6 +24,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -44,6 +45,15 @@ namespace hourglass::catalog {
 // transaction of the first write that makes an index multikey; read by Catalog::Open.
 inline constexpr std::string_view kMultikeyTable = "_index_multikey";
 
+// $indexStats' accesses of one index: queries that used it since `since_millis` (when this
+// server created or loaded the index). Counted by the read and write commands, not by explain.
+struct IndexUsage {
+  std::atomic<int64_t> ops{0};
+  int64_t since_millis = std::chrono::duration_cast<std::chrono::milliseconds>(
+                             std::chrono::system_clock::now().time_since_epoch())
+                             .count();
+};
+
 struct IndexEntry {
   bson::BsonObj spec;  // {v: 2, key: {...}, name: "..." [, unique: true, ...]}
   std::string ident;
@@ -53,6 +63,8 @@ struct IndexEntry {
   // False while the index is being built: writes maintain it, the planner ignores it. Not
   // persisted (only finished indexes reach the catalog table).
   bool ready = true;
+  // Shared by every copy of the entry, like `multikey`.
+  std::shared_ptr<IndexUsage> usage = std::make_shared<IndexUsage>();
   std::string name() const { return std::string(spec["name"].Str()); }
   bson::BsonObj key() const { return spec["key"].Obj(); }
 };

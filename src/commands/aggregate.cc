@@ -1,5 +1,7 @@
 // aggregate, count, distinct.
 #include <chrono>
+#include <cstdio>
+#include <functional>
 
 #include "base/clock.h"
 #include "bson/bson_compare.h"
@@ -10,6 +12,8 @@
 #include "commands/crud_util.h"
 #include "commands/ddl_commands.h"
 #include "commands/explain.h"
+#include "commands/index_scan.h"
+#include "commands/plan_cache.h"
 #include "commands/timeseries_read.h"
 #include "commands/timeseries_util.h"
 
@@ -75,6 +79,101 @@ StatusWith<BsonObj> CollStatsDocument(CommandContext& ctx, const catalog::Namesp
   return out.Obj();
 }
 
+// The documents $indexStats produces for `nss`: one per index {name, key, host, accesses: {ops,
+// since}, spec[, building]}. Errors: 28803 for a non-empty argument, 115 on time-series
+// collections, CommandNotSupportedOnView (166) on views. A missing collection has no indexes.
+StatusWith<std::vector<BsonObj>> IndexStatsDocuments(CommandContext& ctx,
+                                                     const catalog::NamespaceString& nss,
+                                                     const BsonElement& spec) {
+  if (spec.type() != BsonType::kObject || !spec.Obj().IsEmpty()) {
+    return Status(ErrorCode::kLocation28803,
+                  "The $indexStats stage specification must be an empty object");
+  }
+  std::vector<BsonObj> out;
+  auto coll = ctx.service.catalog->Lookup(nss);
+  if (!coll) return out;
+  if (coll->entry().type == "timeseries" || nss.IsTimeseriesBuckets()) {
+    return Status(ErrorCode::kCommandNotSupported,
+                  "$indexStats on time-series collections is not supported yet");
+  }
+  if (coll->IsView()) {
+    return Status(ErrorCode::kCommandNotSupportedOnView,
+                  "Namespace " + nss.ns() + " is a view, not a collection");
+  }
+  const std::string host = HostAndPort(ctx.service);
+  for (const catalog::IndexEntry& idx : coll->entry().indexes) {
+    BsonBuilder b;
+    b.AppendString("name", idx.name());
+    b.AppendObject("key", idx.key());
+    b.AppendString("host", host);
+    size_t acc = b.OpenObject("accesses");
+    b.AppendInt64("ops", idx.usage->ops.load());
+    b.AppendDate("since", idx.usage->since_millis);
+    b.Close(acc);
+    b.AppendObject("spec", idx.spec);
+    if (!idx.ready) b.AppendBool("building", true);
+    out.push_back(b.Obj());
+  }
+  return out;
+}
+
+// The documents $planCacheStats produces for `nss`: one per live plan cache entry
+// (plan_cache.h) {planCacheKey, queryHash, isActive, works, timeOfCreation, createdFromQuery:
+// {query, sort, projection}, cachedPlan: {stage, indexName}, host}. FailedToParse (9) unless the
+// argument is an object; a missing collection or a view has none.
+StatusWith<std::vector<BsonObj>> PlanCacheStatsDocuments(CommandContext& ctx,
+                                                         const catalog::NamespaceString& nss,
+                                                         const BsonElement& spec) {
+  if (spec.type() != BsonType::kObject) {
+    return Status(ErrorCode::kFailedToParse, "$planCacheStats value must be an object");
+  }
+  std::vector<BsonObj> out;
+  auto coll = ctx.service.catalog->Lookup(nss);
+  if (!coll || coll->IsView()) return out;
+  auto hex = [](const std::string& s) {
+    char buf[9];
+    std::snprintf(buf, sizeof(buf), "%08X",
+                  static_cast<unsigned>(std::hash<std::string>{}(s)&0xffffffffu));
+    return std::string(buf);
+  };
+  for (const PlanCacheEntry& e : PlanCache::Instance().List(coll->ns(), IndexSetSignature(*coll))) {
+    BsonBuilder b;
+    b.AppendString("planCacheKey", hex(e.shape + e.index_set));
+    b.AppendString("queryHash", hex(e.shape));
+    b.AppendBool("isActive", true);
+    b.AppendInt64("works", e.works);
+    b.AppendDate("timeOfCreation", e.created_millis);
+    size_t q = b.OpenObject("createdFromQuery");
+    b.AppendObject("query", e.query);
+    b.AppendObject("sort", e.sort);
+    b.AppendObject("projection", e.projection);
+    b.Close(q);
+    size_t p = b.OpenObject("cachedPlan");
+    b.AppendString("stage", "IXSCAN");
+    b.AppendString("indexName", e.index_name);
+    b.Close(p);
+    b.AppendString("host", HostAndPort(ctx.service));
+    out.push_back(b.Obj());
+  }
+  return out;
+}
+
+// Runs the stages after the first of `stages` over `docs` (what a catalog stage such as
+// $collStats or $indexStats produced) and replies with the cursor.
+Status ReplyFromCatalogSource(CommandContext& ctx, const catalog::NamespaceString& nss,
+                              const BsonObj& stages, const pipeline::PipelineContext& pctx,
+                              std::vector<BsonObj> docs, int64_t batch_size, BsonBuilder& reply) {
+  BsonArrayBuilder rest;
+  bool skip = true;
+  for (BsonElement st : stages) {
+    if (!skip) rest.AppendObject(st.Obj());
+    skip = false;
+  }
+  HG_ASSIGN_OR_RETURN(auto pipe, pipeline::Pipeline::Parse(rest.Obj(), pctx));
+  auto out = pipe->Bind(std::make_unique<pipeline::VectorDocumentStream>(std::move(docs)));
+  return ReplyWithCursor(ctx, nss.ns(), std::move(out), batch_size, false, reply);
+}
+
 class AggregateCommand : public Command {
  public:
   std::string_view Name() const override { return "aggregate"; }
@@ -113,6 +212,35 @@ class AggregateCommand : public Command {
     pctx.db = ctx.db;
     pctx.collections = MakeCollectionAccess(ctx.service);  // $lookup, $unionWith, $out, $merge...
     BsonElement first = stages->FirstElement();
+    {
+      int i = 0;
+      for (BsonElement st : *stages) {
+        std::string_view name = st.type() == BsonType::kObject && !st.Obj().IsEmpty()
+                                    ? st.Obj().FirstElement().FieldName()
+                                    : std::string_view();
+        if (i++ > 0 && (name == "$indexStats" || name == "$planCacheStats")) {
+          return Status(ErrorCode::kLocation40602,
+                        std::string(name) + " is only valid as the first stage in a pipeline");
+        }
+      }
+    }
+    if (!collectionless && first.type() == BsonType::kObject &&
+        first.Obj().FirstElement().FieldName() == "$planCacheStats") {
+      catalog::NamespaceString nss{ctx.db, coll_name};
+      HG_RETURN_IF_ERROR(catalog::ValidateCollectionName(nss));
+      HG_ASSIGN_OR_RETURN(auto docs, PlanCacheStatsDocuments(ctx, nss, first.Obj().FirstElement()));
+      return ReplyFromCatalogSource(ctx, nss, *stages, pctx, std::move(docs),
+                                    batch_size.value_or(101), reply);
+    }
+    if (!collectionless && first.type() == BsonType::kObject &&
+        first.Obj().FirstElement().FieldName() == "$indexStats") {
+      // Like $collStats: the catalog's index statistics are the source of the rest.
+      catalog::NamespaceString nss{ctx.db, coll_name};
+      HG_RETURN_IF_ERROR(catalog::ValidateCollectionName(nss));
+      HG_ASSIGN_OR_RETURN(auto docs, IndexStatsDocuments(ctx, nss, first.Obj().FirstElement()));
+      return ReplyFromCatalogSource(ctx, nss, *stages, pctx, std::move(docs),
+                                    batch_size.value_or(101), reply);
+    }
     if (!collectionless && first.type() == BsonType::kObject &&
         first.Obj().FirstElement().FieldName() == "$collStats") {
       // $collStats reads the catalog, not the documents: its one output document is the source
@@ -120,16 +248,8 @@ class AggregateCommand : public Command {
       catalog::NamespaceString nss{ctx.db, coll_name};
       HG_RETURN_IF_ERROR(catalog::ValidateCollectionName(nss));
       HG_ASSIGN_OR_RETURN(BsonObj stats, CollStatsDocument(ctx, nss, first.Obj().FirstElement()));
-      BsonArrayBuilder rest;
-      bool skip = true;
-      for (BsonElement st : *stages) {
-        if (!skip) rest.AppendObject(st.Obj());
-        skip = false;
-      }
-      HG_ASSIGN_OR_RETURN(auto pipe, pipeline::Pipeline::Parse(rest.Obj(), pctx));
-      auto out =
-          pipe->Bind(std::make_unique<pipeline::VectorDocumentStream>(std::vector<BsonObj>{stats}));
-      return ReplyWithCursor(ctx, nss.ns(), std::move(out), batch_size.value_or(101), false, reply);
+      return ReplyFromCatalogSource(ctx, nss, *stages, pctx, {stats}, batch_size.value_or(101),
+                                    reply);
     }
     HG_ASSIGN_OR_RETURN(auto pipe, pipeline::Pipeline::Parse(*stages, pctx));
 
@@ -210,6 +330,7 @@ class CountCommand : public Command {
         plan.filter = std::move(matcher);
         plan.filter_spec = q.value_or(BsonObj());
         plan.hint = HintOf(cmd);
+        plan.count_only = true;
         HG_ASSIGN_OR_RETURN(auto stream, BuildReadStream(ctx, nss, std::move(plan)));
         while (true) {
           HG_ASSIGN_OR_RETURN(auto doc, stream->Next());
@@ -242,32 +363,45 @@ class DistinctCommand : public Command {
     }
     HG_ASSIGN_OR_RETURN(auto q, GetObject("distinct", cmd, "query"));
     HG_ASSIGN_OR_RETURN(auto matcher, query::Matcher::Parse(q.value_or(BsonObj())));
-    std::unique_ptr<pipeline::DocumentStream> stream;
-    auto ts = LookupTimeseries(ctx.service, nss);
-    if (ts.ok() && ts.value()) {
-      // Only the key's top-level field is decoded.
-      HG_ASSIGN_OR_RETURN(
-          stream,
-          BuildTimeseriesRead(std::move(*ts.value()), ctx.service.engine, q.value_or(BsonObj()),
-                              TimeseriesDistinctStages(*key), {}, BsonObj(), cmd["hint"]));
-    } else {
-      ReadPlan plan;
-      plan.filter = std::move(matcher);
-      plan.filter_spec = q.value_or(BsonObj());
-      plan.hint = HintOf(cmd);
-      HG_ASSIGN_OR_RETURN(stream, BuildReadStream(ctx, nss, std::move(plan)));
-    }
+    ReadPlan plan;
+    plan.filter = std::move(matcher);
+    plan.filter_spec = q.value_or(BsonObj());
+    plan.hint = HintOf(cmd);
     // Values are kept as single-element documents, sorted and de-duplicated in canonical order.
     std::vector<BsonObj> values;
-    auto collect = [&](const BsonElement& v) {
-      BsonBuilder b;
-      b.AppendElementAs(v, "");
-      values.push_back(b.Obj());
-    };
-    while (true) {
-      HG_ASSIGN_OR_RETURN(auto doc, stream->Next());
-      if (!doc) break;
-      CollectPathValues(*doc, *key, collect);
+    auto coll = ctx.service.catalog->Lookup(nss);
+    std::optional<QueryPlan> distinct_scan;
+    if (coll && !coll->ident().empty() && coll->entry().type == "collection") {
+      distinct_scan = PlanDistinctScan(*coll, plan.filter_spec, *key, cmd["hint"]);
+    }
+    if (distinct_scan) {
+      // An index leading with the key: one key per value (DISTINCT_SCAN).
+      auto session = ctx.service.engine->NewSession();
+      int64_t keys = 0, docs = 0;
+      HG_ASSIGN_OR_RETURN(values, DistinctScan(*session, *coll, *distinct_scan, &keys, &docs));
+      RecordIndexUse(*distinct_scan);
+    } else {
+      std::unique_ptr<pipeline::DocumentStream> stream;
+      auto ts = LookupTimeseries(ctx.service, nss);
+      if (ts.ok() && ts.value()) {
+        // Only the key's top-level field is decoded.
+        HG_ASSIGN_OR_RETURN(
+            stream,
+            BuildTimeseriesRead(std::move(*ts.value()), ctx.service.engine, plan.filter_spec,
+                                TimeseriesDistinctStages(*key), {}, BsonObj(), cmd["hint"]));
+      } else {
+        HG_ASSIGN_OR_RETURN(stream, BuildReadStream(ctx, nss, std::move(plan)));
+      }
+      auto collect = [&](const BsonElement& v) {
+        BsonBuilder b;
+        b.AppendElementAs(v, "");
+        values.push_back(b.Obj());
+      };
+      while (true) {
+        HG_ASSIGN_OR_RETURN(auto doc, stream->Next());
+        if (!doc) break;
+        CollectPathValues(*doc, *key, collect);
+      }
     }
     std::sort(values.begin(), values.end(), [](const BsonObj& a, const BsonObj& b) {
       return bson::CompareElementValues(a.FirstElement(), b.FirstElement()) < 0;

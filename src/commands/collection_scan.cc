@@ -1,5 +1,7 @@
 #include "commands/collection_scan.h"
 
+#include "storage/record_id.h"
+
 namespace hourglass::commands {
 
 using bson::BsonObj;
@@ -42,7 +44,13 @@ Status CollectionScan::ReadChunk() {
     if (filter_) {
       HG_ASSIGN_OR_RETURN(keep, filter_->Evaluate(doc));  // $expr errors fail the scan
     }
-    if (keep) buffer_.push_back(doc.Owned());
+    if (keep && with_record_id_) {
+      bson::BsonBuilder rid;
+      rid.AppendInt64("", storage::DecodeRecordId(cursor->key()));
+      buffer_.push_back(AppendAnnotation(doc, kRecordIdAnnotation, rid.Obj().FirstElement()));
+    } else if (keep) {
+      buffer_.push_back(doc.Owned());
+    }
     if (++examined >= kChunkDocs) {
       last_key_ = std::string(cursor->key());
       break;
@@ -58,6 +66,42 @@ StatusWith<std::optional<BsonObj>> CollectionScan::Next() {
   BsonObj out = std::move(buffer_.front());
   buffer_.pop_front();
   return std::optional<BsonObj>(std::move(out));
+}
+
+BsonObj AppendAnnotation(const BsonObj& doc, std::string_view name,
+                         const bson::BsonElement& value) {
+  bson::BsonBuilder b;
+  for (bson::BsonElement e : doc) b.AppendElement(e);
+  b.AppendElementAs(value, name);
+  return b.Obj();
+}
+
+StatusWith<std::optional<BsonObj>> FindOutputStream::Next() {
+  auto next = in_->Next();
+  if (!next.ok() || !next.value().has_value()) return next;
+  const BsonObj& in = *next.value();
+  bson::BsonBuilder plain;
+  bson::BsonElement rid, key;
+  for (bson::BsonElement e : in) {
+    if (e.FieldName() == kRecordIdAnnotation) {
+      rid = e;
+    } else if (e.FieldName() == kIndexKeyAnnotation) {
+      key = e;
+    } else {
+      plain.AppendElement(e);
+    }
+  }
+  BsonObj out;
+  if (return_key_) {
+    out = key.eoo() ? BsonObj() : key.Obj();
+  } else {
+    out = plain.Obj();
+    if (projection_) {
+      HG_ASSIGN_OR_RETURN(out, projection_->Apply(out));
+    }
+  }
+  if (show_record_id_ && !rid.eoo()) out = AppendAnnotation(out, "$recordId", rid);
+  return std::optional<BsonObj>(out.Owned());
 }
 
 StatusWith<std::optional<BsonObj>> ProjectionStream::Next() {

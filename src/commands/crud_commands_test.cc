@@ -60,9 +60,9 @@ INSTANTIATE_TEST_SUITE_P(
         ErrorCase{R"({"find": "c", "hint": "a_1"})", 2, nullptr},
         ErrorCase{R"({"find": "c", "hint": 5})", 14, nullptr},
         ErrorCase{R"({"find": "c", "collation": {"locale": "en", "strength": 2}})", 115, nullptr},
-        ErrorCase{R"({"find": "c", "min": {"_id": 1}})", 115, nullptr},
-        ErrorCase{R"({"find": "c", "returnKey": true})", 115, nullptr},
-        ErrorCase{R"({"find": "c", "showRecordId": true})", 115, nullptr},
+        ErrorCase{R"({"find": "c", "min": {"_id": 1}})", 51173, nullptr},
+        ErrorCase{R"({"find": "c", "min": {"a": 1}, "hint": "_id_"})", 51174, nullptr},
+        ErrorCase{R"({"find": "c", "returnKey": "yes"})", 14, nullptr},
         // getMore
         ErrorCase{R"({"getMore": 5, "collection": "c"})", 14, nullptr},
         ErrorCase{R"({"getMore": {"$numberLong": "5"}})", 40414,

@@ -49,19 +49,10 @@ class FindCommand : public Command {
     catalog::NamespaceString nss{ctx.db, coll_name};
     HG_RETURN_IF_ERROR(catalog::ValidateCollectionName(nss));
     HG_RETURN_IF_ERROR(CheckHintAndCollation("find", cmd));
-    for (std::string_view unsupported : {"min", "max"}) {
-      if (cmd.HasField(unsupported)) {
-        return Status(ErrorCode::kCommandNotSupported,
-                      "find." + std::string(unsupported) + " is not supported yet");
-      }
-    }
-    for (std::string_view unsupported : {"returnKey", "showRecordId"}) {
-      HG_ASSIGN_OR_RETURN(bool on, GetBool("find", cmd, unsupported, false));
-      if (on) {
-        return Status(ErrorCode::kCommandNotSupported,
-                      "find." + std::string(unsupported) + " is not supported yet");
-      }
-    }
+    HG_ASSIGN_OR_RETURN(auto min, GetObject("find", cmd, "min"));
+    HG_ASSIGN_OR_RETURN(auto max, GetObject("find", cmd, "max"));
+    HG_ASSIGN_OR_RETURN(bool return_key, GetBool("find", cmd, "returnKey", false));
+    HG_ASSIGN_OR_RETURN(bool show_record_id, GetBool("find", cmd, "showRecordId", false));
     HG_ASSIGN_OR_RETURN(bool no_timeout, GetBool("find", cmd, "noCursorTimeout", false));
     HG_ASSIGN_OR_RETURN(auto filter, GetObject("find", cmd, "filter"));
     HG_ASSIGN_OR_RETURN(auto projection, GetObject("find", cmd, "projection"));
@@ -101,6 +92,10 @@ class FindCommand : public Command {
     plan.limit = limit.value_or(0);
     plan.projection = std::move(proj);
     if (plan.projection) plan.projection_spec = *projection;
+    plan.min = min.value_or(BsonObj());
+    plan.max = max.value_or(BsonObj());
+    plan.return_key = return_key;
+    plan.show_record_id = show_record_id;
     plan.hint = HintOf(cmd);
     HG_ASSIGN_OR_RETURN(plan.allow_disk_use, GetAllowDiskUse("find", cmd));
     // A limit smaller than the batch size ends the cursor with the first batch.

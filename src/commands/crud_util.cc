@@ -5,7 +5,10 @@
 #include "commands/cursor_manager.h"
 #include "commands/explain.h"
 #include "commands/index_scan.h"
+#include "commands/multi_planner.h"
+#include "commands/plan_cache.h"
 #include "commands/timeseries_read.h"
+#include "commands/timeseries_scan.h"
 #include "commands/timeseries_util.h"
 #include "pipeline/memory_parameters.h"
 #include "pipeline/spill_file.h"
@@ -52,6 +55,13 @@ StatusWith<std::unique_ptr<pipeline::DocumentStream>> BuildReadStream(
         std::make_unique<pipeline::VectorDocumentStream>(std::vector<BsonObj>{}));
   }
   HG_ASSIGN_OR_RETURN(auto ts, std::move(ts_or));
+  const bool min_max = !plan.min.IsEmpty() || !plan.max.IsEmpty();
+  const bool annotate = plan.return_key || plan.show_record_id;
+  if (ts && (min_max || annotate)) {
+    return Status(ErrorCode::kCommandNotSupported,
+                  "min, max, returnKey and showRecordId on time-series collections are not "
+                  "supported yet");
+  }
   if (ts) {
     // Sort, skip and limit run as stages of the time-series read, which may turn a sort on the
     // time field into a bounded sort over buckets.
@@ -68,15 +78,64 @@ StatusWith<std::unique_ptr<pipeline::DocumentStream>> BuildReadStream(
     stream = std::make_unique<pipeline::VectorDocumentStream>(std::vector<BsonObj>{});
   } else {
     HG_ASSIGN_OR_RETURN(PlanChoice choice, PlanQuery(*coll, plan.filter_spec, plan.sort, hint));
+    if (min_max) {
+      HG_RETURN_IF_ERROR(ApplyMinMax(&choice.winner, !hint.eoo(), plan.min, plan.max));
+    }
+    // Plans that can answer from the keys alone read no documents.
+    auto cover = [&](QueryPlan& p) {
+      p.with_record_id = plan.show_record_id;
+      p.with_index_key = plan.return_key;
+      if (!p.exact || annotate) return;
+      if (plan.count_only) {
+        p.covered_fields.emplace();
+      } else if (!plan.projection_spec.IsEmpty()) {
+        p.covered_fields = CoveredFields(p, plan.projection_spec, plan.sort);
+      }
+    };
+    cover(choice.winner);
+    for (auto& p : choice.rejected) cover(p);
+    std::unique_ptr<IndexScan> trial_winner;
+    if (!choice.rejected.empty()) {
+      int64_t target = plan.limit > 0 ? plan.skip + plan.limit : 101;
+      // Explain always runs the trial (its output shows it); other reads use the plan cache.
+      const bool use_cache = plan.count_index_use;
+      const std::string shape = QueryShape(plan.filter_spec, plan.sort, plan.projection_spec,
+                                           plan.count_only ? "count" : "");
+      const std::string index_set = IndexSetSignature(*coll);
+      if (use_cache) {
+        HG_ASSIGN_OR_RETURN(trial_winner, RunCachedPlan(coll, ctx.service.engine, &choice,
+                                                        plan.filter, shape, index_set, target));
+      }
+      if (!trial_winner) {
+        HG_ASSIGN_OR_RETURN(auto outcome, RunTrial(coll, ctx.service.engine, &choice, plan.filter,
+                                                   plan.sort, target));
+        if (use_cache) {
+          PlanCacheEntry e;
+          e.shape = shape;
+          e.index_set = index_set;
+          e.index_name = choice.winner.index->desc.name;
+          e.works = outcome.trials.front().works;
+          e.query = plan.filter_spec.Owned();  // the request's buffer goes away
+          e.sort = plan.sort.Owned();
+          e.projection = plan.projection_spec.Owned();
+          PlanCache::Instance().Store(coll->ns(), std::move(e));
+        }
+        info->trials = std::move(outcome.trials);
+        trial_winner = std::move(outcome.winner_scan);
+      }
+    }
+    if (plan.count_index_use) RecordIndexUse(choice.winner);
     if (choice.winner.IsCollScan()) {
       auto scan = std::make_unique<CollectionScan>(coll, ctx.service.engine, std::move(plan.filter),
                                                    choice.winner.natural_reverse);
+      scan->set_with_record_id(plan.show_record_id);
       info->collection_scan = scan.get();
       stream = std::move(scan);
     } else {
       sorted_by_scan = choice.winner.provides_sort;
-      auto scan = std::make_unique<IndexScan>(coll, ctx.service.engine, choice.winner,
-                                              std::move(plan.filter));
+      auto scan = trial_winner ? std::move(trial_winner)
+                               : std::make_unique<IndexScan>(coll, ctx.service.engine,
+                                                             choice.winner, std::move(plan.filter));
       info->index_scan = scan.get();
       stream = std::move(scan);
     }
@@ -109,7 +168,10 @@ StatusWith<std::unique_ptr<pipeline::DocumentStream>> BuildReadStream(
     HG_ASSIGN_OR_RETURN(auto p, pipeline::Pipeline::Parse(stages.Obj(), pctx));
     stream = p->Bind(std::move(stream));
   }
-  if (plan.projection) {
+  if (annotate) {
+    stream = std::make_unique<FindOutputStream>(std::move(stream), std::move(plan.projection),
+                                                plan.return_key, plan.show_record_id);
+  } else if (plan.projection) {
     stream = std::make_unique<ProjectionStream>(std::move(stream), std::move(*plan.projection));
   }
   return stream;
@@ -220,6 +282,7 @@ Status WaitForWriteConcern(CommandContext& ctx, const BsonObj& cmd) {
 void RegisterCrudCommands(CommandRegistry& r) {
   RegisterFindCommands(r);
   RegisterExplainCommand(r);
+  RegisterPlanCacheCommands(r);
   RegisterWriteCommands(r);
 }
 

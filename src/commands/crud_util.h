@@ -8,6 +8,7 @@
 
 #include "catalog/catalog.h"
 #include "commands/command.h"
+#include "commands/multi_planner.h"
 #include "commands/query_planner.h"
 #include "pipeline/pipeline.h"
 #include "query/matcher.h"
@@ -22,9 +23,18 @@ struct ReadPlan {
   int64_t skip = 0;
   int64_t limit = 0;  // 0 = none
   std::optional<query::Projection> projection;
-  bson::BsonObj projection_spec;       // the document `projection` was parsed from
   bson::BsonObj hint;                  // {hint: <name or key pattern>}, or empty
   std::optional<bool> allow_disk_use;  // the command's allowDiskUse, for the sort
+  bool count_index_use = true;         // $indexStats: false for explain
+  // The projection as given (time-series reads decode only the columns it needs; covered plans,
+  // query_planner.h CoveredFields), and whether only the number of matches matters (count: then
+  // an exact index scan fetches nothing).
+  bson::BsonObj projection_spec;
+  bool count_only = false;
+  // find's min/max (index key bounds of the hinted index), returnKey and showRecordId.
+  bson::BsonObj min, max;
+  bool return_key = false;
+  bool show_record_id = false;
 };
 
 class CollectionScan;
@@ -35,6 +45,9 @@ struct ReadExecInfo {
   std::optional<PlanChoice> choice;  // unset for time-series and missing collections
   const CollectionScan* collection_scan = nullptr;
   const IndexScan* index_scan = nullptr;
+  // With several candidate plans, the multi-planner's trials (multi_planner.h): the winner's
+  // first, then those of choice->rejected in order.
+  std::vector<TrialStats> trials;
   bool blocking_sort = false;  // a SORT stage runs after the scan
   int64_t scan_returned = 0;   // documents the scan passed on (counted as they are read)
 };

@@ -209,11 +209,21 @@ class InsertCommand : public Command {
 
 // Records of `coll` matching `matcher` (parsed from `q`), read inside `session`'s transaction
 // through the plan the planner picks for `q`, `sort` and `hint` (hint: EOO for none).
+// Several candidate plans run their multi-planner trial in their own sessions first (the
+// trial only chooses; the winner is then read inside the write's transaction).
 StatusWith<std::vector<catalog::Record>> MatchingRecords(
-    storage::Session& session, catalog::Collection& coll, const BsonObj& q,
-    const query::Matcher& matcher, bool first_only, const BsonObj& sort, const BsonElement& hint) {
+    storage::KvEngine* engine, storage::Session& session, catalog::Collection& coll,
+    const BsonObj& q, const query::Matcher& matcher, bool first_only, const BsonObj& sort,
+    const BsonElement& hint) {
   std::vector<catalog::Record> out;
   HG_ASSIGN_OR_RETURN(PlanChoice choice, PlanQuery(coll, q, sort, hint));
+  if (!choice.rejected.empty()) {
+    // A non-owning handle: `coll` outlives the trial.
+    std::shared_ptr<catalog::Collection> borrowed(std::shared_ptr<void>(), &coll);
+    HG_RETURN_IF_ERROR(
+        RunTrial(borrowed, engine, &choice, matcher, sort, first_only ? 1 : 101).status());
+  }
+  RecordIndexUse(choice.winner);
   if (!choice.winner.IsCollScan()) {
     int64_t keys = 0;
     std::unordered_set<int64_t> seen;
@@ -303,8 +313,9 @@ StatusWith<UpdateResult> RunUpdate(CommandContext& ctx, catalog::Collection& col
     auto session = ctx.service.engine->NewSession();
     storage::WriteUnit wu(*session);
     HG_RETURN_IF_ERROR(wu.begin_status());
-    HG_ASSIGN_OR_RETURN(auto records, MatchingRecords(*session, coll, q, matcher,
-                                                      !multi && sort.IsEmpty(), sort, hint));
+    HG_ASSIGN_OR_RETURN(auto records,
+                        MatchingRecords(ctx.service.engine, *session, coll, q, matcher,
+                                        !multi && sort.IsEmpty(), sort, hint));
     HG_RETURN_IF_ERROR(SortRecords(records, sort));
     if (!multi && records.size() > 1) records.resize(1);
     for (const auto& rec : records) {
@@ -495,8 +506,9 @@ StatusWith<std::vector<catalog::Record>> RunDelete(CommandContext& ctx, catalog:
     auto session = ctx.service.engine->NewSession();
     storage::WriteUnit wu(*session);
     HG_RETURN_IF_ERROR(wu.begin_status());
-    HG_ASSIGN_OR_RETURN(auto records, MatchingRecords(*session, coll, q, matcher,
-                                                      !multi && sort.IsEmpty(), sort, hint));
+    HG_ASSIGN_OR_RETURN(auto records,
+                        MatchingRecords(ctx.service.engine, *session, coll, q, matcher,
+                                        !multi && sort.IsEmpty(), sort, hint));
     HG_RETURN_IF_ERROR(SortRecords(records, sort));
     if (!multi && records.size() > 1) records.resize(1);
     for (auto& rec : records) {

@@ -31,6 +31,8 @@ struct ExplainRequest {
   std::optional<BsonObj> projection;
   BsonObj hint;  // {hint: ...} or empty
   bool upsert = false;
+  BsonObj min, max;  // find
+  std::string distinct_key;
   std::vector<BsonObj> rest_stages;  // aggregate: stages after the leading $match
 };
 
@@ -74,6 +76,10 @@ StatusWith<ExplainRequest> ParseRequest(CommandContext& ctx, const BsonObj& inne
     r.filter = f.value_or(BsonObj());
     r.sort = s.value_or(BsonObj());
     if (p && !p->IsEmpty()) r.projection = *p;
+    HG_ASSIGN_OR_RETURN(auto min, GetObject(k, inner, "min"));
+    HG_ASSIGN_OR_RETURN(auto max, GetObject(k, inner, "max"));
+    r.min = min.value_or(BsonObj());
+    r.max = max.value_or(BsonObj());
     r.skip = skip.value_or(0);
     r.limit = std::abs(limit.value_or(0));
     if (r.skip < 0) return Status(ErrorCode::kBadValue, "Skip value must be non-negative");
@@ -88,6 +94,7 @@ StatusWith<ExplainRequest> ParseRequest(CommandContext& ctx, const BsonObj& inne
     } else {
       HG_ASSIGN_OR_RETURN(auto key, GetString(k, inner, "key"));
       if (!key) return MissingField("distinct", "key");
+      r.distinct_key = std::string(*key);
     }
   } else if (k == "update") {
     HG_ASSIGN_OR_RETURN(BsonObj stmt, FirstStatement(k, inner, "updates"));
@@ -153,44 +160,69 @@ BsonObj Wrap(std::string_view stage, const BsonObj& input,
   return b.Obj();
 }
 
-// The access stage(s) with stats when `info` ran: COLLSCAN, or FETCH over IXSCAN.
-BsonObj AccessStage(const QueryPlan& plan, const BsonObj& filter, const ReadExecInfo* run) {
+// What one access path did: documents passed on, keys and documents examined.
+struct AccessCounters {
+  int64_t n_returned = 0;
+  int64_t keys = 0;
+  int64_t docs = 0;
+};
+
+AccessCounters CountersOf(const ReadExecInfo& run) {
+  AccessCounters c;
+  c.n_returned = run.scan_returned;
+  if (run.index_scan) {
+    c.keys = run.index_scan->keys_examined();
+    c.docs = run.index_scan->docs_examined();
+  } else if (run.collection_scan) {
+    c.docs = run.collection_scan->docs_examined();
+  }
+  return c;
+}
+
+// The access stage(s) with stats when `run` is given: COLLSCAN, or FETCH over IXSCAN.
+BsonObj AccessStage(const QueryPlan& plan, const BsonObj& filter, const AccessCounters* run) {
   BsonObj desc = plan.Describe(filter);
   if (run == nullptr) return desc;
   BsonBuilder b;
   if (plan.IsCollScan()) {
     for (BsonElement e : desc) {
       b.AppendElement(e);
-      if (e.FieldName() == "stage") b.AppendInt64("nReturned", run->scan_returned);
+      if (e.FieldName() == "stage") b.AppendInt64("nReturned", run->n_returned);
     }
-    b.AppendInt64("docsExamined", run->collection_scan ? run->collection_scan->docs_examined() : 0);
+    b.AppendInt64("docsExamined", run->docs);
     return b.Obj();
   }
-  int64_t keys = run->index_scan ? run->index_scan->keys_examined() : 0;
-  int64_t docs = run->index_scan ? run->index_scan->docs_examined() : 0;
+  if (plan.covered_fields && !plan.IsOr()) {
+    for (BsonElement e : desc) {
+      b.AppendElement(e);
+      if (e.FieldName() == "stage") b.AppendInt64("nReturned", run->n_returned);
+    }
+    b.AppendInt64("keysExamined", run->keys);
+    return b.Obj();
+  }
   BsonBuilder ix;
   for (BsonElement f : desc["inputStage"].Obj()) {
     ix.AppendElement(f);
-    if (f.FieldName() == "stage") ix.AppendInt64("nReturned", keys);
+    if (f.FieldName() == "stage") ix.AppendInt64("nReturned", run->keys);
   }
   // An $or union reports its keys on the OR stage (the branches' shares are not kept).
-  ix.AppendInt64("keysExamined", keys);
+  ix.AppendInt64("keysExamined", run->keys);
   for (BsonElement e : desc) {
     if (e.FieldName() == "inputStage") continue;
     b.AppendElement(e);
-    if (e.FieldName() == "stage") b.AppendInt64("nReturned", run->scan_returned);
+    if (e.FieldName() == "stage") b.AppendInt64("nReturned", run->n_returned);
   }
-  b.AppendInt64("docsExamined", docs);
+  b.AppendInt64("docsExamined", run->docs);
   b.AppendObject("inputStage", ix.Obj());
   return b.Obj();
 }
 
 // The plan tree of `req` over `access`: SORT, SKIP, LIMIT, PROJECTION and the command's stage.
-BsonObj PlanTree(const ExplainRequest& req, BsonObj access, const ReadExecInfo* info,
-                 int64_t final_n, bool blocking_sort) {
+BsonObj PlanTree(const ExplainRequest& req, BsonObj access, const AccessCounters* info,
+                 int64_t final_n, bool blocking_sort, bool covered = false) {
   StageStats st;
   st.with_stats = info != nullptr;
-  int64_t n = info ? info->scan_returned : 0;
+  int64_t n = info ? info->n_returned : 0;
   if (blocking_sort) {
     st.n_returned = n;
     access = Wrap(
@@ -216,7 +248,7 @@ BsonObj PlanTree(const ExplainRequest& req, BsonObj access, const ReadExecInfo* 
   if (req.projection) {
     st.n_returned = n;
     access = Wrap(
-        "PROJECTION_DEFAULT", access,
+        covered ? "PROJECTION_COVERED" : "PROJECTION_DEFAULT", access,
         [&](BsonBuilder& b) { b.AppendObject("transformBy", *req.projection); }, st);
   }
   st.n_returned = 0;
@@ -295,21 +327,41 @@ Status RunExplain(CommandContext& ctx, const BsonObj& inner, std::string_view ve
   plan.filter_spec = req.filter;
   plan.sort = req.sort;
   plan.hint = req.hint;
+  plan.count_index_use = false;
+  plan.min = req.min;
+  plan.max = req.max;
   if (req.kind == "find" || req.kind == "findAndModify" || req.kind == "update" ||
       req.kind == "delete") {
     plan.skip = req.skip;
     plan.limit = req.limit;
   } else if (req.kind == "count") {
     plan.skip = req.skip;
+    plan.count_only = true;
   }
   if (req.projection) {
-    HG_ASSIGN_OR_RETURN(plan.projection, query::Projection::Parse(*req.projection));
+    HG_ASSIGN_OR_RETURN(plan.projection, query::Projection::Parse(*req.projection, req.filter));
+    plan.projection_spec = *req.projection;
   }
   ReadExecInfo info;
   auto start = std::chrono::steady_clock::now();
-  HG_ASSIGN_OR_RETURN(auto stream, BuildReadStream(ctx, req.nss, std::move(plan), &info));
+  // distinct over an index that leads with its key reads one key per value (DISTINCT_SCAN).
+  std::optional<QueryPlan> distinct_plan;
+  if (req.kind == "distinct" && coll && !coll->ident().empty()) {
+    distinct_plan = PlanDistinctScan(*coll, req.filter, req.distinct_key,
+                                     req.hint.IsEmpty() ? BsonElement() : req.hint.FirstElement());
+  }
+  int64_t distinct_keys = 0, distinct_docs = 0;
+  std::unique_ptr<pipeline::DocumentStream> stream;
+  if (!distinct_plan) {
+    HG_ASSIGN_OR_RETURN(stream, BuildReadStream(ctx, req.nss, std::move(plan), &info));
+  }
   int64_t n = 0;
-  if (execute) {
+  if (execute && distinct_plan) {
+    auto session = ctx.service.engine->NewSession();
+    HG_ASSIGN_OR_RETURN(
+        auto values, DistinctScan(*session, *coll, *distinct_plan, &distinct_keys, &distinct_docs));
+    n = static_cast<int64_t>(values.size());
+  } else if (execute) {
     while (true) {
       HG_ASSIGN_OR_RETURN(auto doc, stream->Next());
       if (!doc) break;
@@ -328,22 +380,63 @@ Status RunExplain(CommandContext& ctx, const BsonObj& inner, std::string_view ve
   qp.AppendBool("maxIndexedAndSolutionsReached", false);
   qp.AppendBool("maxScansToExplodeReached", false);
   BsonObj winning, executed;
-  BsonArrayBuilder rejected;
-  if (!info.choice) {
+  BsonArrayBuilder rejected, all_plans;
+  if (distinct_plan) {
+    for (bool with_stats : {false, true}) {
+      if (with_stats && !execute) break;
+      BsonBuilder scan;
+      for (BsonElement e : distinct_plan->Describe(req.filter)) {
+        if (e.FieldName() == "stage") {
+          scan.AppendString("stage", "DISTINCT_SCAN");
+          if (with_stats) scan.AppendInt64("nReturned", n);
+        } else {
+          scan.AppendElement(e);
+        }
+      }
+      if (with_stats) scan.AppendInt64("keysExamined", distinct_keys);
+      BsonBuilder proj;
+      proj.AppendInt32("_id", 0);
+      proj.AppendInt32(req.distinct_key, 1);
+      BsonObj tree = Wrap(
+          "PROJECTION_COVERED", scan.Obj(),
+          [&](BsonBuilder& b) { b.AppendObject("transformBy", proj.Obj()); },
+          StageStats{n, with_stats});
+      (with_stats ? executed : winning) = tree;
+    }
+  } else if (!info.choice) {
     BsonBuilder eof;
     eof.AppendString("stage", "EOF");
     winning = eof.Obj();
     executed = winning;
   } else {
+    const bool covered = info.choice->winner.covered_fields.has_value();
     winning = PlanTree(req, AccessStage(info.choice->winner, req.filter, nullptr), nullptr, n,
-                       info.blocking_sort);
+                       info.blocking_sort, covered);
     if (execute) {
-      executed = PlanTree(req, AccessStage(info.choice->winner, req.filter, &info), &info, n,
-                          info.blocking_sort);
+      AccessCounters run = CountersOf(info);
+      executed = PlanTree(req, AccessStage(info.choice->winner, req.filter, &run), &run, n,
+                          info.blocking_sort, covered);
     }
     for (const QueryPlan& p : info.choice->rejected) {
       rejected.AppendObject(PlanTree(req, p.Describe(req.filter), nullptr, 0,
-                                     !req.sort.IsEmpty() && !p.provides_sort));
+                                     !req.sort.IsEmpty() && !p.provides_sort,
+                                     p.covered_fields.has_value()));
+    }
+    // allPlansExecution: each candidate's trial (none when a single plan ran without one).
+    for (size_t i = 0; i < info.trials.size(); ++i) {
+      const TrialStats& t = info.trials[i];
+      const QueryPlan& p = i == 0 ? info.choice->winner : info.choice->rejected[i - 1];
+      AccessCounters c{t.n_returned, t.keys_examined, t.docs_examined};
+      bool sort_stage = !req.sort.IsEmpty() && !p.provides_sort;
+      BsonBuilder tb;
+      tb.AppendInt64("nReturned", t.n_returned);
+      tb.AppendInt64("executionTimeMillisEstimate", 0);
+      tb.AppendInt64("totalKeysExamined", t.keys_examined);
+      tb.AppendInt64("totalDocsExamined", t.docs_examined);
+      tb.AppendObject("executionStages",
+                      PlanTree(req, AccessStage(p, req.filter, &c), &c, t.n_returned, sort_stage,
+                               p.covered_fields.has_value()));
+      all_plans.AppendObject(tb.Obj());
     }
   }
   qp.AppendObject("winningPlan", winning);
@@ -358,13 +451,16 @@ Status RunExplain(CommandContext& ctx, const BsonObj& inner, std::string_view ve
                         req.kind == "findAndModify";
     es.AppendInt64("nReturned", returns_docs ? n : 0);
     es.AppendInt64("executionTimeMillis", millis);
-    es.AppendInt64("totalKeysExamined", info.index_scan ? info.index_scan->keys_examined() : 0);
-    int64_t docs = info.index_scan        ? info.index_scan->docs_examined()
+    es.AppendInt64("totalKeysExamined", distinct_plan     ? distinct_keys
+                                        : info.index_scan ? info.index_scan->keys_examined()
+                                                          : 0);
+    int64_t docs = distinct_plan          ? distinct_docs
+                   : info.index_scan      ? info.index_scan->docs_examined()
                    : info.collection_scan ? info.collection_scan->docs_examined()
                                           : 0;
     es.AppendInt64("totalDocsExamined", docs);
     es.AppendObject("executionStages", executed);
-    if (verbosity == "allPlansExecution") es.AppendArray("allPlansExecution", BsonObj());
+    if (verbosity == "allPlansExecution") es.AppendArray("allPlansExecution", all_plans.Obj());
     exec_stats = es.Obj();
   }
 

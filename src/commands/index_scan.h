@@ -38,16 +38,36 @@ Status ScanIndexEntries(storage::Session& s, const QueryPlan& plan, IndexScanPos
                         int64_t max_keys, const std::function<Status(int64_t, bool*)>& fn,
                         int64_t* keys_examined);
 
+// DISTINCT_SCAN: the distinct values of the first field of `plan`'s index (PlanDistinctScan)
+// within its ranges, each as {"": value}, in index order. Reads one key per value and skips to
+// the next value; a value whose type the key does not keep (numbers, objects) or that may stand
+// for a missing field (null) is read from a document of that key. Counts keys and documents read.
+StatusWith<std::vector<bson::BsonObj>> DistinctScan(storage::Session& s, catalog::Collection& coll,
+                                                    const QueryPlan& plan, int64_t* keys_examined,
+                                                    int64_t* docs_examined);
+
 class IndexScan : public pipeline::DocumentStream {
  public:
   IndexScan(std::shared_ptr<catalog::Collection> coll, storage::KvEngine* engine, QueryPlan plan,
             std::optional<query::Matcher> filter);
   StatusWith<std::optional<bson::BsonObj>> Next() override;
+  // One step of a multi-planner trial (multi_planner.h): reads at most `max_keys` index entries
+  // into the buffer that Next() then drains. Blocks on storage only.
+  Status Work(int64_t max_keys) { return ReadChunk(max_keys); }
+  bool IsEOF() const { return done_; }
+  const QueryPlan& plan() const { return plan_; }
   int64_t keys_examined() const { return keys_examined_; }
   int64_t docs_examined() const { return docs_examined_; }
+  int64_t produced() const { return produced_; }  // documents that passed the filter
 
  private:
-  Status ReadChunk();
+  Status ReadChunk(int64_t max_keys);
+  // A covered plan's entry (the key at pos_.last_key): true once its output is buffered, false
+  // when a value's type cannot be read from the key and the record is needed.
+  StatusWith<bool> CoveredEntry();
+  // `doc` (of record `rid`, under the key at pos_.last_key) with the annotations the plan asks
+  // for (collection_scan.h).
+  StatusWith<bson::BsonObj> Annotate(const bson::BsonObj& doc, int64_t rid) const;
 
   std::shared_ptr<catalog::Collection> coll_;
   storage::KvEngine* engine_;
@@ -62,6 +82,7 @@ class IndexScan : public pipeline::DocumentStream {
   int64_t chunk_keys_ = 16;  // keys per ReadChunk, doubling up to 1000
   int64_t keys_examined_ = 0;
   int64_t docs_examined_ = 0;
+  int64_t produced_ = 0;
 };
 
 }  // namespace hourglass::commands

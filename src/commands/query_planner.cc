@@ -352,6 +352,72 @@ bool ImpliesPartialFilter(const BsonObj& filter, const BsonObj& partial) {
   return true;
 }
 
+// Whether the clause `value` on one field is a form whose bounds are exact: a non-null point
+// value, $eq of one, $in of them, or ranges. Counts its point sets and ranges.
+bool ExactClause(const BsonElement& value, int* point_sets, int* ranges) {
+  auto point = [](const BsonElement& v) {
+    return PointValue(v) && v.type() != BsonType::kNull && v.type() != BsonType::kObject;
+  };
+  if (value.type() == BsonType::kObject && !value.Obj().IsEmpty() &&
+      value.Obj().FirstElement().FieldName().starts_with("$")) {
+    for (BsonElement op : value.Obj()) {
+      std::string_view name = op.FieldName();
+      ValueInterval bracket;
+      if (name == "$eq") {
+        if (!point(op)) return false;
+        ++*point_sets;
+      } else if (name == "$in") {
+        if (op.type() != BsonType::kArray) return false;
+        for (BsonElement v : op.Obj()) {
+          if (!point(v)) return false;
+        }
+        ++*point_sets;
+      } else if (name == "$gt" || name == "$gte" || name == "$lt" || name == "$lte") {
+        if (!TypeBracket(op, &bracket)) return false;
+        ++*ranges;
+      } else {
+        return false;
+      }
+    }
+    return true;
+  }
+  if (!point(value)) return false;
+  ++*point_sets;
+  return true;
+}
+
+// See QueryPlan::exact.
+bool BoundsAreExact(const QueryPlan& plan, const BsonObj& filter) {
+  if (plan.index == nullptr || plan.multikey || plan.index->desc.hashed) return false;
+  std::vector<std::string_view> scanned;
+  for (BsonElement f : plan.index->desc.key) {
+    if (scanned.size() == plan.scanned_prefix) break;
+    scanned.push_back(f.FieldName());
+  }
+  std::map<std::string_view, std::pair<int, int>> counts;  // field -> (point sets, ranges)
+  std::function<bool(const BsonObj&, int)> check = [&](const BsonObj& f, int depth) {
+    for (BsonElement e : f) {
+      std::string_view name = e.FieldName();
+      if (name == "$and" && e.type() == BsonType::kArray && depth < 20) {
+        for (BsonElement c : e.Obj()) {
+          if (c.type() != BsonType::kObject || !check(c.Obj(), depth + 1)) return false;
+        }
+        continue;
+      }
+      if (std::find(scanned.begin(), scanned.end(), name) == scanned.end()) return false;
+      auto& [points, ranges] = counts[name];
+      if (!ExactClause(e, &points, &ranges)) return false;
+    }
+    return true;
+  };
+  if (!check(filter, 0)) return false;
+  for (const auto& [field, c] : counts) {
+    // Only the first point set of a field becomes bounds; ranges intersect (not multikey).
+    if (c.first > 1 || (c.first == 1 && c.second > 0)) return false;
+  }
+  return true;
+}
+
 // Builds the plan of `idx` for the predicates; `forced`: usable even without bounds.
 std::optional<QueryPlan> PlanIndex(const catalog::SecondaryIndex& idx,
                                    const std::map<std::string, FieldPredicates>& preds,
@@ -411,6 +477,7 @@ std::optional<QueryPlan> PlanIndex(const catalog::SecondaryIndex& idx,
     prefixes = std::move(next);
   }
   bool range_field = used_points == points && points < fields.size() && has_bounds[points];
+  plan.scanned_prefix = used_points + (range_field ? 1 : 0);
   if (!any_empty) {
     for (const auto& p : prefixes) {
       if (range_field) {
@@ -466,9 +533,9 @@ std::optional<QueryPlan> PlanIndex(const catalog::SecondaryIndex& idx,
   return plan;
 }
 
-BsonObj DescribeIndexScan(const QueryPlan& p) {
+BsonObj DescribeIndexScan(const QueryPlan& p, std::string_view stage = "IXSCAN") {
   BsonBuilder b;
-  b.AppendString("stage", "IXSCAN");
+  b.AppendString("stage", stage);
   b.AppendObject("keyPattern", p.index->desc.key);
   b.AppendString("indexName", p.index->desc.name);
   b.AppendBool("isMultiKey", p.multikey);
@@ -493,6 +560,11 @@ BsonObj QueryPlan::Describe(const BsonObj& filter) const {
     if (!filter.IsEmpty()) b.AppendObject("filter", filter);
     b.AppendString("direction", natural_reverse ? "backward" : "forward");
     return b.Obj();
+  }
+  if (covered_fields && !IsOr()) {
+    // Keys only: a count over one key range is MongoDB's COUNT_SCAN.
+    return DescribeIndexScan(
+        *this, covered_fields->empty() && ranges.size() <= 1 ? "COUNT_SCAN" : "IXSCAN");
   }
   b.AppendString("stage", "FETCH");
   if (!filter.IsEmpty()) b.AppendObject("filter", filter);
@@ -545,6 +617,138 @@ std::optional<QueryPlan> PlanOr(const catalog::Collection& coll, const BsonObj& 
   return out;
 }
 }  // namespace
+
+std::optional<std::vector<std::string>> CoveredFields(const QueryPlan& plan,
+                                                      const BsonObj& projection,
+                                                      const BsonObj& sort) {
+  if (!plan.exact || projection.IsEmpty()) return std::nullopt;
+  if (!sort.IsEmpty() && !plan.provides_sort) return std::nullopt;
+  std::vector<std::string> included;
+  bool id_included = true;
+  for (BsonElement e : projection) {
+    std::string_view name = e.FieldName();
+    if (name.empty() || name.front() == '$' || name.find('.') != std::string_view::npos) {
+      return std::nullopt;
+    }
+    bool on;
+    if (e.type() == BsonType::kBool) {
+      on = e.Bool();
+    } else if (e.IsNumber()) {
+      on = e.NumberDouble() != 0;
+    } else {
+      return std::nullopt;  // expressions, $slice, $elemMatch...
+    }
+    if (name == "_id") {
+      id_included = on;
+      continue;
+    }
+    if (!on) return std::nullopt;  // an exclusion projection needs the whole document
+    included.emplace_back(name);
+  }
+  if (included.empty() && !id_included) return std::nullopt;
+  if (id_included) included.emplace_back("_id");
+  std::vector<std::string> out;
+  for (BsonElement f : plan.index->desc.key) {
+    auto it = std::find(included.begin(), included.end(), f.FieldName());
+    if (it == included.end()) continue;
+    out.emplace_back(f.FieldName());
+    included.erase(it);
+  }
+  if (!included.empty()) return std::nullopt;  // a field the index does not hold
+  return out;
+}
+
+Status ApplyMinMax(QueryPlan* plan, bool hinted, const BsonObj& min, const BsonObj& max) {
+  if (!hinted || plan->index == nullptr || plan->IsOr()) {
+    return Status(ErrorCode::kLocation51173,
+                  "When using min()/max() a hint of which index to use must be provided");
+  }
+  const BsonObj& pattern = plan->index->desc.key;
+  auto encode = [&](const BsonObj& bound) -> StatusWith<std::string> {
+    if (bound.NumFields() != pattern.NumFields()) {
+      return Status(ErrorCode::kLocation51174, "The index chosen is not compatible with min/max");
+    }
+    bson::KeyStringBuilder k;
+    auto v = bound.begin();
+    for (BsonElement f : pattern) {
+      if ((*v).FieldName() != f.FieldName()) {
+        return Status(ErrorCode::kLocation51174, "The index chosen is not compatible with min/max");
+      }
+      k.AppendElement(*v, IsDescending(f));
+      ++v;
+    }
+    return k.Release();
+  };
+  if (plan->index->desc.hashed) {
+    return Status(ErrorCode::kCommandNotSupported,
+                  "min/max on a hashed index is not supported yet");
+  }
+  KeyRange r;
+  if (!min.IsEmpty()) {
+    HG_ASSIGN_OR_RETURN(r.start, encode(min));
+  }
+  if (!max.IsEmpty()) {
+    HG_ASSIGN_OR_RETURN(std::string end, encode(max));
+    if (!min.IsEmpty() && r.start >= end) {
+      return Status(ErrorCode::kLocation51175,
+                    "The value provided for min() does not come before the value provided for "
+                    "max() in the hinted index");
+    }
+    r.end = std::move(end);
+  }
+  plan->ranges = {std::move(r)};
+  plan->forward = true;
+  plan->provides_sort = false;
+  plan->exact = false;
+  BsonBuilder bounds;
+  if (!min.IsEmpty()) bounds.AppendObject("min", min);
+  if (!max.IsEmpty()) bounds.AppendObject("max", max);
+  plan->bounds = bounds.Obj();
+  return Status::OK();
+}
+
+std::optional<QueryPlan> PlanDistinctScan(const catalog::Collection& coll, const BsonObj& filter,
+                                          std::string_view key, const BsonElement& hint) {
+  if (!hint.eoo() || coll.IsClustered()) return std::nullopt;
+  auto leads = [&](QueryPlan& p) {
+    if (p.index == nullptr || p.IsOr() || p.multikey) return false;
+    BsonElement first = p.index->desc.key.FirstElement();
+    if (first.FieldName() != key || IsHashed(first)) return false;
+    p.covered_fields = std::vector<std::string>{std::string(key)};  // reads keys only
+    return true;
+  };
+  if (filter.IsEmpty()) {
+    std::vector<const catalog::SecondaryIndex*> indexes;
+    if (const auto* id = coll.IdIndex()) indexes.push_back(id);
+    for (const auto& idx : coll.Indexes()) {
+      if (idx.entry->ready && !idx.desc.hidden && !idx.desc.partial) indexes.push_back(&idx);
+    }
+    for (const auto* idx : indexes) {
+      QueryPlan p = *PlanIndex(*idx, {}, BsonObj(), true);
+      if (leads(p)) return p;
+    }
+    return std::nullopt;
+  }
+  auto choice = PlanQuery(coll, filter, BsonObj(), hint);
+  if (!choice.ok()) return std::nullopt;
+  if (choice.value().winner.exact && leads(choice.value().winner)) {
+    return std::move(choice.value().winner);
+  }
+  for (auto& p : choice.value().rejected) {
+    if (p.exact && leads(p)) return std::move(p);
+  }
+  return std::nullopt;
+}
+
+void RecordIndexUse(const QueryPlan& plan) {
+  std::vector<const catalog::IndexEntry*> seen;
+  for (const QueryPlan* scan : plan.Scans()) {
+    const catalog::IndexEntry* e = scan->index->entry;
+    if (std::find(seen.begin(), seen.end(), e) != seen.end()) continue;
+    seen.push_back(e);
+    e->usage->ops.fetch_add(1);
+  }
+}
 
 StatusWith<PlanChoice> PlanQuery(const catalog::Collection& coll, const BsonObj& filter,
                                  const BsonObj& sort, const BsonElement& hint) {
@@ -600,6 +804,7 @@ StatusWith<PlanChoice> PlanQuery(const catalog::Collection& coll, const BsonObj&
                       "hint provided does not correspond to an existing index");
       }
       choice.winner = *PlanIndex(*forced, preds, sort, true);
+      choice.winner.exact = BoundsAreExact(choice.winner, filter);
       return choice;
     }
   }
@@ -610,7 +815,10 @@ StatusWith<PlanChoice> PlanQuery(const catalog::Collection& coll, const BsonObj&
         !ImpliesPartialFilter(filter, idx->desc.spec["partialFilterExpression"].Obj())) {
       continue;
     }
-    if (auto p = PlanIndex(*idx, preds, sort, false)) candidates.push_back(std::move(*p));
+    if (auto p = PlanIndex(*idx, preds, sort, false)) {
+      p->exact = BoundsAreExact(*p, filter);
+      candidates.push_back(std::move(*p));
+    }
   }
   if (candidates.empty()) {
     if (auto union_plan = PlanOr(coll, filter, sort)) choice.winner = std::move(*union_plan);

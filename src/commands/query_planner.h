@@ -16,9 +16,10 @@
 // Choice: hidden indexes are never used; partial indexes only when the filter contains their
 // filter's clauses verbatim; sparse ones only with bounds. When no index applies and the filter
 // has a top-level $or whose every branch (with the filter's other clauses) has an index plan,
-// the plan is the union of those scans. Among usable indexes the one with the
-// most leading equality fields wins, then a range on the next field, then one that provides the
-// sort, then the fewer fields and creation order. `hint` by name or key pattern forces an index
+// the plan is the union of those scans. Usable indexes are ordered by rule: the most leading
+// equality fields first, then a range on the next field, then one that provides the sort, then
+// the fewer fields and creation order; when there are several, the callers let the multi-planner
+// (multi_planner.h) pick among them by a trial run. `hint` by name or key pattern forces an index
 // (a missing or hidden one fails with BadValue 2); {$natural: 1|-1} forces a collection scan.
 //
 // Thread-safety: plans are values; they borrow the Collection (keep its shared_ptr alive).
@@ -49,6 +50,17 @@ struct QueryPlan {
   bool provides_sort = false;
   int score = 0;
   bool natural_reverse = false;  // collection scan in reverse ({$natural: -1})
+  // Whether the key ranges select exactly the documents the filter matches (single index, not
+  // multikey, no hashed field, every filter clause a bound on a scanned field, no null): such a
+  // scan needs no fetch to filter, so counts and covered projections can skip the documents.
+  bool exact = false;
+  size_t scanned_prefix = 0;  // leading key fields whose bounds the ranges apply
+  // Set by the caller when the plan reads keys only: the key fields to output (empty: count).
+  std::optional<std::vector<std::string>> covered_fields;
+  // Set by the caller for find's showRecordId / returnKey: the scan appends the RecordId / the
+  // index key to each document under the names of collection_scan.h's annotations.
+  bool with_record_id = false;
+  bool with_index_key = false;
   // A top-level $or whose every branch has an index plan: the union of the branches' scans
   // (index stays nullptr; records found by several branches are fetched once).
   std::vector<QueryPlan> or_branches;
@@ -66,7 +78,8 @@ struct QueryPlan {
     return out;
   }
   // Explain's description of the access: {stage: COLLSCAN, direction} or
-  // {stage: FETCH, inputStage: {stage: IXSCAN, keyPattern, indexName, ...}}.
+  // {stage: FETCH, inputStage: {stage: IXSCAN, keyPattern, indexName, ...}}; a covered plan is
+  // the IXSCAN alone (COUNT_SCAN for a count over one key range).
   bson::BsonObj Describe(const bson::BsonObj& filter) const;
 };
 
@@ -74,6 +87,33 @@ struct PlanChoice {
   QueryPlan winner;
   std::vector<QueryPlan> rejected;
 };
+
+// The fields (in key order) a covered read of `plan` outputs for `projection`, or nullopt when
+// the plan cannot cover it: the plan must be exact, the projection an inclusion of top-level
+// index fields only (`_id` excluded unless indexed), and the sort empty or provided by the scan.
+std::optional<std::vector<std::string>> CoveredFields(const QueryPlan& plan,
+                                                      const bson::BsonObj& projection,
+                                                      const bson::BsonObj& sort);
+
+// Restricts `plan` (the plan of a hinted index) to find's `min` (inclusive) and `max`
+// (exclusive) index keys, either of which may be empty. Errors: Location51173 when the plan is
+// not a hinted index scan (`hinted` false or a collection scan), Location51174 when a bound's
+// fields are not the index's key fields in order, Location51175 when min does not come before
+// max in index order; CommandNotSupported (115) on hashed indexes.
+Status ApplyMinMax(QueryPlan* plan, bool hinted, const bson::BsonObj& min,
+                   const bson::BsonObj& max);
+
+// A plan whose index scan can answer distinct(`key`, `filter`) by skipping from one key value to
+// the next (DISTINCT_SCAN), or nullopt: an index (not hidden, not multikey, not partial unless
+// the filter implies it) whose first field is `key`, unhashed, and whose bounds answer the filter
+// exactly (any such index for an empty filter). Never with a hint.
+std::optional<QueryPlan> PlanDistinctScan(const catalog::Collection& coll,
+                                          const bson::BsonObj& filter, std::string_view key,
+                                          const bson::BsonElement& hint);
+
+// Counts one use of each index `plan` reads ($indexStats accesses.ops): called once per query
+// that runs the plan (explain does not).
+void RecordIndexUse(const QueryPlan& plan);
 
 // Plans a read of `coll`. `hint` may be EOO. Errors: BadValue (2) "hint provided does not
 // correspond to an existing index"; TypeMismatch if the hint is neither a string nor an object.

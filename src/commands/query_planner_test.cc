@@ -149,5 +149,104 @@ TEST_F(QueryPlannerTest, BadHints) {
   }
 }
 
+// Exactness (the bounds answer the whole filter) and the covered fields of a projection, on the
+// plan the planner picks (hint to force one).
+struct ExactCase {
+  const char* filter;
+  const char* hint;  // index name or nullptr
+  bool exact;
+  const char* projection;  // nullptr: not checked
+  const char* covered;     // JSON array of the covered fields, nullptr: not coverable
+};
+
+TEST_F(QueryPlannerTest, ExactBoundsAndCoveredFields) {
+  const ExactCase cases[] = {
+      {R"({"a": 5})", nullptr, true, R"({"a": 1, "_id": 0})", R"(["a"])"},
+      {R"({"a": {"$gt": 1, "$lt": 4}})", "a_1", true, R"({"a": 1, "_id": false})", R"(["a"])"},
+      {R"({"a": {"$in": [1, 2]}})", "a_1", true, R"({"a": 1})", nullptr},  // _id not indexed
+      {R"({"a": 1, "c": {"$gte": 2}})", "a_1_c_1", true, R"({"c": 1, "a": 1, "_id": 0})",
+       R"(["a", "c"])"},
+      {R"({"a": 1, "c": 2})", "a_1", false, nullptr, nullptr},  // c is not in a_1
+      {R"({"a": null})", "a_1", false, nullptr, nullptr},       // null also matches missing
+      {R"({"a": {"$ne": 3}})", "a_1", false, nullptr, nullptr},
+      {R"({"a": {"$gt": 1}, "c": 2})", "a_1_c_1", false, nullptr, nullptr},  // c past the range
+      {R"({"a": 1, "$or": [{"c": 1}]})", "a_1", false, nullptr, nullptr},
+      {R"({"m": 1})", "m_1", false, nullptr, nullptr},  // multikey
+      {R"({"h": 1})", "h_hashed", false, nullptr, nullptr},
+      {R"({"a": 1})", "a_1", true, R"({"a": 0})", nullptr},  // exclusion
+      {R"({"a": 1})", "a_1", true, R"({"a": {"$add": [1, 2]}, "_id": 0})", nullptr},
+      {R"({"_id": 4})", "_id_", true, R"({"_id": 1})", R"(["_id"])"},
+  };
+  auto coll = catalog_->Lookup({"test", "c"});
+  for (const auto& c : cases) {
+    BsonObj filter = bson::FromJson(c.filter).value();
+    BsonObj hint;
+    if (c.hint) hint = bson::FromJson(std::string(R"({"hint": ")") + c.hint + R"("})").value();
+    auto choice =
+        PlanQuery(*coll, filter, BsonObj(), hint.IsEmpty() ? bson::BsonElement() : hint["hint"]);
+    ASSERT_TRUE(choice.ok()) << c.filter;
+    const QueryPlan& p = choice.value().winner;
+    ASSERT_FALSE(p.IsCollScan()) << c.filter;
+    EXPECT_EQ(p.exact, c.exact) << c.filter;
+    if (!c.projection) continue;
+    auto fields = CoveredFields(p, bson::FromJson(c.projection).value(), BsonObj());
+    if (c.covered == nullptr) {
+      EXPECT_FALSE(fields.has_value()) << c.filter << " " << c.projection;
+      continue;
+    }
+    ASSERT_TRUE(fields.has_value()) << c.filter << " " << c.projection;
+    BsonObj expected = bson::FromJson(std::string(R"({"v": )") + c.covered + "}").value();
+    size_t i = 0;
+    for (bson::BsonElement e : expected["v"].Obj()) {
+      ASSERT_LT(i, fields->size()) << c.filter;
+      EXPECT_EQ((*fields)[i++], e.Str()) << c.filter;
+    }
+    EXPECT_EQ(i, fields->size()) << c.filter;
+  }
+}
+
+TEST_F(QueryPlannerTest, MinMaxBoundsAndErrors) {
+  auto coll = catalog_->Lookup({"test", "c"});
+  auto plan_for = [&](const char* hint_json) {
+    BsonObj hint = bson::FromJson(hint_json).value();
+    return PlanQuery(*coll, BsonObj(), BsonObj(), hint["hint"]).value().winner;
+  };
+  auto obj = [](const char* json) { return bson::FromJson(json).value(); };
+  QueryPlan p = plan_for(R"({"hint": "a_1_c_1"})");
+  ASSERT_TRUE(ApplyMinMax(&p, true, obj(R"({"a": 1, "c": 2})"), obj(R"({"a": 3, "c": 0})")).ok());
+  ASSERT_EQ(p.ranges.size(), 1u);
+  EXPECT_LT(p.ranges[0].start, *p.ranges[0].end);
+  EXPECT_FALSE(p.exact);
+  p = plan_for(R"({"hint": "a_1"})");
+  EXPECT_TRUE(ApplyMinMax(&p, true, BsonObj(), obj(R"({"a": 3})")).ok());
+  EXPECT_TRUE(p.ranges[0].start.empty());
+
+  struct ErrCase {
+    const char* hint;
+    bool hinted;
+    const char* min;
+    const char* max;
+    ErrorCode code;
+  };
+  const ErrCase errs[] = {
+      {R"({"hint": "a_1"})", false, R"({"a": 1})", "{}", ErrorCode::kLocation51173},
+      {R"({"hint": {"$natural": 1}})", true, R"({"a": 1})", "{}", ErrorCode::kLocation51173},
+      {R"({"hint": "a_1"})", true, R"({"c": 1})", "{}", ErrorCode::kLocation51174},
+      {R"({"hint": "a_1_c_1"})", true, R"({"a": 1})", "{}", ErrorCode::kLocation51174},
+      {R"({"hint": "a_1_c_1"})", true, "{}", R"({"c": 1, "a": 1})", ErrorCode::kLocation51174},
+      {R"({"hint": "a_1"})", true, R"({"a": 2})", R"({"a": 2})", ErrorCode::kLocation51175},
+      // b is descending: 5 comes before 3 in index order.
+      {R"({"hint": "b_-1"})", true, R"({"b": 3})", R"({"b": 5})", ErrorCode::kLocation51175},
+      {R"({"hint": "h_hashed"})", true, R"({"h": 3})", "{}", ErrorCode::kCommandNotSupported},
+  };
+  for (const auto& e : errs) {
+    QueryPlan q = plan_for(e.hint);
+    EXPECT_EQ(ApplyMinMax(&q, e.hinted, obj(e.min), obj(e.max)).code(), e.code)
+        << e.hint << " " << e.min << " " << e.max;
+  }
+  QueryPlan b = plan_for(R"({"hint": "b_-1"})");
+  EXPECT_TRUE(ApplyMinMax(&b, true, obj(R"({"b": 5})"), obj(R"({"b": 3})")).ok());
+}
+
 }  // namespace
 }  // namespace hourglass::commands
