@@ -9,6 +9,7 @@
 #include "bson/bson_compare.h"
 #include "pipeline/dependencies.h"
 #include "pipeline/expression.h"
+#include "pipeline/group_block.h"
 #include "timeseries/bucket_filter.h"
 
 namespace hourglass::commands {
@@ -44,6 +45,28 @@ int TimeSortDirection(const BsonObj& stage, const std::string& time_field) {
 }
 
 // $sort {M: ±1, T: -1} followed by $group {_id: "$M", <f>: {$first: ...}...}.
+// Whether a $group key truncates the time field into bins that can be shorter than a bucket's
+// span (e.g. minutes of hour-long buckets): most buckets then hold several keys, which control
+// cannot answer, and block processing of the unpacked columns is the faster path.
+bool KeyBinsFinerThanBuckets(const BsonElement& e, const std::string& time, int64_t span_ms) {
+  if (e.type() != BsonType::kObject && e.type() != BsonType::kArray) return false;
+  BsonObj obj = e.Obj();
+  if (e.type() == BsonType::kObject && obj.NumFields() == 1 &&
+      obj.FirstElement().FieldName() == "$dateTrunc" &&
+      obj.FirstElement().type() == BsonType::kObject) {
+    BsonObj args = obj.FirstElement().Obj();
+    BsonElement date = args["date"];
+    if (date.type() == BsonType::kString && date.Str() == "$" + time) {
+      const int64_t width = pipeline::DateTruncBinsOf(args).min_width;
+      return width == 0 || width < span_ms;
+    }
+  }
+  for (const BsonElement& child : obj) {
+    if (KeyBinsFinerThanBuckets(child, time, span_ms)) return true;
+  }
+  return false;
+}
+
 bool IsLastpoint(const BsonObj& sort_stage, const BsonObj& group_stage, const std::string& time,
                  const std::string& meta) {
   BsonElement s = sort_stage.FirstElement();
@@ -371,6 +394,10 @@ TimeseriesReadPlan PlanTimeseriesRead(const timeseries::TimeseriesOptions& optio
       plan.rest.erase(plan.rest.begin());
     } else if (first.FieldName() == "$group" && first.type() == BsonType::kObject) {
       plan.control_group = timeseries::ControlGroup::Make(first.Obj(), time, options.meta_field);
+      if (plan.control_group && KeyBinsFinerThanBuckets(first.Obj()["_id"], time,
+                                                        options.bucket_max_span_seconds * 1000)) {
+        plan.control_group.reset();
+      }
       if (plan.control_group) {
         plan.group_spec = first.Obj();
         plan.rest.erase(plan.rest.begin());

@@ -17,7 +17,7 @@ struct KeyRefs {
   bool eligible = true;
   std::vector<std::string> fields;        // top-level fields referenced, in first-seen order
   std::map<std::string, int> plain_refs;  // references other than "$f" as $dateTrunc's date
-  // field -> its {"": {$dateTrunc: ...}} specs, each with its bin width (FixedBinWidth)
+  // field -> its {"": {$dateTrunc: ...}} specs, each with its fixed bin width (0: calendar)
   std::map<std::string, std::vector<std::pair<BsonObj, int64_t>>> truncs;
 
   void Add(const std::string& field, bool as_trunc_date) {
@@ -39,28 +39,6 @@ void WalkString(std::string_view s, KeyRefs* refs, bool as_trunc_date) {
   std::string_view path = s.substr(1);
   size_t dot = path.find('.');
   refs->Add(std::string(path.substr(0, dot)), as_trunc_date && dot == std::string_view::npos);
-}
-
-// The width in milliseconds of the bins of a $dateTrunc spec whose unit is a constant up to an
-// hour and whose binSize is absent or a constant: such bins are fixed spans of elapsed time
-// (whatever the time zone), so a date in [trunc, trunc + width) truncates to `trunc`. 0 for
-// other specs (calendar units, computed arguments).
-int64_t FixedBinWidth(const BsonObj& args) {
-  BsonElement unit = args["unit"];
-  if (unit.type() != BsonType::kString) return 0;
-  const std::string_view u = unit.Str();
-  int64_t width = u == "millisecond" ? 1
-                  : u == "second"    ? 1000
-                  : u == "minute"    ? 60'000
-                  : u == "hour"      ? 3'600'000
-                                     : 0;
-  BsonElement bin = args["binSize"];
-  if (width == 0 || bin.eoo()) return width;
-  if (!bin.IsNumber() || bin.type() == BsonType::kDecimal128 || bin.NumberLong() <= 0 ||
-      static_cast<double>(bin.NumberLong()) != bin.NumberDouble()) {
-    return 0;
-  }
-  return __builtin_mul_overflow(width, bin.NumberLong(), &width) ? 0 : width;
 }
 
 void WalkKey(const BsonElement& e, KeyRefs* refs) {
@@ -85,8 +63,9 @@ void WalkKey(const BsonElement& e, KeyRefs* refs) {
         date.Str()[1] != '$' && date.Str().find('.') == std::string_view::npos) {
       BsonBuilder holder;
       holder.AppendObject("", obj);
-      refs->truncs[std::string(date.Str().substr(1))].emplace_back(
-          holder.Obj(), FixedBinWidth(obj.FirstElement().Obj()));
+      const DateTruncBins bins = DateTruncBinsOf(obj.FirstElement().Obj());
+      refs->truncs[std::string(date.Str().substr(1))].emplace_back(holder.Obj(),
+                                                                   bins.fixed ? bins.min_width : 0);
     }
     return;
   }
@@ -98,6 +77,34 @@ void WalkKey(const BsonElement& e, KeyRefs* refs) {
 }
 
 }  // namespace
+
+DateTruncBins DateTruncBinsOf(const BsonObj& args) {
+  BsonElement unit = args["unit"];
+  if (unit.type() != BsonType::kString) return {};
+  const std::string_view u = unit.Str();
+  // Calendar units: the shortest such bin (a day may last 23 hours across a DST change).
+  constexpr int64_t kHour = 3'600'000, kDay = 23 * kHour;
+  int64_t width = u == "millisecond" ? 1
+                  : u == "second"    ? 1000
+                  : u == "minute"    ? 60'000
+                  : u == "hour"      ? kHour
+                  : u == "day"       ? kDay
+                  : u == "week"      ? 7 * 24 * kHour - kHour
+                  : u == "month"     ? 28 * 24 * kHour - kHour
+                  : u == "quarter"   ? 89 * 24 * kHour - kHour
+                  : u == "year"      ? 365 * 24 * kHour - kHour
+                                     : 0;
+  if (width == 0) return {};
+  BsonElement bin = args["binSize"];
+  if (!bin.eoo()) {
+    if (!bin.IsNumber() || bin.type() == BsonType::kDecimal128 || bin.NumberLong() <= 0 ||
+        static_cast<double>(bin.NumberLong()) != bin.NumberDouble() ||
+        __builtin_mul_overflow(width, bin.NumberLong(), &width)) {
+      return {};
+    }
+  }
+  return {width, u == "millisecond" || u == "second" || u == "minute" || u == "hour"};
+}
 
 std::optional<GroupBlockPlan> GroupBlockPlan::Make(const BsonElement& id,
                                                    const std::vector<BsonElement>& accumulators) {

@@ -30,6 +30,16 @@
 
 namespace hourglass::pipeline {
 
+// The bins of a $dateTrunc whose `unit` and `binSize` are constants (`args` is its argument
+// object): the shortest a bin can be in milliseconds, and whether every bin is exactly that long
+// (units up to an hour bin elapsed time, whatever the time zone; days and longer follow the
+// calendar). min_width 0: the bins cannot be told from the spec.
+struct DateTruncBins {
+  int64_t min_width = 0;
+  bool fixed = false;
+};
+DateTruncBins DateTruncBinsOf(const bson::BsonObj& args);
+
 class GroupBlockPlan {
  public:
   // nullopt when the stage is not eligible. `id` is the $group's _id element; `accumulators`

@@ -169,3 +169,22 @@ def test_block_group_spills_like_the_document_path(twins):
     for a, b in zip(got, want):
         assert a["_id"] == b["_id"] and a["n"] == b["n"] and a["vals"] == b["vals"]
         assert a["avg"] == pytest.approx(b["avg"], rel=1e-12)
+
+
+def stage_names(db, pipeline):
+    explained = db.command("aggregate", "ts", pipeline=pipeline, explain=True)
+    return [next(iter(s)) for s in explained["stages"]]
+
+
+def test_bins_finer_than_buckets_use_blocks_not_control(twins):
+    # Buckets of granularity "minutes" span a day: hourly keys split almost every bucket, so
+    # the $max is computed on blocks; a key on the meta field alone is answered from control.
+    hourly = [{"$group": {"_id": {"$dateTrunc": {"date": "$t", "unit": "hour"}},
+                          "mx": {"$max": "$w"}}}]
+    assert "$_internalGroupFromControl" not in stage_names(twins, hourly)
+    before = blocks_counter(twins)
+    got = run(twins.ts, hourly)
+    assert blocks_counter(twins) > before
+    assert got == run(twins.ts, [{"$addFields": {"_unused": 1}}] + hourly)
+    per_sensor = [{"$group": {"_id": "$meta", "mx": {"$max": "$w"}}}]
+    assert "$_internalGroupFromControl" in stage_names(twins, per_sensor)
