@@ -154,6 +154,13 @@ Status RunServerStatus(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& rep
     reply.Close(r);
     reply.Close(t);
   }
+  if (Wanted(cmd, "wiredTiger")) {
+    size_t t = reply.OpenObject("wiredTiger");
+    size_t c = reply.OpenObject("cache");
+    reply.AppendInt64("maximum bytes configured", int64_t{service.options.cache_size_mb} << 20);
+    reply.Close(c);
+    reply.Close(t);
+  }
   if (Wanted(cmd, "storageEngine")) {
     size_t t = reply.OpenObject("storageEngine");
     reply.AppendString("name", "wiredTiger");

@@ -35,6 +35,7 @@ struct ServerOptions {
   bool in_memory = false;
   std::string logpath;
   int max_conns = 1000000;
+  int cache_size_mb = 0;  // the WiredTiger cache in effect
   std::vector<std::string> argv;
   // The options as a document, for getCmdLineOpts's "parsed" field.
   bson::BsonObj parsed;

@@ -3,6 +3,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <iostream>
 
 #include "bson/bson.h"
@@ -54,6 +55,10 @@ Status ApplyConfigFile(const std::string& path, ParsedOptions* out) {
 }
 
 }  // namespace
+
+int DefaultCacheSizeMb(int64_t ram_mb) {
+  return static_cast<int>(std::max<int64_t>(256, (ram_mb - 1024) / 2));
+}
 
 StatusWith<ParsedOptions> ParseOptions(int argc, char** argv) {
   ParsedOptions out;

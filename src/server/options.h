@@ -14,12 +14,17 @@ struct ParsedOptions {
   commands::ServerOptions server;
   bool log_append = false;
   bool quiet = false;
-  int cache_size_mb = 512;
+  // --wiredTigerCacheSizeGB in MB; 0: mongod's default, the larger of 50% of (RAM - 1 GB) and
+  // 256 MB (DefaultCacheSizeMb).
+  int cache_size_mb = 0;
   // name=value pairs from --setParameter and the config file's setParameter section.
   std::vector<std::pair<std::string, std::string>> set_parameters;
   bool exit_now = false;  // --help / --version printed
   int exit_code = 0;
 };
+
+// mongod's default WiredTiger cache size in MB for a machine with `ram_mb` of memory.
+int DefaultCacheSizeMb(int64_t ram_mb);
 
 // Parses argv (and the YAML file named by --config / -f). InvalidOptions (72) with a message
 // naming the bad option.

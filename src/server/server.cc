@@ -105,6 +105,12 @@ int RunServer(int argc, char** argv) {
     return kExitBadOptions;
   }
   ParsedOptions parsed = std::move(parsed_or).value();
+  if (parsed.cache_size_mb <= 0) {
+    const int64_t ram_mb = static_cast<int64_t>(sysconf(_SC_PHYS_PAGES)) *
+                           static_cast<int64_t>(sysconf(_SC_PAGE_SIZE)) / (1024 * 1024);
+    parsed.cache_size_mb = DefaultCacheSizeMb(ram_mb);
+  }
+  parsed.server.cache_size_mb = parsed.cache_size_mb;
   if (parsed.exit_now) return parsed.exit_code;
 
   std::string err;

@@ -165,3 +165,25 @@ def test_max_conns_refuses_connections_beyond_the_limit(fresh_server):
     finally:
         for sock in socks:
             sock.close()
+
+
+def test_cache_size_defaults_like_mongod_and_follows_the_flag(fresh_server, tmp_path):
+    # mongod's default WiredTiger cache: the larger of 50% of (RAM - 1 GB) and 256 MB.
+    with open("/proc/meminfo") as f:
+        ram_mb = next(int(line.split()[1]) for line in f if line.startswith("MemTotal:")) // 1024
+    want = max(256, (ram_mb - 1024) // 2) << 20
+    s = fresh_server.new(dbpath=str(tmp_path / "default"))
+    c = s.client()
+    try:
+        got = c.admin.command("serverStatus")["wiredTiger"]["cache"]["maximum bytes configured"]
+        # /proc/meminfo and sysconf may round RAM differently by a few MB.
+        assert abs(got - want) <= 8 << 20
+    finally:
+        c.close()
+    s = fresh_server.new(dbpath=str(tmp_path / "flag"), extra_args=["--wiredTigerCacheSizeGB", "0.5"])
+    c = s.client()
+    try:
+        got = c.admin.command("serverStatus")["wiredTiger"]["cache"]["maximum bytes configured"]
+        assert got == 512 << 20
+    finally:
+        c.close()
