@@ -16,6 +16,7 @@
 #include "commands/plan_cache.h"
 #include "commands/timeseries_read.h"
 #include "commands/timeseries_util.h"
+#include "timeseries/index_conversion.h"
 
 namespace hourglass::commands {
 
@@ -80,8 +81,9 @@ StatusWith<BsonObj> CollStatsDocument(CommandContext& ctx, const catalog::Namesp
 }
 
 // The documents $indexStats produces for `nss`: one per index {name, key, host, accesses: {ops,
-// since}, spec[, building]}. Errors: 28803 for a non-empty argument, 115 on time-series
-// collections, CommandNotSupportedOnView (166) on views. A missing collection has no indexes.
+// since}, spec[, building]}; on a time-series collection its indexes as listIndexes shows them.
+// Errors: 28803 for a non-empty argument, CommandNotSupportedOnView (166) on views. A missing
+// collection has no indexes.
 StatusWith<std::vector<BsonObj>> IndexStatsDocuments(CommandContext& ctx,
                                                      const catalog::NamespaceString& nss,
                                                      const BsonElement& spec) {
@@ -92,9 +94,14 @@ StatusWith<std::vector<BsonObj>> IndexStatsDocuments(CommandContext& ctx,
   std::vector<BsonObj> out;
   auto coll = ctx.service.catalog->Lookup(nss);
   if (!coll) return out;
-  if (coll->entry().type == "timeseries" || nss.IsTimeseriesBuckets()) {
-    return Status(ErrorCode::kCommandNotSupported,
-                  "$indexStats on time-series collections is not supported yet");
+  std::optional<timeseries::TimeseriesOptions> ts_options;
+  if (coll->entry().type == "timeseries") {
+    // The bucket collection's indexes, in the user's terms (spec §7.2); those with no user
+    // form (none today but the clustered _id) are left out, as MongoDB does.
+    HG_ASSIGN_OR_RETURN(auto ts, LookupTimeseries(ctx.service, nss));
+    if (!ts) return out;
+    ts_options = ts->options;
+    coll = ts->buckets;
   }
   if (coll->IsView()) {
     return Status(ErrorCode::kCommandNotSupportedOnView,
@@ -102,15 +109,21 @@ StatusWith<std::vector<BsonObj>> IndexStatsDocuments(CommandContext& ctx,
   }
   const std::string host = HostAndPort(ctx.service);
   for (const catalog::IndexEntry& idx : coll->entry().indexes) {
+    BsonObj spec = idx.spec;
+    if (ts_options) {
+      auto user = timeseries::UserIndexSpecFromBucketSpec(idx.spec, *ts_options);
+      if (!user) continue;
+      spec = *user;
+    }
     BsonBuilder b;
-    b.AppendString("name", idx.name());
-    b.AppendObject("key", idx.key());
+    b.AppendString("name", spec["name"].Str());
+    b.AppendObject("key", spec["key"].Obj());
     b.AppendString("host", host);
     size_t acc = b.OpenObject("accesses");
     b.AppendInt64("ops", idx.usage->ops.load());
     b.AppendDate("since", idx.usage->since_millis);
     b.Close(acc);
-    b.AppendObject("spec", idx.spec);
+    b.AppendObject("spec", spec);
     if (!idx.ready) b.AppendBool("building", true);
     out.push_back(b.Obj());
   }

@@ -175,6 +175,7 @@ StatusWith<std::optional<std::vector<int64_t>>> TimeseriesIndexedBuckets(
       }
     }
   }
+  RecordIndexUse(plan);  // $indexStats
   return Result(std::move(rids));
 }
 

@@ -186,6 +186,7 @@ Status TimeseriesScan::UnpackBucket(const BsonObj& bucket, bool whole,
 
 Status TimeseriesScan::CollectFromIndex() {
   collected_ = true;
+  coll_.buckets->BucketIndex()->usage->ops.fetch_add(1);  // $indexStats
   auto session = engine_->NewSession();
   auto cursor_or = session->OpenCursorOrError(coll_.buckets->BucketIndex()->ident);
   if (!cursor_or.ok()) return Status::OK();  // dropped under us: nothing to read

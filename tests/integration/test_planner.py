@@ -263,10 +263,28 @@ def test_index_stats_errors(db, pipeline, code):
     assert name == "Location%d" % code
 
 
-def test_index_stats_time_series_refused(db):
+def test_index_stats_time_series_in_user_terms(db):
+    # $indexStats on a time-series collection lists its indexes as listIndexes does (user keys
+    # and names) and counts the reads that use them; system.buckets.X shows the bucket specs.
+    import datetime
     db.create_collection("ts", timeseries={"timeField": "t", "metaField": "m"})
-    c, name, _ = command_error(db, {"aggregate": "ts", "pipeline": [{"$indexStats": {}}], "cursor": {}})
-    assert (c, name) == (115, "CommandNotSupported")
+    t0 = datetime.datetime(2024, 1, 1)
+    db.ts.insert_many([{"t": t0 + datetime.timedelta(minutes=i), "m": i % 4, "v": i}
+                       for i in range(200)])
+    db.ts.create_index([("v", 1)], name="v_1")
+    stats = index_stats(db.ts)
+    assert set(stats) == {"m_1_t_1", "v_1"}
+    assert stats["m_1_t_1"]["key"] == {"m": 1, "t": 1}
+    assert stats["v_1"]["key"] == {"v": 1} and stats["v_1"]["spec"]["key"] == {"v": 1}
+    assert stats["m_1_t_1"]["accesses"]["ops"] == 0 and stats["v_1"]["accesses"]["ops"] == 0
+    for _ in range(3):
+        assert len(list(db.ts.find({"m": 2}))) == 50  # the series index
+    assert len(list(db.ts.find({"v": {"$lt": 5}}).hint("v_1"))) == 5
+    stats = index_stats(db.ts)
+    assert stats["m_1_t_1"]["accesses"]["ops"] == 3
+    assert stats["v_1"]["accesses"]["ops"] == 1
+    raw = index_stats(db["system.buckets.ts"])
+    assert any(list(d["key"]) == ["meta", "control.min.t"] for d in raw.values())
 
 
 # ---------------------------------------------------------------- covered plans and COUNT_SCAN
