@@ -22,7 +22,12 @@
 #include <string>
 #include <vector>
 
+#include "bench_util.h"
+
 namespace {
+
+using hourglass::bench::Percentile;
+using hourglass::bench::RunCommand;
 
 using Clock = std::chrono::steady_clock;
 constexpr int kBatch = 1000;
@@ -37,15 +42,6 @@ struct Options {
   uint64_t seed = 1;
 };
 
-bool RunCommand(mongoc_client_t* client, const char* db, bson_t* cmd, bool quiet = false) {
-  bson_error_t err;
-  bson_t reply;
-  bool ok = mongoc_client_command_simple(client, db, cmd, nullptr, &reply, &err);
-  if (!ok && !quiet) std::fprintf(stderr, "command failed: %s\n", err.message);
-  bson_destroy(&reply);
-  return ok;
-}
-
 // k values: a random permutation of 0..docs-1, so every k exists exactly once.
 std::vector<int64_t> Keys(const Options& o) {
   std::vector<int64_t> k(static_cast<size_t>(o.docs));
@@ -57,7 +53,7 @@ std::vector<int64_t> Keys(const Options& o) {
 
 int Load(const Options& o, mongoc_client_t* client) {
   bson_t* drop = BCON_NEW("drop", BCON_UTF8("lookup"));
-  RunCommand(client, "indexbench", drop, /*quiet=*/true);
+  RunCommand(client, "indexbench", drop, nullptr, /*quiet=*/true);
   bson_destroy(drop);
   // The index exists before the inserts, which maintain it (building it afterwards over 10M
   // documents would be one command longer than the driver's socket timeout).
@@ -105,15 +101,10 @@ int Load(const Options& o, mongoc_client_t* client) {
   return 0;
 }
 
-double Percentile(std::vector<double> v, double p) {
-  std::sort(v.begin(), v.end());
-  if (v.empty()) return 0;
-  return v[static_cast<size_t>(p * static_cast<double>(v.size() - 1) + 0.5)];
-}
-
 int Query(const Options& o, mongoc_client_t* client) {
   mongoc_collection_t* coll = mongoc_client_get_collection(client, "indexbench", "lookup");
-  bson_t* opts = o.hint_natural ? BCON_NEW("hint", "{", "$natural", BCON_INT32(1), "}") : bson_new();
+  bson_t* opts =
+      o.hint_natural ? BCON_NEW("hint", "{", "$natural", BCON_INT32(1), "}") : bson_new();
   std::mt19937_64 rng(o.seed + 2);
   std::vector<double> lat_us;
   int rc = 0;
@@ -128,8 +119,8 @@ int Query(const Options& o, mongoc_client_t* client) {
     double us = std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
     bson_error_t err;
     if (mongoc_cursor_error(cursor, &err) || n != 1) {
-      std::fprintf(stderr, "find {k: %lld} returned %d documents (%s)\n",
-                   static_cast<long long>(k), n, err.message);
+      std::fprintf(stderr, "find {k: %lld} returned %d documents (%s)\n", static_cast<long long>(k),
+                   n, err.message);
       rc = 1;
     }
     mongoc_cursor_destroy(cursor);

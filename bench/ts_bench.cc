@@ -44,7 +44,12 @@
 #include <thread>
 #include <vector>
 
+#include "bench_util.h"
+
 namespace {
+
+using hourglass::bench::Percentile;
+using hourglass::bench::RunCommand;
 
 using Clock = std::chrono::steady_clock;
 
@@ -66,7 +71,7 @@ struct Options {
   int conns = 1;
   int queries = 200;
   int warmup = 50;
-  int batch_size = 0;  // find batchSize; 0 = the server's default first batch (101)
+  int batch_size = 0;         // find batchSize; 0 = the server's default first batch (101)
   bool hint_natural = false;  // query: hint {$natural: 1} (no index)
   uint64_t seed = 1;
 };
@@ -199,7 +204,7 @@ class Generator {
   std::normal_distribution<double> step_{0.0, 1.0};
   int64_t tick_ = 0;
   bool done_ = false;
-  std::vector<Batch> open_;                // per connection: the batch being filled
+  std::vector<Batch> open_;               // per connection: the batch being filled
   std::vector<std::deque<Batch>> ready_;  // per connection: full batches not yet taken
 };
 
@@ -227,23 +232,6 @@ void FreeBatches(std::vector<std::vector<Batch>>& all) {
 }
 
 // ---- helpers ----
-
-bool RunCommand(mongoc_client_t* client, const char* db, bson_t* cmd, bson_t* reply,
-                bool quiet = false) {
-  bson_error_t err;
-  bool ok = mongoc_client_command_simple(client, db, cmd, nullptr, reply, &err);
-  if (!ok && !quiet) std::fprintf(stderr, "command failed: %s\n", err.message);
-  return ok;
-}
-
-double Percentile(std::vector<double> v, double p) {
-  std::sort(v.begin(), v.end());
-  if (v.empty()) return 0;
-  double idx = p * static_cast<double>(v.size() - 1);
-  size_t lo = static_cast<size_t>(std::floor(idx));
-  size_t hi = std::min(lo + 1, v.size() - 1);
-  return v[lo] + (v[hi] - v[lo]) * (idx - static_cast<double>(lo));
-}
 
 double DocNumber(const bson_t* doc, const char* path) {
   bson_iter_t it, found;
@@ -501,9 +489,9 @@ bool ParseArgs(int argc, char** argv, Options* o) {
       return false;
     }
   }
-  return (o->mode == "ingest" || o->mode == "load" || o->mode == "storage" ||
-          o->mode == "query") && o->hosts > 0 &&
-         o->hours > 0 && o->conns > 0 && o->conns <= o->hosts && o->queries > 0 && o->warmup >= 0;
+  return (o->mode == "ingest" || o->mode == "load" || o->mode == "storage" || o->mode == "query") &&
+         o->hosts > 0 && o->hours > 0 && o->conns > 0 && o->conns <= o->hosts && o->queries > 0 &&
+         o->warmup >= 0;
 }
 
 }  // namespace
@@ -511,11 +499,12 @@ bool ParseArgs(int argc, char** argv, Options* o) {
 int main(int argc, char** argv) {
   Options opts;
   if (!ParseArgs(argc, argv, &opts)) {
-    std::fprintf(stderr,
-                 "usage: %s ingest|load|storage|query [--uri URI] [--db D] [--coll C] [--hosts 100] "
-                 "[--hours 24] [--seed 1] [--conns N] [--queries 200] [--warmup 50] "
-                 "[--batch-size B] [--hint-natural 0|1]\n",
-                 argv[0]);
+    std::fprintf(
+        stderr,
+        "usage: %s ingest|load|storage|query [--uri URI] [--db D] [--coll C] [--hosts 100] "
+        "[--hours 24] [--seed 1] [--conns N] [--queries 200] [--warmup 50] "
+        "[--batch-size B] [--hint-natural 0|1]\n",
+        argv[0]);
     return 2;
   }
   mongoc_init();

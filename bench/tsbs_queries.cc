@@ -37,15 +37,20 @@
 #include <string>
 #include <vector>
 
+#include "bench_util.h"
+
 namespace {
+
+using hourglass::bench::Median;
+using hourglass::bench::RunCommand;
 
 using Clock = std::chrono::steady_clock;
 
 constexpr int64_t kStartMs = 1451606400000LL;  // 2016-01-01T00:00:00Z, as ts_bench
 constexpr int64_t kIntervalMs = 10 * 1000;
 constexpr int64_t kHourMs = 3600 * 1000;
-const char* const kFields[10] = {"usage_user",   "usage_system",  "usage_idle",  "usage_nice",
-                                 "usage_iowait", "usage_irq",     "usage_softirq", "usage_steal",
+const char* const kFields[10] = {"usage_user",   "usage_system",    "usage_idle",    "usage_nice",
+                                 "usage_iowait", "usage_irq",       "usage_softirq", "usage_steal",
                                  "usage_guest",  "usage_guest_nice"};
 
 struct Options {
@@ -92,8 +97,8 @@ std::string Trunc(const char* unit) {
 std::string Aggs(const char* op, int n) {
   std::string s;
   for (int i = 0; i < n; ++i) {
-    s += std::string(", \"") + (op + 1) + "_" + kFields[i] + "\": {\"" + op + "\": \"$" + kFields[i] +
-         "\"}";
+    s += std::string(", \"") + (op + 1) + "_" + kFields[i] + "\": {\"" + op + "\": \"$" +
+         kFields[i] + "\"}";
   }
   return s;
 }
@@ -164,15 +169,6 @@ std::vector<std::pair<std::string, QueryGen>> QueryTypes() {
   };
 }
 
-bool RunCommand(mongoc_client_t* client, const std::string& db, bson_t* cmd) {
-  bson_error_t err;
-  bson_t reply;
-  bool ok = mongoc_client_command_simple(client, db.c_str(), cmd, nullptr, &reply, &err);
-  if (!ok) std::fprintf(stderr, "command failed: %s\n", err.message);
-  bson_destroy(&reply);
-  return ok;
-}
-
 bool SetParam(mongoc_client_t* client, const std::string& name, bool value) {
   bson_t* cmd = BCON_NEW("setParameter", BCON_INT32(1), name.c_str(), BCON_BOOL(value));
   bool ok = RunCommand(client, "admin", cmd);
@@ -205,7 +201,8 @@ bool RunPipeline(mongoc_collection_t* coll, const std::string& json, std::vector
   while (mongoc_cursor_next(cursor, &doc)) copies.push_back({bson_copy(doc)});
   *ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
   bool ok = !mongoc_cursor_error(cursor, &err);
-  if (!ok) std::fprintf(stderr, "aggregate failed: %s\n  pipeline: %s\n", err.message, json.c_str());
+  if (!ok)
+    std::fprintf(stderr, "aggregate failed: %s\n  pipeline: %s\n", err.message, json.c_str());
   mongoc_cursor_destroy(cursor);
   bson_destroy(opts);
   bson_destroy(pipeline);
@@ -217,13 +214,6 @@ bool RunPipeline(mongoc_collection_t* coll, const std::string& json, std::vector
   }
   std::sort(out->begin(), out->end());
   return ok;
-}
-
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  if (v.empty()) return 0;
-  size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 bool ParseArgs(int argc, char** argv, Options* o) {
@@ -323,8 +313,9 @@ int main(int argc, char** argv) {
     }
     if (rc != 0) break;
     if (modes == 2) {
-      std::printf("RESULT %s median_ms=%.3f without_rewrites_ms=%.3f speedup=%.1f rows_all_instances=%zu\n",
-                  name.c_str(), med[0], med[1], med[1] / med[0], rows);
+      std::printf(
+          "RESULT %s median_ms=%.3f without_rewrites_ms=%.3f speedup=%.1f rows_all_instances=%zu\n",
+          name.c_str(), med[0], med[1], med[1] / med[0], rows);
     } else {
       std::printf("RESULT %s median_ms=%.3f rows_all_instances=%zu\n", name.c_str(), med[0], rows);
     }

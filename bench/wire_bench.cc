@@ -16,7 +16,11 @@
 #include <thread>
 #include <vector>
 
+#include "bench_util.h"
+
 namespace {
+
+using hourglass::bench::Median;
 
 struct Options {
   std::string uri = "mongodb://127.0.0.1:27017/?directConnection=true";
@@ -98,12 +102,6 @@ double TimedRun(const Options& opts, mongoc_client_pool_t* pool, Step step, int 
   double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
   if (failed) return -1;
   return static_cast<double>(total.load()) / elapsed;
-}
-
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 bool ParseArgs(int argc, char** argv, Options* o) {
