@@ -41,32 +41,34 @@ fresh() {  # a new server on a new dbpath
 }
 
 echo "hourglassd $(git rev-parse --short HEAD), $(nproc) cores"
+# queries LABEL INDEX_LABEL PROGRAM ARGS...: the indexed query, then the scan (hint $natural).
+queries() {
+  local label=$1 index_label=$2 prog=$3
+  shift 3
+  for hint in 0 1; do
+    local n=$queries
+    [[ $hint == 1 ]] && n=$scan_queries
+    local q
+    q=$($bin/bench/$prog query --uri "$(uri)" "$@" --queries "$n" \
+      --warmup $((n < 50 ? 1 : 50)) --hint-natural $hint | sed -n 's/^RESULT query //p')
+    printf '%-58s %10s %10s\n' "$label, $([[ $hint == 1 ]] && echo 'no index' || echo "$index_label")" \
+      "$(field median_ms "$q")" "$(field p90_ms "$q")"
+  done
+}
+
 printf '%-58s %10s %10s\n' "query" "median ms" "p90 ms"
 for hours in $ts_hours; do
   fresh
   load=$($bin/bench/ts_bench load --uri "$(uri)" --hours "$hours" | sed -n 's/^RESULT load //p')
   echo "  loaded $(field measurements "$load") measurements in $(field seconds "$load") s" >&2
   stop_server && start_server  # a checkpoint, and queries start from a settled server
-  for hint in 0 1; do
-    n=$queries
-    [[ $hint == 1 ]] && n=$scan_queries
-    q=$($bin/bench/ts_bench query --uri "$(uri)" --hours "$hours" --queries "$n" \
-      --warmup $((n < 50 ? 1 : 50)) --hint-natural $hint | sed -n 's/^RESULT query //p')
-    label="time-series 1 host 1 hour, $((hours / 24)) days, $([[ $hint == 1 ]] && echo 'no index' || echo 'meta+time index')"
-    printf '%-58s %10s %10s\n' "$label" "$(field median_ms "$q")" "$(field p90_ms "$q")"
-  done
+  queries "time-series 1 host 1 hour, $((hours / 24)) days" "meta+time index" ts_bench \
+    --hours "$hours"
 done
 for docs in $docs_list; do
   fresh
   load=$($bin/bench/index_bench load --uri "$(uri)" --docs "$docs" | sed -n 's/^RESULT load //p')
   echo "  loaded $docs documents (index {k: 1} maintained) in $(field insert_seconds "$load") s" >&2
   stop_server && start_server
-  for hint in 0 1; do
-    n=$queries
-    [[ $hint == 1 ]] && n=$scan_queries
-    q=$($bin/bench/index_bench query --uri "$(uri)" --docs "$docs" --queries "$n" \
-      --warmup $((n < 50 ? 1 : 50)) --hint-natural $hint | sed -n 's/^RESULT query //p')
-    label="regular k equality, $docs documents, $([[ $hint == 1 ]] && echo 'no index' || echo 'index {k: 1}')"
-    printf '%-58s %10s %10s\n' "$label" "$(field median_ms "$q")" "$(field p90_ms "$q")"
-  done
+  queries "regular k equality, $docs documents" "index {k: 1}" index_bench --docs "$docs"
 done
