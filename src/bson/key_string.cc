@@ -724,11 +724,11 @@ Status DecodeBody(uint8_t rank, Reader& r, BsonBuilder& b, std::string_view name
   }
 }
 
+}  // namespace
+
 bool IsDescending(const BsonElement& pattern_field) {
   return pattern_field.IsNumber() && pattern_field.NumberDouble() < 0;
 }
-
-}  // namespace
 
 void KeyStringBuilder::AppendElement(const BsonElement& e, bool descending) {
   if (e.eoo()) return AppendMissing(descending);

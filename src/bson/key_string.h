@@ -43,6 +43,10 @@ class KeyStringBuilder {
   std::string bytes_;
 };
 
+// Whether a key pattern field orders its values descending ({a: -1}; "hashed" and other
+// strings ascend).
+bool IsDescending(const BsonElement& pattern_field);
+
 // Encodes the index key of `doc` for `key_pattern`: one component per pattern field, in pattern
 // order, taken from the dotted path in `doc` (BsonObj::GetPath: no implicit array expansion;
 // the caller produces one key per array element for multikey indexes). A missing path encodes

@@ -140,7 +140,6 @@ void AppendValue(bson::KeyStringBuilder& k, const KeyValue& v, bool descending) 
   }
 }
 
-bool IsDescendingField(const BsonElement& f) { return f.IsNumber() && f.NumberDouble() < 0; }
 bool IsHashedField(const BsonElement& f) {
   return f.type() == BsonType::kString && f.Str() == "hashed";
 }
@@ -213,7 +212,7 @@ StatusWith<IndexKeySet> GenerateIndexKeys(const IndexDescriptor& desc, const Bso
   while (true) {
     bson::KeyStringBuilder k;
     for (size_t f = 0; f < per_field.size(); ++f) {
-      AppendValue(k, per_field[f][pos[f]], IsDescendingField(pattern[f]));
+      AppendValue(k, per_field[f][pos[f]], bson::IsDescending(pattern[f]));
     }
     keys.insert(k.Release());
     bool done = true;
@@ -251,7 +250,7 @@ bool SameKeyPattern(const BsonObj& a, const BsonObj& b) {
     ++ia;
     if (fa.FieldName() != fb.FieldName()) return false;
     if (fa.IsNumber() && fb.IsNumber()) {
-      if (IsDescendingField(fa) != IsDescendingField(fb)) return false;
+      if (bson::IsDescending(fa) != bson::IsDescending(fb)) return false;
     } else if (fa.type() == BsonType::kString && fb.type() == BsonType::kString) {
       if (fa.Str() != fb.Str()) return false;
     } else {

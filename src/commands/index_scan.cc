@@ -105,7 +105,7 @@ StatusWith<std::vector<BsonObj>> DistinctScan(storage::Session& s, catalog::Coll
   std::vector<BsonObj> out;
   const catalog::SecondaryIndex& idx = *plan.index;
   BsonElement first = idx.desc.key.FirstElement();
-  const bool descending = first.IsNumber() && first.NumberDouble() < 0;
+  const bool descending = bson::IsDescending(first);
   HG_ASSIGN_OR_RETURN(auto cursor, s.OpenCursorOrError(idx.entry->ident));
   for (const KeyRange& r : plan.ranges) {
     HG_ASSIGN_OR_RETURN(bool have, r.start.empty() ? cursor->SeekFirst() : cursor->Seek(r.start));

@@ -276,14 +276,13 @@ ByteInterval FullInterval(bool descending) {
   return ToBytes({{Edge("minkey"), true}, {Edge("maxkey"), true}}, descending);
 }
 
-bool IsDescending(const BsonElement& f) { return f.IsNumber() && f.NumberDouble() < 0; }
 bool IsHashed(const BsonElement& f) { return f.type() == BsonType::kString; }
 
 // The intervals of one index field from its predicates, or nullopt for "no bounds".
 std::optional<std::vector<ByteInterval>> FieldIntervals(const FieldPredicates& fp,
                                                         const BsonElement& field, bool multikey,
                                                         HashHolder& hashes, bool* matches_null) {
-  bool desc = IsDescending(field);
+  bool desc = bson::IsDescending(field);
   if (!fp.point_sets.empty()) {
     std::vector<ByteInterval> out;
     auto add = [&](const BsonElement& v) {
@@ -437,7 +436,7 @@ std::optional<QueryPlan> PlanIndex(const catalog::SecondaryIndex& idx,
     }
     has_bounds.push_back(iv.has_value());
     fields.push_back(iv ? std::move(*iv)
-                        : std::vector<ByteInterval>{FullInterval(IsDescending(f))});
+                        : std::vector<ByteInterval>{FullInterval(bson::IsDescending(f))});
   }
   BsonBuilder bounds;
   {
@@ -512,7 +511,7 @@ std::optional<QueryPlan> PlanIndex(const catalog::SecondaryIndex& idx,
           ok = false;
           break;
         }
-        int d = (IsDescending(kf) == (sf.NumberDouble() < 0)) ? 1 : -1;
+        int d = (bson::IsDescending(kf) == (sf.NumberDouble() < 0)) ? 1 : -1;
         if (dir == 0) dir = d;
         if (d != dir) ok = false;
       }
@@ -674,7 +673,7 @@ Status ApplyMinMax(QueryPlan* plan, bool hinted, const BsonObj& min, const BsonO
       if ((*v).FieldName() != f.FieldName()) {
         return Status(ErrorCode::kLocation51174, "The index chosen is not compatible with min/max");
       }
-      k.AppendElement(*v, IsDescending(f));
+      k.AppendElement(*v, bson::IsDescending(f));
       ++v;
     }
     return k.Release();
