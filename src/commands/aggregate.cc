@@ -286,7 +286,7 @@ class AggregateCommand : public Command {
         }
         HG_ASSIGN_OR_RETURN(
             auto out, BuildTimeseriesRead(std::move(*ts.value()), ctx.service.engine, filter, rest,
-                                          pctx, BsonObj(), cmd["hint"]));
+                                          pctx, BsonObj(), HintOf(cmd)));
         const int64_t first_batch = PipelineWritesOutput(*stages) ? 101 : batch_size.value_or(101);
         return ReplyWithCursor(ctx, ns, std::move(out), first_batch, false, reply);
       }
@@ -331,7 +331,7 @@ class CountCommand : public Command {
       HG_ASSIGN_OR_RETURN(
           auto stream,
           BuildTimeseriesRead(std::move(*ts.value()), ctx.service.engine, q.value_or(BsonObj()),
-                              TimeseriesCountStages(cmd), {}, BsonObj(), cmd["hint"]));
+                              TimeseriesCountStages(cmd), {}, BsonObj(), HintOf(cmd)));
       HG_ASSIGN_OR_RETURN(auto doc, stream->Next());
       reply.AppendInt32("n", doc ? static_cast<int32_t>((*doc)["n"].NumberLong()) : 0);
       return Status::OK();
@@ -401,7 +401,7 @@ class DistinctCommand : public Command {
         HG_ASSIGN_OR_RETURN(
             stream,
             BuildTimeseriesRead(std::move(*ts.value()), ctx.service.engine, plan.filter_spec,
-                                TimeseriesDistinctStages(*key), {}, BsonObj(), cmd["hint"]));
+                                TimeseriesDistinctStages(*key), {}, BsonObj(), HintOf(cmd)));
       } else {
         HG_ASSIGN_OR_RETURN(stream, BuildReadStream(ctx, nss, std::move(plan)));
       }

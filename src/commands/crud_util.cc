@@ -70,7 +70,7 @@ StatusWith<std::unique_ptr<pipeline::DocumentStream>> BuildReadStream(
     HG_ASSIGN_OR_RETURN(
         stream, BuildTimeseriesRead(std::move(*ts), ctx.service.engine, plan.filter_spec,
                                     TimeseriesFindStages(plan.sort, plan.skip, plan.limit), pctx,
-                                    plan.projection_spec, hint));
+                                    plan.projection_spec, plan.hint));
     plan.sort = BsonObj();
     plan.skip = 0;
     plan.limit = 0;

@@ -235,7 +235,7 @@ StatusWith<bool> ExplainTimeseries(CommandContext& ctx, const BsonObj& inner,
   const bool rewrites = TimeseriesRewritesEnabled();
   TimeseriesReadPlan plan = PlanTimeseriesRead(ts.options, req.filter, req.stages, rewrites,
                                                req.projection.value_or(BsonObj()));
-  plan.scan.hint = HintHolder(inner["hint"]);
+  plan.scan.hint = HintOf(inner);
   plan.scan.allow_disk_use = req.pctx.allow_disk_use;
   plan.scan.sort_memory_limit_bytes = req.pctx.limits.sort;
   const timeseries::TimeseriesOptions options = ts.options;

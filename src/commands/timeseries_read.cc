@@ -530,20 +530,13 @@ std::vector<BsonObj> TimeseriesDistinctStages(std::string_view key) {
   return {StageOf("$project", p.Obj())};
 }
 
-BsonObj HintHolder(const BsonElement& hint) {
-  if (hint.eoo()) return BsonObj();
-  bson::BsonBuilder b;
-  b.AppendElementAs(hint, "");
-  return b.Obj();
-}
-
 StatusWith<std::unique_ptr<pipeline::DocumentStream>> BuildTimeseriesRead(
     timeseries::TimeseriesCollection coll, storage::KvEngine* engine, const BsonObj& filter,
     const std::vector<BsonObj>& stages, const pipeline::PipelineContext& pctx,
-    const BsonObj& find_projection, const BsonElement& hint) {
+    const BsonObj& find_projection, const BsonObj& hint) {
   TimeseriesReadPlan plan = PlanTimeseriesRead(coll.options, filter, stages,
                                                TimeseriesRewritesEnabled(), find_projection);
-  plan.scan.hint = HintHolder(hint);
+  plan.scan.hint = hint;
   plan.scan.allow_disk_use = pctx.allow_disk_use;
   plan.scan.sort_memory_limit_bytes = pctx.limits.sort;
   HG_ASSIGN_OR_RETURN(TimeseriesReadSource src, OpenTimeseriesRead(std::move(coll), engine, plan));

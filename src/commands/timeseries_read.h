@@ -82,15 +82,12 @@ StatusWith<TimeseriesReadSource> OpenTimeseriesRead(timeseries::TimeseriesCollec
                                                     const TimeseriesReadPlan& plan);
 
 // Plan, open and bind the rest of the pipeline (parsed with `pctx`): the whole read. `hint` is
-// the command's hint (TimeseriesScanOptions::hint).
+// the command's hint as HintOf gives it (TimeseriesScanOptions::hint).
 StatusWith<std::unique_ptr<pipeline::DocumentStream>> BuildTimeseriesRead(
     timeseries::TimeseriesCollection coll, storage::KvEngine* engine, const bson::BsonObj& filter,
     const std::vector<bson::BsonObj>& stages, const pipeline::PipelineContext& pctx,
     const bson::BsonObj& find_projection = bson::BsonObj(),
-    const bson::BsonElement& hint = bson::BsonElement());
-
-// {"": hint} for TimeseriesScanOptions::hint; empty for EOO (no hint).
-bson::BsonObj HintHolder(const bson::BsonElement& hint);
+    const bson::BsonObj& hint = bson::BsonObj());
 
 // {name: spec}: one stage document.
 bson::BsonObj StageOf(std::string_view name, const bson::BsonObj& spec);

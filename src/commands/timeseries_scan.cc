@@ -90,9 +90,7 @@ StatusWith<std::unique_ptr<TimeseriesScan>> TimeseriesScan::Make(
     if (indexed) {
       scan->rids_ = std::move(*indexed);
       scan->collected_ = scan->user_index_ = true;
-      // A bounded sort needs buckets in start-time order, which is RecordId order.
-      if (scan->options_.sort_direction > 0) std::sort(scan->rids_.begin(), scan->rids_.end());
-      if (scan->options_.sort_direction < 0) std::sort(scan->rids_.rbegin(), scan->rids_.rend());
+      scan->OrderRids();
     }
   }
   return scan;
@@ -284,13 +282,17 @@ Status TimeseriesScan::ReadIndexedChunk() {
   return Status::OK();
 }
 
+void TimeseriesScan::OrderRids() {
+  // A bounded sort needs buckets in start-time order, which is RecordId order.
+  if (options_.sort_direction > 0) std::sort(rids_.begin(), rids_.end());
+  if (options_.sort_direction < 0) std::sort(rids_.rbegin(), rids_.rend());
+}
+
 Status TimeseriesScan::ReadChunk() {
   if (uses_series_index() || user_index_) {
     if (!collected_) {
       HG_RETURN_IF_ERROR(CollectFromIndex());
-      // A bounded sort needs buckets in start-time order, which is RecordId order.
-      if (options_.sort_direction > 0) std::sort(rids_.begin(), rids_.end());
-      if (options_.sort_direction < 0) std::sort(rids_.rbegin(), rids_.rend());
+      OrderRids();
     }
     return ReadIndexedChunk();
   }
@@ -406,6 +408,17 @@ Status TimeseriesScan::FillSorted() {
   return Status::OK();
 }
 
+void TimeseriesScan::RequireFields(const std::vector<std::string>& names) {
+  const auto& meta = coll_.options.meta_field;
+  for (const std::string& f : names) {
+    if (meta && f == *meta) {
+      block_meta_ = true;  // the bucket's `meta`, a block constant
+    } else {
+      block_columns_.push_back(f);
+    }
+  }
+}
+
 pipeline::BlockSource* TimeseriesScan::AsBlockSource() {
   const bool shaped =
       options_.sort_direction != 0 || options_.lastpoint || options_.measurement_limit > 0;
@@ -418,28 +431,24 @@ StatusWith<const pipeline::ColumnBlock*> TimeseriesScan::NextBlock() {
   if (!bucket) return static_cast<const pipeline::ColumnBlock*>(nullptr);
   block_bucket_ = std::move(*bucket);
   block_ = pipeline::ColumnBlock();
-  const auto& o = coll_.options;
-  std::vector<std::string> data_fields;
-  for (const std::string& f : block_fields_) {
-    if (o.meta_field && f == *o.meta_field) {
-      BsonElement meta = block_bucket_["meta"];
-      if (!meta.eoo()) {
-        block_.fields.push_back(
-            pipeline::ColumnBlock::Field{.name = f, .constant = true, .value = meta, .cells = {}});
-      }
-    } else {
-      data_fields.push_back(f);
+  if (block_meta_) {
+    BsonElement meta = block_bucket_["meta"];
+    if (!meta.eoo()) {
+      block_.fields.push_back(pipeline::ColumnBlock::Field{
+          .name = *coll_.options.meta_field, .constant = true, .value = meta, .cells = {}});
     }
   }
   std::vector<timeseries::BucketUnpacker::Column> columns;
-  HG_ASSIGN_OR_RETURN(block_.num_rows, timeseries::BucketUnpacker::Columns(
-                                           block_bucket_, o.time_field, data_fields, &columns));
+  HG_ASSIGN_OR_RETURN(block_.num_rows,
+                      timeseries::BucketUnpacker::Columns(block_bucket_, coll_.options.time_field,
+                                                          block_columns_, &columns));
   for (auto& c : columns) {
     block_.fields.push_back(pipeline::ColumnBlock::Field{
         .name = std::move(c.name), .constant = false, .value = {}, .cells = std::move(c.cells)});
   }
   auto& counters = GlobalTimeseriesReadCounters();
   ++counters.buckets_as_blocks;
+  ++stats_.buckets_unpacked;
   counters.measurements_unpacked += block_.num_rows;
   stats_.measurements_unpacked += block_.num_rows;
   if (!whole) {
@@ -488,7 +497,6 @@ StatusWith<std::optional<BsonObj>> TimeseriesScan::Next() {
   if (buffer_.empty()) return std::optional<BsonObj>();
   BsonObj out = std::move(buffer_.front());
   buffer_.pop_front();
-  ++stats_.measurements_returned;
   return std::optional<BsonObj>(std::move(out));
 }
 

@@ -65,9 +65,9 @@ struct TimeseriesScanOptions {
   // QueryExceededMemoryLimitNoDiskUseAllowed (292), as $sort does; with it, it keeps going.
   int64_t sort_memory_limit_bytes = 100 * 1024 * 1024;
   bool allow_disk_use = false;
-  // {"": <the user's hint>}, or empty for none. A user index it names, or one that serves the
-  // filter better than the default path, supplies the buckets to read (timeseries_index_plan.h);
-  // Make fails with BadValue (2) for a hint naming no index.
+  // {hint: <the user's hint>} as HintOf (crud_util.h) gives it, or empty for none. A user index it
+  // names, or one that serves the filter better than the default path, supplies the buckets to read
+  // (timeseries_index_plan.h); Make fails with BadValue (2) for a hint naming no index.
   bson::BsonObj hint;
   // Whether a consumer may take the kept buckets as column blocks (AsBlockSource).
   bool allow_blocks = false;
@@ -81,7 +81,6 @@ struct TimeseriesScanStats {
   int64_t buckets_matched_whole = 0;
   int64_t measurements_unpacked = 0;
   int64_t measurements_matched = 0;  // passed the event filter
-  int64_t measurements_returned = 0;
 };
 
 class TimeseriesScan : public pipeline::DocumentStream, public pipeline::BlockSource {
@@ -98,7 +97,7 @@ class TimeseriesScan : public pipeline::DocumentStream, public pipeline::BlockSo
   // selection (all rows of a bucket that matches whole). Offered only when allow_blocks is set
   // and the scan does not shape its output itself (bounded sort, last-point, bucket-level limit).
   pipeline::BlockSource* AsBlockSource() override;
-  void RequireFields(const std::vector<std::string>& names) override { block_fields_ = names; }
+  void RequireFields(const std::vector<std::string>& names) override;
   StatusWith<const pipeline::ColumnBlock*> NextBlock() override;
 
   // Bucket-level access (do not mix with Next): the next bucket the bucket-level filter keeps,
@@ -132,6 +131,8 @@ class TimeseriesScan : public pipeline::DocumentStream, public pipeline::BlockSo
                  timeseries::BucketFilter bucket_filter, std::optional<query::Matcher> filter,
                  TimeseriesScanOptions options);
   Status ReadChunk();
+  // Orders rids_ by start time in the direction of a bounded sort (none: index order).
+  void OrderRids();
   // Index mode: the RecordIds of the buckets of matching series within the time bounds.
   Status CollectFromIndex();
   Status ReadIndexedChunk();
@@ -158,9 +159,11 @@ class TimeseriesScan : public pipeline::DocumentStream, public pipeline::BlockSo
   size_t next_rid_ = 0;
   bool collected_ = false;
   bool lastpoint_index_ = false;
-  bool user_index_ = false;                // the buckets to read (rids_) come from a user index
-  std::vector<std::string> block_fields_;  // block mode: the fields the consumer reads
-  bson::BsonObj block_bucket_;             // the bucket block_ points into
+  bool user_index_ = false;  // the buckets to read (rids_) come from a user index
+  // Block mode: the data columns the consumer reads, and whether it reads the meta field.
+  std::vector<std::string> block_columns_;
+  bool block_meta_ = false;
+  bson::BsonObj block_bucket_;  // the bucket block_ points into
   pipeline::ColumnBlock block_;
   int chunk_ = 1;
   int64_t rows_kept_ = 0;
