@@ -171,6 +171,7 @@ class SlidingFunction : public WindowFunction {
     WindowIndexer ix(w_);
     HG_RETURN_IF_ERROR(ix.Prepare(p));
     State st;
+    st.track_order = op_ == "$min" || op_ == "$max";
     size_t cur_lo = 0, cur_hi = 0;
     out->assign(in.size(), Value::Null());
     for (size_t i = 0; i < in.size(); ++i) {
@@ -193,11 +194,12 @@ class SlidingFunction : public WindowFunction {
   struct State {
     int64_t n = 0, n_double = 0, n_long = 0, n_decimal = 0;
     __int128 isum = 0;
-    double dsum = 0, dcomp = 0;  // Neumaier running sum and compensation
-    std::multiset<Value, ValueLess> ordered;
+    double dsum = 0, dcomp = 0;               // Neumaier running sum and compensation
+    std::multiset<Value, ValueLess> ordered;  // only for $min and $max (track_order)
+    bool track_order = false;
 
     void Update(const Value& v, int sign) {
-      if (!v.nullish()) {
+      if (track_order && !v.nullish()) {
         if (sign > 0) {
           ordered.insert(v);
         } else {
@@ -288,6 +290,10 @@ class EndpointFunction : public WindowFunction {
 // ceil(p * n) - 1 in ascending order, as MongoDB's window implementation computes them. Both
 // window ends only move forward, so the values live in an order-statistics tree that the window
 // slides over.
+// The values $median and $percentile rank: numbers but NaN, as the $group accumulators take them
+// (NaN would also break the ordered tree).
+bool QuantileInput(const Value& v) { return v.numeric() && !std::isnan(v.NumberDouble()); }
+
 class QuantileFunction : public WindowFunction {
  public:
   // An empty `ps` means $median (a scalar result); otherwise $percentile (an array).
@@ -310,10 +316,10 @@ class QuantileFunction : public WindowFunction {
       size_t lo, hi;
       ix.Bounds(i, &lo, &hi);
       for (; cur_hi < hi; ++cur_hi) {
-        if (in[cur_hi].numeric()) tree.insert({in[cur_hi].NumberDouble(), cur_hi});
+        if (QuantileInput(in[cur_hi])) tree.insert({in[cur_hi].NumberDouble(), cur_hi});
       }
       for (; cur_lo < lo; ++cur_lo) {
-        if (in[cur_lo].numeric()) tree.erase({in[cur_lo].NumberDouble(), cur_lo});
+        if (QuantileInput(in[cur_lo])) tree.erase({in[cur_lo].NumberDouble(), cur_lo});
       }
       auto at = [&](double q) -> Value {
         const size_t n = tree.size();

@@ -813,3 +813,19 @@ def test_error_code_names(db):
         list(db.c.aggregate([swf({"x": {"$nope": 1}})]))
     assert e.value.details["codeName"] == "FailedToParse"
 
+
+
+def test_median_window_skips_nan_like_group(db):
+    # $median ignores NaN, in a window as in $group: the median of 1, 3, 5 is 3.
+    db.nan.insert_many([{"t": i, "v": v} for i, v in enumerate([1, float("nan"), 3, 5])])
+    method = {"input": "$v", "method": "approximate"}
+    window = list(db.nan.aggregate([
+        {"$setWindowFields": {"sortBy": {"t": 1}, "output": {
+            "m": {"$median": method, "window": {"documents": ["unbounded", "unbounded"]}},
+            "r": {"$median": method, "window": {"documents": [-1, 0]}}}}},
+        {"$sort": {"t": 1}}]))
+    grouped = list(db.nan.aggregate([{"$group": {"_id": None, "m": {"$median": method}}}]))
+    assert grouped[0]["m"] == 3
+    assert [d["m"] for d in window] == [3, 3, 3, 3]
+    # Sliding windows of two rows: [1], [1, NaN], [NaN, 3], [3, 5].
+    assert [d["r"] for d in window] == [1, 1, 3, 3]
