@@ -9,6 +9,7 @@
 #include "commands/explain.h"
 #include "commands/timeseries_read.h"
 #include "commands/timeseries_util.h"
+#include "pipeline/column_block.h"
 #include "pipeline/pipeline.h"
 
 namespace hourglass::commands {
@@ -22,8 +23,9 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-// Counts a stream's documents and the time spent in it (and below it).
-class MeteredStream : public pipeline::DocumentStream {
+// Counts a stream's documents (or the rows of its column blocks) and the time spent in it (and
+// below it). It passes the column blocks on, so the explained pipeline runs as the command does.
+class MeteredStream : public pipeline::DocumentStream, public pipeline::BlockSource {
  public:
   explicit MeteredStream(std::unique_ptr<pipeline::DocumentStream> in) : in_(std::move(in)) {}
   StatusWith<std::optional<BsonObj>> Next() override {
@@ -33,11 +35,29 @@ class MeteredStream : public pipeline::DocumentStream {
     if (next.ok() && next.value()) ++n_;
     return next;
   }
+  pipeline::BlockSource* AsBlockSource() override {
+    blocks_ = in_->AsBlockSource();
+    return blocks_ != nullptr ? this : nullptr;
+  }
+  void RequireFields(const std::vector<std::string>& names) override {
+    blocks_->RequireFields(names);
+  }
+  StatusWith<const pipeline::ColumnBlock*> NextBlock() override {
+    auto start = Clock::now();
+    auto block = blocks_->NextBlock();
+    nanos_ += (Clock::now() - start).count();
+    if (block.ok() && block.value() != nullptr) {
+      const pipeline::ColumnBlock& b = *block.value();
+      n_ += b.all_rows ? b.num_rows : static_cast<int64_t>(b.selection.size());
+    }
+    return block;
+  }
   int64_t n() const { return n_; }
   int64_t millis() const { return nanos_ / 1000000; }
 
  private:
   std::unique_ptr<pipeline::DocumentStream> in_;
+  pipeline::BlockSource* blocks_ = nullptr;
   int64_t n_ = 0;
   int64_t nanos_ = 0;
 };
@@ -57,6 +77,9 @@ StatusWith<TsExplainRequest> ParseTsRequest(CommandContext& ctx, const BsonObj& 
   r.kind = kind;
   std::string_view k = kind;
   HG_RETURN_IF_ERROR(CheckHintAndCollation(k, inner));
+  // Memory limits and spilling as the command itself would have them.
+  HG_ASSIGN_OR_RETURN(auto allow_disk_use, GetAllowDiskUse(k, inner));
+  ApplyDiskUse(ctx, allow_disk_use, &r.pctx);
   if (k == "find") {
     HG_ASSIGN_OR_RETURN(auto f, GetObject(k, inner, "filter"));
     HG_ASSIGN_OR_RETURN(auto s, GetObject(k, inner, "sort"));
@@ -86,7 +109,6 @@ StatusWith<TsExplainRequest> ParseTsRequest(CommandContext& ctx, const BsonObj& 
   } else {  // aggregate
     HG_ASSIGN_OR_RETURN(auto stages, GetArray(k, inner, "pipeline"));
     if (!stages) return MissingField("aggregate", "pipeline");
-    HG_ASSIGN_OR_RETURN(r.pctx.allow_disk_use, GetBool(k, inner, "allowDiskUse", false));
     r.pctx.db = ctx.db;
     r.pctx.collections = MakeCollectionAccess(ctx.service);
     HG_ASSIGN_OR_RETURN(auto pipe, pipeline::Pipeline::Parse(*stages, r.pctx));

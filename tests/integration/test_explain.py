@@ -269,6 +269,20 @@ def test_time_series_write_explain_refused(db):
     assert code == 115
 
 
+def test_time_series_output_pipeline_execution_explain_refused(db):
+    # executionStats would run the $out; only the plan of such a pipeline is explained.
+    db.create_collection("ts", timeseries={"timeField": "t"})
+    pipeline = [{"$match": {}}, {"$out": "copy"}]
+    code, _, _ = command_error(db, SON([("explain", {"aggregate": "ts", "pipeline": pipeline,
+                                                      "cursor": {}}),
+                                         ("verbosity", "executionStats")]))
+    assert code == 115
+    plan = db.command(SON([("explain", {"aggregate": "ts", "pipeline": pipeline, "cursor": {}}),
+                           ("verbosity", "queryPlanner")]))
+    assert "stages" in plan
+    assert "copy" not in db.list_collection_names()
+
+
 def test_or_union_of_index_scans(big):
     e = find_explain(big, {"$or": [{"k": 5}, {"k": {"$in": [7, 5]}}, {"g": 3, "k": {"$lt": 400}}]})
     plan = e["queryPlanner"]["winningPlan"]

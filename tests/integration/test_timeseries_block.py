@@ -188,3 +188,18 @@ def test_bins_finer_than_buckets_use_blocks_not_control(twins):
     assert got == run(twins.ts, [{"$addFields": {"_unused": 1}}] + hourly)
     per_sensor = [{"$group": {"_id": "$meta", "mx": {"$max": "$w"}}}]
     assert "$_internalGroupFromControl" in stage_names(twins, per_sensor)
+
+
+def test_explain_execution_runs_the_block_path(twins):
+    # executionStats runs the pipeline as the command would: the $group takes column blocks,
+    # and the unpack stage reports the rows it passed on.
+    pipeline = [{"$match": {"meta.sensor": 1}},
+                {"$group": {"_id": None, "avg": {"$avg": "$w"}}}]
+    before = blocks_counter(twins)
+    twins.command("aggregate", "ts", pipeline=pipeline, explain=True)  # queryPlanner: no run
+    assert blocks_counter(twins) == before
+    explained = twins.command("explain", {"aggregate": "ts", "pipeline": pipeline, "cursor": {}},
+                              verbosity="executionStats")
+    assert blocks_counter(twins) > before
+    unpack = next(s for s in explained["stages"] if "$_internalUnpackBucket" in s)
+    assert unpack["nReturned"] == twins.plain.count_documents({"meta.sensor": 1}) == 300
