@@ -13,7 +13,8 @@ enum class ErrorCode : int {
 };
 
 // Returns the codeName MongoDB uses for `code` ("BadValue", "DuplicateKey", ...); codes that
-// MongoDB leaves unnamed come back as "Location<number>".
+// MongoDB leaves unnamed — including numbered codes not listed in error_codes.def, which a
+// ErrorCode may carry as static_cast<ErrorCode>(number) — come back as "Location<number>".
 std::string_view ErrorCodeName(ErrorCode code);
 
 }  // namespace hourglass

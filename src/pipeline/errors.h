@@ -1,7 +1,6 @@
 // Error-code helper for the pipeline module. MongoDB raises many aggregation errors under
-// numbered "Location" codes (e.g. 16554 for $add of a non-number). PipelineError(n, reason) uses
-// code n when base/error_codes.def defines it, and BadValue (2) until it does, so adding a code
-// to the .def file is the only step needed to make it surface with MongoDB's number.
+// numbered "Location" codes (e.g. 16554 for $add of a non-number); PipelineError(n, reason)
+// carries code n, whether or not base/error_codes.def lists it.
 #pragma once
 
 #include <string>
@@ -10,17 +9,8 @@
 
 namespace hourglass::pipeline {
 
-constexpr bool IsDefinedErrorCode(int n) {
-#define X(name, number) \
-  if (n == (number)) return true;
-#include "base/error_codes.def"
-#undef X
-  return false;
-}
-
-constexpr ErrorCode LocationCode(int n) {
-  return IsDefinedErrorCode(n) ? static_cast<ErrorCode>(n) : ErrorCode::kBadValue;
-}
+// MongoDB's location code `n` (its codeName is "Location<n>" unless error_codes.def names it).
+constexpr ErrorCode LocationCode(int n) { return static_cast<ErrorCode>(n); }
 
 inline Status PipelineError(int n, std::string reason) {
   return Status(LocationCode(n), std::move(reason));

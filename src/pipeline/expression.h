@@ -9,8 +9,7 @@
 // Errors: parse errors return InvalidPipelineOperator (168) for an unknown $operator, 16020 /
 // 28667 for a wrong number of arguments, 17276 for an undefined variable, 15983 for an operator
 // object with several fields, and the operator's own MongoDB code otherwise. Evaluation errors
-// (e.g. $add of a string, 16554) come back from Evaluate as a Status. Codes that
-// base/error_codes.def lacks surface as BadValue (2) until added there (see errors.h).
+// (e.g. $add of a string, 16554) come back from Evaluate as a Status (see errors.h).
 //
 // See README.md in this folder for the evaluation rules (numeric promotion, null handling,
 // array traversal of field paths).

@@ -14,8 +14,8 @@
 // blocking stages over their memory limit without allowDiskUse
 // QueryExceededMemoryLimitNoDiskUseAllowed (292); with it $sort, $group, $bucketAuto,
 // $setWindowFields and $densify spill to files under PipelineContext::tmp_dir (see
-// memory_parameters.h and README.md, "Memory and spilling"). Codes missing from
-// base/error_codes.def surface as BadValue (2).
+// memory_parameters.h and README.md, "Memory and spilling"). Numbered codes carry MongoDB's
+// number (codeName "Location<n>" unless base/error_codes.def names it).
 // See README.md in this folder.
 #pragma once
 

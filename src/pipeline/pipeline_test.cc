@@ -48,6 +48,18 @@ const char* kSales = R"([
   {"_id": 5, "item": "abc", "price": 10, "quantity": 10, "date": {"$date": "2014-04-04T21:23:13.331Z"}}
 ])";
 
+TEST(PipelineTest, LocationCodesKeepTheirNumberAndName) {
+  // A code error_codes.def does not list still carries MongoDB's number and codeName.
+  Status unlisted = PipelineError(40237, "The $sum accumulator is a unary operator");
+  EXPECT_EQ(static_cast<int>(unlisted.code()), 40237);
+  EXPECT_EQ(unlisted.code_name(), "Location40237");
+  Status listed = PipelineError(2, "x");
+  EXPECT_EQ(listed.code_name(), "BadValue");
+  // $group's own parse errors surface with their numbers.
+  CheckError(R"([{"$group": {"_id": null, "s": {"$sum": [1, 2]}}}])", "[]", LocationCode(40237));
+  CheckError(R"([{"$group": {"_id": null, "$s": {"$sum": 1}}}])", "[]", LocationCode(40236));
+}
+
 TEST(PipelineTest, MatchLimitSkipCount) {
   CheckStages({
       {"match", R"([{"$match": {"item": "xyz"}}])", kSales,

@@ -537,6 +537,11 @@ ERROR_CASES = [
     Case("swf_no_function", ONE, [swf({"x": {"window": {"documents": [0, 0]}}})], error=9),
     Case("swf_two_functions", ONE, [swf({"x": {"$sum": 1, "$max": 1}})], error=9),
     Case("swf_unknown_argument", ONE, [swf({"x": {"$sum": 1, "foo": 1}})], error=9),
+    Case("accumulator_not_unary", ONE, [swf({"x": {"$sum": [1, 2]}})], error=40237),
+    # A documented difference (docs/compatibility.md): range windows need an ascending sortBy.
+    Case("range_window_descending_sort", ONE,
+         [swf({"x": {"$sum": "$v", "window": {"range": [-1, 0]}}}, sort_by={"t": -1})],
+         error=8947401),
     Case("median_exact_method_rejected", ONE,
          [swf({"x": {"$median": {"input": "$v", "method": "exact"}}})], error=2),
     Case("median_missing_method", ONE, [swf({"x": {"$median": {"input": "$v"}}})], error=40414),
