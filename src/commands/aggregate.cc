@@ -149,6 +149,7 @@ StatusWith<std::vector<BsonObj>> PlanCacheStatsDocuments(CommandContext& ctx,
                   static_cast<unsigned>(std::hash<std::string>{}(s)&0xffffffffu));
     return std::string(buf);
   };
+  const std::string host = HostAndPort(ctx.service);
   for (const PlanCacheEntry& e : PlanCache::Instance().List(coll->ns(), IndexSetSignature(*coll))) {
     BsonBuilder b;
     b.AppendString("planCacheKey", hex(e.shape + e.index_set));
@@ -165,7 +166,7 @@ StatusWith<std::vector<BsonObj>> PlanCacheStatsDocuments(CommandContext& ctx,
     b.AppendString("stage", "IXSCAN");
     b.AppendString("indexName", e.index_name);
     b.Close(p);
-    b.AppendString("host", HostAndPort(ctx.service));
+    b.AppendString("host", host);
     out.push_back(b.Obj());
   }
   return out;

@@ -579,8 +579,10 @@ bool BucketFilter::MatchesWholeBucket(const BsonObj& bucket) const {
   if (control.type() != BsonType::kObject) return false;
   // control.min.<time> is the bucket's rounded start, at or below its earliest measurement, so
   // "start >= lo" proves every measurement is; control.max.<time> is exact.
-  BsonElement lo = control.Obj().GetPath("min." + s.spec.time_field);
-  BsonElement hi = control.Obj().GetPath("max." + s.spec.time_field);
+  BsonElement min = control.Obj()["min"], max = control.Obj()["max"];
+  if (min.type() != BsonType::kObject || max.type() != BsonType::kObject) return false;
+  BsonElement lo = min.Obj()[s.spec.time_field];  // (a time field name holds no dots)
+  BsonElement hi = max.Obj()[s.spec.time_field];
   if (lo.type() != BsonType::kDate || hi.type() != BsonType::kDate) return false;
   if (s.min_time && lo.DateMillis() < *s.min_time) return false;
   if (s.max_time && hi.DateMillis() > *s.max_time) return false;

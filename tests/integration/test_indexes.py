@@ -525,3 +525,15 @@ def test_index_entries_survive_kill(fresh_server):
     finally:
         c.close()
     assert s.shutdown_command() == 0
+
+
+def test_at_most_64_indexes_per_collection(db):
+    # MongoDB allows 64 indexes per collection, _id_ included; one more fails with 67.
+    db.c.insert_one({"x": 1})
+    db.c.create_indexes([IndexModel([("f%d" % i, ASCENDING)]) for i in range(63)])
+    assert len(list(db.c.list_indexes())) == 64
+    code, name, msg = command_error(
+        db, {"createIndexes": "c", "indexes": [{"key": {"g": 1}, "name": "g_1"}]})
+    assert (code, name) == (67, "CannotCreateIndex")
+    assert "too many indexes" in msg
+    assert len(list(db.c.list_indexes())) == 64

@@ -641,3 +641,10 @@ def test_plan_cache_errors(db):
     )
     assert (c, name) == (40602, "Location40602")
     assert list(db.missing.aggregate([{"$planCacheStats": {}}])) == []
+
+
+def test_min_max_on_a_hashed_index_is_refused(db):
+    db.h.insert_many([{"a": i} for i in range(5)])
+    db.h.create_index([("a", "hashed")])
+    code, name, _ = command_error(db, {"find": "h", "min": {"a": 1}, "hint": {"a": "hashed"}})
+    assert (code, name) == (115, "CommandNotSupported")
