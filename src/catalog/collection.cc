@@ -358,14 +358,14 @@ Status Collection::Update(storage::Session& s, int64_t id, const BsonObj& old_do
     if (!st.ok() && st.code() != ErrorCode::kNoSuchKey) return st;
     HG_RETURN_IF_ERROR(s.Put(idx->ident, key, value));
   }
-  HG_RETURN_IF_ERROR(UpdateIndexKeys(s, id, old_doc, new_doc));
+  HG_RETURN_IF_ERROR(UpdateIndexKeys(s, cur.indexes_, id, old_doc, new_doc));
   return s.Put(entry_.ident, storage::EncodeRecordId(id), new_doc.bytes());
 }
 
-Status Collection::UpdateIndexKeys(storage::Session& s, int64_t id, const BsonObj& old_doc,
+Status Collection::UpdateIndexKeys(storage::Session& s, const std::vector<SecondaryIndex>& indexes,
+                                   int64_t id, const BsonObj& old_doc,
                                    const BsonObj& new_doc) const {
-  auto latest = Latest();
-  for (const SecondaryIndex& idx : (latest ? latest->indexes_ : indexes_)) {
+  for (const SecondaryIndex& idx : indexes) {
     HG_ASSIGN_OR_RETURN(auto old_keys, GenerateIndexKeys(idx.desc, old_doc));
     HG_ASSIGN_OR_RETURN(auto new_keys, GenerateIndexKeys(idx.desc, new_doc));
     std::vector<std::string> gone, added;
@@ -384,13 +384,14 @@ Status Collection::ModifyRecord(storage::Session& s, int64_t id,
                                 const std::vector<storage::Session::Modification>& edits) {
   const std::string key = storage::EncodeRecordId(id);
   auto latest = Latest();
-  if ((latest ? latest->indexes_ : indexes_).empty()) return s.Modify(entry_.ident, key, edits);
+  const std::vector<SecondaryIndex>& indexes = latest ? latest->indexes_ : indexes_;
+  if (indexes.empty()) return s.Modify(entry_.ident, key, edits);
   HG_ASSIGN_OR_RETURN(auto before, FindRecord(s, id));
   if (!before) return Status(ErrorCode::kNoSuchKey, "record not found in " + ns());
   HG_RETURN_IF_ERROR(s.Modify(entry_.ident, key, edits));
   HG_ASSIGN_OR_RETURN(auto after, FindRecord(s, id));
   if (!after) return Status(ErrorCode::kNoSuchKey, "record not found in " + ns());
-  return UpdateIndexKeys(s, id, before->doc, after->doc);
+  return UpdateIndexKeys(s, indexes, id, before->doc, after->doc);
 }
 
 Status Collection::Remove(storage::Session& s, int64_t id, const BsonObj& doc) {

@@ -184,8 +184,10 @@ class Collection {
   void Init();
   Status DuplicateKeyError(const bson::BsonElement& id) const;
   Status IndexDuplicateKeyError(const SecondaryIndex& idx, std::string_view key) const;
-  // Moves the user index keys of the record `id` from `old_doc` to `new_doc`.
-  Status UpdateIndexKeys(storage::Session& s, int64_t id, const bson::BsonObj& old_doc,
+  // Moves the keys of the record `id` in `indexes` (the newest handle's user indexes, which the
+  // caller has looked up) from `old_doc` to `new_doc`.
+  Status UpdateIndexKeys(storage::Session& s, const std::vector<SecondaryIndex>& indexes,
+                         int64_t id, const bson::BsonObj& old_doc,
                          const bson::BsonObj& new_doc) const;
   Status RemoveIndexKeys(storage::Session& s, const SecondaryIndex& idx,
                          const std::vector<std::string>& keys, int64_t rid) const;
