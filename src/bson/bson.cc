@@ -166,11 +166,6 @@ Decimal128::Parts Decimal128::Split() const {
 
 // ---- BsonElement ----
 
-std::string_view BsonElement::FieldName() const {
-  if (eoo()) return {};
-  return std::string_view(data_ + 1);
-}
-
 size_t ValueSizeOf(BsonType t, const char* v) {
   switch (t) {
     case BsonType::kEOO:
@@ -216,9 +211,7 @@ size_t BsonElement::ValueSize() const { return ValueSizeOf(type(), value()); }
 
 size_t BsonElement::size() const {
   if (eoo()) return 1;
-  // The name's length is measured once (this runs for every step of every document walk).
-  const size_t name = std::strlen(data_ + 1);
-  return 2 + name + ValueSizeOf(type(), data_ + 2 + name);
+  return 2 + name_size_ + ValueSizeOf(type(), data_ + 2 + name_size_);
 }
 
 ObjectId BsonElement::Oid() const {
