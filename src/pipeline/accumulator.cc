@@ -87,6 +87,18 @@ class AvgAccumulator : public Accumulator {
     ++n_;
     return Status::OK();
   }
+  Status ProcessElements(const bson::BsonElement* cells, const uint32_t* rows, size_t n) override {
+    for (size_t i = 0; i < n; ++i) {
+      const bson::BsonElement& e = cells[rows[i]];
+      if (e.type() == BsonType::kDouble) {  // the common cell, without NumberDouble's switch
+        total_ += e.Double();
+        ++n_;
+      } else {
+        HG_RETURN_IF_ERROR(ProcessElement(e));
+      }
+    }
+    return Status::OK();
+  }
   Value Finalize() const override {
     if (n_ == 0) return Value::Null();
     double avg = total_ / static_cast<double>(n_);
@@ -134,6 +146,34 @@ class MinMaxAccumulator : public Accumulator {
       if (is_min_ ? c >= 0 : c <= 0) return Status::OK();
     }
     best_ = Value::FromElement(e);  // a copy only when it is the new extreme
+    return Status::OK();
+  }
+  Status ProcessElements(const bson::BsonElement* cells, const uint32_t* rows, size_t n) override {
+    // Runs of doubles are compared as doubles while the extreme so far is a double; NaN (the
+    // least number in MongoDB's order) and other types go through ProcessElement.
+    size_t i = 0;
+    while (i < n) {
+      const bson::BsonElement first = cells[rows[i]];
+      if (first.type() == BsonType::kDouble && !std::isnan(first.Double()) &&
+          best_.type() == BsonType::kDouble && !std::isnan(best_.element().Double())) {
+        double best = best_.element().Double();
+        bool changed = false;
+        for (; i < n; ++i) {
+          const bson::BsonElement& e = cells[rows[i]];
+          if (e.type() != BsonType::kDouble) break;
+          const double d = e.Double();
+          if (std::isnan(d)) break;
+          if (is_min_ ? d < best : d > best) {
+            best = d;
+            changed = true;
+          }
+        }
+        if (changed) best_ = Value::Double(best);
+        continue;
+      }
+      HG_RETURN_IF_ERROR(ProcessElement(first));
+      ++i;
+    }
     return Status::OK();
   }
   Value Finalize() const override { return best_.missing() ? Value::Null() : best_; }

@@ -27,6 +27,12 @@ class Accumulator {
   virtual Status ProcessElement(const bson::BsonElement& e) {
     return Process(Value::FromElement(e));
   }
+  // ProcessElement for cells[rows[0]], cells[rows[1]], ... in that order (a run of rows of a
+  // column block that share a group).
+  virtual Status ProcessElements(const bson::BsonElement* cells, const uint32_t* rows, size_t n) {
+    for (size_t i = 0; i < n; ++i) HG_RETURN_IF_ERROR(ProcessElement(cells[rows[i]]));
+    return Status::OK();
+  }
   virtual Value Finalize() const = 0;
   // Approximate bytes of state held, for the $group memory limit.
   virtual int64_t ApproxBytes() const { return 32; }

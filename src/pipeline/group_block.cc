@@ -248,67 +248,67 @@ Status GroupBlockPlan::Consume(BlockSource& source, const Sink& sink) const {
         inputs[j].field = f;
       }
     }
-    // Folds one row into `accs`; true when the table was spilled meanwhile (`accs` is gone and
-    // the key's group must be looked up again).
-    auto fold = [&](std::vector<std::unique_ptr<Accumulator>>& accs,
-                    uint32_t row) -> StatusWith<bool> {
+    // Folds the rows run[0..n) into `accs`, then accounts for the memory added: once per run (at
+    // most one bucket's rows), so the table may pass its limit by that much before it spills.
+    // A spill forgets `accs`; every run is followed by a fresh group lookup (or the end).
+    auto fold = [&](std::vector<std::unique_ptr<Accumulator>>& accs, const uint32_t* run,
+                    size_t n) -> Status {
       int64_t added = 0;
       for (size_t j = 0; j < inputs.size(); ++j) {
         Accumulator& acc = *accs[j];
         const int64_t before = acc.ApproxBytes();
         if (inputs[j].field != nullptr) {
-          HG_RETURN_IF_ERROR(acc.ProcessElement(inputs[j].field->cells[row]));
+          HG_RETURN_IF_ERROR(acc.ProcessElements(inputs[j].field->cells.data(), run, n));
         } else {
-          HG_RETURN_IF_ERROR(acc.Process(inputs[j].value));
+          for (size_t i = 0; i < n; ++i) HG_RETURN_IF_ERROR(acc.Process(inputs[j].value));
         }
         added += acc.ApproxBytes() - before;
       }
-      return sink.account(added);
+      return sink.account(added).status();
     };
 
     if (one_key) {
       HG_ASSIGN_OR_RETURN(Value key, sink.key(key_doc(key_row)));
       HG_ASSIGN_OR_RETURN(auto* accs, sink.group(key));
-      for (uint32_t r : *rows) {
-        HG_ASSIGN_OR_RETURN(bool spilled, fold(*accs, r));
-        if (spilled) {
-          HG_ASSIGN_OR_RETURN(accs, sink.group(key));
-        }
-      }
+      HG_RETURN_IF_ERROR(fold(*accs, rows->data(), rows->size()));
     } else {
       // A key per row. When every $dateTrunc of the varying date field has fixed-width bins, a
-      // row whose date lies in the bins of the last evaluated row shares that row's key.
+      // row whose date lies in the bins of the last evaluated row shares that row's key: the
+      // rows between two key evaluations form a run folded at once.
       const bool fixed = t != nullptr && dates &&
                          std::find(t->widths.begin(), t->widths.end(), 0) == t->widths.end();
       int64_t bin_lo = 0, bin_hi = 0;  // [bin_lo, bin_hi): dates with the current key
       bool have_bin = false;
       std::vector<std::unique_ptr<Accumulator>>* accs = nullptr;
-      Value key;
-      for (uint32_t r : *rows) {
+      size_t run_start = 0;  // the first row of the current run
+      for (size_t i = 0; i < rows->size(); ++i) {
+        const uint32_t r = (*rows)[i];
         const int64_t d = fixed ? varying[0]->cells[r].DateMillis() : 0;
-        if (!(have_bin && d >= bin_lo && d < bin_hi)) {
-          BsonObj doc = key_doc(r);
-          HG_ASSIGN_OR_RETURN(key, sink.key(doc));
-          HG_ASSIGN_OR_RETURN(accs, sink.group(key));
-          have_bin = fixed;
-          bin_lo = INT64_MIN;
-          bin_hi = INT64_MAX;
-          for (size_t i = 0; fixed && i < t->truncs.size(); ++i) {
-            StatusWith<Value> start = t->truncs[i]->Evaluate(doc, vars);
-            int64_t end = 0;
-            if (!start.ok() || !start.value().IsDate() ||
-                __builtin_add_overflow(start.value().DateMillis(), t->widths[i], &end)) {
-              have_bin = false;
-              break;
-            }
-            bin_lo = std::max(bin_lo, start.value().DateMillis());
-            bin_hi = std::min(bin_hi, end);
+        if (have_bin && d >= bin_lo && d < bin_hi) continue;
+        if (accs != nullptr) {
+          HG_RETURN_IF_ERROR(fold(*accs, rows->data() + run_start, i - run_start));
+        }
+        run_start = i;
+        BsonObj doc = key_doc(r);
+        HG_ASSIGN_OR_RETURN(Value key, sink.key(doc));
+        HG_ASSIGN_OR_RETURN(accs, sink.group(key));
+        have_bin = fixed;
+        bin_lo = INT64_MIN;
+        bin_hi = INT64_MAX;
+        for (size_t k = 0; fixed && k < t->truncs.size(); ++k) {
+          StatusWith<Value> start = t->truncs[k]->Evaluate(doc, vars);
+          int64_t end = 0;
+          if (!start.ok() || !start.value().IsDate() ||
+              __builtin_add_overflow(start.value().DateMillis(), t->widths[k], &end)) {
+            have_bin = false;
+            break;
           }
+          bin_lo = std::max(bin_lo, start.value().DateMillis());
+          bin_hi = std::min(bin_hi, end);
         }
-        HG_ASSIGN_OR_RETURN(bool spilled, fold(*accs, r));
-        if (spilled) {
-          HG_ASSIGN_OR_RETURN(accs, sink.group(key));
-        }
+      }
+      if (accs != nullptr) {
+        HG_RETURN_IF_ERROR(fold(*accs, rows->data() + run_start, rows->size() - run_start));
       }
     }
   }

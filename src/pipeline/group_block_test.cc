@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
 #include <random>
 
 #include "pipeline/column_block.h"
@@ -109,7 +111,7 @@ Data MakeData(uint64_t seed, bool odd_times) {
       r.AppendString("host", "h" + std::to_string(b % 4));
       r.AppendString("tz", b % 2 ? "America/New_York" : "+05:30");
       r.Close(m);
-      switch (rng() % 6) {
+      switch (rng() % 8) {
         case 0:
           r.AppendInt32("v", static_cast<int32_t>(rng() % 100));
           break;
@@ -125,10 +127,21 @@ Data MakeData(uint64_t seed, bool odd_times) {
         case 4:
           r.AppendNull("v");
           break;
+        case 5:  // NaN, the least number in $min/$max's order
+          r.AppendDouble("v", std::nan(""));
+          break;
+        case 6:  // -0.0 and 0 are equal: the first one seen stays the extreme
+          r.AppendDouble("v", rng() % 2 ? -0.0 : 0.0);
+          break;
         default:
           break;  // missing
       }
-      r.AppendDouble("w", static_cast<double>(rng() % 1000) / 3);
+      // Mostly plain doubles (runs of them take the accumulators' fast path), now and then
+      // NaN or an infinity.
+      const uint64_t special = rng() % 64;
+      r.AppendDouble("w", special == 0   ? std::nan("")
+                          : special == 1 ? -std::numeric_limits<double>::infinity()
+                                         : static_cast<double>(rng() % 1000) / 3);
       rows.push_back(r.Obj());
       if (rng() % 4 != 0) {
         sel.push_back(static_cast<uint32_t>(i));
@@ -169,7 +182,8 @@ TEST(GroupBlockTest, BlocksGiveTheDocumentPathsResults) {
           "mx": {"$max": "$v"}, "f": {"$first": "$v"}, "l": {"$last": "$v"},
           "p": {"$push": "$v"}, "c": {"$count": {}}, "one": {"$sum": 1}, "k": {"$push": "x"}})",
       R"({"_id": {"h": "$m.host", "hour": {"$dateTrunc": {"date": "$t", "unit": "hour"}}},
-          "avg": {"$avg": "$w"}, "n": {"$sum": 1}, "lt": {"$last": "$t"}})",
+          "avg": {"$avg": "$w"}, "n": {"$sum": 1}, "lt": {"$last": "$t"},
+          "wmin": {"$min": "$w"}, "wmax": {"$max": "$w"}})",
       R"({"_id": {"$dateTrunc": {"date": "$t", "unit": "minute", "binSize": 5}},
           "mx": {"$max": "$w"}, "mn": {"$min": "$t"}})",
       R"({"_id": {"$dateTrunc": {"date": "$t", "unit": "day", "timezone": "$m.tz"}},
