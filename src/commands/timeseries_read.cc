@@ -298,11 +298,12 @@ class LastpointStream : public pipeline::DocumentStream {
     for (const Candidate& c : always) {
       // Only the measurements at the series' latest time can come first: pass just those (all
       // of them, in read order, so ties resolve as over every measurement).
-      HG_RETURN_IF_ERROR(scan_->UnpackBucket(c.bucket, true, [&](const BsonObj& m) {
-        BsonElement t = m[time_field_];
-        if (c.latest && (t.type() != BsonType::kDate || t.DateMillis() != *c.latest)) return;
-        buffer_.push_back(m.Owned());
-      }));
+      auto at_latest = [&](const BsonElement& t) {
+        return t.type() == BsonType::kDate && t.DateMillis() == *c.latest;
+      };
+      HG_RETURN_IF_ERROR(scan_->UnpackBucket(
+          c.bucket, true, [&](const BsonObj& m) { buffer_.push_back(m.Owned()); },
+          c.latest ? std::function<bool(const BsonElement&)>(at_latest) : nullptr));
     }
     return Status::OK();
   }

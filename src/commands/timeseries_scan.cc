@@ -140,7 +140,8 @@ void TimeseriesScan::AddBucket(const BsonObj& bucket) {
     rows_kept_ += rows.ok() ? rows.value() : 0;
     limit_reached_ = rows_kept_ >= options_.measurement_limit;
   }
-  buckets_.push_back(bucket.Owned());
+  // Borrowed buckets point into the reader's cursor, which ReadChunk leaves on them.
+  buckets_.push_back(borrow_ ? bucket : bucket.Owned());
 }
 
 StatusWith<std::optional<BsonObj>> TimeseriesScan::NextBucket(bool* whole) {
@@ -155,14 +156,15 @@ StatusWith<std::optional<BsonObj>> TimeseriesScan::NextBucket(bool* whole) {
 }
 
 Status TimeseriesScan::UnpackBucket(const BsonObj& bucket, bool whole,
-                                    const std::function<void(const BsonObj&)>& fn) {
+                                    const std::function<void(const BsonObj&)>& fn,
+                                    const std::function<bool(const BsonElement&)>& keep_row) {
   auto& counters = GlobalTimeseriesReadCounters();
   ++counters.buckets_unpacked;
   ++stats_.buckets_unpacked;
   if (whole && filter_) ++stats_.buckets_matched_whole;
   int64_t rows = 0;
   Status filter_error = Status::OK();
-  Status st = unpacker_.Unpack(bucket, [&](BsonObj m) {
+  Status st = unpacker_.Unpack(bucket, keep_row, [&](BsonObj m) {
     ++rows;
     if (filter_ && !whole) {
       StatusWith<bool> r = filter_->Evaluate(m);  // $expr errors fail the scan
@@ -271,12 +273,43 @@ Status TimeseriesScan::CollectNewest(storage::Session& session, storage::Cursor&
   return more.status();
 }
 
-Status TimeseriesScan::ReadIndexedChunk() {
+Status TimeseriesScan::OpenReader(bool* dropped) {
+  reader_.reset();
+  *dropped = false;
   auto session = engine_->NewSession();
-  const int chunk = NextChunkSize();
-  for (int read = 0; read < chunk && next_rid_ < rids_.size() && !limit_reached_; ++read) {
-    HG_ASSIGN_OR_RETURN(auto rec, coll_.buckets->FindRecord(*session, rids_[next_rid_++]));
-    if (rec) AddBucket(rec->doc);  // deleted since the index was read: skip
+  auto cursor_or = session->OpenCursorOrError(coll_.buckets->ident());
+  if (!cursor_or.ok()) {
+    *dropped = true;
+    return Status::OK();
+  }
+  reader_ = Reader{std::move(session), std::move(cursor_or).value(), 0, NextChunkSize()};
+  return Status::OK();
+}
+
+Status TimeseriesScan::ReadIndexedChunk() {
+  if (!borrow_) {
+    auto session = engine_->NewSession();
+    const int chunk = NextChunkSize();
+    for (int read = 0; read < chunk && next_rid_ < rids_.size() && !limit_reached_; ++read) {
+      HG_ASSIGN_OR_RETURN(auto rec, coll_.buckets->FindRecord(*session, rids_[next_rid_++]));
+      if (rec) AddBucket(rec->doc);  // deleted since the index was read: skip
+    }
+  } else {
+    // One bucket at a time, read in place: the cursor stays on it until the next call.
+    while (buckets_.empty() && next_rid_ < rids_.size()) {
+      if (!reader_ || reader_->read >= reader_->chunk) {
+        bool dropped = false;
+        HG_RETURN_IF_ERROR(OpenReader(&dropped));
+        if (dropped) break;
+      }
+      ++reader_->read;
+      const std::string key = storage::EncodeRecordId(rids_[next_rid_++]);
+      HG_ASSIGN_OR_RETURN(bool found, reader_->cursor->Seek(key));
+      // Not found: deleted since the index was read; skip it.
+      if (found && reader_->cursor->key() == key) {
+        AddBucket(BsonObj(reader_->cursor->value().data()));
+      }
+    }
   }
   if (next_rid_ >= rids_.size() || limit_reached_) done_ = true;
   return Status::OK();
@@ -296,39 +329,48 @@ Status TimeseriesScan::ReadChunk() {
     }
     return ReadIndexedChunk();
   }
-  auto session = engine_->NewSession();
-  auto cursor_or = session->OpenCursorOrError(coll_.buckets->ident());
-  if (!cursor_or.ok()) {
-    done_ = true;  // dropped under us
-    return Status::OK();
-  }
-  auto& cursor = cursor_or.value();
+  // Chunks of buckets, each read in its own session (a new reader). Buckets are copied out, or,
+  // when borrowed (block mode), handed over one at a time with the reader left on each until
+  // the next call.
   const bool forward = options_.sort_direction >= 0;
-  StatusWith<bool> more = started_          ? cursor->SeekAfter(last_key_, forward)
-                          : lo_key_.empty() ? (forward ? cursor->SeekFirst() : cursor->SeekLast())
-                          : forward         ? cursor->Seek(lo_key_)
-                                            : cursor->Seek(hi_key_, false);
-  started_ = true;
-  int read = 0;
-  const int chunk = NextChunkSize();
+  StatusWith<bool> more = false;
+  if (reader_ && reader_->read < reader_->chunk) {
+    more = forward ? reader_->cursor->Next() : reader_->cursor->Prev();
+  } else {
+    bool dropped = false;
+    HG_RETURN_IF_ERROR(OpenReader(&dropped));
+    if (dropped) {
+      done_ = true;
+      return Status::OK();
+    }
+    storage::Cursor& cursor = *reader_->cursor;
+    more = started_          ? cursor.SeekAfter(last_key_, forward)
+           : lo_key_.empty() ? (forward ? cursor.SeekFirst() : cursor.SeekLast())
+           : forward         ? cursor.Seek(lo_key_)
+                             : cursor.Seek(hi_key_, false);
+    started_ = true;
+  }
+  storage::Cursor& cursor = *reader_->cursor;
   while (true) {
     if (!more.ok()) return more.status();
-    if (!more.value() || (!hi_key_.empty() && cursor->key() > hi_key_) ||
-        (!lo_key_.empty() && cursor->key() < lo_key_)) {
+    if (!more.value() || (!hi_key_.empty() && cursor.key() > hi_key_) ||
+        (!lo_key_.empty() && cursor.key() < lo_key_)) {
       done_ = true;
       break;
     }
-    AddBucket(BsonObj(cursor->value().data()));
+    AddBucket(BsonObj(cursor.value().data()));
     if (limit_reached_) {
       done_ = true;
       break;
     }
-    if (++read >= chunk) {
-      last_key_ = std::string(cursor->key());
+    if (++reader_->read >= reader_->chunk) {
+      last_key_ = std::string(cursor.key());
       break;
     }
-    more = forward ? cursor->Next() : cursor->Prev();
+    if (borrow_ && !buckets_.empty()) return Status::OK();
+    more = forward ? cursor.Next() : cursor.Prev();
   }
+  if (!borrow_) reader_.reset();
   return Status::OK();
 }
 
@@ -410,11 +452,21 @@ Status TimeseriesScan::FillSorted() {
 
 void TimeseriesScan::RequireFields(const std::vector<std::string>& names) {
   const auto& meta = coll_.options.meta_field;
-  for (const std::string& f : names) {
+  auto require = [&](const std::string& f) {
     if (meta && f == *meta) {
       block_meta_ = true;  // the bucket's `meta`, a block constant
-    } else {
+    } else if (std::find(block_columns_.begin(), block_columns_.end(), f) == block_columns_.end()) {
       block_columns_.push_back(f);
+    }
+  };
+  for (const std::string& f : names) require(f);
+  borrow_ = true;  // a block lives until the next NextBlock, as long as the bucket it reads
+  // An event filter made of tests of single top-level fields runs on the columns (block
+  // processing of $match), so its fields are read as columns too.
+  if (filter_) {
+    block_filter_ = filter_->FieldConjuncts();
+    if (block_filter_) {
+      for (const query::FieldPredicate& p : *block_filter_) require(p.field());
     }
   }
 }
@@ -451,7 +503,30 @@ StatusWith<const pipeline::ColumnBlock*> TimeseriesScan::NextBlock() {
   ++stats_.buckets_unpacked;
   counters.measurements_unpacked += block_.num_rows;
   stats_.measurements_unpacked += block_.num_rows;
-  if (!whole) {
+  if (!whole && block_filter_) {
+    // The rows that pass the event filter, conjunct by conjunct on the columns: the selection
+    // shrinks with each.
+    block_.all_rows = false;
+    block_.selection.resize(static_cast<size_t>(block_.num_rows));
+    for (size_t i = 0; i < block_.selection.size(); ++i) {
+      block_.selection[i] = static_cast<uint32_t>(i);
+    }
+    for (const query::FieldPredicate& p : *block_filter_) {
+      const pipeline::ColumnBlock::Field* f = block_.Find(p.field());
+      if (f == nullptr || f->constant) {
+        // Missing in every row, or the meta field: one value for the whole bucket.
+        if (!p.Matches(f == nullptr ? BsonElement() : f->value)) block_.selection.clear();
+        continue;
+      }
+      size_t kept = 0;
+      for (uint32_t r : block_.selection) {
+        if (p.Matches(f->cells[r])) block_.selection[kept++] = r;
+      }
+      block_.selection.resize(kept);
+    }
+    ++counters.buckets_filtered_as_blocks;
+    stats_.measurements_matched += static_cast<int64_t>(block_.selection.size());
+  } else if (!whole) {
     // The rows that pass the event filter, tested on the measurement (which the unpack spec
     // gives every field the filter reads).
     block_.all_rows = false;

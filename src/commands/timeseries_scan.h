@@ -42,6 +42,7 @@ struct TimeseriesReadCounters {
   std::atomic<int64_t> buckets_unpacked{0};  // ... that passed the bucket-level filter
   std::atomic<int64_t> measurements_unpacked{0};
   std::atomic<int64_t> buckets_as_blocks{0};  // kept buckets handed over as column blocks
+  std::atomic<int64_t> buckets_filtered_as_blocks{0};  // ... whose event filter ran on columns
 };
 TimeseriesReadCounters& GlobalTimeseriesReadCounters();
 
@@ -106,8 +107,11 @@ class TimeseriesScan : public pipeline::DocumentStream, public pipeline::BlockSo
   // Calls fn on each measurement of `bucket` that matches the filter (all of them when `whole`),
   // in row order. The measurement borrows a buffer valid during the call. Errors: the
   // unpacker's, and the filter's ($expr evaluation).
+  // `keep_row`, when given, picks the rows to build by their time cell (the others are neither
+  // built nor counted as unpacked).
   Status UnpackBucket(const bson::BsonObj& bucket, bool whole,
-                      const std::function<void(const bson::BsonObj&)>& fn);
+                      const std::function<void(const bson::BsonObj&)>& fn,
+                      const std::function<bool(const bson::BsonElement& time)>& keep_row = nullptr);
 
   const TimeseriesScanStats& stats() const { return stats_; }
   const timeseries::BucketFilter& bucket_filter() const { return bucket_filter_; }
@@ -136,6 +140,8 @@ class TimeseriesScan : public pipeline::DocumentStream, public pipeline::BlockSo
   // Index mode: the RecordIds of the buckets of matching series within the time bounds.
   Status CollectFromIndex();
   Status ReadIndexedChunk();
+  // Opens reader_ on the bucket table for the next chunk (*dropped: the table is gone).
+  Status OpenReader(bool* dropped);
   // Last-point: the newest buckets of the series whose index entries start with `prefix`.
   Status CollectNewest(storage::Session& session, storage::Cursor& cursor,
                        const std::string& prefix);
@@ -163,9 +169,22 @@ class TimeseriesScan : public pipeline::DocumentStream, public pipeline::BlockSo
   // Block mode: the data columns the consumer reads, and whether it reads the meta field.
   std::vector<std::string> block_columns_;
   bool block_meta_ = false;
+  // Block mode: the event filter as tests of single fields, when it has that form.
+  std::optional<std::vector<query::FieldPredicate>> block_filter_;
   bson::BsonObj block_bucket_;  // the bucket block_ points into
   pipeline::ColumnBlock block_;
   int chunk_ = 1;
+  // The session and cursor of the chunk being read: `read` of its `chunk` buckets so far.
+  struct Reader {
+    std::unique_ptr<storage::Session> session;
+    std::unique_ptr<storage::Cursor> cursor;
+    int read = 0;
+    int chunk = 0;
+  };
+  std::optional<Reader> reader_;
+  // Block mode: kept buckets are not copied; each points into reader_'s cursor, valid until
+  // the next NextBucket.
+  bool borrow_ = false;
   int64_t rows_kept_ = 0;
   bool limit_reached_ = false;
   std::deque<bson::BsonObj> buffer_;

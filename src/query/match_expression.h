@@ -51,6 +51,12 @@ class DocNode {
   // earlier ones, as in MongoDB).
   virtual void FindArrayIndex(const bson::BsonObj& /*doc*/, const FieldPath& /*array_path*/,
                               std::optional<size_t>* /*index*/) const {}
+  // The top-level field this node reads when it reads only one (a test of one field's value,
+  // like {a: {$ne: 1}}); nullopt otherwise.
+  virtual std::optional<std::string_view> OnlyField() const { return std::nullopt; }
+  // For a node with OnlyField(): whether a document whose field is `value` (EOO: missing)
+  // matches.
+  virtual bool MatchesFieldValue(const bson::BsonElement& /*value*/) const { return false; }
 };
 using DocNodePtr = std::shared_ptr<const DocNode>;
 

@@ -292,6 +292,22 @@ class NotPred final : public ElemPred {
 class PathNode final : public DocNode {
  public:
   PathNode(FieldPath path, ElemPredPtr pred) : path_(std::move(path)), pred_(std::move(pred)) {}
+  std::optional<std::string_view> OnlyField() const override { return std::string_view(path_[0]); }
+  bool MatchesFieldValue(const BsonElement& value) const override {
+    if (path_.size() > 1) {  // a dotted path: walked in a document holding just the field
+      bson::BsonBuilder b;
+      if (!value.eoo()) b.AppendElementAs(value, path_[0]);
+      return Matches(b.Obj());
+    }
+    // WalkPath's rule at the end of a path.
+    if (value.type() != BsonType::kArray) return pred_->Matches(value);
+    if (pred_->Matches(value)) return true;
+    if (!pred_->ExpandLeafArrays()) return false;
+    for (const BsonElement& item : value.Obj()) {
+      if (pred_->Matches(item)) return true;
+    }
+    return false;
+  }
   bool Matches(const BsonObj& doc) const override {
     return WalkPath(doc, path_, pred_->ExpandLeafArrays(),
                     [&](const PathValue& v) { return pred_->Matches(v.element); });
@@ -340,14 +356,22 @@ class LogicNode final : public DocNode {
  public:
   LogicNode(LogicOp op, std::vector<DocNodePtr> children)
       : op_(op), children_(std::move(children)) {}
-  bool Matches(const BsonObj& doc) const override {
+  LogicOp op() const { return op_; }
+  const std::vector<DocNodePtr>& children() const { return children_; }
+  std::optional<std::string_view> OnlyField() const override {
+    std::optional<std::string_view> field;
     for (const DocNodePtr& c : children_) {
-      bool m = c->Matches(doc);
-      if (op_ == LogicOp::kAnd && !m) return false;
-      if (op_ == LogicOp::kOr && m) return true;
-      if (op_ == LogicOp::kNor && m) return false;
+      std::optional<std::string_view> f = c->OnlyField();
+      if (!f || (field && *field != *f)) return std::nullopt;
+      field = f;
     }
-    return op_ != LogicOp::kOr;
+    return field;
+  }
+  bool MatchesFieldValue(const BsonElement& value) const override {
+    return Combine([&](const DocNode& c) { return c.MatchesFieldValue(value); });
+  }
+  bool Matches(const BsonObj& doc) const override {
+    return Combine([&](const DocNode& c) { return c.Matches(doc); });
   }
   bool MatchesChecked(const BsonObj& doc, Status* error) const override {
     for (const DocNodePtr& c : children_) {
@@ -375,6 +399,19 @@ class LogicNode final : public DocNode {
   }
 
  private:
+  // The children's answers (`matches` of each, in order, stopping once the answer is known)
+  // combined by op_.
+  template <typename F>
+  bool Combine(const F& matches) const {
+    for (const DocNodePtr& c : children_) {
+      bool m = matches(*c);
+      if (op_ == LogicOp::kAnd && !m) return false;
+      if (op_ == LogicOp::kOr && m) return true;
+      if (op_ == LogicOp::kNor && m) return false;
+    }
+    return op_ != LogicOp::kOr;
+  }
+
   LogicOp op_;
   std::vector<DocNodePtr> children_;
 };
@@ -383,6 +420,10 @@ class NotNode final : public DocNode {
  public:
   explicit NotNode(DocNodePtr child) : child_(std::move(child)) {}
   bool Matches(const BsonObj& doc) const override { return !child_->Matches(doc); }
+  std::optional<std::string_view> OnlyField() const override { return child_->OnlyField(); }
+  bool MatchesFieldValue(const BsonElement& value) const override {
+    return !child_->MatchesFieldValue(value);
+  }
   bool MatchesChecked(const BsonObj& doc, Status* error) const override {
     bool m = child_->MatchesChecked(doc, error);
     return error->ok() && !m;
@@ -953,6 +994,43 @@ std::optional<size_t> Matcher::MatchedArrayIndex(const BsonObj& doc,
 }
 
 bool Matcher::MatchesEverything() const { return state_->everything; }
+
+namespace {
+
+// Calls `add` on the conjuncts of `node`; false when one of them reads more than one top-level
+// field (or a dotted path, or the whole document).
+bool CollectFieldConjuncts(const DocNode& node, const std::function<void(DocNodePtr)>& add,
+                           const DocNodePtr& self) {
+  const auto* logic = dynamic_cast<const LogicNode*>(&node);
+  if (logic != nullptr && logic->op() == LogicOp::kAnd) {
+    for (const DocNodePtr& c : logic->children()) {
+      if (!CollectFieldConjuncts(*c, add, c)) return false;
+    }
+    return true;
+  }
+  if (!node.OnlyField()) return false;
+  add(self);
+  return true;
+}
+
+}  // namespace
+
+std::optional<std::vector<FieldPredicate>> Matcher::FieldConjuncts() const {
+  std::vector<FieldPredicate> out;
+  auto add = [&](DocNodePtr node) {
+    FieldPredicate p;
+    p.field_ = std::string(*node->OnlyField());
+    p.node_ = std::move(node);
+    p.owner_ = state_;
+    out.push_back(std::move(p));
+  };
+  if (!CollectFieldConjuncts(*state_->root, add, state_->root)) return std::nullopt;
+  return out;
+}
+
+bool FieldPredicate::Matches(const BsonElement& value) const {
+  return node_->MatchesFieldValue(value);
+}
 
 struct ElementMatcher::State {
   BsonObj condition;

@@ -8,6 +8,8 @@
 
 #include <memory>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "base/status.h"
 #include "bson/bson.h"
@@ -17,7 +19,22 @@
 namespace hourglass::query {
 
 class DocNode;
-class ElemPred;
+
+// One conjunct of a filter that tests a single top-level field ({a: {$gt: 1}}), evaluated on
+// that field's value alone: for callers that hold values column by column (time-series buckets).
+class FieldPredicate {
+ public:
+  const std::string& field() const { return field_; }
+  // Whether a document whose field is `value` (EOO: missing) satisfies this conjunct: the
+  // answer the filter's path rules give (an array is tested whole, then element by element).
+  bool Matches(const bson::BsonElement& value) const;
+
+ private:
+  friend class Matcher;
+  std::string field_;
+  std::shared_ptr<const DocNode> node_;
+  std::shared_ptr<const void> owner_;  // keeps the filter bytes the predicate borrows alive
+};
 
 class Matcher {
  public:
@@ -44,6 +61,10 @@ class Matcher {
                                           const FieldPath& array_path) const;
   // True for the empty filter {} (and filters made only of $comment).
   bool MatchesEverything() const;
+  // When the filter is a conjunction (implicit or $and) of conjuncts that each read one
+  // top-level field ({a: 1}, {"a.b": {$ne: 2}}, an $or whose clauses all read `a`; not $expr,
+  // $where or $jsonSchema), those conjuncts, whose AND is the filter; nullopt otherwise.
+  std::optional<std::vector<FieldPredicate>> FieldConjuncts() const;
 
  private:
   struct State;

@@ -549,3 +549,87 @@ TEST(MatcherTest, ExtractEqualityDocument) {
 
 }  // namespace
 }  // namespace hourglass::query
+
+namespace hourglass::query {
+namespace {
+
+TEST(MatcherTest, FieldConjunctsOnlyForTestsOfTopLevelFields) {
+  auto conjuncts = [](const char* filter) {
+    auto m = Matcher::Parse(J(filter));
+    EXPECT_TRUE(m.ok()) << filter;
+    return m.value().FieldConjuncts();
+  };
+  auto fields = [&](const char* filter) {
+    std::vector<std::string> out;
+    auto found = conjuncts(filter);
+    EXPECT_TRUE(found.has_value()) << filter;
+    for (const FieldPredicate& p : found.value_or(std::vector<FieldPredicate>{})) {
+      out.push_back(p.field());
+    }
+    return out;
+  };
+  EXPECT_EQ(fields(R"({})"), std::vector<std::string>{});
+  // Each operator of a path is a conjunct of its own.
+  EXPECT_EQ(fields(R"({"a": 1, "b": {"$gt": 2, "$lt": 5}})"),
+            (std::vector<std::string>{"a", "b", "b"}));
+  EXPECT_EQ(fields(R"({"$and": [{"a": 1}, {"$and": [{"c": {"$in": [1, 2]}}]}], "$comment": "x"})"),
+            (std::vector<std::string>{"a", "c"}));
+  EXPECT_EQ(fields(R"({"a": {"$not": {"$gt": 1}}, "b": {"$size": 2}})"),
+            (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(fields(R"({"$or": [{"a": 1}, {"a": {"$gt": 5}}], "b": {"$ne": 2}})"),
+            (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(fields(R"({"a.b": 1, "a.c": {"$gt": 1}})"), (std::vector<std::string>{"a", "a"}));
+  EXPECT_FALSE(conjuncts(R"({"$or": [{"a.b": 1}, {"c": 1}]})").has_value());
+  EXPECT_FALSE(conjuncts(R"({"a": 1, "$jsonSchema": {"required": ["a"]}})").has_value());
+  EXPECT_FALSE(conjuncts(R"({"a": 1, "$or": [{"b": 1}, {"c": 1}]})").has_value());
+  EXPECT_EQ(fields(R"({"$nor": [{"b": 1}, {"b": 2}]})"), std::vector<std::string>{"b"});
+  EXPECT_FALSE(conjuncts(R"({"$alwaysFalse": 1})").has_value());
+}
+
+// A document {f: v} matches the filter exactly when every conjunct accepts v, for values of
+// every kind the path rules treat differently: scalars of several types, null, missing, arrays
+// (tested whole and element by element), nested arrays and objects.
+TEST(MatcherTest, FieldConjunctsAgreeWithTheMatcher) {
+  const char* const kFilters[] = {
+      R"({"f": 5})",
+      R"({"f": null})",
+      R"({"f": {"$gt": 2, "$lte": 7}})",
+      R"({"f": {"$ne": 3}})",
+      R"({"f": {"$nin": [1, null]}})",
+      R"({"f": {"$in": [[1, 2], "x", {"$regex": "^y"}]}})",
+      R"({"f": [1, 2]})",
+      R"({"f": {"$size": 2}})",
+      R"({"f": {"$elemMatch": {"$gt": 4}}})",
+      R"({"f": {"$exists": false}})",
+      R"({"f": {"$not": {"$lt": 3}}})",
+      R"({"f": {"$all": [1, 2]}})",
+      R"({"f": {"$gte": {"$numberDouble": "NaN"}}})",
+      R"({"f": {"a": 1}})",
+      R"({"$or": [{"f": 1}, {"f": {"$size": 2}}]})",
+      R"({"$nor": [{"f": 5}, {"f": null}]})",
+      R"({"f.a": 1})",
+      R"({"f.a": {"$exists": false}, "f.0": {"$lt": 4}})",
+  };
+  const char* const kValues[] = {
+      R"({"f": 5})",      R"({"f": 5.0})",         R"({"f": {"$numberDouble": "NaN"}})",
+      R"({"f": 3})",      R"({"f": null})",        R"({})",
+      R"({"f": "x"})",    R"({"f": "yz"})",        R"({"f": [1, 2]})",
+      R"({"f": [5, 9]})", R"({"f": [[1, 2], 3]})", R"({"f": []})",
+      R"({"f": [null]})", R"({"f": {"a": 1}})",    R"({"f": [{"a": 1}]})",
+      R"({"f": [2, 1]})", R"({"f": [3, 4, 5]})"};
+  for (const char* filter : kFilters) {
+    auto m = Matcher::Parse(J(filter));
+    ASSERT_TRUE(m.ok()) << filter;
+    auto conjuncts = m.value().FieldConjuncts();
+    ASSERT_TRUE(conjuncts.has_value()) << filter;
+    for (const char* value : kValues) {
+      BsonObj doc = J(value);
+      bool all = true;
+      for (const FieldPredicate& p : *conjuncts) all = all && p.Matches(doc["f"]);
+      EXPECT_EQ(all, m.value().Matches(doc)) << filter << " on " << value;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace hourglass::query

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <utility>
 
 namespace hourglass::timeseries {
@@ -64,12 +65,28 @@ inline const char* ParseRowKey(const char* key, int64_t* row) {
   return key;
 }
 
+// ValueSizeOf with the fixed sizes of the usual measurement types decided inline.
+inline size_t CellValueSize(BsonType t, const char* value) {
+  switch (t) {
+    case BsonType::kDouble:
+    case BsonType::kDate:
+    case BsonType::kInt64:
+    case BsonType::kTimestamp:
+      return 8;
+    case BsonType::kInt32:
+      return 4;
+    default:
+      return bson::ValueSizeOf(t, value);
+  }
+}
+
 // Walks the cells of one column ({"0": v, "3": v, ...}) in step with the time column. Holds raw
 // pointers into the bucket: no per-row lookups, one key parse per cell.
 struct ColumnCursor {
   const char* p = nullptr;      // current cell (an element), or the column's terminating EOO
   const char* value = nullptr;  // the current cell's value bytes
   size_t value_size = 0;
+  size_t key_size = 0;
   int64_t row = kNoMoreRows;  // the current cell's row number, or kNoMoreRows at the end
   std::string header;         // the output field name followed by its NUL
   std::string_view name;
@@ -83,8 +100,9 @@ struct ColumnCursor {
     }
     const char* key_end = ParseRowKey(p + 1, &row);
     if (key_end == nullptr || row <= prev_row) return false;
+    key_size = static_cast<size_t>(key_end - (p + 1));
     value = key_end + 1;
-    value_size = bson::ValueSizeOf(static_cast<BsonType>(*p), value);
+    value_size = CellValueSize(static_cast<BsonType>(*p), value);
     return true;
   }
   bool Next() {
@@ -126,6 +144,12 @@ bool BucketUnpacker::Produces(std::string_view name) const {
 }
 
 Status BucketUnpacker::Unpack(const BsonObj& bucket,
+                              const std::function<bool(BsonObj)>& emit) const {
+  return Unpack(bucket, nullptr, emit);
+}
+
+Status BucketUnpacker::Unpack(const BsonObj& bucket,
+                              const std::function<bool(const BsonElement& time)>& keep_row,
                               const std::function<bool(BsonObj)>& emit) const {
   auto version = CheckVersion(bucket);
   if (!version.ok()) return version.status();
@@ -182,10 +206,11 @@ Status BucketUnpacker::Unpack(const BsonObj& bucket,
   }
 
   // One row never holds more than every field name plus every value byte of the bucket, so a
-  // buffer of that size is written without bounds checks and reused for every row.
-  std::string buf(5 + 1 + time.header.size() + meta_cell.size() + headers_size +
-                      static_cast<size_t>(bucket.size()),
-                  '\0');
+  // buffer of that size is written without bounds checks and reused for every row. It is
+  // allocated, uninitialized, for the first row built: rows stepped over cost no copy.
+  const size_t buf_size = 5 + 1 + time.header.size() + meta_cell.size() + headers_size +
+                          static_cast<size_t>(bucket.size());
+  std::unique_ptr<char[]> buf;
   auto time_error = [&] {
     return Corrupt(bucket,
                    "the keys of 'data." + spec_.time_field + "' are not ascending row numbers");
@@ -193,10 +218,12 @@ Status BucketUnpacker::Unpack(const BsonObj& bucket,
   if (!time.Load(-1)) return time_error();
   for (; time.row != kNoMoreRows;) {
     const int64_t row = time.row;
-    char* const start = buf.data();
-    char* w = start + 4;
-    if (include_time_) w = time.Write(w);
-    if (!meta_cell.empty()) {
+    const bool keep = !keep_row || keep_row(BsonElement(time.p, time.key_size));
+    if (keep && buf == nullptr) buf.reset(new char[buf_size]);
+    char* const start = buf.get();
+    char* w = keep ? start + 4 : nullptr;
+    if (keep && include_time_) w = time.Write(w);
+    if (keep && !meta_cell.empty()) {
       std::memcpy(w, meta_cell.data(), meta_cell.size());
       w += meta_cell.size();
     }
@@ -207,16 +234,18 @@ Status BucketUnpacker::Unpack(const BsonObj& bucket,
                                    std::to_string(c.row) + ", which 'data." + spec_.time_field +
                                    "' lacks");
       }
-      w = c.Write(w);
+      if (keep) w = c.Write(w);
       if (!c.Next()) {
         return Corrupt(bucket, "the keys of column 'data." + std::string(c.name) +
                                    "' are not ascending row numbers");
       }
     }
-    *w++ = '\0';
-    int32_t len = static_cast<int32_t>(w - start);
-    std::memcpy(start, &len, 4);
-    if (!emit(BsonObj(start))) return Status::OK();
+    if (keep) {
+      *w++ = '\0';
+      int32_t len = static_cast<int32_t>(w - start);
+      std::memcpy(start, &len, 4);
+      if (!emit(BsonObj(start))) return Status::OK();
+    }
     if (!time.Next()) return time_error();
   }
   for (const ColumnCursor& c : columns) {
@@ -272,7 +301,7 @@ StatusWith<int64_t> BucketUnpacker::Columns(const BsonObj& bucket, std::string_v
         return Corrupt(bucket, "column 'data." + name + "' has row " + std::to_string(c.row) +
                                    ", which 'data." + std::string(time_field) + "' lacks");
       }
-      col.cells[pos] = BsonElement(c.p);
+      col.cells[pos] = BsonElement(c.p, c.key_size);
       if (!c.Next()) return not_ascending(name);
     }
     out->push_back(std::move(col));

@@ -157,6 +157,40 @@ TEST(BucketUnpackerTest, EmitReturningFalseStops) {
   EXPECT_EQ(n, 2);
 }
 
+TEST(BucketUnpackerTest, KeepRowBuildsOnlyTheRowsItAccepts) {
+  BucketUnpacker u(Spec());
+  std::vector<BsonObj> out;
+  auto keep = [](const bson::BsonElement& t) {
+    return t.type() == bson::BsonType::kDate && t.DateMillis() != 1689776130000;
+  };
+  Status st = u.Unpack(J(kBucket), keep, [&](BsonObj m) {
+    out.push_back(m.Owned());
+    return true;
+  });
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  // Rows 0 and 2, whole; row 1 (which has no temp) is stepped over.
+  ExpectDocs(out, {R"({"t": {"$date": {"$numberLong": "1689776100000"}},
+                       "tag": {"site": "a", "rack": 7},
+                       "_id": {"$oid": "650000000000000000000001"}, "temp": 20})",
+                   R"({"t": {"$date": {"$numberLong": "1689776160000"}},
+                       "tag": {"site": "a", "rack": 7},
+                       "_id": {"$oid": "650000000000000000000003"},
+                       "temp": {"$numberDouble": "22.5"}})"});
+  // Rows that are stepped over are still validated.
+  BsonObj bad = J(R"({"_id": {"$oid": "64b7f00000000000000000aa"}, "control": {"version": 1},
+      "data": {"t": {"0": {"$date": {"$numberLong": "1"}}, "1": {"$date": {"$numberLong": "2"}}},
+               "v": {"1": 1, "0": 2}}})");
+  int built = 0;
+  st = u.Unpack(
+      bad, [](const bson::BsonElement&) { return false; },
+      [&](BsonObj) {
+        ++built;
+        return true;
+      });
+  EXPECT_EQ(st.code(), ErrorCode::kDataCorruptionDetected) << st.ToString();
+  EXPECT_EQ(built, 0);
+}
+
 TEST(BucketUnpackerTest, CompressedBucketIsNotSupported) {
   BsonObj b = J(R"({"_id": {"$oid": "64b7f0000000000000000003"},
       "control": {"version": 2, "min": {}, "max": {}, "count": 3},
