@@ -108,6 +108,19 @@ TimeseriesScan::TimeseriesScan(timeseries::TimeseriesCollection coll, storage::K
                                        .mode = options.mode,
                                        .fields = options.fields}),
       options_(std::move(options)) {
+  // An event filter made of tests of single top-level fields runs on the bucket's columns
+  // (block processing of $match): on the fields it reads, decoded as columns.
+  if (filter_) block_filter_ = filter_->FieldConjuncts();
+  if (block_filter_) {
+    for (const query::FieldPredicate& p : *block_filter_) {
+      if (coll_.options.meta_field && p.field() == *coll_.options.meta_field) {
+        filter_meta_ = true;
+      } else if (std::find(filter_columns_.begin(), filter_columns_.end(), p.field()) ==
+                 filter_columns_.end()) {
+        filter_columns_.push_back(p.field());
+      }
+    }
+  }
   // A bucket holds measurements in [start, start + maxSpan): buckets that can hold times in
   // [lo, hi] started in [lo - maxSpan, hi].
   auto lo = bucket_filter_.min_time_millis(), hi = bucket_filter_.max_time_millis();
@@ -164,20 +177,37 @@ Status TimeseriesScan::UnpackBucket(const BsonObj& bucket, bool whole,
   if (whole && filter_) ++stats_.buckets_matched_whole;
   int64_t rows = 0;
   Status filter_error = Status::OK();
-  Status st = unpacker_.Unpack(bucket, keep_row, [&](BsonObj m) {
-    ++rows;
-    if (filter_ && !whole) {
-      StatusWith<bool> r = filter_->Evaluate(m);  // $expr errors fail the scan
-      if (!r.ok()) {
-        filter_error = r.status();
-        return false;
-      }
-      if (!r.value()) return true;
+  // With a filter that runs on columns, only the rows it selects are built (and need no test).
+  const bool by_columns = filter_ && !whole && block_filter_;
+  size_t next_selected = 0;
+  if (by_columns) {
+    HG_RETURN_IF_ERROR(FillBlock(bucket, filter_columns_, filter_meta_, &filter_block_));
+    SelectRows(&filter_block_);
+  }
+  auto keep = [&](int64_t ordinal, const BsonElement& time) {
+    if (by_columns) {
+      const auto& sel = filter_block_.selection;
+      if (next_selected >= sel.size() || sel[next_selected] != ordinal) return false;
+      ++next_selected;
     }
-    ++stats_.measurements_matched;
-    fn(m);
-    return true;
-  });
+    return !keep_row || keep_row(time);
+  };
+  using KeepRow = std::function<bool(int64_t, const BsonElement&)>;
+  Status st =
+      unpacker_.Unpack(bucket, by_columns || keep_row ? KeepRow(keep) : nullptr, [&](BsonObj m) {
+        ++rows;
+        if (filter_ && !whole && !by_columns) {
+          StatusWith<bool> r = filter_->Evaluate(m);  // $expr errors fail the scan
+          if (!r.ok()) {
+            filter_error = r.status();
+            return false;
+          }
+          if (!r.value()) return true;
+        }
+        ++stats_.measurements_matched;
+        fn(m);
+        return true;
+      });
   counters.measurements_unpacked += rows;
   stats_.measurements_unpacked += rows;
   HG_RETURN_IF_ERROR(st);
@@ -461,14 +491,9 @@ void TimeseriesScan::RequireFields(const std::vector<std::string>& names) {
   };
   for (const std::string& f : names) require(f);
   borrow_ = true;  // a block lives until the next NextBlock, as long as the bucket it reads
-  // An event filter made of tests of single top-level fields runs on the columns (block
-  // processing of $match), so its fields are read as columns too.
-  if (filter_) {
-    block_filter_ = filter_->FieldConjuncts();
-    if (block_filter_) {
-      for (const query::FieldPredicate& p : *block_filter_) require(p.field());
-    }
-  }
+  // A filter that runs on columns reads its fields as columns too.
+  for (const std::string& f : filter_columns_) require(f);
+  if (filter_meta_) require(*meta);
 }
 
 pipeline::BlockSource* TimeseriesScan::AsBlockSource() {
@@ -477,54 +502,64 @@ pipeline::BlockSource* TimeseriesScan::AsBlockSource() {
   return options_.allow_blocks && !shaped ? this : nullptr;
 }
 
+Status TimeseriesScan::FillBlock(const BsonObj& bucket, const std::vector<std::string>& columns,
+                                 bool meta, pipeline::ColumnBlock* block) {
+  block->all_rows = true;
+  block->selection.clear();
+  block->fields.clear();
+  if (meta) {
+    BsonElement value = bucket["meta"];
+    if (!value.eoo()) {
+      block->fields.push_back(pipeline::ColumnBlock::Field{
+          .name = *coll_.options.meta_field, .constant = true, .value = value, .cells = {}});
+    }
+  }
+  HG_ASSIGN_OR_RETURN(block->num_rows,
+                      timeseries::BucketUnpacker::Columns(bucket, coll_.options.time_field, columns,
+                                                          &decoded_columns_));
+  for (auto& c : decoded_columns_) {
+    block->fields.push_back(pipeline::ColumnBlock::Field{
+        .name = std::move(c.name), .constant = false, .value = {}, .cells = std::move(c.cells)});
+  }
+  return Status::OK();
+}
+
+void TimeseriesScan::SelectRows(pipeline::ColumnBlock* block) const {
+  // Conjunct by conjunct on the columns: the selection shrinks with each.
+  block->all_rows = false;
+  block->selection.resize(static_cast<size_t>(block->num_rows));
+  for (size_t i = 0; i < block->selection.size(); ++i) {
+    block->selection[i] = static_cast<uint32_t>(i);
+  }
+  for (const query::FieldPredicate& p : *block_filter_) {
+    const pipeline::ColumnBlock::Field* f = block->Find(p.field());
+    if (f == nullptr || f->constant) {
+      // Missing in every row, or the meta field: one value for the whole bucket.
+      if (!p.Matches(f == nullptr ? BsonElement() : f->value)) block->selection.clear();
+      continue;
+    }
+    size_t kept = 0;
+    for (uint32_t r : block->selection) {
+      if (p.Matches(f->cells[r])) block->selection[kept++] = r;
+    }
+    block->selection.resize(kept);
+  }
+  ++GlobalTimeseriesReadCounters().buckets_filtered_as_blocks;
+}
+
 StatusWith<const pipeline::ColumnBlock*> TimeseriesScan::NextBlock() {
   bool whole = false;
   HG_ASSIGN_OR_RETURN(auto bucket, NextBucket(&whole));
   if (!bucket) return static_cast<const pipeline::ColumnBlock*>(nullptr);
   block_bucket_ = std::move(*bucket);
-  block_ = pipeline::ColumnBlock();
-  if (block_meta_) {
-    BsonElement meta = block_bucket_["meta"];
-    if (!meta.eoo()) {
-      block_.fields.push_back(pipeline::ColumnBlock::Field{
-          .name = *coll_.options.meta_field, .constant = true, .value = meta, .cells = {}});
-    }
-  }
-  std::vector<timeseries::BucketUnpacker::Column> columns;
-  HG_ASSIGN_OR_RETURN(block_.num_rows,
-                      timeseries::BucketUnpacker::Columns(block_bucket_, coll_.options.time_field,
-                                                          block_columns_, &columns));
-  for (auto& c : columns) {
-    block_.fields.push_back(pipeline::ColumnBlock::Field{
-        .name = std::move(c.name), .constant = false, .value = {}, .cells = std::move(c.cells)});
-  }
+  HG_RETURN_IF_ERROR(FillBlock(block_bucket_, block_columns_, block_meta_, &block_));
   auto& counters = GlobalTimeseriesReadCounters();
   ++counters.buckets_as_blocks;
   ++stats_.buckets_unpacked;
   counters.measurements_unpacked += block_.num_rows;
   stats_.measurements_unpacked += block_.num_rows;
   if (!whole && block_filter_) {
-    // The rows that pass the event filter, conjunct by conjunct on the columns: the selection
-    // shrinks with each.
-    block_.all_rows = false;
-    block_.selection.resize(static_cast<size_t>(block_.num_rows));
-    for (size_t i = 0; i < block_.selection.size(); ++i) {
-      block_.selection[i] = static_cast<uint32_t>(i);
-    }
-    for (const query::FieldPredicate& p : *block_filter_) {
-      const pipeline::ColumnBlock::Field* f = block_.Find(p.field());
-      if (f == nullptr || f->constant) {
-        // Missing in every row, or the meta field: one value for the whole bucket.
-        if (!p.Matches(f == nullptr ? BsonElement() : f->value)) block_.selection.clear();
-        continue;
-      }
-      size_t kept = 0;
-      for (uint32_t r : block_.selection) {
-        if (p.Matches(f->cells[r])) block_.selection[kept++] = r;
-      }
-      block_.selection.resize(kept);
-    }
-    ++counters.buckets_filtered_as_blocks;
+    SelectRows(&block_);
     stats_.measurements_matched += static_cast<int64_t>(block_.selection.size());
   } else if (!whole) {
     // The rows that pass the event filter, tested on the measurement (which the unpack spec

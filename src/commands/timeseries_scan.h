@@ -41,7 +41,7 @@ struct TimeseriesReadCounters {
   std::atomic<int64_t> buckets_read{0};      // bucket documents read from storage
   std::atomic<int64_t> buckets_unpacked{0};  // ... that passed the bucket-level filter
   std::atomic<int64_t> measurements_unpacked{0};
-  std::atomic<int64_t> buckets_as_blocks{0};  // kept buckets handed over as column blocks
+  std::atomic<int64_t> buckets_as_blocks{0};           // kept buckets handed over as column blocks
   std::atomic<int64_t> buckets_filtered_as_blocks{0};  // ... whose event filter ran on columns
 };
 TimeseriesReadCounters& GlobalTimeseriesReadCounters();
@@ -142,6 +142,12 @@ class TimeseriesScan : public pipeline::DocumentStream, public pipeline::BlockSo
   Status ReadIndexedChunk();
   // Opens reader_ on the bucket table for the next chunk (*dropped: the table is gone).
   Status OpenReader(bool* dropped);
+  // Sets *block to the rows of `bucket`: the meta field (when `meta`) as a constant and the
+  // named data columns, every row selected.
+  Status FillBlock(const bson::BsonObj& bucket, const std::vector<std::string>& columns, bool meta,
+                   pipeline::ColumnBlock* block);
+  // Narrows block's selection to the rows that pass block_filter_ (which must be set).
+  void SelectRows(pipeline::ColumnBlock* block) const;
   // Last-point: the newest buckets of the series whose index entries start with `prefix`.
   Status CollectNewest(storage::Session& session, storage::Cursor& cursor,
                        const std::string& prefix);
@@ -169,8 +175,13 @@ class TimeseriesScan : public pipeline::DocumentStream, public pipeline::BlockSo
   // Block mode: the data columns the consumer reads, and whether it reads the meta field.
   std::vector<std::string> block_columns_;
   bool block_meta_ = false;
-  // Block mode: the event filter as tests of single fields, when it has that form.
+  // The event filter as tests of single fields, when it has that form, and the columns it
+  // reads (filter_meta_: it reads the meta field).
   std::optional<std::vector<query::FieldPredicate>> block_filter_;
+  std::vector<std::string> filter_columns_;
+  bool filter_meta_ = false;
+  pipeline::ColumnBlock filter_block_;  // UnpackBucket's columns for block_filter_
+  std::vector<timeseries::BucketUnpacker::Column> decoded_columns_;  // FillBlock's scratch
   bson::BsonObj block_bucket_;  // the bucket block_ points into
   pipeline::ColumnBlock block_;
   int chunk_ = 1;

@@ -149,7 +149,7 @@ Status BucketUnpacker::Unpack(const BsonObj& bucket,
 }
 
 Status BucketUnpacker::Unpack(const BsonObj& bucket,
-                              const std::function<bool(const BsonElement& time)>& keep_row,
+                              const std::function<bool(int64_t, const BsonElement&)>& keep_row,
                               const std::function<bool(BsonObj)>& emit) const {
   auto version = CheckVersion(bucket);
   if (!version.ok()) return version.status();
@@ -216,9 +216,10 @@ Status BucketUnpacker::Unpack(const BsonObj& bucket,
                    "the keys of 'data." + spec_.time_field + "' are not ascending row numbers");
   };
   if (!time.Load(-1)) return time_error();
+  int64_t position = 0;
   for (; time.row != kNoMoreRows;) {
     const int64_t row = time.row;
-    const bool keep = !keep_row || keep_row(BsonElement(time.p, time.key_size));
+    const bool keep = !keep_row || keep_row(position++, BsonElement(time.p, time.key_size));
     if (keep && buf == nullptr) buf.reset(new char[buf_size]);
     char* const start = buf.get();
     char* w = keep ? start + 4 : nullptr;

@@ -52,11 +52,13 @@ class BucketUnpacker {
   // comment (CommandNotSupported for compressed buckets, DataCorruptionDetected for malformed
   // ones). Rows emitted before an error was found stay emitted.
   Status Unpack(const bson::BsonObj& bucket, const std::function<bool(bson::BsonObj)>& emit) const;
-  // The same for the rows whose time cell `keep_row` accepts; the other rows are stepped over
-  // (and validated) without being built.
-  Status Unpack(const bson::BsonObj& bucket,
-                const std::function<bool(const bson::BsonElement& time)>& keep_row,
-                const std::function<bool(bson::BsonObj)>& emit) const;
+  // The same for the rows `keep_row` accepts, given each row's position (0, 1, ... in stored
+  // row order) and time cell; the other rows are stepped over (and validated) without being
+  // built.
+  Status Unpack(
+      const bson::BsonObj& bucket,
+      const std::function<bool(int64_t position, const bson::BsonElement& time)>& keep_row,
+      const std::function<bool(bson::BsonObj)>& emit) const;
 
   // The rows of `bucket` column by column, for consumers that work on columns: for each name in
   // `fields` that is a data column of the bucket (the time field included; the meta field never

@@ -160,7 +160,8 @@ TEST(BucketUnpackerTest, EmitReturningFalseStops) {
 TEST(BucketUnpackerTest, KeepRowBuildsOnlyTheRowsItAccepts) {
   BucketUnpacker u(Spec());
   std::vector<BsonObj> out;
-  auto keep = [](const bson::BsonElement& t) {
+  auto keep = [](int64_t position, const bson::BsonElement& t) {
+    EXPECT_TRUE(position >= 0 && position < 3) << position;
     return t.type() == bson::BsonType::kDate && t.DateMillis() != 1689776130000;
   };
   Status st = u.Unpack(J(kBucket), keep, [&](BsonObj m) {
@@ -182,7 +183,7 @@ TEST(BucketUnpackerTest, KeepRowBuildsOnlyTheRowsItAccepts) {
                "v": {"1": 1, "0": 2}}})");
   int built = 0;
   st = u.Unpack(
-      bad, [](const bson::BsonElement&) { return false; },
+      bad, [](int64_t, const bson::BsonElement&) { return false; },
       [&](BsonObj) {
         ++built;
         return true;

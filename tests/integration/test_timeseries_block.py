@@ -224,3 +224,19 @@ def test_explain_execution_runs_the_block_path(twins):
     assert blocks_counter(twins) > before
     unpack = next(s for s in explained["stages"] if "$_internalUnpackBucket" in s)
     assert unpack["nReturned"] == twins.plain.count_documents({"meta.sensor": 1}) == 300
+
+
+@pytest.mark.parametrize("match", MATCHES, ids=MATCH_IDS)
+def test_filter_on_columns_equals_filter_on_documents(twins, match):
+    """A find whose filter is made of tests of single fields selects each bucket's rows on its
+    columns and builds only those; the measurements found are those of the regular twin."""
+    def found(coll):
+        docs = [{k: v for k, v in d.items() if k != "_id"} for d in coll.find(match)]
+        return sorted(docs, key=lambda d: (d["t"], d["w"]))
+
+    before = blocks_counter(twins, "bucketsFilteredAsBlocks")
+    mine = found(twins.ts)
+    filtered = blocks_counter(twins, "bucketsFilteredAsBlocks") > before
+    assert filtered == (MATCH_IDS[MATCHES.index(match)] in COLUMN_FILTERED)
+    assert mine == found(twins.plain)
+    assert mine
