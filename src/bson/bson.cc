@@ -562,6 +562,19 @@ std::string BsonBuilder::Release() {
 
 BsonObj BsonBuilder::Obj() { return BsonObj(std::make_shared<const std::string>(Release())); }
 
+BsonObj BsonBuilder::View() {
+  invariant(open_.empty());
+  buf_.push_back('\0');
+  int32_t len = static_cast<int32_t>(buf_.size());
+  std::memcpy(&buf_[0], &len, 4);
+  return BsonObj(buf_.data());
+}
+
+void BsonBuilder::Reset() {
+  buf_.assign(4, '\0');
+  open_.clear();
+}
+
 // ---- validation and JSON ----
 
 namespace {

@@ -301,6 +301,12 @@ class BsonBuilder {
   BsonObj Obj();
   // Finishes and returns the raw bytes.
   std::string Release();
+  // Finishes the document in place and returns a view of it (not owned), valid until the
+  // builder is next changed; append nothing more before Reset(). For decoding many small
+  // documents into one buffer without allocating for each.
+  BsonObj View();
+  // Empties the builder, keeping its buffer's capacity.
+  void Reset();
 
  private:
   void AppendHeader(BsonType t, std::string_view name);

@@ -24,6 +24,24 @@ TEST(BsonBuilderTest, BuildsNestedDocumentsInPlace) {
   EXPECT_EQ(o.NumFields(), 3);
 }
 
+TEST(BsonBuilderTest, ViewFinishesInPlaceAndResetReusesTheBuffer) {
+  BsonBuilder b;
+  b.AppendInt32("a", 1);
+  b.AppendString("s", "a string long enough to need the heap");
+  BsonObj first = b.View();
+  ASSERT_TRUE(ValidateBson(first.bytes()).ok());
+  EXPECT_FALSE(first.IsOwned());
+  EXPECT_EQ(first.ToJson(), R"({ "a" : 1, "s" : "a string long enough to need the heap" })");
+  const char* data = first.bytes().data();
+  b.Reset();
+  b.AppendInt32("b", 2);
+  BsonObj second = b.View();
+  EXPECT_EQ(second.bytes().data(), data);  // same buffer, no new allocation
+  EXPECT_EQ(second.ToJson(), R"({ "b" : 2 })");
+  b.Reset();
+  EXPECT_TRUE(b.View().IsEmpty());
+}
+
 TEST(BsonValidateTest, RejectsTruncatedAndBadLength) {
   BsonBuilder b;
   b.AppendString("s", "hello");

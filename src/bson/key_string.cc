@@ -750,16 +750,21 @@ std::string EncodeIndexKey(const BsonObj& key_pattern, const BsonObj& doc) {
   return builder.Release();
 }
 
-StatusWith<BsonObj> DecodeIndexKey(std::string_view bytes, const BsonObj& key_pattern) {
+Status AppendDecodedIndexKey(std::string_view bytes, const BsonObj& key_pattern, BsonBuilder& out) {
   Reader r{bytes};
-  BsonBuilder b;
   for (const BsonElement& field : key_pattern) {
     r.mask = IsDescending(field) ? 0xff : 0;
     uint8_t rank;
     if (!r.Byte(&rank)) return Malformed("fewer components than the key pattern");
-    HG_RETURN_IF_ERROR(DecodeBody(rank, r, b, "", 0));
+    HG_RETURN_IF_ERROR(DecodeBody(rank, r, out, "", 0));
   }
   if (r.pos != bytes.size()) return Malformed("bytes after the last component");
+  return Status::OK();
+}
+
+StatusWith<BsonObj> DecodeIndexKey(std::string_view bytes, const BsonObj& key_pattern) {
+  BsonBuilder b;
+  HG_RETURN_IF_ERROR(AppendDecodedIndexKey(bytes, key_pattern, b));
   return b.Obj();
 }
 

@@ -64,5 +64,8 @@ std::string EncodeIndexKey(const BsonObj& key_pattern, const BsonObj& doc);
 // Returns BadValue (2) if the bytes are not a well-formed key for `key_pattern` (wrong number of
 // components, truncated data, trailing bytes).
 StatusWith<BsonObj> DecodeIndexKey(std::string_view bytes, const BsonObj& key_pattern);
+// DecodeIndexKey appending the values (named "") to `out`, for callers that decode many keys
+// into one reused builder. On error `out` may hold part of the key.
+Status AppendDecodedIndexKey(std::string_view bytes, const BsonObj& key_pattern, BsonBuilder& out);
 
 }  // namespace hourglass::bson

@@ -524,6 +524,22 @@ TEST(KeyStringTest, DecodeRejectsMalformedKeys) {
   EXPECT_TRUE(DecodeIndexKey(nested, one).ok());
 }
 
+TEST(KeyStringTest, AppendDecodedIndexKeyFillsAReusedBuilder) {
+  BsonObj pattern = FromJson(R"({"a": 1, "b": -1})").value();
+  BsonBuilder b;
+  for (int i : {5, 7}) {
+    b.Reset();
+    BsonObj doc = FromJson("{\"a\": " + std::to_string(i) + R"(, "b": "x"})").value();
+    ASSERT_TRUE(AppendDecodedIndexKey(EncodeIndexKey(pattern, doc), pattern, b).ok());
+    BsonObj values = b.View();
+    ASSERT_EQ(values.NumFields(), 2);
+    EXPECT_EQ(values.FirstElement().Int32(), i);
+    EXPECT_EQ(values.FirstElement().FieldName(), "");
+  }
+  b.Reset();
+  EXPECT_EQ(AppendDecodedIndexKey("", pattern, b).code(), ErrorCode::kBadValue);
+}
+
 TEST(KeyStringTest, SmallNumbersEncodeCompactly) {
   ValuePool p;
   p.Int32(1);

@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include "commands/admin_commands.h"
+#include "commands/aggregate_collections.h"
 #include "commands/collection_scan.h"
 #include "commands/command_util.h"
 #include "commands/crud_util.h"
@@ -20,22 +21,6 @@ using bson::BsonType;
 
 namespace {
 
-// What is explained: the read part of the command, and what it does with the documents.
-struct ExplainRequest {
-  std::string kind;  // find, count, distinct, update, delete, findAndModify, aggregate
-  catalog::NamespaceString nss;
-  BsonObj filter;
-  BsonObj sort;
-  int64_t skip = 0;
-  int64_t limit = 0;
-  std::optional<BsonObj> projection;
-  BsonObj hint;  // {hint: ...} or empty
-  bool upsert = false;
-  BsonObj min, max;  // find
-  std::string distinct_key;
-  std::vector<BsonObj> rest_stages;  // aggregate: stages after the leading $match
-};
-
 Status NotExplainable(std::string_view name) {
   return Status(ErrorCode::kCommandNotSupported,
                 "explain of " + std::string(name) + " is not supported");
@@ -52,7 +37,10 @@ StatusWith<BsonObj> FirstStatement(std::string_view cmd_name, const BsonObj& cmd
   return arr->FirstElement().Obj();
 }
 
-StatusWith<ExplainRequest> ParseRequest(CommandContext& ctx, const BsonObj& inner) {
+}  // namespace
+
+StatusWith<ExplainRequest> ParseExplainRequest(CommandContext& ctx, const BsonObj& inner,
+                                               bool for_execution) {
   ExplainRequest r;
   r.kind = std::string(inner.FirstElement().FieldName());
   if (r.kind == "findandmodify") r.kind = "findAndModify";
@@ -67,6 +55,13 @@ StatusWith<ExplainRequest> ParseRequest(CommandContext& ctx, const BsonObj& inne
   std::string_view k = r.kind;
   HG_RETURN_IF_ERROR(CheckHintAndCollation(k, inner));
   r.hint = HintOf(inner);
+  if (for_execution) {
+    // Memory limits and spilling as the command itself would have them.
+    HG_ASSIGN_OR_RETURN(auto allow_disk_use, GetAllowDiskUse(k, inner));
+    ApplyDiskUse(ctx, allow_disk_use, &r.pctx);
+    r.pctx.db = ctx.db;
+    r.pctx.collections = MakeCollectionAccess(ctx.service);
+  }
   if (k == "find") {
     HG_ASSIGN_OR_RETURN(auto f, GetObject(k, inner, "filter"));
     HG_ASSIGN_OR_RETURN(auto s, GetObject(k, inner, "sort"));
@@ -89,7 +84,11 @@ StatusWith<ExplainRequest> ParseRequest(CommandContext& ctx, const BsonObj& inne
     if (k == "count") {
       HG_ASSIGN_OR_RETURN(auto skip, GetInt64(k, inner, "skip"));
       HG_ASSIGN_OR_RETURN(auto limit, GetInt64(k, inner, "limit"));
-      r.skip = std::max<int64_t>(0, skip.value_or(0));
+      // As the count command: a negative skip is an error, not zero.
+      if (skip.value_or(0) < 0) {
+        return Status(ErrorCode::kBadValue, "skip value is negative in count query");
+      }
+      r.skip = skip.value_or(0);
       r.limit = std::abs(limit.value_or(0));
     } else {
       HG_ASSIGN_OR_RETURN(auto key, GetString(k, inner, "key"));
@@ -123,8 +122,7 @@ StatusWith<ExplainRequest> ParseRequest(CommandContext& ctx, const BsonObj& inne
   } else {  // aggregate
     HG_ASSIGN_OR_RETURN(auto stages, GetArray(k, inner, "pipeline"));
     if (!stages) return MissingField("aggregate", "pipeline");
-    pipeline::PipelineContext pctx;
-    HG_ASSIGN_OR_RETURN(auto pipe, pipeline::Pipeline::Parse(*stages, pctx));
+    HG_ASSIGN_OR_RETURN(auto pipe, pipeline::Pipeline::Parse(*stages, r.pctx));
     bool popped = false;
     if (auto leading = pipe->PopLeadingMatch()) {
       r.filter = *leading;
@@ -143,6 +141,8 @@ StatusWith<ExplainRequest> ParseRequest(CommandContext& ctx, const BsonObj& inne
   HG_RETURN_IF_ERROR(query::Matcher::Parse(r.filter).status());
   return r;
 }
+
+namespace {
 
 // One stage of the plan tree with its execution counters.
 struct StageStats {
@@ -315,7 +315,7 @@ Status RunExplain(CommandContext& ctx, const BsonObj& inner, std::string_view ve
     return Status(ErrorCode::kBadValue, "explain command requires a nested object");
   HG_ASSIGN_OR_RETURN(bool timeseries, ExplainTimeseries(ctx, inner, verbosity, reply));
   if (timeseries) return Status::OK();
-  HG_ASSIGN_OR_RETURN(ExplainRequest req, ParseRequest(ctx, inner));
+  HG_ASSIGN_OR_RETURN(ExplainRequest req, ParseExplainRequest(ctx, inner, false));
   auto coll = ctx.service.catalog->Lookup(req.nss);
   if (coll && (coll->entry().type != "collection" || req.nss.IsTimeseriesBuckets())) {
     return Status(ErrorCode::kCommandNotSupported,

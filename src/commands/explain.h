@@ -7,13 +7,45 @@
 // explain_timeseries.h; views fail with CommandNotSupported (115).
 #pragma once
 
+#include <optional>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "base/status.h"
 #include "bson/bson.h"
+#include "catalog/namespace.h"
 #include "commands/command.h"
+#include "pipeline/pipeline.h"
 
 namespace hourglass::commands {
+
+// What an explained command reads and what it does with the documents (both explain paths).
+struct ExplainRequest {
+  std::string kind;  // find, count, distinct, update, delete, findAndModify, aggregate
+  catalog::NamespaceString nss;
+  bson::BsonObj filter;
+  bson::BsonObj sort;
+  int64_t skip = 0;
+  int64_t limit = 0;
+  std::optional<bson::BsonObj> projection;
+  bson::BsonObj hint;  // {hint: ...} or empty
+  bool upsert = false;
+  bson::BsonObj min, max;  // find
+  std::string distinct_key;
+  std::vector<bson::BsonObj> rest_stages;  // aggregate: stages after the leading $match
+  // The aggregate's context, with the command's memory limits and allowDiskUse; with collection
+  // access only when parsed `for_execution`.
+  pipeline::PipelineContext pctx;
+};
+
+// Parses the explained command `inner` (first field names the command) as the command itself
+// would. `for_execution`: the explain runs the pipeline (time-series reads), so its stages get
+// the command's collection access; otherwise they are only listed. Errors: CommandNotSupported
+// (115) for commands that cannot be explained, the command's own parse errors (bad types,
+// negative skip: BadValue 2, invalid filter or pipeline).
+StatusWith<ExplainRequest> ParseExplainRequest(CommandContext& ctx, const bson::BsonObj& inner,
+                                               bool for_execution);
 
 // Explains `inner` (a command document whose first field names the command) at `verbosity`
 // ("queryPlanner", "executionStats" or "allPlansExecution").

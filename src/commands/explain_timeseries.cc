@@ -62,64 +62,13 @@ class MeteredStream : public pipeline::DocumentStream, public pipeline::BlockSou
   int64_t nanos_ = 0;
 };
 
-struct TsExplainRequest {
-  std::string kind;
-  catalog::NamespaceString nss;
-  BsonObj filter;
-  std::vector<BsonObj> stages;        // after the unpack stage
-  std::optional<BsonObj> projection;  // find's projection, applied last
-  pipeline::PipelineContext pctx;
-};
-
-StatusWith<TsExplainRequest> ParseTsRequest(CommandContext& ctx, const BsonObj& inner,
-                                            const std::string& kind) {
-  TsExplainRequest r;
-  r.kind = kind;
-  std::string_view k = kind;
-  HG_RETURN_IF_ERROR(CheckHintAndCollation(k, inner));
-  // Memory limits and spilling as the command itself would have them.
-  HG_ASSIGN_OR_RETURN(auto allow_disk_use, GetAllowDiskUse(k, inner));
-  ApplyDiskUse(ctx, allow_disk_use, &r.pctx);
-  if (k == "find") {
-    HG_ASSIGN_OR_RETURN(auto f, GetObject(k, inner, "filter"));
-    HG_ASSIGN_OR_RETURN(auto s, GetObject(k, inner, "sort"));
-    HG_ASSIGN_OR_RETURN(auto p, GetObject(k, inner, "projection"));
-    HG_ASSIGN_OR_RETURN(auto skip, GetInt64(k, inner, "skip"));
-    HG_ASSIGN_OR_RETURN(auto limit, GetInt64(k, inner, "limit"));
-    if (skip.value_or(0) < 0)
-      return Status(ErrorCode::kBadValue, "Skip value must be non-negative");
-    r.filter = f.value_or(BsonObj());
-    r.stages =
-        TimeseriesFindStages(s.value_or(BsonObj()), skip.value_or(0), std::abs(limit.value_or(0)));
-    if (p && !p->IsEmpty()) r.projection = *p;
-  } else if (k == "count") {
-    HG_ASSIGN_OR_RETURN(auto q, GetObject(k, inner, "query"));
-    HG_ASSIGN_OR_RETURN(auto skip, GetInt64(k, inner, "skip"));
-    if (skip.value_or(0) < 0) {
-      return Status(ErrorCode::kBadValue, "skip value is negative in count query");
-    }
-    r.filter = q.value_or(BsonObj());
-    r.stages = TimeseriesCountStages(inner);
-  } else if (k == "distinct") {
-    HG_ASSIGN_OR_RETURN(auto q, GetObject(k, inner, "query"));
-    HG_ASSIGN_OR_RETURN(auto key, GetString(k, inner, "key"));
-    if (!key) return MissingField("distinct", "key");
-    r.filter = q.value_or(BsonObj());
-    r.stages = TimeseriesDistinctStages(*key);
-  } else {  // aggregate
-    HG_ASSIGN_OR_RETURN(auto stages, GetArray(k, inner, "pipeline"));
-    if (!stages) return MissingField("aggregate", "pipeline");
-    r.pctx.db = ctx.db;
-    r.pctx.collections = MakeCollectionAccess(ctx.service);
-    HG_ASSIGN_OR_RETURN(auto pipe, pipeline::Pipeline::Parse(*stages, r.pctx));
-    for (BsonElement st : *stages) r.stages.push_back(st.Obj());
-    if (auto leading = pipe->PopLeadingMatch()) {
-      r.filter = *leading;
-      r.stages.erase(r.stages.begin());
-    }
-  }
-  HG_RETURN_IF_ERROR(query::Matcher::Parse(r.filter).status());
-  return r;
+// The stages a time-series read runs after unpacking the buckets: find, count and distinct as
+// the aggregations MongoDB rewrites them to, aggregate's own stages after its leading $match.
+std::vector<BsonObj> TimeseriesStagesOf(const ExplainRequest& req, const BsonObj& inner) {
+  if (req.kind == "find") return TimeseriesFindStages(req.sort, req.skip, req.limit);
+  if (req.kind == "count") return TimeseriesCountStages(inner);
+  if (req.kind == "distinct") return TimeseriesDistinctStages(req.distinct_key);
+  return req.rest_stages;
 }
 
 BsonObj ObjectIdOf(uint32_t seconds, uint8_t fill) {
@@ -243,11 +192,12 @@ StatusWith<bool> ExplainTimeseries(CommandContext& ctx, const BsonObj& inner,
     return Status(ErrorCode::kCommandNotSupported,
                   "explain of " + kind + " on a time-series collection is not supported yet");
   }
-  HG_ASSIGN_OR_RETURN(TsExplainRequest req, ParseTsRequest(ctx, inner, kind));
+  HG_ASSIGN_OR_RETURN(ExplainRequest req, ParseExplainRequest(ctx, inner, true));
+  const std::vector<BsonObj> stages = TimeseriesStagesOf(req, inner);
   const bool execute = verbosity != "queryPlanner";
   if (execute && kind == "aggregate") {
     BsonArrayBuilder all;
-    for (const BsonObj& st : req.stages) all.AppendObject(st);
+    for (const BsonObj& st : stages) all.AppendObject(st);
     if (PipelineWritesOutput(all.Obj())) {
       return Status(ErrorCode::kCommandNotSupported,
                     "explain with executionStats of a pipeline ending in $out or $merge is not "
@@ -255,9 +205,9 @@ StatusWith<bool> ExplainTimeseries(CommandContext& ctx, const BsonObj& inner,
     }
   }
   const bool rewrites = TimeseriesRewritesEnabled();
-  TimeseriesReadPlan plan = PlanTimeseriesRead(ts.options, req.filter, req.stages, rewrites,
+  TimeseriesReadPlan plan = PlanTimeseriesRead(ts.options, req.filter, stages, rewrites,
                                                req.projection.value_or(BsonObj()));
-  plan.scan.hint = HintOf(inner);
+  plan.scan.hint = req.hint;
   plan.scan.allow_disk_use = req.pctx.allow_disk_use;
   plan.scan.sort_memory_limit_bytes = req.pctx.limits.sort;
   const timeseries::TimeseriesOptions options = ts.options;

@@ -86,7 +86,7 @@ Status ScanIndexEntries(storage::Session& s, const QueryPlan& plan, IndexScanPos
       continue;
     }
     ++*keys_examined;
-    pos.last_key = std::string(cursor->key());
+    pos.last_key.assign(cursor->key());  // reuses the buffer: no allocation per key
     int64_t rid = storage::DecodeRecordId(cursor->value());
     bool stop = false;
     HG_RETURN_IF_ERROR(fn(rid, &stop));

@@ -1,12 +1,16 @@
 #include "commands/timeseries_index_plan.h"
 
+#include <algorithm>
+#include <limits>
 #include <map>
 #include <string>
 #include <unordered_set>
 
 #include "bson/bson_compare.h"
+#include "bson/key_string.h"
 #include "catalog/index_keys.h"
 #include "commands/command_util.h"
+#include "commands/index_scan.h"
 #include "commands/query_planner.h"
 #include "storage/record_id.h"
 #include "timeseries/index_conversion.h"
@@ -108,15 +112,33 @@ void CollectExprBounds(const BsonObj& filter, std::map<std::string, std::vector<
   }
 }
 
-// Whether an index key's decoded values meet the bounds on its fields (canonical BSON order, as
-// $_internalExpr* compares). The planner bounds only a key prefix; this checks the other fields
-// before the bucket is fetched, as an index scan's key filter would.
-bool KeyMeetsBounds(const BsonObj& values,
-                    const std::map<std::string, std::vector<ExprBound>>& bounds) {
+// The bounds on each field of `key_pattern`, by position (null: none); empty when no field has
+// one.
+using FieldBounds = std::vector<const std::vector<ExprBound>*>;
+FieldBounds BoundsByKeyField(const BsonObj& key_pattern,
+                             const std::map<std::string, std::vector<ExprBound>>& bounds) {
+  FieldBounds out;
+  bool any = false;
+  for (BsonElement f : key_pattern) {
+    auto it = bounds.find(std::string(f.FieldName()));
+    out.push_back(it == bounds.end() ? nullptr : &it->second);
+    any = any || it != bounds.end();
+  }
+  if (!any) out.clear();
+  return out;
+}
+
+// Whether an index key's decoded values ({"": v, ...} in key pattern order) meet the bounds on
+// their fields (canonical BSON order, as $_internalExpr* compares). The planner bounds only a
+// key prefix; this checks the other fields before the bucket is fetched, as an index scan's key
+// filter would.
+bool KeyMeetsBounds(const BsonObj& values, const FieldBounds& field_bounds) {
+  size_t i = 0;
   for (BsonElement v : values) {
-    auto it = bounds.find(std::string(v.FieldName()));
-    if (it == bounds.end()) continue;
-    for (const ExprBound& b : it->second) {
+    if (i >= field_bounds.size()) break;
+    const std::vector<ExprBound>* on_field = field_bounds[i++];
+    if (on_field == nullptr) continue;
+    for (const ExprBound& b : *on_field) {
       int c = bson::CompareElementValues(v, b.value);
       bool ok = b.op == "$_internalExprGt"    ? c > 0
                 : b.op == "$_internalExprGte" ? c >= 0
@@ -151,29 +173,38 @@ StatusWith<std::optional<std::vector<int64_t>>> TimeseriesIndexedBuckets(
   std::map<std::string, std::vector<ExprBound>> bounds;
   CollectExprBounds(filter, bounds);
   std::vector<int64_t> rids;
+  // A bucket has one entry per index unless the index is multikey; an $or's branches may meet.
+  const bool dedupe = plan.multikey || plan.IsOr();
   std::unordered_set<int64_t> seen;
+  BsonBuilder values;  // every key is decoded into this one buffer
+  int64_t keys_examined = 0;
   auto session = engine->NewSession();
   for (const QueryPlan* scan : plan.Scans()) {
     const catalog::SecondaryIndex& idx = *scan->index;
     // Hashed keys hold no values to compare; on a multikey index a key is one element only.
-    const bool check_keys = !idx.desc.hashed && !scan->multikey;
-    HG_ASSIGN_OR_RETURN(auto cursor, session->OpenCursorOrError(idx.entry->ident));
-    for (const KeyRange& r : scan->ranges) {
-      HG_ASSIGN_OR_RETURN(bool more, r.start.empty() ? cursor->SeekFirst() : cursor->Seek(r.start));
-      while (more && (!r.end || cursor->key() < std::string_view(*r.end))) {
-        std::string_view key = cursor->key();
-        // Non-unique index entries: key + RecordId (unique indexes are refused on time series).
-        int64_t rid = storage::DecodeRecordId(key.substr(key.size() - 8));
-        if (!seen.contains(rid) &&
-            (!check_keys ||
-             KeyMeetsBounds(catalog::IndexKeyValue(idx.desc.key, key.substr(0, key.size() - 8)),
-                            bounds))) {
-          seen.insert(rid);
+    const FieldBounds field_bounds =
+        idx.desc.hashed || scan->multikey ? FieldBounds() : BoundsByKeyField(idx.desc.key, bounds);
+    IndexScanPosition pos;
+    HG_RETURN_IF_ERROR(ScanIndexEntries(
+        *session, *scan, pos, std::numeric_limits<int64_t>::max(),
+        [&](int64_t rid, bool*) -> Status {
+          if (!field_bounds.empty()) {
+            std::string_view key = pos.last_key;
+            // Non-unique index entries: key + RecordId (unique indexes are refused on time
+            // series).
+            if (!idx.desc.unique) key.remove_suffix(std::min(key.size(), storage::kRecordIdSize));
+            values.Reset();
+            // An undecodable key is not filtered here: the bucket filter still applies.
+            if (bson::AppendDecodedIndexKey(key, idx.desc.key, values).ok() &&
+                !KeyMeetsBounds(values.View(), field_bounds)) {
+              return Status::OK();
+            }
+          }
+          if (dedupe && !seen.insert(rid).second) return Status::OK();
           rids.push_back(rid);
-        }
-        HG_ASSIGN_OR_RETURN(more, cursor->Next());
-      }
-    }
+          return Status::OK();
+        },
+        &keys_examined));
   }
   RecordIndexUse(plan);  // $indexStats
   return Result(std::move(rids));

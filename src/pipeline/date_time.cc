@@ -170,11 +170,7 @@ StatusWith<int64_t> DateMillisOf(std::string_view op, const Value& v) {
   }
 }
 
-StatusWith<TimeUnit> ParseTimeUnit(std::string_view op, const Value& v) {
-  if (!v.IsString()) {
-    return PipelineError(
-        5439013, std::string(op) + " requires 'unit' to be a string, but got " + TypeNameOf(v));
-  }
+std::optional<TimeUnit> TimeUnitFromName(std::string_view name) {
   static const std::pair<std::string_view, TimeUnit> kUnits[] = {
       {"year", TimeUnit::kYear},
       {"quarter", TimeUnit::kQuarter},
@@ -185,9 +181,37 @@ StatusWith<TimeUnit> ParseTimeUnit(std::string_view op, const Value& v) {
       {"minute", TimeUnit::kMinute},
       {"second", TimeUnit::kSecond},
       {"millisecond", TimeUnit::kMillisecond}};
-  for (const auto& [name, unit] : kUnits) {
-    if (v.Str() == name) return unit;
+  for (const auto& [n, unit] : kUnits) {
+    if (name == n) return unit;
   }
+  return std::nullopt;
+}
+
+std::optional<int64_t> FixedUnitMillis(TimeUnit unit) {
+  switch (unit) {
+    case TimeUnit::kMillisecond:
+      return 1;
+    case TimeUnit::kSecond:
+      return 1000;
+    case TimeUnit::kMinute:
+      return 60 * 1000;
+    case TimeUnit::kHour:
+      return 3600 * 1000;
+    case TimeUnit::kDay:
+      return kMsPerDay;
+    case TimeUnit::kWeek:
+      return 7 * kMsPerDay;
+    default:
+      return std::nullopt;
+  }
+}
+
+StatusWith<TimeUnit> ParseTimeUnit(std::string_view op, const Value& v) {
+  if (!v.IsString()) {
+    return PipelineError(
+        5439013, std::string(op) + " requires 'unit' to be a string, but got " + TypeNameOf(v));
+  }
+  if (std::optional<TimeUnit> unit = TimeUnitFromName(v.Str())) return *unit;
   return PipelineError(5439014, std::string(op) +
                                     " parameter 'unit' value cannot be recognized as a time "
                                     "unit: " +
@@ -252,36 +276,21 @@ const char* UnitName(TimeUnit unit) {
 }  // namespace
 
 StatusWith<int64_t> DateAdd(int64_t utc_ms, TimeUnit unit, int64_t amount, const TimeZone& tz) {
-  const Status overflow = PipelineError(5166406, "dateAdd overflowed");
+  // Built only on failure: DateAdd runs per document in $densify and range windows.
+  auto overflow = [] { return PipelineError(5166406, "dateAdd overflowed"); };
   const int64_t max_amount = MaxDateAddAmount(unit);
   if (unit != TimeUnit::kMillisecond && (amount <= -max_amount || amount >= max_amount)) {
     return PipelineError(5976500, "invalid dateAdd 'amount' parameter value: " +
                                       std::to_string(amount) + " " + UnitName(unit));
   }
-  int64_t unit_ms = 0;
-  switch (unit) {
-    case TimeUnit::kMillisecond:
-      unit_ms = 1;
-      break;
-    case TimeUnit::kSecond:
-      unit_ms = 1000;
-      break;
-    case TimeUnit::kMinute:
-      unit_ms = 60000;
-      break;
-    case TimeUnit::kHour:
-      unit_ms = 3600000;
-      break;
-    default:
-      break;
-  }
   int64_t out = 0;
-  if (unit_ms > 0) {
+  if (unit == TimeUnit::kMillisecond || unit == TimeUnit::kSecond || unit == TimeUnit::kMinute ||
+      unit == TimeUnit::kHour) {
     // Elapsed time: no wall-clock correction across DST transitions.
     int64_t delta = 0;
-    if (__builtin_mul_overflow(amount, unit_ms, &delta) ||
+    if (__builtin_mul_overflow(amount, *FixedUnitMillis(unit), &delta) ||
         __builtin_add_overflow(utc_ms, delta, &out)) {
-      return overflow;
+      return overflow();
     }
     return out;
   }
@@ -291,7 +300,7 @@ StatusWith<int64_t> DateAdd(int64_t utc_ms, TimeUnit unit, int64_t amount, const
     int64_t delta = 0;
     if (__builtin_mul_overflow(amount, (unit == TimeUnit::kWeek ? 7 : 1) * kMsPerDay, &delta) ||
         __builtin_add_overflow(local, delta, &out)) {
-      return overflow;
+      return overflow();
     }
     return tz.FromLocal(out);
   }
@@ -299,7 +308,7 @@ StatusWith<int64_t> DateAdd(int64_t utc_ms, TimeUnit unit, int64_t amount, const
   int64_t months = 0;
   if (__builtin_mul_overflow(amount, months_per, &months) || months > 12 * 300000000LL ||
       months < -12 * 300000000LL) {
-    return overflow;
+    return overflow();
   }
   CivilTime t = ToCivil(local);
   int64_t m0 = t.year * 12 + (t.month - 1) + months;
@@ -309,7 +318,7 @@ StatusWith<int64_t> DateAdd(int64_t utc_ms, TimeUnit unit, int64_t amount, const
   const int64_t time_of_day = local - FloorDiv(local, kMsPerDay) * kMsPerDay;
   const int64_t days = DaysFromCivil(y, m, d);
   // Whole days a 64-bit millisecond date can hold, minus one for the time of day.
-  if (days >= 106751991167LL || days <= -106751991167LL) return overflow;
+  if (days >= 106751991167LL || days <= -106751991167LL) return overflow();
   return tz.FromLocal(days * kMsPerDay + time_of_day);
 }
 

@@ -5,7 +5,9 @@
 // named arguments ($cond, $let, $map, $convert, ...) register a custom parser instead.
 #pragma once
 
+#include <cstdint>
 #include <initializer_list>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -130,8 +132,13 @@ StatusWith<TimeZone> EvaluateTimeZone(const Expression* tz, const bson::BsonObj&
 // A date, timestamp or ObjectId argument as milliseconds since the epoch (16006 otherwise).
 StatusWith<int64_t> DateMillisOf(std::string_view op, const Value& v);
 
-// Units of $dateAdd/$dateDiff/$dateTrunc.
+// Units of $dateAdd/$dateDiff/$dateTrunc, of $setWindowFields range windows and of $densify.
 enum class TimeUnit { kYear, kQuarter, kMonth, kWeek, kDay, kHour, kMinute, kSecond, kMillisecond };
+// The unit named `name` ("year" ... "millisecond"), or nullopt.
+std::optional<TimeUnit> TimeUnitFromName(std::string_view name);
+// The fixed length of `unit` in milliseconds (a day is 24 hours, as in UTC); nullopt for month,
+// quarter and year.
+std::optional<int64_t> FixedUnitMillis(TimeUnit unit);
 // 5439013 when not a string, 5439014 when not a unit name.
 StatusWith<TimeUnit> ParseTimeUnit(std::string_view op, const Value& v);
 // 0 = Sunday ... 6 = Saturday; 5439015 when not a string, 5439016 when not a day name.

@@ -69,6 +69,7 @@ void ExternalSorter::Trim() {
 }
 
 Status ExternalSorter::Add(BsonObj key, BsonObj doc) {
+  if (open_run_begin_) return Status(ErrorCode::kInternalError, "ExternalSorter::Add in a run");
   SortRow row{std::move(key), std::move(doc)};
   bytes_ += RowBytes(row);
   rows_.push_back(std::move(row));
@@ -84,7 +85,7 @@ Status ExternalSorter::Add(BsonObj key, BsonObj doc) {
 
 Status ExternalSorter::Spill() {
   SortHeld();
-  if (!file_) file_ = std::make_unique<SpillFile>(options_.tmp_dir, "extsort");
+  if (!file_) file_ = std::make_unique<SpillFile>(options_.tmp_dir, options_.spill_prefix);
   const int64_t begin = file_->size();
   size_t n = rows_.size();
   if (options_.limit > 0) n = std::min(n, static_cast<size_t>(options_.limit));
@@ -100,7 +101,26 @@ Status ExternalSorter::Spill() {
   return Status::OK();
 }
 
+Status ExternalSorter::AppendToSortedRun(const BsonObj& key, const BsonObj& doc) {
+  if (!options_.allow_disk_use || options_.tmp_dir.empty()) {
+    return Status(ErrorCode::kQueryExceededMemoryLimitNoDiskUseAllowed, options_.exceeded_message);
+  }
+  if (!file_) file_ = std::make_unique<SpillFile>(options_.tmp_dir, options_.spill_prefix);
+  if (!open_run_begin_) open_run_begin_ = file_->size();
+  HG_RETURN_IF_ERROR(file_->Append(key));
+  return file_->Append(doc);
+}
+
+Status ExternalSorter::EndSortedRun() {
+  if (!open_run_begin_) return Status::OK();
+  HG_RETURN_IF_ERROR(file_->Flush());
+  runs_.push_back(Run{*open_run_begin_, file_->size()});
+  open_run_begin_.reset();
+  return Status::OK();
+}
+
 Status ExternalSorter::Finish() {
+  HG_RETURN_IF_ERROR(EndSortedRun());
   finished_ = true;
   SortHeld();
   if (options_.limit > 0 && rows_.size() > static_cast<size_t>(options_.limit)) {

@@ -1,7 +1,8 @@
 // ExternalSorter: sorts rows (a sort key and a document) under a memory limit, writing sorted
 // runs to a SpillFile when the rows held exceed it and allow_disk_use is set, and merging the
 // runs on output (k-way, by a heap). Used by $sort (and find's sort, which runs as $sort) and
-// $bucketAuto.
+// $bucketAuto, and by $group, which writes its own sorted runs (AppendToSortedRun) and merges
+// them here.
 //
 // Order: by the caller's key comparison; rows with equal keys come out in the order they were
 // added (stable), also across runs (ties go to the earlier run). With `limit` set (a $sort
@@ -47,6 +48,7 @@ struct ExternalSorterOptions {
   std::string exceeded_message =
       "Sort exceeded memory limit, but did not opt in to external "
       "sorting.";
+  std::string spill_prefix = "extsort";  // names the spill file (spill_file.h)
 };
 
 class ExternalSorter {
@@ -59,6 +61,14 @@ class ExternalSorter {
 
   // Adds one row (both objects owned). Before Finish only.
   [[nodiscard]] Status Add(bson::BsonObj key, bson::BsonObj doc);
+  // Writes one row straight to a sorted run on disk, bypassing memory: for a caller that holds
+  // its rows in key order itself ($group) and spills them whole. A run's rows come in key order
+  // and end with EndSortedRun(); no Add while a run is open. Runs merge in the order they were
+  // written (ties go to the earlier run), before the rows held by Add. Before Finish only.
+  // Errors: 292 (exceeded_message) without allow_disk_use or a tmp_dir; I/O errors.
+  [[nodiscard]] Status AppendToSortedRun(const bson::BsonObj& key, const bson::BsonObj& doc);
+  // Ends the run AppendToSortedRun started (nothing when it wrote no row).
+  [[nodiscard]] Status EndSortedRun();
   // Ends the input; afterwards Next() returns the rows in order.
   [[nodiscard]] Status Finish();
   // The next row, nullopt at the end, or an I/O error.
@@ -84,6 +94,7 @@ class ExternalSorter {
     int64_t begin, end;
   };
   std::vector<Run> runs_;
+  std::optional<int64_t> open_run_begin_;  // a run AppendToSortedRun is writing
 
   // Output state.
   bool finished_ = false;

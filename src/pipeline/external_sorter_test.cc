@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <random>
 
+#include "bson/bson_compare.h"
 #include "pipeline/spill_file.h"
 #include "pipeline/test_util.h"
 #include "query/sort.h"
@@ -134,6 +135,49 @@ TEST_F(ExternalSorterTest, OverTheLimitWithoutDiskUseFails) {
   o.allow_disk_use = true;
   o.tmp_dir.clear();  // nowhere to spill
   EXPECT_EQ(Run(docs, pattern.value(), o).status().code(),
+            ErrorCode::kQueryExceededMemoryLimitNoDiskUseAllowed);
+  EXPECT_EQ(CountSpillFiles(dir_), 0);
+}
+
+TEST_F(ExternalSorterTest, SortedRunsMergeByKeyWithTiesInRunOrder) {
+  // Three runs written in key order, as $group spills its groups: {k: key} / {r: run}.
+  ExternalSorter sorter(
+      [](const BsonObj& a, const BsonObj& b) {
+        return bson::CompareElementValues(a.FirstElement(), b.FirstElement());
+      },
+      Small());
+  const std::vector<std::vector<int>> runs = {{1, 4, 7}, {2, 4}, {}, {0, 4, 9}};
+  for (size_t r = 0; r < runs.size(); ++r) {
+    for (int k : runs[r]) {
+      ASSERT_TRUE(sorter
+                      .AppendToSortedRun(Json("{\"k\": " + std::to_string(k) + "}"),
+                                         Json("{\"r\": " + std::to_string(r) + "}"))
+                      .ok());
+    }
+    ASSERT_TRUE(sorter.EndSortedRun().ok());
+  }
+  EXPECT_EQ(sorter.num_spills(), 3);  // the empty run is not kept
+  ASSERT_TRUE(sorter.AppendToSortedRun(Json(R"({"k": 5})"), Json(R"({"r": 9})")).ok());
+  EXPECT_EQ(sorter.Add(Json(R"({"k": 6})"), Json("{}")).code(),
+            ErrorCode::kInternalError);  // a run is open
+  ASSERT_TRUE(sorter.Finish().ok());     // ends the open run
+  std::vector<std::pair<int, int>> got;
+  while (true) {
+    auto row = sorter.Next();
+    ASSERT_TRUE(row.ok());
+    if (!row.value()) break;
+    got.emplace_back(row.value()->key.FirstElement().Int32(), row.value()->doc["r"].Int32());
+  }
+  const std::vector<std::pair<int, int>> want = {{0, 3}, {1, 0}, {2, 1}, {4, 0}, {4, 1},
+                                                 {4, 3}, {5, 9}, {7, 0}, {9, 3}};
+  EXPECT_EQ(got, want);
+}
+
+TEST_F(ExternalSorterTest, SortedRunsNeedDiskUse) {
+  ExternalSorterOptions o = Small();
+  o.allow_disk_use = false;
+  ExternalSorter sorter([](const BsonObj&, const BsonObj&) { return 0; }, o);
+  EXPECT_EQ(sorter.AppendToSortedRun(Json(R"({"k": 1})"), Json("{}")).code(),
             ErrorCode::kQueryExceededMemoryLimitNoDiskUseAllowed);
   EXPECT_EQ(CountSpillFiles(dir_), 0);
 }

@@ -40,6 +40,10 @@ struct AccumulatorSpec {
   }
 };
 
+constexpr const char* kGroupExceededMessage =
+    "Exceeded memory limit for $group, but didn't allow external sort. Pass allowDiskUse:true to "
+    "opt in.";
+
 class GroupStage : public Stage {
  public:
   ExpressionPtr id;
@@ -66,10 +70,10 @@ class GroupStage : public Stage {
   }
 
   // Groups are held in a map ordered by key. Over the memory limit with allowDiskUse, the map
-  // is written to a spill file as a sorted run of {k: key, s: [partial state per accumulator]}
-  // and emptied; at the end the runs are merged by key (ties in run order, which is input
-  // order), each key's partial states merged into fresh accumulators. Output is in key order
-  // either way.
+  // is written as a sorted run of rows {k: key} / {s: [partial state per accumulator]} through
+  // an ExternalSorter and emptied; at the end the sorter merges the runs by key (ties in run
+  // order, which is input order) and each key's partial states are merged into fresh
+  // accumulators. Output is in key order either way.
   std::unique_ptr<DocumentStream> Bind(std::unique_ptr<DocumentStream> input) const override {
     class Stream : public DocumentStream {
      public:
@@ -81,7 +85,7 @@ class GroupStage : public Stage {
           loaded_ = true;
           it_ = groups_.begin();
         }
-        if (file_) return NextMerged();
+        if (sorter_) return NextMerged();
         if (it_ == groups_.end()) return OptDoc();
         BsonBuilder b;
         it_->first.AppendTo(b, "_id");
@@ -148,8 +152,7 @@ class GroupStage : public Stage {
         if (bytes_ <= s_->ctx.limits.group) return false;
         if (!s_->ctx.allow_disk_use || s_->ctx.tmp_dir.empty()) {
           return Status(ErrorCode::kQueryExceededMemoryLimitNoDiskUseAllowed,
-                        "Exceeded memory limit for $group, but didn't allow external sort. "
-                        "Pass allowDiskUse:true to opt in.");
+                        kGroupExceededMessage);
         }
         HG_RETURN_IF_ERROR(Spill());
         bytes_ = 0;
@@ -157,77 +160,60 @@ class GroupStage : public Stage {
       }
 
       Status FinishLoad() {
-        if (file_) {
+        if (sorter_) {
           HG_RETURN_IF_ERROR(Spill());
-          HG_RETURN_IF_ERROR(StartMerge());
+          HG_RETURN_IF_ERROR(sorter_->Finish());
+          HG_ASSIGN_OR_RETURN(next_row_, sorter_->Next());
         }
         return Status::OK();
       }
 
       // Writes the groups held as one sorted run and forgets them.
       Status Spill() {
-        if (!file_) file_ = std::make_unique<SpillFile>(s_->ctx.tmp_dir, "group");
-        const int64_t begin = file_->size();
-        for (const auto& [key, accs] : groups_) {
-          BsonBuilder b;
-          key.AppendTo(b, "k");
-          std::vector<Value> partials;
-          for (const auto& acc : accs) partials.push_back(acc->PartialState());
-          Value::Array(partials).AppendTo(b, "s");
-          HG_RETURN_IF_ERROR(file_->Append(b.Obj()));
+        if (!sorter_) {
+          ExternalSorterOptions o =
+              ExternalSorterOptions::ForStage(s_->ctx, s_->ctx.limits.group, kGroupExceededMessage);
+          o.spill_prefix = "group";
+          sorter_ = std::make_unique<ExternalSorter>(
+              [](const BsonObj& a, const BsonObj& b) {
+                return bson::CompareElementValues(a.FirstElement(), b.FirstElement());
+              },
+              std::move(o));
         }
-        HG_RETURN_IF_ERROR(file_->Flush());
-        ranges_.emplace_back(begin, file_->size());
+        std::vector<Value> partials;
+        for (const auto& [key, accs] : groups_) {
+          BsonBuilder k;
+          key.AppendTo(k, "k");
+          partials.clear();
+          for (const auto& acc : accs) partials.push_back(acc->PartialState());
+          BsonBuilder st;
+          Value::Array(partials).AppendTo(st, "s");
+          HG_RETURN_IF_ERROR(sorter_->AppendToSortedRun(k.Obj(), st.Obj()));
+        }
+        HG_RETURN_IF_ERROR(sorter_->EndSortedRun());
         groups_.clear();
         ++GlobalSpillMetrics().group_spills;
         return Status::OK();
       }
 
-      // Heap order: smallest key on top, ties by run (input) order.
-      bool Later(size_t a, size_t b) const {
-        int c = bson::CompareElementValues(heads_[a]->GetField("k"), heads_[b]->GetField("k"));
-        return c != 0 ? c > 0 : a > b;
-      }
-
-      Status StartMerge() {
-        // The runs' read buffers share the memory limit (256 bytes to 64 KB each).
-        const size_t buffer = static_cast<size_t>(std::clamp<int64_t>(
-            s_->ctx.limits.group / static_cast<int64_t>(ranges_.size()), 256, 64 * 1024));
-        for (const auto& [begin, end] : ranges_) runs_.push_back(file_->Read(begin, end, buffer));
-        heads_.resize(runs_.size());
-        for (size_t i = 0; i < runs_.size(); ++i) {
-          HG_ASSIGN_OR_RETURN(heads_[i], runs_[i]->Next());
-          if (heads_[i]) heap_.push_back(i);
-        }
-        std::make_heap(heap_.begin(), heap_.end(),
-                       [this](size_t a, size_t b) { return Later(a, b); });
-        return Status::OK();
-      }
-
+      // The next group from the merged runs: the rows of one key, their partial states merged.
       StatusWith<OptDoc> NextMerged() {
-        if (heap_.empty()) return OptDoc();
-        auto later = [this](size_t a, size_t b) { return Later(a, b); };
-        const Value key = Value::FromElement(heads_[heap_.front()]->GetField("k"));
+        if (!next_row_) return OptDoc();
+        const BsonObj key_row = next_row_->key;  // owned: outlives next_row_
+        const Value key = Value::FromElement(key_row.FirstElement());
         Accs accs;
         for (const auto& a : s_->accumulators) {
           HG_ASSIGN_OR_RETURN(auto acc, a.NewState(key));
           accs.push_back(std::move(acc));
         }
-        while (!heap_.empty() && bson::CompareElementValues(heads_[heap_.front()]->GetField("k"),
-                                                            key.element()) == 0) {
-          std::pop_heap(heap_.begin(), heap_.end(), later);
-          const size_t run = heap_.back();
-          heap_.pop_back();
+        while (next_row_ && bson::CompareElementValues(next_row_->key.FirstElement(),
+                                                       key_row.FirstElement()) == 0) {
           const std::vector<Value> partials =
-              Value::FromElement(heads_[run]->GetField("s")).ArrayValues();
+              Value::FromElement(next_row_->doc.FirstElement()).ArrayValues();
           for (size_t i = 0; i < accs.size(); ++i) {
             HG_RETURN_IF_ERROR(accs[i]->MergePartial(partials[i]));
           }
-          HG_ASSIGN_OR_RETURN(heads_[run], runs_[run]->Next());
-          if (heads_[run]) {
-            heap_.push_back(run);
-            std::push_heap(heap_.begin(), heap_.end(), later);
-          }
+          HG_ASSIGN_OR_RETURN(next_row_, sorter_->Next());
         }
         BsonBuilder b;
         key.AppendTo(b, "_id");
@@ -244,12 +230,9 @@ class GroupStage : public Stage {
       std::map<Value, Accs, ValueLess>::iterator it_;
       int64_t bytes_ = 0;  // memory held by groups_ (approximate)
       bool loaded_ = false;
-      // Spilling: the file, a reader per run, each run's current document, the merge heap.
-      std::unique_ptr<SpillFile> file_;
-      std::vector<std::pair<int64_t, int64_t>> ranges_;
-      std::vector<std::unique_ptr<SpillFile::Reader>> runs_;
-      std::vector<std::optional<BsonObj>> heads_;
-      std::vector<size_t> heap_;
+      // Spilling: the sorter holding the runs, and the merge's next row.
+      std::unique_ptr<ExternalSorter> sorter_;
+      std::optional<SortRow> next_row_;
     };
     return std::make_unique<Stream>(std::static_pointer_cast<const GroupStage>(shared_from_this()),
                                     std::move(input));

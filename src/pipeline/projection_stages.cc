@@ -5,6 +5,7 @@
 // Exclusion ($project {a: 0}, $unset): everything but the named paths. $addFields: every field
 // kept, computed fields replace existing ones in place or are appended. Paths through arrays
 // apply to each object member of the array. Expressions always see the whole input document.
+#include <algorithm>
 #include <map>
 
 #include "pipeline/stage.h"
@@ -434,10 +435,84 @@ BsonObj SetPathIn(const BsonObj& doc, const std::vector<std::string>& path, size
   return b.Obj();
 }
 
+// SetPathValues at depth `i`: `writes` (with their order among all writes) all go below `doc`.
+BsonObj SetPathsIn(const BsonObj& doc, const std::vector<std::pair<size_t, PathWrite>>& writes,
+                   size_t i) {
+  // The writes by field name at this depth, names in order of first write. Independent paths:
+  // a name has one leaf write, or only writes below it.
+  struct Field {
+    std::string_view name;
+    std::vector<std::pair<size_t, PathWrite>> writes;
+    bool leaf = false;
+    bool seen = false;  // met in `doc` (its first occurrence only is written)
+  };
+  std::vector<Field> fields;
+  for (const auto& w : writes) {
+    std::string_view name = (*w.second.path)[i];
+    auto it =
+        std::find_if(fields.begin(), fields.end(), [&](const Field& f) { return f.name == name; });
+    if (it == fields.end()) it = fields.insert(fields.end(), Field{name, {}, false, false});
+    it->leaf = w.second.path->size() == i + 1;
+    it->writes.push_back(w);
+  }
+  auto write_field = [&](BsonBuilder& b, const Field& f, const BsonObj& sub) {
+    if (f.leaf) {
+      f.writes.front().second.value->AppendTo(b, f.name);  // missing: removed
+    } else {
+      b.AppendObject(f.name, SetPathsIn(sub, f.writes, i + 1));
+    }
+  };
+  BsonBuilder b;
+  for (const auto& e : doc) {
+    auto it = std::find_if(fields.begin(), fields.end(),
+                           [&](const Field& f) { return !f.seen && f.name == e.FieldName(); });
+    if (it == fields.end()) {
+      b.AppendElement(e);
+      continue;
+    }
+    it->seen = true;
+    write_field(b, *it, e.type() == BsonType::kObject ? e.Obj() : BsonObj());
+  }
+  // Fields not in `doc`, created by their first write of a value (a missing value creates
+  // nothing), in the order of those writes.
+  std::vector<std::pair<size_t, const Field*>> created;
+  for (const Field& f : fields) {
+    if (f.seen) continue;
+    for (const auto& w : f.writes) {
+      if (!w.second.value->missing()) {
+        created.emplace_back(w.first, &f);
+        break;
+      }
+    }
+  }
+  std::sort(created.begin(), created.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (const auto& [order, f] : created) write_field(b, *f, BsonObj());
+  return b.Obj();
+}
+
 }  // namespace
 
 BsonObj SetPathValue(const BsonObj& doc, const std::vector<std::string>& path, const Value& v) {
   return SetPathIn(doc, path, 0, v);
+}
+
+BsonObj SetPathValues(const BsonObj& doc, const std::vector<PathWrite>& writes) {
+  if (writes.size() == 1) return SetPathValue(doc, *writes[0].path, *writes[0].value);
+  std::vector<std::pair<size_t, PathWrite>> ordered;
+  ordered.reserve(writes.size());
+  for (size_t k = 0; k < writes.size(); ++k) ordered.emplace_back(k, writes[k]);
+  return SetPathsIn(doc, ordered, 0);
+}
+
+bool PathsAreIndependent(const std::vector<const std::vector<std::string>*>& paths) {
+  for (size_t a = 0; a < paths.size(); ++a) {
+    for (size_t b = 0; b < paths.size(); ++b) {
+      if (a == b || paths[a]->size() > paths[b]->size()) continue;
+      if (std::equal(paths[a]->begin(), paths[a]->end(), paths[b]->begin())) return false;
+    }
+  }
+  return true;
 }
 
 }  // namespace hourglass::pipeline

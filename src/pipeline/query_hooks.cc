@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <iterator>
+#include <mutex>
+#include <optional>
 #include <string>
 
 #include "pipeline/expression.h"
@@ -30,21 +32,53 @@ class HookExpression final : public query::CompiledExpression {
   int64_t now_;
 };
 
-// A pipeline run over one document at a time, which must yield exactly one document.
-class HookTransform final : public query::DocumentTransform {
+// The source of a HookTransform's stages: the one document being transformed.
+class OneDocumentStream final : public DocumentStream {
  public:
-  explicit HookTransform(std::unique_ptr<Pipeline> p) : pipeline_(std::move(p)) {}
-  StatusWith<BsonObj> Apply(const BsonObj& doc) const override {
-    HG_ASSIGN_OR_RETURN(std::vector<BsonObj> out, pipeline_->RunOver({doc}));
-    if (out.size() != 1) {
-      return Status(ErrorCode::kInternalError,
-                    "an update pipeline produced " + std::to_string(out.size()) + " documents");
-    }
-    return out[0];
+  void Set(BsonObj doc) { doc_ = std::move(doc); }
+  StatusWith<std::optional<BsonObj>> Next() override {
+    std::optional<BsonObj> d = std::move(doc_);
+    doc_.reset();
+    return d;
   }
 
  private:
+  std::optional<BsonObj> doc_;
+};
+
+// A pipeline run over one document at a time, which must yield exactly one document. Its stages
+// are bound once, to a one-document source fed by each Apply: the stages an update or a find
+// projection may use ($addFields, $project, $unset, $replaceRoot) map each input document to one
+// output and keep no state between documents. Apply may be called from several threads (the
+// header's contract): a mutex serializes them over the one bound stream.
+class HookTransform final : public query::DocumentTransform {
+ public:
+  explicit HookTransform(std::unique_ptr<Pipeline> p) : pipeline_(std::move(p)) {
+    auto source = std::make_unique<OneDocumentStream>();
+    source_ = source.get();
+    stream_ = pipeline_->Bind(std::move(source));
+  }
+  StatusWith<BsonObj> Apply(const BsonObj& doc) const override {
+    std::lock_guard<std::mutex> lock(mu_);
+    source_->Set(doc);
+    HG_ASSIGN_OR_RETURN(std::optional<BsonObj> out, stream_->Next());
+    if (!out) return WrongCount(0);
+    HG_ASSIGN_OR_RETURN(std::optional<BsonObj> more, stream_->Next());
+    if (more) return WrongCount(2);
+    return std::move(*out);
+  }
+
+ private:
+  static Status WrongCount(int n) {
+    return Status(
+        ErrorCode::kInternalError,
+        "an update pipeline produced " + std::string(n == 0 ? "0" : "more than 1") + " documents");
+  }
+
   std::unique_ptr<Pipeline> pipeline_;
+  mutable std::mutex mu_;
+  OneDocumentStream* source_;  // owned by stream_
+  std::unique_ptr<DocumentStream> stream_;
 };
 
 StatusWith<query::CompiledExpressionPtr> ParseExpressionHook(const BsonElement& e,

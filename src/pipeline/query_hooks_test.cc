@@ -53,6 +53,19 @@ TEST(QueryHooksTest, UpdatePipelines) {
             ErrorCode::kImmutableField);
 }
 
+TEST(QueryHooksTest, OneTransformServesManyDocumentsAndSurvivesErrors) {
+  ASSERT_TRUE(InstallQueryHooks());
+  auto p = query::Projection::Parse(Json(R"({"_id": 0, "t": {"$multiply": ["$a", 2]}})"));
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  for (int i = 0; i < 3; ++i) {
+    auto r = p.value().Apply(Json("{\"a\": " + std::to_string(i) + "}"));
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_EQ(r.value()["t"].Int32(), 2 * i);
+    // $multiply of a string fails for this document only; the next one is transformed.
+    EXPECT_EQ(p.value().Apply(Json(R"({"a": "x"})")).status().code(), ErrorCode::kLocation16555);
+  }
+}
+
 TEST(QueryHooksTest, ProjectionExpressions) {
   ASSERT_TRUE(InstallQueryHooks());
   auto p =

@@ -117,4 +117,16 @@ const bson::BsonObj* PushableMatchFilter(const Stage& stage);
 bson::BsonObj SetPathValue(const bson::BsonObj& doc, const std::vector<std::string>& path,
                            const Value& v);
 
+// One write of SetPathValues: `value` at `path`.
+struct PathWrite {
+  const std::vector<std::string>* path;
+  const Value* value;
+};
+// The same as SetPathValue for each write in order, in one pass over `doc` and each
+// sub-document the writes reach. Needs independent paths (none equal to or a prefix of another:
+// PathsAreIndependent); new fields come in the order of the writes that create them.
+bson::BsonObj SetPathValues(const bson::BsonObj& doc, const std::vector<PathWrite>& writes);
+// Whether no path equals or is a prefix of another (SetPathValues' precondition).
+bool PathsAreIndependent(const std::vector<const std::vector<std::string>*>& paths);
+
 }  // namespace hourglass::pipeline

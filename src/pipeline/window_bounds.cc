@@ -14,65 +14,15 @@ using bson::BsonObj;
 using bson::BsonType;
 
 StatusWith<TimeUnit> ParseTimeUnit(std::string_view name) {
-  static const std::pair<std::string_view, TimeUnit> kUnits[] = {
-      {"millisecond", TimeUnit::kMillisecond},
-      {"second", TimeUnit::kSecond},
-      {"minute", TimeUnit::kMinute},
-      {"hour", TimeUnit::kHour},
-      {"day", TimeUnit::kDay},
-      {"week", TimeUnit::kWeek},
-      {"month", TimeUnit::kMonth},
-      {"quarter", TimeUnit::kQuarter},
-      {"year", TimeUnit::kYear}};
-  for (const auto& [n, u] : kUnits) {
-    if (n == name) return u;
-  }
+  if (std::optional<TimeUnit> unit = internal::TimeUnitFromName(name)) return *unit;
   return Status(ErrorCode::kFailedToParse, "unknown time unit value: " + std::string(name));
 }
 
-std::optional<int64_t> FixedUnitMillis(TimeUnit unit) {
-  switch (unit) {
-    case TimeUnit::kMillisecond:
-      return 1;
-    case TimeUnit::kSecond:
-      return 1000;
-    case TimeUnit::kMinute:
-      return 60 * 1000;
-    case TimeUnit::kHour:
-      return 3600 * 1000;
-    case TimeUnit::kDay:
-      return 24 * 3600 * 1000;
-    case TimeUnit::kWeek:
-      return int64_t{7} * 24 * 3600 * 1000;
-    default:
-      return std::nullopt;
-  }
-}
-
 int64_t AddTimeUnits(int64_t millis, TimeUnit unit, int64_t amount) {
-  auto saturate = [](bool up) { return up ? INT64_MAX : INT64_MIN; };
-  if (auto ms = FixedUnitMillis(unit)) {
-    int64_t delta, r;
-    if (__builtin_mul_overflow(*ms, amount, &delta)) return saturate(amount > 0);
-    if (__builtin_add_overflow(millis, delta, &r)) return saturate(delta > 0);
-    return r;
-  }
-  // Dates span about +-292 million years; results beyond 290 million saturate.
-  constexpr int64_t kMaxYears = 290'000'000;
-  constexpr int64_t kMaxMonths = int64_t{12} * 2 * kMaxYears;
-  const int64_t per = unit == TimeUnit::kYear ? 12 : unit == TimeUnit::kQuarter ? 3 : 1;
-  if (amount > kMaxMonths / per || amount < -kMaxMonths / per) return saturate(amount > 0);
-  const int64_t months = amount * per;
-  internal::CivilTime c = internal::ToCivil(millis);
-  int64_t total = c.year * 12 + (c.month - 1) + months;
-  int64_t year = total >= 0 ? total / 12 : -((-total + 11) / 12);
-  if (year > kMaxYears || year < -kMaxYears) return saturate(months > 0);
-  int month = static_cast<int>(total - year * 12) + 1;
-  static const int kDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-  const bool leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
-  int days = kDays[month - 1] + (month == 2 && leap ? 1 : 0);
-  return internal::FromCivil(year, month, std::min(c.day, days), c.hour, c.minute, c.second,
-                             c.millis);
+  StatusWith<int64_t> r = internal::DateAdd(millis, unit, amount, internal::TimeZone());
+  if (r.ok()) return r.value();
+  // DateAdd fails only when the result leaves the date range, in the direction of `amount`.
+  return amount > 0 ? INT64_MAX : INT64_MIN;
 }
 
 namespace {

@@ -17,19 +17,21 @@
 
 #include "base/status.h"
 #include "bson/bson.h"
+#include "pipeline/expression_internal.h"
 #include "pipeline/spill_file.h"
 #include "pipeline/value.h"
 
 namespace hourglass::pipeline {
 
-enum class TimeUnit { kMillisecond, kSecond, kMinute, kHour, kDay, kWeek, kMonth, kQuarter, kYear };
+// The units and date arithmetic are $dateAdd's (expression_internal.h, date_time.cc).
+using internal::FixedUnitMillis;
+using internal::TimeUnit;
 
-// "millisecond" ... "year"; anything else fails with FailedToParse (9).
+// "millisecond" ... "year"; anything else fails with FailedToParse (9), as MongoDB's window and
+// $densify units do ($dateAdd's 'unit' has its own codes).
 StatusWith<TimeUnit> ParseTimeUnit(std::string_view name);
-// The fixed length of `unit` in milliseconds; nullopt for month, quarter and year.
-std::optional<int64_t> FixedUnitMillis(TimeUnit unit);
-// `millis` moved by `amount` units, calendar-aware for months/quarters/years (the day of month
-// is clamped to the target month's length, as $dateAdd does).
+// `millis` moved by `amount` units in UTC: $dateAdd's arithmetic (month ends clamp), saturating
+// at the ends of the date range instead of failing.
 int64_t AddTimeUnits(int64_t millis, TimeUnit unit, int64_t amount);
 
 // What a window function learns from the stage's sortBy.

@@ -32,6 +32,7 @@ class SetWindowFieldsStage : public Stage {
   std::optional<query::SortPattern> sort;
   WindowSortInfo sort_info;
   std::vector<WindowOutput> outputs;
+  bool independent_outputs = true;  // no output path equals or prefixes another
   PipelineContext ctx;
 
   std::string_view name() const override { return "$setWindowFields"; }
@@ -55,10 +56,20 @@ class SetWindowFieldsStage : public Stage {
           HG_RETURN_IF_ERROR(NextPartition());
         }
         HG_ASSIGN_OR_RETURN(BsonObj doc, part_.docs.Get(pos_));
-        for (size_t k = 0; k < s_->outputs.size(); ++k) {
-          doc = SetPathValue(doc, s_->outputs[k].path, results_[k][pos_]);
-          results_[k][pos_] = Value();
+        if (s_->independent_outputs) {
+          // Every output field in one rewrite of the document.
+          writes_.clear();
+          for (size_t k = 0; k < s_->outputs.size(); ++k) {
+            writes_.push_back({&s_->outputs[k].path, &results_[k][pos_]});
+          }
+          doc = SetPathValues(doc, writes_);
+        } else {
+          // Outputs on overlapping paths ("a" and "a.b") apply one after another.
+          for (size_t k = 0; k < s_->outputs.size(); ++k) {
+            doc = SetPathValue(doc, s_->outputs[k].path, results_[k][pos_]);
+          }
         }
+        for (auto& values : results_) values[pos_] = Value();
         ++pos_;
         return OptDoc(std::move(doc));
       }
@@ -151,6 +162,7 @@ class SetWindowFieldsStage : public Stage {
       WindowPartition part_;
       std::vector<std::vector<Value>> results_;
       size_t pos_ = 0;
+      std::vector<PathWrite> writes_;  // reused for each document
     };
     return std::make_unique<Stream>(Self(this), std::move(input));
   }
@@ -227,6 +239,9 @@ Status ParseSetWindowFieldsStage(const BsonElement& spec, const PipelineContext&
     HG_ASSIGN_OR_RETURN(auto fn, ParseWindowFunction(f.Obj(), s->sort_info));
     s->outputs.push_back({query::SplitPath(f.FieldName()), std::move(fn)});
   }
+  std::vector<const std::vector<std::string>*> paths;
+  for (const WindowOutput& o : s->outputs) paths.push_back(&o.path);
+  s->independent_outputs = PathsAreIndependent(paths);
   out->push_back(std::move(s));
   return Status::OK();
 }

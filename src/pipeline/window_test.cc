@@ -3,13 +3,17 @@
 
 #include "pipeline/errors.h"
 #include "pipeline/pipeline.h"
+#include "pipeline/stage.h"
 #include "pipeline/test_util.h"
 #include "pipeline/window_functions.h"
+#include "query/path.h"
 
 namespace hourglass::pipeline {
 namespace {
 
+using bson::BsonObj;
 using testing::Docs;
+using testing::Json;
 using testing::RunPipeline;
 using testing::ToJson;
 
@@ -21,6 +25,53 @@ void ExpectOutput(const char* pipeline, const char* input, const char* expected)
   for (size_t i = 0; same && i < want.size(); ++i) same = want[i].BinaryEqual(r.value()[i]);
   EXPECT_TRUE(same) << pipeline << "\n  got:  " << ToJson(r.value())
                     << "\n  want: " << ToJson(want);
+}
+
+// SetPathValues (how $setWindowFields writes its outputs) gives what SetPathValue gives one
+// write at a time: positions kept, sub-documents created or replacing non-objects, missing
+// values removing fields or creating nothing, new fields in the order of their creating write.
+TEST(SetPathValuesTest, MatchesOneWriteAtATime) {
+  struct Case {
+    const char* doc;
+    std::vector<std::pair<const char*, const char*>> writes;  // path, {"v": value} or "{}"
+  };
+  const std::vector<Case> cases = {
+      {R"({"a": 1, "b": 2, "c": 3})", {{"c", R"({"v": 30})"}, {"a", R"({"v": 10})"}}},
+      {R"({"a": 1})", {{"z", R"({"v": 1})"}, {"y", R"({"v": 2})"}, {"a", "{}"}}},
+      {R"({"a": {"x": 1, "y": 2}, "b": 5})",
+       {{"a.y", R"({"v": 20})"}, {"b.c", R"({"v": 1})"}, {"a.w", R"({"v": 3})"}}},
+      {R"({"b": 1})", {{"n.x", "{}"}, {"m", R"({"v": 1})"}, {"n.y", R"({"v": 2})"}}},
+      {R"({"a": 7, "k": 1})", {{"a.p", "{}"}, {"a.q", "{}"}}},
+      {R"({"a": [1, 2], "d": {"e": {"f": 1}}})",
+       {{"d.e.g", R"({"v": [1]})"}, {"d.e.f", "{}"}, {"a.b", R"({"v": "s"})"}}},
+      {R"({})", {{"x.y.z", R"({"v": 1})"}, {"x.w", R"({"v": 2})"}, {"v", R"({"v": null})"}}},
+  };
+  for (const Case& c : cases) {
+    BsonObj doc = Json(c.doc);
+    std::vector<std::vector<std::string>> paths;
+    std::vector<Value> values;
+    for (const auto& [path, value] : c.writes) {
+      paths.push_back(query::SplitPath(path));
+      values.push_back(Value::FromElement(Json(value)["v"]));
+    }
+    std::vector<PathWrite> writes;
+    std::vector<const std::vector<std::string>*> path_ptrs;
+    BsonObj one_at_a_time = doc;
+    for (size_t k = 0; k < paths.size(); ++k) {
+      writes.push_back({&paths[k], &values[k]});
+      path_ptrs.push_back(&paths[k]);
+      one_at_a_time = SetPathValue(one_at_a_time, paths[k], values[k]);
+    }
+    ASSERT_TRUE(PathsAreIndependent(path_ptrs)) << c.doc;
+    BsonObj got = SetPathValues(doc, writes);
+    EXPECT_TRUE(got.BinaryEqual(one_at_a_time))
+        << c.doc << "\n  got:  " << got.ToJson() << "\n  want: " << one_at_a_time.ToJson();
+  }
+  std::vector<std::string> a = query::SplitPath("a"), ab = query::SplitPath("a.b"),
+                           ac = query::SplitPath("a.c"), abx = query::SplitPath("ab");
+  EXPECT_FALSE(PathsAreIndependent({&ab, &a}));
+  EXPECT_FALSE(PathsAreIndependent({&a, &a}));
+  EXPECT_TRUE(PathsAreIndependent({&ab, &ac, &abx}));
 }
 
 void ExpectError(const char* pipeline, const char* input, int code, PipelineContext ctx = {}) {

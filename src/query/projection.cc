@@ -225,12 +225,36 @@ bool IsExpressionValue(const BsonElement& e, bool* find_only) {
   return true;
 }
 
+// MongoDB's checks of a positional projection's form ("a.$" takes 1 or true, once, at the end
+// of its path), made before anything else looks at the field.
+Status CheckPositionalForm(const BsonElement& e) {
+  std::string_view name = e.FieldName();
+  if (name.find(".$.") != std::string_view::npos) {
+    return Status(ErrorCode::kLocation31394,
+                  "As of 4.4, it's illegal to specify positional operator in the middle of a "
+                  "path. Positional projection may only be used at the end, for example: a.b.$.");
+  }
+  if (!name.ends_with(".$")) return Status::OK();
+  if (e.type() == BsonType::kObject) {
+    return Status(ErrorCode::kLocation31271,
+                  "positional projection cannot be used with an expression or sub object");
+  }
+  if (!e.IsNumber() && e.type() != BsonType::kBool) {
+    return Status(ErrorCode::kLocation31308, "positional projection cannot be used with a literal");
+  }
+  if (!e.Truthy()) {
+    return Status(ErrorCode::kLocation31395, "positional projection cannot be used with exclusion");
+  }
+  return Status::OK();
+}
+
 }  // namespace
 
 StatusWith<Projection> Projection::Parse(const BsonObj& spec, const BsonObj& query,
                                          const ExpressionContext& ctx) {
   bool has_expression = false, has_find_only = false;
   for (const BsonElement& e : spec) {
+    HG_RETURN_IF_ERROR(CheckPositionalForm(e));
     if (e.FieldName().ends_with(".$")) has_find_only = true;
     if (IsExpressionValue(e, &has_find_only)) has_expression = true;
   }
@@ -258,7 +282,12 @@ StatusWith<Projection> Projection::Parse(const BsonObj& spec, const BsonObj& que
     if (name.ends_with(".$") && name.find('$') == name.size() - 1 &&
         (e.IsNumber() || e.type() == BsonType::kBool) && e.Truthy()) {
       if (p.positional_path_) {
-        return BadValue("Cannot specify more than one positional projection per query.");
+        return Status(ErrorCode::kLocation31276,
+                      "Cannot specify more than one positional projection per query.");
+      }
+      if (has_elem_match) {
+        return Status(ErrorCode::kLocation31256,
+                      "Cannot specify positional operator and $elemMatch.");
       }
       name.resize(name.size() - 2);
       p.positional_path_ = SplitPath(name);
@@ -305,6 +334,10 @@ StatusWith<Projection> Projection::Parse(const BsonObj& spec, const BsonObj& que
         }
         if (op.FirstElement().type() != BsonType::kObject) {
           return BadValue("elemMatch: Invalid argument, object required.");
+        }
+        if (p.positional_path_) {
+          return Status(ErrorCode::kLocation31255,
+                        "Cannot specify positional operator and $elemMatch.");
         }
         HG_ASSIGN_OR_RETURN(ElementMatcher m, ElementMatcher::Parse(op.FirstElement().Obj()));
         leaf.action = ProjAction::kElemMatch;

@@ -83,8 +83,18 @@ TEST(ProjectionTest, Errors) {
             ErrorCode::kLocation28724);
   // Expressions need the pipeline module, which query_test does not link.
   EXPECT_EQ(Projection::Parse(J(R"({"a": "x"})")).status().code(), ErrorCode::kCommandNotSupported);
-  EXPECT_EQ(Projection::Parse(J(R"({"a.$": 0})")).status().code(), ErrorCode::kBadValue);
-  EXPECT_EQ(Projection::Parse(J(R"({"a.$": 1, "b.$": 1})")).status().code(), ErrorCode::kBadValue);
+  // Positional forms MongoDB's projection parser rejects, with its codes.
+  EXPECT_EQ(Projection::Parse(J(R"({"a.$": 0})")).status().code(), ErrorCode::kLocation31395);
+  EXPECT_EQ(Projection::Parse(J(R"({"a.$": 1, "b.$": 1})")).status().code(),
+            ErrorCode::kLocation31276);
+  EXPECT_EQ(Projection::Parse(J(R"({"a.$.b": 1})")).status().code(), ErrorCode::kLocation31394);
+  EXPECT_EQ(Projection::Parse(J(R"({"a.$": {"$slice": 1}})")).status().code(),
+            ErrorCode::kLocation31271);
+  EXPECT_EQ(Projection::Parse(J(R"({"a.$": "x"})")).status().code(), ErrorCode::kLocation31308);
+  EXPECT_EQ(Projection::Parse(J(R"({"a.$": 1, "b": {"$elemMatch": {"x": 1}}})")).status().code(),
+            ErrorCode::kLocation31255);
+  EXPECT_EQ(Projection::Parse(J(R"({"b": {"$elemMatch": {"x": 1}}, "a.$": 1})")).status().code(),
+            ErrorCode::kLocation31256);
   EXPECT_EQ(Projection::Parse(J(R"({"a": {"$meta": "textScore"}})")).status().code(),
             ErrorCode::kBadValue);
   EXPECT_TRUE(Projection::Parse(J(R"({"a": 1, "_id": 0})")).ok());

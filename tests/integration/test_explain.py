@@ -249,6 +249,21 @@ def test_explain_missing_collection_and_bad_verbosity(big):
     assert code == 115
 
 
+@pytest.mark.parametrize("timeseries", [False, True])
+def test_explain_parse_errors_match_the_command(db, timeseries):
+    # Regular and time-series explain parse the command the same way, as the command does:
+    # a negative skip fails (BadValue) in find and count alike.
+    if timeseries:
+        db.create_collection("pe", timeseries={"timeField": "t"})
+    else:
+        db.create_collection("pe")
+    for cmd in (SON([("count", "pe"), ("skip", -1)]),
+                SON([("find", "pe"), ("skip", -1)]),
+                SON([("distinct", "pe")])):
+        code, _, _ = command_error(db, SON([("explain", cmd), ("verbosity", "queryPlanner")]))
+        assert code == (40414 if "distinct" in cmd else 2), cmd
+
+
 def test_hidden_index_not_used(db):
     db.h.insert_many([{"a": i} for i in range(10)])
     db.h.create_index("a", hidden=True)

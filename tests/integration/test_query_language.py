@@ -525,6 +525,17 @@ PROJECTION_CASES = [
      [{"_id": 3, "semester": 2, "grades": [100]}]),
     ("positional_no_match_in_array", GRADES, {"_id": 1}, {"grades.$": 1}, 51246),
     ("positional_scalar_kept", [{"_id": 1, "g": 5}], {"g": 5}, {"g.$": 1}, [{"_id": 1, "g": 5}]),
+    # positional forms MongoDB's projection parser rejects (its codes)
+    ("positional_twice", GRADES, {"grades": 90}, {"grades.$": 1, "semester.$": 1}, 31276),
+    ("positional_exclusion", GRADES, {"grades": 90}, {"grades.$": 0}, 31395),
+    ("positional_middle_of_path", SCHOOLS, {"students.school": 102}, {"students.$.name": 1},
+     31394),
+    ("positional_with_slice", GRADES, {"grades": 90}, {"grades.$": {"$slice": 1}}, 31271),
+    ("positional_with_literal", GRADES, {"grades": 90}, {"grades.$": "x"}, 31308),
+    ("positional_then_elem_match", SCHOOLS, {"students.school": 102},
+     {"students.$": 1, "zipcode": {"$elemMatch": {"x": 1}}}, 31255),
+    ("elem_match_then_positional", SCHOOLS, {"students.school": 102},
+     {"zipcode": {"$elemMatch": {"x": 1}}, "students.$": 1}, 31256),
     # $elemMatch (manual example)
     ("elem_match", SCHOOLS, {"zipcode": "63109"}, {"students": {"$elemMatch": {"school": 102}}},
      [{"_id": 1, "students": [{"name": "john", "school": 102, "age": 10}]},
