@@ -8,6 +8,8 @@
 #include <cmath>
 #include <random>
 
+#include "bson/decimal128.h"
+
 namespace hourglass::bson {
 
 std::string_view TypeName(BsonType t) {
@@ -129,13 +131,7 @@ bool Decimal128::FromString(std::string_view s, Decimal128* out) {
   return true;
 }
 
-double Decimal128::ToDouble() const {
-  std::string s = ToString();
-  if (s == "NaN") return std::nan("");
-  if (s == "Infinity") return HUGE_VAL;
-  if (s == "-Infinity") return -HUGE_VAL;
-  return std::strtod(s.c_str(), nullptr);
-}
+double Decimal128::ToDouble() const { return decimal::ToDouble(*this); }
 
 bool Decimal128::IsNaN() const { return Split().kind == Parts::kNaN; }
 

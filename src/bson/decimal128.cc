@@ -1,0 +1,197 @@
+#include "bson/decimal128.h"
+
+#include <cmath>
+
+extern "C" {
+#include <bid_conf.h>
+#include <bid_functions.h>
+}
+
+namespace hourglass::bson::decimal {
+namespace {
+
+// Every call passes its rounding mode and its own status flags (the library's by-value build,
+// libbidgcc000), so nothing global is touched and calls are thread-safe.
+constexpr _IDEC_round kHalfEven = BID_ROUNDING_TO_NEAREST;
+
+BID_UINT128 ToBid(const Decimal128& d) {
+  BID_UINT128 r;
+  r.w[0] = d.low;
+  r.w[1] = d.high;
+  return r;
+}
+
+Decimal128 FromBid(const BID_UINT128& b) { return Decimal128{b.w[0], b.w[1]}; }
+
+_IDEC_round BidMode(Round mode) {
+  switch (mode) {
+    case Round::kHalfEven:
+      return BID_ROUNDING_TO_NEAREST;
+    case Round::kTowardZero:
+      return BID_ROUNDING_TO_ZERO;
+    case Round::kFloor:
+      return BID_ROUNDING_DOWN;
+    case Round::kCeil:
+      return BID_ROUNDING_UP;
+  }
+  return BID_ROUNDING_TO_NEAREST;
+}
+
+// 1E<exponent>: coefficient 1, biased exponent in bits 49..62 of the high word.
+Decimal128 PowerOfTen(int exponent) {
+  constexpr int kBias = 6176;
+  return Decimal128{1, static_cast<uint64_t>(exponent + kBias) << 49};
+}
+
+int DigitCount(unsigned __int128 c) {
+  int n = 0;
+  while (c != 0) {
+    c /= 10;
+    ++n;
+  }
+  return n;
+}
+
+Decimal128 Quantize(const Decimal128& a, int exponent, _IDEC_round mode, bool* invalid) {
+  _IDEC_flags flags = 0;
+  BID_UINT128 r = bid128_quantize(ToBid(a), ToBid(PowerOfTen(exponent)), mode, &flags);
+  *invalid = (flags & BID_INVALID_EXCEPTION) != 0;
+  return FromBid(r);
+}
+
+}  // namespace
+
+Decimal128 FromInt64(int64_t v) { return FromBid(bid128_from_int64(v)); }
+
+Decimal128 FromDouble(double d, DoubleDigits digits) {
+  _IDEC_flags flags = 0;
+  Decimal128 exact = FromBid(binary64_to_bid128(d, kHalfEven, &flags));
+  if (digits == DoubleDigits::k34 || d == 0 || !std::isfinite(d)) return exact;
+  // Keep 15 significant digits: quantize to the exponent that leaves 15 digits before the
+  // decimal's own adjusted exponent; rounding up can carry into a 16th digit (9.99...95 -> 10.0),
+  // in which case one more power of ten is dropped.
+  Decimal128::Parts p = exact.Split();
+  const int adjusted = p.exponent + DigitCount(p.coefficient) - 1;
+  constexpr int kDigits = 15;
+  bool invalid = false;
+  Decimal128 r = Quantize(exact, adjusted - (kDigits - 1), kHalfEven, &invalid);
+  if (DigitCount(r.Split().coefficient) > kDigits) {
+    r = Quantize(exact, adjusted - (kDigits - 2), kHalfEven, &invalid);
+  }
+  return r;
+}
+
+double ToDouble(const Decimal128& d) {
+  _IDEC_flags flags = 0;
+  return bid128_to_binary64(ToBid(d), kHalfEven, &flags);
+}
+
+bool ToInt64(const Decimal128& d, Round mode, int64_t* out) {
+  _IDEC_flags flags = 0;
+  BID_SINT64 r = 0;
+  switch (mode) {
+    case Round::kHalfEven:
+      r = bid128_to_int64_rnint(ToBid(d), &flags);
+      break;
+    case Round::kTowardZero:
+      r = bid128_to_int64_int(ToBid(d), &flags);
+      break;
+    case Round::kFloor:
+      r = bid128_to_int64_floor(ToBid(d), &flags);
+      break;
+    case Round::kCeil:
+      r = bid128_to_int64_ceil(ToBid(d), &flags);
+      break;
+  }
+  if (flags & BID_INVALID_EXCEPTION) return false;
+  *out = r;
+  return true;
+}
+
+Decimal128 Add(const Decimal128& a, const Decimal128& b) {
+  _IDEC_flags flags = 0;
+  return FromBid(bid128_add(ToBid(a), ToBid(b), kHalfEven, &flags));
+}
+
+Decimal128 Subtract(const Decimal128& a, const Decimal128& b) {
+  _IDEC_flags flags = 0;
+  return FromBid(bid128_sub(ToBid(a), ToBid(b), kHalfEven, &flags));
+}
+
+Decimal128 Multiply(const Decimal128& a, const Decimal128& b) {
+  _IDEC_flags flags = 0;
+  return FromBid(bid128_mul(ToBid(a), ToBid(b), kHalfEven, &flags));
+}
+
+Decimal128 Divide(const Decimal128& a, const Decimal128& b) {
+  _IDEC_flags flags = 0;
+  return FromBid(bid128_div(ToBid(a), ToBid(b), kHalfEven, &flags));
+}
+
+Decimal128 Modulo(const Decimal128& a, const Decimal128& b) {
+  _IDEC_flags flags = 0;
+  return FromBid(bid128_fmod(ToBid(a), ToBid(b), &flags));
+}
+
+Decimal128 Negate(const Decimal128& a) { return FromBid(bid128_negate(ToBid(a))); }
+
+Decimal128 Abs(const Decimal128& a) { return FromBid(bid128_abs(ToBid(a))); }
+
+Decimal128 Sqrt(const Decimal128& a) {
+  _IDEC_flags flags = 0;
+  return FromBid(bid128_sqrt(ToBid(a), kHalfEven, &flags));
+}
+
+Decimal128 Exp(const Decimal128& a) {
+  _IDEC_flags flags = 0;
+  return FromBid(bid128_exp(ToBid(a), kHalfEven, &flags));
+}
+
+Decimal128 Ln(const Decimal128& a) {
+  _IDEC_flags flags = 0;
+  return FromBid(bid128_log(ToBid(a), kHalfEven, &flags));
+}
+
+Decimal128 Log10(const Decimal128& a) {
+  _IDEC_flags flags = 0;
+  return FromBid(bid128_log10(ToBid(a), kHalfEven, &flags));
+}
+
+Decimal128 Log(const Decimal128& a, const Decimal128& base) {
+  _IDEC_flags flags = 0;
+  int64_t b = 0;
+  if (IsInteger(base) && ToInt64(base, Round::kHalfEven, &b)) {
+    if (b == 10) return Log10(a);
+    if (b == 2) return FromBid(bid128_log2(ToBid(a), kHalfEven, &flags));
+  }
+  return Divide(Log10(a), Log10(base));
+}
+
+Decimal128 Pow(const Decimal128& base, const Decimal128& exponent) {
+  _IDEC_flags flags = 0;
+  return FromBid(bid128_pow(ToBid(base), ToBid(exponent), kHalfEven, &flags));
+}
+
+Decimal128 RoundToPlace(const Decimal128& a, int place, Round mode) {
+  if (IsNaN(a) || IsInfinite(a)) return a;
+  bool invalid = false;
+  Decimal128 r = Quantize(a, -place, BidMode(mode), &invalid);
+  return invalid ? a : r;
+}
+
+bool IsZero(const Decimal128& a) { return bid128_isZero(ToBid(a)) != 0; }
+bool IsNaN(const Decimal128& a) { return bid128_isNaN(ToBid(a)) != 0; }
+bool IsInfinite(const Decimal128& a) { return bid128_isInf(ToBid(a)) != 0; }
+bool IsNegative(const Decimal128& a) { return (a.high >> 63) != 0; }
+
+bool IsInteger(const Decimal128& a) {
+  Decimal128::Parts p = a.Split();
+  if (p.kind != Decimal128::Parts::kFinite) return false;
+  if (p.exponent >= 0 || p.coefficient == 0) return true;
+  if (p.exponent < -Decimal128::kMaxDigits) return false;
+  unsigned __int128 scale = 1;
+  for (int i = 0; i < -p.exponent; ++i) scale *= 10;
+  return p.coefficient % scale == 0;
+}
+
+}  // namespace hourglass::bson::decimal

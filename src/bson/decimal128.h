@@ -1,0 +1,71 @@
+// Decimal128 arithmetic: IEEE 754-2008 decimal128 (34 significant digits, adjusted exponents
+// -6143..6144, round half to even), computed by Intel's decimal floating-point library, the one
+// MongoDB's server links, so results agree with MongoDB digit for digit. The values are the
+// 16-byte BID encoding BSON stores (bson::Decimal128); parsing and printing stay with
+// Decimal128::FromString/ToString (the BSON Decimal128 spec's string forms: "1.0", "1E+10", "-0",
+// "NaN", "Infinity").
+//
+// Overflow gives +-Infinity, invalid operations (0/0, sqrt(-1), Inf - Inf) give NaN, as IEEE
+// says; operators that MongoDB rejects (division by zero, logarithms of non-positive numbers)
+// check their operands before calling in here. Pure functions: thread-safe, no allocation.
+#pragma once
+
+#include <cstdint>
+
+#include "bson/bson.h"
+
+namespace hourglass::bson::decimal {
+
+// How many significant digits a double keeps when it becomes a decimal. MongoDB's expressions
+// ($add, $toDecimal, comparisons' coercion) use 15, the digits a double holds faithfully, so 0.1
+// becomes 0.100000000000000; its $sum/$avg accumulators and update operators use 34 (the
+// double's binary value to 34 digits: 0.1000000000000000055511151231257827).
+enum class DoubleDigits { k15, k34 };
+
+// How a value is rounded to an integer or a decimal place.
+enum class Round {
+  kHalfEven,  // ties to the even neighbor ($round, conversions)
+  kTowardZero,
+  kFloor,
+  kCeil,
+};
+
+Decimal128 FromInt64(int64_t v);
+Decimal128 FromDouble(double d, DoubleDigits digits = DoubleDigits::k15);
+// The nearest double (ties to even); infinities and NaN carry over, tiny values go to +-0.
+double ToDouble(const Decimal128& d);
+// `d` rounded to an integer with `mode`; false (out untouched) for NaN, infinities and values
+// outside int64.
+bool ToInt64(const Decimal128& d, Round mode, int64_t* out);
+
+Decimal128 Add(const Decimal128& a, const Decimal128& b);
+Decimal128 Subtract(const Decimal128& a, const Decimal128& b);
+Decimal128 Multiply(const Decimal128& a, const Decimal128& b);
+Decimal128 Divide(const Decimal128& a, const Decimal128& b);
+// a - b * trunc(a / b), sign of a (fmod; MongoDB's $mod).
+Decimal128 Modulo(const Decimal128& a, const Decimal128& b);
+Decimal128 Negate(const Decimal128& a);
+Decimal128 Abs(const Decimal128& a);
+Decimal128 Sqrt(const Decimal128& a);
+Decimal128 Exp(const Decimal128& a);
+Decimal128 Ln(const Decimal128& a);
+Decimal128 Log10(const Decimal128& a);
+// Logarithm of `a` in base `base`: log10 and log2 directly, ln(a)/ln(base) otherwise.
+Decimal128 Log(const Decimal128& a, const Decimal128& base);
+Decimal128 Pow(const Decimal128& base, const Decimal128& exponent);
+
+// `a` rounded to a multiple of 10^-place with `mode` (place 0 rounds to an integer; negative
+// places round to tens, hundreds, ...), with exponent -place as IEEE quantize gives it (MongoDB's
+// $round/$trunc: 1.25 to place 1 is 1.2, 1 to place 2 is 1.00). When that exponent would need
+// more than 34 digits the value has nothing to round and comes back as it is; so do NaN and the
+// infinities.
+Decimal128 RoundToPlace(const Decimal128& a, int place, Round mode);
+
+bool IsZero(const Decimal128& a);  // +0 or -0 with any exponent
+bool IsNaN(const Decimal128& a);
+bool IsInfinite(const Decimal128& a);
+bool IsNegative(const Decimal128& a);  // the sign bit: true for -0 and -NaN too
+// Finite and equal to an integer (1, 1.000, 1E+3).
+bool IsInteger(const Decimal128& a);
+
+}  // namespace hourglass::bson::decimal
