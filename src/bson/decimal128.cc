@@ -81,9 +81,24 @@ Decimal128 FromDouble(double d, DoubleDigits digits) {
   return r;
 }
 
-double ToDouble(const Decimal128& d) {
+Decimal128 FromNumber(const BsonElement& e) {
+  switch (e.type()) {
+    case BsonType::kDecimal128:
+      return e.Decimal();
+    case BsonType::kDouble:
+      return FromDouble(e.NumberDouble());
+    default:
+      return FromInt64(e.NumberLong());
+  }
+}
+
+double ToDouble(const Decimal128& d, bool* out_of_range) {
   _IDEC_flags flags = 0;
-  return bid128_to_binary64(ToBid(d), kHalfEven, &flags);
+  double r = bid128_to_binary64(ToBid(d), kHalfEven, &flags);
+  if (out_of_range != nullptr) {
+    *out_of_range = (flags & (BID_OVERFLOW_EXCEPTION | BID_UNDERFLOW_EXCEPTION)) != 0;
+  }
+  return r;
 }
 
 bool ToInt64(const Decimal128& d, Round mode, int64_t* out) {

@@ -32,8 +32,12 @@ enum class Round {
 
 Decimal128 FromInt64(int64_t v);
 Decimal128 FromDouble(double d, DoubleDigits digits = DoubleDigits::k15);
-// The nearest double (ties to even); infinities and NaN carry over, tiny values go to +-0.
-double ToDouble(const Decimal128& d);
+// A numeric element as a decimal, the way MongoDB coerces operands once one of them is a
+// decimal: int32/int64 exactly, doubles to 15 digits, decimals as they are (0 for non-numbers).
+Decimal128 FromNumber(const BsonElement& e);
+// The nearest double (ties to even); infinities and NaN carry over, values beyond the double
+// range go to +-Infinity and tiny ones to +-0 (then *out_of_range, when given, is set true).
+double ToDouble(const Decimal128& d, bool* out_of_range = nullptr);
 // `d` rounded to an integer with `mode`; false (out untouched) for NaN, infinities and values
 // outside int64.
 bool ToInt64(const Decimal128& d, Round mode, int64_t* out);
