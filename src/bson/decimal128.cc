@@ -187,6 +187,53 @@ Decimal128 Pow(const Decimal128& base, const Decimal128& exponent) {
   return FromBid(bid128_pow(ToBid(base), ToBid(exponent), kHalfEven, &flags));
 }
 
+Decimal128 Trig(TrigOp op, const Decimal128& a) {
+  _IDEC_flags flags = 0;
+  const BID_UINT128 x = ToBid(a);
+  switch (op) {
+    case TrigOp::kSin:
+      return FromBid(bid128_sin(x, kHalfEven, &flags));
+    case TrigOp::kCos:
+      return FromBid(bid128_cos(x, kHalfEven, &flags));
+    case TrigOp::kTan:
+      return FromBid(bid128_tan(x, kHalfEven, &flags));
+    case TrigOp::kAsin:
+      return FromBid(bid128_asin(x, kHalfEven, &flags));
+    case TrigOp::kAcos:
+      return FromBid(bid128_acos(x, kHalfEven, &flags));
+    case TrigOp::kAtan:
+      return FromBid(bid128_atan(x, kHalfEven, &flags));
+    case TrigOp::kSinh:
+      return FromBid(bid128_sinh(x, kHalfEven, &flags));
+    case TrigOp::kCosh:
+      return FromBid(bid128_cosh(x, kHalfEven, &flags));
+    case TrigOp::kTanh:
+      return FromBid(bid128_tanh(x, kHalfEven, &flags));
+    case TrigOp::kAsinh:
+      return FromBid(bid128_asinh(x, kHalfEven, &flags));
+    case TrigOp::kAcosh:
+      return FromBid(bid128_acosh(x, kHalfEven, &flags));
+    case TrigOp::kAtanh:
+      return FromBid(bid128_atanh(x, kHalfEven, &flags));
+    case TrigOp::kDegreesToRadians:
+    case TrigOp::kRadiansToDegrees: {
+      // pi/180 and 180/pi to 34 digits.
+      Decimal128 factor{};
+      Decimal128::FromString(op == TrigOp::kDegreesToRadians
+                                 ? "0.01745329251994329576923690768488613"
+                                 : "57.29577951308232087679815481410517",
+                             &factor);
+      return Multiply(a, factor);
+    }
+  }
+  return a;
+}
+
+Decimal128 Atan2(const Decimal128& y, const Decimal128& x) {
+  _IDEC_flags flags = 0;
+  return FromBid(bid128_atan2(ToBid(y), ToBid(x), kHalfEven, &flags));
+}
+
 Decimal128 RoundToPlace(const Decimal128& a, int place, Round mode) {
   if (IsNaN(a) || IsInfinite(a)) return a;
   bool invalid = false;

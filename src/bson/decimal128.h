@@ -58,6 +58,27 @@ Decimal128 Log10(const Decimal128& a);
 Decimal128 Log(const Decimal128& a, const Decimal128& base);
 Decimal128 Pow(const Decimal128& base, const Decimal128& exponent);
 
+// Trigonometric and hyperbolic functions in decimal (MongoDB's $sin ... $radiansToDegrees on a
+// decimal); out-of-domain arguments give NaN.
+enum class TrigOp {
+  kSin,
+  kCos,
+  kTan,
+  kAsin,
+  kAcos,
+  kAtan,
+  kSinh,
+  kCosh,
+  kTanh,
+  kAsinh,
+  kAcosh,
+  kAtanh,
+  kDegreesToRadians,
+  kRadiansToDegrees,
+};
+Decimal128 Trig(TrigOp op, const Decimal128& a);
+Decimal128 Atan2(const Decimal128& y, const Decimal128& x);
+
 // `a` rounded to a multiple of 10^-place with `mode` (place 0 rounds to an integer; negative
 // places round to tens, hundreds, ...), with exponent -place as IEEE quantize gives it (MongoDB's
 // $round/$trunc: 1.25 to place 1 is 1.2, 1 to place 2 is 1.00). When that exponent would need

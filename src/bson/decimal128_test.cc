@@ -154,6 +154,16 @@ TEST(Decimal128Test, Transcendentals) {
   EXPECT_EQ(S(Pow(D("1.1"), D("2"))), "1.21");
 }
 
+TEST(Decimal128Test, Trigonometry) {
+  EXPECT_EQ(S(Trig(TrigOp::kSin, D("0"))), "0");
+  EXPECT_EQ(S(Trig(TrigOp::kCos, D("0"))), "1.000000000000000000000000000000000");
+  EXPECT_EQ(S(Trig(TrigOp::kAsin, D("2"))), "NaN");
+  // pi to 34 digits: 3.14159265358979323846264338327950288... rounds up in the last place.
+  EXPECT_EQ(S(Trig(TrigOp::kDegreesToRadians, D("180"))), "3.141592653589793238462643383279503");
+  EXPECT_NEAR(ToDouble(Atan2(D("1"), D("1"))), M_PI / 4, 1e-15);
+  EXPECT_NEAR(ToDouble(Trig(TrigOp::kRadiansToDegrees, D("1"))), 180 / M_PI, 1e-12);
+}
+
 TEST(Decimal128Test, RoundsToPlaces) {
   EXPECT_EQ(S(RoundToPlace(D("1.25"), 1, Round::kHalfEven)), "1.2");
   EXPECT_EQ(S(RoundToPlace(D("1.35"), 1, Round::kHalfEven)), "1.4");

@@ -379,34 +379,36 @@ double Log10(double x) { return std::log10(x); }
 constexpr dec::Round kCeil = dec::Round::kCeil;
 constexpr dec::Round kFloor = dec::Round::kFloor;
 
-// Trigonometry: double results (decimal for a decimal input); NaN passes through; an input
-// outside the function's domain fails with 50989.
+// Trigonometry: double results (decimal, computed in decimal, for a decimal input); NaN passes
+// through; an input outside the function's domain fails with 50989.
 struct TrigDef {
   std::string_view op;
   double (*fn)(double);
   double lo, hi;
   bool open;  // bounds exclusive (only the infinities for $sin/$cos/$tan)
+  dec::TrigOp dec_op;
 };
 
 double DegToRad(double x) { return x * M_PI / 180.0; }
 double RadToDeg(double x) { return x * 180.0 / M_PI; }
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
+using T = dec::TrigOp;
 const TrigDef kTrig[] = {
-    {"$sin", &::sin, -kInf, kInf, true},
-    {"$cos", &::cos, -kInf, kInf, true},
-    {"$tan", &::tan, -kInf, kInf, true},
-    {"$asin", &::asin, -1, 1, false},
-    {"$acos", &::acos, -1, 1, false},
-    {"$atan", &::atan, -kInf, kInf, false},
-    {"$asinh", &::asinh, -kInf, kInf, false},
-    {"$acosh", &::acosh, 1, kInf, false},
-    {"$atanh", &::atanh, -1, 1, false},
-    {"$sinh", &::sinh, -kInf, kInf, false},
-    {"$cosh", &::cosh, -kInf, kInf, false},
-    {"$tanh", &::tanh, -kInf, kInf, false},
-    {"$degreesToRadians", &DegToRad, -kInf, kInf, false},
-    {"$radiansToDegrees", &RadToDeg, -kInf, kInf, false},
+    {"$sin", &::sin, -kInf, kInf, true, T::kSin},
+    {"$cos", &::cos, -kInf, kInf, true, T::kCos},
+    {"$tan", &::tan, -kInf, kInf, true, T::kTan},
+    {"$asin", &::asin, -1, 1, false, T::kAsin},
+    {"$acos", &::acos, -1, 1, false, T::kAcos},
+    {"$atan", &::atan, -kInf, kInf, false, T::kAtan},
+    {"$asinh", &::asinh, -kInf, kInf, false, T::kAsinh},
+    {"$acosh", &::acosh, 1, kInf, false, T::kAcosh},
+    {"$atanh", &::atanh, -1, 1, false, T::kAtanh},
+    {"$sinh", &::sinh, -kInf, kInf, false, T::kSinh},
+    {"$cosh", &::cosh, -kInf, kInf, false, T::kCosh},
+    {"$tanh", &::tanh, -kInf, kInf, false, T::kTanh},
+    {"$degreesToRadians", &DegToRad, -kInf, kInf, false, T::kDegreesToRadians},
+    {"$radiansToDegrees", &RadToDeg, -kInf, kInf, false, T::kRadiansToDegrees},
 };
 
 std::string BoundStr(double b) {
@@ -430,8 +432,10 @@ StatusWith<Value> Trig(std::string_view op, const std::vector<Value>& args) {
                                     BoundStr(def->lo) + "," + BoundStr(def->hi) +
                                     (def->open ? ")" : "]"));
   }
-  const double r = def->fn(x);
-  return KindOf(v) == NumKind::kDecimal ? DecimalFromDouble(r) : Value::Double(r);
+  if (KindOf(v) == NumKind::kDecimal) {
+    return Value::Decimal(dec::Trig(def->dec_op, v.element().Decimal()));
+  }
+  return Value::Double(def->fn(x));
 }
 
 StatusWith<Value> Atan2(std::string_view, const std::vector<Value>& args) {
@@ -442,11 +446,10 @@ StatusWith<Value> Atan2(std::string_view, const std::vector<Value>& args) {
     return PipelineError(51044, "$atan2 only supports numeric types, not " + TypeNameOf(y) +
                                     " and " + TypeNameOf(x));
   }
-  const double r = std::atan2(y.NumberDouble(), x.NumberDouble());
   if (KindOf(y) == NumKind::kDecimal || KindOf(x) == NumKind::kDecimal) {
-    return DecimalFromDouble(r);
+    return Value::Decimal(dec::Atan2(ToDecimal(y), ToDecimal(x)));
   }
-  return Value::Double(r);
+  return Value::Double(std::atan2(y.NumberDouble(), x.NumberDouble()));
 }
 
 }  // namespace

@@ -396,21 +396,7 @@ NumKind KindOf(const Value& v) {
   }
 }
 
-Value DecimalFromDouble(double d) { return Value::Decimal(bson::decimal::FromDouble(d)); }
-
 bson::Decimal128 ToDecimal(const Value& v) { return bson::decimal::FromNumber(v.element()); }
-
-Value NumberOfKind(NumKind k, double d) {
-  if (k == NumKind::kDecimal) return DecimalFromDouble(d);
-  if (k == NumKind::kDouble || std::isnan(d) || d != std::trunc(d)) return Value::Double(d);
-  if (k == NumKind::kInt && d >= -2147483648.0 && d <= 2147483647.0) {
-    return Value::Int(static_cast<int32_t>(d));
-  }
-  if (d >= -9223372036854775808.0 && d < 9223372036854775808.0) {
-    return Value::Long(static_cast<int64_t>(d));
-  }
-  return Value::Double(d);
-}
 
 std::string TypeNameOf(const Value& v) { return std::string(bson::TypeName(v.type())); }
 
