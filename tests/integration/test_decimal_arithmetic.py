@@ -353,3 +353,29 @@ def test_upsert_and_find_and_modify_with_decimal(db):
     # the stored decimal matches exactly in a filter
     assert db.c.count_documents({"v": d("0.3")}) == 1
     assert db.c.count_documents({"v": 0.3}) == 0  # the double 0.3 is not 0.3 exactly
+
+
+# $bucketAuto with a granularity keeps decimal boundaries decimal (and exact).
+BUCKET_AUTO = [
+    ([d("1"), d("2"), d("3"), d("4")], 2, "R5",
+     [(Dec("0.63"), Dec("2.5"), 2), (Dec("2.5"), Dec("6.3"), 2)]),
+    ([d("3"), d("5")], 1, "POWERSOF2", [(Dec("2"), Dec("8"), 2)]),
+    ([d("0.1"), d("0.2")], 1, "1-2-5", [(Dec("0.05"), Dec("0.5"), 2)]),
+    ([d("-1E-400")], 1, "R5", Err(40260)),
+    ([d("NaN")], 1, "R5", Err(40259)),
+]
+
+
+@pytest.mark.parametrize("values,buckets,granularity,expected", BUCKET_AUTO,
+                         ids=[f"{i}-{c[2]}" for i, c in enumerate(BUCKET_AUTO)])
+def test_bucket_auto_granularity_with_decimals(db, values, buckets, granularity, expected):
+    db.c.insert_many([{"_id": i, "v": v} for i, v in enumerate(values)])
+    pipeline = [{"$bucketAuto": {"groupBy": "$v", "buckets": buckets,
+                                 "granularity": granularity}}]
+    if isinstance(expected, Err):
+        with pytest.raises(OperationFailure) as e:
+            list(db.c.aggregate(pipeline))
+        assert e.value.code == expected.code, e.value.details
+        return
+    out = [(b["_id"]["min"], b["_id"]["max"], b["count"]) for b in db.c.aggregate(pipeline)]
+    assert out == expected
