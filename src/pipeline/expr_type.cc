@@ -261,7 +261,12 @@ StatusWith<Value> ConvertValue(const Value& v, Target t) {
     case Target::kDate:
       if (ty == BsonType::kDate) return v;
       if (ty == BsonType::kInt64) return Value::Date(v.NumberLong());
-      if (ty == BsonType::kDouble || ty == BsonType::kDecimal128) {
+      if (ty == BsonType::kDecimal128) {
+        // Milliseconds toward zero, exactly, as $toLong converts.
+        HG_ASSIGN_OR_RETURN(Value ms, ConvertValue(v, Target::kLong));
+        return Value::Date(ms.NumberLong());
+      }
+      if (ty == BsonType::kDouble) {
         double d = v.NumberDouble();
         if (std::isnan(d) || std::isinf(d) || d < -9.2e18 || d > 9.2e18) {
           return ConversionError("Conversion would overflow target type: " + v.ToString());

@@ -204,6 +204,8 @@ EXPRESSIONS = [
     ({"$toInt": d("NaN")}, Err(241)),
     ({"$toLong": d("-Infinity")}, Err(241)),
     ({"$convert": {"input": d("1E+19"), "to": "long", "onError": "bad"}}, "bad"),
+    ({"$toDate": d("1522039108044.9")}, datetime.datetime(2018, 3, 26, 4, 38, 28, 44000)),
+    ({"$toDate": d("NaN")}, Err(241)),
     ({"$toDouble": d("0.1")}, 0.1),
     ({"$toDouble": d("1E+400")}, Err(241)),
     ({"$toBool": d("0.000")}, False),
