@@ -59,6 +59,21 @@ Decimal128 Quantize(const Decimal128& a, int exponent, _IDEC_round mode, bool* i
   return FromBid(r);
 }
 
+// One rounded library call: the library's functions take the operands, the rounding mode and
+// their own status flags.
+using UnaryFn = BID_UINT128 (*)(BID_UINT128, _IDEC_round, _IDEC_flags*);
+using BinaryFn = BID_UINT128 (*)(BID_UINT128, BID_UINT128, _IDEC_round, _IDEC_flags*);
+
+Decimal128 Call(UnaryFn f, const Decimal128& a) {
+  _IDEC_flags flags = 0;
+  return FromBid(f(ToBid(a), kHalfEven, &flags));
+}
+
+Decimal128 Call(BinaryFn f, const Decimal128& a, const Decimal128& b) {
+  _IDEC_flags flags = 0;
+  return FromBid(f(ToBid(a), ToBid(b), kHalfEven, &flags));
+}
+
 }  // namespace
 
 Decimal128 FromInt64(int64_t v) { return FromBid(bid128_from_int64(v)); }
@@ -123,25 +138,13 @@ bool ToInt64(const Decimal128& d, Round mode, int64_t* out) {
   return true;
 }
 
-Decimal128 Add(const Decimal128& a, const Decimal128& b) {
-  _IDEC_flags flags = 0;
-  return FromBid(bid128_add(ToBid(a), ToBid(b), kHalfEven, &flags));
-}
+Decimal128 Add(const Decimal128& a, const Decimal128& b) { return Call(bid128_add, a, b); }
 
-Decimal128 Subtract(const Decimal128& a, const Decimal128& b) {
-  _IDEC_flags flags = 0;
-  return FromBid(bid128_sub(ToBid(a), ToBid(b), kHalfEven, &flags));
-}
+Decimal128 Subtract(const Decimal128& a, const Decimal128& b) { return Call(bid128_sub, a, b); }
 
-Decimal128 Multiply(const Decimal128& a, const Decimal128& b) {
-  _IDEC_flags flags = 0;
-  return FromBid(bid128_mul(ToBid(a), ToBid(b), kHalfEven, &flags));
-}
+Decimal128 Multiply(const Decimal128& a, const Decimal128& b) { return Call(bid128_mul, a, b); }
 
-Decimal128 Divide(const Decimal128& a, const Decimal128& b) {
-  _IDEC_flags flags = 0;
-  return FromBid(bid128_div(ToBid(a), ToBid(b), kHalfEven, &flags));
-}
+Decimal128 Divide(const Decimal128& a, const Decimal128& b) { return Call(bid128_div, a, b); }
 
 Decimal128 Modulo(const Decimal128& a, const Decimal128& b) {
   _IDEC_flags flags = 0;
@@ -152,69 +155,53 @@ Decimal128 Negate(const Decimal128& a) { return FromBid(bid128_negate(ToBid(a)))
 
 Decimal128 Abs(const Decimal128& a) { return FromBid(bid128_abs(ToBid(a))); }
 
-Decimal128 Sqrt(const Decimal128& a) {
-  _IDEC_flags flags = 0;
-  return FromBid(bid128_sqrt(ToBid(a), kHalfEven, &flags));
-}
+Decimal128 Sqrt(const Decimal128& a) { return Call(bid128_sqrt, a); }
 
-Decimal128 Exp(const Decimal128& a) {
-  _IDEC_flags flags = 0;
-  return FromBid(bid128_exp(ToBid(a), kHalfEven, &flags));
-}
+Decimal128 Exp(const Decimal128& a) { return Call(bid128_exp, a); }
 
-Decimal128 Ln(const Decimal128& a) {
-  _IDEC_flags flags = 0;
-  return FromBid(bid128_log(ToBid(a), kHalfEven, &flags));
-}
+Decimal128 Ln(const Decimal128& a) { return Call(bid128_log, a); }
 
-Decimal128 Log10(const Decimal128& a) {
-  _IDEC_flags flags = 0;
-  return FromBid(bid128_log10(ToBid(a), kHalfEven, &flags));
-}
+Decimal128 Log10(const Decimal128& a) { return Call(bid128_log10, a); }
 
 Decimal128 Log(const Decimal128& a, const Decimal128& base) {
-  _IDEC_flags flags = 0;
   int64_t b = 0;
   if (IsInteger(base) && ToInt64(base, Round::kHalfEven, &b)) {
     if (b == 10) return Log10(a);
-    if (b == 2) return FromBid(bid128_log2(ToBid(a), kHalfEven, &flags));
+    if (b == 2) return Call(bid128_log2, a);
   }
   return Divide(Log10(a), Log10(base));
 }
 
 Decimal128 Pow(const Decimal128& base, const Decimal128& exponent) {
-  _IDEC_flags flags = 0;
-  return FromBid(bid128_pow(ToBid(base), ToBid(exponent), kHalfEven, &flags));
+  return Call(bid128_pow, base, exponent);
 }
 
 Decimal128 Trig(TrigOp op, const Decimal128& a) {
-  _IDEC_flags flags = 0;
-  const BID_UINT128 x = ToBid(a);
   switch (op) {
     case TrigOp::kSin:
-      return FromBid(bid128_sin(x, kHalfEven, &flags));
+      return Call(bid128_sin, a);
     case TrigOp::kCos:
-      return FromBid(bid128_cos(x, kHalfEven, &flags));
+      return Call(bid128_cos, a);
     case TrigOp::kTan:
-      return FromBid(bid128_tan(x, kHalfEven, &flags));
+      return Call(bid128_tan, a);
     case TrigOp::kAsin:
-      return FromBid(bid128_asin(x, kHalfEven, &flags));
+      return Call(bid128_asin, a);
     case TrigOp::kAcos:
-      return FromBid(bid128_acos(x, kHalfEven, &flags));
+      return Call(bid128_acos, a);
     case TrigOp::kAtan:
-      return FromBid(bid128_atan(x, kHalfEven, &flags));
+      return Call(bid128_atan, a);
     case TrigOp::kSinh:
-      return FromBid(bid128_sinh(x, kHalfEven, &flags));
+      return Call(bid128_sinh, a);
     case TrigOp::kCosh:
-      return FromBid(bid128_cosh(x, kHalfEven, &flags));
+      return Call(bid128_cosh, a);
     case TrigOp::kTanh:
-      return FromBid(bid128_tanh(x, kHalfEven, &flags));
+      return Call(bid128_tanh, a);
     case TrigOp::kAsinh:
-      return FromBid(bid128_asinh(x, kHalfEven, &flags));
+      return Call(bid128_asinh, a);
     case TrigOp::kAcosh:
-      return FromBid(bid128_acosh(x, kHalfEven, &flags));
+      return Call(bid128_acosh, a);
     case TrigOp::kAtanh:
-      return FromBid(bid128_atanh(x, kHalfEven, &flags));
+      return Call(bid128_atanh, a);
     case TrigOp::kDegreesToRadians:
     case TrigOp::kRadiansToDegrees: {
       // pi/180 and 180/pi to 34 digits.
@@ -229,10 +216,7 @@ Decimal128 Trig(TrigOp op, const Decimal128& a) {
   return a;
 }
 
-Decimal128 Atan2(const Decimal128& y, const Decimal128& x) {
-  _IDEC_flags flags = 0;
-  return FromBid(bid128_atan2(ToBid(y), ToBid(x), kHalfEven, &flags));
-}
+Decimal128 Atan2(const Decimal128& y, const Decimal128& x) { return Call(bid128_atan2, y, x); }
 
 Decimal128 RoundToPlace(const Decimal128& a, int place, Round mode) {
   if (IsNaN(a) || IsInfinite(a)) return a;

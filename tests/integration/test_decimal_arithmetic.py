@@ -37,10 +37,11 @@ class Err:
 
 
 class Dec:
-    """A Decimal128 equal in value to `value` (NaN matches NaN)."""
+    """A Decimal128 equal in value to `value` (NaN matches NaN), or within `rel` of it."""
 
-    def __init__(self, value):
+    def __init__(self, value, rel=0):
         self.value = decimal.Decimal(value)
+        self.rel = decimal.Decimal(rel)
 
     def __eq__(self, other):
         if not isinstance(other, Decimal128):
@@ -48,27 +49,18 @@ class Dec:
         got = other.to_decimal()
         if self.value.is_nan():
             return got.is_nan()
-        return got == self.value
+        if self.value.is_infinite() or got.is_infinite():
+            return got == self.value
+        return abs(got - self.value) <= abs(self.value) * self.rel
 
     def __repr__(self):
-        return f"Dec({self.value})"
+        return f"Dec({self.value}, rel={self.rel})"
 
 
-class DecNear:
-    """A Decimal128 within 1e-30 (relative) of `value`: the library's transcendental functions
-    are accurate to about 34 digits but not always correctly rounded."""
-
-    def __init__(self, value):
-        self.value = decimal.Decimal(value)
-
-    def __eq__(self, other):
-        if not isinstance(other, Decimal128):
-            return False
-        got = other.to_decimal()
-        return abs(got - self.value) <= abs(self.value) * decimal.Decimal("1e-30")
-
-    def __repr__(self):
-        return f"DecNear({self.value})"
+def DecNear(value):
+    """The library's transcendental functions are accurate to about 34 digits but not always
+    correctly rounded."""
+    return Dec(value, rel="1e-30")
 
 
 class Exact:
