@@ -373,3 +373,35 @@ def test_bucket_auto_granularity_with_decimals(db, values, buckets, granularity,
         return
     out = [(b["_id"]["min"], b["_id"]["max"], b["count"]) for b in db.c.aggregate(pipeline)]
     assert out == expected
+
+
+def _window(db, values, output):
+    db.c.insert_many([{"_id": i, "t": i, "v": v} for i, v in enumerate(values)])
+    out = list(db.c.aggregate([
+        {"$setWindowFields": {"sortBy": {"t": 1}, "output": {"r": output}}},
+        {"$sort": {"t": 1}},
+    ]))
+    return [o.get("r") for o in out]
+
+
+def test_exp_moving_avg_with_decimals(db):
+    got = _window(db, [d("1"), d("2"), d("3")], {"$expMovingAvg": {"input": "$v", "N": 2}})
+    # alpha = 2/3: 1, 2*2/3 + 1/3 = 5/3, 3*2/3 + 5/9 = 23/9
+    assert got == [Exact("1"), DecNear("1.666666666666666666666666666666667"),
+                   DecNear("2.555555555555555555555555555555556")]
+
+
+def test_exp_moving_avg_turns_decimal_at_the_first_decimal(db):
+    got = _window(db, [1, d("2"), d("4")], {"$expMovingAvg": {"input": "$v", "alpha": 0.5}})
+    assert got[0] == 1.0 and isinstance(got[0], float)
+    assert got[1:] == [Dec("1.5"), Dec("2.75")]
+
+
+def test_derivative_and_integral_with_decimals(db):
+    got = _window(db, [d("0"), d("0.1"), d("0.3")],
+                  {"$derivative": {"input": "$v"}, "window": {"documents": [-1, 0]}})
+    assert got == [None, Dec("0.1"), Dec("0.2")]
+    db.c.drop()
+    got = _window(db, [d("0"), d("0.1"), d("0.3")],
+                  {"$integral": {"input": "$v"}, "window": {"documents": ["unbounded", "current"]}})
+    assert got == [Dec("0"), Dec("0.05"), Dec("0.25")]
