@@ -96,6 +96,60 @@ Decimal128 FromDouble(double d, DoubleDigits digits) {
   return r;
 }
 
+namespace {
+
+bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+
+bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    const char c = a[i] >= 'A' && a[i] <= 'Z' ? static_cast<char>(a[i] - 'A' + 'a') : a[i];
+    if (c != b[i]) return false;
+  }
+  return true;
+}
+
+// The library reads any text it does not understand as NaN without a flag, so the syntax is
+// checked first.
+bool ValidDecimalSyntax(std::string_view s) {
+  size_t i = 0;
+  if (i < s.size() && (s[i] == '+' || s[i] == '-')) ++i;
+  const std::string_view rest = s.substr(i);
+  if (EqualsIgnoreCase(rest, "inf") || EqualsIgnoreCase(rest, "infinity") ||
+      EqualsIgnoreCase(rest, "nan")) {
+    return true;
+  }
+  size_t digits = 0;
+  while (i < s.size() && IsDigit(s[i])) ++i, ++digits;
+  if (i < s.size() && s[i] == '.') {
+    ++i;
+    while (i < s.size() && IsDigit(s[i])) ++i, ++digits;
+  }
+  if (digits == 0) return false;
+  if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
+    ++i;
+    if (i < s.size() && (s[i] == '+' || s[i] == '-')) ++i;
+    size_t exponent_digits = 0;
+    while (i < s.size() && IsDigit(s[i])) ++i, ++exponent_digits;
+    if (exponent_digits == 0) return false;
+  }
+  return i == s.size();
+}
+
+}  // namespace
+
+bool ParseRounded(std::string_view s, Decimal128* out) {
+  if (!ValidDecimalSyntax(s)) return false;
+  std::string text(s);
+  _IDEC_flags flags = 0;
+  BID_UINT128 r = bid128_from_string(text.data(), kHalfEven, &flags);
+  if (flags & (BID_OVERFLOW_EXCEPTION | BID_UNDERFLOW_EXCEPTION | BID_INVALID_EXCEPTION)) {
+    return false;
+  }
+  *out = FromBid(r);
+  return true;
+}
+
 Decimal128 FromNumber(const BsonElement& e) {
   switch (e.type()) {
     case BsonType::kDecimal128:

@@ -11,6 +11,8 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
+#include <string_view>
 
 #include "bson/bson.h"
 
@@ -32,6 +34,12 @@ enum class Round {
 
 Decimal128 FromInt64(int64_t v);
 Decimal128 FromDouble(double d, DoubleDigits digits = DoubleDigits::k15);
+// Parses a number the way MongoDB's $convert reads a string: an optional sign, then digits with
+// an optional point and exponent ("1.5", ".5", "1e5"), or Infinity/Inf/NaN (any case); more than
+// 34 digits round (ties to even). False for other syntax and for values beyond the exponent range
+// (they would overflow to infinity or underflow to zero).
+bool ParseRounded(std::string_view s, Decimal128* out);
+
 // A numeric element as a decimal, the way MongoDB coerces operands once one of them is a
 // decimal: int32/int64 exactly, doubles to 15 digits, decimals as they are (0 for non-numbers).
 Decimal128 FromNumber(const BsonElement& e);

@@ -193,6 +193,26 @@ TEST(Decimal128Test, Predicates) {
   EXPECT_FALSE(IsInteger(D("Infinity")));
 }
 
+TEST(Decimal128Test, ParsesWithRounding) {
+  Decimal128 d{};
+  ASSERT_TRUE(ParseRounded("0.12345678901234567890123456789012345", &d));
+  EXPECT_EQ(S(d), "0.1234567890123456789012345678901234");  // tie: the even digit stays
+  ASSERT_TRUE(ParseRounded("12345678901234567890123456789012355", &d));
+  EXPECT_EQ(S(d), "1.234567890123456789012345678901236E+34");
+  ASSERT_TRUE(ParseRounded("-.5e-3", &d));
+  EXPECT_EQ(S(d), "-0.0005");
+  ASSERT_TRUE(ParseRounded("5.", &d));
+  EXPECT_EQ(S(d), "5");
+  ASSERT_TRUE(ParseRounded("-Infinity", &d));
+  EXPECT_EQ(S(d), "-Infinity");
+  ASSERT_TRUE(ParseRounded("nan", &d));
+  EXPECT_EQ(S(d), "NaN");
+  for (const char* bad :
+       {"", "abc", " 1", "1.5x", "1e", "e5", ".", "+", "1E+7000", "1E-7000", "--1", "1..2"}) {
+    EXPECT_FALSE(ParseRounded(bad, &d)) << bad;
+  }
+}
+
 TEST(Decimal128Test, ParsesAndPrintsRoundTrip) {
   for (const char* s : {"0", "-0", "1", "-1", "0.1", "1.00", "1E+6111", "1E-6176",
                         "9.999999999999999999999999999999999E+6144"}) {

@@ -233,7 +233,7 @@ StatusWith<Value> ConvertValue(const Value& v, Target t) {
       if (ty == BsonType::kDate) return Value::Decimal(bson::decimal::FromInt64(v.DateMillis()));
       if (ty == BsonType::kString) {
         bson::Decimal128 d{};
-        if (!bson::Decimal128::FromString(v.Str(), &d)) {
+        if (!bson::decimal::ParseRounded(v.Str(), &d)) {
           return ConversionError("Failed to parse number '" + std::string(v.Str()) + "'");
         }
         return Value::Decimal(d);
