@@ -205,8 +205,6 @@ Decimal128 Modulo(const Decimal128& a, const Decimal128& b) {
   return FromBid(bid128_fmod(ToBid(a), ToBid(b), &flags));
 }
 
-Decimal128 Negate(const Decimal128& a) { return FromBid(bid128_negate(ToBid(a))); }
-
 Decimal128 Abs(const Decimal128& a) { return FromBid(bid128_abs(ToBid(a))); }
 
 Decimal128 Sqrt(const Decimal128& a) { return Call(bid128_sqrt, a); }

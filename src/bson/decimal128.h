@@ -7,7 +7,8 @@
 //
 // Overflow gives +-Infinity, invalid operations (0/0, sqrt(-1), Inf - Inf) give NaN, as IEEE
 // says; operators that MongoDB rejects (division by zero, logarithms of non-positive numbers)
-// check their operands before calling in here. Pure functions: thread-safe, no allocation.
+// check their operands before calling in here. Pure functions, thread-safe; only ParseRounded
+// and the degree/radian factors allocate.
 #pragma once
 
 #include <cstdint>
@@ -20,8 +21,8 @@ namespace hourglass::bson::decimal {
 
 // How many significant digits a double keeps when it becomes a decimal. MongoDB's expressions
 // ($add, $toDecimal, comparisons' coercion) use 15, the digits a double holds faithfully, so 0.1
-// becomes 0.100000000000000; its $sum/$avg accumulators and update operators use 34 (the
-// double's binary value to 34 digits: 0.1000000000000000055511151231257827).
+// becomes 0.100000000000000; its $sum/$avg accumulators use 34 (the double's binary value to 34
+// digits: 0.1000000000000000055511151231257827).
 enum class DoubleDigits { k15, k34 };
 
 // How a value is rounded to an integer or a decimal place.
@@ -56,13 +57,12 @@ Decimal128 Multiply(const Decimal128& a, const Decimal128& b);
 Decimal128 Divide(const Decimal128& a, const Decimal128& b);
 // a - b * trunc(a / b), sign of a (fmod; MongoDB's $mod).
 Decimal128 Modulo(const Decimal128& a, const Decimal128& b);
-Decimal128 Negate(const Decimal128& a);
 Decimal128 Abs(const Decimal128& a);
 Decimal128 Sqrt(const Decimal128& a);
 Decimal128 Exp(const Decimal128& a);
 Decimal128 Ln(const Decimal128& a);
 Decimal128 Log10(const Decimal128& a);
-// Logarithm of `a` in base `base`: log10 and log2 directly, ln(a)/ln(base) otherwise.
+// Logarithm of `a` in base `base`: log10 and log2 directly, log10(a)/log10(base) otherwise.
 Decimal128 Log(const Decimal128& a, const Decimal128& base);
 Decimal128 Pow(const Decimal128& base, const Decimal128& exponent);
 
