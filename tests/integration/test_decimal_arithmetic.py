@@ -413,3 +413,21 @@ def test_derivative_and_integral_with_decimals(db):
     got = _window(db, [d("0"), d("0.1"), d("0.3")],
                   {"$integral": {"input": "$v"}, "window": {"documents": ["unbounded", "current"]}})
     assert got == [Dec("0"), Dec("0.05"), Dec("0.25")]
+
+
+def test_densify_steps_in_decimal(db):
+    db.c.insert_many([{"_id": 0, "v": d("0")}, {"_id": 1, "v": d("1")}])
+    out = list(db.c.aggregate([
+        {"$densify": {"field": "v", "range": {"step": d("0.25"), "bounds": "full"}}},
+        {"$project": {"_id": 0, "v": 1}},
+    ]))
+    assert [o["v"] for o in out] == [Exact("0"), Exact("0.25"), Exact("0.50"), Exact("0.75"),
+                                     Exact("1")]
+    db.c.drop()
+    # integer values with a decimal step: the generated values are exact decimals (no 0.3000...4)
+    db.c.insert_many([{"_id": 0, "v": 0}, {"_id": 1, "v": 1}])
+    out = list(db.c.aggregate([
+        {"$densify": {"field": "v", "range": {"step": d("0.1"), "bounds": "full"}}},
+        {"$project": {"_id": 0, "v": 1}},
+    ]))
+    assert [o["v"] for o in out] == [0] + [Exact(f"0.{i}") for i in range(1, 10)] + [1]
