@@ -671,6 +671,22 @@ class LinearFillFunction : public WindowFunction {
       size_t next = i + 1;
       while (next < n && in[next].nullish()) ++next;
       if (next == n) break;
+      const auto is_decimal = [](const Value& v) { return v.type() == BsonType::kDecimal128; };
+      const std::vector<Value>& xv = p.sort_values;
+      if (is_decimal(in[prev]) || is_decimal(in[next]) || is_decimal(xv[i]) ||
+          is_decimal(xv[prev]) || is_decimal(xv[next])) {
+        // As $subtract/$multiply/$divide/$add compute it: in decimal.
+        namespace dec = bson::decimal;
+        const auto d = [](const Value& v) {
+          return v.IsDate() ? dec::FromInt64(v.DateMillis()) : dec::FromNumber(v.element());
+        };
+        const bson::Decimal128 y1 = d(in[prev]);
+        const bson::Decimal128 slope =
+            dec::Divide(dec::Subtract(d(in[next]), y1), dec::Subtract(d(xv[next]), d(xv[prev])));
+        (*out)[i] = Value::Decimal(
+            dec::Add(y1, dec::Multiply(dec::Subtract(d(xv[i]), d(xv[prev])), slope)));
+        continue;
+      }
       const double y1 = in[prev].NumberDouble(), y2 = in[next].NumberDouble();
       (*out)[i] = Value::Double(y1 + (xs[i] - xs[prev]) * ((y2 - y1) / (xs[next] - xs[prev])));
     }

@@ -431,3 +431,10 @@ def test_densify_steps_in_decimal(db):
         {"$project": {"_id": 0, "v": 1}},
     ]))
     assert [o["v"] for o in out] == [0] + [Exact(f"0.{i}") for i in range(1, 10)] + [1]
+
+
+def test_linear_fill_in_decimal(db):
+    got = _window(db, [d("1"), None, None, d("2")], {"$linearFill": "$v"})
+    # x = 0..3: the gaps are 1 + 1/3 and 1 + 2/3, in decimal
+    assert got == [Exact("1"), DecNear("1.333333333333333333333333333333333"),
+                   DecNear("1.666666666666666666666666666666667"), Exact("2")]
