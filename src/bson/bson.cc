@@ -8,6 +8,8 @@
 #include <cmath>
 #include <random>
 
+#include "bson/decimal128.h"
+
 namespace hourglass::bson {
 
 std::string_view TypeName(BsonType t) {
@@ -129,13 +131,7 @@ bool Decimal128::FromString(std::string_view s, Decimal128* out) {
   return true;
 }
 
-double Decimal128::ToDouble() const {
-  std::string s = ToString();
-  if (s == "NaN") return std::nan("");
-  if (s == "Infinity") return HUGE_VAL;
-  if (s == "-Infinity") return -HUGE_VAL;
-  return std::strtod(s.c_str(), nullptr);
-}
+double Decimal128::ToDouble() const { return decimal::ToDouble(*this); }
 
 bool Decimal128::IsNaN() const { return Split().kind == Parts::kNaN; }
 
@@ -281,8 +277,15 @@ int64_t BsonElement::NumberLong() const {
       return ReadInt32(value());
     case BsonType::kInt64:
       return ReadInt64(value());
-    case BsonType::kDouble:
     case BsonType::kDecimal128: {
+      // Exact for every integer a decimal holds (a double would round above 2^53).
+      Decimal128 dec = Decimal();
+      int64_t v = 0;
+      if (decimal::ToInt64(dec, decimal::Round::kTowardZero, &v)) return v;
+      if (decimal::IsNaN(dec)) return 0;
+      return decimal::IsNegative(dec) ? INT64_MIN : INT64_MAX;
+    }
+    case BsonType::kDouble: {
       double d = NumberDouble();
       if (std::isnan(d)) return 0;
       if (d >= 9223372036854775807.0) return INT64_MAX;
@@ -306,10 +309,8 @@ bool BsonElement::Truthy() const {
     case BsonType::kInt32:
     case BsonType::kInt64:
       return NumberDouble() != 0.0;
-    case BsonType::kDecimal128: {
-      double d = NumberDouble();
-      return d != 0.0;
-    }
+    case BsonType::kDecimal128:
+      return !decimal::IsZero(Decimal());
     default:
       return true;
   }

@@ -248,6 +248,10 @@ int CanonicalTypeRank(BsonType t) {
   return 0;
 }
 
+int CompareDecimals(const Decimal128& a, const Decimal128& b) {
+  return CompareDecimalParts(a.Split(), b.Split());
+}
+
 int CompareElementValues(const BsonElement& a, const BsonElement& b) {
   int ra = CanonicalTypeRank(a.type()), rb = CanonicalTypeRank(b.type());
   if (ra != rb) return Cmp3(ra, rb);

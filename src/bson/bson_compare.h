@@ -26,6 +26,9 @@ int CompareElementValues(const BsonElement& a, const BsonElement& b);
 // a shorter document that is a prefix of a longer one orders first.
 int CompareObjects(const BsonObj& a, const BsonObj& b);
 
+// Two decimals by exact value, in the canonical order (NaN equal to NaN and below all others).
+int CompareDecimals(const Decimal128& a, const Decimal128& b);
+
 // Value equality in the canonical order (1 == 1.0 == NumberLong(1)).
 inline bool ElementValuesEqual(const BsonElement& a, const BsonElement& b) {
   return CompareElementValues(a, b) == 0;

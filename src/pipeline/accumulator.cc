@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "bson/bson_compare.h"
+#include "bson/decimal128.h"
 #include "pipeline/errors.h"
 
 namespace hourglass::pipeline {
@@ -14,6 +15,8 @@ using bson::BsonType;
 namespace {
 
 // $sum with $add's promotion: int until overflow, then long, then double; decimal if any decimal.
+// As in MongoDB, decimals are summed apart in decimal128 and the other numbers join them at the
+// end (an exact integer total exactly, a double total to 34 digits).
 class SumAccumulator : public Accumulator {
  public:
   explicit SumAccumulator(bool count_only = false) : count_only_(count_only) {}
@@ -21,20 +24,43 @@ class SumAccumulator : public Accumulator {
   Status ProcessElement(const bson::BsonElement& e) override {
     if (count_only_) {
       Add(BsonType::kInt32, 1, 1);
+    } else if (e.type() == BsonType::kDecimal128) {
+      decimal_ = true;
+      dec_ = bson::decimal::Add(dec_, e.Decimal());
     } else if (e.IsNumber()) {  // $sum ignores non-numeric values
       Add(e.type(), e.NumberDouble(), e.NumberLong());
     }
     return Status::OK();
   }
+  Status ProcessElements(const bson::BsonElement* cells, const uint32_t* rows, size_t n) override {
+    for (size_t i = 0; i < n; ++i) {
+      const bson::BsonElement& e = cells[rows[i]];
+      if (!count_only_ && e.type() == BsonType::kDouble) {  // without NumberDouble's switch
+        Add(BsonType::kDouble, e.Double(), 0);
+      } else {
+        HG_RETURN_IF_ERROR(ProcessElement(e));
+      }
+    }
+    return Status::OK();
+  }
   Value Finalize() const override {
-    if (decimal_) return DecimalValue();
+    if (decimal_) return Value::Decimal(DecimalTotal());
     if (is_double_ || !exact_) return Value::Double(dbl_);
     return is_long_ ? Value::Long(lng_) : Value::IntOrLong(lng_);
+  }
+  bool decimal() const { return decimal_; }
+  // The total as a decimal (any kind of sum).
+  bson::Decimal128 DecimalTotal() const {
+    const bool integral = !is_double_ && exact_;
+    return bson::decimal::Add(
+        dec_, integral ? bson::decimal::FromInt64(lng_)
+                       : bson::decimal::FromDouble(dbl_, bson::decimal::DoubleDigits::k34));
   }
   Value PartialState() const override {
     const int flags =
         (decimal_ ? 1 : 0) | (is_double_ ? 2 : 0) | (is_long_ ? 4 : 0) | (exact_ ? 8 : 0);
-    return Value::Array({Value::Double(dbl_), Value::Long(lng_), Value::Int(flags)});
+    return Value::Array(
+        {Value::Double(dbl_), Value::Long(lng_), Value::Int(flags), Value::Decimal(dec_)});
   }
   Status MergePartial(const Value& partial) override {
     const std::vector<Value> p = partial.ArrayValues();
@@ -48,14 +74,14 @@ class SumAccumulator : public Accumulator {
     } else {
       exact_ = false;
     }
+    dec_ = bson::decimal::Add(dec_, p[3].element().Decimal());
     return Status::OK();
   }
 
  private:
-  // Adds a number of type `t`, given as a double and (for integers) as an int64.
+  // Adds a non-decimal number of type `t`, given as a double and (for integers) as an int64.
   void Add(BsonType t, double d, int64_t l) {
     dbl_ += d;
-    if (t == BsonType::kDecimal128) decimal_ = true;
     if (t == BsonType::kDouble) is_double_ = true;
     if (t == BsonType::kInt64) is_long_ = true;
     if (exact_ && (t == BsonType::kInt32 || t == BsonType::kInt64)) {
@@ -64,67 +90,45 @@ class SumAccumulator : public Accumulator {
       exact_ = false;
     }
   }
-  Value DecimalValue() const {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.15g", dbl_);
-    bson::Decimal128 d{};
-    bson::Decimal128::FromString(buf, &d);
-    return Value::Decimal(d);
-  }
   bool count_only_;
   bool decimal_ = false, is_double_ = false, is_long_ = false, exact_ = true;
   int64_t lng_ = 0;
   double dbl_ = 0;
+  bson::Decimal128 dec_ = bson::decimal::FromInt64(0);
 };
 
+// $avg: the $sum of the numbers over their count; a decimal when any number is a decimal.
 class AvgAccumulator : public Accumulator {
  public:
   Status Process(const Value& v) override { return ProcessElement(v.element()); }
   Status ProcessElement(const bson::BsonElement& e) override {
     if (!e.IsNumber()) return Status::OK();
-    total_ += e.NumberDouble();
-    decimal_ = decimal_ || e.type() == BsonType::kDecimal128;
     ++n_;
-    return Status::OK();
+    return sum_.ProcessElement(e);
   }
   Status ProcessElements(const bson::BsonElement* cells, const uint32_t* rows, size_t n) override {
-    for (size_t i = 0; i < n; ++i) {
-      const bson::BsonElement& e = cells[rows[i]];
-      if (e.type() == BsonType::kDouble) {  // the common cell, without NumberDouble's switch
-        total_ += e.Double();
-        ++n_;
-      } else {
-        HG_RETURN_IF_ERROR(ProcessElement(e));
-      }
-    }
-    return Status::OK();
+    for (size_t i = 0; i < n; ++i) n_ += cells[rows[i]].IsNumber() ? 1 : 0;
+    return sum_.ProcessElements(cells, rows, n);  // which skips what is not a number
   }
   Value Finalize() const override {
     if (n_ == 0) return Value::Null();
-    double avg = total_ / static_cast<double>(n_);
-    if (decimal_) {
-      char buf[64];
-      std::snprintf(buf, sizeof buf, "%.15g", avg);
-      bson::Decimal128 d{};
-      bson::Decimal128::FromString(buf, &d);
-      return Value::Decimal(d);
+    if (sum_.decimal()) {
+      return Value::Decimal(
+          bson::decimal::Divide(sum_.DecimalTotal(), bson::decimal::FromInt64(n_)));
     }
-    return Value::Double(avg);
+    return Value::Double(sum_.Finalize().NumberDouble() / static_cast<double>(n_));
   }
   Value PartialState() const override {
-    return Value::Array({Value::Double(total_), Value::Bool(decimal_), Value::Long(n_)});
+    return Value::Array({sum_.PartialState(), Value::Long(n_)});
   }
   Status MergePartial(const Value& partial) override {
     const std::vector<Value> p = partial.ArrayValues();
-    total_ += p[0].NumberDouble();
-    decimal_ = decimal_ || p[1].element().Bool();
-    n_ += p[2].NumberLong();
-    return Status::OK();
+    n_ += p[1].NumberLong();
+    return sum_.MergePartial(p[0]);
   }
 
  private:
-  double total_ = 0;
-  bool decimal_ = false;
+  SumAccumulator sum_;
   int64_t n_ = 0;
 };
 

@@ -14,6 +14,7 @@
 #include <map>
 
 #include "bson/bson_compare.h"
+#include "bson/decimal128.h"
 #include "pipeline/external_sorter.h"
 #include "pipeline/stage.h"
 #include "pipeline/window_bounds.h"
@@ -65,6 +66,11 @@ class DensifyStage : public Stage {
     if (integral && !__builtin_add_overflow(v.NumberLong(), step.NumberLong(), &r)) {
       const bool is_long = v.type() == BsonType::kInt64 || step.type() == BsonType::kInt64;
       return is_long ? Value::Long(r) : Value::IntOrLong(r);
+    }
+    if (v.type() == BsonType::kDecimal128 || step.type() == BsonType::kDecimal128) {
+      // $add's rule: a decimal operand makes the step in decimal.
+      return Value::Decimal(bson::decimal::Add(bson::decimal::FromNumber(v.element()),
+                                               bson::decimal::FromNumber(step.element())));
     }
     return Value::Double(v.NumberDouble() + step.NumberDouble());
   }

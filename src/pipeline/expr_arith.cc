@@ -1,6 +1,7 @@
 // Arithmetic operators. Numeric promotion follows MongoDB: int op int stays int unless the
 // result overflows (then long), long overflow falls back to double, any double makes a double,
-// any decimal makes a decimal (computed in double precision here). Null or missing operands give
+// any decimal makes a decimal, computed in decimal128 (bson/decimal128.h) with the other operands
+// coerced as MongoDB does (ints exactly, doubles to 15 digits). Null or missing operands give
 // null.
 #include <cfenv>
 #include <cmath>
@@ -8,12 +9,15 @@
 #include <cstdlib>
 #include <limits>
 
+#include "bson/decimal128.h"
 #include "pipeline/expression_internal.h"
 
 namespace hourglass::pipeline::internal {
 namespace {
 
 using bson::BsonType;
+using bson::Decimal128;
+namespace dec = bson::decimal;
 
 std::string NumStr(const Value& v) { return v.ToString(); }
 
@@ -22,7 +26,16 @@ class NumberAccumulator {
  public:
   void Add(const Value& v, bool multiply) {
     NumKind k = KindOf(v);
+    if (k == NumKind::kDecimal && kind_ != NumKind::kDecimal) {
+      // From the first decimal on, the total is a decimal: what came before converts (an exact
+      // integer total exactly, a double total to 15 digits).
+      dec_ = exact_ && kind_ <= NumKind::kLong ? dec::FromInt64(lng_) : dec::FromDouble(dbl_);
+    }
     if (k > kind_) kind_ = k;
+    if (kind_ == NumKind::kDecimal) {
+      dec_ = multiply ? dec::Multiply(dec_, ToDecimal(v)) : dec::Add(dec_, ToDecimal(v));
+      return;
+    }
     double d = v.NumberDouble();
     dbl_ = multiply ? dbl_ * d : dbl_ + d;
     if (exact_ && (k == NumKind::kInt || k == NumKind::kLong)) {
@@ -44,7 +57,7 @@ class NumberAccumulator {
     lng_ = multiply ? 1 : 0;
   }
   Value Result() const {
-    if (kind_ == NumKind::kDecimal) return DecimalFromDouble(dbl_);
+    if (kind_ == NumKind::kDecimal) return Value::Decimal(dec_);
     if (kind_ == NumKind::kDouble) return Value::Double(dbl_);
     if (!exact_) return Value::Double(dbl_);
     if (kind_ == NumKind::kInt) return Value::IntOrLong(lng_);
@@ -57,6 +70,7 @@ class NumberAccumulator {
   bool exact_ = true;
   int64_t lng_ = 0;
   double dbl_ = 0;
+  Decimal128 dec_{};
 };
 
 StatusWith<Value> Add(std::string_view, const std::vector<Value>& args) {
@@ -78,9 +92,14 @@ StatusWith<Value> Add(std::string_view, const std::vector<Value>& args) {
   }
   if (have_date) {
     Value n = acc.Result();
-    int64_t delta = n.type() == BsonType::kDouble || n.type() == BsonType::kDecimal128
-                        ? std::llround(n.NumberDouble())
-                        : n.NumberLong();
+    int64_t delta = n.type() == BsonType::kDouble ? std::llround(n.NumberDouble()) : 0;
+    if (n.type() == BsonType::kDecimal128) {
+      if (!dec::ToInt64(n.element().Decimal(), dec::Round::kHalfEven, &delta)) {
+        return Status(ErrorCode::kOverflow, "date overflow in $add");
+      }
+    } else if (n.type() != BsonType::kDouble) {
+      delta = n.NumberLong();
+    }
     return Value::Date(date_millis + delta);
   }
   return acc.Result();
@@ -112,7 +131,8 @@ StatusWith<Value> Subtract(std::string_view, const std::vector<Value>& args) {
       }
       return Value::Double(a.NumberDouble() - b.NumberDouble());
     }
-    return NumberOfKind(k, a.NumberDouble() - b.NumberDouble());
+    if (k == NumKind::kDecimal) return Value::Decimal(dec::Subtract(ToDecimal(a), ToDecimal(b)));
+    return Value::Double(a.NumberDouble() - b.NumberDouble());
   }
   if (a.IsDate() && b.IsDate()) return Value::Long(a.DateMillis() - b.DateMillis());
   if (a.IsDate() && b.numeric()) {
@@ -130,12 +150,13 @@ StatusWith<Value> Divide(std::string_view, const std::vector<Value>& args) {
     return PipelineError(16609, "$divide only supports numeric types, not " + TypeNameOf(a) +
                                     " and " + TypeNameOf(b));
   }
-  if (b.NumberDouble() == 0) return PipelineError(16608, "can't $divide by zero");
-  double r = a.NumberDouble() / b.NumberDouble();
   if (KindOf(a) == NumKind::kDecimal || KindOf(b) == NumKind::kDecimal) {
-    return DecimalFromDouble(r);
+    Decimal128 divisor = ToDecimal(b);
+    if (dec::IsZero(divisor)) return PipelineError(16608, "can't $divide by zero");
+    return Value::Decimal(dec::Divide(ToDecimal(a), divisor));
   }
-  return Value::Double(r);
+  if (b.NumberDouble() == 0) return PipelineError(16608, "can't $divide by zero");
+  return Value::Double(a.NumberDouble() / b.NumberDouble());
 }
 
 StatusWith<Value> Mod(std::string_view, const std::vector<Value>& args) {
@@ -154,8 +175,13 @@ StatusWith<Value> Mod(std::string_view, const std::vector<Value>& args) {
     int64_t r = (y == -1) ? 0 : x % y;
     return k == NumKind::kInt ? Value::Int(static_cast<int32_t>(r)) : Value::Long(r);
   }
+  if (k == NumKind::kDecimal) {
+    Decimal128 divisor = ToDecimal(b);
+    if (dec::IsZero(divisor)) return PipelineError(16610, "can't $mod by zero");
+    return Value::Decimal(dec::Modulo(ToDecimal(a), divisor));
+  }
   if (b.NumberDouble() == 0) return PipelineError(16610, "can't $mod by zero");
-  return NumberOfKind(k, std::fmod(a.NumberDouble(), b.NumberDouble()));
+  return Value::Double(std::fmod(a.NumberDouble(), b.NumberDouble()));
 }
 
 // Shared checks for the one-argument math operators: null passes through as null.
@@ -179,22 +205,36 @@ StatusWith<Value> Abs(std::string_view op, const std::vector<Value>& args) {
         return PipelineError(28680, "can't take $abs of long long min");
       }
       return Value::Long(std::llabs(v.NumberLong()));
+    case NumKind::kDecimal:
+      return Value::Decimal(dec::Abs(v.element().Decimal()));
     default:
-      return NumberOfKind(KindOf(v), std::fabs(v.NumberDouble()));
+      return Value::Double(std::fabs(v.NumberDouble()));
   }
 }
 
-template <double (*F)(double)>
+template <double (*F)(double), dec::Round kMode>
 StatusWith<Value> Rounding(std::string_view op, const std::vector<Value>& args) {
   HG_ASSIGN_OR_RETURN(Value v, UnaryNumeric(op, args[0]));
   if (v.nullish() || KindOf(v) <= NumKind::kLong) return v;
-  return NumberOfKind(KindOf(v), F(v.NumberDouble()));
+  if (KindOf(v) == NumKind::kDecimal) {
+    return Value::Decimal(dec::RoundToPlace(v.element().Decimal(), 0, kMode));
+  }
+  return Value::Double(F(v.NumberDouble()));
 }
 
-template <double (*F)(double)>
+// A decimal argument is computed in decimal when it is in the function's domain (NaN included);
+// out of the domain it fails with the double's error.
+template <double (*F)(double), Decimal128 (*G)(const Decimal128&)>
 StatusWith<Value> DoubleMath(std::string_view op, const std::vector<Value>& args) {
   HG_ASSIGN_OR_RETURN(Value v, UnaryNumeric(op, args[0]));
   if (v.nullish()) return v;
+  if (KindOf(v) == NumKind::kDecimal) {
+    Decimal128 d = v.element().Decimal();
+    const bool positive = !dec::IsNegative(d) && !dec::IsZero(d);
+    const bool in_domain = dec::IsNaN(d) || op == "$exp" ||
+                           (op == "$sqrt" ? !dec::IsNegative(d) || dec::IsZero(d) : positive);
+    if (in_domain) return Value::Decimal(G(d));
+  }
   double x = v.NumberDouble();
   if (op == "$sqrt" && x < 0) {
     return PipelineError(28714, "$sqrt's argument must be greater than or equal to 0");
@@ -205,8 +245,7 @@ StatusWith<Value> DoubleMath(std::string_view op, const std::vector<Value>& args
   if (op == "$log10" && !(x > 0)) {
     return PipelineError(28761, "$log10's argument must be a positive number, but is " + NumStr(v));
   }
-  double r = F(x);
-  return KindOf(v) == NumKind::kDecimal ? DecimalFromDouble(r) : Value::Double(r);
+  return Value::Double(F(x));
 }
 
 StatusWith<Value> Log(std::string_view, const std::vector<Value>& args) {
@@ -219,6 +258,13 @@ StatusWith<Value> Log(std::string_view, const std::vector<Value>& args) {
   if (!base.numeric()) {
     return PipelineError(28757, "$log's base must be numeric, not " + TypeNameOf(base));
   }
+  if (KindOf(x) == NumKind::kDecimal || KindOf(base) == NumKind::kDecimal) {
+    Decimal128 dx = ToDecimal(x), db = ToDecimal(base);
+    const bool x_ok = dec::IsNaN(dx) || (!dec::IsNegative(dx) && !dec::IsZero(dx));
+    const bool base_ok = dec::IsNaN(db) || (!dec::IsNegative(db) && !dec::IsZero(db) &&
+                                            !(dec::IsInteger(db) && db.ToDouble() == 1));
+    if (x_ok && base_ok) return Value::Decimal(dec::Log(dx, db));
+  }
   if (!(x.NumberDouble() > 0)) {
     return PipelineError(28758, "$log's argument must be a positive number, but is " + NumStr(x));
   }
@@ -226,11 +272,7 @@ StatusWith<Value> Log(std::string_view, const std::vector<Value>& args) {
     return PipelineError(
         28759, "$log's base must be a positive number not equal to 1, but is " + NumStr(base));
   }
-  double r = std::log(x.NumberDouble()) / std::log(base.NumberDouble());
-  if (KindOf(x) == NumKind::kDecimal || KindOf(base) == NumKind::kDecimal) {
-    return DecimalFromDouble(r);
-  }
-  return Value::Double(r);
+  return Value::Double(std::log(x.NumberDouble()) / std::log(base.NumberDouble()));
 }
 
 StatusWith<Value> Pow(std::string_view, const std::vector<Value>& args) {
@@ -267,8 +309,8 @@ StatusWith<Value> Pow(std::string_view, const std::vector<Value>& args) {
     if (!overflow) return k == NumKind::kInt ? Value::IntOrLong(r) : Value::Long(r);
     return Value::Double(std::pow(static_cast<double>(base), static_cast<double>(exp)));
   }
-  return NumberOfKind(k == NumKind::kDecimal ? k : NumKind::kDouble,
-                      std::pow(b.NumberDouble(), e.NumberDouble()));
+  if (k == NumKind::kDecimal) return Value::Decimal(dec::Pow(ToDecimal(b), ToDecimal(e)));
+  return Value::Double(std::pow(b.NumberDouble(), e.NumberDouble()));
 }
 
 // $round (half to even, as MongoDB does) and $trunc with an optional place in [-20, 100].
@@ -304,6 +346,11 @@ StatusWith<Value> RoundOrTrunc(std::string_view op, const std::vector<Value>& ar
     if (__builtin_mul_overflow(q, scale, &r)) return Value::Double(static_cast<double>(q) * scale);
     return k == NumKind::kInt ? Value::IntOrLong(r) : Value::Long(r);
   }
+  if (k == NumKind::kDecimal) {
+    return Value::Decimal(
+        dec::RoundToPlace(v.element().Decimal(), static_cast<int>(place),
+                          round ? dec::Round::kHalfEven : dec::Round::kTowardZero));
+  }
   double x = v.NumberDouble();
   if (!std::isfinite(x)) return v;
   double scale = std::pow(10.0, static_cast<double>(place));
@@ -320,7 +367,7 @@ StatusWith<Value> RoundOrTrunc(std::string_view op, const std::vector<Value>& ar
   } else {
     r = std::trunc(scaled);
   }
-  return NumberOfKind(k, r / scale);
+  return Value::Double(r / scale);
 }
 
 double Ceil(double x) { return std::ceil(x); }
@@ -329,29 +376,39 @@ double Sqrt(double x) { return std::sqrt(x); }
 double Exp(double x) { return std::exp(x); }
 double Ln(double x) { return std::log(x); }
 double Log10(double x) { return std::log10(x); }
+constexpr dec::Round kCeil = dec::Round::kCeil;
+constexpr dec::Round kFloor = dec::Round::kFloor;
 
-// Trigonometry: double results (decimal for a decimal input); NaN passes through; an input
-// outside the function's domain fails with 50989.
+// Trigonometry: double results (decimal, computed in decimal, for a decimal input); NaN passes
+// through; an input outside the function's domain fails with 50989.
 struct TrigDef {
   std::string_view op;
   double (*fn)(double);
   double lo, hi;
   bool open;  // bounds exclusive (only the infinities for $sin/$cos/$tan)
+  dec::TrigOp dec_op;
 };
 
 double DegToRad(double x) { return x * M_PI / 180.0; }
 double RadToDeg(double x) { return x * 180.0 / M_PI; }
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
+using T = dec::TrigOp;
 const TrigDef kTrig[] = {
-    {"$sin", &::sin, -kInf, kInf, true},     {"$cos", &::cos, -kInf, kInf, true},
-    {"$tan", &::tan, -kInf, kInf, true},     {"$asin", &::asin, -1, 1, false},
-    {"$acos", &::acos, -1, 1, false},        {"$atan", &::atan, -kInf, kInf, false},
-    {"$asinh", &::asinh, -kInf, kInf, false}, {"$acosh", &::acosh, 1, kInf, false},
-    {"$atanh", &::atanh, -1, 1, false},      {"$sinh", &::sinh, -kInf, kInf, false},
-    {"$cosh", &::cosh, -kInf, kInf, false},  {"$tanh", &::tanh, -kInf, kInf, false},
-    {"$degreesToRadians", &DegToRad, -kInf, kInf, false},
-    {"$radiansToDegrees", &RadToDeg, -kInf, kInf, false},
+    {"$sin", &::sin, -kInf, kInf, true, T::kSin},
+    {"$cos", &::cos, -kInf, kInf, true, T::kCos},
+    {"$tan", &::tan, -kInf, kInf, true, T::kTan},
+    {"$asin", &::asin, -1, 1, false, T::kAsin},
+    {"$acos", &::acos, -1, 1, false, T::kAcos},
+    {"$atan", &::atan, -kInf, kInf, false, T::kAtan},
+    {"$asinh", &::asinh, -kInf, kInf, false, T::kAsinh},
+    {"$acosh", &::acosh, 1, kInf, false, T::kAcosh},
+    {"$atanh", &::atanh, -1, 1, false, T::kAtanh},
+    {"$sinh", &::sinh, -kInf, kInf, false, T::kSinh},
+    {"$cosh", &::cosh, -kInf, kInf, false, T::kCosh},
+    {"$tanh", &::tanh, -kInf, kInf, false, T::kTanh},
+    {"$degreesToRadians", &DegToRad, -kInf, kInf, false, T::kDegreesToRadians},
+    {"$radiansToDegrees", &RadToDeg, -kInf, kInf, false, T::kRadiansToDegrees},
 };
 
 std::string BoundStr(double b) {
@@ -367,16 +424,18 @@ StatusWith<Value> Trig(std::string_view op, const std::vector<Value>& args) {
     if (d.op == op) def = &d;
   }
   const double x = v.NumberDouble();
-  const bool in = std::isnan(x) || (def->open ? (x > def->lo && x < def->hi)
-                                              : (x >= def->lo && x <= def->hi));
+  const bool in =
+      std::isnan(x) || (def->open ? (x > def->lo && x < def->hi) : (x >= def->lo && x <= def->hi));
   if (!in) {
     return PipelineError(50989, "cannot apply " + std::string(op) + " to " + NumStr(v) +
                                     ", value must be in " + (def->open ? "(" : "[") +
                                     BoundStr(def->lo) + "," + BoundStr(def->hi) +
                                     (def->open ? ")" : "]"));
   }
-  const double r = def->fn(x);
-  return KindOf(v) == NumKind::kDecimal ? DecimalFromDouble(r) : Value::Double(r);
+  if (KindOf(v) == NumKind::kDecimal) {
+    return Value::Decimal(dec::Trig(def->dec_op, v.element().Decimal()));
+  }
+  return Value::Double(def->fn(x));
 }
 
 StatusWith<Value> Atan2(std::string_view, const std::vector<Value>& args) {
@@ -387,11 +446,10 @@ StatusWith<Value> Atan2(std::string_view, const std::vector<Value>& args) {
     return PipelineError(51044, "$atan2 only supports numeric types, not " + TypeNameOf(y) +
                                     " and " + TypeNameOf(x));
   }
-  const double r = std::atan2(y.NumberDouble(), x.NumberDouble());
   if (KindOf(y) == NumKind::kDecimal || KindOf(x) == NumKind::kDecimal) {
-    return DecimalFromDouble(r);
+    return Value::Decimal(dec::Atan2(ToDecimal(y), ToDecimal(x)));
   }
-  return Value::Double(r);
+  return Value::Double(std::atan2(y.NumberDouble(), x.NumberDouble()));
 }
 
 }  // namespace
@@ -405,12 +463,12 @@ void AddArithmeticOperators(std::vector<OperatorDef>& out) {
   out.push_back({"$divide", 2, 2, &Divide, nullptr});
   out.push_back({"$mod", 2, 2, &Mod, nullptr});
   out.push_back({"$abs", 1, 1, &Abs, nullptr});
-  out.push_back({"$ceil", 1, 1, &Rounding<Ceil>, nullptr});
-  out.push_back({"$floor", 1, 1, &Rounding<Floor>, nullptr});
-  out.push_back({"$sqrt", 1, 1, &DoubleMath<Sqrt>, nullptr});
-  out.push_back({"$exp", 1, 1, &DoubleMath<Exp>, nullptr});
-  out.push_back({"$ln", 1, 1, &DoubleMath<Ln>, nullptr});
-  out.push_back({"$log10", 1, 1, &DoubleMath<Log10>, nullptr});
+  out.push_back({"$ceil", 1, 1, &Rounding<Ceil, kCeil>, nullptr});
+  out.push_back({"$floor", 1, 1, &Rounding<Floor, kFloor>, nullptr});
+  out.push_back({"$sqrt", 1, 1, &DoubleMath<Sqrt, dec::Sqrt>, nullptr});
+  out.push_back({"$exp", 1, 1, &DoubleMath<Exp, dec::Exp>, nullptr});
+  out.push_back({"$ln", 1, 1, &DoubleMath<Ln, dec::Ln>, nullptr});
+  out.push_back({"$log10", 1, 1, &DoubleMath<Log10, dec::Log10>, nullptr});
   out.push_back({"$log", 2, 2, &Log, nullptr});
   out.push_back({"$pow", 2, 2, &Pow, nullptr});
   out.push_back({"$round", 1, 2, &RoundOrTrunc, nullptr});

@@ -2,6 +2,7 @@
 // and the expression forms of $sum/$avg/$min/$max.
 #include <cmath>
 
+#include "pipeline/accumulator.h"
 #include "pipeline/expression_internal.h"
 
 namespace hourglass::pipeline::internal {
@@ -184,40 +185,10 @@ StatusWith<Value> ArrayAccumulate(std::string_view op, const std::vector<Value>&
     items = args;
   }
   if (op == "$sum" || op == "$avg") {
-    std::vector<Value> nums;
-    for (auto& v : items) {
-      if (v.numeric()) nums.push_back(v);
-    }
-    if (op == "$avg") {
-      if (nums.empty()) return Value::Null();
-      double total = 0;
-      bool decimal = false;
-      for (const auto& v : nums) {
-        total += v.NumberDouble();
-        decimal = decimal || v.type() == BsonType::kDecimal128;
-      }
-      double avg = total / static_cast<double>(nums.size());
-      return decimal ? DecimalFromDouble(avg) : Value::Double(avg);
-    }
-    std::vector<Value> add_args = std::move(nums);
-    if (add_args.empty()) return Value::Int(0);
-    // $add's promotion rules, without its null and type errors (already filtered).
-    NumKind k = NumKind::kInt;
-    int64_t lng = 0;
-    double dbl = 0;
-    bool exact = true;
-    for (const auto& v : add_args) {
-      k = std::max(k, KindOf(v));
-      dbl += v.NumberDouble();
-      if (exact && KindOf(v) <= NumKind::kLong) {
-        exact = !__builtin_add_overflow(lng, v.NumberLong(), &lng);
-      } else {
-        exact = false;
-      }
-    }
-    if (k == NumKind::kDecimal) return DecimalFromDouble(dbl);
-    if (k == NumKind::kDouble || !exact) return Value::Double(dbl);
-    return k == NumKind::kInt ? Value::IntOrLong(lng) : Value::Long(lng);
+    // The $group accumulators own the promotion rules (decimal totals included).
+    auto acc = MakeAccumulator(op);
+    for (const auto& v : items) HG_RETURN_IF_ERROR(acc->Process(v));
+    return acc->Finalize();
   }
   Value best = Value::Missing();
   for (auto& v : items) {

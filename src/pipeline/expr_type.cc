@@ -3,6 +3,7 @@
 #include <charconv>
 #include <cmath>
 
+#include "bson/decimal128.h"
 #include "pipeline/expression_internal.h"
 
 namespace hourglass::pipeline::internal {
@@ -169,6 +170,14 @@ StatusWith<Value> ConvertValue(const Value& v, Target t) {
   const BsonType ty = v.type();
   switch (t) {
     case Target::kDouble:
+      if (ty == BsonType::kDecimal128) {
+        bool out_of_range = false;
+        double d = bson::decimal::ToDouble(v.element().Decimal(), &out_of_range);
+        if (out_of_range) {
+          return ConversionError("Conversion would overflow target type: " + v.ToString());
+        }
+        return Value::Double(d);
+      }
       if (v.numeric()) return Value::Double(v.NumberDouble());
       if (ty == BsonType::kBool) return Value::Double(v.Truthy() ? 1 : 0);
       if (ty == BsonType::kDate) return Value::Double(static_cast<double>(v.DateMillis()));
@@ -189,9 +198,23 @@ StatusWith<Value> ConvertValue(const Value& v, Target t) {
         }
         return Value::Int(static_cast<int32_t>(v.NumberLong()));
       }
-      if (ty == BsonType::kDouble || ty == BsonType::kDecimal128) {
-        return DoubleToIntegral(v.NumberDouble(), t, v);
+      if (ty == BsonType::kDecimal128) {
+        // Toward zero, exactly (a double would round integers above 2^53).
+        bson::Decimal128 d = v.element().Decimal();
+        if (bson::decimal::IsNaN(d)) {
+          return ConversionError("Attempt to convert NaN value to integer type");
+        }
+        if (bson::decimal::IsInfinite(d)) {
+          return ConversionError("Attempt to convert infinity value to integer type");
+        }
+        int64_t n = 0;
+        if (!bson::decimal::ToInt64(d, bson::decimal::Round::kTowardZero, &n) ||
+            (t == Target::kInt && (n < INT32_MIN || n > INT32_MAX))) {
+          return ConversionError("Conversion would overflow target type: " + v.ToString());
+        }
+        return t == Target::kInt ? Value::Int(static_cast<int32_t>(n)) : Value::Long(n);
       }
+      if (ty == BsonType::kDouble) return DoubleToIntegral(v.NumberDouble(), t, v);
       if (ty == BsonType::kBool) {
         return t == Target::kInt ? Value::Int(v.Truthy()) : Value::Long(v.Truthy());
       }
@@ -203,17 +226,14 @@ StatusWith<Value> ConvertValue(const Value& v, Target t) {
       return Unsupported(v, t);
     case Target::kDecimal: {
       if (ty == BsonType::kDecimal128) return v;
-      if (ty == BsonType::kInt32 || ty == BsonType::kInt64) {
-        bson::Decimal128 d{};
-        bson::Decimal128::FromString(std::to_string(v.NumberLong()), &d);
-        return Value::Decimal(d);
+      if (ty == BsonType::kInt32 || ty == BsonType::kInt64 || ty == BsonType::kDouble) {
+        return Value::Decimal(ToDecimal(v));
       }
-      if (ty == BsonType::kDouble) return DecimalFromDouble(v.NumberDouble());
-      if (ty == BsonType::kBool) return DecimalFromDouble(v.Truthy() ? 1 : 0);
-      if (ty == BsonType::kDate) return DecimalFromDouble(static_cast<double>(v.DateMillis()));
+      if (ty == BsonType::kBool) return Value::Decimal(bson::decimal::FromInt64(v.Truthy()));
+      if (ty == BsonType::kDate) return Value::Decimal(bson::decimal::FromInt64(v.DateMillis()));
       if (ty == BsonType::kString) {
         bson::Decimal128 d{};
-        if (!bson::Decimal128::FromString(v.Str(), &d)) {
+        if (!bson::decimal::ParseRounded(v.Str(), &d)) {
           return ConversionError("Failed to parse number '" + std::string(v.Str()) + "'");
         }
         return Value::Decimal(d);
@@ -241,7 +261,12 @@ StatusWith<Value> ConvertValue(const Value& v, Target t) {
     case Target::kDate:
       if (ty == BsonType::kDate) return v;
       if (ty == BsonType::kInt64) return Value::Date(v.NumberLong());
-      if (ty == BsonType::kDouble || ty == BsonType::kDecimal128) {
+      if (ty == BsonType::kDecimal128) {
+        // Milliseconds toward zero, exactly, as $toLong converts.
+        HG_ASSIGN_OR_RETURN(Value ms, ConvertValue(v, Target::kLong));
+        return Value::Date(ms.NumberLong());
+      }
+      if (ty == BsonType::kDouble) {
         double d = v.NumberDouble();
         if (std::isnan(d) || std::isinf(d) || d < -9.2e18 || d > 9.2e18) {
           return ConversionError("Conversion would overflow target type: " + v.ToString());

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <unordered_map>
 
+#include "bson/decimal128.h"
 #include "pipeline/expression_internal.h"
 #include "query/path.h"
 
@@ -395,32 +396,7 @@ NumKind KindOf(const Value& v) {
   }
 }
 
-Value DecimalFromDouble(double d) {
-  char buf[64];
-  if (std::isnan(d)) {
-    std::snprintf(buf, sizeof buf, "NaN");
-  } else if (std::isinf(d)) {
-    std::snprintf(buf, sizeof buf, d > 0 ? "Infinity" : "-Infinity");
-  } else {
-    // 15 significant digits: what a double holds exactly, so 0.1 + 0.2 prints as 0.3.
-    std::snprintf(buf, sizeof buf, "%.15g", d);
-  }
-  bson::Decimal128 dec{};
-  bson::Decimal128::FromString(buf, &dec);
-  return Value::Decimal(dec);
-}
-
-Value NumberOfKind(NumKind k, double d) {
-  if (k == NumKind::kDecimal) return DecimalFromDouble(d);
-  if (k == NumKind::kDouble || std::isnan(d) || d != std::trunc(d)) return Value::Double(d);
-  if (k == NumKind::kInt && d >= -2147483648.0 && d <= 2147483647.0) {
-    return Value::Int(static_cast<int32_t>(d));
-  }
-  if (d >= -9223372036854775808.0 && d < 9223372036854775808.0) {
-    return Value::Long(static_cast<int64_t>(d));
-  }
-  return Value::Double(d);
-}
+bson::Decimal128 ToDecimal(const Value& v) { return bson::decimal::FromNumber(v.element()); }
 
 std::string TypeNameOf(const Value& v) { return std::string(bson::TypeName(v.type())); }
 

@@ -56,10 +56,9 @@ StatusWith<std::vector<Value>> EvaluateAll(const std::vector<ExpressionPtr>& arg
 // Numeric kinds in promotion order: int < long < double < decimal.
 enum class NumKind { kInt = 0, kLong = 1, kDouble = 2, kDecimal = 3 };
 NumKind KindOf(const Value& v);  // v must be numeric
-// A Decimal128 Value for `d` (arithmetic on decimals is carried out in double precision).
-Value DecimalFromDouble(double d);
-// `d` as a Value of kind `k` (int/long only when exactly representable, else double).
-Value NumberOfKind(NumKind k, double d);
+// A numeric `v` as a decimal, the way MongoDB coerces operands once one of them is a decimal:
+// int32/int64 exactly, doubles to 15 significant digits, decimals as they are.
+bson::Decimal128 ToDecimal(const Value& v);
 
 // "string", "int", ... MongoDB's type name for error messages ("missing" for missing).
 std::string TypeNameOf(const Value& v);

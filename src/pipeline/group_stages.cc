@@ -7,6 +7,7 @@
 #include <map>
 
 #include "bson/bson_compare.h"
+#include "bson/decimal128.h"
 #include "pipeline/accumulator.h"
 #include "pipeline/column_block.h"
 #include "pipeline/external_sorter.h"
@@ -475,6 +476,29 @@ namespace hourglass::pipeline {
 
 namespace {
 
+// The arithmetic GranularityRounder's series walk needs, for doubles and (exactly) for decimals.
+template <typename N>
+struct SeriesNum;
+
+template <>
+struct SeriesNum<double> {
+  static double Of(double b) { return b; }
+  static double Mul(double a, double b) { return a * b; }
+  static double Div(double a, double b) { return a / b; }
+  static int Cmp(double a, double b) { return a < b ? -1 : (a > b ? 1 : 0); }
+  static Value Wrap(double x) { return Value::Double(x); }
+};
+
+template <>
+struct SeriesNum<bson::Decimal128> {
+  using D = bson::Decimal128;
+  static D Of(double b) { return bson::decimal::FromInt64(static_cast<int64_t>(b)); }
+  static D Mul(const D& a, const D& b) { return bson::decimal::Multiply(a, b); }
+  static D Div(const D& a, const D& b) { return bson::decimal::Divide(a, b); }
+  static int Cmp(const D& a, const D& b) { return bson::CompareDecimals(a, b); }
+  static Value Wrap(const D& x) { return Value::Decimal(x); }
+};
+
 // Rounds bucket boundaries to a granularity: a preferred-number series (MongoDB's base values,
 // scaled by powers of ten) or the powers of two. Rounding is strict: up gives the next boundary
 // above the value, down the one below; zero stays zero. Values must be non-negative numbers.
@@ -532,43 +556,77 @@ class GranularityRounder {
   }
 
   Value RoundUp(const Value& v) const {
+    if (v.type() == BsonType::kDecimal128) {
+      const bson::Decimal128 x = v.element().Decimal();
+      if (bson::decimal::IsZero(x)) return v;
+      if (powers_of_two_) return DecimalPowerOfTwo(std::floor(Log2(x)) + 1);
+      return SeriesUp(*series_, x);
+    }
     const double x = v.NumberDouble();
     if (x == 0) return v;
     if (powers_of_two_) return PowerOfTwo(static_cast<int>(std::floor(std::log2(x))) + 1);
-    const std::vector<double>& s = *series_;
-    // Scale the series (by powers of ten) until it spans x, then take the first value above it.
-    double m = 1.0;
-    while (x >= s.back() * m) m *= 10.0;
-    while (x < s.front() * m) {
-      const double previous_min = s.front() * m;
-      m /= 10.0;
-      if (x >= s.back() * m) return Value::Double(previous_min);
-    }
-    for (double b : s) {
-      if (x < b * m) return Value::Double(b * m);
-    }
-    return Value::Double(s.front() * m * 10.0);  // not reached: x < s.back() * m
+    return SeriesUp(*series_, x);
   }
 
   Value RoundDown(const Value& v) const {
+    if (v.type() == BsonType::kDecimal128) {
+      const bson::Decimal128 x = v.element().Decimal();
+      if (bson::decimal::IsZero(x)) return v;
+      if (powers_of_two_) return DecimalPowerOfTwo(std::ceil(Log2(x)) - 1);
+      return SeriesDown(*series_, x);
+    }
     const double x = v.NumberDouble();
     if (x == 0) return v;
     if (powers_of_two_) return PowerOfTwo(static_cast<int>(std::ceil(std::log2(x))) - 1);
-    const std::vector<double>& s = *series_;
-    double m = 1.0;
-    while (x <= s.front() * m) m /= 10.0;
-    while (x > s.back() * m) {
-      const double previous_max = s.back() * m;
-      m *= 10.0;
-      if (x <= s.front() * m) return Value::Double(previous_max);
-    }
-    for (auto it = s.rbegin(); it != s.rend(); ++it) {
-      if (*it * m < x) return Value::Double(*it * m);
-    }
-    return Value::Double(s.back() * m / 10.0);  // not reached: x > s.front() * m
+    return SeriesDown(*series_, x);
   }
 
  private:
+  // Scales the series by powers of ten until it spans x, then takes the first value above it.
+  template <typename N>
+  static Value SeriesUp(const std::vector<double>& s, const N& x) {
+    using O = SeriesNum<N>;
+    const N ten = O::Of(10);
+    N m = O::Of(1);
+    while (O::Cmp(x, O::Mul(O::Of(s.back()), m)) >= 0) m = O::Mul(m, ten);
+    while (O::Cmp(x, O::Mul(O::Of(s.front()), m)) < 0) {
+      const N previous_min = O::Mul(O::Of(s.front()), m);
+      m = O::Div(m, ten);
+      if (O::Cmp(x, O::Mul(O::Of(s.back()), m)) >= 0) return O::Wrap(previous_min);
+    }
+    for (double b : s) {
+      if (O::Cmp(x, O::Mul(O::Of(b), m)) < 0) return O::Wrap(O::Mul(O::Of(b), m));
+    }
+    return O::Wrap(O::Mul(O::Mul(O::Of(s.front()), m), ten));  // not reached: x < s.back() * m
+  }
+
+  // The last series value below x.
+  template <typename N>
+  static Value SeriesDown(const std::vector<double>& s, const N& x) {
+    using O = SeriesNum<N>;
+    const N ten = O::Of(10);
+    N m = O::Of(1);
+    while (O::Cmp(x, O::Mul(O::Of(s.front()), m)) <= 0) m = O::Div(m, ten);
+    while (O::Cmp(x, O::Mul(O::Of(s.back()), m)) > 0) {
+      const N previous_max = O::Mul(O::Of(s.back()), m);
+      m = O::Mul(m, ten);
+      if (O::Cmp(x, O::Mul(O::Of(s.front()), m)) <= 0) return O::Wrap(previous_max);
+    }
+    for (auto it = s.rbegin(); it != s.rend(); ++it) {
+      if (O::Cmp(O::Mul(O::Of(*it), m), x) < 0) return O::Wrap(O::Mul(O::Of(*it), m));
+    }
+    return O::Wrap(O::Div(O::Mul(O::Of(s.back()), m), ten));  // not reached: x > s.front() * m
+  }
+
+  static double Log2(const bson::Decimal128& x) {
+    return bson::decimal::ToDouble(bson::decimal::Log(x, bson::decimal::FromInt64(2)));
+  }
+  // 2^exp as $pow(2, exp) gives it for a decimal exponent: a decimal.
+  static Value DecimalPowerOfTwo(double exp) {
+    return Value::Decimal(bson::decimal::Pow(bson::decimal::FromInt64(2),
+                                             bson::decimal::FromInt64(static_cast<int64_t>(exp))));
+  }
+
   // 2^exp as $pow(2, exp) gives it: an int or long for exp >= 0, a double below.
   static Value PowerOfTwo(int exp) {
     if (exp >= 0 && exp < 63) return Value::IntOrLong(int64_t{1} << exp);
@@ -703,7 +761,10 @@ class BucketAutoStage : public Stage {
                                    "$bucketAuto can specify a 'granularity' with numeric "
                                    "boundaries only, but found a NaN");
             }
-            if (x < 0) {
+            const bool negative_decimal = key.type() == BsonType::kDecimal128 &&
+                                          bson::decimal::IsNegative(key.element().Decimal()) &&
+                                          !bson::decimal::IsZero(key.element().Decimal());
+            if (x < 0 || negative_decimal) {
               return PipelineError(40260,
                                    "$bucketAuto can specify a 'granularity' with non-negative "
                                    "numbers only, but found a negative number");

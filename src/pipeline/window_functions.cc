@@ -8,6 +8,7 @@
 #include <set>
 #include <utility>
 
+#include "bson/decimal128.h"
 #include "pipeline/accumulator.h"
 #include "pipeline/errors.h"
 
@@ -71,26 +72,54 @@ class CovarianceAccumulator : public Accumulator {
 };
 
 // Trapezoidal integral of [x, y] points in window order (validated numbers, see ParseIntegral).
+// In doubles until a decimal point arrives; from then on the area is a decimal (the double area
+// so far joining it with 15 digits, as $add coerces).
 class IntegralAccumulator : public Accumulator {
  public:
   // The area is divided by `scale` (the unit's milliseconds when x are dates).
   explicit IntegralAccumulator(double scale) : scale_(scale) {}
   Status Process(const Value& v) override {
+    namespace dec = bson::decimal;
     std::vector<Value> xy = v.ArrayValues();
     if (xy.size() != 2) return Status::OK();
+    const bool decimal_point =
+        xy[0].type() == BsonType::kDecimal128 || xy[1].type() == BsonType::kDecimal128;
+    if (decimal_point && !decimal_) {
+      decimal_ = true;
+      decimal_area_ = dec::FromDouble(area_);
+    }
+    if (decimal_ && seen_) {
+      const bson::Decimal128 dx =
+          dec::Subtract(dec::FromNumber(xy[0].element()), dec::FromNumber(prev_x_.element()));
+      const bson::Decimal128 sum_y =
+          dec::Add(dec::FromNumber(xy[1].element()), dec::FromNumber(prev_y_.element()));
+      decimal_area_ =
+          dec::Add(decimal_area_, dec::Divide(dec::Multiply(dx, sum_y), dec::FromInt64(2)));
+    }
     const double x = xy[0].NumberDouble(), y = xy[1].NumberDouble();
     if (seen_) area_ += (x - x_) * (y + y_) / 2;
     seen_ = true;
     x_ = x;
     y_ = y;
+    prev_x_ = xy[0];
+    prev_y_ = xy[1];
     return Status::OK();
   }
-  Value Finalize() const override { return seen_ ? Value::Double(area_ / scale_) : Value::Null(); }
+  Value Finalize() const override {
+    if (!seen_) return Value::Null();
+    if (decimal_) {
+      return Value::Decimal(bson::decimal::Divide(
+          decimal_area_, bson::decimal::FromInt64(static_cast<int64_t>(scale_))));
+    }
+    return Value::Double(area_ / scale_);
+  }
 
  private:
   double scale_;
-  bool seen_ = false;
+  bool seen_ = false, decimal_ = false;
   double x_ = 0, y_ = 0, area_ = 0;
+  Value prev_x_, prev_y_;  // the previous point as given (converted once decimals appear)
+  bson::Decimal128 decimal_area_{};
 };
 
 using AccumulatorFactory = std::function<std::unique_ptr<Accumulator>()>;
@@ -466,6 +495,20 @@ class DerivativeFunction : public WindowFunction {
                                         " from a " + std::string(bson::TypeName(yr.type())));
       }
       if (run == 0) continue;
+      const auto is_decimal = [](const Value& v) { return v.type() == BsonType::kDecimal128; };
+      if (is_decimal(yl) || is_decimal(yr) || is_decimal(xl) || is_decimal(xr)) {
+        // As $subtract and $divide compute it: in decimal.
+        namespace dec = bson::decimal;
+        const bson::Decimal128 rise =
+            dec::Subtract(dec::FromNumber(yr.element()), dec::FromNumber(yl.element()));
+        const bson::Decimal128 decimal_run =
+            unit_ms_ ? dec::FromInt64(xr.DateMillis() - xl.DateMillis())
+                     : dec::Subtract(dec::FromNumber(xr.element()), dec::FromNumber(xl.element()));
+        bson::Decimal128 r = dec::Divide(rise, decimal_run);
+        if (unit_ms_) r = dec::Multiply(r, dec::FromInt64(*unit_ms_));
+        (*out)[i] = Value::Decimal(r);
+        continue;
+      }
       double r = (yr.NumberDouble() - yl.NumberDouble()) / run;
       if (unit_ms_) r *= static_cast<double>(*unit_ms_);
       (*out)[i] = Value::Double(r);
@@ -481,23 +524,33 @@ class DerivativeFunction : public WindowFunction {
 
 // ---- functions over the whole partition in order ----
 
+// Doubles until the first decimal input; from then on the results are decimals, from an average
+// also kept in decimal from the start (inputs coerced as $add coerces them).
 class ExpMovingAvgFunction : public WindowFunction {
  public:
-  ExpMovingAvgFunction(ExpressionPtr input, double alpha)
-      : input_(std::move(input)), alpha_(alpha) {}
+  ExpMovingAvgFunction(ExpressionPtr input, double alpha, bson::Decimal128 decimal_alpha)
+      : input_(std::move(input)), alpha_(alpha), decimal_alpha_(decimal_alpha) {}
   Status Compute(const WindowPartition& p, Variables& vars,
                  std::vector<Value>* out) const override {
+    namespace dec = bson::decimal;
     HG_ASSIGN_OR_RETURN(std::vector<Value> in, EvaluateAll(*input_, p, vars));
     out->assign(in.size(), Value::Null());
-    bool have = false;
+    const bson::Decimal128 keep = dec::Subtract(dec::FromInt64(1), decimal_alpha_);
+    bool have = false, decimal = false;
     double avg = 0;
+    bson::Decimal128 decimal_avg{};
     for (size_t i = 0; i < in.size(); ++i) {
       if (in[i].numeric()) {
         const double x = in[i].NumberDouble();
+        const bson::Decimal128 dx = dec::FromNumber(in[i].element());
         avg = have ? x * alpha_ + avg * (1 - alpha_) : x;
+        decimal_avg =
+            have ? dec::Add(dec::Multiply(dx, decimal_alpha_), dec::Multiply(decimal_avg, keep))
+                 : dx;
+        decimal = decimal || in[i].type() == BsonType::kDecimal128;
         have = true;
       }
-      if (have) (*out)[i] = Value::Double(avg);
+      if (have) (*out)[i] = decimal ? Value::Decimal(decimal_avg) : Value::Double(avg);
     }
     return Status::OK();
   }
@@ -505,6 +558,7 @@ class ExpMovingAvgFunction : public WindowFunction {
  private:
   ExpressionPtr input_;
   double alpha_;
+  bson::Decimal128 decimal_alpha_;
 };
 
 class ShiftFunction : public WindowFunction {
@@ -617,6 +671,22 @@ class LinearFillFunction : public WindowFunction {
       size_t next = i + 1;
       while (next < n && in[next].nullish()) ++next;
       if (next == n) break;
+      const auto is_decimal = [](const Value& v) { return v.type() == BsonType::kDecimal128; };
+      const std::vector<Value>& xv = p.sort_values;
+      if (is_decimal(in[prev]) || is_decimal(in[next]) || is_decimal(xv[i]) ||
+          is_decimal(xv[prev]) || is_decimal(xv[next])) {
+        // As $subtract/$multiply/$divide/$add compute it: in decimal.
+        namespace dec = bson::decimal;
+        const auto d = [](const Value& v) {
+          return v.IsDate() ? dec::FromInt64(v.DateMillis()) : dec::FromNumber(v.element());
+        };
+        const bson::Decimal128 y1 = d(in[prev]);
+        const bson::Decimal128 slope =
+            dec::Divide(dec::Subtract(d(in[next]), y1), dec::Subtract(d(xv[next]), d(xv[prev])));
+        (*out)[i] = Value::Decimal(
+            dec::Add(y1, dec::Multiply(dec::Subtract(d(xv[i]), d(xv[prev])), slope)));
+        continue;
+      }
       const double y1 = in[prev].NumberDouble(), y2 = in[next].NumberDouble();
       (*out)[i] = Value::Double(y1 + (xs[i] - xs[prev]) * ((y2 - y1) / (xs[next] - xs[prev])));
     }
@@ -818,6 +888,7 @@ StatusWith<std::unique_ptr<WindowFunction>> ParseExpMovingAvg(const BsonObj& spe
   if (!sort.present) return ParseError("$expMovingAvg requires an explicit 'sortBy'");
   HG_ASSIGN_OR_RETURN(ExpressionPtr input, Expression::ParseExpression(sub["input"], {}));
   double alpha;
+  bson::Decimal128 decimal_alpha{};
   if (BsonElement n = sub["N"]; !n.eoo()) {
     if (!n.IsNumber()) return ParseError("'N' field must be an integer");
     const double d = n.NumberDouble();
@@ -828,15 +899,18 @@ StatusWith<std::unique_ptr<WindowFunction>> ParseExpMovingAvg(const BsonObj& spe
     }
     if (d <= 0) return ParseError("'N' must be greater than zero");
     alpha = 2.0 / (d + 1);
+    decimal_alpha = bson::decimal::Divide(bson::decimal::FromInt64(2),
+                                          bson::decimal::FromInt64(n.NumberLong() + 1));
   } else if (BsonElement a = sub["alpha"]; !a.eoo()) {
     if (!a.IsNumber()) return ParseError("'alpha' must be a number");
     alpha = a.NumberDouble();
     if (!(alpha > 0 && alpha < 1)) return ParseError("'alpha' must be between 0 and 1 (exclusive)");
+    decimal_alpha = bson::decimal::FromNumber(a);
   } else {
     return ParseError("Got unrecognized field in $expMovingAvg");
   }
   return std::unique_ptr<WindowFunction>(
-      std::make_unique<ExpMovingAvgFunction>(std::move(input), alpha));
+      std::make_unique<ExpMovingAvgFunction>(std::move(input), alpha, decimal_alpha));
 }
 
 StatusWith<std::unique_ptr<WindowFunction>> ParseShift(const BsonObj& spec,

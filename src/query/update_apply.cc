@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "bson/bson_compare.h"
+#include "bson/decimal128.h"
 #include "query/update_op.h"
 
 namespace hourglass::query {
@@ -129,8 +130,12 @@ StatusWith<OwnedElement> Arithmetic(bool multiply, const BsonElement& a, const B
                                     const UpdateOp& op, const BsonObj& original) {
   int width = std::max(TypeWidth(a.type()), TypeWidth(b.type()));
   bson::BsonBuilder out;
-  if (width == 3)
-    return BadValue("Decimal128 arithmetic in " + op.op_name + " is not supported yet");
+  if (width == 3) {
+    // Any decimal operand makes a decimal: integers convert exactly, doubles to 15 digits.
+    const bson::Decimal128 x = bson::decimal::FromNumber(a), y = bson::decimal::FromNumber(b);
+    out.AppendDecimal("", multiply ? bson::decimal::Multiply(x, y) : bson::decimal::Add(x, y));
+    return MakeOwned(out.Obj());
+  }
   if (width == 2) {
     double r = multiply ? a.NumberDouble() * b.NumberDouble() : a.NumberDouble() + b.NumberDouble();
     out.AppendDouble("", r);
@@ -234,8 +239,10 @@ Status ApplyUpdateOp(const UpdateOp& op, const BsonObj& original, MutableDocumen
             case BsonType::kDouble:
               zero.AppendDouble("", 0.0);
               break;
-            default:
-              return BadValue("Decimal128 arithmetic in $mul is not supported yet");
+            default:  // Decimal128: 0 times the multiplier, as MongoDB computes it
+              zero.AppendDecimal(
+                  "", bson::decimal::Multiply(bson::decimal::FromInt64(0), op.arg.Decimal()));
+              break;
           }
           n->SetValue(MakeOwned(zero.Obj()).element);
         }
