@@ -33,7 +33,8 @@ struct ExplainRequest {
   bool upsert = false;
   BsonObj min, max;  // find
   std::string distinct_key;
-  std::vector<BsonObj> rest_stages;  // aggregate: stages after the leading $match
+  std::vector<BsonObj> rest_stages;   // aggregate: stages after the leading $match
+  query::ExpressionContext expr_ctx;  // $$NOW and the command's `let`
 };
 
 Status NotExplainable(std::string_view name) {
@@ -67,6 +68,7 @@ StatusWith<ExplainRequest> ParseRequest(CommandContext& ctx, const BsonObj& inne
   std::string_view k = r.kind;
   HG_RETURN_IF_ERROR(CheckHintAndCollation(k, inner));
   r.hint = HintOf(inner);
+  HG_ASSIGN_OR_RETURN(r.expr_ctx, CommandExpressionContext(inner));
   if (k == "find") {
     HG_ASSIGN_OR_RETURN(auto f, GetObject(k, inner, "filter"));
     HG_ASSIGN_OR_RETURN(auto s, GetObject(k, inner, "sort"));
@@ -124,6 +126,8 @@ StatusWith<ExplainRequest> ParseRequest(CommandContext& ctx, const BsonObj& inne
     HG_ASSIGN_OR_RETURN(auto stages, GetArray(k, inner, "pipeline"));
     if (!stages) return MissingField("aggregate", "pipeline");
     pipeline::PipelineContext pctx;
+    pctx.now_millis = r.expr_ctx.now_millis;
+    pctx.let = r.expr_ctx.let;
     HG_ASSIGN_OR_RETURN(auto pipe, pipeline::Pipeline::Parse(*stages, pctx));
     bool popped = false;
     if (auto leading = pipe->PopLeadingMatch()) {
@@ -140,7 +144,7 @@ StatusWith<ExplainRequest> ParseRequest(CommandContext& ctx, const BsonObj& inne
       r.rest_stages.push_back(st.Obj());
     }
   }
-  HG_RETURN_IF_ERROR(query::Matcher::Parse(r.filter).status());
+  HG_RETURN_IF_ERROR(query::Matcher::Parse(r.filter, r.expr_ctx).status());
   return r;
 }
 
@@ -323,8 +327,9 @@ Status RunExplain(CommandContext& ctx, const BsonObj& inner, std::string_view ve
   }
   const bool execute = verbosity != "queryPlanner";
   ReadPlan plan;
-  HG_ASSIGN_OR_RETURN(plan.filter, query::Matcher::Parse(req.filter));
+  HG_ASSIGN_OR_RETURN(plan.filter, query::Matcher::Parse(req.filter, req.expr_ctx));
   plan.filter_spec = req.filter;
+  plan.expr_ctx = req.expr_ctx;
   plan.sort = req.sort;
   plan.hint = req.hint;
   plan.count_index_use = false;
@@ -339,7 +344,8 @@ Status RunExplain(CommandContext& ctx, const BsonObj& inner, std::string_view ve
     plan.count_only = true;
   }
   if (req.projection) {
-    HG_ASSIGN_OR_RETURN(plan.projection, query::Projection::Parse(*req.projection, req.filter));
+    HG_ASSIGN_OR_RETURN(plan.projection,
+                        query::Projection::Parse(*req.projection, req.filter, req.expr_ctx));
     plan.projection_spec = *req.projection;
   }
   ReadExecInfo info;

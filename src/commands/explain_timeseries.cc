@@ -80,6 +80,9 @@ StatusWith<TsExplainRequest> ParseTsRequest(CommandContext& ctx, const BsonObj& 
   // Memory limits and spilling as the command itself would have them.
   HG_ASSIGN_OR_RETURN(auto allow_disk_use, GetAllowDiskUse(k, inner));
   ApplyDiskUse(ctx, allow_disk_use, &r.pctx);
+  HG_ASSIGN_OR_RETURN(query::ExpressionContext ectx, CommandExpressionContext(inner));
+  r.pctx.now_millis = ectx.now_millis;
+  r.pctx.let = ectx.let;
   if (k == "find") {
     HG_ASSIGN_OR_RETURN(auto f, GetObject(k, inner, "filter"));
     HG_ASSIGN_OR_RETURN(auto s, GetObject(k, inner, "sort"));
@@ -118,7 +121,9 @@ StatusWith<TsExplainRequest> ParseTsRequest(CommandContext& ctx, const BsonObj& 
       r.stages.erase(r.stages.begin());
     }
   }
-  HG_RETURN_IF_ERROR(query::Matcher::Parse(r.filter).status());
+  HG_RETURN_IF_ERROR(
+      query::Matcher::Parse(r.filter, query::ExpressionContext{r.pctx.now_millis, r.pctx.let})
+          .status());
   return r;
 }
 
@@ -255,8 +260,9 @@ StatusWith<bool> ExplainTimeseries(CommandContext& ctx, const BsonObj& inner,
     }
   }
   const bool rewrites = TimeseriesRewritesEnabled();
-  TimeseriesReadPlan plan = PlanTimeseriesRead(ts.options, req.filter, req.stages, rewrites,
-                                               req.projection.value_or(BsonObj()));
+  TimeseriesReadPlan plan = PlanTimeseriesRead(
+      ts.options, req.filter, req.stages, rewrites, req.projection.value_or(BsonObj()),
+      query::ExpressionContext{req.pctx.now_millis, req.pctx.let});
   plan.scan.hint = HintOf(inner);
   plan.scan.allow_disk_use = req.pctx.allow_disk_use;
   plan.scan.sort_memory_limit_bytes = req.pctx.limits.sort;
@@ -343,7 +349,10 @@ StatusWith<bool> ExplainTimeseries(CommandContext& ctx, const BsonObj& inner,
     stream = std::move(metered);
   }
   if (req.projection) {
-    HG_ASSIGN_OR_RETURN(auto proj, query::Projection::Parse(*req.projection));
+    HG_ASSIGN_OR_RETURN(
+        auto proj,
+        query::Projection::Parse(*req.projection, BsonObj(),
+                                 query::ExpressionContext{req.pctx.now_millis, req.pctx.let}));
     auto metered = std::make_unique<MeteredStream>(
         std::make_unique<ProjectionStream>(std::move(stream), std::move(proj)));
     const MeteredStream* m = metered.get();

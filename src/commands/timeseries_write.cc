@@ -189,9 +189,12 @@ StatusWith<UpdateOutcome> UpdateMeasurements(CommandContext& ctx,
 
 StatusWith<int64_t> DeleteMeasurements(CommandContext& ctx,
                                        const timeseries::TimeseriesCollection& coll,
-                                       const BsonObj& filter, bool multi) {
-  HG_ASSIGN_OR_RETURN(auto bucket_filter, timeseries::BucketFilter::Make(filter, FilterSpec(coll)));
-  HG_ASSIGN_OR_RETURN(auto matcher, query::Matcher::Parse(filter));
+                                       const BsonObj& filter, bool multi,
+                                       const query::ExpressionContext& expr_ctx) {
+  timeseries::BucketFilterSpec spec = FilterSpec(coll);
+  spec.expr_ctx = expr_ctx;
+  HG_ASSIGN_OR_RETURN(auto bucket_filter, timeseries::BucketFilter::Make(filter, spec));
+  HG_ASSIGN_OR_RETURN(auto matcher, query::Matcher::Parse(filter, expr_ctx));
   const auto& o = coll.options;
   std::string_view meta_field = o.meta_field ? std::string_view(*o.meta_field) : std::string_view();
   timeseries::BucketUnpacker unpacker(

@@ -440,8 +440,8 @@ Status ParseMatchStage(const BsonElement& spec, const PipelineContext& ctx, Stag
   // $expr anywhere in the filter is evaluated by the query layer through the hook this module
   // installs (query_hooks.cc); calling it here also links it into every program using $match.
   InstallQueryHooks();
-  HG_ASSIGN_OR_RETURN(auto matcher,
-                      query::Matcher::Parse(filter, query::ExpressionContext{ctx.now_millis}));
+  HG_ASSIGN_OR_RETURN(auto matcher, query::Matcher::Parse(
+                                        filter, query::ExpressionContext{ctx.now_millis, ctx.let}));
   out->push_back(std::make_shared<MatchStage>(filter, std::move(matcher)));
   return Status::OK();
 }
@@ -600,7 +600,7 @@ Status ParseReplaceRootStage(const BsonElement& spec, const PipelineContext& ctx
       return PipelineError(40231, "no newRoot specified for the $replaceRoot stage");
     }
   }
-  HG_ASSIGN_OR_RETURN(auto e, Expression::ParseExpression(expr_elem, ParseContext()));
+  HG_ASSIGN_OR_RETURN(auto e, Expression::ParseExpression(expr_elem, ParseContext(ctx.let)));
   out->push_back(std::make_shared<ReplaceRootStage>(std::move(e), ctx.now_millis));
   return Status::OK();
 }
@@ -626,7 +626,7 @@ Status ParseSampleStage(const BsonElement& spec, const PipelineContext&, StageLi
 }
 
 Status ParseDocumentsStage(const BsonElement& spec, const PipelineContext& ctx, StageList* out) {
-  HG_ASSIGN_OR_RETURN(auto e, Expression::ParseExpression(spec, ParseContext()));
+  HG_ASSIGN_OR_RETURN(auto e, Expression::ParseExpression(spec, ParseContext(ctx.let)));
   Variables vars(ctx.now_millis);
   HG_ASSIGN_OR_RETURN(Value v, e->Evaluate(BsonObj(), vars));
   if (!v.IsArray()) {

@@ -270,7 +270,7 @@ CASES = [
      "error": 51047},
     {"id": "lookup-err-bad-let-name",
      "pipeline": [{"$lookup": {"from": "f", "as": "x", "let": {"Up": 1}, "pipeline": []}}],
-     "error": 16870},
+     "error": 9},
     {"id": "lookup-err-undefined-variable",
      "pipeline": [{"$lookup": {"from": "f", "as": "x",
                                "pipeline": [{"$project": {"a": "$$nope"}}]}}],
