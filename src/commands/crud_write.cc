@@ -398,14 +398,15 @@ StatusWith<UpdateStatement> ParseUpdateStatement(const BsonElement& e) {
 // update on a time-series collection: metaField-only updates (spec 8.3).
 Status UpdateTimeseries(CommandContext& ctx, const timeseries::TimeseriesCollection& ts,
                         const std::vector<UpdateStatement>& statements, bool ordered,
-                        const BsonObj& cmd, BsonBuilder& reply) {
+                        const query::ExpressionContext& ectx, const BsonObj& cmd,
+                        BsonBuilder& reply) {
   int64_t n = 0, n_modified = 0;
   std::vector<WriteError> errors;
   int index = 0;
   for (const UpdateStatement& stmt : statements) {
     ++ctx.service.counters.op_update;
-    auto r =
-        UpdateMeasurements(ctx, ts, stmt.q, stmt.u, stmt.array_filters, stmt.multi, stmt.upsert);
+    auto r = UpdateMeasurements(ctx, ts, stmt.q, stmt.u, stmt.array_filters, stmt.multi,
+                                stmt.upsert, ectx);
     if (r.ok()) {
       n += r.value().matched;
       n_modified += r.value().modified;
@@ -446,7 +447,7 @@ class UpdateCommand : public Command {
     {
       HG_ASSIGN_OR_RETURN(std::string name, GetCollectionName(cmd, ctx.db));
       HG_ASSIGN_OR_RETURN(auto ts, LookupTimeseries(ctx.service, {ctx.db, name}));
-      if (ts) return UpdateTimeseries(ctx, *ts, statements, ordered, cmd, reply);
+      if (ts) return UpdateTimeseries(ctx, *ts, statements, ordered, ectx, cmd, reply);
     }
     HG_ASSIGN_OR_RETURN(auto coll, WritableCollection(ctx, cmd));
     int64_t n = 0, n_modified = 0;

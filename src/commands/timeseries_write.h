@@ -41,8 +41,11 @@ struct UpdateOutcome {
 // `upsert` not; each rule broken is InvalidOptions (72) with MongoDB's message. Buckets keep their
 // measurements and get the new (normalized) meta. `array_filters` serve the update's
 // $[<identifier>] operators, as for regular collections.
-StatusWith<UpdateOutcome> UpdateMeasurements(
-    CommandContext& ctx, const timeseries::TimeseriesCollection& coll, const bson::BsonObj& filter,
-    const bson::BsonElement& update, const bson::BsonObj& array_filters, bool multi, bool upsert);
+StatusWith<UpdateOutcome> UpdateMeasurements(CommandContext& ctx,
+                                             const timeseries::TimeseriesCollection& coll,
+                                             const bson::BsonObj& filter,
+                                             const bson::BsonElement& update,
+                                             const bson::BsonObj& array_filters, bool multi,
+                                             bool upsert, const query::ExpressionContext& expr_ctx);
 
 }  // namespace hourglass::commands

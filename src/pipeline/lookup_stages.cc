@@ -1,7 +1,6 @@
 // Stages that read other collections: $lookup (equality, pipeline and combined forms),
 // $graphLookup and $unionWith. They read through PipelineContext::collections; each stream reads
 // the foreign collection once, on its first Next(), and keeps its documents in memory.
-#include <cctype>
 #include <map>
 #include <set>
 

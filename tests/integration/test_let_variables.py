@@ -14,7 +14,7 @@ import datetime
 
 import pytest
 
-from conftest import run_command
+from conftest import create_collections, run_command
 
 T0 = datetime.datetime(2024, 1, 1, 0, 0)
 
@@ -412,20 +412,9 @@ CASES = [
 ]
 
 
-def _create(db, colls):
-    for name, spec in colls.items():
-        if isinstance(spec, dict):
-            db.create_collection(name, timeseries=spec["timeseries"])
-            docs = spec["docs"]
-        else:
-            docs = spec
-        if docs:
-            db[name].insert_many([dict(d) for d in docs])
-
-
 @pytest.mark.parametrize("case", CASES, ids=[c["id"] for c in CASES])
 def test_let_case(db, case):
-    _create(db, case.get("colls", {}))
+    create_collections(db, case.get("colls", {}))
     reply = run_command(db, case["cmd"])
     if "error" in case:
         code = reply.get("code")
