@@ -218,6 +218,11 @@ CASES = [
                  {"$project": {"j": 1}}], None),
      "expected": [{"_id": 1, "j": [{"k": 1, "n": "a"}]}, {"_id": 2, "j": [{"k": 2, "n": "b"}]},
                   {"_id": 3, "j": []}]},
+    {"id": "lookup-documents-reads-lookup-let", "colls": {"c": C[:2]},
+     "cmd": agg([{"$lookup": {"as": "j", "let": {"x": "$v"}, "pipeline": [
+         {"$documents": [{"a": "$$x"}, {"a": {"$add": ["$$x", 10]}}]}]}},
+                 {"$project": {"j": 1}}], None),
+     "expected": [{"_id": 1, "j": [{"a": 1}, {"a": 11}]}, {"_id": 2, "j": [{"a": 2}, {"a": 12}]}]},
     {"id": "lookup-undefined-variable", "colls": {"c": C, "d": D},
      "cmd": agg([{"$lookup": {"from": "d", "as": "j", "let": {"x": "$v"},
                               "pipeline": [{"$project": {"y": "$$nope"}}]}}], None),
@@ -242,6 +247,15 @@ CASES = [
      "cmd": agg([{"$merge": {"into": "out", "whenMatched": [{"$set": {"n": "$$new.name"}}],
                              "whenNotMatched": "discard"}}], None),
      "expected": [], "after": {"out": [{"_id": 3, "old": True, "n": "c"}]}},
+
+    {"id": "merge-pipeline-reads-command-let", "colls": {"c": C, "out": [{"_id": 2}]},
+     "cmd": agg([{"$merge": {"into": "out", "whenMatched": [{"$set": {"g": "$$g"}}],
+                             "whenNotMatched": "discard"}}], {"g": 5}),
+     "expected": [], "after": {"out": [{"_id": 2, "g": 5}]}},
+    {"id": "merge-let-bad-name", "colls": {"c": C},
+     "cmd": agg([{"$merge": {"into": "out", "let": {"Bad": 1},
+                             "whenMatched": [{"$set": {"g": 1}}]}}], None),
+     "error": 9},
 
     # ---- find ----
     {"id": "find-expr-filter", "colls": {"c": C},
@@ -370,6 +384,30 @@ CASES = [
          {"$match": {"$expr": {"$eq": ["$v", "$$want"]}}}, {"$project": {"_id": 0, "m": 1}}]}},
                  {"$project": {"j": 1}}], None),
      "expected": [{"_id": 1, "j": [{"m": "x"}]}, {"_id": 2, "j": [{"m": "x"}]}]},
+    {"id": "ts-lastpoint-with-let", "colls": {"ts": TS},
+     "cmd": agg([{"$sort": {"m": 1, "t": -1}},
+                 {"$group": {"_id": "$m", "last": {"$first": "$v"}, "tag": {"$first": "$$tag"}}},
+                 {"$sort": {"_id": 1}}], {"tag": "T"}, "ts"),
+     "expected": [{"_id": "x", "last": 2, "tag": "T"}, {"_id": "y", "last": 3, "tag": "T"}]},
+    {"id": "ts-lookup-uncorrelated-command-let", "colls": {"c": C[:1], "ts": TS},
+     "cmd": agg([{"$lookup": {"from": "ts", "as": "j", "pipeline": [
+         {"$match": {"m": "x", "$expr": {"$gte": ["$v", "$$lo"]}}},
+         {"$project": {"_id": 0, "v": 1}}]}},
+                 {"$project": {"j": 1}}], {"lo": 2}),
+     "expected": [{"_id": 1, "j": [{"v": 2}]}]},
+    {"id": "ts-unionwith-command-let", "colls": {"c": C[:1], "ts": TS},
+     "cmd": agg([{"$project": {"_id": 0, "v": 1}},
+                 {"$unionWith": {"coll": "ts", "pipeline": [
+                     {"$match": {"$expr": {"$eq": ["$v", "$$want"]}}},
+                     {"$project": {"_id": 0, "v": 1, "w": "$$want"}}]}}], {"want": 3}),
+     "expected": [{"v": 1}, {"v": 3, "w": 3}]},
+    {"id": "lookup-facet-reads-lookup-let", "colls": {"c": C[:2], "d": D},
+     "cmd": agg([{"$lookup": {"from": "d", "as": "j", "let": {"x": "$v"}, "pipeline": [
+         {"$facet": {"eq": [{"$match": {"$expr": {"$eq": ["$k", "$$x"]}}}, {"$count": "n"}],
+                     "all": [{"$count": "n"}]}}]}},
+                 {"$project": {"j": 1}}], None),
+     "expected": [{"_id": 1, "j": [{"eq": [{"n": 1}], "all": [{"n": 3}]}]},
+                  {"_id": 2, "j": [{"eq": [{"n": 1}], "all": [{"n": 3}]}]}]},
     {"id": "ts-delete-with-let", "colls": {"ts": TS},
      "cmd": {"delete": "ts", "deletes": [
          {"q": {"$expr": {"$eq": ["$v", "$$x"]}}, "limit": 0}], "let": {"x": 2}},
