@@ -123,7 +123,7 @@ class VariableExpression : public Expression {
       case Builtin::kUser:
         return WalkValue(vars.Get(slot_), rest_);
       case Builtin::kLet:
-        return WalkValue(Value::FromElement(let_->value(slot_)), rest_);
+        return WalkValue(Value::FromHolder(let_->holder(slot_)), rest_);
       case Builtin::kUserRoles:  // no authentication: no roles
         return WalkValue(Value::Array({}), rest_);
       case Builtin::kUnavailable:
@@ -324,8 +324,9 @@ std::vector<BsonObj> LetValueDocuments(const std::vector<Value>& vars) {
 
 StatusWith<std::shared_ptr<const query::LetVariables>> ParseCommandLet(const BsonElement& let,
                                                                        int64_t now_millis) {
-  if (let.eoo() || let.type() == BsonType::kNull)
+  if (let.eoo() || let.type() == BsonType::kNull) {
     return std::shared_ptr<const query::LetVariables>();
+  }
   if (let.type() != BsonType::kObject) {
     return Status(ErrorCode::kTypeMismatch, "BSON field 'let' is the wrong type '" +
                                                 std::string(bson::TypeName(let.type())) +

@@ -305,7 +305,7 @@ std::vector<std::string> StageLet::names() const {
 
 Value StageLet::value(size_t i) const {
   const size_t outer = outer_ ? outer_->names().size() : 0;
-  return Value::FromElement(vars_->value(static_cast<int>(outer + i)));
+  return Value::FromHolder(vars_->holder(static_cast<int>(outer + i)));
 }
 
 Status ParseLookupStage(const BsonElement& spec, const PipelineContext& ctx, StageList* out) {

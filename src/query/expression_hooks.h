@@ -41,12 +41,11 @@ class LetVariables {
     }
     return -1;
   }
-  // The value of the variable at `index` (EOO when missing).
-  bson::BsonElement value(int index) const {
-    return index < static_cast<int>(values_.size()) ? values_[index].FirstElement()
-                                                    : bson::BsonElement();
-  }
   const std::vector<bson::BsonObj>& values() const { return values_; }
+  // The {"": v} document of the variable at `index` (empty when missing).
+  bson::BsonObj holder(int index) const {
+    return index < static_cast<int>(values_.size()) ? values_[index] : bson::BsonObj();
+  }
   void SetValues(std::vector<bson::BsonObj> values) { values_ = std::move(values); }
 
  private:
