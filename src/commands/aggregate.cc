@@ -222,7 +222,9 @@ class AggregateCommand : public Command {
     pipeline::PipelineContext pctx;
     HG_ASSIGN_OR_RETURN(auto allow_disk_use, GetAllowDiskUse("aggregate", cmd));
     ApplyDiskUse(ctx, allow_disk_use, &pctx);
-    pctx.now_millis = NowMillis();
+    HG_ASSIGN_OR_RETURN(query::ExpressionContext ectx, CommandExpressionContext(cmd));
+    pctx.now_millis = ectx.now_millis;
+    pctx.let = ectx.let;
     pctx.db = ctx.db;
     pctx.collections = MakeCollectionAccess(ctx.service);  // $lookup, $unionWith, $out, $merge...
     BsonElement first = stages->FirstElement();
@@ -296,8 +298,9 @@ class AggregateCommand : public Command {
       if (auto leading = pipe->PopLeadingMatch()) {
         HG_ASSIGN_OR_RETURN(
             plan.filter,
-            query::Matcher::Parse(*leading, query::ExpressionContext{pipe->context().now_millis}));
+            query::Matcher::Parse(*leading, query::ExpressionContext{pctx.now_millis, pctx.let}));
         plan.filter_spec = *leading;
+        plan.expr_ctx = query::ExpressionContext{pctx.now_millis, pctx.let};
       }
       HG_ASSIGN_OR_RETURN(source, BuildReadStream(ctx, nss, std::move(plan)));
     }

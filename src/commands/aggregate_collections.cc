@@ -28,15 +28,16 @@ class CatalogCollectionAccess : public pipeline::CollectionAccess {
  public:
   explicit CatalogCollectionAccess(ServiceContext& service) : service_(service) {}
 
-  StatusWith<std::unique_ptr<pipeline::DocumentStream>> Read(const std::string& db,
-                                                             const std::string& coll,
-                                                             const BsonObj& filter) override {
+  StatusWith<std::unique_ptr<pipeline::DocumentStream>> Read(
+      const std::string& db, const std::string& coll, const BsonObj& filter,
+      const query::ExpressionContext& expr_ctx) override {
     catalog::NamespaceString nss{db, coll};
     HG_RETURN_IF_ERROR(catalog::ValidateCollectionName(nss));
     CommandContext ctx = Context(db);
     ReadPlan plan;
+    plan.expr_ctx = expr_ctx;
     if (!filter.IsEmpty()) {
-      HG_ASSIGN_OR_RETURN(plan.filter, query::Matcher::Parse(filter));
+      HG_ASSIGN_OR_RETURN(plan.filter, query::Matcher::Parse(filter, expr_ctx));
       plan.filter_spec = filter;
     }
     return BuildReadStream(ctx, nss, std::move(plan));
@@ -237,7 +238,9 @@ class CatalogCollectionAccess : public pipeline::CollectionAccess {
       all.AppendObject(*d);
     }
     BsonObj array = all.Obj();
-    HG_RETURN_IF_ERROR(DeleteMeasurements(ctx, *ts, BsonObj(), /*multi=*/true).status());
+    HG_RETURN_IF_ERROR(
+        DeleteMeasurements(ctx, *ts, BsonObj(), /*multi=*/true, query::ExpressionContext{})
+            .status());
     if (array.IsEmpty()) return Status::OK();
     HG_ASSIGN_OR_RETURN(InsertOutcome outcome,
                         InsertMeasurements(ctx, *ts, array, /*ordered=*/true));

@@ -79,12 +79,15 @@ class FindCommand : public Command {
       *limit = -*limit;
       single_batch = true;
     }
-    HG_ASSIGN_OR_RETURN(auto matcher, query::Matcher::Parse(filter.value_or(BsonObj())));
+    HG_ASSIGN_OR_RETURN(query::ExpressionContext ectx, CommandExpressionContext(cmd));
+    HG_ASSIGN_OR_RETURN(auto matcher, query::Matcher::Parse(filter.value_or(BsonObj()), ectx));
     std::optional<query::Projection> proj;
     if (projection && !projection->IsEmpty()) {
-      HG_ASSIGN_OR_RETURN(proj, query::Projection::Parse(*projection, filter.value_or(BsonObj())));
+      HG_ASSIGN_OR_RETURN(proj,
+                          query::Projection::Parse(*projection, filter.value_or(BsonObj()), ectx));
     }
     ReadPlan plan;
+    plan.expr_ctx = ectx;
     plan.filter = std::move(matcher);
     plan.filter_spec = filter.value_or(BsonObj());
     plan.sort = sort.value_or(BsonObj());

@@ -10,6 +10,7 @@
 #include "commands/timeseries_read.h"
 #include "commands/timeseries_scan.h"
 #include "commands/timeseries_util.h"
+#include "pipeline/expression.h"
 #include "pipeline/memory_parameters.h"
 #include "pipeline/spill_file.h"
 #include "storage/kv_engine.h"
@@ -67,6 +68,8 @@ StatusWith<std::unique_ptr<pipeline::DocumentStream>> BuildReadStream(
     // time field into a bounded sort over buckets.
     pipeline::PipelineContext pctx;
     ApplyDiskUse(ctx, plan.allow_disk_use, &pctx);  // the sort's memory limit and spilling
+    pctx.now_millis = plan.expr_ctx.now_millis;
+    pctx.let = plan.expr_ctx.let;
     HG_ASSIGN_OR_RETURN(
         stream, BuildTimeseriesRead(std::move(*ts), ctx.service.engine, plan.filter_spec,
                                     TimeseriesFindStages(plan.sort, plan.skip, plan.limit), pctx,
@@ -175,6 +178,12 @@ StatusWith<std::unique_ptr<pipeline::DocumentStream>> BuildReadStream(
     stream = std::make_unique<ProjectionStream>(std::move(stream), std::move(*plan.projection));
   }
   return stream;
+}
+
+StatusWith<query::ExpressionContext> CommandExpressionContext(const BsonObj& cmd) {
+  query::ExpressionContext ectx = query::ExpressionContext::Now();
+  HG_ASSIGN_OR_RETURN(ectx.let, pipeline::ParseCommandLet(cmd["let"], ectx.now_millis));
+  return ectx;
 }
 
 void ApplyDiskUse(const CommandContext& ctx, std::optional<bool> allow_disk_use,

@@ -35,7 +35,16 @@ struct ReadPlan {
   bson::BsonObj min, max;
   bool return_key = false;
   bool show_record_id = false;
+  // What `filter` may read besides the documents ($$NOW, the command's `let`); a time-series
+  // read parses filter_spec again with it.
+  query::ExpressionContext expr_ctx = query::ExpressionContext::Now();
 };
+
+// The expression context of a command that takes a `let` option (find, aggregate, update,
+// delete, findAndModify): $$NOW is the current time, and the variables are the command's `let`
+// evaluated once (pipeline::ParseCommandLet: TypeMismatch 14, FailedToParse 9, 4738901,
+// 4890500, or the expression's own error).
+StatusWith<query::ExpressionContext> CommandExpressionContext(const bson::BsonObj& cmd);
 
 class CollectionScan;
 class IndexScan;

@@ -279,9 +279,10 @@ struct UpdateResult {
   BsonObj after;                       // findAndModify: the new document
 };
 
-StatusWith<query::UpdateDriver> ParseUpdate(const BsonElement& u, const BsonObj& array_filters) {
+StatusWith<query::UpdateDriver> ParseUpdate(const BsonElement& u, const BsonObj& array_filters,
+                                            const query::ExpressionContext& ectx) {
   if (u.type() == BsonType::kArray)
-    return query::UpdateDriver::ParsePipeline(u.Obj(), array_filters);
+    return query::UpdateDriver::ParsePipeline(u.Obj(), array_filters, ectx);
   if (u.type() != BsonType::kObject) {
     return Status(ErrorCode::kFailedToParse,
                   "Update argument must be either an object or an array");
@@ -302,8 +303,9 @@ Status CheckIdUnchanged(const BsonObj& before, const BsonObj& after) {
 // Runs one update statement. `sort` is used by findAndModify only.
 StatusWith<UpdateResult> RunUpdate(CommandContext& ctx, catalog::Collection& coll, const BsonObj& q,
                                    const query::UpdateDriver& driver, bool multi, bool upsert,
-                                   const BsonObj& sort, const BsonElement& hint = BsonElement()) {
-  HG_ASSIGN_OR_RETURN(auto matcher, query::Matcher::Parse(q));
+                                   const BsonObj& sort, const query::ExpressionContext& ectx,
+                                   const BsonElement& hint = BsonElement()) {
+  HG_ASSIGN_OR_RETURN(auto matcher, query::Matcher::Parse(q, ectx));
   UpdateResult result;
   int64_t bytes_delta = 0, records_delta = 0;
   HG_RETURN_IF_ERROR(storage::RetryOnWriteConflict([&]() -> Status {
@@ -396,14 +398,15 @@ StatusWith<UpdateStatement> ParseUpdateStatement(const BsonElement& e) {
 // update on a time-series collection: metaField-only updates (spec 8.3).
 Status UpdateTimeseries(CommandContext& ctx, const timeseries::TimeseriesCollection& ts,
                         const std::vector<UpdateStatement>& statements, bool ordered,
-                        const BsonObj& cmd, BsonBuilder& reply) {
+                        const query::ExpressionContext& ectx, const BsonObj& cmd,
+                        BsonBuilder& reply) {
   int64_t n = 0, n_modified = 0;
   std::vector<WriteError> errors;
   int index = 0;
   for (const UpdateStatement& stmt : statements) {
     ++ctx.service.counters.op_update;
-    auto r =
-        UpdateMeasurements(ctx, ts, stmt.q, stmt.u, stmt.array_filters, stmt.multi, stmt.upsert);
+    auto r = UpdateMeasurements(ctx, ts, stmt.q, stmt.u, stmt.array_filters, stmt.multi,
+                                stmt.upsert, ectx);
     if (r.ok()) {
       n += r.value().matched;
       n_modified += r.value().modified;
@@ -433,6 +436,7 @@ class UpdateCommand : public Command {
     }
     HG_ASSIGN_OR_RETURN(bool ordered, GetBool("update", cmd, "ordered", true));
     HG_RETURN_IF_ERROR(CheckWriteBatchSize(*updates));
+    HG_ASSIGN_OR_RETURN(query::ExpressionContext ectx, CommandExpressionContext(cmd));
     // The whole request is parsed before anything runs, as MongoDB's IDL does: a malformed
     // statement fails the command; only execution errors become writeErrors.
     std::vector<UpdateStatement> statements;
@@ -443,7 +447,7 @@ class UpdateCommand : public Command {
     {
       HG_ASSIGN_OR_RETURN(std::string name, GetCollectionName(cmd, ctx.db));
       HG_ASSIGN_OR_RETURN(auto ts, LookupTimeseries(ctx.service, {ctx.db, name}));
-      if (ts) return UpdateTimeseries(ctx, *ts, statements, ordered, cmd, reply);
+      if (ts) return UpdateTimeseries(ctx, *ts, statements, ordered, ectx, cmd, reply);
     }
     HG_ASSIGN_OR_RETURN(auto coll, WritableCollection(ctx, cmd));
     int64_t n = 0, n_modified = 0;
@@ -453,13 +457,13 @@ class UpdateCommand : public Command {
     for (const UpdateStatement& stmt : statements) {
       ++ctx.service.counters.op_update;
       Status st = [&]() -> Status {
-        HG_ASSIGN_OR_RETURN(auto driver, ParseUpdate(stmt.u, stmt.array_filters));
+        HG_ASSIGN_OR_RETURN(auto driver, ParseUpdate(stmt.u, stmt.array_filters, ectx));
         if (stmt.multi && driver.IsReplacement()) {
           return Status(ErrorCode::kFailedToParse,
                         "multi update is not supported for replacement-style update");
         }
         HG_ASSIGN_OR_RETURN(auto r, RunUpdate(ctx, *coll, stmt.q, driver, stmt.multi, stmt.upsert,
-                                              BsonObj(), stmt.hint));
+                                              BsonObj(), ectx, stmt.hint));
         n += r.matched;
         n_modified += r.modified;
         if (r.upserted_id) {
@@ -497,8 +501,9 @@ class UpdateCommand : public Command {
 StatusWith<std::vector<catalog::Record>> RunDelete(CommandContext& ctx, catalog::Collection& coll,
                                                    const BsonObj& q, bool multi,
                                                    const BsonObj& sort,
+                                                   const query::ExpressionContext& ectx,
                                                    const BsonElement& hint = BsonElement()) {
-  HG_ASSIGN_OR_RETURN(auto matcher, query::Matcher::Parse(q));
+  HG_ASSIGN_OR_RETURN(auto matcher, query::Matcher::Parse(q, ectx));
   std::vector<catalog::Record> deleted;
   HG_RETURN_IF_ERROR(storage::RetryOnWriteConflict([&]() -> Status {
     deleted.clear();
@@ -559,6 +564,7 @@ class DeleteCommand : public Command {
     }
     HG_ASSIGN_OR_RETURN(bool ordered, GetBool("delete", cmd, "ordered", true));
     HG_RETURN_IF_ERROR(CheckWriteBatchSize(*deletes));
+    HG_ASSIGN_OR_RETURN(query::ExpressionContext ectx, CommandExpressionContext(cmd));
     HG_ASSIGN_OR_RETURN(std::string name, GetCollectionName(cmd, ctx.db));
     catalog::NamespaceString nss{ctx.db, name};
     HG_RETURN_IF_ERROR(catalog::ValidateCollectionName(nss));
@@ -586,13 +592,13 @@ class DeleteCommand : public Command {
       ++ctx.service.counters.op_delete;
       Status st = [&]() -> Status {
         if (ts) {
-          HG_ASSIGN_OR_RETURN(int64_t k, DeleteMeasurements(ctx, *ts, stmt.q, stmt.multi));
+          HG_ASSIGN_OR_RETURN(int64_t k, DeleteMeasurements(ctx, *ts, stmt.q, stmt.multi, ectx));
           n += k;
           return Status::OK();
         }
-        if (!coll || coll->ident().empty()) return query::Matcher::Parse(stmt.q).status();
+        if (!coll || coll->ident().empty()) return query::Matcher::Parse(stmt.q, ectx).status();
         HG_ASSIGN_OR_RETURN(auto deleted,
-                            RunDelete(ctx, *coll, stmt.q, stmt.multi, BsonObj(), stmt.hint));
+                            RunDelete(ctx, *coll, stmt.q, stmt.multi, BsonObj(), ectx, stmt.hint));
         n += static_cast<int64_t>(deleted.size());
         return Status::OK();
       }();
@@ -626,6 +632,7 @@ class FindAndModifyCommand : public Command {
     HG_ASSIGN_OR_RETURN(bool return_new, GetBool("findAndModify", cmd, "new", false));
     HG_ASSIGN_OR_RETURN(bool upsert, GetBool("findAndModify", cmd, "upsert", false));
     HG_ASSIGN_OR_RETURN(auto af, GetArray("findAndModify", cmd, "arrayFilters"));
+    HG_ASSIGN_OR_RETURN(query::ExpressionContext ectx, CommandExpressionContext(cmd));
     BsonElement u = cmd["update"];
     if (remove && !u.eoo()) {
       return Status(ErrorCode::kFailedToParse, "Cannot specify both an update and remove=true");
@@ -641,7 +648,7 @@ class FindAndModifyCommand : public Command {
     }
     std::optional<query::Projection> proj;
     if (fields && !fields->IsEmpty()) {
-      HG_ASSIGN_OR_RETURN(proj, query::Projection::Parse(*fields, q.value_or(BsonObj())));
+      HG_ASSIGN_OR_RETURN(proj, query::Projection::Parse(*fields, q.value_or(BsonObj()), ectx));
     }
     HG_ASSIGN_OR_RETURN(auto coll, WritableCollection(ctx, cmd));
     BsonObj query_doc = q.value_or(BsonObj());
@@ -659,7 +666,7 @@ class FindAndModifyCommand : public Command {
     if (remove) {
       ++ctx.service.counters.op_delete;
       HG_ASSIGN_OR_RETURN(auto deleted,
-                          RunDelete(ctx, *coll, query_doc, false, sort_doc, cmd["hint"]));
+                          RunDelete(ctx, *coll, query_doc, false, sort_doc, ectx, cmd["hint"]));
       HG_RETURN_IF_ERROR(WaitForWriteConcern(ctx, cmd));
       leo = reply.OpenObject("lastErrorObject");
       reply.AppendInt32("n", static_cast<int32_t>(deleted.size()));
@@ -672,9 +679,9 @@ class FindAndModifyCommand : public Command {
       return Status::OK();
     }
     ++ctx.service.counters.op_update;
-    HG_ASSIGN_OR_RETURN(auto driver, ParseUpdate(u, af.value_or(BsonObj())));
-    HG_ASSIGN_OR_RETURN(
-        auto r, RunUpdate(ctx, *coll, query_doc, driver, false, upsert, sort_doc, cmd["hint"]));
+    HG_ASSIGN_OR_RETURN(auto driver, ParseUpdate(u, af.value_or(BsonObj()), ectx));
+    HG_ASSIGN_OR_RETURN(auto r, RunUpdate(ctx, *coll, query_doc, driver, false, upsert, sort_doc,
+                                          ectx, cmd["hint"]));
     HG_RETURN_IF_ERROR(WaitForWriteConcern(ctx, cmd));
     leo = reply.OpenObject("lastErrorObject");
     reply.AppendInt32("n", r.matched > 0 || r.upserted_id ? 1 : 0);

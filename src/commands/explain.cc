@@ -62,6 +62,9 @@ StatusWith<ExplainRequest> ParseExplainRequest(CommandContext& ctx, const BsonOb
     r.pctx.db = ctx.db;
     r.pctx.collections = MakeCollectionAccess(ctx.service);
   }
+  HG_ASSIGN_OR_RETURN(r.expr_ctx, CommandExpressionContext(inner));
+  r.pctx.now_millis = r.expr_ctx.now_millis;
+  r.pctx.let = r.expr_ctx.let;
   if (k == "find") {
     HG_ASSIGN_OR_RETURN(auto f, GetObject(k, inner, "filter"));
     HG_ASSIGN_OR_RETURN(auto s, GetObject(k, inner, "sort"));
@@ -138,7 +141,7 @@ StatusWith<ExplainRequest> ParseExplainRequest(CommandContext& ctx, const BsonOb
       r.rest_stages.push_back(st.Obj());
     }
   }
-  HG_RETURN_IF_ERROR(query::Matcher::Parse(r.filter).status());
+  HG_RETURN_IF_ERROR(query::Matcher::Parse(r.filter, r.expr_ctx).status());
   return r;
 }
 
@@ -323,8 +326,9 @@ Status RunExplain(CommandContext& ctx, const BsonObj& inner, std::string_view ve
   }
   const bool execute = verbosity != "queryPlanner";
   ReadPlan plan;
-  HG_ASSIGN_OR_RETURN(plan.filter, query::Matcher::Parse(req.filter));
+  HG_ASSIGN_OR_RETURN(plan.filter, query::Matcher::Parse(req.filter, req.expr_ctx));
   plan.filter_spec = req.filter;
+  plan.expr_ctx = req.expr_ctx;
   plan.sort = req.sort;
   plan.hint = req.hint;
   plan.count_index_use = false;
@@ -339,7 +343,8 @@ Status RunExplain(CommandContext& ctx, const BsonObj& inner, std::string_view ve
     plan.count_only = true;
   }
   if (req.projection) {
-    HG_ASSIGN_OR_RETURN(plan.projection, query::Projection::Parse(*req.projection, req.filter));
+    HG_ASSIGN_OR_RETURN(plan.projection,
+                        query::Projection::Parse(*req.projection, req.filter, req.expr_ctx));
     plan.projection_spec = *req.projection;
   }
   ReadExecInfo info;

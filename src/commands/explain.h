@@ -34,6 +34,7 @@ struct ExplainRequest {
   bson::BsonObj min, max;  // find
   std::string distinct_key;
   std::vector<bson::BsonObj> rest_stages;  // aggregate: stages after the leading $match
+  query::ExpressionContext expr_ctx;       // $$NOW and the command's `let`
   // The aggregate's context, with the command's memory limits and allowDiskUse; with collection
   // access only when parsed `for_execution`.
   pipeline::PipelineContext pctx;

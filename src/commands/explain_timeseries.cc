@@ -206,7 +206,7 @@ StatusWith<bool> ExplainTimeseries(CommandContext& ctx, const BsonObj& inner,
   }
   const bool rewrites = TimeseriesRewritesEnabled();
   TimeseriesReadPlan plan = PlanTimeseriesRead(ts.options, req.filter, stages, rewrites,
-                                               req.projection.value_or(BsonObj()));
+                                               req.projection.value_or(BsonObj()), req.expr_ctx);
   plan.scan.hint = req.hint;
   plan.scan.allow_disk_use = req.pctx.allow_disk_use;
   plan.scan.sort_memory_limit_bytes = req.pctx.limits.sort;
@@ -293,7 +293,10 @@ StatusWith<bool> ExplainTimeseries(CommandContext& ctx, const BsonObj& inner,
     stream = std::move(metered);
   }
   if (req.projection) {
-    HG_ASSIGN_OR_RETURN(auto proj, query::Projection::Parse(*req.projection));
+    HG_ASSIGN_OR_RETURN(
+        auto proj,
+        query::Projection::Parse(*req.projection, BsonObj(),
+                                 query::ExpressionContext{req.pctx.now_millis, req.pctx.let}));
     auto metered = std::make_unique<MeteredStream>(
         std::make_unique<ProjectionStream>(std::move(stream), std::move(proj)));
     const MeteredStream* m = metered.get();

@@ -172,6 +172,7 @@ class ControlGroupStream : public pipeline::DocumentStream {
       : scan_(std::move(scan)), group_(std::move(group)) {
     if (group_.time_key()) {
       // The merge group's key, evaluated on two summaries that differ only in their time.
+      // (A key reading `let` variables is never answered from control.)
       auto key = pipeline::Expression::ParseExpression(group_.merge_group()["_id"],
                                                        pipeline::ParseContext());
       if (key.ok()) {
@@ -357,10 +358,12 @@ void RegisterTimeseriesRewriteParameter() { (void)RewritesParameter(); }
 
 TimeseriesReadPlan PlanTimeseriesRead(const timeseries::TimeseriesOptions& options,
                                       const BsonObj& filter, const std::vector<BsonObj>& stages,
-                                      bool rewrites, const BsonObj& find_projection) {
+                                      bool rewrites, const BsonObj& find_projection,
+                                      const query::ExpressionContext& expr_ctx) {
   TimeseriesReadPlan plan;
   plan.filter = filter;
   plan.rest = stages;
+  plan.scan.expr_ctx = expr_ctx;
   if (!rewrites) return plan;
   plan.scan.use_whole_bucket_filter = true;
   plan.scan.allow_blocks = true;
@@ -368,7 +371,8 @@ TimeseriesReadPlan PlanTimeseriesRead(const timeseries::TimeseriesOptions& optio
   timeseries::BucketFilterSpec spec{.time_field = time,
                                     .meta_field = options.meta_field,
                                     .bucket_max_span_seconds = options.bucket_max_span_seconds,
-                                    .assume_no_mixed_schema = true};
+                                    .assume_no_mixed_schema = true,
+                                    .expr_ctx = expr_ctx};
   auto bucket_filter = timeseries::BucketFilter::Make(filter, spec);
   if (!bucket_filter.ok()) return plan;  // the scan reports the error
   const bool meta_only = bucket_filter.value().meta_only();
@@ -535,8 +539,12 @@ StatusWith<std::unique_ptr<pipeline::DocumentStream>> BuildTimeseriesRead(
     timeseries::TimeseriesCollection coll, storage::KvEngine* engine, const BsonObj& filter,
     const std::vector<BsonObj>& stages, const pipeline::PipelineContext& pctx,
     const BsonObj& find_projection, const BsonObj& hint) {
-  TimeseriesReadPlan plan = PlanTimeseriesRead(coll.options, filter, stages,
-                                               TimeseriesRewritesEnabled(), find_projection);
+  // Commands without $$NOW of their own (count, distinct) pass a context without one.
+  query::ExpressionContext expr_ctx = query::ExpressionContext::Now();
+  if (pctx.now_millis != 0) expr_ctx.now_millis = pctx.now_millis;
+  expr_ctx.let = pctx.let;
+  TimeseriesReadPlan plan = PlanTimeseriesRead(
+      coll.options, filter, stages, TimeseriesRewritesEnabled(), find_projection, expr_ctx);
   plan.scan.hint = hint;
   plan.scan.allow_disk_use = pctx.allow_disk_use;
   plan.scan.sort_memory_limit_bytes = pctx.limits.sort;

@@ -62,10 +62,11 @@ struct TimeseriesReadPlan {
 // `find_projection`: a find's projection, applied by the caller after `rest` (it only narrows
 // the columns decoded: a projection of plain 0/1 values on field names is read like a $project;
 // any other makes the whole documents needed).
-TimeseriesReadPlan PlanTimeseriesRead(const timeseries::TimeseriesOptions& options,
-                                      const bson::BsonObj& filter,
-                                      const std::vector<bson::BsonObj>& stages, bool rewrites,
-                                      const bson::BsonObj& find_projection = bson::BsonObj());
+TimeseriesReadPlan PlanTimeseriesRead(
+    const timeseries::TimeseriesOptions& options, const bson::BsonObj& filter,
+    const std::vector<bson::BsonObj>& stages, bool rewrites,
+    const bson::BsonObj& find_projection = bson::BsonObj(),
+    const query::ExpressionContext& expr_ctx = query::ExpressionContext::Now());
 
 // The source the plan's `rest` runs over, and what explain reports about it.
 struct TimeseriesReadSource {

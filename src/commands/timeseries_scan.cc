@@ -40,6 +40,7 @@ StatusWith<std::unique_ptr<TimeseriesScan>> TimeseriesScan::Make(
   spec.time_field = coll.options.time_field;
   spec.meta_field = coll.options.meta_field;
   spec.bucket_max_span_seconds = coll.options.bucket_max_span_seconds;
+  spec.expr_ctx = options.expr_ctx;
   HG_ASSIGN_OR_RETURN(auto bucket_filter, timeseries::BucketFilter::Make(filter, spec));
   std::optional<query::Matcher> matcher;
   BsonObj event_filter;
@@ -59,7 +60,7 @@ StatusWith<std::unique_ptr<TimeseriesScan>> TimeseriesScan::Make(
       }
       residual = b.Obj();
     }
-    HG_ASSIGN_OR_RETURN(auto m, query::Matcher::Parse(residual));
+    HG_ASSIGN_OR_RETURN(auto m, query::Matcher::Parse(residual, options.expr_ctx));
     if (!m.MatchesEverything()) {
       matcher = std::move(m);
       event_filter = residual.Owned();

@@ -72,6 +72,8 @@ struct TimeseriesScanOptions {
   bson::BsonObj hint;
   // Whether a consumer may take the kept buckets as column blocks (AsBlockSource).
   bool allow_blocks = false;
+  // What the filter's $expr may read ($$NOW, the command's `let` variables).
+  query::ExpressionContext expr_ctx = query::ExpressionContext::Now();
 };
 
 // What one scan did, for explain's executionStats.

@@ -116,8 +116,8 @@ bool IsMetaPath(std::string_view path, const std::string& meta) {
 StatusWith<UpdateOutcome> UpdateMeasurements(CommandContext& ctx,
                                              const timeseries::TimeseriesCollection& coll,
                                              const BsonObj& filter, const BsonElement& update,
-                                             const BsonObj& array_filters, bool multi,
-                                             bool upsert) {
+                                             const BsonObj& array_filters, bool multi, bool upsert,
+                                             const query::ExpressionContext& expr_ctx) {
   auto invalid = [](std::string msg) { return Status(ErrorCode::kInvalidOptions, std::move(msg)); };
   if (!multi) return invalid("Cannot perform a non-multi update on a time-series collection");
   if (upsert) return invalid("Cannot perform an upsert on a time-series collection");
@@ -126,7 +126,9 @@ StatusWith<UpdateOutcome> UpdateMeasurements(CommandContext& ctx,
         "Cannot perform an update on a time-series collection that does not have a metaField");
   }
   const std::string& m = *coll.options.meta_field;
-  HG_ASSIGN_OR_RETURN(auto bucket_filter, timeseries::BucketFilter::Make(filter, FilterSpec(coll)));
+  timeseries::BucketFilterSpec spec = FilterSpec(coll);
+  spec.expr_ctx = expr_ctx;
+  HG_ASSIGN_OR_RETURN(auto bucket_filter, timeseries::BucketFilter::Make(filter, spec));
   if (!bucket_filter.meta_only()) {
     return invalid(
         "Cannot perform an update or delete on a time-series collection when querying on a field "
@@ -189,9 +191,12 @@ StatusWith<UpdateOutcome> UpdateMeasurements(CommandContext& ctx,
 
 StatusWith<int64_t> DeleteMeasurements(CommandContext& ctx,
                                        const timeseries::TimeseriesCollection& coll,
-                                       const BsonObj& filter, bool multi) {
-  HG_ASSIGN_OR_RETURN(auto bucket_filter, timeseries::BucketFilter::Make(filter, FilterSpec(coll)));
-  HG_ASSIGN_OR_RETURN(auto matcher, query::Matcher::Parse(filter));
+                                       const BsonObj& filter, bool multi,
+                                       const query::ExpressionContext& expr_ctx) {
+  timeseries::BucketFilterSpec spec = FilterSpec(coll);
+  spec.expr_ctx = expr_ctx;
+  HG_ASSIGN_OR_RETURN(auto bucket_filter, timeseries::BucketFilter::Make(filter, spec));
+  HG_ASSIGN_OR_RETURN(auto matcher, query::Matcher::Parse(filter, expr_ctx));
   const auto& o = coll.options;
   std::string_view meta_field = o.meta_field ? std::string_view(*o.meta_field) : std::string_view();
   timeseries::BucketUnpacker unpacker(

@@ -24,10 +24,12 @@ StatusWith<InsertOutcome> InsertMeasurements(CommandContext& ctx,
 // Deletes the measurements of `coll` matching `filter` (all of them, or the first one found when
 // !multi) and returns how many (spec §8.2, MongoDB 7.0): buckets whose measurements all match go
 // whole (a filter on the metaField alone never unpacks), partly matching buckets are rewritten
-// under the same _id with the measurements that remain.
+// under the same _id with the measurements that remain. `expr_ctx`: what the filter's $expr
+// reads ($$NOW, the command's `let`).
 StatusWith<int64_t> DeleteMeasurements(CommandContext& ctx,
                                        const timeseries::TimeseriesCollection& coll,
-                                       const bson::BsonObj& filter, bool multi);
+                                       const bson::BsonObj& filter, bool multi,
+                                       const query::ExpressionContext& expr_ctx);
 
 struct UpdateOutcome {
   int64_t matched = 0;   // measurements in the matched buckets
@@ -39,8 +41,11 @@ struct UpdateOutcome {
 // `upsert` not; each rule broken is InvalidOptions (72) with MongoDB's message. Buckets keep their
 // measurements and get the new (normalized) meta. `array_filters` serve the update's
 // $[<identifier>] operators, as for regular collections.
-StatusWith<UpdateOutcome> UpdateMeasurements(
-    CommandContext& ctx, const timeseries::TimeseriesCollection& coll, const bson::BsonObj& filter,
-    const bson::BsonElement& update, const bson::BsonObj& array_filters, bool multi, bool upsert);
+StatusWith<UpdateOutcome> UpdateMeasurements(CommandContext& ctx,
+                                             const timeseries::TimeseriesCollection& coll,
+                                             const bson::BsonObj& filter,
+                                             const bson::BsonElement& update,
+                                             const bson::BsonObj& array_filters, bool multi,
+                                             bool upsert, const query::ExpressionContext& expr_ctx);
 
 }  // namespace hourglass::commands

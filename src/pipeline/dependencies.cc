@@ -25,6 +25,12 @@ bool ReadsWholeDocument(std::string_view op) {
          op == "$accumulator";
 }
 
+// $getField, $setField, $unsetField with an explicit `input` read only what their arguments read.
+bool HasExplicitInput(std::string_view op, const BsonElement& operand) {
+  return (op == "$getField" || op == "$setField" || op == "$unsetField") &&
+         operand.type() == BsonType::kObject && !operand.Obj()["input"].eoo();
+}
+
 void AddExpression(const BsonElement& e, FieldDependencies* deps) {
   switch (e.type()) {
     case BsonType::kString: {
@@ -55,7 +61,7 @@ void AddExpression(const BsonElement& e, FieldDependencies* deps) {
           for (BsonElement k : c.Obj()) deps->Add(k.FieldName());
           continue;
         }
-        if (ReadsWholeDocument(name)) {
+        if (ReadsWholeDocument(name) && !HasExplicitInput(name, c)) {
           deps->needs_whole_document = true;
           return;
         }

@@ -37,6 +37,11 @@ TEST(DependenciesTest, PipelineDependencies) {
        {"x", "y", "z"}},
       {R"([{"$project": {"_id": 0, "v": {"$literal": "$notAField"}}}])", false, {}},
       {R"([{"$replaceRoot": {"newRoot": "$$ROOT.sub"}}])", false, {"sub"}},
+      {R"([{"$group": {"_id": {"$getField": {"field": "a.b", "input": "$o"}}}}])", false, {"o"}},
+      {R"([{"$group": {"_id": {"$setField": {"field": "f", "input": {"$literal": {}},
+                                             "value": "$v"}}}}])",
+       false,
+       {"v"}},
       // Whole document: the output is the input, or something reads it all.
       {R"([])", true, {}},
       {R"([{"$match": {"a": 1}}])", true, {}},
@@ -45,6 +50,8 @@ TEST(DependenciesTest, PipelineDependencies) {
       {R"([{"$project": {"a": {"b": 0}}}])", true, {}},
       {R"([{"$group": {"_id": "$$ROOT"}}])", true, {}},
       {R"([{"$group": {"_id": {"$getField": "a"}}}])", true, {}},
+      {R"([{"$group": {"_id": {"$getField": {"field": "a"}}}}])", true, {}},
+      {R"([{"$group": {"_id": {"$unsetField": {"field": "a", "input": "$$CURRENT"}}}}])", true, {}},
       {R"([{"$match": {"$where": "true"}}, {"$count": "n"}])", true, {}},
       {R"([{"$lookup": {"from": "x", "as": "y", "pipeline": []}}, {"$count": "n"}])", true, {}},
   };

@@ -281,6 +281,7 @@ StatusWith<ExpressionPtr> ParseIterate(std::string_view op, const BsonElement& o
     HG_ASSIGN_OR_RETURN(it->limit, Expression::ParseExpression(limit, ctx));
   }
   std::string name = as.eoo() ? "this" : std::string(as.Str());
+  HG_RETURN_IF_ERROR(ValidateVariableName(name));
   ParseContext inner = ctx.WithVariable(name, &it->slot);
   HG_ASSIGN_OR_RETURN(it->body, Expression::ParseExpression(body, inner));
   return ExpressionPtr(std::move(it));

@@ -5,6 +5,7 @@
 #include <unordered_map>
 
 #include "bson/decimal128.h"
+#include "pipeline/dependencies.h"
 #include "pipeline/expression_internal.h"
 #include "query/path.h"
 
@@ -97,12 +98,19 @@ class FieldPathExpression : public Expression {
   std::vector<std::string> path_;
 };
 
-enum class Builtin { kRoot, kNow, kRemove, kUser };
+enum class Builtin { kRoot, kNow, kRemove, kUser, kLet, kUserRoles, kSearchMeta, kUnavailable };
 
 class VariableExpression : public Expression {
  public:
   VariableExpression(Builtin which, int slot, std::vector<std::string> rest)
       : which_(which), slot_(slot), rest_(std::move(rest)) {}
+  // A variable of a `let` option: read from `let` when evaluated.
+  VariableExpression(std::shared_ptr<const query::LetVariables> let, int index,
+                     std::vector<std::string> rest)
+      : which_(Builtin::kLet), slot_(index), rest_(std::move(rest)), let_(std::move(let)) {}
+  // A system variable that has no value here ($$CLUSTER_TIME on a standalone, $$JS_SCOPE...).
+  explicit VariableExpression(std::string name)
+      : which_(Builtin::kUnavailable), slot_(-1), name_(std::move(name)) {}
   StatusWith<Value> Evaluate(const BsonObj& root, Variables& vars) const override {
     switch (which_) {
       case Builtin::kRoot:
@@ -111,9 +119,16 @@ class VariableExpression : public Expression {
       case Builtin::kNow:
         return WalkValue(Value::Date(vars.now_millis()), rest_);
       case Builtin::kRemove:
+      case Builtin::kSearchMeta:  // no $search ran: missing, as in MongoDB
         return Value::Missing();
       case Builtin::kUser:
         return WalkValue(vars.Get(slot_), rest_);
+      case Builtin::kLet:
+        return WalkValue(Value::FromHolder(let_->holder(slot_)), rest_);
+      case Builtin::kUserRoles:  // no authentication: no roles
+        return WalkValue(Value::Array({}), rest_);
+      case Builtin::kUnavailable:
+        return PipelineError(51144, "Builtin variable '$$" + name_ + "' is not available");
     }
     return Value::Missing();
   }
@@ -122,6 +137,8 @@ class VariableExpression : public Expression {
   Builtin which_;
   int slot_;
   std::vector<std::string> rest_;
+  std::shared_ptr<const query::LetVariables> let_;
+  std::string name_;
 };
 
 class ArrayExpression : public Expression {
@@ -171,12 +188,25 @@ StatusWith<ExpressionPtr> ParseVariable(std::string_view text, const ParseContex
   if (name == "REMOVE") {
     return ExpressionPtr(new VariableExpression(Builtin::kRemove, -1, std::move(rest)));
   }
-  int slot = ctx.Lookup(name);
-  if (slot < 0) {
-    if (name.empty()) return PipelineError(16869, "empty variable names are not allowed");
-    return PipelineError(17276, "Use of undefined variable: " + name);
+  if (name == "SEARCH_META") {
+    return ExpressionPtr(new VariableExpression(Builtin::kSearchMeta, -1, std::move(rest)));
   }
-  return ExpressionPtr(new VariableExpression(Builtin::kUser, slot, std::move(rest)));
+  if (name == "USER_ROLES") {
+    return ExpressionPtr(new VariableExpression(Builtin::kUserRoles, -1, std::move(rest)));
+  }
+  if (name == "CLUSTER_TIME" || name == "JS_SCOPE" || name == "IS_MR") {
+    return ExpressionPtr(new VariableExpression(name));
+  }
+  if (int slot = ctx.Lookup(name); slot >= 0) {
+    return ExpressionPtr(new VariableExpression(Builtin::kUser, slot, std::move(rest)));
+  }
+  if (ctx.let()) {
+    if (int index = ctx.let()->IndexOf(name); index >= 0) {
+      return ExpressionPtr(new VariableExpression(ctx.let(), index, std::move(rest)));
+    }
+  }
+  if (name.empty()) return PipelineError(16869, "empty variable names are not allowed");
+  return PipelineError(17276, "Use of undefined variable: " + name);
 }
 
 // $literal: the operand unevaluated.
@@ -221,6 +251,7 @@ StatusWith<ExpressionPtr> ParseLet(std::string_view, const BsonElement& operand,
   auto let = std::make_unique<LetExpression>();
   ParseContext inner = ctx;
   for (const auto& v : vars_spec.Obj()) {
+    HG_RETURN_IF_ERROR(ValidateVariableName(v.FieldName()));
     // Variable definitions see the outer scope only.
     HG_ASSIGN_OR_RETURN(auto expr, Expression::ParseExpression(v, ctx));
     int slot;
@@ -253,6 +284,84 @@ const std::unordered_map<std::string_view, OperatorDef>& OperatorTable() {
 }
 
 }  // namespace
+
+Status ValidateVariableName(std::string_view name) {
+  if (name.empty()) {
+    return Status(ErrorCode::kFailedToParse, "empty variable names are not allowed");
+  }
+  if (name == "CURRENT") {
+    // MongoDB lets $let and `let` rebind $$CURRENT; here it is always $$ROOT.
+    return Status(ErrorCode::kCommandNotSupported, "binding $$CURRENT is not supported yet");
+  }
+  auto c0 = static_cast<unsigned char>(name[0]);
+  if (!((c0 >= 'a' && c0 <= 'z') || c0 >= 0x80)) {
+    return Status(
+        ErrorCode::kFailedToParse,
+        "'" + std::string(name) + "' starts with an invalid character for a user variable name");
+  }
+  for (char ch : name) {
+    auto c = static_cast<unsigned char>(ch);
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+          c >= 0x80)) {
+      return Status(ErrorCode::kFailedToParse, "'" + std::string(name) +
+                                                   "' contains an invalid character for a "
+                                                   "variable name: '" +
+                                                   std::string(1, ch) + "'");
+    }
+  }
+  return Status::OK();
+}
+
+std::vector<BsonObj> LetValueDocuments(const std::vector<Value>& vars) {
+  std::vector<BsonObj> out;
+  out.reserve(vars.size());
+  for (const Value& v : vars) {
+    bson::BsonBuilder b;
+    v.AppendTo(b, "");
+    out.push_back(b.Obj());
+  }
+  return out;
+}
+
+StatusWith<std::shared_ptr<const query::LetVariables>> ParseCommandLet(const BsonElement& let,
+                                                                       int64_t now_millis) {
+  if (let.eoo() || let.type() == BsonType::kNull) {
+    return std::shared_ptr<const query::LetVariables>();
+  }
+  if (let.type() != BsonType::kObject) {
+    return Status(ErrorCode::kTypeMismatch, "BSON field 'let' is the wrong type '" +
+                                                std::string(bson::TypeName(let.type())) +
+                                                "', expected type 'object'");
+  }
+  if (let.Obj().IsEmpty()) return std::shared_ptr<const query::LetVariables>();
+  std::vector<std::string> names;
+  std::vector<Value> values;
+  std::shared_ptr<const query::LetVariables> defined;  // the variables before the current one
+  for (const BsonElement& v : let.Obj()) {
+    std::string_view name = v.FieldName();
+    if (name == "NOW" || name == "CLUSTER_TIME" || name == "JS_SCOPE" || name == "IS_MR" ||
+        name == "USER_ROLES") {
+      return PipelineError(4738901, "Attempt to set internal constant: " + std::string(name));
+    }
+    if (Status s = ValidateVariableName(name); !s.ok()) {
+      return Status(s.code(), "Invalid 'let' parameter :: caused by :: " + s.reason());
+    }
+    HG_ASSIGN_OR_RETURN(ExpressionPtr expr, Expression::ParseExpression(v, ParseContext(defined)));
+    FieldDependencies deps = ExpressionDependencies(v);
+    if (deps.needs_whole_document || !deps.fields.empty()) {
+      return PipelineError(4890500,
+                           "Command let Expression tried to access a field, but this is not "
+                           "allowed because Command let Expressions run before the query "
+                           "examines any documents.");
+    }
+    Variables vars(now_millis);
+    HG_ASSIGN_OR_RETURN(Value value, expr->Evaluate(BsonObj(), vars));
+    names.emplace_back(name);
+    values.push_back(std::move(value));
+    defined = std::make_shared<const query::LetVariables>(names, LetValueDocuments(values));
+  }
+  return defined;
+}
 
 Value EvaluateFieldPath(const BsonObj& doc, const std::vector<std::string>& path) {
   if (path.empty()) return Value::Object(doc);

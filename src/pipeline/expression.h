@@ -25,6 +25,7 @@
 #include "base/status.h"
 #include "bson/bson.h"
 #include "pipeline/value.h"
+#include "query/expression_hooks.h"
 
 namespace hourglass::pipeline {
 
@@ -47,20 +48,44 @@ class Variables {
   std::vector<Value> slots_;
 };
 
-// Names in scope while parsing, each mapped to a Variables slot. Copying a context shares its
-// slot counter, so nested scopes never reuse a slot that an outer scope still holds.
+// Names in scope while parsing: the variables of $let/$map/$filter/$reduce, each mapped to a
+// Variables slot, and beneath them those of a command's or stage's `let` (query::LetVariables,
+// whose values the expression reads when it is evaluated). Copying a context shares its slot
+// counter, so nested scopes never reuse a slot that an outer scope still holds.
 class ParseContext {
  public:
   ParseContext() : next_slot_(std::make_shared<int>(0)) {}
-  // The slot of the user variable `name`, or -1 when not in scope.
+  // A context whose outermost scope is `let` (null: none).
+  explicit ParseContext(std::shared_ptr<const query::LetVariables> let)
+      : next_slot_(std::make_shared<int>(0)), let_(std::move(let)) {}
+  // The slot of the user variable `name` bound by an enclosing expression, or -1.
   int Lookup(std::string_view name) const;
   // A child context with `name` bound to a fresh slot, stored in *slot.
   ParseContext WithVariable(std::string name, int* slot) const;
+  const std::shared_ptr<const query::LetVariables>& let() const { return let_; }
 
  private:
   std::shared_ptr<int> next_slot_;
   std::vector<std::pair<std::string, int>> scope_;
+  std::shared_ptr<const query::LetVariables> let_;
 };
+
+// FailedToParse (9) unless `name` may name a user variable ($let, $map/$filter `as`, a `let`
+// option): it must start with a lowercase ASCII letter or a non-ASCII byte and go on with ASCII
+// letters, digits, '_' or non-ASCII bytes. CURRENT, which MongoDB lets users rebind, is
+// CommandNotSupported (115) here.
+Status ValidateVariableName(std::string_view name);
+
+// A command's `let` option (find, aggregate, update, delete, findAndModify), parsed and evaluated
+// once, in order: each expression may use $$NOW and the variables defined before it, never a
+// document field (4890500). Returns null for an absent, null or empty `let`. Errors: not an
+// object TypeMismatch (14); a bad name FailedToParse (9); a system variable's name (NOW,
+// CLUSTER_TIME, JS_SCOPE, IS_MR, USER_ROLES) 4738901; the expression's own errors (17276...).
+StatusWith<std::shared_ptr<const query::LetVariables>> ParseCommandLet(const bson::BsonElement& let,
+                                                                       int64_t now_millis);
+
+// The values of `vars` as query::LetVariables stores them ({"": v}, empty for missing).
+std::vector<bson::BsonObj> LetValueDocuments(const std::vector<Value>& vars);
 
 class Expression {
  public:

@@ -394,4 +394,119 @@ TEST(ExpressionTest, DateOperatorsInUtc) {
 }
 
 }  // namespace
+// ---- variables of a `let` option (query::LetVariables) ----
+
+StatusWith<std::shared_ptr<const query::LetVariables>> CommandLet(const char* json) {
+  return ParseCommandLet(Json(std::string("{\"let\": ") + json + "}")["let"], 1'000'000);
+}
+
+StatusWith<bson::BsonObj> EvalWithLet(const char* expr_json,
+                                      std::shared_ptr<const query::LetVariables> let) {
+  bson::BsonObj spec = Json(std::string("{\"e\": ") + expr_json + "}");
+  HG_ASSIGN_OR_RETURN(auto expr, Expression::ParseExpression(spec["e"], ParseContext(let)));
+  Variables vars(1'000'000);
+  HG_ASSIGN_OR_RETURN(Value v, expr->Evaluate(bson::BsonObj(), vars));
+  bson::BsonBuilder b;
+  v.AppendTo(b, "r");
+  return b.Obj();
+}
+
+TEST(LetVariablesTest, CommandLetEvaluatesInOrderOnce) {
+  auto let = CommandLet(R"({"a": 2, "b": {"$add": ["$$a", 3]}, "c": {"$multiply": ["$$a", "$$b"]},
+                            "t": "$$NOW", "o": {"x": [1, {"y": "z"}]}})");
+  ASSERT_TRUE(let.ok()) << let.status().ToString();
+  struct Case {
+    const char* expr;
+    const char* expected;
+  };
+  for (const Case& c : std::vector<Case>{
+           {R"("$$c")", "10"},
+           {R"("$$t")", R"({"$date": {"$numberLong": "1000000"}})"},
+           {R"("$$o.x.y")", R"(["z"])"},
+           {R"({"$let": {"vars": {"a": "inner"}, "in": "$$a"}})", R"("inner")"},
+           {R"({"$map": {"input": [1], "as": "b", "in": "$$b"}})", "[1]"},
+           {R"({"$let": {"vars": {"a": "$$b"}, "in": "$$a"}})", "5"},
+       }) {
+    auto r = EvalWithLet(c.expr, let.value());
+    ASSERT_TRUE(r.ok()) << c.expr << ": " << r.status().ToString();
+    EXPECT_TRUE(r.value().BinaryEqual(Json(std::string("{\"r\": ") + c.expected + "}")))
+        << c.expr << " gave " << r.value().ToJson();
+  }
+  auto absent = EvalWithLet(R"("$$d")", let.value());
+  ASSERT_FALSE(absent.ok());
+  EXPECT_EQ(absent.status().code_number(), 17276);
+}
+
+TEST(LetVariablesTest, CommandLetErrors) {
+  struct Case {
+    const char* let;
+    int code;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"1", 14},
+           {"[1]", 14},
+           {R"("x")", 14},
+           {R"({"Bad": 1})", 9},
+           {R"({"ROOT": 1})", 9},
+           {R"({"REMOVE": 1})", 9},
+           {R"({"_a": 1})", 9},
+           {R"({"a.b": 1})", 9},
+           {R"({"": 1})", 9},
+           {R"({"NOW": 1})", 4738901},
+           {R"({"CLUSTER_TIME": 1})", 4738901},
+           {R"({"USER_ROLES": 1})", 4738901},
+           {R"({"CURRENT": 1})", 115},
+           {R"({"a": "$f"})", 4890500},
+           {R"({"a": "$$CURRENT.f"})", 4890500},
+           {R"({"a": {"$concat": ["x", "$f"]}})", 4890500},
+           {R"({"a": "$$b", "b": 1})", 17276},
+           {R"({"a": {"$add": ["x", 1]}})", 16554},
+       }) {
+    auto r = CommandLet(c.let);
+    ASSERT_FALSE(r.ok()) << c.let;
+    EXPECT_EQ(r.status().code_number(), c.code) << c.let << ": " << r.status().ToString();
+  }
+  for (const char* none : {"null", "{}"}) {
+    auto r = CommandLet(none);
+    ASSERT_TRUE(r.ok()) << none;
+    EXPECT_EQ(r.value(), nullptr) << none;
+  }
+  auto non_ascii = CommandLet(R"({"\u00e9t\u00e9": 1, "aB_9": 2})");
+  EXPECT_TRUE(non_ascii.ok()) << non_ascii.status().ToString();
+}
+
+TEST(LetVariablesTest, ValuesAreReadWhenEvaluated) {
+  // A $lookup sets its variables' values per input document after parsing the sub-pipeline.
+  auto let = std::make_shared<query::LetVariables>(std::vector<std::string>{"x"},
+                                                   std::vector<bson::BsonObj>{});
+  bson::BsonObj spec = Json(R"({"e": {"$add": ["$$x", 1]}})");
+  auto expr = Expression::ParseExpression(spec["e"], ParseContext(let));
+  ASSERT_TRUE(expr.ok());
+  Variables vars;
+  for (int i : {1, 41}) {
+    let->SetValues(LetValueDocuments({Value::Int(i)}));
+    auto v = expr.value()->Evaluate(bson::BsonObj(), vars);
+    ASSERT_TRUE(v.ok());
+    EXPECT_EQ(v.value().NumberLong(), i + 1);
+  }
+  let->SetValues(LetValueDocuments({Value::Missing()}));
+  auto v = expr.value()->Evaluate(bson::BsonObj(), vars);
+  ASSERT_TRUE(v.ok());
+  EXPECT_TRUE(v.value().nullish());
+}
+
+TEST(LetVariablesTest, SystemVariables) {
+  CheckCases({{R"("$$SEARCH_META")", "{}", nullptr}, {R"("$$USER_ROLES")", "{}", "[]"}});
+  CheckErrors({{R"("$$CLUSTER_TIME")", "{}", 51144},
+               {R"("$$JS_SCOPE")", "{}", 51144},
+               {R"("$$Nope")", "{}", 17276}});
+  for (const char* bad : {R"({"$let": {"vars": {"Up": 1}, "in": 1}})",
+                          R"({"$map": {"input": [], "as": "1x", "in": 1}})",
+                          R"({"$filter": {"input": [], "as": "a-b", "cond": true}})"}) {
+    auto r = EvalToDoc(bad);
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_EQ(r.status().code(), ErrorCode::kFailedToParse) << bad;
+  }
+}
+
 }  // namespace hourglass::pipeline

@@ -267,7 +267,8 @@ Status ParseAccumulatorField(const BsonElement& f, GroupStage* g) {
   ExpressionPtr expr;
   if (!IsAccumulatorName(op)) {
     // Accumulators with options ($topN: {n, sortBy, output}, ...).
-    HG_ASSIGN_OR_RETURN(ParsedAccumulator parsed, ParseAccumulator(op, acc, ParseContext()));
+    HG_ASSIGN_OR_RETURN(ParsedAccumulator parsed,
+                        ParseAccumulator(op, acc, ParseContext(g->ctx.let)));
     g->accumulators.push_back({std::string(name), std::string(op), std::move(parsed.input),
                                std::move(parsed.make), std::move(parsed.make_for_group)});
     return Status::OK();
@@ -281,7 +282,7 @@ Status ParseAccumulatorField(const BsonElement& f, GroupStage* g) {
     if (acc.type() == BsonType::kArray) {
       return PipelineError(40237, "The " + std::string(op) + " accumulator is a unary operator");
     }
-    HG_ASSIGN_OR_RETURN(expr, Expression::ParseExpression(acc, ParseContext()));
+    HG_ASSIGN_OR_RETURN(expr, Expression::ParseExpression(acc, ParseContext(g->ctx.let)));
   }
   g->accumulators.push_back({std::string(name), std::string(op), std::move(expr), {}, {}});
   return Status::OK();
@@ -291,12 +292,12 @@ Status ParseGroupId(const BsonElement& f, GroupStage* g) {
   if (f.type() == BsonType::kObject && !f.Obj().IsEmpty() &&
       f.Obj().FirstElement().FieldName().substr(0, 1) != "$") {
     for (const auto& sub : f.Obj()) {
-      HG_ASSIGN_OR_RETURN(auto e, Expression::ParseExpression(sub, ParseContext()));
+      HG_ASSIGN_OR_RETURN(auto e, Expression::ParseExpression(sub, ParseContext(g->ctx.let)));
       g->id_fields.emplace_back(std::string(sub.FieldName()), std::move(e));
     }
     return Status::OK();
   }
-  HG_ASSIGN_OR_RETURN(g->id, Expression::ParseExpression(f, ParseContext()));
+  HG_ASSIGN_OR_RETURN(g->id, Expression::ParseExpression(f, ParseContext(g->ctx.let)));
   return Status::OK();
 }
 
@@ -368,7 +369,7 @@ Status ParseSortByCountStage(const BsonElement& spec, const PipelineContext& ctx
   }
   auto g = std::make_shared<GroupStage>();
   g->ctx = ctx;
-  HG_ASSIGN_OR_RETURN(g->id, Expression::ParseExpression(spec, ParseContext()));
+  HG_ASSIGN_OR_RETURN(g->id, Expression::ParseExpression(spec, ParseContext(ctx.let)));
   g->accumulators.push_back({"count", "$sum", Expression::MakeConstant(Value::Int(1)), {}, {}});
   out->push_back(std::move(g));
   BsonBuilder sort;
@@ -397,7 +398,7 @@ Status ParseBucketStage(const BsonElement& spec, const PipelineContext& ctx, Sta
                              "$-prefixed path or an expression, but found: " +
                                  Value::FromElement(f).ToString() + ".");
       }
-      HG_ASSIGN_OR_RETURN(key->group_by, Expression::ParseExpression(f, ParseContext()));
+      HG_ASSIGN_OR_RETURN(key->group_by, Expression::ParseExpression(f, ParseContext(ctx.let)));
     } else if (n == "boundaries") {
       if (f.type() != BsonType::kArray) {
         return PipelineError(40200,
@@ -842,7 +843,7 @@ Status ParseBucketAutoStage(const BsonElement& spec, const PipelineContext& ctx,
                              "path or an expression object, but found: " +
                                  Value::FromElement(f).ToString() + ".");
       }
-      HG_ASSIGN_OR_RETURN(s->group_by, Expression::ParseExpression(f, ParseContext()));
+      HG_ASSIGN_OR_RETURN(s->group_by, Expression::ParseExpression(f, ParseContext(ctx.let)));
     } else if (n == "buckets") {
       if (!f.IsNumber()) {
         return PipelineError(40241,
@@ -865,6 +866,7 @@ Status ParseBucketAutoStage(const BsonElement& spec, const PipelineContext& ctx,
                                  std::string(bson::TypeName(f.type())) + ".");
       }
       GroupStage g;
+      g.ctx = ctx;
       for (const auto& acc : f.Obj()) HG_RETURN_IF_ERROR(ParseAccumulatorField(acc, &g));
       s->accumulators = std::move(g.accumulators);
       have_output = true;

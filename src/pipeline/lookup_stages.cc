@@ -1,7 +1,6 @@
 // Stages that read other collections: $lookup (equality, pipeline and combined forms),
 // $graphLookup and $unionWith. They read through PipelineContext::collections; each stream reads
 // the foreign collection once, on its first Next(), and keeps its documents in memory.
-#include <cctype>
 #include <map>
 #include <set>
 
@@ -23,76 +22,6 @@ namespace {
 Status NoCollectionAccess(std::string_view stage) {
   return Status(ErrorCode::kCommandNotSupported,
                 std::string(stage) + " is not supported without a collection context");
-}
-
-Status CheckVariableName(std::string_view name) {
-  if (name.empty()) return PipelineError(16869, "empty variable names are not allowed");
-  unsigned char c0 = static_cast<unsigned char>(name[0]);
-  if (!((c0 >= 'a' && c0 <= 'z') || c0 >= 0x80)) {
-    return PipelineError(16870, "'" + std::string(name) +
-                                    "' starts with an invalid character for a user variable name");
-  }
-  for (char ch : name) {
-    unsigned char c = static_cast<unsigned char>(ch);
-    if (!(std::isalnum(c) || c == '_' || c >= 0x80)) {
-      return PipelineError(16871, "'" + std::string(name) +
-                                      "' contains an invalid character for a variable name: '" +
-                                      std::string(1, ch) + "'");
-    }
-  }
-  return Status::OK();
-}
-
-// Substitution inside one value. `in_expr`: strings are expressions here.
-void SubstituteInto(BsonBuilder& b, const BsonElement& e, std::string_view name,
-                    const LetValues& vars, bool in_expr, bool in_match);
-
-BsonObj SubstituteObject(const BsonObj& obj, const LetValues& vars, bool in_expr, bool in_match,
-                         bool is_array) {
-  BsonBuilder b;
-  for (const BsonElement& e : obj) {
-    bool child_expr = in_expr;
-    bool child_match = in_match;
-    if (!is_array && in_match && !in_expr && e.FieldName() == "$expr") child_expr = true;
-    SubstituteInto(b, e, e.FieldName(), vars, child_expr, child_match);
-  }
-  return b.Obj();
-}
-
-void SubstituteInto(BsonBuilder& b, const BsonElement& e, std::string_view name,
-                    const LetValues& vars, bool in_expr, bool in_match) {
-  if (e.type() == BsonType::kString && in_expr && e.Str().substr(0, 2) == "$$") {
-    std::string_view ref = e.Str().substr(2);
-    size_t dot = ref.find('.');
-    std::string_view var = ref.substr(0, dot);
-    for (const auto& [n, v] : vars) {
-      if (n != var) continue;
-      Value result = v;
-      if (dot != std::string_view::npos) {
-        BsonBuilder holder;
-        v.AppendTo(holder, "v");
-        std::vector<std::string> path = query::SplitPath(ref.substr(dot + 1));
-        path.insert(path.begin(), "v");
-        result = EvaluateFieldPath(holder.Obj(), path);
-      }
-      // A missing value stays missing: $$REMOVE has that meaning in expressions.
-      if (result.missing()) {
-        b.AppendString(name, "$$REMOVE");
-        return;
-      }
-      size_t t = b.OpenObject(name);
-      result.AppendTo(b, "$literal");
-      b.Close(t);
-      return;
-    }
-  }
-  if (e.type() == BsonType::kObject) {
-    b.AppendObject(name, SubstituteObject(e.Obj(), vars, in_expr, in_match, false));
-  } else if (e.type() == BsonType::kArray) {
-    b.AppendArray(name, SubstituteObject(e.Obj(), vars, in_expr, in_match, true));
-  } else {
-    b.AppendElementAs(e, name);
-  }
 }
 
 // Keys of a document at a dotted path, for equality joins with query semantics: a missing value
@@ -135,9 +64,15 @@ class KeyIndex {
   std::map<Value, std::vector<size_t>, ValueLess> index_;
 };
 
+// What a filter read on behalf of a stage may use: the pipeline's $$NOW and variables.
+query::ExpressionContext ExprContext(const PipelineContext& ctx) {
+  return query::ExpressionContext{ctx.now_millis, ctx.let};
+}
+
 Status ReadAll(CollectionAccess& access, const std::string& db, const std::string& coll,
-               const BsonObj& filter, std::vector<BsonObj>* out) {
-  HG_ASSIGN_OR_RETURN(auto stream, access.Read(db, coll, filter));
+               const BsonObj& filter, const query::ExpressionContext& expr_ctx,
+               std::vector<BsonObj>* out) {
+  HG_ASSIGN_OR_RETURN(auto stream, access.Read(db, coll, filter, expr_ctx));
   HG_ASSIGN_OR_RETURN(*out, DrainStream(*stream));
   return Status::OK();
 }
@@ -173,8 +108,8 @@ struct ExprEquality {
 };
 
 // The {$eq: ["$field", "$$var"]} (either order) in `e`, directly or as a conjunct of $and.
-std::optional<ExprEquality> FindEquality(
-    const BsonElement& e, const std::vector<std::pair<std::string, ExpressionPtr>>& let) {
+std::optional<ExprEquality> FindEquality(const BsonElement& e,
+                                         const std::vector<std::string>& let) {
   if (e.type() != BsonType::kObject || e.Obj().NumFields() != 1) return std::nullopt;
   BsonElement op = e.Obj().FirstElement();
   if (op.FieldName() == "$and" && op.type() == BsonType::kArray) {
@@ -200,14 +135,14 @@ std::optional<ExprEquality> FindEquality(
     return std::nullopt;
   }
   for (size_t i = 0; i < let.size(); ++i) {
-    if (let[i].first == var) return ExprEquality{std::string(field), i};
+    if (let[i] == var) return ExprEquality{std::string(field), i};
   }
   return std::nullopt;
 }
 
 // The equality a correlated sub-pipeline's first stage requires, if it has a usable one.
-std::optional<ExprEquality> FindExprEquality(
-    const BsonObj& stages, const std::vector<std::pair<std::string, ExpressionPtr>>& let) {
+std::optional<ExprEquality> FindExprEquality(const BsonObj& stages,
+                                             const std::vector<std::string>& let) {
   if (stages.IsEmpty()) return std::nullopt;
   BsonElement first = stages.FirstElement();
   if (first.type() != BsonType::kObject) return std::nullopt;
@@ -225,9 +160,10 @@ class LookupStage : public Stage {
   std::string from;
   std::string as;
   std::optional<query::FieldPath> local_field, foreign_field;
-  std::vector<std::pair<std::string, ExpressionPtr>> let;
+  std::shared_ptr<const StageLet> let;  // null without `let`
   std::optional<BsonObj> sub_pipeline;
-  std::unique_ptr<Pipeline> uncorrelated;  // a sub-pipeline that needs no per-document input
+  // The sub-pipeline, parsed once (with `let`'s variables when there is one).
+  std::unique_ptr<Pipeline> sub;
   // Its leading $match, read by the foreign scan itself (so a time-series read prunes buckets).
   BsonObj foreign_filter;
   // A correlated sub-pipeline starting with $match {$expr: {$eq: ["$field", "$$var"]}}: the
@@ -258,29 +194,28 @@ class LookupStage : public Stage {
         } else {
           joined = foreign_;
         }
-        if (s_->sub_pipeline) {
-          if (s_->uncorrelated && !s_->local_field) {
+        if (s_->sub) {
+          if (!s_->let && !s_->local_field) {
             // MongoDB too runs a sub-pipeline that depends on nothing of the input only once.
             if (!cached_) {
-              HG_ASSIGN_OR_RETURN(cached_, s_->uncorrelated->RunOver(foreign_));
+              HG_ASSIGN_OR_RETURN(cached_, s_->sub->RunOver(foreign_));
             }
             joined = *cached_;
-          } else if (s_->uncorrelated) {
-            HG_ASSIGN_OR_RETURN(joined, s_->uncorrelated->RunOver(std::move(joined)));
           } else {
-            HG_ASSIGN_OR_RETURN(LetValues vars, EvaluateLet(s_->let, *d, s_->ctx.now_millis));
+            if (s_->let) {
+              // The sub-pipeline's variables take this document's values for the run below.
+              HG_RETURN_IF_ERROR(s_->let->Bind(*d, s_->ctx.now_millis));
+            }
             if (s_->expr_eq) {
               // Only the documents whose field can equal the variable reach the sub-pipeline
               // (whose $match still decides).
-              const Value& v = vars[s_->expr_eq->var_index].second;
+              Value v = s_->let->value(s_->expr_eq->var_index);
               joined.clear();
               for (size_t i : expr_index_.Find({v.nullish() ? Value::Null() : v})) {
                 joined.push_back(foreign_[i]);
               }
             }
-            BsonObj stages = SubstituteVariables(*s_->sub_pipeline, vars);
-            HG_ASSIGN_OR_RETURN(auto p, Pipeline::Parse(stages, s_->ctx));
-            HG_ASSIGN_OR_RETURN(joined, p->RunOver(std::move(joined)));
+            HG_ASSIGN_OR_RETURN(joined, s_->sub->RunOver(std::move(joined)));
           }
         }
         // MongoDB's limit on what one input document may collect (its internal BSON maximum).
@@ -298,8 +233,8 @@ class LookupStage : public Stage {
       Status Load() {
         // Without `from` the sub-pipeline starts with $documents and needs no collection.
         if (!s_->from.empty()) {
-          HG_RETURN_IF_ERROR(
-              ReadAll(*s_->ctx.collections, s_->ctx.db, s_->from, s_->foreign_filter, &foreign_));
+          HG_RETURN_IF_ERROR(ReadAll(*s_->ctx.collections, s_->ctx.db, s_->from, s_->foreign_filter,
+                                     ExprContext(s_->ctx), &foreign_));
         }
         if (s_->foreign_field) index_.Build(foreign_, *s_->foreign_field);
         if (s_->expr_eq) expr_index_.Build(foreign_, {s_->expr_eq->field});
@@ -328,42 +263,49 @@ StatusWith<std::string> StringArg(std::string_view stage, const BsonElement& e) 
 
 }  // namespace
 
-Status ParseLetSpec(const BsonObj& let, std::vector<std::pair<std::string, ExpressionPtr>>* out) {
+StatusWith<std::shared_ptr<const StageLet>> StageLet::Parse(const BsonObj& let,
+                                                            const PipelineContext& outer) {
+  auto out = std::make_shared<StageLet>();
+  out->outer_ = outer.let;
+  std::vector<std::string> names = out->outer_ ? out->outer_->names() : std::vector<std::string>{};
   for (const BsonElement& v : let) {
-    HG_RETURN_IF_ERROR(CheckVariableName(v.FieldName()));
-    HG_ASSIGN_OR_RETURN(auto e, Expression::ParseExpression(v, ParseContext()));
-    out->emplace_back(std::string(v.FieldName()), std::move(e));
+    HG_RETURN_IF_ERROR(ValidateVariableName(v.FieldName()));
+    HG_ASSIGN_OR_RETURN(auto e, Expression::ParseExpression(v, ParseContext(outer.let)));
+    out->exprs_.emplace_back(std::string(v.FieldName()), std::move(e));
+    names.emplace_back(v.FieldName());
   }
+  out->vars_ = std::make_shared<query::LetVariables>(std::move(names), std::vector<BsonObj>{});
+  return std::shared_ptr<const StageLet>(std::move(out));
+}
+
+PipelineContext StageLet::SubContext(const PipelineContext& outer) const {
+  PipelineContext sub = outer;
+  sub.let = vars_;
+  return sub;
+}
+
+Status StageLet::Bind(const BsonObj& doc, int64_t now_millis) const {
+  std::vector<Value> own;
+  Variables v(now_millis);
+  for (const auto& [name, e] : exprs_) {
+    HG_ASSIGN_OR_RETURN(Value val, e->Evaluate(doc, v));
+    own.push_back(std::move(val));
+  }
+  std::vector<BsonObj> values = outer_ ? outer_->values() : std::vector<BsonObj>{};
+  for (BsonObj& d : LetValueDocuments(own)) values.push_back(std::move(d));
+  vars_->SetValues(std::move(values));
   return Status::OK();
 }
 
-StatusWith<LetValues> EvaluateLet(const std::vector<std::pair<std::string, ExpressionPtr>>& let,
-                                  const BsonObj& doc, int64_t now_millis) {
-  LetValues vars;
-  Variables v(now_millis);
-  for (const auto& [name, e] : let) {
-    HG_ASSIGN_OR_RETURN(Value val, e->Evaluate(doc, v));
-    vars.emplace_back(name, std::move(val));
-  }
-  return vars;
+std::vector<std::string> StageLet::names() const {
+  std::vector<std::string> out;
+  for (const auto& [name, e] : exprs_) out.push_back(name);
+  return out;
 }
 
-BsonObj SubstituteVariables(const BsonObj& stages, const LetValues& vars) {
-  if (vars.empty()) return stages;
-  BsonBuilder b;
-  for (const BsonElement& st : stages) {
-    if (st.type() != BsonType::kObject) {
-      b.AppendElement(st);
-      continue;
-    }
-    BsonBuilder stage;
-    for (const BsonElement& e : st.Obj()) {
-      const bool is_match = e.FieldName() == "$match";
-      SubstituteInto(stage, e, e.FieldName(), vars, !is_match, is_match);
-    }
-    b.AppendObject(st.FieldName(), stage.Obj());
-  }
-  return b.Obj();
+Value StageLet::value(size_t i) const {
+  const size_t outer = outer_ ? outer_->names().size() : 0;
+  return Value::FromHolder(vars_->holder(static_cast<int>(outer + i)));
 }
 
 Status ParseLookupStage(const BsonElement& spec, const PipelineContext& ctx, StageList* out) {
@@ -443,19 +385,18 @@ Status ParseLookupStage(const BsonElement& spec, const PipelineContext& ctx, Sta
   if (!have_from && !starts_with_documents) {
     return Status(ErrorCode::kFailedToParse, "must specify 'from' field for a $lookup");
   }
-  if (let_spec) HG_RETURN_IF_ERROR(ParseLetSpec(*let_spec, &s->let));
+  if (let_spec && !let_spec->IsEmpty()) {
+    HG_ASSIGN_OR_RETURN(s->let, StageLet::Parse(*let_spec, ctx));
+  }
   if (s->sub_pipeline) {
     HG_RETURN_IF_ERROR(CheckSubPipeline(*s->sub_pipeline, "$lookup", 51047));
-    // Parse now to report errors at once; variables are replaced by placeholders first.
-    LetValues placeholders;
-    for (const auto& [n, e] : s->let) placeholders.emplace_back(n, Value::Null());
-    HG_ASSIGN_OR_RETURN(auto p,
-                        Pipeline::Parse(SubstituteVariables(*s->sub_pipeline, placeholders), ctx));
-    if (s->let.empty()) {
-      if (auto leading = p->PopLeadingMatch()) s->foreign_filter = leading->Owned();
-      s->uncorrelated = std::move(p);
+    HG_ASSIGN_OR_RETURN(s->sub,
+                        Pipeline::Parse(*s->sub_pipeline, s->let ? s->let->SubContext(ctx) : ctx));
+    if (!s->let) {
+      // Nothing in it depends on the input document: its leading $match goes to the read.
+      if (auto leading = s->sub->PopLeadingMatch()) s->foreign_filter = leading->Owned();
     } else if (!s->local_field) {
-      s->expr_eq = FindExprEquality(*s->sub_pipeline, s->let);
+      s->expr_eq = FindExprEquality(*s->sub_pipeline, s->let->names());
     }
   }
   if (!ctx.collections) return NoCollectionAccess("$lookup");
@@ -490,8 +431,8 @@ class UnionWithStage : public Stage {
             // No collection: the sub-pipeline starts with $documents.
             other_ = std::make_unique<VectorDocumentStream>(std::vector<BsonObj>{});
           } else {
-            HG_ASSIGN_OR_RETURN(other_,
-                                s_->ctx.collections->Read(s_->ctx.db, s_->coll, s_->filter));
+            HG_ASSIGN_OR_RETURN(other_, s_->ctx.collections->Read(s_->ctx.db, s_->coll, s_->filter,
+                                                                  ExprContext(s_->ctx)));
           }
           if (s_->sub) other_ = s_->sub->Bind(std::move(other_));
         }
@@ -586,9 +527,10 @@ class GraphLookupStage : public Stage {
         HG_ASSIGN_OR_RETURN(OptDoc d, in_->Next());
         if (!d) return d;
         if (!loaded_) {
-          HG_RETURN_IF_ERROR(s_->ctx.collections ? ReadAll(*s_->ctx.collections, s_->ctx.db,
-                                                           s_->from, s_->restrict, &foreign_)
-                                                 : NoCollectionAccess("$graphLookup"));
+          HG_RETURN_IF_ERROR(s_->ctx.collections
+                                 ? ReadAll(*s_->ctx.collections, s_->ctx.db, s_->from, s_->restrict,
+                                           ExprContext(s_->ctx), &foreign_)
+                                 : NoCollectionAccess("$graphLookup"));
           index_.Build(foreign_, s_->connect_to);
           loaded_ = true;
         }
@@ -693,7 +635,7 @@ Status ParseGraphLookupStage(const BsonElement& spec, const PipelineContext& ctx
       HG_RETURN_IF_ERROR(str(&p));
       s->depth_field = p;
     } else if (f == "startWith") {
-      HG_ASSIGN_OR_RETURN(s->start_with, Expression::ParseExpression(e, ParseContext()));
+      HG_ASSIGN_OR_RETURN(s->start_with, Expression::ParseExpression(e, ParseContext(ctx.let)));
     } else if (f == "maxDepth") {
       if (!e.IsNumber()) {
         return PipelineError(40100, "maxDepth must be numeric, found type: " +
@@ -715,7 +657,7 @@ Status ParseGraphLookupStage(const BsonElement& spec, const PipelineContext& ctx
                                         std::string(bson::TypeName(e.type())));
       }
       s->restrict = e.Obj().Owned();
-      HG_RETURN_IF_ERROR(query::Matcher::Parse(s->restrict).status());
+      HG_RETURN_IF_ERROR(query::Matcher::Parse(s->restrict, ExprContext(ctx)).status());
     } else {
       return PipelineError(40104, "Unknown argument to $graphLookup: " + std::string(f));
     }

@@ -112,7 +112,10 @@ class MergeStage : public Stage {
   WhenMatched when_matched = WhenMatched::kMerge;
   WhenNotMatched when_not_matched = WhenNotMatched::kInsert;
   BsonObj update_pipeline;
-  std::vector<std::pair<std::string, ExpressionPtr>> let;  // empty: {new: "$$ROOT"}
+  // whenMatched as a pipeline: parsed once with `let` (default {new: "$$ROOT"}), whose values
+  // are set from each source document before the pipeline runs over the target.
+  std::shared_ptr<const StageLet> let;
+  std::unique_ptr<Pipeline> update;
 
   std::string_view name() const override { return "$merge"; }
 
@@ -162,15 +165,8 @@ class MergeStage : public Stage {
         return out;
       }
       case WhenMatched::kPipeline: {
-        LetValues vars;
-        if (let.empty()) {
-          vars.emplace_back("new", Value::Object(source));
-        } else {
-          HG_ASSIGN_OR_RETURN(vars, EvaluateLet(let, source, ctx.now_millis));
-        }
-        HG_ASSIGN_OR_RETURN(auto p,
-                            Pipeline::Parse(SubstituteVariables(update_pipeline, vars), ctx));
-        HG_ASSIGN_OR_RETURN(auto docs, p->RunOver({target}));
+        HG_RETURN_IF_ERROR(let->Bind(source, ctx.now_millis));
+        HG_ASSIGN_OR_RETURN(auto docs, update->RunOver({target}));
         if (docs.size() != 1) {
           return Status(ErrorCode::kBadValue,
                         "$merge's whenMatched pipeline must produce exactly one document");
@@ -452,18 +448,13 @@ Status ParseMergeStage(const BsonElement& spec, const PipelineContext& ctx, Stag
                              "'let' may not define a value for the reserved 'new' variable other "
                              "than '$$ROOT'");
       }
-      HG_RETURN_IF_ERROR(ParseLetSpec(*let_spec, &s->let));
-      if (new_elem.eoo()) {
-        BsonBuilder root;
-        root.AppendString("new", "$$ROOT");
-        HG_RETURN_IF_ERROR(ParseLetSpec(root.Obj(), &s->let));
-      }
     }
     if (s->when_matched == WhenMatched::kPipeline) {
-      LetValues placeholders = {{"new", Value::Null()}};
-      for (const auto& [n, e] : s->let) placeholders.emplace_back(n, Value::Null());
-      HG_RETURN_IF_ERROR(
-          Pipeline::Parse(SubstituteVariables(s->update_pipeline, placeholders), ctx).status());
+      BsonBuilder let;
+      if (let_spec) let.AppendElementsOf(*let_spec);
+      if (!let_spec || (*let_spec)["new"].eoo()) let.AppendString("new", "$$ROOT");
+      HG_ASSIGN_OR_RETURN(s->let, StageLet::Parse(let.Obj(), ctx));
+      HG_ASSIGN_OR_RETURN(s->update, Pipeline::Parse(s->update_pipeline, s->let->SubContext(ctx)));
     }
   } else {
     return Status(ErrorCode::kTypeMismatch,

@@ -27,6 +27,7 @@
 
 #include "base/status.h"
 #include "bson/bson.h"
+#include "query/expression_hooks.h"
 
 namespace hourglass::pipeline {
 
@@ -65,10 +66,11 @@ class CollectionAccess {
  public:
   virtual ~CollectionAccess() = default;
   // The documents of db.coll matching `filter` ({} for all), in natural order. A time-series
-  // collection yields its unpacked measurements; a missing collection yields nothing.
-  virtual StatusWith<std::unique_ptr<DocumentStream>> Read(const std::string& db,
-                                                           const std::string& coll,
-                                                           const bson::BsonObj& filter) = 0;
+  // collection yields its unpacked measurements; a missing collection yields nothing. The
+  // filter's $expr reads $$NOW and the `let` variables of `expr_ctx`.
+  virtual StatusWith<std::unique_ptr<DocumentStream>> Read(
+      const std::string& db, const std::string& coll, const bson::BsonObj& filter,
+      const query::ExpressionContext& expr_ctx) = 0;
   // $out: replaces the contents of db.coll with `docs`, which are written to a temporary
   // collection renamed over the target at the end (a failure leaves the target unchanged).
   // `timeseries` (empty: none) makes the target a time-series collection with those options.
@@ -108,6 +110,9 @@ struct PipelineContext {
   std::string db;
   std::shared_ptr<CollectionAccess> collections;
   int64_t now_millis = 0;  // the value of $$NOW
+  // The variables of the command's `let` (null: none), which every expression may read; a
+  // $lookup sub-pipeline gets its own, holding the outer ones and the stage's `let`.
+  std::shared_ptr<const query::LetVariables> let;
   // Whether blocking stages may spill to disk when they exceed their memory limit; without it
   // they fail with 292. The command layer resolves an omitted allowDiskUse through the
   // allowDiskUseByDefault server parameter (memory_parameters.h).

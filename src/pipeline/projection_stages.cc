@@ -213,7 +213,8 @@ class ProjectionStage : public Stage {
 // Builds the tree from a spec; `stage` names the stage in errors ("$project", "$addFields").
 class TreeBuilder {
  public:
-  TreeBuilder(std::string_view stage, Mode mode) : stage_(stage), mode_(mode) {}
+  TreeBuilder(std::string_view stage, Mode mode, ParseContext pc)
+      : stage_(stage), mode_(mode), pc_(std::move(pc)) {}
 
   Status Add(Node& node, std::string_view prefix, const BsonElement& f) {
     std::string_view field = f.FieldName();
@@ -295,7 +296,7 @@ class TreeBuilder {
       }
       saw_compute_ = true;
     }
-    HG_ASSIGN_OR_RETURN(auto e, Expression::ParseExpression(f, ParseContext()));
+    HG_ASSIGN_OR_RETURN(auto e, Expression::ParseExpression(f, pc_));
     return Insert(node, leaf, full, Action{Action::kCompute, std::move(e), {}});
   }
   Status Insert(Node& node, const std::string& leaf, const std::string& full, Action a) {
@@ -322,6 +323,7 @@ class TreeBuilder {
 
   std::string_view stage_;
   Mode mode_;
+  ParseContext pc_;
   bool saw_inclusion_ = false, saw_exclusion_ = false, saw_compute_ = false;
   std::string first_inclusion_, first_exclusion_;
 };
@@ -338,7 +340,7 @@ Status ParseProjectStage(const BsonElement& spec, const PipelineContext& ctx, St
                          "have at least one field");
   }
   // Mode is unknown until the whole spec is seen; parse as a projection and decide afterwards.
-  TreeBuilder tb("$project", Mode::kInclusion);
+  TreeBuilder tb("$project", Mode::kInclusion, ParseContext(ctx.let));
   auto root = std::make_unique<Node>();
   for (const auto& f : spec.Obj()) HG_RETURN_IF_ERROR(tb.Add(*root, "", f));
   Mode mode = tb.saw_inclusion() || !tb.saw_exclusion() ? Mode::kInclusion : Mode::kExclusion;
@@ -365,7 +367,7 @@ Status ParseAddFieldsStage(const BsonElement& spec, const PipelineContext& ctx, 
     return PipelineError(40272, std::string(name) + " specification stage must be an object, got " +
                                     std::string(bson::TypeName(spec.type())));
   }
-  TreeBuilder tb(name, Mode::kAddFields);
+  TreeBuilder tb(name, Mode::kAddFields, ParseContext(ctx.let));
   auto root = std::make_unique<Node>();
   for (const auto& f : spec.Obj()) HG_RETURN_IF_ERROR(tb.Add(*root, "", f));
   out->push_back(std::make_shared<ProjectionStage>(
@@ -394,7 +396,7 @@ Status ParseUnsetStage(const BsonElement& spec, const PipelineContext& ctx, Stag
   } else {
     return PipelineError(31002, "$unset specification must be a string or an array");
   }
-  TreeBuilder tb("$unset", Mode::kExclusion);
+  TreeBuilder tb("$unset", Mode::kExclusion, ParseContext(ctx.let));
   auto root = std::make_unique<Node>();
   BsonBuilder b;
   for (auto f : fields) b.AppendInt32(f, 0);

@@ -83,7 +83,7 @@ class HookTransform final : public query::DocumentTransform {
 
 StatusWith<query::CompiledExpressionPtr> ParseExpressionHook(const BsonElement& e,
                                                              const query::ExpressionContext& ctx) {
-  HG_ASSIGN_OR_RETURN(ExpressionPtr expr, Expression::ParseExpression(e, ParseContext()));
+  HG_ASSIGN_OR_RETURN(ExpressionPtr expr, Expression::ParseExpression(e, ParseContext(ctx.let)));
   return query::CompiledExpressionPtr(
       std::make_shared<HookExpression>(std::move(expr), ctx.now_millis));
 }
@@ -92,6 +92,7 @@ StatusWith<query::DocumentTransformPtr> MakeTransform(const BsonObj& stages,
                                                       const query::ExpressionContext& ctx) {
   PipelineContext pctx;
   pctx.now_millis = ctx.now_millis;
+  pctx.let = ctx.let;
   HG_ASSIGN_OR_RETURN(std::unique_ptr<Pipeline> p, Pipeline::Parse(stages, pctx));
   return query::DocumentTransformPtr(std::make_shared<HookTransform>(std::move(p)));
 }

@@ -93,21 +93,29 @@ Status ParseMergeStage(const bson::BsonElement& spec, const PipelineContext& ctx
 // produce, so it keeps only those (top-k) instead of sorting and holding everything.
 void CoalesceSortLimit(StageList* stages);
 
-// User variables given to a sub-pipeline ($lookup's `let`, $merge's `let` and $$new), by name.
-using LetValues = std::vector<std::pair<std::string, Value>>;
+// The `let` of $lookup and $merge: expressions evaluated over each input document (with the
+// enclosing variables in scope) whose values the stage's sub-pipeline reads as "$$name". The
+// sub-pipeline is parsed once with SubContext(); Bind() sets the values before each run, so one
+// StageLet serves one run at a time (a stage's streams run their sub-pipeline to completion
+// for each input document).
+class StageLet {
+ public:
+  // Parses `let` (each name must be a user variable name: FailedToParse) in `outer`'s scope.
+  static StatusWith<std::shared_ptr<const StageLet>> Parse(const bson::BsonObj& let,
+                                                           const PipelineContext& outer);
+  // `outer` with these variables added (shadowing outer ones of the same name).
+  PipelineContext SubContext(const PipelineContext& outer) const;
+  // Evaluates the expressions over `doc` and makes the results the variables' values.
+  Status Bind(const bson::BsonObj& doc, int64_t now_millis) const;
+  // The names in order, and the value Bind() last gave the i-th.
+  std::vector<std::string> names() const;
+  Value value(size_t i) const;
 
-// The pipeline array `stages` with every "$$name" / "$$name.path" string that names one of
-// `vars` replaced by {$literal: value} (inside $match only under $expr, where variables are
-// expressions; elsewhere in $match a string is a plain value).
-bson::BsonObj SubstituteVariables(const bson::BsonObj& stages, const LetValues& vars);
-
-// Parses a `let` document: each name must be a valid user variable name (16870 otherwise).
-Status ParseLetSpec(const bson::BsonObj& let,
-                    std::vector<std::pair<std::string, ExpressionPtr>>* out);
-
-// Evaluates parsed `let` expressions over `doc`.
-StatusWith<LetValues> EvaluateLet(const std::vector<std::pair<std::string, ExpressionPtr>>& let,
-                                  const bson::BsonObj& doc, int64_t now_millis);
+ private:
+  std::shared_ptr<const query::LetVariables> outer_;
+  std::vector<std::pair<std::string, ExpressionPtr>> exprs_;
+  std::shared_ptr<query::LetVariables> vars_;  // outer_'s names, then these
+};
 
 // The filter of a $match stage, or nullptr if `stage` is not a pushable $match.
 const bson::BsonObj* PushableMatchFilter(const Stage& stage);

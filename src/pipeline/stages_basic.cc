@@ -374,16 +374,53 @@ class SampleStage : public Stage {
 
 // ---- $documents ----
 
+// The documents of a $documents expression (5858203/5858204 when it is not an array of objects).
+StatusWith<std::vector<BsonObj>> DocumentsOf(const Expression& e, int64_t now_millis) {
+  Variables vars(now_millis);
+  HG_ASSIGN_OR_RETURN(Value v, e.Evaluate(BsonObj(), vars));
+  if (!v.IsArray()) {
+    return PipelineError(5858203, "an array is expected for $documents, found " +
+                                      std::string(bson::TypeName(v.type())));
+  }
+  std::vector<BsonObj> docs;
+  for (const auto& m : v.ArrayValues()) {
+    if (!m.IsObject()) {
+      return PipelineError(5858204, "$documents expects an array of objects, found " +
+                                        std::string(bson::TypeName(m.type())));
+    }
+    docs.push_back(m.Obj().Owned());
+  }
+  return docs;
+}
+
+// The expression is evaluated when the stage runs: inside a $lookup it may read the stage's
+// `let` variables, whose values change with each input document.
 class DocumentsStage : public Stage {
  public:
-  explicit DocumentsStage(std::vector<BsonObj> docs) : docs_(std::move(docs)) {}
+  DocumentsStage(ExpressionPtr e, int64_t now_millis) : e_(std::move(e)), now_millis_(now_millis) {}
   std::string_view name() const override { return "$documents"; }
   std::unique_ptr<DocumentStream> Bind(std::unique_ptr<DocumentStream>) const override {
-    return std::make_unique<VectorDocumentStream>(docs_);
+    class Stream : public DocumentStream {
+     public:
+      explicit Stream(std::shared_ptr<const DocumentsStage> s) : s_(std::move(s)) {}
+      StatusWith<OptDoc> Next() override {
+        if (!docs_) {
+          HG_ASSIGN_OR_RETURN(auto docs, DocumentsOf(*s_->e_, s_->now_millis_));
+          docs_ = std::make_unique<VectorDocumentStream>(std::move(docs));
+        }
+        return docs_->Next();
+      }
+
+     private:
+      std::shared_ptr<const DocumentsStage> s_;
+      std::unique_ptr<VectorDocumentStream> docs_;
+    };
+    return std::make_unique<Stream>(Self(this));
   }
 
  private:
-  std::vector<BsonObj> docs_;
+  ExpressionPtr e_;
+  int64_t now_millis_;
 };
 
 // ---- $facet ----
@@ -440,8 +477,8 @@ Status ParseMatchStage(const BsonElement& spec, const PipelineContext& ctx, Stag
   // $expr anywhere in the filter is evaluated by the query layer through the hook this module
   // installs (query_hooks.cc); calling it here also links it into every program using $match.
   InstallQueryHooks();
-  HG_ASSIGN_OR_RETURN(auto matcher,
-                      query::Matcher::Parse(filter, query::ExpressionContext{ctx.now_millis}));
+  HG_ASSIGN_OR_RETURN(auto matcher, query::Matcher::Parse(
+                                        filter, query::ExpressionContext{ctx.now_millis, ctx.let}));
   out->push_back(std::make_shared<MatchStage>(filter, std::move(matcher)));
   return Status::OK();
 }
@@ -600,7 +637,7 @@ Status ParseReplaceRootStage(const BsonElement& spec, const PipelineContext& ctx
       return PipelineError(40231, "no newRoot specified for the $replaceRoot stage");
     }
   }
-  HG_ASSIGN_OR_RETURN(auto e, Expression::ParseExpression(expr_elem, ParseContext()));
+  HG_ASSIGN_OR_RETURN(auto e, Expression::ParseExpression(expr_elem, ParseContext(ctx.let)));
   out->push_back(std::make_shared<ReplaceRootStage>(std::move(e), ctx.now_millis));
   return Status::OK();
 }
@@ -626,22 +663,12 @@ Status ParseSampleStage(const BsonElement& spec, const PipelineContext&, StageLi
 }
 
 Status ParseDocumentsStage(const BsonElement& spec, const PipelineContext& ctx, StageList* out) {
-  HG_ASSIGN_OR_RETURN(auto e, Expression::ParseExpression(spec, ParseContext()));
-  Variables vars(ctx.now_millis);
-  HG_ASSIGN_OR_RETURN(Value v, e->Evaluate(BsonObj(), vars));
-  if (!v.IsArray()) {
-    return PipelineError(5858203, "an array is expected for $documents, found " +
-                                      std::string(bson::TypeName(v.type())));
+  HG_ASSIGN_OR_RETURN(auto e, Expression::ParseExpression(spec, ParseContext(ctx.let)));
+  if (e->ConstantValue() != nullptr) {
+    // A literal array: its errors are parse errors.
+    HG_RETURN_IF_ERROR(DocumentsOf(*e, ctx.now_millis).status());
   }
-  std::vector<BsonObj> docs;
-  for (const auto& m : v.ArrayValues()) {
-    if (!m.IsObject()) {
-      return PipelineError(5858204, "$documents expects an array of objects, found " +
-                                        std::string(bson::TypeName(m.type())));
-    }
-    docs.push_back(m.Obj().Owned());
-  }
-  out->push_back(std::make_shared<DocumentsStage>(std::move(docs)));
+  out->push_back(std::make_shared<DocumentsStage>(std::move(e), ctx.now_millis));
   return Status::OK();
 }
 

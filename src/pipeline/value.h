@@ -24,6 +24,9 @@ class Value {
   static Value Missing() { return Value(); }
   // Copies `e`'s value (its name is dropped). An EOO element gives missing.
   static Value FromElement(const bson::BsonElement& e);
+  // The value held by `holder`, a document {"": v} as AppendTo(b, "") writes it (empty:
+  // missing), sharing its buffer instead of copying.
+  static Value FromHolder(const bson::BsonObj& holder) { return Value(holder); }
   static Value Int(int32_t v);
   static Value Long(int64_t v);
   static Value Double(double v);

@@ -377,7 +377,8 @@ class QuantileFunction : public WindowFunction {
 // {input, p, method} of $percentile, {input, method} of $median (MongoDB 7.0 accepts only
 // method "approximate").
 StatusWith<std::unique_ptr<WindowFunction>> ParseQuantile(std::string_view fn,
-                                                          const BsonElement& arg, Window w) {
+                                                          const BsonElement& arg, Window w,
+                                                          const ParseContext& pc) {
   const bool median = fn == "$median";
   if (arg.type() != BsonType::kObject) {
     return PipelineError(median ? 7436100 : 7429700, "specification must be an object; found " +
@@ -413,7 +414,7 @@ StatusWith<std::unique_ptr<WindowFunction>> ParseQuantile(std::string_view fn,
     if (p.type() == BsonType::kArray) {
       vals = Value::FromElement(p).ArrayValues();
     } else {
-      HG_ASSIGN_OR_RETURN(ExpressionPtr e, Expression::ParseExpression(p, ParseContext()));
+      HG_ASSIGN_OR_RETURN(ExpressionPtr e, Expression::ParseExpression(p, pc));
       if (e->ConstantValue() == nullptr) {
         return PipelineError(7750300,
                              "The $percentile 'p' field must be an array of constant values, but "
@@ -442,7 +443,7 @@ StatusWith<std::unique_ptr<WindowFunction>> ParseQuantile(std::string_view fn,
     return Status(ErrorCode::kBadValue,
                   "Currently only 'approximate' can be used as a percentile 'method'.");
   }
-  HG_ASSIGN_OR_RETURN(ExpressionPtr in, Expression::ParseExpression(input, ParseContext()));
+  HG_ASSIGN_OR_RETURN(ExpressionPtr in, Expression::ParseExpression(input, pc));
   return std::unique_ptr<WindowFunction>(
       std::make_unique<QuantileFunction>(std::move(in), std::move(ps), std::move(w)));
 }
@@ -758,7 +759,7 @@ Status RequireOneFieldSort(const WindowSortInfo& sort, std::string_view fn) {
 }
 
 StatusWith<std::unique_ptr<WindowFunction>> ParseFold(std::string_view fn, const BsonElement& arg,
-                                                      Window w) {
+                                                      Window w, const ParseContext& pc) {
   ExpressionPtr input;
   if (fn == "$count") {
     if (arg.type() != BsonType::kObject || !arg.Obj().IsEmpty()) {
@@ -769,12 +770,12 @@ StatusWith<std::unique_ptr<WindowFunction>> ParseFold(std::string_view fn, const
     if (arg.type() != BsonType::kArray || arg.Obj().NumFields() != 2) {
       return ParseError(std::string(fn) + " requires an array of two expressions");
     }
-    HG_ASSIGN_OR_RETURN(input, Expression::ParseExpression(arg, ParseContext()));
+    HG_ASSIGN_OR_RETURN(input, Expression::ParseExpression(arg, pc));
   } else {
     if (arg.type() == BsonType::kArray) {
       return PipelineError(40237, "The " + std::string(fn) + " accumulator is a unary operator");
     }
-    HG_ASSIGN_OR_RETURN(input, Expression::ParseExpression(arg, ParseContext()));
+    HG_ASSIGN_OR_RETURN(input, Expression::ParseExpression(arg, pc));
   }
   AccumulatorFactory make;
   if (fn == "$covariancePop" || fn == "$covarianceSamp") {
@@ -799,8 +800,8 @@ StatusWith<std::unique_ptr<WindowFunction>> ParseFold(std::string_view fn, const
 // and errors, ParseAccumulator) folded over each window. There is no group key, so an `n` that
 // is not constant is evaluated against an empty document.
 StatusWith<std::unique_ptr<WindowFunction>> ParseNary(std::string_view fn, const BsonElement& arg,
-                                                      Window w) {
-  HG_ASSIGN_OR_RETURN(ParsedAccumulator parsed, ParseAccumulator(fn, arg, ParseContext()));
+                                                      Window w, const ParseContext& pc) {
+  HG_ASSIGN_OR_RETURN(ParsedAccumulator parsed, ParseAccumulator(fn, arg, pc));
   AccumulatorFactory make = parsed.make;
   if (!make) {
     // Checks n once: it evaluates the same for every window.
@@ -814,14 +815,14 @@ StatusWith<std::unique_ptr<WindowFunction>> ParseNary(std::string_view fn, const
 
 // {input: <expr>, unit: <string>} of $derivative and $integral.
 Status ParseInputAndUnit(std::string_view fn, const BsonElement& arg, ExpressionPtr* input,
-                         std::optional<int64_t>* unit_ms) {
+                         std::optional<int64_t>* unit_ms, const ParseContext& pc) {
   if (arg.type() != BsonType::kObject) {
     return ParseError(std::string(fn) + " expects an object, but got a " +
                       std::string(bson::TypeName(arg.type())));
   }
   for (const auto& e : arg.Obj()) {
     if (e.FieldName() == "input") {
-      HG_ASSIGN_OR_RETURN(*input, Expression::ParseExpression(e, ParseContext()));
+      HG_ASSIGN_OR_RETURN(*input, Expression::ParseExpression(e, pc));
     } else if (e.FieldName() == "unit") {
       if (e.type() != BsonType::kString) return ParseError("'unit' must be a string");
       HG_ASSIGN_OR_RETURN(TimeUnit u, ParseTimeUnit(e.Str()));
@@ -836,10 +837,11 @@ Status ParseInputAndUnit(std::string_view fn, const BsonElement& arg, Expression
   return Status::OK();
 }
 
-StatusWith<std::unique_ptr<WindowFunction>> ParseIntegral(const BsonElement& arg, Window w) {
+StatusWith<std::unique_ptr<WindowFunction>> ParseIntegral(const BsonElement& arg, Window w,
+                                                          const ParseContext& pc) {
   ExpressionPtr input;
   std::optional<int64_t> unit_ms;
-  HG_RETURN_IF_ERROR(ParseInputAndUnit("$integral", arg, &input, &unit_ms));
+  HG_RETURN_IF_ERROR(ParseInputAndUnit("$integral", arg, &input, &unit_ms, pc));
   std::shared_ptr<Expression> e(std::move(input));
   InputBuilder inputs = [e, unit_ms](const WindowPartition& p,
                                      Variables& vars) -> StatusWith<std::vector<Value>> {
@@ -874,7 +876,8 @@ StatusWith<std::unique_ptr<WindowFunction>> ParseIntegral(const BsonElement& arg
 }
 
 StatusWith<std::unique_ptr<WindowFunction>> ParseExpMovingAvg(const BsonObj& spec,
-                                                              const WindowSortInfo& sort) {
+                                                              const WindowSortInfo& sort,
+                                                              const ParseContext& pc) {
   BsonElement arg = spec["$expMovingAvg"];
   if (spec.NumFields() != 1 || arg.type() != BsonType::kObject) {
     return ParseError("$expMovingAvg must have exactly one argument that is an object");
@@ -886,7 +889,7 @@ StatusWith<std::unique_ptr<WindowFunction>> ParseExpMovingAvg(const BsonObj& spe
         "'N' field or an 'alpha' field");
   }
   if (!sort.present) return ParseError("$expMovingAvg requires an explicit 'sortBy'");
-  HG_ASSIGN_OR_RETURN(ExpressionPtr input, Expression::ParseExpression(sub["input"], {}));
+  HG_ASSIGN_OR_RETURN(ExpressionPtr input, Expression::ParseExpression(sub["input"], pc));
   double alpha;
   bson::Decimal128 decimal_alpha{};
   if (BsonElement n = sub["N"]; !n.eoo()) {
@@ -914,7 +917,8 @@ StatusWith<std::unique_ptr<WindowFunction>> ParseExpMovingAvg(const BsonObj& spe
 }
 
 StatusWith<std::unique_ptr<WindowFunction>> ParseShift(const BsonObj& spec,
-                                                       const WindowSortInfo& sort) {
+                                                       const WindowSortInfo& sort,
+                                                       const ParseContext& pc) {
   BsonElement arg;
   for (const auto& e : spec) {
     if (e.FieldName() == "window") return ParseError("$shift does not accept a 'window' field");
@@ -933,9 +937,9 @@ StatusWith<std::unique_ptr<WindowFunction>> ParseShift(const BsonObj& spec,
   for (const auto& e : arg.Obj()) {
     std::string_view n = e.FieldName();
     if (n == "output") {
-      HG_ASSIGN_OR_RETURN(output, Expression::ParseExpression(e, ParseContext()));
+      HG_ASSIGN_OR_RETURN(output, Expression::ParseExpression(e, pc));
     } else if (n == "default") {
-      HG_ASSIGN_OR_RETURN(ExpressionPtr d, Expression::ParseExpression(e, ParseContext()));
+      HG_ASSIGN_OR_RETURN(ExpressionPtr d, Expression::ParseExpression(e, pc));
       if (d->ConstantValue() == nullptr) {
         return ParseError("'$shift:default' expression must yield a constant value.");
       }
@@ -980,11 +984,12 @@ StatusWith<std::unique_ptr<WindowFunction>> ParseRank(std::string_view fn, const
 
 // $locf and $linearFill: one expression argument, no window.
 StatusWith<std::unique_ptr<WindowFunction>> ParseFill(std::string_view fn, const BsonObj& spec,
-                                                      const WindowSortInfo& sort) {
+                                                      const WindowSortInfo& sort,
+                                                      const ParseContext& pc) {
   BsonElement arg, window;
   HG_RETURN_IF_ERROR(SplitSpec(spec, fn, &arg, &window));
   if (!window.eoo()) return ParseError("'window' field is not allowed in " + std::string(fn));
-  HG_ASSIGN_OR_RETURN(ExpressionPtr input, Expression::ParseExpression(arg, ParseContext()));
+  HG_ASSIGN_OR_RETURN(ExpressionPtr input, Expression::ParseExpression(arg, pc));
   if (fn == "$locf")
     return std::unique_ptr<WindowFunction>(std::make_unique<LocfFunction>(std::move(input)));
   if (!sort.present || sort.num_keys != 1) {
@@ -998,7 +1003,8 @@ StatusWith<std::unique_ptr<WindowFunction>> ParseFill(std::string_view fn, const
 }  // namespace
 
 StatusWith<std::unique_ptr<WindowFunction>> ParseWindowFunction(const BsonObj& spec,
-                                                                const WindowSortInfo& sort) {
+                                                                const WindowSortInfo& sort,
+                                                                const ParseContext& pc) {
   std::string_view fn;
   for (const auto& e : spec) {
     std::string_view n = e.FieldName();
@@ -1017,9 +1023,9 @@ StatusWith<std::unique_ptr<WindowFunction>> ParseWindowFunction(const BsonObj& s
   if (fn == "$rank" || fn == "$denseRank" || fn == "$documentNumber") {
     return ParseRank(fn, spec, sort);
   }
-  if (fn == "$expMovingAvg") return ParseExpMovingAvg(spec, sort);
-  if (fn == "$shift") return ParseShift(spec, sort);
-  if (fn == "$locf" || fn == "$linearFill") return ParseFill(fn, spec, sort);
+  if (fn == "$expMovingAvg") return ParseExpMovingAvg(spec, sort, pc);
+  if (fn == "$shift") return ParseShift(spec, sort, pc);
+  if (fn == "$locf" || fn == "$linearFill") return ParseFill(fn, spec, sort, pc);
 
   BsonElement arg, window_elem;
   HG_RETURN_IF_ERROR(SplitSpec(spec, fn, &arg, &window_elem));
@@ -1033,23 +1039,23 @@ StatusWith<std::unique_ptr<WindowFunction>> ParseWindowFunction(const BsonObj& s
   if (fn == "$derivative") {
     ExpressionPtr input;
     std::optional<int64_t> unit_ms;
-    HG_RETURN_IF_ERROR(ParseInputAndUnit(fn, arg, &input, &unit_ms));
+    HG_RETURN_IF_ERROR(ParseInputAndUnit(fn, arg, &input, &unit_ms, pc));
     if (window_elem.eoo()) return ParseError("$derivative requires explicit window bounds");
     return std::unique_ptr<WindowFunction>(
         std::make_unique<DerivativeFunction>(std::move(input), std::move(w), unit_ms));
   }
-  if (fn == "$integral") return ParseIntegral(arg, std::move(w));
-  if (fn == "$median" || fn == "$percentile") return ParseQuantile(fn, arg, std::move(w));
+  if (fn == "$integral") return ParseIntegral(arg, std::move(w), pc);
+  if (fn == "$median" || fn == "$percentile") return ParseQuantile(fn, arg, std::move(w), pc);
   if (fn == "$first" || fn == "$last") {
     if (arg.type() == BsonType::kArray) {
       return PipelineError(40237, "The " + std::string(fn) + " accumulator is a unary operator");
     }
-    HG_ASSIGN_OR_RETURN(ExpressionPtr input, Expression::ParseExpression(arg, ParseContext()));
+    HG_ASSIGN_OR_RETURN(ExpressionPtr input, Expression::ParseExpression(arg, pc));
     return std::unique_ptr<WindowFunction>(
         std::make_unique<EndpointFunction>(std::move(input), std::move(w), fn == "$first"));
   }
-  if (IsNaryFunction(fn)) return ParseNary(fn, arg, std::move(w));
-  return ParseFold(fn, arg, std::move(w));
+  if (IsNaryFunction(fn)) return ParseNary(fn, arg, std::move(w), pc);
+  return ParseFold(fn, arg, std::move(w), pc);
 }
 
 }  // namespace hourglass::pipeline

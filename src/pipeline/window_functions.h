@@ -39,6 +39,7 @@ class WindowFunction {
 
 // Parses one output spec ({$fn: args, window: {...}}) of $setWindowFields.
 StatusWith<std::unique_ptr<WindowFunction>> ParseWindowFunction(const bson::BsonObj& spec,
-                                                                const WindowSortInfo& sort);
+                                                                const WindowSortInfo& sort,
+                                                                const ParseContext& pc);
 
 }  // namespace hourglass::pipeline

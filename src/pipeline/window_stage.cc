@@ -198,7 +198,7 @@ Status ParseSetWindowFieldsStage(const BsonElement& spec, const PipelineContext&
   for (const auto& f : spec.Obj()) {
     std::string_view n = f.FieldName();
     if (n == "partitionBy") {
-      HG_ASSIGN_OR_RETURN(s->partition_by, Expression::ParseExpression(f, ParseContext()));
+      HG_ASSIGN_OR_RETURN(s->partition_by, Expression::ParseExpression(f, ParseContext(ctx.let)));
     } else if (n == "sortBy") {
       if (f.type() != BsonType::kObject) {
         return Status(ErrorCode::kTypeMismatch,
@@ -236,7 +236,7 @@ Status ParseSetWindowFieldsStage(const BsonElement& spec, const PipelineContext&
       return Status(ErrorCode::kFailedToParse,
                     "The field '" + std::string(f.FieldName()) + "' must be an object");
     }
-    HG_ASSIGN_OR_RETURN(auto fn, ParseWindowFunction(f.Obj(), s->sort_info));
+    HG_ASSIGN_OR_RETURN(auto fn, ParseWindowFunction(f.Obj(), s->sort_info, ParseContext(ctx.let)));
     s->outputs.push_back({query::SplitPath(f.FieldName()), std::move(fn)});
   }
   std::vector<const std::vector<std::string>*> paths;

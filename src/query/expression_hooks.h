@@ -11,16 +11,53 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "base/status.h"
 #include "bson/bson.h"
 
 namespace hourglass::query {
 
-// What an expression may read besides the document: the operation's $$NOW.
+// The user variables defined outside any expression: a command's `let` (find, aggregate, update,
+// delete, findAndModify) and, inside a $lookup sub-pipeline or a $merge update pipeline, that
+// stage's `let`. Expressions parsed with a context holding them may read them as "$$name" (an
+// inner $let/$map/$filter/$reduce variable of the same name shadows them).
+//
+// Names are fixed when expressions are parsed; values ({"": v} documents, empty for missing, in
+// name order) are read when the expressions are evaluated. A command's values are set once; a
+// $lookup or $merge sets its own again for each input document before it runs the expressions
+// parsed with them, so those must not be evaluated from two threads or interleaved streams.
+class LetVariables {
+ public:
+  LetVariables(std::vector<std::string> names, std::vector<bson::BsonObj> values)
+      : names_(std::move(names)), values_(std::move(values)) {}
+  const std::vector<std::string>& names() const { return names_; }
+  // The position of `name`, or -1 when it is not defined here.
+  int IndexOf(std::string_view name) const {
+    for (size_t i = names_.size(); i-- > 0;) {
+      if (names_[i] == name) return static_cast<int>(i);
+    }
+    return -1;
+  }
+  const std::vector<bson::BsonObj>& values() const { return values_; }
+  // The {"": v} document of the variable at `index` (empty when missing).
+  bson::BsonObj holder(int index) const {
+    return index < static_cast<int>(values_.size()) ? values_[index] : bson::BsonObj();
+  }
+  void SetValues(std::vector<bson::BsonObj> values) { values_ = std::move(values); }
+
+ private:
+  std::vector<std::string> names_;
+  std::vector<bson::BsonObj> values_;
+};
+
+// What an expression may read besides the document: the operation's $$NOW and the variables of
+// its `let` (null: none).
 struct ExpressionContext {
   int64_t now_millis = 0;
+  std::shared_ptr<const LetVariables> let;
   // The current wall clock in milliseconds, for operations that have no $$NOW of their own.
   static ExpressionContext Now();
 };

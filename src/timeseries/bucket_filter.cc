@@ -496,7 +496,7 @@ struct BucketFilter::State {
 };
 
 StatusWith<BucketFilter> BucketFilter::Make(const BsonObj& filter, const BucketFilterSpec& spec) {
-  auto parsed = query::Matcher::Parse(filter);
+  auto parsed = query::Matcher::Parse(filter, spec.expr_ctx);
   if (!parsed.ok()) return parsed.status();
 
   auto state = std::make_shared<State>();

@@ -26,6 +26,7 @@
 
 #include "base/status.h"
 #include "bson/bson.h"
+#include "query/expression_hooks.h"
 
 namespace hourglass::timeseries {
 
@@ -34,6 +35,8 @@ struct BucketFilterSpec {
   std::optional<std::string> meta_field;
   int64_t bucket_max_span_seconds = 3600;
   bool assume_no_mixed_schema = true;
+  // What the filter's $expr may read ($$NOW, the command's `let` variables).
+  query::ExpressionContext expr_ctx;
 };
 
 class BucketFilter {

@@ -17,6 +17,7 @@ Fixtures:
 Helpers:
   run_command(db, cmd) -> reply dict even when the server answers ok: 0
   command_error(db, cmd) -> (code, codeName, errmsg) of a failing command
+  create_collections(db, colls) creates the collections of a declarative test case
 """
 
 import os
@@ -336,3 +337,16 @@ def command_error(db, cmd, **kwargs):
     reply = run_command(db, cmd, **kwargs)
     assert reply.get("ok") == 0, f"expected {cmd!r} to fail, got {reply!r}"
     return reply.get("code"), reply.get("codeName"), reply.get("errmsg")
+
+
+def create_collections(db, colls):
+    """Creates {name: [docs...]} collections, or {name: {"timeseries": options, "docs": [...]}}
+    time-series collections, and inserts their documents."""
+    for name, spec in colls.items():
+        if isinstance(spec, dict):
+            db.create_collection(name, timeseries=spec["timeseries"])
+            docs = spec["docs"]
+        else:
+            docs = spec
+        if docs:
+            db[name].insert_many([dict(d) for d in docs])
