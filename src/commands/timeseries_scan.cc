@@ -490,9 +490,16 @@ void TimeseriesScan::RequireFields(const std::vector<std::string>& names) {
       block_columns_.push_back(f);
     }
   };
-  for (const std::string& f : names) require(f);
+  // The consumer sees the fields the unpack spec produces (a projection may have been folded
+  // into it) ...
+  for (const std::string& f : names) {
+    if (!unpacker_.Produces(f)) continue;
+    block_visible_.push_back(f);
+    require(f);
+  }
   borrow_ = true;  // a block lives until the next NextBlock, as long as the bucket it reads
-  // A filter that runs on columns reads its fields as columns too.
+  // ... and a filter that runs on columns reads its fields as columns too, which the consumer
+  // does not see unless it asked for them.
   for (const std::string& f : filter_columns_) require(f);
   if (filter_meta_) require(*meta);
 }
@@ -562,6 +569,10 @@ StatusWith<const pipeline::ColumnBlock*> TimeseriesScan::NextBlock() {
   if (!whole && block_filter_) {
     SelectRows(&block_);
     stats_.measurements_matched += static_cast<int64_t>(block_.selection.size());
+    std::erase_if(block_.fields, [&](const pipeline::ColumnBlock::Field& f) {
+      return std::find(block_visible_.begin(), block_visible_.end(), f.name) ==
+             block_visible_.end();
+    });
   } else if (!whole) {
     // The rows that pass the event filter, tested on the measurement (which the unpack spec
     // gives every field the filter reads).

@@ -177,6 +177,7 @@ class TimeseriesScan : public pipeline::DocumentStream, public pipeline::BlockSo
   // Block mode: the data columns the consumer reads, and whether it reads the meta field.
   std::vector<std::string> block_columns_;
   bool block_meta_ = false;
+  std::vector<std::string> block_visible_;  // the fields the consumer asked for and may see
   // The event filter as tests of single fields, when it has that form, and the columns it
   // reads (filter_meta_: it reads the meta field).
   std::optional<std::vector<query::FieldPredicate>> block_filter_;

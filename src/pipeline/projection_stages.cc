@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <map>
 
+#include "pipeline/column_block.h"
+#include "pipeline/dependencies.h"
 #include "pipeline/stage.h"
 #include "query/path.h"
 
@@ -29,6 +31,7 @@ struct Action {
   enum Kind { kInclude, kExclude, kCompute, kSubtree } kind;
   ExpressionPtr expr;
   std::unique_ptr<Node> node;
+  FieldDependencies reads;  // kCompute: the top-level fields the expression reads
 };
 
 struct Node {
@@ -199,9 +202,20 @@ class ProjectionStage : public Stage {
     return doc;
   }
 
-  std::unique_ptr<DocumentStream> Bind(std::unique_ptr<DocumentStream> input) const override {
-    return std::make_unique<MapStream<ProjectionStage>>(Self(this), std::move(input));
+  std::unique_ptr<DocumentStream> Bind(std::unique_ptr<DocumentStream> input) const override;
+
+  // Whether blocks can pass through: every field named at the top level (no dotted paths), and
+  // every expression reads top-level fields only (not $$ROOT).
+  bool Flat() const {
+    for (const auto& [name, a] : root_->children) {
+      if (a.kind == Action::kSubtree) return false;
+      if (a.kind == Action::kCompute && a.reads.needs_whole_document) return false;
+    }
+    return true;
   }
+  Mode mode() const { return mode_; }
+  const Node& root() const { return *root_; }
+  int64_t now() const { return now_; }
 
  private:
   std::string_view name_;
@@ -209,6 +223,124 @@ class ProjectionStage : public Stage {
   std::unique_ptr<Node> root_;
   int64_t now_;
 };
+
+// The projection over column blocks (column_block.h): kept fields pass through as they are,
+// computed fields become columns evaluated for the selected rows only, in row order (then
+// field order, as the document path evaluates them), each on a document made of the fields its
+// expression reads, so no document is built per row for anything else.
+class ProjectionBlocks : public BlockSource {
+ public:
+  ProjectionBlocks(const ProjectionStage& stage, BlockSource* in) : stage_(stage), in_(in) {}
+
+  void RequireFields(const std::vector<std::string>& names) override {
+    std::vector<std::string> upstream;
+    auto need = [&](const std::string& f) {
+      if (std::find(upstream.begin(), upstream.end(), f) == upstream.end()) upstream.push_back(f);
+    };
+    for (const std::string& name : names) {
+      const Action* a = stage_.root().Find(name);
+      if (a != nullptr && a->kind == Action::kCompute) {
+        computed_.push_back({name, a});
+        for (const std::string& f : a->reads.fields) need(f);
+      } else if (a != nullptr ? a->kind == Action::kInclude : stage_.mode() != Mode::kInclusion) {
+        passed_.push_back(name);
+        need(name);
+      }  // else excluded, or not kept by an inclusion: missing in every row
+    }
+    // Computed fields in the stage's order, as the document path evaluates them.
+    const auto& order = stage_.root().order;
+    std::sort(computed_.begin(), computed_.end(), [&](const auto& x, const auto& y) {
+      return std::find(order.begin(), order.end(), x.name) <
+             std::find(order.begin(), order.end(), y.name);
+    });
+    in_->RequireFields(upstream);
+  }
+
+  StatusWith<const ColumnBlock*> NextBlock() override {
+    HG_ASSIGN_OR_RETURN(const ColumnBlock* in, in_->NextBlock());
+    if (in == nullptr) return static_cast<const ColumnBlock*>(nullptr);
+    out_.num_rows = in->num_rows;
+    out_.all_rows = in->all_rows;
+    out_.selection = in->selection;
+    out_.fields.clear();
+    for (const std::string& name : passed_) {
+      if (const ColumnBlock::Field* f = in->Find(name)) out_.fields.push_back(*f);
+    }
+    values_.clear();
+    if (!computed_.empty()) {
+      const size_t rows = static_cast<size_t>(in->num_rows);
+      std::vector<std::vector<size_t>> value_of(computed_.size());  // row -> index in values_
+      for (auto& v : value_of) v.assign(rows, SIZE_MAX);
+      Variables vars(stage_.now());
+      auto compute_row = [&](uint32_t r) -> Status {
+        for (size_t i = 0; i < computed_.size(); ++i) {
+          BsonBuilder b;
+          for (const std::string& f : computed_[i].action->reads.fields) {
+            const ColumnBlock::Field* field = in->Find(f);
+            if (field == nullptr) continue;
+            const BsonElement& cell = field->constant ? field->value : field->cells[r];
+            if (!cell.eoo()) b.AppendElementAs(cell, f);
+          }
+          HG_ASSIGN_OR_RETURN(Value v, computed_[i].action->expr->Evaluate(b.Obj(), vars));
+          value_of[i][r] = values_.size();
+          values_.push_back(std::move(v));
+        }
+        return Status::OK();
+      };
+      if (in->all_rows) {
+        for (uint32_t r = 0; r < rows; ++r) HG_RETURN_IF_ERROR(compute_row(r));
+      } else {
+        for (uint32_t r : in->selection) HG_RETURN_IF_ERROR(compute_row(r));
+      }
+      // The cells point into values_, complete by now.
+      for (size_t i = 0; i < computed_.size(); ++i) {
+        ColumnBlock::Field f;
+        f.name = computed_[i].name;
+        f.cells.resize(rows);
+        for (size_t r = 0; r < rows; ++r) {
+          if (value_of[i][r] != SIZE_MAX) f.cells[r] = values_[value_of[i][r]].element();
+        }
+        // A computed field replaces a passed-through one of the same name ($addFields).
+        auto same = std::find_if(out_.fields.begin(), out_.fields.end(),
+                                 [&](const ColumnBlock::Field& g) { return g.name == f.name; });
+        if (same != out_.fields.end()) out_.fields.erase(same);
+        out_.fields.push_back(std::move(f));
+      }
+    }
+    return static_cast<const ColumnBlock*>(&out_);
+  }
+
+ private:
+  struct Computed {
+    std::string name;
+    const Action* action;
+  };
+  const ProjectionStage& stage_;
+  BlockSource* in_;
+  std::vector<std::string> passed_;
+  std::vector<Computed> computed_;
+  std::vector<Value> values_;  // the computed cells of the current block
+  ColumnBlock out_;
+};
+
+class ProjectionStream : public MapStream<ProjectionStage> {
+ public:
+  using MapStream::MapStream;
+  BlockSource* AsBlockSource() override {
+    if (!s_->Flat()) return nullptr;
+    BlockSource* in = in_->AsBlockSource();
+    if (in == nullptr) return nullptr;
+    blocks_ = std::make_unique<ProjectionBlocks>(*s_, in);
+    return blocks_.get();
+  }
+
+ private:
+  std::unique_ptr<ProjectionBlocks> blocks_;
+};
+
+std::unique_ptr<DocumentStream> ProjectionStage::Bind(std::unique_ptr<DocumentStream> input) const {
+  return std::make_unique<ProjectionStream>(Self(this), std::move(input));
+}
 
 // Builds the tree from a spec; `stage` names the stage in errors ("$project", "$addFields").
 class TreeBuilder {
@@ -264,7 +396,8 @@ class TreeBuilder {
       (include ? saw_inclusion_ : saw_exclusion_) = true;
       (include ? first_inclusion_ : first_exclusion_) = full;
     }
-    return Insert(*cur, leaf, full, Action{include ? Action::kInclude : Action::kExclude, {}, {}});
+    return Insert(*cur, leaf, full,
+                  Action{include ? Action::kInclude : Action::kExclude, {}, {}, {}});
   }
 
   bool saw_inclusion() const { return saw_inclusion_ || saw_compute_; }
@@ -297,7 +430,8 @@ class TreeBuilder {
       saw_compute_ = true;
     }
     HG_ASSIGN_OR_RETURN(auto e, Expression::ParseExpression(f, pc_));
-    return Insert(node, leaf, full, Action{Action::kCompute, std::move(e), {}});
+    return Insert(node, leaf, full,
+                  Action{Action::kCompute, std::move(e), {}, ExpressionDependencies(f)});
   }
   Status Insert(Node& node, const std::string& leaf, const std::string& full, Action a) {
     if (node.children.count(leaf)) {
@@ -312,8 +446,8 @@ class TreeBuilder {
     auto it = node.children.find(name);
     if (it == node.children.end()) {
       node.order.push_back(name);
-      it =
-          node.children.emplace(name, Action{Action::kSubtree, {}, std::make_unique<Node>()}).first;
+      it = node.children.emplace(name, Action{Action::kSubtree, {}, std::make_unique<Node>(), {}})
+               .first;
     } else if (it->second.kind != Action::kSubtree) {
       return PipelineError(
           31249, "Invalid " + std::string(stage_) + " :: caused by :: Path collision at " + full);
@@ -354,7 +488,7 @@ Status ParseProjectStage(const BsonElement& spec, const PipelineContext& ctx, St
   if (mode == Mode::kInclusion && root->Find("_id") == nullptr) {
     // _id is kept by default in inclusion projections.
     root->order.insert(root->order.begin(), "_id");
-    root->children.emplace("_id", Action{Action::kInclude, {}, {}});
+    root->children.emplace("_id", Action{Action::kInclude, {}, {}, {}});
   }
   out->push_back(
       std::make_shared<ProjectionStage>("$project", mode, std::move(root), ctx.now_millis));

@@ -44,7 +44,7 @@ class MapStream : public DocumentStream {
     return std::optional<bson::BsonObj>(std::move(out));
   }
 
- private:
+ protected:
   std::shared_ptr<const StageT> s_;
   std::unique_ptr<DocumentStream> in_;
 };

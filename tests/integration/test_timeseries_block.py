@@ -1,4 +1,4 @@
-"""Block processing of $group on time-series collections (issue 4, "Block processing").
+"""Block processing on time-series collections (issue 4, "Block processing").
 
 A $group whose key and accumulators read top-level fields folds each bucket column by column
 instead of unpacking a document per measurement. Its results must be exactly those of the same
@@ -14,6 +14,7 @@ import datetime
 import random
 
 import pytest
+from pymongo.errors import OperationFailure
 from bson.int64 import Int64
 
 UTC = datetime.timezone.utc
@@ -107,6 +108,8 @@ def blocks_counter(db, name="bucketsAsBlocks"):
 
 
 ORDER_SENSITIVE = ("$first", "$last", "$push", "$addToSet")
+# An identity stage that cannot pass column blocks on: the $group after it reads documents.
+DOCUMENT_PATH = [{"$replaceWith": "$$ROOT"}]
 
 
 @pytest.mark.parametrize("match", MATCHES, ids=MATCH_IDS)
@@ -121,7 +124,7 @@ def test_group_on_buckets_equals_group_on_documents(twins, match, group):
     # made of tests of single fields.
     filtered = blocks_counter(twins, "bucketsFilteredAsBlocks") > filtered_before
     assert filtered == (MATCH_IDS[MATCHES.index(match)] in COLUMN_FILTERED)
-    documents = run(twins.ts, head + [{"$addFields": {"_unused": 1}}, {"$group": group}])
+    documents = run(twins.ts, head + DOCUMENT_PATH + [{"$group": group}])
     assert blocks_counter(twins) == between  # the document path takes no blocks
     assert between > before  # the first run did
     assert blocks == documents
@@ -240,3 +243,44 @@ def test_filter_on_columns_equals_filter_on_documents(twins, match):
     assert filtered == (MATCH_IDS[MATCHES.index(match)] in COLUMN_FILTERED)
     assert mine == found(twins.plain)
     assert mine
+
+
+PROJECTIONS = [
+    {"$addFields": {"x": {"$multiply": ["$w", 2]}, "v": {"$ifNull": ["$v", -1]}}},
+    {"$set": {"x": {"$add": ["$w", "$meta.sensor", 0.5]}, "w": {"$literal": 3}}},
+    {"$project": {"t": 1, "meta": 1, "v": 1, "x": {"$subtract": ["$w", {"$size": {
+        "$cond": [{"$isArray": "$a"}, "$a", []]}}]}}},
+    {"$project": {"v": 0, "a": 0}},
+    {"$set": {"x": {"$divide": ["$w", "$meta.sensor"]}}},  # sensor 0: division by zero (16608)
+]
+PROJECTED_GROUP = {"_id": "$meta.sensor", "sx": {"$sum": "$x"}, "ax": {"$avg": "$x"},
+                   "mw": {"$max": "$w"}, "vs": {"$push": "$v"}, "n": {"$count": {}},
+                   "lt": {"$last": "$t"}}
+
+
+@pytest.mark.parametrize("match", [{}, MATCHES[2], MATCHES[6]], ids=["all", "time", "ne-range"])
+@pytest.mark.parametrize("projection", PROJECTIONS, ids=["addFields", "set", "project", "exclude",
+                                                         "divide-by-zero"])
+def test_projection_on_blocks_equals_projection_on_documents(twins, match, projection):
+    """$addFields/$set/$project between the scan and a block $group pass the blocks on: kept
+    fields as they are, computed fields evaluated for the selected rows only. The results (or
+    the error) are those of the same stages over documents."""
+    head = [{"$match": match}] if match else []
+    before = blocks_counter(twins)
+    try:
+        blocks = run(twins.ts, head + [projection, {"$group": PROJECTED_GROUP}])
+        error = None
+    except OperationFailure as e:
+        blocks, error = None, e.code
+    assert blocks_counter(twins) > before  # the blocks went through the projection
+    try:
+        documents = run(twins.ts, head + DOCUMENT_PATH + [projection, {"$group": PROJECTED_GROUP}])
+        doc_error = None
+    except OperationFailure as e:
+        documents, doc_error = None, e.code
+    assert error == doc_error
+    assert blocks == documents
+    if "$divide" in str(projection):
+        assert error == 16608  # MongoDB's code for $divide by zero
+    else:
+        assert blocks and error is None
