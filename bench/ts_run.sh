@@ -7,7 +7,9 @@
 # bytes per field value and the one-host-one-hour find latency. With --tsbs-runs N (N > 0) the
 # same restarted server of the last connection count then runs the TSBS query set
 # (tsbs_queries: median of N random instances per type, with and without the time-series
-# rewrites when --toggle-param names the server parameter that turns them off).
+# rewrites when --toggle-param names the server parameter that turns them off; several
+# space-separated names run the set once per parameter, e.g. "hourglassTimeseriesRewrites
+# hourglassTimeseriesBucketFilters" for "without rewrites" and "unpack everything").
 #
 #   bench/ts_run.sh [--runs N] [--conns "1 4"] [--queries Q] [--hosts H] [--hours H]
 #                   [--bin DIR] [--batch-size B] [--tsbs-runs N] [--toggle-param NAME]
@@ -50,7 +52,7 @@ tsb() {  # ts_bench MODE [args]: prints its RESULT line's key=value pairs
 
 echo "hourglassd $(git rev-parse --short HEAD), $(nproc) cores; $hosts hosts x $hours h" \
   "= $((hosts * hours * 360)) measurements, insertMany(1000), $runs run(s) per connection count"
-declare -A rate_med rate_all storage_line query_line
+declare -A rate_med rate_all storage_line query_line tsbs_lines
 for conns in $conns_list; do
   rates=()
   for ((r = 1; r <= runs; r++)); do
@@ -69,9 +71,15 @@ for conns in $conns_list; do
       storage_line[$conns]=$(tsb storage)
       query_line[$conns]=$(tsb query --queries "$queries" --batch-size "$batch_size")
       if [[ $tsbs_runs -gt 0 && $conns == "${conns_list##* }" ]]; then
-        tsbs_lines=$($bin/bench/tsbs_queries --uri "mongodb://127.0.0.1:$port/?directConnection=true" \
-          --hosts "$hosts" --hours "$hours" --runs "$tsbs_runs" \
-          ${toggle_param:+--toggle-param "$toggle_param"} | sed -n "s/^RESULT //p")
+        for param in ${toggle_param:-""}; do
+          tsbs_lines[$param]=$($bin/bench/tsbs_queries \
+            --uri "mongodb://127.0.0.1:$port/?directConnection=true" \
+            --hosts "$hosts" --hours "$hours" --runs "$tsbs_runs" \
+            ${param:+--toggle-param "$param"} | sed -n "s/^RESULT //p")
+        done
+        [[ -n $toggle_param ]] || tsbs_lines[none]=$($bin/bench/tsbs_queries \
+          --uri "mongodb://127.0.0.1:$port/?directConnection=true" \
+          --hosts "$hosts" --hours "$hours" --runs "$tsbs_runs" | sed -n "s/^RESULT //p")
       fi
     fi
     stop_server
@@ -103,11 +111,11 @@ for conns in $conns_list; do
     "1-host-1-hour find, ms ($conns-conn data)" "$(field median_ms "$q")" "$(field p90_ms "$q")" \
     "$(field p99_ms "$q")" "$(field runs "$q")" "$(field docs "$q")"
 done
-if [[ -n ${tsbs_lines:-} ]]; then
+for param in "${!tsbs_lines[@]}"; do
   echo
-  printf '%-24s %12s %16s %8s\n' "TSBS query" "median ms" "w/o rewrites ms" "ratio"
+  printf '%-24s %12s %16s %8s\n' "TSBS query" "median ms" "$param=false ms" "ratio"
   while read -r name rest; do
     printf '%-24s %12s %16s %8s\n' "$name" "$(field median_ms "$rest")" \
-      "$(field without_rewrites_ms "$rest")" "$(field speedup "$rest")"
-  done <<<"$tsbs_lines"
-fi
+      "$(field param_off_ms "$rest")" "$(field speedup "$rest")"
+  done <<<"${tsbs_lines[$param]}"
+done

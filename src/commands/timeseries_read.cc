@@ -21,12 +21,14 @@ using bson::BsonType;
 
 namespace {
 
-constexpr const char* kRewritesParameter = "hourglassTimeseriesRewrites";
-
-ServerParameter* RewritesParameter() {
+ServerParameter* BoolParameter(const char* name) {
   auto& reg = ServerParameterRegistry::Get();
-  if (ServerParameter* p = reg.Find(kRewritesParameter)) return p;
-  return reg.Register(kRewritesParameter, true, true, true);
+  if (ServerParameter* p = reg.Find(name)) return p;
+  return reg.Register(name, true, true, true);
+}
+ServerParameter* RewritesParameter() { return BoolParameter("hourglassTimeseriesRewrites"); }
+ServerParameter* BucketFiltersParameter() {
+  return BoolParameter("hourglassTimeseriesBucketFilters");
 }
 
 bool IsSortDirection(const BsonElement& e, int want) {
@@ -354,7 +356,10 @@ BsonObj StageOf(std::string_view name, const BsonObj& spec) {
 }
 
 bool TimeseriesRewritesEnabled() { return RewritesParameter()->GetBool(); }
-void RegisterTimeseriesRewriteParameter() { (void)RewritesParameter(); }
+void RegisterTimeseriesRewriteParameter() {
+  (void)RewritesParameter();
+  (void)BucketFiltersParameter();
+}
 
 TimeseriesReadPlan PlanTimeseriesRead(const timeseries::TimeseriesOptions& options,
                                       const BsonObj& filter, const std::vector<BsonObj>& stages,
@@ -364,9 +369,12 @@ TimeseriesReadPlan PlanTimeseriesRead(const timeseries::TimeseriesOptions& optio
   plan.filter = filter;
   plan.rest = stages;
   plan.scan.expr_ctx = expr_ctx;
-  if (!rewrites) return plan;
+  // Without bucket-level filters nothing else is pushed down either: unpack everything.
+  plan.scan.bucket_level_filter = BucketFiltersParameter()->GetBool();
+  if (!rewrites || !plan.scan.bucket_level_filter) return plan;
   plan.scan.use_whole_bucket_filter = true;
   plan.scan.allow_blocks = true;
+  plan.scan.filter_on_columns = true;
   const std::string& time = options.time_field;
   timeseries::BucketFilterSpec spec{.time_field = time,
                                     .meta_field = options.meta_field,

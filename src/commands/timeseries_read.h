@@ -21,7 +21,10 @@
 // Every rewrite gives the same documents in the same order as unpack-everything-then-run-the-
 // pipeline (ties of a bounded sort keep the bucket-then-row order of a forward scan, as the
 // stable $sort does). The server parameter hourglassTimeseriesRewrites (default true; startup
-// and runtime) turns them all off, for comparisons and benchmarks.
+// and runtime) turns them all off, for comparisons and benchmarks; with
+// hourglassTimeseriesBucketFilters false, a read also skips bucket-level filtering: it unpacks
+// every bucket and tests the whole filter on each measurement (unpack-everything-then-filter,
+// the benchmarks' baseline).
 //
 // Thread-safety: plans are plain values; the returned streams are single-threaded.
 #pragma once
@@ -41,8 +44,8 @@ namespace hourglass::commands {
 
 // The value of hourglassTimeseriesRewrites (registers it on first use).
 bool TimeseriesRewritesEnabled();
-// Registers hourglassTimeseriesRewrites (idempotent); the server calls it before applying
-// --setParameter.
+// Registers hourglassTimeseriesRewrites and hourglassTimeseriesBucketFilters (idempotent); the
+// server calls it before applying --setParameter.
 void RegisterTimeseriesRewriteParameter();
 
 struct TimeseriesReadPlan {

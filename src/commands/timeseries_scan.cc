@@ -41,10 +41,18 @@ StatusWith<std::unique_ptr<TimeseriesScan>> TimeseriesScan::Make(
   spec.meta_field = coll.options.meta_field;
   spec.bucket_max_span_seconds = coll.options.bucket_max_span_seconds;
   spec.expr_ctx = options.expr_ctx;
-  HG_ASSIGN_OR_RETURN(auto bucket_filter, timeseries::BucketFilter::Make(filter, spec));
+  HG_ASSIGN_OR_RETURN(
+      auto bucket_filter,
+      timeseries::BucketFilter::Make(options.bucket_level_filter ? filter : BsonObj(), spec));
   std::optional<query::Matcher> matcher;
   BsonObj event_filter;
-  if (!bucket_filter.meta_only()) {
+  if (!options.bucket_level_filter) {
+    HG_ASSIGN_OR_RETURN(auto m, query::Matcher::Parse(filter, options.expr_ctx));
+    if (!m.MatchesEverything()) {
+      matcher = std::move(m);
+      event_filter = filter.Owned();
+    }
+  } else if (!bucket_filter.meta_only()) {
     // Top-level conjuncts on the meta field are decided exactly per bucket (MayMatch tests them
     // on `meta`), so the per-measurement filter is only the rest.
     BsonObj residual = filter;
@@ -81,9 +89,10 @@ StatusWith<std::unique_ptr<TimeseriesScan>> TimeseriesScan::Make(
   auto scan = std::unique_ptr<TimeseriesScan>(new TimeseriesScan(
       std::move(coll), engine, std::move(bucket_filter), std::move(matcher), std::move(options)));
   scan->meta_matcher_ = std::move(meta_matcher);
-  scan->lastpoint_index_ = scan->options_.lastpoint && series_usable;
+  scan->lastpoint_index_ =
+      scan->options_.lastpoint && series_usable && scan->options_.bucket_level_filter;
   scan->event_filter_ = std::move(event_filter);
-  if (!scan->lastpoint_index_) {
+  if (!scan->lastpoint_index_ && scan->options_.bucket_level_filter) {
     const BsonElement hint =
         scan->options_.hint.IsEmpty() ? BsonElement() : scan->options_.hint.FirstElement();
     HG_ASSIGN_OR_RETURN(auto indexed,
@@ -111,7 +120,7 @@ TimeseriesScan::TimeseriesScan(timeseries::TimeseriesCollection coll, storage::K
       options_(std::move(options)) {
   // An event filter made of tests of single top-level fields runs on the bucket's columns
   // (block processing of $match): on the fields it reads, decoded as columns.
-  if (filter_) block_filter_ = filter_->FieldConjuncts();
+  if (filter_ && options_.filter_on_columns) block_filter_ = filter_->FieldConjuncts();
   if (block_filter_) {
     for (const query::FieldPredicate& p : *block_filter_) {
       if (coll_.options.meta_field && p.field() == *coll_.options.meta_field) {

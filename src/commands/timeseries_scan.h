@@ -72,6 +72,12 @@ struct TimeseriesScanOptions {
   bson::BsonObj hint;
   // Whether a consumer may take the kept buckets as column blocks (AsBlockSource).
   bool allow_blocks = false;
+  // Whether an event filter made of tests of single fields runs on the bucket's columns (only
+  // the rows it selects are built).
+  bool filter_on_columns = false;
+  // false: no bucket-level filtering (no time range, index or control.min/max test): every
+  // bucket is read and unpacked and the whole filter tested on each measurement.
+  bool bucket_level_filter = true;
   // What the filter's $expr may read ($$NOW, the command's `let` variables).
   query::ExpressionContext expr_ctx = query::ExpressionContext::Now();
 };

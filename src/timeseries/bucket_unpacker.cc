@@ -272,8 +272,9 @@ StatusWith<int64_t> BucketUnpacker::Columns(const BsonObj& bucket, std::string_v
   if (time_column.type() != BsonType::kObject) {
     return Corrupt(bucket, "no time column 'data." + std::string(time_field) + "'");
   }
-  // The time column's row numbers define the rows.
+  // The time column's row numbers define the rows; its cells are kept for a request of it.
   std::vector<int64_t> rows;
+  std::vector<BsonElement> time_cells;
   ColumnCursor time;
   time.p = time_column.value() + 4;
   auto not_ascending = [&](std::string_view name) {
@@ -283,9 +284,14 @@ StatusWith<int64_t> BucketUnpacker::Columns(const BsonObj& bucket, std::string_v
   if (!time.Load(-1)) return not_ascending(time_field);
   while (time.row != kNoMoreRows) {
     rows.push_back(time.row);
+    time_cells.emplace_back(time.p, time.key_size);
     if (!time.Next()) return not_ascending(time_field);
   }
   for (const std::string& name : fields) {
+    if (name == time_field) {
+      out->push_back(Column{name, time_cells});
+      continue;
+    }
     BsonElement column = data.GetField(name);
     if (column.eoo()) continue;
     if (column.type() != BsonType::kObject) {

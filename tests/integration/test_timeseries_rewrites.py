@@ -505,6 +505,36 @@ def test_parameter_get_set(client, tsdb):
         set_rewrites(client, True)
 
 
+BASELINE_PIPELINES = [
+    [{"$match": {"m.sensor": "b", "t": {"$gte": at(3), "$lt": at(9)}}},
+     {"$group": {"_id": {"$dateTrunc": {"date": "$t", "unit": "hour"}}, "mx": {"$max": "$temp"}}},
+     {"$sort": {"_id": 1}}],
+    [{"$match": {"temp": {"$gt": 20}, "t": {"$lt": at(12)}}}, {"$sort": {"t": 1, "m.sensor": 1}}],
+    [{"$sort": {"m": 1, "t": -1}}, {"$group": {"_id": "$m", "last": {"$first": "$$ROOT"}}},
+     {"$sort": {"_id": 1}}],
+]
+
+
+@pytest.mark.parametrize("pipeline", BASELINE_PIPELINES, ids=["groupby", "filter", "lastpoint"])
+def test_bucket_filters_off_unpacks_everything(client, tsdb, pipeline):
+    """hourglassTimeseriesBucketFilters: false is the unpack-everything-then-filter baseline:
+    every bucket is read and unpacked, and the answer is the same as with every pushdown."""
+    with_pushdowns = aggregate_raw(tsdb, pipeline)
+    client.admin.command({"setParameter": 1, "hourglassTimeseriesBucketFilters": False})
+    try:
+        assert client.admin.command({"getParameter": 1, "hourglassTimeseriesBucketFilters": 1})[
+            "hourglassTimeseriesBucketFilters"] is False
+        before = counters(client)
+        baseline = aggregate_raw(tsdb, pipeline)
+        after = counters(client)
+    finally:
+        client.admin.command({"setParameter": 1, "hourglassTimeseriesBucketFilters": True})
+    assert baseline == with_pushdowns
+    assert after["bucketsRead"] - before["bucketsRead"] == len(BUCKETS)
+    assert after["bucketsUnpacked"] - before["bucketsUnpacked"] == len(BUCKETS)
+    assert after["measurementsUnpacked"] - before["measurementsUnpacked"] == len(DOCS)
+
+
 def test_parameter_at_startup(fresh_server):
     srv = fresh_server.new(extra_args=["--setParameter", "hourglassTimeseriesRewrites=false"])
     c = srv.client()
