@@ -1,7 +1,7 @@
 // Index descriptors and index key generation for secondary indexes of regular collections.
 //
 // An IndexDescriptor is the parsed form of a stored index spec ({v, key, name, unique, sparse,
-// partialFilterExpression, hidden, expireAfterSeconds}); GenerateIndexKeys turns a document into
+// partialFilterExpression, hidden, expireAfterSeconds, wildcardProjection}); GenerateIndexKeys turns a document into
 // the set of its keys for that index with MongoDB's rules: a missing field indexes as null, an
 // array at the end of a path contributes one key per element (an empty array indexes as
 // undefined), an array in the middle of a path is searched element by element (the index then
@@ -21,6 +21,7 @@
 
 #include "base/status.h"
 #include "bson/bson.h"
+#include "catalog/wildcard_keys.h"
 #include "query/matcher.h"
 
 namespace hourglass::catalog {
@@ -35,6 +36,8 @@ struct IndexDescriptor {
   bool hashed = false;  // some component is "hashed"
   std::optional<query::Matcher> partial;
   std::optional<int64_t> expire_after_seconds;
+  // A wildcard index (key {"$**": ±1} or {"<path>.$**": ±1}, catalog/wildcard_keys.h).
+  std::optional<WildcardIndex> wildcard;
 
   // Parses a stored (already validated) spec. BadValue if the partial filter does not parse.
   static StatusWith<IndexDescriptor> FromSpec(const bson::BsonObj& spec);
@@ -45,7 +48,8 @@ struct IndexKeySet {
   bool multikey = false;          // some array was traversed
 };
 
-// The keys of `doc` for `desc` (none if the document is outside a sparse or partial index).
+// The keys of `doc` for `desc` (none if the document is outside a sparse or partial index; a
+// wildcard index's keys come from GenerateWildcardKeys).
 // Errors: CannotIndexParallelArrays (171), Location16766 (array in a hashed field).
 StatusWith<IndexKeySet> GenerateIndexKeys(const IndexDescriptor& desc, const bson::BsonObj& doc);
 
