@@ -33,8 +33,8 @@ StatusWith<IndexDescriptor> IndexDescriptor::FromSpec(const BsonObj& spec) {
   BsonElement ttl = d.spec["expireAfterSeconds"];
   if (ttl.IsNumber()) d.expire_after_seconds = ttl.NumberLong();
   if (d.key.NumFields() == 1 && IsWildcardFieldName(d.key.FirstElement().FieldName())) {
-    HG_ASSIGN_OR_RETURN(auto w, WildcardIndex::Parse(d.key.FirstElement(),
-                                                     d.spec["wildcardProjection"]));
+    HG_ASSIGN_OR_RETURN(auto w,
+                        WildcardIndex::Parse(d.key.FirstElement(), d.spec["wildcardProjection"]));
     d.wildcard = std::move(w);
   }
   return d;

@@ -1,13 +1,14 @@
 // Index descriptors and index key generation for secondary indexes of regular collections.
 //
 // An IndexDescriptor is the parsed form of a stored index spec ({v, key, name, unique, sparse,
-// partialFilterExpression, hidden, expireAfterSeconds, wildcardProjection}); GenerateIndexKeys turns a document into
-// the set of its keys for that index with MongoDB's rules: a missing field indexes as null, an
-// array at the end of a path contributes one key per element (an empty array indexes as
-// undefined), an array in the middle of a path is searched element by element (the index then
-// becomes multikey), and a compound key may reach arrays through only one path (chain of nested
-// paths): two arrays on unrelated paths fail with CannotIndexParallelArrays (171). A "hashed"
-// component holds a 64-bit hash of the value's canonical encoding (arrays fail with 16766).
+// partialFilterExpression, hidden, expireAfterSeconds, wildcardProjection}); GenerateIndexKeys
+// turns a document into the set of its keys for that index with MongoDB's rules: a missing field
+// indexes as null, an array at the end of a path contributes one key per element (an empty array
+// indexes as undefined), an array in the middle of a path is searched element by element (the index
+// then becomes multikey), and a compound key may reach arrays through only one path (chain of
+// nested paths): two arrays on unrelated paths fail with CannotIndexParallelArrays (171). A
+// "hashed" component holds a 64-bit hash of the value's canonical encoding (arrays fail with
+// 16766).
 //
 // The key bytes are bson/key_string.h encodings, one component per pattern field; the storage
 // format of index tables (which appends the RecordId) is documented in src/storage/README.md.

@@ -140,7 +140,6 @@ TEST(IndexKeysTest, SameKeyPatternComparesDirectionsAndTypes) {
   EXPECT_FALSE(SameKeyPattern(J(R"({"a": 1})"), J(R"({"a": 1, "b": 1})")));
 }
 
-
 // Wildcard indexes: each key is (path, value) decoded as {"": "path", "": value}.
 std::vector<std::string> WildcardKeys(const IndexDescriptor& d, const char* doc,
                                       bool* multikey = nullptr) {
@@ -181,7 +180,8 @@ TEST(WildcardKeysTest, ArraysIndexElementsUnderTheArrayPath) {
   // empty array is undefined and an empty object is itself.
   EXPECT_EQ(WildcardKeys(d, R"({"a": [2, 1, 2, {"b": 3}, [4, 5]], "e": [], "o": {}})", &multikey),
             (Strings{R"(a={ "v" : 1 })", R"(a={ "v" : 2 })", R"(a={ "v" : [ 4, 5 ] })",
-                     R"(a.b={ "v" : 3 })", R"(e={ "v" : { "$undefined" : true } })", R"(o={ "v" : {  } })"}));
+                     R"(a.b={ "v" : 3 })", R"(e={ "v" : { "$undefined" : true } })",
+                     R"(o={ "v" : {  } })"}));
   EXPECT_TRUE(multikey);
 }
 

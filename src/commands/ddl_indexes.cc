@@ -1,9 +1,9 @@
 // createIndexes and dropIndexes. Secondary indexes exist on regular collections (single-field,
 // compound, ascending/descending, hashed, wildcard with wildcardProjection; unique, sparse,
 // partialFilterExpression, hidden, expireAfterSeconds); text, geo and compound wildcard indexes
-// and non-simple collations fail with CommandNotSupported (115). On a time-series collection X the user's specs are converted to
-// bucket specs (timeseries/index_conversion.h) and built on system.buckets.X; conflicts and
-// dropping by key are judged in the user's terms.
+// and non-simple collations fail with CommandNotSupported (115). On a time-series collection X the
+// user's specs are converted to bucket specs (timeseries/index_conversion.h) and built on
+// system.buckets.X; conflicts and dropping by key are judged in the user's terms.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -107,8 +107,8 @@ Status ValidateKeyPattern(const BsonObj& key) {
     size_t start = 0;
     for (size_t i = 0; start <= name.size(); ++i) {
       size_t dot = name.find('.', start);
-      std::string_view part = name.substr(start, dot == std::string_view::npos ? name.npos
-                                                                               : dot - start);
+      std::string_view part =
+          name.substr(start, dot == std::string_view::npos ? name.npos : dot - start);
       const bool last = dot == std::string_view::npos;
       if (!part.empty() && part.front() == '$') {
         const bool db_ref = i > 0 && (part == "$id" || part == "$ref" || part == "$db");
@@ -292,8 +292,8 @@ StatusWith<BsonObj> NormalizeSpec(const BsonElement& e, int position) {
     }
     if (n == "weights" || n == "default_language" || n == "language_override" ||
         n == "textIndexVersion" || n == "2dsphereIndexVersion" || n == "bits" || n == "min" ||
-        n == "max" || n == "storageEngine" || n == "clustered" ||
-        n == "prepareUnique" || n == "columnstoreProjection") {
+        n == "max" || n == "storageEngine" || n == "clustered" || n == "prepareUnique" ||
+        n == "columnstoreProjection") {
       return Status(ErrorCode::kCommandNotSupported,
                     "index option '" + std::string(n) + "' is not supported yet");
     }
