@@ -533,12 +533,19 @@ DropTarget RegularDropTarget(const catalog::Collection& coll) {
   };
   t.by_key = [&coll](const BsonObj& key) -> StatusWith<std::string> {
     if (IsIdKeyPattern(key)) return CannotDropId();
+    std::vector<std::string> found;  // several: wildcard indexes with different projections
     for (const auto& idx : coll.Indexes()) {
       if (catalog::SameKeyPattern(idx.desc.key, key) && idx.desc.key.NumFields() > 0) {
-        return idx.desc.name;
+        found.push_back(idx.desc.name);
       }
     }
-    return NoIndexWithKey(key);
+    if (found.empty()) return NoIndexWithKey(key);
+    if (found.size() > 1) {
+      return Status(ErrorCode::kAmbiguousIndexKeyPattern,
+                    std::to_string(found.size()) + " indexes found for key: " + key.ToJson() +
+                        ", identify by name instead.");
+    }
+    return found.front();
   };
   return t;
 }

@@ -618,15 +618,7 @@ BsonObj DescribeIndexScan(const QueryPlan& p, std::string_view stage = "IXSCAN")
   const bool multikey = p.wildcard_path.empty() ? p.multikey : p.index->entry->multikey->load();
   b.AppendBool("isMultiKey", multikey);
   size_t mk = b.OpenObject("multiKeyPaths");
-  for (BsonElement f : p.KeyPattern()) {
-    if (multikey && f.FieldName() == p.wildcard_path) {
-      size_t arr = b.OpenArray(f.FieldName());
-      b.AppendString("0", p.wildcard_path);
-      b.Close(arr);
-    } else {
-      b.AppendArray(f.FieldName(), BsonObj());
-    }
-  }
+  for (BsonElement f : p.KeyPattern()) b.AppendArray(f.FieldName(), BsonObj());
   b.Close(mk);
   b.AppendBool("isUnique", p.index->desc.unique);
   b.AppendBool("isSparse", p.index->desc.sparse);

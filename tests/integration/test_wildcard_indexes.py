@@ -71,6 +71,11 @@ def test_same_key_with_other_projection_is_another_index(db):
     reply = create(db, "c", {"key": {"$**": 1}, "name": "w2", "wildcardProjection": {"b": 1}})
     assert reply["numIndexesAfter"] == 3
     assert {"w1", "w2"} <= set(listed(db.c))
+    # Dropping by key pattern is then ambiguous: by name only.
+    code, name, _ = command_error(db, {"dropIndexes": "c", "index": {"$**": 1}})
+    assert (code, name) == (181, "AmbiguousIndexKeyPattern")
+    db.command("dropIndexes", "c", index="w1")
+    assert db.command("dropIndexes", "c", index={"$**": 1})["nIndexesWas"] == 2
 
 
 REJECTIONS = [
@@ -219,6 +224,7 @@ def test_results_match_collection_scan(twins, spec, flt):
     coll = twins["ix_" + spec["name"]]
     assert sorted(d["_id"] for d in coll.find(flt)) == expected
     assert coll.count_documents(flt) == len(expected)
+    assert sorted(d["_id"] for d in coll.aggregate([{"$match": flt}])) == expected
 
 
 def test_writes_maintain_the_index(db):
