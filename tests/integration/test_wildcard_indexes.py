@@ -356,3 +356,28 @@ def test_update_and_delete_use_it(db):
     e = db.command(SON([("explain", {"delete": "c", "deletes": [{"q": {"m.v": 7}, "limit": 0}]}),
                         ("verbosity", "queryPlanner")]))
     assert "m.$**_1" in str(e["queryPlanner"]["winningPlan"])
+
+
+def test_index_survives_a_restart(fresh_server):
+    s = fresh_server.new()
+    c = s.client()
+    try:
+        db = c.wildcard_restart
+        db.c.insert_many([{"_id": i, "p": {"q": i % 3}, "hide": i} for i in range(30)])
+        create(db, "c", {"key": {"$**": 1}, "name": "w", "wildcardProjection": {"hide": 0}})
+    finally:
+        c.close()
+    assert s.shutdown_command() == 0
+    s.start()
+    c = s.client()
+    try:
+        db = c.wildcard_restart
+        assert listed(db.c)["w"]["wildcardProjection"] == {"hide": 0}
+        db.c.insert_one({"_id": 30, "p": {"q": 1}})
+        e = find_explain(db.c, {"p.q": 1})
+        assert ixscan(e["queryPlanner"]["winningPlan"])["indexName"] == "w"
+        assert e["executionStats"]["nReturned"] == 11
+        assert stages(find_explain(db.c, {"hide": 1})["queryPlanner"]["winningPlan"]) == ["COLLSCAN"]
+    finally:
+        c.close()
+    assert s.shutdown_command() == 0
