@@ -383,18 +383,14 @@ Status AsCannotCreate(Status st) {
 // Wildcard keys on a time-series collection. A measurement wildcard converts (as any measurement
 // field does) into a control.min and a control.max field, two wildcard fields: MongoDB then fails
 // with Location7246201. A wildcard on the metaField's subtree converts to a bucket index on
-// "meta.<path>.$**", which MongoDB builds and Hourglass does not yet (115).
+// "meta.<path>.$**" like any metaField index.
 Status CheckTimeseriesWildcard(const BsonObj& spec, const timeseries::TimeseriesOptions& o) {
   BsonElement key = spec["key"];
   if (key.type() != BsonType::kObject) return Status::OK();
   for (BsonElement f : key.Obj()) {
     std::string_view name = f.FieldName();
     if (!catalog::IsWildcardFieldName(name) || !f.IsNumber()) continue;
-    if (o.meta_field && name.starts_with(*o.meta_field + ".")) {
-      return Status(ErrorCode::kCommandNotSupported,
-                    "wildcard indexes on the metaField of a time-series collection are not "
-                    "supported yet");
-    }
+    if (o.meta_field && name.starts_with(*o.meta_field + ".")) continue;
     return Status(ErrorCode::kLocation7246201,
                   "Index Key can contain only one wildcard index field");
   }

@@ -147,7 +147,9 @@ StatusWith<std::optional<std::vector<int64_t>>> TimeseriesIndexedBuckets(
                                 name ? hint_holder.FirstElement() : BsonElement()));
   const QueryPlan& plan = choice.winner;
   if (plan.IsCollScan()) return Result();
-  if (!name && (plan.multikey || !BetterThanDefault(coll, bucket_filter, plan))) return Result();
+  // A wildcard index (on the metaField's subtree) is always planned as multikey.
+  const bool multikey = plan.multikey && plan.wildcard_path.empty();
+  if (!name && (multikey || !BetterThanDefault(coll, bucket_filter, plan))) return Result();
   std::map<std::string, std::vector<ExprBound>> bounds;
   CollectExprBounds(filter, bounds);
   std::vector<int64_t> rids;

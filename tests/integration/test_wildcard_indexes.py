@@ -6,6 +6,7 @@ writes, and what time-series collections answer.
 Expected values follow MongoDB 7.0's manual (wildcard indexes, wildcardProjection, wildcard index
 restrictions) and its error codes."""
 
+import datetime
 import random
 
 import pytest
@@ -115,17 +116,58 @@ def test_rejected_specs(db, spec, code):
 
 
 TIMESERIES_REJECTIONS = [
-    ({"$**": 1}, 7246201),  # a measurement wildcard converts to two wildcard fields
-    ({"x.$**": 1}, 7246201),
-    ({"m.$**": 1}, 115),  # a metaField subtree: MongoDB builds it, Hourglass does not yet
+    # A measurement wildcard converts to control.min/control.max: two wildcard fields.
+    ({"key": {"$**": 1}}, 7246201),
+    ({"key": {"x.$**": 1}}, 7246201),
+    ({"key": {"m.$**": 1}, "wildcardProjection": {"m.a": 1}}, 9),
+    ({"key": {"m.$**": 1}, "sparse": True}, 67),
 ]
 
 
-@pytest.mark.parametrize("key,code", TIMESERIES_REJECTIONS, ids=["all", "measurement", "meta"])
-def test_timeseries_collections(db, key, code):
+@pytest.mark.parametrize("spec,code", TIMESERIES_REJECTIONS, ids=["all", "measurement",
+                                                                  "projection", "sparse"])
+def test_timeseries_rejections(db, spec, code):
     db.create_collection("ts", timeseries={"timeField": "t", "metaField": "m"})
-    got, _, _ = command_error(db, {"createIndexes": "ts", "indexes": [{"key": key, "name": "w"}]})
+    got, _, _ = command_error(db, {"createIndexes": "ts", "indexes": [dict(spec, name="w")]})
     assert got == code
+
+
+def test_timeseries_metafield_subtree(client, db):
+    """{"m.$**": 1} on a time-series collection is {"meta.$**": 1} on its buckets."""
+    t0 = datetime.datetime(2024, 1, 1)
+    db.create_collection("ts", timeseries={"timeField": "t", "metaField": "m"})
+    db.ts.insert_many([
+        {"t": t0 + datetime.timedelta(seconds=j), "m": {"sensor": {"id": s, "kind": "ab"[s % 2]}},
+         "v": s * 10 + j}
+        for s in range(8) for j in range(5)
+    ])
+    reply = create(db, "ts", {"key": {"m.$**": 1}})
+    assert reply["numIndexesAfter"] == reply["numIndexesBefore"] + 1
+    assert listed(db.ts)["m.$**_1"]["key"] == {"m.$**": 1}
+    assert listed(db["system.buckets.ts"])["m.$**_1"]["key"] == {"meta.$**": 1}
+
+    def values(flt, **kw):
+        return sorted(d["v"] for d in db.ts.find(flt, **kw))
+
+    for flt in [{"m.sensor.id": 3}, {"m.sensor.id": {"$gte": 6}}, {"m.sensor.kind": "a"},
+                {"m.sensor": {"$exists": True}}]:
+        expected = values(flt, hint=[("$natural", 1)])
+        assert expected
+        assert values(flt) == expected
+        assert values(flt, hint="m.$**_1") == expected
+        assert values(flt, hint=[("m.$**", 1)]) == expected
+    # Without the series index, a meta-subfield equality reads one bucket through the index.
+    db.command({"collMod": "ts", "index": {"keyPattern": {"m": 1, "t": 1}, "hidden": True}})
+    counters = lambda: client.admin.command("serverStatus")["hourglass"]["timeseries"]
+    before = counters()["bucketsRead"]
+    assert values({"m.sensor.id": 3}) == [30, 31, 32, 33, 34]
+    assert counters()["bucketsRead"] - before == 1
+    # Writes keep it in step.
+    db.ts.insert_one({"t": t0, "m": {"sensor": {"id": 99}}, "v": -1})
+    db.ts.delete_many({"m.sensor.id": 3})
+    assert values({"m.sensor.id": 99}) == [-1]
+    assert values({"m.sensor.id": 3}) == []
+    assert values({"m.sensor.id": 3}, hint=[("$natural", 1)]) == []
 
 
 # --- reads: identical to a collection scan --------------------------------------------------
