@@ -167,7 +167,8 @@ StatusWith<IndexKeySet> GenerateIndexKeys(const IndexDescriptor& desc, const Bso
   IndexKeySet out;
   if (desc.partial && !desc.partial->Matches(doc)) return out;
   if (desc.wildcard) {
-    out.keys = GenerateWildcardKeys(*desc.wildcard, doc, &out.multikey);
+    out.keys = GenerateWildcardKeys(*desc.wildcard, doc, &out.array_paths);
+    out.multikey = !out.array_paths.empty();
     return out;
   }
   std::vector<std::vector<KeyValue>> per_field;

@@ -45,8 +45,9 @@ struct IndexDescriptor {
 };
 
 struct IndexKeySet {
-  std::vector<std::string> keys;  // sorted, distinct encodings (without RecordId)
-  bool multikey = false;          // some array was traversed
+  std::vector<std::string> keys;         // sorted, distinct encodings (without RecordId)
+  bool multikey = false;                 // some array was traversed
+  std::vector<std::string> array_paths;  // wildcard indexes: the paths of those arrays
 };
 
 // The keys of `doc` for `desc` (none if the document is outside a sparse or partial index; a

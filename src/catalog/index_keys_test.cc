@@ -183,6 +183,13 @@ TEST(WildcardKeysTest, ArraysIndexElementsUnderTheArrayPath) {
                      R"(a.b={ "v" : 3 })", R"(e={ "v" : { "$undefined" : true } })",
                      R"(o={ "v" : {  } })"}));
   EXPECT_TRUE(multikey);
+  // The arrays walked are recorded by path (not the nested one, indexed as a value).
+  auto keys = GenerateIndexKeys(d, J(R"({"a": [1, [2]], "b": {"c": [{"d": [3]}]}, "e": []})"));
+  EXPECT_EQ(keys.value().array_paths, (Strings{"a", "b.c", "b.c.d", "e"}));
+  EXPECT_TRUE(PathIsMultikey("b.c.d", keys.value().array_paths));
+  EXPECT_TRUE(PathIsMultikey("a.x", keys.value().array_paths));
+  EXPECT_FALSE(PathIsMultikey("b", keys.value().array_paths));
+  EXPECT_FALSE(PathIsMultikey("ab", keys.value().array_paths));
 }
 
 TEST(WildcardKeysTest, NoKeysForADocumentWithOnlyId) {

@@ -1,5 +1,6 @@
 #include "catalog/wildcard_keys.h"
 
+#include <algorithm>
 #include <set>
 
 #include "bson/key_string.h"
@@ -24,7 +25,8 @@ bool IsIdPath(std::string_view path) { return IsPrefixPath("_id", path); }
 
 class KeyCollector {
  public:
-  KeyCollector(bool descending, bool* multikey) : descending_(descending), multikey_(multikey) {}
+  KeyCollector(bool descending, std::vector<std::string>* array_paths)
+      : descending_(descending), array_paths_(array_paths) {}
 
   void Walk(const BsonObj& obj, bool obj_is_array, std::string& path) {
     for (BsonElement e : obj) {
@@ -39,7 +41,9 @@ class KeyCollector {
         if (obj_is_array) {
           Add(path, e);  // an array inside an array is a value
         } else {
-          *multikey_ = true;
+          if (std::find(array_paths_->begin(), array_paths_->end(), path) == array_paths_->end()) {
+            array_paths_->push_back(path);
+          }
           if (e.Obj().IsEmpty()) {
             Add(path, Undefined());
           } else {
@@ -76,7 +80,7 @@ class KeyCollector {
   }
 
   bool descending_;
-  bool* multikey_;
+  std::vector<std::string>* array_paths_;
   std::set<std::string> keys_;
 };
 
@@ -146,14 +150,21 @@ bool WildcardIndex::Covers(std::string_view path) const {
 }
 
 std::vector<std::string> GenerateWildcardKeys(const WildcardIndex& index, const BsonObj& doc,
-                                              bool* multikey) {
-  KeyCollector keys(index.descending, multikey);
+                                              std::vector<std::string>* array_paths) {
+  KeyCollector keys(index.descending, array_paths);
   auto projected = index.projection.Apply(doc);
   // A projection of these forms (inclusion/exclusion of paths only) has no failure mode.
   if (!projected.ok()) return {};
   std::string path;
   keys.Walk(projected.value(), false, path);
   return keys.Release();
+}
+
+bool PathIsMultikey(std::string_view path, const std::vector<std::string>& array_paths) {
+  for (const auto& a : array_paths) {
+    if (IsPrefixPath(a, path)) return true;
+  }
+  return false;
 }
 
 std::string EncodeWildcardPath(std::string_view path) {

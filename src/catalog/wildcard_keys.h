@@ -48,10 +48,14 @@ struct WildcardIndex {
 // Whether a key pattern field name is a wildcard one ("$**" or ending in ".$**").
 bool IsWildcardFieldName(std::string_view name);
 
-// The keys of `doc` (sorted, distinct, without RecordId); *multikey is set when an array was
-// walked.
+// The keys of `doc` (sorted, distinct, without RecordId). The paths of the arrays walked (not
+// those indexed as values) are added to *array_paths: a path is multikey when it or one of its
+// ancestors is among them.
 std::vector<std::string> GenerateWildcardKeys(const WildcardIndex& index, const bson::BsonObj& doc,
-                                              bool* multikey);
+                                              std::vector<std::string>* array_paths);
+
+// Whether dotted `path` is one of `array_paths` or lies below one of them.
+bool PathIsMultikey(std::string_view path, const std::vector<std::string>& array_paths);
 
 // The encoding of `path` that starts every key of that path (a prefix: values follow).
 std::string EncodeWildcardPath(std::string_view path);

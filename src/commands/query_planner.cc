@@ -537,10 +537,11 @@ std::optional<QueryPlan> PlanIndex(const catalog::SecondaryIndex& idx,
 
 // The plan of wildcard index `idx` for the predicates on `path` (see the header), or nullopt.
 std::optional<QueryPlan> PlanWildcard(const catalog::SecondaryIndex& idx, const std::string& path,
-                                      const FieldPredicates& fp) {
+                                      const FieldPredicates& fp, const BsonObj& sort) {
   if (path.empty() || HasNumericComponent(path) || !idx.desc.wildcard->Covers(path)) {
     return std::nullopt;
   }
+  const bool path_multikey = catalog::PathIsMultikey(path, idx.entry->multikey_paths->Snapshot());
   FieldPredicates used;
   if (!fp.point_sets.empty()) {
     for (const BsonElement& v : fp.point_sets.front()) {
@@ -549,19 +550,19 @@ std::optional<QueryPlan> PlanWildcard(const catalog::SecondaryIndex& idx, const 
       }
     }
     used.point_sets.push_back(fp.point_sets.front());
-  } else if (!fp.ranges.empty()) {
-    const ValueInterval& r = fp.ranges.front();
-    // Ranges across types would take in objects and arrays, which are not keys.
-    if (r.low.value.type() == BsonType::kMinKey || r.high.value.type() == BsonType::kMaxKey) {
-      return std::nullopt;
+  } else {
+    for (const ValueInterval& r : fp.ranges) {
+      // Ranges across types would take in objects and arrays, which are not keys.
+      if (r.low.value.type() != BsonType::kMinKey && r.high.value.type() != BsonType::kMaxKey) {
+        used.ranges.push_back(r);
+      }
     }
-    used.ranges.push_back(r);
-  } else if (!fp.exists) {
-    return std::nullopt;
+    if (used.ranges.empty() && !fp.exists) return std::nullopt;
   }
   QueryPlan plan;
   plan.index = &idx;
-  plan.multikey = true;
+  // An $exists scan meets a document under several paths: it is deduplicated as multikey.
+  plan.multikey = path_multikey || (used.point_sets.empty() && used.ranges.empty());
   plan.wildcard_path = path;
   const BsonElement field = idx.desc.key.FirstElement();
   {
@@ -589,7 +590,7 @@ std::optional<QueryPlan> PlanWildcard(const catalog::SecondaryIndex& idx, const 
     bounds.Close(arr);
     HashHolder hashes;
     bool matches_null = false;
-    auto intervals = FieldIntervals(used, field, true, hashes, &matches_null);
+    auto intervals = FieldIntervals(used, field, plan.multikey, hashes, &matches_null);
     size_t values = bounds.OpenArray(path);
     int n = 0;
     for (const ByteInterval& iv : *intervals) {
@@ -604,6 +605,14 @@ std::optional<QueryPlan> PlanWildcard(const catalog::SecondaryIndex& idx, const 
     bounds.Close(values);
     plan.score = used.point_sets.empty() ? 5 : 10;
     if (intervals->empty()) plan.score += 100;  // proven empty
+    // A sort on the path alone, over one range of a path no array crosses: key order.
+    BsonElement s = sort.FirstElement();
+    if (!plan.multikey && plan.ranges.size() <= 1 && sort.NumFields() == 1 &&
+        s.FieldName() == path && s.IsNumber()) {
+      plan.provides_sort = true;
+      plan.forward = bson::IsDescending(field) == (s.NumberDouble() < 0);
+      plan.score += 3;
+    }
   }
   plan.bounds = bounds.Obj();
   return plan;
@@ -614,12 +623,26 @@ BsonObj DescribeIndexScan(const QueryPlan& p, std::string_view stage = "IXSCAN")
   b.AppendString("stage", stage);
   b.AppendObject("keyPattern", p.KeyPattern());
   b.AppendString("indexName", p.index->desc.name);
-  // A wildcard scan is run as multikey whatever the index has seen; explain shows the index's.
-  const bool multikey = p.wildcard_path.empty() ? p.multikey : p.index->entry->multikey->load();
-  b.AppendBool("isMultiKey", multikey);
-  size_t mk = b.OpenObject("multiKeyPaths");
-  for (BsonElement f : p.KeyPattern()) b.AppendArray(f.FieldName(), BsonObj());
-  b.Close(mk);
+  if (p.wildcard_path.empty()) {
+    b.AppendBool("isMultiKey", p.multikey);
+    size_t mk = b.OpenObject("multiKeyPaths");
+    for (BsonElement f : p.KeyPattern()) b.AppendArray(f.FieldName(), BsonObj());
+    b.Close(mk);
+  } else {
+    // A wildcard index knows which paths crossed arrays: those above or at the scanned path.
+    std::vector<std::string> arrays;
+    for (auto& a : p.index->entry->multikey_paths->Snapshot()) {
+      if (catalog::PathIsMultikey(p.wildcard_path, {a})) arrays.push_back(std::move(a));
+    }
+    std::sort(arrays.begin(), arrays.end());
+    b.AppendBool("isMultiKey", !arrays.empty());
+    size_t mk = b.OpenObject("multiKeyPaths");
+    b.AppendArray("$_path", BsonObj());
+    size_t arr = b.OpenArray(p.wildcard_path);
+    for (size_t i = 0; i < arrays.size(); ++i) b.AppendString(std::to_string(i), arrays[i]);
+    b.Close(arr);
+    b.Close(mk);
+  }
   b.AppendBool("isUnique", p.index->desc.unique);
   b.AppendBool("isSparse", p.index->desc.sparse);
   b.AppendBool("isPartial", p.index->desc.partial.has_value());
@@ -883,7 +906,7 @@ StatusWith<PlanChoice> PlanQuery(const catalog::Collection& coll, const BsonObj&
       }
       if (forced->desc.wildcard) {
         for (const auto& [path, fp] : preds) {
-          if (auto p = PlanWildcard(*forced, path, fp)) {
+          if (auto p = PlanWildcard(*forced, path, fp, sort)) {
             choice.winner = std::move(*p);
             return choice;
           }
@@ -906,7 +929,7 @@ StatusWith<PlanChoice> PlanQuery(const catalog::Collection& coll, const BsonObj&
     }
     if (idx->desc.wildcard) {
       for (const auto& [path, fp] : preds) {
-        if (auto p = PlanWildcard(*idx, path, fp)) candidates.push_back(std::move(*p));
+        if (auto p = PlanWildcard(*idx, path, fp, sort)) candidates.push_back(std::move(*p));
       }
       continue;
     }

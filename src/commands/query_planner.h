@@ -17,8 +17,10 @@
 // bounds on the path (the "$_path" component) and on the value, from an equality, $in or range
 // as above, or for {$exists: true} every value of the path and of the paths below it. A null
 // (missing fields have no key), a non-empty object (objects are not keys, their fields are) or
-// any other predicate gives no wildcard plan; the scan is always treated as multikey (one
-// predicate per field, records deduplicated, the filter re-applied) and never provides a sort.
+// any other predicate gives no wildcard plan. The index records which paths crossed arrays
+// (catalog::MultikeyPaths): a scan of such a path (or an $exists scan, which meets a document
+// under several paths) is multikey (one range per field, records deduplicated); on other paths
+// ranges intersect, and a sort on the path alone over one range is provided by the scan.
 //
 // Choice: hidden indexes are never used; partial indexes only when the filter contains their
 // filter's clauses verbatim; sparse ones only with bounds. When no index applies and the filter

@@ -364,9 +364,44 @@ def test_hint_by_name_and_key_pattern(attrs):
     assert code == 2
 
 
-def test_sort_on_the_field_is_done_after_the_scan(attrs):
+def test_ranges_intersect_until_the_path_holds_an_array(attrs):
+    e = find_explain(attrs, {"attrs.k3": {"$gt": 10, "$lt": 50}})
+    scan = ixscan(e["queryPlanner"]["winningPlan"])
+    assert scan["indexBounds"]["attrs.k3"] == ["(10, 50)"]
+    assert scan["isMultiKey"] is False
+    assert scan["multiKeyPaths"] == {"$_path": [], "attrs.k3": []}
+    assert (e["executionStats"]["totalKeysExamined"], e["executionStats"]["nReturned"]) == (4, 4)
+    attrs.insert_one({"_id": 1000, "attrs": {"k3": [5, 60]}, "n": -1})
+    e = find_explain(attrs, {"attrs.k3": {"$gt": 10, "$lt": 50}})
+    scan = ixscan(e["queryPlanner"]["winningPlan"])
+    assert scan["indexBounds"]["attrs.k3"] == ["(10, inf.0]"]
+    assert scan["isMultiKey"] is True
+    assert scan["multiKeyPaths"] == {"$_path": [], "attrs.k3": ["attrs.k3"]}
+    # [5, 60] has one element above 10 and one below 50: it matches.
+    assert sorted(d["n"] for d in attrs.find({"attrs.k3": {"$gt": 10, "$lt": 50}})) == \
+        [-1, 13, 23, 33, 43]
+    # Other paths are still not multikey.
+    assert ixscan(find_explain(attrs, {"attrs.k4": 4})["queryPlanner"]["winningPlan"])[
+        "isMultiKey"] is False
+
+
+def test_sort_on_the_queried_path(attrs):
+    e = find_explain(attrs, {"attrs.k4": {"$gt": 10}}, sort={"attrs.k4": -1})
+    plan = e["queryPlanner"]["winningPlan"]
+    assert "SORT" not in stages(plan)
+    assert ixscan(plan)["direction"] == "backward"
     got = [d["n"] for d in attrs.find({"attrs.k4": {"$gt": 10}}).sort("attrs.k4", -1)]
     assert got == [94, 84, 74, 64, 54, 44, 34, 24, 14]
+    # Not for another field, nor once the path holds an array.
+    plan = find_explain(attrs, {"attrs.k4": {"$gt": 10}}, sort={"n": 1})["queryPlanner"][
+        "winningPlan"]
+    assert "SORT" in stages(plan)
+    attrs.insert_one({"_id": 1000, "attrs": {"k4": [1, 95]}, "n": -1})
+    plan = find_explain(attrs, {"attrs.k4": {"$gt": 10}}, sort={"attrs.k4": -1})[
+        "queryPlanner"]["winningPlan"]
+    assert "SORT" in stages(plan)
+    got = [d["n"] for d in attrs.find({"attrs.k4": {"$gt": 10}}).sort("attrs.k4", -1)]
+    assert got == [-1, 94, 84, 74, 64, 54, 44, 34, 24, 14]
 
 
 def test_index_stats_count_wildcard_use(attrs):
@@ -406,6 +441,7 @@ def test_index_survives_a_restart(fresh_server):
     try:
         db = c.wildcard_restart
         db.c.insert_many([{"_id": i, "p": {"q": i % 3}, "hide": i} for i in range(30)])
+        db.c.insert_one({"_id": 100, "arr": {"x": [1, 2]}})
         create(db, "c", {"key": {"$**": 1}, "name": "w", "wildcardProjection": {"hide": 0}})
     finally:
         c.close()
@@ -420,6 +456,11 @@ def test_index_survives_a_restart(fresh_server):
         assert ixscan(e["queryPlanner"]["winningPlan"])["indexName"] == "w"
         assert e["executionStats"]["nReturned"] == 11
         assert stages(find_explain(db.c, {"hide": 1})["queryPlanner"]["winningPlan"]) == ["COLLSCAN"]
+        # Which paths are multikey is kept too.
+        scan = ixscan(find_explain(db.c, {"arr.x": 1})["queryPlanner"]["winningPlan"])
+        assert (scan["isMultiKey"], scan["multiKeyPaths"]["arr.x"]) == (True, ["arr.x"])
+        scan = ixscan(find_explain(db.c, {"p.q": 1})["queryPlanner"]["winningPlan"])
+        assert scan["isMultiKey"] is False
     finally:
         c.close()
     assert s.shutdown_command() == 0
