@@ -157,8 +157,9 @@ StatusWith<std::optional<std::vector<int64_t>>> TimeseriesIndexedBuckets(
   auto session = engine->NewSession();
   for (const QueryPlan* scan : plan.Scans()) {
     const catalog::SecondaryIndex& idx = *scan->index;
-    // Hashed keys hold no values to compare; on a multikey index a key is one element only.
-    const bool check_keys = !idx.desc.hashed && !scan->multikey;
+    // Hashed keys hold no values to compare; on a multikey index a key is one element only; a
+    // wildcard key is (path, value), not the index's fields.
+    const bool check_keys = !idx.desc.hashed && !scan->multikey && scan->wildcard_path.empty();
     HG_ASSIGN_OR_RETURN(auto cursor, session->OpenCursorOrError(idx.entry->ident));
     for (const KeyRange& r : scan->ranges) {
       HG_ASSIGN_OR_RETURN(bool more, r.start.empty() ? cursor->SeekFirst() : cursor->Seek(r.start));
