@@ -1,6 +1,7 @@
 #include "catalog/catalog.h"
 
 #include <algorithm>
+#include <map>
 #include <mutex>
 #include <random>
 #include <set>
@@ -56,12 +57,20 @@ StatusWith<std::unique_ptr<Catalog>> Catalog::Open(storage::KvEngine* engine) {
   HG_RETURN_IF_ERROR(engine->CreateTable(kMultikeyTable));
   std::vector<CollectionEntry> entries;
   std::set<std::string> multikey;
+  std::map<std::string, std::vector<std::string>> wildcard_paths;
   {
     auto session = engine->NewSession();
     HG_ASSIGN_OR_RETURN(auto mk, session->OpenCursorOrError(kMultikeyTable));
     HG_ASSIGN_OR_RETURN(bool more_mk, mk->SeekFirst());
     while (more_mk) {
-      multikey.insert(std::string(mk->key()));
+      std::string key(mk->key());
+      // "<ident>" rows mark multikey indexes, "<ident>/<path>" rows a wildcard index's paths.
+      size_t slash = key.find('/');
+      if (slash == std::string::npos) {
+        multikey.insert(key);
+      } else {
+        wildcard_paths[key.substr(0, slash)].push_back(key.substr(slash + 1));
+      }
       HG_ASSIGN_OR_RETURN(more_mk, mk->Next());
     }
   }
@@ -80,6 +89,7 @@ StatusWith<std::unique_ptr<Catalog>> Catalog::Open(storage::KvEngine* engine) {
   for (auto& e : entries) {
     for (auto& idx : e.indexes) {
       if (multikey.count(idx.ident)) idx.multikey->store(true);
+      for (const auto& path : wildcard_paths[idx.ident]) idx.multikey_paths->Confirm(path);
     }
     int64_t next_id = 1, count = 0, bytes = 0;
     if (!e.ident.empty()) HG_RETURN_IF_ERROR(ScanTable(engine, e.ident, &next_id, &count, &bytes));
@@ -423,7 +433,23 @@ void Catalog::ForgetMultikey(const std::string& ident) {
   (void)storage::RetryOnWriteConflict([&] {
     auto session = engine_->NewSession();
     Status st = session->Remove(kMultikeyTable, ident);
-    return st.code() == ErrorCode::kNoSuchKey ? Status::OK() : st;
+    if (!st.ok() && st.code() != ErrorCode::kNoSuchKey) return st;
+    // A wildcard index's path rows: "<ident>/<path>".
+    std::vector<std::string> rows;
+    {
+      const std::string prefix = ident + "/";
+      HG_ASSIGN_OR_RETURN(auto cursor, session->OpenCursorOrError(kMultikeyTable));
+      HG_ASSIGN_OR_RETURN(bool more, cursor->Seek(prefix));
+      while (more && cursor->key().starts_with(prefix)) {
+        rows.emplace_back(cursor->key());
+        HG_ASSIGN_OR_RETURN(more, cursor->Next());
+      }
+    }
+    for (const auto& row : rows) {
+      st = session->Remove(kMultikeyTable, row);
+      if (!st.ok() && st.code() != ErrorCode::kNoSuchKey) return st;
+    }
+    return Status::OK();
   });
 }
 

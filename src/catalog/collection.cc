@@ -118,6 +118,32 @@ void Collection::InstallAsLatest(const std::shared_ptr<const Collection>& self) 
   std::unique_lock barrier(self->counters_->write_mu);
 }
 
+std::vector<std::string> MultikeyPaths::Snapshot() const {
+  std::lock_guard lock(mu_);
+  return paths_;
+}
+
+std::vector<std::string> MultikeyPaths::Add(const std::vector<std::string>& paths) {
+  std::vector<std::string> unconfirmed;
+  if (paths.empty()) return unconfirmed;
+  std::lock_guard lock(mu_);
+  for (const auto& p : paths) {
+    if (std::find(paths_.begin(), paths_.end(), p) == paths_.end()) paths_.push_back(p);
+    if (std::find(confirmed_.begin(), confirmed_.end(), p) == confirmed_.end()) {
+      unconfirmed.push_back(p);
+    }
+  }
+  return unconfirmed;
+}
+
+void MultikeyPaths::Confirm(const std::string& path) {
+  std::lock_guard lock(mu_);
+  if (std::find(paths_.begin(), paths_.end(), path) == paths_.end()) paths_.push_back(path);
+  if (std::find(confirmed_.begin(), confirmed_.end(), path) == confirmed_.end()) {
+    confirmed_.push_back(path);
+  }
+}
+
 const SecondaryIndex* Collection::FindIndex(std::string_view name) const {
   for (const auto& idx : indexes_) {
     if (idx.desc.name == name) return &idx;
@@ -133,6 +159,15 @@ Status Collection::AddKeys(storage::Session& s, const SecondaryIndex& idx, const
     // Persisted in this transaction, so a committed multikey document implies a multikey mark.
     idx.entry->multikey->store(true);
     HG_RETURN_IF_ERROR(s.Put(kMultikeyTable, idx.entry->ident, "1"));
+  }
+  // A wildcard path's row is written when this transaction does not see it (a concurrent first
+  // writer then conflicts, retries and sees it). Rows loaded at startup are not read again.
+  for (const std::string& path : idx.entry->multikey_paths->Add(keys.array_paths)) {
+    const std::string row = idx.entry->ident + "/" + path;
+    HG_ASSIGN_OR_RETURN(auto found, s.Get(kMultikeyTable, row));
+    if (!found) {
+      HG_RETURN_IF_ERROR(s.Put(kMultikeyTable, row, "1"));
+    }
   }
   std::string rid_bytes = storage::EncodeRecordId(rid);
   for (const std::string& key : keys.keys) {

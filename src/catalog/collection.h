@@ -41,8 +41,9 @@
 
 namespace hourglass::catalog {
 
-// The table holding which secondary indexes are multikey: index ident -> "1". Written in the
-// transaction of the first write that makes an index multikey; read by Catalog::Open.
+// The table holding which secondary indexes are multikey: index ident -> "1", and for wildcard
+// indexes "<ident>/<path>" -> "1" per array path (MultikeyPaths). Written in the transaction of
+// the first write that makes an index (a path) multikey; read by Catalog::Open.
 inline constexpr std::string_view kMultikeyTable = "_index_multikey";
 
 // $indexStats' accesses of one index: queries that used it since `since_millis` (when this
@@ -52,6 +53,25 @@ struct IndexUsage {
   int64_t since_millis = std::chrono::duration_cast<std::chrono::milliseconds>(
                              std::chrono::system_clock::now().time_since_epoch())
                              .count();
+};
+
+// The array paths of a wildcard index (IndexKeySet::array_paths), persisted in kMultikeyTable as
+// "<ident>/<path>" rows. Shared by every copy of the entry, like IndexEntry::multikey.
+// Thread-safe.
+class MultikeyPaths {
+ public:
+  // What the planner may rely on: every path some write (committed or not) walked as an array.
+  std::vector<std::string> Snapshot() const;
+  // Records `paths` for the planner; returns those whose row was not loaded at startup (a write
+  // must check that its transaction sees their rows: an earlier writer may have rolled back).
+  std::vector<std::string> Add(const std::vector<std::string>& paths);
+  // Records `path` as having a committed row (loaded at startup).
+  void Confirm(const std::string& path);
+
+ private:
+  mutable std::mutex mu_;
+  std::vector<std::string> paths_;      // guarded by mu_
+  std::vector<std::string> confirmed_;  // guarded by mu_
 };
 
 struct IndexEntry {
@@ -65,6 +85,8 @@ struct IndexEntry {
   bool ready = true;
   // Shared by every copy of the entry, like `multikey`.
   std::shared_ptr<IndexUsage> usage = std::make_shared<IndexUsage>();
+  // Wildcard indexes only: which paths are multikey.
+  std::shared_ptr<MultikeyPaths> multikey_paths = std::make_shared<MultikeyPaths>();
   std::string name() const { return std::string(spec["name"].Str()); }
   bson::BsonObj key() const { return spec["key"].Obj(); }
 };

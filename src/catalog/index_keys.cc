@@ -32,6 +32,11 @@ StatusWith<IndexDescriptor> IndexDescriptor::FromSpec(const BsonObj& spec) {
   }
   BsonElement ttl = d.spec["expireAfterSeconds"];
   if (ttl.IsNumber()) d.expire_after_seconds = ttl.NumberLong();
+  if (d.key.NumFields() == 1 && IsWildcardFieldName(d.key.FirstElement().FieldName())) {
+    HG_ASSIGN_OR_RETURN(auto w,
+                        WildcardIndex::Parse(d.key.FirstElement(), d.spec["wildcardProjection"]));
+    d.wildcard = std::move(w);
+  }
   return d;
 }
 
@@ -161,6 +166,11 @@ int64_t HashIndexValue(const BsonElement& value) {
 StatusWith<IndexKeySet> GenerateIndexKeys(const IndexDescriptor& desc, const BsonObj& doc) {
   IndexKeySet out;
   if (desc.partial && !desc.partial->Matches(doc)) return out;
+  if (desc.wildcard) {
+    out.keys = GenerateWildcardKeys(*desc.wildcard, doc, &out.array_paths);
+    out.multikey = !out.array_paths.empty();
+    return out;
+  }
   std::vector<std::vector<KeyValue>> per_field;
   std::vector<std::vector<std::string>> paths_per_field;
   std::vector<BsonObj> hash_holders;  // keep hashed values alive until encoded

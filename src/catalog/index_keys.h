@@ -1,13 +1,14 @@
 // Index descriptors and index key generation for secondary indexes of regular collections.
 //
 // An IndexDescriptor is the parsed form of a stored index spec ({v, key, name, unique, sparse,
-// partialFilterExpression, hidden, expireAfterSeconds}); GenerateIndexKeys turns a document into
-// the set of its keys for that index with MongoDB's rules: a missing field indexes as null, an
-// array at the end of a path contributes one key per element (an empty array indexes as
-// undefined), an array in the middle of a path is searched element by element (the index then
-// becomes multikey), and a compound key may reach arrays through only one path (chain of nested
-// paths): two arrays on unrelated paths fail with CannotIndexParallelArrays (171). A "hashed"
-// component holds a 64-bit hash of the value's canonical encoding (arrays fail with 16766).
+// partialFilterExpression, hidden, expireAfterSeconds, wildcardProjection}); GenerateIndexKeys
+// turns a document into the set of its keys for that index with MongoDB's rules: a missing field
+// indexes as null, an array at the end of a path contributes one key per element (an empty array
+// indexes as undefined), an array in the middle of a path is searched element by element (the index
+// then becomes multikey), and a compound key may reach arrays through only one path (chain of
+// nested paths): two arrays on unrelated paths fail with CannotIndexParallelArrays (171). A
+// "hashed" component holds a 64-bit hash of the value's canonical encoding (arrays fail with
+// 16766).
 //
 // The key bytes are bson/key_string.h encodings, one component per pattern field; the storage
 // format of index tables (which appends the RecordId) is documented in src/storage/README.md.
@@ -21,6 +22,7 @@
 
 #include "base/status.h"
 #include "bson/bson.h"
+#include "catalog/wildcard_keys.h"
 #include "query/matcher.h"
 
 namespace hourglass::catalog {
@@ -35,17 +37,21 @@ struct IndexDescriptor {
   bool hashed = false;  // some component is "hashed"
   std::optional<query::Matcher> partial;
   std::optional<int64_t> expire_after_seconds;
+  // A wildcard index (key {"$**": ±1} or {"<path>.$**": ±1}, catalog/wildcard_keys.h).
+  std::optional<WildcardIndex> wildcard;
 
   // Parses a stored (already validated) spec. BadValue if the partial filter does not parse.
   static StatusWith<IndexDescriptor> FromSpec(const bson::BsonObj& spec);
 };
 
 struct IndexKeySet {
-  std::vector<std::string> keys;  // sorted, distinct encodings (without RecordId)
-  bool multikey = false;          // some array was traversed
+  std::vector<std::string> keys;         // sorted, distinct encodings (without RecordId)
+  bool multikey = false;                 // some array was traversed
+  std::vector<std::string> array_paths;  // wildcard indexes: the paths of those arrays
 };
 
-// The keys of `doc` for `desc` (none if the document is outside a sparse or partial index).
+// The keys of `doc` for `desc` (none if the document is outside a sparse or partial index; a
+// wildcard index's keys come from GenerateWildcardKeys).
 // Errors: CannotIndexParallelArrays (171), Location16766 (array in a hashed field).
 StatusWith<IndexKeySet> GenerateIndexKeys(const IndexDescriptor& desc, const bson::BsonObj& doc);
 

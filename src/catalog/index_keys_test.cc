@@ -140,5 +140,114 @@ TEST(IndexKeysTest, SameKeyPatternComparesDirectionsAndTypes) {
   EXPECT_FALSE(SameKeyPattern(J(R"({"a": 1})"), J(R"({"a": 1, "b": 1})")));
 }
 
+// Wildcard indexes: each key is (path, value) decoded as {"": "path", "": value}.
+std::vector<std::string> WildcardKeys(const IndexDescriptor& d, const char* doc,
+                                      bool* multikey = nullptr) {
+  auto keys = GenerateIndexKeys(d, J(doc));
+  EXPECT_TRUE(keys.ok()) << keys.status().ToString();
+  if (multikey) *multikey = keys.value().multikey;
+  BsonObj pattern = J(d.wildcard->descending ? R"({"p": 1, "v": -1})" : R"({"p": 1, "v": 1})");
+  std::vector<std::string> out;
+  for (const auto& k : keys.value().keys) {
+    auto decoded = bson::DecodeIndexKey(k, pattern);
+    EXPECT_TRUE(decoded.ok());
+    BsonObj kv = decoded.value();
+    auto it = kv.begin();
+    std::string path(std::string((*it).Str()));
+    ++it;
+    bson::BsonBuilder b;
+    b.AppendElementAs(*it, "v");
+    out.push_back(path + "=" + b.Obj().ToJson());
+  }
+  return out;
+}
+
+using Strings = std::vector<std::string>;
+
+TEST(WildcardKeysTest, OneKeyPerLeafPathAndValueWithoutId) {
+  auto d = Desc(R"({"v": 2, "key": {"$**": 1}, "name": "$**_1"})");
+  ASSERT_TRUE(d.wildcard.has_value());
+  bool multikey = true;
+  EXPECT_EQ(WildcardKeys(d, R"({"_id": 1, "a": 1, "b": {"c": "x", "d": {"e": true}}})", &multikey),
+            (Strings{R"(a={ "v" : 1 })", R"(b.c={ "v" : "x" })", R"(b.d.e={ "v" : true })"}));
+  EXPECT_FALSE(multikey);
+}
+
+TEST(WildcardKeysTest, ArraysIndexElementsUnderTheArrayPath) {
+  auto d = Desc(R"({"v": 2, "key": {"$**": 1}, "name": "$**_1"})");
+  bool multikey = false;
+  // Elements share the path; objects in arrays are walked; a nested array is one value; an
+  // empty array is undefined and an empty object is itself.
+  EXPECT_EQ(WildcardKeys(d, R"({"a": [2, 1, 2, {"b": 3}, [4, 5]], "e": [], "o": {}})", &multikey),
+            (Strings{R"(a={ "v" : 1 })", R"(a={ "v" : 2 })", R"(a={ "v" : [ 4, 5 ] })",
+                     R"(a.b={ "v" : 3 })", R"(e={ "v" : { "$undefined" : true } })",
+                     R"(o={ "v" : {  } })"}));
+  EXPECT_TRUE(multikey);
+  // The arrays walked are recorded by path (not the nested one, indexed as a value).
+  auto keys = GenerateIndexKeys(d, J(R"({"a": [1, [2]], "b": {"c": [{"d": [3]}]}, "e": []})"));
+  EXPECT_EQ(keys.value().array_paths, (Strings{"a", "b.c", "b.c.d", "e"}));
+  EXPECT_TRUE(PathIsMultikey("b.c.d", keys.value().array_paths));
+  EXPECT_TRUE(PathIsMultikey("a.x", keys.value().array_paths));
+  EXPECT_FALSE(PathIsMultikey("b", keys.value().array_paths));
+  EXPECT_FALSE(PathIsMultikey("ab", keys.value().array_paths));
+}
+
+TEST(WildcardKeysTest, NoKeysForADocumentWithOnlyId) {
+  auto d = Desc(R"({"v": 2, "key": {"$**": 1}, "name": "$**_1"})");
+  EXPECT_EQ(WildcardKeys(d, R"({"_id": 5})"), Strings{});
+}
+
+TEST(WildcardKeysTest, SubtreeKeyIndexesOnlyThatSubtree) {
+  auto d = Desc(R"({"v": 2, "key": {"a.b.$**": 1}, "name": "a.b.$**_1"})");
+  EXPECT_EQ(WildcardKeys(d, R"({"a": {"b": {"c": 1}, "x": 2}, "b": 3})"),
+            Strings{R"(a.b.c={ "v" : 1 })"});
+  EXPECT_EQ(WildcardKeys(d, R"({"a": [{"b": 1}, {"b": [2]}, 7]})"),
+            (Strings{R"(a.b={ "v" : 1 })", R"(a.b={ "v" : 2 })"}));
+  EXPECT_TRUE(d.wildcard->Covers("a.b"));
+  EXPECT_TRUE(d.wildcard->Covers("a.b.c"));
+  EXPECT_FALSE(d.wildcard->Covers("a"));
+  EXPECT_FALSE(d.wildcard->Covers("a.bc"));
+}
+
+TEST(WildcardKeysTest, InclusionProjection) {
+  auto d = Desc(
+      R"({"v": 2, "key": {"$**": 1}, "name": "$**_1", "wildcardProjection": {"a": 1, "c.d": 1}})");
+  EXPECT_EQ(WildcardKeys(d, R"({"_id": 0, "a": {"x": 1}, "b": 2, "c": {"d": 3, "e": 4}})"),
+            (Strings{R"(a.x={ "v" : 1 })", R"(c.d={ "v" : 3 })"}));
+  EXPECT_TRUE(d.wildcard->Covers("a.x"));
+  EXPECT_TRUE(d.wildcard->Covers("c.d"));
+  EXPECT_FALSE(d.wildcard->Covers("c"));
+  EXPECT_FALSE(d.wildcard->Covers("b"));
+  EXPECT_FALSE(d.wildcard->Covers("_id"));
+}
+
+TEST(WildcardKeysTest, ExclusionProjectionAndExplicitId) {
+  auto d = Desc(
+      R"({"v": 2, "key": {"$**": 1}, "name": "$**_1", "wildcardProjection": {"b": 0, "_id": 1}})");
+  EXPECT_EQ(WildcardKeys(d, R"({"_id": 7, "a": 1, "b": {"c": 2}})"),
+            (Strings{R"(_id={ "v" : 7 })", R"(a={ "v" : 1 })"}));
+  EXPECT_TRUE(d.wildcard->Covers("_id"));
+  EXPECT_TRUE(d.wildcard->Covers("a.z"));
+  EXPECT_FALSE(d.wildcard->Covers("b"));
+  EXPECT_FALSE(d.wildcard->Covers("b.c"));
+  auto plain = Desc(R"({"v": 2, "key": {"$**": 1}, "name": "$**_1"})");
+  EXPECT_FALSE(plain.wildcard->Covers("_id"));
+  EXPECT_TRUE(plain.wildcard->Covers("x.y"));
+}
+
+TEST(WildcardKeysTest, DescendingKeyOrdersValuesDescending) {
+  auto d = Desc(R"({"v": 2, "key": {"$**": -1}, "name": "$**_-1"})");
+  EXPECT_EQ(WildcardKeys(d, R"({"a": [1, 2]})"), (Strings{R"(a={ "v" : 2 })", R"(a={ "v" : 1 })"}));
+}
+
+TEST(WildcardKeysTest, ProjectionErrors) {
+  auto mixed = IndexDescriptor::FromSpec(
+      J(R"({"v": 2, "key": {"$**": 1}, "name": "x", "wildcardProjection": {"a": 1, "b": 0}})"));
+  EXPECT_EQ(mixed.status().code(), ErrorCode::kLocation31254);
+  auto bad = IndexDescriptor::FromSpec(
+      J(R"({"v": 2, "key": {"$**": 1}, "name": "x", "wildcardProjection": {"a": "yes"}})"));
+  EXPECT_EQ(bad.status().code(), ErrorCode::kLocation7246207);
+}
+
 }  // namespace
 }  // namespace hourglass::catalog

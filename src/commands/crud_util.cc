@@ -117,6 +117,7 @@ StatusWith<std::unique_ptr<pipeline::DocumentStream>> BuildReadStream(
           e.shape = shape;
           e.index_set = index_set;
           e.index_name = choice.winner.index->desc.name;
+          e.wildcard_path = choice.winner.wildcard_path;
           e.works = outcome.trials.front().works;
           e.query = plan.filter_spec.Owned();  // the request's buffer goes away
           e.sort = plan.sort.Owned();

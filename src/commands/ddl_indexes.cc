@@ -1,9 +1,9 @@
 // createIndexes and dropIndexes. Secondary indexes exist on regular collections (single-field,
-// compound, ascending/descending, hashed; unique, sparse, partialFilterExpression, hidden,
-// expireAfterSeconds); text, geo and wildcard indexes and non-simple collations fail with
-// CommandNotSupported (115). On a time-series collection X the user's specs are converted to
-// bucket specs (timeseries/index_conversion.h) and built on system.buckets.X; conflicts and
-// dropping by key are judged in the user's terms.
+// compound, ascending/descending, hashed, wildcard with wildcardProjection; unique, sparse,
+// partialFilterExpression, hidden, expireAfterSeconds); text, geo and compound wildcard indexes
+// and non-simple collations fail with CommandNotSupported (115). On a time-series collection X the
+// user's specs are converted to bucket specs (timeseries/index_conversion.h) and built on
+// system.buckets.X; conflicts and dropping by key are judged in the user's terms.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -37,43 +37,146 @@ Status CannotCreate(std::string reason) {
   return Status(ErrorCode::kCannotCreateIndex, std::move(reason));
 }
 
-// Checks a key pattern ({a: 1, b: -1, c: "hashed"}).
+// The index type of a key pattern as MongoDB names it: the string value of a field if any
+// ("hashed", "text"...), "wildcard" if a field is "$**" or ends in ".$**", else "" (btree).
+std::string IndexPlugin(const BsonObj& key) {
+  for (BsonElement f : key) {
+    if (f.type() == BsonType::kString) return std::string(f.Str());
+  }
+  for (BsonElement f : key) {
+    if (catalog::IsWildcardFieldName(f.FieldName())) return "wildcard";
+  }
+  return "";
+}
+
+// A wildcard key pattern's own rules: one wildcard field, and no other field inside its subtree.
+Status ValidateWildcardKeyPattern(const BsonObj& key) {
+  std::string_view wildcard;
+  for (BsonElement f : key) {
+    if (!catalog::IsWildcardFieldName(f.FieldName())) continue;
+    if (!wildcard.empty()) {
+      return Status(ErrorCode::kLocation7246201,
+                    "Index Key can contain only one wildcard index field");
+    }
+    wildcard = f.FieldName();
+  }
+  std::string_view root = wildcard.substr(0, wildcard.size() - 3);  // keeps the trailing '.'
+  if (root.empty()) return Status::OK();
+  for (BsonElement f : key) {
+    std::string_view name = f.FieldName();
+    if (name == wildcard) continue;
+    if (name.starts_with(root) || name == root.substr(0, root.size() - 1)) {
+      return Status(ErrorCode::kLocation7246204,
+                    "A wildcard index field should not overlap with and index key fields if "
+                    "wildcard projection is empty, however '" +
+                        std::string(name) + "' is overlapping with the wildcard index field.");
+    }
+  }
+  return Status::OK();
+}
+
+// Checks a key pattern ({a: 1, b: -1, c: "hashed"}, {"$**": 1}).
 Status ValidateKeyPattern(const BsonObj& key) {
+  const std::string plugin = IndexPlugin(key);
+  if (plugin == "wildcard") HG_RETURN_IF_ERROR(ValidateWildcardKeyPattern(key));
   int hashed = 0;
   for (BsonElement f : key) {
     std::string_view name = f.FieldName();
     if (name.empty()) return CannotCreate("Index keys cannot be an empty field.");
-    if (name == "$**" || name.ends_with(".$**")) {
-      return Status(ErrorCode::kCommandNotSupported, "wildcard indexes are not supported yet");
-    }
-    if (name.front() == '$') {
-      return CannotCreate("Index key contains an illegal field name: field name starts with '$'.");
-    }
-    if (name.find("..") != std::string_view::npos || name.back() == '.') {
-      return CannotCreate("Index keys cannot contain an empty field name");
-    }
     if (f.type() == BsonType::kString) {
       std::string_view kind = f.Str();
       if (kind == "hashed") {
         ++hashed;
-        continue;
-      }
-      if (kind == "text" || kind == "2dsphere" || kind == "2d" || kind == "geoHaystack") {
+      } else if (kind == "text" || kind == "2dsphere" || kind == "2d" || kind == "geoHaystack") {
         return Status(ErrorCode::kCommandNotSupported,
                       std::string(kind) + " indexes are not supported yet");
+      } else {
+        return CannotCreate("Unknown index plugin '" + std::string(kind) + "'");
       }
-      return CannotCreate("Unknown index plugin '" + std::string(kind) + "'");
-    }
-    if (!f.IsNumber()) {
+    } else if (!f.IsNumber()) {
       return CannotCreate("Values in v:2 index key pattern cannot be of type " +
                           std::string(bson::TypeName(f.type())) +
                           ". Only numbers > 0, numbers < 0, and strings are allowed.");
-    }
-    if (f.NumberDouble() == 0 || std::isnan(f.NumberDouble())) {
+    } else if (f.NumberDouble() == 0 || std::isnan(f.NumberDouble())) {
       return CannotCreate("Values in the index key pattern can't be 0.");
+    }
+    if (name.find("..") != std::string_view::npos || name.back() == '.' || name.front() == '.') {
+      return CannotCreate("Index keys cannot contain an empty field name");
+    }
+    // A '$' component is only the final "$**" of a wildcard field, or a DBRef field.
+    size_t start = 0;
+    for (size_t i = 0; start <= name.size(); ++i) {
+      size_t dot = name.find('.', start);
+      std::string_view part =
+          name.substr(start, dot == std::string_view::npos ? name.npos : dot - start);
+      const bool last = dot == std::string_view::npos;
+      if (!part.empty() && part.front() == '$') {
+        const bool db_ref = i > 0 && (part == "$id" || part == "$ref" || part == "$db");
+        const bool wildcard = last && part == "$**" && plugin == "wildcard";
+        if (!db_ref && !wildcard) {
+          return CannotCreate(
+              "Index key contains an illegal field name: field name starts with '$'.");
+        }
+      }
+      if (last) break;
+      start = dot + 1;
     }
   }
   if (hashed > 1) return CannotCreate("A maximum of one index field is allowed to be hashed");
+  return Status::OK();
+}
+
+// Checks a wildcardProjection option against its key pattern (before the projection is parsed).
+Status ValidateWildcardProjection(const BsonObj& key, const BsonElement& f) {
+  if (IndexPlugin(key) != "wildcard") {
+    return Status(ErrorCode::kBadValue,
+                  "The field 'wildcardProjection' is only allowed in 'wildcard' indexes");
+  }
+  if (f.type() != BsonType::kObject) {
+    return Status(ErrorCode::kTypeMismatch,
+                  "The field 'wildcardProjection' must be a non-empty object, but got " +
+                      std::string(bson::TypeName(f.type())));
+  }
+  if (!key.HasField("$**")) {
+    return Status(ErrorCode::kFailedToParse,
+                  "The field 'wildcardProjection' is only allowed when 'key' is {\"$**\": ±1}");
+  }
+  if (f.Obj().IsEmpty()) {
+    return Status(ErrorCode::kFailedToParse,
+                  "The 'wildcardProjection' field can't be an empty object");
+  }
+  return Status::OK();
+}
+
+// The rules of a wildcard index spec once its options are read: no sparse, unique or TTL; a
+// compound "$**" needs a wildcardProjection; compound wildcard indexes are not built yet.
+Status ValidateWildcardSpec(const BsonObj& key, const BsonObj& spec) {
+  if (key.NumFields() > 1 && key.HasField("$**") && !spec.HasField("wildcardProjection")) {
+    return CannotCreate(
+        "Compound wildcard indexes on all fields must also specify 'wildcardProjection' option");
+  }
+  for (std::string_view opt : {"sparse", "unique"}) {
+    if (spec[opt].Truthy()) {
+      return CannotCreate("Index type 'wildcard' does not support the '" + std::string(opt) +
+                          "' option");
+    }
+  }
+  if (spec.HasField("expireAfterSeconds")) {
+    return CannotCreate(
+        "cannot make a TTL index :: caused by :: Index type 'wildcard' does not support the "
+        "'expireAfterSeconds' option");
+  }
+  if (key.NumFields() > 1) {
+    return Status(ErrorCode::kCommandNotSupported,
+                  "compound wildcard indexes are not supported yet");
+  }
+  BsonElement projection = spec["wildcardProjection"];
+  auto parsed = catalog::WildcardIndex::Parse(key.FirstElement(), projection);
+  if (!parsed.ok()) {
+    return Status(parsed.status().code(),
+                  "Failed to parse projection: wildcardProjection :: caused by :: " +
+                      parsed.status().reason());
+  }
   return Status::OK();
 }
 
@@ -182,16 +285,25 @@ StatusWith<BsonObj> NormalizeSpec(const BsonElement& e, int position) {
       }
       continue;
     }
+    if (n == "wildcardProjection") {
+      HG_RETURN_IF_ERROR(ValidateWildcardProjection(key.Obj(), f));
+      out.AppendElement(f);
+      continue;
+    }
     if (n == "weights" || n == "default_language" || n == "language_override" ||
         n == "textIndexVersion" || n == "2dsphereIndexVersion" || n == "bits" || n == "min" ||
-        n == "max" || n == "wildcardProjection" || n == "storageEngine" || n == "clustered" ||
-        n == "prepareUnique" || n == "columnstoreProjection") {
+        n == "max" || n == "storageEngine" || n == "clustered" || n == "prepareUnique" ||
+        n == "columnstoreProjection") {
       return Status(ErrorCode::kCommandNotSupported,
                     "index option '" + std::string(n) + "' is not supported yet");
     }
     return Status(ErrorCode::kInvalidIndexSpecificationOption,
                   "The field '" + std::string(n) + "' is not valid for an index specification. " +
                       "Specification: " + spec.ToJson());
+  }
+  BsonObj built = out.Obj();
+  if (IndexPlugin(key.Obj()) == "wildcard") {
+    HG_RETURN_IF_ERROR(ValidateWildcardSpec(key.Obj(), built));
   }
   if (sparse && partial) {
     return CannotCreate("cannot mix \"partialFilterExpression\" and \"sparse\" options");
@@ -208,7 +320,7 @@ StatusWith<BsonObj> NormalizeSpec(const BsonElement& e, int position) {
                                               : "unique") +
                         "' is not valid for an _id index specification.");
   }
-  return out.Obj();
+  return built;
 }
 
 // The options that make two indexes on one key pattern different.
@@ -216,7 +328,8 @@ bool SameOptions(const BsonObj& a, const BsonObj& b) {
   for (std::string_view opt : {"unique", "sparse"}) {
     if (a[opt].Truthy() != b[opt].Truthy()) return false;
   }
-  for (std::string_view opt : {"partialFilterExpression", "expireAfterSeconds"}) {
+  for (std::string_view opt :
+       {"partialFilterExpression", "expireAfterSeconds", "wildcardProjection"}) {
     BsonElement x = a[opt], y = b[opt];
     if (x.eoo() != y.eoo()) return false;
     if (x.eoo()) continue;
@@ -267,6 +380,23 @@ Status AsCannotCreate(Status st) {
   return st;
 }
 
+// Wildcard keys on a time-series collection. A measurement wildcard converts (as any measurement
+// field does) into a control.min and a control.max field, two wildcard fields: MongoDB then fails
+// with Location7246201. A wildcard on the metaField's subtree converts to a bucket index on
+// "meta.<path>.$**" like any metaField index.
+Status CheckTimeseriesWildcard(const BsonObj& spec, const timeseries::TimeseriesOptions& o) {
+  BsonElement key = spec["key"];
+  if (key.type() != BsonType::kObject) return Status::OK();
+  for (BsonElement f : key.Obj()) {
+    std::string_view name = f.FieldName();
+    if (!catalog::IsWildcardFieldName(name) || !f.IsNumber()) continue;
+    if (o.meta_field && name.starts_with(*o.meta_field + ".")) continue;
+    return Status(ErrorCode::kLocation7246201,
+                  "Index Key can contain only one wildcard index field");
+  }
+  return Status::OK();
+}
+
 // createIndexes on a time-series collection: specs checked and compared in the user's terms,
 // built on the bucket collection in bucket terms.
 Status CreateTimeseriesIndexes(CommandContext& ctx, const timeseries::TimeseriesCollection& ts,
@@ -275,6 +405,7 @@ Status CreateTimeseriesIndexes(CommandContext& ctx, const timeseries::Timeseries
   int position = 0;
   for (BsonElement e : indexes) {
     if (e.type() == BsonType::kObject) {
+      HG_RETURN_IF_ERROR(CheckTimeseriesWildcard(e.Obj(), ts.options));
       HG_RETURN_IF_ERROR(AsCannotCreate(timeseries::CheckUserIndexSpec(e.Obj(), ts.options)));
     }
     HG_ASSIGN_OR_RETURN(BsonObj spec, NormalizeSpec(e, position++));
@@ -398,12 +529,19 @@ DropTarget RegularDropTarget(const catalog::Collection& coll) {
   };
   t.by_key = [&coll](const BsonObj& key) -> StatusWith<std::string> {
     if (IsIdKeyPattern(key)) return CannotDropId();
+    std::vector<std::string> found;  // several: wildcard indexes with different projections
     for (const auto& idx : coll.Indexes()) {
       if (catalog::SameKeyPattern(idx.desc.key, key) && idx.desc.key.NumFields() > 0) {
-        return idx.desc.name;
+        found.push_back(idx.desc.name);
       }
     }
-    return NoIndexWithKey(key);
+    if (found.empty()) return NoIndexWithKey(key);
+    if (found.size() > 1) {
+      return Status(ErrorCode::kAmbiguousIndexKeyPattern,
+                    std::to_string(found.size()) + " indexes found for key: " + key.ToJson() +
+                        ", identify by name instead.");
+    }
+    return found.front();
   };
   return t;
 }

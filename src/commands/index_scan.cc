@@ -19,9 +19,13 @@ constexpr int64_t kMaxChunkKeys = 1000;
 
 // The values of an index entry's key, {"": v1, ...} (a non-unique table's RecordId suffix
 // dropped).
-StatusWith<BsonObj> DecodeEntryKey(const catalog::SecondaryIndex& idx, std::string_view key) {
+StatusWith<BsonObj> DecodeEntryKey(const catalog::SecondaryIndex& idx, std::string_view key,
+                                   const BsonObj& pattern) {
   if (!idx.desc.unique) key.remove_suffix(std::min(key.size(), storage::kRecordIdSize));
-  return bson::DecodeIndexKey(key, idx.desc.key);
+  return bson::DecodeIndexKey(key, pattern);
+}
+StatusWith<BsonObj> DecodeEntryKey(const catalog::SecondaryIndex& idx, std::string_view key) {
+  return DecodeEntryKey(idx, key, idx.desc.key);
 }
 
 // Whether a decoded key value may not be the document's: keys keep values, not types (numbers
@@ -198,10 +202,11 @@ Status IndexScan::ReadChunk(int64_t max_keys) {
 StatusWith<BsonObj> IndexScan::Annotate(const BsonObj& doc, int64_t rid) const {
   BsonObj out = doc;
   if (plan_.with_index_key) {
-    HG_ASSIGN_OR_RETURN(BsonObj values, DecodeEntryKey(*plan_.index, pos_.last_key));
+    HG_ASSIGN_OR_RETURN(BsonObj values,
+                        DecodeEntryKey(*plan_.index, pos_.last_key, plan_.KeyPattern()));
     bson::BsonBuilder b;
     auto value = values.begin();
-    for (BsonElement f : plan_.index->desc.key) {
+    for (BsonElement f : plan_.KeyPattern()) {
       BsonElement v = *value;
       ++value;
       // The key holds values, not numeric types: the document's own value, when it is the
@@ -232,10 +237,11 @@ StatusWith<bool> IndexScan::CoveredEntry() {
     ++produced_;
     return true;
   }
-  HG_ASSIGN_OR_RETURN(BsonObj values, DecodeEntryKey(*plan_.index, pos_.last_key));
+  HG_ASSIGN_OR_RETURN(BsonObj values,
+                      DecodeEntryKey(*plan_.index, pos_.last_key, plan_.KeyPattern()));
   bson::BsonBuilder b;
   auto value = values.begin();
-  for (BsonElement f : plan_.index->desc.key) {
+  for (BsonElement f : plan_.KeyPattern()) {
     BsonElement v = *value;
     ++value;
     if (std::find(fields.begin(), fields.end(), f.FieldName()) == fields.end()) continue;

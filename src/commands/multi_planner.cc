@@ -89,7 +89,8 @@ StatusWith<std::unique_ptr<IndexScan>> RunCachedPlan(
   for (auto& p : choice->rejected) plans.push_back(&p);
   size_t k = 0;
   while (k < plans.size() &&
-         (plans[k]->index == nullptr || plans[k]->index->desc.name != entry->index_name)) {
+         (plans[k]->index == nullptr || plans[k]->index->desc.name != entry->index_name ||
+          plans[k]->wildcard_path != entry->wildcard_path)) {
     ++k;
   }
   if (k == plans.size()) {

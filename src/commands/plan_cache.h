@@ -27,6 +27,7 @@ struct PlanCacheEntry {
   std::string shape;                      // the key within the collection (QueryShape)
   std::string index_set;                  // IndexSetSignature when the entry was made
   std::string index_name;                 // the winner's index
+  std::string wildcard_path;              // the path the winner reads, for a wildcard index
   int64_t works = 0;                      // the winner's works in its trial
   bson::BsonObj query, sort, projection;  // the query that created the entry
   int64_t created_millis = 0;

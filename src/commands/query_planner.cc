@@ -114,12 +114,15 @@ bool PointValue(const BsonElement& v) {
 struct FieldPredicates {
   std::vector<std::vector<BsonElement>> point_sets;  // each: $eq / value / $in
   std::vector<ValueInterval> ranges;
+  bool exists = false;  // {$exists: true} (bounds only for wildcard indexes)
 };
 
 void AddOperatorPredicates(const BsonObj& ops, FieldPredicates& fp) {
   for (BsonElement op : ops) {
     std::string_view name = op.FieldName();
-    if (name == "$eq") {
+    if (name == "$exists") {
+      if (op.Truthy()) fp.exists = true;
+    } else if (name == "$eq") {
       if (PointValue(op)) fp.point_sets.push_back({op});
     } else if (name == "$in") {
       if (op.type() != BsonType::kArray) continue;
@@ -532,15 +535,114 @@ std::optional<QueryPlan> PlanIndex(const catalog::SecondaryIndex& idx,
   return plan;
 }
 
+// The plan of wildcard index `idx` for the predicates on `path` (see the header), or nullopt.
+std::optional<QueryPlan> PlanWildcard(const catalog::SecondaryIndex& idx, const std::string& path,
+                                      const FieldPredicates& fp, const BsonObj& sort) {
+  if (path.empty() || HasNumericComponent(path) || !idx.desc.wildcard->Covers(path)) {
+    return std::nullopt;
+  }
+  const bool path_multikey = catalog::PathIsMultikey(path, idx.entry->multikey_paths->Snapshot());
+  FieldPredicates used;
+  if (!fp.point_sets.empty()) {
+    for (const BsonElement& v : fp.point_sets.front()) {
+      if (v.type() == BsonType::kNull || (v.type() == BsonType::kObject && !v.Obj().IsEmpty())) {
+        return std::nullopt;
+      }
+    }
+    used.point_sets.push_back(fp.point_sets.front());
+  } else {
+    for (const ValueInterval& r : fp.ranges) {
+      // Ranges across types would take in objects and arrays, which are not keys.
+      if (r.low.value.type() != BsonType::kMinKey && r.high.value.type() != BsonType::kMaxKey) {
+        used.ranges.push_back(r);
+      }
+    }
+    if (used.ranges.empty() && !fp.exists) return std::nullopt;
+  }
+  QueryPlan plan;
+  plan.index = &idx;
+  // An $exists scan meets a document under several paths: it is deduplicated as multikey.
+  plan.multikey = path_multikey || (used.point_sets.empty() && used.ranges.empty());
+  plan.wildcard_path = path;
+  const BsonElement field = idx.desc.key.FirstElement();
+  {
+    BsonBuilder kp;
+    kp.AppendInt32("$_path", 1);
+    kp.AppendElementAs(field, path);
+    plan.wildcard_key_pattern = kp.Obj();
+  }
+  const std::string prefix = catalog::EncodeWildcardPath(path);
+  BsonBuilder bounds;
+  size_t arr = bounds.OpenArray("$_path");
+  bounds.AppendString("0", "[\"" + path + "\", \"" + path + "\"]");
+  if (used.point_sets.empty() && used.ranges.empty()) {
+    // {$exists: true}: every value of the path, and every path below it ("a." <= p < "a/").
+    bounds.AppendString("1", "[\"" + path + ".\", \"" + path + "/\")");
+    bounds.Close(arr);
+    size_t values = bounds.OpenArray(path);
+    bounds.AppendString("0", "[MinKey, MaxKey]");
+    bounds.Close(values);
+    plan.ranges.push_back({prefix, catalog::PrefixSuccessor(prefix)});
+    plan.ranges.push_back(
+        {catalog::EncodeWildcardPath(path + "."), catalog::EncodeWildcardPath(path + "/")});
+    plan.score = 2;
+  } else {
+    bounds.Close(arr);
+    HashHolder hashes;
+    bool matches_null = false;
+    auto intervals = FieldIntervals(used, field, plan.multikey, hashes, &matches_null);
+    size_t values = bounds.OpenArray(path);
+    int n = 0;
+    for (const ByteInterval& iv : *intervals) {
+      bounds.AppendString(std::to_string(n++), iv.display);
+      KeyRange r;
+      r.start = iv.lo_incl ? prefix + iv.lo
+                           : catalog::PrefixSuccessor(prefix + iv.lo).value_or(std::string());
+      r.end = iv.hi_incl ? catalog::PrefixSuccessor(prefix + iv.hi)
+                         : std::optional<std::string>(prefix + iv.hi);
+      plan.ranges.push_back(std::move(r));
+    }
+    bounds.Close(values);
+    plan.score = used.point_sets.empty() ? 5 : 10;
+    if (intervals->empty()) plan.score += 100;  // proven empty
+    // A sort on the path alone, over one range of a path no array crosses: key order.
+    BsonElement s = sort.FirstElement();
+    if (!plan.multikey && plan.ranges.size() <= 1 && sort.NumFields() == 1 &&
+        s.FieldName() == path && s.IsNumber()) {
+      plan.provides_sort = true;
+      plan.forward = bson::IsDescending(field) == (s.NumberDouble() < 0);
+      plan.score += 3;
+    }
+  }
+  plan.bounds = bounds.Obj();
+  return plan;
+}
+
 BsonObj DescribeIndexScan(const QueryPlan& p, std::string_view stage = "IXSCAN") {
   BsonBuilder b;
   b.AppendString("stage", stage);
-  b.AppendObject("keyPattern", p.index->desc.key);
+  b.AppendObject("keyPattern", p.KeyPattern());
   b.AppendString("indexName", p.index->desc.name);
-  b.AppendBool("isMultiKey", p.multikey);
-  size_t mk = b.OpenObject("multiKeyPaths");
-  for (BsonElement f : p.index->desc.key) b.AppendArray(f.FieldName(), BsonObj());
-  b.Close(mk);
+  if (p.wildcard_path.empty()) {
+    b.AppendBool("isMultiKey", p.multikey);
+    size_t mk = b.OpenObject("multiKeyPaths");
+    for (BsonElement f : p.KeyPattern()) b.AppendArray(f.FieldName(), BsonObj());
+    b.Close(mk);
+  } else {
+    // A wildcard index knows which paths crossed arrays: those above or at the scanned path.
+    std::vector<std::string> arrays;
+    for (auto& a : p.index->entry->multikey_paths->Snapshot()) {
+      if (catalog::PathIsMultikey(p.wildcard_path, {a})) arrays.push_back(std::move(a));
+    }
+    std::sort(arrays.begin(), arrays.end());
+    b.AppendBool("isMultiKey", !arrays.empty());
+    size_t mk = b.OpenObject("multiKeyPaths");
+    b.AppendArray("$_path", BsonObj());
+    size_t arr = b.OpenArray(p.wildcard_path);
+    for (size_t i = 0; i < arrays.size(); ++i) b.AppendString(std::to_string(i), arrays[i]);
+    b.Close(arr);
+    b.Close(mk);
+  }
   b.AppendBool("isUnique", p.index->desc.unique);
   b.AppendBool("isSparse", p.index->desc.sparse);
   b.AppendBool("isPartial", p.index->desc.partial.has_value());
@@ -678,9 +780,9 @@ Status ApplyMinMax(QueryPlan* plan, bool hinted, const BsonObj& min, const BsonO
     }
     return k.Release();
   };
-  if (plan->index->desc.hashed) {
+  if (plan->index->desc.hashed || plan->index->desc.wildcard) {
     return Status(ErrorCode::kCommandNotSupported,
-                  "min/max on a hashed index is not supported yet");
+                  "min/max on a hashed or wildcard index is not supported yet");
   }
   KeyRange r;
   if (!min.IsEmpty()) {
@@ -802,6 +904,17 @@ StatusWith<PlanChoice> PlanQuery(const catalog::Collection& coll, const BsonObj&
         return Status(ErrorCode::kBadValue,
                       "hint provided does not correspond to an existing index");
       }
+      if (forced->desc.wildcard) {
+        for (const auto& [path, fp] : preds) {
+          if (auto p = PlanWildcard(*forced, path, fp, sort)) {
+            choice.winner = std::move(*p);
+            return choice;
+          }
+        }
+        return Status(ErrorCode::kBadValue,
+                      "hint provided does not correspond to an existing index: the wildcard "
+                      "index covers no field of the filter");
+      }
       choice.winner = *PlanIndex(*forced, preds, sort, true);
       choice.winner.exact = BoundsAreExact(choice.winner, filter);
       return choice;
@@ -812,6 +925,12 @@ StatusWith<PlanChoice> PlanQuery(const catalog::Collection& coll, const BsonObj&
     if (idx->desc.hidden) continue;
     if (idx->desc.partial &&
         !ImpliesPartialFilter(filter, idx->desc.spec["partialFilterExpression"].Obj())) {
+      continue;
+    }
+    if (idx->desc.wildcard) {
+      for (const auto& [path, fp] : preds) {
+        if (auto p = PlanWildcard(*idx, path, fp, sort)) candidates.push_back(std::move(*p));
+      }
       continue;
     }
     if (auto p = PlanIndex(*idx, preds, sort, false)) {

@@ -13,6 +13,15 @@
 // different array elements). Compound indexes: point intervals on leading fields are combined
 // (cartesian product), the first non-point field ends the scanned prefix.
 //
+// Wildcard indexes give one candidate plan per filter field they cover (catalog/wildcard_keys.h):
+// bounds on the path (the "$_path" component) and on the value, from an equality, $in or range
+// as above, or for {$exists: true} every value of the path and of the paths below it. A null
+// (missing fields have no key), a non-empty object (objects are not keys, their fields are) or
+// any other predicate gives no wildcard plan. The index records which paths crossed arrays
+// (catalog::MultikeyPaths): a scan of such a path (or an $exists scan, which meets a document
+// under several paths) is multikey (one range per field, records deduplicated); on other paths
+// ranges intersect, and a sort on the path alone over one range is provided by the scan.
+//
 // Choice: hidden indexes are never used; partial indexes only when the filter contains their
 // filter's clauses verbatim; sparse ones only with bounds. When no index applies and the filter
 // has a top-level $or whose every branch (with the filter's other clauses) has an index plan,
@@ -20,7 +29,8 @@
 // equality fields first, then a range on the next field, then one that provides the sort, then
 // the fewer fields and creation order; when there are several, the callers let the multi-planner
 // (multi_planner.h) pick among them by a trial run. `hint` by name or key pattern forces an index
-// (a missing or hidden one fails with BadValue 2); {$natural: 1|-1} forces a collection scan.
+// (a missing or hidden one fails with BadValue 2, and so does a hinted wildcard index that covers
+// no filter field); {$natural: 1|-1} forces a collection scan.
 //
 // Thread-safety: plans are values; they borrow the Collection (keep its shared_ptr alive).
 #pragma once
@@ -61,11 +71,19 @@ struct QueryPlan {
   // index key to each document under the names of collection_scan.h's annotations.
   bool with_record_id = false;
   bool with_index_key = false;
+  // A wildcard index scan reads the keys of one field path (catalog/wildcard_keys.h): that path,
+  // and the key pattern explain and returnKey show for it, {"$_path": 1, "<path>": ±1}.
+  std::string wildcard_path;
+  bson::BsonObj wildcard_key_pattern;
   // A top-level $or whose every branch has an index plan: the union of the branches' scans
   // (index stays nullptr; records found by several branches are fetched once).
   std::vector<QueryPlan> or_branches;
 
   bool IsCollScan() const { return index == nullptr && or_branches.empty(); }
+  // The pattern of the keys the scan reads: the index's, or wildcard_key_pattern.
+  const bson::BsonObj& KeyPattern() const {
+    return wildcard_path.empty() ? index->desc.key : wildcard_key_pattern;
+  }
   bool IsOr() const { return !or_branches.empty(); }
   // The single-index scans to run: the branches of an $or, else this plan.
   std::vector<const QueryPlan*> Scans() const {

@@ -248,5 +248,91 @@ TEST_F(QueryPlannerTest, MinMaxBoundsAndErrors) {
   EXPECT_TRUE(ApplyMinMax(&b, true, obj(R"({"b": 5})"), obj(R"({"b": 3})")).ok());
 }
 
+// Wildcard indexes: one candidate per covered field, bounds on "$_path" and on the value; no plan
+// for predicates the keys cannot answer (null, objects, positional paths, $ne...).
+class WildcardPlannerTest : public testing::CommandsTest {
+ protected:
+  void SetUp() override {
+    CommandsTest::SetUp();
+    ExpectOk(Run(R"({"createIndexes": "c", "indexes": [
+        {"key": {"$**": 1}, "name": "w", "wildcardProjection": {"skip": 0}},
+        {"key": {"sub.$**": -1}, "name": "s"}]})"));
+  }
+  StatusWith<PlanChoice> Plan(const char* filter, const char* hint = nullptr) {
+    coll_ = catalog_->Lookup({"test", "c"});
+    filter_ = bson::FromJson(filter).value();
+    hint_ = hint ? bson::FromJson(hint).value() : BsonObj();
+    return PlanQuery(*coll_, filter_, BsonObj(), hint ? hint_["hint"] : bson::BsonElement());
+  }
+  std::shared_ptr<catalog::Collection> coll_;
+  BsonObj filter_, hint_;
+};
+
+TEST_F(WildcardPlannerTest, BoundsOnPathAndValue) {
+  struct Case {
+    const char* filter;
+    const char* index;  // nullptr: not a wildcard plan
+    const char* bounds;
+  };
+  const Case cases[] = {
+      {R"({"a.b": 5})", "w", R"({"$_path": ["[\"a.b\", \"a.b\"]"], "a.b": ["[5, 5]"]})"},
+      {R"({"a": {"$gt": 5}})", "w", R"({"$_path": ["[\"a\", \"a\"]"], "a": ["(5, inf.0]"]})"},
+      {R"({"a": {"$in": ["x", 2]}})", "w",
+       R"({"$_path": ["[\"a\", \"a\"]"], "a": ["[2, 2]", "[\"x\", \"x\"]"]})"},
+      {R"({"a": {}})", "w", R"({"$_path": ["[\"a\", \"a\"]"], "a": ["[{}, {}]"]})"},
+      {R"({"a": {"$exists": true}})", "w",
+       R"j({"$_path": ["[\"a\", \"a\"]", "[\"a.\", \"a/\")"], "a": ["[MinKey, MaxKey]"]})j"},
+      {R"({"a": null})", nullptr, nullptr},
+      {R"({"a": {"$in": [1, null]}})", nullptr, nullptr},
+      {R"({"a": {"x": 1}})", nullptr, nullptr},
+      {R"({"a": {"$ne": 1}})", nullptr, nullptr},
+      {R"({"a": {"$exists": false}})", nullptr, nullptr},
+      {R"({"a.0": 1})", nullptr, nullptr},
+      {R"({"skip": 1})", nullptr, nullptr},
+      {R"({"skip.x": 1})", nullptr, nullptr},
+  };
+  for (const Case& c : cases) {
+    auto choice = Plan(c.filter);
+    ASSERT_TRUE(choice.ok()) << c.filter;
+    const QueryPlan& p = choice.value().winner;
+    if (c.index == nullptr) {
+      EXPECT_TRUE(p.IsCollScan()) << c.filter;
+      continue;
+    }
+    ASSERT_FALSE(p.IsCollScan()) << c.filter;
+    EXPECT_EQ(p.index->desc.name, c.index) << c.filter;
+    EXPECT_EQ(p.bounds.ToJson(), bson::FromJson(c.bounds).value().ToJson()) << c.filter;
+    // No document holds an array: only the $exists scan (several paths per document) dedupes.
+    EXPECT_EQ(p.multikey, std::string_view(c.filter).find("$exists") != std::string_view::npos)
+        << c.filter;
+    EXPECT_FALSE(p.exact) << c.filter;
+  }
+}
+
+TEST_F(WildcardPlannerTest, SubtreeIndexAndHints) {
+  auto choice = Plan(R"({"sub.x": {"$lt": 3}})", R"({"hint": "s"})");
+  ASSERT_TRUE(choice.ok());
+  const QueryPlan& p = choice.value().winner;
+  EXPECT_EQ(p.wildcard_path, "sub.x");
+  EXPECT_EQ(p.KeyPattern().ToJson(),
+            bson::FromJson(R"({"$_path": 1, "sub.x": -1})").value().ToJson());
+  EXPECT_EQ(p.bounds.ToJson(),
+            bson::FromJson(R"({"$_path": ["[\"sub.x\", \"sub.x\"]"], "sub.x": ["(3, -inf.0]"]})")
+                .value()
+                .ToJson());
+  // Both wildcard indexes cover sub.x: two candidates.
+  choice = Plan(R"({"sub.x": 1})");
+  ASSERT_TRUE(choice.ok());
+  EXPECT_EQ(choice.value().rejected.size(), 1u);
+  // A field outside the subtree, or no field at all: the hinted index cannot be used.
+  EXPECT_EQ(Plan(R"({"y": 1})", R"({"hint": "s"})").status().code(), ErrorCode::kBadValue);
+  EXPECT_EQ(Plan("{}", R"({"hint": {"$**": 1}})").status().code(), ErrorCode::kBadValue);
+  // min/max with a wildcard index is refused loudly.
+  choice = Plan(R"({"sub.x": 1})", R"({"hint": "s"})");
+  ASSERT_TRUE(choice.ok());
+  EXPECT_EQ(ApplyMinMax(&choice.value().winner, true, BsonObj(), BsonObj()).code(),
+            ErrorCode::kCommandNotSupported);
+}
+
 }  // namespace
 }  // namespace hourglass::commands

@@ -169,21 +169,28 @@ StatusWith<std::optional<std::vector<int64_t>>> TimeseriesIndexedBuckets(
                                 name ? hint_holder.FirstElement() : BsonElement()));
   const QueryPlan& plan = choice.winner;
   if (plan.IsCollScan()) return Result();
-  if (!name && (plan.multikey || !BetterThanDefault(coll, bucket_filter, plan))) return Result();
+  // A wildcard index (on the metaField's subtree) is always planned as multikey.
+  const bool multikey = plan.multikey && plan.wildcard_path.empty();
+  if (!name && (multikey || !BetterThanDefault(coll, bucket_filter, plan))) return Result();
   std::map<std::string, std::vector<ExprBound>> bounds;
   CollectExprBounds(filter, bounds);
   std::vector<int64_t> rids;
-  // A bucket has one entry per index unless the index is multikey; an $or's branches may meet.
-  const bool dedupe = plan.multikey || plan.IsOr();
+  // A bucket has one entry per index unless the index is multikey (a wildcard index may hold
+  // several on a path); an $or's branches may meet.
+  bool dedupe = plan.multikey || plan.IsOr();
+  for (const QueryPlan* scan : plan.Scans()) dedupe = dedupe || !scan->wildcard_path.empty();
   std::unordered_set<int64_t> seen;
   BsonBuilder values;  // every key is decoded into this one buffer
   int64_t keys_examined = 0;
   auto session = engine->NewSession();
   for (const QueryPlan* scan : plan.Scans()) {
     const catalog::SecondaryIndex& idx = *scan->index;
-    // Hashed keys hold no values to compare; on a multikey index a key is one element only.
+    // Hashed keys hold no values to compare; on a multikey index a key is one element only; a
+    // wildcard key is (path, value), not the index's fields.
     const FieldBounds field_bounds =
-        idx.desc.hashed || scan->multikey ? FieldBounds() : BoundsByKeyField(idx.desc.key, bounds);
+        idx.desc.hashed || scan->multikey || !scan->wildcard_path.empty()
+            ? FieldBounds()
+            : BoundsByKeyField(idx.desc.key, bounds);
     IndexScanPosition pos;
     HG_RETURN_IF_ERROR(ScanIndexEntries(
         *session, *scan, pos, std::numeric_limits<int64_t>::max(),

@@ -6,7 +6,8 @@
 // The bucket-level predicate (timeseries::BucketFilter::ToBson(): meta conjuncts and
 // $_internalExpr* bounds on control.min/max) is planned like a query on the bucket collection
 // (query_planner.h). Without a hint, a user index is chosen when the planner picks one (not
-// hidden, partial filter implied, not multikey) and it bounds some key field the default path
+// hidden, partial filter implied, not multikey unless it is a wildcard index on the metaField)
+// and it bounds some key field the default path
 // cannot use: a measurement bound, or a meta bound when the collection has no series index, or a
 // time bound when the filter gives the default scan no time range. A hint on the time-series
 // collection names a user index by name or by the user's key ({m: 1, v: 1}); `_id`, "_id_",
