@@ -95,10 +95,36 @@ BsonObj BucketAccessPlan(const TimeseriesScan& scan, bool run) {
   return b.Obj();
 }
 
+// `stage` (a plan stage {stage: ..., ...}) with `stats` placed after its "stage" field, and,
+// when `input_stats` is not empty, those placed likewise in its inputStage.
+BsonObj WithStats(const BsonObj& stage, const BsonObj& stats, const BsonObj& input_stats) {
+  BsonBuilder b;
+  for (BsonElement e : stage) {
+    if (e.FieldName() == "inputStage" && e.type() == BsonType::kObject && !input_stats.IsEmpty()) {
+      b.AppendObject("inputStage", WithStats(e.Obj(), input_stats, BsonObj()));
+      continue;
+    }
+    b.AppendElement(e);
+    if (e.FieldName() == "stage") {
+      for (BsonElement s : stats) b.AppendElement(s);
+    }
+  }
+  return b.Obj();
+}
+
 BsonObj BucketScanPlan(const TimeseriesScan& scan, bool run) {
   const TimeseriesScanStats& st = scan.stats();
   BsonObj filter = scan.bucket_filter().ToBson();
   BsonBuilder b;
+  if (!scan.user_index_plan().IsEmpty()) {
+    // A user index supplies the buckets: its plan, as for a query on the bucket collection.
+    if (!run) return scan.user_index_plan();
+    BsonBuilder fetch, ixscan;
+    fetch.AppendInt64("nReturned", st.buckets_kept);
+    fetch.AppendInt64("docsExamined", st.buckets_read);
+    ixscan.AppendInt64("keysExamined", scan.user_index_keys_examined());
+    return WithStats(scan.user_index_plan(), fetch.Obj(), ixscan.Obj());
+  }
   if (scan.uses_series_index()) {
     const catalog::IndexEntry* index = scan.collection().buckets->BucketIndex();
     b.AppendString("stage", "FETCH");
@@ -334,8 +360,10 @@ StatusWith<bool> ExplainTimeseries(CommandContext& ctx, const BsonObj& inner,
     reply.AppendBool("executionSuccess", true);
     reply.AppendInt64("nReturned", scan.stats().buckets_kept);
     reply.AppendInt64("executionTimeMillis", millis);
-    reply.AppendInt64("totalKeysExamined",
-                      scan.uses_series_index() ? scan.stats().buckets_read : 0);
+    reply.AppendInt64("totalKeysExamined", !scan.user_index_plan().IsEmpty()
+                                               ? scan.user_index_keys_examined()
+                                           : scan.uses_series_index() ? scan.stats().buckets_read
+                                                                      : 0);
     reply.AppendInt64("totalDocsExamined", scan.stats().buckets_read);
     reply.AppendObject("executionStages", BucketAccessPlan(scan, true));
     if (verbosity == "allPlansExecution") reply.AppendArray("allPlansExecution", BsonObj());

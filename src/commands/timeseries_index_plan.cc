@@ -153,10 +153,10 @@ bool KeyMeetsBounds(const BsonObj& values, const FieldBounds& field_bounds) {
 
 }  // namespace
 
-StatusWith<std::optional<std::vector<int64_t>>> TimeseriesIndexedBuckets(
+StatusWith<std::optional<IndexedBuckets>> TimeseriesIndexedBuckets(
     const timeseries::TimeseriesCollection& coll, storage::KvEngine* engine,
     const timeseries::BucketFilter& bucket_filter, const BsonElement& hint) {
-  using Result = std::optional<std::vector<int64_t>>;
+  using Result = std::optional<IndexedBuckets>;
   HG_ASSIGN_OR_RETURN(auto name, BucketHint(coll, hint));
   if (!name && !hint.eoo()) return Result();  // the default path was asked for
   if (!name && coll.buckets->Indexes().empty()) return Result();
@@ -214,7 +214,7 @@ StatusWith<std::optional<std::vector<int64_t>>> TimeseriesIndexedBuckets(
         &keys_examined));
   }
   RecordIndexUse(plan);  // $indexStats
-  return Result(std::move(rids));
+  return Result(IndexedBuckets{std::move(rids), plan.Describe(filter), keys_examined});
 }
 
 }  // namespace hourglass::commands

@@ -29,10 +29,17 @@
 
 namespace hourglass::commands {
 
-// The RecordIds of the buckets (each once, in index order) a user index yields for the read, or
-// nullopt to use the default path. BadValue (2) "hint provided does not correspond to an
-// existing index" for a hint naming no index of the collection (or a hidden one).
-StatusWith<std::optional<std::vector<int64_t>>> TimeseriesIndexedBuckets(
+// What a user index yields for a read.
+struct IndexedBuckets {
+  std::vector<int64_t> rids;  // the buckets, each once, in index order
+  bson::BsonObj plan;         // the index plan in explain's shape (FETCH over IXSCAN ...)
+  int64_t keys_examined = 0;
+};
+
+// The buckets a user index yields for the read, or nullopt to use the default path. BadValue (2)
+// "hint provided does not correspond to an existing index" for a hint naming no index of the
+// collection (or a hidden one).
+StatusWith<std::optional<IndexedBuckets>> TimeseriesIndexedBuckets(
     const timeseries::TimeseriesCollection& coll, storage::KvEngine* engine,
     const timeseries::BucketFilter& bucket_filter, const bson::BsonElement& hint);
 

@@ -98,7 +98,9 @@ StatusWith<std::unique_ptr<TimeseriesScan>> TimeseriesScan::Make(
     HG_ASSIGN_OR_RETURN(auto indexed,
                         TimeseriesIndexedBuckets(scan->coll_, engine, scan->bucket_filter_, hint));
     if (indexed) {
-      scan->rids_ = std::move(*indexed);
+      scan->rids_ = std::move(indexed->rids);
+      scan->user_index_plan_ = std::move(indexed->plan);
+      scan->user_index_keys_examined_ = indexed->keys_examined;
       scan->collected_ = scan->user_index_ = true;
       scan->OrderRids();
     }

@@ -126,6 +126,10 @@ class TimeseriesScan : public pipeline::DocumentStream, public pipeline::BlockSo
   // Whether the scan walks the series index, and the clustered key range it scans otherwise.
   bool uses_series_index() const { return meta_matcher_.has_value() || lastpoint_index_; }
   bool walks_newest_per_series() const { return lastpoint_index_; }
+  // When a user index supplies the buckets: its plan in explain's shape (FETCH over IXSCAN, in
+  // bucket terms) and the keys it examined; an empty plan otherwise.
+  const bson::BsonObj& user_index_plan() const { return user_index_plan_; }
+  int64_t user_index_keys_examined() const { return user_index_keys_examined_; }
   // The bucket-level limit in effect (0: none).
   int64_t measurement_limit() const { return filter_ ? 0 : options_.measurement_limit; }
   bool has_time_range() const { return !lo_key_.empty(); }
@@ -179,7 +183,9 @@ class TimeseriesScan : public pipeline::DocumentStream, public pipeline::BlockSo
   size_t next_rid_ = 0;
   bool collected_ = false;
   bool lastpoint_index_ = false;
-  bool user_index_ = false;  // the buckets to read (rids_) come from a user index
+  bool user_index_ = false;        // the buckets to read (rids_) come from a user index
+  bson::BsonObj user_index_plan_;  // ... chosen by this plan (explain's shape)
+  int64_t user_index_keys_examined_ = 0;
   // Block mode: the data columns the consumer reads, and whether it reads the meta field.
   std::vector<std::string> block_columns_;
   bool block_meta_ = false;

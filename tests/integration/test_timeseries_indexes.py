@@ -424,6 +424,20 @@ def test_index_on_measurement_reads_fewer_buckets(client, db):
     assert sorted(d["v"] for d in db.ts.find(query)) == expected
     index_reads = read_counters(client)["bucketsRead"] - before["bucketsRead"]
     assert index_reads == 2
+    # Explain shows the index in bucket terms, as a query on the bucket collection would.
+    plan = db.command({"explain": {"find": "ts", "filter": query}, "verbosity": "executionStats"})
+    cursor = plan["stages"][0]["$cursor"]
+    fetch = cursor["queryPlanner"]["winningPlan"]
+    assert fetch["stage"] == "FETCH"
+    ixscan = fetch["inputStage"]
+    assert ixscan["stage"] == "IXSCAN"
+    assert ixscan["indexName"] == "v_1"
+    assert ixscan["keyPattern"] == {"control.min.v": 1, "control.max.v": 1}
+    stats = cursor["executionStats"]
+    assert stats["totalDocsExamined"] == 2
+    assert stats["executionStages"]["docsExamined"] == 2
+    assert stats["totalKeysExamined"] == stats["executionStages"]["inputStage"]["keysExamined"]
+    assert stats["totalKeysExamined"] >= 2
     # Hidden indexes are not used.
     db.command({"dropIndexes": "ts", "index": "v_1"})
     create_index(db, {"key": {"v": 1}, "hidden": True})
