@@ -9,6 +9,7 @@
 #include "commands/explain.h"
 #include "commands/timeseries_read.h"
 #include "commands/timeseries_util.h"
+#include "commands/timeseries_write.h"
 #include "pipeline/column_block.h"
 #include "pipeline/pipeline.h"
 
@@ -197,6 +198,93 @@ struct StageEntry {
   std::function<void(BsonBuilder&)> stats;  // appends nReturned etc. (executionStats only)
 };
 
+// Explain of a delete or update of measurements (MongoDB 7.0's TS_MODIFY over a scan of the
+// buckets): the statement runs as a dry run that counts what it would change.
+Status ExplainTimeseriesModify(CommandContext& ctx, const BsonObj& inner,
+                               std::string_view verbosity, const std::string& kind,
+                               const timeseries::TimeseriesCollection& ts, BsonBuilder& reply) {
+  HG_ASSIGN_OR_RETURN(ExplainRequest req, ParseExplainRequest(ctx, inner, false));
+  const bool execute = verbosity != "queryPlanner";
+  const bool multi = req.limit == 0;
+  ModifyStats stats;
+  ModifyOptions options{.dry_run = true, .stats = &stats};
+  auto start = Clock::now();
+  int64_t matched = 0, changed = 0;
+  if (kind == "delete") {
+    HG_ASSIGN_OR_RETURN(changed,
+                        DeleteMeasurements(ctx, ts, req.filter, multi, req.expr_ctx, options));
+    matched = changed;
+  } else {
+    BsonObj stmt = inner["updates"].Obj().FirstElement().Obj();
+    BsonElement af = stmt["arrayFilters"];
+    HG_ASSIGN_OR_RETURN(UpdateOutcome out,
+                        UpdateMeasurements(ctx, ts, req.filter, stmt["u"],
+                                           af.type() == BsonType::kArray ? af.Obj() : BsonObj(),
+                                           multi, req.upsert, req.expr_ctx, options));
+    matched = out.matched;
+    changed = out.modified;
+  }
+  const int64_t millis =
+      std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
+
+  timeseries::BucketFilterSpec spec{.time_field = ts.options.time_field,
+                                    .meta_field = ts.options.meta_field,
+                                    .bucket_max_span_seconds = ts.options.bucket_max_span_seconds,
+                                    .expr_ctx = req.expr_ctx};
+  HG_ASSIGN_OR_RETURN(auto bucket_filter, timeseries::BucketFilter::Make(req.filter, spec));
+  const BsonObj bucket_bson = bucket_filter.ToBson();
+  // The per-measurement filter: none when the metaField decides every bucket whole.
+  const BsonObj residual = bucket_filter.meta_only() ? BsonObj() : req.filter;
+  auto plan = [&](bool with_stats) {
+    BsonBuilder b;
+    b.AppendString("stage", "TS_MODIFY");
+    if (with_stats) b.AppendInt64("nReturned", 0);
+    b.AppendString("opType", kind == "delete" ? (multi ? "deleteMany" : "deleteOne")
+                                              : (multi ? "updateMany" : "updateOne"));
+    b.AppendObject("bucketFilter", bucket_bson);
+    b.AppendObject("residualFilter", residual);
+    if (with_stats) {
+      b.AppendInt64("nBucketsUnpacked", stats.buckets_unpacked);
+      b.AppendInt64("nMeasurementsMatched", matched);
+      b.AppendInt64(kind == "delete" ? "nMeasurementsDeleted" : "nMeasurementsUpdated", changed);
+    }
+    size_t in = b.OpenObject("inputStage");
+    b.AppendString("stage", "COLLSCAN");
+    if (with_stats) {
+      b.AppendInt64("nReturned", stats.buckets_matched);
+      b.AppendInt64("docsExamined", stats.buckets_examined);
+    }
+    if (!bucket_bson.IsEmpty()) b.AppendObject("filter", bucket_bson);
+    b.AppendString("direction", "forward");
+    b.Close(in);
+    return b.Obj();
+  };
+  reply.AppendString("explainVersion", "1");
+  size_t qp = reply.OpenObject("queryPlanner");
+  reply.AppendString("namespace", BucketsNamespace(req.nss).ns());
+  reply.AppendBool("indexFilterSet", false);
+  reply.AppendObject("parsedQuery", bucket_bson);
+  reply.AppendBool("maxIndexedOrSolutionsReached", false);
+  reply.AppendBool("maxIndexedAndSolutionsReached", false);
+  reply.AppendBool("maxScansToExplodeReached", false);
+  reply.AppendObject("winningPlan", plan(false));
+  reply.AppendArray("rejectedPlans", BsonObj());
+  reply.Close(qp);
+  if (execute) {
+    size_t es = reply.OpenObject("executionStats");
+    reply.AppendBool("executionSuccess", true);
+    reply.AppendInt64("nReturned", 0);
+    reply.AppendInt64("executionTimeMillis", millis);
+    reply.AppendInt64("totalKeysExamined", 0);
+    reply.AppendInt64("totalDocsExamined", stats.buckets_examined);
+    reply.AppendObject("executionStages", plan(true));
+    if (verbosity == "allPlansExecution") reply.AppendArray("allPlansExecution", BsonObj());
+    reply.Close(es);
+  }
+  AppendExplainCommandAndServerInfo(ctx, inner, reply);
+  return Status::OK();
+}
+
 }  // namespace
 
 StatusWith<bool> ExplainTimeseries(CommandContext& ctx, const BsonObj& inner,
@@ -214,6 +302,10 @@ StatusWith<bool> ExplainTimeseries(CommandContext& ctx, const BsonObj& inner,
   auto ts_or = LookupTimeseries(ctx.service, nss);
   if (!ts_or.ok() || !ts_or.value()) return false;
   timeseries::TimeseriesCollection ts = std::move(*ts_or.value());
+  if (kind == "delete" || kind == "update") {
+    HG_RETURN_IF_ERROR(ExplainTimeseriesModify(ctx, inner, verbosity, kind, ts, reply));
+    return true;
+  }
   if (kind != "find" && kind != "aggregate" && kind != "count" && kind != "distinct") {
     return Status(ErrorCode::kCommandNotSupported,
                   "explain of " + kind + " on a time-series collection is not supported yet");

@@ -100,11 +100,19 @@ timeseries::BucketFilterSpec FilterSpec(const timeseries::TimeseriesCollection& 
 // Walks the buckets of `coll` that `filter` may match, in chunks (timeseries/bucket_scan.h).
 Status ForEachMatchingBucketChunk(
     CommandContext& ctx, const timeseries::TimeseriesCollection& coll,
-    const timeseries::BucketFilter& filter,
+    const timeseries::BucketFilter& filter, ModifyStats* stats,
     const std::function<Status(const std::vector<catalog::Record>&, bool* stop)>& fn) {
   return timeseries::ForEachBucketChunk(
       ctx.service.engine, *coll.buckets, "", "",
-      [&](const BsonObj& bucket) { return filter.MayMatch(bucket); }, fn);
+      [&](const BsonObj& bucket) {
+        const bool keep = filter.MayMatch(bucket);
+        if (stats != nullptr) {
+          ++stats->buckets_examined;
+          stats->buckets_matched += keep ? 1 : 0;
+        }
+        return keep;
+      },
+      fn);
 }
 
 bool IsMetaPath(std::string_view path, const std::string& meta) {
@@ -117,7 +125,8 @@ StatusWith<UpdateOutcome> UpdateMeasurements(CommandContext& ctx,
                                              const timeseries::TimeseriesCollection& coll,
                                              const BsonObj& filter, const BsonElement& update,
                                              const BsonObj& array_filters, bool multi, bool upsert,
-                                             const query::ExpressionContext& expr_ctx) {
+                                             const query::ExpressionContext& expr_ctx,
+                                             ModifyOptions options) {
   auto invalid = [](std::string msg) { return Status(ErrorCode::kInvalidOptions, std::move(msg)); };
   if (!multi) return invalid("Cannot perform a non-multi update on a time-series collection");
   if (upsert) return invalid("Cannot perform an upsert on a time-series collection");
@@ -156,7 +165,8 @@ StatusWith<UpdateOutcome> UpdateMeasurements(CommandContext& ctx,
   HG_ASSIGN_OR_RETURN(auto driver, query::UpdateDriver::Parse(update.Obj(), array_filters));
   UpdateOutcome out;
   HG_RETURN_IF_ERROR(ForEachMatchingBucketChunk(
-      ctx, coll, bucket_filter, [&](const std::vector<catalog::Record>& chunk, bool*) -> Status {
+      ctx, coll, bucket_filter, options.stats,
+      [&](const std::vector<catalog::Record>& chunk, bool*) -> Status {
         std::vector<std::pair<const catalog::Record*, BsonObj>> changed;
         for (const auto& rec : chunk) {
           HG_ASSIGN_OR_RETURN(int64_t rows, timeseries::BucketUnpacker::CountRows(
@@ -179,7 +189,7 @@ StatusWith<UpdateOutcome> UpdateMeasurements(CommandContext& ctx,
           }
           changed.emplace_back(&rec, nb.Obj());
         }
-        if (changed.empty()) return Status::OK();
+        if (changed.empty() || options.dry_run) return Status::OK();
         HG_RETURN_IF_ERROR(
             timeseries::RemoveAndRewriteBuckets(ctx.service.engine, *coll.buckets, {}, changed));
         // The rewritten buckets may be open: the catalog forgets the collection's buckets.
@@ -192,7 +202,8 @@ StatusWith<UpdateOutcome> UpdateMeasurements(CommandContext& ctx,
 StatusWith<int64_t> DeleteMeasurements(CommandContext& ctx,
                                        const timeseries::TimeseriesCollection& coll,
                                        const BsonObj& filter, bool multi,
-                                       const query::ExpressionContext& expr_ctx) {
+                                       const query::ExpressionContext& expr_ctx,
+                                       ModifyOptions options) {
   timeseries::BucketFilterSpec spec = FilterSpec(coll);
   spec.expr_ctx = expr_ctx;
   HG_ASSIGN_OR_RETURN(auto bucket_filter, timeseries::BucketFilter::Make(filter, spec));
@@ -206,7 +217,7 @@ StatusWith<int64_t> DeleteMeasurements(CommandContext& ctx,
                              .fields = {}});
   int64_t deleted = 0;
   HG_RETURN_IF_ERROR(ForEachMatchingBucketChunk(
-      ctx, coll, bucket_filter,
+      ctx, coll, bucket_filter, options.stats,
       [&](const std::vector<catalog::Record>& chunk, bool* stop) -> Status {
         // Per bucket: remove it (every measurement matches), rewrite it with the measurements
         // that remain (some match), or leave it (none does; a meta-only filter never needs to
@@ -223,6 +234,7 @@ StatusWith<int64_t> DeleteMeasurements(CommandContext& ctx,
             removed.push_back(&rec);
             continue;
           }
+          if (options.stats != nullptr) ++options.stats->buckets_unpacked;
           std::vector<BsonObj> keep;
           int64_t rows = 0, hits = 0;
           Status filter_error = Status::OK();  // $expr evaluation errors fail the delete
@@ -264,6 +276,11 @@ StatusWith<int64_t> DeleteMeasurements(CommandContext& ctx,
           rewritten.emplace_back(&rec, BsonObj::CopyOf(full));
         }
         if (removed.empty() && rewritten.empty()) return Status::OK();
+        if (options.dry_run) {
+          deleted += n;
+          if (!multi && deleted > 0) *stop = true;
+          return Status::OK();
+        }
         HG_RETURN_IF_ERROR(timeseries::RemoveAndRewriteBuckets(ctx.service.engine, *coll.buckets,
                                                                removed, rewritten));
         deleted += n;

@@ -21,6 +21,18 @@ StatusWith<InsertOutcome> InsertMeasurements(CommandContext& ctx,
                                              const timeseries::TimeseriesCollection& coll,
                                              const bson::BsonObj& documents, bool ordered);
 
+// How a delete or update of measurements goes: `dry_run` changes nothing (explain) but counts
+// the same; `stats`, when set, receives the work done.
+struct ModifyStats {
+  int64_t buckets_examined = 0;  // bucket documents read
+  int64_t buckets_matched = 0;   // ... that the bucket-level filter kept
+  int64_t buckets_unpacked = 0;  // ... whose measurements were tested one by one
+};
+struct ModifyOptions {
+  bool dry_run = false;
+  ModifyStats* stats = nullptr;
+};
+
 // Deletes the measurements of `coll` matching `filter` (all of them, or the first one found when
 // !multi) and returns how many (spec §8.2, MongoDB 7.0): buckets whose measurements all match go
 // whole (a filter on the metaField alone never unpacks), partly matching buckets are rewritten
@@ -29,7 +41,8 @@ StatusWith<InsertOutcome> InsertMeasurements(CommandContext& ctx,
 StatusWith<int64_t> DeleteMeasurements(CommandContext& ctx,
                                        const timeseries::TimeseriesCollection& coll,
                                        const bson::BsonObj& filter, bool multi,
-                                       const query::ExpressionContext& expr_ctx);
+                                       const query::ExpressionContext& expr_ctx,
+                                       ModifyOptions options = {});
 
 struct UpdateOutcome {
   int64_t matched = 0;   // measurements in the matched buckets
@@ -41,11 +54,9 @@ struct UpdateOutcome {
 // `upsert` not; each rule broken is InvalidOptions (72) with MongoDB's message. Buckets keep their
 // measurements and get the new (normalized) meta. `array_filters` serve the update's
 // $[<identifier>] operators, as for regular collections.
-StatusWith<UpdateOutcome> UpdateMeasurements(CommandContext& ctx,
-                                             const timeseries::TimeseriesCollection& coll,
-                                             const bson::BsonObj& filter,
-                                             const bson::BsonElement& update,
-                                             const bson::BsonObj& array_filters, bool multi,
-                                             bool upsert, const query::ExpressionContext& expr_ctx);
+StatusWith<UpdateOutcome> UpdateMeasurements(
+    CommandContext& ctx, const timeseries::TimeseriesCollection& coll, const bson::BsonObj& filter,
+    const bson::BsonElement& update, const bson::BsonObj& array_filters, bool multi, bool upsert,
+    const query::ExpressionContext& expr_ctx, ModifyOptions options = {});
 
 }  // namespace hourglass::commands

@@ -3,6 +3,7 @@ queries examine only the keys and documents they return; COLLSCAN without an ind
 name, key pattern and $natural; sorts provided by an index; explain of aggregate, count,
 distinct, update and delete. Shapes follow MongoDB 7.0's explain output."""
 
+import datetime
 import pytest
 from bson.son import SON
 from pymongo.errors import OperationFailure
@@ -276,11 +277,75 @@ def test_hidden_index_not_used(db):
     assert e["executionStats"]["nReturned"] == 1
 
 
-def test_time_series_write_explain_refused(db):
-    # Reads are explained (test_timeseries_rewrites.py); writes are not yet.
-    db.create_collection("ts", timeseries={"timeField": "t"})
-    code, _, _ = command_error(
-        db, SON([("explain", {"delete": "ts", "deletes": [{"q": {}, "limit": 0}]})]))
+def ts_explain(db, inner, verbosity="executionStats"):
+    return db.command(SON([("explain", inner), ("verbosity", verbosity)]))
+
+
+@pytest.fixture
+def tsw(db):
+    """A time-series collection: sensors a/b/c, 30 readings each, temp rising with the index."""
+    db.create_collection("ts", timeseries={"timeField": "t", "metaField": "m"})
+    t0 = datetime.datetime(2024, 5, 1)
+    db.ts.insert_many([{"t": t0 + datetime.timedelta(minutes=i), "m": s, "temp": i}
+                       for s in "abc" for i in range(30)])
+    return db
+
+
+def test_time_series_delete_explain_counts_without_deleting(tsw):
+    # A filter on the metaField alone: whole buckets, none unpacked.
+    e = ts_explain(tsw, {"delete": "ts", "deletes": [{"q": {"m": "b"}, "limit": 0}]})
+    plan = e["queryPlanner"]["winningPlan"]
+    assert e["queryPlanner"]["namespace"].endswith(".system.buckets.ts")
+    assert plan["stage"] == "TS_MODIFY"
+    assert plan["opType"] == "deleteMany"
+    assert plan["bucketFilter"] == {"meta": "b"}
+    assert plan["residualFilter"] == {}
+    assert plan["inputStage"]["stage"] == "COLLSCAN"
+    st = e["executionStats"]["executionStages"]
+    assert st["nMeasurementsDeleted"] == 30
+    assert st["nBucketsUnpacked"] == 0
+    assert e["executionStats"]["totalDocsExamined"] == tsw["system.buckets.ts"].count_documents({})
+    assert tsw.ts.count_documents({}) == 90  # nothing was deleted
+    # A measurement filter: every bucket that may match is unpacked and tested.
+    q = {"temp": {"$gte": 25}}
+    e = ts_explain(tsw, {"delete": "ts", "deletes": [{"q": q, "limit": 0}]})
+    assert e["queryPlanner"]["winningPlan"]["residualFilter"] == q
+    st = e["executionStats"]["executionStages"]
+    assert st["nMeasurementsDeleted"] == 15
+    assert st["nBucketsUnpacked"] >= 3
+    assert tsw.ts.count_documents(q) == 15
+    # limit 1: one measurement.
+    e = ts_explain(tsw, {"delete": "ts", "deletes": [{"q": q, "limit": 1}]})
+    assert e["queryPlanner"]["winningPlan"]["opType"] == "deleteOne"
+    assert e["executionStats"]["executionStages"]["nMeasurementsDeleted"] == 1
+    # queryPlanner verbosity: the plan only.
+    e = ts_explain(tsw, {"delete": "ts", "deletes": [{"q": q, "limit": 0}]}, "queryPlanner")
+    assert "executionStats" not in e
+    assert e["queryPlanner"]["winningPlan"]["stage"] == "TS_MODIFY"
+
+
+def test_time_series_update_explain_counts_without_updating(tsw):
+    inner = {"update": "ts", "updates": [{"q": {"m": "a"}, "u": {"$set": {"m": "z"}},
+                                          "multi": True}]}
+    e = ts_explain(tsw, inner)
+    plan = e["queryPlanner"]["winningPlan"]
+    assert plan["stage"] == "TS_MODIFY"
+    assert plan["opType"] == "updateMany"
+    st = e["executionStats"]["executionStages"]
+    assert st["nMeasurementsMatched"] == 30
+    assert st["nMeasurementsUpdated"] == 30
+    assert tsw.ts.count_documents({"m": "z"}) == 0
+    assert tsw.ts.count_documents({"m": "a"}) == 30
+    # The update's own rules apply: a filter on a measurement is InvalidOptions (72).
+    code, _, _ = command_error(tsw, SON([("explain", {
+        "update": "ts", "updates": [{"q": {"temp": 1}, "u": {"$set": {"m": "z"}},
+                                     "multi": True}]})]))
+    assert code == 72
+
+
+def test_time_series_find_and_modify_explain_refused(tsw):
+    code, _, _ = command_error(tsw, SON([("explain", {"findAndModify": "ts", "query": {},
+                                                       "remove": True})]))
     assert code == 115
 
 
