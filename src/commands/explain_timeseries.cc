@@ -227,14 +227,9 @@ Status ExplainTimeseriesModify(CommandContext& ctx, const BsonObj& inner,
   const int64_t millis =
       std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
 
-  timeseries::BucketFilterSpec spec{.time_field = ts.options.time_field,
-                                    .meta_field = ts.options.meta_field,
-                                    .bucket_max_span_seconds = ts.options.bucket_max_span_seconds,
-                                    .expr_ctx = req.expr_ctx};
-  HG_ASSIGN_OR_RETURN(auto bucket_filter, timeseries::BucketFilter::Make(req.filter, spec));
-  const BsonObj bucket_bson = bucket_filter.ToBson();
+  const BsonObj& bucket_bson = stats.bucket_filter;
   // The per-measurement filter: none when the metaField decides every bucket whole.
-  const BsonObj residual = bucket_filter.meta_only() ? BsonObj() : req.filter;
+  const BsonObj residual = stats.meta_only ? BsonObj() : req.filter;
   auto plan = [&](bool with_stats) {
     BsonBuilder b;
     b.AppendString("stage", "TS_MODIFY");

@@ -376,12 +376,8 @@ TimeseriesReadPlan PlanTimeseriesRead(const timeseries::TimeseriesOptions& optio
   plan.scan.allow_blocks = true;
   plan.scan.filter_on_columns = true;
   const std::string& time = options.time_field;
-  timeseries::BucketFilterSpec spec{.time_field = time,
-                                    .meta_field = options.meta_field,
-                                    .bucket_max_span_seconds = options.bucket_max_span_seconds,
-                                    .assume_no_mixed_schema = true,
-                                    .expr_ctx = expr_ctx};
-  auto bucket_filter = timeseries::BucketFilter::Make(filter, spec);
+  auto bucket_filter =
+      timeseries::BucketFilter::Make(filter, timeseries::BucketFilterSpec::Of(options, expr_ctx));
   if (!bucket_filter.ok()) return plan;  // the scan reports the error
   const bool meta_only = bucket_filter.value().meta_only();
   pipeline::FieldDependencies filter_deps;

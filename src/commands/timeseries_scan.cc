@@ -36,11 +36,7 @@ TimeseriesReadCounters& GlobalTimeseriesReadCounters() {
 StatusWith<std::unique_ptr<TimeseriesScan>> TimeseriesScan::Make(
     timeseries::TimeseriesCollection coll, storage::KvEngine* engine, const BsonObj& filter,
     TimeseriesScanOptions options) {
-  timeseries::BucketFilterSpec spec;
-  spec.time_field = coll.options.time_field;
-  spec.meta_field = coll.options.meta_field;
-  spec.bucket_max_span_seconds = coll.options.bucket_max_span_seconds;
-  spec.expr_ctx = options.expr_ctx;
+  const auto spec = timeseries::BucketFilterSpec::Of(coll.options, options.expr_ctx);
   HG_ASSIGN_OR_RETURN(
       auto bucket_filter,
       timeseries::BucketFilter::Make(options.bucket_level_filter ? filter : BsonObj(), spec));

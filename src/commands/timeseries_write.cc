@@ -89,13 +89,6 @@ StatusWith<InsertOutcome> InsertMeasurements(CommandContext& ctx,
 }
 
 namespace {
-timeseries::BucketFilterSpec FilterSpec(const timeseries::TimeseriesCollection& coll) {
-  timeseries::BucketFilterSpec spec;
-  spec.time_field = coll.options.time_field;
-  spec.meta_field = coll.options.meta_field;
-  spec.bucket_max_span_seconds = coll.options.bucket_max_span_seconds;
-  return spec;
-}
 
 // Walks the buckets of `coll` that `filter` may match, in chunks (timeseries/bucket_scan.h).
 Status ForEachMatchingBucketChunk(
@@ -135,9 +128,13 @@ StatusWith<UpdateOutcome> UpdateMeasurements(CommandContext& ctx,
         "Cannot perform an update on a time-series collection that does not have a metaField");
   }
   const std::string& m = *coll.options.meta_field;
-  timeseries::BucketFilterSpec spec = FilterSpec(coll);
-  spec.expr_ctx = expr_ctx;
-  HG_ASSIGN_OR_RETURN(auto bucket_filter, timeseries::BucketFilter::Make(filter, spec));
+  HG_ASSIGN_OR_RETURN(auto bucket_filter,
+                      timeseries::BucketFilter::Make(
+                          filter, timeseries::BucketFilterSpec::Of(coll.options, expr_ctx)));
+  if (options.stats != nullptr) {
+    options.stats->bucket_filter = bucket_filter.ToBson();
+    options.stats->meta_only = bucket_filter.meta_only();
+  }
   if (!bucket_filter.meta_only()) {
     return invalid(
         "Cannot perform an update or delete on a time-series collection when querying on a field "
@@ -204,9 +201,13 @@ StatusWith<int64_t> DeleteMeasurements(CommandContext& ctx,
                                        const BsonObj& filter, bool multi,
                                        const query::ExpressionContext& expr_ctx,
                                        ModifyOptions options) {
-  timeseries::BucketFilterSpec spec = FilterSpec(coll);
-  spec.expr_ctx = expr_ctx;
-  HG_ASSIGN_OR_RETURN(auto bucket_filter, timeseries::BucketFilter::Make(filter, spec));
+  HG_ASSIGN_OR_RETURN(auto bucket_filter,
+                      timeseries::BucketFilter::Make(
+                          filter, timeseries::BucketFilterSpec::Of(coll.options, expr_ctx)));
+  if (options.stats != nullptr) {
+    options.stats->bucket_filter = bucket_filter.ToBson();
+    options.stats->meta_only = bucket_filter.meta_only();
+  }
   HG_ASSIGN_OR_RETURN(auto matcher, query::Matcher::Parse(filter, expr_ctx));
   const auto& o = coll.options;
   std::string_view meta_field = o.meta_field ? std::string_view(*o.meta_field) : std::string_view();

@@ -24,6 +24,8 @@ StatusWith<InsertOutcome> InsertMeasurements(CommandContext& ctx,
 // How a delete or update of measurements goes: `dry_run` changes nothing (explain) but counts
 // the same; `stats`, when set, receives the work done.
 struct ModifyStats {
+  bson::BsonObj bucket_filter;   // the bucket-level predicate (BucketFilter::ToBson)
+  bool meta_only = false;        // ... which decides every bucket whole
   int64_t buckets_examined = 0;  // bucket documents read
   int64_t buckets_matched = 0;   // ... that the bucket-level filter kept
   int64_t buckets_unpacked = 0;  // ... whose measurements were tested one by one

@@ -27,6 +27,7 @@
 #include "base/status.h"
 #include "bson/bson.h"
 #include "query/expression_hooks.h"
+#include "timeseries/timeseries_options.h"
 
 namespace hourglass::timeseries {
 
@@ -37,6 +38,16 @@ struct BucketFilterSpec {
   bool assume_no_mixed_schema = true;
   // What the filter's $expr may read ($$NOW, the command's `let` variables).
   query::ExpressionContext expr_ctx;
+
+  // The spec of a collection with these options.
+  static BucketFilterSpec Of(const TimeseriesOptions& options,
+                             const query::ExpressionContext& expr_ctx = {}) {
+    return BucketFilterSpec{.time_field = options.time_field,
+                            .meta_field = options.meta_field,
+                            .bucket_max_span_seconds = options.bucket_max_span_seconds,
+                            .assume_no_mixed_schema = true,
+                            .expr_ctx = expr_ctx};
+  }
 };
 
 class BucketFilter {

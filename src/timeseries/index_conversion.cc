@@ -85,11 +85,7 @@ bool PushableMeasurementPredicate(const BsonElement& value) {
 
 // Translates a partial filter to bucket terms (see the header). `$and` conjuncts are flattened.
 StatusWith<BsonObj> TranslatePartialFilter(const BsonObj& filter, const TimeseriesOptions& o) {
-  BucketFilterSpec spec;
-  spec.time_field = o.time_field;
-  spec.meta_field = o.meta_field;
-  spec.bucket_max_span_seconds = o.bucket_max_span_seconds;
-  HG_ASSIGN_OR_RETURN(auto bf, BucketFilter::Make(filter, spec));
+  HG_ASSIGN_OR_RETURN(auto bf, BucketFilter::Make(filter, BucketFilterSpec::Of(o)));
   if (bf.meta_only()) return bf.meta_filter().Owned();
   std::vector<BsonElement> conjuncts;
   std::vector<BsonObj> holders;
