@@ -6,6 +6,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <functional>
+#include <string>
+#include <string_view>
 #include <vector>
 
 namespace hourglass::bench {
@@ -32,5 +35,36 @@ inline double Percentile(std::vector<double> v, double p) {
 }
 
 inline double Median(std::vector<double> v) { return Percentile(std::move(v), 0.5); }
+
+// Reads the "--name value" pairs of argv[first..]: `set` takes each and returns false for a name
+// it does not know. False for an unknown name or a name without its value.
+inline bool ParseFlags(int argc, char** argv, int first,
+                       const std::function<bool(std::string_view name, const char* value)>& set) {
+  for (int i = first; i < argc; i += 2) {
+    if (i + 1 >= argc || !set(argv[i], argv[i + 1])) return false;
+  }
+  return true;
+}
+
+// The items of a comma-separated list ("a,b,,c" -> a, b, c).
+inline std::vector<std::string> SplitList(std::string_view list) {
+  std::vector<std::string> out;
+  for (size_t p = 0; p <= list.size();) {
+    size_t q = std::min(list.find(',', p), list.size());
+    if (q > p) out.emplace_back(list.substr(p, q - p));
+    p = q + 1;
+  }
+  return out;
+}
+
+// Calls mongoc_init and parses `uri`; nullptr (with a message) for a bad one. The caller
+// destroys the URI and calls mongoc_cleanup.
+inline mongoc_uri_t* OpenUri(const std::string& uri) {
+  mongoc_init();
+  bson_error_t err;
+  mongoc_uri_t* parsed = mongoc_uri_new_with_error(uri.c_str(), &err);
+  if (parsed == nullptr) std::fprintf(stderr, "bad URI: %s\n", err.message);
+  return parsed;
+}
 
 }  // namespace hourglass::bench

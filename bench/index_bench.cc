@@ -26,6 +26,8 @@
 
 namespace {
 
+using hourglass::bench::OpenUri;
+using hourglass::bench::ParseFlags;
 using hourglass::bench::Percentile;
 using hourglass::bench::RunCommand;
 
@@ -140,9 +142,7 @@ int Query(const Options& o, mongoc_client_t* client) {
 bool ParseArgs(int argc, char** argv, Options* o) {
   if (argc < 2) return false;
   o->mode = argv[1];
-  for (int i = 2; i + 1 < argc; i += 2) {
-    std::string a = argv[i];
-    const char* v = argv[i + 1];
+  bool ok = ParseFlags(argc, argv, 2, [&](std::string_view a, const char* v) {
     if (a == "--uri") {
       o->uri = v;
     } else if (a == "--docs") {
@@ -158,9 +158,10 @@ bool ParseArgs(int argc, char** argv, Options* o) {
     } else {
       return false;
     }
-  }
-  return argc % 2 == 0 && (o->mode == "load" || o->mode == "query") && o->docs > 0 &&
-         o->queries > 0 && o->warmup >= 0;
+    return true;
+  });
+  return ok && (o->mode == "load" || o->mode == "query") && o->docs > 0 && o->queries > 0 &&
+         o->warmup >= 0;
 }
 
 }  // namespace
@@ -174,13 +175,8 @@ int main(int argc, char** argv) {
                  argv[0]);
     return 2;
   }
-  mongoc_init();
-  bson_error_t err;
-  mongoc_uri_t* uri = mongoc_uri_new_with_error(o.uri.c_str(), &err);
-  if (uri == nullptr) {
-    std::fprintf(stderr, "bad URI: %s\n", err.message);
-    return 2;
-  }
+  mongoc_uri_t* uri = OpenUri(o.uri);
+  if (uri == nullptr) return 2;
   mongoc_client_t* client = mongoc_client_new_from_uri(uri);
   int rc = o.mode == "load" ? Load(o, client) : Query(o, client);
   std::fflush(stdout);

@@ -48,6 +48,8 @@
 
 namespace {
 
+using hourglass::bench::OpenUri;
+using hourglass::bench::ParseFlags;
 using hourglass::bench::Percentile;
 using hourglass::bench::RunCommand;
 
@@ -458,11 +460,7 @@ int Query(const Options& o, mongoc_client_pool_t* pool) {
 bool ParseArgs(int argc, char** argv, Options* o) {
   if (argc < 2) return false;
   o->mode = argv[1];
-  for (int i = 2; i < argc; ++i) {
-    std::string a = argv[i];
-    const char* v = i + 1 < argc ? argv[i + 1] : nullptr;
-    if (v == nullptr) return false;
-    ++i;
+  bool ok = ParseFlags(argc, argv, 2, [&](std::string_view a, const char* v) {
     if (a == "--uri") {
       o->uri = v;
     } else if (a == "--db") {
@@ -488,8 +486,10 @@ bool ParseArgs(int argc, char** argv, Options* o) {
     } else {
       return false;
     }
-  }
-  return (o->mode == "ingest" || o->mode == "load" || o->mode == "storage" || o->mode == "query") &&
+    return true;
+  });
+  return ok &&
+         (o->mode == "ingest" || o->mode == "load" || o->mode == "storage" || o->mode == "query") &&
          o->hosts > 0 && o->hours > 0 && o->conns > 0 && o->conns <= o->hosts && o->queries > 0 &&
          o->warmup >= 0;
 }
@@ -507,13 +507,8 @@ int main(int argc, char** argv) {
         argv[0]);
     return 2;
   }
-  mongoc_init();
-  bson_error_t err;
-  mongoc_uri_t* uri = mongoc_uri_new_with_error(opts.uri.c_str(), &err);
-  if (uri == nullptr) {
-    std::fprintf(stderr, "bad URI: %s\n", err.message);
-    return 2;
-  }
+  mongoc_uri_t* uri = OpenUri(opts.uri);
+  if (uri == nullptr) return 2;
   mongoc_client_pool_t* pool = mongoc_client_pool_new(uri);
   mongoc_client_pool_max_size(pool, static_cast<uint32_t>(opts.conns + 1));
   int rc = 0;

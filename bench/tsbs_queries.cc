@@ -42,7 +42,10 @@
 namespace {
 
 using hourglass::bench::Median;
+using hourglass::bench::OpenUri;
+using hourglass::bench::ParseFlags;
 using hourglass::bench::RunCommand;
+using hourglass::bench::SplitList;
 
 using Clock = std::chrono::steady_clock;
 
@@ -217,10 +220,7 @@ bool RunPipeline(mongoc_collection_t* coll, const std::string& json, std::vector
 }
 
 bool ParseArgs(int argc, char** argv, Options* o) {
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    if (i + 1 >= argc) return false;
-    const char* v = argv[++i];
+  bool ok = ParseFlags(argc, argv, 1, [&](std::string_view a, const char* v) {
     if (a == "--uri") {
       o->uri = v;
     } else if (a == "--db") {
@@ -240,18 +240,13 @@ bool ParseArgs(int argc, char** argv, Options* o) {
     } else if (a == "--toggle-param") {
       o->toggle_param = v;
     } else if (a == "--types") {
-      std::string s = v;
-      for (size_t p = 0; p <= s.size();) {
-        size_t q = s.find(',', p);
-        if (q == std::string::npos) q = s.size();
-        if (q > p) o->types.push_back(s.substr(p, q - p));
-        p = q + 1;
-      }
+      o->types = SplitList(v);
     } else {
       return false;
     }
-  }
-  return o->hosts >= 8 && o->hours >= 12 && o->runs > 0 && o->warmup >= 0;
+    return true;
+  });
+  return ok && o->hosts >= 8 && o->hours >= 12 && o->runs > 0 && o->warmup >= 0;
 }
 
 }  // namespace
@@ -265,13 +260,8 @@ int main(int argc, char** argv) {
                  argv[0]);
     return 2;
   }
-  mongoc_init();
-  bson_error_t err;
-  mongoc_uri_t* uri = mongoc_uri_new_with_error(o.uri.c_str(), &err);
-  if (uri == nullptr) {
-    std::fprintf(stderr, "bad URI: %s\n", err.message);
-    return 2;
-  }
+  mongoc_uri_t* uri = OpenUri(o.uri);
+  if (uri == nullptr) return 2;
   mongoc_client_t* client = mongoc_client_new_from_uri(uri);
   mongoc_collection_t* coll = mongoc_client_get_collection(client, o.db.c_str(), o.coll.c_str());
   int rc = 0;

@@ -21,6 +21,9 @@
 namespace {
 
 using hourglass::bench::Median;
+using hourglass::bench::OpenUri;
+using hourglass::bench::ParseFlags;
+using hourglass::bench::SplitList;
 
 struct Options {
   std::string uri = "mongodb://127.0.0.1:27017/?directConnection=true";
@@ -105,29 +108,25 @@ double TimedRun(const Options& opts, mongoc_client_pool_t* pool, Step step, int 
 }
 
 bool ParseArgs(int argc, char** argv, Options* o) {
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    auto next = [&]() -> const char* { return i + 1 < argc ? argv[++i] : nullptr; };
-    const char* v = nullptr;
-    if (a == "--uri" && (v = next())) {
+  bool ok = ParseFlags(argc, argv, 1, [&](std::string_view a, const char* v) {
+    if (a == "--uri") {
       o->uri = v;
-    } else if (a == "--seconds" && (v = next())) {
+    } else if (a == "--seconds") {
       o->seconds = std::atof(v);
-    } else if (a == "--runs" && (v = next())) {
+    } else if (a == "--runs") {
       o->runs = std::atoi(v);
-    } else if (a == "--threads" && (v = next())) {
+    } else if (a == "--threads") {
       o->threads.clear();
-      std::string list = v;
-      for (size_t p = 0; p < list.size();) {
-        size_t c = list.find(',', p);
-        o->threads.push_back(std::atoi(list.substr(p, c - p).c_str()));
-        p = c == std::string::npos ? list.size() : c + 1;
-      }
+      for (const std::string& n : SplitList(v)) o->threads.push_back(std::atoi(n.c_str()));
     } else {
-      std::fprintf(stderr, "usage: %s [--uri URI] [--seconds S] [--runs N] [--threads 1,4,16]\n",
-                   argv[0]);
       return false;
     }
+    return true;
+  });
+  if (!ok) {
+    std::fprintf(stderr, "usage: %s [--uri URI] [--seconds S] [--runs N] [--threads 1,4,16]\n",
+                 argv[0]);
+    return false;
   }
   return o->seconds > 0 && o->runs > 0 && !o->threads.empty();
 }
@@ -137,13 +136,8 @@ bool ParseArgs(int argc, char** argv, Options* o) {
 int main(int argc, char** argv) {
   Options opts;
   if (!ParseArgs(argc, argv, &opts)) return 2;
-  mongoc_init();
-  bson_error_t err;
-  mongoc_uri_t* uri = mongoc_uri_new_with_error(opts.uri.c_str(), &err);
-  if (uri == nullptr) {
-    std::fprintf(stderr, "bad URI: %s\n", err.message);
-    return 2;
-  }
+  mongoc_uri_t* uri = OpenUri(opts.uri);
+  if (uri == nullptr) return 2;
   mongoc_client_pool_t* pool = mongoc_client_pool_new(uri);
   int max_threads = *std::max_element(opts.threads.begin(), opts.threads.end());
   mongoc_client_pool_max_size(pool, static_cast<uint32_t>(max_threads));
