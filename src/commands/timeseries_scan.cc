@@ -529,10 +529,10 @@ Status TimeseriesScan::FillBlock(const BsonObj& bucket, const std::vector<std::s
           .name = *coll_.options.meta_field, .constant = true, .value = value, .cells = {}});
     }
   }
-  HG_ASSIGN_OR_RETURN(block->num_rows,
-                      timeseries::BucketUnpacker::Columns(bucket, coll_.options.time_field, columns,
-                                                          &decoded_columns_));
-  for (auto& c : decoded_columns_) {
+  std::vector<timeseries::BucketUnpacker::Column> decoded;
+  HG_ASSIGN_OR_RETURN(block->num_rows, timeseries::BucketUnpacker::Columns(
+                                           bucket, coll_.options.time_field, columns, &decoded));
+  for (auto& c : decoded) {
     block->fields.push_back(pipeline::ColumnBlock::Field{
         .name = std::move(c.name), .constant = false, .value = {}, .cells = std::move(c.cells)});
   }

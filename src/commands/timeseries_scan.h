@@ -196,8 +196,7 @@ class TimeseriesScan : public pipeline::DocumentStream, public pipeline::BlockSo
   std::vector<std::string> filter_columns_;
   bool filter_meta_ = false;
   pipeline::ColumnBlock filter_block_;  // UnpackBucket's columns for block_filter_
-  std::vector<timeseries::BucketUnpacker::Column> decoded_columns_;  // FillBlock's scratch
-  bson::BsonObj block_bucket_;  // the bucket block_ points into
+  bson::BsonObj block_bucket_;          // the bucket block_ points into
   pipeline::ColumnBlock block_;
   int chunk_ = 1;
   // The session and cursor of the chunk being read: `read` of its `chunk` buckets so far.

@@ -269,8 +269,15 @@ class ProjectionBlocks : public BlockSource {
     values_.clear();
     if (!computed_.empty()) {
       const size_t rows = static_cast<size_t>(in->num_rows);
-      std::vector<std::vector<size_t>> value_of(computed_.size());  // row -> index in values_
-      for (auto& v : value_of) v.assign(rows, SIZE_MAX);
+      // The cells point into values_, reserved for every cell so that it never moves.
+      values_.reserve(rows * computed_.size());
+      const size_t first = out_.fields.size();
+      for (const Computed& c : computed_) {
+        out_.fields.push_back(ColumnBlock::Field{.name = c.name,
+                                                 .constant = false,
+                                                 .value = {},
+                                                 .cells = std::vector<BsonElement>(rows)});
+      }
       Variables vars(stage_.now());
       auto compute_row = [&](uint32_t r) -> Status {
         for (size_t i = 0; i < computed_.size(); ++i) {
@@ -282,8 +289,8 @@ class ProjectionBlocks : public BlockSource {
             if (!cell.eoo()) b.AppendElementAs(cell, f);
           }
           HG_ASSIGN_OR_RETURN(Value v, computed_[i].action->expr->Evaluate(b.Obj(), vars));
-          value_of[i][r] = values_.size();
           values_.push_back(std::move(v));
+          out_.fields[first + i].cells[r] = values_.back().element();
         }
         return Status::OK();
       };
@@ -291,20 +298,6 @@ class ProjectionBlocks : public BlockSource {
         for (uint32_t r = 0; r < rows; ++r) HG_RETURN_IF_ERROR(compute_row(r));
       } else {
         for (uint32_t r : in->selection) HG_RETURN_IF_ERROR(compute_row(r));
-      }
-      // The cells point into values_, complete by now.
-      for (size_t i = 0; i < computed_.size(); ++i) {
-        ColumnBlock::Field f;
-        f.name = computed_[i].name;
-        f.cells.resize(rows);
-        for (size_t r = 0; r < rows; ++r) {
-          if (value_of[i][r] != SIZE_MAX) f.cells[r] = values_[value_of[i][r]].element();
-        }
-        // A computed field replaces a passed-through one of the same name ($addFields).
-        auto same = std::find_if(out_.fields.begin(), out_.fields.end(),
-                                 [&](const ColumnBlock::Field& g) { return g.name == f.name; });
-        if (same != out_.fields.end()) out_.fields.erase(same);
-        out_.fields.push_back(std::move(f));
       }
     }
     return static_cast<const ColumnBlock*>(&out_);
