@@ -537,6 +537,15 @@ def test_bucket_filters_off_unpacks_everything(client, tsdb, pipeline):
     assert after["measurementsUnpacked"] - before["measurementsUnpacked"] == len(DOCS)
 
 
+def test_bucket_filters_parameter_rejects_non_booleans(client):
+    for value in ("x", None, [True]):
+        with pytest.raises(OperationFailure) as e:
+            client.admin.command({"setParameter": 1, "hourglassTimeseriesBucketFilters": value})
+        assert e.value.code == 2
+    assert client.admin.command({"getParameter": 1, "hourglassTimeseriesBucketFilters": 1})[
+        "hourglassTimeseriesBucketFilters"] is True
+
+
 def test_parameter_at_startup(fresh_server):
     srv = fresh_server.new(extra_args=["--setParameter", "hourglassTimeseriesRewrites=false"])
     c = srv.client()
