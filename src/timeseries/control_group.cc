@@ -172,12 +172,23 @@ std::optional<BsonObj> ControlGroup::Summarize(const BsonObj& bucket,
   if (min_e.type() != BsonType::kObject || max_e.type() != BsonType::kObject) return std::nullopt;
   BsonObj min = min_e.Obj(), max = max_e.Obj();
   BsonElement meta = bucket["meta"];
+  // The time column's range and the row count, each walked at most once per bucket.
+  std::optional<std::optional<std::pair<int64_t, int64_t>>> range_memo;
+  auto time_range = [&]() -> const std::optional<std::pair<int64_t, int64_t>>& {
+    if (!range_memo) range_memo = TimeRange(bucket);
+    return *range_memo;
+  };
+  std::optional<StatusWith<int64_t>> rows_memo;
+  auto row_count = [&]() -> const StatusWith<int64_t>& {
+    if (!rows_memo) rows_memo = BucketUnpacker::CountRows(bucket, time_field_);
+    return *rows_memo;
+  };
   BsonBuilder b;
   if (!meta.eoo()) b.AppendElementAs(meta, "m");
   if (time_key_) {
     // The key reads the time: the bucket is one group only if its earliest and latest times
     // give the same key.
-    auto range = TimeRange(bucket);
+    const auto& range = time_range();
     if (!range) return std::nullopt;
     BsonBuilder lo, hi;
     if (!meta.eoo()) {
@@ -192,7 +203,7 @@ std::optional<BsonObj> ControlGroup::Summarize(const BsonObj& bucket,
   for (size_t i = 0; i < accs_.size(); ++i) {
     const Acc& a = accs_[i];
     if (a.op == Op::kCount) {
-      auto rows = BucketUnpacker::CountRows(bucket, time_field_);
+      const StatusWith<int64_t>& rows = row_count();
       if (!rows.ok()) return std::nullopt;
       if (rows.value() > INT32_MAX) return std::nullopt;
       b.AppendInt32(AccName(i), static_cast<int32_t>(rows.value()));
@@ -205,7 +216,7 @@ std::optional<BsonObj> ControlGroup::Summarize(const BsonObj& bucket,
     }
     if (a.field == time_field_ && a.op == Op::kMin) {
       // control.min of the time field is the rounded start: read the time column instead.
-      auto range = TimeRange(bucket);
+      const auto& range = time_range();
       if (!range) return std::nullopt;
       b.AppendDate(AccName(i), range->first);
       continue;
