@@ -91,9 +91,16 @@ bool BetterThanDefault(const timeseries::TimeseriesCollection& coll,
 
 // The $_internalExpr* bounds of the filter's top-level conjunctions, by bucket path.
 struct ExprBound {
-  std::string_view op;
+  enum class Op { kGt, kGte, kLt, kLte, kOther } op;  // resolved once, tested per index key
   BsonElement value;
 };
+ExprBound::Op ExprBoundOp(std::string_view name) {
+  return name == "$_internalExprGt"    ? ExprBound::Op::kGt
+         : name == "$_internalExprGte" ? ExprBound::Op::kGte
+         : name == "$_internalExprLt"  ? ExprBound::Op::kLt
+         : name == "$_internalExprLte" ? ExprBound::Op::kLte
+                                       : ExprBound::Op::kOther;
+}
 void CollectExprBounds(const BsonObj& filter, std::map<std::string, std::vector<ExprBound>>& out,
                        int depth = 0) {
   for (BsonElement e : filter) {
@@ -106,7 +113,7 @@ void CollectExprBounds(const BsonObj& filter, std::map<std::string, std::vector<
     if (e.type() != BsonType::kObject) continue;
     for (BsonElement op : e.Obj()) {
       if (op.FieldName().starts_with("$_internalExpr")) {
-        out[std::string(e.FieldName())].push_back({op.FieldName(), op});
+        out[std::string(e.FieldName())].push_back({ExprBoundOp(op.FieldName()), op});
       }
     }
   }
@@ -140,10 +147,10 @@ bool KeyMeetsBounds(const BsonObj& values, const FieldBounds& field_bounds) {
     if (on_field == nullptr) continue;
     for (const ExprBound& b : *on_field) {
       int c = bson::CompareElementValues(v, b.value);
-      bool ok = b.op == "$_internalExprGt"    ? c > 0
-                : b.op == "$_internalExprGte" ? c >= 0
-                : b.op == "$_internalExprLt"  ? c < 0
-                : b.op == "$_internalExprLte" ? c <= 0
+      bool ok = b.op == ExprBound::Op::kGt    ? c > 0
+                : b.op == ExprBound::Op::kGte ? c >= 0
+                : b.op == ExprBound::Op::kLt  ? c < 0
+                : b.op == ExprBound::Op::kLte ? c <= 0
                                               : true;
       if (!ok) return false;
     }
