@@ -576,10 +576,6 @@ StatusWith<const pipeline::ColumnBlock*> TimeseriesScan::NextBlock() {
   if (!whole && block_filter_) {
     SelectRows(&block_);
     stats_.measurements_matched += static_cast<int64_t>(block_.selection.size());
-    std::erase_if(block_.fields, [&](const pipeline::ColumnBlock::Field& f) {
-      return std::find(block_visible_.begin(), block_visible_.end(), f.name) ==
-             block_visible_.end();
-    });
   } else if (!whole) {
     // The rows that pass the event filter, tested on the measurement (which the unpack spec
     // gives every field the filter reads).
@@ -600,6 +596,13 @@ StatusWith<const pipeline::ColumnBlock*> TimeseriesScan::NextBlock() {
     stats_.measurements_matched += static_cast<int64_t>(block_.selection.size());
   } else {
     stats_.measurements_matched += block_.num_rows;
+  }
+  if (block_filter_) {
+    // Columns read only for the filter are not the consumer's, whether or not rows were tested.
+    std::erase_if(block_.fields, [&](const pipeline::ColumnBlock::Field& f) {
+      return std::find(block_visible_.begin(), block_visible_.end(), f.name) ==
+             block_visible_.end();
+    });
   }
   return static_cast<const pipeline::ColumnBlock*>(&block_);
 }

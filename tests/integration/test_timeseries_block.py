@@ -284,3 +284,15 @@ def test_projection_on_blocks_equals_projection_on_documents(twins, match, proje
         assert error == 16608  # MongoDB's code for $divide by zero
     else:
         assert blocks and error is None
+
+
+def test_filter_only_column_stays_out_of_whole_buckets(twins):
+    """A field the filter reads but a folded-in exclusion drops is missing for the $group, also
+    in buckets that match whole (no row is tested): the block must not show the filter's column."""
+    for field, match in (("w", {"w": {"$gte": 0}}),
+                         ("t", {"t": {"$gte": T0, "$lt": T0 + datetime.timedelta(days=1)}})):
+        pipeline = [{"$match": match}, {"$project": {field: 0}},
+                    {"$group": {"_id": None, "mx": {"$max": "$" + field}, "n": {"$count": {}}}}]
+        blocks = list(twins.ts.aggregate(pipeline))
+        documents = list(twins.ts.aggregate(pipeline[:1] + DOCUMENT_PATH + pipeline[1:]))
+        assert blocks == documents == [{"_id": None, "mx": None, "n": 1500}], field
