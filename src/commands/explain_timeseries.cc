@@ -43,6 +43,12 @@ class MeteredStream : public pipeline::DocumentStream, public pipeline::BlockSou
   void RequireFields(const std::vector<std::string>& names) override {
     blocks_->RequireFields(names);
   }
+  void AcceptBounds(const std::vector<std::string>& names) override {
+    blocks_->AcceptBounds(names);
+  }
+  StatusWith<const pipeline::ColumnBlock::Field*> DecodeBounded(std::string_view name) override {
+    return blocks_->DecodeBounded(name);
+  }
   StatusWith<const pipeline::ColumnBlock*> NextBlock() override {
     auto start = Clock::now();
     auto block = blocks_->NextBlock();

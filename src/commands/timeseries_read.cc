@@ -332,6 +332,10 @@ class CountedStream : public pipeline::DocumentStream, public pipeline::BlockSou
     return in_->AsBlockSource() != nullptr ? this : nullptr;
   }
   void RequireFields(const std::vector<std::string>& names) override { in_->RequireFields(names); }
+  void AcceptBounds(const std::vector<std::string>& names) override { in_->AcceptBounds(names); }
+  StatusWith<const pipeline::ColumnBlock::Field*> DecodeBounded(std::string_view name) override {
+    return in_->DecodeBounded(name);
+  }
   StatusWith<const pipeline::ColumnBlock*> NextBlock() override {
     HG_ASSIGN_OR_RETURN(const pipeline::ColumnBlock* block, in_->NextBlock());
     if (block != nullptr) {

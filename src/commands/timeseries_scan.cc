@@ -504,11 +504,21 @@ void TimeseriesScan::RequireFields(const std::vector<std::string>& names) {
     block_visible_.push_back(f);
     require(f);
   }
+  visible_columns_ = block_columns_;
   borrow_ = true;  // a block lives until the next NextBlock, as long as the bucket it reads
   // ... and a filter that runs on columns reads its fields as columns too, which the consumer
   // does not see unless it asked for them.
   for (const std::string& f : filter_columns_) require(f);
   if (filter_meta_) require(*meta);
+}
+
+void TimeseriesScan::AcceptBounds(const std::vector<std::string>& names) {
+  const std::string& time = coll_.options.time_field;
+  bound_time_ =
+      std::find(names.begin(), names.end(), time) != names.end() &&
+      std::find(visible_columns_.begin(), visible_columns_.end(), time) != visible_columns_.end();
+  visible_columns_but_time_ = visible_columns_;
+  std::erase(visible_columns_but_time_, time);
 }
 
 pipeline::BlockSource* TimeseriesScan::AsBlockSource() {
@@ -517,24 +527,41 @@ pipeline::BlockSource* TimeseriesScan::AsBlockSource() {
   return options_.allow_blocks && !shaped ? this : nullptr;
 }
 
+void TimeseriesScan::DropFields(
+    pipeline::ColumnBlock* block,
+    const std::function<bool(const pipeline::ColumnBlock::Field&)>& drop) {
+  std::erase_if(block->fields, [&](pipeline::ColumnBlock::Field& f) {
+    if (!drop(f)) return false;
+    if (f.cells.capacity() != 0) spare_cells_.push_back(std::move(f.cells));
+    return true;
+  });
+}
+
 Status TimeseriesScan::FillBlock(const BsonObj& bucket, const std::vector<std::string>& columns,
                                  bool meta, pipeline::ColumnBlock* block) {
+  DropFields(block, [](const pipeline::ColumnBlock::Field&) { return true; });
   block->all_rows = true;
   block->selection.clear();
-  block->fields.clear();
   if (meta) {
     BsonElement value = bucket["meta"];
     if (!value.eoo()) {
       block->fields.push_back(pipeline::ColumnBlock::Field{
-          .name = *coll_.options.meta_field, .constant = true, .value = value, .cells = {}});
+          .name = *coll_.options.meta_field, .constant = true, .value = value});
     }
   }
-  std::vector<timeseries::BucketUnpacker::Column> decoded;
+  decoded_.resize(columns.size());
+  for (auto& d : decoded_) {
+    if (d.cells.capacity() == 0 && !spare_cells_.empty()) {
+      d.cells = std::move(spare_cells_.back());
+      spare_cells_.pop_back();
+    }
+  }
   HG_ASSIGN_OR_RETURN(block->num_rows, timeseries::BucketUnpacker::Columns(
-                                           bucket, coll_.options.time_field, columns, &decoded));
-  for (auto& c : decoded) {
+                                           bucket, coll_.options.time_field, columns, &decoded_));
+  for (size_t i = 0; i < columns.size(); ++i) {
+    if (!decoded_[i].present) continue;
     block->fields.push_back(pipeline::ColumnBlock::Field{
-        .name = std::move(c.name), .constant = false, .value = {}, .cells = std::move(c.cells)});
+        .name = columns[i], .constant = false, .value = {}, .cells = std::move(decoded_[i].cells)});
   }
   return Status::OK();
 }
@@ -567,13 +594,31 @@ StatusWith<const pipeline::ColumnBlock*> TimeseriesScan::NextBlock() {
   HG_ASSIGN_OR_RETURN(auto bucket, NextBucket(&whole));
   if (!bucket) return static_cast<const pipeline::ColumnBlock*>(nullptr);
   block_bucket_ = std::move(*bucket);
-  HG_RETURN_IF_ERROR(FillBlock(block_bucket_, block_columns_, block_meta_, &block_));
+  // Rows tested on columns need the filter's columns too; otherwise only the consumer's, with
+  // the time field by its bounds when every row counts and the consumer takes those.
+  const bool by_columns = !whole && block_filter_;
+  BsonElement lo, hi;
+  if (whole && bound_time_) {
+    lo = block_bucket_.GetPath("control.min." + coll_.options.time_field);
+    hi = block_bucket_.GetPath("control.max." + coll_.options.time_field);
+  }
+  const bool bounded = lo.type() == BsonType::kDate && hi.type() == BsonType::kDate;
+  HG_RETURN_IF_ERROR(FillBlock(block_bucket_,
+                               by_columns ? block_columns_
+                               : bounded  ? visible_columns_but_time_
+                                          : visible_columns_,
+                               block_meta_, &block_));
+  if (bounded) {
+    block_.fields.push_back(pipeline::ColumnBlock::Field{
+        .name = coll_.options.time_field, .bounded = true, .lo = lo, .hi = hi});
+  }
   auto& counters = GlobalTimeseriesReadCounters();
   ++counters.buckets_as_blocks;
   ++stats_.buckets_unpacked;
+  if (whole && filter_) ++stats_.buckets_matched_whole;
   counters.measurements_unpacked += block_.num_rows;
   stats_.measurements_unpacked += block_.num_rows;
-  if (!whole && block_filter_) {
+  if (by_columns) {
     SelectRows(&block_);
     stats_.measurements_matched += static_cast<int64_t>(block_.selection.size());
   } else if (!whole) {
@@ -598,13 +643,33 @@ StatusWith<const pipeline::ColumnBlock*> TimeseriesScan::NextBlock() {
     stats_.measurements_matched += block_.num_rows;
   }
   if (block_filter_) {
-    // Columns read only for the filter are not the consumer's, whether or not rows were tested.
-    std::erase_if(block_.fields, [&](const pipeline::ColumnBlock::Field& f) {
+    // Fields read only for the filter are not the consumer's, whether or not rows were tested.
+    DropFields(&block_, [&](const pipeline::ColumnBlock::Field& f) {
       return std::find(block_visible_.begin(), block_visible_.end(), f.name) ==
              block_visible_.end();
     });
   }
   return static_cast<const pipeline::ColumnBlock*>(&block_);
+}
+
+StatusWith<const pipeline::ColumnBlock::Field*> TimeseriesScan::DecodeBounded(
+    std::string_view name) {
+  auto it = std::find_if(block_.fields.begin(), block_.fields.end(),
+                         [&](const pipeline::ColumnBlock::Field& f) { return f.name == name; });
+  if (it == block_.fields.end() || !it->bounded) {
+    return Status(ErrorCode::kInternalError,
+                  "the current block has no bounded field " + std::string(name));
+  }
+  const std::vector<std::string> columns = {it->name};
+  HG_ASSIGN_OR_RETURN(int64_t rows,
+                      timeseries::BucketUnpacker::Columns(block_bucket_, coll_.options.time_field,
+                                                          columns, &decoded_));
+  if (rows != block_.num_rows || !decoded_[0].present) {
+    return Status(ErrorCode::kInternalError, "the time column changed under a block");
+  }
+  it->bounded = false;
+  it->cells = std::move(decoded_[0].cells);
+  return &*it;
 }
 
 StatusWith<std::optional<BsonObj>> TimeseriesScan::Next() {

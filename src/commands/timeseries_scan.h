@@ -108,6 +108,10 @@ class TimeseriesScan : public pipeline::DocumentStream, public pipeline::BlockSo
   pipeline::BlockSource* AsBlockSource() override;
   void RequireFields(const std::vector<std::string>& names) override;
   StatusWith<const pipeline::ColumnBlock*> NextBlock() override;
+  // The time field can be bounded: in a bucket whose rows all count, by control.min/max.<time>
+  // (every measurement's time lies between them).
+  void AcceptBounds(const std::vector<std::string>& names) override;
+  StatusWith<const pipeline::ColumnBlock::Field*> DecodeBounded(std::string_view name) override;
 
   // Bucket-level access (do not mix with Next): the next bucket the bucket-level filter keeps,
   // owned, with *whole set when every measurement of it matches the filter; nullopt at the end.
@@ -155,9 +159,13 @@ class TimeseriesScan : public pipeline::DocumentStream, public pipeline::BlockSo
   // Opens reader_ on the bucket table for the next chunk (*dropped: the table is gone).
   Status OpenReader(bool* dropped);
   // Sets *block to the rows of `bucket`: the meta field (when `meta`) as a constant and the
-  // named data columns, every row selected.
+  // named data columns, every row selected. The cell vectors of the block's previous fields are
+  // reused.
   Status FillBlock(const bson::BsonObj& bucket, const std::vector<std::string>& columns, bool meta,
                    pipeline::ColumnBlock* block);
+  // Removes the fields `drop` names from *block, keeping their cell vectors for reuse.
+  void DropFields(pipeline::ColumnBlock* block,
+                  const std::function<bool(const pipeline::ColumnBlock::Field&)>& drop);
   // Narrows block's selection to the rows that pass block_filter_ (which must be set).
   void SelectRows(pipeline::ColumnBlock* block) const;
   // Last-point: the newest buckets of the series whose index entries start with `prefix`.
@@ -189,7 +197,13 @@ class TimeseriesScan : public pipeline::DocumentStream, public pipeline::BlockSo
   // Block mode: the data columns the consumer reads, and whether it reads the meta field.
   std::vector<std::string> block_columns_;
   bool block_meta_ = false;
-  std::vector<std::string> block_visible_;  // the fields the consumer asked for and may see
+  std::vector<std::string> block_visible_;    // the fields the consumer asked for and may see
+  std::vector<std::string> visible_columns_;  // ... that are data columns
+  bool bound_time_ = false;  // the consumer takes the time field by its bounds (AcceptBounds)
+  std::vector<std::string> visible_columns_but_time_;
+  // Cell vectors kept between blocks (and the decoder's output), so that blocks reuse memory.
+  std::vector<std::vector<bson::BsonElement>> spare_cells_;
+  std::vector<timeseries::BucketUnpacker::Column> decoded_;
   // The event filter as tests of single fields, when it has that form, and the columns it
   // reads (filter_meta_: it reads the meta field).
   std::optional<std::vector<query::FieldPredicate>> block_filter_;

@@ -36,7 +36,7 @@ class SumAccumulator : public Accumulator {
     for (size_t i = 0; i < n; ++i) {
       const bson::BsonElement& e = cells[rows[i]];
       if (!count_only_ && e.type() == BsonType::kDouble) {  // without NumberDouble's switch
-        Add(BsonType::kDouble, e.Double(), 0);
+        AddDouble(e.Double());
       } else {
         HG_RETURN_IF_ERROR(ProcessElement(e));
       }
@@ -61,6 +61,12 @@ class SumAccumulator : public Accumulator {
         (decimal_ ? 1 : 0) | (is_double_ ? 2 : 0) | (is_long_ ? 4 : 0) | (exact_ ? 8 : 0);
     return Value::Array(
         {Value::Double(dbl_), Value::Long(lng_), Value::Int(flags), Value::Decimal(dec_)});
+  }
+  // Add() of a double, decided inline (also for $avg's runs of doubles).
+  void AddDouble(double d) {
+    dbl_ += d;
+    is_double_ = true;
+    exact_ = false;
   }
   Status MergePartial(const Value& partial) override {
     const std::vector<Value> p = partial.ArrayValues();
@@ -107,8 +113,16 @@ class AvgAccumulator : public Accumulator {
     return sum_.ProcessElement(e);
   }
   Status ProcessElements(const bson::BsonElement* cells, const uint32_t* rows, size_t n) override {
-    for (size_t i = 0; i < n; ++i) n_ += cells[rows[i]].IsNumber() ? 1 : 0;
-    return sum_.ProcessElements(cells, rows, n);  // which skips what is not a number
+    for (size_t i = 0; i < n; ++i) {
+      const bson::BsonElement& e = cells[rows[i]];
+      if (e.type() == BsonType::kDouble) {
+        ++n_;
+        sum_.AddDouble(e.Double());
+      } else {
+        HG_RETURN_IF_ERROR(ProcessElement(e));
+      }
+    }
+    return Status::OK();
   }
   Value Finalize() const override {
     if (n_ == 0) return Value::Null();

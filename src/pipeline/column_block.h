@@ -7,6 +7,8 @@
 // time-series bucket's meta field). A field the block does not list is missing in every row.
 // `selection`, when `all_rows` is false, lists the rows (ascending) that passed the query; the
 // others must be ignored. Row order is the order a document stream would have produced them in.
+// A column the consumer agreed to take by its bounds (BlockSource::AcceptBounds) may come as a
+// bounded field instead: no cells, only the least and greatest value its rows hold.
 #pragma once
 
 #include <cstdint>
@@ -23,8 +25,13 @@ struct ColumnBlock {
   struct Field {
     std::string name;
     bool constant = false;
-    bson::BsonElement value;               // constant: the value of every row
-    std::vector<bson::BsonElement> cells;  // column: one element per row (EOO: missing)
+    bson::BsonElement value = {};               // constant: the value of every row
+    std::vector<bson::BsonElement> cells = {};  // column: one element per row (EOO: missing)
+    // Bounded (only in a block whose rows all count): `cells` is empty; every row holds a value
+    // of the type of `lo` and `hi`, which are the same type, with lo <= value <= hi.
+    bool bounded = false;
+    bson::BsonElement lo = {};
+    bson::BsonElement hi = {};
   };
 
   int64_t num_rows = 0;
@@ -52,6 +59,17 @@ class BlockSource {
   // The next block, or nullptr at the end. The block and the elements it points into stay valid
   // until the next call.
   virtual StatusWith<const ColumnBlock*> NextBlock() = 0;
+
+  // Of the required fields, those the consumer can often do with by their bounds alone (a
+  // $dateTrunc key whose bins hold a whole block): blocks may give them as bounded fields,
+  // decoded only if the consumer calls DecodeBounded. A source that cannot bound a column
+  // ignores this; one that passes blocks on forwards it. Called at most once, after
+  // RequireFields.
+  virtual void AcceptBounds(const std::vector<std::string>& names) = 0;
+  // The bounded field `name` of the current block, now with its cells (the returned field and
+  // the cells stay valid as long as the block). Only for a field the current block gives as
+  // bounded.
+  virtual StatusWith<const ColumnBlock::Field*> DecodeBounded(std::string_view name) = 0;
 };
 
 }  // namespace hourglass::pipeline

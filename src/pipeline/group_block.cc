@@ -161,6 +161,15 @@ std::vector<std::string> GroupBlockPlan::RequiredFields() const {
 
 Status GroupBlockPlan::Consume(BlockSource& source, const Sink& sink) const {
   source.RequireFields(RequiredFields());
+  // A key field read only by $dateTrunc can do with its bounds when it is no accumulator's input.
+  std::vector<std::string> boundable;
+  for (const TruncOnly& t : trunc_only_) {
+    if (std::none_of(inputs_.begin(), inputs_.end(),
+                     [&](const AccInput& in) { return in.field == t.field; })) {
+      boundable.push_back(t.field);
+    }
+  }
+  if (!boundable.empty()) source.AcceptBounds(boundable);
   Variables vars(0);  // the $dateTrunc shortcuts read no variables
   std::vector<uint32_t> all;
   while (true) {
@@ -168,11 +177,13 @@ Status GroupBlockPlan::Consume(BlockSource& source, const Sink& sink) const {
     if (block == nullptr) return Status::OK();
     const std::vector<uint32_t>* rows = &block->selection;
     if (block->all_rows) {
-      all.resize(static_cast<size_t>(block->num_rows));
-      for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<uint32_t>(i);
+      for (size_t i = all.size(); i < static_cast<size_t>(block->num_rows); ++i) {
+        all.push_back(static_cast<uint32_t>(i));  // all[i] == i: only ever extended
+      }
       rows = &all;
     }
-    if (rows->empty()) continue;
+    const size_t num_rows = block->all_rows ? static_cast<size_t>(block->num_rows) : rows->size();
+    if (num_rows == 0) continue;
 
     // The key's fields in this block, and the ones that vary from row to row.
     std::vector<const ColumnBlock::Field*> key_fields;
@@ -182,50 +193,68 @@ Status GroupBlockPlan::Consume(BlockSource& source, const Sink& sink) const {
       key_fields.push_back(f);
       if (f != nullptr && !f->constant) varying.push_back(f);
     }
-    auto key_doc = [&](uint32_t row) {
+    // The key's document for `row`, or with `bound` standing for the bounded field's value.
+    auto key_doc = [&](uint32_t row, const BsonElement* bound = nullptr) {
       BsonBuilder b;
       for (const ColumnBlock::Field* f : key_fields) {
         if (f == nullptr) continue;
-        const BsonElement& v = f->constant ? f->value : f->cells[row];
+        const BsonElement& v = f->constant ? f->value : f->bounded ? *bound : f->cells[row];
         if (!v.eoo()) b.AppendElementAs(v, f->name);
       }
       return b.Obj();
+    };
+    const TruncOnly* t = nullptr;  // the one varying field, when it is read only by $dateTrunc
+    if (varying.size() == 1) {
+      for (const TruncOnly& candidate : trunc_only_) {
+        if (candidate.field == varying[0]->name) t = &candidate;
+      }
+    }
+    // Whether every $dateTrunc puts the dates of the two key documents in the same bin.
+    auto same_bins = [&](const BsonObj& a_doc, const BsonObj& b_doc) {
+      for (const auto& trunc : t->truncs) {
+        StatusWith<Value> a = trunc->Evaluate(a_doc, vars);
+        StatusWith<Value> b = trunc->Evaluate(b_doc, vars);
+        // Errors: per-row evaluation reports them in row order.
+        if (!a.ok() || !b.ok() || !ValuesEqual(a.value(), b.value())) return false;
+      }
+      return true;
     };
 
     // One key for the whole block?
     bool one_key = varying.empty();
     uint32_t key_row = (*rows)[0];
-    const TruncOnly* t = nullptr;  // the varying field, when it is read only by $dateTrunc
-    bool dates = false;            // ... and holds a date in every selected row
-    if (varying.size() == 1) {
-      for (const TruncOnly& candidate : trunc_only_) {
-        if (candidate.field == varying[0]->name) t = &candidate;
+    const BsonElement* key_bound = nullptr;  // the key is that of this bounded value
+    if (t != nullptr && varying[0]->bounded) {
+      if (same_bins(key_doc(0, &varying[0]->lo), key_doc(0, &varying[0]->hi))) {
+        one_key = true;
+        key_bound = &varying[0]->lo;
       }
-      if (t != nullptr) {
-        dates = true;
-        uint32_t lo = (*rows)[0], hi = (*rows)[0];
-        for (uint32_t r : *rows) {
-          const BsonElement& c = varying[0]->cells[r];
-          if (c.type() != BsonType::kDate) {
-            dates = false;
-            break;
-          }
-          if (c.DateMillis() < varying[0]->cells[lo].DateMillis()) lo = r;
-          if (c.DateMillis() > varying[0]->cells[hi].DateMillis()) hi = r;
+    }
+    if (!one_key) {
+      for (const ColumnBlock::Field*& f : varying) {
+        if (!f->bounded) continue;
+        HG_ASSIGN_OR_RETURN(const ColumnBlock::Field* decoded, source.DecodeBounded(f->name));
+        std::replace(key_fields.begin(), key_fields.end(), f, decoded);
+        f = decoded;
+      }
+    }
+    bool dates = false;  // the varying field holds a date in every selected row
+    if (!one_key && t != nullptr) {
+      dates = true;
+      uint32_t lo = (*rows)[0], hi = (*rows)[0];
+      for (size_t i = 0; i < num_rows; ++i) {
+        const uint32_t r = (*rows)[i];
+        const BsonElement& c = varying[0]->cells[r];
+        if (c.type() != BsonType::kDate) {
+          dates = false;
+          break;
         }
-        if (dates) {
-          BsonObj lo_doc = key_doc(lo), hi_doc = key_doc(hi);
-          one_key = true;
-          for (const auto& trunc : t->truncs) {
-            StatusWith<Value> a = trunc->Evaluate(lo_doc, vars);
-            StatusWith<Value> b = trunc->Evaluate(hi_doc, vars);
-            if (!a.ok() || !b.ok() || !ValuesEqual(a.value(), b.value())) {
-              one_key = false;  // per-row evaluation reports any error in row order
-              break;
-            }
-          }
-          key_row = lo;
-        }
+        if (c.DateMillis() < varying[0]->cells[lo].DateMillis()) lo = r;
+        if (c.DateMillis() > varying[0]->cells[hi].DateMillis()) hi = r;
+      }
+      if (dates && same_bins(key_doc(lo), key_doc(hi))) {
+        one_key = true;
+        key_row = lo;
       }
     }
 
@@ -268,9 +297,9 @@ Status GroupBlockPlan::Consume(BlockSource& source, const Sink& sink) const {
     };
 
     if (one_key) {
-      HG_ASSIGN_OR_RETURN(Value key, sink.key(key_doc(key_row)));
+      HG_ASSIGN_OR_RETURN(Value key, sink.key(key_doc(key_row, key_bound)));
       HG_ASSIGN_OR_RETURN(auto* accs, sink.group(key));
-      HG_RETURN_IF_ERROR(fold(*accs, rows->data(), rows->size()));
+      HG_RETURN_IF_ERROR(fold(*accs, rows->data(), num_rows));
     } else {
       // A key per row. When every $dateTrunc of the varying date field has fixed-width bins, a
       // row whose date lies in the bins of the last evaluated row shares that row's key: the
@@ -281,7 +310,7 @@ Status GroupBlockPlan::Consume(BlockSource& source, const Sink& sink) const {
       bool have_bin = false;
       std::vector<std::unique_ptr<Accumulator>>* accs = nullptr;
       size_t run_start = 0;  // the first row of the current run
-      for (size_t i = 0; i < rows->size(); ++i) {
+      for (size_t i = 0; i < num_rows; ++i) {
         const uint32_t r = (*rows)[i];
         const int64_t d = fixed ? varying[0]->cells[r].DateMillis() : 0;
         if (have_bin && d >= bin_lo && d < bin_hi) continue;
@@ -308,7 +337,7 @@ Status GroupBlockPlan::Consume(BlockSource& source, const Sink& sink) const {
         }
       }
       if (accs != nullptr) {
-        HG_RETURN_IF_ERROR(fold(*accs, rows->data() + run_start, rows->size() - run_start));
+        HG_RETURN_IF_ERROR(fold(*accs, rows->data() + run_start, num_rows - run_start));
       }
     }
   }

@@ -12,6 +12,9 @@
 // constant in the block, or when the one field that varies is read only as the `date` of
 // `$dateTrunc`s (with the other fields constant) and the truncation of the block's earliest and
 // latest dates agree: truncation never decreases with time, so every row then has the same key.
+// Such a date field that no accumulator reads is taken by its bounds where the source can give
+// them (a time-series bucket's control.min/max), and its cells are decoded only when the bins
+// of the bounds differ.
 // Otherwise, when those $dateTrunc bins are fixed spans of time (units up to an hour), a row
 // whose date falls in the bins of the last row the key was evaluated for reuses that key.
 #pragma once

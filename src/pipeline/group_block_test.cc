@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 #include <random>
+#include <set>
 
 #include "pipeline/column_block.h"
 #include "pipeline/test_util.h"
@@ -42,6 +43,25 @@ class BlockStream : public DocumentStream, public BlockSource {
   }
   BlockSource* AsBlockSource() override { return this; }
   void RequireFields(const std::vector<std::string>& names) override { required_ = names; }
+  // A field the consumer takes by its bounds comes bounded (by its least and greatest cell) in
+  // blocks whose rows all count and whose cells are all dates, as a time-series scan does.
+  void AcceptBounds(const std::vector<std::string>& names) override { boundable_ = names; }
+  StatusWith<const ColumnBlock::Field*> DecodeBounded(std::string_view name) override {
+    for (ColumnBlock::Field& f : block_.fields) {
+      if (f.name != name || !f.bounded) continue;
+      f.bounded = false;
+      f.cells = std::move(bounded_cells_);
+      if (decoded_ != nullptr) ++*decoded_;
+      return &f;
+    }
+    return Status(ErrorCode::kInternalError, "no bounded field " + std::string(name));
+  }
+  // Where to count the blocks given with a bounded field, and those then decoded (the stream
+  // dies with the pipeline, the counts outlive it).
+  void CountBoundsIn(int* bounded, int* decoded) {
+    bounded_ = bounded;
+    decoded_ = decoded;
+  }
 
   StatusWith<const ColumnBlock*> NextBlock() override {
     *blocks_taken_ = true;
@@ -64,6 +84,20 @@ class BlockStream : public DocumentStream, public BlockSource {
         f.constant = true;
         f.value = f.cells[0];
         f.cells.clear();
+      } else if (block_.all_rows &&
+                 std::find(boundable_.begin(), boundable_.end(), name) != boundable_.end() &&
+                 std::all_of(f.cells.begin(), f.cells.end(), [](const BsonElement& c) {
+                   return c.type() == bson::BsonType::kDate;
+                 })) {
+        auto by_date = [](const BsonElement& a, const BsonElement& b) {
+          return a.DateMillis() < b.DateMillis();
+        };
+        f.lo = *std::min_element(f.cells.begin(), f.cells.end(), by_date);
+        f.hi = *std::max_element(f.cells.begin(), f.cells.end(), by_date);
+        f.bounded = true;
+        bounded_cells_ = std::move(f.cells);
+        f.cells.clear();
+        if (bounded_ != nullptr) ++*bounded_;
       }
       block_.fields.push_back(std::move(f));
     }
@@ -76,6 +110,10 @@ class BlockStream : public DocumentStream, public BlockSource {
   std::vector<std::vector<uint32_t>> selected_;
   std::vector<std::string> constants_;
   std::vector<std::string> required_;
+  std::vector<std::string> boundable_;
+  std::vector<BsonElement> bounded_cells_;  // the current block's bounded field's cells
+  int* bounded_ = nullptr;
+  int* decoded_ = nullptr;
   ColumnBlock block_;
   size_t next_ = 0;
   size_t doc_block_ = 0, doc_row_ = 0;
@@ -93,7 +131,7 @@ struct Data {
 Data MakeData(uint64_t seed, bool odd_times) {
   std::mt19937_64 rng(seed);
   Data d;
-  const int64_t base = 1'600'000'000'000;
+  const int64_t base = 1'599'998'400'000;  // on the hour
   for (int b = 0; b < 12; ++b) {
     std::vector<BsonObj> rows;
     std::vector<uint32_t> sel;
@@ -225,6 +263,57 @@ TEST(GroupBlockTest, BlocksGiveTheDocumentPathsResults) {
       }
     }
   }
+}
+
+TEST(GroupBlockTest, BoundedDatesAreDecodedOnlyWhenTheirBinsDiffer) {
+  int all_whole = 0, all_crossing = 0;
+  for (uint64_t seed = 1; seed <= 8; ++seed) {
+    Data data = MakeData(seed, false);
+    auto run = [&](const char* group) {
+      BsonObj holder = Json(std::string(R"({"p": [{"$group": )") + group + "}]}");
+      bool taken = false;
+      auto in = std::make_unique<BlockStream>(data.blocks, data.selected,
+                                              std::vector<std::string>{"m"}, &taken);
+      int bounded = 0, decoded = 0;
+      in->CountBoundsIn(&bounded, &decoded);
+      auto by_blocks = RunGroup(holder["p"].Obj(), std::move(in));
+      auto by_docs =
+          RunGroup(holder["p"].Obj(), std::make_unique<VectorDocumentStream>(data.selected_docs));
+      EXPECT_TRUE(taken);
+      EXPECT_TRUE(by_blocks.ok() && by_docs.ok());
+      EXPECT_EQ(ToJson(by_docs.value()), ToJson(by_blocks.value())) << group;
+      return std::make_pair(bounded, decoded);
+    };
+    // Expected: blocks whose rows all count are bounded; those whose dates span two hours are
+    // decoded.
+    int whole = 0, crossing = 0;
+    for (size_t b = 0; b < data.blocks.size(); ++b) {
+      if (data.selected[b].size() != data.blocks[b].size()) continue;
+      ++whole;
+      std::set<int64_t> hours;
+      for (const BsonObj& r : data.blocks[b]) hours.insert(r["t"].DateMillis() / 3'600'000);
+      crossing += hours.size() > 1;
+    }
+    all_whole += whole;
+    all_crossing += crossing;
+    EXPECT_EQ(run(R"({"_id": {"h": "$m.host",
+                              "hour": {"$dateTrunc": {"date": "$t", "unit": "hour"}}},
+                      "a": {"$avg": "$w"}})"),
+              std::make_pair(whole, crossing));
+    // Second bins split every bounded block of more than one distinct second.
+    auto [bounded, decoded] =
+        run(R"({"_id": {"$dateTrunc": {"date": "$t", "unit": "second"}}, "n": {"$sum": 1}})");
+    EXPECT_EQ(bounded, whole);
+    EXPECT_GE(decoded, whole - 2);
+    // The date is also an accumulator's input: never bounded.
+    EXPECT_EQ(run(R"({"_id": {"$dateTrunc": {"date": "$t", "unit": "hour"}},
+                      "l": {"$last": "$t"}})")
+                  .first,
+              0);
+  }
+  // The data has both kinds of bounded blocks.
+  EXPECT_GE(all_crossing, 1);
+  EXPECT_LT(all_crossing, all_whole);
 }
 
 TEST(GroupBlockTest, EligibilityFollowsTheShapeOfTheStage) {

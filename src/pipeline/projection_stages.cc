@@ -255,6 +255,12 @@ class ProjectionBlocks : public BlockSource {
     });
     in_->RequireFields(upstream);
   }
+  // Computed fields read cells: no field is taken by its bounds.
+  void AcceptBounds(const std::vector<std::string>&) override {}
+  StatusWith<const ColumnBlock::Field*> DecodeBounded(std::string_view name) override {
+    return Status(ErrorCode::kInternalError,
+                  "a projection has no bounded field " + std::string(name));
+  }
 
   StatusWith<const ColumnBlock*> NextBlock() override {
     HG_ASSIGN_OR_RETURN(const ColumnBlock* in, in_->NextBlock());

@@ -66,14 +66,31 @@ class CmpPred final : public ElemPred {
  public:
   CmpPred(CmpOp op, BsonElement rhs) : op_(op), rhs_(rhs) {}
   bool Matches(const BsonElement& in) const override {
-    bool with_equal = op_ == CmpOp::kLte || op_ == CmpOp::kGte;
     BsonType rt = rhs_.type();
+    // A date against a date (the usual time-range filter) and a double against a double (NaN
+    // aside) compare as numbers: the answer of the general rules below, without their cost.
+    if (in.type() == rt) {
+      if (rt == BsonType::kDate) return Holds(Compare(in.DateMillis(), rhs_.DateMillis()));
+      if (rt == BsonType::kDouble && !std::isnan(in.Double()) && !std::isnan(rhs_.Double())) {
+        return Holds(Compare(in.Double(), rhs_.Double()));
+      }
+    }
+    bool with_equal = op_ == CmpOp::kLte || op_ == CmpOp::kGte;
     bool any_type = rt == BsonType::kMinKey || rt == BsonType::kMaxKey;
     if (in.eoo() && !any_type) return with_equal && rt == BsonType::kNull;
     const BsonElement& e = in.eoo() ? NullElement() : in;
     if (!any_type && !SameBracket(e, rhs_)) return false;
     if (IsNaN(e) || IsNaN(rhs_)) return with_equal && IsNaN(e) && IsNaN(rhs_);
-    int c = bson::CompareElementValues(e, rhs_);
+    return Holds(bson::CompareElementValues(e, rhs_));
+  }
+
+ private:
+  template <typename T>
+  static int Compare(T a, T b) {
+    return a < b ? -1 : a > b ? 1 : 0;
+  }
+  // Whether the operator holds for a comparison result c (lhs <=> rhs).
+  bool Holds(int c) const {
     switch (op_) {
       case CmpOp::kLt:
         return c < 0;
@@ -87,7 +104,6 @@ class CmpPred final : public ElemPred {
     return false;
   }
 
- private:
   CmpOp op_;
   BsonElement rhs_;
 };

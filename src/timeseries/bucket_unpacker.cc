@@ -108,6 +108,9 @@ struct ColumnCursor {
   bool Next() {
     int64_t prev = row;
     p = value + value_size;
+    // Cells are read in address order, each one's address known only from the one before: a
+    // prefetch a few cells ahead keeps the walk from waiting on memory line by line.
+    __builtin_prefetch(p + 384);
     return Load(prev);
   }
   // Writes the current cell under the output name at `w`; returns the end of what it wrote.
@@ -262,7 +265,11 @@ Status BucketUnpacker::Unpack(const BsonObj& bucket,
 StatusWith<int64_t> BucketUnpacker::Columns(const BsonObj& bucket, std::string_view time_field,
                                             const std::vector<std::string>& fields,
                                             std::vector<Column>* out) {
-  out->clear();
+  out->resize(fields.size());
+  for (Column& c : *out) {
+    c.present = false;
+    c.cells.clear();
+  }
   auto version = CheckVersion(bucket);
   if (!version.ok()) return version.status();
   BsonElement data_elem = bucket["data"];
@@ -272,48 +279,60 @@ StatusWith<int64_t> BucketUnpacker::Columns(const BsonObj& bucket, std::string_v
   if (time_column.type() != BsonType::kObject) {
     return Corrupt(bucket, "no time column 'data." + std::string(time_field) + "'");
   }
-  // The time column's row numbers define the rows; its cells are kept for a request of it.
-  std::vector<int64_t> rows;
-  std::vector<BsonElement> time_cells;
-  ColumnCursor time;
-  time.p = time_column.value() + 4;
   auto not_ascending = [&](std::string_view name) {
     return Corrupt(bucket, "the keys of column 'data." + std::string(name) +
                                "' are not ascending row numbers");
   };
+  // The time column's row numbers define the rows. They are nearly always 0, 1, 2, ... (dense);
+  // only otherwise is their list kept, for the merge below.
+  const auto time_at = std::find(fields.begin(), fields.end(), time_field);
+  Column* time_out = time_at == fields.end() ? nullptr : &(*out)[time_at - fields.begin()];
+  std::vector<int64_t> rows;
+  bool dense = true;
+  int64_t n = 0;
+  ColumnCursor time;
+  time.p = time_column.value() + 4;
   if (!time.Load(-1)) return not_ascending(time_field);
-  while (time.row != kNoMoreRows) {
-    rows.push_back(time.row);
-    time_cells.emplace_back(time.p, time.key_size);
+  for (; time.row != kNoMoreRows; ++n) {
+    if (dense && time.row != n) {
+      dense = false;
+      for (int64_t r = 0; r < n; ++r) rows.push_back(r);
+    }
+    if (!dense) rows.push_back(time.row);
+    if (time_out != nullptr) time_out->cells.emplace_back(time.p, time.key_size);
     if (!time.Next()) return not_ascending(time_field);
   }
-  for (const std::string& name : fields) {
-    if (name == time_field) {
-      out->push_back(Column{name, time_cells});
-      continue;
-    }
+  if (time_out != nullptr) time_out->present = true;
+  for (size_t i = 0; i < fields.size(); ++i) {
+    const std::string& name = fields[i];
+    if (name == time_field) continue;
     BsonElement column = data.GetField(name);
     if (column.eoo()) continue;
     if (column.type() != BsonType::kObject) {
       return Corrupt(bucket, "column 'data." + name + "' is not an object");
     }
-    Column col{name, std::vector<BsonElement>(rows.size())};
+    Column& col = (*out)[i];
+    col.present = true;
+    col.cells.assign(static_cast<size_t>(n), BsonElement());
     ColumnCursor c;
     c.p = column.value() + 4;
     if (!c.Load(-1)) return not_ascending(name);
-    size_t pos = 0;  // both row lists ascend: a merge
+    size_t pos = 0;  // sparse rows: both row lists ascend, a merge
     while (c.row != kNoMoreRows) {
-      while (pos < rows.size() && rows[pos] < c.row) ++pos;
-      if (pos == rows.size() || rows[pos] != c.row) {
+      if (dense) {
+        pos = static_cast<size_t>(c.row);
+      } else {
+        while (pos < rows.size() && rows[pos] < c.row) ++pos;
+      }
+      if (dense ? c.row >= n : pos == rows.size() || rows[pos] != c.row) {
         return Corrupt(bucket, "column 'data." + name + "' has row " + std::to_string(c.row) +
                                    ", which 'data." + std::string(time_field) + "' lacks");
       }
       col.cells[pos] = BsonElement(c.p, c.key_size);
       if (!c.Next()) return not_ascending(name);
     }
-    out->push_back(std::move(col));
   }
-  return static_cast<int64_t>(rows.size());
+  return n;
 }
 
 StatusWith<int64_t> BucketUnpacker::CountRows(const BsonObj& bucket, std::string_view time_field) {

@@ -60,13 +60,15 @@ class BucketUnpacker {
       const std::function<bool(int64_t position, const bson::BsonElement& time)>& keep_row,
       const std::function<bool(bson::BsonObj)>& emit) const;
 
-  // The rows of `bucket` column by column, for consumers that work on columns: for each name in
-  // `fields` that is a data column of the bucket (the time field included; the meta field never
-  // is one), one element per row in stored row order — the order Unpack emits — with EOO where
-  // the row lacks the field. The elements point into `bucket`. Returns the number of rows. Same
-  // validation and error codes as Unpack.
+  // The rows of `bucket` column by column, for consumers that work on columns. `out` is resized
+  // to `fields.size()`; out[i] is fields[i]: present when it is a data column of the bucket (the
+  // time field included; the meta field never is one), with one element per row in stored row
+  // order — the order Unpack emits — and EOO where the row lacks the field. The elements point
+  // into `bucket`. Cell vectors keep their capacity, so a caller that reuses `out` allocates only
+  // for a bucket with more rows than any before. Returns the number of rows. Same validation and
+  // error codes as Unpack.
   struct Column {
-    std::string name;
+    bool present = false;
     std::vector<bson::BsonElement> cells;
   };
   static StatusWith<int64_t> Columns(const bson::BsonObj& bucket, std::string_view time_field,

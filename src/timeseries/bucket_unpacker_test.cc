@@ -243,35 +243,83 @@ TEST(BucketUnpackerTest, MalformedBucketsFailNamingTheBucket) {
   }
 }
 
-TEST(BucketUnpackerTest, ColumnsAlignCellsWithUnpackedRows) {
-  std::vector<BucketUnpacker::Column> columns;
-  BsonObj bucket = J(kBucket);
-  auto n = BucketUnpacker::Columns(bucket, "t", {"temp", "t", "tag", "nope"}, &columns);
-  ASSERT_TRUE(n.ok()) << n.status().ToString();
-  EXPECT_EQ(n.value(), 3);
-  // Only data columns come back ("tag" is the meta field, "nope" absent), in the asked order.
-  ASSERT_EQ(columns.size(), 2u);
-  EXPECT_EQ(columns[0].name, "temp");
-  EXPECT_EQ(columns[1].name, "t");
-  // Row i of each column is what Unpack's i-th measurement holds (EOO where it lacks it).
+// Checks that row i of every present column is what Unpack's i-th measurement holds (EOO where
+// it lacks the field).
+void ExpectColumnsMatchRows(const BsonObj& bucket, const std::vector<std::string>& fields,
+                            const std::vector<BucketUnpacker::Column>& columns) {
   std::vector<BsonObj> rows = UnpackAll(BucketUnpacker(Spec()), bucket);
-  ASSERT_EQ(rows.size(), 3u);
-  for (size_t i = 0; i < rows.size(); ++i) {
-    for (const auto& col : columns) {
-      bson::BsonElement want = rows[i][col.name];
-      ASSERT_EQ(col.cells[i].eoo(), want.eoo()) << col.name << " row " << i;
+  for (size_t f = 0; f < fields.size(); ++f) {
+    if (!columns[f].present) continue;
+    ASSERT_EQ(columns[f].cells.size(), rows.size()) << fields[f];
+    for (size_t i = 0; i < rows.size(); ++i) {
+      bson::BsonElement want = rows[i][fields[f]];
+      const bson::BsonElement& got = columns[f].cells[i];
+      ASSERT_EQ(got.eoo(), want.eoo()) << fields[f] << " row " << i;
       if (!want.eoo()) {
-        EXPECT_EQ(col.cells[i].ValueSize(), want.ValueSize());
-        EXPECT_EQ(std::string_view(col.cells[i].value(), col.cells[i].ValueSize()),
+        EXPECT_EQ(got.ValueSize(), want.ValueSize());
+        EXPECT_EQ(std::string_view(got.value(), got.ValueSize()),
                   std::string_view(want.value(), want.ValueSize()));
       }
     }
   }
+}
+
+TEST(BucketUnpackerTest, ColumnsAlignCellsWithUnpackedRows) {
+  std::vector<BucketUnpacker::Column> columns;
+  BsonObj bucket = J(kBucket);
+  const std::vector<std::string> fields = {"temp", "t", "tag", "nope"};
+  auto n = BucketUnpacker::Columns(bucket, "t", fields, &columns);
+  ASSERT_TRUE(n.ok()) << n.status().ToString();
+  EXPECT_EQ(n.value(), 3);
+  // One entry per asked field; only data columns are present ("tag" is the meta field, "nope"
+  // absent).
+  ASSERT_EQ(columns.size(), 4u);
+  EXPECT_TRUE(columns[0].present);
+  EXPECT_TRUE(columns[1].present);
+  EXPECT_FALSE(columns[2].present);
+  EXPECT_FALSE(columns[3].present);
+  ExpectColumnsMatchRows(bucket, fields, columns);
   EXPECT_EQ(
       BucketUnpacker::Columns(J(R"({"control": {"version": 2}, "data": {}})"), "t", {"t"}, &columns)
           .status()
           .code(),
       ErrorCode::kCommandNotSupported);
+}
+
+TEST(BucketUnpackerTest, ColumnsOfSparseRowNumbersAndReusedOutput) {
+  // Row numbers with gaps (a bucket whose rows were deleted): cells still align by position.
+  BsonObj sparse = J(R"({"_id": {"$oid": "64b7f0000000000000000002"}, "control": {"version": 1},
+      "data": {"t": {"0": {"$date": {"$numberLong": "10"}}, "2": {"$date": {"$numberLong": "20"}},
+                     "5": {"$date": {"$numberLong": "30"}}, "9": {"$date": {"$numberLong": "40"}}},
+               "v": {"2": 1.5, "9": 2.5}, "w": {"0": "a", "5": "b"}}})");
+  const std::vector<std::string> fields = {"w", "v", "t"};
+  std::vector<BucketUnpacker::Column> columns;
+  // The output is reused: first for a bucket with more rows, then for fewer.
+  ASSERT_TRUE(BucketUnpacker::Columns(J(kBucket), "t", fields, &columns).ok());
+  auto n = BucketUnpacker::Columns(sparse, "t", fields, &columns);
+  ASSERT_TRUE(n.ok()) << n.status().ToString();
+  EXPECT_EQ(n.value(), 4);
+  ASSERT_EQ(columns.size(), 3u);
+  for (const auto& c : columns) EXPECT_TRUE(c.present);
+  EXPECT_EQ(columns[1].cells[1].NumberDouble(), 1.5);
+  EXPECT_TRUE(columns[1].cells[0].eoo());
+  EXPECT_EQ(columns[1].cells[3].NumberDouble(), 2.5);
+  ExpectColumnsMatchRows(sparse, fields, columns);
+  // A cell whose row the time column lacks is corruption, with or without gaps.
+  for (const char* bad : {R"({"_id": {"$oid": "64b7f0000000000000000003"},
+                              "control": {"version": 1}, "data": {
+                              "t": {"0": {"$date": {"$numberLong": "1"}},
+                                    "2": {"$date": {"$numberLong": "2"}}},
+                              "v": {"1": 1}}})",
+                          R"({"_id": {"$oid": "64b7f0000000000000000003"},
+                              "control": {"version": 1}, "data": {
+                              "t": {"0": {"$date": {"$numberLong": "1"}},
+                                    "1": {"$date": {"$numberLong": "2"}}},
+                              "v": {"2": 1}}})"}) {
+    auto st = BucketUnpacker::Columns(J(bad), "t", {"v"}, &columns);
+    EXPECT_EQ(st.status().code(), ErrorCode::kDataCorruptionDetected) << bad;
+    EXPECT_NE(st.status().reason().find("has row"), std::string::npos) << st.status().reason();
+  }
 }
 
 TEST(BucketUnpackerTest, CountRows) {

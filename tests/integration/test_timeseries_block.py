@@ -65,6 +65,13 @@ GROUPS = [
     {"_id": None, "push": {"$push": "$v"}, "mn": {"$min": "$t"}, "mx": {"$max": "$t"}},
     {"_id": "$v", "n": {"$sum": 1}},
     {"_id": "$meta.site", "firstv": {"$first": "$v"}, "lastv": {"$last": "$v"}},
+    # Keys reading the time only through $dateTrunc: a bucket whose rows all count is keyed by
+    # its control.min/max times when both fall in one bin (every UTC day here), and its time
+    # column is decoded when they do not (hours: each bucket spans several).
+    {"_id": {"s": "$meta.sensor", "d": {"$dateTrunc": {"date": "$t", "unit": "day"}}},
+     "avg": {"$avg": "$w"}, "n": {"$count": {}}},
+    {"_id": {"s": "$meta.sensor", "h": {"$dateTrunc": {"date": "$t", "unit": "hour"}}},
+     "avg": {"$avg": "$w"}, "mx": {"$max": "$v"}},
 ]
 
 MATCHES = [
