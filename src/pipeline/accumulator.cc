@@ -33,15 +33,26 @@ class SumAccumulator : public Accumulator {
     return Status::OK();
   }
   Status ProcessElements(const bson::BsonElement* cells, const uint32_t* rows, size_t n) override {
-    for (size_t i = 0; i < n; ++i) {
-      const bson::BsonElement& e = cells[rows[i]];
-      if (!count_only_ && e.type() == BsonType::kDouble) {  // without NumberDouble's switch
-        AddDouble(e.Double());
-      } else {
-        HG_RETURN_IF_ERROR(ProcessElement(e));
-      }
+    for (size_t i = 0; i < n;) {
+      const size_t doubles = count_only_ ? 0 : AddDoubles(cells, rows + i, n - i);
+      i += doubles;
+      if (doubles == 0) HG_RETURN_IF_ERROR(ProcessElement(cells[rows[i++]]));
     }
     return Status::OK();
+  }
+  // Adds the leading run of doubles among cells[rows[0..n)] and returns its length: Add() of
+  // each, in order, with the total kept in a register rather than in the accumulator.
+  size_t AddDoubles(const bson::BsonElement* cells, const uint32_t* rows, size_t n) {
+    double total = dbl_;
+    size_t i = 0;
+    for (; i < n && cells[rows[i]].type() == BsonType::kDouble; ++i)
+      total += cells[rows[i]].Double();
+    if (i > 0) {
+      dbl_ = total;
+      is_double_ = true;
+      exact_ = false;
+    }
+    return i;
   }
   Value Finalize() const override {
     if (decimal_) return Value::Decimal(DecimalTotal());
@@ -61,12 +72,6 @@ class SumAccumulator : public Accumulator {
         (decimal_ ? 1 : 0) | (is_double_ ? 2 : 0) | (is_long_ ? 4 : 0) | (exact_ ? 8 : 0);
     return Value::Array(
         {Value::Double(dbl_), Value::Long(lng_), Value::Int(flags), Value::Decimal(dec_)});
-  }
-  // Add() of a double, decided inline (also for $avg's runs of doubles).
-  void AddDouble(double d) {
-    dbl_ += d;
-    is_double_ = true;
-    exact_ = false;
   }
   Status MergePartial(const Value& partial) override {
     const std::vector<Value> p = partial.ArrayValues();
@@ -113,14 +118,11 @@ class AvgAccumulator : public Accumulator {
     return sum_.ProcessElement(e);
   }
   Status ProcessElements(const bson::BsonElement* cells, const uint32_t* rows, size_t n) override {
-    for (size_t i = 0; i < n; ++i) {
-      const bson::BsonElement& e = cells[rows[i]];
-      if (e.type() == BsonType::kDouble) {
-        ++n_;
-        sum_.AddDouble(e.Double());
-      } else {
-        HG_RETURN_IF_ERROR(ProcessElement(e));
-      }
+    for (size_t i = 0; i < n;) {
+      const size_t doubles = sum_.AddDoubles(cells, rows + i, n - i);
+      n_ += static_cast<int64_t>(doubles);
+      i += doubles;
+      if (doubles == 0) HG_RETURN_IF_ERROR(ProcessElement(cells[rows[i++]]));
     }
     return Status::OK();
   }

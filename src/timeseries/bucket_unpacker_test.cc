@@ -2,9 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
+#include <tuple>
 
 namespace hourglass::timeseries {
 namespace {
@@ -320,6 +322,59 @@ TEST(BucketUnpackerTest, ColumnsOfSparseRowNumbersAndReusedOutput) {
     EXPECT_EQ(st.status().code(), ErrorCode::kDataCorruptionDetected) << bad;
     EXPECT_NE(st.status().reason().find("has row"), std::string::npos) << st.status().reason();
   }
+}
+
+// A bucket of `rows` rows built by hand: "t" in every row numbered 0..rows-1 except those in
+// `time_gaps`; "v" (doubles) in every row; "s" (strings) only from row `s_from` on.
+BsonObj BigBucket(int rows, const std::vector<int>& time_gaps, int s_from) {
+  auto has_time = [&](int r) {
+    return std::find(time_gaps.begin(), time_gaps.end(), r) == time_gaps.end();
+  };
+  BsonBuilder b;
+  b.AppendObjectId("_id", bson::ObjectId::FromSeconds(1'689'776'000));
+  size_t control = b.OpenObject("control");
+  b.AppendInt32("version", 1);
+  b.Close(control);
+  size_t data = b.OpenObject("data");
+  size_t t = b.OpenObject("t");
+  for (int r = 0; r < rows; ++r) {
+    if (has_time(r)) b.AppendDate(std::to_string(r), 1'000'000 + r);
+  }
+  b.Close(t);
+  size_t v = b.OpenObject("v");
+  for (int r = 0; r < rows; ++r) {
+    if (has_time(r)) b.AppendDouble(std::to_string(r), r / 4.0);
+  }
+  b.Close(v);
+  size_t str = b.OpenObject("s");
+  for (int r = s_from; r < rows; ++r) {
+    if (has_time(r)) b.AppendString(std::to_string(r), "x" + std::to_string(r));
+  }
+  b.Close(str);
+  b.Close(data);
+  return b.Obj();
+}
+
+TEST(BucketUnpackerTest, ColumnsOfLargeBucketsAcrossKeyLengths) {
+  // Row keys grow from one to four digits (9 -> 10, 99 -> 100, 999 -> 1000); cells must align
+  // with Unpack's rows whether the rows are numbered densely or with gaps, and whether a column
+  // starts at row 0 or later.
+  const std::vector<std::string> fields = {"v", "s", "t"};
+  std::vector<BucketUnpacker::Column> columns;
+  for (const auto& [rows, gaps, s_from] : std::vector<std::tuple<int, std::vector<int>, int>>{
+           {1205, {}, 0}, {1205, {}, 998}, {1205, {10, 11, 100}, 0}, {1000, {999}, 7}}) {
+    BsonObj bucket = BigBucket(rows, gaps, s_from);
+    auto n = BucketUnpacker::Columns(bucket, "t", fields, &columns);
+    ASSERT_TRUE(n.ok()) << n.status().ToString();
+    EXPECT_EQ(n.value(), rows - static_cast<int>(gaps.size()));
+    ExpectColumnsMatchRows(bucket, fields, columns);
+  }
+  // A cell past the time column's last row, after a dense run, is corruption.
+  BsonObj short_time = J(R"({"_id": {"$oid": "64b7f0000000000000000005"}, "control": {"version": 1},
+      "data": {"t": {"0": {"$date": {"$numberLong": "1"}}, "1": {"$date": {"$numberLong": "2"}}},
+               "v": {"0": 1.0, "1": 2.0, "2": 3.0}}})");
+  EXPECT_EQ(BucketUnpacker::Columns(short_time, "t", {"v"}, &columns).status().code(),
+            ErrorCode::kDataCorruptionDetected);
 }
 
 TEST(BucketUnpackerTest, CountRows) {
