@@ -336,7 +336,20 @@ Status Collection::DuplicateKeyError(const BsonElement& id) const {
       extra.Release());
 }
 
-StatusWith<int64_t> Collection::Insert(storage::Session& s, const BsonObj& doc) {
+void Collection::CountUntrackedWrite(storage::Session& s) const {
+  if (!entry_.nss.IsTimeseriesBuckets()) return;
+  // After the last write of the caller's unit: at its commit, or now for an autocommit write.
+  s.OnCommit([counters = counters_] { counters->untracked_writes.fetch_add(1); });
+}
+
+StatusWith<int64_t> Collection::Insert(storage::Session& s, const BsonObj& doc,
+                                       WriteOrigin origin) {
+  HG_ASSIGN_OR_RETURN(int64_t rid, InsertRecord(s, doc));
+  if (origin != WriteOrigin::kBucketCatalog) CountUntrackedWrite(s);
+  return rid;
+}
+
+StatusWith<int64_t> Collection::InsertRecord(storage::Session& s, const BsonObj& doc) {
   BsonElement id = doc["_id"];
   invariant(!id.eoo());
   if (clustered_) {
@@ -394,7 +407,9 @@ Status Collection::Update(storage::Session& s, int64_t id, const BsonObj& old_do
     HG_RETURN_IF_ERROR(s.Put(idx->ident, key, value));
   }
   HG_RETURN_IF_ERROR(UpdateIndexKeys(s, cur.indexes_, id, old_doc, new_doc));
-  return s.Put(entry_.ident, storage::EncodeRecordId(id), new_doc.bytes());
+  HG_RETURN_IF_ERROR(s.Put(entry_.ident, storage::EncodeRecordId(id), new_doc.bytes()));
+  CountUntrackedWrite(s);
+  return Status::OK();
 }
 
 Status Collection::UpdateIndexKeys(storage::Session& s, const std::vector<SecondaryIndex>& indexes,
@@ -446,7 +461,9 @@ Status Collection::Remove(storage::Session& s, int64_t id, const BsonObj& doc) {
     Status st = s.Remove(id_ident, IdKey(doc["_id"]));
     if (!st.ok() && st.code() != ErrorCode::kNoSuchKey) return st;
   }
-  return s.Remove(entry_.ident, storage::EncodeRecordId(id));
+  HG_RETURN_IF_ERROR(s.Remove(entry_.ident, storage::EncodeRecordId(id)));
+  CountUntrackedWrite(s);
+  return Status::OK();
 }
 
 StatusWith<std::optional<Record>> Collection::FindRecord(storage::Session& s, int64_t id) {

@@ -146,11 +146,22 @@ class Collection {
   bool IsView() const { return entry_.type != "collection"; }
   bool IsClustered() const { return clustered_; }
 
+  // Who writes to a bucket collection. The bucket catalog reports its own writes (new buckets,
+  // appends) to the caches readers keep of the buckets (the latest measurements of each series);
+  // every other write makes those caches stale (UntrackedWrites).
+  enum class WriteOrigin { kOther, kBucketCatalog };
+  // The writes to a bucket collection other than the bucket catalog's that have committed: every
+  // Update and Remove, and Inserts of other origins (ModifyRecord is the catalog's). A reader's
+  // cache of what the buckets hold is current while this count stays what it was when the cache
+  // was filled. Always 0 for other collections.
+  uint64_t UntrackedWrites() const { return counters_->untracked_writes.load(); }
+
   // Stores `doc` (which must already have an `_id` and be valid) under a new RecordId and adds
   // its index keys. DuplicateKey (11000) with keyPattern/keyValue if `_id` exists (for clustered
   // collections: if a record with the same RecordId exists). BadValue if a clustered collection's
   // `_id` is not an ObjectId.
-  StatusWith<int64_t> Insert(storage::Session& s, const bson::BsonObj& doc);
+  StatusWith<int64_t> Insert(storage::Session& s, const bson::BsonObj& doc,
+                             WriteOrigin origin = WriteOrigin::kOther);
   // Replaces the document at `id` (`old_doc` is what it holds now). `_id` must be unchanged
   // (callers check).
   Status Update(storage::Session& s, int64_t id, const bson::BsonObj& old_doc,
@@ -242,7 +253,11 @@ class Collection {
     // build takes it exclusively once, after installing the new handle, to wait for writers that
     // may still use the old index set.
     std::shared_mutex write_mu;
+    std::atomic<uint64_t> untracked_writes{0};
   };
+  StatusWith<int64_t> InsertRecord(storage::Session& s, const bson::BsonObj& doc);
+  // For a bucket collection: counts the write in UntrackedWrites once it commits.
+  void CountUntrackedWrite(storage::Session& s) const;
   std::shared_ptr<Counters> counters_;
 };
 

@@ -369,9 +369,12 @@ StatusWith<bool> ExplainTimeseries(CommandContext& ctx, const BsonObj& inner,
       }
       spec.Close(s);
       spec.AppendString("groupBy", "$meta");
-      entries.push_back({StageOf("$_internalLastpoint", spec.Obj()), [&scan](BsonBuilder& b) {
-                           b.AppendInt64("nReturned", scan.stats().buckets_unpacked);
-                         }});
+      const char* const* cache = src.latest_cache;
+      entries.push_back(
+          {StageOf("$_internalLastpoint", spec.Obj()), [&scan, cache](BsonBuilder& b) {
+             b.AppendInt64("nReturned", scan.stats().buckets_unpacked);
+             if (cache != nullptr) b.AppendString("latestCache", *cache);
+           }});
     }
     entries.push_back(
         {StageOf("$_internalUnpackBucket", UnpackSpecBson(scan, rewrites)), unpack_stats});

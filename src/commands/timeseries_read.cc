@@ -30,6 +30,7 @@ ServerParameter* RewritesParameter() { return BoolParameter("hourglassTimeseries
 ServerParameter* BucketFiltersParameter() {
   return BoolParameter("hourglassTimeseriesBucketFilters");
 }
+ServerParameter* LatestCacheParameter() { return BoolParameter("hourglassTimeseriesLatestCache"); }
 
 bool IsSortDirection(const BsonElement& e, int want) {
   return e.IsNumber() && e.NumberDouble() == want;
@@ -227,6 +228,9 @@ class ControlGroupStream : public pipeline::DocumentStream {
 // holding the series' latest time (control.max.<time>), in read order, and passes on only their
 // measurements at that time. The filter is meta-only, so those are exactly the measurements the
 // $sort + $group ($first) or $group ($top/$bottom) of the pattern can pick.
+// When the scan may use the collection's LatestMeasurements, those measurements come from it
+// instead, if it is current; if not, what the buckets gave fills it (a scan of every series that
+// produces whole measurements).
 class LastpointStream : public pipeline::DocumentStream {
  public:
   LastpointStream(std::unique_ptr<TimeseriesScan> scan, std::string time_field)
@@ -241,6 +245,8 @@ class LastpointStream : public pipeline::DocumentStream {
   }
   TimeseriesScan* scan() const { return scan_.get(); }
   const int64_t* returned() const { return &returned_; }
+  // "hit", "filled", "stale" (read the buckets, could not fill) or "unused".
+  const char* const* latest_cache() const { return &latest_cache_; }
 
  private:
   struct Candidate {
@@ -258,8 +264,39 @@ class LastpointStream : public pipeline::DocumentStream {
     }
   };
 
+  // The series' measurements the cache holds, as the scan's unpack spec produces them.
+  void Serve(const timeseries::LatestMeasurements::Series& s) {
+    if (!scan_->MetaMatches(s.meta)) return;
+    for (const BsonObj& row : s.rows) {
+      if (scan_->unpack_spec().mode == timeseries::UnpackSpec::Mode::kAll) {
+        buffer_.push_back(row);
+        continue;
+      }
+      BsonBuilder b;
+      for (BsonElement e : row) {
+        if (scan_->Produces(e.FieldName())) b.AppendElement(e);
+      }
+      buffer_.push_back(b.Obj());
+    }
+  }
+
   Status Collect() {
     collected_ = true;
+    timeseries::LatestMeasurements* cache = scan_->latest_cache();
+    timeseries::LatestMeasurements::Ticket ticket;
+    const catalog::Collection& buckets = *scan_->collection().buckets;
+    if (cache != nullptr &&
+        cache->Read(
+            buckets.UntrackedWrites(),
+            [&](const timeseries::LatestMeasurements::Series& s) { Serve(s); }, &ticket)) {
+      latest_cache_ = "hit";
+      ++GlobalTimeseriesReadCounters().latest_cache_hits;
+      return Status::OK();
+    }
+    // A fill needs every series, whole.
+    bool fill = cache != nullptr && !scan_->has_meta_filter() &&
+                scan_->unpack_spec().mode == timeseries::UnpackSpec::Mode::kAll;
+    std::vector<timeseries::LatestMeasurements::Series> found;
     std::map<BsonObj, Series, MetaLess> series;
     std::vector<Candidate> always;  // buckets whose latest time is unknown: always unpacked
     int64_t seq = 0;
@@ -304,10 +341,24 @@ class LastpointStream : public pipeline::DocumentStream {
       auto at_latest = [&](const BsonElement& t) {
         return t.type() == BsonType::kDate && t.DateMillis() == *c.latest;
       };
+      fill = fill && c.latest.has_value();
+      timeseries::LatestMeasurements::Series* f = nullptr;
+      if (fill) {
+        BsonBuilder meta;
+        if (BsonElement m = c.bucket["meta"]; !m.eoo()) meta.AppendElement(m);
+        found.push_back({meta.Obj(), *c.latest, {}});
+        f = &found.back();
+      }
       HG_RETURN_IF_ERROR(scan_->UnpackBucket(
-          c.bucket, true, [&](const BsonObj& m) { buffer_.push_back(m.Owned()); },
+          c.bucket, true,
+          [&](const BsonObj& m) {
+            buffer_.push_back(m.Owned());
+            if (f != nullptr) f->rows.push_back(buffer_.back());
+          },
           c.latest ? std::function<bool(const BsonElement&)>(at_latest) : nullptr));
     }
+    if (cache != nullptr) latest_cache_ = fill ? "filled" : "stale";
+    if (fill) cache->Fill(ticket, buckets.UntrackedWrites(), std::move(found));
     return Status::OK();
   }
 
@@ -316,6 +367,7 @@ class LastpointStream : public pipeline::DocumentStream {
   bool collected_ = false;
   std::deque<BsonObj> buffer_;
   int64_t returned_ = 0;
+  const char* latest_cache_ = "unused";
 };
 
 // Counts what a stream produces.
@@ -363,6 +415,7 @@ bool TimeseriesRewritesEnabled() { return RewritesParameter()->GetBool(); }
 void RegisterTimeseriesRewriteParameter() {
   (void)RewritesParameter();
   (void)BucketFiltersParameter();
+  (void)LatestCacheParameter();
 }
 
 TimeseriesReadPlan PlanTimeseriesRead(const timeseries::TimeseriesOptions& options,
@@ -375,6 +428,7 @@ TimeseriesReadPlan PlanTimeseriesRead(const timeseries::TimeseriesOptions& optio
   plan.scan.expr_ctx = expr_ctx;
   // Without bucket-level filters nothing else is pushed down either: unpack everything.
   plan.scan.bucket_level_filter = BucketFiltersParameter()->GetBool();
+  plan.scan.latest_cache = LatestCacheParameter()->GetBool();
   if (!rewrites || !plan.scan.bucket_level_filter) return plan;
   plan.scan.use_whole_bucket_filter = true;
   plan.scan.allow_blocks = true;
@@ -497,6 +551,7 @@ StatusWith<TimeseriesReadSource> OpenTimeseriesRead(timeseries::TimeseriesCollec
     auto s = std::make_unique<LastpointStream>(std::move(scan), time);
     src.scan = s->scan();
     src.source_returned = s->returned();
+    src.latest_cache = s->latest_cache();
     src.stream = std::move(s);
   } else {
     auto s = std::make_unique<CountedStream>(std::move(scan));

@@ -77,6 +77,7 @@ struct TimeseriesReadSource {
   TimeseriesScan* scan = nullptr;                 // borrowed from `stream`
   const int64_t* buckets_from_control = nullptr;  // control group: buckets never unpacked
   const int64_t* source_returned = nullptr;       // documents `stream` produced
+  const char* const* latest_cache = nullptr;      // last-point: how LatestMeasurements served
 };
 
 // Opens the scan (and the control-group / last-point stage) of `plan`. Errors: the filter's

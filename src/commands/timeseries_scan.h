@@ -43,6 +43,7 @@ struct TimeseriesReadCounters {
   std::atomic<int64_t> measurements_unpacked{0};
   std::atomic<int64_t> buckets_as_blocks{0};           // kept buckets handed over as column blocks
   std::atomic<int64_t> buckets_filtered_as_blocks{0};  // ... whose event filter ran on columns
+  std::atomic<int64_t> latest_cache_hits{0};  // last-point reads LatestMeasurements answered
 };
 TimeseriesReadCounters& GlobalTimeseriesReadCounters();
 
@@ -78,6 +79,9 @@ struct TimeseriesScanOptions {
   // false: no bucket-level filtering (no time range, index or control.min/max test): every
   // bucket is read and unpacked and the whole filter tested on each measurement.
   bool bucket_level_filter = true;
+  // Last-point: answer from the collection's LatestMeasurements where it is current (and fill it
+  // where it is not). Only for scans that walk the newest buckets of each series, without hint.
+  bool latest_cache = true;
   // What the filter's $expr may read ($$NOW, the command's `let` variables).
   query::ExpressionContext expr_ctx = query::ExpressionContext::Now();
 };
@@ -144,6 +148,20 @@ class TimeseriesScan : public pipeline::DocumentStream, public pipeline::BlockSo
   const bson::BsonObj& event_filter() const { return event_filter_; }
   const timeseries::TimeseriesCollection& collection() const { return coll_; }
   const timeseries::UnpackSpec& unpack_spec() const { return unpacker_.spec(); }
+  // Whether the unpack spec produces the top-level field `name`.
+  bool Produces(std::string_view name) const { return unpacker_.Produces(name); }
+  // Whether a series of bucket meta {meta: <value>} ({} for none) passes the meta conjuncts of the
+  // filter (walks_newest_per_series() scans: their filter is meta-only).
+  bool MetaMatches(const bson::BsonObj& meta) const {
+    return !meta_matcher_ || meta_matcher_->Matches(meta);
+  }
+  bool has_meta_filter() const { return meta_matcher_.has_value(); }
+  // The collection's LatestMeasurements when this last-point scan may use it (see
+  // TimeseriesScanOptions::latest_cache), else nullptr.
+  timeseries::LatestMeasurements* latest_cache() const {
+    return lastpoint_index_ && options_.latest_cache && options_.hint.IsEmpty() ? coll_.latest.get()
+                                                                                : nullptr;
+  }
   int sort_direction() const { return options_.sort_direction; }
 
  private:

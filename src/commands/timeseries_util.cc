@@ -20,8 +20,10 @@ StatusWith<std::optional<timeseries::TimeseriesCollection>> LookupTimeseries(
   }
   HG_ASSIGN_OR_RETURN(auto options, timeseries::TimeseriesOptions::FromBson(
                                         view->entry().options["timeseries"].Obj()));
-  return Result(timeseries::TimeseriesCollection{buckets->entry().uuid, std::move(options),
-                                                 std::move(buckets)});
+  std::string uuid = buckets->entry().uuid;
+  auto latest = service.bucket_catalog ? service.bucket_catalog->Latest(uuid) : nullptr;
+  return Result(timeseries::TimeseriesCollection{std::move(uuid), std::move(options),
+                                                 std::move(buckets), std::move(latest)});
 }
 
 std::optional<int64_t> TimeseriesExpireAfterSeconds(const bson::BsonObj& options) {

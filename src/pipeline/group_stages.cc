@@ -131,18 +131,29 @@ class GroupStage : public Stage {
       // The accumulators of the group of `key`, created on first use (their memory is counted
       // at the next Account).
       StatusWith<Accs*> GroupFor(const Value& key) {
-        auto it = groups_.find(key);
-        if (it == groups_.end()) {
-          Accs accs;
-          for (const auto& a : s_->accumulators) {
-            HG_ASSIGN_OR_RETURN(auto acc, a.NewState(key));
-            bytes_ += acc->ApproxBytes();
-            accs.push_back(std::move(acc));
-          }
-          bytes_ += 64 + key.element().size();
-          it = groups_.emplace(key, std::move(accs)).first;
+        // Input in key order (after a $sort on the key, a series' rows) meets the last group
+        // again, or a key past every group: one comparison each instead of a search.
+        if (!groups_.empty()) {
+          auto last = std::prev(groups_.end());
+          const int c = Compare(key, last->first);
+          if (c == 0) return &last->second;
+          if (c > 0) return NewGroup(key, groups_.end());
         }
-        return &it->second;
+        auto it = groups_.lower_bound(key);
+        if (it != groups_.end() && Compare(key, it->first) == 0) return &it->second;
+        return NewGroup(key, it);
+      }
+      // Adds the group of `key` before `next` (the first group past it in key order).
+      StatusWith<Accs*> NewGroup(const Value& key,
+                                 std::map<Value, Accs, ValueLess>::iterator next) {
+        Accs accs;
+        for (const auto& a : s_->accumulators) {
+          HG_ASSIGN_OR_RETURN(auto acc, a.NewState(key));
+          bytes_ += acc->ApproxBytes();
+          accs.push_back(std::move(acc));
+        }
+        bytes_ += 64 + key.element().size();
+        return &groups_.emplace_hint(next, key, std::move(accs))->second;
       }
 
       // Adds `added` bytes to the memory the groups hold. Over the limit the groups are spilled

@@ -8,6 +8,21 @@ std::unique_ptr<Cursor> Session::OpenCursor(std::string_view ident) {
   return std::move(cursor).value();
 }
 
+void Session::OnCommit(std::function<void()> fn) {
+  if (!InTransaction()) {
+    fn();
+    return;
+  }
+  commit_hooks_.push_back(std::move(fn));
+}
+
+void Session::EndTransactionHooks(bool committed) {
+  std::vector<std::function<void()>> hooks;
+  hooks.swap(commit_hooks_);
+  if (!committed) return;
+  for (auto& fn : hooks) fn();
+}
+
 WriteUnit::WriteUnit(Session& session) : session_(session), begin_status_(session.Begin()) {
   done_ = !begin_status_.ok();
 }

@@ -22,6 +22,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -78,6 +79,19 @@ class Session {
   virtual StatusWith<std::unique_ptr<Cursor>> OpenCursorOrError(std::string_view ident) = 0;
   // As OpenCursorOrError, but returns nullptr on error.
   std::unique_ptr<Cursor> OpenCursor(std::string_view ident);
+
+  // Runs `fn` once the open transaction has committed (before Commit returns), or forgets it if
+  // the transaction rolls back or fails to commit. Outside a transaction the write that
+  // registers it has already committed: `fn` runs at once.
+  void OnCommit(std::function<void()> fn);
+
+ protected:
+  // For implementations, at the end of every transaction: run the hooks OnCommit registered
+  // (committed) or forget them.
+  void EndTransactionHooks(bool committed);
+
+ private:
+  std::vector<std::function<void()>> commit_hooks_;
 };
 
 // RAII transaction: Begin() on construction, Rollback() on destruction unless Commit() succeeded.

@@ -50,6 +50,44 @@ TEST_F(SessionTest, InsertGetPutRemove) {
   EXPECT_EQ(s->Remove("t", "k").code(), ErrorCode::kNoSuchKey);
 }
 
+TEST_F(SessionTest, CommitHooksRunOnlyAfterACommit) {
+  auto s = engine_->NewSession();
+  int ran = 0;
+  // Outside a transaction the write has committed already: at once.
+  s->OnCommit([&] { ++ran; });
+  EXPECT_EQ(ran, 1);
+  // Inside: only when the commit succeeds, once.
+  ASSERT_TRUE(s->Begin().ok());
+  ASSERT_TRUE(s->Put("t", "k", "v").ok());
+  s->OnCommit([&] { ++ran; });
+  EXPECT_EQ(ran, 1);
+  ASSERT_TRUE(s->Commit().ok());
+  EXPECT_EQ(ran, 2);
+  ASSERT_TRUE(s->Begin().ok());
+  ASSERT_TRUE(s->Commit().ok());
+  EXPECT_EQ(ran, 2);
+  // Rolled back: forgotten, also for the next transaction.
+  {
+    WriteUnit wu(*s);
+    ASSERT_TRUE(s->Put("t", "k", "w").ok());
+    s->OnCommit([&] { ran += 10; });
+  }
+  ASSERT_TRUE(s->Begin().ok());
+  ASSERT_TRUE(s->Commit().ok());
+  EXPECT_EQ(ran, 2);
+  // A transaction doomed by a write conflict fails to commit: not run.
+  auto other = engine_->NewSession();
+  ASSERT_TRUE(s->Begin().ok());
+  ASSERT_TRUE(other->Begin().ok());
+  ASSERT_TRUE(s->Put("t", "k", "a").ok());
+  s->OnCommit([&] { ran += 100; });
+  EXPECT_EQ(other->Put("t", "k", "b").code(), ErrorCode::kWriteConflict);
+  other->OnCommit([&] { ran += 1000; });
+  EXPECT_EQ(other->Commit().code(), ErrorCode::kWriteConflict);
+  ASSERT_TRUE(s->Commit().ok());
+  EXPECT_EQ(ran, 102);
+}
+
 TEST_F(SessionTest, BinaryKeysAndValuesRoundTrip) {
   auto s = engine_->NewSession();
   std::string key("\0\xff\x01", 3);

@@ -98,6 +98,7 @@ class WtSession final : public Session {
     in_txn_ = false;
     doomed_ = false;
     ++txn_generation_;
+    EndTransactionHooks(ret == 0);
     return WtStatus(ret, "commit");
   }
 
@@ -109,6 +110,7 @@ class WtSession final : public Session {
     in_txn_ = false;
     doomed_ = false;
     ++txn_generation_;
+    EndTransactionHooks(false);
   }
 
   bool InTransaction() const override { return in_txn_; }

@@ -211,6 +211,7 @@ struct BucketCatalog::CollectionState {
   ExecutionStats stats;
   std::atomic<uint64_t> era{0};
   std::atomic<bool> may_have_stored{false};
+  std::shared_ptr<LatestMeasurements> latest = std::make_shared<LatestMeasurements>();
 };
 
 namespace {
@@ -304,6 +305,10 @@ void BucketCatalog::ClearCollection(const std::string& uuid) {
   CollectionState& cs = State(uuid);
   cs.era.fetch_add(1);
   cs.may_have_stored = true;
+}
+
+std::shared_ptr<LatestMeasurements> BucketCatalog::Latest(const std::string& uuid) {
+  return State(uuid).latest;
 }
 
 void BucketCatalog::MarkMayHaveStoredBuckets(const std::string& uuid) {
@@ -697,6 +702,34 @@ Status BucketCatalog::Commit(const TimeseriesCollection& coll, storage::Session&
   return st;
 }
 
+namespace {
+
+// Reports the committed `rows` of bucket `doc` that are at their latest time, as unpacking the
+// bucket yields them (time, meta, then the columns in stored order), to `latest`.
+void ReportLatest(LatestMeasurements& latest, const TimeseriesOptions& o, const BucketDocument& doc,
+                  const std::vector<BsonObj>& rows, uint64_t untracked_before) {
+  int64_t max = std::numeric_limits<int64_t>::min();
+  for (const BsonObj& row : rows) max = std::max(max, row[o.time_field].DateMillis());
+  const std::vector<std::string_view> columns = doc.ColumnNames();
+  std::vector<BsonObj> at_max;
+  for (const BsonObj& row : rows) {
+    BsonElement t = row[o.time_field];
+    if (t.DateMillis() != max) continue;
+    bson::BsonBuilder m;
+    m.AppendElement(t);
+    if (o.meta_field && !doc.meta().eoo()) m.AppendElementAs(doc.meta(), *o.meta_field);
+    for (std::string_view name : columns) {
+      if (name == o.time_field) continue;
+      BsonElement e = row.GetField(name);
+      if (!e.eoo()) m.AppendElement(e);
+    }
+    at_max.push_back(m.Obj());
+  }
+  if (!at_max.empty()) latest.Committed(doc.meta(), max, std::move(at_max), untracked_before);
+}
+
+}  // namespace
+
 Status BucketCatalog::Write(const TimeseriesCollection& coll, storage::Session& s,
                             WriteBatch& batch) {
   Bucket& b = *batch.bucket;
@@ -707,6 +740,8 @@ Status BucketCatalog::Write(const TimeseriesCollection& coll, storage::Session& 
     return Status(ErrorCode::kInternalError,
                   "time-series bucket " + b.doc.id().ToHex() + " had a failed write");
   }
+  // Read before the write's transaction: see LatestMeasurements::Committed.
+  const uint64_t untracked_before = coll.buckets->UntrackedWrites();
   if (b.era != cs.era.load() && b.doc.stored()) {
     // The collection was cleared (e.g. a direct write to its buckets) after this bucket was
     // opened: append to what is stored now, not to the layout remembered.
@@ -734,7 +769,10 @@ Status BucketCatalog::Write(const TimeseriesCollection& coll, storage::Session& 
       storage::WriteUnit wu(s);
       HG_RETURN_IF_ERROR(wu.begin_status());
       if (insert) {
-        HG_RETURN_IF_ERROR(coll.buckets->Insert(s, BsonObj(full.data())).status());
+        HG_RETURN_IF_ERROR(
+            coll.buckets
+                ->Insert(s, BsonObj(full.data()), catalog::Collection::WriteOrigin::kBucketCatalog)
+                .status());
       } else {
         // In place; the user indexes (on control.min/max, meta) follow the new bounds.
         HG_RETURN_IF_ERROR(
@@ -779,6 +817,7 @@ Status BucketCatalog::Write(const TimeseriesCollection& coll, storage::Session& 
     return st;
   }
   b.minmax = std::move(mm);
+  ReportLatest(*cs.latest, o, b.doc, batch.measurements, untracked_before);
   int64_t n = static_cast<int64_t>(batch.measurements.size());
   Count(cs, insert ? Stat::kNumBucketInserts : Stat::kNumBucketUpdates);
   Count(cs, Stat::kNumCommits);

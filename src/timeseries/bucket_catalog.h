@@ -29,6 +29,7 @@
 #include "catalog/collection.h"
 #include "storage/session.h"
 #include "timeseries/bucket_min_max.h"
+#include "timeseries/latest_measurements.h"
 #include "timeseries/timeseries_options.h"
 
 namespace hourglass::timeseries {
@@ -79,11 +80,14 @@ class ExecutionStats {
   std::array<std::atomic<int64_t>, static_cast<int>(Stat::kCount)> v_{};
 };
 
-// What the catalog needs to know of a time-series collection for one write.
+// What the catalog needs to know of a time-series collection for one write (and reads for one
+// read).
 struct TimeseriesCollection {
   std::string uuid;  // the bucket collection's UUID: identifies the series' buckets
   TimeseriesOptions options;
   std::shared_ptr<catalog::Collection> buckets;
+  // The collection's BucketCatalog::Latest, for last-point reads (null: none, e.g. in tests).
+  std::shared_ptr<LatestMeasurements> latest = nullptr;
 };
 
 // A version-1 bucket's `control` object: {version: 1, min: <mm's minimums with the time field
@@ -126,6 +130,10 @@ class BucketCatalog {
   // Marks a collection whose buckets may predate this process (found at startup): inserts then
   // look for a reopenable bucket on disk before opening a new one.
   void MarkMayHaveStoredBuckets(const std::string& uuid);
+
+  // The latest measurements of each series of a collection, which every commit reports to
+  // (latest_measurements.h); one object per collection for the life of the process.
+  std::shared_ptr<LatestMeasurements> Latest(const std::string& uuid);
 
   // serverStatus's bucketCatalog section (empty when no time-series collection has been written).
   void AppendServerStatus(bson::BsonBuilder& b) const;

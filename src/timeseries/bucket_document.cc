@@ -248,6 +248,14 @@ void BucketDocument::Finish(bool success) {
   staged_rows_ = 0;
 }
 
+std::vector<std::string_view> BucketDocument::ColumnNames() const {
+  std::vector<std::string_view> out;
+  for (const auto& c : columns_) {
+    if (!c.is_new) out.push_back(c.name);
+  }
+  return out;
+}
+
 size_t BucketDocument::ApproxMemory() const {
   size_t n = sizeof(*this) + meta_elem_.capacity();
   for (const auto& c : columns_) n += sizeof(Column) + c.name.capacity() + c.staged.capacity();

@@ -57,6 +57,9 @@ class BucketDocument {
                std::vector<storage::Session::Modification>* edits);
   void Finish(bool success);
 
+  // The names of the data columns, in their order in the stored document (after Finish).
+  std::vector<std::string_view> ColumnNames() const;
+
   // Bytes held by the layout (for the catalog's memory accounting).
   size_t ApproxMemory() const;
 
