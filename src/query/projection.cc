@@ -60,6 +60,21 @@ Status Insert(Node* root, const std::string& dotted, Node leaf) {
   return Status::OK();
 }
 
+// A find $slice that is neither a number nor [skip, limit]: MongoDB then tries the aggregation
+// expression $slice (2 or 3 arguments) and reports both failures under 28667. `inner` is the
+// find syntax's own error (Location31272 / 31273).
+Status InvalidSlice(const BsonElement& arg, const std::string& inner) {
+  const size_t args = arg.type() == BsonType::kArray ? arg.Obj().NumFields() : 1;
+  bson::BsonBuilder given;
+  given.AppendElement(arg);
+  return Status(ErrorCode::kLocation28667,
+                "Invalid $slice syntax. The given syntax " + given.Obj().ToJson() +
+                    " did not match the find() syntax because :: " + inner +
+                    " :: The given syntax did not match the expression $slice syntax. :: caused "
+                    "by :: Expression $slice takes at least 2 arguments, and at most 3, but " +
+                    std::to_string(args) + " were passed in.");
+}
+
 StatusWith<Node> ParseSlice(const BsonElement& arg) {
   Node n;
   n.action = ProjAction::kSlice;
@@ -70,8 +85,10 @@ StatusWith<Node> ParseSlice(const BsonElement& arg) {
   if (arg.type() == BsonType::kArray) {
     std::vector<BsonElement> parts;
     for (const BsonElement& e : arg.Obj()) parts.push_back(e);
+    // (Arrays holding anything but numbers are the expression $slice: see IsExpressionValue.)
     if (parts.size() != 2 || !parts[0].IsNumber() || !parts[1].IsNumber()) {
-      return BadValue("$slice only supports numbers and [skip, limit] arrays");
+      return InvalidSlice(arg,
+                          "Location31272: $slice array argument should be of form [skip, limit]");
     }
     if (parts[1].NumberLong() <= 0) {
       return Status(ErrorCode::kLocation28724,
@@ -82,7 +99,7 @@ StatusWith<Node> ParseSlice(const BsonElement& arg) {
     n.limit = parts[1].NumberLong();
     return n;
   }
-  return BadValue("$slice only supports numbers and [skip, limit] arrays");
+  return InvalidSlice(arg, "Location31273: $slice only supports numbers and [skip, limit] arrays");
 }
 
 BsonObj SliceArray(const Node& n, const BsonObj& arr) {
@@ -329,15 +346,18 @@ StatusWith<Projection> Projection::Parse(const BsonObj& spec, const BsonObj& que
       if (op_name == "$slice") {
         HG_ASSIGN_OR_RETURN(leaf, ParseSlice(op.FirstElement()));
       } else if (op_name == "$elemMatch") {
-        if (name.find('.') != std::string::npos) {
-          return BadValue("Cannot use $elemMatch projection on a nested field.");
-        }
         if (op.FirstElement().type() != BsonType::kObject) {
-          return BadValue("elemMatch: Invalid argument, object required.");
+          return Status(ErrorCode::kLocation31274,
+                        "elemMatch: Invalid argument, object required, but got " +
+                            std::string(bson::TypeName(op.FirstElement().type())));
         }
         if (p.positional_path_) {
           return Status(ErrorCode::kLocation31255,
                         "Cannot specify positional operator and $elemMatch.");
+        }
+        if (name.find('.') != std::string::npos) {
+          return Status(ErrorCode::kLocation31275,
+                        "Cannot use $elemMatch projection on a nested field.");
         }
         HG_ASSIGN_OR_RETURN(ElementMatcher m, ElementMatcher::Parse(op.FirstElement().Obj()));
         leaf.action = ProjAction::kElemMatch;

@@ -95,6 +95,19 @@ TEST(ProjectionTest, Errors) {
             ErrorCode::kLocation31255);
   EXPECT_EQ(Projection::Parse(J(R"({"b": {"$elemMatch": {"x": 1}}, "a.$": 1})")).status().code(),
             ErrorCode::kLocation31256);
+  // $slice and $elemMatch arguments MongoDB's projection parser rejects (a $slice that is
+  // neither a number nor [skip, limit] is reported as failing the expression form too).
+  for (const char* bad : {R"({"a": {"$slice": []}})", R"({"a": {"$slice": [1]}})",
+                          R"({"a": {"$slice": [1, 2, 3]}})"}) {
+    auto st = Projection::Parse(J(bad)).status();
+    EXPECT_EQ(st.code(), ErrorCode::kLocation28667) << bad;
+    EXPECT_NE(st.reason().find("Location31272"), std::string::npos) << st.reason();
+  }
+  auto elem = Projection::Parse(J(R"({"a": {"$elemMatch": [1]}})")).status();
+  EXPECT_EQ(elem.code(), ErrorCode::kLocation31274);
+  EXPECT_NE(elem.reason().find("but got array"), std::string::npos) << elem.reason();
+  EXPECT_EQ(Projection::Parse(J(R"({"a.b": {"$elemMatch": {"x": 1}}})")).status().code(),
+            ErrorCode::kLocation31275);
   EXPECT_EQ(Projection::Parse(J(R"({"a": {"$meta": "textScore"}})")).status().code(),
             ErrorCode::kBadValue);
   EXPECT_TRUE(Projection::Parse(J(R"({"a": 1, "_id": 0})")).ok());
