@@ -179,7 +179,13 @@ StatusWith<ExpressionPtr> ParseVariable(std::string_view text, const ParseContex
     HG_RETURN_IF_ERROR(ValidatePath(text.substr(dot + 1)));
     rest = query::SplitPath(text.substr(dot + 1));
   }
-  if (name == "ROOT" || name == "CURRENT") {
+  if (name == "CURRENT") {
+    // $$CURRENT is $$ROOT unless an enclosing $let (or $map/$filter `as`) rebinds it.
+    const int slot = ctx.Lookup(name);
+    return ExpressionPtr(
+        new VariableExpression(slot >= 0 ? Builtin::kUser : Builtin::kRoot, slot, std::move(rest)));
+  }
+  if (name == "ROOT") {
     return ExpressionPtr(new VariableExpression(Builtin::kRoot, -1, std::move(rest)));
   }
   if (name == "NOW") {
@@ -289,10 +295,7 @@ Status ValidateVariableName(std::string_view name) {
   if (name.empty()) {
     return Status(ErrorCode::kFailedToParse, "empty variable names are not allowed");
   }
-  if (name == "CURRENT") {
-    // MongoDB lets $let and `let` rebind $$CURRENT; here it is always $$ROOT.
-    return Status(ErrorCode::kCommandNotSupported, "binding $$CURRENT is not supported yet");
-  }
+  if (name == "CURRENT") return Status::OK();  // rebinding it moves field paths (ParseVariable)
   auto c0 = static_cast<unsigned char>(name[0]);
   if (!((c0 >= 'a' && c0 <= 'z') || c0 >= 0x80)) {
     return Status(
@@ -343,6 +346,10 @@ StatusWith<std::shared_ptr<const query::LetVariables>> ParseCommandLet(const Bso
         name == "USER_ROLES") {
       return PipelineError(4738901, "Attempt to set internal constant: " + std::string(name));
     }
+    if (name == "CURRENT") {
+      return Status(ErrorCode::kCommandNotSupported,
+                    "binding $$CURRENT in a command's 'let' is not supported yet");
+    }
     if (Status s = ValidateVariableName(name); !s.ok()) {
       return Status(s.code(), "Invalid 'let' parameter :: caused by :: " + s.reason());
     }
@@ -384,6 +391,11 @@ StatusWith<ExpressionPtr> Expression::ParseExpression(const BsonElement& e,
       if (s.size() >= 2 && s[0] == '$' && s[1] == '$') return ParseVariable(s.substr(2), ctx);
       if (!s.empty() && s[0] == '$') {
         HG_RETURN_IF_ERROR(ValidatePath(s.substr(1)));
+        // "$a.b" is "$$CURRENT.a.b": under a rebound $$CURRENT, a path into its value.
+        if (const int slot = ctx.Lookup("CURRENT"); slot >= 0) {
+          return ExpressionPtr(
+              new VariableExpression(Builtin::kUser, slot, query::SplitPath(s.substr(1))));
+        }
         return MakeFieldPath(s.substr(1));
       }
       return MakeConstant(Value::FromElement(e));

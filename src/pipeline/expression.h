@@ -72,8 +72,8 @@ class ParseContext {
 
 // FailedToParse (9) unless `name` may name a user variable ($let, $map/$filter `as`, a `let`
 // option): it must start with a lowercase ASCII letter or a non-ASCII byte and go on with ASCII
-// letters, digits, '_' or non-ASCII bytes. CURRENT, which MongoDB lets users rebind, is
-// CommandNotSupported (115) here.
+// letters, digits, '_' or non-ASCII bytes; or CURRENT, which rebinds $$CURRENT (field paths in
+// its scope read its value). A command's `let` may not rebind CURRENT yet (115).
 Status ValidateVariableName(std::string_view name);
 
 // A command's `let` option (find, aggregate, update, delete, findAndModify), parsed and evaluated

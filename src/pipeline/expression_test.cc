@@ -62,6 +62,16 @@ TEST(ExpressionTest, FieldPathsTraverseArrays) {
       {R"({"$literal": "$a"})", R"({"a": 1})", R"("$a")"},
       {R"({"$let": {"vars": {"x": 2, "y": "$a"}, "in": {"$multiply": ["$$x", "$$y"]}}})",
        R"({"a": 5})", "10"},
+      // Rebinding $$CURRENT moves field paths (and $$CURRENT) into its value; $$ROOT stays.
+      {R"({"$let": {"vars": {"CURRENT": "$a"}, "in": ["$b", "$$CURRENT.c", "$$ROOT.b"]}})",
+       R"({"a": {"b": 1, "c": 2}, "b": 3})", "[1, 2, 3]"},
+      {R"({"$let": {"vars": {"CURRENT": "$a", "x": "$b"}, "in": "$$x"}})",
+       R"({"a": {"b": 1}, "b": 3})", "3"},
+      {R"({"$let": {"vars": {"CURRENT": "$a"},
+                    "in": {"$let": {"vars": {"CURRENT": "$b"}, "in": "$c"}}}})",
+       R"({"a": {"b": {"c": 7}}, "c": 0})", "7"},
+      {R"({"$map": {"input": "$a", "as": "CURRENT", "in": "$v"}})",
+       R"({"a": [{"v": 1}, {"v": 2}], "v": 9})", "[1, 2]"},
   });
 }
 
@@ -455,7 +465,7 @@ TEST(LetVariablesTest, CommandLetErrors) {
            {R"({"NOW": 1})", 4738901},
            {R"({"CLUSTER_TIME": 1})", 4738901},
            {R"({"USER_ROLES": 1})", 4738901},
-           {R"({"CURRENT": 1})", 115},
+           {R"({"CURRENT": 1})", 115},  // in a command's let only
            {R"({"a": "$f"})", 4890500},
            {R"({"a": "$$CURRENT.f"})", 4890500},
            {R"({"a": {"$concat": ["x", "$f"]}})", 4890500},
