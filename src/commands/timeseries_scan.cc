@@ -1,6 +1,7 @@
 #include "commands/timeseries_scan.h"
 
 #include <algorithm>
+#include <limits>
 
 #include "bson/key_string.h"
 #include "commands/timeseries_index_plan.h"
@@ -25,6 +26,15 @@ constexpr int64_t kMaxOrderedSeconds = (int64_t{1} << 31) - 1;
 
 int64_t FloorSeconds(int64_t millis) {
   return millis >= 0 ? millis / 1000 : -((-millis + 999) / 1000);
+}
+
+// The series index's encoding of a bucket start time (the key part after the series prefix).
+std::string StartTimeKey(int64_t millis) {
+  bson::BsonBuilder b;
+  b.AppendDate("", millis);
+  bson::KeyStringBuilder k;
+  k.AppendElement(b.Obj().FirstElement());
+  return k.Release();
 }
 }  // namespace
 
@@ -233,20 +243,13 @@ Status TimeseriesScan::CollectFromIndex() {
   const int64_t span_ms = coll_.options.bucket_max_span_seconds * 1000;
   std::optional<int64_t> lo = bucket_filter_.min_time_millis(),
                          hi = bucket_filter_.max_time_millis();
-  auto date_key = [](int64_t millis) {
-    bson::BsonBuilder b;
-    b.AppendDate("", millis);
-    bson::KeyStringBuilder k;
-    k.AppendElement(b.Obj().FirstElement());
-    return k.Release();
-  };
   // A bucket holds times in [start, start + maxSpan): one starting at lo - maxSpan cannot reach lo.
   std::string lo_part =
-      lo && *lo > INT64_MIN + span_ms ? date_key(*lo - span_ms + 1) : std::string();
-  std::string hi_part = hi ? date_key(*hi) : std::string();
+      lo && *lo > INT64_MIN + span_ms ? StartTimeKey(*lo - span_ms + 1) : std::string();
+  std::string hi_part = hi ? StartTimeKey(*hi) : std::string();
   // Start times are dates (the bucket validator requires it), all encoded in this many bytes
   // after the same rank byte.
-  const std::string date_encoding = date_key(0);
+  const std::string date_encoding = StartTimeKey(0);
   StatusWith<bool> more = cursor->SeekFirst();
   while (more.ok() && more.value()) {
     std::string_view value = cursor->value();
@@ -290,8 +293,11 @@ Status TimeseriesScan::CollectNewest(storage::Session& session, storage::Cursor&
   const std::string min_path = "control.min." + coll_.options.time_field;
   const std::string max_path = "control.max." + coll_.options.time_field;
   std::optional<int64_t> latest;
+  // Index keys below this start too early to reach `latest` (decided on the key, unread).
+  std::string too_early;
   StatusWith<bool> more = cursor.Seek(prefix + "\xff", false);
   while (more.ok() && more.value() && cursor.key().substr(0, prefix.size()) == prefix) {
+    if (!too_early.empty() && cursor.key() < too_early) break;
     int64_t rid = storage::DecodeRecordId(cursor.key().substr(cursor.key().size() - 8));
     HG_ASSIGN_OR_RETURN(auto rec, coll_.buckets->FindRecord(session, rid));
     if (rec) {
@@ -303,6 +309,9 @@ Status TimeseriesScan::CollectNewest(storage::Session& session, storage::Cursor&
       }
       if (max_t.type() == BsonType::kDate) {
         latest = latest ? std::max(*latest, max_t.DateMillis()) : max_t.DateMillis();
+        if (*latest > std::numeric_limits<int64_t>::min() + span_ms) {
+          too_early = prefix + StartTimeKey(*latest - span_ms + 1);
+        }
       }
       AddBucket(rec->doc);
     }
