@@ -19,7 +19,7 @@ std::string KeyOf(const BsonElement& meta) {
 void LatestMeasurements::Committed(const BsonElement& meta, int64_t time, std::vector<BsonObj> rows,
                                    uint64_t untracked_before) {
   std::lock_guard lk(mu_);
-  if (disabled_) return;
+  if (disabled_ || !active_) return;  // no reader yet: a first fill reads everything anyway
   if (untracked_before != untracked_) {
     // A write the cache does not follow committed around this one: the report may describe
     // rows that write removed, or the series it would go into are stale. Either way no fill in
@@ -35,6 +35,7 @@ void LatestMeasurements::Committed(const BsonElement& meta, int64_t time, std::v
 bool LatestMeasurements::Read(uint64_t untracked, const std::function<void(const Series&)>& fn,
                               Ticket* ticket) {
   std::lock_guard lk(mu_);
+  active_ = true;
   if (!disabled_ && complete_ && untracked_ == untracked) {
     for (const auto& [key, s] : series_) fn(s);
     return true;

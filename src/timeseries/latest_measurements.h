@@ -10,6 +10,7 @@
 // buckets itself and offers what it found (Fill); the offer is taken only if no write the cache
 // cannot follow committed in the meantime. Writers keep their reports coming while the cache is
 // stale, so that a fill merges what the reader saw with what was committed after it looked.
+// Until a first reader comes, reports are dropped: a collection never read this way holds nothing.
 //
 // A series is its bucket `meta` element (the normalized meta value, named "meta"; EOO when the
 // buckets have none). Its measurements are stored as unpacking the bucket yields them: the time
@@ -79,6 +80,7 @@ class LatestMeasurements {
   std::unordered_map<std::string, Series> series_;  // by the meta element's bytes
   uint64_t untracked_ = 0;   // the UntrackedWrites() count series_ is consistent with
   uint64_t generation_ = 0;  // advanced when a report could not be applied: open fills fail
+  bool active_ = false;      // a reader has come: writers' reports are kept from then on
   bool complete_ = false;    // series_ holds every series of the collection
   bool disabled_ = false;
 };

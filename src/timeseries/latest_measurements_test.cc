@@ -51,7 +51,11 @@ LatestMeasurements::Series Found(const std::string& host, int64_t t, std::vector
 TEST(LatestMeasurementsTest, ServesOnlyOnceFilledAndFollowsCommits) {
   LatestMeasurements c;
   LatestMeasurements::Ticket ticket;
+  // Before any reader, reports are dropped.
+  c.Committed(Meta("z")["meta"], 99, {Row(99, 0)}, 0);
+  EXPECT_EQ(c.NumSeries(), 0u);
   // A commit alone does not make the cache complete: other series may exist in the buckets.
+  EXPECT_FALSE(Serve(c, 0, &ticket));
   c.Committed(Meta("a")["meta"], 50, {Row(50, 1)}, 0);
   EXPECT_FALSE(Serve(c, 0, &ticket));
   // The reader's fill merges with what was committed meanwhile: later time wins per series.
