@@ -43,16 +43,36 @@ Value NullIfMissing(Value v) { return v.missing() ? Value::Null() : v; }
 
 // ---- accumulator-style functions ----
 
-// Population or sample covariance of [x, y] pairs; pairs with a non-number are skipped.
+// Population or sample covariance of [x, y] pairs; pairs with a non-number are skipped. In
+// doubles until a decimal arrives; from then on in decimals (the state so far joining with 15
+// digits, as $add coerces), and the result is a decimal, as MongoDB's decimal-aware sums give.
 class CovarianceAccumulator : public Accumulator {
  public:
   explicit CovarianceAccumulator(bool sample) : sample_(sample) {}
   Status Process(const Value& v) override {
+    namespace dec = bson::decimal;
     if (!v.IsArray()) return Status::OK();
     std::vector<Value> xy = v.ArrayValues();
     if (xy.size() != 2 || !xy[0].numeric() || !xy[1].numeric()) return Status::OK();
-    const double x = xy[0].NumberDouble(), y = xy[1].NumberDouble();
     ++n_;
+    if (!decimal_ &&
+        (xy[0].type() == BsonType::kDecimal128 || xy[1].type() == BsonType::kDecimal128)) {
+      decimal_ = true;
+      dmean_x_ = dec::FromDouble(mean_x_);
+      dmean_y_ = dec::FromDouble(mean_y_);
+      dc_ = dec::FromDouble(c_);
+    }
+    if (decimal_) {
+      const bson::Decimal128 x = dec::FromNumber(xy[0].element());
+      const bson::Decimal128 y = dec::FromNumber(xy[1].element());
+      const bson::Decimal128 n = dec::FromInt64(n_);
+      const bson::Decimal128 dx = dec::Subtract(x, dmean_x_);
+      dmean_x_ = dec::Add(dmean_x_, dec::Divide(dx, n));
+      dmean_y_ = dec::Add(dmean_y_, dec::Divide(dec::Subtract(y, dmean_y_), n));
+      dc_ = dec::Add(dc_, dec::Multiply(dx, dec::Subtract(y, dmean_y_)));
+      return Status::OK();
+    }
+    const double x = xy[0].NumberDouble(), y = xy[1].NumberDouble();
     const double dx = x - mean_x_;
     mean_x_ += dx / static_cast<double>(n_);
     mean_y_ += (y - mean_y_) / static_cast<double>(n_);
@@ -62,6 +82,9 @@ class CovarianceAccumulator : public Accumulator {
   Value Finalize() const override {
     const int64_t d = sample_ ? n_ - 1 : n_;
     if (d <= 0) return Value::Null();
+    if (decimal_) {
+      return Value::Decimal(bson::decimal::Divide(dc_, bson::decimal::FromInt64(d)));
+    }
     return Value::Double(c_ / static_cast<double>(d));
   }
 
@@ -69,6 +92,8 @@ class CovarianceAccumulator : public Accumulator {
   bool sample_;
   int64_t n_ = 0;
   double mean_x_ = 0, mean_y_ = 0, c_ = 0;
+  bool decimal_ = false;
+  bson::Decimal128 dmean_x_, dmean_y_, dc_;
 };
 
 // Trapezoidal integral of [x, y] points in window order (validated numbers, see ParseIntegral).

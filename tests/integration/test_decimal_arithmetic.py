@@ -405,6 +405,20 @@ def test_exp_moving_avg_turns_decimal_at_the_first_decimal(db):
     assert got[1:] == [Dec("1.5"), Dec("2.75")]
 
 
+def test_covariance_turns_decimal_with_a_decimal(db):
+    # x = t (0, 1, 2), y = v: sum of (x - 1) * (y - 0.7 / 3) = 0.3; over 3 (pop) and 2 (samp).
+    window = {"documents": ["unbounded", "unbounded"]}
+    got = _window(db, [d("0.1"), d("0.2"), d("0.4")],
+                  {"$covariancePop": ["$t", "$v"], "window": window})
+    assert got == [DecNear("0.1")] * 3
+    db.c.drop()
+    got = _window(db, [0.1, d("0.2"), 0.4], {"$covarianceSamp": ["$t", "$v"], "window": window})
+    assert got == [DecNear("0.15")] * 3
+    db.c.drop()
+    got = _window(db, [0.1, 0.2, 0.4], {"$covarianceSamp": ["$t", "$v"], "window": window})
+    assert all(isinstance(g, float) and abs(g - 0.15) < 1e-12 for g in got)
+
+
 def test_derivative_and_integral_with_decimals(db):
     got = _window(db, [d("0"), d("0.1"), d("0.3")],
                   {"$derivative": {"input": "$v"}, "window": {"documents": [-1, 0]}})
