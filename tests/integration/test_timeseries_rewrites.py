@@ -537,13 +537,14 @@ def test_bucket_filters_off_unpacks_everything(client, tsdb, pipeline):
     assert after["measurementsUnpacked"] - before["measurementsUnpacked"] == len(DOCS)
 
 
-def test_bucket_filters_parameter_rejects_non_booleans(client):
+@pytest.mark.parametrize("name", ["hourglassTimeseriesBucketFilters",
+                                  "hourglassTimeseriesLatestCache"])
+def test_read_parameters_reject_non_booleans(client, name):
     for value in ("x", None, [True]):
         with pytest.raises(OperationFailure) as e:
-            client.admin.command({"setParameter": 1, "hourglassTimeseriesBucketFilters": value})
+            client.admin.command({"setParameter": 1, name: value})
         assert e.value.code == 2
-    assert client.admin.command({"getParameter": 1, "hourglassTimeseriesBucketFilters": 1})[
-        "hourglassTimeseriesBucketFilters"] is True
+    assert client.admin.command({"getParameter": 1, name: 1})[name] is True
 
 
 def test_parameter_at_startup(fresh_server):
