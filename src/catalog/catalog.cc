@@ -6,7 +6,7 @@
 #include <random>
 #include <set>
 
-#include "storage/record_id.h"
+#include "catalog/record_store.h"
 #include "storage/write_conflict.h"
 
 namespace hourglass::catalog {
@@ -32,20 +32,20 @@ std::string NewUuid() {
   return u;
 }
 
-// Next RecordId and (count, bytes) of an existing record table.
-Status ScanTable(storage::KvEngine* engine, const std::string& ident, int64_t* next_id,
-                 int64_t* count, int64_t* bytes) {
+// (count, bytes) of `coll`'s records, and the RecordId after its last.
+Status ScanRecords(storage::KvEngine* engine, const Collection& coll, int64_t* next_id,
+                   int64_t* count, int64_t* bytes) {
   auto session = engine->NewSession();
-  HG_ASSIGN_OR_RETURN(auto cursor, session->OpenCursorOrError(ident));
+  HG_ASSIGN_OR_RETURN(auto cursor, RecordCursor::Open(*session, coll));
   *next_id = 1;
   *count = 0;
   *bytes = 0;
-  HG_ASSIGN_OR_RETURN(bool more, cursor->SeekFirst());
+  HG_ASSIGN_OR_RETURN(bool more, cursor.Next());
   while (more) {
     ++*count;
-    *bytes += static_cast<int64_t>(cursor->value().size());
-    *next_id = storage::DecodeRecordId(cursor->key()) + 1;
-    HG_ASSIGN_OR_RETURN(more, cursor->Next());
+    *bytes += static_cast<int64_t>(cursor.data().size());
+    *next_id = cursor.id() + 1;
+    HG_ASSIGN_OR_RETURN(more, cursor.Next());
   }
   return Status::OK();
 }
@@ -91,11 +91,15 @@ StatusWith<std::unique_ptr<Catalog>> Catalog::Open(storage::KvEngine* engine) {
       if (multikey.count(idx.ident)) idx.multikey->store(true);
       for (const auto& path : wildcard_paths[idx.ident]) idx.multikey_paths->Confirm(path);
     }
-    int64_t next_id = 1, count = 0, bytes = 0;
-    if (!e.ident.empty()) HG_RETURN_IF_ERROR(ScanTable(engine, e.ident, &next_id, &count, &bytes));
     std::string key = e.nss.ns();
-    auto coll = std::make_shared<Collection>(engine, std::move(e), next_id);
-    coll->SetCounts(count, bytes);
+    auto coll = std::make_shared<Collection>(engine, std::move(e), 1);
+    if (!coll->ident().empty()) {
+      // Read through a first handle; the one installed continues the RecordIds after the last.
+      int64_t next_id = 1, count = 0, bytes = 0;
+      HG_RETURN_IF_ERROR(ScanRecords(engine, *coll, &next_id, &count, &bytes));
+      coll = std::make_shared<Collection>(engine, coll->entry(), next_id);
+      coll->SetCounts(count, bytes);
+    }
     cat->collections_[key] = std::move(coll);
   }
   return cat;
@@ -290,38 +294,36 @@ Status Catalog::BuildIndexes(const Collection& coll) {
   // handle's indexes): the scan stops where the RecordIds stand now instead of chasing them.
   // A clustered collection's RecordIds come from its `_id`s, not from the allocator: it is read
   // to its end (a record inserted meanwhile may be indexed twice, which is harmless).
-  const std::string end_key =
-      coll.IsClustered() ? std::string(9, '\xff') : storage::EncodeRecordId(coll.NextRecordId());
-  std::string last_key;
-  bool started = false, more = true;
+  RecordRange range;
+  if (!coll.IsClustered()) range.hi = coll.NextRecordId() - 1;
+  std::optional<int64_t> last_id;
+  bool more = true;
   while (more) {
-    std::string chunk_last;
+    std::optional<int64_t> chunk_last;
     bool chunk_more = false;
     HG_RETURN_IF_ERROR(storage::RetryOnWriteConflict([&]() -> Status {
       auto session = engine_->NewSession();
       storage::WriteUnit wu(*session);
       HG_RETURN_IF_ERROR(wu.begin_status());
-      HG_ASSIGN_OR_RETURN(auto cursor, session->OpenCursorOrError(coll.ident()));
-      HG_ASSIGN_OR_RETURN(bool m, started ? cursor->SeekAfter(last_key) : cursor->SeekFirst());
+      HG_ASSIGN_OR_RETURN(auto cursor, RecordCursor::Open(*session, coll, range));
+      if (last_id) cursor.ResumeAfter(*last_id);
+      HG_ASSIGN_OR_RETURN(bool m, cursor.Next());
       int n = 0;
-      while (m && n < kChunkDocs && cursor->key() < std::string_view(end_key)) {
-        int64_t rid = storage::DecodeRecordId(cursor->key());
-        chunk_last = std::string(cursor->key());
-        BsonObj doc = BsonObj::CopyOf(cursor->value());
+      while (m && n < kChunkDocs) {
+        const int64_t rid = cursor.id();
+        chunk_last = rid;
+        BsonObj doc = BsonObj::CopyOf(cursor.data());
         for (const SecondaryIndex* idx : building) {
           HG_RETURN_IF_ERROR(coll.AddIndexKeys(*session, *idx, doc, rid));
         }
-        // Rewriting the record (same bytes) makes a concurrent update or delete of it conflict
-        // with this chunk, so the keys added here are never those of an outdated version.
-        HG_RETURN_IF_ERROR(session->Put(coll.ident(), chunk_last, doc.bytes()));
+        HG_RETURN_IF_ERROR(coll.RewriteForIndexBuild(*session, rid, doc));
         ++n;
-        HG_ASSIGN_OR_RETURN(m, cursor->Next());
+        HG_ASSIGN_OR_RETURN(m, cursor.Next());
       }
-      chunk_more = m && cursor->key() < std::string_view(end_key);
+      chunk_more = m;
       return wu.Commit();
     }));
-    if (!chunk_last.empty()) last_key = std::move(chunk_last);
-    started = true;
+    if (chunk_last) last_id = chunk_last;
     more = chunk_more;
   }
   return Status::OK();

@@ -51,24 +51,11 @@ bool IsClusteredEntry(const CollectionEntry& e) {
   return !c.eoo() && c.Truthy();
 }
 
-int64_t FromBigEndianBytes(uint64_t u) {
-  // EncodeRecordId flips the sign bit and writes big-endian; flipping it here makes the stored key
-  // equal to the bytes themselves.
-  return static_cast<int64_t>(u ^ (uint64_t{1} << 63));
-}
-
-std::string FindIdIndexIdent(const CollectionEntry& e) {
-  for (const auto& idx : e.indexes) {
-    if (idx.name() == "_id_") return idx.ident;
-  }
-  return {};
-}
 }  // namespace
 
 Collection::Collection(storage::KvEngine* engine, CollectionEntry entry, int64_t next_record_id)
     : engine_(engine),
       entry_(std::move(entry)),
-      id_index_ident_(FindIdIndexIdent(entry_)),
       clustered_(IsClusteredEntry(entry_)),
       counters_(std::make_shared<Counters>()) {
   counters_->next_record_id = next_record_id;
@@ -78,31 +65,34 @@ Collection::Collection(storage::KvEngine* engine, CollectionEntry entry, int64_t
 Collection::Collection(CollectionEntry entry, const Collection& predecessor)
     : engine_(predecessor.engine_),
       entry_(std::move(entry)),
-      id_index_ident_(FindIdIndexIdent(entry_)),
       clustered_(IsClusteredEntry(entry_)),
       counters_(predecessor.counters_) {
   Init();
 }
 
 void Collection::Init() {
+  std::vector<SecondaryIndex> users;
   for (const auto& idx : entry_.indexes) {
-    if (idx.name() == "_id_") {
-      auto desc = IndexDescriptor::FromSpec(idx.spec);
-      if (desc.ok()) {
-        desc.value().unique = true;
-        id_index_ = SecondaryIndex{&idx, std::move(desc.value())};
-      }
-      continue;
-    }
-    if (entry_.nss.IsTimeseriesBuckets() && IsSeriesIndexSpec(idx.spec)) {
-      secondary_.push_back(&idx);
-      bucket_index_ = &idx;
-      continue;
-    }
     auto desc = IndexDescriptor::FromSpec(idx.spec);
     invariant(desc.ok());  // specs are validated before they are stored
-    indexes_.push_back(SecondaryIndex{&idx, std::move(desc.value())});
+    if (idx.name() == "_id_") {
+      desc.value().unique = true;
+      indexes_.push_back(SecondaryIndex{&idx, std::move(desc.value()), IndexKind::kId});
+    } else if (entry_.nss.IsTimeseriesBuckets() && IsSeriesIndexSpec(idx.spec)) {
+      indexes_.push_back(SecondaryIndex{&idx, std::move(desc.value()), IndexKind::kSeries});
+    } else {
+      users.push_back(SecondaryIndex{&idx, std::move(desc.value()), IndexKind::kUser});
+    }
   }
+  first_user_index_ = indexes_.size();
+  for (auto& idx : users) indexes_.push_back(std::move(idx));
+}
+
+const SecondaryIndex* Collection::IndexOfKind(IndexKind kind) const {
+  for (size_t i = 0; i < first_user_index_; ++i) {
+    if (indexes_[i].kind == kind) return &indexes_[i];
+  }
+  return nullptr;
 }
 
 std::shared_ptr<const Collection> Collection::Latest() const {
@@ -145,7 +135,7 @@ void MultikeyPaths::Confirm(const std::string& path) {
 }
 
 const SecondaryIndex* Collection::FindIndex(std::string_view name) const {
-  for (const auto& idx : indexes_) {
+  for (const auto& idx : Indexes()) {
     if (idx.desc.name == name) return &idx;
   }
   return nullptr;
@@ -207,24 +197,18 @@ Status Collection::AddIndexKeys(storage::Session& s, const SecondaryIndex& idx, 
   return AddKeys(s, idx, keys, rid);
 }
 
-std::pair<std::string, std::string> Collection::IndexEntryFor(const IndexEntry& idx,
-                                                              const BsonObj& doc,
-                                                              int64_t rid) const {
-  std::string key, value(1, '\0');
-  if (&idx == bucket_index_) {
-    BsonElement meta = doc["meta"];
-    if (!meta.eoo()) value.assign(meta.raw(), meta.size());
-    key = BucketIndexSeriesPrefix(meta);
-    // The pattern is {meta: 1, control.min.<time>: 1}: the second field is the start time.
-    BsonObj pattern = idx.key();
-    auto it = pattern.begin();
-    ++it;
-    bson::KeyStringBuilder t;
-    t.AppendElement(doc.GetPath((*it).FieldName()));
-    key += t.bytes();
-  } else {
-    key = bson::EncodeIndexKey(idx.key(), doc);
-  }
+std::pair<std::string, std::string> Collection::SeriesEntryFor(const SecondaryIndex& idx,
+                                                               const BsonObj& doc, int64_t rid) {
+  std::string value(1, '\0');
+  BsonElement meta = doc["meta"];
+  if (!meta.eoo()) value.assign(meta.raw(), meta.size());
+  std::string key = BucketIndexSeriesPrefix(meta);
+  // The pattern is {meta: 1, control.min.<time>: 1}: the second field is the start time.
+  auto it = idx.desc.key.begin();
+  ++it;
+  bson::KeyStringBuilder t;
+  t.AppendElement(doc.GetPath((*it).FieldName()));
+  key += t.bytes();
   storage::AppendRecordId(rid, &key);
   return {std::move(key), std::move(value)};
 }
@@ -259,18 +243,7 @@ std::string BucketIndexSeriesPrefix(const BsonElement& meta) {
 }
 
 int64_t ClusteredRecordId(const bson::ObjectId& oid) {
-  const uint8_t* b = oid.bytes;
-  uint64_t u = 0;
-  for (int i = 0; i < 8; ++i) u = (u << 8) | b[i];
-  return FromBigEndianBytes(u);
-}
-
-int64_t ClusteredRecordIdLow(uint32_t seconds) {
-  return FromBigEndianBytes(static_cast<uint64_t>(seconds) << 32);
-}
-
-int64_t ClusteredRecordIdHigh(uint32_t seconds) {
-  return FromBigEndianBytes((static_cast<uint64_t>(seconds) << 32) | 0xffffffffu);
+  return storage::ClusteredRecordId(oid.bytes);
 }
 
 namespace {
@@ -352,6 +325,10 @@ StatusWith<int64_t> Collection::Insert(storage::Session& s, const BsonObj& doc,
 StatusWith<int64_t> Collection::InsertRecord(storage::Session& s, const BsonObj& doc) {
   BsonElement id = doc["_id"];
   invariant(!id.eoo());
+  // Every index of the newest handle (index DDL may have replaced this one) is maintained.
+  auto latest = Latest();
+  const Collection& cur = latest ? *latest : *this;
+  int64_t rid;
   if (clustered_) {
     if (id.type() != bson::BsonType::kObjectId) {
       return Status(ErrorCode::kBadValue, "Document " + ns() +
@@ -359,60 +336,52 @@ StatusWith<int64_t> Collection::InsertRecord(storage::Session& s, const BsonObj&
                                               "_id, got " +
                                               std::string(bson::TypeName(id.type())));
     }
-    int64_t rid = ClusteredRecordId(id.Oid());
+    // The record table is the `_id` index: a duplicate `_id` is a duplicate key there.
+    rid = ClusteredRecordId(id.Oid());
     Status st = s.Insert(entry_.ident, storage::EncodeRecordId(rid), doc.bytes());
     if (st.code() == ErrorCode::kDuplicateKey) return DuplicateKeyError(id);
     HG_RETURN_IF_ERROR(st);
-    auto latest = Latest();
-    const Collection& cur = latest ? *latest : *this;
-    for (const IndexEntry* idx : cur.secondary_) {
-      auto [key, value] = cur.IndexEntryFor(*idx, doc, rid);
-      HG_RETURN_IF_ERROR(s.Put(idx->ident, key, value));
+  } else {
+    rid = counters_->next_record_id.fetch_add(1);
+    if (const SecondaryIndex* id_index = cur.IdIndex()) {
+      Status st = s.Insert(id_index->entry->ident, IdKey(id), storage::EncodeRecordId(rid));
+      if (st.code() == ErrorCode::kDuplicateKey) return DuplicateKeyError(id);
+      HG_RETURN_IF_ERROR(st);
     }
-    for (const SecondaryIndex& idx : cur.indexes_) {
+    HG_RETURN_IF_ERROR(s.Insert(entry_.ident, storage::EncodeRecordId(rid), doc.bytes()));
+  }
+  for (const SecondaryIndex& idx : cur.indexes_) {
+    if (idx.kind == IndexKind::kSeries) {
+      auto [key, value] = SeriesEntryFor(idx, doc, rid);
+      HG_RETURN_IF_ERROR(s.Put(idx.entry->ident, key, value));
+    } else if (idx.kind == IndexKind::kUser) {
       HG_RETURN_IF_ERROR(AddIndexKeys(s, idx, doc, rid));
     }
-    return rid;
-  }
-  int64_t rid = counters_->next_record_id.fetch_add(1);
-  const std::string& id_ident = id_index_ident_;
-  if (!id_ident.empty()) {
-    Status st = s.Insert(id_ident, IdKey(id), storage::EncodeRecordId(rid));
-    if (st.code() == ErrorCode::kDuplicateKey) return DuplicateKeyError(id);
-    HG_RETURN_IF_ERROR(st);
-  }
-  HG_RETURN_IF_ERROR(s.Insert(entry_.ident, storage::EncodeRecordId(rid), doc.bytes()));
-  for (const IndexEntry* idx : secondary_) {
-    auto [key, value] = IndexEntryFor(*idx, doc, rid);
-    HG_RETURN_IF_ERROR(s.Put(idx->ident, key, value));
-  }
-  auto latest = Latest();
-  for (const SecondaryIndex& idx : (latest ? latest->indexes_ : indexes_)) {
-    HG_RETURN_IF_ERROR(AddIndexKeys(s, idx, doc, rid));
   }
   return rid;
 }
 
 Status Collection::Update(storage::Session& s, int64_t id, const BsonObj& old_doc,
                           const BsonObj& new_doc) {
-  // The series index of the newest handle (index DDL may have replaced this one).
+  // `_id` is unchanged (callers check), so its index is too.
   auto latest = Latest();
   const Collection& cur = latest ? *latest : *this;
-  for (const IndexEntry* idx : cur.secondary_) {
-    auto [old_key, old_value] = cur.IndexEntryFor(*idx, old_doc, id);
-    auto [key, value] = cur.IndexEntryFor(*idx, new_doc, id);
-    if (old_key == key && old_value == value) continue;
-    Status st = s.Remove(idx->ident, old_key);
-    if (!st.ok() && st.code() != ErrorCode::kNoSuchKey) return st;
-    HG_RETURN_IF_ERROR(s.Put(idx->ident, key, value));
+  if (const SecondaryIndex* series = cur.SeriesIndex()) {
+    auto [old_key, old_value] = SeriesEntryFor(*series, old_doc, id);
+    auto [key, value] = SeriesEntryFor(*series, new_doc, id);
+    if (old_key != key || old_value != value) {
+      Status st = s.Remove(series->entry->ident, old_key);
+      if (!st.ok() && st.code() != ErrorCode::kNoSuchKey) return st;
+      HG_RETURN_IF_ERROR(s.Put(series->entry->ident, key, value));
+    }
   }
-  HG_RETURN_IF_ERROR(UpdateIndexKeys(s, cur.indexes_, id, old_doc, new_doc));
+  HG_RETURN_IF_ERROR(UpdateIndexKeys(s, cur.Indexes(), id, old_doc, new_doc));
   HG_RETURN_IF_ERROR(s.Put(entry_.ident, storage::EncodeRecordId(id), new_doc.bytes()));
   CountUntrackedWrite(s);
   return Status::OK();
 }
 
-Status Collection::UpdateIndexKeys(storage::Session& s, const std::vector<SecondaryIndex>& indexes,
+Status Collection::UpdateIndexKeys(storage::Session& s, std::span<const SecondaryIndex> indexes,
                                    int64_t id, const BsonObj& old_doc,
                                    const BsonObj& new_doc) const {
   for (const SecondaryIndex& idx : indexes) {
@@ -433,8 +402,10 @@ Status Collection::UpdateIndexKeys(storage::Session& s, const std::vector<Second
 Status Collection::ModifyRecord(storage::Session& s, int64_t id,
                                 const std::vector<storage::Session::Modification>& edits) {
   const std::string key = storage::EncodeRecordId(id);
+  // The bucket catalog's appends leave `_id`, meta and the start time, so the series index, as
+  // they are: only user indexes may move.
   auto latest = Latest();
-  const std::vector<SecondaryIndex>& indexes = latest ? latest->indexes_ : indexes_;
+  std::span<const SecondaryIndex> indexes = latest ? latest->Indexes() : Indexes();
   if (indexes.empty()) return s.Modify(entry_.ident, key, edits);
   HG_ASSIGN_OR_RETURN(auto before, FindRecord(s, id));
   if (!before) return Status(ErrorCode::kNoSuchKey, "record not found in " + ns());
@@ -447,23 +418,32 @@ Status Collection::ModifyRecord(storage::Session& s, int64_t id,
 Status Collection::Remove(storage::Session& s, int64_t id, const BsonObj& doc) {
   auto latest = Latest();
   const Collection& cur = latest ? *latest : *this;
-  for (const IndexEntry* idx : cur.secondary_) {
-    Status st = s.Remove(idx->ident, cur.IndexEntryFor(*idx, doc, id).first);
-    if (!st.ok() && st.code() != ErrorCode::kNoSuchKey) return st;
-  }
   for (const SecondaryIndex& idx : cur.indexes_) {
-    // A stored document always generated its keys; if it cannot now, there is nothing to remove.
-    auto keys = GenerateIndexKeys(idx.desc, doc);
-    if (keys.ok()) HG_RETURN_IF_ERROR(RemoveIndexKeys(s, idx, keys.value().keys, id));
-  }
-  const std::string& id_ident = id_index_ident_;
-  if (!id_ident.empty()) {
-    Status st = s.Remove(id_ident, IdKey(doc["_id"]));
+    Status st = Status::OK();
+    switch (idx.kind) {
+      case IndexKind::kSeries:
+        st = s.Remove(idx.entry->ident, SeriesEntryFor(idx, doc, id).first);
+        break;
+      case IndexKind::kId:
+        st = s.Remove(idx.entry->ident, IdKey(doc["_id"]));
+        break;
+      case IndexKind::kUser: {
+        // A stored document always generated its keys; if it cannot now, there is nothing to
+        // remove.
+        auto keys = GenerateIndexKeys(idx.desc, doc);
+        if (keys.ok()) st = RemoveIndexKeys(s, idx, keys.value().keys, id);
+        break;
+      }
+    }
     if (!st.ok() && st.code() != ErrorCode::kNoSuchKey) return st;
   }
   HG_RETURN_IF_ERROR(s.Remove(entry_.ident, storage::EncodeRecordId(id)));
   CountUntrackedWrite(s);
   return Status::OK();
+}
+
+Status Collection::RewriteForIndexBuild(storage::Session& s, int64_t id, const BsonObj& doc) const {
+  return s.Put(entry_.ident, storage::EncodeRecordId(id), doc.bytes());
 }
 
 StatusWith<std::optional<Record>> Collection::FindRecord(storage::Session& s, int64_t id) {
@@ -482,9 +462,9 @@ StatusWith<std::optional<Record>> Collection::FindById(storage::Session& s, cons
     if (rec && !(rec->doc["_id"].Oid() == id.Oid())) return std::optional<Record>();
     return rec;
   }
-  const std::string& id_ident = id_index_ident_;
-  if (id_ident.empty()) return std::optional<Record>();
-  HG_ASSIGN_OR_RETURN(auto rid_bytes, s.Get(id_ident, IdKey(id)));
+  const SecondaryIndex* id_index = IdIndex();
+  if (id_index == nullptr) return std::optional<Record>();
+  HG_ASSIGN_OR_RETURN(auto rid_bytes, s.Get(id_index->entry->ident, IdKey(id)));
   if (!rid_bytes) return std::optional<Record>();
   return FindRecord(s, storage::DecodeRecordId(*rid_bytes));
 }

@@ -1,26 +1,28 @@
 // A collection's durable description (CollectionEntry) and its runtime handle (Collection): the
-// record table (RecordId → BSON document) and its indexes, for now the unique `_id` index whose
-// table maps the order-preserving key of `_id` (bson/key_string.h) to the RecordId.
+// record table (RecordId → BSON document) and its indexes, and the one function per kind of write
+// (Insert, Update, Remove, ModifyRecord) that every write to a collection, its indexes and its
+// buckets goes through. Reads go through catalog/record_store.h.
 //
 // Thread-safety: a Collection is immutable except for its counters (atomics) and RecordId
 // allocator; DDL replaces the Collection object in the Catalog instead of mutating it, so a handle
 // obtained by a command stays consistent for the command's life. Data methods run inside the
 // caller's storage transaction (a WriteUnit) and surface conflicts as WriteConflict (112).
 //
-// A clustered collection (option `clusteredIndex: true`, used for time-series buckets) has no `_id`
-// index: its record table is keyed by the `_id` itself. `_id` must then be an ObjectId and the
-// RecordId is its first 8 bytes (timestamp + 4 more bytes, see ClusteredRecordId), so records sit
-// in `_id` (for buckets: time) order and an `_id` range is a key range.
-//
-// Secondary indexes (user indexes, and the built-in `{meta: 1, control.min.<time>: 1}` series
-// index of a bucket collection with a metaField) are tables keyed by the order-preserving
-// encoding of the indexed fields (bson/key_string.h) followed by the RecordId. User indexes
-// (catalog/index_keys.h) use the table format of src/storage/README.md "Index tables"; on a bucket
-// collection they are the converted user indexes of the time-series view
-// (timeseries/index_conversion.h), keyed on bucket fields (meta, control.min.f, control.max.f). A
-// bucket index key is BucketIndexSeriesPrefix(meta) + encoding(control.min.<time>) + RecordId and
-// its value is the bucket's `meta` element (a single EOO byte when it has none), so a scan can test
-// metas without fetching buckets. Insert/Update/Remove keep them in step with the records.
+// Indexes, one list (CollectionIndex::kind says which table format each uses, src/storage/README.md
+// "Index tables"):
+// - `_id_` of a regular collection: the unique index mapping the order-preserving key of `_id`
+//   (bson/key_string.h) to the RecordId.
+// - A clustered collection (option `clusteredIndex: true`, used for time-series buckets) has no
+//   `_id` index: its record table is keyed by the `_id` itself. `_id` must then be an ObjectId and
+//   the RecordId is its first 8 bytes (storage::ClusteredRecordId), so records sit in `_id` (for
+//   buckets: time) order and an `_id` range is a key range.
+// - The series index of a bucket collection with a metaField, `{meta: 1, control.min.<time>: 1}`:
+//   key BucketIndexSeriesPrefix(meta) + encoding(control.min.<time>) + RecordId, value the
+//   bucket's `meta` element (a single EOO byte when it has none), so a scan can test metas
+//   without fetching buckets.
+// - User indexes (catalog/index_keys.h), keyed by the order-preserving encoding of the indexed
+//   fields; on a bucket collection they are the converted user indexes of the time-series view
+//   (timeseries/index_conversion.h), keyed on bucket fields (meta, control.min.f, control.max.f).
 #pragma once
 
 #include <atomic>
@@ -29,6 +31,7 @@
 #include <mutex>
 #include <optional>
 #include <shared_mutex>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -108,12 +111,8 @@ struct Record {
   bson::BsonObj doc;  // owned
 };
 
-// The RecordId of a clustered collection's record: the big-endian first 8 bytes of the ObjectId, in
-// the form whose storage encoding (storage/record_id.h) is exactly those bytes.
+// The RecordId of a clustered collection's record with `_id` `oid` (storage::ClusteredRecordId).
 int64_t ClusteredRecordId(const bson::ObjectId& oid);
-// The smallest and largest RecordIds of ObjectIds whose timestamp is `seconds`.
-int64_t ClusteredRecordIdLow(uint32_t seconds);
-int64_t ClusteredRecordIdHigh(uint32_t seconds);
 
 // The start of every bucket index key of the series whose meta element is `meta` (EOO: no meta):
 // the order-preserving encoding of the meta value, then of its exact bytes (type and value), so
@@ -126,10 +125,14 @@ std::string BucketIndexSeriesPrefix(const bson::BsonElement& meta);
 // control.min.<time>, control.max.<time>, so they never look like it.)
 bool IsSeriesIndexSpec(const bson::BsonObj& spec);
 
-// A user secondary index (not `_id_`, not the built-in series index) with its parsed spec.
+// What an index is for, which decides its table format (see the top of this file).
+enum class IndexKind { kId, kSeries, kUser };
+
+// An index of a collection with its parsed spec.
 struct SecondaryIndex {
   const IndexEntry* entry;
   IndexDescriptor desc;
+  IndexKind kind = IndexKind::kUser;
 };
 
 class Collection {
@@ -176,18 +179,24 @@ class Collection {
   StatusWith<std::optional<Record>> FindRecord(storage::Session& s, int64_t id);
 
   // User secondary indexes (of a regular or a bucket collection), in creation order.
-  const std::vector<SecondaryIndex>& Indexes() const { return indexes_; }
+  std::span<const SecondaryIndex> Indexes() const {
+    return std::span<const SecondaryIndex>(indexes_).subspan(first_user_index_);
+  }
   const SecondaryIndex* FindIndex(std::string_view name) const;
-  // The `_id_` index in SecondaryIndex form (a unique index on {_id: 1}), for the planner;
-  // nullptr for clustered collections and views. Writes maintain it separately.
-  const SecondaryIndex* IdIndex() const { return id_index_ ? &*id_index_ : nullptr; }
+  // The `_id_` index (a unique index on {_id: 1}); nullptr for clustered collections and views.
+  const SecondaryIndex* IdIndex() const { return IndexOfKind(IndexKind::kId); }
   // Adds the keys of the document `doc` stored at `rid` to `idx` (index builds). DuplicateKey
   // if a unique index holds one of its keys for another record; 171/16766 as GenerateIndexKeys.
   Status AddIndexKeys(storage::Session& s, const SecondaryIndex& idx, const bson::BsonObj& doc,
                       int64_t rid) const;
 
-  // The bucket index (see above), or nullptr.
-  const IndexEntry* BucketIndex() const { return bucket_index_; }
+  // Index builds: rewrites record `id` with its own bytes `doc`, so that a concurrent update or
+  // delete of it conflicts with the build's transaction and the keys the build adds are never
+  // those of an outdated version. Not a change of the data: nothing else sees it.
+  Status RewriteForIndexBuild(storage::Session& s, int64_t id, const bson::BsonObj& doc) const;
+
+  // The series index of a bucket collection (see above), or nullptr.
+  const SecondaryIndex* SeriesIndex() const { return IndexOfKind(IndexKind::kSeries); }
 
   // The RecordId the next insert will get (a renamed collection continues from it).
   int64_t NextRecordId() const { return counters_->next_record_id.load(); }
@@ -215,29 +224,28 @@ class Collection {
 
  private:
   void Init();
+  const SecondaryIndex* IndexOfKind(IndexKind kind) const;
   Status DuplicateKeyError(const bson::BsonElement& id) const;
   Status IndexDuplicateKeyError(const SecondaryIndex& idx, std::string_view key) const;
   // Moves the keys of the record `id` in `indexes` (the newest handle's user indexes, which the
   // caller has looked up) from `old_doc` to `new_doc`.
-  Status UpdateIndexKeys(storage::Session& s, const std::vector<SecondaryIndex>& indexes,
-                         int64_t id, const bson::BsonObj& old_doc,
-                         const bson::BsonObj& new_doc) const;
+  Status UpdateIndexKeys(storage::Session& s, std::span<const SecondaryIndex> indexes, int64_t id,
+                         const bson::BsonObj& old_doc, const bson::BsonObj& new_doc) const;
   Status RemoveIndexKeys(storage::Session& s, const SecondaryIndex& idx,
                          const std::vector<std::string>& keys, int64_t rid) const;
   Status AddKeys(storage::Session& s, const SecondaryIndex& idx, const IndexKeySet& keys,
                  int64_t rid) const;
-  // The entry of `doc` in secondary index `idx`: key and value.
-  std::pair<std::string, std::string> IndexEntryFor(const IndexEntry& idx, const bson::BsonObj& doc,
-                                                    int64_t rid) const;
+  // The entry of `doc` in the series index `idx`: key and value.
+  static std::pair<std::string, std::string> SeriesEntryFor(const SecondaryIndex& idx,
+                                                            const bson::BsonObj& doc, int64_t rid);
 
   storage::KvEngine* engine_;
   CollectionEntry entry_;
-  std::string id_index_ident_;  // empty for views and clustered collections
   bool clustered_;
-  std::vector<const IndexEntry*> secondary_;  // every index but `_id_`, into entry_.indexes
-  std::vector<SecondaryIndex> indexes_;       // secondary_ of a regular collection, parsed
-  std::optional<SecondaryIndex> id_index_;
-  const IndexEntry* bucket_index_ = nullptr;
+  // Every index, pointing into entry_.indexes: `_id_` and the series index first, then the user
+  // indexes from first_user_index_ on, in creation order.
+  std::vector<SecondaryIndex> indexes_;
+  size_t first_user_index_ = 0;
   // The newest handle of this collection (set by Catalog::Install), whose indexes every write
   // maintains whichever handle it came through; nullptr before the first index DDL.
   std::shared_ptr<const Collection> Latest() const;

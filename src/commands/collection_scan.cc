@@ -1,6 +1,6 @@
 #include "commands/collection_scan.h"
 
-#include "storage/record_id.h"
+#include "catalog/record_store.h"
 
 namespace hourglass::commands {
 
@@ -20,42 +20,39 @@ CollectionScan::CollectionScan(std::shared_ptr<catalog::Collection> coll, storag
 
 Status CollectionScan::ReadChunk() {
   auto session = engine_->NewSession();
-  auto cursor_or = session->OpenCursorOrError(coll_->ident());
+  auto cursor_or =
+      catalog::RecordCursor::Open(*session, *coll_, catalog::RecordRange::All(!reverse_));
   if (!cursor_or.ok()) {
     // The collection was dropped under us: the scan simply ends, as MongoDB's would be killed.
     done_ = true;
     return Status::OK();
   }
   auto& cursor = cursor_or.value();
-  StatusWith<bool> more = started_   ? cursor->SeekAfter(last_key_, !reverse_)
-                          : reverse_ ? cursor->SeekLast()
-                                     : cursor->SeekFirst();
-  started_ = true;
+  if (last_id_) cursor.ResumeAfter(*last_id_);
   int examined = 0;
   while (true) {
-    if (!more.ok()) return more.status();
-    if (!more.value()) {
+    HG_ASSIGN_OR_RETURN(bool more, cursor.Next());
+    if (!more) {
       done_ = true;
       break;
     }
     ++docs_examined_;
-    BsonObj doc(cursor->value().data());
+    BsonObj doc = cursor.doc();
     bool keep = true;
     if (filter_) {
       HG_ASSIGN_OR_RETURN(keep, filter_->Evaluate(doc));  // $expr errors fail the scan
     }
     if (keep && with_record_id_) {
       bson::BsonBuilder rid;
-      rid.AppendInt64("", storage::DecodeRecordId(cursor->key()));
+      rid.AppendInt64("", cursor.id());
       buffer_.push_back(AppendAnnotation(doc, kRecordIdAnnotation, rid.Obj().FirstElement()));
     } else if (keep) {
       buffer_.push_back(doc.Owned());
     }
     if (++examined >= kChunkDocs) {
-      last_key_ = std::string(cursor->key());
+      last_id_ = cursor.id();
       break;
     }
-    more = reverse_ ? cursor->Prev() : cursor->Next();
   }
   return Status::OK();
 }

@@ -2,6 +2,7 @@
 #include <limits>
 #include <unordered_set>
 
+#include "catalog/record_store.h"
 #include "commands/command.h"
 #include "commands/command_util.h"
 #include "commands/crud_util.h"
@@ -10,7 +11,6 @@
 #include "commands/timeseries_write.h"
 #include "query/sort.h"
 #include "query/update.h"
-#include "storage/record_id.h"
 #include "storage/write_conflict.h"
 #include "timeseries/bucket_validator.h"
 
@@ -246,16 +246,16 @@ StatusWith<std::vector<catalog::Record>> MatchingRecords(
     }
     return out;
   }
-  HG_ASSIGN_OR_RETURN(auto cursor, session.OpenCursorOrError(coll.ident()));
-  HG_ASSIGN_OR_RETURN(bool more, cursor->SeekFirst());
+  HG_ASSIGN_OR_RETURN(auto cursor, catalog::RecordCursor::Open(session, coll));
+  HG_ASSIGN_OR_RETURN(bool more, cursor.Next());
   while (more) {
-    BsonObj doc(cursor->value().data());
+    BsonObj doc = cursor.doc();
     HG_ASSIGN_OR_RETURN(bool matches, matcher.Evaluate(doc));  // $expr errors fail the write
     if (matches) {
-      out.push_back({storage::DecodeRecordId(cursor->key()), doc.Owned()});
+      out.push_back({cursor.id(), doc.Owned()});
       if (first_only) break;
     }
-    HG_ASSIGN_OR_RETURN(more, cursor->Next());
+    HG_ASSIGN_OR_RETURN(more, cursor.Next());
   }
   return out;
 }

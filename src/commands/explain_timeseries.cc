@@ -133,7 +133,7 @@ BsonObj BucketScanPlan(const TimeseriesScan& scan, bool run) {
     return WithStats(scan.user_index_plan(), fetch.Obj(), ixscan.Obj());
   }
   if (scan.uses_series_index()) {
-    const catalog::IndexEntry* index = scan.collection().buckets->BucketIndex();
+    const catalog::SecondaryIndex* index = scan.collection().buckets->SeriesIndex();
     b.AppendString("stage", "FETCH");
     if (run) {
       b.AppendInt64("nReturned", st.buckets_kept);
@@ -148,8 +148,8 @@ BsonObj BucketScanPlan(const TimeseriesScan& scan, bool run) {
       b.AppendInt64("keysExamined", st.buckets_read);
     }
     if (index != nullptr) {
-      b.AppendObject("keyPattern", index->key());
-      b.AppendString("indexName", index->name());
+      b.AppendObject("keyPattern", index->desc.key);
+      b.AppendString("indexName", index->desc.name);
     }
     b.AppendBool("isMultiKey", false);
     b.AppendString("direction", scan.walks_newest_per_series() ? "backward" : "forward");

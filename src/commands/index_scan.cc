@@ -4,8 +4,8 @@
 
 #include "bson/bson_compare.h"
 #include "bson/key_string.h"
+#include "catalog/record_store.h"
 #include "commands/collection_scan.h"
-#include "storage/record_id.h"
 
 namespace hourglass::commands {
 
@@ -16,17 +16,6 @@ namespace {
 // Keys read per storage session: small at first, so a limited query (limit, findOne) reads few
 // keys past what it returns, then growing to amortize sessions on long scans.
 constexpr int64_t kMaxChunkKeys = 1000;
-
-// The values of an index entry's key, {"": v1, ...} (a non-unique table's RecordId suffix
-// dropped).
-StatusWith<BsonObj> DecodeEntryKey(const catalog::SecondaryIndex& idx, std::string_view key,
-                                   const BsonObj& pattern) {
-  if (!idx.desc.unique) key.remove_suffix(std::min(key.size(), storage::kRecordIdSize));
-  return bson::DecodeIndexKey(key, pattern);
-}
-StatusWith<BsonObj> DecodeEntryKey(const catalog::SecondaryIndex& idx, std::string_view key) {
-  return DecodeEntryKey(idx, key, idx.desc.key);
-}
 
 // Whether a decoded key value may not be the document's: keys keep values, not types (numbers
 // of every type share one encoding, an object's numbers too), and a missing field indexes as null.
@@ -56,50 +45,37 @@ Status ScanIndexEntries(storage::Session& s, const QueryPlan& plan, IndexScanPos
     pos.done = true;
     return Status::OK();
   }
-  HG_ASSIGN_OR_RETURN(auto cursor, s.OpenCursorOrError(plan.index->entry->ident));
-  auto current = [&]() -> const KeyRange& {
-    return plan.ranges[plan.forward ? pos.range : n_ranges - 1 - pos.range];
+  HG_ASSIGN_OR_RETURN(auto cursor, catalog::IndexCursor::Open(s, *plan.index));
+  auto read_range = [&] {
+    const KeyRange& r = plan.ranges[plan.forward ? pos.range : n_ranges - 1 - pos.range];
+    cursor.SetBounds({r.start, r.end, plan.forward});
   };
-  auto position_at_range = [&]() -> StatusWith<bool> {
-    const KeyRange& r = current();
-    if (plan.forward) return r.start.empty() ? cursor->SeekFirst() : cursor->Seek(r.start, true);
-    return r.end ? cursor->SeekAfter(*r.end, false) : cursor->SeekLast();
-  };
-  bool have;
-  if (!pos.started) {
-    pos.started = true;
-    HG_ASSIGN_OR_RETURN(have, position_at_range());
-  } else {
-    HG_ASSIGN_OR_RETURN(have, cursor->SeekAfter(pos.last_key, plan.forward));
-  }
+  read_range();
+  if (pos.started) cursor.ResumeAfter(pos.last_key);
+  pos.started = true;
   int64_t n = 0;
   while (true) {
-    bool in_range = false;
-    if (have) {
-      std::string_view key = cursor->key();
-      const KeyRange& r = current();
-      in_range = plan.forward ? (!r.end || key < std::string_view(*r.end))
-                              : key >= std::string_view(r.start);
-    }
-    if (!in_range) {
+    HG_ASSIGN_OR_RETURN(bool have, cursor.Next());
+    if (!have) {
       if (++pos.range >= n_ranges) {
         pos.done = true;
         return Status::OK();
       }
-      HG_ASSIGN_OR_RETURN(have, position_at_range());
+      read_range();
       continue;
     }
     ++*keys_examined;
-    pos.last_key.assign(cursor->key());  // reuses the buffer: no allocation per key
-    int64_t rid = storage::DecodeRecordId(cursor->value());
+    pos.last_key.assign(cursor.position());  // reuses the buffer: no allocation per key
+    pos.key = cursor.key();
     bool stop = false;
-    HG_RETURN_IF_ERROR(fn(rid, &stop));
+    Status st = fn(cursor.record_id(), &stop);
+    pos.key = {};
+    HG_RETURN_IF_ERROR(st);
     if (stop) {
       pos.done = true;
       return Status::OK();
     }
     if (++n >= max_keys) return Status::OK();
-    HG_ASSIGN_OR_RETURN(have, plan.forward ? cursor->Next() : cursor->Prev());
   }
 }
 
@@ -110,12 +86,13 @@ StatusWith<std::vector<BsonObj>> DistinctScan(storage::Session& s, catalog::Coll
   const catalog::SecondaryIndex& idx = *plan.index;
   BsonElement first = idx.desc.key.FirstElement();
   const bool descending = bson::IsDescending(first);
-  HG_ASSIGN_OR_RETURN(auto cursor, s.OpenCursorOrError(idx.entry->ident));
+  HG_ASSIGN_OR_RETURN(auto cursor, catalog::IndexCursor::Open(s, idx));
   for (const KeyRange& r : plan.ranges) {
-    HG_ASSIGN_OR_RETURN(bool have, r.start.empty() ? cursor->SeekFirst() : cursor->Seek(r.start));
-    while (have && (!r.end || cursor->key() < std::string_view(*r.end))) {
+    cursor.SetBounds({r.start, r.end});
+    HG_ASSIGN_OR_RETURN(bool have, cursor.Next());
+    while (have) {
       ++*keys_examined;
-      HG_ASSIGN_OR_RETURN(BsonObj values, DecodeEntryKey(idx, cursor->key()));
+      HG_ASSIGN_OR_RETURN(BsonObj values, bson::DecodeIndexKey(cursor.key(), idx.desc.key));
       BsonElement v = values.FirstElement();
       bson::KeyStringBuilder prefix;
       prefix.AppendElement(v, descending);
@@ -124,8 +101,7 @@ StatusWith<std::vector<BsonObj>> DistinctScan(storage::Session& s, catalog::Coll
         // The documents of this value, until one holds the field (null: missing fields share
         // the key).
         while (true) {
-          HG_ASSIGN_OR_RETURN(auto rec,
-                              coll.FindRecord(s, storage::DecodeRecordId(cursor->value())));
+          HG_ASSIGN_OR_RETURN(auto rec, coll.FindRecord(s, cursor.record_id()));
           if (rec) {
             ++*docs_examined;
             BsonElement own = rec->doc.GetPath(first.FieldName());
@@ -136,9 +112,8 @@ StatusWith<std::vector<BsonObj>> DistinctScan(storage::Session& s, catalog::Coll
               break;
             }
           }
-          HG_ASSIGN_OR_RETURN(have, cursor->Next());
-          if (!have || (next_value && cursor->key() >= std::string_view(*next_value))) break;
-          if (r.end && cursor->key() >= std::string_view(*r.end)) break;
+          HG_ASSIGN_OR_RETURN(have, cursor.Next());
+          if (!have || (next_value && cursor.position() >= std::string_view(*next_value))) break;
           ++*keys_examined;
         }
       } else {
@@ -147,7 +122,8 @@ StatusWith<std::vector<BsonObj>> DistinctScan(storage::Session& s, catalog::Coll
         out.push_back(b.Obj());
       }
       if (!next_value) break;
-      HG_ASSIGN_OR_RETURN(have, cursor->Seek(*next_value));
+      cursor.SkipTo(*next_value);
+      HG_ASSIGN_OR_RETURN(have, cursor.Next());
     }
   }
   return out;
@@ -202,8 +178,7 @@ Status IndexScan::ReadChunk(int64_t max_keys) {
 StatusWith<BsonObj> IndexScan::Annotate(const BsonObj& doc, int64_t rid) const {
   BsonObj out = doc;
   if (plan_.with_index_key) {
-    HG_ASSIGN_OR_RETURN(BsonObj values,
-                        DecodeEntryKey(*plan_.index, pos_.last_key, plan_.KeyPattern()));
+    HG_ASSIGN_OR_RETURN(BsonObj values, bson::DecodeIndexKey(pos_.key, plan_.KeyPattern()));
     bson::BsonBuilder b;
     auto value = values.begin();
     for (BsonElement f : plan_.KeyPattern()) {
@@ -237,8 +212,7 @@ StatusWith<bool> IndexScan::CoveredEntry() {
     ++produced_;
     return true;
   }
-  HG_ASSIGN_OR_RETURN(BsonObj values,
-                      DecodeEntryKey(*plan_.index, pos_.last_key, plan_.KeyPattern()));
+  HG_ASSIGN_OR_RETURN(BsonObj values, bson::DecodeIndexKey(pos_.key, plan_.KeyPattern()));
   bson::BsonBuilder b;
   auto value = values.begin();
   for (BsonElement f : plan_.KeyPattern()) {

@@ -21,19 +21,24 @@
 #include "pipeline/pipeline.h"
 #include "query/matcher.h"
 #include "storage/kv_engine.h"
+#include "storage/session.h"
 
 namespace hourglass::commands {
 
-// Where a scan stands: the range being read and the last key returned.
+// Where a scan stands: the range being read and the last entry returned.
 struct IndexScanPosition {
-  size_t range = 0;  // in scan order
-  std::string last_key;
+  size_t range = 0;      // in scan order
+  std::string last_key;  // the entry's position (catalog::IndexCursor::position), to resume
+  // While `fn` runs: the entry's key, the indexed values' encoding without the RecordId
+  // (catalog::IndexCursor::key). Points into storage memory: not valid after `fn` returns.
+  std::string_view key;
   bool started = false;
   bool done = false;
 };
 
 // Reads at most `max_keys` index entries of `plan` from `pos` on, calling `fn` with each entry's
-// RecordId (fn may set *stop to end the scan early). Counts the entries in *keys_examined.
+// RecordId (fn may set *stop to end the scan early; pos.key is the entry's key meanwhile).
+// Counts the entries in *keys_examined.
 Status ScanIndexEntries(storage::Session& s, const QueryPlan& plan, IndexScanPosition& pos,
                         int64_t max_keys, const std::function<Status(int64_t, bool*)>& fn,
                         int64_t* keys_examined);
@@ -62,10 +67,10 @@ class IndexScan : public pipeline::DocumentStream {
 
  private:
   Status ReadChunk(int64_t max_keys);
-  // A covered plan's entry (the key at pos_.last_key): true once its output is buffered, false
+  // A covered plan's entry (the key at pos_.key): true once its output is buffered, false
   // when a value's type cannot be read from the key and the record is needed.
   StatusWith<bool> CoveredEntry();
-  // `doc` (of record `rid`, under the key at pos_.last_key) with the annotations the plan asks
+  // `doc` (of record `rid`, under the key at pos_.key) with the annotations the plan asks
   // for (collection_scan.h).
   StatusWith<bson::BsonObj> Annotate(const bson::BsonObj& doc, int64_t rid) const;
 

@@ -12,7 +12,6 @@
 #include "commands/command_util.h"
 #include "commands/index_scan.h"
 #include "commands/query_planner.h"
-#include "storage/record_id.h"
 #include "timeseries/index_conversion.h"
 
 namespace hourglass::commands {
@@ -33,17 +32,17 @@ Status NoSuchIndex() {
 StatusWith<std::optional<std::string>> BucketHint(const timeseries::TimeseriesCollection& coll,
                                                   const BsonElement& hint) {
   if (hint.eoo() || CheckHintWithoutIndexes(hint).ok()) return std::optional<std::string>();
-  const catalog::IndexEntry* series = coll.buckets->BucketIndex();
-  if (series != nullptr && series->spec["hidden"].Truthy()) series = nullptr;
+  const catalog::SecondaryIndex* series = coll.buckets->SeriesIndex();
+  if (series != nullptr && series->desc.hidden) series = nullptr;
   if (hint.type() == BsonType::kString) {
-    if (series != nullptr && series->name() == hint.Str()) return std::optional<std::string>();
+    if (series != nullptr && series->desc.name == hint.Str()) return std::optional<std::string>();
     if (coll.buckets->FindIndex(hint.Str()) == nullptr) return NoSuchIndex();
     return std::optional<std::string>(std::string(hint.Str()));
   }
   if (hint.type() != BsonType::kObject) return NoSuchIndex();
   BsonObj user_key = hint.Obj();
   if (series != nullptr) {
-    auto series_key = timeseries::UserKeyFromBucketKey(series->key(), coll.options);
+    auto series_key = timeseries::UserKeyFromBucketKey(series->desc.key, coll.options);
     if (series_key && catalog::SameKeyPattern(*series_key, user_key)) {
       return std::optional<std::string>();
     }
@@ -69,9 +68,8 @@ bool Unbounded(const BsonElement& intervals) {
 // Whether `plan` bounds a key field the default path does not (see the header).
 bool BetterThanDefault(const timeseries::TimeseriesCollection& coll,
                        const timeseries::BucketFilter& bf, const QueryPlan& plan) {
-  const catalog::IndexEntry* series = coll.buckets->BucketIndex();
-  const bool series_path =
-      series != nullptr && !series->spec["hidden"].Truthy() && !bf.meta_filter().IsEmpty();
+  const catalog::SecondaryIndex* series = coll.buckets->SeriesIndex();
+  const bool series_path = series != nullptr && !series->desc.hidden && !bf.meta_filter().IsEmpty();
   const bool time_range = bf.min_time_millis() && bf.max_time_millis();
   const std::string min_t = "control.min." + coll.options.time_field;
   const std::string max_t = "control.max." + coll.options.time_field;
@@ -203,13 +201,9 @@ StatusWith<std::optional<IndexedBuckets>> TimeseriesIndexedBuckets(
         *session, *scan, pos, std::numeric_limits<int64_t>::max(),
         [&](int64_t rid, bool*) -> Status {
           if (!field_bounds.empty()) {
-            std::string_view key = pos.last_key;
-            // Non-unique index entries: key + RecordId (unique indexes are refused on time
-            // series).
-            if (!idx.desc.unique) key.remove_suffix(std::min(key.size(), storage::kRecordIdSize));
             values.Reset();
             // An undecodable key is not filtered here: the bucket filter still applies.
-            if (bson::AppendDecodedIndexKey(key, idx.desc.key, values).ok() &&
+            if (bson::AppendDecodedIndexKey(pos.key, idx.desc.key, values).ok() &&
                 !KeyMeetsBounds(values.View(), field_bounds)) {
               return Status::OK();
             }

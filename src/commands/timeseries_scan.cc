@@ -3,9 +3,8 @@
 #include <algorithm>
 #include <limits>
 
-#include "bson/key_string.h"
+#include "catalog/record_store.h"
 #include "commands/timeseries_index_plan.h"
-#include "storage/cursor.h"
 #include "storage/kv_engine.h"
 #include "storage/record_id.h"
 
@@ -26,15 +25,6 @@ constexpr int64_t kMaxOrderedSeconds = (int64_t{1} << 31) - 1;
 
 int64_t FloorSeconds(int64_t millis) {
   return millis >= 0 ? millis / 1000 : -((-millis + 999) / 1000);
-}
-
-// The series index's encoding of a bucket start time (the key part after the series prefix).
-std::string StartTimeKey(int64_t millis) {
-  bson::BsonBuilder b;
-  b.AppendDate("", millis);
-  bson::KeyStringBuilder k;
-  k.AppendElement(b.Obj().FirstElement());
-  return k.Release();
 }
 }  // namespace
 
@@ -82,8 +72,8 @@ StatusWith<std::unique_ptr<TimeseriesScan>> TimeseriesScan::Make(
   }
   std::optional<query::Matcher> meta_matcher;
   // A hidden series index serves no read.
-  const catalog::IndexEntry* series = coll.buckets->BucketIndex();
-  const bool series_usable = series != nullptr && !series->spec["hidden"].Truthy();
+  const catalog::SecondaryIndex* series = coll.buckets->SeriesIndex();
+  const bool series_usable = series != nullptr && !series->desc.hidden;
   // A {$natural: ...} hint asks for a scan of the buckets in their clustered order.
   const bool natural = !options.hint.IsEmpty() &&
                        options.hint.FirstElement().type() == bson::BsonType::kObject &&
@@ -148,9 +138,8 @@ TimeseriesScan::TimeseriesScan(timeseries::TimeseriesCollection coll, storage::K
     if (lo_s >= 0 && hi_s <= kMaxOrderedSeconds && lo_s <= hi_s) {
       lo_seconds_ = lo_s;
       hi_seconds_ = hi_s;
-      lo_key_ = storage::EncodeRecordId(catalog::ClusteredRecordIdLow(static_cast<uint32_t>(lo_s)));
-      hi_key_ =
-          storage::EncodeRecordId(catalog::ClusteredRecordIdHigh(static_cast<uint32_t>(hi_s)));
+      range_ =
+          catalog::ClusteredTimeRange(static_cast<uint32_t>(lo_s), static_cast<uint32_t>(hi_s));
     }
   }
 }
@@ -234,9 +223,10 @@ Status TimeseriesScan::UnpackBucket(const BsonObj& bucket, bool whole,
 
 Status TimeseriesScan::CollectFromIndex() {
   collected_ = true;
-  coll_.buckets->BucketIndex()->usage->ops.fetch_add(1);  // $indexStats
+  const catalog::SecondaryIndex& series = *coll_.buckets->SeriesIndex();
+  series.entry->usage->ops.fetch_add(1);  // $indexStats
   auto session = engine_->NewSession();
-  auto cursor_or = session->OpenCursorOrError(coll_.buckets->BucketIndex()->ident);
+  auto cursor_or = catalog::IndexCursor::Open(*session, series);
   if (!cursor_or.ok()) return Status::OK();  // dropped under us: nothing to read
   auto& cursor = cursor_or.value();
   // Bucket starts that can hold times in [lo, hi]: (lo - maxSpan, hi].
@@ -244,47 +234,36 @@ Status TimeseriesScan::CollectFromIndex() {
   std::optional<int64_t> lo = bucket_filter_.min_time_millis(),
                          hi = bucket_filter_.max_time_millis();
   // A bucket holds times in [start, start + maxSpan): one starting at lo - maxSpan cannot reach lo.
-  std::string lo_part =
-      lo && *lo > INT64_MIN + span_ms ? StartTimeKey(*lo - span_ms + 1) : std::string();
-  std::string hi_part = hi ? StartTimeKey(*hi) : std::string();
-  // Start times are dates (the bucket validator requires it), all encoded in this many bytes
-  // after the same rank byte.
-  const std::string date_encoding = StartTimeKey(0);
-  StatusWith<bool> more = cursor->SeekFirst();
+  std::string lo_part = lo && *lo > INT64_MIN + span_ms
+                            ? catalog::BucketIndexStartKey(*lo - span_ms + 1)
+                            : std::string();
+  std::string hi_part = hi ? catalog::BucketIndexStartKey(*hi) : std::string();
+  StatusWith<bool> more = cursor.Next();
   while (more.ok() && more.value()) {
-    std::string_view value = cursor->value();
+    BsonElement meta = cursor.meta();
     bson::BsonBuilder mb;
-    BsonElement meta;
-    if (!value.empty() && value[0] != '\0') {
-      meta = BsonElement(value.data());
-      mb.AppendElement(meta);
-    }
-    // Every entry of this series starts with the same prefix: the key minus the start time (a
-    // date: rank byte and 8 bytes) and the RecordId; other start types are re-encoded.
-    std::string_view key = cursor->key();
-    const size_t tail = date_encoding.size() + 8;
-    std::string prefix = key.size() > tail && key[key.size() - tail] == date_encoding[0]
-                             ? std::string(key.substr(0, key.size() - tail))
-                             : catalog::BucketIndexSeriesPrefix(meta);
+    if (!meta.eoo()) mb.AppendElement(meta);
+    // Every entry of this series starts with the same prefix.
+    std::string prefix = cursor.SeriesPrefix();
     if (lastpoint_index_ && (!meta_matcher_ || meta_matcher_->Matches(mb.Obj()))) {
-      HG_RETURN_IF_ERROR(CollectNewest(*session, *cursor, prefix));
+      HG_RETURN_IF_ERROR(CollectNewest(*session, cursor, prefix));
     } else if (meta_matcher_ && meta_matcher_->Matches(mb.Obj())) {
-      more = cursor->Seek(prefix + lo_part);
-      std::string end = prefix + hi_part + "\xff";
-      while (more.ok() && more.value() && cursor->key().substr(0, prefix.size()) == prefix &&
-             (hi_part.empty() || cursor->key() < end)) {
-        rids_.push_back(storage::DecodeRecordId(cursor->key().substr(cursor->key().size() - 8)));
-        more = cursor->Next();
+      cursor.SetBounds({prefix + lo_part, prefix + hi_part + "\xff"});
+      more = cursor.Next();
+      while (more.ok() && more.value()) {
+        rids_.push_back(cursor.record_id());
+        more = cursor.Next();
       }
       HG_RETURN_IF_ERROR(more.status());
     }
     // On to the next series.
-    more = cursor->Seek(prefix + "\xff");
+    cursor.SetBounds({prefix + "\xff", std::nullopt});
+    more = cursor.Next();
   }
   return more.status();
 }
 
-Status TimeseriesScan::CollectNewest(storage::Session& session, storage::Cursor& cursor,
+Status TimeseriesScan::CollectNewest(storage::Session& session, catalog::IndexCursor& cursor,
                                      const std::string& prefix) {
   // Entries run in start-time order; walking back from the newest start, a bucket starting at s
   // holds times below s + maxSpan, so once that cannot reach the latest time seen, neither can
@@ -293,13 +272,13 @@ Status TimeseriesScan::CollectNewest(storage::Session& session, storage::Cursor&
   const std::string min_path = "control.min." + coll_.options.time_field;
   const std::string max_path = "control.max." + coll_.options.time_field;
   std::optional<int64_t> latest;
-  // Index keys below this start too early to reach `latest` (decided on the key, unread).
+  // Index entries below this start too early to reach `latest` (decided on the key, unread).
   std::string too_early;
-  StatusWith<bool> more = cursor.Seek(prefix + "\xff", false);
-  while (more.ok() && more.value() && cursor.key().substr(0, prefix.size()) == prefix) {
-    if (!too_early.empty() && cursor.key() < too_early) break;
-    int64_t rid = storage::DecodeRecordId(cursor.key().substr(cursor.key().size() - 8));
-    HG_ASSIGN_OR_RETURN(auto rec, coll_.buckets->FindRecord(session, rid));
+  cursor.SetBounds({prefix, prefix + "\xff", /*forward=*/false});
+  StatusWith<bool> more = cursor.Next();
+  while (more.ok() && more.value()) {
+    if (!too_early.empty() && cursor.position() < std::string_view(too_early)) break;
+    HG_ASSIGN_OR_RETURN(auto rec, coll_.buckets->FindRecord(session, cursor.record_id()));
     if (rec) {
       BsonElement min_t = rec->doc.GetPath(min_path), max_t = rec->doc.GetPath(max_path);
       if (latest && min_t.type() == BsonType::kDate && min_t.DateMillis() + span_ms - 1 < *latest) {
@@ -310,12 +289,12 @@ Status TimeseriesScan::CollectNewest(storage::Session& session, storage::Cursor&
       if (max_t.type() == BsonType::kDate) {
         latest = latest ? std::max(*latest, max_t.DateMillis()) : max_t.DateMillis();
         if (*latest > std::numeric_limits<int64_t>::min() + span_ms) {
-          too_early = prefix + StartTimeKey(*latest - span_ms + 1);
+          too_early = prefix + catalog::BucketIndexStartKey(*latest - span_ms + 1);
         }
       }
       AddBucket(rec->doc);
     }
-    more = cursor.Prev();
+    more = cursor.Next();
   }
   return more.status();
 }
@@ -324,12 +303,14 @@ Status TimeseriesScan::OpenReader(bool* dropped) {
   reader_.reset();
   *dropped = false;
   auto session = engine_->NewSession();
-  auto cursor_or = session->OpenCursorOrError(coll_.buckets->ident());
+  catalog::RecordRange range = range_;
+  range.forward = options_.sort_direction >= 0;
+  auto cursor_or = catalog::RecordCursor::Open(*session, *coll_.buckets, range);
   if (!cursor_or.ok()) {
     *dropped = true;
     return Status::OK();
   }
-  reader_ = Reader{std::move(session), std::move(cursor_or).value(), 0, NextChunkSize()};
+  reader_.emplace(Reader{std::move(session), std::move(cursor_or).value(), 0, NextChunkSize()});
   return Status::OK();
 }
 
@@ -350,12 +331,9 @@ Status TimeseriesScan::ReadIndexedChunk() {
         if (dropped) break;
       }
       ++reader_->read;
-      const std::string key = storage::EncodeRecordId(rids_[next_rid_++]);
-      HG_ASSIGN_OR_RETURN(bool found, reader_->cursor->Seek(key));
+      HG_ASSIGN_OR_RETURN(bool found, reader_->cursor.SeekExact(rids_[next_rid_++]));
       // Not found: deleted since the index was read; skip it.
-      if (found && reader_->cursor->key() == key) {
-        AddBucket(BsonObj(reader_->cursor->value().data()));
-      }
+      if (found) AddBucket(reader_->cursor.doc());
     }
   }
   if (next_rid_ >= rids_.size() || limit_reached_) done_ = true;
@@ -379,43 +357,32 @@ Status TimeseriesScan::ReadChunk() {
   // Chunks of buckets, each read in its own session (a new reader). Buckets are copied out, or,
   // when borrowed (block mode), handed over one at a time with the reader left on each until
   // the next call.
-  const bool forward = options_.sort_direction >= 0;
-  StatusWith<bool> more = false;
-  if (reader_ && reader_->read < reader_->chunk) {
-    more = forward ? reader_->cursor->Next() : reader_->cursor->Prev();
-  } else {
+  if (!reader_ || reader_->read >= reader_->chunk) {
     bool dropped = false;
     HG_RETURN_IF_ERROR(OpenReader(&dropped));
     if (dropped) {
       done_ = true;
       return Status::OK();
     }
-    storage::Cursor& cursor = *reader_->cursor;
-    more = started_          ? cursor.SeekAfter(last_key_, forward)
-           : lo_key_.empty() ? (forward ? cursor.SeekFirst() : cursor.SeekLast())
-           : forward         ? cursor.Seek(lo_key_)
-                             : cursor.Seek(hi_key_, false);
-    started_ = true;
+    if (last_id_) reader_->cursor.ResumeAfter(*last_id_);
   }
-  storage::Cursor& cursor = *reader_->cursor;
+  catalog::RecordCursor& cursor = reader_->cursor;
   while (true) {
-    if (!more.ok()) return more.status();
-    if (!more.value() || (!hi_key_.empty() && cursor.key() > hi_key_) ||
-        (!lo_key_.empty() && cursor.key() < lo_key_)) {
+    HG_ASSIGN_OR_RETURN(bool more, cursor.Next());
+    if (!more) {
       done_ = true;
       break;
     }
-    AddBucket(BsonObj(cursor.value().data()));
+    AddBucket(cursor.doc());
     if (limit_reached_) {
       done_ = true;
       break;
     }
     if (++reader_->read >= reader_->chunk) {
-      last_key_ = std::string(cursor.key());
+      last_id_ = cursor.id();
       break;
     }
     if (borrow_ && !buckets_.empty()) return Status::OK();
-    more = forward ? cursor.Next() : cursor.Prev();
   }
   if (!borrow_) reader_.reset();
   return Status::OK();
@@ -429,11 +396,12 @@ Status TimeseriesScan::CheckTimeOrderedKeys() {
   // before the end (a plain sort). (Starts before 1901 or after 2106 wrap lower; a bucket that
   // breaks the order then fails the sort with 6369910 rather than mis-sorting.)
   auto session = engine_->NewSession();
-  auto cursor_or = session->OpenCursorOrError(coll_.buckets->ident());
+  auto cursor_or =
+      catalog::RecordCursor::Open(*session, *coll_.buckets, catalog::RecordRange::All(false));
   if (!cursor_or.ok()) return Status::OK();
   auto& cursor = cursor_or.value();
-  HG_ASSIGN_OR_RETURN(bool any, cursor->SeekLast());
-  if (any && !cursor->key().empty() && static_cast<uint8_t>(cursor->key()[0]) >= 0x80) {
+  HG_ASSIGN_OR_RETURN(bool any, cursor.Next());
+  if (any && storage::ClusteredRecordIdSeconds(cursor.id()) >= 0x80000000u) {
     time_ordered_keys_ = false;
   }
   return Status::OK();

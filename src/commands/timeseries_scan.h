@@ -26,6 +26,7 @@
 #include <optional>
 #include <string>
 
+#include "catalog/record_store.h"
 #include "commands/service_context.h"
 #include "pipeline/column_block.h"
 #include "pipeline/pipeline.h"
@@ -140,7 +141,7 @@ class TimeseriesScan : public pipeline::DocumentStream, public pipeline::BlockSo
   int64_t user_index_keys_examined() const { return user_index_keys_examined_; }
   // The bucket-level limit in effect (0: none).
   int64_t measurement_limit() const { return filter_ ? 0 : options_.measurement_limit; }
-  bool has_time_range() const { return !lo_key_.empty(); }
+  bool has_time_range() const { return range_.lo.has_value(); }
   // The scanned range of bucket start times in seconds (when has_time_range()).
   int64_t min_start_seconds() const { return lo_seconds_; }
   int64_t max_start_seconds() const { return hi_seconds_; }
@@ -187,7 +188,7 @@ class TimeseriesScan : public pipeline::DocumentStream, public pipeline::BlockSo
   // Narrows block's selection to the rows that pass block_filter_ (which must be set).
   void SelectRows(pipeline::ColumnBlock* block) const;
   // Last-point: the newest buckets of the series whose index entries start with `prefix`.
-  Status CollectNewest(storage::Session& session, storage::Cursor& cursor,
+  Status CollectNewest(storage::Session& session, catalog::IndexCursor& cursor,
                        const std::string& prefix);
   void AddBucket(const bson::BsonObj& bucket);
   int NextChunkSize();
@@ -201,7 +202,7 @@ class TimeseriesScan : public pipeline::DocumentStream, public pipeline::BlockSo
   timeseries::BucketFilter bucket_filter_;
   std::optional<query::Matcher> filter_;  // absent when every measurement of a kept bucket matches
   timeseries::BucketUnpacker unpacker_;
-  std::string lo_key_, hi_key_;  // the scanned key range (hi_key_ empty: to the end)
+  catalog::RecordRange range_;  // the buckets to scan: a time range, or all
   int64_t lo_seconds_ = 0, hi_seconds_ = 0;
   bson::BsonObj event_filter_;
   std::optional<query::Matcher> meta_matcher_;  // index mode: the meta conjuncts, on {meta: v}
@@ -234,7 +235,7 @@ class TimeseriesScan : public pipeline::DocumentStream, public pipeline::BlockSo
   // The session and cursor of the chunk being read: `read` of its `chunk` buckets so far.
   struct Reader {
     std::unique_ptr<storage::Session> session;
-    std::unique_ptr<storage::Cursor> cursor;
+    catalog::RecordCursor cursor;
     int read = 0;
     int chunk = 0;
   };
@@ -245,8 +246,7 @@ class TimeseriesScan : public pipeline::DocumentStream, public pipeline::BlockSo
   int64_t rows_kept_ = 0;
   bool limit_reached_ = false;
   std::deque<bson::BsonObj> buffer_;
-  std::string last_key_;
-  bool started_ = false;
+  std::optional<int64_t> last_id_;  // where the next reader resumes
   bool done_ = false;
   TimeseriesScanOptions options_;
   TimeseriesScanStats stats_;

@@ -96,7 +96,7 @@ Status ForEachMatchingBucketChunk(
     const timeseries::BucketFilter& filter, ModifyStats* stats,
     const std::function<Status(const std::vector<catalog::Record>&, bool* stop)>& fn) {
   return timeseries::ForEachBucketChunk(
-      ctx.service.engine, *coll.buckets, "", "",
+      ctx.service.engine, *coll.buckets, catalog::RecordRange{},
       [&](const BsonObj& bucket) {
         const bool keep = filter.MayMatch(bucket);
         if (stats != nullptr) {

@@ -35,4 +35,30 @@ int64_t DecodeRecordId(std::string_view bytes) {
   return static_cast<int64_t>(u ^ kSignBit);
 }
 
+namespace {
+int64_t FromBigEndianBytes(uint64_t u) {
+  // EncodeRecordId flips the sign bit and writes big-endian; flipping it here makes the stored key
+  // equal to the bytes themselves.
+  return static_cast<int64_t>(u ^ kSignBit);
+}
+}  // namespace
+
+int64_t ClusteredRecordId(const uint8_t* oid_bytes) {
+  uint64_t u = 0;
+  for (int i = 0; i < 8; ++i) u = (u << 8) | oid_bytes[i];
+  return FromBigEndianBytes(u);
+}
+
+int64_t ClusteredRecordIdLow(uint32_t seconds) {
+  return FromBigEndianBytes(static_cast<uint64_t>(seconds) << 32);
+}
+
+int64_t ClusteredRecordIdHigh(uint32_t seconds) {
+  return FromBigEndianBytes((static_cast<uint64_t>(seconds) << 32) | 0xffffffffu);
+}
+
+uint32_t ClusteredRecordIdSeconds(int64_t id) {
+  return static_cast<uint32_t>((static_cast<uint64_t>(id) ^ kSignBit) >> 32);
+}
+
 }  // namespace hourglass::storage

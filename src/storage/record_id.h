@@ -21,4 +21,17 @@ void AppendRecordId(int64_t id, std::string* out);
 // Decodes the first 8 bytes of `bytes`; invariant: bytes.size() >= 8.
 int64_t DecodeRecordId(std::string_view bytes);
 
+// Clustered collections (time-series buckets) are keyed by their ObjectId `_id`: the RecordId is
+// the big-endian first 8 bytes of the ObjectId (4-byte timestamp, then 4 more), in the form whose
+// encoding above is exactly those bytes, so RecordId order is `_id` order and a range of `_id`
+// timestamps is a range of RecordIds.
+
+// The RecordId of the ObjectId whose 12 bytes start at `oid_bytes`.
+int64_t ClusteredRecordId(const uint8_t* oid_bytes);
+// The smallest and largest RecordIds of ObjectIds whose timestamp is `seconds`.
+int64_t ClusteredRecordIdLow(uint32_t seconds);
+int64_t ClusteredRecordIdHigh(uint32_t seconds);
+// The ObjectId timestamp (seconds, unsigned) of a clustered RecordId.
+uint32_t ClusteredRecordIdSeconds(int64_t id);
+
 }  // namespace hourglass::storage

@@ -54,5 +54,20 @@ TEST(RecordIdTest, AppendBuildsCompositeKeys) {
   EXPECT_EQ(DecodeRecordId(std::string_view(key).substr(2)), 7);
 }
 
+TEST(RecordIdTest, ClusteredRecordIdEncodesAsTheObjectIdBytes) {
+  const uint8_t oid[12] = {0x65, 0x10, 0x20, 0x30, 0xaa, 0xbb, 0xcc, 0xdd, 1, 2, 3, 4};
+  int64_t id = ClusteredRecordId(oid);
+  EXPECT_EQ(EncodeRecordId(id), std::string(reinterpret_cast<const char*>(oid), 8));
+  EXPECT_EQ(ClusteredRecordIdSeconds(id), 0x65102030u);
+  EXPECT_LE(ClusteredRecordIdLow(0x65102030u), id);
+  EXPECT_GE(ClusteredRecordIdHigh(0x65102030u), id);
+  EXPECT_GT(ClusteredRecordIdLow(0x65102031u), id);
+  EXPECT_LT(ClusteredRecordIdHigh(0x6510202fu), id);
+  // Timestamps from 2^31 on (dates before 1970 wrap there) sort after every earlier timestamp.
+  EXPECT_LT(ClusteredRecordIdHigh(0x7fffffffu), ClusteredRecordIdLow(0x80000000u));
+  EXPECT_EQ(ClusteredRecordIdSeconds(ClusteredRecordIdHigh(0xffffffffu)), 0xffffffffu);
+  EXPECT_EQ(EncodeRecordId(ClusteredRecordIdLow(0)), std::string(8, '\0'));
+}
+
 }  // namespace
 }  // namespace hourglass::storage

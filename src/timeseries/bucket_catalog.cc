@@ -9,8 +9,7 @@
 #include <shared_mutex>
 
 #include "base/server_parameters.h"
-#include "bson/key_string.h"
-#include "storage/record_id.h"
+#include "catalog/record_store.h"
 #include "storage/write_conflict.h"
 #include "timeseries/bucket_document.h"
 #include "timeseries/bucket_min_max.h"
@@ -418,50 +417,41 @@ std::shared_ptr<Bucket> BucketCatalog::FindStoredBucket(const TimeseriesCollecti
     want_meta = std::string(meta_holder.FirstElement().raw(), meta_holder.FirstElement().size());
   }
   std::vector<int64_t> candidates;
-  const catalog::IndexEntry* index = coll.buckets->BucketIndex();
+  const catalog::SecondaryIndex* index = coll.buckets->SeriesIndex();
   if (index != nullptr) {
     Count(cs, Stat::kNumBucketsQueried);
-    auto cursor_or = s.OpenCursorOrError(index->ident);
+    auto cursor_or = catalog::IndexCursor::Open(s, *index);
     if (!cursor_or.ok()) {
       Count(cs, Stat::kNumBucketQueriesFailed);
       return nullptr;
     }
     auto& cursor = cursor_or.value();
-    auto date_key = [](int64_t millis) {
-      BsonBuilder b;
-      b.AppendDate("", millis);
-      BsonObj o = b.Obj();
-      bson::KeyStringBuilder k;
-      k.AppendElement(o.FirstElement());
-      return k.Release();
-    };
     std::string prefix = catalog::BucketIndexSeriesPrefix(meta_holder.FirstElement());
-    std::string end = prefix + date_key(t) + "\xff";
-    auto more = cursor->Seek(t > INT64_MIN + span_ms ? prefix + date_key(t - span_ms + 1) : prefix);
-    while (more.ok() && more.value() && cursor->key() < end) {
-      std::string_view key = cursor->key();
-      if (key.substr(0, prefix.size()) != prefix) break;
-      candidates.push_back(storage::DecodeRecordId(key.substr(key.size() - 8)));
-      more = cursor->Next();
+    cursor.SetBounds(
+        {t > INT64_MIN + span_ms ? prefix + catalog::BucketIndexStartKey(t - span_ms + 1) : prefix,
+         prefix + catalog::BucketIndexStartKey(t) + "\xff"});
+    auto more = cursor.Next();
+    while (more.ok() && more.value()) {
+      candidates.push_back(cursor.record_id());
+      more = cursor.Next();
     }
     if (!more.ok()) Count(cs, Stat::kNumBucketQueriesFailed);
   } else {
     int64_t lo_s = (t - span_ms) / 1000 - 1, hi_s = t / 1000 + 1;
     if (t < 0 || lo_s < 0 || hi_s > int64_t{0xffffffff}) return nullptr;  // extended range
     Count(cs, Stat::kNumBucketsQueried);
-    auto cursor_or = s.OpenCursorOrError(coll.buckets->ident());
+    auto cursor_or = catalog::RecordCursor::Open(
+        s, *coll.buckets,
+        catalog::ClusteredTimeRange(static_cast<uint32_t>(lo_s), static_cast<uint32_t>(hi_s)));
     if (!cursor_or.ok()) {
       Count(cs, Stat::kNumBucketQueriesFailed);
       return nullptr;
     }
     auto& cursor = cursor_or.value();
-    std::string hi =
-        storage::EncodeRecordId(catalog::ClusteredRecordIdHigh(static_cast<uint32_t>(hi_s)));
-    auto more = cursor->Seek(
-        storage::EncodeRecordId(catalog::ClusteredRecordIdLow(static_cast<uint32_t>(lo_s))));
-    while (more.ok() && more.value() && cursor->key() <= hi) {
-      candidates.push_back(storage::DecodeRecordId(cursor->key()));
-      more = cursor->Next();
+    auto more = cursor.Next();
+    while (more.ok() && more.value()) {
+      candidates.push_back(cursor.id());
+      more = cursor.Next();
     }
     if (!more.ok()) Count(cs, Stat::kNumBucketQueriesFailed);
   }

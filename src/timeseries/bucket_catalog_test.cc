@@ -13,6 +13,7 @@
 
 #include "base/server_parameters.h"
 #include "catalog/catalog.h"
+#include "catalog/record_store.h"
 #include "storage/storage_test_util.h"
 #include "storage/write_conflict.h"
 #include "timeseries/bucket_unpacker.h"
@@ -142,12 +143,13 @@ class BucketCatalogTest : public ::testing::Test {
   std::vector<BsonObj> Buckets(const TimeseriesCollection& coll) {
     std::vector<BsonObj> out;
     auto s = engine_->NewSession();
-    auto cursor = s->OpenCursor(coll.buckets->ident());
-    EXPECT_NE(cursor, nullptr);
-    if (!cursor) return out;
-    for (auto more = cursor->SeekFirst(); more.ok() && more.value(); more = cursor->Next()) {
-      EXPECT_TRUE(bson::ValidateBson(cursor->value()).ok());
-      out.push_back(BsonObj::CopyOf(cursor->value()));
+    auto cursor = catalog::RecordCursor::Open(*s, *coll.buckets);
+    EXPECT_TRUE(cursor.ok());
+    if (!cursor.ok()) return out;
+    for (auto more = cursor.value().Next(); more.ok() && more.value();
+         more = cursor.value().Next()) {
+      EXPECT_TRUE(bson::ValidateBson(cursor.value().data()).ok());
+      out.push_back(BsonObj::CopyOf(cursor.value().data()));
     }
     return out;
   }

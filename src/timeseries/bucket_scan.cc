@@ -1,6 +1,5 @@
 #include "timeseries/bucket_scan.h"
 
-#include "storage/record_id.h"
 #include "storage/write_conflict.h"
 
 namespace hourglass::timeseries {
@@ -8,34 +7,33 @@ namespace hourglass::timeseries {
 using bson::BsonObj;
 
 Status ForEachBucketChunk(
-    storage::KvEngine* engine, catalog::Collection& buckets, const std::string& lo,
-    const std::string& hi, const std::function<bool(const BsonObj&)>& keep,
+    storage::KvEngine* engine, catalog::Collection& buckets, const catalog::RecordRange& range,
+    const std::function<bool(const BsonObj&)>& keep,
     const std::function<Status(const std::vector<catalog::Record>&, bool* stop)>& fn) {
-  std::string resume;
-  bool started = false;
+  std::optional<int64_t> resume;
+  catalog::RecordRange forward = range;
+  forward.forward = true;
   while (true) {
     std::vector<catalog::Record> chunk;
     bool more_keys = false;
     {
       auto session = engine->NewSession();
-      auto cursor_or = session->OpenCursorOrError(buckets.ident());
+      auto cursor_or = catalog::RecordCursor::Open(*session, buckets, forward);
       if (!cursor_or.ok()) return Status::OK();  // dropped meanwhile
       auto& cursor = cursor_or.value();
-      auto more = started      ? cursor->SeekAfter(resume)
-                  : lo.empty() ? cursor->SeekFirst()
-                               : cursor->Seek(lo);
-      started = true;
-      while (more.ok() && more.value() && (hi.empty() || cursor->key() <= hi)) {
-        BsonObj bucket(cursor->value().data());
+      if (resume) cursor.ResumeAfter(*resume);
+      auto more = cursor.Next();
+      while (more.ok() && more.value()) {
+        BsonObj bucket = cursor.doc();
         if (keep(bucket)) {
-          chunk.push_back({storage::DecodeRecordId(cursor->key()), bucket.Owned()});
+          chunk.push_back({cursor.id(), bucket.Owned()});
           if (chunk.size() >= 100) {
-            resume = std::string(cursor->key());
+            resume = cursor.id();
             more_keys = true;
             break;
           }
         }
-        more = cursor->Next();
+        more = cursor.Next();
       }
       HG_RETURN_IF_ERROR(more.status());
     }

@@ -11,16 +11,17 @@
 
 #include "base/status.h"
 #include "catalog/collection.h"
+#include "catalog/record_store.h"
 #include "storage/kv_engine.h"
 
 namespace hourglass::timeseries {
 
-// Calls `fn` with up to 100 buckets at a time whose table key lies in [lo, hi] (empty: no bound)
-// and for which `keep` is true, in key (start time) order. `fn` may set *stop to end the walk. A
-// bucket collection dropped meanwhile ends the walk quietly.
+// Calls `fn` with up to 100 buckets at a time whose RecordId lies in `range` (its direction is
+// ignored: the walk is forward) and for which `keep` is true, in RecordId (start time) order. `fn`
+// may set *stop to end the walk. A bucket collection dropped meanwhile ends the walk quietly.
 Status ForEachBucketChunk(
-    storage::KvEngine* engine, catalog::Collection& buckets, const std::string& lo,
-    const std::string& hi, const std::function<bool(const bson::BsonObj&)>& keep,
+    storage::KvEngine* engine, catalog::Collection& buckets, const catalog::RecordRange& range,
+    const std::function<bool(const bson::BsonObj&)>& keep,
     const std::function<Status(const std::vector<catalog::Record>&, bool* stop)>& fn);
 
 // In one transaction: removes `removed` and replaces each (old record, new document) of

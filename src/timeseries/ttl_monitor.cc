@@ -7,7 +7,7 @@
 #include "base/logger.h"
 #include "base/server_parameters.h"
 #include "bson/key_string.h"
-#include "storage/record_id.h"
+#include "catalog/record_store.h"
 #include "storage/write_conflict.h"
 #include "timeseries/bucket_scan.h"
 #include "timeseries/timeseries_options.h"
@@ -38,18 +38,18 @@ int64_t FloorSeconds(int64_t millis) {
   return millis >= 0 ? millis / 1000 : -((-millis + 999) / 1000);
 }
 
-// Deletes the buckets of `buckets` in the key range [lo, hi] whose control.max.<time> is at most
+// Deletes the buckets of `buckets` in `range` whose control.max.<time> is at most
 // `expired_before` (inclusive). Returns how many were deleted.
 StatusWith<int64_t> DeleteExpired(storage::KvEngine* engine, catalog::Collection& buckets,
-                                  const std::string& time_field, const std::string& lo,
-                                  const std::string& hi, int64_t expired_before) {
+                                  const std::string& time_field, const catalog::RecordRange& range,
+                                  int64_t expired_before) {
   int64_t deleted = 0;
   auto expired = [&](const BsonObj& doc) {
     bson::BsonElement max_t = doc["control"].Obj()["max"].Obj()[time_field];
     return max_t.type() == bson::BsonType::kDate && max_t.DateMillis() <= expired_before;
   };
   HG_RETURN_IF_ERROR(ForEachBucketChunk(
-      engine, buckets, lo, hi, expired,
+      engine, buckets, range, expired,
       [&](const std::vector<catalog::Record>& chunk, bool*) -> Status {
         std::vector<const catalog::Record*> removed;
         for (const auto& rec : chunk) removed.push_back(&rec);
@@ -93,23 +93,26 @@ StatusWith<int64_t> DeleteExpiredByIndex(storage::KvEngine* engine, catalog::Col
       auto session = engine->NewSession();
       storage::WriteUnit wu(*session);
       HG_RETURN_IF_ERROR(wu.begin_status());
-      HG_ASSIGN_OR_RETURN(auto cursor, session->OpenCursorOrError(idx.entry->ident));
-      HG_ASSIGN_OR_RETURN(bool m, started ? cursor->SeekAfter(last_key) : cursor->Seek(start));
+      HG_ASSIGN_OR_RETURN(auto cursor, catalog::IndexCursor::Open(*session, idx));
+      cursor.SetBounds({start, end});
+      if (started) cursor.ResumeAfter(last_key);
+      HG_ASSIGN_OR_RETURN(bool m, cursor.Next());
       int seen = 0;
-      while (m && (!end || cursor->key() < std::string_view(*end)) && seen < 500) {
+      while (m && seen < 500) {
         ++seen;
-        chunk_last = std::string(cursor->key());
-        int64_t rid = storage::DecodeRecordId(cursor->value());
+        chunk_last = std::string(cursor.position());
+        int64_t rid = cursor.record_id();
         HG_ASSIGN_OR_RETURN(auto rec, coll.FindRecord(*session, rid));
-        HG_ASSIGN_OR_RETURN(m, cursor->Next());
-        if (!rec) continue;  // a multikey document already deleted in this chunk
-        HG_RETURN_IF_ERROR(coll.Remove(*session, rid, rec->doc));
-        ++n;
-        bytes += rec->doc.size();
+        if (rec) {  // else a multikey document already deleted in this chunk
+          HG_RETURN_IF_ERROR(coll.Remove(*session, rid, rec->doc));
+          ++n;
+          bytes += rec->doc.size();
+        }
         // Removing keys moved the cursor's table under it: re-seek after the last key read.
-        HG_ASSIGN_OR_RETURN(m, cursor->SeekAfter(chunk_last));
+        cursor.ResumeAfter(chunk_last);
+        HG_ASSIGN_OR_RETURN(m, cursor.Next());
       }
-      chunk_more = m && (!end || cursor->key() < std::string_view(*end));
+      chunk_more = m;
       return wu.Commit();
     }));
     coll.AdjustCounts(-n, -bytes);
@@ -207,11 +210,9 @@ StatusWith<int64_t> TtlMonitor::RunOnce(int64_t now_millis) {
       const std::string& tf = options.value().time_field;
       if (bound_s >= 0) {
         uint32_t hi = static_cast<uint32_t>(std::min<int64_t>(bound_s, 0x7fffffff));
-        HG_ASSIGN_OR_RETURN(
-            int64_t n, DeleteExpired(engine_, *buckets, tf,
-                                     storage::EncodeRecordId(catalog::ClusteredRecordIdLow(0)),
-                                     storage::EncodeRecordId(catalog::ClusteredRecordIdHigh(hi)),
-                                     expired_before));
+        HG_ASSIGN_OR_RETURN(int64_t n,
+                            DeleteExpired(engine_, *buckets, tf, catalog::ClusteredTimeRange(0, hi),
+                                          expired_before));
         total += n;
       }
       // Start times before 1970 (and after 2038) wrap into the upper half of the 32-bit
@@ -219,9 +220,7 @@ StatusWith<int64_t> TtlMonitor::RunOnce(int64_t now_millis) {
       HG_ASSIGN_OR_RETURN(
           int64_t n,
           DeleteExpired(engine_, *buckets, tf,
-                        storage::EncodeRecordId(catalog::ClusteredRecordIdLow(0x80000000u)),
-                        storage::EncodeRecordId(catalog::ClusteredRecordIdHigh(0xffffffffu)),
-                        expired_before));
+                        catalog::ClusteredTimeRange(0x80000000u, 0xffffffffu), expired_before));
       total += n;
     }
   }
