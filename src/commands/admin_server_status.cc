@@ -9,8 +9,8 @@
 
 #include "commands/admin_commands.h"
 #include "commands/command_util.h"
-#include "commands/cursor_manager.h"
-#include "commands/timeseries_scan.h"
+#include "exec/cursor_manager.h"
+#include "exec/timeseries_scan.h"
 #include "pipeline/spill_file.h"
 #include "timeseries/ttl_monitor.h"
 
@@ -144,7 +144,7 @@ Status RunServerStatus(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& rep
   }
   if (Wanted(cmd, "hourglass")) {
     // Hourglass's own counters (not in MongoDB): the work time-series reads did.
-    const auto& ts = GlobalTimeseriesReadCounters();
+    const auto& ts = exec::GlobalTimeseriesReadCounters();
     size_t t = reply.OpenObject("hourglass");
     size_t r = reply.OpenObject("timeseries");
     reply.AppendInt64("bucketsRead", ts.buckets_read.load());

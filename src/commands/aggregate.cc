@@ -6,16 +6,16 @@
 #include "base/clock.h"
 #include "bson/bson_compare.h"
 #include "commands/aggregate_collections.h"
-#include "commands/collection_scan.h"
 #include "commands/command.h"
 #include "commands/command_util.h"
 #include "commands/crud_util.h"
 #include "commands/ddl_commands.h"
 #include "commands/explain.h"
-#include "commands/index_scan.h"
-#include "commands/plan_cache.h"
-#include "commands/timeseries_read.h"
 #include "commands/timeseries_util.h"
+#include "exec/collection_scan.h"
+#include "exec/index_scan.h"
+#include "exec/plan_cache.h"
+#include "exec/timeseries_read.h"
 #include "timeseries/index_conversion.h"
 
 namespace hourglass::commands {
@@ -150,7 +150,8 @@ StatusWith<std::vector<BsonObj>> PlanCacheStatsDocuments(CommandContext& ctx,
     return std::string(buf);
   };
   const std::string host = HostAndPort(ctx.service);
-  for (const PlanCacheEntry& e : PlanCache::Instance().List(coll->ns(), IndexSetSignature(*coll))) {
+  for (const exec::PlanCacheEntry& e :
+       exec::PlanCache::Instance().List(coll->ns(), exec::IndexSetSignature(*coll))) {
     BsonBuilder b;
     b.AppendString("planCacheKey", hex(e.shape + e.index_set));
     b.AppendString("queryHash", hex(e.shape));
@@ -288,8 +289,8 @@ class AggregateCommand : public Command {
           rest.erase(rest.begin());
         }
         HG_ASSIGN_OR_RETURN(
-            auto out, BuildTimeseriesRead(std::move(*ts.value()), ctx.service.engine, filter, rest,
-                                          pctx, BsonObj(), HintOf(cmd)));
+            auto out, exec::BuildTimeseriesRead(std::move(*ts.value()), ctx.service.engine, filter,
+                                                rest, pctx, BsonObj(), HintOf(cmd)));
         const int64_t first_batch = PipelineWritesOutput(*stages) ? 101 : batch_size.value_or(101);
         return ReplyWithCursor(ctx, ns, std::move(out), first_batch, false, reply);
       }
@@ -332,10 +333,10 @@ class CountCommand : public Command {
     if (ts.ok() && ts.value()) {
       // Measurements live in buckets: count them as {$count} over the read, which the
       // time-series rewrites answer from the buckets' row counts where they can.
-      HG_ASSIGN_OR_RETURN(
-          auto stream,
-          BuildTimeseriesRead(std::move(*ts.value()), ctx.service.engine, q.value_or(BsonObj()),
-                              TimeseriesCountStages(cmd), {}, BsonObj(), HintOf(cmd)));
+      HG_ASSIGN_OR_RETURN(auto stream,
+                          exec::BuildTimeseriesRead(
+                              std::move(*ts.value()), ctx.service.engine, q.value_or(BsonObj()),
+                              exec::TimeseriesCountStages(cmd), {}, BsonObj(), HintOf(cmd)));
       HG_ASSIGN_OR_RETURN(auto doc, stream->Next());
       reply.AppendInt32("n", doc ? static_cast<int32_t>((*doc)["n"].NumberLong()) : 0);
       return Status::OK();
@@ -387,25 +388,26 @@ class DistinctCommand : public Command {
     // Values are kept as single-element documents, sorted and de-duplicated in canonical order.
     std::vector<BsonObj> values;
     auto coll = ctx.service.catalog->Lookup(nss);
-    std::optional<QueryPlan> distinct_scan;
+    std::optional<exec::QueryPlan> distinct_scan;
     if (coll && !coll->ident().empty() && coll->entry().type == "collection") {
-      distinct_scan = PlanDistinctScan(*coll, plan.filter_spec, *key, cmd["hint"]);
+      distinct_scan = exec::PlanDistinctScan(*coll, plan.filter_spec, *key, cmd["hint"]);
     }
     if (distinct_scan) {
       // An index leading with the key: one key per value (DISTINCT_SCAN).
       auto session = ctx.service.engine->NewSession();
       int64_t keys = 0, docs = 0;
-      HG_ASSIGN_OR_RETURN(values, DistinctScan(*session, *coll, *distinct_scan, &keys, &docs));
-      RecordIndexUse(*distinct_scan);
+      HG_ASSIGN_OR_RETURN(values,
+                          exec::DistinctScan(*session, *coll, *distinct_scan, &keys, &docs));
+      exec::RecordIndexUse(*distinct_scan);
     } else {
       std::unique_ptr<pipeline::DocumentStream> stream;
       auto ts = LookupTimeseries(ctx.service, nss);
       if (ts.ok() && ts.value()) {
         // Only the key's top-level field is decoded.
-        HG_ASSIGN_OR_RETURN(
-            stream,
-            BuildTimeseriesRead(std::move(*ts.value()), ctx.service.engine, plan.filter_spec,
-                                TimeseriesDistinctStages(*key), {}, BsonObj(), HintOf(cmd)));
+        HG_ASSIGN_OR_RETURN(stream, exec::BuildTimeseriesRead(std::move(*ts.value()),
+                                                              ctx.service.engine, plan.filter_spec,
+                                                              exec::TimeseriesDistinctStages(*key),
+                                                              {}, BsonObj(), HintOf(cmd)));
       } else {
         HG_ASSIGN_OR_RETURN(stream, BuildReadStream(ctx, nss, std::move(plan)));
       }

@@ -3,11 +3,11 @@
 #include <atomic>
 #include <set>
 
-#include "commands/collection_scan.h"
 #include "commands/crud_util.h"
 #include "commands/ddl_commands.h"
 #include "commands/timeseries_util.h"
 #include "commands/timeseries_write.h"
+#include "exec/collection_scan.h"
 #include "storage/write_conflict.h"
 #include "timeseries/timeseries_options.h"
 
@@ -111,7 +111,7 @@ class CatalogCollectionAccess : public pipeline::CollectionAccess {
       return std::optional<BsonObj>(rec->doc);
     }
     HG_ASSIGN_OR_RETURN(auto matcher, query::Matcher::Parse(filter));
-    CollectionScan scan(c, service_.engine, std::move(matcher));
+    exec::CollectionScan scan(c, service_.engine, std::move(matcher));
     return scan.Next();
   }
 

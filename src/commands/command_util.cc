@@ -59,24 +59,6 @@ Status CheckKnownSubFields(std::string_view context, const BsonObj& doc,
   return Status::OK();
 }
 
-Status CheckHintWithoutIndexes(const BsonElement& hint) {
-  if (hint.eoo()) return Status::OK();
-  bool known = false;
-  if (hint.type() == BsonType::kString) {
-    known = hint.Str() == "_id_";
-  } else if (hint.type() == BsonType::kObject) {
-    BsonObj h = hint.Obj();
-    BsonElement only = h.FirstElement();
-    known = h.IsEmpty() ||
-            (h.NumFields() == 1 && (only.FieldName() == "_id" || only.FieldName() == "$natural") &&
-             only.IsNumber());
-  }
-  if (!known) {
-    return Status(ErrorCode::kBadValue, "hint provided does not correspond to an existing index");
-  }
-  return Status::OK();
-}
-
 Status CheckHintAndCollation(std::string_view cmd, const BsonObj& doc) {
   BsonElement hint = doc["hint"];
   if (!hint.eoo() && hint.type() != BsonType::kString && hint.type() != BsonType::kObject) {

@@ -37,10 +37,6 @@ Status CheckKnownSubFields(std::string_view context, const bson::BsonObj& doc,
 // (binary) one is supported: any other fails with CommandNotSupported (115) rather than comparing
 // strings wrongly.
 Status CheckHintAndCollation(std::string_view cmd, const bson::BsonObj& doc);
-// For namespaces without secondary indexes (time-series): a hint other than `_id_`, {_id: 1} or
-// {$natural: ...} fails with BadValue (2) "hint provided does not correspond to an existing
-// index". EOO passes.
-Status CheckHintWithoutIndexes(const bson::BsonElement& hint);
 
 // Typed getters. Absent fields return the default / nullopt; present fields of the wrong type
 // return TypeMismatch with MongoDB's message.

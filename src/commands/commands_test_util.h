@@ -9,8 +9,8 @@
 #include <string_view>
 
 #include "catalog/catalog.h"
-#include "commands/cursor_manager.h"
 #include "commands/dispatcher.h"
+#include "exec/cursor_manager.h"
 #include "storage/kv_engine.h"
 #include "storage/storage_test_util.h"
 #include "timeseries/bucket_catalog.h"
@@ -76,7 +76,7 @@ class CommandsTest : public ::testing::Test {
   storage::testing::TempDir dir_;
   std::unique_ptr<storage::KvEngine> engine_;
   std::unique_ptr<catalog::Catalog> catalog_;
-  CursorManager cursors_;
+  exec::CursorManager cursors_;
   std::unique_ptr<timeseries::BucketCatalog> bucket_catalog_;
   ServiceContext service_;
   ClientState client_;

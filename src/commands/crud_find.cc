@@ -1,10 +1,10 @@
 // find, getMore, killCursors.
 #include "catalog/catalog.h"
-#include "commands/collection_scan.h"
 #include "commands/command.h"
 #include "commands/command_util.h"
 #include "commands/crud_util.h"
-#include "commands/cursor_manager.h"
+#include "exec/collection_scan.h"
+#include "exec/cursor_manager.h"
 #include "query/projection.h"
 
 namespace hourglass::commands {
@@ -135,8 +135,8 @@ class GetMoreCommand : public Command {
     HG_ASSIGN_OR_RETURN(auto cursor, ctx.service.cursors->CheckOut(id_el.Int64(), ns));
     BsonArrayBuilder batch;
     bool exhausted = false;
-    Status st =
-        FillBatch(*cursor->stream, &cursor->pending, batch_size.value_or(0), batch, &exhausted);
+    Status st = exec::FillBatch(*cursor->stream, &cursor->pending, batch_size.value_or(0), batch,
+                                &exhausted);
     if (!st.ok()) return st;  // the cursor is destroyed with the error, as in MongoDB
     int64_t id = cursor->id;
     if (exhausted) {
@@ -144,7 +144,7 @@ class GetMoreCommand : public Command {
     } else {
       ctx.service.cursors->CheckIn(std::move(cursor));
     }
-    AppendCursorReply(reply, id, ns, "nextBatch", batch.Obj());
+    exec::AppendCursorReply(reply, id, ns, "nextBatch", batch.Obj());
     return Status::OK();
   }
 };

@@ -1,15 +1,15 @@
 #include "commands/crud_util.h"
 
-#include "commands/collection_scan.h"
 #include "commands/command_util.h"
-#include "commands/cursor_manager.h"
 #include "commands/explain.h"
-#include "commands/index_scan.h"
-#include "commands/multi_planner.h"
-#include "commands/plan_cache.h"
-#include "commands/timeseries_read.h"
-#include "commands/timeseries_scan.h"
 #include "commands/timeseries_util.h"
+#include "exec/collection_scan.h"
+#include "exec/cursor_manager.h"
+#include "exec/index_scan.h"
+#include "exec/multi_planner.h"
+#include "exec/plan_cache.h"
+#include "exec/timeseries_read.h"
+#include "exec/timeseries_scan.h"
 #include "pipeline/expression.h"
 #include "pipeline/memory_parameters.h"
 #include "pipeline/spill_file.h"
@@ -70,50 +70,52 @@ StatusWith<std::unique_ptr<pipeline::DocumentStream>> BuildReadStream(
     ApplyDiskUse(ctx, plan.allow_disk_use, &pctx);  // the sort's memory limit and spilling
     pctx.now_millis = plan.expr_ctx.now_millis;
     pctx.let = plan.expr_ctx.let;
-    HG_ASSIGN_OR_RETURN(
-        stream, BuildTimeseriesRead(std::move(*ts), ctx.service.engine, plan.filter_spec,
-                                    TimeseriesFindStages(plan.sort, plan.skip, plan.limit), pctx,
-                                    plan.projection_spec, plan.hint));
+    HG_ASSIGN_OR_RETURN(stream, exec::BuildTimeseriesRead(
+                                    std::move(*ts), ctx.service.engine, plan.filter_spec,
+                                    exec::TimeseriesFindStages(plan.sort, plan.skip, plan.limit),
+                                    pctx, plan.projection_spec, plan.hint));
     plan.sort = BsonObj();
     plan.skip = 0;
     plan.limit = 0;
   } else if (!coll || coll->ident().empty()) {
     stream = std::make_unique<pipeline::VectorDocumentStream>(std::vector<BsonObj>{});
   } else {
-    HG_ASSIGN_OR_RETURN(PlanChoice choice, PlanQuery(*coll, plan.filter_spec, plan.sort, hint));
+    HG_ASSIGN_OR_RETURN(exec::PlanChoice choice,
+                        exec::PlanQuery(*coll, plan.filter_spec, plan.sort, hint));
     if (min_max) {
-      HG_RETURN_IF_ERROR(ApplyMinMax(&choice.winner, !hint.eoo(), plan.min, plan.max));
+      HG_RETURN_IF_ERROR(exec::ApplyMinMax(&choice.winner, !hint.eoo(), plan.min, plan.max));
     }
     // Plans that can answer from the keys alone read no documents.
-    auto cover = [&](QueryPlan& p) {
+    auto cover = [&](exec::QueryPlan& p) {
       p.with_record_id = plan.show_record_id;
       p.with_index_key = plan.return_key;
       if (!p.exact || annotate) return;
       if (plan.count_only) {
         p.covered_fields.emplace();
       } else if (!plan.projection_spec.IsEmpty()) {
-        p.covered_fields = CoveredFields(p, plan.projection_spec, plan.sort);
+        p.covered_fields = exec::CoveredFields(p, plan.projection_spec, plan.sort);
       }
     };
     cover(choice.winner);
     for (auto& p : choice.rejected) cover(p);
-    std::unique_ptr<IndexScan> trial_winner;
+    std::unique_ptr<exec::IndexScan> trial_winner;
     if (!choice.rejected.empty()) {
       int64_t target = plan.limit > 0 ? plan.skip + plan.limit : 101;
       // Explain always runs the trial (its output shows it); other reads use the plan cache.
       const bool use_cache = plan.count_index_use;
-      const std::string shape = QueryShape(plan.filter_spec, plan.sort, plan.projection_spec,
-                                           plan.count_only ? "count" : "");
-      const std::string index_set = IndexSetSignature(*coll);
+      const std::string shape = exec::QueryShape(plan.filter_spec, plan.sort, plan.projection_spec,
+                                                 plan.count_only ? "count" : "");
+      const std::string index_set = exec::IndexSetSignature(*coll);
       if (use_cache) {
-        HG_ASSIGN_OR_RETURN(trial_winner, RunCachedPlan(coll, ctx.service.engine, &choice,
-                                                        plan.filter, shape, index_set, target));
+        HG_ASSIGN_OR_RETURN(
+            trial_winner, exec::RunCachedPlan(coll, ctx.service.engine, &choice, plan.filter, shape,
+                                              index_set, target));
       }
       if (!trial_winner) {
-        HG_ASSIGN_OR_RETURN(auto outcome, RunTrial(coll, ctx.service.engine, &choice, plan.filter,
-                                                   plan.sort, target));
+        HG_ASSIGN_OR_RETURN(auto outcome, exec::RunTrial(coll, ctx.service.engine, &choice,
+                                                         plan.filter, plan.sort, target));
         if (use_cache) {
-          PlanCacheEntry e;
+          exec::PlanCacheEntry e;
           e.shape = shape;
           e.index_set = index_set;
           e.index_name = choice.winner.index->desc.name;
@@ -122,24 +124,25 @@ StatusWith<std::unique_ptr<pipeline::DocumentStream>> BuildReadStream(
           e.query = plan.filter_spec.Owned();  // the request's buffer goes away
           e.sort = plan.sort.Owned();
           e.projection = plan.projection_spec.Owned();
-          PlanCache::Instance().Store(coll->ns(), std::move(e));
+          exec::PlanCache::Instance().Store(coll->ns(), std::move(e));
         }
         info->trials = std::move(outcome.trials);
         trial_winner = std::move(outcome.winner_scan);
       }
     }
-    if (plan.count_index_use) RecordIndexUse(choice.winner);
+    if (plan.count_index_use) exec::RecordIndexUse(choice.winner);
     if (choice.winner.IsCollScan()) {
-      auto scan = std::make_unique<CollectionScan>(coll, ctx.service.engine, std::move(plan.filter),
-                                                   choice.winner.natural_reverse);
+      auto scan = std::make_unique<exec::CollectionScan>(
+          coll, ctx.service.engine, std::move(plan.filter), choice.winner.natural_reverse);
       scan->set_with_record_id(plan.show_record_id);
       info->collection_scan = scan.get();
       stream = std::move(scan);
     } else {
       sorted_by_scan = choice.winner.provides_sort;
-      auto scan = trial_winner ? std::move(trial_winner)
-                               : std::make_unique<IndexScan>(coll, ctx.service.engine,
-                                                             choice.winner, std::move(plan.filter));
+      auto scan = trial_winner
+                      ? std::move(trial_winner)
+                      : std::make_unique<exec::IndexScan>(coll, ctx.service.engine, choice.winner,
+                                                          std::move(plan.filter));
       info->index_scan = scan.get();
       stream = std::move(scan);
     }
@@ -173,10 +176,11 @@ StatusWith<std::unique_ptr<pipeline::DocumentStream>> BuildReadStream(
     stream = p->Bind(std::move(stream));
   }
   if (annotate) {
-    stream = std::make_unique<FindOutputStream>(std::move(stream), std::move(plan.projection),
-                                                plan.return_key, plan.show_record_id);
+    stream = std::make_unique<exec::FindOutputStream>(std::move(stream), std::move(plan.projection),
+                                                      plan.return_key, plan.show_record_id);
   } else if (plan.projection) {
-    stream = std::make_unique<ProjectionStream>(std::move(stream), std::move(*plan.projection));
+    stream =
+        std::make_unique<exec::ProjectionStream>(std::move(stream), std::move(*plan.projection));
   }
   return stream;
 }
@@ -214,19 +218,19 @@ Status ReplyWithCursor(CommandContext& ctx, const std::string& ns,
   bool exhausted = false;
   std::optional<BsonObj> pending;
   if (first_batch > 0 || single_batch) {
-    HG_RETURN_IF_ERROR(FillBatch(
+    HG_RETURN_IF_ERROR(exec::FillBatch(
         *stream, &pending, single_batch && first_batch == 0 ? 0 : first_batch, batch, &exhausted));
   }
   int64_t id = 0;
   if (!exhausted && !single_batch) {
-    auto cursor = std::make_unique<ClientCursor>();
+    auto cursor = std::make_unique<exec::ClientCursor>();
     cursor->ns = ns;
     cursor->stream = std::move(stream);
     cursor->pending = std::move(pending);
     cursor->no_timeout = no_timeout;
     id = ctx.service.cursors->Register(std::move(cursor));
   }
-  AppendCursorReply(reply, id, ns, "firstBatch", batch.Obj());
+  exec::AppendCursorReply(reply, id, ns, "firstBatch", batch.Obj());
   return Status::OK();
 }
 

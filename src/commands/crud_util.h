@@ -8,11 +8,16 @@
 
 #include "catalog/catalog.h"
 #include "commands/command.h"
-#include "commands/multi_planner.h"
-#include "commands/query_planner.h"
+#include "exec/multi_planner.h"
+#include "exec/query_planner.h"
 #include "pipeline/pipeline.h"
 #include "query/matcher.h"
 #include "query/projection.h"
+
+namespace hourglass::exec {
+class CollectionScan;
+class IndexScan;
+}  // namespace hourglass::exec
 
 namespace hourglass::commands {
 
@@ -46,17 +51,14 @@ struct ReadPlan {
 // 4890500, or the expression's own error).
 StatusWith<query::ExpressionContext> CommandExpressionContext(const bson::BsonObj& cmd);
 
-class CollectionScan;
-class IndexScan;
-
 // What BuildReadStream chose, for explain. The scan pointers borrow the returned stream.
 struct ReadExecInfo {
-  std::optional<PlanChoice> choice;  // unset for time-series and missing collections
-  const CollectionScan* collection_scan = nullptr;
-  const IndexScan* index_scan = nullptr;
+  std::optional<exec::PlanChoice> choice;  // unset for time-series and missing collections
+  const exec::CollectionScan* collection_scan = nullptr;
+  const exec::IndexScan* index_scan = nullptr;
   // With several candidate plans, the multi-planner's trials (multi_planner.h): the winner's
   // first, then those of choice->rejected in order.
-  std::vector<TrialStats> trials;
+  std::vector<exec::TrialStats> trials;
   bool blocking_sort = false;  // a SORT stage runs after the scan
   int64_t scan_returned = 0;   // documents the scan passed on (counted as they are read)
 };
@@ -94,6 +96,7 @@ StatusWith<bson::BsonObj> PrepareInsertDocument(const bson::BsonObj& doc);
 Status WaitForWriteConcern(CommandContext& ctx, const bson::BsonObj& cmd);
 
 void RegisterFindCommands(CommandRegistry& r);
+void RegisterPlanCacheCommands(CommandRegistry& r);  // plan_cache_commands.cc
 void RegisterWriteCommands(CommandRegistry& r);
 
 }  // namespace hourglass::commands

@@ -6,9 +6,9 @@
 #include "commands/command.h"
 #include "commands/command_util.h"
 #include "commands/crud_util.h"
-#include "commands/index_scan.h"
 #include "commands/timeseries_util.h"
 #include "commands/timeseries_write.h"
+#include "exec/index_scan.h"
 #include "query/sort.h"
 #include "query/update.h"
 #include "storage/write_conflict.h"
@@ -216,22 +216,22 @@ StatusWith<std::vector<catalog::Record>> MatchingRecords(
     const BsonObj& q, const query::Matcher& matcher, bool first_only, const BsonObj& sort,
     const BsonElement& hint) {
   std::vector<catalog::Record> out;
-  HG_ASSIGN_OR_RETURN(PlanChoice choice, PlanQuery(coll, q, sort, hint));
+  HG_ASSIGN_OR_RETURN(exec::PlanChoice choice, exec::PlanQuery(coll, q, sort, hint));
   if (!choice.rejected.empty()) {
     // A non-owning handle: `coll` outlives the trial.
     std::shared_ptr<catalog::Collection> borrowed(std::shared_ptr<void>(), &coll);
     HG_RETURN_IF_ERROR(
-        RunTrial(borrowed, engine, &choice, matcher, sort, first_only ? 1 : 101).status());
+        exec::RunTrial(borrowed, engine, &choice, matcher, sort, first_only ? 1 : 101).status());
   }
-  RecordIndexUse(choice.winner);
+  exec::RecordIndexUse(choice.winner);
   if (!choice.winner.IsCollScan()) {
     int64_t keys = 0;
     std::unordered_set<int64_t> seen;
     const bool dedupe = choice.winner.multikey || choice.winner.IsOr();
-    for (const QueryPlan* scan : choice.winner.Scans()) {
+    for (const exec::QueryPlan* scan : choice.winner.Scans()) {
       if (first_only && !out.empty()) break;
-      IndexScanPosition pos;
-      HG_RETURN_IF_ERROR(ScanIndexEntries(
+      exec::IndexScanPosition pos;
+      HG_RETURN_IF_ERROR(exec::ScanIndexEntries(
           session, *scan, pos, std::numeric_limits<int64_t>::max(),
           [&](int64_t rid, bool* stop) -> Status {
             if (dedupe && !seen.insert(rid).second) return Status::OK();

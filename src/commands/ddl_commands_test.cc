@@ -11,8 +11,8 @@
 
 #include "catalog/catalog.h"
 #include "commands/commands_test_util.h"
-#include "commands/cursor_manager.h"
 #include "commands/dispatcher.h"
+#include "exec/cursor_manager.h"
 #include "storage/kv_engine.h"
 
 namespace hourglass::commands {

@@ -4,11 +4,11 @@
 
 #include "commands/admin_commands.h"
 #include "commands/aggregate_collections.h"
-#include "commands/collection_scan.h"
 #include "commands/command_util.h"
 #include "commands/crud_util.h"
 #include "commands/explain_timeseries.h"
-#include "commands/index_scan.h"
+#include "exec/collection_scan.h"
+#include "exec/index_scan.h"
 #include "pipeline/pipeline.h"
 
 namespace hourglass::commands {
@@ -183,7 +183,7 @@ AccessCounters CountersOf(const ReadExecInfo& run) {
 }
 
 // The access stage(s) with stats when `run` is given: COLLSCAN, or FETCH over IXSCAN.
-BsonObj AccessStage(const QueryPlan& plan, const BsonObj& filter, const AccessCounters* run) {
+BsonObj AccessStage(const exec::QueryPlan& plan, const BsonObj& filter, const AccessCounters* run) {
   BsonObj desc = plan.Describe(filter);
   if (run == nullptr) return desc;
   BsonBuilder b;
@@ -350,10 +350,11 @@ Status RunExplain(CommandContext& ctx, const BsonObj& inner, std::string_view ve
   ReadExecInfo info;
   auto start = std::chrono::steady_clock::now();
   // distinct over an index that leads with its key reads one key per value (DISTINCT_SCAN).
-  std::optional<QueryPlan> distinct_plan;
+  std::optional<exec::QueryPlan> distinct_plan;
   if (req.kind == "distinct" && coll && !coll->ident().empty()) {
-    distinct_plan = PlanDistinctScan(*coll, req.filter, req.distinct_key,
-                                     req.hint.IsEmpty() ? BsonElement() : req.hint.FirstElement());
+    distinct_plan =
+        exec::PlanDistinctScan(*coll, req.filter, req.distinct_key,
+                               req.hint.IsEmpty() ? BsonElement() : req.hint.FirstElement());
   }
   int64_t distinct_keys = 0, distinct_docs = 0;
   std::unique_ptr<pipeline::DocumentStream> stream;
@@ -363,8 +364,8 @@ Status RunExplain(CommandContext& ctx, const BsonObj& inner, std::string_view ve
   int64_t n = 0;
   if (execute && distinct_plan) {
     auto session = ctx.service.engine->NewSession();
-    HG_ASSIGN_OR_RETURN(
-        auto values, DistinctScan(*session, *coll, *distinct_plan, &distinct_keys, &distinct_docs));
+    HG_ASSIGN_OR_RETURN(auto values, exec::DistinctScan(*session, *coll, *distinct_plan,
+                                                        &distinct_keys, &distinct_docs));
     n = static_cast<int64_t>(values.size());
   } else if (execute) {
     while (true) {
@@ -422,15 +423,15 @@ Status RunExplain(CommandContext& ctx, const BsonObj& inner, std::string_view ve
       executed = PlanTree(req, AccessStage(info.choice->winner, req.filter, &run), &run, n,
                           info.blocking_sort, covered);
     }
-    for (const QueryPlan& p : info.choice->rejected) {
+    for (const exec::QueryPlan& p : info.choice->rejected) {
       rejected.AppendObject(PlanTree(req, p.Describe(req.filter), nullptr, 0,
                                      !req.sort.IsEmpty() && !p.provides_sort,
                                      p.covered_fields.has_value()));
     }
     // allPlansExecution: each candidate's trial (none when a single plan ran without one).
     for (size_t i = 0; i < info.trials.size(); ++i) {
-      const TrialStats& t = info.trials[i];
-      const QueryPlan& p = i == 0 ? info.choice->winner : info.choice->rejected[i - 1];
+      const exec::TrialStats& t = info.trials[i];
+      const exec::QueryPlan& p = i == 0 ? info.choice->winner : info.choice->rejected[i - 1];
       AccessCounters c{t.n_returned, t.keys_examined, t.docs_examined};
       bool sort_stage = !req.sort.IsEmpty() && !p.provides_sort;
       BsonBuilder tb;

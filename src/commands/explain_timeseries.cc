@@ -3,13 +3,13 @@
 #include <chrono>
 
 #include "commands/aggregate_collections.h"
-#include "commands/collection_scan.h"
 #include "commands/command_util.h"
 #include "commands/crud_util.h"
 #include "commands/explain.h"
-#include "commands/timeseries_read.h"
 #include "commands/timeseries_util.h"
 #include "commands/timeseries_write.h"
+#include "exec/collection_scan.h"
+#include "exec/timeseries_read.h"
 #include "pipeline/column_block.h"
 #include "pipeline/pipeline.h"
 
@@ -72,9 +72,9 @@ class MeteredStream : public pipeline::DocumentStream, public pipeline::BlockSou
 // The stages a time-series read runs after unpacking the buckets: find, count and distinct as
 // the aggregations MongoDB rewrites them to, aggregate's own stages after its leading $match.
 std::vector<BsonObj> TimeseriesStagesOf(const ExplainRequest& req, const BsonObj& inner) {
-  if (req.kind == "find") return TimeseriesFindStages(req.sort, req.skip, req.limit);
-  if (req.kind == "count") return TimeseriesCountStages(inner);
-  if (req.kind == "distinct") return TimeseriesDistinctStages(req.distinct_key);
+  if (req.kind == "find") return exec::TimeseriesFindStages(req.sort, req.skip, req.limit);
+  if (req.kind == "count") return exec::TimeseriesCountStages(inner);
+  if (req.kind == "distinct") return exec::TimeseriesDistinctStages(req.distinct_key);
   return req.rest_stages;
 }
 
@@ -87,11 +87,11 @@ BsonObj ObjectIdOf(uint32_t seconds, uint8_t fill) {
   return b.Obj();
 }
 
-BsonObj BucketScanPlan(const TimeseriesScan& scan, bool run);
+BsonObj BucketScanPlan(const exec::TimeseriesScan& scan, bool run);
 
 // The bucket access plan ($cursor's winningPlan), with stats when `run`: the scan, under a LIMIT
 // when a bucket-level limit applies.
-BsonObj BucketAccessPlan(const TimeseriesScan& scan, bool run) {
+BsonObj BucketAccessPlan(const exec::TimeseriesScan& scan, bool run) {
   BsonObj access = BucketScanPlan(scan, run);
   if (scan.measurement_limit() == 0) return access;
   BsonBuilder b;
@@ -119,8 +119,8 @@ BsonObj WithStats(const BsonObj& stage, const BsonObj& stats, const BsonObj& inp
   return b.Obj();
 }
 
-BsonObj BucketScanPlan(const TimeseriesScan& scan, bool run) {
-  const TimeseriesScanStats& st = scan.stats();
+BsonObj BucketScanPlan(const exec::TimeseriesScan& scan, bool run) {
+  const exec::TimeseriesScanStats& st = scan.stats();
   BsonObj filter = scan.bucket_filter().ToBson();
   BsonBuilder b;
   if (!scan.user_index_plan().IsEmpty()) {
@@ -174,7 +174,7 @@ BsonObj BucketScanPlan(const TimeseriesScan& scan, bool run) {
 }
 
 // {$_internalUnpackBucket: {...}}'s spec.
-BsonObj UnpackSpecBson(const TimeseriesScan& scan, bool rewrites) {
+BsonObj UnpackSpecBson(const exec::TimeseriesScan& scan, bool rewrites) {
   const timeseries::TimeseriesOptions& o = scan.collection().options;
   const timeseries::UnpackSpec& u = scan.unpack_spec();
   BsonBuilder b;
@@ -323,17 +323,17 @@ StatusWith<bool> ExplainTimeseries(CommandContext& ctx, const BsonObj& inner,
                     "supported yet");
     }
   }
-  const bool rewrites = TimeseriesRewritesEnabled();
-  TimeseriesReadPlan plan = PlanTimeseriesRead(ts.options, req.filter, stages, rewrites,
-                                               req.projection.value_or(BsonObj()), req.expr_ctx);
+  const bool rewrites = exec::TimeseriesRewritesEnabled();
+  exec::TimeseriesReadPlan plan = exec::PlanTimeseriesRead(
+      ts.options, req.filter, stages, rewrites, req.projection.value_or(BsonObj()), req.expr_ctx);
   plan.scan.hint = req.hint;
   plan.scan.allow_disk_use = req.pctx.allow_disk_use;
   plan.scan.sort_memory_limit_bytes = req.pctx.limits.sort;
   const timeseries::TimeseriesOptions options = ts.options;
   auto start = Clock::now();
-  HG_ASSIGN_OR_RETURN(TimeseriesReadSource src,
-                      OpenTimeseriesRead(std::move(ts), ctx.service.engine, plan));
-  const TimeseriesScan& scan = *src.scan;
+  HG_ASSIGN_OR_RETURN(exec::TimeseriesReadSource src,
+                      exec::OpenTimeseriesRead(std::move(ts), ctx.service.engine, plan));
+  const exec::TimeseriesScan& scan = *src.scan;
 
   // The bucket-level stages between $cursor and the rest, then the rest, each metered.
   std::vector<StageEntry> entries;
@@ -349,7 +349,7 @@ StatusWith<bool> ExplainTimeseries(CommandContext& ctx, const BsonObj& inner,
     spec.AppendObject("group", plan.group_spec);
     spec.AppendObject("unpackBucketsControlCannotAnswer", UnpackSpecBson(scan, rewrites));
     const int64_t* from_control = src.buckets_from_control;
-    entries.push_back({StageOf("$_internalGroupFromControl", spec.Obj()),
+    entries.push_back({exec::StageOf("$_internalGroupFromControl", spec.Obj()),
                        [&scan, from_control, source_n](BsonBuilder& b) {
                          b.AppendInt64("nReturned", *source_n);
                          b.AppendInt64("bucketsFromControl", *from_control);
@@ -371,13 +371,13 @@ StatusWith<bool> ExplainTimeseries(CommandContext& ctx, const BsonObj& inner,
       spec.AppendString("groupBy", "$meta");
       const char* const* cache = src.latest_cache;
       entries.push_back(
-          {StageOf("$_internalLastpoint", spec.Obj()), [&scan, cache](BsonBuilder& b) {
+          {exec::StageOf("$_internalLastpoint", spec.Obj()), [&scan, cache](BsonBuilder& b) {
              b.AppendInt64("nReturned", scan.stats().buckets_unpacked);
              if (cache != nullptr) b.AppendString("latestCache", *cache);
            }});
     }
     entries.push_back(
-        {StageOf("$_internalUnpackBucket", UnpackSpecBson(scan, rewrites)), unpack_stats});
+        {exec::StageOf("$_internalUnpackBucket", UnpackSpecBson(scan, rewrites)), unpack_stats});
     if (plan.scan.sort_direction != 0) {
       BsonBuilder spec;
       size_t k = spec.OpenObject("sortKey");
@@ -388,7 +388,7 @@ StatusWith<bool> ExplainTimeseries(CommandContext& ctx, const BsonObj& inner,
       spec.AppendInt64("offsetSeconds",
                        plan.scan.sort_direction > 0 ? 0 : options.bucket_max_span_seconds);
       spec.Close(bd);
-      entries.push_back({StageOf("$_internalBoundedSort", spec.Obj()),
+      entries.push_back({exec::StageOf("$_internalBoundedSort", spec.Obj()),
                          [source_n](BsonBuilder& b) { b.AppendInt64("nReturned", *source_n); }});
     }
   }
@@ -420,9 +420,9 @@ StatusWith<bool> ExplainTimeseries(CommandContext& ctx, const BsonObj& inner,
         query::Projection::Parse(*req.projection, BsonObj(),
                                  query::ExpressionContext{req.pctx.now_millis, req.pctx.let}));
     auto metered = std::make_unique<MeteredStream>(
-        std::make_unique<ProjectionStream>(std::move(stream), std::move(proj)));
+        std::make_unique<exec::ProjectionStream>(std::move(stream), std::move(proj)));
     const MeteredStream* m = metered.get();
-    entries.push_back({StageOf("$project", *req.projection), [m](BsonBuilder& b) {
+    entries.push_back({exec::StageOf("$project", *req.projection), [m](BsonBuilder& b) {
                          b.AppendInt64("nReturned", m->n());
                          b.AppendInt64("executionTimeMillisEstimate", m->millis());
                        }});

@@ -1,9 +1,9 @@
 // The multi-planner's trial (multi_planner.h) on a small collection: b matches every document,
 // a only one, c a tenth; b_1 is created first so the rule order alone would pick it.
-#include "commands/multi_planner.h"
+#include "exec/multi_planner.h"
 
 #include "commands/commands_test_util.h"
-#include "commands/plan_cache.h"
+#include "exec/plan_cache.h"
 
 namespace hourglass::commands {
 namespace {
@@ -26,27 +26,27 @@ class MultiPlannerTest : public testing::CommandsTest {
   }
 
   // The trial's outcome for `filter` (and `sort`), with the choice it reorders.
-  TrialOutcome Trial(const char* filter, const char* sort, PlanChoice* choice,
-                     int64_t target = 101) {
+  exec::TrialOutcome Trial(const char* filter, const char* sort, exec::PlanChoice* choice,
+                           int64_t target = 101) {
     auto coll = catalog_->Lookup({"test", "c"});
     BsonObj f = bson::FromJson(filter).value();
     BsonObj s = sort ? bson::FromJson(sort).value() : BsonObj();
-    auto planned = PlanQuery(*coll, f, s, bson::BsonElement());
+    auto planned = exec::PlanQuery(*coll, f, s, bson::BsonElement());
     EXPECT_TRUE(planned.ok());
     *choice = std::move(planned.value());
     EXPECT_FALSE(choice->rejected.empty()) << filter;
     auto matcher = query::Matcher::Parse(f);
     EXPECT_TRUE(matcher.ok());
-    auto out = RunTrial(coll, engine_.get(), choice, std::optional<query::Matcher>(matcher.value()),
-                        s, target);
+    auto out = exec::RunTrial(coll, engine_.get(), choice,
+                              std::optional<query::Matcher>(matcher.value()), s, target);
     EXPECT_TRUE(out.ok()) << out.status().ToString();
     return std::move(out.value());
   }
 };
 
 TEST_F(MultiPlannerTest, PicksTheIndexThatEndsFirst) {
-  PlanChoice choice;
-  TrialOutcome out = Trial(R"({"a": 400, "b": 1})", nullptr, &choice);
+  exec::PlanChoice choice;
+  exec::TrialOutcome out = Trial(R"({"a": 400, "b": 1})", nullptr, &choice);
   EXPECT_EQ(choice.winner.index->desc.name, "a_1");
   ASSERT_EQ(choice.rejected.size(), 1u);
   EXPECT_EQ(choice.rejected[0].index->desc.name, "b_1");
@@ -67,10 +67,10 @@ TEST_F(MultiPlannerTest, PicksTheIndexThatEndsFirst) {
 }
 
 TEST_F(MultiPlannerTest, MostProductivePlanWinsWithoutEnd) {
-  PlanChoice choice;
+  exec::PlanChoice choice;
   // c = 3 matches 60 documents, all of which have b = 1: b_1 produces a result per key, c_1 too,
   // but c_1 reaches its end (60 keys) before either reaches 101 results.
-  TrialOutcome out = Trial(R"({"b": 1, "c": 3})", nullptr, &choice);
+  exec::TrialOutcome out = Trial(R"({"b": 1, "c": 3})", nullptr, &choice);
   EXPECT_EQ(choice.winner.index->desc.name, "c_1");
   EXPECT_TRUE(out.trials[0].eof);
   EXPECT_EQ(out.trials[0].n_returned, 60);
@@ -86,17 +86,17 @@ TEST_F(MultiPlannerTest, MostProductivePlanWinsWithoutEnd) {
 }
 
 TEST_F(MultiPlannerTest, SmallTargetEndsTheTrialEarly) {
-  PlanChoice choice;
-  TrialOutcome out = Trial(R"({"b": 1, "c": {"$gte": 0}})", nullptr, &choice, 1);
+  exec::PlanChoice choice;
+  exec::TrialOutcome out = Trial(R"({"b": 1, "c": {"$gte": 0}})", nullptr, &choice, 1);
   // Both plans produce a result with their first key; the first in rule order wins the tie.
   for (const auto& t : out.trials) EXPECT_LE(t.keys_examined, 1);
   EXPECT_EQ(out.trials[0].n_returned, 1);
 }
 
 TEST_F(MultiPlannerTest, BlockingSortPlansProduceNothingBeforeTheirEnd) {
-  PlanChoice choice;
+  exec::PlanChoice choice;
   // Sorted by a: a_1 provides the order (an unbounded scan), b_1 would need a SORT.
-  TrialOutcome out = Trial(R"({"b": 1})", R"({"a": 1})", &choice);
+  exec::TrialOutcome out = Trial(R"({"b": 1})", R"({"a": 1})", &choice);
   EXPECT_EQ(choice.winner.index->desc.name, "a_1");
   EXPECT_TRUE(choice.winner.provides_sort);
   // Turns read up to 8 keys: the trial ends within the turn that reached 101 results.
@@ -109,7 +109,8 @@ TEST_F(MultiPlannerTest, BlockingSortPlansProduceNothingBeforeTheirEnd) {
 
 TEST(PlanCacheTest, ShapesIgnoreValuesButNotOperatorsOrTypes) {
   auto shape = [](const char* filter, const char* sort = "{}") {
-    return QueryShape(bson::FromJson(filter).value(), bson::FromJson(sort).value(), BsonObj());
+    return exec::QueryShape(bson::FromJson(filter).value(), bson::FromJson(sort).value(),
+                            BsonObj());
   };
   EXPECT_EQ(shape(R"({"a": 1, "b": {"$gt": 2}})"), shape(R"({"a": 7, "b": {"$gt": 9}})"));
   EXPECT_EQ(shape(R"({"a": {"$in": [1, 2]}})"), shape(R"({"a": {"$in": [3]}})"));
@@ -118,13 +119,13 @@ TEST(PlanCacheTest, ShapesIgnoreValuesButNotOperatorsOrTypes) {
   EXPECT_NE(shape(R"({"a": {"$gt": 1}})"), shape(R"({"a": {"$gte": 1}})"));
   EXPECT_NE(shape(R"({"a": 1})"), shape(R"({"b": 1})"));
   EXPECT_NE(shape(R"({"a": 1})"), shape(R"({"a": 1})", R"({"a": 1})"));
-  EXPECT_NE(QueryShape(BsonObj(), BsonObj(), BsonObj(), "count"),
-            QueryShape(BsonObj(), BsonObj(), BsonObj()));
+  EXPECT_NE(exec::QueryShape(BsonObj(), BsonObj(), BsonObj(), "count"),
+            exec::QueryShape(BsonObj(), BsonObj(), BsonObj()));
 }
 
 TEST(PlanCacheTest, EntriesBelongToAnIndexSet) {
-  PlanCache& cache = PlanCache::Instance();
-  PlanCacheEntry e;
+  exec::PlanCache& cache = exec::PlanCache::Instance();
+  exec::PlanCacheEntry e;
   e.shape = "s1";
   e.index_set = "set1";
   e.index_name = "a_1";

@@ -1,7 +1,7 @@
 // The planner's index choice and bounds, table-driven: each case is a filter (and sort/hint) on a
 // collection with indexes {a: 1}, {b: -1}, {a: 1, c: 1}, {m: 1} (multikey), {h: "hashed"},
 // a hidden {x: 1}, a sparse {s: 1} and a partial {p: 1}, and the expected plan.
-#include "commands/query_planner.h"
+#include "exec/query_planner.h"
 
 #include "commands/commands_test_util.h"
 
@@ -42,9 +42,10 @@ TEST_P(QueryPlannerTest, ChoosesIndexAndBounds) {
   BsonObj filter = bson::FromJson(c.filter).value();
   BsonObj sort = c.sort ? bson::FromJson(c.sort).value() : BsonObj();
   BsonObj hint = c.hint ? bson::FromJson(c.hint).value() : BsonObj();
-  auto choice = PlanQuery(*coll, filter, sort, hint.IsEmpty() ? bson::BsonElement() : hint["hint"]);
+  auto choice =
+      exec::PlanQuery(*coll, filter, sort, hint.IsEmpty() ? bson::BsonElement() : hint["hint"]);
   ASSERT_TRUE(choice.ok()) << choice.status().ToString();
-  const QueryPlan& p = choice.value().winner;
+  const exec::QueryPlan& p = choice.value().winner;
   if (c.index == nullptr) {
     EXPECT_TRUE(p.IsCollScan()) << c.filter << " chose " << p.index->desc.name;
     return;
@@ -123,9 +124,9 @@ INSTANTIATE_TEST_SUITE_P(
 TEST_F(QueryPlannerTest, OrOfIndexedBranchesIsAUnion) {
   auto coll = catalog_->Lookup({"test", "c"});
   BsonObj filter = bson::FromJson(R"({"c": 4, "$or": [{"a": 1}, {"b": {"$gt": 3}}]})").value();
-  auto choice = PlanQuery(*coll, filter, BsonObj(), bson::BsonElement());
+  auto choice = exec::PlanQuery(*coll, filter, BsonObj(), bson::BsonElement());
   ASSERT_TRUE(choice.ok());
-  const QueryPlan& p = choice.value().winner;
+  const exec::QueryPlan& p = choice.value().winner;
   ASSERT_TRUE(p.IsOr());
   EXPECT_FALSE(p.IsCollScan());
   ASSERT_EQ(p.or_branches.size(), 2u);
@@ -144,7 +145,7 @@ TEST_F(QueryPlannerTest, BadHints) {
   auto coll = catalog_->Lookup({"test", "c"});
   for (const char* h : {R"({"hint": "nope"})", R"({"hint": {"a": -1}})", R"({"hint": "x_1"})"}) {
     BsonObj hint = bson::FromJson(h).value();
-    auto choice = PlanQuery(*coll, BsonObj(), BsonObj(), hint["hint"]);
+    auto choice = exec::PlanQuery(*coll, BsonObj(), BsonObj(), hint["hint"]);
     EXPECT_EQ(choice.status().code(), ErrorCode::kBadValue) << h;
   }
 }
@@ -182,14 +183,14 @@ TEST_F(QueryPlannerTest, ExactBoundsAndCoveredFields) {
     BsonObj filter = bson::FromJson(c.filter).value();
     BsonObj hint;
     if (c.hint) hint = bson::FromJson(std::string(R"({"hint": ")") + c.hint + R"("})").value();
-    auto choice =
-        PlanQuery(*coll, filter, BsonObj(), hint.IsEmpty() ? bson::BsonElement() : hint["hint"]);
+    auto choice = exec::PlanQuery(*coll, filter, BsonObj(),
+                                  hint.IsEmpty() ? bson::BsonElement() : hint["hint"]);
     ASSERT_TRUE(choice.ok()) << c.filter;
-    const QueryPlan& p = choice.value().winner;
+    const exec::QueryPlan& p = choice.value().winner;
     ASSERT_FALSE(p.IsCollScan()) << c.filter;
     EXPECT_EQ(p.exact, c.exact) << c.filter;
     if (!c.projection) continue;
-    auto fields = CoveredFields(p, bson::FromJson(c.projection).value(), BsonObj());
+    auto fields = exec::CoveredFields(p, bson::FromJson(c.projection).value(), BsonObj());
     if (c.covered == nullptr) {
       EXPECT_FALSE(fields.has_value()) << c.filter << " " << c.projection;
       continue;
@@ -209,16 +210,17 @@ TEST_F(QueryPlannerTest, MinMaxBoundsAndErrors) {
   auto coll = catalog_->Lookup({"test", "c"});
   auto plan_for = [&](const char* hint_json) {
     BsonObj hint = bson::FromJson(hint_json).value();
-    return PlanQuery(*coll, BsonObj(), BsonObj(), hint["hint"]).value().winner;
+    return exec::PlanQuery(*coll, BsonObj(), BsonObj(), hint["hint"]).value().winner;
   };
   auto obj = [](const char* json) { return bson::FromJson(json).value(); };
-  QueryPlan p = plan_for(R"({"hint": "a_1_c_1"})");
-  ASSERT_TRUE(ApplyMinMax(&p, true, obj(R"({"a": 1, "c": 2})"), obj(R"({"a": 3, "c": 0})")).ok());
+  exec::QueryPlan p = plan_for(R"({"hint": "a_1_c_1"})");
+  ASSERT_TRUE(
+      exec::ApplyMinMax(&p, true, obj(R"({"a": 1, "c": 2})"), obj(R"({"a": 3, "c": 0})")).ok());
   ASSERT_EQ(p.ranges.size(), 1u);
   EXPECT_LT(p.ranges[0].start, *p.ranges[0].end);
   EXPECT_FALSE(p.exact);
   p = plan_for(R"({"hint": "a_1"})");
-  EXPECT_TRUE(ApplyMinMax(&p, true, BsonObj(), obj(R"({"a": 3})")).ok());
+  EXPECT_TRUE(exec::ApplyMinMax(&p, true, BsonObj(), obj(R"({"a": 3})")).ok());
   EXPECT_TRUE(p.ranges[0].start.empty());
 
   struct ErrCase {
@@ -240,12 +242,12 @@ TEST_F(QueryPlannerTest, MinMaxBoundsAndErrors) {
       {R"({"hint": "h_hashed"})", true, R"({"h": 3})", "{}", ErrorCode::kCommandNotSupported},
   };
   for (const auto& e : errs) {
-    QueryPlan q = plan_for(e.hint);
-    EXPECT_EQ(ApplyMinMax(&q, e.hinted, obj(e.min), obj(e.max)).code(), e.code)
+    exec::QueryPlan q = plan_for(e.hint);
+    EXPECT_EQ(exec::ApplyMinMax(&q, e.hinted, obj(e.min), obj(e.max)).code(), e.code)
         << e.hint << " " << e.min << " " << e.max;
   }
-  QueryPlan b = plan_for(R"({"hint": "b_-1"})");
-  EXPECT_TRUE(ApplyMinMax(&b, true, obj(R"({"b": 5})"), obj(R"({"b": 3})")).ok());
+  exec::QueryPlan b = plan_for(R"({"hint": "b_-1"})");
+  EXPECT_TRUE(exec::ApplyMinMax(&b, true, obj(R"({"b": 5})"), obj(R"({"b": 3})")).ok());
 }
 
 // Wildcard indexes: one candidate per covered field, bounds on "$_path" and on the value; no plan
@@ -258,11 +260,11 @@ class WildcardPlannerTest : public testing::CommandsTest {
         {"key": {"$**": 1}, "name": "w", "wildcardProjection": {"skip": 0}},
         {"key": {"sub.$**": -1}, "name": "s"}]})"));
   }
-  StatusWith<PlanChoice> Plan(const char* filter, const char* hint = nullptr) {
+  StatusWith<exec::PlanChoice> Plan(const char* filter, const char* hint = nullptr) {
     coll_ = catalog_->Lookup({"test", "c"});
     filter_ = bson::FromJson(filter).value();
     hint_ = hint ? bson::FromJson(hint).value() : BsonObj();
-    return PlanQuery(*coll_, filter_, BsonObj(), hint ? hint_["hint"] : bson::BsonElement());
+    return exec::PlanQuery(*coll_, filter_, BsonObj(), hint ? hint_["hint"] : bson::BsonElement());
   }
   std::shared_ptr<catalog::Collection> coll_;
   BsonObj filter_, hint_;
@@ -294,7 +296,7 @@ TEST_F(WildcardPlannerTest, BoundsOnPathAndValue) {
   for (const Case& c : cases) {
     auto choice = Plan(c.filter);
     ASSERT_TRUE(choice.ok()) << c.filter;
-    const QueryPlan& p = choice.value().winner;
+    const exec::QueryPlan& p = choice.value().winner;
     if (c.index == nullptr) {
       EXPECT_TRUE(p.IsCollScan()) << c.filter;
       continue;
@@ -312,7 +314,7 @@ TEST_F(WildcardPlannerTest, BoundsOnPathAndValue) {
 TEST_F(WildcardPlannerTest, SubtreeIndexAndHints) {
   auto choice = Plan(R"({"sub.x": {"$lt": 3}})", R"({"hint": "s"})");
   ASSERT_TRUE(choice.ok());
-  const QueryPlan& p = choice.value().winner;
+  const exec::QueryPlan& p = choice.value().winner;
   EXPECT_EQ(p.wildcard_path, "sub.x");
   EXPECT_EQ(p.KeyPattern().ToJson(),
             bson::FromJson(R"({"$_path": 1, "sub.x": -1})").value().ToJson());
@@ -330,7 +332,7 @@ TEST_F(WildcardPlannerTest, SubtreeIndexAndHints) {
   // min/max with a wildcard index is refused loudly.
   choice = Plan(R"({"sub.x": 1})", R"({"hint": "s"})");
   ASSERT_TRUE(choice.ok());
-  EXPECT_EQ(ApplyMinMax(&choice.value().winner, true, BsonObj(), BsonObj()).code(),
+  EXPECT_EQ(exec::ApplyMinMax(&choice.value().winner, true, BsonObj(), BsonObj()).code(),
             ErrorCode::kCommandNotSupported);
 }
 

@@ -24,9 +24,11 @@ namespace hourglass::timeseries {
 class BucketCatalog;
 }
 
-namespace hourglass::commands {
-
+namespace hourglass::exec {
 class CursorManager;
+}
+
+namespace hourglass::commands {
 
 struct ServerOptions {
   int port = 27017;
@@ -64,7 +66,7 @@ class ServiceContext {
  public:
   storage::KvEngine* engine = nullptr;
   catalog::Catalog* catalog = nullptr;
-  CursorManager* cursors = nullptr;
+  exec::CursorManager* cursors = nullptr;
   timeseries::BucketCatalog* bucket_catalog = nullptr;
   ServerOptions options;
   ServerCounters counters;

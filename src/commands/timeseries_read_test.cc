@@ -1,6 +1,6 @@
 // PlanTimeseriesRead's choices, table-driven: for a pipeline after the unpack stage (and a
 // filter), which columns are decoded, which bucket-level rewrite applies, what stages remain.
-#include "commands/timeseries_read.h"
+#include "exec/timeseries_read.h"
 
 #include <gtest/gtest.h>
 
@@ -149,7 +149,7 @@ TEST(TimeseriesReadPlanTest, ChoosesRewrites) {
        2},
   };
   for (const PlanCase& c : cases) {
-    TimeseriesReadPlan p = PlanTimeseriesRead(o, J(c.filter), Stages(c.stages), true);
+    exec::TimeseriesReadPlan p = exec::PlanTimeseriesRead(o, J(c.filter), Stages(c.stages), true);
     EXPECT_EQ(p.scan.mode, c.mode) << c.name;
     if (c.mode != UnpackSpec::Mode::kAll) {
       std::vector<std::string> want = c.fields, got = p.scan.fields;
@@ -162,7 +162,8 @@ TEST(TimeseriesReadPlanTest, ChoosesRewrites) {
     EXPECT_EQ(rewrite, c.rewrite) << c.name;
     EXPECT_EQ(p.rest.size(), c.rest) << c.name;
     // With the rewrites off, nothing changes.
-    TimeseriesReadPlan off = PlanTimeseriesRead(o, J(c.filter), Stages(c.stages), false);
+    exec::TimeseriesReadPlan off =
+        exec::PlanTimeseriesRead(o, J(c.filter), Stages(c.stages), false);
     EXPECT_EQ(off.scan.mode, UnpackSpec::Mode::kAll) << c.name;
     EXPECT_EQ(off.scan.sort_direction, 0) << c.name;
     EXPECT_FALSE(off.control_group || off.lastpoint || off.scan.use_whole_bucket_filter) << c.name;
@@ -185,8 +186,8 @@ TEST_F(TimeseriesReadTest, BoundedSortKeepsTheSortMemoryLimit) {
     pipeline::PipelineContext pctx;
     pctx.limits.sort = 200;
     pctx.allow_disk_use = disk;
-    auto stream = BuildTimeseriesRead(*ts.value(), engine_.get(), BsonObj(),
-                                      Stages(R"([{"$sort": {"t": -1}}])"), pctx);
+    auto stream = exec::BuildTimeseriesRead(*ts.value(), engine_.get(), BsonObj(),
+                                            Stages(R"([{"$sort": {"t": -1}}])"), pctx);
     ASSERT_TRUE(stream.ok()) << stream.status().ToString();
     auto docs = pipeline::DrainStream(*stream.value());
     if (disk) {

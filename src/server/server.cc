@@ -14,8 +14,8 @@
 #include "base/logger.h"
 #include "base/server_parameters.h"
 #include "catalog/catalog.h"
-#include "commands/cursor_manager.h"
-#include "commands/timeseries_read.h"
+#include "exec/cursor_manager.h"
+#include "exec/timeseries_read.h"
 #include "net/listener.h"
 #include "pipeline/memory_parameters.h"
 #include "pipeline/spill_file.h"
@@ -126,7 +126,7 @@ int RunServer(int argc, char** argv) {
       params.Register("cursorTimeoutMillis", int64_t{600000}, true, true);
   timeseries::RegisterTimeseriesParameters();
   timeseries::TtlMonitor::RegisterParameters();
-  commands::RegisterTimeseriesRewriteParameter();
+  exec::RegisterTimeseriesRewriteParameter();
   pipeline::RegisterMemoryParameters();
   for (const auto& [name, value] : parsed.set_parameters) {
     ServerParameter* p = params.Find(name);
@@ -187,7 +187,7 @@ int RunServer(int argc, char** argv) {
     return 1;
   }
   std::unique_ptr<catalog::Catalog> catalog = std::move(catalog_or).value();
-  commands::CursorManager cursors;
+  exec::CursorManager cursors;
   timeseries::BucketCatalog bucket_catalog(int64_t{parsed.cache_size_mb} << 20);
   // Buckets written before this start may still have room: inserts look for them on disk.
   for (const std::string& db : catalog->ListDatabases()) {

@@ -1,8 +1,8 @@
-#include "commands/cursor_manager.h"
+#include "exec/cursor_manager.h"
 
 #include <random>
 
-namespace hourglass::commands {
+namespace hourglass::exec {
 
 using bson::BsonObj;
 
@@ -120,4 +120,4 @@ void AppendCursorReply(bson::BsonBuilder& reply, int64_t id, const std::string& 
   reply.Close(c);
 }
 
-}  // namespace hourglass::commands
+}  // namespace hourglass::exec

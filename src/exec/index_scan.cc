@@ -1,13 +1,13 @@
-#include "commands/index_scan.h"
+#include "exec/index_scan.h"
 
 #include <algorithm>
 
 #include "bson/bson_compare.h"
 #include "bson/key_string.h"
 #include "catalog/record_store.h"
-#include "commands/collection_scan.h"
+#include "exec/collection_scan.h"
 
-namespace hourglass::commands {
+namespace hourglass::exec {
 
 using bson::BsonElement;
 using bson::BsonObj;
@@ -238,4 +238,4 @@ StatusWith<std::optional<BsonObj>> IndexScan::Next() {
   return std::optional<BsonObj>(std::move(out));
 }
 
-}  // namespace hourglass::commands
+}  // namespace hourglass::exec

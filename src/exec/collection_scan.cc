@@ -1,8 +1,8 @@
-#include "commands/collection_scan.h"
+#include "exec/collection_scan.h"
 
 #include "catalog/record_store.h"
 
-namespace hourglass::commands {
+namespace hourglass::exec {
 
 using bson::BsonObj;
 
@@ -108,4 +108,4 @@ StatusWith<std::optional<BsonObj>> ProjectionStream::Next() {
   return std::optional<BsonObj>(std::move(out));
 }
 
-}  // namespace hourglass::commands
+}  // namespace hourglass::exec

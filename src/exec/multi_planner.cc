@@ -1,11 +1,11 @@
-#include "commands/multi_planner.h"
+#include "exec/multi_planner.h"
 
 #include <algorithm>
 #include <numeric>
 
-#include "commands/plan_cache.h"
+#include "exec/plan_cache.h"
 
-namespace hourglass::commands {
+namespace hourglass::exec {
 
 namespace {
 constexpr int64_t kMinWorks = 10000;
@@ -111,4 +111,4 @@ StatusWith<std::unique_ptr<IndexScan>> RunCachedPlan(
   return scan;
 }
 
-}  // namespace hourglass::commands
+}  // namespace hourglass::exec

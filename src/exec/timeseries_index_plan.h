@@ -27,7 +27,7 @@
 #include "timeseries/bucket_catalog.h"
 #include "timeseries/bucket_filter.h"
 
-namespace hourglass::commands {
+namespace hourglass::exec {
 
 // What a user index yields for a read.
 struct IndexedBuckets {
@@ -43,4 +43,4 @@ StatusWith<std::optional<IndexedBuckets>> TimeseriesIndexedBuckets(
     const timeseries::TimeseriesCollection& coll, storage::KvEngine* engine,
     const timeseries::BucketFilter& bucket_filter, const bson::BsonElement& hint);
 
-}  // namespace hourglass::commands
+}  // namespace hourglass::exec

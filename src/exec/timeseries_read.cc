@@ -1,4 +1,4 @@
-#include "commands/timeseries_read.h"
+#include "exec/timeseries_read.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -12,7 +12,7 @@
 #include "pipeline/group_block.h"
 #include "timeseries/bucket_filter.h"
 
-namespace hourglass::commands {
+namespace hourglass::exec {
 
 using bson::BsonBuilder;
 using bson::BsonElement;
@@ -619,4 +619,4 @@ StatusWith<std::unique_ptr<pipeline::DocumentStream>> BuildTimeseriesRead(
   return pipe->Bind(std::move(src.stream));
 }
 
-}  // namespace hourglass::commands
+}  // namespace hourglass::exec

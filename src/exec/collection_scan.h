@@ -13,7 +13,7 @@
 #include "query/matcher.h"
 #include "query/projection.h"
 
-namespace hourglass::commands {
+namespace hourglass::exec {
 
 class CollectionScan : public pipeline::DocumentStream {
  public:
@@ -82,4 +82,4 @@ class ProjectionStream : public pipeline::DocumentStream {
   query::Projection projection_;
 };
 
-}  // namespace hourglass::commands
+}  // namespace hourglass::exec

@@ -36,11 +36,11 @@
 
 #include "base/status.h"
 #include "bson/bson.h"
-#include "commands/timeseries_scan.h"
+#include "exec/timeseries_scan.h"
 #include "pipeline/pipeline.h"
 #include "timeseries/control_group.h"
 
-namespace hourglass::commands {
+namespace hourglass::exec {
 
 // The value of hourglassTimeseriesRewrites (registers it on first use).
 bool TimeseriesRewritesEnabled();
@@ -105,4 +105,4 @@ std::vector<bson::BsonObj> TimeseriesFindStages(const bson::BsonObj& sort, int64
 std::vector<bson::BsonObj> TimeseriesCountStages(const bson::BsonObj& count_cmd);
 std::vector<bson::BsonObj> TimeseriesDistinctStages(std::string_view key);
 
-}  // namespace hourglass::commands
+}  // namespace hourglass::exec

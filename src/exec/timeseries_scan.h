@@ -27,15 +27,15 @@
 #include <string>
 
 #include "catalog/record_store.h"
-#include "commands/service_context.h"
 #include "pipeline/column_block.h"
 #include "pipeline/pipeline.h"
 #include "query/matcher.h"
+#include "storage/kv_engine.h"
 #include "timeseries/bucket_catalog.h"
 #include "timeseries/bucket_filter.h"
 #include "timeseries/bucket_unpacker.h"
 
-namespace hourglass::commands {
+namespace hourglass::exec {
 
 // Work done by time-series reads, reported by serverStatus (hourglass.timeseries).
 struct TimeseriesReadCounters {
@@ -266,4 +266,4 @@ class TimeseriesScan : public pipeline::DocumentStream, public pipeline::BlockSo
   bool time_ordered_keys_ = true;
 };
 
-}  // namespace hourglass::commands
+}  // namespace hourglass::exec

@@ -19,12 +19,12 @@
 
 #include "base/status.h"
 #include "catalog/collection.h"
-#include "commands/index_scan.h"
-#include "commands/query_planner.h"
+#include "exec/index_scan.h"
+#include "exec/query_planner.h"
 #include "query/matcher.h"
 #include "storage/kv_engine.h"
 
-namespace hourglass::commands {
+namespace hourglass::exec {
 
 // One candidate's trial, for explain's allPlansExecution.
 struct TrialStats {
@@ -61,4 +61,4 @@ StatusWith<std::unique_ptr<IndexScan>> RunCachedPlan(
     const std::optional<query::Matcher>& filter, const std::string& shape,
     const std::string& index_set, int64_t target_results);
 
-}  // namespace hourglass::commands
+}  // namespace hourglass::exec

@@ -16,7 +16,7 @@
 #include "bson/bson.h"
 #include "pipeline/pipeline.h"
 
-namespace hourglass::commands {
+namespace hourglass::exec {
 
 struct ClientCursor {
   int64_t id = 0;
@@ -60,4 +60,4 @@ Status FillBatch(pipeline::DocumentStream& stream, std::optional<bson::BsonObj>*
 void AppendCursorReply(bson::BsonBuilder& reply, int64_t id, const std::string& ns,
                        std::string_view batch_field, const bson::BsonObj& batch);
 
-}  // namespace hourglass::commands
+}  // namespace hourglass::exec

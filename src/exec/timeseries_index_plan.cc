@@ -1,4 +1,4 @@
-#include "commands/timeseries_index_plan.h"
+#include "exec/timeseries_index_plan.h"
 
 #include <algorithm>
 #include <limits>
@@ -9,12 +9,11 @@
 #include "bson/bson_compare.h"
 #include "bson/key_string.h"
 #include "catalog/index_keys.h"
-#include "commands/command_util.h"
-#include "commands/index_scan.h"
-#include "commands/query_planner.h"
+#include "exec/index_scan.h"
+#include "exec/query_planner.h"
 #include "timeseries/index_conversion.h"
 
-namespace hourglass::commands {
+namespace hourglass::exec {
 
 using bson::BsonBuilder;
 using bson::BsonElement;
@@ -218,4 +217,4 @@ StatusWith<std::optional<IndexedBuckets>> TimeseriesIndexedBuckets(
   return Result(IndexedBuckets{std::move(rids), plan.Describe(filter), keys_examined});
 }
 
-}  // namespace hourglass::commands
+}  // namespace hourglass::exec

@@ -17,13 +17,13 @@
 #include <unordered_set>
 
 #include "catalog/collection.h"
-#include "commands/query_planner.h"
+#include "exec/query_planner.h"
 #include "pipeline/pipeline.h"
 #include "query/matcher.h"
 #include "storage/kv_engine.h"
 #include "storage/session.h"
 
-namespace hourglass::commands {
+namespace hourglass::exec {
 
 // Where a scan stands: the range being read and the last entry returned.
 struct IndexScanPosition {
@@ -90,4 +90,4 @@ class IndexScan : public pipeline::DocumentStream {
   int64_t produced_ = 0;
 };
 
-}  // namespace hourglass::commands
+}  // namespace hourglass::exec

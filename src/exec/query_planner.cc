@@ -1,4 +1,4 @@
-#include "commands/query_planner.h"
+#include "exec/query_planner.h"
 
 #include <algorithm>
 #include <cmath>
@@ -9,9 +9,8 @@
 
 #include "bson/bson_compare.h"
 #include "bson/key_string.h"
-#include "commands/command_util.h"
 
-namespace hourglass::commands {
+namespace hourglass::exec {
 
 using bson::BsonBuilder;
 using bson::BsonElement;
@@ -953,4 +952,22 @@ StatusWith<PlanChoice> PlanQuery(const catalog::Collection& coll, const BsonObj&
   return choice;
 }
 
-}  // namespace hourglass::commands
+Status CheckHintWithoutIndexes(const BsonElement& hint) {
+  if (hint.eoo()) return Status::OK();
+  bool known = false;
+  if (hint.type() == BsonType::kString) {
+    known = hint.Str() == "_id_";
+  } else if (hint.type() == BsonType::kObject) {
+    BsonObj h = hint.Obj();
+    BsonElement only = h.FirstElement();
+    known = h.IsEmpty() ||
+            (h.NumFields() == 1 && (only.FieldName() == "_id" || only.FieldName() == "$natural") &&
+             only.IsNumber());
+  }
+  if (!known) {
+    return Status(ErrorCode::kBadValue, "hint provided does not correspond to an existing index");
+  }
+  return Status::OK();
+}
+
+}  // namespace hourglass::exec

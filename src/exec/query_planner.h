@@ -43,7 +43,7 @@
 #include "bson/bson.h"
 #include "catalog/collection.h"
 
-namespace hourglass::commands {
+namespace hourglass::exec {
 
 // A byte range of an index table: keys k with start <= k < end (no end: to the last key).
 struct KeyRange {
@@ -138,4 +138,9 @@ void RecordIndexUse(const QueryPlan& plan);
 StatusWith<PlanChoice> PlanQuery(const catalog::Collection& coll, const bson::BsonObj& filter,
                                  const bson::BsonObj& sort, const bson::BsonElement& hint);
 
-}  // namespace hourglass::commands
+// For namespaces without secondary indexes (time-series): a hint other than `_id_`, {_id: 1} or
+// {$natural: ...} fails with BadValue (2) "hint provided does not correspond to an existing
+// index". EOO passes.
+Status CheckHintWithoutIndexes(const bson::BsonElement& hint);
+
+}  // namespace hourglass::exec

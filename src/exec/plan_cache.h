@@ -19,9 +19,8 @@
 
 #include "bson/bson.h"
 #include "catalog/collection.h"
-#include "commands/command.h"
 
-namespace hourglass::commands {
+namespace hourglass::exec {
 
 struct PlanCacheEntry {
   std::string shape;                      // the key within the collection (QueryShape)
@@ -61,6 +60,4 @@ std::string QueryShape(const bson::BsonObj& filter, const bson::BsonObj& sort,
 // hidden flag.
 std::string IndexSetSignature(const catalog::Collection& coll);
 
-void RegisterPlanCacheCommands(CommandRegistry& r);
-
-}  // namespace hourglass::commands
+}  // namespace hourglass::exec

@@ -1,14 +1,14 @@
-#include "commands/timeseries_scan.h"
+#include "exec/timeseries_scan.h"
 
 #include <algorithm>
 #include <limits>
 
 #include "catalog/record_store.h"
-#include "commands/timeseries_index_plan.h"
+#include "exec/timeseries_index_plan.h"
 #include "storage/kv_engine.h"
 #include "storage/record_id.h"
 
-namespace hourglass::commands {
+namespace hourglass::exec {
 
 using bson::BsonElement;
 using bson::BsonObj;
@@ -674,4 +674,4 @@ StatusWith<std::optional<BsonObj>> TimeseriesScan::Next() {
   return std::optional<BsonObj>(std::move(out));
 }
 
-}  // namespace hourglass::commands
+}  // namespace hourglass::exec
