@@ -184,10 +184,7 @@ Status ValidateWildcardSpec(const BsonObj& key, const BsonObj& spec) {
 // the options in the order given}.
 StatusWith<BsonObj> NormalizeSpec(const BsonElement& e, int position) {
   if (e.type() != BsonType::kObject) {
-    return Status(ErrorCode::kTypeMismatch, "BSON field 'createIndexes.indexes." +
-                                                std::to_string(position) + "' is the wrong type '" +
-                                                std::string(bson::TypeName(e.type())) +
-                                                "', expected type 'object'");
+    return WrongTypeAtPath("createIndexes.indexes." + std::to_string(position), e, "object");
   }
   BsonObj spec = e.Obj();
   BsonElement key = spec["key"];
