@@ -1,11 +1,17 @@
 # The two entry points (see README.md):
 #   make run   — install dependencies, build (release), start hourglassd on 127.0.0.1:27017 with ./data
 #   make test  — install dependencies, build with ASan+UBSan, run every test
+#   make fuzz  — build the wire fuzz target and run it briefly (FUZZ_SECONDS, default 30)
 JOBS ?= $(shell nproc)
 RELEASE_DIR := build/release
 ASAN_DIR := build/asan
+FUZZ_DIR := build/fuzz
+FUZZ_SECONDS ?= 30
+# The fuzz build uses clang (and so libFuzzer) when it is installed, else the default compiler
+# with the standalone driver (fuzz/standalone_main.cc).
+FUZZ_COMPILER := $(if $(shell command -v clang++ 2>/dev/null),-DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++)
 
-.PHONY: run test deps release asan unit-test client-test bench clean
+.PHONY: run test deps release asan unit-test client-test bench fuzz clean
 
 deps:
 	@scripts/install-deps.sh
@@ -36,6 +42,16 @@ test: release unit-test client-test
 bench: release
 	bench/run.sh
 	bench/ts_run.sh
+
+# Builds the wire fuzz target (ASan+UBSan) and runs it for FUZZ_SECONDS over the seed corpus in
+# fuzz/corpus; new inputs libFuzzer finds are kept in build/fuzz/corpus.
+fuzz: deps
+	cmake -S . -B $(FUZZ_DIR) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHG_SANITIZE=ON \
+	  -DHG_BUILD_TESTS=OFF -DHG_BUILD_FUZZ=ON $(FUZZ_COMPILER) >/dev/null
+	ninja -C $(FUZZ_DIR) -j $(JOBS) op_msg_fuzz
+	mkdir -p $(FUZZ_DIR)/corpus/op_msg
+	$(FUZZ_DIR)/op_msg_fuzz -max_total_time=$(FUZZ_SECONDS) -max_len=4096 \
+	  $(FUZZ_DIR)/corpus/op_msg fuzz/corpus/op_msg
 
 clean:
 	rm -rf build

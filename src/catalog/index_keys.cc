@@ -117,11 +117,6 @@ void Walk(const BsonObj& obj, const query::FieldPath& comps, size_t i, const std
   }
 }
 
-// True if dotted path `a` is `b` or one of its prefixes (component-wise).
-bool IsPathPrefix(const std::string& a, const std::string& b) {
-  return a == b || (b.size() > a.size() && b.compare(0, a.size(), a) == 0 && b[a.size()] == '.');
-}
-
 const BsonObj& UndefinedHolder() {
   static const BsonObj holder = [] {
     BsonBuilder b;
@@ -204,7 +199,7 @@ StatusWith<IndexKeySet> GenerateIndexKeys(const IndexDescriptor& desc, const Bso
     for (size_t j = i + 1; j < paths_per_field.size(); ++j) {
       for (const auto& p : paths_per_field[i]) {
         for (const auto& q : paths_per_field[j]) {
-          if (!IsPathPrefix(p, q) && !IsPathPrefix(q, p)) {
+          if (!query::PathStartsWith(q, p) && !query::PathStartsWith(p, q)) {
             return Status(ErrorCode::kCannotIndexParallelArrays,
                           "cannot index parallel arrays [" + q + "] [" + p + "]");
           }

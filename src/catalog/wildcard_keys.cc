@@ -4,6 +4,7 @@
 #include <set>
 
 #include "bson/key_string.h"
+#include "query/path.h"
 
 namespace hourglass::catalog {
 
@@ -16,12 +17,7 @@ namespace {
 
 constexpr std::string_view kSuffix = "$**";
 
-// True if dotted path `a` is `b` or one of its ancestors.
-bool IsPrefixPath(std::string_view a, std::string_view b) {
-  return a == b || (b.size() > a.size() && b.substr(0, a.size()) == a && b[a.size()] == '.');
-}
-
-bool IsIdPath(std::string_view path) { return IsPrefixPath("_id", path); }
+bool IsIdPath(std::string_view path) { return query::PathStartsWith(path, "_id"); }
 
 class KeyCollector {
  public:
@@ -139,12 +135,12 @@ StatusWith<WildcardIndex> WildcardIndex::Parse(const BsonElement& key_field,
 bool WildcardIndex::Covers(std::string_view path) const {
   if (inclusion) {
     for (const auto& p : paths) {
-      if (IsPrefixPath(p, path)) return true;
+      if (query::PathStartsWith(path, p)) return true;
     }
     return false;
   }
   for (const auto& p : paths) {
-    if (IsPrefixPath(p, path) || IsPrefixPath(path, p)) return false;
+    if (query::PathStartsWith(path, p) || query::PathStartsWith(p, path)) return false;
   }
   return true;
 }
@@ -162,7 +158,7 @@ std::vector<std::string> GenerateWildcardKeys(const WildcardIndex& index, const 
 
 bool PathIsMultikey(std::string_view path, const std::vector<std::string>& array_paths) {
   for (const auto& a : array_paths) {
-    if (IsPrefixPath(a, path)) return true;
+    if (query::PathStartsWith(path, a)) return true;
   }
   return false;
 }

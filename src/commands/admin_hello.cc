@@ -29,9 +29,7 @@ StatusWith<std::optional<std::vector<wire::Compressor>>> NegotiateCompressors(
   if (!requested) return std::optional<std::vector<wire::Compressor>>();
   for (BsonElement e : *requested) {
     if (e.type() != BsonType::kString) {
-      return Status(ErrorCode::kTypeMismatch,
-                    "BSON field '" + std::string(cmd_name) + ".compression' is the wrong type '" +
-                        std::string(bson::TypeName(e.type())) + "', expected type 'string'");
+      return WrongTypeAtPath(std::string(cmd_name) + ".compression", e, "string");
     }
     auto c = wire::CompressorFromName(e.Str());
     if (!c) continue;

@@ -47,9 +47,7 @@ Status RunSessionList(CommandContext&, const BsonObj& cmd, BsonBuilder&) {
   if (list.type() != BsonType::kArray) return WrongType(name, list, "array");
   for (BsonElement e : list.Obj()) {
     if (e.type() != BsonType::kObject) {
-      return Status(ErrorCode::kTypeMismatch,
-                    "BSON field '" + name + "." + name + "' is the wrong type '" +
-                        std::string(bson::TypeName(e.type())) + "', expected type 'object'");
+      return WrongTypeAtPath(name + "." + name, e, "object");
     }
   }
   return Status::OK();

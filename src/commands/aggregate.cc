@@ -73,8 +73,7 @@ StatusWith<BsonObj> CollStatsDocument(CommandContext& ctx, const catalog::Namesp
       return Status(ErrorCode::kCommandNotSupported,
                     "$collStats " + std::string(f) + " is not supported yet");
     } else {
-      return Status(ErrorCode::kLocation40415,
-                    "BSON field '$collStats." + std::string(f) + "' is an unknown field.");
+      return UnknownField("$collStats", f);
     }
   }
   return out.Obj();

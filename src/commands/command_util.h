@@ -1,8 +1,8 @@
-// Helpers that check a command document's fields the way MongoDB's IDL parsers do, producing the
-// same codes and messages users see from MongoDB:
-//   TypeMismatch (14)  "BSON field 'find.filter' is the wrong type 'string', expected type
-//   'object'" 40415              "BSON field 'find.foo' is an unknown field."
-// and helpers for the generic arguments every command accepts (lsid, $clusterTime, comment, ...).
+// Helpers that check a command document the way MongoDB's IDL parsers do, producing the same codes
+// and messages users see from MongoDB: the field checks of bson/field_check.h (WrongType,
+// UnknownField, MissingField, the typed Get* getters), brought into this namespace, and the checks
+// only commands make: unknown top-level fields next to the generic arguments every command accepts
+// (lsid, $clusterTime, comment, ...), hint and collation, the target collection's name.
 #pragma once
 
 #include <initializer_list>
@@ -12,18 +12,20 @@
 #include "base/generic_arguments.h"
 #include "base/status.h"
 #include "bson/bson.h"
+#include "bson/field_check.h"
 #include "commands/service_context.h"
 
 namespace hourglass::commands {
 
-// TypeMismatch naming `cmd.field`, the actual type and `expected` (e.g. "object").
-Status WrongType(std::string_view cmd, const bson::BsonElement& e, std::string_view expected);
-// 40415 "BSON field 'cmd.field' is an unknown field."
-Status UnknownField(std::string_view cmd, std::string_view field);
-
-// 40414 "BSON field 'cmd.field' is missing but a required field"; `cmd` may be a dotted
-// context such as "update.updates".
-Status MissingField(std::string_view cmd, std::string_view field);
+using bson::GetArray;
+using bson::GetBool;
+using bson::GetInt64;
+using bson::GetObject;
+using bson::GetString;
+using bson::MissingField;
+using bson::UnknownField;
+using bson::WrongType;
+using bson::WrongTypeAtPath;
 
 // Checks that every field of `cmd` after the first is generic or listed in `known`.
 Status CheckKnownFields(const bson::BsonObj& cmd, std::initializer_list<std::string_view> known);
@@ -37,21 +39,6 @@ Status CheckKnownSubFields(std::string_view context, const bson::BsonObj& doc,
 // (binary) one is supported: any other fails with CommandNotSupported (115) rather than comparing
 // strings wrongly.
 Status CheckHintAndCollation(std::string_view cmd, const bson::BsonObj& doc);
-
-// Typed getters. Absent fields return the default / nullopt; present fields of the wrong type
-// return TypeMismatch with MongoDB's message.
-StatusWith<std::optional<bson::BsonObj>> GetObject(std::string_view cmd, const bson::BsonObj& doc,
-                                                   std::string_view field);
-StatusWith<std::optional<bson::BsonObj>> GetArray(std::string_view cmd, const bson::BsonObj& doc,
-                                                  std::string_view field);
-StatusWith<std::optional<std::string>> GetString(std::string_view cmd, const bson::BsonObj& doc,
-                                                 std::string_view field);
-// bool fields accept bool and numbers (MongoDB's IDL "safeBool").
-StatusWith<bool> GetBool(std::string_view cmd, const bson::BsonObj& doc, std::string_view field,
-                         bool default_value);
-// Whole numbers given as int, long, or integral double/decimal ("safeInt64").
-StatusWith<std::optional<int64_t>> GetInt64(std::string_view cmd, const bson::BsonObj& doc,
-                                            std::string_view field);
 
 // The collection name a command targets: the string value of its first field. InvalidNamespace
 // (73) if it is not a non-empty string.

@@ -280,9 +280,7 @@ Status WaitForWriteConcern(CommandContext& ctx, const BsonObj& cmd) {
   BsonElement wc = cmd["writeConcern"];
   if (wc.eoo() || wc.type() == BsonType::kNull) return Status::OK();
   if (wc.type() != BsonType::kObject) {
-    return Status(ErrorCode::kTypeMismatch, "BSON field 'writeConcern' is the wrong type '" +
-                                                std::string(bson::TypeName(wc.type())) +
-                                                "', expected type 'object'");
+    return WrongTypeAtPath("writeConcern", wc, "object");
   }
   BsonObj w = wc.Obj();
   BsonElement j = w["j"];

@@ -15,6 +15,7 @@
 #include "commands/ddl_commands.h"
 #include "commands/timeseries_util.h"
 #include "query/matcher.h"
+#include "query/path.h"
 #include "timeseries/index_conversion.h"
 
 namespace hourglass::commands {
@@ -184,10 +185,7 @@ Status ValidateWildcardSpec(const BsonObj& key, const BsonObj& spec) {
 // the options in the order given}.
 StatusWith<BsonObj> NormalizeSpec(const BsonElement& e, int position) {
   if (e.type() != BsonType::kObject) {
-    return Status(ErrorCode::kTypeMismatch, "BSON field 'createIndexes.indexes." +
-                                                std::to_string(position) + "' is the wrong type '" +
-                                                std::string(bson::TypeName(e.type())) +
-                                                "', expected type 'object'");
+    return WrongTypeAtPath("createIndexes.indexes." + std::to_string(position), e, "object");
   }
   BsonObj spec = e.Obj();
   BsonElement key = spec["key"];
@@ -390,7 +388,7 @@ Status CheckTimeseriesWildcard(const BsonObj& spec, const timeseries::Timeseries
   for (BsonElement f : key.Obj()) {
     std::string_view name = f.FieldName();
     if (!catalog::IsWildcardFieldName(name) || !f.IsNumber()) continue;
-    if (o.meta_field && name.starts_with(*o.meta_field + ".")) continue;
+    if (o.meta_field && query::PathIsBelow(name, *o.meta_field)) continue;
     return Status(ErrorCode::kLocation7246201,
                   "Index Key can contain only one wildcard index field");
   }

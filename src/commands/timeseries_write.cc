@@ -6,6 +6,7 @@
 #include "commands/command_util.h"
 #include "commands/crud_util.h"
 #include "query/matcher.h"
+#include "query/path.h"
 #include "query/update.h"
 #include "storage/kv_engine.h"
 #include "timeseries/bucket_document.h"
@@ -121,11 +122,6 @@ StatusWith<timeseries::BucketFilter> ModifyBucketFilter(
   }
   return bucket_filter;
 }
-
-bool IsMetaPath(std::string_view path, const std::string& meta) {
-  return path == meta || (path.size() > meta.size() && path.substr(0, meta.size()) == meta &&
-                          path[meta.size()] == '.');
-}
 }  // namespace
 
 StatusWith<UpdateOutcome> UpdateMeasurements(CommandContext& ctx,
@@ -160,9 +156,9 @@ StatusWith<UpdateOutcome> UpdateMeasurements(CommandContext& ctx,
   for (BsonElement op : update.Obj()) {
     if (op.type() != BsonType::kObject) return invalid(not_meta);
     for (BsonElement f : op.Obj()) {
-      if (!IsMetaPath(f.FieldName(), m)) return invalid(not_meta);
+      if (!query::PathStartsWith(f.FieldName(), m)) return invalid(not_meta);
       if (op.FieldName() == "$rename" &&
-          (f.type() != BsonType::kString || !IsMetaPath(f.Str(), m))) {
+          (f.type() != BsonType::kString || !query::PathStartsWith(f.Str(), m))) {
         return invalid(not_meta);
       }
     }

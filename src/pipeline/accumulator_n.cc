@@ -5,6 +5,7 @@
 #include <cmath>
 #include <deque>
 
+#include "bson/field_check.h"
 #include "pipeline/accumulator.h"
 #include "pipeline/errors.h"
 #include "query/sort.h"
@@ -318,16 +319,14 @@ StatusWith<ParsedAccumulator> ParsePercentile(std::string_view op, const BsonEle
     } else if (f.FieldName() == "method") {
       method = f;
     } else {
-      return PipelineError(40415, "BSON field '" + name + "." + std::string(f.FieldName()) +
-                                      "' is an unknown field.");
+      return bson::UnknownField(name, f.FieldName());
     }
   }
   for (const auto& [e, field] : {std::pair<const BsonElement&, const char*>{input, "input"},
                                  std::pair<const BsonElement&, const char*>{p, "p"},
                                  std::pair<const BsonElement&, const char*>{method, "method"}}) {
     if (e.eoo() && !(median && std::string_view(field) == "p")) {
-      return PipelineError(
-          40414, "BSON field '" + name + "." + field + "' is missing but a required field");
+      return bson::MissingField(name, field);
     }
   }
   std::vector<double> ps = {0.5};

@@ -15,6 +15,7 @@
 
 #include "bson/bson_compare.h"
 #include "bson/decimal128.h"
+#include "bson/field_check.h"
 #include "pipeline/external_sorter.h"
 #include "pipeline/stage.h"
 #include "pipeline/window_bounds.h"
@@ -236,13 +237,6 @@ class DensifyStage : public Stage {
   }
 };
 
-Status WrongType(std::string_view field, const BsonElement& e, std::string_view expected) {
-  return Status(ErrorCode::kTypeMismatch, "BSON field '" + std::string(field) +
-                                              "' is the wrong type '" +
-                                              std::string(bson::TypeName(e.type())) +
-                                              "', expected type '" + std::string(expected) + "'");
-}
-
 Status CheckFieldPath(std::string_view path) {
   if (path.empty())
     return PipelineError(40352, "FieldPath cannot be constructed with empty string");
@@ -263,19 +257,17 @@ Status ParseRange(const BsonElement& range, DensifyStage* s) {
     if (n == "step") {
       step = f;
     } else if (n == "unit") {
-      if (f.type() != BsonType::kString) return WrongType("$densify.range.unit", f, "string");
+      if (f.type() != BsonType::kString) return bson::WrongType("$densify.range", f, "string");
       unit = f;
     } else if (n == "bounds") {
       bounds = f;
     } else {
-      return PipelineError(
-          40415, "BSON field '$densify.range." + std::string(n) + "' is an unknown field.");
+      return bson::UnknownField("$densify.range", n);
     }
   }
   for (auto [e, name] : {std::pair{step, "step"}, std::pair{bounds, "bounds"}}) {
     if (e.eoo()) {
-      return PipelineError(40414, "BSON field '$densify.range." + std::string(name) +
-                                      "' is missing but a required field");
+      return bson::MissingField("$densify.range", name);
     }
   }
   s->step = Value::FromElement(step);
@@ -360,30 +352,29 @@ Status ParseDensifyStage(const BsonElement& spec, const PipelineContext& ctx, St
   for (const auto& f : spec.Obj()) {
     std::string_view n = f.FieldName();
     if (n == "field") {
-      if (f.type() != BsonType::kString) return WrongType("$densify.field", f, "string");
+      if (f.type() != BsonType::kString) return bson::WrongType("$densify", f, "string");
       field = f;
     } else if (n == "partitionByFields") {
-      if (f.type() != BsonType::kArray) return WrongType("$densify.partitionByFields", f, "array");
+      if (f.type() != BsonType::kArray) return bson::WrongType("$densify", f, "array");
       for (const auto& m : f.Obj()) {
         if (m.type() != BsonType::kString) {
-          return WrongType("$densify.partitionByFields." + std::string(m.FieldName()), m, "string");
+          return bson::WrongType("$densify.partitionByFields", m, "string");
         }
         HG_RETURN_IF_ERROR(CheckFieldPath(m.Str()));
         s->partition_fields.push_back(query::SplitPath(m.Str()));
       }
     } else if (n == "range") {
-      if (f.type() != BsonType::kObject) return WrongType("$densify.range", f, "object");
+      if (f.type() != BsonType::kObject) return bson::WrongType("$densify", f, "object");
       range = f;
     } else {
-      return PipelineError(40415,
-                           "BSON field '$densify." + std::string(n) + "' is an unknown field.");
+      return bson::UnknownField("$densify", n);
     }
   }
   if (field.eoo()) {
-    return PipelineError(40414, "BSON field '$densify.field' is missing but a required field");
+    return bson::MissingField("$densify", "field");
   }
   if (range.eoo()) {
-    return PipelineError(40414, "BSON field '$densify.range' is missing but a required field");
+    return bson::MissingField("$densify", "range");
   }
   HG_RETURN_IF_ERROR(CheckFieldPath(field.Str()));
   s->field = query::SplitPath(field.Str());

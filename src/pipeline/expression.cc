@@ -5,6 +5,7 @@
 #include <unordered_map>
 
 #include "bson/decimal128.h"
+#include "bson/field_check.h"
 #include "pipeline/dependencies.h"
 #include "pipeline/expression_internal.h"
 #include "query/path.h"
@@ -332,9 +333,7 @@ StatusWith<std::shared_ptr<const query::LetVariables>> ParseCommandLet(const Bso
     return std::shared_ptr<const query::LetVariables>();
   }
   if (let.type() != BsonType::kObject) {
-    return Status(ErrorCode::kTypeMismatch, "BSON field 'let' is the wrong type '" +
-                                                std::string(bson::TypeName(let.type())) +
-                                                "', expected type 'object'");
+    return bson::WrongTypeAtPath("let", let, "object");
   }
   if (let.Obj().IsEmpty()) return std::shared_ptr<const query::LetVariables>();
   std::vector<std::string> names;

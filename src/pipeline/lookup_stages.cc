@@ -5,6 +5,7 @@
 #include <set>
 
 #include "bson/bson_compare.h"
+#include "bson/field_check.h"
 #include "pipeline/stage.h"
 #include "query/matcher.h"
 #include "query/path.h"
@@ -461,17 +462,13 @@ Status ParseUnionWithStage(const BsonElement& spec, const PipelineContext& ctx, 
       std::string_view f = e.FieldName();
       if (f == "coll") {
         if (e.type() != BsonType::kString) {
-          return Status(ErrorCode::kTypeMismatch,
-                        "BSON field '$unionWith.coll' is the wrong type '" +
-                            std::string(bson::TypeName(e.type())) + "', expected type 'string'");
+          return bson::WrongType("$unionWith", e, "string");
         }
         s->coll = std::string(e.Str());
         have_coll = true;
       } else if (f == "pipeline") {
         if (e.type() != BsonType::kArray) {
-          return Status(ErrorCode::kTypeMismatch,
-                        "BSON field '$unionWith.pipeline' is the wrong type '" +
-                            std::string(bson::TypeName(e.type())) + "', expected type 'array'");
+          return bson::WrongType("$unionWith", e, "array");
         }
         HG_RETURN_IF_ERROR(CheckSubPipeline(e.Obj(), "$unionWith", 31441));
         HG_ASSIGN_OR_RETURN(s->sub, Pipeline::Parse(e.Obj(), ctx));
@@ -480,8 +477,7 @@ Status ParseUnionWithStage(const BsonElement& spec, const PipelineContext& ctx, 
             !e.Obj().IsEmpty() && e.Obj().FirstElement().type() == BsonType::kObject &&
             e.Obj().FirstElement().Obj().FirstElement().FieldName() == "$documents";
       } else {
-        return PipelineError(40415,
-                             "BSON field '$unionWith." + std::string(f) + "' is an unknown field.");
+        return bson::UnknownField("$unionWith", f);
       }
     }
     if (!have_coll && !starts_with_documents) {

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "bson/bson_compare.h"
+#include "bson/field_check.h"
 #include "pipeline/stage.h"
 #include "query/path.h"
 
@@ -256,11 +257,8 @@ Status ParseTarget(std::string_view stage, const BsonElement& e, const std::stri
   }
   for (const BsonElement& f : e.Obj()) {
     std::string_view n = f.FieldName();
-    const std::string field = std::string(stage) + "." + std::string(n);
     if ((n == "db" || n == "coll") && f.type() != BsonType::kString) {
-      return Status(ErrorCode::kTypeMismatch, "BSON field '" + field + "' is the wrong type '" +
-                                                  std::string(bson::TypeName(f.type())) +
-                                                  "', expected type 'string'");
+      return bson::WrongType(stage, f, "string");
     }
     if (n == "db") {
       *db = std::string(f.Str());
@@ -268,23 +266,19 @@ Status ParseTarget(std::string_view stage, const BsonElement& e, const std::stri
       *coll = std::string(f.Str());
     } else if (n == "timeseries" && timeseries != nullptr) {
       if (f.type() != BsonType::kObject) {
-        return Status(ErrorCode::kTypeMismatch, "BSON field '" + field + "' is the wrong type '" +
-                                                    std::string(bson::TypeName(f.type())) +
-                                                    "', expected type 'object'");
+        return bson::WrongType(stage, f, "object");
       }
       *timeseries = f.Obj().Owned();
     } else {
-      return PipelineError(40415, "BSON field '" + field + "' is an unknown field.");
+      return bson::UnknownField(stage, n);
     }
   }
   // $out's object form requires both names ($merge's `into` defaults the database).
   if (timeseries != nullptr && !e.Obj().HasField("db")) {
-    return PipelineError(
-        40414, "BSON field '" + std::string(stage) + ".db' is missing but a required field");
+    return bson::MissingField(stage, "db");
   }
   if (coll->empty()) {
-    return PipelineError(
-        40414, "BSON field '" + std::string(stage) + ".coll' is missing but a required field");
+    return bson::MissingField(stage, "coll");
   }
   return Status::OK();
 }
@@ -397,9 +391,7 @@ Status ParseMergeStage(const BsonElement& spec, const PipelineContext& ctx, Stag
         }
       } else if (f == "whenNotMatched") {
         if (e.type() != BsonType::kString) {
-          return Status(ErrorCode::kTypeMismatch,
-                        "BSON field '$merge.whenNotMatched' is the wrong type '" +
-                            std::string(bson::TypeName(e.type())) + "', expected type 'string'");
+          return bson::WrongType("$merge", e, "string");
         }
         std::string_view m = e.Str();
         if (m == "insert") {
@@ -415,18 +407,15 @@ Status ParseMergeStage(const BsonElement& spec, const PipelineContext& ctx, Stag
         }
       } else if (f == "let") {
         if (e.type() != BsonType::kObject) {
-          return Status(ErrorCode::kTypeMismatch, "BSON field '$merge.let' is the wrong type '" +
-                                                      std::string(bson::TypeName(e.type())) +
-                                                      "', expected type 'object'");
+          return bson::WrongType("$merge", e, "object");
         }
         let_spec = e.Obj();
       } else {
-        return PipelineError(40415,
-                             "BSON field '$merge." + std::string(f) + "' is an unknown field.");
+        return bson::UnknownField("$merge", f);
       }
     }
     if (!have_into) {
-      return PipelineError(40414, "BSON field '$merge.into' is missing but a required field");
+      return bson::MissingField("$merge", "into");
     }
     // The modes MongoDB accepts together: keepExisting and fail only with insert.
     const bool insert_only =

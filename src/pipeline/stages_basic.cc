@@ -4,6 +4,7 @@
 #include <cmath>
 #include <random>
 
+#include "bson/field_check.h"
 #include "pipeline/external_sorter.h"
 #include "pipeline/query_hooks.h"
 #include "pipeline/stage.h"
@@ -628,8 +629,7 @@ Status ParseReplaceRootStage(const BsonElement& spec, const PipelineContext& ctx
     expr_elem = BsonElement();
     for (const auto& f : spec.Obj()) {
       if (f.FieldName() != "newRoot") {
-        return PipelineError(40415, "BSON field '$replaceRoot." + std::string(f.FieldName()) +
-                                        "' is an unknown field.");
+        return bson::UnknownField("$replaceRoot", f.FieldName());
       }
       expr_elem = f;
     }

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "bson/decimal128.h"
+#include "bson/field_check.h"
 #include "pipeline/accumulator.h"
 #include "pipeline/errors.h"
 
@@ -419,16 +420,14 @@ StatusWith<std::unique_ptr<WindowFunction>> ParseQuantile(std::string_view fn,
     } else if (n == "method") {
       method = e;
     } else {
-      return PipelineError(40415, "BSON field '" + std::string(fn) + "." + std::string(n) +
-                                      "' is an unknown field.");
+      return bson::UnknownField(fn, n);
     }
   }
   const std::pair<BsonElement, const char*> required[] = {
       {input, "input"}, {p, "p"}, {method, "method"}};
   for (const auto& [e, name] : required) {
     if (e.eoo() && !(median && std::string_view(name) == "p")) {
-      return PipelineError(40414, "BSON field '" + std::string(fn) + "." + name +
-                                      "' is missing but a required field");
+      return bson::MissingField(fn, name);
     }
   }
   std::vector<double> ps;
@@ -460,9 +459,7 @@ StatusWith<std::unique_ptr<WindowFunction>> ParseQuantile(std::string_view fn,
     }
   }
   if (method.type() != BsonType::kString) {
-    return Status(ErrorCode::kTypeMismatch,
-                  "BSON field '" + std::string(fn) + ".method' is the wrong type '" +
-                      std::string(bson::TypeName(method.type())) + "', expected type 'string'");
+    return bson::WrongTypeAtPath(std::string(fn) + ".method", method, "string");
   }
   if (method.Str() != "approximate") {
     return Status(ErrorCode::kBadValue,

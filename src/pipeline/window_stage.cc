@@ -5,6 +5,7 @@
 // then sortBy (stable: ties keep input order; spilling with allowDiskUse), then reads it back a
 // partition at a time, computing every output field with the functions of window_functions.h.
 #include "bson/bson_compare.h"
+#include "bson/field_check.h"
 #include "pipeline/external_sorter.h"
 #include "pipeline/stage.h"
 #include "pipeline/window_functions.h"
@@ -201,9 +202,7 @@ Status ParseSetWindowFieldsStage(const BsonElement& spec, const PipelineContext&
       HG_ASSIGN_OR_RETURN(s->partition_by, Expression::ParseExpression(f, ParseContext(ctx.let)));
     } else if (n == "sortBy") {
       if (f.type() != BsonType::kObject) {
-        return Status(ErrorCode::kTypeMismatch,
-                      "BSON field '$setWindowFields.sortBy' is the wrong type '" +
-                          std::string(bson::TypeName(f.type())) + "', expected type 'object'");
+        return bson::WrongType("$setWindowFields", f, "object");
       }
       HG_ASSIGN_OR_RETURN(auto pattern, query::SortPattern::Parse(f.Obj().Owned()));
       if (!pattern.IsEmpty()) {
@@ -216,19 +215,15 @@ Status ParseSetWindowFieldsStage(const BsonElement& spec, const PipelineContext&
       }
     } else if (n == "output") {
       if (f.type() != BsonType::kObject) {
-        return Status(ErrorCode::kTypeMismatch,
-                      "BSON field '$setWindowFields.output' is the wrong type '" +
-                          std::string(bson::TypeName(f.type())) + "', expected type 'object'");
+        return bson::WrongType("$setWindowFields", f, "object");
       }
       output = f;
     } else {
-      return PipelineError(
-          40415, "BSON field '$setWindowFields." + std::string(n) + "' is an unknown field.");
+      return bson::UnknownField("$setWindowFields", n);
     }
   }
   if (output.eoo()) {
-    return PipelineError(40414,
-                         "BSON field '$setWindowFields.output' is missing but a required field");
+    return bson::MissingField("$setWindowFields", "output");
   }
   for (const auto& f : output.Obj()) {
     HG_RETURN_IF_ERROR(CheckOutputFieldName(f.FieldName()));
@@ -256,10 +251,7 @@ Status ParseFillStage(const BsonElement& spec, const PipelineContext& ctx, Stage
   for (const auto& f : spec.Obj()) {
     std::string_view n = f.FieldName();
     auto wrong_type = [&](std::string_view expected) {
-      return Status(ErrorCode::kTypeMismatch,
-                    "BSON field '$fill." + std::string(n) + "' is the wrong type '" +
-                        std::string(bson::TypeName(f.type())) + "', expected type '" +
-                        std::string(expected) + "'");
+      return bson::WrongType("$fill", f, expected);
     };
     if (n == "sortBy") {
       if (f.type() != BsonType::kObject) return wrong_type("object");
@@ -282,11 +274,11 @@ Status ParseFillStage(const BsonElement& spec, const PipelineContext& ctx, Stage
       if (f.type() != BsonType::kObject) return wrong_type("object");
       output = f;
     } else {
-      return PipelineError(40415, "BSON field '$fill." + std::string(n) + "' is an unknown field.");
+      return bson::UnknownField("$fill", n);
     }
   }
   if (output.eoo()) {
-    return PipelineError(40414, "BSON field '$fill.output' is missing but a required field");
+    return bson::MissingField("$fill", "output");
   }
   if (output.Obj().IsEmpty()) {
     return PipelineError(6050203,
@@ -313,8 +305,7 @@ Status ParseFillStage(const BsonElement& spec, const PipelineContext& ctx, Stage
       } else if (o.FieldName() == "value") {
         value = o;
       } else {
-        return PipelineError(
-            40415, "BSON field '$fill." + std::string(o.FieldName()) + "' is an unknown field.");
+        return bson::UnknownField("$fill", o.FieldName());
       }
     }
     if (!method.eoo()) {

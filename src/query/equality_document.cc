@@ -52,10 +52,6 @@ void Collect(const BsonObj& filter, std::vector<Equality>* out) {
   }
 }
 
-bool IsPrefixPath(const std::string& a, const std::string& b) {
-  return b.size() > a.size() && b.compare(0, a.size(), a) == 0 && b[a.size()] == '.';
-}
-
 }  // namespace
 
 StatusWith<BsonObj> ExtractEqualityDocument(const BsonObj& filter) {
@@ -69,7 +65,7 @@ StatusWith<BsonObj> ExtractEqualityDocument(const BsonObj& filter) {
         return Status(ErrorCode::kNotSingleValueField,
                       "cannot infer query fields to set, path '" + a + "' is matched twice");
       }
-      if (IsPrefixPath(a, b) || IsPrefixPath(b, a)) {
+      if (PathIsBelow(b, a) || PathIsBelow(a, b)) {
         const std::string& longer = a.size() > b.size() ? a : b;
         const std::string& shorter = a.size() > b.size() ? b : a;
         return Status(ErrorCode::kNotSingleValueField,

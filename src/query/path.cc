@@ -23,6 +23,14 @@ std::string JoinPath(const FieldPath& path, size_t begin, size_t end) {
   return out;
 }
 
+bool PathStartsWith(std::string_view path, std::string_view prefix) {
+  return path.starts_with(prefix) && (path.size() == prefix.size() || path[prefix.size()] == '.');
+}
+
+bool PathIsBelow(std::string_view path, std::string_view prefix) {
+  return path.size() != prefix.size() && PathStartsWith(path, prefix);
+}
+
 std::optional<size_t> ParseArrayIndex(std::string_view component) {
   if (component.empty() || component.size() > 9) return std::nullopt;
   if (component.size() > 1 && component[0] == '0') return std::nullopt;

@@ -20,6 +20,14 @@ using FieldPath = std::vector<std::string>;
 FieldPath SplitPath(std::string_view dotted);
 std::string JoinPath(const FieldPath& path, size_t begin = 0, size_t end = std::string::npos);
 
+// Whether dotted path `path` is `prefix` or lies below it, comparing whole components:
+// PathStartsWith("a.b", "a") and PathStartsWith("a", "a") hold; PathStartsWith("ab", "a") and
+// PathStartsWith("a", "a.b") do not.
+bool PathStartsWith(std::string_view path, std::string_view prefix);
+// Whether `path` lies strictly below `prefix`: PathStartsWith without equality ("a.b" is below
+// "a"; "a" is not below itself).
+bool PathIsBelow(std::string_view path, std::string_view prefix);
+
 // The array index named by `component` ("0", "17"), or nullopt when it is not a canonical
 // non-negative decimal number (leading zeros, signs and empty strings are field names).
 std::optional<size_t> ParseArrayIndex(std::string_view component);

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <set>
 
+#include "query/path.h"
 #include "query/query_errors.h"
 #include "query/update_op.h"
 
@@ -189,7 +190,7 @@ Status ParseOpArgument(UpdateOp* op) {
         return BadValue("The source and target field for $rename must differ: " +
                         ElementToString(a));
       }
-      if (op->to_path.starts_with(op->path + ".") || op->path.starts_with(op->to_path + ".")) {
+      if (PathIsBelow(op->to_path, op->path) || PathIsBelow(op->path, op->to_path)) {
         return BadValue("The source and target field for $rename must not be on the same path: " +
                         ElementToString(a));
       }

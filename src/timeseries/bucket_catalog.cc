@@ -25,34 +25,25 @@ using bson::BsonObj;
 // --- statistics ------------------------------------------------------------------------------
 
 namespace {
-constexpr const char* kStatNames[] = {
-    "numBucketInserts",
-    "numBucketUpdates",
-    "numBucketsOpenedDueToMetadata",
-    "numBucketsClosedDueToCount",
-    "numBucketsClosedDueToSchemaChange",
-    "numBucketsClosedDueToSize",
-    "numBucketsClosedDueToTimeForward",
-    "numBucketsClosedDueToMemoryThreshold",
-    "numCommits",
-    "numWaits",
-    "numMeasurementsCommitted",
-    "numBucketsClosedDueToReopening",
-    "numBucketsArchivedDueToMemoryThreshold",
-    "numBucketsArchivedDueToTimeBackward",
-    "numBucketsReopened",
-    "numBucketsKeptOpenDueToLargeMeasurements",
-    "numBucketsClosedDueToCachePressure",
-    "numBucketsFrozen",
-    "numCompressedBucketsConvertedToUnsorted",
-    "numBucketsFetched",
-    "numBucketsQueried",
-    "numBucketFetchesFailed",
-    "numBucketQueriesFailed",
-    "numBucketReopeningsFailed",
-    "numDuplicateBucketsReopened",
-    "numBucketDocumentsTooLargeInsert",
-    "numBucketDocumentsTooLargeUpdate",
+// Each statistic's serverStatus name: its .def name with the first letter lowercased, built at
+// compile time.
+struct StatNameText {
+  char text[64] = {};
+  size_t size = 0;
+};
+template <size_t N>
+constexpr StatNameText LowerFirst(const char (&name)[N]) {
+  static_assert(N <= sizeof(StatNameText::text));
+  StatNameText out;
+  for (size_t i = 0; i + 1 < N; ++i) out.text[i] = name[i];
+  out.text[0] = static_cast<char>(out.text[0] - 'A' + 'a');
+  out.size = N - 1;
+  return out;
+}
+constexpr StatNameText kStatNames[] = {
+#define X(name) LowerFirst(#name),
+#include "timeseries/bucket_catalog_stats.def"
+#undef X
 };
 static_assert(std::size(kStatNames) == static_cast<size_t>(Stat::kCount));
 
@@ -66,9 +57,14 @@ void AppendNumber(BsonBuilder& b, std::string_view name, int64_t v) {
 }
 }  // namespace
 
+std::string_view StatName(Stat s) {
+  const StatNameText& n = kStatNames[static_cast<int>(s)];
+  return std::string_view(n.text, n.size);
+}
+
 void ExecutionStats::AppendTo(BsonBuilder& b) const {
   for (int i = 0; i < static_cast<int>(Stat::kCount); ++i) {
-    AppendNumber(b, kStatNames[i], v_[i].load(std::memory_order_relaxed));
+    AppendNumber(b, StatName(static_cast<Stat>(i)), v_[i].load(std::memory_order_relaxed));
     if (static_cast<Stat>(i) == Stat::kNumMeasurementsCommitted) {
       int64_t commits = Get(Stat::kNumCommits);
       if (commits > 0)

@@ -34,37 +34,17 @@
 
 namespace hourglass::timeseries {
 
-// The execution statistics of §4.7, in serverStatus order (globally and per collection).
+// The execution statistics of §4.7, in serverStatus order (globally and per collection),
+// generated from bucket_catalog_stats.def.
 enum class Stat : int {
-  kNumBucketInserts,
-  kNumBucketUpdates,
-  kNumBucketsOpenedDueToMetadata,
-  kNumBucketsClosedDueToCount,
-  kNumBucketsClosedDueToSchemaChange,
-  kNumBucketsClosedDueToSize,
-  kNumBucketsClosedDueToTimeForward,
-  kNumBucketsClosedDueToMemoryThreshold,
-  kNumCommits,
-  kNumWaits,
-  kNumMeasurementsCommitted,
-  kNumBucketsClosedDueToReopening,
-  kNumBucketsArchivedDueToMemoryThreshold,
-  kNumBucketsArchivedDueToTimeBackward,
-  kNumBucketsReopened,
-  kNumBucketsKeptOpenDueToLargeMeasurements,
-  kNumBucketsClosedDueToCachePressure,
-  kNumBucketsFrozen,
-  kNumCompressedBucketsConvertedToUnsorted,
-  kNumBucketsFetched,
-  kNumBucketsQueried,
-  kNumBucketFetchesFailed,
-  kNumBucketQueriesFailed,
-  kNumBucketReopeningsFailed,
-  kNumDuplicateBucketsReopened,
-  kNumBucketDocumentsTooLargeInsert,
-  kNumBucketDocumentsTooLargeUpdate,
+#define X(name) k##name,
+#include "timeseries/bucket_catalog_stats.def"
+#undef X
   kCount
 };
+
+// MongoDB's name of `s` in serverStatus and collStats ("numBucketInserts").
+std::string_view StatName(Stat s);
 
 class ExecutionStats {
  public:

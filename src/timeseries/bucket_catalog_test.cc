@@ -923,5 +923,21 @@ TEST_F(BucketCatalogTest, ServerStatusCountsOpenBucketsPerSeries) {
   EXPECT_EQ(section["numBuckets"].Int32(), 3);
 }
 
+TEST(BucketCatalogStatTest, NamesComeFromTheDefWithTheFirstLetterLowercased) {
+  EXPECT_EQ(StatName(Stat::kNumBucketInserts), "numBucketInserts");
+  EXPECT_EQ(StatName(Stat::kNumCommits), "numCommits");
+  EXPECT_EQ(StatName(Stat::kNumBucketDocumentsTooLargeUpdate), "numBucketDocumentsTooLargeUpdate");
+  ExecutionStats stats;
+  stats.Add(Stat::kNumBucketsFrozen, 4);
+  BsonBuilder b;
+  stats.AppendTo(b);
+  BsonObj out = b.Obj();
+  // Every statistic once, in enum order (avgNumMeasurementsPerCommit only once there are commits).
+  ASSERT_EQ(out.NumFields(), static_cast<int>(Stat::kCount));
+  int i = 0;
+  for (BsonElement e : out) EXPECT_EQ(e.FieldName(), StatName(static_cast<Stat>(i++)));
+  EXPECT_EQ(out[StatName(Stat::kNumBucketsFrozen)].Int32(), 4);
+}
+
 }  // namespace
 }  // namespace hourglass::timeseries

@@ -277,8 +277,7 @@ class Translator {
 
   bool IsMetaPath(std::string_view path) const {
     if (!spec_.meta_field) return false;
-    const std::string& m = *spec_.meta_field;
-    return path.starts_with(m) && (path.size() == m.size() || path[m.size()] == '.');
+    return query::PathStartsWith(path, *spec_.meta_field);
   }
 
   // Whether the conjunct `e` ({path: ...} or {$op: ...}) references no field but the meta field.

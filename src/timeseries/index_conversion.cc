@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "query/path.h"
 #include "timeseries/bucket_filter.h"
 
 namespace hourglass::timeseries {
@@ -22,7 +23,7 @@ std::optional<std::string_view> MetaSuffix(std::string_view field, const Timeser
   if (!o.meta_field) return std::nullopt;
   const std::string& m = *o.meta_field;
   if (field == m) return std::string_view();
-  if (field.size() > m.size() && field.starts_with(m) && field[m.size()] == '.') {
+  if (query::PathIsBelow(field, m)) {
     return field.substr(m.size());
   }
   return std::nullopt;

@@ -7,6 +7,7 @@
 
 #include "base/clock.h"
 #include "base/generic_arguments.h"
+#include "bson/field_check.h"
 
 namespace hourglass::timeseries {
 
@@ -57,19 +58,6 @@ std::string Path(std::string_view context, std::string_view field) {
   p += '.';
   p += field;
   return p;
-}
-
-// TypeMismatch as MongoDB's IDL words it. A list of types (`expected` = "[a, b]") is printed as
-// "expected types '[a, b']", the closing quote misplaced exactly as MongoDB does.
-Status WrongType(std::string_view path, const BsonElement& e, std::string_view expected) {
-  std::string msg = "BSON field '" + std::string(path) + "' is the wrong type '" +
-                    std::string(bson::TypeName(e.type())) + "', expected ";
-  if (expected.starts_with('[')) {
-    msg += "types '" + std::string(expected.substr(0, expected.size() - 1)) + "']";
-  } else {
-    msg += "type '" + std::string(expected) + "'";
-  }
-  return Status(ErrorCode::kTypeMismatch, std::move(msg));
 }
 
 bool IsNullish(const BsonElement& e) {
@@ -130,7 +118,7 @@ struct RawOptions {
 // Parses a safeInt span field with the IDL validator {gte: 1, lte: 31536000}.
 Status ParseSpan(std::string_view context, const BsonElement& e, std::optional<int64_t>* out) {
   std::string path = Path(context, e.FieldName());
-  if (!IsSafeIntType(e)) return WrongType(path, e, kNumberTypes);
+  if (!IsSafeIntType(e)) return bson::WrongVariantType(path, e, kNumberTypes);
   int64_t v = SafeNumberInt(e);
   if (v < 1) {
     return Status(ErrorCode::kLocation51024, "BSON field '" + path + "' value must be >= 1, " +
@@ -148,7 +136,7 @@ Status ParseSpan(std::string_view context, const BsonElement& e, std::optional<i
 Status ParseGranularity(std::string_view context, const BsonElement& e,
                         std::optional<std::string>* out) {
   std::string path = Path(context, e.FieldName());
-  if (e.type() != BsonType::kString) return WrongType(path, e, "string");
+  if (e.type() != BsonType::kString) return bson::WrongTypeAtPath(path, e, "string");
   if (!IsGranularity(e.Str())) {
     return Status(ErrorCode::kBadValue, "Enumeration value '" + std::string(e.Str()) +
                                             "' for field '" + path + "' is not a valid value.");
@@ -161,7 +149,7 @@ Status ParseGranularity(std::string_view context, const BsonElement& e,
 // selects create's struct (timeField/metaField) over collMod's.
 StatusWith<RawOptions> ParseRaw(const BsonElement& value, std::string_view context,
                                 bool with_names) {
-  if (value.type() != BsonType::kObject) return WrongType(context, value, "object");
+  if (value.type() != BsonType::kObject) return bson::WrongTypeAtPath(context, value, "object");
   RawOptions raw;
   std::optional<std::string_view> seen[5];
   for (BsonElement e : value.Obj()) {
@@ -173,8 +161,7 @@ StatusWith<RawOptions> ParseRaw(const BsonElement& value, std::string_view conte
     if (f == "bucketRoundingSeconds") slot = 3;
     if (f == "bucketMaxSpanSeconds") slot = 4;
     if (slot < 0) {
-      return Status(ErrorCode::kLocation40415,
-                    "BSON field '" + Path(context, f) + "' is an unknown field.");
+      return bson::UnknownField(context, f);
     }
     if (seen[slot]) {
       // MongoDB answers 40413 (not in error_codes.def yet) with this message.
@@ -188,7 +175,7 @@ StatusWith<RawOptions> ParseRaw(const BsonElement& value, std::string_view conte
     switch (slot) {
       case 0:
       case 1: {
-        if (e.type() != BsonType::kString) return WrongType(Path(context, f), e, "string");
+        if (e.type() != BsonType::kString) return bson::WrongType(context, e, "string");
         (slot == 0 ? raw.time_field : raw.meta_field) = std::string(e.Str());
         break;
       }
@@ -204,8 +191,7 @@ StatusWith<RawOptions> ParseRaw(const BsonElement& value, std::string_view conte
     }
   }
   if (with_names && !raw.time_field) {
-    return Status(ErrorCode::kLocation40414, "BSON field '" + Path(context, "timeField") +
-                                                 "' is missing but a required field");
+    return bson::MissingField(context, "timeField");
   }
   return raw;
 }
@@ -403,7 +389,7 @@ Status CheckOptionsAllowedWithTimeseries(const BsonObj& create_cmd, std::string_
 
 StatusWith<int64_t> ParseExpireAfterSeconds(const BsonElement& value) {
   if (!IsSafeIntType(value)) {
-    return WrongType(Path("create", value.FieldName()), value, kNumberTypes);
+    return bson::WrongVariantType(Path("create", value.FieldName()), value, kNumberTypes);
   }
   int64_t seconds = SafeNumberLong(value);
   HG_RETURN_IF_ERROR(ValidateClusteredTtl(seconds));
@@ -421,8 +407,8 @@ StatusWith<std::optional<int64_t>> ParseCollModExpireAfterSeconds(const BsonElem
     return std::optional<int64_t>();
   }
   if (!IsSafeIntType(value)) {
-    return WrongType(Path("collMod", value.FieldName()), value,
-                     "[string, long, int, decimal, double]");
+    return bson::WrongVariantType(Path("collMod", value.FieldName()), value,
+                                  "[string, long, int, decimal, double]");
   }
   int64_t seconds = SafeNumberLong(value);
   HG_RETURN_IF_ERROR(ValidateClusteredTtl(seconds));

@@ -1,7 +1,6 @@
-// libFuzzer entry point for the wire parsers. Not part of the normal build (the CMake glob skips
-// *_fuzz.cc). Build by hand with clang: compile this file with -fsanitize=fuzzer,address,undefined
-// and link it with the non-test sources of src/wire, src/bson and src/base plus -lbson-1.0
-// -lsnappy -lz -lzstd (README.md in this folder has the exact command).
+// libFuzzer entry point for the wire parsers: the target op_msg_fuzz of fuzz/CMakeLists.txt
+// (-DHG_BUILD_FUZZ=ON; `make fuzz` builds and runs it). With clang it links libFuzzer; with g++
+// it links the standalone driver fuzz/standalone_main.cc. Seeds are in fuzz/corpus/op_msg.
 // Every input must produce OK or an error Status; sanitizers flag anything else.
 #include <cstddef>
 #include <cstdint>
