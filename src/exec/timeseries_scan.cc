@@ -5,6 +5,7 @@
 
 #include "catalog/record_store.h"
 #include "exec/timeseries_index_plan.h"
+#include "query/path.h"
 #include "storage/kv_engine.h"
 #include "storage/record_id.h"
 
@@ -56,11 +57,7 @@ StatusWith<std::unique_ptr<TimeseriesScan>> TimeseriesScan::Make(
       const std::string& m = *coll.options.meta_field;
       bson::BsonBuilder b;
       for (BsonElement e : filter) {
-        std::string_view f = e.FieldName();
-        if (f == m || (f.size() > m.size() && f.substr(0, m.size()) == m && f[m.size()] == '.')) {
-          continue;
-        }
-        b.AppendElement(e);
+        if (!query::PathStartsWith(e.FieldName(), m)) b.AppendElement(e);
       }
       residual = b.Obj();
     }
