@@ -97,7 +97,7 @@ StatusWith<std::vector<BsonObj>> IndexStatsDocuments(CommandContext& ctx,
   if (coll->entry().type == "timeseries") {
     // The bucket collection's indexes, in the user's terms (spec §7.2); those with no user
     // form (none today but the clustered _id) are left out, as MongoDB does.
-    HG_ASSIGN_OR_RETURN(auto ts, LookupTimeseries(ctx.service, nss));
+    HG_ASSIGN_OR_RETURN(auto ts, exec::LookupTimeseries(ctx.service.Read(), nss));
     if (!ts) return out;
     ts_options = ts->options;
     coll = ts->buckets;
@@ -221,7 +221,7 @@ class AggregateCommand : public Command {
     }
     pipeline::PipelineContext pctx;
     HG_ASSIGN_OR_RETURN(auto allow_disk_use, GetAllowDiskUse("aggregate", cmd));
-    ApplyDiskUse(ctx, allow_disk_use, &pctx);
+    exec::ApplyDiskUse(ctx.service.Read(), allow_disk_use, &pctx);
     HG_ASSIGN_OR_RETURN(query::ExpressionContext ectx, CommandExpressionContext(cmd));
     pctx.now_millis = ectx.now_millis;
     pctx.let = ectx.let;
@@ -278,7 +278,7 @@ class AggregateCommand : public Command {
       catalog::NamespaceString nss{ctx.db, coll_name};
       HG_RETURN_IF_ERROR(catalog::ValidateCollectionName(nss));
       ns = nss.ns();
-      auto ts = LookupTimeseries(ctx.service, nss);
+      auto ts = exec::LookupTimeseries(ctx.service.Read(), nss);
       if (ts.ok() && ts.value()) {
         // Time-series: the read and the stages after it are planned together (rewrites).
         BsonObj filter;
@@ -293,7 +293,7 @@ class AggregateCommand : public Command {
         const int64_t first_batch = PipelineWritesOutput(*stages) ? 101 : batch_size.value_or(101);
         return ReplyWithCursor(ctx, ns, std::move(out), first_batch, false, reply);
       }
-      ReadPlan plan;
+      exec::ReadPlan plan;
       plan.hint = HintOf(cmd);
       if (auto leading = pipe->PopLeadingMatch()) {
         HG_ASSIGN_OR_RETURN(
@@ -302,7 +302,7 @@ class AggregateCommand : public Command {
         plan.filter_spec = *leading;
         plan.expr_ctx = query::ExpressionContext{pctx.now_millis, pctx.let};
       }
-      HG_ASSIGN_OR_RETURN(source, BuildReadStream(ctx, nss, std::move(plan)));
+      HG_ASSIGN_OR_RETURN(source, exec::BuildReadStream(ctx.service.Read(), nss, std::move(plan)));
     }
     auto out = pipe->Bind(std::move(source));
     const int64_t first_batch = PipelineWritesOutput(*stages) ? 101 : batch_size.value_or(101);
@@ -328,7 +328,7 @@ class CountCommand : public Command {
     HG_ASSIGN_OR_RETURN(auto matcher, query::Matcher::Parse(q.value_or(BsonObj())));
     int64_t n = 0;
     auto coll = ctx.service.catalog->Lookup(nss);
-    auto ts = LookupTimeseries(ctx.service, nss);
+    auto ts = exec::LookupTimeseries(ctx.service.Read(), nss);
     if (ts.ok() && ts.value()) {
       // Measurements live in buckets: count them as {$count} over the read, which the
       // time-series rewrites answer from the buckets' row counts where they can.
@@ -343,12 +343,13 @@ class CountCommand : public Command {
       if (matcher.MatchesEverything() && cmd["hint"].eoo()) {
         n = coll->NumRecords();  // MongoDB answers an unfiltered count from collection metadata
       } else {
-        ReadPlan plan;
+        exec::ReadPlan plan;
         plan.filter = std::move(matcher);
         plan.filter_spec = q.value_or(BsonObj());
         plan.hint = HintOf(cmd);
         plan.count_only = true;
-        HG_ASSIGN_OR_RETURN(auto stream, BuildReadStream(ctx, nss, std::move(plan)));
+        HG_ASSIGN_OR_RETURN(auto stream,
+                            exec::BuildReadStream(ctx.service.Read(), nss, std::move(plan)));
         while (true) {
           HG_ASSIGN_OR_RETURN(auto doc, stream->Next());
           if (!doc) break;
@@ -380,7 +381,7 @@ class DistinctCommand : public Command {
     }
     HG_ASSIGN_OR_RETURN(auto q, GetObject("distinct", cmd, "query"));
     HG_ASSIGN_OR_RETURN(auto matcher, query::Matcher::Parse(q.value_or(BsonObj())));
-    ReadPlan plan;
+    exec::ReadPlan plan;
     plan.filter = std::move(matcher);
     plan.filter_spec = q.value_or(BsonObj());
     plan.hint = HintOf(cmd);
@@ -400,7 +401,7 @@ class DistinctCommand : public Command {
       exec::RecordIndexUse(*distinct_scan);
     } else {
       std::unique_ptr<pipeline::DocumentStream> stream;
-      auto ts = LookupTimeseries(ctx.service, nss);
+      auto ts = exec::LookupTimeseries(ctx.service.Read(), nss);
       if (ts.ok() && ts.value()) {
         // Only the key's top-level field is decoded.
         HG_ASSIGN_OR_RETURN(stream, exec::BuildTimeseriesRead(std::move(*ts.value()),
@@ -408,7 +409,8 @@ class DistinctCommand : public Command {
                                                               exec::TimeseriesDistinctStages(*key),
                                                               {}, BsonObj(), HintOf(cmd)));
       } else {
-        HG_ASSIGN_OR_RETURN(stream, BuildReadStream(ctx, nss, std::move(plan)));
+        HG_ASSIGN_OR_RETURN(stream,
+                            exec::BuildReadStream(ctx.service.Read(), nss, std::move(plan)));
       }
       auto collect = [&](const BsonElement& v) {
         BsonBuilder b;

@@ -33,14 +33,13 @@ class CatalogCollectionAccess : public pipeline::CollectionAccess {
       const query::ExpressionContext& expr_ctx) override {
     catalog::NamespaceString nss{db, coll};
     HG_RETURN_IF_ERROR(catalog::ValidateCollectionName(nss));
-    CommandContext ctx = Context(db);
-    ReadPlan plan;
+    exec::ReadPlan plan;
     plan.expr_ctx = expr_ctx;
     if (!filter.IsEmpty()) {
       HG_ASSIGN_OR_RETURN(plan.filter, query::Matcher::Parse(filter, expr_ctx));
       plan.filter_spec = filter;
     }
-    return BuildReadStream(ctx, nss, std::move(plan));
+    return exec::BuildReadStream(service_.Read(), nss, std::move(plan));
   }
 
   Status ReplaceCollection(const std::string& db, const std::string& coll,
@@ -223,7 +222,7 @@ class CatalogCollectionAccess : public pipeline::CollectionAccess {
       create.AppendObject("timeseries", options);
       HG_RETURN_IF_ERROR(CreateTimeseriesCollection(ctx, nss, create.Obj()));
     }
-    HG_ASSIGN_OR_RETURN(auto ts, LookupTimeseries(service_, nss));
+    HG_ASSIGN_OR_RETURN(auto ts, exec::LookupTimeseries(service_.Read(), nss));
     if (!ts) return Status(ErrorCode::kNamespaceNotFound, "ns does not exist: " + nss.ns());
     BsonArrayBuilder all;
     const std::string& time_field = ts->options.time_field;

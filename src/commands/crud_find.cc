@@ -86,7 +86,7 @@ class FindCommand : public Command {
       HG_ASSIGN_OR_RETURN(proj,
                           query::Projection::Parse(*projection, filter.value_or(BsonObj()), ectx));
     }
-    ReadPlan plan;
+    exec::ReadPlan plan;
     plan.expr_ctx = ectx;
     plan.filter = std::move(matcher);
     plan.filter_spec = filter.value_or(BsonObj());
@@ -107,7 +107,8 @@ class FindCommand : public Command {
       first_batch = plan.limit;
       single_batch = true;
     }
-    HG_ASSIGN_OR_RETURN(auto stream, BuildReadStream(ctx, nss, std::move(plan)));
+    HG_ASSIGN_OR_RETURN(auto stream,
+                        exec::BuildReadStream(ctx.service.Read(), nss, std::move(plan)));
     return ReplyWithCursor(ctx, nss.ns(), std::move(stream), first_batch, single_batch, reply,
                            no_timeout);
   }

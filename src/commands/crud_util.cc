@@ -2,17 +2,8 @@
 
 #include "commands/command_util.h"
 #include "commands/explain.h"
-#include "commands/timeseries_util.h"
-#include "exec/collection_scan.h"
 #include "exec/cursor_manager.h"
-#include "exec/index_scan.h"
-#include "exec/multi_planner.h"
-#include "exec/plan_cache.h"
-#include "exec/timeseries_read.h"
-#include "exec/timeseries_scan.h"
 #include "pipeline/expression.h"
-#include "pipeline/memory_parameters.h"
-#include "pipeline/spill_file.h"
 #include "storage/kv_engine.h"
 
 namespace hourglass::commands {
@@ -23,178 +14,10 @@ using bson::BsonElement;
 using bson::BsonObj;
 using bson::BsonType;
 
-namespace {
-// Counts the documents a scan passes on, for explain's per-stage nReturned.
-class CountingStream : public pipeline::DocumentStream {
- public:
-  CountingStream(std::unique_ptr<pipeline::DocumentStream> in, int64_t* n)
-      : in_(std::move(in)), n_(n) {}
-  StatusWith<std::optional<BsonObj>> Next() override {
-    auto next = in_->Next();
-    if (next.ok() && next.value().has_value()) ++*n_;
-    return next;
-  }
-
- private:
-  std::unique_ptr<pipeline::DocumentStream> in_;
-  int64_t* n_;
-};
-}  // namespace
-
-StatusWith<std::unique_ptr<pipeline::DocumentStream>> BuildReadStream(
-    CommandContext& ctx, const catalog::NamespaceString& nss, ReadPlan plan, ReadExecInfo* info) {
-  ReadExecInfo local_info;
-  if (info == nullptr) info = &local_info;
-  BsonElement hint = plan.hint.IsEmpty() ? BsonElement() : plan.hint.FirstElement();
-  bool sorted_by_scan = false;
-  std::unique_ptr<pipeline::DocumentStream> stream;
-  auto coll = ctx.service.catalog->Lookup(nss);
-  auto ts_or = LookupTimeseries(ctx.service, nss);
-  if (ts_or.status().code() == ErrorCode::kNamespaceNotFound) {
-    // A time-series view whose buckets were dropped reads as empty, like any view on nothing.
-    return std::unique_ptr<pipeline::DocumentStream>(
-        std::make_unique<pipeline::VectorDocumentStream>(std::vector<BsonObj>{}));
-  }
-  HG_ASSIGN_OR_RETURN(auto ts, std::move(ts_or));
-  const bool min_max = !plan.min.IsEmpty() || !plan.max.IsEmpty();
-  const bool annotate = plan.return_key || plan.show_record_id;
-  if (ts && (min_max || annotate)) {
-    return Status(ErrorCode::kCommandNotSupported,
-                  "min, max, returnKey and showRecordId on time-series collections are not "
-                  "supported yet");
-  }
-  if (ts) {
-    // Sort, skip and limit run as stages of the time-series read, which may turn a sort on the
-    // time field into a bounded sort over buckets.
-    pipeline::PipelineContext pctx;
-    ApplyDiskUse(ctx, plan.allow_disk_use, &pctx);  // the sort's memory limit and spilling
-    pctx.now_millis = plan.expr_ctx.now_millis;
-    pctx.let = plan.expr_ctx.let;
-    HG_ASSIGN_OR_RETURN(stream, exec::BuildTimeseriesRead(
-                                    std::move(*ts), ctx.service.engine, plan.filter_spec,
-                                    exec::TimeseriesFindStages(plan.sort, plan.skip, plan.limit),
-                                    pctx, plan.projection_spec, plan.hint));
-    plan.sort = BsonObj();
-    plan.skip = 0;
-    plan.limit = 0;
-  } else if (!coll || coll->ident().empty()) {
-    stream = std::make_unique<pipeline::VectorDocumentStream>(std::vector<BsonObj>{});
-  } else {
-    HG_ASSIGN_OR_RETURN(exec::PlanChoice choice,
-                        exec::PlanQuery(*coll, plan.filter_spec, plan.sort, hint));
-    if (min_max) {
-      HG_RETURN_IF_ERROR(exec::ApplyMinMax(&choice.winner, !hint.eoo(), plan.min, plan.max));
-    }
-    // Plans that can answer from the keys alone read no documents.
-    auto cover = [&](exec::QueryPlan& p) {
-      p.with_record_id = plan.show_record_id;
-      p.with_index_key = plan.return_key;
-      if (!p.exact || annotate) return;
-      if (plan.count_only) {
-        p.covered_fields.emplace();
-      } else if (!plan.projection_spec.IsEmpty()) {
-        p.covered_fields = exec::CoveredFields(p, plan.projection_spec, plan.sort);
-      }
-    };
-    cover(choice.winner);
-    for (auto& p : choice.rejected) cover(p);
-    std::unique_ptr<exec::IndexScan> trial_winner;
-    if (!choice.rejected.empty()) {
-      int64_t target = plan.limit > 0 ? plan.skip + plan.limit : 101;
-      // Explain always runs the trial (its output shows it); other reads use the plan cache.
-      const bool use_cache = plan.count_index_use;
-      const std::string shape = exec::QueryShape(plan.filter_spec, plan.sort, plan.projection_spec,
-                                                 plan.count_only ? "count" : "");
-      const std::string index_set = exec::IndexSetSignature(*coll);
-      if (use_cache) {
-        HG_ASSIGN_OR_RETURN(
-            trial_winner, exec::RunCachedPlan(coll, ctx.service.engine, &choice, plan.filter, shape,
-                                              index_set, target));
-      }
-      if (!trial_winner) {
-        HG_ASSIGN_OR_RETURN(auto outcome, exec::RunTrial(coll, ctx.service.engine, &choice,
-                                                         plan.filter, plan.sort, target));
-        if (use_cache) {
-          exec::PlanCacheEntry e;
-          e.shape = shape;
-          e.index_set = index_set;
-          e.index_name = choice.winner.index->desc.name;
-          e.wildcard_path = choice.winner.wildcard_path;
-          e.works = outcome.trials.front().works;
-          e.query = plan.filter_spec.Owned();  // the request's buffer goes away
-          e.sort = plan.sort.Owned();
-          e.projection = plan.projection_spec.Owned();
-          exec::PlanCache::Instance().Store(coll->ns(), std::move(e));
-        }
-        info->trials = std::move(outcome.trials);
-        trial_winner = std::move(outcome.winner_scan);
-      }
-    }
-    if (plan.count_index_use) exec::RecordIndexUse(choice.winner);
-    if (choice.winner.IsCollScan()) {
-      auto scan = std::make_unique<exec::CollectionScan>(
-          coll, ctx.service.engine, std::move(plan.filter), choice.winner.natural_reverse);
-      scan->set_with_record_id(plan.show_record_id);
-      info->collection_scan = scan.get();
-      stream = std::move(scan);
-    } else {
-      sorted_by_scan = choice.winner.provides_sort;
-      auto scan = trial_winner
-                      ? std::move(trial_winner)
-                      : std::make_unique<exec::IndexScan>(coll, ctx.service.engine, choice.winner,
-                                                          std::move(plan.filter));
-      info->index_scan = scan.get();
-      stream = std::move(scan);
-    }
-    info->choice = std::move(choice);
-  }
-  if (info != &local_info) {
-    stream = std::make_unique<CountingStream>(std::move(stream), &info->scan_returned);
-  }
-  // Sort, skip and limit reuse the aggregation stages, which implement find's semantics.
-  BsonArrayBuilder stages;
-  if (!plan.sort.IsEmpty() && !sorted_by_scan) {
-    info->blocking_sort = true;
-    BsonBuilder s;
-    s.AppendObject("$sort", plan.sort);
-    stages.AppendObject(s.Obj());
-  }
-  if (plan.skip > 0) {
-    BsonBuilder s;
-    s.AppendInt64("$skip", plan.skip);
-    stages.AppendObject(s.Obj());
-  }
-  if (plan.limit > 0) {
-    BsonBuilder s;
-    s.AppendInt64("$limit", plan.limit);
-    stages.AppendObject(s.Obj());
-  }
-  if (stages.count() > 0) {
-    pipeline::PipelineContext pctx;
-    ApplyDiskUse(ctx, plan.allow_disk_use, &pctx);
-    HG_ASSIGN_OR_RETURN(auto p, pipeline::Pipeline::Parse(stages.Obj(), pctx));
-    stream = p->Bind(std::move(stream));
-  }
-  if (annotate) {
-    stream = std::make_unique<exec::FindOutputStream>(std::move(stream), std::move(plan.projection),
-                                                      plan.return_key, plan.show_record_id);
-  } else if (plan.projection) {
-    stream =
-        std::make_unique<exec::ProjectionStream>(std::move(stream), std::move(*plan.projection));
-  }
-  return stream;
-}
-
 StatusWith<query::ExpressionContext> CommandExpressionContext(const BsonObj& cmd) {
   query::ExpressionContext ectx = query::ExpressionContext::Now();
   HG_ASSIGN_OR_RETURN(ectx.let, pipeline::ParseCommandLet(cmd["let"], ectx.now_millis));
   return ectx;
-}
-
-void ApplyDiskUse(const CommandContext& ctx, std::optional<bool> allow_disk_use,
-                  pipeline::PipelineContext* pctx) {
-  pipeline::ApplyMemoryParameters(allow_disk_use,
-                                  pipeline::SpillDirectory(ctx.service.options.dbpath), pctx);
 }
 
 StatusWith<std::optional<bool>> GetAllowDiskUse(std::string_view cmd_name, const BsonObj& cmd) {

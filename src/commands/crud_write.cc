@@ -131,7 +131,7 @@ class InsertCommand : public Command {
     HG_RETURN_IF_ERROR(CheckWriteBatchSize(*docs_arr));
     {
       HG_ASSIGN_OR_RETURN(std::string name, GetCollectionName(cmd, ctx.db));
-      HG_ASSIGN_OR_RETURN(auto ts, LookupTimeseries(ctx.service, {ctx.db, name}));
+      HG_ASSIGN_OR_RETURN(auto ts, exec::LookupTimeseries(ctx.service.Read(), {ctx.db, name}));
       if (ts) {
         HG_ASSIGN_OR_RETURN(InsertOutcome outcome,
                             InsertMeasurements(ctx, *ts, *docs_arr, ordered));
@@ -446,7 +446,7 @@ class UpdateCommand : public Command {
     }
     {
       HG_ASSIGN_OR_RETURN(std::string name, GetCollectionName(cmd, ctx.db));
-      HG_ASSIGN_OR_RETURN(auto ts, LookupTimeseries(ctx.service, {ctx.db, name}));
+      HG_ASSIGN_OR_RETURN(auto ts, exec::LookupTimeseries(ctx.service.Read(), {ctx.db, name}));
       if (ts) return UpdateTimeseries(ctx, *ts, statements, ordered, ectx, cmd, reply);
     }
     HG_ASSIGN_OR_RETURN(auto coll, WritableCollection(ctx, cmd));
@@ -571,7 +571,7 @@ class DeleteCommand : public Command {
     auto coll = ctx.service.catalog->Lookup(nss);
     std::optional<timeseries::TimeseriesCollection> ts;
     if (coll && coll->entry().type == "timeseries") {
-      auto found = LookupTimeseries(ctx.service, nss);
+      auto found = exec::LookupTimeseries(ctx.service.Read(), nss);
       if (!found.ok() && found.status().code() != ErrorCode::kNamespaceNotFound) {
         return found.status();
       }

@@ -21,7 +21,7 @@ Status RunDrop(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& reply) {
   if (!coll) return Status::OK();
   if (coll->entry().type == "timeseries") {
     // The view and its buckets go together.
-    catalog::NamespaceString buckets = BucketsNamespace(nss);
+    catalog::NamespaceString buckets = exec::BucketsNamespace(nss);
     if (auto b = catalog.Lookup(buckets); b && ctx.service.bucket_catalog) {
       ctx.service.bucket_catalog->ClearCollection(b->entry().uuid);
     }

@@ -450,7 +450,7 @@ Status RunCreateIndexes(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& re
   catalog::Catalog& catalog = *ctx.service.catalog;
   auto coll = catalog.Lookup(nss);
   if (coll && coll->entry().type == "timeseries") {
-    HG_ASSIGN_OR_RETURN(auto ts, LookupTimeseries(ctx.service, nss));
+    HG_ASSIGN_OR_RETURN(auto ts, exec::LookupTimeseries(ctx.service.Read(), nss));
     if (ts) return CreateTimeseriesIndexes(ctx, *ts, *indexes, reply);
   }
   std::vector<BsonObj> specs;
@@ -584,7 +584,7 @@ Status RunDropIndexes(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& repl
   }
   std::optional<timeseries::TimeseriesCollection> ts;
   if (coll->entry().type == "timeseries") {
-    HG_ASSIGN_OR_RETURN(ts, LookupTimeseries(ctx.service, nss));
+    HG_ASSIGN_OR_RETURN(ts, exec::LookupTimeseries(ctx.service.Read(), nss));
   }
   DropTarget target = ts ? TimeseriesDropTarget(*ts) : RegularDropTarget(*coll);
   const bool star = index.type() == BsonType::kString && index.Str() == "*";
@@ -722,7 +722,7 @@ Status CollModIndex(CommandContext& ctx, const catalog::NamespaceString& nss,
                                           "unique", "prepareUnique", "forceNonUnique"}));
   auto coll = ctx.service.catalog->Lookup(nss);
   if (coll && coll->entry().type == "timeseries") {
-    HG_ASSIGN_OR_RETURN(auto ts, LookupTimeseries(ctx.service, nss));
+    HG_ASSIGN_OR_RETURN(auto ts, exec::LookupTimeseries(ctx.service.Read(), nss));
     if (ts) return CollModTimeseriesIndex(ctx, *ts, spec, reply);
   }
   for (std::string_view f : {"unique", "prepareUnique", "forceNonUnique"}) {

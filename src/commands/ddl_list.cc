@@ -135,7 +135,7 @@ Status RunListIndexes(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& repl
   if (coll->entry().type == "timeseries") {
     // The view shows its bucket collection's indexes in the user's terms (spec 7.2).
     indexes.clear();
-    HG_ASSIGN_OR_RETURN(auto ts, LookupTimeseries(ctx.service, nss));
+    HG_ASSIGN_OR_RETURN(auto ts, exec::LookupTimeseries(ctx.service.Read(), nss));
     if (ts) {
       for (auto& [user, idx] : UserViewOfIndexes(*ts)) indexes.push_back({user, idx->ident});
     }

@@ -114,7 +114,7 @@ Status AppendCollStats(CommandContext& ctx, const catalog::NamespaceString& nss,
   if (is_timeseries) {
     // The statistics of a time-series collection are its bucket collection's, plus the bucket
     // catalog's counters for it; measurements are not counted.
-    HG_ASSIGN_OR_RETURN(auto ts, LookupTimeseries(ctx.service, nss));
+    HG_ASSIGN_OR_RETURN(auto ts, exec::LookupTimeseries(ctx.service.Read(), nss));
     coll = ts->buckets;
   }
   int64_t count = coll->NumRecords();

@@ -155,7 +155,7 @@ Status PutViewDefinition(CommandContext& ctx, const catalog::NamespaceString& ns
                          const TimeseriesOptions& o) {
   BsonBuilder b;
   b.AppendString("_id", nss.ns());
-  b.AppendString("viewOn", BucketsNamespace(nss).coll);
+  b.AppendString("viewOn", exec::BucketsNamespace(nss).coll);
   size_t pipeline = b.OpenArray("pipeline");
   size_t stage = b.OpenObject("0");
   size_t unpack = b.OpenObject("$_internalUnpackBucket");
@@ -218,7 +218,7 @@ Status CreateTimeseriesCollection(CommandContext& ctx, const catalog::NamespaceS
   }
   if (auto existing = catalog.Lookup(nss)) return CheckExistingTimeseries(*existing, c);
   Status st =
-      catalog.CreateTimeseries(nss, c.view_options, BucketsNamespace(nss), c.buckets_options);
+      catalog.CreateTimeseries(nss, c.view_options, exec::BucketsNamespace(nss), c.buckets_options);
   if (st.code() == ErrorCode::kNamespaceExists) {
     if (auto existing = catalog.Lookup(nss)) return CheckExistingTimeseries(*existing, c);
   }
@@ -230,7 +230,7 @@ Status CollModTimeseries(CommandContext& ctx, const catalog::NamespaceString& ns
                          const BsonObj& cmd, BsonBuilder& reply) {
   catalog::Catalog& catalog = *ctx.service.catalog;
   auto view = catalog.Lookup(nss);
-  auto buckets = catalog.Lookup(BucketsNamespace(nss));
+  auto buckets = catalog.Lookup(exec::BucketsNamespace(nss));
   if (!view || !buckets) {
     return Status(ErrorCode::kNamespaceNotFound, "ns does not exist: " + nss.ns());
   }

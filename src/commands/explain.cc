@@ -58,7 +58,7 @@ StatusWith<ExplainRequest> ParseExplainRequest(CommandContext& ctx, const BsonOb
   if (for_execution) {
     // Memory limits and spilling as the command itself would have them.
     HG_ASSIGN_OR_RETURN(auto allow_disk_use, GetAllowDiskUse(k, inner));
-    ApplyDiskUse(ctx, allow_disk_use, &r.pctx);
+    exec::ApplyDiskUse(ctx.service.Read(), allow_disk_use, &r.pctx);
     r.pctx.db = ctx.db;
     r.pctx.collections = MakeCollectionAccess(ctx.service);
   }
@@ -170,7 +170,7 @@ struct AccessCounters {
   int64_t docs = 0;
 };
 
-AccessCounters CountersOf(const ReadExecInfo& run) {
+AccessCounters CountersOf(const exec::ReadExecInfo& run) {
   AccessCounters c;
   c.n_returned = run.scan_returned;
   if (run.index_scan) {
@@ -325,7 +325,7 @@ Status RunExplain(CommandContext& ctx, const BsonObj& inner, std::string_view ve
                   "explain on views and time-series bucket collections is not supported yet");
   }
   const bool execute = verbosity != "queryPlanner";
-  ReadPlan plan;
+  exec::ReadPlan plan;
   HG_ASSIGN_OR_RETURN(plan.filter, query::Matcher::Parse(req.filter, req.expr_ctx));
   plan.filter_spec = req.filter;
   plan.expr_ctx = req.expr_ctx;
@@ -347,7 +347,7 @@ Status RunExplain(CommandContext& ctx, const BsonObj& inner, std::string_view ve
                         query::Projection::Parse(*req.projection, req.filter, req.expr_ctx));
     plan.projection_spec = *req.projection;
   }
-  ReadExecInfo info;
+  exec::ReadExecInfo info;
   auto start = std::chrono::steady_clock::now();
   // distinct over an index that leads with its key reads one key per value (DISTINCT_SCAN).
   std::optional<exec::QueryPlan> distinct_plan;
@@ -359,7 +359,8 @@ Status RunExplain(CommandContext& ctx, const BsonObj& inner, std::string_view ve
   int64_t distinct_keys = 0, distinct_docs = 0;
   std::unique_ptr<pipeline::DocumentStream> stream;
   if (!distinct_plan) {
-    HG_ASSIGN_OR_RETURN(stream, BuildReadStream(ctx, req.nss, std::move(plan), &info));
+    HG_ASSIGN_OR_RETURN(stream,
+                        exec::BuildReadStream(ctx.service.Read(), req.nss, std::move(plan), &info));
   }
   int64_t n = 0;
   if (execute && distinct_plan) {

@@ -262,7 +262,7 @@ Status ExplainTimeseriesModify(CommandContext& ctx, const BsonObj& inner,
   };
   reply.AppendString("explainVersion", "1");
   size_t qp = reply.OpenObject("queryPlanner");
-  reply.AppendString("namespace", BucketsNamespace(req.nss).ns());
+  reply.AppendString("namespace", exec::BucketsNamespace(req.nss).ns());
   reply.AppendBool("indexFilterSet", false);
   reply.AppendObject("parsedQuery", bucket_bson);
   reply.AppendBool("maxIndexedOrSolutionsReached", false);
@@ -300,7 +300,7 @@ StatusWith<bool> ExplainTimeseries(CommandContext& ctx, const BsonObj& inner,
   if (!coll_name.ok()) return false;  // the general path reports it
   catalog::NamespaceString nss{ctx.db, coll_name.value()};
   if (!catalog::ValidateCollectionName(nss).ok()) return false;
-  auto ts_or = LookupTimeseries(ctx.service, nss);
+  auto ts_or = exec::LookupTimeseries(ctx.service.Read(), nss);
   if (!ts_or.ok() || !ts_or.value()) return false;
   timeseries::TimeseriesCollection ts = std::move(*ts_or.value());
   if (kind == "delete" || kind == "update") {
@@ -442,7 +442,7 @@ StatusWith<bool> ExplainTimeseries(CommandContext& ctx, const BsonObj& inner,
   size_t cur0 = reply.OpenObject("0");
   size_t cur = reply.OpenObject("$cursor");
   size_t qp = reply.OpenObject("queryPlanner");
-  reply.AppendString("namespace", BucketsNamespace(nss).ns());
+  reply.AppendString("namespace", exec::BucketsNamespace(nss).ns());
   reply.AppendBool("indexFilterSet", false);
   reply.AppendObject("parsedQuery", scan.bucket_filter().ToBson());
   reply.AppendBool("maxIndexedOrSolutionsReached", false);

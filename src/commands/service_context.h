@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "bson/bson.h"
+#include "exec/read_context.h"
 #include "wire/op_compressed.h"
 
 namespace hourglass::storage {
@@ -78,6 +79,9 @@ class ServiceContext {
   // Asks the server to shut down (stop accepting, finish, close storage); returns at once.
   std::function<void()> request_shutdown;
   std::atomic<bool> shutting_down{false};
+
+  // What the query engine needs of this server (exec/read_context.h).
+  exec::ReadContext Read() const { return {engine, catalog, bucket_catalog, options.dbpath}; }
 };
 
 struct ClientState {

@@ -180,7 +180,7 @@ TEST_F(TimeseriesReadTest, BoundedSortKeepsTheSortMemoryLimit) {
       {"t": {"$date": "2024-01-01T00:00:00Z"}, "s": "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"},
       {"t": {"$date": "2024-01-01T01:00:00Z"}, "s": "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"},
       {"t": {"$date": "2024-01-01T02:00:00Z"}, "s": "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"}]})"));
-  auto ts = LookupTimeseries(service_, {"test", "ts"});
+  auto ts = exec::LookupTimeseries(service_.Read(), {"test", "ts"});
   ASSERT_TRUE(ts.ok() && ts.value().has_value());
   for (bool disk : {false, true}) {
     pipeline::PipelineContext pctx;

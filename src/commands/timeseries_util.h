@@ -1,5 +1,5 @@
-// What the commands share about time-series collections: finding the bucket collection behind a
-// time-series namespace and reading its options from the catalog.
+// What the commands share about time-series collections: the user view of their indexes and
+// their TTL (finding the bucket collection is exec/namespace_resolver.h).
 #pragma once
 
 #include <optional>
@@ -9,18 +9,10 @@
 #include "base/status.h"
 #include "catalog/catalog.h"
 #include "commands/command.h"
+#include "exec/namespace_resolver.h"
 #include "timeseries/bucket_catalog.h"
 
 namespace hourglass::commands {
-
-// "db.X" → "db.system.buckets.X".
-catalog::NamespaceString BucketsNamespace(const catalog::NamespaceString& nss);
-
-// The time-series collection `nss` names (the entry of type "timeseries" and its bucket
-// collection); nullopt if `nss` is not a time-series collection. NamespaceNotFound (26) if the
-// bucket collection is missing (dropped directly).
-StatusWith<std::optional<timeseries::TimeseriesCollection>> LookupTimeseries(
-    const ServiceContext& service, const catalog::NamespaceString& nss);
 
 // The indexes of a time-series collection's buckets as the user sees them (spec §7.2, listIndexes
 // on X): {user spec, bucket index} in creation order; indexes whose key has no user meaning are

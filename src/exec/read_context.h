@@ -1,0 +1,31 @@
+// ReadContext: what the query engine needs of the server to read — the storage engine, the
+// catalog, the bucket catalog (time-series reads see its open buckets' state) and the dbpath
+// (spill files go to <dbpath>/_tmp). Commands make one from their ServiceContext; the engine never
+// sees a command, a connection or a reply.
+//
+// Thread-safety and lifetime: a plain value of borrowed pointers to process-wide, thread-safe
+// objects that outlive every read (streams and client cursors keep a copy).
+#pragma once
+
+#include <string>
+
+namespace hourglass::storage {
+class KvEngine;
+}
+namespace hourglass::catalog {
+class Catalog;
+}
+namespace hourglass::timeseries {
+class BucketCatalog;
+}
+
+namespace hourglass::exec {
+
+struct ReadContext {
+  storage::KvEngine* engine = nullptr;
+  catalog::Catalog* catalog = nullptr;
+  timeseries::BucketCatalog* bucket_catalog = nullptr;  // may be null (no time-series state)
+  std::string dbpath;
+};
+
+}  // namespace hourglass::exec
