@@ -1,7 +1,6 @@
 #include "commands/crud_util.h"
 
 #include "commands/command_util.h"
-#include "commands/explain.h"
 #include "exec/cursor_manager.h"
 #include "pipeline/expression.h"
 #include "storage/kv_engine.h"
@@ -116,7 +115,6 @@ Status WaitForWriteConcern(CommandContext& ctx, const BsonObj& cmd) {
 
 void RegisterCrudCommands(CommandRegistry& r) {
   RegisterFindCommands(r);
-  RegisterExplainCommand(r);
   RegisterPlanCacheCommands(r);
   RegisterWriteCommands(r);
 }

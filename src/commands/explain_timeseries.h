@@ -1,13 +1,7 @@
-// explain of reads (find, aggregate, count, distinct) on a time-series collection, in the shape
-// MongoDB gives them (spec timeseries.md §6.3 "Explain"): an aggregation explain whose stages[0]
-// is {$cursor: {queryPlanner, executionStats}} against `<db>.system.buckets.X` (COLLSCAN,
-// CLUSTERED_IXSCAN over the time range, or FETCH + IXSCAN of the series index, each with the
-// pushed-down bucket filter), then the bucket-level stages of timeseries_read.h
-// ($_internalUnpackBucket with include/exclude, eventFilter and wholeBucketFilter;
-// $_internalBoundedSort; $_internalGroupFromControl; $_internalLastpoint), then the remaining
-// stages. With executionStats each stage carries nReturned and executionTimeMillisEstimate;
-// $cursor's executionStats count buckets (nReturned: kept by the bucket filter,
-// totalDocsExamined: read). update/delete/findAndModify explain fail with CommandNotSupported.
+// explain of commands on a time-series collection: reads go to the query engine
+// (exec/explain_timeseries.h); delete and update are explained as MongoDB 7.0's TS_MODIFY over a
+// scan of the buckets, by a dry run of the statement that counts what it would change;
+// findAndModify fails with CommandNotSupported (115).
 #pragma once
 
 #include <string_view>
@@ -20,7 +14,7 @@ namespace hourglass::commands {
 
 // If `inner` targets a time-series collection, explains it into `reply` and returns true;
 // returns false (reply untouched) for anything else. Errors: the command's parse errors,
-// CommandNotSupported (115) for writes.
+// CommandNotSupported (115) for findAndModify.
 StatusWith<bool> ExplainTimeseries(CommandContext& ctx, const bson::BsonObj& inner,
                                    std::string_view verbosity, bson::BsonBuilder& reply);
 

@@ -12,6 +12,7 @@ const CommandRegistry& CommandRegistry::Get() {
     RegisterAggregateCommands(*r);
     RegisterCrudCommands(*r);
     RegisterDdlCommands(*r);
+    RegisterExplainCommand(*r);
     std::sort(r->commands_.begin(), r->commands_.end(),
               [](const auto& a, const auto& b) { return a->Name() < b->Name(); });
     for (const auto& c : r->commands_) {
