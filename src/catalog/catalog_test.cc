@@ -203,5 +203,40 @@ TEST_F(CatalogTest, FailedUniqueBuildLeavesNoIndex) {
   EXPECT_EQ(index_tables, 1);
 }
 
+TEST_F(CatalogTest, DerivedValuesAreComputedOncePerHandleAndNotAfterAFailure) {
+  NamespaceString nss{"db", "v"};
+  auto coll = catalog_->CreateCollection(nss, bson::FromJson(R"({"x": 7})").value()).value();
+  int calls = 0;
+  auto failing = coll->Derived<int>([&]() -> StatusWith<int> {
+    ++calls;
+    return Status(ErrorCode::kBadValue, "not yet");
+  });
+  EXPECT_EQ(failing.status().code(), ErrorCode::kBadValue);
+  auto parse = [&]() -> StatusWith<int> {
+    ++calls;
+    return coll->entry().options["x"].Int32();
+  };
+  auto first = coll->Derived<int>(parse);
+  auto second = coll->Derived<int>(parse);
+  ASSERT_TRUE(first.ok());
+  EXPECT_EQ(*first.value(), 7);
+  EXPECT_EQ(first.value(), second.value());  // the same object: computed once
+  EXPECT_EQ(calls, 2);
+  // A new handle (DDL replaces the entry's handle) computes its own.
+  ASSERT_TRUE(catalog_->SetOptions({{nss, bson::FromJson(R"({"x": 8})").value()}}).ok());
+  auto replaced = catalog_->Lookup(nss);
+  ASSERT_NE(replaced, coll);
+  EXPECT_EQ(*replaced
+                 ->Derived<int>([&]() -> StatusWith<int> {
+                   ++calls;
+                   return replaced->entry().options["x"].Int32();
+                 })
+                 .value(),
+            8);
+  EXPECT_EQ(calls, 3);
+  EXPECT_EQ(*coll->Derived<int>(parse).value(), 7);
+  EXPECT_EQ(calls, 3);
+}
+
 }  // namespace
 }  // namespace hourglass::catalog

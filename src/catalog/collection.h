@@ -33,6 +33,7 @@
 #include <shared_mutex>
 #include <span>
 #include <string>
+#include <typeinfo>
 #include <vector>
 
 #include "base/status.h"
@@ -198,6 +199,26 @@ class Collection {
   // The series index of a bucket collection (see above), or nullptr.
   const SecondaryIndex* SeriesIndex() const { return IndexOfKind(IndexKind::kSeries); }
 
+  // A value derived from this handle's entry alone, computed by the first caller and kept: the
+  // entry never changes (DDL installs a new handle), so neither does the value. A time-series
+  // view keeps its parsed options here, so that commands do not parse them again. `make` runs
+  // once per handle (again only after it failed); every caller must ask for the same T.
+  // Thread-safe; blocks while another caller runs `make`.
+  template <class T, class Make>
+  StatusWith<std::shared_ptr<const T>> Derived(const Make& make) const {
+    std::lock_guard lk(derived_mu_);
+    if (derived_) {
+      invariant(*derived_type_ == typeid(T));
+      return std::static_pointer_cast<const T>(derived_);
+    }
+    StatusWith<T> made = make();
+    if (!made.ok()) return made.status();
+    auto value = std::make_shared<const T>(std::move(made).value());
+    derived_ = value;
+    derived_type_ = &typeid(T);
+    return std::shared_ptr<const T>(std::move(value));
+  }
+
   // The RecordId the next insert will get (a renamed collection continues from it).
   int64_t NextRecordId() const { return counters_->next_record_id.load(); }
 
@@ -267,6 +288,9 @@ class Collection {
   // For a bucket collection: counts the write in UntrackedWrites once it commits.
   void CountUntrackedWrite(storage::Session& s) const;
   std::shared_ptr<Counters> counters_;
+  mutable std::mutex derived_mu_;
+  mutable std::shared_ptr<const void> derived_;           // guarded by derived_mu_
+  mutable const std::type_info* derived_type_ = nullptr;  // guarded by derived_mu_
 };
 
 }  // namespace hourglass::catalog

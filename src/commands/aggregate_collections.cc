@@ -207,9 +207,8 @@ class CatalogCollectionAccess : public pipeline::CollectionAccess {
       BsonObj wrapped = wrap.Obj();
       HG_ASSIGN_OR_RETURN(auto wanted,
                           timeseries::ParseTimeseriesOptions(wrapped.FirstElement(), nss.ns()));
-      auto current =
-          timeseries::TimeseriesOptions::FromBson(existing->entry().options["timeseries"].Obj());
-      if (!current.ok() || !timeseries::EquivalentForCreate(current.value(), wanted)) {
+      auto current = timeseries::TimeseriesOptionsOf(*existing);
+      if (!current.ok() || !timeseries::EquivalentForCreate(*current.value(), wanted)) {
         return Status(ErrorCode::kLocation7406103,
                       "Time-series options inputted must match the existing time-series "
                       "collection. Received: " +

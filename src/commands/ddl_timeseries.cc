@@ -135,8 +135,8 @@ StatusWith<TimeseriesCreate> ParseTimeseriesCreate(const catalog::NamespaceStrin
 Status CheckExistingTimeseries(const catalog::Collection& existing, const TimeseriesCreate& c) {
   const auto& e = existing.entry();
   if (e.type == "timeseries") {
-    auto cur = TimeseriesOptions::FromBson(e.options["timeseries"].Obj());
-    if (cur.ok() && timeseries::EquivalentForCreate(cur.value(), c.options) &&
+    auto cur = timeseries::TimeseriesOptionsOf(existing);
+    if (cur.ok() && timeseries::EquivalentForCreate(*cur.value(), c.options) &&
         TimeseriesExpireAfterSeconds(e.options) == c.expire_after_seconds) {
       return Status::OK();
     }
@@ -234,8 +234,8 @@ Status CollModTimeseries(CommandContext& ctx, const catalog::NamespaceString& ns
   if (!view || !buckets) {
     return Status(ErrorCode::kNamespaceNotFound, "ns does not exist: " + nss.ns());
   }
-  HG_ASSIGN_OR_RETURN(TimeseriesOptions options,
-                      TimeseriesOptions::FromBson(view->entry().options["timeseries"].Obj()));
+  HG_ASSIGN_OR_RETURN(auto stored, timeseries::TimeseriesOptionsOf(*view));
+  TimeseriesOptions options = *stored;
   std::optional<int64_t> expire = TimeseriesExpireAfterSeconds(view->entry().options);
   const TimeseriesOptions before = options;
   bool first = true;

@@ -16,12 +16,11 @@ StatusWith<std::optional<timeseries::TimeseriesCollection>> LookupTimeseries(
     return Status(ErrorCode::kNamespaceNotFound,
                   "Time-series buckets collection " + BucketsNamespace(nss).ns() + " is missing");
   }
-  HG_ASSIGN_OR_RETURN(auto options, timeseries::TimeseriesOptions::FromBson(
-                                        view->entry().options["timeseries"].Obj()));
+  HG_ASSIGN_OR_RETURN(auto options, timeseries::TimeseriesOptionsOf(*view));
   std::string uuid = buckets->entry().uuid;
   auto latest = rctx.bucket_catalog ? rctx.bucket_catalog->Latest(uuid) : nullptr;
-  return Result(timeseries::TimeseriesCollection{std::move(uuid), std::move(options),
-                                                 std::move(buckets), std::move(latest)});
+  return Result(timeseries::TimeseriesCollection{std::move(uuid), *options, std::move(buckets),
+                                                 std::move(latest)});
 }
 
 }  // namespace hourglass::exec

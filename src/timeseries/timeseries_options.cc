@@ -501,4 +501,15 @@ int64_t RoundTimeDownMillis(int64_t millis, int64_t rounding_seconds) {
   return rounded;
 }
 
+StatusWith<std::shared_ptr<const TimeseriesOptions>> TimeseriesOptionsOf(
+    const catalog::Collection& coll) {
+  return coll.Derived<TimeseriesOptions>([&]() -> StatusWith<TimeseriesOptions> {
+    bson::BsonElement stored = coll.entry().options["timeseries"];
+    if (stored.type() != bson::BsonType::kObject) {
+      return Status(ErrorCode::kBadValue, coll.ns() + " has no time-series options");
+    }
+    return TimeseriesOptions::FromBson(stored.Obj());
+  });
+}
+
 }  // namespace hourglass::timeseries

@@ -16,12 +16,14 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 
 #include "base/status.h"
 #include "bson/bson.h"
+#include "catalog/collection.h"
 
 namespace hourglass::timeseries {
 
@@ -107,5 +109,11 @@ int64_t RoundTimeDownMillis(int64_t millis, int64_t rounding_seconds);
 // "minutes" 86400/3600, "hours" 2592000/86400). Unknown strings get the "seconds" values.
 int64_t PresetMaxSpanSeconds(std::string_view granularity);
 int64_t PresetRoundingSeconds(std::string_view granularity);
+
+// The time-series options stored in `coll`'s entry (a time-series view or its bucket
+// collection), parsed once per catalog handle (catalog::Collection::Derived) instead of once per
+// command. BadValue as FromBson when the entry has none or they do not parse.
+StatusWith<std::shared_ptr<const TimeseriesOptions>> TimeseriesOptionsOf(
+    const catalog::Collection& coll);
 
 }  // namespace hourglass::timeseries

@@ -181,9 +181,9 @@ StatusWith<int64_t> TtlMonitor::RunOnce(int64_t now_millis) {
         int64_t span_ms = 0;
         if (e.nss.IsTimeseriesBuckets() &&
             e.options["timeseries"].type() == bson::BsonType::kObject) {
-          auto options = TimeseriesOptions::FromBson(e.options["timeseries"].Obj());
+          auto options = TimeseriesOptionsOf(*view);
           if (!options.ok()) continue;
-          span_ms = options.value().bucket_max_span_seconds * 1000;
+          span_ms = options.value()->bucket_max_span_seconds * 1000;
         }
         for (const auto& idx : view->Indexes()) {
           if (!idx.desc.expire_after_seconds || !idx.entry->ready) continue;
@@ -201,13 +201,13 @@ StatusWith<int64_t> TtlMonitor::RunOnce(int64_t now_millis) {
       if (!expire.IsNumber()) continue;
       auto buckets = catalog_->Lookup({e.nss.db, "system.buckets." + e.nss.coll});
       if (!buckets || buckets->IsView()) continue;
-      auto options = TimeseriesOptions::FromBson(e.options["timeseries"].Obj());
+      auto options = TimeseriesOptionsOf(*view);
       if (!options.ok()) continue;
       const int64_t expired_before = now_millis - expire.NumberLong() * 1000;
       // Buckets that started by this second hold nothing newer than expired_before.
       const int64_t bound_s =
-          FloorSeconds(expired_before) - options.value().bucket_max_span_seconds;
-      const std::string& tf = options.value().time_field;
+          FloorSeconds(expired_before) - options.value()->bucket_max_span_seconds;
+      const std::string& tf = options.value()->time_field;
       if (bound_s >= 0) {
         uint32_t hi = static_cast<uint32_t>(std::min<int64_t>(bound_s, 0x7fffffff));
         HG_ASSIGN_OR_RETURN(int64_t n,
