@@ -278,8 +278,9 @@ class AggregateCommand : public Command {
       catalog::NamespaceString nss{ctx.db, coll_name};
       HG_RETURN_IF_ERROR(catalog::ValidateCollectionName(nss));
       ns = nss.ns();
-      auto ts = exec::LookupTimeseries(ctx.service.Read(), nss);
-      if (ts.ok() && ts.value()) {
+      const exec::ReadContext rctx = ctx.service.Read();
+      HG_ASSIGN_OR_RETURN(exec::ResolvedNamespace resolved, exec::Resolve(rctx, nss));
+      if (resolved.timeseries) {
         // Time-series: the read and the stages after it are planned together (rewrites).
         BsonObj filter;
         std::vector<BsonObj> rest = StageList(*stages);
@@ -287,9 +288,9 @@ class AggregateCommand : public Command {
           filter = *leading;
           rest.erase(rest.begin());
         }
-        HG_ASSIGN_OR_RETURN(
-            auto out, exec::BuildTimeseriesRead(std::move(*ts.value()), ctx.service.engine, filter,
-                                                rest, pctx, BsonObj(), HintOf(cmd)));
+        HG_ASSIGN_OR_RETURN(auto out,
+                            exec::BuildTimeseriesRead(std::move(*resolved.timeseries), rctx.engine,
+                                                      filter, rest, pctx, BsonObj(), HintOf(cmd)));
         const int64_t first_batch = PipelineWritesOutput(*stages) ? 101 : batch_size.value_or(101);
         return ReplyWithCursor(ctx, ns, std::move(out), first_batch, false, reply);
       }
@@ -302,7 +303,7 @@ class AggregateCommand : public Command {
         plan.filter_spec = *leading;
         plan.expr_ctx = query::ExpressionContext{pctx.now_millis, pctx.let};
       }
-      HG_ASSIGN_OR_RETURN(source, exec::BuildReadStream(ctx.service.Read(), nss, std::move(plan)));
+      HG_ASSIGN_OR_RETURN(source, exec::BuildReadStream(rctx, resolved, std::move(plan)));
     }
     auto out = pipe->Bind(std::move(source));
     const int64_t first_batch = PipelineWritesOutput(*stages) ? 101 : batch_size.value_or(101);
@@ -327,15 +328,16 @@ class CountCommand : public Command {
       return Status(ErrorCode::kBadValue, "skip value is negative in count query");
     HG_ASSIGN_OR_RETURN(auto matcher, query::Matcher::Parse(q.value_or(BsonObj())));
     int64_t n = 0;
-    auto coll = ctx.service.catalog->Lookup(nss);
-    auto ts = exec::LookupTimeseries(ctx.service.Read(), nss);
-    if (ts.ok() && ts.value()) {
+    const exec::ReadContext rctx = ctx.service.Read();
+    HG_ASSIGN_OR_RETURN(exec::ResolvedNamespace resolved, exec::Resolve(rctx, nss));
+    const std::shared_ptr<catalog::Collection>& coll = resolved.collection;
+    if (resolved.timeseries) {
       // Measurements live in buckets: count them as {$count} over the read, which the
       // time-series rewrites answer from the buckets' row counts where they can.
-      HG_ASSIGN_OR_RETURN(auto stream,
-                          exec::BuildTimeseriesRead(
-                              std::move(*ts.value()), ctx.service.engine, q.value_or(BsonObj()),
-                              exec::TimeseriesCountStages(cmd), {}, BsonObj(), HintOf(cmd)));
+      HG_ASSIGN_OR_RETURN(auto stream, exec::BuildTimeseriesRead(std::move(*resolved.timeseries),
+                                                                 rctx.engine, q.value_or(BsonObj()),
+                                                                 exec::TimeseriesCountStages(cmd),
+                                                                 {}, BsonObj(), HintOf(cmd)));
       HG_ASSIGN_OR_RETURN(auto doc, stream->Next());
       reply.AppendInt32("n", doc ? static_cast<int32_t>((*doc)["n"].NumberLong()) : 0);
       return Status::OK();
@@ -348,8 +350,7 @@ class CountCommand : public Command {
         plan.filter_spec = q.value_or(BsonObj());
         plan.hint = HintOf(cmd);
         plan.count_only = true;
-        HG_ASSIGN_OR_RETURN(auto stream,
-                            exec::BuildReadStream(ctx.service.Read(), nss, std::move(plan)));
+        HG_ASSIGN_OR_RETURN(auto stream, exec::BuildReadStream(rctx, resolved, std::move(plan)));
         while (true) {
           HG_ASSIGN_OR_RETURN(auto doc, stream->Next());
           if (!doc) break;
@@ -387,7 +388,9 @@ class DistinctCommand : public Command {
     plan.hint = HintOf(cmd);
     // Values are kept as single-element documents, sorted and de-duplicated in canonical order.
     std::vector<BsonObj> values;
-    auto coll = ctx.service.catalog->Lookup(nss);
+    const exec::ReadContext rctx = ctx.service.Read();
+    HG_ASSIGN_OR_RETURN(exec::ResolvedNamespace resolved, exec::Resolve(rctx, nss));
+    const std::shared_ptr<catalog::Collection>& coll = resolved.collection;
     std::optional<exec::QueryPlan> distinct_scan;
     if (coll && !coll->ident().empty() && coll->entry().type == "collection") {
       distinct_scan = exec::PlanDistinctScan(*coll, plan.filter_spec, *key, cmd["hint"]);
@@ -401,16 +404,14 @@ class DistinctCommand : public Command {
       exec::RecordIndexUse(*distinct_scan);
     } else {
       std::unique_ptr<pipeline::DocumentStream> stream;
-      auto ts = exec::LookupTimeseries(ctx.service.Read(), nss);
-      if (ts.ok() && ts.value()) {
+      if (resolved.timeseries) {
         // Only the key's top-level field is decoded.
-        HG_ASSIGN_OR_RETURN(stream, exec::BuildTimeseriesRead(std::move(*ts.value()),
-                                                              ctx.service.engine, plan.filter_spec,
-                                                              exec::TimeseriesDistinctStages(*key),
-                                                              {}, BsonObj(), HintOf(cmd)));
+        HG_ASSIGN_OR_RETURN(
+            stream, exec::BuildTimeseriesRead(*resolved.timeseries, rctx.engine, plan.filter_spec,
+                                              exec::TimeseriesDistinctStages(*key), {}, BsonObj(),
+                                              HintOf(cmd)));
       } else {
-        HG_ASSIGN_OR_RETURN(stream,
-                            exec::BuildReadStream(ctx.service.Read(), nss, std::move(plan)));
+        HG_ASSIGN_OR_RETURN(stream, exec::BuildReadStream(rctx, resolved, std::move(plan)));
       }
       auto collect = [&](const BsonElement& v) {
         BsonBuilder b;

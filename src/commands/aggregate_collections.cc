@@ -39,7 +39,9 @@ class CatalogCollectionAccess : public pipeline::CollectionAccess {
       HG_ASSIGN_OR_RETURN(plan.filter, query::Matcher::Parse(filter, expr_ctx));
       plan.filter_spec = filter;
     }
-    return exec::BuildReadStream(service_.Read(), nss, std::move(plan));
+    const exec::ReadContext rctx = service_.Read();
+    HG_ASSIGN_OR_RETURN(exec::ResolvedNamespace ns, exec::Resolve(rctx, nss));
+    return exec::BuildReadStream(rctx, ns, std::move(plan));
   }
 
   Status ReplaceCollection(const std::string& db, const std::string& coll,

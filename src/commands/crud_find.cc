@@ -107,8 +107,9 @@ class FindCommand : public Command {
       first_batch = plan.limit;
       single_batch = true;
     }
-    HG_ASSIGN_OR_RETURN(auto stream,
-                        exec::BuildReadStream(ctx.service.Read(), nss, std::move(plan)));
+    const exec::ReadContext rctx = ctx.service.Read();
+    HG_ASSIGN_OR_RETURN(exec::ResolvedNamespace ns, exec::Resolve(rctx, nss));
+    HG_ASSIGN_OR_RETURN(auto stream, exec::BuildReadStream(rctx, ns, std::move(plan)));
     return ReplyWithCursor(ctx, nss.ns(), std::move(stream), first_batch, single_batch, reply,
                            no_timeout);
   }

@@ -161,7 +161,8 @@ BsonObj PlanTree(const ExplainRequest& req, BsonObj access, const AccessCounters
 
 Status ExplainCollectionRead(const ReadContext& rctx, const ExplainRequest& req,
                              std::string_view verbosity, BsonBuilder& reply) {
-  auto coll = rctx.catalog->Lookup(req.nss);
+  HG_ASSIGN_OR_RETURN(ResolvedNamespace ns, Resolve(rctx, req.nss));
+  const std::shared_ptr<catalog::Collection>& coll = ns.collection;
   if (coll && (coll->entry().type != "collection" || req.nss.IsTimeseriesBuckets())) {
     return Status(ErrorCode::kCommandNotSupported,
                   "explain on views and time-series bucket collections is not supported yet");
@@ -200,7 +201,7 @@ Status ExplainCollectionRead(const ReadContext& rctx, const ExplainRequest& req,
   int64_t distinct_keys = 0, distinct_docs = 0;
   std::unique_ptr<pipeline::DocumentStream> stream;
   if (!distinct_plan) {
-    HG_ASSIGN_OR_RETURN(stream, BuildReadStream(rctx, req.nss, std::move(plan), &info));
+    HG_ASSIGN_OR_RETURN(stream, BuildReadStream(rctx, ns, std::move(plan), &info));
   }
   int64_t n = 0;
   if (execute && distinct_plan) {

@@ -6,21 +6,33 @@ catalog::NamespaceString BucketsNamespace(const catalog::NamespaceString& nss) {
   return {nss.db, "system.buckets." + nss.coll};
 }
 
-StatusWith<std::optional<timeseries::TimeseriesCollection>> LookupTimeseries(
-    const ReadContext& rctx, const catalog::NamespaceString& nss) {
-  using Result = std::optional<timeseries::TimeseriesCollection>;
-  auto view = rctx.catalog->Lookup(nss);
-  if (!view || view->entry().type != "timeseries") return Result();
+StatusWith<ResolvedNamespace> Resolve(const ReadContext& rctx,
+                                      const catalog::NamespaceString& nss) {
+  ResolvedNamespace r;
+  r.nss = nss;
+  r.collection = rctx.catalog->Lookup(nss);
+  if (!r.collection || r.collection->entry().type != "timeseries") return r;
   auto buckets = rctx.catalog->Lookup(BucketsNamespace(nss));
   if (!buckets || buckets->IsView()) {
+    r.buckets_missing = true;
+    return r;
+  }
+  HG_ASSIGN_OR_RETURN(auto options, timeseries::TimeseriesOptionsOf(*r.collection));
+  std::string uuid = buckets->entry().uuid;
+  auto latest = rctx.bucket_catalog ? rctx.bucket_catalog->Latest(uuid) : nullptr;
+  r.timeseries = timeseries::TimeseriesCollection{std::move(uuid), *options, std::move(buckets),
+                                                  std::move(latest)};
+  return r;
+}
+
+StatusWith<std::optional<timeseries::TimeseriesCollection>> LookupTimeseries(
+    const ReadContext& rctx, const catalog::NamespaceString& nss) {
+  HG_ASSIGN_OR_RETURN(ResolvedNamespace r, Resolve(rctx, nss));
+  if (r.buckets_missing) {
     return Status(ErrorCode::kNamespaceNotFound,
                   "Time-series buckets collection " + BucketsNamespace(nss).ns() + " is missing");
   }
-  HG_ASSIGN_OR_RETURN(auto options, timeseries::TimeseriesOptionsOf(*view));
-  std::string uuid = buckets->entry().uuid;
-  auto latest = rctx.bucket_catalog ? rctx.bucket_catalog->Latest(uuid) : nullptr;
-  return Result(timeseries::TimeseriesCollection{std::move(uuid), *options, std::move(buckets),
-                                                 std::move(latest)});
+  return std::move(r.timeseries);
 }
 
 }  // namespace hourglass::exec

@@ -14,6 +14,28 @@
 
 namespace hourglass::exec {
 
+// What a namespace names, looked up once per command: the catalog entry's handle (a collection,
+// a view or a time-series view) and, for a time-series view, its parsed options and bucket
+// collection.
+struct ResolvedNamespace {
+  catalog::NamespaceString nss;
+  std::shared_ptr<catalog::Collection> collection;  // nullptr: nothing by that name
+  // A time-series view whose bucket collection exists.
+  std::optional<timeseries::TimeseriesCollection> timeseries;
+  // A time-series view whose bucket collection is gone (dropped directly): it reads as empty.
+  bool buckets_missing = false;
+
+  // A regular collection with a record table.
+  bool IsCollection() const {
+    return collection && !timeseries && collection->entry().type == "collection" &&
+           !collection->ident().empty();
+  }
+};
+
+// Resolves `nss`. A missing namespace is not an error (collection stays null); BadValue if a
+// time-series view's stored options do not parse.
+StatusWith<ResolvedNamespace> Resolve(const ReadContext& rctx, const catalog::NamespaceString& nss);
+
 // "db.X" → "db.system.buckets.X".
 catalog::NamespaceString BucketsNamespace(const catalog::NamespaceString& nss);
 

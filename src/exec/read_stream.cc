@@ -34,22 +34,22 @@ class CountingStream : public pipeline::DocumentStream {
 };
 }  // namespace
 
-StatusWith<std::unique_ptr<pipeline::DocumentStream>> BuildReadStream(
-    const ReadContext& rctx, const catalog::NamespaceString& nss, ReadPlan plan,
-    ReadExecInfo* info) {
+StatusWith<std::unique_ptr<pipeline::DocumentStream>> BuildReadStream(const ReadContext& rctx,
+                                                                      const ResolvedNamespace& ns,
+                                                                      ReadPlan plan,
+                                                                      ReadExecInfo* info) {
   ReadExecInfo local_info;
   if (info == nullptr) info = &local_info;
   BsonElement hint = plan.hint.IsEmpty() ? BsonElement() : plan.hint.FirstElement();
   bool sorted_by_scan = false;
   std::unique_ptr<pipeline::DocumentStream> stream;
-  auto coll = rctx.catalog->Lookup(nss);
-  auto ts_or = LookupTimeseries(rctx, nss);
-  if (ts_or.status().code() == ErrorCode::kNamespaceNotFound) {
+  if (ns.buckets_missing) {
     // A time-series view whose buckets were dropped reads as empty, like any view on nothing.
     return std::unique_ptr<pipeline::DocumentStream>(
         std::make_unique<pipeline::VectorDocumentStream>(std::vector<BsonObj>{}));
   }
-  HG_ASSIGN_OR_RETURN(auto ts, std::move(ts_or));
+  const std::optional<timeseries::TimeseriesCollection>& ts = ns.timeseries;
+  const std::shared_ptr<catalog::Collection>& coll = ns.collection;
   const bool min_max = !plan.min.IsEmpty() || !plan.max.IsEmpty();
   const bool annotate = plan.return_key || plan.show_record_id;
   if (ts && (min_max || annotate)) {
@@ -65,7 +65,7 @@ StatusWith<std::unique_ptr<pipeline::DocumentStream>> BuildReadStream(
     pctx.now_millis = plan.expr_ctx.now_millis;
     pctx.let = plan.expr_ctx.let;
     HG_ASSIGN_OR_RETURN(
-        stream, BuildTimeseriesRead(std::move(*ts), rctx.engine, plan.filter_spec,
+        stream, BuildTimeseriesRead(*ts, rctx.engine, plan.filter_spec,
                                     TimeseriesFindStages(plan.sort, plan.skip, plan.limit), pctx,
                                     plan.projection_spec, plan.hint));
     plan.sort = BsonObj();

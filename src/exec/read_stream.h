@@ -14,6 +14,7 @@
 #include "bson/bson.h"
 #include "catalog/namespace.h"
 #include "exec/multi_planner.h"
+#include "exec/namespace_resolver.h"
 #include "exec/query_planner.h"
 #include "exec/read_context.h"
 #include "pipeline/pipeline.h"
@@ -61,13 +62,14 @@ struct ReadExecInfo {
   int64_t scan_returned = 0;   // documents the scan passed on (counted as they are read)
 };
 
-// The documents of `nss` that the plan selects, in order. A missing collection yields an empty
-// stream.
+// The documents of `ns` that the plan selects, in order. A missing collection (or a time-series
+// view whose buckets are gone) yields an empty stream.
 // A regular collection's scan is chosen by the planner (query_planner.h); `info`, when given,
 // receives the choice. Errors: the planner's (bad hint: BadValue 2).
-StatusWith<std::unique_ptr<pipeline::DocumentStream>> BuildReadStream(
-    const ReadContext& rctx, const catalog::NamespaceString& nss, ReadPlan plan,
-    ReadExecInfo* info = nullptr);
+StatusWith<std::unique_ptr<pipeline::DocumentStream>> BuildReadStream(const ReadContext& rctx,
+                                                                      const ResolvedNamespace& ns,
+                                                                      ReadPlan plan,
+                                                                      ReadExecInfo* info = nullptr);
 
 // Sets pctx's allow_disk_use (the command's allowDiskUse, else the allowDiskUseByDefault
 // parameter), memory limits (server parameters) and spill directory (<dbpath>/_tmp).
