@@ -243,7 +243,7 @@ class CatalogCollectionAccess : public pipeline::CollectionAccess {
             .status());
     if (array.IsEmpty()) return Status::OK();
     HG_ASSIGN_OR_RETURN(InsertOutcome outcome,
-                        InsertMeasurements(ctx, *ts, array, /*ordered=*/true));
+                        InsertMeasurements(ctx, *ts, DocumentArray(array), /*ordered=*/true));
     if (!outcome.errors.empty()) return outcome.errors.front().second;
     return Status::OK();
   }

@@ -12,6 +12,7 @@
 
 #include "base/status.h"
 #include "bson/bson.h"
+#include "commands/command_request.h"
 #include "commands/service_context.h"
 
 namespace hourglass::commands {
@@ -43,6 +44,13 @@ class Command {
   // discards `reply`.
   virtual Status Run(CommandContext& ctx, const bson::BsonObj& cmd,
                      bson::BsonBuilder& reply) const = 0;
+  // Runs the command as received; the dispatcher's entry point. The default merges the document
+  // sequences into the body (a copy, only if there are sequences) and calls Run; commands that
+  // take a sequence (insert, update, delete) override it to read theirs in place.
+  virtual Status RunRequest(CommandContext& ctx, const CommandRequest& request,
+                            bson::BsonBuilder& reply) const {
+    return Run(ctx, request.Merged(), reply);
+  }
 };
 
 class CommandRegistry {

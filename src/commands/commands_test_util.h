@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "catalog/catalog.h"
 #include "commands/dispatcher.h"
@@ -16,6 +17,24 @@
 #include "timeseries/bucket_catalog.h"
 
 namespace hourglass::commands::testing {
+
+// A document sequence named `identifier` holding `docs` (Extended JSON).
+inline wire::DocumentSequence Sequence(std::string identifier, std::vector<std::string_view> docs) {
+  wire::DocumentSequence seq{std::move(identifier), {}};
+  for (std::string_view d : docs) {
+    auto doc = bson::FromJson(d);
+    EXPECT_TRUE(doc.ok()) << d;
+    seq.documents.push_back(doc.ok() ? doc.value() : bson::BsonObj());
+  }
+  return seq;
+}
+
+// A request as an OP_MSG brings it, owning what CommandRequest views.
+struct TestRequest {
+  bson::BsonObj body;
+  std::vector<wire::DocumentSequence> sequences;
+  CommandRequest view() const { return CommandRequest{body, sequences}; }
+};
 
 class CommandsTest : public ::testing::Test {
  protected:
@@ -54,6 +73,9 @@ class CommandsTest : public ::testing::Test {
 
   bson::BsonObj Run(const bson::BsonObj& cmd, std::string_view db = "test") {
     return RunCommandRequest(service_, client_, cmd, db).reply;
+  }
+  bson::BsonObj Run(const TestRequest& request, std::string_view db = "test") {
+    return RunCommandRequest(service_, client_, request.view(), db).reply;
   }
   bson::BsonObj Run(std::string_view json, std::string_view db = "test") {
     auto cmd = bson::FromJson(json);

@@ -8,6 +8,7 @@
 #include "commands/crud_util.h"
 #include "commands/timeseries_util.h"
 #include "commands/timeseries_write.h"
+#include "commands/write_requests.h"
 #include "exec/index_scan.h"
 #include "query/sort.h"
 #include "query/update.h"
@@ -75,15 +76,23 @@ Status ValidateDocument(const catalog::Collection& coll, const BsonObj& doc) {
   return timeseries::ValidateBucketDocument(doc, tf.Str());
 }
 
-StatusWith<std::shared_ptr<catalog::Collection>> WritableCollection(CommandContext& ctx,
-                                                                    const BsonObj& cmd) {
-  HG_ASSIGN_OR_RETURN(std::string name, GetCollectionName(cmd, ctx.db));
-  catalog::NamespaceString nss{ctx.db, name};
+StatusWith<std::shared_ptr<catalog::Collection>> WritableCollection(
+    CommandContext& ctx, const catalog::NamespaceString& nss) {
   HG_RETURN_IF_ERROR(catalog::ValidateCollectionName(nss));
   HG_ASSIGN_OR_RETURN(auto coll, ctx.service.catalog->GetOrCreateCollection(nss));
   HG_RETURN_IF_ERROR(CheckWriteTarget(ctx, *coll));
   return coll;
 }
+
+// insert, update and delete take their statements as a document sequence, read in place
+// (write_requests.h): the dispatcher calls RunRequest; Run serves a command whose sequences are
+// already merged into `cmd`.
+class WriteCommand : public Command {
+ public:
+  Status Run(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& reply) const final {
+    return RunRequest(ctx, CommandRequest{cmd, {}}, reply);
+  }
+};
 
 // Inserts docs[begin, end) in one transaction.
 Status InsertGroup(CommandContext& ctx, catalog::Collection& coll, const std::vector<BsonObj>& docs,
@@ -106,53 +115,35 @@ Status InsertGroup(CommandContext& ctx, catalog::Collection& coll, const std::ve
   return Status::OK();
 }
 
-// MongoDB's limit on the statements of one insert/update/delete (maxWriteBatchSize).
-Status CheckWriteBatchSize(const BsonObj& statements) {
-  int n = statements.NumFields();
-  if (n < 1 || n > 100000) {
-    return Status(ErrorCode::kInvalidLength,
-                  "Write batch sizes must be between 1 and 100000. Got " + std::to_string(n) +
-                      " operations.");
-  }
-  return Status::OK();
-}
-
-class InsertCommand : public Command {
+class InsertCommand : public WriteCommand {
  public:
   std::string_view Name() const override { return "insert"; }
   OpCounter Counter() const override { return OpCounter::kNone; }
-  Status Run(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& reply) const override {
-    HG_RETURN_IF_ERROR(CheckKnownFields(cmd, {"documents", "ordered", "bypassDocumentValidation"}));
-    HG_ASSIGN_OR_RETURN(auto docs_arr, GetArray("insert", cmd, "documents"));
-    if (!docs_arr) {
-      return MissingField("insert", "documents");
+  Status RunRequest(CommandContext& ctx, const CommandRequest& request,
+                    BsonBuilder& reply) const override {
+    HG_ASSIGN_OR_RETURN(InsertRequest req, ParseInsertRequest(request, ctx.db));
+    const bool ordered = req.ordered;
+    HG_ASSIGN_OR_RETURN(auto ts, exec::LookupTimeseries(ctx.service.Read(), req.nss));
+    if (ts) {
+      HG_ASSIGN_OR_RETURN(InsertOutcome outcome,
+                          InsertMeasurements(ctx, *ts, req.statements, ordered));
+      ctx.service.counters.op_insert += outcome.n + static_cast<int64_t>(outcome.errors.size());
+      std::vector<WriteError> errors;
+      for (auto& [i, st] : outcome.errors) errors.push_back({i, st});
+      HG_RETURN_IF_ERROR(WaitForWriteConcern(ctx, req.cmd));
+      reply.AppendInt32("n", static_cast<int32_t>(outcome.n));
+      AppendWriteErrors(reply, errors);
+      return Status::OK();
     }
-    HG_ASSIGN_OR_RETURN(bool ordered, GetBool("insert", cmd, "ordered", true));
-    HG_RETURN_IF_ERROR(CheckWriteBatchSize(*docs_arr));
-    {
-      HG_ASSIGN_OR_RETURN(std::string name, GetCollectionName(cmd, ctx.db));
-      HG_ASSIGN_OR_RETURN(auto ts, exec::LookupTimeseries(ctx.service.Read(), {ctx.db, name}));
-      if (ts) {
-        HG_ASSIGN_OR_RETURN(InsertOutcome outcome,
-                            InsertMeasurements(ctx, *ts, *docs_arr, ordered));
-        ctx.service.counters.op_insert += outcome.n + static_cast<int64_t>(outcome.errors.size());
-        std::vector<WriteError> errors;
-        for (auto& [i, st] : outcome.errors) errors.push_back({i, st});
-        HG_RETURN_IF_ERROR(WaitForWriteConcern(ctx, cmd));
-        reply.AppendInt32("n", static_cast<int32_t>(outcome.n));
-        AppendWriteErrors(reply, errors);
-        return Status::OK();
-      }
-    }
-    HG_ASSIGN_OR_RETURN(auto coll, WritableCollection(ctx, cmd));
+    HG_ASSIGN_OR_RETURN(auto coll, WritableCollection(ctx, req.nss));
 
     std::vector<BsonObj> docs;
     std::vector<WriteError> errors;
     std::vector<int> original_index;
     int index = 0;
-    for (BsonElement e : *docs_arr) {
-      if (e.type() != BsonType::kObject) return WrongType("insert", e, "object");
-      auto prepared = PrepareInsertDocument(e.Obj());
+    for (DocumentArray::Entry e : req.statements) {
+      HG_ASSIGN_OR_RETURN(BsonObj doc, e.Document("insert"));
+      auto prepared = PrepareInsertDocument(doc);
       if (prepared.ok()) {
         Status valid = ValidateDocument(*coll, prepared.value());
         if (!valid.ok()) prepared = valid;
@@ -200,7 +191,7 @@ class InsertCommand : public Command {
               [](const WriteError& a, const WriteError& b) { return a.index < b.index; });
     if (ordered && errors.size() > 1) errors.erase(errors.begin() + 1, errors.end());
     ctx.service.counters.op_insert += n + static_cast<int64_t>(errors.size());
-    HG_RETURN_IF_ERROR(WaitForWriteConcern(ctx, cmd));
+    HG_RETURN_IF_ERROR(WaitForWriteConcern(ctx, req.cmd));
     reply.AppendInt32("n", static_cast<int32_t>(n));
     AppendWriteErrors(reply, errors);
     return Status::OK();
@@ -365,96 +356,48 @@ StatusWith<UpdateResult> RunUpdate(CommandContext& ctx, catalog::Collection& col
   return result;
 }
 
-struct UpdateStatement {
-  BsonObj q;
-  BsonElement u;
-  bool multi = false;
-  bool upsert = false;
-  BsonObj array_filters;
-  BsonElement hint;  // borrows the command
-};
-
-StatusWith<UpdateStatement> ParseUpdateStatement(const BsonElement& e) {
-  if (e.type() != BsonType::kObject) return WrongType("update.updates", e, "object");
-  BsonObj doc = e.Obj();
-  HG_RETURN_IF_ERROR(CheckKnownSubFields(
-      "update.updates", doc,
-      {"q", "u", "upsert", "multi", "arrayFilters", "hint", "collation", "c", "upsertSupplied"}));
-  HG_RETURN_IF_ERROR(CheckHintAndCollation("update.updates", doc));
-  UpdateStatement stmt;
-  HG_ASSIGN_OR_RETURN(auto q, GetObject("update.updates", doc, "q"));
-  if (!q) return MissingField("update.updates", "q");
-  stmt.q = *q;
-  stmt.u = doc["u"];
-  if (stmt.u.eoo()) return MissingField("update.updates", "u");
-  HG_ASSIGN_OR_RETURN(stmt.multi, GetBool("update.updates", doc, "multi", false));
-  HG_ASSIGN_OR_RETURN(stmt.upsert, GetBool("update.updates", doc, "upsert", false));
-  HG_ASSIGN_OR_RETURN(auto af, GetArray("update.updates", doc, "arrayFilters"));
-  stmt.array_filters = af.value_or(BsonObj());
-  stmt.hint = doc["hint"];
-  return stmt;
-}
-
 // update on a time-series collection: metaField-only updates (spec 8.3).
 Status UpdateTimeseries(CommandContext& ctx, const timeseries::TimeseriesCollection& ts,
-                        const std::vector<UpdateStatement>& statements, bool ordered,
-                        const query::ExpressionContext& ectx, const BsonObj& cmd,
-                        BsonBuilder& reply) {
+                        const UpdateRequest& req, BsonBuilder& reply) {
   int64_t n = 0, n_modified = 0;
   std::vector<WriteError> errors;
   int index = 0;
-  for (const UpdateStatement& stmt : statements) {
+  for (const UpdateStatement& stmt : req.updates) {
     ++ctx.service.counters.op_update;
     auto r = UpdateMeasurements(ctx, ts, stmt.q, stmt.u, stmt.array_filters, stmt.multi,
-                                stmt.upsert, ectx);
+                                stmt.upsert, req.expr_ctx);
     if (r.ok()) {
       n += r.value().matched;
       n_modified += r.value().modified;
     } else {
       errors.push_back({index, r.status()});
-      if (ordered) break;
+      if (req.ordered) break;
     }
     ++index;
   }
-  HG_RETURN_IF_ERROR(WaitForWriteConcern(ctx, cmd));
+  HG_RETURN_IF_ERROR(WaitForWriteConcern(ctx, req.cmd));
   reply.AppendInt32("n", static_cast<int32_t>(n));
   reply.AppendInt32("nModified", static_cast<int32_t>(n_modified));
   AppendWriteErrors(reply, errors);
   return Status::OK();
 }
 
-class UpdateCommand : public Command {
+class UpdateCommand : public WriteCommand {
  public:
   std::string_view Name() const override { return "update"; }
   OpCounter Counter() const override { return OpCounter::kNone; }
-  Status Run(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& reply) const override {
-    HG_RETURN_IF_ERROR(
-        CheckKnownFields(cmd, {"updates", "ordered", "bypassDocumentValidation", "let"}));
-    HG_ASSIGN_OR_RETURN(auto updates, GetArray("update", cmd, "updates"));
-    if (!updates) {
-      return MissingField("update", "updates");
-    }
-    HG_ASSIGN_OR_RETURN(bool ordered, GetBool("update", cmd, "ordered", true));
-    HG_RETURN_IF_ERROR(CheckWriteBatchSize(*updates));
-    HG_ASSIGN_OR_RETURN(query::ExpressionContext ectx, CommandExpressionContext(cmd));
-    // The whole request is parsed before anything runs, as MongoDB's IDL does: a malformed
-    // statement fails the command; only execution errors become writeErrors.
-    std::vector<UpdateStatement> statements;
-    for (BsonElement e : *updates) {
-      HG_ASSIGN_OR_RETURN(UpdateStatement stmt, ParseUpdateStatement(e));
-      statements.push_back(std::move(stmt));
-    }
-    {
-      HG_ASSIGN_OR_RETURN(std::string name, GetCollectionName(cmd, ctx.db));
-      HG_ASSIGN_OR_RETURN(auto ts, exec::LookupTimeseries(ctx.service.Read(), {ctx.db, name}));
-      if (ts) return UpdateTimeseries(ctx, *ts, statements, ordered, ectx, cmd, reply);
-    }
-    HG_ASSIGN_OR_RETURN(auto coll, WritableCollection(ctx, cmd));
+  Status RunRequest(CommandContext& ctx, const CommandRequest& request,
+                    BsonBuilder& reply) const override {
+    HG_ASSIGN_OR_RETURN(UpdateRequest req, ParseUpdateRequest(request, ctx.db));
+    const query::ExpressionContext& ectx = req.expr_ctx;
+    HG_ASSIGN_OR_RETURN(auto ts, exec::LookupTimeseries(ctx.service.Read(), req.nss));
+    if (ts) return UpdateTimeseries(ctx, *ts, req, reply);
+    HG_ASSIGN_OR_RETURN(auto coll, WritableCollection(ctx, req.nss));
     int64_t n = 0, n_modified = 0;
     std::vector<WriteError> errors;
     std::vector<std::pair<int, BsonObj>> upserted;
     int index = 0;
-    for (const UpdateStatement& stmt : statements) {
+    for (const UpdateStatement& stmt : req.updates) {
       ++ctx.service.counters.op_update;
       Status st = [&]() -> Status {
         HG_ASSIGN_OR_RETURN(auto driver, ParseUpdate(stmt.u, stmt.array_filters, ectx));
@@ -474,11 +417,11 @@ class UpdateCommand : public Command {
       }();
       if (!st.ok()) {
         errors.push_back({index, st});
-        if (ordered) break;
+        if (req.ordered) break;
       }
       ++index;
     }
-    HG_RETURN_IF_ERROR(WaitForWriteConcern(ctx, cmd));
+    HG_RETURN_IF_ERROR(WaitForWriteConcern(ctx, req.cmd));
     reply.AppendInt32("n", static_cast<int32_t>(n));
     reply.AppendInt32("nModified", static_cast<int32_t>(n_modified));
     if (!upserted.empty()) {
@@ -528,67 +471,34 @@ StatusWith<std::vector<catalog::Record>> RunDelete(CommandContext& ctx, catalog:
   return deleted;
 }
 
-struct DeleteStatement {
-  BsonObj q;
-  bool multi = true;
-  BsonElement hint;  // borrows the command
-};
-
-StatusWith<DeleteStatement> ParseDeleteStatement(const BsonElement& e) {
-  if (e.type() != BsonType::kObject) return WrongType("delete.deletes", e, "object");
-  BsonObj doc = e.Obj();
-  HG_RETURN_IF_ERROR(
-      CheckKnownSubFields("delete.deletes", doc, {"q", "limit", "hint", "collation"}));
-  HG_RETURN_IF_ERROR(CheckHintAndCollation("delete.deletes", doc));
-  HG_ASSIGN_OR_RETURN(auto q, GetObject("delete.deletes", doc, "q"));
-  if (!q) return MissingField("delete.deletes", "q");
-  HG_ASSIGN_OR_RETURN(auto limit, GetInt64("delete.deletes", doc, "limit"));
-  if (!limit) return MissingField("delete.deletes", "limit");
-  if (*limit != 0 && *limit != 1) {
-    return Status(
-        ErrorCode::kFailedToParse,
-        "The limit field in delete objects must be 0 or 1. Got " + std::to_string(*limit));
-  }
-  return DeleteStatement{*q, *limit == 0, doc["hint"]};
-}
-
-class DeleteCommand : public Command {
+class DeleteCommand : public WriteCommand {
  public:
   std::string_view Name() const override { return "delete"; }
   OpCounter Counter() const override { return OpCounter::kNone; }
-  Status Run(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& reply) const override {
-    HG_RETURN_IF_ERROR(CheckKnownFields(cmd, {"deletes", "ordered", "let"}));
-    HG_ASSIGN_OR_RETURN(auto deletes, GetArray("delete", cmd, "deletes"));
-    if (!deletes) {
-      return MissingField("delete", "deletes");
-    }
-    HG_ASSIGN_OR_RETURN(bool ordered, GetBool("delete", cmd, "ordered", true));
-    HG_RETURN_IF_ERROR(CheckWriteBatchSize(*deletes));
-    HG_ASSIGN_OR_RETURN(query::ExpressionContext ectx, CommandExpressionContext(cmd));
-    HG_ASSIGN_OR_RETURN(std::string name, GetCollectionName(cmd, ctx.db));
-    catalog::NamespaceString nss{ctx.db, name};
-    HG_RETURN_IF_ERROR(catalog::ValidateCollectionName(nss));
-    auto coll = ctx.service.catalog->Lookup(nss);
+  Status RunRequest(CommandContext& ctx, const CommandRequest& request,
+                    BsonBuilder& reply) const override {
+    std::shared_ptr<catalog::Collection> coll;
     std::optional<timeseries::TimeseriesCollection> ts;
-    if (coll && coll->entry().type == "timeseries") {
-      auto found = exec::LookupTimeseries(ctx.service.Read(), nss);
-      if (!found.ok() && found.status().code() != ErrorCode::kNamespaceNotFound) {
-        return found.status();
+    auto check_target = [&](const catalog::NamespaceString& nss) -> Status {
+      coll = ctx.service.catalog->Lookup(nss);
+      if (coll && coll->entry().type == "timeseries") {
+        auto found = exec::LookupTimeseries(ctx.service.Read(), nss);
+        if (!found.ok() && found.status().code() != ErrorCode::kNamespaceNotFound) {
+          return found.status();
+        }
+        if (found.ok()) ts = std::move(found).value();
+        if (!ts) coll.reset();  // buckets dropped: nothing to delete
+      } else if (coll) {
+        HG_RETURN_IF_ERROR(CheckWriteTarget(ctx, *coll));
       }
-      if (found.ok()) ts = std::move(found).value();
-      if (!ts) coll.reset();  // buckets dropped: nothing to delete
-    } else if (coll) {
-      HG_RETURN_IF_ERROR(CheckWriteTarget(ctx, *coll));
-    }
-    std::vector<DeleteStatement> statements;
-    for (BsonElement e : *deletes) {
-      HG_ASSIGN_OR_RETURN(DeleteStatement stmt, ParseDeleteStatement(e));
-      statements.push_back(std::move(stmt));
-    }
+      return Status::OK();
+    };
+    HG_ASSIGN_OR_RETURN(DeleteRequest req, ParseDeleteRequest(request, ctx.db, check_target));
+    const query::ExpressionContext& ectx = req.expr_ctx;
     int64_t n = 0;
     std::vector<WriteError> errors;
     int index = 0;
-    for (const DeleteStatement& stmt : statements) {
+    for (const DeleteStatement& stmt : req.deletes) {
       ++ctx.service.counters.op_delete;
       Status st = [&]() -> Status {
         if (ts) {
@@ -604,11 +514,11 @@ class DeleteCommand : public Command {
       }();
       if (!st.ok()) {
         errors.push_back({index, st});
-        if (ordered) break;
+        if (req.ordered) break;
       }
       ++index;
     }
-    HG_RETURN_IF_ERROR(WaitForWriteConcern(ctx, cmd));
+    HG_RETURN_IF_ERROR(WaitForWriteConcern(ctx, req.cmd));
     reply.AppendInt32("n", static_cast<int32_t>(n));
     AppendWriteErrors(reply, errors);
     return Status::OK();
@@ -650,7 +560,8 @@ class FindAndModifyCommand : public Command {
     if (fields && !fields->IsEmpty()) {
       HG_ASSIGN_OR_RETURN(proj, query::Projection::Parse(*fields, q.value_or(BsonObj()), ectx));
     }
-    HG_ASSIGN_OR_RETURN(auto coll, WritableCollection(ctx, cmd));
+    HG_ASSIGN_OR_RETURN(std::string name, GetCollectionName(cmd, ctx.db));
+    HG_ASSIGN_OR_RETURN(auto coll, WritableCollection(ctx, {ctx.db, name}));
     BsonObj query_doc = q.value_or(BsonObj());
     BsonObj sort_doc = sort.value_or(BsonObj());
     auto append_value = [&](const BsonObj& d) -> Status {

@@ -54,6 +54,17 @@ ServerParameter* SlowMs() {
 
 DispatchResult RunCommandRequest(ServiceContext& service, ClientState& client, const BsonObj& body,
                                  std::string_view db) {
+  return RunCommandRequest(service, client, CommandRequest{body, {}}, db);
+}
+
+DispatchResult RunCommandRequest(ServiceContext& service, ClientState& client,
+                                 const CommandRequest& request, std::string_view db) {
+  // The command is named by the first field of the body merged with its sequences: a sequence's
+  // name only when the body is empty.
+  if (request.body.IsEmpty() && !request.sequences.empty()) {
+    return RunCommandRequest(service, client, request.Merged(), db);
+  }
+  const BsonObj& body = request.body;
   DispatchResult result;
   if (body.IsEmpty()) {
     result.reply = ErrorReply(Status(ErrorCode::kFailedToParse, "Empty command object"));
@@ -82,12 +93,12 @@ DispatchResult RunCommandRequest(ServiceContext& service, ClientState& client, c
   CommandContext ctx{service, client, std::string(db)};
   BsonBuilder reply;
   auto start = std::chrono::steady_clock::now();
-  Status st = cmd->Run(ctx, body, reply);
+  Status st = cmd->RunRequest(ctx, request, reply);
   auto millis = std::chrono::duration_cast<std::chrono::milliseconds>(
                     std::chrono::steady_clock::now() - start)
                     .count();
   // An awaitable hello (maxAwaitTimeMS) waits on purpose; MongoDB does not log it as slow.
-  if (millis >= SlowMs()->GetInt() && !body.HasField("maxAwaitTimeMS")) {
+  if (millis >= SlowMs()->GetInt() && !request.HasField("maxAwaitTimeMS")) {
     BsonBuilder attr;
     attr.AppendString("type", "command");
     attr.AppendString("ns", std::string(db) + ".$cmd");

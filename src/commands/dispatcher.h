@@ -14,8 +14,11 @@ struct DispatchResult {
   bool compressible = true;
 };
 
-// `body` is the command document with document sequences merged in; `db` is its $db (or, for
+// `request` is the command as received (body and document sequences); `db` is its $db (or, for
 // OP_QUERY, the database of the "<db>.$cmd" namespace).
+DispatchResult RunCommandRequest(ServiceContext& service, ClientState& client,
+                                 const CommandRequest& request, std::string_view db);
+// A command without document sequences (OP_QUERY, tests).
 DispatchResult RunCommandRequest(ServiceContext& service, ClientState& client,
                                  const bson::BsonObj& body, std::string_view db);
 

@@ -23,7 +23,7 @@ using bson::BsonType;
 
 StatusWith<InsertOutcome> InsertMeasurements(CommandContext& ctx,
                                              const timeseries::TimeseriesCollection& coll,
-                                             const BsonObj& documents, bool ordered) {
+                                             const DocumentArray& documents, bool ordered) {
   timeseries::BucketCatalog& catalog = *ctx.service.bucket_catalog;
   auto session = ctx.service.engine->NewSession();
   InsertOutcome out;
@@ -33,12 +33,12 @@ StatusWith<InsertOutcome> InsertMeasurements(CommandContext& ctx,
   std::vector<BsonObj> keep_alive;
   // Raw meta element (a view into keep_alive's documents, whose buffers never move) → series key.
   std::unordered_map<std::string_view, std::string> series_keys;
-  keep_alive.reserve(static_cast<size_t>(documents.NumFields()));
+  keep_alive.reserve(static_cast<size_t>(documents.size()));
   int index = 0;
-  for (BsonElement e : documents) {
-    if (e.type() != BsonType::kObject) return WrongType("insert", e, "object");
+  for (DocumentArray::Entry e : documents) {
+    HG_ASSIGN_OR_RETURN(BsonObj doc, e.Document("insert"));
     Status st = Status::OK();
-    auto prepared = PrepareInsertDocument(e.Obj());
+    auto prepared = PrepareInsertDocument(doc);
     if (!prepared.ok()) {
       st = prepared.status();
     } else if (prepared.value()[time_field].type() != BsonType::kDate) {

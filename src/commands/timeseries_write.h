@@ -4,6 +4,7 @@
 
 #include "bson/bson.h"
 #include "commands/command.h"
+#include "commands/command_request.h"
 #include "timeseries/bucket_catalog.h"
 
 namespace hourglass::commands {
@@ -14,12 +15,13 @@ struct InsertOutcome {
   std::vector<std::pair<int, Status>> errors;
 };
 
-// Inserts `documents` (the insert command's array) into `coll`. Each measurement must be a
-// document whose time field holds a Date (BadValue otherwise); a missing `_id` is generated.
-// Ordered: stops at the first failing measurement; unordered: every valid one is inserted.
+// Inserts `documents` (the insert command's array or document sequence) into `coll`. Each
+// measurement must be a document whose time field holds a Date (BadValue otherwise); a missing
+// `_id` is generated. Ordered: stops at the first failing measurement; unordered: every valid one
+// is inserted.
 StatusWith<InsertOutcome> InsertMeasurements(CommandContext& ctx,
                                              const timeseries::TimeseriesCollection& coll,
-                                             const bson::BsonObj& documents, bool ordered);
+                                             const DocumentArray& documents, bool ordered);
 
 // How a delete or update of measurements goes: `dry_run` changes nothing (explain) but counts
 // the same; `stats`, when set, receives the work done.

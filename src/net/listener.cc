@@ -70,9 +70,10 @@ Outcome HandleOpMsg(ServiceContext& service, ClientState& client, const wire::Ms
     return out;
   }
   const wire::OpMsg& msg = parsed.value();
-  BsonObj body = msg.MergedBody();
+  // Commands read the sequences in place (commands/command_request.h).
   std::string db(msg.body["$db"].Str());
-  commands::DispatchResult result = commands::RunCommandRequest(service, client, body, db);
+  commands::DispatchResult result =
+      commands::RunCommandRequest(service, client, {msg.body, msg.sequences}, db);
   if (msg.more_to_come()) return out;  // the client asked for no reply
   out.reply = wire::BuildOpMsg(reply_id, h.request_id, result.reply);
   out.compressible = result.compressible;

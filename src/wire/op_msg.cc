@@ -1,5 +1,6 @@
 #include "wire/op_msg.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <limits>
@@ -50,11 +51,16 @@ Status ParseSequence(ByteReader* reader, DocumentSequence* seq) {
 
 }  // namespace
 
-bson::BsonObj OpMsg::MergedBody() const {
-  if (sequences.empty()) return body;
+bson::BsonObj MergeSequences(const bson::BsonObj& body, std::span<const DocumentSequence> sequences,
+                             std::optional<std::string_view> except) {
+  if (std::none_of(sequences.begin(), sequences.end(),
+                   [&](const DocumentSequence& seq) { return seq.identifier != except; })) {
+    return body;
+  }
   bson::BsonBuilder b;
   b.AppendElementsOf(body);
   for (const DocumentSequence& seq : sequences) {
+    if (seq.identifier == except) continue;
     size_t token = b.OpenArray(seq.identifier);
     for (size_t i = 0; i < seq.documents.size(); ++i) {
       b.AppendObject(std::to_string(i), seq.documents[i]);
@@ -64,13 +70,16 @@ bson::BsonObj OpMsg::MergedBody() const {
   return b.Obj();
 }
 
-Status CheckSequenceIdentifiers(const OpMsg& msg) {
+bson::BsonObj OpMsg::MergedBody() const { return MergeSequences(body, sequences); }
+
+Status CheckSequenceIdentifiers(const bson::BsonObj& body,
+                                std::span<const DocumentSequence> sequences) {
   std::set<std::string_view> seen;
-  for (const DocumentSequence& seq : msg.sequences) {
+  for (const DocumentSequence& seq : sequences) {
     if (!seen.insert(seq.identifier).second) {
       return Framing("OP_MSG has two document sequences named '" + seq.identifier + "'");
     }
-    if (msg.body.HasField(seq.identifier)) {
+    if (body.HasField(seq.identifier)) {
       return Framing("OP_MSG document sequence '" + seq.identifier +
                      "' duplicates a field of the body");
     }
@@ -141,7 +150,7 @@ StatusWith<OpMsg> ParseOpMsgImpl(std::string_view message,
     }
   }
   if (!have_body) return Framing("OP_MSG has no body (kind 0) section");
-  HG_RETURN_IF_ERROR(CheckSequenceIdentifiers(msg));
+  HG_RETURN_IF_ERROR(CheckSequenceIdentifiers(msg.body, msg.sequences));
   return msg;
 }
 

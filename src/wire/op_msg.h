@@ -21,6 +21,8 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -51,15 +53,22 @@ struct OpMsg {
   bool exhaust_allowed() const { return (flags & kExhaustAllowed) != 0; }
   bool checksum_present() const { return (flags & kChecksumPresent) != 0; }
 
-  // The body with each document sequence appended as an array field named by its identifier,
-  // in sequence order (e.g. {insert: "c", $db: "d", documents: [...]}). Precondition: no
-  // identifier repeats a body field or another identifier — ParseOpMsg guarantees it (and
-  // CheckSequenceIdentifiers tests it for hand-built messages).
+  // MergeSequences(body, sequences).
   bson::BsonObj MergedBody() const;
 };
 
+// `body` with each of `sequences` appended as an array field named by its identifier, in
+// sequence order (e.g. {insert: "c", $db: "d", documents: [...]}), leaving out the sequence named
+// `except` if any: a copy of every document, or `body` itself when no sequence is left to
+// append. Commands read the sequences they take in place; this serves the others. Precondition: no
+// identifier repeats a body field or another identifier — ParseOpMsg guarantees it (and
+// CheckSequenceIdentifiers tests it for hand-built messages).
+bson::BsonObj MergeSequences(const bson::BsonObj& body, std::span<const DocumentSequence> sequences,
+                             std::optional<std::string_view> except = std::nullopt);
+
 // ProtocolError if a sequence identifier duplicates a body field or another sequence.
-Status CheckSequenceIdentifiers(const OpMsg& msg);
+Status CheckSequenceIdentifiers(const bson::BsonObj& body,
+                                std::span<const DocumentSequence> sequences);
 
 // Parses a complete OP_MSG message, header included. Verifies the CRC-32C when checksumPresent
 // is set. See the file comment for the checks and error codes.
