@@ -11,7 +11,6 @@
 
 namespace hourglass::exec {
 
-using bson::BsonArrayBuilder;
 using bson::BsonBuilder;
 using bson::BsonElement;
 using bson::BsonObj;
@@ -143,28 +142,16 @@ StatusWith<std::unique_ptr<pipeline::DocumentStream>> BuildReadStream(const Read
     stream = std::make_unique<CountingStream>(std::move(stream), &info->scan_returned);
   }
   // Sort, skip and limit reuse the aggregation stages, which implement find's semantics.
-  BsonArrayBuilder stages;
+  std::optional<query::SortPattern> sort;
   if (!plan.sort.IsEmpty() && !sorted_by_scan) {
     info->blocking_sort = true;
-    BsonBuilder s;
-    s.AppendObject("$sort", plan.sort);
-    stages.AppendObject(s.Obj());
+    HG_ASSIGN_OR_RETURN(sort, query::SortPattern::Parse(plan.sort.Owned()));
   }
-  if (plan.skip > 0) {
-    BsonBuilder s;
-    s.AppendInt64("$skip", plan.skip);
-    stages.AppendObject(s.Obj());
-  }
-  if (plan.limit > 0) {
-    BsonBuilder s;
-    s.AppendInt64("$limit", plan.limit);
-    stages.AppendObject(s.Obj());
-  }
-  if (stages.count() > 0) {
+  if (sort || plan.skip > 0 || plan.limit > 0) {
     pipeline::PipelineContext pctx;
     ApplyDiskUse(rctx, plan.allow_disk_use, &pctx);
-    HG_ASSIGN_OR_RETURN(auto p, pipeline::Pipeline::Parse(stages.Obj(), pctx));
-    stream = p->Bind(std::move(stream));
+    stream = pipeline::Pipeline::ForFind(std::move(sort), plan.skip, plan.limit, pctx)
+                 ->Bind(std::move(stream));
   }
   if (annotate) {
     stream = std::make_unique<FindOutputStream>(std::move(stream), std::move(plan.projection),

@@ -121,6 +121,17 @@ StatusWith<std::unique_ptr<Pipeline>> Pipeline::Parse(const BsonObj& stages_arra
   return p;
 }
 
+std::unique_ptr<Pipeline> Pipeline::ForFind(std::optional<query::SortPattern> sort, int64_t skip,
+                                            int64_t limit, const PipelineContext& ctx) {
+  std::unique_ptr<Pipeline> p(new Pipeline());
+  p->ctx_ = ctx;
+  if (sort) p->stages_.push_back(MakeSortStage(std::move(*sort), ctx));
+  if (skip > 0) p->stages_.push_back(MakeLimitSkipStage(false, skip));
+  if (limit > 0) p->stages_.push_back(MakeLimitSkipStage(true, limit));
+  CoalesceSortLimit(&p->stages_);
+  return p;
+}
+
 std::optional<BsonObj> Pipeline::PopLeadingMatch() {
   if (stages_.empty()) return std::nullopt;
   const BsonObj* filter = PushableMatchFilter(*stages_.front());

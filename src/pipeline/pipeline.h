@@ -28,6 +28,7 @@
 #include "base/status.h"
 #include "bson/bson.h"
 #include "query/expression_hooks.h"
+#include "query/sort.h"
 
 namespace hourglass::pipeline {
 
@@ -132,6 +133,11 @@ class Pipeline {
   // whose values are the stages). See the header comment for the error codes.
   static StatusWith<std::unique_ptr<Pipeline>> Parse(const bson::BsonObj& stages_array,
                                                      const PipelineContext& ctx);
+
+  // find's sort, skip and limit as typed stages (each only when given: a sort with keys, a
+  // skip or limit above 0), coalesced as Parse coalesces a $sort with the limit after it.
+  static std::unique_ptr<Pipeline> ForFind(std::optional<query::SortPattern> sort, int64_t skip,
+                                           int64_t limit, const PipelineContext& ctx);
 
   // If the first stage is a $match, removes it and returns its filter, for the caller to push
   // into the collection scan (parsed with this pipeline's $$NOW); else nullopt.

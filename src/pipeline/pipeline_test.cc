@@ -197,6 +197,27 @@ TEST(PipelineTest, SortIsStable) {
   CheckError(R"([{"$sort": {}}])", "[]", LocationCode(15976));
 }
 
+TEST(PipelineTest, ForFindGivesWhatTheSameStagesParsedGive) {
+  // {price: -1}, skip 1, limit 2: the sorted _ids are 2, 1, 5, 3, 4 (stable).
+  auto sorted = [](int64_t skip, int64_t limit, bool with_sort) {
+    std::optional<query::SortPattern> sort;
+    if (with_sort) sort = query::SortPattern::Parse(Json(R"({"price": -1})")).value();
+    auto p = Pipeline::ForFind(std::move(sort), skip, limit, PipelineContext());
+    auto out = p->RunOver(Docs(kSales));
+    EXPECT_TRUE(out.ok());
+    std::vector<int> ids;
+    for (const auto& d : out.value()) ids.push_back(d["_id"].Int32());
+    return ids;
+  };
+  EXPECT_EQ(sorted(1, 2, true), (std::vector<int>{1, 5}));
+  EXPECT_EQ(sorted(0, 3, true), (std::vector<int>{2, 1, 5}));
+  EXPECT_EQ(sorted(3, 0, true), (std::vector<int>{3, 4}));
+  EXPECT_EQ(sorted(1, 2, false), (std::vector<int>{2, 3}));
+  EXPECT_EQ(sorted(0, 0, false), (std::vector<int>{1, 2, 3, 4, 5}));
+  EXPECT_TRUE(Pipeline::ForFind(std::nullopt, 0, 0, PipelineContext())->IsEmpty());
+  EXPECT_EQ(Pipeline::ForFind(std::nullopt, 2, 3, PipelineContext())->NumStages(), 2u);
+}
+
 TEST(PipelineTest, Unwind) {
   const char* inv = R"([{"_id": 1, "item": "ABC1", "sizes": ["S", "M", "L"]},
                          {"_id": 2, "item": "EFG", "sizes": []},

@@ -93,6 +93,11 @@ Status ParseMergeStage(const bson::BsonElement& spec, const PipelineContext& ctx
 // produce, so it keeps only those (top-k) instead of sorting and holding everything.
 void CoalesceSortLimit(StageList* stages);
 
+// The typed forms of $sort, $limit and $skip (what their parsers build), for pipelines built
+// without BSON (Pipeline::ForFind).
+StagePtr MakeSortStage(query::SortPattern pattern, const PipelineContext& ctx);
+StagePtr MakeLimitSkipStage(bool is_limit, int64_t n);
+
 // The `let` of $lookup and $merge: expressions evaluated over each input document (with the
 // enclosing variables in scope) whose values the stage's sub-pipeline reads as "$$name". The
 // sub-pipeline is parsed once with SubContext(); Bind() sets the values before each run, so one

@@ -488,7 +488,7 @@ Status ParseLimitStage(const BsonElement& spec, const PipelineContext&, StageLis
   HG_ASSIGN_OR_RETURN(int64_t n,
                       ParseWholeNumber(spec, 15957, "the limit must be specified as a number"));
   if (n <= 0) return PipelineError(15958, "the limit must be positive");
-  out->push_back(std::make_shared<LimitSkipStage>(true, n));
+  out->push_back(MakeLimitSkipStage(true, n));
   return Status::OK();
 }
 
@@ -496,7 +496,7 @@ Status ParseSkipStage(const BsonElement& spec, const PipelineContext&, StageList
   HG_ASSIGN_OR_RETURN(int64_t n,
                       ParseWholeNumber(spec, 15972, "Argument to $skip must be a number"));
   if (n < 0) return PipelineError(15956, "Argument to $skip cannot be negative");
-  out->push_back(std::make_shared<LimitSkipStage>(false, n));
+  out->push_back(MakeLimitSkipStage(false, n));
   return Status::OK();
 }
 
@@ -522,8 +522,16 @@ Status ParseSortStage(const BsonElement& spec, const PipelineContext& ctx, Stage
     return PipelineError(15976, "$sort stage must have at least one sort key");
   }
   HG_ASSIGN_OR_RETURN(auto pattern, query::SortPattern::Parse(spec.Obj().Owned()));
-  out->push_back(std::make_shared<SortStage>(std::move(pattern), ctx));
+  out->push_back(MakeSortStage(std::move(pattern), ctx));
   return Status::OK();
+}
+
+StagePtr MakeSortStage(query::SortPattern pattern, const PipelineContext& ctx) {
+  return std::make_shared<SortStage>(std::move(pattern), ctx);
+}
+
+StagePtr MakeLimitSkipStage(bool is_limit, int64_t n) {
+  return std::make_shared<LimitSkipStage>(is_limit, n);
 }
 
 void CoalesceSortLimit(StageList* stages) {
