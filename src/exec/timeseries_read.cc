@@ -436,7 +436,8 @@ TimeseriesReadPlan PlanTimeseriesRead(const timeseries::TimeseriesOptions& optio
   const std::string& time = options.time_field;
   auto bucket_filter =
       timeseries::BucketFilter::Make(filter, timeseries::BucketFilterSpec::Of(options, expr_ctx));
-  if (!bucket_filter.ok()) return plan;  // the scan reports the error
+  if (!bucket_filter.ok()) return plan;             // the scan reports the error
+  plan.scan.bucket_filter = bucket_filter.value();  // the scan's: the filter is parsed once
   const bool meta_only = bucket_filter.value().meta_only();
   pipeline::FieldDependencies filter_deps;
   if (!meta_only) filter_deps = pipeline::FilterDependencies(filter);

@@ -37,10 +37,14 @@ TimeseriesReadCounters& GlobalTimeseriesReadCounters() {
 StatusWith<std::unique_ptr<TimeseriesScan>> TimeseriesScan::Make(
     timeseries::TimeseriesCollection coll, storage::KvEngine* engine, const BsonObj& filter,
     TimeseriesScanOptions options) {
-  const auto spec = timeseries::BucketFilterSpec::Of(coll.options, options.expr_ctx);
-  HG_ASSIGN_OR_RETURN(
-      auto bucket_filter,
-      timeseries::BucketFilter::Make(options.bucket_level_filter ? filter : BsonObj(), spec));
+  std::optional<timeseries::BucketFilter> planned = std::move(options.bucket_filter);
+  options.bucket_filter.reset();
+  if (!planned || !options.bucket_level_filter) {
+    const auto spec = timeseries::BucketFilterSpec::Of(coll.options, options.expr_ctx);
+    HG_ASSIGN_OR_RETURN(planned, timeseries::BucketFilter::Make(
+                                     options.bucket_level_filter ? filter : BsonObj(), spec));
+  }
+  timeseries::BucketFilter bucket_filter = std::move(*planned);
   std::optional<query::Matcher> matcher;
   BsonObj event_filter;
   if (!options.bucket_level_filter) {

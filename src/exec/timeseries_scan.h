@@ -85,6 +85,9 @@ struct TimeseriesScanOptions {
   bool latest_cache = true;
   // What the filter's $expr may read ($$NOW, the command's `let` variables).
   query::ExpressionContext expr_ctx = query::ExpressionContext::Now();
+  // The bucket filter of the scan's filter, when the read's planner already made it (with the
+  // collection's options and expr_ctx): the scan takes it instead of parsing the filter again.
+  std::optional<timeseries::BucketFilter> bucket_filter;
 };
 
 // What one scan did, for explain's executionStats.
