@@ -15,16 +15,7 @@
 #include "exec/read_context.h"
 #include "wire/op_compressed.h"
 
-namespace hourglass::storage {
-class KvEngine;
-}
-namespace hourglass::catalog {
-class Catalog;
-}
-namespace hourglass::timeseries {
-class BucketCatalog;
-}
-
+// (exec/read_context.h declares the storage engine, the catalog and the bucket catalog.)
 namespace hourglass::exec {
 class CursorManager;
 }
