@@ -1,4 +1,4 @@
-#include "timeseries/bucket_min_max.h"
+#include "timeseries/bucket_field_tree.h"
 
 #include <gtest/gtest.h>
 
@@ -29,19 +29,19 @@ BsonObj J(std::string_view json) {
         << "actual:   " << a_.ToCanonicalJson() << "\nexpected: " << e_.ToCanonicalJson(); \
   } while (0)
 
-class BucketMinMaxTest : public ::testing::Test {
+class BucketFieldTreeMinMaxTest : public ::testing::Test {
  protected:
   void Add(std::string_view json) { mm_.Update(J(json), "meta"); }
-  BucketMinMax mm_;
+  BucketFieldTree mm_;
 };
 
-TEST_F(BucketMinMaxTest, EmptyBeforeFirstUpdate) {
+TEST_F(BucketFieldTreeMinMaxTest, EmptyBeforeFirstUpdate) {
   EXPECT_TRUE(mm_.IsEmpty());
   EXPECT_DOC(mm_.Min(), "{}");
   EXPECT_DOC(mm_.Max(), "{}");
 }
 
-TEST_F(BucketMinMaxTest, MetaFieldIsSkippedAtTopLevelOnly) {
+TEST_F(BucketFieldTreeMinMaxTest, MetaFieldIsSkippedAtTopLevelOnly) {
   Add(R"({"meta": 1})");
   EXPECT_DOC(mm_.Min(), "{}");
   Add(R"({"meta": 2, "x": {"meta": 3}})");
@@ -49,7 +49,7 @@ TEST_F(BucketMinMaxTest, MetaFieldIsSkippedAtTopLevelOnly) {
   EXPECT_DOC(mm_.Max(), R"({"x": {"meta": 3}})");
 }
 
-TEST_F(BucketMinMaxTest, NumbersCompareAcrossWidthsAndKeepTheirType) {
+TEST_F(BucketFieldTreeMinMaxTest, NumbersCompareAcrossWidthsAndKeepTheirType) {
   // The sequence of MongoDB's jstests/core/timeseries/timeseries_min_max.js.
   Add(R"({"a": 1.5})");
   EXPECT_DOC(mm_.Min(), R"({"a": 1.5})");
@@ -68,7 +68,7 @@ TEST_F(BucketMinMaxTest, NumbersCompareAcrossWidthsAndKeepTheirType) {
   EXPECT_DOC(mm_.Max(), R"({"a": {"$numberDecimal": "2.5"}})");
 }
 
-TEST_F(BucketMinMaxTest, EqualNumbersKeepTheFirstSeen) {
+TEST_F(BucketFieldTreeMinMaxTest, EqualNumbersKeepTheFirstSeen) {
   Add(R"({"a": 1})");
   Add(R"({"a": 1.0})");
   Add(R"({"a": {"$numberLong": "1"}})");
@@ -76,14 +76,14 @@ TEST_F(BucketMinMaxTest, EqualNumbersKeepTheFirstSeen) {
   EXPECT_DOC(mm_.Max(), R"({"a": 1})");
 }
 
-TEST_F(BucketMinMaxTest, LargeIntegersCompareExactly) {
+TEST_F(BucketFieldTreeMinMaxTest, LargeIntegersCompareExactly) {
   Add(R"({"a": {"$numberLong": "9007199254740993"}})");
   Add(R"({"a": 9007199254740992.0})");
   EXPECT_DOC(mm_.Min(), R"({"a": 9007199254740992.0})");
   EXPECT_DOC(mm_.Max(), R"({"a": {"$numberLong": "9007199254740993"}})");
 }
 
-TEST_F(BucketMinMaxTest, NaNIsBelowEveryNumber) {
+TEST_F(BucketFieldTreeMinMaxTest, NaNIsBelowEveryNumber) {
   Add(R"({"a": 1})");
   Add(R"({"a": {"$numberDouble": "NaN"}})");
   Add(R"({"a": {"$numberDouble": "-Infinity"}})");
@@ -91,7 +91,7 @@ TEST_F(BucketMinMaxTest, NaNIsBelowEveryNumber) {
   EXPECT_DOC(mm_.Max(), R"({"a": 1})");
 }
 
-TEST_F(BucketMinMaxTest, StringsCompareBinary) {
+TEST_F(BucketFieldTreeMinMaxTest, StringsCompareBinary) {
   Add(R"({"s": "b"})");
   Add(R"({"s": "B"})");
   Add(R"({"s": "ba"})");
@@ -100,7 +100,7 @@ TEST_F(BucketMinMaxTest, StringsCompareBinary) {
   EXPECT_DOC(mm_.Max(), R"({"s": "ba"})");
 }
 
-TEST_F(BucketMinMaxTest, DatesAndTimeFieldLikeAnyOther) {
+TEST_F(BucketFieldTreeMinMaxTest, DatesAndTimeFieldLikeAnyOther) {
   Add(R"({"t": {"$date": "2021-05-18T00:00:10Z"}})");
   Add(R"({"t": {"$date": "2021-05-18T00:00:05Z"}})");
   Add(R"({"t": {"$date": "2021-05-18T00:00:20Z"}})");
@@ -111,7 +111,7 @@ TEST_F(BucketMinMaxTest, DatesAndTimeFieldLikeAnyOther) {
   EXPECT_DOC(mm_.Min(), R"({"t": {"$date": {"$numberLong": "-1000"}}})");
 }
 
-TEST_F(BucketMinMaxTest, MixedScalarTypesFollowCanonicalOrder) {
+TEST_F(BucketFieldTreeMinMaxTest, MixedScalarTypesFollowCanonicalOrder) {
   // null < numbers < string < objectId < bool < date < timestamp; MinKey/MaxKey at the ends.
   Add(R"({"v": "x", "w": true})");
   Add(R"({"v": 5, "w": {"$date": "2021-01-01T00:00:00Z"}})");
@@ -125,7 +125,7 @@ TEST_F(BucketMinMaxTest, MixedScalarTypesFollowCanonicalOrder) {
   EXPECT_DOC(mm_.Max(), R"({"v": {"$timestamp": {"t": 1, "i": 1}}, "w": {"$maxKey": 1}})");
 }
 
-TEST_F(BucketMinMaxTest, SparseRowsOnlyAffectTheirFields) {
+TEST_F(BucketFieldTreeMinMaxTest, SparseRowsOnlyAffectTheirFields) {
   Add(R"({"a": 1, "c": 1})");
   Add(R"({"b": 2})");
   Add(R"({"c": 3, "d": 3})");
@@ -134,14 +134,14 @@ TEST_F(BucketMinMaxTest, SparseRowsOnlyAffectTheirFields) {
   EXPECT_DOC(mm_.Max(), R"({"a": 1, "c": 3, "b": 2, "d": 3})");
 }
 
-TEST_F(BucketMinMaxTest, FieldOrderIsFirstAppearanceEvenWhenRowsReorder) {
+TEST_F(BucketFieldTreeMinMaxTest, FieldOrderIsFirstAppearanceEvenWhenRowsReorder) {
   Add(R"({"b": 1, "a": {"y": 1, "x": 1}})");
   Add(R"({"a": {"x": 0, "z": 5, "y": 2}, "c": 0, "b": 0})");
   EXPECT_DOC(mm_.Min(), R"({"b": 0, "a": {"y": 1, "x": 0, "z": 5}, "c": 0})");
   EXPECT_DOC(mm_.Max(), R"({"b": 1, "a": {"y": 2, "x": 1, "z": 5}, "c": 0})");
 }
 
-TEST_F(BucketMinMaxTest, ObjectsAndArraysMergeElementWise) {
+TEST_F(BucketFieldTreeMinMaxTest, ObjectsAndArraysMergeElementWise) {
   Add(R"({"a": {"x": 1, "y": 2}, "b": [1, 2]})");
   EXPECT_DOC(mm_.Min(), R"({"a": {"x": 1, "y": 2}, "b": [1, 2]})");
   Add(R"({"a": {"x": 2, "y": 1}, "b": [2, 1]})");
@@ -149,14 +149,14 @@ TEST_F(BucketMinMaxTest, ObjectsAndArraysMergeElementWise) {
   EXPECT_DOC(mm_.Max(), R"({"a": {"x": 2, "y": 2}, "b": [2, 2]})");
 }
 
-TEST_F(BucketMinMaxTest, NestedObjectsAndArraysMergeRecursively) {
+TEST_F(BucketFieldTreeMinMaxTest, NestedObjectsAndArraysMergeRecursively) {
   Add(R"({"a": {"x": {"z": [3, 4]}}, "b": [{"x": 3, "y": 4}]})");
   Add(R"({"a": {"x": {"z": [4, 3]}}, "b": [{"x": 4, "y": 3}, 3, 1]})");
   EXPECT_DOC(mm_.Min(), R"({"a": {"x": {"z": [3, 3]}}, "b": [{"x": 3, "y": 3}, 3, 1]})");
   EXPECT_DOC(mm_.Max(), R"({"a": {"x": {"z": [4, 4]}}, "b": [{"x": 4, "y": 4}, 3, 1]})");
 }
 
-TEST_F(BucketMinMaxTest, EmptyObjectsCount) {
+TEST_F(BucketFieldTreeMinMaxTest, EmptyObjectsCount) {
   Add(R"({"a": {}})");
   EXPECT_DOC(mm_.Min(), R"({"a": {}})");
   Add(R"({"a": {"x": {}}})");
@@ -168,7 +168,7 @@ TEST_F(BucketMinMaxTest, EmptyObjectsCount) {
   EXPECT_DOC(mm_.Max(), R"({"a": {"x": {"y": 1}}})");
 }
 
-TEST_F(BucketMinMaxTest, ArraysOfDifferentLengthsMergeByPosition) {
+TEST_F(BucketFieldTreeMinMaxTest, ArraysOfDifferentLengthsMergeByPosition) {
   Add(R"({"a": [1, 5]})");
   Add(R"({"a": [3]})");
   Add(R"({"a": [0, 2, 7]})");
@@ -178,7 +178,7 @@ TEST_F(BucketMinMaxTest, ArraysOfDifferentLengthsMergeByPosition) {
   EXPECT_DOC(mm_.Min(), R"({"a": [0, 2, 7]})");
 }
 
-TEST_F(BucketMinMaxTest, ScalarBeatsObjectForMinObjectWinsMax) {
+TEST_F(BucketFieldTreeMinMaxTest, ScalarBeatsObjectForMinObjectWinsMax) {
   Add(R"({"a": 5})");
   Add(R"({"a": {"x": 1}})");
   EXPECT_DOC(mm_.Min(), R"({"a": 5})");
@@ -195,7 +195,7 @@ TEST_F(BucketMinMaxTest, ScalarBeatsObjectForMinObjectWinsMax) {
   EXPECT_DOC(mm_.Min(), R"({"a": 4})");
 }
 
-TEST_F(BucketMinMaxTest, ObjectFirstThenScalar) {
+TEST_F(BucketFieldTreeMinMaxTest, ObjectFirstThenScalar) {
   Add(R"({"a": {"x": 1}})");
   Add(R"({"a": 5})");
   EXPECT_DOC(mm_.Min(), R"({"a": 5})");
@@ -208,7 +208,7 @@ TEST_F(BucketMinMaxTest, ObjectFirstThenScalar) {
   EXPECT_DOC(mm_.Max(), R"({"a": true})");
 }
 
-TEST_F(BucketMinMaxTest, ArrayRanksAboveObject) {
+TEST_F(BucketFieldTreeMinMaxTest, ArrayRanksAboveObject) {
   Add(R"({"a": [3, 4]})");
   Add(R"({"a": {"x": 1}})");
   EXPECT_DOC(mm_.Min(), R"({"a": {"x": 1}})");
@@ -220,7 +220,7 @@ TEST_F(BucketMinMaxTest, ArrayRanksAboveObject) {
   EXPECT_DOC(mm_.Max(), R"({"a": [3, 9, 9]})");
 }
 
-TEST_F(BucketMinMaxTest, SideThatSwitchesKindStartsAfresh) {
+TEST_F(BucketFieldTreeMinMaxTest, SideThatSwitchesKindStartsAfresh) {
   Add(R"({"a": {"x": 1, "y": 1}})");
   Add(R"({"a": [7]})");
   // The max switched from the object to the array: no trace of x/y in it.
@@ -232,7 +232,7 @@ TEST_F(BucketMinMaxTest, SideThatSwitchesKindStartsAfresh) {
   EXPECT_DOC(mm_.Max(), R"({"a": [7]})");
 }
 
-TEST_F(BucketMinMaxTest, ObjectInsideArrayVersusScalar) {
+TEST_F(BucketFieldTreeMinMaxTest, ObjectInsideArrayVersusScalar) {
   Add(R"({"a": [{"x": 1}, 2]})");
   Add(R"({"a": [3, {"y": 1}]})");
   // Position 0: min 3 (number < object), max {x:1}; position 1: min 2, max {y:1}.
@@ -240,7 +240,7 @@ TEST_F(BucketMinMaxTest, ObjectInsideArrayVersusScalar) {
   EXPECT_DOC(mm_.Max(), R"({"a": [{"x": 1}, {"y": 1}]})");
 }
 
-TEST_F(BucketMinMaxTest, ManyFieldsInShuffledOrder) {
+TEST_F(BucketFieldTreeMinMaxTest, ManyFieldsInShuffledOrder) {
   // Wider than the lock-step lookup's index threshold, fields shuffled per row.
   std::vector<int> order(40);
   for (int i = 0; i < 40; ++i) order[i] = i;
@@ -263,7 +263,7 @@ TEST_F(BucketMinMaxTest, ManyFieldsInShuffledOrder) {
   }
 }
 
-TEST_F(BucketMinMaxTest, FromBucketRoundTrips) {
+TEST_F(BucketFieldTreeMinMaxTest, FromBucketRoundTrips) {
   const char* rows[] = {
       R"({"t": {"$date": "2021-05-18T00:00:10Z"}, "a": 5, "b": {"x": 1, "y": [1, 2]}, "s": "q"})",
       R"({"t": {"$date": "2021-05-18T00:00:05Z"}, "a": {"k": 1}, "b": {"x": 0}, "c": null})",
@@ -278,7 +278,11 @@ TEST_F(BucketMinMaxTest, FromBucketRoundTrips) {
              R"({"t": {"$date": "2021-05-18T00:00:30Z"}, "a": [2], "b": {"x": 1, "y": [1, 5, 6]},)"
              R"( "s": "q", "c": true})");
 
-  BucketMinMax reopened = BucketMinMax::FromBucket(min, max);
+  // Mixed kinds (a: 5 and [2]): FromBucket refuses the schema, the min/max alone come back.
+  EXPECT_FALSE(BucketFieldTree::FromBucket(min, max).ok());
+  BucketFieldTree reopened;
+  reopened.UpdateMinMax(min, {});
+  reopened.UpdateMinMax(max, {});
   EXPECT_TRUE(reopened.Min().BinaryEqual(min)) << reopened.Min().ToCanonicalJson();
   EXPECT_TRUE(reopened.Max().BinaryEqual(max)) << reopened.Max().ToCanonicalJson();
 
@@ -299,7 +303,7 @@ TEST_F(BucketMinMaxTest, FromBucketRoundTrips) {
              R"( "b": {"x": 7, "y": [9, 5, 6], "z": 1}, "s": "q", "c": true, "d": "new"})");
 }
 
-TEST_F(BucketMinMaxTest, ResetForgetsEverything) {
+TEST_F(BucketFieldTreeMinMaxTest, ResetForgetsEverything) {
   Add(R"({"a": 1, "b": {"c": 2}})");
   EXPECT_FALSE(mm_.IsEmpty());
   mm_.Reset();
@@ -309,15 +313,15 @@ TEST_F(BucketMinMaxTest, ResetForgetsEverything) {
   EXPECT_DOC(mm_.Min(), R"({"z": 3})");
 }
 
-TEST_F(BucketMinMaxTest, CopiesAreIndependent) {
+TEST_F(BucketFieldTreeMinMaxTest, CopiesAreIndependent) {
   Add(R"({"a": 1})");
-  BucketMinMax copy = mm_;
+  BucketFieldTree copy = mm_;
   Add(R"({"a": 0})");
   EXPECT_DOC(copy.Min(), R"({"a": 1})");
   EXPECT_DOC(mm_.Min(), R"({"a": 0})");
 }
 
-TEST_F(BucketMinMaxTest, ApproxMemoryGrowsWithFieldsAndLongValues) {
+TEST_F(BucketFieldTreeMinMaxTest, ApproxMemoryGrowsWithFieldsAndLongValues) {
   size_t empty = mm_.ApproxMemory();
   Add(R"({"a": 1, "b": 2})");
   size_t two = mm_.ApproxMemory();
@@ -328,7 +332,7 @@ TEST_F(BucketMinMaxTest, ApproxMemoryGrowsWithFieldsAndLongValues) {
 
 // Throughput on 11-field measurements (time, meta, _id, 4 doubles, int, long, string); run with
 // --gtest_also_run_disabled_tests on a Release build. Target: > 1M measurements/s on one core.
-TEST(BucketMinMaxBenchmark, DISABLED_MeasurementsPerSecond) {
+TEST(BucketFieldTreeBenchmark, DISABLED_MeasurementsPerSecond) {
   std::vector<BsonObj> docs;
   std::mt19937 rng(1);
   for (int i = 0; i < 1000; ++i) {
@@ -342,7 +346,7 @@ TEST(BucketMinMaxBenchmark, DISABLED_MeasurementsPerSecond) {
     b.AppendString("s0", rng() % 2 ? "ok" : "warn");
     docs.push_back(b.Obj());
   }
-  BucketMinMax mm;
+  BucketFieldTree mm;
   auto start = std::chrono::steady_clock::now();
   size_t n = 0;
   for (int rep = 0; rep < 1000; ++rep) {
@@ -351,7 +355,216 @@ TEST(BucketMinMaxBenchmark, DISABLED_MeasurementsPerSecond) {
     n += docs.size();
   }
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::printf("BucketMinMax::Update: %.2f M measurements/s\n", n / secs / 1e6);
+  std::printf("BucketFieldTree::Update: %.2f M measurements/s\n", n / secs / 1e6);
+}
+
+class BucketFieldTreeTest : public ::testing::Test {
+ protected:
+  void Add(std::string_view json) {
+    ASSERT_TRUE(tree_.IsCompatible(J(json), "meta")) << json;
+    tree_.Update(J(json), "meta");
+  }
+  bool Fits(std::string_view json) const { return tree_.IsCompatible(J(json), "meta"); }
+  BucketFieldTree tree_;
+};
+
+TEST_F(BucketFieldTreeTest, EmptySchemaAcceptsAnything) {
+  EXPECT_TRUE(tree_.IsEmpty());
+  EXPECT_TRUE(Fits(R"({"a": 1, "b": {"c": [1, "x"]}})"));
+}
+
+TEST_F(BucketFieldTreeTest, NumbersAreOneClass) {
+  Add(R"({"a": 1})");
+  EXPECT_TRUE(Fits(R"({"a": 2.5})"));
+  EXPECT_TRUE(Fits(R"({"a": {"$numberLong": "7"}})"));
+  EXPECT_TRUE(Fits(R"({"a": {"$numberDecimal": "1.1"}})"));
+  EXPECT_TRUE(Fits(R"({"a": {"$numberDouble": "NaN"}})"));
+}
+
+TEST_F(BucketFieldTreeTest, NumberToStringIsAChange) {
+  Add(R"({"a": 1})");
+  EXPECT_FALSE(Fits(R"({"a": "1"})"));
+}
+
+TEST_F(BucketFieldTreeTest, DistinctScalarBracketsAreChanges) {
+  Add(R"({"s": "x", "d": {"$date": "2021-01-01T00:00:00Z"}, "n": null, "b": true,)"
+      R"( "o": {"$oid": "0123456789abcdef01234567"}, "ts": {"$timestamp": {"t": 1, "i": 1}}})");
+  EXPECT_TRUE(Fits(R"({"s": "y", "d": {"$date": "2022-01-01T00:00:00Z"}, "n": null, "b": false})"));
+  EXPECT_FALSE(Fits(R"({"d": {"$timestamp": {"t": 1, "i": 1}}})"));
+  EXPECT_FALSE(Fits(R"({"ts": {"$date": "2022-01-01T00:00:00Z"}})"));
+  EXPECT_FALSE(Fits(R"({"n": 0})"));
+  EXPECT_FALSE(Fits(R"({"b": 1})"));
+  EXPECT_FALSE(Fits(R"({"o": "0123456789abcdef01234567"})"));
+  EXPECT_FALSE(Fits(R"({"s": {"$binary": {"base64": "AAE=", "subType": "00"}}})"));
+  EXPECT_FALSE(Fits(R"({"s": {"$regularExpression": {"pattern": "x", "options": ""}}})"));
+  EXPECT_FALSE(Fits(R"({"n": {"$undefined": true}})"));
+}
+
+TEST_F(BucketFieldTreeTest, AbsentAndNewFieldsAreFine) {
+  Add(R"({"a": 1, "b": "x"})");
+  EXPECT_TRUE(Fits(R"({})"));
+  EXPECT_TRUE(Fits(R"({"b": "y"})"));
+  EXPECT_TRUE(Fits(R"({"c": true, "a": 3})"));
+}
+
+TEST_F(BucketFieldTreeTest, MetaFieldIsIgnored) {
+  Add(R"({"meta": 1, "a": 1})");
+  EXPECT_TRUE(Fits(R"({"meta": "now a string", "a": 2})"));
+  // Only at the top level.
+  Add(R"({"x": {"meta": 1}})");
+  EXPECT_FALSE(Fits(R"({"x": {"meta": "s"}})"));
+}
+
+TEST_F(BucketFieldTreeTest, ObjectScalarAndArrayKindsDiffer) {
+  Add(R"({"o": {"x": 1}, "s": 1, "r": [1]})");
+  EXPECT_FALSE(Fits(R"({"o": 1})"));
+  EXPECT_FALSE(Fits(R"({"o": [1]})"));
+  EXPECT_FALSE(Fits(R"({"s": {"x": 1}})"));
+  EXPECT_FALSE(Fits(R"({"s": [1]})"));
+  EXPECT_FALSE(Fits(R"({"r": {"x": 1}})"));
+  EXPECT_FALSE(Fits(R"({"r": 1})"));
+  EXPECT_TRUE(Fits(R"({"o": {}, "s": 2.0, "r": []})"));
+}
+
+TEST_F(BucketFieldTreeTest, NestedPathChanges) {
+  Add(R"({"a": {"b": 1, "c": {"d": "x"}}})");
+  EXPECT_TRUE(Fits(R"({"a": {"b": 2}})"));
+  EXPECT_TRUE(Fits(R"({"a": {"e": true}})"));
+  EXPECT_FALSE(Fits(R"({"a": {"b": "2"}})"));
+  EXPECT_FALSE(Fits(R"({"a": {"c": {"d": 1}}})"));
+  EXPECT_FALSE(Fits(R"({"a": {"c": 5}})"));
+  // A subfield seen once stays part of the schema even when later rows omit it.
+  Add(R"({"a": {"e": true}})");
+  EXPECT_FALSE(Fits(R"({"a": {"e": 1}})"));
+}
+
+TEST_F(BucketFieldTreeTest, ArraysRecurseByPosition) {
+  Add(R"({"a": [1, 2]})");
+  EXPECT_TRUE(Fits(R"({"a": [3]})"));
+  EXPECT_TRUE(Fits(R"({"a": [3, 4, "new position"]})"));
+  EXPECT_FALSE(Fits(R"({"a": ["x"]})"));
+  EXPECT_FALSE(Fits(R"({"a": [1, {"x": 1}]})"));
+  Add(R"({"a": [1, 2, "s"]})");
+  EXPECT_FALSE(Fits(R"({"a": [1, 2, 3]})"));
+}
+
+TEST_F(BucketFieldTreeTest, ObjectsInsideArrays) {
+  Add(R"({"a": [{"x": 1}]})");
+  EXPECT_TRUE(Fits(R"({"a": [{"x": 2, "y": "s"}]})"));
+  EXPECT_FALSE(Fits(R"({"a": [{"x": "s"}]})"));
+}
+
+TEST_F(BucketFieldTreeTest, IsCompatibleDoesNotModify) {
+  Add(R"({"a": 1})");
+  EXPECT_TRUE(Fits(R"({"b": "x"})"));
+  // b was only checked, never recorded.
+  EXPECT_TRUE(Fits(R"({"b": 1})"));
+}
+
+TEST_F(BucketFieldTreeTest, UpdateIfCompatible) {
+  EXPECT_TRUE(tree_.UpdateIfCompatible(J(R"({"a": 1})"), ""));
+  EXPECT_FALSE(tree_.UpdateIfCompatible(J(R"({"a": "x", "b": 1})"), ""));
+  // The rejected row left nothing behind.
+  EXPECT_TRUE(Fits(R"({"b": "y"})"));
+}
+
+TEST_F(BucketFieldTreeTest, ResetForgetsEverything) {
+  Add(R"({"a": 1})");
+  tree_.Reset();
+  EXPECT_TRUE(tree_.IsEmpty());
+  EXPECT_TRUE(Fits(R"({"a": "x"})"));
+}
+
+TEST_F(BucketFieldTreeTest, ApproxMemoryGrows) {
+  size_t empty = tree_.ApproxMemory();
+  Add(R"({"a": 1, "b": {"c": [1, 2, 3]}})");
+  EXPECT_GT(tree_.ApproxMemory(), empty);
+}
+
+TEST(BucketFieldTreeFromBucketTest, DerivesTheSchemaOfTheRows) {
+  BucketFieldTree mm;
+  for (const char* r : {R"({"t": {"$date": "2021-01-01T00:00:00Z"}, "a": 1, "b": {"x": "s"}})",
+                        R"({"t": {"$date": "2021-01-01T00:00:01Z"}, "a": 2.5, "c": [1, true]})",
+                        R"({"t": {"$date": "2021-01-01T00:00:02Z"}, "b": {"y": null}})"}) {
+    mm.Update(J(r), "");
+  }
+  auto sw = BucketFieldTree::FromBucket(mm.Min(), mm.Max());
+  ASSERT_TRUE(sw.ok()) << sw.status().reason();
+  const BucketFieldTree& schema = sw.value();
+  EXPECT_TRUE(
+      schema.IsCompatible(J(R"({"a": {"$numberLong": "3"}, "b": {"x": "t", "y": null}})"), ""));
+  EXPECT_TRUE(schema.IsCompatible(J(R"({"c": [5, false, "new"]})"), ""));
+  EXPECT_FALSE(schema.IsCompatible(J(R"({"a": "x"})"), ""));
+  EXPECT_FALSE(schema.IsCompatible(J(R"({"b": {"x": 1}})"), ""));
+  EXPECT_FALSE(schema.IsCompatible(J(R"({"b": {"y": 0}})"), ""));
+  EXPECT_FALSE(schema.IsCompatible(J(R"({"c": [1, 1]})"), ""));
+  EXPECT_FALSE(schema.IsCompatible(J(R"({"t": 5})"), ""));
+}
+
+TEST(BucketFieldTreeFromBucketTest, MixedSchemaBucketIsRejected) {
+  // Rows {a: 1} and {a: "x"} (a pre-5.2 mixed bucket) give min {a: 1}, max {a: "x"}.
+  auto sw = BucketFieldTree::FromBucket(J(R"({"a": 1})"), J(R"({"a": "x"})"));
+  EXPECT_FALSE(sw.ok());
+  EXPECT_EQ(sw.status().code(), ErrorCode::kBadValue);
+  // Object in some rows, scalar in others: min scalar, max object.
+  sw = BucketFieldTree::FromBucket(J(R"({"a": 5})"), J(R"({"a": {"x": 1}})"));
+  EXPECT_FALSE(sw.ok());
+  sw = BucketFieldTree::FromBucket(J(R"({"a": {"x": 1}})"), J(R"({"a": {"x": "s"}})"));
+  EXPECT_FALSE(sw.ok());
+}
+
+TEST_F(BucketFieldTreeTest, IsCompatibleHandsOverEveryTopLevelFieldButTheMeta) {
+  Add(R"({"a": 1, "b": {"c": 2}})");
+  std::vector<std::string> seen;
+  auto collect = [&](const bson::FieldView& f) { seen.emplace_back(f.name); };
+  EXPECT_FALSE(
+      tree_.IsCompatible(J(R"({"a": "x", "meta": 1, "b": {"c": 3}, "d": 4})"), "meta", collect));
+  // Even past the incompatible field.
+  EXPECT_EQ(seen, (std::vector<std::string>{"a", "b", "d"}));
+}
+
+TEST_F(BucketFieldTreeTest, ResetMinMaxKeepsTheSchema) {
+  Add(R"({"a": 1, "b": "x"})");
+  tree_.ResetMinMax();
+  EXPECT_DOC(tree_.Min(), "{}");
+  EXPECT_DOC(tree_.Max(), "{}");
+  EXPECT_FALSE(Fits(R"({"a": "now a string"})"));
+  EXPECT_TRUE(Fits(R"({"b": "y"})"));
+}
+
+TEST_F(BucketFieldTreeTest, MinMaxAfterResetIsInTheOrderOfTheRowsFedSince) {
+  Add(R"({"a": 1, "b": {"x": 1, "y": 2}, "c": 3})");
+  tree_.ResetMinMax();
+  tree_.UpdateMinMax(J(R"({"c": 5, "b": {"y": 0}, "z": true})"), "meta");
+  Add(R"({"b": {"x": 7}, "a": 0})");
+  // As a tree fed only the last two rows would have it.
+  BucketFieldTree fresh;
+  fresh.Update(J(R"({"c": 5, "b": {"y": 0}, "z": true})"), "meta");
+  fresh.Update(J(R"({"b": {"x": 7}, "a": 0})"), "meta");
+  EXPECT_DOC(tree_.Min(), R"({"c": 5, "b": {"y": 0, "x": 7}, "z": true, "a": 0})");
+  EXPECT_TRUE(tree_.Min().BinaryEqual(fresh.Min()));
+  EXPECT_TRUE(tree_.Max().BinaryEqual(fresh.Max()));
+}
+
+TEST_F(BucketFieldTreeTest, FieldsOnlyTheMinMaxSawAreNewToTheSchema) {
+  tree_.UpdateMinMax(J(R"({"a": 1, "b": [1, 2]})"), "meta");
+  EXPECT_TRUE(Fits(R"({"a": "x", "b": "y"})"));
+  Add(R"({"a": "x", "b": ["s"]})");
+  EXPECT_FALSE(Fits(R"({"a": 1})"));
+  EXPECT_TRUE(Fits(R"({"b": ["t", 2]})"));
+  EXPECT_FALSE(Fits(R"({"b": [1]})"));
+  EXPECT_DOC(tree_.Min(), R"({"a": 1, "b": [1, 2]})");
+  EXPECT_DOC(tree_.Max(), R"({"a": "x", "b": ["s", 2]})");
+}
+
+TEST_F(BucketFieldTreeTest, AppendMinReplacesTheDateField) {
+  Add(R"({"t": {"$date": "2021-05-18T00:00:10Z"}, "v": 1})");
+  bson::BsonBuilder b;
+  tree_.AppendMin(b, "t", 0);
+  EXPECT_DOC(b.Obj(), R"({"t": {"$date": "1970-01-01T00:00:00Z"}, "v": 1})");
+  bson::BsonBuilder m;
+  tree_.AppendMax(m);
+  EXPECT_DOC(m.Obj(), R"({"t": {"$date": "2021-05-18T00:00:10Z"}, "v": 1})");
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
-#include "timeseries/bucket_min_max.h"
+#include "timeseries/bucket_field_tree.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstring>
@@ -66,20 +67,76 @@ int CompareToStored(const bson::FieldView& a, const char* b) {
 
 }  // namespace
 
-BucketMinMax BucketMinMax::FromBucket(const BsonObj& min, const BsonObj& max) {
-  BucketMinMax m;
-  m.Update(min, {});
-  m.Update(max, {});
-  return m;
+StatusWith<BucketFieldTree> BucketFieldTree::FromBucket(const BsonObj& min, const BsonObj& max) {
+  BucketFieldTree tree;
+  // min alone always fits the empty schema; max must then agree with it path by path.
+  tree.Update(min, {});
+  if (!tree.UpdateIfCompatible(max, {})) {
+    return Status(ErrorCode::kBadValue,
+                  "time-series bucket has mixed-schema data: control.min and control.max hold "
+                  "different types for the same field");
+  }
+  return tree;
 }
 
-void BucketMinMax::Update(const BsonObj& measurement, std::string_view skip_field) {
-  UpdateFields(root_, measurement.data(), /*do_min=*/true, /*do_max=*/true, skip_field);
+void BucketFieldTree::Update(const BsonObj& measurement, std::string_view skip_field) {
+  UpdateFields(root_, measurement.data(), /*do_min=*/true, /*do_max=*/true, /*do_schema=*/true,
+               skip_field);
 }
 
-void BucketMinMax::Reset() { root_ = Node{}; }
+void BucketFieldTree::UpdateMinMax(const BsonObj& doc, std::string_view skip_field) {
+  UpdateFields(root_, doc.data(), /*do_min=*/true, /*do_max=*/true, /*do_schema=*/false,
+               skip_field);
+}
 
-BucketMinMax::Node* BucketMinMax::FindField(Node& parent, std::string_view name, size_t cursor) {
+void BucketFieldTree::ResetMinMax() { ResetMinMax(root_); }
+
+void BucketFieldTree::ResetMinMax(Node& node) {
+  node.min_kind = Kind::kUnset;
+  node.max_kind = Kind::kUnset;
+  for (Node& c : node.fields) ResetMinMax(c);
+  for (Node& c : node.elements) ResetMinMax(c);
+}
+
+void BucketFieldTree::Reset() { root_ = Node{}; }
+
+bool BucketFieldTree::FieldCompatible(const Node& parent, const bson::FieldView& e,
+                                      size_t* cursor) {
+  const Node* node = FindField(parent, e.name, *cursor);
+  if (node == nullptr) return true;  // a new path: anything goes
+  *cursor = static_cast<size_t>(node - parent.fields.data()) + 1;
+  if (node->rank == kNotInSchema) return true;  // only min/max know it: new to the schema
+  return NodeCompatible(*node, e.type, e.value);
+}
+
+bool BucketFieldTree::FieldsCompatible(const Node& parent, const char* doc) {
+  size_t cursor = 0;
+  for (bson::FieldCursor it(doc); it.Next();) {
+    if (!FieldCompatible(parent, it.field(), &cursor)) return false;
+  }
+  return true;
+}
+
+bool BucketFieldTree::ElementsCompatible(const Node& parent, const char* arr) {
+  size_t i = 0;
+  for (bson::FieldCursor it(arr); it.Next();) {
+    // The schema knows a prefix of the positions: the remaining ones are new.
+    if (i == parent.elements.size() || parent.elements[i].rank == kNotInSchema) return true;
+    if (!NodeCompatible(parent.elements[i], it.field().type, it.field().value)) return false;
+    ++i;
+  }
+  return true;
+}
+
+bool BucketFieldTree::NodeCompatible(const Node& node, BsonType t, const char* value) {
+  if (bson::CanonicalTypeRank(t) != node.rank) return false;
+  if (t == BsonType::kObject) return FieldsCompatible(node, value);
+  if (t == BsonType::kArray) return ElementsCompatible(node, value);
+  return true;
+}
+
+BucketFieldTree::Node* BucketFieldTree::FindField(Node& parent, std::string_view name,
+                                                  size_t cursor) {
   auto& fields = parent.fields;
   size_t n = fields.size();
   // Documents of one series usually repeat the same field order: try the next field first.
@@ -97,45 +154,75 @@ BucketMinMax::Node* BucketMinMax::FindField(Node& parent, std::string_view name,
   return nullptr;
 }
 
-void BucketMinMax::UpdateFields(Node& parent, const char* doc, bool do_min, bool do_max,
-                                std::string_view skip_field) {
+BucketFieldTree::Node* BucketFieldTree::AddField(Node& parent, std::string_view name) {
+  auto& fields = parent.fields;
+  fields.emplace_back();
+  fields.back().name.assign(name);
+  uint32_t pos = static_cast<uint32_t>(fields.size() - 1);
+  if (!parent.index.empty()) {
+    parent.index.emplace(fields.back().name, pos);
+  } else if (fields.size() > kIndexThreshold) {
+    // emplace keeps the first of duplicate names, which is the one lock-step finds first.
+    for (uint32_t i = 0; i < fields.size(); ++i) parent.index.emplace(fields[i].name, i);
+  }
+  return &fields.back();
+}
+
+BucketFieldTree::Node* BucketFieldTree::MoveToEnd(Node& parent, Node* node) {
+  auto& fields = parent.fields;
+  auto pos = fields.begin() + (node - fields.data());
+  if (pos + 1 == fields.end()) return node;
+  std::rotate(pos, pos + 1, fields.end());
+  if (!parent.index.empty()) {
+    parent.index.clear();
+    for (uint32_t i = 0; i < fields.size(); ++i) parent.index.emplace(fields[i].name, i);
+  }
+  return &fields.back();
+}
+
+void BucketFieldTree::UpdateFields(Node& parent, const char* doc, bool do_min, bool do_max,
+                                   bool do_schema, std::string_view skip_field) {
   size_t cursor = 0;
   for (bson::FieldCursor it(doc); it.Next();) {
     const bson::FieldView& e = it.field();
     if (!skip_field.empty() && e.name == skip_field) continue;
     Node* node = FindField(parent, e.name, cursor);
     if (node == nullptr) {
-      auto& fields = parent.fields;
-      fields.emplace_back();
-      fields.back().name.assign(e.name);
-      uint32_t pos = static_cast<uint32_t>(fields.size() - 1);
-      if (!parent.index.empty()) {
-        parent.index.emplace(fields.back().name, pos);
-      } else if (fields.size() > kIndexThreshold) {
-        // emplace keeps the first of duplicate names, which is the one lock-step finds first.
-        for (uint32_t i = 0; i < fields.size(); ++i) parent.index.emplace(fields[i].name, i);
-      }
-      node = &fields.back();
+      node = AddField(parent, e.name);
+    } else if ((do_min || do_max) && node->min_kind == Kind::kUnset &&
+               node->max_kind == Kind::kUnset) {
+      // About to get its first min/max: a summary of min/max alone would create it only now.
+      // (A node whose sides were unset by its parent switching kind is never visited again.)
+      node = MoveToEnd(parent, node);
     }
     cursor = static_cast<size_t>(node - parent.fields.data()) + 1;
-    UpdateNode(*node, e, do_min, do_max);
+    UpdateNode(*node, e, do_min, do_max, do_schema);
   }
 }
 
-void BucketMinMax::UpdateElements(Node& parent, const char* arr, bool do_min, bool do_max) {
+void BucketFieldTree::UpdateElements(Node& parent, const char* arr, bool do_min, bool do_max,
+                                     bool do_schema) {
   size_t i = 0;
   for (bson::FieldCursor it(arr); it.Next();) {
     if (i == parent.elements.size()) parent.elements.emplace_back();
-    UpdateNode(parent.elements[i], it.field(), do_min, do_max);
+    UpdateNode(parent.elements[i], it.field(), do_min, do_max, do_schema);
     ++i;
   }
 }
 
-void BucketMinMax::UpdateNode(Node& node, const bson::FieldView& e, bool do_min, bool do_max) {
+void BucketFieldTree::UpdateNode(Node& node, const bson::FieldView& e, bool do_min, bool do_max,
+                                 bool do_schema) {
   BsonType t = e.type;
+  const int rank = bson::CanonicalTypeRank(t);
+  if (do_schema) {
+    if (node.rank == kNotInSchema) {
+      node.rank = rank;
+    } else if (node.rank != rank) {
+      do_schema = false;  // keeps the kind recorded first; its subtree is not the schema's here
+    }
+  }
   if (t == BsonType::kObject || t == BsonType::kArray) {
     const Kind kind = t == BsonType::kObject ? Kind::kObject : Kind::kArray;
-    const int rank = bson::CanonicalTypeRank(t);
     // Whether this side should become (or stay, and merge into) an object/array.
     auto enters = [&](Kind held, const std::string& value, bool is_min) {
       if (held == kind || held == Kind::kUnset) return true;
@@ -161,16 +248,16 @@ void BucketMinMax::UpdateNode(Node& node, const bson::FieldView& e, bool do_min,
       node.max_kind = kind;
       for (Node& c : children) c.max_kind = Kind::kUnset;
     }
-    if (!update_min && !update_max) return;
+    if (!update_min && !update_max && !do_schema) return;
     if (kind == Kind::kObject) {
-      UpdateFields(node, e.value, update_min, update_max, {});
+      UpdateFields(node, e.value, update_min, update_max, do_schema, {});
     } else {
-      UpdateElements(node, e.value, update_min, update_max);
+      UpdateElements(node, e.value, update_min, update_max, do_schema);
     }
     return;
   }
 
-  auto maybe_set = [&e, t](Kind& held, std::string& value, bool is_min) {
+  auto maybe_set = [&e, t, rank](Kind& held, std::string& value, bool is_min) {
     bool replace;
     switch (held) {
       case Kind::kUnset:
@@ -182,7 +269,6 @@ void BucketMinMax::UpdateNode(Node& node, const bson::FieldView& e, bool do_min,
         break;
       }
       default: {
-        int rank = bson::CanonicalTypeRank(t);
         int held_rank =
             bson::CanonicalTypeRank(held == Kind::kObject ? BsonType::kObject : BsonType::kArray);
         replace = is_min ? rank < held_rank : rank > held_rank;
@@ -202,7 +288,8 @@ void BucketMinMax::UpdateNode(Node& node, const bson::FieldView& e, bool do_min,
   if (do_max) maybe_set(node.max_kind, node.max_value, false);
 }
 
-void BucketMinMax::AppendNode(BsonBuilder& b, std::string_view name, const Node& node, bool min) {
+void BucketFieldTree::AppendNode(BsonBuilder& b, std::string_view name, const Node& node,
+                                 bool min) {
   switch (min ? node.min_kind : node.max_kind) {
     case Kind::kUnset:
       return;
@@ -211,7 +298,7 @@ void BucketMinMax::AppendNode(BsonBuilder& b, std::string_view name, const Node&
       return;
     case Kind::kObject: {
       size_t token = b.OpenObject(name);
-      AppendFields(b, node, min);
+      AppendFields(b, node, min, {}, 0);
       b.Close(token);
       return;
     }
@@ -224,11 +311,18 @@ void BucketMinMax::AppendNode(BsonBuilder& b, std::string_view name, const Node&
   }
 }
 
-void BucketMinMax::AppendFields(BsonBuilder& b, const Node& parent, bool min) {
-  for (const Node& c : parent.fields) AppendNode(b, c.name, c, min);
+void BucketFieldTree::AppendFields(BsonBuilder& b, const Node& parent, bool min,
+                                   std::string_view date_field, int64_t date_millis) {
+  for (const Node& c : parent.fields) {
+    if (!date_field.empty() && c.name == date_field && c.min_kind != Kind::kUnset) {
+      b.AppendDate(date_field, date_millis);
+    } else {
+      AppendNode(b, c.name, c, min);
+    }
+  }
 }
 
-void BucketMinMax::AppendElements(BsonBuilder& b, const Node& parent, bool min) {
+void BucketFieldTree::AppendElements(BsonBuilder& b, const Node& parent, bool min) {
   // Positions of an array side are set as a prefix (every row sets 0..len-1), so numbering the
   // set ones consecutively reproduces their positions.
   char key[24];
@@ -241,19 +335,28 @@ void BucketMinMax::AppendElements(BsonBuilder& b, const Node& parent, bool min) 
   }
 }
 
-BsonObj BucketMinMax::Min() const {
+void BucketFieldTree::AppendMin(BsonBuilder& b, std::string_view date_field,
+                                int64_t date_millis) const {
+  AppendFields(b, root_, /*min=*/true, date_field, date_millis);
+}
+
+void BucketFieldTree::AppendMax(BsonBuilder& b) const {
+  AppendFields(b, root_, /*min=*/false, {}, 0);
+}
+
+BsonObj BucketFieldTree::Min() const {
   BsonBuilder b;
-  AppendFields(b, root_, /*min=*/true);
+  AppendFields(b, root_, /*min=*/true, {}, 0);
   return b.Obj();
 }
 
-BsonObj BucketMinMax::Max() const {
+BsonObj BucketFieldTree::Max() const {
   BsonBuilder b;
-  AppendFields(b, root_, /*min=*/false);
+  AppendMax(b);
   return b.Obj();
 }
 
-size_t BucketMinMax::NodeMemory(const Node& node) {
+size_t BucketFieldTree::NodeMemory(const Node& node) {
   auto heap = [](const std::string& s) {
     // Short strings live in the object itself (libstdc++ small-string buffer of 15 chars).
     return s.capacity() > 15 ? s.capacity() + 1 : 0;
@@ -271,6 +374,6 @@ size_t BucketMinMax::NodeMemory(const Node& node) {
   return total;
 }
 
-size_t BucketMinMax::ApproxMemory() const { return sizeof(*this) + NodeMemory(root_); }
+size_t BucketFieldTree::ApproxMemory() const { return sizeof(*this) + NodeMemory(root_); }
 
 }  // namespace hourglass::timeseries
