@@ -263,15 +263,15 @@ StatusWith<int64_t> DeleteMeasurements(CommandContext& ctx,
             continue;
           }
           // The bucket keeps its _id and start; its rows and control are rebuilt.
-          timeseries::BucketMinMax mm;
-          for (const BsonObj& m : keep) mm.Update(m, meta_field);
+          timeseries::BucketFieldTree fields;
+          for (const BsonObj& m : keep) fields.UpdateMinMax(m, meta_field);
           BsonElement min_t = rec.doc["control"].Obj()["min"].Obj()[o.time_field];
           timeseries::BucketDocument doc(rec.doc["_id"].Oid(), rec.doc["meta"]);
           doc.StageRows(keep, meta_field);
           std::string full;
           std::vector<storage::Session::Modification> unused;
-          doc.Prepare(timeseries::BuildBucketControl(mm, o.time_field, min_t.DateMillis()), &full,
-                      &unused);
+          doc.Prepare(timeseries::BuildBucketControl(fields, o.time_field, min_t.DateMillis()),
+                      &full, &unused);
           rewritten.emplace_back(&rec, BsonObj::CopyOf(full));
         }
         if (removed.empty() && rewritten.empty()) return Status::OK();

@@ -12,8 +12,7 @@
 #include "catalog/record_store.h"
 #include "storage/write_conflict.h"
 #include "timeseries/bucket_document.h"
-#include "timeseries/bucket_min_max.h"
-#include "timeseries/bucket_schema.h"
+#include "timeseries/bucket_field_tree.h"
 #include "timeseries/meta_normalize.h"
 
 namespace hourglass::timeseries {
@@ -140,7 +139,11 @@ class WriteBatch {
   explicit WriteBatch(std::shared_ptr<Bucket> b) : bucket(std::move(b)) {}
   std::shared_ptr<Bucket> bucket;
   std::vector<BsonObj> measurements;  // guarded by the stripe mutex until claimed
-  bool done = false;                  // guarded by bucket->mu
+  // Set by the writer that claims the batch: the bucket's control object with this batch's rows,
+  // and the approximate memory of its field tree then.
+  BsonObj control;
+  size_t fields_memory = 0;
+  bool done = false;  // guarded by bucket->mu
   Status status = Status::OK();
 };
 
@@ -151,7 +154,9 @@ struct Bucket {
   // Staging state, guarded by the stripe mutex.
   uint32_t num_measurements = 0;
   int64_t size = 0;  // estimated bytes of the document with every staged measurement
-  BucketSchema schema;
+  // Schema and control.min/max of every staged measurement (a commit's control is read from it
+  // when its batch is claimed, when it holds exactly the rows up to that batch).
+  BucketFieldTree fields;
   std::shared_ptr<WriteBatch> pending;
   bool kept_open_large = false;
   std::atomic<bool> broken{false};  // a write failed: accept nothing more
@@ -160,7 +165,6 @@ struct Bucket {
   std::condition_variable cv;
   std::atomic<bool> committing{false};  // written under mu
   BucketDocument doc;
-  BucketMinMax minmax;
   std::atomic<int64_t> memory{0};  // last amount added to memory_usage_
 
   Bucket(const bson::ObjectId& id, const BsonElement& meta) : doc(id, meta) {}
@@ -228,36 +232,27 @@ bson::ObjectId NewBucketId(int64_t min_time_ms) {
 }
 
 // Bytes a measurement adds to its bucket's data: each field's value under a row key of up to four
-// digits, plus the control summaries it may widen (counted once, at the bucket's first row).
-int64_t MeasurementSize(const BsonObj& m, std::string_view meta_field, bool first) {
-  int64_t n = 0;
-  for (bson::FieldCursor c(m.data()); c.Next();) {
-    const bson::FieldView& f = c.field();
-    if (!meta_field.empty() && f.name == meta_field) continue;
-    n += 1 + 4 + 1 + static_cast<int64_t>(f.value_size);
+// digits (`row`), plus the control summaries it may widen (`first_row`, counted once, at the
+// bucket's first row). Fed one top-level field at a time (the metaField left out).
+struct MeasurementSize {
+  int64_t row = 0;
+  int64_t first_row = 0;
+  void Add(const bson::FieldView& f) {
+    row += 1 + 4 + 1 + static_cast<int64_t>(f.value_size);
     // The first row also adds the field's control.min and control.max entries and its column
     // header (type, name, length, terminator).
-    if (first) n += 2 * static_cast<int64_t>(2 + f.name.size() + f.value_size) + f.name.size() + 7;
+    first_row += 2 * static_cast<int64_t>(2 + f.name.size() + f.value_size) + f.name.size() + 7;
   }
-  return n;
-}
+  int64_t Total(bool first) const { return row + (first ? first_row : 0); }
+};
 
 enum class Rollover { kNone, kTimeForward, kTimeBackward, kCount, kSize, kCachePressure, kSchema };
 }  // namespace
 
-BsonObj BuildBucketControl(const BucketMinMax& mm, std::string_view time_field, int64_t min_time) {
+BsonObj BuildBucketControl(BucketFieldTree& fields, std::string_view time_field, int64_t min_time) {
   BsonBuilder b;
   b.AppendInt32("version", 1);
-  size_t mn = b.OpenObject("min");
-  for (BsonElement e : mm.Min()) {
-    if (e.FieldName() == time_field) {
-      b.AppendDate(time_field, min_time);
-    } else {
-      b.AppendElement(e);
-    }
-  }
-  b.Close(mn);
-  b.AppendObject("max", mm.Max());
+  fields.AppendMinMax(b, time_field, min_time);
   return b.Obj();
 }
 
@@ -331,9 +326,10 @@ int64_t CacheDerivedMax(int64_t cache_bytes, int64_t open_buckets, const Limits&
   return std::max(per, l.min_size);
 }
 
+// `fits_schema`: whether b's schema takes the measurement.
 Rollover DecideRollover(const Bucket& b, int64_t t, int64_t max_span_ms, int64_t add,
-                        const BsonObj& m, std::string_view meta_field, const Limits& l,
-                        int64_t cache_derived, bool* keep_open_large) {
+                        bool fits_schema, const Limits& l, int64_t cache_derived,
+                        bool* keep_open_large) {
   *keep_open_large = false;
   if (t - b.min_time >= max_span_ms) return Rollover::kTimeForward;
   if (t < b.min_time) return Rollover::kTimeBackward;
@@ -351,7 +347,7 @@ Rollover DecideRollover(const Bucket& b, int64_t t, int64_t max_span_ms, int64_t
       return effective_max == l.max_size ? Rollover::kSize : Rollover::kCachePressure;
     }
   }
-  if (!b.schema.IsCompatible(m, meta_field)) return Rollover::kSchema;
+  if (!fits_schema) return Rollover::kSchema;
   return Rollover::kNone;
 }
 }  // namespace
@@ -372,10 +368,9 @@ std::shared_ptr<Bucket> BucketCatalog::Reopen(const TimeseriesCollection& coll, 
   b->doc = std::move(layout).value();
   b->series_key = series_key;
   b->min_time = min_t.DateMillis();
-  b->minmax = BucketMinMax::FromBucket(control["min"].Obj(), control["max"].Obj());
-  auto schema = BucketSchema::FromBucket(control["min"].Obj(), control["max"].Obj());
-  if (!schema.ok()) return nullptr;
-  b->schema = std::move(schema).value();
+  auto fields = BucketFieldTree::FromBucket(control["min"].Obj(), control["max"].Obj());
+  if (!fields.ok()) return nullptr;
+  b->fields = std::move(fields).value();
   b->num_measurements = b->doc.num_rows();
   b->size = static_cast<int64_t>(b->doc.size());
   stripe.Register(b, b->doc.id());
@@ -503,7 +498,8 @@ StatusWith<std::shared_ptr<Bucket>> BucketCatalog::BucketFor(const TimeseriesCol
                                                              storage::Session& s, Stripe& stripe,
                                                              const std::string& series_key,
                                                              const BsonObj& m, int64_t t,
-                                                             const BsonElement& meta, size_t add) {
+                                                             const BsonElement& meta, size_t add,
+                                                             bool fits_open_schema) {
   const auto& o = coll.options;
   CollectionState& cs = State(coll.uuid);
   const uint64_t era = cs.era.load();
@@ -520,7 +516,7 @@ StatusWith<std::shared_ptr<Bucket>> BucketCatalog::BucketFor(const TimeseriesCol
       memory_usage_ -= b->memory;
     } else {
       bool large = false;
-      Rollover r = DecideRollover(*b, t, span_ms, static_cast<int64_t>(add), m, meta_field, l,
+      Rollover r = DecideRollover(*b, t, span_ms, static_cast<int64_t>(add), fits_open_schema, l,
                                   CacheDerivedMax(cache_bytes_, num_open_.load(), l), &large);
       if (r == Rollover::kNone) {
         if (large && !b->kept_open_large) {
@@ -583,7 +579,7 @@ StatusWith<std::shared_ptr<Bucket>> BucketCatalog::BucketFor(const TimeseriesCol
       {
         if (found && (found->num_measurements >= l.max_count ||
                       found->size + static_cast<int64_t>(add) > l.max_size ||
-                      !found->schema.IsCompatible(m, meta_field))) {
+                      !found->fields.IsCompatible(m, meta_field))) {
           found.reset();
         }
       }
@@ -595,7 +591,7 @@ StatusWith<std::shared_ptr<Bucket>> BucketCatalog::BucketFor(const TimeseriesCol
   }
   if (!found && cs.may_have_stored.load()) {
     found = FindStoredBucket(coll, s, stripe, series_key, meta, t);
-    if (found && !found->schema.IsCompatible(m, meta_field)) found.reset();
+    if (found && !found->fields.IsCompatible(m, meta_field)) found.reset();
   }
   if (found) {
     Count(cs, Stat::kNumBucketsReopened);
@@ -613,7 +609,7 @@ StatusWith<std::shared_ptr<Bucket>> BucketCatalog::BucketFor(const TimeseriesCol
   }
   found->era = era;
   found->memory = static_cast<int64_t>(sizeof(Bucket) + found->doc.ApproxMemory() +
-                                       found->minmax.ApproxMemory() + found->schema.ApproxMemory());
+                                       found->fields.ApproxMemory());
   memory_usage_ += found->memory;
   stripe.open[series_key] = found;
   ++num_open_;
@@ -642,13 +638,20 @@ StatusWith<std::shared_ptr<WriteBatch>> BucketCatalog::Insert(const TimeseriesCo
   std::lock_guard lk(stripe.mu);
   auto it = stripe.open.find(series_key);
   bool first = it == stripe.open.end() || it->second->num_measurements == 0;
-  int64_t add = MeasurementSize(m, meta_field, first);
-  HG_ASSIGN_OR_RETURN(std::shared_ptr<Bucket> b,
-                      BucketFor(coll, s, stripe, series_key, m, t, meta, static_cast<size_t>(add)));
-  if (b->num_measurements == 0) add = MeasurementSize(m, meta_field, true);
+  // One read-only walk sizes the measurement and checks it against the open bucket's schema; the
+  // bucket that takes it then folds it into its field tree in one more.
+  static const BucketFieldTree kNoFields;
+  const BucketFieldTree& open_fields = it == stripe.open.end() ? kNoFields : it->second->fields;
+  MeasurementSize size;
+  bool fits =
+      open_fields.IsCompatible(m, meta_field, [&](const bson::FieldView& f) { size.Add(f); });
+  int64_t add = size.Total(first);
+  HG_ASSIGN_OR_RETURN(std::shared_ptr<Bucket> b, BucketFor(coll, s, stripe, series_key, m, t, meta,
+                                                           static_cast<size_t>(add), fits));
+  if (b->num_measurements == 0) add = size.Total(true);
   b->num_measurements++;
   b->size += add;
-  b->schema.Update(m, meta_field);
+  b->fields.Update(m, meta_field);
   if (!b->pending) b->pending = std::make_shared<WriteBatch>(b);
   b->pending->measurements.push_back(m);
   return b->pending;
@@ -676,6 +679,9 @@ Status BucketCatalog::Commit(const TimeseriesCollection& coll, storage::Session&
     Stripe& stripe = StripeFor(b.series_key);
     std::lock_guard lk(stripe.mu);
     if (b.pending == batch) b.pending.reset();
+    // The tree now holds the committed rows and this batch's; later ones go to the next batch.
+    batch->control = BuildBucketControl(b.fields, coll.options.time_field, b.min_time);
+    batch->fields_memory = b.fields.ApproxMemory();
   }
   Status st = Write(coll, s, *batch);
   {
@@ -689,6 +695,28 @@ Status BucketCatalog::Commit(const TimeseriesCollection& coll, storage::Session&
 }
 
 namespace {
+
+// For a bucket whose stored document changed under it: rebuilds its min/max from `stored_control`
+// (null: the bucket starts afresh) and the rows of `batch`, which is being written, into
+// `batch.control`; then folds in the rows of the batch staged after it, if any. Its schema stays
+// what it accepted. Takes the stripe lock, which guards the tree.
+void RebuildMinMax(Stripe& stripe, WriteBatch& batch, const TimeseriesOptions& o,
+                   const BsonObj* stored_control) {
+  Bucket& b = *batch.bucket;
+  std::string_view meta_field = o.meta_field ? std::string_view(*o.meta_field) : std::string_view();
+  std::lock_guard lk(stripe.mu);
+  b.fields.ResetMinMax();
+  if (stored_control != nullptr) {
+    b.fields.UpdateMinMax((*stored_control)["min"].Obj(), {});
+    b.fields.UpdateMinMax((*stored_control)["max"].Obj(), {});
+  }
+  for (const BsonObj& row : batch.measurements) b.fields.UpdateMinMax(row, meta_field);
+  batch.control = BuildBucketControl(b.fields, o.time_field, b.min_time);
+  batch.fields_memory = b.fields.ApproxMemory();
+  if (b.pending) {
+    for (const BsonObj& row : b.pending->measurements) b.fields.UpdateMinMax(row, meta_field);
+  }
+}
 
 // Reports the committed `rows` of bucket `doc` that are at their latest time, as unpacking the
 // bucket yields them (time, meta, then the columns in stored order), to `latest`.
@@ -731,11 +759,9 @@ Status BucketCatalog::Write(const TimeseriesCollection& coll, storage::Session& 
   if (b.era != cs.era.load() && b.doc.stored()) {
     // The collection was cleared (e.g. a direct write to its buckets) after this bucket was
     // opened: append to what is stored now, not to the layout remembered.
-    HG_RETURN_IF_ERROR(Resync(coll, s, b));
+    HG_RETURN_IF_ERROR(Resync(coll, s, batch));
   }
-  BucketMinMax mm = b.minmax;
-  for (const BsonObj& row : batch.measurements) mm.Update(row, meta_field);
-  BsonObj control = BuildBucketControl(mm, o.time_field, b.min_time);
+  BsonObj control = batch.control;
   b.doc.StageRows(batch.measurements, meta_field);
   bool insert = !b.doc.stored();
   int64_t old_size = static_cast<int64_t>(b.doc.size());
@@ -773,9 +799,8 @@ Status BucketCatalog::Write(const TimeseriesCollection& coll, storage::Session& 
       if (!b.doc.meta().eoo()) meta_bytes.assign(b.doc.meta().raw(), b.doc.meta().size());
       b.doc = BucketDocument(NewBucketId(b.min_time),
                              meta_bytes.empty() ? BsonElement() : BsonElement(meta_bytes.data()));
-      mm = BucketMinMax();
-      for (const BsonObj& row : batch.measurements) mm.Update(row, meta_field);
-      control = BuildBucketControl(mm, o.time_field, b.min_time);
+      RebuildMinMax(StripeFor(b.series_key), batch, o, nullptr);
+      control = batch.control;
       b.doc.StageRows(batch.measurements, meta_field);
       b.doc.Prepare(control, &full, &edits);
       insert = true;
@@ -802,20 +827,20 @@ Status BucketCatalog::Write(const TimeseriesCollection& coll, storage::Session& 
     b.broken = true;
     return st;
   }
-  b.minmax = std::move(mm);
   ReportLatest(*cs.latest, o, b.doc, batch.measurements, untracked_before);
   int64_t n = static_cast<int64_t>(batch.measurements.size());
   Count(cs, insert ? Stat::kNumBucketInserts : Stat::kNumBucketUpdates);
   Count(cs, Stat::kNumCommits);
   Count(cs, Stat::kNumMeasurementsCommitted, n);
   coll.buckets->AdjustCounts(insert ? 1 : 0, static_cast<int64_t>(b.doc.size()) - old_size);
-  int64_t mem = static_cast<int64_t>(sizeof(Bucket) + b.doc.ApproxMemory() +
-                                     b.minmax.ApproxMemory() + b.schema.ApproxMemory());
+  int64_t mem = static_cast<int64_t>(sizeof(Bucket) + b.doc.ApproxMemory() + batch.fields_memory);
   memory_usage_ += mem - b.memory.exchange(mem);
   return Status::OK();
 }
 
-Status BucketCatalog::Resync(const TimeseriesCollection& coll, storage::Session& s, Bucket& b) {
+Status BucketCatalog::Resync(const TimeseriesCollection& coll, storage::Session& s,
+                             WriteBatch& batch) {
+  Bucket& b = *batch.bucket;
   const auto& o = coll.options;
   HG_ASSIGN_OR_RETURN(auto rec,
                       coll.buckets->FindRecord(s, catalog::ClusteredRecordId(b.doc.id())));
@@ -831,7 +856,7 @@ Status BucketCatalog::Resync(const TimeseriesCollection& coll, storage::Session&
                   "time-series bucket " + b.doc.id().ToHex() + " was rewritten concurrently");
   }
   b.doc = std::move(layout).value();
-  b.minmax = BucketMinMax::FromBucket(control["min"].Obj(), control["max"].Obj());
+  RebuildMinMax(StripeFor(b.series_key), batch, o, &control);
   return Status::OK();
 }
 

@@ -28,7 +28,7 @@
 #include "bson/bson.h"
 #include "catalog/collection.h"
 #include "storage/session.h"
-#include "timeseries/bucket_min_max.h"
+#include "timeseries/bucket_field_tree.h"
 #include "timeseries/latest_measurements.h"
 #include "timeseries/timeseries_options.h"
 
@@ -70,9 +70,9 @@ struct TimeseriesCollection {
   std::shared_ptr<LatestMeasurements> latest = nullptr;
 };
 
-// A version-1 bucket's `control` object: {version: 1, min: <mm's minimums with the time field
-// replaced by the bucket start `min_time`>, max: <mm's maximums>}.
-bson::BsonObj BuildBucketControl(const BucketMinMax& mm, std::string_view time_field,
+// A version-1 bucket's `control` object: {version: 1, min: <the minimums of `fields` with the time
+// field replaced by the bucket start `min_time`>, max: <its maximums>}.
+bson::BsonObj BuildBucketControl(BucketFieldTree& fields, std::string_view time_field,
                                  int64_t min_time);
 
 class WriteBatch;
@@ -127,12 +127,15 @@ class BucketCatalog {
   CollectionState& State(const std::string& uuid);
   const CollectionState* FindState(const std::string& uuid) const;
   Stripe& StripeFor(const std::string& series_key);
-  // The open bucket a measurement goes to, after rollover; under the stripe lock.
+  // The open bucket a measurement goes to, after rollover; under the stripe lock. `add` is the
+  // measurement's estimated size; `fits_open_schema` whether the series' open bucket (if any)
+  // takes its schema.
   StatusWith<std::shared_ptr<Bucket>> BucketFor(const TimeseriesCollection& coll,
                                                 storage::Session& s, Stripe& stripe,
                                                 const std::string& series_key,
                                                 const bson::BsonObj& m, int64_t t,
-                                                const bson::BsonElement& meta, size_t add);
+                                                const bson::BsonElement& meta, size_t add,
+                                                bool fits_open_schema);
   // A stored bucket brought back into memory (or its live object), nullptr if it cannot take
   // appends.
   std::shared_ptr<Bucket> Reopen(const TimeseriesCollection& coll, Stripe& stripe,
@@ -142,8 +145,9 @@ class BucketCatalog {
   std::shared_ptr<Bucket> FindStoredBucket(const TimeseriesCollection& coll, storage::Session& s,
                                            Stripe& stripe, const std::string& series_key,
                                            const bson::BsonElement& meta, int64_t t);
-  // Reloads a bucket's layout and min/max from storage (after its collection was cleared).
-  Status Resync(const TimeseriesCollection& coll, storage::Session& s, Bucket& b);
+  // Reloads the layout and min/max of `batch`'s bucket from storage (after its collection was
+  // cleared) and rebuilds `batch.control` on them.
+  Status Resync(const TimeseriesCollection& coll, storage::Session& s, WriteBatch& batch);
   void ExpireIdleBuckets(Stripe& stripe, const std::string& keep);
   Status Write(const TimeseriesCollection& coll, storage::Session& s, WriteBatch& batch);
   void Count(CollectionState& cs, Stat stat, int64_t n = 1);

@@ -1,0 +1,460 @@
+#include "timeseries/bucket_field_tree.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstring>
+
+#include "bson/bson_compare.h"
+
+namespace hourglass::timeseries {
+namespace {
+
+using bson::BsonBuilder;
+using bson::BsonElement;
+using bson::BsonObj;
+using bson::BsonType;
+
+// Canonical comparison of `a` with the stored element `b` (empty name: its value starts at b+2),
+// with shortcuts for two values of the same common type; every other mix goes to bson_compare.
+int CompareToStored(const bson::FieldView& a, const char* b) {
+  BsonType t = a.type;
+  const char* bv = b + 2;
+  if (t == static_cast<BsonType>(*b)) {
+    switch (t) {
+      case BsonType::kInt32: {
+        int32_t x = bson::ReadInt32(a.value), y = bson::ReadInt32(bv);
+        return x < y ? -1 : (x > y ? 1 : 0);
+      }
+      case BsonType::kInt64:
+      case BsonType::kDate: {
+        int64_t x = bson::ReadInt64(a.value), y = bson::ReadInt64(bv);
+        return x < y ? -1 : (x > y ? 1 : 0);
+      }
+      case BsonType::kTimestamp: {
+        uint64_t x = static_cast<uint64_t>(bson::ReadInt64(a.value));
+        uint64_t y = static_cast<uint64_t>(bson::ReadInt64(bv));
+        return x < y ? -1 : (x > y ? 1 : 0);
+      }
+      case BsonType::kDouble: {
+        double x, y;
+        std::memcpy(&x, a.value, 8);
+        std::memcpy(&y, bv, 8);
+        if (x < y) return -1;
+        if (x > y) return 1;
+        if (x == y) return 0;
+        break;  // NaN involved: the general rule (NaN below every number)
+      }
+      case BsonType::kString: {
+        // Unsigned bytes, then length: std::string_view's order, as bson_compare uses.
+        std::string_view x(a.value + 4, static_cast<size_t>(bson::ReadInt32(a.value)) - 1);
+        std::string_view y(bv + 4, static_cast<size_t>(bson::ReadInt32(bv)) - 1);
+        int c = x.compare(y);
+        return c < 0 ? -1 : (c > 0 ? 1 : 0);
+      }
+      case BsonType::kObjectId: {
+        int c = std::memcmp(a.value, bv, 12);
+        return c < 0 ? -1 : (c > 0 ? 1 : 0);
+      }
+      case BsonType::kBool:
+        return (*a.value != 0) - (*bv != 0);
+      default:
+        break;
+    }
+  }
+  return bson::CompareElementValues(a.Element(), BsonElement(b));
+}
+
+}  // namespace
+
+StatusWith<BucketFieldTree> BucketFieldTree::FromBucket(const BsonObj& min, const BsonObj& max) {
+  BucketFieldTree tree;
+  // min alone always fits the empty schema; max must then agree with it path by path.
+  tree.Update(min, {});
+  if (!tree.UpdateIfCompatible(max, {})) {
+    return Status(ErrorCode::kBadValue,
+                  "time-series bucket has mixed-schema data: control.min and control.max hold "
+                  "different types for the same field");
+  }
+  return tree;
+}
+
+void BucketFieldTree::Update(const BsonObj& measurement, std::string_view skip_field) {
+  UpdateFields(root_, measurement.data(), /*do_min=*/true, /*do_max=*/true, /*do_schema=*/true,
+               skip_field);
+}
+
+void BucketFieldTree::UpdateMinMax(const BsonObj& doc, std::string_view skip_field) {
+  UpdateFields(root_, doc.data(), /*do_min=*/true, /*do_max=*/true, /*do_schema=*/false,
+               skip_field);
+}
+
+void BucketFieldTree::ResetMinMax() {
+  ResetMinMax(root_);
+  Invalidate();
+}
+
+void BucketFieldTree::ResetMinMax(Node& node) {
+  node.min_kind = Kind::kUnset;
+  node.max_kind = Kind::kUnset;
+  for (Node& c : node.fields) ResetMinMax(c);
+  for (Node& c : node.elements) ResetMinMax(c);
+}
+
+void BucketFieldTree::Reset() {
+  root_ = Node{};
+  Invalidate();
+}
+
+bool BucketFieldTree::FieldCompatible(const Node& parent, const bson::FieldView& e,
+                                      size_t* cursor) {
+  const Node* node = FindField(parent, e.name, *cursor);
+  if (node == nullptr) return true;  // a new path: anything goes
+  *cursor = static_cast<size_t>(node - parent.fields.data()) + 1;
+  if (node->rank == kNotInSchema) return true;  // only min/max know it: new to the schema
+  return NodeCompatible(*node, e.type, e.value);
+}
+
+bool BucketFieldTree::FieldsCompatible(const Node& parent, const char* doc) {
+  size_t cursor = 0;
+  for (bson::FieldCursor it(doc); it.Next();) {
+    if (!FieldCompatible(parent, it.field(), &cursor)) return false;
+  }
+  return true;
+}
+
+bool BucketFieldTree::ElementsCompatible(const Node& parent, const char* arr) {
+  size_t i = 0;
+  for (bson::FieldCursor it(arr); it.Next();) {
+    // The schema knows a prefix of the positions: the remaining ones are new.
+    if (i == parent.elements.size() || parent.elements[i].rank == kNotInSchema) return true;
+    if (!NodeCompatible(parent.elements[i], it.field().type, it.field().value)) return false;
+    ++i;
+  }
+  return true;
+}
+
+bool BucketFieldTree::NodeCompatible(const Node& node, BsonType t, const char* value) {
+  if (bson::CanonicalTypeRank(t) != node.rank) return false;
+  if (t == BsonType::kObject) return FieldsCompatible(node, value);
+  if (t == BsonType::kArray) return ElementsCompatible(node, value);
+  return true;
+}
+
+BucketFieldTree::Node* BucketFieldTree::FindField(Node& parent, std::string_view name,
+                                                  size_t cursor) {
+  auto& fields = parent.fields;
+  size_t n = fields.size();
+  // Documents of one series usually repeat the same field order: try the next field first.
+  if (cursor < n && fields[cursor].name == name) return &fields[cursor];
+  if (!parent.index.empty()) {
+    auto it = parent.index.find(name);
+    return it == parent.index.end() ? nullptr : &fields[it->second];
+  }
+  for (size_t i = cursor + 1; i < n; ++i) {
+    if (fields[i].name == name) return &fields[i];
+  }
+  for (size_t i = 0; i < cursor && i < n; ++i) {
+    if (fields[i].name == name) return &fields[i];
+  }
+  return nullptr;
+}
+
+BucketFieldTree::Node* BucketFieldTree::AddField(Node& parent, std::string_view name) {
+  Invalidate();
+  auto& fields = parent.fields;
+  fields.emplace_back();
+  fields.back().name.assign(name);
+  uint32_t pos = static_cast<uint32_t>(fields.size() - 1);
+  if (!parent.index.empty()) {
+    parent.index.emplace(fields.back().name, pos);
+  } else if (fields.size() > kIndexThreshold) {
+    // emplace keeps the first of duplicate names, which is the one lock-step finds first.
+    for (uint32_t i = 0; i < fields.size(); ++i) parent.index.emplace(fields[i].name, i);
+  }
+  return &fields.back();
+}
+
+BucketFieldTree::Node* BucketFieldTree::MoveToEnd(Node& parent, Node* node) {
+  auto& fields = parent.fields;
+  auto pos = fields.begin() + (node - fields.data());
+  if (pos + 1 == fields.end()) return node;
+  Invalidate();
+  std::rotate(pos, pos + 1, fields.end());
+  if (!parent.index.empty()) {
+    parent.index.clear();
+    for (uint32_t i = 0; i < fields.size(); ++i) parent.index.emplace(fields[i].name, i);
+  }
+  return &fields.back();
+}
+
+void BucketFieldTree::UpdateFields(Node& parent, const char* doc, bool do_min, bool do_max,
+                                   bool do_schema, std::string_view skip_field) {
+  size_t cursor = 0;
+  for (bson::FieldCursor it(doc); it.Next();) {
+    const bson::FieldView& e = it.field();
+    if (!skip_field.empty() && e.name == skip_field) continue;
+    Node* node = FindField(parent, e.name, cursor);
+    if (node == nullptr) {
+      node = AddField(parent, e.name);
+    } else if ((do_min || do_max) && node->min_kind == Kind::kUnset &&
+               node->max_kind == Kind::kUnset) {
+      // About to get its first min/max: a summary of min/max alone would create it only now.
+      // (A node whose sides were unset by its parent switching kind is never visited again.)
+      node = MoveToEnd(parent, node);
+    }
+    cursor = static_cast<size_t>(node - parent.fields.data()) + 1;
+    UpdateNode(*node, e, do_min, do_max, do_schema);
+  }
+}
+
+void BucketFieldTree::UpdateElements(Node& parent, const char* arr, bool do_min, bool do_max,
+                                     bool do_schema) {
+  size_t i = 0;
+  for (bson::FieldCursor it(arr); it.Next();) {
+    if (i == parent.elements.size()) {
+      Invalidate();
+      parent.elements.emplace_back();
+    }
+    UpdateNode(parent.elements[i], it.field(), do_min, do_max, do_schema);
+    ++i;
+  }
+}
+
+void BucketFieldTree::UpdateNode(Node& node, const bson::FieldView& e, bool do_min, bool do_max,
+                                 bool do_schema) {
+  BsonType t = e.type;
+  const int rank = bson::CanonicalTypeRank(t);
+  if (do_schema) {
+    if (node.rank == kNotInSchema) {
+      node.rank = rank;
+    } else if (node.rank != rank) {
+      do_schema = false;  // keeps the kind recorded first; its subtree is not the schema's here
+    }
+  }
+  if (t == BsonType::kObject || t == BsonType::kArray) {
+    const Kind kind = t == BsonType::kObject ? Kind::kObject : Kind::kArray;
+    // Whether this side should become (or stay, and merge into) an object/array.
+    auto enters = [&](Kind held, const std::string& value, bool is_min) {
+      if (held == kind || held == Kind::kUnset) return true;
+      int held_rank;
+      if (held == Kind::kValue) {
+        held_rank = bson::CanonicalTypeRank(static_cast<BsonType>(value[0]));
+      } else {
+        held_rank =
+            bson::CanonicalTypeRank(held == Kind::kObject ? BsonType::kObject : BsonType::kArray);
+      }
+      return is_min ? rank < held_rank : rank > held_rank;
+    };
+    bool update_min = do_min && enters(node.min_kind, node.min_value, true);
+    bool update_max = do_max && enters(node.max_kind, node.max_value, false);
+    auto& children = kind == Kind::kObject ? node.fields : node.elements;
+    // A side that switches kind starts its subtree afresh (children of a kind left earlier could
+    // otherwise leak into the output).
+    if ((update_min && node.min_kind != kind) || (update_max && node.max_kind != kind)) {
+      Invalidate();
+    }
+    if (update_min && node.min_kind != kind) {
+      node.min_kind = kind;
+      for (Node& c : children) c.min_kind = Kind::kUnset;
+    }
+    if (update_max && node.max_kind != kind) {
+      node.max_kind = kind;
+      for (Node& c : children) c.max_kind = Kind::kUnset;
+    }
+    if (!update_min && !update_max && !do_schema) return;
+    if (kind == Kind::kObject) {
+      UpdateFields(node, e.value, update_min, update_max, do_schema, {});
+    } else {
+      UpdateElements(node, e.value, update_min, update_max, do_schema);
+    }
+    return;
+  }
+
+  // Whether `e` replaces what one side holds.
+  auto replaces = [&e, rank](Kind held, const std::string& value, bool is_min) {
+    switch (held) {
+      case Kind::kUnset:
+        return true;
+      case Kind::kValue: {
+        int c = CompareToStored(e, value.data());
+        return is_min ? c < 0 : c > 0;
+      }
+      default: {
+        int held_rank =
+            bson::CanonicalTypeRank(held == Kind::kObject ? BsonType::kObject : BsonType::kArray);
+        return is_min ? rank < held_rank : rank > held_rank;
+      }
+    }
+  };
+  if (do_min && replaces(node.min_kind, node.min_value, true)) SetValue(node, e, true);
+  if (do_max && replaces(node.max_kind, node.max_value, false)) SetValue(node, e, false);
+}
+
+void BucketFieldTree::SetValue(Node& node, const bson::FieldView& e, bool min) {
+  Kind& held = min ? node.min_kind : node.max_kind;
+  std::string& value = min ? node.min_value : node.max_value;
+  if (serialized_) {
+    if (held == Kind::kValue && static_cast<BsonType>(value[0]) == e.type &&
+        value.size() == 2 + e.value_size) {
+      // Same bytes in the serialized document, other contents: rewrite them there.
+      uint32_t& queued = min ? node.queued_min : node.queued_max;
+      if (queued != generation_) {
+        queued = generation_;
+        queued_.push_back({&node, min});
+      }
+    } else {
+      Invalidate();
+    }
+  }
+  if (value.capacity() < 2 + e.value_size) memory_ = 0;
+  held = Kind::kValue;
+  // Element with an empty name; resize() keeps the buffer, so a value no longer than the one
+  // before never allocates.
+  value.resize(2 + e.value_size);
+  value[0] = static_cast<char>(e.type);
+  value[1] = '\0';
+  std::memcpy(value.data() + 2, e.value, e.value_size);
+}
+
+namespace {
+void PutInt32At(std::string& out, size_t at, uint32_t v) {
+  std::memcpy(out.data() + at, &v, 4);  // BSON is little-endian, as is every machine we build for
+}
+}  // namespace
+
+void BucketFieldTree::SerializeNode(std::string& out, std::string_view name, const Node& node,
+                                    bool min, bool record) {
+  switch (min ? node.min_kind : node.max_kind) {
+    case Kind::kUnset:
+      return;
+    case Kind::kValue: {
+      const std::string& v = min ? node.min_value : node.max_value;
+      out.push_back(v[0]);
+      out.append(name);
+      out.push_back('\0');
+      if (record) (min ? node.min_offset : node.max_offset) = static_cast<uint32_t>(out.size());
+      out.append(v, 2);
+      return;
+    }
+    case Kind::kObject:
+    case Kind::kArray: {
+      const bool object = (min ? node.min_kind : node.max_kind) == Kind::kObject;
+      out.push_back(static_cast<char>(object ? BsonType::kObject : BsonType::kArray));
+      out.append(name);
+      out.push_back('\0');
+      size_t start = out.size();
+      out.append(4, '\0');
+      if (object) {
+        SerializeFields(out, node, min, record, {}, 0);
+      } else {
+        SerializeElements(out, node, min, record);
+      }
+      out.push_back('\0');
+      PutInt32At(out, start, static_cast<uint32_t>(out.size() - start));
+      return;
+    }
+  }
+}
+
+void BucketFieldTree::SerializeFields(std::string& out, const Node& parent, bool min, bool record,
+                                      std::string_view date_field, int64_t date_millis) {
+  for (const Node& c : parent.fields) {
+    if (!date_field.empty() && c.name == date_field && c.min_kind != Kind::kUnset) {
+      out.push_back(static_cast<char>(BsonType::kDate));
+      out.append(date_field);
+      out.push_back('\0');
+      out.append(reinterpret_cast<const char*>(&date_millis), 8);
+      if (record) c.min_offset = 0;  // the replacement stays
+    } else {
+      SerializeNode(out, c.name, c, min, record);
+    }
+  }
+}
+
+void BucketFieldTree::SerializeElements(std::string& out, const Node& parent, bool min,
+                                        bool record) {
+  // Positions of an array side are set as a prefix (every row sets 0..len-1), so numbering the
+  // set ones consecutively reproduces their positions.
+  char key[24];
+  size_t i = 0;
+  for (const Node& c : parent.elements) {
+    if ((min ? c.min_kind : c.max_kind) == Kind::kUnset) continue;
+    auto [end, ec] = std::to_chars(key, key + sizeof(key), i++);
+    (void)ec;
+    SerializeNode(out, std::string_view(key, end - key), c, min, record);
+  }
+}
+
+void BucketFieldTree::SerializeDocument(std::string& out, const Node& parent, bool min, bool record,
+                                        std::string_view date_field, int64_t date_millis) {
+  out.clear();
+  out.append(4, '\0');
+  SerializeFields(out, parent, min, record, date_field, date_millis);
+  out.push_back('\0');
+  PutInt32At(out, 0, static_cast<uint32_t>(out.size()));
+}
+
+void BucketFieldTree::AppendMinMax(BsonBuilder& b, std::string_view date_field,
+                                   int64_t date_millis) {
+  if (serialized_ && date_field == date_field_ && date_millis == date_millis_) {
+    for (const Queued& q : queued_) {
+      const Node& n = *q.node;
+      uint32_t offset = q.min ? n.min_offset : n.max_offset;
+      if (offset == 0) continue;
+      const std::string& v = q.min ? n.min_value : n.max_value;
+      std::memcpy((q.min ? min_doc_ : max_doc_).data() + offset, v.data() + 2, v.size() - 2);
+    }
+  } else {
+    SerializeDocument(min_doc_, root_, /*min=*/true, /*record=*/true, date_field, date_millis);
+    SerializeDocument(max_doc_, root_, /*min=*/false, /*record=*/true, {}, 0);
+    date_field_.assign(date_field);
+    date_millis_ = date_millis;
+    // A replaced date that is an object or array hides a subtree whose offsets were not recorded.
+    const Node* date = date_field.empty() ? nullptr : FindField(root_, date_field, 0);
+    serialized_ =
+        date == nullptr || date->min_kind == Kind::kUnset || date->min_kind == Kind::kValue;
+  }
+  queued_.clear();
+  ++generation_;
+  b.AppendObject("min", BsonObj(min_doc_.data()));
+  b.AppendObject("max", BsonObj(max_doc_.data()));
+}
+
+BsonObj BucketFieldTree::Min() const {
+  std::string out;
+  SerializeDocument(out, root_, /*min=*/true, /*record=*/false, {}, 0);
+  return BsonObj::CopyOf(out);
+}
+
+BsonObj BucketFieldTree::Max() const {
+  std::string out;
+  SerializeDocument(out, root_, /*min=*/false, /*record=*/false, {}, 0);
+  return BsonObj::CopyOf(out);
+}
+
+size_t BucketFieldTree::NodeMemory(const Node& node) {
+  auto heap = [](const std::string& s) {
+    // Short strings live in the object itself (libstdc++ small-string buffer of 15 chars).
+    return s.capacity() > 15 ? s.capacity() + 1 : 0;
+  };
+  size_t total = heap(node.name) + heap(node.min_value) + heap(node.max_value);
+  total += (node.fields.capacity() + node.elements.capacity()) * sizeof(Node);
+  if (!node.index.empty()) {
+    total += node.index.bucket_count() * sizeof(void*);
+    for (const auto& [name, pos] : node.index) {
+      total += sizeof(std::pair<const std::string, uint32_t>) + 2 * sizeof(void*) + heap(name);
+    }
+  }
+  for (const Node& c : node.fields) total += NodeMemory(c);
+  for (const Node& c : node.elements) total += NodeMemory(c);
+  return total;
+}
+
+size_t BucketFieldTree::ApproxMemory() const {
+  if (memory_ == 0) memory_ = NodeMemory(root_);
+  return sizeof(*this) + memory_ + min_doc_.capacity() + max_doc_.capacity() +
+         queued_.capacity() * sizeof(Queued);
+}
+
+}  // namespace hourglass::timeseries

@@ -1,0 +1,246 @@
+// BucketFieldTree: what a time-series bucket knows of its measurements' fields, one node per field
+// path — the schema behind the schema-change rollover (spec timeseries.md 4.2 item 5) and the
+// running control.min / control.max summaries (spec 3.3) — so that staging a measurement updates
+// both in one walk (MongoDB keeps them apart: bucket_catalog::Schema and MinMax in flat_bson.cpp).
+//
+// Schema, per field path: one kind — object, array, or a scalar's canonical type bracket
+// (bson::CanonicalTypeRank: int32/int64/double/decimal128 are one bracket, String and Symbol one,
+// and null, undefined, bool, date, timestamp, objectId, binData, regex, ... each their own). A
+// measurement is compatible when every path it has that the schema has already seen keeps its
+// kind; absent paths and new paths are always fine.
+//  * Objects recurse: {a:{b:1}} then {a:{b:"x"}} is a change at a.b; {a:{c:"x"}} is fine.
+//  * Arrays recurse too, by position, as MongoDB's Schema does: [1, 2] then ["x"] is a change at
+//    position 0, while [1] then [2, "x"] is fine (position 1 is new). An empty array fixes only
+//    the kind "array".
+//  * Duplicate field names inside one measurement are checked against the schema, not against
+//    each other (MongoDB would flag {a:1, a:"x"} as a change; such documents are exotic).
+//  * Update records the paths of a measurement; meant for compatible ones: a path whose kind
+//    differs keeps the kind recorded first, and the schema does not look below it.
+//
+// Min/max, per field path over all measurements fed to Update (modelled on MongoDB's MinMax):
+//  * Scalars compare in the canonical BSON order of bson_compare.h (type bracket first; numbers
+//    of any width compare by value, so min of {NumberLong(2), 1.5} is 1.5 and keeps its type).
+//    Strings compare with the simple binary collation (a collection with a non-simple collation
+//    would need a collator passed in; such collections must not be created).
+//  * Two objects merge: the result is an object holding the per-subfield min (max), recursively.
+//    Two arrays merge the same way, keyed by position, and stay arrays.
+//  * When a path holds different kinds in different rows (scalar / object / array), the winner is
+//    decided by canonical type order, as in MongoDB: min of {5, {a:1}} is 5 and max is {a:1}.
+//    Once a side (min or max) holds an object, later objects keep merging into it; when a side
+//    switches kind (e.g. max goes from 5 to {a:1}, or from {a:1} to [1]), what it held below that
+//    path is forgotten, so the new object/array starts from the row that made it win. Because
+//    a side only ever moves down (min) or up (max) the type order, a kind it left never returns.
+//  * Empty objects and arrays count: {a:{}} gives min {a:{}}.
+//  * Fields appear in the order their min/max were first set; a field first seen in a later row
+//    is appended after the existing ones. (MongoDB instead inserts such a field at the position
+//    it walks in lock-step with the incoming document; field order inside control.min/max
+//    carries no meaning for queries.) A node the schema knows but whose min/max is unset — after
+//    ResetMinMax, or below a path whose kinds disagree — moves to the end when it gets its first
+//    value, so the order is always the one a min/max fed only the same rows would have.
+//  * The time field is a field like any other; the caller overwrites control.min.<time> with the
+//    rounded bucket start (AppendMinMax's `date_field`).
+//  `skip_field` (the metaField) is ignored at the top level only, by every walk.
+//
+// Per-measurement cost: IsCompatible is one read-only walk (it also hands each top-level field to
+// the caller, which sizes the measurement in the same pass). It stays apart from Update because a
+// measurement that does not fit must leave the tree as it was: it goes to another bucket, while
+// this one's staged batch still commits with this tree's min/max. Update is one walk that updates
+// schema and min/max together, with no allocation unless a field is new or a stored value outgrows
+// its buffer (values are kept as their raw element bytes, short ones inline in the string's small
+// buffer). Fields are matched in lock-step with the previous document's order; wide objects
+// (> 16 fields) get a name index for out-of-order documents. A commit serializes the tree
+// (AppendMinMax), rewriting only the values that changed since the last commit.
+//
+// Not thread-safe: the bucket catalog's stripe mutex guards a bucket's tree. Copyable. Input
+// documents must be valid BSON; nothing is borrowed past a call.
+#pragma once
+
+#include <climits>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "base/status.h"
+#include "bson/bson.h"
+
+namespace hourglass::timeseries {
+
+class BucketFieldTree {
+ public:
+  BucketFieldTree() = default;
+
+  // The tree of an existing bucket from its control.min and control.max (for reopening; MongoDB's
+  // Schema::parseFromBSON and MinMax::parseFromBSON). Feeding the two documents as if they were
+  // measurements gives back exactly min and max: per path, min's value sorts at or before max's,
+  // kinds included. Min()/Max() then return documents equal to `min` and `max` (field order:
+  // min's, then fields only present in max). The schema is sound because kinds are totally
+  // ordered: the rows agree on a path iff min and max do. Returns BadValue (2) when min and max
+  // disagree somewhere: the bucket holds mixed-schema data (written before 5.2, or with
+  // timeseriesBucketsMayHaveMixedSchemaData) and must not be reopened for inserts.
+  static StatusWith<BucketFieldTree> FromBucket(const bson::BsonObj& min, const bson::BsonObj& max);
+
+  // True if `measurement` keeps the kind of every path the schema has seen. Does not modify.
+  bool IsCompatible(const bson::BsonObj& measurement, std::string_view skip_field) const {
+    return IsCompatible(measurement, skip_field, [](const bson::FieldView&) {});
+  }
+  // The same, calling `on_field(const bson::FieldView&)` for every top-level field but
+  // `skip_field`, in order, whatever the answer (so one walk both checks and sizes a measurement).
+  template <typename OnField>
+  bool IsCompatible(const bson::BsonObj& measurement, std::string_view skip_field,
+                    OnField&& on_field) const {
+    bool compatible = true;
+    size_t cursor = 0;
+    for (bson::FieldCursor it(measurement.data()); it.Next();) {
+      const bson::FieldView& e = it.field();
+      if (!skip_field.empty() && e.name == skip_field) continue;
+      on_field(e);
+      if (compatible) compatible = FieldCompatible(root_, e, &cursor);
+    }
+    return compatible;
+  }
+
+  // Folds `measurement` into the schema and the min/max in one walk.
+  void Update(const bson::BsonObj& measurement, std::string_view skip_field);
+
+  // IsCompatible, then Update if compatible; returns whether it was.
+  bool UpdateIfCompatible(const bson::BsonObj& measurement, std::string_view skip_field) {
+    if (!IsCompatible(measurement, skip_field)) return false;
+    Update(measurement, skip_field);
+    return true;
+  }
+
+  // Forgets every min/max but keeps the schema; UpdateMinMax then folds documents into the
+  // min/max alone. For a bucket whose stored rows changed under it (rebuilt from what is stored,
+  // or restarted empty): its measurements' schema stays what the bucket has accepted.
+  void ResetMinMax();
+  void UpdateMinMax(const bson::BsonObj& doc, std::string_view skip_field);
+
+  // The current control.min / control.max documents ({} before the first Update).
+  bson::BsonObj Min() const;
+  bson::BsonObj Max() const;
+  // Appends {min: <Min()>, max: <Max()>} as two fields to `b`, with the top-level `date_field` of
+  // the min, if it has one, written as the date `date_millis` (a bucket's control.min of its
+  // time field is its rounded start). Keeps both documents serialized between calls: when only
+  // values of unchanged type and size changed since the last call (the usual commit), only those
+  // bytes are rewritten instead of the whole tree.
+  void AppendMinMax(bson::BsonBuilder& b, std::string_view date_field, int64_t date_millis);
+
+  // Forgets everything (back to the state of a default-constructed object).
+  void Reset();
+  bool IsEmpty() const { return root_.fields.empty(); }
+
+  // Approximate heap + inline bytes held, for the bucket catalog's memory accounting. Walks the
+  // tree only when it grew since the last call.
+  size_t ApproxMemory() const;
+
+  // Copies and moves take the tree, not its serialized documents (which point into the tree).
+  BucketFieldTree(const BucketFieldTree& o) : root_(o.root_) {}
+  BucketFieldTree& operator=(const BucketFieldTree& o) {
+    root_ = o.root_;
+    Invalidate();
+    return *this;
+  }
+  BucketFieldTree(BucketFieldTree&& o) noexcept : root_(std::move(o.root_)) {}
+  BucketFieldTree& operator=(BucketFieldTree&& o) noexcept {
+    root_ = std::move(o.root_);
+    Invalidate();
+    return *this;
+  }
+
+ private:
+  // What one side (min or max) of a path currently holds.
+  enum class Kind : uint8_t { kUnset, kValue, kObject, kArray };
+  // The rank of a node the schema has not seen (created by UpdateMinMax, or below a path whose
+  // kind differed from the schema's).
+  static constexpr int kNotInSchema = INT_MIN;
+
+  struct NameHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+
+  // One field path. `min_value` / `max_value` hold, for kValue, the element with an empty name:
+  // type byte, NUL, value bytes (a valid BsonElement starting at data()).
+  struct Node {
+    std::string name;
+    int rank = kNotInSchema;  // schema: bson::CanonicalTypeRank of the kind (object/array too)
+    Kind min_kind = Kind::kUnset;
+    Kind max_kind = Kind::kUnset;
+    std::string min_value;
+    std::string max_value;
+    std::vector<Node> fields;    // subfields, first-seen order
+    std::vector<Node> elements;  // array positions
+    // Where the value of each side starts in the serialized min / max document (0: not there, or
+    // not to be rewritten), and the serialization generation it was last queued for rewriting in.
+    mutable uint32_t min_offset = 0;
+    mutable uint32_t max_offset = 0;
+    uint32_t queued_min = 0;
+    uint32_t queued_max = 0;
+    // Name -> index into `fields`, built once `fields` grows past kIndexThreshold.
+    std::unordered_map<std::string, uint32_t, NameHash, std::equal_to<>> index;
+  };
+
+  static constexpr size_t kIndexThreshold = 16;
+
+  // Schema check of one field of `parent`'s object; `*cursor` is the lock-step position.
+  static bool FieldCompatible(const Node& parent, const bson::FieldView& e, size_t* cursor);
+  static bool FieldsCompatible(const Node& parent, const char* doc);
+  static bool ElementsCompatible(const Node& parent, const char* arr);
+  static bool NodeCompatible(const Node& node, bson::BsonType t, const char* value);
+
+  // `doc` / `arr` point at an embedded document's bytes. The flags say which summaries the walk
+  // updates below this point.
+  void UpdateFields(Node& parent, const char* doc, bool do_min, bool do_max, bool do_schema,
+                    std::string_view skip_field);
+  void UpdateElements(Node& parent, const char* arr, bool do_min, bool do_max, bool do_schema);
+  void UpdateNode(Node& node, const bson::FieldView& e, bool do_min, bool do_max, bool do_schema);
+  // Stores `e`'s value as one side of `node`, noting what the serialized documents must redo.
+  void SetValue(Node& node, const bson::FieldView& e, bool min);
+  static Node* FindField(Node& parent, std::string_view name, size_t cursor);
+  static const Node* FindField(const Node& parent, std::string_view name, size_t cursor) {
+    return FindField(const_cast<Node&>(parent), name, cursor);
+  }
+  Node* AddField(Node& parent, std::string_view name);
+  Node* MoveToEnd(Node& parent, Node* node);
+  static void ResetMinMax(Node& node);
+  // The tree's shape or a value's size changed: the next AppendMinMax serializes everything, the
+  // next ApproxMemory walks the tree.
+  void Invalidate() {
+    serialized_ = false;
+    memory_ = 0;
+  }
+  // Append `parent`'s fields (elements) on one side to `out`, a BSON document being built, and
+  // with `record` note each value's offset in the nodes (for the kept documents only).
+  static void SerializeDocument(std::string& out, const Node& parent, bool min, bool record,
+                                std::string_view date_field, int64_t date_millis);
+  static void SerializeFields(std::string& out, const Node& parent, bool min, bool record,
+                              std::string_view date_field, int64_t date_millis);
+  static void SerializeElements(std::string& out, const Node& parent, bool min, bool record);
+  static void SerializeNode(std::string& out, std::string_view name, const Node& node, bool min,
+                            bool record);
+  static size_t NodeMemory(const Node& node);
+
+  Node root_;  // the top-level document; its own rank and kinds are unused
+
+  // The serialized min and max of the last AppendMinMax (valid while `serialized_`), and the
+  // nodes whose values changed in place since, to rewrite there (each queued at most once per
+  // generation; the pointers are only followed while `serialized_`, i.e. no node has moved).
+  std::string min_doc_;
+  std::string max_doc_;
+  std::string date_field_;
+  int64_t date_millis_ = 0;
+  bool serialized_ = false;
+  uint32_t generation_ = 1;
+  struct Queued {
+    Node* node;
+    bool min;
+  };
+  std::vector<Queued> queued_;
+  mutable size_t memory_ = 0;  // of the nodes; 0: to be computed
+};
+
+}  // namespace hourglass::timeseries
