@@ -249,10 +249,16 @@ struct MeasurementSize {
 enum class Rollover { kNone, kTimeForward, kTimeBackward, kCount, kSize, kCachePressure, kSchema };
 }  // namespace
 
-BsonObj BuildBucketControl(BucketFieldTree& fields, std::string_view time_field, int64_t min_time) {
+BsonObj BuildBucketControl(const BucketFieldTree& fields, std::string_view time_field,
+                           int64_t min_time) {
   BsonBuilder b;
   b.AppendInt32("version", 1);
-  fields.AppendMinMax(b, time_field, min_time);
+  size_t token = b.OpenObject("min");
+  fields.AppendMin(b, time_field, min_time);
+  b.Close(token);
+  token = b.OpenObject("max");
+  fields.AppendMax(b);
+  b.Close(token);
   return b.Obj();
 }
 

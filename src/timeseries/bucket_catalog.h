@@ -72,7 +72,7 @@ struct TimeseriesCollection {
 
 // A version-1 bucket's `control` object: {version: 1, min: <the minimums of `fields` with the time
 // field replaced by the bucket start `min_time`>, max: <its maximums>}.
-bson::BsonObj BuildBucketControl(BucketFieldTree& fields, std::string_view time_field,
+bson::BsonObj BuildBucketControl(const BucketFieldTree& fields, std::string_view time_field,
                                  int64_t min_time);
 
 class WriteBatch;

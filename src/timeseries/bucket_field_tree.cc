@@ -89,10 +89,7 @@ void BucketFieldTree::UpdateMinMax(const BsonObj& doc, std::string_view skip_fie
                skip_field);
 }
 
-void BucketFieldTree::ResetMinMax() {
-  ResetMinMax(root_);
-  Invalidate();
-}
+void BucketFieldTree::ResetMinMax() { ResetMinMax(root_); }
 
 void BucketFieldTree::ResetMinMax(Node& node) {
   node.min_kind = Kind::kUnset;
@@ -101,10 +98,7 @@ void BucketFieldTree::ResetMinMax(Node& node) {
   for (Node& c : node.elements) ResetMinMax(c);
 }
 
-void BucketFieldTree::Reset() {
-  root_ = Node{};
-  Invalidate();
-}
+void BucketFieldTree::Reset() { root_ = Node{}; }
 
 bool BucketFieldTree::FieldCompatible(const Node& parent, const bson::FieldView& e,
                                       size_t* cursor) {
@@ -161,7 +155,6 @@ BucketFieldTree::Node* BucketFieldTree::FindField(Node& parent, std::string_view
 }
 
 BucketFieldTree::Node* BucketFieldTree::AddField(Node& parent, std::string_view name) {
-  Invalidate();
   auto& fields = parent.fields;
   fields.emplace_back();
   fields.back().name.assign(name);
@@ -179,7 +172,6 @@ BucketFieldTree::Node* BucketFieldTree::MoveToEnd(Node& parent, Node* node) {
   auto& fields = parent.fields;
   auto pos = fields.begin() + (node - fields.data());
   if (pos + 1 == fields.end()) return node;
-  Invalidate();
   std::rotate(pos, pos + 1, fields.end());
   if (!parent.index.empty()) {
     parent.index.clear();
@@ -212,10 +204,7 @@ void BucketFieldTree::UpdateElements(Node& parent, const char* arr, bool do_min,
                                      bool do_schema) {
   size_t i = 0;
   for (bson::FieldCursor it(arr); it.Next();) {
-    if (i == parent.elements.size()) {
-      Invalidate();
-      parent.elements.emplace_back();
-    }
+    if (i == parent.elements.size()) parent.elements.emplace_back();
     UpdateNode(parent.elements[i], it.field(), do_min, do_max, do_schema);
     ++i;
   }
@@ -251,9 +240,6 @@ void BucketFieldTree::UpdateNode(Node& node, const bson::FieldView& e, bool do_m
     auto& children = kind == Kind::kObject ? node.fields : node.elements;
     // A side that switches kind starts its subtree afresh (children of a kind left earlier could
     // otherwise leak into the output).
-    if ((update_min && node.min_kind != kind) || (update_max && node.max_kind != kind)) {
-      Invalidate();
-    }
     if (update_min && node.min_kind != kind) {
       node.min_kind = kind;
       for (Node& c : children) c.min_kind = Kind::kUnset;
@@ -271,109 +257,72 @@ void BucketFieldTree::UpdateNode(Node& node, const bson::FieldView& e, bool do_m
     return;
   }
 
-  // Whether `e` replaces what one side holds.
-  auto replaces = [&e, rank](Kind held, const std::string& value, bool is_min) {
+  auto maybe_set = [&e, t, rank](Kind& held, std::string& value, bool is_min) {
+    bool replace;
     switch (held) {
       case Kind::kUnset:
-        return true;
+        replace = true;
+        break;
       case Kind::kValue: {
         int c = CompareToStored(e, value.data());
-        return is_min ? c < 0 : c > 0;
+        replace = is_min ? c < 0 : c > 0;
+        break;
       }
       default: {
         int held_rank =
             bson::CanonicalTypeRank(held == Kind::kObject ? BsonType::kObject : BsonType::kArray);
-        return is_min ? rank < held_rank : rank > held_rank;
+        replace = is_min ? rank < held_rank : rank > held_rank;
+        break;
       }
     }
+    if (!replace) return;
+    held = Kind::kValue;
+    // Element with an empty name; resize() keeps the buffer, so a value no longer than the one
+    // before never allocates.
+    value.resize(2 + e.value_size);
+    value[0] = static_cast<char>(t);
+    value[1] = '\0';
+    std::memcpy(value.data() + 2, e.value, e.value_size);
   };
-  if (do_min && replaces(node.min_kind, node.min_value, true)) SetValue(node, e, true);
-  if (do_max && replaces(node.max_kind, node.max_value, false)) SetValue(node, e, false);
+  if (do_min) maybe_set(node.min_kind, node.min_value, true);
+  if (do_max) maybe_set(node.max_kind, node.max_value, false);
 }
 
-void BucketFieldTree::SetValue(Node& node, const bson::FieldView& e, bool min) {
-  Kind& held = min ? node.min_kind : node.max_kind;
-  std::string& value = min ? node.min_value : node.max_value;
-  if (serialized_) {
-    if (held == Kind::kValue && static_cast<BsonType>(value[0]) == e.type &&
-        value.size() == 2 + e.value_size) {
-      // Same bytes in the serialized document, other contents: rewrite them there.
-      uint32_t& queued = min ? node.queued_min : node.queued_max;
-      if (queued != generation_) {
-        queued = generation_;
-        queued_.push_back({&node, min});
-      }
-    } else {
-      Invalidate();
-    }
-  }
-  if (value.capacity() < 2 + e.value_size) memory_ = 0;
-  held = Kind::kValue;
-  // Element with an empty name; resize() keeps the buffer, so a value no longer than the one
-  // before never allocates.
-  value.resize(2 + e.value_size);
-  value[0] = static_cast<char>(e.type);
-  value[1] = '\0';
-  std::memcpy(value.data() + 2, e.value, e.value_size);
-}
-
-namespace {
-void PutInt32At(std::string& out, size_t at, uint32_t v) {
-  std::memcpy(out.data() + at, &v, 4);  // BSON is little-endian, as is every machine we build for
-}
-}  // namespace
-
-void BucketFieldTree::SerializeNode(std::string& out, std::string_view name, const Node& node,
-                                    bool min, bool record) {
+void BucketFieldTree::AppendNode(BsonBuilder& b, std::string_view name, const Node& node,
+                                 bool min) {
   switch (min ? node.min_kind : node.max_kind) {
     case Kind::kUnset:
       return;
-    case Kind::kValue: {
-      const std::string& v = min ? node.min_value : node.max_value;
-      out.push_back(v[0]);
-      out.append(name);
-      out.push_back('\0');
-      if (record) (min ? node.min_offset : node.max_offset) = static_cast<uint32_t>(out.size());
-      out.append(v, 2);
+    case Kind::kValue:
+      b.AppendElementAs(BsonElement((min ? node.min_value : node.max_value).data()), name);
+      return;
+    case Kind::kObject: {
+      size_t token = b.OpenObject(name);
+      AppendFields(b, node, min, {}, 0);
+      b.Close(token);
       return;
     }
-    case Kind::kObject:
     case Kind::kArray: {
-      const bool object = (min ? node.min_kind : node.max_kind) == Kind::kObject;
-      out.push_back(static_cast<char>(object ? BsonType::kObject : BsonType::kArray));
-      out.append(name);
-      out.push_back('\0');
-      size_t start = out.size();
-      out.append(4, '\0');
-      if (object) {
-        SerializeFields(out, node, min, record, {}, 0);
-      } else {
-        SerializeElements(out, node, min, record);
-      }
-      out.push_back('\0');
-      PutInt32At(out, start, static_cast<uint32_t>(out.size() - start));
+      size_t token = b.OpenArray(name);
+      AppendElements(b, node, min);
+      b.Close(token);
       return;
     }
   }
 }
 
-void BucketFieldTree::SerializeFields(std::string& out, const Node& parent, bool min, bool record,
-                                      std::string_view date_field, int64_t date_millis) {
+void BucketFieldTree::AppendFields(BsonBuilder& b, const Node& parent, bool min,
+                                   std::string_view date_field, int64_t date_millis) {
   for (const Node& c : parent.fields) {
     if (!date_field.empty() && c.name == date_field && c.min_kind != Kind::kUnset) {
-      out.push_back(static_cast<char>(BsonType::kDate));
-      out.append(date_field);
-      out.push_back('\0');
-      out.append(reinterpret_cast<const char*>(&date_millis), 8);
-      if (record) c.min_offset = 0;  // the replacement stays
+      b.AppendDate(date_field, date_millis);
     } else {
-      SerializeNode(out, c.name, c, min, record);
+      AppendNode(b, c.name, c, min);
     }
   }
 }
 
-void BucketFieldTree::SerializeElements(std::string& out, const Node& parent, bool min,
-                                        bool record) {
+void BucketFieldTree::AppendElements(BsonBuilder& b, const Node& parent, bool min) {
   // Positions of an array side are set as a prefix (every row sets 0..len-1), so numbering the
   // set ones consecutively reproduces their positions.
   char key[24];
@@ -382,55 +331,29 @@ void BucketFieldTree::SerializeElements(std::string& out, const Node& parent, bo
     if ((min ? c.min_kind : c.max_kind) == Kind::kUnset) continue;
     auto [end, ec] = std::to_chars(key, key + sizeof(key), i++);
     (void)ec;
-    SerializeNode(out, std::string_view(key, end - key), c, min, record);
+    AppendNode(b, std::string_view(key, end - key), c, min);
   }
 }
 
-void BucketFieldTree::SerializeDocument(std::string& out, const Node& parent, bool min, bool record,
-                                        std::string_view date_field, int64_t date_millis) {
-  out.clear();
-  out.append(4, '\0');
-  SerializeFields(out, parent, min, record, date_field, date_millis);
-  out.push_back('\0');
-  PutInt32At(out, 0, static_cast<uint32_t>(out.size()));
+void BucketFieldTree::AppendMin(BsonBuilder& b, std::string_view date_field,
+                                int64_t date_millis) const {
+  AppendFields(b, root_, /*min=*/true, date_field, date_millis);
 }
 
-void BucketFieldTree::AppendMinMax(BsonBuilder& b, std::string_view date_field,
-                                   int64_t date_millis) {
-  if (serialized_ && date_field == date_field_ && date_millis == date_millis_) {
-    for (const Queued& q : queued_) {
-      const Node& n = *q.node;
-      uint32_t offset = q.min ? n.min_offset : n.max_offset;
-      if (offset == 0) continue;
-      const std::string& v = q.min ? n.min_value : n.max_value;
-      std::memcpy((q.min ? min_doc_ : max_doc_).data() + offset, v.data() + 2, v.size() - 2);
-    }
-  } else {
-    SerializeDocument(min_doc_, root_, /*min=*/true, /*record=*/true, date_field, date_millis);
-    SerializeDocument(max_doc_, root_, /*min=*/false, /*record=*/true, {}, 0);
-    date_field_.assign(date_field);
-    date_millis_ = date_millis;
-    // A replaced date that is an object or array hides a subtree whose offsets were not recorded.
-    const Node* date = date_field.empty() ? nullptr : FindField(root_, date_field, 0);
-    serialized_ =
-        date == nullptr || date->min_kind == Kind::kUnset || date->min_kind == Kind::kValue;
-  }
-  queued_.clear();
-  ++generation_;
-  b.AppendObject("min", BsonObj(min_doc_.data()));
-  b.AppendObject("max", BsonObj(max_doc_.data()));
+void BucketFieldTree::AppendMax(BsonBuilder& b) const {
+  AppendFields(b, root_, /*min=*/false, {}, 0);
 }
 
 BsonObj BucketFieldTree::Min() const {
-  std::string out;
-  SerializeDocument(out, root_, /*min=*/true, /*record=*/false, {}, 0);
-  return BsonObj::CopyOf(out);
+  BsonBuilder b;
+  AppendFields(b, root_, /*min=*/true, {}, 0);
+  return b.Obj();
 }
 
 BsonObj BucketFieldTree::Max() const {
-  std::string out;
-  SerializeDocument(out, root_, /*min=*/false, /*record=*/false, {}, 0);
-  return BsonObj::CopyOf(out);
+  BsonBuilder b;
+  AppendMax(b);
+  return b.Obj();
 }
 
 size_t BucketFieldTree::NodeMemory(const Node& node) {
@@ -451,10 +374,6 @@ size_t BucketFieldTree::NodeMemory(const Node& node) {
   return total;
 }
 
-size_t BucketFieldTree::ApproxMemory() const {
-  if (memory_ == 0) memory_ = NodeMemory(root_);
-  return sizeof(*this) + memory_ + min_doc_.capacity() + max_doc_.capacity() +
-         queued_.capacity() * sizeof(Queued);
-}
+size_t BucketFieldTree::ApproxMemory() const { return sizeof(*this) + NodeMemory(root_); }
 
 }  // namespace hourglass::timeseries

@@ -1,7 +1,8 @@
 // BucketFieldTree: what a time-series bucket knows of its measurements' fields, one node per field
 // path — the schema behind the schema-change rollover (spec timeseries.md 4.2 item 5) and the
-// running control.min / control.max summaries (spec 3.3) — so that staging a measurement updates
-// both in one walk (MongoDB keeps them apart: bucket_catalog::Schema and MinMax in flat_bson.cpp).
+// running control.min / control.max summaries (spec 3.3) — so that staging a measurement walks
+// it once to update both (MongoDB keeps them apart: bucket_catalog::Schema and MinMax in
+// flat_bson.cpp).
 //
 // Schema, per field path: one kind — object, array, or a scalar's canonical type bracket
 // (bson::CanonicalTypeRank: int32/int64/double/decimal128 are one bracket, String and Symbol one,
@@ -38,18 +39,16 @@
 //    ResetMinMax, or below a path whose kinds disagree — moves to the end when it gets its first
 //    value, so the order is always the one a min/max fed only the same rows would have.
 //  * The time field is a field like any other; the caller overwrites control.min.<time> with the
-//    rounded bucket start (AppendMinMax's `date_field`).
+//    rounded bucket start (AppendMin's `date_field`).
 //  `skip_field` (the metaField) is ignored at the top level only, by every walk.
 //
 // Per-measurement cost: IsCompatible is one read-only walk (it also hands each top-level field to
-// the caller, which sizes the measurement in the same pass). It stays apart from Update because a
-// measurement that does not fit must leave the tree as it was: it goes to another bucket, while
-// this one's staged batch still commits with this tree's min/max. Update is one walk that updates
-// schema and min/max together, with no allocation unless a field is new or a stored value outgrows
-// its buffer (values are kept as their raw element bytes, short ones inline in the string's small
+// the caller, which sizes the measurement in the same pass); Update one walk that updates schema
+// and min/max together, with no allocation unless a field is new or a stored value outgrows its
+// buffer (values are kept as their raw element bytes, short ones inline in the string's small
 // buffer). Fields are matched in lock-step with the previous document's order; wide objects
 // (> 16 fields) get a name index for out-of-order documents. A commit serializes the tree
-// (AppendMinMax), rewriting only the values that changed since the last commit.
+// (AppendMin/AppendMax) instead of copying it.
 //
 // Not thread-safe: the bucket catalog's stripe mutex guards a bucket's tree. Copyable. Input
 // documents must be valid BSON; nothing is borrowed past a call.
@@ -122,34 +121,18 @@ class BucketFieldTree {
   // The current control.min / control.max documents ({} before the first Update).
   bson::BsonObj Min() const;
   bson::BsonObj Max() const;
-  // Appends {min: <Min()>, max: <Max()>} as two fields to `b`, with the top-level `date_field` of
-  // the min, if it has one, written as the date `date_millis` (a bucket's control.min of its
-  // time field is its rounded start). Keeps both documents serialized between calls: when only
-  // values of unchanged type and size changed since the last call (the usual commit), only those
-  // bytes are rewritten instead of the whole tree.
-  void AppendMinMax(bson::BsonBuilder& b, std::string_view date_field, int64_t date_millis);
+  // Appends the fields of Min() / Max() to `b`; AppendMin writes the top-level `date_field`, if
+  // it has a min, as the date `date_millis` instead (a bucket's control.min of its time field is
+  // its rounded start).
+  void AppendMin(bson::BsonBuilder& b, std::string_view date_field, int64_t date_millis) const;
+  void AppendMax(bson::BsonBuilder& b) const;
 
   // Forgets everything (back to the state of a default-constructed object).
   void Reset();
   bool IsEmpty() const { return root_.fields.empty(); }
 
-  // Approximate heap + inline bytes held, for the bucket catalog's memory accounting. Walks the
-  // tree only when it grew since the last call.
+  // Approximate heap + inline bytes held, for the bucket catalog's memory accounting.
   size_t ApproxMemory() const;
-
-  // Copies and moves take the tree, not its serialized documents (which point into the tree).
-  BucketFieldTree(const BucketFieldTree& o) : root_(o.root_) {}
-  BucketFieldTree& operator=(const BucketFieldTree& o) {
-    root_ = o.root_;
-    Invalidate();
-    return *this;
-  }
-  BucketFieldTree(BucketFieldTree&& o) noexcept : root_(std::move(o.root_)) {}
-  BucketFieldTree& operator=(BucketFieldTree&& o) noexcept {
-    root_ = std::move(o.root_);
-    Invalidate();
-    return *this;
-  }
 
  private:
   // What one side (min or max) of a path currently holds.
@@ -174,12 +157,6 @@ class BucketFieldTree {
     std::string max_value;
     std::vector<Node> fields;    // subfields, first-seen order
     std::vector<Node> elements;  // array positions
-    // Where the value of each side starts in the serialized min / max document (0: not there, or
-    // not to be rewritten), and the serialization generation it was last queued for rewriting in.
-    mutable uint32_t min_offset = 0;
-    mutable uint32_t max_offset = 0;
-    uint32_t queued_min = 0;
-    uint32_t queued_max = 0;
     // Name -> index into `fields`, built once `fields` grows past kIndexThreshold.
     std::unordered_map<std::string, uint32_t, NameHash, std::equal_to<>> index;
   };
@@ -194,53 +171,26 @@ class BucketFieldTree {
 
   // `doc` / `arr` point at an embedded document's bytes. The flags say which summaries the walk
   // updates below this point.
-  void UpdateFields(Node& parent, const char* doc, bool do_min, bool do_max, bool do_schema,
-                    std::string_view skip_field);
-  void UpdateElements(Node& parent, const char* arr, bool do_min, bool do_max, bool do_schema);
-  void UpdateNode(Node& node, const bson::FieldView& e, bool do_min, bool do_max, bool do_schema);
-  // Stores `e`'s value as one side of `node`, noting what the serialized documents must redo.
-  void SetValue(Node& node, const bson::FieldView& e, bool min);
+  static void UpdateFields(Node& parent, const char* doc, bool do_min, bool do_max, bool do_schema,
+                           std::string_view skip_field);
+  static void UpdateElements(Node& parent, const char* arr, bool do_min, bool do_max,
+                             bool do_schema);
+  static void UpdateNode(Node& node, const bson::FieldView& e, bool do_min, bool do_max,
+                         bool do_schema);
   static Node* FindField(Node& parent, std::string_view name, size_t cursor);
   static const Node* FindField(const Node& parent, std::string_view name, size_t cursor) {
     return FindField(const_cast<Node&>(parent), name, cursor);
   }
-  Node* AddField(Node& parent, std::string_view name);
-  Node* MoveToEnd(Node& parent, Node* node);
+  static Node* AddField(Node& parent, std::string_view name);
+  static Node* MoveToEnd(Node& parent, Node* node);
   static void ResetMinMax(Node& node);
-  // The tree's shape or a value's size changed: the next AppendMinMax serializes everything, the
-  // next ApproxMemory walks the tree.
-  void Invalidate() {
-    serialized_ = false;
-    memory_ = 0;
-  }
-  // Append `parent`'s fields (elements) on one side to `out`, a BSON document being built, and
-  // with `record` note each value's offset in the nodes (for the kept documents only).
-  static void SerializeDocument(std::string& out, const Node& parent, bool min, bool record,
-                                std::string_view date_field, int64_t date_millis);
-  static void SerializeFields(std::string& out, const Node& parent, bool min, bool record,
-                              std::string_view date_field, int64_t date_millis);
-  static void SerializeElements(std::string& out, const Node& parent, bool min, bool record);
-  static void SerializeNode(std::string& out, std::string_view name, const Node& node, bool min,
-                            bool record);
+  static void AppendFields(bson::BsonBuilder& b, const Node& parent, bool min,
+                           std::string_view date_field, int64_t date_millis);
+  static void AppendElements(bson::BsonBuilder& b, const Node& parent, bool min);
+  static void AppendNode(bson::BsonBuilder& b, std::string_view name, const Node& node, bool min);
   static size_t NodeMemory(const Node& node);
 
   Node root_;  // the top-level document; its own rank and kinds are unused
-
-  // The serialized min and max of the last AppendMinMax (valid while `serialized_`), and the
-  // nodes whose values changed in place since, to rewrite there (each queued at most once per
-  // generation; the pointers are only followed while `serialized_`, i.e. no node has moved).
-  std::string min_doc_;
-  std::string max_doc_;
-  std::string date_field_;
-  int64_t date_millis_ = 0;
-  bool serialized_ = false;
-  uint32_t generation_ = 1;
-  struct Queued {
-    Node* node;
-    bool min;
-  };
-  std::vector<Queued> queued_;
-  mutable size_t memory_ = 0;  // of the nodes; 0: to be computed
 };
 
 }  // namespace hourglass::timeseries
