@@ -738,6 +738,13 @@ void KeyStringBuilder::AppendElement(const BsonElement& e, bool descending) {
   if (descending) Complement(&bytes_, start);
 }
 
+void KeyStringBuilder::AppendDate(int64_t millis, bool descending) {
+  BsonBuilder b;
+  b.AppendDate("", millis);
+  BsonObj holder = b.Obj();
+  AppendElement(holder.FirstElement(), descending);
+}
+
 void KeyStringBuilder::AppendMissing(bool descending) {
   bytes_.push_back(static_cast<char>(descending ? static_cast<uint8_t>(~kRankNull) : kRankNull));
 }

@@ -34,6 +34,8 @@ class KeyStringBuilder {
   void AppendElement(const BsonElement& e, bool descending = false);
   // A missing field indexes as null (MongoDB behavior): identical to appending a null.
   void AppendMissing(bool descending = false);
+  // Encodes the date `millis` (as AppendElement of a Date element).
+  void AppendDate(int64_t millis, bool descending = false);
 
   const std::string& bytes() const { return bytes_; }
   std::string Release() { return std::move(bytes_); }

@@ -411,6 +411,21 @@ TEST(KeyStringTest, MissingFieldEncodesAsNull) {
   EXPECT_EQ(b.bytes(), missing);
 }
 
+TEST(KeyStringTest, AppendDateEncodesAsADateElement) {
+  for (int64_t ms : {std::numeric_limits<int64_t>::min(), int64_t{-1}, int64_t{0},
+                     int64_t{1621296000000}, std::numeric_limits<int64_t>::max()}) {
+    for (bool descending : {false, true}) {
+      BsonBuilder b;
+      b.AppendDate("t", ms);
+      BsonObj doc = b.Obj();
+      KeyStringBuilder by_element, by_date;
+      by_element.AppendElement(doc.FirstElement(), descending);
+      by_date.AppendDate(ms, descending);
+      EXPECT_EQ(by_date.bytes(), by_element.bytes()) << ms << " " << descending;
+    }
+  }
+}
+
 TEST(KeyStringTest, CompoundKeysSortByComponentWithDirections) {
   BsonObj pattern = FromJson(R"({"a": 1, "b": -1, "c.d": 1})").value();
   std::mt19937_64 rng(7);

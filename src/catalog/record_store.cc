@@ -5,6 +5,30 @@
 
 namespace hourglass::catalog {
 
+using detail::PendingMove;
+
+namespace {
+// Makes `c`'s pending move: `start()` (the first entry of the range), past `key` or to `key`, or
+// one step in the direction `forward`. False when there is no entry there.
+template <typename Start>
+StatusWith<bool> MakePendingMove(storage::Cursor& c, PendingMove move, bool forward,
+                                 std::string_view key, const Start& start) {
+  switch (move) {
+    case PendingMove::kStart:
+      return start();
+    case PendingMove::kAfter:
+      return c.SeekAfter(key, forward);
+    case PendingMove::kAt:
+      return c.Seek(key);
+    case PendingMove::kStep:
+      return forward ? c.Next() : c.Prev();
+    case PendingMove::kDone:
+      break;
+  }
+  return false;
+}
+}  // namespace
+
 RecordRange ClusteredTimeRange(uint32_t lo_seconds, uint32_t hi_seconds, bool forward) {
   return RecordRange{storage::ClusteredRecordIdLow(lo_seconds),
                      storage::ClusteredRecordIdHigh(hi_seconds), forward};
@@ -21,41 +45,29 @@ bool RecordCursor::InRange(int64_t id) const {
 }
 
 void RecordCursor::ResumeAfter(int64_t last_id) {
-  pending_ = Pending::kAfter;
-  resume_id_ = last_id;
+  pending_ = PendingMove::kAfter;
+  seek_key_ = storage::EncodeRecordId(last_id);
 }
 
 StatusWith<bool> RecordCursor::Next() {
   const bool fwd = range_.forward;
-  StatusWith<bool> more = false;
-  switch (pending_) {
-    case Pending::kDone:
-      return false;
-    case Pending::kStart:
-      if (fwd) {
-        more =
-            range_.lo ? cursor_->Seek(storage::EncodeRecordId(*range_.lo)) : cursor_->SeekFirst();
-      } else {
-        more = range_.hi ? cursor_->Seek(storage::EncodeRecordId(*range_.hi), false)
+  HG_ASSIGN_OR_RETURN(
+      bool more, MakePendingMove(*cursor_, pending_, fwd, seek_key_, [&]() -> StatusWith<bool> {
+        if (fwd) {
+          return range_.lo ? cursor_->Seek(storage::EncodeRecordId(*range_.lo))
+                           : cursor_->SeekFirst();
+        }
+        return range_.hi ? cursor_->Seek(storage::EncodeRecordId(*range_.hi), false)
                          : cursor_->SeekLast();
-      }
-      break;
-    case Pending::kAfter:
-      more = cursor_->SeekAfter(storage::EncodeRecordId(resume_id_), fwd);
-      break;
-    case Pending::kMove:
-      more = fwd ? cursor_->Next() : cursor_->Prev();
-      break;
-  }
-  HG_RETURN_IF_ERROR(more.status());
-  if (more.value()) {
+      }));
+  if (more) {
     id_ = storage::DecodeRecordId(cursor_->key());
     if (InRange(id_)) {
-      pending_ = Pending::kMove;
+      pending_ = PendingMove::kStep;
       return true;
     }
   }
-  pending_ = Pending::kDone;
+  pending_ = PendingMove::kDone;
   return false;
 }
 
@@ -63,11 +75,11 @@ StatusWith<bool> RecordCursor::SeekExact(int64_t id) {
   const std::string key = storage::EncodeRecordId(id);
   HG_ASSIGN_OR_RETURN(bool found, cursor_->Seek(key));
   if (!found || cursor_->key() != key) {
-    pending_ = Pending::kDone;
+    pending_ = PendingMove::kDone;
     return false;
   }
   id_ = id;
-  pending_ = Pending::kMove;
+  pending_ = PendingMove::kStep;
   return true;
 }
 
@@ -78,18 +90,18 @@ StatusWith<IndexCursor> IndexCursor::Open(storage::Session& s, const SecondaryIn
 
 void IndexCursor::SetBounds(IndexBounds bounds) {
   bounds_ = std::move(bounds);
-  pending_ = Pending::kStart;
+  pending_ = PendingMove::kStart;
 }
 
 void IndexCursor::ResumeAfter(std::string_view position) {
   seek_key_.assign(position);
-  pending_ = Pending::kAfter;
+  pending_ = PendingMove::kAfter;
 }
 
 void IndexCursor::SkipTo(std::string_view key) {
   invariant(bounds_.forward);
   seek_key_.assign(key);
-  pending_ = Pending::kAt;
+  pending_ = PendingMove::kAt;
 }
 
 bool IndexCursor::InBounds() const {
@@ -100,34 +112,17 @@ bool IndexCursor::InBounds() const {
 
 StatusWith<bool> IndexCursor::Next() {
   const bool fwd = bounds_.forward;
-  StatusWith<bool> more = false;
-  switch (pending_) {
-    case Pending::kDone:
-      return false;
-    case Pending::kStart:
-      if (fwd) {
-        more = bounds_.start.empty() ? cursor_->SeekFirst() : cursor_->Seek(bounds_.start);
-      } else {
+  HG_ASSIGN_OR_RETURN(
+      bool more, MakePendingMove(*cursor_, pending_, fwd, seek_key_, [&]() -> StatusWith<bool> {
+        if (fwd) return bounds_.start.empty() ? cursor_->SeekFirst() : cursor_->Seek(bounds_.start);
         // Entries of the last value carry a RecordId suffix: the last entry before `end`.
-        more = bounds_.end ? cursor_->SeekAfter(*bounds_.end, false) : cursor_->SeekLast();
-      }
-      break;
-    case Pending::kAfter:
-      more = cursor_->SeekAfter(seek_key_, fwd);
-      break;
-    case Pending::kAt:
-      more = cursor_->Seek(seek_key_);
-      break;
-    case Pending::kMove:
-      more = fwd ? cursor_->Next() : cursor_->Prev();
-      break;
-  }
-  HG_RETURN_IF_ERROR(more.status());
-  if (more.value() && InBounds()) {
-    pending_ = Pending::kMove;
+        return bounds_.end ? cursor_->SeekAfter(*bounds_.end, false) : cursor_->SeekLast();
+      }));
+  if (more && InBounds()) {
+    pending_ = PendingMove::kStep;
     return true;
   }
-  pending_ = Pending::kDone;
+  pending_ = PendingMove::kDone;
   return false;
 }
 
@@ -171,10 +166,8 @@ std::string IndexCursor::SeriesPrefix() const {
 }
 
 std::string BucketIndexStartKey(int64_t millis) {
-  bson::BsonBuilder b;
-  b.AppendDate("", millis);
   bson::KeyStringBuilder k;
-  k.AppendElement(b.Obj().FirstElement());
+  k.AppendDate(millis);
   return k.Release();
 }
 

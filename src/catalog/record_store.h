@@ -31,6 +31,12 @@
 
 namespace hourglass::catalog {
 
+namespace detail {
+// The move a cursor makes at its next Next(): to the start of its range, past a resume point,
+// to a key (SkipTo), one step on, or none (exhausted).
+enum class PendingMove { kStart, kAfter, kAt, kStep, kDone };
+}  // namespace detail
+
 // The records to read: RecordIds in [lo, hi] (nullopt: unbounded), in ascending RecordId order
 // (forward) or descending.
 struct RecordRange {
@@ -74,8 +80,8 @@ class RecordCursor {
 
   std::unique_ptr<storage::Cursor> cursor_;
   RecordRange range_;
-  enum class Pending { kStart, kAfter, kMove, kDone } pending_ = Pending::kStart;
-  int64_t resume_id_ = 0;
+  detail::PendingMove pending_ = detail::PendingMove::kStart;
+  std::string seek_key_;  // for kAfter: the encoded resume RecordId
   int64_t id_ = 0;
 };
 
@@ -128,7 +134,7 @@ class IndexCursor {
   std::unique_ptr<storage::Cursor> cursor_;
   const SecondaryIndex* idx_;
   IndexBounds bounds_;
-  enum class Pending { kStart, kAfter, kAt, kMove, kDone } pending_ = Pending::kStart;
+  detail::PendingMove pending_ = detail::PendingMove::kStart;
   std::string seek_key_;  // for kAfter and kAt
 };
 

@@ -60,11 +60,8 @@ StatusWith<int64_t> DeleteExpired(storage::KvEngine* engine, catalog::Collection
   return deleted;
 }
 std::string EncodeDate(int64_t millis, bool descending) {
-  bson::BsonBuilder b;
-  b.AppendDate("", millis);
-  BsonObj holder = b.Obj();
   bson::KeyStringBuilder k;
-  k.AppendElement(holder.FirstElement(), descending);
+  k.AppendDate(millis, descending);
   return k.Release();
 }
 
