@@ -6,6 +6,7 @@
 #include "commands/aggregate_collections.h"
 #include "commands/command_util.h"
 #include "commands/crud_util.h"
+#include "commands/write_requests.h"
 #include "pipeline/pipeline.h"
 
 namespace hourglass::commands {
@@ -22,15 +23,15 @@ Status NotExplainable(std::string_view name) {
                 "explain of " + std::string(name) + " is not supported");
 }
 
-StatusWith<BsonObj> FirstStatement(std::string_view cmd_name, const BsonObj& cmd,
-                                   std::string_view field) {
+StatusWith<BsonElement> FirstStatement(std::string_view cmd_name, const BsonObj& cmd,
+                                       std::string_view field) {
   HG_ASSIGN_OR_RETURN(auto arr, GetArray(cmd_name, cmd, field));
   if (!arr || arr->NumFields() != 1 || arr->FirstElement().type() != BsonType::kObject) {
     return Status(ErrorCode::kInvalidLength, "explain of " + std::string(cmd_name) +
                                                  " needs exactly one statement in '" +
                                                  std::string(field) + "'");
   }
-  return arr->FirstElement().Obj();
+  return arr->FirstElement();
 }
 
 }  // namespace
@@ -95,22 +96,19 @@ StatusWith<exec::ExplainRequest> ParseExplainRequest(CommandContext& ctx, const 
       r.distinct_key = std::string(*key);
     }
   } else if (k == "update") {
-    HG_ASSIGN_OR_RETURN(BsonObj stmt, FirstStatement(k, inner, "updates"));
-    HG_RETURN_IF_ERROR(CheckHintAndCollation("update.updates", stmt));
-    HG_ASSIGN_OR_RETURN(auto q, GetObject("update.updates", stmt, "q"));
-    HG_ASSIGN_OR_RETURN(bool multi, GetBool("update.updates", stmt, "multi", false));
-    HG_ASSIGN_OR_RETURN(r.upsert, GetBool("update.updates", stmt, "upsert", false));
-    r.filter = q.value_or(BsonObj());
-    r.limit = multi ? 0 : 1;
-    if (r.hint.IsEmpty()) r.hint = HintOf(stmt);
+    // The statement is parsed as the update command parses it.
+    HG_ASSIGN_OR_RETURN(BsonElement e, FirstStatement(k, inner, "updates"));
+    HG_ASSIGN_OR_RETURN(UpdateStatement stmt, ParseUpdateStatement(DocumentArray::Entry(e)));
+    r.filter = stmt.q;
+    r.limit = stmt.multi ? 0 : 1;
+    r.upsert = stmt.upsert;
+    if (r.hint.IsEmpty()) r.hint = HintOf(e.Obj());
   } else if (k == "delete") {
-    HG_ASSIGN_OR_RETURN(BsonObj stmt, FirstStatement(k, inner, "deletes"));
-    HG_RETURN_IF_ERROR(CheckHintAndCollation("delete.deletes", stmt));
-    HG_ASSIGN_OR_RETURN(auto q, GetObject("delete.deletes", stmt, "q"));
-    HG_ASSIGN_OR_RETURN(auto limit, GetInt64("delete.deletes", stmt, "limit"));
-    r.filter = q.value_or(BsonObj());
-    r.limit = limit.value_or(0) == 0 ? 0 : 1;
-    if (r.hint.IsEmpty()) r.hint = HintOf(stmt);
+    HG_ASSIGN_OR_RETURN(BsonElement e, FirstStatement(k, inner, "deletes"));
+    HG_ASSIGN_OR_RETURN(DeleteStatement stmt, ParseDeleteStatement(DocumentArray::Entry(e)));
+    r.filter = stmt.q;
+    r.limit = stmt.multi ? 0 : 1;
+    if (r.hint.IsEmpty()) r.hint = HintOf(e.Obj());
   } else if (k == "findAndModify") {
     HG_ASSIGN_OR_RETURN(auto q, GetObject(k, inner, "query"));
     HG_ASSIGN_OR_RETURN(auto s, GetObject(k, inner, "sort"));

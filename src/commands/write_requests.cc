@@ -45,6 +45,8 @@ Status ParseCollectionName(std::string_view db, WriteCommandBase* out) {
   return Status::OK();
 }
 
+}  // namespace
+
 StatusWith<UpdateStatement> ParseUpdateStatement(const DocumentArray::Entry& entry) {
   HG_ASSIGN_OR_RETURN(BsonObj doc, entry.Document("update.updates"));
   HG_RETURN_IF_ERROR(CheckKnownSubFields(
@@ -81,8 +83,6 @@ StatusWith<DeleteStatement> ParseDeleteStatement(const DocumentArray::Entry& ent
   }
   return DeleteStatement{*q, *limit == 0, doc["hint"]};
 }
-
-}  // namespace
 
 StatusWith<InsertRequest> ParseInsertRequest(const CommandRequest& request, std::string_view db) {
   InsertRequest r;

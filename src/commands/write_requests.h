@@ -64,6 +64,12 @@ struct DeleteRequest : WriteCommandBase {
   std::vector<DeleteStatement> deletes;
 };
 
+// One statement of update's `updates` / delete's `deletes` (explain parses its one statement
+// with these too). Unknown fields 40415, wrong types 14, missing q/u/limit 40414, a delete limit
+// other than 0 or 1 FailedToParse (9).
+StatusWith<UpdateStatement> ParseUpdateStatement(const DocumentArray::Entry& entry);
+StatusWith<DeleteStatement> ParseDeleteStatement(const DocumentArray::Entry& entry);
+
 // `db` is the request's $db.
 StatusWith<InsertRequest> ParseInsertRequest(const CommandRequest& request, std::string_view db);
 StatusWith<UpdateRequest> ParseUpdateRequest(const CommandRequest& request, std::string_view db);

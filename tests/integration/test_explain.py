@@ -265,6 +265,32 @@ def test_explain_parse_errors_match_the_command(db, timeseries):
         assert code == (40414 if "distinct" in cmd else 2), cmd
 
 
+@pytest.mark.parametrize("timeseries", [False, True])
+def test_explain_parses_write_statements_as_the_command_does(db, timeseries):
+    # The one update/delete statement is checked as update and delete check theirs: unknown
+    # fields 40415, a missing q, u or limit 40414, a delete limit other than 0 or 1 FailedToParse.
+    if timeseries:
+        db.create_collection("ws", timeseries={"timeField": "t", "metaField": "m"})
+    else:
+        db.create_collection("ws")
+    cases = [
+        (SON([("update", "ws"), ("updates", [{"q": {}, "u": {"$set": {"m": 1}}, "bogus": 1}])]),
+         40415),
+        (SON([("update", "ws"), ("updates", [{"q": {}}])]), 40414),
+        (SON([("update", "ws"), ("updates", [{"u": {"$set": {"m": 1}}}])]), 40414),
+        (SON([("update", "ws"), ("updates", [{"q": 1, "u": {"$set": {"m": 1}}}])]), 14),
+        (SON([("delete", "ws"), ("deletes", [{"q": {}}])]), 40414),
+        (SON([("delete", "ws"), ("deletes", [{"q": {}, "limit": 2}])]), 9),
+        (SON([("delete", "ws"), ("deletes", [{"q": {}, "limit": 0, "bogus": 1}])]), 40415),
+    ]
+    for cmd, want in cases:
+        code, _, _ = command_error(db, SON([("explain", cmd), ("verbosity", "queryPlanner")]))
+        assert code == want, cmd
+        # The command itself answers the same.
+        code, _, _ = command_error(db, cmd)
+        assert code == want, cmd
+
+
 def test_hidden_index_not_used(db):
     db.h.insert_many([{"a": i} for i in range(10)])
     db.h.create_index("a", hidden=True)
