@@ -24,12 +24,6 @@ struct ResolvedNamespace {
   std::optional<timeseries::TimeseriesCollection> timeseries;
   // A time-series view whose bucket collection is gone (dropped directly): it reads as empty.
   bool buckets_missing = false;
-
-  // A regular collection with a record table.
-  bool IsCollection() const {
-    return collection && !timeseries && collection->entry().type == "collection" &&
-           !collection->ident().empty();
-  }
 };
 
 // Resolves `nss`. A missing namespace is not an error (collection stays null); BadValue if a

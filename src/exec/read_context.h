@@ -4,10 +4,10 @@
 // sees a command, a connection or a reply.
 //
 // Thread-safety and lifetime: a plain value of borrowed pointers to process-wide, thread-safe
-// objects that outlive every read (streams and client cursors keep a copy).
+// objects (and a view of the dbpath option) that outlive every read.
 #pragma once
 
-#include <string>
+#include <string_view>
 
 namespace hourglass::storage {
 class KvEngine;
@@ -25,7 +25,7 @@ struct ReadContext {
   storage::KvEngine* engine = nullptr;
   catalog::Catalog* catalog = nullptr;
   timeseries::BucketCatalog* bucket_catalog = nullptr;  // may be null (no time-series state)
-  std::string dbpath;
+  std::string_view dbpath;  // the server options' string, which outlives every read
 };
 
 }  // namespace hourglass::exec

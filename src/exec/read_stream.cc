@@ -164,7 +164,7 @@ StatusWith<std::unique_ptr<pipeline::DocumentStream>> BuildReadStream(const Read
 
 void ApplyDiskUse(const ReadContext& rctx, std::optional<bool> allow_disk_use,
                   pipeline::PipelineContext* pctx) {
-  pipeline::ApplyMemoryParameters(allow_disk_use, pipeline::SpillDirectory(rctx.dbpath), pctx);
+  pipeline::ApplyMemoryParameters(allow_disk_use, pipeline::SpillDirectory(std::string(rctx.dbpath)), pctx);
 }
 
 }  // namespace hourglass::exec
