@@ -250,6 +250,7 @@ bool ParseArgs(int argc, char** argv, Options* o) {
     } else if (a == "--types") {
       o->types = SplitList(v);
     } else if (a == "--plan-only") {
+      if (std::string_view(v) != "0" && std::string_view(v) != "1") return false;
       o->plan_only = std::string_view(v) == "1";
     } else {
       return false;

@@ -143,6 +143,22 @@ TEST_F(RecordStoreTest, OpenFailsOnADroppedCollection) {
   EXPECT_EQ(RecordCursor::Open(*session, *coll).status().code(), ErrorCode::kNamespaceNotFound);
 }
 
+TEST_F(RecordStoreTest, IndexCursorOpenFailsOnADroppedIndex) {
+  auto coll = Create("d");
+  ASSERT_TRUE(
+      catalog_
+          ->CreateIndexes({"db", "d"},
+                          {bson::FromJson(R"({"v": 2, "key": {"a": 1}, "name": "a_1"})").value()})
+          .ok());
+  coll = catalog_->Lookup({"db", "d"});
+  const SecondaryIndex* a = coll->FindIndex("a_1");
+  ASSERT_NE(a, nullptr);
+  ASSERT_TRUE(catalog_->DropIndexes({"db", "d"}, {"a_1"}).ok());
+  auto session = engine_->NewSession();
+  // `coll` is the handle a scan started with; the index's table is gone.
+  EXPECT_EQ(IndexCursor::Open(*session, *a).status().code(), ErrorCode::kNamespaceNotFound);
+}
+
 TEST_F(RecordStoreTest, ClusteredTimeRangeSelectsObjectIdTimestamps) {
   BsonObj options = bson::FromJson("{\"clusteredIndex\": true}").value();
   auto coll = catalog_->CreateCollection({"db", "k"}, options).value();

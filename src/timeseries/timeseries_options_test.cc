@@ -667,5 +667,29 @@ TEST(TimeseriesOptionsTest, RoundingSecondsFallsBackTo60) {
   EXPECT_EQ(o.RoundingSeconds(), 86400);
 }
 
+// A time-series view's stored options are parsed once per catalog handle; an entry without
+// them (or with options that do not parse) answers BadValue, every time it is asked.
+TEST(TimeseriesOptionsTest, OptionsOfAHandleAreParsedOnceAndMissingOnesAreBadValue) {
+  auto handle = [](const char* options_json) {
+    catalog::CollectionEntry e;
+    e.nss = {"db", "v"};
+    e.type = "timeseries";
+    e.options = bson::FromJson(options_json).value();
+    return catalog::Collection(nullptr, std::move(e), 1);
+  };
+  catalog::Collection view = handle(R"({"timeseries": {"timeField": "t", "metaField": "m"}})");
+  auto first = TimeseriesOptionsOf(view);
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  EXPECT_EQ(first.value()->time_field, "t");
+  EXPECT_EQ(first.value()->meta_field, std::optional<std::string>("m"));
+  EXPECT_EQ(TimeseriesOptionsOf(view).value(), first.value());  // the same parsed object
+
+  catalog::Collection none = handle("{}");
+  EXPECT_EQ(TimeseriesOptionsOf(none).status().code(), ErrorCode::kBadValue);
+  catalog::Collection bad = handle(R"({"timeseries": {"metaField": "m"}})");
+  EXPECT_EQ(TimeseriesOptionsOf(bad).status().code(), ErrorCode::kBadValue);
+  EXPECT_EQ(TimeseriesOptionsOf(bad).status().code(), ErrorCode::kBadValue);
+}
+
 }  // namespace
 }  // namespace hourglass::timeseries
