@@ -28,12 +28,6 @@ using bson::BsonType;
 
 namespace {
 
-std::vector<BsonObj> StageList(const BsonObj& stages) {
-  std::vector<BsonObj> out;
-  for (BsonElement st : stages) out.push_back(st.Obj());
-  return out;
-}
-
 // The document $collStats produces for `nss` ({ns, host, localTime, storageStats, count}).
 StatusWith<BsonObj> CollStatsDocument(CommandContext& ctx, const catalog::NamespaceString& nss,
                                       const BsonElement& spec) {
@@ -280,27 +274,26 @@ class AggregateCommand : public Command {
       ns = nss.ns();
       const exec::ReadContext rctx = ctx.service.Read();
       HG_ASSIGN_OR_RETURN(exec::ResolvedNamespace resolved, exec::Resolve(rctx, nss));
+      std::optional<pipeline::Pipeline::LeadingMatch> leading = pipe->PopLeadingMatch();
       if (resolved.timeseries) {
         // Time-series: the read and the stages after it are planned together (rewrites).
-        BsonObj filter;
-        std::vector<BsonObj> rest = StageList(*stages);
-        if (auto leading = pipe->PopLeadingMatch()) {
-          filter = *leading;
-          rest.erase(rest.begin());
+        exec::TimeseriesReadRequest request;
+        if (leading) {
+          request.filter = leading->filter;
+          request.parsed_filter = std::move(leading->matcher);
         }
+        request.hint = HintOf(cmd);
         HG_ASSIGN_OR_RETURN(auto out,
                             exec::BuildTimeseriesRead(std::move(*resolved.timeseries), rctx.engine,
-                                                      filter, rest, pctx, BsonObj(), HintOf(cmd)));
+                                                      std::move(request), std::move(pipe)));
         const int64_t first_batch = PipelineWritesOutput(*stages) ? 101 : batch_size.value_or(101);
         return ReplyWithCursor(ctx, ns, std::move(out), first_batch, false, reply);
       }
       exec::ReadPlan plan;
       plan.hint = HintOf(cmd);
-      if (auto leading = pipe->PopLeadingMatch()) {
-        HG_ASSIGN_OR_RETURN(
-            plan.filter,
-            query::Matcher::Parse(*leading, query::ExpressionContext{pctx.now_millis, pctx.let}));
-        plan.filter_spec = *leading;
+      if (leading) {
+        plan.filter = std::move(leading->matcher);
+        plan.filter_spec = leading->filter;
         plan.expr_ctx = query::ExpressionContext{pctx.now_millis, pctx.let};
       }
       HG_ASSIGN_OR_RETURN(source, exec::BuildReadStream(rctx, resolved, std::move(plan)));
@@ -334,10 +327,13 @@ class CountCommand : public Command {
     if (resolved.timeseries) {
       // Measurements live in buckets: count them as {$count} over the read, which the
       // time-series rewrites answer from the buckets' row counts where they can.
-      HG_ASSIGN_OR_RETURN(auto stream, exec::BuildTimeseriesRead(std::move(*resolved.timeseries),
-                                                                 rctx.engine, q.value_or(BsonObj()),
-                                                                 exec::TimeseriesCountStages(cmd),
-                                                                 {}, BsonObj(), HintOf(cmd)));
+      exec::TimeseriesReadRequest request;
+      request.filter = q.value_or(BsonObj());
+      request.hint = HintOf(cmd);
+      HG_ASSIGN_OR_RETURN(
+          auto stream,
+          exec::BuildTimeseriesRead(std::move(*resolved.timeseries), rctx.engine,
+                                    std::move(request), exec::TimeseriesCountStages(cmd), {}));
       HG_ASSIGN_OR_RETURN(auto doc, stream->Next());
       reply.AppendInt32("n", doc ? static_cast<int32_t>((*doc)["n"].NumberLong()) : 0);
       return Status::OK();
@@ -406,10 +402,12 @@ class DistinctCommand : public Command {
       std::unique_ptr<pipeline::DocumentStream> stream;
       if (resolved.timeseries) {
         // Only the key's top-level field is decoded.
+        exec::TimeseriesReadRequest request;
+        request.filter = plan.filter_spec;
+        request.hint = HintOf(cmd);
         HG_ASSIGN_OR_RETURN(
-            stream, exec::BuildTimeseriesRead(*resolved.timeseries, rctx.engine, plan.filter_spec,
-                                              exec::TimeseriesDistinctStages(*key), {}, BsonObj(),
-                                              HintOf(cmd)));
+            stream, exec::BuildTimeseriesRead(*resolved.timeseries, rctx.engine, std::move(request),
+                                              exec::TimeseriesDistinctStages(*key), {}));
       } else {
         HG_ASSIGN_OR_RETURN(stream, exec::BuildReadStream(rctx, resolved, std::move(plan)));
       }

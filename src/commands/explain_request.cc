@@ -122,7 +122,7 @@ StatusWith<exec::ExplainRequest> ParseExplainRequest(CommandContext& ctx, const 
     HG_ASSIGN_OR_RETURN(auto pipe, pipeline::Pipeline::Parse(*stages, r.pctx));
     bool popped = false;
     if (auto leading = pipe->PopLeadingMatch()) {
-      r.filter = *leading;
+      r.filter = leading->filter;
       popped = true;
     }
     bool first = true;

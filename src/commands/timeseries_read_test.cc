@@ -161,6 +161,11 @@ TEST(TimeseriesReadPlanTest, ChoosesRewrites) {
     std::string rewrite = p.control_group ? "group" : p.lastpoint ? "lastpoint" : "";
     EXPECT_EQ(rewrite, c.rewrite) << c.name;
     EXPECT_EQ(p.rest.size(), c.rest) << c.name;
+    // `rest` is the new stages, then the given ones the read did not absorb.
+    EXPECT_EQ(p.rest.size(), p.prepended + Stages(c.stages).size() - p.consumed) << c.name;
+    for (size_t i = p.prepended; i < p.rest.size(); ++i) {
+      EXPECT_TRUE(p.rest[i].BinaryEqual(Stages(c.stages)[i - p.prepended + p.consumed])) << c.name;
+    }
     // With the rewrites off, nothing changes.
     exec::TimeseriesReadPlan off =
         exec::PlanTimeseriesRead(o, J(c.filter), Stages(c.stages), false);
@@ -186,7 +191,7 @@ TEST_F(TimeseriesReadTest, BoundedSortKeepsTheSortMemoryLimit) {
     pipeline::PipelineContext pctx;
     pctx.limits.sort = 200;
     pctx.allow_disk_use = disk;
-    auto stream = exec::BuildTimeseriesRead(*ts.value(), engine_.get(), BsonObj(),
+    auto stream = exec::BuildTimeseriesRead(*ts.value(), engine_.get(), {},
                                             Stages(R"([{"$sort": {"t": -1}}])"), pctx);
     ASSERT_TRUE(stream.ok()) << stream.status().ToString();
     auto docs = pipeline::DrainStream(*stream.value());

@@ -63,10 +63,14 @@ StatusWith<std::unique_ptr<pipeline::DocumentStream>> BuildReadStream(const Read
     ApplyDiskUse(rctx, plan.allow_disk_use, &pctx);  // the sort's memory limit and spilling
     pctx.now_millis = plan.expr_ctx.now_millis;
     pctx.let = plan.expr_ctx.let;
+    TimeseriesReadRequest request;
+    request.filter = plan.filter_spec;
+    if (plan.filter) request.parsed_filter = std::move(*plan.filter);
+    request.find_projection = plan.projection_spec;
+    request.hint = plan.hint;
     HG_ASSIGN_OR_RETURN(
-        stream, BuildTimeseriesRead(*ts, rctx.engine, plan.filter_spec,
-                                    TimeseriesFindStages(plan.sort, plan.skip, plan.limit), pctx,
-                                    plan.projection_spec, plan.hint));
+        stream, BuildTimeseriesRead(*ts, rctx.engine, std::move(request),
+                                    TimeseriesFindStages(plan.sort, plan.skip, plan.limit), pctx));
     plan.sort = BsonObj();
     plan.skip = 0;
     plan.limit = 0;
@@ -164,7 +168,8 @@ StatusWith<std::unique_ptr<pipeline::DocumentStream>> BuildReadStream(const Read
 
 void ApplyDiskUse(const ReadContext& rctx, std::optional<bool> allow_disk_use,
                   pipeline::PipelineContext* pctx) {
-  pipeline::ApplyMemoryParameters(allow_disk_use, pipeline::SpillDirectory(std::string(rctx.dbpath)), pctx);
+  pipeline::ApplyMemoryParameters(allow_disk_use,
+                                  pipeline::SpillDirectory(std::string(rctx.dbpath)), pctx);
 }
 
 }  // namespace hourglass::exec

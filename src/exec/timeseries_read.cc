@@ -421,7 +421,8 @@ void RegisterTimeseriesRewriteParameter() {
 TimeseriesReadPlan PlanTimeseriesRead(const timeseries::TimeseriesOptions& options,
                                       const BsonObj& filter, const std::vector<BsonObj>& stages,
                                       bool rewrites, const BsonObj& find_projection,
-                                      const query::ExpressionContext& expr_ctx) {
+                                      const query::ExpressionContext& expr_ctx,
+                                      const query::Matcher* parsed) {
   TimeseriesReadPlan plan;
   plan.filter = filter;
   plan.rest = stages;
@@ -434,8 +435,9 @@ TimeseriesReadPlan PlanTimeseriesRead(const timeseries::TimeseriesOptions& optio
   plan.scan.allow_blocks = true;
   plan.scan.filter_on_columns = true;
   const std::string& time = options.time_field;
-  auto bucket_filter =
-      timeseries::BucketFilter::Make(filter, timeseries::BucketFilterSpec::Of(options, expr_ctx));
+  const auto spec = timeseries::BucketFilterSpec::Of(options, expr_ctx);
+  auto bucket_filter = parsed != nullptr ? timeseries::BucketFilter::Make(filter, *parsed, spec)
+                                         : timeseries::BucketFilter::Make(filter, spec);
   if (!bucket_filter.ok()) return plan;             // the scan reports the error
   plan.scan.bucket_filter = bucket_filter.value();  // the scan's: the filter is parsed once
   const bool meta_only = bucket_filter.value().meta_only();
@@ -460,6 +462,7 @@ TimeseriesReadPlan PlanTimeseriesRead(const timeseries::TimeseriesOptions& optio
     if (int dir = TimeSortDirection(stages[0], time)) {
       plan.scan.sort_direction = dir;
       plan.rest.erase(plan.rest.begin());
+      plan.consumed = 1;
     } else if (first.FieldName() == "$group" && first.type() == BsonType::kObject) {
       plan.control_group = timeseries::ControlGroup::Make(first.Obj(), time, options.meta_field);
       if (plan.control_group && KeyBinsFinerThanBuckets(first.Obj()["_id"], time,
@@ -470,6 +473,8 @@ TimeseriesReadPlan PlanTimeseriesRead(const timeseries::TimeseriesOptions& optio
         plan.group_spec = first.Obj();
         plan.rest.erase(plan.rest.begin());
         plan.rest.insert(plan.rest.begin(), StageOf("$group", plan.control_group->merge_group()));
+        plan.consumed = 1;
+        plan.prepended = 1;
       }
     } else if (first.FieldName() == "$count" && first.type() == BsonType::kString) {
       BsonBuilder g;
@@ -487,6 +492,8 @@ TimeseriesReadPlan PlanTimeseriesRead(const timeseries::TimeseriesOptions& optio
         plan.rest.erase(plan.rest.begin());
         plan.rest.insert(plan.rest.begin(), StageOf("$project", p.Obj()));
         plan.rest.insert(plan.rest.begin(), StageOf("$group", plan.control_group->merge_group()));
+        plan.consumed = 1;
+        plan.prepended = 2;
       }
     }
   }
@@ -521,6 +528,7 @@ TimeseriesReadPlan PlanTimeseriesRead(const timeseries::TimeseriesOptions& optio
       plan.scan.mode = timeseries::UnpackSpec::Mode::kExclude;
       plan.scan.fields = std::move(*excluded);
       plan.rest.erase(plan.rest.begin());
+      ++plan.consumed;  // nothing was prepended on this path
       return plan;
     }
     std::vector<BsonObj> read = plan.rest;
@@ -600,24 +608,38 @@ std::vector<BsonObj> TimeseriesDistinctStages(std::string_view key) {
 }
 
 StatusWith<std::unique_ptr<pipeline::DocumentStream>> BuildTimeseriesRead(
-    timeseries::TimeseriesCollection coll, storage::KvEngine* engine, const BsonObj& filter,
-    const std::vector<BsonObj>& stages, const pipeline::PipelineContext& pctx,
-    const BsonObj& find_projection, const BsonObj& hint) {
+    timeseries::TimeseriesCollection coll, storage::KvEngine* engine, TimeseriesReadRequest request,
+    std::unique_ptr<pipeline::Pipeline> stages) {
+  const pipeline::PipelineContext& pctx = stages->context();
   // Commands without $$NOW of their own (count, distinct) pass a context without one.
   query::ExpressionContext expr_ctx = query::ExpressionContext::Now();
   if (pctx.now_millis != 0) expr_ctx.now_millis = pctx.now_millis;
   expr_ctx.let = pctx.let;
-  TimeseriesReadPlan plan = PlanTimeseriesRead(
-      coll.options, filter, stages, TimeseriesRewritesEnabled(), find_projection, expr_ctx);
-  plan.scan.hint = hint;
+  const query::Matcher* parsed = request.parsed_filter ? &*request.parsed_filter : nullptr;
+  TimeseriesReadPlan plan =
+      PlanTimeseriesRead(coll.options, request.filter, stages->SourceStages(),
+                         TimeseriesRewritesEnabled(), request.find_projection, expr_ctx, parsed);
+  plan.scan.hint = request.hint;
   plan.scan.allow_disk_use = pctx.allow_disk_use;
   plan.scan.sort_memory_limit_bytes = pctx.limits.sort;
+  plan.scan.parsed_filter = std::move(request.parsed_filter);
   HG_ASSIGN_OR_RETURN(TimeseriesReadSource src, OpenTimeseriesRead(std::move(coll), engine, plan));
-  if (plan.rest.empty()) return std::move(src.stream);
+  stages->DropLeadingSources(plan.consumed);
+  if (plan.prepended > 0) {
+    HG_RETURN_IF_ERROR(stages->Prepend(std::vector<BsonObj>(
+        plan.rest.begin(), plan.rest.begin() + static_cast<std::ptrdiff_t>(plan.prepended))));
+  }
+  if (stages->IsEmpty()) return std::move(src.stream);
+  return stages->Bind(std::move(src.stream));
+}
+
+StatusWith<std::unique_ptr<pipeline::DocumentStream>> BuildTimeseriesRead(
+    timeseries::TimeseriesCollection coll, storage::KvEngine* engine, TimeseriesReadRequest request,
+    const std::vector<BsonObj>& stages, const pipeline::PipelineContext& pctx) {
   bson::BsonArrayBuilder arr;
-  for (const BsonObj& st : plan.rest) arr.AppendObject(st);
+  for (const BsonObj& st : stages) arr.AppendObject(st);
   HG_ASSIGN_OR_RETURN(auto pipe, pipeline::Pipeline::Parse(arr.Obj(), pctx));
-  return pipe->Bind(std::move(src.stream));
+  return BuildTimeseriesRead(std::move(coll), engine, std::move(request), std::move(pipe));
 }
 
 }  // namespace hourglass::exec

@@ -38,6 +38,7 @@
 #include "bson/bson.h"
 #include "exec/timeseries_scan.h"
 #include "pipeline/pipeline.h"
+#include "query/matcher.h"
 #include "timeseries/control_group.h"
 
 namespace hourglass::exec {
@@ -56,8 +57,13 @@ struct TimeseriesReadPlan {
   // Last-point: only the newest buckets of each series are unpacked.
   bool lastpoint = false;
   bson::BsonObj lastpoint_sort;  // the $sort spec of the last-point pattern
-  // The stages to run over the source's output.
+  // The stages to run over the source's output: the first `prepended` are new (what a
+  // control-answered $group leaves to merge), then the given stages after the first `consumed`,
+  // which the read absorbed (a bounded sort, a group answered from control, a leading
+  // exclusion).
   std::vector<bson::BsonObj> rest;
+  size_t consumed = 0;
+  size_t prepended = 0;
 };
 
 // Decides the rewrites for `stages` (the pipeline after the leading $match `filter`). With
@@ -65,11 +71,14 @@ struct TimeseriesReadPlan {
 // `find_projection`: a find's projection, applied by the caller after `rest` (it only narrows
 // the columns decoded: a projection of plain 0/1 values on field names is read like a $project;
 // any other makes the whole documents needed).
+// `parsed`, when given, is `filter` parsed with `expr_ctx`: the bucket filter splits it instead
+// of parsing the filter again.
 TimeseriesReadPlan PlanTimeseriesRead(
     const timeseries::TimeseriesOptions& options, const bson::BsonObj& filter,
     const std::vector<bson::BsonObj>& stages, bool rewrites,
     const bson::BsonObj& find_projection = bson::BsonObj(),
-    const query::ExpressionContext& expr_ctx = query::ExpressionContext::Now());
+    const query::ExpressionContext& expr_ctx = query::ExpressionContext::Now(),
+    const query::Matcher* parsed = nullptr);
 
 // The source the plan's `rest` runs over, and what explain reports about it.
 struct TimeseriesReadSource {
@@ -86,13 +95,29 @@ StatusWith<TimeseriesReadSource> OpenTimeseriesRead(timeseries::TimeseriesCollec
                                                     storage::KvEngine* engine,
                                                     const TimeseriesReadPlan& plan);
 
-// Plan, open and bind the rest of the pipeline (parsed with `pctx`): the whole read. `hint` is
-// the command's hint as HintOf gives it (TimeseriesScanOptions::hint).
+// What a time-series read is asked besides its stages.
+struct TimeseriesReadRequest {
+  bson::BsonObj filter;  // on measurements (a leading $match, a find's filter); {} for none
+  // `filter` parsed with the stages' $$NOW and `let`, when the caller has it (a $match stage, a
+  // find): it is split, not parsed again.
+  std::optional<query::Matcher> parsed_filter;
+  bson::BsonObj find_projection;  // see PlanTimeseriesRead
+  bson::BsonObj hint;             // the command's hint as HintOf gives it (TimeseriesScanOptions)
+};
+
+// The whole read: plans it over `stages` (the parsed stages after the filter, planned on their
+// SourceStages()), opens the scan, takes the stages the read absorbed out of `stages`, parses
+// only the few it adds, and binds the rest over the scan. Nothing is parsed twice. Errors: the
+// filter's (BadValue...) and the added stages'.
 StatusWith<std::unique_ptr<pipeline::DocumentStream>> BuildTimeseriesRead(
-    timeseries::TimeseriesCollection coll, storage::KvEngine* engine, const bson::BsonObj& filter,
-    const std::vector<bson::BsonObj>& stages, const pipeline::PipelineContext& pctx,
-    const bson::BsonObj& find_projection = bson::BsonObj(),
-    const bson::BsonObj& hint = bson::BsonObj());
+    timeseries::TimeseriesCollection coll, storage::KvEngine* engine, TimeseriesReadRequest request,
+    std::unique_ptr<pipeline::Pipeline> stages);
+
+// The same over stage documents (find's, count's and distinct's stages below), parsed once with
+// `pctx`.
+StatusWith<std::unique_ptr<pipeline::DocumentStream>> BuildTimeseriesRead(
+    timeseries::TimeseriesCollection coll, storage::KvEngine* engine, TimeseriesReadRequest request,
+    const std::vector<bson::BsonObj>& stages, const pipeline::PipelineContext& pctx);
 
 // {name: spec}: one stage document.
 bson::BsonObj StageOf(std::string_view name, const bson::BsonObj& spec);

@@ -38,38 +38,31 @@ StatusWith<std::unique_ptr<TimeseriesScan>> TimeseriesScan::Make(
     timeseries::TimeseriesCollection coll, storage::KvEngine* engine, const BsonObj& filter,
     TimeseriesScanOptions options) {
   std::optional<timeseries::BucketFilter> planned = std::move(options.bucket_filter);
+  std::optional<query::Matcher> parsed = std::move(options.parsed_filter);
   options.bucket_filter.reset();
-  if (!planned || !options.bucket_level_filter) {
-    const auto spec = timeseries::BucketFilterSpec::Of(coll.options, options.expr_ctx);
-    HG_ASSIGN_OR_RETURN(planned, timeseries::BucketFilter::Make(
-                                     options.bucket_level_filter ? filter : BsonObj(), spec));
+  options.parsed_filter.reset();
+  const auto spec = timeseries::BucketFilterSpec::Of(coll.options, options.expr_ctx);
+  if ((!options.bucket_level_filter || !planned) && !parsed) {
+    HG_ASSIGN_OR_RETURN(parsed, query::Matcher::Parse(filter, options.expr_ctx));
+  }
+  if (!options.bucket_level_filter) {
+    HG_ASSIGN_OR_RETURN(planned, timeseries::BucketFilter::Make(BsonObj(), spec));
+  } else if (!planned) {
+    HG_ASSIGN_OR_RETURN(planned, timeseries::BucketFilter::Make(filter, *parsed, spec));
   }
   timeseries::BucketFilter bucket_filter = std::move(*planned);
   std::optional<query::Matcher> matcher;
   BsonObj event_filter;
   if (!options.bucket_level_filter) {
-    HG_ASSIGN_OR_RETURN(auto m, query::Matcher::Parse(filter, options.expr_ctx));
-    if (!m.MatchesEverything()) {
-      matcher = std::move(m);
+    if (!parsed->MatchesEverything()) {
+      matcher = std::move(parsed);
       event_filter = filter.Owned();
     }
-  } else if (!bucket_filter.meta_only()) {
+  } else if (!bucket_filter.meta_only() && !bucket_filter.residual().MatchesEverything()) {
     // Top-level conjuncts on the meta field are decided exactly per bucket (MayMatch tests them
     // on `meta`), so the per-measurement filter is only the rest.
-    BsonObj residual = filter;
-    if (coll.options.meta_field && !bucket_filter.meta_filter().IsEmpty()) {
-      const std::string& m = *coll.options.meta_field;
-      bson::BsonBuilder b;
-      for (BsonElement e : filter) {
-        if (!query::PathStartsWith(e.FieldName(), m)) b.AppendElement(e);
-      }
-      residual = b.Obj();
-    }
-    HG_ASSIGN_OR_RETURN(auto m, query::Matcher::Parse(residual, options.expr_ctx));
-    if (!m.MatchesEverything()) {
-      matcher = std::move(m);
-      event_filter = residual.Owned();
-    }
+    matcher = bucket_filter.residual();
+    event_filter = bucket_filter.residual_filter();
   }
   std::optional<query::Matcher> meta_matcher;
   // A hidden series index serves no read.
@@ -79,9 +72,8 @@ StatusWith<std::unique_ptr<TimeseriesScan>> TimeseriesScan::Make(
   const bool natural = !options.hint.IsEmpty() &&
                        options.hint.FirstElement().type() == bson::BsonType::kObject &&
                        options.hint.FirstElement().Obj().FirstElement().FieldName() == "$natural";
-  if (series_usable && !natural && !bucket_filter.meta_filter().IsEmpty()) {
-    HG_ASSIGN_OR_RETURN(auto mm, query::Matcher::Parse(bucket_filter.meta_filter()));
-    meta_matcher = std::move(mm);
+  if (series_usable && !natural && bucket_filter.meta_matcher() != nullptr) {
+    meta_matcher = *bucket_filter.meta_matcher();
   }
   auto scan = std::unique_ptr<TimeseriesScan>(new TimeseriesScan(
       std::move(coll), engine, std::move(bucket_filter), std::move(matcher), std::move(options)));

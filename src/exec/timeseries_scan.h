@@ -88,6 +88,9 @@ struct TimeseriesScanOptions {
   // The bucket filter of the scan's filter, when the read's planner already made it (with the
   // collection's options and expr_ctx): the scan takes it instead of parsing the filter again.
   std::optional<timeseries::BucketFilter> bucket_filter;
+  // The scan's filter parsed with expr_ctx, when the caller already has it (a $match stage, a
+  // find's filter): without bucket-level filters the scan tests it as it is.
+  std::optional<query::Matcher> parsed_filter;
 };
 
 // What one scan did, for explain's executionStats.

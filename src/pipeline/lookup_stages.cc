@@ -395,7 +395,7 @@ Status ParseLookupStage(const BsonElement& spec, const PipelineContext& ctx, Sta
                         Pipeline::Parse(*s->sub_pipeline, s->let ? s->let->SubContext(ctx) : ctx));
     if (!s->let) {
       // Nothing in it depends on the input document: its leading $match goes to the read.
-      if (auto leading = s->sub->PopLeadingMatch()) s->foreign_filter = leading->Owned();
+      if (auto leading = s->sub->PopLeadingMatch()) s->foreign_filter = leading->filter.Owned();
     } else if (!s->local_field) {
       s->expr_eq = FindExprEquality(*s->sub_pipeline, s->let->names());
     }
@@ -472,7 +472,7 @@ Status ParseUnionWithStage(const BsonElement& spec, const PipelineContext& ctx, 
         }
         HG_RETURN_IF_ERROR(CheckSubPipeline(e.Obj(), "$unionWith", 31441));
         HG_ASSIGN_OR_RETURN(s->sub, Pipeline::Parse(e.Obj(), ctx));
-        if (auto leading = s->sub->PopLeadingMatch()) s->filter = leading->Owned();
+        if (auto leading = s->sub->PopLeadingMatch()) s->filter = leading->filter.Owned();
         starts_with_documents =
             !e.Obj().IsEmpty() && e.Obj().FirstElement().type() == BsonType::kObject &&
             e.Obj().FirstElement().Obj().FirstElement().FieldName() == "$documents";

@@ -1,5 +1,6 @@
 #include "pipeline/pipeline.h"
 
+#include <algorithm>
 #include <string>
 #include <unordered_map>
 
@@ -84,41 +85,48 @@ StatusWith<std::unique_ptr<Pipeline>> Pipeline::Parse(const BsonObj& stages_arra
                                                       const PipelineContext& ctx) {
   std::unique_ptr<Pipeline> p(new Pipeline());
   p->ctx_ = ctx;
-  bool first = true;
-  int stage_index = 0;
-  for (const auto& stage_elem : stages_array) {
-    if (stage_elem.type() != BsonType::kObject) {
-      return Status(ErrorCode::kTypeMismatch,
-                    "Each element of the 'pipeline' array must be an object");
-    }
-    BsonObj stage = stage_elem.Obj();
-    if (stage.NumFields() != 1) {
-      return PipelineError(40323,
-                           "A pipeline stage specification object must contain exactly one field.");
-    }
-    BsonElement spec = stage.FirstElement();
-    std::string_view name = spec.FieldName();
-    const auto& table = StageTable();
-    auto it = table.find(name);
-    if (it == table.end()) {
-      if (IsKnownUnsupportedStage(name)) {
-        return Status(ErrorCode::kCommandNotSupported, std::string(name) + " is not supported yet");
-      }
-      return PipelineError(40324, "Unrecognized pipeline stage name: '" + std::string(name) + "'");
-    }
-    if (name == "$documents" && !first) {
-      return PipelineError(40602, "$documents is only valid as the first stage in a pipeline");
-    }
-    HG_RETURN_IF_ERROR(it->second(spec, ctx, &p->stages_));
-    first = false;
-    ++stage_index;
-    if ((name == "$out" || name == "$merge") && stage_index < stages_array.NumFields()) {
-      return PipelineError(40601,
-                           std::string(name) + " can only be the final stage in the pipeline");
-    }
+  // One owned copy of the stage documents, which SourceStages() views.
+  auto buffer = std::make_shared<const std::string>(stages_array.bytes());
+  const BsonObj owned(buffer);
+  const int count = owned.NumFields();
+  int index = 0;
+  for (const auto& stage_elem : owned) {
+    HG_RETURN_IF_ERROR(p->ParseStage(stage_elem, index++, count));
+    p->sources_.emplace_back(buffer, stage_elem.value());
   }
   CoalesceSortLimit(&p->stages_);
   return p;
+}
+
+Status Pipeline::ParseStage(const BsonElement& stage_elem, int index, int count) {
+  if (stage_elem.type() != BsonType::kObject) {
+    return Status(ErrorCode::kTypeMismatch,
+                  "Each element of the 'pipeline' array must be an object");
+  }
+  BsonObj stage = stage_elem.Obj();
+  if (stage.NumFields() != 1) {
+    return PipelineError(40323,
+                         "A pipeline stage specification object must contain exactly one field.");
+  }
+  BsonElement spec = stage.FirstElement();
+  std::string_view name = spec.FieldName();
+  const auto& table = StageTable();
+  auto it = table.find(name);
+  if (it == table.end()) {
+    if (IsKnownUnsupportedStage(name)) {
+      return Status(ErrorCode::kCommandNotSupported, std::string(name) + " is not supported yet");
+    }
+    return PipelineError(40324, "Unrecognized pipeline stage name: '" + std::string(name) + "'");
+  }
+  if (name == "$documents" && index > 0) {
+    return PipelineError(40602, "$documents is only valid as the first stage in a pipeline");
+  }
+  HG_RETURN_IF_ERROR(it->second(spec, ctx_, &stages_));
+  origins_.resize(stages_.size(), sources_.size());
+  if ((name == "$out" || name == "$merge") && index + 1 < count) {
+    return PipelineError(40601, std::string(name) + " can only be the final stage in the pipeline");
+  }
+  return Status::OK();
 }
 
 std::unique_ptr<Pipeline> Pipeline::ForFind(std::optional<query::SortPattern> sort, int64_t skip,
@@ -132,13 +140,45 @@ std::unique_ptr<Pipeline> Pipeline::ForFind(std::optional<query::SortPattern> so
   return p;
 }
 
-std::optional<BsonObj> Pipeline::PopLeadingMatch() {
+std::optional<Pipeline::LeadingMatch> Pipeline::PopLeadingMatch() {
   if (stages_.empty()) return std::nullopt;
-  const BsonObj* filter = PushableMatchFilter(*stages_.front());
-  if (filter == nullptr) return std::nullopt;
-  BsonObj out = *filter;
-  stages_.erase(stages_.begin());
+  std::optional<LeadingMatch> out = PushableMatch(*stages_.front());
+  if (!out) return std::nullopt;
+  if (sources_.empty()) {
+    stages_.erase(stages_.begin());
+  } else {
+    DropLeadingSources(1);  // a $match is one stage of its own
+  }
   return out;
+}
+
+void Pipeline::DropLeadingSources(size_t n) {
+  n = std::min(n, sources_.size());
+  size_t dropped = 0;
+  while (dropped < origins_.size() && origins_[dropped] < n) ++dropped;
+  stages_.erase(stages_.begin(), stages_.begin() + dropped);
+  origins_.erase(origins_.begin(), origins_.begin() + dropped);
+  for (size_t& o : origins_) o -= n;
+  sources_.erase(sources_.begin(), sources_.begin() + n);
+}
+
+Status Pipeline::Prepend(const std::vector<BsonObj>& stages) {
+  Pipeline front;
+  front.ctx_ = ctx_;
+  const int count = static_cast<int>(stages.size() + sources_.size());
+  for (size_t i = 0; i < stages.size(); ++i) {
+    bson::BsonBuilder holder;  // the stage document as an element, as Parse reads it
+    holder.AppendObject("0", stages[i]);
+    BsonObj h = holder.Obj();
+    HG_RETURN_IF_ERROR(front.ParseStage(h.FirstElement(), static_cast<int>(i), count));
+    front.sources_.push_back(stages[i].Owned());
+  }
+  for (size_t& o : origins_) o += stages.size();
+  stages_.insert(stages_.begin(), front.stages_.begin(), front.stages_.end());
+  origins_.insert(origins_.begin(), front.origins_.begin(), front.origins_.end());
+  sources_.insert(sources_.begin(), front.sources_.begin(), front.sources_.end());
+  CoalesceSortLimit(&stages_);
+  return Status::OK();
 }
 
 std::unique_ptr<DocumentStream> Pipeline::Bind(std::unique_ptr<DocumentStream> source) const {

@@ -28,6 +28,7 @@
 #include "base/status.h"
 #include "bson/bson.h"
 #include "query/expression_hooks.h"
+#include "query/matcher.h"
 #include "query/sort.h"
 
 namespace hourglass::pipeline {
@@ -139,9 +140,24 @@ class Pipeline {
   static std::unique_ptr<Pipeline> ForFind(std::optional<query::SortPattern> sort, int64_t skip,
                                            int64_t limit, const PipelineContext& ctx);
 
-  // If the first stage is a $match, removes it and returns its filter, for the caller to push
-  // into the collection scan (parsed with this pipeline's $$NOW); else nullopt.
-  std::optional<bson::BsonObj> PopLeadingMatch();
+  // A leading $match handed to the caller's scan: its filter and the filter parsed (with this
+  // pipeline's $$NOW and `let`), so the scan need not parse it again.
+  struct LeadingMatch {
+    bson::BsonObj filter;
+    query::Matcher matcher;
+  };
+  // If the first stage is a $match, removes it and returns it; else nullopt.
+  std::optional<LeadingMatch> PopLeadingMatch();
+
+  // The stage documents ({"$name": spec}) the stages were parsed from, in order, owned by the
+  // pipeline: what a planner reads to decide which stages its source absorbs. A stage document
+  // that parses into several stages ($sortByCount, $bucket) is one entry. Empty for ForFind.
+  const std::vector<bson::BsonObj>& SourceStages() const { return sources_; }
+  // Removes the stages parsed from the first `n` entries of SourceStages(), and those entries.
+  void DropLeadingSources(size_t n);
+  // Parses `stages` (stage documents) with this pipeline's context and puts them in front, as
+  // the first entries of SourceStages(). Errors: Parse's.
+  Status Prepend(const std::vector<bson::BsonObj>& stages);
 
   // Connects the pipeline to its source and returns the output stream. Stages that produce
   // their own input ($documents) ignore the source.
@@ -156,8 +172,13 @@ class Pipeline {
 
  private:
   Pipeline() = default;
+  // Parses one stage document (its position `index` among `count`) onto stages_.
+  Status ParseStage(const bson::BsonElement& stage_elem, int index, int count);
   PipelineContext ctx_;
   std::vector<std::shared_ptr<const Stage>> stages_;
+  // For each stage, the index of its entry in sources_ (empty for ForFind).
+  std::vector<size_t> origins_;
+  std::vector<bson::BsonObj> sources_;
 };
 
 // Drains `stream` into a vector (stopping at the first error).

@@ -335,6 +335,38 @@ TEST(PipelineTest, MemoryLimitWithoutDiskUse) {
   EXPECT_EQ(ToJson(r.value()), R"([{ "k" : 99 }])");
 }
 
+TEST(PipelineTest, SourceStagesDropAndPrepend) {
+  auto p = Pipeline::Parse(Json(R"({"p": [{"$sortByCount": "$k"}, {"$skip": 1},
+                                           {"$project": {"_id": 1}}]})")["p"]
+                               .Obj(),
+                           PipelineContext());
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  Pipeline& pipe = *p.value();
+  // $sortByCount parses into two stages but is one source stage.
+  EXPECT_EQ(pipe.NumStages(), 4u);
+  ASSERT_EQ(pipe.SourceStages().size(), 3u);
+  EXPECT_EQ(pipe.SourceStages()[1].ToJson(), R"({ "$skip" : 1 })");
+  pipe.DropLeadingSources(1);  // both stages of $sortByCount go
+  EXPECT_EQ(pipe.NumStages(), 2u);
+  ASSERT_EQ(pipe.SourceStages().size(), 2u);
+  EXPECT_EQ(pipe.SourceStages()[0].ToJson(), R"({ "$skip" : 1 })");
+  ASSERT_TRUE(pipe.Prepend({Json(R"({"$group": {"_id": "$k", "count": {"$sum": 1}}})"),
+                            Json(R"({"$sort": {"_id": 1}})")})
+                  .ok());
+  ASSERT_EQ(pipe.SourceStages().size(), 4u);
+  EXPECT_EQ(pipe.SourceStages()[1].ToJson(), R"({ "$sort" : { "_id" : 1 } })");
+  auto out = pipe.RunOver(Docs(R"([{"k": "b"}, {"k": "a"}, {"k": "b"}, {"k": "c"}])"));
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_EQ(ToJson(out.value()), R"([{ "_id" : "b" }, { "_id" : "c" }])");
+  // Dropping the prepended ones leaves the original tail.
+  pipe.DropLeadingSources(2);
+  auto tail = pipe.RunOver(Docs(R"([{"_id": 1}, {"_id": 2}])"));
+  ASSERT_TRUE(tail.ok());
+  EXPECT_EQ(ToJson(tail.value()), R"([{ "_id" : 2 }])");
+  // A stage that fails to parse is refused with Parse's code.
+  EXPECT_EQ(pipe.Prepend({Json(R"({"$nope": 1})")}).code(), LocationCode(40324));
+}
+
 TEST(PipelineTest, PopLeadingMatchAndBind) {
   auto p =
       Pipeline::Parse(Json(R"({"p": [{"$match": {"a": 1}}, {"$project": {"a": 1}}]})")["p"].Obj(),
@@ -342,8 +374,13 @@ TEST(PipelineTest, PopLeadingMatchAndBind) {
   ASSERT_TRUE(p.ok());
   auto filter = p.value()->PopLeadingMatch();
   ASSERT_TRUE(filter.has_value());
-  EXPECT_EQ(filter->ToJson(), R"({ "a" : 1 })");
+  EXPECT_EQ(filter->filter.ToJson(), R"({ "a" : 1 })");
+  // The filter comes parsed.
+  EXPECT_TRUE(filter->matcher.Matches(Json(R"({"a": 1})")));
+  EXPECT_FALSE(filter->matcher.Matches(Json(R"({"a": 2})")));
   EXPECT_EQ(p.value()->NumStages(), 1u);
+  ASSERT_EQ(p.value()->SourceStages().size(), 1u);
+  EXPECT_EQ(p.value()->SourceStages()[0].ToJson(), R"({ "$project" : { "a" : 1 } })");
   EXPECT_FALSE(p.value()->PopLeadingMatch().has_value());
   // The stream outlives the Pipeline object.
   auto stream = p.value()->Bind(

@@ -122,8 +122,8 @@ class StageLet {
   std::shared_ptr<query::LetVariables> vars_;  // outer_'s names, then these
 };
 
-// The filter of a $match stage, or nullptr if `stage` is not a pushable $match.
-const bson::BsonObj* PushableMatchFilter(const Stage& stage);
+// The filter of a $match stage and its parse, or nullopt if `stage` is not a pushable $match.
+std::optional<Pipeline::LeadingMatch> PushableMatch(const Stage& stage);
 
 // Writes `v` at dotted `path` inside `doc` (creating sub-documents, replacing non-objects),
 // keeping the field's position when it exists; a missing `v` removes the field.

@@ -35,7 +35,7 @@ class MatchStage : public Stage {
       : filter_(std::move(filter)), matcher_(std::move(matcher)) {}
   std::string_view name() const override { return "$match"; }
   // The query layer runs every filter, $expr included (through query_hooks.cc).
-  const BsonObj* pushable_filter() const { return &filter_; }
+  Pipeline::LeadingMatch pushable() const { return {filter_, matcher_}; }
 
   StatusWith<bool> Matches(const BsonObj& doc) const { return matcher_.Evaluate(doc); }
 
@@ -465,9 +465,9 @@ class FacetStage : public Stage {
 
 }  // namespace
 
-const BsonObj* PushableMatchFilter(const Stage& stage) {
-  if (stage.name() != "$match") return nullptr;
-  return static_cast<const MatchStage&>(stage).pushable_filter();
+std::optional<Pipeline::LeadingMatch> PushableMatch(const Stage& stage) {
+  if (stage.name() != "$match") return std::nullopt;
+  return static_cast<const MatchStage&>(stage).pushable();
 }
 
 Status ParseMatchStage(const BsonElement& spec, const PipelineContext& ctx, StageList* out) {

@@ -913,7 +913,11 @@ StatusWith<ElemPredPtr> ParseOperatorObject(const BsonObj& ops, int depth) {
   return ElemPredPtr(std::make_shared<AndPred>(std::move(parts)));
 }
 
-StatusWith<DocNodePtr> ParseFilterNode(const BsonObj& filter, int depth, const FilterScope& scope) {
+namespace {
+
+// The clauses of `filter`, one per top-level element except $comment, in order.
+StatusWith<std::vector<DocNodePtr>> ParseFilterClauses(const BsonObj& filter, int depth,
+                                                       const FilterScope& scope) {
   if (depth > kMaxDepth) return BadValue("exceeded depth limit of 100 when parsing the filter");
   std::vector<DocNodePtr> clauses;
   for (const BsonElement& e : filter) {
@@ -961,8 +965,20 @@ StatusWith<DocNodePtr> ParseFilterNode(const BsonObj& filter, int depth, const F
     HG_ASSIGN_OR_RETURN(ElemPredPtr pred, ParsePathValue(e, depth));
     clauses.push_back(Lower(SplitPath(name), pred));
   }
+  return clauses;
+}
+
+// The AND of `clauses`.
+DocNodePtr AndOf(std::vector<DocNodePtr> clauses) {
   if (clauses.size() == 1) return clauses[0];
-  return DocNodePtr(std::make_shared<LogicNode>(LogicOp::kAnd, std::move(clauses)));
+  return std::make_shared<LogicNode>(LogicOp::kAnd, std::move(clauses));
+}
+
+}  // namespace
+
+StatusWith<DocNodePtr> ParseFilterNode(const BsonObj& filter, int depth, const FilterScope& scope) {
+  HG_ASSIGN_OR_RETURN(std::vector<DocNodePtr> clauses, ParseFilterClauses(filter, depth, scope));
+  return AndOf(std::move(clauses));
 }
 
 // ---- Matcher / ElementMatcher ----
@@ -970,6 +986,8 @@ StatusWith<DocNodePtr> ParseFilterNode(const BsonObj& filter, int depth, const F
 struct Matcher::State {
   BsonObj filter;  // owns the bytes the tree borrows
   DocNodePtr root;
+  // The top-level clauses whose AND is `root`, one per element of `filter` except $comment.
+  std::vector<DocNodePtr> clauses;
   bool everything = false;
 };
 
@@ -983,11 +1001,25 @@ StatusWith<Matcher> Matcher::Parse(const BsonObj& filter, const ExpressionContex
   FilterScope scope;
   scope.top_level = true;
   scope.expr_ctx = ctx;
-  HG_ASSIGN_OR_RETURN(state->root, ParseFilterNode(state->filter, 0, scope));
-  state->everything = true;
-  for (const BsonElement& e : state->filter) {
-    if (e.FieldName() != "$comment") state->everything = false;
+  HG_ASSIGN_OR_RETURN(state->clauses, ParseFilterClauses(state->filter, 0, scope));
+  state->root = AndOf(state->clauses);
+  state->everything = state->clauses.empty();
+  Matcher m;
+  m.state_ = std::move(state);
+  return m;
+}
+
+Matcher Matcher::Without(const std::function<bool(const BsonElement&)>& drop) const {
+  auto state = std::make_shared<State>();
+  state->filter = state_->filter;
+  size_t i = 0;
+  for (const BsonElement& e : state_->filter) {
+    if (e.FieldName() == "$comment") continue;
+    if (!drop(e)) state->clauses.push_back(state_->clauses[i]);
+    ++i;
   }
+  state->root = AndOf(state->clauses);
+  state->everything = state->clauses.empty();
   Matcher m;
   m.state_ = std::move(state);
   return m;

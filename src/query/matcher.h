@@ -6,6 +6,7 @@
 // almost everything; see each function).
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -61,6 +62,10 @@ class Matcher {
                                           const FieldPath& array_path) const;
   // True for the empty filter {} (and filters made only of $comment).
   bool MatchesEverything() const;
+  // The filter without the top-level elements `drop` selects ($comment is never offered), as
+  // the AND of the remaining clauses of this one's parsed tree: a part of a filter, without
+  // parsing it again.
+  Matcher Without(const std::function<bool(const bson::BsonElement&)>& drop) const;
   // When the filter is a conjunction (implicit or $and) of conjuncts that each read one
   // top-level field ({a: 1}, {"a.b": {$ne: 2}}, an $or whose clauses all read `a`; not $expr,
   // $where or $jsonSchema), those conjuncts, whose AND is the filter; nullopt otherwise.

@@ -553,6 +553,34 @@ TEST(MatcherTest, ExtractEqualityDocument) {
 namespace hourglass::query {
 namespace {
 
+TEST(MatcherTest, WithoutDropsTopLevelClausesOfTheParsedFilter) {
+  auto m = Matcher::Parse(J(R"({"tags.host": "a", "$comment": "c", "v": {"$gt": 5},
+                                "$or": [{"w": 1}, {"tags.host": "b"}]})"));
+  ASSERT_TRUE(m.ok());
+  std::vector<std::string> offered;
+  Matcher rest = m.value().Without([&](const bson::BsonElement& e) {
+    offered.emplace_back(e.FieldName());
+    return PathStartsWith(e.FieldName(), "tags");
+  });
+  // $comment is never offered; the others are, in order.
+  EXPECT_EQ(offered, (std::vector<std::string>{"tags.host", "v", "$or"}));
+  // The host test is gone, the others remain.
+  EXPECT_TRUE(rest.Matches(J(R"({"tags": {"host": "z"}, "v": 6, "w": 1})")));
+  EXPECT_FALSE(m.value().Matches(J(R"({"tags": {"host": "z"}, "v": 6, "w": 1})")));
+  EXPECT_FALSE(rest.Matches(J(R"({"tags": {"host": "a"}, "v": 5, "w": 1})")));
+  EXPECT_FALSE(rest.Matches(J(R"({"v": 6, "w": 2})")));
+  EXPECT_FALSE(rest.MatchesEverything());
+  // Dropping every clause leaves a filter that matches everything.
+  Matcher none = m.value().Without([](const bson::BsonElement&) { return true; });
+  EXPECT_TRUE(none.MatchesEverything());
+  EXPECT_TRUE(none.Matches(J(R"({"v": 0})")));
+  // A single remaining clause works as the whole filter's clause did.
+  Matcher v_only =
+      m.value().Without([](const bson::BsonElement& e) { return e.FieldName() != "v"; });
+  EXPECT_TRUE(v_only.Matches(J(R"({"v": [1, 7]})")));
+  EXPECT_FALSE(v_only.Matches(J(R"({"v": 5})")));
+}
+
 TEST(MatcherTest, FieldConjunctsOnlyForTestsOfTopLevelFields) {
   auto conjuncts = [](const char* filter) {
     auto m = Matcher::Parse(J(filter));

@@ -444,6 +444,8 @@ struct BucketFilter::State {
   BsonObj filter;  // owned; kCmp operands point into it
   BsonObj meta_filter;
   std::optional<query::Matcher> meta_matcher;
+  std::optional<query::Matcher> residual;  // the parsed filter, or its part off the meta field
+  BsonObj residual_filter;
   Pred control;
   std::vector<BsonObj> meta_conjuncts;  // for ToBson
   bool meta_only = true;
@@ -495,9 +497,12 @@ struct BucketFilter::State {
 };
 
 StatusWith<BucketFilter> BucketFilter::Make(const BsonObj& filter, const BucketFilterSpec& spec) {
-  auto parsed = query::Matcher::Parse(filter, spec.expr_ctx);
-  if (!parsed.ok()) return parsed.status();
+  HG_ASSIGN_OR_RETURN(query::Matcher parsed, query::Matcher::Parse(filter, spec.expr_ctx));
+  return Make(filter, parsed, spec);
+}
 
+StatusWith<BucketFilter> BucketFilter::Make(const BsonObj& filter, const query::Matcher& parsed,
+                                            const BucketFilterSpec& spec) {
   auto state = std::make_shared<State>();
   state->spec = spec;
   state->filter = filter.Owned();
@@ -545,6 +550,19 @@ StatusWith<BucketFilter> BucketFilter::Make(const BsonObj& filter, const BucketF
     auto m = query::Matcher::Parse(state->meta_filter);
     if (!m.ok()) return m.status();
     state->meta_matcher = std::move(m).value();
+  }
+  // The residual drops what MayMatch decides exactly: the top-level elements on the meta field.
+  state->residual = parsed;
+  state->residual_filter = state->filter;
+  if (state->meta_matcher && !state->meta_only) {
+    const std::string& meta = *spec.meta_field;
+    auto on_meta = [&](const BsonElement& e) { return query::PathStartsWith(e.FieldName(), meta); };
+    state->residual = parsed.Without(on_meta);
+    BsonBuilder b;
+    for (BsonElement e : state->filter) {
+      if (!on_meta(e)) b.AppendElement(e);
+    }
+    state->residual_filter = b.Obj();
   }
 
   BucketFilter out;
@@ -611,6 +629,11 @@ std::optional<int64_t> BucketFilter::min_time_millis() const { return state_->mi
 std::optional<int64_t> BucketFilter::max_time_millis() const { return state_->max_time; }
 bool BucketFilter::meta_only() const { return state_->meta_only; }
 const BsonObj& BucketFilter::meta_filter() const { return state_->meta_filter; }
+const query::Matcher* BucketFilter::meta_matcher() const {
+  return state_->meta_matcher ? &*state_->meta_matcher : nullptr;
+}
+const query::Matcher& BucketFilter::residual() const { return *state_->residual; }
+const BsonObj& BucketFilter::residual_filter() const { return state_->residual_filter; }
 
 BsonObj BucketFilter::ToBson() const {
   const State& s = *state_;

@@ -27,6 +27,7 @@
 #include "base/status.h"
 #include "bson/bson.h"
 #include "query/expression_hooks.h"
+#include "query/matcher.h"
 #include "timeseries/timeseries_options.h"
 
 namespace hourglass::timeseries {
@@ -55,6 +56,10 @@ class BucketFilter {
   // Never fails for valid filters: parts that cannot be pushed down are simply left to the event
   // filter. Returns query::Matcher::Parse's error (BadValue, ...) for an invalid filter.
   static StatusWith<BucketFilter> Make(const bson::BsonObj& filter, const BucketFilterSpec& spec);
+  // The same for a filter the caller has parsed (`parsed`, with spec.expr_ctx): its tree is
+  // split, not parsed again.
+  static StatusWith<BucketFilter> Make(const bson::BsonObj& filter, const query::Matcher& parsed,
+                                       const BucketFilterSpec& spec);
 
   // False only if no measurement of `bucket` can match the filter. A bucket whose control or
   // min/max objects are missing is always kept.
@@ -84,6 +89,14 @@ class BucketFilter {
   // The top-level conjuncts on the meta field, renamed M -> meta, as a filter to apply to bucket
   // documents with query::Matcher; {} if none.
   const bson::BsonObj& meta_filter() const;
+  // meta_filter() parsed; nullptr when it is {}.
+  const query::Matcher* meta_matcher() const;
+
+  // The filter without its top-level conjuncts on the meta field when there are such (they are
+  // decided exactly per bucket by MayMatch), else the whole filter: what each measurement of a
+  // kept bucket must still pass. The matcher shares the filter's parsed tree.
+  const query::Matcher& residual() const;
+  const bson::BsonObj& residual_filter() const;
 
   // A description of the whole bucket-level predicate in MongoDB's explain style, e.g.
   // {$and: [{meta: "a"}, {"control.max.temp": {$_internalExprGt: 5}}]}; {} if nothing is pushed.
