@@ -19,7 +19,8 @@ deps:
 release: deps
 	cmake -S . -B $(RELEASE_DIR) -G Ninja -DCMAKE_BUILD_TYPE=Release -DHG_BUILD_TESTS=OFF \
 	  -DHG_BUILD_BENCH=ON >/dev/null
-	ninja -C $(RELEASE_DIR) -j $(JOBS) hourglassd wire_bench ts_bench tsbs_queries index_bench
+	ninja -C $(RELEASE_DIR) -j $(JOBS) hourglassd wire_bench ts_bench tsbs_queries index_bench \
+	  plan_bench
 
 run: release
 	mkdir -p data

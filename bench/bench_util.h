@@ -1,4 +1,5 @@
-// Helpers shared by the benchmark programs (ts_bench, tsbs_queries, index_bench, wire_bench).
+// Helpers shared by the benchmark programs that talk to a server through libmongoc (ts_bench,
+// tsbs_queries, index_bench, wire_bench), with those of bench_args.h.
 #pragma once
 
 #include <mongoc/mongoc.h>
@@ -11,6 +12,8 @@
 #include <string_view>
 #include <vector>
 
+#include "bench_args.h"
+
 namespace hourglass::bench {
 
 // Runs `cmd` on `db`; prints the error unless `quiet`. `reply` may be null.
@@ -22,39 +25,6 @@ inline bool RunCommand(mongoc_client_t* client, const char* db, bson_t* cmd,
   if (!ok && !quiet) std::fprintf(stderr, "command failed: %s\n", err.message);
   if (reply == nullptr) bson_destroy(&local);
   return ok;
-}
-
-// The p-quantile (0 <= p <= 1) of `v`, interpolating between neighbours; 0 for no values.
-inline double Percentile(std::vector<double> v, double p) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  double idx = p * static_cast<double>(v.size() - 1);
-  size_t lo = static_cast<size_t>(std::floor(idx));
-  size_t hi = std::min(lo + 1, v.size() - 1);
-  return v[lo] + (v[hi] - v[lo]) * (idx - static_cast<double>(lo));
-}
-
-inline double Median(std::vector<double> v) { return Percentile(std::move(v), 0.5); }
-
-// Reads the "--name value" pairs of argv[first..]: `set` takes each and returns false for a name
-// it does not know. False for an unknown name or a name without its value.
-inline bool ParseFlags(int argc, char** argv, int first,
-                       const std::function<bool(std::string_view name, const char* value)>& set) {
-  for (int i = first; i < argc; i += 2) {
-    if (i + 1 >= argc || !set(argv[i], argv[i + 1])) return false;
-  }
-  return true;
-}
-
-// The items of a comma-separated list ("a,b,,c" -> a, b, c).
-inline std::vector<std::string> SplitList(std::string_view list) {
-  std::vector<std::string> out;
-  for (size_t p = 0; p <= list.size();) {
-    size_t q = std::min(list.find(',', p), list.size());
-    if (q > p) out.emplace_back(list.substr(p, q - p));
-    p = q + 1;
-  }
-  return out;
 }
 
 // Calls mongoc_init and parses `uri`; nullptr (with a message) for a bad one. The caller

@@ -109,13 +109,16 @@ Status ForEachMatchingBucketChunk(
       fn);
 }
 
-// The bucket-level filter of a time-series update or delete, recorded in the explain stats.
+// The bucket-level filter of a time-series update or delete (`parsed` is `filter` parsed with
+// `expr_ctx`), recorded in the explain stats.
 StatusWith<timeseries::BucketFilter> ModifyBucketFilter(
     const timeseries::TimeseriesCollection& coll, const BsonObj& filter,
-    const query::ExpressionContext& expr_ctx, const ModifyOptions& options) {
-  HG_ASSIGN_OR_RETURN(auto bucket_filter,
-                      timeseries::BucketFilter::Make(
-                          filter, timeseries::BucketFilterSpec::Of(coll.options, expr_ctx)));
+    const query::Matcher& parsed, const query::ExpressionContext& expr_ctx,
+    const ModifyOptions& options) {
+  HG_ASSIGN_OR_RETURN(
+      auto bucket_filter,
+      timeseries::BucketFilter::Make(filter, parsed,
+                                     timeseries::BucketFilterSpec::Of(coll.options, expr_ctx)));
   if (options.stats != nullptr) {
     options.stats->bucket_filter = bucket_filter.ToBson();
     options.stats->meta_only = bucket_filter.meta_only();
@@ -138,7 +141,9 @@ StatusWith<UpdateOutcome> UpdateMeasurements(CommandContext& ctx,
         "Cannot perform an update on a time-series collection that does not have a metaField");
   }
   const std::string& m = *coll.options.meta_field;
-  HG_ASSIGN_OR_RETURN(auto bucket_filter, ModifyBucketFilter(coll, filter, expr_ctx, options));
+  HG_ASSIGN_OR_RETURN(auto matcher, query::Matcher::Parse(filter, expr_ctx));
+  HG_ASSIGN_OR_RETURN(auto bucket_filter,
+                      ModifyBucketFilter(coll, filter, matcher, expr_ctx, options));
   if (!bucket_filter.meta_only()) {
     return invalid(
         "Cannot perform an update or delete on a time-series collection when querying on a field "
@@ -205,8 +210,9 @@ StatusWith<int64_t> DeleteMeasurements(CommandContext& ctx,
                                        const BsonObj& filter, bool multi,
                                        const query::ExpressionContext& expr_ctx,
                                        ModifyOptions options) {
-  HG_ASSIGN_OR_RETURN(auto bucket_filter, ModifyBucketFilter(coll, filter, expr_ctx, options));
   HG_ASSIGN_OR_RETURN(auto matcher, query::Matcher::Parse(filter, expr_ctx));
+  HG_ASSIGN_OR_RETURN(auto bucket_filter,
+                      ModifyBucketFilter(coll, filter, matcher, expr_ctx, options));
   const auto& o = coll.options;
   std::string_view meta_field = o.meta_field ? std::string_view(*o.meta_field) : std::string_view();
   timeseries::BucketUnpacker unpacker(

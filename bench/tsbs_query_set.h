@@ -1,0 +1,144 @@
+// The TSBS "cpu-only" query set as MongoDB aggregation pipelines (Extended JSON), shared by the
+// programs that run it: tsbs_queries (through a driver) and plan_bench (in process). The data is
+// what `ts_bench ingest` loads: `hosts` hosts from 2016-01-01 at 10 s, metaField `tags` holding
+// {hostname}, timeField `time`, ten usage_* fields. Random choices come from the caller's rng.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <functional>
+#include <random>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace hourglass::bench {
+
+struct QuerySetOptions {
+  int hosts = 100;
+  int hours = 24;
+  // Every window moved 10 years past the data (still before 2038, so the time bounds narrow
+  // the bucket scan): the aggregate parses, resolves, plans and opens its read, finds no bucket,
+  // and its latency is parse-and-plan plus one round trip (ping's median is printed beside).
+  // Query types without a time window (lastpoint, groupby-orderby-limit) are left out.
+  bool plan_only = false;
+};
+
+constexpr int64_t kStartMs = 1451606400000LL;  // 2016-01-01T00:00:00Z, as ts_bench
+constexpr int64_t kIntervalMs = 10 * 1000;
+constexpr int64_t kHourMs = 3600 * 1000;
+inline const char* const kFields[10] = {
+    "usage_user", "usage_system",  "usage_idle",  "usage_nice",  "usage_iowait",
+    "usage_irq",  "usage_softirq", "usage_steal", "usage_guest", "usage_guest_nice"};
+
+constexpr int64_t kPlanOnlyShiftMs = 10LL * 365 * 24 * 3600 * 1000;
+
+inline std::string Date(int64_t ms) {
+  return "{\"$date\": {\"$numberLong\": \"" + std::to_string(ms) + "\"}}";
+}
+
+inline std::string Host(int h) { return "\"host_" + std::to_string(h) + "\""; }
+
+// A random window [from, from + len) on a 10 s boundary inside the data.
+inline int64_t WindowStart(std::mt19937_64& rng, const QuerySetOptions& o, int64_t len_ms) {
+  // A window longer than the data (8 or 12 hours over TSBS's 3-hour, 4,000-host set) starts at
+  // the data's start and covers all of it.
+  const int64_t span = std::max<int64_t>(0, static_cast<int64_t>(o.hours) * kHourMs - len_ms);
+  const int64_t steps = span / kIntervalMs + 1;
+  return kStartMs + (o.plan_only ? kPlanOnlyShiftMs : 0) +
+         static_cast<int64_t>(rng() % static_cast<uint64_t>(steps)) * kIntervalMs;
+}
+
+inline std::vector<int> DistinctHosts(std::mt19937_64& rng, const QuerySetOptions& o, int n) {
+  std::set<int> s;
+  while (static_cast<int>(s.size()) < n) s.insert(static_cast<int>(rng() % o.hosts));
+  return {s.begin(), s.end()};
+}
+
+inline std::string TimeRange(int64_t from, int64_t len) {
+  return "\"time\": {\"$gte\": " + Date(from) + ", \"$lt\": " + Date(from + len) + "}";
+}
+
+inline std::string Trunc(const char* unit) {
+  return std::string("{\"$dateTrunc\": {\"date\": \"$time\", \"unit\": \"") + unit + "\"}}";
+}
+
+// `op` ($max / $avg) of the first n fields, as $group output fields.
+inline std::string Aggs(const char* op, int n) {
+  std::string s;
+  for (int i = 0; i < n; ++i) {
+    s += std::string(", \"") + (op + 1) + "_" + kFields[i] + "\": {\"" + op + "\": \"$" +
+         kFields[i] + "\"}";
+  }
+  return s;
+}
+
+inline std::string HostsIn(const std::vector<int>& hosts) {
+  std::string s = "\"tags.hostname\": {\"$in\": [";
+  for (size_t i = 0; i < hosts.size(); ++i) s += (i ? ", " : "") + Host(hosts[i]);
+  return s + "]}";
+}
+
+// Builds one random instance (a pipeline as JSON) of a query type.
+using QueryGen = std::function<std::string(std::mt19937_64&, const QuerySetOptions&)>;
+
+inline std::string SingleGroupby(std::mt19937_64& rng, const QuerySetOptions& o, int fields,
+                                 int hours) {
+  int64_t from = WindowStart(rng, o, hours * kHourMs);
+  auto host = DistinctHosts(rng, o, 1);
+  return "[{\"$match\": {" + HostsIn(host) + ", " + TimeRange(from, hours * kHourMs) +
+         "}}, {\"$group\": {\"_id\": " + Trunc("minute") + Aggs("$max", fields) +
+         "}}, {\"$sort\": {\"_id\": 1}}]";
+}
+
+inline std::string CpuMaxAll(std::mt19937_64& rng, const QuerySetOptions& o, int nhosts) {
+  int64_t from = WindowStart(rng, o, 8 * kHourMs);
+  auto hosts = DistinctHosts(rng, o, nhosts);
+  return "[{\"$match\": {" + HostsIn(hosts) + ", " + TimeRange(from, 8 * kHourMs) +
+         "}}, {\"$group\": {\"_id\": " + Trunc("hour") + Aggs("$max", 10) +
+         "}}, {\"$sort\": {\"_id\": 1}}]";
+}
+
+inline std::string DoubleGroupby(std::mt19937_64& rng, const QuerySetOptions& o, int fields) {
+  int64_t from = WindowStart(rng, o, 12 * kHourMs);
+  return "[{\"$match\": {" + TimeRange(from, 12 * kHourMs) +
+         "}}, {\"$group\": {\"_id\": {\"host\": \"$tags.hostname\", \"hour\": " + Trunc("hour") +
+         "}" + Aggs("$avg", fields) + "}}, {\"$sort\": {\"_id.host\": 1, \"_id.hour\": 1}}]";
+}
+
+inline std::vector<std::pair<std::string, QueryGen>> QueryTypes() {
+  return {
+      {"single-groupby-1-1-1", [](auto& r, auto& o) { return SingleGroupby(r, o, 1, 1); }},
+      {"single-groupby-5-1-12", [](auto& r, auto& o) { return SingleGroupby(r, o, 5, 12); }},
+      {"cpu-max-all-1", [](auto& r, auto& o) { return CpuMaxAll(r, o, 1); }},
+      {"cpu-max-all-8", [](auto& r, auto& o) { return CpuMaxAll(r, o, 8); }},
+      {"double-groupby-1", [](auto& r, auto& o) { return DoubleGroupby(r, o, 1); }},
+      {"double-groupby-all", [](auto& r, auto& o) { return DoubleGroupby(r, o, 10); }},
+      {"high-cpu-1",
+       [](auto& r, auto& o) {
+         int64_t from = WindowStart(r, o, 12 * kHourMs);
+         auto host = DistinctHosts(r, o, 1);
+         return "[{\"$match\": {" + HostsIn(host) + ", " + TimeRange(from, 12 * kHourMs) +
+                ", \"usage_user\": {\"$gt\": 90}}}, {\"$sort\": {\"time\": 1}}]";
+       }},
+      {"lastpoint",
+       [](auto&, auto&) {
+         // Per series: the metaField `tags` holds one hostname per host, so grouping by it is
+         // grouping by host (the shape MongoDB's last-point optimization recognises).
+         return std::string(
+             "[{\"$sort\": {\"tags\": 1, \"time\": -1}}, {\"$group\": {\"_id\": "
+             "\"$tags\", \"last\": {\"$first\": \"$$ROOT\"}}}, {\"$sort\": {\"_id\": 1}}]");
+       }},
+      {"groupby-orderby-limit",
+       [](auto& r, auto& o) {
+         int64_t end = WindowStart(r, o, 0);
+         return "[{\"$match\": {\"time\": {\"$lt\": " + Date(end) +
+                "}}}, {\"$group\": {\"_id\": " + Trunc("minute") +
+                ", \"max_usage_user\": {\"$max\": \"$usage_user\"}}}, {\"$sort\": {\"_id\": -1}}, "
+                "{\"$limit\": 5}]";
+       }},
+  };
+}
+
+}  // namespace hourglass::bench
