@@ -3,9 +3,9 @@
 // a hidden {x: 1}, a sparse {s: 1} and a partial {p: 1}, and the expected plan.
 #include "exec/query_planner.h"
 
-#include "commands/commands_test_util.h"
+#include "exec/exec_test_util.h"
 
-namespace hourglass::commands {
+namespace hourglass::exec {
 namespace {
 
 using bson::BsonObj;
@@ -19,19 +19,22 @@ struct PlanCase {
   bool provides_sort = false;
 };
 
-class QueryPlannerTest : public testing::CommandsTest,
-                         public ::testing::WithParamInterface<PlanCase> {
+class QueryPlannerTest : public testing::ExecTest, public ::testing::WithParamInterface<PlanCase> {
  protected:
   void SetUp() override {
-    CommandsTest::SetUp();
-    ExpectOk(Run(R"({"createIndexes": "c", "indexes": [
-        {"key": {"a": 1}, "name": "a_1"}, {"key": {"b": -1}, "name": "b_-1"},
-        {"key": {"a": 1, "c": 1}, "name": "a_1_c_1"}, {"key": {"m": 1}, "name": "m_1"},
-        {"key": {"h": "hashed"}, "name": "h_hashed"},
-        {"key": {"x": 1}, "name": "x_1", "hidden": true},
-        {"key": {"s": 1}, "name": "s_1", "sparse": true},
-        {"key": {"p": 1}, "name": "p_1", "partialFilterExpression": {"q": true}}]})"));
-    ExpectOk(Run(R"({"insert": "c", "documents": [{"m": [1, 2]}]})"));
+    ExecTest::SetUp();
+    ASSERT_FALSE(HasFatalFailure());
+    Status st = CreateIndexes({"test", "c"}, R"([
+        {"v": 2, "key": {"a": 1}, "name": "a_1"}, {"v": 2, "key": {"b": -1}, "name": "b_-1"},
+        {"v": 2, "key": {"a": 1, "c": 1}, "name": "a_1_c_1"},
+        {"v": 2, "key": {"m": 1}, "name": "m_1"},
+        {"v": 2, "key": {"h": "hashed"}, "name": "h_hashed"},
+        {"v": 2, "key": {"x": 1}, "name": "x_1", "hidden": true},
+        {"v": 2, "key": {"s": 1}, "name": "s_1", "sparse": true},
+        {"v": 2, "key": {"p": 1}, "name": "p_1", "partialFilterExpression": {"q": true}}])");
+    ASSERT_TRUE(st.ok()) << st.ToString();
+    st = Insert({"test", "c"}, R"([{"m": [1, 2]}])");
+    ASSERT_TRUE(st.ok()) << st.ToString();
   }
 };
 
@@ -252,13 +255,15 @@ TEST_F(QueryPlannerTest, MinMaxBoundsAndErrors) {
 
 // Wildcard indexes: one candidate per covered field, bounds on "$_path" and on the value; no plan
 // for predicates the keys cannot answer (null, objects, positional paths, $ne...).
-class WildcardPlannerTest : public testing::CommandsTest {
+class WildcardPlannerTest : public testing::ExecTest {
  protected:
   void SetUp() override {
-    CommandsTest::SetUp();
-    ExpectOk(Run(R"({"createIndexes": "c", "indexes": [
-        {"key": {"$**": 1}, "name": "w", "wildcardProjection": {"skip": 0}},
-        {"key": {"sub.$**": -1}, "name": "s"}]})"));
+    ExecTest::SetUp();
+    ASSERT_FALSE(HasFatalFailure());
+    Status st = CreateIndexes({"test", "c"}, R"([
+        {"v": 2, "key": {"$**": 1}, "name": "w", "wildcardProjection": {"skip": 0}},
+        {"v": 2, "key": {"sub.$**": -1}, "name": "s"}])");
+    ASSERT_TRUE(st.ok()) << st.ToString();
   }
   StatusWith<exec::PlanChoice> Plan(const char* filter, const char* hint = nullptr) {
     coll_ = catalog_->Lookup({"test", "c"});
@@ -337,4 +342,4 @@ TEST_F(WildcardPlannerTest, SubtreeIndexAndHints) {
 }
 
 }  // namespace
-}  // namespace hourglass::commands
+}  // namespace hourglass::exec

@@ -4,10 +4,9 @@
 
 #include <gtest/gtest.h>
 
-#include "commands/commands_test_util.h"
-#include "commands/timeseries_util.h"
+#include "exec/exec_test_util.h"
 
-namespace hourglass::commands {
+namespace hourglass::exec {
 namespace {
 
 using bson::BsonObj;
@@ -176,16 +175,18 @@ TEST(TimeseriesReadPlanTest, ChoosesRewrites) {
   }
 }
 
-class TimeseriesReadTest : public testing::CommandsTest {};
+class TimeseriesReadTest : public testing::ExecTest {};
 
 TEST_F(TimeseriesReadTest, BoundedSortKeepsTheSortMemoryLimit) {
   // granularity "hours": buckets span 30 days, so a descending sort releases nothing early.
-  ExpectOk(Run(R"({"create": "ts", "timeseries": {"timeField": "t", "granularity": "hours"}})"));
-  ExpectOk(Run(R"({"insert": "ts", "documents": [
+  Status st = CreateTimeseries({"test", "ts"}, R"({"timeField": "t", "granularity": "hours"})");
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  st = InsertMeasurements({"test", "ts"}, R"([
       {"t": {"$date": "2024-01-01T00:00:00Z"}, "s": "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"},
       {"t": {"$date": "2024-01-01T01:00:00Z"}, "s": "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"},
-      {"t": {"$date": "2024-01-01T02:00:00Z"}, "s": "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"}]})"));
-  auto ts = exec::LookupTimeseries(service_.Read(), {"test", "ts"});
+      {"t": {"$date": "2024-01-01T02:00:00Z"}, "s": "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"}])");
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  auto ts = exec::LookupTimeseries(Read(), {"test", "ts"});
   ASSERT_TRUE(ts.ok() && ts.value().has_value());
   for (bool disk : {false, true}) {
     pipeline::PipelineContext pctx;
@@ -207,4 +208,4 @@ TEST_F(TimeseriesReadTest, BoundedSortKeepsTheSortMemoryLimit) {
 }
 
 }  // namespace
-}  // namespace hourglass::commands
+}  // namespace hourglass::exec

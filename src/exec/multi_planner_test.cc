@@ -2,27 +2,30 @@
 // a only one, c a tenth; b_1 is created first so the rule order alone would pick it.
 #include "exec/multi_planner.h"
 
-#include "commands/commands_test_util.h"
+#include "exec/exec_test_util.h"
 #include "exec/plan_cache.h"
 
-namespace hourglass::commands {
+namespace hourglass::exec {
 namespace {
 
 using bson::BsonObj;
 
-class MultiPlannerTest : public testing::CommandsTest {
+class MultiPlannerTest : public testing::ExecTest {
  protected:
   void SetUp() override {
-    CommandsTest::SetUp();
+    ExecTest::SetUp();
+    ASSERT_FALSE(HasFatalFailure());
     std::string docs;
     for (int i = 0; i < 600; ++i) {
       if (!docs.empty()) docs += ",";
       docs += R"({"_id": )" + std::to_string(i) + R"(, "a": )" + std::to_string(i) +
               R"(, "b": 1, "c": )" + std::to_string(i % 10) + "}";
     }
-    ExpectOk(Run(R"({"insert": "c", "documents": [)" + docs + "]}"));
-    ExpectOk(Run(R"({"createIndexes": "c", "indexes": [{"key": {"b": 1}, "name": "b_1"},
-        {"key": {"a": 1}, "name": "a_1"}, {"key": {"c": 1}, "name": "c_1"}]})"));
+    Status st = Insert({"test", "c"}, "[" + docs + "]");
+    ASSERT_TRUE(st.ok()) << st.ToString();
+    st = CreateIndexes({"test", "c"}, R"([{"v": 2, "key": {"b": 1}, "name": "b_1"},
+        {"v": 2, "key": {"a": 1}, "name": "a_1"}, {"v": 2, "key": {"c": 1}, "name": "c_1"}])");
+    ASSERT_TRUE(st.ok()) << st.ToString();
   }
 
   // The trial's outcome for `filter` (and `sort`), with the choice it reorders.
@@ -144,4 +147,4 @@ TEST(PlanCacheTest, EntriesBelongToAnIndexSet) {
 }
 
 }  // namespace
-}  // namespace hourglass::commands
+}  // namespace hourglass::exec
