@@ -39,9 +39,16 @@ struct EngineOptions {
   // after at most about this long. <= 0 disables it (commits then reach the journal file only when
   // WiredTiger's buffers fill, at WaitForJournal, or at a checkpoint).
   int journal_commit_interval_ms = 100;
-  // Snappy block compression for tables created from now on (existing tables keep theirs).
-  bool block_compression = true;
+  // The block compressor of tables created from now on, as mongod's
+  // --wiredTigerCollectionBlockCompressor: "snappy" (default), "zlib", "zstd" or "none"; another
+  // name fails Open with BadValue. Existing tables keep theirs. snappy and zlib are Debian's
+  // WiredTiger extensions (without the snappy one, the default falls back to none with a
+  // warning; a zlib asked for and missing fails Open); zstd is built in (wiredtiger_zstd.cc).
+  std::string block_compressor = "snappy";
 };
+
+// The block compressors a table may name (block_compressor=...): none, snappy, zlib, zstd.
+bool IsKnownBlockCompressor(std::string_view name);
 
 class KvEngine {
  public:
@@ -57,7 +64,15 @@ class KvEngine {
   // Creates table `ident` (byte keys, byte values). Succeeds without change if it already exists.
   // Idents are 1..200 characters from [A-Za-z0-9_.-] and must not start with "WiredTiger";
   // others fail with BadValue. ConflictingOperationInProgress if a drop of `ident` is pending.
-  virtual Status CreateTable(std::string_view ident) = 0;
+  // `config`: WiredTiger table options a user gave (a collection's
+  // storageEngine.wiredTiger.configString, e.g. "block_compressor=zstd"), applied after the
+  // engine's own so that they win; checked first (CheckTableConfig).
+  virtual Status CreateTable(std::string_view ident, std::string_view config) = 0;
+  Status CreateTable(std::string_view ident) { return CreateTable(ident, {}); }
+
+  // Whether `config` is a valid WiredTiger table configuration whose block compressor (if it
+  // names one) this engine has: BadValue with WiredTiger's reason otherwise.
+  virtual Status CheckTableConfig(std::string_view config) = 0;
 
   // Drops table `ident`; succeeds if it does not exist. From the start of the call the table is
   // hidden and new cursors on it fail with NamespaceNotFound; cursors cached by idle sessions are

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <set>
 #include <string>
 #include <utility>
 
@@ -50,18 +51,19 @@ int HandleWtClose(WT_EVENT_HANDLER*, WT_SESSION*, WT_CURSOR*) { return 0; }
 
 WT_EVENT_HANDLER event_handler = {HandleWtError, HandleWtMessage, HandleWtProgress, HandleWtClose};
 
-// The snappy extension sits next to libwiredtiger.so; fall back to the usual Debian paths when
-// WiredTiger is linked statically.
-std::string FindSnappyExtension() {
+// Debian's compressor extension `name` (libwiredtiger_<name>.so) sits next to libwiredtiger.so;
+// fall back to the usual Debian paths when WiredTiger is linked statically. Empty if absent.
+std::string FindExtension(const std::string& name) {
+  const std::string file = "libwiredtiger_" + name + ".so";
   std::vector<std::string> candidates;
   Dl_info info;
   if (dladdr(reinterpret_cast<void*>(&wiredtiger_open), &info) != 0 && info.dli_fname) {
     std::filesystem::path lib(info.dli_fname);
-    candidates.push_back((lib.parent_path() / "libwiredtiger_snappy.so").string());
+    candidates.push_back((lib.parent_path() / file).string());
   }
-  candidates.push_back("/usr/lib/x86_64-linux-gnu/libwiredtiger_snappy.so");
-  candidates.push_back("/usr/lib/libwiredtiger_snappy.so");
-  candidates.push_back("/usr/local/lib/libwiredtiger_snappy.so");
+  for (const char* dir : {"/usr/lib/x86_64-linux-gnu/", "/usr/lib/", "/usr/local/lib/"}) {
+    candidates.push_back(dir + file);
+  }
   for (const auto& path : candidates) {
     std::error_code ec;
     if (std::filesystem::is_regular_file(path, ec)) return path;
@@ -179,8 +181,8 @@ void WtSessionHandle::ReleaseCursor(LentCursor lent) {
 
 // ---- WtKvEngine ----
 
-WtKvEngine::WtKvEngine(WT_CONNECTION* conn, EngineOptions opts, bool snappy_loaded)
-    : conn_(conn), opts_(std::move(opts)), snappy_loaded_(snappy_loaded) {
+WtKvEngine::WtKvEngine(WT_CONNECTION* conn, EngineOptions opts, std::set<std::string> compressors)
+    : conn_(conn), opts_(std::move(opts)), compressors_(std::move(compressors)) {
   checkpointer_ = std::thread([this] { CheckpointLoop(); });
   if (!opts_.in_memory && opts_.journal_commit_interval_ms > 0) {
     journal_flusher_ = std::thread([this] { JournalFlushLoop(); });
@@ -254,8 +256,40 @@ bool WtKvEngine::IsDropPending(std::string_view ident) {
   return pending_drops_.find(ident) != pending_drops_.end();
 }
 
-Status WtKvEngine::CreateTable(std::string_view ident) {
+Status WtKvEngine::CheckTableConfig(std::string_view config) {
+  if (config.empty()) return Status::OK();
+  const std::string c(config);
+  ScopedHandle h(this);
+  WT_SESSION* session = h.session();
+  // WiredTiger reports what is wrong through the event handler (the storage log); the status
+  // carries the gist.
+  if (int ret = wiredtiger_config_validate(session, nullptr, "WT_SESSION.create", c.c_str())) {
+    return Status(ErrorCode::kBadValue, "invalid WiredTiger table configuration '" + c +
+                                            "': " + wiredtiger_strerror(ret));
+  }
+  WT_CONFIG_PARSER* parser = nullptr;
+  if (wiredtiger_config_parser_open(session, c.data(), c.size(), &parser) != 0) {
+    return Status(ErrorCode::kBadValue, "invalid WiredTiger table configuration '" + c + "'");
+  }
+  WT_CONFIG_ITEM value;
+  Status st = Status::OK();
+  if (parser->get(parser, "block_compressor", &value) == 0) {
+    const std::string name(value.str, value.len);
+    if (!name.empty() && name != "none" && !compressors_.contains(name)) {
+      std::string have;
+      for (const auto& n : compressors_) have += ", " + n;
+      st = Status(ErrorCode::kBadValue, "invalid WiredTiger table configuration '" + c +
+                                            "': unknown block compressor '" + name +
+                                            "' (this server has none" + have + ")");
+    }
+  }
+  parser->close(parser);
+  return st;
+}
+
+Status WtKvEngine::CreateTable(std::string_view ident, std::string_view user_config) {
   HG_RETURN_IF_ERROR(ValidateIdent(ident));
+  HG_RETURN_IF_ERROR(CheckTableConfig(user_config));
   if (IsDropPending(ident)) {
     ProcessPendingDrops();
     if (IsDropPending(ident)) {
@@ -271,8 +305,12 @@ Status WtKvEngine::CreateTable(std::string_view ident) {
   // 335k -> 366k measurements/s on average).
   std::string config =
       "key_format=u,value_format=u,leaf_value_max=64MB,memory_page_max=64m,split_pct=90";
-  if (opts_.block_compression && snappy_loaded_ && !opts_.in_memory) {
-    config += ",block_compressor=snappy";
+  if (!opts_.in_memory && compressors_.contains(opts_.block_compressor)) {
+    config += ",block_compressor=" + opts_.block_compressor;
+  }
+  if (!user_config.empty() && !opts_.in_memory) {
+    config += ",";
+    config += user_config;
   }
   ScopedHandle h(this);
   int ret = h.session()->create(h.session(), TableUri(ident).c_str(), config.c_str());
@@ -438,10 +476,17 @@ void WtKvEngine::JournalFlushLoop() {
 
 }  // namespace internal
 
+bool IsKnownBlockCompressor(std::string_view name) {
+  return name == "none" || name == "snappy" || name == "zlib" || name == "zstd";
+}
+
 StatusWith<std::unique_ptr<KvEngine>> KvEngine::Open(const EngineOptions& opts) {
   if (opts.dbpath.empty()) return Status(ErrorCode::kBadValue, "dbpath must not be empty");
   if (opts.cache_size_mb <= 0) return Status(ErrorCode::kBadValue, "cache size must be positive");
-  std::string snappy = internal::FindSnappyExtension();
+  if (!IsKnownBlockCompressor(opts.block_compressor)) {
+    return Status(ErrorCode::kBadValue, "unknown block compressor '" + opts.block_compressor +
+                                            "': the choices are snappy, zlib, zstd and none");
+  }
   std::string config = "create,cache_size=" + std::to_string(opts.cache_size_mb) + "M";
   config += ",session_max=" + std::to_string(internal::kSessionMax);
   config += ",statistics=(none)";
@@ -451,8 +496,23 @@ StatusWith<std::unique_ptr<KvEngine>> KvEngine::Open(const EngineOptions& opts) 
     // The journal: every commit is logged; old log files are removed after each checkpoint.
     config += ",log=(enabled=true,archive=true)";
   }
-  // Loaded even when block_compression is off, so existing compressed tables stay readable.
-  if (!snappy.empty()) config += ",extensions=[\"" + snappy + "\"]";
+  // Every compressor is loaded whatever the default, so tables made with any of them stay
+  // readable; early_load makes them available to recovery, which reads table pages. zstd is
+  // this program's own ("local": looked up in the running executable).
+  std::set<std::string> compressors = {"zstd"};
+  config += ",extensions=[local=(entry=hourglass_wiredtiger_zstd_init,early_load=true)";
+  for (const char* name : {"snappy", "zlib"}) {
+    std::string path = internal::FindExtension(name);
+    if (path.empty()) continue;
+    config += ",\"" + path + "\"=(early_load=true)";
+    compressors.insert(name);
+  }
+  config += "]";
+  if (opts.block_compressor == "zlib" && !compressors.contains("zlib")) {
+    return Status(ErrorCode::kBadValue,
+                  "block compressor 'zlib' asked for, but WiredTiger's zlib extension "
+                  "(libwiredtiger_zlib.so) is not installed");
+  }
 
   WT_CONNECTION* conn = nullptr;
   int ret = wiredtiger_open(opts.dbpath.c_str(), &internal::event_handler, config.c_str(), &conn);
@@ -463,11 +523,11 @@ StatusWith<std::unique_ptr<KvEngine>> KvEngine::Open(const EngineOptions& opts) 
                       "cannot take the WiredTiger lock");
   }
   if (ret != 0) return internal::WtStatus(ret, "opening WiredTiger in '" + opts.dbpath + "'");
-  if (snappy.empty() && opts.block_compression) {
+  if (opts.block_compressor == "snappy" && !compressors.contains("snappy")) {
     internal::LogStorage("W", "snappy extension not found; tables will not be compressed");
   }
   return std::unique_ptr<KvEngine>(
-      std::make_unique<internal::WtKvEngine>(conn, opts, !snappy.empty()));
+      std::make_unique<internal::WtKvEngine>(conn, opts, std::move(compressors)));
 }
 
 }  // namespace hourglass::storage

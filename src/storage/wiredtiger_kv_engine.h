@@ -74,10 +74,13 @@ class WtSessionHandle {
 class WtKvEngine final : public KvEngine {
  public:
   // Use KvEngine::Open.
-  WtKvEngine(WT_CONNECTION* conn, EngineOptions opts, bool snappy_loaded);
+  // `compressors`: the block compressors loaded (beyond "none").
+  WtKvEngine(WT_CONNECTION* conn, EngineOptions opts, std::set<std::string> compressors);
   ~WtKvEngine() override;
 
-  Status CreateTable(std::string_view ident) override;
+  using KvEngine::CreateTable;
+  Status CreateTable(std::string_view ident, std::string_view config) override;
+  Status CheckTableConfig(std::string_view config) override;
   Status DropTable(std::string_view ident) override;
   bool TableExists(std::string_view ident) override;
   std::vector<std::string> ListTables() override;
@@ -108,7 +111,7 @@ class WtKvEngine final : public KvEngine {
 
   WT_CONNECTION* conn_;
   const EngineOptions opts_;
-  const bool snappy_loaded_;
+  const std::set<std::string> compressors_;
 
   std::atomic<uint64_t> drop_epoch_{0};
   std::atomic<int> active_sessions_{0};
