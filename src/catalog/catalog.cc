@@ -129,6 +129,41 @@ Status Catalog::PersistEntry(const CollectionEntry& e) {
   });
 }
 
+namespace {
+
+// The WiredTiger configuration of a collection's record table: its
+// storageEngine.wiredTiger.configString, else for a time-series bucket collection zstd block
+// compression (MongoDB's default for buckets since 5.0, whatever the server-wide compressor).
+// Options of other storage engines are accepted and unused, as mongod keeps them.
+StatusWith<std::string> RecordTableConfig(const NamespaceString& nss, const BsonObj& options) {
+  bson::BsonElement engines = options["storageEngine"];
+  if (engines.type() == bson::BsonType::kObject) {
+    bson::BsonElement wt = engines.Obj()["wiredTiger"];
+    if (!wt.eoo()) {
+      if (wt.type() != bson::BsonType::kObject) {
+        return Status(ErrorCode::kBadValue,
+                      "'storageEngine.wiredTiger' has to be an embedded document");
+      }
+      for (bson::BsonElement f : wt.Obj()) {
+        if (f.FieldName() != "configString") {
+          return Status(ErrorCode::kBadValue, "unknown field 'storageEngine.wiredTiger." +
+                                                  std::string(f.FieldName()) +
+                                                  "': only configString is supported");
+        }
+        if (f.type() != bson::BsonType::kString) {
+          return Status(ErrorCode::kTypeMismatch,
+                        "'storageEngine.wiredTiger.configString' must be a string");
+        }
+        return std::string(f.Str());
+      }
+    }
+  }
+  if (nss.IsTimeseriesBuckets()) return std::string("block_compressor=zstd");
+  return std::string();
+}
+
+}  // namespace
+
 StatusWith<CollectionEntry> Catalog::NewCollectionEntry(const NamespaceString& nss,
                                                         const BsonObj& options) {
   CollectionEntry e;
@@ -137,7 +172,8 @@ StatusWith<CollectionEntry> Catalog::NewCollectionEntry(const NamespaceString& n
   e.type = "collection";
   e.options = options.Owned();
   e.ident = NewIdent("collection");
-  HG_RETURN_IF_ERROR(engine_->CreateTable(e.ident));
+  HG_ASSIGN_OR_RETURN(std::string table_config, RecordTableConfig(nss, options));
+  HG_RETURN_IF_ERROR(engine_->CreateTable(e.ident, table_config));
   bson::BsonElement clustered = options["clusteredIndex"];
   if (!clustered.eoo() && clustered.Truthy()) {
     // A time-series bucket collection with a metaField gets its series index (spec 2.1),

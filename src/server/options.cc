@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "bson/bson.h"
+#include "storage/kv_engine.h"
 
 namespace hourglass::server {
 
@@ -37,6 +38,11 @@ Status ApplyConfigFile(const std::string& path, ParsedOptions* out) {
       if (storage["inMemory"]) out->server.in_memory = storage["inMemory"].as<bool>();
       auto cache = storage["wiredTiger"]["engineConfig"]["cacheSizeGB"];
       if (cache) out->cache_size_mb = static_cast<int>(cache.as<double>() * 1024);
+      auto compressor = storage["wiredTiger"]["collectionConfig"]["blockCompressor"];
+      if (compressor) {
+        out->block_compressor = compressor.as<std::string>();
+        out->block_compressor_given = true;
+      }
     }
     if (auto log = root["systemLog"]) {
       if (log["path"]) out->server.logpath = log["path"].as<std::string>();
@@ -83,6 +89,9 @@ StatusWith<ParsedOptions> ParseOptions(int argc, char** argv) {
   app.add_flag("--quiet", out.quiet, "Less log output");
   app.add_option("--maxConns", max_conns, "Maximum simultaneous connections");
   app.add_option("--setParameter", set_params, "Set a server parameter: name=value")->take_all();
+  std::string block_compressor;
+  app.add_option("--wiredTigerCollectionBlockCompressor", block_compressor,
+                 "Block compressor of new collections: snappy (default), zlib, zstd or none");
   app.add_option("--wiredTigerCacheSizeGB", out.cache_size_mb, "WiredTiger cache size (MB)")
       ->transform(
           [](std::string s) { return std::to_string(static_cast<int>(std::stod(s) * 1024)); });
@@ -108,6 +117,16 @@ StatusWith<ParsedOptions> ParseOptions(int argc, char** argv) {
   if (in_memory) out.server.in_memory = true;
   if (!logpath.empty()) out.server.logpath = logpath;
   if (max_conns > 0) out.server.max_conns = max_conns;
+  if (!block_compressor.empty()) {
+    out.block_compressor = block_compressor;
+    out.block_compressor_given = true;
+  }
+  if (!storage::IsKnownBlockCompressor(out.block_compressor)) {
+    return Status(ErrorCode::kInvalidOptions,
+                  "Invalid value for storage.wiredTiger.collectionConfig.blockCompressor "
+                  "(--wiredTigerCollectionBlockCompressor): '" +
+                      out.block_compressor + "'; the choices are snappy, zlib, zstd and none");
+  }
   for (const auto& p : set_params) {
     size_t eq = p.find('=');
     if (eq == std::string::npos || eq == 0) {
@@ -126,6 +145,13 @@ StatusWith<ParsedOptions> ParseOptions(int argc, char** argv) {
   size_t storage = parsed.OpenObject("storage");
   parsed.AppendString("dbPath", out.server.dbpath);
   if (out.server.in_memory) parsed.AppendBool("inMemory", true);
+  if (out.block_compressor_given) {
+    size_t wt = parsed.OpenObject("wiredTiger");
+    size_t cc = parsed.OpenObject("collectionConfig");
+    parsed.AppendString("blockCompressor", out.block_compressor);
+    parsed.Close(cc);
+    parsed.Close(wt);
+  }
   parsed.Close(storage);
   if (!out.server.logpath.empty()) {
     size_t log = parsed.OpenObject("systemLog");

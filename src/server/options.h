@@ -17,6 +17,10 @@ struct ParsedOptions {
   // --wiredTigerCacheSizeGB in MB; 0: mongod's default, the larger of 50% of (RAM - 1 GB) and
   // 256 MB (DefaultCacheSizeMb).
   int cache_size_mb = 0;
+  // --wiredTigerCollectionBlockCompressor / storage.wiredTiger.collectionConfig.blockCompressor:
+  // the block compressor of collections created from now on (snappy, zlib, zstd or none).
+  std::string block_compressor = "snappy";
+  bool block_compressor_given = false;  // for getCmdLineOpts' "parsed"
   // name=value pairs from --setParameter and the config file's setParameter section.
   std::vector<std::pair<std::string, std::string>> set_parameters;
   bool exit_now = false;  // --help / --version printed

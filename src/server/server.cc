@@ -173,6 +173,7 @@ int RunServer(int argc, char** argv) {
   eopts.dbpath = parsed.server.dbpath;
   eopts.in_memory = parsed.server.in_memory;
   eopts.cache_size_mb = parsed.cache_size_mb;
+  eopts.block_compressor = parsed.block_compressor;
   auto engine_or = storage::KvEngine::Open(eopts);
   if (!engine_or.ok()) {
     LOGE("STORAGE", 28595, "Failed to open the storage engine",
