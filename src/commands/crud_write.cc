@@ -123,10 +123,12 @@ class InsertCommand : public WriteCommand {
                     BsonBuilder& reply) const override {
     HG_ASSIGN_OR_RETURN(InsertRequest req, ParseInsertRequest(request, ctx.db));
     const bool ordered = req.ordered;
-    HG_ASSIGN_OR_RETURN(auto ts, exec::LookupTimeseries(ctx.service.Read(), req.nss));
-    if (ts) {
+    HG_ASSIGN_OR_RETURN(exec::ResolvedNamespace resolved,
+                        exec::Resolve(ctx.service.Read(), req.nss));
+    HG_RETURN_IF_ERROR(exec::RequireBuckets(resolved));
+    if (resolved.timeseries) {
       HG_ASSIGN_OR_RETURN(InsertOutcome outcome,
-                          InsertMeasurements(ctx, *ts, req.statements, ordered));
+                          InsertMeasurements(ctx, *resolved.timeseries, req.statements, ordered));
       ctx.service.counters.op_insert += outcome.n + static_cast<int64_t>(outcome.errors.size());
       std::vector<WriteError> errors;
       for (auto& [i, st] : outcome.errors) errors.push_back({i, st});
@@ -390,8 +392,10 @@ class UpdateCommand : public WriteCommand {
                     BsonBuilder& reply) const override {
     HG_ASSIGN_OR_RETURN(UpdateRequest req, ParseUpdateRequest(request, ctx.db));
     const query::ExpressionContext& ectx = req.expr_ctx;
-    HG_ASSIGN_OR_RETURN(auto ts, exec::LookupTimeseries(ctx.service.Read(), req.nss));
-    if (ts) return UpdateTimeseries(ctx, *ts, req, reply);
+    HG_ASSIGN_OR_RETURN(exec::ResolvedNamespace resolved,
+                        exec::Resolve(ctx.service.Read(), req.nss));
+    HG_RETURN_IF_ERROR(exec::RequireBuckets(resolved));
+    if (resolved.timeseries) return UpdateTimeseries(ctx, *resolved.timeseries, req, reply);
     HG_ASSIGN_OR_RETURN(auto coll, WritableCollection(ctx, req.nss));
     int64_t n = 0, n_modified = 0;
     std::vector<WriteError> errors;
@@ -480,14 +484,12 @@ class DeleteCommand : public WriteCommand {
     std::shared_ptr<catalog::Collection> coll;
     std::optional<timeseries::TimeseriesCollection> ts;
     auto check_target = [&](const catalog::NamespaceString& nss) -> Status {
-      coll = ctx.service.catalog->Lookup(nss);
-      if (coll && coll->entry().type == "timeseries") {
-        auto found = exec::LookupTimeseries(ctx.service.Read(), nss);
-        if (!found.ok() && found.status().code() != ErrorCode::kNamespaceNotFound) {
-          return found.status();
-        }
-        if (found.ok()) ts = std::move(found).value();
-        if (!ts) coll.reset();  // buckets dropped: nothing to delete
+      HG_ASSIGN_OR_RETURN(exec::ResolvedNamespace resolved, exec::Resolve(ctx.service.Read(), nss));
+      coll = std::move(resolved.collection);
+      if (resolved.buckets_missing) {
+        coll.reset();  // buckets dropped: nothing to delete
+      } else if (resolved.timeseries) {
+        ts = std::move(resolved.timeseries);
       } else if (coll) {
         HG_RETURN_IF_ERROR(CheckWriteTarget(ctx, *coll));
       }

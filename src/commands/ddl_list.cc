@@ -120,7 +120,8 @@ Status RunListIndexes(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& repl
                   "to true");
   }
   HG_ASSIGN_OR_RETURN(int64_t batch_size, ParseCursorBatchSize("listIndexes", cmd));
-  auto coll = ctx.service.catalog->Lookup(nss);
+  HG_ASSIGN_OR_RETURN(exec::ResolvedNamespace resolved, exec::Resolve(ctx.service.Read(), nss));
+  const std::shared_ptr<catalog::Collection>& coll = resolved.collection;
   if (!coll) {
     return Status(ErrorCode::kNamespaceNotFound, "ns does not exist: " + nss.ns());
   }
@@ -135,9 +136,9 @@ Status RunListIndexes(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& repl
   if (coll->entry().type == "timeseries") {
     // The view shows its bucket collection's indexes in the user's terms (spec 7.2).
     indexes.clear();
-    HG_ASSIGN_OR_RETURN(auto ts, exec::LookupTimeseries(ctx.service.Read(), nss));
-    if (ts) {
-      for (auto& [user, idx] : UserViewOfIndexes(*ts)) indexes.push_back({user, idx->ident});
+    HG_RETURN_IF_ERROR(exec::RequireBuckets(resolved));
+    for (auto& [user, idx] : UserViewOfIndexes(*resolved.timeseries)) {
+      indexes.push_back({user, idx->ident});
     }
   }
   {

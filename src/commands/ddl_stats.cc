@@ -91,7 +91,8 @@ Status RunCollStats(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& reply)
 
 Status AppendCollStats(CommandContext& ctx, const catalog::NamespaceString& nss, int64_t scale,
                        BsonBuilder& reply) {
-  auto coll = ctx.service.catalog->Lookup(nss);
+  HG_ASSIGN_OR_RETURN(exec::ResolvedNamespace resolved, exec::Resolve(ctx.service.Read(), nss));
+  std::shared_ptr<catalog::Collection> coll = resolved.collection;
   if (!coll) {
     // MongoDB answers ok with zeroed statistics for a missing collection.
     reply.AppendInt32("size", 0);
@@ -114,8 +115,8 @@ Status AppendCollStats(CommandContext& ctx, const catalog::NamespaceString& nss,
   if (is_timeseries) {
     // The statistics of a time-series collection are its bucket collection's, plus the bucket
     // catalog's counters for it; measurements are not counted.
-    HG_ASSIGN_OR_RETURN(auto ts, exec::LookupTimeseries(ctx.service.Read(), nss));
-    coll = ts->buckets;
+    HG_RETURN_IF_ERROR(exec::RequireBuckets(resolved));
+    coll = resolved.timeseries->buckets;
   }
   int64_t count = coll->NumRecords();
   int64_t data_size = coll->DataSize();
