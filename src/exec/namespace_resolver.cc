@@ -31,11 +31,4 @@ Status RequireBuckets(const ResolvedNamespace& r) {
                 "Time-series buckets collection " + BucketsNamespace(r.nss).ns() + " is missing");
 }
 
-StatusWith<std::optional<timeseries::TimeseriesCollection>> LookupTimeseries(
-    const ReadContext& rctx, const catalog::NamespaceString& nss) {
-  HG_ASSIGN_OR_RETURN(ResolvedNamespace r, Resolve(rctx, nss));
-  HG_RETURN_IF_ERROR(RequireBuckets(r));
-  return std::move(r.timeseries);
-}
-
 }  // namespace hourglass::exec

@@ -39,10 +39,4 @@ catalog::NamespaceString BucketsNamespace(const catalog::NamespaceString& nss);
 // directly), for the commands that cannot treat such a view as empty; OK otherwise.
 Status RequireBuckets(const ResolvedNamespace& r);
 
-// The time-series collection `nss` names (the entry of type "timeseries" and its bucket
-// collection); nullopt if `nss` is not a time-series collection. NamespaceNotFound (26) if the
-// bucket collection is missing (dropped directly).
-StatusWith<std::optional<timeseries::TimeseriesCollection>> LookupTimeseries(
-    const ReadContext& rctx, const catalog::NamespaceString& nss);
-
 }  // namespace hourglass::exec
