@@ -7,6 +7,7 @@
 #include "bson/bson_compare.h"
 #include "commands/aggregate_collections.h"
 #include "commands/command.h"
+#include "commands/command_factories.h"
 #include "commands/command_util.h"
 #include "commands/crud_util.h"
 #include "commands/ddl_commands.h"
@@ -466,10 +467,10 @@ class DistinctCommand : public Command {
 
 }  // namespace
 
-void RegisterAggregateCommands(CommandRegistry& r) {
-  r.Add(std::make_unique<AggregateCommand>());
-  r.Add(std::make_unique<CountCommand>());
-  r.Add(std::make_unique<DistinctCommand>());
-}
+std::unique_ptr<Command> MakeAggregateCommand() { return std::make_unique<AggregateCommand>(); }
+
+std::unique_ptr<Command> MakeCountCommand() { return std::make_unique<CountCommand>(); }
+
+std::unique_ptr<Command> MakeDistinctCommand() { return std::make_unique<DistinctCommand>(); }
 
 }  // namespace hourglass::commands

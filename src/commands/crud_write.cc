@@ -4,6 +4,7 @@
 
 #include "catalog/record_store.h"
 #include "commands/command.h"
+#include "commands/command_factories.h"
 #include "commands/command_util.h"
 #include "commands/crud_util.h"
 #include "commands/timeseries_util.h"
@@ -616,11 +617,14 @@ class FindAndModifyCommand : public Command {
 
 }  // namespace
 
-void RegisterWriteCommands(CommandRegistry& r) {
-  r.Add(std::make_unique<DeleteCommand>());
-  r.Add(std::make_unique<FindAndModifyCommand>());
-  r.Add(std::make_unique<InsertCommand>());
-  r.Add(std::make_unique<UpdateCommand>());
+std::unique_ptr<Command> MakeDeleteCommand() { return std::make_unique<DeleteCommand>(); }
+
+std::unique_ptr<Command> MakeFindAndModifyCommand() {
+  return std::make_unique<FindAndModifyCommand>();
 }
+
+std::unique_ptr<Command> MakeInsertCommand() { return std::make_unique<InsertCommand>(); }
+
+std::unique_ptr<Command> MakeUpdateCommand() { return std::make_unique<UpdateCommand>(); }
 
 }  // namespace hourglass::commands

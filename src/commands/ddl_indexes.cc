@@ -11,6 +11,7 @@
 #include <memory>
 
 #include "catalog/index_keys.h"
+#include "commands/command_factories.h"
 #include "commands/command_util.h"
 #include "commands/ddl_commands.h"
 #include "commands/timeseries_util.h"
@@ -804,14 +805,20 @@ Status CollModIndex(CommandContext& ctx, const catalog::NamespaceString& nss,
   return Status::OK();
 }
 
-void RegisterDdlIndexCommands(CommandRegistry& r) {
-  r.Add(std::make_unique<DdlCommand>("createIndexes", false, "creates indexes on a collection",
-                                     RunCreateIndexes));
-  r.Add(std::make_unique<DdlCommand>("dropIndexes", false, "drops indexes of a collection",
-                                     RunDropIndexes,
-                                     std::vector<std::string_view>{"deleteIndexes"}));
-  r.Add(std::make_unique<DdlCommand>("reIndex", false, "rebuilds the indexes of a collection",
-                                     RunReIndex));
+std::unique_ptr<Command> MakeCreateIndexesCommand() {
+  return std::make_unique<DdlCommand>("createIndexes", false, "creates indexes on a collection",
+                                      RunCreateIndexes);
+}
+
+std::unique_ptr<Command> MakeDropIndexesCommand() {
+  return std::make_unique<DdlCommand>("dropIndexes", false, "drops indexes of a collection",
+                                      RunDropIndexes,
+                                      std::vector<std::string_view>{"deleteIndexes"});
+}
+
+std::unique_ptr<Command> MakeReIndexCommand() {
+  return std::make_unique<DdlCommand>("reIndex", false, "rebuilds the indexes of a collection",
+                                      RunReIndex);
 }
 
 }  // namespace hourglass::commands

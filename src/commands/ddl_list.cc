@@ -1,6 +1,7 @@
 // listCollections, listDatabases and listIndexes.
 #include <optional>
 
+#include "commands/command_factories.h"
 #include "commands/command_util.h"
 #include "commands/ddl_commands.h"
 #include "commands/timeseries_util.h"
@@ -158,14 +159,20 @@ Status RunListIndexes(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& repl
 
 }  // namespace
 
-void RegisterDdlListCommands(CommandRegistry& r) {
-  r.Add(std::make_unique<DdlCommand>("listCollections", false,
-                                     "lists the collections and views of a database",
-                                     RunListCollections));
-  r.Add(
-      std::make_unique<DdlCommand>("listDatabases", true, "lists the databases", RunListDatabases));
-  r.Add(std::make_unique<DdlCommand>("listIndexes", false, "lists the indexes of a collection",
-                                     RunListIndexes));
+std::unique_ptr<Command> MakeListCollectionsCommand() {
+  return std::make_unique<DdlCommand>("listCollections", false,
+                                      "lists the collections and views of a database",
+                                      RunListCollections);
+}
+
+std::unique_ptr<Command> MakeListDatabasesCommand() {
+  return std::make_unique<DdlCommand>("listDatabases", true, "lists the databases",
+                                      RunListDatabases);
+}
+
+std::unique_ptr<Command> MakeListIndexesCommand() {
+  return std::make_unique<DdlCommand>("listIndexes", false, "lists the indexes of a collection",
+                                      RunListIndexes);
 }
 
 }  // namespace hourglass::commands

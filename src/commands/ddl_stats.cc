@@ -2,6 +2,7 @@
 // from the storage engine (bytes of each table's file; 0 in memory).
 #include <sys/statvfs.h>
 
+#include "commands/command_factories.h"
 #include "commands/command_util.h"
 #include "commands/ddl_commands.h"
 #include "commands/timeseries_util.h"
@@ -157,11 +158,14 @@ Status AppendCollStats(CommandContext& ctx, const catalog::NamespaceString& nss,
   return Status::OK();
 }
 
-void RegisterDdlStatsCommands(CommandRegistry& r) {
-  r.Add(std::make_unique<DdlCommand>("dbStats", false, "storage statistics of a database",
-                                     RunDbStats));
-  r.Add(std::make_unique<DdlCommand>("collStats", false, "storage statistics of a collection",
-                                     RunCollStats));
+std::unique_ptr<Command> MakeDbStatsCommand() {
+  return std::make_unique<DdlCommand>("dbStats", false, "storage statistics of a database",
+                                      RunDbStats);
+}
+
+std::unique_ptr<Command> MakeCollStatsCommand() {
+  return std::make_unique<DdlCommand>("collStats", false, "storage statistics of a collection",
+                                      RunCollStats);
 }
 
 }  // namespace hourglass::commands
