@@ -3,8 +3,8 @@
 // commands that mongosh, the drivers, Compass and monitoring tools call on connect. Reply shapes
 // follow MongoDB 7.0; each command only appends its own fields (the dispatcher adds `ok`).
 //
-// Each admin_*.cc file registers its family through one of the functions below; the public entry
-// point is RegisterAdminCommands() (command.h), which calls them all. The commands keep no state
+// Each admin_*.cc file exposes its commands' factories (command_factories.h), which registry.cc's
+// table lists. The commands keep no state
 // of their own: per-connection state lives in ClientState, process state in ServiceContext and the
 // ServerParameterRegistry, so every command is as thread-safe as those are.
 #pragma once
@@ -62,14 +62,6 @@ class FnCommand : public Command {
   Options options_;
   RunFn run_;
 };
-
-// Family registration, one per file.
-void RegisterHelloCommands(CommandRegistry& r);        // admin_hello.cc
-void RegisterOpsCommands(CommandRegistry& r);          // admin_ops.cc
-void RegisterInfoCommands(CommandRegistry& r);         // admin_info.cc
-void RegisterParameterCommands(CommandRegistry& r);    // admin_parameters.cc
-void RegisterServerStatusCommand(CommandRegistry& r);  // admin_server_status.cc
-void RegisterSessionCommands(CommandRegistry& r);      // admin_sessions.cc
 
 // Registers the general parameters users expect of mongod (cursorTimeoutMillis, logLevel, quiet);
 // idempotent. Other modules register their own parameters.

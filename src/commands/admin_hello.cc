@@ -7,6 +7,7 @@
 
 #include "base/logger.h"
 #include "commands/admin_commands.h"
+#include "commands/command_factories.h"
 #include "commands/command_util.h"
 
 namespace hourglass::commands {
@@ -144,15 +145,15 @@ Status RunHello(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& reply) {
 
 }  // namespace
 
-void RegisterHelloCommands(CommandRegistry& r) {
-  r.Add(std::make_unique<FnCommand>(
+std::unique_ptr<Command> MakeHelloCommand() {
+  return std::make_unique<FnCommand>(
       "hello",
       FnCommand::Options{.aliases = {"isMaster", "ismaster"},
                          .help = "Check if this server is primary for a replica set\n"
                                  "{ hello : 1 }",
                          .admin_only = false,
                          .compressible = false},
-      RunHello));
+      RunHello);
 }
 
 }  // namespace hourglass::commands

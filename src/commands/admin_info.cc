@@ -12,6 +12,7 @@
 
 #include "base/logger.h"
 #include "commands/admin_commands.h"
+#include "commands/command_factories.h"
 #include "commands/command_util.h"
 
 namespace hourglass::commands {
@@ -234,29 +235,58 @@ Status RunFeatures(CommandContext&, const BsonObj&, BsonBuilder&) { return Statu
 
 }  // namespace
 
-void RegisterInfoCommands(CommandRegistry& r) {
-  using O = FnCommand::Options;
-  r.Add(std::make_unique<FnCommand>("ping", O{.help = "a way to check that the server is alive"},
-                                    RunPing));
-  r.Add(std::make_unique<FnCommand>(
-      "buildInfo", O{.aliases = {"buildinfo"}, .help = "get version #, etc.\n{ buildinfo:1 }"},
-      RunBuildInfo));
-  r.Add(std::make_unique<FnCommand>("hostInfo", O{.help = "returns information about the host"},
-                                    RunHostInfo));
-  r.Add(std::make_unique<FnCommand>("getCmdLineOpts", O{.help = "get argv", .admin_only = true},
-                                    RunGetCmdLineOpts));
-  r.Add(std::make_unique<FnCommand>(
-      "getLog", O{.help = "{ getLog : '*' }  OR { getLog : 'global' }", .admin_only = true},
-      RunGetLog));
-  r.Add(std::make_unique<FnCommand>("whatsmyuri", O{.help = "{whatsmyuri:1}"}, RunWhatsMyUri));
-  r.Add(std::make_unique<FnCommand>(
+std::unique_ptr<Command> MakePingCommand() {
+  return std::make_unique<FnCommand>(
+      "ping", FnCommand::Options{.help = "a way to check that the server is alive"}, RunPing);
+}
+
+std::unique_ptr<Command> MakeBuildInfoCommand() {
+  return std::make_unique<FnCommand>(
+      "buildInfo",
+      FnCommand::Options{.aliases = {"buildinfo"}, .help = "get version #, etc.\n{ buildinfo:1 }"},
+      RunBuildInfo);
+}
+
+std::unique_ptr<Command> MakeHostInfoCommand() {
+  return std::make_unique<FnCommand>(
+      "hostInfo", FnCommand::Options{.help = "returns information about the host"}, RunHostInfo);
+}
+
+std::unique_ptr<Command> MakeGetCmdLineOptsCommand() {
+  return std::make_unique<FnCommand>("getCmdLineOpts",
+                                     FnCommand::Options{.help = "get argv", .admin_only = true},
+                                     RunGetCmdLineOpts);
+}
+
+std::unique_ptr<Command> MakeGetLogCommand() {
+  return std::make_unique<FnCommand>(
+      "getLog",
+      FnCommand::Options{.help = "{ getLog : '*' }  OR { getLog : 'global' }", .admin_only = true},
+      RunGetLog);
+}
+
+std::unique_ptr<Command> MakeWhatsMyUriCommand() {
+  return std::make_unique<FnCommand>("whatsmyuri", FnCommand::Options{.help = "{whatsmyuri:1}"},
+                                     RunWhatsMyUri);
+}
+
+std::unique_ptr<Command> MakeConnectionStatusCommand() {
+  return std::make_unique<FnCommand>(
       "connectionStatus",
-      O{.help = "Returns connection-specific information such as logged-in users and their roles"},
-      RunConnectionStatus));
-  r.Add(std::make_unique<FnCommand>("listCommands", O{.help = "get a list of all db commands"},
-                                    RunListCommands));
-  r.Add(std::make_unique<FnCommand>("features", O{.help = "return build level feature settings"},
-                                    RunFeatures));
+      FnCommand::Options{
+          .help =
+              "Returns connection-specific information such as logged-in users and their roles"},
+      RunConnectionStatus);
+}
+
+std::unique_ptr<Command> MakeListCommandsCommand() {
+  return std::make_unique<FnCommand>(
+      "listCommands", FnCommand::Options{.help = "get a list of all db commands"}, RunListCommands);
+}
+
+std::unique_ptr<Command> MakeFeaturesCommand() {
+  return std::make_unique<FnCommand>(
+      "features", FnCommand::Options{.help = "return build level feature settings"}, RunFeatures);
 }
 
 }  // namespace hourglass::commands

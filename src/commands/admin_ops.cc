@@ -10,6 +10,7 @@
 #include "base/clock.h"
 #include "base/logger.h"
 #include "commands/admin_commands.h"
+#include "commands/command_factories.h"
 #include "commands/command_util.h"
 
 namespace hourglass::commands {
@@ -127,30 +128,59 @@ Status RunGetDiagnosticData(CommandContext&, const BsonObj&, BsonBuilder&) {
 
 }  // namespace
 
-void RegisterOpsCommands(CommandRegistry& r) {
-  using O = FnCommand::Options;
-  r.Add(std::make_unique<FnCommand>(
+std::unique_ptr<Command> MakeShutdownCommand() {
+  return std::make_unique<FnCommand>(
       "shutdown",
-      O{.help = "shutdown the database.  must be ran against admin db", .admin_only = true},
-      RunShutdown));
-  r.Add(std::make_unique<FnCommand>(
-      "currentOp", O{.help = "report operations in progress", .admin_only = true}, RunCurrentOp));
-  r.Add(std::make_unique<FnCommand>(
-      "killOp", O{.help = "kill an operation by its opid", .admin_only = true}, RunKillOp));
-  r.Add(std::make_unique<FnCommand>("logout", O{.help = "de-authenticate"}, RunEmpty));
-  r.Add(std::make_unique<FnCommand>(
+      FnCommand::Options{.help = "shutdown the database.  must be ran against admin db",
+                         .admin_only = true},
+      RunShutdown);
+}
+
+std::unique_ptr<Command> MakeCurrentOpCommand() {
+  return std::make_unique<FnCommand>(
+      "currentOp", FnCommand::Options{.help = "report operations in progress", .admin_only = true},
+      RunCurrentOp);
+}
+
+std::unique_ptr<Command> MakeKillOpCommand() {
+  return std::make_unique<FnCommand>(
+      "killOp", FnCommand::Options{.help = "kill an operation by its opid", .admin_only = true},
+      RunKillOp);
+}
+
+std::unique_ptr<Command> MakeLogoutCommand() {
+  return std::make_unique<FnCommand>("logout", FnCommand::Options{.help = "de-authenticate"},
+                                     RunEmpty);
+}
+
+std::unique_ptr<Command> MakeGetFreeMonitoringStatusCommand() {
+  return std::make_unique<FnCommand>(
       "getFreeMonitoringStatus",
-      O{.help = "get free monitoring status (always disabled)", .admin_only = true},
-      RunFreeMonitoringStatus));
-  r.Add(std::make_unique<FnCommand>(
+      FnCommand::Options{.help = "get free monitoring status (always disabled)",
+                         .admin_only = true},
+      RunFreeMonitoringStatus);
+}
+
+std::unique_ptr<Command> MakeGetDefaultRWConcernCommand() {
+  return std::make_unique<FnCommand>(
       "getDefaultRWConcern",
-      O{.help = "get the cluster-wide default read and write concern", .admin_only = true},
-      RunGetDefaultRwConcern));
-  r.Add(std::make_unique<FnCommand>(
-      "lockInfo", O{.help = "show all lock info on the server", .admin_only = true}, RunLockInfo));
-  r.Add(std::make_unique<FnCommand>(
-      "getDiagnosticData", O{.help = "get diagnostic data (not supported)", .admin_only = true},
-      RunGetDiagnosticData));
+      FnCommand::Options{.help = "get the cluster-wide default read and write concern",
+                         .admin_only = true},
+      RunGetDefaultRwConcern);
+}
+
+std::unique_ptr<Command> MakeLockInfoCommand() {
+  return std::make_unique<FnCommand>(
+      "lockInfo",
+      FnCommand::Options{.help = "show all lock info on the server", .admin_only = true},
+      RunLockInfo);
+}
+
+std::unique_ptr<Command> MakeGetDiagnosticDataCommand() {
+  return std::make_unique<FnCommand>(
+      "getDiagnosticData",
+      FnCommand::Options{.help = "get diagnostic data (not supported)", .admin_only = true},
+      RunGetDiagnosticData);
 }
 
 }  // namespace hourglass::commands

@@ -8,6 +8,7 @@
 #include "base/logger.h"
 #include "base/server_parameters.h"
 #include "commands/admin_commands.h"
+#include "commands/command_factories.h"
 #include "commands/command_util.h"
 
 namespace hourglass::commands {
@@ -285,24 +286,30 @@ void RegisterBasicServerParameters() {
   });
 }
 
-void RegisterParameterCommands(CommandRegistry& r) {
-  r.Add(std::make_unique<FnCommand>(
+std::unique_ptr<Command> MakeGetParameterCommand() {
+  return std::make_unique<FnCommand>(
       "getParameter",
       FnCommand::Options{.help = "get administrative option(s)\n"
                                  "{ getParameter:1, <param>:1 } or { getParameter:'*' }",
                          .admin_only = true},
-      RunGetParameter));
-  r.Add(std::make_unique<FnCommand>(
+      RunGetParameter);
+}
+
+std::unique_ptr<Command> MakeSetParameterCommand() {
+  return std::make_unique<FnCommand>(
       "setParameter",
       FnCommand::Options{
           .help = "set administrative option(s)\n{ setParameter:1, <param>:<value> }",
           .admin_only = true},
-      RunSetParameter));
-  r.Add(std::make_unique<FnCommand>(
+      RunSetParameter);
+}
+
+std::unique_ptr<Command> MakeSetFeatureCompatibilityVersionCommand() {
+  return std::make_unique<FnCommand>(
       "setFeatureCompatibilityVersion",
       FnCommand::Options{.help = "set the featureCompatibilityVersion (only \"7.0\" is supported)",
                          .admin_only = true},
-      RunSetFcv));
+      RunSetFcv);
 }
 
 }  // namespace hourglass::commands

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "commands/admin_commands.h"
+#include "commands/command_factories.h"
 #include "commands/command_util.h"
 #include "exec/cursor_manager.h"
 #include "exec/timeseries_scan.h"
@@ -179,11 +180,11 @@ Status RunServerStatus(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& rep
 
 }  // namespace
 
-void RegisterServerStatusCommand(CommandRegistry& r) {
-  r.Add(std::make_unique<FnCommand>(
+std::unique_ptr<Command> MakeServerStatusCommand() {
+  return std::make_unique<FnCommand>(
       "serverStatus",
       FnCommand::Options{.help = "returns lots of administrative server statistics"},
-      RunServerStatus));
+      RunServerStatus);
 }
 
 }  // namespace hourglass::commands

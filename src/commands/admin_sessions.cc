@@ -6,6 +6,7 @@
 #include <string>
 
 #include "commands/admin_commands.h"
+#include "commands/command_factories.h"
 #include "commands/command_util.h"
 
 namespace hourglass::commands {
@@ -55,19 +56,33 @@ Status RunSessionList(CommandContext&, const BsonObj& cmd, BsonBuilder&) {
 
 }  // namespace
 
-void RegisterSessionCommands(CommandRegistry& r) {
-  using O = FnCommand::Options;
-  r.Add(std::make_unique<FnCommand>("startSession", O{.help = "start a logical session"},
-                                    RunStartSession));
-  r.Add(std::make_unique<FnCommand>("endSessions", O{.help = "end a set of logical sessions"},
-                                    RunSessionList));
-  r.Add(std::make_unique<FnCommand>(
-      "killSessions", O{.help = "kill a logical session and its operations"}, RunSessionList));
-  r.Add(std::make_unique<FnCommand>(
-      "killAllSessions", O{.help = "kill all logical sessions, for a user, and their operations"},
-      RunSessionList));
-  r.Add(std::make_unique<FnCommand>("refreshSessions", O{.help = "renew a set of logical sessions"},
-                                    RunSessionList));
+std::unique_ptr<Command> MakeStartSessionCommand() {
+  return std::make_unique<FnCommand>(
+      "startSession", FnCommand::Options{.help = "start a logical session"}, RunStartSession);
+}
+
+std::unique_ptr<Command> MakeEndSessionsCommand() {
+  return std::make_unique<FnCommand>(
+      "endSessions", FnCommand::Options{.help = "end a set of logical sessions"}, RunSessionList);
+}
+
+std::unique_ptr<Command> MakeKillSessionsCommand() {
+  return std::make_unique<FnCommand>(
+      "killSessions", FnCommand::Options{.help = "kill a logical session and its operations"},
+      RunSessionList);
+}
+
+std::unique_ptr<Command> MakeKillAllSessionsCommand() {
+  return std::make_unique<FnCommand>(
+      "killAllSessions",
+      FnCommand::Options{.help = "kill all logical sessions, for a user, and their operations"},
+      RunSessionList);
+}
+
+std::unique_ptr<Command> MakeRefreshSessionsCommand() {
+  return std::make_unique<FnCommand>("refreshSessions",
+                                     FnCommand::Options{.help = "renew a set of logical sessions"},
+                                     RunSessionList);
 }
 
 }  // namespace hourglass::commands

@@ -7,6 +7,7 @@
 #include "bson/bson_compare.h"
 #include "commands/aggregate_collections.h"
 #include "commands/command.h"
+#include "commands/command_factories.h"
 #include "commands/command_util.h"
 #include "commands/crud_util.h"
 #include "commands/ddl_commands.h"
@@ -85,16 +86,16 @@ StatusWith<std::vector<BsonObj>> IndexStatsDocuments(CommandContext& ctx,
                   "The $indexStats stage specification must be an empty object");
   }
   std::vector<BsonObj> out;
-  auto coll = ctx.service.catalog->Lookup(nss);
+  HG_ASSIGN_OR_RETURN(exec::ResolvedNamespace resolved, exec::Resolve(ctx.service.Read(), nss));
+  std::shared_ptr<catalog::Collection> coll = resolved.collection;
   if (!coll) return out;
+  HG_RETURN_IF_ERROR(exec::RequireBuckets(resolved));
   std::optional<timeseries::TimeseriesOptions> ts_options;
-  if (coll->entry().type == "timeseries") {
+  if (resolved.timeseries) {
     // The bucket collection's indexes, in the user's terms (spec §7.2); those with no user
     // form (none today but the clustered _id) are left out, as MongoDB does.
-    HG_ASSIGN_OR_RETURN(auto ts, exec::LookupTimeseries(ctx.service.Read(), nss));
-    if (!ts) return out;
-    ts_options = ts->options;
-    coll = ts->buckets;
+    ts_options = resolved.timeseries->options;
+    coll = resolved.timeseries->buckets;
   }
   if (coll->IsView()) {
     return Status(ErrorCode::kCommandNotSupportedOnView,
@@ -466,10 +467,10 @@ class DistinctCommand : public Command {
 
 }  // namespace
 
-void RegisterAggregateCommands(CommandRegistry& r) {
-  r.Add(std::make_unique<AggregateCommand>());
-  r.Add(std::make_unique<CountCommand>());
-  r.Add(std::make_unique<DistinctCommand>());
-}
+std::unique_ptr<Command> MakeAggregateCommand() { return std::make_unique<AggregateCommand>(); }
+
+std::unique_ptr<Command> MakeCountCommand() { return std::make_unique<CountCommand>(); }
+
+std::unique_ptr<Command> MakeDistinctCommand() { return std::make_unique<DistinctCommand>(); }
 
 }  // namespace hourglass::commands

@@ -223,7 +223,10 @@ class CatalogCollectionAccess : public pipeline::CollectionAccess {
       create.AppendObject("timeseries", options);
       HG_RETURN_IF_ERROR(CreateTimeseriesCollection(ctx, nss, create.Obj()));
     }
-    HG_ASSIGN_OR_RETURN(auto ts, exec::LookupTimeseries(service_.Read(), nss));
+    // Resolved again: the collection may have just been created.
+    HG_ASSIGN_OR_RETURN(exec::ResolvedNamespace resolved, exec::Resolve(service_.Read(), nss));
+    HG_RETURN_IF_ERROR(exec::RequireBuckets(resolved));
+    std::optional<timeseries::TimeseriesCollection>& ts = resolved.timeseries;
     if (!ts) return Status(ErrorCode::kNamespaceNotFound, "ns does not exist: " + nss.ns());
     BsonArrayBuilder all;
     const std::string& time_field = ts->options.time_field;

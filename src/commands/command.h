@@ -1,7 +1,7 @@
 // The Command interface and the registry of commands. One Command subclass per command (or small
-// family) in its own file; each family registers its commands in registry.cc's table. The
-// dispatcher alone turns a command's Status into {ok: 0, errmsg, code, codeName}; a command only
-// appends its own reply fields (never `ok`).
+// family) in its own file, made by a factory (command_factories.h) that registry.cc's one
+// alphabetical table lists by command name. The dispatcher alone turns a command's Status into
+// {ok: 0, errmsg, code, codeName}; a command only appends its own reply fields (never `ok`).
 #pragma once
 
 #include <map>
@@ -60,19 +60,11 @@ class CommandRegistry {
   const Command* Find(std::string_view name) const;
   // Every command, sorted by name.
   std::vector<const Command*> All() const;
-  void Add(std::unique_ptr<Command> c);
 
  private:
-  std::vector<std::unique_ptr<Command>> commands_;
+  std::vector<std::unique_ptr<Command>> commands_;  // in the table's order: sorted by name
   // Every name and alias → its command, built once after registration: looked up per request.
   std::map<std::string, const Command*, std::less<>> by_name_;
 };
-
-// Family registration functions, each defined beside its commands and listed in registry.cc.
-void RegisterAdminCommands(CommandRegistry& r);   // admin_*.cc: hello, buildInfo, serverStatus, ...
-void RegisterDdlCommands(CommandRegistry& r);     // ddl_*.cc: create, drop, listCollections, ...
-void RegisterExplainCommand(CommandRegistry& r);  // explain.cc
-void RegisterCrudCommands(CommandRegistry& r);    // crud_*.cc: insert, find, update, delete, ...
-void RegisterAggregateCommands(CommandRegistry& r);  // aggregate.cc: aggregate, count, distinct
 
 }  // namespace hourglass::commands

@@ -1,6 +1,7 @@
 // find, getMore, killCursors.
 #include "catalog/catalog.h"
 #include "commands/command.h"
+#include "commands/command_factories.h"
 #include "commands/command_util.h"
 #include "commands/crud_util.h"
 #include "exec/collection_scan.h"
@@ -183,10 +184,10 @@ class KillCursorsCommand : public Command {
 
 }  // namespace
 
-void RegisterFindCommands(CommandRegistry& r) {
-  r.Add(std::make_unique<FindCommand>());
-  r.Add(std::make_unique<GetMoreCommand>());
-  r.Add(std::make_unique<KillCursorsCommand>());
-}
+std::unique_ptr<Command> MakeFindCommand() { return std::make_unique<FindCommand>(); }
+
+std::unique_ptr<Command> MakeGetMoreCommand() { return std::make_unique<GetMoreCommand>(); }
+
+std::unique_ptr<Command> MakeKillCursorsCommand() { return std::make_unique<KillCursorsCommand>(); }
 
 }  // namespace hourglass::commands

@@ -113,10 +113,4 @@ Status WaitForWriteConcern(CommandContext& ctx, const BsonObj& cmd) {
   return Status::OK();
 }
 
-void RegisterCrudCommands(CommandRegistry& r) {
-  RegisterFindCommands(r);
-  RegisterPlanCacheCommands(r);
-  RegisterWriteCommands(r);
-}
-
 }  // namespace hourglass::commands

@@ -42,8 +42,4 @@ StatusWith<bson::BsonObj> PrepareInsertDocument(const bson::BsonObj& doc);
 // malformed writeConcern.
 Status WaitForWriteConcern(CommandContext& ctx, const bson::BsonObj& cmd);
 
-void RegisterFindCommands(CommandRegistry& r);
-void RegisterPlanCacheCommands(CommandRegistry& r);  // plan_cache_commands.cc
-void RegisterWriteCommands(CommandRegistry& r);
-
 }  // namespace hourglass::commands

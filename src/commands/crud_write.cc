@@ -4,6 +4,7 @@
 
 #include "catalog/record_store.h"
 #include "commands/command.h"
+#include "commands/command_factories.h"
 #include "commands/command_util.h"
 #include "commands/crud_util.h"
 #include "commands/timeseries_util.h"
@@ -123,10 +124,12 @@ class InsertCommand : public WriteCommand {
                     BsonBuilder& reply) const override {
     HG_ASSIGN_OR_RETURN(InsertRequest req, ParseInsertRequest(request, ctx.db));
     const bool ordered = req.ordered;
-    HG_ASSIGN_OR_RETURN(auto ts, exec::LookupTimeseries(ctx.service.Read(), req.nss));
-    if (ts) {
+    HG_ASSIGN_OR_RETURN(exec::ResolvedNamespace resolved,
+                        exec::Resolve(ctx.service.Read(), req.nss));
+    HG_RETURN_IF_ERROR(exec::RequireBuckets(resolved));
+    if (resolved.timeseries) {
       HG_ASSIGN_OR_RETURN(InsertOutcome outcome,
-                          InsertMeasurements(ctx, *ts, req.statements, ordered));
+                          InsertMeasurements(ctx, *resolved.timeseries, req.statements, ordered));
       ctx.service.counters.op_insert += outcome.n + static_cast<int64_t>(outcome.errors.size());
       std::vector<WriteError> errors;
       for (auto& [i, st] : outcome.errors) errors.push_back({i, st});
@@ -390,8 +393,10 @@ class UpdateCommand : public WriteCommand {
                     BsonBuilder& reply) const override {
     HG_ASSIGN_OR_RETURN(UpdateRequest req, ParseUpdateRequest(request, ctx.db));
     const query::ExpressionContext& ectx = req.expr_ctx;
-    HG_ASSIGN_OR_RETURN(auto ts, exec::LookupTimeseries(ctx.service.Read(), req.nss));
-    if (ts) return UpdateTimeseries(ctx, *ts, req, reply);
+    HG_ASSIGN_OR_RETURN(exec::ResolvedNamespace resolved,
+                        exec::Resolve(ctx.service.Read(), req.nss));
+    HG_RETURN_IF_ERROR(exec::RequireBuckets(resolved));
+    if (resolved.timeseries) return UpdateTimeseries(ctx, *resolved.timeseries, req, reply);
     HG_ASSIGN_OR_RETURN(auto coll, WritableCollection(ctx, req.nss));
     int64_t n = 0, n_modified = 0;
     std::vector<WriteError> errors;
@@ -480,14 +485,12 @@ class DeleteCommand : public WriteCommand {
     std::shared_ptr<catalog::Collection> coll;
     std::optional<timeseries::TimeseriesCollection> ts;
     auto check_target = [&](const catalog::NamespaceString& nss) -> Status {
-      coll = ctx.service.catalog->Lookup(nss);
-      if (coll && coll->entry().type == "timeseries") {
-        auto found = exec::LookupTimeseries(ctx.service.Read(), nss);
-        if (!found.ok() && found.status().code() != ErrorCode::kNamespaceNotFound) {
-          return found.status();
-        }
-        if (found.ok()) ts = std::move(found).value();
-        if (!ts) coll.reset();  // buckets dropped: nothing to delete
+      HG_ASSIGN_OR_RETURN(exec::ResolvedNamespace resolved, exec::Resolve(ctx.service.Read(), nss));
+      coll = std::move(resolved.collection);
+      if (resolved.buckets_missing) {
+        coll.reset();  // buckets dropped: nothing to delete
+      } else if (resolved.timeseries) {
+        ts = std::move(resolved.timeseries);
       } else if (coll) {
         HG_RETURN_IF_ERROR(CheckWriteTarget(ctx, *coll));
       }
@@ -614,11 +617,14 @@ class FindAndModifyCommand : public Command {
 
 }  // namespace
 
-void RegisterWriteCommands(CommandRegistry& r) {
-  r.Add(std::make_unique<DeleteCommand>());
-  r.Add(std::make_unique<FindAndModifyCommand>());
-  r.Add(std::make_unique<InsertCommand>());
-  r.Add(std::make_unique<UpdateCommand>());
+std::unique_ptr<Command> MakeDeleteCommand() { return std::make_unique<DeleteCommand>(); }
+
+std::unique_ptr<Command> MakeFindAndModifyCommand() {
+  return std::make_unique<FindAndModifyCommand>();
 }
+
+std::unique_ptr<Command> MakeInsertCommand() { return std::make_unique<InsertCommand>(); }
+
+std::unique_ptr<Command> MakeUpdateCommand() { return std::make_unique<UpdateCommand>(); }
 
 }  // namespace hourglass::commands

@@ -8,8 +8,8 @@
 // half-honoured.
 //
 // The commands keep no state: they are as thread-safe as the Catalog and the CursorManager.
-// The public entry point is RegisterDdlCommands() (command.h); the functions below are the
-// per-file pieces it calls and the helpers the files share.
+// Each ddl_*.cc file exposes its commands' factories (command_factories.h), which registry.cc's
+// table lists; below are the helpers the files share.
 #pragma once
 
 #include <cstdint>
@@ -80,18 +80,12 @@ Status ReplyWithDocuments(CommandContext& ctx, const std::string& ns,
 int64_t CollectionStorageSize(const CommandContext& ctx, const catalog::Collection& c);
 int64_t IndexStorageSize(const CommandContext& ctx, const catalog::IndexEntry& index);
 
-// Per-file registration.
-void RegisterDdlCreateCommands(CommandRegistry& r);  // ddl_create.cc: create, collMod
-void RegisterDdlDropCommands(CommandRegistry& r);    // ddl_drop.cc: drop, dropDatabase, rename
-void RegisterDdlListCommands(CommandRegistry& r);    // ddl_list.cc: listCollections, ...
-void RegisterDdlIndexCommands(CommandRegistry& r);   // ddl_indexes.cc: createIndexes, dropIndexes
 // collMod's `index: {name | keyPattern, hidden, expireAfterSeconds}` on a regular collection
 // (ddl_indexes.cc). Appends hidden_old/new, expireAfterSeconds_old/new. IndexNotFound (27).
 // On a time-series collection the index is named by its user name or key and only `hidden`
 // may change (unique/prepareUnique/forceNonUnique/expireAfterSeconds: InvalidOptions 72).
 Status CollModIndex(CommandContext& ctx, const catalog::NamespaceString& nss,
                     const bson::BsonElement& index, bson::BsonBuilder& reply);
-void RegisterDdlStatsCommands(CommandRegistry& r);  // ddl_stats.cc: dbStats, collStats
 
 // collStats' statistics of `nss` (everything but `ns`), sizes divided by `scale`: the
 // command's reply and $collStats' storageStats. A time-series collection reports its bucket

@@ -204,6 +204,34 @@ TEST_F(DdlCommandsTest, TimeseriesInsertAndFindRoundTrip) {
       R"({ "t" : { "$date" : "2021-05-18T00:00:01Z" }, "m" : { "a" : 1, "b" : 2 }, "_id" : 2, "v" : 11 })");
 }
 
+// A time-series view whose bucket collection was dropped directly: reads see it as empty, deletes
+// find nothing, and the commands that need the buckets answer NamespaceNotFound (26).
+TEST_F(DdlCommandsTest, TimeseriesWithoutBucketsIsEmptyOrNamespaceNotFound) {
+  ExpectOk(Run(R"({"create": "ts", "timeseries": {"timeField": "t"}})"));
+  ExpectOk(Run(R"({"insert": "ts", "documents": [{"t": {"$date": "2024-01-01T00:00:00Z"}}]})"));
+  ExpectOk(Run(R"({"drop": "system.buckets.ts"})"));
+  const std::string missing = "Time-series buckets collection test.system.buckets.ts is missing";
+  EXPECT_TRUE(FirstBatch(Run(R"({"find": "ts"})")).empty());
+  EXPECT_TRUE(FirstBatch(Run(R"({"aggregate": "ts", "pipeline": [], "cursor": {}})")).empty());
+  BsonObj count = Run(R"({"count": "ts"})");
+  ExpectOk(count);
+  EXPECT_EQ(count["n"].Int32(), 0);
+  BsonObj deleted = Run(R"({"delete": "ts", "deletes": [{"q": {}, "limit": 0}]})");
+  ExpectOk(deleted);
+  EXPECT_EQ(deleted["n"].Int32(), 0);
+  ExpectError(Run(R"({"insert": "ts", "documents": [{"t": {"$date": "2024-01-01T00:00:00Z"}}]})"),
+              26, missing);
+  ExpectError(Run(R"({"update": "ts", "updates": [{"q": {}, "u": {"$set": {"a": 1}}}]})"), 26,
+              missing);
+  ExpectError(Run(R"({"listIndexes": "ts"})"), 26, missing);
+  ExpectError(Run(R"({"createIndexes": "ts", "indexes": [{"key": {"a": 1}, "name": "a_1"}]})"), 26,
+              missing);
+  ExpectError(Run(R"({"dropIndexes": "ts", "index": "*"})"), 26, missing);
+  ExpectError(Run(R"({"collStats": "ts"})"), 26, missing);
+  ExpectError(Run(R"({"aggregate": "ts", "pipeline": [{"$indexStats": {}}], "cursor": {}})"), 26,
+              missing);
+}
+
 // --- drop / dropDatabase ----------------------------------------------------------------------
 
 TEST_F(DdlCommandsTest, DropReportsIndexesAndNamespace) {

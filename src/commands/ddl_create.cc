@@ -1,6 +1,7 @@
 // create and collMod.
 #include <array>
 
+#include "commands/command_factories.h"
 #include "commands/command_util.h"
 #include "commands/ddl_commands.h"
 
@@ -233,9 +234,12 @@ Status RunCollMod(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& reply) {
 
 }  // namespace
 
-void RegisterDdlCreateCommands(CommandRegistry& r) {
-  r.Add(std::make_unique<DdlCommand>("create", false, "create a collection explicitly", RunCreate));
-  r.Add(std::make_unique<DdlCommand>("collMod", false, "sets collection options", RunCollMod));
+std::unique_ptr<Command> MakeCreateCommand() {
+  return std::make_unique<DdlCommand>("create", false, "create a collection explicitly", RunCreate);
+}
+
+std::unique_ptr<Command> MakeCollModCommand() {
+  return std::make_unique<DdlCommand>("collMod", false, "sets collection options", RunCollMod);
 }
 
 }  // namespace hourglass::commands

@@ -1,4 +1,5 @@
 // drop, dropDatabase and renameCollection.
+#include "commands/command_factories.h"
 #include "commands/command_util.h"
 #include "commands/ddl_commands.h"
 #include "commands/timeseries_util.h"
@@ -110,13 +111,19 @@ Status RunRenameCollection(CommandContext& ctx, const BsonObj& cmd, BsonBuilder&
 
 }  // namespace
 
-void RegisterDdlDropCommands(CommandRegistry& r) {
-  r.Add(std::make_unique<DdlCommand>("drop", false, "drop a collection", RunDrop));
-  r.Add(std::make_unique<DdlCommand>("dropDatabase", false, "drop (delete) this database",
-                                     RunDropDatabase));
-  r.Add(std::make_unique<DdlCommand>("renameCollection", true,
-                                     "renames a collection, possibly into another database",
-                                     RunRenameCollection));
+std::unique_ptr<Command> MakeDropCommand() {
+  return std::make_unique<DdlCommand>("drop", false, "drop a collection", RunDrop);
+}
+
+std::unique_ptr<Command> MakeDropDatabaseCommand() {
+  return std::make_unique<DdlCommand>("dropDatabase", false, "drop (delete) this database",
+                                      RunDropDatabase);
+}
+
+std::unique_ptr<Command> MakeRenameCollectionCommand() {
+  return std::make_unique<DdlCommand>("renameCollection", true,
+                                      "renames a collection, possibly into another database",
+                                      RunRenameCollection);
 }
 
 }  // namespace hourglass::commands

@@ -11,6 +11,7 @@
 #include <memory>
 
 #include "catalog/index_keys.h"
+#include "commands/command_factories.h"
 #include "commands/command_util.h"
 #include "commands/ddl_commands.h"
 #include "commands/timeseries_util.h"
@@ -448,11 +449,12 @@ Status RunCreateIndexes(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& re
     return Status(ErrorCode::kBadValue, "Must specify at least one index to create");
   }
   catalog::Catalog& catalog = *ctx.service.catalog;
-  auto coll = catalog.Lookup(nss);
-  if (coll && coll->entry().type == "timeseries") {
-    HG_ASSIGN_OR_RETURN(auto ts, exec::LookupTimeseries(ctx.service.Read(), nss));
-    if (ts) return CreateTimeseriesIndexes(ctx, *ts, *indexes, reply);
+  HG_ASSIGN_OR_RETURN(exec::ResolvedNamespace resolved, exec::Resolve(ctx.service.Read(), nss));
+  HG_RETURN_IF_ERROR(exec::RequireBuckets(resolved));
+  if (resolved.timeseries) {
+    return CreateTimeseriesIndexes(ctx, *resolved.timeseries, *indexes, reply);
   }
+  std::shared_ptr<catalog::Collection> coll = resolved.collection;
   std::vector<BsonObj> specs;
   int position = 0;
   for (BsonElement e : *indexes) {
@@ -576,17 +578,16 @@ Status RunDropIndexes(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& repl
       index.type() != BsonType::kArray) {
     return WrongType("dropIndexes", index, "[string, object, array]");
   }
-  auto coll = ctx.service.catalog->Lookup(nss);
+  HG_ASSIGN_OR_RETURN(exec::ResolvedNamespace resolved, exec::Resolve(ctx.service.Read(), nss));
+  const std::shared_ptr<catalog::Collection>& coll = resolved.collection;
   if (!coll) return Status(ErrorCode::kNamespaceNotFound, "ns not found " + nss.ns());
   if (coll->entry().type == "view") {
     return Status(ErrorCode::kCommandNotSupportedOnView,
                   "Cannot drop indexes on a view: " + nss.ns());
   }
-  std::optional<timeseries::TimeseriesCollection> ts;
-  if (coll->entry().type == "timeseries") {
-    HG_ASSIGN_OR_RETURN(ts, exec::LookupTimeseries(ctx.service.Read(), nss));
-  }
-  DropTarget target = ts ? TimeseriesDropTarget(*ts) : RegularDropTarget(*coll);
+  HG_RETURN_IF_ERROR(exec::RequireBuckets(resolved));
+  DropTarget target =
+      resolved.timeseries ? TimeseriesDropTarget(*resolved.timeseries) : RegularDropTarget(*coll);
   const bool star = index.type() == BsonType::kString && index.Str() == "*";
   std::vector<std::string> names;
   if (star) {
@@ -720,11 +721,10 @@ Status CollModIndex(CommandContext& ctx, const catalog::NamespaceString& nss,
   HG_RETURN_IF_ERROR(CheckKnownSubFields("collMod.index", spec,
                                          {"name", "keyPattern", "hidden", "expireAfterSeconds",
                                           "unique", "prepareUnique", "forceNonUnique"}));
-  auto coll = ctx.service.catalog->Lookup(nss);
-  if (coll && coll->entry().type == "timeseries") {
-    HG_ASSIGN_OR_RETURN(auto ts, exec::LookupTimeseries(ctx.service.Read(), nss));
-    if (ts) return CollModTimeseriesIndex(ctx, *ts, spec, reply);
-  }
+  HG_ASSIGN_OR_RETURN(exec::ResolvedNamespace resolved, exec::Resolve(ctx.service.Read(), nss));
+  HG_RETURN_IF_ERROR(exec::RequireBuckets(resolved));
+  if (resolved.timeseries) return CollModTimeseriesIndex(ctx, *resolved.timeseries, spec, reply);
+  const std::shared_ptr<catalog::Collection>& coll = resolved.collection;
   for (std::string_view f : {"unique", "prepareUnique", "forceNonUnique"}) {
     if (spec.HasField(f)) {
       return Status(ErrorCode::kCommandNotSupported,
@@ -805,14 +805,20 @@ Status CollModIndex(CommandContext& ctx, const catalog::NamespaceString& nss,
   return Status::OK();
 }
 
-void RegisterDdlIndexCommands(CommandRegistry& r) {
-  r.Add(std::make_unique<DdlCommand>("createIndexes", false, "creates indexes on a collection",
-                                     RunCreateIndexes));
-  r.Add(std::make_unique<DdlCommand>("dropIndexes", false, "drops indexes of a collection",
-                                     RunDropIndexes,
-                                     std::vector<std::string_view>{"deleteIndexes"}));
-  r.Add(std::make_unique<DdlCommand>("reIndex", false, "rebuilds the indexes of a collection",
-                                     RunReIndex));
+std::unique_ptr<Command> MakeCreateIndexesCommand() {
+  return std::make_unique<DdlCommand>("createIndexes", false, "creates indexes on a collection",
+                                      RunCreateIndexes);
+}
+
+std::unique_ptr<Command> MakeDropIndexesCommand() {
+  return std::make_unique<DdlCommand>("dropIndexes", false, "drops indexes of a collection",
+                                      RunDropIndexes,
+                                      std::vector<std::string_view>{"deleteIndexes"});
+}
+
+std::unique_ptr<Command> MakeReIndexCommand() {
+  return std::make_unique<DdlCommand>("reIndex", false, "rebuilds the indexes of a collection",
+                                      RunReIndex);
 }
 
 }  // namespace hourglass::commands

@@ -1,6 +1,7 @@
 // listCollections, listDatabases and listIndexes.
 #include <optional>
 
+#include "commands/command_factories.h"
 #include "commands/command_util.h"
 #include "commands/ddl_commands.h"
 #include "commands/timeseries_util.h"
@@ -120,7 +121,8 @@ Status RunListIndexes(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& repl
                   "to true");
   }
   HG_ASSIGN_OR_RETURN(int64_t batch_size, ParseCursorBatchSize("listIndexes", cmd));
-  auto coll = ctx.service.catalog->Lookup(nss);
+  HG_ASSIGN_OR_RETURN(exec::ResolvedNamespace resolved, exec::Resolve(ctx.service.Read(), nss));
+  const std::shared_ptr<catalog::Collection>& coll = resolved.collection;
   if (!coll) {
     return Status(ErrorCode::kNamespaceNotFound, "ns does not exist: " + nss.ns());
   }
@@ -135,9 +137,9 @@ Status RunListIndexes(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& repl
   if (coll->entry().type == "timeseries") {
     // The view shows its bucket collection's indexes in the user's terms (spec 7.2).
     indexes.clear();
-    HG_ASSIGN_OR_RETURN(auto ts, exec::LookupTimeseries(ctx.service.Read(), nss));
-    if (ts) {
-      for (auto& [user, idx] : UserViewOfIndexes(*ts)) indexes.push_back({user, idx->ident});
+    HG_RETURN_IF_ERROR(exec::RequireBuckets(resolved));
+    for (auto& [user, idx] : UserViewOfIndexes(*resolved.timeseries)) {
+      indexes.push_back({user, idx->ident});
     }
   }
   {
@@ -157,14 +159,20 @@ Status RunListIndexes(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& repl
 
 }  // namespace
 
-void RegisterDdlListCommands(CommandRegistry& r) {
-  r.Add(std::make_unique<DdlCommand>("listCollections", false,
-                                     "lists the collections and views of a database",
-                                     RunListCollections));
-  r.Add(
-      std::make_unique<DdlCommand>("listDatabases", true, "lists the databases", RunListDatabases));
-  r.Add(std::make_unique<DdlCommand>("listIndexes", false, "lists the indexes of a collection",
-                                     RunListIndexes));
+std::unique_ptr<Command> MakeListCollectionsCommand() {
+  return std::make_unique<DdlCommand>("listCollections", false,
+                                      "lists the collections and views of a database",
+                                      RunListCollections);
+}
+
+std::unique_ptr<Command> MakeListDatabasesCommand() {
+  return std::make_unique<DdlCommand>("listDatabases", true, "lists the databases",
+                                      RunListDatabases);
+}
+
+std::unique_ptr<Command> MakeListIndexesCommand() {
+  return std::make_unique<DdlCommand>("listIndexes", false, "lists the indexes of a collection",
+                                      RunListIndexes);
 }
 
 }  // namespace hourglass::commands

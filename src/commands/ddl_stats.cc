@@ -2,6 +2,7 @@
 // from the storage engine (bytes of each table's file; 0 in memory).
 #include <sys/statvfs.h>
 
+#include "commands/command_factories.h"
 #include "commands/command_util.h"
 #include "commands/ddl_commands.h"
 #include "commands/timeseries_util.h"
@@ -91,7 +92,8 @@ Status RunCollStats(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& reply)
 
 Status AppendCollStats(CommandContext& ctx, const catalog::NamespaceString& nss, int64_t scale,
                        BsonBuilder& reply) {
-  auto coll = ctx.service.catalog->Lookup(nss);
+  HG_ASSIGN_OR_RETURN(exec::ResolvedNamespace resolved, exec::Resolve(ctx.service.Read(), nss));
+  std::shared_ptr<catalog::Collection> coll = resolved.collection;
   if (!coll) {
     // MongoDB answers ok with zeroed statistics for a missing collection.
     reply.AppendInt32("size", 0);
@@ -114,8 +116,8 @@ Status AppendCollStats(CommandContext& ctx, const catalog::NamespaceString& nss,
   if (is_timeseries) {
     // The statistics of a time-series collection are its bucket collection's, plus the bucket
     // catalog's counters for it; measurements are not counted.
-    HG_ASSIGN_OR_RETURN(auto ts, exec::LookupTimeseries(ctx.service.Read(), nss));
-    coll = ts->buckets;
+    HG_RETURN_IF_ERROR(exec::RequireBuckets(resolved));
+    coll = resolved.timeseries->buckets;
   }
   int64_t count = coll->NumRecords();
   int64_t data_size = coll->DataSize();
@@ -156,11 +158,14 @@ Status AppendCollStats(CommandContext& ctx, const catalog::NamespaceString& nss,
   return Status::OK();
 }
 
-void RegisterDdlStatsCommands(CommandRegistry& r) {
-  r.Add(std::make_unique<DdlCommand>("dbStats", false, "storage statistics of a database",
-                                     RunDbStats));
-  r.Add(std::make_unique<DdlCommand>("collStats", false, "storage statistics of a collection",
-                                     RunCollStats));
+std::unique_ptr<Command> MakeDbStatsCommand() {
+  return std::make_unique<DdlCommand>("dbStats", false, "storage statistics of a database",
+                                      RunDbStats);
+}
+
+std::unique_ptr<Command> MakeCollStatsCommand() {
+  return std::make_unique<DdlCommand>("collStats", false, "storage statistics of a collection",
+                                      RunCollStats);
 }
 
 }  // namespace hourglass::commands

@@ -1,5 +1,6 @@
 #include "commands/explain.h"
 
+#include "commands/command_factories.h"
 #include "commands/command_util.h"
 #include "commands/explain_request.h"
 #include "commands/explain_timeseries.h"
@@ -46,6 +47,6 @@ class ExplainCommand : public Command {
 
 }  // namespace
 
-void RegisterExplainCommand(CommandRegistry& r) { r.Add(std::make_unique<ExplainCommand>()); }
+std::unique_ptr<Command> MakeExplainCommand() { return std::make_unique<ExplainCommand>(); }
 
 }  // namespace hourglass::commands

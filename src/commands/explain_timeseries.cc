@@ -116,9 +116,9 @@ StatusWith<bool> ExplainTimeseries(CommandContext& ctx, const BsonObj& inner,
   if (!coll_name.ok()) return false;  // the general path reports it
   catalog::NamespaceString nss{ctx.db, coll_name.value()};
   if (!catalog::ValidateCollectionName(nss).ok()) return false;
-  auto ts_or = exec::LookupTimeseries(ctx.service.Read(), nss);
-  if (!ts_or.ok() || !ts_or.value()) return false;
-  timeseries::TimeseriesCollection ts = std::move(*ts_or.value());
+  auto resolved = exec::Resolve(ctx.service.Read(), nss);
+  if (!resolved.ok() || !resolved.value().timeseries) return false;
+  timeseries::TimeseriesCollection ts = std::move(*resolved.value().timeseries);
   if (kind == "delete" || kind == "update") {
     HG_RETURN_IF_ERROR(ExplainTimeseriesModify(ctx, inner, verbosity, kind, ts, reply));
     return true;

@@ -2,6 +2,7 @@
 // query shape.
 #include "catalog/namespace.h"
 #include "commands/command.h"
+#include "commands/command_factories.h"
 #include "commands/command_util.h"
 #include "commands/crud_util.h"
 #include "exec/plan_cache.h"
@@ -45,8 +46,8 @@ class PlanCacheClearCommand : public Command {
 
 }  // namespace
 
-void RegisterPlanCacheCommands(CommandRegistry& r) {
-  r.Add(std::make_unique<PlanCacheClearCommand>());
+std::unique_ptr<Command> MakePlanCacheClearCommand() {
+  return std::make_unique<PlanCacheClearCommand>();
 }
 
 }  // namespace hourglass::commands

@@ -1,20 +1,84 @@
-#include <algorithm>
-
+// The registry: every command the server answers, in one alphabetical table.
+#include "commands/admin_commands.h"
 #include "commands/command.h"
+#include "commands/command_factories.h"
 
 namespace hourglass::commands {
 
+namespace {
+
+// Every command by name, next to the factory that makes it; aliases are the commands' own
+// (Command::Aliases()). Keep it sorted: registry_test.cc checks the order and that each factory
+// makes the command named on its row.
+constexpr CommandTableEntry kCommandTable[] = {
+    {"aggregate", &MakeAggregateCommand},
+    {"buildInfo", &MakeBuildInfoCommand},
+    {"collMod", &MakeCollModCommand},
+    {"collStats", &MakeCollStatsCommand},
+    {"connectionStatus", &MakeConnectionStatusCommand},
+    {"count", &MakeCountCommand},
+    {"create", &MakeCreateCommand},
+    {"createIndexes", &MakeCreateIndexesCommand},
+    {"currentOp", &MakeCurrentOpCommand},
+    {"dbStats", &MakeDbStatsCommand},
+    {"delete", &MakeDeleteCommand},
+    {"distinct", &MakeDistinctCommand},
+    {"drop", &MakeDropCommand},
+    {"dropDatabase", &MakeDropDatabaseCommand},
+    {"dropIndexes", &MakeDropIndexesCommand},
+    {"endSessions", &MakeEndSessionsCommand},
+    {"explain", &MakeExplainCommand},
+    {"features", &MakeFeaturesCommand},
+    {"find", &MakeFindCommand},
+    {"findAndModify", &MakeFindAndModifyCommand},
+    {"getCmdLineOpts", &MakeGetCmdLineOptsCommand},
+    {"getDefaultRWConcern", &MakeGetDefaultRWConcernCommand},
+    {"getDiagnosticData", &MakeGetDiagnosticDataCommand},
+    {"getFreeMonitoringStatus", &MakeGetFreeMonitoringStatusCommand},
+    {"getLog", &MakeGetLogCommand},
+    {"getMore", &MakeGetMoreCommand},
+    {"getParameter", &MakeGetParameterCommand},
+    {"hello", &MakeHelloCommand},
+    {"hostInfo", &MakeHostInfoCommand},
+    {"insert", &MakeInsertCommand},
+    {"killAllSessions", &MakeKillAllSessionsCommand},
+    {"killCursors", &MakeKillCursorsCommand},
+    {"killOp", &MakeKillOpCommand},
+    {"killSessions", &MakeKillSessionsCommand},
+    {"listCollections", &MakeListCollectionsCommand},
+    {"listCommands", &MakeListCommandsCommand},
+    {"listDatabases", &MakeListDatabasesCommand},
+    {"listIndexes", &MakeListIndexesCommand},
+    {"lockInfo", &MakeLockInfoCommand},
+    {"logout", &MakeLogoutCommand},
+    {"ping", &MakePingCommand},
+    {"planCacheClear", &MakePlanCacheClearCommand},
+    {"reIndex", &MakeReIndexCommand},
+    {"refreshSessions", &MakeRefreshSessionsCommand},
+    {"renameCollection", &MakeRenameCollectionCommand},
+    {"serverStatus", &MakeServerStatusCommand},
+    {"setFeatureCompatibilityVersion", &MakeSetFeatureCompatibilityVersionCommand},
+    {"setParameter", &MakeSetParameterCommand},
+    {"shutdown", &MakeShutdownCommand},
+    {"startSession", &MakeStartSessionCommand},
+    {"update", &MakeUpdateCommand},
+    {"whatsmyuri", &MakeWhatsMyUriCommand},
+};
+
+}  // namespace
+
+std::span<const CommandTableEntry> CommandTable() { return kCommandTable; }
+
 const CommandRegistry& CommandRegistry::Get() {
   static const CommandRegistry* registry = [] {
+    // getParameter/setParameter serve these, so they exist once any command can run.
+    RegisterBasicServerParameters();
     auto* r = new CommandRegistry();
-    // One line per command family, alphabetical; each family lists its commands in its own file.
-    RegisterAdminCommands(*r);
-    RegisterAggregateCommands(*r);
-    RegisterCrudCommands(*r);
-    RegisterDdlCommands(*r);
-    RegisterExplainCommand(*r);
-    std::sort(r->commands_.begin(), r->commands_.end(),
-              [](const auto& a, const auto& b) { return a->Name() < b->Name(); });
+    for (const CommandTableEntry& entry : kCommandTable) {
+      std::unique_ptr<Command> c = entry.make();
+      invariant(c->Name() == entry.name);
+      r->commands_.push_back(std::move(c));
+    }
     for (const auto& c : r->commands_) {
       r->by_name_.emplace(std::string(c->Name()), c.get());
       for (auto alias : c->Aliases()) r->by_name_.emplace(std::string(alias), c.get());
@@ -23,8 +87,6 @@ const CommandRegistry& CommandRegistry::Get() {
   }();
   return *registry;
 }
-
-void CommandRegistry::Add(std::unique_ptr<Command> c) { commands_.push_back(std::move(c)); }
 
 const Command* CommandRegistry::Find(std::string_view name) const {
   auto it = by_name_.find(name);

@@ -118,7 +118,9 @@ class ExecTest : public ::testing::Test {
   // the time-series collection `nss` through the bucket catalog: all are staged, then each batch
   // is committed once.
   Status InsertMeasurements(const catalog::NamespaceString& nss, std::string_view docs_json) {
-    HG_ASSIGN_OR_RETURN(auto ts, LookupTimeseries(Read(), nss));
+    HG_ASSIGN_OR_RETURN(ResolvedNamespace resolved, Resolve(Read(), nss));
+    HG_RETURN_IF_ERROR(RequireBuckets(resolved));
+    std::optional<timeseries::TimeseriesCollection>& ts = resolved.timeseries;
     if (!ts) return Status(ErrorCode::kNamespaceNotFound, nss.ns() + " is not time-series");
     std::vector<bson::BsonObj> docs;
     for (const bson::BsonObj& d : Documents(docs_json)) docs.push_back(WithId(d));

@@ -25,14 +25,10 @@ StatusWith<ResolvedNamespace> Resolve(const ReadContext& rctx,
   return r;
 }
 
-StatusWith<std::optional<timeseries::TimeseriesCollection>> LookupTimeseries(
-    const ReadContext& rctx, const catalog::NamespaceString& nss) {
-  HG_ASSIGN_OR_RETURN(ResolvedNamespace r, Resolve(rctx, nss));
-  if (r.buckets_missing) {
-    return Status(ErrorCode::kNamespaceNotFound,
-                  "Time-series buckets collection " + BucketsNamespace(nss).ns() + " is missing");
-  }
-  return std::move(r.timeseries);
+Status RequireBuckets(const ResolvedNamespace& r) {
+  if (!r.buckets_missing) return Status::OK();
+  return Status(ErrorCode::kNamespaceNotFound,
+                "Time-series buckets collection " + BucketsNamespace(r.nss).ns() + " is missing");
 }
 
 }  // namespace hourglass::exec

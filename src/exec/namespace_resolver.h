@@ -26,17 +26,17 @@ struct ResolvedNamespace {
   bool buckets_missing = false;
 };
 
-// Resolves `nss`. A missing namespace is not an error (collection stays null); BadValue if a
-// time-series view's stored options do not parse.
+// Resolves `nss`. A missing namespace is not an error (collection stays null), nor is a
+// time-series view without its bucket collection (buckets_missing; RequireBuckets makes it one
+// where a command needs the buckets); BadValue if a time-series view's stored options do not
+// parse.
 StatusWith<ResolvedNamespace> Resolve(const ReadContext& rctx, const catalog::NamespaceString& nss);
 
 // "db.X" → "db.system.buckets.X".
 catalog::NamespaceString BucketsNamespace(const catalog::NamespaceString& nss);
 
-// The time-series collection `nss` names (the entry of type "timeseries" and its bucket
-// collection); nullopt if `nss` is not a time-series collection. NamespaceNotFound (26) if the
-// bucket collection is missing (dropped directly).
-StatusWith<std::optional<timeseries::TimeseriesCollection>> LookupTimeseries(
-    const ReadContext& rctx, const catalog::NamespaceString& nss);
+// NamespaceNotFound (26) if `r` is a time-series view whose bucket collection is missing (dropped
+// directly), for the commands that cannot treat such a view as empty; OK otherwise.
+Status RequireBuckets(const ResolvedNamespace& r);
 
 }  // namespace hourglass::exec

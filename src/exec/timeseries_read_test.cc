@@ -186,13 +186,13 @@ TEST_F(TimeseriesReadTest, BoundedSortKeepsTheSortMemoryLimit) {
       {"t": {"$date": "2024-01-01T01:00:00Z"}, "s": "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"},
       {"t": {"$date": "2024-01-01T02:00:00Z"}, "s": "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"}])");
   ASSERT_TRUE(st.ok()) << st.ToString();
-  auto ts = exec::LookupTimeseries(Read(), {"test", "ts"});
-  ASSERT_TRUE(ts.ok() && ts.value().has_value());
+  auto ts = exec::Resolve(Read(), {"test", "ts"});
+  ASSERT_TRUE(ts.ok() && ts.value().timeseries.has_value());
   for (bool disk : {false, true}) {
     pipeline::PipelineContext pctx;
     pctx.limits.sort = 200;
     pctx.allow_disk_use = disk;
-    auto stream = exec::BuildTimeseriesRead(*ts.value(), engine_.get(), {},
+    auto stream = exec::BuildTimeseriesRead(*ts.value().timeseries, engine_.get(), {},
                                             Stages(R"([{"$sort": {"t": -1}}])"), pctx);
     ASSERT_TRUE(stream.ok()) << stream.status().ToString();
     auto docs = pipeline::DrainStream(*stream.value());
