@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <set>
 
@@ -144,6 +145,7 @@ StatusWith<std::string> RecordTableConfig(const NamespaceString& nss, const Bson
         return Status(ErrorCode::kBadValue,
                       "'storageEngine.wiredTiger' has to be an embedded document");
       }
+      std::optional<std::string> config;
       for (bson::BsonElement f : wt.Obj()) {
         if (f.FieldName() != "configString") {
           return Status(ErrorCode::kBadValue, "unknown field 'storageEngine.wiredTiger." +
@@ -154,8 +156,9 @@ StatusWith<std::string> RecordTableConfig(const NamespaceString& nss, const Bson
           return Status(ErrorCode::kTypeMismatch,
                         "'storageEngine.wiredTiger.configString' must be a string");
         }
-        return std::string(f.Str());
+        config = std::string(f.Str());
       }
+      if (config) return *config;
     }
   }
   if (nss.IsTimeseriesBuckets()) return std::string("block_compressor=zstd");

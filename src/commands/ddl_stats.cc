@@ -140,6 +140,17 @@ Status AppendCollStats(CommandContext& ctx, const catalog::NamespaceString& nss,
   AppendNumber(reply, "storageSize", storage_size / scale);
   AppendNumber(reply, "freeStorageSize", 0);
   reply.AppendBool("capped", false);
+  // The record table's WiredTiger section: what drivers and tools read its compressor from.
+  if (auto creation = ctx.service.engine->TableCreationString(coll->ident()); creation.ok()) {
+    size_t wt = reply.OpenObject("wiredTiger");
+    size_t md = reply.OpenObject("metadata");
+    reply.AppendInt32("formatVersion", 1);
+    reply.Close(md);
+    reply.AppendString("creationString", creation.value());
+    reply.AppendString("type", "file");
+    reply.AppendString("uri", "statistics:table:" + coll->ident());
+    reply.Close(wt);
+  }
   const auto& indexes = coll->entry().indexes;
   reply.AppendInt32("nindexes", static_cast<int32_t>(indexes.size()));
   reply.AppendObject("indexDetails", BsonObj());

@@ -85,6 +85,11 @@ class KvEngine {
 
   virtual bool TableExists(std::string_view ident) = 0;
 
+  // The configuration table `ident` was created with, as WiredTiger stores it (every option
+  // spelled out: what collStats shows as wiredTiger.creationString). NamespaceNotFound if there
+  // is no such table.
+  virtual StatusWith<std::string> TableCreationString(std::string_view ident) = 0;
+
   // Idents of all tables, sorted bytewise; excludes tables whose drop is pending.
   virtual std::vector<std::string> ListTables() = 0;
 

@@ -345,6 +345,16 @@ TEST(KvEngineTest, TableConfigurationsAreChecked) {
   EXPECT_EQ(unknown_compressor.code(), ErrorCode::kBadValue);
   EXPECT_NE(unknown_compressor.reason().find("unknown block compressor 'lz4'"), std::string::npos)
       << unknown_compressor.reason();
+  // The creation string spells out the table's compressor.
+  ASSERT_TRUE(engine->CreateTable("z", "block_compressor=zstd").ok());
+  ASSERT_TRUE(engine->CreateTable("s").ok());
+  auto z = engine->TableCreationString("z");
+  ASSERT_TRUE(z.ok()) << z.status().ToString();
+  EXPECT_NE(z.value().find("block_compressor=zstd"), std::string::npos) << z.value();
+  auto snappy = engine->TableCreationString("s");
+  ASSERT_TRUE(snappy.ok());
+  EXPECT_NE(snappy.value().find("block_compressor=snappy"), std::string::npos) << snappy.value();
+  EXPECT_EQ(engine->TableCreationString("missing").status().code(), ErrorCode::kNamespaceNotFound);
   // CreateTable checks before creating anything.
   EXPECT_EQ(engine->CreateTable("t", "block_compressor=lz4").code(), ErrorCode::kBadValue);
   EXPECT_FALSE(engine->TableExists("t"));

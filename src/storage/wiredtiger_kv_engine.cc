@@ -256,6 +256,29 @@ bool WtKvEngine::IsDropPending(std::string_view ident) {
   return pending_drops_.find(ident) != pending_drops_.end();
 }
 
+StatusWith<std::string> WtKvEngine::TableCreationString(std::string_view ident) {
+  ScopedHandle h(this);
+  WT_SESSION* session = h.session();
+  WT_CURSOR* c = nullptr;
+  int ret = session->open_cursor(session, "metadata:create", nullptr, nullptr, &c);
+  if (ret != 0) return WtStatus(ret, "opening the metadata");
+  const std::string uri = TableUri(ident);
+  c->set_key(c, uri.c_str());
+  ret = c->search(c);
+  std::string out;
+  if (ret == 0) {
+    const char* value = nullptr;
+    ret = c->get_value(c, &value);
+    if (ret == 0) out = value;
+  }
+  c->close(c);
+  if (ret == WT_NOTFOUND) {
+    return Status(ErrorCode::kNamespaceNotFound, "no table '" + std::string(ident) + "'");
+  }
+  if (ret != 0) return WtStatus(ret, "reading the metadata of '" + uri + "'");
+  return out;
+}
+
 Status WtKvEngine::CheckTableConfig(std::string_view config) {
   if (config.empty()) return Status::OK();
   const std::string c(config);
@@ -305,8 +328,10 @@ Status WtKvEngine::CreateTable(std::string_view ident, std::string_view user_con
   // 335k -> 366k measurements/s on average).
   std::string config =
       "key_format=u,value_format=u,leaf_value_max=64MB,memory_page_max=64m,split_pct=90";
-  if (!opts_.in_memory && compressors_.contains(opts_.block_compressor)) {
-    config += ",block_compressor=" + opts_.block_compressor;
+  // "none" is spelled out, as mongod does, so the creation string names it.
+  if (!opts_.in_memory) {
+    config += ",block_compressor=";
+    config += compressors_.contains(opts_.block_compressor) ? opts_.block_compressor : "none";
   }
   if (!user_config.empty() && !opts_.in_memory) {
     config += ",";

@@ -83,6 +83,7 @@ class WtKvEngine final : public KvEngine {
   Status CheckTableConfig(std::string_view config) override;
   Status DropTable(std::string_view ident) override;
   bool TableExists(std::string_view ident) override;
+  StatusWith<std::string> TableCreationString(std::string_view ident) override;
   std::vector<std::string> ListTables() override;
   Status Checkpoint() override;
   Status WaitForJournal() override;

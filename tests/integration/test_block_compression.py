@@ -1,0 +1,149 @@
+"""Block compression of collections as mongod has it: --wiredTigerCollectionBlockCompressor and
+storage.wiredTiger.collectionConfig.blockCompressor (snappy by default), create's
+storageEngine.wiredTiger.configString (which wins), zstd for time-series buckets whatever the
+server-wide default; collStats shows the table's wiredTiger.creationString."""
+import datetime
+import subprocess
+
+import pytest
+
+from conftest import command_error, free_port, hourglassd_path
+
+
+def creation_string(db, name):
+    return db.command("collStats", name)["wiredTiger"]["creationString"]
+
+
+def compressor(db, name):
+    for part in creation_string(db, name).split(","):
+        if part.startswith("block_compressor="):
+            return part.split("=", 1)[1]
+    raise AssertionError("no block_compressor in the creation string")
+
+
+def measurements(n):
+    t0 = datetime.datetime(2024, 1, 1)
+    return [{"t": t0 + datetime.timedelta(seconds=i), "m": {"host": f"h{i % 5}"},
+             "v": float(i % 17), "s": "reading-" + str(i % 3)} for i in range(n)]
+
+
+def test_defaults_snappy_for_collections_and_zstd_for_buckets(fresh_server):
+    s = fresh_server.new()
+    c = s.client()
+    try:
+        db = c.bc
+        db.create_collection("plain")
+        db.create_collection("ts", timeseries={"timeField": "t", "metaField": "m"})
+        assert compressor(db, "plain") == "snappy"
+        # The view's statistics are its buckets'.
+        assert compressor(db, "ts") == "zstd"
+        assert compressor(db, "system.buckets.ts") == "zstd"
+        # getCmdLineOpts lists the option only when it was given.
+        parsed = c.admin.command("getCmdLineOpts")["parsed"]
+        assert "wiredTiger" not in parsed["storage"]
+    finally:
+        c.close()
+
+
+@pytest.mark.parametrize("choice", ["none", "zlib", "zstd"])
+def test_the_flag_sets_new_collections_and_data_survives_a_restart(fresh_server, choice):
+    s = fresh_server.new(extra_args=["--wiredTigerCollectionBlockCompressor", choice])
+    c = s.client()
+    docs = [{"_id": i, "text": "value " * 20 + str(i)} for i in range(2000)]
+    try:
+        db = c.bc
+        db.plain.insert_many(docs)
+        db.create_collection("ts", timeseries={"timeField": "t", "metaField": "m"})
+        db.ts.insert_many(measurements(3000))
+        assert compressor(db, "plain") == choice
+        # Time-series buckets keep zstd whatever the server-wide default (as MongoDB).
+        assert compressor(db, "ts") == "zstd"
+        parsed = c.admin.command("getCmdLineOpts")["parsed"]
+        assert parsed["storage"]["wiredTiger"]["collectionConfig"]["blockCompressor"] == choice
+    finally:
+        c.close()
+    s.stop()
+    s.start()
+    c = s.client()
+    try:
+        db = c.bc
+        assert list(db.plain.find().sort("_id", 1)) == docs
+        assert db.ts.count_documents({}) == 3000
+        assert db.ts.count_documents({"m.host": "h3", "v": {"$gte": 10}}) == sum(
+            1 for d in measurements(3000) if d["m"]["host"] == "h3" and d["v"] >= 10)
+        assert compressor(db, "plain") == choice
+    finally:
+        c.close()
+
+
+def test_create_config_string_wins_over_every_default(fresh_server):
+    s = fresh_server.new(extra_args=["--wiredTigerCollectionBlockCompressor", "none"])
+    c = s.client()
+    try:
+        db = c.bc
+        zlib = {"wiredTiger": {"configString": "block_compressor=zlib"}}
+        db.create_collection("a", storageEngine=zlib)
+        db.create_collection("b", storageEngine=zlib, timeseries={"timeField": "t"})
+        assert compressor(db, "a") == "zlib"
+        assert compressor(db, "b") == "zlib"
+        # The option is kept as given, on the collection and on the buckets.
+        infos = {i["name"]: i for i in db.list_collections()}
+        assert infos["a"]["options"]["storageEngine"] == zlib
+        assert infos["system.buckets.b"]["options"]["storageEngine"] == zlib
+        db.a.insert_one({"x": 1})
+        db.b.insert_one({"t": datetime.datetime(2024, 1, 1), "x": 1})
+        assert db.a.find_one({}, {"_id": 0}) == {"x": 1}
+        assert db.b.find_one({}, {"_id": 0, "t": 0}) == {"x": 1}
+        # Other storage engines' options are accepted and unused.
+        db.create_collection("c", storageEngine={"inMemory": {"configString": "x=1"}})
+        assert compressor(db, "c") == "none"
+    finally:
+        c.close()
+
+
+@pytest.mark.parametrize(
+    "storage_engine,code",
+    [
+        ({"wiredTiger": {"configString": "no_such_option=1"}}, 2),
+        ({"wiredTiger": {"configString": "block_compressor=lz4"}}, 2),
+        ({"wiredTiger": {"configString": 7}}, 14),
+        ({"wiredTiger": {"configString": "block_compressor=zstd", "other": 1}}, 2),
+        ({"wiredTiger": "block_compressor=zstd"}, 2),
+    ],
+)
+def test_bad_config_strings_are_refused_and_nothing_is_created(fresh_server, storage_engine, code):
+    s = fresh_server.new()
+    c = s.client()
+    try:
+        db = c.bc
+        for options in ({}, {"timeseries": {"timeField": "t"}}):
+            got, _, errmsg = command_error(
+                db, {"create": "bad", "storageEngine": storage_engine, **options})
+            assert got == code, errmsg
+            assert "bad" not in db.list_collection_names()
+            assert "system.buckets.bad" not in db.list_collection_names()
+        # The connection and the server are fine.
+        db.good.insert_one({"a": 1})
+        assert db.good.count_documents({}) == 1
+    finally:
+        c.close()
+
+
+def test_bad_flag_value_fails_at_startup(tmp_path):
+    r = subprocess.run([hourglassd_path(), "--dbpath", str(tmp_path),
+                        "--wiredTigerCollectionBlockCompressor", "lz4"],
+                       capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL)
+    assert r.returncode != 0
+    assert "wiredTigerCollectionBlockCompressor" in r.stderr and "lz4" in r.stderr
+
+
+def test_config_file_sets_the_compressor(fresh_server, tmp_path):
+    conf = tmp_path / "mongod.conf"
+    conf.write_text("storage:\n  wiredTiger:\n    collectionConfig:\n      blockCompressor: zlib\n")
+    s = fresh_server.new(extra_args=["--config", str(conf)])
+    c = s.client()
+    try:
+        c.bc.create_collection("a")
+        assert compressor(c.bc, "a") == "zlib"
+    finally:
+        c.close()
