@@ -14,6 +14,8 @@
 //                                --hint-natural 1 hints {$natural: 1} (no index)
 //
 // Common options: --uri URI --db tsbench --coll cpu --hosts 100 --hours 24 --seed 1
+// --block-compressor NAME (ingest, load): create the collection with
+// storageEngine.wiredTiger.configString "block_compressor=NAME" (default: the server's choice)
 //
 // Data (as TSBS generates it for cpu-only): per host a `tags` object of 10 strings (hostname
 // "host_<i>", region, datacenter, rack, os, arch, team, service, service_version,
@@ -76,6 +78,7 @@ struct Options {
   int batch_size = 0;         // find batchSize; 0 = the server's default first batch (101)
   bool hint_natural = false;  // query: hint {$natural: 1} (no index)
   uint64_t seed = 1;
+  std::string block_compressor;  // empty: the server's default for time-series collections
 };
 
 int64_t Measurements(const Options& o) {
@@ -255,6 +258,11 @@ bool CreateCollection(const Options& o, mongoc_client_pool_t* pool) {
   bson_t* create = BCON_NEW("create", BCON_UTF8(o.coll.c_str()), "timeseries", "{", "timeField",
                             BCON_UTF8("time"), "metaField", BCON_UTF8("tags"), "granularity",
                             BCON_UTF8("seconds"), "}");
+  if (!o.block_compressor.empty()) {
+    const std::string config = "block_compressor=" + o.block_compressor;
+    BCON_APPEND(create, "storageEngine", "{", "wiredTiger", "{", "configString",
+                BCON_UTF8(config.c_str()), "}", "}");
+  }
   bool ok = RunCommand(admin, o.db.c_str(), create, nullptr);
   bson_destroy(create);
   mongoc_client_pool_push(pool, admin);
@@ -471,6 +479,8 @@ bool ParseArgs(int argc, char** argv, Options* o) {
       o->hosts = std::atoi(v);
     } else if (a == "--hours") {
       o->hours = std::atoi(v);
+    } else if (a == "--block-compressor") {
+      o->block_compressor = v;
     } else if (a == "--conns") {
       o->conns = std::atoi(v);
     } else if (a == "--queries") {
@@ -503,7 +513,7 @@ int main(int argc, char** argv) {
         stderr,
         "usage: %s ingest|load|storage|query [--uri URI] [--db D] [--coll C] [--hosts 100] "
         "[--hours 24] [--seed 1] [--conns N] [--queries 200] [--warmup 50] "
-        "[--batch-size B] [--hint-natural 0|1]\n",
+        "[--batch-size B] [--hint-natural 0|1] [--block-compressor snappy|zlib|zstd|none]\n",
         argv[0]);
     return 2;
   }
