@@ -52,9 +52,10 @@ std::optional<size_t> BoundedValueSize(BsonType t, const char* v, size_t avail) 
       return length_prefixed(0, 1);
     case BsonType::kObject:
     case BsonType::kArray: {
-      auto n = length_prefixed(0, 5);
-      if (!n) return std::nullopt;
-      return *n - 4;
+      if (avail < 5) return std::nullopt;
+      const int32_t len = bson::ReadInt32(v);
+      if (len < 5 || static_cast<size_t>(len) > avail) return std::nullopt;
+      return static_cast<size_t>(len);
     }
     case BsonType::kBinData:
       return length_prefixed(1, 0);

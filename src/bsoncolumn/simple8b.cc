@@ -61,4 +61,12 @@ StatusWith<int> DecodeSimple8bWord(uint64_t word, bool is128, Simple8bSlot<uint1
   return count;
 }
 
+int Simple8bWordCount(uint64_t word) {
+  Simple8bSlot<uint128> slots[60];
+  int rle = 0;
+  auto n = DecodeSimple8bWord(word, true, slots, &rle);
+  if (!n.ok()) return 0;
+  return n.value() == 0 ? rle : n.value();
+}
+
 }  // namespace hourglass::bsoncolumn

@@ -92,6 +92,10 @@ struct Simple8bSlot {
 StatusWith<int> DecodeSimple8bWord(uint64_t word, bool is128, Simple8bSlot<uint128>* out,
                                    int* rle_repeats);
 
+// How many cells (values and skips) a word holds: its slot count, or its RLE repeat count; 0 for
+// an invalid word.
+int Simple8bWordCount(uint64_t word);
+
 template <typename T>
 class Simple8bBuilder {
   static_assert(std::is_same_v<T, uint64_t> || std::is_same_v<T, uint128>);
