@@ -1,0 +1,419 @@
+// The encoder's layout decisions on inputs from MongoDB's public bsoncolumn tests: for each input,
+// the expected column is spelled out as literals, control bytes and the Simple-8b words of the
+// deltas (encoded with Simple8bBuilder, which simple8b_test.cc checks on its own). These are the
+// facts MongoDB's tests assert (which scale, where a block ends, where a literal goes).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <optional>
+
+#include "bsoncolumn/bson_column_builder.h"
+#include "bsoncolumn/bson_column_decoder.h"
+#include "bsoncolumn/bson_column_test_util.h"
+#include "bsoncolumn/bson_column_values.h"
+#include "bsoncolumn/simple8b.h"
+
+namespace hourglass::bsoncolumn {
+namespace {
+
+using bson::BsonBuilder;
+using bson::BsonObj;
+using testutil::ToHex;
+
+using Vals = std::vector<std::optional<uint64_t>>;
+constexpr double kMissing = std::numeric_limits<double>::signaling_NaN();
+
+// A cell list where kMissing (compared by bits) marks a skip.
+bool IsMissing(double d) { return std::memcmp(&d, &kMissing, 8) == 0; }
+
+struct Expected {
+  std::string bytes;
+  Expected& Literal(const BsonObj& one_field_doc) {
+    const bson::BsonElement e = one_field_doc.FirstElement();
+    bytes.push_back(static_cast<char>(e.type()));
+    bytes.push_back('\0');
+    bytes.append(e.value(), e.ValueSize());
+    return *this;
+  }
+  Expected& LiteralDouble(double d) {
+    BsonBuilder b;
+    b.AppendDouble("", d);
+    return Literal(b.Obj());
+  }
+  Expected& Control(uint8_t c) {
+    bytes.push_back(static_cast<char>(c));
+    return *this;
+  }
+  Expected& Blocks(const Vals& vals, size_t words) {
+    std::vector<uint64_t> out;
+    auto w = [&](uint64_t word) { out.push_back(word); };
+    Simple8bBuilder<uint64_t> s8b;
+    for (const auto& v : vals) {
+      if (v) {
+        EXPECT_TRUE(s8b.Append(*v, w));
+      } else {
+        s8b.Skip(w);
+      }
+    }
+    s8b.Flush(w);
+    EXPECT_EQ(out.size(), words);
+    for (uint64_t word : out) bytes.append(testutil::Word(word));
+    return *this;
+  }
+  // One RLE word: `count` (a multiple of 120) repeats of the stream's last Simple-8b value.
+  Expected& Rle(int count) {
+    bytes.append(testutil::Word(15 | (static_cast<uint64_t>(count / 120 - 1) << 4)));
+    return *this;
+  }
+  Expected& End() {
+    bytes.push_back('\0');
+    return *this;
+  }
+};
+
+uint64_t DeltaAtScale(double v, double prev, int scale) {
+  return ZigZag64(WrapSub(*EncodeDouble(v, scale), *EncodeDouble(prev, scale)));
+}
+
+// Deltas of cells[from, to) at `scale` (5 = memory), starting from `prev`.
+Vals DoubleDeltas(const std::vector<double>& cells, size_t from, size_t to, double prev,
+                  int scale) {
+  Vals out;
+  for (size_t i = from; i < to; ++i) {
+    if (IsMissing(cells[i])) {
+      out.push_back(std::nullopt);
+      continue;
+    }
+    out.push_back(DeltaAtScale(cells[i], prev, scale));
+    prev = cells[i];
+  }
+  return out;
+}
+
+std::string EncodeDoubles(const std::vector<double>& cells) {
+  BsonColumnBuilder b;
+  for (double d : cells) {
+    if (IsMissing(d)) {
+      b.Skip();
+      continue;
+    }
+    BsonBuilder doc;
+    doc.AppendDouble("", d);
+    EXPECT_TRUE(b.Append(doc.Obj().FirstElement()).ok());
+  }
+  const std::string out = b.Finish();
+  // And the column decodes back to the cells, bit for bit.
+  auto decoded = DecodeBsonColumn(out);
+  EXPECT_TRUE(decoded.ok()) << decoded.status().ToString();
+  if (decoded.ok()) {
+    EXPECT_EQ(decoded.value().size(), cells.size());
+    for (size_t i = 0; i < cells.size() && i < decoded.value().size(); ++i) {
+      if (IsMissing(cells[i])) {
+        EXPECT_TRUE(decoded.value()[i].missing()) << i;
+      } else {
+        const double got = decoded.value()[i].element().Double();
+        EXPECT_EQ(std::memcmp(&got, &cells[i], 8), 0) << i;
+      }
+    }
+  }
+  return out;
+}
+
+void ExpectLayout(const std::vector<double>& cells, const Expected& expected) {
+  EXPECT_EQ(ToHex(EncodeDoubles(cells)), ToHex(expected.bytes));
+}
+
+constexpr int kScale1 = 0, kScale10 = 1, kScale100 = 2, kScale1e4 = 3, kScale1e8 = 4, kMemory = 5;
+
+TEST(BsonColumnLayoutTest, BasicDouble) {
+  std::vector<double> c = {1.0, 2.0};
+  ExpectLayout(c, Expected()
+                      .LiteralDouble(1.0)
+                      .Control(0x90)
+                      .Blocks(DoubleDeltas(c, 1, 2, 1.0, kScale1), 1)
+                      .End());
+}
+
+TEST(BsonColumnLayoutTest, DoubleIdenticalDeltas) {
+  std::vector<double> c;
+  for (int i = 0; i < 10; ++i) c.push_back(40.0 * i);
+  ExpectLayout(c, Expected()
+                      .LiteralDouble(0.0)
+                      .Control(0x91)
+                      .Blocks(DoubleDeltas(c, 1, c.size(), 0.0, kScale1), 2)
+                      .End());
+}
+
+TEST(BsonColumnLayoutTest, DoubleOverflowEndsWithSkip) {
+  std::vector<double> c = {41.0, kMissing, kMissing, 77.0,     51.0,
+                           53.0, kMissing, 83.0,     kMissing, kMissing};
+  ExpectLayout(c, Expected()
+                      .LiteralDouble(41.0)
+                      .Control(0x91)
+                      .Blocks(DoubleDeltas(c, 1, c.size(), 41.0, kScale1), 2)
+                      .End());
+}
+
+TEST(BsonColumnLayoutTest, DoubleIncreaseScaleFromLiteral) {
+  std::vector<double> c = {1.0, 1.1};
+  ExpectLayout(c, Expected()
+                      .LiteralDouble(1.0)
+                      .Control(0xA0)
+                      .Blocks(DoubleDeltas(c, 1, 2, 1.0, kScale10), 1)
+                      .End());
+}
+
+TEST(BsonColumnLayoutTest, DoubleLiteralAndScaleAfterSkip) {
+  std::vector<double> c = {kMissing, 1.0, 1.1};
+  ExpectLayout(c, Expected()
+                      .Control(0x80)
+                      .Blocks({std::nullopt}, 1)
+                      .LiteralDouble(1.0)
+                      .Control(0xA0)
+                      .Blocks(DoubleDeltas(c, 2, 3, 1.0, kScale10), 1)
+                      .End());
+}
+
+TEST(BsonColumnLayoutTest, DoubleIncreaseScaleFromLiteralAfterSkip) {
+  std::vector<double> c = {1.0, kMissing, kMissing, 1.1};
+  ExpectLayout(c, Expected()
+                      .LiteralDouble(1.0)
+                      .Control(0xA0)
+                      .Blocks(DoubleDeltas(c, 1, 4, 1.0, kScale10), 1)
+                      .End());
+}
+
+TEST(BsonColumnLayoutTest, DoubleIncreaseScaleFromDeltaWithRescale) {
+  std::vector<double> c = {1.0, 2.0, 2.1, 2.2};
+  ExpectLayout(c, Expected()
+                      .LiteralDouble(1.0)
+                      .Control(0xA0)
+                      .Blocks(DoubleDeltas(c, 1, 4, 1.0, kScale10), 1)
+                      .End());
+}
+
+TEST(BsonColumnLayoutTest, DoubleIncreaseScaleFromDeltaNoRescale) {
+  std::vector<double> c = {1.1, 2.1, 2.2, 2.3, 3.12345678};
+  ExpectLayout(c, Expected()
+                      .LiteralDouble(1.1)
+                      .Control(0xA0)
+                      .Blocks(DoubleDeltas(c, 1, 4, 1.1, kScale10), 1)
+                      .Control(0xD0)
+                      .Blocks(DoubleDeltas(c, 4, 5, 2.3, kScale1e8), 1)
+                      .End());
+}
+
+TEST(BsonColumnLayoutTest, DoubleIncreaseScaleNotPossible) {
+  std::vector<double> c = {-153764908544737.4, -85827904635132.83};
+  ExpectLayout(c, Expected()
+                      .LiteralDouble(c[0])
+                      .Control(0x80)
+                      .Blocks(DoubleDeltas(c, 1, 2, c[0], kMemory), 1)
+                      .End());
+}
+
+TEST(BsonColumnLayoutTest, DoubleRescaleFirstRescaledIsSkip) {
+  std::vector<double> c(9, 0.0);
+  c.push_back(kMissing);
+  c.push_back(-0.0001);
+  c.push_back(kMissing);
+  c.push_back(-0.0001);
+  for (int i = 0; i < 18; ++i) c.push_back(0.0);
+  c.push_back(kMissing);
+  c.push_back(std::numeric_limits<double>::infinity());
+  c.push_back(std::numeric_limits<double>::infinity());
+  ASSERT_EQ(c.size(), 34u);
+  ExpectLayout(c, Expected()
+                      .LiteralDouble(0.0)
+                      .Control(0xC0)
+                      .Blocks(DoubleDeltas(c, 1, 31, 0.0, kScale1e4), 1)
+                      .Control(0x80)
+                      .Blocks(DoubleDeltas(c, 31, 34, c[30], kMemory), 1)
+                      .End());
+}
+
+TEST(BsonColumnLayoutTest, DoubleScaleDownWithMultipleBlocksPending) {
+  std::vector<double> c = {-153764908544737.4, -85827904635132.83};
+  for (int i = 0; i < 150; ++i) c.push_back(kMissing);
+  ExpectLayout(c, Expected()
+                      .LiteralDouble(c[0])
+                      .Control(0x80)
+                      .Blocks(DoubleDeltas(c, 1, 2, c[0], kMemory), 1)
+                      .Control(0xB2)
+                      .Blocks(DoubleDeltas(c, 2, c.size(), c[1], kScale100), 3)
+                      .End());
+}
+
+TEST(BsonColumnLayoutTest, DoubleScaleDownWithRlePending) {
+  std::vector<double> c = {std::numeric_limits<double>::denorm_min(), kMissing, 0.0};
+  for (int i = 0; i < 148; ++i) c.push_back(kMissing);
+  ExpectLayout(c, Expected()
+                      .LiteralDouble(c[0])
+                      .Control(0x80)
+                      .Blocks(DoubleDeltas(c, 1, 31, c[0], kMemory), 1)
+                      .Control(0x90)
+                      .Rle(120)
+                      .End());
+}
+
+TEST(BsonColumnLayoutTest, DoubleNoScaleDownAtSkipWithNonZeroRlePending) {
+  const double base = 32.9375, delta = 0.09375;
+  std::vector<double> c = {
+      32.8125,          base,     base + delta, base + delta * 2, base + delta * 3,
+      base + delta * 4, kMissing, 33.34375};
+  ExpectLayout(c, Expected()
+                      .LiteralDouble(c[0])
+                      .Control(0xD3)
+                      .Blocks(DoubleDeltas(c, 1, c.size(), c[0], kScale1e8), 4)
+                      .End());
+}
+
+TEST(BsonColumnLayoutTest, DoubleNoScaleDownAtSkipWithLessPrecisionLast) {
+  const double base = 42.625, delta = 0.03125;
+  std::vector<double> c = {base,
+                           base + delta,
+                           base + delta * 2,
+                           base + delta * 3,
+                           base + delta * 4,
+                           base + delta * 5,
+                           kMissing,
+                           42.78125};
+  ExpectLayout(c, Expected()
+                      .LiteralDouble(c[0])
+                      .Control(0xD3)
+                      .Blocks(DoubleDeltas(c, 1, c.size(), c[0], kScale1e8), 4)
+                      .End());
+}
+
+TEST(BsonColumnLayoutTest, DoubleIncreaseScaleWithoutOverflow) {
+  std::vector<double> c = {314159264193.46228, 314159265898.77252, 314159265702.07281,
+                           314159264022.27118, 314159264047.43854};
+  ExpectLayout(c, Expected()
+                      .LiteralDouble(c[0])
+                      .Control(0xC0)
+                      .Blocks(DoubleDeltas(c, 1, 3, c[0], kScale1e4), 1)
+                      .Control(0x80)
+                      .Blocks(DoubleDeltas(c, 3, 5, c[2], kMemory), 1)
+                      .End());
+}
+
+TEST(BsonColumnLayoutTest, DoubleDecreaseScaleAfterBlock) {
+  std::vector<double> c = {1.12345671, 1.12345672, 2, 3};
+  ExpectLayout(c, Expected()
+                      .LiteralDouble(c[0])
+                      .Control(0xD0)
+                      .Blocks(DoubleDeltas(c, 1, 3, c[0], kScale1e8), 1)
+                      .Control(0x90)
+                      .Blocks(DoubleDeltas(c, 3, 4, c[2], kScale1), 1)
+                      .End());
+}
+
+TEST(BsonColumnLayoutTest, DoubleDecreaseScaleAfterBlockContinueAppend) {
+  std::vector<double> c = {94.8, 107.9, 111.9, 113.4, 89.0, 126.7, 119.0, 105.0, 120.0};
+  ExpectLayout(c, Expected()
+                      .LiteralDouble(c[0])
+                      .Control(0xA0)
+                      .Blocks(DoubleDeltas(c, 1, 7, c[0], kScale10), 1)
+                      .Control(0x90)
+                      .Blocks(DoubleDeltas(c, 7, 9, c[6], kScale1), 1)
+                      .End());
+}
+
+TEST(BsonColumnLayoutTest, DoubleDecreaseScaleAfterBlockUsingSkip) {
+  std::vector<double> c = {1.12345671, 2, kMissing, kMissing, 3};
+  ExpectLayout(c, Expected()
+                      .LiteralDouble(c[0])
+                      .Control(0xD0)
+                      .Blocks(DoubleDeltas(c, 1, 3, c[0], kScale1e8), 1)
+                      .Control(0x90)
+                      .Blocks(DoubleDeltas(c, 3, 5, c[1], kScale1), 1)
+                      .End());
+}
+
+TEST(BsonColumnLayoutTest, DoubleDecreaseScaleAfterBlockThenScaleBackUp) {
+  std::vector<double> c = {1.12345671, 1.12345672, 2, 3, 1.12345672};
+  ExpectLayout(c, Expected()
+                      .LiteralDouble(c[0])
+                      .Control(0xD1)
+                      .Blocks(DoubleDeltas(c, 1, 5, c[0], kScale1e8), 2)
+                      .End());
+}
+
+TEST(BsonColumnLayoutTest, DoubleRescalingPreserveRle) {
+  const uint64_t large_delta = 0x0474747474747474;
+  uint64_t bits = 0xbea6a6a6a6e78efc;
+  auto as_double = [](uint64_t b) {
+    double d;
+    std::memcpy(&d, &b, 8);
+    return d;
+  };
+  std::vector<double> c = {as_double(bits), kMissing};
+  for (int i = 0; i < 3; ++i) c.push_back(as_double(bits += large_delta));
+  ASSERT_TRUE(EncodeDouble(c[2], 0).has_value());
+  ExpectLayout(c, Expected()
+                      .LiteralDouble(c[0])
+                      .Control(0x83)
+                      .Blocks(DoubleDeltas(c, 1, c.size(), c[0], kMemory), 4)
+                      .End());
+}
+
+TEST(BsonColumnLayoutTest, DoubleUnscalable) {
+  const double eps = std::numeric_limits<double>::epsilon();
+  std::vector<double> c = {1.0, 1.0 + eps, 1.0 + 2 * eps};
+  ExpectLayout(c, Expected()
+                      .LiteralDouble(1.0)
+                      .Control(0x80)
+                      .Blocks(DoubleDeltas(c, 1, 3, 1.0, kMemory), 1)
+                      .End());
+}
+
+TEST(BsonColumnLayoutTest, DoubleMultiplePendingAfterWritingBlock) {
+  std::vector<double> c = {116.0, 95.0, 80.0, 87.0,  113.0, 90.0,
+                           113.0, 93.0, 99.0, 123.0, 89.0,  92.0};
+  ExpectLayout(c, Expected()
+                      .LiteralDouble(c[0])
+                      .Control(0x91)
+                      .Blocks(DoubleDeltas(c, 1, c.size(), c[0], kScale1), 2)
+                      .End());
+}
+
+TEST(BsonColumnLayoutTest, OverBlockCount) {
+  // Twenty int64s alternating +-0xFFFFFFFFFFFF: 16 words fill one control byte (0x8F), the
+  // remaining deltas take 3 words under a second (0x82).
+  BsonColumnBuilder b;
+  std::vector<int64_t> v;
+  int64_t x = 0xFFFFFFFFFFFF;
+  for (int i = 0; i < 20; ++i, x = -x) v.push_back(x);
+  Expected e;
+  BsonBuilder first;
+  first.AppendInt64("", v[0]);
+  e.Literal(first.Obj());
+  Vals d1, d2;
+  for (int i = 1; i < 20; ++i) (i < 17 ? d1 : d2).push_back(ZigZag64(WrapSub(v[i], v[i - 1])));
+  e.Control(0x8F).Blocks(d1, 16).Control(0x82).Blocks(d2, 3).End();
+  for (int64_t i : v) {
+    BsonBuilder doc;
+    doc.AppendInt64("", i);
+    ASSERT_TRUE(b.Append(doc.Obj().FirstElement()).ok());
+  }
+  EXPECT_EQ(ToHex(b.Finish()), ToHex(e.bytes));
+}
+
+TEST(BsonColumnLayoutTest, TypeChangeAfterSimple8b) {
+  BsonBuilder i32, i64;
+  i32.AppendInt32("", 0);
+  i64.AppendInt64("", 0);
+  const BsonObj a = i32.Obj(), c = i64.Obj();
+  BsonColumnBuilder b;
+  ASSERT_TRUE(b.Append(a.FirstElement()).ok());
+  ASSERT_TRUE(b.Append(a.FirstElement()).ok());
+  ASSERT_TRUE(b.Append(c.FirstElement()).ok());
+  Expected e;
+  e.Literal(a).Control(0x80).Blocks({0}, 1).Literal(c).End();
+  EXPECT_EQ(ToHex(b.Finish()), ToHex(e.bytes));
+}
+
+}  // namespace
+}  // namespace hourglass::bsoncolumn
