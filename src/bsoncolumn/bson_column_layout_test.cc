@@ -72,6 +72,22 @@ struct Expected {
     bytes.append(testutil::Word(15 | (static_cast<uint64_t>(count / 120 - 1) << 4)));
     return *this;
   }
+  Expected& Blocks128(const std::vector<std::optional<uint128>>& vals, size_t words) {
+    std::vector<uint64_t> out;
+    auto w = [&](uint64_t word) { out.push_back(word); };
+    Simple8bBuilder<uint128> s8b;
+    for (const auto& v : vals) {
+      if (v) {
+        EXPECT_TRUE(s8b.Append(*v, w));
+      } else {
+        s8b.Skip(w);
+      }
+    }
+    s8b.Flush(w);
+    EXPECT_EQ(out.size(), words);
+    for (uint64_t word : out) bytes.append(testutil::Word(word));
+    return *this;
+  }
   Expected& End() {
     bytes.push_back('\0');
     return *this;
@@ -584,6 +600,99 @@ TEST(BsonColumnLayoutTest, InterleavedLevels) {
       .End()
       .End();
   EXPECT_EQ(ToHex(EncodeCells({ObjCell(o0), ObjCell(o1), ObjCell(o2)})), ToHex(e.bytes));
+}
+
+template <class F>
+BsonObj One(F&& f) {
+  BsonBuilder b;
+  f(b);
+  return b.Obj();
+}
+
+TEST(BsonColumnLayoutTest, DateBasic) {
+  const BsonObj d1 = One([](BsonBuilder& b) { b.AppendDate("", 1); });
+  const BsonObj d2 = One([](BsonBuilder& b) { b.AppendDate("", 2); });
+  // Deltas of deltas: (2-1)-0 = 1, (2-2)-1 = -1.
+  Expected e;
+  e.Literal(d1).Control(0x80).Blocks({ZigZag64(1), ZigZag64(-1)}, 1).End();
+  EXPECT_EQ(ToHex(EncodeCells({d1, d2, d2})), ToHex(e.bytes));
+}
+
+TEST(BsonColumnLayoutTest, DateLargeDeltaIsLiteral) {
+  const BsonObj d1 = One([](BsonBuilder& b) { b.AppendDate("", 1); });
+  const BsonObj d2 =
+      One([](BsonBuilder& b) { b.AppendDate("", std::numeric_limits<int64_t>::max()); });
+  Expected e;
+  e.Literal(d1).Literal(d2).End();
+  EXPECT_EQ(ToHex(EncodeCells({d1, d2})), ToHex(e.bytes));
+}
+
+TEST(BsonColumnLayoutTest, LargeDeltaOfDeltaIsLiteralAfterSimple8bTimestamp) {
+  const BsonObj zero = One([](BsonBuilder& b) { b.AppendTimestamp("", 0); });
+  const uint64_t big = std::numeric_limits<int64_t>::max();
+  const uint64_t semi = 0x7FFFFFFFFF000000;
+  const BsonObj large = One([&](BsonBuilder& b) { b.AppendTimestamp("", big); });
+  const BsonObj semi_large = One([&](BsonBuilder& b) { b.AppendTimestamp("", semi); });
+  const int64_t dod = WrapSub(WrapSub(static_cast<int64_t>(semi), static_cast<int64_t>(big)), 0);
+  Expected e;
+  e.Literal(zero)
+      .Control(0x80)
+      .Blocks({0}, 1)
+      .Literal(large)
+      .Control(0x80)
+      .Blocks({0, ZigZag64(dod)}, 1)
+      .End();
+  EXPECT_EQ(ToHex(EncodeCells({zero, zero, large, large, semi_large})), ToHex(e.bytes));
+}
+
+TEST(BsonColumnLayoutTest, BoolBasic) {
+  const BsonObj t = One([](BsonBuilder& b) { b.AppendBool("", true); });
+  const BsonObj f = One([](BsonBuilder& b) { b.AppendBool("", false); });
+  Expected e;
+  e.Literal(t).Control(0x80).Blocks({0, ZigZag64(-1), ZigZag64(1)}, 1).End();
+  EXPECT_EQ(ToHex(EncodeCells({t, t, f, t})), ToHex(e.bytes));
+}
+
+TEST(BsonColumnLayoutTest, OnlyRepeatTypes) {
+  // Null, undefined, regex, DBPointer-less types: a new value is a literal, a repeat a zero.
+  const BsonObj i = One([](BsonBuilder& b) { b.AppendInt32("", 0); });
+  const BsonObj r1 = One([](BsonBuilder& b) { b.AppendRegex("", "", ""); });
+  const BsonObj r2 = One([](BsonBuilder& b) { b.AppendRegex("", "regex", ""); });
+  const BsonObj n = One([](BsonBuilder& b) { b.AppendNull(""); });
+  Expected e;
+  e.Literal(i).Literal(r1).Literal(r2).Control(0x80).Blocks({0}, 1).Literal(n);
+  e.Control(0x80).Blocks({0}, 1).End();
+  EXPECT_EQ(ToHex(EncodeCells({i, r1, r2, r2, n, n})), ToHex(e.bytes));
+}
+
+TEST(BsonColumnLayoutTest, CodeDeltaDiff) {
+  const BsonObj c1 = One([](BsonBuilder& b) { b.AppendCode("", "mongo"); });
+  const BsonObj c2 = One([](BsonBuilder& b) { b.AppendCode("", "tests"); });
+  const uint128 delta = ZigZag128(WrapSub(*EncodeString("tests"), *EncodeString("mongo")));
+  Expected e;
+  e.Literal(c1).Control(0x80).Blocks128({delta}, 1).End();
+  EXPECT_EQ(ToHex(EncodeCells({c1, c2})), ToHex(e.bytes));
+}
+
+TEST(BsonColumnLayoutTest, BinDataDeltaCheckSkips) {
+  const BsonObj b1 = One([](BsonBuilder& b) { b.AppendBinData("", 0, "1234"); });
+  const BsonObj b2 = One([](BsonBuilder& b) { b.AppendBinData("", 0, "1233"); });
+  const int128 v1 = *EncodeBinary("1234"), v2 = *EncodeBinary("1233");
+  Expected e;
+  e.Literal(b1)
+      .Control(0x81)
+      .Blocks128({ZigZag128(WrapSub(v2, v1)), std::nullopt, ZigZag128(WrapSub(v1, v2))}, 2)
+      .End();
+  EXPECT_EQ(ToHex(EncodeCells({b1, b2, std::nullopt, b1})), ToHex(e.bytes));
+}
+
+TEST(BsonColumnLayoutTest, BinDataLengthOrSubtypeChangeIsLiteral) {
+  const BsonObj b1 = One([](BsonBuilder& b) { b.AppendBinData("", 0, "1234"); });
+  const BsonObj b2 = One([](BsonBuilder& b) { b.AppendBinData("", 0, "12345"); });
+  const BsonObj b3 = One([](BsonBuilder& b) { b.AppendBinData("", 1, "12345"); });
+  Expected e;
+  e.Literal(b1).Literal(b2).Literal(b3).End();
+  EXPECT_EQ(ToHex(EncodeCells({b1, b2, b3})), ToHex(e.bytes));
 }
 
 TEST(BsonColumnLayoutTest, ObjectLiteralsAndRepeatsDecode) {
