@@ -61,6 +61,153 @@ void ExpectRoundTrip(const std::vector<std::optional<T>>& values) {
   }
 }
 
+// Words MongoDB's Simple8bBuilder writes for these inputs (from its public simple8b tests).
+struct MongoCase {
+  const char* name;
+  std::vector<std::optional<uint64_t>> values;
+  std::vector<uint8_t> bytes;
+};
+
+std::vector<std::optional<uint64_t>> Repeat(size_t n, std::optional<uint64_t> v) {
+  return std::vector<std::optional<uint64_t>>(n, v);
+}
+std::vector<std::optional<uint64_t>> Concat(std::vector<std::optional<uint64_t>> a,
+                                            const std::vector<std::optional<uint64_t>>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+std::vector<uint8_t> Words(std::initializer_list<uint64_t> words) {
+  std::vector<uint8_t> out;
+  for (uint64_t w : words) {
+    for (int i = 0; i < 8; ++i) out.push_back(static_cast<uint8_t>(w >> (8 * i)));
+  }
+  return out;
+}
+
+std::vector<MongoCase> MongoCases() {
+  const std::optional<uint64_t> skip;
+  std::vector<MongoCase> cases = {
+      {"OnlySkip", {skip}, Words({0xFFFFFFFFFFFFFFFE})},
+      {"OneValue", {1}, Words({0x1E})},
+      {"MaxValue", {0xFFFFFFFFFFFFFFE}, Words({0xFFFFFFFFFFFFFFEE})},
+      {"MultipleValues", {1, 2, 3}, {0x1C, 0x0, 0x0, 0x2, 0x0, 0x30, 0x0, 0x0}},
+      {"MaxValues", Repeat(60, 1), Words({0x5555555555555552, 0x5555555555555552})},
+      {"TrailingDirtyBits", Repeat(7, 1), {0x08, 0x01, 0x01, 0x01, 0x01, 0x01, 0x01, 0x01}},
+      {"FullBuffer", Repeat(120, 1),
+       Words({0x5555555555555552, 0x5555555555555552, 0x5555555555555552, 0x5555555555555552})},
+      {"MaxValueBuffer", Repeat(3, 0xFFFFFFFFFFFFFFE),
+       Words({0xFFFFFFFFFFFFFFEE, 0xFFFFFFFFFFFFFFEE, 0xFFFFFFFFFFFFFFEE})},
+      {"BreakPendingIntoMultipleWords",
+       Concat(Repeat(57, 1), {15}),
+       {0x52, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x93, 0x24, 0x49, 0x92,
+        0x24, 0x49, 0x92, 0x24, 0x07, 0x81, 0x40, 0x20, 0x10, 0x08, 0x04, 0x1E}},
+      {"BreakPendingValuesIntoMultipleWords",
+       Concat(Repeat(50, 0), {0xFFFFFFFFFFFF}),
+       {0x2, 0, 0, 0, 0,    0,    0,    0,    0x3,  0,    0,   0,
+        0,   0, 0, 0, 0xFE, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xF, 0x0}},
+      {"SkipAtSecondToLast",
+       Concat(Repeat(3, 3), {skip, 7}),
+       {0x3A, 0x0, 0x3, 0x30, 0x0, 0xFF, 0x7F, 0x0}},
+      {"SkipInMiddle",
+       Concat(Concat(Repeat(50, 1), {skip}), Repeat(50, 1)),
+       {0x52, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x52, 0x55, 0x55, 0x55, 0x55, 0x75,
+        0x55, 0x55, 0x52, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x16, 0x4,  0x41, 0x10,
+        0x4,  0x41, 0x10, 0x4,  0x1E, 0x0,  0x0,  0x0,  0x0,  0x0,  0x0,  0x0}},
+      {"TrailingSkips",
+       Concat(Repeat(48, 1), Repeat(2, skip)),
+       {0x52, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x93, 0x24, 0x49, 0x92, 0x24, 0x49, 0x92,
+        0xFC}},
+      {"LeadingSkips", {skip, skip, 3, 8, 13}, {0xFA, 0xFF, 0xFF, 0x3F, 0x0, 0x8, 0xD0, 0x0}},
+      {"WordOfSkips",
+       Concat(Repeat(30, skip), {(1ull << 30) + 1}),
+       {0xF2, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x1E, 0x0, 0x0, 0x0, 0x4, 0x0, 0x0, 0x0}},
+      {"RleZeroThenRleAnotherValue", Concat(Repeat(1920, 0), Repeat(270, 1)),
+       Words({0xFF, 0x5555555555555552, 0x1F})},
+      {"Selector7Base", Repeat(8, 57344), {0x27, 0xFD, 0x7E, 0xBF, 0xDF, 0xEF, 0xF7, 0xFB}},
+      {"Selector7SingleZero", Repeat(12, 30), {0xE5, 0xBD, 0xF7, 0xDE, 0x7B, 0xEF, 0xBD, 0xF7}},
+      {"Selector7SkipEncoding",
+       Repeat(7, 229376),
+       {0x37, 0x7F, 0x7F, 0x7F, 0x7F, 0x7F, 0x7F, 0x7F}},
+      {"Selector7WithBase",
+       Concat(Repeat(2, 11), Repeat(2, 12615680)),
+       {0x67, 0xB0, 0x00, 0x2C, 0xF0, 0x81, 0x7D, 0x60}},
+      {"Selector7WithBaseOpposite",
+       Concat(Repeat(2, 12615680), Repeat(2, 11)),
+       {0x67, 0x1F, 0xD8, 0x07, 0x06, 0x0B, 0xC0, 0x02}},
+      {"Selector8SmallBase", Repeat(7, 0x500000), {0x18, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55}},
+      {"Selector8SmallSkipEncoding",
+       {17293822569102704640ull, skip, 17293822569102704640ull, skip, 17293822569102704640ull,
+        skip},
+       {0x28, 0xFF, 0xFE, 0xFF, 0xFB, 0xFF, 0xEF, 0x3F}},
+      {"Selector8SmallNibbleShift",
+       Repeat(5, 7864320),
+       {0x38, 0x84, 0x27, 0x3C, 0xE1, 0x09, 0x4F, 0x78}},
+      {"Selector8SmallBitsAndNibble",
+       Repeat(2, 549789368320),
+       {0x68, 0x26, 0x00, 0x08, 0x60, 0x02, 0x80, 0x00}},
+      {"Selector8Small7Then8",
+       Concat(Repeat(4, 57344), Repeat(3, 7340032)),
+       {0x18, 0xE3, 0xE3, 0xE3, 0xE3, 0x75, 0x75, 0x75}},
+      {"Selector8SmallBaseThen7Then8",
+       Concat(Concat(Repeat(1, 6), Repeat(4, 57344)), Repeat(2, 7340032)),
+       {0x18, 0x60, 0xE3, 0xE3, 0xE3, 0xE3, 0x75, 0x75}},
+      {"Selector8SmallThenSmaller",
+       Concat(Concat(Repeat(3, 7340032), Repeat(3, 57344)), {6}),
+       {0x18, 0x75, 0x75, 0x75, 0xE3, 0xE3, 0xE3, 0x60}},
+      {"Rle", Repeat(180, 1), Words({0x5555555555555552, 0x0F, 0x5555555555555552})},
+      {"MultipleRleWords", Repeat(30 + 16 * 120 * 2, 1), Words({0x5555555555555552, 0xFF, 0xFF})},
+      {"RleSkip", Repeat(240, skip), Words({0xFFFFFFFFFFFFFFF1, 0x0F, 0xFFFFFFFFFFFFFFF1})},
+  };
+  std::vector<std::optional<uint64_t>> large_skips_first;
+  for (int i = 0; i < 10; ++i) {
+    large_skips_first.push_back(skip);
+    large_skips_first.push_back(64);
+  }
+  cases.push_back({"LargeSkipsFirst",
+                   large_skips_first,
+                   {0x17, 0xBF, 0xF5, 0x5B, 0xBF, 0xF5, 0x5B, 0x3F, 0x17, 0xD6, 0x6F, 0xFD,
+                    0xD6, 0x6F, 0xFD, 0x16, 0xFD, 0xFF, 0xFF, 0xFF, 0x03, 0x01, 0x0,  0x0}});
+  std::vector<std::optional<uint64_t>> sel7_skips, sel8_skip;
+  for (int i = 0; i < 4; ++i) {
+    sel7_skips.push_back(57344);
+    sel7_skips.push_back(skip);
+  }
+  cases.push_back(
+      {"Selector7BaseAndSkips", sel7_skips, {0x27, 0xFD, 0x7F, 0xFF, 0xDF, 0xFF, 0xF7, 0xFF}});
+  sel8_skip.push_back(7340032);
+  for (int i = 0; i < 3; ++i) {
+    sel8_skip.push_back(skip);
+    sel8_skip.push_back(7340032);
+  }
+  cases.push_back(
+      {"Selector8SmallAndSkip", sel8_skip, {0x18, 0x75, 0xFF, 0x75, 0xFF, 0x75, 0xFF, 0x75}});
+  return cases;
+}
+
+TEST(Simple8bTest, MatchesMongoWords) {
+  for (const auto& c : MongoCases()) {
+    SCOPED_TRACE(c.name);
+    const auto words = Encode(c.values);
+    std::vector<uint8_t> bytes;
+    for (uint64_t w : words) {
+      for (int i = 0; i < 8; ++i) bytes.push_back(static_cast<uint8_t>(w >> (8 * i)));
+    }
+    EXPECT_EQ(bytes, c.bytes);
+    ExpectRoundTrip(c.values);
+  }
+}
+
+TEST(Simple8bTest, MultipleFlushes) {
+  std::vector<uint64_t> words;
+  auto write = [&](uint64_t w) { words.push_back(w); };
+  Simple8bBuilder<uint64_t> b;
+  EXPECT_TRUE(b.Append(1, write));
+  b.Flush(write);
+  EXPECT_TRUE(b.Append(2, write));
+  b.Flush(write);
+  EXPECT_EQ(words, (std::vector<uint64_t>{0x1E, 0x2E}));
+}
+
 TEST(Simple8bTest, SingleSmallValueUsesSelector14) {
   // One value 2 (delta +1 zig-zagged) flushes alone: selector 14, one 60-bit slot.
   EXPECT_EQ(Encode<uint64_t>({2}), std::vector<uint64_t>{0x2E});
