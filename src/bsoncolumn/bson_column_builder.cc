@@ -36,6 +36,15 @@ uint32_t CountLeaves(const char* doc) {
   return n;
 }
 
+bool ContainsCodeWScope(const char* doc) {
+  for (FieldCursor c(doc); c.Next();) {
+    const FieldView& f = c.field();
+    if (f.type == BsonType::kCodeWScope) return true;
+    if (IsObjOrArray(f.type) && ContainsCodeWScope(f.value)) return true;
+  }
+  return false;
+}
+
 // Calls f(ref_leaf, nullptr) for the leaves of `doc` until an empty sub-document is found;
 // returns true if one was (or `doc` itself is empty).
 template <class F>
@@ -183,7 +192,7 @@ Status BsonColumnBuilder::Append(const bson::BsonElement& e) {
     return Status::OK();
   }
   const BsonType type = e.type();
-  if (type == BsonType::kCodeWScope) {
+  if (type == BsonType::kCodeWScope || (IsObjOrArray(type) && ContainsCodeWScope(e.value()))) {
     return Status(ErrorCode::kBadValue, "a BSONColumn cannot hold CodeWScope values");
   }
   ++cells_;

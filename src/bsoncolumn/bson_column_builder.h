@@ -41,7 +41,7 @@ class BsonColumnBuilder {
   BsonColumnBuilder& operator=(const BsonColumnBuilder&) = default;
 
   // Appends `e`'s value (its field name is ignored); EOO appends a missing cell. BadValue for
-  // CodeWScope, which a column cannot hold (the builder is unchanged).
+  // CodeWScope, at any depth, which a column cannot hold (the builder is unchanged).
   Status Append(const bson::BsonElement& e);
   // Appends a missing cell.
   void Skip();

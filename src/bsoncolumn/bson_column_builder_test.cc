@@ -217,6 +217,22 @@ TEST(BsonColumnBuilderTest, InterleavedArraysAndTypeChanges) {
   EXPECT_EQ(static_cast<uint8_t>(col.Encode()[0]), kInterleavedStartArray);
 }
 
+TEST(BsonColumnBuilderTest, CodeWScopeIsRefused) {
+  auto cws = bson::FromJson(R"js({"": {"$code": "f()", "$scope": {"x": 1}}})js");
+  ASSERT_TRUE(cws.ok()) << cws.status().ToString();
+  ASSERT_EQ(cws.value().FirstElement().type(), BsonType::kCodeWScope);
+  BsonColumnBuilder b;
+  Status st = b.Append(cws.value().FirstElement());
+  EXPECT_EQ(st.code(), ErrorCode::kBadValue);
+  BsonBuilder nested;
+  nested.AppendObject("", cws.value());
+  const BsonObj doc = nested.Obj();
+  st = b.Append(doc.FirstElement());
+  EXPECT_EQ(st.code(), ErrorCode::kBadValue);
+  EXPECT_EQ(b.size(), 0u);
+  EXPECT_EQ(b.Finish(), std::string(1, '\0'));
+}
+
 TEST(BsonColumnBuilderTest, FinishLeavesBuilderUsable) {
   BsonColumnBuilder b;
   Column col;
