@@ -226,6 +226,11 @@ void BsonColumnBuilder::AppendObject(const bson::BsonElement& e) {
   }
   if (type != reference_type_) {
     FlushInterleaved();
+    // An object without scalars cannot be a reference object (it would have no streams).
+    if (leaves == 0) {
+      AppendRegular(type, obj_bytes);
+      return;
+    }
     StartDeterminingReference(obj_bytes, type);
     return;
   }

@@ -233,6 +233,22 @@ TEST(BsonColumnBuilderTest, CodeWScopeIsRefused) {
   EXPECT_EQ(b.Finish(), std::string(1, '\0'));
 }
 
+TEST(BsonColumnBuilderTest, RootTypeChangeToObjectWithoutScalars) {
+  // [1, 2] starts interleaving with an array root; {a: {}} has no scalars and must go to the
+  // regular stream as a literal, not become a reference object without streams.
+  Column col;
+  BsonBuilder a;
+  a.AppendInt32("0", 1).AppendInt32("1", 2);
+  const BsonObj arr = a.Obj();
+  col.Add([&](BsonBuilder& b) { b.AppendArray("", arr); });
+  BsonBuilder o;
+  const size_t sub = o.OpenObject("a");
+  o.Close(sub);
+  col.Obj(o.Obj());
+  col.Obj(o.Obj());
+  ExpectRoundTrip(col);
+}
+
 TEST(BsonColumnBuilderTest, FinishLeavesBuilderUsable) {
   BsonColumnBuilder b;
   Column col;
@@ -272,9 +288,9 @@ Column RandomColumn(std::mt19937_64& rng) {
     }
   };
   int64_t base = static_cast<int64_t>(rng());
-  int kind = rng() % 16;
+  int kind = rng() % 17;
   for (int i = 0; i < n; ++i) {
-    if (rng() % 20 == 0) kind = rng() % 16;  // type change
+    if (rng() % 20 == 0) kind = rng() % 17;  // type change
     if (rng() % 12 == 0) {
       col.Missing();
       continue;
@@ -377,6 +393,42 @@ Column RandomColumn(std::mt19937_64& rng) {
         col.Obj(o.Obj());
         break;
       }
+      case 15: {
+        // Objects whose shape changes: fields from a small pool in varying order, scalars that
+        // become objects or arrays, empty sub-documents.
+        static const char* kNames[] = {"a", "b", "c", "d"};
+        BsonBuilder o;
+        const int fields = rng() % 5;
+        int used = 0;
+        for (int k = 0; k < fields; ++k) {
+          int idx = rng() % 4;
+          if (used & (1 << idx)) continue;
+          used |= 1 << idx;
+          switch (rng() % 6) {
+            case 0: {
+              const size_t sub = o.OpenObject(kNames[idx]);
+              if (rng() % 3) o.AppendInt32("x", static_cast<int32_t>(rng() % 4));
+              if (rng() % 3) o.AppendString("y", rng() % 2 ? "p" : "q");
+              o.Close(sub);
+              break;
+            }
+            case 1: {
+              const size_t sub = o.OpenArray(kNames[idx]);
+              const int len = rng() % 3;
+              for (int m = 0; m < len; ++m) o.AppendInt64(std::to_string(m), base + m);
+              o.Close(sub);
+              break;
+            }
+            case 2:
+              o.AppendDouble(kNames[idx], pick_double());
+              break;
+            default:
+              o.AppendInt32(kNames[idx], static_cast<int32_t>(rng() % 3));
+          }
+        }
+        col.Obj(o.Obj());
+        break;
+      }
       case 14: {
         BsonBuilder a;
         const int len = rng() % 4;
@@ -392,9 +444,16 @@ Column RandomColumn(std::mt19937_64& rng) {
   return col;
 }
 
+// HG_BSONCOLUMN_SEED and HG_BSONCOLUMN_ITERS run other or longer sequences.
+uint64_t EnvOr(const char* name, uint64_t fallback) {
+  const char* v = std::getenv(name);
+  return v != nullptr ? std::strtoull(v, nullptr, 10) : fallback;
+}
+
 TEST(BsonColumnBuilderTest, RandomColumnsRoundTrip) {
-  std::mt19937_64 rng(42);
-  for (int iter = 0; iter < 400; ++iter) {
+  std::mt19937_64 rng(EnvOr("HG_BSONCOLUMN_SEED", 42));
+  const uint64_t iters = EnvOr("HG_BSONCOLUMN_ITERS", 300);
+  for (uint64_t iter = 0; iter < iters; ++iter) {
     SCOPED_TRACE(iter);
     ExpectRoundTrip(RandomColumn(rng));
     if (HasFatalFailure()) return;
