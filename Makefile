@@ -1,7 +1,7 @@
 # The two entry points (see README.md):
 #   make run   — install dependencies, build (release), start hourglassd on 127.0.0.1:27017 with ./data
 #   make test  — install dependencies, build with ASan+UBSan, run every test
-#   make fuzz  — build the wire fuzz target and run it briefly (FUZZ_SECONDS, default 30)
+#   make fuzz  — build the fuzz targets (wire, BSONColumn) and run each briefly (FUZZ_SECONDS, default 30)
 JOBS ?= $(shell nproc)
 RELEASE_DIR := build/release
 ASAN_DIR := build/asan
@@ -44,15 +44,17 @@ bench: release
 	bench/run.sh
 	bench/ts_run.sh
 
-# Builds the wire fuzz target (ASan+UBSan) and runs it for FUZZ_SECONDS over the seed corpus in
+# Builds the fuzz targets (ASan+UBSan) and runs each for FUZZ_SECONDS over its seed corpus in
 # fuzz/corpus; new inputs libFuzzer finds are kept in build/fuzz/corpus.
 fuzz: deps
 	cmake -S . -B $(FUZZ_DIR) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHG_SANITIZE=ON \
 	  -DHG_BUILD_TESTS=OFF -DHG_BUILD_FUZZ=ON $(FUZZ_COMPILER) >/dev/null
-	ninja -C $(FUZZ_DIR) -j $(JOBS) op_msg_fuzz
-	mkdir -p $(FUZZ_DIR)/corpus/op_msg
+	ninja -C $(FUZZ_DIR) -j $(JOBS) op_msg_fuzz bson_column_fuzz
+	mkdir -p $(FUZZ_DIR)/corpus/op_msg $(FUZZ_DIR)/corpus/bson_column
 	$(FUZZ_DIR)/op_msg_fuzz -max_total_time=$(FUZZ_SECONDS) -max_len=4096 \
 	  $(FUZZ_DIR)/corpus/op_msg fuzz/corpus/op_msg
+	$(FUZZ_DIR)/bson_column_fuzz -max_total_time=$(FUZZ_SECONDS) -max_len=4096 \
+	  $(FUZZ_DIR)/corpus/bson_column fuzz/corpus/bson_column
 
 clean:
 	rm -rf build

@@ -1,0 +1,415 @@
+#include "bsoncolumn/bson_column_builder.h"
+
+#include <algorithm>
+#include <cstring>
+#include <optional>
+#include <queue>
+
+#include "bsoncolumn/bson_column_values.h"
+
+namespace hourglass::bsoncolumn {
+
+using bson::BsonType;
+using bson::FieldCursor;
+using bson::FieldView;
+
+namespace {
+
+constexpr char kEmptyDoc[] = {5, 0, 0, 0, 0};
+
+bool IsObjOrArray(BsonType t) { return t == BsonType::kObject || t == BsonType::kArray; }
+bool IsEmptyDoc(const char* doc) { return bson::ReadInt32(doc) <= 5; }
+std::string_view DocBytes(const char* doc) {
+  return std::string_view(doc, static_cast<size_t>(bson::ReadInt32(doc)));
+}
+std::string_view RawElement(const FieldView& f) {
+  return std::string_view(f.raw, static_cast<size_t>(f.value - f.raw) + f.value_size);
+}
+
+// Scalar fields of `doc`, descending into objects and arrays.
+uint32_t CountLeaves(const char* doc) {
+  uint32_t n = 0;
+  for (FieldCursor c(doc); c.Next();) {
+    const FieldView& f = c.field();
+    n += IsObjOrArray(f.type) ? CountLeaves(f.value) : 1;
+  }
+  return n;
+}
+
+bool ContainsCodeWScope(const char* doc) {
+  for (FieldCursor c(doc); c.Next();) {
+    const FieldView& f = c.field();
+    if (f.type == BsonType::kCodeWScope) return true;
+    if (IsObjOrArray(f.type) && ContainsCodeWScope(f.value)) return true;
+  }
+  return false;
+}
+
+// Calls f(ref_leaf, nullptr) for the leaves of `doc` until an empty sub-document is found;
+// returns true if one was (or `doc` itself is empty).
+template <class F>
+bool TraverseUntilEmptyObj(const char* doc, F& f) {
+  for (FieldCursor c(doc); c.Next();) {
+    const FieldView field = c.field();
+    if (IsObjOrArray(field.type)) {
+      if (TraverseUntilEmptyObj(field.value, f)) return true;
+    } else {
+      f(&field, nullptr);
+    }
+  }
+  return IsEmptyDoc(doc);
+}
+
+bool HasEmptyObj(const char* doc) {
+  auto noop = [](const FieldView*, const FieldView*) {};
+  return TraverseUntilEmptyObj(doc, noop);
+}
+
+// Walks `ref` and `obj` together: f(ref_leaf, obj_leaf or nullptr) for every scalar of `ref`.
+// False if `obj` does not fit `ref` (order, types, empty sub-documents, extra fields).
+template <class F>
+bool LockStepImpl(const char* ref, const char* obj, F& f, bool* obj_exhausted) {
+  FieldCursor it(obj);
+  bool has = it.Next();
+  for (FieldCursor rc(ref); rc.Next();) {
+    const FieldView r = rc.field();
+    if (IsObjOrArray(r.type)) {
+      if (has && r.name == it.field().name) {
+        if (it.field().type != r.type) return false;
+        if (IsEmptyDoc(r.value) != IsEmptyDoc(it.field().value)) return false;
+        const char* sub = it.field().value;
+        has = it.Next();
+        bool inner_exhausted = false;
+        if (!LockStepImpl(r.value, sub, f, &inner_exhausted) || !inner_exhausted) return false;
+      } else if (TraverseUntilEmptyObj(r.value, f)) {
+        return false;
+      }
+    } else {
+      const bool same = has && r.name == it.field().name;
+      if (same && IsObjOrArray(it.field().type)) return false;
+      if (same) {
+        const FieldView cur = it.field();
+        has = it.Next();
+        f(&r, &cur);
+      } else {
+        f(&r, nullptr);
+      }
+    }
+  }
+  *obj_exhausted = !has;
+  return true;
+}
+
+template <class F>
+bool LockStep(const char* ref, const char* obj, F&& f) {
+  bool exhausted = false;
+  return LockStepImpl(ref, obj, f, &exhausted) && exhausted;
+}
+
+std::vector<FieldView> Fields(const char* doc) {
+  std::vector<FieldView> out;
+  for (FieldCursor c(doc); c.Next();) out.push_back(c.field());
+  return out;
+}
+
+// Merges the fields of `obj` into `ref` (fields both have keep ref's order), writing the merged
+// document's fields to `out`. False if they cannot be merged.
+bool MergeFields(const char* ref, const char* obj, std::string& out) {
+  const std::vector<FieldView> r = Fields(ref), o = Fields(obj);
+  std::vector<std::string_view> names;
+  auto has = [&](std::string_view n) {
+    return std::find(names.begin(), names.end(), n) != names.end();
+  };
+  auto append = [&](const FieldView& f) {
+    if ((IsObjOrArray(f.type) && HasEmptyObj(f.value)) || has(f.name)) return false;
+    out.append(RawElement(f));
+    names.push_back(f.name);
+    return true;
+  };
+  size_t i = 0, j = 0;
+  while (i < r.size() && j < o.size()) {
+    const FieldView& a = r[i];
+    const FieldView& b = o[j];
+    if (a.name == b.name) {
+      const bool a_doc = IsObjOrArray(a.type), b_doc = IsObjOrArray(b.type);
+      if (a_doc && b_doc && a.type == b.type) {
+        if (IsEmptyDoc(a.value) != IsEmptyDoc(b.value)) return false;
+        if (has(a.name)) return false;
+        out.push_back(static_cast<char>(a.type));
+        out.append(a.name);
+        out.push_back('\0');
+        const size_t size_pos = out.size();
+        out.append(4, '\0');
+        if (!MergeFields(a.value, b.value, out)) return false;
+        out.push_back('\0');
+        const int32_t len = static_cast<int32_t>(out.size() - size_pos);
+        std::memcpy(out.data() + size_pos, &len, 4);
+        names.push_back(a.name);
+      } else if (a_doc || b_doc) {
+        return false;
+      } else {
+        if (has(a.name)) return false;
+        out.append(RawElement(a));
+        names.push_back(a.name);
+      }
+      ++i;
+      ++j;
+      continue;
+    }
+    const bool later = std::any_of(o.begin() + j + 1, o.end(),
+                                   [&](const FieldView& f) { return f.name == a.name; });
+    if (!later) {
+      if (!append(a)) return false;
+      ++i;
+    } else {
+      if (!append(b)) return false;
+      ++j;
+    }
+  }
+  for (; i < r.size(); ++i) {
+    if (!append(r[i])) return false;
+  }
+  for (; j < o.size(); ++j) {
+    if (!append(o[j])) return false;
+  }
+  return true;
+}
+
+std::optional<std::string> MergeObj(const char* ref, const char* obj) {
+  std::string out(4, '\0');
+  if (!MergeFields(ref, obj, out)) return std::nullopt;
+  out.push_back('\0');
+  const int32_t len = static_cast<int32_t>(out.size());
+  std::memcpy(out.data(), &len, 4);
+  return out;
+}
+
+}  // namespace
+
+Status BsonColumnBuilder::Append(const bson::BsonElement& e) {
+  if (e.eoo()) {
+    Skip();
+    return Status::OK();
+  }
+  const BsonType type = e.type();
+  if (type == BsonType::kCodeWScope || (IsObjOrArray(type) && ContainsCodeWScope(e.value()))) {
+    return Status(ErrorCode::kBadValue, "a BSONColumn cannot hold CodeWScope values");
+  }
+  ++cells_;
+  if (!IsObjOrArray(type) || IsEmptyDoc(e.value())) {
+    if (mode_ != Mode::kRegular) FlushInterleaved();
+    AppendRegular(type, std::string_view(e.value(), e.ValueSize()));
+    return Status::OK();
+  }
+  AppendObject(e);
+  return Status::OK();
+}
+
+void BsonColumnBuilder::AppendRegular(BsonType type, std::string_view value) {
+  ColumnSink sink{&buf_};
+  regular_.Append(sink, type, value);
+}
+
+void BsonColumnBuilder::AppendObject(const bson::BsonElement& e) {
+  const BsonType type = e.type();
+  const char* obj = e.value();
+  const std::string_view obj_bytes = DocBytes(obj);
+  const uint32_t leaves = CountLeaves(obj);
+
+  if (mode_ == Mode::kRegular) {
+    if (leaves == 0) {
+      AppendRegular(type, obj_bytes);
+    } else {
+      StartDeterminingReference(obj_bytes, type);
+    }
+    return;
+  }
+  if (type != reference_type_) {
+    FlushInterleaved();
+    // An object without scalars cannot be a reference object (it would have no streams).
+    if (leaves == 0) {
+      AppendRegular(type, obj_bytes);
+      return;
+    }
+    StartDeterminingReference(obj_bytes, type);
+    return;
+  }
+  if (mode_ == Mode::kDeterminingReference) {
+    uint32_t ref_leaves = 0;
+    auto count = [&ref_leaves](const FieldView*, const FieldView*) { ++ref_leaves; };
+    if (!LockStep(reference_.data(), obj, count)) {
+      auto merged = MergeObj(reference_.data(), obj);
+      if (!merged) {
+        FlushInterleaved();
+        if (leaves == 0) {
+          AppendRegular(type, obj_bytes);
+          return;
+        }
+        reference_.assign(obj_bytes);
+        buffered_.emplace_back(obj_bytes);
+        mode_ = Mode::kDeterminingReference;
+        return;
+      }
+      reference_ = std::move(*merged);
+    }
+    // Keep buffering until there are more than twice as many objects as scalar fields.
+    if (ref_leaves * 2 >= buffered_.size()) {
+      buffered_.emplace_back(obj_bytes);
+      return;
+    }
+    FinishDeterminingReference();
+  }
+  if (!AppendSubElements(obj_bytes)) {
+    if (leaves == 0) {
+      AppendRegular(type, obj_bytes);
+    } else {
+      StartDeterminingReference(obj_bytes, type);
+    }
+  }
+}
+
+void BsonColumnBuilder::Skip() {
+  ++cells_;
+  if (mode_ == Mode::kRegular) {
+    ColumnSink sink{&buf_};
+    regular_.Skip(sink);
+    return;
+  }
+  // Skipping every leaf would not read back as a missing row if the reference has empty
+  // sub-documents: leave interleaved mode first.
+  if (HasEmptyObj(reference_.data())) {
+    FlushInterleaved();
+    --cells_;
+    Skip();
+    return;
+  }
+  if (mode_ == Mode::kDeterminingReference) {
+    buffered_.emplace_back(kEmptyDoc, sizeof(kEmptyDoc));
+  } else {
+    for (auto& s : streams_) {
+      ColumnSink sink{&s.buf, &s.blocks};
+      s.encoder.Skip(sink);
+    }
+  }
+}
+
+void BsonColumnBuilder::StartDeterminingReference(std::string_view obj, BsonType type) {
+  ColumnSink sink{&buf_};
+  regular_.Flush(sink);
+  regular_ = ColumnStreamEncoder();
+  reference_.assign(obj);
+  reference_type_ = type;
+  buffered_.emplace_back(obj);
+  mode_ = Mode::kDeterminingReference;
+}
+
+void BsonColumnBuilder::FinishDeterminingReference() {
+  buf_.push_back(static_cast<char>(reference_type_ == BsonType::kObject ? kInterleavedStartObject
+                                                                        : kInterleavedStartArray));
+  buf_.append(reference_);
+  // Each leaf starts from its value in the reference object, so the first value is a delta.
+  auto init = [this](const FieldView* ref, const FieldView* elem) {
+    streams_.emplace_back();
+    SubStream& s = streams_.back();
+    s.encoder.SetPrevious(ref->type, std::string_view(ref->value, ref->value_size));
+    ColumnSink sink{&s.buf, &s.blocks};
+    if (elem != nullptr) {
+      s.encoder.Append(sink, elem->type, std::string_view(elem->value, elem->value_size));
+    } else {
+      s.encoder.Skip(sink);
+    }
+  };
+  const bool fits = LockStep(reference_.data(), buffered_.front().data(), init);
+  invariant(fits);
+  mode_ = Mode::kAppending;
+  for (size_t i = 1; i < buffered_.size(); ++i) {
+    const bool ok = AppendSubElements(buffered_[i]);
+    invariant(ok);
+  }
+  buffered_.clear();
+}
+
+bool BsonColumnBuilder::AppendSubElements(std::string_view obj) {
+  std::vector<std::optional<FieldView>> flat;
+  flat.reserve(streams_.size());
+  auto collect = [&flat](const FieldView*, const FieldView* elem) {
+    flat.push_back(elem != nullptr ? std::optional<FieldView>(*elem) : std::nullopt);
+  };
+  if (!LockStep(reference_.data(), obj.data(), collect) || flat.size() != streams_.size()) {
+    FlushInterleaved();
+    return false;
+  }
+  for (size_t i = 0; i < streams_.size(); ++i) {
+    SubStream& s = streams_[i];
+    ColumnSink sink{&s.buf, &s.blocks};
+    if (flat[i]) {
+      s.encoder.Append(sink, flat[i]->type, std::string_view(flat[i]->value, flat[i]->value_size));
+    } else {
+      s.encoder.Skip(sink);
+    }
+  }
+  return true;
+}
+
+void BsonColumnBuilder::FlushInterleaved() {
+  if (mode_ == Mode::kDeterminingReference) FinishDeterminingReference();
+  for (auto& s : streams_) {
+    ColumnSink sink{&s.buf, &s.blocks};
+    s.encoder.Flush(sink);
+  }
+  // Write the leaves' blocks in the order a decoder reads them: the leaf that has produced the
+  // fewest cells reads next (ties: the earliest leaf).
+  using Entry = std::pair<uint64_t, size_t>;
+  std::priority_queue<Entry, std::vector<Entry>, std::greater<Entry>> heap;
+  for (size_t i = 0; i < streams_.size(); ++i) {
+    if (!streams_[i].blocks.empty()) heap.emplace(0, i);
+  }
+  while (!heap.empty()) {
+    auto [written, index] = heap.top();
+    heap.pop();
+    SubStream& s = streams_[index];
+    const auto [offset, size] = s.blocks.front();
+    s.blocks.pop_front();
+    const char* block = s.buf.data() + offset;
+    buf_.append(block, size);
+    if (s.blocks.empty()) continue;
+    uint64_t cells = 1;
+    if (!IsLiteralControl(static_cast<uint8_t>(block[0]))) {
+      cells = 0;
+      const int words = (static_cast<uint8_t>(block[0]) & 0x0F) + 1;
+      for (int w = 0; w < words; ++w) {
+        uint64_t word;
+        std::memcpy(&word, block + 1 + 8 * w, 8);
+        cells += static_cast<uint64_t>(Simple8bWordCount(word));
+      }
+    }
+    heap.emplace(written + cells, index);
+  }
+  buf_.push_back('\0');
+  streams_.clear();
+  mode_ = Mode::kRegular;
+}
+
+void BsonColumnBuilder::Finalize() {
+  if (mode_ == Mode::kRegular) {
+    ColumnSink sink{&buf_};
+    regular_.Flush(sink);
+  } else {
+    FlushInterleaved();
+  }
+  buf_.push_back('\0');
+}
+
+std::string BsonColumnBuilder::Finish() const {
+  BsonColumnBuilder copy(*this);
+  return copy.Release();
+}
+
+std::string BsonColumnBuilder::Release() {
+  Finalize();
+  std::string out = std::move(buf_);
+  *this = BsonColumnBuilder();
+  return out;
+}
+
+}  // namespace hourglass::bsoncolumn

@@ -1,0 +1,576 @@
+#include "bsoncolumn/bson_column_decoder.h"
+
+#include <cstring>
+#include <optional>
+
+#include "bsoncolumn/bson_column_values.h"
+#include "bsoncolumn/simple8b.h"
+
+namespace hourglass::bsoncolumn {
+
+namespace {
+
+using bson::BsonType;
+
+Status Corrupt(const std::string& what, size_t offset) {
+  return Status(ErrorCode::kInvalidBSON,
+                "invalid BSONColumn: " + what + " at offset " + std::to_string(offset));
+}
+
+std::string Hex(uint8_t c) {
+  static const char* kDigits = "0123456789abcdef";
+  return std::string("0x") + kDigits[c >> 4] + kDigits[c & 0xF];
+}
+
+void AppendInt32(std::string& out, int32_t v) { out.append(reinterpret_cast<const char*>(&v), 4); }
+void AppendInt64(std::string& out, int64_t v) { out.append(reinterpret_cast<const char*>(&v), 8); }
+
+// The value size of an element of type `t` whose value starts at `v` with `avail` bytes left;
+// nullopt if it runs past the end or its type cannot appear in a column.
+std::optional<size_t> BoundedValueSize(BsonType t, const char* v, size_t avail) {
+  auto length_prefixed = [&](size_t extra, size_t min_len) -> std::optional<size_t> {
+    if (avail < 4) return std::nullopt;
+    const int32_t len = bson::ReadInt32(v);
+    if (len < static_cast<int32_t>(min_len)) return std::nullopt;
+    const size_t total = 4 + extra + static_cast<size_t>(len);
+    if (total > avail) return std::nullopt;
+    return total;
+  };
+  auto fixed = [&](size_t n) -> std::optional<size_t> {
+    if (n > avail) return std::nullopt;
+    return n;
+  };
+  switch (t) {
+    case BsonType::kDouble:
+    case BsonType::kDate:
+    case BsonType::kTimestamp:
+    case BsonType::kInt64:
+      return fixed(8);
+    case BsonType::kString:
+    case BsonType::kCode:
+    case BsonType::kSymbol:
+      return length_prefixed(0, 1);
+    case BsonType::kObject:
+    case BsonType::kArray: {
+      if (avail < 5) return std::nullopt;
+      const int32_t len = bson::ReadInt32(v);
+      if (len < 5 || static_cast<size_t>(len) > avail) return std::nullopt;
+      return static_cast<size_t>(len);
+    }
+    case BsonType::kBinData:
+      return length_prefixed(1, 0);
+    case BsonType::kUndefined:
+    case BsonType::kNull:
+    case BsonType::kMinKey:
+    case BsonType::kMaxKey:
+      return 0;
+    case BsonType::kObjectId:
+      return fixed(12);
+    case BsonType::kBool:
+      return fixed(1);
+    case BsonType::kRegex: {
+      const void* nul1 = std::memchr(v, 0, avail);
+      if (nul1 == nullptr) return std::nullopt;
+      const size_t first = static_cast<const char*>(nul1) - v + 1;
+      const void* nul2 = std::memchr(v + first, 0, avail - first);
+      if (nul2 == nullptr) return std::nullopt;
+      return static_cast<const char*>(nul2) - v + 1;
+    }
+    case BsonType::kDBPointer: {
+      auto n = length_prefixed(0, 1);
+      if (!n || *n + 12 > avail) return std::nullopt;
+      return *n + 12;
+    }
+    case BsonType::kInt32:
+      return fixed(4);
+    case BsonType::kDecimal128:
+      return fixed(16);
+    default:
+      return std::nullopt;  // EOO, CodeWScope, unknown types
+  }
+}
+
+bool KnownLiteralType(uint8_t c) { return (c >= 0x01 && c <= 0x13) || c == 0x7F || c == 0xFF; }
+
+// Decoding state of one stream: the regular stream, or one leaf of an interleaved section.
+struct Stream {
+  bool has_last = false;
+  BsonType type = BsonType::kEOO;
+  std::string value;  // value bytes of the last value
+  bool is128 = false;
+  bool dod = false;
+  // After an interleaved section the regular stream holds the last row without encoded state:
+  // only repeats (and doubles, which re-encode at each block) are possible.
+  bool only_repeat = false;
+  int64_t enc64 = 0;      // last encoded value, or for delta-of-delta types the last delta
+  int64_t dod_value = 0;  // delta-of-delta types: the last encoded value
+  int128 enc128 = 0;
+  int scale = kScaleMemoryAsInteger;
+
+  bool block_seen = false;               // a Simple-8b block was loaded since the last literal
+  std::optional<uint128> last_slot = 0;  // the last Simple-8b value, repeated by RLE words
+  const char* next_word = nullptr;
+  int words_left = 0;
+  Simple8bSlot<uint128> slots[60];
+  int slot_count = 0;
+  int slot_pos = 0;
+  int rle_left = 0;
+
+  void LoadLiteral(BsonType t, std::string_view v) {
+    has_last = true;
+    only_repeat = false;
+    type = t;
+    value.assign(v);
+    is128 = Uses128Bit(t);
+    dod = UsesDeltaOfDelta(t);
+    enc64 = 0;
+    dod_value = 0;
+    enc128 = 0;
+    block_seen = false;
+    last_slot = 0;
+    words_left = 0;
+    slot_count = slot_pos = rle_left = 0;
+    const bson::BsonElement e = Element();
+    switch (t) {
+      case BsonType::kString:
+      case BsonType::kCode:
+        enc128 = EncodeString(e.Str()).value_or(0);
+        break;
+      case BsonType::kBinData:
+        enc128 = EncodeBinary(e.BinData()).value_or(0);
+        break;
+      case BsonType::kDecimal128:
+        enc128 = EncodeDecimal(e.Decimal());
+        break;
+      case BsonType::kObjectId:
+        enc64 = EncodeObjectId(e.Oid());
+        break;
+      case BsonType::kDate:
+      case BsonType::kInt64:
+      case BsonType::kTimestamp:
+        enc64 = bson::ReadInt64(value.data());
+        break;
+      case BsonType::kBool:
+        enc64 = value[0] != 0;
+        break;
+      case BsonType::kInt32:
+        enc64 = bson::ReadInt32(value.data());
+        break;
+      default:
+        break;
+    }
+    if (dod) {
+      dod_value = enc64;
+      enc64 = 0;
+    }
+  }
+
+  // An element view of the last value (type, empty name, value), valid until the next change.
+  bson::BsonElement Element() {
+    scratch.clear();
+    scratch.push_back(static_cast<char>(type));
+    scratch.push_back('\0');
+    scratch.append(value);
+    return bson::BsonElement(scratch.data(), 0);
+  }
+  std::string scratch;
+};
+
+struct Decoder {
+  const char* begin;
+  const char* end;
+  size_t Offset(const char* p) const { return static_cast<size_t>(p - begin); }
+
+  // Parses the literal at `p`; returns its total size.
+  StatusWith<size_t> ParseLiteral(const char* p, BsonType* type, std::string_view* value) {
+    const uint8_t c = static_cast<uint8_t>(*p);
+    if (!KnownLiteralType(c) || c == static_cast<uint8_t>(BsonType::kCodeWScope)) {
+      return Corrupt("literal of unsupported BSON type " + Hex(c), Offset(p));
+    }
+    if (end - p < 2) return Corrupt("truncated literal", Offset(p));
+    if (p[1] != '\0') return Corrupt("literal with a non-empty field name", Offset(p));
+    const BsonType t = static_cast<BsonType>(static_cast<int8_t>(c));
+    const char* v = p + 2;
+    auto size = BoundedValueSize(t, v, static_cast<size_t>(end - v));
+    if (!size) return Corrupt("truncated or malformed literal", Offset(p));
+    if (t == BsonType::kBool && static_cast<uint8_t>(*v) > 1) {
+      return Corrupt("literal boolean that is neither 0 nor 1", Offset(p));
+    }
+    // Full validation (nested documents, strings' terminators and UTF-8) through the document
+    // validator: wrap the element in a one-field document.
+    std::string doc(4, '\0');
+    doc.append(p, 2 + *size);
+    doc.push_back('\0');
+    const int32_t len = static_cast<int32_t>(doc.size());
+    std::memcpy(doc.data(), &len, 4);
+    Status st = bson::ValidateBson(doc);
+    if (!st.ok()) return Corrupt("malformed literal (" + st.reason() + ")", Offset(p));
+    *type = t;
+    *value = std::string_view(v, *size);
+    return 2 + *size;
+  }
+
+  // Loads the Simple-8b control block at `p` into `s`; returns its size.
+  StatusWith<size_t> StartBlock(Stream& s, const char* p) {
+    const uint8_t c = static_cast<uint8_t>(*p);
+    const int scale = ScaleIndexOfControl(c);
+    if (scale < 0) return Corrupt("invalid control byte " + Hex(c), Offset(p));
+    const int words = (c & 0x0F) + 1;
+    if (end - (p + 1) < 8 * words) {
+      return Corrupt("truncated Simple-8b block of " + std::to_string(words) + " words", Offset(p));
+    }
+    if (s.has_last && s.type == BsonType::kDouble) {
+      double d;
+      std::memcpy(&d, s.value.data(), 8);
+      auto enc = EncodeDouble(d, scale);
+      if (!enc) {
+        return Corrupt("previous double cannot be encoded at the block's scale " + Hex(c),
+                       Offset(p));
+      }
+      s.enc64 = *enc;
+    }
+    s.scale = scale;
+    if (!s.block_seen) s.last_slot = 0;
+    s.block_seen = true;
+    s.next_word = p + 1;
+    s.words_left = words;
+    s.slot_count = s.slot_pos = s.rle_left = 0;
+    return 1 + 8 * static_cast<size_t>(words);
+  }
+
+  // The next Simple-8b value of the block loaded in `s` (nullopt = skip); false once the block
+  // is exhausted.
+  StatusWith<bool> NextSlot(Stream& s, std::optional<uint128>* out) {
+    for (;;) {
+      if (s.rle_left > 0) {
+        --s.rle_left;
+        *out = s.last_slot;
+        return true;
+      }
+      if (s.slot_pos < s.slot_count) {
+        const auto& slot = s.slots[s.slot_pos++];
+        s.last_slot = slot.skip ? std::nullopt : std::optional<uint128>(slot.value);
+        *out = s.last_slot;
+        return true;
+      }
+      if (s.words_left == 0) return false;
+      uint64_t word;
+      std::memcpy(&word, s.next_word, 8);
+      const char* at = s.next_word;
+      s.next_word += 8;
+      --s.words_left;
+      int rle = 0;
+      auto n = DecodeSimple8bWord(word, s.is128, s.slots, &rle);
+      if (!n.ok()) return Corrupt(n.status().reason(), Offset(at));
+      if (n.value() == 0) {
+        s.rle_left = rle;
+      } else {
+        s.slot_count = n.value();
+        s.slot_pos = 0;
+      }
+    }
+  }
+
+  // Applies one Simple-8b value to `s`. *present is false for a skip.
+  Status Apply(Stream& s, const std::optional<uint128>& slot, bool* present, const char* at) {
+    if (!slot) {
+      *present = false;
+      return Status::OK();
+    }
+    if (!s.has_last) {
+      // No value yet: a zero delta repeats "nothing".
+      if (*slot == 0) {
+        *present = false;
+        return Status::OK();
+      }
+      return Corrupt("delta without a previous value", Offset(at));
+    }
+    *present = true;
+    if (s.is128) {
+      if (*slot == 0) return Status::OK();
+      s.enc128 = WrapAdd(s.enc128, UnZigZag128(*slot));
+      switch (s.type) {
+        case BsonType::kString:
+        case BsonType::kCode: {
+          const std::string str = DecodeString(s.enc128);
+          s.value.clear();
+          AppendInt32(s.value, static_cast<int32_t>(str.size() + 1));
+          s.value.append(str);
+          s.value.push_back('\0');
+          return Status::OK();
+        }
+        case BsonType::kBinData: {
+          const int32_t len = bson::ReadInt32(s.value.data());
+          if (len > 16) return Corrupt("delta for a BinData longer than 16 bytes", Offset(at));
+          s.value.resize(5);
+          s.value.append(DecodeBinary(s.enc128, static_cast<size_t>(len)));
+          return Status::OK();
+        }
+        case BsonType::kDecimal128: {
+          const bson::Decimal128 d = DecodeDecimal(s.enc128);
+          s.value.clear();
+          AppendInt64(s.value, static_cast<int64_t>(d.low));
+          AppendInt64(s.value, static_cast<int64_t>(d.high));
+          return Status::OK();
+        }
+        default:
+          return Corrupt("128-bit delta for type " + std::string(bson::TypeName(s.type)),
+                         Offset(at));
+      }
+    }
+    const uint64_t u = static_cast<uint64_t>(*slot);
+    if (!s.dod && u == 0) return Status::OK();
+    if (s.only_repeat && s.type != BsonType::kDouble) {
+      return Corrupt("non-zero delta after an interleaved section", Offset(at));
+    }
+    const int64_t d = UnZigZag64(u);
+    int64_t v;
+    if (s.dod) {
+      s.enc64 = WrapAdd(s.enc64, d);
+      s.dod_value = WrapAdd(s.dod_value, s.enc64);
+      v = s.dod_value;
+    } else {
+      s.enc64 = WrapAdd(s.enc64, d);
+      v = s.enc64;
+    }
+    switch (s.type) {
+      case BsonType::kDouble: {
+        const double x = DecodeDouble(v, s.scale);
+        s.value.assign(reinterpret_cast<const char*>(&x), 8);
+        return Status::OK();
+      }
+      case BsonType::kInt32:
+        if (v < INT32_MIN || v > INT32_MAX) {
+          return Corrupt("int32 delta out of range", Offset(at));
+        }
+        s.value.clear();
+        AppendInt32(s.value, static_cast<int32_t>(v));
+        return Status::OK();
+      case BsonType::kInt64:
+      case BsonType::kDate:
+      case BsonType::kTimestamp:
+        s.value.clear();
+        AppendInt64(s.value, v);
+        return Status::OK();
+      case BsonType::kBool:
+        if (v != 0 && v != 1) return Corrupt("boolean delta out of range", Offset(at));
+        s.value.assign(1, static_cast<char>(v));
+        return Status::OK();
+      case BsonType::kObjectId: {
+        bson::ObjectId prev;
+        std::memcpy(prev.bytes, s.value.data(), 12);
+        const bson::ObjectId next = DecodeObjectId(v, prev);
+        s.value.assign(reinterpret_cast<const char*>(next.bytes), 12);
+        return Status::OK();
+      }
+      default:
+        return Corrupt("non-zero delta for type " + std::string(bson::TypeName(s.type)),
+                       Offset(at));
+    }
+  }
+
+  static ColumnCell CellOf(const Stream& s) {
+    std::string e;
+    e.reserve(2 + s.value.size());
+    e.push_back(static_cast<char>(s.type));
+    e.push_back('\0');
+    e.append(s.value);
+    return ColumnCell(std::move(e));
+  }
+
+  struct Interleaved {
+    bool arrays;
+    std::vector<Stream> states;
+    size_t index = 0;
+    size_t processed = 0;
+  };
+
+  static void CollectLeaves(const char* doc, bool arrays, std::vector<bson::FieldView>* leaves) {
+    for (bson::FieldCursor c(doc); c.Next();) {
+      const auto& f = c.field();
+      if (f.type == BsonType::kObject || (arrays && f.type == BsonType::kArray)) {
+        CollectLeaves(f.value, arrays, leaves);
+      } else {
+        leaves->push_back(f);
+      }
+    }
+  }
+
+  // Writes one row's fields for the reference (sub)document `ref` into `out`. Returns false if
+  // the first leaf of the row found the end of the interleaved section.
+  StatusWith<bool> VisitRow(const char* ref, Interleaved& il, const char*& p, std::string& out) {
+    for (bson::FieldCursor c(ref); c.Next();) {
+      const auto& f = c.field();
+      if (f.type == BsonType::kObject || (il.arrays && f.type == BsonType::kArray)) {
+        const size_t start = out.size();
+        out.push_back(static_cast<char>(f.type));
+        out.append(f.name);
+        out.push_back('\0');
+        const size_t size_pos = out.size();
+        out.append(4, '\0');
+        HG_ASSIGN_OR_RETURN(bool more, VisitRow(f.value, il, p, out));
+        if (!more) return false;
+        const bool ref_empty = bson::ReadInt32(f.value) <= 5;
+        if (out.size() == size_pos + 4 && !ref_empty) {
+          out.resize(start);  // every leaf missing: the sub-document is omitted
+        } else {
+          out.push_back('\0');
+          const int32_t len = static_cast<int32_t>(out.size() - size_pos);
+          std::memcpy(out.data() + size_pos, &len, 4);
+        }
+        continue;
+      }
+      Stream& s = il.states[il.index++];
+      std::optional<uint128> slot;
+      HG_ASSIGN_OR_RETURN(bool got, NextSlot(s, &slot));
+      bool present = true;
+      const char* at = p;
+      if (!got) {
+        if (p >= end) return Corrupt("column ends inside an interleaved section", Offset(p));
+        const uint8_t ctl = static_cast<uint8_t>(*p);
+        if (ctl == kEndOfColumn) {
+          if (il.processed != 0) {
+            return Corrupt("interleaved section ends in the middle of a row", Offset(p));
+          }
+          ++p;
+          return false;
+        }
+        if (IsLiteralControl(ctl)) {
+          BsonType t;
+          std::string_view v;
+          HG_ASSIGN_OR_RETURN(size_t n, ParseLiteral(p, &t, &v));
+          s.LoadLiteral(t, v);
+          p += n;
+        } else if (IsInterleavedStart(ctl)) {
+          return Corrupt("interleaved start inside an interleaved section", Offset(p));
+        } else {
+          HG_ASSIGN_OR_RETURN(size_t n, StartBlock(s, p));
+          p += n;
+          HG_ASSIGN_OR_RETURN(bool first, NextSlot(s, &slot));
+          if (!first) return Corrupt("empty Simple-8b block", Offset(at));
+          HG_RETURN_IF_ERROR(Apply(s, slot, &present, at));
+        }
+      } else {
+        HG_RETURN_IF_ERROR(Apply(s, slot, &present, at));
+      }
+      ++il.processed;
+      if (present) {
+        out.push_back(static_cast<char>(s.type));
+        out.append(f.name);
+        out.push_back('\0');
+        out.append(s.value);
+      }
+    }
+    return true;
+  }
+
+  Status DecodeInterleaved(const char*& p, std::vector<ColumnCell>& cells, Stream& regular) {
+    const uint8_t ctl = static_cast<uint8_t>(*p);
+    const BsonType root = ctl == kInterleavedStartArray ? BsonType::kArray : BsonType::kObject;
+    const char* ref = p + 1;
+    if (end - ref < 5) return Corrupt("truncated interleaved reference object", Offset(p));
+    const int32_t ref_len = bson::ReadInt32(ref);
+    if (ref_len < 5 || ref_len > end - ref) {
+      return Corrupt("truncated interleaved reference object", Offset(p));
+    }
+    Status st = bson::ValidateBson(std::string_view(ref, static_cast<size_t>(ref_len)));
+    if (!st.ok()) {
+      return Corrupt("malformed interleaved reference object (" + st.reason() + ")", Offset(p));
+    }
+    Interleaved il;
+    il.arrays = ctl != kInterleavedStartLegacy;
+    std::vector<bson::FieldView> leaves;
+    CollectLeaves(ref, il.arrays, &leaves);
+    if (leaves.empty()) {
+      return Corrupt("interleaved reference object without scalar fields", Offset(p));
+    }
+    il.states.resize(leaves.size());
+    for (size_t i = 0; i < leaves.size(); ++i) {
+      if (leaves[i].type == BsonType::kCodeWScope) {
+        return Corrupt("CodeWScope in an interleaved reference object", Offset(p));
+      }
+      il.states[i].LoadLiteral(leaves[i].type,
+                               std::string_view(leaves[i].value, leaves[i].value_size));
+    }
+    p = ref + ref_len;
+    for (;;) {
+      std::string row(4, '\0');
+      il.index = 0;
+      il.processed = 0;
+      HG_ASSIGN_OR_RETURN(bool more, VisitRow(ref, il, p, row));
+      if (!more) break;
+      if (row.size() == 4) {
+        cells.emplace_back();
+        continue;
+      }
+      row.push_back('\0');
+      const int32_t len = static_cast<int32_t>(row.size());
+      std::memcpy(row.data(), &len, 4);
+      std::string e;
+      e.push_back(static_cast<char>(root));
+      e.push_back('\0');
+      e.append(row);
+      cells.emplace_back(std::move(e));
+    }
+    // Regular decoding resumes with the last row as the previous value.
+    regular = Stream();
+    if (!cells.empty() && !cells.back().missing()) {
+      const std::string& b = cells.back().bytes();
+      regular.LoadLiteral(static_cast<BsonType>(b[0]), std::string_view(b).substr(2));
+      regular.is128 = false;
+      regular.dod = false;
+      regular.only_repeat = true;
+    }
+    return Status::OK();
+  }
+
+  StatusWith<std::vector<ColumnCell>> Run() {
+    std::vector<ColumnCell> cells;
+    Stream regular;
+    const char* p = begin;
+    if (begin == end) return Corrupt("empty column", 0);
+    for (;;) {
+      std::optional<uint128> slot;
+      const char* at = p;
+      HG_ASSIGN_OR_RETURN(bool got, NextSlot(regular, &slot));
+      if (got) {
+        bool present;
+        HG_RETURN_IF_ERROR(Apply(regular, slot, &present, at));
+        if (present) {
+          cells.push_back(CellOf(regular));
+        } else {
+          cells.emplace_back();
+        }
+        continue;
+      }
+      if (p >= end) return Corrupt("column does not end with 0x00", Offset(p));
+      const uint8_t ctl = static_cast<uint8_t>(*p);
+      if (ctl == kEndOfColumn) {
+        if (p + 1 != end) return Corrupt("bytes after the end of the column", Offset(p + 1));
+        return cells;
+      }
+      if (IsLiteralControl(ctl)) {
+        BsonType t;
+        std::string_view v;
+        HG_ASSIGN_OR_RETURN(size_t n, ParseLiteral(p, &t, &v));
+        regular.LoadLiteral(t, v);
+        cells.push_back(CellOf(regular));
+        p += n;
+      } else if (IsInterleavedStart(ctl)) {
+        HG_RETURN_IF_ERROR(DecodeInterleaved(p, cells, regular));
+      } else {
+        HG_ASSIGN_OR_RETURN(size_t n, StartBlock(regular, p));
+        p += n;
+      }
+    }
+  }
+};
+
+}  // namespace
+
+StatusWith<std::vector<ColumnCell>> DecodeBsonColumn(std::string_view binary) {
+  Decoder d{binary.data(), binary.data() + binary.size()};
+  return d.Run();
+}
+
+}  // namespace hourglass::bsoncolumn

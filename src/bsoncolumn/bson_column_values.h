@@ -1,0 +1,122 @@
+// How BSONColumn turns element values into the integers its Simple-8b streams carry, and back.
+//
+// A column stores each value either as a literal (an uncompressed element) or as a zig-zag
+// encoded delta (or delta of delta) between integers derived from consecutive values of the same
+// type. This header holds those derivations, the control-byte constants and the per-type rules
+// (which types use 128-bit streams, which use delta-of-delta, which allow only "repeat").
+// The layouts follow MongoDB's BSONColumn format byte for byte; see README.md in this folder.
+// Pure functions, no state, thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "bson/bson.h"
+
+namespace hourglass::bsoncolumn {
+
+using uint128 = unsigned __int128;
+using int128 = __int128;
+
+// Control bytes.
+inline constexpr uint8_t kEndOfColumn = 0x00;
+inline constexpr uint8_t kInterleavedStartLegacy = 0xF0;  // object root, arrays are leaves
+inline constexpr uint8_t kInterleavedStartObject = 0xF1;  // object root, arrays descended
+inline constexpr uint8_t kInterleavedStartArray = 0xF2;   // array root, arrays descended
+inline constexpr int kMaxWordsPerControl = 16;
+
+// Double scale indexes: values are multiplied by 1, 10, 100, 10^4, 10^8 and rounded; index 5
+// ("memory as integer") reinterprets the IEEE-754 bits as an int64.
+inline constexpr int kScaleMemoryAsInteger = 5;
+inline constexpr int kNumScales = 6;
+// The control byte's high nibble for each scale index (0x9_, 0xA_, 0xB_, 0xC_, 0xD_, 0x8_).
+inline constexpr uint8_t kControlForScale[kNumScales] = {0x90, 0xA0, 0xB0, 0xC0, 0xD0, 0x80};
+
+// True for control bytes that introduce an uncompressed element: 0x01-0x1F, MaxKey (0x7F) and
+// MinKey (0xFF). 0x00 (end) is not a literal.
+inline bool IsLiteralControl(uint8_t c) {
+  return (c != 0 && (c & 0xE0) == 0) || c == 0x7F || c == 0xFF;
+}
+inline bool IsInterleavedStart(uint8_t c) { return c >= 0xF0 && c <= 0xF2; }
+// The scale index of a Simple-8b control byte (0x80-0xDF), or -1 if `c` is not one.
+inline int ScaleIndexOfControl(uint8_t c) {
+  switch (c >> 4) {
+    case 0x8:
+      return kScaleMemoryAsInteger;
+    case 0x9:
+      return 0;
+    case 0xA:
+      return 1;
+    case 0xB:
+      return 2;
+    case 0xC:
+      return 3;
+    case 0xD:
+      return 4;
+    default:
+      return -1;
+  }
+}
+
+// Type rules.
+bool UsesDeltaOfDelta(bson::BsonType t);  // ObjectId, Date, Timestamp
+bool Uses128Bit(bson::BsonType t);        // String, Code, BinData, Decimal128
+// Types whose values cannot be turned into integers: only "repeat the previous" is possible.
+bool OnlyZeroDelta(bson::BsonType t);
+
+// Zig-zag encoding of signed deltas (0, -1, 1, -2, ... -> 0, 1, 2, 3, ...).
+inline uint64_t ZigZag64(int64_t v) {
+  return (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63);
+}
+inline int64_t UnZigZag64(uint64_t u) { return static_cast<int64_t>((u >> 1) ^ (~(u & 1) + 1)); }
+inline uint128 ZigZag128(int128 v) {
+  return (static_cast<uint128>(v) << 1) ^ static_cast<uint128>(v >> 127);
+}
+inline int128 UnZigZag128(uint128 u) { return static_cast<int128>((u >> 1) ^ (~(u & 1) + 1)); }
+
+// Wrapping arithmetic (no signed overflow).
+inline int64_t WrapSub(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) - static_cast<uint64_t>(b));
+}
+inline int64_t WrapAdd(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
+}
+inline int128 WrapSub(int128 a, int128 b) {
+  return static_cast<int128>(static_cast<uint128>(a) - static_cast<uint128>(b));
+}
+inline int128 WrapAdd(int128 a, int128 b) {
+  return static_cast<int128>(static_cast<uint128>(a) + static_cast<uint128>(b));
+}
+
+// Doubles. EncodeDouble gives the integer for `v` at `scale_index` if v * scale rounds to an
+// integer within +-2^53 that divides back to exactly the same bits; index 5 always succeeds.
+std::optional<int64_t> EncodeDouble(double v, int scale_index);
+double DecodeDouble(int64_t encoded, int scale_index);
+// The smallest scale index >= `min_index` that encodes `v`, with the encoding.
+std::pair<int64_t, int> EncodeDoubleLowestScale(double v, int min_index);
+
+// ObjectId: the timestamp and counter bytes interleaved into 7 bytes of an int64 (the 5 process
+// bytes are copied from the previous ObjectId when decoding).
+int64_t EncodeObjectId(const bson::ObjectId& oid);
+bson::ObjectId DecodeObjectId(int64_t v, const bson::ObjectId& previous);
+
+// Strings (and Code) of at most 16 bytes whose first byte is not NUL: the bytes reversed, read as
+// a little-endian 128-bit integer. The empty string is 0.
+std::optional<int128> EncodeString(std::string_view s);
+std::string DecodeString(int128 v);
+// BinData payloads of at most 16 bytes, zero padded, little-endian.
+std::optional<int128> EncodeBinary(std::string_view payload);
+// The first `size` bytes of `v` (little-endian); size <= 16.
+std::string DecodeBinary(int128 v, size_t size);
+// Decimal128: high 64 bits : low 64 bits.
+inline int128 EncodeDecimal(const bson::Decimal128& d) {
+  return static_cast<int128>((static_cast<uint128>(d.high) << 64) | d.low);
+}
+inline bson::Decimal128 DecodeDecimal(int128 v) {
+  return bson::Decimal128{static_cast<uint64_t>(static_cast<uint128>(v)),
+                          static_cast<uint64_t>(static_cast<uint128>(v) >> 64)};
+}
+
+}  // namespace hourglass::bsoncolumn

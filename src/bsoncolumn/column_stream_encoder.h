@@ -1,0 +1,78 @@
+// ColumnStreamEncoder: the encoder of one BSONColumn stream (the whole column in regular mode,
+// or one leaf of an interleaved section), reproducing MongoDB's BSONColumnBuilder per-stream
+// choices so that the bytes are the bytes MongoDB writes.
+//
+// Each value is compared with the previous one: a type change, or a value that cannot become a
+// Simple-8b delta, is written as a literal (type byte, empty name, value); otherwise the zig-zag
+// delta (delta of delta for ObjectId, Date, Timestamp) goes to a Simple8bBuilder whose words are
+// grouped under control bytes (at most 16 words each). Doubles are scaled by 1, 10, 100, 10^4 or
+// 10^8 when that makes them integers; the encoder keeps the smallest scale that fits the values
+// of the current block, re-scaling pending values or starting a new block, whichever gives fewer
+// words, and lowers the scale again after each block it writes.
+//
+// The encoder owns no buffer: every call takes the ColumnSink it writes to, so copying an
+// encoder copies its whole state (how a column is finished while appending continues).
+// Not thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "bson/bson.h"
+#include "bsoncolumn/bson_column_values.h"
+#include "bsoncolumn/simple8b.h"
+
+namespace hourglass::bsoncolumn {
+
+// Where a stream's bytes go. `blocks`, when set, records every finished control block (offset and
+// size in `*buf`): interleaved sections use it to merge their leaves' blocks in decoding order.
+struct ColumnSink {
+  std::string* buf;
+  std::deque<std::pair<size_t, size_t>>* blocks = nullptr;
+};
+
+class ColumnStreamEncoder {
+ public:
+  ColumnStreamEncoder();
+
+  // Appends a value of type `type` whose value bytes are `value` (no EOO).
+  void Append(ColumnSink& sink, bson::BsonType type, std::string_view value);
+  // Appends a missing cell.
+  void Skip(ColumnSink& sink);
+  // Writes everything pending. Appending may continue (a new control byte follows).
+  void Flush(ColumnSink& sink);
+
+  // Makes `type`/`value` the previous value without writing it (interleaved leaves start from
+  // their value in the reference object).
+  void SetPrevious(bson::BsonType type, std::string_view value);
+
+ private:
+  struct Writer;
+  bson::BsonType prev_type() const { return static_cast<bson::BsonType>(prev_[0]); }
+  std::string_view prev_value() const { return std::string_view(prev_).substr(2); }
+  void StorePrevious(bson::BsonType type, std::string_view value);
+  void InitializeFromPrevious();
+  void WriteLiteralFromPrevious(ColumnSink& sink);
+  bool AppendDouble(ColumnSink& sink, double value, double previous);
+  std::optional<Simple8bBuilder<uint64_t>> TryRescalePending(int64_t encoded, int new_scale) const;
+  void WriteWord(ColumnSink& sink, uint64_t word);
+  ptrdiff_t IncrementControlCount(ColumnSink& sink);
+  void FlushBuilders(ColumnSink& sink);
+
+  std::string prev_;  // type byte, 0x00, value bytes of the previous value ("\0\0" = none)
+  Simple8bBuilder<uint64_t> s64_;
+  Simple8bBuilder<uint128> s128_;
+  std::optional<int128> prev_enc128_;
+  int64_t prev_enc64_ = 0;
+  int64_t prev_delta_ = 0;
+  double last_in_prev_block_ = 0;
+  int scale_ = kScaleMemoryAsInteger;
+  ptrdiff_t control_offset_ = -1;
+  bool store128_ = false;
+};
+
+}  // namespace hourglass::bsoncolumn

@@ -1,0 +1,338 @@
+// Simple-8b: unsigned integers packed into 64-bit words, as BSONColumn uses it.
+//
+// A word's low 4 bits are its selector. Selectors 1-14 pack 60, 30, 20, 15, 12, 10, 8, 7, 6, 5,
+// 4, 3, 2 or 1 values of 1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 15, 20, 30 or 60 bits (selectors 7 and 8
+// start their payload at bit 8, leaving bits 4-7 zero). Selectors 7 and 8 with a non-zero nibble
+// in bits 4-7 are MongoDB's extensions: each slot holds a trailing-zero count and the value
+// shifted right by it (selector 7: counts of single bits; selector 8: counts of nibbles, with a
+// 4-bit count for extensions 1-7 and a 5-bit count for 8-13, meant for 128-bit values).
+// Selector 15 is run-length: (bits 4-7 + 1) * 120 repeats of the last value decoded. A slot whose
+// bits are all ones is a skip ("missing"), so a value needs the width of value + 1.
+// See README.md for the full tables.
+//
+// Simple8bBuilder reproduces MongoDB's Simple8bBuilder choices (which selector, when a word is
+// cut, when a run becomes RLE) so that the words written are the words MongoDB writes. It is a
+// value type: copy it to try something and throw the copy away. Not thread-safe.
+// DecodeSimple8bWord is a pure function.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <type_traits>
+#include <vector>
+
+#include "base/status.h"
+#include "bsoncolumn/bson_column_values.h"
+
+namespace hourglass::bsoncolumn {
+
+namespace simple8b {
+
+// Extension types, in the order the builder tries them.
+inline constexpr int kBase = 0;
+inline constexpr int kSeven = 1;
+inline constexpr int kEightSmall = 2;
+inline constexpr int kEightLarge = 3;
+
+inline constexpr uint64_t kRleSelector = 15;
+inline constexpr int kRleMultiplier = 120;
+inline constexpr int kMaxRleCount = 16;
+
+inline constexpr std::array<uint8_t, 4> kDataBits = {60, 56, 56, 56};
+inline constexpr std::array<uint8_t, 4> kTrailingZeroBits = {0, 4, 4, 5};
+inline constexpr std::array<uint8_t, 4> kTrailingZerosMax = {0, 15, 60, 124};
+inline constexpr std::array<uint8_t, 4> kMinDataBits = {1, 2, 4, 4};
+inline constexpr std::array<uint8_t, 4> kMinSelector = {1, 1, 1, 8};
+inline constexpr std::array<uint8_t, 4> kMaxSelector = {14, 9, 7, 13};
+
+// Value bits per slot (trailing-zero bits not included), by extension type and selector index.
+inline constexpr uint8_t kBitsPerValue[4][16] = {
+    {0, 1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 15, 20, 30, 60, 0},
+    {0, 2, 3, 4, 5, 7, 10, 14, 24, 52, 0, 0, 0, 0, 0, 0},
+    {0, 4, 5, 7, 10, 14, 24, 52, 0, 0, 0, 0, 0, 0, 0, 0},
+    {0, 0, 0, 0, 0, 0, 0, 0, 4, 6, 9, 13, 23, 51, 0, 0}};
+// Slots per word, by extension type and selector index.
+inline constexpr uint8_t kValuesPerWord[4][16] = {
+    {0, 60, 30, 20, 15, 12, 10, 8, 7, 6, 5, 4, 3, 2, 1, 0},
+    {0, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0, 0, 0, 0, 0, 0},
+    {0, 7, 6, 5, 4, 3, 2, 1, 0, 0, 0, 0, 0, 0, 0, 0},
+    {0, 0, 0, 0, 0, 0, 0, 0, 6, 5, 4, 3, 2, 1, 0, 0}};
+
+// Bits needed for `v` in a slot: the width of v + 1 (all ones is reserved for skip).
+inline uint8_t BitsNeeded(uint64_t v) { return 64 - std::countl_zero(v + 1); }
+inline uint8_t BitsNeeded(uint128 v) {
+  const uint64_t hi = static_cast<uint64_t>(v >> 64), lo = static_cast<uint64_t>(v);
+  if (hi == 0) return lo == std::numeric_limits<uint64_t>::max() ? 65 : BitsNeeded(lo);
+  return 128 - std::countl_zero(hi);
+}
+inline uint8_t TrailingZeros(uint64_t v) { return v == 0 ? 0 : std::countr_zero(v); }
+inline uint8_t TrailingZeros(uint128 v) {
+  const uint64_t hi = static_cast<uint64_t>(v >> 64), lo = static_cast<uint64_t>(v);
+  if (lo == 0 && hi != 0) return 64 + std::countr_zero(hi);
+  return TrailingZeros(lo);
+}
+
+}  // namespace simple8b
+
+// One decoded slot: a value or a skip.
+template <typename T>
+struct Simple8bSlot {
+  bool skip = false;
+  T value = 0;
+};
+
+// Decodes one word into `out` (at most 60 slots), returning how many, or, for an RLE word, sets
+// *rle_repeats to the number of repeats and returns 0. `is128` says whether the stream carries
+// 128-bit values (a 64-bit stream rejects slots whose value does not fit 64 bits).
+// InvalidBSON for selector 0, an unknown extension, or an out-of-range value.
+StatusWith<int> DecodeSimple8bWord(uint64_t word, bool is128, Simple8bSlot<uint128>* out,
+                                   int* rle_repeats);
+
+// How many cells (values and skips) a word holds: its slot count, or its RLE repeat count; 0 for
+// an invalid word.
+int Simple8bWordCount(uint64_t word);
+
+template <typename T>
+class Simple8bBuilder {
+  static_assert(std::is_same_v<T, uint64_t> || std::is_same_v<T, uint128>);
+
+ public:
+  // Appends `v`; `write(uint64_t)` receives every word this completes. Returns false (and
+  // changes nothing) if `v` cannot be stored in any slot: the caller then writes a literal.
+  template <class W>
+  bool Append(T v, W&& write) {
+    if (RlePossible()) {
+      if (last_in_prev_word_ == v) {
+        ContinueRle();
+        return true;
+      }
+      TerminateRle(write);
+    }
+    return AppendValue(v, true, write);
+  }
+
+  template <class W>
+  void Skip(W&& write) {
+    if (RlePossible()) {
+      if (!last_in_prev_word_.has_value()) {
+        ContinueRle();
+        return;
+      }
+      TerminateRle(write);
+    }
+    AppendSkip(true, write);
+  }
+
+  // Writes every pending value. Appending may continue afterwards.
+  template <class W>
+  void Flush(W&& write) {
+    TerminateRle(write);
+    if (!pending_.empty()) {
+      do {
+        write(EncodeLargestWord(last_valid_ext_));
+      } while (!pending_.empty());
+      rle_count_ = 0;
+    }
+  }
+
+  bool RlePossible() const { return pending_.empty() || rle_count_ != 0; }
+  bool Empty() const { return pending_.empty() && rle_count_ == 0; }
+
+  // Visits the values not yet written, oldest first, as runs: f(const std::optional<T>&, count).
+  // A pending RLE run comes first as one call.
+  template <class F>
+  void ForEachPending(F&& f) const {
+    if (rle_count_ > 0) f(last_in_prev_word_, static_cast<uint64_t>(rle_count_));
+    for (const auto& p : pending_) f(p.val, uint64_t{1});
+  }
+  // The same, newest first.
+  template <class F>
+  void ForEachPendingReverse(F&& f) const {
+    for (auto it = pending_.rbegin(); it != pending_.rend(); ++it) f(it->val, uint64_t{1});
+    if (rle_count_ > 0) f(last_in_prev_word_, static_cast<uint64_t>(rle_count_));
+  }
+
+ private:
+  struct Pending {
+    std::optional<T> val;
+    std::array<uint8_t, 4> bits{};
+    std::array<uint8_t, 4> zeros{};
+  };
+
+  void ContinueRle() {
+    ++rle_count_;
+    last_valid_ext_ = 0;
+    possible_.fill(true);
+  }
+
+  static std::optional<Pending> Measure(T v) {
+    using namespace simple8b;
+    if (v == std::numeric_limits<T>::max()) return std::nullopt;
+    const uint8_t tz = TrailingZeros(v);
+    const uint8_t width = BitsNeeded(v);
+    const uint8_t tz7 = std::min(tz, kTrailingZerosMax[kSeven]);
+    uint8_t m7 = width - tz7;
+    const uint8_t tz8s = std::min(tz, kTrailingZerosMax[kEightSmall]) / 4 * 4;
+    uint8_t m8s = width - tz8s;
+    const uint8_t tz8l = std::min(tz, kTrailingZerosMax[kEightLarge]) / 4 * 4;
+    uint8_t m8l = width - tz8l;
+    // A count field of all ones needs a padding bit so that the slot cannot read as a skip.
+    if (tz == kTrailingZerosMax[kSeven]) {
+      m7 = BitsNeeded(static_cast<T>(v >> tz));
+    } else if (tz == kTrailingZerosMax[kEightSmall]) {
+      m8s = BitsNeeded(static_cast<T>(v >> tz));
+    }
+    if constexpr (std::is_same_v<T, uint128>) {
+      if (tz == kTrailingZerosMax[kEightLarge]) m8l = BitsNeeded(static_cast<T>(v >> tz));
+    }
+    if (width > kDataBits[kBase] && m7 + kTrailingZeroBits[kSeven] > kDataBits[kSeven] &&
+        m8s + kTrailingZeroBits[kEightSmall] > kDataBits[kEightSmall] &&
+        m8l + kTrailingZeroBits[kEightLarge] > kDataBits[kEightLarge]) {
+      return std::nullopt;
+    }
+    return Pending{v, {width, m7, m8s, m8l}, {0, tz7, tz8s, tz8l}};
+  }
+
+  template <class W>
+  bool AppendValue(T v, bool try_rle, W& write) {
+    auto p = Measure(v);
+    if (!p) return false;
+    if (Fits(*p)) {
+      pending_.push_back(*p);
+      Track(*p);
+      return true;
+    }
+    const Pending last = pending_.back();
+    do {
+      write(EncodeLargestWord(last_valid_ext_));
+    } while (!Fits(*p));
+    if (try_rle && pending_.empty() && last.val == v) {
+      rle_count_ = 1;
+      last_in_prev_word_ = last.val;
+      last_valid_ext_ = 0;
+      possible_.fill(true);
+    } else {
+      pending_.push_back(*p);
+      Track(*p);
+    }
+    return true;
+  }
+
+  template <class W>
+  void AppendSkip(bool try_rle, W& write) {
+    if (!pending_.empty()) {
+      const bool last_is_skip = !pending_.back().val.has_value();
+      if (!Fits(Pending{std::nullopt, simple8b::kMinDataBits, {}})) {
+        write(EncodeLargestWord(last_valid_ext_));
+        last_valid_ext_ = simple8b::kBase;
+      }
+      if (pending_.empty() && last_is_skip && try_rle) {
+        rle_count_ = 1;
+        last_in_prev_word_ = std::nullopt;
+        return;
+      }
+    }
+    pending_.push_back(Pending{std::nullopt, {}, {}});
+  }
+
+  template <class W>
+  void TerminateRle(W& write) {
+    using namespace simple8b;
+    uint64_t words = rle_count_ / kRleMultiplier;
+    auto emit = [&](uint64_t count) {
+      rle_count_ -= kRleMultiplier * count;
+      write(kRleSelector | ((count - 1) << 4));
+    };
+    if (words >= 1) {
+      while (words > kMaxRleCount) {
+        emit(kMaxRleCount);
+        words -= kMaxRleCount;
+      }
+      emit(words);
+    }
+    while (rle_count_ > 0) {
+      if (!last_in_prev_word_.has_value()) {
+        AppendSkip(false, write);
+      } else {
+        AppendValue(*last_in_prev_word_, false, write);
+      }
+      --rle_count_;
+    }
+    last_in_prev_word_ = T{0};
+    if (pending_.empty()) {
+      last_valid_ext_ = 0;
+      possible_.fill(true);
+    }
+  }
+
+  bool Fits(const Pending& p) {
+    for (int i = 0; i < 4; ++i) {
+      if (possible_[i] && FitsWith(p, i)) return true;
+    }
+    return false;
+  }
+
+  bool FitsWith(const Pending& p, int ext) {
+    using namespace simple8b;
+    const uint64_t needed =
+        static_cast<uint64_t>(std::max(max_bits_[ext], p.bits[ext]) + kTrailingZeroBits[ext]) *
+        (pending_.size() + 1);
+    if (kDataBits[ext] < needed) {
+      possible_[ext] = false;
+      return false;
+    }
+    last_valid_ext_ = static_cast<uint8_t>(ext);
+    return true;
+  }
+
+  void Track(const Pending& p) {
+    for (int i = 0; i < 4; ++i) max_bits_[i] = std::max(max_bits_[i], p.bits[i]);
+  }
+
+  uint64_t EncodeLargestWord(int ext) {
+    using namespace simple8b;
+    // The selector with the most slots that the pending values fill completely.
+    int sel = kMinSelector[ext];
+    while (sel < kMaxSelector[ext] && pending_.size() < kValuesPerWord[ext][sel]) ++sel;
+    const int count = kValuesPerWord[ext][sel];
+    const int bits = kBitsPerValue[ext][sel];
+    const int zbits = kTrailingZeroBits[ext];
+    const uint64_t base = ext == kBase ? sel : (ext == kSeven ? 7 : 8);
+    const int start = (base == 7 || base == 8) ? 8 : 4;
+    const uint64_t mask = (uint64_t{1} << (bits + zbits)) - 1;
+    uint64_t word = base;
+    if (ext != kBase) word |= static_cast<uint64_t>(sel) << 4;
+    for (int i = 0; i < count; ++i) {
+      const Pending& p = pending_[i];
+      uint64_t slot;
+      if (!p.val.has_value()) {
+        slot = mask;
+      } else if (ext == kBase) {
+        slot = static_cast<uint64_t>(*p.val);
+      } else {
+        const int shift = p.zeros[ext];
+        const int stored = ext == kSeven ? shift : shift / 4;
+        slot = static_cast<uint64_t>(stored) | static_cast<uint64_t>((*p.val >> shift) << zbits);
+      }
+      word |= slot << (start + (bits + zbits) * i);
+    }
+    pending_.erase(pending_.begin(), pending_.begin() + count);
+    max_bits_ = kMinDataBits;
+    for (const auto& p : pending_) Track(p);
+    possible_.fill(true);
+    return word;
+  }
+
+  uint64_t rle_count_ = 0;
+  std::optional<T> last_in_prev_word_{T{0}};
+  std::array<uint8_t, 4> max_bits_ = simple8b::kMinDataBits;
+  uint8_t last_valid_ext_ = 0;
+  std::array<bool, 4> possible_ = {true, true, true, true};
+  std::vector<Pending> pending_;
+};
+
+}  // namespace hourglass::bsoncolumn
