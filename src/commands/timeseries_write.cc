@@ -3,6 +3,7 @@
 #include <functional>
 #include <unordered_map>
 
+#include "base/logger.h"
 #include "commands/command_util.h"
 #include "commands/crud_util.h"
 #include "query/matcher.h"
@@ -82,6 +83,13 @@ StatusWith<InsertOutcome> InsertMeasurements(CommandContext& ctx,
     } else {
       out.errors.emplace_back(i, st);
     }
+  }
+  // The measurements are stored: a bucket that stays uncompressed is still whole, so a failure
+  // here is logged, not reported to the client.
+  if (Status st = catalog.CompressClosedBuckets(coll, *session); !st.ok()) {
+    LOGW("STORAGE", 8800101, "A closed time-series bucket stays uncompressed",
+         "{\"ns\":" + JsonQuote(coll.buckets->ns()) + ",\"error\":" + JsonQuote(st.ToString()) +
+             "}");
   }
   std::sort(out.errors.begin(), out.errors.end(),
             [](const auto& a, const auto& b) { return a.first < b.first; });

@@ -11,6 +11,7 @@
 #include "base/server_parameters.h"
 #include "catalog/record_store.h"
 #include "storage/write_conflict.h"
+#include "timeseries/bucket_compression.h"
 #include "timeseries/bucket_document.h"
 #include "timeseries/bucket_field_tree.h"
 #include "timeseries/meta_normalize.h"
@@ -84,6 +85,7 @@ struct Params {
   ServerParameter* idle_threshold;
   ServerParameter* idle_per_attempt;
   ServerParameter* max_retries;
+  ServerParameter* compress_closed;
 };
 
 Status AtLeast(const ParameterValue& v, int64_t min, const char* name) {
@@ -113,6 +115,10 @@ const Params& GetParams() {
     q.idle_threshold = RegisterOnce("timeseriesIdleBucketExpiryMemoryUsageThreshold", 0, 0);
     q.idle_per_attempt = RegisterOnce("timeseriesIdleBucketExpiryMaxCountPerAttempt", 3, 2);
     q.max_retries = RegisterOnce("timeseriesInsertMaxRetriesOnDuplicates", 32, 1);
+    auto& reg = ServerParameterRegistry::Get();
+    const char* compress = "hourglassTimeseriesCompressClosedBuckets";
+    q.compress_closed = reg.Find(compress);
+    if (q.compress_closed == nullptr) q.compress_closed = reg.Register(compress, false, true, true);
     return q;
   }();
   return p;
@@ -166,6 +172,9 @@ struct Bucket {
   std::atomic<bool> committing{false};  // written under mu
   BucketDocument doc;
   std::atomic<int64_t> memory{0};  // last amount added to memory_usage_
+  // Closed for good and queued for compression (CompressClosedBuckets): never reused, since once
+  // compressed its layout no longer matches the stored document.
+  std::atomic<bool> closed_for_good{false};
 
   Bucket(const bson::ObjectId& id, const BsonElement& meta) : doc(id, meta) {}
 };
@@ -210,6 +219,9 @@ struct BucketCatalog::CollectionState {
   ExecutionStats stats;
   std::atomic<uint64_t> era{0};
   std::atomic<bool> may_have_stored{false};
+  // Buckets closed for good, waiting to be compressed (CompressClosedBuckets).
+  std::mutex closed_mu;
+  std::vector<std::shared_ptr<Bucket>> closed;  // guarded by closed_mu
   std::shared_ptr<LatestMeasurements> latest = std::make_shared<LatestMeasurements>();
 };
 
@@ -301,6 +313,9 @@ void BucketCatalog::ClearCollection(const std::string& uuid) {
   CollectionState& cs = State(uuid);
   cs.era.fetch_add(1);
   cs.may_have_stored = true;
+  // Buckets of the old era are not compressed (what is stored may have changed).
+  std::lock_guard ck(cs.closed_mu);
+  cs.closed.clear();
 }
 
 std::shared_ptr<LatestMeasurements> BucketCatalog::Latest(const std::string& uuid) {
@@ -388,7 +403,7 @@ std::shared_ptr<Bucket> BucketCatalog::ReuseLive(const TimeseriesCollection& col
   // The object that wrote this bucket is still alive (a batch of it may be in flight): only it
   // knows the bucket's true layout. It is reused unless it belongs to a cleared era or failed.
   CollectionState& cs = State(coll.uuid);
-  if (b->era != cs.era.load() || b->broken.load()) {
+  if (b->era != cs.era.load() || b->broken.load() || b->closed_for_good.load()) {
     Count(cs, Stat::kNumBucketReopeningsFailed);
     return nullptr;
   }
@@ -557,6 +572,10 @@ StatusWith<std::shared_ptr<Bucket>> BucketCatalog::BucketFor(const TimeseriesCol
         // Still has room: a later measurement of its time range may reopen it.
         stripe.archived[series_key].push_back({b->doc.id(), b->min_time, b->era});
         ++num_archived_;
+      } else if (GetParams().compress_closed->GetBool()) {
+        b->closed_for_good = true;
+        std::lock_guard ck(cs.closed_mu);
+        cs.closed.push_back(b);
       }
       stripe.open.erase(it);
       --num_open_;
@@ -842,6 +861,58 @@ Status BucketCatalog::Write(const TimeseriesCollection& coll, storage::Session& 
   int64_t mem = static_cast<int64_t>(sizeof(Bucket) + b.doc.ApproxMemory() + batch.fields_memory);
   memory_usage_ += mem - b.memory.exchange(mem);
   return Status::OK();
+}
+
+Status BucketCatalog::CompressClosedBuckets(const TimeseriesCollection& coll, storage::Session& s) {
+  CollectionState& cs = State(coll.uuid);
+  // The stripe mutex is taken before closed_mu elsewhere (BucketFor): take the list out first.
+  std::vector<std::shared_ptr<Bucket>> taken;
+  {
+    std::lock_guard ck(cs.closed_mu);
+    if (cs.closed.empty()) return Status::OK();
+    taken.swap(cs.closed);
+  }
+  std::vector<std::shared_ptr<Bucket>> ready, waiting;
+  for (auto& b : taken) {
+    bool in_flight;
+    {
+      std::lock_guard lk(StripeFor(b->series_key).mu);
+      in_flight = b->pending != nullptr;
+    }
+    in_flight = in_flight || b->committing.load();
+    (in_flight ? waiting : ready).push_back(std::move(b));
+  }
+  if (!waiting.empty()) {
+    std::lock_guard ck(cs.closed_mu);
+    for (auto& b : waiting) cs.closed.push_back(std::move(b));
+  }
+  Status first_error = Status::OK();
+  for (const auto& b : ready) {
+    // A bucket that never reached storage, failed, or belongs to a cleared era (a direct write
+    // may have changed it) is left as it is.
+    if (!b->doc.stored() || b->broken.load() || b->era != cs.era.load()) continue;
+    int64_t delta = 0;
+    Status st = storage::RetryOnWriteConflict([&] {
+      auto guard = coll.buckets->WriteGuard();
+      storage::WriteUnit wu(s);
+      HG_RETURN_IF_ERROR(wu.begin_status());
+      const int64_t rid = catalog::ClusteredRecordId(b->doc.id());
+      HG_ASSIGN_OR_RETURN(auto rec, coll.buckets->FindRecord(s, rid));
+      if (!rec) return Status::OK();  // expired or deleted meanwhile
+      BsonElement version = rec->doc["control"].Obj()["version"];
+      if (!version.IsNumber() || version.NumberLong() != 1) return Status::OK();
+      HG_ASSIGN_OR_RETURN(BsonObj compressed, CompressBucket(rec->doc, coll.options.time_field));
+      HG_RETURN_IF_ERROR(coll.buckets->Update(s, rid, rec->doc, compressed));
+      delta = compressed.size() - rec->doc.size();
+      return wu.Commit();
+    });
+    if (!st.ok()) {
+      if (first_error.ok()) first_error = st;
+      continue;
+    }
+    coll.buckets->AdjustCounts(0, delta);
+  }
+  return first_error;
 }
 
 Status BucketCatalog::Resync(const TimeseriesCollection& coll, storage::Session& s,

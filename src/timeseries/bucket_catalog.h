@@ -104,6 +104,15 @@ class BucketCatalog {
   Status Commit(const TimeseriesCollection& coll, storage::Session& s,
                 const std::shared_ptr<WriteBatch>& batch);
 
+  // Compresses the buckets of `coll` that closed for good (full by count or size, a schema
+  // change, cache pressure) and whose last batch has committed: each is rewritten as the
+  // version-2 bucket CompressBucket makes of it (spec §3.2, as MongoDB 7.0 does when a bucket
+  // closes). Buckets with a batch still in flight wait for a later call. Only when the server
+  // parameter hourglassTimeseriesCompressClosedBuckets is true (off by default until every
+  // reader decodes compressed buckets). Writers call it after their commits; an error leaves that
+  // bucket uncompressed (still a valid bucket) and is returned after the others are tried.
+  Status CompressClosedBuckets(const TimeseriesCollection& coll, storage::Session& s);
+
   // Forgets every open and archived bucket of a collection: after a direct write to its bucket
   // collection, a drop, or a change of its bucketing parameters. Staged batches still commit.
   void ClearCollection(const std::string& uuid);

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "base/server_parameters.h"
+#include "bsoncolumn/bson_column_decoder.h"
 #include "catalog/catalog.h"
 #include "catalog/record_store.h"
 #include "storage/storage_test_util.h"
@@ -332,6 +333,87 @@ TEST_F(BucketCatalogTest, CountRolloverAtMaxCount) {
   EXPECT_EQ(Get(Stat::kNumBucketsOpenedDueToMetadata), 3);
   EXPECT_EQ(Get(Stat::kNumBucketInserts), 3);
   EXPECT_EQ(Get(Stat::kNumBucketUpdates), 4);
+}
+
+// Sets hourglassTimeseriesCompressClosedBuckets for the life of the object.
+class CompressGuard {
+ public:
+  explicit CompressGuard(bool on) {
+    RegisterTimeseriesParameters();
+    p_ = ServerParameterRegistry::Get().Find("hourglassTimeseriesCompressClosedBuckets");
+    EXPECT_NE(p_, nullptr);
+    if (p_) {
+      EXPECT_TRUE(p_->Set(on).ok());
+    }
+  }
+  ~CompressGuard() {
+    if (p_) (void)p_->Set(false);
+  }
+
+ private:
+  ServerParameter* p_ = nullptr;
+};
+
+// The `v` cells of a compressed bucket's column, decoded.
+std::vector<int> CompressedValues(const BsonObj& bucket) {
+  auto cells = bsoncolumn::DecodeBsonColumn(bucket["data"].Obj()["v"].BinData());
+  EXPECT_TRUE(cells.ok()) << cells.status().ToString();
+  std::vector<int> out;
+  if (cells.ok()) {
+    for (const auto& c : cells.value()) out.push_back(c.element().Int32());
+  }
+  return out;
+}
+
+TEST_F(BucketCatalogTest, BucketsClosedForGoodAreCompressedAfterTheirLastCommit) {
+  ParamGuard max_count("timeseriesBucketMaxCount", 3);
+  CompressGuard compress(true);
+  // Times go backward inside each bucket of three: the compressed rows are sorted by time.
+  std::vector<BsonObj> ms;
+  for (int i = 0; i < 7; ++i) ms.push_back(M(kT0 + (i / 3) * 10 + (2 - i % 3), i));
+  InsertAll(coll_, ms);
+  auto s = engine_->NewSession();
+  ASSERT_TRUE(bc_->CompressClosedBuckets(coll_, *s).ok());
+  std::vector<BsonObj> buckets = Buckets(coll_);
+  ASSERT_EQ(buckets.size(), 3u);
+  for (int i = 0; i < 2; ++i) {
+    BsonObj control = buckets[i]["control"].Obj();
+    EXPECT_EQ(control["version"].Int32(), 2) << buckets[i].ToJson();
+    EXPECT_EQ(control["count"].Int32(), 3);
+  }
+  EXPECT_EQ(CompressedValues(buckets[0]), (std::vector<int>{2, 1, 0}));
+  EXPECT_EQ(CompressedValues(buckets[1]), (std::vector<int>{5, 4, 3}));
+  // The open bucket is not touched.
+  EXPECT_EQ(buckets[2]["control"].Obj()["version"].Int32(), 1);
+  // The collection's data size follows the smaller documents.
+  int64_t bytes = 0;
+  for (const auto& b : buckets) bytes += b.size();
+  EXPECT_EQ(coll_.buckets->DataSize(), bytes);
+  // Nothing is left to do: a second call changes nothing.
+  ASSERT_TRUE(bc_->CompressClosedBuckets(coll_, *s).ok());
+  std::vector<BsonObj> again = Buckets(coll_);
+  for (size_t i = 0; i < buckets.size(); ++i) EXPECT_TRUE(again[i].BinaryEqual(buckets[i]));
+  // A later measurement in the first bucket's time range never goes into a compressed bucket.
+  InsertAll(coll_, {M(kT0 + 1, 100)});
+  std::vector<BsonObj> after = Buckets(coll_);
+  EXPECT_TRUE(after[0].BinaryEqual(buckets[0]));
+  EXPECT_TRUE(after[1].BinaryEqual(buckets[1]));
+  int measurements = 0;
+  for (const auto& b : after) {
+    BsonObj control = b["control"].Obj();
+    measurements += control["version"].Int32() == 1 ? Rows(b) : control["count"].Int32();
+  }
+  EXPECT_EQ(measurements, 8);
+}
+
+TEST_F(BucketCatalogTest, ClosedBucketsStayUncompressedByDefault) {
+  ParamGuard max_count("timeseriesBucketMaxCount", 3);
+  std::vector<BsonObj> ms;
+  for (int i = 0; i < 7; ++i) ms.push_back(M(kT0 + i, i));
+  InsertAll(coll_, ms);
+  auto s = engine_->NewSession();
+  ASSERT_TRUE(bc_->CompressClosedBuckets(coll_, *s).ok());
+  for (const auto& b : Buckets(coll_)) EXPECT_EQ(b["control"].Obj()["version"].Int32(), 1);
 }
 
 TEST_F(BucketCatalogTest, TimeForwardRolloverAtMaxSpanFromRoundedStart) {
