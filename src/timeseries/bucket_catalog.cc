@@ -568,11 +568,14 @@ StatusWith<std::shared_ptr<Bucket>> BucketCatalog::BucketFor(const TimeseriesCol
         case Rollover::kNone:
           break;
       }
-      if (r == Rollover::kTimeForward || r == Rollover::kTimeBackward) {
-        // Still has room: a later measurement of its time range may reopen it.
+      // A bucket left behind by time moving forward is closed for good when closed buckets are
+      // compressed (MongoDB's soft close); otherwise it, like one left by time moving backward,
+      // still has room that a later measurement of its time range may reopen.
+      const bool compress = GetParams().compress_closed->GetBool() && r != Rollover::kTimeBackward;
+      if (!compress && (r == Rollover::kTimeForward || r == Rollover::kTimeBackward)) {
         stripe.archived[series_key].push_back({b->doc.id(), b->min_time, b->era});
         ++num_archived_;
-      } else if (GetParams().compress_closed->GetBool()) {
+      } else if (compress) {
         b->closed_for_good = true;
         std::lock_guard ck(cs.closed_mu);
         cs.closed.push_back(b);

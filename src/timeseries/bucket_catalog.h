@@ -105,7 +105,9 @@ class BucketCatalog {
                 const std::shared_ptr<WriteBatch>& batch);
 
   // Compresses the buckets of `coll` that closed for good (full by count or size, a schema
-  // change, cache pressure) and whose last batch has committed: each is rewritten as the
+  // change, cache pressure, or left behind by a measurement past their time span — MongoDB's
+  // soft close; one left by a measurement before its span stays archived, open to reopening)
+  // and whose last batch has committed: each is rewritten as the
   // version-2 bucket CompressBucket makes of it (spec §3.2, as MongoDB 7.0 does when a bucket
   // closes). Buckets with a batch still in flight wait for a later call. Only when the server
   // parameter hourglassTimeseriesCompressClosedBuckets is true (off by default until every

@@ -406,6 +406,27 @@ TEST_F(BucketCatalogTest, BucketsClosedForGoodAreCompressedAfterTheirLastCommit)
   EXPECT_EQ(measurements, 8);
 }
 
+TEST_F(BucketCatalogTest, TimeForwardClosesForGoodWhenCompressingButTimeBackwardArchives) {
+  CompressGuard compress(true);
+  // One hour span (granularity seconds): the second measurement starts a new bucket and closes
+  // the first; the third goes back in time, archiving the second.
+  InsertAll(coll_, {M(kT0, 1), M(kT0 + 2 * kHour, 2), M(kT0 + kHour / 2, 3)});
+  auto s = engine_->NewSession();
+  ASSERT_TRUE(bc_->CompressClosedBuckets(coll_, *s).ok());
+  std::map<int, int> version_of_value;
+  for (const auto& b : Buckets(coll_)) {
+    const int version = b["control"].Obj()["version"].Int32();
+    std::vector<int> values = version == 1 ? std::vector<int>{} : CompressedValues(b);
+    if (version == 1) {
+      for (const auto& m : Unpack(coll_, b)) values.push_back(m["v"].Int32());
+    }
+    for (int v : values) version_of_value[v] = version;
+  }
+  // Value 3 could not go back into the compressed first bucket: it opened its own.
+  EXPECT_EQ(version_of_value, (std::map<int, int>{{1, 2}, {2, 1}, {3, 1}}));
+  EXPECT_EQ(Buckets(coll_).size(), 3u);
+}
+
 TEST_F(BucketCatalogTest, ClosedBucketsStayUncompressedByDefault) {
   ParamGuard max_count("timeseriesBucketMaxCount", 3);
   std::vector<BsonObj> ms;
