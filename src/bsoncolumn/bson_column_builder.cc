@@ -231,6 +231,7 @@ void BsonColumnBuilder::AppendObject(const bson::BsonElement& e) {
       AppendRegular(type, obj_bytes);
       return;
     }
+    ++interleave_restarts_;
     StartDeterminingReference(obj_bytes, type);
     return;
   }
@@ -245,6 +246,7 @@ void BsonColumnBuilder::AppendObject(const bson::BsonElement& e) {
           AppendRegular(type, obj_bytes);
           return;
         }
+        ++interleave_restarts_;
         reference_.assign(obj_bytes);
         buffered_.emplace_back(obj_bytes);
         mode_ = Mode::kDeterminingReference;
@@ -263,6 +265,7 @@ void BsonColumnBuilder::AppendObject(const bson::BsonElement& e) {
     if (leaves == 0) {
       AppendRegular(type, obj_bytes);
     } else {
+      ++interleave_restarts_;
       StartDeterminingReference(obj_bytes, type);
     }
   }

@@ -53,6 +53,9 @@ class BsonColumnBuilder {
 
   // Cells appended so far.
   size_t size() const { return cells_; }
+  // How many times an object that did not fit the interleaved section's reference ended it and
+  // started a new one (MongoDB's numSubObjCompressionRestart counts these per bucket).
+  int64_t interleave_restarts() const { return interleave_restarts_; }
 
  private:
   enum class Mode { kRegular, kDeterminingReference, kAppending };
@@ -78,6 +81,7 @@ class BsonColumnBuilder {
   std::vector<std::string> buffered_;  // objects waiting for the reference ({} for a skip)
   std::vector<SubStream> streams_;
   size_t cells_ = 0;
+  int64_t interleave_restarts_ = 0;
 };
 
 }  // namespace hourglass::bsoncolumn

@@ -890,12 +890,22 @@ Status BucketCatalog::CompressClosedBuckets(const TimeseriesCollection& coll, st
     for (auto& b : waiting) cs.closed.push_back(std::move(b));
   }
   Status first_error = Status::OK();
+  // MongoDB's compression statistics: a bucket that fails to compress counts its own size as
+  // compressed (it stays as it was).
+  auto record = [&](int64_t uncompressed, int64_t compressed, int64_t restarts, bool ok) {
+    Count(cs, Stat::kNumBytesUncompressed, uncompressed);
+    Count(cs, Stat::kNumBytesCompressed, ok ? compressed : uncompressed);
+    Count(cs, Stat::kNumSubObjCompressionRestart, restarts);
+    Count(cs, ok ? Stat::kNumCompressedBuckets : Stat::kNumUncompressedBuckets);
+  };
   for (const auto& b : ready) {
     // A bucket that never reached storage, failed, or belongs to a cleared era (a direct write
     // may have changed it) is left as it is.
     if (!b->doc.stored() || b->broken.load() || b->era != cs.era.load()) continue;
-    int64_t delta = 0;
+    int64_t old_size = 0, new_size = 0, restarts = 0;
+    bool compress_failed = false;
     Status st = storage::RetryOnWriteConflict([&] {
+      old_size = new_size = restarts = 0;  // this attempt's
       auto guard = coll.buckets->WriteGuard();
       storage::WriteUnit wu(s);
       HG_RETURN_IF_ERROR(wu.begin_status());
@@ -904,16 +914,24 @@ Status BucketCatalog::CompressClosedBuckets(const TimeseriesCollection& coll, st
       if (!rec) return Status::OK();  // expired or deleted meanwhile
       BsonElement version = rec->doc["control"].Obj()["version"];
       if (!version.IsNumber() || version.NumberLong() != 1) return Status::OK();
-      HG_ASSIGN_OR_RETURN(BsonObj compressed, CompressBucket(rec->doc, coll.options.time_field));
-      HG_RETURN_IF_ERROR(coll.buckets->Update(s, rid, rec->doc, compressed));
-      delta = compressed.size() - rec->doc.size();
+      old_size = rec->doc.size();
+      auto compressed = CompressBucket(rec->doc, coll.options.time_field);
+      compress_failed = !compressed.ok();
+      if (compress_failed) return compressed.status();
+      const BsonObj& doc = compressed.value().bucket;
+      HG_RETURN_IF_ERROR(coll.buckets->Update(s, rid, rec->doc, doc));
+      new_size = doc.size();
+      restarts = compressed.value().interleave_restarts;
       return wu.Commit();
     });
     if (!st.ok()) {
+      if (compress_failed) record(old_size, old_size, 0, false);
       if (first_error.ok()) first_error = st;
       continue;
     }
-    coll.buckets->AdjustCounts(0, delta);
+    if (new_size == 0) continue;  // nothing to compress (gone, or compressed already)
+    record(old_size, new_size, restarts, true);
+    coll.buckets->AdjustCounts(0, new_size - old_size);
   }
   return first_error;
 }

@@ -382,6 +382,11 @@ TEST_F(BucketCatalogTest, BucketsClosedForGoodAreCompressedAfterTheirLastCommit)
     EXPECT_EQ(control["count"].Int32(), 3);
   }
   EXPECT_EQ(CompressedValues(buckets[0]), (std::vector<int>{2, 1, 0}));
+  // MongoDB's compression statistics count the two buckets, before and after.
+  EXPECT_EQ(Get(Stat::kNumCompressedBuckets), 2);
+  EXPECT_EQ(Get(Stat::kNumUncompressedBuckets), 0);
+  EXPECT_EQ(Get(Stat::kNumBytesCompressed), buckets[0].size() + buckets[1].size());
+  EXPECT_GT(Get(Stat::kNumBytesUncompressed), Get(Stat::kNumBytesCompressed));
   EXPECT_EQ(CompressedValues(buckets[1]), (std::vector<int>{5, 4, 3}));
   // The open bucket is not touched.
   EXPECT_EQ(buckets[2]["control"].Obj()["version"].Int32(), 1);
@@ -972,6 +977,12 @@ TEST_F(BucketCatalogTest, ServerStatusFieldNamesAndOrder) {
       "numBucketQueriesFailed",
       "numBucketReopeningsFailed",
       "numDuplicateBucketsReopened",
+      "numBytesUncompressed",
+      "numBytesCompressed",
+      "numSubObjCompressionRestart",
+      "numCompressedBuckets",
+      "numUncompressedBuckets",
+      "numFailedDecompressBuckets",
       "numBucketDocumentsTooLargeInsert",
       "numBucketDocumentsTooLargeUpdate",
       "stateManagement",

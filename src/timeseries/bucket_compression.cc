@@ -38,7 +38,7 @@ StatusWith<size_t> RowOf(std::string_view key, size_t rows, std::string_view col
 
 }  // namespace
 
-StatusWith<BsonObj> CompressBucket(const BsonObj& bucket, std::string_view time_field) {
+StatusWith<CompressedBucket> CompressBucket(const BsonObj& bucket, std::string_view time_field) {
   BsonElement control = bucket["control"];
   if (control.type() != BsonType::kObject || !control.Obj()["version"].IsNumber() ||
       control.Obj()["version"].NumberLong() != 1) {
@@ -69,6 +69,7 @@ StatusWith<BsonObj> CompressBucket(const BsonObj& bucket, std::string_view time_
   std::stable_sort(order.begin(), order.end(),
                    [&](size_t a, size_t b) { return times[a] < times[b]; });
 
+  int64_t restarts = 0;
   // One column: its cells in time order, a skip where a row has none.
   auto compress = [&](const BsonElement& column, BsonBuilder& out) -> Status {
     if (column.type() != BsonType::kObject) {
@@ -87,6 +88,7 @@ StatusWith<BsonObj> CompressBucket(const BsonObj& bucket, std::string_view time_
         HG_RETURN_IF_ERROR(builder.Append(cells[row]));
       }
     }
+    restarts += builder.interleave_restarts();
     out.AppendBinData(column.FieldName(), 7, builder.Release());
     return Status::OK();
   };
@@ -116,7 +118,7 @@ StatusWith<BsonObj> CompressBucket(const BsonObj& bucket, std::string_view time_
     HG_RETURN_IF_ERROR(compress(column, out));
   }
   out.Close(d);
-  return out.Obj();
+  return CompressedBucket{out.Obj(), restarts};
 }
 
 }  // namespace hourglass::timeseries

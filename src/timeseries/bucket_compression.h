@@ -19,6 +19,13 @@ namespace hourglass::timeseries {
 // order of ties is a valid bucket). BadValue if `bucket` is not a version-1 bucket: no
 // control.version 1, a data column that is not an object of row-numbered cells, a row beyond the
 // time column's rows, or a time that is not a date.
-StatusWith<bson::BsonObj> CompressBucket(const bson::BsonObj& bucket, std::string_view time_field);
+struct CompressedBucket {
+  bson::BsonObj bucket;
+  // Interleaved sections of object columns that an object not fitting their reference ended
+  // (numSubObjCompressionRestart).
+  int64_t interleave_restarts = 0;
+};
+StatusWith<CompressedBucket> CompressBucket(const bson::BsonObj& bucket,
+                                            std::string_view time_field);
 
 }  // namespace hourglass::timeseries

@@ -66,7 +66,8 @@ TEST(BucketCompressionTest, SortsRowsByTimeAndWritesOneColumnPerField) {
              "s": {"2": "x"}}})");
   auto v2 = CompressBucket(v1, "t");
   ASSERT_TRUE(v2.ok()) << v2.status().ToString();
-  const BsonObj& b = v2.value();
+  const BsonObj& b = v2.value().bucket;
+  EXPECT_EQ(v2.value().interleave_restarts, 0);
   // _id, control, meta as they were (data last); version 2 in place, count appended.
   EXPECT_EQ(Names(b), (std::vector<std::string>{"_id", "control", "meta", "data"}));
   EXPECT_EQ(b["_id"].Oid(), v1["_id"].Oid());
@@ -97,11 +98,11 @@ TEST(BucketCompressionTest, EqualTimesKeepTheirOrderAndObjectsRoundTrip) {
              "o": {"0": {"a": 1, "b": "p"}, "1": {"a": 2, "b": "q"}, "2": {"a": 3}}}})");
   auto v2 = CompressBucket(v1, "t");
   ASSERT_TRUE(v2.ok()) << v2.status().ToString();
-  EXPECT_EQ(Cells(v2.value(), "o"),
+  EXPECT_EQ(Cells(v2.value().bucket, "o"),
             (std::vector<std::string>{R"({ "a" : 1, "b" : "p" })", R"({ "a" : 2, "b" : "q" })",
                                       R"({ "a" : 3 })"}));
   // No metaField: no meta in, none out.
-  EXPECT_FALSE(v2.value().HasField("meta"));
+  EXPECT_FALSE(v2.value().bucket.HasField("meta"));
 }
 
 TEST(BucketCompressionTest, RefusesWhatIsNotAVersion1Bucket) {

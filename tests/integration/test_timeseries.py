@@ -712,7 +712,9 @@ CATALOG_FIELDS = [
     "numBucketsKeptOpenDueToLargeMeasurements", "numBucketsClosedDueToCachePressure",
     "numBucketsFrozen", "numCompressedBucketsConvertedToUnsorted", "numBucketsFetched",
     "numBucketsQueried", "numBucketFetchesFailed", "numBucketQueriesFailed",
-    "numDuplicateBucketsReopened", "numBucketDocumentsTooLargeInsert",
+    "numDuplicateBucketsReopened", "numBytesUncompressed", "numBytesCompressed",
+    "numSubObjCompressionRestart", "numCompressedBuckets", "numUncompressedBuckets",
+    "numFailedDecompressBuckets", "numBucketDocumentsTooLargeInsert",
     "numBucketDocumentsTooLargeUpdate", "stateManagement",
 ]
 EXEC_STATS = CATALOG_FIELDS[6:-1]
