@@ -30,7 +30,7 @@ for d in dbs:
         ts = st["timeseries"]
         print(f"compress={sys.argv[2]} db={d} coll={name} size={st['size']} storageSize={st['storageSize']} "
               f"bytes_per_value={st['storageSize']/8640000:.3f} logical_per_value={st['size']/8640000:.3f} "
-              f"buckets={ts['bucketCount']} compressedBuckets={ts.get('numCompressedBuckets')}")
+              f"buckets={ts['bucketCount']}")
 PY
   kill $pid; wait $pid
   rm -rf $db
