@@ -10,6 +10,7 @@
 #include "query/path.h"
 #include "query/update.h"
 #include "storage/kv_engine.h"
+#include "timeseries/bucket_compression.h"
 #include "timeseries/bucket_document.h"
 #include "timeseries/bucket_filter.h"
 #include "timeseries/bucket_scan.h"
@@ -286,7 +287,15 @@ StatusWith<int64_t> DeleteMeasurements(CommandContext& ctx,
           std::vector<storage::Session::Modification> unused;
           doc.Prepare(timeseries::BuildBucketControl(fields, o.time_field, min_t.DateMillis()),
                       &full, &unused);
-          rewritten.emplace_back(&rec, BsonObj::CopyOf(full));
+          BsonObj remaining = BsonObj::CopyOf(full);
+          if (timeseries::IsCompressedBucket(rec.doc)) {
+            // A compressed bucket stays compressed, in its version: the remaining rows keep
+            // their order, so a sorted (version 2) bucket is still sorted.
+            const int version = static_cast<int>(rec.doc["control"].Obj()["version"].NumberLong());
+            HG_ASSIGN_OR_RETURN(remaining,
+                                timeseries::CompressBucket(remaining, o.time_field, version));
+          }
+          rewritten.emplace_back(&rec, std::move(remaining));
         }
         if (removed.empty() && rewritten.empty()) return Status::OK();
         if (options.dry_run) {

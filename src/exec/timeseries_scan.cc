@@ -8,6 +8,7 @@
 #include "query/path.h"
 #include "storage/kv_engine.h"
 #include "storage/record_id.h"
+#include "timeseries/bucket_compression.h"
 
 namespace hourglass::exec {
 
@@ -171,6 +172,9 @@ StatusWith<std::optional<BsonObj>> TimeseriesScan::NextBucket(bool* whole) {
 Status TimeseriesScan::UnpackBucket(const BsonObj& bucket, bool whole,
                                     const std::function<void(const BsonObj&)>& fn,
                                     const std::function<bool(const BsonElement&)>& keep_row) {
+  // A compressed bucket is decoded once, into the version-1 form both the column filter and
+  // the unpacker walk.
+  HG_ASSIGN_OR_RETURN(const BsonObj readable, Readable(bucket));
   auto& counters = GlobalTimeseriesReadCounters();
   ++counters.buckets_unpacked;
   ++stats_.buckets_unpacked;
@@ -181,7 +185,7 @@ Status TimeseriesScan::UnpackBucket(const BsonObj& bucket, bool whole,
   const bool by_columns = filter_ && !whole && block_filter_;
   size_t next_selected = 0;
   if (by_columns) {
-    HG_RETURN_IF_ERROR(FillBlock(bucket, filter_columns_, filter_meta_, &filter_block_));
+    HG_RETURN_IF_ERROR(FillBlock(readable, filter_columns_, filter_meta_, &filter_block_));
     SelectRows(&filter_block_);
   }
   auto keep = [&](int64_t ordinal, const BsonElement& time) {
@@ -194,7 +198,7 @@ Status TimeseriesScan::UnpackBucket(const BsonObj& bucket, bool whole,
   };
   using KeepRow = std::function<bool(int64_t, const BsonElement&)>;
   Status st =
-      unpacker_.Unpack(bucket, by_columns || keep_row ? KeepRow(keep) : nullptr, [&](BsonObj m) {
+      unpacker_.Unpack(readable, by_columns || keep_row ? KeepRow(keep) : nullptr, [&](BsonObj m) {
         ++rows;
         if (filter_ && !whole && !by_columns) {
           StatusWith<bool> r = filter_->Evaluate(m);  // $expr errors fail the scan
@@ -212,6 +216,17 @@ Status TimeseriesScan::UnpackBucket(const BsonObj& bucket, bool whole,
   stats_.measurements_unpacked += rows;
   HG_RETURN_IF_ERROR(st);
   return filter_error;
+}
+
+StatusWith<BsonObj> TimeseriesScan::Readable(const BsonObj& bucket) const {
+  if (!timeseries::IsCompressedBucket(bucket)) return bucket;
+  auto needed = [this](std::string_view name) {
+    auto has = [&](const std::vector<std::string>& v) {
+      return std::find(v.begin(), v.end(), name) != v.end();
+    };
+    return unpacker_.Produces(name) || has(filter_columns_) || has(block_columns_);
+  };
+  return timeseries::DecompressBucket(bucket, coll_.options.time_field, needed);
 }
 
 Status TimeseriesScan::CollectFromIndex() {
@@ -563,7 +578,8 @@ StatusWith<const pipeline::ColumnBlock*> TimeseriesScan::NextBlock() {
   bool whole = false;
   HG_ASSIGN_OR_RETURN(auto bucket, NextBucket(&whole));
   if (!bucket) return static_cast<const pipeline::ColumnBlock*>(nullptr);
-  block_bucket_ = std::move(*bucket);
+  // The block's cells point into block_bucket_: for a compressed bucket, its decoded form.
+  HG_ASSIGN_OR_RETURN(block_bucket_, Readable(*bucket));
   // Rows tested on columns need the filter's columns too; otherwise only the consumer's, with
   // the time field by its bounds when every row counts and the consumer takes those.
   const bool by_columns = !whole && block_filter_;

@@ -197,6 +197,9 @@ class TimeseriesScan : public pipeline::DocumentStream, public pipeline::BlockSo
   Status CollectNewest(storage::Session& session, catalog::IndexCursor& cursor,
                        const std::string& prefix);
   void AddBucket(const bson::BsonObj& bucket);
+  // `bucket` itself when it is version 1; for a compressed one (version 2/3) its version-1 form
+  // with only the columns this scan reads (produced, filtered on, or taken as blocks) decoded.
+  StatusWith<bson::BsonObj> Readable(const bson::BsonObj& bucket) const;
   int NextChunkSize();
   // Bounded sort: unpacks the next bucket into heap_ and releases what may go out.
   Status FillSorted();

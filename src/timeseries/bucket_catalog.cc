@@ -915,13 +915,11 @@ Status BucketCatalog::CompressClosedBuckets(const TimeseriesCollection& coll, st
       BsonElement version = rec->doc["control"].Obj()["version"];
       if (!version.IsNumber() || version.NumberLong() != 1) return Status::OK();
       old_size = rec->doc.size();
-      auto compressed = CompressBucket(rec->doc, coll.options.time_field);
+      auto compressed = CompressBucket(rec->doc, coll.options.time_field, 2, &restarts);
       compress_failed = !compressed.ok();
       if (compress_failed) return compressed.status();
-      const BsonObj& doc = compressed.value().bucket;
-      HG_RETURN_IF_ERROR(coll.buckets->Update(s, rid, rec->doc, doc));
-      new_size = doc.size();
-      restarts = compressed.value().interleave_restarts;
+      HG_RETURN_IF_ERROR(coll.buckets->Update(s, rid, rec->doc, compressed.value()));
+      new_size = compressed.value().size();
       return wu.Commit();
     });
     if (!st.ok()) {

@@ -1,12 +1,15 @@
 #include "timeseries/bucket_compression.h"
 
 #include <algorithm>
-#include <charconv>
+#include <cmath>
+#include <limits>
 #include <numeric>
-#include <string>
 #include <vector>
 
+#include "bson/bson_compare.h"
 #include "bsoncolumn/bson_column_builder.h"
+#include "bsoncolumn/bson_column_decoder.h"
+#include "timeseries/bucket_unpacker.h"
 
 namespace hourglass::timeseries {
 
@@ -14,111 +17,220 @@ using bson::BsonBuilder;
 using bson::BsonElement;
 using bson::BsonObj;
 using bson::BsonType;
+using bsoncolumn::ColumnCell;
 
 namespace {
 
-Status NotVersion1(const std::string& why) {
-  return Status(ErrorCode::kBadValue, "cannot compress the bucket: " + why);
+constexpr uint8_t kColumnSubtype = 7;
+
+Status Bad(std::string why) { return Status(ErrorCode::kBadValue, std::move(why)); }
+
+std::string ColumnName(std::string_view name) { return "'data." + std::string(name) + "'"; }
+
+// control.count of a compressed bucket. MongoDB writes an int32, but its shell (and so its own
+// tests and scripts) writes a double: any number holding a whole count is taken.
+StatusWith<int64_t> ControlCount(const BsonObj& bucket) {
+  BsonElement control = bucket["control"];
+  if (control.type() != BsonType::kObject) return Bad("'control' must be an object");
+  BsonElement count = control.Obj()["count"];
+  if (count.eoo()) return Bad("'control.count' is required in a compressed bucket");
+  if (!count.IsNumber()) return Bad("'control.count' must be a number");
+  double d = count.NumberDouble();
+  if (!(d >= 1 && d <= std::numeric_limits<int32_t>::max()) || std::floor(d) != d) {
+    return Bad("'control.count' must be a whole number between 1 and 2147483647");
+  }
+  return static_cast<int64_t>(d);
 }
 
-// The row number a version-1 cell is keyed by ("0", "1", ...).
-StatusWith<size_t> RowOf(std::string_view key, size_t rows, std::string_view column) {
-  size_t row = 0;
-  auto [end, ec] = std::from_chars(key.data(), key.data() + key.size(), row);
-  if (ec != std::errc() || end != key.data() + key.size() || key.empty()) {
-    return NotVersion1("data." + std::string(column) + " has a cell named '" + std::string(key) +
-                       "', not a row number");
+// The cells of column `col` (an element of `data`), which must be `count` of them; the time
+// column's must all be present (a missing time would leave its row without an identity).
+StatusWith<std::vector<ColumnCell>> DecodeColumn(const BsonElement& col, int64_t count,
+                                                 bool is_time, bool check_time_types) {
+  const std::string name = ColumnName(col.FieldName());
+  if (col.type() != BsonType::kBinData || col.BinSubtype() != kColumnSubtype) {
+    return Bad("column " + name + " of a compressed bucket must be a BinData of subtype 7");
   }
-  if (row >= rows) {
-    return NotVersion1("data." + std::string(column) + " has row " + std::string(key) +
-                       " beyond the time column's " + std::to_string(rows) + " rows");
+  auto cells = bsoncolumn::DecodeBsonColumn(col.BinData());
+  if (!cells.ok()) {
+    return Bad("column " + name + " is not a valid BSONColumn: " + cells.status().reason());
   }
-  return row;
+  if (static_cast<int64_t>(cells.value().size()) != count) {
+    return Bad("column " + name + " holds " + std::to_string(cells.value().size()) +
+               " measurements but 'control.count' is " + std::to_string(count));
+  }
+  if (is_time) {
+    for (size_t i = 0; i < cells.value().size(); ++i) {
+      const ColumnCell& c = cells.value()[i];
+      if (c.missing()) {
+        return Bad("the time column " + name + " lacks measurement " + std::to_string(i));
+      }
+      if (check_time_types && c.element().type() != BsonType::kDate) {
+        return Bad("the time column " + name + " holds a " +
+                   std::string(bson::TypeName(c.element().type())) + " at measurement " +
+                   std::to_string(i) + ", not a date");
+      }
+    }
+  }
+  return cells;
+}
+
+std::string DescribeBucketId(const BsonObj& bucket) {
+  BsonElement id = bucket["_id"];
+  if (id.type() == BsonType::kObjectId) return "ObjectId('" + id.Oid().ToHex() + "')";
+  return "<_id not an ObjectId>";
 }
 
 }  // namespace
 
-StatusWith<CompressedBucket> CompressBucket(const BsonObj& bucket, std::string_view time_field) {
+bool IsCompressedBucket(const BsonObj& bucket) {
   BsonElement control = bucket["control"];
-  if (control.type() != BsonType::kObject || !control.Obj()["version"].IsNumber() ||
-      control.Obj()["version"].NumberLong() != 1) {
-    return NotVersion1("it is not a version-1 bucket");
-  }
+  if (control.type() != BsonType::kObject) return false;
+  BsonElement version = control.Obj()["version"];
+  if (!version.IsNumber()) return false;
+  double v = version.NumberDouble();
+  return v == 2 || v == 3;
+}
+
+Status CheckCompressedBucket(const BsonObj& bucket, std::string_view time_field) {
+  HG_ASSIGN_OR_RETURN(int64_t count, ControlCount(bucket));
   BsonElement data = bucket["data"];
-  if (data.type() != BsonType::kObject) return NotVersion1("it has no data object");
-  BsonElement time_col = data.Obj()[time_field];
-  if (time_col.type() != BsonType::kObject) {
-    return NotVersion1("data." + std::string(time_field) + " is not an object");
+  if (data.type() != BsonType::kObject) return Bad("'data' must be an object");
+  bool saw_time = false;
+  for (BsonElement col : data.Obj()) {
+    const bool is_time = col.FieldName() == time_field;
+    saw_time = saw_time || is_time;
+    auto cells = DecodeColumn(col, count, is_time, /*check_time_types=*/true);
+    if (!cells.ok()) return cells.status();
   }
+  if (!saw_time) {
+    return Bad("a compressed bucket must hold the time column " + ColumnName(time_field));
+  }
+  return Status::OK();
+}
 
-  // The time of each row, then the rows in time order.
-  const size_t rows = static_cast<size_t>(time_col.Obj().NumFields());
-  std::vector<int64_t> times(rows, 0);
-  std::vector<bool> seen(rows, false);
-  for (BsonElement cell : time_col.Obj()) {
-    HG_ASSIGN_OR_RETURN(size_t row, RowOf(cell.FieldName(), rows, time_field));
-    if (cell.type() != BsonType::kDate || seen[row]) {
-      return NotVersion1("data." + std::string(time_field) + "." + std::string(cell.FieldName()) +
-                         " is not one date per row");
+StatusWith<BsonObj> DecompressBucket(const BsonObj& bucket, std::string_view time_field,
+                                     const std::function<bool(std::string_view)>& want) {
+  auto corrupt = [&](const Status& why) {
+    return Status(ErrorCode::kDataCorruptionDetected,
+                  "malformed time-series bucket " + DescribeBucketId(bucket) + ": " + why.reason());
+  };
+  auto count = ControlCount(bucket);
+  if (!count.ok()) return corrupt(count.status());
+  BsonElement data = bucket["data"];
+  if (data.type() != BsonType::kObject) return corrupt(Bad("'data' is not an object"));
+  BsonBuilder b;
+  bool saw_time = false;
+  for (BsonElement top : bucket) {
+    const std::string_view name = top.FieldName();
+    if (name == "control") {
+      size_t c = b.OpenObject("control");
+      for (BsonElement f : top.Obj()) {
+        if (f.FieldName() == "count") continue;
+        if (f.FieldName() == "version") {
+          b.AppendInt32("version", 1);
+        } else {
+          b.AppendElement(f);
+        }
+      }
+      b.Close(c);
+      continue;
     }
-    seen[row] = true;
-    times[row] = cell.DateMillis();
+    if (name != "data") {
+      b.AppendElement(top);
+      continue;
+    }
+    size_t d = b.OpenObject("data");
+    std::string key;
+    for (BsonElement col : top.Obj()) {
+      const bool is_time = col.FieldName() == time_field;
+      saw_time = saw_time || is_time;
+      if (!is_time && want && !want(col.FieldName())) continue;
+      auto cells = DecodeColumn(col, count.value(), is_time, /*check_time_types=*/false);
+      if (!cells.ok()) return corrupt(cells.status());
+      size_t o = b.OpenObject(col.FieldName());
+      for (size_t row = 0; row < cells.value().size(); ++row) {
+        const ColumnCell& cell = cells.value()[row];
+        if (cell.missing()) continue;
+        key = std::to_string(row);
+        b.AppendElementAs(cell.element(), key);
+      }
+      b.Close(o);
+    }
+    b.Close(d);
   }
-  std::vector<size_t> order(rows);
-  std::iota(order.begin(), order.end(), size_t{0});
-  std::stable_sort(order.begin(), order.end(),
-                   [&](size_t a, size_t b) { return times[a] < times[b]; });
+  if (!saw_time) {
+    return corrupt(Bad("no time column " + ColumnName(time_field)));
+  }
+  return b.Obj();
+}
 
+StatusWith<BsonObj> CompressBucket(const BsonObj& bucket, std::string_view time_field, int version,
+                                   int64_t* interleave_restarts) {
+  if (version != 2 && version != 3) return Bad("a compressed bucket has version 2 or 3");
+  BsonElement data = bucket["data"];
+  BsonElement control = bucket["control"];
+  if (data.type() != BsonType::kObject || control.type() != BsonType::kObject) {
+    return Bad("not a bucket");
+  }
+  // The time column first, then the others in stored order (MongoDB's compressBucket).
+  std::vector<std::string> names = {std::string(time_field)};
+  for (BsonElement col : data.Obj()) {
+    if (col.FieldName() != time_field) names.emplace_back(col.FieldName());
+  }
+  std::vector<BucketUnpacker::Column> columns;
+  HG_ASSIGN_OR_RETURN(int64_t rows, BucketUnpacker::Columns(bucket, time_field, names, &columns));
+  if (rows == 0) return Bad("a bucket without measurements cannot be compressed");
+  if (rows > std::numeric_limits<int32_t>::max()) return Bad("too many measurements");
+  std::vector<size_t> order(static_cast<size_t>(rows));
+  std::iota(order.begin(), order.end(), 0);
+  if (version == 2) {
+    const auto& t = columns[0].cells;
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+      return bson::CompareElementValues(t[a], t[b]) < 0;
+    });
+  }
+
+  BsonBuilder b;
+  b.AppendElement(bucket["_id"]);
+  size_t c = b.OpenObject("control");
+  bool has_version = false;
+  for (BsonElement f : control.Obj()) {
+    if (f.FieldName() == "count") continue;
+    if (f.FieldName() == "version") {
+      b.AppendInt32("version", version);
+      has_version = true;
+    } else {
+      b.AppendElement(f);
+    }
+  }
+  if (!has_version) b.AppendInt32("version", version);
+  b.AppendInt32("count", static_cast<int32_t>(rows));
+  b.Close(c);
+  for (BsonElement top : bucket) {
+    if (top.FieldName() == "_id" || top.FieldName() == "control" || top.FieldName() == "data") {
+      continue;
+    }
+    b.AppendElement(top);
+  }
   int64_t restarts = 0;
-  // One column: its cells in time order, a skip where a row has none.
-  auto compress = [&](const BsonElement& column, BsonBuilder& out) -> Status {
-    if (column.type() != BsonType::kObject) {
-      return NotVersion1("data." + std::string(column.FieldName()) + " is not an object");
-    }
-    std::vector<BsonElement> cells(rows);
-    for (BsonElement cell : column.Obj()) {
-      HG_ASSIGN_OR_RETURN(size_t row, RowOf(cell.FieldName(), rows, column.FieldName()));
-      cells[row] = cell;
-    }
+  size_t d = b.OpenObject("data");
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (!columns[i].present) continue;
     bsoncolumn::BsonColumnBuilder builder;
     for (size_t row : order) {
-      if (cells[row].eoo()) {
+      const BsonElement& cell = columns[i].cells[row];
+      if (cell.eoo()) {
         builder.Skip();
       } else {
-        HG_RETURN_IF_ERROR(builder.Append(cells[row]));
+        HG_RETURN_IF_ERROR(builder.Append(cell));
       }
     }
     restarts += builder.interleave_restarts();
-    out.AppendBinData(column.FieldName(), 7, builder.Release());
-    return Status::OK();
-  };
-
-  BsonBuilder out;
-  for (BsonElement e : bucket) {
-    if (e.FieldName() == "data") continue;  // last
-    if (e.FieldName() != "control") {
-      out.AppendElement(e);
-      continue;
-    }
-    size_t c = out.OpenObject("control");
-    for (BsonElement f : control.Obj()) {
-      if (f.FieldName() == "version") {
-        out.AppendInt32("version", 2);
-      } else if (f.FieldName() != "count") {
-        out.AppendElement(f);
-      }
-    }
-    out.AppendInt32("count", static_cast<int32_t>(rows));
-    out.Close(c);
+    b.AppendBinData(names[i], kColumnSubtype, builder.Release());
   }
-  size_t d = out.OpenObject("data");
-  HG_RETURN_IF_ERROR(compress(time_col, out));
-  for (BsonElement column : data.Obj()) {
-    if (column.FieldName() == time_field) continue;
-    HG_RETURN_IF_ERROR(compress(column, out));
-  }
-  out.Close(d);
-  return CompressedBucket{out.Obj(), restarts};
+  b.Close(d);
+  if (interleave_restarts != nullptr) *interleave_restarts = restarts;
+  return b.Obj();
 }
 
 }  // namespace hourglass::timeseries

@@ -1,12 +1,19 @@
-// Compressing a closed time-series bucket (spec timeseries.md §3.2): a version-1 bucket becomes
-// the version-2 bucket MongoDB's compressBucket makes of it — rows sorted by time, each data
-// column a BSONColumn binary (BinData subtype 7) with a skip for each missing cell, the time
-// column first and the others in their order, control.version 2 and control.count appended;
-// _id, control.min/max, closed and meta are kept as they are.
+// Compressed time-series buckets (control.version 2 and 3, spec §3.2 in
+// /work/shared/spec/timeseries.md): MongoDB's layout, where each `data` column is one BSONColumn
+// binary (BinData subtype 7, src/bsoncolumn) holding a cell per measurement and control.count
+// says how many measurements there are. Version 2 holds its rows sorted by time, version 3
+// (MongoDB 8.0) in arrival order; nothing here relies on the order.
 //
-// Pure function, thread-safe.
+// Readers keep their version-1 code: DecompressBucket turns a compressed bucket into the
+// version-1 bucket with the same measurements (MongoDB's decompressBucket), decoding only the
+// columns the reader asks for. Writers that rewrite a compressed bucket (a time-series delete)
+// use CompressBucket to write it back compressed.
+//
+// Pure functions, thread-safe.
 #pragma once
 
+#include <functional>
+#include <string>
 #include <string_view>
 
 #include "base/status.h"
@@ -14,18 +21,35 @@
 
 namespace hourglass::timeseries {
 
-// The version-2 form of `bucket`, a well-formed version-1 bucket of a collection whose time field
-// is `time_field`. Rows with equal times keep their order (MongoDB's sort is not stable; any
-// order of ties is a valid bucket). BadValue if `bucket` is not a version-1 bucket: no
-// control.version 1, a data column that is not an object of row-numbered cells, a row beyond the
-// time column's rows, or a time that is not a date.
-struct CompressedBucket {
-  bson::BsonObj bucket;
-  // Interleaved sections of object columns that an object not fitting their reference ended
-  // (numSubObjCompressionRestart).
-  int64_t interleave_restarts = 0;
-};
-StatusWith<CompressedBucket> CompressBucket(const bson::BsonObj& bucket,
-                                            std::string_view time_field);
+// Whether `bucket` has control.version 2 or 3 (any numeric type).
+bool IsCompressedBucket(const bson::BsonObj& bucket);
+
+// The version-1 bucket holding the measurements of the compressed bucket `bucket`: the same
+// top-level fields in the same order, control.version 1 and no control.count, each column
+// `want` accepts (the time column always) as {"0": v, "1": v, ...} with the missing cells
+// left out, in the stored column order and the stored row order. Columns `want` rejects are
+// neither decoded nor copied. Owned.
+// DataCorruptionDetected (296) "malformed time-series bucket <_id>: ..." when the bucket is not
+// a valid compressed bucket (see CheckCompressedBucket) in any part it reads.
+StatusWith<bson::BsonObj> DecompressBucket(
+    const bson::BsonObj& bucket, std::string_view time_field,
+    const std::function<bool(std::string_view column)>& want = nullptr);
+
+// The checks a compressed bucket must pass before it is stored: control.count a whole number in
+// [1, 2^31); `data` holds the time column; every column is a BinData subtype 7 that decodes (as
+// BSONColumn) to exactly control.count cells; the time column's cells are all dates (none
+// missing). OK or BadValue naming the first broken rule.
+Status CheckCompressedBucket(const bson::BsonObj& bucket, std::string_view time_field);
+
+// The compressed bucket (control.version `version`, 2 or 3) holding the measurements of the
+// version-1 bucket `bucket`, in MongoDB's layout: _id, control (version replaced in place,
+// count appended or replaced), the other top-level fields in order, `data` last, with the time
+// column first and the others in their order. Version 2 sorts the rows by time (stable);
+// version 3 keeps their order. BadValue for a value a column cannot hold (CodeWScope), the
+// unpacker's errors for a malformed bucket, BadValue for a bucket without rows.
+// `interleave_restarts`, when given, receives how many interleaved sections of object columns
+// an object that did not fit their reference ended (MongoDB's numSubObjCompressionRestart).
+StatusWith<bson::BsonObj> CompressBucket(const bson::BsonObj& bucket, std::string_view time_field,
+                                         int version, int64_t* interleave_restarts = nullptr);
 
 }  // namespace hourglass::timeseries

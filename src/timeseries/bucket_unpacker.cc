@@ -6,6 +6,8 @@
 #include <memory>
 #include <utility>
 
+#include "timeseries/bucket_compression.h"
+
 namespace hourglass::timeseries {
 
 using bson::BsonElement;
@@ -31,8 +33,8 @@ Status Corrupt(const BsonObj& bucket, std::string_view what) {
       "malformed time-series bucket " + DescribeBucketId(bucket) + ": " + std::string(what));
 }
 
-// The bucket's control.version: 1 for uncompressed buckets; CommandNotSupported for the
-// compressed versions 2 and 3; DataCorruptionDetected for anything else.
+// The bucket's control.version: 1 for uncompressed buckets; DataCorruptionDetected for anything
+// else (the compressed versions 2 and 3 are decompressed before this is asked).
 StatusWith<int> CheckVersion(const BsonObj& bucket) {
   BsonElement control = bucket["control"];
   if (control.type() != BsonType::kObject) return Corrupt(bucket, "'control' is not an object");
@@ -40,11 +42,6 @@ StatusWith<int> CheckVersion(const BsonObj& bucket) {
   if (!version.IsNumber()) return Corrupt(bucket, "'control.version' is missing or not a number");
   int64_t v = version.NumberLong();
   if (v == 1 && version.NumberDouble() == 1.0) return 1;
-  if (v == 2 || v == 3) {
-    return Status(ErrorCode::kCommandNotSupported,
-                  "compressed time-series buckets are not supported yet (bucket " +
-                      DescribeBucketId(bucket) + " has control.version " + std::to_string(v) + ")");
-  }
   return Corrupt(bucket, "unknown control.version " + std::to_string(v));
 }
 
@@ -207,6 +204,15 @@ Status BucketUnpacker::Unpack(const BsonObj& bucket,
 Status BucketUnpacker::Unpack(const BsonObj& bucket,
                               const std::function<bool(int64_t, const BsonElement&)>& keep_row,
                               const std::function<bool(BsonObj)>& emit) const {
+  if (IsCompressedBucket(bucket)) {
+    // Decoded into its version-1 form, only the columns this spec produces (the time column
+    // always: it numbers the rows). The form lives until the last row has been emitted.
+    HG_ASSIGN_OR_RETURN(BsonObj v1,
+                        DecompressBucket(bucket, spec_.time_field, [this](std::string_view name) {
+                          return Produces(name) && !(spec_.meta_field && name == *spec_.meta_field);
+                        }));
+    return Unpack(v1, keep_row, emit);
+  }
   auto version = CheckVersion(bucket);
   if (!version.ok()) return version.status();
   BsonElement data_elem = bucket["data"];
@@ -322,6 +328,17 @@ StatusWith<int64_t> BucketUnpacker::Columns(const BsonObj& bucket, std::string_v
   for (Column& c : *out) {
     c.present = false;
     c.cells.clear();
+    c.owner = BsonObj();
+  }
+  if (IsCompressedBucket(bucket)) {
+    // The cells point into the bucket's version-1 form (only the named columns decoded), which
+    // every Column keeps alive.
+    HG_ASSIGN_OR_RETURN(BsonObj v1, DecompressBucket(bucket, time_field, [&](std::string_view n) {
+                          return Contains(fields, n);
+                        }));
+    HG_ASSIGN_OR_RETURN(int64_t n, Columns(v1, time_field, fields, out));
+    for (Column& c : *out) c.owner = v1;
+    return n;
   }
   auto version = CheckVersion(bucket);
   if (!version.ok()) return version.status();
@@ -403,18 +420,14 @@ StatusWith<int64_t> BucketUnpacker::Columns(const BsonObj& bucket, std::string_v
 }
 
 StatusWith<int64_t> BucketUnpacker::CountRows(const BsonObj& bucket, std::string_view time_field) {
-  BsonElement control = bucket["control"];
-  if (control.type() == BsonType::kObject) {
-    BsonElement version = control.Obj()["version"];
-    int64_t v = version.IsNumber() ? version.NumberLong() : 0;
-    if (v == 2 || v == 3) {
-      // Compressed buckets record their row count (spec §3.2).
-      BsonElement count = control.Obj()["count"];
-      if (!count.IsNumber() || count.NumberLong() < 0) {
-        return Corrupt(bucket, "'control.count' is missing or not a non-negative number");
-      }
-      return count.NumberLong();
+  if (IsCompressedBucket(bucket)) {
+    // Compressed buckets record their row count (spec §3.2); writes check that every column
+    // holds that many cells (CheckCompressedBucket), so the columns need no decoding here.
+    BsonElement count = bucket["control"].Obj()["count"];
+    if (!count.IsNumber() || count.NumberLong() < 0) {
+      return Corrupt(bucket, "'control.count' is missing or not a non-negative number");
     }
+    return count.NumberLong();
   }
   auto checked = CheckVersion(bucket);
   if (!checked.ok()) return checked.status();

@@ -8,10 +8,13 @@
 // A projection limited to top-level names (UnpackSpec::Mode) decides which fields are produced;
 // the time column is always walked, since it defines the rows.
 //
-// Only version-1 (uncompressed) buckets are decoded; version 2/3 (compressed) buckets fail with
-// CommandNotSupported (115). A malformed bucket (no control/version, no time column, a column that
-// is not an object, row keys that are not ascending decimal numbers, a column with rows the time
-// column lacks) fails with DataCorruptionDetected (296) naming the bucket's _id.
+// Version-1 buckets are walked in place. Compressed buckets (version 2 and 3, BSONColumn columns)
+// are first decoded into their version-1 form (bucket_compression.h), only the columns the read
+// needs; their rows come out in stored order, which for version 3 is not time order. A malformed
+// bucket (no control/version, no time column, a column that is not an object, row keys that are
+// not ascending decimal numbers, a column with rows the time column lacks; for compressed
+// buckets a column that is not a valid BSONColumn or whose cell count is not control.count)
+// fails with DataCorruptionDetected (296) naming the bucket's _id.
 //
 // Thread-safety: an unpacker is immutable after construction; Unpack may run concurrently on one
 // instance. Lifetime: the measurement handed to `emit` BORROWS a buffer that Unpack reuses for
@@ -49,8 +52,8 @@ class BucketUnpacker {
   // Calls emit(measurement) for each row of `bucket` in stored row order, until emit returns
   // false (early stop; Unpack then returns OK without looking at the remaining rows). The
   // measurement borrows an internal buffer valid only during the call. Errors: see the header
-  // comment (CommandNotSupported for compressed buckets, DataCorruptionDetected for malformed
-  // ones). Rows emitted before an error was found stay emitted.
+  // comment (DataCorruptionDetected for malformed buckets). Rows emitted before an error was
+  // found stay emitted.
   Status Unpack(const bson::BsonObj& bucket, const std::function<bool(bson::BsonObj)>& emit) const;
   // The same for the rows `keep_row` accepts, given each row's position (0, 1, ... in stored
   // row order) and time cell; the other rows are stepped over (and validated) without being
@@ -64,12 +67,15 @@ class BucketUnpacker {
   // to `fields.size()`; out[i] is fields[i]: present when it is a data column of the bucket (the
   // time field included; the meta field never is one), with one element per row in stored row
   // order — the order Unpack emits — and EOO where the row lacks the field. The elements point
-  // into `bucket`. Cell vectors keep their capacity, so a caller that reuses `out` allocates only
-  // for a bucket with more rows than any before. Returns the number of rows. Same validation and
-  // error codes as Unpack.
+  // into `bucket` — for a compressed bucket into its decoded form, which `owner` of every
+  // Column keeps alive (a caller that moves `cells` elsewhere must keep an owner too). Cell
+  // vectors keep their capacity, so a caller that reuses `out` allocates only for a bucket with
+  // more rows than any before. Returns the number of rows. Same validation and error codes as
+  // Unpack.
   struct Column {
     bool present = false;
     std::vector<bson::BsonElement> cells;
+    bson::BsonObj owner;  // empty for a version-1 bucket
   };
   static StatusWith<int64_t> Columns(const bson::BsonObj& bucket, std::string_view time_field,
                                      const std::vector<std::string>& fields,

@@ -8,6 +8,10 @@
 #include <ctime>
 #include <tuple>
 
+#include "bson/bson_compare.h"
+#include "bsoncolumn/bson_column_builder.h"
+#include "timeseries/bucket_compression.h"
+
 namespace hourglass::timeseries {
 namespace {
 
@@ -194,18 +198,215 @@ TEST(BucketUnpackerTest, KeepRowBuildsOnlyTheRowsItAccepts) {
   EXPECT_EQ(built, 0);
 }
 
-TEST(BucketUnpackerTest, CompressedBucketIsNotSupported) {
-  BsonObj b = J(R"({"_id": {"$oid": "64b7f0000000000000000003"},
-      "control": {"version": 2, "min": {}, "max": {}, "count": 3},
-      "data": {"t": {"$binary": {"base64": "AA==", "subType": "07"}}}})");
-  Status st = BucketUnpacker(Spec()).Unpack(b, [](BsonObj) { return true; });
-  EXPECT_EQ(st.code(), ErrorCode::kCommandNotSupported);
-  EXPECT_EQ(st.code_number(), 115);
-  EXPECT_NE(st.reason().find("compressed time-series buckets are not supported yet"),
-            std::string::npos);
-  b = J(R"({"_id": 1, "control": {"version": 3}, "data": {}})");
-  st = BucketUnpacker(Spec()).Unpack(b, [](BsonObj) { return true; });
-  EXPECT_EQ(st.code(), ErrorCode::kCommandNotSupported);
+// A version-2 bucket MongoDB wrote (its public jstests; metaField "m"): two rows at the same
+// time, `a` 0.0 then 1.0, `_id`s one apart.
+constexpr const char* kMongoV2Bucket = R"({
+  "_id": {"$oid": "65a6eb806ffc9fa4280ecac4"},
+  "control": {"version": 2,
+              "min": {"_id": {"$oid": "65a6eba7e6d2e848e08c3750"},
+                      "t": {"$date": "2024-01-16T20:48:00Z"}, "a": 1},
+              "max": {"_id": {"$oid": "65a6eba7e6d2e848e08c3751"},
+                      "t": {"$date": "2024-01-16T20:48:39.448Z"}, "a": 1},
+              "count": 2},
+  "meta": 0,
+  "data": {"t": {"$binary": {"base64": "CQAYhggUjQEAAIAOAAAAAAAAAAA=", "subType": "07"}},
+           "a": {"$binary": {"base64": "AQAAAAAAAAAAAJAuAAAAAAAAAAA=", "subType": "07"}},
+           "_id": {"$binary": {"base64": "BwBlpuun5tLoSOCMN1CALgAAAAAAAAAA", "subType": "07"}}}})";
+
+// A version-3 bucket MongoDB wrote (no metaField; count written by its shell, a double): the
+// second row is one second *earlier* than the first.
+constexpr const char* kMongoV3Bucket = R"({
+  "_id": {"$oid": "630ea4802093f9983fc394dc"},
+  "control": {"version": 3,
+              "min": {"_id": {"$oid": "630fabf7c388456f8aea4f2d"},
+                      "t": {"$date": "2022-08-31T00:00:00Z"}, "a": 0},
+              "max": {"_id": {"$oid": "630fabf7c388456f8aea4f2f"},
+                      "t": {"$date": "2022-08-31T00:00:01Z"}, "a": 1},
+              "count": 2.0},
+  "data": {"t": {"$binary": {"base64": "CQDolzLxggEAAID+fAAAAAAAAAA=", "subType": "07"}},
+           "_id": {"$binary": {"base64": "BwBjD6v3w4hFb4rqTy2ATgAAAAAAAAAA", "subType": "07"}},
+           "a": {"$binary": {"base64": "EAAAAAAAgC4AAAAAAAAAAA==", "subType": "07"}}}})";
+
+TEST(BucketUnpackerTest, MongoVersion2BucketUnpacks) {
+  UnpackSpec spec = Spec("m");
+  ExpectDocs(UnpackAll(BucketUnpacker(spec), J(kMongoV2Bucket)),
+             {R"({"t": {"$date": "2024-01-16T20:48:39.448Z"}, "m": 0, "a": 0.0,
+                  "_id": {"$oid": "65a6eba7e6d2e848e08c3750"}})",
+              R"({"t": {"$date": "2024-01-16T20:48:39.448Z"}, "m": 0, "a": 1.0,
+                  "_id": {"$oid": "65a6eba7e6d2e848e08c3751"}})"});
+  auto n = BucketUnpacker::CountRows(J(kMongoV2Bucket), "t");
+  ASSERT_TRUE(n.ok());
+  EXPECT_EQ(n.value(), 2);
+}
+
+TEST(BucketUnpackerTest, MongoVersion3BucketUnpacksInStoredNotTimeOrder) {
+  ExpectDocs(UnpackAll(BucketUnpacker(Spec(std::nullopt)), J(kMongoV3Bucket)),
+             {R"({"t": {"$date": "2022-08-31T00:00:01Z"},
+                  "_id": {"$oid": "630fabf7c388456f8aea4f2d"}, "a": 0})",
+              R"({"t": {"$date": "2022-08-31T00:00:00Z"},
+                  "_id": {"$oid": "630fabf7c388456f8aea4f2f"}, "a": 1})"});
+  // keep_row sees each row's position and time in stored order.
+  std::vector<int64_t> times;
+  Status st = BucketUnpacker(Spec(std::nullopt))
+                  .Unpack(
+                      J(kMongoV3Bucket),
+                      [&](int64_t pos, const bson::BsonElement& t) {
+                        EXPECT_EQ(pos, static_cast<int64_t>(times.size()));
+                        times.push_back(t.DateMillis());
+                        return pos == 1;
+                      },
+                      [&](BsonObj m) {
+                        EXPECT_EQ(m["a"].Int32(), 1);
+                        return true;
+                      });
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  EXPECT_EQ(times, (std::vector<int64_t>{1661904001000, 1661904000000}));
+}
+
+// A version-3 bucket written column by column with BsonColumnBuilder: rows out of time order,
+// a sparse column (missing cells in the middle and at the end), a column of strings.
+BsonObj BuiltV3Bucket(const std::string& extra_column_bytes = "") {
+  const int64_t times[] = {5000, 1000, 3000, 2000, 4000};
+  bsoncolumn::BsonColumnBuilder t, v, s;
+  for (int r = 0; r < 5; ++r) {
+    BsonBuilder cell;
+    cell.AppendDate("", times[r]);
+    EXPECT_TRUE(t.Append(cell.Obj().FirstElement()).ok());
+    if (r == 1 || r == 4) {
+      v.Skip();
+    } else {
+      BsonBuilder c;
+      c.AppendDouble("", r * 1.5);
+      EXPECT_TRUE(v.Append(c.Obj().FirstElement()).ok());
+    }
+    BsonBuilder c;
+    c.AppendString("", "host-" + std::to_string(r % 2));
+    EXPECT_TRUE(s.Append(c.Obj().FirstElement()).ok());
+  }
+  BsonBuilder b;
+  b.AppendObjectId("_id", bson::ObjectId::FromSeconds(0));
+  size_t control = b.OpenObject("control");
+  b.AppendInt32("version", 3);
+  size_t min = b.OpenObject("min");
+  b.AppendDate("t", 0);
+  b.Close(min);
+  size_t max = b.OpenObject("max");
+  b.AppendDate("t", 5000);
+  b.Close(max);
+  b.AppendInt32("count", 5);
+  b.Close(control);
+  b.AppendString("meta", "m1");
+  size_t data = b.OpenObject("data");
+  b.AppendBinData("t", 7, t.Release());
+  b.AppendBinData("v", 7, v.Release());
+  b.AppendBinData("s", 7, s.Release());
+  if (!extra_column_bytes.empty()) b.AppendBinData("bad", 7, extra_column_bytes);
+  b.Close(data);
+  return b.Obj();
+}
+
+TEST(BucketUnpackerTest, BuiltVersion3BucketUnpacksEveryRowAndGap) {
+  ExpectDocs(UnpackAll(BucketUnpacker(Spec()), BuiltV3Bucket()),
+             {R"({"t": {"$date": {"$numberLong": "5000"}}, "tag": "m1", "v": 0.0, "s": "host-0"})",
+              R"({"t": {"$date": {"$numberLong": "1000"}}, "tag": "m1", "s": "host-1"})",
+              R"({"t": {"$date": {"$numberLong": "3000"}}, "tag": "m1", "v": 3.0, "s": "host-0"})",
+              R"({"t": {"$date": {"$numberLong": "2000"}}, "tag": "m1", "v": 4.5, "s": "host-1"})",
+              R"({"t": {"$date": {"$numberLong": "4000"}}, "tag": "m1", "s": "host-0"})"});
+}
+
+TEST(BucketUnpackerTest, CompressedProjectionDecodesOnlyItsColumns) {
+  // A column that is not a BSONColumn fails every read that needs it, and no other.
+  BsonObj bucket = BuiltV3Bucket(std::string("\x42\x00", 2));
+  UnpackSpec include = Spec();
+  include.mode = UnpackSpec::Mode::kInclude;
+  include.fields = {"s"};
+  ExpectDocs(UnpackAll(BucketUnpacker(include), bucket),
+             {R"({"s": "host-0"})", R"({"s": "host-1"})", R"({"s": "host-0"})",
+              R"({"s": "host-1"})", R"({"s": "host-0"})"});
+  UnpackSpec exclude = Spec();
+  exclude.mode = UnpackSpec::Mode::kExclude;
+  exclude.fields = {"bad", "v", "tag"};
+  EXPECT_EQ(UnpackAll(BucketUnpacker(exclude), bucket).size(), 5u);
+  Status st = BucketUnpacker(Spec()).Unpack(bucket, [](BsonObj) { return true; });
+  EXPECT_EQ(st.code(), ErrorCode::kDataCorruptionDetected) << st.ToString();
+  EXPECT_NE(st.reason().find("'data.bad' is not a valid BSONColumn"), std::string::npos)
+      << st.reason();
+  std::vector<BucketUnpacker::Column> cols;
+  EXPECT_TRUE(BucketUnpacker::Columns(bucket, "t", {"v"}, &cols).ok());
+  EXPECT_EQ(BucketUnpacker::Columns(bucket, "t", {"bad"}, &cols).status().code(),
+            ErrorCode::kDataCorruptionDetected);
+}
+
+TEST(BucketUnpackerTest, ColumnsOfCompressedBucketOutliveTheBucket) {
+  std::vector<BucketUnpacker::Column> cols;
+  int64_t rows = 0;
+  {
+    BsonObj bucket = BuiltV3Bucket();
+    auto n = BucketUnpacker::Columns(bucket, "t", {"v", "t", "missing", "tag"}, &cols);
+    ASSERT_TRUE(n.ok()) << n.status().ToString();
+    rows = n.value();
+  }
+  // The bucket is gone; the cells live in the decoded form the Columns hold (ASan checks).
+  ASSERT_EQ(rows, 5);
+  ASSERT_TRUE(cols[0].present);
+  ASSERT_TRUE(cols[1].present);
+  EXPECT_FALSE(cols[2].present);
+  EXPECT_FALSE(cols[3].present);  // the meta field is never a column
+  EXPECT_EQ(cols[0].cells[0].Double(), 0.0);
+  EXPECT_TRUE(cols[0].cells[1].eoo());
+  EXPECT_EQ(cols[0].cells[3].Double(), 4.5);
+  EXPECT_TRUE(cols[0].cells[4].eoo());
+  EXPECT_EQ(cols[1].cells[0].DateMillis(), 5000);
+  EXPECT_EQ(cols[1].cells[1].DateMillis(), 1000);
+}
+
+TEST(BucketUnpackerTest, CorruptCompressedBucketsFailNamingTheBucket) {
+  auto unpack = [](const BsonObj& b) {
+    return BucketUnpacker(Spec("m")).Unpack(b, [](BsonObj) { return true; });
+  };
+  auto with = [](std::string json, const std::string& from, const std::string& to) {
+    size_t at = json.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    json.replace(at, from.size(), to);
+    return json;
+  };
+  const std::string base = kMongoV2Bucket;
+  for (const auto& [from, to, why] : std::vector<std::tuple<std::string, std::string, std::string>>{
+           {"\"count\": 2", "\"count\": 3", "holds 2 measurements but 'control.count' is 3"},
+           {"\"count\": 2", "\"count\": 0", "'control.count' must be a whole number"},
+           {"\"count\": 2", "\"x\": 2", "'control.count' is required"},
+           {"\"count\": 2", "\"count\": \"2\"", "'control.count' must be a number"},
+           {R"("subType": "07"}},
+           "a")",
+            R"("subType": "00"}},
+           "a")",
+            "must be a BinData of subtype 7"},
+           {"AQAAAAAAAAAAAJAuAAAAAAAAAAA=", "AQAAAAAAAAABAJAuAAAAAAAAAAA=",
+            "is not a valid BSONColumn"},
+       }) {
+    Status st = unpack(J(with(base, from, to)));
+    EXPECT_EQ(st.code(), ErrorCode::kDataCorruptionDetected) << from << " -> " << to;
+    EXPECT_NE(st.reason().find("65a6eb806ffc9fa4280ecac4"), std::string::npos) << st.reason();
+    EXPECT_NE(st.reason().find(why), std::string::npos) << st.reason();
+  }
+  // A time column with a missing cell leaves a row without a time.
+  bsoncolumn::BsonColumnBuilder t;
+  BsonBuilder cell;
+  cell.AppendDate("", 1);
+  ASSERT_TRUE(t.Append(cell.Obj().FirstElement()).ok());
+  t.Skip();
+  BsonBuilder b;
+  b.AppendObjectId("_id", bson::ObjectId::FromSeconds(0));
+  size_t control = b.OpenObject("control");
+  b.AppendInt32("version", 2);
+  b.AppendInt32("count", 2);
+  b.Close(control);
+  size_t data = b.OpenObject("data");
+  b.AppendBinData("t", 7, t.Release());
+  b.Close(data);
+  Status st = unpack(b.Obj());
+  EXPECT_EQ(st.code(), ErrorCode::kDataCorruptionDetected);
+  EXPECT_NE(st.reason().find("lacks measurement 1"), std::string::npos) << st.reason();
 }
 
 TEST(BucketUnpackerTest, MalformedBucketsFailNamingTheBucket) {
@@ -281,11 +482,30 @@ TEST(BucketUnpackerTest, ColumnsAlignCellsWithUnpackedRows) {
   EXPECT_FALSE(columns[2].present);
   EXPECT_FALSE(columns[3].present);
   ExpectColumnsMatchRows(bucket, fields, columns);
+  // A compressed bucket without control.count is corrupt.
   EXPECT_EQ(
       BucketUnpacker::Columns(J(R"({"control": {"version": 2}, "data": {}})"), "t", {"t"}, &columns)
           .status()
           .code(),
-      ErrorCode::kCommandNotSupported);
+      ErrorCode::kDataCorruptionDetected);
+  // The same bucket compressed gives the same cells.
+  ASSERT_TRUE(BucketUnpacker::Columns(bucket, "t", fields, &columns).ok());
+  for (int version : {2, 3}) {
+    auto compressed = CompressBucket(bucket, "t", version);
+    ASSERT_TRUE(compressed.ok()) << compressed.status().ToString();
+    std::vector<BucketUnpacker::Column> cc;
+    n = BucketUnpacker::Columns(compressed.value(), "t", fields, &cc);
+    ASSERT_TRUE(n.ok()) << n.status().ToString();
+    EXPECT_EQ(n.value(), 3);
+    ExpectColumnsMatchRows(compressed.value(), fields, cc);
+    for (size_t i = 0; i < fields.size(); ++i) {
+      ASSERT_EQ(cc[i].present, columns[i].present) << fields[i];
+      ASSERT_EQ(cc[i].cells.size(), columns[i].cells.size()) << fields[i];
+      for (size_t r = 0; r < cc[i].cells.size(); ++r) {  // kBucket's rows are in time order
+        EXPECT_EQ(bson::CompareElementValues(cc[i].cells[r], columns[i].cells[r]), 0);
+      }
+    }
+  }
 }
 
 TEST(BucketUnpackerTest, ColumnsOfSparseRowNumbersAndReusedOutput) {

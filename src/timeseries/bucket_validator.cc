@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include "timeseries/bucket_compression.h"
+
 namespace hourglass::timeseries {
 
 using bson::BsonElement;
@@ -47,6 +49,12 @@ Status ValidateBucketDocument(const bson::BsonObj& doc, std::string_view time_fi
     return Failed("'control.closed' must be a bool");
   }
   if (doc["data"].type() != BsonType::kObject) return Failed("'data' must be an object");
+  if (IsCompressedBucket(doc)) {
+    // Readers decode a compressed bucket's columns trusting control.count: a bucket that
+    // disagrees with itself is refused here, where the writer can still be told.
+    Status columns = CheckCompressedBucket(doc, time_field);
+    if (!columns.ok()) return Failed(columns.reason());
+  }
   return Status::OK();
 }
 

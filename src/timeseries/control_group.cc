@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "timeseries/bucket_compression.h"
 #include "timeseries/bucket_unpacker.h"
 
 namespace hourglass::timeseries {
@@ -231,6 +232,21 @@ std::optional<BsonObj> ControlGroup::Summarize(const BsonObj& bucket,
 }
 
 std::optional<std::pair<int64_t, int64_t>> ControlGroup::TimeRange(const BsonObj& bucket) const {
+  if (IsCompressedBucket(bucket)) {
+    // Only the time column is decoded. Version 3 is not sorted by time (and version 2's sort
+    // is the writer's claim): the range is taken over every row either way.
+    std::vector<BucketUnpacker::Column> cols;
+    auto rows = BucketUnpacker::Columns(bucket, time_field_, {time_field_}, &cols);
+    if (!rows.ok() || !cols[0].present) return std::nullopt;
+    std::optional<std::pair<int64_t, int64_t>> range;
+    for (const BsonElement& t : cols[0].cells) {
+      if (t.type() != BsonType::kDate) return std::nullopt;
+      int64_t v = t.DateMillis();
+      range = range ? std::make_pair(std::min(range->first, v), std::max(range->second, v))
+                    : std::make_pair(v, v);
+    }
+    return range;
+  }
   BsonElement data = bucket["data"];
   if (data.type() != BsonType::kObject) return std::nullopt;
   BsonElement col = data.Obj()[time_field_];

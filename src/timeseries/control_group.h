@@ -25,7 +25,8 @@
 //    accumulators compare them whole); with those excluded at both ends, no such value can lie
 //    between them either, so control.min.f = $min(f) and control.max.f = $max(f) over the bucket;
 //  * the time field's control.min is the rounded bucket start, not the earliest measurement:
-//    $min of the time field reads the time column (no other column is decoded).
+//    $min of the time field reads the time column (no other column is decoded; for a compressed
+//    bucket only the time column's BSONColumn, and the row count is control.count).
 //
 // Pure functions over BSON; thread-safe.
 #pragma once
