@@ -1,6 +1,7 @@
 """Persistence across restarts, crash safety of journaled writes, the dbpath
 lock, and process conventions (shutdown, signals, --logpath)."""
 
+import datetime
 import json
 import os
 import re
@@ -244,3 +245,66 @@ def test_logpath_option(fresh_server, tmp_path):
         entries = [json.loads(l) for l in f if l.strip()]
     assert entries
     assert all({"t", "s", "c", "id", "ctx", "msg"} <= set(e) for e in entries)
+
+
+def test_kill9_while_closed_buckets_are_compressed(fresh_server):
+    # Buckets of five measurements close (and are rewritten compressed) all the time while four
+    # writers insert with j: true; after kill -9 every acknowledged measurement is read back
+    # through the view, once, whole, and every bucket is either version 1 or a version 2 whose
+    # columns decode (the read fails otherwise).
+    s = fresh_server.new(extra_args=[
+        "--setParameter", "hourglassTimeseriesCompressClosedBuckets=true",
+        "--setParameter", "timeseriesBucketMaxCount=5"])
+    c = s.client()
+    c.hg_crash_ts.create_collection("ts", timeseries={"timeField": "t", "metaField": "m"})
+    c.close()
+    acked = []
+    stop = threading.Event()
+    t0 = 1_700_000_000_000
+
+    def writer(tid):
+        c = s.client(serverSelectionTimeoutMS=2000, socketTimeoutMS=5000)
+        coll = c.hg_crash_ts.get_collection("ts", write_concern=WriteConcern(w=1, j=True))
+        i = 0
+        try:
+            while not stop.is_set():
+                batch = [{"_id": f"{tid}-{i + k}", "m": f"series-{tid}-{k % 3}",
+                          "t": datetime.datetime.fromtimestamp((t0 + (i + k) * 1000) / 1000,
+                                                               datetime.timezone.utc),
+                          "v": float(i + k)} for k in range(10)]
+                coll.insert_many(batch)
+                acked.extend(d["_id"] for d in batch)
+                i += 10
+        except PyMongoError:
+            pass  # the server died under us
+        finally:
+            c.close()
+
+    threads = [threading.Thread(target=writer, args=(t,)) for t in range(4)]
+    for t in threads:
+        t.start()
+    deadline = time.monotonic() + 30
+    while len(acked) < 2000 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    s.kill()
+    stop.set()
+    for t in threads:
+        t.join(30)
+    snapshot = list(acked)
+    assert len(snapshot) >= 100, "too few writes acknowledged before the kill"
+    s.start()
+    c = s.client()
+    try:
+        db = c.hg_crash_ts
+        versions = {b["control"]["version"] for b in db["system.buckets.ts"].find()}
+        assert 2 in versions, "no bucket was compressed before the kill"
+        ids = [d["_id"] for d in db.ts.find({}, {"_id": 1})]
+        assert len(ids) == len(set(ids)), "a measurement came back twice"
+        missing = set(snapshot) - set(ids)
+        assert not missing, f"{len(missing)} of {len(snapshot)} acknowledged measurements lost"
+        for d in db.ts.find({"_id": {"$in": snapshot[:200]}}):
+            tid, n = d["_id"].split("-")
+            assert d["v"] == float(n) and d["m"] == f"series-{tid}-{int(n) % 10 % 3}"
+    finally:
+        c.close()
+    assert s.shutdown_command() == 0
