@@ -5,6 +5,7 @@
 #include <optional>
 #include <queue>
 
+#include "bsoncolumn/bson_column_decoder.h"
 #include "bsoncolumn/bson_column_values.h"
 
 namespace hourglass::bsoncolumn {
@@ -175,6 +176,42 @@ bool MergeFields(const char* ref, const char* obj, std::string& out) {
   return true;
 }
 
+// Cells a decoder reads from one block: 1 for a literal, else the Simple-8b words' counts.
+uint64_t BlockCells(const char* block) {
+  if (IsLiteralControl(static_cast<uint8_t>(block[0]))) return 1;
+  uint64_t cells = 0;
+  const int words = (static_cast<uint8_t>(block[0]) & 0x0F) + 1;
+  for (int w = 0; w < words; ++w) {
+    uint64_t word;
+    std::memcpy(&word, block + 1 + 8 * w, 8);
+    cells += static_cast<uint64_t>(Simple8bWordCount(word));
+  }
+  return cells;
+}
+
+// A finished leaf's blocks: its buffer and the (offset, size) of each block in it.
+struct LeafBlocks {
+  const std::string* buf;
+  std::deque<std::pair<size_t, size_t>>* blocks;
+};
+
+// Appends every block of `leaves` to `out` in decoding order (see MergeReadyBlocks); every leaf is
+// finished, so a leaf without blocks left has ended.
+template <class Heap>
+void AppendAllBlocks(Heap& heap, const std::vector<LeafBlocks>& leaves, std::string& out) {
+  while (!heap.empty()) {
+    const auto [cells, index] = heap.top();
+    heap.pop();
+    const LeafBlocks& leaf = leaves[index];
+    if (leaf.blocks->empty()) continue;
+    const auto [offset, size] = leaf.blocks->front();
+    leaf.blocks->pop_front();
+    const char* block = leaf.buf->data() + offset;
+    out.append(block, size);
+    heap.emplace(cells + BlockCells(block), index);
+  }
+}
+
 std::optional<std::string> MergeObj(const char* ref, const char* obj) {
   std::string out(4, '\0');
   if (!MergeFields(ref, obj, out)) return std::nullopt;
@@ -293,6 +330,7 @@ void BsonColumnBuilder::Skip() {
       ColumnSink sink{&s.buf, &s.blocks};
       s.encoder.Skip(sink);
     }
+    MergeReadyBlocks();
   }
 }
 
@@ -324,7 +362,10 @@ void BsonColumnBuilder::FinishDeterminingReference() {
   };
   const bool fits = LockStep(reference_.data(), buffered_.front().data(), init);
   invariant(fits);
+  merge_ = MergeHeap();
+  for (size_t i = 0; i < streams_.size(); ++i) merge_.emplace(0, i);
   mode_ = Mode::kAppending;
+  MergeReadyBlocks();
   for (size_t i = 1; i < buffered_.size(); ++i) {
     const bool ok = AppendSubElements(buffered_[i]);
     invariant(ok);
@@ -351,7 +392,34 @@ bool BsonColumnBuilder::AppendSubElements(std::string_view obj) {
       s.encoder.Skip(sink);
     }
   }
+  MergeReadyBlocks();
   return true;
+}
+
+// The leaves' blocks go to the column in the order a decoder reads them: the leaf that has
+// produced the fewest cells reads next (ties: the earliest leaf). A finished block can be placed
+// as soon as its leaf is the one that reads next; a leaf whose next block is not finished yet
+// holds back every block after it.
+void BsonColumnBuilder::MergeReadyBlocks() {
+  while (!merge_.empty()) {
+    const auto [cells, index] = merge_.top();
+    SubStream& s = streams_[index];
+    if (s.blocks.empty()) break;
+    merge_.pop();
+    const auto [offset, size] = s.blocks.front();
+    s.blocks.pop_front();
+    const char* block = s.buf.data() + offset;
+    buf_.append(block, size);
+    merge_.emplace(cells + BlockCells(block), index);
+    // Drop the moved bytes from the leaf's buffer once they are at least half of it.
+    s.consumed = offset + size;
+    if (s.consumed * 2 >= s.buf.size()) {
+      s.buf.erase(0, s.consumed);
+      s.encoder.ShiftOffsets(s.consumed);
+      for (auto& b : s.blocks) b.first -= s.consumed;
+      s.consumed = 0;
+    }
+  }
 }
 
 void BsonColumnBuilder::FlushInterleaved() {
@@ -360,34 +428,10 @@ void BsonColumnBuilder::FlushInterleaved() {
     ColumnSink sink{&s.buf, &s.blocks};
     s.encoder.Flush(sink);
   }
-  // Write the leaves' blocks in the order a decoder reads them: the leaf that has produced the
-  // fewest cells reads next (ties: the earliest leaf).
-  using Entry = std::pair<uint64_t, size_t>;
-  std::priority_queue<Entry, std::vector<Entry>, std::greater<Entry>> heap;
-  for (size_t i = 0; i < streams_.size(); ++i) {
-    if (!streams_[i].blocks.empty()) heap.emplace(0, i);
-  }
-  while (!heap.empty()) {
-    auto [written, index] = heap.top();
-    heap.pop();
-    SubStream& s = streams_[index];
-    const auto [offset, size] = s.blocks.front();
-    s.blocks.pop_front();
-    const char* block = s.buf.data() + offset;
-    buf_.append(block, size);
-    if (s.blocks.empty()) continue;
-    uint64_t cells = 1;
-    if (!IsLiteralControl(static_cast<uint8_t>(block[0]))) {
-      cells = 0;
-      const int words = (static_cast<uint8_t>(block[0]) & 0x0F) + 1;
-      for (int w = 0; w < words; ++w) {
-        uint64_t word;
-        std::memcpy(&word, block + 1 + 8 * w, 8);
-        cells += static_cast<uint64_t>(Simple8bWordCount(word));
-      }
-    }
-    heap.emplace(written + cells, index);
-  }
+  std::vector<LeafBlocks> leaves;
+  leaves.reserve(streams_.size());
+  for (auto& s : streams_) leaves.push_back({&s.buf, &s.blocks});
+  AppendAllBlocks(merge_, leaves, buf_);
   buf_.push_back('\0');
   streams_.clear();
   mode_ = Mode::kRegular;
@@ -403,9 +447,113 @@ void BsonColumnBuilder::Finalize() {
   buf_.push_back('\0');
 }
 
+std::pair<size_t, std::string> BsonColumnBuilder::StableTail() const {
+  std::string tail;
+  switch (mode_) {
+    case Mode::kRegular: {
+      // Everything before the open control block is final; the block's words too, but its count
+      // byte is not, so the tail starts there.
+      const ptrdiff_t open = regular_.open_control_offset();
+      const size_t stable = open >= 0 ? static_cast<size_t>(open) : buf_.size();
+      tail.assign(buf_, stable, std::string::npos);
+      ColumnSink sink{&tail};
+      regular_.FlushCopyTo(sink, stable);
+      tail.push_back('\0');
+      return {stable, std::move(tail)};
+    }
+    case Mode::kDeterminingReference: {
+      // Nothing of the section is written yet: finish a copy of the buffered objects (at most
+      // about twice as many as the reference has scalars).
+      BsonColumnBuilder copy;
+      copy.mode_ = mode_;
+      copy.reference_ = reference_;
+      copy.reference_type_ = reference_type_;
+      copy.buffered_ = buffered_;
+      copy.FlushInterleaved();
+      copy.buf_.push_back('\0');
+      return {buf_.size(), std::move(copy.buf_)};
+    }
+    case Mode::kAppending: {
+      // Finish scratch copies of the leaves' unplaced blocks and pending values, and place them.
+      struct Scratch {
+        std::string buf;
+        std::deque<std::pair<size_t, size_t>> blocks;
+      };
+      std::vector<Scratch> scratch(streams_.size());
+      std::vector<LeafBlocks> leaves;
+      leaves.reserve(streams_.size());
+      for (size_t i = 0; i < streams_.size(); ++i) {
+        const SubStream& s = streams_[i];
+        Scratch& c = scratch[i];
+        c.buf.assign(s.buf, s.consumed, std::string::npos);
+        for (const auto& [offset, size] : s.blocks)
+          c.blocks.emplace_back(offset - s.consumed, size);
+        ColumnSink sink{&c.buf, &c.blocks};
+        s.encoder.FlushCopyTo(sink, s.consumed);
+        leaves.push_back({&c.buf, &c.blocks});
+      }
+      MergeHeap heap = merge_;
+      AppendAllBlocks(heap, leaves, tail);
+      tail.push_back('\0');  // end of the section
+      tail.push_back('\0');  // end of the column
+      return {buf_.size(), std::move(tail)};
+    }
+  }
+  return {buf_.size(), tail};
+}
+
 std::string BsonColumnBuilder::Finish() const {
-  BsonColumnBuilder copy(*this);
-  return copy.Release();
+  auto [stable, tail] = StableTail();
+  std::string out;
+  out.reserve(stable + tail.size());
+  out.append(buf_, 0, stable);
+  out.append(tail);
+  return out;
+}
+
+BsonColumnBuilder::Diff BsonColumnBuilder::Intermediate() {
+  auto [stable, tail] = StableTail();
+  Diff diff;
+  if (!intermediate_called_) {
+    diff.data.reserve(stable + tail.size());
+    diff.data.append(buf_, 0, stable);
+    diff.data.append(tail);
+  } else {
+    // The previous binary was buf_[0, last_stable_) + last_tail_, and buf_ only grew since: the
+    // edit starts where the bytes from last_stable_ on first differ from last_tail_.
+    invariant(stable >= last_stable_);
+    std::string now;
+    now.reserve(stable - last_stable_ + tail.size());
+    now.append(buf_, last_stable_, stable - last_stable_);
+    now.append(tail);
+    const size_t limit = std::min(now.size(), last_tail_.size());
+    size_t same = 0;
+    while (same < limit && now[same] == last_tail_[same]) ++same;
+    diff.offset = last_stable_ + same;
+    diff.data.assign(now, same, std::string::npos);
+  }
+  intermediate_called_ = true;
+  last_stable_ = stable;
+  last_tail_ = std::move(tail);
+  return diff;
+}
+
+StatusWith<BsonColumnBuilder> BsonColumnBuilder::FromBinary(std::string_view binary) {
+  auto cells = DecodeBsonColumn(binary);
+  if (!cells.ok()) return cells.status();
+  BsonColumnBuilder builder;
+  for (const ColumnCell& cell : cells.value()) {
+    Status st = builder.Append(cell.element());
+    if (!st.ok()) return st;
+  }
+  // As if the stored binary had been returned by Intermediate(): when it is what this encoder
+  // writes, only the pending part is compared next time; otherwise all of it.
+  const Diff all = builder.Intermediate();
+  if (all.data != binary) {
+    builder.last_stable_ = 0;
+    builder.last_tail_.assign(binary);
+  }
+  return builder;
 }
 
 std::string BsonColumnBuilder::Release() {

@@ -13,16 +13,28 @@
 //
 // Incremental use: Append and Skip cost time in proportion to the value appended (amortized;
 // MongoDB's algorithm occasionally re-scales up to one word's worth of pending doubles, and
-// objects are buffered until the reference object is chosen). Finish() returns the column as
-// if it ended now and leaves the builder able to continue; it copies the builder's state and
-// the bytes written so far, so it costs time in proportion to the column, not to what was
-// added since the last call. A builder cannot yet be re-opened from an existing binary.
+// objects are buffered until the reference object is chosen). Every byte the builder has written
+// is final except the count byte of the open Simple-8b control block; what is pending (at most
+// one word's worth of values, a run-length count, the open block, and in interleaved mode the
+// leaves' blocks not yet placed) is finished on a scratch copy by Finish() and Intermediate().
+//
+// - Intermediate() returns what changed since its previous call, like MongoDB's
+//   BSONColumnBuilder::intermediate(): the length of the prefix of the previously returned binary
+//   that is unchanged, and the bytes that follow it (one byte-range edit of a stored column).
+//   Cost: the bytes written since the previous call plus the pending part, not the column.
+// - Finish() returns the whole column as if it ended now (the written bytes are copied once, the
+//   pending part finished on a scratch copy); the builder continues.
+// - FromBinary() continues a stored column: it decodes the binary and replays its cells, so it
+//   costs as much as building the column from the start (once per re-opening), and its first
+//   Intermediate() is relative to the stored binary.
 // Not thread-safe.
 #pragma once
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
+#include <queue>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -36,9 +48,25 @@ namespace hourglass::bsoncolumn {
 
 class BsonColumnBuilder {
  public:
+  // Intermediate()'s answer. The column is now: the first `offset` bytes of the binary the
+  // previous call described (0 at the first call), followed by `data`.
+  struct Diff {
+    size_t offset = 0;
+    std::string data;
+  };
+
   BsonColumnBuilder() = default;
   BsonColumnBuilder(const BsonColumnBuilder&) = default;
   BsonColumnBuilder& operator=(const BsonColumnBuilder&) = default;
+
+  // A builder that continues `binary` (a BSONColumn, without the BinData header): appending to it
+  // gives the bytes a builder fed every cell from the start gives. It decodes and replays the
+  // cells (time and memory in proportion to the column). Its first Intermediate() is relative to
+  // `binary`: if `binary` is what this encoder writes for its cells (MongoDB 7.0+ and this
+  // module), the unchanged prefix is everything but the open block; if another encoder wrote it
+  // differently (MongoDB 5.x/6.x's 0xF0 sections), the edit starts at the first byte that
+  // differs. InvalidBSON if `binary` is not a valid column.
+  static StatusWith<BsonColumnBuilder> FromBinary(std::string_view binary);
 
   // Appends `e`'s value (its field name is ignored); EOO appends a missing cell. BadValue for
   // CodeWScope, at any depth, which a column cannot hold (the builder is unchanged).
@@ -48,6 +76,10 @@ class BsonColumnBuilder {
 
   // The column as if it ended now. The builder is unchanged and may continue.
   std::string Finish() const;
+  // What changed since the previous Intermediate() (see Diff): applying it to the previous result
+  // gives Finish()'s bytes. Amortized cost in proportion to what was appended since the previous
+  // call (plus the pending part, see above).
+  Diff Intermediate();
   // The column, finishing the builder itself (no copy); the builder is empty afterwards.
   std::string Release();
 
@@ -59,11 +91,18 @@ class BsonColumnBuilder {
 
  private:
   enum class Mode { kRegular, kDeterminingReference, kAppending };
+  // One leaf of an interleaved section. `buf` holds its blocks from `consumed` on (earlier ones
+  // were moved to the column); `blocks` lists the finished ones not yet moved.
   struct SubStream {
     ColumnStreamEncoder encoder;
     std::string buf;
     std::deque<std::pair<size_t, size_t>> blocks;
+    size_t consumed = 0;
   };
+  // (cells of the leaf's blocks already in the column, leaf index): the leaf with the smallest
+  // key supplies the next block a decoder reads.
+  using MergeKey = std::pair<uint64_t, size_t>;
+  using MergeHeap = std::priority_queue<MergeKey, std::vector<MergeKey>, std::greater<MergeKey>>;
 
   void AppendObject(const bson::BsonElement& e);
   void AppendRegular(bson::BsonType type, std::string_view value);
@@ -71,7 +110,11 @@ class BsonColumnBuilder {
   void FinishDeterminingReference();
   bool AppendSubElements(std::string_view obj);
   void FlushInterleaved();
+  void MergeReadyBlocks();
   void Finalize();
+  // Length of the prefix of buf_ that can never change, and the rest of the column as Finish()
+  // would write it.
+  std::pair<size_t, std::string> StableTail() const;
 
   std::string buf_;
   ColumnStreamEncoder regular_;
@@ -80,7 +123,12 @@ class BsonColumnBuilder {
   bson::BsonType reference_type_ = bson::BsonType::kObject;
   std::vector<std::string> buffered_;  // objects waiting for the reference ({} for a skip)
   std::vector<SubStream> streams_;
+  MergeHeap merge_;  // every leaf, in interleaved appending mode
   size_t cells_ = 0;
+  // Intermediate(): whether it was called, the stable length then, and the tail it returned.
+  bool intermediate_called_ = false;
+  size_t last_stable_ = 0;
+  std::string last_tail_;
   int64_t interleave_restarts_ = 0;
 };
 

@@ -240,6 +240,24 @@ void ColumnStreamEncoder::Flush(ColumnSink& sink) {
   }
 }
 
+void ColumnStreamEncoder::FlushCopyTo(ColumnSink& sink, size_t from) const {
+  // A copy of the state Flush uses; prev_ keeps only its type (the value may be large and
+  // flushing does not read it).
+  invariant(control_offset_ < 0 || static_cast<size_t>(control_offset_) >= from);
+  ColumnStreamEncoder copy;
+  copy.prev_[0] = prev_[0];
+  copy.s64_ = s64_;
+  copy.s128_ = s128_;
+  copy.prev_enc128_ = prev_enc128_;
+  copy.prev_enc64_ = prev_enc64_;
+  copy.prev_delta_ = prev_delta_;
+  copy.last_in_prev_block_ = last_in_prev_block_;
+  copy.scale_ = scale_;
+  copy.store128_ = store128_;
+  copy.control_offset_ = control_offset_ < 0 ? -1 : control_offset_ - static_cast<ptrdiff_t>(from);
+  copy.Flush(sink);
+}
+
 std::optional<Simple8bBuilder<uint64_t>> ColumnStreamEncoder::TryRescalePending(
     int64_t encoded, int new_scale) const {
   int64_t prev = *EncodeDouble(last_in_prev_block_, scale_);

@@ -10,9 +10,12 @@
 // of the current block, re-scaling pending values or starting a new block, whichever gives fewer
 // words, and lowers the scale again after each block it writes.
 //
-// The encoder owns no buffer: every call takes the ColumnSink it writes to, so copying an
-// encoder copies its whole state (how a column is finished while appending continues).
-// Not thread-safe.
+// The encoder owns no buffer: every call takes the ColumnSink it writes to. Everything it has
+// written is final except the count in the open control block's byte (open_control_offset()):
+// words are only ever appended after it. FlushCopyTo writes what Flush would write without
+// changing the encoder, in time proportional to the pending values (at most one word's worth,
+// or a run-length count) plus the open block, which is how a column is finished, or an
+// intermediate tail computed, while appending continues. Not thread-safe.
 #pragma once
 
 #include <cstdint>
@@ -45,6 +48,17 @@ class ColumnStreamEncoder {
   void Skip(ColumnSink& sink);
   // Writes everything pending. Appending may continue (a new control byte follows).
   void Flush(ColumnSink& sink);
+
+  // What Flush would write, written to `sink` without changing this encoder. `sink.buf` must hold
+  // this stream's bytes from offset `from` on, where `from` is at most open_control_offset() (the
+  // open control block is rewritten there); offsets recorded in `sink.blocks` are relative to it.
+  void FlushCopyTo(ColumnSink& sink, size_t from) const;
+  // Offset of the open control block, whose count byte may still change, or -1 if there is none.
+  ptrdiff_t open_control_offset() const { return control_offset_; }
+  // The caller dropped the first `n` bytes of this stream's buffer (all before the open block).
+  void ShiftOffsets(size_t n) {
+    if (control_offset_ >= 0) control_offset_ -= static_cast<ptrdiff_t>(n);
+  }
 
   // Makes `type`/`value` the previous value without writing it (interleaved leaves start from
   // their value in the reference object).
