@@ -1,6 +1,7 @@
 #include "bsoncolumn/bson_column_decoder.h"
 
 #include <cstring>
+#include <limits>
 #include <optional>
 
 #include "bsoncolumn/bson_column_values.h"
@@ -179,7 +180,16 @@ struct Stream {
 struct Decoder {
   const char* begin;
   const char* end;
+  // The most cells the caller accepts: a few bytes of RLE stand for millions of cells, so the
+  // decoder stops before it builds more than the bucket says it has.
+  size_t max_cells = std::numeric_limits<size_t>::max();
   size_t Offset(const char* p) const { return static_cast<size_t>(p - begin); }
+
+  // OK while one more cell fits under max_cells.
+  Status Room(const std::vector<ColumnCell>& cells, const char* at) const {
+    if (cells.size() < max_cells) return Status::OK();
+    return Corrupt("more than the " + std::to_string(max_cells) + " cells expected", Offset(at));
+  }
 
   // Parses the literal at `p`; returns its total size.
   StatusWith<size_t> ParseLiteral(const char* p, BsonType* type, std::string_view* value) {
@@ -499,6 +509,7 @@ struct Decoder {
       il.processed = 0;
       HG_ASSIGN_OR_RETURN(bool more, VisitRow(ref, il, p, row));
       if (!more) break;
+      HG_RETURN_IF_ERROR(Room(cells, p));
       if (row.size() == 4) {
         cells.emplace_back();
         continue;
@@ -534,6 +545,7 @@ struct Decoder {
       const char* at = p;
       HG_ASSIGN_OR_RETURN(bool got, NextSlot(regular, &slot));
       if (got) {
+        HG_RETURN_IF_ERROR(Room(cells, at));
         bool present;
         HG_RETURN_IF_ERROR(Apply(regular, slot, &present, at));
         if (present) {
@@ -553,6 +565,7 @@ struct Decoder {
         BsonType t;
         std::string_view v;
         HG_ASSIGN_OR_RETURN(size_t n, ParseLiteral(p, &t, &v));
+        HG_RETURN_IF_ERROR(Room(cells, p));
         regular.LoadLiteral(t, v);
         cells.push_back(CellOf(regular));
         p += n;
@@ -570,6 +583,12 @@ struct Decoder {
 
 StatusWith<std::vector<ColumnCell>> DecodeBsonColumn(std::string_view binary) {
   Decoder d{binary.data(), binary.data() + binary.size()};
+  return d.Run();
+}
+
+StatusWith<std::vector<ColumnCell>> DecodeBsonColumn(std::string_view binary, size_t max_cells) {
+  Decoder d{binary.data(), binary.data() + binary.size()};
+  d.max_cells = max_cells;
   return d.Run();
 }
 

@@ -43,5 +43,9 @@ class ColumnCell {
 // Decodes every cell of `binary` (the BinData payload, without the BinData header).
 // InvalidBSON (22) if the binary is corrupt or truncated.
 StatusWith<std::vector<ColumnCell>> DecodeBsonColumn(std::string_view binary);
+// The same, refusing (InvalidBSON) a column of more than `max_cells` cells before building them:
+// what a reader that knows the row count (a bucket's control.count) calls, so that a few bytes
+// of run-length encoding cannot make it build millions of cells.
+StatusWith<std::vector<ColumnCell>> DecodeBsonColumn(std::string_view binary, size_t max_cells);
 
 }  // namespace hourglass::bsoncolumn

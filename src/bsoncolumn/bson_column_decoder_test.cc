@@ -75,6 +75,29 @@ TEST(BsonColumnDecoderTest, MongoThousandEqualDoubles) {
   for (const auto& c : cells) ASSERT_EQ(c.element().Double(), 2.0);
 }
 
+TEST(BsonColumnDecoderTest, MaxCellsStopsBeforeBuildingMore) {
+  // MongoDB's 1,000 equal doubles (33 bytes, mostly one RLE word).
+  const std::string thousand =
+      Base64("AQAAAAAAAAAAQJN/AAAAAAAAAAIAAAAAAAAABwAAAAAAAAAOAAAAAAAAAAA=");
+  auto exact = DecodeBsonColumn(thousand, 1000);
+  ASSERT_TRUE(exact.ok()) << exact.status().ToString();
+  EXPECT_EQ(exact.value().size(), 1000u);
+  for (size_t cap : {size_t{0}, size_t{1}, size_t{999}}) {
+    auto r = DecodeBsonColumn(thousand, cap);
+    ASSERT_FALSE(r.ok()) << cap;
+    EXPECT_EQ(r.status().code(), ErrorCode::kInvalidBSON);
+    EXPECT_NE(r.status().reason().find("cells expected"), std::string::npos) << r.status().reason();
+  }
+  // Interleaved rows count too: three objects, at most two.
+  bson::BsonBuilder ref;
+  ref.AppendInt32("a", 1);
+  const uint64_t wa = 12 | (uint64_t{0} << 4) | (uint64_t{2} << 24) | (uint64_t{2} << 44);
+  std::string objects = Hex("f1") + std::string(ref.Obj().bytes()) + Hex("80") +
+                        testutil::Word(wa) + Hex("00") + Hex("00");
+  EXPECT_TRUE(DecodeBsonColumn(objects, 3).ok());
+  EXPECT_EQ(DecodeBsonColumn(objects, 2).status().code(), ErrorCode::kInvalidBSON);
+}
+
 TEST(BsonColumnDecoderTest, MongoRubbishIsRejected) {
   auto r = DecodeBsonColumn(Base64("O2FkZmdqYWtsamhnJ2xhamhkZzthaCdmZGphZ2hkYQ=="));
   ASSERT_FALSE(r.ok());

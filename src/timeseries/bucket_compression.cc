@@ -50,7 +50,8 @@ StatusWith<std::vector<ColumnCell>> DecodeColumn(const BsonElement& col, int64_t
   if (col.type() != BsonType::kBinData || col.BinSubtype() != kColumnSubtype) {
     return Bad("column " + name + " of a compressed bucket must be a BinData of subtype 7");
   }
-  auto cells = bsoncolumn::DecodeBsonColumn(col.BinData());
+  // One cell more than the count is enough to tell a mismatch, and no more are built.
+  auto cells = bsoncolumn::DecodeBsonColumn(col.BinData(), static_cast<size_t>(count) + 1);
   if (!cells.ok()) {
     return Bad("column " + name + " is not a valid BSONColumn: " + cells.status().reason());
   }
