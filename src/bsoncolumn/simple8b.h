@@ -92,6 +92,12 @@ struct Simple8bSlot {
 StatusWith<int> DecodeSimple8bWord(uint64_t word, bool is128, Simple8bSlot<uint128>* out,
                                    int* rle_repeats);
 
+// DecodeSimple8bWord for a 64-bit stream, for the decoder's fast path: the slots' values in
+// `values` (0 for a skip) and a bit per skipped slot in *skips (bit i: slot i). Same results and
+// errors as DecodeSimple8bWord(word, false, ...).
+StatusWith<int> DecodeSimple8bWord64(uint64_t word, uint64_t* values, uint64_t* skips,
+                                     int* rle_repeats);
+
 // How many cells (values and skips) a word holds: its slot count, or its RLE repeat count; 0 for
 // an invalid word.
 int Simple8bWordCount(uint64_t word);
