@@ -584,8 +584,8 @@ struct Decoder {
       } else {
         HG_ASSIGN_OR_RETURN(size_t n, StartBlock(regular, p));
         p += n;
-        if (Sink::kFastBlocks && FastBlockApplies(regular)) {
-          HG_RETURN_IF_ERROR(FastBlock(regular, p));
+        if constexpr (Sink::kFastBlocks) {
+          if (FastBlockApplies(regular)) HG_RETURN_IF_ERROR(FastBlock(regular, p));
         }
       }
     }
@@ -609,90 +609,130 @@ struct Decoder {
 
   // Decodes every word of the block loaded into `s` at once, with the same results and errors
   // as cell by cell through NextSlot and Apply, but without the per-slot state (a 128-bit
-  // optional per slot) that makes up most of the decoding time. `at` is where Apply's errors
-  // are reported: the position after the block, as on the general path.
+  // optional per slot) and writing the cells straight into the sink's buffers, with the
+  // decoding state in locals: stores through the buffers' char pointers would otherwise force
+  // every member back to memory per cell. `at` is where Apply's errors are reported: the
+  // position after the block, as on the general path. Only for a sink with Room().
   Status FastBlock(Stream& s, const char* at) {
-    uint64_t values[60];
     // The last slot (repeated by RLE words); s.last_slot is nullopt after a skip.
     bool last_skip = !s.last_slot.has_value();
     uint64_t last = last_skip ? 0 : static_cast<uint64_t>(*s.last_slot);
-    // The current value's bytes, kept here and written back to s.value at the end.
     const size_t size = s.type == BsonType::kInt32 ? 4 : 8;
     if (s.value.size() != size) return Corrupt("malformed previous value", Offset(at));
-    char cur[8];
-    std::memcpy(cur, s.value.data(), size);
+    uint64_t cur = 0;  // the current value's bytes (little-endian, as stored)
+    std::memcpy(&cur, s.value.data(), size);
     const BsonType type = s.type;
+    const char type_byte = static_cast<char>(type);
     const bool dod = s.dod;
     const int scale = s.scale;
-    const std::string_view cur_view(cur, size);
-    // Applies one value; false for an int32 out of range.
-    auto apply = [&](uint64_t u) -> bool {
+    int64_t enc64 = s.enc64;
+    int64_t dod_value = s.dod_value;
+    bool cell_missing = last_missing_;
+    Status st = Status::OK();
+    uint64_t values[60];
+    // Room for the block's cells, unless it holds RLE words (which make room for themselves):
+    // at most 60 per word.
+    const size_t cell_size = 2 + size;
+    const size_t block_cells = static_cast<size_t>(s.words_left) * 60;
+    sink.Room(block_cells, block_cells * cell_size);
+    char* bytes = sink.bytes();
+    size_t* offsets = sink.offsets();
+    size_t used = sink.used;
+    size_t k = 0;  // cells written at offsets
+    // One present cell from the Simple-8b value u; false for an int32 out of range.
+    auto value = [&](uint64_t u) -> bool {
       if (dod || u != 0) {
-        s.enc64 = WrapAdd(s.enc64, UnZigZag64(u));
-        int64_t v = s.enc64;
+        enc64 = WrapAdd(enc64, UnZigZag64(u));
+        int64_t v = enc64;
         if (dod) {
-          s.dod_value = WrapAdd(s.dod_value, s.enc64);
-          v = s.dod_value;
+          dod_value = WrapAdd(dod_value, enc64);
+          v = dod_value;
         }
         if (type == BsonType::kDouble) {
           const double x = DecodeDouble(v, scale);
-          std::memcpy(cur, &x, 8);
+          std::memcpy(&cur, &x, 8);
         } else if (type == BsonType::kInt32) {
           if (v < INT32_MIN || v > INT32_MAX) return false;
-          const int32_t x = static_cast<int32_t>(v);
-          std::memcpy(cur, &x, 4);
+          cur = static_cast<uint32_t>(static_cast<int32_t>(v));
         } else {
-          std::memcpy(cur, &v, 8);
+          cur = static_cast<uint64_t>(v);
         }
       }
-      EmitValue(type, cur_view);
+      offsets[k++] = used;
+      char* e = bytes + used;
+      e[0] = type_byte;
+      e[1] = '\0';
+      if (size == 8) {
+        std::memcpy(e + 2, &cur, 8);
+      } else {
+        std::memcpy(e + 2, &cur, 4);
+      }
+      used += cell_size;
       return true;
     };
-    Status st = Status::OK();
     for (; s.words_left > 0; --s.words_left, s.next_word += 8) {
       uint64_t word;
       std::memcpy(&word, s.next_word, 8);
       uint64_t skips = 0;
+      int n;
       int rle = 0;
-      auto n = DecodeSimple8bWord64(word, values, &skips, &rle);
-      if (!n.ok()) {
-        st = Corrupt(n.status().reason(), Offset(s.next_word));
-        break;
+      if ((word & 0xF) == 14) {
+        // One 60-bit value: what full-precision doubles mostly are, decoded here directly.
+        values[0] = word >> 4;
+        skips = values[0] == (uint64_t{1} << 60) - 1;
+        if (skips) values[0] = 0;
+        n = 1;
+      } else {
+        auto decoded = DecodeSimple8bWord64(word, values, &skips, &rle);
+        if (!decoded.ok()) {
+          st = Corrupt(decoded.status().reason(), Offset(s.next_word));
+          break;
+        }
+        n = decoded.value();
       }
       bool ok = true;
-      if (n.value() == 0) {
-        for (int i = 0; i < rle && ok; ++i) {
-          if (last_skip) {
-            EmitMissing();
-          } else {
-            ok = apply(last);
-          }
+      if (n == 0) {
+        const size_t cells = static_cast<size_t>(rle);
+        sink.Commit(k, used);
+        k = 0;
+        sink.Room(cells + block_cells, (cells + block_cells) * cell_size);
+        bytes = sink.bytes();
+        offsets = sink.offsets();
+        if (last_skip) {
+          for (size_t i = 0; i < cells; ++i) offsets[k++] = ColumnElements::kMissing;
+        } else {
+          for (size_t i = 0; i < cells && ok; ++i) ok = value(last);
         }
+        cell_missing = last_skip;
       } else {
-        for (int i = 0; i < n.value() && ok; ++i) {
-          if ((skips >> i) & 1) {
-            last_skip = true;
-            EmitMissing();
+        for (int i = 0; i < n && ok; ++i) {
+          last_skip = (skips >> i) & 1;
+          if (last_skip) {
+            offsets[k++] = ColumnElements::kMissing;
             continue;
           }
-          last_skip = false;
           last = values[i];
-          ok = apply(last);
+          ok = value(last);
         }
+        cell_missing = last_skip;
       }
       if (!ok) {
         st = Corrupt("int32 delta out of range", Offset(at));
         break;
       }
     }
-    std::memcpy(s.value.data(), cur, size);
+    sink.Commit(k, used);
+    last_missing_ = cell_missing;
+    std::memcpy(s.value.data(), &cur, size);
+    s.enc64 = enc64;
+    s.dod_value = dod_value;
     s.last_slot = last_skip ? std::nullopt : std::optional<uint128>(last);
     return st;
   }
 };
 
 // DecodeBsonColumn's sink: a ColumnCell per cell. It decodes slot by slot (no FastBlock): the
-// reference the fast paths are tested against (tests, fuzz target).
+// reference the fast path is tested against (tests, fuzz target).
 struct CellsSink {
   static constexpr bool kFastBlocks = false;
   std::vector<ColumnCell> cells;
@@ -707,18 +747,37 @@ struct CellsSink {
   }
 };
 
-// DecodeBsonColumnElements' sink: the elements back to back in one buffer.
-// `bytes` grows geometrically and is written past `used` without a resize per cell (which would
-// zero-fill each time); it is cut to `used` at the end.
+// DecodeBsonColumnElements' sink: the elements back to back in one buffer. `bytes` and
+// `offsets` grow geometrically and are written past `used` and `cells` without a resize per
+// cell (which would zero-fill each time); they are cut to size at the end.
 struct ElementsSink {
   static constexpr bool kFastBlocks = true;
   ColumnElements& out;
-  size_t used = 0;
-  void Missing() { out.offsets.push_back(ColumnElements::kMissing); }
+  size_t used = 0;   // bytes written
+  size_t cells = 0;  // offsets written
+  // Makes room for `ncells` more cells of `nbytes` bytes in all.
+  void Room(size_t ncells, size_t nbytes) {
+    if (out.offsets.size() - cells < ncells) {
+      out.offsets.resize(std::max(2 * out.offsets.size(), cells + ncells));
+    }
+    if (out.bytes.size() - used < nbytes) {
+      out.bytes.resize(std::max(2 * out.bytes.size(), used + nbytes));
+    }
+  }
+  char* bytes() { return out.bytes.data(); }
+  size_t* offsets() { return out.offsets.data() + cells; }
+  void Commit(size_t ncells, size_t new_used) {
+    cells += ncells;
+    used = new_used;
+  }
+  void Missing() {
+    Room(1, 0);
+    out.offsets[cells++] = ColumnElements::kMissing;
+  }
   void Value(BsonType t, std::string_view value) {
     const size_t n = 2 + value.size();
-    if (out.bytes.size() - used < n) out.bytes.resize(std::max(2 * out.bytes.size(), used + n));
-    out.offsets.push_back(used);
+    Room(1, n);
+    out.offsets[cells++] = used;
     char* w = out.bytes.data() + used;
     w[0] = static_cast<char>(t);
     w[1] = '\0';
@@ -727,9 +786,9 @@ struct ElementsSink {
   }
 };
 
-// VisitBsonColumn's sink: forwards to the visitor.
+// VisitBsonColumn's sink: forwards to the visitor, cell by cell.
 struct VisitorSink {
-  static constexpr bool kFastBlocks = true;
+  static constexpr bool kFastBlocks = false;
   CellVisitor& visitor;
   void Missing() { visitor.Missing(); }
   void Value(BsonType t, std::string_view value) { visitor.Value(t, value); }
@@ -748,19 +807,16 @@ Status DecodeBsonColumnElements(std::string_view binary, ColumnElements* out,
                                 size_t expected_cells) {
   // A hint from a stored count may be corrupt: never reserve more than a large bucket needs.
   expected_cells = std::min<size_t>(expected_cells, size_t{1} << 16);
-  out->offsets.clear();
-  out->offsets.reserve(expected_cells);
   // Room for as many 8-byte values (doubles, dates), the usual measurement, before any growth.
-  out->bytes.resize(std::max(out->bytes.capacity(), expected_cells * 10));
+  // Buffers only grow: they are zero-filled once, not once per column.
+  if (out->offsets.size() < expected_cells) out->offsets.resize(expected_cells);
+  if (out->bytes.size() < expected_cells * 10) out->bytes.resize(expected_cells * 10);
+  out->cells = 0;
   ElementsSink sink{*out};
   Decoder<ElementsSink> d{sink, binary.data(), binary.data() + binary.size()};
   Status st = d.Run();
-  out->bytes.resize(sink.used);
-  if (!st.ok()) {
-    // No cells of a corrupt column are handed out.
-    out->bytes.clear();
-    out->offsets.clear();
-  }
+  // No cells of a corrupt column are handed out.
+  out->cells = st.ok() ? sink.cells : 0;
   return st;
 }
 
