@@ -98,6 +98,26 @@ Status DecodeColumnElements(const BsonElement& col, int64_t count, bool is_time,
   return Status::OK();
 }
 
+// Cell buffers for DecodeCompressedColumns, reused from bucket to bucket by the thread that
+// decodes: a fresh buffer per column per bucket would be allocated and zero-filled each time,
+// which costs as much as decoding the cells. A buffer is free again once only the pool holds it
+// (its reader let go of the bucket's cells). Buffers grown past kPooledBytes are not kept.
+std::shared_ptr<bsoncolumn::ColumnElements> PooledCells() {
+  constexpr size_t kPoolSize = 64;
+  constexpr size_t kPooledBytes = size_t{1} << 20;
+  thread_local std::vector<std::shared_ptr<bsoncolumn::ColumnElements>> pool;
+  for (auto& c : pool) {
+    if (c.use_count() != 1) continue;
+    if (c->bytes.capacity() > kPooledBytes || c->offsets.capacity() > kPooledBytes / 8) {
+      c = std::make_shared<bsoncolumn::ColumnElements>();
+    }
+    return c;
+  }
+  auto c = std::make_shared<bsoncolumn::ColumnElements>();
+  if (pool.size() < kPoolSize) pool.push_back(c);
+  return c;
+}
+
 std::string DescribeBucketId(const BsonObj& bucket) {
   BsonElement id = bucket["_id"];
   if (id.type() == BsonType::kObjectId) return "ObjectId('" + id.Oid().ToHex() + "')";
@@ -205,7 +225,7 @@ StatusWith<int64_t> DecodeCompressedColumns(const BsonObj& bucket, std::string_v
     const bool is_time = col.FieldName() == time_field;
     saw_time = saw_time || is_time;
     if (!is_time && want && !want(col.FieldName())) continue;
-    auto cells = std::make_shared<bsoncolumn::ColumnElements>();
+    auto cells = PooledCells();
     Status st = DecodeColumnElements(col, count.value(), is_time, cells.get());
     if (!st.ok()) return corrupt(st);
     out->push_back(DecodedColumn{col.FieldName(), std::move(cells)});
