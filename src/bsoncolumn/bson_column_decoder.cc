@@ -585,7 +585,7 @@ struct Decoder {
         HG_ASSIGN_OR_RETURN(size_t n, StartBlock(regular, p));
         p += n;
         if constexpr (Sink::kFastBlocks) {
-          if (FastBlockApplies(regular)) HG_RETURN_IF_ERROR(FastBlock(regular, p));
+          if (FastBlockApplies(regular)) HG_RETURN_IF_ERROR(FastBlocks(regular, p));
         }
       }
     }
@@ -607,24 +607,28 @@ struct Decoder {
     }
   }
 
-  // Decodes every word of the block loaded into `s` at once, with the same results and errors
-  // as cell by cell through NextSlot and Apply, but without the per-slot state (a 128-bit
-  // optional per slot) and writing the cells straight into the sink's buffers, with the
-  // decoding state in locals: stores through the buffers' char pointers would otherwise force
-  // every member back to memory per cell. `at` is where Apply's errors are reported: the
-  // position after the block, as on the general path. Only for a sink with Room().
-  Status FastBlock(Stream& s, const char* at) {
+  // Decodes every word of the block loaded into `s`, and of the blocks that follow it, at once,
+  // with the same results and errors as cell by cell through NextSlot and Apply, but without
+  // the per-slot state (a 128-bit optional per slot) and writing the cells straight into the
+  // sink's buffers, with the decoding state in locals: stores through the buffers' char
+  // pointers would otherwise force every member back to memory per cell. `p` is the position
+  // after the loaded block (where Apply's errors are reported, as on the general path); it
+  // advances past each following block taken here. A following block is left to Run (which
+  // loads it with StartBlock and reports its errors) when anything about it is unusual: a bad
+  // control byte, truncation, or a previous double its scale cannot encode. Only for a sink
+  // with Room().
+  Status FastBlocks(Stream& s, const char*& p) {
     // The last slot (repeated by RLE words); s.last_slot is nullopt after a skip.
     bool last_skip = !s.last_slot.has_value();
     uint64_t last = last_skip ? 0 : static_cast<uint64_t>(*s.last_slot);
     const size_t size = s.type == BsonType::kInt32 ? 4 : 8;
-    if (s.value.size() != size) return Corrupt("malformed previous value", Offset(at));
+    if (s.value.size() != size) return Corrupt("malformed previous value", Offset(p));
     uint64_t cur = 0;  // the current value's bytes (little-endian, as stored)
     std::memcpy(&cur, s.value.data(), size);
     const BsonType type = s.type;
     const char type_byte = static_cast<char>(type);
     const bool dod = s.dod;
-    const int scale = s.scale;
+    int scale = s.scale;
     int64_t enc64 = s.enc64;
     int64_t dod_value = s.dod_value;
     bool cell_missing = last_missing_;
@@ -633,7 +637,7 @@ struct Decoder {
     // Room for the block's cells, unless it holds RLE words (which make room for themselves):
     // at most 60 per word.
     const size_t cell_size = 2 + size;
-    const size_t block_cells = static_cast<size_t>(s.words_left) * 60;
+    size_t block_cells = static_cast<size_t>(s.words_left) * 60;
     sink.Room(block_cells, block_cells * cell_size);
     char* bytes = sink.bytes();
     size_t* offsets = sink.offsets();
@@ -670,58 +674,85 @@ struct Decoder {
       used += cell_size;
       return true;
     };
-    for (; s.words_left > 0; --s.words_left, s.next_word += 8) {
-      uint64_t word;
-      std::memcpy(&word, s.next_word, 8);
-      uint64_t skips = 0;
-      int n;
-      int rle = 0;
-      if ((word & 0xF) == 14) {
-        // One 60-bit value: what full-precision doubles mostly are, decoded here directly.
-        values[0] = word >> 4;
-        skips = values[0] == (uint64_t{1} << 60) - 1;
-        if (skips) values[0] = 0;
-        n = 1;
-      } else {
-        auto decoded = DecodeSimple8bWord64(word, values, &skips, &rle);
-        if (!decoded.ok()) {
-          st = Corrupt(decoded.status().reason(), Offset(s.next_word));
+    for (;;) {
+      for (; s.words_left > 0; --s.words_left, s.next_word += 8) {
+        uint64_t word;
+        std::memcpy(&word, s.next_word, 8);
+        uint64_t skips = 0;
+        int n;
+        int rle = 0;
+        if ((word & 0xF) == 14) {
+          // One 60-bit value: what full-precision doubles mostly are, decoded here directly.
+          values[0] = word >> 4;
+          skips = values[0] == (uint64_t{1} << 60) - 1;
+          if (skips) values[0] = 0;
+          n = 1;
+        } else {
+          auto decoded = DecodeSimple8bWord64(word, values, &skips, &rle);
+          if (!decoded.ok()) {
+            st = Corrupt(decoded.status().reason(), Offset(s.next_word));
+            break;
+          }
+          n = decoded.value();
+        }
+        bool ok = true;
+        if (n == 0) {
+          const size_t cells = static_cast<size_t>(rle);
+          sink.Commit(k, used);
+          k = 0;
+          sink.Room(cells + block_cells, (cells + block_cells) * cell_size);
+          bytes = sink.bytes();
+          offsets = sink.offsets();
+          if (last_skip) {
+            for (size_t i = 0; i < cells; ++i) offsets[k++] = ColumnElements::kMissing;
+          } else {
+            for (size_t i = 0; i < cells && ok; ++i) ok = value(last);
+          }
+          cell_missing = last_skip;
+        } else {
+          for (int i = 0; i < n && ok; ++i) {
+            last_skip = (skips >> i) & 1;
+            if (last_skip) {
+              offsets[k++] = ColumnElements::kMissing;
+              continue;
+            }
+            last = values[i];
+            ok = value(last);
+          }
+          cell_missing = last_skip;
+        }
+        if (!ok) {
+          st = Corrupt("int32 delta out of range", Offset(p));
           break;
         }
-        n = decoded.value();
       }
-      bool ok = true;
-      if (n == 0) {
-        const size_t cells = static_cast<size_t>(rle);
-        sink.Commit(k, used);
-        k = 0;
-        sink.Room(cells + block_cells, (cells + block_cells) * cell_size);
-        bytes = sink.bytes();
-        offsets = sink.offsets();
-        if (last_skip) {
-          for (size_t i = 0; i < cells; ++i) offsets[k++] = ColumnElements::kMissing;
-        } else {
-          for (size_t i = 0; i < cells && ok; ++i) ok = value(last);
-        }
-        cell_missing = last_skip;
-      } else {
-        for (int i = 0; i < n && ok; ++i) {
-          last_skip = (skips >> i) & 1;
-          if (last_skip) {
-            offsets[k++] = ColumnElements::kMissing;
-            continue;
-          }
-          last = values[i];
-          ok = value(last);
-        }
-        cell_missing = last_skip;
+      if (!st.ok() || p >= end) break;
+      // The next block, when it is a plain one (StartBlock's work, for this state).
+      const uint8_t c = static_cast<uint8_t>(*p);
+      if (c == kEndOfColumn || IsLiteralControl(c) || IsInterleavedStart(c)) break;
+      const int next_scale = ScaleIndexOfControl(c);
+      const int words = (c & 0x0F) + 1;
+      if (next_scale < 0 || end - (p + 1) < 8 * words) break;
+      if (type == BsonType::kDouble) {
+        double d;
+        std::memcpy(&d, &cur, 8);
+        auto enc = EncodeDouble(d, next_scale);
+        if (!enc) break;
+        enc64 = *enc;
       }
-      if (!ok) {
-        st = Corrupt("int32 delta out of range", Offset(at));
-        break;
-      }
+      scale = next_scale;
+      s.next_word = p + 1;
+      s.words_left = words;
+      p += 1 + 8 * static_cast<size_t>(words);
+      block_cells = static_cast<size_t>(words) * 60;
+      sink.Commit(k, used);
+      k = 0;
+      sink.Room(block_cells, block_cells * cell_size);
+      bytes = sink.bytes();
+      offsets = sink.offsets();
     }
     sink.Commit(k, used);
+    s.scale = scale;
     last_missing_ = cell_missing;
     std::memcpy(s.value.data(), &cur, size);
     s.enc64 = enc64;
