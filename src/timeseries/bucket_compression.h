@@ -4,9 +4,10 @@
 // says how many measurements there are. Version 2 holds its rows sorted by time, version 3
 // (MongoDB 8.0) in arrival order; nothing here relies on the order.
 //
-// Readers keep their version-1 code: DecompressBucket turns a compressed bucket into the
-// version-1 bucket with the same measurements (MongoDB's decompressBucket), decoding only the
-// columns the reader asks for. Writers that rewrite a compressed bucket (a time-series delete)
+// Readers decode only the columns they need straight into element buffers
+// (DecodeCompressedColumns) and read the cells in place; DecompressBucket turns a compressed
+// bucket into the version-1 bucket with the same measurements (MongoDB's decompressBucket) for
+// callers that want that form. Writers that rewrite a compressed bucket (a time-series delete)
 // use CompressBucket to write it back compressed.
 //
 // Pure functions, thread-safe.
