@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 #include <optional>
 
 #include "bsoncolumn/bson_column_values.h"
@@ -507,6 +508,7 @@ struct Decoder {
       il.processed = 0;
       HG_ASSIGN_OR_RETURN(bool more, VisitRow(ref, il, p, row));
       if (!more) break;
+      HG_RETURN_IF_ERROR(RoomForCell(p));
       rows = true;
       if (row.size() == 4) {
         EmitMissing();
@@ -538,11 +540,26 @@ struct Decoder {
   }
 
   // Every cell goes through these: the interleaved sections need to know the last one.
+  // OK while one more cell fits under max_cells: a few bytes of RLE stand for millions of
+  // cells, so a reader that knows the row count (a bucket's control.count) stops the decoder
+  // before it builds more.
+  Status RoomForCell(const char* at) const {
+    if (emitted_ < max_cells) return Status::OK();
+    return CapReached(at);
+  }
+  Status CapReached(const char* at) const {
+    return Corrupt("more than the " + std::to_string(max_cells) + " cells expected", Offset(at));
+  }
+  size_t max_cells = std::numeric_limits<size_t>::max();
+  size_t emitted_ = 0;  // cells handed to the sink so far
+
   void EmitMissing() {
+    ++emitted_;
     last_missing_ = true;
     sink.Missing();
   }
   void EmitValue(BsonType t, std::string_view value) {
+    ++emitted_;
     last_missing_ = false;
     sink.Value(t, value);
   }
@@ -557,6 +574,7 @@ struct Decoder {
       const char* at = p;
       HG_ASSIGN_OR_RETURN(bool got, NextSlot(regular, &slot));
       if (got) {
+        HG_RETURN_IF_ERROR(RoomForCell(at));
         bool present;
         HG_RETURN_IF_ERROR(Apply(regular, slot, &present, at));
         if (present) {
@@ -576,6 +594,7 @@ struct Decoder {
         BsonType t;
         std::string_view v;
         HG_ASSIGN_OR_RETURN(size_t n, ParseLiteral(p, &t, &v));
+        HG_RETURN_IF_ERROR(RoomForCell(p));
         regular.LoadLiteral(t, v);
         EmitValue(regular.type, regular.value);
         p += n;
@@ -696,9 +715,15 @@ struct Decoder {
           n = decoded.value();
         }
         bool ok = true;
+        // The cells of this word under max_cells; past them the cap error, as on the general
+        // path (which checks before each cell).
+        const size_t room = max_cells - (emitted_ + k);
+        const size_t word_cells = n == 0 ? static_cast<size_t>(rle) : static_cast<size_t>(n);
+        const bool over = word_cells > room;
         if (n == 0) {
-          const size_t cells = static_cast<size_t>(rle);
+          const size_t cells = std::min(word_cells, room);
           sink.Commit(k, used);
+          emitted_ += k;
           k = 0;
           sink.Room(cells + block_cells, (cells + block_cells) * cell_size);
           bytes = sink.bytes();
@@ -710,7 +735,8 @@ struct Decoder {
           }
           cell_missing = last_skip;
         } else {
-          for (int i = 0; i < n && ok; ++i) {
+          const int limit = static_cast<int>(std::min(word_cells, room));
+          for (int i = 0; i < limit && ok; ++i) {
             last_skip = (skips >> i) & 1;
             if (last_skip) {
               offsets[k++] = ColumnElements::kMissing;
@@ -723,6 +749,10 @@ struct Decoder {
         }
         if (!ok) {
           st = Corrupt("int32 delta out of range", Offset(p));
+          break;
+        }
+        if (over) {
+          st = CapReached(p);
           break;
         }
       }
@@ -746,12 +776,14 @@ struct Decoder {
       p += 1 + 8 * static_cast<size_t>(words);
       block_cells = static_cast<size_t>(words) * 60;
       sink.Commit(k, used);
+      emitted_ += k;
       k = 0;
       sink.Room(block_cells, block_cells * cell_size);
       bytes = sink.bytes();
       offsets = sink.offsets();
     }
     sink.Commit(k, used);
+    emitted_ += k;
     s.scale = scale;
     last_missing_ = cell_missing;
     std::memcpy(s.value.data(), &cur, size);
@@ -828,14 +860,19 @@ struct VisitorSink {
 }  // namespace
 
 StatusWith<std::vector<ColumnCell>> DecodeBsonColumn(std::string_view binary) {
+  return DecodeBsonColumn(binary, std::numeric_limits<size_t>::max());
+}
+
+StatusWith<std::vector<ColumnCell>> DecodeBsonColumn(std::string_view binary, size_t max_cells) {
   CellsSink sink;
   Decoder<CellsSink> d{sink, binary.data(), binary.data() + binary.size()};
+  d.max_cells = max_cells;
   HG_RETURN_IF_ERROR(d.Run());
   return std::move(sink.cells);
 }
 
-Status DecodeBsonColumnElements(std::string_view binary, ColumnElements* out,
-                                size_t expected_cells) {
+Status DecodeBsonColumnElements(std::string_view binary, ColumnElements* out, size_t expected_cells,
+                                size_t max_cells) {
   // A hint from a stored count may be corrupt: never reserve more than a large bucket needs.
   expected_cells = std::min<size_t>(expected_cells, size_t{1} << 16);
   // Room for as many 8-byte values (doubles, dates), the usual measurement, before any growth.
@@ -845,6 +882,7 @@ Status DecodeBsonColumnElements(std::string_view binary, ColumnElements* out,
   out->cells = 0;
   ElementsSink sink{*out};
   Decoder<ElementsSink> d{sink, binary.data(), binary.data() + binary.size()};
+  d.max_cells = max_cells;
   Status st = d.Run();
   // No cells of a corrupt column are handed out.
   out->cells = st.ok() ? sink.cells : 0;

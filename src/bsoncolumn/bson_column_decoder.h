@@ -43,6 +43,10 @@ class ColumnCell {
 // Decodes every cell of `binary` (the BinData payload, without the BinData header).
 // InvalidBSON (22) if the binary is corrupt or truncated.
 StatusWith<std::vector<ColumnCell>> DecodeBsonColumn(std::string_view binary);
+// The same, refusing (InvalidBSON) a column of more than `max_cells` cells before building them:
+// what a reader that knows the row count (a bucket's control.count) calls, so that a few bytes
+// of run-length encoding cannot make it build millions of cells.
+StatusWith<std::vector<ColumnCell>> DecodeBsonColumn(std::string_view binary, size_t max_cells);
 
 // The cells of a column without an allocation per cell, for readers that walk many cells (the
 // time-series scan): each present cell as an element (type byte, 0x00 for the empty name, value
@@ -66,9 +70,11 @@ struct ColumnElements {
 };
 // Decodes every cell of `binary` into *out (emptied first; left without cells on error).
 // InvalidBSON (22) as DecodeBsonColumn. `expected_cells`, when the caller knows it (control.count),
-// sizes the buffers once; it is only a hint.
+// sizes the buffers once; it is only a hint. `max_cells` caps the cells as DecodeBsonColumn's does
+// (the same error at the same cell).
 Status DecodeBsonColumnElements(std::string_view binary, ColumnElements* out,
-                                size_t expected_cells = 0);
+                                size_t expected_cells = 0,
+                                size_t max_cells = static_cast<size_t>(-1));
 
 // The cells of a column handed to a visitor one by one, in row order, nothing allocated per
 // cell. `value` is the cell's value bytes (as in a BSON element after its name), valid only

@@ -180,6 +180,41 @@ TEST(BsonColumnElementsTest, KnownCorruptInputs) {
   ExpectSameDecoding(std::string(1, '\0'));
 }
 
+// A cell cap stops both paths at the same cell with the same error: columns of every kind,
+// capped below, at and above their length.
+TEST(BsonColumnElementsTest, CellCapAlike) {
+  std::mt19937_64 rng(11);
+  for (int iter = 0; iter < 300; ++iter) {
+    SCOPED_TRACE(iter);
+    const Column col = iter % 2 ? RandomColumn(rng) : NumericColumn(rng);
+    const std::string binary = col.Encode();
+    const size_t n = col.docs.size();
+    for (size_t cap : {size_t{0}, n / 3, n > 0 ? n - 1 : 0, n, n + 1}) {
+      auto want = DecodeBsonColumn(binary, cap);
+      ColumnElements elements;
+      Status st = DecodeBsonColumnElements(binary, &elements, n, cap);
+      ASSERT_EQ(st.ok(), want.ok()) << "cap " << cap << ": " << st.ToString();
+      ASSERT_EQ(want.ok(), cap >= n) << "cap " << cap;
+      if (!want.ok()) {
+        EXPECT_EQ(st.reason(), want.status().reason()) << "cap " << cap;
+        EXPECT_EQ(elements.size(), 0u);
+      } else {
+        EXPECT_EQ(elements.size(), n);
+      }
+    }
+  }
+  // A few bytes of RLE standing for ~30,000 cells, capped at 10: refused before they are built.
+  Column runs;
+  for (int i = 0; i < 30000; ++i) runs.Double(1.5);
+  const std::string binary = runs.Encode();
+  ASSERT_LT(binary.size(), 200u);
+  ColumnElements elements;
+  Status st = DecodeBsonColumnElements(binary, &elements, 10, 11);
+  EXPECT_EQ(st.code(), ErrorCode::kInvalidBSON);
+  EXPECT_NE(st.reason().find("more than the 11 cells expected"), std::string::npos) << st.reason();
+  EXPECT_LT(elements.bytes.size(), 100000u);
+}
+
 // The 64-bit word decoder of the fast path against the general one, on random words of every
 // selector (and invalid ones).
 TEST(BsonColumnElementsTest, Simple8bWord64MatchesGeneral) {

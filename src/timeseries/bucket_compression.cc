@@ -50,7 +50,8 @@ StatusWith<std::vector<ColumnCell>> DecodeColumn(const BsonElement& col, int64_t
   if (col.type() != BsonType::kBinData || col.BinSubtype() != kColumnSubtype) {
     return Bad("column " + name + " of a compressed bucket must be a BinData of subtype 7");
   }
-  auto cells = bsoncolumn::DecodeBsonColumn(col.BinData());
+  // One cell more than the count is enough to tell a mismatch, and no more are built.
+  auto cells = bsoncolumn::DecodeBsonColumn(col.BinData(), static_cast<size_t>(count) + 1);
   if (!cells.ok()) {
     return Bad("column " + name + " is not a valid BSONColumn: " + cells.status().reason());
   }
@@ -81,8 +82,9 @@ Status DecodeColumnElements(const BsonElement& col, int64_t count, bool is_time,
   if (col.type() != BsonType::kBinData || col.BinSubtype() != kColumnSubtype) {
     return Bad("column " + name + " of a compressed bucket must be a BinData of subtype 7");
   }
-  Status st =
-      bsoncolumn::DecodeBsonColumnElements(col.BinData(), cells, static_cast<size_t>(count));
+  // One cell more than the count is enough to tell a mismatch, and no more are built.
+  Status st = bsoncolumn::DecodeBsonColumnElements(col.BinData(), cells, static_cast<size_t>(count),
+                                                   static_cast<size_t>(count) + 1);
   if (!st.ok()) return Bad("column " + name + " is not a valid BSONColumn: " + st.reason());
   if (static_cast<int64_t>(cells->size()) != count) {
     return Bad("column " + name + " holds " + std::to_string(cells->size()) +
