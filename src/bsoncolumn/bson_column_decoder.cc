@@ -1,5 +1,6 @@
 #include "bsoncolumn/bson_column_decoder.h"
 
+#include <algorithm>
 #include <cstring>
 #include <limits>
 #include <optional>
@@ -91,6 +92,16 @@ std::optional<size_t> BoundedValueSize(BsonType t, const char* v, size_t avail) 
   }
 }
 
+// value = the n bytes at v; the common case (the same size as before) without string
+// bookkeeping, since this runs once per decoded cell.
+inline void SetFixed(std::string& value, const void* v, size_t n) {
+  if (value.size() == n) {
+    std::memcpy(value.data(), v, n);
+  } else {
+    value.assign(static_cast<const char*>(v), n);
+  }
+}
+
 bool KnownLiteralType(uint8_t c) { return (c >= 0x01 && c <= 0x13) || c == 0x7F || c == 0xFF; }
 
 // Decoding state of one stream: the regular stream, or one leaf of an interleaved section.
@@ -177,19 +188,14 @@ struct Stream {
   std::string scratch;
 };
 
+// Decodes into a Sink, which receives each cell in row order as Missing() or
+// Value(type, value bytes); the value bytes are valid only during the call.
+template <typename Sink>
 struct Decoder {
+  Sink& sink;
   const char* begin;
   const char* end;
-  // The most cells the caller accepts: a few bytes of RLE stand for millions of cells, so the
-  // decoder stops before it builds more than the bucket says it has.
-  size_t max_cells = std::numeric_limits<size_t>::max();
   size_t Offset(const char* p) const { return static_cast<size_t>(p - begin); }
-
-  // OK while one more cell fits under max_cells.
-  Status Room(const std::vector<ColumnCell>& cells, const char* at) const {
-    if (cells.size() < max_cells) return Status::OK();
-    return Corrupt("more than the " + std::to_string(max_cells) + " cells expected", Offset(at));
-  }
 
   // Parses the literal at `p`; returns its total size.
   StatusWith<size_t> ParseLiteral(const char* p, BsonType* type, std::string_view* value) {
@@ -346,21 +352,21 @@ struct Decoder {
     switch (s.type) {
       case BsonType::kDouble: {
         const double x = DecodeDouble(v, s.scale);
-        s.value.assign(reinterpret_cast<const char*>(&x), 8);
+        SetFixed(s.value, &x, 8);
         return Status::OK();
       }
-      case BsonType::kInt32:
+      case BsonType::kInt32: {
         if (v < INT32_MIN || v > INT32_MAX) {
           return Corrupt("int32 delta out of range", Offset(at));
         }
-        s.value.clear();
-        AppendInt32(s.value, static_cast<int32_t>(v));
+        const int32_t x = static_cast<int32_t>(v);
+        SetFixed(s.value, &x, 4);
         return Status::OK();
+      }
       case BsonType::kInt64:
       case BsonType::kDate:
       case BsonType::kTimestamp:
-        s.value.clear();
-        AppendInt64(s.value, v);
+        SetFixed(s.value, &v, 8);
         return Status::OK();
       case BsonType::kBool:
         if (v != 0 && v != 1) return Corrupt("boolean delta out of range", Offset(at));
@@ -377,15 +383,6 @@ struct Decoder {
         return Corrupt("non-zero delta for type " + std::string(bson::TypeName(s.type)),
                        Offset(at));
     }
-  }
-
-  static ColumnCell CellOf(const Stream& s) {
-    std::string e;
-    e.reserve(2 + s.value.size());
-    e.push_back(static_cast<char>(s.type));
-    e.push_back('\0');
-    e.append(s.value);
-    return ColumnCell(std::move(e));
   }
 
   struct Interleaved {
@@ -474,7 +471,7 @@ struct Decoder {
     return true;
   }
 
-  Status DecodeInterleaved(const char*& p, std::vector<ColumnCell>& cells, Stream& regular) {
+  Status DecodeInterleaved(const char*& p, Stream& regular) {
     const uint8_t ctl = static_cast<uint8_t>(*p);
     const BsonType root = ctl == kInterleavedStartArray ? BsonType::kArray : BsonType::kObject;
     const char* ref = p + 1;
@@ -503,40 +500,72 @@ struct Decoder {
                                std::string_view(leaves[i].value, leaves[i].value_size));
     }
     p = ref + ref_len;
+    std::string row;  // the row being built, then the section's last row
+    bool rows = false;
     for (;;) {
-      std::string row(4, '\0');
+      row.assign(4, '\0');
       il.index = 0;
       il.processed = 0;
       HG_ASSIGN_OR_RETURN(bool more, VisitRow(ref, il, p, row));
       if (!more) break;
-      HG_RETURN_IF_ERROR(Room(cells, p));
+      HG_RETURN_IF_ERROR(RoomForCell(p));
+      rows = true;
       if (row.size() == 4) {
-        cells.emplace_back();
+        EmitMissing();
         continue;
       }
       row.push_back('\0');
       const int32_t len = static_cast<int32_t>(row.size());
       std::memcpy(row.data(), &len, 4);
-      std::string e;
-      e.push_back(static_cast<char>(root));
-      e.push_back('\0');
-      e.append(row);
-      cells.emplace_back(std::move(e));
+      EmitValue(root, row);
     }
-    // Regular decoding resumes with the last row as the previous value.
-    regular = Stream();
-    if (!cells.empty() && !cells.back().missing()) {
-      const std::string& b = cells.back().bytes();
-      regular.LoadLiteral(static_cast<BsonType>(b[0]), std::string_view(b).substr(2));
-      regular.is128 = false;
-      regular.dod = false;
-      regular.only_repeat = true;
+    // Regular decoding resumes with the last cell so far as the previous value: the section's
+    // last row, or the cell before the section when the section holds no rows (which is the
+    // regular stream's value).
+    if (last_missing_) {
+      regular = Stream();
+      return Status::OK();
     }
+    Stream resumed;
+    if (rows) {
+      resumed.LoadLiteral(root, row);
+    } else {
+      resumed.LoadLiteral(regular.type, regular.value);
+    }
+    resumed.is128 = false;
+    resumed.dod = false;
+    resumed.only_repeat = true;
+    regular = std::move(resumed);
     return Status::OK();
   }
 
-  StatusWith<std::vector<ColumnCell>> Run() {
-    std::vector<ColumnCell> cells;
+  // Every cell goes through these: the interleaved sections need to know the last one.
+  // OK while one more cell fits under max_cells: a few bytes of RLE stand for millions of
+  // cells, so a reader that knows the row count (a bucket's control.count) stops the decoder
+  // before it builds more.
+  Status RoomForCell(const char* at) const {
+    if (emitted_ < max_cells) return Status::OK();
+    return CapReached(at);
+  }
+  Status CapReached(const char* at) const {
+    return Corrupt("more than the " + std::to_string(max_cells) + " cells expected", Offset(at));
+  }
+  size_t max_cells = std::numeric_limits<size_t>::max();
+  size_t emitted_ = 0;  // cells handed to the sink so far
+
+  void EmitMissing() {
+    ++emitted_;
+    last_missing_ = true;
+    sink.Missing();
+  }
+  void EmitValue(BsonType t, std::string_view value) {
+    ++emitted_;
+    last_missing_ = false;
+    sink.Value(t, value);
+  }
+  bool last_missing_ = true;  // also before the first cell: nothing to resume from
+
+  Status Run() {
     Stream regular;
     const char* p = begin;
     if (begin == end) return Corrupt("empty column", 0);
@@ -545,13 +574,13 @@ struct Decoder {
       const char* at = p;
       HG_ASSIGN_OR_RETURN(bool got, NextSlot(regular, &slot));
       if (got) {
-        HG_RETURN_IF_ERROR(Room(cells, at));
+        HG_RETURN_IF_ERROR(RoomForCell(at));
         bool present;
         HG_RETURN_IF_ERROR(Apply(regular, slot, &present, at));
         if (present) {
-          cells.push_back(CellOf(regular));
+          EmitValue(regular.type, regular.value);
         } else {
-          cells.emplace_back();
+          EmitMissing();
         }
         continue;
       }
@@ -559,36 +588,310 @@ struct Decoder {
       const uint8_t ctl = static_cast<uint8_t>(*p);
       if (ctl == kEndOfColumn) {
         if (p + 1 != end) return Corrupt("bytes after the end of the column", Offset(p + 1));
-        return cells;
+        return Status::OK();
       }
       if (IsLiteralControl(ctl)) {
         BsonType t;
         std::string_view v;
         HG_ASSIGN_OR_RETURN(size_t n, ParseLiteral(p, &t, &v));
-        HG_RETURN_IF_ERROR(Room(cells, p));
+        HG_RETURN_IF_ERROR(RoomForCell(p));
         regular.LoadLiteral(t, v);
-        cells.push_back(CellOf(regular));
+        EmitValue(regular.type, regular.value);
         p += n;
       } else if (IsInterleavedStart(ctl)) {
-        HG_RETURN_IF_ERROR(DecodeInterleaved(p, cells, regular));
+        HG_RETURN_IF_ERROR(DecodeInterleaved(p, regular));
       } else {
         HG_ASSIGN_OR_RETURN(size_t n, StartBlock(regular, p));
         p += n;
+        if constexpr (Sink::kFastBlocks) {
+          if (FastBlockApplies(regular)) HG_RETURN_IF_ERROR(FastBlocks(regular, p));
+        }
       }
     }
   }
+
+  // Whether FastBlock can decode the block just loaded into `s`: a 64-bit stream of a numeric
+  // type with a previous value, which is what nearly every measurement column holds.
+  static bool FastBlockApplies(const Stream& s) {
+    if (!s.has_last || s.is128 || s.only_repeat) return false;
+    switch (s.type) {
+      case BsonType::kDouble:
+      case BsonType::kInt64:
+      case BsonType::kDate:
+      case BsonType::kTimestamp:
+      case BsonType::kInt32:
+        return true;
+      default:
+        return false;
+    }
+  }
+
+  // Decodes every word of the block loaded into `s`, and of the blocks that follow it, at once,
+  // with the same results and errors as cell by cell through NextSlot and Apply, but without
+  // the per-slot state (a 128-bit optional per slot) and writing the cells straight into the
+  // sink's buffers, with the decoding state in locals: stores through the buffers' char
+  // pointers would otherwise force every member back to memory per cell. `p` is the position
+  // after the loaded block (where Apply's errors are reported, as on the general path); it
+  // advances past each following block taken here. A following block is left to Run (which
+  // loads it with StartBlock and reports its errors) when anything about it is unusual: a bad
+  // control byte, truncation, or a previous double its scale cannot encode. Only for a sink
+  // with Room().
+  Status FastBlocks(Stream& s, const char*& p) {
+    // The last slot (repeated by RLE words); s.last_slot is nullopt after a skip.
+    bool last_skip = !s.last_slot.has_value();
+    uint64_t last = last_skip ? 0 : static_cast<uint64_t>(*s.last_slot);
+    const size_t size = s.type == BsonType::kInt32 ? 4 : 8;
+    if (s.value.size() != size) return Corrupt("malformed previous value", Offset(p));
+    uint64_t cur = 0;  // the current value's bytes (little-endian, as stored)
+    std::memcpy(&cur, s.value.data(), size);
+    const BsonType type = s.type;
+    const char type_byte = static_cast<char>(type);
+    const bool dod = s.dod;
+    int scale = s.scale;
+    int64_t enc64 = s.enc64;
+    int64_t dod_value = s.dod_value;
+    bool cell_missing = last_missing_;
+    Status st = Status::OK();
+    uint64_t values[60];
+    // Room for the block's cells, unless it holds RLE words (which make room for themselves):
+    // at most 60 per word.
+    const size_t cell_size = 2 + size;
+    size_t block_cells = static_cast<size_t>(s.words_left) * 60;
+    sink.Room(block_cells, block_cells * cell_size);
+    char* bytes = sink.bytes();
+    size_t* offsets = sink.offsets();
+    size_t used = sink.used;
+    size_t k = 0;  // cells written at offsets
+    // One present cell from the Simple-8b value u; false for an int32 out of range.
+    auto value = [&](uint64_t u) -> bool {
+      if (dod || u != 0) {
+        enc64 = WrapAdd(enc64, UnZigZag64(u));
+        int64_t v = enc64;
+        if (dod) {
+          dod_value = WrapAdd(dod_value, enc64);
+          v = dod_value;
+        }
+        if (type == BsonType::kDouble) {
+          const double x = DecodeDouble(v, scale);
+          std::memcpy(&cur, &x, 8);
+        } else if (type == BsonType::kInt32) {
+          if (v < INT32_MIN || v > INT32_MAX) return false;
+          cur = static_cast<uint32_t>(static_cast<int32_t>(v));
+        } else {
+          cur = static_cast<uint64_t>(v);
+        }
+      }
+      offsets[k++] = used;
+      char* e = bytes + used;
+      e[0] = type_byte;
+      e[1] = '\0';
+      if (size == 8) {
+        std::memcpy(e + 2, &cur, 8);
+      } else {
+        std::memcpy(e + 2, &cur, 4);
+      }
+      used += cell_size;
+      return true;
+    };
+    for (;;) {
+      for (; s.words_left > 0; --s.words_left, s.next_word += 8) {
+        uint64_t word;
+        std::memcpy(&word, s.next_word, 8);
+        uint64_t skips = 0;
+        int n;
+        int rle = 0;
+        if ((word & 0xF) == 14) {
+          // One 60-bit value: what full-precision doubles mostly are, decoded here directly.
+          values[0] = word >> 4;
+          skips = values[0] == (uint64_t{1} << 60) - 1;
+          if (skips) values[0] = 0;
+          n = 1;
+        } else {
+          auto decoded = DecodeSimple8bWord64(word, values, &skips, &rle);
+          if (!decoded.ok()) {
+            st = Corrupt(decoded.status().reason(), Offset(s.next_word));
+            break;
+          }
+          n = decoded.value();
+        }
+        bool ok = true;
+        // The cells of this word under max_cells; past them the cap error, as on the general
+        // path (which checks before each cell).
+        const size_t room = max_cells - (emitted_ + k);
+        const size_t word_cells = n == 0 ? static_cast<size_t>(rle) : static_cast<size_t>(n);
+        const bool over = word_cells > room;
+        if (n == 0) {
+          const size_t cells = std::min(word_cells, room);
+          sink.Commit(k, used);
+          emitted_ += k;
+          k = 0;
+          sink.Room(cells + block_cells, (cells + block_cells) * cell_size);
+          bytes = sink.bytes();
+          offsets = sink.offsets();
+          if (last_skip) {
+            for (size_t i = 0; i < cells; ++i) offsets[k++] = ColumnElements::kMissing;
+          } else {
+            for (size_t i = 0; i < cells && ok; ++i) ok = value(last);
+          }
+          cell_missing = last_skip;
+        } else {
+          const int limit = static_cast<int>(std::min(word_cells, room));
+          for (int i = 0; i < limit && ok; ++i) {
+            last_skip = (skips >> i) & 1;
+            if (last_skip) {
+              offsets[k++] = ColumnElements::kMissing;
+              continue;
+            }
+            last = values[i];
+            ok = value(last);
+          }
+          cell_missing = last_skip;
+        }
+        if (!ok) {
+          st = Corrupt("int32 delta out of range", Offset(p));
+          break;
+        }
+        if (over) {
+          st = CapReached(p);
+          break;
+        }
+      }
+      if (!st.ok() || p >= end) break;
+      // The next block, when it is a plain one (StartBlock's work, for this state).
+      const uint8_t c = static_cast<uint8_t>(*p);
+      if (c == kEndOfColumn || IsLiteralControl(c) || IsInterleavedStart(c)) break;
+      const int next_scale = ScaleIndexOfControl(c);
+      const int words = (c & 0x0F) + 1;
+      if (next_scale < 0 || end - (p + 1) < 8 * words) break;
+      if (type == BsonType::kDouble) {
+        double d;
+        std::memcpy(&d, &cur, 8);
+        auto enc = EncodeDouble(d, next_scale);
+        if (!enc) break;
+        enc64 = *enc;
+      }
+      scale = next_scale;
+      s.next_word = p + 1;
+      s.words_left = words;
+      p += 1 + 8 * static_cast<size_t>(words);
+      block_cells = static_cast<size_t>(words) * 60;
+      sink.Commit(k, used);
+      emitted_ += k;
+      k = 0;
+      sink.Room(block_cells, block_cells * cell_size);
+      bytes = sink.bytes();
+      offsets = sink.offsets();
+    }
+    sink.Commit(k, used);
+    emitted_ += k;
+    s.scale = scale;
+    last_missing_ = cell_missing;
+    std::memcpy(s.value.data(), &cur, size);
+    s.enc64 = enc64;
+    s.dod_value = dod_value;
+    s.last_slot = last_skip ? std::nullopt : std::optional<uint128>(last);
+    return st;
+  }
+};
+
+// DecodeBsonColumn's sink: a ColumnCell per cell. It decodes slot by slot (no FastBlock): the
+// reference the fast path is tested against (tests, fuzz target).
+struct CellsSink {
+  static constexpr bool kFastBlocks = false;
+  std::vector<ColumnCell> cells;
+  void Missing() { cells.emplace_back(); }
+  void Value(BsonType t, std::string_view value) {
+    std::string e;
+    e.reserve(2 + value.size());
+    e.push_back(static_cast<char>(t));
+    e.push_back('\0');
+    e.append(value);
+    cells.emplace_back(std::move(e));
+  }
+};
+
+// DecodeBsonColumnElements' sink: the elements back to back in one buffer. `bytes` and
+// `offsets` grow geometrically and are written past `used` and `cells` without a resize per
+// cell (which would zero-fill each time); they are cut to size at the end.
+struct ElementsSink {
+  static constexpr bool kFastBlocks = true;
+  ColumnElements& out;
+  size_t used = 0;   // bytes written
+  size_t cells = 0;  // offsets written
+  // Makes room for `ncells` more cells of `nbytes` bytes in all.
+  void Room(size_t ncells, size_t nbytes) {
+    if (out.offsets.size() - cells < ncells) {
+      out.offsets.resize(std::max(2 * out.offsets.size(), cells + ncells));
+    }
+    if (out.bytes.size() - used < nbytes) {
+      out.bytes.resize(std::max(2 * out.bytes.size(), used + nbytes));
+    }
+  }
+  char* bytes() { return out.bytes.data(); }
+  size_t* offsets() { return out.offsets.data() + cells; }
+  void Commit(size_t ncells, size_t new_used) {
+    cells += ncells;
+    used = new_used;
+  }
+  void Missing() {
+    Room(1, 0);
+    out.offsets[cells++] = ColumnElements::kMissing;
+  }
+  void Value(BsonType t, std::string_view value) {
+    const size_t n = 2 + value.size();
+    Room(1, n);
+    out.offsets[cells++] = used;
+    char* w = out.bytes.data() + used;
+    w[0] = static_cast<char>(t);
+    w[1] = '\0';
+    std::memcpy(w + 2, value.data(), value.size());
+    used += n;
+  }
+};
+
+// VisitBsonColumn's sink: forwards to the visitor, cell by cell.
+struct VisitorSink {
+  static constexpr bool kFastBlocks = false;
+  CellVisitor& visitor;
+  void Missing() { visitor.Missing(); }
+  void Value(BsonType t, std::string_view value) { visitor.Value(t, value); }
 };
 
 }  // namespace
 
 StatusWith<std::vector<ColumnCell>> DecodeBsonColumn(std::string_view binary) {
-  Decoder d{binary.data(), binary.data() + binary.size()};
-  return d.Run();
+  return DecodeBsonColumn(binary, std::numeric_limits<size_t>::max());
 }
 
 StatusWith<std::vector<ColumnCell>> DecodeBsonColumn(std::string_view binary, size_t max_cells) {
-  Decoder d{binary.data(), binary.data() + binary.size()};
+  CellsSink sink;
+  Decoder<CellsSink> d{sink, binary.data(), binary.data() + binary.size()};
   d.max_cells = max_cells;
+  HG_RETURN_IF_ERROR(d.Run());
+  return std::move(sink.cells);
+}
+
+Status DecodeBsonColumnElements(std::string_view binary, ColumnElements* out, size_t expected_cells,
+                                size_t max_cells) {
+  // A hint from a stored count may be corrupt: never reserve more than a large bucket needs.
+  expected_cells = std::min<size_t>(expected_cells, size_t{1} << 16);
+  // Room for as many 8-byte values (doubles, dates), the usual measurement, before any growth.
+  // Buffers only grow: they are zero-filled once, not once per column.
+  if (out->offsets.size() < expected_cells) out->offsets.resize(expected_cells);
+  if (out->bytes.size() < expected_cells * 10) out->bytes.resize(expected_cells * 10);
+  out->cells = 0;
+  ElementsSink sink{*out};
+  Decoder<ElementsSink> d{sink, binary.data(), binary.data() + binary.size()};
+  d.max_cells = max_cells;
+  Status st = d.Run();
+  // No cells of a corrupt column are handed out.
+  out->cells = st.ok() ? sink.cells : 0;
+  return st;
+}
+
+Status VisitBsonColumn(std::string_view binary, CellVisitor& visitor) {
+  VisitorSink sink{visitor};
+  Decoder<VisitorSink> d{sink, binary.data(), binary.data() + binary.size()};
   return d.Run();
 }
 

@@ -48,4 +48,44 @@ StatusWith<std::vector<ColumnCell>> DecodeBsonColumn(std::string_view binary);
 // of run-length encoding cannot make it build millions of cells.
 StatusWith<std::vector<ColumnCell>> DecodeBsonColumn(std::string_view binary, size_t max_cells);
 
+// The cells of a column without an allocation per cell, for readers that walk many cells (the
+// time-series scan): each present cell as an element (type byte, 0x00 for the empty name, value
+// bytes) appended to `bytes`, its offset in `offsets`; kMissing for a missing cell. A reused
+// ColumnElements keeps its capacity. Same cells and same validation (and error) as
+// DecodeBsonColumn, which stays the slot-by-slot reference: this one decodes the Simple-8b blocks
+// of numeric streams (doubles, integers, dates) a whole block at a time, straight into `bytes`.
+struct ColumnElements {
+  static constexpr size_t kMissing = static_cast<size_t>(-1);
+  // Both buffers may extend past the cells (a reused ColumnElements keeps them at their size, so
+  // that the next column is written without zero-filling them again).
+  std::string bytes;
+  std::vector<size_t> offsets;  // offsets[i] for cell i < cells
+  size_t cells = 0;
+  size_t size() const { return cells; }
+  bool missing(size_t i) const { return offsets[i] == kMissing; }
+  // EOO for a missing cell. Borrows from `bytes`.
+  bson::BsonElement element(size_t i) const {
+    return missing(i) ? bson::BsonElement() : bson::BsonElement(bytes.data() + offsets[i], 0);
+  }
+};
+// Decodes every cell of `binary` into *out (emptied first; left without cells on error).
+// InvalidBSON (22) as DecodeBsonColumn. `expected_cells`, when the caller knows it (control.count),
+// sizes the buffers once; it is only a hint. `max_cells` caps the cells as DecodeBsonColumn's does
+// (the same error at the same cell).
+Status DecodeBsonColumnElements(std::string_view binary, ColumnElements* out,
+                                size_t expected_cells = 0,
+                                size_t max_cells = static_cast<size_t>(-1));
+
+// The cells of a column handed to a visitor one by one, in row order, nothing allocated per
+// cell. `value` is the cell's value bytes (as in a BSON element after its name), valid only
+// during the call. A corrupt column gives InvalidBSON as DecodeBsonColumn, possibly after some
+// cells were visited: a visitor must not act on the cells before the status is OK.
+class CellVisitor {
+ public:
+  virtual ~CellVisitor() = default;
+  virtual void Missing() = 0;
+  virtual void Value(bson::BsonType type, std::string_view value) = 0;
+};
+Status VisitBsonColumn(std::string_view binary, CellVisitor& visitor);
+
 }  // namespace hourglass::bsoncolumn

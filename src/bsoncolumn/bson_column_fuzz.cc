@@ -4,6 +4,7 @@
 // fuzz/corpus/bson_column.
 //
 // Every input must decode to cells or give an InvalidBSON status; sanitizers flag anything else.
+// DecodeBsonColumnElements (the readers' fast path) must give the same cells or the same error.
 // When it decodes and every cell is valid BSON, the cells are re-encoded with BsonColumnBuilder
 // and must decode back to exactly the same cells (the encoder's round trip), and the encoder's
 // output must be stable when encoded again.
@@ -38,6 +39,20 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace hourglass::bsoncolumn;
   const std::string_view input(reinterpret_cast<const char*>(data), size);
   auto decoded = DecodeBsonColumn(input);
+  ColumnElements elements;
+  const hourglass::Status fast = DecodeBsonColumnElements(input, &elements);
+  if (fast.ok() != decoded.ok()) std::abort();
+  if (!fast.ok() && fast.reason() != decoded.status().reason()) std::abort();
+  if (fast.ok()) {
+    if (elements.size() != decoded.value().size()) std::abort();
+    for (size_t i = 0; i < elements.size(); ++i) {
+      const auto& c = decoded.value()[i];
+      if (elements.missing(i) != c.missing()) std::abort();
+      if (c.missing()) continue;
+      const hourglass::bson::BsonElement e = elements.element(i);
+      if (std::string_view(e.raw(), 2 + e.ValueSize()) != c.bytes()) std::abort();
+    }
+  }
   if (!decoded.ok()) {
     if (decoded.status().code() != hourglass::ErrorCode::kInvalidBSON) std::abort();
     return 0;

@@ -37,7 +37,6 @@ bool OnlyZeroDelta(BsonType t) {
 
 namespace {
 
-constexpr double kScaleMultiplier[kNumScales - 1] = {1, 10, 100, 10000, 100000000};
 constexpr double kMaxSafe = 9007199254740992.0;  // 2^53
 
 int64_t BitsOf(double v) {
@@ -64,15 +63,6 @@ std::optional<int64_t> EncodeDouble(double v, int scale_index) {
   const int64_t rounded = std::llround(scaled);
   if (BitsOf(static_cast<double>(rounded) / m) != BitsOf(v)) return std::nullopt;
   return rounded;
-}
-
-double DecodeDouble(int64_t encoded, int scale_index) {
-  if (scale_index == kScaleMemoryAsInteger) {
-    double d;
-    std::memcpy(&d, &encoded, 8);
-    return d;
-  }
-  return static_cast<double>(encoded) / kScaleMultiplier[scale_index];
 }
 
 std::pair<int64_t, int> EncodeDoubleLowestScale(double v, int min_index) {

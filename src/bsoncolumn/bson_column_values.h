@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -31,6 +32,8 @@ inline constexpr int kMaxWordsPerControl = 16;
 // ("memory as integer") reinterprets the IEEE-754 bits as an int64.
 inline constexpr int kScaleMemoryAsInteger = 5;
 inline constexpr int kNumScales = 6;
+// The multiplier of each scale index below kScaleMemoryAsInteger.
+inline constexpr double kScaleMultiplier[kNumScales - 1] = {1, 10, 100, 10000, 100000000};
 // The control byte's high nibble for each scale index (0x9_, 0xA_, 0xB_, 0xC_, 0xD_, 0x8_).
 inline constexpr uint8_t kControlForScale[kNumScales] = {0x90, 0xA0, 0xB0, 0xC0, 0xD0, 0x80};
 
@@ -93,7 +96,15 @@ inline int128 WrapAdd(int128 a, int128 b) {
 // Doubles. EncodeDouble gives the integer for `v` at `scale_index` if v * scale rounds to an
 // integer within +-2^53 that divides back to exactly the same bits; index 5 always succeeds.
 std::optional<int64_t> EncodeDouble(double v, int scale_index);
-double DecodeDouble(int64_t encoded, int scale_index);
+// Inline: the decoder calls it once per double cell.
+inline double DecodeDouble(int64_t encoded, int scale_index) {
+  if (scale_index == kScaleMemoryAsInteger) {
+    double d;
+    std::memcpy(&d, &encoded, 8);
+    return d;
+  }
+  return static_cast<double>(encoded) / kScaleMultiplier[scale_index];
+}
 // The smallest scale index >= `min_index` that encodes `v`, with the encoding.
 std::pair<int64_t, int> EncodeDoubleLowestScale(double v, int min_index);
 

@@ -61,6 +61,11 @@ StatusWith<int> DecodeSimple8bWord(uint64_t word, bool is128, Simple8bSlot<uint1
   return count;
 }
 
+StatusWith<int> DecodeSimple8bWord64Rare(uint64_t word, int* rle_repeats) {
+  Simple8bSlot<uint128> unused[60];
+  return DecodeSimple8bWord(word, false, unused, rle_repeats);
+}
+
 int Simple8bWordCount(uint64_t word) {
   Simple8bSlot<uint128> slots[60];
   int rle = 0;

@@ -172,9 +172,9 @@ StatusWith<std::optional<BsonObj>> TimeseriesScan::NextBucket(bool* whole) {
 Status TimeseriesScan::UnpackBucket(const BsonObj& bucket, bool whole,
                                     const std::function<void(const BsonObj&)>& fn,
                                     const std::function<bool(const BsonElement&)>& keep_row) {
-  // A compressed bucket is decoded once, into the version-1 form both the column filter and
-  // the unpacker walk.
-  HG_ASSIGN_OR_RETURN(const BsonObj readable, Readable(bucket));
+  // A compressed bucket is read in place: FillBlock and the unpacker decode the columns each
+  // needs.
+  const BsonObj& readable = bucket;
   auto& counters = GlobalTimeseriesReadCounters();
   ++counters.buckets_unpacked;
   ++stats_.buckets_unpacked;
@@ -185,7 +185,8 @@ Status TimeseriesScan::UnpackBucket(const BsonObj& bucket, bool whole,
   const bool by_columns = filter_ && !whole && block_filter_;
   size_t next_selected = 0;
   if (by_columns) {
-    HG_RETURN_IF_ERROR(FillBlock(readable, filter_columns_, filter_meta_, &filter_block_));
+    HG_RETURN_IF_ERROR(
+        FillBlock(readable, filter_columns_, filter_meta_, &filter_block_, &filter_owners_));
     SelectRows(&filter_block_);
   }
   auto keep = [&](int64_t ordinal, const BsonElement& time) {
@@ -216,17 +217,6 @@ Status TimeseriesScan::UnpackBucket(const BsonObj& bucket, bool whole,
   stats_.measurements_unpacked += rows;
   HG_RETURN_IF_ERROR(st);
   return filter_error;
-}
-
-StatusWith<BsonObj> TimeseriesScan::Readable(const BsonObj& bucket) const {
-  if (!timeseries::IsCompressedBucket(bucket)) return bucket;
-  auto needed = [this](std::string_view name) {
-    auto has = [&](const std::vector<std::string>& v) {
-      return std::find(v.begin(), v.end(), name) != v.end();
-    };
-    return unpacker_.Produces(name) || has(filter_columns_) || has(block_columns_);
-  };
-  return timeseries::DecompressBucket(bucket, coll_.options.time_field, needed);
 }
 
 Status TimeseriesScan::CollectFromIndex() {
@@ -523,8 +513,10 @@ void TimeseriesScan::DropFields(
 }
 
 Status TimeseriesScan::FillBlock(const BsonObj& bucket, const std::vector<std::string>& columns,
-                                 bool meta, pipeline::ColumnBlock* block) {
+                                 bool meta, pipeline::ColumnBlock* block,
+                                 std::vector<std::shared_ptr<const void>>* owners) {
   DropFields(block, [](const pipeline::ColumnBlock::Field&) { return true; });
+  owners->clear();
   block->all_rows = true;
   block->selection.clear();
   if (meta) {
@@ -545,6 +537,9 @@ Status TimeseriesScan::FillBlock(const BsonObj& bucket, const std::vector<std::s
                                            bucket, coll_.options.time_field, columns, &decoded_));
   for (size_t i = 0; i < columns.size(); ++i) {
     if (!decoded_[i].present) continue;
+    // The cells of a compressed bucket's column live in a buffer of their own, which must
+    // outlast decoded_'s next use (DecodeBounded).
+    if (decoded_[i].owner) owners->push_back(std::move(decoded_[i].owner));
     block->fields.push_back(pipeline::ColumnBlock::Field{
         .name = columns[i], .constant = false, .value = {}, .cells = std::move(decoded_[i].cells)});
   }
@@ -578,8 +573,9 @@ StatusWith<const pipeline::ColumnBlock*> TimeseriesScan::NextBlock() {
   bool whole = false;
   HG_ASSIGN_OR_RETURN(auto bucket, NextBucket(&whole));
   if (!bucket) return static_cast<const pipeline::ColumnBlock*>(nullptr);
-  // The block's cells point into block_bucket_: for a compressed bucket, its decoded form.
-  HG_ASSIGN_OR_RETURN(block_bucket_, Readable(*bucket));
+  // The block's cells point into block_bucket_, or for a compressed bucket into the buffers of
+  // its decoded columns (block_owners_).
+  block_bucket_ = *bucket;
   // Rows tested on columns need the filter's columns too; otherwise only the consumer's, with
   // the time field by its bounds when every row counts and the consumer takes those.
   const bool by_columns = !whole && block_filter_;
@@ -593,7 +589,7 @@ StatusWith<const pipeline::ColumnBlock*> TimeseriesScan::NextBlock() {
                                by_columns ? block_columns_
                                : bounded  ? visible_columns_but_time_
                                           : visible_columns_,
-                               block_meta_, &block_));
+                               block_meta_, &block_, &block_owners_));
   if (bounded) {
     block_.fields.push_back(pipeline::ColumnBlock::Field{
         .name = coll_.options.time_field, .bounded = true, .lo = lo, .hi = hi});
@@ -655,6 +651,7 @@ StatusWith<const pipeline::ColumnBlock::Field*> TimeseriesScan::DecodeBounded(
   }
   it->bounded = false;
   it->cells = std::move(decoded_[0].cells);
+  if (decoded_[0].owner) block_owners_.push_back(std::move(decoded_[0].owner));
   return &*it;
 }
 

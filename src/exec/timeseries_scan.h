@@ -185,9 +185,9 @@ class TimeseriesScan : public pipeline::DocumentStream, public pipeline::BlockSo
   Status OpenReader(bool* dropped);
   // Sets *block to the rows of `bucket`: the meta field (when `meta`) as a constant and the
   // named data columns, every row selected. The cell vectors of the block's previous fields are
-  // reused.
+  // reused. *owners is set to what keeps the cells of a compressed bucket alive.
   Status FillBlock(const bson::BsonObj& bucket, const std::vector<std::string>& columns, bool meta,
-                   pipeline::ColumnBlock* block);
+                   pipeline::ColumnBlock* block, std::vector<std::shared_ptr<const void>>* owners);
   // Removes the fields `drop` names from *block, keeping their cell vectors for reuse.
   void DropFields(pipeline::ColumnBlock* block,
                   const std::function<bool(const pipeline::ColumnBlock::Field&)>& drop);
@@ -197,9 +197,6 @@ class TimeseriesScan : public pipeline::DocumentStream, public pipeline::BlockSo
   Status CollectNewest(storage::Session& session, catalog::IndexCursor& cursor,
                        const std::string& prefix);
   void AddBucket(const bson::BsonObj& bucket);
-  // `bucket` itself when it is version 1; for a compressed one (version 2/3) its version-1 form
-  // with only the columns this scan reads (produced, filtered on, or taken as blocks) decoded.
-  StatusWith<bson::BsonObj> Readable(const bson::BsonObj& bucket) const;
   int NextChunkSize();
   // Bounded sort: unpacks the next bucket into heap_ and releases what may go out.
   Status FillSorted();
@@ -238,8 +235,10 @@ class TimeseriesScan : public pipeline::DocumentStream, public pipeline::BlockSo
   std::vector<std::string> filter_columns_;
   bool filter_meta_ = false;
   pipeline::ColumnBlock filter_block_;  // UnpackBucket's columns for block_filter_
-  bson::BsonObj block_bucket_;          // the bucket block_ points into
+  std::vector<std::shared_ptr<const void>> filter_owners_;  // ... decoded, if compressed
+  bson::BsonObj block_bucket_;                              // the bucket block_ points into
   pipeline::ColumnBlock block_;
+  std::vector<std::shared_ptr<const void>> block_owners_;  // block_'s decoded columns
   int chunk_ = 1;
   // The session and cursor of the chunk being read: `read` of its `chunk` buckets so far.
   struct Reader {

@@ -75,6 +75,51 @@ StatusWith<std::vector<ColumnCell>> DecodeColumn(const BsonElement& col, int64_t
   return cells;
 }
 
+// DecodeColumn for readers: the cells as elements in one buffer, the same checks.
+Status DecodeColumnElements(const BsonElement& col, int64_t count, bool is_time,
+                            bsoncolumn::ColumnElements* cells) {
+  const std::string name = ColumnName(col.FieldName());
+  if (col.type() != BsonType::kBinData || col.BinSubtype() != kColumnSubtype) {
+    return Bad("column " + name + " of a compressed bucket must be a BinData of subtype 7");
+  }
+  // One cell more than the count is enough to tell a mismatch, and no more are built.
+  Status st = bsoncolumn::DecodeBsonColumnElements(col.BinData(), cells, static_cast<size_t>(count),
+                                                   static_cast<size_t>(count) + 1);
+  if (!st.ok()) return Bad("column " + name + " is not a valid BSONColumn: " + st.reason());
+  if (static_cast<int64_t>(cells->size()) != count) {
+    return Bad("column " + name + " holds " + std::to_string(cells->size()) +
+               " measurements but 'control.count' is " + std::to_string(count));
+  }
+  if (is_time) {
+    for (size_t i = 0; i < cells->size(); ++i) {
+      if (cells->missing(i)) {
+        return Bad("the time column " + name + " lacks measurement " + std::to_string(i));
+      }
+    }
+  }
+  return Status::OK();
+}
+
+// Cell buffers for DecodeCompressedColumns, reused from bucket to bucket by the thread that
+// decodes: a fresh buffer per column per bucket would be allocated and zero-filled each time,
+// which costs as much as decoding the cells. A buffer is free again once only the pool holds it
+// (its reader let go of the bucket's cells). Buffers grown past kPooledBytes are not kept.
+std::shared_ptr<bsoncolumn::ColumnElements> PooledCells() {
+  constexpr size_t kPoolSize = 64;
+  constexpr size_t kPooledBytes = size_t{1} << 20;
+  thread_local std::vector<std::shared_ptr<bsoncolumn::ColumnElements>> pool;
+  for (auto& c : pool) {
+    if (c.use_count() != 1) continue;
+    if (c->bytes.capacity() > kPooledBytes || c->offsets.capacity() > kPooledBytes / 8) {
+      c = std::make_shared<bsoncolumn::ColumnElements>();
+    }
+    return c;
+  }
+  auto c = std::make_shared<bsoncolumn::ColumnElements>();
+  if (pool.size() < kPoolSize) pool.push_back(c);
+  return c;
+}
+
 std::string DescribeBucketId(const BsonObj& bucket) {
   BsonElement id = bucket["_id"];
   if (id.type() == BsonType::kObjectId) return "ObjectId('" + id.Oid().ToHex() + "')";
@@ -163,6 +208,32 @@ StatusWith<BsonObj> DecompressBucket(const BsonObj& bucket, std::string_view tim
     return corrupt(Bad("no time column " + ColumnName(time_field)));
   }
   return b.Obj();
+}
+
+StatusWith<int64_t> DecodeCompressedColumns(const BsonObj& bucket, std::string_view time_field,
+                                            const std::function<bool(std::string_view)>& want,
+                                            std::vector<DecodedColumn>* out) {
+  out->clear();
+  auto corrupt = [&](const Status& why) {
+    return Status(ErrorCode::kDataCorruptionDetected,
+                  "malformed time-series bucket " + DescribeBucketId(bucket) + ": " + why.reason());
+  };
+  auto count = ControlCount(bucket);
+  if (!count.ok()) return corrupt(count.status());
+  BsonElement data = bucket["data"];
+  if (data.type() != BsonType::kObject) return corrupt(Bad("'data' is not an object"));
+  bool saw_time = false;
+  for (BsonElement col : data.Obj()) {
+    const bool is_time = col.FieldName() == time_field;
+    saw_time = saw_time || is_time;
+    if (!is_time && want && !want(col.FieldName())) continue;
+    auto cells = PooledCells();
+    Status st = DecodeColumnElements(col, count.value(), is_time, cells.get());
+    if (!st.ok()) return corrupt(st);
+    out->push_back(DecodedColumn{col.FieldName(), std::move(cells)});
+  }
+  if (!saw_time) return corrupt(Bad("no time column " + ColumnName(time_field)));
+  return count.value();
 }
 
 StatusWith<BsonObj> CompressBucket(const BsonObj& bucket, std::string_view time_field, int version,

@@ -4,20 +4,23 @@
 // says how many measurements there are. Version 2 holds its rows sorted by time, version 3
 // (MongoDB 8.0) in arrival order; nothing here relies on the order.
 //
-// Readers keep their version-1 code: DecompressBucket turns a compressed bucket into the
-// version-1 bucket with the same measurements (MongoDB's decompressBucket), decoding only the
-// columns the reader asks for. Writers that rewrite a compressed bucket (a time-series delete)
+// Readers decode only the columns they need straight into element buffers
+// (DecodeCompressedColumns) and read the cells in place; DecompressBucket turns a compressed
+// bucket into the version-1 bucket with the same measurements (MongoDB's decompressBucket) for
+// callers that want that form. Writers that rewrite a compressed bucket (a time-series delete)
 // use CompressBucket to write it back compressed.
 //
 // Pure functions, thread-safe.
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 
 #include "base/status.h"
 #include "bson/bson.h"
+#include "bsoncolumn/bson_column_decoder.h"
 
 namespace hourglass::timeseries {
 
@@ -34,6 +37,20 @@ bool IsCompressedBucket(const bson::BsonObj& bucket);
 StatusWith<bson::BsonObj> DecompressBucket(
     const bson::BsonObj& bucket, std::string_view time_field,
     const std::function<bool(std::string_view column)>& want = nullptr);
+
+// One column of a compressed bucket, decoded for a reader: `name` points into the bucket, `cells`
+// holds one element (empty field name) per row, or kMissing.
+struct DecodedColumn {
+  std::string_view name;
+  std::shared_ptr<bsoncolumn::ColumnElements> cells;
+};
+// The columns of the compressed bucket `bucket` that `want` accepts (the time column always), in
+// stored order, decoded straight into elements: what DecompressBucket decodes, without building
+// the version-1 form; readers walk the cells in place. Returns control.count, the number of
+// cells of every column. Same validation and errors (296) as DecompressBucket.
+StatusWith<int64_t> DecodeCompressedColumns(
+    const bson::BsonObj& bucket, std::string_view time_field,
+    const std::function<bool(std::string_view column)>& want, std::vector<DecodedColumn>* out);
 
 // The checks a compressed bucket must pass before it is stored: control.count a whole number in
 // [1, 2^31); `data` holds the time column; every column is a BinData subtype 7 that decodes (as

@@ -204,15 +204,7 @@ Status BucketUnpacker::Unpack(const BsonObj& bucket,
 Status BucketUnpacker::Unpack(const BsonObj& bucket,
                               const std::function<bool(int64_t, const BsonElement&)>& keep_row,
                               const std::function<bool(BsonObj)>& emit) const {
-  if (IsCompressedBucket(bucket)) {
-    // Decoded into its version-1 form, only the columns this spec produces (the time column
-    // always: it numbers the rows). The form lives until the last row has been emitted.
-    HG_ASSIGN_OR_RETURN(BsonObj v1,
-                        DecompressBucket(bucket, spec_.time_field, [this](std::string_view name) {
-                          return Produces(name) && !(spec_.meta_field && name == *spec_.meta_field);
-                        }));
-    return Unpack(v1, keep_row, emit);
-  }
+  if (IsCompressedBucket(bucket)) return UnpackCompressed(bucket, keep_row, emit);
   auto version = CheckVersion(bucket);
   if (!version.ok()) return version.status();
   BsonElement data_elem = bucket["data"];
@@ -321,6 +313,72 @@ Status BucketUnpacker::Unpack(const BsonObj& bucket,
   return Status::OK();
 }
 
+Status BucketUnpacker::UnpackCompressed(
+    const BsonObj& bucket, const std::function<bool(int64_t, const BsonElement&)>& keep_row,
+    const std::function<bool(BsonObj)>& emit) const {
+  // Only the columns this spec produces are decoded (the time column always: it numbers the
+  // rows); each row is built from their cells, in the order the version-1 walk gives: time,
+  // meta, then the other columns in stored order.
+  std::vector<DecodedColumn> decoded;
+  HG_ASSIGN_OR_RETURN(int64_t rows, DecodeCompressedColumns(
+                                        bucket, spec_.time_field,
+                                        [this](std::string_view name) {
+                                          return Produces(name) &&
+                                                 !(spec_.meta_field && name == *spec_.meta_field);
+                                        },
+                                        &decoded));
+  const bsoncolumn::ColumnElements* time = nullptr;
+  struct Out {
+    const bsoncolumn::ColumnElements* cells;
+    std::string_view name;
+  };
+  std::vector<Out> columns;
+  for (const DecodedColumn& c : decoded) {
+    if (c.name == spec_.time_field) {
+      if (time == nullptr) time = c.cells.get();
+      continue;
+    }
+    columns.push_back(Out{c.cells.get(), c.name});
+  }
+  std::string meta_cell;  // the whole meta element, renamed
+  if (include_meta_) {
+    BsonElement meta = bucket["meta"];
+    if (!meta.eoo()) {
+      meta_cell.push_back(*meta.raw());
+      meta_cell.append(*spec_.meta_field);
+      meta_cell.push_back('\0');
+      meta_cell.append(meta.value(), meta.ValueSize());
+    }
+  }
+  // A cell's element is type, empty name (one NUL), value: renamed by writing the type, the
+  // output name with its NUL, then the value.
+  auto append = [](std::string& row, const BsonElement& cell, std::string_view name) {
+    const char* e = cell.raw();
+    const size_t value_size = CellValueSize(static_cast<BsonType>(*e), e + 2);
+    row.push_back(*e);
+    row.append(name);
+    row.push_back('\0');
+    row.append(e + 2, value_size);
+  };
+  std::string row;
+  for (int64_t r = 0; r < rows; ++r) {
+    const BsonElement t = time->element(static_cast<size_t>(r));
+    if (keep_row && !keep_row(r, t)) continue;
+    row.assign(4, '\0');
+    if (include_time_) append(row, t, spec_.time_field);
+    row.append(meta_cell);
+    for (const Out& c : columns) {
+      if (c.cells->missing(static_cast<size_t>(r))) continue;
+      append(row, c.cells->element(static_cast<size_t>(r)), c.name);
+    }
+    row.push_back('\0');
+    const int32_t len = static_cast<int32_t>(row.size());
+    std::memcpy(row.data(), &len, 4);
+    if (!emit(BsonObj(row.data()))) return Status::OK();
+  }
+  return Status::OK();
+}
+
 StatusWith<int64_t> BucketUnpacker::Columns(const BsonObj& bucket, std::string_view time_field,
                                             const std::vector<std::string>& fields,
                                             std::vector<Column>* out) {
@@ -328,16 +386,26 @@ StatusWith<int64_t> BucketUnpacker::Columns(const BsonObj& bucket, std::string_v
   for (Column& c : *out) {
     c.present = false;
     c.cells.clear();
-    c.owner = BsonObj();
+    c.owner.reset();
   }
   if (IsCompressedBucket(bucket)) {
-    // The cells point into the bucket's version-1 form (only the named columns decoded), which
-    // every Column keeps alive.
-    HG_ASSIGN_OR_RETURN(BsonObj v1, DecompressBucket(bucket, time_field, [&](std::string_view n) {
-                          return Contains(fields, n);
-                        }));
-    HG_ASSIGN_OR_RETURN(int64_t n, Columns(v1, time_field, fields, out));
-    for (Column& c : *out) c.owner = v1;
+    // The named columns decoded; the cells point into their buffers, which each Column owns.
+    std::vector<DecodedColumn> decoded;
+    HG_ASSIGN_OR_RETURN(
+        int64_t n, DecodeCompressedColumns(
+                       bucket, time_field,
+                       [&](std::string_view name) { return Contains(fields, name); }, &decoded));
+    for (size_t i = 0; i < fields.size(); ++i) {
+      auto it = std::find_if(decoded.begin(), decoded.end(),
+                             [&](const DecodedColumn& d) { return d.name == fields[i]; });
+      if (it == decoded.end()) continue;
+      Column& col = (*out)[i];
+      col.present = true;
+      col.cells.resize(static_cast<size_t>(n));
+      const bsoncolumn::ColumnElements& cells = *it->cells;
+      for (size_t r = 0; r < col.cells.size(); ++r) col.cells[r] = cells.element(r);
+      col.owner = it->cells;
+    }
     return n;
   }
   auto version = CheckVersion(bucket);

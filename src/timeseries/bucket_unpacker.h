@@ -9,8 +9,9 @@
 // the time column is always walked, since it defines the rows.
 //
 // Version-1 buckets are walked in place. Compressed buckets (version 2 and 3, BSONColumn columns)
-// are first decoded into their version-1 form (bucket_compression.h), only the columns the read
-// needs; their rows come out in stored order, which for version 3 is not time order. A malformed
+// have only the columns the read needs decoded, each into one buffer of elements
+// (DecodeCompressedColumns in bucket_compression.h), and their rows are built from those cells;
+// their rows come out in stored order, which for version 3 is not time order. A malformed
 // bucket (no control/version, no time column, a column that is not an object, row keys that are
 // not ascending decimal numbers, a column with rows the time column lacks; for compressed
 // buckets a column that is not a valid BSONColumn or whose cell count is not control.count)
@@ -23,6 +24,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -67,15 +69,16 @@ class BucketUnpacker {
   // to `fields.size()`; out[i] is fields[i]: present when it is a data column of the bucket (the
   // time field included; the meta field never is one), with one element per row in stored row
   // order — the order Unpack emits — and EOO where the row lacks the field. The elements point
-  // into `bucket` — for a compressed bucket into its decoded form, which `owner` of every
-  // Column keeps alive (a caller that moves `cells` elsewhere must keep an owner too). Cell
+  // into `bucket` — for a compressed bucket into its decoded cells (elements with empty field
+  // names), which the Column's `owner` keeps alive (a caller that moves `cells` elsewhere must
+  // keep the owner too). Cell
   // vectors keep their capacity, so a caller that reuses `out` allocates only for a bucket with
   // more rows than any before. Returns the number of rows. Same validation and error codes as
   // Unpack.
   struct Column {
     bool present = false;
     std::vector<bson::BsonElement> cells;
-    bson::BsonObj owner;  // empty for a version-1 bucket
+    std::shared_ptr<const void> owner;  // null for a version-1 bucket
   };
   static StatusWith<int64_t> Columns(const bson::BsonObj& bucket, std::string_view time_field,
                                      const std::vector<std::string>& fields,
@@ -90,6 +93,12 @@ class BucketUnpacker {
 
  private:
   UnpackSpec spec_;
+  // Unpack for a compressed bucket: from its decoded columns.
+  Status UnpackCompressed(
+      const bson::BsonObj& bucket,
+      const std::function<bool(int64_t position, const bson::BsonElement& time)>& keep_row,
+      const std::function<bool(bson::BsonObj)>& emit) const;
+
   bool include_time_;
   bool include_meta_;
 };

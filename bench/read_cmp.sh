@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# The ts_bench day with closed-bucket compression off and on (release build, alternating, two
-# rounds): ingest with 4 connections, the TSBS query set on the data just written, then again
-# after a restart.
+# TSBS queries on the ts_bench day, just loaded and restarted, with closed-bucket compression off
+# and on, alternating, two rounds: how reads of compressed (version-2) buckets compare with
+# version-1 ones. Release build: BIN=build/release (default) bench/read_cmp.sh
 set -uo pipefail
 cd "$(dirname "$0")/.."
-bin=build/release
+bin=${BIN:-build/release}
 for round in 1 2; do
 for mode in off on; do
   port=$(/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
