@@ -174,7 +174,6 @@ Status TimeseriesScan::UnpackBucket(const BsonObj& bucket, bool whole,
                                     const std::function<bool(const BsonElement&)>& keep_row) {
   // A compressed bucket is read in place: FillBlock and the unpacker decode the columns each
   // needs.
-  const BsonObj& readable = bucket;
   auto& counters = GlobalTimeseriesReadCounters();
   ++counters.buckets_unpacked;
   ++stats_.buckets_unpacked;
@@ -186,7 +185,7 @@ Status TimeseriesScan::UnpackBucket(const BsonObj& bucket, bool whole,
   size_t next_selected = 0;
   if (by_columns) {
     HG_RETURN_IF_ERROR(
-        FillBlock(readable, filter_columns_, filter_meta_, &filter_block_, &filter_owners_));
+        FillBlock(bucket, filter_columns_, filter_meta_, &filter_block_, &filter_owners_));
     SelectRows(&filter_block_);
   }
   auto keep = [&](int64_t ordinal, const BsonElement& time) {
@@ -199,7 +198,7 @@ Status TimeseriesScan::UnpackBucket(const BsonObj& bucket, bool whole,
   };
   using KeepRow = std::function<bool(int64_t, const BsonElement&)>;
   Status st =
-      unpacker_.Unpack(readable, by_columns || keep_row ? KeepRow(keep) : nullptr, [&](BsonObj m) {
+      unpacker_.Unpack(bucket, by_columns || keep_row ? KeepRow(keep) : nullptr, [&](BsonObj m) {
         ++rows;
         if (filter_ && !whole && !by_columns) {
           StatusWith<bool> r = filter_->Evaluate(m);  // $expr errors fail the scan
@@ -575,7 +574,7 @@ StatusWith<const pipeline::ColumnBlock*> TimeseriesScan::NextBlock() {
   if (!bucket) return static_cast<const pipeline::ColumnBlock*>(nullptr);
   // The block's cells point into block_bucket_, or for a compressed bucket into the buffers of
   // its decoded columns (block_owners_).
-  block_bucket_ = *bucket;
+  block_bucket_ = std::move(*bucket);
   // Rows tested on columns need the filter's columns too; otherwise only the consumer's, with
   // the time field by its bounds when every row counts and the consumer takes those.
   const bool by_columns = !whole && block_filter_;

@@ -17,7 +17,6 @@ using bson::BsonBuilder;
 using bson::BsonElement;
 using bson::BsonObj;
 using bson::BsonType;
-using bsoncolumn::ColumnCell;
 
 namespace {
 
@@ -42,42 +41,11 @@ StatusWith<int64_t> ControlCount(const BsonObj& bucket) {
   return static_cast<int64_t>(d);
 }
 
-// The cells of column `col` (an element of `data`), which must be `count` of them; the time
-// column's must all be present (a missing time would leave its row without an identity).
-StatusWith<std::vector<ColumnCell>> DecodeColumn(const BsonElement& col, int64_t count,
-                                                 bool is_time, bool check_time_types) {
-  const std::string name = ColumnName(col.FieldName());
-  if (col.type() != BsonType::kBinData || col.BinSubtype() != kColumnSubtype) {
-    return Bad("column " + name + " of a compressed bucket must be a BinData of subtype 7");
-  }
-  // One cell more than the count is enough to tell a mismatch, and no more are built.
-  auto cells = bsoncolumn::DecodeBsonColumn(col.BinData(), static_cast<size_t>(count) + 1);
-  if (!cells.ok()) {
-    return Bad("column " + name + " is not a valid BSONColumn: " + cells.status().reason());
-  }
-  if (static_cast<int64_t>(cells.value().size()) != count) {
-    return Bad("column " + name + " holds " + std::to_string(cells.value().size()) +
-               " measurements but 'control.count' is " + std::to_string(count));
-  }
-  if (is_time) {
-    for (size_t i = 0; i < cells.value().size(); ++i) {
-      const ColumnCell& c = cells.value()[i];
-      if (c.missing()) {
-        return Bad("the time column " + name + " lacks measurement " + std::to_string(i));
-      }
-      if (check_time_types && c.element().type() != BsonType::kDate) {
-        return Bad("the time column " + name + " holds a " +
-                   std::string(bson::TypeName(c.element().type())) + " at measurement " +
-                   std::to_string(i) + ", not a date");
-      }
-    }
-  }
-  return cells;
-}
-
-// DecodeColumn for readers: the cells as elements in one buffer, the same checks.
-Status DecodeColumnElements(const BsonElement& col, int64_t count, bool is_time,
-                            bsoncolumn::ColumnElements* cells) {
+// Decodes column `col` (an element of `data`) into *cells, which must be `count` of them; the
+// time column's must all be present (a missing time would leave its row without an identity)
+// and, with `check_time_types`, dates.
+Status DecodeColumn(const BsonElement& col, int64_t count, bool is_time, bool check_time_types,
+                    bsoncolumn::ColumnElements* cells) {
   const std::string name = ColumnName(col.FieldName());
   if (col.type() != BsonType::kBinData || col.BinSubtype() != kColumnSubtype) {
     return Bad("column " + name + " of a compressed bucket must be a BinData of subtype 7");
@@ -90,11 +58,15 @@ Status DecodeColumnElements(const BsonElement& col, int64_t count, bool is_time,
     return Bad("column " + name + " holds " + std::to_string(cells->size()) +
                " measurements but 'control.count' is " + std::to_string(count));
   }
-  if (is_time) {
-    for (size_t i = 0; i < cells->size(); ++i) {
-      if (cells->missing(i)) {
-        return Bad("the time column " + name + " lacks measurement " + std::to_string(i));
-      }
+  if (!is_time) return Status::OK();
+  for (size_t i = 0; i < cells->size(); ++i) {
+    if (cells->missing(i)) {
+      return Bad("the time column " + name + " lacks measurement " + std::to_string(i));
+    }
+    if (check_time_types && cells->element(i).type() != BsonType::kDate) {
+      return Bad("the time column " + name + " holds a " +
+                 std::string(bson::TypeName(cells->element(i).type())) + " at measurement " +
+                 std::to_string(i) + ", not a date");
     }
   }
   return Status::OK();
@@ -145,8 +117,8 @@ Status CheckCompressedBucket(const BsonObj& bucket, std::string_view time_field)
   for (BsonElement col : data.Obj()) {
     const bool is_time = col.FieldName() == time_field;
     saw_time = saw_time || is_time;
-    auto cells = DecodeColumn(col, count, is_time, /*check_time_types=*/true);
-    if (!cells.ok()) return cells.status();
+    HG_RETURN_IF_ERROR(
+        DecodeColumn(col, count, is_time, /*check_time_types=*/true, PooledCells().get()));
   }
   if (!saw_time) {
     return Bad("a compressed bucket must hold the time column " + ColumnName(time_field));
@@ -191,14 +163,15 @@ StatusWith<BsonObj> DecompressBucket(const BsonObj& bucket, std::string_view tim
       const bool is_time = col.FieldName() == time_field;
       saw_time = saw_time || is_time;
       if (!is_time && want && !want(col.FieldName())) continue;
-      auto cells = DecodeColumn(col, count.value(), is_time, /*check_time_types=*/false);
-      if (!cells.ok()) return corrupt(cells.status());
+      auto cells = PooledCells();
+      Status st =
+          DecodeColumn(col, count.value(), is_time, /*check_time_types=*/false, cells.get());
+      if (!st.ok()) return corrupt(st);
       size_t o = b.OpenObject(col.FieldName());
-      for (size_t row = 0; row < cells.value().size(); ++row) {
-        const ColumnCell& cell = cells.value()[row];
-        if (cell.missing()) continue;
+      for (size_t row = 0; row < cells->size(); ++row) {
+        if (cells->missing(row)) continue;
         key = std::to_string(row);
-        b.AppendElementAs(cell.element(), key);
+        b.AppendElementAs(cells->element(row), key);
       }
       b.Close(o);
     }
@@ -228,7 +201,7 @@ StatusWith<int64_t> DecodeCompressedColumns(const BsonObj& bucket, std::string_v
     saw_time = saw_time || is_time;
     if (!is_time && want && !want(col.FieldName())) continue;
     auto cells = PooledCells();
-    Status st = DecodeColumnElements(col, count.value(), is_time, cells.get());
+    Status st = DecodeColumn(col, count.value(), is_time, /*check_time_types=*/false, cells.get());
     if (!st.ok()) return corrupt(st);
     out->push_back(DecodedColumn{col.FieldName(), std::move(cells)});
   }
