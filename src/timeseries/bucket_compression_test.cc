@@ -5,6 +5,7 @@
 #include "bsoncolumn/bson_column_decoder.h"
 #include "timeseries/bucket_unpacker.h"
 #include "timeseries/bucket_validator.h"
+#include "timeseries/mongo_bucket_test_data.h"
 
 namespace hourglass::timeseries {
 namespace {
@@ -12,26 +13,13 @@ namespace {
 using bson::BsonBuilder;
 using bson::BsonElement;
 using bson::BsonObj;
+using testing::kMongoV2Bucket;
 
 BsonObj J(std::string_view json) {
   auto r = bson::FromJson(json);
   EXPECT_TRUE(r.ok()) << json << ": " << r.status().ToString();
   return r.ok() ? r.value() : BsonObj();
 }
-
-// A version-2 bucket MongoDB wrote (its public jstests).
-constexpr const char* kMongoV2Bucket = R"({
-  "_id": {"$oid": "65a6eb806ffc9fa4280ecac4"},
-  "control": {"version": 2,
-              "min": {"_id": {"$oid": "65a6eba7e6d2e848e08c3750"},
-                      "t": {"$date": "2024-01-16T20:48:00Z"}, "a": 1},
-              "max": {"_id": {"$oid": "65a6eba7e6d2e848e08c3751"},
-                      "t": {"$date": "2024-01-16T20:48:39.448Z"}, "a": 1},
-              "count": 2},
-  "meta": 0,
-  "data": {"t": {"$binary": {"base64": "CQAYhggUjQEAAIAOAAAAAAAAAAA=", "subType": "07"}},
-           "a": {"$binary": {"base64": "AQAAAAAAAAAAAJAuAAAAAAAAAAA=", "subType": "07"}},
-           "_id": {"$binary": {"base64": "BwBlpuun5tLoSOCMN1CALgAAAAAAAAAA", "subType": "07"}}}})";
 
 // Its version-1 form, as MongoDB's decompressBucket lays it out.
 constexpr const char* kMongoV2Decompressed = R"({
