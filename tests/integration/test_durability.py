@@ -122,21 +122,23 @@ def test_kill9_keeps_journaled_writes(fresh_server):
     assert s.shutdown_command() == 0
 
 
-def test_kill9_during_concurrent_journaled_inserts(fresh_server):
-    s = fresh_server.new()
+def kill_during_journaled_writes(server, db_name, coll_name, write, want, timeout):
+    """Four threads call write(coll, tid, i) in a loop on db_name.coll_name with w: 1, j: true
+    (it returns the _ids it wrote; i counts them per thread) until `want` _ids are acknowledged
+    or `timeout` seconds pass; then the server is killed with SIGKILL. Returns the _ids
+    acknowledged before the kill."""
     acked = []
     stop = threading.Event()
 
     def writer(tid):
-        c = s.client(serverSelectionTimeoutMS=2000, socketTimeoutMS=5000)
-        coll = c.hg_crash2.get_collection("c", write_concern=WriteConcern(w=1, j=True))
+        c = server.client(serverSelectionTimeoutMS=2000, socketTimeoutMS=5000)
+        coll = c[db_name].get_collection(coll_name, write_concern=WriteConcern(w=1, j=True))
         i = 0
         try:
             while not stop.is_set():
-                _id = f"{tid}-{i}"
-                coll.insert_one({"_id": _id, "pad": "p" * 100})
-                acked.append(_id)
-                i += 1
+                ids = write(coll, tid, i)
+                acked.extend(ids)
+                i += len(ids)
         except PyMongoError:
             pass  # the server died under us
         finally:
@@ -145,15 +147,26 @@ def test_kill9_during_concurrent_journaled_inserts(fresh_server):
     threads = [threading.Thread(target=writer, args=(t,)) for t in range(4)]
     for t in threads:
         t.start()
-    deadline = time.monotonic() + 20
-    while len(acked) < 200 and time.monotonic() < deadline:
+    deadline = time.monotonic() + timeout
+    while len(acked) < want and time.monotonic() < deadline:
         time.sleep(0.05)
-    s.kill()
+    server.kill()
     stop.set()
     for t in threads:
         t.join(30)
-    assert len(acked) >= 1, "no write was acknowledged before the kill"
-    snapshot = list(acked)
+    return list(acked)
+
+
+def test_kill9_during_concurrent_journaled_inserts(fresh_server):
+    s = fresh_server.new()
+
+    def write(coll, tid, i):
+        _id = f"{tid}-{i}"
+        coll.insert_one({"_id": _id, "pad": "p" * 100})
+        return [_id]
+
+    snapshot = kill_during_journaled_writes(s, "hg_crash2", "c", write, want=200, timeout=20)
+    assert len(snapshot) >= 1, "no write was acknowledged before the kill"
     s.start()
     c = s.client()
     try:
@@ -258,39 +271,17 @@ def test_kill9_while_closed_buckets_are_compressed(fresh_server):
     c = s.client()
     c.hg_crash_ts.create_collection("ts", timeseries={"timeField": "t", "metaField": "m"})
     c.close()
-    acked = []
-    stop = threading.Event()
     t0 = 1_700_000_000_000
 
-    def writer(tid):
-        c = s.client(serverSelectionTimeoutMS=2000, socketTimeoutMS=5000)
-        coll = c.hg_crash_ts.get_collection("ts", write_concern=WriteConcern(w=1, j=True))
-        i = 0
-        try:
-            while not stop.is_set():
-                batch = [{"_id": f"{tid}-{i + k}", "m": f"series-{tid}-{k % 3}",
-                          "t": datetime.datetime.fromtimestamp((t0 + (i + k) * 1000) / 1000,
-                                                               datetime.timezone.utc),
-                          "v": float(i + k)} for k in range(10)]
-                coll.insert_many(batch)
-                acked.extend(d["_id"] for d in batch)
-                i += 10
-        except PyMongoError:
-            pass  # the server died under us
-        finally:
-            c.close()
+    def write(coll, tid, i):
+        batch = [{"_id": f"{tid}-{i + k}", "m": f"series-{tid}-{k % 3}",
+                  "t": datetime.datetime.fromtimestamp((t0 + (i + k) * 1000) / 1000,
+                                                       datetime.timezone.utc),
+                  "v": float(i + k)} for k in range(10)]
+        coll.insert_many(batch)
+        return [d["_id"] for d in batch]
 
-    threads = [threading.Thread(target=writer, args=(t,)) for t in range(4)]
-    for t in threads:
-        t.start()
-    deadline = time.monotonic() + 30
-    while len(acked) < 2000 and time.monotonic() < deadline:
-        time.sleep(0.05)
-    s.kill()
-    stop.set()
-    for t in threads:
-        t.join(30)
-    snapshot = list(acked)
+    snapshot = kill_during_journaled_writes(s, "hg_crash_ts", "ts", write, want=2000, timeout=30)
     assert len(snapshot) >= 100, "too few writes acknowledged before the kill"
     s.start()
     c = s.client()
