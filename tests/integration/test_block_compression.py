@@ -147,3 +147,41 @@ def test_config_file_sets_the_compressor(fresh_server, tmp_path):
         assert compressor(c.bc, "a") == "zlib"
     finally:
         c.close()
+
+
+def test_bad_config_file_value_fails_at_startup(tmp_path):
+    conf = tmp_path / "mongod.conf"
+    conf.write_text("storage:\n  wiredTiger:\n    collectionConfig:\n      blockCompressor: lz4\n")
+    r = subprocess.run([hourglassd_path(), "--dbpath", str(tmp_path), "--config", str(conf)],
+                       capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL)
+    assert r.returncode != 0
+    assert "blockCompressor" in r.stderr and "lz4" in r.stderr
+
+
+def test_compress_closed_buckets_parameter(fresh_server):
+    s = fresh_server.new()
+    c = s.client()
+    try:
+        name = "hourglassTimeseriesCompressClosedBuckets"
+        assert c.admin.command({"getParameter": 1, name: 1})[name] is False
+        for value in ("x", None, [True]):
+            code, _, _ = command_error(c.admin, {"setParameter": 1, name: value})
+            assert code == 2, value
+        assert c.admin.command({"getParameter": 1, name: 1})[name] is False
+        # Turned on at runtime, the next bucket to close is stored compressed, and reads see
+        # every measurement through it.
+        c.admin.command({"setParameter": 1, name: True})
+        c.admin.command({"setParameter": 1, "timeseriesBucketMaxCount": 10})
+        db = c.bc
+        db.create_collection("ts", timeseries={"timeField": "t", "metaField": "m"})
+        db.ts.insert_many(measurements(60))
+        versions = sorted(b["control"]["version"] for b in db["system.buckets.ts"].find())
+        assert 2 in versions and 1 in versions, versions
+        assert db.ts.count_documents({}) == 60
+        assert sorted(d["v"] for d in db.ts.find()) == sorted(m["v"] for m in measurements(60))
+        st = db.command("collStats", "ts")["timeseries"]
+        assert st["numCompressedBuckets"] >= 1
+        assert st["numBytesCompressed"] < st["numBytesUncompressed"]
+    finally:
+        c.admin.command({"setParameter": 1, "hourglassTimeseriesCompressClosedBuckets": False})
+        c.close()
