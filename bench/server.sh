@@ -1,5 +1,6 @@
 # Sourced by the benchmark scripts: a release hourglassd on a free port with its data in $dbpath.
-#   start_server   starts $bin/hourglassd on $dbpath (a new free port each time; sets $port, $pid)
+#   start_server   starts $bin/hourglassd on $dbpath (a new free port each time; sets $port, $pid),
+#                  with the extra arguments in $HOURGLASSD_ARGS (e.g. "--setParameter x=y")
 #   stop_server    stops it cleanly (its shutdown writes a WiredTiger checkpoint)
 #   field K LINE   the value of key=value pair K in LINE
 #   median         the median of the numbers on stdin
@@ -21,7 +22,9 @@ cleanup() {
 trap cleanup EXIT
 start_server() {
   port=$(/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-  $bin/hourglassd --port "$port" --dbpath "$dbpath" --quiet 2>>"$dbpath/../hourglassd.log" &
+  # shellcheck disable=SC2086
+  $bin/hourglassd --port "$port" --dbpath "$dbpath" --quiet ${HOURGLASSD_ARGS:-} \
+    2>>"$dbpath/../hourglassd.log" &
   pid=$!
   for _ in $(seq 100); do
     (echo > /dev/tcp/127.0.0.1/"$port") 2>/dev/null && return 0

@@ -77,11 +77,14 @@ void Collection::Init() {
     invariant(desc.ok());  // specs are validated before they are stored
     if (idx.name() == "_id_") {
       desc.value().unique = true;
-      indexes_.push_back(SecondaryIndex{&idx, std::move(desc.value()), IndexKind::kId});
+      indexes_.push_back(
+          SecondaryIndex{&idx, std::move(desc.value()), IndexKind::kId, counters_->read_barrier});
     } else if (entry_.nss.IsTimeseriesBuckets() && IsSeriesIndexSpec(idx.spec)) {
-      indexes_.push_back(SecondaryIndex{&idx, std::move(desc.value()), IndexKind::kSeries});
+      indexes_.push_back(SecondaryIndex{&idx, std::move(desc.value()), IndexKind::kSeries,
+                                        counters_->read_barrier});
     } else {
-      users.push_back(SecondaryIndex{&idx, std::move(desc.value()), IndexKind::kUser});
+      users.push_back(
+          SecondaryIndex{&idx, std::move(desc.value()), IndexKind::kUser, counters_->read_barrier});
     }
   }
   first_user_index_ = indexes_.size();
@@ -93,6 +96,21 @@ const SecondaryIndex* Collection::IndexOfKind(IndexKind kind) const {
     if (indexes_[i].kind == kind) return &indexes_[i];
   }
   return nullptr;
+}
+
+void ReadBarrier::Set(Fn fn) {
+  std::lock_guard lk(mu_);
+  fn_ = std::make_shared<const Fn>(std::move(fn));
+  set_.store(true, std::memory_order_release);
+}
+
+Status ReadBarrier::RunSlow() const {
+  std::shared_ptr<const Fn> fn;
+  {
+    std::lock_guard lk(mu_);
+    fn = fn_;
+  }
+  return (*fn)();
 }
 
 std::shared_ptr<const Collection> Collection::Latest() const {
@@ -447,6 +465,7 @@ Status Collection::RewriteForIndexBuild(storage::Session& s, int64_t id, const B
 }
 
 StatusWith<std::optional<Record>> Collection::FindRecord(storage::Session& s, int64_t id) {
+  HG_RETURN_IF_ERROR(read_barrier().Run());
   HG_ASSIGN_OR_RETURN(auto val, s.Get(entry_.ident, storage::EncodeRecordId(id)));
   if (!val) return std::optional<Record>();
   // The value was copied out of storage once; the document takes that buffer over.

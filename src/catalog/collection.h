@@ -27,6 +27,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -129,11 +130,34 @@ bool IsSeriesIndexSpec(const bson::BsonObj& spec);
 // What an index is for, which decides its table format (see the top of this file).
 enum class IndexKind { kId, kSeries, kUser };
 
+// A hook run before a read of a collection's records or index entries: the bucket catalog's
+// write-back cache installs one on a bucket collection so that every read first finds in storage
+// each measurement acknowledged before it. Shared by every handle of one collection and by its
+// indexes; thread-safe. Without a hook, Run is a single atomic load.
+class ReadBarrier {
+ public:
+  using Fn = std::function<Status()>;
+  // Installs `fn` (replacing any earlier one).
+  void Set(Fn fn);
+  Status Run() const {
+    if (!set_.load(std::memory_order_acquire)) return Status::OK();
+    return RunSlow();
+  }
+
+ private:
+  Status RunSlow() const;
+  std::atomic<bool> set_{false};
+  mutable std::mutex mu_;
+  std::shared_ptr<const Fn> fn_;  // guarded by mu_
+};
+
 // An index of a collection with its parsed spec.
 struct SecondaryIndex {
   const IndexEntry* entry;
   IndexDescriptor desc;
   IndexKind kind = IndexKind::kUser;
+  // The collection's read barrier (IndexCursor::Open runs it).
+  std::shared_ptr<ReadBarrier> read_barrier = nullptr;
 };
 
 class Collection {
@@ -176,8 +200,12 @@ class Collection {
   // index keys. NoSuchKey if the record is gone.
   Status ModifyRecord(storage::Session& s, int64_t id,
                       const std::vector<storage::Session::Modification>& edits);
+  // Both run the read barrier first.
   StatusWith<std::optional<Record>> FindById(storage::Session& s, const bson::BsonElement& id);
   StatusWith<std::optional<Record>> FindRecord(storage::Session& s, int64_t id);
+  // The hook every read of this collection runs first (RecordCursor::Open, IndexCursor::Open,
+  // FindRecord; and readers of the counts, such as collStats).
+  ReadBarrier& read_barrier() const { return *counters_->read_barrier; }
 
   // User secondary indexes (of a regular or a bucket collection), in creation order.
   std::span<const SecondaryIndex> Indexes() const {
@@ -283,6 +311,7 @@ class Collection {
     // may still use the old index set.
     std::shared_mutex write_mu;
     std::atomic<uint64_t> untracked_writes{0};
+    std::shared_ptr<ReadBarrier> read_barrier = std::make_shared<ReadBarrier>();
   };
   StatusWith<int64_t> InsertRecord(storage::Session& s, const bson::BsonObj& doc);
   // For a bucket collection: counts the write in UntrackedWrites once it commits.

@@ -36,6 +36,7 @@ RecordRange ClusteredTimeRange(uint32_t lo_seconds, uint32_t hi_seconds, bool fo
 
 StatusWith<RecordCursor> RecordCursor::Open(storage::Session& s, const Collection& coll,
                                             RecordRange range) {
+  HG_RETURN_IF_ERROR(coll.read_barrier().Run());
   HG_ASSIGN_OR_RETURN(auto cursor, s.OpenCursorOrError(coll.ident()));
   return RecordCursor(std::move(cursor), range);
 }
@@ -84,6 +85,7 @@ StatusWith<bool> RecordCursor::SeekExact(int64_t id) {
 }
 
 StatusWith<IndexCursor> IndexCursor::Open(storage::Session& s, const SecondaryIndex& idx) {
+  if (idx.read_barrier) HG_RETURN_IF_ERROR(idx.read_barrier->Run());
   HG_ASSIGN_OR_RETURN(auto cursor, s.OpenCursorOrError(idx.entry->ident));
   return IndexCursor(std::move(cursor), idx);
 }

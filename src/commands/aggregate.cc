@@ -61,6 +61,7 @@ StatusWith<BsonObj> CollStatsDocument(CommandContext& ctx, const catalog::Namesp
         return Status(ErrorCode::kCommandNotSupported,
                       "$collStats count on a view or time-series collection is not supported yet");
       }
+      if (coll) HG_RETURN_IF_ERROR(coll->read_barrier().Run());
       size_t t = out.OpenObject("count");
       out.AppendInt64("count", coll ? coll->NumRecords() : 0);
       out.Close(t);
@@ -340,6 +341,7 @@ class CountCommand : public Command {
       return Status::OK();
     } else if (coll && !coll->ident().empty()) {
       if (matcher.MatchesEverything() && cmd["hint"].eoo()) {
+        HG_RETURN_IF_ERROR(coll->read_barrier().Run());
         n = coll->NumRecords();  // MongoDB answers an unfiltered count from collection metadata
       } else {
         exec::ReadPlan plan;

@@ -300,6 +300,8 @@ StatusWith<UpdateResult> RunUpdate(CommandContext& ctx, catalog::Collection& col
                                    const BsonObj& sort, const query::ExpressionContext& ectx,
                                    const BsonElement& hint = BsonElement()) {
   HG_ASSIGN_OR_RETURN(auto matcher, query::Matcher::Parse(q, ectx));
+  // Before the transaction starts: its snapshot must hold every acknowledged measurement.
+  HG_RETURN_IF_ERROR(coll.read_barrier().Run());
   UpdateResult result;
   int64_t bytes_delta = 0, records_delta = 0;
   HG_RETURN_IF_ERROR(storage::RetryOnWriteConflict([&]() -> Status {
@@ -452,6 +454,7 @@ StatusWith<std::vector<catalog::Record>> RunDelete(CommandContext& ctx, catalog:
                                                    const query::ExpressionContext& ectx,
                                                    const BsonElement& hint = BsonElement()) {
   HG_ASSIGN_OR_RETURN(auto matcher, query::Matcher::Parse(q, ectx));
+  HG_RETURN_IF_ERROR(coll.read_barrier().Run());  // before the transaction (RunUpdate)
   std::vector<catalog::Record> deleted;
   HG_RETURN_IF_ERROR(storage::RetryOnWriteConflict([&]() -> Status {
     deleted.clear();

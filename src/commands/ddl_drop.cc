@@ -13,6 +13,12 @@ using bson::BsonType;
 
 namespace {
 
+// The bucket catalog forgets a bucket collection being dropped, with its unwritten measurements.
+Status ForgetBuckets(CommandContext& ctx, const std::string& uuid) {
+  auto session = ctx.service.engine->NewSession();
+  return ctx.service.bucket_catalog->DropCollection(uuid, *session);
+}
+
 Status RunDrop(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& reply) {
   HG_RETURN_IF_ERROR(CheckKnownFields(cmd, {"collectionUUID"}));
   HG_ASSIGN_OR_RETURN(auto nss, CommandNamespace(ctx, cmd));
@@ -24,13 +30,13 @@ Status RunDrop(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& reply) {
     // The view and its buckets go together.
     catalog::NamespaceString buckets = exec::BucketsNamespace(nss);
     if (auto b = catalog.Lookup(buckets); b && ctx.service.bucket_catalog) {
-      ctx.service.bucket_catalog->ClearCollection(b->entry().uuid);
+      HG_RETURN_IF_ERROR(ForgetBuckets(ctx, b->entry().uuid));
     }
     Status st = catalog.DropCollection(buckets);
     if (!st.ok() && st.code() != ErrorCode::kNamespaceNotFound) return st;
     HG_RETURN_IF_ERROR(RemoveViewDefinition(ctx, nss));
   } else if (nss.IsTimeseriesBuckets() && ctx.service.bucket_catalog) {
-    ctx.service.bucket_catalog->ClearCollection(coll->entry().uuid);
+    HG_RETURN_IF_ERROR(ForgetBuckets(ctx, coll->entry().uuid));
   }
   Status st = catalog.DropCollection(nss);
   if (st.code() == ErrorCode::kNamespaceNotFound) return Status::OK();  // dropped concurrently
@@ -52,7 +58,13 @@ Status RunDropDatabase(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& rep
   }
   HG_RETURN_IF_ERROR(catalog::ValidateDbName(ctx.db));
   catalog::Catalog& catalog = *ctx.service.catalog;
-  bool existed = !catalog.ListCollections(ctx.db).empty();
+  const auto colls = catalog.ListCollections(ctx.db);
+  if (ctx.service.bucket_catalog) {
+    for (const auto& c : colls) {
+      if (c->nss().IsTimeseriesBuckets()) HG_RETURN_IF_ERROR(ForgetBuckets(ctx, c->entry().uuid));
+    }
+  }
+  bool existed = !colls.empty();
   HG_RETURN_IF_ERROR(catalog.DropDatabase(ctx.db));
   if (existed) reply.AppendString("dropped", ctx.db);
   return Status::OK();

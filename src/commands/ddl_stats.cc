@@ -39,6 +39,7 @@ Status RunDbStats(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& reply) {
       continue;
     }
     ++collections;
+    HG_RETURN_IF_ERROR(c->read_barrier().Run());  // buckets not yet written count too
     objects += c->NumRecords();
     data_size += c->DataSize();
     storage_size += CollectionStorageSize(ctx, *c);
@@ -119,6 +120,7 @@ Status AppendCollStats(CommandContext& ctx, const catalog::NamespaceString& nss,
     HG_RETURN_IF_ERROR(exec::RequireBuckets(resolved));
     coll = resolved.timeseries->buckets;
   }
+  HG_RETURN_IF_ERROR(coll->read_barrier().Run());  // buckets not yet written count too
   int64_t count = coll->NumRecords();
   int64_t data_size = coll->DataSize();
   int64_t storage_size = CollectionStorageSize(ctx, *coll);

@@ -72,11 +72,14 @@ StatusWith<InsertOutcome> InsertMeasurements(CommandContext& ctx,
     ++index;
   }
   // Commit every batch, even after an error: other writers may have measurements in them.
+  std::vector<std::shared_ptr<timeseries::WriteBatch>> batches;
   std::unordered_map<timeseries::WriteBatch*, Status> results;
   for (const auto& [i, batch] : staged) {
-    if (results.count(batch.get())) continue;
-    results.emplace(batch.get(), catalog.Commit(coll, *session, batch));
+    if (results.emplace(batch.get(), Status::OK()).second) batches.push_back(batch);
   }
+  std::vector<Status> statuses;
+  catalog.CommitAll(coll, *session, batches, &statuses);
+  for (size_t k = 0; k < batches.size(); ++k) results.at(batches[k].get()) = statuses[k];
   for (const auto& [i, batch] : staged) {
     const Status& st = results.at(batch.get());
     if (st.ok()) {
@@ -85,9 +88,17 @@ StatusWith<InsertOutcome> InsertMeasurements(CommandContext& ctx,
       out.errors.emplace_back(i, st);
     }
   }
-  // The measurements are stored: a bucket that stays uncompressed is still whole, so a failure
-  // here is logged, not reported to the client.
-  if (Status st = catalog.CompressClosedBuckets(coll, *session); !st.ok()) {
+  // The measurements are stored (or journaled): a flush or a compression that fails leaves them
+  // where they are, whole, so a failure here is logged, not reported to the client.
+  if (Status st = catalog.FlushIfDue(coll, *session); !st.ok()) {
+    LOGW("STORAGE", 8800103, "Time-series measurements stay in the journal for now",
+         "{\"ns\":" + JsonQuote(coll.buckets->ns()) + ",\"error\":" + JsonQuote(st.ToString()) +
+             "}");
+  }
+  // (With write-back, flushes compress them.)
+  if (Status st =
+          catalog.write_back() ? Status::OK() : catalog.CompressClosedBuckets(coll, *session);
+      !st.ok()) {
     LOGW("STORAGE", 8800101, "A closed time-series bucket stays uncompressed",
          "{\"ns\":" + JsonQuote(coll.buckets->ns()) + ",\"error\":" + JsonQuote(st.ToString()) +
              "}");

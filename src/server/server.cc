@@ -196,6 +196,11 @@ int RunServer(int argc, char** argv) {
       if (c->nss().IsTimeseriesBuckets()) bucket_catalog.MarkMayHaveStoredBuckets(c->entry().uuid);
     }
   }
+  if (Status st = bucket_catalog.OpenJournal(engine.get(), *catalog); !st.ok()) {
+    LOGE("STORAGE", 8800104, "Failed to write the time-series measurements the journal holds",
+         "{\"error\":" + JsonQuote(st.ToString()) + "}");
+    return 1;
+  }
   service.bucket_catalog = &bucket_catalog;
   timeseries::TtlMonitor ttl_monitor(engine.get(), catalog.get());
   ttl_monitor.Start();
@@ -247,6 +252,11 @@ int RunServer(int argc, char** argv) {
   listener.Shutdown();
   reaper.join();
   ttl_monitor.Stop();
+  if (Status st = bucket_catalog.FlushAll(); !st.ok()) {
+    // They stay in the journal: the next start writes them.
+    LOGW("STORAGE", 8800105, "Time-series measurements stay in the journal",
+         "{\"error\":" + JsonQuote(st.ToString()) + "}");
+  }
   // Wake the signal thread if shutdown came from the command rather than a signal.
   pthread_kill(signal_thread.native_handle(), SIGUSR2);
   signal_thread.join();

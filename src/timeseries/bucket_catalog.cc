@@ -3,17 +3,20 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <functional>
 #include <limits>
 #include <random>
 #include <shared_mutex>
 
+#include "base/logger.h"
 #include "base/server_parameters.h"
 #include "catalog/record_store.h"
 #include "storage/write_conflict.h"
 #include "timeseries/bucket_compression.h"
 #include "timeseries/bucket_document.h"
 #include "timeseries/bucket_field_tree.h"
+#include "timeseries/measurement_journal.h"
 #include "timeseries/meta_normalize.h"
 
 namespace hourglass::timeseries {
@@ -86,6 +89,9 @@ struct Params {
   ServerParameter* idle_per_attempt;
   ServerParameter* max_retries;
   ServerParameter* compress_closed;
+  ServerParameter* write_back;
+  ServerParameter* write_back_interval;
+  ServerParameter* write_back_bytes;
 };
 
 Status AtLeast(const ParameterValue& v, int64_t min, const char* name) {
@@ -119,6 +125,12 @@ const Params& GetParams() {
     const char* compress = "hourglassTimeseriesCompressClosedBuckets";
     q.compress_closed = reg.Find(compress);
     if (q.compress_closed == nullptr) q.compress_closed = reg.Register(compress, false, true, true);
+    // Read once, by OpenJournal at startup: a running server cannot change how it writes.
+    const char* write_back = "hourglassTimeseriesWriteBack";
+    q.write_back = reg.Find(write_back);
+    if (q.write_back == nullptr) q.write_back = reg.Register(write_back, false, true, false);
+    q.write_back_interval = RegisterOnce("hourglassTimeseriesWriteBackIntervalMillis", 1000, 0);
+    q.write_back_bytes = RegisterOnce("hourglassTimeseriesWriteBackMaxBytes", int64_t{64} << 20, 0);
     return q;
   }();
   return p;
@@ -175,6 +187,18 @@ struct Bucket {
   // Closed for good and queued for compression (CompressClosedBuckets): never reused, since once
   // compressed its layout no longer matches the stored document.
   std::atomic<bool> closed_for_good{false};
+  // Write-back state, guarded by the collection's flush_mu (shared by this bucket's committer,
+  // exclusive by Flush). `unflushed`: the rows committed to the journal and not yet to storage
+  // (views into journal entries), also staged in `doc`; `flushed_control`: the control object
+  // storage holds (empty before the first write).
+  std::vector<BsonObj> unflushed;
+  std::atomic<bool> dirty{false};  // in its collection's dirty list
+  BsonObj flushed_control;
+  // Set by a flush that could not append to the stored document `doc` describes (a direct write
+  // changed or deleted it, or its _id was taken): the bucket takes no new measurements, and the
+  // rows it still gets go to the bucket `retired_id`, which that flush wrote them to.
+  std::atomic<bool> retired{false};
+  bson::ObjectId retired_id{};
 
   Bucket(const bson::ObjectId& id, const BsonElement& meta) : doc(id, meta) {}
 };
@@ -223,9 +247,44 @@ struct BucketCatalog::CollectionState {
   std::mutex closed_mu;
   std::vector<std::shared_ptr<Bucket>> closed;  // guarded by closed_mu
   std::shared_ptr<LatestMeasurements> latest = std::make_shared<LatestMeasurements>();
+  // Write-back: committers hold flush_mu shared from claiming their batches to registering their
+  // rows; Flush holds it exclusively. Then dirty_mu guards the lists below.
+  std::shared_mutex flush_mu;
+  std::mutex dirty_mu;
+  std::vector<std::shared_ptr<Bucket>> dirty;  // buckets with unflushed rows
+  std::vector<std::string> journal_keys;       // their journal entries, oldest first
+  int64_t unflushed_bytes = 0;
+  int64_t oldest_unflushed_ms = 0;  // when the oldest journal entry was written
+  TimeseriesCollection last_coll;   // as the last committer saw it (the read barrier's flushes)
+  std::atomic<bool> barrier_installed{false};
+
+  // Takes the dirty list and the journal keys out, for a flush or a drop (holding flush_mu).
+  void TakeUnflushed(std::vector<std::shared_ptr<Bucket>>* buckets,
+                     std::vector<std::string>* keys) {
+    std::lock_guard lk(dirty_mu);
+    buckets->swap(dirty);
+    keys->swap(journal_keys);
+  }
 };
 
 namespace {
+// The bucket catalog's own reads of bucket collections (reopening, resyncing, compressing,
+// flushing) skip the collections' read barriers: the catalog knows its unwritten rows, and a
+// flush from inside it would deadlock on its locks.
+thread_local int t_internal_reads = 0;
+struct InternalReads {
+  InternalReads() { ++t_internal_reads; }
+  ~InternalReads() { --t_internal_reads; }
+  InternalReads(const InternalReads&) = delete;
+  InternalReads& operator=(const InternalReads&) = delete;
+};
+
+int64_t NowMillis() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
 // Bucket _ids: the rounded start in seconds, then 8 bytes from a per-process counter seeded at
 // random. The counter's changing bytes come first, so the 8-byte RecordId prefix of the clustered
 // bucket collection differs between buckets of one start time.
@@ -394,6 +453,7 @@ std::shared_ptr<Bucket> BucketCatalog::Reopen(const TimeseriesCollection& coll, 
   b->fields = std::move(fields).value();
   b->num_measurements = b->doc.num_rows();
   b->size = static_cast<int64_t>(b->doc.size());
+  b->flushed_control = control.Owned();
   stripe.Register(b, b->doc.id());
   return b;
 }
@@ -403,7 +463,8 @@ std::shared_ptr<Bucket> BucketCatalog::ReuseLive(const TimeseriesCollection& col
   // The object that wrote this bucket is still alive (a batch of it may be in flight): only it
   // knows the bucket's true layout. It is reused unless it belongs to a cleared era or failed.
   CollectionState& cs = State(coll.uuid);
-  if (b->era != cs.era.load() || b->broken.load() || b->closed_for_good.load()) {
+  if (b->era != cs.era.load() || b->broken.load() || b->closed_for_good.load() ||
+      b->retired.load()) {
     Count(cs, Stat::kNumBucketReopeningsFailed);
     return nullptr;
   }
@@ -531,7 +592,7 @@ StatusWith<std::shared_ptr<Bucket>> BucketCatalog::BucketFor(const TimeseriesCol
   auto it = stripe.open.find(series_key);
   if (it != stripe.open.end()) {
     std::shared_ptr<Bucket> b = it->second;
-    if (b->era != era || b->broken.load()) {
+    if (b->era != era || b->broken.load() || b->retired.load()) {
       stripe.open.erase(it);
       --num_open_;
       memory_usage_ -= b->memory;
@@ -663,6 +724,7 @@ StatusWith<std::shared_ptr<WriteBatch>> BucketCatalog::Insert(const TimeseriesCo
   std::string_view meta_field = o.meta_field ? std::string_view(*o.meta_field) : std::string_view();
 
   Stripe& stripe = StripeFor(series_key);
+  InternalReads internal;  // reopening reads stored buckets under the stripe lock
   std::lock_guard lk(stripe.mu);
   auto it = stripe.open.find(series_key);
   bool first = it == stripe.open.end() || it->second->num_measurements == 0;
@@ -691,6 +753,18 @@ Status BucketCatalog::Commit(const TimeseriesCollection& coll, storage::Session&
                              const std::shared_ptr<WriteBatch>& batch) {
   Bucket& b = *batch->bucket;
   CollectionState& cs = State(coll.uuid);
+  if (journal_) {
+    {
+      // Wait for the bucket's committer, which may write this batch too.
+      std::unique_lock lk(b.mu);
+      if (!batch->done && b.committing.load()) Count(cs, Stat::kNumWaits);
+      while (!batch->done && b.committing.load()) b.cv.wait(lk);
+      if (batch->done) return batch->status;
+    }
+    std::vector<Status> statuses;
+    CommitAll(coll, s, {batch}, &statuses);
+    return statuses[0];
+  }
   {
     std::unique_lock lk(b.mu);
     bool waited = false;
@@ -868,6 +942,7 @@ Status BucketCatalog::Write(const TimeseriesCollection& coll, storage::Session& 
 
 Status BucketCatalog::CompressClosedBuckets(const TimeseriesCollection& coll, storage::Session& s) {
   CollectionState& cs = State(coll.uuid);
+  InternalReads internal;
   // The stripe mutex is taken before closed_mu elsewhere (BucketFor): take the list out first.
   std::vector<std::shared_ptr<Bucket>> taken;
   {
@@ -882,7 +957,8 @@ Status BucketCatalog::CompressClosedBuckets(const TimeseriesCollection& coll, st
       std::lock_guard lk(StripeFor(b->series_key).mu);
       in_flight = b->pending != nullptr;
     }
-    in_flight = in_flight || b->committing.load();
+    // With write-back, a bucket is compressed once storage holds all its rows.
+    in_flight = in_flight || b->committing.load() || b->dirty.load();
     (in_flight ? waiting : ready).push_back(std::move(b));
   }
   if (!waiting.empty()) {
@@ -901,7 +977,9 @@ Status BucketCatalog::CompressClosedBuckets(const TimeseriesCollection& coll, st
   for (const auto& b : ready) {
     // A bucket that never reached storage, failed, or belongs to a cleared era (a direct write
     // may have changed it) is left as it is.
-    if (!b->doc.stored() || b->broken.load() || b->era != cs.era.load()) continue;
+    if (!b->doc.stored() || b->broken.load() || b->retired.load() || b->era != cs.era.load()) {
+      continue;
+    }
     int64_t old_size = 0, new_size = 0, restarts = 0;
     bool compress_failed = false;
     Status st = storage::RetryOnWriteConflict([&] {
@@ -953,6 +1031,468 @@ Status BucketCatalog::Resync(const TimeseriesCollection& coll, storage::Session&
   }
   b.doc = std::move(layout).value();
   RebuildMinMax(StripeFor(b.series_key), batch, o, &control);
+  return Status::OK();
+}
+
+// --- write-back ----------------------------------------------------------------------------------
+
+namespace {
+// What writing rows to a stored bucket did.
+struct AppendResult {
+  bson::ObjectId id;  // the bucket the rows went to
+  bool inserted = false;
+  int64_t size_delta = 0;
+};
+
+// Appends `rows` to the stored bucket `*existing` when it is a version-1 bucket that takes
+// appends, recreates it under that _id if it is gone, and otherwise (no `existing`, a compressed,
+// closed or unreadable bucket) writes them as a new bucket of start `min_time`: how rows whose
+// in-memory bucket no longer describes storage (and the journal's rows at startup) reach storage.
+StatusWith<AppendResult> AppendToStoredBucket(catalog::Collection& buckets, storage::Session& s,
+                                              const bson::ObjectId* existing,
+                                              const BsonElement& meta, int64_t min_time,
+                                              const std::vector<BsonObj>& rows,
+                                              std::string_view time_field,
+                                              std::string_view meta_field, int64_t max_retries) {
+  std::optional<BucketDocument> doc;
+  BucketFieldTree tree;
+  int64_t start = min_time, old_size = 0;
+  bool fresh = existing == nullptr;
+  if (existing != nullptr) {
+    HG_ASSIGN_OR_RETURN(auto rec, buckets.FindRecord(s, catalog::ClusteredRecordId(*existing)));
+    if (!rec) {
+      doc.emplace(*existing, meta);
+    } else {
+      const BsonObj& d = rec->doc;
+      BsonElement c = d["control"];
+      if (c.type() == bson::BsonType::kObject && !c.Obj()["closed"].Truthy() &&
+          c.Obj()["min"].type() == bson::BsonType::kObject &&
+          c.Obj()["max"].type() == bson::BsonType::kObject) {
+        BsonElement min_t = c.Obj()["min"].Obj()[time_field];
+        auto layout = BucketDocument::FromStored(d, time_field);
+        auto fields = BucketFieldTree::FromBucket(c.Obj()["min"].Obj(), c.Obj()["max"].Obj());
+        if (layout.ok() && fields.ok() && min_t.type() == bson::BsonType::kDate &&
+            layout.value().id() == *existing) {
+          doc.emplace(std::move(layout).value());
+          tree = std::move(fields).value();
+          start = min_t.DateMillis();
+          old_size = d.size();
+        }
+      }
+    }
+  }
+  if (!doc) {
+    fresh = true;
+    doc.emplace(NewBucketId(min_time), meta);
+  }
+  for (const BsonObj& row : rows) tree.Update(row, meta_field);
+  const BsonObj control = BuildBucketControl(tree, time_field, start);
+  doc->StageRows(rows, meta_field);
+  std::string full;
+  std::vector<storage::Session::Modification> edits;
+  const bool stored = doc->stored();
+  for (int64_t attempt = 0;; ++attempt) {
+    doc->Prepare(control, &full, &edits);
+    Status st = stored ? buckets.ModifyRecord(s, catalog::ClusteredRecordId(doc->id()), edits)
+                       : buckets
+                             .Insert(s, BsonObj(full.data()),
+                                     catalog::Collection::WriteOrigin::kBucketCatalog)
+                             .status();
+    if (st.ok()) break;
+    if (st.code() != ErrorCode::kDuplicateKey || !fresh || attempt + 1 >= max_retries) return st;
+    doc->SetId(NewBucketId(min_time));  // another bucket has this _id's RecordId
+  }
+  doc->Finish(true);
+  return AppendResult{doc->id(), !stored, static_cast<int64_t>(doc->size()) - old_size};
+}
+
+// The _id a flush writes `b`'s rows under (guarded by the collection's flush_mu).
+const bson::ObjectId& TargetId(const Bucket& b) {
+  return b.retired.load() ? b.retired_id : b.doc.id();
+}
+}  // namespace
+
+void BucketCatalog::CommitAll(const TimeseriesCollection& coll, storage::Session& s,
+                              const std::vector<std::shared_ptr<WriteBatch>>& batches,
+                              std::vector<Status>* statuses) {
+  statuses->assign(batches.size(), Status::OK());
+  if (!journal_) {
+    for (size_t i = 0; i < batches.size(); ++i) (*statuses)[i] = Commit(coll, s, batches[i]);
+    return;
+  }
+  CollectionState& cs = State(coll.uuid);
+  if (!cs.barrier_installed.exchange(true)) {
+    coll.buckets->read_barrier().Set([this, uuid = coll.uuid]() -> Status {
+      if (t_internal_reads > 0) return Status::OK();
+      CollectionState& st = State(uuid);
+      TimeseriesCollection c;
+      {
+        std::lock_guard lk(st.dirty_mu);
+        if (st.journal_keys.empty()) return Status::OK();
+        c = st.last_coll;
+      }
+      auto session = engine_->NewSession();
+      return Flush(c, *session);
+    });
+  }
+  std::vector<size_t> waiting;
+  {
+    std::shared_lock fl(cs.flush_mu);
+    std::vector<WriteBatch*> claimed;
+    std::vector<size_t> claimed_at;
+    for (size_t i = 0; i < batches.size(); ++i) {
+      WriteBatch& batch = *batches[i];
+      Bucket& b = *batch.bucket;
+      std::lock_guard lk(b.mu);
+      if (batch.done) {
+        (*statuses)[i] = batch.status;
+      } else if (b.committing.load()) {
+        waiting.push_back(i);
+      } else {
+        b.committing = true;
+        claimed.push_back(&batch);
+        claimed_at.push_back(i);
+      }
+    }
+    for (WriteBatch* batch : claimed) {
+      Bucket& b = *batch->bucket;
+      std::lock_guard lk(StripeFor(b.series_key).mu);
+      if (b.pending.get() == batch) b.pending.reset();
+      batch->fields_memory = b.fields.ApproxMemory();
+    }
+    Status st = claimed.empty() ? Status::OK() : Journal(coll, s, claimed);
+    for (size_t k = 0; k < claimed.size(); ++k) {
+      Bucket& b = *claimed[k]->bucket;
+      {
+        std::lock_guard lk(b.mu);
+        claimed[k]->done = true;
+        claimed[k]->status = st;
+        b.committing = false;
+      }
+      b.cv.notify_all();
+      (*statuses)[claimed_at[k]] = st;
+    }
+  }
+  for (size_t i : waiting) (*statuses)[i] = Commit(coll, s, batches[i]);
+}
+
+Status BucketCatalog::Journal(const TimeseriesCollection& coll, storage::Session& s,
+                              const std::vector<WriteBatch*>& claimed) {
+  CollectionState& cs = State(coll.uuid);
+  const auto& o = coll.options;
+  std::string_view meta_field = o.meta_field ? std::string_view(*o.meta_field) : std::string_view();
+  // Read before the write's transaction: see LatestMeasurements::Committed.
+  const uint64_t untracked_before = coll.buckets->UntrackedWrites();
+  BsonBuilder e;
+  e.AppendString("u", coll.uuid);
+  e.AppendString("t", o.time_field);
+  if (o.meta_field) e.AppendString("m", *o.meta_field);
+  size_t arr = e.OpenArray("b");
+  for (size_t k = 0; k < claimed.size(); ++k) {
+    const Bucket& b = *claimed[k]->bucket;
+    size_t obj = e.OpenObject(std::to_string(k));
+    e.AppendObjectId("i", TargetId(b));
+    e.AppendDate("s", b.min_time);
+    if (!b.doc.meta().eoo()) e.AppendElementAs(b.doc.meta(), "meta");
+    size_t rows = e.OpenArray("r");
+    const auto& ms = claimed[k]->measurements;
+    for (size_t j = 0; j < ms.size(); ++j) e.AppendObject(std::to_string(j), ms[j]);
+    e.Close(rows);
+    e.Close(obj);
+  }
+  e.Close(arr);
+  auto entry = std::make_shared<const std::string>(e.Release());
+  std::string key;
+  HG_RETURN_IF_ERROR(storage::RetryOnWriteConflict([&] {
+    storage::WriteUnit wu(s);
+    HG_RETURN_IF_ERROR(wu.begin_status());
+    HG_ASSIGN_OR_RETURN(key, journal_->Append(s, *entry));
+    return wu.Commit();
+  }));
+  // The rows stay readable as views into the entry until they are flushed.
+  BsonObj written(entry);
+  auto bit = written["b"].Obj().begin();
+  for (WriteBatch* batch : claimed) {
+    const std::shared_ptr<Bucket>& bp = batch->bucket;
+    Bucket& b = *bp;
+    BsonObj rows = (*bit).Obj()["r"].Obj();
+    ++bit;
+    // MongoDB counts a commit that starts a bucket as an insert, any later one as an update.
+    Count(cs, !b.doc.stored() && b.unflushed.empty() ? Stat::kNumBucketInserts
+                                                     : Stat::kNumBucketUpdates);
+    for (BsonElement r : rows) b.unflushed.emplace_back(entry, r.Obj().data());
+    b.doc.StageRows(batch->measurements, meta_field);
+    if (!b.dirty.exchange(true)) {
+      std::lock_guard lk(cs.dirty_mu);
+      cs.dirty.push_back(bp);
+    }
+    ReportLatest(*cs.latest, o, b.doc, batch->measurements, untracked_before);
+    Count(cs, Stat::kNumCommits);
+    Count(cs, Stat::kNumMeasurementsCommitted, static_cast<int64_t>(batch->measurements.size()));
+    int64_t mem =
+        static_cast<int64_t>(sizeof(Bucket) + b.doc.ApproxMemory() + batch->fields_memory);
+    memory_usage_ += mem - b.memory.exchange(mem);
+  }
+  std::lock_guard lk(cs.dirty_mu);
+  if (cs.journal_keys.empty()) cs.oldest_unflushed_ms = NowMillis();
+  cs.journal_keys.push_back(std::move(key));
+  cs.unflushed_bytes += static_cast<int64_t>(entry->size());
+  cs.last_coll = coll;
+  return Status::OK();
+}
+
+Status BucketCatalog::FlushBucket(const TimeseriesCollection& coll, storage::Session& s, Bucket& b,
+                                  BsonObj* control, bool* inserted, int64_t* size_delta) {
+  CollectionState& cs = State(coll.uuid);
+  const auto& o = coll.options;
+  std::string_view meta_field = o.meta_field ? std::string_view(*o.meta_field) : std::string_view();
+  const int64_t max_retries = GetParams().max_retries->GetInt();
+  *control = BsonObj();
+  auto retire_to = [&](const bson::ObjectId* existing) -> Status {
+    HG_ASSIGN_OR_RETURN(AppendResult r,
+                        AppendToStoredBucket(*coll.buckets, s, existing, b.doc.meta(), b.min_time,
+                                             b.unflushed, o.time_field, meta_field, max_retries));
+    b.retired_id = r.id;
+    b.retired = true;
+    *inserted = r.inserted;
+    *size_delta = r.size_delta;
+    return Status::OK();
+  };
+  if (b.retired.load() || (b.era != cs.era.load() && b.doc.stored())) {
+    // Storage may no longer hold what `doc` describes: append to what it holds now.
+    const bson::ObjectId target = TargetId(b);
+    return retire_to(&target);
+  }
+  {
+    // With no batch staged after the committed rows, the bucket's tree holds exactly their
+    // bounds.
+    std::lock_guard lk(StripeFor(b.series_key).mu);
+    if (!b.pending) *control = BuildBucketControl(b.fields, o.time_field, b.min_time);
+  }
+  if (control->IsEmpty()) {
+    BucketFieldTree tree;
+    if (!b.flushed_control.IsEmpty()) {
+      auto t = BucketFieldTree::FromBucket(b.flushed_control["min"].Obj(),
+                                           b.flushed_control["max"].Obj());
+      if (t.ok()) tree = std::move(t).value();
+    }
+    for (const BsonObj& row : b.unflushed) tree.Update(row, meta_field);
+    *control = BuildBucketControl(tree, o.time_field, b.min_time);
+  }
+  std::string full;
+  std::vector<storage::Session::Modification> edits;
+  b.doc.Prepare(*control, &full, &edits);
+  const bool insert = !b.doc.stored();
+  Status st = insert ? coll.buckets
+                           ->Insert(s, BsonObj(full.data()),
+                                    catalog::Collection::WriteOrigin::kBucketCatalog)
+                           .status()
+                     : coll.buckets->ModifyRecord(s, catalog::ClusteredRecordId(b.doc.id()), edits);
+  if (st.code() == ErrorCode::kNoSuchKey || st.code() == ErrorCode::kDuplicateKey) {
+    // Deleted while open (TTL, a direct delete), or its _id taken: the rows start a new bucket.
+    *control = BsonObj();
+    return retire_to(nullptr);
+  }
+  HG_RETURN_IF_ERROR(st);
+  *inserted = insert;
+  *size_delta = 0;  // known once the flush commits (Finish)
+  return Status::OK();
+}
+
+Status BucketCatalog::Flush(const TimeseriesCollection& coll, storage::Session& s) {
+  if (!journal_) return Status::OK();
+  HG_RETURN_IF_ERROR(WriteDirtyBuckets(coll, s));
+  // The buckets that closed for good now have all their rows in storage.
+  if (Status st = CompressClosedBuckets(coll, s); !st.ok()) {
+    LOGW("STORAGE", 8800101, "A closed time-series bucket stays uncompressed",
+         "{\"ns\":" + JsonQuote(coll.buckets->ns()) + ",\"error\":" + JsonQuote(st.ToString()) +
+             "}");
+  }
+  return Status::OK();
+}
+
+Status BucketCatalog::WriteDirtyBuckets(const TimeseriesCollection& coll, storage::Session& s) {
+  InternalReads internal;
+  CollectionState& cs = State(coll.uuid);
+  std::unique_lock fl(cs.flush_mu);
+  std::vector<std::shared_ptr<Bucket>> dirty;
+  std::vector<std::string> keys;
+  cs.TakeUnflushed(&dirty, &keys);
+  if (dirty.empty() && keys.empty()) return Status::OK();
+  struct Out {
+    BsonObj control;  // empty: the rows went elsewhere (retired)
+    bool inserted = false;
+    int64_t size_delta = 0;
+  };
+  std::vector<Out> outs(dirty.size());
+  Status st = storage::RetryOnWriteConflict([&] {
+    auto guard = coll.buckets->WriteGuard();  // until the commit (index builds wait for it)
+    storage::WriteUnit wu(s);
+    HG_RETURN_IF_ERROR(wu.begin_status());
+    for (size_t i = 0; i < dirty.size(); ++i) {
+      outs[i] = Out{};
+      HG_RETURN_IF_ERROR(FlushBucket(coll, s, *dirty[i], &outs[i].control, &outs[i].inserted,
+                                     &outs[i].size_delta));
+    }
+    for (const std::string& k : keys) HG_RETURN_IF_ERROR(journal_->Remove(s, k));
+    return wu.Commit();
+  });
+  if (!st.ok()) {
+    // Nothing was written: the rows stay in memory and in the journal for the next flush.
+    std::lock_guard lk(cs.dirty_mu);
+    dirty.insert(dirty.end(), cs.dirty.begin(), cs.dirty.end());
+    cs.dirty.swap(dirty);
+    keys.insert(keys.end(), cs.journal_keys.begin(), cs.journal_keys.end());
+    cs.journal_keys.swap(keys);
+    return st;
+  }
+  int64_t records = 0, bytes = 0;
+  for (size_t i = 0; i < dirty.size(); ++i) {
+    Bucket& b = *dirty[i];
+    Out& out = outs[i];
+    if (!out.control.IsEmpty()) {
+      const int64_t old_size = static_cast<int64_t>(b.doc.size());
+      const int64_t old_mem = static_cast<int64_t>(b.doc.ApproxMemory());
+      b.doc.Finish(true);
+      out.size_delta = static_cast<int64_t>(b.doc.size()) - old_size;
+      b.flushed_control = out.control;
+      const int64_t mem_delta = static_cast<int64_t>(b.doc.ApproxMemory()) - old_mem;
+      b.memory += mem_delta;
+      memory_usage_ += mem_delta;
+    }
+    b.unflushed.clear();
+    b.unflushed.shrink_to_fit();
+    b.dirty = false;
+    records += out.inserted ? 1 : 0;
+    bytes += out.size_delta;
+  }
+  coll.buckets->AdjustCounts(records, bytes);
+  std::lock_guard lk(cs.dirty_mu);
+  cs.unflushed_bytes = 0;  // no commit ran meanwhile (flush_mu)
+  return Status::OK();
+}
+
+Status BucketCatalog::FlushIfDue(const TimeseriesCollection& coll, storage::Session& s) {
+  if (!journal_) return Status::OK();
+  CollectionState& cs = State(coll.uuid);
+  const Params& p = GetParams();
+  {
+    std::lock_guard lk(cs.dirty_mu);
+    if (cs.journal_keys.empty()) return Status::OK();
+    if (cs.unflushed_bytes < p.write_back_bytes->GetInt() &&
+        NowMillis() - cs.oldest_unflushed_ms < p.write_back_interval->GetInt()) {
+      return Status::OK();
+    }
+  }
+  return Flush(coll, s);
+}
+
+Status BucketCatalog::FlushAll() {
+  if (!journal_) return Status::OK();
+  std::vector<TimeseriesCollection> colls;
+  {
+    std::shared_lock lk(states_mu_);
+    for (const auto& [uuid, cs] : states_) {
+      std::lock_guard dk(cs->dirty_mu);
+      if (!cs->journal_keys.empty()) colls.push_back(cs->last_coll);
+    }
+  }
+  auto session = engine_->NewSession();
+  Status first = Status::OK();
+  for (const auto& c : colls) {
+    Status st = Flush(c, *session);
+    if (!st.ok() && first.ok()) first = st;
+  }
+  return first;
+}
+
+Status BucketCatalog::DropCollection(const std::string& uuid, storage::Session& s) {
+  ClearCollection(uuid);
+  if (!journal_) return Status::OK();
+  CollectionState& cs = State(uuid);
+  std::unique_lock fl(cs.flush_mu);
+  std::vector<std::shared_ptr<Bucket>> dirty;
+  std::vector<std::string> keys;
+  cs.TakeUnflushed(&dirty, &keys);
+  {
+    std::lock_guard lk(cs.dirty_mu);
+    cs.unflushed_bytes = 0;
+    cs.last_coll = TimeseriesCollection{};
+  }
+  for (const auto& b : dirty) {
+    b->unflushed.clear();
+    b->dirty = false;
+  }
+  if (keys.empty()) return Status::OK();
+  // Entries left behind by a failure here belong to no collection: startup drops them.
+  return storage::RetryOnWriteConflict([&] {
+    storage::WriteUnit wu(s);
+    HG_RETURN_IF_ERROR(wu.begin_status());
+    for (const std::string& k : keys) HG_RETURN_IF_ERROR(journal_->Remove(s, k));
+    return wu.Commit();
+  });
+}
+
+Status BucketCatalog::OpenJournal(storage::KvEngine* engine, catalog::Catalog& catalog) {
+  InternalReads internal;
+  engine_ = engine;
+  HG_ASSIGN_OR_RETURN(std::unique_ptr<MeasurementJournal> journal,
+                      MeasurementJournal::Open(engine));
+  std::unordered_map<std::string, std::shared_ptr<catalog::Collection>> by_uuid;
+  for (const std::string& db : catalog.ListDatabases()) {
+    for (const auto& c : catalog.ListCollections(db)) {
+      if (c->nss().IsTimeseriesBuckets()) by_uuid[c->entry().uuid] = c;
+    }
+  }
+  auto s = engine->NewSession();
+  struct Entry {
+    std::string key;
+    BsonObj doc;
+  };
+  std::vector<Entry> entries;
+  HG_RETURN_IF_ERROR(journal->ForEach(*s, [&](std::string_view key, const BsonObj& doc) {
+    entries.push_back({std::string(key), doc.Owned()});
+    return Status::OK();
+  }));
+  if (!entries.empty()) {
+    const int64_t max_retries = GetParams().max_retries->GetInt();
+    std::unordered_map<std::string, std::pair<int64_t, int64_t>> counts;  // uuid → records, bytes
+    int64_t measurements = 0;
+    HG_RETURN_IF_ERROR(storage::RetryOnWriteConflict([&] {
+      counts.clear();
+      measurements = 0;
+      storage::WriteUnit wu(*s);
+      HG_RETURN_IF_ERROR(wu.begin_status());
+      for (const Entry& e : entries) {
+        auto it = by_uuid.find(std::string(e.doc["u"].Str()));
+        if (it != by_uuid.end()) {  // else: its collection was dropped
+          std::string time_field(e.doc["t"].Str());
+          std::string meta_field(e.doc["m"].eoo() ? std::string_view() : e.doc["m"].Str());
+          for (BsonElement be : e.doc["b"].Obj()) {
+            BsonObj bucket = be.Obj();
+            std::vector<BsonObj> rows;
+            for (BsonElement r : bucket["r"].Obj()) rows.push_back(r.Obj());
+            const bson::ObjectId id = bucket["i"].Oid();
+            HG_ASSIGN_OR_RETURN(
+                AppendResult r,
+                AppendToStoredBucket(*it->second, *s, &id, bucket["meta"], bucket["s"].DateMillis(),
+                                     rows, time_field, meta_field, max_retries));
+            auto& c = counts[it->first];
+            c.first += r.inserted ? 1 : 0;
+            c.second += r.size_delta;
+            measurements += static_cast<int64_t>(rows.size());
+          }
+        }
+        HG_RETURN_IF_ERROR(journal->Remove(*s, e.key));
+      }
+      return wu.Commit();
+    }));
+    for (const auto& [uuid, c] : counts) by_uuid[uuid]->AdjustCounts(c.first, c.second);
+    LOGI("STORAGE", 8800102, "Wrote the time-series measurements the journal held",
+         "{\"entries\":" + std::to_string(entries.size()) +
+             ",\"measurements\":" + std::to_string(measurements) + "}");
+  }
+  if (GetParams().write_back->GetBool()) journal_ = std::move(journal);
   return Status::OK();
 }
 

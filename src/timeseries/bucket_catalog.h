@@ -10,6 +10,14 @@
 // wait for the outcome. The first commit of a bucket inserts its document; later ones append to the
 // stored document with byte-range edits (BucketDocument).
 //
+// Write-back (server parameter hourglassTimeseriesWriteBack, read at startup): a commit instead
+// appends its measurements to the measurement journal (measurement_journal.h) — one storage write
+// for every bucket a request touches — and to its buckets' in-memory layouts, which Flush writes
+// to storage in one transaction per collection that also removes the journal entries: every
+// second or so, once enough is unwritten, and before any other read of the bucket collection (its
+// catalog::ReadBarrier). A read therefore sees every acknowledged measurement, and a crash loses
+// none: startup writes what the journal still holds (OpenJournal).
+//
 // Thread-safety: all public methods are thread-safe.
 #pragma once
 
@@ -26,6 +34,7 @@
 
 #include "base/status.h"
 #include "bson/bson.h"
+#include "catalog/catalog.h"
 #include "catalog/collection.h"
 #include "storage/session.h"
 #include "timeseries/bucket_field_tree.h"
@@ -76,6 +85,7 @@ bson::BsonObj BuildBucketControl(const BucketFieldTree& fields, std::string_view
                                  int64_t min_time);
 
 class WriteBatch;
+class MeasurementJournal;
 struct Bucket;
 struct Stripe;
 
@@ -103,6 +113,32 @@ class BucketCatalog {
   // write's outcome. The measurements staged into the batch must stay alive until this returns.
   Status Commit(const TimeseriesCollection& coll, storage::Session& s,
                 const std::shared_ptr<WriteBatch>& batch);
+  // Commits `batches` (distinct), as Commit does each; `statuses` receives each one's outcome, in
+  // order. With write-back, the batches this writer claims share one journal entry.
+  void CommitAll(const TimeseriesCollection& coll, storage::Session& s,
+                 const std::vector<std::shared_ptr<WriteBatch>>& batches,
+                 std::vector<Status>* statuses);
+
+  // Opens the measurement journal in `engine`, writes the measurements it still holds (a crash
+  // left them unwritten) to the buckets of `catalog`'s collections, and turns write-back on if
+  // the server parameter hourglassTimeseriesWriteBack is true. Called once, at startup, before
+  // the first write; without it every commit writes its buckets itself.
+  Status OpenJournal(storage::KvEngine* engine, catalog::Catalog& catalog);
+  bool write_back() const { return journal_ != nullptr; }
+  // Writes every measurement of `coll` committed to the journal but not yet to its buckets
+  // (write-back), in one transaction in `s`, which removes their journal entries too. Buckets
+  // that cannot take their rows any more (a direct write rewrote or deleted them) are written as
+  // new buckets. Then compresses the buckets that closed for good (CompressClosedBuckets; a
+  // failure there is logged). A no-op without write-back.
+  Status Flush(const TimeseriesCollection& coll, storage::Session& s);
+  // Flushes when the collection's unwritten measurements are older than
+  // hourglassTimeseriesWriteBackIntervalMillis or larger than hourglassTimeseriesWriteBackMaxBytes.
+  Status FlushIfDue(const TimeseriesCollection& coll, storage::Session& s);
+  // Flushes every collection (clean shutdown).
+  Status FlushAll();
+  // Forgets a dropped collection (ClearCollection), its unwritten measurements too, and removes
+  // their journal entries.
+  Status DropCollection(const std::string& uuid, storage::Session& s);
 
   // Compresses the buckets of `coll` that closed for good (full by count or size, a schema
   // change, cache pressure, or left behind by a measurement past their time span — MongoDB's
@@ -161,9 +197,21 @@ class BucketCatalog {
   Status Resync(const TimeseriesCollection& coll, storage::Session& s, WriteBatch& batch);
   void ExpireIdleBuckets(Stripe& stripe, const std::string& keep);
   Status Write(const TimeseriesCollection& coll, storage::Session& s, WriteBatch& batch);
+  // Write-back's commit of the batches this writer claimed: one journal entry, then the rows
+  // join their buckets' unwritten layouts.
+  Status Journal(const TimeseriesCollection& coll, storage::Session& s,
+                 const std::vector<WriteBatch*>& claimed);
+  // Flush without the compression of the buckets closed for good that follows it.
+  Status WriteDirtyBuckets(const TimeseriesCollection& coll, storage::Session& s);
+  // Flush's write of one bucket's unwritten rows; `*inserted` and `*size_delta` report what it
+  // did to the collection's counts.
+  Status FlushBucket(const TimeseriesCollection& coll, storage::Session& s, Bucket& b,
+                     bson::BsonObj* control, bool* inserted, int64_t* size_delta);
   void Count(CollectionState& cs, Stat stat, int64_t n = 1);
 
   int64_t cache_bytes_;
+  storage::KvEngine* engine_ = nullptr;
+  std::unique_ptr<MeasurementJournal> journal_;  // set by OpenJournal when write-back is on
   static constexpr size_t kNumStripes = 32;
   std::array<std::unique_ptr<Stripe>, kNumStripes> stripes_;
   ExecutionStats global_;

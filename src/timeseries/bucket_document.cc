@@ -250,9 +250,7 @@ void BucketDocument::Finish(bool success) {
 
 std::vector<std::string_view> BucketDocument::ColumnNames() const {
   std::vector<std::string_view> out;
-  for (const auto& c : columns_) {
-    if (!c.is_new) out.push_back(c.name);
-  }
+  for (const auto& c : columns_) out.push_back(c.name);
   return out;
 }
 

@@ -57,7 +57,8 @@ class BucketDocument {
                std::vector<storage::Session::Modification>* edits);
   void Finish(bool success);
 
-  // The names of the data columns, in their order in the stored document (after Finish).
+  // The names of the data columns, in their order in the stored document once the staged rows
+  // are written (columns first seen in staged rows come last).
   std::vector<std::string_view> ColumnNames() const;
 
   // Bytes held by the layout (for the catalog's memory accounting).

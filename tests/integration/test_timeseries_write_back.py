@@ -1,0 +1,203 @@
+"""Write-back buckets (hourglassTimeseriesWriteBack): a commit appends its measurements to the
+measurement journal and to the buckets kept in memory; buckets reach storage every second or so,
+before any read of the bucket collection, and at shutdown. These tests hold the flush off (a long
+interval, a large byte limit) so that what they check happens while the measurements are only in
+the journal: reads still see every acknowledged measurement, a kill -9 loses none of those written
+with j: true, and direct writes, drops and restarts keep the buckets whole."""
+
+import datetime
+import json
+
+import pytest
+from bson import ObjectId
+from pymongo import WriteConcern
+from pymongo.errors import OperationFailure
+
+from test_durability import kill_during_journaled_writes
+
+HOLD = [
+    "--setParameter",
+    "hourglassTimeseriesWriteBack=true",
+    "--setParameter",
+    "hourglassTimeseriesWriteBackIntervalMillis=3600000",
+    "--setParameter",
+    "hourglassTimeseriesWriteBackMaxBytes=1000000000",
+]
+T0 = datetime.datetime(2024, 3, 1)
+
+
+def at(seconds):
+    return T0 + datetime.timedelta(seconds=seconds)
+
+
+def rows(bucket):
+    if bucket["control"]["version"] == 1:
+        return len(bucket["data"]["t"])
+    return bucket["control"]["count"]
+
+
+def replay_entries(server):
+    """The journal entries the server's last start wrote to buckets (0 if it logged none)."""
+    n = 0
+    for line in server.log_text().splitlines():
+        if "Wrote the time-series measurements the journal held" in line:
+            n += json.loads(line)["attr"]["entries"]
+    return n
+
+
+def check_v1_bucket(b):
+    """A version-1 bucket is whole: every column has one entry per row at most, the row keys are
+    the row numbers, and control.min/max bound each column."""
+    n = len(b["data"]["t"])
+    assert list(b["data"]["t"].keys()) == [str(i) for i in range(n)]
+    for field, col in b["data"].items():
+        assert all(int(k) < n for k in col)
+        vals = [v for v in col.values() if isinstance(v, (int, float))]
+        if vals:
+            assert b["control"]["min"][field] <= min(vals)
+            assert b["control"]["max"][field] >= max(vals)
+
+
+@pytest.fixture
+def held(fresh_server):
+    return fresh_server.new(extra_args=HOLD)
+
+
+def test_reads_see_measurements_not_yet_written(held):
+    c = held.client()
+    db = c.wb
+    db.create_collection("ts", timeseries={"timeField": "t", "metaField": "m"})
+    db.ts.insert_many([{"t": at(i), "m": f"s{i % 7}", "v": i} for i in range(700)])
+    # The view, the bucket collection, counts and statistics all see the 700 measurements.
+    assert db.ts.count_documents({}) == 700
+    assert sorted(d["v"] for d in db.ts.find({"m": "s3"})) == list(range(3, 700, 7))
+    bs = list(db["system.buckets.ts"].find())
+    assert len(bs) == 7 and sum(rows(b) for b in bs) == 700
+    for b in bs:
+        check_v1_bucket(b)
+    st = db.command("collStats", "ts")
+    assert st["timeseries"]["bucketCount"] == 7
+    assert st["timeseries"]["numMeasurementsCommitted"] == 700
+    # Later appends to the same buckets are read too.
+    db.ts.insert_many([{"t": at(1000 + i), "m": f"s{i % 7}", "v": 1000 + i} for i in range(70)])
+    got = list(db.ts.aggregate([{"$group": {"_id": "$m", "n": {"$sum": 1}, "hi": {"$max": "$v"}}}]))
+    assert {g["_id"]: g["n"] for g in got} == {f"s{k}": 110 for k in range(7)}
+    assert max(g["hi"] for g in got) == 1069
+    c.close()
+
+
+def test_direct_writes_to_unwritten_buckets_keep_every_measurement(held):
+    c = held.client()
+    db = c.wb
+    db.create_collection("ts", timeseries={"timeField": "t", "metaField": "m"})
+    db.ts.insert_many([{"t": at(i), "m": "a", "v": i} for i in range(5)])
+    db.ts.insert_many([{"t": at(i), "m": "b", "v": i} for i in range(5)])
+    # The delete reads the buckets first: it finds the bucket of "a" although its rows were only
+    # journaled.
+    assert db["system.buckets.ts"].delete_one({"meta": "a"}).deleted_count == 1
+    db.ts.insert_many([{"t": at(10 + i), "m": "a", "v": 10 + i} for i in range(3)])
+    db.ts.insert_many([{"t": at(10 + i), "m": "b", "v": 10 + i} for i in range(3)])
+    assert sorted(d["v"] for d in db.ts.find({"m": "a"})) == [10, 11, 12]
+    assert sorted(d["v"] for d in db.ts.find({"m": "b"})) == [0, 1, 2, 3, 4, 10, 11, 12]
+    # A measurement delete through the view, then more appends to the same series.
+    assert db.ts.delete_many({"m": "b", "v": {"$lt": 3}}).deleted_count == 3
+    db.ts.insert_one({"t": at(20), "m": "b", "v": 20})
+    assert sorted(d["v"] for d in db.ts.find({"m": "b"})) == [3, 4, 10, 11, 12, 20]
+    for b in db["system.buckets.ts"].find():
+        check_v1_bucket(b)
+    c.close()
+
+
+def test_clean_shutdown_writes_the_buckets(held):
+    c = held.client()
+    db = c.wb
+    db.create_collection("ts", timeseries={"timeField": "t", "metaField": "m"})
+    db.ts.insert_many([{"t": at(i), "m": f"s{i % 50}", "v": i} for i in range(1000)])
+    c.close()
+    assert held.shutdown_command() == 0
+    held.start()
+    assert replay_entries(held) == 0  # nothing was left in the journal
+    c = held.client()
+    assert c.wb.ts.count_documents({}) == 1000
+    c.close()
+
+
+def test_kill9_with_measurements_only_in_the_journal(held):
+    c = held.client()
+    c.wb.create_collection("ts", timeseries={"timeField": "t", "metaField": "m"})
+    c.close()
+
+    def write(coll, tid, i):
+        # 200 series per writer, so that each insertMany touches many buckets.
+        docs = [
+            {"_id": f"{tid}-{i + k}", "t": at(i + k), "m": {"w": tid, "s": (i + k) % 200}, "v": k}
+            for k in range(100)
+        ]
+        coll.insert_many(docs)
+        return [d["_id"] for d in docs]
+
+    acked = kill_during_journaled_writes(held, "wb", "ts", write, want=8000, timeout=30)
+    assert len(acked) >= 100, "no write was acknowledged before the kill"
+    held.start()
+    assert replay_entries(held) > 0
+    c = held.client()
+    present = {d["_id"] for d in c.wb.ts.find({}, {"_id": 1})}
+    missing = set(acked) - present
+    assert not missing, f"{len(missing)} of {len(acked)} acknowledged measurements lost"
+    assert len(present) == len(set(present))
+    bs = list(c.wb["system.buckets.ts"].find())
+    assert sum(rows(b) for b in bs) == len(present)
+    for b in bs:
+        check_v1_bucket(b)
+    # The replayed buckets take new measurements, and a second restart replays nothing.
+    c.wb.ts.insert_one({"_id": "after", "t": at(5), "m": {"w": 0, "s": 5}, "v": 1})
+    c.close()
+    assert held.shutdown_command() == 0
+    held.start()
+    assert replay_entries(held) == 0
+    c = held.client()
+    assert c.wb.ts.count_documents({}) == len(present) + 1
+    c.close()
+
+
+def test_drop_forgets_unwritten_measurements(held):
+    c = held.client()
+    db = c.wb
+    db.create_collection("ts", timeseries={"timeField": "t", "metaField": "m"})
+    coll = db.get_collection("ts", write_concern=WriteConcern(w=1, j=True))
+    coll.insert_many([{"t": at(i), "m": "s", "v": i} for i in range(10)])
+    db.ts.drop()
+    db.create_collection("ts", timeseries={"timeField": "t", "metaField": "m"})
+    coll.insert_one({"t": at(0), "m": "s", "v": 99})
+    c.close()
+    held.kill()
+    held.start()
+    c = held.client()
+    assert [d["v"] for d in c.wb.ts.find()] == [99]
+    c.close()
+
+
+def test_write_back_is_chosen_at_startup(held):
+    c = held.client()
+    with pytest.raises(OperationFailure) as e:
+        c.admin.command("setParameter", 1, hourglassTimeseriesWriteBack=False)
+    assert e.value.code == 20  # IllegalOperation, as mongod answers for startup-only parameters
+    got = c.admin.command("getParameter", 1, hourglassTimeseriesWriteBack=1)
+    assert got["hourglassTimeseriesWriteBack"] is True
+    c.close()
+
+
+def test_journal_is_replayed_by_a_server_started_without_write_back(fresh_server, tmp_path):
+    s = fresh_server.new(extra_args=HOLD)
+    c = s.client()
+    c.wb.create_collection("ts", timeseries={"timeField": "t", "metaField": "m"})
+    coll = c.wb.get_collection("ts", write_concern=WriteConcern(w=1, j=True))
+    ids = coll.insert_many([{"t": at(i), "m": i % 3, "v": i} for i in range(30)]).inserted_ids
+    c.close()
+    s.kill()
+    plain = fresh_server.new(dbpath=s.dbpath)
+    assert replay_entries(plain) == 1
+    c = plain.client()
+    assert sorted(d["_id"] for d in c.wb.ts.find()) == sorted(ids)
+    assert all(isinstance(i, ObjectId) for i in ids)
+    c.close()
