@@ -144,9 +144,6 @@ class BlockStream : public DocumentStream, public BlockSource {
     f.cells.clear();
   }
 
-  bool numbers_ = false;
-  std::deque<std::vector<uint64_t>> number_values_;  // the NumberColumns' storage
-  std::deque<std::vector<uint8_t>> number_present_;
   std::vector<std::vector<BsonObj>> blocks_;
   std::vector<std::vector<uint32_t>> selected_;
   std::vector<std::string> constants_;
@@ -159,6 +156,9 @@ class BlockStream : public DocumentStream, public BlockSource {
   size_t next_ = 0;
   size_t doc_block_ = 0, doc_row_ = 0;
   bool* blocks_taken_;
+  bool numbers_ = false;
+  std::deque<std::vector<uint64_t>> number_values_;  // the NumberColumns' storage
+  std::deque<std::vector<uint8_t>> number_present_;
 };
 
 // Random rows in blocks: t a date (hour-sized blocks of minutes, sometimes crossing an hour,
