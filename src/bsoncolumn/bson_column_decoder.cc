@@ -503,6 +503,9 @@ struct Decoder {
     std::string row;  // the row being built, then the section's last row
     bool rows = false;
     for (;;) {
+      if constexpr (Sink::kMayGiveUp) {
+        if (sink.gave_up) return Status::OK();
+      }
       row.assign(4, '\0');
       il.index = 0;
       il.processed = 0;
@@ -570,6 +573,9 @@ struct Decoder {
     const char* p = begin;
     if (begin == end) return Corrupt("empty column", 0);
     for (;;) {
+      if constexpr (Sink::kMayGiveUp) {
+        if (sink.gave_up) return Status::OK();
+      }
       std::optional<uint128> slot;
       const char* at = p;
       HG_ASSIGN_OR_RETURN(bool got, NextSlot(regular, &slot));
@@ -604,7 +610,9 @@ struct Decoder {
         HG_ASSIGN_OR_RETURN(size_t n, StartBlock(regular, p));
         p += n;
         if constexpr (Sink::kFastBlocks) {
-          if (FastBlockApplies(regular)) HG_RETURN_IF_ERROR(FastBlocks(regular, p));
+          if (FastBlockApplies(regular) && sink.TakesCursor(regular.type)) {
+            HG_RETURN_IF_ERROR(FastBlocks(regular, p));
+          }
         }
       }
     }
@@ -629,41 +637,56 @@ struct Decoder {
   // Decodes every word of the block loaded into `s`, and of the blocks that follow it, at once,
   // with the same results and errors as cell by cell through NextSlot and Apply, but without
   // the per-slot state (a 128-bit optional per slot) and writing the cells straight into the
-  // sink's buffers, with the decoding state in locals: stores through the buffers' char
-  // pointers would otherwise force every member back to memory per cell. `p` is the position
-  // after the loaded block (where Apply's errors are reported, as on the general path); it
-  // advances past each following block taken here. A following block is left to Run (which
+  // sink's buffers through its cursor, a small value kept in locals: stores through the buffers'
+  // char pointers would otherwise force every member back to memory per cell. `p` is the
+  // position after the loaded block (where Apply's errors are reported, as on the general path);
+  // it advances past each following block taken here. A following block is left to Run (which
   // loads it with StartBlock and reports its errors) when anything about it is unusual: a bad
   // control byte, truncation, or a previous double its scale cannot encode. Only for a sink
-  // with Room().
-  Status FastBlocks(Stream& s, const char*& p) {
+  // with a Cursor (kFastBlocks).
+  // (Its own function, out of Run, whose size would otherwise keep the per-cell lambdas from
+  // being inlined.)
+  [[gnu::noinline]] Status FastBlocks(Stream& s, const char*& p) {
     // The last slot (repeated by RLE words); s.last_slot is nullopt after a skip.
     bool last_skip = !s.last_slot.has_value();
     uint64_t last = last_skip ? 0 : static_cast<uint64_t>(*s.last_slot);
-    const size_t size = s.type == BsonType::kInt32 ? 4 : 8;
-    if (s.value.size() != size) return Corrupt("malformed previous value", Offset(p));
-    uint64_t cur = 0;  // the current value's bytes (little-endian, as stored)
-    std::memcpy(&cur, s.value.data(), size);
+    const bool int32 = s.type == BsonType::kInt32;
+    if (s.value.size() != (int32 ? 4u : 8u)) return Corrupt("malformed previous value", Offset(p));
+    // The current value's bytes (little-endian, as stored). Only constant-size copies touch it,
+    // so that it stays in a register, as does the rest of the state (the stream's, the
+    // decoder's) while the cells are written.
+    uint64_t cur = 0;
+    if (int32) {
+      uint32_t c32;
+      std::memcpy(&c32, s.value.data(), 4);
+      cur = c32;
+    } else {
+      std::memcpy(&cur, s.value.data(), 8);
+    }
     const BsonType type = s.type;
-    const char type_byte = static_cast<char>(type);
+    const bool dbl = type == BsonType::kDouble;
     const bool dod = s.dod;
     int scale = s.scale;
+    bool bits = dbl && scale == kScaleMemoryAsInteger;  // doubles as their bits: no conversion
     int64_t enc64 = s.enc64;
     int64_t dod_value = s.dod_value;
+    const char* next_word = s.next_word;
+    int words_left = s.words_left;
     bool cell_missing = last_missing_;
     Status st = Status::OK();
     uint64_t values[60];
     // Room for the block's cells, unless it holds RLE words (which make room for themselves):
-    // at most 60 per word.
-    const size_t cell_size = 2 + size;
-    size_t block_cells = static_cast<size_t>(s.words_left) * 60;
-    sink.Room(block_cells, block_cells * cell_size);
-    char* bytes = sink.bytes();
-    size_t* offsets = sink.offsets();
-    size_t used = sink.used;
-    size_t k = 0;  // cells written at offsets
+    // at most 60 per word. `room`: the cells max_cells still allows past the cursor's.
+    size_t block_cells = static_cast<size_t>(words_left) * 60;
+    auto out = sink.OpenCursor(type, block_cells);
+    size_t room = max_cells - emitted_;
+    auto commit = [&]() __attribute__((always_inline)) {
+      const size_t k = sink.Commit(out);
+      emitted_ += k;
+      room -= k;
+    };
     // One present cell from the Simple-8b value u; false for an int32 out of range.
-    auto value = [&](uint64_t u) -> bool {
+    auto value = [&](uint64_t u) __attribute__((always_inline))->bool {
       if (dod || u != 0) {
         enc64 = WrapAdd(enc64, UnZigZag64(u));
         int64_t v = enc64;
@@ -671,75 +694,98 @@ struct Decoder {
           dod_value = WrapAdd(dod_value, enc64);
           v = dod_value;
         }
-        if (type == BsonType::kDouble) {
+        if (bits) {
+          cur = static_cast<uint64_t>(v);
+        } else if (dbl) {
           const double x = DecodeDouble(v, scale);
           std::memcpy(&cur, &x, 8);
-        } else if (type == BsonType::kInt32) {
+        } else if (int32) {
           if (v < INT32_MIN || v > INT32_MAX) return false;
           cur = static_cast<uint32_t>(static_cast<int32_t>(v));
         } else {
           cur = static_cast<uint64_t>(v);
         }
       }
-      offsets[k++] = used;
-      char* e = bytes + used;
-      e[0] = type_byte;
-      e[1] = '\0';
-      if (size == 8) {
-        std::memcpy(e + 2, &cur, 8);
-      } else {
-        std::memcpy(e + 2, &cur, 4);
-      }
-      used += cell_size;
+      out.Value(cur);
       return true;
     };
     for (;;) {
-      for (; s.words_left > 0; --s.words_left, s.next_word += 8) {
-        uint64_t word;
-        std::memcpy(&word, s.next_word, 8);
-        uint64_t skips = 0;
-        int n;
-        int rle = 0;
-        if ((word & 0xF) == 14) {
-          // One 60-bit value: what full-precision doubles mostly are, decoded here directly.
-          values[0] = word >> 4;
-          skips = values[0] == (uint64_t{1} << 60) - 1;
-          if (skips) values[0] = 0;
-          n = 1;
-        } else {
-          auto decoded = DecodeSimple8bWord64(word, values, &skips, &rle);
-          if (!decoded.ok()) {
-            st = Corrupt(decoded.status().reason(), Offset(s.next_word));
-            break;
+      // Words of one 60-bit value (selector 14) of a stream whose value is its running encoding
+      // (int64, doubles as their bits): what full-precision doubles mostly are, in a loop of
+      // their own. Any other word goes to the general loop below.
+      if (!dod && !int32 && (bits || !dbl)) {
+        size_t fit = room - out.k;  // the cells max_cells allows
+        for (; words_left > 0 && fit > 0; --words_left, next_word += 8, --fit) {
+          uint64_t word;
+          std::memcpy(&word, next_word, 8);
+          if ((word & 0xF) != 14) break;
+          const uint64_t u = word >> 4;
+          last_skip = u == (uint64_t{1} << 60) - 1;
+          cell_missing = last_skip;
+          if (last_skip) {
+            out.Missing();
+            continue;
           }
-          n = decoded.value();
+          last = u;
+          enc64 = WrapAdd(enc64, UnZigZag64(u));
+          out.Value(static_cast<uint64_t>(enc64));
         }
+        cur = static_cast<uint64_t>(enc64);
+      }
+      for (; words_left > 0; --words_left, next_word += 8) {
+        uint64_t word;
+        std::memcpy(&word, next_word, 8);
         bool ok = true;
         // The cells of this word under max_cells; past them the cap error, as on the general
         // path (which checks before each cell).
-        const size_t room = max_cells - (emitted_ + k);
-        const size_t word_cells = n == 0 ? static_cast<size_t>(rle) : static_cast<size_t>(n);
-        const bool over = word_cells > room;
-        if (n == 0) {
-          const size_t cells = std::min(word_cells, room);
-          sink.Commit(k, used);
-          emitted_ += k;
-          k = 0;
-          sink.Room(cells + block_cells, (cells + block_cells) * cell_size);
-          bytes = sink.bytes();
-          offsets = sink.offsets();
+        if ((word & 0xF) == 14) {
+          // One 60-bit value: what full-precision doubles mostly are, decoded here directly.
+          if (out.k >= room) {
+            st = CapReached(p);
+            break;
+          }
+          const uint64_t u = word >> 4;
+          last_skip = u == (uint64_t{1} << 60) - 1;
           if (last_skip) {
-            for (size_t i = 0; i < cells; ++i) offsets[k++] = ColumnElements::kMissing;
+            out.Missing();
+          } else {
+            last = u;
+            ok = value(u);
+          }
+          cell_missing = last_skip;
+          if (!ok) {
+            st = Corrupt("int32 delta out of range", Offset(p));
+            break;
+          }
+          continue;
+        }
+        uint64_t skips = 0;
+        int rle = 0;
+        auto decoded = DecodeSimple8bWord64(word, values, &skips, &rle);
+        if (!decoded.ok()) {
+          st = Corrupt(decoded.status().reason(), Offset(next_word));
+          break;
+        }
+        const int n = decoded.value();
+        const size_t word_cells = n == 0 ? static_cast<size_t>(rle) : static_cast<size_t>(n);
+        const size_t allowed = room - std::min(room, out.k);
+        const bool over = word_cells > allowed;
+        if (n == 0) {
+          const size_t cells = std::min(word_cells, allowed);
+          commit();
+          out = sink.OpenCursor(type, cells + block_cells);
+          if (last_skip) {
+            for (size_t i = 0; i < cells; ++i) out.Missing();
           } else {
             for (size_t i = 0; i < cells && ok; ++i) ok = value(last);
           }
           cell_missing = last_skip;
         } else {
-          const int limit = static_cast<int>(std::min(word_cells, room));
+          const int limit = static_cast<int>(std::min(word_cells, allowed));
           for (int i = 0; i < limit && ok; ++i) {
             last_skip = (skips >> i) & 1;
             if (last_skip) {
-              offsets[k++] = ColumnElements::kMissing;
+              out.Missing();
               continue;
             }
             last = values[i];
@@ -763,7 +809,8 @@ struct Decoder {
       const int next_scale = ScaleIndexOfControl(c);
       const int words = (c & 0x0F) + 1;
       if (next_scale < 0 || end - (p + 1) < 8 * words) break;
-      if (type == BsonType::kDouble) {
+      if (dbl && !(bits && next_scale == kScaleMemoryAsInteger)) {
+        // (Between blocks of bits, the previous double's encoding is the running one.)
         double d;
         std::memcpy(&d, &cur, 8);
         auto enc = EncodeDouble(d, next_scale);
@@ -771,22 +818,25 @@ struct Decoder {
         enc64 = *enc;
       }
       scale = next_scale;
-      s.next_word = p + 1;
-      s.words_left = words;
+      bits = dbl && scale == kScaleMemoryAsInteger;
+      next_word = p + 1;
+      words_left = words;
       p += 1 + 8 * static_cast<size_t>(words);
       block_cells = static_cast<size_t>(words) * 60;
-      sink.Commit(k, used);
-      emitted_ += k;
-      k = 0;
-      sink.Room(block_cells, block_cells * cell_size);
-      bytes = sink.bytes();
-      offsets = sink.offsets();
+      commit();
+      out = sink.OpenCursor(type, block_cells);
     }
-    sink.Commit(k, used);
-    emitted_ += k;
+    commit();
+    s.next_word = next_word;
+    s.words_left = words_left;
     s.scale = scale;
     last_missing_ = cell_missing;
-    std::memcpy(s.value.data(), &cur, size);
+    if (int32) {
+      const uint32_t c32 = static_cast<uint32_t>(cur);
+      std::memcpy(s.value.data(), &c32, 4);
+    } else {
+      std::memcpy(s.value.data(), &cur, 8);
+    }
     s.enc64 = enc64;
     s.dod_value = dod_value;
     s.last_slot = last_skip ? std::nullopt : std::optional<uint128>(last);
@@ -798,6 +848,7 @@ struct Decoder {
 // reference the fast path is tested against (tests, fuzz target).
 struct CellsSink {
   static constexpr bool kFastBlocks = false;
+  static constexpr bool kMayGiveUp = false;
   std::vector<ColumnCell> cells;
   void Missing() { cells.emplace_back(); }
   void Value(BsonType t, std::string_view value) {
@@ -810,11 +861,16 @@ struct CellsSink {
   }
 };
 
-// DecodeBsonColumnElements' sink: the elements back to back in one buffer. `bytes` and
-// `offsets` grow geometrically and are written past `used` and `cells` without a resize per
-// cell (which would zero-fill each time); they are cut to size at the end.
+// The sinks FastBlocks writes into hand it a Cursor (OpenCursor): room for a number of cells of one
+// type and the pointers to write them at, copied into FastBlocks' locals; Commit takes the cells
+// back and returns how many there were. A sink grows its buffers geometrically and writes past its
+// count without a resize per cell (which would zero-fill each time); buffers are cut to size by the
+// caller at the end.
+
+// DecodeBsonColumnElements' sink: the elements back to back in one buffer.
 struct ElementsSink {
   static constexpr bool kFastBlocks = true;
+  static constexpr bool kMayGiveUp = false;
   ColumnElements& out;
   size_t used = 0;   // bytes written
   size_t cells = 0;  // offsets written
@@ -827,11 +883,40 @@ struct ElementsSink {
       out.bytes.resize(std::max(2 * out.bytes.size(), used + nbytes));
     }
   }
-  char* bytes() { return out.bytes.data(); }
-  size_t* offsets() { return out.offsets.data() + cells; }
-  void Commit(size_t ncells, size_t new_used) {
-    cells += ncells;
-    used = new_used;
+  struct Cursor {
+    char* bytes;
+    size_t* offsets;
+    size_t used;
+    char type_byte;
+    bool int32;
+    size_t k = 0;  // cells written
+    void Missing() { offsets[k++] = ColumnElements::kMissing; }
+    // A cell of the cursor's type whose value bytes are the low 8 (int32: 4) bytes of `v`.
+    void Value(uint64_t v) {
+      offsets[k++] = used;
+      char* e = bytes + used;
+      e[0] = type_byte;
+      e[1] = '\0';
+      if (int32) {
+        const uint32_t v32 = static_cast<uint32_t>(v);
+        std::memcpy(e + 2, &v32, 4);
+        used += 6;
+      } else {
+        std::memcpy(e + 2, &v, 8);
+        used += 10;
+      }
+    }
+  };
+  static bool TakesCursor(BsonType) { return true; }
+  Cursor OpenCursor(BsonType t, size_t ncells) {
+    const bool int32 = t == BsonType::kInt32;
+    Room(ncells, ncells * (int32 ? 6 : 10));
+    return {out.bytes.data(), out.offsets.data() + cells, used, static_cast<char>(t), int32};
+  }
+  size_t Commit(const Cursor& c) {
+    cells += c.k;
+    used = c.used;
+    return c.k;
   }
   void Missing() {
     Room(1, 0);
@@ -849,9 +934,78 @@ struct ElementsSink {
   }
 };
 
+// DecodeBsonColumnValues' sink: the numbers of a column of one numeric type. It gives up (and
+// the decoder stops) at the first present cell of another type. Missing cells (rare in
+// measurements) are listed apart, so that a present cell costs one store of 8 bytes; the
+// caller turns the list into `present`.
+struct ValuesSink {
+  static constexpr bool kFastBlocks = true;
+  static constexpr bool kMayGiveUp = true;
+  ColumnValues& out;
+  std::vector<size_t>& missing;  // the missing cells, ascending
+  size_t cells = 0;
+  bool gave_up = false;
+  static bool Typed(BsonType t) {
+    return t == BsonType::kDouble || t == BsonType::kInt32 || t == BsonType::kInt64 ||
+           t == BsonType::kDate;
+  }
+  void Room(size_t ncells) {
+    if (out.values.size() - cells < ncells) {
+      out.values.resize(std::max(2 * out.values.size(), cells + ncells));
+    }
+  }
+  struct Cursor {
+    uint64_t* values;
+    size_t base;  // the cell values[0] is
+    std::vector<size_t>* missing;
+    bool int32;
+    size_t k = 0;
+    void Missing() {
+      missing->push_back(base + k);
+      values[k++] = 0;
+    }
+    // As ElementsSink's: an int32 comes as its 4 bytes, stored sign-extended.
+    void Value(uint64_t v) {
+      values[k++] = int32 ? static_cast<uint64_t>(int64_t{static_cast<int32_t>(v)}) : v;
+    }
+  };
+  bool TakesCursor(BsonType t) const { return t == out.type; }
+  Cursor OpenCursor(BsonType t, size_t ncells) {
+    Room(ncells);
+    return {out.values.data() + cells, cells, &missing, t == BsonType::kInt32};
+  }
+  size_t Commit(const Cursor& c) {
+    cells += c.k;
+    return c.k;
+  }
+  void Missing() {
+    Room(1);
+    missing.push_back(cells);
+    out.values[cells++] = 0;
+  }
+  void Value(BsonType t, std::string_view value) {
+    if (out.type == BsonType::kEOO && Typed(t)) out.type = t;
+    if (t != out.type) {
+      gave_up = true;
+      return;
+    }
+    Room(1);
+    uint64_t v = 0;
+    if (t == BsonType::kInt32) {
+      int32_t v32;
+      std::memcpy(&v32, value.data(), 4);
+      v = static_cast<uint64_t>(int64_t{v32});
+    } else {
+      std::memcpy(&v, value.data(), 8);
+    }
+    out.values[cells++] = v;
+  }
+};
+
 // VisitBsonColumn's sink: forwards to the visitor, cell by cell.
 struct VisitorSink {
   static constexpr bool kFastBlocks = false;
+  static constexpr bool kMayGiveUp = false;
   CellVisitor& visitor;
   void Missing() { visitor.Missing(); }
   void Value(BsonType t, std::string_view value) { visitor.Value(t, value); }
@@ -887,6 +1041,33 @@ Status DecodeBsonColumnElements(std::string_view binary, ColumnElements* out, si
   // No cells of a corrupt column are handed out.
   out->cells = st.ok() ? sink.cells : 0;
   return st;
+}
+
+Status DecodeBsonColumnValues(std::string_view binary, ColumnValues* out, size_t expected_cells,
+                              size_t max_cells) {
+  expected_cells = std::min<size_t>(expected_cells, size_t{1} << 16);
+  if (out->values.size() < expected_cells) out->values.resize(expected_cells);
+  out->type = BsonType::kEOO;
+  out->cells = 0;
+  out->missing = 0;
+  thread_local std::vector<size_t> missing;
+  missing.clear();
+  ValuesSink sink{*out, missing};
+  Decoder<ValuesSink> d{sink, binary.data(), binary.data() + binary.size()};
+  d.max_cells = max_cells;
+  Status st = d.Run();
+  if (!st.ok() || sink.gave_up || out->type == BsonType::kEOO) {
+    // Corrupt, of other types, or with no present cell: no typed form.
+    out->type = BsonType::kEOO;
+    return st;
+  }
+  out->cells = sink.cells;
+  out->missing = missing.size();
+  if (!missing.empty()) {
+    out->present.assign(out->cells, 1);
+    for (size_t i : missing) out->present[i] = 0;
+  }
+  return Status::OK();
 }
 
 Status VisitBsonColumn(std::string_view binary, CellVisitor& visitor) {

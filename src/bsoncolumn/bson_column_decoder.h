@@ -12,6 +12,7 @@
 // Cells own their bytes. Pure functions, thread-safe. Format: README.md in this folder.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -75,6 +76,28 @@ struct ColumnElements {
 Status DecodeBsonColumnElements(std::string_view binary, ColumnElements* out,
                                 size_t expected_cells = 0,
                                 size_t max_cells = static_cast<size_t>(-1));
+
+// The cells of a column whose present cells all hold one numeric type, as numbers, for readers
+// that compute on them (block processing of $group): no element per cell. `type` is kDouble,
+// kInt32, kInt64 or kDate; values[i] is cell i's number (a double's IEEE-754 bits, an integer or
+// a date's milliseconds as int64; 0 for a missing cell); when some cells are missing (`missing`
+// > 0), present[i] is 0 for a missing cell and 1 otherwise (else `present` means nothing). Like
+// ColumnElements, a reused ColumnValues keeps its buffers, which may extend past the cells.
+struct ColumnValues {
+  bson::BsonType type = bson::BsonType::kEOO;
+  std::vector<uint64_t> values;
+  std::vector<uint8_t> present;
+  size_t cells = 0;
+  size_t missing = 0;  // how many cells are missing
+  size_t size() const { return cells; }
+};
+// Decodes `binary` into *out when every present cell has one of the types above, and the same
+// one: then out->type is that type. Otherwise (other or mixed types, interleaved sections, no
+// present cell) out->type is kEOO and the caller decodes the column another way (the decoder
+// stops at the first cell that does not fit). Errors, `expected_cells` and `max_cells` as
+// DecodeBsonColumnElements; a column it takes gets the same validation, so the same error.
+Status DecodeBsonColumnValues(std::string_view binary, ColumnValues* out, size_t expected_cells = 0,
+                              size_t max_cells = static_cast<size_t>(-1));
 
 // The cells of a column handed to a visitor one by one, in row order, nothing allocated per
 // cell. `value` is the cell's value bytes (as in a BSON element after its name), valid only

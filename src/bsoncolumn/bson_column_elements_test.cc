@@ -1,9 +1,10 @@
-// The allocation-free decoding paths (DecodeBsonColumnElements, VisitBsonColumn, and the
-// decoder's whole-block fast path for numeric streams) against DecodeBsonColumn: the same cells
-// for valid columns, the same error for corrupt ones.
+// The allocation-free decoding paths (DecodeBsonColumnElements, DecodeBsonColumnValues,
+// VisitBsonColumn, and the decoder's whole-block fast path for numeric streams) against
+// DecodeBsonColumn: the same cells for valid columns, the same error for corrupt ones.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <random>
 #include <string>
 #include <vector>
@@ -33,8 +34,66 @@ class RecordingVisitor : public CellVisitor {
   }
 };
 
-// Decodes `binary` the three ways and expects the same answer from each.
+// The one type of the present cells when it is one DecodeBsonColumnValues takes, else EOO.
+bson::BsonType NumberType(const std::vector<ColumnCell>& cells) {
+  bson::BsonType type = bson::BsonType::kEOO;
+  for (const ColumnCell& c : cells) {
+    if (c.missing()) continue;
+    const bson::BsonType t = c.element().type();
+    if (type != bson::BsonType::kEOO && t != type) return bson::BsonType::kEOO;
+    type = t;
+  }
+  const bool number = type == bson::BsonType::kDouble || type == bson::BsonType::kInt32 ||
+                      type == bson::BsonType::kInt64 || type == bson::BsonType::kDate;
+  return number ? type : bson::BsonType::kEOO;
+}
+
+// DecodeBsonColumnValues against DecodeBsonColumn: the same numbers (bit for bit: NaN, -0.0)
+// and missing cells when the column is one of numbers, no typed form otherwise, and the same
+// error for a corrupt column unless it gave up on a cell of another type before the corruption.
+void ExpectSameValues(std::string_view binary, ColumnValues* values) {
+  auto want = DecodeBsonColumn(binary);
+  Status st = DecodeBsonColumnValues(binary, values, want.ok() ? want.value().size() : 7);
+  if (!st.ok()) {
+    ASSERT_FALSE(want.ok()) << st.ToString();
+    EXPECT_EQ(st.reason(), want.status().reason());
+    EXPECT_EQ(values->type, bson::BsonType::kEOO);
+    return;
+  }
+  if (!want.ok()) {
+    // Given up before the corruption.
+    EXPECT_EQ(values->type, bson::BsonType::kEOO);
+    return;
+  }
+  const auto& cells = want.value();
+  ASSERT_EQ(values->type, NumberType(cells));
+  if (values->type == bson::BsonType::kEOO) return;
+  ASSERT_EQ(values->size(), cells.size());
+  size_t missing = 0;
+  for (size_t i = 0; i < cells.size(); ++i) {
+    const bool present = values->missing == 0 || values->present[i] != 0;
+    ASSERT_EQ(present, !cells[i].missing()) << "row " << i;
+    if (!present) {
+      ++missing;
+      continue;
+    }
+    const bson::BsonElement e = cells[i].element();
+    uint64_t bits = 0;
+    if (e.type() == bson::BsonType::kInt32) {
+      bits = static_cast<uint64_t>(int64_t{e.Int32()});
+    } else {
+      std::memcpy(&bits, e.value(), 8);
+    }
+    ASSERT_EQ(values->values[i], bits) << "row " << i;
+  }
+  EXPECT_EQ(values->missing, missing);
+}
+
+// Decodes `binary` the four ways and expects the same answer from each.
 void ExpectSameDecoding(std::string_view binary, ColumnElements* reused = nullptr) {
+  ColumnValues values;
+  ExpectSameValues(binary, &values);
+  if (::testing::Test::HasFatalFailure()) return;
   auto want = DecodeBsonColumn(binary);
   ColumnElements fresh;
   ColumnElements* elements = reused != nullptr ? reused : &fresh;
@@ -68,7 +127,8 @@ void ExpectSameDecoding(std::string_view binary, ColumnElements* reused = nullpt
 
 // Long numeric columns: what the fast path decodes (random walks at every double scale, int64,
 // int32 up to its limits, dates), with skips, runs (RLE) and type changes inside.
-Column NumericColumn(std::mt19937_64& rng) {
+// With `mixed`, a few cells of another type (a string) break the column's type.
+Column NumericColumn(std::mt19937_64& rng, bool mixed = true) {
   Column col;
   const int n = 1 + static_cast<int>(rng() % 2000);
   const int kind = static_cast<int>(rng() % 5);
@@ -84,7 +144,7 @@ Column NumericColumn(std::mt19937_64& rng) {
       col.Missing();
       continue;
     }
-    if (dice < 7) {  // a type change inside the column
+    if (dice < 7 && mixed) {  // a type change inside the column
       col.Add([&](bson::BsonBuilder& b) { b.AppendString("", "x"); });
       continue;
     }
@@ -122,11 +182,51 @@ TEST(BsonColumnElementsTest, RandomColumnsDecodeAlike) {
   ColumnElements reused;
   for (uint64_t iter = 0; iter < iters; ++iter) {
     SCOPED_TRACE(iter);
-    const Column col = iter % 2 ? RandomColumn(rng) : NumericColumn(rng);
+    const Column col = iter % 2 ? RandomColumn(rng) : NumericColumn(rng, iter % 4 == 0);
     const std::string binary = col.Encode();
     testutil::ExpectDecodesTo(binary, col);
     ExpectSameDecoding(binary, iter % 3 ? &reused : nullptr);
     if (HasFatalFailure()) return;
+  }
+}
+
+// Numeric columns of one type (with missing cells, runs, NaN, -0.0, the int32 limits and int64s
+// past 2^53) decode to numbers, into a reused ColumnValues as into a fresh one; a column of two
+// numeric types, or with one cell of another type, has no typed form.
+TEST(BsonColumnElementsTest, ColumnsOfNumbers) {
+  std::mt19937_64 rng(EnvOr("HG_BSONCOLUMN_SEED", 5));
+  ColumnValues reused;
+  int typed = 0;
+  for (int iter = 0; iter < 200; ++iter) {
+    SCOPED_TRACE(iter);
+    const std::string binary = NumericColumn(rng, /*mixed=*/false).Encode();
+    ColumnValues fresh;
+    ExpectSameValues(binary, iter % 2 ? &reused : &fresh);
+    if (HasFatalFailure()) return;
+    typed += (iter % 2 ? reused : fresh).type != bson::BsonType::kEOO;
+  }
+  EXPECT_GT(typed, 150);  // all but the columns whose every cell is missing
+
+  Column big;
+  big.Int64(INT64_MAX).Int64(INT64_MIN).Missing().Int64((int64_t{1} << 53) + 1).Int64(-1);
+  Column nan;
+  nan.Double(std::nan("")).Double(-0.0).Double(0.0).Missing().Double(-std::nan("")).Double(1e308);
+  for (const Column* c : {&big, &nan}) {
+    ColumnValues values;
+    ExpectSameValues(c->Encode(), &values);
+    EXPECT_NE(values.type, bson::BsonType::kEOO);
+    EXPECT_EQ(values.missing, 1u);
+  }
+  Column two_types;
+  two_types.Int32(1).Int32(2).Int64(3);
+  Column other;
+  other.Double(1).Double(2).Add([](bson::BsonBuilder& b) { b.AppendString("", "x"); }).Double(3);
+  Column all_missing;
+  all_missing.Missing().Missing();
+  for (const Column* c : {&two_types, &other, &all_missing}) {
+    ColumnValues values;
+    ExpectSameValues(c->Encode(), &values);
+    EXPECT_EQ(values.type, bson::BsonType::kEOO);
   }
 }
 
@@ -193,6 +293,15 @@ TEST(BsonColumnElementsTest, CellCapAlike) {
       auto want = DecodeBsonColumn(binary, cap);
       ColumnElements elements;
       Status st = DecodeBsonColumnElements(binary, &elements, n, cap);
+      ColumnValues values;
+      Status vst = DecodeBsonColumnValues(binary, &values, n, cap);
+      if (!vst.ok()) {
+        EXPECT_EQ(vst.reason(), want.status().reason()) << "cap " << cap;
+      }
+      if (values.type != bson::BsonType::kEOO) {
+        EXPECT_TRUE(want.ok());
+        EXPECT_EQ(values.size(), n);
+      }
       ASSERT_EQ(st.ok(), want.ok()) << "cap " << cap << ": " << st.ToString();
       ASSERT_EQ(want.ok(), cap >= n) << "cap " << cap;
       if (!want.ok()) {

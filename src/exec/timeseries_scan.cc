@@ -501,6 +501,18 @@ pipeline::BlockSource* TimeseriesScan::AsBlockSource() {
   return options_.allow_blocks && !shaped ? this : nullptr;
 }
 
+namespace {
+
+// A column the unpacker decoded as numbers, as a block's NumberColumn (or none).
+pipeline::NumberColumn NumbersOf(const timeseries::BucketUnpacker::Column& c) {
+  if (c.values == nullptr) return {};
+  return {.type = c.values->type,
+          .values = c.values->values.data(),
+          .present = c.values->missing == 0 ? nullptr : c.values->present.data()};
+}
+
+}  // namespace
+
 void TimeseriesScan::DropFields(
     pipeline::ColumnBlock* block,
     const std::function<bool(const pipeline::ColumnBlock::Field&)>& drop) {
@@ -532,15 +544,19 @@ Status TimeseriesScan::FillBlock(const BsonObj& bucket, const std::vector<std::s
       spare_cells_.pop_back();
     }
   }
-  HG_ASSIGN_OR_RETURN(block->num_rows, timeseries::BucketUnpacker::Columns(
-                                           bucket, coll_.options.time_field, columns, &decoded_));
+  HG_ASSIGN_OR_RETURN(block->num_rows,
+                      timeseries::BucketUnpacker::Columns(bucket, coll_.options.time_field, columns,
+                                                          &decoded_, /*numbers=*/true));
   for (size_t i = 0; i < columns.size(); ++i) {
     if (!decoded_[i].present) continue;
+    block->fields.push_back(pipeline::ColumnBlock::Field{.name = columns[i],
+                                                         .constant = false,
+                                                         .value = {},
+                                                         .cells = std::move(decoded_[i].cells),
+                                                         .numbers = NumbersOf(decoded_[i])});
     // The cells of a compressed bucket's column live in a buffer of their own, which must
     // outlast decoded_'s next use (DecodeBounded).
     if (decoded_[i].owner) owners->push_back(std::move(decoded_[i].owner));
-    block->fields.push_back(pipeline::ColumnBlock::Field{
-        .name = columns[i], .constant = false, .value = {}, .cells = std::move(decoded_[i].cells)});
   }
   return Status::OK();
 }
@@ -560,8 +576,9 @@ void TimeseriesScan::SelectRows(pipeline::ColumnBlock* block) const {
       continue;
     }
     size_t kept = 0;
+    pipeline::CellScratch scratch;
     for (uint32_t r : block->selection) {
-      if (p.Matches(f->cells[r])) block->selection[kept++] = r;
+      if (p.Matches(f->Cell(r, scratch))) block->selection[kept++] = r;
     }
     block->selection.resize(kept);
   }
@@ -644,12 +661,13 @@ StatusWith<const pipeline::ColumnBlock::Field*> TimeseriesScan::DecodeBounded(
   const std::vector<std::string> columns = {it->name};
   HG_ASSIGN_OR_RETURN(int64_t rows,
                       timeseries::BucketUnpacker::Columns(block_bucket_, coll_.options.time_field,
-                                                          columns, &decoded_));
+                                                          columns, &decoded_, /*numbers=*/true));
   if (rows != block_.num_rows || !decoded_[0].present) {
     return Status(ErrorCode::kInternalError, "the time column changed under a block");
   }
   it->bounded = false;
   it->cells = std::move(decoded_[0].cells);
+  it->numbers = NumbersOf(decoded_[0]);
   if (decoded_[0].owner) block_owners_.push_back(std::move(decoded_[0].owner));
   return &*it;
 }

@@ -40,6 +40,42 @@ class SumAccumulator : public Accumulator {
     }
     return Status::OK();
   }
+  Status ProcessNumbers(const NumberColumn& col, const uint32_t* rows, size_t n) override {
+    if (count_only_) return Accumulator::ProcessNumbers(col, rows, n);
+    AddNumbers(col, rows, n);
+    return Status::OK();
+  }
+  // Add() of each present number among col's rows[0..n), in order (dates are no numbers: none);
+  // returns how many there were. Doubles are totalled in a register, as by AddDoubles.
+  size_t AddNumbers(const NumberColumn& col, const uint32_t* rows, size_t n) {
+    size_t count = 0;
+    if (col.type == BsonType::kDouble) {
+      double total = dbl_;
+      if (col.present == nullptr) {
+        for (size_t i = 0; i < n; ++i) total += col.Double(rows[i]);
+        count = n;
+      } else {
+        for (size_t i = 0; i < n; ++i) {
+          if (!col.Present(rows[i])) continue;
+          total += col.Double(rows[i]);
+          ++count;
+        }
+      }
+      if (count > 0) {
+        dbl_ = total;
+        is_double_ = true;
+        exact_ = false;
+      }
+    } else if (col.type == BsonType::kInt32 || col.type == BsonType::kInt64) {
+      for (size_t i = 0; i < n; ++i) {
+        if (!col.Present(rows[i])) continue;
+        const int64_t v = col.Int(rows[i]);
+        Add(col.type, static_cast<double>(v), v);
+        ++count;
+      }
+    }
+    return count;
+  }
   // Adds the leading run of doubles among cells[rows[0..n)] and returns its length: Add() of
   // each, in order, with the total kept in a register rather than in the accumulator.
   size_t AddDoubles(const bson::BsonElement* cells, const uint32_t* rows, size_t n) {
@@ -126,6 +162,10 @@ class AvgAccumulator : public Accumulator {
     }
     return Status::OK();
   }
+  Status ProcessNumbers(const NumberColumn& col, const uint32_t* rows, size_t n) override {
+    n_ += static_cast<int64_t>(sum_.AddNumbers(col, rows, n));
+    return Status::OK();
+  }
   Value Finalize() const override {
     if (n_ == 0) return Value::Null();
     if (sum_.decimal()) {
@@ -196,6 +236,58 @@ class MinMaxAccumulator : public Accumulator {
     }
     return Status::OK();
   }
+  Status ProcessNumbers(const NumberColumn& col, const uint32_t* rows, size_t n) override {
+    // While the extreme so far has the column's type (and, for doubles, is not NaN), the rows
+    // are compared as numbers of that type; the first value, NaN and an extreme of another type
+    // go through ProcessElement. Missing rows are ignored, as ProcessElement ignores them.
+    const BsonType t = col.type;
+    CellScratch scratch;
+    size_t i = 0;
+    while (i < n) {
+      if (!col.Present(rows[i])) {
+        ++i;
+        continue;
+      }
+      if (best_.type() != t || (t == BsonType::kDouble && (std::isnan(best_.element().Double()) ||
+                                                           std::isnan(col.Double(rows[i]))))) {
+        HG_RETURN_IF_ERROR(ProcessElement(col.Element(rows[i++], scratch)));
+        continue;
+      }
+      bool changed = false;
+      if (t == BsonType::kDouble) {
+        double best = best_.element().Double();
+        for (; i < n; ++i) {
+          if (!col.Present(rows[i])) continue;
+          const double d = col.Double(rows[i]);
+          if (std::isnan(d)) break;
+          if (is_min_ ? d < best : d > best) {
+            best = d;
+            changed = true;
+          }
+        }
+        if (changed) best_ = Value::Double(best);
+        continue;
+      }
+      const bson::BsonElement e = best_.element();
+      int64_t best = t == BsonType::kInt32   ? e.Int32()
+                     : t == BsonType::kInt64 ? e.Int64()
+                                             : e.DateMillis();
+      for (; i < n; ++i) {
+        if (!col.Present(rows[i])) continue;
+        const int64_t v = col.Int(rows[i]);
+        if (is_min_ ? v < best : v > best) {
+          best = v;
+          changed = true;
+        }
+      }
+      if (changed) {
+        best_ = t == BsonType::kInt32   ? Value::Int(static_cast<int32_t>(best))
+                : t == BsonType::kInt64 ? Value::Long(best)
+                                        : Value::Date(best);
+      }
+    }
+    return Status::OK();
+  }
   Value Finalize() const override { return best_.missing() ? Value::Null() : best_; }
   int64_t ApproxBytes() const override { return 32 + best_.element().size(); }
   Status MergePartial(const Value& partial) override { return Process(partial); }
@@ -213,6 +305,16 @@ class FirstLastAccumulator : public Accumulator {
     seen_ = true;
     value_ = v;
     return Status::OK();
+  }
+  // Of a run of rows only the first ($first) or the last ($last) counts.
+  Status ProcessElements(const bson::BsonElement* cells, const uint32_t* rows, size_t n) override {
+    if (n == 0 || (is_first_ && seen_)) return Status::OK();
+    return ProcessElement(cells[rows[is_first_ ? 0 : n - 1]]);
+  }
+  Status ProcessNumbers(const NumberColumn& col, const uint32_t* rows, size_t n) override {
+    if (n == 0 || (is_first_ && seen_)) return Status::OK();
+    CellScratch scratch;
+    return ProcessElement(col.Element(rows[is_first_ ? 0 : n - 1], scratch));
   }
   Value Finalize() const override { return value_.missing() ? Value::Null() : value_; }
   int64_t ApproxBytes() const override { return 32 + value_.element().size(); }

@@ -9,9 +9,14 @@
 // others must be ignored. Row order is the order a document stream would have produced them in.
 // A column the consumer agreed to take by its bounds (BlockSource::AcceptBounds) may come as a
 // bounded field instead: no cells, only the least and greatest value its rows hold.
+// A column whose present cells all hold one numeric type may come as numbers instead of
+// elements (a compressed bucket's column, decoded without an element per cell): every consumer
+// reads a column's rows through Field::Cell, or reads the numbers directly.
 #pragma once
 
+#include <bit>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -21,17 +26,58 @@
 
 namespace hourglass::pipeline {
 
+// Room for one numeric cell as an element (type, empty name, value), which an element made by
+// NumberColumn::Element borrows.
+struct CellScratch {
+  char bytes[10];
+};
+
+// A column of numbers: every present row holds a value of type `type` (kDouble, kInt32, kInt64
+// or kDate). values[row] is a double's IEEE-754 bits, an int32 sign-extended, an int64, or a
+// date's milliseconds; present[row] is 0 for a row without the field (nullptr: every row has it).
+struct NumberColumn {
+  bson::BsonType type = bson::BsonType::kEOO;  // kEOO: not a column of numbers
+  const uint64_t* values = nullptr;
+  const uint8_t* present = nullptr;
+
+  bool Present(size_t row) const { return present == nullptr || present[row] != 0; }
+  double Double(size_t row) const { return std::bit_cast<double>(values[row]); }
+  int64_t Int(size_t row) const { return static_cast<int64_t>(values[row]); }
+  // The row's cell as an element (EOO when missing), the same the element form holds; it
+  // borrows `scratch`.
+  bson::BsonElement Element(size_t row, CellScratch& scratch) const {
+    if (!Present(row)) return bson::BsonElement();
+    scratch.bytes[0] = static_cast<char>(type);
+    scratch.bytes[1] = '\0';
+    if (type == bson::BsonType::kInt32) {
+      const int32_t v = static_cast<int32_t>(Int(row));
+      std::memcpy(scratch.bytes + 2, &v, 4);
+    } else {
+      std::memcpy(scratch.bytes + 2, &values[row], 8);
+    }
+    return bson::BsonElement(scratch.bytes, 0);
+  }
+};
+
 struct ColumnBlock {
   struct Field {
     std::string name;
     bool constant = false;
     bson::BsonElement value = {};               // constant: the value of every row
     std::vector<bson::BsonElement> cells = {};  // column: one element per row (EOO: missing)
+    // A column of numbers instead of `cells` (which is then empty) when numbers.type is set.
+    NumberColumn numbers = {};
     // Bounded (only in a block whose rows all count): `cells` is empty; every row holds a value
     // of the type of `lo` and `hi`, which are the same type, with lo <= value <= hi.
     bool bounded = false;
     bson::BsonElement lo = {};
     bson::BsonElement hi = {};
+
+    // A column's cell of `row` (EOO: missing), from `cells` or `numbers` (then borrowing
+    // `scratch`).
+    bson::BsonElement Cell(size_t row, CellScratch& scratch) const {
+      return numbers.type == bson::BsonType::kEOO ? cells[row] : numbers.Element(row, scratch);
+    }
   };
 
   int64_t num_rows = 0;

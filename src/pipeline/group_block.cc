@@ -194,11 +194,12 @@ Status GroupBlockPlan::Consume(BlockSource& source, const Sink& sink) const {
       if (f != nullptr && !f->constant) varying.push_back(f);
     }
     // The key's document for `row`, or with `bound` standing for the bounded field's value.
+    CellScratch scratch;
     auto key_doc = [&](uint32_t row, const BsonElement* bound = nullptr) {
       BsonBuilder b;
       for (const ColumnBlock::Field* f : key_fields) {
         if (f == nullptr) continue;
-        const BsonElement& v = f->constant ? f->value : f->bounded ? *bound : f->cells[row];
+        const BsonElement v = f->constant ? f->value : f->bounded ? *bound : f->Cell(row, scratch);
         if (!v.eoo()) b.AppendElementAs(v, f->name);
       }
       return b.Obj();
@@ -239,20 +240,40 @@ Status GroupBlockPlan::Consume(BlockSource& source, const Sink& sink) const {
       }
     }
     bool dates = false;  // the varying field holds a date in every selected row
+    // Its date in row r (when `dates`).
+    const NumberColumn* date_numbers = nullptr;
+    auto date_at = [&](uint32_t r) {
+      return date_numbers != nullptr ? date_numbers->Int(r) : varying[0]->cells[r].DateMillis();
+    };
     if (!one_key && t != nullptr) {
-      dates = true;
+      const NumberColumn& numbers = varying[0]->numbers;
+      if (numbers.type == BsonType::kEOO) {
+        dates = std::all_of(rows->data(), rows->data() + num_rows, [&](uint32_t r) {
+          return varying[0]->cells[r].type() == BsonType::kDate;
+        });
+      } else {
+        dates = numbers.type == BsonType::kDate &&
+                std::all_of(rows->data(), rows->data() + num_rows,
+                            [&](uint32_t r) { return numbers.Present(r); });
+        if (dates) date_numbers = &numbers;
+      }
+    }
+    if (dates) {
       uint32_t lo = (*rows)[0], hi = (*rows)[0];
+      int64_t lo_date = date_at(lo), hi_date = lo_date;
       for (size_t i = 0; i < num_rows; ++i) {
         const uint32_t r = (*rows)[i];
-        const BsonElement& c = varying[0]->cells[r];
-        if (c.type() != BsonType::kDate) {
-          dates = false;
-          break;
+        const int64_t d = date_at(r);
+        if (d < lo_date) {
+          lo = r;
+          lo_date = d;
         }
-        if (c.DateMillis() < varying[0]->cells[lo].DateMillis()) lo = r;
-        if (c.DateMillis() > varying[0]->cells[hi].DateMillis()) hi = r;
+        if (d > hi_date) {
+          hi = r;
+          hi_date = d;
+        }
       }
-      if (dates && same_bins(key_doc(lo), key_doc(hi))) {
+      if (same_bins(key_doc(lo), key_doc(hi))) {
         one_key = true;
         key_row = lo;
       }
@@ -287,7 +308,10 @@ Status GroupBlockPlan::Consume(BlockSource& source, const Sink& sink) const {
         Accumulator& acc = *accs[j];
         const int64_t before = acc.ApproxBytes();
         if (inputs[j].field != nullptr) {
-          HG_RETURN_IF_ERROR(acc.ProcessElements(inputs[j].field->cells.data(), run, n));
+          const ColumnBlock::Field& f = *inputs[j].field;
+          HG_RETURN_IF_ERROR(f.numbers.type != BsonType::kEOO
+                                 ? acc.ProcessNumbers(f.numbers, run, n)
+                                 : acc.ProcessElements(f.cells.data(), run, n));
         } else {
           for (size_t i = 0; i < n; ++i) HG_RETURN_IF_ERROR(acc.Process(inputs[j].value));
         }
@@ -312,7 +336,7 @@ Status GroupBlockPlan::Consume(BlockSource& source, const Sink& sink) const {
       size_t run_start = 0;  // the first row of the current run
       for (size_t i = 0; i < num_rows; ++i) {
         const uint32_t r = (*rows)[i];
-        const int64_t d = fixed ? varying[0]->cells[r].DateMillis() : 0;
+        const int64_t d = fixed ? date_at(r) : 0;
         if (have_bin && d >= bin_lo && d < bin_hi) continue;
         if (accs != nullptr) {
           HG_RETURN_IF_ERROR(fold(*accs, rows->data() + run_start, i - run_start));

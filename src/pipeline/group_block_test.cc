@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
+#include <deque>
 #include <limits>
 #include <random>
 #include <set>
@@ -25,12 +27,15 @@ using testing::ToJson;
 // as columns. `selected[b]` lists the rows of block b that count.
 class BlockStream : public DocumentStream, public BlockSource {
  public:
+  // With `numbers`, a column whose present cells all have one numeric type (double, int32,
+  // int64, date) comes as a NumberColumn, as a compressed bucket's column does.
   BlockStream(std::vector<std::vector<BsonObj>> blocks, std::vector<std::vector<uint32_t>> selected,
-              std::vector<std::string> constants, bool* blocks_taken)
+              std::vector<std::string> constants, bool* blocks_taken, bool numbers = false)
       : blocks_(std::move(blocks)),
         selected_(std::move(selected)),
         constants_(constants),
-        blocks_taken_(blocks_taken) {}
+        blocks_taken_(blocks_taken),
+        numbers_(numbers) {}
 
   // The selected rows as documents, for consumers that do not take blocks.
   StatusWith<std::optional<BsonObj>> Next() override {
@@ -51,6 +56,7 @@ class BlockStream : public DocumentStream, public BlockSource {
       if (f.name != name || !f.bounded) continue;
       f.bounded = false;
       f.cells = std::move(bounded_cells_);
+      ToNumbers(f);
       if (decoded_ != nullptr) ++*decoded_;
       return &f;
     }
@@ -99,6 +105,7 @@ class BlockStream : public DocumentStream, public BlockSource {
         f.cells.clear();
         if (bounded_ != nullptr) ++*bounded_;
       }
+      if (!f.constant && !f.bounded) ToNumbers(f);
       block_.fields.push_back(std::move(f));
     }
     ++next_;
@@ -106,6 +113,37 @@ class BlockStream : public DocumentStream, public BlockSource {
   }
 
  private:
+  // Turns f's cells into numbers when they are numbers of one type (and numbers_ is set).
+  void ToNumbers(ColumnBlock::Field& f) {
+    if (!numbers_) return;
+    bson::BsonType type = bson::BsonType::kEOO;
+    for (const BsonElement& c : f.cells) {
+      if (c.eoo()) continue;
+      if (type != bson::BsonType::kEOO && c.type() != type) return;
+      type = c.type();
+    }
+    if (type != bson::BsonType::kDouble && type != bson::BsonType::kInt32 &&
+        type != bson::BsonType::kInt64 && type != bson::BsonType::kDate) {
+      return;
+    }
+    auto& values = number_values_.emplace_back();
+    auto& present = number_present_.emplace_back();
+    bool all = true;
+    for (const BsonElement& c : f.cells) {
+      uint64_t v = 0;
+      if (c.type() == bson::BsonType::kInt32) {
+        v = static_cast<uint64_t>(int64_t{c.Int32()});
+      } else if (!c.eoo()) {
+        std::memcpy(&v, c.value(), 8);
+      }
+      values.push_back(v);
+      present.push_back(c.eoo() ? 0 : 1);
+      all = all && !c.eoo();
+    }
+    f.numbers = {.type = type, .values = values.data(), .present = all ? nullptr : present.data()};
+    f.cells.clear();
+  }
+
   std::vector<std::vector<BsonObj>> blocks_;
   std::vector<std::vector<uint32_t>> selected_;
   std::vector<std::string> constants_;
@@ -118,6 +156,9 @@ class BlockStream : public DocumentStream, public BlockSource {
   size_t next_ = 0;
   size_t doc_block_ = 0, doc_row_ = 0;
   bool* blocks_taken_;
+  bool numbers_ = false;
+  std::deque<std::vector<uint64_t>> number_values_;  // the NumberColumns' storage
+  std::deque<std::vector<uint8_t>> number_present_;
 };
 
 // Random rows in blocks: t a date (hour-sized blocks of minutes, sometimes crossing an hour,
@@ -175,11 +216,32 @@ Data MakeData(uint64_t seed, bool odd_times) {
           break;  // missing
       }
       // Mostly plain doubles (runs of them take the accumulators' fast path), now and then
-      // NaN or an infinity.
+      // NaN, an infinity or a zero of either sign.
       const uint64_t special = rng() % 64;
       r.AppendDouble("w", special == 0   ? std::nan("")
                           : special == 1 ? -std::numeric_limits<double>::infinity()
+                          : special == 2 ? -0.0
+                          : special == 3 ? 0.0
                                          : static_cast<double>(rng() % 1000) / 3);
+      // i: int64s, some past 2^53 and near the ends of the range ($sum overflows to a double),
+      // sometimes missing. x: one numeric type per block, another in the next.
+      const uint64_t ik = rng() % 16;
+      if (ik != 0) {
+        r.AppendInt64("i", ik == 1   ? std::numeric_limits<int64_t>::max() - 3
+                           : ik == 2 ? std::numeric_limits<int64_t>::min() + 5
+                           : ik == 3 ? (int64_t{1} << 53) + 1
+                                     : static_cast<int64_t>(rng() % 100000) - 50000);
+      }
+      if (rng() % 10 != 0) {
+        const int64_t xv = static_cast<int64_t>(rng() % 200) - 100;
+        if (b % 3 == 0) {
+          r.AppendInt32("x", static_cast<int32_t>(xv));
+        } else if (b % 3 == 1) {
+          r.AppendDouble("x", static_cast<double>(xv) / 4);
+        } else {
+          r.AppendInt64("x", xv);
+        }
+      }
       rows.push_back(r.Obj());
       if (rng() % 4 != 0) {
         sel.push_back(static_cast<uint32_t>(i));
@@ -237,29 +299,40 @@ TEST(GroupBlockTest, BlocksGiveTheDocumentPathsResults) {
       R"({"_id": "$v", "n": {"$sum": 1}, "w": {"$stdDevPop": "$w"}})",
       R"({"_id": {"$add": [{"$toLong": {"$dateTrunc": {"date": "$t", "unit": "hour"}}}, "$w"]},
           "n": {"$sum": 1}})",
+      R"({"_id": "$m.host", "s": {"$sum": "$i"}, "a": {"$avg": "$i"}, "mn": {"$min": "$i"},
+          "mx": {"$max": "$i"}, "f": {"$first": "$i"}, "l": {"$last": "$i"},
+          "xs": {"$sum": "$x"}, "xa": {"$avg": "$x"}, "xmn": {"$min": "$x"}, "xmx": {"$max": "$x"},
+          "xf": {"$first": "$x"}, "xl": {"$last": "$x"}, "tmn": {"$min": "$t"},
+          "tmx": {"$max": "$t"}, "ts": {"$sum": "$t"}, "ta": {"$avg": "$t"}})",
+      R"({"_id": {"$dateTrunc": {"date": "$t", "unit": "minute", "binSize": 10}},
+          "s": {"$sum": "$x"}, "mn": {"$min": "$w"}, "p": {"$push": "$x"}})",
   };
-  for (bool odd_times : {false, true}) {
-    for (uint64_t seed = 1; seed <= 5; ++seed) {
-      for (const char* group : kGroups) {
-        Data data = MakeData(seed, odd_times);
-        BsonObj holder = Json(std::string(R"({"p": [{"$group": )") + group + "}]}");
-        BsonObj stages = holder["p"].Obj();
-        bool taken = false;
-        auto by_docs = RunGroup(stages, std::make_unique<VectorDocumentStream>(data.selected_docs));
-        auto by_blocks =
-            RunGroup(stages, std::make_unique<BlockStream>(data.blocks, data.selected,
-                                                           std::vector<std::string>{"m"}, &taken));
-        // Every stage above takes blocks but the one with a dotted accumulator input.
-        EXPECT_EQ(taken, std::string_view(group).find("$m.host\"}") == std::string_view::npos)
-            << group;
-        ASSERT_EQ(by_docs.ok(), by_blocks.ok()) << group;
-        if (!by_docs.ok()) {
-          EXPECT_EQ(by_docs.status().code(), by_blocks.status().code()) << group;
-          continue;
+  for (bool numbers : {false, true}) {
+    for (bool odd_times : {false, true}) {
+      for (uint64_t seed = 1; seed <= 5; ++seed) {
+        for (const char* group : kGroups) {
+          SCOPED_TRACE(numbers ? "columns of numbers" : "columns of elements");
+          Data data = MakeData(seed, odd_times);
+          BsonObj holder = Json(std::string(R"({"p": [{"$group": )") + group + "}]}");
+          BsonObj stages = holder["p"].Obj();
+          bool taken = false;
+          auto by_docs =
+              RunGroup(stages, std::make_unique<VectorDocumentStream>(data.selected_docs));
+          auto by_blocks = RunGroup(stages, std::make_unique<BlockStream>(
+                                                data.blocks, data.selected,
+                                                std::vector<std::string>{"m"}, &taken, numbers));
+          // Every stage above takes blocks but the one with a dotted accumulator input.
+          EXPECT_EQ(taken, std::string_view(group).find("$m.host\"}") == std::string_view::npos)
+              << group;
+          ASSERT_EQ(by_docs.ok(), by_blocks.ok()) << group;
+          if (!by_docs.ok()) {
+            EXPECT_EQ(by_docs.status().code(), by_blocks.status().code()) << group;
+            continue;
+          }
+          EXPECT_EQ(ToJson(by_docs.value()), ToJson(by_blocks.value()))
+              << group << " seed " << seed << " odd_times " << odd_times;
+          EXPECT_FALSE(by_docs.value().empty());
         }
-        EXPECT_EQ(ToJson(by_docs.value()), ToJson(by_blocks.value()))
-            << group << " seed " << seed << " odd_times " << odd_times;
-        EXPECT_FALSE(by_docs.value().empty());
       }
     }
   }
@@ -273,7 +346,8 @@ TEST(GroupBlockTest, BoundedDatesAreDecodedOnlyWhenTheirBinsDiffer) {
       BsonObj holder = Json(std::string(R"({"p": [{"$group": )") + group + "}]}");
       bool taken = false;
       auto in = std::make_unique<BlockStream>(data.blocks, data.selected,
-                                              std::vector<std::string>{"m"}, &taken);
+                                              std::vector<std::string>{"m"}, &taken,
+                                              /*numbers=*/seed % 2 == 0);
       int bounded = 0, decoded = 0;
       in->CountBoundsIn(&bounded, &decoded);
       auto by_blocks = RunGroup(holder["p"].Obj(), std::move(in));

@@ -285,13 +285,14 @@ class ProjectionBlocks : public BlockSource {
                                                  .cells = std::vector<BsonElement>(rows)});
       }
       Variables vars(stage_.now());
+      CellScratch scratch;
       auto compute_row = [&](uint32_t r) -> Status {
         for (size_t i = 0; i < computed_.size(); ++i) {
           BsonBuilder b;
           for (const std::string& f : computed_[i].action->reads.fields) {
             const ColumnBlock::Field* field = in->Find(f);
             if (field == nullptr) continue;
-            const BsonElement& cell = field->constant ? field->value : field->cells[r];
+            const BsonElement cell = field->constant ? field->value : field->Cell(r, scratch);
             if (!cell.eoo()) b.AppendElementAs(cell, f);
           }
           HG_ASSIGN_OR_RETURN(Value v, computed_[i].action->expr->Evaluate(b.Obj(), vars));

@@ -43,21 +43,42 @@ StatusWith<int64_t> ControlCount(const BsonObj& bucket) {
 
 // Decodes column `col` (an element of `data`) into *cells, which must be `count` of them; the
 // time column's must all be present (a missing time would leave its row without an identity)
-// and, with `check_time_types`, dates.
+// and, with `check_time_types`, dates. With `values`, a column whose present cells have one
+// numeric type is decoded into *values instead (*numbers set; `cells` is then left alone).
 Status DecodeColumn(const BsonElement& col, int64_t count, bool is_time, bool check_time_types,
-                    bsoncolumn::ColumnElements* cells) {
+                    bsoncolumn::ColumnElements* cells, bsoncolumn::ColumnValues* values = nullptr,
+                    bool* numbers = nullptr) {
   const std::string name = ColumnName(col.FieldName());
   if (col.type() != BsonType::kBinData || col.BinSubtype() != kColumnSubtype) {
     return Bad("column " + name + " of a compressed bucket must be a BinData of subtype 7");
   }
-  // One cell more than the count is enough to tell a mismatch, and no more are built.
-  Status st = bsoncolumn::DecodeBsonColumnElements(col.BinData(), cells, static_cast<size_t>(count),
-                                                   static_cast<size_t>(count) + 1);
-  if (!st.ok()) return Bad("column " + name + " is not a valid BSONColumn: " + st.reason());
-  if (static_cast<int64_t>(cells->size()) != count) {
-    return Bad("column " + name + " holds " + std::to_string(cells->size()) +
+  auto check_count = [&](size_t n) {
+    if (static_cast<int64_t>(n) == count) return Status::OK();
+    return Bad("column " + name + " holds " + std::to_string(n) +
                " measurements but 'control.count' is " + std::to_string(count));
+  };
+  // One cell more than the count is enough to tell a mismatch, and no more are built.
+  const size_t max_cells = static_cast<size_t>(count) + 1;
+  if (values != nullptr) {
+    Status st = bsoncolumn::DecodeBsonColumnValues(col.BinData(), values,
+                                                   static_cast<size_t>(count), max_cells);
+    if (!st.ok()) return Bad("column " + name + " is not a valid BSONColumn: " + st.reason());
+    *numbers = values->type != BsonType::kEOO;
+    if (*numbers) {
+      HG_RETURN_IF_ERROR(check_count(values->size()));
+      if (!is_time) return Status::OK();
+      if (values->missing != 0 || (check_time_types && values->type != BsonType::kDate)) {
+        // Reported cell by cell below.
+        *numbers = false;
+      } else {
+        return Status::OK();
+      }
+    }
   }
+  Status st = bsoncolumn::DecodeBsonColumnElements(col.BinData(), cells, static_cast<size_t>(count),
+                                                   max_cells);
+  if (!st.ok()) return Bad("column " + name + " is not a valid BSONColumn: " + st.reason());
+  HG_RETURN_IF_ERROR(check_count(cells->size()));
   if (!is_time) return Status::OK();
   for (size_t i = 0; i < cells->size(); ++i) {
     if (cells->missing(i)) {
@@ -76,20 +97,28 @@ Status DecodeColumn(const BsonElement& col, int64_t count, bool is_time, bool ch
 // decodes: a fresh buffer per column per bucket would be allocated and zero-filled each time,
 // which costs as much as decoding the cells. A buffer is free again once only the pool holds it
 // (its reader let go of the bucket's cells). Buffers grown past kPooledBytes are not kept.
-std::shared_ptr<bsoncolumn::ColumnElements> PooledCells() {
+size_t BufferBytes(const bsoncolumn::ColumnElements& c) {
+  return std::max(c.bytes.capacity(), c.offsets.capacity() * sizeof(size_t));
+}
+size_t BufferBytes(const bsoncolumn::ColumnValues& c) {
+  return c.values.capacity() * sizeof(uint64_t);
+}
+template <typename Buffer>
+std::shared_ptr<Buffer> Pooled() {
   constexpr size_t kPoolSize = 64;
   constexpr size_t kPooledBytes = size_t{1} << 20;
-  thread_local std::vector<std::shared_ptr<bsoncolumn::ColumnElements>> pool;
+  thread_local std::vector<std::shared_ptr<Buffer>> pool;
   for (auto& c : pool) {
     if (c.use_count() != 1) continue;
-    if (c->bytes.capacity() > kPooledBytes || c->offsets.capacity() > kPooledBytes / 8) {
-      c = std::make_shared<bsoncolumn::ColumnElements>();
-    }
+    if (BufferBytes(*c) > kPooledBytes) c = std::make_shared<Buffer>();
     return c;
   }
-  auto c = std::make_shared<bsoncolumn::ColumnElements>();
+  auto c = std::make_shared<Buffer>();
   if (pool.size() < kPoolSize) pool.push_back(c);
   return c;
+}
+std::shared_ptr<bsoncolumn::ColumnElements> PooledCells() {
+  return Pooled<bsoncolumn::ColumnElements>();
 }
 
 std::string DescribeBucketId(const BsonObj& bucket) {
@@ -185,7 +214,8 @@ StatusWith<BsonObj> DecompressBucket(const BsonObj& bucket, std::string_view tim
 
 StatusWith<int64_t> DecodeCompressedColumns(const BsonObj& bucket, std::string_view time_field,
                                             const std::function<bool(std::string_view)>& want,
-                                            std::vector<DecodedColumn>* out) {
+                                            std::vector<DecodedColumn>* out,
+                                            const std::function<bool(std::string_view)>& numbers) {
   out->clear();
   auto corrupt = [&](const Status& why) {
     return Status(ErrorCode::kDataCorruptionDetected,
@@ -201,9 +231,17 @@ StatusWith<int64_t> DecodeCompressedColumns(const BsonObj& bucket, std::string_v
     saw_time = saw_time || is_time;
     if (!is_time && want && !want(col.FieldName())) continue;
     auto cells = PooledCells();
-    Status st = DecodeColumn(col, count.value(), is_time, /*check_time_types=*/false, cells.get());
+    std::shared_ptr<bsoncolumn::ColumnValues> values;
+    if (numbers && numbers(col.FieldName())) values = Pooled<bsoncolumn::ColumnValues>();
+    bool as_numbers = false;
+    Status st = DecodeColumn(col, count.value(), is_time, /*check_time_types=*/false, cells.get(),
+                             values.get(), &as_numbers);
     if (!st.ok()) return corrupt(st);
-    out->push_back(DecodedColumn{col.FieldName(), std::move(cells)});
+    if (as_numbers) {
+      out->push_back(DecodedColumn{col.FieldName(), nullptr, std::move(values)});
+    } else {
+      out->push_back(DecodedColumn{col.FieldName(), std::move(cells), nullptr});
+    }
   }
   if (!saw_time) return corrupt(Bad("no time column " + ColumnName(time_field)));
   return count.value();

@@ -39,18 +39,23 @@ StatusWith<bson::BsonObj> DecompressBucket(
     const std::function<bool(std::string_view column)>& want = nullptr);
 
 // One column of a compressed bucket, decoded for a reader: `name` points into the bucket, `cells`
-// holds one element (empty field name) per row, or kMissing.
+// holds one element (empty field name) per row, or kMissing; or, for a column decoded as numbers,
+// `values` holds them and `cells` is null.
 struct DecodedColumn {
   std::string_view name;
   std::shared_ptr<bsoncolumn::ColumnElements> cells;
+  std::shared_ptr<bsoncolumn::ColumnValues> values;
 };
 // The columns of the compressed bucket `bucket` that `want` accepts (the time column always), in
 // stored order, decoded straight into elements: what DecompressBucket decodes, without building
 // the version-1 form; readers walk the cells in place. Returns control.count, the number of
 // cells of every column. Same validation and errors (296) as DecompressBucket.
+// A column `numbers` accepts is decoded as numbers (bsoncolumn::DecodeBsonColumnValues) when its
+// present cells have one numeric type, as elements otherwise.
 StatusWith<int64_t> DecodeCompressedColumns(
     const bson::BsonObj& bucket, std::string_view time_field,
-    const std::function<bool(std::string_view column)>& want, std::vector<DecodedColumn>* out);
+    const std::function<bool(std::string_view column)>& want, std::vector<DecodedColumn>* out,
+    const std::function<bool(std::string_view column)>& numbers = nullptr);
 
 // The checks a compressed bucket must pass before it is stored: control.count a whole number in
 // [1, 2^31); `data` holds the time column; every column is a BinData subtype 7 that decodes (as

@@ -381,26 +381,33 @@ Status BucketUnpacker::UnpackCompressed(
 
 StatusWith<int64_t> BucketUnpacker::Columns(const BsonObj& bucket, std::string_view time_field,
                                             const std::vector<std::string>& fields,
-                                            std::vector<Column>* out) {
+                                            std::vector<Column>* out, bool numbers) {
   out->resize(fields.size());
   for (Column& c : *out) {
     c.present = false;
     c.cells.clear();
+    c.values = nullptr;
     c.owner.reset();
   }
   if (IsCompressedBucket(bucket)) {
     // The named columns decoded; the cells point into their buffers, which each Column owns.
     std::vector<DecodedColumn> decoded;
+    auto wanted = [&](std::string_view name) { return Contains(fields, name); };
     HG_ASSIGN_OR_RETURN(
-        int64_t n, DecodeCompressedColumns(
-                       bucket, time_field,
-                       [&](std::string_view name) { return Contains(fields, name); }, &decoded));
+        int64_t n,
+        DecodeCompressedColumns(bucket, time_field, wanted, &decoded,
+                                numbers ? std::function<bool(std::string_view)>(wanted) : nullptr));
     for (size_t i = 0; i < fields.size(); ++i) {
       auto it = std::find_if(decoded.begin(), decoded.end(),
                              [&](const DecodedColumn& d) { return d.name == fields[i]; });
       if (it == decoded.end()) continue;
       Column& col = (*out)[i];
       col.present = true;
+      if (it->values) {
+        col.values = it->values.get();
+        col.owner = it->values;
+        continue;
+      }
       col.cells.resize(static_cast<size_t>(n));
       const bsoncolumn::ColumnElements& cells = *it->cells;
       for (size_t r = 0; r < col.cells.size(); ++r) col.cells[r] = cells.element(r);

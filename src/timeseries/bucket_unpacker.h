@@ -32,6 +32,7 @@
 
 #include "base/status.h"
 #include "bson/bson.h"
+#include "bsoncolumn/bson_column_decoder.h"
 
 namespace hourglass::timeseries {
 
@@ -75,14 +76,18 @@ class BucketUnpacker {
   // vectors keep their capacity, so a caller that reuses `out` allocates only for a bucket with
   // more rows than any before. Returns the number of rows. Same validation and error codes as
   // Unpack.
+  // With `numbers`, a compressed column whose present cells all have one numeric type (double,
+  // int32, int64, date) comes as those numbers instead (`values`, kept alive by `owner`; `cells`
+  // is then empty): no element per cell. Version-1 buckets always come as elements.
   struct Column {
     bool present = false;
     std::vector<bson::BsonElement> cells;
+    const bsoncolumn::ColumnValues* values = nullptr;
     std::shared_ptr<const void> owner;  // null for a version-1 bucket
   };
   static StatusWith<int64_t> Columns(const bson::BsonObj& bucket, std::string_view time_field,
                                      const std::vector<std::string>& fields,
-                                     std::vector<Column>* out);
+                                     std::vector<Column>* out, bool numbers = false);
 
   // Number of rows in `bucket` without materializing them: the entries of data.<time_field> for
   // version 1, control.count for version 2/3. Same error codes as Unpack.

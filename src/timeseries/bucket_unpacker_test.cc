@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <ctime>
 #include <tuple>
 
@@ -477,6 +478,69 @@ TEST(BucketUnpackerTest, ColumnsAlignCellsWithUnpackedRows) {
       ASSERT_EQ(cc[i].cells.size(), columns[i].cells.size()) << fields[i];
       for (size_t r = 0; r < cc[i].cells.size(); ++r) {  // kBucket's rows are in time order
         EXPECT_EQ(bson::CompareElementValues(cc[i].cells[r], columns[i].cells[r]), 0);
+      }
+    }
+  }
+}
+
+// Columns asked for as numbers: a compressed bucket's column of one numeric type comes as its
+// numbers (the same values as its cells, missing rows included); a column of mixed or other
+// types, and every column of a version-1 bucket, as cells.
+TEST(BucketUnpackerTest, ColumnsAsNumbers) {
+  BsonObj bucket = J(R"({
+    "_id": {"$oid": "64b7f0000000000000000001"},
+    "control": {"version": 1},
+    "data": {"t": {"0": {"$date": {"$numberLong": "1689776100000"}},
+                   "1": {"$date": {"$numberLong": "1689776130000"}},
+                   "2": {"$date": {"$numberLong": "1689776160000"}},
+                   "3": {"$date": {"$numberLong": "1689776190000"}}},
+             "d": {"0": {"$numberDouble": "NaN"}, "1": {"$numberDouble": "-0.0"},
+                   "3": {"$numberDouble": "1.5"}},
+             "i": {"0": 1, "1": -2147483648, "2": 2147483647, "3": 4},
+             "l": {"0": {"$numberLong": "9223372036854775807"},
+                   "2": {"$numberLong": "-9007199254740993"}},
+             "mixed": {"0": 1, "1": 2.5, "2": 3},
+             "s": {"0": "a", "1": "b", "2": "c", "3": "d"}}})");
+  const std::vector<std::string> fields = {"t", "d", "i", "l", "mixed", "s", "nope"};
+  std::vector<BucketUnpacker::Column> v1;
+  ASSERT_TRUE(BucketUnpacker::Columns(bucket, "t", fields, &v1, /*numbers=*/true).ok());
+  for (const auto& c : v1) EXPECT_EQ(c.values, nullptr);
+  for (int version : {2, 3}) {
+    auto compressed = CompressBucket(bucket, "t", version);
+    ASSERT_TRUE(compressed.ok()) << compressed.status().ToString();
+    std::vector<BucketUnpacker::Column> cells, numbers;
+    ASSERT_TRUE(BucketUnpacker::Columns(compressed.value(), "t", fields, &cells).ok());
+    auto n = BucketUnpacker::Columns(compressed.value(), "t", fields, &numbers, true);
+    ASSERT_TRUE(n.ok()) << n.status().ToString();
+    ASSERT_EQ(n.value(), 4);
+    const bson::BsonType want[] = {bson::BsonType::kDate,  bson::BsonType::kDouble,
+                                   bson::BsonType::kInt32, bson::BsonType::kInt64,
+                                   bson::BsonType::kEOO,   bson::BsonType::kEOO,
+                                   bson::BsonType::kEOO};
+    for (size_t i = 0; i < fields.size(); ++i) {
+      SCOPED_TRACE(fields[i]);
+      ASSERT_EQ(numbers[i].present, cells[i].present);
+      if (want[i] == bson::BsonType::kEOO) {
+        EXPECT_EQ(numbers[i].values, nullptr);
+        ASSERT_EQ(numbers[i].cells.size(), cells[i].cells.size());
+        continue;
+      }
+      ASSERT_NE(numbers[i].values, nullptr);
+      EXPECT_TRUE(numbers[i].cells.empty());
+      const bsoncolumn::ColumnValues& v = *numbers[i].values;
+      EXPECT_EQ(v.type, want[i]);
+      ASSERT_EQ(v.size(), 4u);
+      for (size_t r = 0; r < 4; ++r) {
+        const bson::BsonElement& e = cells[i].cells[r];
+        ASSERT_EQ(v.missing == 0 || v.present[r] != 0, !e.eoo()) << "row " << r;
+        if (e.eoo()) continue;
+        uint64_t bits = 0;
+        if (e.type() == bson::BsonType::kInt32) {
+          bits = static_cast<uint64_t>(int64_t{e.Int32()});
+        } else {
+          std::memcpy(&bits, e.value(), 8);
+        }
+        EXPECT_EQ(v.values[r], bits) << "row " << r;
       }
     }
   }
