@@ -176,6 +176,9 @@ struct Bucket {
   // when its batch is claimed, when it holds exactly the rows up to that batch).
   BucketFieldTree fields;
   std::shared_ptr<WriteBatch> pending;
+  // The field tree's ApproxMemory as last measured (write-back refreshes it at flushes rather
+  // than at every commit).
+  size_t fields_memory = 0;
   bool kept_open_large = false;
   std::atomic<bool> broken{false};  // a write failed: accept nothing more
   // Commit state.
@@ -697,8 +700,9 @@ StatusWith<std::shared_ptr<Bucket>> BucketCatalog::BucketFor(const TimeseriesCol
     Count(cs, Stat::kNumBucketsOpenedDueToMetadata);
   }
   found->era = era;
-  found->memory = static_cast<int64_t>(sizeof(Bucket) + found->doc.ApproxMemory() +
-                                       found->fields.ApproxMemory());
+  found->fields_memory = found->fields.ApproxMemory();
+  found->memory =
+      static_cast<int64_t>(sizeof(Bucket) + found->doc.ApproxMemory() + found->fields_memory);
   memory_usage_ += found->memory;
   stripe.open[series_key] = found;
   ++num_open_;
@@ -824,6 +828,7 @@ void RebuildMinMax(Stripe& stripe, WriteBatch& batch, const TimeseriesOptions& o
 // bucket yields them (time, meta, then the columns in stored order), to `latest`.
 void ReportLatest(LatestMeasurements& latest, const TimeseriesOptions& o, const BucketDocument& doc,
                   const std::vector<BsonObj>& rows, uint64_t untracked_before) {
+  if (!latest.Wanted()) return;  // dropped anyway (no last-point reader yet)
   int64_t max = std::numeric_limits<int64_t>::min();
   for (const BsonObj& row : rows) max = std::max(max, row[o.time_field].DateMillis());
   const std::vector<std::string_view> columns = doc.ColumnNames();
@@ -1158,7 +1163,7 @@ void BucketCatalog::CommitAll(const TimeseriesCollection& coll, storage::Session
       Bucket& b = *batch->bucket;
       std::lock_guard lk(StripeFor(b.series_key).mu);
       if (b.pending.get() == batch) b.pending.reset();
-      batch->fields_memory = b.fields.ApproxMemory();
+      batch->fields_memory = b.fields_memory;
     }
     Status st = claimed.empty() ? Status::OK() : Journal(coll, s, claimed);
     for (size_t k = 0; k < claimed.size(); ++k) {
@@ -1183,25 +1188,16 @@ Status BucketCatalog::Journal(const TimeseriesCollection& coll, storage::Session
   std::string_view meta_field = o.meta_field ? std::string_view(*o.meta_field) : std::string_view();
   // Read before the write's transaction: see LatestMeasurements::Committed.
   const uint64_t untracked_before = coll.buckets->UntrackedWrites();
-  BsonBuilder e;
-  e.AppendString("u", coll.uuid);
-  e.AppendString("t", o.time_field);
-  if (o.meta_field) e.AppendString("m", *o.meta_field);
-  size_t arr = e.OpenArray("b");
-  for (size_t k = 0; k < claimed.size(); ++k) {
-    const Bucket& b = *claimed[k]->bucket;
-    size_t obj = e.OpenObject(std::to_string(k));
-    e.AppendObjectId("i", TargetId(b));
-    e.AppendDate("s", b.min_time);
-    if (!b.doc.meta().eoo()) e.AppendElementAs(b.doc.meta(), "meta");
-    size_t rows = e.OpenArray("r");
-    const auto& ms = claimed[k]->measurements;
-    for (size_t j = 0; j < ms.size(); ++j) e.AppendObject(std::to_string(j), ms[j]);
-    e.Close(rows);
-    e.Close(obj);
+  JournalEntry je;
+  je.uuid = coll.uuid;
+  je.time_field = o.time_field;
+  if (o.meta_field) je.meta_field = *o.meta_field;
+  je.buckets.reserve(claimed.size());
+  for (WriteBatch* batch : claimed) {
+    je.buckets.push_back({TargetId(*batch->bucket), batch->bucket->min_time, batch->measurements});
   }
-  e.Close(arr);
-  auto entry = std::make_shared<const std::string>(e.Release());
+  std::vector<size_t> row_at;
+  auto entry = std::make_shared<const std::string>(EncodeJournalEntry(je, &row_at));
   std::string key;
   HG_RETURN_IF_ERROR(storage::RetryOnWriteConflict([&] {
     storage::WriteUnit wu(s);
@@ -1210,29 +1206,32 @@ Status BucketCatalog::Journal(const TimeseriesCollection& coll, storage::Session
     return wu.Commit();
   }));
   // The rows stay readable as views into the entry until they are flushed.
-  BsonObj written(entry);
-  auto bit = written["b"].Obj().begin();
+  int64_t inserts = 0, measurements = 0;
+  size_t row = 0;
   for (WriteBatch* batch : claimed) {
     const std::shared_ptr<Bucket>& bp = batch->bucket;
     Bucket& b = *bp;
-    BsonObj rows = (*bit).Obj()["r"].Obj();
-    ++bit;
     // MongoDB counts a commit that starts a bucket as an insert, any later one as an update.
-    Count(cs, !b.doc.stored() && b.unflushed.empty() ? Stat::kNumBucketInserts
-                                                     : Stat::kNumBucketUpdates);
-    for (BsonElement r : rows) b.unflushed.emplace_back(entry, r.Obj().data());
+    inserts += !b.doc.stored() && b.unflushed.empty() ? 1 : 0;
+    for (size_t j = 0; j < batch->measurements.size(); ++j) {
+      b.unflushed.emplace_back(entry, entry->data() + row_at[row++]);
+    }
     b.doc.StageRows(batch->measurements, meta_field);
     if (!b.dirty.exchange(true)) {
       std::lock_guard lk(cs.dirty_mu);
       cs.dirty.push_back(bp);
     }
     ReportLatest(*cs.latest, o, b.doc, batch->measurements, untracked_before);
-    Count(cs, Stat::kNumCommits);
-    Count(cs, Stat::kNumMeasurementsCommitted, static_cast<int64_t>(batch->measurements.size()));
+    measurements += static_cast<int64_t>(batch->measurements.size());
     int64_t mem =
         static_cast<int64_t>(sizeof(Bucket) + b.doc.ApproxMemory() + batch->fields_memory);
     memory_usage_ += mem - b.memory.exchange(mem);
   }
+  const int64_t commits = static_cast<int64_t>(claimed.size());
+  Count(cs, Stat::kNumBucketInserts, inserts);
+  Count(cs, Stat::kNumBucketUpdates, commits - inserts);
+  Count(cs, Stat::kNumCommits, commits);
+  Count(cs, Stat::kNumMeasurementsCommitted, measurements);
   std::lock_guard lk(cs.dirty_mu);
   if (cs.journal_keys.empty()) cs.oldest_unflushed_ms = NowMillis();
   cs.journal_keys.push_back(std::move(key));
@@ -1268,6 +1267,7 @@ Status BucketCatalog::FlushBucket(const TimeseriesCollection& coll, storage::Ses
     // bounds.
     std::lock_guard lk(StripeFor(b.series_key).mu);
     if (!b.pending) *control = BuildBucketControl(b.fields, o.time_field, b.min_time);
+    b.fields_memory = b.fields.ApproxMemory();
   }
   if (control->IsEmpty()) {
     BucketFieldTree tree;
@@ -1447,13 +1447,15 @@ Status BucketCatalog::OpenJournal(storage::KvEngine* engine, catalog::Catalog& c
   auto s = engine->NewSession();
   struct Entry {
     std::string key;
-    BsonObj doc;
+    JournalEntry entry;
   };
   std::vector<Entry> entries;
-  HG_RETURN_IF_ERROR(journal->ForEach(*s, [&](std::string_view key, const BsonObj& doc) {
-    entries.push_back({std::string(key), doc.Owned()});
-    return Status::OK();
-  }));
+  HG_RETURN_IF_ERROR(
+      journal->ForEach(*s, [&](std::string_view key, std::shared_ptr<const std::string> bytes) {
+        HG_ASSIGN_OR_RETURN(JournalEntry e, DecodeJournalEntry(std::move(bytes)));
+        entries.push_back({std::string(key), std::move(e)});
+        return Status::OK();
+      }));
   if (!entries.empty()) {
     const int64_t max_retries = GetParams().max_retries->GetInt();
     std::unordered_map<std::string, std::pair<int64_t, int64_t>> counts;  // uuid → records, bytes
@@ -1464,23 +1466,29 @@ Status BucketCatalog::OpenJournal(storage::KvEngine* engine, catalog::Catalog& c
       storage::WriteUnit wu(*s);
       HG_RETURN_IF_ERROR(wu.begin_status());
       for (const Entry& e : entries) {
-        auto it = by_uuid.find(std::string(e.doc["u"].Str()));
+        auto it = by_uuid.find(e.entry.uuid);
         if (it != by_uuid.end()) {  // else: its collection was dropped
-          std::string time_field(e.doc["t"].Str());
-          std::string meta_field(e.doc["m"].eoo() ? std::string_view() : e.doc["m"].Str());
-          for (BsonElement be : e.doc["b"].Obj()) {
-            BsonObj bucket = be.Obj();
-            std::vector<BsonObj> rows;
-            for (BsonElement r : bucket["r"].Obj()) rows.push_back(r.Obj());
-            const bson::ObjectId id = bucket["i"].Oid();
+          const std::string& meta_field = e.entry.meta_field;
+          for (const JournalBucket& jb : e.entry.buckets) {
+            if (jb.rows.empty()) continue;
+            // A bucket never written takes its meta from its rows, as its first commit did.
+            BsonObj meta_holder;
+            if (!meta_field.empty()) {
+              BsonElement m = jb.rows.front()[meta_field];
+              if (!m.eoo()) {
+                BsonBuilder mb;
+                AppendNormalizedMeta(mb, "meta", m);
+                meta_holder = mb.Obj();
+              }
+            }
             HG_ASSIGN_OR_RETURN(
                 AppendResult r,
-                AppendToStoredBucket(*it->second, *s, &id, bucket["meta"], bucket["s"].DateMillis(),
-                                     rows, time_field, meta_field, max_retries));
+                AppendToStoredBucket(*it->second, *s, &jb.id, meta_holder.FirstElement(), jb.start,
+                                     jb.rows, e.entry.time_field, meta_field, max_retries));
             auto& c = counts[it->first];
             c.first += r.inserted ? 1 : 0;
             c.second += r.size_delta;
-            measurements += static_cast<int64_t>(rows.size());
+            measurements += static_cast<int64_t>(jb.rows.size());
           }
         }
         HG_RETURN_IF_ERROR(journal->Remove(*s, e.key));

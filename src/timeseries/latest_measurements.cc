@@ -36,6 +36,7 @@ bool LatestMeasurements::Read(uint64_t untracked, const std::function<void(const
                               Ticket* ticket) {
   std::lock_guard lk(mu_);
   active_ = true;
+  wanted_ = !disabled_;
   if (!disabled_ && complete_ && untracked_ == untracked) {
     for (const auto& [key, s] : series_) fn(s);
     return true;
@@ -96,6 +97,7 @@ void LatestMeasurements::MergeLocked(Series& s, int64_t time, std::vector<BsonOb
 
 void LatestMeasurements::DisableLocked() {
   disabled_ = true;
+  wanted_ = false;
   complete_ = false;
   series_.clear();
 }

@@ -23,6 +23,7 @@
 // Thread-safety: all methods are thread-safe.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <mutex>
@@ -67,6 +68,9 @@ class LatestMeasurements {
   void Fill(const Ticket& ticket, uint64_t untracked_now, std::vector<Series> found);
 
   size_t NumSeries() const;
+  // Whether reports are kept: a reader has come and the cache has not given up. Writers skip
+  // building their reports while it is false.
+  bool Wanted() const { return wanted_.load(std::memory_order_relaxed); }
 
  private:
   // The series of bucket meta `meta`, added (empty) if new. Under mu_.
@@ -78,10 +82,11 @@ class LatestMeasurements {
 
   mutable std::mutex mu_;
   std::unordered_map<std::string, Series> series_;  // by the meta element's bytes
-  uint64_t untracked_ = 0;   // the UntrackedWrites() count series_ is consistent with
-  uint64_t generation_ = 0;  // advanced when a report could not be applied: open fills fail
-  bool active_ = false;      // a reader has come: writers' reports are kept from then on
-  bool complete_ = false;    // series_ holds every series of the collection
+  uint64_t untracked_ = 0;           // the UntrackedWrites() count series_ is consistent with
+  uint64_t generation_ = 0;          // advanced when a report could not be applied: open fills fail
+  std::atomic<bool> wanted_{false};  // active_ && !disabled_
+  bool active_ = false;              // a reader has come: writers' reports are kept from then on
+  bool complete_ = false;            // series_ holds every series of the collection
   bool disabled_ = false;
 };
 

@@ -1,5 +1,6 @@
 #include "timeseries/measurement_journal.h"
 
+#include <cstring>
 #include <memory>
 
 namespace hourglass::timeseries {
@@ -16,7 +17,103 @@ uint64_t DecodeKey(std::string_view k) {
   for (size_t i = 0; i < 8 && i < k.size(); ++i) n = (n << 8) | static_cast<uint8_t>(k[i]);
   return n;
 }
+void PutLe(std::string* out, uint64_t v, int bytes) {
+  for (int i = 0; i < bytes; ++i) out->push_back(static_cast<char>(v >> (8 * i)));
+}
+
+uint64_t GetLe(const char* p, int bytes) {
+  uint64_t v = 0;
+  for (int i = bytes; i-- > 0;) v = (v << 8) | static_cast<uint8_t>(p[i]);
+  return v;
+}
+
+void PutString(std::string* out, std::string_view name, std::string_view value) {
+  out->push_back(static_cast<char>(bson::BsonType::kString));
+  out->append(name).push_back('\0');
+  PutLe(out, value.size() + 1, 4);
+  out->append(value).push_back('\0');
+}
+
+void PutBinDataHeader(std::string* out, std::string_view name, size_t size) {
+  out->push_back(static_cast<char>(bson::BsonType::kBinData));
+  out->append(name).push_back('\0');
+  PutLe(out, size, 4);
+  out->push_back('\0');  // generic subtype
+}
+
+constexpr size_t kBucketRecord = 12 + 8 + 4;
+
+Status Malformed(std::string_view what) {
+  return Status(ErrorCode::kInternalError,
+                "a time-series journal entry is malformed: " + std::string(what));
+}
 }  // namespace
+
+std::string EncodeJournalEntry(const JournalEntry& e, std::vector<size_t>* row_at) {
+  size_t rows_size = 0;
+  for (const auto& b : e.buckets) {
+    for (const auto& r : b.rows) rows_size += static_cast<size_t>(r.size());
+  }
+  std::string out;
+  out.reserve(64 + e.uuid.size() + e.time_field.size() + e.meta_field.size() +
+              kBucketRecord * e.buckets.size() + rows_size);
+  PutLe(&out, 0, 4);  // the length, set at the end
+  PutString(&out, "u", e.uuid);
+  PutString(&out, "t", e.time_field);
+  if (!e.meta_field.empty()) PutString(&out, "m", e.meta_field);
+  PutBinDataHeader(&out, "b", kBucketRecord * e.buckets.size());
+  for (const auto& b : e.buckets) {
+    out.append(reinterpret_cast<const char*>(b.id.bytes), 12);
+    PutLe(&out, static_cast<uint64_t>(b.start), 8);
+    PutLe(&out, b.rows.size(), 4);
+  }
+  PutBinDataHeader(&out, "r", rows_size);
+  for (const auto& b : e.buckets) {
+    for (const auto& r : b.rows) {
+      if (row_at != nullptr) row_at->push_back(out.size());
+      out.append(r.bytes());
+    }
+  }
+  out.push_back('\0');
+  const size_t n = out.size();
+  for (int i = 0; i < 4; ++i) out[i] = static_cast<char>(n >> (8 * i));
+  return out;
+}
+
+StatusWith<JournalEntry> DecodeJournalEntry(std::shared_ptr<const std::string> entry) {
+  const bson::BsonObj doc(entry);
+  JournalEntry e;
+  bson::BsonElement u = doc["u"], t = doc["t"], m = doc["m"], b = doc["b"], r = doc["r"];
+  if (u.type() != bson::BsonType::kString || t.type() != bson::BsonType::kString ||
+      (!m.eoo() && m.type() != bson::BsonType::kString) || b.type() != bson::BsonType::kBinData ||
+      r.type() != bson::BsonType::kBinData) {
+    return Malformed("a field is missing or of the wrong type");
+  }
+  e.uuid = u.Str();
+  e.time_field = t.Str();
+  if (!m.eoo()) e.meta_field = m.Str();
+  std::string_view table = b.BinData(), rows = r.BinData();
+  if (table.size() % kBucketRecord != 0) return Malformed("the bucket table is truncated");
+  size_t at = 0;
+  for (size_t off = 0; off < table.size(); off += kBucketRecord) {
+    JournalBucket jb;
+    std::memcpy(jb.id.bytes, table.data() + off, 12);
+    jb.start = static_cast<int64_t>(GetLe(table.data() + off + 12, 8));
+    const uint64_t n = GetLe(table.data() + off + 20, 4);
+    for (uint64_t i = 0; i < n; ++i) {
+      if (rows.size() - at < 5) return Malformed("the rows are truncated");
+      const int32_t len = bson::ReadInt32(rows.data() + at);
+      if (len < 5 || static_cast<size_t>(len) > rows.size() - at) {
+        return Malformed("a row's length is out of range");
+      }
+      jb.rows.emplace_back(entry, rows.data() + at);
+      at += static_cast<size_t>(len);
+    }
+    e.buckets.push_back(std::move(jb));
+  }
+  if (at != rows.size()) return Malformed("rows are left over");
+  return e;
+}
 
 StatusWith<std::unique_ptr<MeasurementJournal>> MeasurementJournal::Open(
     storage::KvEngine* engine) {
@@ -40,15 +137,17 @@ Status MeasurementJournal::Remove(storage::Session& s, std::string_view key) {
 
 Status MeasurementJournal::ForEach(
     storage::Session& s,
-    const std::function<Status(std::string_view key, const bson::BsonObj& entry)>& fn) {
+    const std::function<Status(std::string_view key, std::shared_ptr<const std::string> entry)>&
+        fn) {
   HG_ASSIGN_OR_RETURN(auto cursor, s.OpenCursorOrError(kMeasurementJournalTable));
   HG_ASSIGN_OR_RETURN(bool more, cursor->SeekFirst());
   while (more) {
-    std::string value(cursor->value());
-    if (value.size() < 5 || bson::ReadInt32(value.data()) != static_cast<int32_t>(value.size())) {
-      return Status(ErrorCode::kInternalError, "a time-series journal entry is not a document");
+    auto value = std::make_shared<const std::string>(cursor->value());
+    if (value->size() < 5 ||
+        bson::ReadInt32(value->data()) != static_cast<int32_t>(value->size())) {
+      return Malformed("it is not a document");
     }
-    HG_RETURN_IF_ERROR(fn(cursor->key(), bson::BsonObj(value.data())));
+    HG_RETURN_IF_ERROR(fn(cursor->key(), std::move(value)));
     HG_ASSIGN_OR_RETURN(more, cursor->Next());
   }
   return Status::OK();

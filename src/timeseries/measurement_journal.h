@@ -3,9 +3,14 @@
 // bucket_catalog.h). One storage table keyed by an increasing 8-byte big-endian number; each
 // entry holds one commit's measurements of one collection, grouped by bucket:
 //
-//   {u: <bucket collection UUID>, t: <timeField>, [m: <metaField>],
-//    b: [{i: <bucket _id>, s: <bucket start, Date>, [meta: <normalized meta>],
-//         r: [<measurement>, ...]}, ...]}
+// (the bucket collection's UUID, the time and meta field names, each bucket's _id and start, and
+// the measurements)
+// stored in a compact form (EncodeJournalEntry): the bucket table and the rows are two BinData
+// fields, so an entry costs one copy of the rows' bytes:
+//
+//   {u: <UUID>, t: <timeField>, [m: <metaField>],
+//    b: BinData(<_id: 12 bytes><start millis: int64 LE><rows: uint32 LE> per bucket),
+//    r: BinData(<the rows' BSON documents, one after another, bucket by bucket>)}
 //
 // An entry is removed in the transaction that writes its rows to their buckets, so at any moment
 // the entries present are exactly the rows storage does not hold yet; after a crash, startup
@@ -18,6 +23,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "base/status.h"
 #include "bson/bson.h"
@@ -28,6 +34,24 @@ namespace hourglass::timeseries {
 
 inline constexpr std::string_view kMeasurementJournalTable = "_timeseries_journal";
 
+// One bucket's share of a journal entry.
+struct JournalBucket {
+  bson::ObjectId id;
+  int64_t start = 0;                // the bucket's start time, millis
+  std::vector<bson::BsonObj> rows;  // the measurements (metaField included)
+};
+struct JournalEntry {
+  std::string uuid;
+  std::string time_field;
+  std::string meta_field;  // empty: none
+  std::vector<JournalBucket> buckets;
+};
+// The entry's document; `row_at` (if given) receives each row's offset in it, bucket by bucket.
+std::string EncodeJournalEntry(const JournalEntry& e, std::vector<size_t>* row_at = nullptr);
+// The entry whose document `entry` holds, its rows viewing (and sharing) that buffer;
+// InternalError if it is malformed.
+StatusWith<JournalEntry> DecodeJournalEntry(std::shared_ptr<const std::string> entry);
+
 class MeasurementJournal {
  public:
   // Creates the table if it does not exist and numbers new entries after the last one stored.
@@ -37,9 +61,10 @@ class MeasurementJournal {
   StatusWith<std::string> Append(storage::Session& s, std::string_view entry);
   // Removes the entry under `key` in `s`'s open transaction.
   Status Remove(storage::Session& s, std::string_view key);
-  // Calls `fn` with every entry, in the order they were appended.
+  // Calls `fn` with every entry's document, in the order they were appended.
   Status ForEach(storage::Session& s,
-                 const std::function<Status(std::string_view key, const bson::BsonObj& entry)>& fn);
+                 const std::function<Status(std::string_view key,
+                                            std::shared_ptr<const std::string> entry)>& fn);
 
  private:
   explicit MeasurementJournal(uint64_t next) : next_(next) {}

@@ -22,8 +22,8 @@ std::string Entry(int n) {
 std::vector<int> Numbers(MeasurementJournal& j, storage::Session& s,
                          std::vector<std::string>* keys = nullptr) {
   std::vector<int> out;
-  Status st = j.ForEach(s, [&](std::string_view key, const bson::BsonObj& e) {
-    out.push_back(e["n"].Int32());
+  Status st = j.ForEach(s, [&](std::string_view key, std::shared_ptr<const std::string> e) {
+    out.push_back(bson::BsonObj(e->data())["n"].Int32());
     if (keys != nullptr) keys->emplace_back(key);
     return Status::OK();
   });
@@ -70,6 +70,68 @@ TEST(MeasurementJournalTest, KeepsAppendOrderAcrossRemovalsAndReopening) {
   auto s = engine->NewSession();
   ASSERT_TRUE(Append(*j.value(), *s, 300).ok());
   EXPECT_EQ(Numbers(*j.value(), *s), (std::vector<int>{299, 300}));
+}
+
+bson::BsonObj Row(int64_t t, int v) {
+  bson::BsonBuilder b;
+  b.AppendDate("time", t);
+  b.AppendString("tag", "host-" + std::to_string(v % 3));
+  b.AppendInt32("v", v);
+  return b.Obj();
+}
+
+TEST(MeasurementJournalTest, EntriesRoundTripAndMalformedOnesAreRefused) {
+  JournalEntry e;
+  e.uuid = "0123456789abcdef";
+  e.time_field = "time";
+  e.meta_field = "tag";
+  for (int k = 0; k < 3; ++k) {
+    JournalBucket b;
+    b.id = bson::ObjectId::FromSeconds(1700000000u + k);
+    b.id.bytes[11] = static_cast<uint8_t>(k);
+    b.start = -5000 + k * 1000000000000;  // before and after 1970
+    for (int i = 0; i < k * 2; ++i) b.rows.push_back(Row(b.start + i, k * 10 + i));
+    e.buckets.push_back(std::move(b));
+  }
+  std::vector<size_t> row_at;
+  auto bytes = std::make_shared<const std::string>(EncodeJournalEntry(e, &row_at));
+  ASSERT_EQ(row_at.size(), 6u);
+  EXPECT_EQ(bson::BsonObj(bytes->data() + row_at[5])["v"].Int32(), 23);  // bucket 2, row 3
+  auto got = DecodeJournalEntry(bytes);
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  EXPECT_EQ(got.value().uuid, e.uuid);
+  EXPECT_EQ(got.value().time_field, "time");
+  EXPECT_EQ(got.value().meta_field, "tag");
+  ASSERT_EQ(got.value().buckets.size(), 3u);
+  for (int k = 0; k < 3; ++k) {
+    const JournalBucket& b = got.value().buckets[k];
+    EXPECT_TRUE(b.id == e.buckets[k].id);
+    EXPECT_EQ(b.start, e.buckets[k].start);
+    ASSERT_EQ(b.rows.size(), e.buckets[k].rows.size());
+    for (size_t i = 0; i < b.rows.size(); ++i) {
+      EXPECT_EQ(b.rows[i].bytes(), e.buckets[k].rows[i].bytes());
+    }
+  }
+  // No metaField: no "m".
+  e.meta_field.clear();
+  auto plain = DecodeJournalEntry(std::make_shared<const std::string>(EncodeJournalEntry(e)));
+  ASSERT_TRUE(plain.ok());
+  EXPECT_TRUE(plain.value().meta_field.empty());
+
+  // A row count that runs past the rows, and rows left over, are refused (bucket 2 has 4 rows).
+  e.meta_field = "tag";
+  std::string tampered = EncodeJournalEntry(e);
+  const size_t table =
+      tampered.find(std::string(reinterpret_cast<const char*>(e.buckets[0].id.bytes), 12));
+  ASSERT_NE(table, std::string::npos);
+  std::string more = tampered, fewer = tampered;
+  more[table + 2 * 24 + 20] = 9;   // bucket 2 claims 9 rows
+  fewer[table + 2 * 24 + 20] = 3;  // bucket 2 claims 3 of its 4 rows
+  for (const std::string& bad : {more, fewer}) {
+    auto r = DecodeJournalEntry(std::make_shared<const std::string>(bad));
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.status().code(), ErrorCode::kInternalError);
+  }
 }
 
 }  // namespace

@@ -265,11 +265,11 @@ def test_kill9_while_closed_buckets_are_compressed(fresh_server):
     # writers insert with j: true; after kill -9 every acknowledged measurement is read back
     # through the view, once, whole, and every bucket is either version 1 or a version 2 whose
     # columns decode (the read fails otherwise).
-    # (With write-back, buckets are written, then compressed, every 10 ms here.)
+    # (With write-back, every insert writes its buckets, then compresses the closed ones.)
     s = fresh_server.new(extra_args=[
         "--setParameter", "hourglassTimeseriesCompressClosedBuckets=true",
         "--setParameter", "timeseriesBucketMaxCount=5",
-        "--setParameter", "hourglassTimeseriesWriteBackIntervalMillis=10"])
+        "--setParameter", "hourglassTimeseriesWriteBackIntervalMillis=0"])
     c = s.client()
     c.hg_crash_ts.create_collection("ts", timeseries={"timeField": "t", "metaField": "m"})
     c.close()
