@@ -56,7 +56,7 @@ StatusWith<InsertOutcome> InsertMeasurements(CommandContext& ctx,
           meta.eoo() ? std::string_view() : std::string_view(meta.raw(), meta.size());
       auto key = series_keys.find(raw);
       if (key == series_keys.end()) {
-        key = series_keys.emplace(raw, timeseries::BucketCatalog::SeriesKey(coll, meta)).first;
+        key = series_keys.emplace(raw, catalog.CachedSeriesKey(coll, meta)).first;
       }
       auto batch = catalog.Insert(coll, *session, m, &key->second);
       if (batch.ok()) {

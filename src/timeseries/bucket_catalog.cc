@@ -242,8 +242,27 @@ struct Stripe {
   }
 };
 
+namespace {
+// Lookups by string_view in maps keyed by std::string.
+struct TransparentHash {
+  using is_transparent = void;
+  size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+};
+
+// CachedSeriesKey's memory: meta element bytes → series key, in shards by hash.
+struct SeriesKeyCache {
+  struct Shard {
+    std::mutex mu;
+    std::unordered_map<std::string, std::string, TransparentHash, std::equal_to<>> keys;
+  };
+  static constexpr size_t kShards = 16;
+  std::array<Shard, kShards> shards;
+};
+}  // namespace
+
 struct BucketCatalog::CollectionState {
   ExecutionStats stats;
+  SeriesKeyCache series_keys;
   std::atomic<uint64_t> era{0};
   std::atomic<bool> may_have_stored{false};
   // Buckets closed for good, waiting to be compressed (CompressClosedBuckets).
@@ -713,6 +732,24 @@ StatusWith<std::shared_ptr<Bucket>> BucketCatalog::BucketFor(const TimeseriesCol
 std::string BucketCatalog::SeriesKey(const TimeseriesCollection& coll, const BsonElement& meta) {
   std::string key = coll.uuid;
   key += NormalizedMetaKey(meta);
+  return key;
+}
+
+std::string BucketCatalog::CachedSeriesKey(const TimeseriesCollection& coll,
+                                           const BsonElement& meta) {
+  if (meta.eoo()) return SeriesKey(coll, meta);
+  const std::string_view raw(meta.raw(), meta.size());
+  const size_t h = TransparentHash{}(raw);
+  SeriesKeyCache::Shard& shard = State(coll.uuid).series_keys.shards[h % SeriesKeyCache::kShards];
+  {
+    std::lock_guard lk(shard.mu);
+    auto it = shard.keys.find(raw);
+    if (it != shard.keys.end()) return it->second;
+  }
+  std::string key = SeriesKey(coll, meta);
+  std::lock_guard lk(shard.mu);
+  if (shard.keys.size() >= kSeriesKeyCacheSize / SeriesKeyCache::kShards) shard.keys.clear();
+  shard.keys.emplace(std::string(raw), key);
   return key;
 }
 

@@ -109,6 +109,11 @@ class BucketCatalog {
                                                  const std::string* series_key = nullptr);
   // The identity of a series: the collection and the normalized meta value (EOO: none).
   static std::string SeriesKey(const TimeseriesCollection& coll, const bson::BsonElement& meta);
+  // SeriesKey, remembered per collection by the meta element's bytes (normalizing an object —
+  // sorting its fields at every level — costs more than a lookup); at most kSeriesKeyCacheSize
+  // metas are remembered, then the cache starts over.
+  std::string CachedSeriesKey(const TimeseriesCollection& coll, const bson::BsonElement& meta);
+  static constexpr size_t kSeriesKeyCacheSize = 200'000;
   // Writes `batch` (claiming commit rights) or waits for the writer that claimed it; returns the
   // write's outcome. The measurements staged into the batch must stay alive until this returns.
   Status Commit(const TimeseriesCollection& coll, storage::Session& s,
