@@ -90,16 +90,8 @@ StatusWith<InsertOutcome> InsertMeasurements(CommandContext& ctx,
   }
   // The measurements are stored (or journaled): a flush or a compression that fails leaves them
   // where they are, whole, so a failure here is logged, not reported to the client.
-  if (Status st = catalog.FlushIfDue(coll, *session); !st.ok()) {
-    LOGW("STORAGE", 8800103, "Time-series measurements stay in the journal for now",
-         "{\"ns\":" + JsonQuote(coll.buckets->ns()) + ",\"error\":" + JsonQuote(st.ToString()) +
-             "}");
-  }
-  // (With write-back, flushes compress them.)
-  if (Status st =
-          catalog.write_back() ? Status::OK() : catalog.CompressClosedBuckets(coll, *session);
-      !st.ok()) {
-    LOGW("STORAGE", 8800101, "A closed time-series bucket stays uncompressed",
+  if (Status st = catalog.AfterCommits(coll, *session); !st.ok()) {
+    LOGW("STORAGE", 8800103, "Time-series buckets stay as they are for now",
          "{\"ns\":" + JsonQuote(coll.buckets->ns()) + ",\"error\":" + JsonQuote(st.ToString()) +
              "}");
   }

@@ -92,6 +92,7 @@ struct Params {
   ServerParameter* write_back;
   ServerParameter* write_back_interval;
   ServerParameter* write_back_bytes;
+  ServerParameter* journal_below_rows;
 };
 
 Status AtLeast(const ParameterValue& v, int64_t min, const char* name) {
@@ -131,6 +132,7 @@ const Params& GetParams() {
     if (q.write_back == nullptr) q.write_back = reg.Register(write_back, false, true, false);
     q.write_back_interval = RegisterOnce("hourglassTimeseriesWriteBackIntervalMillis", 1000, 0);
     q.write_back_bytes = RegisterOnce("hourglassTimeseriesWriteBackMaxBytes", int64_t{64} << 20, 0);
+    q.journal_below_rows = RegisterOnce("hourglassTimeseriesJournalBelowRows", 3, 0);
     return q;
   }();
   return p;
@@ -279,6 +281,12 @@ struct BucketCatalog::CollectionState {
   int64_t oldest_unflushed_ms = 0;  // when the oldest journal entry was written
   TimeseriesCollection last_coll;   // as the last committer saw it (the read barrier's flushes)
   std::atomic<bool> barrier_installed{false};
+  // Whether commits go to the journal (guarded by flush_mu; changed only with no journal entry
+  // left, so storage then holds every committed row), and the commits' shape since the mode was
+  // last chosen (guarded by dirty_mu).
+  bool journaling = true;
+  int64_t mode_batches = 0;
+  int64_t mode_rows = 0;
 
   // Takes the dirty list and the journal keys out, for a flush or a drop (holding flush_mu).
   void TakeUnflushed(std::vector<std::shared_ptr<Bucket>>* buckets,
@@ -806,6 +814,13 @@ Status BucketCatalog::Commit(const TimeseriesCollection& coll, storage::Session&
     CommitAll(coll, s, {batch}, &statuses);
     return statuses[0];
   }
+  return CommitWriteThrough(coll, s, batch);
+}
+
+Status BucketCatalog::CommitWriteThrough(const TimeseriesCollection& coll, storage::Session& s,
+                                         const std::shared_ptr<WriteBatch>& batch) {
+  Bucket& b = *batch->bucket;
+  CollectionState& cs = State(coll.uuid);
   {
     std::unique_lock lk(b.mu);
     bool waited = false;
@@ -1180,6 +1195,15 @@ void BucketCatalog::CommitAll(const TimeseriesCollection& coll, storage::Session
   std::vector<size_t> waiting;
   {
     std::shared_lock fl(cs.flush_mu);
+    if (!cs.journaling) {
+      // Buckets are written at each commit (no flush runs meanwhile: flush_mu).
+      for (size_t i = 0; i < batches.size(); ++i) {
+        (*statuses)[i] = CommitWriteThrough(coll, s, batches[i]);
+      }
+      CountShape(cs, batches);
+      return;
+    }
+    CountShape(cs, batches);
     std::vector<WriteBatch*> claimed;
     std::vector<size_t> claimed_at;
     for (size_t i = 0; i < batches.size(); ++i) {
@@ -1338,7 +1362,7 @@ Status BucketCatalog::FlushBucket(const TimeseriesCollection& coll, storage::Ses
 
 Status BucketCatalog::Flush(const TimeseriesCollection& coll, storage::Session& s) {
   if (!journal_) return Status::OK();
-  HG_RETURN_IF_ERROR(WriteDirtyBuckets(coll, s));
+  HG_RETURN_IF_ERROR(WriteDirtyBuckets(coll, s, std::nullopt));
   // The buckets that closed for good now have all their rows in storage.
   if (Status st = CompressClosedBuckets(coll, s); !st.ok()) {
     LOGW("STORAGE", 8800101, "A closed time-series bucket stays uncompressed",
@@ -1348,14 +1372,18 @@ Status BucketCatalog::Flush(const TimeseriesCollection& coll, storage::Session& 
   return Status::OK();
 }
 
-Status BucketCatalog::WriteDirtyBuckets(const TimeseriesCollection& coll, storage::Session& s) {
+Status BucketCatalog::WriteDirtyBuckets(const TimeseriesCollection& coll, storage::Session& s,
+                                        std::optional<bool> journaling_after) {
   InternalReads internal;
   CollectionState& cs = State(coll.uuid);
   std::unique_lock fl(cs.flush_mu);
   std::vector<std::shared_ptr<Bucket>> dirty;
   std::vector<std::string> keys;
   cs.TakeUnflushed(&dirty, &keys);
-  if (dirty.empty() && keys.empty()) return Status::OK();
+  if (dirty.empty() && keys.empty()) {
+    if (journaling_after) cs.journaling = *journaling_after;
+    return Status::OK();
+  }
   struct Out {
     BsonObj control;  // empty: the rows went elsewhere (retired)
     bool inserted = false;
@@ -1404,24 +1432,56 @@ Status BucketCatalog::WriteDirtyBuckets(const TimeseriesCollection& coll, storag
     bytes += out.size_delta;
   }
   coll.buckets->AdjustCounts(records, bytes);
+  if (journaling_after) cs.journaling = *journaling_after;  // storage holds every row now
   std::lock_guard lk(cs.dirty_mu);
   cs.unflushed_bytes = 0;  // no commit ran meanwhile (flush_mu)
   return Status::OK();
 }
 
-Status BucketCatalog::FlushIfDue(const TimeseriesCollection& coll, storage::Session& s) {
-  if (!journal_) return Status::OK();
+void BucketCatalog::CountShape(CollectionState& cs,
+                               const std::vector<std::shared_ptr<WriteBatch>>& batches) {
+  int64_t rows = 0;
+  for (const auto& b : batches) rows += static_cast<int64_t>(b->measurements.size());
+  std::lock_guard lk(cs.dirty_mu);
+  cs.mode_batches += static_cast<int64_t>(batches.size());
+  cs.mode_rows += rows;
+}
+
+Status BucketCatalog::AfterCommits(const TimeseriesCollection& coll, storage::Session& s) {
+  if (!journal_) return CompressClosedBuckets(coll, s);
   CollectionState& cs = State(coll.uuid);
   const Params& p = GetParams();
+  bool due = false, journaling;
+  std::optional<bool> journal;
   {
     std::lock_guard lk(cs.dirty_mu);
-    if (cs.journal_keys.empty()) return Status::OK();
-    if (cs.unflushed_bytes < p.write_back_bytes->GetInt() &&
-        NowMillis() - cs.oldest_unflushed_ms < p.write_back_interval->GetInt()) {
-      return Status::OK();
+    if (cs.mode_batches >= kModeWindow) {
+      // Journal while commits bring fewer than hourglassTimeseriesJournalBelowRows rows per
+      // bucket: then a storage write per bucket per commit is what costs; with more, writing
+      // them at once costs less than writing them twice.
+      journal = cs.mode_rows < p.journal_below_rows->GetInt() * cs.mode_batches;
+      cs.mode_batches = cs.mode_rows = 0;
+    }
+    due = !cs.journal_keys.empty() &&
+          (cs.unflushed_bytes >= p.write_back_bytes->GetInt() ||
+           NowMillis() - cs.oldest_unflushed_ms >= p.write_back_interval->GetInt());
+  }
+  {
+    std::shared_lock fl(cs.flush_mu);
+    journaling = cs.journaling;
+  }
+  if (journal && *journal != journaling) {
+    if (*journal) {
+      std::unique_lock fl(cs.flush_mu);
+      cs.journaling = true;
+    } else {
+      HG_RETURN_IF_ERROR(WriteDirtyBuckets(coll, s, /*journaling_after=*/false));
+      due = true;  // compress what closed
     }
   }
-  return Flush(coll, s);
+  if (due) return Flush(coll, s);
+  // Journaled buckets are compressed by the flush that writes them.
+  return journaling ? Status::OK() : CompressClosedBuckets(coll, s);
 }
 
 Status BucketCatalog::FlushAll() {

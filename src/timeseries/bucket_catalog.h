@@ -27,6 +27,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <shared_mutex>
 #include <string>
 #include <unordered_map>
@@ -136,9 +137,15 @@ class BucketCatalog {
   // new buckets. Then compresses the buckets that closed for good (CompressClosedBuckets; a
   // failure there is logged). A no-op without write-back.
   Status Flush(const TimeseriesCollection& coll, storage::Session& s);
-  // Flushes when the collection's unwritten measurements are older than
-  // hourglassTimeseriesWriteBackIntervalMillis or larger than hourglassTimeseriesWriteBackMaxBytes.
-  Status FlushIfDue(const TimeseriesCollection& coll, storage::Session& s);
+  // What follows a request's commits. With write-back: every kModeWindow commits, chooses
+  // whether the collection's commits go to the journal (while they bring fewer than
+  // hourglassTimeseriesJournalBelowRows rows per bucket on average, 3 by default; a collection
+  // starts journaling) or write their buckets at once (after a flush); flushes
+  // when the unwritten measurements are older than hourglassTimeseriesWriteBackIntervalMillis
+  // or larger than hourglassTimeseriesWriteBackMaxBytes. Then (or without write-back) compresses
+  // the buckets that closed for good (CompressClosedBuckets).
+  Status AfterCommits(const TimeseriesCollection& coll, storage::Session& s);
+  static constexpr int64_t kModeWindow = 1000;
   // Flushes every collection (clean shutdown).
   Status FlushAll();
   // Forgets a dropped collection (ClearCollection), its unwritten measurements too, and removes
@@ -206,8 +213,15 @@ class BucketCatalog {
   // join their buckets' unwritten layouts.
   Status Journal(const TimeseriesCollection& coll, storage::Session& s,
                  const std::vector<WriteBatch*>& claimed);
-  // Flush without the compression of the buckets closed for good that follows it.
-  Status WriteDirtyBuckets(const TimeseriesCollection& coll, storage::Session& s);
+  // Flush without the compression of the buckets closed for good that follows it; with
+  // `journaling_after`, sets the collection's mode once storage holds every committed row.
+  Status WriteDirtyBuckets(const TimeseriesCollection& coll, storage::Session& s,
+                           std::optional<bool> journaling_after);
+  // The commit of one batch that writes its bucket (Commit without write-back).
+  Status CommitWriteThrough(const TimeseriesCollection& coll, storage::Session& s,
+                            const std::shared_ptr<WriteBatch>& batch);
+  // Adds `batches` to the collection's commit shape (AfterCommits).
+  void CountShape(CollectionState& cs, const std::vector<std::shared_ptr<WriteBatch>>& batches);
   // Flush's write of one bucket's unwritten rows; `*inserted` and `*size_delta` report what it
   // did to the collection's counts.
   Status FlushBucket(const TimeseriesCollection& coll, storage::Session& s, Bucket& b,

@@ -22,6 +22,8 @@ HOLD = [
     "hourglassTimeseriesWriteBackIntervalMillis=3600000",
     "--setParameter",
     "hourglassTimeseriesWriteBackMaxBytes=1000000000",
+    "--setParameter",
+    "hourglassTimeseriesJournalBelowRows=1000000",  # journal whatever the commits' shape
 ]
 T0 = datetime.datetime(2024, 3, 1)
 
@@ -200,4 +202,32 @@ def test_journal_is_replayed_by_a_server_started_without_write_back(fresh_server
     c = plain.client()
     assert sorted(d["_id"] for d in c.wb.ts.find()) == sorted(ids)
     assert all(isinstance(i, ObjectId) for i in ids)
+    c.close()
+
+
+def test_commits_of_many_rows_per_bucket_write_their_buckets_at_once(fresh_server):
+    # Default hourglassTimeseriesJournalBelowRows (3): a collection whose commits bring 10 rows
+    # to each bucket stops journaling after its first 1,000 commits (a flush writes what the
+    # journal held) and writes its buckets at each commit; one whose commits bring one row per
+    # bucket keeps journaling.
+    s = fresh_server.new(extra_args=HOLD[:6])
+    c = s.client()
+    db = c.wb
+    for name in ("wide", "narrow"):
+        db.create_collection(name, timeseries={"timeField": "t", "metaField": "m"})
+    wide = db.get_collection("wide", write_concern=WriteConcern(w=1, j=True))
+    narrow = db.get_collection("narrow", write_concern=WriteConcern(w=1, j=True))
+    n = 0
+    for r in range(130):  # 10 series x 10 rows per request: 1,300 commits
+        wide.insert_many([{"t": at(n + i), "m": k, "v": i} for k in range(10) for i in range(10)])
+        n += 10
+    narrow.insert_many([{"t": at(i), "m": i, "v": i} for i in range(50)])
+    c.close()
+    s.kill()
+    s.start()
+    # Only the narrow collection's rows were left in the journal.
+    assert replay_entries(s) == 1
+    c = s.client()
+    assert c.wb.wide.count_documents({}) == 13000
+    assert c.wb.narrow.count_documents({}) == 50
     c.close()
