@@ -44,6 +44,9 @@ import pymongo
 import pytest
 from pymongo.errors import AutoReconnect, ConnectionFailure, OperationFailure
 
+# Assertions in the shared bucket helpers report their values like the tests' own.
+pytest.register_assert_rewrite("tsbuckets")
+
 READY_TIMEOUT_S = 30.0  # ASan builds start slowly
 STOP_TIMEOUT_S = 20.0
 LOG_TAIL_LINES = 60
