@@ -6,12 +6,23 @@ path).  Each server gets a free port on 127.0.0.1 and its own temporary
 and the tail of it is attached to the report of every failing test that used
 the server.
 
+HOURGLASSD_EXTRA_ARGS (optional, split like a shell command line) is added to
+the command line of every server the fixtures start, before the test's own
+arguments, so the whole suite can run against other server settings, e.g.
+  HOURGLASSD_EXTRA_ARGS="--setParameter hourglassTimeseriesCompressClosedBuckets=true"
+A test that passes the same option itself wins: hourglassd applies repeated
+--setParameter options in order, the last one last.
+
 Fixtures:
   server        one server per test module (tests share it, each test uses
                 its own database names: see `db` / `unique_name`)
   client        pymongo MongoClient to `server` (directConnection, short
                 server selection timeout)
   db            a database on `client` with a name unique to the test
+  server_v1     a second server per test module that never compresses buckets
+                (hourglassTimeseriesCompressClosedBuckets=false), for tests about
+                the version-1 bucket layout whatever HOURGLASSD_EXTRA_ARGS says
+  db_v1         like `db`, on `server_v1`
   fresh_server  a factory for function-scoped servers, for restart/kill tests
   tmp_dbpath    a scratch directory for a dbpath
 Helpers:
@@ -23,6 +34,7 @@ Helpers:
 import os
 import re
 import resource
+import shlex
 import signal
 import socket
 import subprocess
@@ -31,6 +43,9 @@ import time
 import pymongo
 import pytest
 from pymongo.errors import AutoReconnect, ConnectionFailure, OperationFailure
+
+# Assertions in the shared bucket helpers report their values like the tests' own.
+pytest.register_assert_rewrite("tsbuckets")
 
 READY_TIMEOUT_S = 30.0  # ASan builds start slowly
 STOP_TIMEOUT_S = 20.0
@@ -68,6 +83,18 @@ def hourglassd_path():
     return path
 
 
+def env_extra_args():
+    """The arguments HOURGLASSD_EXTRA_ARGS adds to every server's command line."""
+    return shlex.split(os.environ.get("HOURGLASSD_EXTRA_ARGS", ""))
+
+
+def pytest_report_header(config):
+    extra = env_extra_args()
+    if extra:
+        return f"hourglassd extra arguments (HOURGLASSD_EXTRA_ARGS): {shlex.join(extra)}"
+    return None
+
+
 def free_port():
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
@@ -77,10 +104,12 @@ def free_port():
 class ServerProcess:
     """One hourglassd process on a dbpath; can be stopped and restarted."""
 
-    def __init__(self, dbpath, extra_args=(), name="hourglassd"):
+    def __init__(self, dbpath, extra_args=(), name="hourglassd", env_args=True):
         self.binary = hourglassd_path()
         self.dbpath = dbpath
-        self.extra_args = list(extra_args)
+        # HOURGLASSD_EXTRA_ARGS first: the test's own arguments come later and win. Without
+        # env_args the server runs with exactly extra_args (for tests of the defaults).
+        self.extra_args = (env_extra_args() if env_args else []) + list(extra_args)
         self.name = name
         self.port = None
         self.proc = None
@@ -256,6 +285,22 @@ def client(server):
     c.close()
 
 
+# Buckets stay version 1 on this server: closed ones are not rewritten compressed.
+V1_BUCKETS_ARGS = ["--setParameter", "hourglassTimeseriesCompressClosedBuckets=false"]
+
+
+@pytest.fixture(scope="module")
+def server_v1(tmp_path_factory):
+    base = tmp_path_factory.mktemp("hg_v1")
+    dbpath = base / "db"
+    dbpath.mkdir()
+    s = ServerProcess(str(dbpath), V1_BUCKETS_ARGS, name="hourglassd_v1")
+    s.start()
+    yield s
+    rc = s.stop()
+    assert rc == 0, f"hourglassd exited with {rc} at module teardown\n{s.log_tail()}"
+
+
 _name_counter = [0]
 
 
@@ -281,6 +326,18 @@ def db(client, unique_name):
         pass
 
 
+@pytest.fixture
+def db_v1(server_v1, unique_name):
+    c = server_v1.client()
+    d = c[("t_" + unique_name)[:60]]
+    yield d
+    try:
+        c.drop_database(d.name)
+    except Exception:
+        pass
+    c.close()
+
+
 class FreshServers:
     """Factory of servers owned by one test; all stopped at teardown."""
 
@@ -295,8 +352,11 @@ class FreshServers:
         os.makedirs(p, exist_ok=True)
         return p
 
-    def new(self, dbpath=None, extra_args=(), start=True):
-        s = ServerProcess(dbpath or self.dbpath(), extra_args, name=f"hourglassd{len(self.started)}")
+    def new(self, dbpath=None, extra_args=(), start=True, env_args=True):
+        """A server on `dbpath` (default: a new one) with HOURGLASSD_EXTRA_ARGS and then
+        `extra_args`, or with exactly `extra_args` when env_args is False."""
+        s = ServerProcess(dbpath or self.dbpath(), extra_args,
+                          name=f"hourglassd{len(self.started)}", env_args=env_args)
         self.started.append(s)
         if start:
             s.start()

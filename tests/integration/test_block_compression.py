@@ -158,11 +158,23 @@ def test_bad_config_file_value_fails_at_startup(tmp_path):
     assert "blockCompressor" in r.stderr and "lz4" in r.stderr
 
 
-def test_compress_closed_buckets_parameter(fresh_server):
-    s = fresh_server.new()
+def test_compress_closed_buckets_parameter_default(fresh_server):
+    # A server started with no arguments at all (not even HOURGLASSD_EXTRA_ARGS).
+    s = fresh_server.new(env_args=False)
     c = s.client()
     try:
         name = "hourglassTimeseriesCompressClosedBuckets"
+        assert c.admin.command({"getParameter": 1, name: 1})[name] is False
+    finally:
+        c.close()
+
+
+def test_compress_closed_buckets_parameter(fresh_server):
+    # Started off explicitly (whatever the default and HOURGLASSD_EXTRA_ARGS), then turned on.
+    name = "hourglassTimeseriesCompressClosedBuckets"
+    s = fresh_server.new(extra_args=["--setParameter", f"{name}=false"])
+    c = s.client()
+    try:
         assert c.admin.command({"getParameter": 1, name: 1})[name] is False
         for value in ("x", None, [True]):
             code, _, _ = command_error(c.admin, {"setParameter": 1, name: value})

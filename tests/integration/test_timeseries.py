@@ -22,6 +22,7 @@ from pymongo.errors import BulkWriteError, OperationFailure
 from pymongo.write_concern import WriteConcern
 
 from conftest import run_command
+from tsbuckets import bucket_count, columns, decompress
 
 UTC = datetime.timezone.utc
 T0 = datetime.datetime(2024, 3, 5, 10, 0, 0)  # a whole hour
@@ -51,7 +52,13 @@ def buckets(db, name="ts"):
 
 
 def rows(bucket):
-    return len(bucket["data"]["t"])
+    """The number of measurements in a bucket, whatever its version."""
+    return bucket_count(bucket)
+
+
+def uncompressed_size(bucket):
+    """The BSON size of the bucket as version 1: what the catalog's size limits are about."""
+    return len(bson.encode(decompress(bucket)))
 
 
 def ts_stats(db, name="ts"):
@@ -95,23 +102,24 @@ def epoch_ms(d):
 
 
 def check_bucket_invariants(bucket, span=3600, rounding=60):
-    """Structural rules of a version-1 bucket (3.1, 3.3, 3.4)."""
-    assert bucket["control"]["version"] == 1
-    times = bucket["data"]["t"]
+    """Structural rules of a bucket (3.1-3.4): version 1 (row indexes "0".."n-1", in order in
+    every column), or version 2 / 3 (every column a BSONColumn of control.count cells, version
+    2's rows in time order) -- checked by tsbuckets.columns -- and for any version: control.min.t
+    is the rounded bucket start, control.max.t the latest time, every time within the span, the
+    _id's timestamp the bucket start."""
+    assert bucket["control"]["version"] in (1, 2, 3)
+    times = columns(bucket)["t"]
     n = len(times)
     assert n >= 1
-    assert list(times) == [str(i) for i in range(n)]
     lo = bucket["control"]["min"]["t"]
     hi = bucket["control"]["max"]["t"]
     assert epoch_ms(lo) % (rounding * 1000) == 0
-    assert hi == max(times.values())
-    for v in times.values():
+    assert hi == max(times)
+    for v in times:
         assert lo <= v < lo + datetime.timedelta(seconds=span)
     assert oid_seconds(bucket["_id"]) == epoch_ms(lo) // 1000
-    for field, column in bucket["data"].items():
-        keys = [int(k) for k in column]
-        assert keys == sorted(keys) and len(set(keys)) == len(keys), field
-        assert all(0 <= k < n for k in keys), field
+    if bucket["control"]["version"] != 1:
+        assert bucket["control"]["count"] == n
 
 
 # -- 5. inserts ----------------------------------------------------------------------
@@ -203,7 +211,9 @@ def test_meta_may_be_missing_or_any_type(db):
 
 
 # -- 3.1 / 3.3 / 3.4 bucket documents ---------------------------------------------------
-def test_bucket_document_version_1_exact(db):
+def test_bucket_document_version_1_exact(db_v1):
+    # The version-1 layout, byte for byte: on a server that writes version 1 (db_v1).
+    db = db_v1
     create_ts(db)
     meta_in = SON([("z", 1), ("a", SON([("y", 1), ("b", 2)]))])
     docs = [
@@ -454,7 +464,10 @@ def test_out_of_order_within_bucket_does_not_roll_over(db):
     create_ts(db)
     db.ts.insert_many([{"t": at(s), "m": 1} for s in (30, 10, 50, 0)])
     [b] = buckets(db)
-    assert list(b["data"]["t"].values()) == [at(30), at(10), at(50), at(0)]  # unsorted (v1)
+    # Arrival order, except in a version-2 bucket (rows sorted by time).
+    arrival = [at(30), at(10), at(50), at(0)]
+    want = sorted(arrival) if b["control"]["version"] == 2 else arrival
+    assert columns(b)["t"] == want
     assert b["control"]["min"]["t"] == at(0)
     assert b["control"]["max"]["t"] == at(50)
 
@@ -508,7 +521,9 @@ def test_schema_change_number_to_string(client, db):
     after = catalog(client)
     bs = buckets(db)
     assert [rows(b) for b in bs] == [3, 1]
-    assert bs[1]["data"]["x"] == {"0": "three"}
+    assert columns(bs[1])["x"] == ["three"]
+    old = columns(bs[0])["x"]
+    assert old == [1, 2.5, 3] and [type(x) for x in old] == [int, float, Int64]
     st = ts_stats(db)
     assert st["numBucketsClosedDueToSchemaChange"] == 1
     assert delta(after, before, ["numBucketsClosedDueToSchemaChange"]) == {
@@ -556,12 +571,14 @@ def test_size_rollover(db):
     assert st["numBucketsKeptOpenDueToLargeMeasurements"] == 0
     assert st["numBucketsClosedDueToCachePressure"] == 0
     for b in bs:
-        assert len(bson.encode(b)) <= 128000
+        # The limit is on the uncompressed bucket; a compressed one is smaller still.
+        assert len(bson.encode(b)) <= uncompressed_size(b) <= 128000
         check_bucket_invariants(b)
+    assert [c for b in bs for c in columns(b)["s"]] == [payload] * 300
     # Closed buckets are nearly full (the catalog works on a size estimate, so allow a
     # few percent of slack).
     for b in bs[:-1]:
-        assert len(bson.encode(b)) > 128000 * 0.95
+        assert uncompressed_size(b) > 128000 * 0.95
 
 
 def test_large_measurements_keep_bucket_open(client, db):
@@ -628,7 +645,7 @@ def test_runtime_set_parameter_max_size(client, db, restore_parameters):
     bs = buckets(db)
     assert len(bs) > 1
     for b in bs:
-        assert len(bson.encode(b)) <= 4000
+        assert len(bson.encode(b)) <= uncompressed_size(b) <= 4000
     assert ts_stats(db)["numBucketsClosedDueToSize"] == len(bs) - 1
 
 
@@ -954,12 +971,14 @@ def test_direct_bucket_delete_then_insert_opens_fresh_bucket(db):
     db.ts.insert_one({"t": at(5), "m": "s", "v": 5})
     [nb] = buckets(db)
     assert rows(nb) == 1
-    assert nb["data"]["v"] == {"0": 5}
+    assert columns(nb)["v"] == [5]
     assert [d["v"] for d in db.ts.find()] == [5]
     check_bucket_invariants(nb)
 
 
-def test_direct_bucket_update_is_kept_by_later_inserts(db):
+def test_direct_bucket_update_is_kept_by_later_inserts(db_v1):
+    # A $set into a version-1 column (data.v.1): on a server that writes version 1 (db_v1).
+    db = db_v1
     create_ts(db)
     db.ts.insert_many([{"t": at(i), "m": "s", "v": i} for i in range(3)])
     [b] = buckets(db)

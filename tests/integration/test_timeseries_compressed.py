@@ -3,18 +3,19 @@ version 3 (unsorted) buckets, as MongoDB 7.0/8.0 lays them out, inserted directl
 system.buckets.X (what restoring a MongoDB dump does), read through the view, and rewritten or
 deleted by time-series updates and deletes.
 
-The compressed buckets are made here from the version-1 buckets the server wrote for the same
-measurements in a twin collection: each column becomes a BSONColumn (BinData subtype 7) written
-by a small encoder below (literals, Simple-8b deltas and delta-of-deltas, skips for missing
-cells), so every read of the compressed collection can be compared with the same read of the
-uncompressed one. Two buckets MongoDB itself wrote (from its public jstests) are read too.
+The compressed buckets are made here from the buckets the server wrote for the same
+measurements in a twin collection (version 1, or version 2 for the buckets it closed when
+hourglassTimeseriesCompressClosedBuckets is on): each column becomes a BSONColumn (BinData
+subtype 7) written by the small encoder of tsbuckets.py (literals, Simple-8b deltas and
+delta-of-deltas, skips for missing cells), so every read of the compressed collection can be
+compared with the same read of the twin. Two buckets MongoDB itself wrote (from its public
+jstests) are read too.
 """
 
 import base64
 import copy
 import datetime
 import random
-import struct
 import time
 
 import bson
@@ -24,108 +25,10 @@ from bson.int64 import Int64
 from bson.objectid import ObjectId
 from pymongo.errors import OperationFailure, WriteError
 
+from tsbuckets import MISSING, bucket_count, compress, decode_column, encode_column, rows
+
 UTC = datetime.timezone.utc
 T0 = datetime.datetime(2024, 5, 1, tzinfo=UTC)
-MISSING = object()
-
-# --- a BSONColumn encoder (spec timeseries.md §3.5) ------------------------------------------
-
-SKIP = (1 << 60) - 1  # an all-ones 60-bit slot
-SELECTOR_ONE_60_BIT_VALUE = 14
-
-
-def _literal(value):
-    """A BSON element with an empty field name: type byte, NUL, value bytes."""
-    doc = bson.encode({"": value})
-    return doc[4:-1]
-
-
-def _zigzag(d):
-    return ((d << 1) ^ (d >> 63)) & ((1 << 64) - 1)
-
-
-def _as_int(value):
-    """(kind, integer) for the types whose deltas this encoder writes, else None. Doubles go as
-    their IEEE bits (scale nibble 0x8, 'memory as integer'); dates use delta of delta."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, Int64):
-        return ("int64", int(value))
-    if isinstance(value, int) and -(1 << 31) <= value < (1 << 31):
-        return ("int32", value)
-    if isinstance(value, float):
-        return ("double", struct.unpack("<q", struct.pack("<d", value))[0])
-    if isinstance(value, datetime.datetime):
-        # bson.encode({"": d}): int32 length, type byte, empty name's NUL, then the millis.
-        return ("date", struct.unpack("<q", bson.encode({"": value})[6:14])[0])
-    return None
-
-
-def encode_column(cells):
-    """cells: values or MISSING. Each Simple-8b word holds one 60-bit slot (selector 14)."""
-    out = bytearray()
-    words = []
-    prev = None  # (kind, last integer, last delta) of the stream after a literal
-
-    def flush():
-        while words:
-            chunk = words[:16]
-            del words[:16]
-            out.append(0x80 | (len(chunk) - 1))
-            for w in chunk:
-                out.extend(struct.pack("<Q", w))
-
-    for cell in cells:
-        if cell is MISSING:
-            words.append((SKIP << 4) | SELECTOR_ONE_60_BIT_VALUE)
-            continue
-        as_int = _as_int(cell)
-        if prev is not None and as_int is not None and as_int[0] == prev[0]:
-            kind, last, last_delta = prev
-            delta = as_int[1] - last
-            if kind == "date":
-                encoded = _zigzag(delta - last_delta)
-            elif kind == "double":
-                # IEEE bits as int64, wrapping.
-                delta = ((as_int[1] - last + (1 << 63)) % (1 << 64)) - (1 << 63)
-                encoded = _zigzag(delta)
-            else:
-                encoded = _zigzag(delta)
-            if encoded < SKIP and -(1 << 62) < delta < (1 << 62):
-                words.append((encoded << 4) | SELECTOR_ONE_60_BIT_VALUE)
-                prev = (kind, as_int[1], delta if kind == "date" else 0)
-                continue
-        flush()
-        out.extend(_literal(cell))
-        prev = (as_int[0], as_int[1], 0) if as_int is not None else None
-    flush()
-    out.append(0)
-    return Binary(bytes(out), 7)
-
-
-def compress(bucket, time_field, version, rng=None):
-    """The compressed bucket (MongoDB's layout) of a version-1 bucket: version 2 sorts the rows
-    by time (stable), version 3 shuffles them (any order is a valid version 3)."""
-    data = bucket["data"]
-    n = len(data[time_field])
-    rows = list(range(n))
-    if version == 2:
-        rows.sort(key=lambda r: data[time_field][str(r)])
-    elif rng is not None:
-        rng.shuffle(rows)
-    names = [time_field] + [c for c in data if c != time_field]
-    control = {}
-    for k, v in bucket["control"].items():
-        control[k] = version if k == "version" else v
-    control["count"] = n
-    out = {"_id": bucket["_id"], "control": control}
-    for k, v in bucket.items():
-        if k not in ("_id", "control", "data"):
-            out[k] = v
-    out["data"] = {
-        c: encode_column([data[c].get(str(r), MISSING) for r in rows]) for c in names}
-    return out
-
 
 # --- the data ---------------------------------------------------------------------------------
 
@@ -165,24 +68,46 @@ def create(db, name):
                                            "granularity": "minutes"})
 
 
+def typed(doc):
+    """A document's bytes with its top-level fields sorted: equal only for the same values of
+    the same types (5 and Int64(5) differ), whatever the field order."""
+    return bson.encode(dict(sorted(doc.items())))
+
+
+def bucket_measurements(bucket, meta_field="meta"):
+    """The measurements a bucket holds, read from its columns (any version)."""
+    out = []
+    for row in rows(bucket):
+        if "meta" in bucket:
+            row[meta_field] = bucket["meta"]
+        out.append(row)
+    return out
+
+
 @pytest.fixture
 def trio(db):
-    """plain: measurements inserted normally (version-1 buckets); c2 / c3: the same buckets
-    compressed as version 2 / version 3, inserted into system.buckets directly."""
+    """plain: measurements inserted normally (version-1 buckets, and version-2 ones for the
+    buckets the server closed when it compresses them); c2 / c3: the same buckets compressed as
+    version 2 / version 3, inserted into system.buckets directly."""
     create(db, "plain")
-    db.plain.insert_many([dict(d) for d in measurements()])
+    docs = [dict(d) for d in measurements()]
+    db.plain.insert_many(docs)
     buckets = list(db["system.buckets.plain"].find())
     assert len(buckets) > 10
-    assert all(b["control"]["version"] == 1 for b in buckets)
+    assert {b["control"]["version"] for b in buckets} <= {1, 2}
+    # The buckets hold exactly the measurements inserted, whatever their version.
+    held = [m for b in buckets for m in bucket_measurements(b)]
+    assert sorted(map(typed, held)) == sorted(map(typed, docs))
     rng = random.Random(5)
     for name, version in (("c2", 2), ("c3", 3)):
         create(db, name)
-        db["system.buckets." + name].insert_many(
-            [compress(copy.deepcopy(b), "t", version, rng) for b in buckets])
+        made = [compress(copy.deepcopy(b), "t", version, rng) for b in buckets]
+        db["system.buckets." + name].insert_many(made)
         stored = list(db["system.buckets." + name].find())
         assert len(stored) == len(buckets)
         assert all(b["control"]["version"] == version for b in stored)
         assert all(isinstance(c, bytes) for b in stored for c in b["data"].values())
+        assert sum(bucket_count(b) for b in stored) == len(docs)
     return db
 
 
@@ -224,6 +149,11 @@ def test_buckets_mongodb_wrote_read_back(db):
         {"t": t, "m": 0, "a": 1.0, "_id": ObjectId("65a6eba7e6d2e848e08c3751")}]
     assert db.m2.count_documents({}) == 2
     assert db.m2.count_documents({"a": {"$gt": 0.5}}) == 1
+    # Stored as written: its columns (read by tsbuckets' decoder) hold the same rows.
+    [raw] = db["system.buckets.m2"].find()
+    assert [typed(r) for r in rows(raw)] == [
+        typed({"t": t, "a": 0.0, "_id": ObjectId("65a6eba7e6d2e848e08c3750")}),
+        typed({"t": t, "a": 1.0, "_id": ObjectId("65a6eba7e6d2e848e08c3751")})]
 
     db.create_collection("m3", timeseries={"timeField": "t"})
     db["system.buckets.m3"].insert_one({
@@ -242,11 +172,29 @@ def test_buckets_mongodb_wrote_read_back(db):
     earlier = {"t": datetime.datetime(2022, 8, 31), "_id": ObjectId("630fabf7c388456f8aea4f2f"),
                "a": 1}
     assert list(db.m3.find()) == [later, earlier]  # stored order
+    [raw] = db["system.buckets.m3"].find()
+    assert [typed(r) for r in rows(raw)] == [typed(later), typed(earlier)]
     assert list(db.m3.find().sort("t", 1)) == [earlier, later]
     assert list(db.m3.find().sort("t", -1)) == [later, earlier]
     assert list(db.m3.aggregate([{"$group": {"_id": None, "first": {"$min": "$t"},
                                              "n": {"$count": {}}}}])) == [
         {"_id": None, "first": earlier["t"], "n": 2}]
+
+
+def test_column_encoder_and_decoder_agree():
+    """The BSONColumn encoder and decoder every test here relies on (tsbuckets.py) agree on the
+    columns of the measurements: types, values and missing cells."""
+    docs = measurements()
+    for field in ("t", "w", "v", "a", "o", "meta"):
+        cells = [d.get(field, MISSING) for d in docs[:400]]
+        assert any(c is MISSING for c in cells) == (field in ("v", "a", "o"))
+        got = decode_column(encode_column(cells))
+        assert len(got) == len(cells)
+        for want, cell in zip(cells, got):
+            if want is MISSING:
+                assert cell is MISSING, field
+            else:
+                assert cell is not MISSING and typed({"": cell}) == typed({"": want}), field
 
 
 # --- reads: the compressed twins answer as the uncompressed collection -----------------------
@@ -463,9 +411,9 @@ def test_ttl_deletes_whole_compressed_buckets(fresh_server):
 # --- direct writes: validated -----------------------------------------------------------------
 
 def source_bucket(db):
-    """The largest version-1 bucket of sensor 1's first measurements."""
+    """The largest bucket of sensor 1's first measurements (any version)."""
     buckets = list(db["system.buckets.src"].find())
-    return max(buckets, key=lambda b: len(b["data"]["t"]))
+    return max(buckets, key=bucket_count)
 
 
 def one_bucket(db):
@@ -473,7 +421,7 @@ def one_bucket(db):
     db.src.insert_many([dict(d) for d in measurements()[:200] if d["meta"]["sensor"] == 1])
     create(db, "ts")
     b = source_bucket(db)
-    assert len(b["data"]["t"]) > 5
+    assert bucket_count(b) > 5
     return compress(b, "t", 2)
 
 
