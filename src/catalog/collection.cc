@@ -380,7 +380,7 @@ StatusWith<int64_t> Collection::InsertRecord(storage::Session& s, const BsonObj&
 }
 
 Status Collection::Update(storage::Session& s, int64_t id, const BsonObj& old_doc,
-                          const BsonObj& new_doc) {
+                          const BsonObj& new_doc, WriteOrigin origin) {
   // `_id` is unchanged (callers check), so its index is too.
   auto latest = Latest();
   const Collection& cur = latest ? *latest : *this;
@@ -395,7 +395,7 @@ Status Collection::Update(storage::Session& s, int64_t id, const BsonObj& old_do
   }
   HG_RETURN_IF_ERROR(UpdateIndexKeys(s, cur.Indexes(), id, old_doc, new_doc));
   HG_RETURN_IF_ERROR(s.Put(entry_.ident, storage::EncodeRecordId(id), new_doc.bytes()));
-  CountUntrackedWrite(s);
+  if (origin != WriteOrigin::kBucketCatalog) CountUntrackedWrite(s);
   return Status::OK();
 }
 

@@ -191,9 +191,10 @@ class Collection {
   StatusWith<int64_t> Insert(storage::Session& s, const bson::BsonObj& doc,
                              WriteOrigin origin = WriteOrigin::kOther);
   // Replaces the document at `id` (`old_doc` is what it holds now). `_id` must be unchanged
-  // (callers check).
+  // (callers check). The bucket catalog's updates rewrite a bucket's form, not its measurements
+  // (compression): they are not untracked writes.
   Status Update(storage::Session& s, int64_t id, const bson::BsonObj& old_doc,
-                const bson::BsonObj& new_doc);
+                const bson::BsonObj& new_doc, WriteOrigin origin = WriteOrigin::kOther);
   Status Remove(storage::Session& s, int64_t id, const bson::BsonObj& doc);
   // Applies `edits` to the record at `id` in place (storage::Session::Modify: the bucket catalog's
   // appends). If the collection has user indexes, reads the record before and after to move its

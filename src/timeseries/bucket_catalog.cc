@@ -1053,7 +1053,8 @@ Status BucketCatalog::CompressClosedBuckets(const TimeseriesCollection& coll, st
       auto compressed = CompressBucket(rec->doc, coll.options.time_field, 2, &restarts);
       compress_failed = !compressed.ok();
       if (compress_failed) return compressed.status();
-      HG_RETURN_IF_ERROR(coll.buckets->Update(s, rid, rec->doc, compressed.value()));
+      HG_RETURN_IF_ERROR(coll.buckets->Update(s, rid, rec->doc, compressed.value(),
+                                              catalog::Collection::WriteOrigin::kBucketCatalog));
       new_size = compressed.value().size();
       return wu.Commit();
     });
