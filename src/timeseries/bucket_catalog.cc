@@ -125,11 +125,11 @@ const Params& GetParams() {
     auto& reg = ServerParameterRegistry::Get();
     const char* compress = "hourglassTimeseriesCompressClosedBuckets";
     q.compress_closed = reg.Find(compress);
-    if (q.compress_closed == nullptr) q.compress_closed = reg.Register(compress, false, true, true);
+    if (q.compress_closed == nullptr) q.compress_closed = reg.Register(compress, true, true, true);
     // Read once, by OpenJournal at startup: a running server cannot change how it writes.
     const char* write_back = "hourglassTimeseriesWriteBack";
     q.write_back = reg.Find(write_back);
-    if (q.write_back == nullptr) q.write_back = reg.Register(write_back, false, true, false);
+    if (q.write_back == nullptr) q.write_back = reg.Register(write_back, true, true, false);
     q.write_back_interval = RegisterOnce("hourglassTimeseriesWriteBackIntervalMillis", 1000, 0);
     q.write_back_bytes = RegisterOnce("hourglassTimeseriesWriteBackMaxBytes", int64_t{64} << 20, 0);
     q.journal_below_rows = RegisterOnce("hourglassTimeseriesJournalBelowRows", 3, 0);

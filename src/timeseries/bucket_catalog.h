@@ -157,9 +157,9 @@ class BucketCatalog {
   // soft close; one left by a measurement before its span stays archived, open to reopening)
   // and whose last batch has committed: each is rewritten as the
   // version-2 bucket CompressBucket makes of it (spec §3.2, as MongoDB 7.0 does when a bucket
-  // closes). Buckets with a batch still in flight wait for a later call. Only when the server
-  // parameter hourglassTimeseriesCompressClosedBuckets is true (off by default until every
-  // reader decodes compressed buckets). Writers call it after their commits; an error leaves that
+  // closes). Buckets with a batch still in flight, or rows still in the journal, wait for a later
+  // call. Only when the server parameter hourglassTimeseriesCompressClosedBuckets is true (the
+  // default). Writers call it after their commits, flushes after theirs; an error leaves that
   // bucket uncompressed (still a valid bucket) and is returned after the others are tried.
   Status CompressClosedBuckets(const TimeseriesCollection& coll, storage::Session& s);
 

@@ -158,13 +158,14 @@ def test_bad_config_file_value_fails_at_startup(tmp_path):
     assert "blockCompressor" in r.stderr and "lz4" in r.stderr
 
 
-def test_compress_closed_buckets_parameter_default(fresh_server):
+def test_bucket_parameter_defaults(fresh_server):
     # A server started with no arguments at all (not even HOURGLASSD_EXTRA_ARGS).
     s = fresh_server.new(env_args=False)
     c = s.client()
     try:
-        name = "hourglassTimeseriesCompressClosedBuckets"
-        assert c.admin.command({"getParameter": 1, name: 1})[name] is False
+        # Closed buckets are compressed, and narrow commits journaled, unless told otherwise.
+        for name in ("hourglassTimeseriesCompressClosedBuckets", "hourglassTimeseriesWriteBack"):
+            assert c.admin.command({"getParameter": 1, name: 1})[name] is True, name
     finally:
         c.close()
 
