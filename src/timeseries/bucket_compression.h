@@ -46,10 +46,14 @@ struct DecodedColumn {
   std::shared_ptr<bsoncolumn::ColumnElements> cells;
   std::shared_ptr<bsoncolumn::ColumnValues> values;
 };
-// The columns of the compressed bucket `bucket` that `want` accepts (the time column always), in
-// stored order, decoded straight into elements: what DecompressBucket decodes, without building
-// the version-1 form; readers walk the cells in place. Returns control.count, the number of
-// cells of every column. Same validation and errors (296) as DecompressBucket.
+// The columns of the compressed bucket `bucket` that `want` accepts (every column when `want` is
+// null), in stored order, decoded straight into elements: what DecompressBucket decodes, without
+// building the version-1 form; readers walk the cells in place. Returns control.count, the number
+// of cells of every column. Same validation and errors (296) as DecompressBucket for what it
+// reads: control.count, `data`, and each column it decodes (its cell count must be
+// control.count; the time column's cells must all be present, and the time column must exist,
+// when `want` accepts it). A column it does not decode is not checked: a read that takes the
+// time from control.min/max, or counts rows, decodes nothing of the time column.
 // A column `numbers` accepts is decoded as numbers (bsoncolumn::DecodeBsonColumnValues) when its
 // present cells have one numeric type, as elements otherwise.
 StatusWith<int64_t> DecodeCompressedColumns(

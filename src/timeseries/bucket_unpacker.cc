@@ -316,15 +316,16 @@ Status BucketUnpacker::Unpack(const BsonObj& bucket,
 Status BucketUnpacker::UnpackCompressed(
     const BsonObj& bucket, const std::function<bool(int64_t, const BsonElement&)>& keep_row,
     const std::function<bool(BsonObj)>& emit) const {
-  // Only the columns this spec produces are decoded (the time column always: it numbers the
-  // rows); each row is built from their cells, in the order the version-1 walk gives: time,
-  // meta, then the other columns in stored order.
+  // Only the columns this spec produces are decoded, and the time column always: its cells
+  // are keep_row's, and a row without a time is no row. Each row is built from their cells, in
+  // the order the version-1 walk gives: time, meta, then the other columns in stored order.
   std::vector<DecodedColumn> decoded;
   HG_ASSIGN_OR_RETURN(int64_t rows, DecodeCompressedColumns(
                                         bucket, spec_.time_field,
                                         [this](std::string_view name) {
-                                          return Produces(name) &&
-                                                 !(spec_.meta_field && name == *spec_.meta_field);
+                                          return name == spec_.time_field ||
+                                                 (Produces(name) &&
+                                                  !(spec_.meta_field && name == *spec_.meta_field));
                                         },
                                         &decoded));
   const bsoncolumn::ColumnElements* time = nullptr;
@@ -390,7 +391,8 @@ StatusWith<int64_t> BucketUnpacker::Columns(const BsonObj& bucket, std::string_v
     c.owner.reset();
   }
   if (IsCompressedBucket(bucket)) {
-    // The named columns decoded; the cells point into their buffers, which each Column owns.
+    // The named columns decoded, and only those (the time column too only when named: the row
+    // count is control.count); the cells point into their buffers, which each Column owns.
     std::vector<DecodedColumn> decoded;
     auto wanted = [&](std::string_view name) { return Contains(fields, name); };
     HG_ASSIGN_OR_RETURN(
