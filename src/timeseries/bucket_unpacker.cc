@@ -392,13 +392,21 @@ StatusWith<int64_t> BucketUnpacker::Columns(const BsonObj& bucket, std::string_v
   }
   if (IsCompressedBucket(bucket)) {
     // The named columns decoded, and only those (the time column too only when named: the row
-    // count is control.count); the cells point into their buffers, which each Column owns.
+    // count is control.count); the cells point into their buffers, which each Column owns. The
+    // walk of `data` ends at the last named column.
     std::vector<DecodedColumn> decoded;
     auto wanted = [&](std::string_view name) { return Contains(fields, name); };
+    size_t distinct = 0;
+    for (size_t i = 0; i < fields.size(); ++i) {
+      if (std::find(fields.begin(), fields.begin() + i, fields[i]) == fields.begin() + i) {
+        ++distinct;
+      }
+    }
     HG_ASSIGN_OR_RETURN(
         int64_t n,
         DecodeCompressedColumns(bucket, time_field, wanted, &decoded,
-                                numbers ? std::function<bool(std::string_view)>(wanted) : nullptr));
+                                numbers ? std::function<bool(std::string_view)>(wanted) : nullptr,
+                                distinct));
     for (size_t i = 0; i < fields.size(); ++i) {
       auto it = std::find_if(decoded.begin(), decoded.end(),
                              [&](const DecodedColumn& d) { return d.name == fields[i]; });

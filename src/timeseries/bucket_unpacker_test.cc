@@ -580,8 +580,8 @@ std::string NumberColumn(int n, bool times = false) {
 
 TEST(BucketUnpackerTest, CompressedColumnsDecodeAndCheckOnlyTheNamedColumns) {
   // Of a compressed bucket, Columns decodes the named columns and nothing else: the row count
-  // is control.count (as CountRows takes it) and the time column is read only when named. What
-  // it decodes is checked in full.
+  // is control.count (as CountRows takes it), the time column is read only when named, and the
+  // walk of `data` ends at the last named column. What it decodes is checked in full.
   const std::string t = NumberColumn(3, /*times=*/true);
   const std::string v = NumberColumn(3);
   const std::string corrupt("\x42\x00", 2);
@@ -635,8 +635,19 @@ TEST(BucketUnpackerTest, CompressedColumnsDecodeAndCheckOnlyTheNamedColumns) {
                  "'data.v' holds 4 measurements but 'control.count' is 3");
   expect_corrupt(CompressedBucket(3, {{"t", t}, {"v", corrupt}}), {"v"},
                  "'data.v' is not a valid BSONColumn");
+  // Columns past the last named one are not read; one named after them is, and a name the
+  // bucket lacks makes the walk go to the end.
+  BsonObj tail = CompressedBucket(3, {{"t", t}, {"v", v}, {"bad", corrupt}, {"w", v}});
+  expect_v(tail, {"v"});
+  expect_v(tail, {"v", "t"});
+  expect_v(tail, {"v", "v"});
+  expect_v(tail, {"v", "nope"});
+  expect_corrupt(tail, {"v", "w", "bad"}, "'data.bad' is not a valid BSONColumn");
+  auto n = BucketUnpacker::Columns(tail, "t", {"v", "w"}, &cols);
+  ASSERT_TRUE(n.ok()) << n.status().ToString();
+  EXPECT_TRUE(cols[1].present);
   // Naming nothing decodes nothing: the rows are control.count.
-  auto n = BucketUnpacker::Columns(CompressedBucket(3, {{"t", corrupt}}), "t", {}, &cols);
+  n = BucketUnpacker::Columns(CompressedBucket(3, {{"t", corrupt}}), "t", {}, &cols);
   ASSERT_TRUE(n.ok()) << n.status().ToString();
   EXPECT_EQ(n.value(), 3);
 }
