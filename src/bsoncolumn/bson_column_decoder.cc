@@ -123,7 +123,14 @@ struct Stream {
   std::optional<uint128> last_slot = 0;  // the last Simple-8b value, repeated by RLE words
   const char* next_word = nullptr;
   int words_left = 0;
-  Simple8bSlot<uint128> slots[60];
+  // The slots of the word being read: slots[slot_pos, slot_count) are DecodeSimple8bWord's
+  // output, and only those are read. Left uninitialized: zero-filling their 2 KB would cost
+  // each column (and each leaf of an interleaved section) as much as decoding a few hundred
+  // cells of a run-length-encoded one.
+  union Slots {
+    Slots() {}
+    Simple8bSlot<uint128> slot[60];
+  } slots;
   int slot_count = 0;
   int slot_pos = 0;
   int rle_left = 0;
@@ -264,7 +271,7 @@ struct Decoder {
         return true;
       }
       if (s.slot_pos < s.slot_count) {
-        const auto& slot = s.slots[s.slot_pos++];
+        const auto& slot = s.slots.slot[s.slot_pos++];
         s.last_slot = slot.skip ? std::nullopt : std::optional<uint128>(slot.value);
         *out = s.last_slot;
         return true;
@@ -276,7 +283,7 @@ struct Decoder {
       s.next_word += 8;
       --s.words_left;
       int rle = 0;
-      auto n = DecodeSimple8bWord(word, s.is128, s.slots, &rle);
+      auto n = DecodeSimple8bWord(word, s.is128, s.slots.slot, &rle);
       if (!n.ok()) return Corrupt(n.status().reason(), Offset(at));
       if (n.value() == 0) {
         s.rle_left = rle;
