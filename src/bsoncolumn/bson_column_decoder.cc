@@ -102,6 +102,27 @@ inline void SetFixed(std::string& value, const void* v, size_t n) {
   }
 }
 
+// Whether a value of type `t` has a fixed size (no length, terminator or nested document).
+bool FixedSize(BsonType t) {
+  switch (t) {
+    case BsonType::kDouble:
+    case BsonType::kDate:
+    case BsonType::kTimestamp:
+    case BsonType::kInt64:
+    case BsonType::kInt32:
+    case BsonType::kDecimal128:
+    case BsonType::kObjectId:
+    case BsonType::kBool:
+    case BsonType::kUndefined:
+    case BsonType::kNull:
+    case BsonType::kMinKey:
+    case BsonType::kMaxKey:
+      return true;
+    default:
+      return false;
+  }
+}
+
 bool KnownLiteralType(uint8_t c) { return (c >= 0x01 && c <= 0x13) || c == 0x7F || c == 0xFF; }
 
 // Decoding state of one stream: the regular stream, or one leaf of an interleaved section.
@@ -219,15 +240,21 @@ struct Decoder {
     if (t == BsonType::kBool && static_cast<uint8_t>(*v) > 1) {
       return Corrupt("literal boolean that is neither 0 nor 1", Offset(p));
     }
-    // Full validation (nested documents, strings' terminators and UTF-8) through the document
-    // validator: wrap the element in a one-field document.
-    std::string doc(4, '\0');
-    doc.append(p, 2 + *size);
-    doc.push_back('\0');
-    const int32_t len = static_cast<int32_t>(doc.size());
-    std::memcpy(doc.data(), &len, 4);
-    Status st = bson::ValidateBson(doc);
-    if (!st.ok()) return Corrupt("malformed literal (" + st.reason() + ")", Offset(p));
+    if (!FixedSize(t)) {
+      // Full validation (nested documents, strings' terminators, UTF-8) through the document
+      // validator: the element wrapped in a one-field document. A value of fixed size
+      // (numbers, dates, ObjectIds, booleans, null, ...) is checked in place: it is whole once
+      // it fits, which BoundedValueSize checked (and a boolean's byte, above), and that is all
+      // the validator would check of it. No document is built for the literals of numeric
+      // columns, one per column and more after each change of scale.
+      std::string doc(4, '\0');
+      doc.append(p, 2 + *size);
+      doc.push_back('\0');
+      const int32_t len = static_cast<int32_t>(doc.size());
+      std::memcpy(doc.data(), &len, 4);
+      Status st = bson::ValidateBson(doc);
+      if (!st.ok()) return Corrupt("malformed literal (" + st.reason() + ")", Offset(p));
+    }
     *type = t;
     *value = std::string_view(v, *size);
     return 2 + *size;
