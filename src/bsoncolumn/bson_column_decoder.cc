@@ -652,6 +652,39 @@ struct Decoder {
     }
   }
 
+  // FastBlocks' loop over words of one 60-bit value (selector 14) of a stream whose value is
+  // its running encoding, from `w` until the first other word or `w_end`; returns where it
+  // stopped. Its state lives in locals of its own: inside FastBlocks, with all that function
+  // keeps live, the compiler kept the word pointer and the running value on the stack, and
+  // each cell waited for a store and a reload of both.
+  template <typename Cursor>
+  [[gnu::noinline]] static const char* Words60(const char* w, const char* w_end, Cursor& cursor,
+                                               int64_t& enc64, uint64_t& last, bool& last_skip) {
+    Cursor out = cursor;
+    int64_t enc = enc64;
+    uint64_t l = last;
+    bool skip = last_skip;
+    for (; w != w_end; w += 8) {
+      uint64_t word;
+      std::memcpy(&word, w, 8);
+      if ((word & 0xF) != 14) break;
+      const uint64_t u = word >> 4;
+      skip = u == (uint64_t{1} << 60) - 1;
+      if (skip) {
+        out.Missing();
+        continue;
+      }
+      l = u;
+      enc = WrapAdd(enc, UnZigZag64(u));
+      out.Value(static_cast<uint64_t>(enc));
+    }
+    cursor = out;
+    enc64 = enc;
+    last = l;
+    last_skip = skip;
+    return w;
+  }
+
   // Whether FastBlock can decode the block just loaded into `s`: a 64-bit stream of a numeric
   // type with a previous value, which is what nearly every measurement column holds.
   static bool FastBlockApplies(const Stream& s) {
@@ -746,24 +779,14 @@ struct Decoder {
     for (;;) {
       // Words of one 60-bit value (selector 14) of a stream whose value is its running encoding
       // (int64, doubles as their bits): what full-precision doubles mostly are, in a loop of
-      // their own. Any other word goes to the general loop below.
+      // their own (Words60). Any other word goes to the general loop below.
       if (!dod && !int32 && (bits || !dbl)) {
-        size_t fit = room - out.k;  // the cells max_cells allows
-        for (; words_left > 0 && fit > 0; --words_left, next_word += 8, --fit) {
-          uint64_t word;
-          std::memcpy(&word, next_word, 8);
-          if ((word & 0xF) != 14) break;
-          const uint64_t u = word >> 4;
-          last_skip = u == (uint64_t{1} << 60) - 1;
-          cell_missing = last_skip;
-          if (last_skip) {
-            out.Missing();
-            continue;
-          }
-          last = u;
-          enc64 = WrapAdd(enc64, UnZigZag64(u));
-          out.Value(static_cast<uint64_t>(enc64));
-        }
+        const size_t fit = room - out.k;  // the cells max_cells allows
+        const size_t n = std::min(static_cast<size_t>(words_left), fit);
+        const char* stop = Words60(next_word, next_word + 8 * n, out, enc64, last, last_skip);
+        if (stop != next_word) cell_missing = last_skip;
+        words_left -= static_cast<int>((stop - next_word) / 8);
+        next_word = stop;
         cur = static_cast<uint64_t>(enc64);
       }
       for (; words_left > 0; --words_left, next_word += 8) {
