@@ -102,6 +102,27 @@ inline void SetFixed(std::string& value, const void* v, size_t n) {
   }
 }
 
+// Whether a value of type `t` has a fixed size (no length, terminator or nested document).
+bool FixedSize(BsonType t) {
+  switch (t) {
+    case BsonType::kDouble:
+    case BsonType::kDate:
+    case BsonType::kTimestamp:
+    case BsonType::kInt64:
+    case BsonType::kInt32:
+    case BsonType::kDecimal128:
+    case BsonType::kObjectId:
+    case BsonType::kBool:
+    case BsonType::kUndefined:
+    case BsonType::kNull:
+    case BsonType::kMinKey:
+    case BsonType::kMaxKey:
+      return true;
+    default:
+      return false;
+  }
+}
+
 bool KnownLiteralType(uint8_t c) { return (c >= 0x01 && c <= 0x13) || c == 0x7F || c == 0xFF; }
 
 // Decoding state of one stream: the regular stream, or one leaf of an interleaved section.
@@ -123,7 +144,14 @@ struct Stream {
   std::optional<uint128> last_slot = 0;  // the last Simple-8b value, repeated by RLE words
   const char* next_word = nullptr;
   int words_left = 0;
-  Simple8bSlot<uint128> slots[60];
+  // The slots of the word being read: slots[slot_pos, slot_count) are DecodeSimple8bWord's
+  // output, and only those are read. Left uninitialized: zero-filling their 2 KB would cost
+  // each column (and each leaf of an interleaved section) as much as decoding a few hundred
+  // cells of a run-length-encoded one.
+  union Slots {
+    Slots() {}
+    Simple8bSlot<uint128> slot[60];
+  } slots;
   int slot_count = 0;
   int slot_pos = 0;
   int rle_left = 0;
@@ -212,15 +240,21 @@ struct Decoder {
     if (t == BsonType::kBool && static_cast<uint8_t>(*v) > 1) {
       return Corrupt("literal boolean that is neither 0 nor 1", Offset(p));
     }
-    // Full validation (nested documents, strings' terminators and UTF-8) through the document
-    // validator: wrap the element in a one-field document.
-    std::string doc(4, '\0');
-    doc.append(p, 2 + *size);
-    doc.push_back('\0');
-    const int32_t len = static_cast<int32_t>(doc.size());
-    std::memcpy(doc.data(), &len, 4);
-    Status st = bson::ValidateBson(doc);
-    if (!st.ok()) return Corrupt("malformed literal (" + st.reason() + ")", Offset(p));
+    if (!FixedSize(t)) {
+      // Full validation (nested documents, strings' terminators, UTF-8) through the document
+      // validator: the element wrapped in a one-field document. A value of fixed size
+      // (numbers, dates, ObjectIds, booleans, null, ...) is checked in place: it is whole once
+      // it fits, which BoundedValueSize checked (and a boolean's byte, above), and that is all
+      // the validator would check of it. No document is built for the literals of numeric
+      // columns, one per column and more after each change of scale.
+      std::string doc(4, '\0');
+      doc.append(p, 2 + *size);
+      doc.push_back('\0');
+      const int32_t len = static_cast<int32_t>(doc.size());
+      std::memcpy(doc.data(), &len, 4);
+      Status st = bson::ValidateBson(doc);
+      if (!st.ok()) return Corrupt("malformed literal (" + st.reason() + ")", Offset(p));
+    }
     *type = t;
     *value = std::string_view(v, *size);
     return 2 + *size;
@@ -264,7 +298,7 @@ struct Decoder {
         return true;
       }
       if (s.slot_pos < s.slot_count) {
-        const auto& slot = s.slots[s.slot_pos++];
+        const auto& slot = s.slots.slot[s.slot_pos++];
         s.last_slot = slot.skip ? std::nullopt : std::optional<uint128>(slot.value);
         *out = s.last_slot;
         return true;
@@ -276,7 +310,7 @@ struct Decoder {
       s.next_word += 8;
       --s.words_left;
       int rle = 0;
-      auto n = DecodeSimple8bWord(word, s.is128, s.slots, &rle);
+      auto n = DecodeSimple8bWord(word, s.is128, s.slots.slot, &rle);
       if (!n.ok()) return Corrupt(n.status().reason(), Offset(at));
       if (n.value() == 0) {
         s.rle_left = rle;
@@ -618,6 +652,39 @@ struct Decoder {
     }
   }
 
+  // FastBlocks' loop over words of one 60-bit value (selector 14) of a stream whose value is
+  // its running encoding, from `w` until the first other word or `w_end`; returns where it
+  // stopped. Its state lives in locals of its own: inside FastBlocks, with all that function
+  // keeps live, the compiler kept the word pointer and the running value on the stack, and
+  // each cell waited for a store and a reload of both.
+  template <typename Cursor>
+  [[gnu::noinline]] static const char* Words60(const char* w, const char* w_end, Cursor& cursor,
+                                               int64_t& enc64, uint64_t& last, bool& last_skip) {
+    Cursor out = cursor;
+    int64_t enc = enc64;
+    uint64_t l = last;
+    bool skip = last_skip;
+    for (; w != w_end; w += 8) {
+      uint64_t word;
+      std::memcpy(&word, w, 8);
+      if ((word & 0xF) != 14) break;
+      const uint64_t u = word >> 4;
+      skip = u == (uint64_t{1} << 60) - 1;
+      if (skip) {
+        out.Missing();
+        continue;
+      }
+      l = u;
+      enc = WrapAdd(enc, UnZigZag64(u));
+      out.Value(static_cast<uint64_t>(enc));
+    }
+    cursor = out;
+    enc64 = enc;
+    last = l;
+    last_skip = skip;
+    return w;
+  }
+
   // Whether FastBlock can decode the block just loaded into `s`: a 64-bit stream of a numeric
   // type with a previous value, which is what nearly every measurement column holds.
   static bool FastBlockApplies(const Stream& s) {
@@ -712,24 +779,14 @@ struct Decoder {
     for (;;) {
       // Words of one 60-bit value (selector 14) of a stream whose value is its running encoding
       // (int64, doubles as their bits): what full-precision doubles mostly are, in a loop of
-      // their own. Any other word goes to the general loop below.
+      // their own (Words60). Any other word goes to the general loop below.
       if (!dod && !int32 && (bits || !dbl)) {
-        size_t fit = room - out.k;  // the cells max_cells allows
-        for (; words_left > 0 && fit > 0; --words_left, next_word += 8, --fit) {
-          uint64_t word;
-          std::memcpy(&word, next_word, 8);
-          if ((word & 0xF) != 14) break;
-          const uint64_t u = word >> 4;
-          last_skip = u == (uint64_t{1} << 60) - 1;
-          cell_missing = last_skip;
-          if (last_skip) {
-            out.Missing();
-            continue;
-          }
-          last = u;
-          enc64 = WrapAdd(enc64, UnZigZag64(u));
-          out.Value(static_cast<uint64_t>(enc64));
-        }
+        const size_t fit = room - out.k;  // the cells max_cells allows
+        const size_t n = std::min(static_cast<size_t>(words_left), fit);
+        const char* stop = Words60(next_word, next_word + 8 * n, out, enc64, last, last_skip);
+        if (stop != next_word) cell_missing = last_skip;
+        words_left -= static_cast<int>((stop - next_word) / 8);
+        next_word = stop;
         cur = static_cast<uint64_t>(enc64);
       }
       for (; words_left > 0; --words_left, next_word += 8) {

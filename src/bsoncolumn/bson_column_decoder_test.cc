@@ -148,10 +148,17 @@ TEST(BsonColumnDecoderTest, CorruptInputsAreRejected) {
       Hex("10 00 01 00 00 00 80 00 00 00"),                         // truncated Simple-8b block
       Hex("10 00 01 00 00 00 80") + testutil::Word(0) + Hex("00"),  // selector 0
       Hex("08 00 02 00"),                                           // boolean 2
-      Hex("0a 00 80") + testutil::Word(0x2E) + Hex("00"),           // non-zero delta for null
-      Hex("80") + testutil::Word(0x2E) + Hex("00"),                 // delta without a value
-      Hex("f1 05 00 00 00 00 00"),                       // reference object without fields
-      Hex("f1 0c 00 00 00 10 61 00 01 00 00 00 00 f1"),  // truncated interleaved section
+      // Literals of a variable size are validated in full: a string without its terminator, a
+      // document whose element runs past its end, a document with a field name of invalid
+      // UTF-8, a BinData past the column's end; of a fixed size, one that does not fit.
+      Hex("02 00 02 00 00 00 78 78 00"), Hex("03 00 0e 00 00 00 02 61 00 09 00 00 00 78 00 00 00"),
+      Hex("03 00 0c 00 00 00 10 ff 00 01 00 00 00 00 00"), Hex("05 00 05 00 00 00 00 61 00"),
+      Hex("01 00 00 00 00 00 00 00 f8"), Hex("07 00 01 02 03 04 05 06 07 08 09 0a 0b"),
+      Hex("13 00 01 02 03 04 05 06 07 08 09 0a 0b 0c 0d 0e 0f"),
+      Hex("0a 00 80") + testutil::Word(0x2E) + Hex("00"),  // non-zero delta for null
+      Hex("80") + testutil::Word(0x2E) + Hex("00"),        // delta without a value
+      Hex("f1 05 00 00 00 00 00"),                         // reference object without fields
+      Hex("f1 0c 00 00 00 10 61 00 01 00 00 00 00 f1"),    // truncated interleaved section
   };
   for (const auto& b : bad) {
     auto r = DecodeBsonColumn(b);

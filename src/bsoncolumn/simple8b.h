@@ -97,12 +97,16 @@ StatusWith<int> DecodeSimple8bWord(uint64_t word, bool is128, Simple8bSlot<uint1
 // `values` (0 for a skip) and a bit per skipped slot in *skips (bit i: slot i). Same results and
 // errors as DecodeSimple8bWord(word, false, ...). Inline: it runs once per word of every numeric
 // column a read decodes.
-StatusWith<int> DecodeSimple8bWord64Rare(uint64_t word, int* rle_repeats);  // RLE, invalid words
+StatusWith<int> DecodeSimple8bWord64Rare(uint64_t word, int* rle_repeats);  // invalid words
 inline StatusWith<int> DecodeSimple8bWord64(uint64_t word, uint64_t* values, uint64_t* skips,
                                             int* rle_repeats) {
   using namespace simple8b;
   const int selector = static_cast<int>(word & 0xF);
   const int nibble = static_cast<int>((word >> 4) & 0xF);
+  if (selector == static_cast<int>(kRleSelector)) {
+    *rle_repeats = (nibble + 1) * kRleMultiplier;
+    return 0;
+  }
   int ext = kBase;
   int index = selector;
   if (selector == 7 || selector == 8) {
@@ -117,8 +121,8 @@ inline StatusWith<int> DecodeSimple8bWord64(uint64_t word, uint64_t* values, uin
       index = nibble;
     }
   }
-  if (selector == 0 || selector == static_cast<int>(kRleSelector) || ext < 0) {
-    // Invalid words and RLE: the general decoder says which, with its message.
+  if (selector == 0 || ext < 0) {
+    // Invalid words: the general decoder says which, with its message.
     return DecodeSimple8bWord64Rare(word, rle_repeats);
   }
   const int count = kValuesPerWord[ext][index];

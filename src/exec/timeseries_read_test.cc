@@ -4,7 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include "bsoncolumn/bson_column_builder.h"
 #include "exec/exec_test_util.h"
+#include "exec/timeseries_scan.h"
 
 namespace hourglass::exec {
 namespace {
@@ -204,6 +206,113 @@ TEST_F(TimeseriesReadTest, BoundedSortKeepsTheSortMemoryLimit) {
       ASSERT_FALSE(docs.ok());
       EXPECT_EQ(docs.status().code(), ErrorCode::kQueryExceededMemoryLimitNoDiskUseAllowed);
     }
+  }
+}
+
+// A compressed bucket starting at `start_ms` whose control.min/max of "t" are `min_ms` and
+// `max_ms`, holding control.count `count`, the time column `t` and the doubles `v` (BSONColumn
+// bytes).
+BsonObj CompressedBucket(int64_t start_ms, int64_t min_ms, int64_t max_ms, int count,
+                         const std::string& t, const std::string& v) {
+  bson::BsonBuilder b;
+  b.AppendObjectId("_id", bson::ObjectId::FromSeconds(start_ms / 1000));
+  size_t control = b.OpenObject("control");
+  b.AppendInt32("version", 2);
+  size_t min = b.OpenObject("min");
+  b.AppendDate("t", min_ms);
+  b.Close(min);
+  size_t max = b.OpenObject("max");
+  b.AppendDate("t", max_ms);
+  b.Close(max);
+  b.AppendInt32("count", count);
+  b.Close(control);
+  size_t data = b.OpenObject("data");
+  b.AppendBinData("t", 7, t);
+  b.AppendBinData("v", 7, v);
+  b.Close(data);
+  return b.Obj();
+}
+
+// The BSONColumn of `cells`, each a one-field document {"": value}.
+std::string Column(const std::vector<BsonObj>& cells) {
+  bsoncolumn::BsonColumnBuilder col;
+  for (const BsonObj& c : cells) EXPECT_TRUE(col.Append(c.FirstElement()).ok());
+  return col.Release();
+}
+
+TEST_F(TimeseriesReadTest, BlocksDecodeTheTimeColumnOnlyWhenTheyReadIt) {
+  // $group by hour takes a bucket's times from control.min/max when they lie in one hour, and
+  // decodes the time column only when they do not: a corrupt time column fails the read that
+  // decodes it, and no other. A column the $group reads is always decoded and checked against
+  // control.count.
+  constexpr int64_t kHour = 3'600'000;
+  constexpr int64_t kDay = 1'704'067'200'000;  // 2024-01-01
+  const std::string corrupt("\x42\x00", 2);
+  const std::string times = Column({J(R"({"": {"$date": "2024-01-01T00:00:10Z"}})"),
+                                    J(R"({"": {"$date": "2024-01-01T00:20:00Z"}})"),
+                                    J(R"({"": {"$date": "2024-01-01T00:59:50Z"}})")});
+  const std::string values = Column({J(R"({"": 1.0})"), J(R"({"": 2.0})"), J(R"({"": 6.0})")});
+  const std::string two = Column({J(R"({"": 1.0})"), J(R"({"": 2.0})")});
+  struct Case {
+    const char* name;
+    BsonObj bucket;
+    const char* error;  // nullptr: the read succeeds with an average of 3
+  };
+  const Case cases[] = {
+      {"valid", CompressedBucket(kDay, kDay + 10'000, kDay + kHour - 10'000, 3, times, values),
+       nullptr},
+      {"corrupt time, one hour",
+       CompressedBucket(kDay, kDay + 10'000, kDay + kHour - 10'000, 3, corrupt, values), nullptr},
+      {"corrupt time, two hours",
+       CompressedBucket(kDay, kDay + 10'000, kDay + kHour + 10'000, 3, corrupt, values),
+       "'data.t' is not a valid BSONColumn"},
+      {"time cells not control.count, two hours",
+       CompressedBucket(kDay, kDay + 10'000, kDay + kHour + 10'000, 2, times, two),
+       "'data.t' holds 3 measurements but 'control.count' is 2"},
+      {"read column not control.count",
+       CompressedBucket(kDay, kDay + 10'000, kDay + kHour - 10'000, 3, times, two),
+       "'data.v' holds 2 measurements but 'control.count' is 3"},
+      {"corrupt read column",
+       CompressedBucket(kDay, kDay + 10'000, kDay + kHour - 10'000, 3, times, corrupt),
+       "'data.v' is not a valid BSONColumn"},
+  };
+  int n = 0;
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    const catalog::NamespaceString nss{"test", "blocks" + std::to_string(n++)};
+    Status st = CreateTimeseries(nss, R"({"timeField": "t", "granularity": "minutes"})");
+    ASSERT_TRUE(st.ok()) << st.ToString();
+    auto coll = catalog_->GetOrCreateCollection(BucketsNamespace(nss));
+    ASSERT_TRUE(coll.ok()) << coll.status().ToString();
+    {
+      auto session = engine_->NewSession();
+      storage::WriteUnit wu(*session);
+      ASSERT_TRUE(wu.begin_status().ok());
+      ASSERT_TRUE(coll.value()->Insert(*session, c.bucket).ok());
+      ASSERT_TRUE(wu.Commit().ok());
+    }
+    auto ts = exec::Resolve(Read(), nss);
+    ASSERT_TRUE(ts.ok() && ts.value().timeseries.has_value());
+    const int64_t blocks_before = GlobalTimeseriesReadCounters().buckets_as_blocks;
+    pipeline::PipelineContext pctx;
+    auto stream = exec::BuildTimeseriesRead(
+        *ts.value().timeseries, engine_.get(), {},
+        Stages(R"([{"$group": {"_id": {"$dateTrunc": {"date": "$t", "unit": "hour"}},
+                               "a": {"$avg": "$v"}}}])"),
+        pctx);
+    ASSERT_TRUE(stream.ok()) << stream.status().ToString();
+    auto docs = pipeline::DrainStream(*stream.value());
+    if (c.error != nullptr) {
+      ASSERT_FALSE(docs.ok());
+      EXPECT_EQ(docs.status().code(), ErrorCode::kDataCorruptionDetected);
+      EXPECT_NE(docs.status().reason().find(c.error), std::string::npos) << docs.status().reason();
+      continue;
+    }
+    ASSERT_TRUE(docs.ok()) << docs.status().ToString();
+    EXPECT_EQ(GlobalTimeseriesReadCounters().buckets_as_blocks, blocks_before + 1);
+    ASSERT_EQ(docs.value().size(), 1u);
+    EXPECT_EQ(docs.value()[0]["_id"].DateMillis(), kDay);
+    EXPECT_EQ(docs.value()[0]["a"].NumberDouble(), 3.0);
   }
 }
 

@@ -215,7 +215,8 @@ StatusWith<BsonObj> DecompressBucket(const BsonObj& bucket, std::string_view tim
 StatusWith<int64_t> DecodeCompressedColumns(const BsonObj& bucket, std::string_view time_field,
                                             const std::function<bool(std::string_view)>& want,
                                             std::vector<DecodedColumn>* out,
-                                            const std::function<bool(std::string_view)>& numbers) {
+                                            const std::function<bool(std::string_view)>& numbers,
+                                            size_t max_columns) {
   out->clear();
   auto corrupt = [&](const Status& why) {
     return Status(ErrorCode::kDataCorruptionDetected,
@@ -226,24 +227,34 @@ StatusWith<int64_t> DecodeCompressedColumns(const BsonObj& bucket, std::string_v
   BsonElement data = bucket["data"];
   if (data.type() != BsonType::kObject) return corrupt(Bad("'data' is not an object"));
   bool saw_time = false;
+  size_t distinct = 0;  // differently named columns decoded
   for (BsonElement col : data.Obj()) {
-    const bool is_time = col.FieldName() == time_field;
+    if (distinct == max_columns) break;
+    const std::string_view name = col.FieldName();
+    if (want && !want(name)) continue;
+    const bool is_time = name == time_field;
     saw_time = saw_time || is_time;
-    if (!is_time && want && !want(col.FieldName())) continue;
     auto cells = PooledCells();
     std::shared_ptr<bsoncolumn::ColumnValues> values;
-    if (numbers && numbers(col.FieldName())) values = Pooled<bsoncolumn::ColumnValues>();
+    if (numbers && numbers(name)) values = Pooled<bsoncolumn::ColumnValues>();
     bool as_numbers = false;
     Status st = DecodeColumn(col, count.value(), is_time, /*check_time_types=*/false, cells.get(),
                              values.get(), &as_numbers);
     if (!st.ok()) return corrupt(st);
+    if (std::none_of(out->begin(), out->end(),
+                     [&](const DecodedColumn& d) { return d.name == name; })) {
+      ++distinct;
+    }
     if (as_numbers) {
-      out->push_back(DecodedColumn{col.FieldName(), nullptr, std::move(values)});
+      out->push_back(DecodedColumn{name, nullptr, std::move(values)});
     } else {
-      out->push_back(DecodedColumn{col.FieldName(), std::move(cells), nullptr});
+      out->push_back(DecodedColumn{name, std::move(cells), nullptr});
     }
   }
-  if (!saw_time) return corrupt(Bad("no time column " + ColumnName(time_field)));
+  // Whether `want` accepts the time column is known only from asking it.
+  if (!saw_time && distinct != max_columns && (!want || want(time_field))) {
+    return corrupt(Bad("no time column " + ColumnName(time_field)));
+  }
   return count.value();
 }
 

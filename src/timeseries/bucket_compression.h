@@ -46,16 +46,24 @@ struct DecodedColumn {
   std::shared_ptr<bsoncolumn::ColumnElements> cells;
   std::shared_ptr<bsoncolumn::ColumnValues> values;
 };
-// The columns of the compressed bucket `bucket` that `want` accepts (the time column always), in
-// stored order, decoded straight into elements: what DecompressBucket decodes, without building
-// the version-1 form; readers walk the cells in place. Returns control.count, the number of
-// cells of every column. Same validation and errors (296) as DecompressBucket.
+// The columns of the compressed bucket `bucket` that `want` accepts (every column when `want` is
+// null), in stored order, decoded straight into elements: what DecompressBucket decodes, without
+// building the version-1 form; readers walk the cells in place. Returns control.count, the number
+// of cells of every column. Same validation and errors (296) as DecompressBucket for what it
+// reads: control.count, `data`, and each column it decodes (its cell count must be
+// control.count; the time column's cells must all be present, and the time column must exist,
+// when `want` accepts it). A column it does not decode is not checked: a read that takes the
+// time from control.min/max, or counts rows, decodes nothing of the time column.
 // A column `numbers` accepts is decoded as numbers (bsoncolumn::DecodeBsonColumnValues) when its
 // present cells have one numeric type, as elements otherwise.
+// `max_columns`, when the caller knows how many names `want` accepts, stops the walk of `data`
+// once that many differently named columns are decoded: the columns after the last one wanted
+// are not read at all (their headers, kilobytes apart, are cache misses).
 StatusWith<int64_t> DecodeCompressedColumns(
     const bson::BsonObj& bucket, std::string_view time_field,
     const std::function<bool(std::string_view column)>& want, std::vector<DecodedColumn>* out,
-    const std::function<bool(std::string_view column)>& numbers = nullptr);
+    const std::function<bool(std::string_view column)>& numbers = nullptr,
+    size_t max_columns = static_cast<size_t>(-1));
 
 // The checks a compressed bucket must pass before it is stored: control.count a whole number in
 // [1, 2^31); `data` holds the time column; every column is a BinData subtype 7 that decodes (as

@@ -316,15 +316,16 @@ Status BucketUnpacker::Unpack(const BsonObj& bucket,
 Status BucketUnpacker::UnpackCompressed(
     const BsonObj& bucket, const std::function<bool(int64_t, const BsonElement&)>& keep_row,
     const std::function<bool(BsonObj)>& emit) const {
-  // Only the columns this spec produces are decoded (the time column always: it numbers the
-  // rows); each row is built from their cells, in the order the version-1 walk gives: time,
-  // meta, then the other columns in stored order.
+  // Only the columns this spec produces are decoded, and the time column always: its cells
+  // are keep_row's, and a row without a time is no row. Each row is built from their cells, in
+  // the order the version-1 walk gives: time, meta, then the other columns in stored order.
   std::vector<DecodedColumn> decoded;
   HG_ASSIGN_OR_RETURN(int64_t rows, DecodeCompressedColumns(
                                         bucket, spec_.time_field,
                                         [this](std::string_view name) {
-                                          return Produces(name) &&
-                                                 !(spec_.meta_field && name == *spec_.meta_field);
+                                          return name == spec_.time_field ||
+                                                 (Produces(name) &&
+                                                  !(spec_.meta_field && name == *spec_.meta_field));
                                         },
                                         &decoded));
   const bsoncolumn::ColumnElements* time = nullptr;
@@ -390,13 +391,22 @@ StatusWith<int64_t> BucketUnpacker::Columns(const BsonObj& bucket, std::string_v
     c.owner.reset();
   }
   if (IsCompressedBucket(bucket)) {
-    // The named columns decoded; the cells point into their buffers, which each Column owns.
+    // The named columns decoded, and only those (the time column too only when named: the row
+    // count is control.count); the cells point into their buffers, which each Column owns. The
+    // walk of `data` ends at the last named column.
     std::vector<DecodedColumn> decoded;
     auto wanted = [&](std::string_view name) { return Contains(fields, name); };
+    size_t distinct = 0;
+    for (size_t i = 0; i < fields.size(); ++i) {
+      if (std::find(fields.begin(), fields.begin() + i, fields[i]) == fields.begin() + i) {
+        ++distinct;
+      }
+    }
     HG_ASSIGN_OR_RETURN(
         int64_t n,
         DecodeCompressedColumns(bucket, time_field, wanted, &decoded,
-                                numbers ? std::function<bool(std::string_view)>(wanted) : nullptr));
+                                numbers ? std::function<bool(std::string_view)>(wanted) : nullptr,
+                                distinct));
     for (size_t i = 0; i < fields.size(); ++i) {
       auto it = std::find_if(decoded.begin(), decoded.end(),
                              [&](const DecodedColumn& d) { return d.name == fields[i]; });

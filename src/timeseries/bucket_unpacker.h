@@ -75,7 +75,9 @@ class BucketUnpacker {
   // keep the owner too). Cell
   // vectors keep their capacity, so a caller that reuses `out` allocates only for a bucket with
   // more rows than any before. Returns the number of rows. Same validation and error codes as
-  // Unpack.
+  // Unpack, except that of a compressed bucket only the named columns are decoded, and so
+  // checked: its row count is control.count, which a named column must match, and its time
+  // column is decoded only when named.
   // With `numbers`, a compressed column whose present cells all have one numeric type (double,
   // int32, int64, date) comes as those numbers instead (`values`, kept alive by `owner`; `cells`
   // is then empty): no element per cell. Version-1 buckets always come as elements.

@@ -3,10 +3,12 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <bit>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <ctime>
+#include <optional>
 #include <tuple>
 
 #include "bson/bson_compare.h"
@@ -544,6 +546,110 @@ TEST(BucketUnpackerTest, ColumnsAsNumbers) {
       }
     }
   }
+}
+
+// A compressed bucket of `count` rows holding `columns` (name, BSONColumn bytes) in this order.
+BsonObj CompressedBucket(int count,
+                         const std::vector<std::pair<std::string, std::string>>& columns) {
+  BsonBuilder b;
+  b.AppendObjectId("_id", bson::ObjectId::FromSeconds(0));
+  size_t control = b.OpenObject("control");
+  b.AppendInt32("version", 2);
+  b.AppendInt32("count", count);
+  b.Close(control);
+  size_t data = b.OpenObject("data");
+  for (const auto& [name, bytes] : columns) b.AppendBinData(name, 7, bytes);
+  b.Close(data);
+  return b.Obj();
+}
+
+// A BSONColumn of the doubles 0, 1, ..., n-1, or with times, of the dates 1000, 2000, ...
+std::string NumberColumn(int n, bool times = false) {
+  bsoncolumn::BsonColumnBuilder col;
+  for (int r = 0; r < n; ++r) {
+    BsonBuilder cell;
+    if (times) {
+      cell.AppendDate("", 1000 * (r + 1));
+    } else {
+      cell.AppendDouble("", r);
+    }
+    EXPECT_TRUE(col.Append(cell.Obj().FirstElement()).ok());
+  }
+  return col.Release();
+}
+
+TEST(BucketUnpackerTest, CompressedColumnsDecodeAndCheckOnlyTheNamedColumns) {
+  // Of a compressed bucket, Columns decodes the named columns and nothing else: the row count
+  // is control.count (as CountRows takes it), the time column is read only when named, and the
+  // walk of `data` ends at the last named column. What it decodes is checked in full.
+  const std::string t = NumberColumn(3, /*times=*/true);
+  const std::string v = NumberColumn(3);
+  const std::string corrupt("\x42\x00", 2);
+  std::vector<BucketUnpacker::Column> cols;
+  auto expect_v = [&](const BsonObj& bucket, const std::vector<std::string>& fields) {
+    auto n = BucketUnpacker::Columns(bucket, "t", fields, &cols, /*numbers=*/true);
+    ASSERT_TRUE(n.ok()) << n.status().ToString();
+    EXPECT_EQ(n.value(), 3);
+    ASSERT_TRUE(cols[0].present);
+    ASSERT_NE(cols[0].values, nullptr);
+    EXPECT_EQ(std::bit_cast<double>(cols[0].values->values[2]), 2.0);
+  };
+  auto expect_corrupt = [&](const BsonObj& bucket, const std::vector<std::string>& fields,
+                            const std::string& why) {
+    for (bool numbers : {false, true}) {
+      auto n = BucketUnpacker::Columns(bucket, "t", fields, &cols, numbers);
+      EXPECT_EQ(n.status().code(), ErrorCode::kDataCorruptionDetected) << why;
+      EXPECT_NE(n.status().reason().find(why), std::string::npos) << n.status().reason();
+    }
+  };
+  // A corrupt time column, a time column with a missing cell, one of the wrong length, none at
+  // all: a read that does not name the time column (a $group that takes it from control.min and
+  // max) does not see them; one that names it fails.
+  bsoncolumn::BsonColumnBuilder gap;
+  BsonBuilder cell;
+  cell.AppendDate("", 1);
+  ASSERT_TRUE(gap.Append(cell.Obj().FirstElement()).ok());
+  gap.Skip();
+  gap.Skip();
+  for (const auto& [time, why] : std::vector<std::pair<std::optional<std::string>, std::string>>{
+           {corrupt, "'data.t' is not a valid BSONColumn"},
+           {gap.Release(), "lacks measurement 1"},
+           {NumberColumn(4, true), "holds 4 measurements but 'control.count' is 3"},
+           {std::nullopt, "no time column 'data.t'"}}) {
+    std::vector<std::pair<std::string, std::string>> columns = {{"v", v}};
+    if (time) columns.insert(columns.begin(), {"t", *time});
+    BsonObj bucket = CompressedBucket(3, columns);
+    expect_v(bucket, {"v"});
+    expect_corrupt(bucket, {"v", "t"}, why);
+    // The row path needs every row's time: it fails whatever it produces.
+    UnpackSpec only_v = Spec();
+    only_v.mode = UnpackSpec::Mode::kInclude;
+    only_v.fields = {"v"};
+    Status st = BucketUnpacker(only_v).Unpack(bucket, [](BsonObj) { return true; });
+    EXPECT_EQ(st.code(), ErrorCode::kDataCorruptionDetected) << why;
+  }
+  // A named column whose cells disagree with control.count fails, time column or not.
+  expect_corrupt(CompressedBucket(3, {{"t", t}, {"v", NumberColumn(2)}}), {"v"},
+                 "'data.v' holds 2 measurements but 'control.count' is 3");
+  expect_corrupt(CompressedBucket(3, {{"t", t}, {"v", NumberColumn(4)}}), {"v"},
+                 "'data.v' holds 4 measurements but 'control.count' is 3");
+  expect_corrupt(CompressedBucket(3, {{"t", t}, {"v", corrupt}}), {"v"},
+                 "'data.v' is not a valid BSONColumn");
+  // Columns past the last named one are not read; one named after them is, and a name the
+  // bucket lacks makes the walk go to the end.
+  BsonObj tail = CompressedBucket(3, {{"t", t}, {"v", v}, {"bad", corrupt}, {"w", v}});
+  expect_v(tail, {"v"});
+  expect_v(tail, {"v", "t"});
+  expect_v(tail, {"v", "v"});
+  expect_v(tail, {"v", "nope"});
+  expect_corrupt(tail, {"v", "w", "bad"}, "'data.bad' is not a valid BSONColumn");
+  auto n = BucketUnpacker::Columns(tail, "t", {"v", "w"}, &cols);
+  ASSERT_TRUE(n.ok()) << n.status().ToString();
+  EXPECT_TRUE(cols[1].present);
+  // Naming nothing decodes nothing: the rows are control.count.
+  n = BucketUnpacker::Columns(CompressedBucket(3, {{"t", corrupt}}), "t", {}, &cols);
+  ASSERT_TRUE(n.ok()) << n.status().ToString();
+  EXPECT_EQ(n.value(), 3);
 }
 
 TEST(BucketUnpackerTest, ColumnsOfSparseRowNumbersAndReusedOutput) {
