@@ -1,8 +1,10 @@
-// In-process timing of the BSONColumn decoders on the columns of a TSBS cpu-only bucket (what
-// `ts_bench ingest` writes): 360 rows of a random-walk double (N(0,1) steps clamped to [0, 100],
-// full precision), the time column (a date every 10 s), and for comparison a small int64 counter
-// and 2-decimal doubles. For each: ns per cell to decode into elements (DecodeBsonColumnElements,
-// what a version-1 read gets without decoding) and into numbers (DecodeBsonColumnValues).
+// In-process timing of the BSONColumn decoders and encoder on the columns of a TSBS cpu-only
+// bucket (what `ts_bench ingest` writes): 360 rows of a random-walk double (N(0,1) steps clamped
+// to [0, 100], full precision), the time column (a date every 10 s), and for comparison a small
+// int64 counter and 2-decimal doubles. For each: ns per cell to decode into elements
+// (DecodeBsonColumnElements, what a version-1 read gets without decoding), into numbers
+// (DecodeBsonColumnValues), and to encode (BsonColumnBuilder, what compressing a closed bucket
+// does per column).
 //   column_decode_bench [--rows 360] [--iters 4000]
 #include <algorithm>
 #include <chrono>
@@ -73,11 +75,12 @@ int main(int argc, char** argv) {
   }
   struct Case {
     const char* name;
+    const std::vector<BsonObj>* cells;
     std::string binary;
-  } cases[] = {{"double_walk", Column(walk)},
-               {"time", Column(time)},
-               {"int64_counter", Column(counter)},
-               {"double_2dp", Column(cents)}};
+  } cases[] = {{"double_walk", &walk, Column(walk)},
+               {"time", &time, Column(time)},
+               {"int64_counter", &counter, Column(counter)},
+               {"double_2dp", &cents, Column(cents)}};
   bc::ColumnElements elements;
   bc::ColumnValues values;
   for (const Case& c : cases) {
@@ -87,10 +90,13 @@ int main(int argc, char** argv) {
     const double v = NsPerCell(iters, rows, [&] {
       if (!bc::DecodeBsonColumnValues(c.binary, &values, rows, rows + 1).ok()) std::abort();
     });
+    const double enc = NsPerCell(iters / 4, rows, [&] {
+      if (Column(*c.cells) != c.binary) std::abort();
+    });
     std::printf(
         "RESULT column=%s rows=%d bytes=%zu elements_ns_per_cell=%.2f values_ns_per_cell=%.2f "
-        "typed=%d\n",
-        c.name, rows, c.binary.size(), e, v, values.type != hourglass::bson::BsonType::kEOO);
+        "typed=%d encode_ns_per_cell=%.2f\n",
+        c.name, rows, c.binary.size(), e, v, values.type != hourglass::bson::BsonType::kEOO, enc);
   }
   return 0;
 }

@@ -8,6 +8,8 @@
 #include <cstring>
 #include <limits>
 #include <optional>
+#include <random>
+#include <vector>
 
 #include "bsoncolumn/bson_column_builder.h"
 #include "bsoncolumn/bson_column_decoder.h"
@@ -706,6 +708,61 @@ TEST(BsonColumnLayoutTest, ObjectLiteralsAndRepeatsDecode) {
   ASSERT_EQ(decoded.value().size(), 3u);
   EXPECT_EQ(decoded.value()[1].element().Obj().bytes(), o.bytes());
   EXPECT_EQ(decoded.value()[2].element().type(), bson::BsonType::kArray);
+}
+
+}  // namespace
+}  // namespace hourglass::bsoncolumn
+
+namespace hourglass::bsoncolumn {
+namespace {
+
+// EncodeDoubleLowestScale settles a double that fails at scale 10^8 without trying the smaller
+// scales; it must pick exactly the scale (and integer) that trying every scale in order picks.
+TEST(BsonColumnLayoutTest, LowestScaleShortcutAgreesWithTryingEveryScale) {
+  auto reference = [](double v, int min_index) -> std::pair<int64_t, int> {
+    for (int i = min_index; i < kScaleMemoryAsInteger; ++i) {
+      if (auto e = EncodeDouble(v, i)) return {*e, i};
+    }
+    int64_t bits;
+    std::memcpy(&bits, &v, 8);
+    return {bits, kScaleMemoryAsInteger};
+  };
+  std::mt19937_64 rng(7);
+  std::uniform_real_distribution<double> uniform(-2e7, 2e7);
+  const double pow10[] = {1, 10, 100, 1000, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9};
+  std::vector<double> values = {0.0,
+                                -0.0,
+                                0.1,
+                                0.2,
+                                0.3,
+                                1e-8,
+                                3e-8,
+                                1e-9,
+                                11258999.06842624,
+                                11258999.06842625,
+                                -11258999.06842624,
+                                1e300,
+                                5e-324,
+                                std::numeric_limits<double>::infinity(),
+                                std::numeric_limits<double>::quiet_NaN()};
+  for (int i = 0; i < 400000; ++i) {
+    const double whole = uniform(rng);
+    values.push_back(whole);                          // full precision
+    const int digits = static_cast<int>(rng() % 10);  // 0-9 decimal digits
+    values.push_back(std::round(whole * pow10[digits]) / pow10[digits]);
+    values.push_back(std::round(whole / 1e4 * pow10[digits]) / pow10[digits]);  // small values
+  }
+  int checked = 0;
+  for (double v : values) {
+    for (int min_index = 0; min_index < kScaleMemoryAsInteger; ++min_index) {
+      const auto want = reference(v, min_index);
+      const auto got = EncodeDoubleLowestScale(v, min_index);
+      ASSERT_EQ(got.second, want.second) << v << " from scale " << min_index;
+      ASSERT_EQ(got.first, want.first) << v << " from scale " << min_index;
+      ++checked;
+    }
+  }
+  EXPECT_GT(checked, 5000000);
 }
 
 }  // namespace

@@ -66,6 +66,15 @@ std::optional<int64_t> EncodeDouble(double v, int scale_index) {
 }
 
 std::pair<int64_t, int> EncodeDoubleLowestScale(double v, int min_index) {
+  // A value that encodes at a scale encodes at every larger one as long as |v × 10^8| < 2^50
+  // (the product's rounding error then stays far below one half, and r × 10^(8-s) / 10^8 is the
+  // same rational as r / 10^s): one that fails at 10^8 fails at all of them. Full-precision
+  // doubles, the common case, are settled with one try instead of five.
+  constexpr double kAllScalesAgree = 1125899906842624.0 / 1e8;  // 2^50 / 10^8
+  if (min_index < kScaleMemoryAsInteger - 1 && std::fabs(v) < kAllScalesAgree &&
+      !EncodeDouble(v, kScaleMemoryAsInteger - 1)) {
+    return {BitsOf(v), kScaleMemoryAsInteger};
+  }
   for (int i = min_index; i < kScaleMemoryAsInteger; ++i) {
     if (auto e = EncodeDouble(v, i)) return {*e, i};
   }

@@ -328,8 +328,12 @@ bool ColumnStreamEncoder::AppendDouble(ColumnSink& sink, double value, double pr
   // A word was written: start again from the lowest scale for the values still pending.
   const int old_scale = scale_;
   std::tie(prev_enc64_, scale_) = EncodeDoubleLowestScale(last_in_prev_block_, 0);
-  Simple8bBuilder<uint64_t> old;
+  if (spares_.builders.size() <= spares_.depth) {
+    spares_.builders.push_back(std::make_unique<Simple8bBuilder<uint64_t>>());
+  }
+  Simple8bBuilder<uint64_t>& old = *spares_.builders[spares_.depth++];
   std::swap(s64_, old);
+  s64_.Reset();
   double prev = last_in_prev_block_;
   int64_t prev_encoded = *EncodeDouble(prev, old_scale);
   old.ForEachPending([&](const std::optional<uint64_t>& v, uint64_t count) {
@@ -344,6 +348,7 @@ bool ColumnStreamEncoder::AppendDouble(ColumnSink& sink, double value, double pr
       }
     }
   });
+  --spares_.depth;
   return true;
 }
 

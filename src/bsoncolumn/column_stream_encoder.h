@@ -20,10 +20,12 @@
 
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "bson/bson.h"
 #include "bsoncolumn/bson_column_values.h"
@@ -87,6 +89,18 @@ class ColumnStreamEncoder {
   int scale_ = kScaleMemoryAsInteger;
   ptrdiff_t control_offset_ = -1;
   bool store128_ = false;
+  // Builders AppendDouble re-appends pending values from, one per level of its recursion, kept
+  // so that their memory is reused. Scratch, not state: a copy of the encoder starts without.
+  struct Spares {
+    Spares() = default;
+    Spares(const Spares&) {}
+    Spares& operator=(const Spares&) { return *this; }
+    Spares(Spares&&) = default;
+    Spares& operator=(Spares&&) = default;
+    std::vector<std::unique_ptr<Simple8bBuilder<uint64_t>>> builders;
+    size_t depth = 0;
+  };
+  Spares spares_;
 };
 
 }  // namespace hourglass::bsoncolumn

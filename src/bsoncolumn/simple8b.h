@@ -212,6 +212,16 @@ class Simple8bBuilder {
     }
   }
 
+  // Back to the state of a new builder, keeping the pending list's memory.
+  void Reset() {
+    rle_count_ = 0;
+    last_in_prev_word_ = T{0};
+    max_bits_ = simple8b::kMinDataBits;
+    last_valid_ext_ = 0;
+    possible_ = {true, true, true, true};
+    pending_.clear();
+  }
+
   bool RlePossible() const { return pending_.empty() || rle_count_ != 0; }
   bool Empty() const { return pending_.empty() && rle_count_ == 0; }
 
