@@ -819,6 +819,7 @@ Status BucketCatalog::Commit(const TimeseriesCollection& coll, storage::Session&
 
 Status BucketCatalog::CommitWriteThrough(const TimeseriesCollection& coll, storage::Session& s,
                                          const std::shared_ptr<WriteBatch>& batch) {
+  InternalReads internal;  // its reads (resync, index maintenance) are the catalog's own
   Bucket& b = *batch->bucket;
   CollectionState& cs = State(coll.uuid);
   {
