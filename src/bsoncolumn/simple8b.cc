@@ -9,33 +9,21 @@ StatusWith<int> DecodeSimple8bWord(uint64_t word, bool is128, Simple8bSlot<uint1
   using namespace simple8b;
   const int selector = static_cast<int>(word & 0xF);
   const int nibble = static_cast<int>((word >> 4) & 0xF);
+  const Simple8bLayout l = Simple8bLayoutOf(word);
   if (selector == 0) return Status(ErrorCode::kInvalidBSON, "Simple-8b word with selector 0");
-  if (selector == static_cast<int>(kRleSelector)) {
-    *rle_repeats = (nibble + 1) * kRleMultiplier;
+  if (l.rle_repeats > 0) {
+    *rle_repeats = l.rle_repeats;
     return 0;
   }
-  int ext = kBase;
-  int index = selector;
-  if (selector == 7 || selector == 8) {
-    if (nibble != 0) {
-      if (selector == 7 && nibble <= 9) {
-        ext = kSeven;
-      } else if (selector == 8 && nibble <= 7) {
-        ext = kEightSmall;
-      } else if (selector == 8 && nibble <= 13) {
-        ext = kEightLarge;
-      } else {
-        return Status(ErrorCode::kInvalidBSON, "Simple-8b word with invalid extended selector " +
-                                                   std::to_string(selector) + "/" +
-                                                   std::to_string(nibble));
-      }
-      index = nibble;
-    }
+  if (l.ext < 0) {
+    return Status(ErrorCode::kInvalidBSON, "Simple-8b word with invalid extended selector " +
+                                               std::to_string(selector) + "/" +
+                                               std::to_string(nibble));
   }
+  const int ext = l.ext, index = l.index, start = l.start;
   const int count = kValuesPerWord[ext][index];
   const int bits = kBitsPerValue[ext][index];
   const int zbits = kTrailingZeroBits[ext];
-  const int start = (selector == 7 || selector == 8) ? 8 : 4;
   const uint64_t mask = (uint64_t{1} << (bits + zbits)) - 1;
   const int multiplier = ext == kSeven ? 1 : 4;
   for (int i = 0; i < count; ++i) {

@@ -79,6 +79,41 @@ inline uint8_t TrailingZeros(uint128 v) {
 
 }  // namespace simple8b
 
+// What a word's selector (and, for selectors 7 and 8, its extension nibble) says: an RLE word
+// (rle_repeats > 0), or slots of table row `ext` (kBase, kSeven, kEightSmall, kEightLarge; -1 for
+// selector 0 or an unknown extension) and column `index` starting at bit `start`.
+struct Simple8bLayout {
+  int ext = simple8b::kBase;
+  int index = 0;
+  int start = 4;
+  int rle_repeats = 0;
+};
+inline Simple8bLayout Simple8bLayoutOf(uint64_t word) {
+  using namespace simple8b;
+  const int selector = static_cast<int>(word & 0xF);
+  const int nibble = static_cast<int>((word >> 4) & 0xF);
+  Simple8bLayout l;
+  l.index = selector;
+  if (selector == 0) {
+    l.ext = -1;
+  } else if (selector == static_cast<int>(kRleSelector)) {
+    l.rle_repeats = (nibble + 1) * kRleMultiplier;
+  } else if (selector == 7 || selector == 8) {
+    l.start = 8;
+    if (nibble != 0) {
+      l.index = nibble;
+      if (selector == 7 && nibble <= 9) {
+        l.ext = kSeven;
+      } else if (selector == 8 && nibble <= 13) {
+        l.ext = nibble <= 7 ? kEightSmall : kEightLarge;
+      } else {
+        l.ext = -1;
+      }
+    }
+  }
+  return l;
+}
+
 // One decoded slot: a value or a skip.
 template <typename T>
 struct Simple8bSlot {
@@ -101,35 +136,20 @@ StatusWith<int> DecodeSimple8bWord64Rare(uint64_t word, int* rle_repeats);  // i
 inline StatusWith<int> DecodeSimple8bWord64(uint64_t word, uint64_t* values, uint64_t* skips,
                                             int* rle_repeats) {
   using namespace simple8b;
-  const int selector = static_cast<int>(word & 0xF);
-  const int nibble = static_cast<int>((word >> 4) & 0xF);
-  if (selector == static_cast<int>(kRleSelector)) {
-    *rle_repeats = (nibble + 1) * kRleMultiplier;
+  const Simple8bLayout l = Simple8bLayoutOf(word);
+  if (l.rle_repeats > 0) {
+    *rle_repeats = l.rle_repeats;
     return 0;
   }
-  int ext = kBase;
-  int index = selector;
-  if (selector == 7 || selector == 8) {
-    if (nibble != 0) {
-      if (selector == 7 && nibble <= 9) {
-        ext = kSeven;
-      } else if (selector == 8 && nibble <= 13) {
-        ext = nibble <= 7 ? kEightSmall : kEightLarge;
-      } else {
-        ext = -1;
-      }
-      index = nibble;
-    }
-  }
-  if (selector == 0 || ext < 0) {
+  if (l.ext < 0) {
     // Invalid words: the general decoder says which, with its message.
     return DecodeSimple8bWord64Rare(word, rle_repeats);
   }
+  const int ext = l.ext, index = l.index, start = l.start;
   const int count = kValuesPerWord[ext][index];
   const int bits = kBitsPerValue[ext][index];
   const int zbits = kTrailingZeroBits[ext];
   const int width = bits + zbits;
-  const int start = (selector == 7 || selector == 8) ? 8 : 4;
   const uint64_t mask = width >= 64 ? ~uint64_t{0} : (uint64_t{1} << width) - 1;
   uint64_t skipped = 0;
   if (ext == kBase) {
@@ -155,9 +175,7 @@ inline StatusWith<int> DecodeSimple8bWord64(uint64_t word, uint64_t* values, uin
     const uint64_t payload = slot >> zbits;
     const int payload_width = 64 - std::countl_zero(payload);
     if (payload != 0 && payload_width + shift > 64) {
-      return Status(ErrorCode::kInvalidBSON,
-                    "Simple-8b value does not fit the stream's width (selector " +
-                        std::to_string(selector) + "/" + std::to_string(nibble) + ")");
+      return DecodeSimple8bWord64Rare(word, rle_repeats);  // the general decoder's error
     }
     values[i] = payload == 0 ? 0 : payload << shift;
   }
