@@ -155,16 +155,28 @@ Status CheckCompressedBucket(const BsonObj& bucket, std::string_view time_field)
   return Status::OK();
 }
 
+namespace {
+// A malformed compressed bucket, as reads report it.
+Status Corrupt(const BsonObj& bucket, const Status& why) {
+  return Status(ErrorCode::kDataCorruptionDetected,
+                "malformed time-series bucket " + DescribeBucketId(bucket) + ": " + why.reason());
+}
+
+// What every read of a compressed bucket starts from: its row count and its `data` object.
+StatusWith<std::pair<int64_t, BsonObj>> CountAndData(const BsonObj& bucket) {
+  auto count = ControlCount(bucket);
+  if (!count.ok()) return Corrupt(bucket, count.status());
+  BsonElement data = bucket["data"];
+  if (data.type() != BsonType::kObject) return Corrupt(bucket, Bad("'data' is not an object"));
+  return std::make_pair(count.value(), data.Obj());
+}
+}  // namespace
+
 StatusWith<BsonObj> DecompressBucket(const BsonObj& bucket, std::string_view time_field,
                                      const std::function<bool(std::string_view)>& want) {
-  auto corrupt = [&](const Status& why) {
-    return Status(ErrorCode::kDataCorruptionDetected,
-                  "malformed time-series bucket " + DescribeBucketId(bucket) + ": " + why.reason());
-  };
-  auto count = ControlCount(bucket);
-  if (!count.ok()) return corrupt(count.status());
-  BsonElement data = bucket["data"];
-  if (data.type() != BsonType::kObject) return corrupt(Bad("'data' is not an object"));
+  auto corrupt = [&](const Status& why) { return Corrupt(bucket, why); };
+  HG_ASSIGN_OR_RETURN(auto count_data, CountAndData(bucket));
+  const int64_t count = count_data.first;
   BsonBuilder b;
   bool saw_time = false;
   for (BsonElement top : bucket) {
@@ -193,8 +205,7 @@ StatusWith<BsonObj> DecompressBucket(const BsonObj& bucket, std::string_view tim
       saw_time = saw_time || is_time;
       if (!is_time && want && !want(col.FieldName())) continue;
       auto cells = PooledCells();
-      Status st =
-          DecodeColumn(col, count.value(), is_time, /*check_time_types=*/false, cells.get());
+      Status st = DecodeColumn(col, count, is_time, /*check_time_types=*/false, cells.get());
       if (!st.ok()) return corrupt(st);
       size_t o = b.OpenObject(col.FieldName());
       for (size_t row = 0; row < cells->size(); ++row) {
@@ -218,17 +229,12 @@ StatusWith<int64_t> DecodeCompressedColumns(const BsonObj& bucket, std::string_v
                                             const std::function<bool(std::string_view)>& numbers,
                                             size_t max_columns) {
   out->clear();
-  auto corrupt = [&](const Status& why) {
-    return Status(ErrorCode::kDataCorruptionDetected,
-                  "malformed time-series bucket " + DescribeBucketId(bucket) + ": " + why.reason());
-  };
-  auto count = ControlCount(bucket);
-  if (!count.ok()) return corrupt(count.status());
-  BsonElement data = bucket["data"];
-  if (data.type() != BsonType::kObject) return corrupt(Bad("'data' is not an object"));
+  auto corrupt = [&](const Status& why) { return Corrupt(bucket, why); };
+  HG_ASSIGN_OR_RETURN(auto count_data, CountAndData(bucket));
+  const auto& [count, data] = count_data;
   bool saw_time = false;
   size_t distinct = 0;  // differently named columns decoded
-  for (BsonElement col : data.Obj()) {
+  for (BsonElement col : data) {
     if (distinct == max_columns) break;
     const std::string_view name = col.FieldName();
     if (want && !want(name)) continue;
@@ -238,7 +244,7 @@ StatusWith<int64_t> DecodeCompressedColumns(const BsonObj& bucket, std::string_v
     std::shared_ptr<bsoncolumn::ColumnValues> values;
     if (numbers && numbers(name)) values = Pooled<bsoncolumn::ColumnValues>();
     bool as_numbers = false;
-    Status st = DecodeColumn(col, count.value(), is_time, /*check_time_types=*/false, cells.get(),
+    Status st = DecodeColumn(col, count, is_time, /*check_time_types=*/false, cells.get(),
                              values.get(), &as_numbers);
     if (!st.ok()) return corrupt(st);
     if (std::none_of(out->begin(), out->end(),
@@ -255,7 +261,7 @@ StatusWith<int64_t> DecodeCompressedColumns(const BsonObj& bucket, std::string_v
   if (!saw_time && distinct != max_columns && (!want || want(time_field))) {
     return corrupt(Bad("no time column " + ColumnName(time_field)));
   }
-  return count.value();
+  return count;
 }
 
 StatusWith<BsonObj> CompressBucket(const BsonObj& bucket, std::string_view time_field, int version,
