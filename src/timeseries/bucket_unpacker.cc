@@ -248,16 +248,7 @@ Status BucketUnpacker::Unpack(const BsonObj& bucket,
   time.header.push_back('\0');
   time.name = spec_.time_field;
 
-  std::string meta_cell;  // the whole meta element, renamed
-  if (include_meta_) {
-    BsonElement meta = bucket["meta"];
-    if (!meta.eoo()) {
-      meta_cell.push_back(*meta.raw());
-      meta_cell.append(*spec_.meta_field);
-      meta_cell.push_back('\0');
-      meta_cell.append(meta.value(), meta.ValueSize());
-    }
-  }
+  const std::string meta_cell = MetaCell(bucket);  // the whole meta element, renamed
 
   // One row never holds more than every field name plus every value byte of the bucket, so a
   // buffer of that size is written without bounds checks and reused for every row. It is
@@ -313,6 +304,18 @@ Status BucketUnpacker::Unpack(const BsonObj& bucket,
   return Status::OK();
 }
 
+std::string BucketUnpacker::MetaCell(const BsonObj& bucket) const {
+  std::string cell;
+  if (!include_meta_) return cell;
+  BsonElement meta = bucket["meta"];
+  if (meta.eoo()) return cell;
+  cell.push_back(*meta.raw());
+  cell.append(*spec_.meta_field);
+  cell.push_back('\0');
+  cell.append(meta.value(), meta.ValueSize());
+  return cell;
+}
+
 Status BucketUnpacker::UnpackCompressed(
     const BsonObj& bucket, const std::function<bool(int64_t, const BsonElement&)>& keep_row,
     const std::function<bool(BsonObj)>& emit) const {
@@ -341,16 +344,7 @@ Status BucketUnpacker::UnpackCompressed(
     }
     columns.push_back(Out{c.cells.get(), c.name});
   }
-  std::string meta_cell;  // the whole meta element, renamed
-  if (include_meta_) {
-    BsonElement meta = bucket["meta"];
-    if (!meta.eoo()) {
-      meta_cell.push_back(*meta.raw());
-      meta_cell.append(*spec_.meta_field);
-      meta_cell.push_back('\0');
-      meta_cell.append(meta.value(), meta.ValueSize());
-    }
-  }
+  const std::string meta_cell = MetaCell(bucket);  // the whole meta element, renamed
   // A cell's element is type, empty name (one NUL), value: renamed by writing the type, the
   // output name with its NUL, then the value.
   auto append = [](std::string& row, const BsonElement& cell, std::string_view name) {

@@ -105,6 +105,9 @@ class BucketUnpacker {
       const bson::BsonObj& bucket,
       const std::function<bool(int64_t position, const bson::BsonElement& time)>& keep_row,
       const std::function<bool(bson::BsonObj)>& emit) const;
+  // The bucket's meta element renamed to the metaField, as each row carries it (empty when rows
+  // carry no meta).
+  std::string MetaCell(const bson::BsonObj& bucket) const;
 
   bool include_time_;
   bool include_meta_;
