@@ -7,12 +7,14 @@ with j: true, and direct writes, drops and restarts keep the buckets whole."""
 
 import datetime
 import json
+import subprocess
 
 import pytest
 from bson import ObjectId
 from pymongo import WriteConcern
 from pymongo.errors import OperationFailure
 
+from conftest import command_error, hourglassd_path
 from test_durability import kill_during_journaled_writes
 from tsbuckets import MISSING, bucket_count, columns
 
@@ -184,6 +186,37 @@ def test_write_back_is_chosen_at_startup(held):
     got = c.admin.command("getParameter", 1, hourglassTimeseriesWriteBack=1)
     assert got["hourglassTimeseriesWriteBack"] is True
     c.close()
+
+
+def test_write_back_parameters_refuse_bad_values(held, tmp_path):
+    c = held.client()
+    try:
+        for name in ("hourglassTimeseriesWriteBackIntervalMillis",
+                     "hourglassTimeseriesWriteBackMaxBytes",
+                     "hourglassTimeseriesJournalBelowRows"):
+            before = c.admin.command("getParameter", 1, **{name: 1})[name]
+            for bad in (-1, "1000", None, 1.5e30):
+                code, _, msg = command_error(c.admin, {"setParameter": 1, name: bad})
+                assert code == 2, (name, bad)
+                assert name in msg or "integer" in msg or "number" in msg, msg
+            # Unchanged by the refusals; 0 is allowed (flush after every request, never
+            # journal).
+            assert c.admin.command("getParameter", 1, **{name: 1})[name] == before
+            c.admin.command("setParameter", 1, **{name: 0})
+            assert c.admin.command("getParameter", 1, **{name: 1})[name] == 0
+            c.admin.command("setParameter", 1, **{name: before})
+        # The server still takes measurements after the refusals.
+        c.wb.create_collection("ts", timeseries={"timeField": "t", "metaField": "m"})
+        c.wb.ts.insert_one({"t": at(0), "m": 1, "v": 1})
+        assert c.wb.ts.count_documents({}) == 1
+    finally:
+        c.close()
+    # Not a boolean at startup: the server does not start, and says which parameter.
+    r = subprocess.run([hourglassd_path(), "--dbpath", str(tmp_path), "--port", "1",
+                        "--setParameter", "hourglassTimeseriesWriteBack=maybe"],
+                       capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL)
+    assert r.returncode != 0
+    assert "hourglassTimeseriesWriteBack" in r.stdout + r.stderr
 
 
 def test_journal_is_replayed_by_a_server_started_without_write_back(fresh_server, tmp_path):
