@@ -223,13 +223,17 @@ std::optional<std::string> MergeObj(const char* ref, const char* obj) {
 
 }  // namespace
 
+bool BsonColumnBuilder::CanHold(BsonType type, const char* value) {
+  return type != BsonType::kCodeWScope && !(IsObjOrArray(type) && ContainsCodeWScope(value));
+}
+
 Status BsonColumnBuilder::Append(const bson::BsonElement& e) {
   if (e.eoo()) {
     Skip();
     return Status::OK();
   }
   const BsonType type = e.type();
-  if (type == BsonType::kCodeWScope || (IsObjOrArray(type) && ContainsCodeWScope(e.value()))) {
+  if (!CanHold(type, e.value())) {
     return Status(ErrorCode::kBadValue, "a BSONColumn cannot hold CodeWScope values");
   }
   ++cells_;
@@ -511,13 +515,13 @@ std::string BsonColumnBuilder::Finish() const {
   return out;
 }
 
-BsonColumnBuilder::Diff BsonColumnBuilder::Intermediate() {
+BsonColumnBuilder::Proposal BsonColumnBuilder::ProposeIntermediate() const {
   auto [stable, tail] = StableTail();
-  Diff diff;
+  Proposal p;
   if (!intermediate_called_) {
-    diff.data.reserve(stable + tail.size());
-    diff.data.append(buf_, 0, stable);
-    diff.data.append(tail);
+    p.diff.data.reserve(stable + tail.size());
+    p.diff.data.append(buf_, 0, stable);
+    p.diff.data.append(tail);
   } else {
     // The previous binary was buf_[0, last_stable_) + last_tail_, and buf_ only grew since: the
     // edit starts where the bytes from last_stable_ on first differ from last_tail_.
@@ -529,13 +533,32 @@ BsonColumnBuilder::Diff BsonColumnBuilder::Intermediate() {
     const size_t limit = std::min(now.size(), last_tail_.size());
     size_t same = 0;
     while (same < limit && now[same] == last_tail_[same]) ++same;
-    diff.offset = last_stable_ + same;
-    diff.data.assign(now, same, std::string::npos);
+    p.diff.offset = last_stable_ + same;
+    p.diff.data.assign(now, same, std::string::npos);
   }
+  p.stable = stable;
+  p.tail = std::move(tail);
+  return p;
+}
+
+void BsonColumnBuilder::AcceptIntermediate(Proposal proposal) {
   intermediate_called_ = true;
-  last_stable_ = stable;
-  last_tail_ = std::move(tail);
+  last_stable_ = proposal.stable;
+  last_tail_ = std::move(proposal.tail);
+}
+
+BsonColumnBuilder::Diff BsonColumnBuilder::Intermediate() {
+  Proposal p = ProposeIntermediate();
+  Diff diff = std::move(p.diff);
+  AcceptIntermediate(std::move(p));
   return diff;
+}
+
+size_t BsonColumnBuilder::ApproxMemory() const {
+  size_t n = sizeof(*this) + buf_.capacity() + last_tail_.capacity() + reference_.capacity();
+  for (const std::string& o : buffered_) n += sizeof(o) + o.capacity();
+  for (const SubStream& st : streams_) n += sizeof(st) + st.buf.capacity();
+  return n;
 }
 
 StatusWith<BsonColumnBuilder> BsonColumnBuilder::FromBinary(std::string_view binary) {

@@ -71,6 +71,9 @@ class BsonColumnBuilder {
   // Appends `e`'s value (its field name is ignored); EOO appends a missing cell. BadValue for
   // CodeWScope, at any depth, which a column cannot hold (the builder is unchanged).
   Status Append(const bson::BsonElement& e);
+  // Whether a column can hold the value of an element of type `type` whose value bytes start at
+  // `value` (anything but CodeWScope, at any depth).
+  static bool CanHold(bson::BsonType type, const char* value);
   // Appends a missing cell.
   void Skip();
 
@@ -80,6 +83,19 @@ class BsonColumnBuilder {
   // gives Finish()'s bytes. Amortized cost in proportion to what was appended since the previous
   // call (plus the pending part, see above).
   Diff Intermediate();
+  // Intermediate() in two steps, for a caller whose write of the diff may fail or be retried:
+  // ProposeIntermediate() computes it without recording it (any number of times);
+  // AcceptIntermediate() records the proposal that reached storage. Appending between the two
+  // is not allowed.
+  struct Proposal {
+    Diff diff;
+    size_t stable = 0;
+    std::string tail;
+  };
+  Proposal ProposeIntermediate() const;
+  void AcceptIntermediate(Proposal proposal);
+  // Bytes held (written column, pending values, the last intermediate tail).
+  size_t ApproxMemory() const;
   // The column, finishing the builder itself (no copy); the builder is empty afterwards.
   std::string Release();
 

@@ -38,6 +38,8 @@ Status ApplyConfigFile(const std::string& path, ParsedOptions* out) {
       if (storage["inMemory"]) out->server.in_memory = storage["inMemory"].as<bool>();
       auto cache = storage["wiredTiger"]["engineConfig"]["cacheSizeGB"];
       if (cache) out->cache_size_mb = static_cast<int>(cache.as<double>() * 1024);
+      auto engine_config = storage["wiredTiger"]["engineConfig"]["configString"];
+      if (engine_config) out->engine_config = engine_config.as<std::string>();
       auto compressor = storage["wiredTiger"]["collectionConfig"]["blockCompressor"];
       if (compressor) {
         out->block_compressor = compressor.as<std::string>();
@@ -92,6 +94,9 @@ StatusWith<ParsedOptions> ParseOptions(int argc, char** argv) {
   std::string block_compressor;
   app.add_option("--wiredTigerCollectionBlockCompressor", block_compressor,
                  "Block compressor of new collections: snappy (default), zlib, zstd or none");
+  std::string engine_config;
+  app.add_option("--wiredTigerEngineConfigString", engine_config,
+                 "WiredTiger configuration appended to the engine's (wiredtiger_open) own");
   app.add_option("--wiredTigerCacheSizeGB", out.cache_size_mb, "WiredTiger cache size (MB)")
       ->transform(
           [](std::string s) { return std::to_string(static_cast<int>(std::stod(s) * 1024)); });
@@ -117,6 +122,7 @@ StatusWith<ParsedOptions> ParseOptions(int argc, char** argv) {
   if (in_memory) out.server.in_memory = true;
   if (!logpath.empty()) out.server.logpath = logpath;
   if (max_conns > 0) out.server.max_conns = max_conns;
+  if (!engine_config.empty()) out.engine_config = engine_config;
   if (!block_compressor.empty()) {
     out.block_compressor = block_compressor;
     out.block_compressor_given = true;
@@ -145,11 +151,18 @@ StatusWith<ParsedOptions> ParseOptions(int argc, char** argv) {
   size_t storage = parsed.OpenObject("storage");
   parsed.AppendString("dbPath", out.server.dbpath);
   if (out.server.in_memory) parsed.AppendBool("inMemory", true);
-  if (out.block_compressor_given) {
+  if (out.block_compressor_given || !out.engine_config.empty()) {
     size_t wt = parsed.OpenObject("wiredTiger");
-    size_t cc = parsed.OpenObject("collectionConfig");
-    parsed.AppendString("blockCompressor", out.block_compressor);
-    parsed.Close(cc);
+    if (!out.engine_config.empty()) {
+      size_t ec = parsed.OpenObject("engineConfig");
+      parsed.AppendString("configString", out.engine_config);
+      parsed.Close(ec);
+    }
+    if (out.block_compressor_given) {
+      size_t cc = parsed.OpenObject("collectionConfig");
+      parsed.AppendString("blockCompressor", out.block_compressor);
+      parsed.Close(cc);
+    }
     parsed.Close(wt);
   }
   parsed.Close(storage);

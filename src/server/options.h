@@ -21,6 +21,8 @@ struct ParsedOptions {
   // the block compressor of collections created from now on (snappy, zlib, zstd or none).
   std::string block_compressor = "snappy";
   bool block_compressor_given = false;  // for getCmdLineOpts' "parsed"
+  // mongod's --wiredTigerEngineConfigString: appended to WiredTiger's open configuration.
+  std::string engine_config;
   // name=value pairs from --setParameter and the config file's setParameter section.
   std::vector<std::pair<std::string, std::string>> set_parameters;
   bool exit_now = false;  // --help / --version printed

@@ -45,6 +45,9 @@ struct EngineOptions {
   // WiredTiger extensions (without the snappy one, the default falls back to none with a
   // warning; a zlib asked for and missing fails Open); zstd is built in (wiredtiger_zstd.cc).
   std::string block_compressor = "snappy";
+  // WiredTiger configuration appended to the engine's own at open (mongod's
+  // --wiredTigerEngineConfigString); a later key overrides an earlier one. Invalid: Open fails.
+  std::string extra_config;
 };
 
 // The block compressors a table may name (block_compressor=...): none, snappy, zlib, zstd.

@@ -533,6 +533,7 @@ StatusWith<std::unique_ptr<KvEngine>> KvEngine::Open(const EngineOptions& opts) 
     compressors.insert(name);
   }
   config += "]";
+  if (!opts.extra_config.empty()) config += "," + opts.extra_config;
   if (opts.block_compressor == "zlib" && !compressors.contains("zlib")) {
     return Status(ErrorCode::kBadValue,
                   "block compressor 'zlib' asked for, but WiredTiger's zlib extension "

@@ -11,6 +11,7 @@
 
 #include "base/logger.h"
 #include "base/server_parameters.h"
+#include "bsoncolumn/bson_column_builder.h"
 #include "catalog/record_store.h"
 #include "storage/write_conflict.h"
 #include "timeseries/bucket_compression.h"
@@ -89,6 +90,7 @@ struct Params {
   ServerParameter* idle_per_attempt;
   ServerParameter* max_retries;
   ServerParameter* compress_closed;
+  ServerParameter* always_compress;
   ServerParameter* write_back;
   ServerParameter* write_back_interval;
   ServerParameter* write_back_bytes;
@@ -126,6 +128,9 @@ const Params& GetParams() {
     const char* compress = "hourglassTimeseriesCompressClosedBuckets";
     q.compress_closed = reg.Find(compress);
     if (q.compress_closed == nullptr) q.compress_closed = reg.Register(compress, true, true, true);
+    const char* always = "hourglassTimeseriesAlwaysCompressBuckets";
+    q.always_compress = reg.Find(always);
+    if (q.always_compress == nullptr) q.always_compress = reg.Register(always, true, true, true);
     // Read once, by OpenJournal at startup: a running server cannot change how it writes.
     const char* write_back = "hourglassTimeseriesWriteBack";
     q.write_back = reg.Find(write_back);
@@ -205,7 +210,10 @@ struct Bucket {
   std::atomic<bool> retired{false};
   bson::ObjectId retired_id{};
 
-  Bucket(const bson::ObjectId& id, const BsonElement& meta) : doc(id, meta) {}
+  // doc.compressed(), readable under the stripe mutex (doc is the committer's).
+  std::atomic<bool> compressed{false};
+
+  explicit Bucket(BucketDocument d) : doc(std::move(d)), compressed(doc.compressed()) {}
 };
 
 struct Archived {
@@ -308,6 +316,16 @@ struct InternalReads {
   InternalReads(const InternalReads&) = delete;
   InternalReads& operator=(const InternalReads&) = delete;
 };
+
+// The document of a new bucket: compressed from its first write while the server parameter
+// hourglassTimeseriesAlwaysCompressBuckets is true (the default, as MongoDB 8.0), else version 1.
+BucketDocument NewBucketDocument(const bson::ObjectId& id, const BsonElement& meta,
+                                 std::string_view time_field) {
+  if (GetParams().always_compress->GetBool()) {
+    return BucketDocument::Compressed(id, meta, time_field);
+  }
+  return BucketDocument(id, meta);
+}
 
 int64_t NowMillis() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -474,8 +492,7 @@ std::shared_ptr<Bucket> BucketCatalog::Reopen(const TimeseriesCollection& coll, 
   if (!layout.ok() || min_t.type() != bson::BsonType::kDate || control["closed"].Truthy()) {
     return nullptr;
   }
-  auto b = std::make_shared<Bucket>(layout.value().id(), BsonElement());
-  b->doc = std::move(layout).value();
+  auto b = std::make_shared<Bucket>(std::move(layout).value());
   b->series_key = series_key;
   b->min_time = min_t.DateMillis();
   auto fields = BucketFieldTree::FromBucket(control["min"].Obj(), control["max"].Obj());
@@ -662,7 +679,9 @@ StatusWith<std::shared_ptr<Bucket>> BucketCatalog::BucketFor(const TimeseriesCol
       // A bucket left behind by time moving forward is closed for good when closed buckets are
       // compressed (MongoDB's soft close); otherwise it, like one left by time moving backward,
       // still has room that a later measurement of its time range may reopen.
-      const bool compress = GetParams().compress_closed->GetBool() && r != Rollover::kTimeBackward;
+      // (A compressed bucket needs no compressing and stays reopenable like any other.)
+      const bool compress = !b->compressed.load() && GetParams().compress_closed->GetBool() &&
+                            r != Rollover::kTimeBackward;
       if (!compress && (r == Rollover::kTimeForward || r == Rollover::kTimeBackward)) {
         stripe.archived[series_key].push_back({b->doc.id(), b->min_time, b->era});
         ++num_archived_;
@@ -719,7 +738,8 @@ StatusWith<std::shared_ptr<Bucket>> BucketCatalog::BucketFor(const TimeseriesCol
     BsonBuilder mb;
     if (!meta.eoo()) AppendNormalizedMeta(mb, "meta", meta);
     BsonObj meta_obj = mb.Obj();
-    found = std::make_shared<Bucket>(NewBucketId(min_time), meta_obj.FirstElement());
+    found = std::make_shared<Bucket>(
+        NewBucketDocument(NewBucketId(min_time), meta_obj.FirstElement(), o.time_field));
     found->series_key = series_key;
     found->min_time = min_time;
     stripe.Register(found, found->doc.id());
@@ -782,11 +802,19 @@ StatusWith<std::shared_ptr<WriteBatch>> BucketCatalog::Insert(const TimeseriesCo
   static const BucketFieldTree kNoFields;
   const BucketFieldTree& open_fields = it == stripe.open.end() ? kNoFields : it->second->fields;
   MeasurementSize size;
-  bool fits =
-      open_fields.IsCompatible(m, meta_field, [&](const bson::FieldView& f) { size.Add(f); });
+  bool compressible = true;
+  bool fits = open_fields.IsCompatible(m, meta_field, [&](const bson::FieldView& f) {
+    size.Add(f);
+    compressible = compressible && bsoncolumn::BsonColumnBuilder::CanHold(f.type, f.value);
+  });
   int64_t add = size.Total(first);
   HG_ASSIGN_OR_RETURN(std::shared_ptr<Bucket> b, BucketFor(coll, s, stripe, series_key, m, t, meta,
                                                            static_cast<size_t>(add), fits));
+  if (!compressible && b->compressed.load()) {
+    return Status(ErrorCode::kBadValue,
+                  "a measurement holding a javascriptWithScope value cannot be stored in a "
+                  "compressed time-series bucket (see hourglassTimeseriesAlwaysCompressBuckets)");
+  }
   if (b->num_measurements == 0) add = size.Total(true);
   b->num_measurements++;
   b->size += add;
@@ -957,8 +985,10 @@ Status BucketCatalog::Write(const TimeseriesCollection& coll, storage::Session& 
       // rows start a new bucket instead.
       std::string meta_bytes;
       if (!b.doc.meta().eoo()) meta_bytes.assign(b.doc.meta().raw(), b.doc.meta().size());
-      b.doc = BucketDocument(NewBucketId(b.min_time),
-                             meta_bytes.empty() ? BsonElement() : BsonElement(meta_bytes.data()));
+      b.doc = NewBucketDocument(NewBucketId(b.min_time),
+                                meta_bytes.empty() ? BsonElement() : BsonElement(meta_bytes.data()),
+                                o.time_field);
+      b.compressed = b.doc.compressed();
       RebuildMinMax(StripeFor(b.series_key), batch, o, nullptr);
       control = batch.control;
       b.doc.StageRows(batch.measurements, meta_field);
@@ -1089,6 +1119,7 @@ Status BucketCatalog::Resync(const TimeseriesCollection& coll, storage::Session&
                   "time-series bucket " + b.doc.id().ToHex() + " was rewritten concurrently");
   }
   b.doc = std::move(layout).value();
+  b.compressed = b.doc.compressed();
   RebuildMinMax(StripeFor(b.series_key), batch, o, &control);
   return Status::OK();
 }
@@ -1120,7 +1151,7 @@ StatusWith<AppendResult> AppendToStoredBucket(catalog::Collection& buckets, stor
   if (existing != nullptr) {
     HG_ASSIGN_OR_RETURN(auto rec, buckets.FindRecord(s, catalog::ClusteredRecordId(*existing)));
     if (!rec) {
-      doc.emplace(*existing, meta);
+      doc.emplace(NewBucketDocument(*existing, meta, time_field));
     } else {
       const BsonObj& d = rec->doc;
       BsonElement c = d["control"];
@@ -1142,7 +1173,7 @@ StatusWith<AppendResult> AppendToStoredBucket(catalog::Collection& buckets, stor
   }
   if (!doc) {
     fresh = true;
-    doc.emplace(NewBucketId(min_time), meta);
+    doc.emplace(NewBucketDocument(NewBucketId(min_time), meta, time_field));
   }
   for (const BsonObj& row : rows) tree.Update(row, meta_field);
   const BsonObj control = BuildBucketControl(tree, time_field, start);

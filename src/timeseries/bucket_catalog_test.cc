@@ -17,6 +17,7 @@
 #include "catalog/record_store.h"
 #include "storage/storage_test_util.h"
 #include "storage/write_conflict.h"
+#include "timeseries/bucket_compression.h"
 #include "timeseries/bucket_unpacker.h"
 
 namespace hourglass::timeseries {
@@ -70,8 +71,32 @@ class ParamGuard {
   int64_t old_ = 0;
 };
 
+// Sets a boolean server parameter for the life of the object.
+class BoolParamGuard {
+ public:
+  BoolParamGuard(const char* name, bool v) {
+    RegisterTimeseriesParameters();
+    p_ = ServerParameterRegistry::Get().Find(name);
+    EXPECT_NE(p_, nullptr) << name;
+    if (!p_) return;
+    old_ = p_->GetBool();
+    EXPECT_TRUE(p_->Set(v).ok());
+  }
+  ~BoolParamGuard() {
+    if (p_) (void)p_->Set(old_);
+  }
+
+ private:
+  ServerParameter* p_ = nullptr;
+  bool old_ = false;
+};
+
+// Most tests read the buckets' version-1 layout, the easiest to inspect: the catalog's rules do
+// not depend on the layout. CompressedBucketCatalogTest covers the compressed one (the default).
 class BucketCatalogTest : public ::testing::Test {
  protected:
+  explicit BucketCatalogTest(bool compressed = false)
+      : layout_("hourglassTimeseriesAlwaysCompressBuckets", compressed) {}
   void SetUp() override {
     storage::EngineOptions opts;
     opts.dbpath = dir_.path();
@@ -181,12 +206,85 @@ class BucketCatalogTest : public ::testing::Test {
 
   int64_t Get(Stat s) const { return bc_->global_stats().Get(s); }
 
+  BoolParamGuard layout_;
   storage::testing::TempDir dir_;
   std::unique_ptr<storage::KvEngine> engine_;
   std::unique_ptr<catalog::Catalog> catalog_;
   std::unique_ptr<BucketCatalog> bc_;
   TimeseriesCollection coll_;
 };
+
+// The default layout: buckets compressed from their first write (MongoDB 8.0).
+class CompressedBucketCatalogTest : public BucketCatalogTest {
+ protected:
+  CompressedBucketCatalogTest() : BucketCatalogTest(/*compressed=*/true) {}
+  // The `v` values of the one stored bucket, checked as a compressed bucket of `version`.
+  std::vector<int> OnlyBucket(int version) {
+    std::vector<BsonObj> buckets = Buckets(coll_);
+    EXPECT_EQ(buckets.size(), 1u);
+    if (buckets.size() != 1) return {};
+    const BsonObj& b = buckets[0];
+    EXPECT_EQ(b["control"].Obj()["version"].Int32(), version) << b.ToJson();
+    Status st = CheckCompressedBucket(b, "t");
+    EXPECT_TRUE(st.ok()) << st.ToString();
+    std::vector<int> out;
+    for (const auto& m : Unpack(coll_, b)) out.push_back(m["v"].Int32());
+    EXPECT_EQ(b["control"].Obj()["count"].Int32(), static_cast<int>(out.size()));
+    return out;
+  }
+};
+
+TEST_F(CompressedBucketCatalogTest, FirstCommitWritesACompressedBucketLaterOnesAppend) {
+  InsertAll(coll_, {M(kT0, 1)});
+  EXPECT_EQ(OnlyBucket(2), (std::vector<int>{1}));
+  InsertAll(coll_, {M(kT0 + 1000, 2), M(kT0 + 1000, 3)});
+  EXPECT_EQ(OnlyBucket(2), (std::vector<int>{1, 2, 3}));
+  // Out of time order: the bucket keeps its rows in arrival order, as version 3.
+  InsertAll(coll_, {M(kT0 + 500, 4), M(kT0 + 2000, 5)});
+  EXPECT_EQ(OnlyBucket(3), (std::vector<int>{1, 2, 3, 4, 5}));
+  const BsonObj bucket = Buckets(coll_)[0];
+  const BsonObj control = bucket["control"].Obj();
+  EXPECT_EQ(control["min"].Obj()["t"].DateMillis(), kT0Minute);
+  EXPECT_EQ(control["max"].Obj()["t"].DateMillis(), kT0 + 2000);
+  EXPECT_EQ(control["min"].Obj()["v"].Int32(), 1);
+  EXPECT_EQ(control["max"].Obj()["v"].Int32(), 5);
+  EXPECT_EQ(Get(Stat::kNumBucketInserts), 1);
+  EXPECT_EQ(Get(Stat::kNumBucketUpdates), 4);
+  EXPECT_EQ(coll_.buckets->DataSize(), Buckets(coll_)[0].size());
+}
+
+TEST_F(CompressedBucketCatalogTest, BucketLeftBehindByTimeIsReopenedByALateMeasurement) {
+  // The second measurement closes the first bucket (time forward); the third belongs to it. A
+  // compressed bucket needs no compression when it closes and stays open to reopening.
+  InsertAll(coll_, {M(kT0, 1), M(kT0 + 2 * kHour, 2), M(kT0 + kMinute, 3)});
+  EXPECT_EQ(Values(coll_), (std::vector<std::vector<int>>{{1, 3}, {2}}));
+  EXPECT_EQ(Get(Stat::kNumBucketsReopened), 1);
+  for (const auto& b : Buckets(coll_)) EXPECT_TRUE(CheckCompressedBucket(b, "t").ok());
+}
+
+TEST_F(CompressedBucketCatalogTest, StoredCompressedBucketIsReopenedAfterRestart) {
+  InsertAll(coll_, {M(kT0, 1), M(kT0 + 1000, 2)});
+  BucketCatalog restarted(kCacheBytes);
+  restarted.MarkMayHaveStoredBuckets(coll_.uuid);
+  ASSERT_TRUE(InsertOne(coll_, M(kT0 + 2000, 3), &restarted).ok());
+  ASSERT_TRUE(InsertOne(coll_, M(kT0 + 3000, 4), &restarted).ok());
+  EXPECT_EQ(OnlyBucket(2), (std::vector<int>{1, 2, 3, 4}));
+  EXPECT_EQ(restarted.global_stats().Get(Stat::kNumBucketsReopened), 1);
+}
+
+TEST_F(CompressedBucketCatalogTest, MeasurementAColumnCannotHoldIsRefused) {
+  BsonBuilder b;
+  b.AppendDate("t", kT0);
+  b.AppendInt32("v", 1);
+  b.AppendElementAs(J(R"js({"c": {"$code": "f()", "$scope": {"x": 1}}})js")["c"], "code");
+  auto s = engine_->NewSession();
+  auto batch = bc_->Insert(coll_, *s, b.Obj());
+  ASSERT_FALSE(batch.ok());
+  EXPECT_EQ(batch.status().code(), ErrorCode::kBadValue);
+  // Nothing was staged: the series' next measurement commits alone.
+  InsertAll(coll_, {M(kT0 + 1, 2)});
+  EXPECT_EQ(OnlyBucket(2), (std::vector<int>{2}));
+}
 
 // --- bucket layout (3.1, 3.3, 3.4) -------------------------------------------------------------
 

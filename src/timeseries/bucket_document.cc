@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <cstring>
+#include <limits>
 
 namespace hourglass::timeseries {
 
@@ -54,13 +55,76 @@ BucketDocument::BucketDocument(const bson::ObjectId& id, const BsonElement& meta
     meta_elem_.push_back('\0');
     meta_elem_.append(meta.value(), meta.ValueSize());
   }
+  MeasureLayout();
 }
+
+BucketDocument BucketDocument::Compressed(const bson::ObjectId& id, const BsonElement& meta,
+                                          std::string_view time_field) {
+  BucketDocument doc(id, meta);
+  doc.compressed_ = true;
+  doc.time_field_ = std::string(time_field);
+  Column time;
+  time.name = doc.time_field_;
+  time.packed = std::make_unique<Packed>();
+  doc.columns_.push_back(std::move(time));
+  doc.MeasureLayout();
+  return doc;
+}
+
+bool BucketDocument::CanCompress(const BsonObj& row) {
+  for (bson::FieldCursor cur(row.data()); cur.Next();) {
+    if (!bsoncolumn::BsonColumnBuilder::CanHold(cur.field().type, cur.field().value)) return false;
+  }
+  return true;
+}
+
+namespace {
+Status Unappendable(std::string why) {
+  return Status(ErrorCode::kBadValue, "bucket cannot be appended to: " + why);
+}
+
+// The _id, control and meta that open every bucket, and its `data` (the last field).
+struct StoredParts {
+  BsonElement id, control, meta, data;
+};
+StatusWith<StoredParts> SplitStored(const BsonObj& bucket) {
+  StoredParts p;
+  auto it = bucket.begin();
+  p.id = *it;
+  if (p.id.FieldName() != "_id" || p.id.type() != bson::BsonType::kObjectId) {
+    return Unappendable("_id");
+  }
+  ++it;
+  p.control = *it;
+  if (p.control.FieldName() != "control" || p.control.type() != bson::BsonType::kObject) {
+    return Unappendable("control must follow _id");
+  }
+  ++it;
+  BsonElement next = *it;
+  if (next.FieldName() == "meta") {
+    p.meta = next;
+    ++it;
+    next = *it;
+  }
+  if (next.FieldName() != "data" || next.type() != bson::BsonType::kObject) {
+    return Unappendable("data must be the last field");
+  }
+  p.data = next;
+  ++it;
+  if (it != bucket.end()) return Unappendable("unexpected field after data");
+  return p;
+}
+}  // namespace
 
 StatusWith<BucketDocument> BucketDocument::FromStored(const BsonObj& bucket,
                                                       std::string_view time_field) {
-  auto bad = [&](std::string why) {
-    return Status(ErrorCode::kBadValue, "bucket cannot be appended to: " + why);
-  };
+  const BsonElement version = bucket["control"].type() == bson::BsonType::kObject
+                                  ? bucket["control"].Obj()["version"]
+                                  : BsonElement();
+  if (version.IsNumber() && (version.NumberLong() == 2 || version.NumberLong() == 3)) {
+    return FromStoredCompressed(bucket, time_field);
+  }
+  auto bad = [&](std::string why) { return Unappendable(std::move(why)); };
   auto it = bucket.begin();
   BsonElement id = *it;
   if (id.FieldName() != "_id" || id.type() != bson::BsonType::kObjectId) return bad("_id");
@@ -127,6 +191,61 @@ StatusWith<BucketDocument> BucketDocument::FromStored(const BsonObj& bucket,
   doc.stored_ = true;
   doc.control_elem_size_ = static_cast<uint32_t>(control.size());
   doc.size_ = static_cast<size_t>(bucket.size());
+  doc.MeasureLayout();
+  return doc;
+}
+
+StatusWith<BucketDocument> BucketDocument::FromStoredCompressed(const BsonObj& bucket,
+                                                                std::string_view time_field) {
+  HG_ASSIGN_OR_RETURN(StoredParts parts, SplitStored(bucket));
+  const BsonObj control = parts.control.Obj();
+  const BsonElement count = control["count"];
+  if (!count.IsNumber() || count.NumberDouble() < 1 ||
+      count.NumberDouble() != static_cast<double>(count.NumberLong()) ||
+      count.NumberLong() > std::numeric_limits<int32_t>::max()) {
+    return Unappendable("control.count is not a row count");
+  }
+  const BsonElement max_t = control["max"].type() == bson::BsonType::kObject
+                                ? control["max"].Obj()[time_field]
+                                : BsonElement();
+  if (max_t.type() != bson::BsonType::kDate) return Unappendable("no control.max time");
+  BucketDocument doc(parts.id.Oid(), BsonElement());
+  if (!parts.meta.eoo()) doc.meta_elem_.assign(parts.meta.raw(), parts.meta.size());
+  doc.compressed_ = true;
+  doc.time_field_ = std::string(time_field);
+  doc.sorted_ = control["version"].NumberLong() == 2;
+  doc.max_time_ = max_t.DateMillis();
+  doc.num_rows_ = static_cast<uint32_t>(count.NumberLong());
+  doc.encoded_rows_ = doc.num_rows_;
+  bool saw_time = false;
+  for (BsonElement col : parts.data.Obj()) {
+    if (col.type() != bson::BsonType::kBinData || col.BinSubtype() != 7) {
+      return Unappendable("column '" + std::string(col.FieldName()) + "' is not a BSONColumn");
+    }
+    auto builder = bsoncolumn::BsonColumnBuilder::FromBinary(col.BinData());
+    if (!builder.ok()) return Unappendable(builder.status().reason());
+    if (builder.value().size() != doc.num_rows_) {
+      return Unappendable("column '" + std::string(col.FieldName()) +
+                          "' does not hold control.count cells");
+    }
+    if (col.FieldName() == time_field && !saw_time) {
+      saw_time = true;
+      doc.time_column_ = doc.columns_.size();
+    }
+    Column c;
+    c.name = std::string(col.FieldName());
+    c.elem_size = static_cast<uint32_t>(col.size());
+    c.is_new = false;
+    c.packed = std::make_unique<Packed>();
+    c.packed->builder = std::move(builder).value();
+    c.packed->stored_len = static_cast<uint32_t>(col.BinData().size());
+    doc.columns_.push_back(std::move(c));
+  }
+  if (!saw_time) return Unappendable("no time column");
+  doc.stored_ = true;
+  doc.control_elem_size_ = static_cast<uint32_t>(parts.control.size());
+  doc.size_ = static_cast<size_t>(bucket.size());
+  doc.MeasureLayout();
   return doc;
 }
 
@@ -139,11 +258,63 @@ BucketDocument::Column& BucketDocument::ColumnFor(std::string_view name, size_t 
   }
   Column c;
   c.name = std::string(name);
+  if (compressed_) {
+    // The rows already encoded lack the field.
+    c.packed = std::make_unique<Packed>();
+    for (uint32_t i = 0; i < encoded_rows_; ++i) c.packed->builder.Skip();
+  }
   columns_.push_back(std::move(c));
   return columns_.back();
 }
 
+void BucketDocument::EncodeStagedRows() {
+  invariant(!failed_);
+  for (size_t at = 0; at < unencoded_.size();) {
+    const BsonObj row(unencoded_.data() + at);
+    at += static_cast<size_t>(row.size());
+    const uint32_t cells = encoded_rows_ + 1;
+    // The time column is first; the others usually follow in the measurement's order.
+    size_t pos = 1;
+    for (bson::FieldCursor cur(row.data()); cur.Next();) {
+      const bson::FieldView& f = cur.field();
+      if (!skip_field_.empty() && f.name == skip_field_) continue;
+      const bool is_time = f.name == time_field_;
+      Column& c = is_time ? columns_[time_column_] : ColumnFor(f.name, pos++);
+      if (is_time && f.type == bson::BsonType::kDate) {
+        const int64_t t = f.Element().DateMillis();
+        sorted_ = sorted_ && t >= max_time_;
+        max_time_ = std::max(max_time_, t);
+      }
+      if (c.packed->builder.size() < cells) {  // a repeated field name keeps its first value
+        Status st = c.packed->builder.Append(f.Element());
+        invariant(st.ok());  // callers only stage rows CanCompress accepts
+      }
+    }
+    for (Column& c : columns_) {
+      if (c.packed->builder.size() < cells) c.packed->builder.Skip();
+    }
+    encoded_rows_ = cells;
+  }
+  unencoded_.clear();
+}
+
 void BucketDocument::StageRows(const std::vector<BsonObj>& rows, std::string_view skip_field) {
+  if (compressed_) {
+    invariant(!failed_);
+    skip_field_ = std::string(skip_field);
+    for (const BsonObj& row : rows) {
+      unencoded_.append(row.data(), static_cast<size_t>(row.size()));
+      // The columns exist from now on (ColumnNames), empty until the rows are encoded.
+      size_t pos = 1;
+      for (bson::FieldCursor cur(row.data()); cur.Next();) {
+        const std::string_view name = cur.field().name;
+        if ((!skip_field.empty() && name == skip_field) || name == time_field_) continue;
+        ColumnFor(name, pos++);
+      }
+    }
+    staged_rows_ += static_cast<uint32_t>(rows.size());
+    return;
+  }
   char key[16];
   for (const BsonObj& row : rows) {
     uint32_t r = num_rows_ + staged_rows_++;
@@ -160,12 +331,125 @@ void BucketDocument::StageRows(const std::vector<BsonObj>& rows, std::string_vie
       c.staged.push_back('\0');
       c.staged.append(f.value, f.value_size);
       ++c.staged_count;
+      staged_bytes_ += 1 + k.size() + 1 + f.value_size;
     }
   }
 }
 
+namespace {
+// Bytes of a compressed column element: type 5, name, len4, subtype 7, binary.
+uint32_t PackedElemSize(std::string_view name, size_t binary_bytes) {
+  return static_cast<uint32_t>(1 + name.size() + 1 + 4 + 1 + binary_bytes);
+}
+
+void AppendPackedElem(std::string* out, std::string_view name, std::string_view binary) {
+  out->push_back('\x05');
+  out->append(name);
+  out->push_back('\0');
+  PutInt32(out, static_cast<uint32_t>(binary.size()));
+  out->push_back('\x07');
+  out->append(binary);
+}
+}  // namespace
+
+void BucketDocument::WriteFull(std::string_view control_elem, size_t data_len,
+                               std::string_view columns, std::string* full) const {
+  full->clear();
+  full->reserve(prepared_size_);
+  PutInt32(full, static_cast<uint32_t>(prepared_size_));
+  full->push_back('\x07');
+  full->append("_id", 4);
+  full->append(reinterpret_cast<const char*>(id_.bytes), 12);
+  full->append(control_elem);
+  full->append(meta_elem_);
+  full->append(kDataHeader);
+  PutInt32(full, static_cast<uint32_t>(data_len));
+  full->append(columns);
+  full->push_back('\0');
+  full->push_back('\0');
+}
+
+std::vector<size_t> BucketDocument::StoredColumnOffsets(size_t data_doc) const {
+  std::vector<size_t> offsets;
+  size_t off = data_doc + 4;
+  for (const auto& c : columns_) {
+    offsets.push_back(off);
+    if (!c.is_new) off += c.elem_size;
+  }
+  return offsets;
+}
+
+void BucketDocument::AppendHeadEdits(std::string control_elem, size_t data_doc, size_t data_len,
+                                     std::vector<storage::Session::Modification>* edits) const {
+  edits->push_back({Int32Bytes(static_cast<uint32_t>(data_len)), data_doc, 4});
+  edits->push_back({std::move(control_elem), kControlPos, control_elem_size_});
+  edits->push_back({Int32Bytes(static_cast<uint32_t>(prepared_size_)), 0, 4});
+}
+
+void BucketDocument::PrepareCompressed(const BsonObj& control, std::string* full,
+                                       std::vector<storage::Session::Modification>* edits) {
+  EncodeStagedRows();
+  // control as MongoDB writes a compressed bucket's: version, min, max, count.
+  bson::BsonBuilder cb;
+  for (BsonElement e : control) {
+    if (e.FieldName() == "version") {
+      cb.AppendInt32("version", sorted_ ? 2 : 3);
+    } else if (e.FieldName() != "count") {
+      cb.AppendElement(e);
+    }
+  }
+  cb.AppendInt32("count", static_cast<int32_t>(num_rows_ + staged_rows_));
+  std::string control_elem(kControlHeader);
+  control_elem.append(cb.Obj().bytes());
+  prepared_control_size_ = static_cast<uint32_t>(control_elem.size());
+  // Each column's new binary: the stored one up to the proposal's offset, then its bytes.
+  std::vector<size_t> new_len(columns_.size());
+  size_t data_len_old = 4 + 1, data_len_new = 4 + 1;
+  for (size_t i = 0; i < columns_.size(); ++i) {
+    Column& c = columns_[i];
+    c.packed->proposal = c.packed->builder.ProposeIntermediate();
+    const auto& diff = c.packed->proposal->diff;
+    new_len[i] = diff.offset + diff.data.size();
+    if (!c.is_new) data_len_old += c.elem_size;
+    data_len_new += PackedElemSize(c.name, new_len[i]);
+  }
+  const size_t data_pos = kControlPos + control_elem_size_ + meta_elem_.size();
+  prepared_size_ =
+      kControlPos + control_elem.size() + meta_elem_.size() + kDataHeader.size() + data_len_new + 1;
+  if (!stored_) {
+    std::string cols;
+    for (const auto& c : columns_) AppendPackedElem(&cols, c.name, c.packed->proposal->diff.data);
+    WriteFull(control_elem, data_len_new, cols, full);
+    return;
+  }
+  // As for version 1: edits from the end of the document to its start.
+  edits->clear();
+  const size_t data_doc = data_pos + kDataHeader.size();
+  std::string new_cols;
+  for (const auto& c : columns_) {
+    if (c.is_new) AppendPackedElem(&new_cols, c.name, c.packed->proposal->diff.data);
+  }
+  if (!new_cols.empty()) edits->push_back({std::move(new_cols), data_doc + data_len_old - 1, 0});
+  const std::vector<size_t> offsets = StoredColumnOffsets(data_doc);
+  for (size_t i = columns_.size(); i-- > 0;) {
+    const Column& c = columns_[i];
+    if (c.is_new) continue;
+    const auto& diff = c.packed->proposal->diff;
+    if (diff.data.empty() && diff.offset == c.packed->stored_len) continue;
+    const size_t len_pos = offsets[i] + 1 + c.name.size() + 1;
+    edits->push_back(
+        {diff.data, len_pos + 4 + 1 + diff.offset, c.packed->stored_len - diff.offset});
+    edits->push_back({Int32Bytes(static_cast<uint32_t>(new_len[i])), len_pos, 4});
+  }
+  AppendHeadEdits(std::move(control_elem), data_doc, data_len_new, edits);
+}
+
 void BucketDocument::Prepare(const BsonObj& control, std::string* full,
                              std::vector<storage::Session::Modification>* edits) {
+  if (compressed_) {
+    PrepareCompressed(control, full, edits);
+    return;
+  }
   std::string control_elem(kControlHeader);
   control_elem.append(control.bytes());
   prepared_control_size_ = static_cast<uint32_t>(control_elem.size());
@@ -179,19 +463,9 @@ void BucketDocument::Prepare(const BsonObj& control, std::string* full,
   prepared_size_ =
       kControlPos + control_elem.size() + meta_elem_.size() + kDataHeader.size() + data_len_new + 1;
   if (!stored_) {
-    full->clear();
-    full->reserve(prepared_size_);
-    PutInt32(full, static_cast<uint32_t>(prepared_size_));
-    full->push_back('\x07');
-    full->append("_id", 4);
-    full->append(reinterpret_cast<const char*>(id_.bytes), 12);
-    full->append(control_elem);
-    full->append(meta_elem_);
-    full->append(kDataHeader);
-    PutInt32(full, static_cast<uint32_t>(data_len_new));
-    for (const auto& c : columns_) AppendColumnElem(full, c.name, c.staged);
-    full->push_back('\0');
-    full->push_back('\0');
+    std::string cols;
+    for (const auto& c : columns_) AppendColumnElem(&cols, c.name, c.staged);
+    WriteFull(control_elem, data_len_new, cols, full);
     return;
   }
   // Edits go from the end of the document to its start, so each offset, taken from the stored
@@ -203,12 +477,7 @@ void BucketDocument::Prepare(const BsonObj& control, std::string* full,
     if (c.is_new) AppendColumnElem(&new_cols, c.name, c.staged);
   }
   if (!new_cols.empty()) edits->push_back({std::move(new_cols), data_doc + data_len_old - 1, 0});
-  std::vector<size_t> offsets;
-  size_t off = data_doc + 4;
-  for (const auto& c : columns_) {
-    offsets.push_back(off);
-    if (!c.is_new) off += c.elem_size;
-  }
+  const std::vector<size_t> offsets = StoredColumnOffsets(data_doc);
   for (size_t i = columns_.size(); i-- > 0;) {
     const Column& c = columns_[i];
     if (c.is_new || c.staged.empty()) continue;
@@ -216,12 +485,32 @@ void BucketDocument::Prepare(const BsonObj& control, std::string* full,
     uint32_t obj_len = static_cast<uint32_t>(c.elem_size - (2 + c.name.size()) + c.staged.size());
     edits->push_back({Int32Bytes(obj_len), offsets[i] + 1 + c.name.size() + 1, 4});
   }
-  edits->push_back({Int32Bytes(static_cast<uint32_t>(data_len_new)), data_doc, 4});
-  edits->push_back({std::move(control_elem), kControlPos, control_elem_size_});
-  edits->push_back({Int32Bytes(static_cast<uint32_t>(prepared_size_)), 0, 4});
+  AppendHeadEdits(std::move(control_elem), data_doc, data_len_new, edits);
 }
 
 void BucketDocument::Finish(bool success) {
+  if (compressed_) {
+    if (!success) {
+      failed_ = failed_ || stored_ || staged_rows_ > 0;
+      return;
+    }
+    for (auto& c : columns_) {
+      invariant(c.packed->proposal.has_value());  // Prepare came first
+      auto& diff = c.packed->proposal->diff;
+      c.packed->stored_len = static_cast<uint32_t>(diff.offset + diff.data.size());
+      c.elem_size = PackedElemSize(c.name, c.packed->stored_len);
+      c.is_new = false;
+      c.packed->builder.AcceptIntermediate(std::move(*c.packed->proposal));
+      c.packed->proposal.reset();
+    }
+    num_rows_ += staged_rows_;
+    staged_rows_ = 0;
+    control_elem_size_ = prepared_control_size_;
+    size_ = prepared_size_;
+    stored_ = true;
+    MeasureLayout();
+    return;
+  }
   if (success) {
     for (auto& c : columns_) {
       c.elem_size = c.is_new ? ColumnElemSize(c.name, c.staged.size())
@@ -246,6 +535,8 @@ void BucketDocument::Finish(bool success) {
     columns_ = std::move(kept);
   }
   staged_rows_ = 0;
+  staged_bytes_ = 0;
+  MeasureLayout();
 }
 
 std::vector<std::string_view> BucketDocument::ColumnNames() const {
@@ -255,9 +546,16 @@ std::vector<std::string_view> BucketDocument::ColumnNames() const {
 }
 
 size_t BucketDocument::ApproxMemory() const {
+  return layout_memory_ + staged_bytes_ + unencoded_.capacity();
+}
+
+void BucketDocument::MeasureLayout() {
   size_t n = sizeof(*this) + meta_elem_.capacity();
-  for (const auto& c : columns_) n += sizeof(Column) + c.name.capacity() + c.staged.capacity();
-  return n;
+  for (const auto& c : columns_) {
+    n += sizeof(Column) + c.name.capacity() + c.staged.capacity();
+    if (c.packed) n += sizeof(Packed) + c.packed->builder.ApproxMemory();
+  }
+  layout_memory_ = n;
 }
 
 }  // namespace hourglass::timeseries

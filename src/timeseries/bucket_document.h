@@ -1,37 +1,56 @@
-// The byte layout of a version-1 bucket document (spec §3.1), kept in memory so that appending
-// rows to a stored bucket is a handful of byte-range edits (storage::Session::Modification) —
-// each column grows at its end, a few length prefixes and the small `control` object change —
-// instead of a rewrite of the whole document. Inserting a bucket's rows one at a time therefore
-// writes O(bucket) bytes in total, not O(bucket²).
+// The byte layout of a bucket document, kept in memory so that appending rows to a stored bucket
+// is a handful of byte-range edits (storage::Session::Modification) instead of a rewrite of the
+// whole document. Inserting a bucket's rows a few at a time therefore writes O(bucket) bytes in
+// total, not O(bucket²).
 //
-// Layout: {_id: ObjectId, control: {version: 1, min: {...}, max: {...}}, [meta: <value>],
-//          data: {<field>: {"0": v, "1": v, ...}, ...}}; columns appear in the order their fields
-// were first seen; a row missing a field leaves a gap in that column.
+// Two layouts (spec §3.1, §3.2):
+// - version 1: {_id: ObjectId, control: {version: 1, min: {...}, max: {...}}, [meta: <value>],
+//   data: {<field>: {"0": v, "1": v, ...}, ...}}; columns appear in the order their fields were
+//   first seen; a row missing a field leaves a gap in that column. Each column grows at its end.
+// - compressed (MongoDB 8.0's always-compressed buckets): {_id, control: {version: 2 or 3, min,
+//   max, count: <rows>}, [meta], data: {<time field>: BinData(7), <field>: BinData(7), ...}}:
+//   each column is a BSONColumn kept open in a bsoncolumn::BsonColumnBuilder, the time column
+//   first, the others in the order their fields were first seen, a row missing a field a skip.
+//   Version 2 while the rows arrive in time order, 3 from the first that does not. Appending
+//   edits each column from the first byte its encoder changed (BsonColumnBuilder's intermediate
+//   diffs), so a write costs what the rows add, not the bucket.
 //
 // Not thread-safe: the bucket's committer owns it.
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "base/status.h"
 #include "bson/bson.h"
+#include "bsoncolumn/bson_column_builder.h"
 #include "storage/session.h"
 
 namespace hourglass::timeseries {
 
 class BucketDocument {
  public:
-  // A bucket not yet stored. `meta` is the normalized meta element to store as `meta` (any name;
-  // EOO for none).
+  // A version-1 bucket not yet stored. `meta` is the normalized meta element to store as `meta`
+  // (any name; EOO for none).
   BucketDocument(const bson::ObjectId& id, const bson::BsonElement& meta);
+  // A compressed bucket not yet stored, whose time column is `time_field`.
+  static BucketDocument Compressed(const bson::ObjectId& id, const bson::BsonElement& meta,
+                                   std::string_view time_field);
 
-  // The layout of a stored version-1 bucket, to append to it (reopening). BadValue if `bucket` is
-  // not a well-formed version-1 bucket (columns must be objects whose keys are row numbers).
+  // The layout of a stored bucket, to append to it (reopening): version 1, or compressed (its
+  // columns are decoded and replayed into builders: time in proportion to the bucket, once).
+  // BadValue if `bucket` is not a well-formed bucket of either layout (version-1 columns must be
+  // objects whose keys are row numbers; compressed columns BSONColumns of control.count cells).
   static StatusWith<BucketDocument> FromStored(const bson::BsonObj& bucket,
                                                std::string_view time_field);
+
+  bool compressed() const { return compressed_; }
+  // Whether a compressed bucket can hold `row`: a BSONColumn cannot hold CodeWScope values.
+  static bool CanCompress(const bson::BsonObj& row);
 
   const bson::ObjectId& id() const { return id_; }
   // A new _id before the first write (after a duplicate-key collision).
@@ -46,13 +65,17 @@ class BucketDocument {
   size_t size() const { return size_; }
 
   // Adds `rows` (measurements; the field `skip_field`, the metaField, is left out) as the next
-  // rows. Nothing is visible until Commit.
+  // rows. Nothing is visible until Commit. A compressed layout takes only rows CanCompress
+  // accepts (callers check).
   void StageRows(const std::vector<bson::BsonObj>& rows, std::string_view skip_field);
 
-  // Produces the write for the staged rows with `control` (the whole new control object): the
-  // full document if the bucket was never stored (`*full`), else the edits that turn the stored
-  // document into the new one (`*edits`, in the order to apply). Then the caller reports the
-  // write's outcome with Finish: success makes the staged rows committed; failure forgets them.
+  // Produces the write for the staged rows with `control` (the version-1 control object
+  // {version, min, max}; a compressed layout writes its own version and count): the full
+  // document if the bucket was never stored (`*full`), else the edits that turn the stored
+  // document into the new one (`*edits`, in the order to apply). It may be called again (a
+  // retried write, more rows staged). Then the caller reports the write's outcome with Finish:
+  // success makes the staged rows committed; failure forgets them — except that a compressed
+  // layout cannot forget rows once stored: after a failed write it must not be used again.
   void Prepare(const bson::BsonObj& control, std::string* full,
                std::vector<storage::Session::Modification>* edits);
   void Finish(bool success);
@@ -61,18 +84,43 @@ class BucketDocument {
   // are written (columns first seen in staged rows come last).
   std::vector<std::string_view> ColumnNames() const;
 
-  // Bytes held by the layout (for the catalog's memory accounting).
+  // Bytes held by the layout (for the catalog's memory accounting): as measured at the last
+  // Finish, plus what was staged since (cheap: commits call it for every bucket they touch).
   size_t ApproxMemory() const;
 
  private:
+  // A compressed column: its builder holds every cell, committed and staged.
+  struct Packed {
+    bsoncolumn::BsonColumnBuilder builder;
+    uint32_t stored_len = 0;  // bytes of the binary as stored
+    std::optional<bsoncolumn::BsonColumnBuilder::Proposal> proposal;  // set by Prepare
+  };
   struct Column {
     std::string name;
     uint32_t elem_size = 0;  // whole element as stored: type, name, len4, entries, EOO
-    std::string staged;      // entries added since the last commit
+    std::string staged;      // version 1: entries added since the last commit
     uint32_t staged_count = 0;
-    bool is_new = true;  // not in the stored document yet
+    bool is_new = true;              // not in the stored document yet
+    std::unique_ptr<Packed> packed;  // compressed layout
   };
   Column& ColumnFor(std::string_view name, size_t hint);
+  void MeasureLayout();  // sets layout_memory_
+  // Prepare's parts shared by both layouts: the whole document of prepared_size_ bytes around
+  // `columns` (the column elements, `data_len` the size of `data`'s object), and the last edits
+  // of a stored one (data's length, control, the document's length).
+  void WriteFull(std::string_view control_elem, size_t data_len, std::string_view columns,
+                 std::string* full) const;
+  void AppendHeadEdits(std::string control_elem, size_t data_doc, size_t data_len,
+                       std::vector<storage::Session::Modification>* edits) const;
+  // Where each stored column's element starts, `data`'s object being at `data_doc` (a new column:
+  // where the stored ones end).
+  std::vector<size_t> StoredColumnOffsets(size_t data_doc) const;
+  // Appends the rows staged since the last call to the builders.
+  void EncodeStagedRows();
+  void PrepareCompressed(const bson::BsonObj& control, std::string* full,
+                         std::vector<storage::Session::Modification>* edits);
+  static StatusWith<BucketDocument> FromStoredCompressed(const bson::BsonObj& bucket,
+                                                         std::string_view time_field);
 
   bson::ObjectId id_;
   std::string meta_elem_;  // the stored `meta` element bytes, or empty
@@ -84,6 +132,22 @@ class BucketDocument {
   size_t size_ = 0;
   size_t prepared_size_ = 0;
   std::vector<Column> columns_;
+  // Compressed layout: the time column's name; the staged rows not yet in the builders (their
+  // documents back to back: appending a row to a bucket's builders touches kilobytes of encoder
+  // state, which is cheap for a run of rows and a cache miss per cell for one row at a time);
+  // rows in the builders; whether every row so far came in time order (version 2, else 3), the
+  // latest time so far, and whether a write failed.
+  bool compressed_ = false;
+  std::string time_field_;
+  std::string skip_field_;
+  std::string unencoded_;
+  uint32_t encoded_rows_ = 0;
+  size_t time_column_ = 0;
+  size_t layout_memory_ = 0;
+  size_t staged_bytes_ = 0;  // version 1  // first unless a stored bucket says otherwise
+  bool sorted_ = true;
+  int64_t max_time_ = INT64_MIN;
+  bool failed_ = false;
 };
 
 }  // namespace hourglass::timeseries

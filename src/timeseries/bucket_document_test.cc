@@ -12,6 +12,7 @@
 
 #include "storage/kv_engine.h"
 #include "storage/storage_test_util.h"
+#include "timeseries/bucket_document_test_util.h"
 
 namespace hourglass::timeseries {
 namespace {
@@ -20,13 +21,9 @@ using bson::BsonBuilder;
 using bson::BsonElement;
 using bson::BsonObj;
 using bson::ObjectId;
-using Edits = std::vector<storage::Session::Modification>;
-
-BsonObj J(std::string_view json) {
-  auto r = bson::FromJson(json);
-  EXPECT_TRUE(r.ok()) << json << ": " << r.status().ToString();
-  return r.ok() ? r.value() : BsonObj();
-}
+using testing::ApplyEdits;
+using testing::Edits;
+using testing::J;
 
 ObjectId Oid(std::string_view hex) {
   BsonObj o = J(std::string(R"({"x": {"$oid": ")") + std::string(hex) + "\"}}");
@@ -34,16 +31,6 @@ ObjectId Oid(std::string_view hex) {
 }
 
 const ObjectId kId = Oid("64b7f0000000000000000001");
-
-// Applies edits in order, as Session::Modify does: each replaces `size` bytes at `offset`.
-std::string ApplyEdits(std::string doc, const Edits& edits) {
-  for (const auto& e : edits) {
-    EXPECT_LE(e.offset + e.size, doc.size()) << "edit past the end";
-    if (e.offset + e.size > doc.size()) return doc;
-    doc.replace(e.offset, e.size, e.data);
-  }
-  return doc;
-}
 
 size_t EditBytes(const Edits& edits) {
   size_t n = 0;

@@ -20,7 +20,8 @@ Fixtures:
                 server selection timeout)
   db            a database on `client` with a name unique to the test
   server_v1     a second server per test module that never compresses buckets
-                (hourglassTimeseriesCompressClosedBuckets=false), for tests about
+                (hourglassTimeseriesAlwaysCompressBuckets=false,
+                hourglassTimeseriesCompressClosedBuckets=false), for tests about
                 the version-1 bucket layout whatever HOURGLASSD_EXTRA_ARGS says
   db_v1         like `db`, on `server_v1`
   fresh_server  a factory for function-scoped servers, for restart/kill tests
@@ -285,8 +286,10 @@ def client(server):
     c.close()
 
 
-# Buckets stay version 1 on this server: closed ones are not rewritten compressed.
-V1_BUCKETS_ARGS = ["--setParameter", "hourglassTimeseriesCompressClosedBuckets=false"]
+# Buckets stay version 1 on this server: they are not written compressed, nor rewritten
+# compressed when they close.
+V1_BUCKETS_ARGS = ["--setParameter", "hourglassTimeseriesAlwaysCompressBuckets=false",
+                   "--setParameter", "hourglassTimeseriesCompressClosedBuckets=false"]
 
 
 @pytest.fixture(scope="module")

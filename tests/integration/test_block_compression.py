@@ -6,7 +6,10 @@ import datetime
 import subprocess
 
 import pytest
+from bson.code import Code
+from pymongo.errors import WriteError
 
+import tsbuckets
 from conftest import command_error, free_port, hourglassd_path
 
 
@@ -163,17 +166,61 @@ def test_bucket_parameter_defaults(fresh_server):
     s = fresh_server.new(env_args=False)
     c = s.client()
     try:
-        # Closed buckets are compressed, and narrow commits journaled, unless told otherwise.
-        for name in ("hourglassTimeseriesCompressClosedBuckets", "hourglassTimeseriesWriteBack"):
+        # Buckets are compressed from their first write (and closed version-1 ones when they
+        # close), and narrow commits journaled, unless told otherwise.
+        for name in ("hourglassTimeseriesAlwaysCompressBuckets",
+                     "hourglassTimeseriesCompressClosedBuckets", "hourglassTimeseriesWriteBack"):
             assert c.admin.command({"getParameter": 1, name: 1})[name] is True, name
     finally:
         c.close()
 
 
+def test_always_compress_buckets_parameter(fresh_server):
+    """Buckets are written compressed from their first write (MongoDB 8.0): version 2 while
+    their rows come in time order, 3 after one that does not; turned off at runtime, the next
+    new bucket is version 1. Every measurement reads back either way."""
+    name = "hourglassTimeseriesAlwaysCompressBuckets"
+    s = fresh_server.new(env_args=False)
+    c = s.client()
+    try:
+        assert c.admin.command({"getParameter": 1, name: 1})[name] is True
+        for value in ("x", None, [True]):
+            code, _, _ = command_error(c.admin, {"setParameter": 1, name: value})
+            assert code == 2, value
+        db = c.ac
+        db.create_collection("ts", timeseries={"timeField": "t", "metaField": "m"})
+        t0 = datetime.datetime(2024, 1, 1)
+        docs = [{"t": t0 + datetime.timedelta(seconds=i), "m": "a", "v": i} for i in range(5)]
+        db.ts.insert_many(docs[:3])
+        (b,) = db["system.buckets.ts"].find()
+        assert b["control"]["version"] == 2 and b["control"]["count"] == 3
+        assert tsbuckets.columns(b)["v"] == [0, 1, 2]
+        db.ts.insert_many([docs[4], docs[3]])  # the second is earlier than the first
+        (b,) = db["system.buckets.ts"].find()
+        assert b["control"]["version"] == 3 and b["control"]["count"] == 5
+        assert tsbuckets.columns(b)["v"] == [0, 1, 2, 4, 3]
+        # A measurement a BSONColumn cannot hold is refused, naming why.
+        with pytest.raises(WriteError) as e:
+            db.ts.insert_one({"t": t0, "m": "a", "f": Code("x", {"y": 1})})
+        assert e.value.code == 2 and "javascriptWithScope" in str(e.value)
+        assert db.ts.count_documents({}) == 5
+        c.admin.command({"setParameter": 1, name: False})
+        db.ts.insert_one({"t": t0, "m": "b", "v": 9})
+        versions = sorted(b["control"]["version"] for b in db["system.buckets.ts"].find())
+        assert versions == [1, 3]
+        assert sorted(d["v"] for d in db.ts.find()) == [0, 1, 2, 3, 4, 9]
+    finally:
+        c.admin.command({"setParameter": 1, name: True})
+        c.close()
+
+
 def test_compress_closed_buckets_parameter(fresh_server):
-    # Started off explicitly (whatever the default and HOURGLASSD_EXTRA_ARGS), then turned on.
+    # Version-1 buckets (hourglassTimeseriesAlwaysCompressBuckets off), their compression at
+    # close started off explicitly (whatever the defaults and HOURGLASSD_EXTRA_ARGS), then
+    # turned on.
     name = "hourglassTimeseriesCompressClosedBuckets"
-    s = fresh_server.new(extra_args=["--setParameter", f"{name}=false"])
+    s = fresh_server.new(extra_args=["--setParameter", f"{name}=false", "--setParameter",
+                                     "hourglassTimeseriesAlwaysCompressBuckets=false"])
     c = s.client()
     try:
         assert c.admin.command({"getParameter": 1, name: 1})[name] is False

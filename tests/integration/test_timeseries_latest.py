@@ -128,7 +128,8 @@ def test_inserts_that_close_and_compress_buckets_keep_it_current(fresh_server):
     (hourglassTimeseriesCompressClosedBuckets), change no measurement: the cache keeps
     answering."""
     s = fresh_server.new(extra_args=[
-        "--setParameter", "hourglassTimeseriesCompressClosedBuckets=true"])
+        "--setParameter", "hourglassTimeseriesCompressClosedBuckets=true",
+        "--setParameter", "hourglassTimeseriesAlwaysCompressBuckets=false"])
     c = s.client()
     try:
         db = c.lastpoint_compressed

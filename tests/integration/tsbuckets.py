@@ -4,8 +4,10 @@ system.buckets.X.
 A bucket is version 1 (each `data.<field>` an object {"0": v, "1": v, ...}, the row index as the
 field name, missing cells left out) or compressed: version 2 (rows sorted by time) or version 3
 (rows in any order), with `control.count` rows and each `data.<field>` a BSONColumn (BinData
-subtype 7) of exactly that many cells (spec timeseries.md §3.2, §3.5). The server writes version
-1 for open buckets and, with hourglassTimeseriesCompressClosedBuckets, version 2 for closed ones.
+subtype 7) of exactly that many cells (spec timeseries.md §3.2, §3.5). The server writes every
+bucket compressed from its first write (version 2 while its rows come in time order, else 3);
+with hourglassTimeseriesAlwaysCompressBuckets=false it writes version 1, and then, with
+hourglassTimeseriesCompressClosedBuckets, rewrites closed buckets as version 2.
 
 Reading:
   bucket_count(bucket)        its rows (control.count, checked against the time column, or the

@@ -59,8 +59,11 @@ describe('time-series collections', () => {
     // Three series (hosts), each in one bucket of one day (granularity minutes).
     assert.equal(buckets.length, 3);
     for (const b of buckets) {
-      assert.equal(b.control.version, 1);
-      assert.equal(Object.keys(b.data.ts).length, 40);
+      // Compressed from the first write, rows in time order: version 2, 40 rows, each column a
+      // BSONColumn (BinData subtype 7).
+      assert.equal(b.control.version, 2);
+      assert.equal(b.control.count, 40);
+      assert.equal(b.data.ts.sub_type, 7);
     }
   });
 
