@@ -3,7 +3,9 @@ storage.wiredTiger.collectionConfig.blockCompressor (snappy by default), create'
 storageEngine.wiredTiger.configString (which wins), zstd for time-series buckets whatever the
 server-wide default; collStats shows the table's wiredTiger.creationString."""
 import datetime
+import pathlib
 import subprocess
+import time
 
 import pytest
 from bson.code import Code
@@ -159,6 +161,31 @@ def test_bad_config_file_value_fails_at_startup(tmp_path):
                        capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL)
     assert r.returncode != 0
     assert "blockCompressor" in r.stderr and "lz4" in r.stderr
+
+
+def test_engine_config_string_reaches_wiredtiger(fresh_server, tmp_path):
+    """mongod's --wiredTigerEngineConfigString / storage.wiredTiger.engineConfig.configString:
+    appended to WiredTiger's open configuration (here: statistics logging, which writes
+    WiredTigerStat files into the dbpath), shown by getCmdLineOpts; one WiredTiger refuses stops
+    startup with its message."""
+    config = "statistics=(fast),statistics_log=(wait=1)"
+    s = fresh_server.new(extra_args=["--wiredTigerEngineConfigString", config])
+    c = s.client()
+    try:
+        parsed = c.admin.command("getCmdLineOpts")["parsed"]
+        assert parsed["storage"]["wiredTiger"]["engineConfig"]["configString"] == config
+        c.ec.t.insert_one({"a": 1})
+        deadline = time.time() + 10
+        while not list(pathlib.Path(s.dbpath).glob("WiredTigerStat*")) and time.time() < deadline:
+            time.sleep(0.2)
+        assert list(pathlib.Path(s.dbpath).glob("WiredTigerStat*"))
+    finally:
+        c.close()
+    r = subprocess.run([hourglassd_path(), "--dbpath", str(tmp_path), "--port", str(free_port()),
+                        "--wiredTigerEngineConfigString", "no_such_key=1"],
+                       capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL)
+    assert r.returncode != 0
+    assert "no_such_key" in r.stderr
 
 
 def test_bucket_parameter_defaults(fresh_server):
