@@ -1405,10 +1405,35 @@ Status BucketCatalog::Flush(const TimeseriesCollection& coll, storage::Session& 
   return Status::OK();
 }
 
+void BucketCatalog::EncodeDirtyBuckets(CollectionState& cs) {
+  // Commits go on meanwhile (flush_mu shared); each bucket is claimed as a committer claims it,
+  // and one whose committer is busy is left to the flush.
+  std::shared_lock fl(cs.flush_mu);
+  std::vector<std::shared_ptr<Bucket>> dirty;
+  {
+    std::lock_guard lk(cs.dirty_mu);
+    dirty = cs.dirty;
+  }
+  for (const auto& b : dirty) {
+    {
+      std::lock_guard lk(b->mu);
+      if (b->committing.load()) continue;
+      b->committing = true;
+    }
+    b->doc.EncodeStagedRows();
+    {
+      std::lock_guard lk(b->mu);
+      b->committing = false;
+    }
+    b->cv.notify_all();
+  }
+}
+
 Status BucketCatalog::WriteDirtyBuckets(const TimeseriesCollection& coll, storage::Session& s,
                                         std::optional<bool> journaling_after) {
   InternalReads internal;
   CollectionState& cs = State(coll.uuid);
+  EncodeDirtyBuckets(cs);
   std::unique_lock fl(cs.flush_mu);
   std::vector<std::shared_ptr<Bucket>> dirty;
   std::vector<std::string> keys;

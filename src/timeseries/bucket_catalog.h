@@ -217,6 +217,9 @@ class BucketCatalog {
   // `journaling_after`, sets the collection's mode once storage holds every committed row.
   Status WriteDirtyBuckets(const TimeseriesCollection& coll, storage::Session& s,
                            std::optional<bool> journaling_after);
+  // The encoding of the dirty buckets' staged rows (compressed buckets), done before a flush
+  // takes its exclusive lock so that commits are not held up by it.
+  void EncodeDirtyBuckets(CollectionState& cs);
   // The commit of one batch that writes its bucket (Commit without write-back).
   Status CommitWriteThrough(const TimeseriesCollection& coll, storage::Session& s,
                             const std::shared_ptr<WriteBatch>& batch);

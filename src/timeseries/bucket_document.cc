@@ -1,5 +1,6 @@
 #include "timeseries/bucket_document.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cstring>
 #include <limits>
@@ -268,6 +269,7 @@ BucketDocument::Column& BucketDocument::ColumnFor(std::string_view name, size_t 
 }
 
 void BucketDocument::EncodeStagedRows() {
+  if (!compressed_) return;
   invariant(!failed_);
   for (size_t at = 0; at < unencoded_.size();) {
     const BsonObj row(unencoded_.data() + at);
@@ -302,16 +304,7 @@ void BucketDocument::StageRows(const std::vector<BsonObj>& rows, std::string_vie
   if (compressed_) {
     invariant(!failed_);
     skip_field_ = std::string(skip_field);
-    for (const BsonObj& row : rows) {
-      unencoded_.append(row.data(), static_cast<size_t>(row.size()));
-      // The columns exist from now on (ColumnNames), empty until the rows are encoded.
-      size_t pos = 1;
-      for (bson::FieldCursor cur(row.data()); cur.Next();) {
-        const std::string_view name = cur.field().name;
-        if ((!skip_field.empty() && name == skip_field) || name == time_field_) continue;
-        ColumnFor(name, pos++);
-      }
-    }
+    for (const BsonObj& row : rows) unencoded_.append(row.data(), static_cast<size_t>(row.size()));
     staged_rows_ += static_cast<uint32_t>(rows.size());
     return;
   }
@@ -542,6 +535,16 @@ void BucketDocument::Finish(bool success) {
 std::vector<std::string_view> BucketDocument::ColumnNames() const {
   std::vector<std::string_view> out;
   for (const auto& c : columns_) out.push_back(c.name);
+  // Rows not encoded yet may bring new columns: they come last, in first-seen order.
+  for (size_t at = 0; at < unencoded_.size();) {
+    const BsonObj row(unencoded_.data() + at);
+    at += static_cast<size_t>(row.size());
+    for (bson::FieldCursor cur(row.data()); cur.Next();) {
+      const std::string_view name = cur.field().name;
+      if (!skip_field_.empty() && name == skip_field_) continue;
+      if (std::find(out.begin(), out.end(), name) == out.end()) out.push_back(name);
+    }
+  }
   return out;
 }
 

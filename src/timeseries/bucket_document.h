@@ -68,6 +68,10 @@ class BucketDocument {
   // rows. Nothing is visible until Commit. A compressed layout takes only rows CanCompress
   // accepts (callers check).
   void StageRows(const std::vector<bson::BsonObj>& rows, std::string_view skip_field);
+  // Compressed layout: encodes the staged rows into the columns' builders now (Prepare does it
+  // otherwise), so that a caller can do that work outside the lock its write holds. Nothing
+  // becomes visible. A no-op for version 1.
+  void EncodeStagedRows();
 
   // Produces the write for the staged rows with `control` (the version-1 control object
   // {version, min, max}; a compressed layout writes its own version and count): the full
@@ -115,8 +119,7 @@ class BucketDocument {
   // Where each stored column's element starts, `data`'s object being at `data_doc` (a new column:
   // where the stored ones end).
   std::vector<size_t> StoredColumnOffsets(size_t data_doc) const;
-  // Appends the rows staged since the last call to the builders.
-  void EncodeStagedRows();
+
   void PrepareCompressed(const bson::BsonObj& control, std::string* full,
                          std::vector<storage::Session::Modification>* edits);
   static StatusWith<BucketDocument> FromStoredCompressed(const bson::BsonObj& bucket,
