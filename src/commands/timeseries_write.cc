@@ -34,7 +34,7 @@ StatusWith<InsertOutcome> InsertMeasurements(CommandContext& ctx,
   std::vector<std::pair<int, std::shared_ptr<timeseries::WriteBatch>>> staged;
   std::vector<BsonObj> keep_alive;
   // Raw meta element (a view into keep_alive's documents, whose buffers never move) → series key.
-  std::unordered_map<std::string_view, std::string> series_keys;
+  std::unordered_map<std::string_view, std::shared_ptr<const std::string>> series_keys;
   keep_alive.reserve(static_cast<size_t>(documents.size()));
   int index = 0;
   for (DocumentArray::Entry e : documents) {
@@ -58,7 +58,7 @@ StatusWith<InsertOutcome> InsertMeasurements(CommandContext& ctx,
       if (key == series_keys.end()) {
         key = series_keys.emplace(raw, catalog.CachedSeriesKey(coll, meta)).first;
       }
-      auto batch = catalog.Insert(coll, *session, m, &key->second);
+      auto batch = catalog.Insert(coll, *session, m, key->second.get());
       if (batch.ok()) {
         staged.emplace_back(index, std::move(batch).value());
       } else {

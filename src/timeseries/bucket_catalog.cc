@@ -263,7 +263,9 @@ struct TransparentHash {
 struct SeriesKeyCache {
   struct Shard {
     std::mutex mu;
-    std::unordered_map<std::string, std::string, TransparentHash, std::equal_to<>> keys;
+    std::unordered_map<std::string, std::shared_ptr<const std::string>, TransparentHash,
+                       std::equal_to<>>
+        keys;
   };
   static constexpr size_t kShards = 16;
   std::array<Shard, kShards> shards;
@@ -623,12 +625,10 @@ void BucketCatalog::ExpireIdleBuckets(Stripe& stripe, const std::string& keep) {
   }
 }
 
-StatusWith<std::shared_ptr<Bucket>> BucketCatalog::BucketFor(const TimeseriesCollection& coll,
-                                                             storage::Session& s, Stripe& stripe,
-                                                             const std::string& series_key,
-                                                             const BsonObj& m, int64_t t,
-                                                             const BsonElement& meta, size_t add,
-                                                             bool fits_open_schema) {
+StatusWith<std::shared_ptr<Bucket>> BucketCatalog::BucketFor(
+    const TimeseriesCollection& coll, storage::Session& s, Stripe& stripe,
+    const std::string& series_key, const BsonObj& m, int64_t t, const BsonElement& meta, size_t add,
+    bool fits_open_schema, const std::shared_ptr<Bucket>* open) {
   const auto& o = coll.options;
   CollectionState& cs = State(coll.uuid);
   const uint64_t era = cs.era.load();
@@ -636,11 +636,10 @@ StatusWith<std::shared_ptr<Bucket>> BucketCatalog::BucketFor(const TimeseriesCol
   const Limits l = CurrentLimits();
   std::string_view meta_field = o.meta_field ? std::string_view(*o.meta_field) : std::string_view();
 
-  auto it = stripe.open.find(series_key);
-  if (it != stripe.open.end()) {
-    std::shared_ptr<Bucket> b = it->second;
+  if (open != nullptr) {
+    std::shared_ptr<Bucket> b = *open;  // the map's entry goes below
     if (b->era != era || b->broken.load() || b->retired.load()) {
-      stripe.open.erase(it);
+      stripe.open.erase(series_key);
       --num_open_;
       memory_usage_ -= b->memory;
     } else {
@@ -690,7 +689,7 @@ StatusWith<std::shared_ptr<Bucket>> BucketCatalog::BucketFor(const TimeseriesCol
         std::lock_guard ck(cs.closed_mu);
         cs.closed.push_back(b);
       }
-      stripe.open.erase(it);
+      stripe.open.erase(series_key);
       --num_open_;
       memory_usage_ -= b->memory;
     }
@@ -763,9 +762,9 @@ std::string BucketCatalog::SeriesKey(const TimeseriesCollection& coll, const Bso
   return key;
 }
 
-std::string BucketCatalog::CachedSeriesKey(const TimeseriesCollection& coll,
-                                           const BsonElement& meta) {
-  if (meta.eoo()) return SeriesKey(coll, meta);
+std::shared_ptr<const std::string> BucketCatalog::CachedSeriesKey(const TimeseriesCollection& coll,
+                                                                  const BsonElement& meta) {
+  if (meta.eoo()) return std::make_shared<const std::string>(SeriesKey(coll, meta));
   const std::string_view raw(meta.raw(), meta.size());
   const size_t h = TransparentHash{}(raw);
   SeriesKeyCache::Shard& shard = State(coll.uuid).series_keys.shards[h % SeriesKeyCache::kShards];
@@ -774,7 +773,7 @@ std::string BucketCatalog::CachedSeriesKey(const TimeseriesCollection& coll,
     auto it = shard.keys.find(raw);
     if (it != shard.keys.end()) return it->second;
   }
-  std::string key = SeriesKey(coll, meta);
+  auto key = std::make_shared<const std::string>(SeriesKey(coll, meta));
   std::lock_guard lk(shard.mu);
   if (shard.keys.size() >= kSeriesKeyCacheSize / SeriesKeyCache::kShards) shard.keys.clear();
   shard.keys.emplace(std::string(raw), key);
@@ -789,7 +788,9 @@ StatusWith<std::shared_ptr<WriteBatch>> BucketCatalog::Insert(const TimeseriesCo
   invariant(time.type() == bson::BsonType::kDate);
   const int64_t t = time.DateMillis();
   BsonElement meta = o.meta_field ? m[*o.meta_field] : BsonElement();
-  const std::string series_key = given_key ? *given_key : SeriesKey(coll, meta);
+  std::string computed_key;
+  if (given_key == nullptr) computed_key = SeriesKey(coll, meta);
+  const std::string& series_key = given_key != nullptr ? *given_key : computed_key;
   std::string_view meta_field = o.meta_field ? std::string_view(*o.meta_field) : std::string_view();
 
   Stripe& stripe = StripeFor(series_key);
@@ -808,8 +809,9 @@ StatusWith<std::shared_ptr<WriteBatch>> BucketCatalog::Insert(const TimeseriesCo
     compressible = compressible && bsoncolumn::BsonColumnBuilder::CanHold(f.type, f.value);
   });
   int64_t add = size.Total(first);
-  HG_ASSIGN_OR_RETURN(std::shared_ptr<Bucket> b, BucketFor(coll, s, stripe, series_key, m, t, meta,
-                                                           static_cast<size_t>(add), fits));
+  HG_ASSIGN_OR_RETURN(std::shared_ptr<Bucket> b,
+                      BucketFor(coll, s, stripe, series_key, m, t, meta, static_cast<size_t>(add),
+                                fits, it == stripe.open.end() ? nullptr : &it->second));
   if (!compressible && b->compressed.load()) {
     return Status(ErrorCode::kBadValue,
                   "a measurement holding a javascriptWithScope value cannot be stored in a "

@@ -113,7 +113,9 @@ class BucketCatalog {
   // SeriesKey, remembered per collection by the meta element's bytes (normalizing an object —
   // sorting its fields at every level — costs more than a lookup); at most kSeriesKeyCacheSize
   // metas are remembered, then the cache starts over.
-  std::string CachedSeriesKey(const TimeseriesCollection& coll, const bson::BsonElement& meta);
+  // Shared, not copied: a request of many series looks up one per measurement.
+  std::shared_ptr<const std::string> CachedSeriesKey(const TimeseriesCollection& coll,
+                                                     const bson::BsonElement& meta);
   static constexpr size_t kSeriesKeyCacheSize = 200'000;
   // Writes `batch` (claiming commit rights) or waits for the writer that claimed it; returns the
   // write's outcome. The measurements staged into the batch must stay alive until this returns.
@@ -187,14 +189,15 @@ class BucketCatalog {
   const CollectionState* FindState(const std::string& uuid) const;
   Stripe& StripeFor(const std::string& series_key);
   // The open bucket a measurement goes to, after rollover; under the stripe lock. `add` is the
-  // measurement's estimated size; `fits_open_schema` whether the series' open bucket (if any)
-  // takes its schema.
+  // measurement's estimated size; `open` the series' open bucket (its entry in the stripe, or
+  // null); `fits_open_schema` whether it takes the measurement's schema.
   StatusWith<std::shared_ptr<Bucket>> BucketFor(const TimeseriesCollection& coll,
                                                 storage::Session& s, Stripe& stripe,
                                                 const std::string& series_key,
                                                 const bson::BsonObj& m, int64_t t,
                                                 const bson::BsonElement& meta, size_t add,
-                                                bool fits_open_schema);
+                                                bool fits_open_schema,
+                                                const std::shared_ptr<Bucket>* open);
   // A stored bucket brought back into memory (or its live object), nullptr if it cannot take
   // appends.
   std::shared_ptr<Bucket> Reopen(const TimeseriesCollection& coll, Stripe& stripe,
