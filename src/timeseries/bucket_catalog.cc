@@ -91,6 +91,7 @@ struct Params {
   ServerParameter* max_retries;
   ServerParameter* compress_closed;
   ServerParameter* always_compress;
+  ServerParameter* rewrite_after;
   ServerParameter* write_back;
   ServerParameter* write_back_interval;
   ServerParameter* write_back_bytes;
@@ -138,6 +139,7 @@ const Params& GetParams() {
     q.write_back_interval = RegisterOnce("hourglassTimeseriesWriteBackIntervalMillis", 1000, 0);
     q.write_back_bytes = RegisterOnce("hourglassTimeseriesWriteBackMaxBytes", int64_t{64} << 20, 0);
     q.journal_below_rows = RegisterOnce("hourglassTimeseriesJournalBelowRows", 3, 0);
+    q.rewrite_after = RegisterOnce("hourglassTimeseriesBucketEditsBeforeRewrite", 4, -1);
     return q;
   }();
   return p;
@@ -957,7 +959,7 @@ Status BucketCatalog::Write(const TimeseriesCollection& coll, storage::Session& 
   int64_t old_size = static_cast<int64_t>(b.doc.size());
   std::string full;
   std::vector<storage::Session::Modification> edits;
-  b.doc.Prepare(control, &full, &edits);
+  b.doc.Prepare(control, &full, &edits, GetParams().rewrite_after->GetInt());
   Status st = Status::OK();
   const int64_t max_retries = GetParams().max_retries->GetInt();
   for (int64_t attempt = 0;; ++attempt) {
@@ -1377,7 +1379,7 @@ Status BucketCatalog::FlushBucket(const TimeseriesCollection& coll, storage::Ses
   }
   std::string full;
   std::vector<storage::Session::Modification> edits;
-  b.doc.Prepare(*control, &full, &edits);
+  b.doc.Prepare(*control, &full, &edits, GetParams().rewrite_after->GetInt());
   const bool insert = !b.doc.stored();
   Status st = insert ? coll.buckets
                            ->Insert(s, BsonObj(full.data()),

@@ -253,6 +253,19 @@ TEST_F(CompressedBucketCatalogTest, FirstCommitWritesACompressedBucketLaterOnesA
   EXPECT_EQ(coll_.buckets->DataSize(), Buckets(coll_)[0].size());
 }
 
+TEST_F(CompressedBucketCatalogTest, WholeRewritesBetweenEditsKeepEveryMeasurement) {
+  // Every other write rewrites the stored bucket whole (a plain storage update), the others
+  // edit it: the bucket holds every measurement either way.
+  ParamGuard rewrite("hourglassTimeseriesBucketEditsBeforeRewrite", 1);
+  std::vector<int> want;
+  for (int i = 0; i < 7; ++i) {
+    InsertAll(coll_, {M(kT0 + i * 1000, i)});
+    want.push_back(i);
+    ASSERT_EQ(OnlyBucket(2), want) << "after write " << i;
+  }
+  EXPECT_EQ(coll_.buckets->DataSize(), Buckets(coll_)[0].size());
+}
+
 TEST_F(CompressedBucketCatalogTest, BucketLeftBehindByTimeIsReopenedByALateMeasurement) {
   // The second measurement closes the first bucket (time forward); the third belongs to it. A
   // compressed bucket needs no compression when it closes and stays open to reopening.

@@ -380,7 +380,8 @@ void BucketDocument::AppendHeadEdits(std::string control_elem, size_t data_doc, 
 }
 
 void BucketDocument::PrepareCompressed(const BsonObj& control, std::string* full,
-                                       std::vector<storage::Session::Modification>* edits) {
+                                       std::vector<storage::Session::Modification>* edits,
+                                       bool whole) {
   EncodeStagedRows();
   // control as MongoDB writes a compressed bucket's: version, min, max, count.
   bson::BsonBuilder cb;
@@ -409,10 +410,20 @@ void BucketDocument::PrepareCompressed(const BsonObj& control, std::string* full
   const size_t data_pos = kControlPos + control_elem_size_ + meta_elem_.size();
   prepared_size_ =
       kControlPos + control_elem.size() + meta_elem_.size() + kDataHeader.size() + data_len_new + 1;
-  if (!stored_) {
+  prepared_whole_ = whole;
+  if (!stored_ || whole) {
+    // A stored column's new binary is the builder's whole column (the proposal holds its tail).
     std::string cols;
-    for (const auto& c : columns_) AppendPackedElem(&cols, c.name, c.packed->proposal->diff.data);
+    for (const auto& c : columns_) {
+      AppendPackedElem(
+          &cols, c.name,
+          stored_ && !c.is_new ? c.packed->builder.Finish() : c.packed->proposal->diff.data);
+    }
     WriteFull(control_elem, data_len_new, cols, full);
+    if (stored_) {
+      edits->clear();
+      edits->push_back({*full, 0, size_});
+    }
     return;
   }
   // As for version 1: edits from the end of the document to its start.
@@ -438,9 +449,11 @@ void BucketDocument::PrepareCompressed(const BsonObj& control, std::string* full
 }
 
 void BucketDocument::Prepare(const BsonObj& control, std::string* full,
-                             std::vector<storage::Session::Modification>* edits) {
+                             std::vector<storage::Session::Modification>* edits,
+                             int64_t rewrite_after) {
   if (compressed_) {
-    PrepareCompressed(control, full, edits);
+    PrepareCompressed(control, full, edits,
+                      stored_ && rewrite_after >= 0 && edits_in_a_row_ >= rewrite_after);
     return;
   }
   std::string control_elem(kControlHeader);
@@ -496,6 +509,7 @@ void BucketDocument::Finish(bool success) {
       c.packed->builder.AcceptIntermediate(std::move(*c.packed->proposal));
       c.packed->proposal.reset();
     }
+    edits_in_a_row_ = stored_ && !prepared_whole_ ? edits_in_a_row_ + 1 : 0;
     num_rows_ += staged_rows_;
     staged_rows_ = 0;
     control_elem_size_ = prepared_control_size_;

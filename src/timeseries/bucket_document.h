@@ -80,8 +80,13 @@ class BucketDocument {
   // retried write, more rows staged). Then the caller reports the write's outcome with Finish:
   // success makes the staged rows committed; failure forgets them — except that a compressed
   // layout cannot forget rows once stored: after a failed write it must not be used again.
+  // `rewrite_after` (compressed layout): once that many writes in a row were edits, the next
+  // one rewrites the stored document whole (a single edit replacing it all, which
+  // catalog::Collection::ModifyRecord stores as a plain update): the storage engine keeps a
+  // value's edits as a chain that each read re-applies, and a compressed bucket's edits, one per
+  // column, each move the rest of the document. Negative: never.
   void Prepare(const bson::BsonObj& control, std::string* full,
-               std::vector<storage::Session::Modification>* edits);
+               std::vector<storage::Session::Modification>* edits, int64_t rewrite_after = -1);
   void Finish(bool success);
 
   // The names of the data columns, in their order in the stored document once the staged rows
@@ -121,7 +126,7 @@ class BucketDocument {
   std::vector<size_t> StoredColumnOffsets(size_t data_doc) const;
 
   void PrepareCompressed(const bson::BsonObj& control, std::string* full,
-                         std::vector<storage::Session::Modification>* edits);
+                         std::vector<storage::Session::Modification>* edits, bool whole);
   static StatusWith<BucketDocument> FromStoredCompressed(const bson::BsonObj& bucket,
                                                          std::string_view time_field);
 
@@ -145,9 +150,11 @@ class BucketDocument {
   std::string skip_field_;
   std::string unencoded_;
   uint32_t encoded_rows_ = 0;
-  size_t time_column_ = 0;
+  size_t time_column_ = 0;  // first unless a stored bucket says otherwise
   size_t layout_memory_ = 0;
-  size_t staged_bytes_ = 0;  // version 1  // first unless a stored bucket says otherwise
+  size_t staged_bytes_ = 0;     // version 1
+  int64_t edits_in_a_row_ = 0;  // writes by edits since the document was last written whole
+  bool prepared_whole_ = false;
   bool sorted_ = true;
   int64_t max_time_ = INT64_MIN;
   bool failed_ = false;

@@ -239,6 +239,37 @@ TEST(CompressedBucketDocumentTest, EachWriteCostsWhatItAddsNotTheBucket) {
   EXPECT_EQ(BsonObj(stored.data())["control"].Obj()["count"].NumberLong(), 1000);
 }
 
+TEST(CompressedBucketDocumentTest, EveryFewWritesTheDocumentIsRewrittenWhole) {
+  BucketDocument doc = BucketDocument::Compressed(kId, BsonElement(), "t");
+  std::vector<BsonObj> all;
+  std::string stored;
+  std::vector<bool> whole;
+  for (int step = 0; step < 8; ++step) {
+    BsonBuilder b;
+    b.AppendDate("t", 1000 * (step + 1));
+    b.AppendDouble("x", step * 1.25);
+    all.push_back(b.Obj());
+    doc.StageRows({all.back()}, "");
+    std::string full;
+    Edits edits;
+    doc.Prepare(Control(step), &full, &edits, /*rewrite_after=*/2);
+    if (step == 0) {
+      stored = full;
+    } else {
+      const bool w = edits.size() == 1 && edits[0].offset == 0 && edits[0].size == stored.size();
+      whole.push_back(w);
+      if (w) {
+        EXPECT_EQ(edits[0].data, full);
+      }
+      stored = ApplyEdits(stored, edits);
+    }
+    doc.Finish(true);
+    ASSERT_EQ(stored, BuildFresh(BsonElement(), all, Control(step))) << "step " << step;
+  }
+  // Two writes by edits, then one whole, and again.
+  EXPECT_EQ(whole, (std::vector<bool>{false, false, true, false, false, true, false}));
+}
+
 TEST(CompressedBucketDocumentTest, PrepareAgainWithoutFinishIsARetry) {
   BucketDocument doc = BucketDocument::Compressed(kId, BsonElement(), "t");
   doc.StageRows({J(R"({"t": {"$date": 1000}, "a": 1})")}, "");

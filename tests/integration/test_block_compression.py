@@ -198,6 +198,10 @@ def test_bucket_parameter_defaults(fresh_server):
         for name in ("hourglassTimeseriesAlwaysCompressBuckets",
                      "hourglassTimeseriesCompressClosedBuckets", "hourglassTimeseriesWriteBack"):
             assert c.admin.command({"getParameter": 1, name: 1})[name] is True, name
+        name = "hourglassTimeseriesBucketEditsBeforeRewrite"
+        assert c.admin.command({"getParameter": 1, name: 1})[name] == 4
+        code, _, _ = command_error(c.admin, {"setParameter": 1, name: -2})
+        assert code == 2
     finally:
         c.close()
 
