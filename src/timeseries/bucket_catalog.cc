@@ -176,6 +176,7 @@ class WriteBatch {
 
 struct Bucket {
   std::string series_key;
+  Stripe* stripe = nullptr;  // StripeFor(series_key), set with it
   uint64_t era = 0;
   int64_t min_time = 0;  // rounded bucket start, millis
   // Staging state, guarded by the stripe mutex.
@@ -498,6 +499,7 @@ std::shared_ptr<Bucket> BucketCatalog::Reopen(const TimeseriesCollection& coll, 
   }
   auto b = std::make_shared<Bucket>(std::move(layout).value());
   b->series_key = series_key;
+  b->stripe = &stripe;
   b->min_time = min_t.DateMillis();
   auto fields = BucketFieldTree::FromBucket(control["min"].Obj(), control["max"].Obj());
   if (!fields.ok()) return nullptr;
@@ -742,6 +744,7 @@ StatusWith<std::shared_ptr<Bucket>> BucketCatalog::BucketFor(
     found = std::make_shared<Bucket>(
         NewBucketDocument(NewBucketId(min_time), meta_obj.FirstElement(), o.time_field));
     found->series_key = series_key;
+    found->stripe = &stripe;
     found->min_time = min_time;
     stripe.Register(found, found->doc.id());
     found->size = 64 + meta_obj.size();
@@ -867,7 +870,7 @@ Status BucketCatalog::CommitWriteThrough(const TimeseriesCollection& coll, stora
   }
   {
     // Claim the batch: later measurements start a new one.
-    Stripe& stripe = StripeFor(b.series_key);
+    Stripe& stripe = *b.stripe;
     std::lock_guard lk(stripe.mu);
     if (b.pending == batch) b.pending.reset();
     // The tree now holds the committed rows and this batch's; later ones go to the next batch.
@@ -993,7 +996,7 @@ Status BucketCatalog::Write(const TimeseriesCollection& coll, storage::Session& 
                                 meta_bytes.empty() ? BsonElement() : BsonElement(meta_bytes.data()),
                                 o.time_field);
       b.compressed = b.doc.compressed();
-      RebuildMinMax(StripeFor(b.series_key), batch, o, nullptr);
+      RebuildMinMax(*b.stripe, batch, o, nullptr);
       control = batch.control;
       b.doc.StageRows(batch.measurements, meta_field);
       b.doc.Prepare(control, &full, &edits);
@@ -1011,7 +1014,7 @@ Status BucketCatalog::Write(const TimeseriesCollection& coll, storage::Session& 
     b.doc.SetId(NewBucketId(b.min_time));
     b.doc.Prepare(control, &full, &edits);
     {
-      Stripe& stripe = StripeFor(b.series_key);
+      Stripe& stripe = *b.stripe;
       std::lock_guard lk(stripe.mu);
       stripe.Register(batch.bucket, b.doc.id());
     }
@@ -1046,7 +1049,7 @@ Status BucketCatalog::CompressClosedBuckets(const TimeseriesCollection& coll, st
   for (auto& b : taken) {
     bool in_flight;
     {
-      std::lock_guard lk(StripeFor(b->series_key).mu);
+      std::lock_guard lk(b->stripe->mu);
       in_flight = b->pending != nullptr;
     }
     // With write-back, a bucket is compressed once storage holds all its rows.
@@ -1124,7 +1127,7 @@ Status BucketCatalog::Resync(const TimeseriesCollection& coll, storage::Session&
   }
   b.doc = std::move(layout).value();
   b.compressed = b.doc.compressed();
-  RebuildMinMax(StripeFor(b.series_key), batch, o, &control);
+  RebuildMinMax(*b.stripe, batch, o, &control);
   return Status::OK();
 }
 
@@ -1259,7 +1262,7 @@ void BucketCatalog::CommitAll(const TimeseriesCollection& coll, storage::Session
     }
     for (WriteBatch* batch : claimed) {
       Bucket& b = *batch->bucket;
-      std::lock_guard lk(StripeFor(b.series_key).mu);
+      std::lock_guard lk(b.stripe->mu);
       if (b.pending.get() == batch) b.pending.reset();
       batch->fields_memory = b.fields_memory;
     }
@@ -1363,7 +1366,7 @@ Status BucketCatalog::FlushBucket(const TimeseriesCollection& coll, storage::Ses
   {
     // With no batch staged after the committed rows, the bucket's tree holds exactly their
     // bounds.
-    std::lock_guard lk(StripeFor(b.series_key).mu);
+    std::lock_guard lk(b.stripe->mu);
     if (!b.pending) *control = BuildBucketControl(b.fields, o.time_field, b.min_time);
     b.fields_memory = b.fields.ApproxMemory();
   }
