@@ -424,25 +424,24 @@ Status Collection::ModifyRecord(storage::Session& s, int64_t id,
   // they are: only user indexes may move.
   auto latest = Latest();
   std::span<const SecondaryIndex> indexes = latest ? latest->Indexes() : Indexes();
-  // One edit from offset 0 replacing the whole value is stored as a plain update: a chain of
-  // edits ends there, so reads no longer re-apply the ones before it.
-  const bool whole = edits.size() == 1 && edits[0].offset == 0;
-  auto write = [&]() -> Status {
-    if (!whole) return s.Modify(entry_.ident, key, edits);
-    HG_ASSIGN_OR_RETURN(auto old_value, s.Get(entry_.ident, key));
-    if (!old_value || old_value->size() != edits[0].size) {
-      return old_value ? s.Modify(entry_.ident, key, edits)
-                       : Status(ErrorCode::kNoSuchKey, "record not found in " + ns());
-    }
-    return s.Put(entry_.ident, key, edits[0].data);
-  };
-  if (indexes.empty()) return write();
+  if (indexes.empty()) return s.Modify(entry_.ident, key, edits);
   HG_ASSIGN_OR_RETURN(auto before, FindRecord(s, id));
   if (!before) return Status(ErrorCode::kNoSuchKey, "record not found in " + ns());
-  HG_RETURN_IF_ERROR(write());
+  HG_RETURN_IF_ERROR(s.Modify(entry_.ident, key, edits));
   HG_ASSIGN_OR_RETURN(auto after, FindRecord(s, id));
   if (!after) return Status(ErrorCode::kNoSuchKey, "record not found in " + ns());
   return UpdateIndexKeys(s, indexes, id, before->doc, after->doc);
+}
+
+Status Collection::ReplaceRecord(storage::Session& s, int64_t id, const BsonObj& doc) {
+  const std::string key = storage::EncodeRecordId(id);
+  auto latest = Latest();
+  std::span<const SecondaryIndex> indexes = latest ? latest->Indexes() : Indexes();
+  if (indexes.empty()) return s.Update(entry_.ident, key, doc.bytes());
+  HG_ASSIGN_OR_RETURN(auto before, FindRecord(s, id));
+  if (!before) return Status(ErrorCode::kNoSuchKey, "record not found in " + ns());
+  HG_RETURN_IF_ERROR(s.Update(entry_.ident, key, doc.bytes()));
+  return UpdateIndexKeys(s, indexes, id, before->doc, doc);
 }
 
 Status Collection::Remove(storage::Session& s, int64_t id, const BsonObj& doc) {

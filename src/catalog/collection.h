@@ -201,6 +201,10 @@ class Collection {
   // index keys. NoSuchKey if the record is gone.
   Status ModifyRecord(storage::Session& s, int64_t id,
                       const std::vector<storage::Session::Modification>& edits);
+  // Replaces the record at `id` with `doc` as one plain storage update (the bucket catalog's
+  // whole rewrites of a bucket; moves user index keys like ModifyRecord). NoSuchKey if the
+  // record is gone.
+  Status ReplaceRecord(storage::Session& s, int64_t id, const bson::BsonObj& doc);
   // Both run the read barrier first.
   StatusWith<std::optional<Record>> FindById(storage::Session& s, const bson::BsonElement& id);
   StatusWith<std::optional<Record>> FindRecord(storage::Session& s, int64_t id);

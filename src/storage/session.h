@@ -57,6 +57,8 @@ class Session {
   virtual Status Insert(std::string_view ident, std::string_view key, std::string_view value) = 0;
   // Adds `key` or replaces its value.
   virtual Status Put(std::string_view ident, std::string_view key, std::string_view value) = 0;
+  // Replaces the value of `key`; NoSuchKey (4) if absent.
+  virtual Status Update(std::string_view ident, std::string_view key, std::string_view value) = 0;
   // Deletes `key`; NoSuchKey (4) if absent.
   virtual Status Remove(std::string_view ident, std::string_view key) = 0;
 

@@ -328,6 +328,19 @@ TEST_F(SessionTest, ModifyPatchesBytesInPlace) {
   EXPECT_FALSE(s->InTransaction());
 }
 
+TEST_F(SessionTest, UpdateReplacesOnlyAnExistingValue) {
+  auto s = engine_->NewSession();
+  ASSERT_TRUE(s->Insert("t", "k", "old value").ok());
+  ASSERT_TRUE(s->Update("t", "k", "new").ok());
+  EXPECT_EQ(Read(*s, "k"), "new");
+  // Unlike Put, nothing is created for a missing key (nor an empty one).
+  EXPECT_EQ(s->Update("t", "missing", "x").code(), ErrorCode::kNoSuchKey);
+  EXPECT_EQ(s->Update("t", "", "x").code(), ErrorCode::kNoSuchKey);
+  auto got = s->Get("t", "missing");
+  ASSERT_TRUE(got.ok());
+  EXPECT_FALSE(got.value().has_value());
+}
+
 TEST_F(SessionTest, ModifyRollsBackWithItsTransaction) {
   auto s = engine_->NewSession();
   ASSERT_TRUE(s->Insert("t", "k", "abc").ok());

@@ -168,6 +168,22 @@ class WtSession final : public Session {
     return Status(ErrorCode::kWriteConflict, "put kept racing with concurrent removes");
   }
 
+  Status Update(std::string_view ident, std::string_view key, std::string_view value) override {
+    HG_RETURN_IF_ERROR(CheckNotDoomed());
+    if (key.empty()) return NoSuchKey(ident);
+    HG_ASSIGN_OR_RETURN(LentCursor lent, handle_->AcquireCursor(ident));
+    CursorLoan loan(this, lent);
+    WT_CURSOR* c = lent.cursor;
+    WT_ITEM k = MakeItem(key);
+    WT_ITEM v = MakeItem(value);
+    c->set_key(c, &k);
+    c->set_value(c, &v);
+    // Cached cursors are overwrite=false: update fails on a missing key.
+    int ret = c->update(c);
+    if (IsWtNotFound(ret)) return NoSuchKey(ident);
+    return Check(ret, "update", ident);
+  }
+
   Status Remove(std::string_view ident, std::string_view key) override {
     HG_RETURN_IF_ERROR(CheckNotDoomed());
     if (key.empty()) return NoSuchKey(ident);

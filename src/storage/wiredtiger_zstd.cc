@@ -8,7 +8,6 @@
 // zstd extension does).
 #include <zstd.h>
 
-
 #include "storage/wiredtiger_kv_engine.h"
 
 namespace {

@@ -912,6 +912,21 @@ void RebuildMinMax(Stripe& stripe, WriteBatch& batch, const TimeseriesOptions& o
   }
 }
 
+// Stores what `doc`'s Prepare made (`full`, `edits`): a new bucket's document, a stored one's
+// whole rewrite (a plain update), or a stored one's edits (in place; the user indexes on
+// control.min/max and meta follow the new bounds either way).
+Status StoreBucket(catalog::Collection& buckets, storage::Session& s, const BucketDocument& doc,
+                   const std::string& full,
+                   const std::vector<storage::Session::Modification>& edits) {
+  if (!doc.stored()) {
+    return buckets.Insert(s, BsonObj(full.data()), catalog::Collection::WriteOrigin::kBucketCatalog)
+        .status();
+  }
+  const int64_t rid = catalog::ClusteredRecordId(doc.id());
+  if (doc.prepared_whole()) return buckets.ReplaceRecord(s, rid, BsonObj(full.data()));
+  return buckets.ModifyRecord(s, rid, edits);
+}
+
 // Reports the committed `rows` of bucket `doc` that are at their latest time, as unpacking the
 // bucket yields them (time, meta, then the columns in stored order), to `latest`.
 void ReportLatest(LatestMeasurements& latest, const TimeseriesOptions& o, const BucketDocument& doc,
@@ -975,16 +990,7 @@ Status BucketCatalog::Write(const TimeseriesCollection& coll, storage::Session& 
       auto guard = coll.buckets->WriteGuard();  // until the commit (index builds wait for it)
       storage::WriteUnit wu(s);
       HG_RETURN_IF_ERROR(wu.begin_status());
-      if (insert) {
-        HG_RETURN_IF_ERROR(
-            coll.buckets
-                ->Insert(s, BsonObj(full.data()), catalog::Collection::WriteOrigin::kBucketCatalog)
-                .status());
-      } else {
-        // In place; the user indexes (on control.min/max, meta) follow the new bounds.
-        HG_RETURN_IF_ERROR(
-            coll.buckets->ModifyRecord(s, catalog::ClusteredRecordId(b.doc.id()), edits));
-      }
+      HG_RETURN_IF_ERROR(StoreBucket(*coll.buckets, s, b.doc, full, edits));
       return wu.Commit();
     });
     if (!insert && st.code() == ErrorCode::kNoSuchKey) {
@@ -1190,11 +1196,7 @@ StatusWith<AppendResult> AppendToStoredBucket(catalog::Collection& buckets, stor
   const bool stored = doc->stored();
   for (int64_t attempt = 0;; ++attempt) {
     doc->Prepare(control, &full, &edits);
-    Status st = stored ? buckets.ModifyRecord(s, catalog::ClusteredRecordId(doc->id()), edits)
-                       : buckets
-                             .Insert(s, BsonObj(full.data()),
-                                     catalog::Collection::WriteOrigin::kBucketCatalog)
-                             .status();
+    Status st = StoreBucket(buckets, s, *doc, full, edits);
     if (st.ok()) break;
     if (st.code() != ErrorCode::kDuplicateKey || !fresh || attempt + 1 >= max_retries) return st;
     doc->SetId(NewBucketId(min_time));  // another bucket has this _id's RecordId
@@ -1384,11 +1386,7 @@ Status BucketCatalog::FlushBucket(const TimeseriesCollection& coll, storage::Ses
   std::vector<storage::Session::Modification> edits;
   b.doc.Prepare(*control, &full, &edits, GetParams().rewrite_after->GetInt());
   const bool insert = !b.doc.stored();
-  Status st = insert ? coll.buckets
-                           ->Insert(s, BsonObj(full.data()),
-                                    catalog::Collection::WriteOrigin::kBucketCatalog)
-                           .status()
-                     : coll.buckets->ModifyRecord(s, catalog::ClusteredRecordId(b.doc.id()), edits);
+  Status st = StoreBucket(*coll.buckets, s, b.doc, full, edits);
   if (st.code() == ErrorCode::kNoSuchKey || st.code() == ErrorCode::kDuplicateKey) {
     // Deleted while open (TTL, a direct delete), or its _id taken: the rows start a new bucket.
     *control = BsonObj();

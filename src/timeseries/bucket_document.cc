@@ -420,10 +420,7 @@ void BucketDocument::PrepareCompressed(const BsonObj& control, std::string* full
           stored_ && !c.is_new ? c.packed->builder.Finish() : c.packed->proposal->diff.data);
     }
     WriteFull(control_elem, data_len_new, cols, full);
-    if (stored_) {
-      edits->clear();
-      edits->push_back({*full, 0, size_});
-    }
+    edits->clear();
     return;
   }
   // As for version 1: edits from the end of the document to its start.

@@ -81,13 +81,15 @@ class BucketDocument {
   // success makes the staged rows committed; failure forgets them — except that a compressed
   // layout cannot forget rows once stored: after a failed write it must not be used again.
   // `rewrite_after` (compressed layout): once that many writes in a row were edits, the next
-  // one rewrites the stored document whole (a single edit replacing it all, which
-  // catalog::Collection::ModifyRecord stores as a plain update): the storage engine keeps a
-  // value's edits as a chain that each read re-applies, and a compressed bucket's edits, one per
-  // column, each move the rest of the document. Negative: never.
+  // one rewrites the stored document whole (`*full`, no edits: prepared_whole()), for the
+  // caller to store as a plain update: the storage engine keeps a value's edits as a chain that
+  // each read re-applies, and a compressed bucket's edits, one per column, each move the rest of
+  // the document. Negative: never.
   void Prepare(const bson::BsonObj& control, std::string* full,
                std::vector<storage::Session::Modification>* edits, int64_t rewrite_after = -1);
   void Finish(bool success);
+  // Whether the last Prepare of a stored document made it whole (see `rewrite_after`).
+  bool prepared_whole() const { return prepared_whole_; }
 
   // The names of the data columns, in their order in the stored document once the staged rows
   // are written (columns first seen in staged rows come last).
