@@ -188,6 +188,27 @@ def test_engine_config_string_reaches_wiredtiger(fresh_server, tmp_path):
     assert "no_such_key" in r.stderr
 
 
+def test_config_file_engine_config_string(fresh_server, tmp_path):
+    conf = tmp_path / "mongod.conf"
+    conf.write_text("storage:\n  wiredTiger:\n    engineConfig:\n"
+                    "      configString: \"statistics=(fast)\"\n")
+    s = fresh_server.new(extra_args=["--config", str(conf)])
+    c = s.client()
+    try:
+        parsed = c.admin.command("getCmdLineOpts")["parsed"]
+        assert parsed["storage"]["wiredTiger"]["engineConfig"]["configString"] == \
+            "statistics=(fast)"
+    finally:
+        c.close()
+    bad = tmp_path / "bad.conf"
+    bad.write_text("storage:\n  wiredTiger:\n    engineConfig:\n      configString: \"nope=1\"\n")
+    r = subprocess.run([hourglassd_path(), "--dbpath", str(tmp_path), "--port", str(free_port()),
+                        "--config", str(bad)],
+                       capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL)
+    assert r.returncode != 0
+    assert "nope" in r.stderr
+
+
 def test_bucket_parameter_defaults(fresh_server):
     # A server started with no arguments at all (not even HOURGLASSD_EXTRA_ARGS).
     s = fresh_server.new(env_args=False)
