@@ -202,9 +202,12 @@ struct Bucket {
   std::atomic<bool> closed_for_good{false};
   // Write-back state, guarded by the collection's flush_mu (shared by this bucket's committer,
   // exclusive by Flush). `unflushed`: the rows committed to the journal and not yet to storage
-  // (views into journal entries), also staged in `doc`; `flushed_control`: the control object
-  // storage holds (empty before the first write).
+  // (views into journal entries, without the metaField once meta_journaled), also staged in
+  // `doc`; `flushed_control`: the control object storage holds (empty before the first write).
   std::vector<BsonObj> unflushed;
+  // Whether a journal entry written since the last flush holds this bucket's meta: later ones
+  // leave it out of the rows (measurement_journal.h).
+  bool meta_journaled = false;
   std::atomic<bool> dirty{false};  // in its collection's dirty list
   BsonObj flushed_control;
   // Set by a flush that could not append to the stored document `doc` describes (a direct write
@@ -1297,7 +1300,9 @@ Status BucketCatalog::Journal(const TimeseriesCollection& coll, storage::Session
   if (o.meta_field) je.meta_field = *o.meta_field;
   je.buckets.reserve(claimed.size());
   for (WriteBatch* batch : claimed) {
-    je.buckets.push_back({TargetId(*batch->bucket), batch->bucket->min_time, batch->measurements});
+    const Bucket& b = *batch->bucket;
+    je.buckets.push_back(
+        {TargetId(b), b.min_time, batch->measurements, o.meta_field && b.meta_journaled});
   }
   std::vector<size_t> row_at;
   auto entry = std::make_shared<const std::string>(EncodeJournalEntry(je, &row_at));
@@ -1314,6 +1319,7 @@ Status BucketCatalog::Journal(const TimeseriesCollection& coll, storage::Session
   for (WriteBatch* batch : claimed) {
     const std::shared_ptr<Bucket>& bp = batch->bucket;
     Bucket& b = *bp;
+    b.meta_journaled = true;
     // MongoDB counts a commit that starts a bucket as an insert, any later one as an update.
     inserts += !b.doc.stored() && b.unflushed.empty() ? 1 : 0;
     for (size_t j = 0; j < batch->measurements.size(); ++j) {
@@ -1490,6 +1496,7 @@ Status BucketCatalog::WriteDirtyBuckets(const TimeseriesCollection& coll, storag
     }
     b.unflushed.clear();
     b.unflushed.shrink_to_fit();
+    b.meta_journaled = false;  // the entries holding it are gone
     b.dirty = false;
     records += out.inserted ? 1 : 0;
     bytes += out.size_delta;
@@ -1581,6 +1588,7 @@ Status BucketCatalog::DropCollection(const std::string& uuid, storage::Session& 
   }
   for (const auto& b : dirty) {
     b->unflushed.clear();
+    b->meta_journaled = false;
     b->dirty = false;
   }
   if (keys.empty()) return Status::OK();
@@ -1625,6 +1633,8 @@ Status BucketCatalog::OpenJournal(storage::KvEngine* engine, catalog::Catalog& c
       measurements = 0;
       storage::WriteUnit wu(*s);
       HG_RETURN_IF_ERROR(wu.begin_status());
+      // Each bucket's meta, from the first entry that holds it (later ones may leave it out).
+      std::unordered_map<std::string, BsonObj> metas;
       for (const Entry& e : entries) {
         auto it = by_uuid.find(e.entry.uuid);
         if (it != by_uuid.end()) {  // else: its collection was dropped
@@ -1632,14 +1642,24 @@ Status BucketCatalog::OpenJournal(storage::KvEngine* engine, catalog::Catalog& c
           for (const JournalBucket& jb : e.entry.buckets) {
             if (jb.rows.empty()) continue;
             // A bucket never written takes its meta from its rows, as its first commit did.
+            const std::string id_key = Stripe::IdKey(jb.id);
             BsonObj meta_holder;
-            if (!meta_field.empty()) {
-              BsonElement m = jb.rows.front()[meta_field];
+            if (jb.meta_omitted) {
+              auto known = metas.find(id_key);
+              if (known == metas.end()) {
+                return Status(ErrorCode::kInternalError,
+                              "a time-series journal entry leaves out the meta of bucket " +
+                                  jb.id.ToHex() + ", which no earlier entry holds");
+              }
+              meta_holder = known->second;
+            } else {
+              BsonElement m = meta_field.empty() ? BsonElement() : jb.rows.front()[meta_field];
               if (!m.eoo()) {
                 BsonBuilder mb;
                 AppendNormalizedMeta(mb, "meta", m);
                 meta_holder = mb.Obj();
               }
+              metas.emplace(id_key, meta_holder);
             }
             HG_ASSIGN_OR_RETURN(
                 AppendResult r,

@@ -42,6 +42,26 @@ void PutBinDataHeader(std::string* out, std::string_view name, size_t size) {
 }
 
 constexpr size_t kBucketRecord = 12 + 8 + 4;
+constexpr uint32_t kMetaOmitted = 0x80000000u;  // in a bucket record's row count
+
+// The bytes `row` is written as: itself, or without its top-level field `omit` if not empty.
+size_t RowSize(const bson::BsonObj& row, std::string_view omit) {
+  if (omit.empty()) return static_cast<size_t>(row.size());
+  const bson::BsonElement m = row.GetField(omit);
+  return static_cast<size_t>(row.size()) - (m.eoo() ? 0 : static_cast<size_t>(m.size()));
+}
+void PutRow(std::string* out, const bson::BsonObj& row, std::string_view omit) {
+  const bson::BsonElement m = omit.empty() ? bson::BsonElement() : row.GetField(omit);
+  if (m.eoo()) {
+    out->append(row.bytes());
+    return;
+  }
+  PutLe(out, RowSize(row, omit), 4);
+  const char* begin = row.data() + 4;
+  const char* end = row.data() + row.size();
+  out->append(begin, m.raw());
+  out->append(m.raw() + m.size(), end);
+}
 
 Status Malformed(std::string_view what) {
   return Status(ErrorCode::kInternalError,
@@ -50,9 +70,12 @@ Status Malformed(std::string_view what) {
 }  // namespace
 
 std::string EncodeJournalEntry(const JournalEntry& e, std::vector<size_t>* row_at) {
+  auto omitted = [&](const JournalBucket& b) {
+    return b.meta_omitted ? std::string_view(e.meta_field) : std::string_view();
+  };
   size_t rows_size = 0;
   for (const auto& b : e.buckets) {
-    for (const auto& r : b.rows) rows_size += static_cast<size_t>(r.size());
+    for (const auto& r : b.rows) rows_size += RowSize(r, omitted(b));
   }
   std::string out;
   out.reserve(64 + e.uuid.size() + e.time_field.size() + e.meta_field.size() +
@@ -65,13 +88,13 @@ std::string EncodeJournalEntry(const JournalEntry& e, std::vector<size_t>* row_a
   for (const auto& b : e.buckets) {
     out.append(reinterpret_cast<const char*>(b.id.bytes), 12);
     PutLe(&out, static_cast<uint64_t>(b.start), 8);
-    PutLe(&out, b.rows.size(), 4);
+    PutLe(&out, b.rows.size() | (b.meta_omitted ? kMetaOmitted : 0), 4);
   }
   PutBinDataHeader(&out, "r", rows_size);
   for (const auto& b : e.buckets) {
     for (const auto& r : b.rows) {
       if (row_at != nullptr) row_at->push_back(out.size());
-      out.append(r.bytes());
+      PutRow(&out, r, omitted(b));
     }
   }
   out.push_back('\0');
@@ -99,7 +122,8 @@ StatusWith<JournalEntry> DecodeJournalEntry(std::shared_ptr<const std::string> e
     JournalBucket jb;
     std::memcpy(jb.id.bytes, table.data() + off, 12);
     jb.start = static_cast<int64_t>(GetLe(table.data() + off + 12, 8));
-    const uint64_t n = GetLe(table.data() + off + 20, 4);
+    const uint64_t n = GetLe(table.data() + off + 20, 4) & ~uint64_t{kMetaOmitted};
+    jb.meta_omitted = (GetLe(table.data() + off + 20, 4) & kMetaOmitted) != 0;
     for (uint64_t i = 0; i < n; ++i) {
       if (rows.size() - at < 5) return Malformed("the rows are truncated");
       const int32_t len = bson::ReadInt32(rows.data() + at);

@@ -12,6 +12,10 @@
 //    b: BinData(<_id: 12 bytes><start millis: int64 LE><rows: uint32 LE> per bucket),
 //    r: BinData(<the rows' BSON documents, one after another, bucket by bucket>)}
 //
+// The top bit of a bucket's row count says its rows were written without their metaField: the
+// bucket's meta is in an earlier entry still present (the catalog journals a bucket's meta once
+// between two flushes), which halves an entry when every series sends one row per commit.
+//
 // An entry is removed in the transaction that writes its rows to their buckets, so at any moment
 // the entries present are exactly the rows storage does not hold yet; after a crash, startup
 // writes them (BucketCatalog::ReplayJournal). Thread-safe.
@@ -38,7 +42,9 @@ inline constexpr std::string_view kMeasurementJournalTable = "_timeseries_journa
 struct JournalBucket {
   bson::ObjectId id;
   int64_t start = 0;                // the bucket's start time, millis
-  std::vector<bson::BsonObj> rows;  // the measurements (metaField included)
+  std::vector<bson::BsonObj> rows;  // the measurements (metaField included unless meta_omitted)
+  // Encode: write the rows without their top-level metaField. Decode: they were written so.
+  bool meta_omitted = false;
 };
 struct JournalEntry {
   std::string uuid;

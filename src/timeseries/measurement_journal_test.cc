@@ -80,18 +80,20 @@ bson::BsonObj Row(int64_t t, int v) {
   return b.Obj();
 }
 
+// Bucket k of an entry: `n` rows from `start`, whose "v" are k * 10, k * 10 + 1, ...
+JournalBucket Bucket(int k, int64_t start, int n) {
+  JournalBucket b;
+  b.id = bson::ObjectId::FromSeconds(1700000000u + k);
+  b.id.bytes[11] = static_cast<uint8_t>(k);
+  b.start = start;
+  for (int i = 0; i < n; ++i) b.rows.push_back(Row(b.start + i, k * 10 + i));
+  return b;
+}
+
 TEST(MeasurementJournalTest, EntriesRoundTripAndMalformedOnesAreRefused) {
-  JournalEntry e;
-  e.uuid = "0123456789abcdef";
-  e.time_field = "time";
-  e.meta_field = "tag";
+  JournalEntry e{"0123456789abcdef", "time", "tag", {}};
   for (int k = 0; k < 3; ++k) {
-    JournalBucket b;
-    b.id = bson::ObjectId::FromSeconds(1700000000u + k);
-    b.id.bytes[11] = static_cast<uint8_t>(k);
-    b.start = -5000 + k * 1000000000000;  // before and after 1970
-    for (int i = 0; i < k * 2; ++i) b.rows.push_back(Row(b.start + i, k * 10 + i));
-    e.buckets.push_back(std::move(b));
+    e.buckets.push_back(Bucket(k, -5000 + k * 1000000000000, k * 2));  // before and after 1970
   }
   std::vector<size_t> row_at;
   auto bytes = std::make_shared<const std::string>(EncodeJournalEntry(e, &row_at));
@@ -132,6 +134,44 @@ TEST(MeasurementJournalTest, EntriesRoundTripAndMalformedOnesAreRefused) {
     ASSERT_FALSE(r.ok());
     EXPECT_EQ(r.status().code(), ErrorCode::kInternalError);
   }
+}
+
+TEST(MeasurementJournalTest, RowsOfABucketWhoseMetaIsJournaledLeaveItOut) {
+  JournalEntry e{"0123456789abcdef", "time", "tag", {Bucket(0, 0, 3), Bucket(1, 1000, 3)}};
+  e.buckets[1].meta_omitted = true;
+  // A row without the metaField at all is written as it is.
+  bson::BsonBuilder bare;
+  bare.AppendDate("time", 1003);
+  bare.AppendInt32("v", 99);
+  const bson::BsonObj bare_row = bare.Obj();
+  e.buckets[1].rows.push_back(bare_row);
+  std::vector<size_t> row_at;
+  auto bytes = std::make_shared<const std::string>(EncodeJournalEntry(e, &row_at));
+  const bson::BsonObj tag_row = e.buckets[1].rows[0];
+  EXPECT_EQ(bytes->size() - EncodeJournalEntry(JournalEntry{e.uuid, "time", "tag", {}}).size(),
+            2 * 24 + 3 * static_cast<size_t>(e.buckets[0].rows[0].size()) +
+                4 * static_cast<size_t>(tag_row.size()) - 3 * tag_row["tag"].size() -
+                (static_cast<size_t>(tag_row.size()) - bare_row.size()));
+  auto got = DecodeJournalEntry(bytes);
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  ASSERT_EQ(got.value().buckets.size(), 2u);
+  const JournalBucket& full = got.value().buckets[0];
+  const JournalBucket& lean = got.value().buckets[1];
+  EXPECT_FALSE(full.meta_omitted);
+  EXPECT_TRUE(lean.meta_omitted);
+  ASSERT_EQ(full.rows.size(), 3u);
+  ASSERT_EQ(lean.rows.size(), 4u);
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(full.rows[i].bytes(), e.buckets[0].rows[i].bytes());
+    // The same fields in the same order, the metaField left out.
+    bson::BsonBuilder want;
+    want.AppendDate("time", 1000 + static_cast<int64_t>(i));
+    want.AppendInt32("v", 10 + static_cast<int>(i));
+    const bson::BsonObj want_row = want.Obj();
+    EXPECT_EQ(lean.rows[i].bytes(), want_row.bytes());
+    EXPECT_EQ(bson::BsonObj(bytes->data() + row_at[3 + i]).bytes(), want_row.bytes());
+  }
+  EXPECT_EQ(lean.rows[3].bytes(), bare_row.bytes());
 }
 
 }  // namespace
