@@ -185,6 +185,11 @@ struct Bucket {
   // Schema and control.min/max of every staged measurement (a commit's control is read from it
   // when its batch is claimed, when it holds exactly the rows up to that batch).
   BucketFieldTree fields;
+  // Set once a measurement of the shape the tree last folded was staged without walking the tree
+  // (BucketFieldTree::Shape): the min/max of such rows are folded when they are written, by the
+  // commit that writes them through or the flush that writes them from the journal (folding a
+  // row twice changes nothing).
+  bool minmax_deferred = false;
   std::shared_ptr<WriteBatch> pending;
   // The field tree's ApproxMemory as last measured (write-back refreshes it at flushes rather
   // than at every commit).
@@ -806,16 +811,18 @@ StatusWith<std::shared_ptr<WriteBatch>> BucketCatalog::Insert(const TimeseriesCo
   std::lock_guard lk(stripe.mu);
   auto it = stripe.open.find(series_key);
   bool first = it == stripe.open.end() || it->second->num_measurements == 0;
-  // One read-only walk sizes the measurement and checks it against the open bucket's schema; the
-  // bucket that takes it then folds it into its field tree in one more.
+  // One walk of the measurement sizes it and takes its shape; a measurement of the shape the
+  // open bucket last took is compatible with it without a walk of the bucket's field tree.
   static const BucketFieldTree kNoFields;
   const BucketFieldTree& open_fields = it == stripe.open.end() ? kNoFields : it->second->fields;
   MeasurementSize size;
   bool compressible = true;
-  bool fits = open_fields.IsCompatible(m, meta_field, [&](const bson::FieldView& f) {
+  thread_local std::string shape;
+  BucketFieldTree::Shape(m, meta_field, &shape, [&](const bson::FieldView& f) {
     size.Add(f);
     compressible = compressible && bsoncolumn::BsonColumnBuilder::CanHold(f.type, f.value);
   });
+  const bool fits = open_fields.IsCompatibleWithShape(m, meta_field, shape);
   int64_t add = size.Total(first);
   HG_ASSIGN_OR_RETURN(std::shared_ptr<Bucket> b,
                       BucketFor(coll, s, stripe, series_key, m, t, meta, static_cast<size_t>(add),
@@ -828,7 +835,11 @@ StatusWith<std::shared_ptr<WriteBatch>> BucketCatalog::Insert(const TimeseriesCo
   if (b->num_measurements == 0) add = size.Total(true);
   b->num_measurements++;
   b->size += add;
-  b->fields.Update(m, meta_field);
+  if (b->fields.HasShape(shape)) {
+    b->minmax_deferred = true;  // the schema holds it already
+  } else {
+    b->fields.Update(m, meta_field, shape);
+  }
   if (!b->pending) b->pending = std::make_shared<WriteBatch>(b);
   b->pending->measurements.push_back(m);
   return b->pending;
@@ -877,6 +888,12 @@ Status BucketCatalog::CommitWriteThrough(const TimeseriesCollection& coll, stora
     std::lock_guard lk(stripe.mu);
     if (b.pending == batch) b.pending.reset();
     // The tree now holds the committed rows and this batch's; later ones go to the next batch.
+    if (b.minmax_deferred) {
+      const auto& mf = coll.options.meta_field;
+      for (const BsonObj& row : batch->measurements) {
+        b.fields.UpdateMinMax(row, mf ? std::string_view(*mf) : std::string_view());
+      }
+    }
     batch->control = BuildBucketControl(b.fields, coll.options.time_field, b.min_time);
     batch->fields_memory = b.fields.ApproxMemory();
   }
@@ -1375,6 +1392,9 @@ Status BucketCatalog::FlushBucket(const TimeseriesCollection& coll, storage::Ses
     // With no batch staged after the committed rows, the bucket's tree holds exactly their
     // bounds.
     std::lock_guard lk(b.stripe->mu);
+    if (b.minmax_deferred) {
+      for (const BsonObj& row : b.unflushed) b.fields.UpdateMinMax(row, meta_field);
+    }
     if (!b.pending) *control = BuildBucketControl(b.fields, o.time_field, b.min_time);
     b.fields_memory = b.fields.ApproxMemory();
   }

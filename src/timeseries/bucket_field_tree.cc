@@ -84,6 +84,14 @@ void BucketFieldTree::Update(const BsonObj& measurement, std::string_view skip_f
                skip_field);
 }
 
+void BucketFieldTree::AppendShape(const bson::FieldView& e, std::string* out) {
+  out->push_back(static_cast<char>(bson::CanonicalTypeRank(e.type)));
+  out->append(e.name).push_back('\0');
+  if (e.type != BsonType::kObject && e.type != BsonType::kArray) return;
+  for (bson::FieldCursor it(e.value); it.Next();) AppendShape(it.field(), out);
+  out->push_back(kShapeEnd);
+}
+
 void BucketFieldTree::UpdateMinMax(const BsonObj& doc, std::string_view skip_field) {
   UpdateFields(root_, doc.data(), /*do_min=*/true, /*do_max=*/true, /*do_schema=*/false,
                skip_field);
@@ -98,7 +106,10 @@ void BucketFieldTree::ResetMinMax(Node& node) {
   for (Node& c : node.elements) ResetMinMax(c);
 }
 
-void BucketFieldTree::Reset() { root_ = Node{}; }
+void BucketFieldTree::Reset() {
+  root_ = Node{};
+  last_shape_.clear();
+}
 
 bool BucketFieldTree::FieldCompatible(const Node& parent, const bson::FieldView& e,
                                       size_t* cursor) {
@@ -374,6 +385,8 @@ size_t BucketFieldTree::NodeMemory(const Node& node) {
   return total;
 }
 
-size_t BucketFieldTree::ApproxMemory() const { return sizeof(*this) + NodeMemory(root_); }
+size_t BucketFieldTree::ApproxMemory() const {
+  return sizeof(*this) + NodeMemory(root_) + last_shape_.capacity();
+}
 
 }  // namespace hourglass::timeseries

@@ -105,6 +105,40 @@ class BucketFieldTree {
   // Folds `measurement` into the schema and the min/max in one walk.
   void Update(const bson::BsonObj& measurement, std::string_view skip_field);
 
+  // A measurement's shape: its field paths and their kinds (as the schema sees them), in order,
+  // `skip_field` left out at the top level, written to `*out`; `on_field` is called as
+  // IsCompatible calls it. Two measurements of one shape are compatible with the same schemas,
+  // and folding one into a schema leaves it unchanged for the other: so the tree remembers the
+  // shape of the last measurement Update folded, and a measurement of that shape is known
+  // compatible, and needs only UpdateMinMax, without walking the tree (one string compare
+  // instead of a walk of cold nodes per measurement, when a series keeps its shape).
+  template <typename OnField>
+  static void Shape(const bson::BsonObj& measurement, std::string_view skip_field, std::string* out,
+                    OnField&& on_field) {
+    out->clear();
+    for (bson::FieldCursor it(measurement.data()); it.Next();) {
+      const bson::FieldView& e = it.field();
+      if (!skip_field.empty() && e.name == skip_field) continue;
+      on_field(e);
+      AppendShape(e, out);
+    }
+  }
+  // Whether `shape` is that of the last measurement folded by Update(..., shape).
+  bool HasShape(std::string_view shape) const {
+    return !last_shape_.empty() && shape == last_shape_;
+  }
+  // IsCompatible for `measurement`, whose shape is `shape`.
+  bool IsCompatibleWithShape(const bson::BsonObj& measurement, std::string_view skip_field,
+                             std::string_view shape) const {
+    return HasShape(shape) || IsCompatible(measurement, skip_field);
+  }
+  // Update, remembering `shape` (`measurement`'s) as the last one folded.
+  void Update(const bson::BsonObj& measurement, std::string_view skip_field,
+              std::string_view shape) {
+    Update(measurement, skip_field);
+    last_shape_.assign(shape);
+  }
+
   // IsCompatible, then Update if compatible; returns whether it was.
   bool UpdateIfCompatible(const bson::BsonObj& measurement, std::string_view skip_field) {
     if (!IsCompatible(measurement, skip_field)) return false;
@@ -163,6 +197,11 @@ class BucketFieldTree {
 
   static constexpr size_t kIndexThreshold = 16;
 
+  // Appends field `e`'s part of a shape: its kind's rank byte, its name and a NUL, then for an
+  // object or array its fields' parts and kShapeEnd (no rank takes that value).
+  static void AppendShape(const bson::FieldView& e, std::string* out);
+  static constexpr char kShapeEnd = 3;
+
   // Schema check of one field of `parent`'s object; `*cursor` is the lock-step position.
   static bool FieldCompatible(const Node& parent, const bson::FieldView& e, size_t* cursor);
   static bool FieldsCompatible(const Node& parent, const char* doc);
@@ -190,7 +229,8 @@ class BucketFieldTree {
   static void AppendNode(bson::BsonBuilder& b, std::string_view name, const Node& node, bool min);
   static size_t NodeMemory(const Node& node);
 
-  Node root_;  // the top-level document; its own rank and kinds are unused
+  Node root_;               // the top-level document; its own rank and kinds are unused
+  std::string last_shape_;  // of the last measurement Update(..., shape) folded; empty: none
 };
 
 }  // namespace hourglass::timeseries

@@ -481,6 +481,60 @@ TEST_F(BucketFieldTreeTest, ApproxMemoryGrows) {
   EXPECT_GT(tree_.ApproxMemory(), empty);
 }
 
+std::string ShapeOf(std::string_view json, std::vector<std::string>* top = nullptr) {
+  std::string shape;
+  BucketFieldTree::Shape(J(json), "meta", &shape, [&](const bson::FieldView& f) {
+    if (top != nullptr) top->emplace_back(f.name);
+  });
+  return shape;
+}
+
+TEST(BucketFieldTreeShapeTest, PathsAndKindsInOrderNotValues) {
+  std::vector<std::string> top;
+  const std::string s =
+      ShapeOf(R"({"t": 1, "meta": {"h": 1}, "a": {"b": "x", "c": [1, 2]}})", &top);
+  EXPECT_EQ(top, (std::vector<std::string>{"t", "a"}));  // the metaField is left out
+  // Same paths, same kinds (numbers of any width are one kind; strings and symbols one): equal.
+  EXPECT_EQ(ShapeOf(R"({"t": 2.5, "meta": "other", "a": {"b": "y", "c": [{"$numberLong": "3"},
+                       {"$numberDecimal": "4"}]}})"),
+            s);
+  EXPECT_EQ(ShapeOf(R"({"t": 1, "a": {"b": "x", "c": [1, 2]}})"), s);
+  // A kind, a name, the order, the nesting or an array's length differs: not equal.
+  for (const char* other :
+       {R"({"t": "1", "a": {"b": "x", "c": [1, 2]}})",
+        R"({"t": 1, "a": {"b": "x", "c": [1, "2"]}})", R"({"t": 1, "a": {"bb": "x", "c": [1, 2]}})",
+        R"({"a": {"b": "x", "c": [1, 2]}, "t": 1})", R"({"t": 1, "a": {"b": "x"}, "c": [1, 2]})",
+        R"({"t": 1, "a": {"b": "x", "c": [1, 2, 3]}})",
+        R"({"t": 1, "a": {"b": "x", "c": {"0": 1, "1": 2}}})",
+        R"({"t": 1, "a": {"b": null, "c": [1, 2]}})"}) {
+    EXPECT_NE(ShapeOf(other), s) << other;
+  }
+}
+
+TEST(BucketFieldTreeShapeTest, TheLastFoldedShapeIsCompatibleWithoutAWalk) {
+  BucketFieldTree tree;
+  const std::string first = ShapeOf(R"({"a": 1, "b": "x"})");
+  EXPECT_FALSE(tree.HasShape(first));
+  EXPECT_TRUE(tree.IsCompatibleWithShape(J(R"({"a": 1, "b": "x"})"), "meta", first));
+  tree.Update(J(R"({"a": 1, "b": "x"})"), "meta", first);
+  EXPECT_TRUE(tree.HasShape(first));
+  EXPECT_TRUE(tree.IsCompatibleWithShape(J(R"({"a": 7, "b": "y"})"), "meta", first));
+  // Another shape goes through the tree: a new field is fine, a kind change is not.
+  const std::string wider = ShapeOf(R"({"a": 1, "b": "x", "c": true})");
+  EXPECT_TRUE(tree.IsCompatibleWithShape(J(R"({"a": 1, "b": "x", "c": true})"), "meta", wider));
+  const std::string changed = ShapeOf(R"({"a": "1", "b": "x"})");
+  EXPECT_FALSE(tree.IsCompatibleWithShape(J(R"({"a": "1", "b": "x"})"), "meta", changed));
+  // Folding a row of the remembered shape with UpdateMinMax gives what Update would have.
+  BucketFieldTree full = tree;
+  tree.UpdateMinMax(J(R"({"a": -3, "b": "z"})"), "meta");
+  full.Update(J(R"({"a": -3, "b": "z"})"), "meta");
+  EXPECT_TRUE(tree.Min().BinaryEqual(full.Min()));
+  EXPECT_TRUE(tree.Max().BinaryEqual(full.Max()));
+  EXPECT_TRUE(tree.HasShape(first));  // Update without a shape, and UpdateMinMax, keep it
+  tree.Reset();
+  EXPECT_FALSE(tree.HasShape(first));
+}
+
 TEST(BucketFieldTreeFromBucketTest, DerivesTheSchemaOfTheRows) {
   BucketFieldTree mm;
   for (const char* r : {R"({"t": {"$date": "2021-01-01T00:00:00Z"}, "a": 1, "b": {"x": "s"}})",
