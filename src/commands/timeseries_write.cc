@@ -1,5 +1,6 @@
 #include "commands/timeseries_write.h"
 
+#include <array>
 #include <functional>
 #include <unordered_map>
 
@@ -33,8 +34,14 @@ StatusWith<InsertOutcome> InsertMeasurements(CommandContext& ctx,
   // Each staged measurement's batch, in document order; a batch is committed once.
   std::vector<std::pair<int, std::shared_ptr<timeseries::WriteBatch>>> staged;
   std::vector<BsonObj> keep_alive;
-  // Raw meta element (a view into keep_alive's documents, whose buffers never move) → series key.
-  std::unordered_map<std::string_view, std::shared_ptr<const std::string>> series_keys;
+  // The series of recent raw meta elements (views into keep_alive's documents, whose buffers
+  // never move), by the meta's hash: a request of a few series looks each up once in the
+  // catalog's shared cache; one of thousands costs a slot compare.
+  struct Recent {
+    std::string_view meta;
+    std::shared_ptr<const timeseries::SeriesId> series;
+  };
+  std::array<Recent, 256> recent;
   keep_alive.reserve(static_cast<size_t>(documents.size()));
   int index = 0;
   for (DocumentArray::Entry e : documents) {
@@ -50,15 +57,16 @@ StatusWith<InsertOutcome> InsertMeasurements(CommandContext& ctx,
     } else {
       keep_alive.push_back(std::move(prepared).value());
       const BsonObj& m = keep_alive.back();
-      // Measurements of one request usually come from a few series: normalize each meta once.
       BsonElement meta = coll.options.meta_field ? m[*coll.options.meta_field] : BsonElement();
       std::string_view raw =
           meta.eoo() ? std::string_view() : std::string_view(meta.raw(), meta.size());
-      auto key = series_keys.find(raw);
-      if (key == series_keys.end()) {
-        key = series_keys.emplace(raw, catalog.CachedSeriesKey(coll, meta)).first;
+      const size_t h = timeseries::BucketCatalog::MetaHash(meta);
+      Recent& r = recent[h % recent.size()];
+      if (!r.series || r.meta != raw) {
+        r.series = catalog.CachedSeriesKey(coll, meta, h);
+        r.meta = raw;
       }
-      auto batch = catalog.Insert(coll, *session, m, key->second.get());
+      auto batch = catalog.Insert(coll, *session, m, r.series.get());
       if (batch.ok()) {
         staged.emplace_back(index, std::move(batch).value());
       } else {

@@ -233,10 +233,29 @@ struct Archived {
   uint64_t era;
 };
 
+// Tables keyed by strings that also take a key whose hash is known (a SeriesId's, a meta's).
+struct HashedKey {
+  std::string_view key;
+  size_t hash;
+};
+struct KeyHash {
+  using is_transparent = void;
+  size_t operator()(std::string_view key) const { return std::hash<std::string_view>{}(key); }
+  size_t operator()(const HashedKey& k) const { return k.hash; }
+};
+struct KeyEq {
+  using is_transparent = void;
+  bool operator()(std::string_view a, std::string_view b) const { return a == b; }
+  bool operator()(const HashedKey& a, std::string_view b) const { return a.key == b; }
+  bool operator()(std::string_view a, const HashedKey& b) const { return a == b.key; }
+};
+template <typename T>
+using HashedMap = std::unordered_map<std::string, T, KeyHash, KeyEq>;
+
 struct Stripe {
   std::mutex mu;
-  std::unordered_map<std::string, std::shared_ptr<Bucket>> open;    // series key → bucket
-  std::unordered_map<std::string, std::vector<Archived>> archived;  // series key → records
+  HashedMap<std::shared_ptr<Bucket>> open;    // series key → bucket
+  HashedMap<std::vector<Archived>> archived;  // series key → records
   // Every bucket object still alive (open, or closed/archived with a batch in flight), by _id. A
   // bucket's rows may only be appended through one object — the one whose layout matches the
   // stored document — so reopening goes through this first. Entries die with their buckets and
@@ -264,19 +283,11 @@ struct Stripe {
 };
 
 namespace {
-// Lookups by string_view in maps keyed by std::string.
-struct TransparentHash {
-  using is_transparent = void;
-  size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
-};
-
 // CachedSeriesKey's memory: meta element bytes → series key, in shards by hash.
 struct SeriesKeyCache {
   struct Shard {
     std::mutex mu;
-    std::unordered_map<std::string, std::shared_ptr<const std::string>, TransparentHash,
-                       std::equal_to<>>
-        keys;
+    HashedMap<std::shared_ptr<const SeriesId>> keys;
   };
   static constexpr size_t kShards = 16;
   std::array<Shard, kShards> shards;
@@ -420,8 +431,10 @@ const BucketCatalog::CollectionState* BucketCatalog::FindState(const std::string
   return it == states_.end() ? nullptr : it->second.get();
 }
 
-Stripe& BucketCatalog::StripeFor(const std::string& series_key) {
-  return *stripes_[std::hash<std::string>{}(series_key) % kNumStripes];
+SeriesId::SeriesId(std::string k) : key(std::move(k)), hash(KeyHash{}(key)) {}
+
+Stripe& BucketCatalog::StripeFor(const SeriesId& series) {
+  return *stripes_[series.hash % kNumStripes];
 }
 
 void BucketCatalog::Count(CollectionState& cs, Stat stat, int64_t n) {
@@ -775,18 +788,28 @@ std::string BucketCatalog::SeriesKey(const TimeseriesCollection& coll, const Bso
   return key;
 }
 
-std::shared_ptr<const std::string> BucketCatalog::CachedSeriesKey(const TimeseriesCollection& coll,
-                                                                  const BsonElement& meta) {
-  if (meta.eoo()) return std::make_shared<const std::string>(SeriesKey(coll, meta));
+size_t BucketCatalog::MetaHash(const BsonElement& meta) {
+  return meta.eoo() ? 0 : KeyHash{}(std::string_view(meta.raw(), meta.size()));
+}
+
+std::shared_ptr<const SeriesId> BucketCatalog::CachedSeriesKey(const TimeseriesCollection& coll,
+                                                               const BsonElement& meta) {
+  return CachedSeriesKey(coll, meta, MetaHash(meta));
+}
+
+std::shared_ptr<const SeriesId> BucketCatalog::CachedSeriesKey(const TimeseriesCollection& coll,
+                                                               const BsonElement& meta,
+                                                               size_t meta_hash) {
+  if (meta.eoo()) return std::make_shared<const SeriesId>(SeriesKey(coll, meta));
   const std::string_view raw(meta.raw(), meta.size());
-  const size_t h = TransparentHash{}(raw);
-  SeriesKeyCache::Shard& shard = State(coll.uuid).series_keys.shards[h % SeriesKeyCache::kShards];
+  SeriesKeyCache::Shard& shard =
+      State(coll.uuid).series_keys.shards[meta_hash % SeriesKeyCache::kShards];
   {
     std::lock_guard lk(shard.mu);
-    auto it = shard.keys.find(raw);
+    auto it = shard.keys.find(HashedKey{raw, meta_hash});
     if (it != shard.keys.end()) return it->second;
   }
-  auto key = std::make_shared<const std::string>(SeriesKey(coll, meta));
+  auto key = std::make_shared<const SeriesId>(SeriesKey(coll, meta));
   std::lock_guard lk(shard.mu);
   if (shard.keys.size() >= kSeriesKeyCacheSize / SeriesKeyCache::kShards) shard.keys.clear();
   shard.keys.emplace(std::string(raw), key);
@@ -795,21 +818,22 @@ std::shared_ptr<const std::string> BucketCatalog::CachedSeriesKey(const Timeseri
 
 StatusWith<std::shared_ptr<WriteBatch>> BucketCatalog::Insert(const TimeseriesCollection& coll,
                                                               storage::Session& s, const BsonObj& m,
-                                                              const std::string* given_key) {
+                                                              const SeriesId* given) {
   const auto& o = coll.options;
   BsonElement time = m[o.time_field];
   invariant(time.type() == bson::BsonType::kDate);
   const int64_t t = time.DateMillis();
   BsonElement meta = o.meta_field ? m[*o.meta_field] : BsonElement();
-  std::string computed_key;
-  if (given_key == nullptr) computed_key = SeriesKey(coll, meta);
-  const std::string& series_key = given_key != nullptr ? *given_key : computed_key;
+  std::optional<SeriesId> computed;
+  if (given == nullptr) computed.emplace(SeriesKey(coll, meta));
+  const SeriesId& series = given != nullptr ? *given : *computed;
+  const std::string& series_key = series.key;
   std::string_view meta_field = o.meta_field ? std::string_view(*o.meta_field) : std::string_view();
 
-  Stripe& stripe = StripeFor(series_key);
+  Stripe& stripe = StripeFor(series);
   InternalReads internal;  // reopening reads stored buckets under the stripe lock
   std::lock_guard lk(stripe.mu);
-  auto it = stripe.open.find(series_key);
+  auto it = stripe.open.find(HashedKey{series.key, series.hash});
   bool first = it == stripe.open.end() || it->second->num_measurements == 0;
   // One walk of the measurement sizes it and takes its shape; a measurement of the shape the
   // open bucket last took is compatible with it without a walk of the bucket's field tree.

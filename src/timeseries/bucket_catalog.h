@@ -85,6 +85,14 @@ struct TimeseriesCollection {
 bson::BsonObj BuildBucketControl(const BucketFieldTree& fields, std::string_view time_field,
                                  int64_t min_time);
 
+// A series' identity (BucketCatalog::SeriesKey) with its hash, computed once: a request of many
+// series looks each measurement's series up in more than one table.
+struct SeriesId {
+  explicit SeriesId(std::string k);
+  std::string key;
+  size_t hash;
+};
+
 class WriteBatch;
 class MeasurementJournal;
 struct Bucket;
@@ -102,20 +110,24 @@ class BucketCatalog {
 
   // Stages `measurement`, whose time field must hold a Date (callers check: BadValue otherwise),
   // and returns the batch it joined. May read buckets from `s` to reopen them.
-  // `series_key`, if given, must be SeriesKey(coll, <the measurement's meta>) (callers inserting
-  // many measurements of few series compute it once per series).
+  // `series`, if given, must be the SeriesId of SeriesKey(coll, <the measurement's meta>)
+  // (callers inserting many measurements look it up with CachedSeriesKey).
   StatusWith<std::shared_ptr<WriteBatch>> Insert(const TimeseriesCollection& coll,
                                                  storage::Session& s,
                                                  const bson::BsonObj& measurement,
-                                                 const std::string* series_key = nullptr);
+                                                 const SeriesId* series = nullptr);
   // The identity of a series: the collection and the normalized meta value (EOO: none).
   static std::string SeriesKey(const TimeseriesCollection& coll, const bson::BsonElement& meta);
   // SeriesKey, remembered per collection by the meta element's bytes (normalizing an object —
   // sorting its fields at every level — costs more than a lookup); at most kSeriesKeyCacheSize
   // metas are remembered, then the cache starts over.
   // Shared, not copied: a request of many series looks up one per measurement.
-  std::shared_ptr<const std::string> CachedSeriesKey(const TimeseriesCollection& coll,
-                                                     const bson::BsonElement& meta);
+  std::shared_ptr<const SeriesId> CachedSeriesKey(const TimeseriesCollection& coll,
+                                                  const bson::BsonElement& meta);
+  // The same, for a caller that has hashed the meta element already (MetaHash).
+  std::shared_ptr<const SeriesId> CachedSeriesKey(const TimeseriesCollection& coll,
+                                                  const bson::BsonElement& meta, size_t meta_hash);
+  static size_t MetaHash(const bson::BsonElement& meta);
   static constexpr size_t kSeriesKeyCacheSize = 200'000;
   // Writes `batch` (claiming commit rights) or waits for the writer that claimed it; returns the
   // write's outcome. The measurements staged into the batch must stay alive until this returns.
@@ -187,7 +199,7 @@ class BucketCatalog {
   struct CollectionState;
   CollectionState& State(const std::string& uuid);
   const CollectionState* FindState(const std::string& uuid) const;
-  Stripe& StripeFor(const std::string& series_key);
+  Stripe& StripeFor(const SeriesId& series);
   // The open bucket a measurement goes to, after rollover; under the stripe lock. `add` is the
   // measurement's estimated size; `open` the series' open bucket (its entry in the stripe, or
   // null); `fits_open_schema` whether it takes the measurement's schema.
