@@ -177,6 +177,7 @@ class WriteBatch {
 struct Bucket {
   std::string series_key;
   Stripe* stripe = nullptr;  // StripeFor(series_key), set with it
+  bool in_open = false;      // its stripe's `open` holds it (guarded by the stripe mutex)
   uint64_t era = 0;
   int64_t min_time = 0;  // rounded bucket start, millis
   // Staging state, guarded by the stripe mutex.
@@ -226,6 +227,11 @@ struct Bucket {
 
   explicit Bucket(BucketDocument d) : doc(std::move(d)), compressed(doc.compressed()) {}
 };
+
+// Not make_shared: a SeriesId's open_hint (a weak_ptr) would keep a closed bucket's whole block.
+std::shared_ptr<Bucket> NewBucket(BucketDocument doc) {
+  return std::shared_ptr<Bucket>(new Bucket(std::move(doc)));
+}
 
 struct Archived {
   bson::ObjectId id;
@@ -518,7 +524,7 @@ std::shared_ptr<Bucket> BucketCatalog::Reopen(const TimeseriesCollection& coll, 
   if (!layout.ok() || min_t.type() != bson::BsonType::kDate || control["closed"].Truthy()) {
     return nullptr;
   }
-  auto b = std::make_shared<Bucket>(std::move(layout).value());
+  auto b = NewBucket(std::move(layout).value());
   b->series_key = series_key;
   b->stripe = &stripe;
   b->min_time = min_t.DateMillis();
@@ -637,6 +643,7 @@ void BucketCatalog::ExpireIdleBuckets(Stripe& stripe, const std::string& keep) {
     --num_open_;
     memory_usage_ -= b.memory;
     global_.Add(Stat::kNumBucketsArchivedDueToMemoryThreshold);
+    b.in_open = false;
     it = stripe.open.erase(it);
     --budget;
   }
@@ -653,7 +660,7 @@ void BucketCatalog::ExpireIdleBuckets(Stripe& stripe, const std::string& keep) {
 StatusWith<std::shared_ptr<Bucket>> BucketCatalog::BucketFor(
     const TimeseriesCollection& coll, storage::Session& s, Stripe& stripe,
     const std::string& series_key, const BsonObj& m, int64_t t, const BsonElement& meta, size_t add,
-    bool fits_open_schema, const std::shared_ptr<Bucket>* open) {
+    bool fits_open_schema, std::shared_ptr<Bucket> open) {
   const auto& o = coll.options;
   CollectionState& cs = State(coll.uuid);
   const uint64_t era = cs.era.load();
@@ -662,8 +669,11 @@ StatusWith<std::shared_ptr<Bucket>> BucketCatalog::BucketFor(
   std::string_view meta_field = o.meta_field ? std::string_view(*o.meta_field) : std::string_view();
 
   if (open != nullptr) {
-    std::shared_ptr<Bucket> b = *open;  // the map's entry goes below
+    // Taken over, so that a bucket left behind dies with this block (a live object of a cleared
+    // era would keep the reopening below from reading the stored bucket).
+    std::shared_ptr<Bucket> b = std::move(open);
     if (b->era != era || b->broken.load() || b->retired.load()) {
+      b->in_open = false;
       stripe.open.erase(series_key);
       --num_open_;
       memory_usage_ -= b->memory;
@@ -714,6 +724,7 @@ StatusWith<std::shared_ptr<Bucket>> BucketCatalog::BucketFor(
         std::lock_guard ck(cs.closed_mu);
         cs.closed.push_back(b);
       }
+      b->in_open = false;
       stripe.open.erase(series_key);
       --num_open_;
       memory_usage_ -= b->memory;
@@ -762,8 +773,8 @@ StatusWith<std::shared_ptr<Bucket>> BucketCatalog::BucketFor(
     BsonBuilder mb;
     if (!meta.eoo()) AppendNormalizedMeta(mb, "meta", meta);
     BsonObj meta_obj = mb.Obj();
-    found = std::make_shared<Bucket>(
-        NewBucketDocument(NewBucketId(min_time), meta_obj.FirstElement(), o.time_field));
+    found =
+        NewBucket(NewBucketDocument(NewBucketId(min_time), meta_obj.FirstElement(), o.time_field));
     found->series_key = series_key;
     found->stripe = &stripe;
     found->min_time = min_time;
@@ -776,6 +787,7 @@ StatusWith<std::shared_ptr<Bucket>> BucketCatalog::BucketFor(
   found->memory =
       static_cast<int64_t>(sizeof(Bucket) + found->doc.ApproxMemory() + found->fields_memory);
   memory_usage_ += found->memory;
+  found->in_open = true;
   stripe.open[series_key] = found;
   ++num_open_;
   ExpireIdleBuckets(stripe, series_key);
@@ -830,15 +842,8 @@ StatusWith<std::shared_ptr<WriteBatch>> BucketCatalog::Insert(const TimeseriesCo
   const std::string& series_key = series.key;
   std::string_view meta_field = o.meta_field ? std::string_view(*o.meta_field) : std::string_view();
 
-  Stripe& stripe = StripeFor(series);
-  InternalReads internal;  // reopening reads stored buckets under the stripe lock
-  std::lock_guard lk(stripe.mu);
-  auto it = stripe.open.find(HashedKey{series.key, series.hash});
-  bool first = it == stripe.open.end() || it->second->num_measurements == 0;
   // One walk of the measurement sizes it and takes its shape; a measurement of the shape the
   // open bucket last took is compatible with it without a walk of the bucket's field tree.
-  static const BucketFieldTree kNoFields;
-  const BucketFieldTree& open_fields = it == stripe.open.end() ? kNoFields : it->second->fields;
   MeasurementSize size;
   bool compressible = true;
   thread_local std::string shape;
@@ -846,11 +851,25 @@ StatusWith<std::shared_ptr<WriteBatch>> BucketCatalog::Insert(const TimeseriesCo
     size.Add(f);
     compressible = compressible && bsoncolumn::BsonColumnBuilder::CanHold(f.type, f.value);
   });
-  const bool fits = open_fields.IsCompatibleWithShape(m, meta_field, shape);
+
+  Stripe& stripe = StripeFor(series);
+  InternalReads internal;  // reopening reads stored buckets under the stripe lock
+  std::lock_guard lk(stripe.mu);
+  // The series' open bucket: the one it last went to, while the stripe still holds it open.
+  std::shared_ptr<Bucket> open = series.open_hint.lock();
+  if (!open || !open->in_open) {
+    auto it = stripe.open.find(HashedKey{series.key, series.hash});
+    open = it == stripe.open.end() ? nullptr : it->second;
+  }
+  const bool first = !open || open->num_measurements == 0;
+  static const BucketFieldTree kNoFields;
+  const bool fits = (open ? open->fields : kNoFields).IsCompatibleWithShape(m, meta_field, shape);
   int64_t add = size.Total(first);
+  const Bucket* was_open = open.get();
   HG_ASSIGN_OR_RETURN(std::shared_ptr<Bucket> b,
                       BucketFor(coll, s, stripe, series_key, m, t, meta, static_cast<size_t>(add),
-                                fits, it == stripe.open.end() ? nullptr : &it->second));
+                                fits, std::move(open)));
+  if (b.get() != was_open) series.open_hint = b;
   if (!compressible && b->compressed.load()) {
     return Status(ErrorCode::kBadValue,
                   "a measurement holding a javascriptWithScope value cannot be stored in a "

@@ -87,10 +87,14 @@ bson::BsonObj BuildBucketControl(const BucketFieldTree& fields, std::string_view
 
 // A series' identity (BucketCatalog::SeriesKey) with its hash, computed once: a request of many
 // series looks each measurement's series up in more than one table.
+struct Bucket;
 struct SeriesId {
   explicit SeriesId(std::string k);
   std::string key;
   size_t hash;
+  // The bucket the series' last measurement went to (guarded by its stripe's mutex): while the
+  // stripe holds it open, it is the series' open bucket, found without a lookup.
+  mutable std::weak_ptr<Bucket> open_hint;
 };
 
 class WriteBatch;
@@ -209,7 +213,7 @@ class BucketCatalog {
                                                 const bson::BsonObj& m, int64_t t,
                                                 const bson::BsonElement& meta, size_t add,
                                                 bool fits_open_schema,
-                                                const std::shared_ptr<Bucket>* open);
+                                                std::shared_ptr<Bucket> open);
   // A stored bucket brought back into memory (or its live object), nullptr if it cannot take
   // appends.
   std::shared_ptr<Bucket> Reopen(const TimeseriesCollection& coll, Stripe& stripe,
