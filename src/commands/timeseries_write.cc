@@ -1,8 +1,8 @@
 #include "commands/timeseries_write.h"
 
+#include <algorithm>
 #include <array>
 #include <functional>
-#include <unordered_map>
 
 #include "base/logger.h"
 #include "commands/command_util.h"
@@ -43,6 +43,7 @@ StatusWith<InsertOutcome> InsertMeasurements(CommandContext& ctx,
   };
   std::array<Recent, 256> recent;
   keep_alive.reserve(static_cast<size_t>(documents.size()));
+  staged.reserve(static_cast<size_t>(documents.size()));
   int index = 0;
   for (DocumentArray::Entry e : documents) {
     HG_ASSIGN_OR_RETURN(BsonObj doc, e.Document("insert"));
@@ -80,16 +81,18 @@ StatusWith<InsertOutcome> InsertMeasurements(CommandContext& ctx,
     ++index;
   }
   // Commit every batch, even after an error: other writers may have measurements in them.
+  // The distinct batches, sorted by address, so that each measurement finds its batch's outcome.
   std::vector<std::shared_ptr<timeseries::WriteBatch>> batches;
-  std::unordered_map<timeseries::WriteBatch*, Status> results;
-  for (const auto& [i, batch] : staged) {
-    if (results.emplace(batch.get(), Status::OK()).second) batches.push_back(batch);
-  }
+  batches.reserve(staged.size());
+  for (const auto& [i, batch] : staged) batches.push_back(batch);
+  auto by_address = [](const auto& a, const auto& b) { return a.get() < b.get(); };
+  std::sort(batches.begin(), batches.end(), by_address);
+  batches.erase(std::unique(batches.begin(), batches.end()), batches.end());
   std::vector<Status> statuses;
   catalog.CommitAll(coll, *session, batches, &statuses);
-  for (size_t k = 0; k < batches.size(); ++k) results.at(batches[k].get()) = statuses[k];
   for (const auto& [i, batch] : staged) {
-    const Status& st = results.at(batch.get());
+    const auto at = std::lower_bound(batches.begin(), batches.end(), batch, by_address);
+    const Status& st = statuses[static_cast<size_t>(at - batches.begin())];
     if (st.ok()) {
       ++out.n;
     } else {

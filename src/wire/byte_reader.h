@@ -79,10 +79,10 @@ class ByteReader {
 
 // Reads one BSON document at the cursor, validates it with bson::ValidateBson and returns it in
 // *out: a view sharing the reader's owner, or an owned copy when the reader has none. `what` names
-// the document in error reasons ("OP_MSG body"). Errors: InvalidBSON (22) for a bad length prefix,
-// a document running past the reader's end, or invalid contents; BSONObjectTooLarge (10334) if it
-// is longer than `max_size`.
+// the document in error reasons ("OP_MSG body"), followed by `index` if not negative. Errors:
+// InvalidBSON (22) for a bad length prefix, a document running past the reader's end, or invalid
+// contents; BSONObjectTooLarge (10334) if it is longer than `max_size`.
 Status ReadBsonDocument(ByteReader* reader, int32_t max_size, std::string_view what,
-                        bson::BsonObj* out);
+                        bson::BsonObj* out, int64_t index = -1);
 
 }  // namespace hourglass::wire::internal

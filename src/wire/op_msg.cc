@@ -42,8 +42,8 @@ Status ParseSequence(ByteReader* reader, DocumentSequence* seq) {
   const std::string what = "OP_MSG document sequence '" + seq->identifier + "' document";
   while (!seq_reader.AtEnd()) {
     bson::BsonObj doc;
-    HG_RETURN_IF_ERROR(ReadBsonDocument(&seq_reader, kMaxBsonInternalSize,
-                                        what + " " + std::to_string(seq->documents.size()), &doc));
+    HG_RETURN_IF_ERROR(ReadBsonDocument(&seq_reader, kMaxBsonInternalSize, what, &doc,
+                                        static_cast<int64_t>(seq->documents.size())));
     seq->documents.push_back(std::move(doc));
   }
   return Status::OK();

@@ -369,6 +369,22 @@ TEST(OpMsgTest, RejectsElementLengthPastDocumentEnd) {
                                 .Bytes(doc)
                                 .Finish();
   EXPECT_EQ(ParseOpMsg(in_sequence).status().code(), ErrorCode::kInvalidBSON);
+  // The error names the sequence and the bad document's position in it.
+  const std::string good(Doc(R"({"v": 1})").bytes());
+  std::string second_bad = RawMessage(OpCode::kMsg)
+                               .UInt32(0)
+                               .Byte(0)
+                               .Document(Doc(R"({"insert": "c"})"))
+                               .Byte(1)
+                               .Int32(static_cast<int32_t>(4 + 2 + good.size() + doc.size()))
+                               .CString("d")
+                               .Bytes(good)
+                               .Bytes(doc)
+                               .Finish();
+  auto st = ParseOpMsg(second_bad).status();
+  EXPECT_EQ(st.code(), ErrorCode::kInvalidBSON);
+  EXPECT_NE(st.reason().find("OP_MSG document sequence 'd' document 1: "), std::string::npos)
+      << st.reason();
 }
 
 TEST(OpMsgTest, AcceptsEveryBsonType) {
