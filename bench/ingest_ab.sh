@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # Time-series ingest, two server configurations alternating: `ts_bench ingest` (TSBS cpu-only
-# shape, 4 connections) on a fresh dbpath per run, with the server arguments A, then B, for N
-# rounds; prints each run and the medians. Expects `make release`.
+# shape, 4 connections) on a fresh dbpath per run, with the server arguments A, then B (and, if
+# given, the hourglassd of build directory A, then B), for N rounds; prints each run with the
+# server's CPU seconds (user + system: steadier than the rate on a shared machine), and the
+# medians. Expects `make release`.
 #
 #   bench/ingest_ab.sh [--hosts H] [--hours H] [--rounds N] [--conns C] [--bin DIR]
-#                      --a "ARGS" --b "ARGS"
+#                      [--a-bin DIR] [--b-bin DIR] --a "ARGS" --b "ARGS"
 # e.g. bench/ingest_ab.sh --hosts 4000 --hours 3 --rounds 3 \
 #        --a "--setParameter hourglassTimeseriesWriteBack=false" --b ""
+#      bench/ingest_ab.sh --hosts 4000 --hours 3 --a-bin /tmp/old-build --a "" --b ""
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=build/release
@@ -16,6 +19,8 @@ rounds=3
 conns=4
 a=
 b=
+a_bin=
+b_bin=
 while [[ $# -gt 0 ]]; do
   case $1 in
     --hosts) hosts=$2; shift 2 ;;
@@ -23,29 +28,38 @@ while [[ $# -gt 0 ]]; do
     --rounds) rounds=$2; shift 2 ;;
     --conns) conns=$2; shift 2 ;;
     --bin) bin=$2; shift 2 ;;
+    --a-bin) a_bin=$2; shift 2 ;;
+    --b-bin) b_bin=$2; shift 2 ;;
     --a) a=$2; shift 2 ;;
     --b) b=$2; shift 2 ;;
-    *) echo "usage: $0 [--hosts H] [--hours H] [--rounds N] [--conns C] [--bin DIR] --a ARGS --b ARGS" >&2; exit 2 ;;
+    *) echo "usage: $0 [--hosts H] [--hours H] [--rounds N] [--conns C] [--bin DIR] [--a-bin DIR] [--b-bin DIR] --a ARGS --b ARGS" >&2; exit 2 ;;
   esac
 done
+client=$bin/bench/ts_bench
+a_bin=${a_bin:-$bin}
+b_bin=${b_bin:-$bin}
 source bench/server.sh
-declare -A rates=([a]="" [b]="")
+declare -A rates=([a]="" [b]="") cpus=([a]="" [b]="")
+ticks=$(getconf CLK_TCK)
 for round in $(seq "$rounds"); do
   for side in a b; do
     dbpath=$(mktemp -d -p /tmp hgingest.XXXX)
-    if [[ $side == a ]]; then HOURGLASSD_ARGS=$a; else HOURGLASSD_ARGS=$b; fi
+    if [[ $side == a ]]; then HOURGLASSD_ARGS=$a; bin=$a_bin; else HOURGLASSD_ARGS=$b; bin=$b_bin; fi
     export HOURGLASSD_ARGS
     start_server
-    line=$($bin/bench/ts_bench ingest --uri "mongodb://127.0.0.1:$port/?directConnection=true" \
+    line=$($client ingest --uri "mongodb://127.0.0.1:$port/?directConnection=true" \
       --conns "$conns" --hosts "$hosts" --hours "$hours" | sed -n 's/^RESULT ingest //p')
+    cpu=$(awk -v t="$ticks" '{ printf "%.1f", ($14 + $15) / t }' "/proc/$pid/stat")
     stop_server
     rm -rf "$dbpath"
     dbpath=
     rate=$(field measurements_per_s "$line")
     rates[$side]+="$rate "
-    echo "round=$round side=$side hosts=$hosts measurements_per_s=$rate"
+    cpus[$side]+="$cpu "
+    echo "round=$round side=$side hosts=$hosts measurements_per_s=$rate server_cpu_s=$cpu"
   done
 done
-ma=$(echo "${rates[a]}" | tr ' ' '\n' | grep . | median)
-mb=$(echo "${rates[b]}" | tr ' ' '\n' | grep . | median)
-echo "RESULT hosts=$hosts a_median=$ma b_median=$mb b_over_a=$(awk -v a="$ma" -v b="$mb" 'BEGIN { printf "%.2f", b / a }')"
+med() { echo "$1" | tr ' ' '\n' | grep . | median; }
+ma=$(med "${rates[a]}")
+mb=$(med "${rates[b]}")
+echo "RESULT hosts=$hosts a_median=$ma b_median=$mb b_over_a=$(awk -v a="$ma" -v b="$mb" 'BEGIN { printf "%.2f", b / a }') a_cpu_median=$(med "${cpus[a]}") b_cpu_median=$(med "${cpus[b]}")"

@@ -8,6 +8,7 @@
 #include <limits>
 #include <random>
 #include <shared_mutex>
+#include <span>
 
 #include "base/logger.h"
 #include "base/server_parameters.h"
@@ -1382,10 +1383,10 @@ Status BucketCatalog::Journal(const TimeseriesCollection& coll, storage::Session
     b.meta_journaled = true;
     // MongoDB counts a commit that starts a bucket as an insert, any later one as an update.
     inserts += !b.doc.stored() && b.unflushed.empty() ? 1 : 0;
-    for (size_t j = 0; j < batch->measurements.size(); ++j) {
-      b.unflushed.emplace_back(entry, entry->data() + row_at[row++]);
-    }
-    b.doc.StageRows(batch->measurements, meta_field);
+    const size_t n = batch->measurements.size();
+    for (size_t j = 0; j < n; ++j) b.unflushed.emplace_back(entry, entry->data() + row_at[row++]);
+    // Staged from the entry's copies, which leave out a meta already journaled.
+    b.doc.StageRows(std::span<const BsonObj>(b.unflushed).last(n), meta_field);
     if (!b.dirty.exchange(true)) {
       std::lock_guard lk(cs.dirty_mu);
       cs.dirty.push_back(bp);

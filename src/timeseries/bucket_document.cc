@@ -300,7 +300,7 @@ void BucketDocument::EncodeStagedRows() {
   unencoded_.clear();
 }
 
-void BucketDocument::StageRows(const std::vector<BsonObj>& rows, std::string_view skip_field) {
+void BucketDocument::StageRows(std::span<const BsonObj> rows, std::string_view skip_field) {
   if (compressed_) {
     invariant(!failed_);
     skip_field_ = std::string(skip_field);

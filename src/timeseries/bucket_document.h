@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -67,7 +68,10 @@ class BucketDocument {
   // Adds `rows` (measurements; the field `skip_field`, the metaField, is left out) as the next
   // rows. Nothing is visible until Commit. A compressed layout takes only rows CanCompress
   // accepts (callers check).
-  void StageRows(const std::vector<bson::BsonObj>& rows, std::string_view skip_field);
+  void StageRows(std::span<const bson::BsonObj> rows, std::string_view skip_field);
+  void StageRows(const std::vector<bson::BsonObj>& rows, std::string_view skip_field) {
+    StageRows(std::span<const bson::BsonObj>(rows), skip_field);
+  }
   // Compressed layout: encodes the staged rows into the columns' builders now (Prepare does it
   // otherwise), so that a caller can do that work outside the lock its write holds. Nothing
   // becomes visible. A no-op for version 1.
