@@ -1,7 +1,7 @@
 #include "commands/timeseries_write.h"
 
 #include <algorithm>
-#include <array>
+#include <bit>
 #include <functional>
 
 #include "base/logger.h"
@@ -35,13 +35,15 @@ StatusWith<InsertOutcome> InsertMeasurements(CommandContext& ctx,
   std::vector<std::pair<int, std::shared_ptr<timeseries::WriteBatch>>> staged;
   std::vector<BsonObj> keep_alive;
   // The series of recent raw meta elements (views into keep_alive's documents, whose buffers
-  // never move), by the meta's hash: a request of a few series looks each up once in the
-  // catalog's shared cache; one of thousands costs a slot compare.
+  // never move), by the meta's hash, in twice as many slots as documents (a power of two): a
+  // request of a few series looks each up once in the catalog's shared cache; one of thousands
+  // costs a slot compare more.
   struct Recent {
     std::string_view meta;
     std::shared_ptr<const timeseries::SeriesId> series;
   };
-  std::array<Recent, 256> recent;
+  std::vector<Recent> recent(std::bit_ceil(
+      std::clamp<size_t>(2 * static_cast<size_t>(documents.size()), size_t{16}, size_t{4096})));
   keep_alive.reserve(static_cast<size_t>(documents.size()));
   staged.reserve(static_cast<size_t>(documents.size()));
   int index = 0;
@@ -62,7 +64,7 @@ StatusWith<InsertOutcome> InsertMeasurements(CommandContext& ctx,
       std::string_view raw =
           meta.eoo() ? std::string_view() : std::string_view(meta.raw(), meta.size());
       const size_t h = timeseries::BucketCatalog::MetaHash(meta);
-      Recent& r = recent[h % recent.size()];
+      Recent& r = recent[h & (recent.size() - 1)];
       if (!r.series || r.meta != raw) {
         r.series = catalog.CachedSeriesKey(coll, meta, h);
         r.meta = raw;

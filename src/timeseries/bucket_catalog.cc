@@ -843,16 +843,6 @@ StatusWith<std::shared_ptr<WriteBatch>> BucketCatalog::Insert(const TimeseriesCo
   const std::string& series_key = series.key;
   std::string_view meta_field = o.meta_field ? std::string_view(*o.meta_field) : std::string_view();
 
-  // One walk of the measurement sizes it and takes its shape; a measurement of the shape the
-  // open bucket last took is compatible with it without a walk of the bucket's field tree.
-  MeasurementSize size;
-  bool compressible = true;
-  thread_local std::string shape;
-  BucketFieldTree::Shape(m, meta_field, &shape, [&](const bson::FieldView& f) {
-    size.Add(f);
-    compressible = compressible && bsoncolumn::BsonColumnBuilder::CanHold(f.type, f.value);
-  });
-
   Stripe& stripe = StripeFor(series);
   InternalReads internal;  // reopening reads stored buckets under the stripe lock
   std::lock_guard lk(stripe.mu);
@@ -863,8 +853,17 @@ StatusWith<std::shared_ptr<WriteBatch>> BucketCatalog::Insert(const TimeseriesCo
     open = it == stripe.open.end() ? nullptr : it->second;
   }
   const bool first = !open || open->num_measurements == 0;
+  // One walk of the measurement sizes it and compares its shape with the one the open bucket
+  // last took: of that shape, it is compatible without a walk of the bucket's field tree.
   static const BucketFieldTree kNoFields;
-  const bool fits = (open ? open->fields : kNoFields).IsCompatibleWithShape(m, meta_field, shape);
+  const BucketFieldTree& open_fields = open ? open->fields : kNoFields;
+  MeasurementSize size;
+  bool compressible = true;
+  const bool same_shape = open_fields.HasShapeOf(m, meta_field, [&](const bson::FieldView& f) {
+    size.Add(f);
+    compressible = compressible && bsoncolumn::BsonColumnBuilder::CanHold(f.type, f.value);
+  });
+  const bool fits = same_shape || open_fields.IsCompatible(m, meta_field);
   int64_t add = size.Total(first);
   const Bucket* was_open = open.get();
   HG_ASSIGN_OR_RETURN(std::shared_ptr<Bucket> b,
@@ -879,10 +878,10 @@ StatusWith<std::shared_ptr<WriteBatch>> BucketCatalog::Insert(const TimeseriesCo
   if (b->num_measurements == 0) add = size.Total(true);
   b->num_measurements++;
   b->size += add;
-  if (b->fields.HasShape(shape)) {
+  if (b.get() == was_open ? same_shape : b->fields.HasShapeOf(m, meta_field)) {
     b->minmax_deferred = true;  // the schema holds it already
   } else {
-    b->fields.Update(m, meta_field, shape);
+    b->fields.UpdateRecordingShape(m, meta_field);
   }
   if (!b->pending) b->pending = std::make_shared<WriteBatch>(b);
   b->pending->measurements.push_back(m);

@@ -92,6 +92,37 @@ void BucketFieldTree::AppendShape(const bson::FieldView& e, std::string* out) {
   out->push_back(kShapeEnd);
 }
 
+bool BucketFieldTree::MatchShape(const bson::FieldView& e, size_t* pos) const {
+  const std::string& s = last_shape_;
+  size_t p = *pos;
+  if (p + e.name.size() + 2 > s.size() ||
+      s[p] != static_cast<char>(bson::CanonicalTypeRank(e.type)) ||
+      s.compare(p + 1, e.name.size(), e.name) != 0 || s[p + 1 + e.name.size()] != '\0') {
+    return false;
+  }
+  p += e.name.size() + 2;
+  if (e.type == BsonType::kObject || e.type == BsonType::kArray) {
+    for (bson::FieldCursor it(e.value); it.Next();) {
+      if (!MatchShape(it.field(), &p)) return false;
+    }
+    if (p >= s.size() || s[p] != kShapeEnd) return false;
+    ++p;
+  }
+  *pos = p;
+  return true;
+}
+
+void BucketFieldTree::UpdateRecordingShape(const BsonObj& measurement,
+                                           std::string_view skip_field) {
+  Update(measurement, skip_field);
+  last_shape_.clear();
+  for (bson::FieldCursor it(measurement.data()); it.Next();) {
+    const bson::FieldView& e = it.field();
+    if (!skip_field.empty() && e.name == skip_field) continue;
+    AppendShape(e, &last_shape_);
+  }
+}
+
 void BucketFieldTree::UpdateMinMax(const BsonObj& doc, std::string_view skip_field) {
   UpdateFields(root_, doc.data(), /*do_min=*/true, /*do_max=*/true, /*do_schema=*/false,
                skip_field);

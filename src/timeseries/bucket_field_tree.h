@@ -106,38 +106,33 @@ class BucketFieldTree {
   void Update(const bson::BsonObj& measurement, std::string_view skip_field);
 
   // A measurement's shape: its field paths and their kinds (as the schema sees them), in order,
-  // `skip_field` left out at the top level, written to `*out`; `on_field` is called as
-  // IsCompatible calls it. Two measurements of one shape are compatible with the same schemas,
-  // and folding one into a schema leaves it unchanged for the other: so the tree remembers the
-  // shape of the last measurement Update folded, and a measurement of that shape is known
-  // compatible, and needs only UpdateMinMax, without walking the tree (one string compare
-  // instead of a walk of cold nodes per measurement, when a series keeps its shape).
+  // `skip_field` left out at the top level. Two measurements of one shape are compatible with
+  // the same schemas, and folding one into a schema leaves it unchanged for the other: so the
+  // tree remembers the shape of the last measurement UpdateRecordingShape folded, and a
+  // measurement of that shape is known compatible, and needs only UpdateMinMax, without walking
+  // the tree (a compare with a string instead of a walk of cold nodes per measurement, when a
+  // series keeps its shape).
+  //
+  // Whether `measurement` has the shape last recorded (false if none), in one walk of it that
+  // also calls `on_field` as IsCompatible does, for every top-level field whatever the answer.
   template <typename OnField>
-  static void Shape(const bson::BsonObj& measurement, std::string_view skip_field, std::string* out,
-                    OnField&& on_field) {
-    out->clear();
+  bool HasShapeOf(const bson::BsonObj& measurement, std::string_view skip_field,
+                  OnField&& on_field) const {
+    bool same = !last_shape_.empty();
+    size_t pos = 0;
     for (bson::FieldCursor it(measurement.data()); it.Next();) {
       const bson::FieldView& e = it.field();
       if (!skip_field.empty() && e.name == skip_field) continue;
       on_field(e);
-      AppendShape(e, out);
+      same = same && MatchShape(e, &pos);
     }
+    return same && pos == last_shape_.size();
   }
-  // Whether `shape` is that of the last measurement folded by Update(..., shape).
-  bool HasShape(std::string_view shape) const {
-    return !last_shape_.empty() && shape == last_shape_;
+  bool HasShapeOf(const bson::BsonObj& measurement, std::string_view skip_field) const {
+    return HasShapeOf(measurement, skip_field, [](const bson::FieldView&) {});
   }
-  // IsCompatible for `measurement`, whose shape is `shape`.
-  bool IsCompatibleWithShape(const bson::BsonObj& measurement, std::string_view skip_field,
-                             std::string_view shape) const {
-    return HasShape(shape) || IsCompatible(measurement, skip_field);
-  }
-  // Update, remembering `shape` (`measurement`'s) as the last one folded.
-  void Update(const bson::BsonObj& measurement, std::string_view skip_field,
-              std::string_view shape) {
-    Update(measurement, skip_field);
-    last_shape_.assign(shape);
-  }
+  // Update, recording `measurement`'s shape as the last one folded.
+  void UpdateRecordingShape(const bson::BsonObj& measurement, std::string_view skip_field);
 
   // IsCompatible, then Update if compatible; returns whether it was.
   bool UpdateIfCompatible(const bson::BsonObj& measurement, std::string_view skip_field) {
@@ -200,6 +195,8 @@ class BucketFieldTree {
   // Appends field `e`'s part of a shape: its kind's rank byte, its name and a NUL, then for an
   // object or array its fields' parts and kShapeEnd (no rank takes that value).
   static void AppendShape(const bson::FieldView& e, std::string* out);
+  // Whether `e`'s part of a shape is what last_shape_ holds at *pos (advanced past it if so).
+  bool MatchShape(const bson::FieldView& e, size_t* pos) const;
   static constexpr char kShapeEnd = 3;
 
   // Schema check of one field of `parent`'s object; `*cursor` is the lock-step position.
@@ -230,7 +227,7 @@ class BucketFieldTree {
   static size_t NodeMemory(const Node& node);
 
   Node root_;               // the top-level document; its own rank and kinds are unused
-  std::string last_shape_;  // of the last measurement Update(..., shape) folded; empty: none
+  std::string last_shape_;  // of the last measurement UpdateRecordingShape folded; empty: none
 };
 
 }  // namespace hourglass::timeseries

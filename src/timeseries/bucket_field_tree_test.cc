@@ -481,58 +481,57 @@ TEST_F(BucketFieldTreeTest, ApproxMemoryGrows) {
   EXPECT_GT(tree_.ApproxMemory(), empty);
 }
 
-std::string ShapeOf(std::string_view json, std::vector<std::string>* top = nullptr) {
-  std::string shape;
-  BucketFieldTree::Shape(J(json), "meta", &shape, [&](const bson::FieldView& f) {
-    if (top != nullptr) top->emplace_back(f.name);
-  });
-  return shape;
+// A tree that last folded `json` (recording its shape).
+BucketFieldTree AfterRow(std::string_view json) {
+  BucketFieldTree tree;
+  tree.UpdateRecordingShape(J(json), "meta");
+  return tree;
 }
 
 TEST(BucketFieldTreeShapeTest, PathsAndKindsInOrderNotValues) {
+  const BucketFieldTree tree =
+      AfterRow(R"({"t": 1, "meta": {"h": 1}, "a": {"b": "x", "c": [1, 2]}})");
   std::vector<std::string> top;
-  const std::string s =
-      ShapeOf(R"({"t": 1, "meta": {"h": 1}, "a": {"b": "x", "c": [1, 2]}})", &top);
+  EXPECT_TRUE(tree.HasShapeOf(J(R"({"t": 2.5, "meta": "other", "a": {"b": "y", "c": [
+                                  {"$numberLong": "3"}, {"$numberDecimal": "4"}]}})"),
+                              "meta", [&](const bson::FieldView& f) { top.emplace_back(f.name); }));
   EXPECT_EQ(top, (std::vector<std::string>{"t", "a"}));  // the metaField is left out
   // Same paths, same kinds (numbers of any width are one kind; strings and symbols one): equal.
-  EXPECT_EQ(ShapeOf(R"({"t": 2.5, "meta": "other", "a": {"b": "y", "c": [{"$numberLong": "3"},
-                       {"$numberDecimal": "4"}]}})"),
-            s);
-  EXPECT_EQ(ShapeOf(R"({"t": 1, "a": {"b": "x", "c": [1, 2]}})"), s);
-  // A kind, a name, the order, the nesting or an array's length differs: not equal.
+  EXPECT_TRUE(tree.HasShapeOf(J(R"({"t": 1, "a": {"b": "x", "c": [1, 2]}})"), "meta"));
+  // A kind, a name, the order, the nesting or an array's length differs, or a field is missing
+  // or added: not equal; every top-level field is still reported.
   for (const char* other :
        {R"({"t": "1", "a": {"b": "x", "c": [1, 2]}})",
         R"({"t": 1, "a": {"b": "x", "c": [1, "2"]}})", R"({"t": 1, "a": {"bb": "x", "c": [1, 2]}})",
         R"({"a": {"b": "x", "c": [1, 2]}, "t": 1})", R"({"t": 1, "a": {"b": "x"}, "c": [1, 2]})",
-        R"({"t": 1, "a": {"b": "x", "c": [1, 2, 3]}})",
+        R"({"t": 1, "a": {"b": "x", "c": [1, 2, 3]}})", R"({"t": 1, "a": {"b": "x", "c": [1]}})",
         R"({"t": 1, "a": {"b": "x", "c": {"0": 1, "1": 2}}})",
-        R"({"t": 1, "a": {"b": null, "c": [1, 2]}})"}) {
-    EXPECT_NE(ShapeOf(other), s) << other;
+        R"({"t": 1, "a": {"b": null, "c": [1, 2]}})", R"({"t": 1})",
+        R"({"t": 1, "a": {"b": "x", "c": [1, 2]}, "z": 0})"}) {
+    int fields = 0;
+    EXPECT_FALSE(tree.HasShapeOf(J(other), "meta", [&](const bson::FieldView&) { ++fields; }))
+        << other;
+    EXPECT_EQ(fields, J(other).NumFields()) << other;
   }
+  EXPECT_FALSE(BucketFieldTree().HasShapeOf(J(R"({"t": 1})"), "meta"));  // none recorded
 }
 
-TEST(BucketFieldTreeShapeTest, TheLastFoldedShapeIsCompatibleWithoutAWalk) {
-  BucketFieldTree tree;
-  const std::string first = ShapeOf(R"({"a": 1, "b": "x"})");
-  EXPECT_FALSE(tree.HasShape(first));
-  EXPECT_TRUE(tree.IsCompatibleWithShape(J(R"({"a": 1, "b": "x"})"), "meta", first));
-  tree.Update(J(R"({"a": 1, "b": "x"})"), "meta", first);
-  EXPECT_TRUE(tree.HasShape(first));
-  EXPECT_TRUE(tree.IsCompatibleWithShape(J(R"({"a": 7, "b": "y"})"), "meta", first));
-  // Another shape goes through the tree: a new field is fine, a kind change is not.
-  const std::string wider = ShapeOf(R"({"a": 1, "b": "x", "c": true})");
-  EXPECT_TRUE(tree.IsCompatibleWithShape(J(R"({"a": 1, "b": "x", "c": true})"), "meta", wider));
-  const std::string changed = ShapeOf(R"({"a": "1", "b": "x"})");
-  EXPECT_FALSE(tree.IsCompatibleWithShape(J(R"({"a": "1", "b": "x"})"), "meta", changed));
-  // Folding a row of the remembered shape with UpdateMinMax gives what Update would have.
+TEST(BucketFieldTreeShapeTest, TheLastFoldedShapeNeedsOnlyItsMinMax) {
+  BucketFieldTree tree = AfterRow(R"({"a": 1, "b": "x"})");
+  EXPECT_TRUE(tree.HasShapeOf(J(R"({"a": 7, "b": "y"})"), "meta"));
+  // Folding a row of the recorded shape with UpdateMinMax gives what Update would have.
   BucketFieldTree full = tree;
   tree.UpdateMinMax(J(R"({"a": -3, "b": "z"})"), "meta");
   full.Update(J(R"({"a": -3, "b": "z"})"), "meta");
   EXPECT_TRUE(tree.Min().BinaryEqual(full.Min()));
   EXPECT_TRUE(tree.Max().BinaryEqual(full.Max()));
-  EXPECT_TRUE(tree.HasShape(first));  // Update without a shape, and UpdateMinMax, keep it
+  // Update and UpdateMinMax keep the recorded shape; UpdateRecordingShape replaces it.
+  EXPECT_TRUE(tree.HasShapeOf(J(R"({"a": 7, "b": "y"})"), "meta"));
+  tree.UpdateRecordingShape(J(R"({"a": 1, "b": "x", "c": true})"), "meta");
+  EXPECT_FALSE(tree.HasShapeOf(J(R"({"a": 7, "b": "y"})"), "meta"));
+  EXPECT_TRUE(tree.HasShapeOf(J(R"({"a": 2, "b": "w", "c": false})"), "meta"));
   tree.Reset();
-  EXPECT_FALSE(tree.HasShape(first));
+  EXPECT_FALSE(tree.HasShapeOf(J(R"({"a": 2, "b": "w", "c": false})"), "meta"));
 }
 
 TEST(BucketFieldTreeFromBucketTest, DerivesTheSchemaOfTheRows) {
