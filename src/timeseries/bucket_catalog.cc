@@ -865,11 +865,13 @@ StatusWith<std::shared_ptr<WriteBatch>> BucketCatalog::Insert(const TimeseriesCo
   });
   const bool fits = same_shape || open_fields.IsCompatible(m, meta_field);
   int64_t add = size.Total(first);
-  const Bucket* was_open = open.get();
+  // Its identity, without keeping it alive (an address could be reused by the next bucket).
+  const std::weak_ptr<Bucket> was_open = open;
   HG_ASSIGN_OR_RETURN(std::shared_ptr<Bucket> b,
                       BucketFor(coll, s, stripe, series_key, m, t, meta, static_cast<size_t>(add),
                                 fits, std::move(open)));
-  if (b.get() != was_open) series.open_hint = b;
+  const bool same_bucket = !was_open.owner_before(b) && !b.owner_before(was_open);
+  if (!same_bucket) series.open_hint = b;
   if (!compressible && b->compressed.load()) {
     return Status(ErrorCode::kBadValue,
                   "a measurement holding a javascriptWithScope value cannot be stored in a "
@@ -878,7 +880,7 @@ StatusWith<std::shared_ptr<WriteBatch>> BucketCatalog::Insert(const TimeseriesCo
   if (b->num_measurements == 0) add = size.Total(true);
   b->num_measurements++;
   b->size += add;
-  if (b.get() == was_open ? same_shape : b->fields.HasShapeOf(m, meta_field)) {
+  if (same_bucket ? same_shape : b->fields.HasShapeOf(m, meta_field)) {
     b->minmax_deferred = true;  // the schema holds it already
   } else {
     b->fields.UpdateRecordingShape(m, meta_field);

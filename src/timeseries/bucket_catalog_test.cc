@@ -695,6 +695,16 @@ TEST_F(BucketCatalogTest, SchemaChangeClosesBucket) {
   EXPECT_EQ(sizes, (std::multiset<int>{3, 1, 1}));
 }
 
+TEST_F(BucketCatalogTest, BucketOpenedByRolloverRecordsTheSchemaOfItsFirstRow) {
+  // Each row is committed alone, so the bucket left behind by time moving forward is freed
+  // before its successor is made: the successor must still learn its schema from its first row.
+  InsertAll(coll_, {M(kT0, 0)});
+  InsertAll(coll_, {M(kT0 + 2 * kHour, 1)});
+  InsertAll(coll_, {J(R"({"t": {"$date": {"$numberLong": "1700007200001"}}, "v": "s"})")});
+  EXPECT_EQ(Get(Stat::kNumBucketsClosedDueToSchemaChange), 1);
+  EXPECT_EQ(Buckets(coll_).size(), 3u);
+}
+
 // --- write batches and commit rights (4.6) -----------------------------------------------------
 
 TEST_F(BucketCatalogTest, MeasurementsStagedTogetherCommitOnce) {
