@@ -132,9 +132,10 @@ class WtSession final : public Session {
     return std::optional<std::string>(std::string(ItemView(v)));
   }
 
-  Status Insert(std::string_view ident, std::string_view key, std::string_view value) override {
-    HG_RETURN_IF_ERROR(CheckNotDoomed());
-    HG_RETURN_IF_ERROR(CheckKeyNotEmpty(key));
+  // Runs `op` (WT_CURSOR::insert or ::update) on a cursor of `ident` set to `key` and `value`;
+  // returns WiredTiger's code.
+  StatusWith<int> WriteValue(std::string_view ident, std::string_view key, std::string_view value,
+                             int (*op)(WT_CURSOR*)) {
     HG_ASSIGN_OR_RETURN(LentCursor lent, handle_->AcquireCursor(ident));
     CursorLoan loan(this, lent);
     WT_CURSOR* c = lent.cursor;
@@ -142,7 +143,15 @@ class WtSession final : public Session {
     WT_ITEM v = MakeItem(value);
     c->set_key(c, &k);
     c->set_value(c, &v);
-    return Check(c->insert(c), "insert", ident);
+    return op(c);
+  }
+
+  Status Insert(std::string_view ident, std::string_view key, std::string_view value) override {
+    HG_RETURN_IF_ERROR(CheckNotDoomed());
+    HG_RETURN_IF_ERROR(CheckKeyNotEmpty(key));
+    HG_ASSIGN_OR_RETURN(int ret,
+                        WriteValue(ident, key, value, [](WT_CURSOR* c) { return c->insert(c); }));
+    return Check(ret, "insert", ident);
   }
 
   Status Put(std::string_view ident, std::string_view key, std::string_view value) override {
@@ -171,15 +180,9 @@ class WtSession final : public Session {
   Status Update(std::string_view ident, std::string_view key, std::string_view value) override {
     HG_RETURN_IF_ERROR(CheckNotDoomed());
     if (key.empty()) return NoSuchKey(ident);
-    HG_ASSIGN_OR_RETURN(LentCursor lent, handle_->AcquireCursor(ident));
-    CursorLoan loan(this, lent);
-    WT_CURSOR* c = lent.cursor;
-    WT_ITEM k = MakeItem(key);
-    WT_ITEM v = MakeItem(value);
-    c->set_key(c, &k);
-    c->set_value(c, &v);
     // Cached cursors are overwrite=false: update fails on a missing key.
-    int ret = c->update(c);
+    HG_ASSIGN_OR_RETURN(int ret,
+                        WriteValue(ident, key, value, [](WT_CURSOR* c) { return c->update(c); }));
     if (IsWtNotFound(ret)) return NoSuchKey(ident);
     return Check(ret, "update", ident);
   }
