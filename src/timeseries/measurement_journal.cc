@@ -44,19 +44,14 @@ void PutBinDataHeader(std::string* out, std::string_view name, size_t size) {
 constexpr size_t kBucketRecord = 12 + 8 + 4;
 constexpr uint32_t kMetaOmitted = 0x80000000u;  // in a bucket record's row count
 
-// The bytes `row` is written as: itself, or without its top-level field `omit` if not empty.
-size_t RowSize(const bson::BsonObj& row, std::string_view omit) {
-  if (omit.empty()) return static_cast<size_t>(row.size());
-  const bson::BsonElement m = row.GetField(omit);
-  return static_cast<size_t>(row.size()) - (m.eoo() ? 0 : static_cast<size_t>(m.size()));
-}
+// Writes `row` as it is, or without its top-level field `omit` if not empty.
 void PutRow(std::string* out, const bson::BsonObj& row, std::string_view omit) {
   const bson::BsonElement m = omit.empty() ? bson::BsonElement() : row.GetField(omit);
   if (m.eoo()) {
     out->append(row.bytes());
     return;
   }
-  PutLe(out, RowSize(row, omit), 4);
+  PutLe(out, static_cast<size_t>(row.size()) - static_cast<size_t>(m.size()), 4);
   const char* begin = row.data() + 4;
   const char* end = row.data() + row.size();
   out->append(begin, m.raw());
@@ -70,12 +65,10 @@ Status Malformed(std::string_view what) {
 }  // namespace
 
 std::string EncodeJournalEntry(const JournalEntry& e, std::vector<size_t>* row_at) {
-  auto omitted = [&](const JournalBucket& b) {
-    return b.meta_omitted ? std::string_view(e.meta_field) : std::string_view();
-  };
+  // An upper bound (rows leaving their meta out are shorter); "r"'s length is set once written.
   size_t rows_size = 0;
   for (const auto& b : e.buckets) {
-    for (const auto& r : b.rows) rows_size += RowSize(r, omitted(b));
+    for (const auto& r : b.rows) rows_size += static_cast<size_t>(r.size());
   }
   std::string out;
   out.reserve(64 + e.uuid.size() + e.time_field.size() + e.meta_field.size() +
@@ -90,13 +83,18 @@ std::string EncodeJournalEntry(const JournalEntry& e, std::vector<size_t>* row_a
     PutLe(&out, static_cast<uint64_t>(b.start), 8);
     PutLe(&out, b.rows.size() | (b.meta_omitted ? kMetaOmitted : 0), 4);
   }
-  PutBinDataHeader(&out, "r", rows_size);
+  PutBinDataHeader(&out, "r", 0);
+  const size_t rows_len_at = out.size() - 5;  // the BinData's length, before its subtype
+  const size_t rows_begin = out.size();
   for (const auto& b : e.buckets) {
+    const std::string_view omit = b.meta_omitted ? std::string_view(e.meta_field) : "";
     for (const auto& r : b.rows) {
       if (row_at != nullptr) row_at->push_back(out.size());
-      PutRow(&out, r, omitted(b));
+      PutRow(&out, r, omit);
     }
   }
+  const size_t rows_len = out.size() - rows_begin;
+  for (int i = 0; i < 4; ++i) out[rows_len_at + i] = static_cast<char>(rows_len >> (8 * i));
   out.push_back('\0');
   const size_t n = out.size();
   for (int i = 0; i < 4; ++i) out[i] = static_cast<char>(n >> (8 * i));
