@@ -806,11 +806,6 @@ size_t BucketCatalog::MetaHash(const BsonElement& meta) {
 }
 
 std::shared_ptr<const SeriesId> BucketCatalog::CachedSeriesKey(const TimeseriesCollection& coll,
-                                                               const BsonElement& meta) {
-  return CachedSeriesKey(coll, meta, MetaHash(meta));
-}
-
-std::shared_ptr<const SeriesId> BucketCatalog::CachedSeriesKey(const TimeseriesCollection& coll,
                                                                const BsonElement& meta,
                                                                size_t meta_hash) {
   if (meta.eoo()) return std::make_shared<const SeriesId>(SeriesKey(coll, meta));

@@ -125,10 +125,8 @@ class BucketCatalog {
   // SeriesKey, remembered per collection by the meta element's bytes (normalizing an object —
   // sorting its fields at every level — costs more than a lookup); at most kSeriesKeyCacheSize
   // metas are remembered, then the cache starts over.
-  // Shared, not copied: a request of many series looks up one per measurement.
-  std::shared_ptr<const SeriesId> CachedSeriesKey(const TimeseriesCollection& coll,
-                                                  const bson::BsonElement& meta);
-  // The same, for a caller that has hashed the meta element already (MetaHash).
+  // Shared, not copied: a request of many series looks up one per measurement. `meta_hash` is
+  // MetaHash(meta), which the caller may have used already.
   std::shared_ptr<const SeriesId> CachedSeriesKey(const TimeseriesCollection& coll,
                                                   const bson::BsonElement& meta, size_t meta_hash);
   static size_t MetaHash(const bson::BsonElement& meta);
