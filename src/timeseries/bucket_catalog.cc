@@ -192,6 +192,10 @@ struct Bucket {
   // commit that writes them through or the flush that writes them from the journal (folding a
   // row twice changes nothing).
   bool minmax_deferred = false;
+  // Set when the tree may hold the bounds of rows a running flush does not write: a batch was
+  // staged when the flush took its rows, or a measurement walked the tree after (the flush then
+  // computes its control from the rows it writes).
+  bool tree_ahead = false;
   std::shared_ptr<WriteBatch> pending;
   // The field tree's ApproxMemory as last measured (write-back refreshes it at flushes rather
   // than at every commit).
@@ -207,11 +211,14 @@ struct Bucket {
   // Closed for good and queued for compression (CompressClosedBuckets): never reused, since once
   // compressed its layout no longer matches the stored document.
   std::atomic<bool> closed_for_good{false};
-  // Write-back state, guarded by the collection's flush_mu (shared by this bucket's committer,
-  // exclusive by Flush). `unflushed`: the rows committed to the journal and not yet to storage
+  // Write-back state, guarded by the collection's flush_mu held exclusively (a flush taking its
+  // rows), or by commit rights (`committing`) with flush_mu held shared (a committer) or not (the
+  // flush writing them). `unflushed`: the rows committed to the journal and not yet to storage
   // (views into journal entries, without the metaField once meta_journaled), also staged in
-  // `doc`; `flushed_control`: the control object storage holds (empty before the first write).
+  // `doc`; `flushing`: those a running flush took, staged in `doc` before the unflushed ones;
+  // `flushed_control`: the control object storage holds (empty before the first write).
   std::vector<BsonObj> unflushed;
+  std::vector<BsonObj> flushing;
   // Whether a journal entry written since the last flush holds this bucket's meta: later ones
   // leave it out of the rows (measurement_journal.h).
   bool meta_journaled = false;
@@ -228,6 +235,26 @@ struct Bucket {
 
   explicit Bucket(BucketDocument d) : doc(std::move(d)), compressed(doc.compressed()) {}
 };
+
+// Takes a bucket's commit rights, waiting for the writer that holds them.
+void ClaimCommitRights(Bucket& b) {
+  std::unique_lock lk(b.mu);
+  while (b.committing.load()) b.cv.wait(lk);
+  b.committing = true;
+}
+bool TryClaimCommitRights(Bucket& b) {
+  std::lock_guard lk(b.mu);
+  if (b.committing.load()) return false;
+  b.committing = true;
+  return true;
+}
+void ReleaseCommitRights(Bucket& b) {
+  {
+    std::lock_guard lk(b.mu);
+    b.committing = false;
+  }
+  b.cv.notify_all();
+}
 
 // Not make_shared: a SeriesId's open_hint (a weak_ptr) would keep a closed bucket's whole block.
 std::shared_ptr<Bucket> NewBucket(BucketDocument doc) {
@@ -311,7 +338,10 @@ struct BucketCatalog::CollectionState {
   std::vector<std::shared_ptr<Bucket>> closed;  // guarded by closed_mu
   std::shared_ptr<LatestMeasurements> latest = std::make_shared<LatestMeasurements>();
   // Write-back: committers hold flush_mu shared from claiming their batches to registering their
-  // rows; Flush holds it exclusively. Then dirty_mu guards the lists below.
+  // rows; a flush holds it exclusively while it takes the rows to write (a change of mode or a
+  // drop, throughout). Then dirty_mu guards the lists below. flush_run_mu: one flush at a time.
+  std::mutex flush_run_mu;
+  std::atomic<bool> flush_running{false};  // a flush holds flush_run_mu
   std::shared_mutex flush_mu;
   std::mutex dirty_mu;
   std::vector<std::shared_ptr<Bucket>> dirty;  // buckets with unflushed rows
@@ -879,6 +909,7 @@ StatusWith<std::shared_ptr<WriteBatch>> BucketCatalog::Insert(const TimeseriesCo
     b->minmax_deferred = true;  // the schema holds it already
   } else {
     b->fields.UpdateRecordingShape(m, meta_field);
+    b->tree_ahead = true;
   }
   if (!b->pending) b->pending = std::make_shared<WriteBatch>(b);
   b->pending->measurements.push_back(m);
@@ -1096,8 +1127,7 @@ Status BucketCatalog::Write(const TimeseriesCollection& coll, storage::Session& 
   Count(cs, Stat::kNumCommits);
   Count(cs, Stat::kNumMeasurementsCommitted, n);
   coll.buckets->AdjustCounts(insert ? 1 : 0, static_cast<int64_t>(b.doc.size()) - old_size);
-  int64_t mem = static_cast<int64_t>(sizeof(Bucket) + b.doc.ApproxMemory() + batch.fields_memory);
-  memory_usage_ += mem - b.memory.exchange(mem);
+  AccountMemory(b, b.doc.ApproxMemory(), batch.fields_memory);
   return Status::OK();
 }
 
@@ -1195,6 +1225,15 @@ Status BucketCatalog::Resync(const TimeseriesCollection& coll, storage::Session&
   b.compressed = b.doc.compressed();
   RebuildMinMax(*b.stripe, batch, o, &control);
   return Status::OK();
+}
+
+void BucketCatalog::AccountMemory(Bucket& b, size_t doc_memory,
+                                  std::optional<size_t> fields_memory) {
+  std::lock_guard lk(b.stripe->mu);
+  const int64_t mem =
+      static_cast<int64_t>(sizeof(Bucket) + doc_memory + fields_memory.value_or(b.fields_memory));
+  const int64_t old = b.memory.exchange(mem);
+  if (b.in_open) memory_usage_ += mem - old;
 }
 
 // --- write-back ----------------------------------------------------------------------------------
@@ -1378,7 +1417,7 @@ Status BucketCatalog::Journal(const TimeseriesCollection& coll, storage::Session
     Bucket& b = *bp;
     b.meta_journaled = true;
     // MongoDB counts a commit that starts a bucket as an insert, any later one as an update.
-    inserts += !b.doc.stored() && b.unflushed.empty() ? 1 : 0;
+    inserts += !b.doc.stored() && b.unflushed.empty() && b.flushing.empty() ? 1 : 0;
     const size_t n = batch->measurements.size();
     for (size_t j = 0; j < n; ++j) b.unflushed.emplace_back(entry, entry->data() + row_at[row++]);
     // Staged from the entry's copies, which leave out a meta already journaled.
@@ -1389,9 +1428,7 @@ Status BucketCatalog::Journal(const TimeseriesCollection& coll, storage::Session
     }
     ReportLatest(*cs.latest, o, b.doc, batch->measurements, untracked_before);
     measurements += static_cast<int64_t>(batch->measurements.size());
-    int64_t mem =
-        static_cast<int64_t>(sizeof(Bucket) + b.doc.ApproxMemory() + batch->fields_memory);
-    memory_usage_ += mem - b.memory.exchange(mem);
+    AccountMemory(b, b.doc.ApproxMemory(), batch->fields_memory);
   }
   const int64_t commits = static_cast<int64_t>(claimed.size());
   Count(cs, Stat::kNumBucketInserts, inserts);
@@ -1416,7 +1453,7 @@ Status BucketCatalog::FlushBucket(const TimeseriesCollection& coll, storage::Ses
   auto retire_to = [&](const bson::ObjectId* existing) -> Status {
     HG_ASSIGN_OR_RETURN(AppendResult r,
                         AppendToStoredBucket(*coll.buckets, s, existing, b.doc.meta(), b.min_time,
-                                             b.unflushed, o.time_field, meta_field, max_retries));
+                                             b.flushing, o.time_field, meta_field, max_retries));
     b.retired_id = r.id;
     b.retired = true;
     *inserted = r.inserted;
@@ -1429,13 +1466,14 @@ Status BucketCatalog::FlushBucket(const TimeseriesCollection& coll, storage::Ses
     return retire_to(&target);
   }
   {
-    // With no batch staged after the committed rows, the bucket's tree holds exactly their
-    // bounds.
+    // Unless a measurement walked the tree since the flush took its rows (or was being staged
+    // then), the tree holds the bounds of the stored rows and of these once they are folded:
+    // rows staged since, of the recorded shape, wait for their own flush to fold them.
     std::lock_guard lk(b.stripe->mu);
     if (b.minmax_deferred) {
-      for (const BsonObj& row : b.unflushed) b.fields.UpdateMinMax(row, meta_field);
+      for (const BsonObj& row : b.flushing) b.fields.UpdateMinMax(row, meta_field);
     }
-    if (!b.pending) *control = BuildBucketControl(b.fields, o.time_field, b.min_time);
+    if (!b.tree_ahead) *control = BuildBucketControl(b.fields, o.time_field, b.min_time);
     b.fields_memory = b.fields.ApproxMemory();
   }
   if (control->IsEmpty()) {
@@ -1445,12 +1483,13 @@ Status BucketCatalog::FlushBucket(const TimeseriesCollection& coll, storage::Ses
                                            b.flushed_control["max"].Obj());
       if (t.ok()) tree = std::move(t).value();
     }
-    for (const BsonObj& row : b.unflushed) tree.Update(row, meta_field);
+    for (const BsonObj& row : b.flushing) tree.Update(row, meta_field);
     *control = BuildBucketControl(tree, o.time_field, b.min_time);
   }
   std::string full;
   std::vector<storage::Session::Modification> edits;
-  b.doc.Prepare(*control, &full, &edits, GetParams().rewrite_after->GetInt());
+  b.doc.Prepare(*control, &full, &edits, GetParams().rewrite_after->GetInt(),
+                static_cast<uint32_t>(b.flushing.size()));
   const bool insert = !b.doc.stored();
   Status st = StoreBucket(*coll.buckets, s, b.doc, full, edits);
   if (st.code() == ErrorCode::kNoSuchKey || st.code() == ErrorCode::kDuplicateKey) {
@@ -1476,35 +1515,16 @@ Status BucketCatalog::Flush(const TimeseriesCollection& coll, storage::Session& 
   return Status::OK();
 }
 
-void BucketCatalog::EncodeDirtyBuckets(CollectionState& cs) {
-  // Commits go on meanwhile (flush_mu shared); each bucket is claimed as a committer claims it,
-  // and one whose committer is busy is left to the flush.
-  std::shared_lock fl(cs.flush_mu);
-  std::vector<std::shared_ptr<Bucket>> dirty;
-  {
-    std::lock_guard lk(cs.dirty_mu);
-    dirty = cs.dirty;
-  }
-  for (const auto& b : dirty) {
-    {
-      std::lock_guard lk(b->mu);
-      if (b->committing.load()) continue;
-      b->committing = true;
-    }
-    b->doc.EncodeStagedRows();
-    {
-      std::lock_guard lk(b->mu);
-      b->committing = false;
-    }
-    b->cv.notify_all();
-  }
-}
-
 Status BucketCatalog::WriteDirtyBuckets(const TimeseriesCollection& coll, storage::Session& s,
                                         std::optional<bool> journaling_after) {
   InternalReads internal;
   CollectionState& cs = State(coll.uuid);
-  EncodeDirtyBuckets(cs);
+  std::lock_guard run(cs.flush_run_mu);
+  cs.flush_running = true;
+  struct Running {
+    CollectionState& cs;
+    ~Running() { cs.flush_running = false; }
+  } running{cs};
   std::unique_lock fl(cs.flush_mu);
   std::vector<std::shared_ptr<Bucket>> dirty;
   std::vector<std::string> keys;
@@ -1513,58 +1533,135 @@ Status BucketCatalog::WriteDirtyBuckets(const TimeseriesCollection& coll, storag
     if (journaling_after) cs.journaling = *journaling_after;
     return Status::OK();
   }
+  int64_t taken_bytes = 0, oldest_ms = 0;
+  {
+    std::lock_guard lk(cs.dirty_mu);
+    taken_bytes = std::exchange(cs.unflushed_bytes, 0);
+    oldest_ms = cs.oldest_unflushed_ms;
+  }
   struct Out {
     BsonObj control;  // empty: the rows went elsewhere (retired)
     bool inserted = false;
     int64_t size_delta = 0;
+    bool meta_journaled = false;  // as the rows were taken
+    bool held = false;            // claimed from the taking to the recording (version 1)
   };
   std::vector<Out> outs(dirty.size());
+  for (size_t i = 0; i < dirty.size(); ++i) {
+    Bucket& b = *dirty[i];
+    b.flushing.swap(b.unflushed);  // `flushing` is empty between flushes
+    outs[i].meta_journaled = std::exchange(b.meta_journaled, false);  // its entries go with these
+    b.dirty = false;
+    {
+      std::lock_guard lk(b.stripe->mu);
+      b.tree_ahead = b.pending != nullptr;
+    }
+    if (!b.doc.compressed()) {
+      // No committer holds rights now (they hold flush_mu shared).
+      ClaimCommitRights(b);
+      outs[i].held = true;
+    }
+  }
+  if (!journaling_after) fl.unlock();
+  // Runs fn(i) for every bucket with its commit rights held. A committer holds a bucket's rights
+  // while it journals a request's worth of buckets: a bucket it holds is left for a later pass
+  // rather than waited for (waiting at each would leave the flush far behind the commits).
+  auto with_each_claimed = [&](const std::function<Status(size_t)>& fn) -> Status {
+    std::vector<size_t> todo;
+    for (size_t i = 0; i < dirty.size(); ++i) {
+      if (outs[i].held) {
+        HG_RETURN_IF_ERROR(fn(i));
+      } else {
+        todo.push_back(i);
+      }
+    }
+    while (!todo.empty()) {
+      std::vector<size_t> busy;
+      for (size_t i : todo) {
+        if (!TryClaimCommitRights(*dirty[i])) {
+          busy.push_back(i);
+          continue;
+        }
+        Status st = fn(i);
+        ReleaseCommitRights(*dirty[i]);
+        HG_RETURN_IF_ERROR(st);
+      }
+      if (!busy.empty() && busy.size() == todo.size()) {
+        // Every one is held: wait for the first.
+        ClaimCommitRights(*dirty[busy.front()]);
+        Status st = fn(busy.front());
+        ReleaseCommitRights(*dirty[busy.front()]);
+        HG_RETURN_IF_ERROR(st);
+        busy.erase(busy.begin());
+      }
+      todo = std::move(busy);
+    }
+    return Status::OK();
+  };
   Status st = storage::RetryOnWriteConflict([&] {
     auto guard = coll.buckets->WriteGuard();  // until the commit (index builds wait for it)
     storage::WriteUnit wu(s);
     HG_RETURN_IF_ERROR(wu.begin_status());
-    for (size_t i = 0; i < dirty.size(); ++i) {
-      outs[i] = Out{};
-      HG_RETURN_IF_ERROR(FlushBucket(coll, s, *dirty[i], &outs[i].control, &outs[i].inserted,
-                                     &outs[i].size_delta));
-    }
+    HG_RETURN_IF_ERROR(with_each_claimed([&](size_t i) {
+      Out& out = outs[i];
+      out.control = BsonObj();
+      out.inserted = false;
+      out.size_delta = 0;
+      return FlushBucket(coll, s, *dirty[i], &out.control, &out.inserted, &out.size_delta);
+    }));
     for (const std::string& k : keys) HG_RETURN_IF_ERROR(journal_->Remove(s, k));
     return wu.Commit();
   });
   if (!st.ok()) {
-    // Nothing was written: the rows stay in memory and in the journal for the next flush.
-    std::lock_guard lk(cs.dirty_mu);
-    dirty.insert(dirty.end(), cs.dirty.begin(), cs.dirty.end());
-    cs.dirty.swap(dirty);
-    keys.insert(keys.end(), cs.journal_keys.begin(), cs.journal_keys.end());
-    cs.journal_keys.swap(keys);
+    // Nothing was written: the rows go back ahead of those committed since, in memory and in
+    // the journal, for the next flush.
+    if (!fl.owns_lock()) fl.lock();
+    {
+      std::lock_guard lk(cs.dirty_mu);
+      for (size_t i = 0; i < dirty.size(); ++i) {
+        Bucket& b = *dirty[i];
+        b.flushing.insert(b.flushing.end(), b.unflushed.begin(), b.unflushed.end());
+        b.unflushed.swap(b.flushing);
+        b.flushing.clear();
+        b.meta_journaled = b.meta_journaled || outs[i].meta_journaled;
+        if (!b.dirty.exchange(true)) cs.dirty.push_back(dirty[i]);
+      }
+      keys.insert(keys.end(), cs.journal_keys.begin(), cs.journal_keys.end());
+      cs.journal_keys.swap(keys);
+      cs.unflushed_bytes += taken_bytes;
+      cs.oldest_unflushed_ms = oldest_ms;
+    }
+    for (size_t i = 0; i < dirty.size(); ++i) {
+      if (outs[i].held) ReleaseCommitRights(*dirty[i]);
+    }
     return st;
   }
   int64_t records = 0, bytes = 0;
-  for (size_t i = 0; i < dirty.size(); ++i) {
+  Status recorded = with_each_claimed([&](size_t i) {
     Bucket& b = *dirty[i];
     Out& out = outs[i];
     if (!out.control.IsEmpty()) {
       const int64_t old_size = static_cast<int64_t>(b.doc.size());
-      const int64_t old_mem = static_cast<int64_t>(b.doc.ApproxMemory());
       b.doc.Finish(true);
       out.size_delta = static_cast<int64_t>(b.doc.size()) - old_size;
       b.flushed_control = out.control;
-      const int64_t mem_delta = static_cast<int64_t>(b.doc.ApproxMemory()) - old_mem;
-      b.memory += mem_delta;
-      memory_usage_ += mem_delta;
+      // The rows committed since the flush took its own are the next flush's: encoded now, their
+      // copies do not wait in memory for it.
+      b.doc.EncodeStagedRows();
+      AccountMemory(b, b.doc.ApproxMemory(), std::nullopt);
     }
-    b.unflushed.clear();
-    b.unflushed.shrink_to_fit();
-    b.meta_journaled = false;  // the entries holding it are gone
-    b.dirty = false;
+    b.flushing.clear();
+    b.flushing.shrink_to_fit();
     records += out.inserted ? 1 : 0;
     bytes += out.size_delta;
+    return Status::OK();
+  });
+  invariant(recorded.ok());
+  for (size_t i = 0; i < dirty.size(); ++i) {
+    if (outs[i].held) ReleaseCommitRights(*dirty[i]);
   }
   coll.buckets->AdjustCounts(records, bytes);
   if (journaling_after) cs.journaling = *journaling_after;  // storage holds every row now
-  std::lock_guard lk(cs.dirty_mu);
-  cs.unflushed_bytes = 0;  // no commit ran meanwhile (flush_mu)
   return Status::OK();
 }
 
@@ -1609,7 +1706,8 @@ Status BucketCatalog::AfterCommits(const TimeseriesCollection& coll, storage::Se
       due = true;  // compress what closed
     }
   }
-  if (due) return Flush(coll, s);
+  // A flush that is running takes these rows too, or leaves them to the next.
+  if (due && !cs.flush_running.load()) return Flush(coll, s);
   // Journaled buckets are compressed by the flush that writes them.
   return journaling ? Status::OK() : CompressClosedBuckets(coll, s);
 }
@@ -1637,6 +1735,7 @@ Status BucketCatalog::DropCollection(const std::string& uuid, storage::Session& 
   ClearCollection(uuid);
   if (!journal_) return Status::OK();
   CollectionState& cs = State(uuid);
+  std::lock_guard run(cs.flush_run_mu);
   std::unique_lock fl(cs.flush_mu);
   std::vector<std::shared_ptr<Bucket>> dirty;
   std::vector<std::string> keys;

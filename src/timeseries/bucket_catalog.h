@@ -230,23 +230,29 @@ class BucketCatalog {
   // join their buckets' unwritten layouts.
   Status Journal(const TimeseriesCollection& coll, storage::Session& s,
                  const std::vector<WriteBatch*>& claimed);
-  // Flush without the compression of the buckets closed for good that follows it; with
-  // `journaling_after`, sets the collection's mode once storage holds every committed row.
+  // Flush without the compression of the buckets closed for good that follows it. It holds
+  // commits out only while it takes the rows to write (each bucket's unflushed rows and the
+  // journal keys), then writes them while commits go on, claiming each bucket's commit rights
+  // to prepare its write and again to record it; version-1 buckets, whose layout takes every
+  // staged row, stay claimed from the taking to the recording. With `journaling_after` (a change
+  // of mode), commits are held out throughout, and the mode set once storage holds every
+  // committed row.
   Status WriteDirtyBuckets(const TimeseriesCollection& coll, storage::Session& s,
                            std::optional<bool> journaling_after);
-  // The encoding of the dirty buckets' staged rows (compressed buckets), done before a flush
-  // takes its exclusive lock so that commits are not held up by it.
-  void EncodeDirtyBuckets(CollectionState& cs);
   // The commit of one batch that writes its bucket (Commit without write-back).
   Status CommitWriteThrough(const TimeseriesCollection& coll, storage::Session& s,
                             const std::shared_ptr<WriteBatch>& batch);
   // Adds `batches` to the collection's commit shape (AfterCommits).
   void CountShape(CollectionState& cs, const std::vector<std::shared_ptr<WriteBatch>>& batches);
-  // Flush's write of one bucket's unwritten rows; `*inserted` and `*size_delta` report what it
-  // did to the collection's counts.
+  // Flush's write of one bucket's rows taken for it (`flushing`), its commit rights held;
+  // `*inserted` and `*size_delta` report what it did to the collection's counts.
   Status FlushBucket(const TimeseriesCollection& coll, storage::Session& s, Bucket& b,
                      bson::BsonObj* control, bool* inserted, int64_t* size_delta);
   void Count(CollectionState& cs, Stat stat, int64_t n = 1);
+  // Records the memory `b` holds (its layout's, `doc_memory`, and its field tree's: as given, or
+  // as last measured), which the catalog's memory use counts while the bucket is open: a bucket
+  // closed or archived took its amount out, and later writes of its rows add nothing.
+  void AccountMemory(Bucket& b, size_t doc_memory, std::optional<size_t> fields_memory);
 
   int64_t cache_bytes_;
   storage::KvEngine* engine_ = nullptr;

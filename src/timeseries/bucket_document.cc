@@ -270,8 +270,16 @@ BucketDocument::Column& BucketDocument::ColumnFor(std::string_view name, size_t 
 
 void BucketDocument::EncodeStagedRows() {
   if (!compressed_) return;
+  EncodeRows(staged_rows_ - (encoded_rows_ - num_rows_));
+  // The copies of a bucket's rows between two writes are most of its memory otherwise.
+  unencoded_.shrink_to_fit();
+}
+
+void BucketDocument::EncodeRows(uint32_t rows) {
   invariant(!failed_);
-  for (size_t at = 0; at < unencoded_.size();) {
+  size_t at = 0;
+  for (uint32_t done = 0; done < rows; ++done) {
+    invariant(at < unencoded_.size());
     const BsonObj row(unencoded_.data() + at);
     at += static_cast<size_t>(row.size());
     const uint32_t cells = encoded_rows_ + 1;
@@ -297,7 +305,7 @@ void BucketDocument::EncodeStagedRows() {
     }
     encoded_rows_ = cells;
   }
-  unencoded_.clear();
+  unencoded_.erase(0, at);
 }
 
 void BucketDocument::StageRows(std::span<const BsonObj> rows, std::string_view skip_field) {
@@ -381,8 +389,13 @@ void BucketDocument::AppendHeadEdits(std::string control_elem, size_t data_doc, 
 
 void BucketDocument::PrepareCompressed(const BsonObj& control, std::string* full,
                                        std::vector<storage::Session::Modification>* edits,
-                                       bool whole) {
-  EncodeStagedRows();
+                                       bool whole, uint32_t rows) {
+  // The builders hold the committed rows, then the staged ones a Prepare encoded.
+  const uint32_t encoded = encoded_rows_ - num_rows_;
+  rows = std::min(rows, staged_rows_);
+  invariant(encoded <= rows);
+  EncodeRows(rows - encoded);
+  prepared_rows_ = rows;
   // control as MongoDB writes a compressed bucket's: version, min, max, count.
   bson::BsonBuilder cb;
   for (BsonElement e : control) {
@@ -392,7 +405,7 @@ void BucketDocument::PrepareCompressed(const BsonObj& control, std::string* full
       cb.AppendElement(e);
     }
   }
-  cb.AppendInt32("count", static_cast<int32_t>(num_rows_ + staged_rows_));
+  cb.AppendInt32("count", static_cast<int32_t>(num_rows_ + rows));
   std::string control_elem(kControlHeader);
   control_elem.append(cb.Obj().bytes());
   prepared_control_size_ = static_cast<uint32_t>(control_elem.size());
@@ -447,12 +460,13 @@ void BucketDocument::PrepareCompressed(const BsonObj& control, std::string* full
 
 void BucketDocument::Prepare(const BsonObj& control, std::string* full,
                              std::vector<storage::Session::Modification>* edits,
-                             int64_t rewrite_after) {
+                             int64_t rewrite_after, uint32_t rows) {
   if (compressed_) {
     PrepareCompressed(control, full, edits,
-                      stored_ && rewrite_after >= 0 && edits_in_a_row_ >= rewrite_after);
+                      stored_ && rewrite_after >= 0 && edits_in_a_row_ >= rewrite_after, rows);
     return;
   }
+  invariant(rows == kAllStaged || rows == staged_rows_);
   std::string control_elem(kControlHeader);
   control_elem.append(control.bytes());
   prepared_control_size_ = static_cast<uint32_t>(control_elem.size());
@@ -507,8 +521,9 @@ void BucketDocument::Finish(bool success) {
       c.packed->proposal.reset();
     }
     edits_in_a_row_ = stored_ && !prepared_whole_ ? edits_in_a_row_ + 1 : 0;
-    num_rows_ += staged_rows_;
-    staged_rows_ = 0;
+    num_rows_ += prepared_rows_;
+    staged_rows_ -= prepared_rows_;
+    prepared_rows_ = 0;
     control_elem_size_ = prepared_control_size_;
     size_ = prepared_size_;
     stored_ = true;

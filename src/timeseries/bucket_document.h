@@ -72,11 +72,6 @@ class BucketDocument {
   void StageRows(const std::vector<bson::BsonObj>& rows, std::string_view skip_field) {
     StageRows(std::span<const bson::BsonObj>(rows), skip_field);
   }
-  // Compressed layout: encodes the staged rows into the columns' builders now (Prepare does it
-  // otherwise), so that a caller can do that work outside the lock its write holds. Nothing
-  // becomes visible. A no-op for version 1.
-  void EncodeStagedRows();
-
   // Produces the write for the staged rows with `control` (the version-1 control object
   // {version, min, max}; a compressed layout writes its own version and count): the full
   // document if the bucket was never stored (`*full`), else the edits that turn the stored
@@ -89,9 +84,21 @@ class BucketDocument {
   // caller to store as a plain update: the storage engine keeps a value's edits as a chain that
   // each read re-applies, and a compressed bucket's edits, one per column, each move the rest of
   // the document. Negative: never.
+  // `rows` (compressed layout): the write covers only the first `rows` staged rows; the rows
+  // staged after them, before or after the Prepare, stay staged through its Finish — so a writer
+  // can stage rows while another writes the earlier ones (the write-back flush). Version 1 takes
+  // every staged row (callers pass no `rows`, or exactly that many).
+  static constexpr uint32_t kAllStaged = UINT32_MAX;
   void Prepare(const bson::BsonObj& control, std::string* full,
-               std::vector<storage::Session::Modification>* edits, int64_t rewrite_after = -1);
+               std::vector<storage::Session::Modification>* edits, int64_t rewrite_after = -1,
+               uint32_t rows = kAllStaged);
   void Finish(bool success);
+  // Rows staged and not yet committed.
+  uint32_t staged_rows() const { return staged_rows_; }
+  // Compressed layout: encodes every staged row into the columns' builders now, rather than at
+  // the next Prepare, and releases their copies; nothing becomes visible, and a later Prepare
+  // must cover at least these rows. A no-op for version 1.
+  void EncodeStagedRows();
   // Whether the last Prepare of a stored document made it whole (see `rewrite_after`).
   bool prepared_whole() const { return prepared_whole_; }
 
@@ -132,7 +139,10 @@ class BucketDocument {
   std::vector<size_t> StoredColumnOffsets(size_t data_doc) const;
 
   void PrepareCompressed(const bson::BsonObj& control, std::string* full,
-                         std::vector<storage::Session::Modification>* edits, bool whole);
+                         std::vector<storage::Session::Modification>* edits, bool whole,
+                         uint32_t rows);
+  // Encodes the next `rows` staged rows into the columns' builders.
+  void EncodeRows(uint32_t rows);
   static StatusWith<BucketDocument> FromStoredCompressed(const bson::BsonObj& bucket,
                                                          std::string_view time_field);
 
@@ -141,6 +151,7 @@ class BucketDocument {
   bool stored_ = false;
   uint32_t num_rows_ = 0;  // committed rows
   uint32_t staged_rows_ = 0;
+  uint32_t prepared_rows_ = 0;  // staged rows the last Prepare covered
   uint32_t control_elem_size_ = 0;
   uint32_t prepared_control_size_ = 0;
   size_t size_ = 0;

@@ -294,6 +294,55 @@ TEST(CompressedBucketDocumentTest, PrepareAgainWithoutFinishIsARetry) {
                                Control(2)));
 }
 
+// The write-back flush: a write covers the rows staged when it took them, while more rows are
+// staged before its Prepare, between its Prepare and its Finish, and encoded after it
+// (EncodeStagedRows); each stored state is the document built in one go from the rows written.
+TEST(CompressedBucketDocumentTest, WritesCoverTheRowsTakenWhileMoreAreStaged) {
+  for (uint64_t seed = 1; seed <= 20; ++seed) {
+    std::mt19937_64 rng(seed);
+    BsonObj meta = J(R"({"m": "meta-is-skipped"})");
+    BucketDocument doc = BucketDocument::Compressed(kId, meta["m"], "t");
+    std::vector<BsonObj> all;  // every row staged, in order
+    size_t written = 0;
+    std::string stored;
+    int r = 0;
+    auto stage = [&] {
+      std::vector<BsonObj> batch;
+      const int n = static_cast<int>(rng() % 5);
+      for (int i = 0; i < n; ++i) batch.push_back(RandomRow(rng, r++));
+      doc.StageRows(batch, "m");
+      all.insert(all.end(), batch.begin(), batch.end());
+    };
+    stage();
+    for (int step = 0; step < 30; ++step) {
+      const size_t taken = all.size();  // the flush takes the rows staged so far
+      stage();                          // committed before the flush reaches the bucket
+      if (taken == written) continue;
+      std::string full;
+      Edits edits;
+      doc.Prepare(Control(step), &full, &edits, /*rewrite_after=*/3,
+                  static_cast<uint32_t>(taken - written));
+      stage();  // committed while the flush writes other buckets
+      if (doc.stored() && !doc.prepared_whole()) {
+        stored = ApplyEdits(stored, edits);
+      } else {
+        stored = full;
+      }
+      doc.Finish(true);
+      written = taken;
+      ASSERT_EQ(doc.num_rows(), written);
+      ASSERT_EQ(doc.staged_rows(), all.size() - written);
+      ASSERT_EQ(doc.size(), stored.size());
+      const std::vector<BsonObj> rows(all.begin(), all.begin() + static_cast<ptrdiff_t>(written));
+      ASSERT_EQ(stored, BuildFresh(meta["m"], rows, Control(step), "m"))
+          << "seed " << seed << " step " << step;
+      if (rng() % 2 == 0) doc.EncodeStagedRows();
+    }
+    BsonObj b(stored.data());
+    ASSERT_TRUE(CheckCompressedBucket(b, "t").ok()) << CheckCompressedBucket(b, "t").ToString();
+  }
+}
+
 TEST(CompressedBucketDocumentTest, FromStoredContinuesOurOwnBucket) {
   std::mt19937_64 rng(7);
   std::vector<BsonObj> first, second;

@@ -3,11 +3,14 @@ measurement journal and to the buckets kept in memory; buckets reach storage eve
 before any read of the bucket collection, and at shutdown. These tests hold the flush off (a long
 interval, a large byte limit) so that what they check happens while the measurements are only in
 the journal: reads still see every acknowledged measurement, a kill -9 loses none of those written
-with j: true, and direct writes, drops and restarts keep the buckets whole."""
+with j: true, and direct writes, drops and restarts keep the buckets whole. Others flush as often
+as they can (BUSY), so that flushes run while other connections commit to the buckets they
+write: each measurement is then written once, with exact bounds, kill -9 or not."""
 
 import datetime
 import json
 import subprocess
+import threading
 
 import pytest
 from bson import ObjectId
@@ -27,6 +30,14 @@ HOLD = [
     "hourglassTimeseriesWriteBackMaxBytes=1000000000",
     "--setParameter",
     "hourglassTimeseriesJournalBelowRows=1000000",  # journal whatever the commits' shape
+]
+# Flushes as often as they can: each commit finds the last flush's interval over, so flushes
+# run while other connections commit to the same buckets.
+BUSY = [
+    "--setParameter",
+    "hourglassTimeseriesWriteBackIntervalMillis=0",
+    "--setParameter",
+    "hourglassTimeseriesJournalBelowRows=1000000",
 ]
 T0 = datetime.datetime(2024, 3, 1)
 
@@ -57,6 +68,17 @@ def check_bucket(b):
         if vals:
             assert b["control"]["min"][field] <= min(vals)
             assert b["control"]["max"][field] >= max(vals)
+
+
+def check_exact_bucket(b):
+    """check_bucket, and control.min/max of every numeric column are its extremes exactly (a
+    flush that ran while later rows were being committed must not take their bounds)."""
+    check_bucket(b)
+    for field, col in columns(b).items():
+        vals = [v for v in col if v is not MISSING and isinstance(v, (int, float))]
+        if vals and field != "t":
+            assert b["control"]["min"][field] == min(vals), (field, b["_id"])
+            assert b["control"]["max"][field] == max(vals), (field, b["_id"])
 
 
 @pytest.fixture
@@ -123,13 +145,17 @@ def test_clean_shutdown_writes_the_buckets(held):
     c.close()
 
 
-def test_kill9_with_measurements_only_in_the_journal(held):
-    c = held.client()
+def kill9_during_inserts(server, want):
+    """Four writers insert 100 measurements at a time over 200 series each (so that each
+    insertMany touches many buckets) with j: true until `want` are acknowledged; the server is
+    killed with SIGKILL and restarted. Every acknowledged measurement is then present exactly
+    once with its own meta, and every bucket is whole with exact bounds. Returns the _ids
+    present."""
+    c = server.client()
     c.wb.create_collection("ts", timeseries={"timeField": "t", "metaField": "m"})
     c.close()
 
     def write(coll, tid, i):
-        # 200 series per writer, so that each insertMany touches many buckets.
         docs = [
             {"_id": f"{tid}-{i + k}", "t": at(i + k), "m": {"w": tid, "s": (i + k) % 200}, "v": k}
             for k in range(100)
@@ -137,11 +163,10 @@ def test_kill9_with_measurements_only_in_the_journal(held):
         coll.insert_many(docs)
         return [d["_id"] for d in docs]
 
-    acked = kill_during_journaled_writes(held, "wb", "ts", write, want=8000, timeout=30)
+    acked = kill_during_journaled_writes(server, "wb", "ts", write, want=want, timeout=30)
     assert len(acked) >= 100, "no write was acknowledged before the kill"
-    held.start()
-    assert replay_entries(held) > 0
-    c = held.client()
+    server.start()
+    c = server.client()
     docs = list(c.wb.ts.find({}, {"_id": 1, "m": 1}))
     present = {d["_id"] for d in docs}
     missing = set(acked) - present
@@ -155,7 +180,15 @@ def test_kill9_with_measurements_only_in_the_journal(held):
     bs = list(c.wb["system.buckets.ts"].find())
     assert sum(rows(b) for b in bs) == len(present)
     for b in bs:
-        check_bucket(b)
+        check_exact_bucket(b)
+    c.close()
+    return present
+
+
+def test_kill9_with_measurements_only_in_the_journal(held):
+    present = kill9_during_inserts(held, 8000)
+    assert replay_entries(held) > 0
+    c = held.client()
     # The replayed buckets take new measurements, and a second restart replays nothing.
     c.wb.ts.insert_one({"_id": "after", "t": at(5), "m": {"w": 0, "s": 5}, "v": 1})
     c.close()
@@ -267,3 +300,57 @@ def test_commits_of_many_rows_per_bucket_write_their_buckets_at_once(fresh_serve
     assert c.wb.wide.count_documents({}) == 13000
     assert c.wb.narrow.count_documents({}) == 50
     c.close()
+
+
+def test_flushes_alongside_commits_write_each_measurement_once_with_exact_bounds(fresh_server):
+    s = fresh_server.new(extra_args=BUSY)
+    c = s.client()
+    c.wb.create_collection("ts", timeseries={"timeField": "t", "metaField": "m"})
+    errors = []
+
+    def writer(tid):
+        wc = s.client()
+        coll = wc.wb.ts
+        try:
+            for i in range(0, 1500, 100):
+                # 400 series shared by every writer: each insertMany meets the buckets the others
+                # are committing to and a flush is writing. Values grow with i, so a bound taken
+                # from a row not yet written would show.
+                # Some rows of each series have a field the others lack: a row whose fields
+                # differ from its bucket's last one's walks the bucket's bounds at once.
+                coll.insert_many(
+                    [
+                        {"_id": f"{tid}-{i + k}", "t": at(i + k), "m": (i + k) % 400,
+                         "v": (i + k) * 10 + tid, "w": -(i + k),
+                         **({"x": i + k} if (tid + (i + k) // 400) % 2 else {})}
+                        for k in range(100)
+                    ]
+                )
+        except Exception as e:  # reported below
+            errors.append(e)
+        finally:
+            wc.close()
+
+    threads = [threading.Thread(target=writer, args=(t,)) for t in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    assert not errors, errors
+    status = c.admin.command("serverStatus")["hourglass"]["timeseries"]
+    docs = list(c.wb.ts.find({}, {"_id": 1, "v": 1, "m": 1}))
+    assert len(docs) == 4 * 1500
+    assert len({d["_id"] for d in docs}) == len(docs)  # no measurement written twice
+    for d in docs:
+        tid, n = d["_id"].split("-")
+        assert d["v"] == int(n) * 10 + int(tid) and d["m"] == int(n) % 400, d
+    bs = list(c.wb["system.buckets.ts"].find())
+    assert sum(rows(b) for b in bs) == len(docs)
+    for b in bs:
+        check_exact_bucket(b)
+    assert status is not None
+    c.close()
+
+
+def test_kill9_while_flushes_run_alongside_commits(fresh_server):
+    kill9_during_inserts(fresh_server.new(extra_args=BUSY), 6000)
