@@ -354,3 +354,60 @@ def test_flushes_alongside_commits_write_each_measurement_once_with_exact_bounds
 
 def test_kill9_while_flushes_run_alongside_commits(fresh_server):
     kill9_during_inserts(fresh_server.new(extra_args=BUSY), 6000)
+
+
+def test_reads_during_flushes_see_every_acknowledged_measurement(fresh_server):
+    s = fresh_server.new(extra_args=BUSY)
+    c = s.client()
+    c.wb.create_collection("ts", timeseries={"timeField": "t", "metaField": "m"})
+    lock = threading.Lock()
+    acked = [0]
+    done = threading.Event()
+    errors = []
+    reads = [0]
+
+    def writer(tid):
+        wc = s.client()
+        try:
+            for i in range(0, 6000, 100):
+                wc.wb.ts.insert_many(
+                    [{"t": at(i + k), "m": (i + k) % 300, "v": tid} for k in range(100)])
+                with lock:
+                    acked[0] += 100
+        except Exception as e:  # reported below
+            errors.append(e)
+        finally:
+            wc.close()
+
+    def reader():
+        rc = s.client()
+        try:
+            while not done.is_set():
+                with lock:
+                    before = acked[0]
+                # A read flushes what is committed; it must see at least what was acknowledged
+                # before it began, whether or not a flush was running then.
+                n = rc.wb.ts.count_documents({})
+                raw = sum(rows(b) for b in rc.wb["system.buckets.ts"].find())
+                assert n >= before and raw >= before, (n, raw, before)
+                reads[0] += 1
+        except Exception as e:  # reported below
+            errors.append(e)
+        finally:
+            rc.close()
+
+    writers = [threading.Thread(target=writer, args=(t,)) for t in range(3)]
+    r = threading.Thread(target=reader)
+    r.start()
+    for t in writers:
+        t.start()
+    for t in writers:
+        t.join(120)
+    done.set()
+    r.join(60)
+    assert not errors, errors
+    assert reads[0] >= 3  # the reads ran while the writers did
+    assert c.wb.ts.count_documents({}) == 3 * 6000
+    for b in c.wb["system.buckets.ts"].find():
+        check_exact_bucket(b)
+    c.close()
