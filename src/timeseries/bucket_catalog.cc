@@ -1421,7 +1421,7 @@ Status BucketCatalog::Journal(const TimeseriesCollection& coll, storage::Session
     const size_t n = batch->measurements.size();
     for (size_t j = 0; j < n; ++j) b.unflushed.emplace_back(entry, entry->data() + row_at[row++]);
     // Staged from the entry's copies, which leave out a meta already journaled.
-    b.doc.StageRows(std::span<const BsonObj>(b.unflushed).last(n), meta_field);
+    b.doc.StageSharedRows(std::span<const BsonObj>(b.unflushed).last(n), meta_field);
     if (!b.dirty.exchange(true)) {
       std::lock_guard lk(cs.dirty_mu);
       cs.dirty.push_back(bp);

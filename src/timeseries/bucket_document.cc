@@ -273,45 +273,76 @@ void BucketDocument::EncodeStagedRows() {
   EncodeRows(staged_rows_ - (encoded_rows_ - num_rows_));
   // The copies of a bucket's rows between two writes are most of its memory otherwise.
   unencoded_.shrink_to_fit();
+  shared_rows_.shrink_to_fit();
 }
 
 void BucketDocument::EncodeRows(uint32_t rows) {
   invariant(!failed_);
+  if (!shared_rows_.empty()) {
+    invariant(rows <= shared_rows_.size());
+    for (uint32_t i = 0; i < rows; ++i) EncodeRow(shared_rows_[i].data());
+    shared_rows_.erase(shared_rows_.begin(), shared_rows_.begin() + rows);
+    return;
+  }
   size_t at = 0;
   for (uint32_t done = 0; done < rows; ++done) {
     invariant(at < unencoded_.size());
-    const BsonObj row(unencoded_.data() + at);
-    at += static_cast<size_t>(row.size());
-    const uint32_t cells = encoded_rows_ + 1;
-    // The time column is first; the others usually follow in the measurement's order.
-    size_t pos = 1;
-    for (bson::FieldCursor cur(row.data()); cur.Next();) {
-      const bson::FieldView& f = cur.field();
-      if (!skip_field_.empty() && f.name == skip_field_) continue;
-      const bool is_time = f.name == time_field_;
-      Column& c = is_time ? columns_[time_column_] : ColumnFor(f.name, pos++);
-      if (is_time && f.type == bson::BsonType::kDate) {
-        const int64_t t = f.Element().DateMillis();
-        sorted_ = sorted_ && t >= max_time_;
-        max_time_ = std::max(max_time_, t);
-      }
-      if (c.packed->builder.size() < cells) {  // a repeated field name keeps its first value
-        Status st = c.packed->builder.Append(f.Element());
-        invariant(st.ok());  // callers only stage rows CanCompress accepts
-      }
-    }
-    for (Column& c : columns_) {
-      if (c.packed->builder.size() < cells) c.packed->builder.Skip();
-    }
-    encoded_rows_ = cells;
+    const char* row = unencoded_.data() + at;
+    at += static_cast<size_t>(bson::ReadInt32(row));
+    EncodeRow(row);
   }
   unencoded_.erase(0, at);
+}
+
+void BucketDocument::EncodeRow(const char* row) {
+  const uint32_t cells = encoded_rows_ + 1;
+  // The time column is first; the others usually follow in the measurement's order.
+  size_t pos = 1;
+  for (bson::FieldCursor cur(row); cur.Next();) {
+    const bson::FieldView& f = cur.field();
+    if (!skip_field_.empty() && f.name == skip_field_) continue;
+    const bool is_time = f.name == time_field_;
+    Column& c = is_time ? columns_[time_column_] : ColumnFor(f.name, pos++);
+    if (is_time && f.type == bson::BsonType::kDate) {
+      const int64_t t = f.Element().DateMillis();
+      sorted_ = sorted_ && t >= max_time_;
+      max_time_ = std::max(max_time_, t);
+    }
+    if (c.packed->builder.size() < cells) {  // a repeated field name keeps its first value
+      Status st = c.packed->builder.Append(f.Element());
+      invariant(st.ok());  // callers only stage rows CanCompress accepts
+    }
+  }
+  for (Column& c : columns_) {
+    if (c.packed->builder.size() < cells) c.packed->builder.Skip();
+  }
+  encoded_rows_ = cells;
+}
+
+void BucketDocument::StageSharedRows(std::span<const BsonObj> rows, std::string_view skip_field) {
+  // Held rather than copied, unless copies are staged already (rows are encoded in order).
+  if (!compressed_ || !unencoded_.empty()) {
+    StageRows(rows, skip_field);
+    return;
+  }
+  invariant(!failed_);
+  skip_field_ = std::string(skip_field);
+  for (const BsonObj& row : rows) {
+    invariant(row.IsOwned());
+    shared_rows_.push_back(row);
+  }
+  staged_rows_ += static_cast<uint32_t>(rows.size());
 }
 
 void BucketDocument::StageRows(std::span<const BsonObj> rows, std::string_view skip_field) {
   if (compressed_) {
     invariant(!failed_);
     skip_field_ = std::string(skip_field);
+    // Rows held before these become copies too, ahead of them.
+    for (const BsonObj& row : shared_rows_) {
+      unencoded_.append(row.data(), static_cast<size_t>(row.size()));
+    }
+    shared_rows_.clear();
     for (const BsonObj& row : rows) unencoded_.append(row.data(), static_cast<size_t>(row.size()));
     staged_rows_ += static_cast<uint32_t>(rows.size());
     return;
@@ -562,20 +593,26 @@ std::vector<std::string_view> BucketDocument::ColumnNames() const {
   std::vector<std::string_view> out;
   for (const auto& c : columns_) out.push_back(c.name);
   // Rows not encoded yet may bring new columns: they come last, in first-seen order.
-  for (size_t at = 0; at < unencoded_.size();) {
-    const BsonObj row(unencoded_.data() + at);
-    at += static_cast<size_t>(row.size());
-    for (bson::FieldCursor cur(row.data()); cur.Next();) {
+  auto add_names = [&](const char* row) {
+    for (bson::FieldCursor cur(row); cur.Next();) {
       const std::string_view name = cur.field().name;
       if (!skip_field_.empty() && name == skip_field_) continue;
       if (std::find(out.begin(), out.end(), name) == out.end()) out.push_back(name);
     }
+  };
+  for (const BsonObj& row : shared_rows_) add_names(row.data());
+  for (size_t at = 0; at < unencoded_.size();) {
+    const char* row = unencoded_.data() + at;
+    at += static_cast<size_t>(bson::ReadInt32(row));
+    add_names(row);
   }
   return out;
 }
 
 size_t BucketDocument::ApproxMemory() const {
-  return layout_memory_ + staged_bytes_ + unencoded_.capacity();
+  // Held rows count as their handles: their bytes belong to the journal's entries.
+  return layout_memory_ + staged_bytes_ + unencoded_.capacity() +
+         shared_rows_.capacity() * sizeof(BsonObj);
 }
 
 void BucketDocument::MeasureLayout() {

@@ -72,6 +72,10 @@ class BucketDocument {
   void StageRows(const std::vector<bson::BsonObj>& rows, std::string_view skip_field) {
     StageRows(std::span<const bson::BsonObj>(rows), skip_field);
   }
+  // StageRows for rows that own their bytes (BsonObj::IsOwned: views into a shared buffer, such
+  // as the journal's entries): a compressed layout holds them until it encodes them instead of
+  // copying them.
+  void StageSharedRows(std::span<const bson::BsonObj> rows, std::string_view skip_field);
   // Produces the write for the staged rows with `control` (the version-1 control object
   // {version, min, max}; a compressed layout writes its own version and count): the full
   // document if the bucket was never stored (`*full`), else the edits that turn the stored
@@ -143,6 +147,7 @@ class BucketDocument {
                          uint32_t rows);
   // Encodes the next `rows` staged rows into the columns' builders.
   void EncodeRows(uint32_t rows);
+  void EncodeRow(const char* row);
   static StatusWith<BucketDocument> FromStoredCompressed(const bson::BsonObj& bucket,
                                                          std::string_view time_field);
 
@@ -157,15 +162,17 @@ class BucketDocument {
   size_t size_ = 0;
   size_t prepared_size_ = 0;
   std::vector<Column> columns_;
-  // Compressed layout: the time column's name; the staged rows not yet in the builders (their
-  // documents back to back: appending a row to a bucket's builders touches kilobytes of encoder
-  // state, which is cheap for a run of rows and a cache miss per cell for one row at a time);
+  // Compressed layout: the time column's name; the staged rows not yet in the builders, as
+  // copies back to back or held (shared_rows_; one of the two is empty) — appending a row to a
+  // bucket's builders touches kilobytes of encoder state, which is cheap for a run of rows and a
+  // cache miss per cell for one row at a time;
   // rows in the builders; whether every row so far came in time order (version 2, else 3), the
   // latest time so far, and whether a write failed.
   bool compressed_ = false;
   std::string time_field_;
   std::string skip_field_;
   std::string unencoded_;
+  std::vector<bson::BsonObj> shared_rows_;  // staged rows held, not copied (StageSharedRows)
   uint32_t encoded_rows_ = 0;
   size_t time_column_ = 0;  // first unless a stored bucket says otherwise
   size_t layout_memory_ = 0;

@@ -295,8 +295,9 @@ TEST(CompressedBucketDocumentTest, PrepareAgainWithoutFinishIsARetry) {
 }
 
 // The write-back flush: a write covers the rows staged when it took them, while more rows are
-// staged before its Prepare, between its Prepare and its Finish, and encoded after it
-// (EncodeStagedRows); each stored state is the document built in one go from the rows written.
+// staged (held or copied) before its Prepare, between its Prepare and its Finish, and encoded
+// after it (EncodeStagedRows); each stored state is the document built in one go from the rows
+// written.
 TEST(CompressedBucketDocumentTest, WritesCoverTheRowsTakenWhileMoreAreStaged) {
   for (uint64_t seed = 1; seed <= 20; ++seed) {
     std::mt19937_64 rng(seed);
@@ -309,8 +310,13 @@ TEST(CompressedBucketDocumentTest, WritesCoverTheRowsTakenWhileMoreAreStaged) {
     auto stage = [&] {
       std::vector<BsonObj> batch;
       const int n = static_cast<int>(rng() % 5);
-      for (int i = 0; i < n; ++i) batch.push_back(RandomRow(rng, r++));
-      doc.StageRows(batch, "m");
+      for (int i = 0; i < n; ++i) batch.push_back(RandomRow(rng, r++).Owned());
+      // Held (the journal's rows) or copied, in any mix: they are encoded in staging order.
+      if (rng() % 2 == 0) {
+        doc.StageSharedRows(batch, "m");
+      } else {
+        doc.StageRows(batch, "m");
+      }
       all.insert(all.end(), batch.begin(), batch.end());
     };
     stage();
