@@ -341,7 +341,6 @@ struct BucketCatalog::CollectionState {
   // rows; a flush holds it exclusively while it takes the rows to write (a change of mode or a
   // drop, throughout). Then dirty_mu guards the lists below. flush_run_mu: one flush at a time.
   std::mutex flush_run_mu;
-  std::atomic<bool> flush_running{false};  // a flush holds flush_run_mu
   std::shared_mutex flush_mu;
   std::mutex dirty_mu;
   std::vector<std::shared_ptr<Bucket>> dirty;  // buckets with unflushed rows
@@ -1520,11 +1519,6 @@ Status BucketCatalog::WriteDirtyBuckets(const TimeseriesCollection& coll, storag
   InternalReads internal;
   CollectionState& cs = State(coll.uuid);
   std::lock_guard run(cs.flush_run_mu);
-  cs.flush_running = true;
-  struct Running {
-    CollectionState& cs;
-    ~Running() { cs.flush_running = false; }
-  } running{cs};
   std::unique_lock fl(cs.flush_mu);
   std::vector<std::shared_ptr<Bucket>> dirty;
   std::vector<std::string> keys;
@@ -1620,8 +1614,7 @@ Status BucketCatalog::WriteDirtyBuckets(const TimeseriesCollection& coll, storag
       std::lock_guard lk(cs.dirty_mu);
       for (size_t i = 0; i < dirty.size(); ++i) {
         Bucket& b = *dirty[i];
-        b.flushing.insert(b.flushing.end(), b.unflushed.begin(), b.unflushed.end());
-        b.unflushed.swap(b.flushing);
+        b.unflushed.insert(b.unflushed.begin(), b.flushing.begin(), b.flushing.end());
         b.flushing.clear();
         b.meta_journaled = b.meta_journaled || outs[i].meta_journaled;
         if (!b.dirty.exchange(true)) cs.dirty.push_back(dirty[i]);
@@ -1706,8 +1699,14 @@ Status BucketCatalog::AfterCommits(const TimeseriesCollection& coll, storage::Se
       due = true;  // compress what closed
     }
   }
-  // A flush that is running takes these rows too, or leaves them to the next.
-  if (due && !cs.flush_running.load()) return Flush(coll, s);
+  if (due) {
+    // A flush that is running takes these rows too, or leaves them to the next.
+    std::unique_lock running(cs.flush_run_mu, std::try_to_lock);
+    if (running.owns_lock()) {
+      running.unlock();
+      return Flush(coll, s);
+    }
+  }
   // Journaled buckets are compressed by the flush that writes them.
   return journaling ? Status::OK() : CompressClosedBuckets(coll, s);
 }

@@ -20,6 +20,10 @@ uint64_t DecodeKey(std::string_view k) {
 void PutLe(std::string* out, uint64_t v, int bytes) {
   for (int i = 0; i < bytes; ++i) out->push_back(static_cast<char>(v >> (8 * i)));
 }
+// Overwrites the `bytes` bytes at `at` (a length written as a placeholder) with `v`.
+void SetLe(std::string* out, size_t at, uint64_t v, int bytes) {
+  for (int i = 0; i < bytes; ++i) (*out)[at + i] = static_cast<char>(v >> (8 * i));
+}
 
 uint64_t GetLe(const char* p, int bytes) {
   uint64_t v = 0;
@@ -93,11 +97,9 @@ std::string EncodeJournalEntry(const JournalEntry& e, std::vector<size_t>* row_a
       PutRow(&out, r, omit);
     }
   }
-  const size_t rows_len = out.size() - rows_begin;
-  for (int i = 0; i < 4; ++i) out[rows_len_at + i] = static_cast<char>(rows_len >> (8 * i));
+  SetLe(&out, rows_len_at, out.size() - rows_begin, 4);
   out.push_back('\0');
-  const size_t n = out.size();
-  for (int i = 0; i < 4; ++i) out[i] = static_cast<char>(n >> (8 * i));
+  SetLe(&out, 0, out.size(), 4);
   return out;
 }
 
