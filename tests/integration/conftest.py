@@ -26,6 +26,10 @@ Fixtures:
   db_v1         like `db`, on `server_v1`
   fresh_server  a factory for function-scoped servers, for restart/kill tests
   tmp_dbpath    a scratch directory for a dbpath
+A passed test's temporary directory is deleted when it ends, and a module's server
+directory when the module ends without a failure: each server preallocates 300 MB of
+WiredTiger journal files, and a whole run starts about a hundred servers. A failed
+test keeps its directories (logs and data files) for a look afterwards.
 Helpers:
   run_command(db, cmd) -> reply dict even when the server answers ok: 0
   command_error(db, cmd) -> (code, codeName, errmsg) of a failing command
@@ -36,6 +40,7 @@ import os
 import re
 import resource
 import shlex
+import shutil
 import signal
 import socket
 import subprocess
@@ -252,6 +257,8 @@ class ServerProcess:
 def pytest_runtest_makereport(item, call):
     outcome = yield
     rep = outcome.get_result()
+    if rep.when == "call":
+        item.hg_call_report = rep
     if rep.failed and rep.when in ("setup", "call"):
         servers = []
         for value in getattr(item, "funcargs", {}).values():
@@ -266,17 +273,26 @@ def pytest_runtest_makereport(item, call):
 
 
 # -- fixtures ---------------------------------------------------------------
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    base = tmp_path_factory.mktemp("hg")
+def module_server(request, tmp_path_factory, name, args=()):
+    """Runs one server for a test module on a new directory; stops it at the module's end,
+    failing on an unclean exit, and deletes the directory if no test failed meanwhile."""
+    base = tmp_path_factory.mktemp(name)
     dbpath = base / "db"
     dbpath.mkdir()
-    s = ServerProcess(str(dbpath))
+    failed_before = request.session.testsfailed
+    s = ServerProcess(str(dbpath), args, name=name.replace("hg", "hourglassd", 1))
     s.start()
     yield s
     rc = s.stop()
     # A crash during the module's tests must not go unnoticed.
     assert rc == 0, f"hourglassd exited with {rc} at module teardown\n{s.log_tail()}"
+    if request.session.testsfailed == failed_before:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def server(request, tmp_path_factory):
+    yield from module_server(request, tmp_path_factory, "hg")
 
 
 @pytest.fixture(scope="module")
@@ -293,15 +309,8 @@ V1_BUCKETS_ARGS = ["--setParameter", "hourglassTimeseriesAlwaysCompressBuckets=f
 
 
 @pytest.fixture(scope="module")
-def server_v1(tmp_path_factory):
-    base = tmp_path_factory.mktemp("hg_v1")
-    dbpath = base / "db"
-    dbpath.mkdir()
-    s = ServerProcess(str(dbpath), V1_BUCKETS_ARGS, name="hourglassd_v1")
-    s.start()
-    yield s
-    rc = s.stop()
-    assert rc == 0, f"hourglassd exited with {rc} at module teardown\n{s.log_tail()}"
+def server_v1(request, tmp_path_factory):
+    yield from module_server(request, tmp_path_factory, "hg_v1", V1_BUCKETS_ARGS)
 
 
 _name_counter = [0]
@@ -376,6 +385,21 @@ def fresh_server(tmp_path):
     f = FreshServers(str(tmp_path))
     yield f
     f.cleanup()
+
+
+@pytest.fixture(autouse=True)
+def discard_tmp_path_of_passed_test(request):
+    """Deletes the test's tmp_path once it passed and every server on it has stopped (the
+    fixtures that started them stop them first: this one was set up first)."""
+    yield
+    path = request.node.funcargs.get("tmp_path")
+    rep = getattr(request.node, "hg_call_report", None)
+    if path is None or rep is None or not rep.passed:
+        return
+    root = str(path)
+    if any(s.running() and s.dbpath.startswith(root) for s in _live_servers):
+        return
+    shutil.rmtree(root, ignore_errors=True)
 
 
 @pytest.fixture
