@@ -67,8 +67,12 @@ std::string_view StatName(Stat s) {
   return std::string_view(n.text, n.size);
 }
 
-void ExecutionStats::AppendTo(BsonBuilder& b) const {
+void ExecutionStats::AppendTo(BsonBuilder& b, bool with_close_compression) const {
   for (int i = 0; i < static_cast<int>(Stat::kCount); ++i) {
+    if (!with_close_compression && i >= static_cast<int>(Stat::kNumBytesUncompressed) &&
+        i <= static_cast<int>(Stat::kNumFailedDecompressBuckets)) {
+      continue;
+    }
     AppendNumber(b, StatName(static_cast<Stat>(i)), v_[i].load(std::memory_order_relaxed));
     if (static_cast<Stat>(i) == Stat::kNumMeasurementsCommitted) {
       int64_t commits = Get(Stat::kNumCommits);
@@ -1865,7 +1869,7 @@ void BucketCatalog::AppendServerStatus(BsonBuilder& b) const {
   AppendNumber(b, "numArchivedBuckets", archived);
   AppendNumber(b, "memoryUsage", std::max<int64_t>(0, memory_usage_.load()));
   AppendNumber(b, "numActiveBuckets", open);
-  global_.AppendTo(b);
+  global_.AppendTo(b, !GetParams().always_compress->GetBool());
   size_t sm = b.OpenObject("stateManagement");
   int64_t eras = 0, clears = 0;
   {
@@ -1882,13 +1886,9 @@ void BucketCatalog::AppendServerStatus(BsonBuilder& b) const {
 }
 
 void BucketCatalog::AppendCollectionStats(const std::string& uuid, BsonBuilder& b) const {
+  static const ExecutionStats kNone;
   const CollectionState* cs = FindState(uuid);
-  if (cs == nullptr) {
-    static const ExecutionStats kNone;
-    kNone.AppendTo(b);
-    return;
-  }
-  cs->stats.AppendTo(b);
+  (cs == nullptr ? kNone : cs->stats).AppendTo(b, !GetParams().always_compress->GetBool());
 }
 
 }  // namespace hourglass::timeseries

@@ -62,9 +62,11 @@ class ExecutionStats {
     v_[static_cast<int>(s)].fetch_add(n, std::memory_order_relaxed);
   }
   int64_t Get(Stat s) const { return v_[static_cast<int>(s)].load(std::memory_order_relaxed); }
-  // Appends every statistic under MongoDB's name (avgNumMeasurementsPerCommit only once there are
-  // commits).
-  void AppendTo(bson::BsonBuilder& b) const;
+  // Appends the statistics under MongoDB's names (avgNumMeasurementsPerCommit only once there are
+  // commits). The six of the compression of buckets as they close (numBytesUncompressed to
+  // numFailedDecompressBuckets) only `with_close_compression`: MongoDB 8.0, which writes every
+  // bucket compressed, no longer reports them.
+  void AppendTo(bson::BsonBuilder& b, bool with_close_compression) const;
 
  private:
   std::array<std::atomic<int64_t>, static_cast<int>(Stat::kCount)> v_{};

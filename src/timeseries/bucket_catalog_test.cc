@@ -1145,6 +1145,28 @@ TEST_F(BucketCatalogTest, ServerStatusFieldNamesAndOrder) {
   EXPECT_EQ(cs["numCommits"].Int32(), 3);
 }
 
+// Buckets written compressed, as MongoDB 8.0 writes them: serverStatus and collStats leave out
+// the statistics of compression at close, as 8.0 does.
+TEST_F(CompressedBucketCatalogTest, StatisticsLeaveOutCompressionAtClose) {
+  InsertAll(coll_, {M(kT0, 0), M(kT0 + 1, 1)});
+  BsonBuilder b;
+  bc_->AppendServerStatus(b);
+  BsonObj status = b.Obj();
+  BsonObj section = status["bucketCatalog"].Obj();
+  BsonBuilder cb;
+  bc_->AppendCollectionStats(coll_.uuid, cb);
+  BsonObj coll = cb.Obj();
+  for (const BsonObj& stats : {section, coll}) {
+    EXPECT_EQ(stats["numCommits"].Int32(), 2) << stats.ToJson();
+    EXPECT_EQ(stats["numBucketsFrozen"].Int32(), 0) << stats.ToJson();
+    for (const char* name :
+         {"numBytesUncompressed", "numBytesCompressed", "numSubObjCompressionRestart",
+          "numCompressedBuckets", "numUncompressedBuckets", "numFailedDecompressBuckets"}) {
+      EXPECT_TRUE(stats[name].eoo()) << name << " in " << stats.ToJson();
+    }
+  }
+}
+
 TEST_F(BucketCatalogTest, ServerStatusCountsOpenBucketsPerSeries) {
   InsertAll(coll_, {M(kT0, 0, J(R"({"m": 1})")), M(kT0, 1, J(R"({"m": 2})")),
                     M(kT0, 2, J(R"({"m": 3})"))});
@@ -1165,13 +1187,27 @@ TEST(BucketCatalogStatTest, NamesComeFromTheDefWithTheFirstLetterLowercased) {
   ExecutionStats stats;
   stats.Add(Stat::kNumBucketsFrozen, 4);
   BsonBuilder b;
-  stats.AppendTo(b);
+  stats.AppendTo(b, /*with_close_compression=*/true);
   BsonObj out = b.Obj();
   // Every statistic once, in enum order (avgNumMeasurementsPerCommit only once there are commits).
   ASSERT_EQ(out.NumFields(), static_cast<int>(Stat::kCount));
   int i = 0;
   for (BsonElement e : out) EXPECT_EQ(e.FieldName(), StatName(static_cast<Stat>(i++)));
   EXPECT_EQ(out[StatName(Stat::kNumBucketsFrozen)].Int32(), 4);
+
+  // Without the compression at close: the same but its six.
+  BsonBuilder c;
+  stats.AppendTo(c, /*with_close_compression=*/false);
+  std::vector<std::string> got, want;
+  for (BsonElement e : c.Obj()) got.emplace_back(e.FieldName());
+  for (BsonElement e : out) want.emplace_back(e.FieldName());
+  std::erase_if(want, [](const std::string& n) {
+    return n == "numBytesUncompressed" || n == "numBytesCompressed" ||
+           n == "numSubObjCompressionRestart" || n == "numCompressedBuckets" ||
+           n == "numUncompressedBuckets" || n == "numFailedDecompressBuckets";
+  });
+  EXPECT_EQ(got, want);
+  EXPECT_EQ(got.size(), static_cast<size_t>(Stat::kCount) - 6);
 }
 
 }  // namespace

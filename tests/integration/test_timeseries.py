@@ -729,22 +729,48 @@ CATALOG_FIELDS = [
     "numBucketsKeptOpenDueToLargeMeasurements", "numBucketsClosedDueToCachePressure",
     "numBucketsFrozen", "numCompressedBucketsConvertedToUnsorted", "numBucketsFetched",
     "numBucketsQueried", "numBucketFetchesFailed", "numBucketQueriesFailed",
-    "numDuplicateBucketsReopened", "numBytesUncompressed", "numBytesCompressed",
-    "numSubObjCompressionRestart", "numCompressedBuckets", "numUncompressedBuckets",
-    "numFailedDecompressBuckets", "numBucketDocumentsTooLargeInsert",
+    "numBucketReopeningsFailed", "numDuplicateBucketsReopened",
+    "numBucketDocumentsTooLargeInsert",
     "numBucketDocumentsTooLargeUpdate", "stateManagement",
 ]
 EXEC_STATS = CATALOG_FIELDS[6:-1]
+# The statistics of compression as buckets close, which MongoDB 7.x reports after
+# numDuplicateBucketsReopened and 8.0, writing every bucket compressed, no longer does.
+CLOSE_COMPRESSION_STATS = [
+    "numBytesUncompressed", "numBytesCompressed", "numSubObjCompressionRestart",
+    "numCompressedBuckets", "numUncompressedBuckets", "numFailedDecompressBuckets",
+]
 
 
-def test_server_status_bucket_catalog_section(client, db):
+def catalog_fields(with_close_compression):
+    """CATALOG_FIELDS in their order, with the close-time compression statistics or not."""
+    if not with_close_compression:
+        return CATALOG_FIELDS
+    at_ = CATALOG_FIELDS.index("numDuplicateBucketsReopened") + 1
+    return CATALOG_FIELDS[:at_] + CLOSE_COMPRESSION_STATS + CATALOG_FIELDS[at_:]
+
+
+def always_compressed(client):
+    name = "hourglassTimeseriesAlwaysCompressBuckets"
+    return client.admin.command({"getParameter": 1, name: 1})[name]
+
+
+@pytest.mark.parametrize("v1", [False, True], ids=["compressed", "version1"])
+def test_server_status_bucket_catalog_section(request, v1):
+    # Buckets written compressed (MongoDB 8.0): no close-time compression statistics; buckets
+    # written as version 1 and compressed as they close (7.x): those statistics too.
+    db = request.getfixturevalue("db_v1" if v1 else "db")
+    client = db.client
+    assert always_compressed(client) is not v1
     create_ts(db)
     db.ts.insert_one({"t": at(0), "m": 1})
     cat = catalog(client)
     keys = list(cat)
-    missing = [k for k in CATALOG_FIELDS if k not in keys]
+    want = catalog_fields(with_close_compression=v1)
+    missing = [k for k in want if k not in keys]
     assert missing == []
-    positions = [keys.index(k) for k in CATALOG_FIELDS]
+    assert [k for k in keys if k not in want] == []
+    positions = [keys.index(k) for k in want]
     assert positions == sorted(positions), keys
     assert cat["numArchivedBuckets"] == cat["numBuckets"] - cat["numOpenBuckets"]
     assert set(cat["stateManagement"]) >= {
@@ -784,6 +810,9 @@ def test_coll_stats_timeseries_section(db):
     for k in EXEC_STATS:
         if k != "avgNumMeasurementsPerCommit":
             assert k in ts, k
+    compressed = always_compressed(db.client)
+    for k in CLOSE_COMPRESSION_STATS:
+        assert (k in ts) is not compressed, k
     # Per-collection numbers: another collection does not change them.
     create_ts(db, "other")
     db.other.insert_one({"t": at(0), "m": 1})
