@@ -104,13 +104,34 @@ void ReadBarrier::Set(Fn fn) {
   set_.store(true, std::memory_order_release);
 }
 
+namespace {
+// The current thread's operation: how deep its scopes nest, and the barriers that ran in it.
+thread_local int t_operation_depth = 0;
+thread_local std::vector<const ReadBarrier*> t_barriers_run;
+}  // namespace
+
+ReadBarrier::OperationScope::OperationScope() { ++t_operation_depth; }
+
+ReadBarrier::OperationScope::~OperationScope() {
+  if (--t_operation_depth == 0) t_barriers_run.clear();
+}
+
+void ReadBarrier::RunAgainInThisOperation() const { std::erase(t_barriers_run, this); }
+
 Status ReadBarrier::RunSlow() const {
+  const bool in_operation = t_operation_depth > 0;
+  if (in_operation &&
+      std::find(t_barriers_run.begin(), t_barriers_run.end(), this) != t_barriers_run.end()) {
+    return Status::OK();
+  }
   std::shared_ptr<const Fn> fn;
   {
     std::lock_guard lk(mu_);
     fn = fn_;
   }
-  return (*fn)();
+  Status st = (*fn)();
+  if (st.ok() && in_operation) t_barriers_run.push_back(this);
+  return st;
 }
 
 std::shared_ptr<const Collection> Collection::Latest() const {

@@ -134,6 +134,12 @@ enum class IndexKind { kId, kSeries, kUser };
 // write-back cache installs one on a bucket collection so that every read first finds in storage
 // each measurement acknowledged before it. Shared by every handle of one collection and by its
 // indexes; thread-safe. Without a hook, Run is a single atomic load.
+//
+// Within an OperationScope (one command on one thread), a hook that succeeded once is not run
+// again: the operation's later reads (the next chunk of a scan, the next bucket an index names)
+// need nothing acknowledged after the operation began, and running it at each would make a read
+// chase the commits of every other connection. RunAgainInThisOperation undoes that when the
+// operation itself committed rows the hook must bring into storage.
 class ReadBarrier {
  public:
   using Fn = std::function<Status()>;
@@ -143,6 +149,17 @@ class ReadBarrier {
     if (!set_.load(std::memory_order_acquire)) return Status::OK();
     return RunSlow();
   }
+  // The current operation's next Run runs the hook again (a no-op outside an OperationScope).
+  void RunAgainInThisOperation() const;
+
+  // One operation on the current thread; scopes nest (the outermost one counts).
+  class OperationScope {
+   public:
+    OperationScope();
+    ~OperationScope();
+    OperationScope(const OperationScope&) = delete;
+    OperationScope& operator=(const OperationScope&) = delete;
+  };
 
  private:
   Status RunSlow() const;

@@ -300,5 +300,57 @@ TEST_F(RecordStoreTest, SeriesIndexEntriesGiveMetaPrefixAndRecordId) {
   EXPECT_FALSE(cursor.Next().value());
 }
 
+// The read barrier's hook runs at every read outside an operation, once per operation inside
+// one (nested scopes are one operation), again after RunAgainInThisOperation, and again after it
+// failed.
+TEST(ReadBarrierTest, RunsOncePerOperationUnlessTheOperationWroteOrItFailed) {
+  ReadBarrier barrier, other;
+  int runs = 0, other_runs = 0;
+  Status result = Status::OK();
+  barrier.Set([&] {
+    ++runs;
+    return result;
+  });
+  other.Set([&] {
+    ++other_runs;
+    return Status::OK();
+  });
+  ASSERT_TRUE(barrier.Run().ok());
+  ASSERT_TRUE(barrier.Run().ok());
+  EXPECT_EQ(runs, 2);
+  {
+    ReadBarrier::OperationScope op;
+    ASSERT_TRUE(barrier.Run().ok());
+    ASSERT_TRUE(barrier.Run().ok());
+    {
+      ReadBarrier::OperationScope nested;
+      ASSERT_TRUE(barrier.Run().ok());
+    }
+    ASSERT_TRUE(barrier.Run().ok());
+    EXPECT_EQ(runs, 3);
+    ASSERT_TRUE(other.Run().ok());  // each barrier once
+    ASSERT_TRUE(other.Run().ok());
+    EXPECT_EQ(other_runs, 1);
+    barrier.RunAgainInThisOperation();
+    ASSERT_TRUE(barrier.Run().ok());
+    ASSERT_TRUE(barrier.Run().ok());
+    EXPECT_EQ(runs, 4);
+    ASSERT_TRUE(other.Run().ok());
+    EXPECT_EQ(other_runs, 1);  // not the other one's
+  }
+  {
+    ReadBarrier::OperationScope op;  // a new operation
+    result = Status(ErrorCode::kInternalError, "flush failed");
+    EXPECT_EQ(barrier.Run().code(), ErrorCode::kInternalError);
+    result = Status::OK();
+    ASSERT_TRUE(barrier.Run().ok());  // a failure is not remembered as a run
+    ASSERT_TRUE(barrier.Run().ok());
+    EXPECT_EQ(runs, 6);
+  }
+  barrier.RunAgainInThisOperation();  // outside an operation: nothing to undo
+  ASSERT_TRUE(barrier.Run().ok());
+  EXPECT_EQ(runs, 7);
+}
+
 }  // namespace
 }  // namespace hourglass::catalog

@@ -4,6 +4,7 @@
 
 #include "base/logger.h"
 #include "base/server_parameters.h"
+#include "catalog/collection.h"
 
 namespace hourglass::commands {
 
@@ -93,7 +94,11 @@ DispatchResult RunCommandRequest(ServiceContext& service, ClientState& client,
   CommandContext ctx{service, client, std::string(db)};
   BsonBuilder reply;
   auto start = std::chrono::steady_clock::now();
-  Status st = cmd->RunRequest(ctx, request, reply);
+  Status st = Status::OK();
+  {
+    catalog::ReadBarrier::OperationScope operation;  // its reads flush the write-back once
+    st = cmd->RunRequest(ctx, request, reply);
+  }
   auto millis = std::chrono::duration_cast<std::chrono::milliseconds>(
                     std::chrono::steady_clock::now() - start)
                     .count();

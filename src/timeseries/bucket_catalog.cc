@@ -344,7 +344,11 @@ struct BucketCatalog::CollectionState {
   // Write-back: committers hold flush_mu shared from claiming their batches to registering their
   // rows; a flush holds it exclusively while it takes the rows to write (a change of mode or a
   // drop, throughout). Then dirty_mu guards the lists below. flush_run_mu: one flush at a time.
+  // flush_waiters counts the flushes that must run (a read's barrier, a shutdown, a change of
+  // mode, a drop) waiting for flush_run_mu: a commit's own flush gives way to them, or commits
+  // that keep flushing could hold a reader out for as long as they go on.
   std::mutex flush_run_mu;
+  std::atomic<int> flush_waiters{0};
   std::shared_mutex flush_mu;
   std::mutex dirty_mu;
   std::vector<std::shared_ptr<Bucket>> dirty;  // buckets with unflushed rows
@@ -1329,7 +1333,11 @@ void BucketCatalog::CommitAll(const TimeseriesCollection& coll, storage::Session
       TimeseriesCollection c;
       {
         std::lock_guard lk(st.dirty_mu);
-        if (st.journal_keys.empty()) return Status::OK();
+        // Nothing to write unless a commit left rows or a flush is still writing those it took
+        // (it holds flush_run_mu until its storage commit).
+        if (st.journal_keys.empty() && std::unique_lock(st.flush_run_mu, std::try_to_lock)) {
+          return Status::OK();
+        }
         c = st.last_coll;
       }
       auto session = engine_->NewSession();
@@ -1384,6 +1392,8 @@ void BucketCatalog::CommitAll(const TimeseriesCollection& coll, storage::Session
     }
   }
   for (size_t i : waiting) (*statuses)[i] = Commit(coll, s, batches[i]);
+  // This operation's later reads must find these rows in storage (an upsert, then a read).
+  coll.buckets->read_barrier().RunAgainInThisOperation();
 }
 
 Status BucketCatalog::Journal(const TimeseriesCollection& coll, storage::Session& s,
@@ -1506,9 +1516,25 @@ Status BucketCatalog::FlushBucket(const TimeseriesCollection& coll, storage::Ses
   return Status::OK();
 }
 
+namespace {
+// flush_run_mu for a flush that must run, counted in flush_waiters while it waits.
+std::unique_lock<std::mutex> AwaitFlushTurn(std::mutex& run_mu, std::atomic<int>& waiters) {
+  waiters.fetch_add(1);
+  std::unique_lock run(run_mu);
+  waiters.fetch_sub(1);
+  return run;
+}
+}  // namespace
+
 Status BucketCatalog::Flush(const TimeseriesCollection& coll, storage::Session& s) {
   if (!journal_) return Status::OK();
-  HG_RETURN_IF_ERROR(WriteDirtyBuckets(coll, s, std::nullopt));
+  CollectionState& cs = State(coll.uuid);
+  return FlushInTurn(coll, s, AwaitFlushTurn(cs.flush_run_mu, cs.flush_waiters));
+}
+
+Status BucketCatalog::FlushInTurn(const TimeseriesCollection& coll, storage::Session& s,
+                                  std::unique_lock<std::mutex> running) {
+  HG_RETURN_IF_ERROR(WriteDirtyBuckets(coll, s, std::move(running), std::nullopt));
   // The buckets that closed for good now have all their rows in storage.
   if (Status st = CompressClosedBuckets(coll, s); !st.ok()) {
     LOGW("STORAGE", 8800101, "A closed time-series bucket stays uncompressed",
@@ -1519,10 +1545,10 @@ Status BucketCatalog::Flush(const TimeseriesCollection& coll, storage::Session& 
 }
 
 Status BucketCatalog::WriteDirtyBuckets(const TimeseriesCollection& coll, storage::Session& s,
+                                        [[maybe_unused]] std::unique_lock<std::mutex> running,
                                         std::optional<bool> journaling_after) {
   InternalReads internal;
   CollectionState& cs = State(coll.uuid);
-  std::lock_guard run(cs.flush_run_mu);
   std::unique_lock fl(cs.flush_mu);
   std::vector<std::shared_ptr<Bucket>> dirty;
   std::vector<std::string> keys;
@@ -1699,17 +1725,16 @@ Status BucketCatalog::AfterCommits(const TimeseriesCollection& coll, storage::Se
       std::unique_lock fl(cs.flush_mu);
       cs.journaling = true;
     } else {
-      HG_RETURN_IF_ERROR(WriteDirtyBuckets(coll, s, /*journaling_after=*/false));
+      HG_RETURN_IF_ERROR(WriteDirtyBuckets(coll, s,
+                                           AwaitFlushTurn(cs.flush_run_mu, cs.flush_waiters),
+                                           /*journaling_after=*/false));
       due = true;  // compress what closed
     }
   }
-  if (due) {
-    // A flush that is running takes these rows too, or leaves them to the next.
+  if (due && cs.flush_waiters.load() == 0) {
+    // A flush that is running, or waiting to, takes these rows too or leaves them to the next.
     std::unique_lock running(cs.flush_run_mu, std::try_to_lock);
-    if (running.owns_lock()) {
-      running.unlock();
-      return Flush(coll, s);
-    }
+    if (running.owns_lock()) return FlushInTurn(coll, s, std::move(running));
   }
   // Journaled buckets are compressed by the flush that writes them.
   return journaling ? Status::OK() : CompressClosedBuckets(coll, s);
@@ -1738,7 +1763,7 @@ Status BucketCatalog::DropCollection(const std::string& uuid, storage::Session& 
   ClearCollection(uuid);
   if (!journal_) return Status::OK();
   CollectionState& cs = State(uuid);
-  std::lock_guard run(cs.flush_run_mu);
+  std::unique_lock run = AwaitFlushTurn(cs.flush_run_mu, cs.flush_waiters);
   std::unique_lock fl(cs.flush_mu);
   std::vector<std::shared_ptr<Bucket>> dirty;
   std::vector<std::string> keys;

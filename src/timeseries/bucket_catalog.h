@@ -239,8 +239,13 @@ class BucketCatalog {
   // staged row, stay claimed from the taking to the recording. With `journaling_after` (a change
   // of mode), commits are held out throughout, and the mode set once storage holds every
   // committed row.
+  // The caller holds the collection's flush_run_mu (`running`), released at the return.
   Status WriteDirtyBuckets(const TimeseriesCollection& coll, storage::Session& s,
+                           std::unique_lock<std::mutex> running,
                            std::optional<bool> journaling_after);
+  // Flush, the collection's flush_run_mu held (`running`).
+  Status FlushInTurn(const TimeseriesCollection& coll, storage::Session& s,
+                     std::unique_lock<std::mutex> running);
   // The commit of one batch that writes its bucket (Commit without write-back).
   Status CommitWriteThrough(const TimeseriesCollection& coll, storage::Session& s,
                             const std::shared_ptr<WriteBatch>& batch);
