@@ -96,7 +96,8 @@ struct Params {
   ServerParameter* max_retries;
   ServerParameter* compress_closed;
   ServerParameter* always_compress;
-  ServerParameter* rewrite_after;
+  ServerParameter* rewrite_after;        // commits that write their buckets
+  ServerParameter* flush_rewrite_after;  // write-back flushes
   ServerParameter* write_back;
   ServerParameter* write_back_interval;
   ServerParameter* write_back_bytes;
@@ -145,6 +146,7 @@ const Params& GetParams() {
     q.write_back_bytes = RegisterOnce("hourglassTimeseriesWriteBackMaxBytes", int64_t{64} << 20, 0);
     q.journal_below_rows = RegisterOnce("hourglassTimeseriesJournalBelowRows", 3, 0);
     q.rewrite_after = RegisterOnce("hourglassTimeseriesBucketEditsBeforeRewrite", 4, -1);
+    q.flush_rewrite_after = RegisterOnce("hourglassTimeseriesFlushEditsBeforeRewrite", 0, -1);
     return q;
   }();
   return p;
@@ -1499,13 +1501,12 @@ Status BucketCatalog::FlushBucket(const TimeseriesCollection& coll, storage::Ses
     for (const BsonObj& row : b.flushing) tree.Update(row, meta_field);
     *control = BuildBucketControl(tree, o.time_field, b.min_time);
   }
-  // A flush writes a compressed bucket whole, as a plain update: a stored bucket's edits stay a
-  // chain in WiredTiger that every read of data just written re-applies, and a flush, unlike a
-  // commit that writes its bucket, comes once a second whatever the number of commits (whole
-  // writes measured no costlier there: WiredTiger builds the full value for an edit anyway).
+  // A flush writes a compressed bucket whole more often than a commit does (by default always,
+  // as a plain update): a stored bucket's edits stay a chain in WiredTiger that every read of
+  // data just written re-applies, and a flush comes once a second whatever the number of commits.
   std::string full;
   std::vector<storage::Session::Modification> edits;
-  b.doc.Prepare(*control, &full, &edits, /*rewrite_after=*/0,
+  b.doc.Prepare(*control, &full, &edits, GetParams().flush_rewrite_after->GetInt(),
                 static_cast<uint32_t>(b.flushing.size()));
   const bool insert = !b.doc.stored();
   Status st = StoreBucket(*coll.buckets, s, b.doc, full, edits);

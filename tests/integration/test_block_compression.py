@@ -219,10 +219,14 @@ def test_bucket_parameter_defaults(fresh_server):
         for name in ("hourglassTimeseriesAlwaysCompressBuckets",
                      "hourglassTimeseriesCompressClosedBuckets", "hourglassTimeseriesWriteBack"):
             assert c.admin.command({"getParameter": 1, name: 1})[name] is True, name
-        name = "hourglassTimeseriesBucketEditsBeforeRewrite"
-        assert c.admin.command({"getParameter": 1, name: 1})[name] == 4
-        code, _, _ = command_error(c.admin, {"setParameter": 1, name: -2})
-        assert code == 2
+        # Commits rewrite a bucket whole after four edits; write-back flushes always do.
+        for name, default in (("hourglassTimeseriesBucketEditsBeforeRewrite", 4),
+                              ("hourglassTimeseriesFlushEditsBeforeRewrite", 0)):
+            assert c.admin.command({"getParameter": 1, name: 1})[name] == default, name
+            code, _, _ = command_error(c.admin, {"setParameter": 1, name: -2})
+            assert code == 2, name
+            c.admin.command({"setParameter": 1, name: -1})  # never
+            assert c.admin.command({"getParameter": 1, name: 1})[name] == -1, name
     finally:
         c.close()
 

@@ -304,8 +304,13 @@ def test_commits_of_many_rows_per_bucket_write_their_buckets_at_once(fresh_serve
     c.close()
 
 
-def test_flushes_alongside_commits_write_each_measurement_once_with_exact_bounds(fresh_server):
-    s = fresh_server.new(extra_args=BUSY)
+# A flush writes each compressed bucket whole by default; with
+# hourglassTimeseriesFlushEditsBeforeRewrite=4 mostly as byte-range edits of what is stored.
+@pytest.mark.parametrize("flush_edits", [0, 4], ids=["whole", "edits"])
+def test_flushes_alongside_commits_write_each_measurement_once_with_exact_bounds(
+        fresh_server, flush_edits):
+    s = fresh_server.new(extra_args=BUSY + [
+        "--setParameter", f"hourglassTimeseriesFlushEditsBeforeRewrite={flush_edits}"])
     c = s.client()
     c.wb.create_collection("ts", timeseries={"timeField": "t", "metaField": "m"})
     errors = []
