@@ -761,6 +761,10 @@ StatusWith<std::shared_ptr<Bucket>> BucketCatalog::BucketFor(
         ++num_archived_;
       } else if (compress) {
         b->closed_for_good = true;
+      }
+      // A compressed bucket no longer open is queued too: if edits wrote it last, it is
+      // rewritten whole (SettleBucket).
+      if (compress || b->compressed.load()) {
         std::lock_guard ck(cs.closed_mu);
         cs.closed.push_back(b);
       }
@@ -1180,6 +1184,10 @@ Status BucketCatalog::CompressClosedBuckets(const TimeseriesCollection& coll, st
     if (!b->doc.stored() || b->broken.load() || b->retired.load() || b->era != cs.era.load()) {
       continue;
     }
+    if (b->compressed.load()) {
+      if (Status st = SettleBucket(coll, s, *b); !st.ok() && first_error.ok()) first_error = st;
+      continue;
+    }
     int64_t old_size = 0, new_size = 0, restarts = 0;
     bool compress_failed = false;
     Status st = storage::RetryOnWriteConflict([&] {
@@ -1211,6 +1219,27 @@ Status BucketCatalog::CompressClosedBuckets(const TimeseriesCollection& coll, st
     coll.buckets->AdjustCounts(0, new_size - old_size);
   }
   return first_error;
+}
+
+Status BucketCatalog::SettleBucket(const TimeseriesCollection& coll, storage::Session& s,
+                                   Bucket& b) {
+  if (!TryClaimCommitRights(b)) return Status::OK();  // a writer holds it: left as it is
+  Status st = Status::OK();
+  if (b.doc.stored() && !b.doc.prepared_whole()) {
+    st = storage::RetryOnWriteConflict([&] {
+      auto guard = coll.buckets->WriteGuard();
+      storage::WriteUnit wu(s);
+      HG_RETURN_IF_ERROR(wu.begin_status());
+      const int64_t rid = catalog::ClusteredRecordId(b.doc.id());
+      HG_ASSIGN_OR_RETURN(auto rec, coll.buckets->FindRecord(s, rid));
+      if (!rec) return Status::OK();  // expired or deleted meanwhile
+      // The same bytes, stored as a plain update: the edits' chain ends under them.
+      HG_RETURN_IF_ERROR(coll.buckets->ReplaceRecord(s, rid, rec->doc));
+      return wu.Commit();
+    });
+  }
+  ReleaseCommitRights(b);
+  return st;
 }
 
 Status BucketCatalog::Resync(const TimeseriesCollection& coll, storage::Session& s,

@@ -179,6 +179,8 @@ class BucketCatalog {
   // call. Only when the server parameter hourglassTimeseriesCompressClosedBuckets is true (the
   // default). Writers call it after their commits, flushes after theirs; an error leaves that
   // bucket uncompressed (still a valid bucket) and is returned after the others are tried.
+  // Compressed buckets that are no longer open go through it too: one whose last write was a
+  // chain of edits is stored again whole (SettleBucket).
   Status CompressClosedBuckets(const TimeseriesCollection& coll, storage::Session& s);
 
   // Forgets every open and archived bucket of a collection: after a direct write to its bucket
@@ -243,6 +245,10 @@ class BucketCatalog {
   Status WriteDirtyBuckets(const TimeseriesCollection& coll, storage::Session& s,
                            std::unique_lock<std::mutex> running,
                            std::optional<bool> journaling_after);
+  // Stores a compressed bucket that is no longer open again, as the same bytes in a plain
+  // update, if its last write was edits: WiredTiger keeps a value's edits as a chain that every
+  // read of data just written re-applies. Skipped while a writer holds the bucket's rights.
+  Status SettleBucket(const TimeseriesCollection& coll, storage::Session& s, Bucket& b);
   // Flush, the collection's flush_run_mu held (`running`).
   Status FlushInTurn(const TimeseriesCollection& coll, storage::Session& s,
                      std::unique_lock<std::mutex> running);

@@ -275,6 +275,27 @@ TEST_F(CompressedBucketCatalogTest, BucketLeftBehindByTimeIsReopenedByALateMeasu
   for (const auto& b : Buckets(coll_)) EXPECT_TRUE(CheckCompressedBucket(b, "t").ok());
 }
 
+TEST_F(CompressedBucketCatalogTest, ClosedBucketLastWrittenByEditsIsStoredAgainUnchanged) {
+  // An insert, then two edits; the fourth measurement closes the bucket (time forward) and the
+  // closed one is stored again whole: the same bytes, still open to a late measurement.
+  InsertAll(coll_, {M(kT0, 1), M(kT0 + 1000, 2), M(kT0 + 2000, 3), M(kT0 + 2 * kHour, 4)});
+  const std::vector<BsonObj> before = Buckets(coll_);
+  auto s = engine_->NewSession();
+  ASSERT_TRUE(bc_->CompressClosedBuckets(coll_, *s).ok());
+  const std::vector<BsonObj> after = Buckets(coll_);
+  ASSERT_EQ(after.size(), 2u);
+  ASSERT_EQ(after.size(), before.size());
+  for (size_t i = 0; i < after.size(); ++i) {
+    EXPECT_EQ(std::string_view(after[i].data(), after[i].size()),
+              std::string_view(before[i].data(), before[i].size()));
+  }
+  ASSERT_TRUE(bc_->CompressClosedBuckets(coll_, *s).ok());  // nothing left to do
+  InsertAll(coll_, {M(kT0 + 3000, 5)});
+  EXPECT_EQ(Values(coll_), (std::vector<std::vector<int>>{{1, 2, 3, 5}, {4}}));
+  EXPECT_EQ(coll_.buckets->DataSize(), Buckets(coll_)[0].size() + Buckets(coll_)[1].size());
+  for (const auto& b : Buckets(coll_)) EXPECT_TRUE(CheckCompressedBucket(b, "t").ok());
+}
+
 TEST_F(CompressedBucketCatalogTest, StoredCompressedBucketIsReopenedAfterRestart) {
   InsertAll(coll_, {M(kT0, 1), M(kT0 + 1000, 2)});
   BucketCatalog restarted(kCacheBytes);
