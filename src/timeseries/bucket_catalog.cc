@@ -1571,7 +1571,7 @@ Status BucketCatalog::FlushInTurn(const TimeseriesCollection& coll, storage::Ses
   HG_RETURN_IF_ERROR(WriteDirtyBuckets(coll, s, std::move(running), std::nullopt));
   // The buckets that closed for good now have all their rows in storage.
   if (Status st = CompressClosedBuckets(coll, s); !st.ok()) {
-    LOGW("STORAGE", 8800101, "A closed time-series bucket stays uncompressed",
+    LOGW("STORAGE", 8800101, "A closed time-series bucket stays as it was",
          "{\"ns\":" + JsonQuote(coll.buckets->ns()) + ",\"error\":" + JsonQuote(st.ToString()) +
              "}");
   }
