@@ -1225,7 +1225,7 @@ Status BucketCatalog::SettleBucket(const TimeseriesCollection& coll, storage::Se
                                    Bucket& b) {
   if (!TryClaimCommitRights(b)) return Status::OK();  // a writer holds it: left as it is
   Status st = Status::OK();
-  if (b.doc.stored() && !b.doc.prepared_whole()) {
+  if (b.doc.edited_since_whole()) {
     st = storage::RetryOnWriteConflict([&] {
       auto guard = coll.buckets->WriteGuard();
       storage::WriteUnit wu(s);

@@ -246,8 +246,9 @@ class BucketCatalog {
                            std::unique_lock<std::mutex> running,
                            std::optional<bool> journaling_after);
   // Stores a compressed bucket that is no longer open again, as the same bytes in a plain
-  // update, if its last write was edits: WiredTiger keeps a value's edits as a chain that every
-  // read of data just written re-applies. Skipped while a writer holds the bucket's rights.
+  // update, if it was written by edits since it was last stored whole (not after an insert):
+  // WiredTiger keeps a value's edits as a chain that every read of data just written re-applies.
+  // Skipped while a writer holds the bucket's rights.
   Status SettleBucket(const TimeseriesCollection& coll, storage::Session& s, Bucket& b);
   // Flush, the collection's flush_run_mu held (`running`).
   Status FlushInTurn(const TimeseriesCollection& coll, storage::Session& s,

@@ -243,7 +243,7 @@ TEST(CompressedBucketDocumentTest, EveryFewWritesTheDocumentIsRewrittenWhole) {
   BucketDocument doc = BucketDocument::Compressed(kId, BsonElement(), "t");
   std::vector<BsonObj> all;
   std::string stored;
-  std::vector<bool> whole;
+  std::vector<bool> whole, edited;
   for (int step = 0; step < 8; ++step) {
     BsonBuilder b;
     b.AppendDate("t", 1000 * (step + 1));
@@ -263,9 +263,12 @@ TEST(CompressedBucketDocumentTest, EveryFewWritesTheDocumentIsRewrittenWhole) {
     }
     doc.Finish(true);
     ASSERT_EQ(stored, BuildFresh(BsonElement(), all, Control(step))) << "step " << step;
+    edited.push_back(doc.edited_since_whole());
   }
   // Two writes by edits, then one whole, and again.
   EXPECT_EQ(whole, (std::vector<bool>{false, false, true, false, false, true, false}));
+  // The insert and each whole rewrite leave no edits behind.
+  EXPECT_EQ(edited, (std::vector<bool>{false, true, true, false, true, true, false, true}));
 }
 
 TEST(CompressedBucketDocumentTest, PrepareAgainWithoutFinishIsARetry) {
