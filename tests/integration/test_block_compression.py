@@ -223,8 +223,11 @@ def test_bucket_parameter_defaults(fresh_server):
         for name, default in (("hourglassTimeseriesBucketEditsBeforeRewrite", 4),
                               ("hourglassTimeseriesFlushEditsBeforeRewrite", 0)):
             assert c.admin.command({"getParameter": 1, name: 1})[name] == default, name
-            code, _, _ = command_error(c.admin, {"setParameter": 1, name: -2})
-            assert code == 2, name
+            for bad in (-2, "1", None, 1.5):
+                code, _, msg = command_error(c.admin, {"setParameter": 1, name: bad})
+                assert code == 2, (name, bad)
+                assert name in msg or "integer" in msg or "number" in msg, msg
+            assert c.admin.command({"getParameter": 1, name: 1})[name] == default, name
             c.admin.command({"setParameter": 1, name: -1})  # never
             assert c.admin.command({"getParameter": 1, name: 1})[name] == -1, name
     finally:
@@ -301,3 +304,15 @@ def test_compress_closed_buckets_parameter(fresh_server):
     finally:
         c.admin.command({"setParameter": 1, "hourglassTimeseriesCompressClosedBuckets": False})
         c.close()
+
+
+def test_flush_rewrite_parameter_refused_at_startup(tmp_path):
+    # Not an integer of at least -1 on the command line: the server does not start, and says
+    # which parameter.
+    for bad in ("x", "-2", "1.5"):
+        r = subprocess.run([hourglassd_path(), "--dbpath", str(tmp_path), "--port",
+                            str(free_port()), "--setParameter",
+                            f"hourglassTimeseriesFlushEditsBeforeRewrite={bad}"],
+                           capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL)
+        assert r.returncode != 0, bad
+        assert "hourglassTimeseriesFlushEditsBeforeRewrite" in r.stdout + r.stderr, bad
