@@ -273,14 +273,14 @@ def pytest_runtest_makereport(item, call):
 
 
 # -- fixtures ---------------------------------------------------------------
-def module_server(request, tmp_path_factory, name, args=()):
+def module_server(request, tmp_path_factory, dir_name, process_name, args=()):
     """Runs one server for a test module on a new directory; stops it at the module's end,
     failing on an unclean exit, and deletes the directory if no test failed meanwhile."""
-    base = tmp_path_factory.mktemp(name)
+    base = tmp_path_factory.mktemp(dir_name)
     dbpath = base / "db"
     dbpath.mkdir()
     failed_before = request.session.testsfailed
-    s = ServerProcess(str(dbpath), args, name=name.replace("hg", "hourglassd", 1))
+    s = ServerProcess(str(dbpath), args, name=process_name)
     s.start()
     yield s
     rc = s.stop()
@@ -292,7 +292,7 @@ def module_server(request, tmp_path_factory, name, args=()):
 
 @pytest.fixture(scope="module")
 def server(request, tmp_path_factory):
-    yield from module_server(request, tmp_path_factory, "hg")
+    yield from module_server(request, tmp_path_factory, "hg", "hourglassd")
 
 
 @pytest.fixture(scope="module")
@@ -310,7 +310,8 @@ V1_BUCKETS_ARGS = ["--setParameter", "hourglassTimeseriesAlwaysCompressBuckets=f
 
 @pytest.fixture(scope="module")
 def server_v1(request, tmp_path_factory):
-    yield from module_server(request, tmp_path_factory, "hg_v1", V1_BUCKETS_ARGS)
+    yield from module_server(request, tmp_path_factory, "hg_v1", "hourglassd_v1",
+                             V1_BUCKETS_ARGS)
 
 
 _name_counter = [0]
