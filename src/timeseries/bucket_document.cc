@@ -326,7 +326,7 @@ void BucketDocument::StageSharedRows(std::span<const BsonObj> rows, std::string_
     return;
   }
   invariant(!failed_);
-  skip_field_ = std::string(skip_field);
+  skip_field_.assign(skip_field);  // in place: staged per bucket per commit
   for (const BsonObj& row : rows) {
     invariant(row.IsOwned());
     shared_rows_.push_back(row);
@@ -337,7 +337,7 @@ void BucketDocument::StageSharedRows(std::span<const BsonObj> rows, std::string_
 void BucketDocument::StageRows(std::span<const BsonObj> rows, std::string_view skip_field) {
   if (compressed_) {
     invariant(!failed_);
-    skip_field_ = std::string(skip_field);
+    skip_field_.assign(skip_field);
     // Rows held before these become copies too, ahead of them.
     for (const BsonObj& row : shared_rows_) {
       unencoded_.append(row.data(), static_cast<size_t>(row.size()));
