@@ -85,11 +85,12 @@ void RequestShutdown() {
   g_shutdown_cv.notify_all();
 }
 
-// glibc's malloc returns freed memory at the top of a heap to the kernel once it exceeds 128 KiB
-// and serves blocks from 128 KiB (growing with use) by mmap: a server that builds and frees
-// request buffers, journal entries and bucket images by the megabyte then takes a page fault
-// for every page of them, again and again (a fifth of the CPU of ingest at 4,000 series). Keep
-// up to 128 MiB free per heap, grow heaps 16 MiB at a time, and map only blocks past 32 MiB.
+// For builds that use glibc's malloc (hourglassd links tcmalloc unless built without it, see
+// CMakeLists.txt; tcmalloc takes mallopt as a no-op): glibc returns freed memory at the top of a
+// heap to the kernel once it exceeds 128 KiB and serves blocks from 128 KiB (growing with use) by
+// mmap, so a server that builds and frees request buffers, journal entries and bucket images by
+// the megabyte takes a page fault for every page of them, again and again. Keep up to 128 MiB
+// free per heap, grow heaps 16 MiB at a time, and map only blocks past 32 MiB.
 void TuneAllocator() {
   mallopt(M_TRIM_THRESHOLD, 128 << 20);
   mallopt(M_TOP_PAD, 16 << 20);
