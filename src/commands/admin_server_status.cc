@@ -1,5 +1,5 @@
 // serverStatus: process identity and uptime plus the sections monitoring tools read
-// (connections, network, opcounters, mem, metrics.cursor/query/ttl, storageEngine).
+// (connections, network, opcounters, mem, tcmalloc, metrics.cursor/query/ttl, storageEngine).
 // `{<section>: 0}` in the request leaves a section out, as in MongoDB.
 #include <unistd.h>
 
@@ -14,6 +14,11 @@
 #include "exec/timeseries_scan.h"
 #include "pipeline/spill_file.h"
 #include "timeseries/ttl_monitor.h"
+
+// gperftools' C interface to its statistics, declared weak: hourglassd links tcmalloc, the test
+// build (sanitizers, their own allocator) does not, and then the symbol is null.
+extern "C" int MallocExtension_GetNumericProperty(const char* property, size_t* value)
+    __attribute__((weak));
 
 namespace hourglass::commands {
 
@@ -49,6 +54,38 @@ void AppendMem(BsonBuilder& reply) {
   reply.AppendInt32("resident", static_cast<int32_t>(resident_pages * page / kMb));
   reply.AppendInt32("virtual", static_cast<int32_t>(size_pages * page / kMb));
   reply.AppendBool("supported", statm.good() || statm.eof());
+  reply.Close(t);
+}
+
+// serverStatus().tcmalloc as mongod reports it from tcmalloc's properties: `generic` (bytes the
+// program holds, bytes the allocator took from the system) and `tcmalloc` (where the free bytes
+// wait). Absent when the process does not allocate with tcmalloc.
+void AppendTcmalloc(BsonBuilder& reply) {
+  if (MallocExtension_GetNumericProperty == nullptr) return;
+  auto property = [](const char* name) {
+    size_t v = 0;
+    return MallocExtension_GetNumericProperty(name, &v) ? static_cast<int64_t>(v) : int64_t{0};
+  };
+  size_t t = reply.OpenObject("tcmalloc");
+  size_t g = reply.OpenObject("generic");
+  reply.AppendInt64("current_allocated_bytes", property("generic.current_allocated_bytes"));
+  reply.AppendInt64("heap_size", property("generic.heap_size"));
+  reply.Close(g);
+  size_t m = reply.OpenObject("tcmalloc");
+  reply.AppendInt64("pageheap_free_bytes", property("tcmalloc.pageheap_free_bytes"));
+  reply.AppendInt64("pageheap_unmapped_bytes", property("tcmalloc.pageheap_unmapped_bytes"));
+  reply.AppendInt64("max_total_thread_cache_bytes",
+                    property("tcmalloc.max_total_thread_cache_bytes"));
+  reply.AppendInt64("current_total_thread_cache_bytes",
+                    property("tcmalloc.current_total_thread_cache_bytes"));
+  const int64_t central = property("tcmalloc.central_cache_free_bytes");
+  const int64_t transfer = property("tcmalloc.transfer_cache_free_bytes");
+  const int64_t thread = property("tcmalloc.thread_cache_free_bytes");
+  reply.AppendInt64("total_free_bytes", central + transfer + thread);
+  reply.AppendInt64("central_cache_free_bytes", central);
+  reply.AppendInt64("transfer_cache_free_bytes", transfer);
+  reply.AppendInt64("thread_cache_free_bytes", thread);
+  reply.Close(m);
   reply.Close(t);
 }
 
@@ -113,6 +150,7 @@ Status RunServerStatus(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& rep
     reply.Close(t);
   }
   if (Wanted(cmd, "mem")) AppendMem(reply);
+  if (Wanted(cmd, "tcmalloc")) AppendTcmalloc(reply);
   if (Wanted(cmd, "metrics")) {
     size_t t = reply.OpenObject("metrics");
     size_t cur = reply.OpenObject("cursor");

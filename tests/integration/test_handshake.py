@@ -2,6 +2,8 @@
 
 import datetime
 import importlib
+import os
+import subprocess
 import uuid
 
 import pytest
@@ -351,6 +353,32 @@ def test_server_status(client, db):
     assert net["bytesIn"] > 0 and net["bytesOut"] > 0 and net["numRequests"] > 0
     for k in ("insert", "query", "update", "delete", "getmore", "command"):
         assert is_int(r["opcounters"][k])
+
+
+def links_tcmalloc(binary):
+    out = subprocess.run(["ldd", binary], capture_output=True, text=True, check=True).stdout
+    return "libtcmalloc" in out
+
+
+def test_server_status_tcmalloc_section(client, db):
+    # mongod reports its allocator's figures; a build without tcmalloc (the sanitizer build has
+    # its own allocator) leaves the section out rather than inventing them.
+    r = client.admin.command("serverStatus")
+    if not links_tcmalloc(os.environ["HOURGLASSD"]):
+        assert "tcmalloc" not in r
+        return
+    db.c.insert_many([{"pad": "x" * 10000} for _ in range(200)])
+    t = client.admin.command("serverStatus")["tcmalloc"]
+    g, m = t["generic"], t["tcmalloc"]
+    assert g["current_allocated_bytes"] > 1 << 20
+    assert g["heap_size"] >= g["current_allocated_bytes"]
+    assert m["total_free_bytes"] == (
+        m["central_cache_free_bytes"] + m["transfer_cache_free_bytes"]
+        + m["thread_cache_free_bytes"])
+    assert m["max_total_thread_cache_bytes"] > 0
+    assert m["current_total_thread_cache_bytes"] <= m["max_total_thread_cache_bytes"]
+    # {tcmalloc: 0} leaves it out, as for every section.
+    assert "tcmalloc" not in client.admin.command("serverStatus", tcmalloc=0)
 
 
 def test_server_status_process_name(client):
