@@ -11,7 +11,7 @@ FUZZ_SECONDS ?= 30
 # with the standalone driver (fuzz/standalone_main.cc).
 FUZZ_COMPILER := $(if $(shell command -v clang++ 2>/dev/null),-DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++)
 
-.PHONY: run test deps release asan unit-test client-test bench fuzz clean
+.PHONY: run test deps release asan unit-test client-test release-client-test bench fuzz clean
 
 deps:
 	@scripts/install-deps.sh
@@ -36,9 +36,19 @@ unit-test: asan
 client-test: asan
 	HOURGLASSD=$(CURDIR)/$(ASAN_DIR)/hourglassd tests/run_client_tests.sh
 
+# The release build is what users run: it links tcmalloc, which the sanitizer build cannot, so
+# the suites of durability (kill -9), write-back and time-series collections, and serverStatus's
+# allocator section, run against it too.
+RELEASE_CLIENT_TESTS := tests/integration/test_durability.py \
+  tests/integration/test_timeseries_write_back.py tests/integration/test_timeseries.py \
+  tests/integration/test_handshake.py
+release-client-test: release
+	HOURGLASSD=$(CURDIR)/$(RELEASE_DIR)/hourglassd /usr/bin/python3 -m pytest -q \
+	  $(RELEASE_CLIENT_TESTS)
+
 # The release build is part of the tests: it is what `make run` and the benchmarks use, and the
 # optimizer sees warnings the test build does not.
-test: release unit-test client-test
+test: release unit-test client-test release-client-test
 
 bench: release
 	bench/run.sh
