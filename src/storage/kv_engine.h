@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "storage/append_log.h"
 #include "storage/session.h"
 
 namespace hourglass::storage {
@@ -100,9 +101,20 @@ class KvEngine {
   virtual Status Checkpoint() = 0;
 
   // Blocks until every transaction committed before the call is durable in the journal (the
-  // journal is flushed and fsync'ed: WiredTiger log_flush with sync=on). Used for write concern
-  // j:true. No-op in memory.
+  // journal is flushed and fsync'ed: WiredTiger log_flush with sync=on), and every record appended
+  // to the engine's append logs before the call too. Used for write concern j:true. No-op in
+  // memory.
   virtual Status WaitForJournal() = 0;
+
+  // Opens the append log `name` (append_log.h) in the directory of that name in the dbpath (in
+  // memory: a log that keeps nothing), which the engine's journal flushes from now on make durable
+  // with its own (WaitForJournal, the periodic flush, and the close). `name` is an ident; opening
+  // it again returns the same log. `segment_bytes`: see AppendLog::Open.
+  virtual StatusWith<std::shared_ptr<AppendLog>> OpenAppendLog(std::string_view name,
+                                                               uint64_t segment_bytes) = 0;
+  StatusWith<std::shared_ptr<AppendLog>> OpenAppendLog(std::string_view name) {
+    return OpenAppendLog(name, AppendLog::kDefaultSegmentBytes);
+  }
 
   // Size in bytes of the table's data file on disk; 0 if unknown, missing, or in memory.
   virtual int64_t TableSizeBytes(std::string_view ident) = 0;

@@ -204,6 +204,10 @@ WtKvEngine::~WtKvEngine() {
     std::lock_guard<std::mutex> lock(pool_mu_);
     idle_.clear();
   }
+  for (const auto& [name, log] : logs_) {
+    Status st = log->Sync();
+    if (!st.ok()) LogStorage("E", "syncing an append log failed", st.reason());
+  }
   // Closing the connection takes a final checkpoint (unless in memory), so the next open needs
   // no journal recovery.
   int ret = conn_->close(conn_, nullptr);
@@ -452,10 +456,31 @@ Status WtKvEngine::Checkpoint() {
 
 Status WtKvEngine::WaitForJournal() {
   if (opts_.in_memory) return Status::OK();
+  std::vector<std::shared_ptr<AppendLog>> logs;
+  {
+    std::lock_guard<std::mutex> lock(logs_mu_);
+    for (const auto& [name, log] : logs_) logs.push_back(log);
+  }
+  for (const auto& log : logs) HG_RETURN_IF_ERROR(log->Sync());
   ScopedHandle h(this);
   // log_flush(sync=on) writes out every buffered journal record — which includes every committed
   // transaction — and fsyncs the journal file before returning.
   return WtStatus(h.session()->log_flush(h.session(), "sync=on"), "flushing the journal");
+}
+
+StatusWith<std::shared_ptr<AppendLog>> WtKvEngine::OpenAppendLog(std::string_view name,
+                                                                 uint64_t segment_bytes) {
+  HG_RETURN_IF_ERROR(ValidateIdent(name));
+  std::lock_guard<std::mutex> lock(logs_mu_);
+  auto it = logs_.find(name);
+  if (it != logs_.end()) return it->second;
+  std::string dir =
+      opts_.in_memory ? std::string() : (std::filesystem::path(opts_.dbpath) / name).string();
+  HG_ASSIGN_OR_RETURN(std::unique_ptr<AppendLog> log,
+                      AppendLog::Open(std::move(dir), segment_bytes));
+  std::shared_ptr<AppendLog> shared = std::move(log);
+  logs_.emplace(std::string(name), shared);
+  return shared;
 }
 
 int64_t WtKvEngine::TableSizeBytes(std::string_view ident) {

@@ -87,6 +87,9 @@ class WtKvEngine final : public KvEngine {
   std::vector<std::string> ListTables() override;
   Status Checkpoint() override;
   Status WaitForJournal() override;
+  using KvEngine::OpenAppendLog;
+  StatusWith<std::shared_ptr<AppendLog>> OpenAppendLog(std::string_view name,
+                                                       uint64_t segment_bytes) override;
   int64_t TableSizeBytes(std::string_view ident) override;
   std::unique_ptr<Session> NewSession() override;
   int ActiveSessionsForTest() const override { return active_sessions_.load(); }
@@ -123,6 +126,9 @@ class WtKvEngine final : public KvEngine {
 
   std::mutex pool_mu_;
   std::vector<std::unique_ptr<WtSessionHandle>> idle_;  // guarded by pool_mu_
+
+  std::mutex logs_mu_;
+  std::map<std::string, std::shared_ptr<AppendLog>, std::less<>> logs_;  // guarded by logs_mu_
 
   std::mutex bg_mu_;
   std::condition_variable bg_cv_;

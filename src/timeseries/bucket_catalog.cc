@@ -102,6 +102,7 @@ struct Params {
   ServerParameter* write_back_interval;
   ServerParameter* write_back_bytes;
   ServerParameter* journal_below_rows;
+  ServerParameter* journal_segment_bytes;
 };
 
 Status AtLeast(const ParameterValue& v, int64_t min, const char* name) {
@@ -145,6 +146,14 @@ const Params& GetParams() {
     q.write_back_interval = RegisterOnce("hourglassTimeseriesWriteBackIntervalMillis", 1000, 0);
     q.write_back_bytes = RegisterOnce("hourglassTimeseriesWriteBackMaxBytes", int64_t{64} << 20, 0);
     q.journal_below_rows = RegisterOnce("hourglassTimeseriesJournalBelowRows", 3, 0);
+    // Startup only, as the journal's log is opened once.
+    const char* segment = "hourglassTimeseriesJournalSegmentBytes";
+    q.journal_segment_bytes = reg.Find(segment);
+    if (q.journal_segment_bytes == nullptr) {
+      q.journal_segment_bytes =
+          reg.Register(segment, int64_t{storage::AppendLog::kDefaultSegmentBytes}, true, false,
+                       [segment](const ParameterValue& v) { return AtLeast(v, 4096, segment); });
+    }
     q.rewrite_after = RegisterOnce("hourglassTimeseriesBucketEditsBeforeRewrite", 4, -1);
     q.flush_rewrite_after = RegisterOnce("hourglassTimeseriesFlushEditsBeforeRewrite", 0, -1);
     return q;
@@ -354,7 +363,7 @@ struct BucketCatalog::CollectionState {
   std::shared_mutex flush_mu;
   std::mutex dirty_mu;
   std::vector<std::shared_ptr<Bucket>> dirty;  // buckets with unflushed rows
-  std::vector<std::string> journal_keys;       // their journal entries, oldest first
+  std::vector<uint64_t> journal_keys;          // their journal entries, oldest first
   int64_t unflushed_bytes = 0;
   int64_t oldest_unflushed_ms = 0;  // when the oldest journal entry was written
   TimeseriesCollection last_coll;   // as the last committer saw it (the read barrier's flushes)
@@ -367,8 +376,7 @@ struct BucketCatalog::CollectionState {
   int64_t mode_rows = 0;
 
   // Takes the dirty list and the journal keys out, for a flush or a drop (holding flush_mu).
-  void TakeUnflushed(std::vector<std::shared_ptr<Bucket>>* buckets,
-                     std::vector<std::string>* keys) {
+  void TakeUnflushed(std::vector<std::shared_ptr<Bucket>>* buckets, std::vector<uint64_t>* keys) {
     std::lock_guard lk(dirty_mu);
     buckets->swap(dirty);
     keys->swap(journal_keys);
@@ -1409,7 +1417,7 @@ void BucketCatalog::CommitAll(const TimeseriesCollection& coll, storage::Session
       if (b.pending.get() == batch) b.pending.reset();
       batch->fields_memory = b.fields_memory;
     }
-    Status st = claimed.empty() ? Status::OK() : Journal(coll, s, claimed);
+    Status st = claimed.empty() ? Status::OK() : Journal(coll, claimed);
     for (size_t k = 0; k < claimed.size(); ++k) {
       Bucket& b = *claimed[k]->bucket;
       {
@@ -1427,7 +1435,7 @@ void BucketCatalog::CommitAll(const TimeseriesCollection& coll, storage::Session
   coll.buckets->read_barrier().RunAgainInThisOperation();
 }
 
-Status BucketCatalog::Journal(const TimeseriesCollection& coll, storage::Session& s,
+Status BucketCatalog::Journal(const TimeseriesCollection& coll,
                               const std::vector<WriteBatch*>& claimed) {
   CollectionState& cs = State(coll.uuid);
   const auto& o = coll.options;
@@ -1446,13 +1454,7 @@ Status BucketCatalog::Journal(const TimeseriesCollection& coll, storage::Session
   }
   std::vector<size_t> row_at;
   auto entry = std::make_shared<const std::string>(EncodeJournalEntry(je, &row_at));
-  std::string key;
-  HG_RETURN_IF_ERROR(storage::RetryOnWriteConflict([&] {
-    storage::WriteUnit wu(s);
-    HG_RETURN_IF_ERROR(wu.begin_status());
-    HG_ASSIGN_OR_RETURN(key, journal_->Append(s, *entry));
-    return wu.Commit();
-  }));
+  HG_ASSIGN_OR_RETURN(uint64_t key, journal_->Append(*entry));
   // The rows stay readable as views into the entry until they are flushed.
   int64_t inserts = 0, measurements = 0;
   size_t row = 0;
@@ -1481,7 +1483,7 @@ Status BucketCatalog::Journal(const TimeseriesCollection& coll, storage::Session
   Count(cs, Stat::kNumMeasurementsCommitted, measurements);
   std::lock_guard lk(cs.dirty_mu);
   if (cs.journal_keys.empty()) cs.oldest_unflushed_ms = NowMillis();
-  cs.journal_keys.push_back(std::move(key));
+  cs.journal_keys.push_back(key);
   cs.unflushed_bytes += static_cast<int64_t>(entry->size());
   cs.last_coll = coll;
   return Status::OK();
@@ -1585,7 +1587,7 @@ Status BucketCatalog::WriteDirtyBuckets(const TimeseriesCollection& coll, storag
   CollectionState& cs = State(coll.uuid);
   std::unique_lock fl(cs.flush_mu);
   std::vector<std::shared_ptr<Bucket>> dirty;
-  std::vector<std::string> keys;
+  std::vector<uint64_t> keys;
   cs.TakeUnflushed(&dirty, &keys);
   if (dirty.empty() && keys.empty()) {
     if (journaling_after) cs.journaling = *journaling_after;
@@ -1667,7 +1669,7 @@ Status BucketCatalog::WriteDirtyBuckets(const TimeseriesCollection& coll, storag
       out.size_delta = 0;
       return FlushBucket(coll, s, *dirty[i], &out.control, &out.inserted, &out.size_delta);
     }));
-    for (const std::string& k : keys) HG_RETURN_IF_ERROR(journal_->Remove(s, k));
+    for (uint64_t k : keys) HG_RETURN_IF_ERROR(journal_->MarkWritten(s, k));
     return wu.Commit();
   });
   if (!st.ok()) {
@@ -1719,6 +1721,7 @@ Status BucketCatalog::WriteDirtyBuckets(const TimeseriesCollection& coll, storag
   }
   coll.buckets->AdjustCounts(records, bytes);
   if (journaling_after) cs.journaling = *journaling_after;  // storage holds every row now
+  ForgetJournalEntries(s, keys);
   return Status::OK();
 }
 
@@ -1800,7 +1803,7 @@ Status BucketCatalog::DropCollection(const std::string& uuid, storage::Session& 
   std::unique_lock run = AwaitFlushTurn(cs.flush_run_mu, cs.flush_waiters);
   std::unique_lock fl(cs.flush_mu);
   std::vector<std::shared_ptr<Bucket>> dirty;
-  std::vector<std::string> keys;
+  std::vector<uint64_t> keys;
   cs.TakeUnflushed(&dirty, &keys);
   {
     std::lock_guard lk(cs.dirty_mu);
@@ -1813,20 +1816,33 @@ Status BucketCatalog::DropCollection(const std::string& uuid, storage::Session& 
     b->dirty = false;
   }
   if (keys.empty()) return Status::OK();
-  // Entries left behind by a failure here belong to no collection: startup drops them.
-  return storage::RetryOnWriteConflict([&] {
+  // Entries left behind by a failure here belong to no collection: startup drops them, and
+  // their log space may go all the same.
+  Status st = storage::RetryOnWriteConflict([&] {
     storage::WriteUnit wu(s);
     HG_RETURN_IF_ERROR(wu.begin_status());
-    for (const std::string& k : keys) HG_RETURN_IF_ERROR(journal_->Remove(s, k));
+    for (uint64_t k : keys) HG_RETURN_IF_ERROR(journal_->MarkWritten(s, k));
     return wu.Commit();
   });
+  ForgetJournalEntries(s, keys);
+  return st;
+}
+
+void BucketCatalog::ForgetJournalEntries(storage::Session& s, const std::vector<uint64_t>& keys) {
+  journal_->Written(keys);
+  if (Status st = journal_->Prune(s); !st.ok()) {
+    LOGW("STORAGE", 8800106, "The time-series journal keeps entries already written",
+         "{\"error\":" + JsonQuote(st.ToString()) + "}");
+  }
 }
 
 Status BucketCatalog::OpenJournal(storage::KvEngine* engine, catalog::Catalog& catalog) {
   InternalReads internal;
   engine_ = engine;
-  HG_ASSIGN_OR_RETURN(std::unique_ptr<MeasurementJournal> journal,
-                      MeasurementJournal::Open(engine));
+  HG_ASSIGN_OR_RETURN(
+      std::unique_ptr<MeasurementJournal> journal,
+      MeasurementJournal::Open(engine,
+                               static_cast<uint64_t>(GetParams().journal_segment_bytes->GetInt())));
   std::unordered_map<std::string, std::shared_ptr<catalog::Collection>> by_uuid;
   for (const std::string& db : catalog.ListDatabases()) {
     for (const auto& c : catalog.ListCollections(db)) {
@@ -1835,14 +1851,14 @@ Status BucketCatalog::OpenJournal(storage::KvEngine* engine, catalog::Catalog& c
   }
   auto s = engine->NewSession();
   struct Entry {
-    std::string key;
+    uint64_t key;
     JournalEntry entry;
   };
   std::vector<Entry> entries;
   HG_RETURN_IF_ERROR(
-      journal->ForEach(*s, [&](std::string_view key, std::shared_ptr<const std::string> bytes) {
+      journal->ForEach(*s, [&](uint64_t key, std::shared_ptr<const std::string> bytes) {
         HG_ASSIGN_OR_RETURN(JournalEntry e, DecodeJournalEntry(std::move(bytes)));
-        entries.push_back({std::string(key), std::move(e)});
+        entries.push_back({key, std::move(e)});
         return Status::OK();
       }));
   if (!entries.empty()) {
@@ -1892,7 +1908,7 @@ Status BucketCatalog::OpenJournal(storage::KvEngine* engine, catalog::Catalog& c
             measurements += static_cast<int64_t>(jb.rows.size());
           }
         }
-        HG_RETURN_IF_ERROR(journal->Remove(*s, e.key));
+        HG_RETURN_IF_ERROR(journal->MarkWritten(*s, e.key));
       }
       return wu.Commit();
     }));
@@ -1901,6 +1917,8 @@ Status BucketCatalog::OpenJournal(storage::KvEngine* engine, catalog::Catalog& c
          "{\"entries\":" + std::to_string(entries.size()) +
              ",\"measurements\":" + std::to_string(measurements) + "}");
   }
+  // The log's segments from before now hold only written entries.
+  HG_RETURN_IF_ERROR(journal->Prune(*s));
   if (GetParams().write_back->GetBool()) journal_ = std::move(journal);
   return Status::OK();
 }

@@ -232,8 +232,7 @@ class BucketCatalog {
   Status Write(const TimeseriesCollection& coll, storage::Session& s, WriteBatch& batch);
   // Write-back's commit of the batches this writer claimed: one journal entry, then the rows
   // join their buckets' unwritten layouts.
-  Status Journal(const TimeseriesCollection& coll, storage::Session& s,
-                 const std::vector<WriteBatch*>& claimed);
+  Status Journal(const TimeseriesCollection& coll, const std::vector<WriteBatch*>& claimed);
   // Flush without the compression of the buckets closed for good that follows it. It holds
   // commits out only while it takes the rows to write (each bucket's unflushed rows and the
   // journal keys), then writes them while commits go on, claiming each bucket's commit rights
@@ -260,6 +259,9 @@ class BucketCatalog {
   void CountShape(CollectionState& cs, const std::vector<std::shared_ptr<WriteBatch>>& batches);
   // Flush's write of one bucket's rows taken for it (`flushing`), its commit rights held;
   // `*inserted` and `*size_delta` report what it did to the collection's counts.
+  // After the commit of the transaction that marked journal entries `keys` written: their log
+  // space may go (MeasurementJournal::Prune; a failure there is logged).
+  void ForgetJournalEntries(storage::Session& s, const std::vector<uint64_t>& keys);
   Status FlushBucket(const TimeseriesCollection& coll, storage::Session& s, Bucket& b,
                      bson::BsonObj* control, bool* inserted, int64_t* size_delta);
   void Count(CollectionState& cs, Stat stat, int64_t n = 1);

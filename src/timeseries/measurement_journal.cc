@@ -1,7 +1,10 @@
 #include "timeseries/measurement_journal.h"
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
+
+#include "storage/write_conflict.h"
 
 namespace hourglass::timeseries {
 
@@ -139,42 +142,117 @@ StatusWith<JournalEntry> DecodeJournalEntry(std::shared_ptr<const std::string> e
   return e;
 }
 
-StatusWith<std::unique_ptr<MeasurementJournal>> MeasurementJournal::Open(
-    storage::KvEngine* engine) {
-  HG_RETURN_IF_ERROR(engine->CreateTable(kMeasurementJournalTable));
+StatusWith<std::unique_ptr<MeasurementJournal>> MeasurementJournal::Open(storage::KvEngine* engine,
+                                                                         uint64_t segment_bytes) {
+  HG_ASSIGN_OR_RETURN(std::shared_ptr<storage::AppendLog> log,
+                      engine->OpenAppendLog(kMeasurementJournalLog, segment_bytes));
+  HG_RETURN_IF_ERROR(engine->CreateTable(kMeasurementJournalWrittenTable));
   auto s = engine->NewSession();
-  HG_ASSIGN_OR_RETURN(auto cursor, s->OpenCursorOrError(kMeasurementJournalTable));
-  HG_ASSIGN_OR_RETURN(bool any, cursor->SeekLast());
-  uint64_t next = any ? DecodeKey(cursor->key()) + 1 : 1;
-  return std::unique_ptr<MeasurementJournal>(new MeasurementJournal(next));
+  uint64_t last_mark = 0, legacy_last = 0;
+  {
+    HG_ASSIGN_OR_RETURN(auto cursor, s->OpenCursorOrError(kMeasurementJournalWrittenTable));
+    HG_ASSIGN_OR_RETURN(bool any, cursor->SeekLast());
+    if (any) last_mark = DecodeKey(cursor->key());
+  }
+  bool drop_legacy = false;
+  if (engine->TableExists(kMeasurementJournalTable)) {
+    HG_ASSIGN_OR_RETURN(auto cursor, s->OpenCursorOrError(kMeasurementJournalTable));
+    HG_ASSIGN_OR_RETURN(bool any, cursor->SeekLast());
+    if (any) legacy_last = DecodeKey(cursor->key());
+    drop_legacy = !any;
+  }
+  s.reset();  // its cached cursor would keep the table busy
+  if (drop_legacy) HG_RETURN_IF_ERROR(engine->DropTable(kMeasurementJournalTable));
+  // A number must never name two entries: not one a mark still names, nor one of the table's.
+  log->NumberAfter(std::max(last_mark, legacy_last));
+  return std::unique_ptr<MeasurementJournal>(
+      new MeasurementJournal(engine, std::move(log), legacy_last));
 }
 
-StatusWith<std::string> MeasurementJournal::Append(storage::Session& s, std::string_view entry) {
-  std::string key = EncodeKey(next_.fetch_add(1, std::memory_order_relaxed));
-  HG_RETURN_IF_ERROR(s.Insert(kMeasurementJournalTable, key, entry));
-  return key;
+StatusWith<uint64_t> MeasurementJournal::Append(std::string_view entry) {
+  // Held across the append, so that Prune never sees a number appended and not yet unwritten.
+  std::lock_guard lk(mu_);
+  HG_ASSIGN_OR_RETURN(uint64_t n, log_->Append(entry));
+  unwritten_.insert(unwritten_.end(), n);
+  return n;
 }
 
-Status MeasurementJournal::Remove(storage::Session& s, std::string_view key) {
-  return s.Remove(kMeasurementJournalTable, key);
+Status MeasurementJournal::MarkWritten(storage::Session& s, uint64_t n) {
+  if (n <= legacy_last_) return s.Remove(kMeasurementJournalTable, EncodeKey(n));
+  return s.Insert(kMeasurementJournalWrittenTable, EncodeKey(n), {});
+}
+
+void MeasurementJournal::Written(const std::vector<uint64_t>& ns) {
+  std::lock_guard lk(mu_);
+  for (uint64_t n : ns) unwritten_.erase(n);
+}
+
+Status MeasurementJournal::Prune(storage::Session& s) {
+  std::unique_lock pl(prune_mu_, std::try_to_lock);
+  if (!pl.owns_lock()) return Status::OK();
+  uint64_t low = 0;
+  {
+    std::lock_guard lk(mu_);
+    low = unwritten_.empty() ? log_->next_number() : *unwritten_.begin();
+  }
+  if (!log_->HasSegmentsBefore(low)) return Status::OK();
+  // The transactions that wrote the rows of every entry below `low` (and marked it) committed
+  // before Written said so; they must be durable before those entries go, or a crash could lose
+  // both the rows and their entries.
+  HG_RETURN_IF_ERROR(engine_->WaitForJournal());
+  HG_ASSIGN_OR_RETURN(uint64_t kept_from, log_->DropBefore(low));
+  // Their marks name entries that are gone for good (DropBefore made that durable).
+  return storage::RetryOnWriteConflict([&] {
+    storage::WriteUnit wu(s);
+    HG_RETURN_IF_ERROR(wu.begin_status());
+    std::vector<std::string> marks;
+    {
+      HG_ASSIGN_OR_RETURN(auto cursor, s.OpenCursorOrError(kMeasurementJournalWrittenTable));
+      HG_ASSIGN_OR_RETURN(bool more, cursor->SeekFirst());
+      while (more && DecodeKey(cursor->key()) < kept_from) {
+        marks.emplace_back(cursor->key());
+        HG_ASSIGN_OR_RETURN(more, cursor->Next());
+      }
+    }
+    for (const std::string& k : marks)
+      HG_RETURN_IF_ERROR(s.Remove(kMeasurementJournalWrittenTable, k));
+    return wu.Commit();
+  });
 }
 
 Status MeasurementJournal::ForEach(
     storage::Session& s,
-    const std::function<Status(std::string_view key, std::shared_ptr<const std::string> entry)>&
-        fn) {
-  HG_ASSIGN_OR_RETURN(auto cursor, s.OpenCursorOrError(kMeasurementJournalTable));
-  HG_ASSIGN_OR_RETURN(bool more, cursor->SeekFirst());
-  while (more) {
-    auto value = std::make_shared<const std::string>(cursor->value());
-    if (value->size() < 5 ||
-        bson::ReadInt32(value->data()) != static_cast<int32_t>(value->size())) {
+    const std::function<Status(uint64_t n, std::shared_ptr<const std::string> entry)>& fn) {
+  auto check = [](std::string_view value) {
+    if (value.size() < 5 || bson::ReadInt32(value.data()) != static_cast<int32_t>(value.size())) {
       return Malformed("it is not a document");
     }
-    HG_RETURN_IF_ERROR(fn(cursor->key(), std::move(value)));
-    HG_ASSIGN_OR_RETURN(more, cursor->Next());
+    return Status::OK();
+  };
+  if (legacy_last_ != 0) {
+    HG_ASSIGN_OR_RETURN(auto cursor, s.OpenCursorOrError(kMeasurementJournalTable));
+    HG_ASSIGN_OR_RETURN(bool more, cursor->SeekFirst());
+    while (more) {
+      HG_RETURN_IF_ERROR(check(cursor->value()));
+      HG_RETURN_IF_ERROR(
+          fn(DecodeKey(cursor->key()), std::make_shared<const std::string>(cursor->value())));
+      HG_ASSIGN_OR_RETURN(more, cursor->Next());
+    }
   }
-  return Status::OK();
+  std::vector<uint64_t> marks;  // ascending
+  {
+    HG_ASSIGN_OR_RETURN(auto cursor, s.OpenCursorOrError(kMeasurementJournalWrittenTable));
+    HG_ASSIGN_OR_RETURN(bool more, cursor->SeekFirst());
+    while (more) {
+      marks.push_back(DecodeKey(cursor->key()));
+      HG_ASSIGN_OR_RETURN(more, cursor->Next());
+    }
+  }
+  return log_->ForEach([&](uint64_t n, std::string_view payload) {
+    if (std::binary_search(marks.begin(), marks.end(), n)) return Status::OK();
+    HG_RETURN_IF_ERROR(check(payload));
+    return fn(n, std::make_shared<const std::string>(payload));
+  });
 }
 
 }  // namespace hourglass::timeseries

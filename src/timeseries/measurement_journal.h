@@ -1,7 +1,7 @@
 // The measurement journal: the durable record of time-series measurements that have been
 // acknowledged but are not yet in their bucket documents (the bucket catalog's write-back cache,
-// bucket_catalog.h). One storage table keyed by an increasing 8-byte big-endian number; each
-// entry holds one commit's measurements of one collection, grouped by bucket:
+// bucket_catalog.h). Each entry holds one commit's measurements of one collection, grouped by
+// bucket:
 //
 // (the bucket collection's UUID, the time and meta field names, each bucket's _id and start, and
 // the measurements)
@@ -16,26 +16,36 @@
 // bucket's meta is in an earlier entry still present (the catalog journals a bucket's meta once
 // between two flushes), which halves an entry when every series sends one row per commit.
 //
-// An entry is removed in the transaction that writes its rows to their buckets, so at any moment
-// the entries present are exactly the rows storage does not hold yet; after a crash, startup
-// writes them (BucketCatalog::ReplayJournal). Thread-safe.
+// Entries are records of the storage engine's append log "timeseries-journal" (append_log.h),
+// durable with the engine's journal: an entry is read back only after a crash, so it never goes
+// through WiredTiger's cache. The transaction that writes an entry's rows to their buckets marks
+// it written, in the table _timeseries_journal_written (a key per entry, no value), so at any
+// moment the entries not marked are exactly the rows storage does not hold yet; after a crash,
+// startup writes them (BucketCatalog::OpenJournal). The log's segments whose entries are all
+// marked, durably, are removed, and then their marks (Prune). Entries an earlier version kept in
+// the table _timeseries_journal are read, and removed when marked, the same way. Thread-safe.
 #pragma once
 
-#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "base/status.h"
 #include "bson/bson.h"
+#include "storage/append_log.h"
 #include "storage/kv_engine.h"
 #include "storage/session.h"
 
 namespace hourglass::timeseries {
 
+inline constexpr std::string_view kMeasurementJournalLog = "timeseries-journal";
+inline constexpr std::string_view kMeasurementJournalWrittenTable = "_timeseries_journal_written";
+// Where an earlier version kept the entries themselves.
 inline constexpr std::string_view kMeasurementJournalTable = "_timeseries_journal";
 
 // One bucket's share of a journal entry.
@@ -60,21 +70,42 @@ StatusWith<JournalEntry> DecodeJournalEntry(std::shared_ptr<const std::string> e
 
 class MeasurementJournal {
  public:
-  // Creates the table if it does not exist and numbers new entries after the last one stored.
-  static StatusWith<std::unique_ptr<MeasurementJournal>> Open(storage::KvEngine* engine);
+  // Opens the log and the marks table (creating them if needed) and numbers new entries after
+  // every one stored. `segment_bytes`: the log's (AppendLog::Open).
+  static StatusWith<std::unique_ptr<MeasurementJournal>> Open(
+      storage::KvEngine* engine, uint64_t segment_bytes = storage::AppendLog::kDefaultSegmentBytes);
 
-  // Adds `entry` (a BSON document) in `s`'s open transaction; returns its key.
-  StatusWith<std::string> Append(storage::Session& s, std::string_view entry);
-  // Removes the entry under `key` in `s`'s open transaction.
-  Status Remove(storage::Session& s, std::string_view key);
-  // Calls `fn` with every entry's document, in the order they were appended.
-  Status ForEach(storage::Session& s,
-                 const std::function<Status(std::string_view key,
-                                            std::shared_ptr<const std::string> entry)>& fn);
+  // Appends `entry` (a BSON document) and returns its number; durable once the engine's journal
+  // is flushed after it (KvEngine::WaitForJournal).
+  StatusWith<uint64_t> Append(std::string_view entry);
+  // Marks entry `n` written (its rows are in storage, or no longer wanted) in `s`'s open
+  // transaction: from that transaction's commit on, ForEach leaves it out.
+  Status MarkWritten(storage::Session& s, uint64_t n);
+  // Says that the transaction marking `ns` committed: their space in the log may go (Prune).
+  void Written(const std::vector<uint64_t>& ns);
+  // Removes the log's segments whose entries are all written, once their marks are durable, and
+  // then those marks; in transactions of its own in `s`. Returns at once when no segment is done
+  // or another call is at it.
+  Status Prune(storage::Session& s);
+  // Calls `fn` with every entry not marked written, in the order they were appended (startup's
+  // replay, before any Append).
+  Status ForEach(
+      storage::Session& s,
+      const std::function<Status(uint64_t n, std::shared_ptr<const std::string> entry)>& fn);
 
  private:
-  explicit MeasurementJournal(uint64_t next) : next_(next) {}
-  std::atomic<uint64_t> next_;
+  MeasurementJournal(storage::KvEngine* engine, std::shared_ptr<storage::AppendLog> log,
+                     uint64_t legacy_last)
+      : engine_(engine), log_(std::move(log)), legacy_last_(legacy_last) {}
+
+  storage::KvEngine* const engine_;
+  const std::shared_ptr<storage::AppendLog> log_;
+  // The last key of the entries kept in the earlier version's table (0: none are left); numbers
+  // up to it name those entries.
+  const uint64_t legacy_last_;
+  std::mutex mu_;
+  std::set<uint64_t> unwritten_;  // appended, not yet said Written; guarded by mu_
+  std::mutex prune_mu_;
 };
 
 }  // namespace hourglass::timeseries

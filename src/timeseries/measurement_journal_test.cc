@@ -1,10 +1,13 @@
-// MeasurementJournal on a real WiredTiger engine on disk: entries come back in append order, a
-// removal in a rolled-back transaction keeps the entry, and a reopened journal numbers new entries
-// after the ones it holds.
+// MeasurementJournal on a real WiredTiger engine on disk: entries come back in append order until
+// marked written, a mark in a rolled-back transaction keeps the entry, a reopened journal numbers
+// new entries after every one it knows, Prune removes the log's segments whose entries are all
+// written (and then their marks), and entries an earlier version kept in a table are read and
+// removed.
 #include "timeseries/measurement_journal.h"
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -20,56 +23,139 @@ std::string Entry(int n) {
 }
 
 std::vector<int> Numbers(MeasurementJournal& j, storage::Session& s,
-                         std::vector<std::string>* keys = nullptr) {
+                         std::vector<uint64_t>* keys = nullptr) {
   std::vector<int> out;
-  Status st = j.ForEach(s, [&](std::string_view key, std::shared_ptr<const std::string> e) {
+  Status st = j.ForEach(s, [&](uint64_t key, std::shared_ptr<const std::string> e) {
     out.push_back(bson::BsonObj(e->data())["n"].Int32());
-    if (keys != nullptr) keys->emplace_back(key);
+    if (keys != nullptr) keys->push_back(key);
     return Status::OK();
   });
   EXPECT_TRUE(st.ok()) << st.ToString();
   return out;
 }
 
-Status Append(MeasurementJournal& j, storage::Session& s, int n) {
-  storage::WriteUnit wu(s);
-  HG_RETURN_IF_ERROR(wu.begin_status());
-  HG_RETURN_IF_ERROR(j.Append(s, Entry(n)).status());
-  return wu.Commit();
+std::unique_ptr<MeasurementJournal> OpenJournal(storage::KvEngine* engine,
+                                                uint64_t segment_bytes = 1 << 20) {
+  auto j = MeasurementJournal::Open(engine, segment_bytes);
+  EXPECT_TRUE(j.ok()) << j.status().ToString();
+  return j.ok() ? std::move(j).value() : nullptr;
 }
 
-TEST(MeasurementJournalTest, KeepsAppendOrderAcrossRemovalsAndReopening) {
+Status MarkWritten(MeasurementJournal& j, storage::Session& s, const std::vector<uint64_t>& ns) {
+  storage::WriteUnit wu(s);
+  HG_RETURN_IF_ERROR(wu.begin_status());
+  for (uint64_t n : ns) HG_RETURN_IF_ERROR(j.MarkWritten(s, n));
+  HG_RETURN_IF_ERROR(wu.Commit());
+  j.Written(ns);
+  return Status::OK();
+}
+
+size_t LogSegments(const std::string& dbpath) {
+  size_t n = 0;
+  for (const auto& e :
+       std::filesystem::directory_iterator(dbpath + "/" + std::string(kMeasurementJournalLog))) {
+    n += e.path().extension() == ".log" ? 1 : 0;
+  }
+  return n;
+}
+
+TEST(MeasurementJournalTest, KeepsAppendOrderUntilWrittenAndAcrossReopening) {
+  storage::testing::TempDir dir;
+  std::vector<uint64_t> keys;
+  {
+    auto engine = storage::testing::OpenOrDie(storage::testing::DiskOptions(dir.path()));
+    auto j = OpenJournal(engine.get());
+    auto s = engine->NewSession();
+    for (int n = 0; n < 300; ++n) {
+      auto k = j->Append(Entry(n));
+      ASSERT_TRUE(k.ok()) << k.status().ToString();
+      keys.push_back(k.value());
+    }
+    {
+      // Marked in a transaction that rolls back: still there.
+      storage::WriteUnit wu(*s);
+      ASSERT_TRUE(j->MarkWritten(*s, keys[0]).ok());
+    }
+    ASSERT_TRUE(MarkWritten(*j, *s, std::vector<uint64_t>(keys.begin() + 1, keys.end() - 1)).ok());
+  }
+  auto engine = storage::testing::OpenOrDie(storage::testing::DiskOptions(dir.path()));
+  auto j = OpenJournal(engine.get());
+  auto s = engine->NewSession();
+  std::vector<uint64_t> seen;
+  EXPECT_EQ(Numbers(*j, *s, &seen), (std::vector<int>{0, 299}));
+  EXPECT_EQ(seen, (std::vector<uint64_t>{keys.front(), keys.back()}));
+  auto k = j->Append(Entry(300));
+  ASSERT_TRUE(k.ok());
+  EXPECT_GT(k.value(), keys.back());
+}
+
+TEST(MeasurementJournalTest, PruneRemovesSegmentsOnceEveryEntryInThemIsWritten) {
+  storage::testing::TempDir dir;
+  auto engine = storage::testing::OpenOrDie(storage::testing::DiskOptions(dir.path()));
+  auto j = OpenJournal(engine.get(), 32);  // one entry per segment
+  auto s = engine->NewSession();
+  std::vector<uint64_t> keys;
+  for (int n = 0; n < 10; ++n) keys.push_back(j->Append(Entry(n)).value());
+  ASSERT_EQ(LogSegments(dir.path()), 10u);
+  // Entries 1..9 written, 0 not: no segment may go, the first holds entry 0.
+  ASSERT_TRUE(MarkWritten(*j, *s, std::vector<uint64_t>(keys.begin() + 1, keys.end())).ok());
+  ASSERT_TRUE(j->Prune(*s).ok());
+  EXPECT_EQ(LogSegments(dir.path()), 10u);
+  // Now every one is: all but the segment being appended to go, with their marks.
+  ASSERT_TRUE(MarkWritten(*j, *s, {keys[0]}).ok());
+  ASSERT_TRUE(j->Prune(*s).ok());
+  EXPECT_EQ(LogSegments(dir.path()), 1u);
+  size_t marks = 0;
+  {
+    auto c = s->OpenCursorOrError(kMeasurementJournalWrittenTable);
+    ASSERT_TRUE(c.ok());
+    for (bool more = c.value()->SeekFirst().value(); more; more = c.value()->Next().value()) {
+      ++marks;
+    }
+  }
+  EXPECT_EQ(marks, 1u);  // the last entry's, whose segment stays
+  j.reset();
+  s.reset();
+  engine.reset();
+  engine = storage::testing::OpenOrDie(storage::testing::DiskOptions(dir.path()));
+  j = OpenJournal(engine.get(), 32);
+  s = engine->NewSession();
+  EXPECT_TRUE(Numbers(*j, *s).empty());
+  EXPECT_GT(j->Append(Entry(10)).value(), keys.back());
+}
+
+TEST(MeasurementJournalTest, EntriesAnEarlierVersionKeptInATableAreReadAndRemoved) {
   storage::testing::TempDir dir;
   {
     auto engine = storage::testing::OpenOrDie(storage::testing::DiskOptions(dir.path()));
-    auto j = MeasurementJournal::Open(engine.get());
-    ASSERT_TRUE(j.ok()) << j.status().ToString();
+    ASSERT_TRUE(engine->CreateTable(kMeasurementJournalTable).ok());
     auto s = engine->NewSession();
-    EXPECT_TRUE(Numbers(*j.value(), *s).empty());
-    // Numbered past 255 so that the big-endian keys' order is checked beyond one byte.
-    for (int n = 0; n < 300; ++n) ASSERT_TRUE(Append(*j.value(), *s, n).ok());
-    std::vector<std::string> keys;
-    std::vector<int> got = Numbers(*j.value(), *s, &keys);
-    ASSERT_EQ(got.size(), 300u);
-    for (int n = 0; n < 300; ++n) EXPECT_EQ(got[n], n);
-    {
-      // Removed in a transaction that rolls back: still there.
-      storage::WriteUnit wu(*s);
-      ASSERT_TRUE(j.value()->Remove(*s, keys[0]).ok());
-    }
-    {
-      storage::WriteUnit wu(*s);
-      for (int n = 0; n < 299; ++n) ASSERT_TRUE(j.value()->Remove(*s, keys[n]).ok());
-      ASSERT_TRUE(wu.Commit().ok());
-    }
-    EXPECT_EQ(Numbers(*j.value(), *s), std::vector<int>{299});
+    storage::WriteUnit wu(*s);
+    const std::string key("\0\0\0\0\0\0\0\x07", 8);  // entry 7, big-endian
+    ASSERT_TRUE(s->Insert(kMeasurementJournalTable, key, Entry(70)).ok());
+    ASSERT_TRUE(wu.Commit().ok());
   }
-  auto engine = storage::testing::OpenOrDie(storage::testing::DiskOptions(dir.path()));
-  auto j = MeasurementJournal::Open(engine.get());
-  ASSERT_TRUE(j.ok()) << j.status().ToString();
-  auto s = engine->NewSession();
-  ASSERT_TRUE(Append(*j.value(), *s, 300).ok());
-  EXPECT_EQ(Numbers(*j.value(), *s), (std::vector<int>{299, 300}));
+  const auto opts = storage::testing::DiskOptions(dir.path());
+  {
+    auto engine = storage::testing::OpenOrDie(opts);
+    auto k = OpenJournal(engine.get())->Append(Entry(80));
+    ASSERT_TRUE(k.ok());
+    EXPECT_EQ(k.value(), 8u);  // numbered after the table's
+  }
+  {
+    auto engine = storage::testing::OpenOrDie(opts);
+    auto j = OpenJournal(engine.get());
+    auto s = engine->NewSession();
+    std::vector<uint64_t> keys;
+    EXPECT_EQ(Numbers(*j, *s, &keys), (std::vector<int>{70, 80}));
+    EXPECT_EQ(keys, (std::vector<uint64_t>{7, 8}));
+    ASSERT_TRUE(MarkWritten(*j, *s, keys).ok());
+    EXPECT_TRUE(Numbers(*j, *s).empty());
+  }
+  // Emptied, the table goes at the next open.
+  auto engine = storage::testing::OpenOrDie(opts);
+  auto j = OpenJournal(engine.get());
+  EXPECT_FALSE(engine->TableExists(kMeasurementJournalTable));
 }
 
 bson::BsonObj Row(int64_t t, int v) {

@@ -7,7 +7,7 @@
 #include <set>
 
 #include "wire/byte_reader.h"
-#include "wire/crc32c.h"
+#include "base/crc32c.h"
 #include "wire/message.h"
 
 namespace hourglass::wire {

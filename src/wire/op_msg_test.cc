@@ -4,7 +4,7 @@
 
 #include <limits>
 
-#include "wire/crc32c.h"
+#include "base/crc32c.h"
 #include "wire/wire_test_util.h"
 
 namespace hourglass::wire {

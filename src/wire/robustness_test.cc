@@ -7,7 +7,7 @@
 #include <limits>
 #include <random>
 
-#include "wire/crc32c.h"
+#include "base/crc32c.h"
 #include "wire/op_compressed.h"
 #include "wire/op_msg.h"
 #include "wire/op_query.h"

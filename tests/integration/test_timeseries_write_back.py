@@ -10,6 +10,7 @@ write: each measurement is then written once, with exact bounds, kill -9 or not.
 import datetime
 import json
 import itertools
+import os
 import subprocess
 import threading
 import time
@@ -35,11 +36,14 @@ HOLD = [
 ]
 # Flushes as often as they can: each commit finds the last flush's interval over, so flushes
 # run while other connections commit to the same buckets.
+# The journal's log files are small, so that they fill up and are removed while commits go on.
 BUSY = [
     "--setParameter",
     "hourglassTimeseriesWriteBackIntervalMillis=0",
     "--setParameter",
     "hourglassTimeseriesJournalBelowRows=1000000",
+    "--setParameter",
+    "hourglassTimeseriesJournalSegmentBytes=65536",
 ]
 T0 = datetime.datetime(2024, 3, 1)
 
@@ -50,6 +54,12 @@ def at(seconds):
 
 def rows(bucket):
     return bucket_count(bucket)
+
+
+def journal_files(server):
+    """The files of the server's journal log."""
+    return [f for f in os.listdir(os.path.join(server.dbpath, "timeseries-journal"))
+            if f.endswith(".log")]
 
 
 def replay_entries(server):
@@ -168,6 +178,8 @@ def kill9_during_inserts(server, want):
     acked = kill_during_journaled_writes(server, "wb", "ts", write, want=want, timeout=30)
     assert len(acked) >= 100, "no write was acknowledged before the kill"
     server.start()
+    # Startup wrote what the journal held and removed its log files.
+    assert journal_files(server) == []
     c = server.client()
     docs = list(c.wb.ts.find({}, {"_id": 1, "m": 1}))
     present = {d["_id"] for d in docs}
@@ -356,6 +368,11 @@ def test_flushes_alongside_commits_write_each_measurement_once_with_exact_bounds
     for b in bs:
         check_exact_bucket(b)
     assert status is not None
+    # The journal's log went through many files, and those whose entries are all in buckets are
+    # gone.
+    logs = sorted(journal_files(s))
+    assert logs and int(logs[-1].split(".")[0], 16) > 100, logs
+    assert len(logs) <= 3, logs
     c.close()
 
 

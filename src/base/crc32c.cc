@@ -1,9 +1,9 @@
-#include "wire/crc32c.h"
+#include "base/crc32c.h"
 
 #include <array>
 #include <cstring>
 
-namespace hourglass::wire {
+namespace hourglass {
 namespace {
 
 constexpr uint32_t kPoly = 0x82F63B78u;  // Castagnoli, bit-reflected
@@ -93,4 +93,4 @@ uint32_t Crc32c(std::string_view data, uint32_t crc) {
   return Crc32cPortable(data, crc);
 }
 
-}  // namespace hourglass::wire
+}  // namespace hourglass

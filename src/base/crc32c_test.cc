@@ -1,11 +1,11 @@
-#include "wire/crc32c.h"
+#include "base/crc32c.h"
 
 #include <gtest/gtest.h>
 
 #include <random>
 #include <string>
 
-namespace hourglass::wire {
+namespace hourglass {
 namespace {
 
 // Check values from RFC 3720 (iSCSI) appendix B.4 and the CRC catalogue's "check" for CRC-32C.
@@ -50,4 +50,4 @@ TEST(Crc32cTest, HardwareAndPortableAgreeOnAnyLengthAndAlignment) {
 }
 
 }  // namespace
-}  // namespace hourglass::wire
+}  // namespace hourglass
