@@ -237,11 +237,13 @@ Status Collection::AddIndexKeys(storage::Session& s, const SecondaryIndex& idx, 
 }
 
 std::pair<std::string, std::string> Collection::SeriesEntryFor(const SecondaryIndex& idx,
-                                                               const BsonObj& doc, int64_t rid) {
+                                                               const BsonObj& doc, int64_t rid,
+                                                               size_t* prefix_size) {
   std::string value(1, '\0');
   BsonElement meta = doc["meta"];
   if (!meta.eoo()) value.assign(meta.raw(), meta.size());
   std::string key = BucketIndexSeriesPrefix(meta);
+  if (prefix_size != nullptr) *prefix_size = key.size();
   // The pattern is {meta: 1, control.min.<time>: 1}: the second field is the start time.
   auto it = idx.desc.key.begin();
   ++it;
@@ -250,6 +252,15 @@ std::pair<std::string, std::string> Collection::SeriesEntryFor(const SecondaryIn
   key += t.bytes();
   storage::AppendRecordId(rid, &key);
   return {std::move(key), std::move(value)};
+}
+
+Status Collection::PutSeriesEntry(storage::Session& s, const SecondaryIndex& idx,
+                                  const BsonObj& doc, int64_t rid) {
+  size_t prefix_size = 0;
+  auto [key, value] = SeriesEntryFor(idx, doc, rid, &prefix_size);
+  // Before the commit, so that no snapshot holds the series while the directory lacks it.
+  idx.entry->series_directory->Add(std::string_view(key).substr(0, prefix_size), doc["meta"]);
+  return s.Put(idx.entry->ident, key, value);
 }
 
 bool IsSeriesIndexSpec(const BsonObj& spec) {
@@ -391,8 +402,7 @@ StatusWith<int64_t> Collection::InsertRecord(storage::Session& s, const BsonObj&
   }
   for (const SecondaryIndex& idx : cur.indexes_) {
     if (idx.kind == IndexKind::kSeries) {
-      auto [key, value] = SeriesEntryFor(idx, doc, rid);
-      HG_RETURN_IF_ERROR(s.Put(idx.entry->ident, key, value));
+      HG_RETURN_IF_ERROR(PutSeriesEntry(s, idx, doc, rid));
     } else if (idx.kind == IndexKind::kUser) {
       HG_RETURN_IF_ERROR(AddIndexKeys(s, idx, doc, rid));
     }
@@ -411,7 +421,7 @@ Status Collection::Update(storage::Session& s, int64_t id, const BsonObj& old_do
     if (old_key != key || old_value != value) {
       Status st = s.Remove(series->entry->ident, old_key);
       if (!st.ok() && st.code() != ErrorCode::kNoSuchKey) return st;
-      HG_RETURN_IF_ERROR(s.Put(series->entry->ident, key, value));
+      HG_RETURN_IF_ERROR(PutSeriesEntry(s, *series, new_doc, id));
     }
   }
   HG_RETURN_IF_ERROR(UpdateIndexKeys(s, cur.Indexes(), id, old_doc, new_doc));

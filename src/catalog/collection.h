@@ -41,6 +41,7 @@
 #include "bson/bson.h"
 #include "catalog/index_keys.h"
 #include "catalog/namespace.h"
+#include "catalog/series_directory.h"
 #include "storage/kv_engine.h"
 #include "storage/session.h"
 
@@ -92,6 +93,8 @@ struct IndexEntry {
   std::shared_ptr<IndexUsage> usage = std::make_shared<IndexUsage>();
   // Wildcard indexes only: which paths are multikey.
   std::shared_ptr<MultikeyPaths> multikey_paths = std::make_shared<MultikeyPaths>();
+  // The series index of a bucket collection only: its distinct series.
+  std::shared_ptr<SeriesDirectory> series_directory = std::make_shared<SeriesDirectory>();
   std::string name() const { return std::string(spec["name"].Str()); }
   bson::BsonObj key() const { return spec["key"].Obj(); }
 };
@@ -307,8 +310,14 @@ class Collection {
   Status AddKeys(storage::Session& s, const SecondaryIndex& idx, const IndexKeySet& keys,
                  int64_t rid) const;
   // The entry of `doc` in the series index `idx`: key and value.
+  // `prefix_size` (if given) receives the size of the key's series prefix.
   static std::pair<std::string, std::string> SeriesEntryFor(const SecondaryIndex& idx,
-                                                            const bson::BsonObj& doc, int64_t rid);
+                                                            const bson::BsonObj& doc, int64_t rid,
+                                                            size_t* prefix_size = nullptr);
+  // Writes the series index entry of bucket `doc` (SeriesEntryFor) and tells the index's
+  // SeriesDirectory its series.
+  static Status PutSeriesEntry(storage::Session& s, const SecondaryIndex& idx,
+                               const bson::BsonObj& doc, int64_t rid);
 
   storage::KvEngine* engine_;
   CollectionEntry entry_;

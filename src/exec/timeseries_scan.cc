@@ -235,6 +235,34 @@ Status TimeseriesScan::CollectFromIndex() {
                             ? catalog::BucketIndexStartKey(*lo - span_ms + 1)
                             : std::string();
   std::string hi_part = hi ? catalog::BucketIndexStartKey(*hi) : std::string();
+  // What one series contributes: its newest buckets (lastpoint), or those in the time range
+  // when its meta matches. Returns whether the cursor was moved off the series' entries.
+  auto collect = [&](const std::string& prefix, const BsonObj& meta) -> StatusWith<bool> {
+    if (meta_matcher_ && !meta_matcher_->Matches(meta)) return false;
+    if (lastpoint_index_) {
+      HG_RETURN_IF_ERROR(CollectNewest(*session, cursor, prefix));
+      return true;
+    }
+    if (!meta_matcher_) return false;
+    cursor.SetBounds({prefix + lo_part, prefix + hi_part + "\xff"});
+    StatusWith<bool> more = cursor.Next();
+    while (more.ok() && more.value()) {
+      rids_.push_back(cursor.record_id());
+      more = cursor.Next();
+    }
+    HG_RETURN_IF_ERROR(more.status());
+    return true;
+  };
+  catalog::SeriesDirectory& directory = *series.entry->series_directory;
+  // Taken after the cursor's opening ran the read barrier, and read in autocommit: every series
+  // of a write acknowledged before this read is listed (its writer listed it before committing).
+  if (auto known = directory.Snapshot()) {
+    for (const catalog::SeriesDirectory::Series& one : *known) {
+      HG_RETURN_IF_ERROR(collect(one.prefix, one.meta).status());
+    }
+    return Status::OK();
+  }
+  // The first read walks the index, one series after another, and fills the directory.
   StatusWith<bool> more = cursor.Next();
   while (more.ok() && more.value()) {
     BsonElement meta = cursor.meta();
@@ -242,22 +270,28 @@ Status TimeseriesScan::CollectFromIndex() {
     if (!meta.eoo()) mb.AppendElement(meta);
     // Every entry of this series starts with the same prefix.
     std::string prefix = cursor.SeriesPrefix();
-    if (lastpoint_index_ && (!meta_matcher_ || meta_matcher_->Matches(mb.Obj()))) {
-      HG_RETURN_IF_ERROR(CollectNewest(*session, cursor, prefix));
-    } else if (meta_matcher_ && meta_matcher_->Matches(mb.Obj())) {
-      cursor.SetBounds({prefix + lo_part, prefix + hi_part + "\xff"});
-      more = cursor.Next();
-      while (more.ok() && more.value()) {
-        rids_.push_back(cursor.record_id());
-        more = cursor.Next();
-      }
-      HG_RETURN_IF_ERROR(more.status());
-    }
-    // On to the next series.
-    cursor.SetBounds({prefix + "\xff", std::nullopt});
-    more = cursor.Next();
+    directory.Add(prefix, meta);
+    HG_ASSIGN_OR_RETURN(bool moved, collect(prefix, mb.Obj()));
+    more = NextSeries(cursor, prefix, /*stepping=*/!moved);
   }
-  return more.status();
+  HG_RETURN_IF_ERROR(more.status());
+  // An index still being built is written by the build without the directory.
+  if (series.entry->ready) directory.MarkComplete();
+  return Status::OK();
+}
+
+StatusWith<bool> TimeseriesScan::NextSeries(catalog::IndexCursor& cursor, const std::string& prefix,
+                                            bool stepping) {
+  // A series of a few buckets is left faster by stepping over its entries than by seeking past
+  // them: a seek among entries written since the last restart searches WiredTiger's insert lists
+  // (at 4,000 series, a one-host query's seeks were half its time on data just written).
+  constexpr int kStepsBeforeSeek = 8;
+  for (int i = 0; stepping && i < kStepsBeforeSeek; ++i) {
+    StatusWith<bool> more = cursor.Next();
+    if (!more.ok() || !more.value() || !cursor.position().starts_with(prefix)) return more;
+  }
+  cursor.SetBounds({prefix + "\xff", std::nullopt});
+  return cursor.Next();
 }
 
 Status TimeseriesScan::CollectNewest(storage::Session& session, catalog::IndexCursor& cursor,

@@ -180,6 +180,11 @@ class TimeseriesScan : public pipeline::DocumentStream, public pipeline::BlockSo
   void OrderRids();
   // Index mode: the RecordIds of the buckets of matching series within the time bounds.
   Status CollectFromIndex();
+  // Moves `cursor` from an entry of the series `prefix` (BucketIndexSeriesPrefix) to the first
+  // entry of the next series; `stepping`: the cursor is on that series' entries under open
+  // forward bounds, so a few steps may get there without a seek.
+  StatusWith<bool> NextSeries(catalog::IndexCursor& cursor, const std::string& prefix,
+                              bool stepping);
   Status ReadIndexedChunk();
   // Opens reader_ on the bucket table for the next chunk (*dropped: the table is gone).
   Status OpenReader(bool* dropped);

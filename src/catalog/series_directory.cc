@@ -1,0 +1,45 @@
+#include "catalog/series_directory.h"
+
+#include <algorithm>
+
+namespace hourglass::catalog {
+
+void SeriesDirectory::Add(std::string_view prefix, const bson::BsonElement& meta) {
+  std::lock_guard lk(mu_);
+  if (gave_up_ || prefixes_.contains(std::string(prefix))) return;
+  if (prefixes_.size() >= kMaxSeries) {
+    gave_up_ = true;
+    prefixes_.clear();
+    added_.clear();
+    list_.reset();
+    return;
+  }
+  prefixes_.emplace(prefix);
+  bson::BsonBuilder b;
+  if (!meta.eoo()) b.AppendElement(meta);
+  added_.push_back({std::string(prefix), b.Obj()});
+}
+
+void SeriesDirectory::MarkComplete() {
+  std::lock_guard lk(mu_);
+  complete_ = true;
+}
+
+std::shared_ptr<const std::vector<SeriesDirectory::Series>> SeriesDirectory::Snapshot() {
+  std::lock_guard lk(mu_);
+  if (!complete_ || gave_up_) return nullptr;
+  if (!added_.empty()) {
+    // Readers may still hold the old list: the new series go into a copy.
+    auto next = std::make_shared<std::vector<Series>>(*list_);
+    next->insert(next->end(), std::make_move_iterator(added_.begin()),
+                 std::make_move_iterator(added_.end()));
+    // In the index's order, so that reads return buckets in the order a walk of it would.
+    std::sort(next->begin(), next->end(),
+              [](const Series& a, const Series& b) { return a.prefix < b.prefix; });
+    added_.clear();
+    list_ = std::move(next);
+  }
+  return list_;
+}
+
+}  // namespace hourglass::catalog
