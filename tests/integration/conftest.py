@@ -174,7 +174,10 @@ class ServerProcess:
             try:
                 with socket.create_connection(("127.0.0.1", self.port), timeout=1.0):
                     pass
-                c = self.client(serverSelectionTimeoutMS=2000, connectTimeoutMS=2000)
+                # A short heartbeat: a closed client's monitor lets its connection go at its
+                # next wake-up, and tests of --maxConns count connections from the start.
+                c = self.client(serverSelectionTimeoutMS=2000, connectTimeoutMS=2000,
+                                heartbeatFrequencyMS=500)
                 try:
                     c.admin.command("ping")
                     return

@@ -126,9 +126,10 @@ def test_in_memory_keeps_nothing_across_restart(fresh_server, tmp_path):
         c.close()
 
 
-def open_working_connection(port, timeout=10):
+def open_working_connection(port, timeout=30):
     """A raw connection that answered hello; retried while the server still counts connections
-    that clients have just closed."""
+    that clients have just closed (a closed pymongo client's monitor may keep its own open until
+    it next wakes up)."""
     deadline = time.time() + timeout
     while True:
         sock = wire.connect(port)
