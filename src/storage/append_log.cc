@@ -11,6 +11,7 @@
 #include <filesystem>
 
 #include "base/crc32c.h"
+#include "base/little_endian.h"
 #include "storage/wiredtiger_error.h"
 
 namespace hourglass::storage {
@@ -18,15 +19,6 @@ namespace hourglass::storage {
 namespace {
 
 constexpr size_t kHeader = 4 + 8 + 4;
-
-void PutLe(char* p, uint64_t v, int bytes) {
-  for (int i = 0; i < bytes; ++i) p[i] = static_cast<char>(v >> (8 * i));
-}
-uint64_t GetLe(const char* p, int bytes) {
-  uint64_t v = 0;
-  for (int i = bytes; i-- > 0;) v = (v << 8) | static_cast<uint8_t>(p[i]);
-  return v;
-}
 
 std::string SegmentName(uint64_t first) {
   char name[32];
@@ -92,12 +84,12 @@ uint64_t WalkSegment(std::string_view data, uint64_t first, bool* torn,
   while (at < data.size()) {
     if (data.size() - at < kHeader) break;
     const char* h = data.data() + at;
-    const uint64_t len = GetLe(h, 4);
-    const uint64_t number = GetLe(h + 4, 8);
+    const uint64_t len = LoadLe(h, 4);
+    const uint64_t number = LoadLe(h + 4, 8);
     if (len > data.size() - at - kHeader || number != expect) break;
     const std::string_view payload(h + kHeader, len);
     uint32_t crc = Crc32c(std::string_view(h, 12));
-    if (Crc32c(payload, crc) != static_cast<uint32_t>(GetLe(h + 12, 4))) break;
+    if (Crc32c(payload, crc) != static_cast<uint32_t>(LoadLe(h + 12, 4))) break;
     if (!fn(number, payload)) return expect;
     at += kHeader + len;
     ++expect;
@@ -181,9 +173,9 @@ StatusWith<uint64_t> AppendLog::Append(std::string_view payload) {
     HG_RETURN_IF_ERROR(BeginSegment());
   }
   char header[kHeader];
-  PutLe(header, payload.size(), 4);
-  PutLe(header + 4, number, 8);
-  PutLe(header + 12, Crc32c(payload, Crc32c(std::string_view(header, 12))), 4);
+  StoreLe(header, payload.size(), 4);
+  StoreLe(header + 4, number, 8);
+  StoreLe(header + 12, Crc32c(payload, Crc32c(std::string_view(header, 12))), 4);
   iovec iov[2] = {{header, kHeader}, {const_cast<char*>(payload.data()), payload.size()}};
   int first = 0;  // iov[first] is the first part not written yet
   while (first < 2) {

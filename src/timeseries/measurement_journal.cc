@@ -4,6 +4,7 @@
 #include <cstring>
 #include <memory>
 
+#include "base/little_endian.h"
 #include "storage/write_conflict.h"
 
 namespace hourglass::timeseries {
@@ -20,31 +21,17 @@ uint64_t DecodeKey(std::string_view k) {
   for (size_t i = 0; i < 8 && i < k.size(); ++i) n = (n << 8) | static_cast<uint8_t>(k[i]);
   return n;
 }
-void PutLe(std::string* out, uint64_t v, int bytes) {
-  for (int i = 0; i < bytes; ++i) out->push_back(static_cast<char>(v >> (8 * i)));
-}
-// Overwrites the `bytes` bytes at `at` (a length written as a placeholder) with `v`.
-void SetLe(std::string* out, size_t at, uint64_t v, int bytes) {
-  for (int i = 0; i < bytes; ++i) (*out)[at + i] = static_cast<char>(v >> (8 * i));
-}
-
-uint64_t GetLe(const char* p, int bytes) {
-  uint64_t v = 0;
-  for (int i = bytes; i-- > 0;) v = (v << 8) | static_cast<uint8_t>(p[i]);
-  return v;
-}
-
 void PutString(std::string* out, std::string_view name, std::string_view value) {
   out->push_back(static_cast<char>(bson::BsonType::kString));
   out->append(name).push_back('\0');
-  PutLe(out, value.size() + 1, 4);
+  AppendLe(out, value.size() + 1, 4);
   out->append(value).push_back('\0');
 }
 
 void PutBinDataHeader(std::string* out, std::string_view name, size_t size) {
   out->push_back(static_cast<char>(bson::BsonType::kBinData));
   out->append(name).push_back('\0');
-  PutLe(out, size, 4);
+  AppendLe(out, size, 4);
   out->push_back('\0');  // generic subtype
 }
 
@@ -58,7 +45,7 @@ void PutRow(std::string* out, const bson::BsonObj& row, std::string_view omit) {
     out->append(row.bytes());
     return;
   }
-  PutLe(out, static_cast<size_t>(row.size()) - static_cast<size_t>(m.size()), 4);
+  AppendLe(out, static_cast<size_t>(row.size()) - static_cast<size_t>(m.size()), 4);
   const char* begin = row.data() + 4;
   const char* end = row.data() + row.size();
   out->append(begin, m.raw());
@@ -80,15 +67,15 @@ std::string EncodeJournalEntry(const JournalEntry& e, std::vector<size_t>* row_a
   std::string out;
   out.reserve(64 + e.uuid.size() + e.time_field.size() + e.meta_field.size() +
               kBucketRecord * e.buckets.size() + rows_size);
-  PutLe(&out, 0, 4);  // the length, set at the end
+  AppendLe(&out, 0, 4);  // the length, set at the end
   PutString(&out, "u", e.uuid);
   PutString(&out, "t", e.time_field);
   if (!e.meta_field.empty()) PutString(&out, "m", e.meta_field);
   PutBinDataHeader(&out, "b", kBucketRecord * e.buckets.size());
   for (const auto& b : e.buckets) {
     out.append(reinterpret_cast<const char*>(b.id.bytes), 12);
-    PutLe(&out, static_cast<uint64_t>(b.start), 8);
-    PutLe(&out, b.rows.size() | (b.meta_omitted ? kMetaOmitted : 0), 4);
+    AppendLe(&out, static_cast<uint64_t>(b.start), 8);
+    AppendLe(&out, b.rows.size() | (b.meta_omitted ? kMetaOmitted : 0), 4);
   }
   PutBinDataHeader(&out, "r", 0);
   const size_t rows_len_at = out.size() - 5;  // the BinData's length, before its subtype
@@ -100,9 +87,9 @@ std::string EncodeJournalEntry(const JournalEntry& e, std::vector<size_t>* row_a
       PutRow(&out, r, omit);
     }
   }
-  SetLe(&out, rows_len_at, out.size() - rows_begin, 4);
+  OverwriteLe(&out, rows_len_at, out.size() - rows_begin, 4);
   out.push_back('\0');
-  SetLe(&out, 0, out.size(), 4);
+  OverwriteLe(&out, 0, out.size(), 4);
   return out;
 }
 
@@ -124,9 +111,9 @@ StatusWith<JournalEntry> DecodeJournalEntry(std::shared_ptr<const std::string> e
   for (size_t off = 0; off < table.size(); off += kBucketRecord) {
     JournalBucket jb;
     std::memcpy(jb.id.bytes, table.data() + off, 12);
-    jb.start = static_cast<int64_t>(GetLe(table.data() + off + 12, 8));
-    const uint64_t n = GetLe(table.data() + off + 20, 4) & ~uint64_t{kMetaOmitted};
-    jb.meta_omitted = (GetLe(table.data() + off + 20, 4) & kMetaOmitted) != 0;
+    jb.start = static_cast<int64_t>(LoadLe(table.data() + off + 12, 8));
+    const uint64_t n = LoadLe(table.data() + off + 20, 4) & ~uint64_t{kMetaOmitted};
+    jb.meta_omitted = (LoadLe(table.data() + off + 20, 4) & kMetaOmitted) != 0;
     for (uint64_t i = 0; i < n; ++i) {
       if (rows.size() - at < 5) return Malformed("the rows are truncated");
       const int32_t len = bson::ReadInt32(rows.data() + at);

@@ -238,7 +238,22 @@ def test_write_back_is_chosen_at_startup(held):
     assert e.value.code == 20  # IllegalOperation, as mongod answers for startup-only parameters
     got = c.admin.command("getParameter", 1, hourglassTimeseriesWriteBack=1)
     assert got["hourglassTimeseriesWriteBack"] is True
+    # The journal's log is opened once, at startup, with its file size.
+    with pytest.raises(OperationFailure) as e:
+        c.admin.command("setParameter", 1, hourglassTimeseriesJournalSegmentBytes=1 << 20)
+    assert e.value.code == 20
+    got = c.admin.command("getParameter", 1, hourglassTimeseriesJournalSegmentBytes=1)
+    assert got["hourglassTimeseriesJournalSegmentBytes"] == 64 << 20
     c.close()
+
+
+@pytest.mark.parametrize("bad", ["100", "-1", "lots"])
+def test_journal_segment_bytes_refuses_bad_values_at_startup(tmp_path, bad):
+    r = subprocess.run([hourglassd_path(), "--dbpath", str(tmp_path), "--port", "1",
+                        "--setParameter", f"hourglassTimeseriesJournalSegmentBytes={bad}"],
+                       capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL)
+    assert r.returncode != 0
+    assert "hourglassTimeseriesJournalSegmentBytes" in r.stdout + r.stderr
 
 
 def test_write_back_parameters_refuse_bad_values(held, tmp_path):
