@@ -14,6 +14,7 @@
 //                                --hint-natural 1 hints {$natural: 1} (no index)
 //
 // Common options: --uri URI --db tsbench --coll cpu --hosts 100 --hours 24 --seed 1
+// --minutes M (ingest, load): M minutes of data instead of whole hours (many hosts, little time)
 // --block-compressor NAME (ingest, load): create the collection with
 // storageEngine.wiredTiger.configString "block_compressor=NAME" (default: the server's choice)
 //
@@ -72,6 +73,7 @@ struct Options {
   std::string coll = "cpu";
   int hosts = 100;
   int hours = 24;
+  int minutes = 0;  // if set, the data's span instead of `hours`
   int conns = 1;
   int queries = 200;
   int warmup = 50;
@@ -81,8 +83,12 @@ struct Options {
   std::string block_compressor;  // empty: the server's default for time-series collections
 };
 
+int64_t SpanSeconds(const Options& o) {
+  return o.minutes > 0 ? int64_t{o.minutes} * 60 : int64_t{o.hours} * 3600;
+}
+
 int64_t Measurements(const Options& o) {
-  return static_cast<int64_t>(o.hosts) * o.hours * 3600 / (kIntervalMs / 1000);
+  return static_cast<int64_t>(o.hosts) * SpanSeconds(o) / (kIntervalMs / 1000);
 }
 
 // ---- data generation (TSBS cpu-only) ----
@@ -179,7 +185,7 @@ class Generator {
  private:
   // Emits one timestamp: a row for every host.
   void Step() {
-    const int64_t ticks = static_cast<int64_t>(o_.hours) * 3600 / (kIntervalMs / 1000);
+    const int64_t ticks = SpanSeconds(o_) / (kIntervalMs / 1000);
     if (tick_ >= ticks) {
       done_ = true;
       return;
@@ -479,6 +485,8 @@ bool ParseArgs(int argc, char** argv, Options* o) {
       o->hosts = std::atoi(v);
     } else if (a == "--hours") {
       o->hours = std::atoi(v);
+    } else if (a == "--minutes") {
+      o->minutes = std::atoi(v);
     } else if (a == "--block-compressor") {
       o->block_compressor = v;
     } else if (a == "--conns") {
@@ -500,8 +508,9 @@ bool ParseArgs(int argc, char** argv, Options* o) {
   });
   return ok &&
          (o->mode == "ingest" || o->mode == "load" || o->mode == "storage" || o->mode == "query") &&
-         o->hosts > 0 && o->hours > 0 && o->conns > 0 && o->conns <= o->hosts && o->queries > 0 &&
-         o->warmup >= 0;
+         o->hosts > 0 && o->hours > 0 && o->minutes >= 0 &&
+         (o->minutes == 0 || o->mode == "ingest" || o->mode == "load") && o->conns > 0 &&
+         o->conns <= o->hosts && o->queries > 0 && o->warmup >= 0;
 }
 
 }  // namespace
@@ -512,7 +521,7 @@ int main(int argc, char** argv) {
     std::fprintf(
         stderr,
         "usage: %s ingest|load|storage|query [--uri URI] [--db D] [--coll C] [--hosts 100] "
-        "[--hours 24] [--seed 1] [--conns N] [--queries 200] [--warmup 50] "
+        "[--hours 24] [--minutes M] [--seed 1] [--conns N] [--queries 200] [--warmup 50] "
         "[--batch-size B] [--hint-natural 0|1] [--block-compressor snappy|zlib|zstd|none]\n",
         argv[0]);
     return 2;

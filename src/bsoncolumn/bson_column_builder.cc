@@ -555,9 +555,13 @@ BsonColumnBuilder::Diff BsonColumnBuilder::Intermediate() {
 }
 
 size_t BsonColumnBuilder::ApproxMemory() const {
-  size_t n = sizeof(*this) + buf_.capacity() + last_tail_.capacity() + reference_.capacity();
+  size_t n = sizeof(*this) + buf_.capacity() + last_tail_.capacity() + reference_.capacity() +
+             regular_.HeapMemory();
   for (const std::string& o : buffered_) n += sizeof(o) + o.capacity();
-  for (const SubStream& st : streams_) n += sizeof(st) + st.buf.capacity();
+  for (const SubStream& st : streams_) {
+    n += sizeof(st) + st.buf.capacity() + st.encoder.HeapMemory() +
+         st.blocks.size() * sizeof(st.blocks.front());
+  }
   return n;
 }
 

@@ -94,7 +94,8 @@ class BsonColumnBuilder {
   };
   Proposal ProposeIntermediate() const;
   void AcceptIntermediate(Proposal proposal);
-  // Bytes held (written column, pending values, the last intermediate tail).
+  // Bytes held, this object's own included (written column, pending values, the last
+  // intermediate tail).
   size_t ApproxMemory() const;
   // The column, finishing the builder itself (no copy); the builder is empty afterwards.
   std::string Release();

@@ -26,6 +26,14 @@ void ColumnStreamEncoder::StorePrevious(BsonType type, std::string_view value) {
   prev_.append(value);
 }
 
+size_t ColumnStreamEncoder::HeapMemory() const {
+  // A short previous value lives inside the string (small-string optimization).
+  size_t n = prev_.capacity() > 15 ? prev_.capacity() : 0;
+  n += s64_.HeapMemory() + s128_.HeapMemory();
+  for (const auto& b : spares_.builders) n += sizeof(*b) + b->HeapMemory();
+  return n;
+}
+
 void ColumnStreamEncoder::SetPrevious(BsonType type, std::string_view value) {
   StorePrevious(type, value);
   InitializeFromPrevious();

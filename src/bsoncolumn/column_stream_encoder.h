@@ -66,6 +66,9 @@ class ColumnStreamEncoder {
   // their value in the reference object).
   void SetPrevious(bson::BsonType type, std::string_view value);
 
+  // Heap bytes held (the previous value, pending values, scratch builders).
+  size_t HeapMemory() const;
+
  private:
   struct Writer;
   bson::BsonType prev_type() const { return static_cast<bson::BsonType>(prev_[0]); }

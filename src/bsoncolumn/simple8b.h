@@ -428,6 +428,11 @@ class Simple8bBuilder {
     return word;
   }
 
+ public:
+  // Heap bytes held (the values not yet in a word).
+  size_t HeapMemory() const { return pending_.capacity() * sizeof(Pending); }
+
+ private:
   uint64_t rle_count_ = 0;
   std::optional<T> last_in_prev_word_{T{0}};
   std::array<uint8_t, 4> max_bits_ = simple8b::kMinDataBits;

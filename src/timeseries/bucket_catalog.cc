@@ -6,6 +6,7 @@
 #include <chrono>
 #include <functional>
 #include <limits>
+#include <list>
 #include <random>
 #include <shared_mutex>
 #include <span>
@@ -161,11 +162,21 @@ const Params& GetParams() {
   return p;
 }
 
-// The default idle-bucket memory threshold: 2.5% of the machine's memory.
+// The default idle-bucket memory threshold: 2.5% of the machine's memory (read once: every
+// staged measurement may ask).
 int64_t DefaultMemoryThreshold() {
-  long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
-  if (pages <= 0 || page <= 0) return int64_t{100} << 20;
-  return static_cast<int64_t>(pages) * page / 40;
+  static const int64_t threshold = [] {
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+    if (pages <= 0 || page <= 0) return int64_t{100} << 20;
+    return static_cast<int64_t>(pages) * page / 40;
+  }();
+  return threshold;
+}
+
+// timeseriesIdleBucketExpiryMemoryUsageThreshold, 0 meaning the default.
+int64_t MemoryThreshold() {
+  const int64_t set = GetParams().idle_threshold->GetInt();
+  return set == 0 ? DefaultMemoryThreshold() : set;
 }
 
 constexpr int64_t kAbsoluteMaxBucketBytes = (int64_t{16} << 20) - (int64_t{4} << 20);
@@ -194,6 +205,8 @@ struct Bucket {
   std::string series_key;
   Stripe* stripe = nullptr;  // StripeFor(series_key), set with it
   bool in_open = false;      // its stripe's `open` holds it (guarded by the stripe mutex)
+  // Its place in the stripe's `by_use` while in_open (guarded by the stripe mutex).
+  std::list<Bucket*>::iterator use_pos;
   uint64_t era = 0;
   int64_t min_time = 0;  // rounded bucket start, millis
   // Staging state, guarded by the stripe mutex.
@@ -301,10 +314,40 @@ struct KeyEq {
 template <typename T>
 using HashedMap = std::unordered_map<std::string, T, KeyHash, KeyEq>;
 
+// The catalog's memory for one archived record: the record, and for a series' only one the
+// table's entry and key too.
+int64_t ArchivedMemory(const std::string& series_key, bool only) {
+  int64_t n = sizeof(Archived);
+  if (only) n += static_cast<int64_t>(sizeof(std::vector<Archived>) + series_key.size() + 64);
+  return n;
+}
+
 struct Stripe {
   std::mutex mu;
   HashedMap<std::shared_ptr<Bucket>> open;    // series key → bucket
   HashedMap<std::vector<Archived>> archived;  // series key → records
+  // The open buckets, the one most recently given a write batch first: memory pressure archives
+  // from the back. MongoDB keeps a list of idle buckets, entered when a commit leaves a bucket
+  // with nothing pending; ordering by the last batch instead needs no lock when a commit ends,
+  // and a bucket idle longest is almost always the one given a batch longest ago.
+  std::list<Bucket*> by_use;
+
+  void AddOpen(const std::string& key, const std::shared_ptr<Bucket>& b) {
+    b->in_open = true;
+    b->use_pos = by_use.insert(by_use.begin(), b.get());
+    open[key] = b;
+  }
+  // `b` may die here, with its entry in `open`.
+  void RemoveOpen(Bucket& b) {
+    b.in_open = false;
+    by_use.erase(b.use_pos);
+    auto it = open.find(b.series_key);
+    std::shared_ptr<Bucket> last = std::move(it->second);
+    open.erase(it);
+  }
+  void Used(Bucket& b) {
+    if (b.use_pos != by_use.begin()) by_use.splice(by_use.begin(), by_use, b.use_pos);
+  }
   // Every bucket object still alive (open, or closed/archived with a batch in flight), by _id. A
   // bucket's rows may only be appended through one object — the one whose layout matches the
   // stored document — so reopening goes through this first. Entries die with their buckets and
@@ -675,34 +718,51 @@ std::shared_ptr<Bucket> BucketCatalog::FindStoredBucket(const TimeseriesCollecti
 
 void BucketCatalog::ExpireIdleBuckets(Stripe& stripe, const std::string& keep) {
   const Params& p = GetParams();
-  int64_t threshold = p.idle_threshold->GetInt();
-  if (threshold == 0) threshold = DefaultMemoryThreshold();
-  int64_t budget = p.idle_per_attempt->GetInt();
-  for (auto it = stripe.open.begin();
-       it != stripe.open.end() && budget > 0 && memory_usage_.load() > threshold;) {
-    Bucket& b = *it->second;
-    if (it->first == keep || b.pending || b.committing.load()) {
-      ++it;
-      continue;
-    }
+  const int64_t threshold = MemoryThreshold();
+  // As MongoDB: at most maxCountPerAttempt + 1 buckets or records go per attempt, idle buckets
+  // first, so that memory above the threshold is given back gradually, not all at once.
+  int64_t budget = p.idle_per_attempt->GetInt() + 1;
+  // Buckets with a batch in flight sit near the front; a few steps past them bound the walk.
+  int steps = 64;
+  for (auto it = stripe.by_use.end(); it != stripe.by_use.begin() && budget > 0 && steps-- > 0 &&
+                                      memory_usage_.load() > threshold;) {
+    Bucket& b = **--it;
+    if (b.series_key == keep || b.pending || b.committing.load()) continue;
     // An idle bucket leaves memory; a small record lets a later measurement reopen it.
-    stripe.archived[it->first].push_back({b.doc.id(), b.min_time, b.era});
-    ++num_archived_;
+    it = std::next(it);
+    AddArchived(stripe, b);
     --num_open_;
     memory_usage_ -= b.memory;
     global_.Add(Stat::kNumBucketsArchivedDueToMemoryThreshold);
-    b.in_open = false;
-    it = stripe.open.erase(it);
+    stripe.RemoveOpen(b);
     --budget;
   }
-  if (memory_usage_.load() > threshold && !stripe.archived.empty()) {
-    // Still above: forget archived records too; their buckets can only come back by a query.
-    for (auto& [key, recs] : stripe.archived) {
-      global_.Add(Stat::kNumBucketsClosedDueToMemoryThreshold, static_cast<int64_t>(recs.size()));
-      num_archived_ -= static_cast<int64_t>(recs.size());
-    }
-    stripe.archived.clear();
+  while (budget-- > 0 && memory_usage_.load() > threshold && !stripe.archived.empty()) {
+    // Still above: forget an archived record, the oldest of a series; its bucket can then only
+    // come back by a query.
+    auto ait = stripe.archived.begin();
+    auto oldest = std::min_element(
+        ait->second.begin(), ait->second.end(),
+        [](const Archived& a, const Archived& b) { return a.min_time < b.min_time; });
+    RemoveArchived(stripe, ait->first, static_cast<size_t>(oldest - ait->second.begin()));
+    global_.Add(Stat::kNumBucketsClosedDueToMemoryThreshold);
   }
+}
+
+void BucketCatalog::AddArchived(Stripe& stripe, const Bucket& b) {
+  auto& recs = stripe.archived[b.series_key];
+  recs.push_back({b.doc.id(), b.min_time, b.era});
+  ++num_archived_;
+  memory_usage_ += ArchivedMemory(b.series_key, recs.size() == 1);
+}
+
+void BucketCatalog::RemoveArchived(Stripe& stripe, const std::string& series_key, size_t i) {
+  auto it = stripe.archived.find(series_key);
+  auto& recs = it->second;
+  memory_usage_ -= ArchivedMemory(it->first, recs.size() == 1);
+  --num_archived_;
+  recs.erase(recs.begin() + static_cast<std::ptrdiff_t>(i));
+  if (recs.empty()) stripe.archived.erase(it);
 }
 
 StatusWith<std::shared_ptr<Bucket>> BucketCatalog::BucketFor(
@@ -721,8 +781,7 @@ StatusWith<std::shared_ptr<Bucket>> BucketCatalog::BucketFor(
     // era would keep the reopening below from reading the stored bucket).
     std::shared_ptr<Bucket> b = std::move(open);
     if (b->era != era || b->broken.load() || b->retired.load()) {
-      b->in_open = false;
-      stripe.open.erase(series_key);
+      stripe.RemoveOpen(*b);
       --num_open_;
       memory_usage_ -= b->memory;
     } else {
@@ -765,8 +824,7 @@ StatusWith<std::shared_ptr<Bucket>> BucketCatalog::BucketFor(
       const bool compress = !b->compressed.load() && GetParams().compress_closed->GetBool() &&
                             r != Rollover::kTimeBackward;
       if (!compress && (r == Rollover::kTimeForward || r == Rollover::kTimeBackward)) {
-        stripe.archived[series_key].push_back({b->doc.id(), b->min_time, b->era});
-        ++num_archived_;
+        AddArchived(stripe, *b);
       } else if (compress) {
         b->closed_for_good = true;
       }
@@ -776,43 +834,40 @@ StatusWith<std::shared_ptr<Bucket>> BucketCatalog::BucketFor(
         std::lock_guard ck(cs.closed_mu);
         cs.closed.push_back(b);
       }
-      b->in_open = false;
-      stripe.open.erase(series_key);
+      stripe.RemoveOpen(*b);
       --num_open_;
       memory_usage_ -= b->memory;
     }
   }
 
-  // Reopen an archived bucket whose time range holds t, if it still has room.
+  // Reopen an archived bucket whose time range holds t, if it still has room. A record tried
+  // goes, whether or not its bucket could take the measurement.
   std::shared_ptr<Bucket> found;
-  if (auto ait = stripe.archived.find(series_key); ait != stripe.archived.end()) {
+  for (auto ait = stripe.archived.find(series_key); !found && ait != stripe.archived.end();
+       ait = stripe.archived.find(series_key)) {
     auto& recs = ait->second;
-    for (size_t i = 0; i < recs.size() && !found; ++i) {
-      const Archived& a = recs[i];
-      if (a.era != era || a.min_time > t || t - a.min_time >= span_ms) continue;
-      if (auto b = stripe.Live(a.id)) {
-        found = ReuseLive(coll, b);
+    auto pick = std::find_if(recs.begin(), recs.end(), [&](const Archived& a) {
+      return a.era == era && a.min_time <= t && t - a.min_time < span_ms;
+    });
+    if (pick == recs.end()) break;
+    const Archived a = *pick;
+    RemoveArchived(stripe, series_key, static_cast<size_t>(pick - recs.begin()));
+    if (auto b = stripe.Live(a.id)) {
+      found = ReuseLive(coll, b);
+    } else {
+      Count(cs, Stat::kNumBucketsFetched);
+      auto rec = coll.buckets->FindRecord(s, catalog::ClusteredRecordId(a.id));
+      if (!rec.ok() || !rec.value()) {
+        Count(cs, Stat::kNumBucketFetchesFailed);
       } else {
-        Count(cs, Stat::kNumBucketsFetched);
-        auto rec = coll.buckets->FindRecord(s, catalog::ClusteredRecordId(a.id));
-        if (!rec.ok() || !rec.value()) {
-          Count(cs, Stat::kNumBucketFetchesFailed);
-        } else {
-          found = Reopen(coll, stripe, rec.value()->doc, series_key);
-        }
+        found = Reopen(coll, stripe, rec.value()->doc, series_key);
       }
-      {
-        if (found && (found->num_measurements >= l.max_count ||
-                      found->size + static_cast<int64_t>(add) > l.max_size ||
-                      !found->fields.IsCompatible(m, meta_field))) {
-          found.reset();
-        }
-      }
-      recs.erase(recs.begin() + static_cast<std::ptrdiff_t>(i));
-      --num_archived_;
-      --i;
     }
-    if (recs.empty()) stripe.archived.erase(ait);
+    if (found && (found->num_measurements >= l.max_count ||
+                  found->size + static_cast<int64_t>(add) > l.max_size ||
+                  !found->fields.IsCompatible(m, meta_field))) {
+      found.reset();
+    }
   }
   if (!found && cs.may_have_stored.load()) {
     found = FindStoredBucket(coll, s, stripe, series_key, meta, t);
@@ -839,8 +894,7 @@ StatusWith<std::shared_ptr<Bucket>> BucketCatalog::BucketFor(
   found->memory =
       static_cast<int64_t>(sizeof(Bucket) + found->doc.ApproxMemory() + found->fields_memory);
   memory_usage_ += found->memory;
-  found->in_open = true;
-  stripe.open[series_key] = found;
+  stripe.AddOpen(series_key, found);
   ++num_open_;
   ExpireIdleBuckets(stripe, series_key);
   return found;
@@ -932,7 +986,13 @@ StatusWith<std::shared_ptr<WriteBatch>> BucketCatalog::Insert(const TimeseriesCo
     b->fields.UpdateRecordingShape(m, meta_field);
     b->tree_ahead = true;
   }
-  if (!b->pending) b->pending = std::make_shared<WriteBatch>(b);
+  if (!b->pending) {
+    b->pending = std::make_shared<WriteBatch>(b);
+    stripe.Used(*b);
+    // Series whose buckets are all open open none: their growth makes room too.
+    if (same_bucket && memory_usage_.load() > MemoryThreshold())
+      ExpireIdleBuckets(stripe, series_key);
+  }
   b->pending->measurements.push_back(m);
   return b->pending;
 }

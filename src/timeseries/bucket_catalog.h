@@ -228,7 +228,15 @@ class BucketCatalog {
   // Reloads the layout and min/max of `batch`'s bucket from storage (after its collection was
   // cleared) and rebuilds `batch.control` on them.
   Status Resync(const TimeseriesCollection& coll, storage::Session& s, WriteBatch& batch);
+  // MongoDB's expiry under memory pressure, before a bucket is opened in `stripe`: while the
+  // catalog's memory is above the threshold, archive the buckets given a batch longest ago
+  // (never `keep`'s or one with a batch in flight), then forget archived records, at most
+  // timeseriesIdleBucketExpiryMaxCountPerAttempt + 1 in all.
   void ExpireIdleBuckets(Stripe& stripe, const std::string& keep);
+  // A record of `b` (open until now) for reopening, and the removal of record `i` of series
+  // `series_key`'s: both keep the catalog's counts and memory, under the stripe's lock.
+  void AddArchived(Stripe& stripe, const Bucket& b);
+  void RemoveArchived(Stripe& stripe, const std::string& series_key, size_t i);
   Status Write(const TimeseriesCollection& coll, storage::Session& s, WriteBatch& batch);
   // Write-back's commit of the batches this writer claimed: one journal entry, then the rows
   // join their buckets' unwritten layouts.

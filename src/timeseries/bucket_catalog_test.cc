@@ -855,6 +855,51 @@ TEST_F(BucketCatalogTest, IdleBucketsAreArchivedAboveMemoryThreshold) {
   EXPECT_GE(section["numArchivedBuckets"].Int32(), 0);
 }
 
+// Memory pressure as MongoDB meets it: archived buckets are reopened by their next measurements
+// rather than forgotten all at once, so series that take turns keep filling their buckets, and
+// the catalog's memory stays near its threshold.
+TEST_F(BucketCatalogTest, SeriesTakingTurnsAboveTheMemoryThresholdKeepFillingTheirBuckets) {
+  constexpr int kSeries = 200, kRounds = 12;
+  auto status = [&] {
+    BsonBuilder b;
+    bc_->AppendServerStatus(b);
+    return b.Obj()["bucketCatalog"].Obj().Owned();
+  };
+  auto insert_round = [&](int round) {
+    for (int i = 0; i < kSeries; ++i) {
+      BsonBuilder mb;
+      mb.AppendInt32("m", i);
+      ASSERT_TRUE(InsertOne(coll_, M(kT0 + round * 1000, round * kSeries + i, mb.Obj())).ok());
+    }
+  };
+  insert_round(0);
+  insert_round(1);
+  // Room for about a quarter of the series' buckets.
+  const int64_t threshold = status()["memoryUsage"].NumberLong() / 4;
+  ParamGuard guard("timeseriesIdleBucketExpiryMemoryUsageThreshold", threshold);
+  for (int round = 2; round < kRounds; ++round) insert_round(round);
+
+  BsonObj st = status();
+  EXPECT_GT(Get(Stat::kNumBucketsArchivedDueToMemoryThreshold), 0);
+  EXPECT_GT(Get(Stat::kNumBucketsFetched), 0) << "archived buckets were never reopened";
+  EXPECT_LE(st["memoryUsage"].NumberLong(), threshold + threshold / 4) << st.ToJson();
+  EXPECT_LT(st["numOpenBuckets"].Int32(), kSeries / 2) << st.ToJson();
+  // Buckets go on filling: fewer buckets than half the measurements (with few open buckets per
+  // stripe, some archived records are forgotten, as in MongoDB), every one of a single series.
+  const auto buckets = Buckets(coll_);
+  EXPECT_LE(buckets.size(), static_cast<size_t>(kSeries * kRounds / 2)) << st.ToJson();
+  std::vector<int> seen;
+  for (const auto& b : buckets) {
+    for (const auto& m : Unpack(coll_, b)) {
+      EXPECT_EQ(m["tag"].Int32(), m["v"].Int32() % kSeries) << "measurement in the wrong series";
+      seen.push_back(m["v"].Int32());
+    }
+  }
+  std::sort(seen.begin(), seen.end());
+  ASSERT_EQ(seen.size(), static_cast<size_t>(kSeries * kRounds));
+  for (int i = 0; i < kSeries * kRounds; ++i) ASSERT_EQ(seen[static_cast<size_t>(i)], i);
+}
+
 // A measurement staged into a bucket that is then archived (time forward) and reopened from disk
 // before the staged batch commits: both commits must land in the one stored document, which must
 // stay valid BSON with distinct row keys (spec 3.1).

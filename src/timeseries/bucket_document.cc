@@ -445,7 +445,8 @@ void BucketDocument::PrepareCompressed(const BsonObj& control, std::string* full
   size_t data_len_old = 4 + 1, data_len_new = 4 + 1;
   for (size_t i = 0; i < columns_.size(); ++i) {
     Column& c = columns_[i];
-    c.packed->proposal = c.packed->builder.ProposeIntermediate();
+    c.packed->proposal = std::make_unique<bsoncolumn::BsonColumnBuilder::Proposal>(
+        c.packed->builder.ProposeIntermediate());
     const auto& diff = c.packed->proposal->diff;
     new_len[i] = diff.offset + diff.data.size();
     if (!c.is_new) data_len_old += c.elem_size;
@@ -543,7 +544,7 @@ void BucketDocument::Finish(bool success) {
       return;
     }
     for (auto& c : columns_) {
-      invariant(c.packed->proposal.has_value());  // Prepare came first
+      invariant(c.packed->proposal != nullptr);  // Prepare came first
       auto& diff = c.packed->proposal->diff;
       c.packed->stored_len = static_cast<uint32_t>(diff.offset + diff.data.size());
       c.elem_size = PackedElemSize(c.name, c.packed->stored_len);
@@ -619,7 +620,11 @@ void BucketDocument::MeasureLayout() {
   size_t n = sizeof(*this) + meta_elem_.capacity();
   for (const auto& c : columns_) {
     n += sizeof(Column) + c.name.capacity() + c.staged.capacity();
-    if (c.packed) n += sizeof(Packed) + c.packed->builder.ApproxMemory();
+    if (c.packed) {
+      // The builder's ApproxMemory counts its own bytes, which sizeof(Packed) holds.
+      n += sizeof(Packed) - sizeof(c.packed->builder) + c.packed->builder.ApproxMemory();
+      if (const auto& p = c.packed->proposal) n += p->diff.data.capacity() + p->tail.capacity();
+    }
   }
   layout_memory_ = n;
 }

@@ -122,7 +122,8 @@ class BucketDocument {
   struct Packed {
     bsoncolumn::BsonColumnBuilder builder;
     uint32_t stored_len = 0;  // bytes of the binary as stored
-    std::optional<bsoncolumn::BsonColumnBuilder::Proposal> proposal;  // set by Prepare
+    // Set by Prepare until Finish (held out of line: most columns are between commits).
+    std::unique_ptr<bsoncolumn::BsonColumnBuilder::Proposal> proposal;
   };
   struct Column {
     std::string name;
