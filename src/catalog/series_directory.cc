@@ -4,6 +4,27 @@
 
 namespace hourglass::catalog {
 
+namespace {
+// Copies the series' metas into one buffer, in order. A read that tests every series' meta
+// touches all of them; metas allocated one at a time while buckets were written lie scattered
+// across the heap, and at 4,000 series testing them took twice as long as testing the metas a
+// walk of the index allocates together after a restart.
+void PackMetas(std::vector<SeriesDirectory::Series>& list) {
+  size_t total = 0;
+  for (const auto& one : list) total += one.meta.bytes().size();
+  auto buffer = std::make_shared<std::string>();
+  buffer->reserve(total);
+  for (const auto& one : list) buffer->append(one.meta.bytes());
+  std::shared_ptr<const std::string> packed = std::move(buffer);
+  const char* at = packed->data();
+  for (auto& one : list) {
+    const size_t size = one.meta.bytes().size();
+    one.meta = bson::BsonObj(packed, at);
+    at += size;
+  }
+}
+}  // namespace
+
 void SeriesDirectory::Add(std::string_view prefix, const bson::BsonElement& meta) {
   std::lock_guard lk(mu_);
   if (gave_up_ || prefixes_.contains(std::string(prefix))) return;
@@ -36,6 +57,7 @@ std::shared_ptr<const std::vector<SeriesDirectory::Series>> SeriesDirectory::Sna
     // In the index's order, so that reads return buckets in the order a walk of it would.
     std::sort(next->begin(), next->end(),
               [](const Series& a, const Series& b) { return a.prefix < b.prefix; });
+    PackMetas(*next);
     added_.clear();
     list_ = std::move(next);
   }

@@ -1,6 +1,7 @@
 // SeriesDirectory: nothing is listed until a walk marks it complete, series added before that
 // are kept, each series is listed once in prefix order, a snapshot taken earlier is not changed
-// by later additions, and past kMaxSeries the directory gives up for good.
+// by later additions, its metas lie together in its order, and past kMaxSeries the directory
+// gives up for good.
 #include "catalog/series_directory.h"
 
 #include <gtest/gtest.h>
@@ -39,6 +40,31 @@ TEST(SeriesDirectoryTest, ListsEachSeriesOnceInPrefixOrderOnceComplete) {
   EXPECT_EQ((*next)[1].prefix, "aa");
   EXPECT_EQ(list->size(), 3u);
   EXPECT_EQ(d.Snapshot(), next);  // nothing new: the same list
+}
+
+// A read tests every series' meta: the snapshot holds them side by side, in its order, whatever
+// order and time they were added in, and an earlier snapshot keeps its own.
+TEST(SeriesDirectoryTest, SnapshotHoldsTheMetasTogetherInItsOrder) {
+  SeriesDirectory d;
+  d.MarkComplete();
+  for (int i = 9; i >= 0; --i)
+    d.Add("p" + std::to_string(i), Meta("h" + std::to_string(i)).FirstElement());
+  auto list = d.Snapshot();
+  ASSERT_EQ(list->size(), 10u);
+  for (size_t i = 0; i < list->size(); ++i) {
+    const auto& one = (*list)[i];
+    EXPECT_EQ(one.meta["meta"].Str(), "h" + std::to_string(i));
+    if (i > 0) {
+      const auto& before = (*list)[i - 1].meta;
+      EXPECT_EQ(one.meta.data(), before.data() + before.size()) << "meta " << i << " not packed";
+    }
+  }
+  d.Add("p5a", Meta("h5a").FirstElement());
+  auto next = d.Snapshot();
+  ASSERT_EQ(next->size(), 11u);
+  EXPECT_EQ((*next)[6].meta["meta"].Str(), "h5a");
+  EXPECT_EQ((*next)[6].meta.data(), (*next)[5].meta.data() + (*next)[5].meta.size());
+  EXPECT_EQ((*list)[6].meta["meta"].Str(), "h6");  // the earlier snapshot is intact
 }
 
 TEST(SeriesDirectoryTest, GivesUpPastItsLimit) {
