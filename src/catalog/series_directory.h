@@ -39,7 +39,8 @@ class SeriesDirectory {
   // Says that a walk of the whole index, in a snapshot begun after this directory was made,
   // has Added every series it saw.
   void MarkComplete();
-  // Every series, if the directory is complete (in the index's order); null otherwise.
+  // Every series, if the directory is complete (in the index's order, the metas side by side in
+  // one buffer); null otherwise.
   std::shared_ptr<const std::vector<Series>> Snapshot();
 
  private:
