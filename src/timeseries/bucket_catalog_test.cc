@@ -205,6 +205,20 @@ class BucketCatalogTest : public ::testing::Test {
   }
 
   int64_t Get(Stat s) const { return bc_->global_stats().Get(s); }
+  // Measurement v of series v % series (its meta `tag`), for v in [0, total): each is stored
+  // exactly once, in a bucket of its own series.
+  void ExpectEachValueOnceInItsSeries(const std::vector<BsonObj>& buckets, int series, int total) {
+    std::vector<int> seen;
+    for (const auto& b : buckets) {
+      for (const auto& m : Unpack(coll_, b)) {
+        EXPECT_EQ(m["tag"].Int32(), m["v"].Int32() % series) << "measurement in the wrong series";
+        seen.push_back(m["v"].Int32());
+      }
+    }
+    std::sort(seen.begin(), seen.end());
+    ASSERT_EQ(seen.size(), static_cast<size_t>(total));
+    for (int i = 0; i < total; ++i) ASSERT_EQ(seen[static_cast<size_t>(i)], i);
+  }
 
   BoolParamGuard layout_;
   storage::testing::TempDir dir_;
@@ -812,17 +826,8 @@ TEST_F(BucketCatalogTest, ConcurrentWritersAcrossSeriesWithCountRollover) {
   }
   for (auto& t : threads) t.join();
   ASSERT_EQ(failures.load(), 0);
-  std::vector<int> seen;
-  for (const auto& b : Buckets(coll_)) {
-    EXPECT_LE(Rows(b), 7);
-    for (const auto& m : Unpack(coll_, b)) {
-      EXPECT_EQ(m["tag"].Int32(), m["v"].Int32() % kSeries) << "measurement in the wrong series";
-      seen.push_back(m["v"].Int32());
-    }
-  }
-  std::sort(seen.begin(), seen.end());
-  ASSERT_EQ(seen.size(), static_cast<size_t>(kThreads * kPerThread));
-  for (int i = 0; i < kThreads * kPerThread; ++i) ASSERT_EQ(seen[static_cast<size_t>(i)], i);
+  for (const auto& b : Buckets(coll_)) EXPECT_LE(Rows(b), 7);
+  ExpectEachValueOnceInItsSeries(Buckets(coll_), kSeries, kThreads * kPerThread);
   // Every series' buckets except its last are full.
   EXPECT_EQ(Get(Stat::kNumBucketsClosedDueToCount) + kSeries,
             static_cast<int64_t>(Buckets(coll_).size()));
@@ -888,16 +893,7 @@ TEST_F(BucketCatalogTest, SeriesTakingTurnsAboveTheMemoryThresholdKeepFillingThe
   // stripe, some archived records are forgotten, as in MongoDB), every one of a single series.
   const auto buckets = Buckets(coll_);
   EXPECT_LE(buckets.size(), static_cast<size_t>(kSeries * kRounds / 2)) << st.ToJson();
-  std::vector<int> seen;
-  for (const auto& b : buckets) {
-    for (const auto& m : Unpack(coll_, b)) {
-      EXPECT_EQ(m["tag"].Int32(), m["v"].Int32() % kSeries) << "measurement in the wrong series";
-      seen.push_back(m["v"].Int32());
-    }
-  }
-  std::sort(seen.begin(), seen.end());
-  ASSERT_EQ(seen.size(), static_cast<size_t>(kSeries * kRounds));
-  for (int i = 0; i < kSeries * kRounds; ++i) ASSERT_EQ(seen[static_cast<size_t>(i)], i);
+  ExpectEachValueOnceInItsSeries(buckets, kSeries, kSeries * kRounds);
 }
 
 // A measurement staged into a bucket that is then archived (time forward) and reopened from disk
