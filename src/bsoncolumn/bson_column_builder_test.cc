@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
@@ -11,6 +12,7 @@
 #include "bsoncolumn/bson_column_decoder.h"
 #include "bsoncolumn/bson_column_test_columns.h"
 #include "bsoncolumn/bson_column_test_util.h"
+#include "bsoncolumn/column_stream_encoder.h"
 
 namespace hourglass::bsoncolumn {
 namespace {
@@ -216,6 +218,70 @@ TEST(BsonColumnBuilderTest, RandomColumnsRoundTrip) {
     SCOPED_TRACE(iter);
     ExpectRoundTrip(RandomColumn(rng));
     if (HasFatalFailure()) return;
+  }
+}
+
+// A double that completes a Simple-8b word may keep the pending values as they are instead of
+// re-appending them (ColumnStreamEncoder's restart shortcut): the bytes must be the ones the
+// re-appending writes, for doubles of every scale, repeats, zeros and skips, alone and inside
+// objects.
+TEST(BsonColumnBuilderTest, RestartShortcutWritesTheSameBytes) {
+  std::mt19937_64 rng(EnvOr("HG_BSONCOLUMN_SEED", 42));
+  std::normal_distribution<double> step(0.0, 1.0);
+  auto encode_both = [](const Column& col) {
+    ColumnStreamEncoder::SetRestartShortcutForTest(false);
+    const std::string reference = col.Encode();
+    ColumnStreamEncoder::SetRestartShortcutForTest(true);
+    return std::make_pair(reference, col.Encode());
+  };
+  for (int iter = 0; iter < 400; ++iter) {
+    SCOPED_TRACE(iter);
+    Column col;
+    double walk = 50;
+    const int n = 1 + static_cast<int>(rng() % 600);
+    int kind = static_cast<int>(rng() % 6);
+    for (int i = 0; i < n; ++i) {
+      if (rng() % 40 == 0) kind = static_cast<int>(rng() % 6);
+      if (rng() % 15 == 0) {
+        col.Missing();
+        continue;
+      }
+      walk = std::clamp(walk + step(rng), 0.0, 100.0);
+      switch (kind) {
+        case 0:  // full precision
+          col.Double(walk);
+          break;
+        case 1:  // a few decimals, each scale
+          col.Double(std::round(walk * std::pow(10.0, rng() % 5)) / std::pow(10.0, rng() % 5));
+          break;
+        case 2:  // repeats, and zeros of both signs
+          col.Double(rng() % 3 == 0 ? (rng() % 2 ? -0.0 : 0.0) : std::round(walk));
+          break;
+        case 3:  // wide jumps between magnitudes
+          col.Double(std::ldexp(walk, static_cast<int>(rng() % 120) - 60));
+          break;
+        case 4:  // mostly the same value, a different one now and then
+          col.Double(rng() % 8 == 0 ? walk : 42.125);
+          break;
+        default:  // a double inside an object (an interleaved leaf)
+          col.Add([&](BsonBuilder& b) {
+            BsonBuilder o;
+            o.AppendDouble("v", walk);
+            o.AppendDouble("w", std::round(walk * 10) / 10);
+            b.AppendObject("", o.Obj());
+          });
+          break;
+      }
+    }
+    const auto [reference, fast] = encode_both(col);
+    ASSERT_EQ(ToHex(fast), ToHex(reference));
+  }
+  // The generic random columns too.
+  for (int iter = 0; iter < 200; ++iter) {
+    SCOPED_TRACE(iter);
+    const Column col = RandomColumn(rng);
+    const auto [reference, fast] = encode_both(col);
+    ASSERT_EQ(ToHex(fast), ToHex(reference));
   }
 }
 

@@ -765,5 +765,67 @@ TEST(BsonColumnLayoutTest, LowestScaleShortcutAgreesWithTryingEveryScale) {
   EXPECT_GT(checked, 5000000);
 }
 
+// EncodeDouble rounds without calling std::llround: it must agree with llround (half away from
+// zero) everywhere, the half-way products included.
+TEST(BsonColumnLayoutTest, EncodeDoubleRoundsAsLlround) {
+  auto reference = [](double v, int scale) -> std::optional<int64_t> {
+    const double m = kScaleMultiplier[scale];
+    const double scaled = v * m;
+    if (!(scaled >= -9007199254740992.0 && scaled <= 9007199254740992.0)) return std::nullopt;
+    const int64_t r = std::llround(scaled);
+    if (static_cast<double>(r) / m != v ||
+        std::signbit(static_cast<double>(r) / m) != std::signbit(v)) {
+      return std::nullopt;
+    }
+    return r;
+  };
+  std::mt19937_64 rng(11);
+  std::vector<double> values = {0.5,
+                                -0.5,
+                                1.5,
+                                -1.5,
+                                2.5,
+                                -2.5,
+                                0.49999999999999994,
+                                -0.49999999999999994,
+                                4503599627370495.5,
+                                -4503599627370495.5,
+                                4503599627370497.0,
+                                9007199254740992.0,
+                                -9007199254740992.0,
+                                0.05,
+                                0.15,
+                                0.25,
+                                1.005,
+                                123.45,
+                                -0.0};
+  for (int i = 0; i < 200000; ++i) {
+    // Half-way and near-half-way products at every scale.
+    const double whole = static_cast<double>(static_cast<int64_t>(rng() % 2000000) - 1000000);
+    const int scale = static_cast<int>(rng() % kScaleMemoryAsInteger);
+    const double m = kScaleMultiplier[scale];
+    values.push_back((whole + 0.5) / m);
+    values.push_back(std::nextafter((whole + 0.5) / m, 0.0));
+    values.push_back(whole / m);
+    double d;
+    uint64_t bits = rng();
+    std::memcpy(&d, &bits, 8);
+    values.push_back(d);
+  }
+  int encoded = 0;
+  for (double v : values) {
+    for (int scale = 0; scale < kScaleMemoryAsInteger; ++scale) {
+      const auto want = reference(v, scale);
+      const auto got = EncodeDouble(v, scale);
+      ASSERT_EQ(got.has_value(), want.has_value()) << v << " at scale " << scale;
+      if (got) {
+        ASSERT_EQ(*got, *want) << v << " at scale " << scale;
+        ++encoded;
+      }
+    }
+  }
+  EXPECT_GT(encoded, 200000);
+}
+
 }  // namespace
 }  // namespace hourglass::bsoncolumn

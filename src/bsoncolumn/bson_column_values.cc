@@ -8,15 +8,6 @@ namespace hourglass::bsoncolumn {
 
 using bson::BsonType;
 
-bool UsesDeltaOfDelta(BsonType t) {
-  return t == BsonType::kObjectId || t == BsonType::kDate || t == BsonType::kTimestamp;
-}
-
-bool Uses128Bit(BsonType t) {
-  return t == BsonType::kString || t == BsonType::kCode || t == BsonType::kBinData ||
-         t == BsonType::kDecimal128;
-}
-
 bool OnlyZeroDelta(BsonType t) {
   switch (t) {
     case BsonType::kRegex:
@@ -39,6 +30,20 @@ namespace {
 
 constexpr double kMaxSafe = 9007199254740992.0;  // 2^53
 
+// std::llround for |x| <= 2^53, without the library call: the conversion truncates, and x minus
+// its integer part is exact in that range, so the half-way cases round away from zero as llround
+// does.
+int64_t RoundHalfAwayFromZero(double x) {
+  int64_t i = static_cast<int64_t>(x);
+  const double frac = x - static_cast<double>(i);
+  if (frac >= 0.5) {
+    ++i;
+  } else if (frac <= -0.5) {
+    --i;
+  }
+  return i;
+}
+
 int64_t BitsOf(double v) {
   int64_t r;
   std::memcpy(&r, &v, 8);
@@ -60,7 +65,7 @@ std::optional<int64_t> EncodeDouble(double v, int scale_index) {
   const double scaled = v * m;
   // The negated comparison also rejects NaN.
   if (!(scaled >= -kMaxSafe && scaled <= kMaxSafe)) return std::nullopt;
-  const int64_t rounded = std::llround(scaled);
+  const int64_t rounded = RoundHalfAwayFromZero(scaled);
   if (BitsOf(static_cast<double>(rounded) / m) != BitsOf(v)) return std::nullopt;
   return rounded;
 }

@@ -64,8 +64,16 @@ inline int ScaleIndexOfControl(uint8_t c) {
 }
 
 // Type rules.
-bool UsesDeltaOfDelta(bson::BsonType t);  // ObjectId, Date, Timestamp
-bool Uses128Bit(bson::BsonType t);        // String, Code, BinData, Decimal128
+// ObjectId, Date, Timestamp. Inline: asked for every value appended.
+inline bool UsesDeltaOfDelta(bson::BsonType t) {
+  return t == bson::BsonType::kObjectId || t == bson::BsonType::kDate ||
+         t == bson::BsonType::kTimestamp;
+}
+// String, Code, BinData, Decimal128.
+inline bool Uses128Bit(bson::BsonType t) {
+  return t == bson::BsonType::kString || t == bson::BsonType::kCode ||
+         t == bson::BsonType::kBinData || t == bson::BsonType::kDecimal128;
+}
 // Types whose values cannot be turned into integers: only "repeat the previous" is possible.
 bool OnlyZeroDelta(bson::BsonType t);
 

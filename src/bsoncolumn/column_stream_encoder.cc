@@ -335,7 +335,15 @@ bool ColumnStreamEncoder::AppendDouble(ColumnSink& sink, double value, double pr
   }
   // A word was written: start again from the lowest scale for the values still pending.
   const int old_scale = scale_;
-  std::tie(prev_enc64_, scale_) = EncodeDoubleLowestScale(last_in_prev_block_, 0);
+  const auto [restart_enc, restart_scale] = EncodeDoubleLowestScale(last_in_prev_block_, 0);
+  if (restart_shortcut_ && restart_scale == old_scale && s64_.RestartKeepsState()) {
+    // Appending the pending values again at the same scale gives the same deltas, so the same
+    // builder: skipped, since with full-precision doubles every value completes a word.
+    prev_enc64_ = encoded;
+    return true;
+  }
+  prev_enc64_ = restart_enc;
+  scale_ = restart_scale;
   if (spares_.builders.size() <= spares_.depth) {
     spares_.builders.push_back(std::make_unique<Simple8bBuilder<uint64_t>>());
   }

@@ -69,6 +69,11 @@ class ColumnStreamEncoder {
   // Heap bytes held (the previous value, pending values, scratch builders).
   size_t HeapMemory() const;
 
+  // Tests only: whether a double that completes a word may skip re-appending the pending values
+  // when that would rebuild the same state (on by default; the bytes are the same either way,
+  // which the tests check by turning it off).
+  static void SetRestartShortcutForTest(bool on) { restart_shortcut_ = on; }
+
  private:
   struct Writer;
   bson::BsonType prev_type() const { return static_cast<bson::BsonType>(prev_[0]); }
@@ -104,6 +109,7 @@ class ColumnStreamEncoder {
     size_t depth = 0;
   };
   Spares spares_;
+  static inline bool restart_shortcut_ = true;
 };
 
 }  // namespace hourglass::bsoncolumn
