@@ -6,7 +6,9 @@
 # medians. Expects `make release`.
 #
 #   bench/ingest_ab.sh [--hosts H] [--hours H] [--rounds N] [--conns C] [--bin DIR]
-#                      [--a-bin DIR] [--b-bin DIR] --a "ARGS" --b "ARGS"
+#                      [--a-bin DIR] [--b-bin DIR] [--a-client ARGS] [--b-client ARGS]
+#                      --a "ARGS" --b "ARGS"
+# (--a-client/--b-client: extra ts_bench arguments of each side, e.g. "--block-compressor snappy")
 # e.g. bench/ingest_ab.sh --hosts 4000 --hours 3 --rounds 3 \
 #        --a "--setParameter hourglassTimeseriesWriteBack=false" --b ""
 #      bench/ingest_ab.sh --hosts 4000 --hours 3 --a-bin /tmp/old-build --a "" --b ""
@@ -21,6 +23,8 @@ a=
 b=
 a_bin=
 b_bin=
+a_client=
+b_client=
 while [[ $# -gt 0 ]]; do
   case $1 in
     --hosts) hosts=$2; shift 2 ;;
@@ -30,9 +34,11 @@ while [[ $# -gt 0 ]]; do
     --bin) bin=$2; shift 2 ;;
     --a-bin) a_bin=$2; shift 2 ;;
     --b-bin) b_bin=$2; shift 2 ;;
+    --a-client) a_client=$2; shift 2 ;;
+    --b-client) b_client=$2; shift 2 ;;
     --a) a=$2; shift 2 ;;
     --b) b=$2; shift 2 ;;
-    *) echo "usage: $0 [--hosts H] [--hours H] [--rounds N] [--conns C] [--bin DIR] [--a-bin DIR] [--b-bin DIR] --a ARGS --b ARGS" >&2; exit 2 ;;
+    *) echo "usage: $0 [--hosts H] [--hours H] [--rounds N] [--conns C] [--bin DIR] [--a-bin DIR] [--b-bin DIR] [--a-client ARGS] [--b-client ARGS] --a ARGS --b ARGS" >&2; exit 2 ;;
   esac
 done
 client=$bin/bench/ts_bench
@@ -44,11 +50,15 @@ ticks=$(getconf CLK_TCK)
 for round in $(seq "$rounds"); do
   for side in a b; do
     dbpath=$(mktemp -d -p /tmp hgingest.XXXX)
-    if [[ $side == a ]]; then HOURGLASSD_ARGS=$a; bin=$a_bin; else HOURGLASSD_ARGS=$b; bin=$b_bin; fi
+    if [[ $side == a ]]; then
+      HOURGLASSD_ARGS=$a; bin=$a_bin; client_args=$a_client
+    else
+      HOURGLASSD_ARGS=$b; bin=$b_bin; client_args=$b_client
+    fi
     export HOURGLASSD_ARGS
     start_server
     line=$($client ingest --uri "mongodb://127.0.0.1:$port/?directConnection=true" \
-      --conns "$conns" --hosts "$hosts" --hours "$hours" | sed -n 's/^RESULT ingest //p')
+      --conns "$conns" --hosts "$hosts" --hours "$hours" $client_args | sed -n 's/^RESULT ingest //p')
     cpu=$(awk -v t="$ticks" '{ printf "%.1f", ($14 + $15) / t }' "/proc/$pid/stat")
     stop_server
     rm -rf "$dbpath"

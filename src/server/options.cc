@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <iostream>
+#include <optional>
 
 #include "bson/bson.h"
 #include "storage/kv_engine.h"
@@ -38,6 +39,11 @@ Status ApplyConfigFile(const std::string& path, ParsedOptions* out) {
       if (storage["inMemory"]) out->server.in_memory = storage["inMemory"].as<bool>();
       auto cache = storage["wiredTiger"]["engineConfig"]["cacheSizeGB"];
       if (cache) out->cache_size_mb = static_cast<int>(cache.as<double>() * 1024);
+      auto zstd_level = storage["wiredTiger"]["engineConfig"]["zstdCompressionLevel"];
+      if (zstd_level) {
+        out->zstd_level = zstd_level.as<int>();
+        out->zstd_level_given = true;
+      }
       auto engine_config = storage["wiredTiger"]["engineConfig"]["configString"];
       if (engine_config) out->engine_config = engine_config.as<std::string>();
       auto compressor = storage["wiredTiger"]["collectionConfig"]["blockCompressor"];
@@ -94,6 +100,9 @@ StatusWith<ParsedOptions> ParseOptions(int argc, char** argv) {
   std::string block_compressor;
   app.add_option("--wiredTigerCollectionBlockCompressor", block_compressor,
                  "Block compressor of new collections: snappy (default), zlib, zstd or none");
+  std::optional<int> zstd_level;
+  app.add_option("--zstdDefaultCompressionLevel", zstd_level,
+                 "Level of the zstd block compressor, -7 to 22 (default 1; mongod's is 6)");
   std::string engine_config;
   app.add_option("--wiredTigerEngineConfigString", engine_config,
                  "WiredTiger configuration appended to the engine's (wiredtiger_open) own");
@@ -127,6 +136,16 @@ StatusWith<ParsedOptions> ParseOptions(int argc, char** argv) {
     out.block_compressor = block_compressor;
     out.block_compressor_given = true;
   }
+  if (zstd_level) {
+    out.zstd_level = *zstd_level;
+    out.zstd_level_given = true;
+  }
+  if (out.zstd_level < -7 || out.zstd_level > 22) {
+    return Status(ErrorCode::kInvalidOptions,
+                  "Invalid value for storage.wiredTiger.engineConfig.zstdCompressionLevel "
+                  "(--zstdDefaultCompressionLevel): " +
+                      std::to_string(out.zstd_level) + "; it must be from -7 to 22");
+  }
   if (!storage::IsKnownBlockCompressor(out.block_compressor)) {
     return Status(ErrorCode::kInvalidOptions,
                   "Invalid value for storage.wiredTiger.collectionConfig.blockCompressor "
@@ -151,11 +170,12 @@ StatusWith<ParsedOptions> ParseOptions(int argc, char** argv) {
   size_t storage = parsed.OpenObject("storage");
   parsed.AppendString("dbPath", out.server.dbpath);
   if (out.server.in_memory) parsed.AppendBool("inMemory", true);
-  if (out.block_compressor_given || !out.engine_config.empty()) {
+  if (out.block_compressor_given || out.zstd_level_given || !out.engine_config.empty()) {
     size_t wt = parsed.OpenObject("wiredTiger");
-    if (!out.engine_config.empty()) {
+    if (out.zstd_level_given || !out.engine_config.empty()) {
       size_t ec = parsed.OpenObject("engineConfig");
-      parsed.AppendString("configString", out.engine_config);
+      if (!out.engine_config.empty()) parsed.AppendString("configString", out.engine_config);
+      if (out.zstd_level_given) parsed.AppendInt32("zstdCompressionLevel", out.zstd_level);
       parsed.Close(ec);
     }
     if (out.block_compressor_given) {

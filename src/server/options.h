@@ -7,6 +7,7 @@
 
 #include "base/status.h"
 #include "commands/service_context.h"
+#include "storage/kv_engine.h"
 
 namespace hourglass::server {
 
@@ -21,6 +22,10 @@ struct ParsedOptions {
   // the block compressor of collections created from now on (snappy, zlib, zstd or none).
   std::string block_compressor = "snappy";
   bool block_compressor_given = false;  // for getCmdLineOpts' "parsed"
+  // --zstdDefaultCompressionLevel / storage.wiredTiger.engineConfig.zstdCompressionLevel: the
+  // level of the zstd block compressor, -7 to 22.
+  int zstd_level = storage::kDefaultZstdLevel;
+  bool zstd_level_given = false;  // for getCmdLineOpts' "parsed"
   // mongod's --wiredTigerEngineConfigString: appended to WiredTiger's open configuration.
   std::string engine_config;
   // name=value pairs from --setParameter and the config file's setParameter section.

@@ -188,6 +188,7 @@ int RunServer(int argc, char** argv) {
   eopts.in_memory = parsed.server.in_memory;
   eopts.cache_size_mb = parsed.cache_size_mb;
   eopts.block_compressor = parsed.block_compressor;
+  eopts.zstd_level = parsed.zstd_level;
   eopts.extra_config = parsed.engine_config;
   auto engine_or = storage::KvEngine::Open(eopts);
   if (!engine_or.ok()) {

@@ -142,6 +142,55 @@ def test_bad_flag_value_fails_at_startup(tmp_path):
     assert "wiredTigerCollectionBlockCompressor" in r.stderr and "lz4" in r.stderr
 
 
+def zstd_storage_size(fresh_server, extra_args):
+    """storageSize of a zstd collection of varied text after a restart (a checkpoint)."""
+    s = fresh_server.new(extra_args=extra_args)
+    c = s.client()
+    words = [f"w{(i * 7919) % 1009:04d}" for i in range(400)]
+    docs = [{"_id": i, "text": " ".join(words[(i * 31 + k * 17) % 400] for k in range(30))}
+            for i in range(6000)]
+    try:
+        c.bc.create_collection(
+            "z", storageEngine={"wiredTiger": {"configString": "block_compressor=zstd"}})
+        c.bc.z.insert_many(docs)
+    finally:
+        c.close()
+    assert s.stop() == 0
+    s.start()
+    c = s.client()
+    try:
+        assert c.bc.z.count_documents({}) == len(docs)
+        return c.bc.command("collStats", "z")["storageSize"]
+    finally:
+        c.close()
+
+
+def test_zstd_level_option(fresh_server, tmp_path):
+    """mongod's --zstdDefaultCompressionLevel (storage.wiredTiger.engineConfig.
+    zstdCompressionLevel): the level of the zstd block compressor; a higher one stores the same
+    pages in fewer bytes, both read back."""
+    fast = zstd_storage_size(fresh_server, ["--zstdDefaultCompressionLevel", "1"])
+    small = zstd_storage_size(fresh_server, ["--zstdDefaultCompressionLevel", "19"])
+    assert small < fast
+    s = fresh_server.new(extra_args=["--zstdDefaultCompressionLevel", "3"])
+    c = s.client()
+    try:
+        parsed = c.admin.command("getCmdLineOpts")["parsed"]
+        assert parsed["storage"]["wiredTiger"]["engineConfig"]["zstdCompressionLevel"] == 3
+    finally:
+        c.close()
+    conf = tmp_path / "mongod.conf"
+    conf.write_text("storage:\n  wiredTiger:\n    engineConfig:\n      zstdCompressionLevel: 19\n")
+    from_file = zstd_storage_size(fresh_server, ["--config", str(conf)])
+    assert from_file < fast
+    for bad in ("23", "-8", "fast"):
+        r = subprocess.run([hourglassd_path(), "--dbpath", str(tmp_path), "--port",
+                            str(free_port()), "--zstdDefaultCompressionLevel", bad],
+                           capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL)
+        assert r.returncode != 0
+        assert "zstdDefaultCompressionLevel" in r.stderr, r.stderr
+
+
 def test_config_file_sets_the_compressor(fresh_server, tmp_path):
     conf = tmp_path / "mongod.conf"
     conf.write_text("storage:\n  wiredTiger:\n    collectionConfig:\n      blockCompressor: zlib\n")
