@@ -16,6 +16,18 @@ double ReadDouble(std::string_view v) {
 
 bson::BsonElement ElementOf(const std::string& bytes) { return bson::BsonElement(bytes.data(), 0); }
 
+// a == b, with the 8-byte values (doubles, 64-bit integers) compared as one word rather than by
+// a call to memcmp: asked for every value appended.
+bool SameBytes(std::string_view a, std::string_view b) {
+  if (a.size() == 8 && b.size() == 8) {
+    uint64_t x, y;
+    std::memcpy(&x, a.data(), 8);
+    std::memcpy(&y, b.data(), 8);
+    return x == y;
+  }
+  return a == b;
+}
+
 }  // namespace
 
 ColumnStreamEncoder::ColumnStreamEncoder() : prev_(2, '\0') {}
@@ -135,7 +147,7 @@ void ColumnStreamEncoder::Append(ColumnSink& sink, BsonType type, std::string_vi
     WriteLiteralFromPrevious(sink);
     return;
   }
-  bool compressed = !UsesDeltaOfDelta(type) && prev_value() == value;
+  bool compressed = !UsesDeltaOfDelta(type) && SameBytes(prev_value(), value);
   if (compressed) {
     if (store128_) {
       s128_.Append(0, w);
@@ -252,7 +264,10 @@ void ColumnStreamEncoder::FlushCopyTo(ColumnSink& sink, size_t from) const {
   // A copy of the state Flush uses; prev_ keeps only its type (the value may be large and
   // flushing does not read it).
   invariant(control_offset_ < 0 || static_cast<size_t>(control_offset_) >= from);
-  ColumnStreamEncoder copy;
+  // A scratch encoder per thread, assigned rather than constructed: its builders keep the
+  // memory of their pending lists from one call to the next (this runs per column per write).
+  thread_local ColumnStreamEncoder copy;
+  copy.prev_.assign(2, '\0');
   copy.prev_[0] = prev_[0];
   copy.s64_ = s64_;
   copy.s128_ = s128_;

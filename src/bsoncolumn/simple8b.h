@@ -63,6 +63,21 @@ inline constexpr uint8_t kValuesPerWord[4][16] = {
     {0, 7, 6, 5, 4, 3, 2, 1, 0, 0, 0, 0, 0, 0, 0, 0},
     {0, 0, 0, 0, 0, 0, 0, 0, 6, 5, 4, 3, 2, 1, 0, 0}};
 
+// The selector index EncodeLargestWord picks for `n` pending values (0-60) of extension type
+// `ext`: the one with the most slots that n values fill, so the smallest index from the type's
+// first whose slot count is at most n (the type's last when none is). Precomputed because
+// every word written asks it.
+inline constexpr auto kSelectorForCount = [] {
+  std::array<std::array<uint8_t, 61>, 4> t{};
+  for (int ext = 0; ext < 4; ++ext) {
+    for (int n = 0; n <= 60; ++n) {
+      int sel = kMinSelector[ext];
+      while (sel < kMaxSelector[ext] && n < kValuesPerWord[ext][sel]) ++sel;
+      t[ext][n] = static_cast<uint8_t>(sel);
+    }
+  }
+  return t;
+}();
 // Bits needed for `v` in a slot: the width of v + 1 (all ones is reserved for skip).
 inline uint8_t BitsNeeded(uint64_t v) { return 64 - std::countl_zero(v + 1); }
 inline uint8_t BitsNeeded(uint128 v) {
@@ -405,8 +420,7 @@ class Simple8bBuilder {
   uint64_t EncodeLargestWord(int ext) {
     using namespace simple8b;
     // The selector with the most slots that the pending values fill completely.
-    int sel = kMinSelector[ext];
-    while (sel < kMaxSelector[ext] && pending_.size() < kValuesPerWord[ext][sel]) ++sel;
+    const int sel = kSelectorForCount[ext][std::min<size_t>(pending_.size(), 60)];
     const int count = kValuesPerWord[ext][sel];
     const int bits = kBitsPerValue[ext][sel];
     const int zbits = kTrailingZeroBits[ext];
