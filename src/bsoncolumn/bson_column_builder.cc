@@ -525,16 +525,25 @@ BsonColumnBuilder::Proposal BsonColumnBuilder::ProposeIntermediate() const {
   } else {
     // The previous binary was buf_[0, last_stable_) + last_tail_, and buf_ only grew since: the
     // edit starts where the bytes from last_stable_ on first differ from last_tail_.
+    // The bytes now from last_stable_ on are buf_[last_stable_, stable) then tail, compared
+    // piece by piece rather than copied together first (this runs per column per write).
     invariant(stable >= last_stable_);
-    std::string now;
-    now.reserve(stable - last_stable_ + tail.size());
-    now.append(buf_, last_stable_, stable - last_stable_);
-    now.append(tail);
-    const size_t limit = std::min(now.size(), last_tail_.size());
-    size_t same = 0;
-    while (same < limit && now[same] == last_tail_[same]) ++same;
+    const std::string_view grown(buf_.data() + last_stable_, stable - last_stable_);
+    const std::string_view last(last_tail_);
+    auto common = [](std::string_view a, std::string_view b) {
+      const auto end = a.begin() + static_cast<ptrdiff_t>(std::min(a.size(), b.size()));
+      return static_cast<size_t>(std::mismatch(a.begin(), end, b.begin()).first - a.begin());
+    };
+    size_t same = common(grown, last);
+    if (same == grown.size()) same += common(tail, last.substr(same));
     p.diff.offset = last_stable_ + same;
-    p.diff.data.assign(now, same, std::string::npos);
+    if (same < grown.size()) {
+      p.diff.data.reserve(grown.size() - same + tail.size());
+      p.diff.data.append(grown.substr(same));
+      p.diff.data.append(tail);
+    } else {
+      p.diff.data.assign(tail, same - grown.size(), std::string::npos);
+    }
   }
   p.stable = stable;
   p.tail = std::move(tail);
