@@ -170,7 +170,7 @@ struct FieldView {
   std::string_view name;
   const char* value;
   size_t value_size;
-  BsonElement Element() const { return BsonElement(raw); }
+  BsonElement Element() const { return BsonElement(raw, name.size()); }
 };
 
 // Walks the elements of a valid document: `for (FieldCursor c(doc.data()); c.Next();)

@@ -206,6 +206,49 @@ TEST(CompressedBucketDocumentTest, AppendsGiveTheDocumentBuiltInOneGo) {
   }
 }
 
+// One batch whose rows list their fields in different orders, repeat a name (the first value
+// counts, as the unpacker reads it), lack some fields and bring a new one: every cell lands in its
+// own column and row.
+TEST(CompressedBucketDocumentTest, OneBatchPlacesEveryCellInItsColumn) {
+  auto row = [](int64_t t, auto&& fill) {
+    BsonBuilder b;
+    b.AppendDate("t", t);
+    fill(b);
+    return b.Obj();
+  };
+  const std::vector<BsonObj> rows = {
+      row(1000, [](BsonBuilder& b) { b.AppendDouble("x", 1.5), b.AppendInt32("n", 1); }),
+      row(2000, [](BsonBuilder& b) { b.AppendInt32("n", 2), b.AppendDouble("x", 2.5); }),
+      row(3000,
+          [](BsonBuilder& b) {
+            b.AppendDouble("x", 3.5), b.AppendDouble("x", 99.0), b.AppendInt32("n", 3);
+          }),
+      row(4000, [](BsonBuilder& b) { b.AppendString("y", "new"); }),
+      row(5000,
+          [](BsonBuilder& b) {
+            b.AppendInt32("n", 5), b.AppendString("y", "again"), b.AppendDouble("x", 5.5);
+          }),
+      row(6000, [](BsonBuilder&) {}),
+  };
+  BsonObj meta = J(R"({"m": 1})");
+  BucketDocument doc = BucketDocument::Compressed(kId, meta["m"], "t");
+  doc.StageRows(rows, "");
+  std::string full;
+  Edits edits;
+  doc.Prepare(Control(1), &full, &edits);
+  doc.Finish(true);
+  const BsonObj b(full.data());
+  ASSERT_TRUE(CheckCompressedBucket(b, "t").ok()) << CheckCompressedBucket(b, "t").ToString();
+  EXPECT_EQ(b["control"].Obj()["count"].NumberLong(), 6);
+  std::vector<std::string> cols;
+  for (std::string_view c : doc.ColumnNames()) cols.emplace_back(c);
+  EXPECT_EQ(cols, (std::vector<std::string>{"t", "x", "n", "y"}));
+  std::vector<std::string> want;
+  for (const BsonObj& r : rows) want.push_back(Expected(r, cols));
+  EXPECT_EQ(want[2], Expected(J(R"({"t": {"$date": 3000}, "x": 3.5, "n": 3})"), cols));
+  EXPECT_EQ(Unpacked(b), want);
+}
+
 TEST(CompressedBucketDocumentTest, EachWriteCostsWhatItAddsNotTheBucket) {
   BucketDocument doc = BucketDocument::Compressed(kId, BsonElement(), "t");
   std::string stored;
