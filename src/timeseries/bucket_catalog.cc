@@ -1990,15 +1990,17 @@ void BucketCatalog::AppendServerStatus(BsonBuilder& b) const {
     std::shared_lock lk(states_mu_);
     if (states_.empty()) return;
   }
-  int64_t idle = 0, open = 0, archived = 0;
+  // Archived records are counted as they come and go (there may be many more of them than open
+  // buckets); only the open buckets are walked, for which of them are idle.
+  int64_t idle = 0, open = 0;
   for (const auto& sp : stripes_) {
     std::lock_guard lk(sp->mu);
+    open += static_cast<int64_t>(sp->open.size());
     for (const auto& [k, bucket] : sp->open) {
-      ++open;
       if (!bucket->pending && !bucket->committing.load()) ++idle;
     }
-    for (const auto& [k, recs] : sp->archived) archived += static_cast<int64_t>(recs.size());
   }
+  const int64_t archived = num_archived_.load();
   size_t tok = b.OpenObject("bucketCatalog");
   AppendNumber(b, "numBuckets", open + archived);
   AppendNumber(b, "numOpenBuckets", open);
