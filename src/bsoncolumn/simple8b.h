@@ -256,11 +256,11 @@ class Simple8bBuilder {
   }
 
   bool RlePossible() const { return pending_.empty() || rle_count_ != 0; }
-  // Whether Reset() followed by appending the pending values again, in order, would come back to
-  // this very state. It does unless a run is pending or the first pending value is 0: a new
-  // builder would start a run with that 0 (its "last value" is 0), where this one holds a slot.
-  // (The other choices, the widths and which extensions remain possible, depend only on the
-  // pending values: every prefix of values that fit one word fits too.)
+  // Whether Reset() followed by appending the pending values again, in order, surely comes back
+  // to this very state: no run is pending, and the first pending value is not 0 (a new builder's
+  // "last value" is 0, so a 0 would start a run there; answering no then is merely cautious). The
+  // other choices, the widths and which extensions remain possible, depend only on the pending
+  // values: every prefix of values that fit one word fits too.
   bool RestartKeepsState() const {
     return rle_count_ == 0 && !pending_.empty() && pending_.front().val != T{0};
   }

@@ -550,8 +550,10 @@ StatusWith<std::unique_ptr<KvEngine>> KvEngine::Open(const EngineOptions& opts) 
   // readable; early_load makes them available to recovery, which reads table pages. zstd is
   // this program's own ("local": looked up in the running executable).
   std::set<std::string> compressors = {"zstd"};
-  config += ",extensions=[local=(entry=hourglass_wiredtiger_zstd_init,early_load=true,config=(" +
-            std::string("compression_level=") + std::to_string(opts.zstd_level) + "))";
+  config +=
+      ",extensions=[local=(entry=hourglass_wiredtiger_zstd_init,early_load=true,"
+      "config=(compression_level=" +
+      std::to_string(opts.zstd_level) + "))";
   for (const char* name : {"snappy", "zlib"}) {
     std::string path = internal::FindExtension(name);
     if (path.empty()) continue;

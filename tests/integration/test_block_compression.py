@@ -189,6 +189,14 @@ def test_zstd_level_option(fresh_server, tmp_path):
                            capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL)
         assert r.returncode != 0
         assert "zstdDefaultCompressionLevel" in r.stderr, r.stderr
+    # The config file's key goes through the same check.
+    bad = tmp_path / "bad.conf"
+    bad.write_text("storage:\n  wiredTiger:\n    engineConfig:\n      zstdCompressionLevel: 40\n")
+    r = subprocess.run([hourglassd_path(), "--dbpath", str(tmp_path), "--port", str(free_port()),
+                        "--config", str(bad)],
+                       capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL)
+    assert r.returncode != 0
+    assert "zstdCompressionLevel" in r.stderr and "40" in r.stderr, r.stderr
 
 
 def test_config_file_sets_the_compressor(fresh_server, tmp_path):
