@@ -15,6 +15,15 @@ import tsbuckets
 from conftest import command_error, free_port, hourglassd_path
 
 
+def failed_startup(tmp_path, *args):
+    """Starts hourglassd with `args` on a free port, expecting it to refuse them and exit."""
+    r = subprocess.run([hourglassd_path(), "--dbpath", str(tmp_path), "--port", str(free_port()),
+                        *args],
+                       capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL)
+    assert r.returncode != 0
+    return r
+
+
 def creation_string(db, name):
     return db.command("collStats", name)["wiredTiger"]["creationString"]
 
@@ -135,10 +144,7 @@ def test_bad_config_strings_are_refused_and_nothing_is_created(fresh_server, sto
 
 
 def test_bad_flag_value_fails_at_startup(tmp_path):
-    r = subprocess.run([hourglassd_path(), "--dbpath", str(tmp_path),
-                        "--wiredTigerCollectionBlockCompressor", "lz4"],
-                       capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL)
-    assert r.returncode != 0
+    r = failed_startup(tmp_path, "--wiredTigerCollectionBlockCompressor", "lz4")
     assert "wiredTigerCollectionBlockCompressor" in r.stderr and "lz4" in r.stderr
 
 
@@ -184,18 +190,12 @@ def test_zstd_level_option(fresh_server, tmp_path):
     from_file = zstd_storage_size(fresh_server, ["--config", str(conf)])
     assert from_file < fast
     for bad in ("23", "-8", "fast"):
-        r = subprocess.run([hourglassd_path(), "--dbpath", str(tmp_path), "--port",
-                            str(free_port()), "--zstdDefaultCompressionLevel", bad],
-                           capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL)
-        assert r.returncode != 0
+        r = failed_startup(tmp_path, "--zstdDefaultCompressionLevel", bad)
         assert "zstdDefaultCompressionLevel" in r.stderr, r.stderr
     # The config file's key goes through the same check.
     bad = tmp_path / "bad.conf"
     bad.write_text("storage:\n  wiredTiger:\n    engineConfig:\n      zstdCompressionLevel: 40\n")
-    r = subprocess.run([hourglassd_path(), "--dbpath", str(tmp_path), "--port", str(free_port()),
-                        "--config", str(bad)],
-                       capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL)
-    assert r.returncode != 0
+    r = failed_startup(tmp_path, "--config", str(bad))
     assert "zstdCompressionLevel" in r.stderr and "40" in r.stderr, r.stderr
 
 
@@ -214,9 +214,7 @@ def test_config_file_sets_the_compressor(fresh_server, tmp_path):
 def test_bad_config_file_value_fails_at_startup(tmp_path):
     conf = tmp_path / "mongod.conf"
     conf.write_text("storage:\n  wiredTiger:\n    collectionConfig:\n      blockCompressor: lz4\n")
-    r = subprocess.run([hourglassd_path(), "--dbpath", str(tmp_path), "--config", str(conf)],
-                       capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL)
-    assert r.returncode != 0
+    r = failed_startup(tmp_path, "--config", str(conf))
     assert "blockCompressor" in r.stderr and "lz4" in r.stderr
 
 
@@ -238,10 +236,7 @@ def test_engine_config_string_reaches_wiredtiger(fresh_server, tmp_path):
         assert list(pathlib.Path(s.dbpath).glob("WiredTigerStat*"))
     finally:
         c.close()
-    r = subprocess.run([hourglassd_path(), "--dbpath", str(tmp_path), "--port", str(free_port()),
-                        "--wiredTigerEngineConfigString", "no_such_key=1"],
-                       capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL)
-    assert r.returncode != 0
+    r = failed_startup(tmp_path, "--wiredTigerEngineConfigString", "no_such_key=1")
     assert "no_such_key" in r.stderr
 
 
@@ -259,10 +254,7 @@ def test_config_file_engine_config_string(fresh_server, tmp_path):
         c.close()
     bad = tmp_path / "bad.conf"
     bad.write_text("storage:\n  wiredTiger:\n    engineConfig:\n      configString: \"nope=1\"\n")
-    r = subprocess.run([hourglassd_path(), "--dbpath", str(tmp_path), "--port", str(free_port()),
-                        "--config", str(bad)],
-                       capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL)
-    assert r.returncode != 0
+    r = failed_startup(tmp_path, "--config", str(bad))
     assert "nope" in r.stderr
 
 
@@ -367,9 +359,6 @@ def test_flush_rewrite_parameter_refused_at_startup(tmp_path):
     # Not an integer of at least -1 on the command line: the server does not start, and says
     # which parameter.
     for bad in ("x", "-2", "1.5"):
-        r = subprocess.run([hourglassd_path(), "--dbpath", str(tmp_path), "--port",
-                            str(free_port()), "--setParameter",
-                            f"hourglassTimeseriesFlushEditsBeforeRewrite={bad}"],
-                           capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL)
-        assert r.returncode != 0, bad
+        r = failed_startup(tmp_path, "--setParameter",
+                           f"hourglassTimeseriesFlushEditsBeforeRewrite={bad}")
         assert "hourglassTimeseriesFlushEditsBeforeRewrite" in r.stdout + r.stderr, bad
