@@ -238,11 +238,15 @@ TEST(BsonColumnBuilderTest, RestartShortcutWritesTheSameBytes) {
     SCOPED_TRACE(iter);
     Column col;
     double walk = 50;
+    // A ramp of bit patterns: every delta the same wide value, which starts a run where a
+    // full-precision column would complete a word per value.
+    uint64_t ramp = std::bit_cast<uint64_t>(walk);
+    const uint64_t ramp_step = (uint64_t{1} << (32 + rng() % 20)) + rng() % 1000;
     const int n = 1 + static_cast<int>(rng() % 600);
-    int kind = static_cast<int>(rng() % 6);
+    int kind = static_cast<int>(rng() % 7);
     for (int i = 0; i < n; ++i) {
-      if (rng() % 40 == 0) kind = static_cast<int>(rng() % 6);
-      if (rng() % 15 == 0) {
+      if (rng() % 40 == 0) kind = static_cast<int>(rng() % 7);
+      if (kind != 5 && rng() % 15 == 0) {  // (a ramp unbroken: runs of 120 make RLE words)
         col.Missing();
         continue;
       }
@@ -263,6 +267,10 @@ TEST(BsonColumnBuilderTest, RestartShortcutWritesTheSameBytes) {
         case 4:  // mostly the same value, a different one now and then
           col.Double(rng() % 8 == 0 ? walk : 42.125);
           break;
+        case 5:
+          ramp += ramp_step;
+          col.Double(std::bit_cast<double>(ramp));
+          break;
         default:  // a double inside an object (an interleaved leaf)
           col.Add([&](BsonBuilder& b) {
             BsonBuilder o;
@@ -273,6 +281,19 @@ TEST(BsonColumnBuilderTest, RestartShortcutWritesTheSameBytes) {
           break;
       }
     }
+    const auto [reference, fast] = encode_both(col);
+    ASSERT_EQ(ToHex(fast), ToHex(reference));
+  }
+  // Long ramps: runs of a wide delta longer than an RLE word's 120.
+  for (int len : {119, 120, 121, 300, 1000}) {
+    SCOPED_TRACE(len);
+    Column col;
+    uint64_t bits = std::bit_cast<uint64_t>(50.3);
+    for (int i = 0; i < len; ++i) {
+      bits += (uint64_t{1} << 40) + 7;
+      col.Double(std::bit_cast<double>(bits));
+    }
+    col.Double(1.5);
     const auto [reference, fast] = encode_both(col);
     ASSERT_EQ(ToHex(fast), ToHex(reference));
   }

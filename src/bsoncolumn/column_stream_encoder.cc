@@ -106,10 +106,14 @@ ptrdiff_t ColumnStreamEncoder::IncrementControlCount(ColumnSink& sink) {
   return -1;
 }
 
-void ColumnStreamEncoder::WriteWord(ColumnSink& sink, uint64_t word) {
+void ColumnStreamEncoder::AppendWordBytes(ColumnSink& sink, uint64_t word) {
   const ptrdiff_t full = IncrementControlCount(sink);
   sink.buf->append(reinterpret_cast<const char*>(&word), 8);
   if (sink.blocks && full >= 0) sink.blocks->emplace_back(full, sink.buf->size() - full);
+}
+
+void ColumnStreamEncoder::WriteWord(ColumnSink& sink, uint64_t word) {
+  AppendWordBytes(sink, word);
   if (prev_type() == BsonType::kDouble) {
     // The last value of the block just written: the previous value minus the pending deltas.
     uint64_t current = static_cast<uint64_t>(prev_enc64_);
@@ -139,7 +143,29 @@ void ColumnStreamEncoder::WriteLiteralFromPrevious(ColumnSink& sink) {
   InitializeFromPrevious();
 }
 
+bool ColumnStreamEncoder::AppendDoubleFast(ColumnSink& sink, std::string_view value) {
+  if (!restart_shortcut_ || scale_ != kScaleMemoryAsInteger || prev_type() != BsonType::kDouble) {
+    return false;
+  }
+  uint64_t bits, prev_bits;
+  std::memcpy(&bits, value.data(), 8);
+  std::memcpy(&prev_bits, prev_.data() + 2, 8);
+  if (bits == prev_bits) return false;  // a repeat: a zero delta, or a run
+  // At the memory-as-integer scale a value's encoding is its bits (EncodeDoubleLowestScale
+  // from that scale on).
+  const int64_t encoded = static_cast<int64_t>(bits);
+  uint64_t word;
+  if (!s64_.AppendReplacingSingle(ZigZag64(WrapSub(encoded, prev_enc64_)), &word)) return false;
+  // WriteWord's bookkeeping: the block just written ends with the previous value.
+  AppendWordBytes(sink, word);
+  last_in_prev_block_ = DecodeDouble(prev_enc64_, scale_);
+  RestartAfterWord(sink, encoded);
+  std::memcpy(prev_.data() + 2, value.data(), 8);  // StorePrevious, same type and size
+  return true;
+}
+
 void ColumnStreamEncoder::Append(ColumnSink& sink, BsonType type, std::string_view value) {
+  if (type == BsonType::kDouble && AppendDoubleFast(sink, value)) return;
   auto w = [this, &sink](uint64_t word) { WriteWord(sink, word); };
   if (prev_type() != type) {
     StorePrevious(type, value);
@@ -348,6 +374,12 @@ bool ColumnStreamEncoder::AppendDouble(ColumnSink& sink, double value, double pr
     prev_enc64_ = encoded;
     return true;
   }
+  RestartAfterWord(sink, encoded);
+  return true;
+}
+
+void ColumnStreamEncoder::RestartAfterWord(ColumnSink& sink, int64_t encoded) {
+  auto w = [this, &sink](uint64_t word) { WriteWord(sink, word); };
   // A word was written: start again from the lowest scale for the values still pending.
   const int old_scale = scale_;
   const auto [restart_enc, restart_scale] = EncodeDoubleLowestScale(last_in_prev_block_, 0);
@@ -355,7 +387,7 @@ bool ColumnStreamEncoder::AppendDouble(ColumnSink& sink, double value, double pr
     // Appending the pending values again at the same scale gives the same deltas, so the same
     // builder: skipped, since with full-precision doubles every value completes a word.
     prev_enc64_ = encoded;
-    return true;
+    return;
   }
   prev_enc64_ = restart_enc;
   scale_ = restart_scale;
@@ -380,7 +412,6 @@ bool ColumnStreamEncoder::AppendDouble(ColumnSink& sink, double value, double pr
     }
   });
   --spares_.depth;
-  return true;
 }
 
 }  // namespace hourglass::bsoncolumn

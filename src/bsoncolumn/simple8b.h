@@ -266,6 +266,32 @@ class Simple8bBuilder {
   }
   bool Empty() const { return pending_.empty() && rle_count_ == 0; }
 
+  // Append's steady state when every value takes a word of its own (full-precision doubles):
+  // one value pending, written in a base word, and `v` fits neither beside it (in any layout
+  // still possible) nor repeats it, and fits a base word alone. Then the pending value's word
+  // goes to *word and `v` becomes the only pending value, the state Append reaches — without
+  // its general bookkeeping. Returns false, changing nothing, in every other case.
+  bool AppendReplacingSingle(uint64_t v, uint64_t* word) {
+    using namespace simple8b;
+    static_assert(std::is_same_v<T, uint64_t>);
+    if (rle_count_ != 0 || pending_.size() != 1 || last_valid_ext_ != kBase) return false;
+    Pending& p = pending_.front();
+    if (!p.val.has_value() || *p.val == v || p.bits[kBase] > kDataBits[kBase]) return false;
+    const std::optional<Pending> m = Measure(v);
+    if (!m || m->bits[kBase] > kDataBits[kBase]) return false;
+    for (int i = 0; i < 4; ++i) {
+      const int width = std::max(max_bits_[i], m->bits[i]) + kTrailingZeroBits[i];
+      if (possible_[i] && 2 * width <= kDataBits[i]) return false;  // the two share a word
+    }
+    // EncodeLargestWord(kBase) of one value: the one-slot selector, the value from bit 4.
+    *word = kSelectorForCount[kBase][1] | (*p.val << 4);
+    p = *m;
+    max_bits_ = kMinDataBits;
+    Track(p);
+    possible_.fill(true);
+    return true;
+  }
+
   // Visits the values not yet written, oldest first, as runs: f(const std::optional<T>&, count).
   // A pending RLE run comes first as one call.
   template <class F>

@@ -432,6 +432,60 @@ void RandomRoundTrips(uint64_t seed) {
   }
 }
 
+// AppendReplacingSingle, wherever it accepts a value, must leave the builder as Append does and
+// write the word Append writes: checked by continuing both builders and comparing every word.
+// Values are wide (one per word, as full-precision doubles give), with repeats, narrow values,
+// trailing zeros and skips mixed in so that every refusal is met too.
+TEST(Simple8bTest, AppendReplacingSingleActsAsAppend) {
+  std::mt19937_64 rng(7);
+  auto value = [&]() -> std::optional<uint64_t> {
+    switch (rng() % 8) {
+      case 0:
+        return std::nullopt;
+      case 1:
+        return rng() % 1000;  // two share a word
+      case 2:
+        return (rng() >> 12) << (rng() % 40);  // trailing zeros: extended selectors
+      case 3:
+        return rng();  // too wide for a base word
+      default:
+        return rng() >> (4 + rng() % 20);  // 40 to 60 bits
+    }
+  };
+  int accepted = 0;
+  for (int iter = 0; iter < 2000; ++iter) {
+    Simple8bBuilder<uint64_t> general, fast;
+    std::vector<uint64_t> general_words, fast_words;
+    auto wg = [&](uint64_t w) { general_words.push_back(w); };
+    auto wf = [&](uint64_t w) { fast_words.push_back(w); };
+    std::optional<uint64_t> last;
+    const int n = 1 + static_cast<int>(rng() % 40);
+    for (int i = 0; i < n; ++i) {
+      std::optional<uint64_t> v = value();
+      if (v && last && rng() % 6 == 0) v = last;  // a repeat: a run could start
+      last = v;
+      if (!v) {
+        general.Skip(wg);
+        fast.Skip(wf);
+        continue;
+      }
+      uint64_t word;
+      if (fast.AppendReplacingSingle(*v, &word)) {
+        ++accepted;
+        fast_words.push_back(word);
+        ASSERT_TRUE(general.Append(*v, wg));
+      } else {
+        ASSERT_EQ(fast.Append(*v, wf), general.Append(*v, wg));
+      }
+      ASSERT_EQ(fast_words, general_words) << "iter " << iter << " value " << i;
+    }
+    general.Flush(wg);
+    fast.Flush(wf);
+    ASSERT_EQ(fast_words, general_words) << "iter " << iter;
+  }
+  EXPECT_GT(accepted, 1000);  // the fast path was taken, not only refused
+}
+
 TEST(Simple8bTest, RandomRoundTrip64) { RandomRoundTrips<uint64_t>(1); }
 TEST(Simple8bTest, RandomRoundTrip128) { RandomRoundTrips<uint128>(2); }
 
