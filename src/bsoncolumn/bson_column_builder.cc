@@ -459,6 +459,8 @@ std::pair<size_t, std::string> BsonColumnBuilder::StableTail() const {
       // byte is not, so the tail starts there.
       const ptrdiff_t open = regular_.open_control_offset();
       const size_t stable = open >= 0 ? static_cast<size_t>(open) : buf_.size();
+      // Room for what flushing adds (the pending values' words, a few at most): one allocation.
+      tail.reserve(buf_.size() - stable + 64);
       tail.assign(buf_, stable, std::string::npos);
       ColumnSink sink{&tail};
       regular_.FlushCopyTo(sink, stable);

@@ -28,28 +28,6 @@ bool OnlyZeroDelta(BsonType t) {
 
 namespace {
 
-constexpr double kMaxSafe = 9007199254740992.0;  // 2^53
-
-// std::llround for |x| <= 2^53, without the library call: the conversion truncates, and x minus
-// its integer part is exact in that range, so the half-way cases round away from zero as llround
-// does.
-int64_t RoundHalfAwayFromZero(double x) {
-  int64_t i = static_cast<int64_t>(x);
-  const double frac = x - static_cast<double>(i);
-  if (frac >= 0.5) {
-    ++i;
-  } else if (frac <= -0.5) {
-    --i;
-  }
-  return i;
-}
-
-int64_t BitsOf(double v) {
-  int64_t r;
-  std::memcpy(&r, &v, 8);
-  return r;
-}
-
 int128 LoadLittle16(const char (&arr)[16]) {
   uint64_t lo, hi;
   std::memcpy(&lo, arr, 8);
@@ -59,31 +37,11 @@ int128 LoadLittle16(const char (&arr)[16]) {
 
 }  // namespace
 
-std::optional<int64_t> EncodeDouble(double v, int scale_index) {
-  if (scale_index == kScaleMemoryAsInteger) return BitsOf(v);
-  const double m = kScaleMultiplier[scale_index];
-  const double scaled = v * m;
-  // The negated comparison also rejects NaN.
-  if (!(scaled >= -kMaxSafe && scaled <= kMaxSafe)) return std::nullopt;
-  const int64_t rounded = RoundHalfAwayFromZero(scaled);
-  if (BitsOf(static_cast<double>(rounded) / m) != BitsOf(v)) return std::nullopt;
-  return rounded;
-}
-
-std::pair<int64_t, int> EncodeDoubleLowestScale(double v, int min_index) {
-  // A value that encodes at a scale encodes at every larger one as long as |v × 10^8| < 2^50
-  // (the product's rounding error then stays far below one half, and r × 10^(8-s) / 10^8 is the
-  // same rational as r / 10^s): one that fails at 10^8 fails at all of them. Full-precision
-  // doubles, the common case, are settled with one try instead of five.
-  constexpr double kAllScalesAgree = 1125899906842624.0 / 1e8;  // 2^50 / 10^8
-  if (min_index < kScaleMemoryAsInteger - 1 && std::fabs(v) < kAllScalesAgree &&
-      !EncodeDouble(v, kScaleMemoryAsInteger - 1)) {
-    return {BitsOf(v), kScaleMemoryAsInteger};
-  }
+std::pair<int64_t, int> EncodeDoubleLowestScaleByTries(double v, int min_index) {
   for (int i = min_index; i < kScaleMemoryAsInteger; ++i) {
     if (auto e = EncodeDouble(v, i)) return {*e, i};
   }
-  return {BitsOf(v), kScaleMemoryAsInteger};
+  return {internal::BitsOfDouble(v), kScaleMemoryAsInteger};
 }
 
 int64_t EncodeObjectId(const bson::ObjectId& oid) {

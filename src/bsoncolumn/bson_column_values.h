@@ -8,6 +8,7 @@
 // Pure functions, no state, thread-safe.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <optional>
@@ -103,7 +104,40 @@ inline int128 WrapAdd(int128 a, int128 b) {
 
 // Doubles. EncodeDouble gives the integer for `v` at `scale_index` if v * scale rounds to an
 // integer within +-2^53 that divides back to exactly the same bits; index 5 always succeeds.
-std::optional<int64_t> EncodeDouble(double v, int scale_index);
+// Inline, as EncodeDoubleLowestScale: the encoder asks about every double.
+namespace internal {
+inline int64_t BitsOfDouble(double v) {
+  int64_t r;
+  std::memcpy(&r, &v, 8);
+  return r;
+}
+// std::llround for |x| <= 2^53, without the library call: the conversion truncates, and x minus
+// its integer part is exact in that range, so the half-way cases round away from zero as llround
+// does.
+inline int64_t RoundHalfAwayFromZero(double x) {
+  int64_t i = static_cast<int64_t>(x);
+  const double frac = x - static_cast<double>(i);
+  if (frac >= 0.5) {
+    ++i;
+  } else if (frac <= -0.5) {
+    --i;
+  }
+  return i;
+}
+}  // namespace internal
+inline std::optional<int64_t> EncodeDouble(double v, int scale_index) {
+  constexpr double kMaxSafe = 9007199254740992.0;  // 2^53
+  if (scale_index == kScaleMemoryAsInteger) return internal::BitsOfDouble(v);
+  const double m = kScaleMultiplier[scale_index];
+  const double scaled = v * m;
+  // The negated comparison also rejects NaN.
+  if (!(scaled >= -kMaxSafe && scaled <= kMaxSafe)) return std::nullopt;
+  const int64_t rounded = internal::RoundHalfAwayFromZero(scaled);
+  if (internal::BitsOfDouble(static_cast<double>(rounded) / m) != internal::BitsOfDouble(v)) {
+    return std::nullopt;
+  }
+  return rounded;
+}
 // Inline: the decoder calls it once per double cell.
 inline double DecodeDouble(int64_t encoded, int scale_index) {
   if (scale_index == kScaleMemoryAsInteger) {
@@ -114,7 +148,19 @@ inline double DecodeDouble(int64_t encoded, int scale_index) {
   return static_cast<double>(encoded) / kScaleMultiplier[scale_index];
 }
 // The smallest scale index >= `min_index` that encodes `v`, with the encoding.
-std::pair<int64_t, int> EncodeDoubleLowestScale(double v, int min_index);
+std::pair<int64_t, int> EncodeDoubleLowestScaleByTries(double v, int min_index);
+inline std::pair<int64_t, int> EncodeDoubleLowestScale(double v, int min_index) {
+  // A value that encodes at a scale encodes at every larger one as long as |v × 10^8| < 2^50
+  // (the product's rounding error then stays far below one half, and r × 10^(8-s) / 10^8 is the
+  // same rational as r / 10^s): one that fails at 10^8 fails at all of them. Full-precision
+  // doubles, the common case, are settled with one try instead of five.
+  constexpr double kAllScalesAgree = 1125899906842624.0 / 1e8;  // 2^50 / 10^8
+  if (min_index < kScaleMemoryAsInteger - 1 && std::fabs(v) < kAllScalesAgree &&
+      !EncodeDouble(v, kScaleMemoryAsInteger - 1)) {
+    return {internal::BitsOfDouble(v), kScaleMemoryAsInteger};
+  }
+  return EncodeDoubleLowestScaleByTries(v, min_index);
+}
 
 // ObjectId: the timestamp and counter bytes interleaved into 7 bytes of an int64 (the 5 process
 // bytes are copied from the previous ObjectId when decoding).

@@ -81,21 +81,18 @@ void ColumnStreamEncoder::InitializeFromPrevious() {
 ptrdiff_t ColumnStreamEncoder::IncrementControlCount(ColumnSink& sink) {
   std::string& buf = *sink.buf;
   const uint8_t control = kControlForScale[scale_];
+  if (control_offset_ >= 0 && (static_cast<uint8_t>(buf[control_offset_]) & 0xF0) != control) {
+    // A different scale needs its own control byte.
+    if (sink.blocks) sink.blocks->emplace_back(control_offset_, buf.size() - control_offset_);
+    control_offset_ = -1;
+  }
   uint8_t count;
   if (control_offset_ < 0) {
     control_offset_ = static_cast<ptrdiff_t>(buf.size());
     buf.push_back('\0');
     count = 0;
   } else {
-    const uint8_t byte = static_cast<uint8_t>(buf[control_offset_]);
-    if ((byte & 0xF0) != control) {
-      // A different scale needs its own control byte.
-      if (sink.blocks) sink.blocks->emplace_back(control_offset_, buf.size() - control_offset_);
-      control_offset_ = -1;
-      IncrementControlCount(sink);
-      return -1;
-    }
-    count = (byte & 0x0F) + 1;
+    count = (static_cast<uint8_t>(buf[control_offset_]) & 0x0F) + 1;
   }
   buf[control_offset_] = static_cast<char>(control | (count & 0x0F));
   if (count + 1 == kMaxWordsPerControl) {
@@ -106,7 +103,7 @@ ptrdiff_t ColumnStreamEncoder::IncrementControlCount(ColumnSink& sink) {
   return -1;
 }
 
-void ColumnStreamEncoder::AppendWordBytes(ColumnSink& sink, uint64_t word) {
+inline void ColumnStreamEncoder::AppendWordBytes(ColumnSink& sink, uint64_t word) {
   const ptrdiff_t full = IncrementControlCount(sink);
   sink.buf->append(reinterpret_cast<const char*>(&word), 8);
   if (sink.blocks && full >= 0) sink.blocks->emplace_back(full, sink.buf->size() - full);

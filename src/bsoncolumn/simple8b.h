@@ -20,6 +20,7 @@
 #include <array>
 #include <bit>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <optional>
 #include <string>
@@ -285,7 +286,10 @@ class Simple8bBuilder {
     }
     // EncodeLargestWord(kBase) of one value: the one-slot selector, the value from bit 4.
     *word = kSelectorForCount[kBase][1] | (*p.val << 4);
-    p = *m;
+    // Field by field: a whole-struct copy would load what Measure stored in pieces.
+    p.val = v;
+    p.bits = m->bits;
+    p.zeros = m->zeros;
     max_bits_ = kMinDataBits;
     Track(p);
     possible_.fill(true);
@@ -344,7 +348,15 @@ class Simple8bBuilder {
         m8l + kTrailingZeroBits[kEightLarge] > kDataBits[kEightLarge]) {
       return std::nullopt;
     }
-    return Pending{v, {width, m7, m8s, m8l}, {0, tz7, tz8s, tz8l}};
+    return Pending{v, Pack(width, m7, m8s, m8l), Pack(0, tz7, tz8s, tz8l)};
+  }
+  // Four bytes stored as one word: a later load of the array (a copy of the Pending) then reads
+  // what one store wrote rather than stalling on four.
+  static std::array<uint8_t, 4> Pack(uint8_t a, uint8_t b, uint8_t c, uint8_t d) {
+    const uint32_t word = a | (uint32_t{b} << 8) | (uint32_t{c} << 16) | (uint32_t{d} << 24);
+    std::array<uint8_t, 4> out;
+    std::memcpy(out.data(), &word, 4);
+    return out;
   }
 
   template <class W>
