@@ -246,6 +246,15 @@ Status BsonColumnBuilder::Append(const bson::BsonElement& e) {
   return Status::OK();
 }
 
+Status BsonColumnBuilder::Append(const bson::FieldView& f) {
+  // Scalars other than CodeWScope, the common case, without re-deriving the element's parts.
+  if (IsObjOrArray(f.type) || f.type == BsonType::kCodeWScope) return Append(f.Element());
+  ++cells_;
+  if (mode_ != Mode::kRegular) FlushInterleaved();
+  AppendRegular(f.type, std::string_view(f.value, f.value_size));
+  return Status::OK();
+}
+
 void BsonColumnBuilder::AppendRegular(BsonType type, std::string_view value) {
   ColumnSink sink{&buf_};
   regular_.Append(sink, type, value);

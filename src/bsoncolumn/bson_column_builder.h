@@ -71,6 +71,8 @@ class BsonColumnBuilder {
   // Appends `e`'s value (its field name is ignored); EOO appends a missing cell. BadValue for
   // CodeWScope, at any depth, which a column cannot hold (the builder is unchanged).
   Status Append(const bson::BsonElement& e);
+  // The same for a field a FieldCursor parsed: its type, value and size are known already.
+  Status Append(const bson::FieldView& f);
   // Whether a column can hold the value of an element of type `type` whose value bytes start at
   // `value` (anything but CodeWScope, at any depth).
   static bool CanHold(bson::BsonType type, const char* value);

@@ -222,17 +222,37 @@ TEST(BsonColumnBuilderTest, RandomColumnsRoundTrip) {
 }
 
 // A double that completes a Simple-8b word may keep the pending values as they are instead of
-// re-appending them (ColumnStreamEncoder's restart shortcut): the bytes must be the ones the
-// re-appending writes, for doubles of every scale, repeats, zeros and skips, alone and inside
-// objects.
+// re-appending them (ColumnStreamEncoder's restart shortcut), and a full-precision column takes
+// the fast paths built on it: the bytes must be the ones the re-appending writes, for doubles of
+// every scale, repeats, zeros and skips, alone and inside objects, finished whole or with
+// intermediate binaries along the way.
 TEST(BsonColumnBuilderTest, RestartShortcutWritesTheSameBytes) {
   std::mt19937_64 rng(EnvOr("HG_BSONCOLUMN_SEED", 42));
   std::normal_distribution<double> step(0.0, 1.0);
-  auto encode_both = [](const Column& col) {
+  // The column whole, then built with intermediate binaries at random points (each one and the
+  // end joined in order): the fast paths keep state between calls that flushing copies.
+  auto encode = [](const Column& col, uint64_t seed) {
+    std::string out = col.Encode();
+    std::mt19937_64 r(seed);
+    BsonColumnBuilder b;
+    std::string binary;
+    for (const BsonObj& d : col.docs) {
+      EXPECT_TRUE(b.Append(d.FirstElement()).ok());
+      if (r() % 9 == 0) {
+        const BsonColumnBuilder::Diff diff = b.Intermediate();
+        binary.resize(diff.offset);
+        binary += diff.data;
+        out += "|" + binary;
+      }
+    }
+    return out + "|" + b.Finish();
+  };
+  auto encode_both = [&](const Column& col) {
+    const uint64_t seed = rng();
     ColumnStreamEncoder::SetRestartShortcutForTest(false);
-    const std::string reference = col.Encode();
+    const std::string reference = encode(col, seed);
     ColumnStreamEncoder::SetRestartShortcutForTest(true);
-    return std::make_pair(reference, col.Encode());
+    return std::make_pair(reference, encode(col, seed));
   };
   for (int iter = 0; iter < 400; ++iter) {
     SCOPED_TRACE(iter);
@@ -243,9 +263,9 @@ TEST(BsonColumnBuilderTest, RestartShortcutWritesTheSameBytes) {
     uint64_t ramp = std::bit_cast<uint64_t>(walk);
     const uint64_t ramp_step = (uint64_t{1} << (32 + rng() % 20)) + rng() % 1000;
     const int n = 1 + static_cast<int>(rng() % 600);
-    int kind = static_cast<int>(rng() % 7);
+    int kind = static_cast<int>(rng() % 9);
     for (int i = 0; i < n; ++i) {
-      if (rng() % 40 == 0) kind = static_cast<int>(rng() % 7);
+      if (rng() % 40 == 0) kind = static_cast<int>(rng() % 9);
       if (kind != 5 && rng() % 15 == 0) {  // (a ramp unbroken: runs of 120 make RLE words)
         col.Missing();
         continue;
@@ -269,6 +289,13 @@ TEST(BsonColumnBuilderTest, RestartShortcutWritesTheSameBytes) {
           break;
         case 5:
           ramp += ramp_step;
+          col.Double(std::bit_cast<double>(ramp));
+          break;
+        case 6:  // float precision: deltas with many trailing zeros, which pair in a word
+          col.Double(static_cast<double>(static_cast<float>(walk)));
+          break;
+        case 7:  // steps of a few ulps: deltas of 16 to 34 bits, two to a word or not
+          ramp += rng() % (uint64_t{1} << (15 + rng() % 18));
           col.Double(std::bit_cast<double>(ramp));
           break;
         default:  // a double inside an object (an interleaved leaf)

@@ -47,6 +47,7 @@ size_t ColumnStreamEncoder::HeapMemory() const {
 }
 
 void ColumnStreamEncoder::SetPrevious(BsonType type, std::string_view value) {
+  SettleSteady();
   StorePrevious(type, value);
   InitializeFromPrevious();
 }
@@ -140,6 +141,28 @@ void ColumnStreamEncoder::WriteLiteralFromPrevious(ColumnSink& sink) {
   InitializeFromPrevious();
 }
 
+namespace {
+
+// Whether a Simple-8b value shares a word with no other value whatever it is (in no layout do two
+// such values fit), and fits one alone: wider than half a base word, at most a base word, and
+// with at least 26 bits from its lowest set bit up (an extended slot's payload, after its
+// trailing zeros, is then more than half of 56 bits). Full-precision doubles' deltas are.
+bool WideAlone(uint64_t v) {
+  const int width = simple8b::BitsNeeded(v);
+  return width > 30 && width <= 60 && width - simple8b::TrailingZeros(v) >= 26;
+}
+
+}  // namespace
+
+void ColumnStreamEncoder::SettleSteady() {
+  if (!steady_pending_) return;
+  // The state Append reaches from a new builder is the steady state's (see steady_pending_).
+  s64_.Reset();
+  const bool ok = s64_.Append(*steady_pending_, [](uint64_t) { invariant(false); });
+  invariant(ok);
+  steady_pending_.reset();
+}
+
 bool ColumnStreamEncoder::AppendDoubleFast(ColumnSink& sink, std::string_view value) {
   if (!restart_shortcut_ || scale_ != kScaleMemoryAsInteger || prev_type() != BsonType::kDouble) {
     return false;
@@ -151,18 +174,37 @@ bool ColumnStreamEncoder::AppendDoubleFast(ColumnSink& sink, std::string_view va
   // At the memory-as-integer scale a value's encoding is its bits (EncodeDoubleLowestScale
   // from that scale on).
   const int64_t encoded = static_cast<int64_t>(bits);
+  const uint64_t delta = ZigZag64(WrapSub(encoded, prev_enc64_));
   uint64_t word;
-  if (!s64_.AppendReplacingSingle(ZigZag64(WrapSub(encoded, prev_enc64_)), &word)) return false;
+  if (steady_pending_) {
+    // The pending value fits a base word alone (it entered so), the new one shares it with
+    // nothing and is no repeat (which would start a run): Append writes the pending value as
+    // the one-slot base word and keeps the new one pending.
+    if (delta == *steady_pending_ || !WideAlone(delta)) return false;
+    word = simple8b::kSelectorForCount[simple8b::kBase][1] | (*steady_pending_ << 4);
+  } else if (!s64_.AppendReplacingSingle(delta, &word)) {
+    return false;
+  }
   // WriteWord's bookkeeping: the block just written ends with the previous value.
   AppendWordBytes(sink, word);
   last_in_prev_block_ = DecodeDouble(prev_enc64_, scale_);
-  RestartAfterWord(sink, encoded);
+  // The delta is the one pending value now. A narrower one came by AppendReplacingSingle, which
+  // left s64_ holding it.
+  if (WideAlone(delta)) steady_pending_ = delta;
+  if (EncodeDoubleLowestScale(last_in_prev_block_, 0).second == kScaleMemoryAsInteger) {
+    // RestartAfterWord's shortcut (the pending delta is not 0: the bits differ).
+    prev_enc64_ = encoded;
+  } else {
+    SettleSteady();
+    RestartAfterWord(sink, encoded);
+  }
   std::memcpy(prev_.data() + 2, value.data(), 8);  // StorePrevious, same type and size
   return true;
 }
 
 void ColumnStreamEncoder::Append(ColumnSink& sink, BsonType type, std::string_view value) {
   if (type == BsonType::kDouble && AppendDoubleFast(sink, value)) return;
+  SettleSteady();
   auto w = [this, &sink](uint64_t word) { WriteWord(sink, word); };
   if (prev_type() != type) {
     StorePrevious(type, value);
@@ -263,6 +305,7 @@ void ColumnStreamEncoder::Append(ColumnSink& sink, BsonType type, std::string_vi
 }
 
 void ColumnStreamEncoder::Skip(ColumnSink& sink) {
+  SettleSteady();
   auto w = [this, &sink](uint64_t word) { WriteWord(sink, word); };
   const size_t before = sink.buf->size();
   if (store128_) {
@@ -277,6 +320,7 @@ void ColumnStreamEncoder::Skip(ColumnSink& sink) {
 }
 
 void ColumnStreamEncoder::Flush(ColumnSink& sink) {
+  SettleSteady();
   FlushBuilders(sink);
   if (control_offset_ >= 0 && sink.blocks) {
     sink.blocks->emplace_back(control_offset_, sink.buf->size() - control_offset_);
@@ -292,7 +336,14 @@ void ColumnStreamEncoder::FlushCopyTo(ColumnSink& sink, size_t from) const {
   thread_local ColumnStreamEncoder copy;
   copy.prev_.assign(2, '\0');
   copy.prev_[0] = prev_[0];
-  copy.s64_ = s64_;
+  if (steady_pending_) {
+    copy.s64_.Reset();
+    copy.steady_pending_ = steady_pending_;
+    copy.SettleSteady();
+  } else {
+    copy.s64_ = s64_;
+  }
+  copy.steady_pending_.reset();
   copy.s128_ = s128_;
   copy.prev_enc128_ = prev_enc128_;
   copy.prev_enc64_ = prev_enc64_;

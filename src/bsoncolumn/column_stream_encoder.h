@@ -90,6 +90,8 @@ class ColumnStreamEncoder {
   // After a double's delta completed a word: back to the lowest scale for the pending values.
   void RestartAfterWord(ColumnSink& sink, int64_t encoded);
   void AppendWordBytes(ColumnSink& sink, uint64_t word);
+  // Makes s64_ hold the steady state (steady_pending_) again, before anything else uses it.
+  void SettleSteady();
   std::optional<Simple8bBuilder<uint64_t>> TryRescalePending(int64_t encoded, int new_scale) const;
   void WriteWord(ColumnSink& sink, uint64_t word);
   ptrdiff_t IncrementControlCount(ColumnSink& sink);
@@ -97,6 +99,10 @@ class ColumnStreamEncoder {
 
   std::string prev_;  // type byte, 0x00, value bytes of the previous value ("\0\0" = none)
   Simple8bBuilder<uint64_t> s64_;
+  // The steady state of a full-precision column, kept without s64_'s bookkeeping: when set, the
+  // stream's builder is a new builder after Append(*steady_pending_) (one value pending, which
+  // shares a word with no other), whatever s64_ holds; SettleSteady makes s64_ that builder.
+  std::optional<uint64_t> steady_pending_;
   Simple8bBuilder<uint128> s128_;
   std::optional<int128> prev_enc128_;
   int64_t prev_enc64_ = 0;

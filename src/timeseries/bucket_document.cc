@@ -309,7 +309,7 @@ void BucketDocument::EncodeRow(const char* row) {
       max_time_ = std::max(max_time_, t);
     }
     if (c.packed->builder.size() < cells) {  // a repeated field name keeps its first value
-      Status st = c.packed->builder.Append(f.Element());
+      Status st = c.packed->builder.Append(f);
       invariant(st.ok());  // callers only stage rows CanCompress accepts
     }
   }
