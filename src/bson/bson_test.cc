@@ -72,6 +72,45 @@ TEST(BsonValidateTest, BoolsMustBeZeroOrOneAndUtf8IsChecked) {
   EXPECT_EQ(ValidateBson(bad_name.Release()).code(), ErrorCode::kInvalidBSON);
 }
 
+// Field names are scanned eight bytes at a time for their end and for non-ASCII bytes (which
+// send the document to the UTF-8 check): a bad byte must be found at every position of names of
+// every length, across and within the eight-byte steps, and a name running into the document's
+// end must be refused.
+TEST(BsonValidateTest, EveryByteOfEveryNameLengthIsChecked) {
+  for (size_t len = 0; len <= 25; ++len) {
+    SCOPED_TRACE(len);
+    const std::string plain(len, 'n');
+    BsonBuilder ok;
+    ok.AppendInt32(plain, 1);
+    ok.AppendInt32("after", 2);
+    const std::string ok_bytes = ok.Release();
+    EXPECT_TRUE(ValidateBson(ok_bytes).ok());
+    for (size_t at = 0; at < len; ++at) {
+      SCOPED_TRACE(at);
+      std::string bad = plain;
+      bad[at] = '\xff';  // invalid UTF-8
+      BsonBuilder b;
+      b.AppendInt32(bad, 1);
+      b.AppendInt32("after", 2);
+      EXPECT_EQ(ValidateBson(b.Release()).code(), ErrorCode::kInvalidBSON);
+      if (at + 1 < len) {
+        std::string utf8 = plain;
+        utf8[at] = '\xc3';  // "é": valid two-byte UTF-8
+        utf8[at + 1] = '\xa9';
+        BsonBuilder g;
+        g.AppendInt32(utf8, 1);
+        g.AppendInt32("after", 2);
+        EXPECT_TRUE(ValidateBson(g.Release()).ok());
+      }
+    }
+    // The name's NUL overwritten, and the rest of the document made name bytes: no NUL before
+    // the document's own.
+    std::string unterminated = ok_bytes;
+    for (size_t i = 5; i + 1 < unterminated.size(); ++i) unterminated[i] = 'x';
+    EXPECT_EQ(ValidateBson(unterminated).code(), ErrorCode::kInvalidBSON);
+  }
+}
+
 TEST(BsonJsonTest, RoundTripsExtendedJson) {
   auto sw = FromJson(R"({"d": {"$date": "2021-05-18T00:00:00Z"}, "n": {"$numberLong": "5"}})");
   ASSERT_TRUE(sw.ok());
