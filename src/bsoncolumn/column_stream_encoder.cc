@@ -175,12 +175,13 @@ bool ColumnStreamEncoder::AppendDoubleFast(ColumnSink& sink, std::string_view va
   // from that scale on).
   const int64_t encoded = static_cast<int64_t>(bits);
   const uint64_t delta = ZigZag64(WrapSub(encoded, prev_enc64_));
+  const bool wide = WideAlone(delta);
   uint64_t word;
   if (steady_pending_) {
     // The pending value fits a base word alone (it entered so), the new one shares it with
     // nothing and is no repeat (which would start a run): Append writes the pending value as
     // the one-slot base word and keeps the new one pending.
-    if (delta == *steady_pending_ || !WideAlone(delta)) return false;
+    if (delta == *steady_pending_ || !wide) return false;
     word = simple8b::kSelectorForCount[simple8b::kBase][1] | (*steady_pending_ << 4);
   } else if (!s64_.AppendReplacingSingle(delta, &word)) {
     return false;
@@ -190,14 +191,8 @@ bool ColumnStreamEncoder::AppendDoubleFast(ColumnSink& sink, std::string_view va
   last_in_prev_block_ = DecodeDouble(prev_enc64_, scale_);
   // The delta is the one pending value now. A narrower one came by AppendReplacingSingle, which
   // left s64_ holding it.
-  if (WideAlone(delta)) steady_pending_ = delta;
-  if (EncodeDoubleLowestScale(last_in_prev_block_, 0).second == kScaleMemoryAsInteger) {
-    // RestartAfterWord's shortcut (the pending delta is not 0: the bits differ).
-    prev_enc64_ = encoded;
-  } else {
-    SettleSteady();
-    RestartAfterWord(sink, encoded);
-  }
+  if (wide) steady_pending_ = delta;
+  RestartAfterWord(sink, encoded);
   std::memcpy(prev_.data() + 2, value.data(), 8);  // StorePrevious, same type and size
   return true;
 }
@@ -336,14 +331,12 @@ void ColumnStreamEncoder::FlushCopyTo(ColumnSink& sink, size_t from) const {
   thread_local ColumnStreamEncoder copy;
   copy.prev_.assign(2, '\0');
   copy.prev_[0] = prev_[0];
+  copy.steady_pending_ = steady_pending_;
   if (steady_pending_) {
-    copy.s64_.Reset();
-    copy.steady_pending_ = steady_pending_;
-    copy.SettleSteady();
+    copy.SettleSteady();  // its builder rebuilt from the pending delta, not copied
   } else {
     copy.s64_ = s64_;
   }
-  copy.steady_pending_.reset();
   copy.s128_ = s128_;
   copy.prev_enc128_ = prev_enc128_;
   copy.prev_enc64_ = prev_enc64_;
@@ -431,12 +424,15 @@ void ColumnStreamEncoder::RestartAfterWord(ColumnSink& sink, int64_t encoded) {
   // A word was written: start again from the lowest scale for the values still pending.
   const int old_scale = scale_;
   const auto [restart_enc, restart_scale] = EncodeDoubleLowestScale(last_in_prev_block_, 0);
-  if (restart_shortcut_ && restart_scale == old_scale && s64_.RestartKeepsState()) {
+  // (A steady state's one pending delta is wide, so not 0: a new builder would rebuild it.)
+  if (restart_shortcut_ && restart_scale == old_scale &&
+      (steady_pending_ || s64_.RestartKeepsState())) {
     // Appending the pending values again at the same scale gives the same deltas, so the same
     // builder: skipped, since with full-precision doubles every value completes a word.
     prev_enc64_ = encoded;
     return;
   }
+  SettleSteady();
   prev_enc64_ = restart_enc;
   scale_ = restart_scale;
   if (spares_.builders.size() <= spares_.depth) {
