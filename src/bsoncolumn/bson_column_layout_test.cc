@@ -765,6 +765,41 @@ TEST(BsonColumnLayoutTest, LowestScaleShortcutAgreesWithTryingEveryScale) {
   EXPECT_GT(checked, 5000000);
 }
 
+// FarFromEveryInteger rejects a double at scale 10^8 without EncodeDouble's division: it must
+// never reject one that EncodeDouble accepts (the doubles nearest to r / 10^8 and their neighbours
+// a few ulps away, at every magnitude up to the shortcut's 2^50 / 10^8), and it must reject
+// nearly every full-precision double, or it saves nothing.
+TEST(BsonColumnLayoutTest, FarFromEveryIntegerNeverRejectsAnEncodableDouble) {
+  constexpr int k8 = kScaleMemoryAsInteger - 1;
+  const double m = kScaleMultiplier[k8];
+  std::mt19937_64 rng(11);
+  int encodable = 0;
+  for (int i = 0; i < 300000; ++i) {
+    // Integers r of 1 to 50 bits: r / 10^8 from 1e-8 up to about 1.1e7.
+    const int bits = 1 + static_cast<int>(rng() % 50);
+    const int64_t r = static_cast<int64_t>(rng() >> (64 - bits)) * (rng() % 2 ? 1 : -1);
+    double v = static_cast<double>(r) / m;
+    for (int k = 0; k < 3; ++k) v = std::nextafter(v, -INFINITY);
+    for (int step = 0; step < 7; ++step, v = std::nextafter(v, INFINITY)) {
+      if (!EncodeDouble(v, k8)) continue;
+      ++encodable;
+      ASSERT_FALSE(internal::FarFromEveryInteger(v * m)) << v;
+    }
+  }
+  EXPECT_GT(encodable, 250000);
+  // Measurements at full precision, of the magnitudes sensors report.
+  std::uniform_real_distribution<double> uniform(-1000, 1000);
+  int rejected = 0;
+  for (int i = 0; i < 100000; ++i) {
+    const double v = uniform(rng);
+    if (internal::FarFromEveryInteger(v * m)) {
+      ++rejected;
+      ASSERT_FALSE(EncodeDouble(v, k8)) << v;
+    }
+  }
+  EXPECT_GT(rejected, 99000);
+}
+
 // EncodeDouble rounds without calling std::llround: it must agree with llround (half away from
 // zero) everywhere, the half-way products included.
 TEST(BsonColumnLayoutTest, EncodeDoubleRoundsAsLlround) {

@@ -124,6 +124,17 @@ inline int64_t RoundHalfAwayFromZero(double x) {
   }
   return i;
 }
+// True when the product `scaled` = fl(v × m), |scaled| < 2^51, is too far from every integer for
+// any r / m to round back to v: EncodeDouble(v, m's index) then fails, and this answers without
+// its division. If fl(r / m) == v, then |r - v·m| <= m·ulp(v)/2 <= |v·m|·2^-53 and |v·m - scaled|
+// <= |scaled|·2^-53 (about), so r lies within |scaled|·2^-52 of `scaled`; the test allows twice
+// that. Adding and subtracting 1.5 × 2^52 rounds to the nearest integer exactly in range,
+// and the difference from it is exact (Sterbenz).
+inline bool FarFromEveryInteger(double scaled) {
+  constexpr double kRounder = 6755399441055744.0;  // 1.5 × 2^52
+  const double nearest = (scaled + kRounder) - kRounder;
+  return std::fabs(scaled - nearest) > std::fabs(scaled) * 0x1p-51;
+}
 }  // namespace internal
 inline std::optional<int64_t> EncodeDouble(double v, int scale_index) {
   constexpr double kMaxSafe = 9007199254740992.0;  // 2^53
@@ -156,7 +167,8 @@ inline std::pair<int64_t, int> EncodeDoubleLowestScale(double v, int min_index) 
   // doubles, the common case, are settled with one try instead of five.
   constexpr double kAllScalesAgree = 1125899906842624.0 / 1e8;  // 2^50 / 10^8
   if (min_index < kScaleMemoryAsInteger - 1 && std::fabs(v) < kAllScalesAgree &&
-      !EncodeDouble(v, kScaleMemoryAsInteger - 1)) {
+      (internal::FarFromEveryInteger(v * kScaleMultiplier[kScaleMemoryAsInteger - 1]) ||
+       !EncodeDouble(v, kScaleMemoryAsInteger - 1))) {
     return {internal::BitsOfDouble(v), kScaleMemoryAsInteger};
   }
   return EncodeDoubleLowestScaleByTries(v, min_index);
