@@ -24,6 +24,48 @@ using bson::BsonElement;
 using bson::BsonObj;
 using bson::BsonType;
 
+namespace {
+
+// The distinct write batches of one insert, each held once, found by address (open addressing,
+// linear probing) without taking a second reference per measurement, which the connections
+// writing the same buckets would contend on.
+class DistinctBatches {
+ public:
+  explicit DistinctBatches(size_t slots) : slots_(slots) {}
+
+  // The place of `batch` in batches(), added if new.
+  uint32_t PlaceOf(std::shared_ptr<timeseries::WriteBatch> batch) {
+    if (auto& slot = Slot(batch.get()); slot.first != nullptr) return slot.second;
+    if (2 * (batches_.size() + 1) > slots_.size()) {
+      std::vector<std::pair<const timeseries::WriteBatch*, uint32_t>> old(2 * slots_.size());
+      old.swap(slots_);
+      for (const auto& e : old) {
+        if (e.first != nullptr) Slot(e.first) = e;
+      }
+    }
+    const auto at = static_cast<uint32_t>(batches_.size());
+    Slot(batch.get()) = {batch.get(), at};
+    batches_.push_back(std::move(batch));
+    return at;
+  }
+  const std::vector<std::shared_ptr<timeseries::WriteBatch>>& batches() const { return batches_; }
+
+ private:
+  // The slot holding `b`, else the empty one where it belongs.
+  std::pair<const timeseries::WriteBatch*, uint32_t>& Slot(const timeseries::WriteBatch* b) {
+    const size_t mask = slots_.size() - 1;
+    for (size_t i = (reinterpret_cast<uintptr_t>(b) >> 4) * 0x9E3779B97F4A7C15ull;; ++i) {
+      auto& slot = slots_[i & mask];
+      if (slot.first == b || slot.first == nullptr) return slot;
+    }
+  }
+
+  std::vector<std::pair<const timeseries::WriteBatch*, uint32_t>> slots_;  // a power of two
+  std::vector<std::shared_ptr<timeseries::WriteBatch>> batches_;
+};
+
+}  // namespace
+
 StatusWith<InsertOutcome> InsertMeasurements(CommandContext& ctx,
                                              const timeseries::TimeseriesCollection& coll,
                                              const DocumentArray& documents, bool ordered) {
@@ -31,19 +73,25 @@ StatusWith<InsertOutcome> InsertMeasurements(CommandContext& ctx,
   auto session = ctx.service.engine->NewSession();
   InsertOutcome out;
   const std::string& time_field = coll.options.time_field;
-  // Each staged measurement's batch, in document order; a batch is committed once.
-  std::vector<std::pair<int, std::shared_ptr<timeseries::WriteBatch>>> staged;
+  // Each staged measurement's document index and the place of its batch in `distinct` (each
+  // batch is committed once), in document order.
+  std::vector<std::pair<int, uint32_t>> staged;
   std::vector<BsonObj> keep_alive;
   // The series of recent raw meta elements (views into keep_alive's documents, whose buffers
   // never move), by the meta's hash, in twice as many slots as documents (a power of two): a
   // request of a few series looks each up once in the catalog's shared cache; one of thousands
-  // costs a slot compare more.
+  // costs a slot compare more. Each also remembers the batch its last measurement went to, since
+  // the next one of its series usually goes to the same.
   struct Recent {
     std::string_view meta;
     std::shared_ptr<const timeseries::SeriesId> series;
+    const timeseries::WriteBatch* batch = nullptr;
+    uint32_t batch_at = 0;
   };
-  std::vector<Recent> recent(std::bit_ceil(
-      std::clamp<size_t>(2 * static_cast<size_t>(documents.size()), size_t{16}, size_t{4096})));
+  const size_t slots = std::bit_ceil(
+      std::clamp<size_t>(2 * static_cast<size_t>(documents.size()), size_t{16}, size_t{4096}));
+  std::vector<Recent> recent(slots);
+  DistinctBatches distinct(slots);
   keep_alive.reserve(static_cast<size_t>(documents.size()));
   staged.reserve(static_cast<size_t>(documents.size()));
   int index = 0;
@@ -71,7 +119,11 @@ StatusWith<InsertOutcome> InsertMeasurements(CommandContext& ctx,
       }
       auto batch = catalog.Insert(coll, *session, m, r.series.get());
       if (batch.ok()) {
-        staged.emplace_back(index, std::move(batch).value());
+        if (batch.value().get() != r.batch) {
+          r.batch = batch.value().get();
+          r.batch_at = distinct.PlaceOf(std::move(batch).value());
+        }
+        staged.emplace_back(index, r.batch_at);
       } else {
         st = batch.status();
       }
@@ -83,18 +135,10 @@ StatusWith<InsertOutcome> InsertMeasurements(CommandContext& ctx,
     ++index;
   }
   // Commit every batch, even after an error: other writers may have measurements in them.
-  // The distinct batches, sorted by address, so that each measurement finds its batch's outcome.
-  std::vector<std::shared_ptr<timeseries::WriteBatch>> batches;
-  batches.reserve(staged.size());
-  for (const auto& [i, batch] : staged) batches.push_back(batch);
-  auto by_address = [](const auto& a, const auto& b) { return a.get() < b.get(); };
-  std::sort(batches.begin(), batches.end(), by_address);
-  batches.erase(std::unique(batches.begin(), batches.end()), batches.end());
   std::vector<Status> statuses;
-  catalog.CommitAll(coll, *session, batches, &statuses);
-  for (const auto& [i, batch] : staged) {
-    const auto at = std::lower_bound(batches.begin(), batches.end(), batch, by_address);
-    const Status& st = statuses[static_cast<size_t>(at - batches.begin())];
+  catalog.CommitAll(coll, *session, distinct.batches(), &statuses);
+  for (const auto& [i, at] : staged) {
+    const Status& st = statuses[at];
     if (st.ok()) {
       ++out.n;
     } else {

@@ -193,6 +193,31 @@ def test_unordered_insert_reports_every_bad_document(db):
     assert [d["v"] for d in db.ts.find()] == [1]
 
 
+def test_one_insert_of_thousands_of_series_keeps_each_outcome(db):
+    # More series in one request than the server's per-request tables start with: every
+    # measurement lands in its series' bucket and each bad one is reported at its own index.
+    create_ts(db)
+    series, rounds = 3000, 3
+    docs = []
+    for r in range(rounds):
+        for s in range(series):
+            docs.append({"t": at(r), "m": {"host": s}, "v": r * series + s})
+    bad = [500, 4321, 8999]
+    for i in bad:
+        docs[i] = {"m": {"host": -1}, "v": -1}
+    r = insert_cmd(db, "ts", docs, ordered=False)
+    assert r["ok"] == 1
+    assert r["n"] == len(docs) - len(bad)
+    assert [e["index"] for e in r["writeErrors"]] == bad
+    per_host = {d["_id"]: d for d in db.ts.aggregate(
+        [{"$group": {"_id": "$m.host", "n": {"$sum": 1}, "vs": {"$push": "$v"}}}])}
+    assert len(per_host) == series
+    for s in range(series):
+        want = [k * series + s for k in range(rounds) if k * series + s not in bad]
+        assert sorted(per_host[s]["vs"]) == want
+    assert db.command("collStats", "ts")["timeseries"]["bucketCount"] == series
+
+
 def test_meta_may_be_missing_or_any_type(db):
     create_ts(db)
     metas = [None, 1, "s", [1, 2], {"a": 1}, True, Decimal128("1.5"), "MISSING"]
