@@ -82,21 +82,20 @@ void ColumnStreamEncoder::InitializeFromPrevious() {
 ptrdiff_t ColumnStreamEncoder::IncrementControlCount(ColumnSink& sink) {
   std::string& buf = *sink.buf;
   const uint8_t control = kControlForScale[scale_];
-  if (control_offset_ >= 0 && (static_cast<uint8_t>(buf[control_offset_]) & 0xF0) != control) {
+  if (control_offset_ >= 0 && (control_byte_ & 0xF0) != control) {
     // A different scale needs its own control byte.
     if (sink.blocks) sink.blocks->emplace_back(control_offset_, buf.size() - control_offset_);
     control_offset_ = -1;
   }
-  uint8_t count;
   if (control_offset_ < 0) {
     control_offset_ = static_cast<ptrdiff_t>(buf.size());
     buf.push_back('\0');
-    count = 0;
+    control_byte_ = control;
   } else {
-    count = (static_cast<uint8_t>(buf[control_offset_]) & 0x0F) + 1;
+    control_byte_ = static_cast<uint8_t>(control | ((control_byte_ + 1) & 0x0F));
   }
-  buf[control_offset_] = static_cast<char>(control | (count & 0x0F));
-  if (count + 1 == kMaxWordsPerControl) {
+  buf[control_offset_] = static_cast<char>(control_byte_);
+  if ((control_byte_ & 0x0F) + 1 == kMaxWordsPerControl) {
     const ptrdiff_t full = control_offset_;
     control_offset_ = -1;
     return full;
@@ -345,6 +344,7 @@ void ColumnStreamEncoder::FlushCopyTo(ColumnSink& sink, size_t from) const {
   copy.scale_ = scale_;
   copy.store128_ = store128_;
   copy.control_offset_ = control_offset_ < 0 ? -1 : control_offset_ - static_cast<ptrdiff_t>(from);
+  copy.control_byte_ = control_byte_;
   copy.Flush(sink);
 }
 
