@@ -197,6 +197,9 @@ class WriteBatch {
   // and the approximate memory of its field tree then.
   BsonObj control;
   size_t fields_memory = 0;
+  // Set by the writer that claims the batch when it staged (and encoded) the rows into the
+  // bucket's document then (CommitWriteThrough); Write stages them otherwise.
+  bool staged = false;
   bool done = false;  // guarded by bucket->mu
   Status status = Status::OK();
 };
@@ -1042,8 +1045,18 @@ Status BucketCatalog::CommitWriteThrough(const TimeseriesCollection& coll, stora
     // The tree now holds the committed rows and this batch's; later ones go to the next batch.
     if (b.minmax_deferred) {
       const auto& mf = coll.options.meta_field;
-      for (const BsonObj& row : batch->measurements) {
-        b.fields.UpdateMinMax(row, mf ? std::string_view(*mf) : std::string_view());
+      const std::string_view meta_field = mf ? std::string_view(*mf) : std::string_view();
+      // A compressed bucket's rows are encoded here, under the lock that guards the tree, by
+      // the walk that also bounds their fields: one walk per row instead of two, and the tree
+      // folds each field once (Write must not re-stage them, unless it resyncs the document).
+      BucketFieldTree::RowBounds bounds;
+      if (b.doc.CanStageEncoded() && !b.broken.load() &&
+          !(b.era != cs.era.load() && b.doc.stored())) {
+        b.doc.StageEncoded(batch->measurements, meta_field, &bounds);
+        batch->staged = true;
+      }
+      if (!batch->staged || !b.fields.FoldBounds(bounds)) {
+        for (const BsonObj& row : batch->measurements) b.fields.UpdateMinMax(row, meta_field);
       }
     }
     batch->control = BuildBucketControl(b.fields, coll.options.time_field, b.min_time);
@@ -1144,7 +1157,7 @@ Status BucketCatalog::Write(const TimeseriesCollection& coll, storage::Session& 
     HG_RETURN_IF_ERROR(Resync(coll, s, batch));
   }
   BsonObj control = batch.control;
-  b.doc.StageRows(batch.measurements, meta_field);
+  if (!batch.staged) b.doc.StageRows(batch.measurements, meta_field);
   bool insert = !b.doc.stored();
   int64_t old_size = static_cast<int64_t>(b.doc.size());
   std::string full;
@@ -1329,6 +1342,7 @@ Status BucketCatalog::Resync(const TimeseriesCollection& coll, storage::Session&
   }
   b.doc = std::move(layout).value();
   b.compressed = b.doc.compressed();
+  batch.staged = false;  // into the document replaced: Write stages the rows again
   RebuildMinMax(*b.stripe, batch, o, &control);
   return Status::OK();
 }

@@ -294,7 +294,15 @@ void BucketDocument::EncodeRows(uint32_t rows) {
   unencoded_.erase(0, at);
 }
 
-void BucketDocument::EncodeRow(const char* row) {
+void BucketDocument::StageEncoded(std::span<const BsonObj> rows, std::string_view skip_field,
+                                  BucketFieldTree::RowBounds* bounds) {
+  invariant(CanStageEncoded());
+  skip_field_.assign(skip_field);
+  for (const BsonObj& row : rows) EncodeRow(row.data(), bounds);
+  staged_rows_ = static_cast<uint32_t>(rows.size());
+}
+
+void BucketDocument::EncodeRow(const char* row, BucketFieldTree::RowBounds* bounds) {
   const uint32_t cells = encoded_rows_ + 1;
   // The time column is first; the others usually follow in the measurement's order.
   size_t pos = 1;
@@ -303,6 +311,7 @@ void BucketDocument::EncodeRow(const char* row) {
     if (!skip_field_.empty() && f.name == skip_field_) continue;
     const bool is_time = f.name == time_field_;
     Column& c = is_time ? columns_[time_column_] : ColumnFor(f.name, pos++);
+    if (bounds != nullptr) bounds->Add(static_cast<size_t>(&c - columns_.data()), f);
     if (is_time && f.type == bson::BsonType::kDate) {
       const int64_t t = f.Element().DateMillis();
       sorted_ = sorted_ && t >= max_time_;

@@ -30,6 +30,7 @@
 #include "bson/bson.h"
 #include "bsoncolumn/bson_column_builder.h"
 #include "storage/session.h"
+#include "timeseries/bucket_field_tree.h"
 
 namespace hourglass::timeseries {
 
@@ -99,6 +100,12 @@ class BucketDocument {
   void Finish(bool success);
   // Rows staged and not yet committed.
   uint32_t staged_rows() const { return staged_rows_; }
+  // Compressed layout with no row staged: stages `rows` and encodes them at once (no copy; they
+  // need not outlive the call), adding each top-level field's values to `bounds` (its slot: the
+  // field's column index), so that the one walk of a row that encodes it also bounds it.
+  bool CanStageEncoded() const { return compressed_ && !failed_ && staged_rows_ == 0; }
+  void StageEncoded(std::span<const bson::BsonObj> rows, std::string_view skip_field,
+                    BucketFieldTree::RowBounds* bounds);
   // Compressed layout: encodes every staged row into the columns' builders now, rather than at
   // the next Prepare, and releases their copies; nothing becomes visible, and a later Prepare
   // must cover at least these rows. A no-op for version 1.
@@ -151,7 +158,7 @@ class BucketDocument {
                          uint32_t rows);
   // Encodes the next `rows` staged rows into the columns' builders.
   void EncodeRows(uint32_t rows);
-  void EncodeRow(const char* row);
+  void EncodeRow(const char* row, BucketFieldTree::RowBounds* bounds = nullptr);
   static StatusWith<BucketDocument> FromStoredCompressed(const bson::BsonObj& bucket,
                                                          std::string_view time_field);
 

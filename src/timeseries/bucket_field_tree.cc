@@ -15,12 +15,12 @@ using bson::BsonElement;
 using bson::BsonObj;
 using bson::BsonType;
 
-// Canonical comparison of `a` with the stored element `b` (empty name: its value starts at b+2),
+// Canonical comparison of `a` with the element at `b_elem` of type `tb` whose value is at `bv`,
 // with shortcuts for two values of the same common type; every other mix goes to bson_compare.
-int CompareToStored(const bson::FieldView& a, const char* b) {
+int CompareValues(const bson::FieldView& a, BsonType tb, const char* bv, const char* b_elem,
+                  size_t b_name_size) {
   BsonType t = a.type;
-  const char* bv = b + 2;
-  if (t == static_cast<BsonType>(*b)) {
+  if (t == tb) {
     switch (t) {
       case BsonType::kInt32: {
         int32_t x = bson::ReadInt32(a.value), y = bson::ReadInt32(bv);
@@ -62,10 +62,49 @@ int CompareToStored(const bson::FieldView& a, const char* b) {
         break;
     }
   }
-  return bson::CompareElementValues(a.Element(), BsonElement(b));
+  return bson::CompareElementValues(a.Element(), BsonElement(b_elem, b_name_size));
+}
+
+// The same with the stored element `b` (empty name: its value starts at b+2).
+int CompareToStored(const bson::FieldView& a, const char* b) {
+  return CompareValues(a, static_cast<BsonType>(*b), b + 2, b, 0);
 }
 
 }  // namespace
+
+int BucketFieldTree::RowBounds::CompareSlow(const bson::FieldView& a, const bson::FieldView& b) {
+  return CompareValues(a, b.type, b.value, b.raw, b.name.size());
+}
+
+bool BucketFieldTree::FoldBounds(const RowBounds& bounds) {
+  // Every field must be one the tree holds with both sides set (a field that gets its first
+  // min/max moves to the end, in the order rows give: UpdateMinMax's business) and a scalar in
+  // every row (objects and arrays merge per subfield): checked for all before anything changes.
+  std::vector<Node*> nodes;
+  nodes.reserve(bounds.fields_.size());
+  size_t cursor = 0;
+  for (const RowBounds::Field& f : bounds.fields_) {
+    if (!f.set) {
+      nodes.push_back(nullptr);
+      continue;
+    }
+    if (f.nested) return false;
+    Node* node = FindField(root_, f.min.name, cursor);
+    if (node == nullptr || node->min_kind == Kind::kUnset || node->max_kind == Kind::kUnset) {
+      return false;
+    }
+    cursor = static_cast<size_t>(node - root_.fields.data()) + 1;
+    nodes.push_back(node);
+  }
+  // Folding a set's least value into the min (and its greatest into the max) is folding every
+  // one of them: the order is total, and a side keeps its value on ties either way.
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    if (nodes[i] == nullptr) continue;
+    UpdateNode(*nodes[i], bounds.fields_[i].min, /*do_min=*/true, /*do_max=*/false, false);
+    UpdateNode(*nodes[i], bounds.fields_[i].max, /*do_min=*/false, /*do_max=*/true, false);
+  }
+  return true;
+}
 
 StatusWith<BucketFieldTree> BucketFieldTree::FromBucket(const BsonObj& min, const BsonObj& max) {
   BucketFieldTree tree;

@@ -57,6 +57,7 @@
 #include <climits>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -140,6 +141,54 @@ class BucketFieldTree {
     Update(measurement, skip_field);
     return true;
   }
+
+  // The least and greatest value of each top-level field over a run of rows, in the canonical
+  // order of the min/max (the first of equal values kept), gathered while the rows are walked
+  // for another reason (a bucket document encoding them), so that FoldBounds folds a run with one
+  // step per field instead of UpdateMinMax's walk per row. The caller numbers the fields, one
+  // number per name, from 0 (a column's index). Holds views: the rows must outlive it.
+  class RowBounds {
+   public:
+    void Add(size_t slot, const bson::FieldView& f) {
+      if (slot >= fields_.size()) fields_.resize(slot + 1);
+      Field& b = fields_[slot];
+      if (!b.set) {
+        b.set = true;
+        b.min = b.max = f;
+      } else if (Compare(f, b.min) < 0) {
+        b.min = f;
+      } else if (Compare(f, b.max) > 0) {
+        b.max = f;
+      }
+      b.nested = b.nested || f.type == bson::BsonType::kObject || f.type == bson::BsonType::kArray;
+    }
+
+   private:
+    friend class BucketFieldTree;
+    struct Field {
+      bson::FieldView min{}, max{};
+      bool set = false;
+      bool nested = false;  // an object or array in some row: only UpdateMinMax merges those
+    };
+    static int Compare(const bson::FieldView& a, const bson::FieldView& b) {
+      if (a.type == bson::BsonType::kDouble && b.type == bson::BsonType::kDouble) {
+        double x, y;
+        std::memcpy(&x, a.value, 8);
+        std::memcpy(&y, b.value, 8);
+        if (x < y) return -1;
+        if (x > y) return 1;
+        if (x == y) return 0;  // else a NaN: the general rule
+      }
+      return CompareSlow(a, b);
+    }
+    static int CompareSlow(const bson::FieldView& a, const bson::FieldView& b);
+
+    std::vector<Field> fields_;
+  };
+  // Folds `bounds` into the min/max as UpdateMinMax of each of its rows would, and returns true;
+  // or returns false having changed nothing when that takes UpdateMinMax (a field the tree does
+  // not hold with both sides set, or an object or array in some row).
+  bool FoldBounds(const RowBounds& bounds);
 
   // Forgets every min/max but keeps the schema; UpdateMinMax then folds documents into the
   // min/max alone. For a bucket whose stored rows changed under it (rebuilt from what is stored,

@@ -303,6 +303,119 @@ TEST_F(BucketFieldTreeMinMaxTest, FromBucketRoundTrips) {
              R"( "b": {"x": 7, "y": [9, 5, 6], "z": 1}, "s": "q", "c": true, "d": "new"})");
 }
 
+// FoldBounds folds a run of rows' per-field bounds as UpdateMinMax of each row would: random
+// runs of rows with values of every scalar kind the canonical order mixes (numbers of three
+// widths that compare equal across types, NaN, -0.0, strings, dates, bools, null), duplicate
+// names, fields missing, objects and arrays (which FoldBounds leaves to UpdateMinMax), fields
+// the tree has never seen: min and max must be byte-equal, field order included.
+TEST(BucketFieldTreeFoldBoundsTest, FoldsAsUpdateMinMaxOfEachRow) {
+  std::mt19937 rng(23);
+  auto value = [&](bson::BsonBuilder& b, const std::string& name) {
+    switch (rng() % 12) {
+      case 0:
+        b.AppendInt32(name, static_cast<int32_t>(rng() % 5));
+        break;
+      case 1:
+        b.AppendInt64(name, static_cast<int64_t>(rng() % 5));
+        break;
+      case 2:
+        b.AppendDouble(name, static_cast<double>(rng() % 5));
+        break;
+      case 3:
+        b.AppendDouble(name, std::nan(""));
+        break;
+      case 4:
+        b.AppendDouble(name, rng() % 2 ? -0.0 : 0.0);
+        break;
+      case 5:
+        b.AppendString(name, std::string(1 + rng() % 3, static_cast<char>('a' + rng() % 3)));
+        break;
+      case 6:
+        b.AppendDate(name, static_cast<int64_t>(rng() % 4));
+        break;
+      case 7:
+        b.AppendBool(name, rng() % 2 != 0);
+        break;
+      case 8:
+        b.AppendNull(name);
+        break;
+      case 9: {
+        size_t t = b.OpenObject(name);
+        b.AppendInt32("x", static_cast<int32_t>(rng() % 3));
+        b.Close(t);
+        break;
+      }
+      default:
+        b.AppendDouble(name, static_cast<double>(rng() % 1000) / 7);
+        break;
+    }
+  };
+  auto row = [&](int fields) {
+    bson::BsonBuilder b;
+    for (int f = 0; f < fields; ++f) {
+      if (rng() % 6 == 0) continue;  // missing
+      value(b, "f" + std::to_string(f));
+      if (rng() % 40 == 0) value(b, "f" + std::to_string(f));  // a duplicate name
+    }
+    return b.Obj();
+  };
+  int folded = 0, declined = 0;
+  for (int trial = 0; trial < 3000; ++trial) {
+    const int fields = 1 + static_cast<int>(rng() % 6);
+    BucketFieldTree by_rows, by_bounds;
+    // Some runs start from a tree that has seen every field, some from one that has not.
+    for (int i = 0, n = static_cast<int>(rng() % 3); i < n; ++i) {
+      BsonObj first = row(rng() % 2 ? fields : fields - 1);
+      by_rows.Update(first, {});
+      by_bounds.Update(first, {});
+    }
+    std::vector<BsonObj> rows;
+    for (int i = 0, n = 1 + static_cast<int>(rng() % 12); i < n; ++i) rows.push_back(row(fields));
+    // Number fields by name, as a bucket document numbers its columns.
+    std::vector<std::string> names;
+    BucketFieldTree::RowBounds bounds;
+    for (const BsonObj& r : rows) {
+      by_rows.UpdateMinMax(r, {});
+      for (bson::FieldCursor c(r.data()); c.Next();) {
+        const std::string name(c.field().name);
+        auto it = std::find(names.begin(), names.end(), name);
+        if (it == names.end()) it = names.insert(names.end(), name);
+        bounds.Add(static_cast<size_t>(it - names.begin()), c.field());
+      }
+    }
+    if (by_bounds.FoldBounds(bounds)) {
+      ++folded;
+    } else {
+      ++declined;
+      for (const BsonObj& r : rows) by_bounds.UpdateMinMax(r, {});
+    }
+    ASSERT_TRUE(by_bounds.Min().BinaryEqual(by_rows.Min()))
+        << trial << "\n"
+        << by_bounds.Min().ToCanonicalJson() << "\n"
+        << by_rows.Min().ToCanonicalJson();
+    ASSERT_TRUE(by_bounds.Max().BinaryEqual(by_rows.Max()))
+        << trial << "\n"
+        << by_bounds.Max().ToCanonicalJson() << "\n"
+        << by_rows.Max().ToCanonicalJson();
+  }
+  // Both outcomes occur often enough to have been tested.
+  EXPECT_GT(folded, 300);
+  EXPECT_GT(declined, 300);
+}
+
+// A declined fold changes nothing: a field the tree lacks comes after one it holds.
+TEST(BucketFieldTreeFoldBoundsTest, DeclinesWithoutChangingAnything) {
+  BucketFieldTree tree;
+  tree.Update(J(R"({"a": 5})"), {});
+  BsonObj r = J(R"({"a": 1, "b": 2})");
+  BucketFieldTree::RowBounds bounds;
+  size_t slot = 0;
+  for (bson::FieldCursor c(r.data()); c.Next();) bounds.Add(slot++, c.field());
+  EXPECT_FALSE(tree.FoldBounds(bounds));
+  EXPECT_DOC(tree.Min(), R"({"a": 5})");
+  EXPECT_DOC(tree.Max(), R"({"a": 5})");
+}
+
 TEST_F(BucketFieldTreeMinMaxTest, ResetForgetsEverything) {
   Add(R"({"a": 1, "b": {"c": 2}})");
   EXPECT_FALSE(mm_.IsEmpty());
