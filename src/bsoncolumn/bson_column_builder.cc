@@ -545,16 +545,43 @@ BsonColumnBuilder::Proposal BsonColumnBuilder::ProposeIntermediate() const {
       const auto end = a.begin() + static_cast<ptrdiff_t>(std::min(a.size(), b.size()));
       return static_cast<size_t>(std::mismatch(a.begin(), end, b.begin()).first - a.begin());
     };
-    size_t same = common(grown, last);
-    if (same == grown.size()) same += common(tail, last.substr(same));
-    p.diff.offset = last_stable_ + same;
-    if (same < grown.size()) {
-      p.diff.data.reserve(grown.size() - same + tail.size());
-      p.diff.data.append(grown.substr(same));
-      p.diff.data.append(tail);
-    } else {
-      p.diff.data.assign(tail, same - grown.size(), std::string::npos);
+    // How many bytes from position `i` on (both binaries counted from last_stable_) are equal.
+    auto common_from = [&](size_t i) {
+      if (i > last.size()) return size_t{0};
+      size_t n = 0;
+      if (i < grown.size()) {
+        n = common(grown.substr(i), last.substr(i));
+        if (i + n < grown.size()) return n;
+      }
+      const size_t j = i + n;  // at or past grown's end
+      if (j > last.size() || j - grown.size() > tail.size()) return n;
+      return n + common(std::string_view(tail).substr(j - grown.size()), last.substr(j));
+    };
+    // The new bytes from position `i` on.
+    auto bytes_from = [&](size_t i, std::string* out) {
+      if (i < grown.size()) {
+        out->reserve(grown.size() - i + tail.size());
+        out->append(grown.substr(i));
+        out->append(tail);
+      } else {
+        out->assign(tail, i - grown.size(), std::string::npos);
+      }
+    };
+    size_t same = common_from(0);
+    // One differing byte followed by a run of equal ones (a block's count byte before the words
+    // it counted already): that byte alone, then the edit from the run's end.
+    constexpr size_t kWorthSkipping = 24;
+    const size_t now = grown.size() + tail.size();
+    if (same + 1 < last.size() && same + 1 < now) {
+      const size_t run = common_from(same + 1);
+      if (run >= kWorthSkipping) {
+        p.diff.head = same < grown.size() ? grown[same] : tail[same - grown.size()];
+        p.diff.head_offset = last_stable_ + same;
+        same += 1 + run;
+      }
     }
+    p.diff.offset = last_stable_ + same;
+    bytes_from(same, &p.diff.data);
   }
   p.stable = stable;
   p.tail = std::move(tail);

@@ -34,6 +34,7 @@
 #include <deque>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <queue>
 #include <string>
 #include <string_view>
@@ -49,10 +50,14 @@ namespace hourglass::bsoncolumn {
 class BsonColumnBuilder {
  public:
   // Intermediate()'s answer. The column is now: the first `offset` bytes of the binary the
-  // previous call described (0 at the first call), followed by `data`.
+  // previous call described (0 at the first call), followed by `data` — and, when `head` is set,
+  // with the byte at `head_offset` (< offset) replaced by `*head`. A block's count byte changes
+  // when words are added behind the words it already counts: the head spares rewriting those.
   struct Diff {
     size_t offset = 0;
     std::string data;
+    std::optional<char> head;
+    size_t head_offset = 0;
   };
 
   BsonColumnBuilder() = default;
@@ -135,15 +140,17 @@ class BsonColumnBuilder {
   // would write it.
   std::pair<size_t, std::string> StableTail() const;
 
+  // What every Append reads first, together: a bucket's columns are appended to a few cells at
+  // a time, each from cold cache lines.
   std::string buf_;
-  ColumnStreamEncoder regular_;
+  size_t cells_ = 0;
   Mode mode_ = Mode::kRegular;
+  ColumnStreamEncoder regular_;
   std::string reference_;  // the reference object's bytes
   bson::BsonType reference_type_ = bson::BsonType::kObject;
   std::vector<std::string> buffered_;  // objects waiting for the reference ({} for a skip)
   std::vector<SubStream> streams_;
   MergeHeap merge_;  // every leaf, in interleaved appending mode
-  size_t cells_ = 0;
   // Intermediate(): whether it was called, the stable length then, and the tail it returned.
   bool intermediate_called_ = false;
   size_t last_stable_ = 0;

@@ -240,6 +240,7 @@ TEST(BsonColumnBuilderTest, RestartShortcutWritesTheSameBytes) {
       EXPECT_TRUE(b.Append(d.FirstElement()).ok());
       if (r() % 9 == 0) {
         const BsonColumnBuilder::Diff diff = b.Intermediate();
+        if (diff.head) binary[diff.head_offset] = *diff.head;
         binary.resize(diff.offset);
         binary += diff.data;
         out += "|" + binary;

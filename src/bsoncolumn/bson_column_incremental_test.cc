@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <random>
 
@@ -24,6 +25,10 @@ using testutil::ToHex;
 // What a caller keeps: the column as stored, edited by each diff.
 void Apply(const BsonColumnBuilder::Diff& diff, std::string& stored) {
   ASSERT_LE(diff.offset, stored.size());
+  if (diff.head) {
+    ASSERT_LT(diff.head_offset, diff.offset);
+    stored[diff.head_offset] = *diff.head;
+  }
   stored.resize(diff.offset);
   stored.append(diff.data);
 }
@@ -279,6 +284,40 @@ TEST(BsonColumnIncrementalTest, FromBinaryEqualsBuildingFromTheStart) {
     ASSERT_EQ(ToHex(b.Finish()), ToHex(full));
     ASSERT_EQ(ToHex(stored), ToHex(full));
   }
+}
+
+// Words appended behind the words an open block already counts change only its count byte
+// before them: the diff patches that byte (head) and starts after the unchanged words, instead
+// of carrying them again (a bucket's commit logs each column's diff).
+TEST(BsonColumnIncrementalTest, CountByteChangesAloneWhenWordsAreAdded) {
+  std::mt19937_64 rng(9);
+  BsonColumnBuilder b;
+  std::string stored;
+  double v = 20.0;
+  int with_head = 0;
+  for (int commit = 0; commit < 200; ++commit) {
+    for (int k = 0; k < 5; ++k) {
+      v += std::ldexp(static_cast<double>(rng() % 1000000), -20) - 0.4;  // full precision
+      BsonBuilder one;
+      one.AppendDouble("", v);
+      ASSERT_TRUE(b.Append(one.Obj().FirstElement()).ok());
+    }
+    const BsonColumnBuilder::Diff d = b.Intermediate();
+    if (commit > 0) {
+      // Five values are five words (one pending, flushed at the end), the EOO byte, at most the
+      // word the previous diff flushed early, and a new block's count byte.
+      EXPECT_LE(d.data.size(), 6u * 8u + 1u + 8u + 1u) << commit;
+      if (d.head) {
+        ++with_head;
+        EXPECT_EQ(static_cast<uint8_t>(*d.head) & 0xF0, 0x80) << commit;  // a count byte
+        EXPECT_GE(d.offset, d.head_offset + 1 + 24);
+      }
+    }
+    Apply(d, stored);
+    ASSERT_EQ(ToHex(stored), ToHex(b.Finish())) << commit;
+  }
+  // Blocks of 16 words take three commits of five: two of them add to an open block.
+  EXPECT_GT(with_head, 100);
 }
 
 TEST(BsonColumnIncrementalTest, FromBinaryOfAnotherEncodersBytes) {

@@ -103,8 +103,6 @@ class ColumnStreamEncoder {
   // stream's builder is a new builder after Append(*steady_pending_) (one value pending, which
   // shares a word with no other), whatever s64_ holds; SettleSteady makes s64_ that builder.
   std::optional<uint64_t> steady_pending_;
-  Simple8bBuilder<uint128> s128_;
-  std::optional<int128> prev_enc128_;
   int64_t prev_enc64_ = 0;
   int64_t prev_delta_ = 0;
   double last_in_prev_block_ = 0;
@@ -114,6 +112,10 @@ class ColumnStreamEncoder {
   // rather than a load of a line last touched a commit ago (a cache miss per word written).
   uint8_t control_byte_ = 0;
   bool store128_ = false;
+  // The 128-bit stream's state after the 64-bit one's: an encoder appending doubles or integers
+  // to one of a bucket's many columns then touches fewer cache lines.
+  Simple8bBuilder<uint128> s128_;
+  std::optional<int128> prev_enc128_;
   // Builders AppendDouble re-appends pending values from, one per level of its recursion, kept
   // so that their memory is reused. Scratch, not state: a copy of the encoder starts without.
   struct Spares {

@@ -278,7 +278,9 @@ TEST(CompressedBucketDocumentTest, EachWriteCostsWhatItAddsNotTheBucket) {
   // Each write replaces at most the open Simple-8b block of each column (16 words and its control
   // byte), the length prefixes and control: bounded, however large the bucket has grown.
   EXPECT_LE(largest, 3 * (1 + 16 * 8) + 200);
-  EXPECT_LE(largest_late, largest_early);
+  // (A word either way: a diff patches an open block's count byte and skips the words it counted
+  // when there are three or more of them, so where a write falls in the blocks moves its size.)
+  EXPECT_LE(largest_late, largest_early + 16);
   EXPECT_EQ(BsonObj(stored.data())["control"].Obj()["count"].NumberLong(), 1000);
 }
 
