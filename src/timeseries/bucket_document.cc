@@ -492,10 +492,13 @@ void BucketDocument::PrepareCompressed(const BsonObj& control, std::string* full
     const auto& diff = c.packed->proposal->diff;
     if (diff.data.empty() && diff.offset == c.packed->stored_len && !diff.head) continue;
     const size_t len_pos = offsets[i] + 1 + c.name.size() + 1;
-    edits->push_back(
-        {diff.data, len_pos + 4 + 1 + diff.offset, c.packed->stored_len - diff.offset});
-    if (diff.head)
+    if (!diff.data.empty() || diff.offset != c.packed->stored_len) {
+      edits->push_back(
+          {diff.data, len_pos + 4 + 1 + diff.offset, c.packed->stored_len - diff.offset});
+    }
+    if (diff.head) {
       edits->push_back({std::string(1, *diff.head), len_pos + 4 + 1 + diff.head_offset, 1});
+    }
     edits->push_back({Int32Bytes(static_cast<uint32_t>(new_len[i])), len_pos, 4});
   }
   AppendHeadEdits(std::move(control_elem), data_doc, data_len_new, edits);
