@@ -236,12 +236,11 @@ Status BsonColumnBuilder::Append(const bson::BsonElement& e) {
   if (!CanHold(type, e.value())) {
     return Status(ErrorCode::kBadValue, "a BSONColumn cannot hold CodeWScope values");
   }
-  ++cells_;
   if (!IsObjOrArray(type) || IsEmptyDoc(e.value())) {
-    if (mode_ != Mode::kRegular) FlushInterleaved();
-    AppendRegular(type, std::string_view(e.value(), e.ValueSize()));
+    AppendScalar(type, std::string_view(e.value(), e.ValueSize()));
     return Status::OK();
   }
+  ++cells_;
   AppendObject(e);
   return Status::OK();
 }
@@ -249,10 +248,14 @@ Status BsonColumnBuilder::Append(const bson::BsonElement& e) {
 Status BsonColumnBuilder::Append(const bson::FieldView& f) {
   // Scalars other than CodeWScope, the common case, without re-deriving the element's parts.
   if (IsObjOrArray(f.type) || f.type == BsonType::kCodeWScope) return Append(f.Element());
+  AppendScalar(f.type, std::string_view(f.value, f.value_size));
+  return Status::OK();
+}
+
+void BsonColumnBuilder::AppendScalar(BsonType type, std::string_view value) {
   ++cells_;
   if (mode_ != Mode::kRegular) FlushInterleaved();
-  AppendRegular(f.type, std::string_view(f.value, f.value_size));
-  return Status::OK();
+  AppendRegular(type, value);
 }
 
 void BsonColumnBuilder::AppendRegular(BsonType type, std::string_view value) {

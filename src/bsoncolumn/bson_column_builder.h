@@ -129,6 +129,8 @@ class BsonColumnBuilder {
   using MergeHeap = std::priority_queue<MergeKey, std::vector<MergeKey>, std::greater<MergeKey>>;
 
   void AppendObject(const bson::BsonElement& e);
+  // A scalar (or empty object/array) cell: ends an interleaved section, then the regular stream.
+  void AppendScalar(bson::BsonType type, std::string_view value);
   void AppendRegular(bson::BsonType type, std::string_view value);
   void StartDeterminingReference(std::string_view obj, bson::BsonType type);
   void FinishDeterminingReference();
