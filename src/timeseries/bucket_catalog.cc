@@ -261,6 +261,10 @@ struct Bucket {
   std::atomic<bool> retired{false};
   bson::ObjectId retired_id{};
 
+  // Whether storage may no longer hold what `doc` describes: the collection was cleared (e.g. by
+  // a direct write to its buckets, which starts era `current`) after this stored bucket opened.
+  bool LayoutMayBeStale(uint64_t current) const { return era != current && doc.stored(); }
+
   // doc.compressed(), readable under the stripe mutex (doc is the committer's).
   std::atomic<bool> compressed{false};
 
@@ -1050,8 +1054,7 @@ Status BucketCatalog::CommitWriteThrough(const TimeseriesCollection& coll, stora
       // the walk that also bounds their fields: one walk per row instead of two, and the tree
       // folds each field once (Write must not re-stage them, unless it resyncs the document).
       BucketFieldTree::RowBounds bounds;
-      if (b.doc.CanStageEncoded() && !b.broken.load() &&
-          !(b.era != cs.era.load() && b.doc.stored())) {
+      if (b.doc.CanStageEncoded() && !b.broken.load() && !b.LayoutMayBeStale(cs.era.load())) {
         b.doc.StageEncoded(batch->measurements, meta_field, &bounds);
         batch->staged = true;
       }
@@ -1151,9 +1154,8 @@ Status BucketCatalog::Write(const TimeseriesCollection& coll, storage::Session& 
   }
   // Read before the write's transaction: see LatestMeasurements::Committed.
   const uint64_t untracked_before = coll.buckets->UntrackedWrites();
-  if (b.era != cs.era.load() && b.doc.stored()) {
-    // The collection was cleared (e.g. a direct write to its buckets) after this bucket was
-    // opened: append to what is stored now, not to the layout remembered.
+  if (b.LayoutMayBeStale(cs.era.load())) {
+    // Append to what is stored now, not to the layout remembered.
     HG_RETURN_IF_ERROR(Resync(coll, s, batch));
   }
   BsonObj control = batch.control;
@@ -1580,7 +1582,7 @@ Status BucketCatalog::FlushBucket(const TimeseriesCollection& coll, storage::Ses
     *size_delta = r.size_delta;
     return Status::OK();
   };
-  if (b.retired.load() || (b.era != cs.era.load() && b.doc.stored())) {
+  if (b.retired.load() || b.LayoutMayBeStale(cs.era.load())) {
     // Storage may no longer hold what `doc` describes: append to what it holds now.
     const bson::ObjectId target = TargetId(b);
     return retire_to(&target);

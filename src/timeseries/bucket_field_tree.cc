@@ -84,11 +84,11 @@ bool BucketFieldTree::FoldBounds(const RowBounds& bounds) {
   nodes.reserve(bounds.fields_.size());
   size_t cursor = 0;
   for (const RowBounds::Field& f : bounds.fields_) {
+    if (f.nested) return false;
     if (!f.set) {
       nodes.push_back(nullptr);
       continue;
     }
-    if (f.nested) return false;
     Node* node = FindField(root_, f.min.name, cursor);
     if (node == nullptr || node->min_kind == Kind::kUnset || node->max_kind == Kind::kUnset) {
       return false;

@@ -152,7 +152,9 @@ class BucketFieldTree {
     void Add(size_t slot, const bson::FieldView& f) {
       if (slot >= fields_.size()) fields_.resize(slot + 1);
       Field& b = fields_[slot];
-      if (!b.set) {
+      if (f.type == bson::BsonType::kObject || f.type == bson::BsonType::kArray) {
+        b.nested = true;  // FoldBounds declines the run: its bounds no longer matter
+      } else if (!b.set) {
         b.set = true;
         b.min = b.max = f;
       } else if (Compare(f, b.min) < 0) {
@@ -160,7 +162,6 @@ class BucketFieldTree {
       } else if (Compare(f, b.max) > 0) {
         b.max = f;
       }
-      b.nested = b.nested || f.type == bson::BsonType::kObject || f.type == bson::BsonType::kArray;
     }
 
    private:
