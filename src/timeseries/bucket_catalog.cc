@@ -155,7 +155,7 @@ const Params& GetParams() {
           reg.Register(segment, int64_t{storage::AppendLog::kDefaultSegmentBytes}, true, false,
                        [segment](const ParameterValue& v) { return AtLeast(v, 4096, segment); });
     }
-    q.rewrite_after = RegisterOnce("hourglassTimeseriesBucketEditsBeforeRewrite", 4, -1);
+    q.rewrite_after = RegisterOnce("hourglassTimeseriesBucketEditsBeforeRewrite", 8, -1);
     q.flush_rewrite_after = RegisterOnce("hourglassTimeseriesFlushEditsBeforeRewrite", 0, -1);
     return q;
   }();

@@ -269,7 +269,7 @@ def test_bucket_parameter_defaults(fresh_server):
                      "hourglassTimeseriesCompressClosedBuckets", "hourglassTimeseriesWriteBack"):
             assert c.admin.command({"getParameter": 1, name: 1})[name] is True, name
         # Commits rewrite a bucket whole after four edits; write-back flushes always do.
-        for name, default in (("hourglassTimeseriesBucketEditsBeforeRewrite", 4),
+        for name, default in (("hourglassTimeseriesBucketEditsBeforeRewrite", 8),
                               ("hourglassTimeseriesFlushEditsBeforeRewrite", 0)):
             assert c.admin.command({"getParameter": 1, name: 1})[name] == default, name
             for bad in (-2, "1", None, 1.5):
