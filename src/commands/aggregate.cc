@@ -184,125 +184,250 @@ Status ReplyFromCatalogSource(CommandContext& ctx, const catalog::NamespaceStrin
   return ReplyWithCursor(ctx, nss.ns(), std::move(out), batch_size, false, reply);
 }
 
+// The aggregate command `cmd` on the view `view_coll` as MongoDB runs it: on what the view is
+// defined on, with the view's pipeline before the command's.
+BsonObj AggregateOverView(const BsonObj& cmd, const exec::ResolvedView& view,
+                          const BsonObj& stages) {
+  BsonBuilder b;
+  b.AppendString("aggregate", view.base.coll);
+  size_t arr = b.OpenArray("pipeline");
+  int i = 0;
+  for (const BsonObj& stage : view.pipeline) b.AppendObject(std::to_string(i++), stage);
+  for (BsonElement stage : stages) b.AppendElementAs(stage, std::to_string(i++));
+  b.Close(arr);
+  bool first = true;
+  for (BsonElement e : cmd) {
+    if (!first && e.FieldName() != "pipeline") b.AppendElement(e);
+    first = false;
+  }
+  return b.Obj();
+}
+
+}  // namespace
+
+Status RunAggregate(CommandContext& ctx, const BsonObj& request, bool single_batch,
+                    BsonBuilder& reply) {
+  BsonObj cmd = request;
+  HG_RETURN_IF_ERROR(
+      CheckKnownFields(cmd, {"pipeline", "cursor", "explain", "allowDiskUse", "hint", "collation",
+                             "bypassDocumentValidation", "let", "fromMongos", "needsMerge"}));
+  BsonElement target = cmd.FirstElement();
+  bool collectionless = target.IsNumber() && target.NumberLong() == 1;
+  std::string coll_name;
+  if (!collectionless) {
+    HG_ASSIGN_OR_RETURN(coll_name, GetCollectionName(cmd, ctx.db));
+  }
+  HG_RETURN_IF_ERROR(CheckHintAndCollation("aggregate", cmd));
+  HG_ASSIGN_OR_RETURN(auto stages, GetArray("aggregate", cmd, "pipeline"));
+  if (!stages) {
+    return MissingField("aggregate", "pipeline");
+  }
+  // A view reads what it is defined on; its cursor keeps the view's name.
+  std::optional<std::string> view_ns;
+  if (!collectionless) {
+    catalog::NamespaceString nss{ctx.db, coll_name};
+    HG_RETURN_IF_ERROR(catalog::ValidateCollectionName(nss));
+    HG_ASSIGN_OR_RETURN(auto view, exec::ResolveView(*ctx.service.catalog, nss));
+    if (view) {
+      std::string_view first =
+          stages->IsEmpty() || stages->FirstElement().type() != BsonType::kObject
+              ? std::string_view()
+              : stages->FirstElement().Obj().FirstElement().FieldName();
+      if (first == "$collStats" || first == "$indexStats" || first == "$planCacheStats") {
+        return Status(ErrorCode::kCommandNotSupportedOnView,
+                      "Namespace " + nss.ns() + " is a view, not a collection");
+      }
+      view_ns = nss.ns();
+      cmd = AggregateOverView(cmd, *view, *stages);
+      coll_name = view->base.coll;
+      stages = cmd["pipeline"].Obj();
+    }
+  }
+  HG_ASSIGN_OR_RETURN(bool explain, GetBool("aggregate", cmd, "explain", false));
+  if (explain) return RunExplain(ctx, cmd, "queryPlanner", reply);
+  HG_ASSIGN_OR_RETURN(auto cursor_opts, GetObject("aggregate", cmd, "cursor"));
+  if (!cursor_opts) {
+    return Status(ErrorCode::kFailedToParse,
+                  "The 'cursor' option is required, except for aggregate with the explain "
+                  "argument");
+  }
+  HG_ASSIGN_OR_RETURN(auto batch_size, GetInt64("aggregate.cursor", *cursor_opts, "batchSize"));
+  if (batch_size && *batch_size < 0) {
+    return Status(ErrorCode::kBadValue, "BatchSize value must be non-negative, but received: " +
+                                            std::to_string(*batch_size));
+  }
+  pipeline::PipelineContext pctx;
+  HG_ASSIGN_OR_RETURN(auto allow_disk_use, GetAllowDiskUse("aggregate", cmd));
+  exec::ApplyDiskUse(ctx.service.Read(), allow_disk_use, &pctx);
+  HG_ASSIGN_OR_RETURN(query::ExpressionContext ectx, CommandExpressionContext(cmd));
+  pctx.now_millis = ectx.now_millis;
+  pctx.let = ectx.let;
+  pctx.db = ctx.db;
+  pctx.collections = MakeCollectionAccess(ctx.service);  // $lookup, $unionWith, $out, $merge...
+  BsonElement first = stages->FirstElement();
+  {
+    int i = 0;
+    for (BsonElement st : *stages) {
+      std::string_view name = st.type() == BsonType::kObject && !st.Obj().IsEmpty()
+                                  ? st.Obj().FirstElement().FieldName()
+                                  : std::string_view();
+      if (i++ > 0 && (name == "$indexStats" || name == "$planCacheStats")) {
+        return Status(ErrorCode::kLocation40602,
+                      std::string(name) + " is only valid as the first stage in a pipeline");
+      }
+    }
+  }
+  if (!collectionless && first.type() == BsonType::kObject &&
+      first.Obj().FirstElement().FieldName() == "$planCacheStats") {
+    catalog::NamespaceString nss{ctx.db, coll_name};
+    HG_RETURN_IF_ERROR(catalog::ValidateCollectionName(nss));
+    HG_ASSIGN_OR_RETURN(auto docs, PlanCacheStatsDocuments(ctx, nss, first.Obj().FirstElement()));
+    return ReplyFromCatalogSource(ctx, nss, *stages, pctx, std::move(docs),
+                                  batch_size.value_or(101), reply);
+  }
+  if (!collectionless && first.type() == BsonType::kObject &&
+      first.Obj().FirstElement().FieldName() == "$indexStats") {
+    // Like $collStats: the catalog's index statistics are the source of the rest.
+    catalog::NamespaceString nss{ctx.db, coll_name};
+    HG_RETURN_IF_ERROR(catalog::ValidateCollectionName(nss));
+    HG_ASSIGN_OR_RETURN(auto docs, IndexStatsDocuments(ctx, nss, first.Obj().FirstElement()));
+    return ReplyFromCatalogSource(ctx, nss, *stages, pctx, std::move(docs),
+                                  batch_size.value_or(101), reply);
+  }
+  if (!collectionless && first.type() == BsonType::kObject &&
+      first.Obj().FirstElement().FieldName() == "$collStats") {
+    // $collStats reads the catalog, not the documents: its one output document is the source
+    // of the rest of the pipeline.
+    catalog::NamespaceString nss{ctx.db, coll_name};
+    HG_RETURN_IF_ERROR(catalog::ValidateCollectionName(nss));
+    HG_ASSIGN_OR_RETURN(BsonObj stats, CollStatsDocument(ctx, nss, first.Obj().FirstElement()));
+    return ReplyFromCatalogSource(ctx, nss, *stages, pctx, {stats}, batch_size.value_or(101),
+                                  reply);
+  }
+  HG_ASSIGN_OR_RETURN(auto pipe, pipeline::Pipeline::Parse(*stages, pctx));
+
+  std::unique_ptr<pipeline::DocumentStream> out;
+  std::string ns;
+  if (collectionless) {
+    ns = ctx.db + ".$cmd.aggregate";
+    out = pipe->Bind(std::make_unique<pipeline::VectorDocumentStream>(std::vector<BsonObj>{}));
+  } else {
+    catalog::NamespaceString nss{ctx.db, coll_name};
+    ns = view_ns.value_or(nss.ns());
+    const exec::ReadContext rctx = ctx.service.Read();
+    HG_ASSIGN_OR_RETURN(exec::ResolvedNamespace resolved, exec::Resolve(rctx, nss));
+    HG_ASSIGN_OR_RETURN(out,
+                        BuildPipelineRead(rctx, std::move(resolved), std::move(pipe), HintOf(cmd)));
+  }
+  const int64_t first_batch = PipelineWritesOutput(*stages) ? 101 : batch_size.value_or(101);
+  return ReplyWithCursor(ctx, ns, std::move(out), first_batch, single_batch, reply);
+}
+
+BsonObj CountOverViewStages(const BsonObj& query, int64_t skip, int64_t limit) {
+  BsonArrayBuilder stages;
+  auto stage = [&](std::string_view name, auto append) {
+    BsonBuilder s;
+    append(s, name);
+    stages.AppendObject(s.Obj());
+  };
+  if (!query.IsEmpty()) stage("$match", [&](BsonBuilder& s, auto n) { s.AppendObject(n, query); });
+  if (skip > 0) stage("$skip", [&](BsonBuilder& s, auto n) { s.AppendInt64(n, skip); });
+  if (limit != 0)
+    stage("$limit", [&](BsonBuilder& s, auto n) { s.AppendInt64(n, std::abs(limit)); });
+  stage("$count", [&](BsonBuilder& s, auto n) { s.AppendString(n, "n"); });
+  return stages.Obj();
+}
+
+BsonObj DistinctOverViewStages(std::string_view key, const BsonObj& query) {
+  const std::string path = "$" + std::string(key);
+  BsonArrayBuilder stages;
+  if (!query.IsEmpty()) {
+    BsonBuilder s;
+    s.AppendObject("$match", query);
+    stages.AppendObject(s.Obj());
+  }
+  BsonBuilder unwind;
+  size_t u = unwind.OpenObject("$unwind");
+  unwind.AppendString("path", path);
+  unwind.AppendBool("preserveNullAndEmptyArrays", true);
+  unwind.Close(u);
+  stages.AppendObject(unwind.Obj());
+  BsonBuilder group;
+  size_t g = group.OpenObject("$group");
+  group.AppendNull("_id");
+  size_t d = group.OpenObject("values");
+  group.AppendString("$addToSet", path);
+  group.Close(d);
+  group.Close(g);
+  stages.AppendObject(group.Obj());
+  return stages.Obj();
+}
+
+StatusWith<std::optional<BsonObj>> ReadOverView(CommandContext& ctx, const BsonObj& cmd) {
+  std::string_view kind = cmd.FirstElement().FieldName();
+  if (cmd.FirstElement().type() != BsonType::kString) return std::optional<BsonObj>();
+  catalog::NamespaceString nss{ctx.db, std::string(cmd.FirstElement().Str())};
+  HG_ASSIGN_OR_RETURN(auto view, exec::ResolveView(*ctx.service.catalog, nss));
+  if (!view) return std::optional<BsonObj>();
+  BsonObj stages;
+  BsonObj aggregate = cmd;
+  if (kind == "aggregate") {
+    HG_ASSIGN_OR_RETURN(auto given, GetArray("aggregate", cmd, "pipeline"));
+    stages = given.value_or(BsonObj());
+  } else if (kind == "find") {
+    HG_ASSIGN_OR_RETURN(aggregate, FindAsAggregate(cmd));
+    stages = aggregate["pipeline"].Obj();
+  } else if (kind == "count") {
+    HG_ASSIGN_OR_RETURN(auto q, GetObject("count", cmd, "query"));
+    HG_ASSIGN_OR_RETURN(auto skip, GetInt64("count", cmd, "skip"));
+    HG_ASSIGN_OR_RETURN(auto limit, GetInt64("count", cmd, "limit"));
+    stages = CountOverViewStages(q.value_or(BsonObj()), skip.value_or(0), limit.value_or(0));
+    aggregate = BsonObj();
+  } else if (kind == "distinct") {
+    HG_ASSIGN_OR_RETURN(auto q, GetObject("distinct", cmd, "query"));
+    HG_ASSIGN_OR_RETURN(auto key, GetString("distinct", cmd, "key"));
+    if (!key) return MissingField("distinct", "key");
+    stages = DistinctOverViewStages(*key, q.value_or(BsonObj()));
+    aggregate = BsonObj();
+  } else {
+    return Status(ErrorCode::kCommandNotSupportedOnView,
+                  "Namespace " + nss.ns() + " is a view, not a collection");
+  }
+  if (aggregate.IsEmpty()) {
+    BsonBuilder b;
+    b.AppendString("aggregate", nss.coll);
+    b.AppendArray("pipeline", stages);
+    size_t c = b.OpenObject("cursor");
+    b.Close(c);
+    aggregate = b.Obj();
+  }
+  return std::optional<BsonObj>(AggregateOverView(aggregate, *view, stages));
+}
+
+// The one document (or none) of an aggregate over a view whose pipeline ends in a stage that
+// yields at most one ($count, $group by null): count and distinct on views.
+StatusWith<std::optional<BsonObj>> AggregateOnViewToOne(CommandContext& ctx,
+                                                        const std::string& view,
+                                                        const BsonObj& stages) {
+  BsonBuilder cmd;
+  cmd.AppendString("aggregate", view);
+  cmd.AppendArray("pipeline", stages);
+  size_t cursor = cmd.OpenObject("cursor");
+  cmd.Close(cursor);
+  BsonBuilder reply;
+  HG_RETURN_IF_ERROR(RunAggregate(ctx, cmd.Obj(), true, reply));
+  BsonObj batch = reply.Obj()["cursor"].Obj()["firstBatch"].Obj().Owned();
+  if (batch.IsEmpty()) return std::optional<BsonObj>();
+  return std::optional<BsonObj>(batch.FirstElement().Obj().Owned());
+}
+
+namespace {
+
 class AggregateCommand : public Command {
  public:
   std::string_view Name() const override { return "aggregate"; }
   Status Run(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& reply) const override {
-    HG_RETURN_IF_ERROR(
-        CheckKnownFields(cmd, {"pipeline", "cursor", "explain", "allowDiskUse", "hint", "collation",
-                               "bypassDocumentValidation", "let", "fromMongos", "needsMerge"}));
-    BsonElement target = cmd.FirstElement();
-    bool collectionless = target.IsNumber() && target.NumberLong() == 1;
-    std::string coll_name;
-    if (!collectionless) {
-      HG_ASSIGN_OR_RETURN(coll_name, GetCollectionName(cmd, ctx.db));
-    }
-    HG_RETURN_IF_ERROR(CheckHintAndCollation("aggregate", cmd));
-    HG_ASSIGN_OR_RETURN(auto stages, GetArray("aggregate", cmd, "pipeline"));
-    if (!stages) {
-      return MissingField("aggregate", "pipeline");
-    }
-    HG_ASSIGN_OR_RETURN(bool explain, GetBool("aggregate", cmd, "explain", false));
-    if (explain) return RunExplain(ctx, cmd, "queryPlanner", reply);
-    HG_ASSIGN_OR_RETURN(auto cursor_opts, GetObject("aggregate", cmd, "cursor"));
-    if (!cursor_opts) {
-      return Status(ErrorCode::kFailedToParse,
-                    "The 'cursor' option is required, except for aggregate with the explain "
-                    "argument");
-    }
-    HG_ASSIGN_OR_RETURN(auto batch_size, GetInt64("aggregate.cursor", *cursor_opts, "batchSize"));
-    if (batch_size && *batch_size < 0) {
-      return Status(ErrorCode::kBadValue, "BatchSize value must be non-negative, but received: " +
-                                              std::to_string(*batch_size));
-    }
-    pipeline::PipelineContext pctx;
-    HG_ASSIGN_OR_RETURN(auto allow_disk_use, GetAllowDiskUse("aggregate", cmd));
-    exec::ApplyDiskUse(ctx.service.Read(), allow_disk_use, &pctx);
-    HG_ASSIGN_OR_RETURN(query::ExpressionContext ectx, CommandExpressionContext(cmd));
-    pctx.now_millis = ectx.now_millis;
-    pctx.let = ectx.let;
-    pctx.db = ctx.db;
-    pctx.collections = MakeCollectionAccess(ctx.service);  // $lookup, $unionWith, $out, $merge...
-    BsonElement first = stages->FirstElement();
-    {
-      int i = 0;
-      for (BsonElement st : *stages) {
-        std::string_view name = st.type() == BsonType::kObject && !st.Obj().IsEmpty()
-                                    ? st.Obj().FirstElement().FieldName()
-                                    : std::string_view();
-        if (i++ > 0 && (name == "$indexStats" || name == "$planCacheStats")) {
-          return Status(ErrorCode::kLocation40602,
-                        std::string(name) + " is only valid as the first stage in a pipeline");
-        }
-      }
-    }
-    if (!collectionless && first.type() == BsonType::kObject &&
-        first.Obj().FirstElement().FieldName() == "$planCacheStats") {
-      catalog::NamespaceString nss{ctx.db, coll_name};
-      HG_RETURN_IF_ERROR(catalog::ValidateCollectionName(nss));
-      HG_ASSIGN_OR_RETURN(auto docs, PlanCacheStatsDocuments(ctx, nss, first.Obj().FirstElement()));
-      return ReplyFromCatalogSource(ctx, nss, *stages, pctx, std::move(docs),
-                                    batch_size.value_or(101), reply);
-    }
-    if (!collectionless && first.type() == BsonType::kObject &&
-        first.Obj().FirstElement().FieldName() == "$indexStats") {
-      // Like $collStats: the catalog's index statistics are the source of the rest.
-      catalog::NamespaceString nss{ctx.db, coll_name};
-      HG_RETURN_IF_ERROR(catalog::ValidateCollectionName(nss));
-      HG_ASSIGN_OR_RETURN(auto docs, IndexStatsDocuments(ctx, nss, first.Obj().FirstElement()));
-      return ReplyFromCatalogSource(ctx, nss, *stages, pctx, std::move(docs),
-                                    batch_size.value_or(101), reply);
-    }
-    if (!collectionless && first.type() == BsonType::kObject &&
-        first.Obj().FirstElement().FieldName() == "$collStats") {
-      // $collStats reads the catalog, not the documents: its one output document is the source
-      // of the rest of the pipeline.
-      catalog::NamespaceString nss{ctx.db, coll_name};
-      HG_RETURN_IF_ERROR(catalog::ValidateCollectionName(nss));
-      HG_ASSIGN_OR_RETURN(BsonObj stats, CollStatsDocument(ctx, nss, first.Obj().FirstElement()));
-      return ReplyFromCatalogSource(ctx, nss, *stages, pctx, {stats}, batch_size.value_or(101),
-                                    reply);
-    }
-    HG_ASSIGN_OR_RETURN(auto pipe, pipeline::Pipeline::Parse(*stages, pctx));
-
-    std::unique_ptr<pipeline::DocumentStream> source;
-    std::string ns;
-    if (collectionless) {
-      ns = ctx.db + ".$cmd.aggregate";
-      source = std::make_unique<pipeline::VectorDocumentStream>(std::vector<BsonObj>{});
-    } else {
-      catalog::NamespaceString nss{ctx.db, coll_name};
-      HG_RETURN_IF_ERROR(catalog::ValidateCollectionName(nss));
-      ns = nss.ns();
-      const exec::ReadContext rctx = ctx.service.Read();
-      HG_ASSIGN_OR_RETURN(exec::ResolvedNamespace resolved, exec::Resolve(rctx, nss));
-      std::optional<pipeline::Pipeline::LeadingMatch> leading = pipe->PopLeadingMatch();
-      if (resolved.timeseries) {
-        // Time-series: the read and the stages after it are planned together (rewrites).
-        exec::TimeseriesReadRequest request;
-        if (leading) {
-          request.filter = leading->filter;
-          request.parsed_filter = std::move(leading->matcher);
-        }
-        request.hint = HintOf(cmd);
-        HG_ASSIGN_OR_RETURN(auto out,
-                            exec::BuildTimeseriesRead(std::move(*resolved.timeseries), rctx.engine,
-                                                      std::move(request), std::move(pipe)));
-        const int64_t first_batch = PipelineWritesOutput(*stages) ? 101 : batch_size.value_or(101);
-        return ReplyWithCursor(ctx, ns, std::move(out), first_batch, false, reply);
-      }
-      exec::ReadPlan plan;
-      plan.hint = HintOf(cmd);
-      if (leading) {
-        plan.filter = std::move(leading->matcher);
-        plan.filter_spec = leading->filter;
-        plan.expr_ctx = query::ExpressionContext{pctx.now_millis, pctx.let};
-      }
-      HG_ASSIGN_OR_RETURN(source, exec::BuildReadStream(rctx, resolved, std::move(plan)));
-    }
-    auto out = pipe->Bind(std::move(source));
-    const int64_t first_batch = PipelineWritesOutput(*stages) ? 101 : batch_size.value_or(101);
-    return ReplyWithCursor(ctx, ns, std::move(out), first_batch, false, reply);
+    return RunAggregate(ctx, cmd, false, reply);
   }
 };
 
@@ -322,6 +447,13 @@ class CountCommand : public Command {
     if (skip && *skip < 0)
       return Status(ErrorCode::kBadValue, "skip value is negative in count query");
     HG_ASSIGN_OR_RETURN(auto matcher, query::Matcher::Parse(q.value_or(BsonObj())));
+    if (auto entry = ctx.service.catalog->Lookup(nss); entry && entry->entry().type == "view") {
+      BsonObj stages =
+          CountOverViewStages(q.value_or(BsonObj()), skip.value_or(0), limit.value_or(0));
+      HG_ASSIGN_OR_RETURN(auto doc, AggregateOnViewToOne(ctx, coll_name, stages));
+      reply.AppendInt32("n", doc ? static_cast<int32_t>((*doc)["n"].NumberLong()) : 0);
+      return Status::OK();
+    }
     int64_t n = 0;
     const exec::ReadContext rctx = ctx.service.Read();
     HG_ASSIGN_OR_RETURN(exec::ResolvedNamespace resolved, exec::Resolve(rctx, nss));
@@ -387,42 +519,50 @@ class DistinctCommand : public Command {
     plan.hint = HintOf(cmd);
     // Values are kept as single-element documents, sorted and de-duplicated in canonical order.
     std::vector<BsonObj> values;
+    auto collect = [&](const BsonElement& v) {
+      BsonBuilder b;
+      b.AppendElementAs(v, "");
+      values.push_back(b.Obj());
+    };
     const exec::ReadContext rctx = ctx.service.Read();
-    HG_ASSIGN_OR_RETURN(exec::ResolvedNamespace resolved, exec::Resolve(rctx, nss));
-    const std::shared_ptr<catalog::Collection>& coll = resolved.collection;
-    std::optional<exec::QueryPlan> distinct_scan;
-    if (coll && !coll->ident().empty() && coll->entry().type == "collection") {
-      distinct_scan = exec::PlanDistinctScan(*coll, plan.filter_spec, *key, cmd["hint"]);
-    }
-    if (distinct_scan) {
-      // An index leading with the key: one key per value (DISTINCT_SCAN).
-      auto session = ctx.service.engine->NewSession();
-      int64_t keys = 0, docs = 0;
-      HG_ASSIGN_OR_RETURN(values,
-                          exec::DistinctScan(*session, *coll, *distinct_scan, &keys, &docs));
-      exec::RecordIndexUse(*distinct_scan);
-    } else {
-      std::unique_ptr<pipeline::DocumentStream> stream;
-      if (resolved.timeseries) {
-        // Only the key's top-level field is decoded.
-        exec::TimeseriesReadRequest request;
-        request.filter = plan.filter_spec;
-        request.hint = HintOf(cmd);
-        HG_ASSIGN_OR_RETURN(
-            stream, exec::BuildTimeseriesRead(*resolved.timeseries, rctx.engine, std::move(request),
-                                              exec::TimeseriesDistinctStages(*key), {}));
-      } else {
-        HG_ASSIGN_OR_RETURN(stream, exec::BuildReadStream(rctx, resolved, std::move(plan)));
+    if (auto entry = ctx.service.catalog->Lookup(nss); entry && entry->entry().type == "view") {
+      BsonObj stages = DistinctOverViewStages(*key, q.value_or(BsonObj()));
+      HG_ASSIGN_OR_RETURN(auto doc, AggregateOnViewToOne(ctx, coll_name, stages));
+      if (doc) {
+        for (BsonElement v : (*doc)["values"].Obj()) collect(v);
       }
-      auto collect = [&](const BsonElement& v) {
-        BsonBuilder b;
-        b.AppendElementAs(v, "");
-        values.push_back(b.Obj());
-      };
-      while (true) {
-        HG_ASSIGN_OR_RETURN(auto doc, stream->Next());
-        if (!doc) break;
-        CollectPathValues(*doc, *key, collect);
+    } else {
+      HG_ASSIGN_OR_RETURN(exec::ResolvedNamespace resolved, exec::Resolve(rctx, nss));
+      const std::shared_ptr<catalog::Collection>& coll = resolved.collection;
+      std::optional<exec::QueryPlan> distinct_scan;
+      if (coll && !coll->ident().empty() && coll->entry().type == "collection") {
+        distinct_scan = exec::PlanDistinctScan(*coll, plan.filter_spec, *key, cmd["hint"]);
+      }
+      if (distinct_scan) {
+        // An index leading with the key: one key per value (DISTINCT_SCAN).
+        auto session = ctx.service.engine->NewSession();
+        int64_t keys = 0, docs = 0;
+        HG_ASSIGN_OR_RETURN(values,
+                            exec::DistinctScan(*session, *coll, *distinct_scan, &keys, &docs));
+        exec::RecordIndexUse(*distinct_scan);
+      } else {
+        std::unique_ptr<pipeline::DocumentStream> stream;
+        if (resolved.timeseries) {
+          // Only the key's top-level field is decoded.
+          exec::TimeseriesReadRequest request;
+          request.filter = plan.filter_spec;
+          request.hint = HintOf(cmd);
+          HG_ASSIGN_OR_RETURN(stream, exec::BuildTimeseriesRead(
+                                          *resolved.timeseries, rctx.engine, std::move(request),
+                                          exec::TimeseriesDistinctStages(*key), {}));
+        } else {
+          HG_ASSIGN_OR_RETURN(stream, exec::BuildReadStream(rctx, resolved, std::move(plan)));
+        }
+        while (true) {
+          HG_ASSIGN_OR_RETURN(auto doc, stream->Next());
+          if (!doc) break;
+          CollectPathValues(*doc, *key, collect);
+        }
       }
     }
     std::sort(values.begin(), values.end(), [](const BsonObj& a, const BsonObj& b) {

@@ -33,6 +33,8 @@ class CatalogCollectionAccess : public pipeline::CollectionAccess {
       const query::ExpressionContext& expr_ctx) override {
     catalog::NamespaceString nss{db, coll};
     HG_RETURN_IF_ERROR(catalog::ValidateCollectionName(nss));
+    HG_ASSIGN_OR_RETURN(auto view, exec::ResolveView(*service_.catalog, nss));
+    if (view) return ReadView(*view, filter, expr_ctx);
     exec::ReadPlan plan;
     plan.expr_ctx = expr_ctx;
     if (!filter.IsEmpty()) {
@@ -42,6 +44,30 @@ class CatalogCollectionAccess : public pipeline::CollectionAccess {
     const exec::ReadContext rctx = service_.Read();
     HG_ASSIGN_OR_RETURN(exec::ResolvedNamespace ns, exec::Resolve(rctx, nss));
     return exec::BuildReadStream(rctx, ns, std::move(plan));
+  }
+
+  // A view read from another pipeline ($lookup, $graphLookup, $unionWith): its pipeline over
+  // what it is defined on (with the time-series rewrites there), then the filter.
+  StatusWith<std::unique_ptr<pipeline::DocumentStream>> ReadView(
+      const exec::ResolvedView& view, const BsonObj& filter,
+      const query::ExpressionContext& expr_ctx) {
+    bson::BsonArrayBuilder stages;
+    for (const BsonObj& stage : view.pipeline) stages.AppendObject(stage);
+    if (!filter.IsEmpty()) {
+      bson::BsonBuilder match;
+      match.AppendObject("$match", filter);
+      stages.AppendObject(match.Obj());
+    }
+    pipeline::PipelineContext pctx;
+    pctx.db = view.base.db;
+    pctx.collections = MakeCollectionAccess(service_);
+    pctx.now_millis = expr_ctx.now_millis;
+    pctx.let = expr_ctx.let;
+    const exec::ReadContext rctx = service_.Read();
+    exec::ApplyDiskUse(rctx, std::nullopt, &pctx);
+    HG_ASSIGN_OR_RETURN(auto pipe, pipeline::Pipeline::Parse(stages.Obj(), pctx));
+    HG_ASSIGN_OR_RETURN(exec::ResolvedNamespace base, exec::Resolve(rctx, view.base));
+    return BuildPipelineRead(rctx, std::move(base), std::move(pipe), BsonObj());
   }
 
   Status ReplaceCollection(const std::string& db, const std::string& coll,

@@ -1,4 +1,6 @@
 // find, getMore, killCursors.
+#include <cstdlib>
+
 #include "catalog/catalog.h"
 #include "commands/command.h"
 #include "commands/command_factories.h"
@@ -18,6 +20,65 @@ using bson::BsonObj;
 namespace {
 
 constexpr int64_t kDefaultFirstBatch = 101;
+
+}  // namespace
+
+StatusWith<BsonObj> FindAsAggregate(const BsonObj& cmd) {
+  for (std::string_view option : {"min", "max"}) {
+    if (cmd[option].type() == bson::BsonType::kObject && !cmd[option].Obj().IsEmpty()) {
+      return Status(ErrorCode::kInvalidPipelineOperator,
+                    "Option " + std::string(option) + " not supported in aggregation.");
+    }
+  }
+  if (cmd["tailable"].Truthy()) {
+    return Status(ErrorCode::kInvalidPipelineOperator,
+                  "Tailable cursors are not supported in aggregation.");
+  }
+  for (std::string_view option :
+       {"returnKey", "showRecordId", "noCursorTimeout", "allowPartialResults", "readOnce"}) {
+    if (cmd[option].Truthy()) {
+      return Status(ErrorCode::kInvalidPipelineOperator,
+                    "Option " + std::string(option) + " not supported in aggregation.");
+    }
+  }
+  BsonElement sort = cmd["sort"];
+  if (sort.type() == bson::BsonType::kObject && !sort.Obj()["$natural"].eoo()) {
+    return Status(ErrorCode::kInvalidPipelineOperator,
+                  "Sort option $natural not supported in aggregation.");
+  }
+  BsonBuilder b;
+  b.AppendElementAs(cmd.FirstElement(), "aggregate");
+  size_t arr = b.OpenArray("pipeline");
+  int i = 0;
+  auto stage = [&](std::string_view name, BsonElement value) {
+    size_t o = b.OpenObject(std::to_string(i++));
+    b.AppendElementAs(value, name);
+    b.Close(o);
+  };
+  auto non_empty = [&](std::string_view field) {
+    BsonElement e = cmd[field];
+    return e.type() == bson::BsonType::kObject && !e.Obj().IsEmpty();
+  };
+  if (non_empty("filter")) stage("$match", cmd["filter"]);
+  if (non_empty("sort")) stage("$sort", sort);
+  if (cmd["skip"].IsNumber() && cmd["skip"].NumberLong() != 0) stage("$skip", cmd["skip"]);
+  if (cmd["limit"].IsNumber() && cmd["limit"].NumberLong() != 0) {
+    BsonBuilder limit;  // a legacy negative limit is its absolute value (and a single batch)
+    limit.AppendInt64("", std::abs(cmd["limit"].NumberLong()));
+    stage("$limit", limit.Obj().FirstElement());
+  }
+  if (non_empty("projection")) stage("$project", cmd["projection"]);
+  b.Close(arr);
+  size_t cursor = b.OpenObject("cursor");
+  if (!cmd["batchSize"].eoo()) b.AppendElement(cmd["batchSize"]);
+  b.Close(cursor);
+  for (std::string_view option : {"collation", "hint", "allowDiskUse", "let", "maxTimeMS"}) {
+    if (!cmd[option].eoo()) b.AppendElement(cmd[option]);
+  }
+  return b.Obj();
+}
+
+namespace {
 
 class FindCommand : public Command {
  public:
@@ -50,6 +111,18 @@ class FindCommand : public Command {
     catalog::NamespaceString nss{ctx.db, coll_name};
     HG_RETURN_IF_ERROR(catalog::ValidateCollectionName(nss));
     HG_RETURN_IF_ERROR(CheckHintAndCollation("find", cmd));
+    if (auto entry = ctx.service.catalog->Lookup(nss); entry && entry->entry().type == "view") {
+      HG_ASSIGN_OR_RETURN(bool single, GetBool("find", cmd, "singleBatch", false));
+      HG_ASSIGN_OR_RETURN(auto limit, GetInt64("find", cmd, "limit"));
+      single = single || (limit && *limit < 0);  // a legacy negative limit: one batch
+      // MongoDB keeps a find's single batch through the aggregate only for a limit of 1.
+      if (single && std::abs(limit.value_or(0)) != 1) {
+        return Status(ErrorCode::kInvalidPipelineOperator,
+                      "Option singleBatch not supported in aggregation.");
+      }
+      HG_ASSIGN_OR_RETURN(BsonObj aggregate, FindAsAggregate(cmd));
+      return RunAggregate(ctx, aggregate, single, reply);
+    }
     HG_ASSIGN_OR_RETURN(auto min, GetObject("find", cmd, "min"));
     HG_ASSIGN_OR_RETURN(auto max, GetObject("find", cmd, "max"));
     HG_ASSIGN_OR_RETURN(bool return_key, GetBool("find", cmd, "returnKey", false));
@@ -110,6 +183,7 @@ class FindCommand : public Command {
     }
     const exec::ReadContext rctx = ctx.service.Read();
     HG_ASSIGN_OR_RETURN(exec::ResolvedNamespace ns, exec::Resolve(rctx, nss));
+
     HG_ASSIGN_OR_RETURN(auto stream, exec::BuildReadStream(rctx, ns, std::move(plan)));
     return ReplyWithCursor(ctx, nss.ns(), std::move(stream), first_batch, single_batch, reply,
                            no_timeout);

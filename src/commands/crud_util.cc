@@ -2,6 +2,7 @@
 
 #include "commands/command_util.h"
 #include "exec/cursor_manager.h"
+#include "exec/timeseries_read.h"
 #include "pipeline/expression.h"
 #include "storage/kv_engine.h"
 
@@ -31,6 +32,32 @@ BsonObj HintOf(const BsonObj& cmd) {
   BsonBuilder b;
   b.AppendElementAs(hint, "hint");
   return b.Obj();
+}
+
+StatusWith<std::unique_ptr<pipeline::DocumentStream>> BuildPipelineRead(
+    const exec::ReadContext& rctx, exec::ResolvedNamespace resolved,
+    std::unique_ptr<pipeline::Pipeline> pipe, const BsonObj& hint) {
+  std::optional<pipeline::Pipeline::LeadingMatch> leading = pipe->PopLeadingMatch();
+  if (resolved.timeseries) {
+    // Time-series: the read and the stages after it are planned together (rewrites).
+    exec::TimeseriesReadRequest request;
+    if (leading) {
+      request.filter = leading->filter;
+      request.parsed_filter = std::move(leading->matcher);
+    }
+    request.hint = hint;
+    return exec::BuildTimeseriesRead(std::move(*resolved.timeseries), rctx.engine,
+                                     std::move(request), std::move(pipe));
+  }
+  exec::ReadPlan plan;
+  plan.hint = hint;
+  if (leading) {
+    plan.filter = std::move(leading->matcher);
+    plan.filter_spec = leading->filter;
+    plan.expr_ctx = query::ExpressionContext{pipe->context().now_millis, pipe->context().let};
+  }
+  HG_ASSIGN_OR_RETURN(auto source, exec::BuildReadStream(rctx, resolved, std::move(plan)));
+  return pipe->Bind(std::move(source));
 }
 
 Status ReplyWithCursor(CommandContext& ctx, const std::string& ns,

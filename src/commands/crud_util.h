@@ -29,10 +29,40 @@ StatusWith<std::optional<bool>> GetAllowDiskUse(std::string_view cmd_name,
 // {hint: <value>} when `cmd` (or a write statement) has a hint, else the empty document.
 bson::BsonObj HintOf(const bson::BsonObj& cmd);
 
+// `pipe` over the resolved namespace: its leading $match becomes the read's filter (index
+// bounds, bucket filters), and over a time-series collection the read and the stages are
+// planned together (the rewrites). `hint`: {hint: ...} or empty.
+StatusWith<std::unique_ptr<pipeline::DocumentStream>> BuildPipelineRead(
+    const exec::ReadContext& rctx, exec::ResolvedNamespace resolved,
+    std::unique_ptr<pipeline::Pipeline> pipe, const bson::BsonObj& hint);
+
 // Sends the first batch and, unless the stream is exhausted or single_batch, registers a cursor.
 Status ReplyWithCursor(CommandContext& ctx, const std::string& ns,
                        std::unique_ptr<pipeline::DocumentStream> stream, int64_t first_batch,
                        bool single_batch, bson::BsonBuilder& reply, bool no_timeout = false);
+
+// The aggregate command (aggregate.cc), also what find, count and distinct on a view become: on a
+// view it runs the view's pipeline, then `cmd`'s, over what the view is defined on, and answers
+// with the view's namespace. single_batch: find's singleBatch (with limit 1), no cursor is kept.
+Status RunAggregate(CommandContext& ctx, const bson::BsonObj& cmd, bool single_batch,
+                    bson::BsonBuilder& reply);
+
+// find as the equivalent aggregate ($match, $sort, $skip, $limit, $project; crud_find.cc), as
+// MongoDB runs a find on a view; InvalidPipelineOperator (168) for the options aggregation cannot
+// honour (min, max, returnKey, showRecordId, tailable, noCursorTimeout, a $natural sort...).
+StatusWith<bson::BsonObj> FindAsAggregate(const bson::BsonObj& cmd);
+
+// The stages that count and distinct become on a view, as MongoDB builds them:
+// [$match, $skip, $limit, {$count: "n"}] and [$match, $unwind the key (keeping documents without
+// it), {$group: {_id: null, values: {$addToSet: key}}}].
+bson::BsonObj CountOverViewStages(const bson::BsonObj& query, int64_t skip, int64_t limit);
+bson::BsonObj DistinctOverViewStages(std::string_view key, const bson::BsonObj& query);
+
+// The read command `cmd` (find, aggregate, count, distinct) as the aggregate it is over what its
+// view is defined on, the view's pipeline first (nullopt if `cmd` does not name a view): what
+// explain shows for a view. Writes name a view: CommandNotSupportedOnView (166).
+StatusWith<std::optional<bson::BsonObj>> ReadOverView(CommandContext& ctx,
+                                                      const bson::BsonObj& cmd);
 
 // Checks a document for insertion (size, `_id` type, top-level `$` names) and returns it with an
 // `_id` first (generated as an ObjectId when absent).

@@ -98,8 +98,22 @@ Status AppendCollStats(CommandContext& ctx, const catalog::NamespaceString& nss,
 // equivalent one exists.
 Status CreateTimeseriesCollection(CommandContext& ctx, const catalog::NamespaceString& nss,
                                   const bson::BsonObj& cmd);
-// Removes the time-series collection `nss`'s definition from <db>.system.views (drop).
+// Writes the definition `doc` ({_id: "<db>.<view>", viewOn, pipeline}) of the view or time-series
+// collection `nss` into <db>.system.views, as MongoDB keeps it (ddl_views.cc).
+Status PutViewDefinition(CommandContext& ctx, const catalog::NamespaceString& nss,
+                         const bson::BsonObj& doc);
+// Removes `nss`'s definition from <db>.system.views (drop).
 Status RemoveViewDefinition(CommandContext& ctx, const catalog::NamespaceString& nss);
+// create with `viewOn` (ddl_views.cc): checks the definition as MongoDB does (the pipeline's
+// stages, cycles: 5, depth: 149) and creates the view, or succeeds without change when the same
+// view exists; NamespaceExists (48) for anything else by that name.
+Status CreateView(CommandContext& ctx, const catalog::NamespaceString& nss,
+                  const bson::BsonObj& cmd);
+// collMod of a view: a new viewOn and/or pipeline, checked as create checks them; other options
+// are InvalidOptions (72).
+Status CollModView(CommandContext& ctx, const catalog::Collection& view, const bson::BsonObj& cmd);
+// Whether a collation document is {locale: "simple"}.
+bool IsSimpleCollation(const bson::BsonObj& collation);
 // collMod on a time-series collection (spec §1.3): expireAfterSeconds, timeseries bucketing
 // parameters, `index: {hidden}` (through CollModIndex).
 Status CollModTimeseries(CommandContext& ctx, const catalog::NamespaceString& nss,

@@ -46,11 +46,6 @@ StatusWith<std::optional<std::string>> GetEnum(const BsonObj& cmd, std::string_v
                                           std::string(field) + "' is not a valid value.");
 }
 
-bool IsSimpleCollation(const BsonObj& collation) {
-  return collation.NumFields() == 1 && collation["locale"].type() == BsonType::kString &&
-         collation["locale"].Str() == "simple";
-}
-
 const std::initializer_list<std::string_view> kCreateFields = {"capped",
                                                                "autoIndexId",
                                                                "idIndex",
@@ -106,12 +101,7 @@ StatusWith<BsonObj> ParseCreateOptions(const catalog::NamespaceString& nss, cons
   if (pipeline && !view_on) {
     return Status(ErrorCode::kInvalidOptions, "'pipeline' requires 'viewOn' to also be specified");
   }
-  if (view_on && catalog::NamespaceString{nss.db, *view_on}.IsTimeseriesBuckets()) {
-    return Status(ErrorCode::kInvalidNamespace,
-                  "Invalid viewOn: a view cannot be created on a time-series bucket collection: " +
-                      nss.db + "." + *view_on);
-  }
-  if (view_on) return NotSupported("views are not supported yet");
+  // (create with viewOn goes to CreateView)
   if (timeseries || nss.IsTimeseriesBuckets()) {
     return NotSupported("time-series collections are not supported yet");
   }
@@ -179,6 +169,7 @@ Status RunCreate(CommandContext& ctx, const BsonObj& cmd, BsonBuilder&) {
     HG_RETURN_IF_ERROR(CheckKnownFields(cmd, kCreateFields));
     return CreateTimeseriesCollection(ctx, nss, cmd);
   }
+  if (!cmd["viewOn"].eoo()) return CreateView(ctx, nss, cmd);
   auto options = ParseCreateOptions(nss, cmd);
   if (!options.ok()) {
     // Options this server cannot create can never match an existing namespace: MongoDB answers
@@ -212,6 +203,7 @@ Status RunCollMod(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& reply) {
     return Status(ErrorCode::kNamespaceNotFound, "ns does not exist: " + nss.ns());
   }
   if (coll->entry().type == "timeseries") return CollModTimeseries(ctx, nss, cmd, reply);
+  if (coll->entry().type == "view") return CollModView(ctx, *coll, cmd);
   if (nss.IsTimeseriesBuckets()) {
     return Status(ErrorCode::kInvalidNamespace,
                   "collMod on a time-series bucket collection is not allowed: " + nss.ns());
@@ -227,12 +219,21 @@ Status RunCollMod(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& reply) {
       HG_RETURN_IF_ERROR(CollModIndex(ctx, nss, e, reply));
       continue;
     }
+    if (e.FieldName() == "viewOn" || e.FieldName() == "pipeline") {
+      return Status(ErrorCode::kInvalidOptions,
+                    "option only supported on a view: " + std::string(e.FieldName()));
+    }
     return NotSupported("collMod option '" + std::string(e.FieldName()) + "' is not supported yet");
   }
   return Status::OK();
 }
 
 }  // namespace
+
+bool IsSimpleCollation(const BsonObj& collation) {
+  return collation.NumFields() == 1 && collation["locale"].type() == BsonType::kString &&
+         collation["locale"].Str() == "simple";
+}
 
 std::unique_ptr<Command> MakeCreateCommand() {
   return std::make_unique<DdlCommand>("create", false, "create a collection explicitly", RunCreate);

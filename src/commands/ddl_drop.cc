@@ -41,6 +41,7 @@ Status RunDrop(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& reply) {
   Status st = catalog.DropCollection(nss);
   if (st.code() == ErrorCode::kNamespaceNotFound) return Status::OK();  // dropped concurrently
   HG_RETURN_IF_ERROR(st);
+  if (coll->entry().type == "view") HG_RETURN_IF_ERROR(RemoveViewDefinition(ctx, nss));
   if (coll->entry().type == "collection") {
     reply.AppendInt32("nIndexesWas", static_cast<int32_t>(coll->entry().indexes.size()));
   }

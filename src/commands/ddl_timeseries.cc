@@ -147,12 +147,11 @@ Status CheckExistingTimeseries(const catalog::Collection& existing, const Timese
 }  // namespace
 
 namespace {
-constexpr std::string_view kSystemViews = "system.views";
 
 // MongoDB keeps each view's definition in <db>.system.views; a time-series collection's is
 // {_id: "db.X", viewOn: "system.buckets.X", pipeline: [{$_internalUnpackBucket: {...}}]}.
-Status PutViewDefinition(CommandContext& ctx, const catalog::NamespaceString& nss,
-                         const TimeseriesOptions& o) {
+Status PutTimeseriesViewDefinition(CommandContext& ctx, const catalog::NamespaceString& nss,
+                                   const TimeseriesOptions& o) {
   BsonBuilder b;
   b.AppendString("_id", nss.ns());
   b.AppendString("viewOn", exec::BucketsNamespace(nss).coll);
@@ -165,48 +164,10 @@ Status PutViewDefinition(CommandContext& ctx, const catalog::NamespaceString& ns
   b.Close(unpack);
   b.Close(stage);
   b.Close(pipeline);
-  BsonObj doc = b.Obj();
-  HG_ASSIGN_OR_RETURN(
-      auto views, ctx.service.catalog->GetOrCreateCollection({nss.db, std::string(kSystemViews)}));
-  return storage::RetryOnWriteConflict([&] {
-    auto session = ctx.service.engine->NewSession();
-    storage::WriteUnit wu(*session);
-    HG_RETURN_IF_ERROR(wu.begin_status());
-    HG_ASSIGN_OR_RETURN(auto existing, views->FindById(*session, doc["_id"]));
-    if (existing) {
-      HG_RETURN_IF_ERROR(views->Update(*session, existing->id, existing->doc, doc));
-    } else {
-      HG_RETURN_IF_ERROR(views->Insert(*session, doc).status());
-    }
-    HG_RETURN_IF_ERROR(wu.Commit());
-    if (existing) {
-      views->AdjustCounts(0, doc.size() - existing->doc.size());
-    } else {
-      views->AdjustCounts(1, doc.size());
-    }
-    return Status::OK();
-  });
+  return PutViewDefinition(ctx, nss, b.Obj());
 }
-}  // namespace
 
-Status RemoveViewDefinition(CommandContext& ctx, const catalog::NamespaceString& nss) {
-  auto views = ctx.service.catalog->Lookup({nss.db, std::string(kSystemViews)});
-  if (!views || views->IsView()) return Status::OK();
-  BsonBuilder id;
-  id.AppendString("_id", nss.ns());
-  BsonObj id_obj = id.Obj();
-  return storage::RetryOnWriteConflict([&] {
-    auto session = ctx.service.engine->NewSession();
-    storage::WriteUnit wu(*session);
-    HG_RETURN_IF_ERROR(wu.begin_status());
-    HG_ASSIGN_OR_RETURN(auto existing, views->FindById(*session, id_obj["_id"]));
-    if (!existing) return Status::OK();
-    HG_RETURN_IF_ERROR(views->Remove(*session, existing->id, existing->doc));
-    HG_RETURN_IF_ERROR(wu.Commit());
-    views->AdjustCounts(-1, -existing->doc.size());
-    return Status::OK();
-  });
-}
+}  // namespace
 
 Status CreateTimeseriesCollection(CommandContext& ctx, const catalog::NamespaceString& nss,
                                   const BsonObj& cmd) {
@@ -223,7 +184,7 @@ Status CreateTimeseriesCollection(CommandContext& ctx, const catalog::NamespaceS
     if (auto existing = catalog.Lookup(nss)) return CheckExistingTimeseries(*existing, c);
   }
   HG_RETURN_IF_ERROR(st);
-  return PutViewDefinition(ctx, nss, c.options);
+  return PutTimeseriesViewDefinition(ctx, nss, c.options);
 }
 
 Status CollModTimeseries(CommandContext& ctx, const catalog::NamespaceString& nss,
@@ -285,7 +246,7 @@ Status CollModTimeseries(CommandContext& ctx, const catalog::NamespaceString& ns
     if (ctx.service.bucket_catalog) {
       ctx.service.bucket_catalog->ClearCollection(buckets->entry().uuid);
     }
-    HG_RETURN_IF_ERROR(PutViewDefinition(ctx, nss, options));
+    HG_RETURN_IF_ERROR(PutTimeseriesViewDefinition(ctx, nss, options));
   }
   return Status::OK();
 }

@@ -2,6 +2,7 @@
 
 #include "commands/command_factories.h"
 #include "commands/command_util.h"
+#include "commands/crud_util.h"
 #include "commands/explain_request.h"
 #include "commands/explain_timeseries.h"
 #include "exec/explain.h"
@@ -23,6 +24,9 @@ Status RunExplain(CommandContext& ctx, const BsonObj& inner, std::string_view ve
   }
   if (inner.IsEmpty())
     return Status(ErrorCode::kBadValue, "explain command requires a nested object");
+  // A read of a view is explained as the aggregate it runs over what the view is defined on.
+  HG_ASSIGN_OR_RETURN(auto over_view, ReadOverView(ctx, inner));
+  if (over_view) return RunExplain(ctx, *over_view, verbosity, reply);
   HG_ASSIGN_OR_RETURN(bool timeseries, ExplainTimeseries(ctx, inner, verbosity, reply));
   if (timeseries) return Status::OK();
   HG_ASSIGN_OR_RETURN(exec::ExplainRequest req, ParseExplainRequest(ctx, inner, false));

@@ -25,6 +25,30 @@ StatusWith<ResolvedNamespace> Resolve(const ReadContext& rctx,
   return r;
 }
 
+StatusWith<std::optional<ResolvedView>> ResolveView(const catalog::Catalog& catalog,
+                                                    const catalog::NamespaceString& nss) {
+  std::shared_ptr<catalog::Collection> entry = catalog.Lookup(nss);
+  if (!entry || entry->entry().type != "view") return std::optional<ResolvedView>();
+  ResolvedView v;
+  // Outermost first while walking; reversed at the end.
+  std::vector<bson::BsonObj> pipelines;
+  for (int depth = 0; entry && entry->entry().type == "view"; ++depth) {
+    if (depth == kMaxViewDepth) {
+      return Status(ErrorCode::kViewDepthLimitExceeded,
+                    "View depth too deep or view cycle detected. Maximum depth is " +
+                        std::to_string(kMaxViewDepth));
+    }
+    const bson::BsonObj& options = entry->entry().options;
+    pipelines.push_back(options["pipeline"].Obj().Owned());
+    v.base = {nss.db, std::string(options["viewOn"].Str())};
+    entry = catalog.Lookup(v.base);
+  }
+  for (auto p = pipelines.rbegin(); p != pipelines.rend(); ++p) {
+    for (bson::BsonElement stage : *p) v.pipeline.push_back(stage.Obj().Owned());
+  }
+  return std::optional<ResolvedView>(std::move(v));
+}
+
 Status RequireBuckets(const ResolvedNamespace& r) {
   if (!r.buckets_missing) return Status::OK();
   return Status(ErrorCode::kNamespaceNotFound,

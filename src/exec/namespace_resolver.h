@@ -6,6 +6,7 @@
 #pragma once
 
 #include <optional>
+#include <vector>
 
 #include "base/status.h"
 #include "catalog/catalog.h"
@@ -31,6 +32,22 @@ struct ResolvedNamespace {
 // where a command needs the buckets); BadValue if a time-series view's stored options do not
 // parse.
 StatusWith<ResolvedNamespace> Resolve(const ReadContext& rctx, const catalog::NamespaceString& nss);
+
+// A view (type "view") resolved to what it reads: the first namespace down its chain that is not
+// a view (a collection, a time-series collection, or nothing by that name, which reads as empty)
+// and the pipelines of the views on the way, innermost first, joined into one.
+struct ResolvedView {
+  catalog::NamespaceString base;
+  std::vector<bson::BsonObj> pipeline;  // each a stage
+};
+
+// MongoDB's limit on the chain of views under a read (views on views).
+inline constexpr int kMaxViewDepth = 20;
+
+// nullopt if `nss` is not a view. ViewDepthLimitExceeded (149) past kMaxViewDepth views (a cycle
+// left in the catalog ends there too).
+StatusWith<std::optional<ResolvedView>> ResolveView(const catalog::Catalog& catalog,
+                                                    const catalog::NamespaceString& nss);
 
 // "db.X" → "db.system.buckets.X".
 catalog::NamespaceString BucketsNamespace(const catalog::NamespaceString& nss);

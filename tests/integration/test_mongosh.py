@@ -55,6 +55,10 @@ def test_timeseries_script(server, tmp_path):
     run_script(server, tmp_path, "timeseries.js", "TIMESERIES_JS_OK")
 
 
+def test_views_script(server, tmp_path):
+    run_script(server, tmp_path, "views.js", "VIEWS_JS_OK")
+
+
 def test_failing_check_exits_nonzero(server, tmp_path):
     script = tmp_path / "fail.js"
     script.write_text("db.runCommand({ping: 1});\nthrow new Error('deliberate');\n")

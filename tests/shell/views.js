@@ -1,0 +1,61 @@
+// A new user's views, typed into mongosh (db.createView, reads through it, the refusals):
+//   mongosh "mongodb://127.0.0.1:PORT/test" --quiet --file tests/shell/views.js
+// Any failed check throws (mongosh exits non-zero); prints "VIEWS_JS_OK" last on success.
+
+function check(cond, what) {
+  if (!cond) throw new Error('check failed: ' + what);
+}
+
+function checkEq(actual, expected, what) {
+  const a = EJSON.stringify(actual, { relaxed: false });
+  const e = EJSON.stringify(expected, { relaxed: false });
+  if (a !== e) throw new Error('check failed: ' + what + ': expected ' + e + ', got ' + a);
+}
+
+function checkCode(fn, code, what) {
+  try {
+    fn();
+  } catch (e) {
+    checkEq(e.code, code, what);
+    return;
+  }
+  throw new Error('check failed: ' + what + ': no error');
+}
+
+const vdb = db.getSiblingDB('hg_shell_views');
+vdb.dropDatabase();
+
+vdb.createCollection('readings', { timeseries: { timeField: 'ts', metaField: 'sensor' } });
+const start = ISODate('2024-03-01T00:00:00Z');
+const rows = [];
+for (let i = 0; i < 24; i++) {
+  rows.push({ ts: new Date(start.getTime() + i * 3600 * 1000), sensor: { id: i % 2 }, temp: 10 + i });
+}
+vdb.readings.insertMany(rows);
+
+// A view that hides one sensor and converts the unit, as a report would.
+vdb.createView('fahrenheit', 'readings', [
+  { $match: { 'sensor.id': 1 } },
+  { $project: { _id: 0, ts: 1, f: { $add: [{ $multiply: ['$temp', 1.8] }, 32] } } },
+]);
+const info = vdb.getCollectionInfos({ name: 'fahrenheit' })[0];
+checkEq(info.type, 'view', 'listed as a view');
+checkEq(info.options.viewOn, 'readings', 'viewOn');
+checkEq(info.info.readOnly, true, 'read only');
+
+const first = vdb.fahrenheit.find().sort({ ts: 1 }).limit(1).toArray();
+checkEq(first, [{ ts: ISODate('2024-03-01T01:00:00Z'), f: 11 * 1.8 + 32 }], 'first reading');
+checkEq(vdb.fahrenheit.countDocuments({}), 12, 'countDocuments through the view');
+const hot = vdb.fahrenheit.aggregate([{ $match: { f: { $gt: 90 } } }, { $count: 'n' }]).toArray();
+checkEq(hot, [{ n: rows.filter((r) => r.sensor.id === 1 && r.temp * 1.8 + 32 > 90).length }],
+        'aggregate appended to the view');
+
+checkCode(() => vdb.fahrenheit.insertOne({ f: 1 }), 166, 'insert into a view');
+checkCode(() => vdb.createView('fahrenheit', 'readings', []), 48, 'another view by that name');
+checkCode(() => vdb.createView('loop', 'loop', []), 5, 'a view on itself');
+
+check(vdb.fahrenheit.drop(), 'drop the view');
+checkEq(vdb.getCollectionNames().includes('fahrenheit'), false, 'gone');
+checkEq(vdb.readings.countDocuments({}), 24, 'data stays');
+vdb.dropDatabase();
+print('VIEWS_JS_OK');
