@@ -56,7 +56,7 @@ void AddExpression(const BsonElement& e, FieldDependencies* deps) {
     case BsonType::kObject: {
       for (BsonElement c : e.Obj()) {
         std::string_view name = c.FieldName();
-        if (name == "$literal") continue;
+        if (name == "$literal" || name == "$const") continue;
         if (name == "sortBy" && c.type() == BsonType::kObject) {  // $top, $bottom, $topN...
           for (BsonElement k : c.Obj()) deps->Add(k.FieldName());
           continue;

@@ -506,7 +506,9 @@ StatusWith<ExpressionPtr> ParseGetField(std::string_view, const BsonElement& ope
   for (const auto& f : operand.Obj()) {
     if (f.FieldName() == "field") {
       BsonElement fe = f;
-      if (fe.type() == BsonType::kObject && fe.Obj().FirstElement().FieldName() == "$literal") {
+      std::string_view first =
+          fe.type() == BsonType::kObject ? fe.Obj().FirstElement().FieldName() : "";
+      if (first == "$literal" || first == "$const") {
         fe = fe.Obj().FirstElement();
       }
       if (fe.type() != BsonType::kString) {

@@ -273,6 +273,7 @@ const std::unordered_map<std::string_view, OperatorDef>& OperatorTable() {
   static const auto* table = [] {
     std::vector<OperatorDef> defs;
     defs.push_back({"$literal", 0, 0, nullptr, &ParseLiteral});
+    defs.push_back({"$const", 0, 0, nullptr, &ParseLiteral});  // MongoDB's alias of $literal
     defs.push_back({"$let", 0, 0, nullptr, &ParseLet});
     internal::AddArithmeticOperators(defs);
     internal::AddLogicOperators(defs);

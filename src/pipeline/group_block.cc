@@ -70,7 +70,8 @@ void WalkKey(const BsonElement& e, KeyRefs* refs) {
     return;
   }
   if (e.type() == BsonType::kObject && obj.NumFields() == 1 &&
-      obj.FirstElement().FieldName() == "$literal") {
+      (obj.FirstElement().FieldName() == "$literal" ||
+       obj.FirstElement().FieldName() == "$const")) {
     return;
   }
   for (const BsonElement& child : obj) WalkKey(child, refs);

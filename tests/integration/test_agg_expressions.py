@@ -441,6 +441,12 @@ CASES = [
     ({"$setField": {"field": "a", "input": None, "value": 1}}, {}, None),
     ({"$setField": {"field": "a", "input": 5, "value": 1}}, {}, Err(4161105)),
     ({"$setField": {"field": {"$literal": "$p"}, "input": {}, "value": 1}}, {}, {"$p": 1}),
+    # $const is MongoDB's alias of $literal: its argument is not evaluated.
+    ({"$const": "$p"}, {"p": 5}, "$p"),
+    ({"$const": {"$add": [1, 2]}}, {}, {"$add": [1, 2]}),
+    ({"$add": [{"$const": 2}, "$p"]}, {"p": 5}, 7),
+    ({"$getField": {"field": {"$const": "$p"}, "input": {"$setField": {
+        "field": {"$literal": "$p"}, "input": {}, "value": 3}}}}, {}, 3),
     ({"$setField": {"field": "$f", "input": {}, "value": 1}}, {"f": "x"}, Err(4161108)),
     ({"$setField": {"field": {"$concat": ["a", "b"]}, "input": {}, "value": 1}}, {},
      Err(4161106)),
