@@ -83,7 +83,7 @@ Status ReplyWithCursor(CommandContext& ctx, const std::string& ns,
   return Status::OK();
 }
 
-StatusWith<BsonObj> PrepareInsertDocument(const BsonObj& doc) {
+StatusWith<BsonObj> PrepareInsertDocument(const BsonObj& doc, bool id_first) {
   if (doc.size() > 16 * 1024 * 1024) {
     return Status(ErrorCode::kBadValue, "object to insert too large. size in bytes: " +
                                             std::to_string(doc.size()) + ", max size: 16777216");
@@ -110,7 +110,7 @@ StatusWith<BsonObj> PrepareInsertDocument(const BsonObj& doc) {
       default:
         break;
     }
-    if (doc.FirstElement().FieldName() == "_id") return doc;
+    if (!id_first || doc.FirstElement().FieldName() == "_id") return doc;
   }
   // MongoDB stores `_id` as the first field.
   BsonBuilder b;

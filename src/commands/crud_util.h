@@ -65,8 +65,9 @@ StatusWith<std::optional<bson::BsonObj>> ReadOverView(CommandContext& ctx,
                                                       const bson::BsonObj& cmd);
 
 // Checks a document for insertion (size, `_id` type, top-level `$` names) and returns it with an
-// `_id` first (generated as an ObjectId when absent).
-StatusWith<bson::BsonObj> PrepareInsertDocument(const bson::BsonObj& doc);
+// `_id` (generated as an ObjectId, first, when absent). A given `_id` is moved first unless
+// !id_first: a time-series measurement keeps its fields where the client put them, as in MongoDB.
+StatusWith<bson::BsonObj> PrepareInsertDocument(const bson::BsonObj& doc, bool id_first = true);
 
 // After a successful write: honours writeConcern.j by waiting for the journal. BadValue for a
 // malformed writeConcern.

@@ -98,7 +98,7 @@ StatusWith<InsertOutcome> InsertMeasurements(CommandContext& ctx,
   for (DocumentArray::Entry e : documents) {
     HG_ASSIGN_OR_RETURN(BsonObj doc, e.Document("insert"));
     Status st = Status::OK();
-    auto prepared = PrepareInsertDocument(doc);
+    auto prepared = PrepareInsertDocument(doc, /*id_first=*/false);
     if (!prepared.ok()) {
       st = prepared.status();
     } else if (prepared.value()[time_field].type() != BsonType::kDate) {

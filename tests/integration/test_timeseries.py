@@ -23,6 +23,7 @@ from pymongo.write_concern import WriteConcern
 
 from conftest import run_command
 from tsbuckets import bucket_count, columns, decompress
+import wire
 
 UTC = datetime.timezone.utc
 T0 = datetime.datetime(2024, 3, 5, 10, 0, 0)  # a whole hour
@@ -166,6 +167,26 @@ def test_time_field_message_names_the_time_field(db):
     assert r["writeErrors"][0]["errmsg"] == (
         "'when' must be present and contain a valid BSON UTC datetime value"
     )
+
+
+def test_measurement_keeps_id_where_the_client_put_it(server, db):
+    # A driver that appends _id (Node, mongosh) gets it back last, as MongoDB's manual shows
+    # ({timestamp, metadata, temp, _id}); one that puts it first gets it first.
+    # (pymongo moves _id first in every document it inserts, so the insert is sent raw.)
+    create_ts(db)
+    oid = ObjectId()
+    sock = wire.connect(server.port)
+    try:
+        r = wire.command(sock, SON([("insert", "ts"), ("documents", [
+            SON([("t", at(1)), ("m", 1), ("temp", 12), ("_id", oid)]),
+            SON([("_id", 7), ("t", at(2)), ("m", 2), ("temp", 13)])]), ("$db", db.name)]))
+    finally:
+        sock.close()
+    assert r["ok"] == 1 and r["n"] == 2, r
+    got = {d["m"]: list(d.keys()) for d in db.ts.find()}
+    assert got[1] == ["t", "m", "temp", "_id"]
+    assert got[2] == ["t", "m", "_id", "temp"]
+    assert db.ts.find_one({"m": 1})["_id"] == oid
 
 
 def test_ordered_insert_stops_at_first_error(db):

@@ -115,6 +115,10 @@ checkEq(unpack.$_internalUnpackBucket.eventFilter, { temp: { $gt: 12 } }, 'expla
 check(exp.stages.some((s) => s.$_internalBoundedSort), 'explain bounded sort');
 check(Number(exp.stages[exp.stages.length - 1].nReturned) === 2, 'explain nReturned');
 
+// Without an _id the driver appends one: the measurement reads back as MongoDB's manual shows it.
+tdb.weather.insertOne({ timestamp: ISODate('2021-05-20T00:00:00Z'), metadata: { sensorId: 1, type: 'temperature' }, temp: 9 });
+checkEq(Object.keys(tdb.weather.findOne({ 'metadata.sensorId': 1 })),
+        ['timestamp', 'metadata', 'temp', '_id'], 'driver-generated _id stays last');
 check(tdb.weather.drop(), 'drop');
 checkEq(tdb.getCollectionNames().filter((n) => n.includes('weather')), [], 'drop removes both');
 tdb.dropDatabase();
