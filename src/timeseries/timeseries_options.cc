@@ -196,8 +196,19 @@ StatusWith<RawOptions> ParseRaw(const BsonElement& value, std::string_view conte
   return raw;
 }
 
+// MongoDB 8.x refuses a time or meta field that a path or an expression could not name.
+Status CheckFieldNameChars(std::string_view option, const std::string& name) {
+  if ((!name.empty() && name[0] == '$') || name.find('\0') != std::string::npos) {
+    return Status(ErrorCode::kBadValue, "Time-series '" + std::string(option) + "' \"" + name +
+                                            "\" may not start with '$' or contain a null byte");
+  }
+  return Status::OK();
+}
+
 Status CheckFieldNames(const RawOptions& raw, std::string_view ns) {
   const std::string& time_field = *raw.time_field;
+  HG_RETURN_IF_ERROR(CheckFieldNameChars("timeField", time_field));
+  if (raw.meta_field) HG_RETURN_IF_ERROR(CheckFieldNameChars("metaField", *raw.meta_field));
   if (time_field.find('.') != std::string::npos) {
     return Status(
         ErrorCode::kInvalidOptions,

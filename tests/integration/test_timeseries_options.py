@@ -164,6 +164,23 @@ def test_meta_field_with_dot(db):
     assert msg == f"{db.name}.ts: 'metaField' must be a top-level field and not contain a '.'"
 
 
+@pytest.mark.parametrize("timeseries,field", [
+    ({"timeField": "$t"}, "timeField"),
+    ({"timeField": "t\x00x"}, "timeField"),
+    ({"timeField": "t", "metaField": "$m"}, "metaField"),
+    ({"timeField": "t", "metaField": "m\x00"}, "metaField"),
+])
+def test_field_names_with_dollar_or_null_are_bad_values(db, timeseries, field):
+    # MongoDB 8.x answers BadValue for these, through create and through $out's timeseries.
+    code, msg = err(db, {"create": "ts", "timeseries": timeseries})
+    assert code == 2 and field in msg, msg
+    db.src.insert_one({"t": datetime.datetime(2024, 1, 1), "m": 1})
+    code, msg = err(db, {"aggregate": "src", "pipeline": [
+        {"$out": {"db": db.name, "coll": "out", "timeseries": timeseries}}], "cursor": {}})
+    assert code == 2 and field in msg, msg
+    assert "ts" not in db.list_collection_names() and "out" not in db.list_collection_names()
+
+
 # -- 1.1 top-level options not allowed with timeseries ------------------------------
 @pytest.mark.parametrize(
     "option,value",
