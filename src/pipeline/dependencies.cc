@@ -152,6 +152,12 @@ bool AddProject(const BsonObj& spec, FieldDependencies* deps) {
       AddExpression(e, deps);
     } else {
       AddExpression(e, deps);
+      // A computed dotted path ({"c.a": ...}) keeps the shape of what is there: an array of
+      // objects at `c` gets the field in each element.
+      std::string_view name = e.FieldName();
+      if (size_t dot = name.rfind('.'); dot != std::string_view::npos) {
+        deps->Add(name.substr(0, dot));
+      }
     }
   }
   return true;

@@ -36,6 +36,9 @@ TEST(DependenciesTest, PipelineDependencies) {
        false,
        {"x", "y", "z"}},
       {R"([{"$project": {"_id": 0, "v": {"$literal": "$notAField"}}}])", false, {}},
+      {R"([{"$project": {"_id": 0, "v": {"$const": "$notAField"}}}])", false, {}},
+      // A computed dotted path reads its parent (an array there gets the field per element).
+      {R"([{"$project": {"_id": 0, "c.a": "$m"}}])", false, {"c", "m"}},
       {R"([{"$replaceRoot": {"newRoot": "$$ROOT.sub"}}])", false, {"sub"}},
       {R"([{"$group": {"_id": {"$getField": {"field": "a.b", "input": "$o"}}}}])", false, {"o"}},
       {R"([{"$group": {"_id": {"$setField": {"field": "f", "input": {"$literal": {}},

@@ -189,6 +189,25 @@ def test_measurement_keeps_id_where_the_client_put_it(server, db):
     assert db.ts.find_one({"m": 1})["_id"] == oid
 
 
+@pytest.mark.parametrize("stage", [
+    {"$project": {"c.a": "$m"}},
+    {"$project": {"_id": 0, "c.a": "$m", "v": 1}},
+    {"$project": {"c": {"a": "$m"}}},
+    {"$project": {"_id": 0, "c.a": {"$add": ["$m", 1]}, "d.e": "$v"}},
+])
+def test_project_of_a_dotted_path_over_arrays_matches_a_collection(db, stage):
+    # {"c.a": expr} over c: [{}, {}] sets a in each element, on a time-series collection as on
+    # a regular one; d: 5 (not an object) is replaced by {e: ...}.
+    create_ts(db)
+    rows = [{"_id": 1, "t": at(1), "m": 4, "c": [{}, {"b": 1}], "v": 7, "d": 5},
+            {"_id": 2, "t": at(2), "m": 5, "c": {"x": 1}, "v": 8, "d": [{"e": 0}, 3]}]
+    db.ts.insert_many(rows)
+    db.plain.insert_many(rows)
+    got = sorted(db.ts.aggregate([stage]), key=lambda d: str(d))
+    want = sorted(db.plain.aggregate([stage]), key=lambda d: str(d))
+    assert got == want
+
+
 def test_ordered_insert_stops_at_first_error(db):
     create_ts(db)
     docs = [{"t": at(1), "v": 0}, {"v": 1}, {"t": at(3), "v": 2}, {"t": "x", "v": 3}]
