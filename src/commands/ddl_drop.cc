@@ -24,6 +24,22 @@ Status RunDrop(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& reply) {
   HG_ASSIGN_OR_RETURN(auto nss, CommandNamespace(ctx, cmd));
   catalog::Catalog& catalog = *ctx.service.catalog;
   auto coll = catalog.Lookup(nss);
+  if (!coll && !nss.IsTimeseriesBuckets()) {
+    // Only the bucket collection of a time-series collection X exists (restored alone): MongoDB
+    // drops it with X.
+    coll = catalog.Lookup(exec::BucketsNamespace(nss));
+    if (coll && !coll->IsView()) {
+      if (ctx.service.bucket_catalog) {
+        HG_RETURN_IF_ERROR(ForgetBuckets(ctx, coll->entry().uuid));
+      }
+      Status st = catalog.DropCollection(coll->nss());
+      if (st.code() == ErrorCode::kNamespaceNotFound) return Status::OK();
+      HG_RETURN_IF_ERROR(st);
+      reply.AppendString("ns", nss.ns());
+      return Status::OK();
+    }
+    coll = nullptr;
+  }
   // Since MongoDB 7.0 dropping a missing collection succeeds with a bare {ok: 1}.
   if (!coll) return Status::OK();
   if (coll->entry().type == "timeseries") {

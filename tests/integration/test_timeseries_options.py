@@ -223,6 +223,20 @@ def test_buckets_namespace_create_tolerates_validator_and_clustered_index(db):
     assert entry["options"]["timeseries"]["timeField"] == "t"
 
 
+def test_drop_of_a_collection_whose_buckets_alone_exist(db):
+    # A restore that created only system.buckets.r: dropping r drops them, as MongoDB does.
+    assert run_command(db, {"create": "system.buckets.r", "timeseries": {"timeField": "t"},
+                            "clusteredIndex": True})["ok"] == 1
+    db["system.buckets.r"].insert_one({"_id": ObjectId(), "control": {
+        "version": 1, "min": {"t": datetime.datetime(2024, 1, 1)},
+        "max": {"t": datetime.datetime(2024, 1, 1)}}, "data": {"t": {"0": datetime.datetime(2024, 1, 1)}}})
+    assert "system.buckets.r" in db.list_collection_names()
+    assert db.command({"drop": "r"})["ok"] == 1
+    assert "system.buckets.r" not in db.list_collection_names()
+    # Nothing by either name: still ok.
+    assert db.command({"drop": "r"})["ok"] == 1
+
+
 def test_view_on_with_timeseries_is_rejected(db):
     db.create_collection("src")
     code, msg = err(
