@@ -229,8 +229,11 @@ TEST(TimeseriesOptionsTest, FieldNameRules) {
   // The name rules come before the bucketing rules.
   ExpectError(Parse(R"({"timeField": "t", "metaField": "_id", "bucketMaxSpanSeconds": 5})"),
               ErrorCode::kInvalidOptions, "'metaField' cannot be \"_id\"");
-  // "_id" as the timeField and a "$" prefix are accepted by MongoDB 7.0.
-  EXPECT_EQ(ParseOk(R"({"timeField": "_id", "metaField": "$m"})").meta_field, "$m");
+  // "_id" as the timeField is accepted; a "$" prefix or a null byte is BadValue (MongoDB 8.x).
+  EXPECT_EQ(ParseOk(R"({"timeField": "_id", "metaField": "m"})").time_field, "_id");
+  EXPECT_EQ(Parse(R"({"timeField": "_id", "metaField": "$m"})").status().code(),
+            ErrorCode::kBadValue);
+  EXPECT_EQ(Parse(R"({"timeField": "$t"})").status().code(), ErrorCode::kBadValue);
 }
 
 TEST(TimeseriesOptionsTest, UnknownSubFieldIsAnIdlError) {
