@@ -437,6 +437,16 @@ Status CreateTimeseriesIndexes(CommandContext& ctx, const timeseries::Timeseries
   return Status::OK();
 }
 
+// An index specification whose key is {_id: 1}.
+bool IsAscendingIdKey(const BsonElement& spec) {
+  if (spec.type() != BsonType::kObject || spec.Obj()["key"].type() != BsonType::kObject) {
+    return false;
+  }
+  BsonObj key = spec.Obj()["key"].Obj();
+  return key.NumFields() == 1 && key.FirstElement().FieldName() == "_id" &&
+         key.FirstElement().IsNumber() && key.FirstElement().NumberDouble() == 1;
+}
+
 Status RunCreateIndexes(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& reply) {
   HG_RETURN_IF_ERROR(CheckKnownFields(cmd, {"indexes", "commitQuorum", "ignoreUnknownIndexOptions",
                                             "isTimeseriesNamespace", "collectionUUID"}));
@@ -458,6 +468,11 @@ Status RunCreateIndexes(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& re
   std::vector<BsonObj> specs;
   int position = 0;
   for (BsonElement e : *indexes) {
+    if (coll && coll->IsClustered() && IsAscendingIdKey(e)) {
+      // The clustered index is the collection itself: {_id: 1} exists (MongoDB: a no-op).
+      ++position;
+      continue;
+    }
     HG_ASSIGN_OR_RETURN(BsonObj spec, NormalizeSpec(e, position++));
     specs.push_back(std::move(spec));
   }
@@ -466,8 +481,18 @@ Status RunCreateIndexes(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& re
                   "Cannot create indexes on a view: " + nss.ns());
   }
   if (coll && nss.IsTimeseriesBuckets()) {
-    return Status(ErrorCode::kCommandNotSupported,
-                  "indexes on time-series bucket collections are not supported yet");
+    // Indexes on the buckets themselves, as restores and tools create them. A second
+    // {meta, control.min.<f>} index would be taken for the series index, which has an encoding
+    // of its own.
+    for (const BsonObj& spec : specs) {
+      const catalog::SecondaryIndex* series = coll->SeriesIndex();
+      if (catalog::IsSeriesIndexSpec(spec) &&
+          (series == nullptr || !catalog::SameKeyPattern(series->desc.key, spec["key"].Obj()))) {
+        return Status(ErrorCode::kCommandNotSupported,
+                      "a second {meta: 1, control.min.<field>: 1} index on a bucket collection is "
+                      "not supported yet");
+      }
+    }
   }
   bool created = false;
   if (!coll) {

@@ -595,3 +595,64 @@ def test_meta_subfield_reads_find_series_that_appear_or_change_after_the_first(c
     for field, value in [("host", "h1"), ("rack", 0), ("rack", 1), ("host", "h3")]:
         assert (sorted(d["v"] for d in db.ts.find({f"m.{field}": value})) ==
                 sorted(d["v"] for d in every if d["m"][field] == value)), (field, value)
+
+
+# -- indexes created on the bucket collection itself (restores, tools) ---------------------
+def test_raw_bucket_indexes(client, db):
+    create_ts(db)
+    rows = [{"t": at(60 * i), "m": {"a": i % 3}, "x": i} for i in range(60)]
+    db.ts.insert_many(rows)
+    buckets = db["system.buckets.ts"]
+    raw = [{"control.min.x": 1}, {"data.x": 1}, {"meta": 1},
+           {"meta.a": 1, "control.max.t": -1}, {"control.min.x": 1, "control.max.x": 1}]
+    for key in raw:
+        r = create_index(db, {"key": key, "name": "raw_" + "_".join(key)}, "system.buckets.ts")
+        assert r["ok"] == 1, r
+    names = {n: k for n, k in listed(db, "system.buckets.ts")}
+    for key in raw:
+        assert names["raw_" + "_".join(key)] == key
+    # The time-series collection lists only what has a form in the user's terms: the default
+    # index, {m: 1} (meta) and {x: 1} (control.min.x with control.max.x), never control.min.x
+    # alone or a data column; $indexStats alike.
+    user_keys = [k for _, k in listed(db)]
+    for key in ({"m": 1, "t": 1}, {"m": 1}, {"x": 1}):
+        assert key in user_keys, user_keys
+    assert not any(f.startswith(("control", "data", "meta")) for k in user_keys for f in k)
+    assert len(user_keys) == len(names) - 2  # data.x and control.min.x alone have no user form
+    stats = list(db.ts.aggregate([{"$indexStats": {}}]))
+    assert sorted((s["key"] for s in stats), key=str) == sorted(user_keys, key=str)
+    assert len(list(buckets.aggregate([{"$indexStats": {}}]))) == 1 + len(raw)
+    # Writes after the indexes keep them right, and reads through them see every bucket.
+    more = [{"t": at(60 * i), "m": {"a": i % 3}, "x": i} for i in range(60, 90)]
+    db.ts.insert_many(more)
+    every = rows + more
+    for a in range(3):
+        got = list(buckets.find({"meta.a": a}).hint("raw_meta.a_control.max.t"))
+        scanned = list(buckets.find({"meta.a": a}).hint([("$natural", 1)]))
+        assert got and sorted(b["_id"] for b in got) == sorted(b["_id"] for b in scanned)
+        assert all(b["meta"]["a"] == a for b in got)
+    got = list(buckets.find({"control.min.x": {"$gte": 60}}).hint("raw_control.min.x"))
+    scanned = list(buckets.find({"control.min.x": {"$gte": 60}}).hint([("$natural", 1)]))
+    assert got and sorted(b["_id"] for b in got) == sorted(b["_id"] for b in scanned)
+    assert db.ts.count_documents({"x": {"$gte": 50}}) == len([r for r in every if r["x"] >= 50])
+    assert sorted(d["x"] for d in db.ts.find({"x": {"$gte": 80}})) == list(range(80, 90))
+
+
+def test_id_index_on_a_clustered_bucket_collection_is_a_no_op(db):
+    create_ts(db)
+    before = listed(db, "system.buckets.ts")
+    r = create_index(db, {"key": {"_id": 1}, "name": "_id_1"}, "system.buckets.ts")
+    assert r["ok"] == 1
+    assert r["numIndexesBefore"] == r["numIndexesAfter"]
+    assert listed(db, "system.buckets.ts") == before
+
+
+def test_second_series_shaped_bucket_index_is_refused_loudly(db):
+    create_ts(db)
+    code, _, _ = command_error(db, {"createIndexes": "system.buckets.ts", "indexes": [
+        {"key": {"meta": 1, "control.min.x": 1}, "name": "series_like"}]})
+    assert code == 115
+    # The default one again under another name: IndexOptionsConflict, as for any index.
+    code, _, _ = command_error(db, {"createIndexes": "system.buckets.ts", "indexes": [
+        {"key": {"meta": 1, "control.min.t": 1}, "name": "again"}]})
+    assert code == 85
