@@ -102,8 +102,11 @@ StatusWith<BsonObj> ParseCreateOptions(const catalog::NamespaceString& nss, cons
     return Status(ErrorCode::kInvalidOptions, "'pipeline' requires 'viewOn' to also be specified");
   }
   // (create with viewOn goes to CreateView)
-  if (timeseries || nss.IsTimeseriesBuckets()) {
-    return NotSupported("time-series collections are not supported yet");
+  if (nss.IsTimeseriesBuckets()) {
+    // (with `timeseries`, RunCreate has gone to CreateTimeseriesCollection: the restore path)
+    return Status(ErrorCode::kIllegalOperation,
+                  "A time-series bucket collection " + nss.ns() +
+                      " can only be created with the 'timeseries' option");
   }
   if (capped) return NotSupported("capped collections are not supported");
   if (!clustered.eoo() && clustered.Truthy()) {

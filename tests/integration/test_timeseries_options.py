@@ -223,6 +223,14 @@ def test_buckets_namespace_create_tolerates_validator_and_clustered_index(db):
     assert entry["options"]["timeseries"]["timeField"] == "t"
 
 
+def test_buckets_namespace_without_timeseries_options_is_illegal(db):
+    code, msg = err(db, {"create": "system.buckets.r"})
+    assert code == 20, msg
+    code, _ = err(db, {"create": "system.buckets.r", "clusteredIndex": True})
+    assert code == 20
+    assert "system.buckets.r" not in db.list_collection_names()
+
+
 def test_drop_of_a_collection_whose_buckets_alone_exist(db):
     # A restore that created only system.buckets.r: dropping r drops them, as MongoDB does.
     assert run_command(db, {"create": "system.buckets.r", "timeseries": {"timeField": "t"},
