@@ -1,5 +1,5 @@
-// Operation and process control: shutdown, currentOp, killOp, and the small commands tools probe
-// (logout, getFreeMonitoringStatus, getDefaultRWConcern, lockInfo, getDiagnosticData).
+// Operation and process control: shutdown, fsync, currentOp, killOp, and the small commands tools
+// probe (logout, getFreeMonitoringStatus, getDefaultRWConcern, lockInfo, getDiagnosticData).
 #include <unistd.h>
 
 #include <atomic>
@@ -12,6 +12,8 @@
 #include "commands/admin_commands.h"
 #include "commands/command_factories.h"
 #include "commands/command_util.h"
+#include "storage/kv_engine.h"
+#include "timeseries/bucket_catalog.h"
 
 namespace hourglass::commands {
 
@@ -37,6 +39,34 @@ Status RunShutdown(CommandContext& ctx, const BsonObj& cmd, BsonBuilder&) {
   // a reply or a closed socket as success for shutdown.
   if (ctx.service.request_shutdown) ctx.service.request_shutdown();
   return Status::OK();
+}
+
+// fsync: the measurements the bucket catalog holds only in its journal go to their buckets, then
+// a checkpoint writes every committed write to the data files and the journal is synced. Locking
+// writes out (lock: true, for a file-copy backup) is not built yet: refused, never ignored.
+Status RunFsync(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& reply) {
+  HG_RETURN_IF_ERROR(
+      CheckKnownFields(cmd, {"lock", "async", "forBackup", "fsyncLockAcquisitionTimeoutMillis"}));
+  HG_ASSIGN_OR_RETURN(bool lock, GetBool("fsync", cmd, "lock", false));
+  HG_ASSIGN_OR_RETURN(bool async, GetBool("fsync", cmd, "async", false));
+  if (lock) {
+    return Status(ErrorCode::kCommandNotSupported,
+                  "fsync with lock: true is not supported yet: writes cannot be locked out");
+  }
+  if (async) {
+    return Status(ErrorCode::kCommandNotSupported, "fsync with async: true is not supported");
+  }
+  if (ctx.service.bucket_catalog) HG_RETURN_IF_ERROR(ctx.service.bucket_catalog->FlushAll());
+  HG_RETURN_IF_ERROR(ctx.service.engine->Checkpoint());
+  HG_RETURN_IF_ERROR(ctx.service.engine->WaitForJournal());
+  reply.AppendInt32("numFiles", 1);
+  return Status::OK();
+}
+
+// No fsync lock is ever taken (see RunFsync), so there is never one to release.
+Status RunFsyncUnlock(CommandContext&, const BsonObj& cmd, BsonBuilder&) {
+  HG_RETURN_IF_ERROR(CheckKnownFields(cmd, {}));
+  return Status(ErrorCode::kIllegalOperation, "fsyncUnlock called when not locked");
 }
 
 // Hourglass tracks no in-progress operations across connections yet, so currentOp reports the
@@ -134,6 +164,21 @@ std::unique_ptr<Command> MakeShutdownCommand() {
       FnCommand::Options{.help = "shutdown the database.  must be ran against admin db",
                          .admin_only = true},
       RunShutdown);
+}
+
+std::unique_ptr<Command> MakeFsyncCommand() {
+  return std::make_unique<FnCommand>(
+      "fsync",
+      FnCommand::Options{.help = "write every committed write to the data files",
+                         .admin_only = true},
+      RunFsync);
+}
+
+std::unique_ptr<Command> MakeFsyncUnlockCommand() {
+  return std::make_unique<FnCommand>(
+      "fsyncUnlock",
+      FnCommand::Options{.help = "release an fsync lock (none is ever taken)", .admin_only = true},
+      RunFsyncUnlock);
 }
 
 std::unique_ptr<Command> MakeCurrentOpCommand() {

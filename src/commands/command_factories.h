@@ -39,6 +39,8 @@ std::unique_ptr<Command> MakeFeaturesCommand();
 
 // admin_ops.cc
 std::unique_ptr<Command> MakeShutdownCommand();
+std::unique_ptr<Command> MakeFsyncCommand();
+std::unique_ptr<Command> MakeFsyncUnlockCommand();
 std::unique_ptr<Command> MakeCurrentOpCommand();
 std::unique_ptr<Command> MakeKillOpCommand();
 std::unique_ptr<Command> MakeLogoutCommand();

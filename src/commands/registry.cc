@@ -31,6 +31,8 @@ constexpr CommandTableEntry kCommandTable[] = {
     {"features", &MakeFeaturesCommand},
     {"find", &MakeFindCommand},
     {"findAndModify", &MakeFindAndModifyCommand},
+    {"fsync", &MakeFsyncCommand},
+    {"fsyncUnlock", &MakeFsyncUnlockCommand},
     {"getCmdLineOpts", &MakeGetCmdLineOptsCommand},
     {"getDefaultRWConcern", &MakeGetDefaultRWConcernCommand},
     {"getDiagnosticData", &MakeGetDiagnosticDataCommand},
