@@ -184,8 +184,8 @@ Status ReplyFromCatalogSource(CommandContext& ctx, const catalog::NamespaceStrin
   return ReplyWithCursor(ctx, nss.ns(), std::move(out), batch_size, false, reply);
 }
 
-// The aggregate command `cmd` on the view `view_coll` as MongoDB runs it: on what the view is
-// defined on, with the view's pipeline before the command's.
+// The aggregate command `cmd` on a view as MongoDB runs it: on what `view` is defined on, with
+// the view's pipeline before the command's `stages`.
 BsonObj AggregateOverView(const BsonObj& cmd, const exec::ResolvedView& view,
                           const BsonObj& stages) {
   BsonBuilder b;
@@ -201,6 +201,18 @@ BsonObj AggregateOverView(const BsonObj& cmd, const exec::ResolvedView& view,
     first = false;
   }
   return b.Obj();
+}
+
+// The name of a pipeline's first stage ("" if there is none or it is not a stage document).
+std::string_view FirstStageName(const BsonObj& stages) {
+  BsonElement first = stages.FirstElement();
+  if (first.type() != BsonType::kObject || first.Obj().IsEmpty()) return std::string_view();
+  return first.Obj().FirstElement().FieldName();
+}
+
+// The stages whose documents come from the catalog, not from the collection's records.
+bool IsCatalogSourceStage(std::string_view name) {
+  return name == "$collStats" || name == "$indexStats" || name == "$planCacheStats";
 }
 
 }  // namespace
@@ -229,11 +241,7 @@ Status RunAggregate(CommandContext& ctx, const BsonObj& request, bool single_bat
     HG_RETURN_IF_ERROR(catalog::ValidateCollectionName(nss));
     HG_ASSIGN_OR_RETURN(auto view, exec::ResolveView(*ctx.service.catalog, nss));
     if (view) {
-      std::string_view first =
-          stages->IsEmpty() || stages->FirstElement().type() != BsonType::kObject
-              ? std::string_view()
-              : stages->FirstElement().Obj().FirstElement().FieldName();
-      if (first == "$collStats" || first == "$indexStats" || first == "$planCacheStats") {
+      if (IsCatalogSourceStage(FirstStageName(*stages))) {
         return Status(ErrorCode::kCommandNotSupportedOnView,
                       "Namespace " + nss.ns() + " is a view, not a collection");
       }
@@ -264,7 +272,6 @@ Status RunAggregate(CommandContext& ctx, const BsonObj& request, bool single_bat
   pctx.let = ectx.let;
   pctx.db = ctx.db;
   pctx.collections = MakeCollectionAccess(ctx.service);  // $lookup, $unionWith, $out, $merge...
-  BsonElement first = stages->FirstElement();
   {
     int i = 0;
     for (BsonElement st : *stages) {
@@ -277,32 +284,23 @@ Status RunAggregate(CommandContext& ctx, const BsonObj& request, bool single_bat
       }
     }
   }
-  if (!collectionless && first.type() == BsonType::kObject &&
-      first.Obj().FirstElement().FieldName() == "$planCacheStats") {
+  const std::string_view first_name = FirstStageName(*stages);
+  if (!collectionless && IsCatalogSourceStage(first_name)) {
+    // These read the catalog, not the documents: what they produce is the source of the rest
+    // of the pipeline.
     catalog::NamespaceString nss{ctx.db, coll_name};
-    HG_RETURN_IF_ERROR(catalog::ValidateCollectionName(nss));
-    HG_ASSIGN_OR_RETURN(auto docs, PlanCacheStatsDocuments(ctx, nss, first.Obj().FirstElement()));
+    BsonElement spec = stages->FirstElement().Obj().FirstElement();
+    std::vector<BsonObj> docs;
+    if (first_name == "$planCacheStats") {
+      HG_ASSIGN_OR_RETURN(docs, PlanCacheStatsDocuments(ctx, nss, spec));
+    } else if (first_name == "$indexStats") {
+      HG_ASSIGN_OR_RETURN(docs, IndexStatsDocuments(ctx, nss, spec));
+    } else {
+      HG_ASSIGN_OR_RETURN(BsonObj stats, CollStatsDocument(ctx, nss, spec));
+      docs.push_back(std::move(stats));
+    }
     return ReplyFromCatalogSource(ctx, nss, *stages, pctx, std::move(docs),
                                   batch_size.value_or(101), reply);
-  }
-  if (!collectionless && first.type() == BsonType::kObject &&
-      first.Obj().FirstElement().FieldName() == "$indexStats") {
-    // Like $collStats: the catalog's index statistics are the source of the rest.
-    catalog::NamespaceString nss{ctx.db, coll_name};
-    HG_RETURN_IF_ERROR(catalog::ValidateCollectionName(nss));
-    HG_ASSIGN_OR_RETURN(auto docs, IndexStatsDocuments(ctx, nss, first.Obj().FirstElement()));
-    return ReplyFromCatalogSource(ctx, nss, *stages, pctx, std::move(docs),
-                                  batch_size.value_or(101), reply);
-  }
-  if (!collectionless && first.type() == BsonType::kObject &&
-      first.Obj().FirstElement().FieldName() == "$collStats") {
-    // $collStats reads the catalog, not the documents: its one output document is the source
-    // of the rest of the pipeline.
-    catalog::NamespaceString nss{ctx.db, coll_name};
-    HG_RETURN_IF_ERROR(catalog::ValidateCollectionName(nss));
-    HG_ASSIGN_OR_RETURN(BsonObj stats, CollStatsDocument(ctx, nss, first.Obj().FirstElement()));
-    return ReplyFromCatalogSource(ctx, nss, *stages, pctx, {stats}, batch_size.value_or(101),
-                                  reply);
   }
   HG_ASSIGN_OR_RETURN(auto pipe, pipeline::Pipeline::Parse(*stages, pctx));
 
@@ -399,23 +397,17 @@ StatusWith<std::optional<BsonObj>> ReadOverView(CommandContext& ctx, const BsonO
     b.AppendArray("pipeline", stages);
     size_t c = b.OpenObject("cursor");
     b.Close(c);
+    if (!cmd["hint"].eoo()) b.AppendElement(cmd["hint"]);
     aggregate = b.Obj();
   }
   return std::optional<BsonObj>(AggregateOverView(aggregate, *view, stages));
 }
 
-// The one document (or none) of an aggregate over a view whose pipeline ends in a stage that
-// yields at most one ($count, $group by null): count and distinct on views.
-StatusWith<std::optional<BsonObj>> AggregateOnViewToOne(CommandContext& ctx,
-                                                        const std::string& view,
-                                                        const BsonObj& stages) {
-  BsonBuilder cmd;
-  cmd.AppendString("aggregate", view);
-  cmd.AppendArray("pipeline", stages);
-  size_t cursor = cmd.OpenObject("cursor");
-  cmd.Close(cursor);
+// The first document (or none) `aggregate` answers: count and distinct on a view, whose
+// pipelines end in a stage that yields at most one ($count, $group by null).
+StatusWith<std::optional<BsonObj>> FirstResultOf(CommandContext& ctx, const BsonObj& aggregate) {
   BsonBuilder reply;
-  HG_RETURN_IF_ERROR(RunAggregate(ctx, cmd.Obj(), true, reply));
+  HG_RETURN_IF_ERROR(RunAggregate(ctx, aggregate, true, reply));
   BsonObj batch = reply.Obj()["cursor"].Obj()["firstBatch"].Obj().Owned();
   if (batch.IsEmpty()) return std::optional<BsonObj>();
   return std::optional<BsonObj>(batch.FirstElement().Obj().Owned());
@@ -447,10 +439,9 @@ class CountCommand : public Command {
     if (skip && *skip < 0)
       return Status(ErrorCode::kBadValue, "skip value is negative in count query");
     HG_ASSIGN_OR_RETURN(auto matcher, query::Matcher::Parse(q.value_or(BsonObj())));
-    if (auto entry = ctx.service.catalog->Lookup(nss); entry && entry->entry().type == "view") {
-      BsonObj stages =
-          CountOverViewStages(q.value_or(BsonObj()), skip.value_or(0), limit.value_or(0));
-      HG_ASSIGN_OR_RETURN(auto doc, AggregateOnViewToOne(ctx, coll_name, stages));
+    HG_ASSIGN_OR_RETURN(auto over_view, ReadOverView(ctx, cmd));
+    if (over_view) {
+      HG_ASSIGN_OR_RETURN(auto doc, FirstResultOf(ctx, *over_view));
       reply.AppendInt32("n", doc ? static_cast<int32_t>((*doc)["n"].NumberLong()) : 0);
       return Status::OK();
     }
@@ -524,47 +515,54 @@ class DistinctCommand : public Command {
       b.AppendElementAs(v, "");
       values.push_back(b.Obj());
     };
-    const exec::ReadContext rctx = ctx.service.Read();
-    if (auto entry = ctx.service.catalog->Lookup(nss); entry && entry->entry().type == "view") {
-      BsonObj stages = DistinctOverViewStages(*key, q.value_or(BsonObj()));
-      HG_ASSIGN_OR_RETURN(auto doc, AggregateOnViewToOne(ctx, coll_name, stages));
+    HG_ASSIGN_OR_RETURN(auto over_view, ReadOverView(ctx, cmd));
+    if (over_view) {
+      HG_ASSIGN_OR_RETURN(auto doc, FirstResultOf(ctx, *over_view));
       if (doc) {
         for (BsonElement v : (*doc)["values"].Obj()) collect(v);
       }
+      return ReplyWithValues(std::move(values), reply);
+    }
+    const exec::ReadContext rctx = ctx.service.Read();
+    HG_ASSIGN_OR_RETURN(exec::ResolvedNamespace resolved, exec::Resolve(rctx, nss));
+    const std::shared_ptr<catalog::Collection>& coll = resolved.collection;
+    std::optional<exec::QueryPlan> distinct_scan;
+    if (coll && !coll->ident().empty() && coll->entry().type == "collection") {
+      distinct_scan = exec::PlanDistinctScan(*coll, plan.filter_spec, *key, cmd["hint"]);
+    }
+    if (distinct_scan) {
+      // An index leading with the key: one key per value (DISTINCT_SCAN).
+      auto session = ctx.service.engine->NewSession();
+      int64_t keys = 0, docs = 0;
+      HG_ASSIGN_OR_RETURN(values,
+                          exec::DistinctScan(*session, *coll, *distinct_scan, &keys, &docs));
+      exec::RecordIndexUse(*distinct_scan);
     } else {
-      HG_ASSIGN_OR_RETURN(exec::ResolvedNamespace resolved, exec::Resolve(rctx, nss));
-      const std::shared_ptr<catalog::Collection>& coll = resolved.collection;
-      std::optional<exec::QueryPlan> distinct_scan;
-      if (coll && !coll->ident().empty() && coll->entry().type == "collection") {
-        distinct_scan = exec::PlanDistinctScan(*coll, plan.filter_spec, *key, cmd["hint"]);
-      }
-      if (distinct_scan) {
-        // An index leading with the key: one key per value (DISTINCT_SCAN).
-        auto session = ctx.service.engine->NewSession();
-        int64_t keys = 0, docs = 0;
-        HG_ASSIGN_OR_RETURN(values,
-                            exec::DistinctScan(*session, *coll, *distinct_scan, &keys, &docs));
-        exec::RecordIndexUse(*distinct_scan);
+      std::unique_ptr<pipeline::DocumentStream> stream;
+      if (resolved.timeseries) {
+        // Only the key's top-level field is decoded.
+        exec::TimeseriesReadRequest request;
+        request.filter = plan.filter_spec;
+        request.hint = HintOf(cmd);
+        HG_ASSIGN_OR_RETURN(
+            stream, exec::BuildTimeseriesRead(*resolved.timeseries, rctx.engine, std::move(request),
+                                              exec::TimeseriesDistinctStages(*key), {}));
       } else {
-        std::unique_ptr<pipeline::DocumentStream> stream;
-        if (resolved.timeseries) {
-          // Only the key's top-level field is decoded.
-          exec::TimeseriesReadRequest request;
-          request.filter = plan.filter_spec;
-          request.hint = HintOf(cmd);
-          HG_ASSIGN_OR_RETURN(stream, exec::BuildTimeseriesRead(
-                                          *resolved.timeseries, rctx.engine, std::move(request),
-                                          exec::TimeseriesDistinctStages(*key), {}));
-        } else {
-          HG_ASSIGN_OR_RETURN(stream, exec::BuildReadStream(rctx, resolved, std::move(plan)));
-        }
-        while (true) {
-          HG_ASSIGN_OR_RETURN(auto doc, stream->Next());
-          if (!doc) break;
-          CollectPathValues(*doc, *key, collect);
-        }
+        HG_ASSIGN_OR_RETURN(stream, exec::BuildReadStream(rctx, resolved, std::move(plan)));
+      }
+      while (true) {
+        HG_ASSIGN_OR_RETURN(auto doc, stream->Next());
+        if (!doc) break;
+        CollectPathValues(*doc, *key, collect);
       }
     }
+    return ReplyWithValues(std::move(values), reply);
+  }
+
+ private:
+  // {values: [...]}: `values` (single-element documents) sorted and de-duplicated in canonical
+  // order.
+  static Status ReplyWithValues(std::vector<BsonObj> values, BsonBuilder& reply) {
     std::sort(values.begin(), values.end(), [](const BsonObj& a, const BsonObj& b) {
       return bson::CompareElementValues(a.FirstElement(), b.FirstElement()) < 0;
     });
@@ -580,7 +578,6 @@ class DistinctCommand : public Command {
     return Status::OK();
   }
 
- private:
   // MongoDB's distinct walks the dotted path through arrays and returns array elements
   // individually (an array value contributes each of its elements).
   template <typename F>
