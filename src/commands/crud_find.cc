@@ -111,18 +111,6 @@ class FindCommand : public Command {
     catalog::NamespaceString nss{ctx.db, coll_name};
     HG_RETURN_IF_ERROR(catalog::ValidateCollectionName(nss));
     HG_RETURN_IF_ERROR(CheckHintAndCollation("find", cmd));
-    if (auto entry = ctx.service.catalog->Lookup(nss); entry && entry->entry().type == "view") {
-      HG_ASSIGN_OR_RETURN(bool single, GetBool("find", cmd, "singleBatch", false));
-      HG_ASSIGN_OR_RETURN(auto limit, GetInt64("find", cmd, "limit"));
-      single = single || (limit && *limit < 0);  // a legacy negative limit: one batch
-      // MongoDB keeps a find's single batch through the aggregate only for a limit of 1.
-      if (single && std::abs(limit.value_or(0)) != 1) {
-        return Status(ErrorCode::kInvalidPipelineOperator,
-                      "Option singleBatch not supported in aggregation.");
-      }
-      HG_ASSIGN_OR_RETURN(BsonObj aggregate, FindAsAggregate(cmd));
-      return RunAggregate(ctx, aggregate, single, reply);
-    }
     HG_ASSIGN_OR_RETURN(auto min, GetObject("find", cmd, "min"));
     HG_ASSIGN_OR_RETURN(auto max, GetObject("find", cmd, "max"));
     HG_ASSIGN_OR_RETURN(bool return_key, GetBool("find", cmd, "returnKey", false));
@@ -136,10 +124,6 @@ class FindCommand : public Command {
     HG_ASSIGN_OR_RETURN(auto batch_size, GetInt64("find", cmd, "batchSize"));
     HG_ASSIGN_OR_RETURN(bool single_batch, GetBool("find", cmd, "singleBatch", false));
     HG_ASSIGN_OR_RETURN(bool tailable, GetBool("find", cmd, "tailable", false));
-    if (tailable) {
-      return Status(ErrorCode::kBadValue,
-                    "error processing query: tailable cursor requested on non capped collection");
-    }
     if (skip && *skip < 0) {
       return Status(ErrorCode::kBadValue,
                     "Skip value must be non-negative, but received: " + std::to_string(*skip));
@@ -152,6 +136,19 @@ class FindCommand : public Command {
       // Legacy negative limit: a single batch of |limit| documents.
       *limit = -*limit;
       single_batch = true;
+    }
+    if (auto entry = ctx.service.catalog->Lookup(nss); entry && entry->entry().type == "view") {
+      // MongoDB keeps a find's single batch through the aggregate only for a limit of 1.
+      if (single_batch && limit.value_or(0) != 1) {
+        return Status(ErrorCode::kInvalidPipelineOperator,
+                      "Option singleBatch not supported in aggregation.");
+      }
+      HG_ASSIGN_OR_RETURN(BsonObj aggregate, FindAsAggregate(cmd));
+      return RunAggregate(ctx, aggregate, single_batch, reply);
+    }
+    if (tailable) {
+      return Status(ErrorCode::kBadValue,
+                    "error processing query: tailable cursor requested on non capped collection");
     }
     HG_ASSIGN_OR_RETURN(query::ExpressionContext ectx, CommandExpressionContext(cmd));
     HG_ASSIGN_OR_RETURN(auto matcher, query::Matcher::Parse(filter.value_or(BsonObj()), ectx));
@@ -183,7 +180,6 @@ class FindCommand : public Command {
     }
     const exec::ReadContext rctx = ctx.service.Read();
     HG_ASSIGN_OR_RETURN(exec::ResolvedNamespace ns, exec::Resolve(rctx, nss));
-
     HG_ASSIGN_OR_RETURN(auto stream, exec::BuildReadStream(rctx, ns, std::move(plan)));
     return ReplyWithCursor(ctx, nss.ns(), std::move(stream), first_batch, single_batch, reply,
                            no_timeout);

@@ -100,6 +100,18 @@ def test_count_and_distinct_through_a_view(src):
         {t for d in in_view if d["g"] == 1 for t in d["tags"]})
 
 
+def test_count_and_distinct_through_a_view_keep_their_hint(src):
+    src.create_collection("v", viewOn="src", pipeline=[])
+    src.src.create_index("x")
+    assert src.command({"count": "v", "query": {"x": {"$gt": 40}}, "hint": "x_1"})["n"] == \
+        len([d for d in DOCS if d["x"] > 40])
+    for cmd in ({"count": "v", "hint": "no_such_index"},
+                {"distinct": "v", "key": "g", "hint": "no_such_index"}):
+        code, _, msg = command_error(src, cmd)
+        on_collection = command_error(src, {**cmd, next(iter(cmd)): "src"})
+        assert code == on_collection[0], (cmd, msg, on_collection)
+
+
 def test_view_on_a_view_composes_pipelines(src):
     src.create_collection("v1", viewOn="src", pipeline=[{"$match": {"g": 1}}])
     src.create_collection("v2", viewOn="v1", pipeline=[{"$project": {"_id": 1, "x": 1}},
@@ -259,6 +271,10 @@ def test_collmod_of_a_view(src):
     assert code == 72 and "only supported on a view" in msg
     code, _, _ = command_error(src, {"collMod": "v", "pipeline": [{"$out": "x"}]})
     assert code == 167
+    for bad in ({"viewOn": 5}, {"pipeline": {"$match": {}}}, {"pipeline": [1]}):
+        code, _, msg = command_error(src, {"collMod": "v", **bad})
+        assert code == 14, (bad, msg)
+    assert names_and_types(src)["v"]["options"]["viewOn"] == "other"  # unchanged
 
 
 def test_drop_a_view_keeps_its_collection(src):
@@ -280,6 +296,11 @@ def test_find_options_aggregation_cannot_keep(src):
                   {"sort": {"$natural": 1}}, {"singleBatch": True, "limit": 5}):
         code, name, msg = command_error(src, {"find": "v", **extra})
         assert (code, name) == (168, "InvalidPipelineOperator"), (extra, msg)
+    # find's own checks come first, as on a collection.
+    for extra in ({"skip": -1}, {"batchSize": -1}, {"limit": "x"}):
+        got = command_error(src, {"find": "v", **extra})[:2]
+        assert got == command_error(src, {"find": "src", **extra})[:2], extra
+        assert got[0] in (2, 14), (extra, got)
     r = src.command({"find": "v", "singleBatch": True, "limit": 1})
     assert len(r["cursor"]["firstBatch"]) == 1 and r["cursor"]["id"] == 0
 
