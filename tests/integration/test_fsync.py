@@ -47,3 +47,9 @@ def test_fsync_refusals(client, db):
     assert msg == "fsyncUnlock called when not locked"
     code, _, _ = command_error(client.admin, {"fsync": 1, "bogus": 1})
     assert code == 40415
+    code, _, _ = command_error(client.admin, {"fsyncUnlock": 1, "bogus": 1})
+    assert code == 40415
+    code, _, _ = command_error(client.admin, {"fsync": 1, "lock": "yes"})
+    assert code == 14
+    code, _, _ = command_error(db, {"fsyncUnlock": 1})
+    assert code == 13
