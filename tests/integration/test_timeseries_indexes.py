@@ -638,6 +638,17 @@ def test_raw_bucket_indexes(client, db):
     assert sorted(d["x"] for d in db.ts.find({"x": {"$gte": 80}})) == list(range(80, 90))
 
 
+def test_bad_raw_bucket_index_specs_fail_as_on_a_collection(db):
+    create_ts(db)
+    db.create_collection("plain")
+    for spec in ({"key": {"meta": "nope"}, "name": "bad"}, {"key": {}, "name": "empty"},
+                 {"key": {"meta": 1}, "name": "u", "bogus": 1}):
+        got = command_error(db, {"createIndexes": "system.buckets.ts", "indexes": [spec]})
+        want = command_error(db, {"createIndexes": "plain", "indexes": [spec]})
+        assert got[0] == want[0], (spec, got, want)
+    assert len(listed(db, "system.buckets.ts")) == 1
+
+
 def test_id_index_on_a_clustered_bucket_collection_is_a_no_op(db):
     create_ts(db)
     before = listed(db, "system.buckets.ts")
