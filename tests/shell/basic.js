@@ -3,19 +3,7 @@
 // Any failed check throws, which makes mongosh exit non-zero. The script
 // prints "BASIC_JS_OK" as its last line on success.
 
-function check(cond, what) {
-  if (!cond) {
-    throw new Error('check failed: ' + what);
-  }
-}
-
-function checkEq(actual, expected, what) {
-  const a = EJSON.stringify(actual, { relaxed: false });
-  const e = EJSON.stringify(expected, { relaxed: false });
-  if (a !== e) {
-    throw new Error('check failed: ' + what + ': expected ' + e + ', got ' + a);
-  }
-}
+load(__dirname + '/checks.js');
 
 // "show dbs"
 const dbs = db.getMongo().getDBs();

@@ -2,15 +2,7 @@
 //   mongosh "mongodb://127.0.0.1:PORT/test" --quiet --file tests/shell/timeseries.js
 // Any failed check throws (mongosh exits non-zero); prints "TIMESERIES_JS_OK" last on success.
 
-function check(cond, what) {
-  if (!cond) throw new Error('check failed: ' + what);
-}
-
-function checkEq(actual, expected, what) {
-  const a = EJSON.stringify(actual, { relaxed: false });
-  const e = EJSON.stringify(expected, { relaxed: false });
-  if (a !== e) throw new Error('check failed: ' + what + ': expected ' + e + ', got ' + a);
-}
+load(__dirname + '/checks.js');
 
 const tdb = db.getSiblingDB('hg_shell_timeseries');
 tdb.dropDatabase();

@@ -2,25 +2,7 @@
 //   mongosh "mongodb://127.0.0.1:PORT/test" --quiet --file tests/shell/views.js
 // Any failed check throws (mongosh exits non-zero); prints "VIEWS_JS_OK" last on success.
 
-function check(cond, what) {
-  if (!cond) throw new Error('check failed: ' + what);
-}
-
-function checkEq(actual, expected, what) {
-  const a = EJSON.stringify(actual, { relaxed: false });
-  const e = EJSON.stringify(expected, { relaxed: false });
-  if (a !== e) throw new Error('check failed: ' + what + ': expected ' + e + ', got ' + a);
-}
-
-function checkCode(fn, code, what) {
-  try {
-    fn();
-  } catch (e) {
-    checkEq(e.code, code, what);
-    return;
-  }
-  throw new Error('check failed: ' + what + ': no error');
-}
+load(__dirname + '/checks.js');
 
 const vdb = db.getSiblingDB('hg_shell_views');
 vdb.dropDatabase();
