@@ -19,37 +19,35 @@ Status ForgetBuckets(CommandContext& ctx, const std::string& uuid) {
   return ctx.service.bucket_catalog->DropCollection(uuid, *session);
 }
 
+// Drops the bucket collection of the time-series collection `nss`, with what the bucket catalog
+// holds of it, if there is one; whether it did.
+StatusWith<bool> DropBucketsOf(CommandContext& ctx, const catalog::NamespaceString& nss) {
+  catalog::NamespaceString buckets = exec::BucketsNamespace(nss);
+  auto b = ctx.service.catalog->Lookup(buckets);
+  if (!b || b->IsView()) return false;
+  if (ctx.service.bucket_catalog) HG_RETURN_IF_ERROR(ForgetBuckets(ctx, b->entry().uuid));
+  Status st = ctx.service.catalog->DropCollection(buckets);
+  if (st.code() == ErrorCode::kNamespaceNotFound) return false;  // dropped concurrently
+  HG_RETURN_IF_ERROR(st);
+  return true;
+}
+
 Status RunDrop(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& reply) {
   HG_RETURN_IF_ERROR(CheckKnownFields(cmd, {"collectionUUID"}));
   HG_ASSIGN_OR_RETURN(auto nss, CommandNamespace(ctx, cmd));
   catalog::Catalog& catalog = *ctx.service.catalog;
   auto coll = catalog.Lookup(nss);
-  if (!coll && !nss.IsTimeseriesBuckets()) {
-    // Only the bucket collection of a time-series collection X exists (restored alone): MongoDB
-    // drops it with X.
-    coll = catalog.Lookup(exec::BucketsNamespace(nss));
-    if (coll && !coll->IsView()) {
-      if (ctx.service.bucket_catalog) {
-        HG_RETURN_IF_ERROR(ForgetBuckets(ctx, coll->entry().uuid));
-      }
-      Status st = catalog.DropCollection(coll->nss());
-      if (st.code() == ErrorCode::kNamespaceNotFound) return Status::OK();
-      HG_RETURN_IF_ERROR(st);
-      reply.AppendString("ns", nss.ns());
-      return Status::OK();
-    }
-    coll = nullptr;
+  if (!coll) {
+    // Since MongoDB 7.0 dropping a missing collection succeeds with a bare {ok: 1}. When only
+    // X's bucket collection exists (restored alone), MongoDB drops it with X.
+    if (nss.IsTimeseriesBuckets()) return Status::OK();
+    HG_ASSIGN_OR_RETURN(bool dropped, DropBucketsOf(ctx, nss));
+    if (dropped) reply.AppendString("ns", nss.ns());
+    return Status::OK();
   }
-  // Since MongoDB 7.0 dropping a missing collection succeeds with a bare {ok: 1}.
-  if (!coll) return Status::OK();
   if (coll->entry().type == "timeseries") {
     // The view and its buckets go together.
-    catalog::NamespaceString buckets = exec::BucketsNamespace(nss);
-    if (auto b = catalog.Lookup(buckets); b && ctx.service.bucket_catalog) {
-      HG_RETURN_IF_ERROR(ForgetBuckets(ctx, b->entry().uuid));
-    }
-    Status st = catalog.DropCollection(buckets);
-    if (!st.ok() && st.code() != ErrorCode::kNamespaceNotFound) return st;
+    HG_RETURN_IF_ERROR(DropBucketsOf(ctx, nss).status());
     HG_RETURN_IF_ERROR(RemoveViewDefinition(ctx, nss));
   } else if (nss.IsTimeseriesBuckets() && ctx.service.bucket_catalog) {
     HG_RETURN_IF_ERROR(ForgetBuckets(ctx, coll->entry().uuid));
