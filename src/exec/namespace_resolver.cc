@@ -30,21 +30,22 @@ StatusWith<std::optional<ResolvedView>> ResolveView(const catalog::Catalog& cata
   std::shared_ptr<catalog::Collection> entry = catalog.Lookup(nss);
   if (!entry || entry->entry().type != "view") return std::optional<ResolvedView>();
   ResolvedView v;
-  // Outermost first while walking; reversed at the end.
-  std::vector<bson::BsonObj> pipelines;
-  for (int depth = 0; entry && entry->entry().type == "view"; ++depth) {
-    if (depth == kMaxViewDepth) {
+  // The views walked, outermost first; their handles keep their options alive until the stages
+  // are copied out, innermost first.
+  std::vector<std::shared_ptr<catalog::Collection>> chain;
+  for (; entry && entry->entry().type == "view"; entry = catalog.Lookup(v.base)) {
+    if (chain.size() == static_cast<size_t>(kMaxViewDepth)) {
       return Status(ErrorCode::kViewDepthLimitExceeded,
                     "View depth too deep or view cycle detected. Maximum depth is " +
                         std::to_string(kMaxViewDepth));
     }
-    const bson::BsonObj& options = entry->entry().options;
-    pipelines.push_back(options["pipeline"].Obj().Owned());
-    v.base = {nss.db, std::string(options["viewOn"].Str())};
-    entry = catalog.Lookup(v.base);
+    v.base = {nss.db, std::string(entry->entry().options["viewOn"].Str())};
+    chain.push_back(std::move(entry));
   }
-  for (auto p = pipelines.rbegin(); p != pipelines.rend(); ++p) {
-    for (bson::BsonElement stage : *p) v.pipeline.push_back(stage.Obj().Owned());
+  for (auto view = chain.rbegin(); view != chain.rend(); ++view) {
+    for (bson::BsonElement stage : (*view)->entry().options["pipeline"].Obj()) {
+      v.pipeline.push_back(stage.Obj().Owned());
+    }
   }
   return std::optional<ResolvedView>(std::move(v));
 }
