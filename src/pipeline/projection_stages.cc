@@ -352,7 +352,11 @@ class TreeBuilder {
     std::string_view field = f.FieldName();
     std::string full =
         prefix.empty() ? std::string(field) : std::string(prefix) + "." + std::string(field);
-    if (field.empty() || field[0] == '$') {
+    auto parts = query::SplitPath(field);
+    // Every component of the path, not only the first ("a.$" is no positional projection here).
+    const bool dollar = std::any_of(parts.begin(), parts.end(),
+                                    [](const std::string& p) { return p.starts_with('$'); });
+    if (field.empty() || dollar) {
       return PipelineError(
           field.empty() ? 40352 : 16410,
           "Invalid " + std::string(stage_) + " :: caused by :: FieldPath " +
@@ -360,7 +364,6 @@ class TreeBuilder {
                              : "field names may not start with '$'. Consider using $getField "
                                "or $setField."));
     }
-    auto parts = query::SplitPath(field);
     Node* cur = &node;
     std::string path_so_far(prefix);
     for (size_t i = 0; i + 1 < parts.size(); ++i) {

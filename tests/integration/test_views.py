@@ -373,3 +373,20 @@ def test_lookup_from_a_view_over_a_time_series_collection(db):
         {"$project": {"n": {"$size": "$r"}}}, {"$sort": {"_id": 1}}]))
     assert got == [{"_id": m, "n": len([i for i in range(20, 30) if i % 3 == m])}
                    for m in range(3)]
+
+
+def test_find_projection_operators_on_a_view_are_errors(src):
+    # find on a view becomes a $project, where "tags.$" is no positional projection but a field
+    # path with a '$' component, as in MongoDB: 16410, never a silently different document.
+    src.create_collection("v", viewOn="src", pipeline=[])
+    code, _, msg = command_error(src, {"find": "v", "filter": {"tags": "a"},
+                                       "projection": {"tags.$": 1}})
+    assert code == 16410, msg
+    code, _, _ = command_error(src, {"aggregate": "src", "pipeline": [
+        {"$project": {"a.$b": 1}}], "cursor": {}})
+    assert code == 16410
+    code, _, _ = command_error(src, {"aggregate": "src", "pipeline": [
+        {"$addFields": {"a.$b": 1}}], "cursor": {}})
+    assert code == 16410
+    code, _, _ = command_error(src, {"find": "v", "projection": {"tags": {"$elemMatch": {}}}})
+    assert code == 168
