@@ -146,4 +146,12 @@ std::vector<ServerParameter*> ServerParameterRegistry::All() const {
   return out;
 }
 
+ServerParameter* RegisterEnableTestCommands() {
+  static ServerParameter* p =
+      ServerParameterRegistry::Get().Register("enableTestCommands", false, true, false);
+  return p;
+}
+
+bool TestCommandsEnabled() { return RegisterEnableTestCommands()->GetBool(); }
+
 }  // namespace hourglass

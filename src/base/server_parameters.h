@@ -72,4 +72,11 @@ class ServerParameterRegistry {
   std::map<std::string, std::unique_ptr<ServerParameter>, std::less<>> params_;
 };
 
+// enableTestCommands (bool, default false, startup only): MongoDB's switch for its test-only
+// commands (configureFailPoint, waitForFailPoint). Registered by the first call of either
+// function; the server calls RegisterEnableTestCommands before it applies --setParameter.
+ServerParameter* RegisterEnableTestCommands();
+// Its value: one relaxed atomic load once registered.
+bool TestCommandsEnabled();
+
 }  // namespace hourglass

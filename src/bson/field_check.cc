@@ -1,6 +1,7 @@
 #include "bson/field_check.h"
 
 #include <cmath>
+#include <cstdio>
 
 namespace hourglass::bson {
 
@@ -87,6 +88,37 @@ StatusWith<std::optional<int64_t>> GetInt64(std::string_view context, const Bson
     }
   }
   return std::optional<int64_t>(e.NumberLong());
+}
+
+StatusWith<int64_t> ExtractIntegerField(const BsonObj& doc, std::string_view field) {
+  BsonElement e = doc.GetField(field);
+  std::string name(field);
+  if (e.eoo()) return Status(ErrorCode::kNoSuchKey, "Missing expected field \"" + name + "\"");
+  if (!e.IsNumber()) {
+    return Status(ErrorCode::kTypeMismatch, "Expected field \"" + name +
+                                                "\" to have numeric type, but found " +
+                                                std::string(TypeName(e.type())));
+  }
+  if (e.type() == BsonType::kInt32 || e.type() == BsonType::kInt64) return e.NumberLong();
+  double d = e.NumberDouble();
+  // 2^63 itself is out of range: the largest double below it is the last whole one that fits.
+  if (std::floor(d) == d && d >= -9223372036854775808.0 && d < 9223372036854775808.0) {
+    return static_cast<int64_t>(d);
+  }
+  std::string value;
+  if (e.type() == BsonType::kDecimal128) {
+    value = "NumberDecimal(\"" + e.Decimal().ToString() + "\")";
+  } else {
+    // MongoDB prints the element's double with %.16g, marking whole-looking ones with ".0".
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.16g", d);
+    value = buf;
+    if (value.find_first_of(".EN") == std::string::npos) value += ".0";
+  }
+  return Status(ErrorCode::kBadValue,
+                "Expected field \"" + name +
+                    "\" to have a value exactly representable as a 64-bit integer, but found " +
+                    name + ": " + value);
 }
 
 }  // namespace hourglass::bson

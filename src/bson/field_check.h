@@ -54,4 +54,11 @@ StatusWith<bool> GetBool(std::string_view context, const BsonObj& doc, std::stri
 StatusWith<std::optional<int64_t>> GetInt64(std::string_view context, const BsonObj& doc,
                                             std::string_view field);
 
+// MongoDB's bsonExtractIntegerField (util/bson_extract.h), which commands without an IDL parser
+// and fail points' data use: the whole number in `field` of `doc`, given as any number type.
+// NoSuchKey (4) "Missing expected field \"<field>\"", TypeMismatch (14) "Expected field
+// \"<field>\" to have numeric type, but found <type>", BadValue (2) "Expected field \"<field>\" to
+// have a value exactly representable as a 64-bit integer, but found <field>: <value>".
+StatusWith<int64_t> ExtractIntegerField(const BsonObj& doc, std::string_view field);
+
 }  // namespace hourglass::bson

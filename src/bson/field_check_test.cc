@@ -69,5 +69,28 @@ TEST(FieldCheckTest, TypedGettersReturnDefaultsForAbsentFieldsAndRejectWrongType
             "double]'");
 }
 
+TEST(FieldCheckTest, ExtractIntegerFieldAnswersAsBsonExtractDoes) {
+  BsonObj d = Doc();
+  EXPECT_EQ(ExtractIntegerField(d, "i").value(), 3);
+  BsonBuilder b;
+  b.AppendDouble("whole", 4.0);
+  b.AppendDouble("huge", 1e30);
+  BsonObj numbers = b.Obj();
+  EXPECT_EQ(ExtractIntegerField(numbers, "whole").value(), 4);
+  Status huge = ExtractIntegerField(numbers, "huge").status();
+  EXPECT_EQ(huge.code(), ErrorCode::kBadValue);
+  Status half = ExtractIntegerField(d, "half").status();
+  EXPECT_EQ(half.code(), ErrorCode::kBadValue);
+  EXPECT_EQ(half.reason(),
+            "Expected field \"half\" to have a value exactly representable as a 64-bit integer, "
+            "but found half: 2.5");
+  Status text = ExtractIntegerField(d, "s").status();
+  EXPECT_EQ(text.code(), ErrorCode::kTypeMismatch);
+  EXPECT_EQ(text.reason(), "Expected field \"s\" to have numeric type, but found string");
+  Status absent = ExtractIntegerField(d, "absent").status();
+  EXPECT_EQ(absent.code(), ErrorCode::kNoSuchKey);
+  EXPECT_EQ(absent.reason(), "Missing expected field \"absent\"");
+}
+
 }  // namespace
 }  // namespace hourglass::bson

@@ -41,6 +41,7 @@ class FnCommand : public Command {
     std::vector<std::string_view> aliases = {};
     std::string_view help = {};
     bool admin_only = false;
+    bool test_only = false;
     bool compressible = true;
   };
 
@@ -51,6 +52,7 @@ class FnCommand : public Command {
   std::vector<std::string_view> Aliases() const override { return options_.aliases; }
   std::string_view Help() const override { return options_.help; }
   bool AdminOnly() const override { return options_.admin_only; }
+  bool TestOnly() const override { return options_.test_only; }
   bool Compressible() const override { return options_.compressible; }
   Status Run(CommandContext& ctx, const bson::BsonObj& cmd,
              bson::BsonBuilder& reply) const override {
@@ -63,8 +65,8 @@ class FnCommand : public Command {
   RunFn run_;
 };
 
-// Registers the general parameters users expect of mongod (cursorTimeoutMillis, logLevel, quiet);
-// idempotent. Other modules register their own parameters.
+// Registers the general parameters users expect of mongod (cursorTimeoutMillis, logLevel, quiet,
+// enableTestCommands); idempotent. Other modules register their own parameters.
 void RegisterBasicServerParameters();
 
 }  // namespace hourglass::commands

@@ -211,6 +211,7 @@ Status RunListCommands(CommandContext&, const BsonObj&, BsonBuilder& reply) {
   // MongoDB lists each alias under its own name, all sorted.
   std::vector<std::pair<std::string_view, const Command*>> entries;
   for (const Command* c : CommandRegistry::Get().All()) {
+    if (!CommandEnabled(*c)) continue;
     entries.emplace_back(c->Name(), c);
     for (auto a : c->Aliases()) entries.emplace_back(a, c);
   }

@@ -274,6 +274,7 @@ Status RunSetFcv(CommandContext&, const BsonObj& cmd, BsonBuilder&) {
 
 void RegisterBasicServerParameters() {
   auto& reg = ServerParameterRegistry::Get();
+  RegisterEnableTestCommands();
   reg.Register("cursorTimeoutMillis", int64_t{600000}, true, true);
   reg.Register("logLevel", int32_t{0}, true, true, [](const ParameterValue& v) {
     if (std::get<int32_t>(v) < 0) return Status(ErrorCode::kBadValue, "Invalid value for logLevel");

@@ -36,6 +36,9 @@ class Command {
   virtual std::string_view Help() const { return ""; }
   // Must be run against the admin database (Unauthorized 13 otherwise).
   virtual bool AdminOnly() const { return false; }
+  // A test-only command (configureFailPoint, ...): it exists only when the startup parameter
+  // enableTestCommands is true (CommandEnabled).
+  virtual bool TestOnly() const { return false; }
   // hello/isMaster and authentication commands are never compressed (OP_COMPRESSED spec).
   virtual bool Compressible() const { return true; }
   virtual OpCounter Counter() const { return OpCounter::kCommand; }
@@ -52,6 +55,11 @@ class Command {
     return Run(ctx, request.Merged(), reply);
   }
 };
+
+// Whether `command` exists in this process: every command but the test-only ones, which exist only
+// with enableTestCommands. A command that does not exist answers as an unknown name does
+// (CommandNotFound 59) and listCommands leaves it out.
+bool CommandEnabled(const Command& command);
 
 class CommandRegistry {
  public:

@@ -23,6 +23,10 @@ struct CommandTableEntry {
 // Every command, sorted by name (registry_test.cc checks the order and the names).
 std::span<const CommandTableEntry> CommandTable();
 
+// admin_fail_points.cc
+std::unique_ptr<Command> MakeConfigureFailPointCommand();
+std::unique_ptr<Command> MakeWaitForFailPointCommand();
+
 // admin_hello.cc
 std::unique_ptr<Command> MakeHelloCommand();
 

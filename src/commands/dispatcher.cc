@@ -5,6 +5,7 @@
 #include "base/logger.h"
 #include "base/server_parameters.h"
 #include "catalog/collection.h"
+#include "commands/fail_command.h"
 
 namespace hourglass::commands {
 
@@ -45,6 +46,24 @@ void Count(ServerCounters& c, OpCounter which) {
   }
 }
 
+// failCommand's errorLabels, on a reply it failed or gave a writeConcernError.
+void AppendErrorLabels(BsonBuilder& reply, const FailCommandOutcome& fail_command) {
+  if (fail_command.error_labels) reply.AppendArray("errorLabels", *fail_command.error_labels);
+}
+
+// An error reply (ErrorReply's fields, perhaps a writeConcernError) with failCommand's
+// errorLabels when the fail point acted on the command.
+BsonObj FailedReply(const BsonObj& error_reply, const FailCommandOutcome& fail_command) {
+  if (!fail_command.error_labels) return error_reply;
+  BsonBuilder b;
+  b.AppendElementsOf(error_reply);
+  AppendErrorLabels(b, fail_command);
+  return b.Obj();
+}
+BsonObj FailedReply(const Status& status, const FailCommandOutcome& fail_command) {
+  return FailedReply(ErrorReply(status), fail_command);
+}
+
 ServerParameter* SlowMs() {
   static ServerParameter* p =
       ServerParameterRegistry::Get().Register("slowOpThresholdMs", int32_t{100}, true, true);
@@ -73,7 +92,7 @@ DispatchResult RunCommandRequest(ServiceContext& service, ClientState& client,
   }
   std::string name(body.FirstElement().FieldName());
   const Command* cmd = CommandRegistry::Get().Find(name);
-  if (cmd == nullptr) {
+  if (cmd == nullptr || !CommandEnabled(*cmd)) {
     ++service.counters.op_command;
     result.reply =
         ErrorReply(Status(ErrorCode::kCommandNotFound, "no such command: '" + name + "'"));
@@ -86,12 +105,23 @@ DispatchResult RunCommandRequest(ServiceContext& service, ClientState& client,
         ErrorReply(Status(ErrorCode::kLocation40571, "OP_MSG requests require a $db argument"));
     return result;
   }
-  if (cmd->AdminOnly() && db != "admin") {
-    result.reply = ErrorReply(
-        Status(ErrorCode::kUnauthorized, name + " may only be run against the admin database."));
+  CommandContext ctx{service, client, std::string(db)};
+  // As in MongoDB, failCommand comes before the authorization checks (the admin database's).
+  FailCommandOutcome fail_command = CheckFailCommand(ctx, *cmd, body);
+  if (fail_command.close_connection) {
+    result.close_connection = true;
     return result;
   }
-  CommandContext ctx{service, client, std::string(db)};
+  if (!fail_command.error.ok()) {
+    result.reply = FailedReply(fail_command.error, fail_command);
+    return result;
+  }
+  if (cmd->AdminOnly() && db != "admin") {
+    result.reply = FailedReply(
+        Status(ErrorCode::kUnauthorized, name + " may only be run against the admin database."),
+        fail_command);
+    return result;
+  }
   BsonBuilder reply;
   auto start = std::chrono::steady_clock::now();
   Status st = Status::OK();
@@ -113,9 +143,14 @@ DispatchResult RunCommandRequest(ServiceContext& service, ClientState& client,
     LOGI("COMMAND", 51803, "Slow query", attr.Obj().ToJson());
   }
   if (!st.ok()) {
-    result.reply = ErrorReply(st);
+    BsonBuilder failed;
+    failed.AppendElementsOf(ErrorReply(st));
+    CheckFailCommandWriteConcernError(ctx, *cmd, body, failed, fail_command);
+    result.reply = FailedReply(failed.Obj(), fail_command);
     return result;
   }
+  CheckFailCommandWriteConcernError(ctx, *cmd, body, reply, fail_command);
+  if (fail_command.write_concern_error) AppendErrorLabels(reply, fail_command);
   reply.AppendDouble("ok", 1.0);
   result.reply = reply.Obj();
   return result;

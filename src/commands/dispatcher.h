@@ -1,6 +1,8 @@
 // Runs one command request: finds the command by its first field, checks the database, runs it,
 // and shapes the reply ({..., ok: 1} or {ok: 0, errmsg, code, codeName, ...extra info}). Counts
-// opcounters and logs slow operations. Thread-safe; blocks for as long as the command runs.
+// opcounters and logs slow operations. Before the command runs and after, it checks the
+// failCommand fail point (fail_command.h), which may fail, delay or hang up on the command.
+// Thread-safe; blocks for as long as the command runs.
 #pragma once
 
 #include "bson/bson.h"
@@ -12,6 +14,8 @@ struct DispatchResult {
   bson::BsonObj reply;
   // False for hello/isMaster and auth commands, whose replies are never compressed.
   bool compressible = true;
+  // Close the connection without sending `reply` (the failCommand fail point's closeConnection).
+  bool close_connection = false;
 };
 
 // `request` is the command as received (body and document sequences); `db` is its $db (or, for

@@ -1,9 +1,13 @@
 // The dispatcher's own behavior: unknown commands, $db, admin-only commands, error reply shape,
-// and slow-operation logging.
+// slow-operation logging, test-only commands and the failCommand fail point.
 #include "commands/dispatcher.h"
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <string>
+
+#include "base/fail_point.h"
 #include "base/logger.h"
 #include "base/server_parameters.h"
 
@@ -78,6 +82,116 @@ TEST_F(DispatcherTest, SlowOperationsAreLoggedButAwaitableHelloIsNot) {
   EXPECT_EQ(SlowQueryLinesMentioning("hello"), hellos);
 
   ASSERT_TRUE(slow->Set(before).ok());
+}
+
+// Test-only commands and the failCommand fail point, with enableTestCommands on for the test.
+class DispatcherFailPointTest : public DispatcherTest {
+ protected:
+  void SetUp() override { ASSERT_TRUE(RegisterEnableTestCommands()->Set(true).ok()); }
+  void TearDown() override {
+    FailPointRegistry::Get().DisableAll();
+    ASSERT_TRUE(RegisterEnableTestCommands()->Set(false).ok());
+  }
+  void ConfigureFailCommand(std::string_view mode_and_data) {
+    BsonObj r =
+        Run(Json(R"({"configureFailPoint": "failCommand", )" + std::string(mode_and_data) + "}"));
+    ASSERT_EQ(r["ok"].Double(), 1.0) << r.ToJson();
+  }
+};
+
+TEST_F(DispatcherTest, TestOnlyCommandsAreUnknownWithoutEnableTestCommands) {
+  ASSERT_FALSE(TestCommandsEnabled());
+  for (std::string_view name : {"configureFailPoint", "waitForFailPoint"}) {
+    BsonObj r = Run(Json(R"({")" + std::string(name) + R"(": "dummy", "mode": "off"})"));
+    EXPECT_EQ(r["code"].Int32(), 59) << name;
+    EXPECT_EQ(r["errmsg"].Str(), "no such command: '" + std::string(name) + "'");
+    BsonObj listed = Run(Json(R"({"listCommands": 1})"));
+    EXPECT_FALSE(listed["commands"].Obj().HasField(name)) << name;
+  }
+}
+
+TEST_F(DispatcherFailPointTest, TestOnlyCommandsExistWithEnableTestCommands) {
+  BsonObj listed = Run(Json(R"({"listCommands": 1})"));
+  EXPECT_TRUE(listed.GetPath("commands.configureFailPoint.adminOnly").Bool());
+  EXPECT_TRUE(listed["commands"].Obj().HasField("waitForFailPoint"));
+  BsonObj r = Run(Json(R"({"configureFailPoint": "dummy", "mode": "alwaysOn"})"), "test");
+  EXPECT_EQ(r["code"].Int32(), 13) << r.ToJson();
+  EXPECT_EQ(r["errmsg"].Str(), "configureFailPoint may only be run against the admin database.");
+}
+
+TEST_F(DispatcherFailPointTest, FailCommandFailsTheListedCommandWithItsCodeAndLabels) {
+  ConfigureFailCommand(R"("mode": {"times": 1}, "data": {"failCommands": ["ping"],
+                          "errorCode": 91, "errorLabels": ["RetryableWriteError"]})");
+  BsonObj r = Run(Json(R"({"ping": 1})"), "test");
+  EXPECT_EQ(r["ok"].Double(), 0.0);
+  EXPECT_EQ(r["code"].Int32(), 91);
+  EXPECT_EQ(r["codeName"].Str(), "ShutdownInProgress");
+  EXPECT_EQ(r["errmsg"].Str(), "Failing command via 'failCommand' failpoint");
+  ASSERT_EQ(r["errorLabels"].type(), bson::BsonType::kArray) << r.ToJson();
+  EXPECT_EQ(r["errorLabels"].Obj().FirstElement().Str(), "RetryableWriteError");
+  EXPECT_EQ(Run(Json(R"({"ping": 1})"))["ok"].Double(), 1.0);  // {times: 1} is used up
+}
+
+TEST_F(DispatcherFailPointTest, FailCommandLeavesOtherCommandsAndConfigureFailPointAlone) {
+  ConfigureFailCommand(R"("mode": "alwaysOn", "data": {"failCommands": ["ping",
+                          "configureFailPoint"], "errorCode": 2})");
+  int64_t entered = FailPointRegistry::Get().Find("failCommand")->TimesEntered();
+  EXPECT_EQ(Run(Json(R"({"buildInfo": 1})"))["ok"].Double(), 1.0);
+  BsonObj r = Run(Json(R"({"configureFailPoint": "failCommand", "mode": "off"})"));
+  EXPECT_EQ(r["ok"].Double(), 1.0) << r.ToJson();
+  EXPECT_EQ(r["count"].Int32(), entered);  // neither command entered the fail point
+}
+
+TEST_F(DispatcherFailPointTest, FailCommandMatchesAliasesAndTheAppName) {
+  ConfigureFailCommand(R"("mode": "alwaysOn", "data": {"failCommands": ["isMaster"],
+                          "errorCode": 2, "appName": "app1"})");
+  EXPECT_EQ(Run(Json(R"({"hello": 1})"))["ok"].Double(), 1.0);  // no appName yet
+  client_.client_metadata = Json(R"({"application": {"name": "app1"}})");
+  EXPECT_EQ(Run(Json(R"({"hello": 1})"))["code"].Int32(), 2);
+  EXPECT_EQ(Run(Json(R"({"ismaster": 1})"))["code"].Int32(), 2);
+}
+
+TEST_F(DispatcherFailPointTest, FailCommandMatchesTheThreadNameAndTheNamespace) {
+  client_.connection_id = 7;
+  ConfigureFailCommand(R"("mode": "alwaysOn", "data": {"failCommands": ["ping"],
+                          "errorCode": 2, "threadName": "conn8"})");
+  EXPECT_EQ(Run(Json(R"({"ping": 1})"))["ok"].Double(), 1.0);
+  ConfigureFailCommand(R"("mode": "alwaysOn", "data": {"failCommands": ["ping"],
+                          "errorCode": 2, "threadName": "conn7", "namespace": "test"})");
+  EXPECT_EQ(Run(Json(R"({"ping": 1})"), "admin")["ok"].Double(), 1.0);
+  EXPECT_EQ(Run(Json(R"({"ping": 1})"), "test")["code"].Int32(), 2);
+}
+
+TEST_F(DispatcherFailPointTest, FailCommandClosesTheConnection) {
+  ConfigureFailCommand(R"("mode": {"times": 1}, "data": {"failCommands": ["ping"],
+                          "closeConnection": true})");
+  EXPECT_TRUE(
+      RunCommandRequest(service_, client_, Json(R"({"ping": 1})"), "admin").close_connection);
+  EXPECT_FALSE(
+      RunCommandRequest(service_, client_, Json(R"({"ping": 1})"), "admin").close_connection);
+}
+
+TEST_F(DispatcherFailPointTest, FailCommandBlocksTheCommand) {
+  ConfigureFailCommand(R"("mode": "alwaysOn", "data": {"failCommands": ["ping"],
+                          "blockConnection": true, "blockTimeMS": 50})");
+  auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(Run(Json(R"({"ping": 1})"))["ok"].Double(), 1.0);
+  EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(50));
+  ConfigureFailCommand(R"("mode": "alwaysOn", "data": {"failCommands": ["ping"],
+                          "blockConnection": true})");
+  EXPECT_EQ(Run(Json(R"({"ping": 1})"))["code"].Int32(), 72);  // InvalidOptions
+}
+
+TEST_F(DispatcherFailPointTest, WaitForFailPointTimesOut) {
+  BsonObj r = Run(Json(R"({"waitForFailPoint": "dummy", "timesEntered": 1, "maxTimeMS": 20})"));
+  EXPECT_EQ(r["code"].Int32(), 50) << r.ToJson();
+  EXPECT_EQ(r["codeName"].Str(), "MaxTimeMSExpired");
+  r = Run(Json(R"({"waitForFailPoint": "dummy", "timesEntered": 0, "maxTimeMS": 20})"));
+  EXPECT_EQ(r["ok"].Double(), 1.0) << r.ToJson();
+  r = Run(Json(R"({"waitForFailPoint": "dummy", "timesEntered": 1})"));
+  EXPECT_EQ(r["code"].Int32(), 40414) << r.ToJson();
+  r = Run(Json(R"({"waitForFailPoint": "noSuch", "timesEntered": 1, "maxTimeMS": 20})"));
+  EXPECT_EQ(r["code"].Int32(), 266) << r.ToJson();
 }
 
 }  // namespace

@@ -1,4 +1,5 @@
 // The registry: every command the server answers, in one alphabetical table.
+#include "base/server_parameters.h"
 #include "commands/admin_commands.h"
 #include "commands/command.h"
 #include "commands/command_factories.h"
@@ -15,6 +16,7 @@ constexpr CommandTableEntry kCommandTable[] = {
     {"buildInfo", &MakeBuildInfoCommand},
     {"collMod", &MakeCollModCommand},
     {"collStats", &MakeCollStatsCommand},
+    {"configureFailPoint", &MakeConfigureFailPointCommand},
     {"connectionStatus", &MakeConnectionStatusCommand},
     {"count", &MakeCountCommand},
     {"create", &MakeCreateCommand},
@@ -64,6 +66,7 @@ constexpr CommandTableEntry kCommandTable[] = {
     {"shutdown", &MakeShutdownCommand},
     {"startSession", &MakeStartSessionCommand},
     {"update", &MakeUpdateCommand},
+    {"waitForFailPoint", &MakeWaitForFailPointCommand},
     {"whatsmyuri", &MakeWhatsMyUriCommand},
 };
 
@@ -89,6 +92,8 @@ const CommandRegistry& CommandRegistry::Get() {
   }();
   return *registry;
 }
+
+bool CommandEnabled(const Command& command) { return !command.TestOnly() || TestCommandsEnabled(); }
 
 const Command* CommandRegistry::Find(std::string_view name) const {
   auto it = by_name_.find(name);

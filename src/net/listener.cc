@@ -74,6 +74,7 @@ Outcome HandleOpMsg(ServiceContext& service, ClientState& client, const wire::Ms
   std::string db(msg.body["$db"].Str());
   commands::DispatchResult result =
       commands::RunCommandRequest(service, client, {msg.body, msg.sequences}, db);
+  if (result.close_connection) return Outcome{{}, true};
   if (msg.more_to_come()) return out;  // the client asked for no reply
   out.reply = wire::BuildOpMsg(reply_id, h.request_id, result.reply);
   out.compressible = result.compressible;
@@ -109,6 +110,7 @@ Outcome HandleOpQuery(ServiceContext& service, ClientState& client, const wire::
     if (cmd.FirstElement().type() == bson::BsonType::kObject) cmd = cmd.FirstElement().Obj();
   }
   commands::DispatchResult result = commands::RunCommandRequest(service, client, cmd, q.Database());
+  if (result.close_connection) return Outcome{{}, true};
   out.reply = wire::BuildOpReply(reply_id, h.request_id, {result.reply});
   out.compressible = result.compressible;
   return out;

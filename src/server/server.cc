@@ -142,6 +142,7 @@ int RunServer(int argc, char** argv) {
   timeseries::TtlMonitor::RegisterParameters();
   exec::RegisterTimeseriesRewriteParameter();
   pipeline::RegisterMemoryParameters();
+  RegisterEnableTestCommands();
   for (const auto& [name, value] : parsed.set_parameters) {
     ServerParameter* p = params.Find(name);
     if (p == nullptr || !p->settable_at_startup()) {
