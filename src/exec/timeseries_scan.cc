@@ -338,6 +338,9 @@ Status TimeseriesScan::OpenReader(bool* dropped) {
   range.forward = options_.sort_direction >= 0;
   auto cursor_or = catalog::RecordCursor::Open(*session, *coll_.buckets, range);
   if (!cursor_or.ok()) {
+    // Only a missing table means the collection was dropped meanwhile; any other error (the read
+    // barrier's flush failing) is the read's, never an empty result.
+    if (cursor_or.status().code() != ErrorCode::kNamespaceNotFound) return cursor_or.status();
     *dropped = true;
     return Status::OK();
   }
@@ -429,7 +432,10 @@ Status TimeseriesScan::CheckTimeOrderedKeys() {
   auto session = engine_->NewSession();
   auto cursor_or =
       catalog::RecordCursor::Open(*session, *coll_.buckets, catalog::RecordRange::All(false));
-  if (!cursor_or.ok()) return Status::OK();
+  if (!cursor_or.ok()) {
+    return cursor_or.status().code() == ErrorCode::kNamespaceNotFound ? Status::OK()
+                                                                      : cursor_or.status();
+  }
   auto& cursor = cursor_or.value();
   HG_ASSIGN_OR_RETURN(bool any, cursor.Next());
   if (any && storage::ClusteredRecordIdSeconds(cursor.id()) >= 0x80000000u) {

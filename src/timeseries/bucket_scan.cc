@@ -19,7 +19,11 @@ Status ForEachBucketChunk(
     {
       auto session = engine->NewSession();
       auto cursor_or = catalog::RecordCursor::Open(*session, buckets, forward);
-      if (!cursor_or.ok()) return Status::OK();  // dropped meanwhile
+      if (!cursor_or.ok()) {
+        // Dropped meanwhile, or an error (the read barrier's flush failing) that is the read's.
+        return cursor_or.status().code() == ErrorCode::kNamespaceNotFound ? Status::OK()
+                                                                          : cursor_or.status();
+      }
       auto& cursor = cursor_or.value();
       if (resume) cursor.ResumeAfter(*resume);
       auto more = cursor.Next();
