@@ -4,13 +4,16 @@
 
 #include <algorithm>
 #include <chrono>
+#include <deque>
 #include <functional>
 #include <limits>
 #include <list>
+#include <numeric>
 #include <random>
 #include <shared_mutex>
 #include <span>
 
+#include "base/fail_point.h"
 #include "base/logger.h"
 #include "base/server_parameters.h"
 #include "bsoncolumn/bson_column_builder.h"
@@ -104,6 +107,7 @@ struct Params {
   ServerParameter* write_back_bytes;
   ServerParameter* journal_below_rows;
   ServerParameter* journal_segment_bytes;
+  ServerParameter* flush_transaction_bytes;
 };
 
 Status AtLeast(const ParameterValue& v, int64_t min, const char* name) {
@@ -157,6 +161,8 @@ const Params& GetParams() {
     }
     q.rewrite_after = RegisterOnce("hourglassTimeseriesBucketEditsBeforeRewrite", 8, -1);
     q.flush_rewrite_after = RegisterOnce("hourglassTimeseriesFlushEditsBeforeRewrite", 0, -1);
+    q.flush_transaction_bytes =
+        RegisterOnce("hourglassTimeseriesFlushTransactionBytes", int64_t{4} << 20, 0);
     return q;
   }();
   return p;
@@ -250,6 +256,8 @@ struct Bucket {
   // `flushed_control`: the control object storage holds (empty before the first write).
   std::vector<BsonObj> unflushed;
   std::vector<BsonObj> flushing;
+  // The _ids the unflushed rows were journaled under, each once (a retirement changes it).
+  std::vector<bson::ObjectId> unflushed_ids;
   // Whether a journal entry written since the last flush holds this bucket's meta: later ones
   // leave it out of the rows (measurement_journal.h).
   bool meta_journaled = false;
@@ -424,6 +432,9 @@ struct BucketCatalog::CollectionState {
   bool journaling = true;
   int64_t mode_batches = 0;
   int64_t mode_rows = 0;
+  // The journal's partly-written records of flushes that failed after writing some of their
+  // buckets, to forget when a later flush (or a drop) marks their entries (under flush_run_mu).
+  std::vector<std::string> partly_written;
 
   // Takes the dirty list and the journal keys out, for a flush or a drop (holding flush_mu).
   void TakeUnflushed(std::vector<std::shared_ptr<Bucket>>* buckets, std::vector<uint64_t>* keys) {
@@ -432,6 +443,12 @@ struct BucketCatalog::CollectionState {
     keys->swap(journal_keys);
   }
 };
+
+// Holds a flush that writes its buckets in several transactions after each but the last (tests
+// kill the server there).
+HG_FAIL_POINT_DEFINE(hangTimeseriesFlushBetweenTransactions);
+// Fails a flush's transaction before it writes anything.
+HG_FAIL_POINT_DEFINE(failTimeseriesFlushTransaction);
 
 namespace {
 // The bucket catalog's own reads of bucket collections (reopening, resyncing, compressing,
@@ -1534,10 +1551,13 @@ Status BucketCatalog::Journal(const TimeseriesCollection& coll,
   // The rows stay readable as views into the entry until they are flushed.
   int64_t inserts = 0, measurements = 0;
   size_t row = 0;
-  for (WriteBatch* batch : claimed) {
+  for (size_t k = 0; k < claimed.size(); ++k) {
+    WriteBatch* batch = claimed[k];
     const std::shared_ptr<Bucket>& bp = batch->bucket;
     Bucket& b = *bp;
     b.meta_journaled = true;
+    const bson::ObjectId& id = je.buckets[k].id;
+    if (b.unflushed_ids.empty() || !(b.unflushed_ids.back() == id)) b.unflushed_ids.push_back(id);
     // MongoDB counts a commit that starts a bucket as an insert, any later one as an update.
     inserts += !b.doc.stored() && b.unflushed.empty() && b.flushing.empty() ? 1 : 0;
     const size_t n = batch->measurements.size();
@@ -1566,20 +1586,22 @@ Status BucketCatalog::Journal(const TimeseriesCollection& coll,
 }
 
 Status BucketCatalog::FlushBucket(const TimeseriesCollection& coll, storage::Session& s, Bucket& b,
-                                  BsonObj* control, bool* inserted, int64_t* size_delta) {
+                                  FlushedBucket* out) {
   CollectionState& cs = State(coll.uuid);
   const auto& o = coll.options;
   std::string_view meta_field = o.meta_field ? std::string_view(*o.meta_field) : std::string_view();
   const int64_t max_retries = GetParams().max_retries->GetInt();
-  *control = BsonObj();
+  *out = FlushedBucket();
+  BsonObj* control = &out->control;
   auto retire_to = [&](const bson::ObjectId* existing) -> Status {
     HG_ASSIGN_OR_RETURN(AppendResult r,
                         AppendToStoredBucket(*coll.buckets, s, existing, b.doc.meta(), b.min_time,
                                              b.flushing, o.time_field, meta_field, max_retries));
     b.retired_id = r.id;
     b.retired = true;
-    *inserted = r.inserted;
-    *size_delta = r.size_delta;
+    out->inserted = r.inserted;
+    out->size_delta = r.size_delta;
+    for (const BsonObj& row : b.flushing) out->bytes += row.size();
     return Status::OK();
   };
   if (b.retired.load() || b.LayoutMayBeStale(cs.era.load())) {
@@ -1623,8 +1645,10 @@ Status BucketCatalog::FlushBucket(const TimeseriesCollection& coll, storage::Ses
     return retire_to(nullptr);
   }
   HG_RETURN_IF_ERROR(st);
-  *inserted = insert;
-  *size_delta = 0;  // known once the flush commits (Finish)
+  out->inserted = insert;
+  out->size_delta = 0;  // known once the flush commits (Finish)
+  out->bytes = static_cast<int64_t>(full.size());
+  for (const auto& e : edits) out->bytes += static_cast<int64_t>(e.data.size());
   return Status::OK();
 }
 
@@ -1676,17 +1700,17 @@ Status BucketCatalog::WriteDirtyBuckets(const TimeseriesCollection& coll, storag
     oldest_ms = cs.oldest_unflushed_ms;
   }
   struct Out {
-    BsonObj control;  // empty: the rows went elsewhere (retired)
-    bool inserted = false;
-    int64_t size_delta = 0;
-    bool meta_journaled = false;  // as the rows were taken
-    bool held = false;            // claimed from the taking to the recording (version 1)
+    FlushedBucket written;
+    bool meta_journaled = false;      // as the rows were taken
+    bool held = false;                // claimed from the taking to the recording (version 1)
+    std::vector<bson::ObjectId> ids;  // the _ids its rows were journaled under
   };
   std::vector<Out> outs(dirty.size());
   for (size_t i = 0; i < dirty.size(); ++i) {
     Bucket& b = *dirty[i];
     b.flushing.swap(b.unflushed);  // `flushing` is empty between flushes
     outs[i].meta_journaled = std::exchange(b.meta_journaled, false);  // its entries go with these
+    outs[i].ids = std::exchange(b.unflushed_ids, {});
     b.dirty = false;
     {
       std::lock_guard lk(b.stripe->mu);
@@ -1699,82 +1723,96 @@ Status BucketCatalog::WriteDirtyBuckets(const TimeseriesCollection& coll, storag
     }
   }
   if (!journaling_after) fl.unlock();
-  // Runs fn(i) for every bucket with its commit rights held. A committer holds a bucket's rights
-  // while it journals a request's worth of buckets: a bucket it holds is left for a later pass
-  // rather than waited for (waiting at each would leave the flush far behind the commits).
-  auto with_each_claimed = [&](const std::function<Status(size_t)>& fn) -> Status {
-    std::vector<size_t> todo;
-    for (size_t i = 0; i < dirty.size(); ++i) {
-      if (outs[i].held) {
-        HG_RETURN_IF_ERROR(fn(i));
-      } else {
-        todo.push_back(i);
-      }
-    }
-    while (!todo.empty()) {
-      std::vector<size_t> busy;
-      for (size_t i : todo) {
-        if (!TryClaimCommitRights(*dirty[i])) {
-          busy.push_back(i);
+  // Runs fn(i) with bucket i's commit rights held for each i of `todo`, in order, until `full()`,
+  // taking each out of `todo` and adding it to `*ran` before its run. A committer holds a
+  // bucket's rights while it journals a request's worth of buckets: a bucket it holds is left for
+  // later rather than waited for (waiting at each would leave the flush far behind the commits),
+  // unless every one left is held.
+  auto run_claimed = [&](std::deque<size_t>& todo, const std::function<Status(size_t)>& fn,
+                         const std::function<bool()>& full, std::vector<size_t>* ran) -> Status {
+    size_t held_in_a_row = 0;
+    while (!todo.empty() && !full()) {
+      const size_t i = todo.front();
+      todo.pop_front();
+      const bool claim = !outs[i].held;
+      if (claim && !TryClaimCommitRights(*dirty[i])) {
+        if (++held_in_a_row <= todo.size()) {
+          todo.push_back(i);
           continue;
         }
-        Status st = fn(i);
-        ReleaseCommitRights(*dirty[i]);
-        HG_RETURN_IF_ERROR(st);
+        ClaimCommitRights(*dirty[i]);  // every one left is held: wait for this one
       }
-      if (!busy.empty() && busy.size() == todo.size()) {
-        // Every one is held: wait for the first.
-        ClaimCommitRights(*dirty[busy.front()]);
-        Status st = fn(busy.front());
-        ReleaseCommitRights(*dirty[busy.front()]);
-        HG_RETURN_IF_ERROR(st);
-        busy.erase(busy.begin());
-      }
-      todo = std::move(busy);
+      held_in_a_row = 0;
+      if (ran != nullptr) ran->push_back(i);
+      Status st = fn(i);
+      if (claim) ReleaseCommitRights(*dirty[i]);
+      HG_RETURN_IF_ERROR(st);
     }
     return Status::OK();
   };
-  Status st = storage::RetryOnWriteConflict([&] {
-    auto guard = coll.buckets->WriteGuard();  // until the commit (index builds wait for it)
-    storage::WriteUnit wu(s);
-    HG_RETURN_IF_ERROR(wu.begin_status());
-    HG_RETURN_IF_ERROR(with_each_claimed([&](size_t i) {
-      Out& out = outs[i];
-      out.control = BsonObj();
-      out.inserted = false;
-      out.size_delta = 0;
-      return FlushBucket(coll, s, *dirty[i], &out.control, &out.inserted, &out.size_delta);
-    }));
-    for (uint64_t k : keys) HG_RETURN_IF_ERROR(journal_->MarkWritten(s, k));
-    return wu.Commit();
-  });
-  if (!st.ok()) {
-    // Nothing was written: the rows go back ahead of those committed since, in memory and in
-    // the journal, for the next flush.
-    if (!fl.owns_lock()) fl.lock();
-    {
-      std::lock_guard lk(cs.dirty_mu);
-      for (size_t i = 0; i < dirty.size(); ++i) {
-        Bucket& b = *dirty[i];
-        b.unflushed.insert(b.unflushed.begin(), b.flushing.begin(), b.flushing.end());
-        b.flushing.clear();
-        b.meta_journaled = b.meta_journaled || outs[i].meta_journaled;
-        if (!b.dirty.exchange(true)) cs.dirty.push_back(dirty[i]);
+  auto run_each = [&](const std::vector<size_t>& which, const std::function<Status(size_t)>& fn) {
+    std::deque<size_t> todo(which.begin(), which.end());
+    return run_claimed(
+        todo, fn, [] { return false; }, nullptr);
+  };
+  auto write = [&](size_t i) { return FlushBucket(coll, s, *dirty[i], &outs[i].written); };
+  // The buckets go to storage in transactions of about hourglassTimeseriesFlushTransactionBytes
+  // each (0: all in one): WiredTiger builds a transaction's log record in one buffer, grown by
+  // copying, so one transaction for thousands of buckets touches as much new memory as it writes.
+  // Each transaction but the last records its buckets' shares of the entries `keys` as written
+  // (a crash before the last then replays only the others); the last marks the entries written
+  // and forgets those records.
+  const int64_t budget = GetParams().flush_transaction_bytes->GetInt();
+  std::deque<size_t> todo(dirty.size());
+  std::iota(todo.begin(), todo.end(), size_t{0});
+  std::vector<size_t> committed;    // the buckets of the transactions that committed
+  std::vector<std::string> partly;  // this flush's partly-written records
+  Status st = Status::OK();
+  do {
+    std::vector<size_t> chunk;
+    std::string record;
+    st = storage::RetryOnWriteConflict([&] {
+      if (failTimeseriesFlushTransaction.ShouldFail()) {
+        return Status(ErrorCode::kInternalError, "failTimeseriesFlushTransaction");
       }
-      keys.insert(keys.end(), cs.journal_keys.begin(), cs.journal_keys.end());
-      cs.journal_keys.swap(keys);
-      cs.unflushed_bytes += taken_bytes;
-      cs.oldest_unflushed_ms = oldest_ms;
+      auto guard = coll.buckets->WriteGuard();  // until the commit (index builds wait for it)
+      storage::WriteUnit wu(s);
+      HG_RETURN_IF_ERROR(wu.begin_status());
+      if (chunk.empty()) {
+        int64_t bytes = 0;
+        auto write_counted = [&](size_t i) {
+          HG_RETURN_IF_ERROR(write(i));
+          bytes += outs[i].written.bytes;
+          return Status::OK();
+        };
+        HG_RETURN_IF_ERROR(run_claimed(
+            todo, write_counted, [&] { return budget > 0 && bytes >= budget; }, &chunk));
+      } else {
+        HG_RETURN_IF_ERROR(run_each(chunk, write));  // a retry writes the same buckets again
+      }
+      if (todo.empty()) {
+        for (uint64_t k : keys) HG_RETURN_IF_ERROR(journal_->MarkWritten(s, k));
+        HG_RETURN_IF_ERROR(journal_->ForgetPartlyWritten(s, &partly));
+        HG_RETURN_IF_ERROR(journal_->ForgetPartlyWritten(s, &cs.partly_written));
+      } else {
+        std::vector<bson::ObjectId> ids;
+        for (size_t i : chunk) ids.insert(ids.end(), outs[i].ids.begin(), outs[i].ids.end());
+        HG_ASSIGN_OR_RETURN(record, journal_->MarkPartlyWritten(s, keys, ids));
+      }
+      return wu.Commit();
+    });
+    if (!st.ok()) break;
+    committed.insert(committed.end(), chunk.begin(), chunk.end());
+    if (!record.empty()) {
+      partly.push_back(std::move(record));
+      hangTimeseriesFlushBetweenTransactions.PauseWhileSet();
     }
-    for (size_t i = 0; i < dirty.size(); ++i) {
-      if (outs[i].held) ReleaseCommitRights(*dirty[i]);
-    }
-    return st;
-  }
+  } while (!todo.empty());
+  // The committed buckets' layouts now describe what storage holds.
   int64_t records = 0, bytes = 0;
-  Status recorded = with_each_claimed([&](size_t i) {
+  Status recorded = run_each(committed, [&](size_t i) {
     Bucket& b = *dirty[i];
-    Out& out = outs[i];
+    FlushedBucket& out = outs[i].written;
     if (!out.control.IsEmpty()) {
       const int64_t old_size = static_cast<int64_t>(b.doc.size());
       b.doc.Finish(true);
@@ -1792,10 +1830,44 @@ Status BucketCatalog::WriteDirtyBuckets(const TimeseriesCollection& coll, storag
     return Status::OK();
   });
   invariant(recorded.ok());
+  coll.buckets->AdjustCounts(records, bytes);
+  if (!st.ok()) {
+    // The other buckets' rows go back ahead of those committed since, in memory, and every
+    // entry stays in the journal, for the next flush; the records of what was written tell a
+    // replay before it which shares to skip.
+    cs.partly_written.insert(cs.partly_written.end(), partly.begin(), partly.end());
+    std::vector<bool> written(dirty.size());
+    for (size_t i : committed) written[i] = true;
+    if (!fl.owns_lock()) fl.lock();
+    {
+      std::lock_guard lk(cs.dirty_mu);
+      for (size_t i = 0; i < dirty.size(); ++i) {
+        if (written[i]) continue;
+        Bucket& b = *dirty[i];
+        b.unflushed.insert(b.unflushed.begin(), b.flushing.begin(), b.flushing.end());
+        b.flushing.clear();
+        std::vector<bson::ObjectId>& ids = outs[i].ids;
+        for (const bson::ObjectId& id : b.unflushed_ids) {
+          if (ids.empty() || ids.back() != id) ids.push_back(id);
+        }
+        b.unflushed_ids = std::move(ids);
+        b.meta_journaled = b.meta_journaled || outs[i].meta_journaled;
+        if (!b.dirty.exchange(true)) cs.dirty.push_back(dirty[i]);
+      }
+      keys.insert(keys.end(), cs.journal_keys.begin(), cs.journal_keys.end());
+      cs.journal_keys.swap(keys);
+      cs.unflushed_bytes += taken_bytes;
+      cs.oldest_unflushed_ms = oldest_ms;
+    }
+    for (size_t i = 0; i < dirty.size(); ++i) {
+      if (outs[i].held) ReleaseCommitRights(*dirty[i]);
+    }
+    return st;
+  }
   for (size_t i = 0; i < dirty.size(); ++i) {
     if (outs[i].held) ReleaseCommitRights(*dirty[i]);
   }
-  coll.buckets->AdjustCounts(records, bytes);
+  cs.partly_written.clear();
   if (journaling_after) cs.journaling = *journaling_after;  // storage holds every row now
   ForgetJournalEntries(s, keys);
   return Status::OK();
@@ -1888,6 +1960,7 @@ Status BucketCatalog::DropCollection(const std::string& uuid, storage::Session& 
   }
   for (const auto& b : dirty) {
     b->unflushed.clear();
+    b->unflushed_ids.clear();
     b->meta_journaled = false;
     b->dirty = false;
   }
@@ -1898,8 +1971,10 @@ Status BucketCatalog::DropCollection(const std::string& uuid, storage::Session& 
     storage::WriteUnit wu(s);
     HG_RETURN_IF_ERROR(wu.begin_status());
     for (uint64_t k : keys) HG_RETURN_IF_ERROR(journal_->MarkWritten(s, k));
+    HG_RETURN_IF_ERROR(journal_->ForgetPartlyWritten(s, &cs.partly_written));
     return wu.Commit();
   });
+  if (st.ok()) cs.partly_written.clear();
   ForgetJournalEntries(s, keys);
   return st;
 }
@@ -1926,6 +2001,8 @@ Status BucketCatalog::OpenJournal(storage::KvEngine* engine, catalog::Catalog& c
     }
   }
   auto s = engine->NewSession();
+  // The shares of entries a flush wrote before a crash stopped it short of marking them.
+  HG_ASSIGN_OR_RETURN(PartlyWrittenShares written, journal->PartlyWritten(*s));
   struct Entry {
     uint64_t key;
     JournalEntry entry;
@@ -1974,6 +2051,7 @@ Status BucketCatalog::OpenJournal(storage::KvEngine* engine, catalog::Catalog& c
               }
               metas.emplace(id_key, meta_holder);
             }
+            if (written.Holds(e.key, jb.id)) continue;
             HG_ASSIGN_OR_RETURN(
                 AppendResult r,
                 AppendToStoredBucket(*it->second, *s, &jb.id, meta_holder.FirstElement(), jb.start,
@@ -1986,12 +2064,23 @@ Status BucketCatalog::OpenJournal(storage::KvEngine* engine, catalog::Catalog& c
         }
         HG_RETURN_IF_ERROR(journal->MarkWritten(*s, e.key));
       }
+      HG_RETURN_IF_ERROR(journal->ForgetPartlyWritten(*s, nullptr));
       return wu.Commit();
     }));
     for (const auto& [uuid, c] : counts) by_uuid[uuid]->AdjustCounts(c.first, c.second);
     LOGI("STORAGE", 8800102, "Wrote the time-series measurements the journal held",
          "{\"entries\":" + std::to_string(entries.size()) +
              ",\"measurements\":" + std::to_string(measurements) + "}");
+  }
+  if (entries.empty() && !written.empty()) {
+    // Records whose entries are all marked (they go in the same transaction, so none is
+    // expected): they could only mislead a later replay.
+    HG_RETURN_IF_ERROR(storage::RetryOnWriteConflict([&] {
+      storage::WriteUnit wu(*s);
+      HG_RETURN_IF_ERROR(wu.begin_status());
+      HG_RETURN_IF_ERROR(journal->ForgetPartlyWritten(*s, nullptr));
+      return wu.Commit();
+    }));
   }
   // The log's segments from before now hold only written entries.
   HG_RETURN_IF_ERROR(journal->Prune(*s));

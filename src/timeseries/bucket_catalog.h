@@ -265,13 +265,19 @@ class BucketCatalog {
                             const std::shared_ptr<WriteBatch>& batch);
   // Adds `batches` to the collection's commit shape (AfterCommits).
   void CountShape(CollectionState& cs, const std::vector<std::shared_ptr<WriteBatch>>& batches);
-  // Flush's write of one bucket's rows taken for it (`flushing`), its commit rights held;
-  // `*inserted` and `*size_delta` report what it did to the collection's counts.
   // After the commit of the transaction that marked journal entries `keys` written: their log
   // space may go (MeasurementJournal::Prune; a failure there is logged).
   void ForgetJournalEntries(storage::Session& s, const std::vector<uint64_t>& keys);
+  // What a flush's write of one bucket did.
+  struct FlushedBucket {
+    bson::BsonObj control;  // empty: the rows went elsewhere (retired)
+    bool inserted = false;  // with size_delta, what it did to the collection's counts
+    int64_t size_delta = 0;
+    int64_t bytes = 0;  // handed to storage in the flush's transaction
+  };
+  // Flush's write of one bucket's rows taken for it (`flushing`), its commit rights held.
   Status FlushBucket(const TimeseriesCollection& coll, storage::Session& s, Bucket& b,
-                     bson::BsonObj* control, bool* inserted, int64_t* size_delta);
+                     FlushedBucket* out);
   void Count(CollectionState& cs, Stat stat, int64_t n = 1);
   // Records the memory `b` holds (its layout's, `doc_memory`, and its field tree's: as given, or
   // as last measured), which the catalog's memory use counts while the bucket is open: a bucket

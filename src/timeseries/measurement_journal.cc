@@ -134,12 +134,14 @@ StatusWith<std::unique_ptr<MeasurementJournal>> MeasurementJournal::Open(storage
   HG_ASSIGN_OR_RETURN(std::shared_ptr<storage::AppendLog> log,
                       engine->OpenAppendLog(kMeasurementJournalLog, segment_bytes));
   HG_RETURN_IF_ERROR(engine->CreateTable(kMeasurementJournalWrittenTable));
+  HG_RETURN_IF_ERROR(engine->CreateTable(kMeasurementJournalPartlyWrittenTable));
   auto s = engine->NewSession();
-  uint64_t last_mark = 0, legacy_last = 0;
-  {
-    HG_ASSIGN_OR_RETURN(auto cursor, s->OpenCursorOrError(kMeasurementJournalWrittenTable));
+  uint64_t last_mark = 0, legacy_last = 0, last_partial = 0;
+  for (auto [table, last] : {std::pair{kMeasurementJournalWrittenTable, &last_mark},
+                             std::pair{kMeasurementJournalPartlyWrittenTable, &last_partial}}) {
+    HG_ASSIGN_OR_RETURN(auto cursor, s->OpenCursorOrError(table));
     HG_ASSIGN_OR_RETURN(bool any, cursor->SeekLast());
-    if (any) last_mark = DecodeKey(cursor->key());
+    if (any) *last = DecodeKey(cursor->key());
   }
   bool drop_legacy = false;
   if (engine->TableExists(kMeasurementJournalTable)) {
@@ -153,7 +155,7 @@ StatusWith<std::unique_ptr<MeasurementJournal>> MeasurementJournal::Open(storage
   // A number must never name two entries: not one a mark still names, nor one of the table's.
   log->NumberAfter(std::max(last_mark, legacy_last));
   return std::unique_ptr<MeasurementJournal>(
-      new MeasurementJournal(engine, std::move(log), legacy_last));
+      new MeasurementJournal(engine, std::move(log), legacy_last, last_partial));
 }
 
 StatusWith<uint64_t> MeasurementJournal::Append(std::string_view entry) {
@@ -167,6 +169,71 @@ StatusWith<uint64_t> MeasurementJournal::Append(std::string_view entry) {
 Status MeasurementJournal::MarkWritten(storage::Session& s, uint64_t n) {
   if (n <= legacy_last_) return s.Remove(kMeasurementJournalTable, EncodeKey(n));
   return s.Insert(kMeasurementJournalWrittenTable, EncodeKey(n), {});
+}
+
+// A partly-written record: <entries: uint32 LE><entry numbers: uint64 LE each><bucket _ids: 12
+// bytes each>.
+StatusWith<std::string> MeasurementJournal::MarkPartlyWritten(
+    storage::Session& s, const std::vector<uint64_t>& ns, const std::vector<bson::ObjectId>& ids) {
+  std::string value;
+  value.reserve(4 + 8 * ns.size() + 12 * ids.size());
+  AppendLe(&value, ns.size(), 4);
+  for (uint64_t n : ns) AppendLe(&value, n, 8);
+  for (const bson::ObjectId& id : ids) value.append(reinterpret_cast<const char*>(id.bytes), 12);
+  std::string key = EncodeKey(last_partial_.fetch_add(1) + 1);
+  HG_RETURN_IF_ERROR(s.Insert(kMeasurementJournalPartlyWrittenTable, key, value));
+  return key;
+}
+
+Status MeasurementJournal::ForgetPartlyWritten(storage::Session& s,
+                                               const std::vector<std::string>* keys) {
+  if (keys != nullptr) {
+    for (const std::string& k : *keys) {
+      HG_RETURN_IF_ERROR(s.Remove(kMeasurementJournalPartlyWrittenTable, k));
+    }
+    return Status::OK();
+  }
+  std::vector<std::string> all;
+  {
+    HG_ASSIGN_OR_RETURN(auto cursor, s.OpenCursorOrError(kMeasurementJournalPartlyWrittenTable));
+    HG_ASSIGN_OR_RETURN(bool more, cursor->SeekFirst());
+    while (more) {
+      all.emplace_back(cursor->key());
+      HG_ASSIGN_OR_RETURN(more, cursor->Next());
+    }
+  }
+  return ForgetPartlyWritten(s, &all);
+}
+
+StatusWith<PartlyWrittenShares> MeasurementJournal::PartlyWritten(storage::Session& s) {
+  PartlyWrittenShares shares;
+  HG_ASSIGN_OR_RETURN(auto cursor, s.OpenCursorOrError(kMeasurementJournalPartlyWrittenTable));
+  HG_ASSIGN_OR_RETURN(bool more, cursor->SeekFirst());
+  while (more) {
+    std::string_view v = cursor->value();
+    const uint64_t n = v.size() >= 4 ? LoadLe(v.data(), 4) : 0;
+    if (v.size() < 4 || (v.size() - 4) / 8 < n || (v.size() - 4 - 8 * n) % 12 != 0) {
+      return Status(ErrorCode::kInternalError,
+                    "a record of the time-series journal's partly-written entries is malformed");
+    }
+    PartlyWrittenShares::Record r;
+    for (uint64_t i = 0; i < n; ++i) r.entries.push_back(LoadLe(v.data() + 4 + 8 * i, 8));
+    std::sort(r.entries.begin(), r.entries.end());
+    for (size_t at = 4 + 8 * n; at < v.size(); at += 12) r.ids.emplace(v.substr(at, 12));
+    shares.records_.push_back(std::move(r));
+    HG_ASSIGN_OR_RETURN(more, cursor->Next());
+  }
+  return shares;
+}
+
+bool PartlyWrittenShares::Holds(uint64_t n, const bson::ObjectId& id) const {
+  const std::string key(reinterpret_cast<const char*>(id.bytes), 12);
+  for (const Record& r : records_) {
+    if (std::binary_search(r.entries.begin(), r.entries.end(), n) && r.ids.contains(key)) {
+      return true;
+    }
+  }
+  return false;
 }
 
 void MeasurementJournal::Written(const std::vector<uint64_t>& ns) {

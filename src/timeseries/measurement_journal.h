@@ -23,9 +23,15 @@
 // moment the entries not marked are exactly the rows storage does not hold yet; after a crash,
 // startup writes them (BucketCatalog::OpenJournal). The log's segments whose entries are all
 // marked, durably, are removed, and then their marks (Prune). Entries an earlier version kept in
-// the table _timeseries_journal are read, and removed when marked, the same way. Thread-safe.
+// the table _timeseries_journal are read, and removed when marked, the same way.
+//
+// A flush may write its buckets in several transactions: each but the last records, in the table
+// _timeseries_journal_partly_written, which buckets' shares of which entries it wrote
+// (MarkPartlyWritten), and the last marks the entries written and forgets those records. Replay
+// after a crash in between skips the shares recorded (PartlyWritten). Thread-safe.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -45,6 +51,8 @@ namespace hourglass::timeseries {
 
 inline constexpr std::string_view kMeasurementJournalLog = "timeseries-journal";
 inline constexpr std::string_view kMeasurementJournalWrittenTable = "_timeseries_journal_written";
+inline constexpr std::string_view kMeasurementJournalPartlyWrittenTable =
+    "_timeseries_journal_partly_written";
 // Where an earlier version kept the entries themselves.
 inline constexpr std::string_view kMeasurementJournalTable = "_timeseries_journal";
 
@@ -68,6 +76,22 @@ std::string EncodeJournalEntry(const JournalEntry& e, std::vector<size_t>* row_a
 // InternalError if it is malformed.
 StatusWith<JournalEntry> DecodeJournalEntry(std::shared_ptr<const std::string> entry);
 
+// The bucket shares of entries recorded as in storage (MeasurementJournal::PartlyWritten).
+class PartlyWrittenShares {
+ public:
+  // Whether the rows of bucket `id` in entry `n` are in storage.
+  bool Holds(uint64_t n, const bson::ObjectId& id) const;
+  bool empty() const { return records_.empty(); }
+
+ private:
+  friend class MeasurementJournal;
+  struct Record {
+    std::vector<uint64_t> entries;  // ascending
+    std::set<std::string> ids;      // 12-byte ObjectIds
+  };
+  std::vector<Record> records_;
+};
+
 class MeasurementJournal {
  public:
   // Opens the log and the marks table (creating them if needed) and numbers new entries after
@@ -81,6 +105,15 @@ class MeasurementJournal {
   // Marks entry `n` written (its rows are in storage, or no longer wanted) in `s`'s open
   // transaction: from that transaction's commit on, ForEach leaves it out.
   Status MarkWritten(storage::Session& s, uint64_t n);
+  // Records in `s`'s open transaction that the rows buckets `ids` hold in entries `ns` are in
+  // storage (written in that transaction), though the entries are not marked written yet; returns
+  // the record's key, for ForgetPartlyWritten in the transaction that marks them.
+  StatusWith<std::string> MarkPartlyWritten(storage::Session& s, const std::vector<uint64_t>& ns,
+                                            const std::vector<bson::ObjectId>& ids);
+  // Removes the records `keys` (all of them if `keys` is null) in `s`'s open transaction.
+  Status ForgetPartlyWritten(storage::Session& s, const std::vector<std::string>* keys);
+  // Every share recorded and not forgotten (startup's replay).
+  StatusWith<PartlyWrittenShares> PartlyWritten(storage::Session& s);
   // Says that the transaction marking `ns` committed: their space in the log may go (Prune).
   void Written(const std::vector<uint64_t>& ns);
   // Removes the log's segments whose entries are all written, once their marks are durable, and
@@ -95,14 +128,18 @@ class MeasurementJournal {
 
  private:
   MeasurementJournal(storage::KvEngine* engine, std::shared_ptr<storage::AppendLog> log,
-                     uint64_t legacy_last)
-      : engine_(engine), log_(std::move(log)), legacy_last_(legacy_last) {}
+                     uint64_t legacy_last, uint64_t last_partial)
+      : engine_(engine),
+        log_(std::move(log)),
+        legacy_last_(legacy_last),
+        last_partial_(last_partial) {}
 
   storage::KvEngine* const engine_;
   const std::shared_ptr<storage::AppendLog> log_;
   // The last key of the entries kept in the earlier version's table (0: none are left); numbers
   // up to it name those entries.
   const uint64_t legacy_last_;
+  std::atomic<uint64_t> last_partial_;  // the last key of a partly-written record
   std::mutex mu_;
   std::set<uint64_t> unwritten_;  // appended, not yet said Written; guarded by mu_
   std::mutex prune_mu_;

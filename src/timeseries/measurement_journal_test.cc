@@ -1,13 +1,15 @@
 // MeasurementJournal on a real WiredTiger engine on disk: entries come back in append order until
 // marked written, a mark in a rolled-back transaction keeps the entry, a reopened journal numbers
 // new entries after every one it knows, Prune removes the log's segments whose entries are all
-// written (and then their marks), and entries an earlier version kept in a table are read and
-// removed.
+// written (and then their marks), entries an earlier version kept in a table are read and
+// removed, and the records of entries' bucket shares written ahead of their marks are kept, read
+// and forgotten.
 #include "timeseries/measurement_journal.h"
 
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -258,6 +260,85 @@ TEST(MeasurementJournalTest, RowsOfABucketWhoseMetaIsJournaledLeaveItOut) {
     EXPECT_EQ(bson::BsonObj(bytes->data() + row_at[3 + i]).bytes(), want_row.bytes());
   }
   EXPECT_EQ(lean.rows[3].bytes(), bare_row.bytes());
+}
+
+bson::ObjectId Id(uint8_t n) {
+  bson::ObjectId id{};
+  id.bytes[11] = n;
+  return id;
+}
+
+Status InTransaction(storage::Session& s, const std::function<Status()>& fn) {
+  storage::WriteUnit wu(s);
+  HG_RETURN_IF_ERROR(wu.begin_status());
+  HG_RETURN_IF_ERROR(fn());
+  return wu.Commit();
+}
+
+TEST(MeasurementJournalTest, PartlyWrittenSharesAreKeptAcrossReopeningUntilForgotten) {
+  storage::testing::TempDir dir;
+  std::string first;
+  {
+    auto engine = storage::testing::OpenOrDie(storage::testing::DiskOptions(dir.path()));
+    auto j = OpenJournal(engine.get());
+    auto s = engine->NewSession();
+    ASSERT_TRUE(InTransaction(*s, [&]() -> Status {
+                  HG_ASSIGN_OR_RETURN(first, j->MarkPartlyWritten(*s, {7, 3}, {Id(1), Id(2)}));
+                  return Status::OK();
+                }).ok());
+    ASSERT_TRUE(
+        InTransaction(*s, [&] { return j->MarkPartlyWritten(*s, {9}, {Id(3)}).status(); }).ok());
+    {
+      // Recorded in a transaction that rolls back: not recorded.
+      storage::WriteUnit wu(*s);
+      ASSERT_TRUE(j->MarkPartlyWritten(*s, {11}, {Id(4)}).ok());
+    }
+  }
+  auto engine = storage::testing::OpenOrDie(storage::testing::DiskOptions(dir.path()));
+  auto j = OpenJournal(engine.get());
+  auto s = engine->NewSession();
+  auto shares = j->PartlyWritten(*s);
+  ASSERT_TRUE(shares.ok()) << shares.status().ToString();
+  // A share is held only as recorded: its entry and its bucket in the same record.
+  EXPECT_TRUE(shares.value().Holds(3, Id(1)));
+  EXPECT_TRUE(shares.value().Holds(7, Id(2)));
+  EXPECT_TRUE(shares.value().Holds(9, Id(3)));
+  EXPECT_FALSE(shares.value().Holds(9, Id(1)));
+  EXPECT_FALSE(shares.value().Holds(3, Id(3)));
+  EXPECT_FALSE(shares.value().Holds(11, Id(4)));
+  EXPECT_FALSE(shares.value().Holds(5, Id(1)));
+  // A reopened journal numbers new records after those it holds.
+  std::string third;
+  ASSERT_TRUE(InTransaction(*s, [&]() -> Status {
+                HG_ASSIGN_OR_RETURN(third, j->MarkPartlyWritten(*s, {12}, {Id(5)}));
+                return Status::OK();
+              }).ok());
+  EXPECT_GT(third, first);
+  std::vector<std::string> forget = {first};
+  ASSERT_TRUE(InTransaction(*s, [&] { return j->ForgetPartlyWritten(*s, &forget); }).ok());
+  shares = j->PartlyWritten(*s);
+  ASSERT_TRUE(shares.ok());
+  EXPECT_FALSE(shares.value().Holds(3, Id(1)));
+  EXPECT_TRUE(shares.value().Holds(9, Id(3)));
+  EXPECT_TRUE(shares.value().Holds(12, Id(5)));
+  ASSERT_TRUE(InTransaction(*s, [&] { return j->ForgetPartlyWritten(*s, nullptr); }).ok());
+  shares = j->PartlyWritten(*s);
+  ASSERT_TRUE(shares.ok());
+  EXPECT_TRUE(shares.value().empty());
+}
+
+TEST(MeasurementJournalTest, AMalformedPartlyWrittenRecordIsAnError) {
+  storage::testing::TempDir dir;
+  auto engine = storage::testing::OpenOrDie(storage::testing::DiskOptions(dir.path()));
+  auto j = OpenJournal(engine.get());
+  auto s = engine->NewSession();
+  // Says two entries, holds one and a half.
+  ASSERT_TRUE(s->Insert(kMeasurementJournalPartlyWrittenTable, std::string(8, '\x01'),
+                        std::string("\x02\0\0\0", 4) + std::string(12, 'x'))
+                  .ok());
+  auto shares = j->PartlyWritten(*s);
+  ASSERT_FALSE(shares.ok());
+  EXPECT_EQ(shares.status().code(), ErrorCode::kInternalError);
 }
 
 }  // namespace

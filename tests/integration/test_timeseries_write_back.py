@@ -45,6 +45,10 @@ BUSY = [
     "--setParameter",
     "hourglassTimeseriesJournalSegmentBytes=65536",
 ]
+# Each bucket a flush writes in a transaction of its own (hourglassTimeseriesFlushTransactionBytes
+# 1), the entries marked by the last: a crash between them leaves buckets that hold some of the
+# entries' rows already, which a replay must not write again.
+ONE_BUCKET_PER_TRANSACTION = ["--setParameter", "hourglassTimeseriesFlushTransactionBytes=1"]
 T0 = datetime.datetime(2024, 3, 1)
 
 
@@ -261,14 +265,15 @@ def test_write_back_parameters_refuse_bad_values(held, tmp_path):
     try:
         for name in ("hourglassTimeseriesWriteBackIntervalMillis",
                      "hourglassTimeseriesWriteBackMaxBytes",
-                     "hourglassTimeseriesJournalBelowRows"):
+                     "hourglassTimeseriesJournalBelowRows",
+                     "hourglassTimeseriesFlushTransactionBytes"):
             before = c.admin.command("getParameter", 1, **{name: 1})[name]
             for bad in (-1, "1000", None, 1.5e30):
                 code, _, msg = command_error(c.admin, {"setParameter": 1, name: bad})
                 assert code == 2, (name, bad)
                 assert name in msg or "integer" in msg or "number" in msg, msg
             # Unchanged by the refusals; 0 is allowed (flush after every request, never
-            # journal).
+            # journal, one transaction per flush).
             assert c.admin.command("getParameter", 1, **{name: 1})[name] == before
             c.admin.command("setParameter", 1, **{name: 0})
             assert c.admin.command("getParameter", 1, **{name: 1})[name] == 0
@@ -333,10 +338,11 @@ def test_commits_of_many_rows_per_bucket_write_their_buckets_at_once(fresh_serve
 
 # A flush writes each compressed bucket whole by default; with
 # hourglassTimeseriesFlushEditsBeforeRewrite=4 mostly as byte-range edits of what is stored.
-@pytest.mark.parametrize("flush_edits", [0, 4], ids=["whole", "edits"])
+@pytest.mark.parametrize("flush_edits,split", [(0, []), (4, []), (0, ONE_BUCKET_PER_TRANSACTION)],
+                         ids=["whole", "edits", "bucket-per-transaction"])
 def test_flushes_alongside_commits_write_each_measurement_once_with_exact_bounds(
-        fresh_server, flush_edits):
-    s = fresh_server.new(extra_args=BUSY + [
+        fresh_server, flush_edits, split):
+    s = fresh_server.new(extra_args=BUSY + split + [
         "--setParameter", f"hourglassTimeseriesFlushEditsBeforeRewrite={flush_edits}"])
     c = s.client()
     c.wb.create_collection("ts", timeseries={"timeField": "t", "metaField": "m"})
@@ -391,8 +397,119 @@ def test_flushes_alongside_commits_write_each_measurement_once_with_exact_bounds
     c.close()
 
 
-def test_kill9_while_flushes_run_alongside_commits(fresh_server):
-    kill9_during_inserts(fresh_server.new(extra_args=BUSY), 6000)
+def journaled_in_20_buckets(fresh_server):
+    """A server whose flushes write one bucket per transaction, with test commands, holding 600
+    measurements of 20 series (20 buckets) in its journal only. Returns the server and a client."""
+    s = fresh_server.new(extra_args=HOLD + ONE_BUCKET_PER_TRANSACTION +
+                         ["--setParameter", "enableTestCommands=1"])
+    c = s.client()
+    c.wb.create_collection("ts", timeseries={"timeField": "t", "metaField": "m"})
+    coll = c.wb.get_collection("ts", write_concern=WriteConcern(w=1, j=True))
+    for i in range(0, 600, 100):
+        coll.insert_many([{"_id": i + k, "t": at(i + k), "m": (i + k) % 20, "v": 3 * (i + k)}
+                          for k in range(100)])
+    return s, c
+
+
+def sync_journal(c):
+    """Makes every committed write durable: a write with j: true syncs the journal."""
+    c.wb.get_collection("other", write_concern=WriteConcern(w=1, j=True)).insert_one({})
+
+
+def check_600_once(c):
+    """Each of journaled_in_20_buckets' measurements is present exactly once, with its own meta
+    and value, in 20 whole buckets with exact bounds."""
+    docs = list(c.wb.ts.find({}, {"_id": 1, "m": 1, "v": 1}))
+    assert sorted(d["_id"] for d in docs) == list(range(600))  # none lost, none twice
+    for d in docs:
+        assert d["m"] == d["_id"] % 20 and d["v"] == 3 * d["_id"], d
+    bs = list(c.wb["system.buckets.ts"].find())
+    assert len(bs) == 20 and sum(rows(b) for b in bs) == 600
+    for b in bs:
+        check_exact_bucket(b)
+
+
+def restart_replays_nothing(s):
+    """Starts the stopped server `s`: its journal held nothing to write, and its 600 measurements
+    are there."""
+    s.start()
+    assert replay_entries(s) == 0
+    c = s.client()
+    assert c.wb.ts.count_documents({}) == 600
+    c.close()
+
+
+def test_kill9_between_the_transactions_of_a_flush_writes_each_measurement_once(fresh_server):
+    """A flush that writes its buckets one per transaction is held after its first (the fail
+    point hangTimeseriesFlushBetweenTransactions) and the server killed there: one bucket then
+    holds its rows already while every journal entry is still unmarked. The replay writes the
+    other buckets' rows only: each measurement is present exactly once, with exact bounds."""
+    s, c = journaled_in_20_buckets(fresh_server)
+    fp = "hangTimeseriesFlushBetweenTransactions"
+    assert c.admin.command("configureFailPoint", fp, mode="alwaysOn")["count"] == 0
+
+    def read():  # its read barrier flushes, and hangs at the fail point
+        rc = s.client(serverSelectionTimeoutMS=2000, socketTimeoutMS=60000)
+        try:
+            rc.wb.ts.count_documents({})
+        except Exception:  # the server is killed under it
+            pass
+        finally:
+            rc.close()
+
+    reader = threading.Thread(target=read)
+    reader.start()
+    c.admin.command("waitForFailPoint", fp, timesEntered=1, maxTimeMS=30000)
+    sync_journal(c)  # the flush's first transaction is durable too
+    c.close()
+    s.kill()
+    reader.join(30)
+    s.start()
+    assert replay_entries(s) == 6
+    c = s.client()
+    check_600_once(c)
+    c.close()
+    # The replay forgot what the flush had recorded: a second restart writes nothing again.
+    assert s.shutdown_command() == 0
+    restart_replays_nothing(s)
+
+
+@pytest.mark.parametrize("then", ["flush", "kill9"])
+def test_a_flush_that_fails_after_some_transactions_keeps_each_measurement_once(
+        fresh_server, then):
+    """A flush writing its buckets one per transaction fails at its fourth (the fail point
+    failTimeseriesFlushTransaction, {skip: 3}): three buckets hold their rows, the others' rows
+    and every journal entry wait for the next flush -- or, after a kill -9, for the replay.
+    Either way each measurement ends up present exactly once, with exact bounds."""
+    s, c = journaled_in_20_buckets(fresh_server)
+    fp = "failTimeseriesFlushTransaction"
+    c.admin.command("configureFailPoint", fp, mode={"skip": 3})
+    with pytest.raises(OperationFailure) as e:
+        c.wb.ts.count_documents({})  # its read barrier's flush fails: the read with it
+    assert e.value.code == 1 and fp in str(e.value)
+    c.admin.command("configureFailPoint", fp, mode="off")
+    if then == "kill9":
+        sync_journal(c)
+        c.close()
+        s.kill()
+        s.start()
+        assert replay_entries(s) == 6
+        c = s.client()
+    else:
+        # A read of the buckets flushes the rest first.
+        assert c.wb["system.buckets.ts"].count_documents({}) == 20
+    check_600_once(c)
+    # Every entry is marked now: a kill -9 and a restart replay nothing.
+    sync_journal(c)
+    c.close()
+    s.kill()
+    restart_replays_nothing(s)
+
+
+@pytest.mark.parametrize("split", [[], ONE_BUCKET_PER_TRANSACTION],
+                         ids=["one-transaction", "bucket-per-transaction"])
+def test_kill9_while_flushes_run_alongside_commits(fresh_server, split):
+    kill9_during_inserts(fresh_server.new(extra_args=BUSY + split), 6000)
 
 
 def test_reads_during_flushes_see_every_acknowledged_measurement(fresh_server):
