@@ -32,9 +32,8 @@ constexpr std::string_view kRoundingMustEqualSpan =
 constexpr std::string_view kModSpanNotDefault =
     "Timeseries 'bucketMaxSpanSeconds' is not configurable to a value other than the default for "
     "the provided granularity";
-constexpr std::string_view kModRoundingNotDefault =
-    "Timeseries 'bucketRoundingSeconds' is not configurable to a value other than the default "
-    "for the provided granularity";
+constexpr std::string_view kModRoundingWithGranularity =
+    "Timeseries 'bucketRoundingSeconds' is not configurable alongside the granularity parameter";
 constexpr std::string_view kModNeedBoth =
     "Timeseries 'bucketMaxSpanSeconds' and 'bucketRoundingSeconds' need to be set alongside each "
     "other";
@@ -231,8 +230,8 @@ Status CheckFieldNames(const RawOptions& raw, std::string_view ns) {
   return Status::OK();
 }
 
-// The bucketing rules at create (spec 1.2, MongoDB 7.0's acceptance of a bucketRoundingSeconds
-// equal to the granularity's preset), filling `out`'s bucketing fields.
+// The bucketing rules at create (spec 1.2; a bucketRoundingSeconds next to a granularity is
+// refused even when it equals the preset, as MongoDB 8.0 does), filling `out`'s bucketing fields.
 Status CheckBucketing(const RawOptions& raw, TimeseriesOptions* out) {
   if (raw.granularity) {
     const std::string& g = *raw.granularity;
@@ -243,7 +242,7 @@ Status CheckBucketing(const RawOptions& raw, TimeseriesOptions* out) {
                     "default of " +
                         std::to_string(preset_span) + " for the provided granularity");
     }
-    if (raw.bucket_rounding_seconds && *raw.bucket_rounding_seconds != PresetRoundingSeconds(g)) {
+    if (raw.bucket_rounding_seconds) {
       return Status(ErrorCode::kInvalidOptions, std::string(kRoundingWithGranularity));
     }
     out->granularity = g;
@@ -448,9 +447,8 @@ StatusWith<TimeseriesOptions> ApplyCollModTimeseries(const TimeseriesOptions& cu
         *mod.bucket_max_span_seconds != PresetMaxSpanSeconds(target)) {
       return Status(ErrorCode::kInvalidOptions, std::string(kModSpanNotDefault));
     }
-    if (mod.bucket_rounding_seconds &&
-        *mod.bucket_rounding_seconds != PresetRoundingSeconds(target)) {
-      return Status(ErrorCode::kInvalidOptions, std::string(kModRoundingNotDefault));
+    if (mod.bucket_rounding_seconds) {
+      return Status(ErrorCode::kInvalidOptions, std::string(kModRoundingWithGranularity));
     }
     if (current.granularity) {
       if (*current.granularity == target) return current;

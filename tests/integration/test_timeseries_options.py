@@ -329,14 +329,18 @@ def test_granularity_with_other_max_span(db):
     )
 
 
-def test_granularity_with_rounding(db):
+@pytest.mark.parametrize("rounding", [100, 86400], ids=["other", "the-preset"])
+def test_granularity_with_rounding(db, rounding):
+    # Refused even at the granularity's own rounding (MongoDB 8.0; 7.0 let that one by).
     code, msg = err(
         db,
         {"create": "ts", "timeseries": {"timeField": "t", "granularity": "hours",
-                                        "bucketRoundingSeconds": 100}},
+                                        "bucketRoundingSeconds": rounding}},
     )
     assert code == 72
-    assert "bucketRoundingSeconds" in msg
+    assert msg == ("Time-series 'bucketRoundingSeconds' cannot be set alongside the granularity "
+                   "parameter")
+    assert "ts" not in db.list_collection_names()
 
 
 @pytest.mark.parametrize(
@@ -478,6 +482,9 @@ def test_collmod_granularity_with_spans(db):
     assert collmod(db, timeseries={"granularity": "hours", "bucketRoundingSeconds": 100})[
         "code"
     ] == 72
+    # ... not even the preset's (MongoDB 8.0).
+    r = collmod(db, timeseries={"granularity": "hours", "bucketRoundingSeconds": 86400})
+    assert r["code"] == 72 and "alongside the granularity" in r["errmsg"], r
     assert ts_options(db, "ts")["granularity"] == "minutes"
 
 
