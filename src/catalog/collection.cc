@@ -75,6 +75,7 @@ void Collection::Init() {
   for (const auto& idx : entry_.indexes) {
     auto desc = IndexDescriptor::FromSpec(idx.spec);
     invariant(desc.ok());  // specs are validated before they are stored
+    desc.value().timeseries_buckets = entry_.nss.IsTimeseriesBuckets();
     if (idx.name() == "_id_") {
       desc.value().unique = true;
       indexes_.push_back(

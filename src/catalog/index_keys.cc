@@ -191,7 +191,15 @@ StatusWith<IndexKeySet> GenerateIndexKeys(const IndexDescriptor& desc, const Bso
         if (v.kind != KeyValue::kMissing) all_missing = false;
       }
     }
-    if (!st.array_paths.empty()) out.multikey = true;
+    if (!st.array_paths.empty()) {
+      std::string_view path = f.FieldName();
+      if (desc.timeseries_buckets &&
+          (path.starts_with("control.min.") || path.starts_with("control.max."))) {
+        return Status(ErrorCode::kLocation5930501,
+                      "Indexed measurement field contains an array value");
+      }
+      out.multikey = true;
+    }
     per_field.push_back(std::move(st.values));
     paths_per_field.push_back(std::move(st.array_paths));
   }

@@ -35,6 +35,10 @@ struct IndexDescriptor {
   bool sparse = false;
   bool hidden = false;
   bool hashed = false;  // some component is "hashed"
+  // An index of a time-series bucket collection: a key component on a measurement's bounds
+  // (control.min.<f> / control.max.<f>) that meets an array fails with Location5930501, as
+  // MongoDB's key generation for buckets does (set by the collection, not by FromSpec).
+  bool timeseries_buckets = false;
   std::optional<query::Matcher> partial;
   std::optional<int64_t> expire_after_seconds;
   // A wildcard index (key {"$**": ±1} or {"<path>.$**": ±1}, catalog/wildcard_keys.h).

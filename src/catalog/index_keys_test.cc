@@ -92,6 +92,24 @@ TEST(IndexKeysTest, ParallelArraysAreRejected) {
   EXPECT_TRUE(GenerateIndexKeys(d, J(R"({"a": [1, 2], "b": 3})")).ok());
 }
 
+TEST(IndexKeysTest, BucketBoundsHoldingAnArrayAreRefusedOnBucketCollections) {
+  auto d = Desc(R"({"v": 2, "key": {"meta": 1, "control.min.v": 1, "control.max.v": 1},
+                    "name": "m_1_v_1"})");
+  const char* bucket = R"({"meta": [1, 2], "control": {"min": {"v": [1]}, "max": {"v": [2]}}})";
+  // A regular collection with these paths: parallel arrays.
+  EXPECT_EQ(GenerateIndexKeys(d, J(bucket)).status().code(), ErrorCode::kCannotIndexParallelArrays);
+  d.timeseries_buckets = true;
+  auto keys = GenerateIndexKeys(d, J(bucket));
+  EXPECT_EQ(keys.status().code(), ErrorCode::kLocation5930501);
+  EXPECT_EQ(keys.status().reason(), "Indexed measurement field contains an array value");
+  // An array meta is multikey as anywhere; scalar bounds index.
+  keys = GenerateIndexKeys(
+      d, J(R"({"meta": [1, 2], "control": {"min": {"v": 1}, "max": {"v": {"a": [2]}}}})"));
+  ASSERT_TRUE(keys.ok()) << keys.status().ToString();
+  EXPECT_TRUE(keys.value().multikey);
+  EXPECT_EQ(keys.value().keys.size(), 2u);
+}
+
 TEST(IndexKeysTest, HashedFields) {
   auto d = Desc(R"({"v": 2, "key": {"h": "hashed"}, "name": "h_hashed"})");
   auto one = GenerateIndexKeys(d, J(R"({"h": 1})")).value().keys;

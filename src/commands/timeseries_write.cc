@@ -64,6 +64,39 @@ class DistinctBatches {
   std::vector<std::shared_ptr<timeseries::WriteBatch>> batches_;
 };
 
+// The measurement fields whose bounds (control.min/max.<f>) the bucket collection's indexes
+// hold. A bucket whose bounds of such a field hold an array cannot be indexed (Location5930501),
+// so a measurement with an array along one of them is refused before its write is acknowledged:
+// a journaled measurement reaches its bucket only later, when nothing can refuse it any more.
+std::vector<std::string> IndexedMeasurementPaths(const catalog::Collection& buckets,
+                                                 std::string_view time_field) {
+  std::vector<std::string> paths;
+  for (const catalog::SecondaryIndex& idx : buckets.Indexes()) {
+    for (BsonElement f : idx.desc.key) {
+      std::string_view p = f.FieldName();
+      if (!p.starts_with("control.min.") && !p.starts_with("control.max.")) continue;
+      p.remove_prefix(std::string_view("control.min.").size());
+      if (p != time_field && std::find(paths.begin(), paths.end(), p) == paths.end()) {
+        paths.emplace_back(p);
+      }
+    }
+  }
+  return paths;
+}
+
+// Whether an array lies along the dotted `path` of `doc` (at its end or on the way).
+bool ArrayAlongPath(const BsonObj& doc, std::string_view path) {
+  BsonObj at = doc;
+  while (true) {
+    const size_t dot = path.find('.');
+    BsonElement e = at.GetField(path.substr(0, dot));
+    if (e.type() == BsonType::kArray) return true;
+    if (dot == std::string_view::npos || e.type() != BsonType::kObject) return false;
+    at = e.Obj();
+    path.remove_prefix(dot + 1);
+  }
+}
+
 }  // namespace
 
 StatusWith<InsertOutcome> InsertMeasurements(CommandContext& ctx,
@@ -94,6 +127,11 @@ StatusWith<InsertOutcome> InsertMeasurements(CommandContext& ctx,
   DistinctBatches distinct(slots);
   keep_alive.reserve(static_cast<size_t>(documents.size()));
   staged.reserve(static_cast<size_t>(documents.size()));
+  const std::vector<std::string> indexed = IndexedMeasurementPaths(*coll.buckets, time_field);
+  auto array_in_indexed = [&](const BsonObj& m) {
+    return std::any_of(indexed.begin(), indexed.end(),
+                       [&](const std::string& p) { return ArrayAlongPath(m, p); });
+  };
   int index = 0;
   for (DocumentArray::Entry e : documents) {
     HG_ASSIGN_OR_RETURN(BsonObj doc, e.Document("insert"));
@@ -105,6 +143,8 @@ StatusWith<InsertOutcome> InsertMeasurements(CommandContext& ctx,
       st = Status(
           ErrorCode::kBadValue,
           "'" + time_field + "' must be present and contain a valid BSON UTC datetime value");
+    } else if (!indexed.empty() && array_in_indexed(prepared.value())) {
+      st = Status(ErrorCode::kLocation5930501, "Indexed measurement field contains an array value");
     } else {
       keep_alive.push_back(std::move(prepared).value());
       const BsonObj& m = keep_alive.back();

@@ -667,3 +667,52 @@ def test_second_series_shaped_bucket_index_is_refused_loudly(db):
     code, _, _ = command_error(db, {"createIndexes": "system.buckets.ts", "indexes": [
         {"key": {"meta": 1, "control.min.t": 1}, "name": "again"}]})
     assert code == 85
+
+
+def test_an_array_in_an_indexed_measurement_field_is_refused(db):
+    """An index on a measurement keeps the bucket's bounds of it (control.min/max.f); a bucket
+    whose bounds hold an array cannot be indexed, and MongoDB refuses such a measurement with
+    Location5930501 "Indexed measurement field contains an array value" -- at the insert, before
+    it is acknowledged, whether the commit writes its bucket or only journals it."""
+    from pymongo.errors import BulkWriteError, OperationFailure, WriteError
+    ts = create_ts(db)
+    create_index(db, {"key": {"v": 1}, "name": "v_1"})
+    create_index(db, {"key": {"m": 1, "o.a": -1}, "name": "m_1_o.a_-1"})
+    with pytest.raises(WriteError) as e:
+        ts.insert_one({"t": at(0), "m": 1, "v": [1, 2]})
+    assert e.value.code == 5930501
+    assert e.value.details["errmsg"] == "Indexed measurement field contains an array value"
+    # An array on the way to an indexed path counts; one elsewhere, or under an indexed field
+    # (an object holding an array is a scalar bound), does not; nor does an array meta.
+    with pytest.raises(WriteError) as e:
+        ts.insert_one({"t": at(0), "m": 1, "o": [{"a": 1}]})
+    assert e.value.code == 5930501
+    ts.insert_one({"_id": "obj", "t": at(1), "m": 1, "v": {"a": [1]}, "o": {"b": [1]}})
+    ts.insert_one({"_id": "other", "t": at(2), "m": [1, 2], "w": [1, 2], "v": 3})
+    # Unordered, many rows to one bucket (written at the commit) and to many (journaled): only the
+    # array rows fail, with their index.
+    for series in (1, None):
+        docs = [{"_id": f"{series}-{i}", "t": at(10 + i), "m": series if series else i,
+                 "v": [i] if i % 25 == 7 else i} for i in range(100)]
+        with pytest.raises(BulkWriteError) as e:
+            ts.insert_many(docs, ordered=False)
+        errs = e.value.details["writeErrors"]
+        assert [x["index"] for x in errs] == [7, 32, 57, 82]
+        assert {x["code"] for x in errs} == {5930501}
+        assert e.value.details["nInserted"] == 96
+    assert ts.count_documents({}) == 2 + 2 * 96
+    assert ts.count_documents({"v": {"$gte": 50}}) == 2 * 48
+    # A bucket with an array bound inserted directly is refused the same way.
+    with pytest.raises(WriteError) as e:
+        db["system.buckets.ts"].insert_one({
+            "control": {"version": 1, "min": {"t": at(0), "v": [1]}, "max": {"t": at(0), "v": [1]}},
+            "meta": 5, "data": {"t": {"0": at(0)}, "v": {"0": [1]}}})
+    assert e.value.code == 5930501
+    # An index on a field that already holds an array in some bucket is not built.
+    ts2 = create_ts(db, name="ts2")
+    ts2.insert_many([{"t": at(0), "m": 1, "x": [1, 2]}, {"t": at(1), "m": 2, "x": 3}])
+    with pytest.raises(OperationFailure) as e:
+        create_index(db, {"key": {"x": 1}, "name": "x_1"}, coll="ts2")
+    assert e.value.code == 5930501 and e.value.details["codeName"] == "Location5930501"
+    assert "x_1" not in [name for name, _ in listed(db, "ts2")]
+    assert ts2.count_documents({}) == 2
