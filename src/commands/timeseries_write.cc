@@ -5,6 +5,7 @@
 #include <functional>
 
 #include "base/logger.h"
+#include "catalog/index_keys.h"
 #include "commands/command_util.h"
 #include "commands/crud_util.h"
 #include "query/matcher.h"
@@ -64,38 +65,69 @@ class DistinctBatches {
   std::vector<std::shared_ptr<timeseries::WriteBatch>> batches_;
 };
 
-// The measurement fields whose bounds (control.min/max.<f>) the bucket collection's indexes
-// hold. A bucket whose bounds of such a field hold an array cannot be indexed (Location5930501),
-// so a measurement with an array along one of them is refused before its write is acknowledged:
-// a journaled measurement reaches its bucket only later, when nothing can refuse it any more.
-std::vector<std::string> IndexedMeasurementPaths(const catalog::Collection& buckets,
-                                                 std::string_view time_field) {
-  std::vector<std::string> paths;
-  for (const catalog::SecondaryIndex& idx : buckets.Indexes()) {
-    for (BsonElement f : idx.desc.key) {
-      std::string_view p = f.FieldName();
-      if (!p.starts_with("control.min.") && !p.starts_with("control.max.")) continue;
-      p.remove_prefix(std::string_view("control.min.").size());
-      if (p != time_field && std::find(paths.begin(), paths.end(), p) == paths.end()) {
-        paths.emplace_back(p);
+// What the bucket collection's indexes ask of a measurement, checked before its write is
+// acknowledged: a journaled measurement reaches its bucket only at a later flush, where an index
+// key that cannot be made would fail the flush, and every read after it, for good.
+class BucketIndexChecks {
+ public:
+  BucketIndexChecks(const catalog::Collection& buckets, std::string_view time_field) {
+    for (const catalog::SecondaryIndex& idx : buckets.Indexes()) {
+      bool on_meta = false;
+      for (BsonElement f : idx.desc.key) {
+        std::string_view p = f.FieldName();
+        if (p == "meta" || p.starts_with("meta.")) on_meta = idx.kind == catalog::IndexKind::kUser;
+        if (!p.starts_with("control.min.") && !p.starts_with("control.max.")) continue;
+        p.remove_prefix(std::string_view("control.min.").size());
+        if (p != time_field && std::find(paths_.begin(), paths_.end(), p) == paths_.end()) {
+          paths_.emplace_back(p);
+        }
       }
+      if (on_meta) meta_indexes_.push_back(&idx.desc);
     }
   }
-  return paths;
-}
 
-// Whether an array lies along the dotted `path` of `doc` (at its end or on the way).
-bool ArrayAlongPath(const BsonObj& doc, std::string_view path) {
-  BsonObj at = doc;
-  while (true) {
-    const size_t dot = path.find('.');
-    BsonElement e = at.GetField(path.substr(0, dot));
-    if (e.type() == BsonType::kArray) return true;
-    if (dot == std::string_view::npos || e.type() != BsonType::kObject) return false;
-    at = e.Obj();
-    path.remove_prefix(dot + 1);
+  // A bucket whose bounds of an indexed measurement field hold an array cannot be indexed:
+  // Location5930501 for a measurement with an array along one of them, as MongoDB answers.
+  Status CheckMeasurement(const BsonObj& m) const {
+    for (const std::string& p : paths_) {
+      if (ArrayAlongPath(m, p)) {
+        return Status(ErrorCode::kLocation5930501,
+                      "Indexed measurement field contains an array value");
+      }
+    }
+    return Status::OK();
   }
-}
+
+  // The keys the indexes on the meta make of a bucket of this meta (16766 for an array under a
+  // hashed component, 171 for parallel arrays...).
+  Status CheckMeta(const BsonElement& meta) const {
+    if (meta_indexes_.empty() || meta.eoo()) return Status::OK();
+    bson::BsonBuilder b;
+    timeseries::AppendNormalizedMeta(b, "meta", meta);
+    const BsonObj probe = b.Obj();
+    for (const catalog::IndexDescriptor* d : meta_indexes_) {
+      HG_RETURN_IF_ERROR(catalog::GenerateIndexKeys(*d, probe).status());
+    }
+    return Status::OK();
+  }
+
+ private:
+  // Whether an array lies along the dotted `path` of `doc` (at its end or on the way).
+  static bool ArrayAlongPath(const BsonObj& doc, std::string_view path) {
+    BsonObj at = doc;
+    while (true) {
+      const size_t dot = path.find('.');
+      BsonElement e = at.GetField(path.substr(0, dot));
+      if (e.type() == BsonType::kArray) return true;
+      if (dot == std::string_view::npos || e.type() != BsonType::kObject) return false;
+      at = e.Obj();
+      path.remove_prefix(dot + 1);
+    }
+  }
+
+  std::vector<std::string> paths_;  // measurement fields whose bounds are indexed
+  std::vector<const catalog::IndexDescriptor*> meta_indexes_;
+};
 
 }  // namespace
 
@@ -120,6 +152,7 @@ StatusWith<InsertOutcome> InsertMeasurements(CommandContext& ctx,
     std::shared_ptr<const timeseries::SeriesId> series;
     const timeseries::WriteBatch* batch = nullptr;
     uint32_t batch_at = 0;
+    Status meta_status = Status::OK();  // what the indexes on the meta say of it
   };
   const size_t slots = std::bit_ceil(
       std::clamp<size_t>(2 * static_cast<size_t>(documents.size()), size_t{16}, size_t{4096}));
@@ -127,11 +160,7 @@ StatusWith<InsertOutcome> InsertMeasurements(CommandContext& ctx,
   DistinctBatches distinct(slots);
   keep_alive.reserve(static_cast<size_t>(documents.size()));
   staged.reserve(static_cast<size_t>(documents.size()));
-  const std::vector<std::string> indexed = IndexedMeasurementPaths(*coll.buckets, time_field);
-  auto array_in_indexed = [&](const BsonObj& m) {
-    return std::any_of(indexed.begin(), indexed.end(),
-                       [&](const std::string& p) { return ArrayAlongPath(m, p); });
-  };
+  const BucketIndexChecks checks(*coll.buckets, time_field);
   int index = 0;
   for (DocumentArray::Entry e : documents) {
     HG_ASSIGN_OR_RETURN(BsonObj doc, e.Document("insert"));
@@ -143,8 +172,8 @@ StatusWith<InsertOutcome> InsertMeasurements(CommandContext& ctx,
       st = Status(
           ErrorCode::kBadValue,
           "'" + time_field + "' must be present and contain a valid BSON UTC datetime value");
-    } else if (!indexed.empty() && array_in_indexed(prepared.value())) {
-      st = Status(ErrorCode::kLocation5930501, "Indexed measurement field contains an array value");
+    } else if (Status ok = checks.CheckMeasurement(prepared.value()); !ok.ok()) {
+      st = std::move(ok);
     } else {
       keep_alive.push_back(std::move(prepared).value());
       const BsonObj& m = keep_alive.back();
@@ -156,8 +185,11 @@ StatusWith<InsertOutcome> InsertMeasurements(CommandContext& ctx,
       if (!r.series || r.meta != raw) {
         r.series = catalog.CachedSeriesKey(coll, meta, h);
         r.meta = raw;
+        r.meta_status = checks.CheckMeta(meta);
       }
-      auto batch = catalog.Insert(coll, *session, m, r.series.get());
+      auto batch = r.meta_status.ok()
+                       ? catalog.Insert(coll, *session, m, r.series.get())
+                       : StatusWith<std::shared_ptr<timeseries::WriteBatch>>(r.meta_status);
       if (batch.ok()) {
         if (batch.value().get() != r.batch) {
           r.batch = batch.value().get();

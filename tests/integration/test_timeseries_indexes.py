@@ -716,3 +716,24 @@ def test_an_array_in_an_indexed_measurement_field_is_refused(db):
     assert e.value.code == 5930501 and e.value.details["codeName"] == "Location5930501"
     assert "x_1" not in [name for name, _ in listed(db, "ts2")]
     assert ts2.count_documents({}) == 2
+
+
+def test_a_meta_an_index_cannot_hold_is_refused_at_insert(db):
+    """A meta whose bucket no index on the meta can key (an array under a hashed component:
+    16766; arrays on two paths of one compound index: 171) is refused at the insert, as on
+    MongoDB, and the collection stays readable: the measurements of other series are written."""
+    from pymongo.errors import BulkWriteError
+    ts = create_ts(db)
+    create_index(db, {"key": {"m.h": "hashed"}, "name": "h"})
+    create_index(db, {"key": {"m.a": 1, "m.b": 1}, "name": "ab"})
+    docs = [{"_id": 0, "t": at(0), "m": {"h": [1, 2]}},
+            {"_id": 1, "t": at(1), "m": {"a": [1], "b": [2]}},
+            {"_id": 2, "t": at(2), "m": {"a": [1], "b": 2, "h": 1}},
+            {"_id": 3, "t": at(3), "m": {"h": [1, 2]}},  # the same series again
+            {"_id": 4, "t": at(4), "m": {"h": 5}}]
+    with pytest.raises(BulkWriteError) as e:
+        ts.insert_many(docs, ordered=False)
+    errs = [(x["index"], x["code"]) for x in e.value.details["writeErrors"]]
+    assert errs == [(0, 16766), (1, 171), (3, 16766)]
+    assert sorted(d["_id"] for d in ts.find()) == [2, 4]
+    assert ts.count_documents({"m.h": 5}) == 1
