@@ -74,7 +74,10 @@ Status ValidateDocument(const catalog::Collection& coll, const BsonObj& doc) {
   if (!coll.nss().IsTimeseriesBuckets()) return Status::OK();
   BsonElement tf = coll.entry().options["timeseries"].Obj()["timeField"];
   if (tf.type() != BsonType::kString) return Status::OK();
-  return timeseries::ValidateBucketDocument(doc, tf.Str());
+  BsonElement validator = coll.entry().options["validator"];
+  const int schema =
+      validator.type() == BsonType::kObject ? timeseries::BucketSchemaVersion(validator.Obj()) : 1;
+  return timeseries::ValidateBucketDocument(doc, tf.Str(), schema);
 }
 
 StatusWith<std::shared_ptr<catalog::Collection>> WritableCollection(

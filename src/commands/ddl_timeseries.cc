@@ -15,7 +15,8 @@ using timeseries::TimeseriesOptions;
 
 namespace {
 
-// The bucket collection's $jsonSchema validator (schema version 1), as MongoDB writes it.
+// The bucket collection's $jsonSchema validator as MongoDB 7.1+ writes it for a new collection
+// (schema version 2: control.count, and no other control field than those listed).
 BsonObj BucketsValidator(const std::string& time_field) {
   BsonBuilder b;
   size_t js = b.OpenObject("$jsonSchema");
@@ -56,7 +57,12 @@ BsonObj BucketsValidator(const std::string& time_field) {
   size_t closed = b.OpenObject("closed");
   b.AppendString("bsonType", "bool");
   b.Close(closed);
+  size_t count = b.OpenObject("count");
+  b.AppendString("bsonType", "number");
+  b.AppendInt32("minimum", 1);
+  b.Close(count);
   b.Close(cprops);
+  b.AppendBool("additionalProperties", false);
   b.Close(control);
   size_t data = b.OpenObject("data");
   b.AppendString("bsonType", "object");

@@ -79,7 +79,7 @@ TEST(BucketCompressionTest, DecompressesMongoBucketAsMongoDoes) {
 
 TEST(BucketCompressionTest, MongoBucketsPassTheChecks) {
   EXPECT_TRUE(CheckCompressedBucket(J(kMongoV2Bucket), "t").ok());
-  EXPECT_TRUE(ValidateBucketDocument(J(kMongoV2Bucket), "t").ok());
+  EXPECT_TRUE(ValidateBucketDocument(J(kMongoV2Bucket), "t", 2).ok());
   // Named after another time field, the bucket has no time column.
   Status st = CheckCompressedBucket(J(kMongoV2Bucket), "time");
   EXPECT_EQ(st.code(), ErrorCode::kBadValue);
@@ -108,7 +108,7 @@ TEST(BucketCompressionTest, CompressedRoundTripKeepsEveryMeasurement) {
     }
     EXPECT_EQ(top, (std::vector<std::string>{"_id", "control", "meta", "data"}));
     EXPECT_EQ(cols, (std::vector<std::string>{"t", "v", "s"}));
-    EXPECT_TRUE(ValidateBucketDocument(bucket, "t").ok());
+    EXPECT_TRUE(ValidateBucketDocument(bucket, "t", 2).ok());
     std::vector<BsonObj> got = Rows(bucket);
     ASSERT_EQ(got.size(), want.size());
     if (version == 3) {
@@ -140,8 +140,9 @@ TEST(BucketCompressionTest, CompressedRoundTripKeepsEveryMeasurement) {
 
 // The refusals a direct write meets: DocumentValidationFailure (121) with the rule in errInfo.
 TEST(BucketCompressionTest, ValidatorRefusesInconsistentCompressedBuckets) {
-  auto refused = [](const BsonObj& bucket, const std::string& why) {
-    Status st = ValidateBucketDocument(bucket, "t");
+  // Schema version 1: the compressed rules alone (version 2's control rules come first there).
+  auto refused = [](const BsonObj& bucket, const std::string& why, int schema = 1) {
+    Status st = ValidateBucketDocument(bucket, "t", schema);
     EXPECT_EQ(st.code(), ErrorCode::kDocumentValidationFailure) << bucket.ToJson();
     EXPECT_EQ(st.reason(), "Document failed validation");
     const std::string details =
@@ -163,14 +164,23 @@ TEST(BucketCompressionTest, ValidatorRefusesInconsistentCompressedBuckets) {
   refused(with(base, "AQAAAAAAAAAAAJAuAAAAAAAAAAA=", "AQAAAAAAAAABAJAuAAAAAAAAAAA="),
           "column 'data.a' is not a valid BSONColumn");
   // Version 3 is a claim that rows may be unsorted, not that they are: sorted rows are accepted.
-  EXPECT_TRUE(ValidateBucketDocument(with(base, "\"version\": 2", "\"version\": 3"), "t").ok());
+  EXPECT_TRUE(ValidateBucketDocument(with(base, "\"version\": 2", "\"version\": 3"), "t", 2).ok());
   refused(with(base, R"("a": {"$binary")", R"("a": {"x": 1}, "b": {"$binary")"),
           "column 'data.a' of a compressed bucket must be a BinData of subtype 7");
   // A time column of the wrong type.
   refused(with(base, "CQAYhggUjQEAAIAOAAAAAAAAAAA=", "AQAAAAAAAAAAAJAuAAAAAAAAAAA="),
           "the time column 'data.t' holds a double at measurement 0, not a date");
   // Version 1 buckets are not held to the compressed rules (a count is not required).
-  EXPECT_TRUE(ValidateBucketDocument(J(kV1Bucket), "t").ok());
+  EXPECT_TRUE(ValidateBucketDocument(J(kV1Bucket), "t", 2).ok());
+  // Schema version 2 (MongoDB 7.1+): no other control field, a count of at least 1.
+  refused(with(base, "\"count\": 2", "\"count\": 2, \"other\": 2"),
+          "additional field 'control.other'", 2);
+  refused(with(base, "\"count\": 2", "\"count\": 0"),
+          "'control.count' must be a number of at least 1", 2);
+  // Collections made before keep schema version 1, which lets another control field by.
+  EXPECT_TRUE(
+      ValidateBucketDocument(with(base, "\"count\": 2", "\"count\": 2, \"other\": 2"), "t", 1)
+          .ok());
 }
 
 // --- CompressBucket of a closed version-1 bucket (the bucket catalog's path) ---

@@ -23,7 +23,19 @@ Status Failed(const std::string& why) {
 }
 }  // namespace
 
-Status ValidateBucketDocument(const bson::BsonObj& doc, std::string_view time_field) {
+int BucketSchemaVersion(const bson::BsonObj& validator) {
+  BsonElement control = validator["$jsonSchema"];
+  for (const char* name : {"properties", "control"}) {
+    if (control.type() != BsonType::kObject) return 1;
+    control = control.Obj()[name];
+  }
+  if (control.type() != BsonType::kObject) return 1;
+  BsonElement extra = control.Obj()["additionalProperties"];
+  return extra.type() == BsonType::kBool && !extra.Bool() ? 2 : 1;
+}
+
+Status ValidateBucketDocument(const bson::BsonObj& doc, std::string_view time_field,
+                              int schema_version) {
   for (BsonElement e : doc) {
     std::string_view f = e.FieldName();
     if (f != "_id" && f != "control" && f != "data" && f != "meta") {
@@ -47,6 +59,18 @@ Status ValidateBucketDocument(const bson::BsonObj& doc, std::string_view time_fi
   BsonElement closed = control.Obj()["closed"];
   if (!closed.eoo() && closed.type() != BsonType::kBool) {
     return Failed("'control.closed' must be a bool");
+  }
+  if (schema_version >= 2) {
+    for (BsonElement e : control.Obj()) {
+      std::string_view f = e.FieldName();
+      if (f != "version" && f != "min" && f != "max" && f != "closed" && f != "count") {
+        return Failed("additional field 'control." + std::string(f) + "'");
+      }
+    }
+    BsonElement count = control.Obj()["count"];
+    if (!count.eoo() && (!count.IsNumber() || !(count.NumberDouble() >= 1))) {
+      return Failed("'control.count' must be a number of at least 1");
+    }
   }
   if (doc["data"].type() != BsonType::kObject) return Failed("'data' must be an object");
   if (IsCompressedBucket(doc)) {

@@ -473,6 +473,24 @@ def test_missing_count_and_wrong_types_are_refused(db):
     refused(db, b, "the time column 'data.t' holds a double")
 
 
+def test_control_takes_only_its_own_fields_and_a_count_of_at_least_one(db):
+    """The bucket collection's validator is schema version 2 (MongoDB 7.1+): control.count, if
+    present, is a number of at least 1, and control holds no field but version, min, max, closed
+    and count."""
+    b = one_bucket(db)
+    extra = copy.deepcopy(b)
+    extra["control"]["note"] = "x"
+    refused(db, extra, "additional field 'control.note'")
+    for bad in (0, -3, "7"):
+        wrong = copy.deepcopy(b)
+        wrong["control"]["count"] = bad
+        refused(db, wrong, "'control.count' must be a number of at least 1")
+    closed = copy.deepcopy(b)
+    closed["control"]["closed"] = True
+    db["system.buckets.ts"].insert_one(closed)
+    assert db.ts.count_documents({}) == b["control"]["count"]
+
+
 def one_bucket_again(db):
     return compress(source_bucket(db), "t", 2)
 

@@ -632,6 +632,10 @@ def test_list_collections_view_and_buckets_entries(db):
         }
     assert control["properties"]["version"] == {"bsonType": "number"}
     assert control["properties"]["closed"] == {"bsonType": "bool"}
+    # Schema version 2, as MongoDB 7.1+ writes it for a new collection.
+    assert control["properties"]["count"] == {"bsonType": "number", "minimum": 1}
+    assert control["additionalProperties"] is False
+    assert list(control) == ["bsonType", "required", "properties", "additionalProperties"]
 
 
 def test_list_collections_shows_system_views(db):
