@@ -12,13 +12,19 @@ namespace hourglass::commands {
 using bson::BsonBuilder;
 using bson::BsonObj;
 
-BsonObj ErrorReply(const Status& status) {
-  BsonBuilder b;
+namespace {
+void AppendErrorReply(BsonBuilder& b, const Status& status) {
   b.AppendDouble("ok", 0.0);
   b.AppendString("errmsg", status.reason());
   b.AppendInt32("code", status.code_number());
   b.AppendString("codeName", status.code_name());
   if (!status.extra_info().empty()) b.AppendElementsOf(BsonObj(status.extra_info().data()));
+}
+}  // namespace
+
+BsonObj ErrorReply(const Status& status) {
+  BsonBuilder b;
+  AppendErrorReply(b, status);
   return b.Obj();
 }
 
@@ -51,17 +57,12 @@ void AppendErrorLabels(BsonBuilder& reply, const FailCommandOutcome& fail_comman
   if (fail_command.error_labels) reply.AppendArray("errorLabels", *fail_command.error_labels);
 }
 
-// An error reply (ErrorReply's fields, perhaps a writeConcernError) with failCommand's
-// errorLabels when the fail point acted on the command.
-BsonObj FailedReply(const BsonObj& error_reply, const FailCommandOutcome& fail_command) {
-  if (!fail_command.error_labels) return error_reply;
+// ErrorReply's fields, with failCommand's errorLabels when the fail point acted on the command.
+BsonObj FailedReply(const Status& status, const FailCommandOutcome& fail_command) {
   BsonBuilder b;
-  b.AppendElementsOf(error_reply);
+  AppendErrorReply(b, status);
   AppendErrorLabels(b, fail_command);
   return b.Obj();
-}
-BsonObj FailedReply(const Status& status, const FailCommandOutcome& fail_command) {
-  return FailedReply(ErrorReply(status), fail_command);
 }
 
 ServerParameter* SlowMs() {
@@ -144,9 +145,10 @@ DispatchResult RunCommandRequest(ServiceContext& service, ClientState& client,
   }
   if (!st.ok()) {
     BsonBuilder failed;
-    failed.AppendElementsOf(ErrorReply(st));
+    AppendErrorReply(failed, st);
     CheckFailCommandWriteConcernError(ctx, *cmd, body, failed, fail_command);
-    result.reply = FailedReply(failed.Obj(), fail_command);
+    AppendErrorLabels(failed, fail_command);
+    result.reply = failed.Obj();
     return result;
   }
   CheckFailCommandWriteConcernError(ctx, *cmd, body, reply, fail_command);

@@ -8,6 +8,7 @@
 #include "base/fail_point.h"
 #include "base/logger.h"
 #include "bson/field_check.h"
+#include "commands/aggregate_collections.h"
 
 namespace hourglass::commands {
 
@@ -131,14 +132,8 @@ bool TakesWriteConcern(const Command& command, const BsonObj& body) {
                                                         "setFeatureCompatibilityVersion",
                                                         "update"};
   if (command.Name() == "aggregate") {
-    // An aggregate writes when it ends in $out or $merge.
     BsonElement pipeline = body["pipeline"];
-    if (pipeline.type() != BsonType::kArray) return false;
-    BsonElement last;
-    for (BsonElement stage : pipeline.Obj()) last = stage;
-    if (last.type() != BsonType::kObject || last.Obj().IsEmpty()) return false;
-    std::string_view name = last.Obj().FirstElement().FieldName();
-    return name == "$out" || name == "$merge";
+    return pipeline.type() == BsonType::kArray && PipelineWritesOutput(pipeline.Obj());
   }
   return std::find(std::begin(kWriteCommands), std::end(kWriteCommands), command.Name()) !=
          std::end(kWriteCommands);
