@@ -3,13 +3,14 @@ the failCommand fail point that the drivers' test suites use: the commands exist
 --setParameter enableTestCommands=1; modes, counts and errors answer as MongoDB's; failCommand
 fails, delays or hangs up on the commands it lists."""
 
+import subprocess
 import threading
 import time
 
 import pytest
 from pymongo.errors import AutoReconnect, OperationFailure, WriteConcernError
 
-from conftest import command_error, module_server, run_command
+from conftest import command_error, hourglassd_path, module_server, run_command
 
 TEST_COMMANDS = ["configureFailPoint", "waitForFailPoint"]
 
@@ -227,6 +228,21 @@ def test_fail_command_codes_keep_mongodb_code_names(tc_client, tc_db):
                                "errorExtraInfo": {"extra": 1}})
     reply = run_command(tc_db, {"count": "c"})
     assert (reply["code"], reply["codeName"], reply["extra"]) == (12345, "Location12345", 1)
+    # errorExtraInfo that is not a document fails the command with TypeMismatch instead.
+    configure(tc_client, data={"failCommands": ["count"], "errorCode": 12345,
+                               "errorExtraInfo": 5})
+    code, _, msg = command_error(tc_db, {"count": "c"})
+    assert code == 14 and "errorExtraInfo" in msg, msg
+    configure(tc_client, mode="off")
+    assert run_command(tc_db, {"count": "c"})["ok"] == 1
+
+
+def test_enable_test_commands_refuses_a_non_boolean_at_startup(tmp_path):
+    r = subprocess.run([hourglassd_path(), "--dbpath", str(tmp_path), "--port", "1",
+                        "--setParameter", "enableTestCommands=maybe"],
+                       capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL)
+    assert r.returncode != 0
+    assert "enableTestCommands" in r.stdout + r.stderr
 
 
 def test_fail_command_leaves_other_commands_alone(tc_client, tc_db):
