@@ -178,7 +178,7 @@ StatusWith<CollectionEntry> Catalog::NewCollectionEntry(const NamespaceString& n
   HG_ASSIGN_OR_RETURN(std::string table_config, RecordTableConfig(nss, options));
   HG_RETURN_IF_ERROR(engine_->CreateTable(e.ident, table_config));
   bson::BsonElement clustered = options["clusteredIndex"];
-  if (!clustered.eoo() && clustered.Truthy()) {
+  if (clustered.type() == bson::BsonType::kBool && clustered.Bool()) {
     // A time-series bucket collection with a metaField gets its series index (spec 2.1),
     // {meta: 1, control.min.<time>: 1}, named as MongoDB names the user-facing {M: 1, T: 1}.
     BsonObj ts = options["timeseries"].type() == bson::BsonType::kObject

@@ -48,7 +48,7 @@ StatusWith<CollectionEntry> CollectionEntry::FromBson(const BsonObj& obj) {
 namespace {
 bool IsClusteredEntry(const CollectionEntry& e) {
   bson::BsonElement c = e.options["clusteredIndex"];
-  return !c.eoo() && c.Truthy();
+  return c.type() == bson::BsonType::kBool && c.Bool();
 }
 
 }  // namespace
@@ -71,6 +71,12 @@ Collection::Collection(CollectionEntry entry, const Collection& predecessor)
 }
 
 void Collection::Init() {
+  if (bson::BsonElement c = entry_.options["clusteredIndex"]; c.type() == bson::BsonType::kObject) {
+    BsonBuilder spec;
+    for (bson::BsonElement f : c.Obj()) spec.AppendElement(f);
+    spec.AppendBool("clustered", true);
+    clustered_index_ = spec.Obj();
+  }
   std::vector<SecondaryIndex> users;
   for (const auto& idx : entry_.indexes) {
     auto desc = IndexDescriptor::FromSpec(idx.spec);

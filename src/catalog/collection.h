@@ -193,6 +193,11 @@ class Collection {
   const std::string& ident() const { return entry_.ident; }
   bool IsView() const { return entry_.type != "collection"; }
   bool IsClustered() const { return clustered_; }
+  // A collection created with `clusteredIndex: {key: {_id: 1}, unique: true, ...}`: its clustered
+  // index as listIndexes shows it ({v, key, name, unique, clustered: true}); nullopt for other
+  // collections. Such a collection keeps its records under allocated RecordIds with an `_id_`
+  // index (IsClustered() is false), and its natural order is that index's: `_id` order.
+  const std::optional<bson::BsonObj>& ClusteredIndexSpec() const { return clustered_index_; }
 
   // Who writes to a bucket collection. The bucket catalog reports its own writes (new buckets,
   // appends) to the caches readers keep of the buckets (the latest measurements of each series);
@@ -322,6 +327,7 @@ class Collection {
   storage::KvEngine* engine_;
   CollectionEntry entry_;
   bool clustered_;
+  std::optional<bson::BsonObj> clustered_index_;
   // Every index, pointing into entry_.indexes: `_id_` and the series index first, then the user
   // indexes from first_user_index_ on, in creation order.
   std::vector<SecondaryIndex> indexes_;

@@ -173,4 +173,42 @@ std::string BucketIndexStartKey(int64_t millis) {
   return k.Release();
 }
 
+StatusWith<NaturalCursor> NaturalCursor::Open(storage::Session& s, Collection& coll, bool forward) {
+  NaturalCursor c(s, coll);
+  const SecondaryIndex* id_index = coll.IdIndex();
+  if (coll.ClusteredIndexSpec() && id_index != nullptr) {
+    HG_ASSIGN_OR_RETURN(auto index, IndexCursor::Open(s, *id_index));
+    index.SetBounds({std::string(), std::nullopt, forward});
+    c.by_id_ = true;
+    c.index_.emplace(std::move(index));
+  } else {
+    HG_ASSIGN_OR_RETURN(auto records, RecordCursor::Open(s, coll, RecordRange::All(forward)));
+    c.records_.emplace(std::move(records));
+  }
+  return c;
+}
+
+StatusWith<bool> NaturalCursor::Next() {
+  if (!by_id_) return records_->Next();
+  while (true) {
+    HG_ASSIGN_OR_RETURN(bool more, index_->Next());
+    if (!more) return false;
+    HG_ASSIGN_OR_RETURN(found_, coll_->FindRecord(*session_, index_->record_id()));
+    // An index entry always has its record in the same snapshot; none would be a torn read.
+    if (found_) return true;
+  }
+}
+
+void NaturalCursor::ResumeAfter(std::string_view position) {
+  if (by_id_) {
+    index_->ResumeAfter(position);
+  } else {
+    records_->ResumeAfter(storage::DecodeRecordId(position));
+  }
+}
+
+std::string NaturalCursor::position() const {
+  return by_id_ ? std::string(index_->position()) : storage::EncodeRecordId(records_->id());
+}
+
 }  // namespace hourglass::catalog

@@ -138,6 +138,38 @@ class IndexCursor {
   std::string seek_key_;  // for kAfter and kAt
 };
 
+// A collection's records in its natural order: RecordId order, or `_id` order through the `_id_`
+// index for a collection clustered by `_id` (Collection::ClusteredIndexSpec), as MongoDB stores
+// those. Resumable in a later session from a position() kept before. Errors as the cursors above.
+class NaturalCursor {
+ public:
+  static StatusWith<NaturalCursor> Open(storage::Session& s, Collection& coll, bool forward);
+
+  // Moves to the next record (the first on the first call, the first past the resume point after
+  // ResumeAfter); false at the end.
+  StatusWith<bool> Next();
+  // Makes the next Next() return the first record past `position` (a position() of a cursor over
+  // the same collection).
+  void ResumeAfter(std::string_view position);
+
+  // The current record. Invariant: the last Next() returned true.
+  int64_t id() const { return by_id_ ? found_->id : records_->id(); }
+  // Borrowed, as RecordCursor::doc().
+  bson::BsonObj doc() const { return by_id_ ? found_->doc : records_->doc(); }
+  // Where the cursor is, for ResumeAfter; not to be decoded.
+  std::string position() const;
+
+ private:
+  NaturalCursor(storage::Session& s, Collection& coll) : session_(&s), coll_(&coll) {}
+
+  storage::Session* session_;
+  Collection* coll_;
+  bool by_id_ = false;
+  std::optional<RecordCursor> records_;
+  std::optional<IndexCursor> index_;
+  std::optional<Record> found_;
+};
+
 // The start-time part of series index keys: the encoding of the date `millis`. A series' entries
 // whose bucket starts in [a, b] lie in [prefix + BucketIndexStartKey(a),
 // prefix + BucketIndexStartKey(b) + "\xff").

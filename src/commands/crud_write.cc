@@ -243,7 +243,7 @@ StatusWith<std::vector<catalog::Record>> MatchingRecords(
     }
     return out;
   }
-  HG_ASSIGN_OR_RETURN(auto cursor, catalog::RecordCursor::Open(session, coll));
+  HG_ASSIGN_OR_RETURN(auto cursor, catalog::NaturalCursor::Open(session, coll, true));
   HG_ASSIGN_OR_RETURN(bool more, cursor.Next());
   while (more) {
     BsonObj doc = cursor.doc();

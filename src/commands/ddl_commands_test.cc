@@ -109,8 +109,6 @@ TEST_F(DdlCommandsTest, CreateRejectsUnsupportedOptionsHonestly) {
   ExpectError(Run(R"({"create": "c", "capped": true, "size": 4096})"), 115,
               "capped collections are not supported");
   ExpectError(Run(R"({"create": "v", "viewOn": "c", "pipeline": [{"$out": "x"}]})"), 167);
-  ExpectError(Run(R"({"create": "c", "clusteredIndex": {"key": {"_id": 1}, "unique": true}})"),
-              115);
   ExpectError(Run(R"({"create": "c", "validator": {"a": {"$gt": 1}}})"), 115);
   ExpectError(Run(R"({"create": "c", "collation": {"locale": "fr"}})"), 115);
   EXPECT_TRUE(CollectionNames().empty());

@@ -1,9 +1,11 @@
 // create and collMod.
 #include <array>
 
+#include "commands/clustered_collections.h"
 #include "commands/command_factories.h"
 #include "commands/command_util.h"
 #include "commands/ddl_commands.h"
+#include "timeseries/timeseries_options.h"
 
 namespace hourglass::commands {
 
@@ -87,7 +89,6 @@ StatusWith<BsonObj> ParseCreateOptions(const catalog::NamespaceString& nss, cons
   HG_ASSIGN_OR_RETURN(auto collation, GetObject("create", cmd, "collation"));
   HG_ASSIGN_OR_RETURN(auto pre_post, GetObject("create", cmd, "changeStreamPreAndPostImages"));
   HG_ASSIGN_OR_RETURN(auto timeseries, GetObject("create", cmd, "timeseries"));
-  HG_ASSIGN_OR_RETURN(auto expire, GetInt64("create", cmd, "expireAfterSeconds"));
   HG_ASSIGN_OR_RETURN(auto encrypted, GetObject("create", cmd, "encryptedFields"));
   HG_ASSIGN_OR_RETURN(bool temp, GetBool("create", cmd, "temp", false));
   BsonElement clustered = cmd["clusteredIndex"];
@@ -108,15 +109,30 @@ StatusWith<BsonObj> ParseCreateOptions(const catalog::NamespaceString& nss, cons
                   "A time-series bucket collection " + nss.ns() +
                       " can only be created with the 'timeseries' option");
   }
-  if (capped) return NotSupported("capped collections are not supported");
-  if (!clustered.eoo() && clustered.Truthy()) {
-    return NotSupported("clustered collections are not supported yet");
+  std::optional<BsonObj> clustered_index;
+  if (clustered.type() == BsonType::kObject || clustered.Bool()) {
+    HG_ASSIGN_OR_RETURN(clustered_index, ParseClusteredIndexOption(clustered));
+    if (!auto_index_id) {
+      return Status(ErrorCode::kLocation6026501,
+                    "The 'clusteredIndex' option does not support {autoIndexId: false}");
+    }
+    if (id_index) {
+      return Status(ErrorCode::kInvalidOptions,
+                    "The 'clusteredIndex' option is not supported with the 'idIndex' option");
+    }
   }
-  if (expire) {
-    // Neither time-series nor clustered (both rejected above): MongoDB's rule for the option.
-    return Status(ErrorCode::kInvalidOptions,
-                  "'expireAfterSeconds' is only supported on time-series collections or when "
-                  "the 'clusteredIndex' option is specified");
+  if (capped) return NotSupported("capped collections are not supported");
+  std::optional<int64_t> expire;
+  if (BsonElement e = cmd["expireAfterSeconds"]; !e.eoo() && e.type() != BsonType::kNull) {
+    if (!clustered_index) {
+      // Neither time-series (CreateTimeseriesCollection) nor clustered: MongoDB's rule.
+      return Status(ErrorCode::kInvalidOptions,
+                    clustered.eoo() ? "'expireAfterSeconds' is only supported on time-series "
+                                      "collections or when the 'clusteredIndex' option is "
+                                      "specified"
+                                    : "'expireAfterSeconds' requires clustering to be enabled");
+    }
+    HG_ASSIGN_OR_RETURN(expire, timeseries::ParseExpireAfterSeconds(e));
   }
   if (validator && !validator->IsEmpty()) {
     return NotSupported("document validation is not supported yet");
@@ -150,6 +166,8 @@ StatusWith<BsonObj> ParseCreateOptions(const catalog::NamespaceString& nss, cons
   if (index_defaults && !index_defaults->IsEmpty()) {
     options.AppendObject("indexOptionDefaults", *index_defaults);
   }
+  if (clustered_index) options.AppendObject("clusteredIndex", *clustered_index);
+  if (expire) options.AppendInt64("expireAfterSeconds", *expire);
   return options.Obj();
 }
 
@@ -172,7 +190,13 @@ Status RunCreate(CommandContext& ctx, const BsonObj& cmd, BsonBuilder&) {
     HG_RETURN_IF_ERROR(CheckKnownFields(cmd, kCreateFields));
     return CreateTimeseriesCollection(ctx, nss, cmd);
   }
-  if (!cmd["viewOn"].eoo()) return CreateView(ctx, nss, cmd);
+  if (!cmd["viewOn"].eoo()) {
+    if (BsonElement c = cmd["clusteredIndex"]; c.type() == BsonType::kObject || c.Bool()) {
+      return Status(ErrorCode::kLocation6026500,
+                    "The 'clusteredIndex' option is not supported with views");
+    }
+    return CreateView(ctx, nss, cmd);
+  }
   auto options = ParseCreateOptions(nss, cmd);
   if (!options.ok()) {
     // Options this server cannot create can never match an existing namespace: MongoDB answers
@@ -225,6 +249,11 @@ Status RunCollMod(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& reply) {
     if (e.FieldName() == "viewOn" || e.FieldName() == "pipeline") {
       return Status(ErrorCode::kInvalidOptions,
                     "option only supported on a view: " + std::string(e.FieldName()));
+    }
+    if (e.FieldName() == "expireAfterSeconds") {
+      HG_ASSIGN_OR_RETURN(BsonObj options, CollModClusteredExpiry(*coll, e));
+      HG_RETURN_IF_ERROR(ctx.service.catalog->SetOptions({{nss, options}}));
+      continue;
     }
     return NotSupported("collMod option '" + std::string(e.FieldName()) + "' is not supported yet");
   }

@@ -11,6 +11,7 @@
 #include <memory>
 
 #include "catalog/index_keys.h"
+#include "commands/clustered_collections.h"
 #include "commands/command_factories.h"
 #include "commands/command_util.h"
 #include "commands/ddl_commands.h"
@@ -29,11 +30,6 @@ using bson::BsonType;
 namespace {
 
 constexpr int kMaxIndexes = 64;
-
-bool IsIdKeyPattern(const BsonObj& key) {
-  return key.NumFields() == 1 && key.FirstElement().FieldName() == "_id" &&
-         key.FirstElement().IsNumber() && key.FirstElement().NumberDouble() == 1.0;
-}
 
 Status CannotCreate(std::string reason) {
   return Status(ErrorCode::kCannotCreateIndex, std::move(reason));
@@ -473,6 +469,11 @@ Status RunCreateIndexes(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& re
       ++position;
       continue;
     }
+    HG_ASSIGN_OR_RETURN(bool clustered_index, NamesClusteredIndex(coll.get(), e));
+    if (clustered_index) {
+      ++position;
+      continue;
+    }
     HG_ASSIGN_OR_RETURN(BsonObj spec, NormalizeSpec(e, position++));
     specs.push_back(std::move(spec));
   }
@@ -508,7 +509,10 @@ Status RunCreateIndexes(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& re
     existing.push_back(spec);
     to_build.push_back(spec);
   }
-  auto before = static_cast<int32_t>(coll->entry().indexes.size());
+  // The clustered index of a collection clustered by _id is not counted, as in MongoDB (whose
+  // index catalog does not hold it).
+  auto before =
+      static_cast<int32_t>(coll->entry().indexes.size()) - (coll->ClusteredIndexSpec() ? 1 : 0);
   if (before + static_cast<int32_t>(to_build.size()) > kMaxIndexes) {
     return CannotCreate("add index fails, too many indexes for " + nss.ns() +
                         " key:" + to_build.back()["key"].Obj().ToJson());
@@ -542,18 +546,25 @@ struct DropTarget {
 };
 
 DropTarget RegularDropTarget(const catalog::Collection& coll) {
-  DropTarget t{coll.nss(), static_cast<int32_t>(coll.entry().indexes.size()), {}, {}, {}};
+  DropTarget t{coll.nss(),
+               static_cast<int32_t>(coll.entry().indexes.size()) -
+                   (coll.ClusteredIndexSpec() ? 1 : 0),  // as createIndexes counts
+               {},
+               {},
+               {}};
   for (const auto& idx : coll.Indexes()) t.all.push_back(idx.desc.name);
-  t.by_name = [&coll](std::string_view name) -> StatusWith<std::string> {
+  const std::optional<BsonObj>& clustered = coll.ClusteredIndexSpec();
+  t.by_name = [&coll, &clustered](std::string_view name) -> StatusWith<std::string> {
+    if (clustered && name == (*clustered)["name"].Str()) return CannotDropClusteredIndex();
     for (const auto& idx : coll.entry().indexes) {
       if (idx.name() != name) continue;
-      if (name == "_id_") return CannotDropId();
+      if (name == "_id_") return clustered ? NoIndexNamed(name) : CannotDropId();
       return std::string(name);
     }
     return NoIndexNamed(name);
   };
-  t.by_key = [&coll](const BsonObj& key) -> StatusWith<std::string> {
-    if (IsIdKeyPattern(key)) return CannotDropId();
+  t.by_key = [&coll, &clustered](const BsonObj& key) -> StatusWith<std::string> {
+    if (IsIdKeyPattern(key)) return clustered ? CannotDropClusteredIndex() : CannotDropId();
     std::vector<std::string> found;  // several: wildcard indexes with different projections
     for (const auto& idx : coll.Indexes()) {
       if (catalog::SameKeyPattern(idx.desc.key, key) && idx.desc.key.NumFields() > 0) {
@@ -762,6 +773,20 @@ Status CollModIndex(CommandContext& ctx, const catalog::NamespaceString& nss,
                   "Must specify exactly one of 'name' or 'keyPattern' in the collMod index spec");
   }
   if (!coll) return Status(ErrorCode::kNamespaceNotFound, "ns does not exist: " + nss.ns());
+  if (const auto& clustered = coll->ClusteredIndexSpec()) {
+    const bool names_it =
+        (name.type() == BsonType::kString && name.Str() == (*clustered)["name"].Str()) ||
+        (key.type() == BsonType::kObject && IsIdKeyPattern(key.Obj()));
+    if (names_it && !spec["hidden"].eoo()) {
+      return Status(ErrorCode::kLocation6011800,
+                    "The 'hidden' option is not supported for a clusteredIndex");
+    }
+    if (names_it) {
+      return Status(ErrorCode::kInvalidOptions,
+                    "the clusteredIndex cannot be a TTL index: its collection's "
+                    "expireAfterSeconds expires documents by _id");
+    }
+  }
   const catalog::IndexEntry* found = nullptr;
   for (const auto& idx : coll->entry().indexes) {
     if ((!name.eoo() && name.type() == BsonType::kString && idx.name() == name.Str()) ||

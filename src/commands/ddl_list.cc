@@ -35,7 +35,7 @@ BsonObj CollectionInfo(const catalog::Collection& c) {
   // Views and time-series collections (views on their buckets) have no UUID of their own.
   if (e.type == "collection") b.AppendBinData("uuid", 4, e.uuid);
   b.Close(info);
-  if (e.type == "collection") {
+  if (e.type == "collection" && !c.ClusteredIndexSpec()) {
     for (const auto& idx : e.indexes) {
       if (idx.name() == "_id_") b.AppendObject("idIndex", idx.spec);
     }
@@ -140,6 +140,12 @@ Status RunListIndexes(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& repl
     HG_RETURN_IF_ERROR(exec::RequireBuckets(resolved));
     for (auto& [user, idx] : UserViewOfIndexes(*resolved.timeseries)) {
       indexes.push_back({user, idx->ident});
+    }
+  }
+  if (const auto& clustered = coll->ClusteredIndexSpec()) {
+    // The `_id_` index that holds a clustered collection's order is its clustered index.
+    for (auto& idx : indexes) {
+      if (idx.name() == "_id_") idx.spec = *clustered;
     }
   }
   {

@@ -20,15 +20,14 @@ CollectionScan::CollectionScan(std::shared_ptr<catalog::Collection> coll, storag
 
 Status CollectionScan::ReadChunk() {
   auto session = engine_->NewSession();
-  auto cursor_or =
-      catalog::RecordCursor::Open(*session, *coll_, catalog::RecordRange::All(!reverse_));
+  auto cursor_or = catalog::NaturalCursor::Open(*session, *coll_, !reverse_);
   if (!cursor_or.ok()) {
     // The collection was dropped under us: the scan simply ends, as MongoDB's would be killed.
     done_ = true;
     return Status::OK();
   }
   auto& cursor = cursor_or.value();
-  if (last_id_) cursor.ResumeAfter(*last_id_);
+  if (last_position_) cursor.ResumeAfter(*last_position_);
   int examined = 0;
   while (true) {
     HG_ASSIGN_OR_RETURN(bool more, cursor.Next());
@@ -50,7 +49,7 @@ Status CollectionScan::ReadChunk() {
       buffer_.push_back(doc.Owned());
     }
     if (++examined >= kChunkDocs) {
-      last_id_ = cursor.id();
+      last_position_ = cursor.position();
       break;
     }
   }

@@ -32,7 +32,7 @@ class CollectionScan : public pipeline::DocumentStream {
   storage::KvEngine* engine_;
   std::optional<query::Matcher> filter_;
   std::deque<bson::BsonObj> buffer_;
-  std::optional<int64_t> last_id_;  // the resume point
+  std::optional<std::string> last_position_;  // the resume point (NaturalCursor::position)
   bool done_ = false;
   bool reverse_ = false;
   bool with_record_id_ = false;

@@ -65,18 +65,19 @@ std::string EncodeDate(int64_t millis, bool descending) {
   return k.Release();
 }
 
-// Deletes the documents of a regular collection whose TTL index `idx` holds a date at most
-// `expired_before` (for arrays: any date, i.e. the earliest, as MongoDB does). The index is read
-// as a key range, in transactions of a few hundred documents. Returns how many were deleted.
-StatusWith<int64_t> DeleteExpiredByIndex(storage::KvEngine* engine, catalog::Collection& coll,
-                                         const catalog::SecondaryIndex& idx,
-                                         int64_t expired_before) {
+// Deletes the documents of a regular collection whose TTL index `idx` holds a date in
+// [`expired_from`, `expired_before`] (for arrays: any date, i.e. the earliest, as MongoDB does).
+// The index is read as a key range, in transactions of a few hundred documents. Returns how
+// many were deleted.
+StatusWith<int64_t> DeleteExpiredByIndex(
+    storage::KvEngine* engine, catalog::Collection& coll, const catalog::SecondaryIndex& idx,
+    int64_t expired_before, int64_t expired_from = std::numeric_limits<int64_t>::min()) {
   const bool desc =
       idx.desc.key.FirstElement().IsNumber() && idx.desc.key.FirstElement().NumberDouble() < 0;
-  const int64_t kMin = std::numeric_limits<int64_t>::min();
-  std::string start = desc ? EncodeDate(expired_before, true) : EncodeDate(kMin, false);
-  std::optional<std::string> end =
-      catalog::PrefixSuccessor(desc ? EncodeDate(kMin, true) : EncodeDate(expired_before, false));
+  if (expired_before < expired_from) return int64_t{0};
+  std::string start = desc ? EncodeDate(expired_before, true) : EncodeDate(expired_from, false);
+  std::optional<std::string> end = catalog::PrefixSuccessor(
+      desc ? EncodeDate(expired_from, true) : EncodeDate(expired_before, false));
   int64_t deleted = 0;
   std::string last_key;
   bool started = false, more = true;
@@ -181,6 +182,17 @@ StatusWith<int64_t> TtlMonitor::RunOnce(int64_t now_millis) {
           auto options = TimeseriesOptionsOf(*view);
           if (!options.ok()) continue;
           span_ms = options.value()->bucket_max_span_seconds * 1000;
+        }
+        // A collection clustered by _id expires the documents whose _id is a date from 1970
+        // to now - expireAfterSeconds, as MongoDB's clustered TTL does.
+        const catalog::SecondaryIndex* id_index = view->IdIndex();
+        if (bson::BsonElement expire = e.options["expireAfterSeconds"];
+            view->ClusteredIndexSpec() && expire.IsNumber() && id_index != nullptr) {
+          auto n = DeleteExpiredByIndex(engine_, *view, *id_index,
+                                        now_millis - expire.NumberLong() * 1000, 0);
+          if (n.status().code() == ErrorCode::kNamespaceNotFound) continue;
+          HG_RETURN_IF_ERROR(n.status());
+          total += n.value();
         }
         for (const auto& idx : view->Indexes()) {
           if (!idx.desc.expire_after_seconds || !idx.entry->ready) continue;
