@@ -25,8 +25,9 @@ class SortPattern {
   // <0, 0, >0 as `a` sorts before, with, or after `b`.
   int Compare(const bson::BsonObj& a, const bson::BsonObj& b) const;
 
-  // The per-key sort values of `doc` as a document {"0": v0, "1": v1, ...}, so repeated
-  // comparisons need not walk the documents again; compare keys with CompareKeys.
+  // The sort key of `doc`, so repeated comparisons need not walk the documents again: one
+  // BinData element holding the key string (bson/key_string.h) of the per-key sort values, the
+  // descending ones complemented. Opaque: compare keys only with CompareKeys (a memcmp).
   bson::BsonObj ExtractKey(const bson::BsonObj& doc) const;
   int CompareKeys(const bson::BsonObj& ka, const bson::BsonObj& kb) const;
 

@@ -3,13 +3,18 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
+#include <random>
 
+#include "bson/bson_compare.h"
 #include "query/query_errors.h"
 #include "query/test_util.h"
 
 namespace hourglass::query {
 namespace {
 
+using bson::BsonElement;
 using bson::BsonObj;
 
 // Sorts `docs` (JSON) by `spec` and returns their "_id" values in order.
@@ -75,6 +80,93 @@ TEST(SortPatternTest, KeysCompareLikeDocuments) {
   EXPECT_GT(p.CompareKeys(p.ExtractKey(x), p.ExtractKey(y)), 0);
   EXPECT_EQ(p.CompareKeys(p.ExtractKey(x), p.ExtractKey(x)), 0);
   EXPECT_EQ(p.NumKeys(), 2u);
+}
+
+// A random scalar or small object of many BSON types, as field `name` of `b`.
+void AppendRandomValue(bson::BsonBuilder& b, const std::string& name, std::mt19937& rng,
+                       int depth = 0) {
+  const double doubles[] = {0.0,
+                            -0.0,
+                            1.0,
+                            1.5,
+                            -2.25,
+                            1e300,
+                            -1e-300,
+                            std::numeric_limits<double>::infinity(),
+                            -std::numeric_limits<double>::infinity(),
+                            std::numeric_limits<double>::quiet_NaN()};
+  const char* strings[] = {"", "a", "ab", "b", "a\x01", "host_12", "host_2", "\xc3\xa9"};
+  switch (rng() % (depth == 0 ? 13 : 11)) {
+    case 0:
+      b.AppendInt32(name, static_cast<int32_t>(rng() % 7) - 3);
+      break;
+    case 1:
+      b.AppendInt64(name, static_cast<int64_t>(rng() % 7) - 3);
+      break;
+    case 2:
+      b.AppendDouble(name, doubles[rng() % std::size(doubles)]);
+      break;
+    case 3:
+      b.AppendString(name, strings[rng() % std::size(strings)]);
+      break;
+    case 4:
+      b.AppendBool(name, rng() % 2 == 0);
+      break;
+    case 5:
+      b.AppendDate(name, static_cast<int64_t>(rng() % 5) * 1000 - 2000);
+      break;
+    case 6:
+      b.AppendNull(name);
+      break;
+    case 7:
+      b.AppendMinKey(name);
+      break;
+    case 8:
+      b.AppendMaxKey(name);
+      break;
+    case 9:
+      b.AppendTimestamp(name, rng() % 3);
+      break;
+    case 10:
+      break;  // missing
+    default: {
+      size_t o = b.OpenObject(name);
+      const int n = static_cast<int>(rng() % 3);
+      for (int i = 0; i < n; ++i) {
+        AppendRandomValue(b, std::string(1, static_cast<char>('x' + rng() % 2)), rng, depth + 1);
+      }
+      b.Close(o);
+    }
+  }
+}
+
+int Sign(int c) { return c < 0 ? -1 : c > 0 ? 1 : 0; }
+
+TEST(SortPatternTest, KeysOrderAsTheValuesCompareWhateverTheirTypes) {
+  // The extracted keys are compared bytewise: their order must be the canonical order of the
+  // values (a missing field as null), reversed for descending fields, component by component.
+  std::mt19937 rng(20261203);
+  SortPattern p = SortPattern::Parse(J(R"({"a": 1, "b": -1})")).value();
+  std::vector<BsonObj> docs;
+  for (int i = 0; i < 300; ++i) {
+    bson::BsonBuilder b;
+    AppendRandomValue(b, "a", rng);
+    AppendRandomValue(b, "b", rng);
+    docs.push_back(b.Obj());
+  }
+  const BsonObj null_doc = J(R"({"v": null})");
+  auto value = [&](const BsonObj& d, const char* f) {
+    BsonElement e = d[f];
+    return e.eoo() ? null_doc["v"] : e;
+  };
+  for (const BsonObj& x : docs) {
+    for (const BsonObj& y : docs) {
+      int want = bson::CompareElementValues(value(x, "a"), value(y, "a"));
+      if (want == 0) want = -bson::CompareElementValues(value(x, "b"), value(y, "b"));
+      ASSERT_EQ(Sign(p.CompareKeys(p.ExtractKey(x), p.ExtractKey(y))), Sign(want))
+          << x.ToJson() << " vs " << y.ToJson();
+    }
+  }
 }
 
 TEST(SortPatternTest, ParseRules) {
