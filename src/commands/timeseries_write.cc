@@ -323,7 +323,8 @@ StatusWith<UpdateOutcome> UpdateMeasurements(CommandContext& ctx,
           bson::BsonBuilder before;
           if (!rec.doc["meta"].eoo()) before.AppendElementAs(rec.doc["meta"], m);
           bool modified = false;
-          HG_ASSIGN_OR_RETURN(BsonObj after, driver.Apply(before.Obj(), false, &modified));
+          HG_ASSIGN_OR_RETURN(BsonObj after,
+                              driver.Apply(before.Obj(), false, &modified, &matcher));
           if (!modified) continue;
           out.modified += rows;
           bson::BsonBuilder nb;

@@ -1165,6 +1165,24 @@ def test_update_meta_array_with_array_filters(db):
     assert e.value.code == 2
 
 
+def test_update_meta_array_with_the_positional_operator(db):
+    # "$" names the element of the meta array the filter matched, as in MongoDB's
+    # timeseries_update_meta positional case; each bucket resolves it against its own meta.
+    db.create_collection("ts", timeseries={"timeField": "t", "metaField": "tag"})
+    db.ts.insert_many([{"t": at(i), "tag": [1, 2, 3], "v": i} for i in range(3)])
+    db.ts.insert_many([{"t": at(i), "tag": [2, 7], "v": 10 + i} for i in range(2)])
+    db.ts.insert_one({"t": at(0), "tag": [5], "v": 20})
+    r = db.ts.update_many({"tag": 2}, {"$set": {"tag.$": 1000}})
+    assert (r.matched_count, r.modified_count) == (5, 5)
+    got = sorted((d["v"], d["tag"]) for d in db.ts.find({}, {"_id": 0}))
+    assert got == [(0, [1, 1000, 3]), (1, [1, 1000, 3]), (2, [1, 1000, 3]),
+                   (10, [1000, 7]), (11, [1000, 7]), (20, [5])]
+    # Without a match through the array, "$" has nothing to name: MongoDB's BadValue.
+    with pytest.raises(OperationFailure) as e:
+        db.ts.update_many({}, {"$set": {"tag.$": 0}})
+    assert e.value.code == 2
+
+
 def test_update_rules_of_spec_8_3(db):
     create_ts(db)
     db.ts.insert_many([{"t": at(i), "m": "a", "v": i} for i in range(3)])
