@@ -9,6 +9,7 @@
 
 #include "base/clock.h"
 #include "base/logger.h"
+#include "base/write_gate.h"
 #include "commands/admin_commands.h"
 #include "commands/command_factories.h"
 #include "commands/command_util.h"
@@ -42,30 +43,44 @@ Status RunShutdown(CommandContext& ctx, const BsonObj& cmd, BsonBuilder&) {
 }
 
 // fsync: the measurements the bucket catalog holds only in its journal go to their buckets, then
-// a checkpoint writes every committed write to the data files (which it syncs). Locking
-// writes out (lock: true, for a file-copy backup) is not built yet: refused, never ignored.
+// a checkpoint writes every committed write to the data files (which it syncs). With lock: true
+// the fsync lock is taken first (base/write_gate.h): writes that started finish, new ones wait
+// until fsyncUnlock, and the files stay as the checkpoint left them, for a file-copy backup.
 Status RunFsync(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& reply) {
   HG_RETURN_IF_ERROR(
       CheckKnownFields(cmd, {"lock", "async", "forBackup", "fsyncLockAcquisitionTimeoutMillis"}));
   HG_ASSIGN_OR_RETURN(bool lock, GetBool("fsync", cmd, "lock", false));
   HG_ASSIGN_OR_RETURN(bool async, GetBool("fsync", cmd, "async", false));
-  if (lock) {
-    return Status(ErrorCode::kCommandNotSupported,
-                  "fsync with lock: true is not supported yet: writes cannot be locked out");
-  }
   if (async) {
     return Status(ErrorCode::kCommandNotSupported, "fsync with async: true is not supported");
   }
-  if (ctx.service.bucket_catalog) HG_RETURN_IF_ERROR(ctx.service.bucket_catalog->FlushAll());
-  HG_RETURN_IF_ERROR(ctx.service.engine->Checkpoint());
-  reply.AppendInt32("numFiles", 1);
+  std::optional<int64_t> lock_count;
+  if (lock) lock_count = WriteGate::Get().Lock();
+  Status synced = Status::OK();
+  if (ctx.service.bucket_catalog) synced = ctx.service.bucket_catalog->FlushAll();
+  if (synced.ok()) synced = ctx.service.engine->Checkpoint();
+  if (!synced.ok()) {
+    if (lock) (void)WriteGate::Get().Unlock();  // a lock whose files are not synced is no use
+    return synced;
+  }
+  if (!lock) {
+    reply.AppendInt32("numFiles", 1);
+    return Status::OK();
+  }
+  reply.AppendString("info", "now locked against writes, use db.fsyncUnlock() to unlock");
+  reply.AppendInt64("lockCount", *lock_count);
+  reply.AppendString("seeAlso", "http://dochub.mongodb.org/core/fsynccommand");
   return Status::OK();
 }
 
-// No fsync lock is ever taken (see RunFsync), so there is never one to release.
-Status RunFsyncUnlock(CommandContext&, const BsonObj& cmd, BsonBuilder&) {
+// Releases the fsync lock once; writes go on when no lock is left.
+Status RunFsyncUnlock(CommandContext&, const BsonObj& cmd, BsonBuilder& reply) {
   HG_RETURN_IF_ERROR(CheckKnownFields(cmd, {}));
-  return Status(ErrorCode::kIllegalOperation, "fsyncUnlock called when not locked");
+  std::optional<int64_t> left = WriteGate::Get().Unlock();
+  if (!left) return Status(ErrorCode::kIllegalOperation, "fsyncUnlock called when not locked");
+  reply.AppendString("info", "fsyncUnlock completed");
+  reply.AppendInt64("lockCount", *left);
+  return Status::OK();
 }
 
 // Hourglass tracks no in-progress operations across connections yet, so currentOp reports the
@@ -111,6 +126,8 @@ Status RunCurrentOp(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& reply)
     op.Close(t);
   }
   reply.AppendArray("inprog", inprog.Obj());
+  // As mongod: the fsync lock shows at the top level while it is held.
+  if (WriteGate::Get().LockCount() > 0) reply.AppendBool("fsyncLock", true);
   return Status::OK();
 }
 
@@ -175,8 +192,7 @@ std::unique_ptr<Command> MakeFsyncCommand() {
 
 std::unique_ptr<Command> MakeFsyncUnlockCommand() {
   return std::make_unique<FnCommand>(
-      "fsyncUnlock",
-      FnCommand::Options{.help = "release an fsync lock (none is ever taken)", .admin_only = true},
+      "fsyncUnlock", FnCommand::Options{.help = "release an fsync lock", .admin_only = true},
       RunFsyncUnlock);
 }
 

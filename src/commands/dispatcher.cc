@@ -4,7 +4,9 @@
 
 #include "base/logger.h"
 #include "base/server_parameters.h"
+#include "base/write_gate.h"
 #include "catalog/collection.h"
+#include "commands/aggregate_collections.h"
 #include "commands/fail_command.h"
 
 namespace hourglass::commands {
@@ -13,6 +15,20 @@ using bson::BsonBuilder;
 using bson::BsonObj;
 
 namespace {
+
+// Whether `cmd` with `body` changes data, and so waits while the fsync lock is held (base/
+// write_gate.h): the CRUD writes, DDL, and aggregates ending in $out or $merge.
+bool WritesData(const Command& cmd, const BsonObj& body) {
+  static constexpr std::string_view kWriters[] = {
+      "insert",      "update",  "delete",           "findAndModify",
+      "create",      "drop",    "dropDatabase",     "createIndexes",
+      "dropIndexes", "collMod", "renameCollection", "reIndex"};
+  for (std::string_view w : kWriters) {
+    if (cmd.Name() == w) return true;
+  }
+  return cmd.Name() == "aggregate" && body["pipeline"].type() == bson::BsonType::kArray &&
+         PipelineWritesOutput(body["pipeline"].Obj());
+}
 void AppendErrorReply(BsonBuilder& b, const Status& status) {
   b.AppendDouble("ok", 0.0);
   b.AppendString("errmsg", status.reason());
@@ -127,6 +143,8 @@ DispatchResult RunCommandRequest(ServiceContext& service, ClientState& client,
   auto start = std::chrono::steady_clock::now();
   Status st = Status::OK();
   {
+    std::optional<WriteGate::Token> writing;
+    if (WritesData(*cmd, body)) writing.emplace(WriteGate::Get().Enter());
     catalog::ReadBarrier::OperationScope operation;  // its reads flush the write-back once
     st = cmd->RunRequest(ctx, request, reply);
   }

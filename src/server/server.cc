@@ -14,6 +14,7 @@
 
 #include "base/logger.h"
 #include "base/server_parameters.h"
+#include "base/write_gate.h"
 #include "catalog/catalog.h"
 #include "exec/cursor_manager.h"
 #include "exec/timeseries_read.h"
@@ -266,6 +267,7 @@ int RunServer(int argc, char** argv) {
   }
   LOGI("CONTROL", 4784900, "Shutting down", "{}");
   service.shutting_down = true;
+  WriteGate::Get().ReleaseAll();  // writes waiting for an fsync lock end with their connections
   listener.Shutdown();
   reaper.join();
   ttl_monitor.Stop();

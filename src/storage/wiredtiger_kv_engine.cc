@@ -11,6 +11,7 @@
 #include <string>
 #include <utility>
 
+#include "base/write_gate.h"
 #include "storage/wiredtiger_error.h"
 
 namespace hourglass::storage {
@@ -501,11 +502,15 @@ void WtKvEngine::CheckpointLoop() {
     bg_cv_.wait_for(lock, std::chrono::seconds(1), [this] { return stopping_; });
     if (stopping_) return;
     lock.unlock();
-    ProcessPendingDrops();
-    if (periodic && Clock::now() >= next_checkpoint) {
-      Status st = Checkpoint();
-      if (!st.ok()) LogStorage("E", "periodic checkpoint failed", st.reason());
-      next_checkpoint = Clock::now() + std::chrono::seconds(opts_.checkpoint_interval_secs);
+    // Under the fsync lock the files must stay as its checkpoint left them: drops and
+    // checkpoints wait for it to be released.
+    if (auto writing = WriteGate::Get().TryEnter()) {
+      ProcessPendingDrops();
+      if (periodic && Clock::now() >= next_checkpoint) {
+        Status st = Checkpoint();
+        if (!st.ok()) LogStorage("E", "periodic checkpoint failed", st.reason());
+        next_checkpoint = Clock::now() + std::chrono::seconds(opts_.checkpoint_interval_secs);
+      }
     }
     lock.lock();
   }

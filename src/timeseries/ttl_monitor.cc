@@ -6,6 +6,7 @@
 #include "base/clock.h"
 #include "base/logger.h"
 #include "base/server_parameters.h"
+#include "base/write_gate.h"
 #include "bson/key_string.h"
 #include "catalog/record_store.h"
 #include "storage/write_conflict.h"
@@ -148,6 +149,9 @@ void TtlMonitor::Start() {
       cv_.wait_for(lk, std::chrono::seconds(SleepSecs()->GetInt()));
       if (stop_) break;
       if (!Enabled()->GetBool()) continue;
+      // Under the fsync lock nothing may be deleted: this pass is skipped.
+      auto writing = WriteGate::Get().TryEnter();
+      if (!writing) continue;
       lk.unlock();
       auto n = RunOnce(NowMillis());
       if (!n.ok()) {
