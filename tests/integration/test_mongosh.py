@@ -59,6 +59,13 @@ def test_views_script(server, tmp_path):
     run_script(server, tmp_path, "views.js", "VIEWS_JS_OK")
 
 
+def test_clustered_and_fsync_script(fresh_server, tmp_path):
+    # Its own server: the script takes the fsync lock, which would hold up other tests' writes.
+    s = fresh_server.new()
+    run_script(s, tmp_path, "clustered_fsync.js", "CLUSTERED_FSYNC_JS_OK")
+    assert s.shutdown_command() == 0
+
+
 def test_failing_check_exits_nonzero(server, tmp_path):
     script = tmp_path / "fail.js"
     script.write_text("db.runCommand({ping: 1});\nthrow new Error('deliberate');\n")
