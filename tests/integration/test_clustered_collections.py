@@ -205,6 +205,12 @@ def test_coll_mod_expire_after_seconds(db):
     code, _, msg = command_error(db, {"collMod": "c", "expireAfterSeconds": "on"})
     assert code == 72 and "Accepted value is 'off'" in msg
     assert command_error(db, {"collMod": "c", "expireAfterSeconds": -5})[0] == 72
+    assert command_error(db, {"collMod": "c", "expireAfterSeconds": [5]})[0] == 14
+    # The clustered index itself takes no TTL: the collection's setting is the one.
+    code, _, msg = command_error(
+        db, {"collMod": "c", "index": {"keyPattern": {"_id": 1}, "expireAfterSeconds": 5}}
+    )
+    assert code == 72 and "clusteredIndex cannot be a TTL index" in msg
     create(db, "plain")
     code, _, msg = command_error(db, {"collMod": "plain", "expireAfterSeconds": 5})
     assert code == 72 and "only supported on collections clustered by _id" in msg
