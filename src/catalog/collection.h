@@ -285,6 +285,12 @@ class Collection {
   std::shared_lock<std::shared_mutex> WriteGuard() const {
     return std::shared_lock<std::shared_mutex>(counters_->write_mu);
   }
+  // Held instead by a write that must not interleave with any other write transaction on this
+  // collection: a rewrite of stored buckets from what it read, which the bucket catalog's appends
+  // must not cross (timeseries/bucket_scan.h). Waits for the writes running.
+  std::unique_lock<std::shared_mutex> ExclusiveWriteGuard() const {
+    return std::unique_lock<std::shared_mutex>(counters_->write_mu);
+  }
   // For Catalog: makes `self` the handle whose indexes all writes maintain, then waits until
   // no write that may have used an older handle's indexes is still open.
   static void InstallAsLatest(const std::shared_ptr<const Collection>& self);

@@ -4,6 +4,7 @@
 #include "exec/cursor_manager.h"
 #include "exec/timeseries_read.h"
 #include "pipeline/expression.h"
+#include "query/update.h"
 #include "storage/kv_engine.h"
 
 namespace hourglass::commands {
@@ -81,6 +82,18 @@ Status ReplyWithCursor(CommandContext& ctx, const std::string& ns,
   }
   exec::AppendCursorReply(reply, id, ns, "firstBatch", batch.Obj());
   return Status::OK();
+}
+
+StatusWith<query::UpdateDriver> ParseUpdate(const bson::BsonElement& u,
+                                            const BsonObj& array_filters,
+                                            const query::ExpressionContext& ectx) {
+  if (u.type() == BsonType::kArray)
+    return query::UpdateDriver::ParsePipeline(u.Obj(), array_filters, ectx);
+  if (u.type() != BsonType::kObject) {
+    return Status(ErrorCode::kFailedToParse,
+                  "Update argument must be either an object or an array");
+  }
+  return query::UpdateDriver::Parse(u.Obj(), array_filters);
 }
 
 StatusWith<BsonObj> PrepareInsertDocument(const BsonObj& doc, bool id_first) {

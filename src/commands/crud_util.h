@@ -13,6 +13,7 @@
 #include "pipeline/pipeline.h"
 #include "query/matcher.h"
 #include "query/projection.h"
+#include "query/update.h"
 
 namespace hourglass::commands {
 
@@ -63,6 +64,12 @@ bson::BsonObj DistinctOverViewStages(std::string_view key, const bson::BsonObj& 
 // explain shows for a view. Writes name a view: CommandNotSupportedOnView (166).
 StatusWith<std::optional<bson::BsonObj>> ReadOverView(CommandContext& ctx,
                                                       const bson::BsonObj& cmd);
+
+// An update statement's `u` (an operator or replacement document, or a pipeline) parsed with its
+// arrayFilters; FailedToParse (9) for any other type.
+StatusWith<query::UpdateDriver> ParseUpdate(const bson::BsonElement& u,
+                                            const bson::BsonObj& array_filters,
+                                            const query::ExpressionContext& ectx);
 
 // Checks a document for insertion (size, `_id` type, top-level `$` names) and returns it with an
 // `_id` (generated as an ObjectId, first, when absent). A given `_id` is moved first unless

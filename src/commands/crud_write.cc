@@ -276,17 +276,6 @@ struct UpdateResult {
   BsonObj after;                       // findAndModify: the new document
 };
 
-StatusWith<query::UpdateDriver> ParseUpdate(const BsonElement& u, const BsonObj& array_filters,
-                                            const query::ExpressionContext& ectx) {
-  if (u.type() == BsonType::kArray)
-    return query::UpdateDriver::ParsePipeline(u.Obj(), array_filters, ectx);
-  if (u.type() != BsonType::kObject) {
-    return Status(ErrorCode::kFailedToParse,
-                  "Update argument must be either an object or an array");
-  }
-  return query::UpdateDriver::Parse(u.Obj(), array_filters);
-}
-
 Status CheckIdUnchanged(const BsonObj& before, const BsonObj& after) {
   BsonElement a = before["_id"], b = after["_id"];
   if (a.eoo() || b.eoo() || a.type() != b.type() || a.ValueSize() != b.ValueSize() ||
@@ -364,11 +353,26 @@ StatusWith<UpdateResult> RunUpdate(CommandContext& ctx, catalog::Collection& col
   return result;
 }
 
-// update on a time-series collection: metaField-only updates (spec 8.3).
+// The upserted entries of an update reply: {index, _id} of each statement that inserted.
+void AppendUpserted(BsonBuilder& reply, const std::vector<std::pair<int, BsonObj>>& upserted) {
+  if (upserted.empty()) return;
+  size_t arr = reply.OpenArray("upserted");
+  int i = 0;
+  for (const auto& [idx, id] : upserted) {
+    size_t o = reply.OpenObject(std::to_string(i++));
+    reply.AppendInt32("index", idx);
+    reply.AppendElementAs(id.FirstElement(), "_id");
+    reply.Close(o);
+  }
+  reply.Close(arr);
+}
+
+// update on a time-series collection (timeseries_write.h).
 Status UpdateTimeseries(CommandContext& ctx, const timeseries::TimeseriesCollection& ts,
                         const UpdateRequest& req, BsonBuilder& reply) {
   int64_t n = 0, n_modified = 0;
   std::vector<WriteError> errors;
+  std::vector<std::pair<int, BsonObj>> upserted;
   int index = 0;
   for (const UpdateStatement& stmt : req.updates) {
     ++ctx.service.counters.op_update;
@@ -377,6 +381,10 @@ Status UpdateTimeseries(CommandContext& ctx, const timeseries::TimeseriesCollect
     if (r.ok()) {
       n += r.value().matched;
       n_modified += r.value().modified;
+      if (r.value().upserted_id) {
+        ++n;
+        upserted.emplace_back(index, *r.value().upserted_id);
+      }
     } else {
       errors.push_back({index, r.status()});
       if (req.ordered) break;
@@ -386,6 +394,7 @@ Status UpdateTimeseries(CommandContext& ctx, const timeseries::TimeseriesCollect
   HG_RETURN_IF_ERROR(WaitForWriteConcern(ctx, req.cmd));
   reply.AppendInt32("n", static_cast<int32_t>(n));
   reply.AppendInt32("nModified", static_cast<int32_t>(n_modified));
+  AppendUpserted(reply, upserted);
   AppendWriteErrors(reply, errors);
   return Status::OK();
 }
@@ -434,17 +443,7 @@ class UpdateCommand : public WriteCommand {
     HG_RETURN_IF_ERROR(WaitForWriteConcern(ctx, req.cmd));
     reply.AppendInt32("n", static_cast<int32_t>(n));
     reply.AppendInt32("nModified", static_cast<int32_t>(n_modified));
-    if (!upserted.empty()) {
-      size_t arr = reply.OpenArray("upserted");
-      int i = 0;
-      for (const auto& [idx, id] : upserted) {
-        size_t o = reply.OpenObject(std::to_string(i++));
-        reply.AppendInt32("index", idx);
-        reply.AppendElementAs(id.FirstElement(), "_id");
-        reply.Close(o);
-      }
-      reply.Close(arr);
-    }
+    AppendUpserted(reply, upserted);
     AppendWriteErrors(reply, errors);
     return Status::OK();
   }

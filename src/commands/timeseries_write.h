@@ -1,6 +1,9 @@
 // Writes to a time-series collection: inserts (spec §5: each measurement is checked, staged into
-// the bucket catalog and committed batch by batch), deletes and updates by meta (spec §8).
+// the bucket catalog and committed batch by batch), deletes and updates (spec §8;
+// timeseries_modify.cc).
 #pragma once
+
+#include <optional>
 
 #include "bson/bson.h"
 #include "commands/command.h"
@@ -49,18 +52,31 @@ StatusWith<int64_t> DeleteMeasurements(CommandContext& ctx,
                                        ModifyOptions options = {});
 
 struct UpdateOutcome {
-  int64_t matched = 0;   // measurements in the matched buckets
-  int64_t modified = 0;  // ... whose meta changed
+  int64_t matched = 0;                       // measurements matched
+  int64_t modified = 0;                      // ... that the update changed
+  std::optional<bson::BsonObj> upserted_id;  // {"": _id} of the measurement an upsert inserted
+  // The first measurement matched, and the first as the update left it (or the upserted one).
+  std::optional<bson::BsonObj> before, after;
 };
 
-// Updates the metaField of the measurements of `coll` matching `filter` (spec §8.3): `update`
-// must be operator-style and touch only the metaField, `filter` only the metaField, `multi` set and
-// `upsert` not; each rule broken is InvalidOptions (72) with MongoDB's message. Buckets keep their
-// measurements and get the new (normalized) meta. `array_filters` serve the update's
-// $[<identifier>] operators, as for regular collections.
+// Updates the measurements of `coll` matching `filter` (all of them, or the first one found when
+// !multi). Two ways, as MongoDB has them:
+// - Spec §8.3 (MongoDB 5.1-7.0): an operator-style update of the metaField alone with a filter
+//   on the metaField alone, `multi` set and no `upsert`, changes the meta of whole buckets; n and
+//   nModified count their measurements. That is all the server takes while the server parameter
+//   hourglassTimeseriesArbitraryUpdates is false: each rule broken is InvalidOptions (72) with
+//   MongoDB's message.
+// - MongoDB 8.0's updates of any field (the default): operator, replacement and pipeline updates,
+//   upserts; the measurements an update changes leave their buckets (rewritten with the others,
+//   or removed) and are written into new buckets in the same transaction. An updated measurement
+//   must keep a Date in the time field (BadValue) and suit the bucket indexes (5930501...).
+// `array_filters` serve the update's $[<identifier>] operators, as for regular collections.
 StatusWith<UpdateOutcome> UpdateMeasurements(
     CommandContext& ctx, const timeseries::TimeseriesCollection& coll, const bson::BsonObj& filter,
     const bson::BsonElement& update, const bson::BsonObj& array_filters, bool multi, bool upsert,
     const query::ExpressionContext& expr_ctx, ModifyOptions options = {});
+
+// Registers hourglassTimeseriesArbitraryUpdates (Hourglass's own server parameter, default true).
+void RegisterTimeseriesWriteParameters();
 
 }  // namespace hourglass::commands

@@ -16,6 +16,7 @@
 #include "base/server_parameters.h"
 #include "base/write_gate.h"
 #include "catalog/catalog.h"
+#include "commands/timeseries_write.h"
 #include "exec/cursor_manager.h"
 #include "exec/timeseries_read.h"
 #include "net/listener.h"
@@ -142,6 +143,7 @@ int RunServer(int argc, char** argv) {
   timeseries::RegisterTimeseriesParameters();
   timeseries::TtlMonitor::RegisterParameters();
   exec::RegisterTimeseriesRewriteParameter();
+  commands::RegisterTimeseriesWriteParameters();
   pipeline::RegisterMemoryParameters();
   RegisterEnableTestCommands();
   for (const auto& [name, value] : parsed.set_parameters) {

@@ -191,6 +191,32 @@ constexpr int64_t kMaxBsonSize = int64_t{16} << 20;
 
 void RegisterTimeseriesParameters() { (void)GetParams(); }
 
+NewBucketRules CurrentNewBucketRules() {
+  const Params& p = GetParams();
+  return {.version = p.always_compress->GetBool() ? 2 : 1,
+          .max_count = p.max_count->GetInt(),
+          .max_size = p.max_size->GetInt(),
+          .min_count = p.min_count->GetInt(),
+          .absolute_max_size = kAbsoluteMaxBucketBytes};
+}
+
+// The rounded start in seconds, then 8 bytes from a per-process counter seeded at random.
+// The counter's changing bytes come first, so the 8-byte RecordId prefix of the clustered bucket
+// collection differs between buckets of one start time.
+bson::ObjectId NewBucketId(int64_t min_time_ms) {
+  static std::atomic<uint64_t> counter{std::random_device{}() |
+                                       (static_cast<uint64_t>(std::random_device{}()) << 32)};
+  int64_t secs = min_time_ms >= 0 ? min_time_ms / 1000 : -((-min_time_ms + 999) / 1000);
+  uint32_t ts = static_cast<uint32_t>(static_cast<uint64_t>(secs));
+  uint64_t c = counter.fetch_add(1, std::memory_order_relaxed);
+  bson::ObjectId id;
+  for (int i = 0; i < 4; ++i) id.bytes[i] = static_cast<uint8_t>(ts >> (24 - 8 * i));
+  uint32_t low = static_cast<uint32_t>(c), high = static_cast<uint32_t>(c >> 32);
+  for (int i = 0; i < 4; ++i) id.bytes[4 + i] = static_cast<uint8_t>(low >> (24 - 8 * i));
+  for (int i = 0; i < 4; ++i) id.bytes[8 + i] = static_cast<uint8_t>(high >> (24 - 8 * i));
+  return id;
+}
+
 // --- in-memory state -------------------------------------------------------------------------
 
 // One batch of measurements staged into one bucket, written by a single commit.
@@ -476,23 +502,6 @@ int64_t NowMillis() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
              std::chrono::steady_clock::now().time_since_epoch())
       .count();
-}
-
-// Bucket _ids: the rounded start in seconds, then 8 bytes from a per-process counter seeded at
-// random. The counter's changing bytes come first, so the 8-byte RecordId prefix of the clustered
-// bucket collection differs between buckets of one start time.
-bson::ObjectId NewBucketId(int64_t min_time_ms) {
-  static std::atomic<uint64_t> counter{std::random_device{}() |
-                                       (static_cast<uint64_t>(std::random_device{}()) << 32)};
-  int64_t secs = min_time_ms >= 0 ? min_time_ms / 1000 : -((-min_time_ms + 999) / 1000);
-  uint32_t ts = static_cast<uint32_t>(static_cast<uint64_t>(secs));
-  uint64_t c = counter.fetch_add(1, std::memory_order_relaxed);
-  bson::ObjectId id;
-  for (int i = 0; i < 4; ++i) id.bytes[i] = static_cast<uint8_t>(ts >> (24 - 8 * i));
-  uint32_t low = static_cast<uint32_t>(c), high = static_cast<uint32_t>(c >> 32);
-  for (int i = 0; i < 4; ++i) id.bytes[4 + i] = static_cast<uint8_t>(low >> (24 - 8 * i));
-  for (int i = 0; i < 4; ++i) id.bytes[8 + i] = static_cast<uint8_t>(high >> (24 - 8 * i));
-  return id;
 }
 
 // Bytes a measurement adds to its bucket's data: each field's value under a row key of up to four
@@ -1171,7 +1180,8 @@ Status BucketCatalog::Write(const TimeseriesCollection& coll, storage::Session& 
   }
   // Read before the write's transaction: see LatestMeasurements::Committed.
   const uint64_t untracked_before = coll.buckets->UntrackedWrites();
-  if (b.LayoutMayBeStale(cs.era.load())) {
+  uint64_t era_seen = cs.era.load();
+  if (b.LayoutMayBeStale(era_seen)) {
     // Append to what is stored now, not to the layout remembered.
     HG_RETURN_IF_ERROR(Resync(coll, s, batch));
   }
@@ -1190,13 +1200,28 @@ Status BucketCatalog::Write(const TimeseriesCollection& coll, storage::Session& 
       st = Status(ErrorCode::kBSONObjectTooLarge, "time-series bucket document is too large");
       break;
     }
+    bool stale = false;
     st = storage::RetryOnWriteConflict([&] {
       auto guard = coll.buckets->WriteGuard();  // until the commit (index builds wait for it)
+      // A rewrite of stored buckets (timeseries/bucket_scan.h) that committed since the layout
+      // was checked would make these edits land on bytes they were not made for.
+      stale = b.doc.stored() && cs.era.load() != era_seen;
+      if (stale) return Status::OK();
       storage::WriteUnit wu(s);
       HG_RETURN_IF_ERROR(wu.begin_status());
       HG_RETURN_IF_ERROR(StoreBucket(*coll.buckets, s, b.doc, full, edits));
       return wu.Commit();
     });
+    if (st.ok() && stale) {
+      era_seen = cs.era.load();
+      HG_RETURN_IF_ERROR(Resync(coll, s, batch));
+      control = batch.control;
+      if (!batch.staged) b.doc.StageRows(batch.measurements, meta_field);
+      insert = !b.doc.stored();
+      old_size = static_cast<int64_t>(b.doc.size());
+      b.doc.Prepare(control, &full, &edits, GetParams().rewrite_after->GetInt());
+      continue;
+    }
     if (!insert && st.code() == ErrorCode::kNoSuchKey) {
       // The stored bucket is gone (expired by TTL or deleted directly) while it was open: these
       // rows start a new bucket instead.

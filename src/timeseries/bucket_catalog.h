@@ -87,6 +87,23 @@ struct TimeseriesCollection {
 bson::BsonObj BuildBucketControl(const BucketFieldTree& fields, std::string_view time_field,
                                  int64_t min_time);
 
+// How the catalog opens a bucket now (its server parameters), for the writes that make buckets
+// outside it (bucket_builder.h): the layout (2: compressed from the first write, as MongoDB 8.0;
+// 1: version 1) and the limits of §4.5: the count, the size, the count below which a bucket may
+// grow past that size, and the size no bucket passes.
+struct NewBucketRules {
+  int version = 2;
+  int64_t max_count = 1000;
+  int64_t max_size = 128000;
+  int64_t min_count = 10;
+  int64_t absolute_max_size = 12 << 20;
+};
+NewBucketRules CurrentNewBucketRules();
+
+// The _id of a new bucket starting at `min_time_ms` (its rounded start): that time in seconds,
+// then bytes that differ between the buckets this process makes.
+bson::ObjectId NewBucketId(int64_t min_time_ms);
+
 // A series' identity (BucketCatalog::SeriesKey) with its hash, computed once: a request of many
 // series looks each measurement's series up in more than one table.
 struct Bucket;

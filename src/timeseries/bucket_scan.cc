@@ -1,5 +1,7 @@
 #include "timeseries/bucket_scan.h"
 
+#include <cstring>
+
 #include "storage/write_conflict.h"
 
 namespace hourglass::timeseries {
@@ -9,13 +11,15 @@ using bson::BsonObj;
 Status ForEachBucketChunk(
     storage::KvEngine* engine, catalog::Collection& buckets, const catalog::RecordRange& range,
     const std::function<bool(const BsonObj&)>& keep,
-    const std::function<Status(const std::vector<catalog::Record>&, bool* stop)>& fn) {
+    const std::function<StatusWith<ChunkOutcome>(const std::vector<catalog::Record>&)>& fn) {
   std::optional<int64_t> resume;
   catalog::RecordRange forward = range;
   forward.forward = true;
+  int reads_again = 0;
   while (true) {
     std::vector<catalog::Record> chunk;
     bool more_keys = false;
+    std::optional<int64_t> next_resume;
     {
       auto session = engine->NewSession();
       auto cursor_or = catalog::RecordCursor::Open(*session, buckets, forward);
@@ -32,7 +36,7 @@ Status ForEachBucketChunk(
         if (keep(bucket)) {
           chunk.push_back({cursor.id(), bucket.Owned()});
           if (chunk.size() >= 100) {
-            resume = cursor.id();
+            next_resume = cursor.id();
             more_keys = true;
             break;
           }
@@ -41,36 +45,77 @@ Status ForEachBucketChunk(
       }
       HG_RETURN_IF_ERROR(more.status());
     }
-    bool stop = false;
-    if (!chunk.empty()) HG_RETURN_IF_ERROR(fn(chunk, &stop));
-    if (!more_keys || stop) return Status::OK();
+    ChunkOutcome outcome = ChunkOutcome::kNext;
+    if (!chunk.empty()) {
+      HG_ASSIGN_OR_RETURN(outcome, fn(chunk));
+    }
+    if (outcome == ChunkOutcome::kReadAgain) {
+      if (++reads_again >= 100) {
+        return Status(ErrorCode::kWriteConflict,
+                      "time-series buckets kept changing while they were being rewritten");
+      }
+      continue;  // from the same resume point
+    }
+    reads_again = 0;
+    resume = next_resume;
+    if (!more_keys || outcome == ChunkOutcome::kStop) return Status::OK();
   }
 }
 
-Status RemoveAndRewriteBuckets(
-    storage::KvEngine* engine, catalog::Collection& buckets,
-    const std::vector<const catalog::Record*>& removed,
-    const std::vector<std::pair<const catalog::Record*, BsonObj>>& rewritten) {
-  if (removed.empty() && rewritten.empty()) return Status::OK();
-  HG_RETURN_IF_ERROR(storage::RetryOnWriteConflict([&] {
-    auto guard = buckets.WriteGuard();  // until the commit (index builds wait for it)
+StatusWith<std::optional<std::vector<int64_t>>> ApplyBucketChanges(
+    storage::KvEngine* engine, catalog::Collection& buckets, const BucketChanges& changes,
+    const std::function<void()>& after_commit) {
+  std::vector<int64_t> ids;
+  if (changes.empty()) return std::optional<std::vector<int64_t>>(ids);
+  // The read barrier runs now, once for the operation: under the exclusive guard, the flush it
+  // may run would wait for the guard.
+  catalog::ReadBarrier::OperationScope operation;
+  HG_RETURN_IF_ERROR(buckets.read_barrier().Run());
+  auto exclusive = buckets.ExclusiveWriteGuard();
+  bool stale = false;
+  HG_RETURN_IF_ERROR(storage::RetryOnWriteConflict([&]() -> Status {
+    stale = false;
+    ids.clear();
     auto session = engine->NewSession();
     storage::WriteUnit wu(*session);
     HG_RETURN_IF_ERROR(wu.begin_status());
-    for (const auto* rec : removed) {
-      Status st = buckets.Remove(*session, rec->id, rec->doc);
-      if (!st.ok() && st.code() != ErrorCode::kNoSuchKey) return st;
+    auto unchanged = [&](const catalog::Record& rec) -> StatusWith<bool> {
+      HG_ASSIGN_OR_RETURN(auto now, buckets.FindRecord(*session, rec.id));
+      return now && now->doc.size() == rec.doc.size() &&
+             std::memcmp(now->doc.data(), rec.doc.data(), rec.doc.size()) == 0;
+    };
+    for (const auto* rec : changes.removed) {
+      HG_ASSIGN_OR_RETURN(bool same, unchanged(*rec));
+      if (!same) {
+        stale = true;
+        return Status::OK();  // rolled back
+      }
+      HG_RETURN_IF_ERROR(buckets.Remove(*session, rec->id, rec->doc));
     }
-    for (const auto& [rec, doc] : rewritten) {
+    for (const auto& [rec, doc] : changes.rewritten) {
+      HG_ASSIGN_OR_RETURN(bool same, unchanged(*rec));
+      if (!same) {
+        stale = true;
+        return Status::OK();
+      }
       HG_RETURN_IF_ERROR(buckets.Update(*session, rec->id, rec->doc, doc));
+    }
+    for (const BsonObj& doc : changes.inserted) {
+      HG_ASSIGN_OR_RETURN(int64_t id, buckets.Insert(*session, doc));
+      ids.push_back(id);
     }
     return wu.Commit();
   }));
+  if (stale) return std::optional<std::vector<int64_t>>();
   int64_t bytes = 0;
-  for (const auto* rec : removed) bytes -= rec->doc.size();
-  for (const auto& [rec, doc] : rewritten) bytes += doc.size() - rec->doc.size();
-  buckets.AdjustCounts(-static_cast<int64_t>(removed.size()), bytes);
-  return Status::OK();
+  for (const auto* rec : changes.removed) bytes -= rec->doc.size();
+  for (const auto& [rec, doc] : changes.rewritten) bytes += doc.size() - rec->doc.size();
+  for (const BsonObj& doc : changes.inserted) bytes += doc.size();
+  buckets.AdjustCounts(
+      static_cast<int64_t>(changes.inserted.size()) - static_cast<int64_t>(changes.removed.size()),
+      bytes);
+  if (after_commit) after_commit();
+  return std::optional<std::vector<int64_t>>(std::move(ids));
 }
 
 }  // namespace hourglass::timeseries

@@ -51,12 +51,13 @@ StatusWith<int64_t> DeleteExpired(storage::KvEngine* engine, catalog::Collection
   };
   HG_RETURN_IF_ERROR(ForEachBucketChunk(
       engine, buckets, range, expired,
-      [&](const std::vector<catalog::Record>& chunk, bool*) -> Status {
-        std::vector<const catalog::Record*> removed;
-        for (const auto& rec : chunk) removed.push_back(&rec);
-        HG_RETURN_IF_ERROR(RemoveAndRewriteBuckets(engine, buckets, removed, {}));
+      [&](const std::vector<catalog::Record>& chunk) -> StatusWith<ChunkOutcome> {
+        BucketChanges changes;
+        for (const auto& rec : chunk) changes.removed.push_back(&rec);
+        HG_ASSIGN_OR_RETURN(auto applied, ApplyBucketChanges(engine, buckets, changes, nullptr));
+        if (!applied) return ChunkOutcome::kReadAgain;  // a bucket took rows since it was read
         deleted += static_cast<int64_t>(chunk.size());
-        return Status::OK();
+        return ChunkOutcome::kNext;
       }));
   return deleted;
 }

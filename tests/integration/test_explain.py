@@ -362,11 +362,11 @@ def test_time_series_update_explain_counts_without_updating(tsw):
     assert st["nMeasurementsUpdated"] == 30
     assert tsw.ts.count_documents({"m": "z"}) == 0
     assert tsw.ts.count_documents({"m": "a"}) == 30
-    # The update's own rules apply: a filter on a measurement is InvalidOptions (72).
+    # The update's own rules apply: an unknown update operator is FailedToParse (9).
     code, _, _ = command_error(tsw, SON([("explain", {
-        "update": "ts", "updates": [{"q": {"temp": 1}, "u": {"$set": {"m": "z"}},
+        "update": "ts", "updates": [{"q": {"temp": 1}, "u": {"$bogus": {"m": "z"}},
                                      "multi": True}]})]))
-    assert code == 72
+    assert code == 9
 
 
 def test_time_series_find_and_modify_explain_refused(tsw):

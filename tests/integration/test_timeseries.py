@@ -1183,7 +1183,17 @@ def test_update_meta_array_with_the_positional_operator(db):
     assert e.value.code == 2
 
 
-def test_update_rules_of_spec_8_3(db):
+@pytest.fixture
+def updates_as_7_0(client):
+    """MongoDB 7.0's metaField-only updates (hourglassTimeseriesArbitraryUpdates false) for one
+    test; test_timeseries_updates.py holds 8.0's updates of any field, the default."""
+    name = "hourglassTimeseriesArbitraryUpdates"
+    client.admin.command({"setParameter": 1, name: False})
+    yield
+    client.admin.command({"setParameter": 1, name: True})
+
+
+def test_update_rules_of_spec_8_3(db, updates_as_7_0):
     create_ts(db)
     db.ts.insert_many([{"t": at(i), "m": "a", "v": i} for i in range(3)])
     cases = [

@@ -1,0 +1,305 @@
+"""Updates of time-series measurements as MongoDB 8.0 makes them (arbitrary updates): any filter,
+any field, updateOne and updateMany, replacement and pipeline updates, upserts. The measurements
+an update changes leave their bucket (which keeps the others under its _id) and are written into
+new buckets; n and nModified count measurements. With the server parameter
+hourglassTimeseriesArbitraryUpdates set to false the server answers as MongoDB 7.0 (metaField-only
+updates; test_timeseries.py holds those rules)."""
+
+import datetime
+import threading
+
+import pytest
+from bson.objectid import ObjectId
+from pymongo.errors import WriteError
+from pymongo.write_concern import WriteConcern
+
+from tsbuckets import columns
+from test_timeseries import at, buckets, check_bucket_invariants, create_ts
+
+TIME_MSG = "'t' must be present and contain a valid BSON UTC datetime value"
+
+
+def contents(coll, **filt):
+    """The measurements, without _id, sorted by (t, v) for comparison."""
+    docs = list(coll.find(filt, {"_id": 0}))
+    return sorted(docs, key=lambda d: (d["t"], repr(d.get("v")), repr(sorted(d.items()))))
+
+
+def check_all_buckets(db, name="ts", **kw):
+    for b in buckets(db, name):
+        check_bucket_invariants(b, **kw)
+
+
+def test_update_many_of_a_measurement_field_changes_each_once(db):
+    # 4,000 measurements of 4 series over 3 hours: many buckets, and the updated measurements go
+    # into new buckets that a later part of the scan must not update again.
+    coll = create_ts(db)
+    coll.insert_many([{"t": at(i * 3), "m": i % 4, "v": i} for i in range(4000)])
+    before = len(buckets(db))
+    r = coll.update_many({"v": {"$gte": 100}}, {"$inc": {"v": 100000}})
+    assert (r.matched_count, r.modified_count) == (3900, 3900)
+    got = sorted(d["v"] for d in coll.find())
+    assert got == sorted(list(range(100)) + [i + 100000 for i in range(100, 4000)])
+    assert coll.count_documents({}) == 4000
+    check_all_buckets(db)
+    # Each bucket holds one series, and every measurement of a bucket is within its span.
+    for b in buckets(db):
+        assert {d % 4 for d in (v - 100000 if v >= 100000 else v for v in columns(b)["v"])} == {
+            b["meta"]}
+    assert len(buckets(db)) >= before
+
+
+def test_update_counts_measurements_and_a_no_op_changes_nothing(db):
+    coll = create_ts(db)
+    coll.insert_many([{"t": at(i), "m": "a", "v": i % 2} for i in range(10)])
+    stored = buckets(db)
+    r = coll.update_many({"v": 1}, {"$set": {"v": 1}})
+    assert (r.matched_count, r.modified_count) == (5, 0)
+    assert buckets(db) == stored
+    r = coll.update_many({"v": 1}, {"$set": {"w": "x"}})
+    assert (r.matched_count, r.modified_count) == (5, 5)
+    assert coll.count_documents({"w": "x"}) == 5
+    assert coll.count_documents({"w": {"$exists": False}, "v": 0}) == 5
+    r = coll.update_many({"v": 7}, {"$set": {"w": "y"}})
+    assert (r.matched_count, r.modified_count) == (0, 0)
+
+
+def test_update_one_changes_exactly_one_measurement(db):
+    coll = create_ts(db)
+    coll.insert_many([{"t": at(i), "m": "a", "v": 1} for i in range(5)])
+    r = coll.update_one({"v": 1}, {"$set": {"v": 2}})
+    assert (r.matched_count, r.modified_count) == (1, 1)
+    assert sorted(d["v"] for d in coll.find()) == [1, 1, 1, 1, 2]
+    r = coll.update_one({"v": 3}, {"$set": {"v": 4}})
+    assert (r.matched_count, r.modified_count) == (0, 0)
+
+
+def test_update_of_the_meta_moves_measurements_to_that_series(db):
+    coll = create_ts(db)
+    coll.insert_many([{"t": at(i), "m": {"s": "a"}, "v": i} for i in range(6)])
+    # A filter on a measurement field and a meta change: the matched ones change series.
+    r = coll.update_many({"v": {"$lt": 3}}, {"$set": {"m.s": "b", "m.k": 1}})
+    assert (r.matched_count, r.modified_count) == (3, 3)
+    # Bucket metas are normalized (fields sorted), and so is the meta of what is read back.
+    assert sorted(d["v"] for d in coll.find({"m": {"k": 1, "s": "b"}})) == [0, 1, 2]
+    assert sorted(d["v"] for d in coll.find({"m.s": "a"})) == [3, 4, 5]
+    metas = sorted(repr(b["meta"]) for b in buckets(db))
+    assert metas == [repr({"k": 1, "s": "b"}), repr({"s": "a"})]  # normalized: fields sorted
+    # Removing the meta puts measurements in a bucket without one.
+    coll.update_many({"v": 5}, {"$unset": {"m": ""}})
+    assert [d for d in coll.find({"m": {"$exists": False}}, {"_id": 0})] == [{"t": at(5), "v": 5}]
+    assert any("meta" not in b for b in buckets(db))
+
+
+def test_update_of_the_time_field_moves_measurements_in_time(db):
+    coll = create_ts(db)
+    coll.insert_many([{"t": at(i), "m": "a", "v": i} for i in range(4)])
+    later = at(5 * 86400)
+    r = coll.update_many({"v": {"$gte": 2}}, {"$set": {"t": later}})
+    assert r.modified_count == 2
+    assert contents(coll) == [{"t": at(0), "m": "a", "v": 0}, {"t": at(1), "m": "a", "v": 1},
+                              {"t": later, "m": "a", "v": 2}, {"t": later, "m": "a", "v": 3}]
+    check_all_buckets(db)
+    assert [b["control"]["max"]["t"] for b in buckets(db)] == [at(1), later]
+    # The time field must stay a date: BadValue, as an insert answers, and nothing changes.
+    for bad in ({"$set": {"t": "noon"}}, {"$unset": {"t": ""}}):
+        with pytest.raises(WriteError) as e:
+            coll.update_many({}, bad)
+        assert e.value.code == 2 and TIME_MSG in str(e.value)
+    assert coll.count_documents({"t": {"$type": "date"}}) == 4
+
+
+def test_replacement_keeps_the_id_and_must_keep_a_time(db):
+    coll = create_ts(db)
+    coll.insert_many([{"_id": i, "t": at(i), "m": "a", "v": i} for i in range(3)])
+    r = coll.replace_one({"v": 1}, {"t": at(1), "m": "b", "w": "new"})
+    assert (r.matched_count, r.modified_count) == (1, 1)
+    assert coll.find_one({"w": "new"}) == {"_id": 1, "t": at(1), "m": "b", "w": "new"}
+    with pytest.raises(WriteError) as e:
+        coll.replace_one({"v": 2}, {"m": "b"})
+    assert e.value.code == 2
+    assert coll.find_one({"_id": 2})["v"] == 2
+    # A replacement cannot be multi, as on any collection.
+    r = db.command({"update": "ts", "updates": [{"q": {}, "u": {"x": 1}, "multi": True}]})
+    assert [e["code"] for e in r["writeErrors"]] == [9]
+
+
+def test_pipeline_update(db):
+    coll = create_ts(db)
+    coll.insert_many([{"t": at(i), "m": "a", "v": i} for i in range(4)])
+    r = coll.update_many({"v": {"$in": [1, 3]}},
+                         [{"$set": {"double": {"$multiply": ["$v", 2]}}}, {"$unset": "m"}])
+    assert r.modified_count == 2
+    assert contents(coll) == [{"t": at(0), "m": "a", "v": 0}, {"t": at(1), "v": 1, "double": 2},
+                              {"t": at(2), "m": "a", "v": 2}, {"t": at(3), "v": 3, "double": 6}]
+
+
+def test_array_filters_and_the_positional_operator_on_measurements(db):
+    coll = create_ts(db)
+    coll.insert_many([{"t": at(0), "m": "a", "xs": [1, 5, 9]}, {"t": at(1), "m": "a", "xs": [7]}])
+    r = coll.update_many({}, {"$set": {"xs.$[big]": 0}}, array_filters=[{"big": {"$gte": 5}}])
+    assert r.modified_count == 2
+    assert [d["xs"] for d in coll.find().sort("t", 1)] == [[1, 0, 0], [0]]
+    coll.update_many({"xs": 1}, {"$set": {"xs.$": 100}})
+    assert [d["xs"] for d in coll.find().sort("t", 1)] == [[100, 0, 0], [0]]
+
+
+def test_upserts_insert_a_measurement(db):
+    coll = create_ts(db)
+    coll.insert_one({"t": at(0), "m": "a", "v": 0})
+    # Nothing matches: the filter's equalities and the update make the measurement.
+    r = db.command({"update": "ts", "updates": [
+        {"q": {"m": "b", "t": at(10)}, "u": {"$set": {"v": 1}}, "upsert": True}]})
+    assert r["n"] == 1 and r["nModified"] == 0
+    [up] = r["upserted"]
+    assert up["index"] == 0 and isinstance(up["_id"], ObjectId)
+    assert coll.find_one({"m": "b"}) == {"_id": up["_id"], "t": at(10), "m": "b", "v": 1}
+    # A replacement upsert takes the filter's _id.
+    r = coll.replace_one({"_id": 42}, {"t": at(20), "m": "c"}, upsert=True)
+    assert r.upserted_id == 42
+    assert coll.find_one({"_id": 42}) == {"_id": 42, "t": at(20), "m": "c"}
+    # Something matches: no insert (multi too).
+    r = coll.update_many({"m": "a"}, {"$set": {"v": 5}}, upsert=True)
+    assert (r.matched_count, r.modified_count, r.upserted_id) == (1, 1, None)
+    # Without a time, the measurement cannot be inserted: BadValue.
+    with pytest.raises(WriteError) as e:
+        coll.update_one({"m": "z"}, {"$set": {"v": 1}}, upsert=True)
+    assert e.value.code == 2 and TIME_MSG in str(e.value)
+    assert coll.count_documents({}) == 3
+
+
+def test_updates_of_a_collection_without_meta(db):
+    coll = create_ts(db, meta=None)
+    coll.insert_many([{"t": at(i), "v": i} for i in range(5)])
+    r = coll.update_many({"v": {"$gt": 2}}, {"$set": {"big": True}})
+    assert r.modified_count == 2
+    assert sorted(d["v"] for d in coll.find({"big": True})) == [3, 4]
+    check_all_buckets(db)
+
+
+def test_updated_measurements_must_suit_the_bucket_indexes(db):
+    # An index on a measurement field cannot take an array there (5930501, as an insert).
+    coll = create_ts(db)
+    coll.create_index("v")
+    coll.insert_many([{"t": at(i), "m": "a", "v": i} for i in range(3)])
+    with pytest.raises(WriteError) as e:
+        coll.update_many({"v": 1}, {"$set": {"v": [1, 2]}})
+    assert e.value.code == 5930501
+    assert sorted(d["v"] for d in coll.find()) == [0, 1, 2]
+    coll.update_many({"v": 1}, {"$set": {"v": 10}})
+    assert [d["v"] for d in coll.find({"v": {"$gte": 10}}).hint("v_1")] == [10]
+
+
+def test_ordered_and_unordered_statements(db):
+    coll = create_ts(db)
+    coll.insert_many([{"t": at(i), "m": "a", "v": i} for i in range(3)])
+    bad = {"q": {"v": 0}, "u": {"$set": {"t": 1}}}
+    good = {"q": {"v": 1}, "u": {"$set": {"w": 1}}}
+    r = db.command({"update": "ts", "updates": [bad, good], "ordered": True})
+    assert r["n"] == 0 and [e["code"] for e in r["writeErrors"]] == [2]
+    assert coll.count_documents({"w": 1}) == 0
+    r = db.command({"update": "ts", "updates": [bad, good], "ordered": False})
+    assert r["n"] == 1 and [e["index"] for e in r["writeErrors"]] == [0]
+    assert coll.count_documents({"w": 1}) == 1
+
+
+def test_version_1_buckets_stay_version_1(db_v1):
+    coll = create_ts(db_v1)
+    coll.insert_many([{"t": at(i), "m": "a", "v": i} for i in range(6)])
+    coll.update_many({"v": {"$gte": 3}}, {"$set": {"w": 1}})
+    assert {b["control"]["version"] for b in buckets(db_v1)} == {1}
+    assert sorted(d["v"] for d in coll.find({"w": 1})) == [3, 4, 5]
+    check_all_buckets(db_v1)
+
+
+def test_updates_race_inserts_into_the_same_buckets(db):
+    # Inserts keep appending to the series' open buckets while updates rewrite them: no
+    # acknowledged measurement is lost, and each one present when an update ran is changed once.
+    coll = create_ts(db).with_options(write_concern=WriteConcern(w=1))
+    coll.insert_many([{"t": at(i), "m": i % 2, "v": 0, "seq": i} for i in range(400)])
+    stop = threading.Event()
+    inserted = []
+    errors = []
+
+    def writer():
+        i = 400
+        try:
+            while not stop.is_set() and i < 3400:
+                coll.insert_many([{"t": at(i + k), "m": (i + k) % 2, "v": 0, "seq": i + k}
+                                  for k in range(10)])
+                inserted.extend(range(i, i + 10))
+                i += 10
+        except Exception as e:  # reported below
+            errors.append(e)
+
+    t = threading.Thread(target=writer)
+    t.start()
+    try:
+        for _ in range(5):
+            coll.update_many({"seq": {"$lt": 400}}, {"$inc": {"v": 1}})
+    finally:
+        stop.set()
+        t.join()
+    assert not errors
+    seqs = sorted(d["seq"] for d in coll.find())
+    assert seqs == list(range(400)) + inserted
+    assert sorted({d["v"] for d in coll.find({"seq": {"$lt": 400}})}) == [5]
+    assert coll.count_documents({"seq": {"$gte": 400}, "v": 0}) == len(inserted)
+    check_all_buckets(db)
+
+
+def test_updates_survive_a_restart(fresh_server):
+    s = fresh_server.new()
+    c = s.client()
+    coll = create_ts(c.tsup).with_options(write_concern=WriteConcern(j=True))
+    coll.insert_many([{"t": at(i), "m": "a", "v": i} for i in range(10)])
+    coll.update_many({"v": {"$gte": 5}}, {"$set": {"m": "b", "w": True}})
+    coll.update_one({"m": "z", "t": at(99)}, {"$set": {"v": 99}}, upsert=True)
+    c.close()
+    s.kill()
+    s.start()
+    c = s.client()
+    try:
+        coll = c.tsup.ts
+        assert sorted(d["v"] for d in coll.find({"m": "b", "w": True})) == [5, 6, 7, 8, 9]
+        assert sorted(d["v"] for d in coll.find({"m": "a"})) == [0, 1, 2, 3, 4]
+        assert coll.find_one({"m": "z"})["v"] == 99
+        # The series keep taking measurements after the restart.
+        coll.insert_one({"t": at(11), "m": "b", "v": 11})
+        assert coll.count_documents({"m": "b"}) == 6
+        check_all_buckets(c.tsup)
+    finally:
+        c.close()
+
+
+def test_explain_of_an_arbitrary_update(db):
+    coll = create_ts(db)
+    coll.insert_many([{"t": at(i), "m": "a", "v": i} for i in range(5)])
+    exp = db.command("explain", {"update": "ts", "updates": [
+        {"q": {"v": {"$lt": 2}}, "u": {"$set": {"w": 1}}, "multi": True}]},
+        verbosity="executionStats")
+    stage = exp["executionStats"]["executionStages"]
+    assert stage["stage"] == "TS_MODIFY" and stage["opType"] == "updateMany"
+    assert stage["residualFilter"] == {"v": {"$lt": 2}}
+    assert (stage["nMeasurementsMatched"], stage["nMeasurementsUpdated"]) == (2, 2)
+    assert coll.count_documents({"w": 1}) == 0  # explain changes nothing
+
+
+def test_parameter_false_answers_as_mongodb_7_0(client, db):
+    coll = create_ts(db)
+    coll.insert_many([{"t": at(i), "m": "a", "v": i} for i in range(3)])
+    client.admin.command({"setParameter": 1, "hourglassTimeseriesArbitraryUpdates": False})
+    try:
+        with pytest.raises(WriteError) as e:
+            coll.update_many({"v": 1}, {"$set": {"w": 1}})
+        assert e.value.code == 72
+        with pytest.raises(WriteError) as e:
+            coll.update_one({"m": "a"}, {"$set": {"m": "b"}})
+        assert e.value.code == 72
+        # The metaField-only update still works.
+        assert coll.update_many({"m": "a"}, {"$set": {"m": "b"}}).modified_count == 3
+    finally:
+        client.admin.command({"setParameter": 1, "hourglassTimeseriesArbitraryUpdates": True})
+    assert client.admin.command({"getParameter": 1, "hourglassTimeseriesArbitraryUpdates": 1})[
+        "hourglassTimeseriesArbitraryUpdates"] is True
+    assert coll.update_many({"v": 1}, {"$set": {"w": 1}}).modified_count == 1
