@@ -569,7 +569,10 @@ class FindAndModifyCommand : public Command {
       HG_ASSIGN_OR_RETURN(proj, query::Projection::Parse(*fields, q.value_or(BsonObj()), ectx));
     }
     HG_ASSIGN_OR_RETURN(std::string name, GetCollectionName(cmd, ctx.db));
-    HG_ASSIGN_OR_RETURN(auto coll, WritableCollection(ctx, {ctx.db, name}));
+    const catalog::NamespaceString nss{ctx.db, name};
+    HG_RETURN_IF_ERROR(catalog::ValidateCollectionName(nss));
+    HG_ASSIGN_OR_RETURN(exec::ResolvedNamespace resolved, exec::Resolve(ctx.service.Read(), nss));
+    HG_RETURN_IF_ERROR(exec::RequireBuckets(resolved));
     BsonObj query_doc = q.value_or(BsonObj());
     BsonObj sort_doc = sort.value_or(BsonObj());
     auto append_value = [&](const BsonObj& d) -> Status {
@@ -582,6 +585,46 @@ class FindAndModifyCommand : public Command {
       return Status::OK();
     };
     size_t leo = 0;
+    if (resolved.timeseries) {
+      // MongoDB 8.0's findAndModify of one measurement (timeseries_write.h).
+      if (!sort_doc.IsEmpty()) {
+        return Status(ErrorCode::kCommandNotSupported,
+                      "findAndModify with a sort on a time-series collection is not supported "
+                      "yet");
+      }
+      const timeseries::TimeseriesCollection& ts = *resolved.timeseries;
+      std::optional<BsonObj> value;
+      bool updated_existing = false;
+      std::optional<BsonObj> upserted_id;
+      int64_t n = 0;
+      if (remove) {
+        ++ctx.service.counters.op_delete;
+        HG_ASSIGN_OR_RETURN(
+            n, DeleteMeasurements(ctx, ts, query_doc, false, ectx, {.first_deleted = &value}));
+      } else {
+        ++ctx.service.counters.op_update;
+        HG_ASSIGN_OR_RETURN(
+            UpdateOutcome r,
+            UpdateMeasurements(ctx, ts, query_doc, u, af.value_or(BsonObj()), false, upsert, ectx));
+        n = r.matched > 0 || r.upserted_id ? 1 : 0;
+        updated_existing = r.matched > 0;
+        upserted_id = r.upserted_id;
+        // The new measurement: as the update left it (the one matched when it changed nothing).
+        value = return_new ? (r.after ? r.after : r.before) : r.before;
+      }
+      HG_RETURN_IF_ERROR(WaitForWriteConcern(ctx, cmd));
+      leo = reply.OpenObject("lastErrorObject");
+      reply.AppendInt32("n", static_cast<int32_t>(n));
+      if (!remove) reply.AppendBool("updatedExisting", updated_existing);
+      if (upserted_id) reply.AppendElementAs(upserted_id->FirstElement(), "upserted");
+      reply.Close(leo);
+      if (!value) {
+        reply.AppendNull("value");
+        return Status::OK();
+      }
+      return append_value(*value);
+    }
+    HG_ASSIGN_OR_RETURN(auto coll, WritableCollection(ctx, nss));
     if (remove) {
       ++ctx.service.counters.op_delete;
       HG_ASSIGN_OR_RETURN(auto deleted,

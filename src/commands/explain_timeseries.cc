@@ -28,19 +28,27 @@ Status ExplainTimeseriesModify(CommandContext& ctx, const BsonObj& inner,
   HG_ASSIGN_OR_RETURN(exec::ExplainRequest req, ParseExplainRequest(ctx, inner, false));
   const bool execute = verbosity != "queryPlanner";
   const bool multi = req.limit == 0;
+  // findAndModify runs as a delete or an update of one measurement.
+  const bool find_and_modify = kind == "findAndModify";
+  const bool is_delete = kind == "delete" || (find_and_modify && inner["remove"].Truthy());
+  if (find_and_modify && !req.sort.IsEmpty()) {
+    return Status(ErrorCode::kCommandNotSupported,
+                  "findAndModify with a sort on a time-series collection is not supported yet");
+  }
   ModifyStats stats;
   ModifyOptions options{.dry_run = true, .stats = &stats};
   auto start = Clock::now();
   int64_t matched = 0, changed = 0;
-  if (kind == "delete") {
+  if (is_delete) {
     HG_ASSIGN_OR_RETURN(changed,
                         DeleteMeasurements(ctx, ts, req.filter, multi, req.expr_ctx, options));
     matched = changed;
   } else {
-    BsonObj stmt = inner["updates"].Obj().FirstElement().Obj();
+    BsonObj stmt = find_and_modify ? inner : inner["updates"].Obj().FirstElement().Obj();
+    BsonElement u = stmt[find_and_modify ? "update" : "u"];
     BsonElement af = stmt["arrayFilters"];
     HG_ASSIGN_OR_RETURN(UpdateOutcome out,
-                        UpdateMeasurements(ctx, ts, req.filter, stmt["u"],
+                        UpdateMeasurements(ctx, ts, req.filter, u,
                                            af.type() == BsonType::kArray ? af.Obj() : BsonObj(),
                                            multi, req.upsert, req.expr_ctx, options));
     matched = out.matched;
@@ -56,14 +64,14 @@ Status ExplainTimeseriesModify(CommandContext& ctx, const BsonObj& inner,
     BsonBuilder b;
     b.AppendString("stage", "TS_MODIFY");
     if (with_stats) b.AppendInt64("nReturned", 0);
-    b.AppendString("opType", kind == "delete" ? (multi ? "deleteMany" : "deleteOne")
-                                              : (multi ? "updateMany" : "updateOne"));
+    b.AppendString("opType", is_delete ? (multi ? "deleteMany" : "deleteOne")
+                                       : (multi ? "updateMany" : "updateOne"));
     b.AppendObject("bucketFilter", bucket_bson);
     b.AppendObject("residualFilter", residual);
     if (with_stats) {
       b.AppendInt64("nBucketsUnpacked", stats.buckets_unpacked);
       b.AppendInt64("nMeasurementsMatched", matched);
-      b.AppendInt64(kind == "delete" ? "nMeasurementsDeleted" : "nMeasurementsUpdated", changed);
+      b.AppendInt64(is_delete ? "nMeasurementsDeleted" : "nMeasurementsUpdated", changed);
     }
     size_t in = b.OpenObject("inputStage");
     b.AppendString("stage", "COLLSCAN");
@@ -119,7 +127,7 @@ StatusWith<bool> ExplainTimeseries(CommandContext& ctx, const BsonObj& inner,
   auto resolved = exec::Resolve(ctx.service.Read(), nss);
   if (!resolved.ok() || !resolved.value().timeseries) return false;
   timeseries::TimeseriesCollection ts = std::move(*resolved.value().timeseries);
-  if (kind == "delete" || kind == "update") {
+  if (kind == "delete" || kind == "update" || kind == "findAndModify") {
     HG_RETURN_IF_ERROR(ExplainTimeseriesModify(ctx, inner, verbosity, kind, ts, reply));
     return true;
   }

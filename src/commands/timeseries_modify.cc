@@ -366,6 +366,8 @@ StatusWith<int64_t> DeleteMeasurements(CommandContext& ctx,
         // look inside).
         BucketChanges changes;
         int64_t n = 0;
+        // A chunk read again may find another first measurement.
+        if (deleted == 0 && options.first_deleted != nullptr) options.first_deleted->reset();
         for (const auto& rec : chunk) {
           if (!multi && deleted + n > 0) break;
           if (bucket_filter.meta_only() && multi) {
@@ -391,6 +393,9 @@ StatusWith<int64_t> DeleteMeasurements(CommandContext& ctx,
             }
             if (hit) {
               ++hits;
+              if (options.first_deleted != nullptr && !*options.first_deleted) {
+                *options.first_deleted = m.Owned();
+              }
             } else {
               keep.push_back(m.Owned());
             }

@@ -38,6 +38,8 @@ struct ModifyStats {
 struct ModifyOptions {
   bool dry_run = false;
   ModifyStats* stats = nullptr;
+  // A delete's first deleted measurement (findAndModify's value), when set.
+  std::optional<bson::BsonObj>* first_deleted = nullptr;
 };
 
 // Deletes the measurements of `coll` matching `filter` (all of them, or the first one found when

@@ -369,9 +369,19 @@ def test_time_series_update_explain_counts_without_updating(tsw):
     assert code == 9
 
 
-def test_time_series_find_and_modify_explain_refused(tsw):
+def test_time_series_find_and_modify_explain(tsw):
+    # TS_MODIFY of one measurement, counted without changing anything.
+    e = ts_explain(tsw, {"findAndModify": "ts", "query": {"m": "a"}, "remove": True})
+    st = e["executionStats"]["executionStages"]
+    assert (st["stage"], st["opType"], st["nMeasurementsDeleted"]) == ("TS_MODIFY", "deleteOne", 1)
+    e = ts_explain(tsw, {"findAndModify": "ts", "query": {"m": "a"}, "update": {"$set": {"x": 1}}})
+    st = e["executionStats"]["executionStages"]
+    assert (st["opType"], st["nMeasurementsMatched"], st["nMeasurementsUpdated"]) == (
+        "updateOne", 1, 1)
+    assert tsw.ts.count_documents({"m": "a"}) == 30 and tsw.ts.count_documents({"x": 1}) == 0
+    # A sort is not supported there yet.
     code, _, _ = command_error(tsw, SON([("explain", {"findAndModify": "ts", "query": {},
-                                                       "remove": True})]))
+                                                       "sort": {"t": 1}, "remove": True})]))
     assert code == 115
 
 

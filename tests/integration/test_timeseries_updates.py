@@ -10,7 +10,7 @@ import threading
 
 import pytest
 from bson.objectid import ObjectId
-from pymongo.errors import WriteError
+from pymongo.errors import OperationFailure, WriteError
 from pymongo.write_concern import WriteConcern
 
 from tsbuckets import columns
@@ -303,3 +303,62 @@ def test_parameter_false_answers_as_mongodb_7_0(client, db):
     assert client.admin.command({"getParameter": 1, "hourglassTimeseriesArbitraryUpdates": 1})[
         "hourglassTimeseriesArbitraryUpdates"] is True
     assert coll.update_many({"v": 1}, {"$set": {"w": 1}}).modified_count == 1
+
+
+# -- findAndModify (MongoDB 8.0) ------------------------------------------------------------
+def test_find_and_modify_remove_returns_the_measurement(db):
+    coll = create_ts(db)
+    coll.insert_many([{"_id": i, "t": at(i), "m": "a", "v": i} for i in range(4)])
+    r = db.command({"findAndModify": "ts", "query": {"v": {"$gte": 2}}, "remove": True})
+    assert r["lastErrorObject"] == {"n": 1}
+    gone = r["value"]
+    assert gone["v"] in (2, 3) and gone == {"_id": gone["v"], "t": at(gone["v"]), "m": "a",
+                                            "v": gone["v"]}
+    assert sorted(d["v"] for d in coll.find()) == sorted({0, 1, 2, 3} - {gone["v"]})
+    # Nothing matches: null, nothing deleted; a projection shapes the value.
+    assert coll.find_one_and_delete({"v": 99}) is None
+    assert coll.find_one_and_delete({"v": 0}, projection={"_id": 0, "v": 1}) == {"v": 0}
+    assert coll.count_documents({}) == 2
+
+
+def test_find_and_modify_update_returns_old_or_new(db):
+    coll = create_ts(db)
+    coll.insert_many([{"_id": i, "t": at(i), "m": "a", "v": i} for i in range(3)])
+    old = coll.find_one_and_update({"_id": 1}, {"$inc": {"v": 10}})
+    assert old == {"_id": 1, "t": at(1), "m": "a", "v": 1}
+    new = coll.find_one_and_update({"_id": 1}, {"$inc": {"v": 10}}, return_document=True)
+    assert new == {"_id": 1, "t": at(1), "m": "a", "v": 21}
+    # A no-op update returns the measurement as it is.
+    same = coll.find_one_and_update({"_id": 2}, {"$set": {"v": 2}}, return_document=True)
+    assert same["v"] == 2
+    r = db.command({"findAndModify": "ts", "query": {"_id": 0}, "update": {"$set": {"w": 1}},
+                    "new": True, "fields": {"w": 1, "_id": 0}})
+    assert r["lastErrorObject"] == {"n": 1, "updatedExisting": True}
+    assert r["value"] == {"w": 1}
+    # Replacement.
+    rep = coll.find_one_and_replace({"_id": 2}, {"t": at(2), "m": "b"}, return_document=True)
+    assert rep == {"_id": 2, "t": at(2), "m": "b"}
+    assert sorted(d["_id"] for d in coll.find()) == [0, 1, 2]
+
+
+def test_find_and_modify_upsert(db):
+    coll = create_ts(db)
+    r = db.command({"findAndModify": "ts", "query": {"m": "x", "t": at(5)},
+                    "update": {"$set": {"v": 1}}, "upsert": True, "new": True})
+    assert r["lastErrorObject"]["n"] == 1 and r["lastErrorObject"]["updatedExisting"] is False
+    up = r["lastErrorObject"]["upserted"]
+    assert r["value"] == {"_id": up, "t": at(5), "m": "x", "v": 1}
+    assert coll.find_one({"_id": up}) == r["value"]
+    # Without new: null, as for any collection.
+    assert coll.find_one_and_update({"m": "y", "t": at(6)}, {"$set": {"v": 2}},
+                                    upsert=True) is None
+    assert coll.count_documents({}) == 2
+
+
+def test_find_and_modify_sort_is_not_supported_yet(db):
+    coll = create_ts(db)
+    coll.insert_one({"t": at(0), "m": "a"})
+    with pytest.raises(OperationFailure) as e:
+        coll.find_one_and_delete({}, sort=[("t", -1)])
+    assert e.value.code == 115
+    assert coll.count_documents({}) == 1

@@ -111,6 +111,24 @@ check(Number(exp.stages[exp.stages.length - 1].nReturned) === 2, 'explain nRetur
 tdb.weather.insertOne({ timestamp: ISODate('2021-05-20T00:00:00Z'), metadata: { sensorId: 1, type: 'temperature' }, temp: 9 });
 checkEq(Object.keys(tdb.weather.findOne({ 'metadata.sensorId': 1 })),
         ['timestamp', 'metadata', 'temp', '_id'], 'driver-generated _id stays last');
+
+// MongoDB 8.0's updates of measurements, as the manual's weather example would write them.
+const fixed = tdb.weather.updateMany({ temp: { $lt: 13 } }, { $inc: { temp: 100 } });
+checkEq(fixed.matchedCount, fixed.modifiedCount, 'updateMany counts measurements');
+check(fixed.modifiedCount > 0, 'updateMany changed measurements');
+checkEq(tdb.weather.countDocuments({ temp: { $lt: 13 } }), 0, 'no measurement left below 13');
+const one = tdb.weather.findOneAndUpdate({ temp: { $gte: 100 } }, { $set: { fixed: true } },
+                                         { returnNewDocument: true });
+checkEq(one.fixed, true, 'findOneAndUpdate returns the new measurement');
+const up = tdb.weather.updateOne({ metadata: { sensorId: 9, type: 'temperature' },
+                                   timestamp: ISODate('2021-05-20T00:00:00Z') },
+                                 { $set: { temp: 20 } }, { upsert: true });
+checkEq(up.upsertedCount, 1, 'an upsert inserts a measurement');
+checkEq(tdb.weather.findOne({ _id: up.insertedId }).temp, 20, 'the upserted measurement');
+const removed = tdb.weather.findOneAndDelete({ 'metadata.sensorId': 9 });
+checkEq(removed.temp, 20, 'findOneAndDelete returns the measurement');
+checkCode(() => tdb.weather.updateMany({}, { $set: { timestamp: 'noon' } }), 2,
+          'the time field stays a date');
 check(tdb.weather.drop(), 'drop');
 checkEq(tdb.getCollectionNames().filter((n) => n.includes('weather')), [], 'drop removes both');
 tdb.dropDatabase();
