@@ -367,6 +367,17 @@ void AppendUpserted(BsonBuilder& reply, const std::vector<std::pair<int, BsonObj
   reply.Close(arr);
 }
 
+// A time-series write statement's hint as ModifyOptions take it.
+ModifyOptions WithHint(const BsonElement& hint) {
+  ModifyOptions options;
+  if (!hint.eoo()) {
+    BsonBuilder b;
+    b.AppendElementAs(hint, "hint");
+    options.hint = b.Obj();
+  }
+  return options;
+}
+
 // update on a time-series collection (timeseries_write.h).
 Status UpdateTimeseries(CommandContext& ctx, const timeseries::TimeseriesCollection& ts,
                         const UpdateRequest& req, BsonBuilder& reply) {
@@ -377,7 +388,7 @@ Status UpdateTimeseries(CommandContext& ctx, const timeseries::TimeseriesCollect
   for (const UpdateStatement& stmt : req.updates) {
     ++ctx.service.counters.op_update;
     auto r = UpdateMeasurements(ctx, ts, stmt.q, stmt.u, stmt.array_filters, stmt.multi,
-                                stmt.upsert, req.expr_ctx);
+                                stmt.upsert, req.expr_ctx, WithHint(stmt.hint));
     if (r.ok()) {
       n += r.value().matched;
       n_modified += r.value().modified;
@@ -510,7 +521,8 @@ class DeleteCommand : public WriteCommand {
       ++ctx.service.counters.op_delete;
       Status st = [&]() -> Status {
         if (ts) {
-          HG_ASSIGN_OR_RETURN(int64_t k, DeleteMeasurements(ctx, *ts, stmt.q, stmt.multi, ectx));
+          HG_ASSIGN_OR_RETURN(int64_t k, DeleteMeasurements(ctx, *ts, stmt.q, stmt.multi, ectx,
+                                                            WithHint(stmt.hint)));
           n += k;
           return Status::OK();
         }
@@ -599,13 +611,14 @@ class FindAndModifyCommand : public Command {
       int64_t n = 0;
       if (remove) {
         ++ctx.service.counters.op_delete;
-        HG_ASSIGN_OR_RETURN(
-            n, DeleteMeasurements(ctx, ts, query_doc, false, ectx, {.first_deleted = &value}));
+        ModifyOptions options = WithHint(cmd["hint"]);
+        options.first_deleted = &value;
+        HG_ASSIGN_OR_RETURN(n, DeleteMeasurements(ctx, ts, query_doc, false, ectx, options));
       } else {
         ++ctx.service.counters.op_update;
-        HG_ASSIGN_OR_RETURN(
-            UpdateOutcome r,
-            UpdateMeasurements(ctx, ts, query_doc, u, af.value_or(BsonObj()), false, upsert, ectx));
+        HG_ASSIGN_OR_RETURN(UpdateOutcome r,
+                            UpdateMeasurements(ctx, ts, query_doc, u, af.value_or(BsonObj()), false,
+                                               upsert, ectx, WithHint(cmd["hint"])));
         n = r.matched > 0 || r.upserted_id ? 1 : 0;
         updated_existing = r.matched > 0;
         upserted_id = r.upserted_id;

@@ -36,7 +36,7 @@ Status ExplainTimeseriesModify(CommandContext& ctx, const BsonObj& inner,
                   "findAndModify with a sort on a time-series collection is not supported yet");
   }
   ModifyStats stats;
-  ModifyOptions options{.dry_run = true, .stats = &stats};
+  ModifyOptions options{.dry_run = true, .stats = &stats, .hint = req.hint};
   auto start = Clock::now();
   int64_t matched = 0, changed = 0;
   if (is_delete) {
@@ -73,15 +73,7 @@ Status ExplainTimeseriesModify(CommandContext& ctx, const BsonObj& inner,
       b.AppendInt64("nMeasurementsMatched", matched);
       b.AppendInt64(is_delete ? "nMeasurementsDeleted" : "nMeasurementsUpdated", changed);
     }
-    size_t in = b.OpenObject("inputStage");
-    b.AppendString("stage", "COLLSCAN");
-    if (with_stats) {
-      b.AppendInt64("nReturned", stats.buckets_matched);
-      b.AppendInt64("docsExamined", stats.buckets_examined);
-    }
-    if (!bucket_bson.IsEmpty()) b.AppendObject("filter", bucket_bson);
-    b.AppendString("direction", "forward");
-    b.Close(in);
+    b.AppendObject("inputStage", with_stats ? stats.input_plan_run : stats.input_plan);
     return b.Obj();
   };
   reply.AppendString("explainVersion", "1");

@@ -5,6 +5,8 @@
 #include "commands/crud_util.h"
 #include "commands/timeseries_index_checks.h"
 #include "commands/timeseries_write.h"
+#include "exec/explain_timeseries.h"
+#include "exec/timeseries_scan.h"
 #include "query/matcher.h"
 #include "query/path.h"
 #include "query/update.h"
@@ -33,22 +35,73 @@ ServerParameter* ArbitraryUpdatesParameter() {
   return reg.Register(name, true, true, true);
 }
 
-// Walks the buckets of `coll` that `filter` may match, in chunks (timeseries/bucket_scan.h).
+// The buckets of `chunk` as stored now, those gone or no longer kept by `bucket_filter` left
+// out: a chunk whose write found a bucket changed since it was read.
+StatusWith<std::vector<catalog::Record>> ReadAgain(CommandContext& ctx,
+                                                   const timeseries::TimeseriesCollection& coll,
+                                                   const std::vector<catalog::Record>& chunk,
+                                                   const timeseries::BucketFilter& bucket_filter) {
+  auto session = ctx.service.engine->NewSession();
+  std::vector<catalog::Record> now;
+  for (const catalog::Record& rec : chunk) {
+    HG_ASSIGN_OR_RETURN(auto found, coll.buckets->FindRecord(*session, rec.id));
+    if (found && bucket_filter.MayMatch(found->doc)) now.push_back({rec.id, found->doc.Owned()});
+  }
+  return now;
+}
+
+// Walks the buckets of `coll` that `filter` (parsed as `bucket_filter`) may match, found as a
+// read of that filter finds them (exec::TimeseriesScan: the time range of the bucket table, the
+// series index, a user index, the hint in `options`), handing them to `fn` up to 100 at a time. A
+// chunk `fn` wants read again is read anew by RecordId. Fills options.stats.
 Status ForEachMatchingBucketChunk(
-    CommandContext& ctx, const timeseries::TimeseriesCollection& coll,
-    const timeseries::BucketFilter& filter, ModifyStats* stats,
+    CommandContext& ctx, const timeseries::TimeseriesCollection& coll, const BsonObj& filter,
+    const timeseries::BucketFilter& bucket_filter, const query::ExpressionContext& expr_ctx,
+    const ModifyOptions& options,
     const std::function<StatusWith<ChunkOutcome>(const std::vector<catalog::Record>&)>& fn) {
-  return timeseries::ForEachBucketChunk(
-      ctx.service.engine, *coll.buckets, catalog::RecordRange{},
-      [&](const BsonObj& bucket) {
-        const bool keep = filter.MayMatch(bucket);
-        if (stats != nullptr) {
-          ++stats->buckets_examined;
-          stats->buckets_matched += keep ? 1 : 0;
+  exec::TimeseriesScanOptions so;
+  so.latest_cache = false;
+  so.expr_ctx = expr_ctx;
+  so.bucket_filter = bucket_filter;
+  so.hint = options.hint;
+  HG_ASSIGN_OR_RETURN(auto scan,
+                      exec::TimeseriesScan::Make(coll, ctx.service.engine, filter, std::move(so)));
+  int64_t kept = 0;
+  Status walked = [&]() -> Status {
+    while (true) {
+      std::vector<catalog::Record> chunk;
+      bool end = false;
+      while (chunk.size() < 100) {
+        bool whole = false;
+        HG_ASSIGN_OR_RETURN(std::optional<BsonObj> bucket, scan->NextBucket(&whole));
+        if (!bucket) {
+          end = true;
+          break;
         }
-        return keep;
-      },
-      fn);
+        const int64_t id = catalog::ClusteredRecordId((*bucket)["_id"].Oid());
+        chunk.push_back({id, std::move(*bucket)});
+      }
+      kept += static_cast<int64_t>(chunk.size());
+      ChunkOutcome outcome = ChunkOutcome::kNext;
+      for (int again = 0; !chunk.empty(); ++again) {
+        HG_ASSIGN_OR_RETURN(outcome, fn(chunk));
+        if (outcome != ChunkOutcome::kReadAgain) break;
+        if (again >= 100) {
+          return Status(ErrorCode::kWriteConflict,
+                        "time-series buckets kept changing while they were being rewritten");
+        }
+        HG_ASSIGN_OR_RETURN(chunk, ReadAgain(ctx, coll, chunk, bucket_filter));
+      }
+      if (end || outcome == ChunkOutcome::kStop) return Status::OK();
+    }
+  }();
+  if (options.stats != nullptr) {
+    options.stats->buckets_examined = scan->stats().buckets_read;
+    options.stats->buckets_matched = kept;
+    options.stats->input_plan = exec::BucketScanPlan(*scan, false);
+    options.stats->input_plan_run = exec::BucketScanPlan(*scan, true);
+  }
+  return walked;
 }
 
 // Writes a chunk's changes; after the commit the bucket catalog forgets the collection's buckets
@@ -121,17 +174,16 @@ bool UpdatesOnlyMeta(const BsonElement& update, const std::string& m) {
 
 // An update of the metaField of whole buckets (spec §8.3): each matched bucket keeps its
 // measurements and gets the new (normalized) meta; n and nModified count their measurements.
-StatusWith<UpdateOutcome> UpdateMetaOfBuckets(CommandContext& ctx,
-                                              const timeseries::TimeseriesCollection& coll,
-                                              const timeseries::BucketFilter& bucket_filter,
-                                              const query::Matcher& matcher,
-                                              const BsonElement& update,
-                                              const BsonObj& array_filters, ModifyOptions options) {
+StatusWith<UpdateOutcome> UpdateMetaOfBuckets(
+    CommandContext& ctx, const timeseries::TimeseriesCollection& coll, const BsonObj& filter,
+    const query::ExpressionContext& expr_ctx, const timeseries::BucketFilter& bucket_filter,
+    const query::Matcher& matcher, const BsonElement& update, const BsonObj& array_filters,
+    ModifyOptions options) {
   const std::string& m = *coll.options.meta_field;
   HG_ASSIGN_OR_RETURN(auto driver, query::UpdateDriver::Parse(update.Obj(), array_filters));
   UpdateOutcome out;
   HG_RETURN_IF_ERROR(ForEachMatchingBucketChunk(
-      ctx, coll, bucket_filter, options.stats,
+      ctx, coll, filter, bucket_filter, expr_ctx, options,
       [&](const std::vector<catalog::Record>& chunk) -> StatusWith<ChunkOutcome> {
         BucketChanges changes;
         int64_t matched = 0, modified = 0;
@@ -222,7 +274,7 @@ StatusWith<UpdateOutcome> UpdateAnyField(CommandContext& ctx,
   std::unordered_set<int64_t> made;  // RecordIds of the buckets this update wrote
   UpdateOutcome out;
   HG_RETURN_IF_ERROR(ForEachMatchingBucketChunk(
-      ctx, coll, bucket_filter, options.stats,
+      ctx, coll, filter, bucket_filter, expr_ctx, options,
       [&](const std::vector<catalog::Record>& chunk) -> StatusWith<ChunkOutcome> {
         BucketChanges changes;
         std::vector<BsonObj> moved;
@@ -329,7 +381,8 @@ StatusWith<UpdateOutcome> UpdateMeasurements(CommandContext& ctx,
                         ModifyBucketFilter(coll, filter, matcher, expr_ctx, options));
     const bool meta_update = UpdatesOnlyMeta(update, m);
     if (bucket_filter.meta_only() && meta_update) {
-      return UpdateMetaOfBuckets(ctx, coll, bucket_filter, matcher, update, array_filters, options);
+      return UpdateMetaOfBuckets(ctx, coll, filter, expr_ctx, bucket_filter, matcher, update,
+                                 array_filters, options);
     }
     if (!any_field && !bucket_filter.meta_only()) {
       return invalid(
@@ -359,7 +412,7 @@ StatusWith<int64_t> DeleteMeasurements(CommandContext& ctx,
   timeseries::BucketUnpacker unpacker = WholeMeasurements(o);
   int64_t deleted = 0;
   HG_RETURN_IF_ERROR(ForEachMatchingBucketChunk(
-      ctx, coll, bucket_filter, options.stats,
+      ctx, coll, filter, bucket_filter, expr_ctx, options,
       [&](const std::vector<catalog::Record>& chunk) -> StatusWith<ChunkOutcome> {
         // Per bucket: remove it (every measurement matches), rewrite it with the measurements
         // that remain (some match), or leave it (none does; a meta-only filter never needs to

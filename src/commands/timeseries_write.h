@@ -34,12 +34,16 @@ struct ModifyStats {
   int64_t buckets_examined = 0;  // bucket documents read
   int64_t buckets_matched = 0;   // ... that the bucket-level filter kept
   int64_t buckets_unpacked = 0;  // ... whose measurements were tested one by one
+  // How the buckets were found (exec::BucketScanPlan), without and with the walk's statistics.
+  bson::BsonObj input_plan, input_plan_run;
 };
 struct ModifyOptions {
   bool dry_run = false;
   ModifyStats* stats = nullptr;
   // A delete's first deleted measurement (findAndModify's value), when set.
   std::optional<bson::BsonObj>* first_deleted = nullptr;
+  // {hint: <the statement's hint>} (HintOf), or empty: the index that finds the buckets.
+  bson::BsonObj hint;
 };
 
 // Deletes the measurements of `coll` matching `filter` (all of them, or the first one found when

@@ -73,8 +73,6 @@ BsonObj ObjectIdOf(uint32_t seconds, uint8_t fill) {
   return b.Obj();
 }
 
-BsonObj BucketScanPlan(const TimeseriesScan& scan, bool run);
-
 // The bucket access plan ($cursor's winningPlan), with stats when `run`: the scan, under a LIMIT
 // when a bucket-level limit applies.
 BsonObj BucketAccessPlan(const TimeseriesScan& scan, bool run) {
@@ -104,6 +102,39 @@ BsonObj WithStats(const BsonObj& stage, const BsonObj& stats, const BsonObj& inp
   }
   return b.Obj();
 }
+
+// {$_internalUnpackBucket: {...}}'s spec.
+BsonObj UnpackSpecBson(const TimeseriesScan& scan, bool rewrites) {
+  const timeseries::TimeseriesOptions& o = scan.collection().options;
+  const timeseries::UnpackSpec& u = scan.unpack_spec();
+  BsonBuilder b;
+  if (u.mode != timeseries::UnpackSpec::Mode::kAll) {
+    size_t arr =
+        b.OpenArray(u.mode == timeseries::UnpackSpec::Mode::kInclude ? "include" : "exclude");
+    int i = 0;
+    for (const std::string& f : u.fields) b.AppendString(std::to_string(i++), f);
+    b.Close(arr);
+  }
+  b.AppendString("timeField", o.time_field);
+  if (o.meta_field) b.AppendString("metaField", *o.meta_field);
+  b.AppendInt32("bucketMaxSpanSeconds", static_cast<int32_t>(o.bucket_max_span_seconds));
+  b.AppendBool("assumeNoMixedSchemaData", true);
+  if (!scan.event_filter().IsEmpty()) b.AppendObject("eventFilter", scan.event_filter());
+  if (rewrites) {
+    BsonObj whole = scan.bucket_filter().WholeBucketFilterToBson();
+    if (!whole.IsEmpty() && !scan.event_filter().IsEmpty()) {
+      b.AppendObject("wholeBucketFilter", whole);
+    }
+  }
+  return b.Obj();
+}
+
+struct StageEntry {
+  BsonObj stage;                            // {$name: spec}
+  std::function<void(BsonBuilder&)> stats;  // appends nReturned etc. (executionStats only)
+};
+
+}  // namespace
 
 BsonObj BucketScanPlan(const TimeseriesScan& scan, bool run) {
   const TimeseriesScanStats& st = scan.stats();
@@ -158,39 +189,6 @@ BsonObj BucketScanPlan(const TimeseriesScan& scan, bool run) {
   }
   return b.Obj();
 }
-
-// {$_internalUnpackBucket: {...}}'s spec.
-BsonObj UnpackSpecBson(const TimeseriesScan& scan, bool rewrites) {
-  const timeseries::TimeseriesOptions& o = scan.collection().options;
-  const timeseries::UnpackSpec& u = scan.unpack_spec();
-  BsonBuilder b;
-  if (u.mode != timeseries::UnpackSpec::Mode::kAll) {
-    size_t arr =
-        b.OpenArray(u.mode == timeseries::UnpackSpec::Mode::kInclude ? "include" : "exclude");
-    int i = 0;
-    for (const std::string& f : u.fields) b.AppendString(std::to_string(i++), f);
-    b.Close(arr);
-  }
-  b.AppendString("timeField", o.time_field);
-  if (o.meta_field) b.AppendString("metaField", *o.meta_field);
-  b.AppendInt32("bucketMaxSpanSeconds", static_cast<int32_t>(o.bucket_max_span_seconds));
-  b.AppendBool("assumeNoMixedSchemaData", true);
-  if (!scan.event_filter().IsEmpty()) b.AppendObject("eventFilter", scan.event_filter());
-  if (rewrites) {
-    BsonObj whole = scan.bucket_filter().WholeBucketFilterToBson();
-    if (!whole.IsEmpty() && !scan.event_filter().IsEmpty()) {
-      b.AppendObject("wholeBucketFilter", whole);
-    }
-  }
-  return b.Obj();
-}
-
-struct StageEntry {
-  BsonObj stage;                            // {$name: spec}
-  std::function<void(BsonBuilder&)> stats;  // appends nReturned etc. (executionStats only)
-};
-
-}  // namespace
 
 std::vector<BsonObj> TimeseriesStagesOf(const ExplainRequest& req, const BsonObj& inner) {
   if (req.kind == "find") return TimeseriesFindStages(req.sort, req.skip, req.limit);

@@ -27,6 +27,12 @@ namespace hourglass::exec {
 std::vector<bson::BsonObj> TimeseriesStagesOf(const ExplainRequest& req,
                                               const bson::BsonObj& inner);
 
+class TimeseriesScan;
+// How `scan` finds its buckets, in explain's shape: COLLSCAN, CLUSTERED_IXSCAN over the bucket
+// table's time range (minRecord/maxRecord), FETCH over the series index's IXSCAN, or the user
+// index's plan; with the scan's statistics when `run`.
+bson::BsonObj BucketScanPlan(const TimeseriesScan& scan, bool run);
+
 // Explains the read of `req` over `ts` followed by `stages` at `verbosity`, running it unless
 // verbosity is "queryPlanner": appends explainVersion and `stages` to `reply`. Errors: the
 // pipeline's parse errors, the read's own errors when it runs.

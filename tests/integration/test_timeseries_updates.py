@@ -362,3 +362,62 @@ def test_find_and_modify_sort_is_not_supported_yet(db):
         coll.find_one_and_delete({}, sort=[("t", -1)])
     assert e.value.code == 115
     assert coll.count_documents({}) == 1
+
+
+# -- finding the buckets as reads do --------------------------------------------------------
+def many_hours(db, hours=48):
+    coll = create_ts(db)
+    coll.insert_many([{"t": at(h * 3600 + k * 60), "m": s, "v": k}
+                      for h in range(hours) for s in "ab" for k in range(3)])
+    return coll
+
+
+def modify_explain(db, inner):
+    return db.command("explain", inner, verbosity="executionStats")
+
+
+def test_writes_with_a_time_range_read_only_those_buckets(db):
+    coll = many_hours(db)
+    total = db["system.buckets.ts"].count_documents({})
+    window = {"t": {"$gte": at(10 * 3600), "$lt": at(12 * 3600)}}
+    for inner in ({"update": "ts", "updates": [{"q": window, "u": {"$set": {"w": 1}},
+                                                "multi": True}]},
+                  {"delete": "ts", "deletes": [{"q": window, "limit": 0}]}):
+        e = modify_explain(db, inner)
+        scan = e["executionStats"]["executionStages"]["inputStage"]
+        assert scan["stage"] == "CLUSTERED_IXSCAN" and "minRecord" in scan
+        assert e["executionStats"]["totalDocsExamined"] < total / 4
+    r = coll.update_many(window, {"$set": {"w": 1}})
+    assert r.modified_count == 2 * 2 * 3
+    assert coll.count_documents({"w": 1}) == 12
+    assert coll.delete_many(window).deleted_count == 12
+    assert coll.count_documents({}) == 48 * 6 - 12
+
+
+def test_writes_on_one_series_use_the_series_index(db):
+    coll = many_hours(db)
+    e = modify_explain(db, {"update": "ts", "updates": [
+        {"q": {"m": "a", "v": 1}, "u": {"$set": {"w": 1}}, "multi": True}]})
+    scan = e["executionStats"]["executionStages"]["inputStage"]
+    assert scan["stage"] == "FETCH" and scan["inputStage"]["stage"] == "IXSCAN"
+    assert e["executionStats"]["totalDocsExamined"] == db["system.buckets.ts"].count_documents(
+        {"meta": "a"})
+    assert coll.update_many({"m": "a", "v": 1}, {"$set": {"w": 1}}).modified_count == 48
+    assert coll.count_documents({"w": 1, "m": "a"}) == 48
+
+
+def test_hints_of_time_series_writes(db):
+    coll = many_hours(db, hours=2)
+    coll.create_index("v")
+    r = db.command({"update": "ts", "updates": [
+        {"q": {"v": 2}, "u": {"$set": {"w": 1}}, "multi": True, "hint": "v_1"}]})
+    assert r["nModified"] == 4
+    e = modify_explain(db, {"delete": "ts", "deletes": [
+        {"q": {"v": 2}, "limit": 0, "hint": {"v": 1}}]})
+    assert e["executionStats"]["executionStages"]["inputStage"]["stage"] == "FETCH"
+    assert coll.delete_many({"v": 2}, hint="v_1").deleted_count == 4
+    # A hint naming no index: BadValue, as for reads.
+    r = db.command({"update": "ts", "updates": [
+        {"q": {}, "u": {"$set": {"w": 2}}, "multi": True, "hint": "nope"}]})
+    assert [e["code"] for e in r["writeErrors"]] == [2]
+    assert coll.count_documents({"w": 2}) == 0
