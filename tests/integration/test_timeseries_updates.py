@@ -421,3 +421,17 @@ def test_hints_of_time_series_writes(db):
         {"q": {}, "u": {"$set": {"w": 2}}, "multi": True, "hint": "nope"}]})
     assert [e["code"] for e in r["writeErrors"]] == [2]
     assert coll.count_documents({"w": 2}) == 0
+
+
+def test_meta_updates_through_filters_that_read_only_the_meta(db):
+    # $expr and $jsonSchema reading the metaField: MongoDB 7.0 refuses them (72); 8.0's updates
+    # take any filter.
+    coll = create_ts(db)
+    coll.insert_many([{"t": at(i), "m": {"s": "a" if i < 3 else "b"}, "v": i} for i in range(5)])
+    r = coll.update_many({"$expr": {"$eq": ["$m.s", "a"]}}, {"$set": {"m.s": "c"}})
+    assert (r.matched_count, r.modified_count) == (3, 3)
+    r = coll.update_many({"$jsonSchema": {"required": ["m"], "properties": {
+        "m": {"properties": {"s": {"enum": ["b"]}}}}}}, {"$set": {"m.k": 1}})
+    assert r.modified_count == 2
+    assert sorted((d["v"], d["m"].get("s"), d["m"].get("k")) for d in coll.find()) == [
+        (0, "c", None), (1, "c", None), (2, "c", None), (3, "b", 1), (4, "b", 1)]
