@@ -253,6 +253,13 @@ int CompareDecimals(const Decimal128& a, const Decimal128& b) {
 }
 
 int CompareElementValues(const BsonElement& a, const BsonElement& b) {
+  return CompareElementValues(a, b, nullptr);
+}
+
+int CompareObjects(const BsonObj& a, const BsonObj& b) { return CompareObjects(a, b, nullptr); }
+
+int CompareElementValues(const BsonElement& a, const BsonElement& b,
+                         const StringComparator* strings) {
   int ra = CanonicalTypeRank(a.type()), rb = CanonicalTypeRank(b.type());
   if (ra != rb) return Cmp3(ra, rb);
   switch (a.type()) {
@@ -269,13 +276,15 @@ int CompareElementValues(const BsonElement& a, const BsonElement& b) {
       return CompareNumbers(a, b);
     case BsonType::kString:
     case BsonType::kSymbol:
+      if (strings != nullptr) return Sign(strings->Compare(a.Str(), b.Str()));
+      [[fallthrough]];
     case BsonType::kCode:
       // Simple binary collation; string_view compares as unsigned bytes and honours lengths, so
       // embedded NULs and prefixes order correctly.
       return CompareBytes(a.Str(), b.Str());
     case BsonType::kObject:
     case BsonType::kArray:
-      return CompareObjects(a.Obj(), b.Obj());
+      return CompareObjects(a.Obj(), b.Obj(), strings);
     case BsonType::kBinData: {
       // MongoDB orders BinData by length, then subtype, then bytes.
       std::string_view da = a.BinData(), db = b.BinData();
@@ -310,7 +319,7 @@ int CompareElementValues(const BsonElement& a, const BsonElement& b) {
   return 0;
 }
 
-int CompareObjects(const BsonObj& a, const BsonObj& b) {
+int CompareObjects(const BsonObj& a, const BsonObj& b, const StringComparator* strings) {
   auto ia = a.begin(), ea = a.end();
   auto ib = b.begin(), eb = b.end();
   for (;; ++ia, ++ib) {
@@ -321,8 +330,27 @@ int CompareObjects(const BsonObj& a, const BsonObj& b) {
     if (ra != rb) return Cmp3(ra, rb);
     int c = CompareBytes(x.FieldName(), y.FieldName());
     if (c != 0) return c;
-    c = CompareElementValues(x, y);
+    c = CompareElementValues(x, y, strings);
     if (c != 0) return c;
+  }
+}
+
+void AppendComparisonForm(BsonBuilder& b, std::string_view name, const BsonElement& e,
+                          const StringComparator& strings) {
+  switch (e.type()) {
+    case BsonType::kString:
+    case BsonType::kSymbol:
+      b.AppendString(name, strings.ComparisonKey(e.Str()));
+      return;
+    case BsonType::kObject:
+    case BsonType::kArray: {
+      size_t token = e.type() == BsonType::kObject ? b.OpenObject(name) : b.OpenArray(name);
+      for (BsonElement x : e.Obj()) AppendComparisonForm(b, x.FieldName(), x, strings);
+      b.Close(token);
+      return;
+    }
+    default:
+      b.AppendElementAs(e, name);
   }
 }
 
