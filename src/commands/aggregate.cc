@@ -1,4 +1,5 @@
 // aggregate, count, distinct.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <functional>
@@ -217,6 +218,65 @@ bool IsCatalogSourceStage(std::string_view name) {
 
 }  // namespace
 
+// An aggregate under a non-simple collation runs only stages that apply it ($match without
+// $expr, $sort) or compare no strings ($skip, $limit, $count, inclusion and exclusion
+// projections, a $group under a constant key with $sum/$avg/$count/$first/$last/$push), over a
+// collection or a view; others fail with CommandNotSupported (115) rather than compare strings
+// by their bytes.
+Status CheckPipelineUnderCollation(CommandContext& ctx, const BsonObj& cmd, const BsonObj& stages) {
+  auto unsupported = [](std::string_view what) {
+    return Status(ErrorCode::kCommandNotSupported,
+                  std::string(what) + " with a non-simple collation is not supported yet");
+  };
+  auto constant = [](const BsonElement& e) {
+    if (e.type() == BsonType::kString) return !e.Str().starts_with("$");
+    return e.type() != BsonType::kObject && e.type() != BsonType::kArray;
+  };
+  for (BsonElement st : stages) {
+    if (st.type() != BsonType::kObject || st.Obj().IsEmpty()) continue;  // the parser reports it
+    BsonElement spec = st.Obj().FirstElement();
+    const std::string_view name = spec.FieldName();
+    if (name == "$match" || name == "$sort" || name == "$skip" || name == "$limit" ||
+        name == "$count") {
+      continue;
+    }
+    if (name == "$project" || name == "$unset") {
+      bool plain = true;  // only inclusions and exclusions (or $unset's names)
+      if (spec.type() == BsonType::kObject) {
+        for (BsonElement f : spec.Obj()) {
+          plain = plain && (f.IsNumber() || f.type() == BsonType::kBool);
+        }
+      }
+      if (plain) continue;
+    }
+    if (name == "$group" && spec.type() == BsonType::kObject) {
+      bool ok = true;
+      for (BsonElement f : spec.Obj()) {
+        if (f.FieldName() == "_id") {
+          ok = ok && constant(f);
+          continue;
+        }
+        const std::string_view acc = f.type() == BsonType::kObject && !f.Obj().IsEmpty()
+                                         ? f.Obj().FirstElement().FieldName()
+                                         : std::string_view();
+        ok = ok && (acc == "$sum" || acc == "$avg" || acc == "$count" || acc == "$first" ||
+                    acc == "$last" || acc == "$push");
+      }
+      if (ok) continue;
+    }
+    return unsupported("the stage " + std::string(name));
+  }
+  BsonElement target = cmd.FirstElement();
+  if (target.type() == BsonType::kString) {
+    const catalog::NamespaceString nss{ctx.db, std::string(target.Str())};
+    auto resolved = exec::Resolve(ctx.service.Read(), nss);
+    if (resolved.ok() && resolved.value().timeseries) {
+      return unsupported("an aggregate of a time-series collection");
+    }
+  }
+  return Status::OK();
+}
+
 Status RunAggregate(CommandContext& ctx, const BsonObj& request, bool single_batch,
                     BsonBuilder& reply) {
   BsonObj cmd = request;
@@ -229,11 +289,12 @@ Status RunAggregate(CommandContext& ctx, const BsonObj& request, bool single_bat
   if (!collectionless) {
     HG_ASSIGN_OR_RETURN(coll_name, GetCollectionName(cmd, ctx.db));
   }
-  HG_RETURN_IF_ERROR(CheckHintAndCollation("aggregate", cmd));
+  HG_ASSIGN_OR_RETURN(auto collator, CheckHintAndGetCollation("aggregate", cmd));
   HG_ASSIGN_OR_RETURN(auto stages, GetArray("aggregate", cmd, "pipeline"));
   if (!stages) {
     return MissingField("aggregate", "pipeline");
   }
+  if (collator) HG_RETURN_IF_ERROR(CheckPipelineUnderCollation(ctx, cmd, *stages));
   // A view reads what it is defined on; its cursor keeps the view's name.
   std::optional<std::string> view_ns;
   if (!collectionless) {
@@ -270,6 +331,7 @@ Status RunAggregate(CommandContext& ctx, const BsonObj& request, bool single_bat
   HG_ASSIGN_OR_RETURN(query::ExpressionContext ectx, CommandExpressionContext(cmd));
   pctx.now_millis = ectx.now_millis;
   pctx.let = ectx.let;
+  pctx.collator = collator;
   pctx.db = ctx.db;
   pctx.collections = MakeCollectionAccess(ctx.service);  // $lookup, $unionWith, $out, $merge...
   {
@@ -432,13 +494,24 @@ class CountCommand : public Command {
     HG_ASSIGN_OR_RETURN(std::string coll_name, GetCollectionName(cmd, ctx.db));
     catalog::NamespaceString nss{ctx.db, coll_name};
     HG_RETURN_IF_ERROR(catalog::ValidateCollectionName(nss));
-    HG_RETURN_IF_ERROR(CheckHintAndCollation("count", cmd));
+    HG_ASSIGN_OR_RETURN(auto collator, CheckHintAndGetCollation("count", cmd));
     HG_ASSIGN_OR_RETURN(auto q, GetObject("count", cmd, "query"));
     HG_ASSIGN_OR_RETURN(auto limit, GetInt64("count", cmd, "limit"));
     HG_ASSIGN_OR_RETURN(auto skip, GetInt64("count", cmd, "skip"));
     if (skip && *skip < 0)
       return Status(ErrorCode::kBadValue, "skip value is negative in count query");
-    HG_ASSIGN_OR_RETURN(auto matcher, query::Matcher::Parse(q.value_or(BsonObj())));
+    query::ExpressionContext ectx = query::ExpressionContext::Now();
+    ectx.collator = collator;
+    HG_ASSIGN_OR_RETURN(auto matcher, query::Matcher::Parse(q.value_or(BsonObj()), ectx));
+    if (collator) {
+      // The read below (or a view's aggregate) would not apply it there.
+      auto entry = ctx.service.catalog->Lookup(nss);
+      if (entry && entry->IsView()) {
+        return Status(ErrorCode::kCommandNotSupported,
+                      "count with a non-simple collation over a view or a time-series collection "
+                      "is not supported yet");
+      }
+    }
     HG_ASSIGN_OR_RETURN(auto over_view, ReadOverView(ctx, cmd));
     if (over_view) {
       HG_ASSIGN_OR_RETURN(auto doc, FirstResultOf(ctx, *over_view));
@@ -472,6 +545,7 @@ class CountCommand : public Command {
         plan.filter_spec = q.value_or(BsonObj());
         plan.hint = HintOf(cmd);
         plan.count_only = true;
+        plan.expr_ctx = ectx;
         HG_ASSIGN_OR_RETURN(auto stream, exec::BuildReadStream(rctx, resolved, std::move(plan)));
         while (true) {
           HG_ASSIGN_OR_RETURN(auto doc, stream->Next());

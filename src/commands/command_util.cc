@@ -40,19 +40,25 @@ Status CheckKnownSubFields(std::string_view context, const BsonObj& doc,
   return Status::OK();
 }
 
-Status CheckHintAndCollation(std::string_view cmd, const BsonObj& doc) {
+StatusWith<std::shared_ptr<const collation::Collator>> CheckHintAndGetCollation(
+    std::string_view cmd, const BsonObj& doc) {
   BsonElement hint = doc["hint"];
   if (!hint.eoo() && hint.type() != BsonType::kString && hint.type() != BsonType::kObject) {
     return WrongType(cmd, hint, "[string, object]");
   }
   BsonElement collation = doc["collation"];
-  if (!collation.eoo()) {
-    if (collation.type() != BsonType::kObject) return WrongType(cmd, collation, "object");
-    BsonObj c = collation.Obj();
-    if (!c.IsEmpty() && !(c.NumFields() == 1 && c["locale"].Str() == "simple")) {
-      return Status(ErrorCode::kCommandNotSupported,
-                    "collations other than {locale: \"simple\"} are not supported yet");
-    }
+  if (collation.eoo()) return std::shared_ptr<const collation::Collator>();
+  if (collation.type() != BsonType::kObject) return WrongType(cmd, collation, "object");
+  return collation::Collator::Make(collation.Obj());
+}
+
+Status CheckHintAndCollation(std::string_view cmd, const BsonObj& doc) {
+  HG_ASSIGN_OR_RETURN(auto collator, CheckHintAndGetCollation(cmd, doc));
+  if (collator) {
+    return Status(ErrorCode::kCommandNotSupported,
+                  std::string(cmd) +
+                      " with a collation other than {locale: \"simple\"} is not "
+                      "supported yet");
   }
   return Status::OK();
 }

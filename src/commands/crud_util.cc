@@ -55,8 +55,10 @@ StatusWith<std::unique_ptr<pipeline::DocumentStream>> BuildPipelineRead(
   if (leading) {
     plan.filter = std::move(leading->matcher);
     plan.filter_spec = leading->filter;
-    plan.expr_ctx = query::ExpressionContext{pipe->context().now_millis, pipe->context().let};
+    plan.expr_ctx =
+        query::ExpressionContext{pipe->context().now_millis, pipe->context().let, nullptr};
   }
+  plan.expr_ctx.collator = pipe->context().collator;
   HG_ASSIGN_OR_RETURN(auto source, exec::BuildReadStream(rctx, resolved, std::move(plan)));
   return pipe->Bind(std::move(source));
 }

@@ -258,9 +258,11 @@ StatusWith<std::vector<catalog::Record>> MatchingRecords(
 }
 
 // Sorts `records` by `sort` (findAndModify's sort picks which document is modified).
-Status SortRecords(std::vector<catalog::Record>& records, const BsonObj& sort) {
+Status SortRecords(std::vector<catalog::Record>& records, const BsonObj& sort,
+                   const std::shared_ptr<const bson::StringComparator>& collator) {
   if (sort.IsEmpty()) return Status::OK();
   HG_ASSIGN_OR_RETURN(auto pattern, query::SortPattern::Parse(sort));
+  pattern.SetCollator(collator);
   std::stable_sort(records.begin(), records.end(),
                    [&](const catalog::Record& a, const catalog::Record& b) {
                      return pattern.Compare(a.doc, b.doc) < 0;
@@ -286,12 +288,55 @@ Status CheckIdUnchanged(const BsonObj& before, const BsonObj& after) {
   return Status::OK();
 }
 
+// The hint a write's read of its documents takes: under a non-simple collation the collection
+// is scanned (its indexes order strings by their bytes), and a hint is not supported yet.
+StatusWith<BsonElement> WriteScanHint(const query::ExpressionContext& ectx,
+                                      const BsonElement& hint) {
+  if (!ectx.collator) return hint;
+  if (!hint.eoo()) {
+    return Status(ErrorCode::kCommandNotSupported,
+                  "a hint with a non-simple collation is not supported yet");
+  }
+  static const BsonObj* natural =
+      new BsonObj(bson::BsonBuilder()
+                      .AppendObject("hint", bson::BsonBuilder().AppendInt32("$natural", 1).Obj())
+                      .Obj());
+  return natural->FirstElement();
+}
+
+// Updates whose operators compare values ($pull, $addToSet, $min, $max, $push's $sort,
+// arrayFilters) or evaluate expressions (pipelines) would do so without the collation.
+Status CheckUpdateUnderCollation(const BsonElement& u, const BsonObj& array_filters) {
+  auto unsupported = [] {
+    return Status(ErrorCode::kCommandNotSupported,
+                  "this update with a non-simple collation is not supported yet (pipelines, "
+                  "arrayFilters, $pull, $pullAll, $addToSet, $min, $max and $push with $sort "
+                  "compare values)");
+  };
+  if (u.type() == BsonType::kArray || !array_filters.IsEmpty()) return unsupported();
+  if (u.type() != BsonType::kObject) return Status::OK();
+  for (BsonElement op : u.Obj()) {
+    const std::string_view name = op.FieldName();
+    if (name == "$pull" || name == "$pullAll" || name == "$addToSet" || name == "$min" ||
+        name == "$max") {
+      return unsupported();
+    }
+    if (name == "$push" && op.type() == BsonType::kObject) {
+      for (BsonElement f : op.Obj()) {
+        if (f.type() == BsonType::kObject && f.Obj().HasField("$sort")) return unsupported();
+      }
+    }
+  }
+  return Status::OK();
+}
+
 // Runs one update statement. `sort` is used by findAndModify only.
 StatusWith<UpdateResult> RunUpdate(CommandContext& ctx, catalog::Collection& coll, const BsonObj& q,
                                    const query::UpdateDriver& driver, bool multi, bool upsert,
                                    const BsonObj& sort, const query::ExpressionContext& ectx,
                                    const BsonElement& hint = BsonElement()) {
   HG_ASSIGN_OR_RETURN(auto matcher, query::Matcher::Parse(q, ectx));
+  HG_ASSIGN_OR_RETURN(BsonElement scan_hint, WriteScanHint(ectx, hint));
   // Before the transaction starts: its snapshot must hold every acknowledged measurement.
   HG_RETURN_IF_ERROR(coll.read_barrier().Run());
   UpdateResult result;
@@ -305,8 +350,8 @@ StatusWith<UpdateResult> RunUpdate(CommandContext& ctx, catalog::Collection& col
     HG_RETURN_IF_ERROR(wu.begin_status());
     HG_ASSIGN_OR_RETURN(auto records,
                         MatchingRecords(ctx.service.engine, *session, coll, q, matcher,
-                                        !multi && sort.IsEmpty(), sort, hint));
-    HG_RETURN_IF_ERROR(SortRecords(records, sort));
+                                        !multi && sort.IsEmpty(), sort, scan_hint));
+    HG_RETURN_IF_ERROR(SortRecords(records, sort, ectx.collator));
     if (!multi && records.size() > 1) records.resize(1);
     for (const auto& rec : records) {
       bool modified = false;
@@ -367,6 +412,12 @@ void AppendUpserted(BsonBuilder& reply, const std::vector<std::pair<int, BsonObj
   reply.Close(arr);
 }
 
+Status TimeseriesCollationNotSupported() {
+  return Status(ErrorCode::kCommandNotSupported,
+                "writes to time-series collections with a non-simple collation are not supported "
+                "yet");
+}
+
 // A time-series write statement's hint as ModifyOptions take it.
 ModifyOptions WithHint(const BsonElement& hint) {
   ModifyOptions options;
@@ -387,8 +438,10 @@ Status UpdateTimeseries(CommandContext& ctx, const timeseries::TimeseriesCollect
   int index = 0;
   for (const UpdateStatement& stmt : req.updates) {
     ++ctx.service.counters.op_update;
-    auto r = UpdateMeasurements(ctx, ts, stmt.q, stmt.u, stmt.array_filters, stmt.multi,
-                                stmt.upsert, req.expr_ctx, WithHint(stmt.hint));
+    auto r = stmt.collator
+                 ? StatusWith<UpdateOutcome>(TimeseriesCollationNotSupported())
+                 : UpdateMeasurements(ctx, ts, stmt.q, stmt.u, stmt.array_filters, stmt.multi,
+                                      stmt.upsert, req.expr_ctx, WithHint(stmt.hint));
     if (r.ok()) {
       n += r.value().matched;
       n_modified += r.value().modified;
@@ -430,13 +483,17 @@ class UpdateCommand : public WriteCommand {
     for (const UpdateStatement& stmt : req.updates) {
       ++ctx.service.counters.op_update;
       Status st = [&]() -> Status {
-        HG_ASSIGN_OR_RETURN(auto driver, ParseUpdate(stmt.u, stmt.array_filters, ectx));
+        query::ExpressionContext sectx = ectx;
+        sectx.collator = stmt.collator;
+        if (stmt.collator)
+          HG_RETURN_IF_ERROR(CheckUpdateUnderCollation(stmt.u, stmt.array_filters));
+        HG_ASSIGN_OR_RETURN(auto driver, ParseUpdate(stmt.u, stmt.array_filters, sectx));
         if (stmt.multi && driver.IsReplacement()) {
           return Status(ErrorCode::kFailedToParse,
                         "multi update is not supported for replacement-style update");
         }
         HG_ASSIGN_OR_RETURN(auto r, RunUpdate(ctx, *coll, stmt.q, driver, stmt.multi, stmt.upsert,
-                                              BsonObj(), ectx, stmt.hint));
+                                              BsonObj(), sectx, stmt.hint));
         n += r.matched;
         n_modified += r.modified;
         if (r.upserted_id) {
@@ -467,6 +524,7 @@ StatusWith<std::vector<catalog::Record>> RunDelete(CommandContext& ctx, catalog:
                                                    const query::ExpressionContext& ectx,
                                                    const BsonElement& hint = BsonElement()) {
   HG_ASSIGN_OR_RETURN(auto matcher, query::Matcher::Parse(q, ectx));
+  HG_ASSIGN_OR_RETURN(BsonElement scan_hint, WriteScanHint(ectx, hint));
   HG_RETURN_IF_ERROR(coll.read_barrier().Run());  // before the transaction (RunUpdate)
   std::vector<catalog::Record> deleted;
   HG_RETURN_IF_ERROR(storage::RetryOnWriteConflict([&]() -> Status {
@@ -477,8 +535,8 @@ StatusWith<std::vector<catalog::Record>> RunDelete(CommandContext& ctx, catalog:
     HG_RETURN_IF_ERROR(wu.begin_status());
     HG_ASSIGN_OR_RETURN(auto records,
                         MatchingRecords(ctx.service.engine, *session, coll, q, matcher,
-                                        !multi && sort.IsEmpty(), sort, hint));
-    HG_RETURN_IF_ERROR(SortRecords(records, sort));
+                                        !multi && sort.IsEmpty(), sort, scan_hint));
+    HG_RETURN_IF_ERROR(SortRecords(records, sort, ectx.collator));
     if (!multi && records.size() > 1) records.resize(1);
     for (auto& rec : records) {
       HG_RETURN_IF_ERROR(coll.Remove(*session, rec.id, rec.doc));
@@ -520,15 +578,18 @@ class DeleteCommand : public WriteCommand {
     for (const DeleteStatement& stmt : req.deletes) {
       ++ctx.service.counters.op_delete;
       Status st = [&]() -> Status {
+        query::ExpressionContext sectx = ectx;
+        sectx.collator = stmt.collator;
         if (ts) {
+          if (stmt.collator) return TimeseriesCollationNotSupported();
           HG_ASSIGN_OR_RETURN(int64_t k, DeleteMeasurements(ctx, *ts, stmt.q, stmt.multi, ectx,
                                                             WithHint(stmt.hint)));
           n += k;
           return Status::OK();
         }
-        if (!coll || coll->ident().empty()) return query::Matcher::Parse(stmt.q, ectx).status();
+        if (!coll || coll->ident().empty()) return query::Matcher::Parse(stmt.q, sectx).status();
         HG_ASSIGN_OR_RETURN(auto deleted,
-                            RunDelete(ctx, *coll, stmt.q, stmt.multi, BsonObj(), ectx, stmt.hint));
+                            RunDelete(ctx, *coll, stmt.q, stmt.multi, BsonObj(), sectx, stmt.hint));
         n += static_cast<int64_t>(deleted.size());
         return Status::OK();
       }();
@@ -554,7 +615,7 @@ class FindAndModifyCommand : public Command {
     HG_RETURN_IF_ERROR(CheckKnownFields(
         cmd, {"query", "sort", "remove", "update", "new", "fields", "upsert",
               "bypassDocumentValidation", "arrayFilters", "hint", "collation", "let"}));
-    HG_RETURN_IF_ERROR(CheckHintAndCollation("findAndModify", cmd));
+    HG_ASSIGN_OR_RETURN(auto collator, CheckHintAndGetCollation("findAndModify", cmd));
     HG_ASSIGN_OR_RETURN(auto q, GetObject("findAndModify", cmd, "query"));
     HG_ASSIGN_OR_RETURN(auto sort, GetObject("findAndModify", cmd, "sort"));
     HG_ASSIGN_OR_RETURN(auto fields, GetObject("findAndModify", cmd, "fields"));
@@ -563,6 +624,7 @@ class FindAndModifyCommand : public Command {
     HG_ASSIGN_OR_RETURN(bool upsert, GetBool("findAndModify", cmd, "upsert", false));
     HG_ASSIGN_OR_RETURN(auto af, GetArray("findAndModify", cmd, "arrayFilters"));
     HG_ASSIGN_OR_RETURN(query::ExpressionContext ectx, CommandExpressionContext(cmd));
+    ectx.collator = collator;
     BsonElement u = cmd["update"];
     if (remove && !u.eoo()) {
       return Status(ErrorCode::kFailedToParse, "Cannot specify both an update and remove=true");
@@ -599,6 +661,7 @@ class FindAndModifyCommand : public Command {
     size_t leo = 0;
     if (resolved.timeseries) {
       // MongoDB 8.0's findAndModify of one measurement (timeseries_write.h).
+      if (collator) return TimeseriesCollationNotSupported();
       if (!sort_doc.IsEmpty()) {
         return Status(ErrorCode::kCommandNotSupported,
                       "findAndModify with a sort on a time-series collection is not supported "
@@ -654,6 +717,7 @@ class FindAndModifyCommand : public Command {
       return Status::OK();
     }
     ++ctx.service.counters.op_update;
+    if (collator) HG_RETURN_IF_ERROR(CheckUpdateUnderCollation(u, af.value_or(BsonObj())));
     HG_ASSIGN_OR_RETURN(auto driver, ParseUpdate(u, af.value_or(BsonObj()), ectx));
     HG_ASSIGN_OR_RETURN(auto r, RunUpdate(ctx, *coll, query_doc, driver, false, upsert, sort_doc,
                                           ectx, cmd["hint"]));

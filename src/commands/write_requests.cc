@@ -52,8 +52,8 @@ StatusWith<UpdateStatement> ParseUpdateStatement(const DocumentArray::Entry& ent
   HG_RETURN_IF_ERROR(CheckKnownSubFields(
       "update.updates", doc,
       {"q", "u", "upsert", "multi", "arrayFilters", "hint", "collation", "c", "upsertSupplied"}));
-  HG_RETURN_IF_ERROR(CheckHintAndCollation("update.updates", doc));
   UpdateStatement stmt;
+  HG_ASSIGN_OR_RETURN(stmt.collator, CheckHintAndGetCollation("update.updates", doc));
   HG_ASSIGN_OR_RETURN(auto q, GetObject("update.updates", doc, "q"));
   if (!q) return MissingField("update.updates", "q");
   stmt.q = *q;
@@ -71,7 +71,7 @@ StatusWith<DeleteStatement> ParseDeleteStatement(const DocumentArray::Entry& ent
   HG_ASSIGN_OR_RETURN(BsonObj doc, entry.Document("delete.deletes"));
   HG_RETURN_IF_ERROR(
       CheckKnownSubFields("delete.deletes", doc, {"q", "limit", "hint", "collation"}));
-  HG_RETURN_IF_ERROR(CheckHintAndCollation("delete.deletes", doc));
+  HG_ASSIGN_OR_RETURN(auto collator, CheckHintAndGetCollation("delete.deletes", doc));
   HG_ASSIGN_OR_RETURN(auto q, GetObject("delete.deletes", doc, "q"));
   if (!q) return MissingField("delete.deletes", "q");
   HG_ASSIGN_OR_RETURN(auto limit, GetInt64("delete.deletes", doc, "limit"));
@@ -81,7 +81,7 @@ StatusWith<DeleteStatement> ParseDeleteStatement(const DocumentArray::Entry& ent
         ErrorCode::kFailedToParse,
         "The limit field in delete objects must be 0 or 1. Got " + std::to_string(*limit));
   }
-  return DeleteStatement{*q, *limit == 0, doc["hint"]};
+  return DeleteStatement{*q, *limit == 0, doc["hint"], std::move(collator)};
 }
 
 StatusWith<InsertRequest> ParseInsertRequest(const CommandRequest& request, std::string_view db) {

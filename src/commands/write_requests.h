@@ -20,6 +20,7 @@
 #include "base/status.h"
 #include "bson/bson.h"
 #include "catalog/namespace.h"
+#include "collation/collator.h"
 #include "commands/command_request.h"
 #include "query/expression_hooks.h"
 
@@ -45,7 +46,8 @@ struct UpdateStatement {
   bool multi = false;
   bool upsert = false;
   bson::BsonObj array_filters;
-  bson::BsonElement hint;  // EOO if none
+  bson::BsonElement hint;                               // EOO if none
+  std::shared_ptr<const collation::Collator> collator;  // null: the simple collation
 };
 
 struct UpdateRequest : WriteCommandBase {
@@ -55,8 +57,9 @@ struct UpdateRequest : WriteCommandBase {
 
 struct DeleteStatement {
   bson::BsonObj q;
-  bool multi = true;       // limit 0
-  bson::BsonElement hint;  // EOO if none
+  bool multi = true;                                    // limit 0
+  bson::BsonElement hint;                               // EOO if none
+  std::shared_ptr<const collation::Collator> collator;  // null: the simple collation
 };
 
 struct DeleteRequest : WriteCommandBase {

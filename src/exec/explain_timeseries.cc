@@ -293,10 +293,10 @@ Status ExplainTimeseriesRead(const ReadContext& rctx, timeseries::TimeseriesColl
     stream = std::move(metered);
   }
   if (req.projection) {
-    HG_ASSIGN_OR_RETURN(
-        auto proj,
-        query::Projection::Parse(*req.projection, BsonObj(),
-                                 query::ExpressionContext{req.pctx.now_millis, req.pctx.let}));
+    HG_ASSIGN_OR_RETURN(auto proj,
+                        query::Projection::Parse(
+                            *req.projection, BsonObj(),
+                            query::ExpressionContext{req.pctx.now_millis, req.pctx.let, nullptr}));
     auto metered = std::make_unique<MeteredStream>(
         std::make_unique<ProjectionStream>(std::move(stream), std::move(proj)));
     const MeteredStream* m = metered.get();

@@ -56,6 +56,28 @@ StatusWith<std::unique_ptr<pipeline::DocumentStream>> BuildReadStream(const Read
                   "min, max, returnKey and showRecordId on time-series collections are not "
                   "supported yet");
   }
+  // A read under a collation: the indexes order strings by their binary bytes, so it scans the
+  // collection (indexes with collations are not built yet).
+  const std::shared_ptr<const bson::StringComparator>& collator = plan.expr_ctx.collator;
+  BsonObj natural_hint;
+  if (collator) {
+    if (ts) {
+      return Status(ErrorCode::kCommandNotSupported,
+                    "reads of time-series collections with a non-simple collation are not "
+                    "supported yet");
+    }
+    if (!hint.eoo() || min_max || annotate) {
+      return Status(ErrorCode::kCommandNotSupported,
+                    "hint, min, max, returnKey and showRecordId with a non-simple collation are "
+                    "not supported yet");
+    }
+    bson::BsonBuilder h;
+    size_t in = h.OpenObject("hint");
+    h.AppendInt32("$natural", 1);
+    h.Close(in);
+    natural_hint = h.Obj();
+    hint = natural_hint.FirstElement();
+  }
   if (ts) {
     // Sort, skip and limit run as stages of the time-series read, which may turn a sort on the
     // time field into a bounded sort over buckets.
@@ -150,6 +172,7 @@ StatusWith<std::unique_ptr<pipeline::DocumentStream>> BuildReadStream(const Read
   if (!plan.sort.IsEmpty() && !sorted_by_scan) {
     info->blocking_sort = true;
     HG_ASSIGN_OR_RETURN(sort, query::SortPattern::Parse(plan.sort.Owned()));
+    sort->SetCollator(collator);
   }
   if (sort || plan.skip > 0 || plan.limit > 0) {
     pipeline::PipelineContext pctx;

@@ -67,7 +67,7 @@ class KeyIndex {
 
 // What a filter read on behalf of a stage may use: the pipeline's $$NOW and variables.
 query::ExpressionContext ExprContext(const PipelineContext& ctx) {
-  return query::ExpressionContext{ctx.now_millis, ctx.let};
+  return query::ExpressionContext{ctx.now_millis, ctx.let, nullptr};
 }
 
 Status ReadAll(CollectionAccess& access, const std::string& db, const std::string& coll,

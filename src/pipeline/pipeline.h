@@ -124,6 +124,9 @@ struct PipelineContext {
   std::string tmp_dir;
   // Bytes each blocking stage may hold (MongoDB's server parameters, all 100 MB by default).
   MemoryLimits limits;
+  // The aggregate's collation (null: simple): $match filters and $sort order strings under it.
+  // The command layer admits it only with stages that honour it.
+  std::shared_ptr<const bson::StringComparator> collator;
 };
 
 class Stage;

@@ -25,7 +25,7 @@ TEST(QueryHooksTest, ExprInFiltersUsesTheExpressionLanguage) {
             ErrorCode::kLocation16554);
   // $$NOW comes from the context.
   auto now = query::Matcher::Parse(Json(R"({"$expr": {"$eq": ["$t", "$$NOW"]}})"),
-                                   query::ExpressionContext{1234, nullptr});
+                                   query::ExpressionContext{1234, nullptr, nullptr});
   ASSERT_TRUE(now.ok());
   EXPECT_TRUE(now.value().Matches(Json(R"({"t": {"$date": 1234}})")));
 }

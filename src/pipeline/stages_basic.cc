@@ -478,8 +478,9 @@ Status ParseMatchStage(const BsonElement& spec, const PipelineContext& ctx, Stag
   // $expr anywhere in the filter is evaluated by the query layer through the hook this module
   // installs (query_hooks.cc); calling it here also links it into every program using $match.
   InstallQueryHooks();
-  HG_ASSIGN_OR_RETURN(auto matcher, query::Matcher::Parse(
-                                        filter, query::ExpressionContext{ctx.now_millis, ctx.let}));
+  HG_ASSIGN_OR_RETURN(auto matcher,
+                      query::Matcher::Parse(
+                          filter, query::ExpressionContext{ctx.now_millis, ctx.let, ctx.collator}));
   out->push_back(std::make_shared<MatchStage>(filter, std::move(matcher)));
   return Status::OK();
 }
@@ -527,6 +528,7 @@ Status ParseSortStage(const BsonElement& spec, const PipelineContext& ctx, Stage
 }
 
 StagePtr MakeSortStage(query::SortPattern pattern, const PipelineContext& ctx) {
+  if (ctx.collator) pattern.SetCollator(ctx.collator);
   return std::make_shared<SortStage>(std::move(pattern), ctx);
 }
 

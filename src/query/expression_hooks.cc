@@ -13,7 +13,7 @@ constinit ExpressionHooks g_hooks{};
 ExpressionContext ExpressionContext::Now() {
   auto now = std::chrono::system_clock::now().time_since_epoch();
   return ExpressionContext{std::chrono::duration_cast<std::chrono::milliseconds>(now).count(),
-                           nullptr};
+                           nullptr, nullptr};
 }
 
 void SetExpressionHooks(const ExpressionHooks& hooks) { g_hooks = hooks; }

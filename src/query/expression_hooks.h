@@ -17,6 +17,7 @@
 
 #include "base/status.h"
 #include "bson/bson.h"
+#include "bson/bson_compare.h"
 
 namespace hourglass::query {
 
@@ -58,6 +59,9 @@ class LetVariables {
 struct ExpressionContext {
   int64_t now_millis = 0;
   std::shared_ptr<const LetVariables> let;
+  // The operation's collation (null: the simple binary order of strings): filters parsed with
+  // this context compare strings under it.
+  std::shared_ptr<const bson::StringComparator> collator;
   // The current wall clock in milliseconds, for operations that have no $$NOW of their own.
   static ExpressionContext Now();
 };

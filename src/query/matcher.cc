@@ -41,30 +41,36 @@ bool IsNullish(const BsonElement& e) {
   return e.eoo() || e.type() == BsonType::kNull || e.type() == BsonType::kUndefined;
 }
 
+// The string order of the filter Matcher::Parse is parsing, for its duration: the predicates
+// that compare values capture it when they are made (a filter's collation).
+thread_local const bson::StringComparator* t_parse_strings = nullptr;
+
 // Equality as filters define it: null matches null, undefined and missing (MongoDB 7.0), other
-// values match within their type bracket (1 == 1.0 == NumberLong(1)).
-bool FilterEquals(const BsonElement& e, const BsonElement& rhs) {
+// values match within their type bracket (1 == 1.0 == NumberLong(1)); strings under `strings`.
+bool FilterEquals(const BsonElement& e, const BsonElement& rhs,
+                  const bson::StringComparator* strings) {
   if (rhs.type() == BsonType::kNull) return IsNullish(e);
   if (e.eoo() || !SameBracket(e, rhs)) return false;
-  return bson::CompareElementValues(e, rhs) == 0;
+  return bson::CompareElementValues(e, rhs, strings) == 0;
 }
 
 // ---- element predicates ----
 
 class EqPred final : public ElemPred {
  public:
-  explicit EqPred(BsonElement rhs) : rhs_(rhs) {}
-  bool Matches(const BsonElement& e) const override { return FilterEquals(e, rhs_); }
+  explicit EqPred(BsonElement rhs) : rhs_(rhs), strings_(t_parse_strings) {}
+  bool Matches(const BsonElement& e) const override { return FilterEquals(e, rhs_, strings_); }
 
  private:
   BsonElement rhs_;
+  const bson::StringComparator* strings_;
 };
 
 enum class CmpOp { kLt, kLte, kGt, kGte };
 
 class CmpPred final : public ElemPred {
  public:
-  CmpPred(CmpOp op, BsonElement rhs) : op_(op), rhs_(rhs) {}
+  CmpPred(CmpOp op, BsonElement rhs) : op_(op), rhs_(rhs), strings_(t_parse_strings) {}
   bool Matches(const BsonElement& in) const override {
     BsonType rt = rhs_.type();
     // A date against a date (the usual time-range filter) and a double against a double (NaN
@@ -81,7 +87,7 @@ class CmpPred final : public ElemPred {
     const BsonElement& e = in.eoo() ? NullElement() : in;
     if (!any_type && !SameBracket(e, rhs_)) return false;
     if (IsNaN(e) || IsNaN(rhs_)) return with_equal && IsNaN(e) && IsNaN(rhs_);
-    return Holds(bson::CompareElementValues(e, rhs_));
+    return Holds(bson::CompareElementValues(e, rhs_, strings_));
   }
 
  private:
@@ -106,6 +112,7 @@ class CmpPred final : public ElemPred {
 
   CmpOp op_;
   BsonElement rhs_;
+  const bson::StringComparator* strings_;
 };
 
 class RegexPred final : public ElemPred {
@@ -129,10 +136,10 @@ class RegexPred final : public ElemPred {
 class InPred final : public ElemPred {
  public:
   InPred(std::vector<BsonElement> values, std::vector<ElemPredPtr> regexes)
-      : values_(std::move(values)), regexes_(std::move(regexes)) {}
+      : values_(std::move(values)), regexes_(std::move(regexes)), strings_(t_parse_strings) {}
   bool Matches(const BsonElement& e) const override {
     for (const BsonElement& v : values_) {
-      if (FilterEquals(e, v)) return true;
+      if (FilterEquals(e, v, strings_)) return true;
     }
     for (const ElemPredPtr& r : regexes_) {
       if (r->Matches(e)) return true;
@@ -143,6 +150,7 @@ class InPred final : public ElemPred {
  private:
   std::vector<BsonElement> values_;
   std::vector<ElemPredPtr> regexes_;
+  const bson::StringComparator* strings_;
 };
 
 class ExistsPred final : public ElemPred {
@@ -948,6 +956,11 @@ StatusWith<std::vector<DocNodePtr>> ParseFilterClauses(const BsonObj& filter, in
         }
         const ExpressionHooks& hooks = GetExpressionHooks();
         if (hooks.parse_expression == nullptr) return MissingExpressionHook("$expr");
+        if (t_parse_strings != nullptr) {
+          // Expressions would compare strings without the collation.
+          return Status(ErrorCode::kCommandNotSupported,
+                        "$expr with a non-simple collation is not supported yet");
+        }
         HG_ASSIGN_OR_RETURN(CompiledExpressionPtr x, hooks.parse_expression(e, scope.expr_ctx));
         clauses.push_back(std::make_shared<ExprNode>(std::move(x)));
       } else if (name == "$text") {
@@ -984,7 +997,8 @@ StatusWith<DocNodePtr> ParseFilterNode(const BsonObj& filter, int depth, const F
 // ---- Matcher / ElementMatcher ----
 
 struct Matcher::State {
-  BsonObj filter;  // owns the bytes the tree borrows
+  BsonObj filter;                                          // owns the bytes the tree borrows
+  std::shared_ptr<const bson::StringComparator> collator;  // the predicates borrow it
   DocNodePtr root;
   // The top-level clauses whose AND is `root`, one per element of `filter` except $comment.
   std::vector<DocNodePtr> clauses;
@@ -998,10 +1012,15 @@ StatusWith<Matcher> Matcher::Parse(const BsonObj& filter) {
 StatusWith<Matcher> Matcher::Parse(const BsonObj& filter, const ExpressionContext& ctx) {
   auto state = std::make_shared<State>();
   state->filter = filter.Owned();
+  state->collator = ctx.collator;
   FilterScope scope;
   scope.top_level = true;
   scope.expr_ctx = ctx;
-  HG_ASSIGN_OR_RETURN(state->clauses, ParseFilterClauses(state->filter, 0, scope));
+  const bson::StringComparator* outer = t_parse_strings;
+  t_parse_strings = ctx.collator.get();
+  auto clauses = ParseFilterClauses(state->filter, 0, scope);
+  t_parse_strings = outer;
+  HG_ASSIGN_OR_RETURN(state->clauses, std::move(clauses));
   state->root = AndOf(state->clauses);
   state->everything = state->clauses.empty();
   Matcher m;
@@ -1012,6 +1031,7 @@ StatusWith<Matcher> Matcher::Parse(const BsonObj& filter, const ExpressionContex
 Matcher Matcher::Without(const std::function<bool(const BsonElement&)>& drop) const {
   auto state = std::make_shared<State>();
   state->filter = state_->filter;
+  state->collator = state_->collator;
   size_t i = 0;
   for (const BsonElement& e : state_->filter) {
     if (e.FieldName() == "$comment") continue;

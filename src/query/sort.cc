@@ -20,7 +20,8 @@ BsonElement UndefinedElement() {
 }
 
 // Undefined stands for "empty array" in extracted keys and orders before null and missing.
-int CompareKeyValues(const BsonElement& a, const BsonElement& b) {
+int CompareKeyValues(const BsonElement& a, const BsonElement& b,
+                     const bson::StringComparator* strings) {
   bool ua = a.type() == BsonType::kUndefined;
   bool ub = b.type() == BsonType::kUndefined;
   if (ua || ub) {
@@ -29,7 +30,17 @@ int CompareKeyValues(const BsonElement& a, const BsonElement& b) {
     if (a.type() == BsonType::kMinKey) return -1;
     return ua ? -1 : 1;
   }
-  return bson::CompareElementValues(a, b);
+  return bson::CompareElementValues(a, b, strings);
+}
+
+// Whether `e` holds a String or Symbol at any depth.
+bool HoldsStrings(const BsonElement& e) {
+  if (e.type() == BsonType::kString || e.type() == BsonType::kSymbol) return true;
+  if (e.type() != BsonType::kObject && e.type() != BsonType::kArray) return false;
+  for (BsonElement x : e.Obj()) {
+    if (HoldsStrings(x)) return true;
+  }
+  return false;
 }
 
 }  // namespace
@@ -76,16 +87,21 @@ BsonObj SortPattern::ExtractKey(const BsonObj& doc) const {
         if (best.eoo()) {
           best = null_elem;
         } else {
-          int c = CompareKeyValues(null_elem, best);
+          int c = CompareKeyValues(null_elem, best, collator_.get());
           if (k.ascending ? c < 0 : c > 0) best = null_elem;
         }
         return false;
       }
-      int c = CompareKeyValues(v.element, best);
+      int c = CompareKeyValues(v.element, best, collator_.get());
       if (k.ascending ? c < 0 : c > 0) best = v.element;
       return false;
     });
-    if (any) {
+    if (any && collator_ && HoldsStrings(best)) {
+      // Strings sort by their collation keys (as in a collated index).
+      bson::BsonBuilder form;
+      bson::AppendComparisonForm(form, "", best, *collator_);
+      ks.AppendElement(form.Obj().FirstElement(), !k.ascending);
+    } else if (any) {
       ks.AppendElement(best, !k.ascending);
     } else if (saw_empty_array) {
       ks.AppendElement(UndefinedElement(), !k.ascending);

@@ -6,11 +6,13 @@
 // directions, see query_errors.h).
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "base/status.h"
 #include "bson/bson.h"
+#include "bson/bson_compare.h"
 #include "query/path.h"
 
 namespace hourglass::query {
@@ -34,6 +36,11 @@ class SortPattern {
   bool IsEmpty() const { return keys_.empty(); }
   size_t NumKeys() const { return keys_.size(); }
 
+  // Orders strings under `collator` from now on (a collation; null: the simple order).
+  void SetCollator(std::shared_ptr<const bson::StringComparator> collator) {
+    collator_ = std::move(collator);
+  }
+
  private:
   struct Key {
     std::string dotted;
@@ -41,6 +48,7 @@ class SortPattern {
     bool ascending;
   };
   std::vector<Key> keys_;
+  std::shared_ptr<const bson::StringComparator> collator_;
 };
 
 }  // namespace hourglass::query

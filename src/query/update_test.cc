@@ -308,8 +308,9 @@ TEST(UpdateDriverTest, PositionalOperators) {
             ErrorCode::kBadValue);
   EXPECT_EQ(ApplyWith(R"({"_id": 1, "a": 5})", R"({"$set": {"a.$[]": 1}})", "{}").status().code(),
             ErrorCode::kBadValue);
-  EXPECT_EQ(ApplyWith(R"({"_id": 1})", R"({"$set": {"a.$[]": 1}})", "{}", "{}", true).status().code(),
-            ErrorCode::kBadValue);
+  EXPECT_EQ(
+      ApplyWith(R"({"_id": 1})", R"({"$set": {"a.$[]": 1}})", "{}", "{}", true).status().code(),
+      ErrorCode::kBadValue);
   EXPECT_EQ(
       ApplyWith(R"({"_id": 1, "a": [1]})", R"({"$set": {"a.$[x]": 1}})", "{}").status().code(),
       ErrorCode::kBadValue);

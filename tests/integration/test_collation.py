@@ -1,0 +1,175 @@
+"""Collations on reads and writes of collections (MongoDB's `collation` option, ICU's orders): find
+filters and sorts, count, update, delete, findAndModify and aggregates of $match/$sort/$group by a
+constant. The expected orders are the languages' own (CLDR, as MongoDB's ICU collations give
+them), written out here, not read back from the server."""
+
+import datetime
+
+import pytest
+from pymongo.collation import Collation
+from pymongo.errors import OperationFailure
+
+from conftest import command_error
+
+WORDS = ["cote", "côte", "coté", "côté", "Apple", "apple", "banana", "10", "9", "100",
+         "Müller", "Muetze", "Mueller", "e-mail", "email"]
+
+
+@pytest.fixture
+def words(db):
+    db.w.insert_many([{"_id": i, "s": s} for i, s in enumerate(WORDS)])
+    db.w.create_index("s")  # an index orders strings by bytes: collated reads must not trust it
+    return db.w
+
+
+def ordered(coll, filt, collation, **kw):
+    return [d["s"] for d in coll.find(filt, collation=collation, **kw).sort("s", 1)]
+
+
+def test_french_canadian_orders_accents_from_the_end(words):
+    got = ordered(words, {"s": {"$in": ["cote", "côte", "coté", "côté"]}}, Collation("fr_CA"))
+    assert got == ["cote", "côte", "coté", "côté"]
+    # English (and the simple collation) order by the first accent.
+    assert ordered(words, {"s": {"$in": ["cote", "côte", "coté", "côté"]}}, Collation("en")) == [
+        "cote", "coté", "côte", "côté"]
+
+
+def test_german_phonebook_reads_umlauts_as_e(words):
+    flt = {"s": {"$regex": "^M"}}
+    assert ordered(words, flt, Collation("de@collation=phonebook")) == [
+        "Mueller", "Müller", "Muetze"]
+    assert ordered(words, flt, Collation("de")) == ["Mueller", "Muetze", "Müller"]
+
+
+def test_numeric_ordering(words):
+    flt = {"s": {"$in": ["10", "9", "100"]}}
+    assert ordered(words, flt, Collation("en", numericOrdering=True)) == ["9", "10", "100"]
+    assert ordered(words, flt, Collation("en")) == ["10", "100", "9"]
+    # Range predicates compare under it too.
+    got = ordered(words, {"s": {"$gt": "9", "$lt": "99"}}, Collation("en", numericOrdering=True))
+    assert got == ["10"]
+
+
+def test_strength_decides_equality(words):
+    assert sorted(d["_id"] for d in words.find({"s": "APPLE"}, collation=Collation("en", strength=2))) == [4, 5]
+    assert list(words.find({"s": "APPLE"}, collation=Collation("en", strength=3))) == []
+    assert list(words.find({"s": "APPLE"})) == []  # no collation: bytes
+    got = sorted(d["s"] for d in words.find({"s": "COTE"}, collation=Collation("fr", strength=1)))
+    assert got == sorted(["cote", "côte", "coté", "côté"])
+    assert [d["s"] for d in words.find({"s": {"$in": ["BANANA"]}},
+                                       collation=Collation("en", strength=1))] == ["banana"]
+
+
+def test_case_first_and_alternate(words):
+    flt = {"s": {"$in": ["Apple", "apple"]}}
+    assert ordered(words, flt, Collation("en", caseFirst="upper")) == ["Apple", "apple"]
+    assert ordered(words, flt, Collation("en", caseFirst="lower")) == ["apple", "Apple"]
+    shifted = Collation("en", alternate="shifted")
+    assert sorted(d["s"] for d in words.find({"s": "email"}, collation=shifted)) == [
+        "e-mail", "email"]
+
+
+def test_japanese_kana(db):
+    db.j.insert_many([{"s": s} for s in ["あ", "ア", "い"]])
+    ja1 = Collation("ja", strength=1)
+    assert sorted(d["s"] for d in db.j.find({"s": "あ"}, collation=ja1)) == ["あ", "ア"]
+    # Japanese tells hiragana from katakana at the quaternary level only.
+    assert sorted(d["s"] for d in db.j.find({"s": "あ"}, collation=Collation("ja"))) == ["あ", "ア"]
+    assert [d["s"] for d in db.j.find({"s": "あ"}, collation=Collation("ja", strength=4))] == ["あ"]
+
+
+def test_strings_inside_arrays_and_objects(db):
+    db.n.insert_many([{"_id": 1, "tags": ["X", "b"]}, {"_id": 2, "o": {"k": "ABC"}},
+                      {"_id": 3, "tags": ["a"]}])
+    ci = Collation("en", strength=2)
+    assert [d["_id"] for d in db.n.find({"tags": "x"}, collation=ci)] == [1]
+    assert [d["_id"] for d in db.n.find({"o": {"k": "abc"}}, collation=ci)] == [2]
+    # Sorting by an array takes its least element under the collation: "a" < "b".
+    got = [d["_id"] for d in db.n.find({"tags": {"$exists": True}}, collation=ci).sort("tags", 1)]
+    assert got == [3, 1]
+
+
+def test_count_and_count_documents(words):
+    ci = Collation("en", strength=2)
+    assert words.count_documents({"s": "APPLE"}, collation=ci) == 2
+    assert words.database.command({"count": "w", "query": {"s": "BANANA"},
+                                   "collation": ci.document})["n"] == 1
+
+
+def test_writes_under_a_collation(words):
+    ci = Collation("en", strength=2)
+    r = words.update_many({"s": "APPLE"}, {"$set": {"hit": 1}}, collation=ci)
+    assert (r.matched_count, r.modified_count) == (2, 2)
+    doc = words.find_one_and_update({"s": "APPLE"}, {"$inc": {"hit": 1}}, collation=ci,
+                                    sort=[("s", -1)], return_document=True)
+    # Descending under en tertiary: "Apple" after "apple", so it is the first one.
+    assert doc["s"] == "Apple" and doc["hit"] == 2
+    assert words.delete_one({"s": "BANANA"}, collation=ci).deleted_count == 1
+    assert words.delete_many({"s": "COTE"}, collation=Collation("fr", strength=1)).deleted_count == 4
+    assert words.count_documents({}) == len(WORDS) - 5
+    # An upsert under a collation that matches nothing inserts.
+    r = words.update_one({"s": "cherry"}, {"$set": {"n": 1}}, upsert=True, collation=ci)
+    assert r.upserted_id is not None
+
+
+def test_aggregates_of_match_sort_and_constant_groups(words):
+    ci = Collation("en", strength=2)
+    got = list(words.aggregate([{"$match": {"s": "APPLE"}}, {"$sort": {"_id": -1}},
+                                {"$project": {"s": 1}}], collation=ci))
+    assert [d["_id"] for d in got] == [5, 4]
+    got = list(words.aggregate([{"$match": {"s": {"$lte": "B"}}},
+                                {"$group": {"_id": None, "n": {"$sum": 1}}}], collation=ci))
+    # Digits order before letters; "banana" after "B".
+    assert got == [{"_id": None, "n": 5}]
+
+
+@pytest.mark.parametrize("spec,code", [
+    ({}, 4),                                      # locale missing
+    ({"locale": 3}, 14),
+    ({"locale": "en", "bogus": 1}, 9),
+    ({"locale": "en", "strength": 6}, 9),
+    ({"locale": "en", "strength": 1.5}, 2),
+    ({"locale": "en", "caseFirst": "sideways"}, 9),
+    ({"locale": "en", "numericOrdering": "yes"}, 14),
+    ({"locale": "xx_US"}, 2),
+    ({"locale": "en-US"}, 2),
+    ({"locale": "simple", "strength": 2}, 9),
+])
+def test_bad_collations(db, spec, code):
+    db.c.insert_one({"s": "a"})
+    assert command_error(db, {"find": "c", "filter": {}, "collation": spec})[0] == code
+    # Also where collations are not taken yet: the spec's own error comes first.
+    assert command_error(db, {"distinct": "c", "key": "s", "collation": spec})[0] == code
+
+
+def test_simple_collation_is_the_default(words):
+    assert list(words.find({"s": "APPLE"}, collation=Collation("simple"))) == []
+    assert [d["s"] for d in words.find({"s": {"$in": ["Apple", "apple"]}},
+                                       collation=Collation("simple")).sort("s", 1)] == [
+        "Apple", "apple"]
+
+
+def test_what_is_not_supported_yet_is_loud(db, words):
+    ci = {"locale": "en", "strength": 2}
+    cases = [
+        {"distinct": "w", "key": "s", "collation": ci},
+        {"aggregate": "w", "pipeline": [{"$group": {"_id": "$s"}}], "cursor": {}, "collation": ci},
+        {"aggregate": "w", "pipeline": [{"$match": {"$expr": {"$eq": ["$s", "a"]}}}],
+         "cursor": {}, "collation": ci},
+        {"find": "w", "filter": {"s": "a"}, "hint": {"s": 1}, "collation": ci},
+        {"findAndModify": "w", "query": {}, "update": {"$addToSet": {"t": "a"}}, "collation": ci},
+    ]
+    for cmd in cases:
+        assert command_error(db, cmd)[0] == 115, cmd
+    r = db.command({"update": "w", "updates": [
+        {"q": {}, "u": {"$pull": {"t": "a"}}, "multi": True, "collation": ci}]})
+    assert [e["code"] for e in r["writeErrors"]] == [115]
+    db.create_collection("ts", timeseries={"timeField": "t"})
+    db.ts.insert_one({"t": datetime.datetime(2024, 1, 1), "s": "a"})
+    for cmd in ({"find": "ts", "filter": {"s": "A"}, "collation": ci},
+                {"count": "ts", "query": {"s": "A"}, "collation": ci},
+                {"aggregate": "ts", "pipeline": [], "cursor": {}, "collation": ci}):
+        assert command_error(db, cmd)[0] == 115, cmd
+    r = db.command({"delete": "ts", "deletes": [{"q": {"s": "A"}, "limit": 0, "collation": ci}]})
+    assert [e["code"] for e in r["writeErrors"]] == [115]
+    assert db.ts.count_documents({}) == 1
