@@ -485,6 +485,19 @@ class AggregateCommand : public Command {
   }
 };
 
+// Views and time-series collections do not take collations yet: their reads would not apply it.
+Status CheckCollationTarget(CommandContext& ctx, const catalog::NamespaceString& nss,
+                            std::string_view cmd) {
+  auto entry = ctx.service.catalog->Lookup(nss);
+  if (entry && entry->IsView()) {
+    return Status(ErrorCode::kCommandNotSupported,
+                  std::string(cmd) +
+                      " with a non-simple collation over a view or a time-series collection is "
+                      "not supported yet");
+  }
+  return Status::OK();
+}
+
 class CountCommand : public Command {
  public:
   std::string_view Name() const override { return "count"; }
@@ -503,15 +516,7 @@ class CountCommand : public Command {
     query::ExpressionContext ectx = query::ExpressionContext::Now();
     ectx.collator = collator;
     HG_ASSIGN_OR_RETURN(auto matcher, query::Matcher::Parse(q.value_or(BsonObj()), ectx));
-    if (collator) {
-      // The read below (or a view's aggregate) would not apply it there.
-      auto entry = ctx.service.catalog->Lookup(nss);
-      if (entry && entry->IsView()) {
-        return Status(ErrorCode::kCommandNotSupported,
-                      "count with a non-simple collation over a view or a time-series collection "
-                      "is not supported yet");
-      }
-    }
+    if (collator) HG_RETURN_IF_ERROR(CheckCollationTarget(ctx, nss, "count"));
     HG_ASSIGN_OR_RETURN(auto over_view, ReadOverView(ctx, cmd));
     if (over_view) {
       HG_ASSIGN_OR_RETURN(auto doc, FirstResultOf(ctx, *over_view));
@@ -571,17 +576,21 @@ class DistinctCommand : public Command {
     HG_ASSIGN_OR_RETURN(std::string coll_name, GetCollectionName(cmd, ctx.db));
     catalog::NamespaceString nss{ctx.db, coll_name};
     HG_RETURN_IF_ERROR(catalog::ValidateCollectionName(nss));
-    HG_RETURN_IF_ERROR(CheckHintAndCollation("distinct", cmd));
+    HG_ASSIGN_OR_RETURN(auto collator, CheckHintAndGetCollation("distinct", cmd));
     HG_ASSIGN_OR_RETURN(auto key, GetString("distinct", cmd, "key"));
     if (!key) {
       return MissingField("distinct", "key");
     }
     HG_ASSIGN_OR_RETURN(auto q, GetObject("distinct", cmd, "query"));
-    HG_ASSIGN_OR_RETURN(auto matcher, query::Matcher::Parse(q.value_or(BsonObj())));
+    query::ExpressionContext ectx = query::ExpressionContext::Now();
+    ectx.collator = collator;
+    HG_ASSIGN_OR_RETURN(auto matcher, query::Matcher::Parse(q.value_or(BsonObj()), ectx));
+    if (collator) HG_RETURN_IF_ERROR(CheckCollationTarget(ctx, nss, "distinct"));
     exec::ReadPlan plan;
     plan.filter = std::move(matcher);
     plan.filter_spec = q.value_or(BsonObj());
     plan.hint = HintOf(cmd);
+    plan.expr_ctx = ectx;
     // Values are kept as single-element documents, sorted and de-duplicated in canonical order.
     std::vector<BsonObj> values;
     auto collect = [&](const BsonElement& v) {
@@ -601,7 +610,7 @@ class DistinctCommand : public Command {
     HG_ASSIGN_OR_RETURN(exec::ResolvedNamespace resolved, exec::Resolve(rctx, nss));
     const std::shared_ptr<catalog::Collection>& coll = resolved.collection;
     std::optional<exec::QueryPlan> distinct_scan;
-    if (coll && !coll->ident().empty() && coll->entry().type == "collection") {
+    if (coll && !coll->ident().empty() && coll->entry().type == "collection" && !collator) {
       distinct_scan = exec::PlanDistinctScan(*coll, plan.filter_spec, *key, cmd["hint"]);
     }
     if (distinct_scan) {
@@ -630,20 +639,22 @@ class DistinctCommand : public Command {
         CollectPathValues(*doc, *key, collect);
       }
     }
-    return ReplyWithValues(std::move(values), reply);
+    return ReplyWithValues(std::move(values), reply, collator.get());
   }
 
  private:
   // {values: [...]}: `values` (single-element documents) sorted and de-duplicated in canonical
   // order.
-  static Status ReplyWithValues(std::vector<BsonObj> values, BsonBuilder& reply) {
-    std::sort(values.begin(), values.end(), [](const BsonObj& a, const BsonObj& b) {
-      return bson::CompareElementValues(a.FirstElement(), b.FirstElement()) < 0;
+  // Under a collation, strings it deems equal count once (the first in their stored order).
+  static Status ReplyWithValues(std::vector<BsonObj> values, BsonBuilder& reply,
+                                const bson::StringComparator* strings = nullptr) {
+    std::stable_sort(values.begin(), values.end(), [&](const BsonObj& a, const BsonObj& b) {
+      return bson::CompareElementValues(a.FirstElement(), b.FirstElement(), strings) < 0;
     });
     BsonArrayBuilder out;
     for (size_t i = 0; i < values.size(); ++i) {
-      if (i > 0 &&
-          bson::ElementValuesEqual(values[i - 1].FirstElement(), values[i].FirstElement())) {
+      if (i > 0 && bson::CompareElementValues(values[i - 1].FirstElement(),
+                                              values[i].FirstElement(), strings) == 0) {
         continue;
       }
       out.Append(values[i].FirstElement());

@@ -112,6 +112,18 @@ def test_writes_under_a_collation(words):
     assert r.upserted_id is not None
 
 
+def test_distinct_counts_equal_strings_once(words):
+    got = words.distinct("s", {"s": {"$in": ["APPLE", "BANANA", "COTE"]}},
+                         collation=Collation("fr", strength=1))
+    assert len(got) == 3
+    assert {g.lower()[0] for g in got} == {"a", "b", "c"}
+    # Without a collation every spelling is its own value.
+    assert sorted(words.distinct("s", {"s": {"$in": ["Apple", "apple"]}})) == ["Apple", "apple"]
+    # Numbers order as numbers under numericOrdering.
+    assert words.distinct("s", {"s": {"$in": ["10", "9", "100"]}},
+                          collation=Collation("en", numericOrdering=True)) == ["9", "10", "100"]
+
+
 def test_aggregates_of_match_sort_and_constant_groups(words):
     ci = Collation("en", strength=2)
     got = list(words.aggregate([{"$match": {"s": "APPLE"}}, {"$sort": {"_id": -1}},
@@ -152,7 +164,6 @@ def test_simple_collation_is_the_default(words):
 def test_what_is_not_supported_yet_is_loud(db, words):
     ci = {"locale": "en", "strength": 2}
     cases = [
-        {"distinct": "w", "key": "s", "collation": ci},
         {"aggregate": "w", "pipeline": [{"$group": {"_id": "$s"}}], "cursor": {}, "collation": ci},
         {"aggregate": "w", "pipeline": [{"$match": {"$expr": {"$eq": ["$s", "a"]}}}],
          "cursor": {}, "collation": ci},
@@ -167,6 +178,7 @@ def test_what_is_not_supported_yet_is_loud(db, words):
     db.create_collection("ts", timeseries={"timeField": "t"})
     db.ts.insert_one({"t": datetime.datetime(2024, 1, 1), "s": "a"})
     for cmd in ({"find": "ts", "filter": {"s": "A"}, "collation": ci},
+                {"distinct": "ts", "key": "s", "collation": ci},
                 {"count": "ts", "query": {"s": "A"}, "collation": ci},
                 {"aggregate": "ts", "pipeline": [], "cursor": {}, "collation": ci}):
         assert command_error(db, cmd)[0] == 115, cmd
