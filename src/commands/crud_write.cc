@@ -11,6 +11,8 @@
 #include "commands/timeseries_write.h"
 #include "commands/write_requests.h"
 #include "exec/index_scan.h"
+#include "exec/timeseries_read.h"
+#include "pipeline/pipeline.h"
 #include "query/sort.h"
 #include "query/update.h"
 #include "storage/write_conflict.h"
@@ -662,12 +664,25 @@ class FindAndModifyCommand : public Command {
     if (resolved.timeseries) {
       // MongoDB 8.0's findAndModify of one measurement (timeseries_write.h).
       if (collator) return TimeseriesCollationNotSupported();
-      if (!sort_doc.IsEmpty()) {
-        return Status(ErrorCode::kCommandNotSupported,
-                      "findAndModify with a sort on a time-series collection is not supported "
-                      "yet");
-      }
       const timeseries::TimeseriesCollection& ts = *resolved.timeseries;
+      std::optional<BsonObj> first_in_order;
+      if (!sort_doc.IsEmpty()) {
+        // The first measurement in the sort's order, read as a find reads it; the write then
+        // takes a measurement equal to it in every field (any such one is the same to a reader).
+        exec::TimeseriesReadRequest request;
+        request.filter = query_doc;
+        request.hint = HintOf(cmd);
+        pipeline::PipelineContext pctx;
+        pctx.now_millis = ectx.now_millis;
+        pctx.let = ectx.let;
+        HG_ASSIGN_OR_RETURN(auto stream, exec::BuildTimeseriesRead(
+                                             ts, ctx.service.engine, std::move(request),
+                                             exec::TimeseriesFindStages(sort_doc, 0, 1), pctx));
+        HG_ASSIGN_OR_RETURN(first_in_order, stream->Next());
+        // None: nothing matches (an empty document equals no measurement), and an upsert still
+        // takes the filter's equalities.
+        if (!first_in_order) first_in_order = BsonObj();
+      }
       std::optional<BsonObj> value;
       bool updated_existing = false;
       std::optional<BsonObj> upserted_id;
@@ -676,12 +691,15 @@ class FindAndModifyCommand : public Command {
         ++ctx.service.counters.op_delete;
         ModifyOptions options = WithHint(cmd["hint"]);
         options.first_deleted = &value;
+        if (first_in_order) options.only = &*first_in_order;
         HG_ASSIGN_OR_RETURN(n, DeleteMeasurements(ctx, ts, query_doc, false, ectx, options));
       } else {
         ++ctx.service.counters.op_update;
+        ModifyOptions options = WithHint(cmd["hint"]);
+        if (first_in_order) options.only = &*first_in_order;
         HG_ASSIGN_OR_RETURN(UpdateOutcome r,
                             UpdateMeasurements(ctx, ts, query_doc, u, af.value_or(BsonObj()), false,
-                                               upsert, ectx, WithHint(cmd["hint"])));
+                                               upsert, ectx, options));
         n = r.matched > 0 || r.upserted_id ? 1 : 0;
         updated_existing = r.matched > 0;
         upserted_id = r.upserted_id;

@@ -33,7 +33,8 @@ Status ExplainTimeseriesModify(CommandContext& ctx, const BsonObj& inner,
   const bool is_delete = kind == "delete" || (find_and_modify && inner["remove"].Truthy());
   if (find_and_modify && !req.sort.IsEmpty()) {
     return Status(ErrorCode::kCommandNotSupported,
-                  "findAndModify with a sort on a time-series collection is not supported yet");
+                  "explain of findAndModify with a sort on a time-series collection is not "
+                  "supported yet");
   }
   ModifyStats stats;
   ModifyOptions options{.dry_run = true, .stats = &stats, .hint = req.hint};

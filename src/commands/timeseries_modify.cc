@@ -1,4 +1,5 @@
 // Deletes and updates of the measurements of a time-series collection (timeseries_write.h).
+#include <cstring>
 #include <unordered_set>
 
 #include "base/server_parameters.h"
@@ -129,6 +130,20 @@ StatusWith<timeseries::BucketFilter> ModifyBucketFilter(
     options.stats->meta_only = bucket_filter.meta_only();
   }
   return bucket_filter;
+}
+
+// Whether measurements `a` and `b` have the same fields with the same values (the same bytes),
+// in any order.
+bool SameMeasurement(const BsonObj& a, const BsonObj& b) {
+  if (a.NumFields() != b.NumFields()) return false;
+  for (BsonElement e : b) {
+    BsonElement x = a[e.FieldName()];
+    if (x.eoo() || x.type() != e.type() || x.ValueSize() != e.ValueSize() ||
+        std::memcmp(x.value(), e.value(), e.ValueSize()) != 0) {
+      return false;
+    }
+  }
+  return true;
 }
 
 // An unpacker of whole measurements, every field.
@@ -294,7 +309,7 @@ StatusWith<UpdateOutcome> UpdateAnyField(CommandContext& ctx,
                 error = r.status();
                 return false;
               }
-              hit = r.value();
+              hit = r.value() && (options.only == nullptr || SameMeasurement(m, *options.only));
             }
             bool modified = false;
             StatusWith<BsonObj> after =
@@ -442,7 +457,7 @@ StatusWith<int64_t> DeleteMeasurements(CommandContext& ctx,
                 filter_error = r.status();
                 return false;
               }
-              hit = r.value();
+              hit = r.value() && (options.only == nullptr || SameMeasurement(m, *options.only));
             }
             if (hit) {
               ++hits;

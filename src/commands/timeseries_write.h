@@ -44,6 +44,9 @@ struct ModifyOptions {
   std::optional<bson::BsonObj>* first_deleted = nullptr;
   // {hint: <the statement's hint>} (HintOf), or empty: the index that finds the buckets.
   bson::BsonObj hint;
+  // When set, only measurements equal to this one in every field (names and values, in any
+  // order) match: a sorted findAndModify's pick, found by a read.
+  const bson::BsonObj* only = nullptr;
 };
 
 // Deletes the measurements of `coll` matching `filter` (all of them, or the first one found when

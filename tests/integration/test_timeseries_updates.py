@@ -355,13 +355,28 @@ def test_find_and_modify_upsert(db):
     assert coll.count_documents({}) == 2
 
 
-def test_find_and_modify_sort_is_not_supported_yet(db):
+def test_find_and_modify_with_a_sort(db):
     coll = create_ts(db)
-    coll.insert_one({"t": at(0), "m": "a"})
-    with pytest.raises(OperationFailure) as e:
-        coll.find_one_and_delete({}, sort=[("t", -1)])
-    assert e.value.code == 115
-    assert coll.count_documents({}) == 1
+    coll.insert_many([{"t": at(i), "m": i % 2, "v": (i * 7) % 10} for i in range(10)])
+    # The latest measurement goes.
+    gone = coll.find_one_and_delete({}, sort=[("t", -1)])
+    assert gone["t"] == at(9)
+    assert coll.count_documents({}) == 9 and coll.count_documents({"t": at(9)}) == 0
+    # The smallest v of series 1 is updated, and only it.
+    first = min((d for d in coll.find({"m": 1})), key=lambda d: d["v"])
+    new = coll.find_one_and_update({"m": 1}, {"$set": {"picked": True}}, sort=[("v", 1)],
+                                   return_document=True)
+    assert (new["t"], new["v"], new["picked"]) == (first["t"], first["v"], True)
+    assert coll.count_documents({"picked": True}) == 1
+    # Ties on the sort key: one of them, once.
+    coll.insert_many([{"t": at(50), "m": 5, "v": 1}, {"t": at(50), "m": 5, "v": 1}])
+    coll.find_one_and_update({"m": 5}, {"$inc": {"v": 1}}, sort=[("t", 1)])
+    assert sorted(d["v"] for d in coll.find({"m": 5})) == [1, 2]
+    # Nothing matches: null, and an upsert inserts.
+    assert coll.find_one_and_update({"m": 9}, {"$set": {"v": 0}}, sort=[("t", 1)]) is None
+    up = coll.find_one_and_update({"m": 9, "t": at(60)}, {"$set": {"v": 0}}, sort=[("t", 1)],
+                                  upsert=True, return_document=True)
+    assert up["m"] == 9 and coll.count_documents({"m": 9}) == 1
 
 
 # -- finding the buckets as reads do --------------------------------------------------------
