@@ -55,6 +55,10 @@ def test_timeseries_script(server, tmp_path):
     run_script(server, tmp_path, "timeseries.js", "TIMESERIES_JS_OK")
 
 
+def test_collation_script(server, tmp_path):
+    run_script(server, tmp_path, "collation.js", "COLLATION_JS_OK")
+
+
 def test_views_script(server, tmp_path):
     run_script(server, tmp_path, "views.js", "VIEWS_JS_OK")
 

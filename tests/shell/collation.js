@@ -1,0 +1,38 @@
+// Collations typed into mongosh, as the manual's collation examples write them:
+//   mongosh "mongodb://127.0.0.1:PORT/test" --quiet --file tests/shell/collation.js
+// Any failed check throws (mongosh exits non-zero); prints "COLLATION_JS_OK" last on success.
+
+load(__dirname + '/checks.js');
+
+const cdb = db.getSiblingDB('hg_shell_collation');
+cdb.dropDatabase();
+cdb.words.insertMany([
+  { _id: 1, s: 'cote' }, { _id: 2, s: 'côte' }, { _id: 3, s: 'coté' }, { _id: 4, s: 'côté' },
+  { _id: 5, s: 'Müller' }, { _id: 6, s: 'Muetze' }, { _id: 7, s: 'Mueller' },
+  { _id: 8, s: '10' }, { _id: 9, s: '9' }, { _id: 10, s: 'あ' }, { _id: 11, s: 'ア' },
+]);
+const words = (filter, collation) =>
+  cdb.words.find(filter).collation(collation).sort({ s: 1 }).toArray().map((d) => d.s);
+
+// French (Canada) weighs the last accent first.
+checkEq(words({ _id: { $lte: 4 } }, { locale: 'fr_CA' }), ['cote', 'côte', 'coté', 'côté'],
+        'fr_CA order');
+// German phonebook: ü as ue.
+checkEq(words({ s: /^M/ }, { locale: 'de@collation=phonebook' }),
+        ['Mueller', 'Müller', 'Muetze'], 'de phonebook order');
+// numericOrdering.
+checkEq(words({ s: { $in: ['10', '9'] } }, { locale: 'en', numericOrdering: true }), ['9', '10'],
+        'numericOrdering');
+// Japanese: hiragana and katakana of one sound match at strength 1.
+checkEq(cdb.words.countDocuments({ s: 'あ' }, { collation: { locale: 'ja', strength: 1 } }), 2,
+        'ja strength 1');
+// Case-insensitive writes.
+const upd = cdb.words.updateMany({ s: 'MÜLLER' }, { $set: { found: true } },
+                                 { collation: { locale: 'de', strength: 2 } });
+checkEq(upd.modifiedCount, 1, 'updateMany under strength 2');
+checkEq(cdb.words.distinct('s', { s: { $in: ['COTE', 'CÔTE'] } },
+                           { collation: { locale: 'fr', strength: 1 } }).length, 1,
+        'distinct under strength 1');
+checkCode(() => cdb.words.find().collation({ locale: 'xx' }).toArray(), 2, 'an unknown locale');
+cdb.dropDatabase();
+print('COLLATION_JS_OK');
