@@ -219,18 +219,27 @@ bool IsCatalogSourceStage(std::string_view name) {
 }  // namespace
 
 // An aggregate under a non-simple collation runs only stages that apply it ($match without
-// $expr, $sort) or compare no strings ($skip, $limit, $count, inclusion and exclusion
-// projections, a $group under a constant key with $sum/$avg/$count/$first/$last/$push), over a
-// collection or a view; others fail with CommandNotSupported (115) rather than compare strings
-// by their bytes.
+// $expr, $sort, $group by field paths or constants) or compare no strings ($skip, $limit,
+// $count, inclusion and exclusion projections; $group's $sum/$avg/$count/$first/$last/$push),
+// over a collection; others fail with CommandNotSupported (115) rather than compare strings by
+// their bytes.
 Status CheckPipelineUnderCollation(CommandContext& ctx, const BsonObj& cmd, const BsonObj& stages) {
   auto unsupported = [](std::string_view what) {
     return Status(ErrorCode::kCommandNotSupported,
                   std::string(what) + " with a non-simple collation is not supported yet");
   };
-  auto constant = [](const BsonElement& e) {
-    if (e.type() == BsonType::kString) return !e.Str().starts_with("$");
-    return e.type() != BsonType::kObject && e.type() != BsonType::kArray;
+  // A group key that evaluates no comparison: a constant, a field path ("$a.b", not a
+  // "$$variable"), or a document of those.
+  auto plain_key = [](const BsonElement& e) {
+    auto plain = [](const BsonElement& x) {
+      if (x.type() == BsonType::kString) return !x.Str().starts_with("$$");
+      return x.type() != BsonType::kObject && x.type() != BsonType::kArray;
+    };
+    if (e.type() != BsonType::kObject) return plain(e);
+    for (BsonElement f : e.Obj()) {
+      if (f.FieldName().starts_with("$") || !plain(f)) return false;
+    }
+    return true;
   };
   for (BsonElement st : stages) {
     if (st.type() != BsonType::kObject || st.Obj().IsEmpty()) continue;  // the parser reports it
@@ -253,7 +262,7 @@ Status CheckPipelineUnderCollation(CommandContext& ctx, const BsonObj& cmd, cons
       bool ok = true;
       for (BsonElement f : spec.Obj()) {
         if (f.FieldName() == "_id") {
-          ok = ok && constant(f);
+          ok = ok && plain_key(f);
           continue;
         }
         const std::string_view acc = f.type() == BsonType::kObject && !f.Obj().IsEmpty()

@@ -45,6 +45,16 @@ constexpr const char* kGroupExceededMessage =
     "Exceeded memory limit for $group, but didn't allow external sort. Pass allowDiskUse:true to "
     "opt in.";
 
+// Orders group keys: canonically, with strings under the aggregate's collation (null: bytes).
+struct GroupKeyLess {
+  const bson::StringComparator* strings = nullptr;
+  int Compare(const Value& a, const Value& b) const {
+    if (a.missing() || b.missing()) return pipeline::Compare(a, b);
+    return bson::CompareElementValues(a.element(), b.element(), strings);
+  }
+  bool operator()(const Value& a, const Value& b) const { return Compare(a, b) < 0; }
+};
+
 class GroupStage : public Stage {
  public:
   ExpressionPtr id;
@@ -135,17 +145,19 @@ class GroupStage : public Stage {
         // again, or a key past every group: one comparison each instead of a search.
         if (!groups_.empty()) {
           auto last = std::prev(groups_.end());
-          const int c = Compare(key, last->first);
+          const int c = groups_.key_comp().Compare(key, last->first);
           if (c == 0) return &last->second;
           if (c > 0) return NewGroup(key, groups_.end());
         }
         auto it = groups_.lower_bound(key);
-        if (it != groups_.end() && Compare(key, it->first) == 0) return &it->second;
+        if (it != groups_.end() && groups_.key_comp().Compare(key, it->first) == 0) {
+          return &it->second;
+        }
         return NewGroup(key, it);
       }
       // Adds the group of `key` before `next` (the first group past it in key order).
       StatusWith<Accs*> NewGroup(const Value& key,
-                                 std::map<Value, Accs, ValueLess>::iterator next) {
+                                 std::map<Value, Accs, GroupKeyLess>::iterator next) {
         Accs accs;
         for (const auto& a : s_->accumulators) {
           HG_ASSIGN_OR_RETURN(auto acc, a.NewState(key));
@@ -187,8 +199,8 @@ class GroupStage : public Stage {
               ExternalSorterOptions::ForStage(s_->ctx, s_->ctx.limits.group, kGroupExceededMessage);
           o.spill_prefix = "group";
           sorter_ = std::make_unique<ExternalSorter>(
-              [](const BsonObj& a, const BsonObj& b) {
-                return bson::CompareElementValues(a.FirstElement(), b.FirstElement());
+              [strings = s_->ctx.collator.get()](const BsonObj& a, const BsonObj& b) {
+                return bson::CompareElementValues(a.FirstElement(), b.FirstElement(), strings);
               },
               std::move(o));
         }
@@ -218,8 +230,9 @@ class GroupStage : public Stage {
           HG_ASSIGN_OR_RETURN(auto acc, a.NewState(key));
           accs.push_back(std::move(acc));
         }
-        while (next_row_ && bson::CompareElementValues(next_row_->key.FirstElement(),
-                                                       key_row.FirstElement()) == 0) {
+        while (next_row_ &&
+               bson::CompareElementValues(next_row_->key.FirstElement(), key_row.FirstElement(),
+                                          s_->ctx.collator.get()) == 0) {
           const std::vector<Value> partials =
               Value::FromElement(next_row_->doc.FirstElement()).ArrayValues();
           for (size_t i = 0; i < accs.size(); ++i) {
@@ -237,9 +250,10 @@ class GroupStage : public Stage {
 
       std::shared_ptr<const GroupStage> s_;
       std::unique_ptr<DocumentStream> in_;
-      // Groups in canonical key order (1 and 1.0 are one group, as in MongoDB).
-      std::map<Value, Accs, ValueLess> groups_;
-      std::map<Value, Accs, ValueLess>::iterator it_;
+      // Groups in canonical key order (1 and 1.0 are one group, as in MongoDB; under a
+      // collation, strings it deems equal too: the group keeps the first key seen).
+      std::map<Value, Accs, GroupKeyLess> groups_{GroupKeyLess{s_->ctx.collator.get()}};
+      std::map<Value, Accs, GroupKeyLess>::iterator it_;
       int64_t bytes_ = 0;  // memory held by groups_ (approximate)
       bool loaded_ = false;
       // Spilling: the sorter holding the runs, and the merge's next row.

@@ -124,6 +124,34 @@ def test_distinct_counts_equal_strings_once(words):
                           collation=Collation("en", numericOrdering=True)) == ["9", "10", "100"]
 
 
+def test_group_by_a_field_under_a_collation(words):
+    got = list(words.aggregate([{"$match": {"s": {"$regex": "^[cC]"}}},
+                                {"$group": {"_id": "$s", "n": {"$sum": 1}}}],
+                               collation=Collation("fr", strength=1)))
+    assert len(got) == 1 and got[0]["n"] == 4 and got[0]["_id"].lower().startswith("c")
+    got = list(words.aggregate([{"$group": {"_id": {"w": "$s"}, "n": {"$sum": 1}}},
+                                {"$match": {"_id.w": "APPLE"}}],
+                               collation=Collation("en", strength=2)))
+    assert [d["n"] for d in got] == [2]
+
+def test_group_spilled_to_disk_merges_under_the_collation(client, db):
+    db.many.insert_many([{"k": ["a", "A", "b", "B"][i % 4], "pad": "x" * 200}
+                         for i in range(4000)])
+    spills = lambda: client.admin.command("serverStatus")["metrics"]["query"]["group"]["spills"]
+    before = spills()
+    client.admin.command({"setParameter": 1, "internalDocumentSourceGroupMaxMemoryBytes": 100000})
+    try:
+        got = list(db.many.aggregate([{"$group": {"_id": "$k", "n": {"$sum": 1},
+                                                  "p": {"$push": "$pad"}}},
+                                      {"$project": {"n": 1}}, {"$sort": {"_id": 1}}],
+                                     collation=Collation("en", strength=2), allowDiskUse=True))
+    finally:
+        client.admin.command({"setParameter": 1,
+                              "internalDocumentSourceGroupMaxMemoryBytes": 104857600})
+    assert spills() > before
+    assert [(d["_id"].lower(), d["n"]) for d in got] == [("a", 2000), ("b", 2000)]
+
+
 def test_aggregates_of_match_sort_and_constant_groups(words):
     ci = Collation("en", strength=2)
     got = list(words.aggregate([{"$match": {"s": "APPLE"}}, {"$sort": {"_id": -1}},
@@ -164,7 +192,10 @@ def test_simple_collation_is_the_default(words):
 def test_what_is_not_supported_yet_is_loud(db, words):
     ci = {"locale": "en", "strength": 2}
     cases = [
-        {"aggregate": "w", "pipeline": [{"$group": {"_id": "$s"}}], "cursor": {}, "collation": ci},
+        {"aggregate": "w", "pipeline": [{"$group": {"_id": {"$toLower": "$s"}}}], "cursor": {},
+         "collation": ci},
+        {"aggregate": "w", "pipeline": [{"$group": {"_id": "$s", "m": {"$max": "$s"}}}],
+         "cursor": {}, "collation": ci},
         {"aggregate": "w", "pipeline": [{"$match": {"$expr": {"$eq": ["$s", "a"]}}}],
          "cursor": {}, "collation": ci},
         {"find": "w", "filter": {"s": "a"}, "hint": {"s": 1}, "collation": ci},
