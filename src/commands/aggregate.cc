@@ -218,6 +218,12 @@ bool IsCatalogSourceStage(std::string_view name) {
 
 }  // namespace
 
+// A view's collation is the simple one (views with collations are not built yet), and a read of
+// a view cannot ask for another, as in MongoDB.
+Status ViewCollationOverride() {
+  return Status(ErrorCode::kOptionNotSupportedOnView, "Cannot override a view's default collation");
+}
+
 // An aggregate under a non-simple collation runs only stages that apply it ($match without
 // $expr, $sort, $group by field paths or constants) or compare no strings ($skip, $limit,
 // $count, inclusion and exclusion projections; $group's $sum/$avg/$count/$first/$last/$push),
@@ -310,6 +316,7 @@ Status RunAggregate(CommandContext& ctx, const BsonObj& request, bool single_bat
     catalog::NamespaceString nss{ctx.db, coll_name};
     HG_RETURN_IF_ERROR(catalog::ValidateCollectionName(nss));
     HG_ASSIGN_OR_RETURN(auto view, exec::ResolveView(*ctx.service.catalog, nss));
+    if (view && collator) return ViewCollationOverride();
     if (view) {
       if (IsCatalogSourceStage(FirstStageName(*stages))) {
         return Status(ErrorCode::kCommandNotSupportedOnView,
@@ -498,11 +505,12 @@ class AggregateCommand : public Command {
 Status CheckCollationTarget(CommandContext& ctx, const catalog::NamespaceString& nss,
                             std::string_view cmd) {
   auto entry = ctx.service.catalog->Lookup(nss);
+  if (entry && entry->entry().type == "view") return ViewCollationOverride();
   if (entry && entry->IsView()) {
     return Status(ErrorCode::kCommandNotSupported,
                   std::string(cmd) +
-                      " with a non-simple collation over a view or a time-series collection is "
-                      "not supported yet");
+                      " with a non-simple collation over a time-series collection is not "
+                      "supported yet");
   }
   return Status::OK();
 }

@@ -216,3 +216,17 @@ def test_what_is_not_supported_yet_is_loud(db, words):
     r = db.command({"delete": "ts", "deletes": [{"q": {"s": "A"}, "limit": 0, "collation": ci}]})
     assert [e["code"] for e in r["writeErrors"]] == [115]
     assert db.ts.count_documents({}) == 1
+
+
+def test_a_view_keeps_its_collation(db, words):
+    # A view's default collation is the simple one here; a read cannot override it (167).
+    db.command({"create": "v", "viewOn": "w", "pipeline": [{"$match": {"_id": {"$lt": 6}}}]})
+    ci = {"locale": "en", "strength": 2}
+    for cmd in ({"find": "v", "filter": {"s": "APPLE"}, "collation": ci},
+                {"aggregate": "v", "pipeline": [], "cursor": {}, "collation": ci},
+                {"count": "v", "query": {}, "collation": ci},
+                {"distinct": "v", "key": "s", "collation": ci}):
+        code, name, msg = command_error(db, cmd)
+        assert (code, name) == (167, "OptionNotSupportedOnView"), cmd
+        assert "Cannot override a view's default collation" in msg
+    assert db.v.count_documents({}) == 6
