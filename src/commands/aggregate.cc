@@ -201,6 +201,10 @@ BsonObj AggregateOverView(const BsonObj& cmd, const exec::ResolvedView& view,
     if (!first && e.FieldName() != "pipeline") b.AppendElement(e);
     first = false;
   }
+  // The view's collation, unless the read repeats it (RunAggregate refuses any other).
+  if (!view.collation.IsEmpty() && cmd["collation"].eoo()) {
+    b.AppendObject("collation", view.collation);
+  }
   return b.Obj();
 }
 
@@ -218,10 +222,15 @@ bool IsCatalogSourceStage(std::string_view name) {
 
 }  // namespace
 
-// A view's collation is the simple one (views with collations are not built yet), and a read of
-// a view cannot ask for another, as in MongoDB.
+// A read of a view cannot ask for another collation than the view's, as in MongoDB.
 Status ViewCollationOverride() {
   return Status(ErrorCode::kOptionNotSupportedOnView, "Cannot override a view's default collation");
+}
+
+// The collator of a view's collation (null: simple).
+StatusWith<std::shared_ptr<const collation::Collator>> ViewCollator(const exec::ResolvedView& v) {
+  if (v.collation.IsEmpty()) return std::shared_ptr<const collation::Collator>();
+  return collation::Collator::Make(v.collation);
 }
 
 // An aggregate under a non-simple collation runs only stages that apply it ($match without
@@ -309,15 +318,20 @@ Status RunAggregate(CommandContext& ctx, const BsonObj& request, bool single_bat
   if (!stages) {
     return MissingField("aggregate", "pipeline");
   }
-  if (collator) HG_RETURN_IF_ERROR(CheckPipelineUnderCollation(ctx, cmd, *stages));
   // A view reads what it is defined on; its cursor keeps the view's name.
   std::optional<std::string> view_ns;
   if (!collectionless) {
     catalog::NamespaceString nss{ctx.db, coll_name};
     HG_RETURN_IF_ERROR(catalog::ValidateCollectionName(nss));
     HG_ASSIGN_OR_RETURN(auto view, exec::ResolveView(*ctx.service.catalog, nss));
-    if (view && collator) return ViewCollationOverride();
     if (view) {
+      // A view reads under its own collation; a request may only repeat it.
+      HG_ASSIGN_OR_RETURN(auto view_collator, ViewCollator(*view));
+      if (!cmd["collation"].eoo() &&
+          !collation::SameCollation(collator.get(), view_collator.get())) {
+        return ViewCollationOverride();
+      }
+      collator = std::move(view_collator);
       if (IsCatalogSourceStage(FirstStageName(*stages))) {
         return Status(ErrorCode::kCommandNotSupportedOnView,
                       "Namespace " + nss.ns() + " is a view, not a collection");
@@ -328,6 +342,7 @@ Status RunAggregate(CommandContext& ctx, const BsonObj& request, bool single_bat
       stages = cmd["pipeline"].Obj();
     }
   }
+  if (collator) HG_RETURN_IF_ERROR(CheckPipelineUnderCollation(ctx, cmd, *stages));
   HG_ASSIGN_OR_RETURN(bool explain, GetBool("aggregate", cmd, "explain", false));
   if (explain) return RunExplain(ctx, cmd, "queryPlanner", reply);
   HG_ASSIGN_OR_RETURN(auto cursor_opts, GetObject("aggregate", cmd, "cursor"));
@@ -503,10 +518,16 @@ class AggregateCommand : public Command {
 
 // Views and time-series collections do not take collations yet: their reads would not apply it.
 Status CheckCollationTarget(CommandContext& ctx, const catalog::NamespaceString& nss,
-                            std::string_view cmd) {
+                            std::string_view cmd, const collation::Collator* collator) {
   auto entry = ctx.service.catalog->Lookup(nss);
-  if (entry && entry->entry().type == "view") return ViewCollationOverride();
-  if (entry && entry->IsView()) {
+  if (entry && entry->entry().type == "view") {
+    HG_ASSIGN_OR_RETURN(auto view, exec::ResolveView(*ctx.service.catalog, nss));
+    if (!view) return Status::OK();
+    HG_ASSIGN_OR_RETURN(auto view_collator, ViewCollator(*view));
+    return collation::SameCollation(collator, view_collator.get()) ? Status::OK()
+                                                                   : ViewCollationOverride();
+  }
+  if (entry && entry->IsView() && collator != nullptr) {
     return Status(ErrorCode::kCommandNotSupported,
                   std::string(cmd) +
                       " with a non-simple collation over a time-series collection is not "
@@ -533,7 +554,9 @@ class CountCommand : public Command {
     query::ExpressionContext ectx = query::ExpressionContext::Now();
     ectx.collator = collator;
     HG_ASSIGN_OR_RETURN(auto matcher, query::Matcher::Parse(q.value_or(BsonObj()), ectx));
-    if (collator) HG_RETURN_IF_ERROR(CheckCollationTarget(ctx, nss, "count"));
+    if (!cmd["collation"].eoo()) {
+      HG_RETURN_IF_ERROR(CheckCollationTarget(ctx, nss, "count", collator.get()));
+    }
     HG_ASSIGN_OR_RETURN(auto over_view, ReadOverView(ctx, cmd));
     if (over_view) {
       HG_ASSIGN_OR_RETURN(auto doc, FirstResultOf(ctx, *over_view));
@@ -602,7 +625,9 @@ class DistinctCommand : public Command {
     query::ExpressionContext ectx = query::ExpressionContext::Now();
     ectx.collator = collator;
     HG_ASSIGN_OR_RETURN(auto matcher, query::Matcher::Parse(q.value_or(BsonObj()), ectx));
-    if (collator) HG_RETURN_IF_ERROR(CheckCollationTarget(ctx, nss, "distinct"));
+    if (!cmd["collation"].eoo()) {
+      HG_RETURN_IF_ERROR(CheckCollationTarget(ctx, nss, "distinct", collator.get()));
+    }
     exec::ReadPlan plan;
     plan.filter = std::move(matcher);
     plan.filter_spec = q.value_or(BsonObj());

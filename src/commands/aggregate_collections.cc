@@ -34,6 +34,12 @@ class CatalogCollectionAccess : public pipeline::CollectionAccess {
     catalog::NamespaceString nss{db, coll};
     HG_RETURN_IF_ERROR(catalog::ValidateCollectionName(nss));
     HG_ASSIGN_OR_RETURN(auto view, exec::ResolveView(*service_.catalog, nss));
+    if (view && !view->collation.IsEmpty()) {
+      // Its pipeline would run without the view's collation.
+      return Status(ErrorCode::kCommandNotSupported,
+                    "$lookup, $graphLookup and $unionWith from a view with a collation are not "
+                    "supported yet");
+    }
     if (view) return ReadView(*view, filter, expr_ctx);
     exec::ReadPlan plan;
     plan.expr_ctx = expr_ctx;

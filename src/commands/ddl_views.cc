@@ -105,10 +105,13 @@ Status ValidateViewGraph(const catalog::Catalog& catalog, const catalog::Namespa
 }
 
 // The view entry's options, in the order MongoDB lists them: {viewOn, pipeline}.
-BsonObj ViewOptions(const std::string& view_on, const BsonObj& pipeline) {
+// A view's options (and its system.views document, after its _id): viewOn, pipeline and, when
+// it has one, its collation's normalized spec.
+BsonObj ViewOptions(const std::string& view_on, const BsonObj& pipeline, const BsonObj& collation) {
   BsonBuilder b;
   b.AppendString("viewOn", view_on);
   b.AppendArray("pipeline", pipeline);
+  if (!collation.IsEmpty()) b.AppendObject("collation", collation);
   return b.Obj();
 }
 
@@ -129,12 +132,28 @@ Status ValidateView(const catalog::Catalog& catalog, const catalog::NamespaceStr
 }
 
 Status PutViewDocument(CommandContext& ctx, const catalog::NamespaceString& nss,
-                       const std::string& view_on, const BsonObj& pipeline) {
+                       const BsonObj& options) {
   BsonBuilder b;
   b.AppendString("_id", nss.ns());
-  b.AppendString("viewOn", view_on);
-  b.AppendArray("pipeline", pipeline);
+  b.AppendElementsOf(options);
   return PutViewDefinition(ctx, nss, b.Obj());
+}
+
+// A view on a view has that view's collation (MongoDB: OptionNotSupportedOnView, 167).
+Status CheckCollationOfViewOn(const catalog::Catalog& catalog, const catalog::NamespaceString& nss,
+                              const std::string& view_on, const BsonObj& collation) {
+  auto target = catalog.Lookup({nss.db, view_on});
+  if (!target || target->entry().type != "view") return Status::OK();
+  BsonElement theirs = target->entry().options["collation"];
+  const BsonObj other = theirs.type() == BsonType::kObject ? theirs.Obj() : BsonObj();
+  if (!other.BinaryEqual(collation)) {
+    return Status(ErrorCode::kOptionNotSupportedOnView,
+                  "View " + nss.ns() +
+                      " has a collation that does not match the collation of "
+                      "view " +
+                      nss.db + "." + view_on);
+  }
+  return Status::OK();
 }
 
 }  // namespace
@@ -189,18 +208,15 @@ Status CreateView(CommandContext& ctx, const catalog::NamespaceString& nss, cons
   }
   HG_ASSIGN_OR_RETURN(auto view_on, GetString("create", cmd, "viewOn"));
   HG_ASSIGN_OR_RETURN(auto pipeline, GetArray("create", cmd, "pipeline"));
-  HG_ASSIGN_OR_RETURN(auto collation, GetObject("create", cmd, "collation"));
-  if (collation && !IsSimpleCollation(*collation)) {
-    return Status(ErrorCode::kCommandNotSupported,
-                  "views with a collation other than {locale: \"simple\"} are not supported yet");
-  }
+  HG_ASSIGN_OR_RETURN(auto collator, CheckHintAndGetCollation("create", cmd));
+  const BsonObj collation = collator ? collator->spec().ToBson() : BsonObj();
   if (nss.IsSystem()) {
     return Status(ErrorCode::kInvalidNamespace,
                   "Cannot create a view called '" + nss.coll + "': system namespaces are reserved");
   }
   const BsonObj stages = pipeline.value_or(BsonObj());
   catalog::Catalog& catalog = *ctx.service.catalog;
-  const BsonObj options = ViewOptions(*view_on, stages);
+  const BsonObj options = ViewOptions(*view_on, stages, collation);
   auto same_view = [&](const catalog::Collection& existing) {
     if (existing.entry().type == "view" && existing.entry().options.BinaryEqual(options)) {
       return Status::OK();  // MongoDB 7.0: re-creating an identical view succeeds
@@ -209,12 +225,13 @@ Status CreateView(CommandContext& ctx, const catalog::NamespaceString& nss, cons
   };
   if (auto existing = catalog.Lookup(nss)) return same_view(*existing);
   HG_RETURN_IF_ERROR(ValidateView(catalog, nss, *view_on, stages));
+  HG_RETURN_IF_ERROR(CheckCollationOfViewOn(catalog, nss, *view_on, collation));
   auto created = catalog.CreateCollection(nss, options, "view");
   if (created.status().code() == ErrorCode::kNamespaceExists) {
     if (auto existing = catalog.Lookup(nss)) return same_view(*existing);
   }
   HG_RETURN_IF_ERROR(created.status());
-  return PutViewDocument(ctx, nss, *view_on, stages);
+  return PutViewDocument(ctx, nss, options);
 }
 
 Status CollModView(CommandContext& ctx, const catalog::Collection& view, const BsonObj& cmd) {
@@ -228,8 +245,13 @@ Status CollModView(CommandContext& ctx, const catalog::Collection& view, const B
   const std::string on = view_on ? *view_on : std::string(current["viewOn"].Str());
   const BsonObj stages = pipeline ? *pipeline : current["pipeline"].Obj();
   HG_RETURN_IF_ERROR(ValidateView(*ctx.service.catalog, view.nss(), on, stages));
-  HG_RETURN_IF_ERROR(ctx.service.catalog->SetOptions({{view.nss(), ViewOptions(on, stages)}}));
-  return PutViewDocument(ctx, view.nss(), on, stages);
+  // The collation stays the view's.
+  BsonElement kept = current["collation"];
+  const BsonObj collation = kept.type() == BsonType::kObject ? kept.Obj().Owned() : BsonObj();
+  HG_RETURN_IF_ERROR(CheckCollationOfViewOn(*ctx.service.catalog, view.nss(), on, collation));
+  const BsonObj options = ViewOptions(on, stages, collation);
+  HG_RETURN_IF_ERROR(ctx.service.catalog->SetOptions({{view.nss(), options}}));
+  return PutViewDocument(ctx, view.nss(), options);
 }
 
 }  // namespace hourglass::commands

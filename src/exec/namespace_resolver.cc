@@ -30,6 +30,10 @@ StatusWith<std::optional<ResolvedView>> ResolveView(const catalog::Catalog& cata
   std::shared_ptr<catalog::Collection> entry = catalog.Lookup(nss);
   if (!entry || entry->entry().type != "view") return std::optional<ResolvedView>();
   ResolvedView v;
+  if (bson::BsonElement c = entry->entry().options["collation"];
+      c.type() == bson::BsonType::kObject) {
+    v.collation = c.Obj().Owned();
+  }
   // The views walked, outermost first; their handles keep their options alive until the stages
   // are copied out, innermost first.
   std::vector<std::shared_ptr<catalog::Collection>> chain;

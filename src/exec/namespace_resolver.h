@@ -39,6 +39,7 @@ StatusWith<ResolvedNamespace> Resolve(const ReadContext& rctx, const catalog::Na
 struct ResolvedView {
   catalog::NamespaceString base;
   std::vector<bson::BsonObj> pipeline;  // each a stage
+  bson::BsonObj collation;              // the view's collation (normalized spec), or empty: simple
 };
 
 // MongoDB's limit on the chain of views under a read (views on views).
