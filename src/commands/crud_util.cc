@@ -88,14 +88,20 @@ Status ReplyWithCursor(CommandContext& ctx, const std::string& ns,
 
 StatusWith<query::UpdateDriver> ParseUpdate(const bson::BsonElement& u,
                                             const BsonObj& array_filters,
-                                            const query::ExpressionContext& ectx) {
-  if (u.type() == BsonType::kArray)
+                                            const query::ExpressionContext& ectx, bool multi) {
+  if (u.type() == BsonType::kArray) {
     return query::UpdateDriver::ParsePipeline(u.Obj(), array_filters, ectx);
+  }
   if (u.type() != BsonType::kObject) {
     return Status(ErrorCode::kFailedToParse,
                   "Update argument must be either an object or an array");
   }
-  return query::UpdateDriver::Parse(u.Obj(), array_filters);
+  HG_ASSIGN_OR_RETURN(auto driver, query::UpdateDriver::Parse(u.Obj(), array_filters));
+  if (multi && driver.IsReplacement()) {
+    return Status(ErrorCode::kFailedToParse,
+                  "multi update is not supported for replacement-style update");
+  }
+  return driver;
 }
 
 StatusWith<BsonObj> PrepareInsertDocument(const BsonObj& doc, bool id_first) {

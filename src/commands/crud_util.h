@@ -66,10 +66,11 @@ StatusWith<std::optional<bson::BsonObj>> ReadOverView(CommandContext& ctx,
                                                       const bson::BsonObj& cmd);
 
 // An update statement's `u` (an operator or replacement document, or a pipeline) parsed with its
-// arrayFilters; FailedToParse (9) for any other type.
+// arrayFilters; FailedToParse (9) for any other type, and for a replacement when `multi`.
 StatusWith<query::UpdateDriver> ParseUpdate(const bson::BsonElement& u,
                                             const bson::BsonObj& array_filters,
-                                            const query::ExpressionContext& ectx);
+                                            const query::ExpressionContext& ectx,
+                                            bool multi = false);
 
 // Checks a document for insertion (size, `_id` type, top-level `$` names) and returns it with an
 // `_id` (generated as an ObjectId, first, when absent). A given `_id` is moved first unless

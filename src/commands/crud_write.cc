@@ -489,11 +489,8 @@ class UpdateCommand : public WriteCommand {
         sectx.collator = stmt.collator;
         if (stmt.collator)
           HG_RETURN_IF_ERROR(CheckUpdateUnderCollation(stmt.u, stmt.array_filters));
-        HG_ASSIGN_OR_RETURN(auto driver, ParseUpdate(stmt.u, stmt.array_filters, sectx));
-        if (stmt.multi && driver.IsReplacement()) {
-          return Status(ErrorCode::kFailedToParse,
-                        "multi update is not supported for replacement-style update");
-        }
+        HG_ASSIGN_OR_RETURN(auto driver,
+                            ParseUpdate(stmt.u, stmt.array_filters, sectx, stmt.multi));
         HG_ASSIGN_OR_RETURN(auto r, RunUpdate(ctx, *coll, stmt.q, driver, stmt.multi, stmt.upsert,
                                               BsonObj(), sectx, stmt.hint));
         n += r.matched;

@@ -269,20 +269,12 @@ StatusWith<BsonObj> UpsertedMeasurement(const BsonObj& filter, const query::Upda
 // MongoDB 8.0's update of any measurement field: per bucket, the matched measurements the update
 // changes leave it (it is rewritten with the others, or removed) and go, changed, into new
 // buckets written in the same transaction; buckets this update made are not visited again.
-StatusWith<UpdateOutcome> UpdateAnyField(CommandContext& ctx,
-                                         const timeseries::TimeseriesCollection& coll,
-                                         const BsonObj& filter, const BsonElement& update,
-                                         const BsonObj& array_filters, bool multi, bool upsert,
-                                         const query::ExpressionContext& expr_ctx,
-                                         ModifyOptions options) {
-  HG_ASSIGN_OR_RETURN(auto driver, ParseUpdate(update, array_filters, expr_ctx));
-  if (multi && driver.IsReplacement()) {
-    return Status(ErrorCode::kFailedToParse,
-                  "multi update is not supported for replacement-style update");
-  }
-  HG_ASSIGN_OR_RETURN(auto matcher, query::Matcher::Parse(filter, expr_ctx));
-  HG_ASSIGN_OR_RETURN(auto bucket_filter,
-                      ModifyBucketFilter(coll, filter, matcher, expr_ctx, options));
+StatusWith<UpdateOutcome> UpdateAnyField(
+    CommandContext& ctx, const timeseries::TimeseriesCollection& coll, const BsonObj& filter,
+    const query::Matcher& matcher, const timeseries::BucketFilter& bucket_filter,
+    const BsonElement& update, const BsonObj& array_filters, bool multi, bool upsert,
+    const query::ExpressionContext& expr_ctx, ModifyOptions options) {
+  HG_ASSIGN_OR_RETURN(auto driver, ParseUpdate(update, array_filters, expr_ctx, multi));
   const auto& o = coll.options;
   timeseries::BucketUnpacker unpacker = WholeMeasurements(o);
   const BucketIndexChecks checks(*coll.buckets, o.time_field);
@@ -389,11 +381,11 @@ StatusWith<UpdateOutcome> UpdateMeasurements(CommandContext& ctx,
           "Cannot perform an update on a time-series collection that does not have a metaField");
     }
   }
+  HG_ASSIGN_OR_RETURN(auto matcher, query::Matcher::Parse(filter, expr_ctx));
+  HG_ASSIGN_OR_RETURN(auto bucket_filter,
+                      ModifyBucketFilter(coll, filter, matcher, expr_ctx, options));
   if (multi && !upsert && coll.options.meta_field) {
     const std::string& m = *coll.options.meta_field;
-    HG_ASSIGN_OR_RETURN(auto matcher, query::Matcher::Parse(filter, expr_ctx));
-    HG_ASSIGN_OR_RETURN(auto bucket_filter,
-                        ModifyBucketFilter(coll, filter, matcher, expr_ctx, options));
     const bool meta_update = UpdatesOnlyMeta(update, m);
     if (bucket_filter.meta_only() && meta_update) {
       return UpdateMetaOfBuckets(ctx, coll, filter, expr_ctx, bucket_filter, matcher, update,
@@ -412,7 +404,8 @@ StatusWith<UpdateOutcome> UpdateMeasurements(CommandContext& ctx,
           m + "'");
     }
   }
-  return UpdateAnyField(ctx, coll, filter, update, array_filters, multi, upsert, expr_ctx, options);
+  return UpdateAnyField(ctx, coll, filter, matcher, bucket_filter, update, array_filters, multi,
+                        upsert, expr_ctx, options);
 }
 
 StatusWith<int64_t> DeleteMeasurements(CommandContext& ctx,

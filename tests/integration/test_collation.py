@@ -269,3 +269,10 @@ def test_views_with_a_collation(db, words):
     # Stages that would compare without the collation are loud.
     assert command_error(db, {"aggregate": "vc", "pipeline": [{"$group": {"_id": {"$toLower": "$s"}}}],
                               "cursor": {}})[0] == 115
+
+
+def test_views_refuse_bad_collations(db, words):
+    for collation, code in (({"locale": "xx"}, 2), (5, 14), ({"locale": "fr", "strength": 9}, 9)):
+        cmd = {"create": "bad", "viewOn": "w", "pipeline": [], "collation": collation}
+        assert command_error(db, cmd)[0] == code
+    assert "bad" not in db.list_collection_names()

@@ -498,3 +498,26 @@ def test_acknowledged_updates_survive_kill(fresh_server):
         check_all_buckets(db)
     finally:
         c.close()
+
+
+def test_bad_input_of_the_new_writes(client, db):
+    coll = create_ts(db)
+    coll.insert_one({"t": at(0), "m": "a", "v": 1})
+    name = "hourglassTimeseriesArbitraryUpdates"
+    with pytest.raises(OperationFailure) as e:
+        client.admin.command({"setParameter": 1, name: "yes"})
+    assert e.value.code == 2
+    assert client.admin.command({"getParameter": 1, name: 1})[name] is True
+    # findAndModify's sort is checked as a find's is.
+    for sort, code in (({"t": "x"}, 15975), (5, 14)):
+        with pytest.raises(OperationFailure) as e:
+            db.command({"findAndModify": "ts", "query": {}, "sort": sort, "remove": True})
+        assert e.value.code == code
+    # An update's unknown operator, a replacement with multi, an upsert with a bad time.
+    r = db.command({"update": "ts", "updates": [
+        {"q": {}, "u": {"$nope": {"v": 1}}, "multi": True},
+        {"q": {}, "u": {"v": 2}, "multi": True},
+        {"q": {"m": "z", "t": "noon"}, "u": {"$set": {"v": 1}}, "upsert": True}],
+        "ordered": False})
+    assert [e["code"] for e in r["writeErrors"]] == [9, 9, 2]
+    assert coll.count_documents({}) == 1 and coll.find_one()["v"] == 1
