@@ -23,6 +23,9 @@
 //   high-cpu-1             every reading of 1 host over 12 hours with usage_user > 90
 //   lastpoint              the newest reading of every host (grouped by the metaField `tags`,
 //                          which holds one hostname per host)
+//   lastpoint-hostname     the same grouped by the subfield `tags.hostname`
+//   lastpoint-top          the newest usage_user per host, by $top {sortBy: {time: -1}}
+//   lastpoint-time         the same by $sort {time: -1} then $first
 //   groupby-orderby-limit  max(usage_user) per minute for the 5 minutes before a random time
 #include <mongoc/mongoc.h>
 
@@ -175,7 +178,7 @@ int main(int argc, char** argv) {
     if (!o.types.empty() && std::find(o.types.begin(), o.types.end(), name) == o.types.end()) {
       continue;
     }
-    if (o.plan_only && (name == "lastpoint" || name == "groupby-orderby-limit")) continue;
+    if (o.plan_only && (name.starts_with("lastpoint") || name == "groupby-orderby-limit")) continue;
     std::mt19937_64 rng(o.seed);
     std::vector<std::string> instances;
     for (int i = 0; i < o.warmup + o.runs; ++i) instances.push_back(gen(rng, o));

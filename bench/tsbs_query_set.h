@@ -130,6 +130,27 @@ inline std::vector<std::pair<std::string, QueryGen>> QueryTypes() {
              "[{\"$sort\": {\"tags\": 1, \"time\": -1}}, {\"$group\": {\"_id\": "
              "\"$tags\", \"last\": {\"$first\": \"$$ROOT\"}}}, {\"$sort\": {\"_id\": 1}}]");
        }},
+      // The same question as users also spell it (issue 17's last-point family): by the meta
+      // subfield, with $top, and sorted by time alone.
+      {"lastpoint-hostname",
+       [](auto&, auto&) {
+         return std::string(
+             "[{\"$sort\": {\"tags.hostname\": 1, \"time\": -1}}, {\"$group\": {\"_id\": "
+             "\"$tags.hostname\", \"last\": {\"$first\": \"$$ROOT\"}}}, {\"$sort\": {\"_id\": "
+             "1}}]");
+       }},
+      {"lastpoint-top",
+       [](auto&, auto&) {
+         return std::string(
+             "[{\"$group\": {\"_id\": \"$tags.hostname\", \"last\": {\"$top\": {\"sortBy\": "
+             "{\"time\": -1}, \"output\": \"$usage_user\"}}}}, {\"$sort\": {\"_id\": 1}}]");
+       }},
+      {"lastpoint-time",
+       [](auto&, auto&) {
+         return std::string(
+             "[{\"$sort\": {\"time\": -1}}, {\"$group\": {\"_id\": \"$tags.hostname\", "
+             "\"u\": {\"$first\": \"$usage_user\"}}}, {\"$sort\": {\"_id\": 1}}]");
+       }},
       {"groupby-orderby-limit",
        [](auto& r, auto& o) {
          int64_t end = WindowStart(r, o, 0);

@@ -236,20 +236,9 @@ Status ExplainTimeseriesRead(const ReadContext& rctx, timeseries::TimeseriesColl
                        }});
   } else {
     if (plan.lastpoint) {
-      BsonBuilder spec;
-      size_t s = spec.OpenObject("sortBy");
-      for (BsonElement k : plan.lastpoint_sort) {
-        if (k.FieldName() == *options.meta_field) {
-          spec.AppendElementAs(k, "meta");
-        } else {
-          spec.AppendInt32("control.max." + options.time_field, -1);
-        }
-      }
-      spec.Close(s);
-      spec.AppendString("groupBy", "$meta");
       const char* const* cache = src.latest_cache;
       entries.push_back(
-          {StageOf("$_internalLastpoint", spec.Obj()), [&scan, cache](BsonBuilder& b) {
+          {StageOf("$_internalLastpoint", plan.lastpoint_explain), [&scan, cache](BsonBuilder& b) {
              b.AppendInt64("nReturned", scan.stats().buckets_unpacked);
              if (cache != nullptr) b.AppendString("latestCache", *cache);
            }});

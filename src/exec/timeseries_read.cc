@@ -7,6 +7,7 @@
 
 #include "base/server_parameters.h"
 #include "bson/bson_compare.h"
+#include "exec/lastpoint_pattern.h"
 #include "pipeline/dependencies.h"
 #include "pipeline/expression.h"
 #include "pipeline/group_block.h"
@@ -47,7 +48,6 @@ int TimeSortDirection(const BsonObj& stage, const std::string& time_field) {
   return IsSortDirection(k, 1) ? 1 : IsSortDirection(k, -1) ? -1 : 0;
 }
 
-// $sort {M: ±1, T: -1} followed by $group {_id: "$M", <f>: {$first: ...}...}.
 // Whether a $group key truncates the time field into bins that can be shorter than a bucket's
 // span (e.g. minutes of hour-long buckets): most buckets then hold several keys, which control
 // cannot answer, and block processing of the unpacked columns is the faster path.
@@ -68,59 +68,6 @@ bool KeyBinsFinerThanBuckets(const BsonElement& e, const std::string& time, int6
     if (KeyBinsFinerThanBuckets(child, time, span_ms)) return true;
   }
   return false;
-}
-
-bool IsLastpoint(const BsonObj& sort_stage, const BsonObj& group_stage, const std::string& time,
-                 const std::string& meta) {
-  BsonElement s = sort_stage.FirstElement();
-  if (s.FieldName() != "$sort" || s.type() != BsonType::kObject || s.Obj().NumFields() != 2) {
-    return false;
-  }
-  auto it = s.Obj().begin();
-  BsonElement k1 = *it;
-  ++it;
-  BsonElement k2 = *it;
-  if (k1.FieldName() != meta || !(IsSortDirection(k1, 1) || IsSortDirection(k1, -1))) return false;
-  if (k2.FieldName() != time || !IsSortDirection(k2, -1)) return false;
-  BsonElement g = group_stage.FirstElement();
-  if (g.FieldName() != "$group" || g.type() != BsonType::kObject) return false;
-  bool id_ok = false;
-  for (BsonElement f : g.Obj()) {
-    if (f.FieldName() == "_id") {
-      id_ok = f.type() == BsonType::kString && f.Str() == "$" + meta;
-      continue;
-    }
-    if (f.type() != BsonType::kObject || f.Obj().NumFields() != 1 ||
-        f.Obj().FirstElement().FieldName() != "$first") {
-      return false;
-    }
-  }
-  return id_ok;
-}
-
-// $group {_id: "$M", <f>: {$top: {sortBy: {T: -1}, ...}} | {$bottom: {sortBy: {T: 1}, ...}}...}.
-bool IsTopBottomLastpoint(const BsonObj& group_stage, const std::string& time,
-                          const std::string& meta) {
-  BsonElement g = group_stage.FirstElement();
-  if (g.FieldName() != "$group" || g.type() != BsonType::kObject) return false;
-  bool id_ok = false;
-  int accumulators = 0;
-  for (BsonElement f : g.Obj()) {
-    if (f.FieldName() == "_id") {
-      id_ok = f.type() == BsonType::kString && f.Str() == "$" + meta;
-      continue;
-    }
-    if (f.type() != BsonType::kObject || f.Obj().NumFields() != 1) return false;
-    BsonElement acc = f.Obj().FirstElement();
-    const int want = acc.FieldName() == "$top" ? -1 : acc.FieldName() == "$bottom" ? 1 : 0;
-    if (want == 0 || acc.type() != BsonType::kObject) return false;
-    BsonElement sort_by = acc.Obj()["sortBy"];
-    if (sort_by.type() != BsonType::kObject || sort_by.Obj().NumFields() != 1) return false;
-    BsonElement k = sort_by.Obj().FirstElement();
-    if (k.FieldName() != time || !IsSortDirection(k, want)) return false;
-    ++accumulators;
-  }
-  return id_ok && accumulators > 0;
 }
 
 // A find projection of plain 0/1 values on field names reads what the same $project reads; for
@@ -444,19 +391,13 @@ TimeseriesReadPlan PlanTimeseriesRead(const timeseries::TimeseriesOptions& optio
   pipeline::FieldDependencies filter_deps;
   if (!meta_only) filter_deps = pipeline::FilterDependencies(filter);
 
-  if (meta_only && options.meta_field && stages.size() >= 2 &&
-      IsLastpoint(stages[0], stages[1], time, *options.meta_field)) {
+  std::optional<LastpointPattern> lastpoint;
+  if (meta_only && options.meta_field)
+    lastpoint = MatchLastpoint(stages, time, *options.meta_field);
+  if (lastpoint) {
     plan.lastpoint = true;
     plan.scan.lastpoint = true;
-    plan.lastpoint_sort = stages[0].FirstElement().Obj();
-  } else if (meta_only && options.meta_field && !stages.empty() &&
-             IsTopBottomLastpoint(stages[0], time, *options.meta_field)) {
-    plan.lastpoint = true;
-    plan.scan.lastpoint = true;
-    BsonBuilder sort;
-    sort.AppendInt32(*options.meta_field, 1);
-    sort.AppendInt32(time, -1);
-    plan.lastpoint_sort = sort.Obj();
+    plan.lastpoint_explain = lastpoint->explain;
   } else if (!stages.empty()) {
     BsonElement first = stages[0].FirstElement();
     if (int dir = TimeSortDirection(stages[0], time)) {

@@ -14,10 +14,10 @@
 //    object of those) with only $min/$max/{$sum: 1}/$count accumulators — and a leading $count —
 //    is answered from control.min/max and the row counts (timeseries/control_group.h), unpacking
 //    only buckets whose control cannot answer exactly (or that span two time keys);
-//  * last-point: $sort {M: ±1, T: -1} then $group {_id: "$M"} with only $first accumulators, or
-//    $group {_id: "$M"} with only $top {sortBy: {T: -1}} / $bottom {sortBy: {T: 1}}, with a
-//    meta-only filter: per series only the bucket(s) that may hold its latest time are read
-//    (walking the series index backward) and unpacked.
+//  * last-point (exec/lastpoint_pattern.h: a $sort and $group, or a $group, that pick each
+//    group's latest measurements), with a meta-only filter: per series only the bucket(s) that
+//    may hold its latest time are read (walking the series index backward) and unpacked, and
+//    only the measurements at its latest time are passed on to the pattern's stages.
 // Every rewrite gives the same documents in the same order as unpack-everything-then-run-the-
 // pipeline (ties of a bounded sort keep the bucket-then-row order of a forward scan, as the
 // stable $sort does). The server parameter hourglassTimeseriesRewrites (default true; startup
@@ -56,7 +56,7 @@ struct TimeseriesReadPlan {
   bson::BsonObj group_spec;  // the $group (or $count) the control group answers, for explain
   // Last-point: only the newest buckets of each series are unpacked.
   bool lastpoint = false;
-  bson::BsonObj lastpoint_sort;  // the $sort spec of the last-point pattern
+  bson::BsonObj lastpoint_explain;  // {sortBy, groupBy}: LastpointPattern::explain
   // The stages to run over the source's output: the first `prepended` are new (what a
   // control-answered $group leaves to merge), then the given stages after the first `consumed`,
   // which the read absorbed (a bounded sort, a group answered from control, a leading

@@ -295,7 +295,7 @@ def test_lastpoint_matches_python_and_unpacks_one_bucket_per_series(client, tsdb
         {"$group": {"_id": "$m.sensor", "t": {"$first": "$t"}, "temp": {"$first": "$temp"}}},
         {"$sort": {"_id": 1}}]))
     after = counters(client)
-    # Not the last-point pattern ($group _id is a subfield): still right.
+    # A key on a subfield of the metaField: the last-point rewrite, the answer computed here.
     want = []
     for s in SENSORS:
         last = max((d for d in DOCS if d["m"]["sensor"] == s), key=lambda d: d["t"])

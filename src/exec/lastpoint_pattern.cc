@@ -1,0 +1,178 @@
+#include "exec/lastpoint_pattern.h"
+
+#include <string_view>
+
+namespace hourglass::exec {
+
+using bson::BsonBuilder;
+using bson::BsonElement;
+using bson::BsonObj;
+using bson::BsonType;
+
+namespace {
+
+bool IsMetaPath(std::string_view path, const std::string& meta) {
+  return path == meta ||
+         (path.size() > meta.size() && path.starts_with(meta) && path[meta.size()] == '.');
+}
+
+// Operators whose value is not a function of their arguments' field paths alone: they bind
+// variables ($$this...), draw random numbers or read what the query attached.
+bool IsOpaqueOperator(std::string_view op) {
+  return op == "$let" || op == "$map" || op == "$filter" || op == "$reduce" || op == "$rand" ||
+         op == "$function" || op == "$meta" || op == "$sampleRate";
+}
+
+// Whether the expression `e` has one value for every measurement of a series: its field paths
+// are all M or under M, and it reads no variable. Conservative: what it cannot tell is false.
+bool MetaOnlyExpression(const BsonElement& e, const std::string& meta) {
+  switch (e.type()) {
+    case BsonType::kString: {
+      std::string_view s = e.Str();
+      if (!s.starts_with('$')) return true;
+      if (s.starts_with("$$")) return false;
+      return IsMetaPath(s.substr(1), meta);
+    }
+    case BsonType::kArray:
+      for (const BsonElement& x : e.Obj()) {
+        if (!MetaOnlyExpression(x, meta)) return false;
+      }
+      return true;
+    case BsonType::kObject: {
+      BsonObj obj = e.Obj();
+      if (obj.IsEmpty()) return true;
+      BsonElement first = obj.FirstElement();
+      if (first.FieldName().starts_with('$')) {
+        if (obj.NumFields() != 1) return false;
+        if (first.FieldName() == "$literal") return true;
+        if (IsOpaqueOperator(first.FieldName())) return false;
+        return MetaOnlyExpression(first, meta);
+      }
+      for (const BsonElement& x : obj) {
+        if (!MetaOnlyExpression(x, meta)) return false;
+      }
+      return true;
+    }
+    default:
+      return true;  // a constant
+  }
+}
+
+bool IsDirection(const BsonElement& e) {
+  return e.IsNumber() && (e.NumberDouble() == 1 || e.NumberDouble() == -1);
+}
+
+// The direction of T in a sort specification whose keys before T are meta-only paths (the keys
+// after it may be anything): 1 or -1, else 0.
+int TimeDirectionAfterMeta(const BsonObj& sort, const std::string& time, const std::string& meta) {
+  for (const BsonElement& k : sort) {
+    if (!IsDirection(k)) return 0;
+    if (k.FieldName() == time) {
+      int dir = k.NumberDouble() > 0 ? 1 : -1;
+      for (const BsonElement& rest : sort) {
+        if (!IsDirection(rest)) return 0;  // e.g. {$meta: "textScore"} after T
+      }
+      return dir;
+    }
+    if (!IsMetaPath(k.FieldName(), meta)) return 0;
+  }
+  return 0;
+}
+
+// The path renamed onto the bucket document: M... → meta..., T → control.max.T.
+std::string BucketPath(std::string_view path, const std::string& time, const std::string& meta) {
+  if (path == time) return "control.max." + time;
+  return "meta" + std::string(path.substr(meta.size()));
+}
+
+// `e` (a meta-only expression) with its field paths renamed onto the bucket document.
+void AppendOnBuckets(BsonBuilder& b, std::string_view name, const BsonElement& e,
+                     const std::string& time, const std::string& meta) {
+  if (e.type() == BsonType::kString && e.Str().starts_with('$') && !e.Str().starts_with("$$")) {
+    b.AppendString(name, "$" + BucketPath(e.Str().substr(1), time, meta));
+    return;
+  }
+  if ((e.type() == BsonType::kObject || e.type() == BsonType::kArray) &&
+      !(e.type() == BsonType::kObject && e.Obj().FirstElement().FieldName() == "$literal")) {
+    size_t at = e.type() == BsonType::kObject ? b.OpenObject(name) : b.OpenArray(name);
+    for (const BsonElement& x : e.Obj()) AppendOnBuckets(b, x.FieldName(), x, time, meta);
+    b.Close(at);
+    return;
+  }
+  b.AppendElementAs(e, name);
+}
+
+// An accumulator that picks a measurement at its group's latest time, given the direction of T
+// in the $sort before the $group (0: no $sort). `top_bottom` counts $top/$bottom.
+bool PicksLatest(const BsonElement& field, int sorted_time_dir, const std::string& time,
+                 const std::string& meta, int* top_bottom) {
+  if (field.type() != BsonType::kObject || field.Obj().NumFields() != 1) return false;
+  BsonElement acc = field.Obj().FirstElement();
+  std::string_view op = acc.FieldName();
+  if (op == "$first") return sorted_time_dir == -1;
+  if (op == "$last") return sorted_time_dir == 1;
+  if (op == "$max") return acc.type() == BsonType::kString && acc.Str() == "$" + time;
+  if (op != "$top" && op != "$bottom") return false;
+  if (acc.type() != BsonType::kObject) return false;
+  BsonElement sort_by = acc.Obj()["sortBy"];
+  if (sort_by.type() != BsonType::kObject) return false;
+  ++*top_bottom;
+  return TimeDirectionAfterMeta(sort_by.Obj(), time, meta) == (op == "$top" ? -1 : 1);
+}
+
+// The $group's _id, when it is meta-only and every accumulator picks a latest measurement.
+std::optional<BsonElement> LastpointGroupKey(const BsonObj& stage, int sorted_time_dir,
+                                             const std::string& time, const std::string& meta) {
+  BsonElement g = stage.FirstElement();
+  if (g.FieldName() != "$group" || g.type() != BsonType::kObject) return std::nullopt;
+  std::optional<BsonElement> id;
+  int top_bottom = 0;
+  for (const BsonElement& f : g.Obj()) {
+    if (f.FieldName() == "_id") {
+      if (!MetaOnlyExpression(f, meta)) return std::nullopt;
+      id = f;
+    } else if (!PicksLatest(f, sorted_time_dir, time, meta, &top_bottom)) {
+      return std::nullopt;
+    }
+  }
+  // Without a $sort, a $group of {$max: T} alone is answered from control.max instead.
+  if (sorted_time_dir == 0 && top_bottom == 0) return std::nullopt;
+  return id;
+}
+
+}  // namespace
+
+std::optional<LastpointPattern> MatchLastpoint(const std::vector<BsonObj>& stages,
+                                               const std::string& time, const std::string& meta) {
+  if (stages.empty()) return std::nullopt;
+  LastpointPattern pattern;
+  BsonBuilder sort_by;
+  std::optional<BsonElement> key;
+  BsonElement s = stages[0].FirstElement();
+  if (s.FieldName() == "$sort" && s.type() == BsonType::kObject) {
+    const int dir = TimeDirectionAfterMeta(s.Obj(), time, meta);
+    if (dir == 0 || stages.size() < 2) return std::nullopt;
+    key = LastpointGroupKey(stages[1], dir, time, meta);
+    if (!key) return std::nullopt;
+    pattern.stages = 2;
+    for (const BsonElement& k : s.Obj()) {
+      if (k.FieldName() == time) {
+        sort_by.AppendInt32(BucketPath(time, time, meta), -1);
+        break;  // what follows T only breaks ties among the latest measurements
+      }
+      sort_by.AppendElementAs(k, BucketPath(k.FieldName(), time, meta));
+    }
+  } else {
+    key = LastpointGroupKey(stages[0], 0, time, meta);
+    if (!key) return std::nullopt;
+    pattern.stages = 1;
+    sort_by.AppendInt32(BucketPath(time, time, meta), -1);
+  }
+  BsonBuilder explain;
+  explain.AppendObject("sortBy", sort_by.Obj());
+  AppendOnBuckets(explain, "groupBy", *key, time, meta);
+  pattern.explain = explain.Obj();
+  return pattern;
+}
+
+}  // namespace hourglass::exec

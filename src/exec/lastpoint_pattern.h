@@ -1,0 +1,39 @@
+// The last-point family of a time-series pipeline (issue 17): leading stages whose answer depends,
+// for each series, only on the measurements at the series' latest time. Such a pipeline gives the
+// same documents when the read passes on only those measurements (exec/timeseries_read.h's
+// last-point rewrite), whatever the stages compute from them.
+//
+// Recognized, with M the metaField and T the timeField; "meta-only" means a value that is the
+// same for every measurement of a series: M, a path under M, a constant, or an object or an
+// expression of those:
+//  * $sort whose keys are meta-only paths and T (-1), then $group whose _id is meta-only and
+//    whose accumulators each pick a latest measurement: $first (after T: -1), $last (after
+//    T: 1), or any of the forms below;
+//  * $group (meta-only _id) whose accumulators are all $top {sortBy: {<meta-only>..., T: -1,
+//    ...}}, $bottom {sortBy: {<meta-only>..., T: 1, ...}} or {$max: "$T"}.
+// The first measurement of a group in such an order is the first of some series of the group, so
+// it is at that series' latest time: the rows at each series' latest time hold every answer.
+// Several series may share a group key (a key on a subfield of M): the answer is the latest
+// across them, as the stages compute it.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "bson/bson.h"
+
+namespace hourglass::exec {
+
+struct LastpointPattern {
+  size_t stages = 0;  // how many leading stages form the pattern (1 or 2); none is consumed
+  // For explain: {sortBy: <the order on bucket fields>, groupBy: <the key on bucket fields>}.
+  bson::BsonObj explain;
+};
+
+// Whether the leading `stages` (after a meta-only filter) are a last-point pattern of a
+// collection with time field `time` and metaField `meta`.
+std::optional<LastpointPattern> MatchLastpoint(const std::vector<bson::BsonObj>& stages,
+                                               const std::string& time, const std::string& meta);
+
+}  // namespace hourglass::exec

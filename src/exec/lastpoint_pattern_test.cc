@@ -1,0 +1,114 @@
+// MatchLastpoint, table-driven: which leading stages are a last-point spelling (time field "t",
+// metaField "m"), and the order and key explain shows for them on bucket fields.
+#include "exec/lastpoint_pattern.h"
+
+#include <gtest/gtest.h>
+
+namespace hourglass::exec {
+namespace {
+
+using bson::BsonObj;
+
+std::vector<BsonObj> Stages(std::string_view json_array) {
+  auto holder = bson::FromJson(std::string("{\"p\": ") + std::string(json_array) + "}");
+  EXPECT_TRUE(holder.ok()) << json_array;
+  std::vector<BsonObj> out;
+  if (!holder.ok()) return out;
+  for (bson::BsonElement e : holder.value()["p"].Obj()) out.push_back(e.Obj().Owned());
+  return out;
+}
+
+struct Case {
+  const char* name;
+  const char* stages;
+  size_t matched;       // 0: not a last-point spelling
+  const char* explain;  // when matched: {sortBy, groupBy} as JSON
+};
+
+TEST(LastpointPatternTest, RecognizesSpellingsOfTheSameMeaning) {
+  const Case cases[] = {
+      {"meta and time",
+       R"([{"$sort": {"m": 1, "t": -1}}, {"$group": {"_id": "$m", "x": {"$first": "$$ROOT"}}}])", 2,
+       R"({"sortBy": {"meta": 1, "control.max.t": -1}, "groupBy": "$meta"})"},
+      {"subfield, descending, tie-breaker after time",
+       R"([{"$sort": {"m.h": -1, "t": -1, "v": 1}}, {"$group": {"_id": "$m.h", "x": {"$first": "$v"}}}])",
+       2, R"({"sortBy": {"meta.h": -1, "control.max.t": -1}, "groupBy": "$meta.h"})"},
+      {"time alone",
+       R"([{"$sort": {"t": -1}}, {"$group": {"_id": {"h": "$m.h", "r": "$m.r"}, "x": {"$first": "$v"}}}])",
+       2, R"({"sortBy": {"control.max.t": -1}, "groupBy": {"h": "$meta.h", "r": "$meta.r"}})"},
+      {"$last after ascending time",
+       R"([{"$sort": {"m": 1, "t": 1}}, {"$group": {"_id": "$m", "x": {"$last": "$v"}}}])", 2,
+       R"({"sortBy": {"meta": 1, "control.max.t": -1}, "groupBy": "$meta"})"},
+      {"expression key",
+       R"([{"$sort": {"t": -1}}, {"$group": {"_id": {"$toLower": "$m.h"}, "x": {"$first": "$v"}}}])",
+       2, R"({"sortBy": {"control.max.t": -1}, "groupBy": {"$toLower": "$meta.h"}})"},
+      {"$top",
+       R"([{"$group": {"_id": "$m.h", "x": {"$top": {"sortBy": {"t": -1}, "output": "$v"}}}}])", 1,
+       R"({"sortBy": {"control.max.t": -1}, "groupBy": "$meta.h"})"},
+      {"$bottom with meta first and $max of time",
+       R"([{"$group": {"_id": null, "x": {"$bottom": {"sortBy": {"m.h": 1, "t": 1}, "output": "$v"}}, "mt": {"$max": "$t"}}}])",
+       1, R"({"sortBy": {"control.max.t": -1}, "groupBy": null})"},
+      {"earliest",
+       R"([{"$sort": {"m": 1, "t": 1}}, {"$group": {"_id": "$m", "x": {"$first": "$v"}}}])", 0, ""},
+      {"$last after descending time",
+       R"([{"$sort": {"m": 1, "t": -1}}, {"$group": {"_id": "$m", "x": {"$last": "$v"}}}])", 0, ""},
+      {"measurement field before time",
+       R"([{"$sort": {"v": 1, "t": -1}}, {"$group": {"_id": "$m", "x": {"$first": "$v"}}}])", 0,
+       ""},
+      {"no time in the sort",
+       R"([{"$sort": {"m": 1}}, {"$group": {"_id": "$m", "x": {"$first": "$v"}}}])", 0, ""},
+      {"key on a measurement",
+       R"([{"$sort": {"t": -1}}, {"$group": {"_id": "$v", "x": {"$first": "$v"}}}])", 0, ""},
+      {"key reads a variable",
+       R"([{"$sort": {"t": -1}}, {"$group": {"_id": "$$ROOT.m", "x": {"$first": "$v"}}}])", 0, ""},
+      {"key binds a variable",
+       R"([{"$sort": {"t": -1}}, {"$group": {"_id": {"$map": {"input": "$m.l", "in": "$$this"}}, "x": {"$first": "$v"}}}])",
+       0, ""},
+      {"random key",
+       R"([{"$sort": {"t": -1}}, {"$group": {"_id": {"$rand": {}}, "x": {"$first": "$v"}}}])", 0,
+       ""},
+      {"a sum beside",
+       R"([{"$sort": {"m": 1, "t": -1}}, {"$group": {"_id": "$m", "x": {"$first": "$v"}, "n": {"$sum": 1}}}])",
+       0, ""},
+      {"$max of a measurement",
+       R"([{"$group": {"_id": "$m", "x": {"$top": {"sortBy": {"t": -1}, "output": "$v"}}, "y": {"$max": "$v"}}}])",
+       0, ""},
+      {"$top of the earliest",
+       R"([{"$group": {"_id": "$m", "x": {"$top": {"sortBy": {"t": 1}, "output": "$v"}}}}])", 0,
+       ""},
+      {"$max of time alone: control answers it",
+       R"([{"$group": {"_id": "$m", "x": {"$max": "$t"}}}])", 0, ""},
+      {"$first without a sort", R"([{"$group": {"_id": "$m", "x": {"$first": "$v"}}}])", 0, ""},
+      {"a text score in the sort",
+       R"([{"$sort": {"t": -1, "s": {"$meta": "textScore"}}}, {"$group": {"_id": "$m", "x": {"$first": "$v"}}}])",
+       0, ""},
+      {"a sort alone", R"([{"$sort": {"m": 1, "t": -1}}])", 0, ""},
+  };
+  for (const Case& c : cases) {
+    auto got = MatchLastpoint(Stages(c.stages), "t", "m");
+    if (c.matched == 0) {
+      EXPECT_FALSE(got.has_value()) << c.name;
+      continue;
+    }
+    ASSERT_TRUE(got.has_value()) << c.name;
+    EXPECT_EQ(got->stages, c.matched) << c.name;
+    auto want = bson::FromJson(c.explain);
+    ASSERT_TRUE(want.ok()) << c.name;
+    EXPECT_TRUE(got->explain.BinaryEqual(want.value())) << c.name << ": " << got->explain.ToJson();
+  }
+}
+
+TEST(LastpointPatternTest, MetaFieldPrefixIsNotAPath) {
+  // "mx" starts with "m" but is a measurement field.
+  EXPECT_FALSE(MatchLastpoint(
+      Stages(
+          R"([{"$sort": {"mx": 1, "t": -1}}, {"$group": {"_id": "$mx", "x": {"$first": "$v"}}}])"),
+      "t", "m"));
+  EXPECT_TRUE(MatchLastpoint(
+      Stages(
+          R"([{"$sort": {"m.x": 1, "t": -1}}, {"$group": {"_id": "$m.x", "x": {"$first": "$v"}}}])"),
+      "t", "m"));
+}
+
+}  // namespace
+}  // namespace hourglass::exec

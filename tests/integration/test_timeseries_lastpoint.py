@@ -1,0 +1,224 @@
+"""The last-point family on time-series collections (issue 17): every spelling of "the latest
+measurement per series or per key" that the read answers from each series' latest measurements.
+
+Each spelling runs with the rewrites (twice: the first read fills the latest-measurements cache,
+the second is served from it) and without them (hourglassTimeseriesRewrites: false: every bucket
+unpacked, then the pipeline). The answers must be byte-identical. The data has several series per
+key (a key on a subfield of the metaField), series without the subfield, a scalar meta, no meta,
+ties on time across series and inside one series, fields missing in the latest measurement,
+mixed types and gaps. Where the stages' order leaves a tie open (MongoDB leaves it unspecified),
+the spelling breaks it with a unique field after the time key. Explain must show the rewrite
+($_internalLastpoint) exactly for the spellings that have its meaning, and a few expected answers
+are computed here from the inserted data."""
+
+import datetime
+
+import pytest
+from bson.codec_options import CodecOptions
+from bson.raw_bson import RawBSONDocument
+
+T0 = datetime.datetime(2025, 6, 1)
+RAW = CodecOptions(document_class=RawBSONDocument)
+
+METAS = [
+    {"host": "a", "dc": "x"},
+    {"host": "a", "dc": "y"},  # a second series of host a, same latest time as the first
+    {"host": "b", "dc": "x"},
+    {"host": "c"},  # no dc
+    5,  # a scalar meta: m.host is missing
+    None,  # stored without m
+]
+
+
+def at(minutes):
+    return T0 + datetime.timedelta(minutes=minutes)
+
+
+def make_docs():
+    docs, n = [], 0
+    for i, meta in enumerate(METAS):
+        # Series end at different times; the two of host a end together at 300 minutes.
+        last = 300 if i < 2 else 200 + 17 * i
+        # A gap of 2 hours in the middle: the latest measurements are in a later bucket.
+        minutes = [m for m in range(0, last + 1, 5) if not 60 <= m < 180]
+        for m in minutes:
+            d = {"t": at(m), "n": n}
+            if meta is not None:
+                d["m"] = meta
+            if m != last or i % 2 == 0:  # odd series lack v in their latest measurement
+                d["v"] = [n, float(n) + 0.5, str(n)][n % 3]
+            docs.append(d)
+            n += 1
+        if i == 2:  # a tie inside one series: two measurements at its latest time
+            docs.append({"t": at(last), "m": meta, "n": n, "v": -1})
+            n += 1
+    return docs
+
+
+DOCS = make_docs()
+
+
+@pytest.fixture(scope="module")
+def ts(client):
+    d = client["tslastpoint"]
+    client.drop_database("tslastpoint")
+    d.create_collection("w", timeseries={"timeField": "t", "metaField": "m",
+                                         "granularity": "minutes"})
+    d.w.insert_many([dict(x) for x in DOCS], ordered=False)
+    yield d
+    client.admin.command({"setParameter": 1, "hourglassTimeseriesRewrites": True})
+
+
+def set_rewrites(client, on):
+    client.admin.command({"setParameter": 1, "hourglassTimeseriesRewrites": on})
+
+
+def aggregate_raw(db, pipeline):
+    reply = db.command({"aggregate": "w", "pipeline": pipeline, "cursor": {"batchSize": 100000}},
+                       codec_options=RAW)
+    return [bytes(d.raw) for d in reply["cursor"]["firstBatch"]]
+
+
+def explained_stages(db, pipeline):
+    exp = db.command({"explain": {"aggregate": "w", "pipeline": pipeline, "cursor": {}},
+                      "verbosity": "executionStats"})
+    return exp["stages"]
+
+
+BY_KEY = {"$sort": {"_id": 1}}
+
+# (name, pipeline, whether it is a last-point spelling)
+SPELLINGS = [
+    ("meta, $first of $$ROOT", [{"$sort": {"m": 1, "t": -1}},
+                               {"$group": {"_id": "$m", "last": {"$first": "$$ROOT"}}}], True),
+    ("meta descending", [{"$sort": {"m": -1, "t": -1, "n": 1}},
+                         {"$group": {"_id": "$m", "last": {"$first": "$$ROOT"}}}], True),
+    ("subfield key, tie broken", [{"$sort": {"m.host": 1, "t": -1, "n": 1}},
+                                  {"$group": {"_id": "$m.host",
+                                              "last": {"$first": "$$ROOT"}}}], True),
+    ("time alone", [{"$sort": {"t": -1, "n": -1}},
+                    {"$group": {"_id": "$m.host", "v": {"$first": "$v"},
+                                "t": {"$first": "$t"}}}], True),
+    ("$last after time ascending", [{"$sort": {"t": 1, "n": -1}},
+                                    {"$group": {"_id": "$m.host", "v": {"$last": "$v"},
+                                                "n": {"$last": "$n"}}}], True),
+    ("other subfield sorted first", [{"$sort": {"m.dc": 1, "t": -1}},
+                                     {"$group": {"_id": "$m.host", "t": {"$first": "$t"}}}],
+     True),
+    ("$top", [{"$group": {"_id": "$m.host",
+                          "last": {"$top": {"sortBy": {"t": -1, "n": 1},
+                                            "output": ["$v", "$n"]}}}}], True),
+    ("$bottom and $max of time", [{"$group": {"_id": "$m.host",
+                                              "last": {"$bottom": {"sortBy": {"t": 1, "n": -1},
+                                                                   "output": "$$ROOT"}},
+                                              "mt": {"$max": "$t"}}}], True),
+    ("object key", [{"$group": {"_id": {"h": "$m.host", "d": "$m.dc"},
+                                "t": {"$top": {"sortBy": {"t": -1}, "output": "$t"}}}}], True),
+    ("expression key", [{"$sort": {"m.host": 1, "t": -1, "n": 1}},
+                        {"$group": {"_id": {"$toUpper": {"$ifNull": ["$m.host", "none"]}},
+                                    "v": {"$first": "$v"}}}], True),
+    ("constant key", [{"$sort": {"t": -1, "n": 1}},
+                      {"$group": {"_id": None, "n": {"$first": "$n"}}}], True),
+    ("expression output", [{"$sort": {"m": 1, "t": -1, "n": 1}},
+                           {"$group": {"_id": "$m.dc",
+                                       "x": {"$first": {"$concat": [{"$toString": "$n"}, "!"]}},
+                                       "mt": {"$max": "$t"}}}], True),
+    ("meta filter before", [{"$match": {"m.host": {"$in": ["a", "c"]}}},
+                            {"$sort": {"m.host": 1, "t": -1, "n": 1}},
+                            {"$group": {"_id": "$m.host", "last": {"$first": "$$ROOT"}}}], True),
+    ("meta filter matching nothing", [{"$match": {"m.host": "zzz"}},
+                                      {"$sort": {"m": 1, "t": -1}},
+                                      {"$group": {"_id": "$m", "t": {"$first": "$t"}}}], True),
+    # Not last-point spellings: the same answers, read the usual way.
+    ("earliest", [{"$sort": {"m": 1, "t": 1, "n": 1}},
+                  {"$group": {"_id": "$m", "first": {"$first": "$$ROOT"}}}], False),
+    ("$last after time descending", [{"$sort": {"m.host": 1, "t": -1, "n": 1}},
+                                     {"$group": {"_id": "$m.host", "n": {"$last": "$n"}}}], False),
+    ("key on a measurement field", [{"$sort": {"t": -1, "n": 1}},
+                                    {"$group": {"_id": "$v", "t": {"$first": "$t"}}}], False),
+    ("sorted first by a measurement field", [{"$sort": {"v": 1, "t": -1}},
+                                             {"$group": {"_id": "$m.host",
+                                                         "n": {"$first": "$n"}}}], False),
+    ("a count beside", [{"$sort": {"m": 1, "t": -1}},
+                        {"$group": {"_id": "$m", "t": {"$first": "$t"}, "c": {"$sum": 1}}}],
+     False),
+    ("$top of the earliest", [{"$group": {"_id": "$m.host",
+                                          "x": {"$top": {"sortBy": {"t": 1, "n": 1},
+                                                         "output": "$n"}}}}], False),
+    ("a variable in the key", [{"$sort": {"t": -1, "n": 1}},
+                               {"$group": {"_id": "$$ROOT.m", "n": {"$first": "$n"}}}], False),
+    ("time filter before", [{"$match": {"t": {"$lt": at(250)}}},
+                            {"$sort": {"m": 1, "t": -1, "n": 1}},
+                            {"$group": {"_id": "$m", "n": {"$first": "$n"}}}], False),
+]
+
+
+@pytest.mark.parametrize("name,pipeline,rewritten", SPELLINGS, ids=[s[0] for s in SPELLINGS])
+def test_spelling_answers_as_without_rewrites(client, ts, name, pipeline, rewritten):
+    full = pipeline + [BY_KEY]
+    set_rewrites(client, False)
+    try:
+        want = aggregate_raw(ts, full)
+    finally:
+        set_rewrites(client, True)
+    assert aggregate_raw(ts, full) == want, name  # may fill the cache
+    assert aggregate_raw(ts, full) == want, name  # may be served from it
+    stages = explained_stages(ts, full)
+    lastpoint = [s for s in stages if "$_internalLastpoint" in s]
+    assert bool(lastpoint) == rewritten, [next(iter(s)) for s in stages]
+    if rewritten and any("$sort" in st for st in pipeline):
+        # Only the measurements at each series' latest time reach the pattern's $sort.
+        first_stage = next(s for s in stages if "$sort" in s)
+        latest = {}
+        for d in DOCS:
+            key = repr(d.get("m", "<missing>"))
+            latest[key] = max(latest.get(key, d["t"]), d["t"])
+        hosts = pipeline[0].get("$match", {}).get("m.host")
+        hosts = None if hosts is None else hosts["$in"] if isinstance(hosts, dict) else [hosts]
+        at_latest = sum(1 for d in DOCS if d["t"] == latest[repr(d.get("m", "<missing>"))]
+                        and (hosts is None or host_of(d) in hosts))
+        assert first_stage["nReturned"] == at_latest
+
+
+def host_of(d):
+    return d["m"].get("host") if isinstance(d.get("m"), dict) else None
+
+
+def test_latest_across_series_of_one_key(client, ts):
+    """Host a has two series (dc x and y) ending at the same time; host b's latest measurement
+    is tied inside its series. Computed from the data, not from the server."""
+    got = list(ts.w.aggregate([
+        {"$sort": {"m.host": 1, "t": -1, "n": -1}},
+        {"$group": {"_id": "$m.host", "t": {"$first": "$t"}, "n": {"$first": "$n"}}},
+        BY_KEY]))
+    want = {}
+    for d in DOCS:
+        host = host_of(d)
+        best = want.get(host)
+        if best is None or (d["t"], d["n"]) > (best["t"], best["n"]):
+            want[host] = {"_id": host, "t": d["t"], "n": d["n"]}
+    assert got == [want[k] for k in sorted(want, key=lambda h: (h is not None, h))]
+    assert want["a"]["t"] == at(300)
+
+
+def test_explain_names_the_order_and_key_on_buckets(ts):
+    stages = explained_stages(ts, [{"$sort": {"m.host": -1, "t": -1}},
+                                   {"$group": {"_id": {"h": "$m.host"},
+                                               "v": {"$first": "$v"}}}])
+    spec = next(s for s in stages if "$_internalLastpoint" in s)["$_internalLastpoint"]
+    assert spec["sortBy"] == {"meta.host": -1, "control.max.t": -1}
+    assert spec["groupBy"] == {"h": "$meta.host"}
+
+
+def test_new_measurements_move_the_answer(client, ts, db):
+    """The cache and the buckets agree after writes: a newer measurement of one series, then
+    one of a series that did not exist."""
+    db.create_collection("w2", timeseries={"timeField": "t", "metaField": "m"})
+    db.w2.insert_many([{"t": at(i), "m": {"host": h}, "n": i} for i in range(10) for h in "pq"])
+    pipeline = [{"$group": {"_id": "$m.host",
+                            "n": {"$top": {"sortBy": {"t": -1}, "output": "$n"}}}}, BY_KEY]
+    assert list(db.w2.aggregate(pipeline)) == [{"_id": "p", "n": 9}, {"_id": "q", "n": 9}]
+    db.w2.insert_one({"t": at(50), "m": {"host": "q", "rack": 2}, "n": 50})
+    db.w2.insert_one({"t": at(40), "m": {"host": "r"}, "n": 40})
+    assert list(db.w2.aggregate(pipeline)) == [
+        {"_id": "p", "n": 9}, {"_id": "q", "n": 50}, {"_id": "r", "n": 40}]
