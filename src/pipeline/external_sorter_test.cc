@@ -290,5 +290,92 @@ TEST_F(ExternalSorterTest, StagesSpillingMatchInMemory) {
   EXPECT_EQ(CountSpillFiles(dir_), 0);
 }
 
+// A $sort {_id: ±1} right after a $group sorts nothing (the groups come out in key order) and
+// gives what sorting gives: keys of every type (1, 1.0 and NumberLong 1 are one group), an
+// array key (which a $sort orders by its elements: the groups are sorted after all), with and
+// without a limit, groups spilled, and reversing over the sort's memory limit.
+TEST_F(ExternalSorterTest, SortByIdAfterGroupSortsOnlyWhenItMust) {
+  std::string docs = "[";
+  std::mt19937 rng(5);
+  const char* keys[] = {"1",
+                        "1.0",
+                        "{\"$numberLong\": \"1\"}",
+                        "\"b\"",
+                        "\"a\"",
+                        "null",
+                        "{\"x\": 2}",
+                        "{\"x\": [1]}",
+                        "-4.5",
+                        "{\"$date\": 5}",
+                        "true",
+                        "\"aa\""};
+  for (int i = 0; i < 600; ++i) {
+    docs += (i ? "," : "") + std::string("{\"k\": ") + keys[rng() % 12] +
+            ", \"n\": " + std::to_string(i % 37) + ", \"v\": " + std::to_string(i) + "}";
+  }
+  docs += ", {\"k\": [3, 0], \"n\": 99, \"v\": 1}]";
+  struct Case {
+    const char* pipeline;
+    bool sorts;  // whether the $sort must sort (else it passes the groups on)
+  };
+  const Case cases[] = {
+      {R"([{"$group": {"_id": "$k", "s": {"$sum": "$v"}}}, {"$sort": {"_id": 1}}])", false},
+      {R"([{"$group": {"_id": "$k", "s": {"$sum": "$v"}}}, {"$sort": {"_id": -1}}])", false},
+      {R"([{"$group": {"_id": "$n", "s": {"$push": "$v"}}}, {"$sort": {"_id": -1}},
+          {"$limit": 4}])",
+       false},
+      {R"([{"$group": {"_id": {"n": "$n"}, "f": {"$first": "$v"}}}, {"$sort": {"_id": 1}},
+          {"$limit": 5}])",
+       false},
+      {R"([{"$group": {"_id": "$k", "s": {"$sum": 1}}}, {"$match": {"s": {"$gt": 0}}},
+          {"$sort": {"_id": -1}}])",
+       true},
+      {R"([{"$group": {"_id": "$k", "s": {"$sum": 1}}}, {"$sort": {"s": 1, "_id": 1}}])", true},
+  };
+  const std::string with_array = docs;
+  const std::string without_array =
+      docs.substr(0, docs.rfind(", {")) + "]";  // the array key only in the first round
+  for (const std::string* input : {&without_array, &with_array}) {
+    for (const Case& c : cases) {
+      // What sorting gives: the same stages with an $addFields between that hides the order.
+      std::string hidden = c.pipeline;
+      const size_t at = hidden.find("{\"$sort\"");
+      hidden.insert(at, R"({"$addFields": {"z": 1}}, )");
+      PipelineContext big;
+      auto want = testing::RunPipeline(hidden, *input, big);
+      ASSERT_TRUE(want.ok()) << want.status().ToString() << hidden;
+      std::vector<bson::BsonObj> expected;
+      for (const bson::BsonObj& d : want.value()) {
+        bson::BsonBuilder b;
+        for (bson::BsonElement e : d) {
+          if (e.FieldName() != "z") b.AppendElement(e);
+        }
+        expected.push_back(b.Obj());
+      }
+      for (int64_t limit : {int64_t{0}, int64_t{300}}) {
+        PipelineContext ctx;
+        if (limit > 0) {  // groups spill, and reversing them is over the sort's limit
+          ctx.limits.sort = ctx.limits.group = limit;
+          ctx.allow_disk_use = true;
+          ctx.tmp_dir = dir_;
+        }
+        const int64_t sorted_before = GlobalSpillMetrics().sort_keys_sorted.load();
+        auto got = testing::RunPipeline(c.pipeline, *input, ctx);
+        ASSERT_TRUE(got.ok()) << got.status().ToString() << c.pipeline;
+        EXPECT_EQ(ToJson(got.value()), ToJson(expected)) << c.pipeline;
+        const bool sorted = GlobalSpillMetrics().sort_keys_sorted.load() > sorted_before;
+        const bool array_key =
+            input == &with_array &&
+            std::string_view(c.pipeline).find(R"("_id": "$k")") != std::string_view::npos;
+        const bool must_sort = c.sorts || array_key;
+        if (limit == 0) {
+          EXPECT_EQ(sorted, must_sort) << c.pipeline;
+        }
+      }
+    }
+  }
+  EXPECT_EQ(CountSpillFiles(dir_), 0);
+}
+
 }  // namespace
 }  // namespace hourglass::pipeline

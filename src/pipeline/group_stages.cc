@@ -107,6 +107,10 @@ class GroupStage : public Stage {
         return OptDoc(b.Obj());
       }
 
+      // Groups come out in key order, whether merged from spilled runs or not; a $sort on an
+      // array _id orders by its elements instead.
+      bool InIdOrder() const override { return loaded_ && !array_key_; }
+
      private:
       using Accs = std::vector<std::unique_ptr<Accumulator>>;
       Status Load() {
@@ -165,6 +169,7 @@ class GroupStage : public Stage {
           accs.push_back(std::move(acc));
         }
         bytes_ += 64 + key.element().size();
+        array_key_ = array_key_ || key.element().type() == BsonType::kArray;
         return &groups_.emplace_hint(next, key, std::move(accs))->second;
       }
 
@@ -256,6 +261,7 @@ class GroupStage : public Stage {
       std::map<Value, Accs, GroupKeyLess>::iterator it_;
       int64_t bytes_ = 0;  // memory held by groups_ (approximate)
       bool loaded_ = false;
+      bool array_key_ = false;  // some group's key is an array
       // Spilling: the sorter holding the runs, and the merge's next row.
       std::unique_ptr<ExternalSorter> sorter_;
       std::optional<SortRow> next_row_;

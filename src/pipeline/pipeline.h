@@ -44,6 +44,10 @@ class DocumentStream {
   // The same rows in column blocks (column_block.h), for a consumer that can use them; nullptr
   // when the stream has no columnar form. A consumer that takes the blocks never calls Next().
   virtual BlockSource* AsBlockSource() { return nullptr; }
+  // Whether the stream gives its documents in ascending order of distinct _id values, none of
+  // them an array, as a $sort {_id: 1} under the pipeline's collation orders them ($group's
+  // output): such a sort is then the identity. Known once Next() has been called.
+  virtual bool InIdOrder() const { return false; }
 };
 
 // A stream over documents held in memory (tests, $documents, $facet inputs).

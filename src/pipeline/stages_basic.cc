@@ -2,6 +2,7 @@
 // $skip, $count, $sort, $unwind, $replaceRoot/$replaceWith, $sample, $documents, $facet.
 #include <algorithm>
 #include <cmath>
+#include <deque>
 #include <random>
 
 #include "bson/field_check.h"
@@ -172,28 +173,88 @@ class SortStage : public Stage {
           : s_(std::move(s)), in_(std::move(in)), sorter_(MakeSorter(*s_)) {}
       StatusWith<OptDoc> Next() override {
         if (!loaded_) {
-          int64_t keys = 0, bytes = 0;
-          while (true) {
-            HG_ASSIGN_OR_RETURN(OptDoc d, in_->Next());
-            if (!d) break;
-            BsonObj key = s_->pattern_.ExtractKey(*d);
-            keys += 1;
-            bytes += d->size();
-            HG_RETURN_IF_ERROR(sorter_.Add(std::move(key), std::move(*d)));
-          }
-          HG_RETURN_IF_ERROR(sorter_.Finish());
-          SpillMetrics& m = GlobalSpillMetrics();
-          m.sort_keys_sorted += keys;
-          m.sort_bytes_sorted += bytes;
-          m.sort_spills += sorter_.num_spills();
           loaded_ = true;
+          HG_ASSIGN_OR_RETURN(bool ordered, TakeOrderedInput());
+          if (!ordered) HG_RETURN_IF_ERROR(Load());
         }
+        if (ordered_) return NextOrdered();
         HG_ASSIGN_OR_RETURN(std::optional<SortRow> row, sorter_.Next());
         if (!row) return OptDoc();
         return OptDoc(std::move(row->doc));
       }
 
      private:
+      // Sorts the input, after the documents already taken from it (held_).
+      Status Load() {
+        int64_t keys = 0, bytes = 0;
+        auto add = [&](BsonObj d) {
+          BsonObj key = s_->pattern_.ExtractKey(d);
+          keys += 1;
+          bytes += d.size();
+          return sorter_.Add(std::move(key), std::move(d));
+        };
+        for (; !held_.empty(); held_.pop_front()) HG_RETURN_IF_ERROR(add(held_.front()));
+        while (true) {
+          HG_ASSIGN_OR_RETURN(OptDoc d, in_->Next());
+          if (!d) break;
+          HG_RETURN_IF_ERROR(add(std::move(*d)));
+        }
+        HG_RETURN_IF_ERROR(sorter_.Finish());
+        SpillMetrics& m = GlobalSpillMetrics();
+        m.sort_keys_sorted += keys;
+        m.sort_bytes_sorted += bytes;
+        m.sort_spills += sorter_.num_spills();
+        return Status::OK();
+      }
+
+      // A $sort {_id: ±1} of input already in _id order (a $group's output) sorts nothing:
+      // ascending passes the input on as it comes, descending gives it back reversed (only the
+      // last `limit` documents are held). Returns false, with what it took from the input in
+      // held_, when the input is not in that order, or when reversing would hold more than the
+      // sort's memory limit (the sorter then spills as usual).
+      StatusWith<bool> TakeOrderedInput() {
+        bool ascending = false;
+        if (!s_->pattern_.IsSingleKey("_id", &ascending)) return false;
+        HG_ASSIGN_OR_RETURN(OptDoc first, in_->Next());
+        if (!first) {
+          ordered_ = true;
+          return true;
+        }
+        held_.push_back(std::move(*first));
+        if (!in_->InIdOrder()) return false;
+        if (ascending) {
+          ordered_ = true;
+          return true;
+        }
+        int64_t bytes = held_.back().size();
+        while (true) {
+          HG_ASSIGN_OR_RETURN(OptDoc d, in_->Next());
+          if (!d) break;
+          bytes += d->size();
+          held_.push_back(std::move(*d));
+          if (s_->limit_ > 0 && static_cast<int64_t>(held_.size()) > s_->limit_) {
+            bytes -= held_.front().size();
+            held_.pop_front();
+          }
+          if (bytes > s_->ctx_.limits.sort) return false;
+        }
+        std::reverse(held_.begin(), held_.end());
+        ordered_ = reversed_ = true;
+        return true;
+      }
+
+      StatusWith<OptDoc> NextOrdered() {
+        if (s_->limit_ > 0 && returned_ >= s_->limit_) return OptDoc();
+        ++returned_;
+        if (!held_.empty()) {
+          BsonObj d = std::move(held_.front());
+          held_.pop_front();
+          return OptDoc(std::move(d));
+        }
+        if (reversed_) return OptDoc();  // all of it was in held_
+        return in_->Next();
+      }
+
       static ExternalSorter MakeSorter(const SortStage& s) {
         auto o = ExternalSorterOptions::ForStage(
             s.ctx_, s.ctx_.limits.sort,
@@ -209,6 +270,10 @@ class SortStage : public Stage {
       std::unique_ptr<DocumentStream> in_;
       ExternalSorter sorter_;
       bool loaded_ = false;
+      bool ordered_ = false;      // the input needs no sorting (TakeOrderedInput)
+      bool reversed_ = false;     // ... and held_ holds it reversed
+      std::deque<BsonObj> held_;  // taken from the input, not yet sorted or returned
+      int64_t returned_ = 0;      // when ordered_
     };
     return std::make_unique<Stream>(Self(this), std::move(input));
   }

@@ -35,6 +35,12 @@ class SortPattern {
 
   bool IsEmpty() const { return keys_.empty(); }
   size_t NumKeys() const { return keys_.size(); }
+  // Whether the pattern is the one key `dotted`; then `*ascending` is its direction.
+  bool IsSingleKey(std::string_view dotted, bool* ascending) const {
+    if (keys_.size() != 1 || keys_[0].dotted != dotted) return false;
+    *ascending = keys_[0].ascending;
+    return true;
+  }
 
   // Orders strings under `collator` from now on (a collation; null: the simple order).
   void SetCollator(std::shared_ptr<const bson::StringComparator> collator) {
