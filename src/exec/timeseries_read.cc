@@ -8,6 +8,7 @@
 #include "base/server_parameters.h"
 #include "bson/bson_compare.h"
 #include "exec/lastpoint_pattern.h"
+#include "exec/newest_bins.h"
 #include "pipeline/dependencies.h"
 #include "pipeline/expression.h"
 #include "pipeline/group_block.h"
@@ -548,14 +549,26 @@ std::vector<BsonObj> TimeseriesDistinctStages(std::string_view key) {
   return {StageOf("$project", p.Obj())};
 }
 
-StatusWith<std::unique_ptr<pipeline::DocumentStream>> BuildTimeseriesRead(
-    timeseries::TimeseriesCollection coll, storage::KvEngine* engine, TimeseriesReadRequest request,
-    std::unique_ptr<pipeline::Pipeline> stages) {
-  const pipeline::PipelineContext& pctx = stages->context();
+query::ExpressionContext ExpressionContextOf(const pipeline::PipelineContext& pctx) {
   // Commands without $$NOW of their own (count, distinct) pass a context without one.
   query::ExpressionContext expr_ctx = query::ExpressionContext::Now();
   if (pctx.now_millis != 0) expr_ctx.now_millis = pctx.now_millis;
   expr_ctx.let = pctx.let;
+  return expr_ctx;
+}
+
+StatusWith<std::unique_ptr<pipeline::DocumentStream>> BuildTimeseriesRead(
+    timeseries::TimeseriesCollection coll, storage::KvEngine* engine, TimeseriesReadRequest request,
+    std::unique_ptr<pipeline::Pipeline> stages) {
+  const pipeline::PipelineContext& pctx = stages->context();
+  if (request.newest_bins && request.hint.IsEmpty() && TimeseriesRewritesEnabled() &&
+      BucketFiltersParameter()->GetBool()) {
+    if (auto p = MatchNewestBins(stages->SourceStages(), coll.options.time_field)) {
+      return BuildNewestBinsRead(std::move(coll), engine, std::move(request), std::move(stages),
+                                 *p);
+    }
+  }
+  const query::ExpressionContext expr_ctx = ExpressionContextOf(pctx);
   const query::Matcher* parsed = request.parsed_filter ? &*request.parsed_filter : nullptr;
   TimeseriesReadPlan plan =
       PlanTimeseriesRead(coll.options, request.filter, stages->SourceStages(),

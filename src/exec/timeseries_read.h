@@ -103,7 +103,13 @@ struct TimeseriesReadRequest {
   std::optional<query::Matcher> parsed_filter;
   bson::BsonObj find_projection;  // see PlanTimeseriesRead
   bson::BsonObj hint;             // the command's hint as HintOf gives it (TimeseriesScanOptions)
+  // The newest time bins may be read by windows (exec/newest_bins.h); false in those windows.
+  bool newest_bins = true;
 };
+
+// The context a filter of the stages is read with: their $$NOW (the current time for commands
+// without their own, count and distinct) and `let`.
+query::ExpressionContext ExpressionContextOf(const pipeline::PipelineContext& pctx);
 
 // The whole read: plans it over `stages` (the parsed stages after the filter, planned on their
 // SourceStages()), opens the scan, takes the stages the read absorbed out of `stages`, parses

@@ -45,6 +45,8 @@ struct TimeseriesReadCounters {
   std::atomic<int64_t> buckets_as_blocks{0};           // kept buckets handed over as column blocks
   std::atomic<int64_t> buckets_filtered_as_blocks{0};  // ... whose event filter ran on columns
   std::atomic<int64_t> latest_cache_hits{0};  // last-point reads LatestMeasurements answered
+  std::atomic<int64_t> newest_bins_windows{
+      0};  // newest-bins reads a window settled (newest_bins.h)
 };
 TimeseriesReadCounters& GlobalTimeseriesReadCounters();
 

@@ -48,6 +48,8 @@ import time
 
 import pymongo
 import pytest
+from bson.codec_options import CodecOptions
+from bson.raw_bson import RawBSONDocument
 from pymongo.errors import AutoReconnect, ConnectionFailure, OperationFailure
 
 # Assertions in the shared bucket helpers report their values like the tests' own.
@@ -428,6 +430,19 @@ def command_error(db, cmd, **kwargs):
     reply = run_command(db, cmd, **kwargs)
     assert reply.get("ok") == 0, f"expected {cmd!r} to fail, got {reply!r}"
     return reply.get("code"), reply.get("codeName"), reply.get("errmsg")
+
+
+def set_timeseries_rewrites(client, on):
+    """Turns Hourglass's time-series read rewrites on or off (hourglassTimeseriesRewrites)."""
+    client.admin.command({"setParameter": 1, "hourglassTimeseriesRewrites": on})
+
+
+def aggregate_raw(db, pipeline, coll="w"):
+    """The documents of one aggregate, as their BSON bytes (byte-identical comparisons)."""
+    reply = db.command({"aggregate": coll, "pipeline": pipeline, "cursor": {"batchSize": 100000}},
+                       codec_options=CodecOptions(document_class=RawBSONDocument))
+    assert reply["cursor"]["id"] == 0
+    return [bytes(d.raw) for d in reply["cursor"]["firstBatch"]]
 
 
 def create_collections(db, colls):

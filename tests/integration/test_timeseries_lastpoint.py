@@ -14,11 +14,10 @@ are computed here from the inserted data."""
 import datetime
 
 import pytest
-from bson.codec_options import CodecOptions
-from bson.raw_bson import RawBSONDocument
+
+from conftest import aggregate_raw, set_timeseries_rewrites
 
 T0 = datetime.datetime(2025, 6, 1)
-RAW = CodecOptions(document_class=RawBSONDocument)
 
 METAS = [
     {"host": "a", "dc": "x"},
@@ -66,17 +65,9 @@ def ts(client):
                                          "granularity": "minutes"})
     d.w.insert_many([dict(x) for x in DOCS], ordered=False)
     yield d
-    client.admin.command({"setParameter": 1, "hourglassTimeseriesRewrites": True})
+    set_timeseries_rewrites(client, True)
 
 
-def set_rewrites(client, on):
-    client.admin.command({"setParameter": 1, "hourglassTimeseriesRewrites": on})
-
-
-def aggregate_raw(db, pipeline):
-    reply = db.command({"aggregate": "w", "pipeline": pipeline, "cursor": {"batchSize": 100000}},
-                       codec_options=RAW)
-    return [bytes(d.raw) for d in reply["cursor"]["firstBatch"]]
 
 
 def explained_stages(db, pipeline):
@@ -156,11 +147,11 @@ SPELLINGS = [
 @pytest.mark.parametrize("name,pipeline,rewritten", SPELLINGS, ids=[s[0] for s in SPELLINGS])
 def test_spelling_answers_as_without_rewrites(client, ts, name, pipeline, rewritten):
     full = pipeline + [BY_KEY]
-    set_rewrites(client, False)
+    set_timeseries_rewrites(client, False)
     try:
         want = aggregate_raw(ts, full)
     finally:
-        set_rewrites(client, True)
+        set_timeseries_rewrites(client, True)
     assert aggregate_raw(ts, full) == want, name  # may fill the cache
     assert aggregate_raw(ts, full) == want, name  # may be served from it
     stages = explained_stages(ts, full)

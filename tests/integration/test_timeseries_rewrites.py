@@ -18,7 +18,7 @@ from bson.codec_options import CodecOptions
 from bson.raw_bson import RawBSONDocument
 from pymongo.errors import OperationFailure
 
-from conftest import run_command
+from conftest import aggregate_raw, run_command, set_timeseries_rewrites
 
 T0 = datetime.datetime(2024, 3, 5, 0, 0, 0)
 HOURS = 40
@@ -65,34 +65,25 @@ def tsdb(client):
     BUCKETS[:] = list(d["system.buckets.w"].find())
     assert len(BUCKETS) >= HOURS * len(SENSORS)
     yield d
-    set_rewrites(client, True)
+    set_timeseries_rewrites(client, True)
 
-
-def set_rewrites(client, on):
-    client.admin.command({"setParameter": 1, "hourglassTimeseriesRewrites": on})
 
 
 def counters(client):
     return dict(client.admin.command("serverStatus")["hourglass"]["timeseries"])
 
 
-def aggregate_raw(db, pipeline, coll="w"):
-    reply = db.command({"aggregate": coll, "pipeline": pipeline, "cursor": {"batchSize": 100000}},
-                       codec_options=RAW)
-    assert reply["cursor"]["id"] == 0
-    return [bytes(d.raw) for d in reply["cursor"]["firstBatch"]]
-
 
 def run_both(client, db, pipeline, coll="w"):
     """(rewrites-on bytes, counter deltas on, rewrites-off bytes, counter deltas off)."""
     out = []
     for on in (True, False):
-        set_rewrites(client, on)
+        set_timeseries_rewrites(client, on)
         before = counters(client)
         docs = aggregate_raw(db, pipeline, coll)
         after = counters(client)
         out.append((docs, {k: after[k] - before[k] for k in after}))
-    set_rewrites(client, True)
+    set_timeseries_rewrites(client, True)
     return out[0][0], out[0][1], out[1][0], out[1][1]
 
 
@@ -337,10 +328,10 @@ FIND_CASES = [
 def test_find_identical_with_rewrites(client, tsdb, spec):
     out = []
     for on in (True, False):
-        set_rewrites(client, on)
+        set_timeseries_rewrites(client, on)
         reply = tsdb.command({"find": "w", "batchSize": 100000, **spec}, codec_options=RAW)
         out.append([bytes(d.raw) for d in reply["cursor"]["firstBatch"]])
-    set_rewrites(client, True)
+    set_timeseries_rewrites(client, True)
     assert out[0] == out[1]
     assert out[0]
 
@@ -464,12 +455,12 @@ def test_explain_shows_each_rewrite(client, tsdb):
 
 
 def test_explain_with_rewrites_off_shows_plain_unpack(client, tsdb):
-    set_rewrites(client, False)
+    set_timeseries_rewrites(client, False)
     try:
         exp = explain(tsdb, {"aggregate": "w", "cursor": {}, "pipeline": [
             {"$match": WINDOW}, {"$sort": {"t": 1}}, {"$count": "n"}]})
     finally:
-        set_rewrites(client, True)
+        set_timeseries_rewrites(client, True)
     assert stage_names(exp) == ["$cursor", "$_internalUnpackBucket", "$sort", "$count"]
     spec = stage(exp, "$_internalUnpackBucket")["$_internalUnpackBucket"]
     assert "include" not in spec and "wholeBucketFilter" not in spec
@@ -496,7 +487,7 @@ def test_explain_errors(client, tsdb):
 def test_parameter_get_set(client, tsdb):
     assert client.admin.command({"getParameter": 1, "hourglassTimeseriesRewrites": 1})[
         "hourglassTimeseriesRewrites"] is True
-    set_rewrites(client, False)
+    set_timeseries_rewrites(client, False)
     try:
         assert client.admin.command({"getParameter": 1, "hourglassTimeseriesRewrites": 1})[
             "hourglassTimeseriesRewrites"] is False
@@ -505,7 +496,7 @@ def test_parameter_get_set(client, tsdb):
         after = counters(client)
         assert after["bucketsUnpacked"] - before["bucketsUnpacked"] == len(BUCKETS)
     finally:
-        set_rewrites(client, True)
+        set_timeseries_rewrites(client, True)
 
 
 BASELINE_PIPELINES = [
@@ -600,9 +591,9 @@ def test_bounded_sort_with_dates_outside_1970_2038(client, db):
 def test_rewritten_reads_across_get_more(client, tsdb, pipeline):
     out = []
     for on in (True, False):
-        set_rewrites(client, on)
+        set_timeseries_rewrites(client, on)
         out.append(list(tsdb.w.aggregate(pipeline, batchSize=7)))
-    set_rewrites(client, True)
+    set_timeseries_rewrites(client, True)
     assert out[0] == out[1] and len(out[0]) > 0
 
 
@@ -635,13 +626,13 @@ ERROR_CASES = [
 def test_errors_are_the_same_with_rewrites(client, tsdb, cmd, code):
     codes = []
     for on in (True, False):
-        set_rewrites(client, on)
+        set_timeseries_rewrites(client, on)
         try:
             tsdb.command(cmd)
             codes.append(0)
         except OperationFailure as e:
             codes.append(e.code)
-    set_rewrites(client, True)
+    set_timeseries_rewrites(client, True)
     assert codes[0] == codes[1] != 0
     if code is not None:
         assert codes[0] == code
