@@ -174,19 +174,35 @@ class PercentileAccumulator : public Accumulator {
     values_.push_back(d);
     return Status::OK();
   }
+  // Block processing: a column of doubles or integers without a value per row.
+  Status ProcessNumbers(const NumberColumn& col, const uint32_t* rows, size_t n) override {
+    const bool doubles = col.type == BsonType::kDouble;
+    if (!doubles && col.type != BsonType::kInt32 && col.type != BsonType::kInt64) {
+      return Accumulator::ProcessNumbers(col, rows, n);
+    }
+    values_.reserve(values_.size() + n);
+    for (size_t i = 0; i < n; ++i) {
+      const uint32_t r = rows[i];
+      if (!col.Present(r)) continue;
+      const double d = doubles ? col.Double(r) : static_cast<double>(col.Int(r));
+      if (!std::isnan(d)) values_.push_back(d);
+    }
+    return Status::OK();
+  }
   Value Finalize() const override {
-    std::vector<double> sorted = values_;
-    std::sort(sorted.begin(), sorted.end());
+    // Each rank by selection (linear), not a sort of every value.
+    std::vector<double> values = values_;
     std::vector<Value> out;
     for (double p : ps_) {
-      if (sorted.empty()) {
+      if (values.empty()) {
         out.push_back(Value::Null());
         continue;
       }
-      const double n = static_cast<double>(sorted.size());
+      const double n = static_cast<double>(values.size());
       int64_t rank = static_cast<int64_t>(std::ceil(p * n)) - 1;
-      rank = std::clamp<int64_t>(rank, 0, static_cast<int64_t>(sorted.size()) - 1);
-      out.push_back(Value::Double(sorted[rank]));
+      rank = std::clamp<int64_t>(rank, 0, static_cast<int64_t>(values.size()) - 1);
+      std::nth_element(values.begin(), values.begin() + rank, values.end());
+      out.push_back(Value::Double(values[rank]));
     }
     if (median_) return out[0];
     return Value::Array(out);

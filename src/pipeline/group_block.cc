@@ -128,7 +128,14 @@ std::optional<GroupBlockPlan> GroupBlockPlan::Make(const BsonElement& id,
   for (const BsonElement& acc : accumulators) {
     if (acc.type() != BsonType::kObject || acc.Obj().NumFields() != 1) return std::nullopt;
     BsonElement op = acc.Obj().FirstElement();
-    if (!IsAccumulatorName(op.FieldName())) return std::nullopt;  // $topN & co.: options
+    if (op.FieldName() == "$percentile" || op.FieldName() == "$median") {
+      // Options besides the input (p, method) were checked when the stage parsed them.
+      if (op.type() != BsonType::kObject) return std::nullopt;
+      op = op.Obj()["input"];
+      if (op.eoo()) return std::nullopt;
+    } else if (!IsAccumulatorName(op.FieldName())) {
+      return std::nullopt;  // $topN & co.: options
+    }
     AccInput in;
     if (op.FieldName() == "$count") {
       in.constant = Value::Int(1);

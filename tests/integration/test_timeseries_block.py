@@ -72,6 +72,11 @@ GROUPS = [
      "avg": {"$avg": "$w"}, "n": {"$count": {}}},
     {"_id": {"s": "$meta.sensor", "h": {"$dateTrunc": {"date": "$t", "unit": "hour"}}},
      "avg": {"$avg": "$w"}, "mx": {"$max": "$v"}},
+    # Percentiles fold columns of numbers (v mixes ints, longs, doubles, strings and nulls).
+    {"_id": "$meta.sensor",
+     "p": {"$percentile": {"input": "$v", "p": [0.1, 0.5, 0.99], "method": "approximate"}},
+     "m": {"$median": {"input": "$w", "method": "approximate"}},
+     "pa": {"$percentile": {"input": "$a", "p": [0.5], "method": "approximate"}}},
 ]
 
 MATCHES = [
