@@ -1,8 +1,22 @@
 #include "catalog/series_directory.h"
 
 #include <algorithm>
+#include <map>
+
+#include "bson/bson_compare.h"
 
 namespace hourglass::catalog {
+
+struct SeriesDirectory::PathIndex {
+  struct ValueLess {
+    bool operator()(const bson::BsonObj& a, const bson::BsonObj& b) const {
+      return bson::CompareElementValues(a.FirstElement(), b.FirstElement()) < 0;
+    }
+  };
+  std::shared_ptr<const std::vector<Series>> snapshot;               // what it was built for
+  std::map<bson::BsonObj, std::vector<size_t>, ValueLess> by_value;  // {"": scalar} → series
+  std::vector<size_t> undecided;  // the path crosses an array or ends at an object or array
+};
 
 namespace {
 // Copies the series' metas into one buffer, in order. A read that tests every series' meta
@@ -62,6 +76,59 @@ std::shared_ptr<const std::vector<SeriesDirectory::Series>> SeriesDirectory::Sna
     list_ = std::move(next);
   }
   return list_;
+}
+
+std::vector<size_t> SeriesDirectory::Candidates(
+    const std::shared_ptr<const std::vector<Series>>& snapshot, std::string_view path,
+    const std::vector<bson::BsonElement>& values) {
+  std::shared_ptr<const PathIndex> index;
+  {
+    std::lock_guard lk(mu_);
+    auto it = path_indexes_.find(std::string(path));
+    if (it != path_indexes_.end() && it->second->snapshot == snapshot) index = it->second;
+  }
+  if (!index) {
+    auto built = std::make_shared<PathIndex>();
+    built->snapshot = snapshot;
+    std::vector<std::string_view> parts;
+    for (size_t at = 0; at <= path.size();) {
+      size_t dot = std::min(path.find('.', at), path.size());
+      parts.push_back(path.substr(at, dot - at));
+      at = dot + 1;
+    }
+    for (size_t i = 0; i < snapshot->size(); ++i) {
+      bson::BsonElement e = (*snapshot)[i].meta.GetField(parts[0]);
+      bool undecided = false;
+      for (size_t p = 1; p < parts.size() && !e.eoo(); ++p) {
+        if (e.type() == bson::BsonType::kArray) {
+          undecided = true;
+          break;
+        }
+        e = e.type() == bson::BsonType::kObject ? e.Obj().GetField(parts[p]) : bson::BsonElement();
+      }
+      if (!undecided && e.eoo()) continue;
+      if (undecided || e.type() == bson::BsonType::kArray || e.type() == bson::BsonType::kObject) {
+        built->undecided.push_back(i);
+        continue;
+      }
+      bson::BsonBuilder key;
+      key.AppendElementAs(e, "");
+      built->by_value[key.Obj()].push_back(i);
+    }
+    index = built;
+    std::lock_guard lk(mu_);
+    path_indexes_[std::string(path)] = built;
+  }
+  std::vector<size_t> out = index->undecided;
+  for (const bson::BsonElement& v : values) {
+    bson::BsonBuilder key;
+    key.AppendElementAs(v, "");
+    auto it = index->by_value.find(key.Obj());
+    if (it != index->by_value.end()) out.insert(out.end(), it->second.begin(), it->second.end());
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
 }
 
 }  // namespace hourglass::catalog

@@ -17,6 +17,7 @@
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -43,7 +44,19 @@ class SeriesDirectory {
   // one buffer); null otherwise.
   std::shared_ptr<const std::vector<Series>> Snapshot();
 
+  // Positions in `snapshot` (ascending) of every series that may have one of `values` (scalars,
+  // none null) at the dotted `path` of its meta document ({meta: ...}, so the path starts with
+  // "meta"): those whose value there is one of them (compared as a filter's equality compares),
+  // and those whose path crosses an array or ends at an object or array, which the caller's
+  // matcher decides. A series without the path is left out: no non-null value equals missing.
+  // Built once per snapshot and path, so that a one-series read at thousands of series tests a
+  // few metas instead of all.
+  std::vector<size_t> Candidates(const std::shared_ptr<const std::vector<Series>>& snapshot,
+                                 std::string_view path,
+                                 const std::vector<bson::BsonElement>& values);
+
  private:
+  struct PathIndex;
   std::mutex mu_;
   std::unordered_set<std::string> prefixes_;    // guarded by mu_
   std::vector<Series> added_;                   // since `list_` was built; mu_
@@ -51,6 +64,8 @@ class SeriesDirectory {
       std::make_shared<std::vector<Series>>();
   bool complete_ = false;  // guarded by mu_
   bool gave_up_ = false;   // guarded by mu_: more than kMaxSeries
+  // Per path, the index of the snapshot it was built for; mu_.
+  std::unordered_map<std::string, std::shared_ptr<const PathIndex>> path_indexes_;
 };
 
 }  // namespace hourglass::catalog

@@ -82,5 +82,48 @@ TEST(SeriesDirectoryTest, GivesUpPastItsLimit) {
   EXPECT_EQ(d.Snapshot(), nullptr);  // for good
 }
 
+// Candidates: the series whose meta path holds one of the values (numbers compared across types),
+// plus those the path's arrays or objects leave undecided; none without the path; positions in
+// the snapshot's order; rebuilt for a new snapshot.
+TEST(SeriesDirectoryTest, CandidatesForAnEqualityOnAMetaPath) {
+  SeriesDirectory d;
+  d.MarkComplete();
+  const char* metas[] = {
+      R"({"meta": {"host": "a", "rack": 1}})",                     // p0
+      R"({"meta": {"host": "b", "rack": 2.0}})",                   // p1
+      R"({"meta": {"host": ["a", "c"]}})",                         // p2: an array at the end
+      R"({"meta": [{"host": "z"}]})",                              // p3: an array on the way
+      R"({"meta": {"host": {"x": 1}}})",                           // p4: an object
+      R"({"meta": {"rack": 2}})",                                  // p5: no host
+      R"({"meta": 7})",                                            // p6: a scalar meta
+      R"({})",                                                     // p7: no meta
+      R"({"meta": {"host": "a", "rack": {"$numberLong": "2"}}})",  // p8
+  };
+  for (size_t i = 0; i < std::size(metas); ++i) {
+    auto m = bson::FromJson(metas[i]);
+    ASSERT_TRUE(m.ok());
+    d.Add("p" + std::to_string(i), m.value().Owned()["meta"]);
+  }
+  auto list = d.Snapshot();
+  ASSERT_EQ(list->size(), std::size(metas));
+  auto values = [](const char* json) {
+    static std::vector<bson::BsonObj> keep;
+    keep.push_back(bson::FromJson(json).value());
+    std::vector<bson::BsonElement> out;
+    for (bson::BsonElement e : keep.back()) out.push_back(e);
+    return out;
+  };
+  using V = std::vector<size_t>;
+  EXPECT_EQ(d.Candidates(list, "meta.host", values(R"({"0": "a"})")), (V{0, 2, 3, 4, 8}));
+  EXPECT_EQ(d.Candidates(list, "meta.host", values(R"({"0": "b", "1": "q"})")), (V{1, 2, 3, 4}));
+  EXPECT_EQ(d.Candidates(list, "meta.rack", values(R"({"0": 2})")), (V{1, 3, 5, 8}));
+  EXPECT_EQ(d.Candidates(list, "meta", values(R"({"0": 7})")), (V{0, 1, 2, 3, 4, 5, 6, 8}));
+  // A series added later is found through the next snapshot.
+  d.Add("p9", bson::FromJson(R"({"meta": {"host": "q"}})").value().Owned()["meta"]);
+  auto next = d.Snapshot();
+  EXPECT_EQ(d.Candidates(next, "meta.host", values(R"({"0": "q"})")), (V{2, 3, 4, 9}));
+  EXPECT_EQ(d.Candidates(list, "meta.host", values(R"({"0": "q"})")), (V{2, 3, 4}));
+}
+
 }  // namespace
 }  // namespace hourglass::catalog

@@ -218,6 +218,54 @@ Status TimeseriesScan::UnpackBucket(const BsonObj& bucket, bool whole,
   return filter_error;
 }
 
+namespace {
+
+// A conjunct of a meta filter (fields renamed to meta...) that is an equality to scalars: `path`
+// {$eq: v}, `path`: v or `path` {$in: [v...]}, with no null (missing equals it too) and no
+// regular expression among the values.
+struct MetaEquality {
+  std::string path;
+  std::vector<BsonElement> values;
+};
+bool IsEqualityScalar(const BsonElement& v) {
+  switch (v.type()) {
+    case BsonType::kObject:
+    case BsonType::kArray:
+    case BsonType::kNull:
+    case BsonType::kUndefined:
+    case BsonType::kRegex:
+    case BsonType::kEOO:
+      return false;
+    default:
+      return true;
+  }
+}
+std::optional<MetaEquality> MetaEqualityOf(const BsonObj& meta_filter) {
+  for (const BsonElement& e : meta_filter) {
+    if (e.FieldName().starts_with('$')) continue;  // $and, $or, $expr...
+    MetaEquality eq{std::string(e.FieldName()), {}};
+    if (IsEqualityScalar(e)) {
+      eq.values.push_back(e);
+      return eq;
+    }
+    if (e.type() != BsonType::kObject || e.Obj().NumFields() != 1) continue;
+    BsonElement op = e.Obj().FirstElement();
+    if (op.FieldName() == "$eq" && IsEqualityScalar(op)) {
+      eq.values.push_back(op);
+      return eq;
+    }
+    if (op.FieldName() != "$in" || op.type() != BsonType::kArray) continue;
+    bool scalars = true;
+    for (const BsonElement& v : op.Obj()) scalars = scalars && IsEqualityScalar(v);
+    if (!scalars) continue;
+    for (const BsonElement& v : op.Obj()) eq.values.push_back(v);
+    return eq;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 Status TimeseriesScan::CollectFromIndex() {
   collected_ = true;
   const catalog::SecondaryIndex& series = *coll_.buckets->SeriesIndex();
@@ -257,6 +305,15 @@ Status TimeseriesScan::CollectFromIndex() {
   // Taken after the cursor's opening ran the read barrier, and read in autocommit: every series
   // of a write acknowledged before this read is listed (its writer listed it before committing).
   if (auto known = directory.Snapshot()) {
+    // An equality on a meta path narrows the series to test to those that may have the value.
+    std::optional<MetaEquality> eq;
+    if (meta_matcher_ && !lastpoint_index_) eq = MetaEqualityOf(bucket_filter_.meta_filter());
+    if (eq) {
+      for (size_t i : directory.Candidates(known, eq->path, eq->values)) {
+        HG_RETURN_IF_ERROR(collect((*known)[i].prefix, (*known)[i].meta).status());
+      }
+      return Status::OK();
+    }
     for (const catalog::SeriesDirectory::Series& one : *known) {
       HG_RETURN_IF_ERROR(collect(one.prefix, one.meta).status());
     }
