@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <map>
 
+#include "pipeline/dependencies.h"
+
 namespace hourglass::pipeline {
 
 using bson::BsonBuilder;
@@ -11,6 +13,17 @@ using bson::BsonObj;
 using bson::BsonType;
 
 namespace {
+
+// Whether `e` holds a variable reference ("$$..."): such inputs are left to the document path,
+// which evaluates them with the stage's variables.
+bool ReadsVariables(const BsonElement& e) {
+  if (e.type() == BsonType::kString) return e.Str().starts_with("$$");
+  if (e.type() != BsonType::kObject && e.type() != BsonType::kArray) return false;
+  for (const BsonElement& x : e.Obj()) {
+    if (ReadsVariables(x)) return true;
+  }
+  return false;
+}
 
 // What the walk of an _id spec found.
 struct KeyRefs {
@@ -139,16 +152,23 @@ std::optional<GroupBlockPlan> GroupBlockPlan::Make(const BsonElement& id,
     AccInput in;
     if (op.FieldName() == "$count") {
       in.constant = Value::Int(1);
-    } else if (op.type() == BsonType::kString && op.Str().size() > 1 && op.Str()[0] == '$') {
-      std::string_view path = op.Str().substr(1);
-      if (path[0] == '$' || path.find('.') != std::string_view::npos) return std::nullopt;
-      in.field = std::string(path);
+    } else if (op.type() == BsonType::kString && op.Str().size() > 1 && op.Str()[0] == '$' &&
+               op.Str()[1] != '$' && op.Str().find('.') == std::string_view::npos) {
+      in.field = std::string(op.Str().substr(1));
     } else if (op.type() == BsonType::kObject || op.type() == BsonType::kArray ||
                op.type() == BsonType::kString) {
-      // An expression or a "$"-less string: only constants qualify.
+      // A constant, or an expression of top-level fields evaluated on just those cells.
       auto parsed = Expression::ParseExpression(op, ParseContext());
-      if (!parsed.ok() || parsed.value()->ConstantValue() == nullptr) return std::nullopt;
-      in.constant = *parsed.value()->ConstantValue();
+      if (!parsed.ok()) return std::nullopt;
+      if (const Value* c = parsed.value()->ConstantValue()) {
+        in.constant = *c;
+      } else {
+        const FieldDependencies deps = ExpressionDependencies(op);
+        if (ReadsVariables(op) || deps.needs_whole_document) return std::nullopt;
+        in.expr = std::shared_ptr<Expression>(std::move(parsed).value());
+        in.reads.assign(deps.fields.begin(), deps.fields.end());
+        plan.has_expressions_ = true;
+      }
     } else {
       in.constant = Value::FromElement(op);
     }
@@ -159,13 +179,58 @@ std::optional<GroupBlockPlan> GroupBlockPlan::Make(const BsonElement& id,
 
 std::vector<std::string> GroupBlockPlan::RequiredFields() const {
   std::vector<std::string> out = key_fields_;
+  auto need = [&](const std::string& f) {
+    if (std::find(out.begin(), out.end(), f) == out.end()) out.push_back(f);
+  };
   for (const AccInput& in : inputs_) {
-    if (in.field && std::find(out.begin(), out.end(), *in.field) == out.end()) {
-      out.push_back(*in.field);
-    }
+    if (in.field) need(*in.field);
+    for (const std::string& f : in.reads) need(f);
   }
   return out;
 }
+
+namespace {
+
+// Folds rows run[0..n) of `block` row by row, every accumulator in turn, as the document path
+// does (so that an expression's error surfaces at the same row), evaluating each expression on
+// a document of the cells it reads.
+Status FoldRows(const ColumnBlock& block, const std::vector<GroupBlockPlan::AccInput>& inputs,
+                std::vector<std::unique_ptr<Accumulator>>& accs, const uint32_t* run, size_t n,
+                const GroupBlockPlan::Sink& sink) {
+  Variables vars(0);  // inputs that read variables are not folded here
+  CellScratch scratch;
+  auto cell = [&](const std::string& name, uint32_t r) {
+    const ColumnBlock::Field* f = block.Find(name);
+    if (f == nullptr) return BsonElement();
+    return f->constant ? f->value : f->Cell(r, scratch);
+  };
+  int64_t before = 0;
+  for (const auto& acc : accs) before += acc->ApproxBytes();
+  for (size_t i = 0; i < n; ++i) {
+    const uint32_t r = run[i];
+    for (size_t j = 0; j < inputs.size(); ++j) {
+      const GroupBlockPlan::AccInput& in = inputs[j];
+      if (in.field) {
+        HG_RETURN_IF_ERROR(accs[j]->ProcessElement(cell(*in.field, r)));
+      } else if (in.expr) {
+        BsonBuilder doc;
+        for (const std::string& f : in.reads) {
+          const BsonElement e = cell(f, r);
+          if (!e.eoo()) doc.AppendElementAs(e, f);
+        }
+        HG_ASSIGN_OR_RETURN(Value v, in.expr->Evaluate(doc.Obj(), vars));
+        HG_RETURN_IF_ERROR(accs[j]->Process(v));
+      } else {
+        HG_RETURN_IF_ERROR(accs[j]->Process(in.constant));
+      }
+    }
+  }
+  int64_t after = 0;
+  for (const auto& acc : accs) after += acc->ApproxBytes();
+  return sink.account(after - before).status();
+}
+
+}  // namespace
 
 Status GroupBlockPlan::Consume(BlockSource& source, const Sink& sink) const {
   source.RequireFields(RequiredFields());
@@ -311,6 +376,7 @@ Status GroupBlockPlan::Consume(BlockSource& source, const Sink& sink) const {
     // A spill forgets `accs`; every run is followed by a fresh group lookup (or the end).
     auto fold = [&](std::vector<std::unique_ptr<Accumulator>>& accs, const uint32_t* run,
                     size_t n) -> Status {
+      if (has_expressions_) return FoldRows(*block, inputs_, accs, run, n, sink);
       int64_t added = 0;
       for (size_t j = 0; j < inputs.size(); ++j) {
         Accumulator& acc = *accs[j];

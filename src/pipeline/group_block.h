@@ -45,6 +45,14 @@ DateTruncBins DateTruncBinsOf(const bson::BsonObj& args);
 
 class GroupBlockPlan {
  public:
+  // What an accumulator folds, per row.
+  struct AccInput {
+    std::optional<std::string> field;  // a top-level field, or
+    std::shared_ptr<Expression> expr;  // an expression of the top-level fields `reads`, or
+    std::vector<std::string> reads;
+    Value constant;  // a constant (when neither)
+  };
+
   // nullopt when the stage is not eligible. `id` is the $group's _id element; `accumulators`
   // the {$op: arg} elements of its output fields, in order.
   static std::optional<GroupBlockPlan> Make(const bson::BsonElement& id,
@@ -66,15 +74,12 @@ class GroupBlockPlan {
   Status Consume(BlockSource& source, const Sink& sink) const;
 
  private:
-  struct AccInput {
-    std::optional<std::string> field;  // a top-level field, or
-    Value constant;                    // a constant (when !field)
-  };
   struct TruncOnly {  // a key field read only as the `date` of these $dateTrunc expressions
     std::string field;
     std::vector<std::shared_ptr<Expression>> truncs;
     std::vector<int64_t> widths;  // each one's fixed bin width in ms, 0 for calendar bins
   };
+  bool has_expressions_ = false;  // some input is an expression: rows are folded one by one
   std::vector<std::string> key_fields_;
   std::vector<TruncOnly> trunc_only_;
   std::vector<AccInput> inputs_;

@@ -77,6 +77,14 @@ GROUPS = [
      "p": {"$percentile": {"input": "$v", "p": [0.1, 0.5, 0.99], "method": "approximate"}},
      "m": {"$median": {"input": "$w", "method": "approximate"}},
      "pa": {"$percentile": {"input": "$a", "p": [0.5], "method": "approximate"}}},
+    # Expressions of fields fold each row's cells without a document of the measurement.
+    {"_id": "$meta.site",
+     "s": {"$sum": {"$multiply": ["$w", 2]}},
+     "hot": {"$sum": {"$cond": [{"$gt": ["$w", 700]}, 1, 0]}},
+     "a": {"$avg": {"$add": ["$w", "$meta.sensor"]}},
+     "mx": {"$max": {"$ifNull": ["$v", "none"]}},
+     "sensor": {"$addToSet": "$meta.sensor"},
+     "types": {"$push": {"$type": "$a"}}},
 ]
 
 MATCHES = [
@@ -168,6 +176,18 @@ def test_hourly_average_by_hand(twins):
     for k, ws in want.items():
         assert got[k][1] == len(ws)
         assert got[k][0] == pytest.approx(sum(ws) / len(ws), rel=1e-12)
+
+
+def test_expression_errors_like_the_document_path(twins):
+    # $add of a string (some v are) fails at the same row, with the same code, both ways.
+    pipeline = [{"$group": {"_id": None, "n": {"$sum": 1},
+                            "s": {"$sum": {"$add": ["$w", "$v"]}}}}]
+    errors = []
+    for p in (pipeline, DOCUMENT_PATH + pipeline):
+        with pytest.raises(OperationFailure) as e:
+            list(twins.ts.aggregate(p))
+        errors.append((e.value.code, str(e.value)))
+    assert errors[0] == errors[1]
 
 
 def test_group_errors_like_the_document_path(twins):
