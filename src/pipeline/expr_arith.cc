@@ -92,15 +92,21 @@ StatusWith<Value> Add(std::string_view, const std::vector<Value>& args) {
   }
   if (have_date) {
     Value n = acc.Result();
-    int64_t delta = n.type() == BsonType::kDouble ? std::llround(n.NumberDouble()) : 0;
-    if (n.type() == BsonType::kDecimal128) {
-      if (!dec::ToInt64(n.element().Decimal(), dec::Round::kHalfEven, &delta)) {
-        return Status(ErrorCode::kOverflow, "date overflow in $add");
-      }
-    } else if (n.type() != BsonType::kDouble) {
+    const Status overflow(ErrorCode::kOverflow, "date overflow in $add");
+    int64_t delta = 0;
+    if (n.type() == BsonType::kDouble) {
+      const double d = std::round(n.NumberDouble());
+      // Outside [-2^63, 2^63) (or NaN) the millisecond count is not a 64-bit integer.
+      if (!(d >= -9223372036854775808.0 && d < 9223372036854775808.0)) return overflow;
+      delta = static_cast<int64_t>(d);
+    } else if (n.type() == BsonType::kDecimal128) {
+      if (!dec::ToInt64(n.element().Decimal(), dec::Round::kHalfEven, &delta)) return overflow;
+    } else {
       delta = n.NumberLong();
     }
-    return Value::Date(date_millis + delta);
+    int64_t sum = 0;
+    if (__builtin_add_overflow(date_millis, delta, &sum)) return overflow;
+    return Value::Date(sum);
   }
   return acc.Result();
 }
@@ -134,10 +140,24 @@ StatusWith<Value> Subtract(std::string_view, const std::vector<Value>& args) {
     if (k == NumKind::kDecimal) return Value::Decimal(dec::Subtract(ToDecimal(a), ToDecimal(b)));
     return Value::Double(a.NumberDouble() - b.NumberDouble());
   }
-  if (a.IsDate() && b.IsDate()) return Value::Long(a.DateMillis() - b.DateMillis());
+  if (a.IsDate() && b.IsDate()) {
+    // Two's complement, as 64-bit millisecond counts subtract: no overflow trap.
+    return Value::Long(static_cast<int64_t>(static_cast<uint64_t>(a.DateMillis()) -
+                                            static_cast<uint64_t>(b.DateMillis())));
+  }
   if (a.IsDate() && b.numeric()) {
-    int64_t delta = KindOf(b) <= NumKind::kLong ? b.NumberLong() : std::llround(b.NumberDouble());
-    return Value::Date(a.DateMillis() - delta);
+    const Status overflow(ErrorCode::kOverflow, "date overflow in $subtract");
+    int64_t delta = 0;
+    if (KindOf(b) <= NumKind::kLong) {
+      delta = b.NumberLong();
+    } else {
+      const double d = std::round(b.NumberDouble());
+      if (!(d >= -9223372036854775808.0 && d < 9223372036854775808.0)) return overflow;
+      delta = static_cast<int64_t>(d);
+    }
+    int64_t r = 0;
+    if (__builtin_sub_overflow(a.DateMillis(), delta, &r)) return overflow;
+    return Value::Date(r);
   }
   return PipelineError(16556, "cant $subtract a " + TypeNameOf(b) + " from a " + TypeNameOf(a));
 }

@@ -144,6 +144,15 @@ TEST(ExpressionTest, ArithmeticErrorsCarryMongoCodes) {
       {R"({"$ln": 0})", "{}", 28766},
       {R"({"$pow": [0, -1]})", "{}", 28764},
       {R"({"$abs": "x"})", "{}", 28765},
+      // Dates past 64 bits of milliseconds: an error, never a wrapped date.
+      {R"({"$add": ["$d", {"$numberLong": "9223372036854775807"}]})", R"({"d": {"$date": 1000}})",
+       static_cast<int>(ErrorCode::kOverflow)},
+      {R"({"$add": ["$d", 1e300]})", R"({"d": {"$date": 0}})",
+       static_cast<int>(ErrorCode::kOverflow)},
+      {R"({"$subtract": ["$d", {"$numberLong": "9223372036854775807"}]})",
+       R"({"d": {"$date": -1000}})", static_cast<int>(ErrorCode::kOverflow)},
+      {R"({"$subtract": ["$d", -1e19]})", R"({"d": {"$date": 0}})",
+       static_cast<int>(ErrorCode::kOverflow)},
   });
 }
 
