@@ -227,36 +227,23 @@ struct MetaEquality {
   std::string path;
   std::vector<BsonElement> values;
 };
-bool IsEqualityScalar(const BsonElement& v) {
-  switch (v.type()) {
-    case BsonType::kObject:
-    case BsonType::kArray:
-    case BsonType::kNull:
-    case BsonType::kUndefined:
-    case BsonType::kRegex:
-    case BsonType::kEOO:
-      return false;
-    default:
-      return true;
-  }
-}
 std::optional<MetaEquality> MetaEqualityOf(const BsonObj& meta_filter) {
   for (const BsonElement& e : meta_filter) {
     if (e.FieldName().starts_with('$')) continue;  // $and, $or, $expr...
     MetaEquality eq{std::string(e.FieldName()), {}};
-    if (IsEqualityScalar(e)) {
+    if (query::IsEqualityScalar(e)) {
       eq.values.push_back(e);
       return eq;
     }
     if (e.type() != BsonType::kObject || e.Obj().NumFields() != 1) continue;
     BsonElement op = e.Obj().FirstElement();
-    if (op.FieldName() == "$eq" && IsEqualityScalar(op)) {
+    if (op.FieldName() == "$eq" && query::IsEqualityScalar(op)) {
       eq.values.push_back(op);
       return eq;
     }
     if (op.FieldName() != "$in" || op.type() != BsonType::kArray) continue;
     bool scalars = true;
-    for (const BsonElement& v : op.Obj()) scalars = scalars && IsEqualityScalar(v);
+    for (const BsonElement& v : op.Obj()) scalars = scalars && query::IsEqualityScalar(v);
     if (!scalars) continue;
     for (const BsonElement& v : op.Obj()) eq.values.push_back(v);
     return eq;

@@ -1124,4 +1124,18 @@ bool ElementMatcher::Matches(const BsonElement& value) const {
   return value.IsObjectOrArray() && state_->doc_pred->Matches(value.Obj());
 }
 
+bool IsEqualityScalar(const bson::BsonElement& v) {
+  switch (v.type()) {
+    case bson::BsonType::kObject:
+    case bson::BsonType::kArray:
+    case bson::BsonType::kNull:
+    case bson::BsonType::kUndefined:
+    case bson::BsonType::kRegex:
+    case bson::BsonType::kEOO:
+      return false;
+    default:
+      return true;
+  }
+}
+
 }  // namespace hourglass::query

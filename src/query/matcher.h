@@ -23,6 +23,11 @@ class DocNode;
 
 // One conjunct of a filter that tests a single top-level field ({a: {$gt: 1}}), evaluated on
 // that field's value alone: for callers that hold values column by column (time-series buckets).
+// Whether a filter's {f: v} with this value is an equality to one scalar: not an object
+// (operators, or an exact subdocument), an array, null or undefined (which a missing field
+// matches too), or a regular expression; EOO is none either.
+bool IsEqualityScalar(const bson::BsonElement& v);
+
 class FieldPredicate {
  public:
   const std::string& field() const { return field_; }

@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "query/matcher.h"
 #include "query/path.h"
 #include "timeseries/bucket_filter.h"
 
@@ -52,30 +53,18 @@ bool SameNumber(const BsonElement& a, const BsonElement& b) {
 // For partial filters: whether MongoDB's pushdown (spec §6.2) could translate the conjunct
 // `field: value` on a measurement to a bucket-level predicate.
 bool PushableMeasurementPredicate(const BsonElement& value) {
-  auto scalar = [](const BsonElement& v) {
-    switch (v.type()) {
-      case BsonType::kObject:
-      case BsonType::kArray:
-      case BsonType::kNull:
-      case BsonType::kUndefined:
-      case BsonType::kRegex:
-        return false;
-      default:
-        return true;
-    }
-  };
   if (value.type() != BsonType::kObject || value.Obj().IsEmpty() ||
       !value.Obj().FirstElement().FieldName().starts_with("$")) {
-    return scalar(value);
+    return query::IsEqualityScalar(value);
   }
   for (BsonElement op : value.Obj()) {
     std::string_view n = op.FieldName();
     if (n == "$eq" || n == "$gt" || n == "$gte" || n == "$lt" || n == "$lte") {
-      if (!scalar(op)) return false;
+      if (!query::IsEqualityScalar(op)) return false;
     } else if (n == "$in") {
       if (op.type() != BsonType::kArray) return false;
       for (BsonElement v : op.Obj()) {
-        if (!scalar(v)) return false;
+        if (!query::IsEqualityScalar(v)) return false;
       }
     } else if (n != "$exists") {
       return false;
