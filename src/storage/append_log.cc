@@ -19,6 +19,9 @@ namespace hourglass::storage {
 namespace {
 
 constexpr size_t kHeader = 4 + 8 + 4;
+// Finished segments kept for reuse (AppendLog's header says why), and their names' extension.
+constexpr size_t kMaxSpares = 2;
+constexpr std::string_view kSpareExtension = ".spare";
 
 std::string SegmentName(uint64_t first) {
   char name[32];
@@ -74,27 +77,31 @@ Status ReadWhole(const std::string& path, std::string* out) {
 }
 
 // Walks the records of segment `data`, whose first is numbered `first`: fn(number, payload) for
-// each whole one. Returns the number after the last whole record; `*torn` says whether bytes
-// follow it (a record cut short or corrupt).
+// each whole one. Returns the number after the last whole record; `*torn` says whether the bytes
+// after it begin the next record, cut short or corrupt (a crash interrupted its write). Other bytes
+// there end the segment as quietly: a reused file's older records, or a write of which nothing
+// reached the disk.
 uint64_t WalkSegment(std::string_view data, uint64_t first, bool* torn,
                      const std::function<bool(uint64_t, std::string_view)>& fn) {
   uint64_t expect = first;
   size_t at = 0;
   *torn = false;
-  while (at < data.size()) {
-    if (data.size() - at < kHeader) break;
+  while (data.size() - at >= kHeader) {
     const char* h = data.data() + at;
     const uint64_t len = LoadLe(h, 4);
-    const uint64_t number = LoadLe(h + 4, 8);
-    if (len > data.size() - at - kHeader || number != expect) break;
+    if (LoadLe(h + 4, 8) != expect) break;
+    *torn = true;
+    if (len > data.size() - at - kHeader) break;
     const std::string_view payload(h + kHeader, len);
     uint32_t crc = Crc32c(std::string_view(h, 12));
     if (Crc32c(payload, crc) != static_cast<uint32_t>(LoadLe(h + 12, 4))) break;
-    if (!fn(number, payload)) return expect;
+    *torn = false;
+    if (!fn(expect, payload)) return expect;
     at += kHeader + len;
     ++expect;
   }
-  *torn = at < data.size();
+  // Fewer bytes than a header: one cut short, in all likelihood.
+  if (at < data.size() && data.size() - at < kHeader) *torn = true;
   return expect;
 }
 
@@ -112,11 +119,22 @@ StatusWith<std::unique_ptr<AppendLog>> AppendLog::Open(std::string dir, uint64_t
   std::error_code ec;
   std::filesystem::create_directories(log->dir_, ec);
   if (ec) return Errno(ec.value(), "creating the directory " + log->dir_);
+  std::vector<std::string> spares;
   for (const auto& e : std::filesystem::directory_iterator(log->dir_, ec)) {
-    const uint64_t first = ParseSegmentName(e.path().filename().string());
+    const std::string name = e.path().filename().string();
+    const uint64_t first = ParseSegmentName(name);
     if (first != 0) log->segments_.push_back({first, e.path().string()});
+    if (name.ends_with(kSpareExtension)) spares.push_back(e.path().string());
   }
   if (ec) return Errno(ec.value(), "listing the directory " + log->dir_);
+  std::sort(spares.begin(), spares.end());
+  for (std::string& spare : spares) {
+    if (log->spares_.size() < kMaxSpares) {
+      log->spares_.push_back(std::move(spare));
+    } else if (::unlink(spare.c_str()) != 0 && errno != ENOENT) {
+      return Errno(errno, "removing " + spare);
+    }
+  }
   std::sort(log->segments_.begin(), log->segments_.end(),
             [](const Segment& a, const Segment& b) { return a.first < b.first; });
   log->replay_segments_ = log->segments_.size();
@@ -142,8 +160,18 @@ AppendLog::~AppendLog() = default;
 
 Status AppendLog::BeginSegment() {
   Segment seg{next_, (std::filesystem::path(dir_) / SegmentName(next_)).string()};
-  const int fd =
-      ::open(seg.path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0600);
+  int fd = -1;
+  if (!spares_.empty()) {
+    // Written over from its start: its older records end the new ones at replay (WalkSegment).
+    const std::string spare = std::move(spares_.back());
+    spares_.pop_back();
+    if (::rename(spare.c_str(), seg.path.c_str()) == 0) {
+      fd = ::open(seg.path.c_str(), O_WRONLY | O_CLOEXEC);
+    } else {
+      ::unlink(spare.c_str());
+    }
+  }
+  if (fd < 0) fd = ::open(seg.path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   if (fd < 0) return Errno(errno, "creating " + seg.path);
   if (current_ != nullptr && current_dirty_) unsynced_.push_back(current_);
   current_ = std::make_shared<File>(fd);
@@ -178,8 +206,10 @@ StatusWith<uint64_t> AppendLog::Append(std::string_view payload) {
   StoreLe(header + 12, Crc32c(payload, Crc32c(std::string_view(header, 12))), 4);
   iovec iov[2] = {{header, kHeader}, {const_cast<char*>(payload.data()), payload.size()}};
   int first = 0;  // iov[first] is the first part not written yet
+  // Positioned writes: a reused segment's file is written over, not appended to.
+  off_t at = static_cast<off_t>(current_size_);
   while (first < 2) {
-    const ssize_t n = ::writev(current_->fd, iov + first, 2 - first);
+    const ssize_t n = ::pwritev(current_->fd, iov + first, 2 - first, at);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
       const int err = n < 0 ? errno : EIO;
@@ -188,6 +218,7 @@ StatusWith<uint64_t> AppendLog::Append(std::string_view payload) {
       return Errno(err, "appending to " + segments_.back().path);
     }
     // After a short write, go on from where it stopped.
+    at += n;
     size_t left = static_cast<size_t>(n);
     while (first < 2 && left >= iov[first].iov_len) left -= iov[first++].iov_len;
     if (first < 2) {
@@ -298,6 +329,19 @@ StatusWith<uint64_t> AppendLog::DropBefore(uint64_t n) {
     kept_from = segments_.empty() ? next_ : segments_.front().first;
   }
   if (drop.empty()) return kept_from;
+  // The newest finished segments become spares, while there is room for them.
+  std::vector<std::string> spared;
+  {
+    std::lock_guard lk(mu_);
+    while (!drop.empty() && spares_.size() + spared.size() < kMaxSpares) {
+      const Segment& seg = drop.back();
+      std::string spare = seg.path.substr(0, seg.path.size() - 4) + std::string(kSpareExtension);
+      if (::rename(seg.path.c_str(), spare.c_str()) != 0) break;
+      spared.push_back(std::move(spare));
+      drop.pop_back();
+    }
+    for (std::string& spare : spared) spares_.push_back(std::move(spare));
+  }
   for (const Segment& seg : drop) {
     if (::unlink(seg.path.c_str()) != 0 && errno != ENOENT) {
       return Errno(errno, "removing " + seg.path);

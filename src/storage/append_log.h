@@ -13,8 +13,15 @@
 //    uint32 LE><payload>
 //
 // Opening starts a new segment after the existing ones, which stay for replay (ForEach) until
-// DropBefore removes them. A record cut short or failing its checksum ends its segment: a crash
-// interrupted its write, and nothing after it in that segment was made durable. Thread-safe.
+// DropBefore removes them. A record cut short, failing its checksum or not numbered next ends its
+// segment: a crash interrupted its write, and nothing after it in that segment was made durable.
+//
+// DropBefore keeps up to two finished segments as spares (".spare" for ".log"), and a new
+// segment is one of them renamed and written over from its start, as databases recycle their
+// write-ahead logs: overwriting pages the page cache already holds costs a copy, where a new
+// file's pages must each be allocated first (and on a virtual machine, often faulted in by the
+// host as well). A reused segment's older bytes end its records at replay, as they are not
+// numbered next. Thread-safe.
 #pragma once
 
 #include <cstdint>
@@ -86,6 +93,7 @@ class AppendLog {
   std::vector<std::shared_ptr<File>> unsynced_;  // finished segments written since the last Sync
   bool dir_dirty_ = false;                       // a segment was created since the last Sync
   size_t replay_segments_ = 0;                   // segments_[0, this) were there at Open
+  std::vector<std::string> spares_;              // paths of finished segments kept for reuse
   bool broken_ = false;                          // a failed write could not be undone
 };
 

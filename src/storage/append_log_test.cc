@@ -36,14 +36,18 @@ std::unique_ptr<AppendLog> OpenLog(const std::string& dir, uint64_t segment_byte
   return log.ok() ? std::move(log).value() : nullptr;
 }
 
-std::vector<std::string> SegmentFiles(const std::string& dir) {
+// The segments' file names (spare ones: SpareFiles), sorted.
+std::vector<std::string> FilesOf(const std::string& dir, bool spare) {
   std::vector<std::string> out;
   for (const auto& e : std::filesystem::directory_iterator(dir)) {
-    out.push_back(e.path().filename().string());
+    std::string name = e.path().filename().string();
+    if (name.ends_with(".spare") == spare) out.push_back(std::move(name));
   }
   std::sort(out.begin(), out.end());
   return out;
 }
+std::vector<std::string> SegmentFiles(const std::string& dir) { return FilesOf(dir, false); }
+std::vector<std::string> SpareFiles(const std::string& dir) { return FilesOf(dir, true); }
 
 std::string Payload(int i) { return "record-" + std::to_string(i) + std::string(i % 7, 'x'); }
 
@@ -108,6 +112,74 @@ TEST(AppendLogTest, SegmentsRollOverAndDropBeforeRemovesOnlyFinishedOnes) {
   ASSERT_TRUE(log->DropBefore(log->next_number()).ok());
   EXPECT_TRUE(SegmentFiles(dir).empty());
   EXPECT_EQ(log->Append("x").value(), 7u);
+}
+
+TEST(AppendLogTest, FinishedSegmentsAreReusedAndTheirOldRecordsNeverReplayed) {
+  testing::TempDir tmp;
+  const std::string dir = tmp.path() + "/log";
+  const std::string big(60, 'b');    // 76 bytes with the header
+  const std::string small(40, 's');  // 56
+  {
+    auto log = OpenLog(dir, 100);
+    for (int i = 0; i < 5; ++i) ASSERT_TRUE(log->Append(big).ok());  // records 1..5, a segment each
+    ASSERT_TRUE(log->DropBefore(5).ok());
+    // The two newest finished segments are kept as spares, the others removed.
+    EXPECT_EQ(SpareFiles(dir),
+              (std::vector<std::string>{"0000000000000003.spare", "0000000000000004.spare"}));
+    EXPECT_EQ(SegmentFiles(dir), std::vector<std::string>{"0000000000000005.log"});
+    // The next segments are the spares renamed, written over from their start with records
+    // shorter than what they held.
+    ASSERT_TRUE(log->Append(small).ok());
+    ASSERT_TRUE(log->Append(big).ok());
+    ASSERT_TRUE(log->Append(small).ok());
+    EXPECT_EQ(SpareFiles(dir).size(), 0u);
+    EXPECT_EQ(SegmentFiles(dir),
+              (std::vector<std::string>{"0000000000000005.log", "0000000000000006.log",
+                                        "0000000000000007.log", "0000000000000008.log"}));
+    // Record 6 went into a spare (record 4's segment), and its old bytes remain after it; with
+    // no spare left, record 8's is a new file.
+    EXPECT_EQ(std::filesystem::file_size(dir + "/0000000000000006.log"), 76u);
+    EXPECT_EQ(std::filesystem::file_size(dir + "/0000000000000008.log"), 56u);
+    ASSERT_TRUE(log->Sync().ok());
+  }
+  auto log = OpenLog(dir, 100);
+  Records got = All(*log);
+  ASSERT_EQ(got.size(), 4u);
+  EXPECT_EQ(got[0], (std::pair<uint64_t, std::string>{5, big}));
+  EXPECT_EQ(got[1], (std::pair<uint64_t, std::string>{6, small}));
+  EXPECT_EQ(got[2], (std::pair<uint64_t, std::string>{7, big}));
+  EXPECT_EQ(got[3], (std::pair<uint64_t, std::string>{8, small}));
+  EXPECT_EQ(log->Append("nine").value(), 9u);
+}
+
+TEST(AppendLogTest, SparesOutliveReopeningAndAReusedOneWithNoNewRecordIsEmpty) {
+  testing::TempDir tmp;
+  const std::string dir = tmp.path() + "/log";
+  const std::string big(60, 'b');
+  {
+    auto log = OpenLog(dir, 100);
+    for (int i = 0; i < 3; ++i) ASSERT_TRUE(log->Append(big).ok());
+    ASSERT_TRUE(log->DropBefore(3).ok());
+  }
+  EXPECT_EQ(SpareFiles(dir).size(), 2u);
+  // A crash right after a spare became segment 4, before its first record was written: it holds
+  // record 1's bytes, which must not come back.
+  std::filesystem::rename(dir + "/0000000000000001.spare", dir + "/0000000000000004.log");
+  {
+    auto log = OpenLog(dir, 100);
+    Records got = All(*log);
+    ASSERT_EQ(got.size(), 1u);
+    EXPECT_EQ(got[0].first, 3u);
+    EXPECT_EQ(SegmentFiles(dir), std::vector<std::string>{"0000000000000003.log"});
+    // The spare left from before the restart is used again.
+    ASSERT_TRUE(log->Append("four").ok());
+    EXPECT_TRUE(SpareFiles(dir).empty());
+    ASSERT_TRUE(log->Sync().ok());
+  }
+  auto log = OpenLog(dir, 100);
+  Records got = All(*log);
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_EQ(got[1], (std::pair<uint64_t, std::string>{4, "four"}));
 }
 
 TEST(AppendLogTest, ARecordCutShortOrCorruptEndsItsSegment) {
