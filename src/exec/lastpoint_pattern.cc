@@ -142,6 +142,26 @@ std::optional<BsonElement> LastpointGroupKey(const BsonObj& stage, int sorted_ti
 
 }  // namespace
 
+bool LastpointFilter(const BsonObj& filter, const std::string& time, const std::string& meta) {
+  for (const BsonElement& e : filter) {
+    const std::string_view name = e.FieldName();
+    if (name == "$and" && e.type() == BsonType::kArray) {
+      for (const BsonElement& x : e.Obj()) {
+        if (x.type() != BsonType::kObject || !LastpointFilter(x.Obj(), time, meta)) return false;
+      }
+    } else if (name == time) {
+      // Only operators, all lower bounds: {T: <date>} and {T: {$lt: ...}} keep older rows.
+      if (e.type() != BsonType::kObject || e.Obj().IsEmpty()) return false;
+      for (const BsonElement& op : e.Obj()) {
+        if (op.FieldName() != "$gt" && op.FieldName() != "$gte") return false;
+      }
+    } else if (!IsMetaPath(name, meta)) {
+      return false;
+    }
+  }
+  return true;
+}
+
 std::optional<LastpointPattern> MatchLastpoint(const std::vector<BsonObj>& stages,
                                                const std::string& time, const std::string& meta) {
   if (stages.empty()) return std::nullopt;

@@ -15,6 +15,10 @@
 // it is at that series' latest time: the rows at each series' latest time hold every answer.
 // Several series may share a group key (a key on a subfield of M): the answer is the latest
 // across them, as the stages compute it.
+//
+// The filter before these stages may test M and its subfields in any way, and T with lower
+// bounds ($gt, $gte): such a filter keeps a series' latest measurements exactly when it keeps any
+// of its measurements, so the latest that pass are the series' latest (LastpointFilter).
 #pragma once
 
 #include <optional>
@@ -31,7 +35,11 @@ struct LastpointPattern {
   bson::BsonObj explain;
 };
 
-// Whether the leading `stages` (after a meta-only filter) are a last-point pattern of a
+// Whether `filter` is one the last-point rewrite may run beneath: a conjunction of tests of the
+// metaField `meta` (or its subfields) and of lower bounds on the time field `time`.
+bool LastpointFilter(const bson::BsonObj& filter, const std::string& time, const std::string& meta);
+
+// Whether the leading `stages` (after a LastpointFilter) are a last-point pattern of a
 // collection with time field `time` and metaField `meta`.
 std::optional<LastpointPattern> MatchLastpoint(const std::vector<bson::BsonObj>& stages,
                                                const std::string& time, const std::string& meta);

@@ -1,5 +1,6 @@
 // MatchLastpoint, table-driven: which leading stages are a last-point spelling (time field "t",
-// metaField "m"), and the order and key explain shows for them on bucket fields.
+// metaField "m"), and the order and key explain shows for them on bucket fields; LastpointFilter:
+// which filters the rewrite may run beneath.
 #include "exec/lastpoint_pattern.h"
 
 #include <gtest/gtest.h>
@@ -111,4 +112,33 @@ TEST(LastpointPatternTest, MetaFieldPrefixIsNotAPath) {
 }
 
 }  // namespace
+TEST(LastpointPatternTest, FiltersOfMetaTestsAndLowerBoundsOnTimeOnly) {
+  const std::pair<const char*, bool> cases[] = {
+      {R"({})", true},
+      {R"({"m": 3})", true},
+      {R"({"m.h": {"$in": ["a", "b"]}, "m.r": {"$exists": false}})", true},
+      {R"({"t": {"$gte": {"$date": 1000}}})", true},
+      {R"({"t": {"$gt": {"$date": 1000}, "$gte": {"$date": 5}}, "m.h": "a"})", true},
+      {R"({"$and": [{"m.h": "a"}, {"$and": [{"t": {"$gt": {"$date": 0}}}]}]})", true},
+      // An equality or an upper bound keeps older measurements of a series.
+      {R"({"t": {"$date": 1000}})", false},
+      {R"({"t": {"$lt": {"$date": 1000}}})", false},
+      {R"({"t": {"$gte": {"$date": 0}, "$lte": {"$date": 1000}}})", false},
+      {R"({"t": {"$not": {"$lt": {"$date": 1000}}}})", false},
+      {R"({"t": {}})", false},
+      // Measurement fields, alternatives, expressions, and paths that only begin like M.
+      {R"({"v": 1})", false},
+      {R"({"mm": 1})", false},
+      {R"({"$or": [{"m": 1}, {"m": 2}]})", false},
+      {R"({"$expr": {"$eq": ["$m", 1]}})", false},
+      {R"({"$and": [1]})", false},
+      {R"({"$and": [{"m": 1}, {"v": 2}]})", false},
+  };
+  for (const auto& [json, want] : cases) {
+    auto filter = bson::FromJson(json);
+    ASSERT_TRUE(filter.ok()) << json;
+    EXPECT_EQ(LastpointFilter(filter.value(), "t", "m"), want) << json;
+  }
+}
+
 }  // namespace hourglass::exec

@@ -216,6 +216,7 @@ class LastpointStream : public pipeline::DocumentStream {
   void Serve(const timeseries::LatestMeasurements::Series& s) {
     if (!scan_->MetaMatches(s.meta)) return;
     for (const BsonObj& row : s.rows) {
+      if (!scan_->MeasurementMatches(row)) continue;  // the filter's bounds on time
       if (scan_->unpack_spec().mode == timeseries::UnpackSpec::Mode::kAll) {
         buffer_.push_back(row);
         continue;
@@ -242,7 +243,7 @@ class LastpointStream : public pipeline::DocumentStream {
       return Status::OK();
     }
     // A fill needs every series, whole.
-    bool fill = cache != nullptr && !scan_->has_meta_filter() &&
+    bool fill = cache != nullptr && !scan_->has_meta_filter() && scan_->event_filter().IsEmpty() &&
                 scan_->unpack_spec().mode == timeseries::UnpackSpec::Mode::kAll;
     std::vector<timeseries::LatestMeasurements::Series> found;
     std::map<BsonObj, Series, MetaLess> series;
@@ -393,7 +394,7 @@ TimeseriesReadPlan PlanTimeseriesRead(const timeseries::TimeseriesOptions& optio
   if (!meta_only) filter_deps = pipeline::FilterDependencies(filter);
 
   std::optional<LastpointPattern> lastpoint;
-  if (meta_only && options.meta_field)
+  if (options.meta_field && (meta_only || LastpointFilter(filter, time, *options.meta_field)))
     lastpoint = MatchLastpoint(stages, time, *options.meta_field);
   if (lastpoint) {
     plan.lastpoint = true;
