@@ -1,6 +1,8 @@
 #include "exec/lastpoint_pattern.h"
 
+#include <string>
 #include <string_view>
+#include <vector>
 
 namespace hourglass::exec {
 
@@ -142,24 +144,55 @@ std::optional<BsonElement> LastpointGroupKey(const BsonObj& stage, int sorted_ti
 
 }  // namespace
 
-bool LastpointFilter(const BsonObj& filter, const std::string& time, const std::string& meta) {
+namespace {
+// Sorts the conjuncts of `filter` into `meta` and `time`; false if one is neither.
+bool CollectConjuncts(const BsonObj& filter, const std::string& time, const std::string& meta,
+                      std::vector<BsonObj>* meta_tests, std::vector<BsonObj>* time_tests) {
   for (const BsonElement& e : filter) {
     const std::string_view name = e.FieldName();
     if (name == "$and" && e.type() == BsonType::kArray) {
       for (const BsonElement& x : e.Obj()) {
-        if (x.type() != BsonType::kObject || !LastpointFilter(x.Obj(), time, meta)) return false;
+        if (x.type() != BsonType::kObject ||
+            !CollectConjuncts(x.Obj(), time, meta, meta_tests, time_tests)) {
+          return false;
+        }
       }
-    } else if (name == time) {
+      continue;
+    }
+    BsonBuilder one;
+    one.AppendElement(e);
+    if (name == time) {
       // Only operators, all lower bounds: {T: <date>} and {T: {$lt: ...}} keep older rows.
       if (e.type() != BsonType::kObject || e.Obj().IsEmpty()) return false;
       for (const BsonElement& op : e.Obj()) {
         if (op.FieldName() != "$gt" && op.FieldName() != "$gte") return false;
       }
-    } else if (!IsMetaPath(name, meta)) {
+      time_tests->push_back(one.Obj());
+    } else if (IsMetaPath(name, meta)) {
+      meta_tests->push_back(one.Obj());
+    } else {
       return false;
     }
   }
   return true;
+}
+
+BsonObj Conjunction(const std::vector<BsonObj>& tests) {
+  if (tests.size() <= 1) return tests.empty() ? BsonObj() : tests[0];
+  BsonBuilder b;
+  size_t a = b.OpenArray("$and");
+  for (size_t i = 0; i < tests.size(); ++i) b.AppendObject(std::to_string(i), tests[i]);
+  b.Close(a);
+  return b.Obj();
+}
+}  // namespace
+
+std::optional<LastpointFilterParts> SplitLastpointFilter(const BsonObj& filter,
+                                                         const std::string& time,
+                                                         const std::string& meta) {
+  std::vector<BsonObj> meta_tests, time_tests;
+  if (!CollectConjuncts(filter, time, meta, &meta_tests, &time_tests)) return std::nullopt;
+  return LastpointFilterParts{Conjunction(meta_tests), Conjunction(time_tests)};
 }
 
 std::optional<LastpointPattern> MatchLastpoint(const std::vector<BsonObj>& stages,

@@ -18,7 +18,7 @@
 //
 // The filter before these stages may test M and its subfields in any way, and T with lower
 // bounds ($gt, $gte): such a filter keeps a series' latest measurements exactly when it keeps any
-// of its measurements, so the latest that pass are the series' latest (LastpointFilter).
+// of its measurements, so the latest that pass are the series' latest (SplitLastpointFilter).
 #pragma once
 
 #include <optional>
@@ -35,11 +35,20 @@ struct LastpointPattern {
   bson::BsonObj explain;
 };
 
-// Whether `filter` is one the last-point rewrite may run beneath: a conjunction of tests of the
+// A filter the last-point rewrite may run beneath, in two parts: its tests of the metaField (which
+// the read of the buckets applies) and its lower bounds on time (which the rows at each series'
+// latest time must pass); each {} when it has none.
+struct LastpointFilterParts {
+  bson::BsonObj meta;
+  bson::BsonObj time;
+};
+// `filter`'s parts when it is a conjunction (at the top level and in $and) of tests of the
 // metaField `meta` (or its subfields) and of lower bounds on the time field `time`.
-bool LastpointFilter(const bson::BsonObj& filter, const std::string& time, const std::string& meta);
+std::optional<LastpointFilterParts> SplitLastpointFilter(const bson::BsonObj& filter,
+                                                         const std::string& time,
+                                                         const std::string& meta);
 
-// Whether the leading `stages` (after a LastpointFilter) are a last-point pattern of a
+// Whether the leading `stages` (after such a filter) are a last-point pattern of a
 // collection with time field `time` and metaField `meta`.
 std::optional<LastpointPattern> MatchLastpoint(const std::vector<bson::BsonObj>& stages,
                                                const std::string& time, const std::string& meta);

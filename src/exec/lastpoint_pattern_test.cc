@@ -1,6 +1,6 @@
 // MatchLastpoint, table-driven: which leading stages are a last-point spelling (time field "t",
-// metaField "m"), and the order and key explain shows for them on bucket fields; LastpointFilter:
-// which filters the rewrite may run beneath.
+// metaField "m"), and the order and key explain shows for them on bucket fields;
+// SplitLastpointFilter: which filters the rewrite may run beneath.
 #include "exec/lastpoint_pattern.h"
 
 #include <gtest/gtest.h>
@@ -137,8 +137,29 @@ TEST(LastpointPatternTest, FiltersOfMetaTestsAndLowerBoundsOnTimeOnly) {
   for (const auto& [json, want] : cases) {
     auto filter = bson::FromJson(json);
     ASSERT_TRUE(filter.ok()) << json;
-    EXPECT_EQ(LastpointFilter(filter.value(), "t", "m"), want) << json;
+    EXPECT_EQ(SplitLastpointFilter(filter.value(), "t", "m").has_value(), want) << json;
   }
+}
+
+TEST(LastpointPatternTest, SplitsAFilterIntoTheMetaFieldsTestsAndTheBoundsOnTime) {
+  auto filter =
+      bson::FromJson(R"({"m.h": "a", "$and": [{"t": {"$gt": {"$date": 5}}}, {"m.r": {"$ne": 2}}],)"
+                     R"( "t": {"$gte": {"$date": 1}}})");
+  ASSERT_TRUE(filter.ok());
+  auto parts = SplitLastpointFilter(filter.value(), "t", "m");
+  ASSERT_TRUE(parts.has_value());
+  EXPECT_EQ(parts->meta.ToJson(),
+            bson::FromJson(R"({"$and": [{"m.h": "a"}, {"m.r": {"$ne": 2}}]})").value().ToJson());
+  EXPECT_EQ(parts->time.ToJson(), bson::FromJson(R"({"$and": [{"t": {"$gt": {"$date": 5}}},)"
+                                                 R"( {"t": {"$gte": {"$date": 1}}}]})")
+                                      .value()
+                                      .ToJson());
+  // One test each: no $and around it; none: {}.
+  parts = SplitLastpointFilter(bson::FromJson(R"({"t": {"$gt": {"$date": 5}}})").value(), "t", "m");
+  ASSERT_TRUE(parts.has_value());
+  EXPECT_TRUE(parts->meta.IsEmpty());
+  EXPECT_EQ(parts->time.ToJson(),
+            bson::FromJson(R"({"t": {"$gt": {"$date": 5}}})").value().ToJson());
 }
 
 }  // namespace hourglass::exec

@@ -181,8 +181,12 @@ class ControlGroupStream : public pipeline::DocumentStream {
 // produces whole measurements).
 class LastpointStream : public pipeline::DocumentStream {
  public:
-  LastpointStream(std::unique_ptr<TimeseriesScan> scan, std::string time_field)
-      : scan_(std::move(scan)), time_field_(std::move(time_field)) {}
+  // `time_filter`: the lower bounds on time the measurements served must pass (none: all).
+  LastpointStream(std::unique_ptr<TimeseriesScan> scan, std::string time_field,
+                  std::optional<query::Matcher> time_filter)
+      : scan_(std::move(scan)),
+        time_field_(std::move(time_field)),
+        time_filter_(std::move(time_filter)) {}
   StatusWith<std::optional<BsonObj>> Next() override {
     if (!collected_) HG_RETURN_IF_ERROR(Collect());
     if (buffer_.empty()) return std::optional<BsonObj>();
@@ -216,7 +220,7 @@ class LastpointStream : public pipeline::DocumentStream {
   void Serve(const timeseries::LatestMeasurements::Series& s) {
     if (!scan_->MetaMatches(s.meta)) return;
     for (const BsonObj& row : s.rows) {
-      if (!scan_->MeasurementMatches(row)) continue;  // the filter's bounds on time
+      if (!Passes(row)) continue;
       if (scan_->unpack_spec().mode == timeseries::UnpackSpec::Mode::kAll) {
         buffer_.push_back(row);
         continue;
@@ -243,7 +247,7 @@ class LastpointStream : public pipeline::DocumentStream {
       return Status::OK();
     }
     // A fill needs every series, whole.
-    bool fill = cache != nullptr && !scan_->has_meta_filter() && scan_->event_filter().IsEmpty() &&
+    bool fill = cache != nullptr && !scan_->has_meta_filter() &&
                 scan_->unpack_spec().mode == timeseries::UnpackSpec::Mode::kAll;
     std::vector<timeseries::LatestMeasurements::Series> found;
     std::map<BsonObj, Series, MetaLess> series;
@@ -301,8 +305,9 @@ class LastpointStream : public pipeline::DocumentStream {
       HG_RETURN_IF_ERROR(scan_->UnpackBucket(
           c.bucket, true,
           [&](const BsonObj& m) {
-            buffer_.push_back(m.Owned());
-            if (f != nullptr) f->rows.push_back(buffer_.back());
+            BsonObj row = m.Owned();
+            if (f != nullptr) f->rows.push_back(row);
+            if (Passes(row)) buffer_.push_back(std::move(row));
           },
           c.latest ? std::function<bool(const BsonElement&)>(at_latest) : nullptr));
     }
@@ -311,8 +316,11 @@ class LastpointStream : public pipeline::DocumentStream {
     return Status::OK();
   }
 
+  bool Passes(const BsonObj& m) const { return !time_filter_ || time_filter_->Matches(m); }
+
   std::unique_ptr<TimeseriesScan> scan_;
   std::string time_field_;
+  std::optional<query::Matcher> time_filter_;
   bool collected_ = false;
   std::deque<BsonObj> buffer_;
   int64_t returned_ = 0;
@@ -394,12 +402,35 @@ TimeseriesReadPlan PlanTimeseriesRead(const timeseries::TimeseriesOptions& optio
   if (!meta_only) filter_deps = pipeline::FilterDependencies(filter);
 
   std::optional<LastpointPattern> lastpoint;
-  if (options.meta_field && (meta_only || LastpointFilter(filter, time, *options.meta_field)))
+  std::optional<LastpointFilterParts> parts;
+  if (options.meta_field && !meta_only) {
+    parts = SplitLastpointFilter(filter, time, *options.meta_field);
+  }
+  if (options.meta_field && (meta_only || parts)) {
     lastpoint = MatchLastpoint(stages, time, *options.meta_field);
+  }
+  if (lastpoint && parts) {
+    // The buckets are read under the metaField's tests alone, so the read sees each series'
+    // latest measurements (and may fill the cache with them); the bounds on time come after.
+    auto meta_filter = timeseries::BucketFilter::Make(parts->meta, spec);
+    if (!meta_filter.ok()) lastpoint.reset();
+    if (lastpoint) {
+      plan.filter = parts->meta;
+      plan.scan.bucket_filter = meta_filter.value();
+      plan.lastpoint_time_filter = parts->time;
+      filter_deps = pipeline::FilterDependencies(parts->time);
+    }
+  }
   if (lastpoint) {
     plan.lastpoint = true;
     plan.scan.lastpoint = true;
     plan.lastpoint_explain = lastpoint->explain;
+    if (!plan.lastpoint_time_filter.IsEmpty()) {
+      BsonBuilder e;
+      for (BsonElement x : lastpoint->explain) e.AppendElement(x);
+      e.AppendObject("timeFilter", plan.lastpoint_time_filter);
+      plan.lastpoint_explain = e.Obj();
+    }
   } else if (!stages.empty()) {
     BsonElement first = stages[0].FirstElement();
     if (int dir = TimeSortDirection(stages[0], time)) {
@@ -500,7 +531,12 @@ StatusWith<TimeseriesReadSource> OpenTimeseriesRead(timeseries::TimeseriesCollec
     src.source_returned = s->returned();
     src.stream = std::move(s);
   } else if (plan.lastpoint) {
-    auto s = std::make_unique<LastpointStream>(std::move(scan), time);
+    std::optional<query::Matcher> time_filter;
+    if (!plan.lastpoint_time_filter.IsEmpty()) {
+      HG_ASSIGN_OR_RETURN(time_filter,
+                          query::Matcher::Parse(plan.lastpoint_time_filter, plan.scan.expr_ctx));
+    }
+    auto s = std::make_unique<LastpointStream>(std::move(scan), time, std::move(time_filter));
     src.scan = s->scan();
     src.source_returned = s->returned();
     src.latest_cache = s->latest_cache();
@@ -577,7 +613,10 @@ StatusWith<std::unique_ptr<pipeline::DocumentStream>> BuildTimeseriesRead(
   plan.scan.hint = request.hint;
   plan.scan.allow_disk_use = pctx.allow_disk_use;
   plan.scan.sort_memory_limit_bytes = pctx.limits.sort;
-  plan.scan.parsed_filter = std::move(request.parsed_filter);
+  // The parsed filter is the whole one; a last-point read's stands apart from its bounds on time.
+  if (plan.lastpoint_time_filter.IsEmpty()) {
+    plan.scan.parsed_filter = std::move(request.parsed_filter);
+  }
   HG_ASSIGN_OR_RETURN(TimeseriesReadSource src, OpenTimeseriesRead(std::move(coll), engine, plan));
   stages->DropLeadingSources(plan.consumed);
   if (plan.prepended > 0) {

@@ -57,6 +57,9 @@ struct TimeseriesReadPlan {
   // Last-point: only the newest buckets of each series are unpacked.
   bool lastpoint = false;
   bson::BsonObj lastpoint_explain;  // {sortBy, groupBy}: LastpointPattern::explain
+  // The filter's lower bounds on time ({} for none), tested on each series' latest measurements
+  // after the read; `filter` then holds the rest (the metaField's tests).
+  bson::BsonObj lastpoint_time_filter;
   // The stages to run over the source's output: the first `prepended` are new (what a
   // control-answered $group leaves to merge), then the given stages after the first `consumed`,
   // which the read absorbed (a bounded sort, a group answered from control, a leading

@@ -160,13 +160,11 @@ class TimeseriesScan : public pipeline::DocumentStream, public pipeline::BlockSo
   // Whether the unpack spec produces the top-level field `name`.
   bool Produces(std::string_view name) const { return unpacker_.Produces(name); }
   // Whether a series of bucket meta {meta: <value>} ({} for none) passes the meta conjuncts of the
-  // filter (walks_newest_per_series() scans: the rest of their filter bounds time from below).
+  // filter (walks_newest_per_series() scans: their filter is meta-only).
   bool MetaMatches(const bson::BsonObj& meta) const {
     return !meta_matcher_ || meta_matcher_->Matches(meta);
   }
   bool has_meta_filter() const { return meta_matcher_.has_value(); }
-  // Whether a whole measurement passes the per-measurement filter (event_filter()).
-  bool MeasurementMatches(const bson::BsonObj& m) const { return !filter_ || filter_->Matches(m); }
   // The collection's LatestMeasurements when this last-point scan may use it (see
   // TimeseriesScanOptions::latest_cache), else nullptr.
   timeseries::LatestMeasurements* latest_cache() const {

@@ -262,31 +262,45 @@ def test_new_measurements_move_the_answer(client, ts, db):
 
 
 def test_time_lower_bound_from_the_cache_and_from_buckets(client, db):
-    """A last-point read under a lower bound on time answers the same from the buckets (a read
-    with a filter cannot fill the cache) and from the cache once an unfiltered read filled it;
-    the answer is computed here from the data."""
+    """A last-point read under a lower bound on time reads every series' latest measurements
+    (filling the cache with them), then serves those that pass the bound; the next read is served
+    from the cache. The answer is computed here from the data; explain shows the bound."""
     db.create_collection("w3", timeseries={"timeField": "t", "metaField": "m"})
     # Host h<i> ends at minute 10 * i.
     db.w3.insert_many([{"t": at(m), "m": {"host": f"h{i}"}, "n": 100 * i + m}
                        for i in range(1, 6) for m in range(0, 10 * i + 1, 5)])
-    pipeline = [{"$match": {"t": {"$gte": at(30)}}},
-                {"$sort": {"m.host": 1, "t": -1}},
-                {"$group": {"_id": "$m.host", "n": {"$first": "$n"}, "t": {"$first": "$t"}}},
-                BY_KEY]
-    want = [{"_id": f"h{i}", "n": 100 * i + 10 * i, "t": at(10 * i)} for i in range(3, 6)]
 
-    def run():
-        exp = db.command({"explain": {"aggregate": "w3", "pipeline": pipeline, "cursor": {}},
+    def pipeline(since):
+        return [{"$match": {"t": {"$gte": at(since)}}},
+                {"$sort": {"m": 1, "t": -1}},
+                {"$group": {"_id": "$m.host", "last": {"$first": "$$ROOT"}}},
+                BY_KEY]
+
+    def run(since):
+        exp = db.command({"explain": {"aggregate": "w3", "pipeline": pipeline(since),
+                                      "cursor": {}},
                           "verbosity": "executionStats"})
         stage = next(s for s in exp["stages"] if "$_internalLastpoint" in s)
-        return list(db.w3.aggregate(pipeline)), stage["latestCache"]
+        got = [(d["_id"], d["last"]["n"], d["last"]["t"])
+               for d in db.w3.aggregate(pipeline(since))]
+        return got, stage
 
-    got, cache = run()
-    assert got == want
-    assert cache == "stale"  # read from the buckets, and not filled: the filter left series out
-    # Whole measurements of every series: fills the cache.
-    list(db.w3.aggregate([{"$sort": {"m": 1, "t": -1}},
-                          {"$group": {"_id": "$m", "last": {"$first": "$$ROOT"}}}]))
-    got, cache = run()
-    assert got == want
-    assert cache == "hit"
+    def want(since):
+        return [(f"h{i}", 110 * i, at(10 * i)) for i in range(1, 6) if 10 * i >= since]
+
+    got, stage = run(30)
+    assert got == want(30)
+    assert stage["latestCache"] == "filled"
+    assert stage["$_internalLastpoint"]["timeFilter"] == {"t": {"$gte": at(30)}}
+    got, stage = run(30)
+    assert got == want(30)
+    assert stage["latestCache"] == "hit"
+    # The same cache answers another bound, and one past every series.
+    assert run(45)[0] == want(45)
+    assert run(51)[0] == []
+    # With a test of the metaField beside the bound, the series it names.
+    got = list(db.w3.aggregate([{"$match": {"t": {"$gt": at(20)}, "m.host": {"$in": ["h1", "h4"]}}},
+                                {"$group": {"_id": "$m.host",
+                                            "n": {"$top": {"sortBy": {"t": -1},
+                                                           "output": "$n"}}}}]))
+    assert got == [{"_id": "h4", "n": 440}]
