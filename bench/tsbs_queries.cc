@@ -26,6 +26,7 @@
 //   lastpoint-hostname     the same grouped by the subfield `tags.hostname`
 //   lastpoint-top          the newest usage_user per host, by $top {sortBy: {time: -1}}
 //   lastpoint-time         the same by $sort {time: -1} then $first
+//   lastpoint-top5         the newest 5 usage_user readings per host, by $topN {n: 5, ...}
 //   groupby-orderby-limit  max(usage_user) per minute for the 5 minutes before a random time
 #include <mongoc/mongoc.h>
 

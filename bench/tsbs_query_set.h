@@ -145,6 +145,14 @@ inline std::vector<std::pair<std::string, QueryGen>> QueryTypes() {
              "[{\"$group\": {\"_id\": \"$tags.hostname\", \"last\": {\"$top\": {\"sortBy\": "
              "{\"time\": -1}, \"output\": \"$usage_user\"}}}}, {\"$sort\": {\"_id\": 1}}]");
        }},
+      // The latest 5 readings per host: "latest N per series".
+      {"lastpoint-top5",
+       [](auto&, auto&) {
+         return std::string(
+             "[{\"$group\": {\"_id\": \"$tags.hostname\", \"last\": {\"$topN\": {\"n\": 5, "
+             "\"sortBy\": {\"time\": -1}, \"output\": \"$usage_user\"}}}}, {\"$sort\": "
+             "{\"_id\": 1}}]");
+       }},
       {"lastpoint-time",
        [](auto&, auto&) {
          return std::string(

@@ -1,5 +1,8 @@
 #include "exec/lastpoint_pattern.h"
 
+#include <algorithm>
+#include <functional>
+#include <limits>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -104,36 +107,60 @@ void AppendOnBuckets(BsonBuilder& b, std::string_view name, const BsonElement& e
   b.AppendElementAs(e, name);
 }
 
-// An accumulator that picks a measurement at its group's latest time, given the direction of T
-// in the $sort before the $group (0: no $sort). `top_bottom` counts $top/$bottom.
-bool PicksLatest(const BsonElement& field, int sorted_time_dir, const std::string& time,
-                 const std::string& meta, int* top_bottom) {
-  if (field.type() != BsonType::kObject || field.Obj().NumFields() != 1) return false;
-  BsonElement acc = field.Obj().FirstElement();
-  std::string_view op = acc.FieldName();
-  if (op == "$first") return sorted_time_dir == -1;
-  if (op == "$last") return sorted_time_dir == 1;
-  if (op == "$max") return acc.type() == BsonType::kString && acc.Str() == "$" + time;
-  if (op != "$top" && op != "$bottom") return false;
-  if (acc.type() != BsonType::kObject) return false;
-  BsonElement sort_by = acc.Obj()["sortBy"];
-  if (sort_by.type() != BsonType::kObject) return false;
-  ++*top_bottom;
-  return TimeDirectionAfterMeta(sort_by.Obj(), time, meta) == (op == "$top" ? -1 : 1);
+// The `n` of an accumulator's {n: ...} when it is a whole positive constant (the accumulator
+// checks anything else itself, on the read without the rewrite).
+std::optional<int64_t> ConstantN(const BsonObj& spec) {
+  BsonElement n = spec["n"];
+  if (!n.IsNumber()) return std::nullopt;
+  const double d = n.NumberDouble();
+  if (!(d >= 1 && d <= 1e15) || d != static_cast<double>(n.NumberLong())) return std::nullopt;
+  return n.NumberLong();
 }
 
-// The $group's _id, when it is meta-only and every accumulator picks a latest measurement.
+// How many of its group's latest measurements an accumulator picks (0: it is not of the family),
+// given the direction of T in the $sort before the $group (0: no $sort). `top_bottom` counts
+// $top/$bottom and their N forms.
+int64_t PicksLatest(const BsonElement& field, int sorted_time_dir, const std::string& time,
+                    const std::string& meta, int* top_bottom) {
+  if (field.type() != BsonType::kObject || field.Obj().NumFields() != 1) return 0;
+  BsonElement acc = field.Obj().FirstElement();
+  std::string_view op = acc.FieldName();
+  if (op == "$first") return sorted_time_dir == -1 ? 1 : 0;
+  if (op == "$last") return sorted_time_dir == 1 ? 1 : 0;
+  if (op == "$max") return acc.type() == BsonType::kString && acc.Str() == "$" + time ? 1 : 0;
+  if (acc.type() != BsonType::kObject) return 0;
+  const BsonObj spec = acc.Obj();
+  if (op == "$firstN" || op == "$lastN") {
+    if (sorted_time_dir != (op == "$firstN" ? -1 : 1)) return 0;
+    return ConstantN(spec).value_or(0);
+  }
+  const bool single = op == "$top" || op == "$bottom";
+  if (!single && op != "$topN" && op != "$bottomN") return 0;
+  BsonElement sort_by = spec["sortBy"];
+  if (sort_by.type() != BsonType::kObject) return 0;
+  ++*top_bottom;
+  const bool top = op == "$top" || op == "$topN";
+  if (TimeDirectionAfterMeta(sort_by.Obj(), time, meta) != (top ? -1 : 1)) return 0;
+  return single ? 1 : ConstantN(spec).value_or(0);
+}
+
+// The $group's _id, when it is meta-only and every accumulator picks latest measurements; `n`
+// becomes the most any of them picks.
 std::optional<BsonElement> LastpointGroupKey(const BsonObj& stage, int sorted_time_dir,
-                                             const std::string& time, const std::string& meta) {
+                                             const std::string& time, const std::string& meta,
+                                             int64_t* n) {
   BsonElement g = stage.FirstElement();
   if (g.FieldName() != "$group" || g.type() != BsonType::kObject) return std::nullopt;
   std::optional<BsonElement> id;
   int top_bottom = 0;
+  *n = 1;
   for (const BsonElement& f : g.Obj()) {
     if (f.FieldName() == "_id") {
       if (!MetaOnlyExpression(f, meta)) return std::nullopt;
       id = f;
-    } else if (!PicksLatest(f, sorted_time_dir, time, meta, &top_bottom)) {
+    } else if (int64_t picks = PicksLatest(f, sorted_time_dir, time, meta, &top_bottom)) {
+      *n = std::max(*n, picks);
+    } else {
       return std::nullopt;
     }
   }
@@ -187,6 +214,37 @@ BsonObj Conjunction(const std::vector<BsonObj>& tests) {
 }
 }  // namespace
 
+std::optional<int64_t> LatestTimeBound::MaxTime(const BsonObj& bucket) const {
+  BsonElement t = bucket.GetPath("control.max." + time_);
+  if (t.type() != BsonType::kDate) return std::nullopt;
+  return t.DateMillis();
+}
+
+void LatestTimeBound::Add(const BsonObj& bucket) {
+  std::optional<int64_t> max_time = MaxTime(bucket);
+  if (!max_time) return;
+  at_or_after_.emplace_back(*max_time, 1);
+  BsonElement count = bucket.GetPath("control.count");
+  BsonElement min_t = bucket.GetPath("control.min." + time_);
+  if (count.IsNumber() && count.NumberLong() > 1 && min_t.type() == BsonType::kDate) {
+    at_or_after_.emplace_back(std::min(min_t.DateMillis(), *max_time), count.NumberLong() - 1);
+  }
+  // The bound is the latest time with n measurements at or after it.
+  std::sort(at_or_after_.begin(), at_or_after_.end(), std::greater<>());
+  int64_t seen = 0;
+  for (size_t i = 0; i < at_or_after_.size(); ++i) {
+    seen += at_or_after_[i].second;
+    if (seen >= n_) {
+      bound_ = at_or_after_[i].first;
+      // What lies below the bound can never raise it again.
+      while (at_or_after_.size() > i + 1 && at_or_after_.back().first < *bound_) {
+        at_or_after_.pop_back();
+      }
+      break;
+    }
+  }
+}
+
 std::optional<LastpointFilterParts> SplitLastpointFilter(const BsonObj& filter,
                                                          const std::string& time,
                                                          const std::string& meta) {
@@ -205,7 +263,7 @@ std::optional<LastpointPattern> MatchLastpoint(const std::vector<BsonObj>& stage
   if (s.FieldName() == "$sort" && s.type() == BsonType::kObject) {
     const int dir = TimeDirectionAfterMeta(s.Obj(), time, meta);
     if (dir == 0 || stages.size() < 2) return std::nullopt;
-    key = LastpointGroupKey(stages[1], dir, time, meta);
+    key = LastpointGroupKey(stages[1], dir, time, meta, &pattern.n);
     if (!key) return std::nullopt;
     pattern.stages = 2;
     for (const BsonElement& k : s.Obj()) {
@@ -216,7 +274,7 @@ std::optional<LastpointPattern> MatchLastpoint(const std::vector<BsonObj>& stage
       sort_by.AppendElementAs(k, BucketPath(k.FieldName(), time, meta));
     }
   } else {
-    key = LastpointGroupKey(stages[0], 0, time, meta);
+    key = LastpointGroupKey(stages[0], 0, time, meta, &pattern.n);
     if (!key) return std::nullopt;
     pattern.stages = 1;
     sort_by.AppendInt32(BucketPath(time, time, meta), -1);
@@ -224,6 +282,7 @@ std::optional<LastpointPattern> MatchLastpoint(const std::vector<BsonObj>& stage
   BsonBuilder explain;
   explain.AppendObject("sortBy", sort_by.Obj());
   AppendOnBuckets(explain, "groupBy", *key, time, meta);
+  if (pattern.n > 1) explain.AppendInt64("n", pattern.n);
   pattern.explain = explain.Obj();
   return pattern;
 }

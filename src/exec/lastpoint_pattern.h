@@ -16,13 +16,19 @@
 // Several series may share a group key (a key on a subfield of M): the answer is the latest
 // across them, as the stages compute it.
 //
+// $firstN/$lastN (after $sort) and $topN/$bottomN of the same orders with a constant n pick the
+// first n measurements of their group instead, all of them among each series' n latest (with the
+// ties at the n-th latest time): the pattern's `n` is the most any accumulator picks.
+//
 // The filter before these stages may test M and its subfields in any way, and T with lower
 // bounds ($gt, $gte): such a filter keeps a series' latest measurements exactly when it keeps any
 // of its measurements, so the latest that pass are the series' latest (SplitLastpointFilter).
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "bson/bson.h"
@@ -31,6 +37,7 @@ namespace hourglass::exec {
 
 struct LastpointPattern {
   size_t stages = 0;  // how many leading stages form the pattern (1 or 2); none is consumed
+  int64_t n = 1;      // how many latest measurements of each series the answer may need
   // For explain: {sortBy: <the order on bucket fields>, groupBy: <the key on bucket fields>}.
   bson::BsonObj explain;
 };
@@ -47,6 +54,28 @@ struct LastpointFilterParts {
 std::optional<LastpointFilterParts> SplitLastpointFilter(const bson::BsonObj& filter,
                                                          const std::string& time,
                                                          const std::string& meta);
+
+// A lower bound on a series' n-th latest time, from the controls of its buckets: a bucket holds a
+// measurement at control.max.<time> and its others at or after control.min.<time>, and (when it
+// has control.count) that many in all. A bucket whose control.max is below the bound holds none
+// of the series' n latest measurements.
+class LatestTimeBound {
+ public:
+  LatestTimeBound(int64_t n, std::string time) : n_(n), time_(std::move(time)) {}
+  // The bucket's control.max.<time>, or nullopt when that is not a date.
+  std::optional<int64_t> MaxTime(const bson::BsonObj& bucket) const;
+  // Counts a bucket (whose MaxTime is a date) of the series in.
+  void Add(const bson::BsonObj& bucket);
+  // A time at or below the series' n-th latest, once the buckets counted hold n measurements.
+  std::optional<int64_t> Bound() const { return bound_; }
+  bool MayHold(int64_t max_time) const { return !bound_ || max_time >= *bound_; }
+
+ private:
+  int64_t n_;
+  std::string time_;
+  std::vector<std::pair<int64_t, int64_t>> at_or_after_;  // (time, measurements at or after it)
+  std::optional<int64_t> bound_;
+};
 
 // Whether the leading `stages` (after such a filter) are a last-point pattern of a
 // collection with time field `time` and metaField `meta`.

@@ -84,6 +84,39 @@ TEST(LastpointPatternTest, RecognizesSpellingsOfTheSameMeaning) {
        R"([{"$sort": {"t": -1, "s": {"$meta": "textScore"}}}, {"$group": {"_id": "$m", "x": {"$first": "$v"}}}])",
        0, ""},
       {"a sort alone", R"([{"$sort": {"m": 1, "t": -1}}])", 0, ""},
+      // The latest n per key: $firstN/$lastN after the sort, $topN/$bottomN by time.
+      {"$firstN after the sort",
+       R"([{"$sort": {"m": 1, "t": -1}}, {"$group": {"_id": "$m", "x": {"$firstN": {"n": 3, "input": "$v"}}}}])",
+       2,
+       R"({"sortBy": {"meta": 1, "control.max.t": -1}, "groupBy": "$meta", "n": {"$numberLong": "3"}})"},
+      {"$lastN after ascending time, n a double",
+       R"([{"$sort": {"t": 1}}, {"$group": {"_id": "$m.h", "x": {"$lastN": {"n": 4.0, "input": "$v"}}}}])",
+       2, R"({"sortBy": {"control.max.t": -1}, "groupBy": "$meta.h", "n": {"$numberLong": "4"}})"},
+      {"$topN beside $top: the larger n",
+       R"([{"$group": {"_id": "$m", "x": {"$topN": {"n": 7, "sortBy": {"t": -1}, "output": "$v"}}, "y": {"$top": {"sortBy": {"t": -1}, "output": "$v"}}}}])",
+       1, R"({"sortBy": {"control.max.t": -1}, "groupBy": "$meta", "n": {"$numberLong": "7"}})"},
+      {"$bottomN of n 1",
+       R"([{"$group": {"_id": "$m", "x": {"$bottomN": {"n": 1, "sortBy": {"t": 1}, "output": "$v"}}}}])",
+       1, R"({"sortBy": {"control.max.t": -1}, "groupBy": "$meta"})"},
+      {"$firstN after descending time, $lastN wanted ascending",
+       R"([{"$sort": {"t": -1}}, {"$group": {"_id": "$m", "x": {"$lastN": {"n": 2, "input": "$v"}}}}])",
+       0, ""},
+      {"$topN of the earliest",
+       R"([{"$group": {"_id": "$m", "x": {"$topN": {"n": 2, "sortBy": {"t": 1}, "output": "$v"}}}}])",
+       0, ""},
+      {"n an expression",
+       R"([{"$group": {"_id": "$m", "x": {"$topN": {"n": {"$literal": 2}, "sortBy": {"t": -1}, "output": "$v"}}}}])",
+       0, ""},
+      {"n not whole",
+       R"([{"$sort": {"t": -1}}, {"$group": {"_id": "$m", "x": {"$firstN": {"n": 2.5, "input": "$v"}}}}])",
+       0, ""},
+      {"n zero",
+       R"([{"$sort": {"t": -1}}, {"$group": {"_id": "$m", "x": {"$firstN": {"n": 0, "input": "$v"}}}}])",
+       0, ""},
+      {"$firstN without a sort",
+       R"([{"$group": {"_id": "$m", "x": {"$firstN": {"n": 2, "input": "$v"}}}}])", 0, ""},
+      {"$maxN of time is not of the family",
+       R"([{"$group": {"_id": "$m", "x": {"$maxN": {"n": 2, "input": "$t"}}}}])", 0, ""},
   };
   for (const Case& c : cases) {
     auto got = MatchLastpoint(Stages(c.stages), "t", "m");
@@ -109,6 +142,59 @@ TEST(LastpointPatternTest, MetaFieldPrefixIsNotAPath) {
       Stages(
           R"([{"$sort": {"m.x": 1, "t": -1}}, {"$group": {"_id": "$m.x", "x": {"$first": "$v"}}}])"),
       "t", "m"));
+}
+
+BsonObj Bucket(int64_t min_ms, int64_t max_ms, int64_t count) {
+  bson::BsonBuilder b;
+  size_t c = b.OpenObject("control");
+  size_t mn = b.OpenObject("min");
+  b.AppendDate("t", min_ms);
+  b.Close(mn);
+  size_t mx = b.OpenObject("max");
+  b.AppendDate("t", max_ms);
+  b.Close(mx);
+  if (count > 0) b.AppendInt32("count", static_cast<int32_t>(count));
+  b.Close(c);
+  return b.Obj();
+}
+
+TEST(LatestTimeBoundTest, BoundsTheNthLatestTimeFromTheControls) {
+  LatestTimeBound bound(5, "t");
+  EXPECT_FALSE(bound.Bound().has_value());
+  // 3 measurements in [100, 200]: one at 200, two at or after 100; not yet 5.
+  bound.Add(Bucket(100, 200, 3));
+  EXPECT_FALSE(bound.Bound().has_value());
+  EXPECT_TRUE(bound.MayHold(50));
+  // 4 more in [150, 300]: 300 (1), 200 (1), 150 (3), 100 (2): the 5th latest is at or after 150.
+  bound.Add(Bucket(150, 300, 4));
+  ASSERT_TRUE(bound.Bound().has_value());
+  EXPECT_EQ(*bound.Bound(), 150);
+  EXPECT_FALSE(bound.MayHold(149));
+  EXPECT_TRUE(bound.MayHold(150));
+  // A newer bucket of 10 raises it to its own start.
+  bound.Add(Bucket(400, 500, 10));
+  EXPECT_EQ(*bound.Bound(), 400);
+  // Without control.count (a version-1 or MongoDB 7.0 bucket) only control.max is certain.
+  LatestTimeBound uncounted(2, "t");
+  uncounted.Add(Bucket(0, 50, 0));
+  EXPECT_FALSE(uncounted.Bound().has_value());
+  uncounted.Add(Bucket(0, 40, 0));
+  EXPECT_EQ(*uncounted.Bound(), 40);
+  // n = 1: the latest control.max.
+  LatestTimeBound one(1, "t");
+  one.Add(Bucket(0, 70, 9));
+  one.Add(Bucket(10, 60, 9));
+  EXPECT_EQ(*one.Bound(), 70);
+  // A bucket whose control.max is not a date is not counted.
+  bson::BsonBuilder b;
+  size_t c = b.OpenObject("control");
+  size_t mx = b.OpenObject("max");
+  b.AppendInt32("t", 5);
+  b.Close(mx);
+  b.Close(c);
+  EXPECT_FALSE(one.MaxTime(b.Obj()).has_value());
+  one.Add(b.Obj());
+  EXPECT_EQ(*one.Bound(), 70);
 }
 
 }  // namespace

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdlib>
 #include <deque>
+#include <functional>
+#include <limits>
 #include <map>
 
 #include "base/server_parameters.h"
@@ -171,21 +173,49 @@ class ControlGroupStream : public pipeline::DocumentStream {
   int64_t returned_ = 0;
 };
 
+// Appends the times of `bucket`'s measurements at or after `from` (all when unset) to `out`,
+// decoding only its time column.
+Status AppendTimesFrom(const BsonObj& bucket, const std::string& time, std::optional<int64_t> from,
+                       std::vector<int64_t>* out) {
+  std::vector<timeseries::BucketUnpacker::Column> cols;
+  HG_ASSIGN_OR_RETURN(int64_t rows, timeseries::BucketUnpacker::Columns(bucket, time, {time}, &cols,
+                                                                        /*numbers=*/true));
+  const timeseries::BucketUnpacker::Column& c = cols[0];
+  auto add = [&](int64_t t) {
+    if (!from || t >= *from) out->push_back(t);
+  };
+  if (c.values != nullptr) {
+    if (c.values->type != BsonType::kDate) return Status::OK();
+    for (int64_t i = 0; i < rows; ++i) {
+      if (c.values->missing == 0 || c.values->present[i]) {
+        add(static_cast<int64_t>(c.values->values[i]));
+      }
+    }
+    return Status::OK();
+  }
+  for (const BsonElement& t : c.cells) {
+    if (t.type() == BsonType::kDate) add(t.DateMillis());
+  }
+  return Status::OK();
+}
+
 // Last-point: of the kept buckets (all of them, or the newest of each series when the scan walks
 // the series index) unpacks, per series (meta values equal in canonical order), only the buckets
-// holding the series' latest time (control.max.<time>), in read order, and passes on only their
-// measurements at that time. The filter is meta-only, so those are exactly the measurements the
-// $sort + $group ($first) or $group ($top/$bottom) of the pattern can pick.
-// When the scan may use the collection's LatestMeasurements, those measurements come from it
-// instead, if it is current; if not, what the buckets gave fills it (a scan of every series that
-// produces whole measurements).
+// that may hold one of the series' n latest measurements (for n = 1: the buckets holding its
+// latest time, control.max.<time>), in read order, and passes on only the measurements at or
+// after its n-th latest time. The filter is meta-only, so those are exactly the measurements the
+// $sort + $group ($first, $firstN...) or $group ($top, $topN...) of the pattern can pick.
+// When n is 1 and the scan may use the collection's LatestMeasurements, those measurements come
+// from it instead, if it is current; if not, what the buckets gave fills it (a scan of every
+// series that produces whole measurements).
 class LastpointStream : public pipeline::DocumentStream {
  public:
   // `time_filter`: the lower bounds on time the measurements served must pass (none: all).
-  LastpointStream(std::unique_ptr<TimeseriesScan> scan, std::string time_field,
+  LastpointStream(std::unique_ptr<TimeseriesScan> scan, std::string time_field, int64_t n,
                   std::optional<query::Matcher> time_filter)
       : scan_(std::move(scan)),
         time_field_(std::move(time_field)),
+        n_(n),
         time_filter_(std::move(time_filter)) {}
   StatusWith<std::optional<BsonObj>> Next() override {
     if (!collected_) HG_RETURN_IF_ERROR(Collect());
@@ -201,14 +231,19 @@ class LastpointStream : public pipeline::DocumentStream {
   const char* const* latest_cache() const { return &latest_cache_; }
 
  private:
+  struct Series;
   struct Candidate {
     int64_t seq;
     BsonObj bucket;
-    std::optional<int64_t> latest;  // the series' latest time; unset: pass every measurement
+    int64_t max_time = 0;
+    Series* series = nullptr;  // null: a bucket without a date control.max.<time>, passed whole
   };
   struct Series {
-    std::optional<int64_t> max_time;  // nullopt: a bucket without a date control.max.<time>
+    Series(int64_t n, const std::string& time) : bound(n, time) {}
+    LatestTimeBound bound;
     std::vector<Candidate> buckets;
+    std::vector<int64_t> times;  // of the rows unpacked
+    std::optional<int64_t> nth;  // the n-th latest of them
   };
   struct MetaLess {
     bool operator()(const BsonObj& a, const BsonObj& b) const {
@@ -235,7 +270,7 @@ class LastpointStream : public pipeline::DocumentStream {
 
   Status Collect() {
     collected_ = true;
-    timeseries::LatestMeasurements* cache = scan_->latest_cache();
+    timeseries::LatestMeasurements* cache = n_ == 1 ? scan_->latest_cache() : nullptr;
     timeseries::LatestMeasurements::Ticket ticket;
     const catalog::Collection& buckets = *scan_->collection().buckets;
     if (cache != nullptr &&
@@ -249,9 +284,8 @@ class LastpointStream : public pipeline::DocumentStream {
     // A fill needs every series, whole.
     bool fill = cache != nullptr && !scan_->has_meta_filter() &&
                 scan_->unpack_spec().mode == timeseries::UnpackSpec::Mode::kAll;
-    std::vector<timeseries::LatestMeasurements::Series> found;
     std::map<BsonObj, Series, MetaLess> series;
-    std::vector<Candidate> always;  // buckets whose latest time is unknown: always unpacked
+    std::vector<Candidate> kept;  // buckets whose latest time is unknown, then every candidate
     int64_t seq = 0;
     while (true) {
       bool whole = false;
@@ -264,42 +298,59 @@ class LastpointStream : public pipeline::DocumentStream {
       } else {
         key.AppendElementAs(meta, "");
       }
-      BsonElement max_t = bucket->GetPath("control.max." + time_field_);
-      Candidate c{seq++, std::move(*bucket), std::nullopt};
-      if (max_t.type() != BsonType::kDate) {
-        always.push_back(std::move(c));
+      Candidate c{seq++, std::move(*bucket), 0, nullptr};
+      Series& s = series.try_emplace(key.Obj(), n_, time_field_).first->second;
+      std::optional<int64_t> max_time = s.bound.MaxTime(c.bucket);
+      if (!max_time) {
+        kept.push_back(std::move(c));
         continue;
       }
-      Series& s = series[key.Obj()];
-      int64_t t = max_t.DateMillis();
-      if (!s.max_time || t > *s.max_time) {
-        s.max_time = t;
-        s.buckets.clear();
-        s.buckets.push_back(std::move(c));
-      } else if (t == *s.max_time) {
-        s.buckets.push_back(std::move(c));
-      }
+      if (!s.bound.MayHold(*max_time)) continue;
+      s.bound.Add(c.bucket);
+      c.max_time = *max_time;
+      s.buckets.push_back(std::move(c));
+      const int64_t bound = s.bound.Bound().value_or(std::numeric_limits<int64_t>::min());
+      std::erase_if(s.buckets, [&](const Candidate& x) { return x.max_time < bound; });
     }
     for (auto& [meta, s] : series) {
       for (Candidate& c : s.buckets) {
-        c.latest = s.max_time;
-        always.push_back(std::move(c));
+        c.series = &s;
+        kept.push_back(std::move(c));
       }
     }
-    std::sort(always.begin(), always.end(),
+    std::sort(kept.begin(), kept.end(),
               [](const Candidate& a, const Candidate& b) { return a.seq < b.seq; });
-    for (const Candidate& c : always) {
-      // Only the measurements at the series' latest time can come first: pass just those (all
-      // of them, in read order, so ties resolve as over every measurement).
-      auto at_latest = [&](const BsonElement& t) {
-        return t.type() == BsonType::kDate && t.DateMillis() == *c.latest;
+    if (n_ > 1) {
+      // The series' n-th latest time, from the candidates' time columns alone: only the rows at
+      // or after it are built. (For n = 1 the bound, the latest control.max, is that time.)
+      for (Candidate& c : kept) {
+        if (c.series == nullptr) continue;
+        HG_RETURN_IF_ERROR(
+            AppendTimesFrom(c.bucket, time_field_, c.series->bound.Bound(), &c.series->times));
+      }
+      for (auto& [meta, s] : series) {
+        if (static_cast<int64_t>(s.times.size()) < n_) continue;
+        auto nth = s.times.begin() + (n_ - 1);
+        std::nth_element(s.times.begin(), nth, s.times.end(), std::greater<>());
+        s.nth = *nth;
+      }
+    }
+    std::vector<timeseries::LatestMeasurements::Series> found;
+    for (const Candidate& c : kept) {
+      // Only the measurements at or after the series' n-th latest time can come first: pass
+      // just those (all of them, in read order, so ties resolve as over every measurement).
+      const std::optional<int64_t> from = c.series == nullptr ? std::nullopt
+                                          : c.series->nth     ? c.series->nth
+                                                              : c.series->bound.Bound();
+      auto recent = [&](const BsonElement& t) {
+        return t.type() == BsonType::kDate && (!from || t.DateMillis() >= *from);
       };
-      fill = fill && c.latest.has_value();
+      fill = fill && c.series != nullptr;
       timeseries::LatestMeasurements::Series* f = nullptr;
       if (fill) {
         BsonBuilder meta;
         if (BsonElement m = c.bucket["meta"]; !m.eoo()) meta.AppendElement(m);
-        found.push_back({meta.Obj(), *c.latest, {}});
+        found.push_back({meta.Obj(), c.max_time, {}});
         f = &found.back();
       }
       HG_RETURN_IF_ERROR(scan_->UnpackBucket(
@@ -309,7 +360,7 @@ class LastpointStream : public pipeline::DocumentStream {
             if (f != nullptr) f->rows.push_back(row);
             if (Passes(row)) buffer_.push_back(std::move(row));
           },
-          c.latest ? std::function<bool(const BsonElement&)>(at_latest) : nullptr));
+          c.series ? std::function<bool(const BsonElement&)>(recent) : nullptr));
     }
     if (cache != nullptr) latest_cache_ = fill ? "filled" : "stale";
     if (fill) cache->Fill(ticket, buckets.UntrackedWrites(), std::move(found));
@@ -320,6 +371,7 @@ class LastpointStream : public pipeline::DocumentStream {
 
   std::unique_ptr<TimeseriesScan> scan_;
   std::string time_field_;
+  int64_t n_;
   std::optional<query::Matcher> time_filter_;
   bool collected_ = false;
   std::deque<BsonObj> buffer_;
@@ -424,6 +476,7 @@ TimeseriesReadPlan PlanTimeseriesRead(const timeseries::TimeseriesOptions& optio
   if (lastpoint) {
     plan.lastpoint = true;
     plan.scan.lastpoint = true;
+    plan.scan.lastpoint_n = lastpoint->n;
     plan.lastpoint_explain = lastpoint->explain;
     if (!plan.lastpoint_time_filter.IsEmpty()) {
       BsonBuilder e;
@@ -536,7 +589,8 @@ StatusWith<TimeseriesReadSource> OpenTimeseriesRead(timeseries::TimeseriesCollec
       HG_ASSIGN_OR_RETURN(time_filter,
                           query::Matcher::Parse(plan.lastpoint_time_filter, plan.scan.expr_ctx));
     }
-    auto s = std::make_unique<LastpointStream>(std::move(scan), time, std::move(time_filter));
+    auto s = std::make_unique<LastpointStream>(std::move(scan), time, plan.scan.lastpoint_n,
+                                               std::move(time_filter));
     src.scan = s->scan();
     src.source_returned = s->returned();
     src.latest_cache = s->latest_cache();

@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "catalog/record_store.h"
+#include "exec/lastpoint_pattern.h"
 #include "exec/timeseries_index_plan.h"
 #include "query/path.h"
 #include "storage/kv_engine.h"
@@ -341,13 +342,12 @@ StatusWith<bool> TimeseriesScan::NextSeries(catalog::IndexCursor& cursor, const 
 Status TimeseriesScan::CollectNewest(storage::Session& session, catalog::IndexCursor& cursor,
                                      const std::string& prefix) {
   // Entries run in start-time order; walking back from the newest start, a bucket starting at s
-  // holds times below s + maxSpan, so once that cannot reach the latest time seen, neither can
-  // any older bucket of the series.
+  // holds times below s + maxSpan, so once that cannot reach the bound on the series' n-th
+  // latest time, neither can any older bucket of the series.
   const int64_t span_ms = coll_.options.bucket_max_span_seconds * 1000;
   const std::string min_path = "control.min." + coll_.options.time_field;
-  const std::string max_path = "control.max." + coll_.options.time_field;
-  std::optional<int64_t> latest;
-  // Index entries below this start too early to reach `latest` (decided on the key, unread).
+  LatestTimeBound bound(options_.lastpoint_n, coll_.options.time_field);
+  // Index entries below this start too early to reach the bound (decided on the key, unread).
   std::string too_early;
   cursor.SetBounds({prefix, prefix + "\xff", /*forward=*/false});
   StatusWith<bool> more = cursor.Next();
@@ -355,17 +355,17 @@ Status TimeseriesScan::CollectNewest(storage::Session& session, catalog::IndexCu
     if (!too_early.empty() && cursor.position() < std::string_view(too_early)) break;
     HG_ASSIGN_OR_RETURN(auto rec, coll_.buckets->FindRecord(session, cursor.record_id()));
     if (rec) {
-      BsonElement min_t = rec->doc.GetPath(min_path), max_t = rec->doc.GetPath(max_path);
-      if (latest && min_t.type() == BsonType::kDate && min_t.DateMillis() + span_ms - 1 < *latest) {
+      BsonElement min_t = rec->doc.GetPath(min_path);
+      std::optional<int64_t> b = bound.Bound();
+      if (b && min_t.type() == BsonType::kDate && min_t.DateMillis() + span_ms - 1 < *b) {
         ++GlobalTimeseriesReadCounters().buckets_read;
         ++stats_.buckets_read;
         break;
       }
-      if (max_t.type() == BsonType::kDate) {
-        latest = latest ? std::max(*latest, max_t.DateMillis()) : max_t.DateMillis();
-        if (*latest > std::numeric_limits<int64_t>::min() + span_ms) {
-          too_early = prefix + catalog::BucketIndexStartKey(*latest - span_ms + 1);
-        }
+      bound.Add(rec->doc);
+      b = bound.Bound();
+      if (b && *b > std::numeric_limits<int64_t>::min() + span_ms) {
+        too_early = prefix + catalog::BucketIndexStartKey(*b - span_ms + 1);
       }
       AddBucket(rec->doc);
     }

@@ -63,6 +63,8 @@ struct TimeseriesScanOptions {
   // Last-point: with the series index, read per series (of those the meta filter keeps) only
   // the newest buckets that may hold its latest time, walking the index backward.
   bool lastpoint = false;
+  // ... or, above 1, that may hold one of its lastpoint_n latest measurements.
+  int64_t lastpoint_n = 1;
   // > 0: at most this many measurements are wanted and there is no event filter: stop reading
   // buckets once the kept ones hold that many (a bucket-level $limit).
   int64_t measurement_limit = 0;

@@ -14,6 +14,7 @@ are computed here from the inserted data."""
 import datetime
 
 import pytest
+from bson.int64 import Int64
 
 from conftest import aggregate_raw, set_timeseries_rewrites
 
@@ -38,7 +39,7 @@ def make_docs():
     for i, meta in enumerate(METAS):
         # Series end at different times; the two of host a end together at 300 minutes.
         last = 300 if i < 2 else 200 + 17 * i
-        # A gap of 2 hours in the middle: the latest measurements are in a later bucket.
+        # A gap of 2 hours in the middle: the latest measurements are in later buckets.
         minutes = [m for m in range(0, last + 1, 5) if not 60 <= m < 180]
         for m in minutes:
             d = {"t": at(m), "n": n}
@@ -51,19 +52,36 @@ def make_docs():
         if i == 2:  # a tie inside one series: two measurements at its latest time
             docs.append({"t": at(last), "m": meta, "n": n, "v": -1})
             n += 1
+        if i == 3:  # and one at its third latest time
+            docs.append({"t": at(last - 10), "m": meta, "n": n, "v": -2})
+            n += 1
     return docs
 
 
-DOCS = make_docs()
+def late_docs():
+    """Measurements that arrive after the others, between their times: buckets of a series
+    that overlap in time."""
+    docs = []
+    for i in (0, 3):
+        last = 300 if i < 2 else 200 + 17 * i
+        for k, m in enumerate((last - 2.5, last - 12.5, last - 32.5)):
+            docs.append({"t": at(m), "m": METAS[i], "n": 10000 + 10 * i + k, "v": k})
+    return docs
+
+
+DOCS = make_docs() + late_docs()
 
 
 @pytest.fixture(scope="module")
 def ts(client):
     d = client["tslastpoint"]
     client.drop_database("tslastpoint")
+    # Buckets of at most an hour: a series' latest measurements span several.
     d.create_collection("w", timeseries={"timeField": "t", "metaField": "m",
-                                         "granularity": "minutes"})
-    d.w.insert_many([dict(x) for x in DOCS], ordered=False)
+                                         "granularity": "seconds"})
+    first = make_docs()
+    d.w.insert_many([dict(x) for x in first], ordered=False)
+    d.w.insert_many([dict(x) for x in DOCS[len(first):]], ordered=False)
     yield d
     set_timeseries_rewrites(client, True)
 
@@ -136,6 +154,39 @@ SPELLINGS = [
                                             {"$sort": {"m": 1, "t": -1}},
                                             {"$group": {"_id": "$m", "t": {"$first": "$t"}}}],
      True),
+    # The latest n per key ($firstN/$lastN/$topN/$bottomN with a constant n): the rows among
+    # each series' n latest (and the ties at the n-th) hold every answer.
+    ("$topN", [{"$group": {"_id": "$m.host",
+                           "last": {"$topN": {"n": 3, "sortBy": {"t": -1, "n": 1},
+                                              "output": ["$n", "$v"]}}}}], True),
+    ("$bottomN of $$ROOT across buckets", [{"$group": {"_id": "$m",
+                                                       "last": {"$bottomN": {
+                                                           "n": 15,
+                                                           "sortBy": {"t": 1, "n": -1},
+                                                           "output": "$$ROOT"}}}}], True),
+    ("$firstN after $sort", [{"$sort": {"m": 1, "t": -1, "n": 1}},
+                             {"$group": {"_id": "$m", "x": {"$firstN": {"n": 4, "input": "$n"}}}}],
+     True),
+    ("$lastN after time ascending", [{"$sort": {"t": 1, "n": -1}},
+                                     {"$group": {"_id": "$m.dc",
+                                                 "x": {"$lastN": {"n": 20,
+                                                                  "input": "$$ROOT"}}}}], True),
+    ("$topN beside $top and $max", [{"$group": {"_id": "$m.host",
+                                                "a": {"$top": {"sortBy": {"t": -1, "n": 1},
+                                                               "output": "$n"}},
+                                                "b": {"$topN": {"n": Int64(2),
+                                                                "sortBy": {"t": -1, "n": -1},
+                                                                "output": "$v"}},
+                                                "mt": {"$max": "$t"}}}], True),
+    ("n above every series' count", [{"$sort": {"m": 1, "t": -1, "n": 1}},
+                                     {"$group": {"_id": "$m",
+                                                 "x": {"$firstN": {"n": 1000, "input": "$n"}}}}],
+     True),
+    ("$topN under a time lower bound", [{"$match": {"t": {"$gte": at(270)}}},
+                                        {"$sort": {"m": 1, "t": -1, "n": 1}},
+                                        {"$group": {"_id": "$m.host",
+                                                    "x": {"$firstN": {"n": 6,
+                                                                      "input": "$n"}}}}], True),
     ("meta filter matching nothing", [{"$match": {"m.host": "zzz"}},
                                       {"$sort": {"m": 1, "t": -1}},
                                       {"$group": {"_id": "$m", "t": {"$first": "$t"}}}], True),
@@ -166,6 +217,15 @@ SPELLINGS = [
     ("time equal to", [{"$match": {"t": at(300)}},
                        {"$sort": {"m": 1, "t": -1, "n": 1}},
                        {"$group": {"_id": "$m", "n": {"$first": "$n"}}}], False),
+    ("$firstN without a $sort", [{"$group": {"_id": "$m",
+                                             "x": {"$firstN": {"n": 2, "input": "$n"}}}}], False),
+    ("$topN of the earliest", [{"$group": {"_id": "$m.host",
+                                           "x": {"$topN": {"n": 2, "sortBy": {"t": 1},
+                                                           "output": "$n"}}}}], False),
+    ("$topN with n an expression", [{"$group": {"_id": "$m.host",
+                                                "x": {"$topN": {"n": {"$literal": 2},
+                                                                "sortBy": {"t": -1, "n": 1},
+                                                                "output": "$n"}}}}], False),
     ("a measurement field filtered", [{"$match": {"t": {"$gte": at(250)}, "n": {"$gte": 0}}},
                                       {"$sort": {"m": 1, "t": -1, "n": 1}},
                                       {"$group": {"_id": "$m", "n": {"$first": "$n"}}}], False),
@@ -205,16 +265,26 @@ def test_spelling_answers_as_without_rewrites(client, ts, name, pipeline, rewrit
     lastpoint = [s for s in stages if "$_internalLastpoint" in s]
     assert bool(lastpoint) == rewritten, [next(iter(s)) for s in stages]
     if rewritten and any("$sort" in st for st in pipeline):
-        # Only the measurements at each series' latest time reach the pattern's $sort.
+        # Only the measurements among each series' n latest (with the ties at the n-th) reach
+        # the pattern's $sort.
         first_stage = next(s for s in stages if "$sort" in s)
-        latest = {}
+        n = picks(pipeline)
+        times = {}
         for d in DOCS:
-            key = repr(d.get("m", "<missing>"))
-            latest[key] = max(latest.get(key, d["t"]), d["t"])
+            times.setdefault(repr(d.get("m", "<missing>")), []).append(d["t"])
+        nth = {k: sorted(v, reverse=True)[:n][-1] for k, v in times.items()}
         match = pipeline[0].get("$match", {})
-        at_latest = sum(1 for d in DOCS if d["t"] == latest[repr(d.get("m", "<missing>"))]
-                        and passes(d, match))
-        assert first_stage["nReturned"] == at_latest
+        among = sum(1 for d in DOCS if d["t"] >= nth[repr(d.get("m", "<missing>"))]
+                    and passes(d, match))
+        assert first_stage["nReturned"] == among
+
+
+def picks(pipeline):
+    """The most latest measurements per series an accumulator of the pipeline's $group picks."""
+    group = next(st["$group"] for st in pipeline if "$group" in st)
+    return max([int(acc.get("n", 1)) if isinstance(acc, dict) else 1
+                for spec in group.values() if isinstance(spec, dict)
+                for acc in spec.values()] + [1])
 
 
 def host_of(d):
