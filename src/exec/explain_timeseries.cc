@@ -4,6 +4,7 @@
 
 #include "exec/collection_scan.h"
 #include "exec/namespace_resolver.h"
+#include "exec/newest_bins.h"
 #include "exec/timeseries_read.h"
 #include "pipeline/column_block.h"
 #include "pipeline/pipeline.h"
@@ -202,7 +203,39 @@ Status ExplainTimeseriesRead(const ReadContext& rctx, timeseries::TimeseriesColl
                              std::string_view verbosity, BsonBuilder& reply) {
   const bool execute = verbosity != "queryPlanner";
   const bool rewrites = TimeseriesRewritesEnabled();
-  TimeseriesReadPlan plan = PlanTimeseriesRead(ts.options, req.filter, stages, rewrites,
+  // The newest time bins (newest_bins.h) are read by windows: run, the windows find where the
+  // read settles, and what is explained is the read over that window (or over everything).
+  BsonObj filter = req.filter;
+  std::optional<BsonObj> newest_bins;
+  std::optional<NewestBinsPattern> newest;
+  if (NewestBinsReadAllowed(req.hint)) newest = MatchNewestBins(stages, ts.options.time_field);
+  if (newest) {
+    BsonBuilder spec;
+    spec.AppendInt64("limit", newest->limit);
+    spec.AppendInt64("firstWindowMillis", (newest->limit + 1) * newest->min_width_ms);
+    if (execute) {
+      BsonArrayBuilder arr;
+      for (const BsonObj& st : stages) arr.AppendObject(st);
+      HG_ASSIGN_OR_RETURN(auto pipe, pipeline::Pipeline::Parse(arr.Obj(), req.pctx));
+      TimeseriesReadRequest request;
+      request.filter = req.filter;
+      HG_ASSIGN_OR_RETURN(
+          NewestBinsWindow window,
+          FindNewestBinsWindow(ts, rctx.engine, std::move(request), std::move(pipe), *newest));
+      spec.AppendInt64("windowsRead", window.windows);
+      if (window.settled) {
+        size_t w = spec.OpenObject("window");
+        spec.AppendDate("from", window.from);
+        spec.AppendDate("to", window.to);
+        spec.Close(w);
+        filter = NewestBinsWindowFilter(req.filter, ts.options.time_field, window.from, window.to);
+      } else {
+        spec.AppendString("window", "none: every time");
+      }
+    }
+    newest_bins = spec.Obj();
+  }
+  TimeseriesReadPlan plan = PlanTimeseriesRead(ts.options, filter, stages, rewrites,
                                                req.projection.value_or(BsonObj()), req.expr_ctx);
   plan.scan.hint = req.hint;
   plan.scan.allow_disk_use = req.pctx.allow_disk_use;
@@ -216,6 +249,9 @@ Status ExplainTimeseriesRead(const ReadContext& rctx, timeseries::TimeseriesColl
   // The bucket-level stages between $cursor and the rest, then the rest, each metered.
   std::vector<StageEntry> entries;
   const int64_t* source_n = src.source_returned;
+  if (newest_bins) {
+    entries.push_back({StageOf("$_internalNewestBins", *newest_bins), [](BsonBuilder&) {}});
+  }
   auto unpack_stats = [&scan](BsonBuilder& b) {
     b.AppendInt64("nReturned", scan.stats().measurements_matched);
     b.AppendInt64("bucketsUnpacked", scan.stats().buckets_unpacked);

@@ -43,6 +43,13 @@ class NewestBinsStream : public pipeline::DocumentStream {
     return out_->Next();
   }
 
+  // Finds the N newest groups, and returns where the read settled.
+  StatusWith<NewestBinsWindow> FindWindow() {
+    window_only_ = true;
+    HG_RETURN_IF_ERROR(NewestGroups().status());
+    return window_;
+  }
+
  private:
   // [oldest time, a time past the newest] of the collection's buckets, by the first bucket of
   // the clustered order each way; nullopt when there is none or the keys are not in time order
@@ -94,7 +101,10 @@ class NewestBinsStream : public pipeline::DocumentStream {
     auto filter = timeseries::BucketFilter::Make(
         request_.filter, timeseries::BucketFilterSpec::Of(coll_.options, expr_ctx));
     HG_ASSIGN_OR_RETURN(auto span, DataSpan());
-    if (!filter.ok() || !span) return Groups(std::move(request_));
+    if (!filter.ok() || !span) {
+      if (window_only_) return std::vector<BsonObj>();
+      return Groups(std::move(request_));
+    }
     auto [lo, hi] = *span;
     if (auto f_lo = filter.value().min_time_millis()) lo = std::max(lo, *f_lo);
     if (auto f_hi = filter.value().max_time_millis()) hi = std::min(hi, *f_hi);
@@ -107,21 +117,9 @@ class NewestBinsStream : public pipeline::DocumentStream {
     for (int i = 0; i < kMaxWindows && width < (hi - lo) / 2; ++i, width *= 2) {
       const int64_t from = hi - width;
       // Bounded on both sides, the window reads only the buckets that can hold it.
-      BsonBuilder window;
-      size_t t = window.OpenObject(time);
-      window.AppendDate("$gte", from);
-      window.AppendDate("$lte", hi);
-      window.Close(t);
       TimeseriesReadRequest request;
-      request.filter = window.Obj();
-      if (!request_.filter.IsEmpty()) {
-        BsonBuilder both;
-        size_t a = both.OpenArray("$and");
-        both.AppendObject("0", request_.filter);
-        both.AppendObject("1", request.filter);
-        both.Close(a);
-        request.filter = both.Obj();
-      }
+      request.filter = NewestBinsWindowFilter(request_.filter, time, from, hi);
+      ++window_.windows;
       HG_ASSIGN_OR_RETURN(std::vector<BsonObj> groups, Groups(std::move(request)));
       if (static_cast<int64_t>(groups.size()) < pattern_.limit) continue;
       // The bin holding `from` may have rows before it: the groups must all be newer.
@@ -131,9 +129,13 @@ class NewestBinsStream : public pipeline::DocumentStream {
       HG_ASSIGN_OR_RETURN(pipeline::Value from_bin, bin_of->Evaluate(at.Obj(), vars));
       if (bson::CompareElementValues(groups.back()["_id"], from_bin.element()) > 0) {
         ++GlobalTimeseriesReadCounters().newest_bins_windows;
+        window_.settled = true;
+        window_.from = from;
+        window_.to = hi;
         return groups;
       }
     }
+    if (window_only_) return std::vector<BsonObj>();
     return Groups(std::move(request_));
   }
 
@@ -150,6 +152,8 @@ class NewestBinsStream : public pipeline::DocumentStream {
   TimeseriesReadRequest request_;
   std::unique_ptr<pipeline::Pipeline> stages_;
   NewestBinsPattern pattern_;
+  NewestBinsWindow window_;
+  bool window_only_ = false;  // FindWindow: no read of everything when no window settles
   std::unique_ptr<pipeline::DocumentStream> out_;
 };
 
@@ -192,6 +196,31 @@ std::optional<NewestBinsPattern> MatchNewestBins(const std::vector<BsonObj>& sta
   b.AppendElement(id);
   p.id = b.Obj();
   return p;
+}
+
+BsonObj NewestBinsWindowFilter(const BsonObj& filter, const std::string& time, int64_t from,
+                               int64_t to) {
+  BsonBuilder window;
+  size_t t = window.OpenObject(time);
+  window.AppendDate("$gte", from);
+  window.AppendDate("$lte", to);
+  window.Close(t);
+  if (filter.IsEmpty()) return window.Obj();
+  BsonBuilder both;
+  size_t a = both.OpenArray("$and");
+  both.AppendObject("0", filter);
+  both.AppendObject("1", window.Obj());
+  both.Close(a);
+  return both.Obj();
+}
+
+StatusWith<NewestBinsWindow> FindNewestBinsWindow(timeseries::TimeseriesCollection coll,
+                                                  storage::KvEngine* engine,
+                                                  TimeseriesReadRequest request,
+                                                  std::unique_ptr<pipeline::Pipeline> stages,
+                                                  const NewestBinsPattern& pattern) {
+  NewestBinsStream read(std::move(coll), engine, std::move(request), std::move(stages), pattern);
+  return read.FindWindow();
 }
 
 StatusWith<std::unique_ptr<pipeline::DocumentStream>> BuildNewestBinsRead(

@@ -33,6 +33,26 @@ struct NewestBinsPattern {
 std::optional<NewestBinsPattern> MatchNewestBins(const std::vector<bson::BsonObj>& stages,
                                                  const std::string& time);
 
+// Where a newest-bins read settled: over the window [from, to] on time after `windows` window
+// reads, or (settled false) over everything.
+struct NewestBinsWindow {
+  bool settled = false;
+  int64_t from = 0;
+  int64_t to = 0;
+  int windows = 0;
+};
+
+// `filter` (on measurements; {} for none) narrowed to times in [from, to] on `time`.
+bson::BsonObj NewestBinsWindowFilter(const bson::BsonObj& filter, const std::string& time,
+                                     int64_t from, int64_t to);
+
+// Runs the windows of the read below until one settles, for explain: where it settled.
+StatusWith<NewestBinsWindow> FindNewestBinsWindow(timeseries::TimeseriesCollection coll,
+                                                  storage::KvEngine* engine,
+                                                  TimeseriesReadRequest request,
+                                                  std::unique_ptr<pipeline::Pipeline> stages,
+                                                  const NewestBinsPattern& pattern);
+
 // The read of `stages` (which MatchNewestBins matched) under `request`, by windows as above.
 // Errors: those of the reads and of the stages.
 StatusWith<std::unique_ptr<pipeline::DocumentStream>> BuildNewestBinsRead(

@@ -421,6 +421,9 @@ BsonObj StageOf(std::string_view name, const BsonObj& spec) {
 }
 
 bool TimeseriesRewritesEnabled() { return RewritesParameter()->GetBool(); }
+bool NewestBinsReadAllowed(const BsonObj& hint) {
+  return hint.IsEmpty() && TimeseriesRewritesEnabled() && BucketFiltersParameter()->GetBool();
+}
 void RegisterTimeseriesRewriteParameter() {
   (void)RewritesParameter();
   (void)BucketFiltersParameter();
@@ -652,8 +655,7 @@ StatusWith<std::unique_ptr<pipeline::DocumentStream>> BuildTimeseriesRead(
     timeseries::TimeseriesCollection coll, storage::KvEngine* engine, TimeseriesReadRequest request,
     std::unique_ptr<pipeline::Pipeline> stages) {
   const pipeline::PipelineContext& pctx = stages->context();
-  if (request.newest_bins && request.hint.IsEmpty() && TimeseriesRewritesEnabled() &&
-      BucketFiltersParameter()->GetBool()) {
+  if (request.newest_bins && NewestBinsReadAllowed(request.hint)) {
     if (auto p = MatchNewestBins(stages->SourceStages(), coll.options.time_field)) {
       return BuildNewestBinsRead(std::move(coll), engine, std::move(request), std::move(stages),
                                  *p);

@@ -45,6 +45,9 @@ namespace hourglass::exec {
 
 // The value of hourglassTimeseriesRewrites (registers it on first use).
 bool TimeseriesRewritesEnabled();
+// Whether a read with `hint` ({hint: ...} or empty) may take the newest time bins by windows
+// (exec/newest_bins.h): the rewrites and bucket filters are on and nothing is hinted.
+bool NewestBinsReadAllowed(const bson::BsonObj& hint);
 // Registers hourglassTimeseriesRewrites and hourglassTimeseriesBucketFilters (idempotent); the
 // server calls it before applying --setParameter.
 void RegisterTimeseriesRewriteParameter();

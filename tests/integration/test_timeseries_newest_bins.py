@@ -137,3 +137,51 @@ def test_new_measurements_move_the_newest_bins(client, db):
     db.w.insert_one({"t": at(500), "m": 2, "v": -1})
     assert list(db.w.aggregate(pipeline)) == [{"_id": at(500), "hi": -1},
                                               {"_id": at(118), "hi": 118}]
+
+
+NOT_THE_PATTERN = {"ascending", "key of meta and time", "unit from a field"}
+
+
+def explain(db, pipeline, verbosity="executionStats"):
+    return db.command({"explain": {"aggregate": "w", "pipeline": pipeline, "cursor": {}},
+                       "verbosity": verbosity})["stages"]
+
+
+@pytest.mark.parametrize("name,pipeline,settles", CASES, ids=[c[0] for c in CASES])
+def test_explain_shows_the_window_the_read_settled_in(client, ts, name, pipeline, settles):
+    """Explain names the newest-bins read ($_internalNewestBins) and, run, the window it settled
+    in; the stages below it are those of the read over that window, so they unpack fewer
+    measurements than there are, and return what the read returns."""
+    stages = explain(ts, pipeline)
+    entry = [s["$_internalNewestBins"] for s in stages if "$_internalNewestBins" in s]
+    if name in NOT_THE_PATTERN:
+        assert entry == []
+        return
+    assert len(entry) == 1
+    spec = entry[0]
+    limit = next(s["$limit"] for s in pipeline if "$limit" in s)
+    assert spec["limit"] == limit
+    assert spec["windowsRead"] >= (1 if settles else 0)
+    want = list(ts.w.aggregate(pipeline))
+    last = stages[-1]
+    assert last["nReturned"] == len(want)
+    # Unpacked by $_internalUnpackBucket, or by $_internalGroupFromControl for what control
+    # cannot answer.
+    unpacked = next(s["measurementsUnpacked"] for s in stages if "measurementsUnpacked" in s)
+    if settles:
+        window = spec["window"]
+        assert window["from"] < window["to"]
+        # The groups all lie in the window, and the read over it unpacked only part of the data.
+        assert all(g["_id"] >= window["from"] - datetime.timedelta(hours=1) for g in want)
+        assert unpacked < len(DOCS)
+        assert stages[0]["$cursor"]["executionStats"]["totalDocsExamined"] < len(
+            list(ts["system.buckets.w"].find({}, {"_id": 1})))
+    else:
+        assert spec["window"] == "none: every time"
+
+
+def test_explain_without_running_names_the_first_window(ts):
+    stages = explain(ts, newest(5), "queryPlanner")
+    spec = next(s["$_internalNewestBins"] for s in stages if "$_internalNewestBins" in s)
+    # Six one-minute bins: the first window, widened until it settles when run.
+    assert spec == {"limit": 5, "firstWindowMillis": 6 * 60 * 1000}
