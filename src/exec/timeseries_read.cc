@@ -420,6 +420,14 @@ BsonObj StageOf(std::string_view name, const BsonObj& spec) {
   return b.Obj();
 }
 
+namespace {
+// A whole number below `limit` (of any numeric type).
+bool IsWholeBelow(const BsonElement& e, int64_t limit) {
+  return e.IsNumber() && e.NumberDouble() < static_cast<double>(limit) &&
+         e.NumberDouble() == static_cast<double>(e.NumberLong());
+}
+}  // namespace
+
 bool TimeseriesRewritesEnabled() { return RewritesParameter()->GetBool(); }
 bool NewestBinsReadAllowed(const BsonObj& hint) {
   return hint.IsEmpty() && TimeseriesRewritesEnabled() && BucketFiltersParameter()->GetBool();
@@ -535,6 +543,27 @@ TimeseriesReadPlan PlanTimeseriesRead(const timeseries::TimeseriesOptions& optio
     BsonElement lim = plan.rest.front().FirstElement();
     if (lim.FieldName() == "$limit" && lim.IsNumber() && lim.NumberLong() > 0) {
       plan.scan.measurement_limit = lim.NumberLong();
+    }
+  }
+
+  // A $limit (after any $skip) right after a $sort on time the scan does: only the first
+  // skip + limit measurements in that order are wanted.
+  if (plan.scan.sort_direction != 0) {
+    int64_t skip = 0;
+    size_t i = 0;
+    if (i < plan.rest.size()) {
+      BsonElement sk = plan.rest[i].FirstElement();
+      if (sk.FieldName() == "$skip" && IsWholeBelow(sk, int64_t{1} << 40) && sk.NumberLong() >= 0) {
+        skip = sk.NumberLong();
+        ++i;
+      }
+    }
+    if (i < plan.rest.size()) {
+      BsonElement lim = plan.rest[i].FirstElement();
+      if (lim.FieldName() == "$limit" && IsWholeBelow(lim, int64_t{1} << 40) &&
+          lim.NumberLong() > 0) {
+        plan.scan.sort_limit = skip + lim.NumberLong();
+      }
     }
   }
 

@@ -496,9 +496,41 @@ Status TimeseriesScan::FillSorted() {
     if (a.time != b.time) return dir > 0 ? a.time > b.time : a.time < b.time;
     return a.seq > b.seq;
   };
+  // With sort_limit: the time the first sort_limit measurements are at or before (in sort
+  // order), once that many were pushed.
+  auto cutoff = [&]() -> std::optional<int64_t> {
+    if (options_.sort_limit <= 0 || static_cast<int64_t>(top_times_.size()) < options_.sort_limit) {
+      return std::nullopt;
+    }
+    return top_times_.front();
+  };
+  auto wanted = [&](int64_t time) {
+    std::optional<int64_t> c = cutoff();
+    return !c || (dir > 0 ? time <= *c : time >= *c);
+  };
   bool whole = false;
   HG_ASSIGN_OR_RETURN(auto bucket, NextBucket(&whole));
   std::optional<int64_t> bound;  // release what sorts before it; nullopt: everything (the end)
+  if (bucket && time_ordered_keys_ && cutoff()) {
+    // A bucket holds times in [start, start + maxSpan), and the ones still to come start no
+    // later (backward) or no earlier (forward): once they cannot reach the cutoff, the read ends.
+    BsonElement id = (*bucket)["_id"];
+    if (id.type() == BsonType::kObjectId) {
+      const int64_t start_ms = int64_t{id.Oid().Timestamp()} * 1000;
+      const int64_t c = *cutoff();
+      if (dir > 0 ? start_ms > c : start_ms + coll_.options.bucket_max_span_seconds * 1000 <= c) {
+        bucket.reset();
+      }
+    }
+  }
+  if (bucket && cutoff()) {
+    // Nor is a bucket whose bounds lie wholly past the cutoff unpacked.
+    BsonElement t =
+        bucket->GetPath((dir > 0 ? "control.min." : "control.max.") + coll_.options.time_field);
+    if (t.type() == BsonType::kDate && !wanted(t.DateMillis())) {
+      return Status::OK();  // nothing released: the next call reads the next bucket
+    }
+  }
   if (bucket) {
     // The bucket _id starts with its rounded start time in seconds (the clustered key order):
     // later buckets (forward) hold nothing before this start, earlier ones (backward) nothing at
@@ -515,17 +547,36 @@ Status TimeseriesScan::FillSorted() {
     const int64_t bucket_ord = dir > 0 ? next_seq_++ : -(next_seq_++);
     int64_t row = 0;
     Status violated = Status::OK();
-    HG_RETURN_IF_ERROR(UnpackBucket(*bucket, whole, [&](const BsonObj& m) {
-      BsonElement t = m[coll_.options.time_field];
-      int64_t time = t.type() == BsonType::kDate ? t.DateMillis() : INT64_MIN;
-      if (released_bound_ && (dir > 0 ? time < *released_bound_ : time > *released_bound_)) {
-        violated = Status(ErrorCode::kLocation6369910,
-                          "bounded sort: a bucket holds a measurement outside its time bound");
-      }
-      heap_.push_back(SortEntry{time, bucket_ord * (int64_t{1} << 24) + row++, m.Owned()});
-      std::push_heap(heap_.begin(), heap_.end(), later);
-      heap_bytes_ += m.size() + 64;
-    }));
+    // The first sort_limit times in sort order, the last of them on top of top_times_.
+    auto before = [dir](int64_t a, int64_t b) { return dir > 0 ? a < b : a > b; };
+    std::function<bool(const BsonElement&)> keep_row;
+    if (options_.sort_limit > 0) {
+      keep_row = [&](const BsonElement& t) {
+        return t.type() != BsonType::kDate || wanted(t.DateMillis());
+      };
+    }
+    HG_RETURN_IF_ERROR(UnpackBucket(
+        *bucket, whole,
+        [&](const BsonObj& m) {
+          BsonElement t = m[coll_.options.time_field];
+          int64_t time = t.type() == BsonType::kDate ? t.DateMillis() : INT64_MIN;
+          if (options_.sort_limit > 0 && wanted(time)) {
+            top_times_.push_back(time);
+            std::push_heap(top_times_.begin(), top_times_.end(), before);
+            if (static_cast<int64_t>(top_times_.size()) > options_.sort_limit) {
+              std::pop_heap(top_times_.begin(), top_times_.end(), before);
+              top_times_.pop_back();
+            }
+          }
+          if (released_bound_ && (dir > 0 ? time < *released_bound_ : time > *released_bound_)) {
+            violated = Status(ErrorCode::kLocation6369910,
+                              "bounded sort: a bucket holds a measurement outside its time bound");
+          }
+          heap_.push_back(SortEntry{time, bucket_ord * (int64_t{1} << 24) + row++, m.Owned()});
+          std::push_heap(heap_.begin(), heap_.end(), later);
+          heap_bytes_ += m.size() + 64;
+        },
+        keep_row));
     HG_RETURN_IF_ERROR(violated);
     if (heap_bytes_ > options_.sort_memory_limit_bytes && !options_.allow_disk_use) {
       return Status(ErrorCode::kQueryExceededMemoryLimitNoDiskUseAllowed,

@@ -65,6 +65,10 @@ struct TimeseriesScanOptions {
   bool lastpoint = false;
   // ... or, above 1, that may hold one of its lastpoint_n latest measurements.
   int64_t lastpoint_n = 1;
+  // > 0 with sort_direction: only the first sort_limit measurements in that order are wanted
+  // (a $limit, after any $skip, follows the $sort): buckets and measurements that cannot be
+  // among them are skipped, and the read stops once no bucket left can hold one.
+  int64_t sort_limit = 0;
   // > 0: at most this many measurements are wanted and there is no event filter: stop reading
   // buckets once the kept ones hold that many (a bucket-level $limit).
   int64_t measurement_limit = 0;
@@ -279,6 +283,9 @@ class TimeseriesScan : public pipeline::DocumentStream, public pipeline::BlockSo
   int64_t heap_bytes_ = 0;
   std::optional<int64_t> released_bound_;  // the time of the last measurement released
   bool sort_done_ = false;
+  // With sort_limit: the times of the sort_limit first measurements (in sort order) pushed so far,
+  // the last of them on top. Once it holds that many, nothing after the top can be wanted.
+  std::vector<int64_t> top_times_;
   bool checked_order_ = false;
   bool time_ordered_keys_ = true;
 };
