@@ -437,6 +437,19 @@ def set_timeseries_rewrites(client, on):
     client.admin.command({"setParameter": 1, "hourglassTimeseriesRewrites": on})
 
 
+def timeseries_db(client, name, batches):
+    """A fresh database `name` with the time-series collection w (timeField t, metaField m,
+    buckets of at most an hour) holding `batches`, each inserted by its own insert_many, in turn
+    (later batches arrive late: their buckets may overlap earlier ones in time)."""
+    client.drop_database(name)
+    d = client[name]
+    d.create_collection("w", timeseries={"timeField": "t", "metaField": "m",
+                                         "granularity": "seconds"})
+    for batch in batches:
+        d.w.insert_many([dict(x) for x in batch], ordered=False)
+    return d
+
+
 def aggregate_raw(db, pipeline, coll="w"):
     """The documents of one aggregate, as their BSON bytes (byte-identical comparisons)."""
     reply = db.command({"aggregate": coll, "pipeline": pipeline, "cursor": {"batchSize": 100000}},

@@ -16,7 +16,7 @@ import datetime
 import pytest
 from bson.int64 import Int64
 
-from conftest import aggregate_raw, set_timeseries_rewrites
+from conftest import aggregate_raw, set_timeseries_rewrites, timeseries_db
 
 T0 = datetime.datetime(2025, 6, 1)
 
@@ -74,14 +74,7 @@ DOCS = make_docs() + late_docs()
 
 @pytest.fixture(scope="module")
 def ts(client):
-    d = client["tslastpoint"]
-    client.drop_database("tslastpoint")
-    # Buckets of at most an hour: a series' latest measurements span several.
-    d.create_collection("w", timeseries={"timeField": "t", "metaField": "m",
-                                         "granularity": "seconds"})
-    first = make_docs()
-    d.w.insert_many([dict(x) for x in first], ordered=False)
-    d.w.insert_many([dict(x) for x in DOCS[len(first):]], ordered=False)
+    d = timeseries_db(client, "tslastpoint", [make_docs(), late_docs()])
     yield d
     set_timeseries_rewrites(client, True)
 

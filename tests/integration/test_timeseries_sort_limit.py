@@ -13,7 +13,7 @@ import datetime
 
 import pytest
 
-from conftest import aggregate_raw, set_timeseries_rewrites
+from conftest import aggregate_raw, set_timeseries_rewrites, timeseries_db
 
 T0 = datetime.datetime(2025, 5, 1)
 
@@ -47,14 +47,7 @@ DOCS = make_docs() + late_docs()
 
 @pytest.fixture(scope="module")
 def ts(client):
-    d = client["tssortlimit"]
-    client.drop_database("tssortlimit")
-    # Buckets of at most an hour.
-    d.create_collection("w", timeseries={"timeField": "t", "metaField": "m",
-                                         "granularity": "seconds"})
-    first = make_docs()
-    d.w.insert_many([dict(x) for x in first], ordered=False)
-    d.w.insert_many([dict(x) for x in DOCS[len(first):]], ordered=False)
+    d = timeseries_db(client, "tssortlimit", [make_docs(), late_docs()])
     yield d
     set_timeseries_rewrites(client, True)
 
