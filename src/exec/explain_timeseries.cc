@@ -291,6 +291,8 @@ Status ExplainTimeseriesRead(const ReadContext& rctx, timeseries::TimeseriesColl
       spec.AppendInt64("offsetSeconds",
                        plan.scan.sort_direction > 0 ? 0 : options.bucket_max_span_seconds);
       spec.Close(bd);
+      // Series by series, each in time order (a $setWindowFields partitioned by the metaField).
+      if (scan.in_series_order()) spec.AppendBool("seriesOrder", true);
       entries.push_back({StageOf("$_internalBoundedSort", spec.Obj()),
                          [source_n](BsonBuilder& b) { b.AppendInt64("nReturned", *source_n); }});
     }

@@ -6,9 +6,9 @@
 // bucket-level stages of timeseries_read.h ($_internalUnpackBucket with include/exclude,
 // eventFilter and wholeBucketFilter; $_internalBoundedSort; $_internalGroupFromControl;
 // $_internalLastpoint; $_internalNewestBins, whose windows are read first when the explain runs,
-// the rest then describing the read over the window they settled in), then the remaining stages. With executionStats each stage carries
-// nReturned and executionTimeMillisEstimate; $cursor's executionStats count buckets (nReturned:
-// kept by the bucket filter, totalDocsExamined: read).
+// the rest then describing the read over the window they settled in), then the remaining stages.
+// With executionStats each stage carries nReturned and executionTimeMillisEstimate; $cursor's
+// executionStats count buckets (nReturned: kept by the bucket filter, totalDocsExamined: read).
 #pragma once
 
 #include <string_view>

@@ -421,6 +421,22 @@ BsonObj StageOf(std::string_view name, const BsonObj& spec) {
 }
 
 namespace {
+// For a $setWindowFields whose sortBy is {T: 1}: whether its partitionBy is the metaField
+// ("$M": true) or absent (false); nullopt for any other stage or partition.
+std::optional<bool> WindowOrderedByTime(const BsonObj& stage, const std::string& time,
+                                        const std::optional<std::string>& meta) {
+  BsonElement w = stage.FirstElement();
+  if (w.FieldName() != "$setWindowFields" || w.type() != BsonType::kObject) return std::nullopt;
+  BsonElement sort_by = w.Obj()["sortBy"];
+  if (sort_by.type() != BsonType::kObject || sort_by.Obj().NumFields() != 1) return std::nullopt;
+  BsonElement key = sort_by.Obj().FirstElement();
+  if (key.FieldName() != time || !key.IsNumber() || key.NumberDouble() != 1) return std::nullopt;
+  BsonElement partition = w.Obj()["partitionBy"];
+  if (partition.eoo()) return false;
+  if (meta && partition.type() == BsonType::kString && partition.Str() == "$" + *meta) return true;
+  return std::nullopt;
+}
+
 // A whole number below `limit` (of any numeric type).
 bool IsWholeBelow(const BsonElement& e, int64_t limit) {
   return e.IsNumber() && e.NumberDouble() < static_cast<double>(limit) &&
@@ -501,6 +517,10 @@ TimeseriesReadPlan PlanTimeseriesRead(const timeseries::TimeseriesOptions& optio
       plan.scan.sort_direction = dir;
       plan.rest.erase(plan.rest.begin());
       plan.consumed = 1;
+    } else if (auto by_meta = WindowOrderedByTime(stages[0], time, options.meta_field)) {
+      plan.scan.sort_direction = 1;
+      plan.scan.series_order = *by_meta;
+      plan.window_ordered = true;
     } else if (first.FieldName() == "$group" && first.type() == BsonType::kObject) {
       plan.control_group = timeseries::ControlGroup::Make(first.Obj(), time, options.meta_field);
       if (plan.control_group && KeyBinsFinerThanBuckets(first.Obj()["_id"], time,
@@ -704,6 +724,9 @@ StatusWith<std::unique_ptr<pipeline::DocumentStream>> BuildTimeseriesRead(
   }
   HG_ASSIGN_OR_RETURN(TimeseriesReadSource src, OpenTimeseriesRead(std::move(coll), engine, plan));
   stages->DropLeadingSources(plan.consumed);
+  if (plan.window_ordered && (src.scan->in_series_order() || !plan.scan.series_order)) {
+    stages->FirstStageTakesOrderedInput();
+  }
   if (plan.prepended > 0) {
     HG_RETURN_IF_ERROR(stages->Prepend(std::vector<BsonObj>(
         plan.rest.begin(), plan.rest.begin() + static_cast<std::ptrdiff_t>(plan.prepended))));

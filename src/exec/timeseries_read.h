@@ -70,6 +70,11 @@ struct TimeseriesReadPlan {
   std::vector<bson::BsonObj> rest;
   size_t consumed = 0;
   size_t prepended = 0;
+  // A leading $setWindowFields sorted by time ascending, partitioned by the metaField or not at
+  // all: the read delivers its input in the stage's order (the bounded sort, series by series
+  // for a partition by the metaField), so the stage need not sort it when the scan is
+  // in_series_order() or no series order was asked for.
+  bool window_ordered = false;
 };
 
 // Decides the rewrites for `stages` (the pipeline after the leading $match `filter`). With

@@ -82,8 +82,11 @@ StatusWith<std::unique_ptr<TimeseriesScan>> TimeseriesScan::Make(
   scan->meta_matcher_ = std::move(meta_matcher);
   scan->lastpoint_index_ =
       scan->options_.lastpoint && series_usable && scan->options_.bucket_level_filter;
+  scan->series_order_ = scan->options_.series_order && scan->options_.sort_direction > 0 &&
+                        series_usable && scan->options_.hint.IsEmpty() &&
+                        scan->options_.bucket_level_filter;
   scan->event_filter_ = std::move(event_filter);
-  if (!scan->lastpoint_index_ && scan->options_.bucket_level_filter) {
+  if (!scan->lastpoint_index_ && !scan->series_order_ && scan->options_.bucket_level_filter) {
     const BsonElement hint =
         scan->options_.hint.IsEmpty() ? BsonElement() : scan->options_.hint.FirstElement();
     HG_ASSIGN_OR_RETURN(auto indexed,
@@ -157,6 +160,7 @@ void TimeseriesScan::AddBucket(const BsonObj& bucket) {
   }
   // Borrowed buckets point into the reader's cursor, which ReadChunk leaves on them.
   buckets_.push_back(borrow_ ? bucket : bucket.Owned());
+  if (series_order_) buckets_series_.push_back(adding_series_);
 }
 
 StatusWith<std::optional<BsonObj>> TimeseriesScan::NextBucket(bool* whole) {
@@ -164,6 +168,10 @@ StatusWith<std::optional<BsonObj>> TimeseriesScan::NextBucket(bool* whole) {
   if (buckets_.empty()) return std::optional<BsonObj>();
   BsonObj bucket = std::move(buckets_.front());
   buckets_.pop_front();
+  if (series_order_) {
+    next_bucket_series_ = buckets_series_.front();
+    buckets_series_.pop_front();
+  }
   ++stats_.buckets_kept;
   *whole =
       !filter_ || (options_.use_whole_bucket_filter && bucket_filter_.MatchesWholeBucket(bucket));
@@ -279,12 +287,30 @@ Status TimeseriesScan::CollectFromIndex() {
       HG_RETURN_IF_ERROR(CollectNewest(*session, cursor, prefix));
       return true;
     }
-    if (!meta_matcher_) return false;
+    if (!meta_matcher_ && !series_order_) return false;
     cursor.SetBounds({prefix + lo_part, prefix + hi_part + "\xff"});
     StatusWith<bool> more = cursor.Next();
+    const size_t before = rids_.size();
     while (more.ok() && more.value()) {
       rids_.push_back(cursor.record_id());
       more = cursor.Next();
+    }
+    if (series_order_ && rids_.size() > before) {
+      // Series whose meta values are equal (null and none; numbers of different types) are
+      // next to each other in the index and form one partition: one group, its buckets read
+      // together in start order (OrderRids).
+      bson::BsonBuilder value;
+      if (BsonElement m = meta.FirstElement(); m.eoo()) {
+        value.AppendNull("");
+      } else {
+        value.AppendElementAs(m, "");
+      }
+      BsonObj v = value.Obj();
+      const bool same =
+          !rid_series_.empty() &&
+          bson::CompareElementValues(v.FirstElement(), group_meta_.FirstElement()) == 0;
+      rid_series_.resize(rids_.size(), rid_series_.empty() ? 0 : rid_series_.back() + !same);
+      group_meta_ = std::move(v);
     }
     HG_RETURN_IF_ERROR(more.status());
     return true;
@@ -397,6 +423,7 @@ Status TimeseriesScan::ReadIndexedChunk() {
     auto session = engine_->NewSession();
     const int chunk = NextChunkSize();
     for (int read = 0; read < chunk && next_rid_ < rids_.size() && !limit_reached_; ++read) {
+      if (series_order_) adding_series_ = rid_series_[next_rid_];
       HG_ASSIGN_OR_RETURN(auto rec, coll_.buckets->FindRecord(*session, rids_[next_rid_++]));
       if (rec) AddBucket(rec->doc);  // deleted since the index was read: skip
     }
@@ -409,6 +436,7 @@ Status TimeseriesScan::ReadIndexedChunk() {
         if (dropped) break;
       }
       ++reader_->read;
+      if (series_order_) adding_series_ = rid_series_[next_rid_];
       HG_ASSIGN_OR_RETURN(bool found, reader_->cursor.SeekExact(rids_[next_rid_++]));
       // Not found: deleted since the index was read; skip it.
       if (found) AddBucket(reader_->cursor.doc());
@@ -419,6 +447,17 @@ Status TimeseriesScan::ReadIndexedChunk() {
 }
 
 void TimeseriesScan::OrderRids() {
+  // Series by series (each group of series with equal metas), each in start-time order.
+  if (series_order_) {
+    for (size_t i = 0; i < rids_.size();) {
+      size_t j = i;
+      while (j < rids_.size() && rid_series_[j] == rid_series_[i]) ++j;
+      std::sort(rids_.begin() + static_cast<std::ptrdiff_t>(i),
+                rids_.begin() + static_cast<std::ptrdiff_t>(j));
+      i = j;
+    }
+    return;
+  }
   // A bounded sort needs buckets in start-time order, which is RecordId order.
   if (options_.sort_direction > 0) std::sort(rids_.begin(), rids_.end());
   if (options_.sort_direction < 0) std::sort(rids_.rbegin(), rids_.rend());
@@ -499,7 +538,8 @@ Status TimeseriesScan::FillSorted() {
   // With sort_limit: the time the first sort_limit measurements are at or before (in sort
   // order), once that many were pushed.
   auto cutoff = [&]() -> std::optional<int64_t> {
-    if (options_.sort_limit <= 0 || static_cast<int64_t>(top_times_.size()) < options_.sort_limit) {
+    if (options_.sort_limit <= 0 || series_order_ ||
+        static_cast<int64_t>(top_times_.size()) < options_.sort_limit) {
       return std::nullopt;
     }
     return top_times_.front();
@@ -508,8 +548,25 @@ Status TimeseriesScan::FillSorted() {
     std::optional<int64_t> c = cutoff();
     return !c || (dir > 0 ? time <= *c : time >= *c);
   };
+  // Pops the heap's rows into buffer_ while they sort before `bound` (nullopt: all of them).
+  auto release = [&](std::optional<int64_t> bound) {
+    while (!heap_.empty() &&
+           (!bound || (dir > 0 ? heap_.front().time < *bound : heap_.front().time >= *bound))) {
+      std::pop_heap(heap_.begin(), heap_.end(), later);
+      released_bound_ = heap_.back().time;
+      heap_bytes_ -= heap_.back().doc.size() + 64;
+      buffer_.push_back(std::move(heap_.back().doc));
+      heap_.pop_back();
+    }
+  };
   bool whole = false;
   HG_ASSIGN_OR_RETURN(auto bucket, NextBucket(&whole));
+  if (bucket && series_order_ && next_bucket_series_ != sorting_series_) {
+    // A new series: the last one's rows all go out first, and time starts over.
+    release(std::nullopt);
+    released_bound_.reset();
+    sorting_series_ = next_bucket_series_;
+  }
   std::optional<int64_t> bound;  // release what sorts before it; nullopt: everything (the end)
   if (bucket && time_ordered_keys_ && cutoff()) {
     // A bucket holds times in [start, start + maxSpan), and the ones still to come start no
@@ -585,14 +642,7 @@ Status TimeseriesScan::FillSorted() {
                         " bytes, but did not opt in to external sorting.");
     }
   }
-  while (!heap_.empty() &&
-         (!bound || (dir > 0 ? heap_.front().time < *bound : heap_.front().time >= *bound))) {
-    std::pop_heap(heap_.begin(), heap_.end(), later);
-    released_bound_ = heap_.back().time;
-    heap_bytes_ -= heap_.back().doc.size() + 64;
-    buffer_.push_back(std::move(heap_.back().doc));
-    heap_.pop_back();
-  }
+  release(bound);
   if (!bucket) sort_done_ = true;
   return Status::OK();
 }

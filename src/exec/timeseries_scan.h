@@ -65,6 +65,10 @@ struct TimeseriesScanOptions {
   bool lastpoint = false;
   // ... or, above 1, that may hold one of its lastpoint_n latest measurements.
   int64_t lastpoint_n = 1;
+  // With sort_direction 1 and the series index: the measurements series by series (in the
+  // index's order of meta values, buckets with a null and without a meta value together), each
+  // series' in time order (honoured when TimeseriesScan::in_series_order() says so).
+  bool series_order = false;
   // > 0 with sort_direction: only the first sort_limit measurements in that order are wanted
   // (a $limit, after any $skip, follows the $sort): buckets and measurements that cannot be
   // among them are skipped, and the read stops once no bucket left can hold one.
@@ -147,8 +151,12 @@ class TimeseriesScan : public pipeline::DocumentStream, public pipeline::BlockSo
   const TimeseriesScanStats& stats() const { return stats_; }
   const timeseries::BucketFilter& bucket_filter() const { return bucket_filter_; }
   // Whether the scan walks the series index, and the clustered key range it scans otherwise.
-  bool uses_series_index() const { return meta_matcher_.has_value() || lastpoint_index_; }
+  bool uses_series_index() const {
+    return meta_matcher_.has_value() || lastpoint_index_ || series_order_;
+  }
   bool walks_newest_per_series() const { return lastpoint_index_; }
+  // Whether the measurements come series by series (options' series_order, honoured).
+  bool in_series_order() const { return series_order_; }
   // When a user index supplies the buckets: its plan in explain's shape (FETCH over IXSCAN, in
   // bucket terms) and the keys it examined; an empty plan otherwise.
   const bson::BsonObj& user_index_plan() const { return user_index_plan_; }
@@ -229,8 +237,17 @@ class TimeseriesScan : public pipeline::DocumentStream, public pipeline::BlockSo
   size_t next_rid_ = 0;
   bool collected_ = false;
   bool lastpoint_index_ = false;
-  bool user_index_ = false;        // the buckets to read (rids_) come from a user index
-  bson::BsonObj user_index_plan_;  // ... chosen by this plan (explain's shape)
+  bool series_order_ = false;
+  // series_order_: rids_[i]'s group of series (those of equal metas), counted in index order,
+  // and the meta value ({"": value}, null for none) of the last group.
+  std::vector<uint32_t> rid_series_;
+  bson::BsonObj group_meta_;
+  uint32_t sorting_series_ = 0;          // series_order_: the series the bounded sort holds rows of
+  uint32_t adding_series_ = 0;           // series_order_: the series of the bucket AddBucket gets
+  std::deque<uint32_t> buckets_series_;  // series_order_: buckets_[i]'s series
+  uint32_t next_bucket_series_ = 0;      // series_order_: the series of NextBucket's bucket
+  bool user_index_ = false;              // the buckets to read (rids_) come from a user index
+  bson::BsonObj user_index_plan_;        // ... chosen by this plan (explain's shape)
   int64_t user_index_keys_examined_ = 0;
   // Block mode: the data columns the consumer reads, and whether it reads the meta field.
   std::vector<std::string> block_columns_;

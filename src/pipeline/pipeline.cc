@@ -152,6 +152,14 @@ std::optional<Pipeline::LeadingMatch> Pipeline::PopLeadingMatch() {
   return out;
 }
 
+bool Pipeline::FirstStageTakesOrderedInput() {
+  if (stages_.empty()) return false;
+  StagePtr variant = stages_[0]->OrderedInputVariant();
+  if (!variant) return false;
+  stages_[0] = std::move(variant);
+  return true;
+}
+
 void Pipeline::DropLeadingSources(size_t n) {
   n = std::min(n, sources_.size());
   size_t dropped = 0;

@@ -166,6 +166,10 @@ class Pipeline {
   // the first entries of SourceStages(). Errors: Parse's.
   Status Prepend(const std::vector<bson::BsonObj>& stages);
 
+  // Tells the first stage that its input comes in the order it would sort it into
+  // (Stage::OrderedInputVariant); false, changing nothing, if it has no such variant.
+  bool FirstStageTakesOrderedInput();
+
   // Connects the pipeline to its source and returns the output stream. Stages that produce
   // their own input ($documents) ignore the source.
   std::unique_ptr<DocumentStream> Bind(std::unique_ptr<DocumentStream> source) const;

@@ -21,6 +21,10 @@ class Stage : public std::enable_shared_from_this<Stage> {
   virtual ~Stage() = default;
   virtual std::string_view name() const = 0;
   virtual std::unique_ptr<DocumentStream> Bind(std::unique_ptr<DocumentStream> input) const = 0;
+  // The same stage for an input that comes in the order the stage would sort it into itself
+  // ($setWindowFields: by partition, then sortBy), which then need not sort; null when the stage
+  // has no such variant.
+  virtual std::shared_ptr<const Stage> OrderedInputVariant() const { return nullptr; }
 };
 
 using StagePtr = std::shared_ptr<const Stage>;

@@ -4,6 +4,10 @@
 // The stage drains its input on the first Next() into an ExternalSorter ordering it by partition
 // then sortBy (stable: ties keep input order; spilling with allowDiskUse), then reads it back a
 // partition at a time, computing every output field with the functions of window_functions.h.
+// A source that delivers its documents in that order already (a time-series read by series and
+// time) takes the stage's ordered-input variant, which reads its input a partition at a time.
+#include <cstring>
+
 #include "bson/bson_compare.h"
 #include "bson/field_check.h"
 #include "pipeline/external_sorter.h"
@@ -35,8 +39,12 @@ class SetWindowFieldsStage : public Stage {
   std::vector<WindowOutput> outputs;
   bool independent_outputs = true;  // no output path equals or prefixes another
   PipelineContext ctx;
+  BsonObj spec;                // as parsed (owned): the ordered-input variant is parsed again
+  bool ordered_input = false;  // the input comes ordered by partition, then sortBy
 
   std::string_view name() const override { return "$setWindowFields"; }
+
+  StagePtr OrderedInputVariant() const override;
 
   // The input goes through an ExternalSorter keyed by {p: partition, s: sortBy key} (stable),
   // which may spill with allowDiskUse; the sorted rows are then read back one partition at a
@@ -91,27 +99,42 @@ class SetWindowFieldsStage : public Stage {
             std::move(o));
       }
 
-      Status Load() {
+      // The next input document with its sort key {p: partition, s: sortBy key}, or nullopt.
+      StatusWith<std::optional<SortRow>> NextInput() {
+        HG_ASSIGN_OR_RETURN(OptDoc d, in_->Next());
+        if (!d) return std::optional<SortRow>();
         Variables vars(s_->ctx.now_millis);
-        while (true) {
-          HG_ASSIGN_OR_RETURN(OptDoc d, in_->Next());
-          if (!d) break;
-          Value partition = Value::Null();
-          if (s_->partition_by) {
-            HG_ASSIGN_OR_RETURN(Value p, s_->partition_by->Evaluate(*d, vars));
-            if (p.IsArray()) {
-              return PipelineError(5722400,
-                                   "$setWindowFields partitionBy must not evaluate to an array");
-            }
-            if (!p.missing()) partition = std::move(p);
+        Value partition = Value::Null();
+        if (s_->partition_by) {
+          HG_ASSIGN_OR_RETURN(Value p, s_->partition_by->Evaluate(*d, vars));
+          if (p.IsArray()) {
+            return PipelineError(5722400,
+                                 "$setWindowFields partitionBy must not evaluate to an array");
           }
-          BsonBuilder key;
-          partition.AppendTo(key, "p");
-          if (s_->sort) key.AppendObject("s", s_->sort->ExtractKey(*d));
-          HG_RETURN_IF_ERROR(sorter_.Add(key.Obj(), std::move(*d)));
+          if (!p.missing()) partition = std::move(p);
         }
-        HG_RETURN_IF_ERROR(sorter_.Finish());
-        HG_ASSIGN_OR_RETURN(peek_, sorter_.Next());
+        BsonBuilder key;
+        partition.AppendTo(key, "p");
+        if (s_->sort) key.AppendObject("s", s_->sort->ExtractKey(*d));
+        return std::optional<SortRow>(SortRow{key.Obj(), std::move(*d)});
+      }
+
+      // The next row in (partition, sortBy) order.
+      StatusWith<std::optional<SortRow>> NextRow() {
+        if (s_->ordered_input) return NextInput();
+        return sorter_.Next();
+      }
+
+      Status Load() {
+        if (!s_->ordered_input) {
+          while (true) {
+            HG_ASSIGN_OR_RETURN(std::optional<SortRow> row, NextInput());
+            if (!row) break;
+            HG_RETURN_IF_ERROR(sorter_.Add(std::move(row->key), std::move(row->doc)));
+          }
+          HG_RETURN_IF_ERROR(sorter_.Finish());
+        }
+        HG_ASSIGN_OR_RETURN(peek_, NextRow());
         return Status::OK();
       }
 
@@ -124,8 +147,14 @@ class SetWindowFieldsStage : public Stage {
         part_ = WindowPartition();
         pos_ = 0;
         int64_t bytes = 0;
-        while (peek_ && bson::CompareElementValues(peek_->key.FirstElement(),
-                                                   first_key.FirstElement()) == 0) {
+        // Rows of one partition mostly carry the same bytes (the metaField of one series): those
+        // need no comparison by value.
+        auto same_partition = [&first_key](const BsonObj& key) {
+          const BsonElement a = key.FirstElement(), b = first_key.FirstElement();
+          return (a.size() == b.size() && std::memcmp(a.raw(), b.raw(), a.size()) == 0) ||
+                 bson::CompareElementValues(a, b) == 0;
+        };
+        while (peek_ && same_partition(peek_->key)) {
           Value sort_value = s_->sort_info.present
                                  ? EvaluateFieldPath(peek_->doc, s_->sort_info.first_path)
                                  : Value();
@@ -144,7 +173,7 @@ class SetWindowFieldsStage : public Stage {
           }
           HG_RETURN_IF_ERROR(part_.docs.Add(std::move(peek_->doc)));
           part_.sort_values.push_back(std::move(sort_value));
-          HG_ASSIGN_OR_RETURN(peek_, sorter_.Next());
+          HG_ASSIGN_OR_RETURN(peek_, NextRow());
         }
         HG_RETURN_IF_ERROR(part_.docs.Seal());
         results_.assign(s_->outputs.size(), {});
@@ -237,9 +266,25 @@ Status ParseSetWindowFieldsStage(const BsonElement& spec, const PipelineContext&
   std::vector<const std::vector<std::string>*> paths;
   for (const WindowOutput& o : s->outputs) paths.push_back(&o.path);
   s->independent_outputs = PathsAreIndependent(paths);
+  s->spec = spec.Obj().Owned();
   out->push_back(std::move(s));
   return Status::OK();
 }
+
+namespace {
+StagePtr SetWindowFieldsStage::OrderedInputVariant() const {
+  BsonBuilder b;
+  b.AppendObject("$setWindowFields", spec);
+  BsonObj doc = b.Obj();
+  StageList parsed;
+  if (!ParseSetWindowFieldsStage(doc.FirstElement(), ctx, &parsed).ok() || parsed.size() != 1) {
+    return nullptr;  // it parsed once: not reached
+  }
+  auto variant = std::const_pointer_cast<Stage>(parsed[0]);
+  static_cast<SetWindowFieldsStage&>(*variant).ordered_input = true;
+  return variant;
+}
+}  // namespace
 
 Status ParseFillStage(const BsonElement& spec, const PipelineContext& ctx, StageList* out) {
   if (spec.type() != BsonType::kObject) {

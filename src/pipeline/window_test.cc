@@ -98,6 +98,37 @@ TEST(SetWindowFieldsTest, CumulativeSumOrdersByPartitionThenSort) {
           {"_id": 3, "s": 30}, {"_id": 5, "s": 80}])");
 }
 
+// The ordered-input variant (what a time-series read by series and time takes) reads its input
+// a partition at a time without sorting it: over input already in (partition, sortBy) order it
+// answers as the stage over any order; partitions it sees apart stay apart.
+TEST(SetWindowFieldsTest, OrderedInputVariantWindowsItsInputAsItComes) {
+  const char* stages = R"({"p": [{"$setWindowFields": {"partitionBy": "$g", "sortBy": {"t": 1},
+      "output": {"s": {"$sum": "$v", "window": {"documents": ["unbounded", "current"]}}}}},
+      {"$project": {"_id": 1, "s": 1}}]})";
+  auto sorting = Pipeline::Parse(Json(stages)["p"].Obj(), {});
+  auto ordered = Pipeline::Parse(Json(stages)["p"].Obj(), {});
+  ASSERT_TRUE(sorting.ok() && ordered.ok());
+  ASSERT_TRUE(ordered.value()->FirstStageTakesOrderedInput());
+  auto want = sorting.value()->RunOver(Docs(kSeries));
+  const char* in_order = R"([
+    {"_id": 1, "g": "a", "t": 1, "v": 10}, {"_id": 2, "g": "a", "t": 2, "v": 20},
+    {"_id": 4, "g": "a", "t": 4, "v": 40}, {"_id": 3, "g": "b", "t": 3, "v": 30},
+    {"_id": 5, "g": "b", "t": 5, "v": 50}])";
+  auto got = ordered.value()->RunOver(Docs(in_order));
+  ASSERT_TRUE(want.ok() && got.ok());
+  EXPECT_EQ(ToJson(got.value()), ToJson(want.value()));
+  // Not sorted again: "a" seen twice apart is two partitions.
+  got = ordered.value()->RunOver(Docs(R"([{"_id": 1, "g": "a", "t": 1, "v": 10},
+      {"_id": 3, "g": "b", "t": 3, "v": 30}, {"_id": 2, "g": "a", "t": 2, "v": 20}])"));
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ(ToJson(got.value()),
+            R"([{ "_id" : 1, "s" : 10 }, { "_id" : 3, "s" : 30 }, { "_id" : 2, "s" : 20 }])");
+  // Stages without such a variant are left as they are.
+  auto match = Pipeline::Parse(Json(R"({"p": [{"$match": {"g": "a"}}]})")["p"].Obj(), {});
+  ASSERT_TRUE(match.ok());
+  EXPECT_FALSE(match.value()->FirstStageTakesOrderedInput());
+}
+
 TEST(SetWindowFieldsTest, SlidingDocumentWindowAndDefaultWholePartition) {
   ExpectOutput(
       R"([{"$setWindowFields": {"sortBy": {"t": 1}, "output": {
