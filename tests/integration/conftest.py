@@ -437,6 +437,16 @@ def set_timeseries_rewrites(client, on):
     client.admin.command({"setParameter": 1, "hourglassTimeseriesRewrites": on})
 
 
+def aggregate_raw_without_rewrites(client, db, pipeline):
+    """aggregate_raw with the time-series rewrites off (every bucket unpacked, then the stages):
+    the answer a rewritten read must give byte for byte."""
+    set_timeseries_rewrites(client, False)
+    try:
+        return aggregate_raw(db, pipeline)
+    finally:
+        set_timeseries_rewrites(client, True)
+
+
 def timeseries_db(client, name, batches):
     """A fresh database `name` with the time-series collection w (timeField t, metaField m,
     buckets of at most an hour) holding `batches`, each inserted by its own insert_many, in turn

@@ -10,7 +10,7 @@ import datetime
 
 import pytest
 
-from conftest import aggregate_raw, set_timeseries_rewrites
+from conftest import aggregate_raw, aggregate_raw_without_rewrites, set_timeseries_rewrites
 
 T0 = datetime.datetime(2025, 3, 1)
 END = T0 + datetime.timedelta(hours=6)
@@ -104,11 +104,7 @@ CASES = [
 
 @pytest.mark.parametrize("name,pipeline,settles", CASES, ids=[c[0] for c in CASES])
 def test_answers_as_without_rewrites(client, ts, name, pipeline, settles):
-    set_timeseries_rewrites(client, False)
-    try:
-        want = aggregate_raw(ts, pipeline)
-    finally:
-        set_timeseries_rewrites(client, True)
+    want = aggregate_raw_without_rewrites(client, ts, pipeline)
     before = windows(client)
     assert aggregate_raw(ts, pipeline) == want, name
     assert (windows(client) - before == 1) == settles

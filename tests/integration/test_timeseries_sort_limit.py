@@ -13,7 +13,8 @@ import datetime
 
 import pytest
 
-from conftest import aggregate_raw, set_timeseries_rewrites, timeseries_db
+from conftest import (aggregate_raw, aggregate_raw_without_rewrites, set_timeseries_rewrites,
+                      timeseries_db)
 
 T0 = datetime.datetime(2025, 5, 1)
 
@@ -81,11 +82,7 @@ CASES = [
 
 @pytest.mark.parametrize("name,pipeline", CASES, ids=[c[0] for c in CASES])
 def test_answers_as_without_rewrites(client, ts, name, pipeline):
-    set_timeseries_rewrites(client, False)
-    try:
-        want = aggregate_raw(ts, pipeline)
-    finally:
-        set_timeseries_rewrites(client, True)
+    want = aggregate_raw_without_rewrites(client, ts, pipeline)
     assert aggregate_raw(ts, pipeline) == want, name
 
 

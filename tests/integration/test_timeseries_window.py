@@ -14,7 +14,8 @@ import datetime
 import pytest
 from bson.int64 import Int64
 
-from conftest import aggregate_raw, set_timeseries_rewrites, timeseries_db
+from conftest import (aggregate_raw, aggregate_raw_without_rewrites, set_timeseries_rewrites,
+                      timeseries_db)
 
 T0 = datetime.datetime(2025, 7, 1)
 
@@ -105,11 +106,7 @@ CASES = [
 
 @pytest.mark.parametrize("name,pipeline,series_order", CASES, ids=[c[0] for c in CASES])
 def test_answers_as_without_rewrites(client, ts, name, pipeline, series_order):
-    set_timeseries_rewrites(client, False)
-    try:
-        want = aggregate_raw(ts, pipeline)
-    finally:
-        set_timeseries_rewrites(client, True)
+    want = aggregate_raw_without_rewrites(client, ts, pipeline)
     got = aggregate_raw(ts, pipeline)
     assert len(got) == len(want), name
     assert got == want, name
