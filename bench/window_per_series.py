@@ -3,7 +3,7 @@
 the collection `ts_bench ingest` loads (tsbench.cpu), over the last hour and over everything:
 prints each one's rows and median over RUNS runs (pymongo).
 
-    bench/window_per_series.py PORT [RUNS]
+    bench/window_per_series.py PORT [RUNS] [hostname]
 
 e.g. after `build/release/bench/ts_bench ingest --uri mongodb://127.0.0.1:PORT --hosts 4000
 --hours 3 --conns 4` and a restart of the server."""
@@ -18,7 +18,9 @@ port = int(sys.argv[1])
 runs = int(sys.argv[2]) if len(sys.argv) > 2 else 3
 coll = pymongo.MongoClient(f"mongodb://127.0.0.1:{port}/?directConnection=true").tsbench.cpu
 last = next(coll.aggregate([{"$group": {"_id": None, "t": {"$max": "$time"}}}]))["t"]
-MOVING = [{"$setWindowFields": {"partitionBy": "$tags", "sortBy": {"time": 1}, "output": {
+# With a third argument `hostname`, partitioned by the subfield "$tags.hostname" instead.
+PARTITION = "$tags.hostname" if "hostname" in sys.argv[3:] else "$tags"
+MOVING = [{"$setWindowFields": {"partitionBy": PARTITION, "sortBy": {"time": 1}, "output": {
     "ma": {"$avg": "$usage_user", "window": {"documents": [-5, 0]}}}}},
     {"$project": {"_id": 0, "time": 1, "ma": 1}}]
 PIPELINES = {

@@ -28,8 +28,8 @@ bool IsOpaqueOperator(std::string_view op) {
          op == "$function" || op == "$meta" || op == "$sampleRate";
 }
 
-// Whether the expression `e` has one value for every measurement of a series: its field paths
-// are all M or under M, and it reads no variable. Conservative: what it cannot tell is false.
+}  // namespace
+
 bool MetaOnlyExpression(const BsonElement& e, const std::string& meta) {
   switch (e.type()) {
     case BsonType::kString: {
@@ -62,6 +62,8 @@ bool MetaOnlyExpression(const BsonElement& e, const std::string& meta) {
       return true;  // a constant
   }
 }
+
+namespace {
 
 bool IsDirection(const BsonElement& e) {
   return e.IsNumber() && (e.NumberDouble() == 1 || e.NumberDouble() == -1);

@@ -77,6 +77,11 @@ class LatestTimeBound {
   std::optional<int64_t> bound_;
 };
 
+// Whether the expression `e` has one value for every measurement of a series: its field paths
+// are all the metaField `meta` or under it, and it reads no variable. Conservative: what it
+// cannot tell is false.
+bool MetaOnlyExpression(const bson::BsonElement& e, const std::string& meta);
+
 // Whether the leading `stages` (after such a filter) are a last-point pattern of a
 // collection with time field `time` and metaField `meta`.
 std::optional<LastpointPattern> MatchLastpoint(const std::vector<bson::BsonObj>& stages,

@@ -421,10 +421,11 @@ BsonObj StageOf(std::string_view name, const BsonObj& spec) {
 }
 
 namespace {
-// For a $setWindowFields whose sortBy is {T: 1}: whether its partitionBy is the metaField
-// ("$M": true) or absent (false); nullopt for any other stage or partition.
-std::optional<bool> WindowOrderedByTime(const BsonObj& stage, const std::string& time,
-                                        const std::optional<std::string>& meta) {
+// For a $setWindowFields whose sortBy is {T: 1}: its partitionBy ({"": <expression>}) when that
+// is an expression of the metaField alone, {} when it has none; nullopt for any other stage or
+// partition.
+std::optional<BsonObj> WindowOrderedByTime(const BsonObj& stage, const std::string& time,
+                                           const std::optional<std::string>& meta) {
   BsonElement w = stage.FirstElement();
   if (w.FieldName() != "$setWindowFields" || w.type() != BsonType::kObject) return std::nullopt;
   BsonElement sort_by = w.Obj()["sortBy"];
@@ -432,9 +433,11 @@ std::optional<bool> WindowOrderedByTime(const BsonObj& stage, const std::string&
   BsonElement key = sort_by.Obj().FirstElement();
   if (key.FieldName() != time || !key.IsNumber() || key.NumberDouble() != 1) return std::nullopt;
   BsonElement partition = w.Obj()["partitionBy"];
-  if (partition.eoo()) return false;
-  if (meta && partition.type() == BsonType::kString && partition.Str() == "$" + *meta) return true;
-  return std::nullopt;
+  if (partition.eoo()) return BsonObj();
+  if (!meta || !MetaOnlyExpression(partition, *meta)) return std::nullopt;
+  BsonBuilder b;
+  b.AppendElementAs(partition, "");
+  return b.Obj();
 }
 
 // A whole number below `limit` (of any numeric type).
@@ -517,9 +520,9 @@ TimeseriesReadPlan PlanTimeseriesRead(const timeseries::TimeseriesOptions& optio
       plan.scan.sort_direction = dir;
       plan.rest.erase(plan.rest.begin());
       plan.consumed = 1;
-    } else if (auto by_meta = WindowOrderedByTime(stages[0], time, options.meta_field)) {
+    } else if (auto partition = WindowOrderedByTime(stages[0], time, options.meta_field)) {
       plan.scan.sort_direction = 1;
-      plan.scan.series_order = *by_meta;
+      plan.scan.series_partition = *partition;
       plan.window_ordered = true;
     } else if (first.FieldName() == "$group" && first.type() == BsonType::kObject) {
       plan.control_group = timeseries::ControlGroup::Make(first.Obj(), time, options.meta_field);
@@ -724,7 +727,8 @@ StatusWith<std::unique_ptr<pipeline::DocumentStream>> BuildTimeseriesRead(
   }
   HG_ASSIGN_OR_RETURN(TimeseriesReadSource src, OpenTimeseriesRead(std::move(coll), engine, plan));
   stages->DropLeadingSources(plan.consumed);
-  if (plan.window_ordered && (src.scan->in_series_order() || !plan.scan.series_order)) {
+  if (plan.window_ordered &&
+      (src.scan->in_series_order() || plan.scan.series_partition.IsEmpty())) {
     stages->FirstStageTakesOrderedInput();
   }
   if (plan.prepended > 0) {

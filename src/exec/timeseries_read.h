@@ -70,10 +70,10 @@ struct TimeseriesReadPlan {
   std::vector<bson::BsonObj> rest;
   size_t consumed = 0;
   size_t prepended = 0;
-  // A leading $setWindowFields sorted by time ascending, partitioned by the metaField or not at
-  // all: the read delivers its input in the stage's order (the bounded sort, series by series
-  // for a partition by the metaField), so the stage need not sort it when the scan is
-  // in_series_order() or no series order was asked for.
+  // A leading $setWindowFields sorted by time ascending, partitioned by an expression of the
+  // metaField alone or not at all: the read delivers its input in the stage's order (the bounded
+  // sort, partition by partition when partitioned), so the stage need not sort it when the scan
+  // is in_series_order() or no partition was asked for.
   bool window_ordered = false;
 };
 

@@ -82,9 +82,19 @@ StatusWith<std::unique_ptr<TimeseriesScan>> TimeseriesScan::Make(
   scan->meta_matcher_ = std::move(meta_matcher);
   scan->lastpoint_index_ =
       scan->options_.lastpoint && series_usable && scan->options_.bucket_level_filter;
-  scan->series_order_ = scan->options_.series_order && scan->options_.sort_direction > 0 &&
-                        series_usable && scan->options_.hint.IsEmpty() &&
-                        scan->options_.bucket_level_filter;
+  scan->series_order_ = !scan->options_.series_partition.IsEmpty() &&
+                        scan->options_.sort_direction > 0 && series_usable &&
+                        scan->options_.hint.IsEmpty() && scan->options_.bucket_level_filter;
+  if (scan->series_order_) {
+    auto partition_by =
+        pipeline::Expression::ParseExpression(scan->options_.series_partition.FirstElement(),
+                                              pipeline::ParseContext(scan->options_.expr_ctx.let));
+    if (partition_by.ok()) {
+      scan->partition_by_ = std::move(partition_by).value();
+    } else {
+      scan->series_order_ = false;  // the stage reports the error
+    }
+  }
   scan->event_filter_ = std::move(event_filter);
   if (!scan->lastpoint_index_ && !scan->series_order_ && scan->options_.bucket_level_filter) {
     const BsonElement hint =
@@ -296,21 +306,7 @@ Status TimeseriesScan::CollectFromIndex() {
       more = cursor.Next();
     }
     if (series_order_ && rids_.size() > before) {
-      // Series whose meta values are equal (null and none; numbers of different types) are
-      // next to each other in the index and form one partition: one group, its buckets read
-      // together in start order (OrderRids).
-      bson::BsonBuilder value;
-      if (BsonElement m = meta.FirstElement(); m.eoo()) {
-        value.AppendNull("");
-      } else {
-        value.AppendElementAs(m, "");
-      }
-      BsonObj v = value.Obj();
-      const bool same =
-          !rid_series_.empty() &&
-          bson::CompareElementValues(v.FirstElement(), group_meta_.FirstElement()) == 0;
-      rid_series_.resize(rids_.size(), rid_series_.empty() ? 0 : rid_series_.back() + !same);
-      group_meta_ = std::move(v);
+      series_rids_.push_back({PartitionOf(meta), before, rids_.size()});
     }
     HG_RETURN_IF_ERROR(more.status());
     return true;
@@ -349,6 +345,24 @@ Status TimeseriesScan::CollectFromIndex() {
   // An index still being built is written by the build without the directory.
   if (series.entry->ready) directory.MarkComplete();
   return Status::OK();
+}
+
+BsonObj TimeseriesScan::PartitionOf(const BsonObj& meta) const {
+  // What the partition expression gives the series' measurements: they carry its meta value
+  // under the metaField (none when the buckets have none), and the expression reads nothing else.
+  bson::BsonBuilder doc;
+  if (BsonElement m = meta.FirstElement(); !m.eoo() && coll_.options.meta_field) {
+    doc.AppendElementAs(m, *coll_.options.meta_field);
+  }
+  pipeline::Variables vars(options_.expr_ctx.now_millis);
+  StatusWith<pipeline::Value> v = partition_by_->Evaluate(doc.Obj(), vars);
+  bson::BsonBuilder out;
+  if (v.ok() && !v.value().missing()) {
+    v.value().AppendTo(out, "");
+  } else {
+    out.AppendNull("");  // missing is null; an error is the stage's to report
+  }
+  return out.Obj();
 }
 
 StatusWith<bool> TimeseriesScan::NextSeries(catalog::IndexCursor& cursor, const std::string& prefix,
@@ -447,8 +461,29 @@ Status TimeseriesScan::ReadIndexedChunk() {
 }
 
 void TimeseriesScan::OrderRids() {
-  // Series by series (each group of series with equal metas), each in start-time order.
+  // Partition by partition (the series of equal partition values together), each in start-time
+  // order.
   if (series_order_) {
+    std::stable_sort(series_rids_.begin(), series_rids_.end(),
+                     [](const SeriesRids& a, const SeriesRids& b) {
+                       return bson::CompareElementValues(a.partition.FirstElement(),
+                                                         b.partition.FirstElement()) < 0;
+                     });
+    std::vector<int64_t> rids;
+    rids.reserve(rids_.size());
+    rid_series_.clear();
+    for (size_t k = 0; k < series_rids_.size(); ++k) {
+      const bool same =
+          k > 0 && bson::CompareElementValues(series_rids_[k].partition.FirstElement(),
+                                              series_rids_[k - 1].partition.FirstElement()) == 0;
+      const uint32_t group = k == 0 ? 0 : rid_series_.back() + !same;
+      for (size_t i = series_rids_[k].begin; i < series_rids_[k].end; ++i) {
+        rids.push_back(rids_[i]);
+        rid_series_.push_back(group);
+      }
+    }
+    rids_ = std::move(rids);
+    series_rids_.clear();
     for (size_t i = 0; i < rids_.size();) {
       size_t j = i;
       while (j < rids_.size() && rid_series_[j] == rid_series_[i]) ++j;

@@ -28,6 +28,7 @@
 
 #include "catalog/record_store.h"
 #include "pipeline/column_block.h"
+#include "pipeline/expression.h"
 #include "pipeline/pipeline.h"
 #include "query/matcher.h"
 #include "storage/kv_engine.h"
@@ -65,10 +66,11 @@ struct TimeseriesScanOptions {
   bool lastpoint = false;
   // ... or, above 1, that may hold one of its lastpoint_n latest measurements.
   int64_t lastpoint_n = 1;
-  // With sort_direction 1 and the series index: the measurements series by series (in the
-  // index's order of meta values, buckets with a null and without a meta value together), each
-  // series' in time order (honoured when TimeseriesScan::in_series_order() says so).
-  bool series_order = false;
+  // {"": <expression>}, an expression of the metaField alone (a $setWindowFields' partitionBy),
+  // with sort_direction 1 and the series index: the measurements partition by partition, in the
+  // order of the expression's values over the series' metas (missing as null), each partition's
+  // in time order (honoured when TimeseriesScan::in_series_order() says so). Empty: no such order.
+  bson::BsonObj series_partition;
   // > 0 with sort_direction: only the first sort_limit measurements in that order are wanted
   // (a $limit, after any $skip, follows the $sort): buckets and measurements that cannot be
   // among them are skipped, and the read stops once no bucket left can hold one.
@@ -238,10 +240,18 @@ class TimeseriesScan : public pipeline::DocumentStream, public pipeline::BlockSo
   bool collected_ = false;
   bool lastpoint_index_ = false;
   bool series_order_ = false;
-  // series_order_: rids_[i]'s group of series (those of equal metas), counted in index order,
-  // and the meta value ({"": value}, null for none) of the last group.
+  // The partition value ({"": value}) of the series of bucket meta `meta` ({meta: value} or {}).
+  bson::BsonObj PartitionOf(const bson::BsonObj& meta) const;
+  // series_order_: rids_[i]'s partition (series whose partition values are equal), counted in
+  // partition order; and, while the index is walked, each series' partition value ({"": value})
+  // and its range of rids_.
   std::vector<uint32_t> rid_series_;
-  bson::BsonObj group_meta_;
+  struct SeriesRids {
+    bson::BsonObj partition;
+    size_t begin, end;
+  };
+  std::vector<SeriesRids> series_rids_;
+  std::shared_ptr<const pipeline::Expression> partition_by_;
   uint32_t sorting_series_ = 0;          // series_order_: the series the bounded sort holds rows of
   uint32_t adding_series_ = 0;           // series_order_: the series of the bucket AddBucket gets
   std::deque<uint32_t> buckets_series_;  // series_order_: buckets_[i]'s series

@@ -1,6 +1,6 @@
-"""$setWindowFields on time-series collections sorted by time and partitioned by the metaField
-(or not partitioned): the read delivers the measurements series by series, each in time order
-(the bounded sort), and the stage windows them without sorting them again.
+"""$setWindowFields on time-series collections sorted by time and partitioned by an expression of
+the metaField (or not partitioned): the read delivers the measurements partition by partition,
+each in time order (the bounded sort), and the stage windows them without sorting them again.
 
 Every pipeline here must answer byte for byte as without the rewrites
 (hourglassTimeseriesRewrites: false: every bucket unpacked, then the stage sorts), on data whose
@@ -12,6 +12,7 @@ the bounded sort."""
 import datetime
 
 import pytest
+from pymongo.errors import OperationFailure
 from bson.int64 import Int64
 
 from conftest import (aggregate_raw, aggregate_raw_without_rewrites, set_timeseries_rewrites,
@@ -97,8 +98,16 @@ CASES = [
     ("stages after", window(MOVING, after=[{"$project": {"_id": 0, "n": 1, "s": 1}},
                                            {"$match": {"s": {"$gt": 20}}}]), True),
     ("no partition", window(MOVING, partition=None), False),
+    # Partitions that are expressions of the metaField: several series may share one (in time
+    # order across them), and their order is the values', not the series index's.
+    ("partition by a subfield", window(MOVING, partition="$m.host"), True),
+    ("partition by an object of subfields", window(MOVING, partition={
+        "d": "$m.dc", "h": "$m.host"}), True),
+    ("partition by an expression", window(MOVING, partition={
+        "$toUpper": {"$ifNull": ["$m.host", {"$toString": "$m"}]}}), True),
+    ("a constant partition", window(MOVING, partition="all"), True),
     # Not the shape: the stage sorts, the answer is the same.
-    ("partition by a subfield", window(MOVING, partition="$m.host"), False),
+    ("partition by a measurement field", window(MOVING, partition="$v"), False),
     ("descending time", window(MOVING, sort={"t": -1}), False),
     ("time then a tie-breaker", window(MOVING, sort={"t": 1, "n": 1}), False),
 ]
@@ -137,3 +146,20 @@ def test_numbers_and_nulls_are_one_partition_each(ts):
     nulls = sum(1 for d in DOCS if d.get("m") is None)
     assert got["1"] == ones or got["1.0"] == ones or got["Int64(1)"] == ones
     assert got["None"] == nulls
+
+
+def test_an_array_partition_fails_as_without_rewrites(client, db):
+    """partitionBy must not give an array (5722400), whichever way the read delivers the rows."""
+    db.create_collection("w", timeseries={"timeField": "t", "metaField": "m"})
+    db.w.insert_many([{"t": at(i), "m": m, "v": i} for i in range(5) for m in ("a", [1, 2])])
+    pipeline = window(MOVING)
+    codes = []
+    for rewrites in (False, True):
+        set_timeseries_rewrites(client, rewrites)
+        try:
+            with pytest.raises(OperationFailure) as e:
+                aggregate_raw(db, pipeline)
+            codes.append(e.value.code)
+        finally:
+            set_timeseries_rewrites(client, True)
+    assert codes == [5722400, 5722400]
