@@ -272,6 +272,15 @@ double BsonElement::NumberDouble() const {
   }
 }
 
+std::optional<int64_t> BsonElement::WholeNumber() const {
+  if (!IsNumber()) return std::nullopt;
+  const double d = NumberDouble();
+  if (!(d > -9223372036854775808.0 && d < 9223372036854775808.0)) return std::nullopt;
+  const int64_t v = NumberLong();
+  if (static_cast<double>(v) != d) return std::nullopt;
+  return v;
+}
+
 int64_t BsonElement::NumberLong() const {
   switch (type()) {
     case BsonType::kInt32:

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -146,6 +147,9 @@ class BsonElement {
   double NumberDouble() const;
   // Any number as int64 (doubles truncated toward zero, saturating); 0 for non-numbers.
   int64_t NumberLong() const;
+  // A number whose value is whole and within (-2^63, 2^63) (any numeric type: 5, 5.0,
+  // NumberLong(5)), as int64; nullopt for anything else.
+  std::optional<int64_t> WholeNumber() const;
   // MongoDB's truthiness: false, null, undefined, EOO and numeric zero are false.
   bool Truthy() const;
 

@@ -42,6 +42,23 @@ TEST(BsonBuilderTest, ViewFinishesInPlaceAndResetReusesTheBuffer) {
   EXPECT_TRUE(b.View().IsEmpty());
 }
 
+// WholeNumber: any numeric type holding a whole value in int64's range; nothing else.
+TEST(BsonElementTest, WholeNumberTakesWholeValuesOfEveryNumericType) {
+  auto doc =
+      FromJson(R"({"i": 5, "l": {"$numberLong": "-7"}, "d": 3.0, "m": {"$numberDecimal": "12"},
+      "f": 2.5, "nan": {"$numberDouble": "NaN"}, "big": 1e19, "s": "5", "b": true,
+      "dd": {"$numberDecimal": "1.5"}})");
+  ASSERT_TRUE(doc.ok());
+  const BsonObj d = doc.value();
+  EXPECT_EQ(d["i"].WholeNumber(), std::optional<int64_t>(5));
+  EXPECT_EQ(d["l"].WholeNumber(), std::optional<int64_t>(-7));
+  EXPECT_EQ(d["d"].WholeNumber(), std::optional<int64_t>(3));
+  EXPECT_EQ(d["m"].WholeNumber(), std::optional<int64_t>(12));
+  for (const char* no : {"f", "nan", "big", "s", "b", "dd", "missing"}) {
+    EXPECT_FALSE(d[no].WholeNumber().has_value()) << no;
+  }
+}
+
 TEST(BsonValidateTest, RejectsTruncatedAndBadLength) {
   BsonBuilder b;
   b.AppendString("s", "hello");

@@ -112,11 +112,9 @@ void AppendOnBuckets(BsonBuilder& b, std::string_view name, const BsonElement& e
 // The `n` of an accumulator's {n: ...} when it is a whole positive constant (the accumulator
 // checks anything else itself, on the read without the rewrite).
 std::optional<int64_t> ConstantN(const BsonObj& spec) {
-  BsonElement n = spec["n"];
-  if (!n.IsNumber()) return std::nullopt;
-  const double d = n.NumberDouble();
-  if (!(d >= 1 && d <= 1e15) || d != static_cast<double>(n.NumberLong())) return std::nullopt;
-  return n.NumberLong();
+  std::optional<int64_t> n = spec["n"].WholeNumber();
+  if (!n || *n < 1) return std::nullopt;
+  return n;
 }
 
 // How many of its group's latest measurements an accumulator picks (0: it is not of the family),

@@ -144,18 +144,14 @@ TEST(LastpointPatternTest, MetaFieldPrefixIsNotAPath) {
       "t", "m"));
 }
 
+// A bucket's control of time field "t" (control.count left out when `count` is 0).
 BsonObj Bucket(int64_t min_ms, int64_t max_ms, int64_t count) {
-  bson::BsonBuilder b;
-  size_t c = b.OpenObject("control");
-  size_t mn = b.OpenObject("min");
-  b.AppendDate("t", min_ms);
-  b.Close(mn);
-  size_t mx = b.OpenObject("max");
-  b.AppendDate("t", max_ms);
-  b.Close(mx);
-  if (count > 0) b.AppendInt32("count", static_cast<int32_t>(count));
-  b.Close(c);
-  return b.Obj();
+  std::string json = R"({"control": {"min": {"t": {"$date": )" + std::to_string(min_ms) +
+                     R"(}}, "max": {"t": {"$date": )" + std::to_string(max_ms) + "}}";
+  if (count > 0) json += R"(, "count": )" + std::to_string(count);
+  auto doc = bson::FromJson(json + "}}");
+  EXPECT_TRUE(doc.ok()) << json;
+  return doc.ok() ? doc.value() : BsonObj();
 }
 
 TEST(LatestTimeBoundTest, BoundsTheNthLatestTimeFromTheControls) {
@@ -186,14 +182,9 @@ TEST(LatestTimeBoundTest, BoundsTheNthLatestTimeFromTheControls) {
   one.Add(Bucket(10, 60, 9));
   EXPECT_EQ(*one.Bound(), 70);
   // A bucket whose control.max is not a date is not counted.
-  bson::BsonBuilder b;
-  size_t c = b.OpenObject("control");
-  size_t mx = b.OpenObject("max");
-  b.AppendInt32("t", 5);
-  b.Close(mx);
-  b.Close(c);
-  EXPECT_FALSE(one.MaxTime(b.Obj()).has_value());
-  one.Add(b.Obj());
+  BsonObj not_a_date = bson::FromJson(R"({"control": {"max": {"t": 5}}})").value();
+  EXPECT_FALSE(one.MaxTime(not_a_date).has_value());
+  one.Add(not_a_date);
   EXPECT_EQ(*one.Bound(), 70);
 }
 

@@ -185,12 +185,12 @@ std::optional<NewestBinsPattern> MatchNewestBins(const std::vector<BsonObj>& sta
     return std::nullopt;
   }
   BsonElement l = stages[2].FirstElement();
-  if (l.FieldName() != "$limit" || !l.IsNumber() || l.NumberDouble() < 1 ||
-      l.NumberDouble() != static_cast<double>(l.NumberLong()) || l.NumberLong() > 1'000'000) {
+  const std::optional<int64_t> limit = l.WholeNumber();
+  if (l.FieldName() != "$limit" || !limit || *limit < 1 || *limit > 1'000'000) {
     return std::nullopt;
   }
   NewestBinsPattern p;
-  p.limit = l.NumberLong();
+  p.limit = *limit;
   p.min_width_ms = width;
   BsonBuilder b;
   b.AppendElement(id);

@@ -242,7 +242,7 @@ class LastpointStream : public pipeline::DocumentStream {
     Series(int64_t n, const std::string& time) : bound(n, time) {}
     LatestTimeBound bound;
     std::vector<Candidate> buckets;
-    std::vector<int64_t> times;  // of the rows unpacked
+    std::vector<int64_t> times;  // of its candidates' rows at or after the bound (n > 1)
     std::optional<int64_t> nth;  // the n-th latest of them
   };
   struct MetaLess {
@@ -439,12 +439,6 @@ std::optional<BsonObj> WindowOrderedByTime(const BsonObj& stage, const std::stri
   b.AppendElementAs(partition, "");
   return b.Obj();
 }
-
-// A whole number below `limit` (of any numeric type).
-bool IsWholeBelow(const BsonElement& e, int64_t limit) {
-  return e.IsNumber() && e.NumberDouble() < static_cast<double>(limit) &&
-         e.NumberDouble() == static_cast<double>(e.NumberLong());
-}
 }  // namespace
 
 bool TimeseriesRewritesEnabled() { return RewritesParameter()->GetBool(); }
@@ -572,22 +566,18 @@ TimeseriesReadPlan PlanTimeseriesRead(const timeseries::TimeseriesOptions& optio
   // A $limit (after any $skip) right after a $sort on time the scan does: only the first
   // skip + limit measurements in that order are wanted.
   if (plan.scan.sort_direction != 0) {
-    int64_t skip = 0;
-    size_t i = 0;
-    if (i < plan.rest.size()) {
-      BsonElement sk = plan.rest[i].FirstElement();
-      if (sk.FieldName() == "$skip" && IsWholeBelow(sk, int64_t{1} << 40) && sk.NumberLong() >= 0) {
-        skip = sk.NumberLong();
-        ++i;
+    // Counts past 2^40 are left to the stages (their sum must not overflow).
+    auto count_of = [&](size_t i, std::string_view stage) -> std::optional<int64_t> {
+      if (i >= plan.rest.size() || plan.rest[i].FirstElement().FieldName() != stage) {
+        return std::nullopt;
       }
-    }
-    if (i < plan.rest.size()) {
-      BsonElement lim = plan.rest[i].FirstElement();
-      if (lim.FieldName() == "$limit" && IsWholeBelow(lim, int64_t{1} << 40) &&
-          lim.NumberLong() > 0) {
-        plan.scan.sort_limit = skip + lim.NumberLong();
-      }
-    }
+      std::optional<int64_t> v = plan.rest[i].FirstElement().WholeNumber();
+      if (!v || *v < 0 || *v >= (int64_t{1} << 40)) return std::nullopt;
+      return v;
+    };
+    const std::optional<int64_t> skip = count_of(0, "$skip");
+    const std::optional<int64_t> limit = count_of(skip ? 1 : 0, "$limit");
+    if (limit && *limit > 0) plan.scan.sort_limit = skip.value_or(0) + *limit;
   }
 
   // Columns: what the bucket-level stage, or the rest of the pipeline, and the filter read.

@@ -12,6 +12,7 @@ and the read must unpack fewer measurements than there are."""
 import datetime
 
 import pytest
+from pymongo.errors import OperationFailure
 
 from conftest import (aggregate_raw, aggregate_raw_without_rewrites, set_timeseries_rewrites,
                       timeseries_db)
@@ -102,3 +103,21 @@ def test_reads_only_what_can_be_among_the_first(ts):
     # The newest instant holds one measurement of each host that reports until then (6 of 40),
     # and a tie: far fewer than the collection.
     assert 0 < unpack["nReturned"] < len(DOCS) // 10
+
+
+@pytest.mark.parametrize("stages", [[{"$limit": 2.5}], [{"$limit": 0}], [{"$limit": -3}],
+                                    [{"$skip": -1}, {"$limit": 3}], [{"$limit": "4"}]],
+                         ids=["fractional limit", "zero limit", "negative limit",
+                              "negative skip", "string limit"])
+def test_bad_counts_fail_as_without_rewrites(client, ts, stages):
+    """A $limit or $skip the stages refuse is refused with the same code, rewrites or not."""
+    codes = []
+    for rewrites in (True, False):
+        set_timeseries_rewrites(client, rewrites)
+        try:
+            with pytest.raises(OperationFailure) as e:
+                aggregate_raw(ts, [{"$sort": {"t": -1}}] + stages)
+            codes.append(e.value.code)
+        finally:
+            set_timeseries_rewrites(client, True)
+    assert codes[0] == codes[1]
