@@ -447,6 +447,20 @@ def aggregate_raw_without_rewrites(client, db, pipeline):
         set_timeseries_rewrites(client, True)
 
 
+def error_codes_with_and_without_rewrites(client, db, pipeline):
+    """The error codes of an aggregate that must fail, with the time-series rewrites on and off."""
+    codes = []
+    for rewrites in (True, False):
+        set_timeseries_rewrites(client, rewrites)
+        try:
+            with pytest.raises(OperationFailure) as e:
+                aggregate_raw(db, pipeline)
+            codes.append(e.value.code)
+        finally:
+            set_timeseries_rewrites(client, True)
+    return codes
+
+
 def timeseries_db(client, name, batches):
     """A fresh database `name` with the time-series collection w (timeField t, metaField m,
     buckets of at most an hour) holding `batches`, each inserted by its own insert_many, in turn

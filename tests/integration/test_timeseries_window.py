@@ -12,10 +12,10 @@ the bounded sort."""
 import datetime
 
 import pytest
-from pymongo.errors import OperationFailure
 from bson.int64 import Int64
 
-from conftest import (aggregate_raw, aggregate_raw_without_rewrites, set_timeseries_rewrites,
+from conftest import (aggregate_raw, aggregate_raw_without_rewrites,
+                      error_codes_with_and_without_rewrites, set_timeseries_rewrites,
                       timeseries_db)
 
 T0 = datetime.datetime(2025, 7, 1)
@@ -152,14 +152,4 @@ def test_an_array_partition_fails_as_without_rewrites(client, db):
     """partitionBy must not give an array (5722400), whichever way the read delivers the rows."""
     db.create_collection("w", timeseries={"timeField": "t", "metaField": "m"})
     db.w.insert_many([{"t": at(i), "m": m, "v": i} for i in range(5) for m in ("a", [1, 2])])
-    pipeline = window(MOVING)
-    codes = []
-    for rewrites in (False, True):
-        set_timeseries_rewrites(client, rewrites)
-        try:
-            with pytest.raises(OperationFailure) as e:
-                aggregate_raw(db, pipeline)
-            codes.append(e.value.code)
-        finally:
-            set_timeseries_rewrites(client, True)
-    assert codes == [5722400, 5722400]
+    assert error_codes_with_and_without_rewrites(client, db, window(MOVING)) == [5722400, 5722400]
