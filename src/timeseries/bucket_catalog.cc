@@ -8,6 +8,7 @@
 #include <functional>
 #include <limits>
 #include <list>
+#include <mutex>
 #include <numeric>
 #include <random>
 #include <shared_mutex>
@@ -451,7 +452,9 @@ struct BucketCatalog::CollectionState {
   int64_t unflushed_bytes = 0;
   int64_t oldest_unflushed_ms = 0;  // when the oldest journal entry was written
   TimeseriesCollection last_coll;   // as the last committer saw it (the read barrier's flushes)
-  std::atomic<bool> barrier_installed{false};
+  // The read barrier is installed by the first commit; later commits wait until it is (a
+  // commit acknowledged before a reader could find the barrier would be invisible to it).
+  std::once_flag barrier_installed;
   // Whether commits go to the journal (guarded by flush_mu; changed only with no journal entry
   // left, so storage then holds every committed row), and the commits' shape since the mode was
   // last chosen (guarded by dirty_mu).
@@ -1483,7 +1486,7 @@ void BucketCatalog::CommitAll(const TimeseriesCollection& coll, storage::Session
     return;
   }
   CollectionState& cs = State(coll.uuid);
-  if (!cs.barrier_installed.exchange(true)) {
+  std::call_once(cs.barrier_installed, [&] {
     coll.buckets->read_barrier().Set([this, uuid = coll.uuid]() -> Status {
       if (t_internal_reads > 0) return Status::OK();
       CollectionState& st = State(uuid);
@@ -1500,7 +1503,7 @@ void BucketCatalog::CommitAll(const TimeseriesCollection& coll, storage::Session
       auto session = engine_->NewSession();
       return Flush(c, *session);
     });
-  }
+  });
   std::vector<size_t> waiting;
   {
     std::shared_lock fl(cs.flush_mu);
