@@ -104,14 +104,19 @@ uint32_t ObjectId::Timestamp() const {
          bytes[3];
 }
 
-std::string ObjectId::ToHex() const {
-  static const char* kHex = "0123456789abcdef";
-  std::string s(24, '0');
-  for (int i = 0; i < 12; ++i) {
-    s[2 * i] = kHex[bytes[i] >> 4];
-    s[2 * i + 1] = kHex[bytes[i] & 15];
+std::string LowerHex(std::string_view bytes) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string s;
+  s.reserve(bytes.size() * 2);
+  for (unsigned char c : bytes) {
+    s.push_back(kHex[c >> 4]);
+    s.push_back(kHex[c & 15]);
   }
   return s;
+}
+
+std::string ObjectId::ToHex() const {
+  return LowerHex(std::string_view(reinterpret_cast<const char*>(bytes), sizeof(bytes)));
 }
 
 // ---- Decimal128 ----

@@ -59,6 +59,9 @@ inline int64_t ReadInt64(const char* p) {
 
 class BsonObj;
 
+// `bytes` as lowercase hexadecimal digits, two per byte ("\x0a\xff" -> "0aff").
+std::string LowerHex(std::string_view bytes);
+
 struct ObjectId {
   uint8_t bytes[12];
   // A new id: 4-byte seconds, 5 per-process random bytes, 3-byte counter (the ObjectId spec).

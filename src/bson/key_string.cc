@@ -738,6 +738,23 @@ void KeyStringBuilder::AppendElement(const BsonElement& e, bool descending) {
   if (descending) Complement(&bytes_, start);
 }
 
+void KeyStringBuilder::AppendElement(const BsonElement& e, bool descending,
+                                     const StringComparator* strings) {
+  switch (strings == nullptr ? BsonType::kEOO : e.type()) {
+    case BsonType::kString:
+    case BsonType::kSymbol:
+    case BsonType::kObject:
+    case BsonType::kArray: {
+      BsonBuilder b;
+      AppendComparisonForm(b, "", e, *strings);
+      BsonObj holder = b.Obj();
+      return AppendElement(holder.FirstElement(), descending);
+    }
+    default:
+      return AppendElement(e, descending);
+  }
+}
+
 void KeyStringBuilder::AppendDate(int64_t millis, bool descending) {
   BsonBuilder b;
   b.AppendDate("", millis);

@@ -23,6 +23,7 @@
 
 #include "base/status.h"
 #include "bson/bson.h"
+#include "bson/bson_compare.h"
 
 namespace hourglass::bson {
 
@@ -32,6 +33,10 @@ class KeyStringBuilder {
   // Encodes e's value (its field name is ignored). An EOO element encodes like a missing field.
   // `descending` complements the bytes of this component so that its order reverses.
   void AppendElement(const BsonElement& e, bool descending = false);
+  // The key of a collated index: AppendElement of e's value with every String and Symbol in it,
+  // at any depth, replaced by its `strings` ComparisonKey (AppendComparisonForm), so that the
+  // bytes order as the collation orders. `strings` null: AppendElement.
+  void AppendElement(const BsonElement& e, bool descending, const StringComparator* strings);
   // A missing field indexes as null (MongoDB behavior): identical to appending a null.
   void AppendMissing(bool descending = false);
   // Encodes the date `millis` (as AppendElement of a Date element).

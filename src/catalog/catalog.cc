@@ -107,13 +107,7 @@ StatusWith<std::unique_ptr<Catalog>> Catalog::Open(storage::KvEngine* engine) {
 }
 
 std::string Catalog::NewIdent(std::string_view kind) {
-  static const char* kHex = "0123456789abcdef";
-  std::string r = RandomBytes(8), hex;
-  for (unsigned char c : r) {
-    hex.push_back(kHex[c >> 4]);
-    hex.push_back(kHex[c & 15]);
-  }
-  return std::string(kind) + "-" + hex;
+  return std::string(kind) + "-" + bson::LowerHex(RandomBytes(8));
 }
 
 std::shared_ptr<Collection> Catalog::Lookup(const NamespaceString& nss) const {
@@ -206,6 +200,10 @@ StatusWith<CollectionEntry> Catalog::NewCollectionEntry(const NamespaceString& n
   spec.AppendInt32("_id", 1);
   spec.Close(k);
   spec.AppendString("name", "_id_");
+  // The `_id` index takes the collection's default collation, as in MongoDB.
+  if (bson::BsonElement c = options["collation"]; c.type() == bson::BsonType::kObject) {
+    spec.AppendObject("collation", c.Obj());
+  }
   IndexEntry idx{spec.Obj(), NewIdent("index")};
   HG_RETURN_IF_ERROR(engine_->CreateTable(idx.ident));
   e.indexes.push_back(std::move(idx));

@@ -77,6 +77,11 @@ void Collection::Init() {
     spec.AppendBool("clustered", true);
     clustered_index_ = spec.Obj();
   }
+  if (bson::BsonElement c = entry_.options["collation"]; c.type() == bson::BsonType::kObject) {
+    auto collator = collation::Collator::Make(c.Obj());
+    invariant(collator.ok());  // validated by create
+    default_collator_ = std::move(collator).value();
+  }
   std::vector<SecondaryIndex> users;
   for (const auto& idx : entry_.indexes) {
     auto desc = IndexDescriptor::FromSpec(idx.spec);
@@ -319,51 +324,97 @@ std::string ShellValue(const BsonElement& e) {
       BsonBuilder b;
       b.AppendElementAs(e, "v");
       std::string json = b.Obj().ToJson();  // { "v" : <value> }
-      return json.substr(9, json.size() - 11);
+      return json.substr(8, json.size() - 10);
     }
   }
 }
 
-std::string IdKey(const BsonElement& id) {
-  bson::KeyStringBuilder k;
-  k.AppendElement(id);
-  return k.bytes();
-}
-}  // namespace
-
-Status Collection::IndexDuplicateKeyError(const SecondaryIndex& idx, std::string_view key) const {
-  BsonObj value = IndexKeyValue(idx.desc.key, key);
-  BsonBuilder extra;
-  extra.AppendObject("keyPattern", idx.desc.key);
-  extra.AppendObject("keyValue", value);
+// A document's fields as the MongoDB shell prints them: "{ a: 1, b: \"x\" }".
+std::string ShellObject(const BsonObj& obj) {
   std::string text = "{ ";
   bool first = true;
-  for (BsonElement e : value) {
+  for (BsonElement e : obj) {
     if (!first) text += ", ";
     first = false;
     text += std::string(e.FieldName()) + ": " + ShellValue(e);
   }
+  return text + " }";
+}
+
+// `value` with its strings (collation keys, not UTF-8) as lowercase hex, at any depth.
+void AppendHexStrings(BsonBuilder& b, std::string_view name, const BsonElement& value) {
+  if (value.type() == bson::BsonType::kString) {
+    b.AppendString(name, bson::LowerHex(value.Str()));
+  } else if (value.type() == bson::BsonType::kObject || value.type() == bson::BsonType::kArray) {
+    size_t t = value.type() == bson::BsonType::kObject ? b.OpenObject(name) : b.OpenArray(name);
+    for (BsonElement x : value.Obj()) AppendHexStrings(b, x.FieldName(), x);
+    b.Close(t);
+  } else {
+    b.AppendElementAs(value, name);
+  }
+}
+
+// DuplicateKey (11000) as MongoDB reports it: keyPattern and keyValue beside the message. Under
+// a collation the key holds collation keys, which are not text: MongoDB then shows each string
+// component as "CollationKey(0x<hex>)" in the message, sends it as hex in keyValue with
+// `hexEncoded` marking which components are, and adds the index's `collation`.
+Status DuplicateKeyStatus(std::string_view ns, std::string_view index, const BsonObj& pattern,
+                          const BsonObj& value, const BsonObj& collation) {
+  BsonBuilder extra;
+  extra.AppendObject("keyPattern", pattern);
+  std::string text =
+      "E11000 duplicate key error collection: " + std::string(ns) + " index: " + std::string(index);
+  if (collation.IsEmpty()) {
+    extra.AppendObject("keyValue", value);
+    return Status(ErrorCode::kDuplicateKey, text + " dup key: " + ShellObject(value),
+                  extra.Release());
+  }
+  text += " collation: " + ShellObject(collation) + " dup key: { ";
+  size_t kv = extra.OpenObject("keyValue");
+  std::vector<bool> hex;
+  for (BsonElement e : value) {
+    if (!hex.empty()) text += ", ";
+    text += std::string(e.FieldName()) + ": ";
+    const bool is_string = e.type() == bson::BsonType::kString;
+    hex.push_back(is_string);
+    text += is_string ? "\"CollationKey(0x" + bson::LowerHex(e.Str()) + ")\"" : ShellValue(e);
+    AppendHexStrings(extra, e.FieldName(), e);
+  }
+  extra.Close(kv);
   text += " }";
-  return Status(ErrorCode::kDuplicateKey,
-                "E11000 duplicate key error collection: " + ns() + " index: " + idx.desc.name +
-                    " dup key: " + text,
-                extra.Release());
+  if (std::find(hex.begin(), hex.end(), true) != hex.end()) {
+    size_t arr = extra.OpenArray("hexEncoded");
+    for (size_t i = 0; i < hex.size(); ++i) extra.AppendBool(std::to_string(i), hex[i]);
+    extra.Close(arr);
+  }
+  extra.AppendObject("collation", collation);
+  return Status(ErrorCode::kDuplicateKey, std::move(text), extra.Release());
+}
+
+// The `_id_` key of `id`: the index's collation applies to it, as to any index.
+std::string IdKey(const BsonElement& id, const SecondaryIndex& id_index) {
+  bson::KeyStringBuilder k;
+  k.AppendElement(id, false, id_index.desc.collator.get());
+  return k.Release();
+}
+}  // namespace
+
+Status Collection::IndexDuplicateKeyError(const SecondaryIndex& idx, std::string_view key) const {
+  return DuplicateKeyStatus(ns(), idx.desc.name, idx.desc.key, IndexKeyValue(idx.desc.key, key),
+                            idx.desc.collation);
 }
 
 Status Collection::DuplicateKeyError(const BsonElement& id) const {
-  BsonBuilder shown;
-  shown.AppendElementAs(id, "_id");
-  BsonObj shown_obj = shown.Obj();
-  BsonBuilder extra;
-  size_t kp = extra.OpenObject("keyPattern");
-  extra.AppendInt32("_id", 1);
-  extra.Close(kp);
-  extra.AppendObject("keyValue", shown_obj);
-  std::string key_text = "{ _id: " + ShellValue(id) + " }";
-  return Status(
-      ErrorCode::kDuplicateKey,
-      "E11000 duplicate key error collection: " + ns() + " index: _id_ dup key: " + key_text,
-      extra.Release());
+  BsonBuilder pattern;
+  pattern.AppendInt32("_id", 1);
+  BsonBuilder value;
+  const SecondaryIndex* id_index = IdIndex();
+  if (id_index != nullptr && id_index->desc.collator) {
+    bson::AppendComparisonForm(value, "_id", id, *id_index->desc.collator);
+    return DuplicateKeyStatus(ns(), "_id_", pattern.Obj(), value.Obj(), id_index->desc.collation);
+  }
+  value.AppendElementAs(id, "_id");
+  return DuplicateKeyStatus(ns(), "_id_", pattern.Obj(), value.Obj(), BsonObj());
 }
 
 void Collection::CountUntrackedWrite(storage::Session& s) const {
@@ -401,7 +452,8 @@ StatusWith<int64_t> Collection::InsertRecord(storage::Session& s, const BsonObj&
   } else {
     rid = counters_->next_record_id.fetch_add(1);
     if (const SecondaryIndex* id_index = cur.IdIndex()) {
-      Status st = s.Insert(id_index->entry->ident, IdKey(id), storage::EncodeRecordId(rid));
+      Status st =
+          s.Insert(id_index->entry->ident, IdKey(id, *id_index), storage::EncodeRecordId(rid));
       if (st.code() == ErrorCode::kDuplicateKey) return DuplicateKeyError(id);
       HG_RETURN_IF_ERROR(st);
     }
@@ -492,7 +544,7 @@ Status Collection::Remove(storage::Session& s, int64_t id, const BsonObj& doc) {
         st = s.Remove(idx.entry->ident, SeriesEntryFor(idx, doc, id).first);
         break;
       case IndexKind::kId:
-        st = s.Remove(idx.entry->ident, IdKey(doc["_id"]));
+        st = s.Remove(idx.entry->ident, IdKey(doc["_id"], idx));
         break;
       case IndexKind::kUser: {
         // A stored document always generated its keys; if it cannot now, there is nothing to
@@ -532,7 +584,7 @@ StatusWith<std::optional<Record>> Collection::FindById(storage::Session& s, cons
   }
   const SecondaryIndex* id_index = IdIndex();
   if (id_index == nullptr) return std::optional<Record>();
-  HG_ASSIGN_OR_RETURN(auto rid_bytes, s.Get(id_index->entry->ident, IdKey(id)));
+  HG_ASSIGN_OR_RETURN(auto rid_bytes, s.Get(id_index->entry->ident, IdKey(id, *id_index)));
   if (!rid_bytes) return std::optional<Record>();
   return FindRecord(s, storage::DecodeRecordId(*rid_bytes));
 }

@@ -198,6 +198,11 @@ class Collection {
   // collections. Such a collection keeps its records under allocated RecordIds with an `_id_`
   // index (IsClustered() is false), and its natural order is that index's: `_id` order.
   const std::optional<bson::BsonObj>& ClusteredIndexSpec() const { return clustered_index_; }
+  // The collection's default collation (option `collation`): what its reads and writes compare
+  // strings under when they name none, and what its indexes take. Null: simple.
+  const std::shared_ptr<const collation::Collator>& DefaultCollator() const {
+    return default_collator_;
+  }
 
   // Who writes to a bucket collection. The bucket catalog reports its own writes (new buckets,
   // appends) to the caches readers keep of the buckets (the latest measurements of each series);
@@ -334,6 +339,7 @@ class Collection {
   CollectionEntry entry_;
   bool clustered_;
   std::optional<bson::BsonObj> clustered_index_;
+  std::shared_ptr<const collation::Collator> default_collator_;
   // Every index, pointing into entry_.indexes: `_id_` and the series index first, then the user
   // indexes from first_user_index_ on, in creation order.
   std::vector<SecondaryIndex> indexes_;

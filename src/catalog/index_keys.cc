@@ -25,9 +25,15 @@ StatusWith<IndexDescriptor> IndexDescriptor::FromSpec(const BsonObj& spec) {
   for (BsonElement f : d.key) {
     if (f.type() == BsonType::kString && f.Str() == "hashed") d.hashed = true;
   }
+  if (BsonElement c = d.spec["collation"]; c.type() == BsonType::kObject) {
+    HG_ASSIGN_OR_RETURN(d.collator, collation::Collator::Make(c.Obj()));
+    if (d.collator) d.collation = d.collator->spec().ToBson();
+  }
   BsonElement pfe = d.spec["partialFilterExpression"];
   if (pfe.type() == BsonType::kObject) {
-    HG_ASSIGN_OR_RETURN(auto m, query::Matcher::Parse(pfe.Obj()));
+    query::ExpressionContext ectx;
+    ectx.collator = d.collator;  // a partial filter compares strings under the index's collation
+    HG_ASSIGN_OR_RETURN(auto m, query::Matcher::Parse(pfe.Obj(), ectx));
     d.partial = std::move(m);
   }
   BsonElement ttl = d.spec["expireAfterSeconds"];
@@ -126,10 +132,11 @@ const BsonObj& UndefinedHolder() {
   return holder;
 }
 
-void AppendValue(bson::KeyStringBuilder& k, const KeyValue& v, bool descending) {
+void AppendValue(bson::KeyStringBuilder& k, const KeyValue& v, bool descending,
+                 const bson::StringComparator* strings) {
   switch (v.kind) {
     case KeyValue::kElement:
-      k.AppendElement(v.element, descending);
+      k.AppendElement(v.element, descending, strings);
       break;
     case KeyValue::kMissing:
       k.AppendMissing(descending);
@@ -146,9 +153,9 @@ bool IsHashedField(const BsonElement& f) {
 
 }  // namespace
 
-int64_t HashIndexValue(const BsonElement& value) {
+int64_t HashIndexValue(const BsonElement& value, const bson::StringComparator* strings) {
   bson::KeyStringBuilder k;
-  k.AppendElement(value);
+  k.AppendElement(value, false, strings);
   // FNV-1a over the canonical encoding, so equal values hash equally.
   uint64_t h = 14695981039346656037ull;
   for (unsigned char c : k.bytes()) {
@@ -162,7 +169,7 @@ StatusWith<IndexKeySet> GenerateIndexKeys(const IndexDescriptor& desc, const Bso
   IndexKeySet out;
   if (desc.partial && !desc.partial->Matches(doc)) return out;
   if (desc.wildcard) {
-    out.keys = GenerateWildcardKeys(*desc.wildcard, doc, &out.array_paths);
+    out.keys = GenerateWildcardKeys(*desc.wildcard, doc, &out.array_paths, desc.collator.get());
     out.multikey = !out.array_paths.empty();
     return out;
   }
@@ -182,7 +189,8 @@ StatusWith<IndexKeySet> GenerateIndexKeys(const IndexDescriptor& desc, const Bso
       }
       const KeyValue& v = st.values.front();
       BsonBuilder b;
-      b.AppendInt64("", HashIndexValue(v.kind == KeyValue::kElement ? v.element : BsonElement()));
+      b.AppendInt64("", HashIndexValue(v.kind == KeyValue::kElement ? v.element : BsonElement(),
+                                       desc.collator.get()));
       hash_holders.push_back(b.Obj());
       if (v.kind != KeyValue::kMissing) all_missing = false;
       st.values = {KeyValue{KeyValue::kElement, hash_holders.back().FirstElement()}};
@@ -225,7 +233,7 @@ StatusWith<IndexKeySet> GenerateIndexKeys(const IndexDescriptor& desc, const Bso
   while (true) {
     bson::KeyStringBuilder k;
     for (size_t f = 0; f < per_field.size(); ++f) {
-      AppendValue(k, per_field[f][pos[f]], bson::IsDescending(pattern[f]));
+      AppendValue(k, per_field[f][pos[f]], bson::IsDescending(pattern[f]), desc.collator.get());
     }
     keys.insert(k.Release());
     bool done = true;

@@ -10,6 +10,11 @@
 // "hashed" component holds a 64-bit hash of the value's canonical encoding (arrays fail with
 // 16766).
 //
+// An index with a collation (the spec's `collation`, normalized) keys the comparison form of each
+// value (bson::AppendComparisonForm: every string replaced by its collation key), as MongoDB
+// keys collated indexes: strings the collation deems equal are one key, and key order is the
+// collation's order. Hashed components hash that form.
+//
 // The key bytes are bson/key_string.h encodings, one component per pattern field; the storage
 // format of index tables (which appends the RecordId) is documented in src/storage/README.md.
 //
@@ -23,6 +28,7 @@
 #include "base/status.h"
 #include "bson/bson.h"
 #include "catalog/wildcard_keys.h"
+#include "collation/collator.h"
 #include "query/matcher.h"
 
 namespace hourglass::catalog {
@@ -43,8 +49,12 @@ struct IndexDescriptor {
   std::optional<int64_t> expire_after_seconds;
   // A wildcard index (key {"$**": ±1} or {"<path>.$**": ±1}, catalog/wildcard_keys.h).
   std::optional<WildcardIndex> wildcard;
+  // The index's collation (null: simple) and its normalized spec (empty: simple).
+  std::shared_ptr<const collation::Collator> collator;
+  bson::BsonObj collation;
 
-  // Parses a stored (already validated) spec. BadValue if the partial filter does not parse.
+  // Parses a stored (already validated) spec. BadValue if the partial filter does not parse; the
+  // collation's errors (collation::Collator::Make) if it has an invalid one.
   static StatusWith<IndexDescriptor> FromSpec(const bson::BsonObj& spec);
 };
 
@@ -60,8 +70,10 @@ struct IndexKeySet {
 StatusWith<IndexKeySet> GenerateIndexKeys(const IndexDescriptor& desc, const bson::BsonObj& doc);
 
 // The hash a hashed index stores for `value` (EOO: missing, hashed as null). Values equal in
-// index order (1, 1.0, NumberLong(1)) hash equally.
-int64_t HashIndexValue(const bson::BsonElement& value);
+// index order (1, 1.0, NumberLong(1)) hash equally; under `strings` (an index's collation), so do
+// strings it deems equal.
+int64_t HashIndexValue(const bson::BsonElement& value,
+                       const bson::StringComparator* strings = nullptr);
 
 // {field: value, ...} for an encoded key of `pattern` (DuplicateKey's keyValue), using the
 // canonical value forms of bson::DecodeIndexKey.

@@ -33,6 +33,46 @@ std::vector<std::string> Keys(const IndexDescriptor& d, const char* doc) {
   return out;
 }
 
+// The raw keys of `doc` (one expected).
+std::string OnlyKey(const IndexDescriptor& d, const char* doc) {
+  auto keys = GenerateIndexKeys(d, J(doc));
+  EXPECT_TRUE(keys.ok());
+  EXPECT_EQ(keys.value().keys.size(), 1u) << doc;
+  return keys.value().keys.empty() ? std::string() : keys.value().keys.front();
+}
+
+TEST(IndexKeysTest, CollatedIndexKeysStringsByTheirCollationKeys) {
+  auto ci = Desc(R"({"v": 2, "key": {"a": 1, "b": -1}, "name": "ab",
+                     "collation": {"locale": "en", "strength": 2}})");
+  ASSERT_NE(ci.collator, nullptr);
+  EXPECT_EQ(ci.collation["strength"].Int32(), 2);
+  EXPECT_EQ(ci.collation["version"].Str(), "57.1");  // normalized
+  // Case variants are one key, at any depth; accents (a secondary difference) are not.
+  EXPECT_EQ(OnlyKey(ci, R"({"a": "Hello", "b": {"x": ["WORLD"]}})"),
+            OnlyKey(ci, R"({"a": "hELLO", "b": {"x": ["world"]}})"));
+  EXPECT_NE(OnlyKey(ci, R"({"a": "resume", "b": 1})"), OnlyKey(ci, R"({"a": "résumé", "b": 1})"));
+  // Numbers key as in any index; key order is the collation's ("apple" < "Banana").
+  EXPECT_EQ(
+      OnlyKey(ci, R"({"a": 5, "b": 1})"),
+      OnlyKey(Desc(R"({"v": 2, "key": {"a": 1, "b": -1}, "name": "ab"})"), R"({"a": 5, "b": 1})"));
+  EXPECT_LT(OnlyKey(ci, R"({"a": "apple", "b": 1})"), OnlyKey(ci, R"({"a": "Banana", "b": 1})"));
+  auto simple = Desc(R"({"v": 2, "key": {"a": 1}, "name": "a_1"})");
+  EXPECT_NE(OnlyKey(simple, R"({"a": "Hello"})"), OnlyKey(simple, R"({"a": "hello"})"));
+  EXPECT_EQ(simple.collator, nullptr);
+  // Hashed components hash the collation key.
+  auto hashed = Desc(R"({"v": 2, "key": {"h": "hashed"}, "name": "h",
+                         "collation": {"locale": "en", "strength": 2}})");
+  EXPECT_EQ(OnlyKey(hashed, R"({"h": "KEY"})"), OnlyKey(hashed, R"({"h": "key"})"));
+  EXPECT_NE(OnlyKey(hashed, R"({"h": "key"})"), OnlyKey(hashed, R"({"h": "kee"})"));
+}
+
+TEST(IndexKeysTest, PartialFilterComparesUnderTheIndexCollation) {
+  auto d = Desc(R"({"v": 2, "key": {"a": 1}, "name": "a_1", "partialFilterExpression":
+                    {"k": "yes"}, "collation": {"locale": "en", "strength": 2}})");
+  EXPECT_EQ(GenerateIndexKeys(d, J(R"({"a": 1, "k": "YES"})")).value().keys.size(), 1u);
+  EXPECT_TRUE(GenerateIndexKeys(d, J(R"({"a": 1, "k": "no"})")).value().keys.empty());
+}
+
 TEST(IndexKeysTest, ScalarMissingAndNull) {
   auto d = Desc(R"({"v": 2, "key": {"a": 1}, "name": "a_1"})");
   EXPECT_EQ(Keys(d, R"({"a": 5})"), std::vector<std::string>{R"({ "" : 5 })"});

@@ -21,8 +21,9 @@ bool IsIdPath(std::string_view path) { return query::PathStartsWith(path, "_id")
 
 class KeyCollector {
  public:
-  KeyCollector(bool descending, std::vector<std::string>* array_paths)
-      : descending_(descending), array_paths_(array_paths) {}
+  KeyCollector(bool descending, const bson::StringComparator* strings,
+               std::vector<std::string>* array_paths)
+      : descending_(descending), strings_(strings), array_paths_(array_paths) {}
 
   void Walk(const BsonObj& obj, bool obj_is_array, std::string& path) {
     for (BsonElement e : obj) {
@@ -70,12 +71,13 @@ class KeyCollector {
   void Add(const std::string& path, const BsonElement& value) {
     std::string key = EncodeWildcardPath(path);
     bson::KeyStringBuilder k;
-    k.AppendElement(value, descending_);
+    k.AppendElement(value, descending_, strings_);
     key += k.bytes();
     keys_.insert(std::move(key));
   }
 
   bool descending_;
+  const bson::StringComparator* strings_;
   std::vector<std::string>* array_paths_;
   std::set<std::string> keys_;
 };
@@ -146,8 +148,9 @@ bool WildcardIndex::Covers(std::string_view path) const {
 }
 
 std::vector<std::string> GenerateWildcardKeys(const WildcardIndex& index, const BsonObj& doc,
-                                              std::vector<std::string>* array_paths) {
-  KeyCollector keys(index.descending, array_paths);
+                                              std::vector<std::string>* array_paths,
+                                              const bson::StringComparator* strings) {
+  KeyCollector keys(index.descending, strings, array_paths);
   auto projected = index.projection.Apply(doc);
   // A projection of these forms (inclusion/exclusion of paths only) has no failure mode.
   if (!projected.ok()) return {};

@@ -51,8 +51,10 @@ bool IsWildcardFieldName(std::string_view name);
 // The keys of `doc` (sorted, distinct, without RecordId). The paths of the arrays walked (not
 // those indexed as values) are added to *array_paths: a path is multikey when it or one of its
 // ancestors is among them.
+// `strings`: the index's collation (null: simple), keys as GenerateIndexKeys makes them.
 std::vector<std::string> GenerateWildcardKeys(const WildcardIndex& index, const bson::BsonObj& doc,
-                                              std::vector<std::string>* array_paths);
+                                              std::vector<std::string>* array_paths,
+                                              const bson::StringComparator* strings = nullptr);
 
 // Whether dotted `path` is one of `array_paths` or lies below one of them.
 bool PathIsMultikey(std::string_view path, const std::vector<std::string>& array_paths);

@@ -287,9 +287,12 @@ std::string Collator::ComparisonKey(std::string_view s) const {
   return key;
 }
 
-bool SameCollation(const Collator* a, const Collator* b) {
-  if (a == nullptr || b == nullptr) return a == b;
-  return a->spec().ToBson().BinaryEqual(b->spec().ToBson());
+bool SameCollation(const bson::StringComparator* a, const bson::StringComparator* b) {
+  if (a == b) return true;
+  const auto* x = dynamic_cast<const Collator*>(a);
+  const auto* y = dynamic_cast<const Collator*>(b);
+  if (x == nullptr || y == nullptr) return false;
+  return x->spec().ToBson().BinaryEqual(y->spec().ToBson());
 }
 
 }  // namespace hourglass::collation

@@ -7,6 +7,8 @@
 // their const operations).
 #pragma once
 
+#include <unicode/uversion.h>
+
 #include <memory>
 #include <string>
 #include <string_view>
@@ -14,8 +16,6 @@
 #include "base/status.h"
 #include "bson/bson.h"
 #include "bson/bson_compare.h"
-
-#include <unicode/uversion.h>
 
 U_NAMESPACE_BEGIN
 class Collator;
@@ -66,7 +66,8 @@ class Collator final : public bson::StringComparator {
   std::unique_ptr<icu::Collator> icu_;
 };
 
-// Whether two collators order strings the same way (both null: the simple collation).
-bool SameCollation(const Collator* a, const Collator* b);
+// Whether two collators order strings the same way (both null: the simple collation). Any
+// comparator other than a Collator is the same only as itself.
+bool SameCollation(const bson::StringComparator* a, const bson::StringComparator* b);
 
 }  // namespace hourglass::collation

@@ -342,6 +342,11 @@ Status RunAggregate(CommandContext& ctx, const BsonObj& request, bool single_bat
       stages = cmd["pipeline"].Obj();
     }
   }
+  if (!collectionless && !view_ns && cmd["collation"].eoo()) {
+    // A collection's default collation applies to aggregates that name none.
+    HG_ASSIGN_OR_RETURN(
+        collator, CheckHintAndGetCollation("aggregate", cmd, ctx.service, {ctx.db, coll_name}));
+  }
   if (collator) HG_RETURN_IF_ERROR(CheckPipelineUnderCollation(ctx, cmd, *stages));
   HG_ASSIGN_OR_RETURN(bool explain, GetBool("aggregate", cmd, "explain", false));
   if (explain) return RunExplain(ctx, cmd, "queryPlanner", reply);
@@ -545,7 +550,7 @@ class CountCommand : public Command {
     HG_ASSIGN_OR_RETURN(std::string coll_name, GetCollectionName(cmd, ctx.db));
     catalog::NamespaceString nss{ctx.db, coll_name};
     HG_RETURN_IF_ERROR(catalog::ValidateCollectionName(nss));
-    HG_ASSIGN_OR_RETURN(auto collator, CheckHintAndGetCollation("count", cmd));
+    HG_ASSIGN_OR_RETURN(auto collator, CheckHintAndGetCollation("count", cmd, ctx.service, nss));
     HG_ASSIGN_OR_RETURN(auto q, GetObject("count", cmd, "query"));
     HG_ASSIGN_OR_RETURN(auto limit, GetInt64("count", cmd, "limit"));
     HG_ASSIGN_OR_RETURN(auto skip, GetInt64("count", cmd, "skip"));
@@ -616,7 +621,7 @@ class DistinctCommand : public Command {
     HG_ASSIGN_OR_RETURN(std::string coll_name, GetCollectionName(cmd, ctx.db));
     catalog::NamespaceString nss{ctx.db, coll_name};
     HG_RETURN_IF_ERROR(catalog::ValidateCollectionName(nss));
-    HG_ASSIGN_OR_RETURN(auto collator, CheckHintAndGetCollation("distinct", cmd));
+    HG_ASSIGN_OR_RETURN(auto collator, CheckHintAndGetCollation("distinct", cmd, ctx.service, nss));
     HG_ASSIGN_OR_RETURN(auto key, GetString("distinct", cmd, "key"));
     if (!key) {
       return MissingField("distinct", "key");

@@ -5,6 +5,8 @@
 #include <string>
 #include <utility>
 
+#include "catalog/catalog.h"
+
 namespace hourglass::commands {
 
 using bson::BsonElement;
@@ -52,15 +54,14 @@ StatusWith<std::shared_ptr<const collation::Collator>> CheckHintAndGetCollation(
   return collation::Collator::Make(collation.Obj());
 }
 
-Status CheckHintAndCollation(std::string_view cmd, const BsonObj& doc) {
+StatusWith<std::shared_ptr<const collation::Collator>> CheckHintAndGetCollation(
+    std::string_view cmd, const BsonObj& doc, const ServiceContext& service,
+    const catalog::NamespaceString& nss) {
   HG_ASSIGN_OR_RETURN(auto collator, CheckHintAndGetCollation(cmd, doc));
-  if (collator) {
-    return Status(ErrorCode::kCommandNotSupported,
-                  std::string(cmd) +
-                      " with a collation other than {locale: \"simple\"} is not "
-                      "supported yet");
-  }
-  return Status::OK();
+  if (!doc["collation"].eoo()) return collator;
+  auto coll = service.catalog->Lookup(nss);
+  if (coll && coll->entry().type == "collection") return coll->DefaultCollator();
+  return collator;
 }
 
 StatusWith<std::string> GetCollectionName(const BsonObj& cmd, std::string_view db) {

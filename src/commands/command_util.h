@@ -13,6 +13,7 @@
 #include "base/status.h"
 #include "bson/bson.h"
 #include "bson/field_check.h"
+#include "catalog/namespace.h"
 #include "collation/collator.h"
 #include "commands/service_context.h"
 
@@ -36,16 +37,18 @@ Status CheckKnownSubFields(std::string_view context, const bson::BsonObj& doc,
                            std::initializer_list<std::string_view> known);
 
 // Checks the `hint` and `collation` options a read or write may carry: the hint's type (string or
-// object; the planner checks that the index exists) and the collation (CommandCollation), where
-// only the simple (binary) one is supported: any other fails with CommandNotSupported (115)
-// rather than comparing strings wrongly. For the commands that do not take collations yet.
-Status CheckHintAndCollation(std::string_view cmd, const bson::BsonObj& doc);
-
-// The hint check of CheckHintAndCollation, and the collation `doc` asks for: null for none or the
-// simple collation; the collation's own errors (collation/collator.h), TypeMismatch (14) for a
-// `collation` that is not an object.
+// object; the planner checks that the index exists), and returns the collation `doc` asks for:
+// null for none or the simple collation; the collation's own errors (collation/collator.h),
+// TypeMismatch (14) for a `collation` that is not an object.
 StatusWith<std::shared_ptr<const collation::Collator>> CheckHintAndGetCollation(
     std::string_view cmd, const bson::BsonObj& doc);
+
+// The same, for a command on `nss`: without a `collation`, the default collation of the regular
+// collection `nss` if it has one, as MongoDB applies it (a view has its own:
+// commands/aggregate.cc).
+StatusWith<std::shared_ptr<const collation::Collator>> CheckHintAndGetCollation(
+    std::string_view cmd, const bson::BsonObj& doc, const ServiceContext& service,
+    const catalog::NamespaceString& nss);
 
 // The collection name a command targets: the string value of its first field. InvalidNamespace
 // (73) if it is not a non-empty string.

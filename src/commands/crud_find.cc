@@ -110,7 +110,7 @@ class FindCommand : public Command {
     HG_ASSIGN_OR_RETURN(std::string coll_name, GetCollectionName(cmd, ctx.db));
     catalog::NamespaceString nss{ctx.db, coll_name};
     HG_RETURN_IF_ERROR(catalog::ValidateCollectionName(nss));
-    HG_ASSIGN_OR_RETURN(auto collator, CheckHintAndGetCollation("find", cmd));
+    HG_ASSIGN_OR_RETURN(auto collator, CheckHintAndGetCollation("find", cmd, ctx.service, nss));
     HG_ASSIGN_OR_RETURN(auto min, GetObject("find", cmd, "min"));
     HG_ASSIGN_OR_RETURN(auto max, GetObject("find", cmd, "max"));
     HG_ASSIGN_OR_RETURN(bool return_key, GetBool("find", cmd, "returnKey", false));

@@ -207,15 +207,16 @@ class InsertCommand : public WriteCommand {
 };
 
 // Records of `coll` matching `matcher` (parsed from `q`), read inside `session`'s transaction
-// through the plan the planner picks for `q`, `sort` and `hint` (hint: EOO for none).
+// through the plan the planner picks for `q`, `sort` and `hint` (hint: EOO for none) under
+// `collator` (the write's collation; null: simple).
 // Several candidate plans run their multi-planner trial in their own sessions first (the
 // trial only chooses; the winner is then read inside the write's transaction).
 StatusWith<std::vector<catalog::Record>> MatchingRecords(
     storage::KvEngine* engine, storage::Session& session, catalog::Collection& coll,
     const BsonObj& q, const query::Matcher& matcher, bool first_only, const BsonObj& sort,
-    const BsonElement& hint) {
+    const BsonElement& hint, const bson::StringComparator* collator) {
   std::vector<catalog::Record> out;
-  HG_ASSIGN_OR_RETURN(exec::PlanChoice choice, exec::PlanQuery(coll, q, sort, hint));
+  HG_ASSIGN_OR_RETURN(exec::PlanChoice choice, exec::PlanQuery(coll, q, sort, hint, collator));
   if (!choice.rejected.empty()) {
     // A non-owning handle: `coll` outlives the trial.
     std::shared_ptr<catalog::Collection> borrowed(std::shared_ptr<void>(), &coll);
@@ -290,20 +291,14 @@ Status CheckIdUnchanged(const BsonObj& before, const BsonObj& after) {
   return Status::OK();
 }
 
-// The hint a write's read of its documents takes: under a non-simple collation the collection
-// is scanned (its indexes order strings by their bytes), and a hint is not supported yet.
-StatusWith<BsonElement> WriteScanHint(const query::ExpressionContext& ectx,
-                                      const BsonElement& hint) {
-  if (!ectx.collator) return hint;
-  if (!hint.eoo()) {
-    return Status(ErrorCode::kCommandNotSupported,
-                  "a hint with a non-simple collation is not supported yet");
+// A write statement's collation: its own, else its collection's default (MongoDB's rule).
+template <typename Statement>
+std::shared_ptr<const collation::Collator> StatementCollator(const Statement& stmt,
+                                                             const catalog::Collection* coll) {
+  if (stmt.has_collation || coll == nullptr || coll->entry().type != "collection") {
+    return stmt.collator;
   }
-  static const BsonObj* natural =
-      new BsonObj(bson::BsonBuilder()
-                      .AppendObject("hint", bson::BsonBuilder().AppendInt32("$natural", 1).Obj())
-                      .Obj());
-  return natural->FirstElement();
+  return coll->DefaultCollator();
 }
 
 // Updates whose operators compare values ($pull, $addToSet, $min, $max, $push's $sort,
@@ -338,7 +333,6 @@ StatusWith<UpdateResult> RunUpdate(CommandContext& ctx, catalog::Collection& col
                                    const BsonObj& sort, const query::ExpressionContext& ectx,
                                    const BsonElement& hint = BsonElement()) {
   HG_ASSIGN_OR_RETURN(auto matcher, query::Matcher::Parse(q, ectx));
-  HG_ASSIGN_OR_RETURN(BsonElement scan_hint, WriteScanHint(ectx, hint));
   // Before the transaction starts: its snapshot must hold every acknowledged measurement.
   HG_RETURN_IF_ERROR(coll.read_barrier().Run());
   UpdateResult result;
@@ -352,7 +346,7 @@ StatusWith<UpdateResult> RunUpdate(CommandContext& ctx, catalog::Collection& col
     HG_RETURN_IF_ERROR(wu.begin_status());
     HG_ASSIGN_OR_RETURN(auto records,
                         MatchingRecords(ctx.service.engine, *session, coll, q, matcher,
-                                        !multi && sort.IsEmpty(), sort, scan_hint));
+                                        !multi && sort.IsEmpty(), sort, hint, ectx.collator.get()));
     HG_RETURN_IF_ERROR(SortRecords(records, sort, ectx.collator));
     if (!multi && records.size() > 1) records.resize(1);
     for (const auto& rec : records) {
@@ -486,8 +480,8 @@ class UpdateCommand : public WriteCommand {
       ++ctx.service.counters.op_update;
       Status st = [&]() -> Status {
         query::ExpressionContext sectx = ectx;
-        sectx.collator = stmt.collator;
-        if (stmt.collator)
+        sectx.collator = StatementCollator(stmt, coll.get());
+        if (sectx.collator)
           HG_RETURN_IF_ERROR(CheckUpdateUnderCollation(stmt.u, stmt.array_filters));
         HG_ASSIGN_OR_RETURN(auto driver,
                             ParseUpdate(stmt.u, stmt.array_filters, sectx, stmt.multi));
@@ -523,7 +517,6 @@ StatusWith<std::vector<catalog::Record>> RunDelete(CommandContext& ctx, catalog:
                                                    const query::ExpressionContext& ectx,
                                                    const BsonElement& hint = BsonElement()) {
   HG_ASSIGN_OR_RETURN(auto matcher, query::Matcher::Parse(q, ectx));
-  HG_ASSIGN_OR_RETURN(BsonElement scan_hint, WriteScanHint(ectx, hint));
   HG_RETURN_IF_ERROR(coll.read_barrier().Run());  // before the transaction (RunUpdate)
   std::vector<catalog::Record> deleted;
   HG_RETURN_IF_ERROR(storage::RetryOnWriteConflict([&]() -> Status {
@@ -534,7 +527,7 @@ StatusWith<std::vector<catalog::Record>> RunDelete(CommandContext& ctx, catalog:
     HG_RETURN_IF_ERROR(wu.begin_status());
     HG_ASSIGN_OR_RETURN(auto records,
                         MatchingRecords(ctx.service.engine, *session, coll, q, matcher,
-                                        !multi && sort.IsEmpty(), sort, scan_hint));
+                                        !multi && sort.IsEmpty(), sort, hint, ectx.collator.get()));
     HG_RETURN_IF_ERROR(SortRecords(records, sort, ectx.collator));
     if (!multi && records.size() > 1) records.resize(1);
     for (auto& rec : records) {
@@ -578,7 +571,7 @@ class DeleteCommand : public WriteCommand {
       ++ctx.service.counters.op_delete;
       Status st = [&]() -> Status {
         query::ExpressionContext sectx = ectx;
-        sectx.collator = stmt.collator;
+        sectx.collator = StatementCollator(stmt, coll.get());
         if (ts) {
           if (stmt.collator) return TimeseriesCollationNotSupported();
           HG_ASSIGN_OR_RETURN(int64_t k, DeleteMeasurements(ctx, *ts, stmt.q, stmt.multi, ectx,
@@ -614,7 +607,10 @@ class FindAndModifyCommand : public Command {
     HG_RETURN_IF_ERROR(CheckKnownFields(
         cmd, {"query", "sort", "remove", "update", "new", "fields", "upsert",
               "bypassDocumentValidation", "arrayFilters", "hint", "collation", "let"}));
-    HG_ASSIGN_OR_RETURN(auto collator, CheckHintAndGetCollation("findAndModify", cmd));
+    HG_ASSIGN_OR_RETURN(std::string coll_name, GetCollectionName(cmd, ctx.db));
+    HG_ASSIGN_OR_RETURN(auto collator,
+                        CheckHintAndGetCollation("findAndModify", cmd, ctx.service,
+                                                 catalog::NamespaceString{ctx.db, coll_name}));
     HG_ASSIGN_OR_RETURN(auto q, GetObject("findAndModify", cmd, "query"));
     HG_ASSIGN_OR_RETURN(auto sort, GetObject("findAndModify", cmd, "sort"));
     HG_ASSIGN_OR_RETURN(auto fields, GetObject("findAndModify", cmd, "fields"));

@@ -112,8 +112,6 @@ Status CreateView(CommandContext& ctx, const catalog::NamespaceString& nss,
 // collMod of a view: a new viewOn and/or pipeline, checked as create checks them; other options
 // are InvalidOptions (72).
 Status CollModView(CommandContext& ctx, const catalog::Collection& view, const bson::BsonObj& cmd);
-// Whether a collation document is {locale: "simple"}.
-bool IsSimpleCollation(const bson::BsonObj& collation);
 // collMod on a time-series collection (spec §1.3): expireAfterSeconds, timeseries bucketing
 // parameters, `index: {hidden}` (through CollModIndex).
 Status CollModTimeseries(CommandContext& ctx, const catalog::NamespaceString& nss,

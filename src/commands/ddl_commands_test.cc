@@ -110,7 +110,12 @@ TEST_F(DdlCommandsTest, CreateRejectsUnsupportedOptionsHonestly) {
               "capped collections are not supported");
   ExpectError(Run(R"({"create": "v", "viewOn": "c", "pipeline": [{"$out": "x"}]})"), 167);
   ExpectError(Run(R"({"create": "c", "validator": {"a": {"$gt": 1}}})"), 115);
-  ExpectError(Run(R"({"create": "c", "collation": {"locale": "fr"}})"), 115);
+  ExpectError(Run(R"({"create": "c", "collation": {"locale": "fr"},
+                      "clusteredIndex": {"key": {"_id": 1}, "unique": true}})"),
+              115);
+  ExpectError(Run(R"({"create": "t", "collation": {"locale": "fr"},
+                      "timeseries": {"timeField": "t"}})"),
+              115);
   EXPECT_TRUE(CollectionNames().empty());
 }
 

@@ -137,8 +137,13 @@ StatusWith<BsonObj> ParseCreateOptions(const catalog::NamespaceString& nss, cons
   if (validator && !validator->IsEmpty()) {
     return NotSupported("document validation is not supported yet");
   }
-  if (collation && !IsSimpleCollation(*collation)) {
-    return NotSupported("collations other than {locale: \"simple\"} are not supported yet");
+  // The default collation, normalized as listCollections shows it; the simple one is not kept.
+  std::shared_ptr<const collation::Collator> collator;
+  if (collation) {
+    HG_ASSIGN_OR_RETURN(collator, collation::Collator::Make(*collation));
+  }
+  if (collator && clustered_index) {
+    return NotSupported("clustered collections with a non-simple collation are not supported yet");
   }
   if (pre_post && pre_post->GetField("enabled").Truthy()) {
     return NotSupported("changeStreamPreAndPostImages is not supported");
@@ -166,6 +171,7 @@ StatusWith<BsonObj> ParseCreateOptions(const catalog::NamespaceString& nss, cons
   if (index_defaults && !index_defaults->IsEmpty()) {
     options.AppendObject("indexOptionDefaults", *index_defaults);
   }
+  if (collator) options.AppendObject("collation", collator->spec().ToBson());
   if (clustered_index) options.AppendObject("clusteredIndex", *clustered_index);
   if (expire) options.AppendInt64("expireAfterSeconds", *expire);
   return options.Obj();
@@ -261,11 +267,6 @@ Status RunCollMod(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& reply) {
 }
 
 }  // namespace
-
-bool IsSimpleCollation(const BsonObj& collation) {
-  return collation.NumFields() == 1 && collation["locale"].type() == BsonType::kString &&
-         collation["locale"].Str() == "simple";
-}
 
 std::unique_ptr<Command> MakeCreateCommand() {
   return std::make_unique<DdlCommand>("create", false, "create a collection explicitly", RunCreate);

@@ -1,9 +1,10 @@
 // createIndexes and dropIndexes. Secondary indexes exist on regular collections (single-field,
 // compound, ascending/descending, hashed, wildcard with wildcardProjection; unique, sparse,
-// partialFilterExpression, hidden, expireAfterSeconds); text, geo and compound wildcard indexes
-// and non-simple collations fail with CommandNotSupported (115). On a time-series collection X the
-// user's specs are converted to bucket specs (timeseries/index_conversion.h) and built on
-// system.buckets.X; conflicts and dropping by key are judged in the user's terms.
+// partialFilterExpression, hidden, expireAfterSeconds, collation); text, geo and compound wildcard
+// indexes fail with CommandNotSupported (115), and so do collations on time-series indexes. On a
+// time-series collection X the user's specs are converted to bucket specs
+// (timeseries/index_conversion.h) and built on system.buckets.X; conflicts and dropping by key are
+// judged in the user's terms.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -11,6 +12,7 @@
 #include <memory>
 
 #include "catalog/index_keys.h"
+#include "collation/collator.h"
 #include "commands/clustered_collections.h"
 #include "commands/command_factories.h"
 #include "commands/command_util.h"
@@ -179,8 +181,9 @@ Status ValidateWildcardSpec(const BsonObj& key, const BsonObj& spec) {
 }
 
 // Validates one createIndexes spec and returns it as stored and listed: {v: 2, key, name, then
-// the options in the order given}.
-StatusWith<BsonObj> NormalizeSpec(const BsonElement& e, int position) {
+// the options in the order given}. `default_collation`: the collection's (empty: simple).
+StatusWith<BsonObj> NormalizeSpec(const BsonElement& e, int position,
+                                  const BsonObj& default_collation) {
   if (e.type() != BsonType::kObject) {
     return WrongTypeAtPath("createIndexes.indexes." + std::to_string(position), e, "object");
   }
@@ -211,7 +214,7 @@ StatusWith<BsonObj> NormalizeSpec(const BsonElement& e, int position) {
   out.AppendInt32("v", 2);
   out.AppendObject("key", key.Obj());
   out.AppendString("name", index_name);
-  bool sparse = false, partial = false, unique = false;
+  bool sparse = false, partial = false, unique = false, has_collation = false;
   for (BsonElement f : spec) {
     std::string_view n = f.FieldName();
     if (n == "key" || n == "name") continue;
@@ -271,13 +274,10 @@ StatusWith<BsonObj> NormalizeSpec(const BsonElement& e, int position) {
     }
     if (n == "collation") {
       if (f.type() != BsonType::kObject) return WrongType("createIndexes", f, "object");
-      BsonObj c = f.Obj();
-      if (!c.IsEmpty() && !(c.NumFields() == 1 && c["locale"].type() == BsonType::kString &&
-                            c["locale"].Str() == "simple")) {
-        return Status(ErrorCode::kCommandNotSupported,
-                      "indexes with a collation other than {locale: \"simple\"} are not "
-                      "supported yet");
-      }
+      // Normalized (every field, MongoDB's order); the simple collation is not stored.
+      HG_ASSIGN_OR_RETURN(auto collator, collation::Collator::Make(f.Obj()));
+      if (collator) out.AppendObject("collation", collator->spec().ToBson());
+      has_collation = true;
       continue;
     }
     if (n == "wildcardProjection") {
@@ -295,6 +295,10 @@ StatusWith<BsonObj> NormalizeSpec(const BsonElement& e, int position) {
     return Status(ErrorCode::kInvalidIndexSpecificationOption,
                   "The field '" + std::string(n) + "' is not valid for an index specification. " +
                       "Specification: " + spec.ToJson());
+  }
+  // An index created without a collation takes the collection's default, as in MongoDB.
+  if (!has_collation && !default_collation.IsEmpty()) {
+    out.AppendObject("collation", default_collation);
   }
   BsonObj built = out.Obj();
   if (IndexPlugin(key.Obj()) == "wildcard") {
@@ -338,6 +342,12 @@ bool SameOptions(const BsonObj& a, const BsonObj& b) {
   return true;
 }
 
+// Whether two stored `collation` fields (normalized; missing: simple) are the same collation.
+bool SameCollationSpec(const BsonElement& a, const BsonElement& b) {
+  if (a.eoo() || b.eoo()) return a.eoo() == b.eoo();
+  return a.Obj().BinaryEqual(b.Obj());
+}
+
 // Checks `spec` against the existing indexes: true if an identical index exists; conflicts fail
 // with IndexOptionsConflict (85) or IndexKeySpecsConflict (86).
 StatusWith<bool> AlreadyExists(const std::vector<BsonObj>& existing, const BsonObj& spec) {
@@ -345,7 +355,9 @@ StatusWith<bool> AlreadyExists(const std::vector<BsonObj>& existing, const BsonO
   std::string_view name = spec["name"].Str();
   for (const BsonObj& cur : existing) {
     bool same_name = cur["name"].Str() == name;
-    bool same_key = catalog::SameKeyPattern(cur["key"].Obj(), key);
+    // An index is its key pattern and its collation: two collations make two indexes.
+    bool same_key = catalog::SameKeyPattern(cur["key"].Obj(), key) &&
+                    SameCollationSpec(cur["collation"], spec["collation"]);
     if (same_name && same_key) {
       if (SameOptions(cur, spec)) return true;
       return Status(ErrorCode::kIndexOptionsConflict,
@@ -403,7 +415,12 @@ Status CreateTimeseriesIndexes(CommandContext& ctx, const timeseries::Timeseries
       HG_RETURN_IF_ERROR(CheckTimeseriesWildcard(e.Obj(), ts.options));
       HG_RETURN_IF_ERROR(AsCannotCreate(timeseries::CheckUserIndexSpec(e.Obj(), ts.options)));
     }
-    HG_ASSIGN_OR_RETURN(BsonObj spec, NormalizeSpec(e, position++));
+    HG_ASSIGN_OR_RETURN(BsonObj spec, NormalizeSpec(e, position++, BsonObj()));
+    if (spec.HasField("collation")) {
+      return Status(ErrorCode::kCommandNotSupported,
+                    "indexes with a non-simple collation on time-series collections are not "
+                    "supported yet");
+    }
     auto bucket_spec = timeseries::BucketIndexSpecFromUserSpec(spec, ts.options);
     if (!bucket_spec.ok()) return AsCannotCreate(bucket_spec.status());
     user_specs.push_back(std::move(spec));
@@ -461,6 +478,12 @@ Status RunCreateIndexes(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& re
     return CreateTimeseriesIndexes(ctx, *resolved.timeseries, *indexes, reply);
   }
   std::shared_ptr<catalog::Collection> coll = resolved.collection;
+  BsonObj default_collation;
+  if (coll) {
+    if (BsonElement c = coll->entry().options["collation"]; c.type() == BsonType::kObject) {
+      default_collation = c.Obj();
+    }
+  }
   std::vector<BsonObj> specs;
   int position = 0;
   for (BsonElement e : *indexes) {
@@ -474,7 +497,7 @@ Status RunCreateIndexes(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& re
       ++position;
       continue;
     }
-    HG_ASSIGN_OR_RETURN(BsonObj spec, NormalizeSpec(e, position++));
+    HG_ASSIGN_OR_RETURN(BsonObj spec, NormalizeSpec(e, position++, default_collation));
     specs.push_back(std::move(spec));
   }
   if (coll && coll->entry().type == "view") {

@@ -64,6 +64,7 @@ StatusWith<UpdateStatement> ParseUpdateStatement(const DocumentArray::Entry& ent
   HG_ASSIGN_OR_RETURN(auto af, GetArray("update.updates", doc, "arrayFilters"));
   stmt.array_filters = af.value_or(BsonObj());
   stmt.hint = doc["hint"];
+  stmt.has_collation = doc.HasField("collation");
   return stmt;
 }
 
@@ -81,7 +82,8 @@ StatusWith<DeleteStatement> ParseDeleteStatement(const DocumentArray::Entry& ent
         ErrorCode::kFailedToParse,
         "The limit field in delete objects must be 0 or 1. Got " + std::to_string(*limit));
   }
-  return DeleteStatement{*q, *limit == 0, doc["hint"], std::move(collator)};
+  return DeleteStatement{*q, *limit == 0, doc["hint"], std::move(collator),
+                         doc.HasField("collation")};
 }
 
 StatusWith<InsertRequest> ParseInsertRequest(const CommandRequest& request, std::string_view db) {

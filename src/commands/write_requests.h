@@ -48,6 +48,7 @@ struct UpdateStatement {
   bson::BsonObj array_filters;
   bson::BsonElement hint;                               // EOO if none
   std::shared_ptr<const collation::Collator> collator;  // null: the simple collation
+  bool has_collation = false;  // the statement names one (else: the collection's default)
 };
 
 struct UpdateRequest : WriteCommandBase {
@@ -60,6 +61,7 @@ struct DeleteStatement {
   bool multi = true;                                    // limit 0
   bson::BsonElement hint;                               // EOO if none
   std::shared_ptr<const collation::Collator> collator;  // null: the simple collation
+  bool has_collation = false;  // the statement names one (else: the collection's default)
 };
 
 struct DeleteRequest : WriteCommandBase {

@@ -3,12 +3,14 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <deque>
 #include <functional>
 #include <limits>
 #include <map>
 
 #include "bson/bson_compare.h"
 #include "bson/key_string.h"
+#include "collation/collator.h"
 
 namespace hourglass::exec {
 
@@ -30,6 +32,7 @@ struct Bound {
 // An interval on one field in value order (low <= high).
 struct ValueInterval {
   Bound low, high;
+  bool collatable = false;  // a bound comes from a string (its order depends on the collation)
   bool IsPoint() const {
     return low.inclusive && high.inclusive &&
            bson::CompareElementValues(low.value, high.value) == 0;
@@ -95,6 +98,19 @@ bool TypeBracket(const BsonElement& v, ValueInterval* out) {
   }
 }
 
+// Whether a value's order depends on the collation: strings, and what may hold them.
+bool Collatable(const BsonElement& v) {
+  switch (v.type()) {
+    case BsonType::kString:
+    case BsonType::kSymbol:
+    case BsonType::kObject:
+    case BsonType::kArray:
+      return true;
+    default:
+      return false;
+  }
+}
+
 bool PointValue(const BsonElement& v) {
   switch (v.type()) {
     case BsonType::kEOO:
@@ -141,6 +157,7 @@ void AddOperatorPredicates(const BsonObj& ops, FieldPredicates& fp) {
       } else {
         bracket.high = {op, incl};
       }
+      bracket.collatable = Collatable(op);
       fp.ranges.push_back(bracket);
     } else if (name.starts_with("$_internalExpr") && PointValue(op) &&
                (name == "$_internalExprGt" || name == "$_internalExprGte" ||
@@ -148,6 +165,7 @@ void AddOperatorPredicates(const BsonObj& ops, FieldPredicates& fp) {
       // Bucket-level predicates of time-series reads (timeseries/bucket_filter.h) compare in
       // canonical BSON order across types: the range runs to MinKey or MaxKey.
       ValueInterval iv{{Edge("minkey"), true}, {Edge("maxkey"), true}};
+      iv.collatable = Collatable(op);
       bool incl = name.ends_with('e');
       if (name.starts_with("$_internalExprG")) {
         iv.low = {op, incl};
@@ -178,6 +196,56 @@ void CollectPredicates(const BsonObj& filter, std::map<std::string, FieldPredica
       fp.point_sets.push_back({e});
     }
   }
+}
+
+using Predicates = std::map<std::string, FieldPredicates>;
+
+// The predicates of a read under `query` (a collation; null: simple) that an index under `index`
+// can bound. Under the same collation, every value that holds strings becomes its comparison
+// form, as the index keys it (owned by `holders`). Under another collation a string orders
+// differently in the index than in the read: a point set or range with such a value gives no
+// bounds (*dropped is set), the others keep theirs (numbers, dates... order the same).
+Predicates PredicatesFor(const Predicates& preds, const bson::StringComparator* query,
+                         const bson::StringComparator* index, std::deque<BsonObj>& holders,
+                         bool* dropped) {
+  const bool same = collation::SameCollation(query, index);
+  if (same && index == nullptr) return preds;
+  auto translate = [&](const BsonElement& v) {
+    if (!Collatable(v)) return v;
+    BsonBuilder b;
+    bson::AppendComparisonForm(b, v.FieldName(), v, *index);
+    holders.push_back(b.Obj());
+    return holders.back().FirstElement();
+  };
+  Predicates out;
+  for (const auto& [path, fp] : preds) {
+    FieldPredicates& o = out[path];
+    o.exists = fp.exists;
+    for (const auto& set : fp.point_sets) {
+      if (same) {
+        std::vector<BsonElement> t;
+        for (const BsonElement& v : set) t.push_back(translate(v));
+        o.point_sets.push_back(std::move(t));
+      } else if (std::none_of(set.begin(), set.end(), Collatable)) {
+        o.point_sets.push_back(set);
+      } else {
+        *dropped = true;
+      }
+    }
+    for (const ValueInterval& r : fp.ranges) {
+      if (!r.collatable) {
+        o.ranges.push_back(r);
+      } else if (same) {
+        ValueInterval t = r;
+        t.low.value = translate(r.low.value);
+        t.high.value = translate(r.high.value);
+        o.ranges.push_back(t);
+      } else {
+        *dropped = true;
+      }
+    }
+  }
+  return out;
 }
 
 // True if the path has a numeric component (positional semantics differ between the matcher and
@@ -221,7 +289,11 @@ struct ByteInterval {
   std::string display;
 };
 
-std::string DisplayValue(const BsonElement& v) {
+// A bound as explain shows it; in a collated index a string is a collation key, shown as MongoDB
+// shows it: CollationKey(0x<hex>).
+std::string DisplayValue(const BsonElement& v, bool collated) {
+  if (collated && v.type() == BsonType::kString)
+    return "CollationKey(0x" + bson::LowerHex(v.Str()) + ")";
   switch (v.type()) {
     case BsonType::kMinKey:
       return "MinKey";
@@ -261,7 +333,7 @@ std::string DisplayValue(const BsonElement& v) {
   }
 }
 
-ByteInterval ToBytes(const ValueInterval& iv, bool descending) {
+ByteInterval ToBytes(const ValueInterval& iv, bool descending, bool collated = false) {
   ByteInterval b;
   const Bound& first = descending ? iv.high : iv.low;
   const Bound& last = descending ? iv.low : iv.high;
@@ -269,8 +341,8 @@ ByteInterval ToBytes(const ValueInterval& iv, bool descending) {
   b.hi = Encode(last.value, descending);
   b.lo_incl = first.inclusive;
   b.hi_incl = last.inclusive;
-  b.display = std::string(b.lo_incl ? "[" : "(") + DisplayValue(first.value) + ", " +
-              DisplayValue(last.value) + (b.hi_incl ? "]" : ")");
+  b.display = std::string(b.lo_incl ? "[" : "(") + DisplayValue(first.value, collated) + ", " +
+              DisplayValue(last.value, collated) + (b.hi_incl ? "]" : ")");
   return b;
 }
 
@@ -281,15 +353,17 @@ ByteInterval FullInterval(bool descending) {
 bool IsHashed(const BsonElement& f) { return f.type() == BsonType::kString; }
 
 // The intervals of one index field from its predicates, or nullopt for "no bounds".
+// `collated`: the index has a collation (the predicates' strings are already collation keys).
 std::optional<std::vector<ByteInterval>> FieldIntervals(const FieldPredicates& fp,
                                                         const BsonElement& field, bool multikey,
-                                                        HashHolder& hashes, bool* matches_null) {
+                                                        HashHolder& hashes, bool* matches_null,
+                                                        bool collated) {
   bool desc = bson::IsDescending(field);
   if (!fp.point_sets.empty()) {
     std::vector<ByteInterval> out;
     auto add = [&](const BsonElement& v) {
       BsonElement key = IsHashed(field) ? hashes.Add(catalog::HashIndexValue(v)) : v;
-      out.push_back(ToBytes({{key, true}, {key, true}}, desc));
+      out.push_back(ToBytes({{key, true}, {key, true}}, desc, collated));
     };
     for (BsonElement v : fp.point_sets.front()) {
       add(v);
@@ -323,7 +397,7 @@ std::optional<std::vector<ByteInterval>> FieldIntervals(const FieldPredicates& f
       return std::vector<ByteInterval>{};  // empty: nothing can match
     }
   }
-  return std::vector<ByteInterval>{ToBytes(iv, desc)};
+  return std::vector<ByteInterval>{ToBytes(iv, desc, collated)};
 }
 
 bool ElementsBinaryEqual(const BsonElement& a, const BsonElement& b) {
@@ -419,10 +493,12 @@ bool BoundsAreExact(const QueryPlan& plan, const BsonObj& filter) {
   return true;
 }
 
-// Builds the plan of `idx` for the predicates; `forced`: usable even without bounds.
+// Builds the plan of `idx` for the predicates (PredicatesFor the index); `forced`: usable even
+// without bounds; `same_collation`: the read's collation is the index's (else the index cannot
+// give the read's order).
 std::optional<QueryPlan> PlanIndex(const catalog::SecondaryIndex& idx,
                                    const std::map<std::string, FieldPredicates>& preds,
-                                   const BsonObj& sort, bool forced) {
+                                   const BsonObj& sort, bool forced, bool same_collation = true) {
   QueryPlan plan;
   plan.index = &idx;
   plan.multikey = idx.entry->multikey->load();
@@ -434,7 +510,8 @@ std::optional<QueryPlan> PlanIndex(const catalog::SecondaryIndex& idx,
     auto it = preds.find(std::string(f.FieldName()));
     std::optional<std::vector<ByteInterval>> iv;
     if (it != preds.end() && !HasNumericComponent(f.FieldName())) {
-      iv = FieldIntervals(it->second, f, plan.multikey, hashes, &matches_null);
+      iv = FieldIntervals(it->second, f, plan.multikey, hashes, &matches_null,
+                          idx.desc.collator != nullptr);
     }
     has_bounds.push_back(iv.has_value());
     fields.push_back(iv ? std::move(*iv)
@@ -497,7 +574,8 @@ std::optional<QueryPlan> PlanIndex(const catalog::SecondaryIndex& idx,
   }
   bool bounded = has_bounds[0];
   // Sort: the sort fields must be index fields j..j+m with j within the single-point prefix.
-  if (!sort.IsEmpty() && !plan.multikey && !idx.desc.hashed && plan.ranges.size() <= 1) {
+  if (!sort.IsEmpty() && same_collation && !plan.multikey && !idx.desc.hashed &&
+      plan.ranges.size() <= 1) {
     std::vector<BsonElement> key_fields, sort_fields;
     for (BsonElement f : idx.desc.key) key_fields.push_back(f);
     for (BsonElement f : sort) sort_fields.push_back(f);
@@ -536,7 +614,8 @@ std::optional<QueryPlan> PlanIndex(const catalog::SecondaryIndex& idx,
 
 // The plan of wildcard index `idx` for the predicates on `path` (see the header), or nullopt.
 std::optional<QueryPlan> PlanWildcard(const catalog::SecondaryIndex& idx, const std::string& path,
-                                      const FieldPredicates& fp, const BsonObj& sort) {
+                                      const FieldPredicates& fp, const BsonObj& sort,
+                                      bool same_collation) {
   if (path.empty() || HasNumericComponent(path) || !idx.desc.wildcard->Covers(path)) {
     return std::nullopt;
   }
@@ -589,7 +668,8 @@ std::optional<QueryPlan> PlanWildcard(const catalog::SecondaryIndex& idx, const 
     bounds.Close(arr);
     HashHolder hashes;
     bool matches_null = false;
-    auto intervals = FieldIntervals(used, field, plan.multikey, hashes, &matches_null);
+    auto intervals = FieldIntervals(used, field, plan.multikey, hashes, &matches_null,
+                                    idx.desc.collator != nullptr);
     size_t values = bounds.OpenArray(path);
     int n = 0;
     for (const ByteInterval& iv : *intervals) {
@@ -606,7 +686,7 @@ std::optional<QueryPlan> PlanWildcard(const catalog::SecondaryIndex& idx, const 
     if (intervals->empty()) plan.score += 100;  // proven empty
     // A sort on the path alone, over one range of a path no array crosses: key order.
     BsonElement s = sort.FirstElement();
-    if (!plan.multikey && plan.ranges.size() <= 1 && sort.NumFields() == 1 &&
+    if (same_collation && !plan.multikey && plan.ranges.size() <= 1 && sort.NumFields() == 1 &&
         s.FieldName() == path && s.IsNumber()) {
       plan.provides_sort = true;
       plan.forward = bson::IsDescending(field) == (s.NumberDouble() < 0);
@@ -687,7 +767,7 @@ BsonObj QueryPlan::Describe(const BsonObj& filter) const {
 namespace {
 // The union plan of a filter's top-level $or (see the header), or nullopt.
 std::optional<QueryPlan> PlanOr(const catalog::Collection& coll, const BsonObj& filter,
-                                const BsonObj& sort) {
+                                const BsonObj& sort, const bson::StringComparator* collator) {
   BsonElement or_clause = filter["$or"];
   if (or_clause.type() != BsonType::kArray || or_clause.Obj().IsEmpty()) return std::nullopt;
   QueryPlan out;
@@ -703,7 +783,7 @@ std::optional<QueryPlan> PlanOr(const catalog::Collection& coll, const BsonObj& 
     }
     b.Close(rest);
     b.Close(arr);
-    auto sub = PlanQuery(coll, b.Obj(), sort, BsonElement());
+    auto sub = PlanQuery(coll, b.Obj(), sort, BsonElement(), collator);
     if (!sub.ok() || sub.value().winner.IsCollScan() || sub.value().winner.IsOr()) {
       return std::nullopt;
     }
@@ -723,6 +803,8 @@ std::optional<std::vector<std::string>> CoveredFields(const QueryPlan& plan,
                                                       const BsonObj& sort) {
   if (!plan.exact || projection.IsEmpty()) return std::nullopt;
   if (!sort.IsEmpty() && !plan.provides_sort) return std::nullopt;
+  // A collated index holds its strings' collation keys: the values must come from documents.
+  if (plan.index->desc.collator) return std::nullopt;
   std::vector<std::string> included;
   bool id_included = true;
   for (BsonElement e : projection) {
@@ -811,7 +893,8 @@ std::optional<QueryPlan> PlanDistinctScan(const catalog::Collection& coll, const
                                           std::string_view key, const BsonElement& hint) {
   if (!hint.eoo() || coll.IsClustered()) return std::nullopt;
   auto leads = [&](QueryPlan& p) {
-    if (p.index == nullptr || p.IsOr() || p.multikey) return false;
+    // A collated index holds collation keys, not the values.
+    if (p.index == nullptr || p.IsOr() || p.multikey || p.index->desc.collator) return false;
     BsonElement first = p.index->desc.key.FirstElement();
     if (first.FieldName() != key || IsHashed(first)) return false;
     p.covered_fields = std::vector<std::string>{std::string(key)};  // reads keys only
@@ -851,9 +934,21 @@ void RecordIndexUse(const QueryPlan& plan) {
 }
 
 StatusWith<PlanChoice> PlanQuery(const catalog::Collection& coll, const BsonObj& filter,
-                                 const BsonObj& sort, const BsonElement& hint) {
-  std::map<std::string, FieldPredicates> preds;
-  CollectPredicates(filter, preds);
+                                 const BsonObj& sort, const BsonElement& hint,
+                                 const bson::StringComparator* collator) {
+  Predicates all_preds;
+  CollectPredicates(filter, all_preds);
+  std::deque<BsonObj> holders;  // comparison forms of the filter's strings
+  // The predicates `idx` can bound; *exact_ok false when some could not be used.
+  auto preds_for = [&](const catalog::SecondaryIndex& idx, bool* exact_ok) {
+    bool dropped = false;
+    Predicates p = PredicatesFor(all_preds, collator, idx.desc.collator.get(), holders, &dropped);
+    *exact_ok = !dropped;
+    return p;
+  };
+  auto same_collation = [&](const catalog::SecondaryIndex& idx) {
+    return collation::SameCollation(collator, idx.desc.collator.get());
+  };
   std::vector<const catalog::SecondaryIndex*> indexes;
   if (const auto* id = coll.IdIndex()) indexes.push_back(id);
   for (const auto& idx : coll.Indexes()) {
@@ -882,10 +977,14 @@ StatusWith<PlanChoice> PlanQuery(const catalog::Collection& coll, const BsonObj&
         return choice;
       } else {
         for (const auto* idx : indexes) {
-          if (catalog::SameKeyPattern(idx->desc.key, h)) {
-            forced = idx;
-            break;
+          if (!catalog::SameKeyPattern(idx->desc.key, h)) continue;
+          if (forced != nullptr) {
+            // Indexes on one key pattern with different collations.
+            return Status(ErrorCode::kBadValue,
+                          "Hint matched multiple indexes, must hint by index name. Matched: " +
+                              forced->desc.spec.ToJson() + " and " + idx->desc.spec.ToJson());
           }
+          forced = idx;
         }
       }
       if (!forced && !h.IsEmpty()) {
@@ -903,9 +1002,11 @@ StatusWith<PlanChoice> PlanQuery(const catalog::Collection& coll, const BsonObj&
         return Status(ErrorCode::kBadValue,
                       "hint provided does not correspond to an existing index");
       }
+      bool exact_ok = true;
+      const Predicates preds = preds_for(*forced, &exact_ok);
       if (forced->desc.wildcard) {
         for (const auto& [path, fp] : preds) {
-          if (auto p = PlanWildcard(*forced, path, fp, sort)) {
+          if (auto p = PlanWildcard(*forced, path, fp, sort, same_collation(*forced))) {
             choice.winner = std::move(*p);
             return choice;
           }
@@ -914,31 +1015,40 @@ StatusWith<PlanChoice> PlanQuery(const catalog::Collection& coll, const BsonObj&
                       "hint provided does not correspond to an existing index: the wildcard "
                       "index covers no field of the filter");
       }
-      choice.winner = *PlanIndex(*forced, preds, sort, true);
-      choice.winner.exact = BoundsAreExact(choice.winner, filter);
+      choice.winner = *PlanIndex(*forced, preds, sort, true, same_collation(*forced));
+      choice.winner.exact = exact_ok && BoundsAreExact(choice.winner, filter);
       return choice;
     }
   }
   std::vector<QueryPlan> candidates;
   for (const auto* idx : indexes) {
     if (idx->desc.hidden) continue;
+    // A partial index holds what its filter matches under its collation: only a read under the
+    // same collation knows it asks for a part of that.
     if (idx->desc.partial &&
-        !ImpliesPartialFilter(filter, idx->desc.spec["partialFilterExpression"].Obj())) {
+        (!same_collation(*idx) ||
+         !ImpliesPartialFilter(filter, idx->desc.spec["partialFilterExpression"].Obj()))) {
       continue;
     }
+    bool exact_ok = true;
+    const Predicates preds = preds_for(*idx, &exact_ok);
     if (idx->desc.wildcard) {
       for (const auto& [path, fp] : preds) {
-        if (auto p = PlanWildcard(*idx, path, fp, sort)) candidates.push_back(std::move(*p));
+        if (auto p = PlanWildcard(*idx, path, fp, sort, same_collation(*idx))) {
+          candidates.push_back(std::move(*p));
+        }
       }
       continue;
     }
-    if (auto p = PlanIndex(*idx, preds, sort, false)) {
-      p->exact = BoundsAreExact(*p, filter);
+    if (auto p = PlanIndex(*idx, preds, sort, false, same_collation(*idx))) {
+      p->exact = exact_ok && BoundsAreExact(*p, filter);
       candidates.push_back(std::move(*p));
     }
   }
   if (candidates.empty()) {
-    if (auto union_plan = PlanOr(coll, filter, sort)) choice.winner = std::move(*union_plan);
+    if (auto union_plan = PlanOr(coll, filter, sort, collator)) {
+      choice.winner = std::move(*union_plan);
+    }
     return choice;  // the union, or a collection scan
   }
   std::stable_sort(candidates.begin(), candidates.end(),

@@ -32,6 +32,12 @@
 // (a missing or hidden one fails with BadValue 2, and so does a hinted wildcard index that covers
 // no filter field); {$natural: 1|-1} forces a collection scan.
 //
+// Collations: an index with a collation keys strings by their collation keys. A read under the
+// same collation gets bounds from its strings' collation keys (explain shows them as
+// CollationKey(0x...), as MongoDB does) and the index's order; under another collation the index
+// bounds only values no collation orders differently (numbers, dates...), provides no sort, and
+// is never used as a partial index.
+//
 // Thread-safety: plans are values; they borrow the Collection (keep its shared_ptr alive).
 #pragma once
 
@@ -108,7 +114,8 @@ struct PlanChoice {
 
 // The fields (in key order) a covered read of `plan` outputs for `projection`, or nullopt when
 // the plan cannot cover it: the plan must be exact, the projection an inclusion of top-level
-// index fields only (`_id` excluded unless indexed), and the sort empty or provided by the scan.
+// index fields only (`_id` excluded unless indexed), the sort empty or provided by the scan, and
+// the index without a collation (its keys hold collation keys, not strings).
 std::optional<std::vector<std::string>> CoveredFields(const QueryPlan& plan,
                                                       const bson::BsonObj& projection,
                                                       const bson::BsonObj& sort);
@@ -122,7 +129,8 @@ Status ApplyMinMax(QueryPlan* plan, bool hinted, const bson::BsonObj& min,
                    const bson::BsonObj& max);
 
 // A plan whose index scan can answer distinct(`key`, `filter`) by skipping from one key value to
-// the next (DISTINCT_SCAN), or nullopt: an index (not hidden, not multikey, not partial unless
+// the next (DISTINCT_SCAN), for a read under the simple collation, or nullopt: an index (not
+// hidden, not multikey, without a collation, not partial unless
 // the filter implies it) whose first field is `key`, unhashed, and whose bounds answer the filter
 // exactly (any such index for an empty filter). Never with a hint.
 std::optional<QueryPlan> PlanDistinctScan(const catalog::Collection& coll,
@@ -133,10 +141,14 @@ std::optional<QueryPlan> PlanDistinctScan(const catalog::Collection& coll,
 // that runs the plan (explain does not).
 void RecordIndexUse(const QueryPlan& plan);
 
-// Plans a read of `coll`. `hint` may be EOO. Errors: BadValue (2) "hint provided does not
-// correspond to an existing index"; TypeMismatch if the hint is neither a string nor an object.
+// Plans a read of `coll` under `collator` (the read's collation; null: simple). `hint` may be EOO.
+// An index of another collation gives no bounds for strings (or objects and arrays, which may hold
+// them) and no sort; a partial one is not used. Errors: BadValue (2) "hint provided does not
+// correspond to an existing index", or a key pattern hint that matches several indexes (one key
+// pattern under several collations); TypeMismatch if the hint is neither a string nor an object.
 StatusWith<PlanChoice> PlanQuery(const catalog::Collection& coll, const bson::BsonObj& filter,
-                                 const bson::BsonObj& sort, const bson::BsonElement& hint);
+                                 const bson::BsonObj& sort, const bson::BsonElement& hint,
+                                 const bson::StringComparator* collator = nullptr);
 
 // For namespaces without secondary indexes (time-series): a hint other than `_id_`, {_id: 1} or
 // {$natural: ...} fails with BadValue (2) "hint provided does not correspond to an existing

@@ -31,6 +31,17 @@ class CountingStream : public pipeline::DocumentStream {
   std::unique_ptr<pipeline::DocumentStream> in_;
   int64_t* n_;
 };
+// find's min, max and returnKey read index keys as values; a collated index holds its strings'
+// collation keys instead.
+Status CheckKeysAreValues(const QueryPlan& plan) {
+  for (const QueryPlan* scan : plan.Scans()) {
+    if (scan->index->desc.collator) {
+      return Status(ErrorCode::kCommandNotSupported,
+                    "min, max and returnKey on an index with a collation are not supported yet");
+    }
+  }
+  return Status::OK();
+}
 }  // namespace
 
 StatusWith<std::unique_ptr<pipeline::DocumentStream>> BuildReadStream(const ReadContext& rctx,
@@ -56,27 +67,16 @@ StatusWith<std::unique_ptr<pipeline::DocumentStream>> BuildReadStream(const Read
                   "min, max, returnKey and showRecordId on time-series collections are not "
                   "supported yet");
   }
-  // A read under a collation: the indexes order strings by their binary bytes, so it scans the
-  // collection (indexes with collations are not built yet).
+  // A read under a collation plans with it: indexes of the same collation bound strings.
   const std::shared_ptr<const bson::StringComparator>& collator = plan.expr_ctx.collator;
-  BsonObj natural_hint;
-  if (collator) {
-    if (ts) {
-      return Status(ErrorCode::kCommandNotSupported,
-                    "reads of time-series collections with a non-simple collation are not "
-                    "supported yet");
-    }
-    if (!hint.eoo() || min_max || annotate) {
-      return Status(ErrorCode::kCommandNotSupported,
-                    "hint, min, max, returnKey and showRecordId with a non-simple collation are "
-                    "not supported yet");
-    }
-    bson::BsonBuilder h;
-    size_t in = h.OpenObject("hint");
-    h.AppendInt32("$natural", 1);
-    h.Close(in);
-    natural_hint = h.Obj();
-    hint = natural_hint.FirstElement();
+  if (collator && ts) {
+    return Status(ErrorCode::kCommandNotSupported,
+                  "reads of time-series collections with a non-simple collation are not "
+                  "supported yet");
+  }
+  if (collator && min_max) {
+    return Status(ErrorCode::kCommandNotSupported,
+                  "min and max with a non-simple collation are not supported yet");
   }
   if (ts) {
     // Sort, skip and limit run as stages of the time-series read, which may turn a sort on the
@@ -99,8 +99,10 @@ StatusWith<std::unique_ptr<pipeline::DocumentStream>> BuildReadStream(const Read
   } else if (!coll || coll->ident().empty()) {
     stream = std::make_unique<pipeline::VectorDocumentStream>(std::vector<BsonObj>{});
   } else {
-    HG_ASSIGN_OR_RETURN(PlanChoice choice, PlanQuery(*coll, plan.filter_spec, plan.sort, hint));
+    HG_ASSIGN_OR_RETURN(PlanChoice choice,
+                        PlanQuery(*coll, plan.filter_spec, plan.sort, hint, collator.get()));
     if (min_max) {
+      HG_RETURN_IF_ERROR(CheckKeysAreValues(choice.winner));
       HG_RETURN_IF_ERROR(ApplyMinMax(&choice.winner, !hint.eoo(), plan.min, plan.max));
     }
     // Plans that can answer from the keys alone read no documents.
@@ -120,7 +122,8 @@ StatusWith<std::unique_ptr<pipeline::DocumentStream>> BuildReadStream(const Read
     if (!choice.rejected.empty()) {
       int64_t target = plan.limit > 0 ? plan.skip + plan.limit : 101;
       // Explain always runs the trial (its output shows it); other reads use the plan cache.
-      const bool use_cache = plan.count_index_use;
+      // (Plans under a collation are not cached: the cache's shapes do not hold collations.)
+      const bool use_cache = plan.count_index_use && !collator;
       const std::string shape = QueryShape(plan.filter_spec, plan.sort, plan.projection_spec,
                                            plan.count_only ? "count" : "");
       const std::string index_set = IndexSetSignature(*coll);
@@ -147,6 +150,7 @@ StatusWith<std::unique_ptr<pipeline::DocumentStream>> BuildReadStream(const Read
         trial_winner = std::move(outcome.winner_scan);
       }
     }
+    if (plan.return_key) HG_RETURN_IF_ERROR(CheckKeysAreValues(choice.winner));
     if (plan.count_index_use) RecordIndexUse(choice.winner);
     if (choice.winner.IsCollScan()) {
       auto scan = std::make_unique<CollectionScan>(coll, rctx.engine, std::move(plan.filter),

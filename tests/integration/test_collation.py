@@ -198,7 +198,7 @@ def test_what_is_not_supported_yet_is_loud(db, words):
          "cursor": {}, "collation": ci},
         {"aggregate": "w", "pipeline": [{"$match": {"$expr": {"$eq": ["$s", "a"]}}}],
          "cursor": {}, "collation": ci},
-        {"find": "w", "filter": {"s": "a"}, "hint": {"s": 1}, "collation": ci},
+        {"find": "w", "filter": {"s": "a"}, "hint": {"s": 1}, "min": {"s": "a"}, "collation": ci},
         {"findAndModify": "w", "query": {}, "update": {"$addToSet": {"t": "a"}}, "collation": ci},
     ]
     for cmd in cases:

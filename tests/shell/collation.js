@@ -34,5 +34,19 @@ checkEq(cdb.words.distinct('s', { s: { $in: ['COTE', 'CÔTE'] } },
                            { collation: { locale: 'fr', strength: 1 } }).length, 1,
         'distinct under strength 1');
 checkCode(() => cdb.words.find().collation({ locale: 'xx' }).toArray(), 2, 'an unknown locale');
+
+// A collection with a default collation, and a case-insensitive unique index (the manual's
+// "case insensitive indexes" example).
+cdb.createCollection('names', { collation: { locale: 'en', strength: 2 } });
+checkEq(cdb.getCollectionInfos({ name: 'names' })[0].options.collation.strength, 2,
+        'the default collation is listed');
+cdb.names.createIndex({ name: 1 }, { unique: true });
+checkEq(cdb.names.getIndexes().filter((i) => i.name === 'name_1')[0].collation.locale, 'en',
+        'the index inherits the default collation');
+cdb.names.insertOne({ name: 'Zoë' });
+checkCode(() => cdb.names.insertOne({ name: 'ZOË' }), 11000, 'a case variant is a duplicate');
+checkEq(cdb.names.find({ name: 'zoë' }).toArray().length, 1, 'reads take the default collation');
+const plan = cdb.names.find({ name: 'zoë' }).explain().queryPlanner.winningPlan;
+checkEq(plan.inputStage.indexName, 'name_1', 'and use the collated index');
 cdb.dropDatabase();
 print('COLLATION_JS_OK');
