@@ -233,62 +233,27 @@ StatusWith<std::shared_ptr<const collation::Collator>> ViewCollator(const exec::
   return collation::Collator::Make(v.collation);
 }
 
-// An aggregate under a non-simple collation runs only stages that apply it ($match without
-// $expr, $sort, $group by field paths or constants) or compare no strings ($skip, $limit,
-// $count, inclusion and exclusion projections; $group's $sum/$avg/$count/$first/$last/$push),
-// over a collection; others fail with CommandNotSupported (115) rather than compare strings by
-// their bytes.
+// An aggregate under a non-simple collation runs only stages that apply it: $match (its
+// $expr too), $sort, $group (keys and accumulators), and the stages whose only comparisons are
+// their expressions' ($project, $addFields...: expressions compare under the pipeline's
+// collation) or that compare nothing ($skip, $limit, $unwind...). The others ($lookup, $bucket,
+// $setWindowFields, $facet...) fail with CommandNotSupported (115) rather than compare strings
+// by their bytes, and so does any aggregate of a time-series collection.
 Status CheckPipelineUnderCollation(CommandContext& ctx, const BsonObj& cmd, const BsonObj& stages) {
   auto unsupported = [](std::string_view what) {
     return Status(ErrorCode::kCommandNotSupported,
                   std::string(what) + " with a non-simple collation is not supported yet");
   };
-  // A group key that evaluates no comparison: a constant, a field path ("$a.b", not a
-  // "$$variable"), or a document of those.
-  auto plain_key = [](const BsonElement& e) {
-    auto plain = [](const BsonElement& x) {
-      if (x.type() == BsonType::kString) return !x.Str().starts_with("$$");
-      return x.type() != BsonType::kObject && x.type() != BsonType::kArray;
-    };
-    if (e.type() != BsonType::kObject) return plain(e);
-    for (BsonElement f : e.Obj()) {
-      if (f.FieldName().starts_with("$") || !plain(f)) return false;
-    }
-    return true;
-  };
+  static constexpr std::string_view kCollating[] = {
+      "$match", "$sort",        "$skip",   "$limit",       "$count",       "$project",
+      "$unset", "$addFields",   "$set",    "$replaceRoot", "$replaceWith", "$unwind",
+      "$group", "$sortByCount", "$redact", "$sample"};
   for (BsonElement st : stages) {
     if (st.type() != BsonType::kObject || st.Obj().IsEmpty()) continue;  // the parser reports it
-    BsonElement spec = st.Obj().FirstElement();
-    const std::string_view name = spec.FieldName();
-    if (name == "$match" || name == "$sort" || name == "$skip" || name == "$limit" ||
-        name == "$count") {
-      continue;
+    const std::string_view name = st.Obj().FirstElement().FieldName();
+    if (std::find(std::begin(kCollating), std::end(kCollating), name) == std::end(kCollating)) {
+      return unsupported("the stage " + std::string(name));
     }
-    if (name == "$project" || name == "$unset") {
-      bool plain = true;  // only inclusions and exclusions (or $unset's names)
-      if (spec.type() == BsonType::kObject) {
-        for (BsonElement f : spec.Obj()) {
-          plain = plain && (f.IsNumber() || f.type() == BsonType::kBool);
-        }
-      }
-      if (plain) continue;
-    }
-    if (name == "$group" && spec.type() == BsonType::kObject) {
-      bool ok = true;
-      for (BsonElement f : spec.Obj()) {
-        if (f.FieldName() == "_id") {
-          ok = ok && plain_key(f);
-          continue;
-        }
-        const std::string_view acc = f.type() == BsonType::kObject && !f.Obj().IsEmpty()
-                                         ? f.Obj().FirstElement().FieldName()
-                                         : std::string_view();
-        ok = ok && (acc == "$sum" || acc == "$avg" || acc == "$count" || acc == "$first" ||
-                    acc == "$last" || acc == "$push");
-      }
-      if (ok) continue;
-    }
-    return unsupported("the stage " + std::string(name));
   }
   BsonElement target = cmd.FirstElement();
   if (target.type() == BsonType::kString) {

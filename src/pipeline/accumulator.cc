@@ -190,10 +190,12 @@ class AvgAccumulator : public Accumulator {
 
 class MinMaxAccumulator : public Accumulator {
  public:
-  explicit MinMaxAccumulator(bool is_min) : is_min_(is_min) {}
+  MinMaxAccumulator(bool is_min, const bson::StringComparator* strings)
+      : is_min_(is_min), strings_(strings) {}
   Status Process(const Value& v) override {
     if (v.nullish()) return Status::OK();  // $min/$max ignore null and missing
-    if (best_.missing() || (is_min_ ? Compare(v, best_) < 0 : Compare(v, best_) > 0)) best_ = v;
+    const int c = best_.missing() ? 0 : Compare(v, best_, strings_);
+    if (best_.missing() || (is_min_ ? c < 0 : c > 0)) best_ = v;
     return Status::OK();
   }
   Status ProcessElement(const bson::BsonElement& e) override {
@@ -202,7 +204,7 @@ class MinMaxAccumulator : public Accumulator {
       return Status::OK();
     }
     if (!best_.missing()) {
-      const int c = bson::CompareElementValues(e, best_.element());
+      const int c = bson::CompareElementValues(e, best_.element(), strings_);
       if (is_min_ ? c >= 0 : c <= 0) return Status::OK();
     }
     best_ = Value::FromElement(e);  // a copy only when it is the new extreme
@@ -294,6 +296,7 @@ class MinMaxAccumulator : public Accumulator {
 
  private:
   bool is_min_;
+  const bson::StringComparator* strings_;
   Value best_;
 };
 
@@ -334,12 +337,13 @@ class FirstLastAccumulator : public Accumulator {
 
 class PushAccumulator : public Accumulator {
  public:
-  explicit PushAccumulator(bool unique) : unique_(unique) {}
+  PushAccumulator(bool unique, const bson::StringComparator* strings)
+      : unique_(unique), strings_(strings) {}
   Status Process(const Value& v) override {
     if (v.missing()) return Status::OK();
     if (unique_) {
       for (const auto& x : values_) {
-        if (ValuesEqual(x, v)) return Status::OK();
+        if (ValuesEqual(x, v, strings_)) return Status::OK();
       }
     }
     bytes_ += 16 + static_cast<int64_t>(v.element().size());
@@ -355,6 +359,7 @@ class PushAccumulator : public Accumulator {
 
  private:
   bool unique_;
+  const bson::StringComparator* strings_;
   std::vector<Value> values_;
   int64_t bytes_ = 0;
 };
@@ -455,16 +460,17 @@ bool IsAccumulatorName(std::string_view op) {
   return false;
 }
 
-std::unique_ptr<Accumulator> MakeAccumulator(std::string_view op) {
+std::unique_ptr<Accumulator> MakeAccumulator(std::string_view op,
+                                             const bson::StringComparator* strings) {
   if (op == "$sum") return std::make_unique<SumAccumulator>();
   if (op == "$count") return std::make_unique<SumAccumulator>(true);
   if (op == "$avg") return std::make_unique<AvgAccumulator>();
-  if (op == "$min") return std::make_unique<MinMaxAccumulator>(true);
-  if (op == "$max") return std::make_unique<MinMaxAccumulator>(false);
+  if (op == "$min") return std::make_unique<MinMaxAccumulator>(true, strings);
+  if (op == "$max") return std::make_unique<MinMaxAccumulator>(false, strings);
   if (op == "$first") return std::make_unique<FirstLastAccumulator>(true);
   if (op == "$last") return std::make_unique<FirstLastAccumulator>(false);
-  if (op == "$push") return std::make_unique<PushAccumulator>(false);
-  if (op == "$addToSet") return std::make_unique<PushAccumulator>(true);
+  if (op == "$push") return std::make_unique<PushAccumulator>(false, strings);
+  if (op == "$addToSet") return std::make_unique<PushAccumulator>(true, strings);
   if (op == "$stdDevPop") return std::make_unique<StdDevAccumulator>(false);
   if (op == "$stdDevSamp") return std::make_unique<StdDevAccumulator>(true);
   if (op == "$mergeObjects") return std::make_unique<MergeObjectsAccumulator>();

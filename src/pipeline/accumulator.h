@@ -57,8 +57,10 @@ class Accumulator {
 
 // True if `op` ("$sum", ...) names a supported accumulator.
 bool IsAccumulatorName(std::string_view op);
-// A fresh accumulator for `op` (which must satisfy IsAccumulatorName).
-std::unique_ptr<Accumulator> MakeAccumulator(std::string_view op);
+// A fresh accumulator for `op` (which must satisfy IsAccumulatorName); $min, $max and $addToSet
+// compare strings under `strings` (null: simple; the caller keeps it alive).
+std::unique_ptr<Accumulator> MakeAccumulator(std::string_view op,
+                                             const bson::StringComparator* strings = nullptr);
 
 // An accumulator as written in a stage spec: the expression evaluated per input document (its
 // value is what Process() receives) and a factory of fresh per-group state.
@@ -75,7 +77,8 @@ struct ParsedAccumulator {
 // options ($topN: {n, sortBy, output}, $percentile: {input, p, method}, ...).
 bool IsAnyAccumulatorName(std::string_view op);
 // Parses the argument `arg` of `{op: arg}` (its name is ignored). Unknown op: 15952; simple
-// accumulators parse `arg` as one expression. Option errors carry MongoDB's codes: 5787900 /
+// accumulators parse `arg` as one expression. Comparisons ($min, $maxN, $top's sortBy...) are
+// under ctx.strings(). Option errors carry MongoDB's codes: 5787900 /
 // 5787801 / 5788001 (spec not an object), 5787901 / 5788002 (unknown field), 5787906 / 5788003
 // (missing n), 5787907 (missing input), 5788004 (missing output), 5788005 (missing sortBy),
 // 5787902 / 5787903 / 5787908 (n not a positive integer), 7750300-7750303 (bad p), 40414 /
@@ -88,6 +91,7 @@ StatusWith<ParsedAccumulator> ParseAccumulator(std::string_view op, const bson::
 StatusWith<int64_t> ValidateAccumulatorN(const Value& n);
 // A fresh $firstN / $lastN / $minN / $maxN accumulator keeping `n` values (n > 0); used by the
 // expression forms of these operators too.
-std::unique_ptr<Accumulator> MakeNAccumulator(std::string_view op, int64_t n);
+std::unique_ptr<Accumulator> MakeNAccumulator(std::string_view op, int64_t n,
+                                              const bson::StringComparator* strings = nullptr);
 
 }  // namespace hourglass::pipeline

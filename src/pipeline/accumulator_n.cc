@@ -54,11 +54,13 @@ class FirstLastNAccumulator : public Accumulator {
 // or descending ($maxN) order.
 class MinMaxNAccumulator : public Accumulator {
  public:
-  MinMaxNAccumulator(bool min, int64_t n) : min_(min), n_(n) {}
+  MinMaxNAccumulator(bool min, int64_t n, const bson::StringComparator* strings)
+      : min_(min), n_(n), strings_(strings) {}
   Status Process(const Value& v) override {
     if (v.nullish()) return Status::OK();
     auto better = [this](const Value& a, const Value& b) {
-      return min_ ? Compare(a, b) < 0 : Compare(a, b) > 0;
+      const int c = Compare(a, b, strings_);
+      return min_ ? c < 0 : c > 0;
     };
     if (static_cast<int64_t>(values_.size()) == n_) {
       if (!better(v, values_.back())) return Status::OK();
@@ -79,6 +81,7 @@ class MinMaxNAccumulator : public Accumulator {
  private:
   bool min_;
   int64_t n_;
+  const bson::StringComparator* strings_;
   std::vector<Value> values_;  // best first
   int64_t bytes_ = 0;
 };
@@ -269,7 +272,11 @@ StatusWith<ParsedAccumulator> ParseNAccumulator(std::string_view op, const BsonE
   std::string name(op);
   ParsedAccumulator out{std::move(input), nullptr, nullptr};
   HG_RETURN_IF_ERROR(SetFactories(
-      std::move(n), [name](int64_t count) { return MakeNAccumulator(name, count); }, &out));
+      std::move(n),
+      [name, strings = ctx.strings()](int64_t count) {
+        return MakeNAccumulator(name, count, strings);
+      },
+      &out));
   return out;
 }
 
@@ -304,6 +311,9 @@ StatusWith<ParsedAccumulator> ParseTopBottom(std::string_view op, const BsonElem
   if (!output) return PipelineError(5788004, "Missing value for 'output'");
   if (!have_sort) return PipelineError(5788005, "Missing value for 'sortBy'");
   HG_ASSIGN_OR_RETURN(query::SortPattern pattern, query::SortPattern::Parse(sort_spec));
+  // (The collator outlives the pipeline's accumulators: a non-owning handle.)
+  pattern.SetCollator(
+      std::shared_ptr<const bson::StringComparator>(std::shared_ptr<void>(), ctx.strings()));
   auto sort = std::make_shared<const query::SortPattern>(std::move(pattern));
   ParsedAccumulator out{std::make_unique<TopBottomInput>(std::move(output), sort), nullptr,
                         nullptr};
@@ -409,11 +419,12 @@ StatusWith<int64_t> ValidateAccumulatorN(const Value& n) {
   return n.NumberLong();
 }
 
-std::unique_ptr<Accumulator> MakeNAccumulator(std::string_view op, int64_t n) {
+std::unique_ptr<Accumulator> MakeNAccumulator(std::string_view op, int64_t n,
+                                              const bson::StringComparator* strings) {
   if (op == "$firstN") return std::make_unique<FirstLastNAccumulator>(true, n);
   if (op == "$lastN") return std::make_unique<FirstLastNAccumulator>(false, n);
-  if (op == "$minN") return std::make_unique<MinMaxNAccumulator>(true, n);
-  if (op == "$maxN") return std::make_unique<MinMaxNAccumulator>(false, n);
+  if (op == "$minN") return std::make_unique<MinMaxNAccumulator>(true, n, strings);
+  if (op == "$maxN") return std::make_unique<MinMaxNAccumulator>(false, n, strings);
   return nullptr;
 }
 
@@ -441,7 +452,9 @@ StatusWith<ParsedAccumulator> ParseAccumulator(std::string_view op, const BsonEl
   }
   HG_ASSIGN_OR_RETURN(ExpressionPtr input, Expression::ParseExpression(arg, ctx));
   std::string name(op);
-  return ParsedAccumulator{std::move(input), [name] { return MakeAccumulator(name); }, nullptr};
+  return ParsedAccumulator{
+      std::move(input), [name, strings = ctx.strings()] { return MakeAccumulator(name, strings); },
+      nullptr};
 }
 
 }  // namespace hourglass::pipeline

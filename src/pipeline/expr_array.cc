@@ -59,13 +59,14 @@ StatusWith<Value> FirstLast(std::string_view op, const std::vector<Value>& args)
   return op == "$first" ? items.front() : items.back();
 }
 
-StatusWith<Value> In(std::string_view, const std::vector<Value>& args) {
+StatusWith<Value> In(std::string_view, const std::vector<Value>& args,
+                     const bson::StringComparator* strings) {
   if (!args[1].IsArray()) {
     return PipelineError(
         40081, "$in requires an array as a second argument, found: " + TypeNameOf(args[1]));
   }
   for (const auto& m : args[1].ArrayValues()) {
-    if (ValuesEqual(m, args[0])) return Value::Bool(true);
+    if (ValuesEqual(m, args[0], strings)) return Value::Bool(true);
   }
   return Value::Bool(false);
 }
@@ -142,7 +143,8 @@ StatusWith<Value> ReverseArray(std::string_view, const std::vector<Value>& args)
   return Value::Array(std::vector<Value>(items.rbegin(), items.rend()));
 }
 
-StatusWith<Value> IndexOfArray(std::string_view, const std::vector<Value>& args) {
+StatusWith<Value> IndexOfArray(std::string_view, const std::vector<Value>& args,
+                               const bson::StringComparator* strings) {
   if (args[0].nullish()) return Value::Null();
   if (!args[0].IsArray()) {
     return PipelineError(40090, "$indexOfArray requires an array as a first argument, found: " +
@@ -153,7 +155,7 @@ StatusWith<Value> IndexOfArray(std::string_view, const std::vector<Value>& args)
   int64_t to = args.size() > 3 ? args[3].NumberLong() : static_cast<int64_t>(items.size());
   for (int64_t i = std::max<int64_t>(from, 0);
        i < std::min<int64_t>(to, static_cast<int64_t>(items.size())); ++i) {
-    if (ValuesEqual(items[i], args[1])) return Value::IntOrLong(i);
+    if (ValuesEqual(items[i], args[1], strings)) return Value::IntOrLong(i);
   }
   return Value::Int(-1);
 }
@@ -177,7 +179,8 @@ StatusWith<Value> Range(std::string_view, const std::vector<Value>& args) {
 
 // $sum/$avg/$min/$max as expressions: one array argument means "over its members"; several
 // arguments mean "over the arguments". Non-numbers are ignored by $sum/$avg; nulls by $min/$max.
-StatusWith<Value> ArrayAccumulate(std::string_view op, const std::vector<Value>& args) {
+StatusWith<Value> ArrayAccumulate(std::string_view op, const std::vector<Value>& args,
+                                  const bson::StringComparator* strings) {
   std::vector<Value> items;
   if (args.size() == 1 && args[0].IsArray()) {
     items = args[0].ArrayValues();
@@ -193,7 +196,8 @@ StatusWith<Value> ArrayAccumulate(std::string_view op, const std::vector<Value>&
   Value best = Value::Missing();
   for (auto& v : items) {
     if (v.nullish()) continue;
-    if (best.missing() || (op == "$min" ? Compare(v, best) < 0 : Compare(v, best) > 0)) best = v;
+    const int c = best.missing() ? 0 : Compare(v, best, strings);
+    if (best.missing() || (op == "$min" ? c < 0 : c > 0)) best = v;
   }
   return best.missing() ? Value::Null() : best;
 }
@@ -342,15 +346,15 @@ void AddArrayOperators(std::vector<OperatorDef>& out) {
   out.push_back({"$arrayElemAt", 2, 2, &ArrayElemAt, nullptr});
   out.push_back({"$first", 1, 1, &FirstLast, nullptr});
   out.push_back({"$last", 1, 1, &FirstLast, nullptr});
-  out.push_back({"$in", 2, 2, &In, nullptr});
+  out.push_back({"$in", 2, 2, nullptr, nullptr, &In});
   out.push_back({"$isArray", 1, 1, &IsArray, nullptr});
   out.push_back({"$concatArrays", 0, kVariadic, &ConcatArrays, nullptr});
   out.push_back({"$slice", 2, 3, &Slice, nullptr});
   out.push_back({"$reverseArray", 1, 1, &ReverseArray, nullptr});
-  out.push_back({"$indexOfArray", 2, 4, &IndexOfArray, nullptr});
+  out.push_back({"$indexOfArray", 2, 4, nullptr, nullptr, &IndexOfArray});
   out.push_back({"$range", 2, 3, &Range, nullptr});
   for (std::string_view op : {"$sum", "$avg", "$min", "$max"}) {
-    out.push_back({op, 0, kVariadic, &ArrayAccumulate, nullptr});
+    out.push_back({op, 0, kVariadic, nullptr, nullptr, &ArrayAccumulate});
   }
   out.push_back({"$filter", 0, 0, nullptr, &ParseIterate});
   out.push_back({"$map", 0, 0, nullptr, &ParseIterate});

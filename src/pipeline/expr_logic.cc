@@ -8,8 +8,9 @@ using bson::BsonElement;
 using bson::BsonObj;
 using bson::BsonType;
 
-StatusWith<Value> Cmp(std::string_view op, const std::vector<Value>& args) {
-  int c = Compare(args[0], args[1]);
+StatusWith<Value> Cmp(std::string_view op, const std::vector<Value>& args,
+                      const bson::StringComparator* strings) {
+  int c = Compare(args[0], args[1], strings);
   if (op == "$cmp") return Value::Int(c < 0 ? -1 : (c > 0 ? 1 : 0));
   if (op == "$eq") return Value::Bool(c == 0);
   if (op == "$ne") return Value::Bool(c != 0);
@@ -181,7 +182,7 @@ StatusWith<ExpressionPtr> ParseSwitch(std::string_view, const BsonElement& opera
 
 void AddLogicOperators(std::vector<OperatorDef>& out) {
   for (std::string_view op : {"$eq", "$ne", "$gt", "$gte", "$lt", "$lte", "$cmp"}) {
-    out.push_back({op, 2, 2, &Cmp, nullptr});
+    out.push_back({op, 2, 2, nullptr, nullptr, &Cmp});
   }
   out.push_back({"$not", 1, 1, &Not, nullptr});
   out.push_back({"$and", 0, 0, nullptr, &ParseAndOr});

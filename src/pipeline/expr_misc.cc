@@ -22,6 +22,7 @@ class SortArrayExpression : public Expression {
   ExpressionPtr input;
   int direction = 0;  // 1 / -1 for whole values, 0 for a pattern
   query::SortPattern pattern;
+  const bson::StringComparator* strings = nullptr;
   StatusWith<Value> Evaluate(const BsonObj& root, Variables& vars) const override {
     HG_ASSIGN_OR_RETURN(Value in, input->Evaluate(root, vars));
     if (in.nullish()) return Value::Null();
@@ -33,7 +34,7 @@ class SortArrayExpression : public Expression {
     std::vector<Value> items = in.ArrayValues();
     if (direction != 0) {
       std::stable_sort(items.begin(), items.end(), [this](const Value& a, const Value& b) {
-        return direction * Compare(a, b) < 0;
+        return direction * Compare(a, b, strings) < 0;
       });
       return Value::Array(items);
     }
@@ -57,6 +58,7 @@ StatusWith<ExpressionPtr> ParseSortArray(std::string_view, const BsonElement& op
                                       std::string(bson::TypeName(operand.type())));
   }
   auto e = std::make_unique<SortArrayExpression>();
+  e->strings = ctx.strings();
   BsonElement sort_by;
   for (const auto& f : operand.Obj()) {
     if (f.FieldName() == "input") {
@@ -78,6 +80,9 @@ StatusWith<ExpressionPtr> ParseSortArray(std::string_view, const BsonElement& op
     e->direction = d > 0 ? 1 : -1;
   } else if (sort_by.type() == BsonType::kObject && !sort_by.Obj().IsEmpty()) {
     HG_ASSIGN_OR_RETURN(e->pattern, query::SortPattern::Parse(sort_by.Obj()));
+    // (The collator outlives the expression: a non-owning handle.)
+    e->pattern.SetCollator(
+        std::shared_ptr<const bson::StringComparator>(std::shared_ptr<void>(), ctx.strings()));
   } else {
     return PipelineError(2942507,
                          "The $sort is invalid: use 1/-1 to sort the whole element, or "
@@ -164,13 +169,14 @@ StatusWith<ExpressionPtr> ParseZip(std::string_view, const BsonElement& operand,
 class NExpression : public Expression {
  public:
   std::string_view op;
+  const bson::StringComparator* strings = nullptr;
   ExpressionPtr n, input;
   StatusWith<Value> Evaluate(const BsonObj& root, Variables& vars) const override {
     HG_ASSIGN_OR_RETURN(Value nv, n->Evaluate(root, vars));
     HG_ASSIGN_OR_RETURN(Value in, input->Evaluate(root, vars));
     HG_ASSIGN_OR_RETURN(int64_t count, ValidateAccumulatorN(nv));
     if (!in.IsArray()) return PipelineError(5788200, "Input must be an array");
-    auto acc = MakeNAccumulator(op, count);
+    auto acc = MakeNAccumulator(op, count, strings);
     for (const auto& v : in.ArrayValues()) HG_RETURN_IF_ERROR(acc->Process(v));
     return acc->Finalize();
   }
@@ -185,6 +191,7 @@ StatusWith<ExpressionPtr> ParseN(std::string_view op, const BsonElement& operand
   }
   auto e = std::make_unique<NExpression>();
   e->op = op;
+  e->strings = ctx.strings();
   for (const auto& f : operand.Obj()) {
     ExpressionPtr* slot = f.FieldName() == "n"       ? &e->n
                           : f.FieldName() == "input" ? &e->input

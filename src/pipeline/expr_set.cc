@@ -1,23 +1,25 @@
 // Set operators: arrays treated as sets (duplicates ignored, equality by canonical BSON order, so
-// 1 and 1.0 are one member). Results keep the first occurrence of each member in argument order;
-// MongoDB leaves the order unspecified.
+// 1 and 1.0 are one member; strings under the expression's collation). Results keep the first
+// occurrence of each member in argument order; MongoDB leaves the order unspecified.
 #include "pipeline/expression_internal.h"
 
 namespace hourglass::pipeline::internal {
 
 namespace {
 
-bool Contains(const std::vector<Value>& set, const Value& v) {
+using Strings = const bson::StringComparator*;
+
+bool Contains(const std::vector<Value>& set, const Value& v, Strings strings) {
   for (const auto& x : set) {
-    if (ValuesEqual(x, v)) return true;
+    if (ValuesEqual(x, v, strings)) return true;
   }
   return false;
 }
 
-std::vector<Value> Unique(const std::vector<Value>& in) {
+std::vector<Value> Unique(const std::vector<Value>& in, Strings strings) {
   std::vector<Value> out;
   for (const auto& v : in) {
-    if (!Contains(out, v)) out.push_back(v);
+    if (!Contains(out, v, strings)) out.push_back(v);
   }
   return out;
 }
@@ -27,19 +29,20 @@ Status NotArray(int code, std::string_view op, const Value& v) {
                                  " must be arrays. One argument is of type: " + TypeNameOf(v));
 }
 
-StatusWith<Value> SetUnion(std::string_view op, const std::vector<Value>& args) {
+StatusWith<Value> SetUnion(std::string_view op, const std::vector<Value>& args, Strings strings) {
   std::vector<Value> out;
   for (const auto& a : args) {
     if (a.nullish()) return Value::Null();
     if (!a.IsArray()) return NotArray(17043, op, a);
     for (const auto& m : a.ArrayValues()) {
-      if (!Contains(out, m)) out.push_back(m);
+      if (!Contains(out, m, strings)) out.push_back(m);
     }
   }
   return Value::Array(out);
 }
 
-StatusWith<Value> SetIntersection(std::string_view op, const std::vector<Value>& args) {
+StatusWith<Value> SetIntersection(std::string_view op, const std::vector<Value>& args,
+                                  Strings strings) {
   std::vector<Value> out;
   bool null_result = false;
   for (size_t i = 0; i < args.size(); ++i) {
@@ -50,14 +53,14 @@ StatusWith<Value> SetIntersection(std::string_view op, const std::vector<Value>&
     }
     if (!a.IsArray()) return NotArray(17047, op, a);
     if (null_result) continue;
-    std::vector<Value> members = Unique(a.ArrayValues());
+    std::vector<Value> members = Unique(a.ArrayValues(), strings);
     if (i == 0) {
       out = std::move(members);
       continue;
     }
     std::vector<Value> kept;
     for (const auto& v : out) {
-      if (Contains(members, v)) kept.push_back(v);
+      if (Contains(members, v, strings)) kept.push_back(v);
     }
     out = std::move(kept);
   }
@@ -65,7 +68,7 @@ StatusWith<Value> SetIntersection(std::string_view op, const std::vector<Value>&
   return Value::Array(out);
 }
 
-StatusWith<Value> SetDifference(std::string_view, const std::vector<Value>& args) {
+StatusWith<Value> SetDifference(std::string_view, const std::vector<Value>& args, Strings strings) {
   const Value& a = args[0];
   const Value& b = args[1];
   if (a.nullish() || b.nullish()) return Value::Null();
@@ -83,23 +86,23 @@ StatusWith<Value> SetDifference(std::string_view, const std::vector<Value>& args
   }
   std::vector<Value> exclude = b.ArrayValues();
   std::vector<Value> out;
-  for (const auto& v : Unique(a.ArrayValues())) {
-    if (!Contains(exclude, v)) out.push_back(v);
+  for (const auto& v : Unique(a.ArrayValues(), strings)) {
+    if (!Contains(exclude, v, strings)) out.push_back(v);
   }
   return Value::Array(out);
 }
 
-StatusWith<Value> SetEquals(std::string_view op, const std::vector<Value>& args) {
+StatusWith<Value> SetEquals(std::string_view op, const std::vector<Value>& args, Strings strings) {
   if (args.size() < 2) {
-    return PipelineError(17045, "$setEquals needs at least two arguments had: " +
-                                    std::to_string(args.size()));
+    return PipelineError(
+        17045, "$setEquals needs at least two arguments had: " + std::to_string(args.size()));
   }
   std::vector<Value> first;
   bool equal = true;
   for (size_t i = 0; i < args.size(); ++i) {
     const Value& a = args[i];
     if (!a.IsArray()) return NotArray(17044, op, a);
-    std::vector<Value> members = Unique(a.ArrayValues());
+    std::vector<Value> members = Unique(a.ArrayValues(), strings);
     if (i == 0) {
       first = std::move(members);
       continue;
@@ -108,12 +111,12 @@ StatusWith<Value> SetEquals(std::string_view op, const std::vector<Value>& args)
       equal = false;
       continue;
     }
-    for (const auto& v : members) equal = equal && Contains(first, v);
+    for (const auto& v : members) equal = equal && Contains(first, v, strings);
   }
   return Value::Bool(equal);
 }
 
-StatusWith<Value> SetIsSubset(std::string_view, const std::vector<Value>& args) {
+StatusWith<Value> SetIsSubset(std::string_view, const std::vector<Value>& args, Strings strings) {
   const Value& a = args[0];
   const Value& b = args[1];
   if (!a.IsArray()) {
@@ -130,7 +133,7 @@ StatusWith<Value> SetIsSubset(std::string_view, const std::vector<Value>& args) 
   }
   std::vector<Value> super = b.ArrayValues();
   for (const auto& v : a.ArrayValues()) {
-    if (!Contains(super, v)) return Value::Bool(false);
+    if (!Contains(super, v, strings)) return Value::Bool(false);
   }
   return Value::Bool(true);
 }
@@ -151,11 +154,11 @@ StatusWith<Value> ElementsTrue(std::string_view op, const std::vector<Value>& ar
 }  // namespace
 
 void AddSetOperators(std::vector<OperatorDef>& out) {
-  out.push_back({"$setUnion", 0, kVariadic, &SetUnion, nullptr});
-  out.push_back({"$setIntersection", 0, kVariadic, &SetIntersection, nullptr});
-  out.push_back({"$setDifference", 2, 2, &SetDifference, nullptr});
-  out.push_back({"$setEquals", 0, kVariadic, &SetEquals, nullptr});
-  out.push_back({"$setIsSubset", 2, 2, &SetIsSubset, nullptr});
+  out.push_back({"$setUnion", 0, kVariadic, nullptr, nullptr, &SetUnion});
+  out.push_back({"$setIntersection", 0, kVariadic, nullptr, nullptr, &SetIntersection});
+  out.push_back({"$setDifference", 2, 2, nullptr, nullptr, &SetDifference});
+  out.push_back({"$setEquals", 0, kVariadic, nullptr, nullptr, &SetEquals});
+  out.push_back({"$setIsSubset", 2, 2, nullptr, nullptr, &SetIsSubset});
   out.push_back({"$allElementsTrue", 1, 1, &ElementsTrue, nullptr});
   out.push_back({"$anyElementTrue", 1, 1, &ElementsTrue, nullptr});
 }

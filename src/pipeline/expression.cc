@@ -433,7 +433,7 @@ StatusWith<ExpressionPtr> Expression::ParseObject(const BsonObj& obj, const Pars
     if (def.parser != nullptr) return def.parser(def.name, first, ctx);
     HG_ASSIGN_OR_RETURN(auto args, internal::ParseArguments(first, ctx));
     HG_RETURN_IF_ERROR(internal::CheckArity(def.name, args.size(), def.min_args, def.max_args));
-    return ExpressionPtr(new internal::SimpleExpression(def.name, def.fn, std::move(args)));
+    return ExpressionPtr(new internal::SimpleExpression(def, ctx.strings(), std::move(args)));
   }
   std::vector<std::pair<std::string, ExpressionPtr>> fields;
   for (const auto& f : obj) {

@@ -51,7 +51,9 @@ class Variables {
 // Names in scope while parsing: the variables of $let/$map/$filter/$reduce, each mapped to a
 // Variables slot, and beneath them those of a command's or stage's `let` (query::LetVariables,
 // whose values the expression reads when it is evaluated). Copying a context shares its slot
-// counter, so nested scopes never reuse a slot that an outer scope still holds.
+// counter, so nested scopes never reuse a slot that an outer scope still holds. It also carries
+// the collation the expressions compare strings under ($eq, $in, set operators, $min...): null
+// for the simple one; whoever parses keeps the collator alive as long as the expressions.
 class ParseContext {
  public:
   ParseContext() : next_slot_(std::make_shared<int>(0)) {}
@@ -63,11 +65,19 @@ class ParseContext {
   // A child context with `name` bound to a fresh slot, stored in *slot.
   ParseContext WithVariable(std::string name, int* slot) const;
   const std::shared_ptr<const query::LetVariables>& let() const { return let_; }
+  const bson::StringComparator* strings() const { return strings_; }
+  // This context comparing strings under `strings`.
+  ParseContext WithStrings(const bson::StringComparator* strings) const {
+    ParseContext c = *this;
+    c.strings_ = strings;
+    return c;
+  }
 
  private:
   std::shared_ptr<int> next_slot_;
   std::vector<std::pair<std::string, int>> scope_;
   std::shared_ptr<const query::LetVariables> let_;
+  const bson::StringComparator* strings_ = nullptr;
 };
 
 // FailedToParse (9) unless `name` may name a user variable ($let, $map/$filter `as`, a `let`

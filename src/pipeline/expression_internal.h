@@ -18,6 +18,9 @@
 namespace hourglass::pipeline::internal {
 
 using SimpleFn = StatusWith<Value> (*)(std::string_view op, const std::vector<Value>& args);
+// A simple operator that compares values: it receives the collation it was parsed under.
+using CollatingFn = StatusWith<Value> (*)(std::string_view op, const std::vector<Value>& args,
+                                          const bson::StringComparator* strings);
 using CustomParser = StatusWith<ExpressionPtr> (*)(std::string_view op,
                                                    const bson::BsonElement& operand,
                                                    const ParseContext& ctx);
@@ -30,6 +33,7 @@ struct OperatorDef {
   int max_args = kVariadic;
   SimpleFn fn = nullptr;
   CustomParser parser = nullptr;
+  CollatingFn collating_fn = nullptr;  // instead of fn
 };
 
 void AddArithmeticOperators(std::vector<OperatorDef>& out);  // expr_arith.cc
@@ -66,16 +70,23 @@ std::string TypeNameOf(const Value& v);
 // A "simple" expression whose arguments are all evaluated eagerly.
 class SimpleExpression : public Expression {
  public:
-  SimpleExpression(std::string_view op, SimpleFn fn, std::vector<ExpressionPtr> args)
-      : op_(op), fn_(fn), args_(std::move(args)) {}
+  SimpleExpression(const OperatorDef& def, const bson::StringComparator* strings,
+                   std::vector<ExpressionPtr> args)
+      : op_(def.name),
+        fn_(def.fn),
+        collating_fn_(def.collating_fn),
+        strings_(strings),
+        args_(std::move(args)) {}
   StatusWith<Value> Evaluate(const bson::BsonObj& root, Variables& vars) const override {
     HG_ASSIGN_OR_RETURN(auto values, EvaluateAll(args_, root, vars));
-    return fn_(op_, values);
+    return collating_fn_ != nullptr ? collating_fn_(op_, values, strings_) : fn_(op_, values);
   }
 
  private:
   std::string_view op_;
   SimpleFn fn_;
+  CollatingFn collating_fn_;
+  const bson::StringComparator* strings_;
   std::vector<ExpressionPtr> args_;
 };
 

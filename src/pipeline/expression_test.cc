@@ -1,5 +1,7 @@
 #include "pipeline/expression.h"
 
+#include <cctype>
+
 #include <gtest/gtest.h>
 
 #include "pipeline/errors.h"
@@ -40,6 +42,55 @@ void CheckErrors(const std::vector<ErrorCase>& cases) {
     auto r = EvalToDoc(c.expr, c.doc);
     ASSERT_FALSE(r.ok()) << c.expr << " unexpectedly gave " << r.value().ToJson();
     EXPECT_EQ(r.status().code(), LocationCode(c.code)) << c.expr << ": " << r.status().ToString();
+  }
+}
+
+// ASCII letters compared without their case: a collation for the tests.
+class CaseInsensitive final : public bson::StringComparator {
+ public:
+  int Compare(std::string_view a, std::string_view b) const override {
+    const std::string x = ComparisonKey(a), y = ComparisonKey(b);
+    return x < y ? -1 : (x > y ? 1 : 0);
+  }
+  std::string ComparisonKey(std::string_view s) const override {
+    std::string out(s);
+    for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return out;
+  }
+};
+
+TEST(ExpressionTest, ComparingOperatorsUseTheParseContextsCollation) {
+  const CaseInsensitive ci;
+  const char* doc = R"({"s": "Abc", "a": ["x", "ABC", "X"]})";
+  struct Case {
+    const char* expr;
+    const char* with;     // under the collation
+    const char* without;  // simple
+  };
+  for (const Case& c : std::vector<Case>{
+           {R"({"$eq": ["$s", "aBC"]})", "true", "false"},
+           {R"({"$cmp": ["$s", "abd"]})", "-1", "-1"},
+           {R"({"$gt": ["$s", "B"]})", "false", "false"},
+           {R"({"$lt": ["$s", "a"]})", "false", "true"},
+           {R"({"$in": ["abc", "$a"]})", "true", "false"},
+           {R"({"$indexOfArray": ["$a", "abc"]})", "1", "-1"},
+           {R"({"$setUnion": ["$a", []]})", R"(["x", "ABC"])", R"(["x", "ABC", "X"])"},
+           {R"({"$setIsSubset": [["abc"], "$a"]})", "true", "false"},
+           {R"({"$max": ["b", "A", "C"]})", R"("C")", R"("b")"},
+           {R"({"$sortArray": {"input": ["b", "A", "c"], "sortBy": 1}})", R"(["A", "b", "c"])",
+            R"(["A", "b", "c"])"},
+           {R"({"$sortArray": {"input": ["b", "C", "a"], "sortBy": -1}})", R"(["C", "b", "a"])",
+            R"(["b", "a", "C"])"},
+           {R"({"$minN": {"n": 1, "input": ["b", "A"]}})", R"(["A"])", R"(["A"])"},
+           {R"({"$maxN": {"n": 1, "input": ["b", "C"]}})", R"(["C"])", R"(["b"])"},
+       }) {
+    for (bool collated : {true, false}) {
+      auto r = testing::EvalToDoc(c.expr, doc, collated ? &ci : nullptr);
+      ASSERT_TRUE(r.ok()) << c.expr << ": " << r.status().ToString();
+      bson::BsonObj want = Json(std::string("{\"r\": ") + (collated ? c.with : c.without) + "}");
+      EXPECT_TRUE(r.value().BinaryEqual(want)) << c.expr << (collated ? " (collated)" : " (simple)")
+                                               << " got " << r.value().ToCanonicalJson();
+    }
   }
 }
 

@@ -30,7 +30,7 @@ struct AccumulatorSpec {
   std::string op;
   ExpressionPtr expr;
   // Fresh state for one group: make_for_group(key) if set, else make(), else
-  // MakeAccumulator(op).
+  // MakeAccumulator(op) (the simple collation).
   std::function<std::unique_ptr<Accumulator>()> make;
   std::function<StatusWith<std::unique_ptr<Accumulator>>(const Value&)> make_for_group;
 
@@ -298,8 +298,7 @@ Status ParseAccumulatorField(const BsonElement& f, GroupStage* g) {
   ExpressionPtr expr;
   if (!IsAccumulatorName(op)) {
     // Accumulators with options ($topN: {n, sortBy, output}, ...).
-    HG_ASSIGN_OR_RETURN(ParsedAccumulator parsed,
-                        ParseAccumulator(op, acc, ParseContext(g->ctx.let)));
+    HG_ASSIGN_OR_RETURN(ParsedAccumulator parsed, ParseAccumulator(op, acc, g->ctx.Expressions()));
     g->accumulators.push_back({std::string(name), std::string(op), std::move(parsed.input),
                                std::move(parsed.make), std::move(parsed.make_for_group)});
     return Status::OK();
@@ -313,9 +312,16 @@ Status ParseAccumulatorField(const BsonElement& f, GroupStage* g) {
     if (acc.type() == BsonType::kArray) {
       return PipelineError(40237, "The " + std::string(op) + " accumulator is a unary operator");
     }
-    HG_ASSIGN_OR_RETURN(expr, Expression::ParseExpression(acc, ParseContext(g->ctx.let)));
+    HG_ASSIGN_OR_RETURN(expr, Expression::ParseExpression(acc, g->ctx.Expressions()));
   }
-  g->accumulators.push_back({std::string(name), std::string(op), std::move(expr), {}, {}});
+  // $min, $max and $addToSet compare under the aggregate's collation.
+  g->accumulators.push_back({std::string(name),
+                             std::string(op),
+                             std::move(expr),
+                             [op = std::string(op), strings = g->ctx.collator.get()] {
+                               return MakeAccumulator(op, strings);
+                             },
+                             {}});
   return Status::OK();
 }
 
@@ -323,12 +329,12 @@ Status ParseGroupId(const BsonElement& f, GroupStage* g) {
   if (f.type() == BsonType::kObject && !f.Obj().IsEmpty() &&
       f.Obj().FirstElement().FieldName().substr(0, 1) != "$") {
     for (const auto& sub : f.Obj()) {
-      HG_ASSIGN_OR_RETURN(auto e, Expression::ParseExpression(sub, ParseContext(g->ctx.let)));
+      HG_ASSIGN_OR_RETURN(auto e, Expression::ParseExpression(sub, g->ctx.Expressions()));
       g->id_fields.emplace_back(std::string(sub.FieldName()), std::move(e));
     }
     return Status::OK();
   }
-  HG_ASSIGN_OR_RETURN(g->id, Expression::ParseExpression(f, ParseContext(g->ctx.let)));
+  HG_ASSIGN_OR_RETURN(g->id, Expression::ParseExpression(f, g->ctx.Expressions()));
   return Status::OK();
 }
 
@@ -400,7 +406,7 @@ Status ParseSortByCountStage(const BsonElement& spec, const PipelineContext& ctx
   }
   auto g = std::make_shared<GroupStage>();
   g->ctx = ctx;
-  HG_ASSIGN_OR_RETURN(g->id, Expression::ParseExpression(spec, ParseContext(ctx.let)));
+  HG_ASSIGN_OR_RETURN(g->id, Expression::ParseExpression(spec, ctx.Expressions()));
   g->accumulators.push_back({"count", "$sum", Expression::MakeConstant(Value::Int(1)), {}, {}});
   out->push_back(std::move(g));
   BsonBuilder sort;
@@ -429,7 +435,7 @@ Status ParseBucketStage(const BsonElement& spec, const PipelineContext& ctx, Sta
                              "$-prefixed path or an expression, but found: " +
                                  Value::FromElement(f).ToString() + ".");
       }
-      HG_ASSIGN_OR_RETURN(key->group_by, Expression::ParseExpression(f, ParseContext(ctx.let)));
+      HG_ASSIGN_OR_RETURN(key->group_by, Expression::ParseExpression(f, ctx.Expressions()));
     } else if (n == "boundaries") {
       if (f.type() != BsonType::kArray) {
         return PipelineError(40200,
@@ -874,7 +880,7 @@ Status ParseBucketAutoStage(const BsonElement& spec, const PipelineContext& ctx,
                              "path or an expression object, but found: " +
                                  Value::FromElement(f).ToString() + ".");
       }
-      HG_ASSIGN_OR_RETURN(s->group_by, Expression::ParseExpression(f, ParseContext(ctx.let)));
+      HG_ASSIGN_OR_RETURN(s->group_by, Expression::ParseExpression(f, ctx.Expressions()));
     } else if (n == "buckets") {
       if (!f.IsNumber()) {
         return PipelineError(40241,

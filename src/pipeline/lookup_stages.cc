@@ -271,7 +271,7 @@ StatusWith<std::shared_ptr<const StageLet>> StageLet::Parse(const BsonObj& let,
   std::vector<std::string> names = out->outer_ ? out->outer_->names() : std::vector<std::string>{};
   for (const BsonElement& v : let) {
     HG_RETURN_IF_ERROR(ValidateVariableName(v.FieldName()));
-    HG_ASSIGN_OR_RETURN(auto e, Expression::ParseExpression(v, ParseContext(outer.let)));
+    HG_ASSIGN_OR_RETURN(auto e, Expression::ParseExpression(v, outer.Expressions()));
     out->exprs_.emplace_back(std::string(v.FieldName()), std::move(e));
     names.emplace_back(v.FieldName());
   }
@@ -631,7 +631,7 @@ Status ParseGraphLookupStage(const BsonElement& spec, const PipelineContext& ctx
       HG_RETURN_IF_ERROR(str(&p));
       s->depth_field = p;
     } else if (f == "startWith") {
-      HG_ASSIGN_OR_RETURN(s->start_with, Expression::ParseExpression(e, ParseContext(ctx.let)));
+      HG_ASSIGN_OR_RETURN(s->start_with, Expression::ParseExpression(e, ctx.Expressions()));
     } else if (f == "maxDepth") {
       if (!e.IsNumber()) {
         return PipelineError(40100, "maxDepth must be numeric, found type: " +

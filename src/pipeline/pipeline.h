@@ -27,6 +27,7 @@
 
 #include "base/status.h"
 #include "bson/bson.h"
+#include "pipeline/expression.h"
 #include "query/expression_hooks.h"
 #include "query/matcher.h"
 #include "query/sort.h"
@@ -128,9 +129,14 @@ struct PipelineContext {
   std::string tmp_dir;
   // Bytes each blocking stage may hold (MongoDB's server parameters, all 100 MB by default).
   MemoryLimits limits;
-  // The aggregate's collation (null: simple): $match filters and $sort order strings under it.
-  // The command layer admits it only with stages that honour it.
+  // The aggregate's collation (null: simple): $match filters, $sort, $group's keys and the
+  // expressions compare strings under it. The command layer admits it only with stages that
+  // honour it.
   std::shared_ptr<const bson::StringComparator> collator;
+
+  // What the pipeline's expressions parse in: its `let` and its collation (which the context
+  // keeps alive as long as the stages that hold it).
+  ParseContext Expressions() const { return ParseContext(let).WithStrings(collator.get()); }
 };
 
 class Stage;

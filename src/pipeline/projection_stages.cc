@@ -477,7 +477,7 @@ Status ParseProjectStage(const BsonElement& spec, const PipelineContext& ctx, St
                          "have at least one field");
   }
   // Mode is unknown until the whole spec is seen; parse as a projection and decide afterwards.
-  TreeBuilder tb("$project", Mode::kInclusion, ParseContext(ctx.let));
+  TreeBuilder tb("$project", Mode::kInclusion, ctx.Expressions());
   auto root = std::make_unique<Node>();
   for (const auto& f : spec.Obj()) HG_RETURN_IF_ERROR(tb.Add(*root, "", f));
   Mode mode = tb.saw_inclusion() || !tb.saw_exclusion() ? Mode::kInclusion : Mode::kExclusion;
@@ -504,7 +504,7 @@ Status ParseAddFieldsStage(const BsonElement& spec, const PipelineContext& ctx, 
     return PipelineError(40272, std::string(name) + " specification stage must be an object, got " +
                                     std::string(bson::TypeName(spec.type())));
   }
-  TreeBuilder tb(name, Mode::kAddFields, ParseContext(ctx.let));
+  TreeBuilder tb(name, Mode::kAddFields, ctx.Expressions());
   auto root = std::make_unique<Node>();
   for (const auto& f : spec.Obj()) HG_RETURN_IF_ERROR(tb.Add(*root, "", f));
   out->push_back(std::make_shared<ProjectionStage>(
@@ -533,7 +533,7 @@ Status ParseUnsetStage(const BsonElement& spec, const PipelineContext& ctx, Stag
   } else {
     return PipelineError(31002, "$unset specification must be a string or an array");
   }
-  TreeBuilder tb("$unset", Mode::kExclusion, ParseContext(ctx.let));
+  TreeBuilder tb("$unset", Mode::kExclusion, ctx.Expressions());
   auto root = std::make_unique<Node>();
   BsonBuilder b;
   for (auto f : fields) b.AppendInt32(f, 0);

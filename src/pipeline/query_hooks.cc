@@ -83,7 +83,9 @@ class HookTransform final : public query::DocumentTransform {
 
 StatusWith<query::CompiledExpressionPtr> ParseExpressionHook(const BsonElement& e,
                                                              const query::ExpressionContext& ctx) {
-  HG_ASSIGN_OR_RETURN(ExpressionPtr expr, Expression::ParseExpression(e, ParseContext(ctx.let)));
+  HG_ASSIGN_OR_RETURN(
+      ExpressionPtr expr,
+      Expression::ParseExpression(e, ParseContext(ctx.let).WithStrings(ctx.collator.get())));
   return query::CompiledExpressionPtr(
       std::make_shared<HookExpression>(std::move(expr), ctx.now_millis));
 }

@@ -101,7 +101,7 @@ Status ParseRedactStage(const BsonElement& spec, const PipelineContext& ctx, Sta
   auto s = std::make_shared<RedactStage>();
   s->now_millis = ctx.now_millis;
   // The three system variables are bound like user variables, to constant marker strings.
-  ParseContext pc = ParseContext(ctx.let)
+  ParseContext pc = ctx.Expressions()
                         .WithVariable("KEEP", &s->keep_slot)
                         .WithVariable("PRUNE", &s->prune_slot)
                         .WithVariable("DESCEND", &s->descend_slot);

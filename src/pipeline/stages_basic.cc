@@ -712,7 +712,7 @@ Status ParseReplaceRootStage(const BsonElement& spec, const PipelineContext& ctx
       return PipelineError(40231, "no newRoot specified for the $replaceRoot stage");
     }
   }
-  HG_ASSIGN_OR_RETURN(auto e, Expression::ParseExpression(expr_elem, ParseContext(ctx.let)));
+  HG_ASSIGN_OR_RETURN(auto e, Expression::ParseExpression(expr_elem, ctx.Expressions()));
   out->push_back(std::make_shared<ReplaceRootStage>(std::move(e), ctx.now_millis));
   return Status::OK();
 }
@@ -738,7 +738,7 @@ Status ParseSampleStage(const BsonElement& spec, const PipelineContext&, StageLi
 }
 
 Status ParseDocumentsStage(const BsonElement& spec, const PipelineContext& ctx, StageList* out) {
-  HG_ASSIGN_OR_RETURN(auto e, Expression::ParseExpression(spec, ParseContext(ctx.let)));
+  HG_ASSIGN_OR_RETURN(auto e, Expression::ParseExpression(spec, ctx.Expressions()));
   if (e->ConstantValue() != nullptr) {
     // A literal array: its errors are parse errors.
     HG_RETURN_IF_ERROR(DocumentsOf(*e, ctx.now_millis).status());

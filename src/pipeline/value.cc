@@ -78,11 +78,11 @@ std::string Value::ToString() const {
   return json;
 }
 
-int Compare(const Value& a, const Value& b) {
+int Compare(const Value& a, const Value& b, const bson::StringComparator* strings) {
   if (a.missing() || b.missing()) {
     return (a.missing() ? 0 : 1) - (b.missing() ? 0 : 1);
   }
-  return bson::CompareElementValues(a.element(), b.element());
+  return bson::CompareElementValues(a.element(), b.element(), strings);
 }
 
 }  // namespace hourglass::pipeline

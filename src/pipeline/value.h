@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "bson/bson.h"
+#include "bson/bson_compare.h"
 
 namespace hourglass::pipeline {
 
@@ -83,9 +84,12 @@ class Value {
 };
 
 // Canonical BSON order (bson::CompareElementValues); missing orders before every other value and
-// equals only missing.
-int Compare(const Value& a, const Value& b);
-inline bool ValuesEqual(const Value& a, const Value& b) { return Compare(a, b) == 0; }
+// equals only missing. `strings`: the collation strings compare under (null: simple).
+int Compare(const Value& a, const Value& b, const bson::StringComparator* strings = nullptr);
+inline bool ValuesEqual(const Value& a, const Value& b,
+                        const bson::StringComparator* strings = nullptr) {
+  return Compare(a, b, strings) == 0;
+}
 
 struct ValueLess {
   bool operator()(const Value& a, const Value& b) const { return Compare(a, b) < 0; }

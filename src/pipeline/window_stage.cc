@@ -228,7 +228,7 @@ Status ParseSetWindowFieldsStage(const BsonElement& spec, const PipelineContext&
   for (const auto& f : spec.Obj()) {
     std::string_view n = f.FieldName();
     if (n == "partitionBy") {
-      HG_ASSIGN_OR_RETURN(s->partition_by, Expression::ParseExpression(f, ParseContext(ctx.let)));
+      HG_ASSIGN_OR_RETURN(s->partition_by, Expression::ParseExpression(f, ctx.Expressions()));
     } else if (n == "sortBy") {
       if (f.type() != BsonType::kObject) {
         return bson::WrongType("$setWindowFields", f, "object");
@@ -260,7 +260,7 @@ Status ParseSetWindowFieldsStage(const BsonElement& spec, const PipelineContext&
       return Status(ErrorCode::kFailedToParse,
                     "The field '" + std::string(f.FieldName()) + "' must be an object");
     }
-    HG_ASSIGN_OR_RETURN(auto fn, ParseWindowFunction(f.Obj(), s->sort_info, ParseContext(ctx.let)));
+    HG_ASSIGN_OR_RETURN(auto fn, ParseWindowFunction(f.Obj(), s->sort_info, ctx.Expressions()));
     s->outputs.push_back({query::SplitPath(f.FieldName()), std::move(fn)});
   }
   std::vector<const std::vector<std::string>*> paths;

@@ -956,11 +956,6 @@ StatusWith<std::vector<DocNodePtr>> ParseFilterClauses(const BsonObj& filter, in
         }
         const ExpressionHooks& hooks = GetExpressionHooks();
         if (hooks.parse_expression == nullptr) return MissingExpressionHook("$expr");
-        if (t_parse_strings != nullptr) {
-          // Expressions would compare strings without the collation.
-          return Status(ErrorCode::kCommandNotSupported,
-                        "$expr with a non-simple collation is not supported yet");
-        }
         HG_ASSIGN_OR_RETURN(CompiledExpressionPtr x, hooks.parse_expression(e, scope.expr_ctx));
         clauses.push_back(std::make_shared<ExprNode>(std::move(x)));
       } else if (name == "$text") {

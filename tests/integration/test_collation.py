@@ -163,6 +163,49 @@ def test_aggregates_of_match_sort_and_constant_groups(words):
     assert got == [{"_id": None, "n": 5}]
 
 
+def test_expressions_compare_under_the_collation(db):
+    db.e.insert_many([{"_id": 1, "s": "Apple", "t": "APPLE", "a": ["apple", "Banana"]},
+                      {"_id": 2, "s": "cherry", "t": "Cherry", "a": ["CHERRY", "cherry"]}])
+    ci = Collation("en", strength=2)
+    proj = {"$project": {
+        "eq": {"$eq": ["$s", "$t"]}, "cmp": {"$cmp": ["$s", "banana"]},
+        "in": {"$in": ["APPLE", "$a"]}, "idx": {"$indexOfArray": ["$a", "BANANA"]},
+        "union": {"$size": {"$setUnion": ["$a", []]}},
+        "same": {"$setEquals": ["$a", ["APPLE", "banana"]]},
+        "max": {"$max": ["$s", "BANANA"]}, "sorted": {"$sortArray": {"input": "$a", "sortBy": 1}},
+        "min2": {"$minN": {"n": 1, "input": "$a"}}}}
+    got = {d["_id"]: d for d in db.e.aggregate([proj, {"$sort": {"_id": 1}}], collation=ci)}
+    assert got[1]["eq"] is True and got[2]["eq"] is True
+    assert got[1]["cmp"] == -1 and got[2]["cmp"] == 1  # apple < banana < cherry
+    assert got[1]["in"] is True and got[1]["idx"] == 1
+    assert got[1]["union"] == 2 and got[2]["union"] == 1  # CHERRY and cherry are one member
+    assert got[1]["same"] is True
+    assert got[1]["max"] == "BANANA" and got[2]["max"] == "cherry"
+    assert got[1]["sorted"] == ["apple", "Banana"] and got[1]["min2"] == ["apple"]
+    # The simple collation compares bytes: "B" < "a", "APPLE" != "Apple".
+    simple = {d["_id"]: d for d in db.e.aggregate([proj])}
+    assert simple[1]["eq"] is False and simple[1]["in"] is False and simple[1]["idx"] == -1
+    assert simple[2]["union"] == 2 and simple[1]["sorted"] == ["Banana", "apple"]
+    # $expr in $match and in find.
+    assert [d["_id"] for d in db.e.find({"$expr": {"$eq": ["$s", "$t"]}}, collation=ci)] == [1, 2]
+    assert list(db.e.find({"$expr": {"$eq": ["$s", "$t"]}})) == []
+
+
+def test_accumulators_compare_under_the_collation(db):
+    db.g.insert_many([{"k": "a", "s": v} for v in ["pear", "Apple", "apple", "BANANA"]])
+    ci = Collation("en", strength=2)
+    got = next(db.g.aggregate([{"$group": {
+        "_id": {"$toUpper": "$k"}, "min": {"$min": "$s"}, "max": {"$max": "$s"},
+        "set": {"$addToSet": "$s"}, "top": {"$top": {"sortBy": {"s": 1}, "output": "$s"}},
+        "maxN": {"$maxN": {"n": 2, "input": "$s"}}}}], collation=ci))
+    assert got["min"] in ("Apple", "apple") and got["max"] == "pear"
+    assert sorted(x.lower() for x in got["set"]) == ["apple", "banana", "pear"]
+    assert got["top"] in ("Apple", "apple") and got["maxN"] == ["pear", "BANANA"]
+    simple = next(db.g.aggregate([{"$group": {"_id": None, "min": {"$min": "$s"},
+                                              "set": {"$addToSet": "$s"}}}]))
+    assert simple["min"] == "Apple" and len(simple["set"]) == 4
+
+
 @pytest.mark.parametrize("spec,code", [
     ({}, 4),                                      # locale missing
     ({"locale": 3}, 14),
@@ -192,11 +235,16 @@ def test_simple_collation_is_the_default(words):
 def test_what_is_not_supported_yet_is_loud(db, words):
     ci = {"locale": "en", "strength": 2}
     cases = [
-        {"aggregate": "w", "pipeline": [{"$group": {"_id": {"$toLower": "$s"}}}], "cursor": {},
-         "collation": ci},
-        {"aggregate": "w", "pipeline": [{"$group": {"_id": "$s", "m": {"$max": "$s"}}}],
+        {"aggregate": "w", "pipeline": [{"$lookup": {"from": "w", "localField": "s",
+                                                      "foreignField": "s", "as": "x"}}],
          "cursor": {}, "collation": ci},
-        {"aggregate": "w", "pipeline": [{"$match": {"$expr": {"$eq": ["$s", "a"]}}}],
+        {"aggregate": "w", "pipeline": [{"$bucket": {"groupBy": "$s", "boundaries": ["a", "z"],
+                                                      "default": "other"}}],
+         "cursor": {}, "collation": ci},
+        {"aggregate": "w", "pipeline": [{"$setWindowFields": {"sortBy": {"s": 1}, "output": {
+            "m": {"$max": "$s", "window": {"documents": [-1, 0]}}}}}],
+         "cursor": {}, "collation": ci},
+        {"aggregate": "w", "pipeline": [{"$facet": {"a": [{"$match": {"s": "a"}}]}}],
          "cursor": {}, "collation": ci},
         {"find": "w", "filter": {"s": "a"}, "hint": {"s": 1}, "min": {"s": "a"}, "collation": ci},
         {"findAndModify": "w", "query": {}, "update": {"$addToSet": {"t": "a"}}, "collation": ci},
@@ -247,8 +295,12 @@ def test_views_with_a_collation(db, words):
     assert sorted(d["_id"] for d in db.vc.find({"s": "COTE"})) == [0, 1, 2, 3]
     assert db.vc.count_documents({"s": "COTE"}) == 4
     assert db.command({"count": "vc", "query": {"s": "APPLE"}})["n"] == 2
-    # distinct over a view with a collation gathers its values with $addToSet: not yet.
-    assert command_error(db, {"distinct": "vc", "key": "s"})[0] == 115
+    # distinct over a view with a collation: strings it deems equal are one value.
+    values = db.vc.distinct("s")
+    assert len(values) == 11
+    assert len([v for v in values if v.lower() == "apple"]) == 1
+    assert len([v for v in values if v in ("cote", "côte", "coté", "côté")]) == 1
+    assert "e-mail" in values and "email" in values  # punctuation counts (non-ignorable)
     fr1 = Collation("fr", strength=1)
     assert len(list(db.vc.find({"s": "cote"}, collation=fr1))) == 4
     # Another collation, or the simple one, is refused.
@@ -267,8 +319,12 @@ def test_views_with_a_collation(db, words):
         {"$lookup": {"from": "vc", "localField": "s", "foreignField": "s", "as": "x"}}],
         "cursor": {}})[0] == 115
     # Stages that would compare without the collation are loud.
-    assert command_error(db, {"aggregate": "vc", "pipeline": [{"$group": {"_id": {"$toLower": "$s"}}}],
-                              "cursor": {}})[0] == 115
+    assert command_error(db, {"aggregate": "vc", "pipeline": [
+        {"$bucket": {"groupBy": "$s", "boundaries": ["a", "z"], "default": "other"}}],
+        "cursor": {}})[0] == 115
+    # Expressions compare under it: one group per value the collation tells apart.
+    groups = list(db.vc.aggregate([{"$group": {"_id": {"$substrCP": ["$s", 0, 4]}}}]))
+    assert len([g for g in groups if g["_id"].lower() == "cote"]) == 1
 
 
 def test_views_refuse_bad_collations(db, words):
