@@ -233,28 +233,46 @@ StatusWith<std::shared_ptr<const collation::Collator>> ViewCollator(const exec::
   return collation::Collator::Make(v.collation);
 }
 
-// An aggregate under a non-simple collation runs only stages that apply it: $match (its
-// $expr too), $sort, $group (keys and accumulators), and the stages whose only comparisons are
-// their expressions' ($project, $addFields...: expressions compare under the pipeline's
-// collation) or that compare nothing ($skip, $limit, $unwind...). The others ($lookup, $bucket,
-// $setWindowFields, $facet...) fail with CommandNotSupported (115) rather than compare strings
-// by their bytes, and so does any aggregate of a time-series collection.
+// The stages of `stages` (and of their sub-pipelines) that would compare strings without the
+// aggregate's collation: every stage applies it ($match and its $expr, $sort, $group's keys and
+// accumulators, expressions, $lookup's and $graphLookup's matches, $unionWith's and $facet's
+// sub-pipelines) or compares nothing ($skip, $limit, $unwind...), but for those not listed here
+// ($bucket, $bucketAuto, $setWindowFields, $densify, $fill, $merge...), which fail with
+// CommandNotSupported (115) rather than compare strings by their bytes.
+Status CheckStagesUnderCollation(const BsonObj& stages, int depth) {
+  static constexpr std::string_view kCollating[] = {
+      "$match",     "$sort",        "$skip",   "$limit",       "$count",       "$project",
+      "$unset",     "$addFields",   "$set",    "$replaceRoot", "$replaceWith", "$unwind",
+      "$group",     "$sortByCount", "$redact", "$sample",      "$lookup",      "$graphLookup",
+      "$unionWith", "$facet",       "$out"};
+  for (BsonElement st : stages) {
+    if (st.type() != BsonType::kObject || st.Obj().IsEmpty()) continue;  // the parser reports it
+    const BsonElement spec = st.Obj().FirstElement();
+    const std::string_view name = spec.FieldName();
+    if (std::find(std::begin(kCollating), std::end(kCollating), name) == std::end(kCollating)) {
+      return Status(
+          ErrorCode::kCommandNotSupported,
+          "the stage " + std::string(name) + " with a non-simple collation is not supported yet");
+    }
+    if (spec.type() != BsonType::kObject || depth > 20) continue;
+    for (BsonElement f : spec.Obj()) {
+      // $lookup's and $unionWith's `pipeline`; $facet's named pipelines.
+      if (f.type() == BsonType::kArray && (name == "$facet" || f.FieldName() == "pipeline")) {
+        HG_RETURN_IF_ERROR(CheckStagesUnderCollation(f.Obj(), depth + 1));
+      }
+    }
+  }
+  return Status::OK();
+}
+
+// An aggregate under a non-simple collation: its stages as above, over a collection (any
+// aggregate of a time-series collection is CommandNotSupported, 115).
 Status CheckPipelineUnderCollation(CommandContext& ctx, const BsonObj& cmd, const BsonObj& stages) {
+  HG_RETURN_IF_ERROR(CheckStagesUnderCollation(stages));
   auto unsupported = [](std::string_view what) {
     return Status(ErrorCode::kCommandNotSupported,
                   std::string(what) + " with a non-simple collation is not supported yet");
   };
-  static constexpr std::string_view kCollating[] = {
-      "$match", "$sort",        "$skip",   "$limit",       "$count",       "$project",
-      "$unset", "$addFields",   "$set",    "$replaceRoot", "$replaceWith", "$unwind",
-      "$group", "$sortByCount", "$redact", "$sample"};
-  for (BsonElement st : stages) {
-    if (st.type() != BsonType::kObject || st.Obj().IsEmpty()) continue;  // the parser reports it
-    const std::string_view name = st.Obj().FirstElement().FieldName();
-    if (std::find(std::begin(kCollating), std::end(kCollating), name) == std::end(kCollating)) {
-      return unsupported("the stage " + std::string(name));
-    }
-  }
   BsonElement target = cmd.FirstElement();
   if (target.type() == BsonType::kString) {
     const catalog::NamespaceString nss{ctx.db, std::string(target.Str())};

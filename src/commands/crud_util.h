@@ -48,6 +48,10 @@ Status ReplyWithCursor(CommandContext& ctx, const std::string& ns,
 Status RunAggregate(CommandContext& ctx, const bson::BsonObj& cmd, bool single_batch,
                     bson::BsonBuilder& reply);
 
+// CommandNotSupported (115) if a stage of `stages` (or of their sub-pipelines) would compare
+// strings without the aggregate's non-simple collation (aggregate.cc).
+Status CheckStagesUnderCollation(const bson::BsonObj& stages, int depth = 0);
+
 // find as the equivalent aggregate ($match, $sort, $skip, $limit, $project; crud_find.cc), as
 // MongoDB runs a find on a view; InvalidPipelineOperator (168) for the options aggregation cannot
 // honour (min, max, returnKey, showRecordId, tailable, noCursorTimeout, a $natural sort...).

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "catalog/catalog.h"
 #include "commands/admin_commands.h"
 #include "commands/aggregate_collections.h"
 #include "commands/command_util.h"
@@ -59,14 +60,10 @@ StatusWith<exec::ExplainRequest> ParseExplainRequest(CommandContext& ctx, const 
     r.pctx.collections = MakeCollectionAccess(ctx.service);
   }
   HG_ASSIGN_OR_RETURN(r.expr_ctx, CommandExpressionContext(inner));
-  // The read's collation (its own, else the collection's default): find explains its plan under
-  // it; the others do not take collations in explain yet.
+  // The read's collation (its own, else the collection's default; an update's or delete's
+  // statement may name its own below): the plan is explained under it.
   HG_ASSIGN_OR_RETURN(r.expr_ctx.collator, CheckHintAndGetCollation(k, inner, ctx.service, r.nss));
-  if (r.expr_ctx.collator && k != "find") {
-    return Status(
-        ErrorCode::kCommandNotSupported,
-        "explain of " + std::string(k) + " with a non-simple collation is not supported yet");
-  }
+  r.pctx.collator = r.expr_ctx.collator;
   r.pctx.now_millis = r.expr_ctx.now_millis;
   r.pctx.let = r.expr_ctx.let;
   if (k == "find") {
@@ -109,11 +106,13 @@ StatusWith<exec::ExplainRequest> ParseExplainRequest(CommandContext& ctx, const 
     r.filter = stmt.q;
     r.limit = stmt.multi ? 0 : 1;
     r.upsert = stmt.upsert;
+    if (stmt.has_collation) r.expr_ctx.collator = stmt.collator;
     if (r.hint.IsEmpty()) r.hint = HintOf(e.Obj());
   } else if (k == "delete") {
     HG_ASSIGN_OR_RETURN(BsonElement e, FirstStatement(k, inner, "deletes"));
     HG_ASSIGN_OR_RETURN(DeleteStatement stmt, ParseDeleteStatement(DocumentArray::Entry(e)));
     r.filter = stmt.q;
+    if (stmt.has_collation) r.expr_ctx.collator = stmt.collator;
     r.limit = stmt.multi ? 0 : 1;
     if (r.hint.IsEmpty()) r.hint = HintOf(e.Obj());
   } else if (k == "findAndModify") {
@@ -126,6 +125,7 @@ StatusWith<exec::ExplainRequest> ParseExplainRequest(CommandContext& ctx, const 
   } else {  // aggregate
     HG_ASSIGN_OR_RETURN(auto stages, GetArray(k, inner, "pipeline"));
     if (!stages) return MissingField("aggregate", "pipeline");
+    if (r.pctx.collator) HG_RETURN_IF_ERROR(CheckStagesUnderCollation(*stages));
     HG_ASSIGN_OR_RETURN(auto pipe, pipeline::Pipeline::Parse(*stages, r.pctx));
     bool popped = false;
     if (auto leading = pipe->PopLeadingMatch()) {
@@ -141,6 +141,12 @@ StatusWith<exec::ExplainRequest> ParseExplainRequest(CommandContext& ctx, const 
       first = false;
       r.rest_stages.push_back(st.Obj());
     }
+  }
+  if (auto target = ctx.service.catalog->Lookup(r.nss);
+      r.expr_ctx.collator && target && target->entry().type == "timeseries") {
+    return Status(ErrorCode::kCommandNotSupported,
+                  "explain of a time-series collection with a non-simple collation is not "
+                  "supported yet");
   }
   HG_RETURN_IF_ERROR(query::Matcher::Parse(r.filter, r.expr_ctx).status());
   return r;

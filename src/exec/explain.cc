@@ -194,7 +194,7 @@ Status ExplainCollectionRead(const ReadContext& rctx, const ExplainRequest& req,
   auto start = std::chrono::steady_clock::now();
   // distinct over an index that leads with its key reads one key per value (DISTINCT_SCAN).
   std::optional<QueryPlan> distinct_plan;
-  if (req.kind == "distinct" && coll && !coll->ident().empty()) {
+  if (req.kind == "distinct" && coll && !coll->ident().empty() && !req.expr_ctx.collator) {
     distinct_plan = PlanDistinctScan(*coll, req.filter, req.distinct_key,
                                      req.hint.IsEmpty() ? BsonElement() : req.hint.FirstElement());
   }

@@ -41,9 +41,11 @@ void CollectKeys(const BsonObj& doc, const query::FieldPath& path, bool whole_ar
   });
 }
 
-// Foreign documents indexed by the key values at one path.
+// Foreign documents indexed by the key values at one path, strings under `strings` (the
+// pipeline's collation; null: simple).
 class KeyIndex {
  public:
+  explicit KeyIndex(const bson::StringComparator* strings) : index_(ValueLess{strings}) {}
   void Build(const std::vector<BsonObj>& docs, const query::FieldPath& path) {
     for (size_t i = 0; i < docs.size(); ++i) {
       std::vector<Value> keys;
@@ -67,7 +69,7 @@ class KeyIndex {
 
 // What a filter read on behalf of a stage may use: the pipeline's $$NOW and variables.
 query::ExpressionContext ExprContext(const PipelineContext& ctx) {
-  return query::ExpressionContext{ctx.now_millis, ctx.let, nullptr};
+  return query::ExpressionContext{ctx.now_millis, ctx.let, ctx.collator};
 }
 
 Status ReadAll(CollectionAccess& access, const std::string& db, const std::string& coll,
@@ -177,7 +179,10 @@ class LookupStage : public Stage {
     class Stream : public DocumentStream {
      public:
       Stream(std::shared_ptr<const LookupStage> s, std::unique_ptr<DocumentStream> in)
-          : s_(std::move(s)), in_(std::move(in)) {}
+          : s_(std::move(s)),
+            in_(std::move(in)),
+            index_(s_->ctx.collator.get()),
+            expr_index_(s_->ctx.collator.get()) {}
       StatusWith<OptDoc> Next() override {
         HG_ASSIGN_OR_RETURN(OptDoc d, in_->Next());
         if (!d) return d;
@@ -518,7 +523,7 @@ class GraphLookupStage : public Stage {
     class Stream : public DocumentStream {
      public:
       Stream(std::shared_ptr<const GraphLookupStage> s, std::unique_ptr<DocumentStream> in)
-          : s_(std::move(s)), in_(std::move(in)) {}
+          : s_(std::move(s)), in_(std::move(in)), index_(s_->ctx.collator.get()) {}
       StatusWith<OptDoc> Next() override {
         HG_ASSIGN_OR_RETURN(OptDoc d, in_->Next());
         if (!d) return d;
@@ -541,7 +546,7 @@ class GraphLookupStage : public Stage {
         // Breadth-first: each document once (by _id), at the depth it was first reached.
         std::map<Value, int64_t, ValueLess> depth_by_id;
         std::vector<std::pair<size_t, int64_t>> found;
-        std::set<Value, ValueLess> seen_keys;
+        std::set<Value, ValueLess> seen_keys(ValueLess{s_->ctx.collator.get()});
         for (int64_t depth = 0; !frontier.empty(); ++depth) {
           if (s_->max_depth && depth > *s_->max_depth) break;
           std::vector<Value> keys;

@@ -92,7 +92,8 @@ inline bool ValuesEqual(const Value& a, const Value& b,
 }
 
 struct ValueLess {
-  bool operator()(const Value& a, const Value& b) const { return Compare(a, b) < 0; }
+  const bson::StringComparator* strings = nullptr;  // null: simple
+  bool operator()(const Value& a, const Value& b) const { return Compare(a, b, strings) < 0; }
 };
 
 }  // namespace hourglass::pipeline

@@ -191,6 +191,37 @@ def test_expressions_compare_under_the_collation(db):
     assert list(db.e.find({"$expr": {"$eq": ["$s", "$t"]}})) == []
 
 
+def test_joins_and_sub_pipelines_compare_under_the_collation(db):
+    db.orders.insert_many([{"_id": 1, "sku": "ABC"}, {"_id": 2, "sku": "xyz"}])
+    db.items.insert_many([{"_id": "i1", "sku": "abc", "up": "ROOT"},
+                          {"_id": "i2", "sku": "XYZ", "up": "i1"},
+                          {"_id": "root", "sku": "none"}])
+    ci = Collation("en", strength=2)
+    lookup = {"$lookup": {"from": "items", "localField": "sku", "foreignField": "sku",
+                          "as": "m"}}
+    got = {d["_id"]: [m["_id"] for m in d["m"]]
+           for d in db.orders.aggregate([lookup], collation=ci)}
+    assert got == {1: ["i1"], 2: ["i2"]}
+    assert all(not d["m"] for d in db.orders.aggregate([lookup]))  # bytes: no match
+    with_pipeline = {"$lookup": {"from": "items", "let": {"s": "$sku"}, "as": "m", "pipeline": [
+        {"$match": {"$expr": {"$eq": ["$sku", "$$s"]}}}]}}
+    got = {d["_id"]: [m["_id"] for m in d["m"]]
+           for d in db.orders.aggregate([with_pipeline], collation=ci)}
+    assert got == {1: ["i1"], 2: ["i2"]}
+    graph = {"$graphLookup": {"from": "items", "startWith": "$up", "connectFromField": "up",
+                              "connectToField": "_id", "as": "chain"}}
+    got = list(db.items.aggregate([{"$match": {"_id": "i2"}}, graph], collation=ci))
+    assert sorted(c["_id"] for c in got[0]["chain"]) == ["i1", "root"]  # "ROOT" reaches "root"
+    got = list(db.items.aggregate([{"$match": {"_id": "i2"}}, graph]))
+    assert [c["_id"] for c in got[0]["chain"]] == ["i1"]
+    union = [{"$match": {"sku": "ABC"}},
+             {"$unionWith": {"coll": "items", "pipeline": [{"$match": {"sku": "ABC"}}]}}]
+    assert sorted(str(d["_id"]) for d in db.orders.aggregate(union, collation=ci)) == ["1", "i1"]
+    facet = [{"$facet": {"abc": [{"$match": {"sku": "abc"}}, {"$count": "n"}]}}]
+    assert next(db.orders.aggregate(facet, collation=ci))["abc"] == [{"n": 1}]
+    assert next(db.orders.aggregate(facet))["abc"] == []
+
+
 def test_accumulators_compare_under_the_collation(db):
     db.g.insert_many([{"k": "a", "s": v} for v in ["pear", "Apple", "apple", "BANANA"]])
     ci = Collation("en", strength=2)
@@ -235,8 +266,8 @@ def test_simple_collation_is_the_default(words):
 def test_what_is_not_supported_yet_is_loud(db, words):
     ci = {"locale": "en", "strength": 2}
     cases = [
-        {"aggregate": "w", "pipeline": [{"$lookup": {"from": "w", "localField": "s",
-                                                      "foreignField": "s", "as": "x"}}],
+        {"aggregate": "w", "pipeline": [{"$lookup": {"from": "w", "as": "x", "pipeline": [
+            {"$bucket": {"groupBy": "$s", "boundaries": ["a", "z"], "default": "other"}}]}}],
          "cursor": {}, "collation": ci},
         {"aggregate": "w", "pipeline": [{"$bucket": {"groupBy": "$s", "boundaries": ["a", "z"],
                                                       "default": "other"}}],
@@ -244,8 +275,8 @@ def test_what_is_not_supported_yet_is_loud(db, words):
         {"aggregate": "w", "pipeline": [{"$setWindowFields": {"sortBy": {"s": 1}, "output": {
             "m": {"$max": "$s", "window": {"documents": [-1, 0]}}}}}],
          "cursor": {}, "collation": ci},
-        {"aggregate": "w", "pipeline": [{"$facet": {"a": [{"$match": {"s": "a"}}]}}],
-         "cursor": {}, "collation": ci},
+        {"aggregate": "w", "pipeline": [{"$facet": {"a": [{"$bucketAuto": {
+            "groupBy": "$s", "buckets": 2}}]}}], "cursor": {}, "collation": ci},
         {"find": "w", "filter": {"s": "a"}, "hint": {"s": 1}, "min": {"s": "a"}, "collation": ci},
         {"findAndModify": "w", "query": {}, "update": {"$addToSet": {"t": "a"}}, "collation": ci},
     ]

@@ -32,7 +32,8 @@ def stages(plan):
 
 
 def ixscan(plan):
-    while plan["stage"] != "IXSCAN":
+    """The index scan of a plan (IXSCAN, or COUNT_SCAN for a count over keys)."""
+    while "indexName" not in plan:
         assert "inputStage" in plan, plan
         plan = plan["inputStage"]
     return plan
@@ -237,6 +238,37 @@ def test_partial_index_only_under_its_collation(ci):
         {"_id": 1, "s": "A", "k": "YES"}]
 
 
+def test_explain_plans_under_the_collation(db, ci):
+    ci.create_index("s")
+    ci.insert_many([{"_id": 1, "s": "A"}, {"_id": 2, "s": "b"}])
+
+    def scan_of(inner):
+        plan = db.command({"explain": inner, "verbosity": "queryPlanner"})
+        if "stages" in plan:
+            plan = plan["stages"][0]["$cursor"]
+        return ixscan(plan["queryPlanner"]["winningPlan"])
+
+    for inner in ({"count": "ci", "query": {"s": "a"}},
+                  {"distinct": "ci", "key": "_id", "query": {"s": "a"}},
+                  {"update": "ci", "updates": [{"q": {"s": "a"}, "u": {"$set": {"x": 1}}}]},
+                  {"delete": "ci", "deletes": [{"q": {"s": "a"}, "limit": 1}]},
+                  {"findAndModify": "ci", "query": {"s": "a"}, "remove": True},
+                  {"aggregate": "ci", "pipeline": [{"$match": {"s": "a"}}, {"$project": {
+                      "u": {"$toUpper": "$s"}}}], "cursor": {}}):
+        scan = scan_of(inner)
+        assert scan["indexName"] == "s_1", inner
+        assert scan["indexBounds"]["s"][0].startswith("[CollationKey(0x"), inner
+    # A statement's own collation is the one explained: the index cannot bound "a" under it.
+    plan = db.command({"explain": {"delete": "ci", "deletes": [
+        {"q": {"s": "a"}, "limit": 1, "collation": {"locale": "simple"}}]},
+        "verbosity": "queryPlanner"})["queryPlanner"]["winningPlan"]
+    assert "IXSCAN" not in stages(plan)
+    # Executed, the counts are the collation's.
+    stats = db.command({"explain": {"count": "ci", "query": {"s": "a"}},
+                        "verbosity": "executionStats"})["executionStats"]
+    assert stats["totalKeysExamined"] >= 1
+
+
 def test_collations_survive_a_restart(fresh_server):
     s = fresh_server.new()
     c = s.client()
@@ -267,7 +299,8 @@ def test_what_is_not_supported_yet_is_loud(db, ci):
     for cmd in (
             {"find": "ci", "filter": {}, "hint": "s_1", "returnKey": True},
             {"find": "ci", "filter": {}, "hint": "s_1", "min": {"s": "a"}},
-            {"explain": {"count": "ci", "query": {"s": "A"}}},
+            {"explain": {"aggregate": "ci", "pipeline": [{"$bucketAuto": {
+                "groupBy": "$s", "buckets": 2}}], "cursor": {}}},
             {"create": "cl", "collation": CI, "clusteredIndex": {"key": {"_id": 1},
                                                                  "unique": True}},
             {"create": "ts", "collation": CI, "timeseries": {"timeField": "t"}},
@@ -277,6 +310,10 @@ def test_what_is_not_supported_yet_is_loud(db, ci):
     db.create_collection("ts", timeseries={"timeField": "t"})
     cmd = {"createIndexes": "ts", "indexes": [{"key": {"m": 1}, "name": "m", "collation": CI}]}
     assert command_error(db, cmd)[0] == 115
+    for inner in ({"find": "ts", "filter": {"s": "X"}, "collation": CI},
+                  {"count": "ts", "query": {"s": "X"}, "collation": CI},
+                  {"delete": "ts", "deletes": [{"q": {"s": "X"}, "limit": 0, "collation": CI}]}):
+        assert command_error(db, {"explain": inner})[0] == 115, inner
     # Bad collations are refused with the collation's own codes.
     assert command_error(db, {"create": "bad", "collation": {"locale": "en", "strength": 0}})[0] == 9
     assert command_error(db, {"create": "bad", "collation": {"strength": 2}})[0] == 4
