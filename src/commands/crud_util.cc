@@ -96,7 +96,7 @@ StatusWith<query::UpdateDriver> ParseUpdate(const bson::BsonElement& u,
     return Status(ErrorCode::kFailedToParse,
                   "Update argument must be either an object or an array");
   }
-  HG_ASSIGN_OR_RETURN(auto driver, query::UpdateDriver::Parse(u.Obj(), array_filters));
+  HG_ASSIGN_OR_RETURN(auto driver, query::UpdateDriver::Parse(u.Obj(), array_filters, ectx));
   if (multi && driver.IsReplacement()) {
     return Status(ErrorCode::kFailedToParse,
                   "multi update is not supported for replacement-style update");

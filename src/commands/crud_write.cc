@@ -301,32 +301,6 @@ std::shared_ptr<const collation::Collator> StatementCollator(const Statement& st
   return coll->DefaultCollator();
 }
 
-// Updates whose operators compare values ($pull, $addToSet, $min, $max, $push's $sort,
-// arrayFilters) or evaluate expressions (pipelines) would do so without the collation.
-Status CheckUpdateUnderCollation(const BsonElement& u, const BsonObj& array_filters) {
-  auto unsupported = [] {
-    return Status(ErrorCode::kCommandNotSupported,
-                  "this update with a non-simple collation is not supported yet (pipelines, "
-                  "arrayFilters, $pull, $pullAll, $addToSet, $min, $max and $push with $sort "
-                  "compare values)");
-  };
-  if (u.type() == BsonType::kArray || !array_filters.IsEmpty()) return unsupported();
-  if (u.type() != BsonType::kObject) return Status::OK();
-  for (BsonElement op : u.Obj()) {
-    const std::string_view name = op.FieldName();
-    if (name == "$pull" || name == "$pullAll" || name == "$addToSet" || name == "$min" ||
-        name == "$max") {
-      return unsupported();
-    }
-    if (name == "$push" && op.type() == BsonType::kObject) {
-      for (BsonElement f : op.Obj()) {
-        if (f.type() == BsonType::kObject && f.Obj().HasField("$sort")) return unsupported();
-      }
-    }
-  }
-  return Status::OK();
-}
-
 // Runs one update statement. `sort` is used by findAndModify only.
 StatusWith<UpdateResult> RunUpdate(CommandContext& ctx, catalog::Collection& coll, const BsonObj& q,
                                    const query::UpdateDriver& driver, bool multi, bool upsert,
@@ -481,8 +455,6 @@ class UpdateCommand : public WriteCommand {
       Status st = [&]() -> Status {
         query::ExpressionContext sectx = ectx;
         sectx.collator = StatementCollator(stmt, coll.get());
-        if (sectx.collator)
-          HG_RETURN_IF_ERROR(CheckUpdateUnderCollation(stmt.u, stmt.array_filters));
         HG_ASSIGN_OR_RETURN(auto driver,
                             ParseUpdate(stmt.u, stmt.array_filters, sectx, stmt.multi));
         HG_ASSIGN_OR_RETURN(auto r, RunUpdate(ctx, *coll, stmt.q, driver, stmt.multi, stmt.upsert,
@@ -728,7 +700,6 @@ class FindAndModifyCommand : public Command {
       return Status::OK();
     }
     ++ctx.service.counters.op_update;
-    if (collator) HG_RETURN_IF_ERROR(CheckUpdateUnderCollation(u, af.value_or(BsonObj())));
     HG_ASSIGN_OR_RETURN(auto driver, ParseUpdate(u, af.value_or(BsonObj()), ectx));
     HG_ASSIGN_OR_RETURN(auto r, RunUpdate(ctx, *coll, query_doc, driver, false, upsert, sort_doc,
                                           ectx, cmd["hint"]));

@@ -349,12 +349,14 @@ class BucketKeyExpression : public Expression {
  public:
   ExpressionPtr group_by;
   std::vector<Value> boundaries;
-  Value default_value;  // missing: no default
+  Value default_value;                              // missing: no default
+  const bson::StringComparator* strings = nullptr;  // the aggregate's collation
   StatusWith<Value> Evaluate(const BsonObj& root, Variables& vars) const override {
     HG_ASSIGN_OR_RETURN(Value v, group_by->Evaluate(root, vars));
-    if (!v.missing() && Compare(v, boundaries.front()) >= 0 && Compare(v, boundaries.back()) < 0) {
+    if (!v.missing() && Compare(v, boundaries.front(), strings) >= 0 &&
+        Compare(v, boundaries.back(), strings) < 0) {
       for (size_t i = 0; i + 1 < boundaries.size(); ++i) {
-        if (Compare(v, boundaries[i + 1]) < 0) return boundaries[i];
+        if (Compare(v, boundaries[i + 1], strings) < 0) return boundaries[i];
       }
     }
     if (default_value.missing()) {
@@ -423,6 +425,7 @@ Status ParseBucketStage(const BsonElement& spec, const PipelineContext& ctx, Sta
                                     std::string(bson::TypeName(spec.type())));
   }
   auto key = std::make_unique<BucketKeyExpression>();
+  key->strings = ctx.collator.get();
   auto g = std::make_shared<GroupStage>();
   g->ctx = ctx;
   bool have_output = false;
@@ -479,7 +482,7 @@ Status ParseBucketStage(const BsonElement& spec, const PipelineContext& ctx, Sta
                                std::string(bson::TypeName(bounds[i].type())) + " and " +
                                std::string(bson::TypeName(bounds[i + 1].type())) + ".");
     }
-    if (Compare(bounds[i], bounds[i + 1]) >= 0) {
+    if (Compare(bounds[i], bounds[i + 1], key->strings) >= 0) {
       return PipelineError(40194,
                            "The 'boundaries' option to $bucket must be sorted in ascending "
                            "order, but elements " +
@@ -491,8 +494,8 @@ Status ParseBucketStage(const BsonElement& spec, const PipelineContext& ctx, Sta
   if (!key->default_value.missing() &&
       bson::CanonicalTypeRank(key->default_value.type()) ==
           bson::CanonicalTypeRank(bounds.front().type()) &&
-      Compare(key->default_value, bounds.front()) >= 0 &&
-      Compare(key->default_value, bounds.back()) < 0) {
+      Compare(key->default_value, bounds.front(), key->strings) >= 0 &&
+      Compare(key->default_value, bounds.back(), key->strings) < 0) {
     return PipelineError(40199,
                          "The $bucket 'default' field must be less than the lowest "
                          "boundary or greater than or equal to the highest boundary.");
@@ -691,7 +694,10 @@ class BucketAutoStage : public Stage {
     class Stream : public DocumentStream {
      public:
       Stream(std::shared_ptr<const BucketAutoStage> s, std::unique_ptr<DocumentStream> in)
-          : s_(std::move(s)), in_(std::move(in)), sorter_(MakeSorter(*s_)) {
+          : s_(std::move(s)),
+            strings_(s_->ctx.collator.get()),
+            in_(std::move(in)),
+            sorter_(MakeSorter(*s_)) {
         for (const auto& a : s_->accumulators) keyed_state_ = keyed_state_ || a.make_for_group;
       }
       StatusWith<OptDoc> Next() override {
@@ -726,7 +732,8 @@ class BucketAutoStage : public Stage {
           // Every value below the rounded-up max joins the bucket, as do values equal to its
           // max (so a max of 0, which rounds to 0, still takes all the zeros).
           Value boundary = rounder->RoundUp(max);
-          while (peek_ && (Compare(peek_key_, boundary) < 0 || Compare(peek_key_, max) == 0)) {
+          while (peek_ && (Compare(peek_key_, boundary, strings_) < 0 ||
+                           Compare(peek_key_, max, strings_) == 0)) {
             max = peek_key_;
             HG_RETURN_IF_ERROR(Take(vars));
           }
@@ -734,7 +741,7 @@ class BucketAutoStage : public Stage {
         } else {
           // Equal values never straddle two buckets, and a bucket's max is the next bucket's
           // min (exclusive) except for the last bucket's (inclusive).
-          while (peek_ && Compare(peek_key_, max) == 0) HG_RETURN_IF_ERROR(Take(vars));
+          while (peek_ && Compare(peek_key_, max, strings_) == 0) HG_RETURN_IF_ERROR(Take(vars));
           if (peek_) max = peek_key_;
         }
         prev_max_ = max;
@@ -772,8 +779,8 @@ class BucketAutoStage : public Stage {
             "Exceeded memory limit for $bucketAuto, but didn't allow external sort. Pass "
             "allowDiskUse:true to opt in.");
         return ExternalSorter(
-            [](const BsonObj& a, const BsonObj& b) {
-              return bson::CompareElementValues(a.FirstElement(), b.FirstElement());
+            [strings = s.ctx.collator.get()](const BsonObj& a, const BsonObj& b) {
+              return bson::CompareElementValues(a.FirstElement(), b.FirstElement(), strings);
             },
             std::move(o));
       }
@@ -840,6 +847,7 @@ class BucketAutoStage : public Stage {
       }
 
       std::shared_ptr<const BucketAutoStage> s_;
+      const bson::StringComparator* strings_;  // the aggregate's collation
       std::unique_ptr<DocumentStream> in_;
       ExternalSorter sorter_;
       bool keyed_state_ = false;

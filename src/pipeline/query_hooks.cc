@@ -95,6 +95,7 @@ StatusWith<query::DocumentTransformPtr> MakeTransform(const BsonObj& stages,
   PipelineContext pctx;
   pctx.now_millis = ctx.now_millis;
   pctx.let = ctx.let;
+  pctx.collator = ctx.collator;  // expressions compare under the operation's collation
   HG_ASSIGN_OR_RETURN(std::unique_ptr<Pipeline> p, Pipeline::Parse(stages, pctx));
   return query::DocumentTransformPtr(std::make_shared<HookTransform>(std::move(p)));
 }

@@ -1097,18 +1097,30 @@ bool FieldPredicate::Matches(const BsonElement& value) const {
 
 struct ElementMatcher::State {
   BsonObj condition;
-  ElemPredPtr value_pred;  // operator form
-  DocNodePtr doc_pred;     // filter form
+  std::shared_ptr<const bson::StringComparator> collator;  // the predicates borrow it
+  ElemPredPtr value_pred;                                  // operator form
+  DocNodePtr doc_pred;                                     // filter form
 };
 
-StatusWith<ElementMatcher> ElementMatcher::Parse(const BsonObj& condition) {
+StatusWith<ElementMatcher> ElementMatcher::Parse(
+    const BsonObj& condition, std::shared_ptr<const bson::StringComparator> collator) {
   auto state = std::make_shared<State>();
   state->condition = condition.Owned();
+  state->collator = std::move(collator);
+  const bson::StringComparator* outer = t_parse_strings;
+  t_parse_strings = state->collator.get();
+  Status st = Status::OK();
   if (IsValueCondition(state->condition)) {
-    HG_ASSIGN_OR_RETURN(state->value_pred, ParseOperatorObject(state->condition, 0));
+    auto pred = ParseOperatorObject(state->condition, 0);
+    if (pred.ok()) state->value_pred = std::move(pred).value();
+    st = pred.status();
   } else {
-    HG_ASSIGN_OR_RETURN(state->doc_pred, ParseFilterNode(state->condition, 0));
+    auto node = ParseFilterNode(state->condition, 0);
+    if (node.ok()) state->doc_pred = std::move(node).value();
+    st = node.status();
   }
+  t_parse_strings = outer;
+  HG_RETURN_IF_ERROR(st);
   ElementMatcher m;
   m.state_ = std::move(state);
   return m;

@@ -86,7 +86,10 @@ class Matcher {
 // other document ({score: {$gt: 8}}) is a filter that only object and array values can match.
 class ElementMatcher {
  public:
-  static StatusWith<ElementMatcher> Parse(const bson::BsonObj& condition);
+  // `collator`: the collation the condition compares strings under (null: simple).
+  static StatusWith<ElementMatcher> Parse(
+      const bson::BsonObj& condition,
+      std::shared_ptr<const bson::StringComparator> collator = nullptr);
   bool Matches(const bson::BsonElement& value) const;
 
  private:

@@ -147,6 +147,7 @@ Status ParsePushModifiers(UpdateOp* op) {
         op->sort_whole = m.NumberDouble() == 1 ? 1 : -1;
       } else if (m.type() == BsonType::kObject && !m.Obj().IsEmpty()) {
         HG_ASSIGN_OR_RETURN(SortPattern p, SortPattern::Parse(m.Obj()));
+        p.SetCollator(op->strings);
         op->sort_pattern = std::make_shared<SortPattern>(std::move(p));
       } else {
         return BadValue(
@@ -232,10 +233,11 @@ Status ParseOpArgument(UpdateOp* op) {
       if (a.type() == BsonType::kRegex) {
         HG_ASSIGN_OR_RETURN(
             ElementMatcher m,
-            ElementMatcher::Parse(bson::BsonBuilder().AppendElementAs(a, "$regex").Obj()));
+            ElementMatcher::Parse(bson::BsonBuilder().AppendElementAs(a, "$regex").Obj(),
+                                  op->strings));
         op->pull_matcher = std::make_shared<ElementMatcher>(std::move(m));
       } else if (a.type() == BsonType::kObject) {
-        HG_ASSIGN_OR_RETURN(ElementMatcher m, ElementMatcher::Parse(a.Obj()));
+        HG_ASSIGN_OR_RETURN(ElementMatcher m, ElementMatcher::Parse(a.Obj(), op->strings));
         op->pull_matcher = std::make_shared<ElementMatcher>(std::move(m));
       }
       return Status::OK();
@@ -326,7 +328,8 @@ Status CollectIdentifier(const BsonObj& filter, std::string* id) {
   return Status::OK();
 }
 
-StatusWith<std::vector<ArrayFilter>> ParseArrayFilters(const BsonObj& array_filters) {
+StatusWith<std::vector<ArrayFilter>> ParseArrayFilters(const BsonObj& array_filters,
+                                                       const ExpressionContext& ctx) {
   std::vector<ArrayFilter> out;
   for (const BsonElement& f : array_filters) {
     if (f.type() != BsonType::kObject) {
@@ -354,7 +357,7 @@ StatusWith<std::vector<ArrayFilter>> ParseArrayFilters(const BsonObj& array_filt
                       "Found multiple array filters with the same top-level field name " + id);
       }
     }
-    StatusWith<Matcher> m = Matcher::Parse(f.Obj());
+    StatusWith<Matcher> m = Matcher::Parse(f.Obj(), ctx);
     if (!m.ok()) return m.status().WithContext("Error parsing array filter :: caused by :: ");
     out.push_back(ArrayFilter{id, std::make_shared<const Matcher>(std::move(m).value())});
   }
@@ -446,11 +449,12 @@ StatusWith<UpdateDriver> UpdateDriver::ParsePipeline(const BsonObj& stages,
   return d;
 }
 
-StatusWith<UpdateDriver> UpdateDriver::Parse(const BsonObj& update, const BsonObj& array_filters) {
+StatusWith<UpdateDriver> UpdateDriver::Parse(const BsonObj& update, const BsonObj& array_filters,
+                                             const ExpressionContext& ctx) {
   UpdateDriver d;
   d.update_ = update.Owned();
   d.array_filters_ = array_filters.Owned();
-  HG_ASSIGN_OR_RETURN(std::vector<ArrayFilter> filters, ParseArrayFilters(d.array_filters_));
+  HG_ASSIGN_OR_RETURN(std::vector<ArrayFilter> filters, ParseArrayFilters(d.array_filters_, ctx));
   std::set<std::string> used_ids;
   auto ops = std::make_shared<std::vector<UpdateOp>>();
   bool operator_style =
@@ -492,6 +496,7 @@ StatusWith<UpdateDriver> UpdateDriver::Parse(const BsonObj& update, const BsonOb
       d.positional_ = d.positional_ || op.positional;
       op.parts = SplitPath(op.path);
       op.arg = field;
+      op.strings = ctx.collator;
       HG_RETURN_IF_ERROR(ParseOpArgument(&op));
       ops->push_back(std::move(op));
     }

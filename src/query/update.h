@@ -30,9 +30,11 @@ class UpdateDriver {
  public:
   // `update` is an operator document or a replacement document; `array_filters` is the
   // command's arrayFilters (a BSON array of filter documents, or empty), one per identifier
-  // used by "$[<id>]" paths.
+  // used by "$[<id>]" paths. The operators that compare values ($min, $max, $addToSet, $pull,
+  // $pullAll, $push's $sort) and the array filters compare strings under ctx.collator.
   static StatusWith<UpdateDriver> Parse(const bson::BsonObj& update,
-                                        const bson::BsonObj& array_filters);
+                                        const bson::BsonObj& array_filters,
+                                        const ExpressionContext& ctx = ExpressionContext());
   // Pipeline-style updates (an array of stages). arrayFilters are refused with them
   // (FailedToParse); stages other than the six allowed fail with InvalidOptions (72).
   // CommandNotSupported when the pipeline module is not linked.

@@ -182,7 +182,7 @@ Status ApplyPush(const UpdateOp& op, MutableNode* n) {
     auto cmp = [&](const std::pair<BsonElement, size_t>& x,
                    const std::pair<BsonElement, size_t>& y) {
       if (op.sort_whole != 0) {
-        int c = bson::CompareElementValues(x.first, y.first);
+        int c = bson::CompareElementValues(x.first, y.first, op.strings.get());
         return op.sort_whole > 0 ? c < 0 : c > 0;
       }
       BsonObj ox = x.first.type() == BsonType::kObject ? x.first.Obj() : BsonObj();
@@ -266,7 +266,7 @@ Status ApplyUpdateOp(const UpdateOp& op, const BsonObj& original, MutableDocumen
         n->SetValue(op.arg);
         return Status::OK();
       }
-      int c = bson::CompareElementValues(op.arg, n->Value());
+      int c = bson::CompareElementValues(op.arg, n->Value(), op.strings.get());
       if (op.type == UpdateOpType::kMin ? c < 0 : c > 0) n->SetValue(op.arg);
       return Status::OK();
     }
@@ -306,7 +306,7 @@ Status ApplyUpdateOp(const UpdateOp& op, const BsonObj& original, MutableDocumen
       for (const BsonElement& v : op.each) {
         bool present = false;
         for (MutableNode& k : n->Children()) {
-          if (bson::CompareElementValues(k.Value(), v) == 0) {
+          if (bson::CompareElementValues(k.Value(), v, op.strings.get()) == 0) {
             present = true;
             break;
           }
@@ -372,12 +372,12 @@ Status ApplyUpdateOp(const UpdateOp& op, const BsonObj& original, MutableDocumen
         BsonElement v = k.Value();
         if (op.type == UpdateOpType::kPullAll) {
           for (const BsonElement& x : op.arg.Obj()) {
-            if (bson::CompareElementValues(v, x) == 0) return true;
+            if (bson::CompareElementValues(v, x, op.strings.get()) == 0) return true;
           }
           return false;
         }
         if (op.pull_matcher) return op.pull_matcher->Matches(v);
-        return bson::CompareElementValues(v, op.arg) == 0;
+        return bson::CompareElementValues(v, op.arg, op.strings.get()) == 0;
       };
       kids.erase(std::remove_if(kids.begin(), kids.end(), remove), kids.end());
       return Status::OK();

@@ -47,6 +47,9 @@ struct UpdateOp {
   FieldPath parts;
   bool positional = false;  // parts has "$", "$[]" or "$[<id>]" components
   bson::BsonElement arg;
+  // The update's collation ($min, $max, $addToSet, $pull, $pullAll and $push's $sort compare
+  // strings under it; null: simple), kept alive by the UpdateDriver.
+  std::shared_ptr<const bson::StringComparator> strings;
 
   // $push / $addToSet
   std::vector<bson::BsonElement> each;
