@@ -217,15 +217,17 @@ class FoldFunction : public WindowFunction {
 // rules.
 class SlidingFunction : public WindowFunction {
  public:
-  SlidingFunction(std::string op, InputBuilder inputs, Window w)
-      : op_(std::move(op)), inputs_(std::move(inputs)), w_(std::move(w)) {}
+  // `strings`: $min and $max compare under the aggregate's collation.
+  SlidingFunction(std::string op, InputBuilder inputs, Window w,
+                  const bson::StringComparator* strings)
+      : op_(std::move(op)), inputs_(std::move(inputs)), w_(std::move(w)), strings_(strings) {}
 
   Status Compute(const WindowPartition& p, Variables& vars,
                  std::vector<Value>* out) const override {
     HG_ASSIGN_OR_RETURN(std::vector<Value> in, inputs_(p, vars));
     WindowIndexer ix(w_);
     HG_RETURN_IF_ERROR(ix.Prepare(p));
-    State st;
+    State st{.ordered = std::multiset<Value, ValueLess>(ValueLess{strings_})};
     st.track_order = op_ == "$min" || op_ == "$max";
     size_t cur_lo = 0, cur_hi = 0;
     out->assign(in.size(), Value::Null());
@@ -235,7 +237,7 @@ class SlidingFunction : public WindowFunction {
       while (cur_hi < hi) st.Update(in[cur_hi++], +1);
       while (cur_lo < lo) st.Update(in[cur_lo++], -1);
       if (st.n_decimal > 0) {
-        auto acc = MakeAccumulator(op_);
+        auto acc = MakeAccumulator(op_, strings_);
         for (size_t j = lo; j < hi; ++j) HG_RETURN_IF_ERROR(acc->Process(in[j]));
         (*out)[i] = acc->Finalize();
       } else {
@@ -303,6 +305,7 @@ class SlidingFunction : public WindowFunction {
   std::string op_;
   InputBuilder inputs_;
   Window w_;
+  const bson::StringComparator* strings_;
 };
 
 InputBuilder PlainInputs(std::shared_ptr<Expression> e) {
@@ -610,13 +613,14 @@ class ShiftFunction : public WindowFunction {
 class RankFunction : public WindowFunction {
  public:
   enum Kind { kRank, kDenseRank, kDocumentNumber };
-  explicit RankFunction(Kind kind) : kind_(kind) {}
+  // `strings`: sort values equal under the aggregate's collation are ties.
+  RankFunction(Kind kind, const bson::StringComparator* strings) : kind_(kind), strings_(strings) {}
   Status Compute(const WindowPartition& p, Variables&, std::vector<Value>* out) const override {
     out->clear();
     int64_t rank = 0, dense = 0;
     for (size_t i = 0; i < p.docs.size(); ++i) {
       const bool tie = i > 0 && ValuesEqual(NullIfMissing(p.sort_values[i]),
-                                            NullIfMissing(p.sort_values[i - 1]));
+                                            NullIfMissing(p.sort_values[i - 1]), strings_);
       if (!tie) {
         rank = static_cast<int64_t>(i) + 1;
         ++dense;
@@ -631,6 +635,7 @@ class RankFunction : public WindowFunction {
 
  private:
   Kind kind_;
+  const bson::StringComparator* strings_;
 };
 
 class LocfFunction : public WindowFunction {
@@ -805,13 +810,13 @@ StatusWith<std::unique_ptr<WindowFunction>> ParseFold(std::string_view fn, const
     make = [sample] { return std::make_unique<CovarianceAccumulator>(sample); };
   } else {
     std::string op(fn);
-    make = [op] { return MakeAccumulator(op); };
+    make = [op, strings = pc.strings()] { return MakeAccumulator(op, strings); };
   }
   InputBuilder inputs = PlainInputs(std::shared_ptr<Expression>(std::move(input)));
   const bool sliding = w.lower.kind != Bound::kUnbounded && w.upper.kind != Bound::kUnbounded;
   if (sliding && (fn == "$sum" || fn == "$count" || fn == "$avg" || fn == "$min" || fn == "$max")) {
     return std::unique_ptr<WindowFunction>(std::make_unique<SlidingFunction>(
-        fn == "$count" ? "$sum" : std::string(fn), std::move(inputs), std::move(w)));
+        fn == "$count" ? "$sum" : std::string(fn), std::move(inputs), std::move(w), pc.strings()));
   }
   const bool order_free = fn != "$push" && fn != "$addToSet";
   return std::unique_ptr<WindowFunction>(
@@ -985,7 +990,8 @@ StatusWith<std::unique_ptr<WindowFunction>> ParseShift(const BsonObj& spec,
 }
 
 StatusWith<std::unique_ptr<WindowFunction>> ParseRank(std::string_view fn, const BsonObj& spec,
-                                                      const WindowSortInfo& sort) {
+                                                      const WindowSortInfo& sort,
+                                                      const ParseContext& pc) {
   if (spec.NumFields() != 1) {
     return PipelineError(5371601, "Rank style window functions take no other arguments");
   }
@@ -1001,7 +1007,7 @@ StatusWith<std::unique_ptr<WindowFunction>> ParseRank(std::string_view fn, const
   auto kind = fn == "$rank"        ? RankFunction::kRank
               : fn == "$denseRank" ? RankFunction::kDenseRank
                                    : RankFunction::kDocumentNumber;
-  return std::unique_ptr<WindowFunction>(std::make_unique<RankFunction>(kind));
+  return std::unique_ptr<WindowFunction>(std::make_unique<RankFunction>(kind, pc.strings()));
 }
 
 // $locf and $linearFill: one expression argument, no window.
@@ -1043,7 +1049,7 @@ StatusWith<std::unique_ptr<WindowFunction>> ParseWindowFunction(const BsonObj& s
         (spec.IsEmpty() ? std::string() : ", " + std::string(spec.FirstElement().FieldName())));
   }
   if (fn == "$rank" || fn == "$denseRank" || fn == "$documentNumber") {
-    return ParseRank(fn, spec, sort);
+    return ParseRank(fn, spec, sort, pc);
   }
   if (fn == "$expMovingAvg") return ParseExpMovingAvg(spec, sort, pc);
   if (fn == "$shift") return ParseShift(spec, sort, pc);

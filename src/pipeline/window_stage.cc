@@ -91,8 +91,9 @@ class SetWindowFieldsStage : public Stage {
                 " bytes), but did not opt in to disk use. Pass allowDiskUse:true to opt in.");
         const query::SortPattern* sort = s.sort ? &*s.sort : nullptr;
         return ExternalSorter(
-            [sort](const BsonObj& a, const BsonObj& b) {
-              int c = bson::CompareElementValues(a.FirstElement(), b.FirstElement());
+            [sort, strings = s.ctx.collator.get()](const BsonObj& a, const BsonObj& b) {
+              // Partitions whose keys the aggregate's collation deems equal are one.
+              int c = bson::CompareElementValues(a.FirstElement(), b.FirstElement(), strings);
               if (c != 0 || sort == nullptr) return c;
               return sort->CompareKeys(a["s"].Obj(), b["s"].Obj());
             },
@@ -149,10 +150,10 @@ class SetWindowFieldsStage : public Stage {
         int64_t bytes = 0;
         // Rows of one partition mostly carry the same bytes (the metaField of one series): those
         // need no comparison by value.
-        auto same_partition = [&first_key](const BsonObj& key) {
+        auto same_partition = [&first_key, strings = s_->ctx.collator.get()](const BsonObj& key) {
           const BsonElement a = key.FirstElement(), b = first_key.FirstElement();
           return (a.size() == b.size() && std::memcmp(a.raw(), b.raw(), a.size()) == 0) ||
-                 bson::CompareElementValues(a, b) == 0;
+                 bson::CompareElementValues(a, b, strings) == 0;
         };
         while (peek_ && same_partition(peek_->key)) {
           Value sort_value = s_->sort_info.present
@@ -234,6 +235,7 @@ Status ParseSetWindowFieldsStage(const BsonElement& spec, const PipelineContext&
         return bson::WrongType("$setWindowFields", f, "object");
       }
       HG_ASSIGN_OR_RETURN(auto pattern, query::SortPattern::Parse(f.Obj().Owned()));
+      pattern.SetCollator(ctx.collator);
       if (!pattern.IsEmpty()) {
         s->sort_info.present = true;
         s->sort_info.num_keys = pattern.NumKeys();

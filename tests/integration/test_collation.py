@@ -274,6 +274,27 @@ def test_buckets_under_the_collation(db):
     assert got[0]["_id"]["min"] == "Banana"
 
 
+def test_windows_under_the_collation(db):
+    db.wf.insert_many([{"_id": i, "p": p, "s": s} for i, (p, s) in enumerate(
+        [("A", "pear"), ("a", "Apple"), ("A", "apple"), ("b", "Fig"), ("B", "fig")])])
+    ci = Collation("en", strength=2)
+    got = {d["_id"]: d for d in db.wf.aggregate([{"$setWindowFields": {
+        "partitionBy": "$p", "sortBy": {"s": 1}, "output": {
+            "rank": {"$rank": {}}, "n": {"$count": {}, "window": {"documents": [
+                "unbounded", "unbounded"]}},
+            "max": {"$max": "$s", "window": {"documents": [-1, 0]}},
+            "set": {"$addToSet": "$s", "window": {"documents": ["unbounded", "unbounded"]}}}}}],
+        collation=ci)}
+    assert {i: got[i]["n"] for i in got} == {0: 3, 1: 3, 2: 3, 3: 2, 4: 2}  # A/a and b/B
+    assert got[1]["rank"] == got[2]["rank"] == 1 and got[0]["rank"] == 3  # Apple ties apple
+    assert got[0]["max"] == "pear"
+    assert len(got[0]["set"]) == 2 and len(got[3]["set"]) == 1
+    simple = {d["_id"]: d["n"] for d in db.wf.aggregate([{"$setWindowFields": {
+        "partitionBy": "$p", "sortBy": {"s": 1}, "output": {"n": {"$count": {}, "window": {
+            "documents": ["unbounded", "unbounded"]}}}}}])}
+    assert simple == {0: 2, 1: 1, 2: 2, 3: 1, 4: 1}
+
+
 def test_accumulators_compare_under_the_collation(db):
     db.g.insert_many([{"k": "a", "s": v} for v in ["pear", "Apple", "apple", "BANANA"]])
     ci = Collation("en", strength=2)
@@ -324,12 +345,10 @@ def test_what_is_not_supported_yet_is_loud(db, words):
         {"aggregate": "w", "pipeline": [{"$fill": {"sortBy": {"s": 1},
                                                     "output": {"n": {"method": "locf"}}}}],
          "cursor": {}, "collation": ci},
-        {"aggregate": "w", "pipeline": [{"$setWindowFields": {"sortBy": {"s": 1}, "output": {
-            "m": {"$max": "$s", "window": {"documents": [-1, 0]}}}}}],
-         "cursor": {}, "collation": ci},
-        {"aggregate": "w", "pipeline": [{"$facet": {"a": [{"$setWindowFields": {
-            "sortBy": {"s": 1}, "output": {"r": {"$rank": {}}}}}]}}], "cursor": {},
+        {"aggregate": "w", "pipeline": [{"$merge": {"into": "merged"}}], "cursor": {},
          "collation": ci},
+        {"aggregate": "w", "pipeline": [{"$facet": {"a": [{"$merge": {"into": "x"}}]}}],
+         "cursor": {}, "collation": ci},
         {"find": "w", "filter": {"s": "a"}, "hint": {"s": 1}, "min": {"s": "a"}, "collation": ci},
     ]
     for cmd in cases:
@@ -400,7 +419,7 @@ def test_views_with_a_collation(db, words):
         "cursor": {}})[0] == 115
     # Stages that would compare without the collation are loud.
     assert command_error(db, {"aggregate": "vc", "pipeline": [
-        {"$setWindowFields": {"sortBy": {"s": 1}, "output": {"r": {"$rank": {}}}}}],
+        {"$fill": {"sortBy": {"s": 1}, "output": {"n": {"method": "locf"}}}}],
         "cursor": {}})[0] == 115
     # Expressions compare under it: one group per value the collation tells apart.
     groups = list(db.vc.aggregate([{"$group": {"_id": {"$substrCP": ["$s", 0, 4]}}}]))
