@@ -237,15 +237,16 @@ StatusWith<std::shared_ptr<const collation::Collator>> ViewCollator(const exec::
 // aggregate's collation: every stage applies it ($match and its $expr, $sort, $group's keys and
 // accumulators, expressions, $lookup's and $graphLookup's matches, $unionWith's and $facet's
 // sub-pipelines, $bucket's boundaries, $bucketAuto's order, $setWindowFields' partitions, order,
-// ranks and $min/$max/$addToSet) or compares nothing ($skip, $limit, $unwind...), but for those
-// not listed here ($densify, $fill, $merge...), which fail with CommandNotSupported (115) rather
-// than compare strings by their bytes.
+// ranks and $min/$max/$addToSet, as $fill's, $densify's partitions) or compares nothing ($skip,
+// $limit, $unwind...), but for those not listed here ($merge, $geoNear...), which fail with
+// CommandNotSupported (115) rather than compare strings by their bytes.
 Status CheckStagesUnderCollation(const BsonObj& stages, int depth) {
   static constexpr std::string_view kCollating[] = {
-      "$match",     "$sort",        "$skip",   "$limit",       "$count",       "$project",
-      "$unset",     "$addFields",   "$set",    "$replaceRoot", "$replaceWith", "$unwind",
-      "$group",     "$sortByCount", "$redact", "$sample",      "$lookup",      "$graphLookup",
-      "$unionWith", "$facet",       "$out",    "$bucket",      "$bucketAuto",  "$setWindowFields"};
+      "$match",     "$sort",        "$skip",     "$limit",       "$count",       "$project",
+      "$unset",     "$addFields",   "$set",      "$replaceRoot", "$replaceWith", "$unwind",
+      "$group",     "$sortByCount", "$redact",   "$sample",      "$lookup",      "$graphLookup",
+      "$unionWith", "$facet",       "$out",      "$bucket",      "$bucketAuto",  "$setWindowFields",
+      "$fill",      "$densify",     "$documents"};
   for (BsonElement st : stages) {
     if (st.type() != BsonType::kObject || st.Obj().IsEmpty()) continue;  // the parser reports it
     const BsonElement spec = st.Obj().FirstElement();

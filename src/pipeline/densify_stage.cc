@@ -84,7 +84,11 @@ class DensifyStage : public Stage {
     class Stream : public DocumentStream {
      public:
       Stream(std::shared_ptr<const DensifyStage> s, std::unique_ptr<DocumentStream> in)
-          : s_(std::move(s)), in_(std::move(in)), sorter_(MakeSorter(*s_)) {}
+          : s_(std::move(s)),
+            in_(std::move(in)),
+            sorter_(MakeSorter(*s_)),
+            next_(ValueLess{s_->ctx.collator.get()}),
+            part_max_(ValueLess{s_->ctx.collator.get()}) {}
 
       StatusWith<OptDoc> Next() override {
         if (!loaded_) {
@@ -108,9 +112,10 @@ class DensifyStage : public Stage {
             "allowDiskUse:true to opt in.");
         const bool full = s.mode == Mode::kFull;
         return ExternalSorter(
-            [full](const BsonObj& a, const BsonObj& b) {
+            [full, strings = s.ctx.collator.get()](const BsonObj& a, const BsonObj& b) {
               if (!full) {
-                int c = bson::CompareElementValues(a["p"], b["p"]);
+                // Partitions the aggregate's collation deems equal are one.
+                int c = bson::CompareElementValues(a["p"], b["p"], strings);
                 if (c != 0) return c;
               }
               return bson::CompareElementValues(a["v"], b["v"]);
@@ -174,7 +179,7 @@ class DensifyStage : public Stage {
           out_.push_back(std::move(row->doc));
           return Status::OK();
         }
-        if (!started_ || Compare(part, part_) != 0) {
+        if (!started_ || Compare(part, part_, s_->ctx.collator.get()) != 0) {
           if (have_grid_) HG_RETURN_IF_ERROR(FillUpTo(part_, &g_, limit_, limit_));
           started_ = true;
           part_ = part;
