@@ -5,6 +5,7 @@
 #include <string>
 
 #include "bson/bson_compare.h"
+#include "geo/geo_query.h"
 #include "query/match_expression.h"
 #include "query/query_errors.h"
 #include "query/regex.h"
@@ -55,6 +56,16 @@ bool FilterEquals(const BsonElement& e, const BsonElement& rhs,
 }
 
 // ---- element predicates ----
+
+// $geoWithin / $geoIntersects on the value (geo/geo_query.h).
+class GeoPred final : public ElemPred {
+ public:
+  explicit GeoPred(geo::GeoQuery q) : q_(std::move(q)) {}
+  bool Matches(const BsonElement& e) const override { return q_.Matches(e); }
+
+ private:
+  geo::GeoQuery q_;
+};
 
 class EqPred final : public ElemPred {
  public:
@@ -892,10 +903,18 @@ StatusWith<ElemPredPtr> ParseOperatorObject(const BsonObj& ops, int depth) {
       HG_ASSIGN_OR_RETURN(p, ParseBits(op, BitsOp::kAllClear, e));
     } else if (op == "$bitsAnyClear") {
       HG_ASSIGN_OR_RETURN(p, ParseBits(op, BitsOp::kAnyClear, e));
-    } else if (op == "$near" || op == "$nearSphere" || op == "$geoWithin" ||
-               op == "$geoIntersects" || op == "$within" || op == "$maxDistance" ||
-               op == "$minDistance") {
-      return BadValue(std::string(op) + " is not supported yet");
+    } else if (op == "$geoWithin" || op == "$within" || op == "$geoIntersects") {
+      auto q = op == "$geoIntersects" ? geo::GeoQuery::ParseIntersects(e)
+                                      : geo::GeoQuery::ParseWithin(e);
+      if (!q.ok()) return q.status();
+      p = std::make_shared<GeoPred>(std::move(q).value());
+    } else if (op == "$near" || op == "$nearSphere") {
+      // Nearness needs a geo index to order by distance, as in MongoDB (none can exist yet).
+      return Status(ErrorCode::kNoQueryExecutionPlans,
+                    "error processing query: planner returned error :: caused by :: unable to "
+                    "find index for $geoNear query");
+    } else if (op == "$maxDistance" || op == "$minDistance") {
+      return BadValue(std::string(op) + " is only valid with $near or $nearSphere");
     } else {
       return BadValue("unknown operator: " + std::string(op));
     }

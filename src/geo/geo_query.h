@@ -1,0 +1,39 @@
+// The regions of MongoDB's geo query operators, tested against a document's geometry without an
+// index: $geoWithin (also its old name $within) with $geometry (a GeoJSON Polygon or
+// MultiPolygon, on the sphere), $centerSphere (a spherical cap), or the flat $box, $center and
+// $polygon (which see point locations only, as MongoDB's do); and $geoIntersects with any
+// GeoJSON $geometry. A value that is no geometry never matches.
+//
+// Thread-safety: a GeoQuery is immutable; Matches may run on several threads.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "base/status.h"
+#include "bson/bson.h"
+#include "geo/geometry.h"
+
+namespace hourglass::geo {
+
+class GeoQuery {
+ public:
+  // The argument of $geoWithin ({$geometry | $box | $center | $centerSphere | $polygon: ...}).
+  // BadValue (2) for an unknown specifier, a malformed shape, or a $geometry that is not a
+  // Polygon or MultiPolygon; the GeoJSON errors of Geometry::FromGeoJson.
+  static StatusWith<GeoQuery> ParseWithin(const bson::BsonElement& arg);
+  // The argument of $geoIntersects ({$geometry: GeoJSON}). BadValue (2) otherwise.
+  static StatusWith<GeoQuery> ParseIntersects(const bson::BsonElement& arg);
+
+  bool Matches(const bson::BsonElement& value) const;
+
+ private:
+  enum class Kind { kWithinGeometry, kIntersectsGeometry, kCenterSphere, kBox, kCenter, kPolygon };
+  Kind kind_ = Kind::kBox;
+  std::shared_ptr<const Geometry> region_;  // $geometry
+  double cx_ = 0, cy_ = 0, radius_ = 0;     // $center, $centerSphere (radians)
+  FlatPoint lo_, hi_;                       // $box
+  std::vector<FlatPoint> polygon_;          // $polygon
+};
+
+}  // namespace hourglass::geo

@@ -1,0 +1,246 @@
+#include "geo/geometry.h"
+
+#include <s2/mutable_s2shape_index.h>
+#include <s2/s2latlng.h>
+#include <s2/s2loop.h>
+#include <s2/s2point_vector_shape.h>
+#include <s2/s2polygon.h>
+#include <s2/s2polyline.h>
+
+#include <cmath>
+
+namespace hourglass::geo {
+
+using bson::BsonElement;
+using bson::BsonObj;
+using bson::BsonType;
+
+Status BadGeo(std::string reason) { return Status(ErrorCode::kBadValue, std::move(reason)); }
+
+namespace {
+
+// A value as the error messages show it.
+std::string Show(const BsonElement& e) {
+  bson::BsonBuilder b;
+  b.AppendElementAs(e, "v");
+  const std::string json = b.Obj().ToJson();  // { "v" : <value> }
+  return json.substr(8, json.size() - 10);
+}
+
+std::string Num(double d) {
+  std::string s = std::to_string(d);
+  s.erase(s.find_last_not_of('0') + 1);
+  if (!s.empty() && s.back() == '.') s.pop_back();
+  return s;
+}
+
+}  // namespace
+
+// Builds a Geometry from GeoJSON: each part becomes an S2 shape of the geometry's index.
+class GeometryBuilder {
+ public:
+  GeometryBuilder() { g_.index_ = std::make_unique<MutableS2ShapeIndex>(); }
+
+  Status Add(const BsonObj& obj, int depth) {
+    BsonElement type = obj["type"];
+    if (type.type() != BsonType::kString) return BadGeo("unknown GeoJSON type: " + obj.ToJson());
+    if (BsonElement crs = obj["crs"]; !crs.eoo()) {
+      return Status(ErrorCode::kCommandNotSupported,
+                    "GeoJSON coordinate reference systems (crs) are not supported yet");
+    }
+    const std::string_view t = type.Str();
+    if (t == "GeometryCollection") {
+      BsonElement geometries = obj["geometries"];
+      if (geometries.type() != BsonType::kArray || depth > 0) {
+        return BadGeo("GeometryCollection geometries must be an array of geometries");
+      }
+      for (BsonElement g : geometries.Obj()) {
+        if (g.type() != BsonType::kObject) return BadGeo("Element is not a geometry: " + Show(g));
+        HG_RETURN_IF_ERROR(Add(g.Obj(), depth + 1));
+      }
+      return Status::OK();
+    }
+    BsonElement coords = obj["coordinates"];
+    if (coords.type() != BsonType::kArray) {
+      return BadGeo("GeoJSON coordinates must be an array: " + obj.ToJson());
+    }
+    const BsonObj c = coords.Obj();
+    if (t == "Point") {
+      HG_ASSIGN_OR_RETURN(S2Point p, Position(coords));
+      if (depth == 0) {
+        auto it = c.begin();
+        const double x = (*it).NumberDouble();
+        ++it;
+        g_.flat_point_ = FlatPoint{x, (*it).NumberDouble()};
+      }
+      g_.index_->Add(std::make_unique<S2PointVectorShape>(std::vector<S2Point>{p}));
+      return Status::OK();
+    }
+    if (t == "MultiPoint") {
+      std::vector<S2Point> points;
+      for (BsonElement e : c) {
+        HG_ASSIGN_OR_RETURN(S2Point p, Position(e));
+        points.push_back(p);
+      }
+      if (points.empty()) return BadGeo("MultiPoint coordinates must have at least 1 element");
+      g_.index_->Add(std::make_unique<S2PointVectorShape>(std::move(points)));
+      return Status::OK();
+    }
+    if (t == "LineString") return AddLineString(coords);
+    if (t == "MultiLineString") {
+      if (c.IsEmpty()) return BadGeo("MultiLineString coordinates must have at least 1 element");
+      for (BsonElement e : c) HG_RETURN_IF_ERROR(AddLineString(e));
+      return Status::OK();
+    }
+    if (t == "Polygon") return AddPolygon(coords);
+    if (t == "MultiPolygon") {
+      if (c.IsEmpty()) return BadGeo("MultiPolygon coordinates must have at least 1 element");
+      for (BsonElement e : c) HG_RETURN_IF_ERROR(AddPolygon(e));
+      return Status::OK();
+    }
+    return BadGeo("unknown GeoJSON type: " + obj.ToJson());
+  }
+
+  Geometry Release() { return std::move(g_); }
+
+ private:
+  // A GeoJSON position [longitude, latitude (, altitude...)], in bounds.
+  StatusWith<S2Point> Position(const BsonElement& e) {
+    if (e.type() != BsonType::kArray) return BadGeo("Point must be an array: " + Show(e));
+    BsonObj a = e.Obj();
+    auto it = a.begin();
+    if (it == a.end() || !(*it).IsNumber()) {
+      return BadGeo("Point must only contain numeric elements");
+    }
+    const double lng = (*it).NumberDouble();
+    ++it;
+    if (it == a.end() || !(*it).IsNumber()) {
+      return BadGeo("Point must only contain numeric elements");
+    }
+    const double lat = (*it).NumberDouble();
+    if (!(lng >= -180 && lng <= 180 && lat >= -90 && lat <= 90)) {
+      return BadGeo("longitude/latitude is out of bounds, lng: " + Num(lng) + " lat: " + Num(lat));
+    }
+    g_.vertices_.emplace_back(lng, lat);
+    return S2LatLng::FromDegrees(lat, lng).ToPoint();
+  }
+
+  // The positions of an array, with consecutive repeats dropped (they are not edges).
+  StatusWith<std::vector<S2Point>> Positions(const BsonElement& e, std::string_view what) {
+    if (e.type() != BsonType::kArray) {
+      return BadGeo(std::string(what) + " coordinates must be an array");
+    }
+    std::vector<S2Point> out;
+    for (BsonElement p : e.Obj()) {
+      HG_ASSIGN_OR_RETURN(S2Point s, Position(p));
+      if (out.empty() || out.back() != s) out.push_back(s);
+    }
+    return out;
+  }
+
+  Status AddLineString(const BsonElement& e) {
+    HG_ASSIGN_OR_RETURN(std::vector<S2Point> pts, Positions(e, "LineString"));
+    if (pts.size() < 2) return BadGeo("GeoJSON LineString must have at least 2 vertices");
+    auto line = std::make_unique<S2Polyline>(pts, S2Debug::DISABLE);
+    S2Error error;
+    if (line->FindValidationError(&error)) {
+      return BadGeo("Invalid GeoJSON LineString: " + error.text());
+    }
+    g_.index_->Add(std::make_unique<S2Polyline::OwningShape>(std::move(line)));
+    return Status::OK();
+  }
+
+  // A ring: closed, at least 4 positions (3 distinct), not crossing itself; normalized to enclose
+  // less than a hemisphere, as MongoDB reads polygons without a crs.
+  StatusWith<std::unique_ptr<S2Loop>> Ring(const BsonElement& e) {
+    if (e.type() != BsonType::kArray) return BadGeo("Polygon coordinates must be an array");
+    if (e.Obj().NumFields() < 4) {
+      return BadGeo("Loop must have at least 3 different vertices: " + Show(e));
+    }
+    HG_ASSIGN_OR_RETURN(std::vector<S2Point> pts, Positions(e, "Polygon"));
+    BsonElement first = e.Obj().FirstElement();
+    BsonElement last;
+    for (BsonElement p : e.Obj()) last = p;
+    if (!first.Obj().BinaryEqual(last.Obj()) && pts.front() != pts.back()) {
+      return BadGeo("Loop is not closed, first vertex does not equal last vertex: " + Show(e));
+    }
+    if (pts.size() > 1 && pts.front() == pts.back()) pts.pop_back();
+    if (pts.size() < 3) {
+      return BadGeo("Loop must have at least 3 different vertices: " + Show(e));
+    }
+    auto loop = std::make_unique<S2Loop>(pts, S2Debug::DISABLE);
+    S2Error error;
+    if (loop->FindValidationError(&error)) {
+      return BadGeo("Loop is not valid: " + Show(e) + " " + error.text());
+    }
+    loop->Normalize();
+    return loop;
+  }
+
+  Status AddPolygon(const BsonElement& e) {
+    if (e.type() != BsonType::kArray || e.Obj().IsEmpty()) {
+      return BadGeo("Polygon coordinates must be an array of at least one ring");
+    }
+    std::vector<std::unique_ptr<S2Loop>> loops;
+    for (BsonElement ring : e.Obj()) {
+      HG_ASSIGN_OR_RETURN(auto loop, Ring(ring));
+      if (!loops.empty() && !loops.front()->Contains(*loop)) {
+        return BadGeo(
+            "Secondary loops not contained by first exterior loop - secondary loops must be "
+            "holes: " +
+            Show(ring));
+      }
+      loops.push_back(std::move(loop));
+    }
+    auto polygon = std::make_unique<S2Polygon>();
+    polygon->set_s2debug_override(S2Debug::DISABLE);
+    polygon->InitNested(std::move(loops));
+    S2Error error;
+    if (polygon->FindValidationError(&error)) {
+      return BadGeo("Polygon is not valid: " + Show(e) + " " + error.text());
+    }
+    g_.index_->Add(std::make_unique<S2Polygon::OwningShape>(std::move(polygon)));
+    return Status::OK();
+  }
+
+  Geometry g_;
+};
+
+Geometry::Geometry() = default;
+Geometry::~Geometry() = default;
+Geometry::Geometry(Geometry&&) noexcept = default;
+Geometry& Geometry::operator=(Geometry&&) noexcept = default;
+
+StatusWith<Geometry> Geometry::FromGeoJson(const BsonObj& obj) {
+  GeometryBuilder b;
+  HG_RETURN_IF_ERROR(b.Add(obj, 0));
+  return b.Release();
+}
+
+std::optional<Geometry> Geometry::FromStored(const BsonElement& value) {
+  if (value.type() == BsonType::kObject && value.Obj()["type"].type() == BsonType::kString) {
+    auto g = FromGeoJson(value.Obj());
+    if (!g.ok()) return std::nullopt;
+    return std::move(g).value();
+  }
+  // A legacy pair: the first two values of an array or document, both numbers.
+  if (value.type() != BsonType::kArray && value.type() != BsonType::kObject) return std::nullopt;
+  BsonObj o = value.Obj();
+  auto it = o.begin();
+  if (it == o.end() || !(*it).IsNumber()) return std::nullopt;
+  const double x = (*it).NumberDouble();
+  ++it;
+  if (it == o.end() || !(*it).IsNumber()) return std::nullopt;
+  const double y = (*it).NumberDouble();
+  Geometry g;
+  g.flat_point_ = FlatPoint{x, y};
+  if (x >= -180 && x <= 180 && y >= -90 && y <= 90) {
+    g.index_ = std::make_unique<MutableS2ShapeIndex>();
+    g.index_->Add(std::make_unique<S2PointVectorShape>(
+        std::vector<S2Point>{S2LatLng::FromDegrees(y, x).ToPoint()}));
+    g.vertices_.emplace_back(x, y);
+  }
+  return g;
+}
+
+}  // namespace hourglass::geo

@@ -1,0 +1,66 @@
+// Geometries of documents and of geo queries, on Google's S2 library (Debian's libs2-dev, the
+// geometry library MongoDB's own geo queries use): GeoJSON objects on the sphere (WGS84
+// longitude/latitude degrees) and legacy coordinate pairs on the flat plane.
+//
+// A document's geometry is a GeoJSON object ({type: "Point" | "LineString" | "Polygon" |
+// "MultiPoint" | "MultiLineString" | "MultiPolygon" | "GeometryCollection", coordinates or
+// geometries}) or a legacy pair ([x, y], or a document whose first two values are numbers). A
+// legacy pair is also a point on the sphere when it is a valid longitude/latitude, so spherical
+// queries ($geometry, $centerSphere) see it as MongoDB's do.
+//
+// Thread-safety: a Geometry is immutable once parsed; S2's const queries are thread-safe.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "bson/bson.h"
+
+class MutableS2ShapeIndex;
+
+namespace hourglass::geo {
+
+// A point of the flat plane (legacy coordinates).
+struct FlatPoint {
+  double x = 0, y = 0;
+};
+
+// BadValue (2) with `reason`: how every malformed geometry or query shape is answered.
+Status BadGeo(std::string reason);
+
+class Geometry {
+ public:
+  Geometry();
+  ~Geometry();
+  Geometry(Geometry&&) noexcept;
+  Geometry& operator=(Geometry&&) noexcept;
+
+  // Parses a GeoJSON object. BadValue (2) naming what is wrong: an unknown type, coordinates of
+  // the wrong shape, a longitude or latitude out of bounds, a LineString of fewer than two
+  // distinct positions, a Polygon ring that is not closed, has fewer than four positions or
+  // crosses itself, or a hole outside its polygon. `crs` other than the default is
+  // CommandNotSupported (115).
+  static StatusWith<Geometry> FromGeoJson(const bson::BsonObj& obj);
+  // A document's value as a geometry (GeoJSON or a legacy pair), or nullopt when it is none.
+  static std::optional<Geometry> FromStored(const bson::BsonElement& value);
+
+  // The shapes on the sphere; null when this is a legacy pair outside longitude/latitude bounds.
+  const MutableS2ShapeIndex* sphere() const { return index_.get(); }
+  // The legacy point, or the GeoJSON Point's coordinates: what flat queries see ($box, $center,
+  // $polygon look at point-based locations only).
+  const std::optional<FlatPoint>& flat_point() const { return flat_point_; }
+  // Every vertex on the sphere ($centerSphere's containment).
+  const std::vector<std::pair<double, double>>& lng_lat_vertices() const { return vertices_; }
+
+ private:
+  std::unique_ptr<MutableS2ShapeIndex> index_;
+  std::optional<FlatPoint> flat_point_;
+  std::vector<std::pair<double, double>> vertices_;  // (longitude, latitude) degrees
+
+  friend class GeometryBuilder;
+};
+
+}  // namespace hourglass::geo
