@@ -59,6 +59,10 @@ def test_collation_script(server, tmp_path):
     run_script(server, tmp_path, "collation.js", "COLLATION_JS_OK")
 
 
+def test_geo_script(server, tmp_path):
+    run_script(server, tmp_path, "geo.js", "GEO_JS_OK")
+
+
 def test_views_script(server, tmp_path):
     run_script(server, tmp_path, "views.js", "VIEWS_JS_OK")
 

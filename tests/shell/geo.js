@@ -1,0 +1,39 @@
+// Geo queries typed into mongosh, as the manual's geospatial examples write them:
+//   mongosh "mongodb://127.0.0.1:PORT/test" --quiet --file tests/shell/geo.js
+// Any failed check throws (mongosh exits non-zero); prints "GEO_JS_OK" last on success.
+
+load(__dirname + '/checks.js');
+
+const gdb = db.getSiblingDB('hg_shell_geo');
+gdb.dropDatabase();
+gdb.places.insertMany([
+  { _id: 'central_park', location: { type: 'Point', coordinates: [-73.97, 40.77] } },
+  { _id: 'sara_d_roosevelt', location: { type: 'Point', coordinates: [-73.9928, 40.7193] } },
+  { _id: 'polo_grounds', location: { type: 'Point', coordinates: [-73.9375, 40.8303] } },
+  { _id: 'legacy', location: [-73.98, 40.76] },
+]);
+const ids = (filter) => gdb.places.find(filter).toArray().map((d) => d._id).sort();
+
+// Manhattan, south of 40.8 (a rough box as a GeoJSON polygon).
+const midtown = {
+  type: 'Polygon',
+  coordinates: [[[-74.02, 40.70], [-73.93, 40.70], [-73.93, 40.80], [-74.02, 40.80],
+                 [-74.02, 40.70]]],
+};
+checkEq(ids({ location: { $geoWithin: { $geometry: midtown } } }),
+        ['central_park', 'legacy', 'sara_d_roosevelt'], '$geoWithin $geometry');
+// Five miles around Central Park, in radians (miles / 3963.2).
+checkEq(ids({ location: { $geoWithin: { $centerSphere: [[-73.97, 40.77], 5 / 3963.2] } } }),
+        ['central_park', 'legacy', 'polo_grounds', 'sara_d_roosevelt'], '$centerSphere');
+checkEq(ids({ location: { $geoWithin: { $box: [[-74, 40.75], [-73.9, 40.9]] } } }),
+        ['central_park', 'legacy', 'polo_grounds'], '$box over points');
+checkEq(gdb.places.countDocuments({
+  location: { $geoIntersects: { $geometry: { type: 'Point', coordinates: [-73.97, 40.77] } } },
+}), 1, '$geoIntersects a point');
+checkCode(() => gdb.places.find({ location: { $geoWithin: { $geometry: {
+  type: 'Polygon', coordinates: [[[0, 0], [1, 0], [1, 1]]] } } } }).toArray(), 2,
+  'an open ring');
+checkCode(() => gdb.places.find({ location: { $near: { $geometry: {
+  type: 'Point', coordinates: [-73.97, 40.77] } } } }).toArray(), 291, '$near without an index');
+gdb.dropDatabase();
+print('GEO_JS_OK');
