@@ -238,15 +238,18 @@ StatusWith<std::shared_ptr<const collation::Collator>> ViewCollator(const exec::
 // accumulators, expressions, $lookup's and $graphLookup's matches, $unionWith's and $facet's
 // sub-pipelines, $bucket's boundaries, $bucketAuto's order, $setWindowFields' partitions, order,
 // ranks and $min/$max/$addToSet, as $fill's, $densify's partitions) or compares nothing ($skip,
-// $limit, $unwind...), but for those not listed here ($merge, $geoNear...), which fail with
-// CommandNotSupported (115) rather than compare strings by their bytes.
+// $limit, $unwind...; $merge matches under it, on an index of its collation), but for those not
+// listed here ($geoNear...), which fail with CommandNotSupported (115) rather than compare
+// strings by their bytes.
 Status CheckStagesUnderCollation(const BsonObj& stages, int depth) {
   static constexpr std::string_view kCollating[] = {
-      "$match",     "$sort",        "$skip",     "$limit",       "$count",       "$project",
-      "$unset",     "$addFields",   "$set",      "$replaceRoot", "$replaceWith", "$unwind",
-      "$group",     "$sortByCount", "$redact",   "$sample",      "$lookup",      "$graphLookup",
-      "$unionWith", "$facet",       "$out",      "$bucket",      "$bucketAuto",  "$setWindowFields",
-      "$fill",      "$densify",     "$documents"};
+      "$match",  "$sort",        "$skip",        "$limit",
+      "$count",  "$project",     "$unset",       "$addFields",
+      "$set",    "$replaceRoot", "$replaceWith", "$unwind",
+      "$group",  "$sortByCount", "$redact",      "$sample",
+      "$lookup", "$graphLookup", "$unionWith",   "$facet",
+      "$out",    "$bucket",      "$bucketAuto",  "$setWindowFields",
+      "$fill",   "$densify",     "$documents",   "$merge"};
   for (BsonElement st : stages) {
     if (st.type() != BsonType::kObject || st.Obj().IsEmpty()) continue;  // the parser reports it
     const BsonElement spec = st.Obj().FirstElement();

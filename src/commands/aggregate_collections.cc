@@ -3,6 +3,7 @@
 #include <atomic>
 #include <set>
 
+#include "collation/collator.h"
 #include "commands/crud_util.h"
 #include "commands/ddl_commands.h"
 #include "commands/timeseries_util.h"
@@ -106,8 +107,11 @@ class CatalogCollectionAccess : public pipeline::CollectionAccess {
     return Status::OK();
   }
 
+  // The `on` fields need a unique index on exactly those fields (the _id index for _id) whose
+  // collation is the aggregate's, as in MongoDB: it is what tells one target document per key.
   Status CheckMergeTarget(const std::string& db, const std::string& coll,
-                          const std::vector<std::string>& on) override {
+                          const std::vector<std::string>& on,
+                          const bson::StringComparator* strings) override {
     catalog::NamespaceString nss{db, coll};
     HG_RETURN_IF_ERROR(catalog::ValidateCollectionName(nss));
     auto existing = service_.catalog->Lookup(nss);
@@ -116,14 +120,23 @@ class CatalogCollectionAccess : public pipeline::CollectionAccess {
       return Status(ErrorCode::kCommandNotSupportedOnView,
                     "Namespace " + nss.ns() + " is a view, not a collection");
     }
-    if (on.size() == 1 && on[0] == "_id") return Status::OK();
-    // Other `on` fields need a unique index on exactly those fields.
-    std::set<std::string> wanted(on.begin(), on.end());
-    if (existing) {
-      for (const auto& idx : existing->entry().indexes) {
-        if (!idx.spec["unique"].Truthy()) continue;
+    const bool on_id = on.size() == 1 && on[0] == "_id";
+    if (!existing) {
+      if (on_id) return Status::OK();  // created by the merge, with the simple collation
+    } else if (on_id) {
+      // The _id index (none when clustered by _id: simple).
+      const catalog::SecondaryIndex* id_index = existing->IdIndex();
+      if (collation::SameCollation(id_index ? id_index->desc.collator.get() : nullptr, strings)) {
+        return Status::OK();
+      }
+    } else {
+      std::set<std::string> wanted(on.begin(), on.end());
+      for (const auto& idx : existing->Indexes()) {
+        if (!idx.desc.unique || !collation::SameCollation(idx.desc.collator.get(), strings)) {
+          continue;
+        }
         std::set<std::string> fields;
-        for (const BsonElement& k : idx.key()) fields.insert(std::string(k.FieldName()));
+        for (const BsonElement& k : idx.desc.key) fields.insert(std::string(k.FieldName()));
         if (fields == wanted) return Status::OK();
       }
     }
@@ -131,19 +144,27 @@ class CatalogCollectionAccess : public pipeline::CollectionAccess {
                   "Cannot find index to verify that join fields will be unique");
   }
 
-  StatusWith<std::optional<BsonObj>> FindOne(const std::string& db, const std::string& coll,
-                                             const BsonObj& filter) override {
+  StatusWith<std::optional<BsonObj>> FindOne(
+      const std::string& db, const std::string& coll, const BsonObj& filter,
+      const std::shared_ptr<const bson::StringComparator>& strings) override {
     auto c = service_.catalog->Lookup({db, coll});
     if (!c || c->ident().empty()) return std::optional<BsonObj>();
     BsonElement id_cond = filter["_id"];
-    if (filter.NumFields() == 1 && id_cond.type() == BsonType::kObject) {
-      // The usual `on: "_id"`: a point read on the _id index.
+    const catalog::SecondaryIndex* id_index = c->IdIndex();
+    const bool id_lookup =
+        c->IsClustered() ? strings == nullptr
+                         : id_index != nullptr && collation::SameCollation(
+                                                      id_index->desc.collator.get(), strings.get());
+    if (filter.NumFields() == 1 && id_cond.type() == BsonType::kObject && id_lookup) {
+      // The usual `on: "_id"`: a point read on the _id index (of the merge's collation).
       auto session = service_.engine->NewSession();
       HG_ASSIGN_OR_RETURN(auto rec, c->FindById(*session, id_cond.Obj()["$eq"]));
       if (!rec) return std::optional<BsonObj>();
       return std::optional<BsonObj>(rec->doc);
     }
-    HG_ASSIGN_OR_RETURN(auto matcher, query::Matcher::Parse(filter));
+    query::ExpressionContext ectx;
+    ectx.collator = strings;
+    HG_ASSIGN_OR_RETURN(auto matcher, query::Matcher::Parse(filter, ectx));
     exec::CollectionScan scan(c, service_.engine, std::move(matcher));
     return scan.Next();
   }

@@ -318,8 +318,7 @@ class ReplaceExpression : public Expression {
     }
     out.clear();
     size_t pos = 0;
-    for (size_t hit = s.find(needle); hit != std::string_view::npos;
-         hit = s.find(needle, pos)) {
+    for (size_t hit = s.find(needle); hit != std::string_view::npos; hit = s.find(needle, pos)) {
       out.append(s.substr(pos, hit - pos)).append(with);
       pos = hit + needle.size();
       if (op == "$replaceOne") break;
@@ -343,8 +342,8 @@ StatusWith<ExpressionPtr> ParseReplace(std::string_view op, const BsonElement& o
                           : f.FieldName() == "replacement" ? &e->replacement
                                                            : nullptr;
     if (slot == nullptr) {
-      return PipelineError(51750, std::string(op) + " found an unknown argument: " +
-                                      std::string(f.FieldName()));
+      return PipelineError(
+          51750, std::string(op) + " found an unknown argument: " + std::string(f.FieldName()));
     }
     HG_ASSIGN_OR_RETURN(*slot, Expression::ParseExpression(f, ctx));
   }

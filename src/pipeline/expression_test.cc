@@ -1,8 +1,8 @@
 #include "pipeline/expression.h"
 
-#include <cctype>
-
 #include <gtest/gtest.h>
+
+#include <cctype>
 
 #include "pipeline/errors.h"
 #include "pipeline/test_util.h"

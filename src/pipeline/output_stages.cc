@@ -192,7 +192,8 @@ class MergeStage : public Stage {
     BsonObj doc = input;
     if (on.size() == 1 && on[0] == "_id") doc = WithId(doc);
     HG_ASSIGN_OR_RETURN(BsonObj filter, OnFilter(doc));
-    HG_ASSIGN_OR_RETURN(std::optional<BsonObj> target, access.FindOne(db, coll, filter));
+    HG_ASSIGN_OR_RETURN(std::optional<BsonObj> target,
+                        access.FindOne(db, coll, filter, ctx.collator));
     if (!target) {
       switch (when_not_matched) {
         case WhenNotMatched::kInsert:
@@ -229,7 +230,8 @@ class MergeStage : public Stage {
       StatusWith<OptDoc> Next() override {
         if (done_) return OptDoc();
         done_ = true;
-        HG_RETURN_IF_ERROR(s_->ctx.collections->CheckMergeTarget(s_->db, s_->coll, s_->on));
+        HG_RETURN_IF_ERROR(s_->ctx.collections->CheckMergeTarget(s_->db, s_->coll, s_->on,
+                                                                 s_->ctx.collator.get()));
         while (true) {
           HG_ASSIGN_OR_RETURN(OptDoc d, in_->Next());
           if (!d) break;

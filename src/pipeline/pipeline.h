@@ -84,14 +84,15 @@ class CollectionAccess {
   virtual Status ReplaceCollection(const std::string& db, const std::string& coll,
                                    const bson::BsonObj& timeseries, DocumentStream& docs) = 0;
   // $merge: OK when db.coll may be merged into on `on` (a unique index on those fields, or
-  // _id): 51183 otherwise; CommandNotSupportedOnView (166) for views and time-series
-  // collections.
+  // _id, whose collation is `strings`, the aggregate's: null for simple): 51183 otherwise;
+  // CommandNotSupportedOnView (166) for views and time-series collections.
   virtual Status CheckMergeTarget(const std::string& db, const std::string& coll,
-                                  const std::vector<std::string>& on) = 0;
-  // $merge: the document of db.coll matching the equality `filter`, if any.
-  virtual StatusWith<std::optional<bson::BsonObj>> FindOne(const std::string& db,
-                                                           const std::string& coll,
-                                                           const bson::BsonObj& filter) = 0;
+                                  const std::vector<std::string>& on,
+                                  const bson::StringComparator* strings) = 0;
+  // $merge: the document of db.coll matching the equality `filter` under `strings`, if any.
+  virtual StatusWith<std::optional<bson::BsonObj>> FindOne(
+      const std::string& db, const std::string& coll, const bson::BsonObj& filter,
+      const std::shared_ptr<const bson::StringComparator>& strings) = 0;
   // $merge: inserts `doc` (creating the collection if needed); DuplicateKey (11000) on a clash.
   virtual Status Insert(const std::string& db, const std::string& coll,
                         const bson::BsonObj& doc) = 0;

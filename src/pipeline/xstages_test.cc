@@ -43,7 +43,8 @@ class FakeAccess : public CollectionAccess {
     return Status::OK();
   }
   Status CheckMergeTarget(const std::string&, const std::string&,
-                          const std::vector<std::string>& on) override {
+                          const std::vector<std::string>& on,
+                          const bson::StringComparator*) override {
     std::string joined;
     for (const auto& f : on) joined += (joined.empty() ? "" : ",") + f;
     if (joined == "_id") return Status::OK();
@@ -52,8 +53,9 @@ class FakeAccess : public CollectionAccess {
     }
     return PipelineError(51183, "Cannot find index to verify that join fields will be unique");
   }
-  StatusWith<std::optional<BsonObj>> FindOne(const std::string&, const std::string& coll,
-                                             const BsonObj& filter) override {
+  StatusWith<std::optional<BsonObj>> FindOne(
+      const std::string&, const std::string& coll, const BsonObj& filter,
+      const std::shared_ptr<const bson::StringComparator>&) override {
     HG_ASSIGN_OR_RETURN(auto m, query::Matcher::Parse(filter));
     for (const auto& d : colls[coll]) {
       if (m.Matches(d)) return std::optional<BsonObj>(d);

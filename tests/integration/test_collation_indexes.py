@@ -299,8 +299,8 @@ def test_what_is_not_supported_yet_is_loud(db, ci):
     for cmd in (
             {"find": "ci", "filter": {}, "hint": "s_1", "returnKey": True},
             {"find": "ci", "filter": {}, "hint": "s_1", "min": {"s": "a"}},
-            {"explain": {"aggregate": "ci", "pipeline": [{"$merge": {"into": "m"}}],
-                         "cursor": {}}},
+            {"explain": {"aggregate": "ci", "pipeline": [{"$geoNear": {
+                "near": [0, 0], "distanceField": "d"}}], "cursor": {}}},
             {"create": "cl", "collation": CI, "clusteredIndex": {"key": {"_id": 1},
                                                                  "unique": True}},
             {"create": "ts", "collation": CI, "timeseries": {"timeField": "t"}},
