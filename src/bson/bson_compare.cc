@@ -335,6 +335,11 @@ int CompareObjects(const BsonObj& a, const BsonObj& b, const StringComparator* s
   }
 }
 
+bool IsCollatable(BsonType t) {
+  return t == BsonType::kString || t == BsonType::kSymbol || t == BsonType::kObject ||
+         t == BsonType::kArray;
+}
+
 void AppendComparisonForm(BsonBuilder& b, std::string_view name, const BsonElement& e,
                           const StringComparator& strings) {
   switch (e.type()) {

@@ -51,6 +51,9 @@ int CompareObjects(const BsonObj& a, const BsonObj& b, const StringComparator* s
 // key_string.h) is the order under `strings`, as MongoDB translates values for collated indexes.
 void AppendComparisonForm(BsonBuilder& b, std::string_view name, const BsonElement& e,
                           const StringComparator& strings);
+// Whether values of type `t` may order differently under a collation: strings and symbols, and
+// the objects and arrays that may hold them (what AppendComparisonForm may change).
+bool IsCollatable(BsonType t);
 
 // Two decimals by exact value, in the canonical order (NaN equal to NaN and below all others).
 int CompareDecimals(const Decimal128& a, const Decimal128& b);

@@ -740,19 +740,11 @@ void KeyStringBuilder::AppendElement(const BsonElement& e, bool descending) {
 
 void KeyStringBuilder::AppendElement(const BsonElement& e, bool descending,
                                      const StringComparator* strings) {
-  switch (strings == nullptr ? BsonType::kEOO : e.type()) {
-    case BsonType::kString:
-    case BsonType::kSymbol:
-    case BsonType::kObject:
-    case BsonType::kArray: {
-      BsonBuilder b;
-      AppendComparisonForm(b, "", e, *strings);
-      BsonObj holder = b.Obj();
-      return AppendElement(holder.FirstElement(), descending);
-    }
-    default:
-      return AppendElement(e, descending);
-  }
+  if (strings == nullptr || !IsCollatable(e.type())) return AppendElement(e, descending);
+  BsonBuilder b;
+  AppendComparisonForm(b, "", e, *strings);
+  BsonObj holder = b.Obj();
+  AppendElement(holder.FirstElement(), descending);
 }
 
 void KeyStringBuilder::AppendDate(int64_t millis, bool descending) {

@@ -59,9 +59,12 @@ StatusWith<std::shared_ptr<const collation::Collator>> CheckHintAndGetCollation(
     const catalog::NamespaceString& nss) {
   HG_ASSIGN_OR_RETURN(auto collator, CheckHintAndGetCollation(cmd, doc));
   if (!doc["collation"].eoo()) return collator;
-  auto coll = service.catalog->Lookup(nss);
-  if (coll && coll->entry().type == "collection") return coll->DefaultCollator();
-  return collator;
+  return DefaultCollation(service.catalog->Lookup(nss).get());
+}
+
+std::shared_ptr<const collation::Collator> DefaultCollation(const catalog::Collection* coll) {
+  if (coll == nullptr || coll->entry().type != "collection") return nullptr;
+  return coll->DefaultCollator();
 }
 
 StatusWith<std::string> GetCollectionName(const BsonObj& cmd, std::string_view db) {

@@ -13,6 +13,7 @@
 #include "base/status.h"
 #include "bson/bson.h"
 #include "bson/field_check.h"
+#include "catalog/collection.h"
 #include "catalog/namespace.h"
 #include "collation/collator.h"
 #include "commands/service_context.h"
@@ -43,9 +44,11 @@ Status CheckKnownSubFields(std::string_view context, const bson::BsonObj& doc,
 StatusWith<std::shared_ptr<const collation::Collator>> CheckHintAndGetCollation(
     std::string_view cmd, const bson::BsonObj& doc);
 
-// The same, for a command on `nss`: without a `collation`, the default collation of the regular
-// collection `nss` if it has one, as MongoDB applies it (a view has its own:
-// commands/aggregate.cc).
+// The collation a command on `coll` (may be null) runs under when it names none: the default
+// collation of a regular collection (null: simple). A view has its own (commands/aggregate.cc).
+std::shared_ptr<const collation::Collator> DefaultCollation(const catalog::Collection* coll);
+
+// CheckHintAndGetCollation for a command on `nss`: without a `collation`, DefaultCollation.
 StatusWith<std::shared_ptr<const collation::Collator>> CheckHintAndGetCollation(
     std::string_view cmd, const bson::BsonObj& doc, const ServiceContext& service,
     const catalog::NamespaceString& nss);

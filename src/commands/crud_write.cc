@@ -295,10 +295,7 @@ Status CheckIdUnchanged(const BsonObj& before, const BsonObj& after) {
 template <typename Statement>
 std::shared_ptr<const collation::Collator> StatementCollator(const Statement& stmt,
                                                              const catalog::Collection* coll) {
-  if (stmt.has_collation || coll == nullptr || coll->entry().type != "collection") {
-    return stmt.collator;
-  }
-  return coll->DefaultCollator();
+  return stmt.has_collation ? stmt.collator : DefaultCollation(coll);
 }
 
 // Runs one update statement. `sort` is used by findAndModify only.

@@ -98,18 +98,8 @@ bool TypeBracket(const BsonElement& v, ValueInterval* out) {
   }
 }
 
-// Whether a value's order depends on the collation: strings, and what may hold them.
-bool Collatable(const BsonElement& v) {
-  switch (v.type()) {
-    case BsonType::kString:
-    case BsonType::kSymbol:
-    case BsonType::kObject:
-    case BsonType::kArray:
-      return true;
-    default:
-      return false;
-  }
-}
+// Whether a value's order depends on the collation (bson::IsCollatable).
+bool Collatable(const BsonElement& v) { return bson::IsCollatable(v.type()); }
 
 bool PointValue(const BsonElement& v) {
   switch (v.type()) {

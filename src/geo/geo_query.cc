@@ -106,7 +106,7 @@ StatusWith<GeoQuery> GeoQuery::ParseWithin(const BsonElement& arg) {
     q.cx_ = c.x;
     q.cy_ = c.y;
     q.kind_ = name == "$center" ? Kind::kCenter : Kind::kCenterSphere;
-    if (q.kind_ == Kind::kCenterSphere && !(c.x >= -180 && c.x <= 180 && c.y >= -90 && c.y <= 90)) {
+    if (q.kind_ == Kind::kCenterSphere && !InLngLatBounds(c.x, c.y)) {
       return BadGeo("$centerSphere center is out of bounds, lng: " + std::to_string(c.x) +
                     " lat: " + std::to_string(c.y));
     }
@@ -140,35 +140,33 @@ StatusWith<GeoQuery> GeoQuery::ParseIntersects(const BsonElement& arg) {
 }
 
 bool GeoQuery::Matches(const BsonElement& value) const {
+  // Flat shapes see point locations only: no need for the sphere's shapes (per document).
+  if (kind_ == Kind::kBox || kind_ == Kind::kCenter || kind_ == Kind::kPolygon) {
+    const std::optional<FlatPoint> p = Geometry::PointLocation(value);
+    if (!p) return false;
+    if (kind_ == Kind::kBox) {
+      return p->x >= lo_.x && p->x <= hi_.x && p->y >= lo_.y && p->y <= hi_.y;
+    }
+    if (kind_ == Kind::kCenter) return std::hypot(p->x - cx_, p->y - cy_) <= radius_;
+    return InFlatPolygon(polygon_, *p);
+  }
   const std::optional<Geometry> g = Geometry::FromStored(value);
   if (!g) return false;
   switch (kind_) {
     case Kind::kWithinGeometry:
-      return g->sphere() != nullptr &&
-             S2BooleanOperation::Contains(*region_->sphere(), *g->sphere());
+      return S2BooleanOperation::Contains(region_->sphere(), g->sphere());
     case Kind::kIntersectsGeometry:
-      return g->sphere() != nullptr &&
-             S2BooleanOperation::Intersects(*region_->sphere(), *g->sphere());
+      return S2BooleanOperation::Intersects(region_->sphere(), g->sphere());
     case Kind::kCenterSphere: {
-      if (g->sphere() == nullptr || g->lng_lat_vertices().empty()) return false;
+      if (g->lng_lat_vertices().empty()) return false;
       const S2Cap cap(S2LatLng::FromDegrees(cy_, cx_).ToPoint(), S1Angle::Radians(radius_));
       return std::all_of(g->lng_lat_vertices().begin(), g->lng_lat_vertices().end(),
                          [&cap](const std::pair<double, double>& v) {
                            return cap.Contains(S2LatLng::FromDegrees(v.second, v.first).ToPoint());
                          });
     }
-    case Kind::kBox: {
-      if (!g->flat_point()) return false;
-      const FlatPoint p = *g->flat_point();
-      return p.x >= lo_.x && p.x <= hi_.x && p.y >= lo_.y && p.y <= hi_.y;
-    }
-    case Kind::kCenter: {
-      if (!g->flat_point()) return false;
-      const FlatPoint p = *g->flat_point();
-      return std::hypot(p.x - cx_, p.y - cy_) <= radius_;
-    }
-    case Kind::kPolygon:
-      return g->flat_point() && InFlatPolygon(polygon_, *g->flat_point());
+    default:  // the flat shapes, above
+      break;
   }
   return false;
 }

@@ -72,8 +72,12 @@ TEST(GeoQueryTest, CapsAndFlatShapes) {
   EXPECT_FALSE(Matches(box, "[150, 50]"));
   EXPECT_FALSE(Matches(box, "[170, 80]"));
   EXPECT_TRUE(Matches(R"({"$geoWithin": {"$box": [[0, 0], [200, 100]]}})", "[170, 80]"));
-  // Flat shapes see point locations only.
+  // Flat shapes see point locations only: legacy pairs (any numbers) and valid GeoJSON Points.
   EXPECT_FALSE(Matches(box, R"({"type": "LineString", "coordinates": [[1, 1], [2, 2]]})"));
+  EXPECT_TRUE(Matches(R"({"$geoWithin": {"$box": [[0, 0], [600, 10]]}})", "[500, 5]"));
+  EXPECT_TRUE(Matches(box, R"({"type": "Point", "coordinates": [50, 50]})"));
+  EXPECT_FALSE(Matches(box, R"({"type": "Point", "coordinates": [50, 95]})"));  // no latitude
+  EXPECT_FALSE(Matches(box, R"({"type": "Point", "coordinates": ["50", 50]})"));
   const char* circle = R"({"$geoWithin": {"$center": [[0, 0], 5]}})";
   EXPECT_TRUE(Matches(circle, "[3, 4]"));
   EXPECT_FALSE(Matches(circle, "[4, 4]"));

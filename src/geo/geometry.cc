@@ -67,12 +67,6 @@ class GeometryBuilder {
     const BsonObj c = coords.Obj();
     if (t == "Point") {
       HG_ASSIGN_OR_RETURN(S2Point p, Position(coords));
-      if (depth == 0) {
-        auto it = c.begin();
-        const double x = (*it).NumberDouble();
-        ++it;
-        g_.flat_point_ = FlatPoint{x, (*it).NumberDouble()};
-      }
       g_.index_->Add(std::make_unique<S2PointVectorShape>(std::vector<S2Point>{p}));
       return Status::OK();
     }
@@ -118,7 +112,7 @@ class GeometryBuilder {
       return BadGeo("Point must only contain numeric elements");
     }
     const double lat = (*it).NumberDouble();
-    if (!(lng >= -180 && lng <= 180 && lat >= -90 && lat <= 90)) {
+    if (!InLngLatBounds(lng, lat)) {
       return BadGeo("longitude/latitude is out of bounds, lng: " + Num(lng) + " lat: " + Num(lat));
     }
     g_.vertices_.emplace_back(lng, lat);
@@ -217,13 +211,9 @@ StatusWith<Geometry> Geometry::FromGeoJson(const BsonObj& obj) {
   return b.Release();
 }
 
-std::optional<Geometry> Geometry::FromStored(const BsonElement& value) {
-  if (value.type() == BsonType::kObject && value.Obj()["type"].type() == BsonType::kString) {
-    auto g = FromGeoJson(value.Obj());
-    if (!g.ok()) return std::nullopt;
-    return std::move(g).value();
-  }
-  // A legacy pair: the first two values of an array or document, both numbers.
+namespace {
+// A legacy pair: the first two values of an array or document, both numbers.
+std::optional<FlatPoint> LegacyPair(const BsonElement& value) {
   if (value.type() != BsonType::kArray && value.type() != BsonType::kObject) return std::nullopt;
   BsonObj o = value.Obj();
   auto it = o.begin();
@@ -231,15 +221,41 @@ std::optional<Geometry> Geometry::FromStored(const BsonElement& value) {
   const double x = (*it).NumberDouble();
   ++it;
   if (it == o.end() || !(*it).IsNumber()) return std::nullopt;
-  const double y = (*it).NumberDouble();
-  Geometry g;
-  g.flat_point_ = FlatPoint{x, y};
-  if (x >= -180 && x <= 180 && y >= -90 && y <= 90) {
-    g.index_ = std::make_unique<MutableS2ShapeIndex>();
-    g.index_->Add(std::make_unique<S2PointVectorShape>(
-        std::vector<S2Point>{S2LatLng::FromDegrees(y, x).ToPoint()}));
-    g.vertices_.emplace_back(x, y);
+  return FlatPoint{x, (*it).NumberDouble()};
+}
+
+bool IsGeoJson(const BsonElement& value) {
+  return value.type() == BsonType::kObject && value.Obj()["type"].type() == BsonType::kString;
+}
+}  // namespace
+
+std::optional<FlatPoint> Geometry::PointLocation(const BsonElement& value) {
+  if (!IsGeoJson(value)) return LegacyPair(value);
+  // A valid GeoJSON Point only, as FromStored accepts it.
+  const BsonObj o = value.Obj();
+  if (o["type"].Str() != "Point" || !o["crs"].eoo() ||
+      o["coordinates"].type() != BsonType::kArray) {
+    return std::nullopt;
   }
+  const std::optional<FlatPoint> p = LegacyPair(o["coordinates"]);
+  if (!p || !InLngLatBounds(p->x, p->y)) return std::nullopt;
+  return p;
+}
+
+std::optional<Geometry> Geometry::FromStored(const BsonElement& value) {
+  if (IsGeoJson(value)) {
+    auto g = FromGeoJson(value.Obj());
+    if (!g.ok()) return std::nullopt;
+    return std::move(g).value();
+  }
+  // A legacy pair is a point on the sphere when it is a longitude and a latitude.
+  const std::optional<FlatPoint> pair = LegacyPair(value);
+  if (!pair || !InLngLatBounds(pair->x, pair->y)) return std::nullopt;
+  Geometry g;
+  g.index_ = std::make_unique<MutableS2ShapeIndex>();
+  g.index_->Add(std::make_unique<S2PointVectorShape>(
+      std::vector<S2Point>{S2LatLng::FromDegrees(pair->y, pair->x).ToPoint()}));
+  g.vertices_.emplace_back(pair->x, pair->y);
   return g;
 }
 

@@ -31,6 +31,11 @@ struct FlatPoint {
 // BadValue (2) with `reason`: how every malformed geometry or query shape is answered.
 Status BadGeo(std::string reason);
 
+// Whether (lng, lat) is a longitude and a latitude in degrees.
+inline bool InLngLatBounds(double lng, double lat) {
+  return lng >= -180 && lng <= 180 && lat >= -90 && lat <= 90;
+}
+
 class Geometry {
  public:
   Geometry();
@@ -44,20 +49,21 @@ class Geometry {
   // crosses itself, or a hole outside its polygon. `crs` other than the default is
   // CommandNotSupported (115).
   static StatusWith<Geometry> FromGeoJson(const bson::BsonObj& obj);
-  // A document's value as a geometry (GeoJSON or a legacy pair), or nullopt when it is none.
+  // A document's value as a geometry on the sphere (GeoJSON, or a legacy pair that is a
+  // longitude and a latitude), or nullopt when it is none.
   static std::optional<Geometry> FromStored(const bson::BsonElement& value);
+  // The point location of a document's value, what the flat $box, $center and $polygon test
+  // (they see point locations only): a legacy pair, a GeoJSON Point's coordinates; nullopt for
+  // anything else. Builds no shapes.
+  static std::optional<FlatPoint> PointLocation(const bson::BsonElement& value);
 
-  // The shapes on the sphere; null when this is a legacy pair outside longitude/latitude bounds.
-  const MutableS2ShapeIndex* sphere() const { return index_.get(); }
-  // The legacy point, or the GeoJSON Point's coordinates: what flat queries see ($box, $center,
-  // $polygon look at point-based locations only).
-  const std::optional<FlatPoint>& flat_point() const { return flat_point_; }
+  // The shapes on the sphere.
+  const MutableS2ShapeIndex& sphere() const { return *index_; }
   // Every vertex on the sphere ($centerSphere's containment).
   const std::vector<std::pair<double, double>>& lng_lat_vertices() const { return vertices_; }
 
  private:
   std::unique_ptr<MutableS2ShapeIndex> index_;
-  std::optional<FlatPoint> flat_point_;
   std::vector<std::pair<double, double>> vertices_;  // (longitude, latitude) degrees
 
   friend class GeometryBuilder;

@@ -311,9 +311,7 @@ StatusWith<ParsedAccumulator> ParseTopBottom(std::string_view op, const BsonElem
   if (!output) return PipelineError(5788004, "Missing value for 'output'");
   if (!have_sort) return PipelineError(5788005, "Missing value for 'sortBy'");
   HG_ASSIGN_OR_RETURN(query::SortPattern pattern, query::SortPattern::Parse(sort_spec));
-  // (The collator outlives the pipeline's accumulators: a non-owning handle.)
-  pattern.SetCollator(
-      std::shared_ptr<const bson::StringComparator>(std::shared_ptr<void>(), ctx.strings()));
+  pattern.SetCollator(ctx.collator());
   auto sort = std::make_shared<const query::SortPattern>(std::move(pattern));
   ParsedAccumulator out{std::make_unique<TopBottomInput>(std::move(output), sort), nullptr,
                         nullptr};

@@ -80,9 +80,7 @@ StatusWith<ExpressionPtr> ParseSortArray(std::string_view, const BsonElement& op
     e->direction = d > 0 ? 1 : -1;
   } else if (sort_by.type() == BsonType::kObject && !sort_by.Obj().IsEmpty()) {
     HG_ASSIGN_OR_RETURN(e->pattern, query::SortPattern::Parse(sort_by.Obj()));
-    // (The collator outlives the expression: a non-owning handle.)
-    e->pattern.SetCollator(
-        std::shared_ptr<const bson::StringComparator>(std::shared_ptr<void>(), ctx.strings()));
+    e->pattern.SetCollator(ctx.collator());
   } else {
     return PipelineError(2942507,
                          "The $sort is invalid: use 1/-1 to sort the whole element, or "

@@ -53,7 +53,8 @@ class Variables {
 // whose values the expression reads when it is evaluated). Copying a context shares its slot
 // counter, so nested scopes never reuse a slot that an outer scope still holds. It also carries
 // the collation the expressions compare strings under ($eq, $in, set operators, $min...): null
-// for the simple one; whoever parses keeps the collator alive as long as the expressions.
+// for the simple one; whoever parses keeps it alive as long as the expressions (a pipeline's
+// context holds it).
 class ParseContext {
  public:
   ParseContext() : next_slot_(std::make_shared<int>(0)) {}
@@ -65,11 +66,12 @@ class ParseContext {
   // A child context with `name` bound to a fresh slot, stored in *slot.
   ParseContext WithVariable(std::string name, int* slot) const;
   const std::shared_ptr<const query::LetVariables>& let() const { return let_; }
-  const bson::StringComparator* strings() const { return strings_; }
-  // This context comparing strings under `strings`.
-  ParseContext WithStrings(const bson::StringComparator* strings) const {
+  const bson::StringComparator* strings() const { return collator_.get(); }
+  const std::shared_ptr<const bson::StringComparator>& collator() const { return collator_; }
+  // This context comparing strings under `collator` (null: simple).
+  ParseContext WithCollator(std::shared_ptr<const bson::StringComparator> collator) const {
     ParseContext c = *this;
-    c.strings_ = strings;
+    c.collator_ = std::move(collator);
     return c;
   }
 
@@ -77,7 +79,7 @@ class ParseContext {
   std::shared_ptr<int> next_slot_;
   std::vector<std::pair<std::string, int>> scope_;
   std::shared_ptr<const query::LetVariables> let_;
-  const bson::StringComparator* strings_ = nullptr;
+  std::shared_ptr<const bson::StringComparator> collator_;
 };
 
 // FailedToParse (9) unless `name` may name a user variable ($let, $map/$filter `as`, a `let`

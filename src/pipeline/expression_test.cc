@@ -60,7 +60,7 @@ class CaseInsensitive final : public bson::StringComparator {
 };
 
 TEST(ExpressionTest, ComparingOperatorsUseTheParseContextsCollation) {
-  const CaseInsensitive ci;
+  const auto ci = std::make_shared<const CaseInsensitive>();
   const char* doc = R"({"s": "Abc", "a": ["x", "ABC", "X"]})";
   struct Case {
     const char* expr;
@@ -85,7 +85,7 @@ TEST(ExpressionTest, ComparingOperatorsUseTheParseContextsCollation) {
            {R"({"$maxN": {"n": 1, "input": ["b", "C"]}})", R"(["C"])", R"(["b"])"},
        }) {
     for (bool collated : {true, false}) {
-      auto r = testing::EvalToDoc(c.expr, doc, collated ? &ci : nullptr);
+      auto r = testing::EvalToDoc(c.expr, doc, collated ? ci : nullptr);
       ASSERT_TRUE(r.ok()) << c.expr << ": " << r.status().ToString();
       bson::BsonObj want = Json(std::string("{\"r\": ") + (collated ? c.with : c.without) + "}");
       EXPECT_TRUE(r.value().BinaryEqual(want)) << c.expr << (collated ? " (collated)" : " (simple)")

@@ -137,7 +137,7 @@ struct PipelineContext {
 
   // What the pipeline's expressions parse in: its `let` and its collation (which the context
   // keeps alive as long as the stages that hold it).
-  ParseContext Expressions() const { return ParseContext(let).WithStrings(collator.get()); }
+  ParseContext Expressions() const { return ParseContext(let).WithCollator(collator); }
 };
 
 class Stage;

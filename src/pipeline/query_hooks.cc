@@ -83,9 +83,8 @@ class HookTransform final : public query::DocumentTransform {
 
 StatusWith<query::CompiledExpressionPtr> ParseExpressionHook(const BsonElement& e,
                                                              const query::ExpressionContext& ctx) {
-  HG_ASSIGN_OR_RETURN(
-      ExpressionPtr expr,
-      Expression::ParseExpression(e, ParseContext(ctx.let).WithStrings(ctx.collator.get())));
+  HG_ASSIGN_OR_RETURN(ExpressionPtr expr, Expression::ParseExpression(
+                                              e, ParseContext(ctx.let).WithCollator(ctx.collator)));
   return query::CompiledExpressionPtr(
       std::make_shared<HookExpression>(std::move(expr), ctx.now_millis));
 }

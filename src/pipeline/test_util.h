@@ -29,12 +29,12 @@ inline std::vector<bson::BsonObj> Docs(std::string_view json_array) {
 // Evaluates the expression `expr_json` over `doc_json`; the result as {"r": value} ({} when
 // missing).
 // `strings`: the collation the expression compares strings under (null: simple).
-inline StatusWith<bson::BsonObj> EvalToDoc(std::string_view expr_json,
-                                           std::string_view doc_json = "{}",
-                                           const bson::StringComparator* strings = nullptr) {
+inline StatusWith<bson::BsonObj> EvalToDoc(
+    std::string_view expr_json, std::string_view doc_json = "{}",
+    std::shared_ptr<const bson::StringComparator> strings = {}) {
   bson::BsonObj spec = Json("{\"e\": " + std::string(expr_json) + "}");
-  HG_ASSIGN_OR_RETURN(auto expr,
-                      Expression::ParseExpression(spec["e"], ParseContext().WithStrings(strings)));
+  HG_ASSIGN_OR_RETURN(auto expr, Expression::ParseExpression(
+                                     spec["e"], ParseContext().WithCollator(std::move(strings))));
   bson::BsonObj doc = Json(doc_json);
   Variables vars(1'000'000);
   HG_ASSIGN_OR_RETURN(Value v, expr->Evaluate(doc, vars));
