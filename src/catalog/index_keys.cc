@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <deque>
 #include <set>
 
 #include "bson/key_string.h"
+#include "geo/sphere_index.h"
 #include "query/path.h"
 
 namespace hourglass::catalog {
@@ -24,6 +26,7 @@ StatusWith<IndexDescriptor> IndexDescriptor::FromSpec(const BsonObj& spec) {
   d.hidden = d.spec["hidden"].Truthy();
   for (BsonElement f : d.key) {
     if (f.type() == BsonType::kString && f.Str() == "hashed") d.hashed = true;
+    if (f.type() == BsonType::kString && f.Str() == "2dsphere") d.sphere = true;
   }
   if (BsonElement c = d.spec["collation"]; c.type() == BsonType::kObject) {
     HG_ASSIGN_OR_RETURN(d.collator, collation::Collator::Make(c.Obj()));
@@ -151,6 +154,33 @@ bool IsHashedField(const BsonElement& f) {
   return f.type() == BsonType::kString && f.Str() == "hashed";
 }
 
+bool IsSphereField(const BsonElement& f) {
+  return f.type() == BsonType::kString && f.Str() == "2dsphere";
+}
+
+// The cells of a 2dsphere field as key values (NumberLong), held by *holder; empty when the
+// document has no geometry there.
+StatusWith<std::vector<KeyValue>> SphereKeyValues(const BsonObj& doc, std::string_view path,
+                                                  BsonObj* holder) {
+  std::vector<int64_t> cells;
+  for (const BsonElement& v : geo::GeoValuesAtPath(doc, path)) {
+    auto c = geo::SphereIndexCells(v);
+    if (!c.ok()) {
+      return Status(ErrorCode::kLocation16755,
+                    "Can't extract geo keys: " + doc.ToJson() + "  " + c.status().reason());
+    }
+    cells.insert(cells.end(), c.value().begin(), c.value().end());
+  }
+  std::sort(cells.begin(), cells.end());
+  cells.erase(std::unique(cells.begin(), cells.end()), cells.end());
+  BsonBuilder b;
+  for (size_t i = 0; i < cells.size(); ++i) b.AppendInt64(std::to_string(i), cells[i]);
+  *holder = b.Obj();
+  std::vector<KeyValue> out;
+  for (BsonElement e : *holder) out.push_back({KeyValue::kElement, e});
+  return out;
+}
+
 }  // namespace
 
 int64_t HashIndexValue(const BsonElement& value, const bson::StringComparator* strings) {
@@ -175,9 +205,23 @@ StatusWith<IndexKeySet> GenerateIndexKeys(const IndexDescriptor& desc, const Bso
   }
   std::vector<std::vector<KeyValue>> per_field;
   std::vector<std::vector<std::string>> paths_per_field;
-  std::vector<BsonObj> hash_holders;  // keep hashed values alive until encoded
+  std::deque<BsonObj> hash_holders;  // keep hashed values and cells alive until encoded
   bool all_missing = true;
+  bool has_geometry = false;  // some 2dsphere field holds a geometry
   for (BsonElement f : desc.key) {
+    if (IsSphereField(f)) {
+      hash_holders.emplace_back();
+      HG_ASSIGN_OR_RETURN(auto cells, SphereKeyValues(doc, f.FieldName(), &hash_holders.back()));
+      if (cells.size() > 1) out.multikey = true;
+      if (cells.empty()) {
+        cells.push_back({});  // null, when another geo field of the index has a geometry
+      } else {
+        has_geometry = true;
+      }
+      per_field.push_back(std::move(cells));
+      paths_per_field.emplace_back();
+      continue;
+    }
     WalkState st;
     Walk(doc, query::SplitPath(f.FieldName()), 0, "", st);
     if (IsHashedField(f)) {
@@ -223,7 +267,9 @@ StatusWith<IndexKeySet> GenerateIndexKeys(const IndexDescriptor& desc, const Bso
       }
     }
   }
-  if (desc.sparse && all_missing) return out;
+  if (desc.sparse && !desc.sphere && all_missing) return out;  // (2dsphere ignores sparse)
+  // 2dsphere indexes (versions 2 and 3) leave out documents without a geometry.
+  if (desc.sphere && !has_geometry) return out;
   // The cross product of the fields' values (only one field can be an array outside a shared
   // path prefix, so this is small).
   std::vector<BsonElement> pattern;

@@ -8,7 +8,9 @@
 // then becomes multikey), and a compound key may reach arrays through only one path (chain of
 // nested paths): two arrays on unrelated paths fail with CannotIndexParallelArrays (171). A
 // "hashed" component holds a 64-bit hash of the value's canonical encoding (arrays fail with
-// 16766).
+// 16766). A "2dsphere" component holds the S2 cells covering the field's geometry (one key per
+// cell, geo/sphere_index.h); a document whose field is missing or null is left out of the index,
+// one that is no geometry fails with Location16755.
 //
 // An index with a collation (the spec's `collation`, normalized) keys the comparison form of each
 // value (bson::AppendComparisonForm: every string replaced by its collation key), as MongoDB
@@ -41,6 +43,7 @@ struct IndexDescriptor {
   bool sparse = false;
   bool hidden = false;
   bool hashed = false;  // some component is "hashed"
+  bool sphere = false;  // some component is "2dsphere" (its keys are S2 cells, geo/sphere_index.h)
   // An index of a time-series bucket collection: a key component on a measurement's bounds
   // (control.min.<f> / control.max.<f>) that meets an array fails with Location5930501, as
   // MongoDB's key generation for buckets does (set by the collection, not by FromSpec).
@@ -66,7 +69,8 @@ struct IndexKeySet {
 
 // The keys of `doc` for `desc` (none if the document is outside a sparse or partial index; a
 // wildcard index's keys come from GenerateWildcardKeys).
-// Errors: CannotIndexParallelArrays (171), Location16766 (array in a hashed field).
+// Errors: CannotIndexParallelArrays (171), Location16766 (array in a hashed field),
+// Location16755 (a 2dsphere field that is no geometry).
 StatusWith<IndexKeySet> GenerateIndexKeys(const IndexDescriptor& desc, const bson::BsonObj& doc);
 
 // The hash a hashed index stores for `value` (EOO: missing, hashed as null). Values equal in

@@ -546,7 +546,10 @@ class CountCommand : public Command {
       return Status(ErrorCode::kBadValue, "skip value is negative in count query");
     query::ExpressionContext ectx = query::ExpressionContext::Now();
     ectx.collator = collator;
-    HG_ASSIGN_OR_RETURN(auto matcher, query::Matcher::Parse(q.value_or(BsonObj()), ectx));
+    // count takes $near as find does (a distance bound can exclude documents).
+    BsonObj rest;
+    HG_ASSIGN_OR_RETURN(auto near, exec::ExtractNear(q.value_or(BsonObj()), &rest));
+    HG_ASSIGN_OR_RETURN(auto matcher, query::Matcher::Parse(rest, ectx));
     if (!cmd["collation"].eoo()) {
       HG_RETURN_IF_ERROR(CheckCollationTarget(ctx, nss, "count", collator.get()));
     }
@@ -574,15 +577,16 @@ class CountCommand : public Command {
       reply.AppendInt32("n", doc ? static_cast<int32_t>((*doc)["n"].NumberLong()) : 0);
       return Status::OK();
     } else if (coll && !coll->ident().empty()) {
-      if (matcher.MatchesEverything() && cmd["hint"].eoo()) {
+      if (matcher.MatchesEverything() && cmd["hint"].eoo() && !near) {
         HG_RETURN_IF_ERROR(coll->read_barrier().Run());
         n = coll->NumRecords();  // MongoDB answers an unfiltered count from collection metadata
       } else {
         exec::ReadPlan plan;
         plan.filter = std::move(matcher);
-        plan.filter_spec = q.value_or(BsonObj());
+        plan.filter_spec = rest;
+        plan.near = std::move(near);
         plan.hint = HintOf(cmd);
-        plan.count_only = true;
+        plan.count_only = !plan.near;  // a near read measures every document
         plan.expr_ctx = ectx;
         HG_ASSIGN_OR_RETURN(auto stream, exec::BuildReadStream(rctx, resolved, std::move(plan)));
         while (true) {

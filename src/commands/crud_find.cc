@@ -152,7 +152,10 @@ class FindCommand : public Command {
     }
     HG_ASSIGN_OR_RETURN(query::ExpressionContext ectx, CommandExpressionContext(cmd));
     ectx.collator = collator;
-    HG_ASSIGN_OR_RETURN(auto matcher, query::Matcher::Parse(filter.value_or(BsonObj()), ectx));
+    // A $near / $nearSphere clause orders the read by distance; the rest filters it.
+    BsonObj rest;
+    HG_ASSIGN_OR_RETURN(auto near, exec::ExtractNear(filter.value_or(BsonObj()), &rest));
+    HG_ASSIGN_OR_RETURN(auto matcher, query::Matcher::Parse(rest, ectx));
     std::optional<query::Projection> proj;
     if (projection && !projection->IsEmpty()) {
       HG_ASSIGN_OR_RETURN(proj,
@@ -161,7 +164,8 @@ class FindCommand : public Command {
     exec::ReadPlan plan;
     plan.expr_ctx = ectx;
     plan.filter = std::move(matcher);
-    plan.filter_spec = filter.value_or(BsonObj());
+    plan.filter_spec = rest;
+    plan.near = std::move(near);
     plan.sort = sort.value_or(BsonObj());
     plan.skip = skip.value_or(0);
     plan.limit = limit.value_or(0);

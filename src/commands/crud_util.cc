@@ -35,9 +35,53 @@ BsonObj HintOf(const BsonObj& cmd) {
   return b.Obj();
 }
 
+namespace {
+
+// A pipeline whose $geoNear came off its front: the near read of the collection, then the rest.
+StatusWith<std::unique_ptr<pipeline::DocumentStream>> BuildGeoNearRead(
+    const exec::ReadContext& rctx, exec::ResolvedNamespace resolved,
+    std::unique_ptr<pipeline::Pipeline> pipe, const pipeline::GeoNearSpec& spec,
+    const BsonObj& hint) {
+  if (resolved.timeseries) {
+    return Status(ErrorCode::kCommandNotSupported,
+                  "$geoNear on time-series collections is not supported yet");
+  }
+  const std::shared_ptr<catalog::Collection>& coll = resolved.collection;
+  if (!coll || coll->ident().empty()) {
+    return Status(ErrorCode::kNamespaceNotFound, "$geoNear requires a geo index to run, but " +
+                                                     resolved.nss.ns() + " does not exist");
+  }
+  exec::NearRead near;
+  if (spec.key.empty()) {
+    HG_ASSIGN_OR_RETURN(near.field, exec::GeoNearField(*coll));
+  } else {
+    near.field = spec.key;
+  }
+  HG_ASSIGN_OR_RETURN(near.query,
+                      geo::NearQuery::FromStage(spec.near.FirstElement(), spec.spherical,
+                                                spec.min_distance, spec.max_distance));
+  near.distance_field = spec.distance_field;
+  near.include_locs = spec.include_locs;
+  near.multiplier = spec.multiplier;
+  exec::ReadPlan plan;
+  plan.hint = hint;
+  plan.expr_ctx = query::ExpressionContext{pipe->context().now_millis, pipe->context().let,
+                                           pipe->context().collator};
+  HG_ASSIGN_OR_RETURN(plan.filter, query::Matcher::Parse(spec.query, plan.expr_ctx));
+  plan.filter_spec = spec.query;
+  plan.near = std::move(near);
+  HG_ASSIGN_OR_RETURN(auto source, exec::BuildReadStream(rctx, resolved, std::move(plan)));
+  return pipe->Bind(std::move(source));
+}
+
+}  // namespace
+
 StatusWith<std::unique_ptr<pipeline::DocumentStream>> BuildPipelineRead(
     const exec::ReadContext& rctx, exec::ResolvedNamespace resolved,
     std::unique_ptr<pipeline::Pipeline> pipe, const BsonObj& hint) {
+  if (std::optional<pipeline::GeoNearSpec> geo_near = pipe->PopLeadingGeoNear()) {
+    return BuildGeoNearRead(rctx, std::move(resolved), std::move(pipe), *geo_near, hint);
+  }
   std::optional<pipeline::Pipeline::LeadingMatch> leading = pipe->PopLeadingMatch();
   if (resolved.timeseries) {
     // Time-series: the read and the stages after it are planned together (rewrites).

@@ -80,14 +80,26 @@ Status ValidateKeyPattern(const BsonObj& key) {
   const std::string plugin = IndexPlugin(key);
   if (plugin == "wildcard") HG_RETURN_IF_ERROR(ValidateWildcardKeyPattern(key));
   int hashed = 0;
+  std::string_view plugin_seen;
   for (BsonElement f : key) {
     std::string_view name = f.FieldName();
     if (name.empty()) return CannotCreate("Index keys cannot be an empty field.");
     if (f.type() == BsonType::kString) {
       std::string_view kind = f.Str();
+      if (!plugin_seen.empty() && plugin_seen != kind &&
+          (kind == "hashed" || kind == "2dsphere" || kind == "2d" || kind == "text")) {
+        return CannotCreate("Can't use more than one index plugin for a single index.");
+      }
+      plugin_seen = kind;
       if (kind == "hashed") {
         ++hashed;
-      } else if (kind == "text" || kind == "2dsphere" || kind == "2d" || kind == "geoHaystack") {
+      } else if (kind == "2dsphere") {
+        // S2 cells (catalog/index_keys.h); several 2dsphere fields may share an index.
+      } else if (kind == "2dsphere_bucket") {
+        // A time-series measurement's 2dsphere index (timeseries/index_conversion.h).
+        return Status(ErrorCode::kCommandNotSupported,
+                      "2dsphere indexes on time-series measurements are not supported yet");
+      } else if (kind == "text" || kind == "2d" || kind == "geoHaystack") {
         return Status(ErrorCode::kCommandNotSupported,
                       std::string(kind) + " indexes are not supported yet");
       } else {
@@ -206,15 +218,17 @@ StatusWith<BsonObj> NormalizeSpec(const BsonElement& e, int position,
   std::string index_name =
       name.eoo() ? catalog::DefaultIndexName(key.Obj()) : std::string(name.Str());
   bool is_id = IsIdKeyPattern(key.Obj());
-  bool hashed = false;
+  bool hashed = false, sphere = false;
   for (BsonElement f : key.Obj()) {
-    if (f.type() == BsonType::kString) hashed = true;
+    if (f.type() == BsonType::kString && f.Str() == "hashed") hashed = true;
+    if (f.type() == BsonType::kString && f.Str() == "2dsphere") sphere = true;
   }
   BsonBuilder out;
   out.AppendInt32("v", 2);
   out.AppendObject("key", key.Obj());
   out.AppendString("name", index_name);
   bool sparse = false, partial = false, unique = false, has_collation = false;
+  bool has_sphere_version = false;
   for (BsonElement f : spec) {
     std::string_view n = f.FieldName();
     if (n == "key" || n == "name") continue;
@@ -285,10 +299,31 @@ StatusWith<BsonObj> NormalizeSpec(const BsonElement& e, int position,
       out.AppendElement(f);
       continue;
     }
+    if (n == "2dsphereIndexVersion") {
+      if (!f.IsNumber()) {
+        return Status(ErrorCode::kTypeMismatch,
+                      "The field '2dsphereIndexVersion' must be a number, but got " +
+                          std::string(bson::TypeName(f.type())));
+      }
+      const double v = f.NumberDouble();
+      if (v != 1 && v != 2 && v != 3) {
+        BsonBuilder shown;
+        shown.AppendElement(f);
+        return CannotCreate("unsupported geo index version " + shown.Obj().ToJson() +
+                            ", only versions: [1,2,3] are supported");
+      }
+      if (v != 3) {
+        return Status(ErrorCode::kCommandNotSupported,
+                      "2dsphere indexes of versions 1 and 2 are not supported; version 3 is");
+      }
+      has_sphere_version = true;
+      out.AppendElement(f);
+      continue;
+    }
     if (n == "weights" || n == "default_language" || n == "language_override" ||
-        n == "textIndexVersion" || n == "2dsphereIndexVersion" || n == "bits" || n == "min" ||
-        n == "max" || n == "storageEngine" || n == "clustered" || n == "prepareUnique" ||
-        n == "columnstoreProjection") {
+        n == "textIndexVersion" || n == "bits" || n == "min" || n == "coarsestIndexedLevel" ||
+        n == "finestIndexedLevel" || n == "max" || n == "storageEngine" || n == "clustered" ||
+        n == "prepareUnique" || n == "columnstoreProjection") {
       return Status(ErrorCode::kCommandNotSupported,
                     "index option '" + std::string(n) + "' is not supported yet");
     }
@@ -296,6 +331,7 @@ StatusWith<BsonObj> NormalizeSpec(const BsonElement& e, int position,
                   "The field '" + std::string(n) + "' is not valid for an index specification. " +
                       "Specification: " + spec.ToJson());
   }
+  if (sphere && !has_sphere_version) out.AppendInt32("2dsphereIndexVersion", 3);
   // An index created without a collation takes the collection's default, as in MongoDB.
   if (!has_collation && !default_collation.IsEmpty()) {
     out.AppendObject("collation", default_collation);
@@ -423,6 +459,7 @@ Status CreateTimeseriesIndexes(CommandContext& ctx, const timeseries::Timeseries
     }
     auto bucket_spec = timeseries::BucketIndexSpecFromUserSpec(spec, ts.options);
     if (!bucket_spec.ok()) return AsCannotCreate(bucket_spec.status());
+    HG_RETURN_IF_ERROR(ValidateKeyPattern(bucket_spec.value()["key"].Obj()));
     user_specs.push_back(std::move(spec));
     bucket_specs.push_back(std::move(bucket_spec).value());
   }

@@ -8,6 +8,7 @@
 #include "commands/command_util.h"
 #include "commands/crud_util.h"
 #include "commands/write_requests.h"
+#include "exec/near_read.h"
 #include "pipeline/pipeline.h"
 
 namespace hourglass::commands {
@@ -148,7 +149,12 @@ StatusWith<exec::ExplainRequest> ParseExplainRequest(CommandContext& ctx, const 
                   "explain of a time-series collection with a non-simple collation is not "
                   "supported yet");
   }
-  HG_RETURN_IF_ERROR(query::Matcher::Parse(r.filter, r.expr_ctx).status());
+  // find and count read a $near clause by distance (exec/near_read.h); the rest is a filter.
+  BsonObj rest = r.filter;
+  if (r.kind == "find" || r.kind == "count") {
+    HG_RETURN_IF_ERROR(exec::ExtractNear(r.filter, &rest).status());
+  }
+  HG_RETURN_IF_ERROR(query::Matcher::Parse(rest, r.expr_ctx).status());
   return r;
 }
 

@@ -169,8 +169,13 @@ Status ExplainCollectionRead(const ReadContext& rctx, const ExplainRequest& req,
   }
   const bool execute = verbosity != "queryPlanner";
   ReadPlan plan;
-  HG_ASSIGN_OR_RETURN(plan.filter, query::Matcher::Parse(req.filter, req.expr_ctx));
-  plan.filter_spec = req.filter;
+  BsonObj rest = req.filter;
+  if (req.kind == "find" || req.kind == "count") {
+    HG_ASSIGN_OR_RETURN(plan.near, ExtractNear(req.filter, &rest));
+  }
+  const bool near = plan.near.has_value();
+  HG_ASSIGN_OR_RETURN(plan.filter, query::Matcher::Parse(rest, req.expr_ctx));
+  plan.filter_spec = rest;
   plan.expr_ctx = req.expr_ctx;
   plan.sort = req.sort;
   plan.hint = req.hint;
@@ -258,12 +263,18 @@ Status ExplainCollectionRead(const ReadContext& rctx, const ExplainRequest& req,
     executed = winning;
   } else {
     const bool covered = info.choice->winner.covered_fields.has_value();
-    winning = PlanTree(req, AccessStage(info.choice->winner, req.filter, nullptr), nullptr, n,
-                       info.blocking_sort, covered);
+    // A near read orders the scan's documents by distance (exec/near_read.h).
+    auto access = [&](const AccessCounters* run) {
+      BsonObj a = AccessStage(info.choice->winner, req.filter, run);
+      if (!near) return a;
+      return Wrap(
+          "GEO_NEAR_2DSPHERE", a, [](BsonBuilder&) {},
+          StageStats{run ? run->n_returned : 0, run != nullptr});
+    };
+    winning = PlanTree(req, access(nullptr), nullptr, n, info.blocking_sort, covered);
     if (execute) {
       AccessCounters run = CountersOf(info);
-      executed = PlanTree(req, AccessStage(info.choice->winner, req.filter, &run), &run, n,
-                          info.blocking_sort, covered);
+      executed = PlanTree(req, access(&run), &run, n, info.blocking_sort, covered);
     }
     for (const QueryPlan& p : info.choice->rejected) {
       rejected.AppendObject(PlanTree(req, p.Describe(req.filter), nullptr, 0,

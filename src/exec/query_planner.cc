@@ -11,6 +11,7 @@
 #include "bson/bson_compare.h"
 #include "bson/key_string.h"
 #include "collation/collator.h"
+#include "geo/sphere_index.h"
 
 namespace hourglass::exec {
 
@@ -119,7 +120,8 @@ bool PointValue(const BsonElement& v) {
 struct FieldPredicates {
   std::vector<std::vector<BsonElement>> point_sets;  // each: $eq / value / $in
   std::vector<ValueInterval> ranges;
-  bool exists = false;  // {$exists: true} (bounds only for wildcard indexes)
+  bool exists = false;           // {$exists: true} (bounds only for wildcard indexes)
+  std::vector<BsonElement> geo;  // $geoWithin / $within / $geoIntersects (2dsphere indexes)
 };
 
 void AddOperatorPredicates(const BsonObj& ops, FieldPredicates& fp) {
@@ -127,6 +129,8 @@ void AddOperatorPredicates(const BsonObj& ops, FieldPredicates& fp) {
     std::string_view name = op.FieldName();
     if (name == "$exists") {
       if (op.Truthy()) fp.exists = true;
+    } else if (name == "$geoWithin" || name == "$within" || name == "$geoIntersects") {
+      fp.geo.push_back(op);
     } else if (name == "$eq") {
       if (PointValue(op)) fp.point_sets.push_back({op});
     } else if (name == "$in") {
@@ -340,7 +344,29 @@ ByteInterval FullInterval(bool descending) {
   return ToBytes({{Edge("minkey"), true}, {Edge("maxkey"), true}}, descending);
 }
 
-bool IsHashed(const BsonElement& f) { return f.type() == BsonType::kString; }
+bool IsHashed(const BsonElement& f) { return f.type() == BsonType::kString && f.Str() == "hashed"; }
+bool IsSphere(const BsonElement& f) {
+  return f.type() == BsonType::kString && f.Str() == "2dsphere";
+}
+
+// The intervals of a 2dsphere field: the cells of its first geo predicate's region
+// (geo/sphere_index.h), or nullopt (no geo predicate, or a flat shape).
+std::optional<std::vector<ByteInterval>> SphereIntervals(const FieldPredicates& fp,
+                                                         HashHolder& holder) {
+  for (const BsonElement& op : fp.geo) {
+    auto q = op.FieldName() == "$geoIntersects" ? geo::GeoQuery::ParseIntersects(op)
+                                                : geo::GeoQuery::ParseWithin(op);
+    if (!q.ok()) continue;  // the filter's own parse reports it
+    const auto cells = geo::SphereQueryIntervals(q.value());
+    if (!cells) continue;
+    std::vector<ByteInterval> out;
+    for (const geo::CellInterval& c : *cells) {
+      out.push_back(ToBytes({{holder.Add(c.lo), true}, {holder.Add(c.hi), true}}, false));
+    }
+    return out;
+  }
+  return std::nullopt;
+}
 
 // The intervals of one index field from its predicates, or nullopt for "no bounds".
 // `collated`: the index has a collation (the predicates' strings are already collation keys).
@@ -348,6 +374,7 @@ std::optional<std::vector<ByteInterval>> FieldIntervals(const FieldPredicates& f
                                                         const BsonElement& field, bool multikey,
                                                         HashHolder& hashes, bool* matches_null,
                                                         bool collated) {
+  if (IsSphere(field)) return SphereIntervals(fp, hashes);
   bool desc = bson::IsDescending(field);
   if (!fp.point_sets.empty()) {
     std::vector<ByteInterval> out;
@@ -453,7 +480,10 @@ bool ExactClause(const BsonElement& value, int* point_sets, int* ranges) {
 
 // See QueryPlan::exact.
 bool BoundsAreExact(const QueryPlan& plan, const BsonObj& filter) {
-  if (plan.index == nullptr || plan.multikey || plan.index->desc.hashed) return false;
+  if (plan.index == nullptr || plan.multikey || plan.index->desc.hashed ||
+      plan.index->desc.sphere) {
+    return false;
+  }
   std::vector<std::string_view> scanned;
   for (BsonElement f : plan.index->desc.key) {
     if (scanned.size() == plan.scanned_prefix) break;
@@ -563,6 +593,17 @@ std::optional<QueryPlan> PlanIndex(const catalog::SecondaryIndex& idx,
     }
   }
   bool bounded = has_bounds[0];
+  if (idx.desc.sphere) {
+    // Documents without a geometry are not in the index: only a geo predicate may use it.
+    bool geo_bounded = false;
+    size_t i = 0;
+    for (BsonElement f : idx.desc.key) {
+      if (IsSphere(f) && has_bounds[i]) geo_bounded = true;
+      ++i;
+    }
+    if (!geo_bounded && !forced) return std::nullopt;
+    bounded = true;
+  }
   // Sort: the sort fields must be index fields j..j+m with j within the single-point prefix.
   if (!sort.IsEmpty() && same_collation && !plan.multikey && !idx.desc.hashed &&
       plan.ranges.size() <= 1) {
@@ -577,7 +618,7 @@ std::optional<QueryPlan> PlanIndex(const catalog::SecondaryIndex& idx,
       for (size_t k = 0; k < sort_fields.size() && ok; ++k) {
         const BsonElement& kf = key_fields[j + k];
         const BsonElement& sf = sort_fields[k];
-        if (kf.FieldName() != sf.FieldName() || !sf.IsNumber()) {
+        if (kf.FieldName() != sf.FieldName() || !sf.IsNumber() || !kf.IsNumber()) {
           ok = false;
           break;
         }
@@ -884,9 +925,13 @@ std::optional<QueryPlan> PlanDistinctScan(const catalog::Collection& coll, const
   if (!hint.eoo() || coll.IsClustered()) return std::nullopt;
   auto leads = [&](QueryPlan& p) {
     // A collated index holds collation keys, not the values.
-    if (p.index == nullptr || p.IsOr() || p.multikey || p.index->desc.collator) return false;
+    // (A 2dsphere index leaves out documents without a geometry.)
+    if (p.index == nullptr || p.IsOr() || p.multikey || p.index->desc.collator ||
+        p.index->desc.sphere) {
+      return false;
+    }
     BsonElement first = p.index->desc.key.FirstElement();
-    if (first.FieldName() != key || IsHashed(first)) return false;
+    if (first.FieldName() != key || first.type() == BsonType::kString) return false;
     p.covered_fields = std::vector<std::string>{std::string(key)};  // reads keys only
     return true;
   };

@@ -78,6 +78,21 @@ StatusWith<std::unique_ptr<pipeline::DocumentStream>> BuildReadStream(const Read
     return Status(ErrorCode::kCommandNotSupported,
                   "min and max with a non-simple collation are not supported yet");
   }
+  if (plan.near) {
+    if (ts) {
+      return Status(ErrorCode::kLocation5626500,
+                    "$geoNear, $near, and $nearSphere are not allowed in this context");
+    }
+    const BsonElement natural = plan.sort["$natural"];
+    if (!natural.eoo()) {
+      return Status(ErrorCode::kBadValue,
+                    "geoNear expression not allowed with $natural sort order");
+    }
+    if (hint.type() == bson::BsonType::kObject && !hint.Obj()["$natural"].eoo()) {
+      return Status(ErrorCode::kBadValue, "geoNear expression not allowed with $natural hint");
+    }
+    if (coll && !coll->ident().empty()) HG_RETURN_IF_ERROR(CheckNearIndex(*coll, *plan.near));
+  }
   if (ts) {
     // Sort, skip and limit run as stages of the time-series read, which may turn a sort on the
     // time field into a bounded sort over buckets.
@@ -99,8 +114,13 @@ StatusWith<std::unique_ptr<pipeline::DocumentStream>> BuildReadStream(const Read
   } else if (!coll || coll->ident().empty()) {
     stream = std::make_unique<pipeline::VectorDocumentStream>(std::vector<BsonObj>{});
   } else {
-    HG_ASSIGN_OR_RETURN(PlanChoice choice,
-                        PlanQuery(*coll, plan.filter_spec, plan.sort, hint, collator.get()));
+    // A near read is planned with its distance bound (a 2dsphere index's cells), unsorted: the
+    // distance order comes first.
+    const BsonObj planning_filter =
+        plan.near ? NearPlanningFilter(*plan.near, plan.filter_spec) : plan.filter_spec;
+    HG_ASSIGN_OR_RETURN(
+        PlanChoice choice,
+        PlanQuery(*coll, planning_filter, plan.near ? BsonObj() : plan.sort, hint, collator.get()));
     if (min_max) {
       HG_RETURN_IF_ERROR(CheckKeysAreValues(choice.winner));
       HG_RETURN_IF_ERROR(ApplyMinMax(&choice.winner, !hint.eoo(), plan.min, plan.max));
@@ -123,7 +143,7 @@ StatusWith<std::unique_ptr<pipeline::DocumentStream>> BuildReadStream(const Read
       int64_t target = plan.limit > 0 ? plan.skip + plan.limit : 101;
       // Explain always runs the trial (its output shows it); other reads use the plan cache.
       // (Plans under a collation are not cached: the cache's shapes do not hold collations.)
-      const bool use_cache = plan.count_index_use && !collator;
+      const bool use_cache = plan.count_index_use && !collator && !plan.near;
       const std::string shape = QueryShape(plan.filter_spec, plan.sort, plan.projection_spec,
                                            plan.count_only ? "count" : "");
       const std::string index_set = IndexSetSignature(*coll);
@@ -132,8 +152,8 @@ StatusWith<std::unique_ptr<pipeline::DocumentStream>> BuildReadStream(const Read
                                                         shape, index_set, target));
       }
       if (!trial_winner) {
-        HG_ASSIGN_OR_RETURN(auto outcome,
-                            RunTrial(coll, rctx.engine, &choice, plan.filter, plan.sort, target));
+        HG_ASSIGN_OR_RETURN(auto outcome, RunTrial(coll, rctx.engine, &choice, plan.filter,
+                                                   plan.near ? BsonObj() : plan.sort, target));
         if (use_cache) {
           PlanCacheEntry e;
           e.shape = shape;
@@ -171,6 +191,7 @@ StatusWith<std::unique_ptr<pipeline::DocumentStream>> BuildReadStream(const Read
   if (info != &local_info) {
     stream = std::make_unique<CountingStream>(std::move(stream), &info->scan_returned);
   }
+  if (plan.near) stream = MakeNearStream(std::move(stream), std::move(*plan.near));
   // Sort, skip and limit reuse the aggregation stages, which implement find's semantics.
   std::optional<query::SortPattern> sort;
   if (!plan.sort.IsEmpty() && !sorted_by_scan) {

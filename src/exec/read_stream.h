@@ -15,6 +15,7 @@
 #include "catalog/namespace.h"
 #include "exec/multi_planner.h"
 #include "exec/namespace_resolver.h"
+#include "exec/near_read.h"
 #include "exec/query_planner.h"
 #include "exec/read_context.h"
 #include "pipeline/pipeline.h"
@@ -42,6 +43,9 @@ struct ReadPlan {
   bson::BsonObj min, max;
   bool return_key = false;
   bool show_record_id = false;
+  // A read ordered by distance (near_read.h): `filter` is then the rest of the filter, and the
+  // sort, skip and limit apply after the distance order.
+  std::optional<NearRead> near;
   // What `filter` may read besides the documents ($$NOW, the command's `let`); a time-series
   // read parses filter_spec again with it.
   query::ExpressionContext expr_ctx = query::ExpressionContext::Now();

@@ -5,6 +5,7 @@
 #include <s2/s2boolean_operation.h>
 #include <s2/s2cap.h>
 #include <s2/s2latlng.h>
+#include <s2/s2shape_index_region.h>
 
 #include <algorithm>
 #include <cmath>
@@ -169,6 +170,19 @@ bool GeoQuery::Matches(const BsonElement& value) const {
       break;
   }
   return false;
+}
+
+std::unique_ptr<S2Region> GeoQuery::SphereRegion() const {
+  switch (kind_) {
+    case Kind::kWithinGeometry:
+    case Kind::kIntersectsGeometry:
+      return std::make_unique<S2ShapeIndexRegion<MutableS2ShapeIndex>>(&region_->sphere());
+    case Kind::kCenterSphere:
+      return std::make_unique<S2Cap>(S2LatLng::FromDegrees(cy_, cx_).ToPoint(),
+                                     S1Angle::Radians(radius_));
+    default:
+      return nullptr;
+  }
 }
 
 }  // namespace hourglass::geo

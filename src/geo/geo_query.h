@@ -14,6 +14,8 @@
 #include "bson/bson.h"
 #include "geo/geometry.h"
 
+class S2Region;
+
 namespace hourglass::geo {
 
 class GeoQuery {
@@ -26,6 +28,10 @@ class GeoQuery {
   static StatusWith<GeoQuery> ParseIntersects(const bson::BsonElement& arg);
 
   bool Matches(const bson::BsonElement& value) const;
+
+  // The region on the sphere a 2dsphere index covers to find candidates (sphere_index.h), or
+  // null for the flat shapes.
+  std::unique_ptr<S2Region> SphereRegion() const;
 
  private:
   enum class Kind { kWithinGeometry, kIntersectsGeometry, kCenterSphere, kBox, kCenter, kPolygon };

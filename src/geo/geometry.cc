@@ -36,6 +36,33 @@ std::string Num(double d) {
 
 }  // namespace
 
+namespace {
+void CollectGeoValues(const BsonObj& obj, std::string_view path, std::vector<BsonElement>* out) {
+  const size_t dot = path.find('.');
+  const BsonElement e = obj.GetField(path.substr(0, dot));
+  if (e.eoo()) return;
+  if (dot == std::string_view::npos) {
+    out->push_back(e);
+  } else if (e.type() == BsonType::kObject) {
+    CollectGeoValues(e.Obj(), path.substr(dot + 1), out);
+  } else if (e.type() == BsonType::kArray) {
+    for (BsonElement item : e.Obj()) {
+      if (item.type() == BsonType::kObject) CollectGeoValues(item.Obj(), path.substr(dot + 1), out);
+    }
+  }
+}
+}  // namespace
+
+std::vector<BsonElement> GeoValuesAtPath(const BsonObj& doc, std::string_view path) {
+  std::vector<BsonElement> out;
+  CollectGeoValues(doc, path, &out);
+  return out;
+}
+
+Status LngLatOutOfBounds(double lng, double lat) {
+  return BadGeo("longitude/latitude is out of bounds, lng: " + Num(lng) + " lat: " + Num(lat));
+}
+
 // Builds a Geometry from GeoJSON: each part becomes an S2 shape of the geometry's index.
 class GeometryBuilder {
  public:
@@ -112,9 +139,7 @@ class GeometryBuilder {
       return BadGeo("Point must only contain numeric elements");
     }
     const double lat = (*it).NumberDouble();
-    if (!InLngLatBounds(lng, lat)) {
-      return BadGeo("longitude/latitude is out of bounds, lng: " + Num(lng) + " lat: " + Num(lat));
-    }
+    if (!InLngLatBounds(lng, lat)) return LngLatOutOfBounds(lng, lat);
     g_.vertices_.emplace_back(lng, lat);
     return S2LatLng::FromDegrees(lat, lng).ToPoint();
   }

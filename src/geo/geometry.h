@@ -31,10 +31,17 @@ struct FlatPoint {
 // BadValue (2) with `reason`: how every malformed geometry or query shape is answered.
 Status BadGeo(std::string reason);
 
+// BadValue (2) for a position that is not a longitude and a latitude, naming both.
+Status LngLatOutOfBounds(double lng, double lat);
+
 // Whether (lng, lat) is a longitude and a latitude in degrees.
 inline bool InLngLatBounds(double lng, double lat) {
   return lng >= -180 && lng <= 180 && lat >= -90 && lat <= 90;
 }
+
+// The values a geo query or index sees at dotted `path` of `doc`: arrays along the way are
+// searched element by element, the value at the end is kept whole (a legacy pair is an array).
+std::vector<bson::BsonElement> GeoValuesAtPath(const bson::BsonObj& doc, std::string_view path);
 
 class Geometry {
  public:

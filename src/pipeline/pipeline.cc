@@ -46,6 +46,7 @@ const std::unordered_map<std::string_view, StageParser>& StageTable() {
       {"$merge", &ParseMergeStage},
       {"$bucketAuto", &ParseBucketAutoStage},
       {"$redact", &ParseRedactStage},
+      {"$geoNear", &ParseGeoNearStage},
   };
   return *table;
 }
@@ -59,7 +60,6 @@ bool IsKnownUnsupportedStage(std::string_view name) {
                                             "$merge",
                                             "$collStats",
                                             "$indexStats",
-                                            "$geoNear",
                                             "$search",
                                             "$searchMeta",
                                             "$redact",
@@ -117,6 +117,11 @@ Status Pipeline::ParseStage(const BsonElement& stage_elem, int index, int count)
       return Status(ErrorCode::kCommandNotSupported, std::string(name) + " is not supported yet");
     }
     return PipelineError(40324, "Unrecognized pipeline stage name: '" + std::string(name) + "'");
+  }
+  if (name == "$geoNear" && index > 0) {
+    return PipelineError(40603,
+                         "$geoNear was not the first stage in the pipeline after optimization. Is "
+                         "optimization disabled or inhibited?");
   }
   if (name == "$documents" && index > 0) {
     return PipelineError(40602, "$documents is only valid as the first stage in a pipeline");

@@ -140,6 +140,16 @@ struct PipelineContext {
   ParseContext Expressions() const { return ParseContext(let).WithCollator(collator); }
 };
 
+// $geoNear's options (the read of the collection runs it: exec/near_read.h). Distances are NaN
+// when not given.
+struct GeoNearSpec {
+  bson::BsonObj near;  // {near: <GeoJSON point or legacy pair>}
+  bool spherical = false;
+  double min_distance = 0, max_distance = 0, multiplier = 1;
+  bson::BsonObj query;
+  std::string distance_field, include_locs, key;
+};
+
 class Stage;
 
 class Pipeline {
@@ -162,6 +172,9 @@ class Pipeline {
   };
   // If the first stage is a $match, removes it and returns it; else nullopt.
   std::optional<LeadingMatch> PopLeadingMatch();
+  // If the first stage is a $geoNear, removes it and returns its options; else nullopt. (A
+  // $geoNear is always first: elsewhere it fails to parse with Location40603.)
+  std::optional<GeoNearSpec> PopLeadingGeoNear();
 
   // The stage documents ({"$name": spec}) the stages were parsed from, in order, owned by the
   // pipeline: what a planner reads to decide which stages its source absorbs. A stage document

@@ -57,6 +57,7 @@ using StageList = std::vector<StagePtr>;
 // Each parser receives the stage's element ({"$name": spec}) and appends one or more stages
 // (e.g. $sortByCount becomes $group + $sort).
 Status ParseMatchStage(const bson::BsonElement& spec, const PipelineContext& ctx, StageList* out);
+Status ParseGeoNearStage(const bson::BsonElement& spec, const PipelineContext& ctx, StageList* out);
 Status ParseLimitStage(const bson::BsonElement& spec, const PipelineContext& ctx, StageList* out);
 Status ParseSkipStage(const bson::BsonElement& spec, const PipelineContext& ctx, StageList* out);
 Status ParseCountStage(const bson::BsonElement& spec, const PipelineContext& ctx, StageList* out);

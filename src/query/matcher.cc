@@ -908,11 +908,10 @@ StatusWith<ElemPredPtr> ParseOperatorObject(const BsonObj& ops, int depth) {
                                       : geo::GeoQuery::ParseWithin(e);
       if (!q.ok()) return q.status();
       p = std::make_shared<GeoPred>(std::move(q).value());
-    } else if (op == "$near" || op == "$nearSphere") {
-      // Nearness needs a geo index to order by distance, as in MongoDB (none can exist yet).
-      return Status(ErrorCode::kNoQueryExecutionPlans,
-                    "error processing query: planner returned error :: caused by :: unable to "
-                    "find index for $geoNear query");
+    } else if (op == "$near" || op == "$nearSphere" || op == "$geoNear") {
+      // Only find and count read by distance (exec/near_read.h takes the clause out first).
+      return Status(ErrorCode::kLocation5626500,
+                    "$geoNear, $near, and $nearSphere are not allowed in this context");
     } else if (op == "$maxDistance" || op == "$minDistance") {
       return BadValue(std::string(op) + " is only valid with $near or $nearSphere");
     } else {

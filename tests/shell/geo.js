@@ -35,5 +35,23 @@ checkCode(() => gdb.places.find({ location: { $geoWithin: { $geometry: {
   'an open ring');
 checkCode(() => gdb.places.find({ location: { $near: { $geometry: {
   type: 'Point', coordinates: [-73.97, 40.77] } } } }).toArray(), 291, '$near without an index');
+// With a 2dsphere index, as the manual's $near and $geoNear examples use it.
+checkEq(gdb.places.createIndex({ location: '2dsphere' }), 'location_2dsphere', 'createIndex');
+const nearCentralPark = { $geometry: { type: 'Point', coordinates: [-73.9667, 40.78] } };
+checkEq(gdb.places.find({ location: { $near: { ...nearCentralPark, $maxDistance: 5000 } } })
+          .toArray().map((d) => d._id),
+        ['central_park', 'legacy'], '$near in meters, nearest first (1.1 km, 2.5 km)');
+checkEq(gdb.places.find({ location: { $near: { ...nearCentralPark, $minDistance: 2000,
+                                               $maxDistance: 8000 } } })
+          .toArray().map((d) => d._id),
+        ['legacy', 'polo_grounds', 'sara_d_roosevelt'], '$near with $minDistance (6.1, 7.1 km)');
+const geoNear = gdb.places.aggregate([
+  { $geoNear: { near: { type: 'Point', coordinates: [-73.99279, 40.719296] },
+                distanceField: 'dist.calculated', maxDistance: 2, includeLocs: 'dist.location' } },
+]).toArray();
+checkEq(geoNear.map((d) => d._id), ['sara_d_roosevelt'], '$geoNear within 2 meters');
+checkEq(geoNear[0].dist.location.coordinates, [-73.9928, 40.7193], 'includeLocs');
+checkCode(() => gdb.places.insertOne({ _id: 'bad', location: 'nowhere' }), 16755,
+          'a document that is no geometry');
 gdb.dropDatabase();
 print('GEO_JS_OK');

@@ -1,0 +1,247 @@
+#include "exec/near_read.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "pipeline/stage.h"
+#include "query/path.h"
+
+namespace hourglass::exec {
+
+using bson::BsonBuilder;
+using bson::BsonElement;
+using bson::BsonObj;
+using bson::BsonType;
+
+namespace {
+
+bool IsNearOperator(std::string_view name) {
+  return name == "$near" || name == "$nearSphere" || name == "$geoNear";
+}
+
+// Whether an operator object of a field ({$near: ...}) holds a near operator.
+bool HasNearOperator(const BsonElement& value) {
+  if (value.type() != BsonType::kObject) return false;
+  for (BsonElement op : value.Obj()) {
+    if (IsNearOperator(op.FieldName())) return true;
+  }
+  return false;
+}
+
+// Whether a near operator appears anywhere inside `e` (a clause below the top level).
+bool ContainsNear(const BsonElement& e, int depth = 0) {
+  if (depth > 100 || (e.type() != BsonType::kObject && e.type() != BsonType::kArray)) {
+    return false;
+  }
+  for (BsonElement child : e.Obj()) {
+    if (IsNearOperator(child.FieldName()) || ContainsNear(child, depth + 1)) return true;
+  }
+  return false;
+}
+
+Status NotTopLevel() { return Status(ErrorCode::kBadValue, "geoNear must be top-level expr"); }
+
+}  // namespace
+
+StatusWith<std::optional<NearRead>> ExtractNear(const BsonObj& filter, BsonObj* rest) {
+  std::optional<NearRead> near;
+  BsonBuilder kept;
+  // The near clause of a field, when `value` is one; errors for nested ones.
+  auto take = [&](const BsonElement& clause) -> StatusWith<bool> {
+    if (!HasNearOperator(clause)) {
+      if (ContainsNear(clause)) return NotTopLevel();
+      return false;
+    }
+    if (near) return Status(ErrorCode::kBadValue, "Too many geoNear expressions");
+    std::string_view op;
+    for (BsonElement e : clause.Obj()) {
+      if (IsNearOperator(e.FieldName())) op = e.FieldName();
+    }
+    // $geoNear is an old name of $near in a filter.
+    BsonObj spec = clause.Obj();
+    if (op == "$geoNear") {
+      BsonBuilder b;
+      for (BsonElement e : spec)
+        b.AppendElementAs(e, e.FieldName() == op ? "$near" : e.FieldName());
+      spec = b.Obj();
+      op = "$near";
+    }
+    HG_ASSIGN_OR_RETURN(geo::NearQuery q, geo::NearQuery::ParseOperator(op, spec));
+    near.emplace();
+    near->field = std::string(clause.FieldName());
+    near->query = std::move(q);
+    return true;
+  };
+  for (BsonElement e : filter) {
+    const std::string_view name = e.FieldName();
+    if (name == "$and" && e.type() == BsonType::kArray) {
+      BsonBuilder and_kept;
+      size_t n = 0;
+      for (BsonElement branch : e.Obj()) {
+        bool taken_here = false;
+        if (branch.type() == BsonType::kObject && branch.Obj().NumFields() == 1 &&
+            !branch.Obj().FirstElement().FieldName().starts_with("$")) {
+          HG_ASSIGN_OR_RETURN(taken_here, take(branch.Obj().FirstElement()));
+        } else if (ContainsNear(branch)) {
+          return NotTopLevel();
+        }
+        if (!taken_here) and_kept.AppendElementAs(branch, std::to_string(n++));
+      }
+      if (n > 0) kept.AppendArray("$and", and_kept.Obj());
+      continue;
+    }
+    if (name.starts_with("$")) {
+      if (ContainsNear(e)) return NotTopLevel();
+      kept.AppendElement(e);
+      continue;
+    }
+    HG_ASSIGN_OR_RETURN(bool taken, take(e));
+    if (!taken) kept.AppendElement(e);
+  }
+  *rest = near ? kept.Obj() : filter;
+  return near;
+}
+
+BsonObj NearPlanningFilter(const NearRead& near, const BsonObj& rest) {
+  BsonBuilder b;
+  for (BsonElement e : rest) b.AppendElement(e);
+  if (near.query.metric() == geo::NearQuery::Metric::kFlat) return b.Obj();
+  const size_t field = b.OpenObject(near.field);
+  const size_t within = b.OpenObject("$geoWithin");
+  const size_t cap = b.OpenArray("$centerSphere");
+  const size_t center = b.OpenArray("0");
+  b.AppendDouble("0", near.query.point().x);
+  b.AppendDouble("1", near.query.point().y);
+  b.Close(center);
+  b.AppendDouble("1", near.query.MaxRadians());
+  b.Close(cap);
+  b.Close(within);
+  b.Close(field);
+  return b.Obj();
+}
+
+namespace {
+bool IndexServes(const catalog::SecondaryIndex& idx, const NearRead& near) {
+  if (!idx.entry->ready || idx.desc.hidden) return false;
+  const BsonElement f = idx.desc.key[near.field];
+  if (f.type() != BsonType::kString) return false;
+  // A 2dsphere index measures on the sphere; flat distances need a 2d index.
+  return f.Str() == "2dsphere" && near.query.metric() != geo::NearQuery::Metric::kFlat;
+}
+}  // namespace
+
+Status CheckNearIndex(const catalog::Collection& coll, const NearRead& near) {
+  for (const auto& idx : coll.Indexes()) {
+    if (IndexServes(idx, near)) return Status::OK();
+  }
+  return Status(
+      ErrorCode::kNoQueryExecutionPlans,
+      "error processing query: ns=" + coll.ns() +
+          " planner returned error :: caused by :: unable to find index for $geoNear query");
+}
+
+StatusWith<std::string> GeoNearField(const catalog::Collection& coll) {
+  std::string field;
+  int found = 0;
+  for (const auto& idx : coll.Indexes()) {
+    if (!idx.entry->ready || !idx.desc.sphere) continue;
+    ++found;
+    for (BsonElement f : idx.desc.key) {
+      if (f.type() == BsonType::kString && f.Str() == "2dsphere") {
+        field = std::string(f.FieldName());
+        break;
+      }
+    }
+  }
+  if (found == 0) {
+    return Status(ErrorCode::kIndexNotFound,
+                  "$geoNear requires a 2d or 2dsphere index, but none were found");
+  }
+  if (found > 1) {
+    return Status(ErrorCode::kIndexNotFound, "There is more than one 2dsphere index on " +
+                                                 coll.ns() + "; unsure which to use for $geoNear");
+  }
+  return field;
+}
+
+namespace {
+
+class NearStream : public pipeline::DocumentStream {
+ public:
+  NearStream(std::unique_ptr<pipeline::DocumentStream> in, NearRead near)
+      : in_(std::move(in)),
+        near_(std::move(near)),
+        distance_path_(query::SplitPath(near_.distance_field)),
+        locs_path_(query::SplitPath(near_.include_locs)) {}
+
+  StatusWith<std::optional<BsonObj>> Next() override {
+    if (!loaded_) HG_RETURN_IF_ERROR(Load());
+    if (next_ == rows_.size()) return std::optional<BsonObj>();
+    return std::optional<BsonObj>(Output(rows_[next_++]));
+  }
+
+ private:
+  struct Row {
+    double distance;
+    BsonObj doc;
+    BsonObj location;  // {"": <the value measured>} for includeLocs
+  };
+
+  Status Load() {
+    loaded_ = true;
+    while (true) {
+      HG_ASSIGN_OR_RETURN(auto doc, in_->Next());
+      if (!doc) break;
+      std::optional<double> best;
+      BsonElement best_value;
+      for (const BsonElement& v : geo::GeoValuesAtPath(*doc, near_.field)) {
+        const std::optional<double> d = near_.query.Distance(v);
+        if (d && (!best || *d < *best)) {
+          best = d;
+          best_value = v;
+        }
+      }
+      if (!best || !near_.query.InRange(*best)) continue;
+      Row row{*best, doc->Owned(), {}};
+      if (!near_.include_locs.empty()) {
+        BsonBuilder b;
+        b.AppendElementAs(best_value, "");
+        row.location = b.Obj();
+      }
+      rows_.push_back(std::move(row));
+    }
+    std::stable_sort(rows_.begin(), rows_.end(),
+                     [](const Row& a, const Row& b) { return a.distance < b.distance; });
+    return Status::OK();
+  }
+
+  BsonObj Output(const Row& row) const {
+    if (near_.distance_field.empty() && near_.include_locs.empty()) return row.doc;
+    BsonObj out = row.doc;
+    if (!near_.distance_field.empty()) {
+      out = pipeline::SetPathValue(out, distance_path_,
+                                   pipeline::Value::Double(row.distance * near_.multiplier));
+    }
+    if (!near_.include_locs.empty()) {
+      out = pipeline::SetPathValue(out, locs_path_,
+                                   pipeline::Value::FromElement(row.location.FirstElement()));
+    }
+    return out;
+  }
+
+  std::unique_ptr<pipeline::DocumentStream> in_;
+  NearRead near_;
+  std::vector<std::string> distance_path_, locs_path_;
+  bool loaded_ = false;
+  std::vector<Row> rows_;
+  size_t next_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<pipeline::DocumentStream> MakeNearStream(
+    std::unique_ptr<pipeline::DocumentStream> in, NearRead near) {
+  return std::make_unique<NearStream>(std::move(in), std::move(near));
+}
+
+}  // namespace hourglass::exec

@@ -1,0 +1,119 @@
+#include "geo/sphere_index.h"
+
+#include <s2/mutable_s2shape_index.h>
+#include <s2/s2cell_id.h>
+#include <s2/s2latlng.h>
+#include <s2/s2metrics.h>
+#include <s2/s2region.h>
+#include <s2/s2region_coverer.h>
+#include <s2/s2shape_index_region.h>
+
+#include <algorithm>
+
+namespace hourglass::geo {
+
+using bson::BsonElement;
+using bson::BsonType;
+
+namespace {
+
+// MongoDB's 2dsphere (version 3) parameters: a point is its leaf cell; other shapes are covered
+// by about 20 cells no finer than about 110 m (level 16) and no coarser than about 2,000 km
+// (level 2) on an edge. A query region is covered by up to 20 cells of levels 0-23.
+constexpr double kEarthRadiusMeters = 6378.1 * 1000;
+int FinestIndexedLevel() {
+  static const int level = S2::kAvgEdge.GetClosestLevel(110 / kEarthRadiusMeters);
+  return level;
+}
+int CoarsestIndexedLevel() {
+  static const int level = S2::kAvgEdge.GetClosestLevel(2000 * 1000 / kEarthRadiusMeters);
+  return level;
+}
+constexpr int kMaxCells = 20;
+constexpr int kQueryFinestLevel = 23;
+
+std::vector<S2CellId> Cover(const S2Region& region, int min_level, int max_level) {
+  S2RegionCoverer::Options options;
+  options.set_min_level(min_level);
+  options.set_max_level(max_level);
+  options.set_max_cells(kMaxCells);
+  S2RegionCoverer coverer(options);
+  std::vector<S2CellId> cells;
+  coverer.GetCovering(region, &cells);
+  return cells;
+}
+
+int64_t LeafCell(double lng, double lat) {
+  return static_cast<int64_t>(S2CellId(S2LatLng::FromDegrees(lat, lng)).id());
+}
+
+bool IsEmptyContainer(const BsonElement& value) {
+  return (value.type() == BsonType::kArray || value.type() == BsonType::kObject) &&
+         value.Obj().IsEmpty();
+}
+
+}  // namespace
+
+StatusWith<std::vector<int64_t>> SphereIndexCells(const BsonElement& value) {
+  std::vector<int64_t> cells;
+  if (value.eoo() || value.type() == BsonType::kNull || value.type() == BsonType::kUndefined ||
+      IsEmptyContainer(value)) {
+    return cells;
+  }
+  if (value.type() != BsonType::kArray && value.type() != BsonType::kObject) {
+    return BadGeo("geo element must be an array or object: " + std::string(value.FieldName()) +
+                  ": " + std::string(bson::TypeName(value.type())));
+  }
+  const bool geojson =
+      value.type() == BsonType::kObject && value.Obj()["type"].type() == BsonType::kString;
+  if (!geojson) {
+    // A legacy pair (an array at the end of the path is one pair, never a list of them).
+    const std::optional<FlatPoint> p = Geometry::PointLocation(value);
+    if (!p) return BadGeo("Point must only contain numeric elements");
+    if (!InLngLatBounds(p->x, p->y)) return LngLatOutOfBounds(p->x, p->y);
+    cells.push_back(LeafCell(p->x, p->y));
+    return cells;
+  }
+  HG_ASSIGN_OR_RETURN(Geometry g, Geometry::FromGeoJson(value.Obj()));
+  if (value.Obj()["type"].Str() == "Point") {
+    const auto& [lng, lat] = g.lng_lat_vertices().front();
+    cells.push_back(LeafCell(lng, lat));
+    return cells;
+  }
+  const S2ShapeIndexRegion<MutableS2ShapeIndex> region(&g.sphere());
+  for (S2CellId c : Cover(region, CoarsestIndexedLevel(), FinestIndexedLevel())) {
+    cells.push_back(static_cast<int64_t>(c.id()));
+  }
+  std::sort(cells.begin(), cells.end());
+  return cells;
+}
+
+std::optional<std::vector<CellInterval>> SphereQueryIntervals(const GeoQuery& q) {
+  const std::unique_ptr<S2Region> region = q.SphereRegion();
+  if (!region) return std::nullopt;
+  std::vector<CellInterval> out;
+  const int coarsest = CoarsestIndexedLevel(), finest = FinestIndexedLevel();
+  for (S2CellId c : Cover(*region, 0, kQueryFinestLevel)) {
+    // Documents' cells inside c (a contiguous range of ids), then those containing it (shapes'
+    // cells are no finer than `finest`; points' leaf cells are inside c).
+    out.push_back(
+        {static_cast<int64_t>(c.range_min().id()), static_cast<int64_t>(c.range_max().id())});
+    for (int level = std::min(c.level() - 1, finest); level >= coarsest; --level) {
+      const auto id = static_cast<int64_t>(c.parent(level).id());
+      out.push_back({id, id});
+    }
+  }
+  std::sort(out.begin(), out.end(),
+            [](const CellInterval& a, const CellInterval& b) { return a.lo < b.lo; });
+  std::vector<CellInterval> merged;
+  for (const CellInterval& iv : out) {
+    if (!merged.empty() && iv.lo <= merged.back().hi) {
+      merged.back().hi = std::max(merged.back().hi, iv.hi);
+    } else {
+      merged.push_back(iv);
+    }
+  }
+  return merged;
+}
+
+}  // namespace hourglass::geo

@@ -1,0 +1,39 @@
+// The keys of 2dsphere indexes and the key intervals a geo query reads from them, as MongoDB's
+// 2dsphere index (version 3) makes them: a document's geometry is covered by S2 cells between
+// a coarsest and a finest level, each cell one key (its 64-bit id as a signed NumberLong, which
+// keeps the cells of one face contiguous in index order). A query region is covered the same way;
+// a document may match when one of its cells lies inside a covering cell (a range of ids) or
+// contains one (one of the covering cell's ancestors down to the coarsest level: single ids).
+// The keys only narrow the search: the query's own test is applied to every document found.
+//
+// Thread-safety: pure functions.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "bson/bson.h"
+#include "geo/geo_query.h"
+
+namespace hourglass::geo {
+
+// The cells of a document's value for a 2dsphere index: a GeoJSON object or a legacy pair that is
+// a longitude and latitude, or an array of those (one set of cells for all). No cells for a
+// missing value, null or an empty array (2dsphere indexes of version 2 and 3 leave such documents
+// out). Anything else is an error: the reason (the caller adds MongoDB's code 16755, "Can't
+// extract geo keys", and the document).
+StatusWith<std::vector<int64_t>> SphereIndexCells(const bson::BsonElement& value);
+
+// An inclusive interval of signed cell ids (lo == hi: one cell).
+struct CellInterval {
+  int64_t lo = 0, hi = 0;
+};
+
+// The intervals of cell ids holding every document `q` can match, sorted and disjoint, or nullopt
+// when `q` is a flat shape ($box, $center, $polygon: 2d indexes serve those).
+std::optional<std::vector<CellInterval>> SphereQueryIntervals(const GeoQuery& q);
+
+}  // namespace hourglass::geo

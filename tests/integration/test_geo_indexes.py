@@ -1,0 +1,307 @@
+"""2dsphere indexes and the reads that need them, as MongoDB documents them: the index spec and its
+checks, key extraction errors (16755), $geoWithin/$geoIntersects through the index with the same
+answers as without it, $near/$nearSphere ordered by distance (meters for GeoJSON points, radians
+for legacy pairs), and the $geoNear stage. Distances are checked against the haversine formula on
+MongoDB's earth radius (6378.1 km), written out here."""
+
+import math
+import random
+
+import pytest
+from pymongo.errors import OperationFailure, WriteError
+
+from conftest import command_error
+
+EARTH_RADIUS_M = 6378.1 * 1000
+PARIS = [2.3522, 48.8566]
+LONDON = [-0.1276, 51.5072]
+BERLIN = [13.4050, 52.5200]
+MADRID = [-3.7038, 40.4168]
+ROME = [12.4964, 41.9028]
+NEW_YORK = [-74.0060, 40.7128]
+NATURAL = [("$natural", 1)]
+
+
+def point(lnglat):
+    return {"type": "Point", "coordinates": lnglat}
+
+
+def radians_between(a, b):
+    lng1, lat1, lng2, lat2 = map(math.radians, (a[0], a[1], b[0], b[1]))
+    h = (math.sin((lat2 - lat1) / 2) ** 2 +
+         math.cos(lat1) * math.cos(lat2) * math.sin((lng2 - lng1) / 2) ** 2)
+    return 2 * math.asin(math.sqrt(h))
+
+
+def meters_between(a, b):
+    return radians_between(a, b) * EARTH_RADIUS_M
+
+
+@pytest.fixture
+def cities(db):
+    db.cities.insert_many([
+        {"_id": "paris", "loc": point(PARIS), "country": "FR"},
+        {"_id": "london", "loc": point(LONDON), "country": "GB"},
+        {"_id": "berlin", "loc": BERLIN, "country": "DE"},  # a legacy pair
+        {"_id": "madrid", "loc": {"lng": MADRID[0], "lat": MADRID[1]}, "country": "ES"},
+        {"_id": "rome", "loc": point(ROME), "country": "IT"},
+        {"_id": "new_york", "loc": point(NEW_YORK), "country": "US"},
+        {"_id": "thames", "loc": {"type": "LineString",
+                                  "coordinates": [[-0.5, 51.45], [0.5, 51.5]]}, "country": "GB"},
+        {"_id": "nowhere", "country": "XX"},  # no location: not in the index
+    ])
+    db.cities.create_index([("loc", "2dsphere")])
+    return db.cities
+
+
+def ids(cursor):
+    return [d["_id"] for d in cursor]
+
+
+# ---- the index ----------------------------------------------------------------------------
+
+def test_spec_and_options(db):
+    assert db.a.create_index([("loc", "2dsphere")]) == "loc_2dsphere"
+    spec = next(i for i in db.a.list_indexes() if i["name"] == "loc_2dsphere")
+    assert spec["key"] == {"loc": "2dsphere"} and spec["2dsphereIndexVersion"] == 3
+    # Compound with ascending fields, and an explicit version 3.
+    db.a.create_index([("kind", 1), ("loc", "2dsphere")], **{"2dsphereIndexVersion": 3})
+    # Bad versions and mixed plugins, as MongoDB answers them.
+    cases = [
+        ({"key": {"p": "2dsphere"}, "name": "p1", "2dsphereIndexVersion": 4}, 67),
+        ({"key": {"p": "2dsphere"}, "name": "p2", "2dsphereIndexVersion": "3"}, 14),
+        ({"key": {"p": "2dsphere", "q": "hashed"}, "name": "p3"}, 67),
+        ({"key": {"p": "2dsphere"}, "name": "p4", "2dsphereIndexVersion": 2}, 115),
+    ]
+    for spec, code in cases:
+        got, _, _ = command_error(db, {"createIndexes": "a", "indexes": [spec]})
+        assert got == code, spec
+
+
+def test_documents_that_are_no_geometry_are_refused(db, cities):
+    for bad in ["paris", 5, [200, 10], {"type": "Point", "coordinates": [0, 95]},
+                {"type": "Polygon", "coordinates": [[[0, 0], [1, 0], [1, 1]]]}]:
+        with pytest.raises(WriteError) as e:
+            cities.insert_one({"_id": "bad", "loc": bad})
+        assert e.value.code == 16755 and "Can't extract geo keys" in str(e.value)
+    # Missing, null and empty values are fine (and not indexed); nothing was lost.
+    cities.insert_many([{"_id": "null", "loc": None}, {"_id": "empty", "loc": []}])
+    assert cities.count_documents({}) == 10
+    # Building the index over a collection that holds a non-geometry fails the same way.
+    db.other.insert_one({"loc": "somewhere"})
+    code, _, msg = command_error(db, {"createIndexes": "other",
+                                      "indexes": [{"key": {"loc": "2dsphere"}, "name": "g"}]})
+    assert code == 16755 and "Can't extract geo keys" in msg
+
+
+# ---- $geoWithin and $geoIntersects through the index --------------------------------------
+
+def winning_stage(explain):
+    plan = explain["queryPlanner"]["winningPlan"]
+    stages = []
+    while plan:
+        stages.append(plan["stage"])
+        plan = plan.get("inputStage")
+    return stages
+
+
+def test_within_and_intersects_use_the_index(cities):
+    europe = {"type": "Polygon", "coordinates": [[[-10, 35], [20, 35], [20, 55], [-10, 55],
+                                                  [-10, 35]]]}
+    within = {"loc": {"$geoWithin": {"$geometry": europe}}}
+    assert sorted(ids(cities.find(within))) == ["berlin", "london", "madrid", "paris", "rome",
+                                                "thames"]
+    assert sorted(ids(cities.find(within).hint(NATURAL))) == sorted(ids(cities.find(within)))
+    explain = cities.find(within).explain()
+    assert winning_stage(explain) == ["FETCH", "IXSCAN"]
+    ixscan = explain["queryPlanner"]["winningPlan"]["inputStage"]
+    assert ixscan["indexName"] == "loc_2dsphere" and ixscan["indexBounds"]["loc"]
+    # The index narrows the scan: it does not read every document.
+    stats = cities.find(within).explain()["executionStats"]
+    assert stats["totalDocsExamined"] < 8
+    crossing = {"loc": {"$geoIntersects": {"$geometry": {
+        "type": "LineString", "coordinates": [[0, 51], [0, 52]]}}}}
+    assert ids(cities.find(crossing)) == ["thames"]
+    cap = {"loc": {"$geoWithin": {"$centerSphere": [PARIS, 400_000 / EARTH_RADIUS_M]}}}
+    assert sorted(ids(cities.find(cap))) == ["london", "paris", "thames"]
+
+
+def test_random_points_match_a_collection_scan(db):
+    rng = random.Random(7)
+    db.pts.insert_many([{"_id": i, "loc": point([rng.uniform(-180, 180),
+                                                 rng.uniform(-90, 90)])} for i in range(3000)])
+    db.pts.create_index([("loc", "2dsphere")])
+    queries = [
+        {"$geoWithin": {"$centerSphere": [[10, 10], 0.2]}},
+        {"$geoWithin": {"$centerSphere": [[179, -60], 0.3]}},  # across the antimeridian
+        {"$geoWithin": {"$geometry": {"type": "Polygon", "coordinates": [
+            [[-30, -10], [40, -10], [40, 30], [-30, 30], [-30, -10]]]}}},
+        {"$geoIntersects": {"$geometry": {"type": "Polygon", "coordinates": [
+            [[100, 60], [150, 60], [150, 85], [100, 85], [100, 60]]]}}},
+    ]
+    for q in queries:
+        by_index = sorted(ids(db.pts.find({"loc": q})))
+        by_scan = sorted(ids(db.pts.find({"loc": q}).hint(NATURAL)))
+        assert by_index == by_scan and by_index, q
+    # The cap's members are the points within its radius.
+    expected = sorted(d["_id"] for d in db.pts.find().hint(NATURAL)
+                      if radians_between(d["loc"]["coordinates"], [10, 10]) <= 0.2)
+    assert sorted(ids(db.pts.find({"loc": queries[0]}))) == expected
+
+
+def test_compound_index_with_an_equality(cities):
+    cities.create_index([("country", 1), ("loc", "2dsphere")])
+    q = {"country": "GB", "loc": {"$geoWithin": {"$centerSphere": [LONDON, 0.01]}}}
+    assert sorted(ids(cities.find(q))) == ["london", "thames"]
+    # A read without a geo predicate does not use a 2dsphere index (it lacks documents).
+    assert ids(cities.find({"country": "XX"})) == ["nowhere"]
+    assert "IXSCAN" not in winning_stage(cities.find({"country": "XX"}).explain())
+    assert cities.distinct("country") == ["DE", "ES", "FR", "GB", "IT", "US", "XX"]
+
+
+def test_arrays_of_subdocuments(db):
+    db.routes.insert_many([
+        {"_id": 1, "stops": [{"at": point(LONDON)}, {"at": point(PARIS)}]},
+        {"_id": 2, "stops": [{"at": point(BERLIN)}, {"at": point(NEW_YORK)}]},
+    ])
+    db.routes.create_index([("stops.at", "2dsphere")])
+    near_paris = {"stops.at": {"$geoWithin": {"$centerSphere": [PARIS, 0.001]}}}
+    assert ids(db.routes.find(near_paris)) == [1]
+    first = list(db.routes.find({"stops.at": {"$near": {"$geometry": point(MADRID)}}}))
+    assert [d["_id"] for d in first] == [1, 2]  # Paris is nearer Madrid than Berlin
+
+
+# ---- $near and $nearSphere ------------------------------------------------------------------
+
+def test_near_orders_by_distance_in_meters(cities):
+    got = list(cities.find({"loc": {"$near": {"$geometry": point(PARIS)}}}))
+    # The Thames line's eastern end (0.5, 51.5) is nearer Paris than London is.
+    assert ids(got)[:4] == ["paris", "thames", "london", "berlin"]
+    points = [d for d in got if d["_id"] not in ("thames",)]
+    coords = {"berlin": BERLIN, "madrid": MADRID}
+    dists = [meters_between(PARIS, coords.get(d["_id"]) or d["loc"]["coordinates"])
+             for d in points]
+    assert dists == sorted(dists)
+    assert "nowhere" not in ids(got) and len(got) == 7
+    # Bounds in meters: London is 344 km from Paris, Berlin 878 km.
+    bounded = {"loc": {"$near": {"$geometry": point(PARIS), "$maxDistance": 900_000,
+                                 "$minDistance": 300_000}}}
+    assert ids(cities.find(bounded)) == ["thames", "london", "berlin"]
+    assert ids(cities.find(bounded).limit(2)) == ["thames", "london"]
+    assert ids(cities.find(bounded).skip(1)) == ["london", "berlin"]
+    # A sort re-orders the matches; other clauses filter them.
+    assert ids(cities.find(bounded).sort("_id", 1)) == ["berlin", "london", "thames"]
+    assert ids(cities.find({**bounded, "country": "GB"})) == ["thames", "london"]
+    assert ids(cities.find({"$and": [bounded, {"country": "DE"}]})) == ["berlin"]
+    # count takes $near too.
+    assert cities.database.command("count", "cities", query=bounded)["n"] == 3
+    assert winning_stage(cities.find(bounded).explain())[0] == "GEO_NEAR_2DSPHERE"
+
+
+def test_near_sphere_with_a_legacy_point_is_in_radians(cities):
+    limit = meters_between(PARIS, LONDON) / EARTH_RADIUS_M + 1e-6
+    got = ids(cities.find({"loc": {"$nearSphere": PARIS, "$maxDistance": limit}}))
+    assert got == ["paris", "thames", "london"]
+    got = ids(cities.find({"loc": {"$nearSphere": {"$geometry": point(ROME)}}}).limit(2))
+    assert got == ["rome", "paris"]  # 1,106 km; Berlin is 1,184 km away
+
+
+def test_near_errors(db, cities):
+    near = {"$near": {"$geometry": point(PARIS)}}
+    cases = [
+        ({"loc": {"$near": PARIS}}, 291),  # flat legacy $near needs a 2d index
+        ({"elsewhere": near}, 291),  # no geo index on the field
+        ({"$or": [{"loc": near}, {"country": "FR"}]}, 2),
+        ({"loc": {"$not": near}}, 2),
+        ({"loc": near, "other": {"$nearSphere": PARIS}}, 2),
+        ({"loc": {"$near": {"$geometry": {"type": "LineString",
+                                          "coordinates": [[0, 0], [1, 1]]}}}}, 2),
+        ({"loc": {"$near": {"$geometry": point(PARIS), "$maxDistance": -1}}}, 2),
+        ({"loc": {"$near": PARIS, "$maxDistance": "far"}}, 16895),
+        ({"loc": {"$nearSphere": [200, 0]}}, 2),
+    ]
+    for flt, code in cases:
+        got, _, msg = command_error(db, {"find": "cities", "filter": flt})
+        assert got == code, (flt, msg)
+    got, _, _ = command_error(db, {"find": "cities", "filter": {"loc": near},
+                                   "sort": {"$natural": 1}})
+    assert got == 2
+    # Contexts that cannot order by distance.
+    with pytest.raises(OperationFailure) as e:
+        list(cities.aggregate([{"$match": {"loc": near}}]))
+    assert e.value.code == 5626500
+    with pytest.raises(OperationFailure) as e:
+        cities.count_documents({"loc": near})
+    assert e.value.code == 5626500
+    assert cities.count_documents({}) == 8
+
+
+# ---- $geoNear --------------------------------------------------------------------------------
+
+def test_geo_near_stage(cities):
+    out = list(cities.aggregate([
+        {"$geoNear": {"near": point(PARIS), "distanceField": "dist.m",
+                      "maxDistance": 900_000, "includeLocs": "where"}},
+        {"$project": {"dist": 1, "where": 1}},
+    ]))
+    assert ids(out) == ["paris", "thames", "london", "berlin"]
+    assert out[0]["dist"]["m"] == 0
+    assert abs(out[2]["dist"]["m"] - meters_between(PARIS, LONDON)) < 0.01
+    assert out[3]["where"] == BERLIN
+    # query, minDistance, distanceMultiplier (kilometers), and stages after it.
+    out = list(cities.aggregate([
+        {"$geoNear": {"near": point(PARIS), "distanceField": "km", "minDistance": 1,
+                      "distanceMultiplier": 0.001, "query": {"country": {"$ne": "GB"}}}},
+        {"$limit": 2},
+    ]))
+    assert ids(out) == ["berlin", "madrid"]  # 878 km, then 1,053 km
+    assert abs(out[0]["km"] - meters_between(PARIS, BERLIN) / 1000) < 1e-5
+    # A legacy point with spherical: radians; `key` names the field.
+    out = list(cities.aggregate([{"$geoNear": {"near": MADRID, "spherical": True,
+                                               "distanceField": "r", "key": "loc"}}]))
+    assert ids(out)[:2] == ["madrid", "paris"]
+    assert abs(out[1]["r"] - radians_between(MADRID, PARIS)) < 1e-9
+
+
+def test_geo_near_errors(db, cities):
+    def code_of(pipeline, coll="cities"):
+        got, _, _ = command_error(db, {"aggregate": coll, "pipeline": pipeline, "cursor": {}})
+        return got
+
+    ok = {"near": point(PARIS), "distanceField": "d"}
+    assert code_of([{"$match": {}}, {"$geoNear": ok}]) == 40603
+    assert code_of([{"$geoNear": {"distanceField": "d"}}]) == 5860400
+    assert code_of([{"$geoNear": {"near": point(PARIS)}}]) == 16606
+    assert code_of([{"$geoNear": {**ok, "limit": 5}}]) == 50858
+    assert code_of([{"$geoNear": {**ok, "maxDistance": -1}}]) == 2
+    assert code_of([{"$geoNear": {**ok, "key": "country"}}]) == 291
+    assert code_of([{"$geoNear": {"near": PARIS, "distanceField": "d"}}]) == 291  # flat: 2d
+    assert code_of([{"$geoNear": ok}], coll="missing") == 26
+    db.plain.insert_one({"loc": point(PARIS)})
+    assert code_of([{"$geoNear": ok}], coll="plain") == 27
+    cities.create_index([("country", 1), ("loc", "2dsphere")])
+    assert code_of([{"$geoNear": ok}]) == 27  # two 2dsphere indexes: say which
+    assert len(list(cities.aggregate([{"$geoNear": {**ok, "key": "loc"}}]))) == 7
+
+
+# ---- time-series collections ------------------------------------------------------------------
+
+def test_time_series_meta_index_and_near(db):
+    import datetime
+    db.create_collection("sensors", timeseries={"timeField": "t", "metaField": "site"})
+    db.sensors.create_index([("site.loc", "2dsphere")])
+    spec = next(i for i in db.sensors.list_indexes() if i["name"] == "site.loc_2dsphere")
+    assert spec["key"] == {"site.loc": "2dsphere"}
+    t = datetime.datetime(2026, 1, 1)
+    db.sensors.insert_many([{"t": t, "site": {"name": n, "loc": point(c)}, "v": i}
+                            for i, (n, c) in enumerate([("paris", PARIS), ("berlin", BERLIN),
+                                                        ("rome", ROME)])])
+    within = {"site.loc": {"$geoWithin": {"$centerSphere": [PARIS, 1_000_000 / EARTH_RADIUS_M]}}}
+    assert sorted(d["site"]["name"] for d in db.sensors.find(within)) == ["berlin", "paris"]
+    # As in MongoDB, find cannot order a time-series collection by distance.
+    code, _, _ = command_error(db, {"find": "sensors", "filter": {
+        "site.loc": {"$near": {"$geometry": point(PARIS)}}}})
+    assert code == 5626500
+    code, _, _ = command_error(db, {"aggregate": "sensors", "pipeline": [{"$geoNear": {
+        "near": point(PARIS), "distanceField": "d", "key": "site.loc"}}], "cursor": {}})
+    assert code == 115
