@@ -49,10 +49,10 @@ class Matcher {
   // "$and/$or/$nor must be a nonempty array", "$not needs a regex or a document", bad $type
   // aliases/codes, invalid $regex patterns or options, bad $size/$mod/$bits arguments; $where
   // (no JavaScript) and $text are rejected; $near/$nearSphere/$geoNear fail with
-  // Location5626500 (only find and count read by distance, exec/near_read.h). `$expr` is parsed by the pipeline
-  // module's hook (expression_hooks.h) with `ctx` ($$NOW; the one-argument form uses the wall
-  // clock), and fails with CommandNotSupported when no hook is installed. `$jsonSchema` errors:
-  // FailedToParse (9) for unknown keywords.
+  // Location5626500 (only find and count read by distance, exec/near_read.h). `$expr` is parsed
+  // by the pipeline module's hook (expression_hooks.h) with `ctx` ($$NOW; the one-argument form
+  // uses the wall clock), and fails with CommandNotSupported when no hook is installed.
+  // `$jsonSchema` errors: FailedToParse (9) for unknown keywords.
   static StatusWith<Matcher> Parse(const bson::BsonObj& filter);
   static StatusWith<Matcher> Parse(const bson::BsonObj& filter, const ExpressionContext& ctx);
 
