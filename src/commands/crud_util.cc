@@ -4,6 +4,7 @@
 #include "exec/cursor_manager.h"
 #include "exec/timeseries_read.h"
 #include "pipeline/expression.h"
+#include "query/path.h"
 #include "query/update.h"
 #include "storage/kv_engine.h"
 
@@ -37,14 +38,60 @@ BsonObj HintOf(const BsonObj& cmd) {
 
 namespace {
 
+// $geoNear's distances from its options.
+StatusWith<geo::NearQuery> NearQueryOf(const pipeline::GeoNearSpec& spec) {
+  return geo::NearQuery::FromStage(spec.near.FirstElement(), spec.spherical, spec.min_distance,
+                                   spec.max_distance);
+}
+
+// $geoNear on a time-series collection, as MongoDB runs it: on a measurement named by `key`,
+// over every measurement (no index needed), ordered by distance; `query` and `includeLocs` are
+// refused (a $match after it filters).
+StatusWith<std::unique_ptr<pipeline::DocumentStream>> BuildTimeseriesGeoNearRead(
+    const exec::ReadContext& rctx, timeseries::TimeseriesCollection ts,
+    std::unique_ptr<pipeline::Pipeline> pipe, const pipeline::GeoNearSpec& spec) {
+  if (spec.key.empty()) {
+    return Status(ErrorCode::kLocation5892921,
+                  "Must specify 'key' option for $geoNear on a time-series collection");
+  }
+  const std::optional<std::string>& meta = ts.options.meta_field;
+  if (meta && query::PathStartsWith(spec.key, *meta)) {
+    if (!spec.query.IsEmpty()) {
+      return Status(ErrorCode::kLocation1938439,
+                    "Must not specify 'query' for $geoNear on a time-series collection; use "
+                    "$match instead");
+    }
+    return Status(ErrorCode::kCommandNotSupported,
+                  "$geoNear on a time-series collection's metaField is not supported yet");
+  }
+  if (!spec.query.IsEmpty()) {
+    return Status(ErrorCode::kLocation5860207,
+                  "Must not specify 'query' for $geoNear on a time-series collection; use $match "
+                  "instead");
+  }
+  if (!spec.include_locs.empty()) {
+    return Status(ErrorCode::kLocation5860208,
+                  "$geoNear 'includeLocs' is not supported on time-series metrics");
+  }
+  exec::NearRead near;
+  near.field = spec.key;
+  HG_ASSIGN_OR_RETURN(near.query, NearQueryOf(spec));
+  near.distance_field = spec.distance_field;
+  near.multiplier = spec.multiplier;
+  pipeline::PipelineContext pctx = pipe->context();
+  HG_ASSIGN_OR_RETURN(auto measurements,
+                      exec::BuildTimeseriesRead(std::move(ts), rctx.engine,
+                                                exec::TimeseriesReadRequest{}, {}, pctx));
+  return pipe->Bind(exec::MakeNearStream(std::move(measurements), std::move(near)));
+}
+
 // A pipeline whose $geoNear came off its front: the near read of the collection, then the rest.
 StatusWith<std::unique_ptr<pipeline::DocumentStream>> BuildGeoNearRead(
     const exec::ReadContext& rctx, exec::ResolvedNamespace resolved,
     std::unique_ptr<pipeline::Pipeline> pipe, const pipeline::GeoNearSpec& spec,
     const BsonObj& hint) {
   if (resolved.timeseries) {
-    return Status(ErrorCode::kCommandNotSupported,
-                  "$geoNear on time-series collections is not supported yet");
+    return BuildTimeseriesGeoNearRead(rctx, std::move(*resolved.timeseries), std::move(pipe), spec);
   }
   const std::shared_ptr<catalog::Collection>& coll = resolved.collection;
   if (!coll || coll->ident().empty()) {
@@ -57,9 +104,7 @@ StatusWith<std::unique_ptr<pipeline::DocumentStream>> BuildGeoNearRead(
   } else {
     near.field = spec.key;
   }
-  HG_ASSIGN_OR_RETURN(near.query,
-                      geo::NearQuery::FromStage(spec.near.FirstElement(), spec.spherical,
-                                                spec.min_distance, spec.max_distance));
+  HG_ASSIGN_OR_RETURN(near.query, NearQueryOf(spec));
   near.distance_field = spec.distance_field;
   near.include_locs = spec.include_locs;
   near.multiplier = spec.multiplier;

@@ -305,3 +305,38 @@ def test_time_series_meta_index_and_near(db):
     code, _, _ = command_error(db, {"aggregate": "sensors", "pipeline": [{"$geoNear": {
         "near": point(PARIS), "distanceField": "d", "key": "site.loc"}}], "cursor": {}})
     assert code == 115
+
+
+def test_time_series_geo_near_on_a_measurement(db):
+    import datetime
+    db.create_collection("tracks", timeseries={"timeField": "t", "metaField": "car"})
+    t0 = datetime.datetime(2026, 1, 1)
+    stops = [("paris", PARIS), ("london", LONDON), ("berlin", BERLIN), ("madrid", MADRID),
+             ("rome", ROME)]
+    db.tracks.insert_many([{"t": t0 + datetime.timedelta(minutes=i), "car": i % 2,
+                            "pos": point(c), "city": n} for i, (n, c) in enumerate(stops)])
+    db.tracks.insert_one({"t": t0, "car": 9, "city": "parked"})  # no position: no distance
+    out = list(db.tracks.aggregate([
+        {"$geoNear": {"near": point(PARIS), "distanceField": "km", "key": "pos",
+                      "distanceMultiplier": 0.001, "maxDistance": 1_100_000}},
+        {"$project": {"_id": 0, "city": 1, "km": 1}},
+    ]))
+    assert [d["city"] for d in out] == ["paris", "london", "berlin", "madrid"]
+    assert abs(out[2]["km"] - meters_between(PARIS, BERLIN) / 1000) < 1e-6
+    # A $match after it filters; legacy pairs with spherical are in radians.
+    out = list(db.tracks.aggregate([
+        {"$geoNear": {"near": ROME, "spherical": True, "distanceField": "r", "key": "pos"}},
+        {"$match": {"car": 0}}, {"$limit": 2}]))
+    assert [d["city"] for d in out] == ["rome", "paris"]  # car 0: Paris, Berlin, Rome
+    assert abs(out[0]["r"]) < 1e-12
+
+    def code_of(stage):
+        got, _, _ = command_error(db, {"aggregate": "tracks", "pipeline": [{"$geoNear": stage}],
+                                       "cursor": {}})
+        return got
+
+    ok = {"near": point(PARIS), "distanceField": "d"}
+    assert code_of(ok) == 5892921  # key is required
+    assert code_of({**ok, "key": "pos", "query": {"car": 0}}) == 5860207
+    assert code_of({**ok, "key": "pos", "includeLocs": "l"}) == 5860208
+    assert code_of({**ok, "key": "car", "query": {"car": 0}}) == 1938439
