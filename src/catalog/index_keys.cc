@@ -6,6 +6,7 @@
 #include <set>
 
 #include "bson/key_string.h"
+#include "bsoncolumn/bson_column_decoder.h"
 #include "geo/sphere_index.h"
 #include "query/path.h"
 
@@ -26,7 +27,9 @@ StatusWith<IndexDescriptor> IndexDescriptor::FromSpec(const BsonObj& spec) {
   d.hidden = d.spec["hidden"].Truthy();
   for (BsonElement f : d.key) {
     if (f.type() == BsonType::kString && f.Str() == "hashed") d.hashed = true;
-    if (f.type() == BsonType::kString && f.Str() == "2dsphere") d.sphere = true;
+    if (f.type() == BsonType::kString && (f.Str() == "2dsphere" || f.Str() == "2dsphere_bucket")) {
+      d.sphere = true;
+    }
   }
   if (BsonElement c = d.spec["collation"]; c.type() == BsonType::kObject) {
     HG_ASSIGN_OR_RETURN(d.collator, collation::Collator::Make(c.Obj()));
@@ -158,17 +161,48 @@ bool IsSphereField(const BsonElement& f) {
   return f.type() == BsonType::kString && f.Str() == "2dsphere";
 }
 
+// A time-series bucket index's 2dsphere field on a measurement ({"data.<f>": "2dsphere_bucket"}).
+bool IsSphereBucketField(const BsonElement& f) {
+  return f.type() == BsonType::kString && f.Str() == "2dsphere_bucket";
+}
+
+// The cells of a bucket's measurement column (data.<f>: a compressed column, or an object of
+// row values) for a 2dsphere_bucket field.
+StatusWith<std::vector<int64_t>> BucketColumnCells(const BsonObj& bucket, std::string_view path) {
+  std::vector<BsonElement> values;
+  std::vector<bsoncolumn::ColumnCell> cells;
+  for (const BsonElement& column : geo::GeoValuesAtPath(bucket, path)) {
+    if (column.type() == BsonType::kBinData && column.BinSubtype() == 7) {
+      HG_ASSIGN_OR_RETURN(cells, bsoncolumn::DecodeBsonColumn(column.BinData()));
+      for (const auto& c : cells) values.push_back(c.element());
+      return geo::SphereBucketCells(values);  // (cells stay alive until here)
+    }
+    if (column.type() == BsonType::kObject) {
+      for (BsonElement v : column.Obj()) values.push_back(v);
+    }
+  }
+  return geo::SphereBucketCells(values);
+}
+
 // The cells of a 2dsphere field as key values (NumberLong), held by *holder; empty when the
 // document has no geometry there.
-StatusWith<std::vector<KeyValue>> SphereKeyValues(const BsonObj& doc, std::string_view path,
+StatusWith<std::vector<KeyValue>> SphereKeyValues(const BsonObj& doc, const BsonElement& field,
                                                   BsonObj* holder) {
+  const std::string_view path = field.FieldName();
+  auto cant_extract = [&](const Status& st) {
+    return Status(ErrorCode::kLocation16755,
+                  "Can't extract geo keys: " + doc.ToJson() + "  " + st.reason());
+  };
   std::vector<int64_t> cells;
-  for (const BsonElement& v : geo::GeoValuesAtPath(doc, path)) {
+  if (IsSphereBucketField(field)) {
+    auto c = BucketColumnCells(doc, path);
+    if (!c.ok()) return cant_extract(c.status());
+    cells = std::move(c).value();
+  }
+  for (const BsonElement& v :
+       IsSphereField(field) ? geo::GeoValuesAtPath(doc, path) : std::vector<BsonElement>{}) {
     auto c = geo::SphereIndexCells(v);
-    if (!c.ok()) {
-      return Status(ErrorCode::kLocation16755,
-                    "Can't extract geo keys: " + doc.ToJson() + "  " + c.status().reason());
-    }
+    if (!c.ok()) return cant_extract(c.status());
     cells.insert(cells.end(), c.value().begin(), c.value().end());
   }
   std::sort(cells.begin(), cells.end());
@@ -209,9 +243,9 @@ StatusWith<IndexKeySet> GenerateIndexKeys(const IndexDescriptor& desc, const Bso
   bool all_missing = true;
   bool has_geometry = false;  // some 2dsphere field holds a geometry
   for (BsonElement f : desc.key) {
-    if (IsSphereField(f)) {
+    if (IsSphereField(f) || IsSphereBucketField(f)) {
       hash_holders.emplace_back();
-      HG_ASSIGN_OR_RETURN(auto cells, SphereKeyValues(doc, f.FieldName(), &hash_holders.back()));
+      HG_ASSIGN_OR_RETURN(auto cells, SphereKeyValues(doc, f, &hash_holders.back()));
       if (cells.size() > 1) out.multikey = true;
       if (cells.empty()) {
         cells.push_back({});  // null, when another geo field of the index has a geometry

@@ -10,7 +10,9 @@
 // "hashed" component holds a 64-bit hash of the value's canonical encoding (arrays fail with
 // 16766). A "2dsphere" component holds the S2 cells covering the field's geometry (one key per
 // cell, geo/sphere_index.h); a document whose field is missing or null is left out of the index,
-// one that is no geometry fails with Location16755.
+// one that is no geometry fails with Location16755. A "2dsphere_bucket" component (a time-series
+// measurement's 2dsphere index, on "data.<f>") holds the cells covering every point of the
+// bucket's column.
 //
 // An index with a collation (the spec's `collation`, normalized) keys the comparison form of each
 // value (bson::AppendComparisonForm: every string replaced by its collation key), as MongoDB
@@ -43,7 +45,9 @@ struct IndexDescriptor {
   bool sparse = false;
   bool hidden = false;
   bool hashed = false;  // some component is "hashed"
-  bool sphere = false;  // some component is "2dsphere" (its keys are S2 cells, geo/sphere_index.h)
+  // Some component is "2dsphere", or a time-series bucket index's "2dsphere_bucket" on a
+  // measurement's column: its keys are S2 cells (geo/sphere_index.h).
+  bool sphere = false;
   // An index of a time-series bucket collection: a key component on a measurement's bounds
   // (control.min.<f> / control.max.<f>) that meets an array fails with Location5930501, as
   // MongoDB's key generation for buckets does (set by the collection, not by FromSpec).

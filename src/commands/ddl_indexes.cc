@@ -96,9 +96,8 @@ Status ValidateKeyPattern(const BsonObj& key) {
       } else if (kind == "2dsphere") {
         // S2 cells (catalog/index_keys.h); several 2dsphere fields may share an index.
       } else if (kind == "2dsphere_bucket") {
-        // A time-series measurement's 2dsphere index (timeseries/index_conversion.h).
-        return Status(ErrorCode::kCommandNotSupported,
-                      "2dsphere indexes on time-series measurements are not supported yet");
+        // A time-series measurement's 2dsphere index on its bucket collection
+        // (timeseries/index_conversion.h): the cells of the bucket's points.
       } else if (kind == "text" || kind == "2d" || kind == "geoHaystack") {
         return Status(ErrorCode::kCommandNotSupported,
                       std::string(kind) + " indexes are not supported yet");
@@ -221,7 +220,9 @@ StatusWith<BsonObj> NormalizeSpec(const BsonElement& e, int position,
   bool hashed = false, sphere = false;
   for (BsonElement f : key.Obj()) {
     if (f.type() == BsonType::kString && f.Str() == "hashed") hashed = true;
-    if (f.type() == BsonType::kString && f.Str() == "2dsphere") sphere = true;
+    if (f.type() == BsonType::kString && (f.Str() == "2dsphere" || f.Str() == "2dsphere_bucket")) {
+      sphere = true;
+    }
   }
   BsonBuilder out;
   out.AppendInt32("v", 2);

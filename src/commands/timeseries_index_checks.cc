@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "catalog/index_keys.h"
+#include "geo/sphere_index.h"
 #include "timeseries/meta_normalize.h"
 
 namespace hourglass::commands {
@@ -33,6 +34,10 @@ BucketIndexChecks::BucketIndexChecks(const catalog::Collection& buckets,
     for (BsonElement f : idx.desc.key) {
       std::string_view p = f.FieldName();
       if (p == "meta" || p.starts_with("meta.")) on_meta = idx.kind == catalog::IndexKind::kUser;
+      if (f.type() == BsonType::kString && f.Str() == "2dsphere_bucket" && p.starts_with("data.")) {
+        geo_paths_.emplace_back(p.substr(std::string_view("data.").size()));
+        continue;
+      }
       if (!p.starts_with("control.min.") && !p.starts_with("control.max.")) continue;
       p.remove_prefix(std::string_view("control.min.").size());
       if (p != time_field && std::find(paths_.begin(), paths_.end(), p) == paths_.end()) {
@@ -48,6 +53,13 @@ Status BucketIndexChecks::CheckMeasurement(const BsonObj& m) const {
     if (ArrayAlongPath(m, p)) {
       return Status(ErrorCode::kLocation5930501,
                     "Indexed measurement field contains an array value");
+    }
+  }
+  for (const std::string& p : geo_paths_) {
+    const std::vector<BsonElement> values = geo::GeoValuesAtPath(m, p);
+    if (auto cells = geo::SphereBucketCells(values); !cells.ok()) {
+      return Status(ErrorCode::kLocation16755,
+                    "Can't extract geo keys: " + m.ToJson() + "  " + cells.status().reason());
     }
   }
   return Status::OK();

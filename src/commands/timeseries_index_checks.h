@@ -20,7 +20,8 @@ class BucketIndexChecks {
   BucketIndexChecks(const catalog::Collection& buckets, std::string_view time_field);
 
   // A bucket whose bounds of an indexed measurement field hold an array cannot be indexed:
-  // Location5930501 for a measurement with an array along one of them, as MongoDB answers.
+  // Location5930501 for a measurement with an array along one of them, as MongoDB answers. A
+  // measurement with a 2dsphere index must be a point there (or missing, null): Location16755.
   Status CheckMeasurement(const bson::BsonObj& m) const;
 
   // The keys the indexes on the meta make of a bucket of this meta (16766 for an array under a
@@ -28,7 +29,8 @@ class BucketIndexChecks {
   Status CheckMeta(const bson::BsonElement& meta) const;
 
  private:
-  std::vector<std::string> paths_;  // measurement fields whose bounds are indexed
+  std::vector<std::string> paths_;      // measurement fields whose bounds are indexed
+  std::vector<std::string> geo_paths_;  // measurement fields with a 2dsphere index
   std::vector<const catalog::IndexDescriptor*> meta_indexes_;
 };
 

@@ -345,8 +345,9 @@ ByteInterval FullInterval(bool descending) {
 }
 
 bool IsHashed(const BsonElement& f) { return f.type() == BsonType::kString && f.Str() == "hashed"; }
+// A 2dsphere field, or a time-series bucket index's 2dsphere field on a measurement's column.
 bool IsSphere(const BsonElement& f) {
-  return f.type() == BsonType::kString && f.Str() == "2dsphere";
+  return f.type() == BsonType::kString && (f.Str() == "2dsphere" || f.Str() == "2dsphere_bucket");
 }
 
 // The intervals of a 2dsphere field: the cells of its first geo predicate's region
@@ -521,7 +522,8 @@ std::optional<QueryPlan> PlanIndex(const catalog::SecondaryIndex& idx,
                                    const BsonObj& sort, bool forced, bool same_collation = true) {
   QueryPlan plan;
   plan.index = &idx;
-  plan.multikey = idx.entry->multikey->load();
+  // A 2dsphere index holds several cells of one document (or bucket): always deduplicated.
+  plan.multikey = idx.entry->multikey->load() || idx.desc.sphere;
   HashHolder hashes;
   std::vector<std::vector<ByteInterval>> fields;
   std::vector<bool> has_bounds;

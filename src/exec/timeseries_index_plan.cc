@@ -173,8 +173,10 @@ StatusWith<std::optional<IndexedBuckets>> TimeseriesIndexedBuckets(
                                 name ? hint_holder.FirstElement() : BsonElement()));
   const QueryPlan& plan = choice.winner;
   if (plan.IsCollScan()) return Result();
-  // A wildcard index (on the metaField's subtree) is always planned as multikey.
-  const bool multikey = plan.multikey && plan.wildcard_path.empty();
+  // A wildcard index (on the metaField's subtree) is always planned as multikey; a 2dsphere
+  // index holds several cells per bucket (and finds each bucket once, deduplicated below).
+  const bool multikey = plan.multikey && plan.wildcard_path.empty() &&
+                        !(plan.index != nullptr && plan.index->desc.sphere);
   if (!name && (multikey || !BetterThanDefault(coll, bucket_filter, plan))) return Result();
   std::map<std::string, std::vector<ExprBound>> bounds;
   CollectExprBounds(filter, bounds);

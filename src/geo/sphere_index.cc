@@ -4,6 +4,7 @@
 #include <s2/s2cell_id.h>
 #include <s2/s2latlng.h>
 #include <s2/s2metrics.h>
+#include <s2/s2point_vector_shape.h>
 #include <s2/s2region.h>
 #include <s2/s2region_coverer.h>
 #include <s2/s2shape_index_region.h>
@@ -81,6 +82,30 @@ StatusWith<std::vector<int64_t>> SphereIndexCells(const BsonElement& value) {
     return cells;
   }
   const S2ShapeIndexRegion<MutableS2ShapeIndex> region(&g.sphere());
+  for (S2CellId c : Cover(region, CoarsestIndexedLevel(), FinestIndexedLevel())) {
+    cells.push_back(static_cast<int64_t>(c.id()));
+  }
+  std::sort(cells.begin(), cells.end());
+  return cells;
+}
+
+StatusWith<std::vector<int64_t>> SphereBucketCells(const std::vector<BsonElement>& values) {
+  std::vector<S2Point> points;
+  for (const BsonElement& v : values) {
+    if (v.eoo() || v.type() == BsonType::kNull || v.type() == BsonType::kUndefined ||
+        IsEmptyContainer(v)) {
+      continue;
+    }
+    const std::optional<FlatPoint> p = Geometry::PointLocation(v);
+    if (!p) return BadGeo("Time-series collections '2dsphere' indexes only support point data");
+    if (!InLngLatBounds(p->x, p->y)) return LngLatOutOfBounds(p->x, p->y);
+    points.push_back(S2LatLng::FromDegrees(p->y, p->x).ToPoint());
+  }
+  std::vector<int64_t> cells;
+  if (points.empty()) return cells;
+  MutableS2ShapeIndex index;
+  index.Add(std::make_unique<S2PointVectorShape>(std::move(points)));
+  const S2ShapeIndexRegion<MutableS2ShapeIndex> region(&index);
   for (S2CellId c : Cover(region, CoarsestIndexedLevel(), FinestIndexedLevel())) {
     cells.push_back(static_cast<int64_t>(c.id()));
   }

@@ -27,6 +27,13 @@ namespace hourglass::geo {
 // extract geo keys", and the document).
 StatusWith<std::vector<int64_t>> SphereIndexCells(const bson::BsonElement& value);
 
+// The cells of a time-series bucket for a 2dsphere index on a measurement (MongoDB's
+// "2dsphere_bucket"): the measurement's values in the bucket (`values`; EOO, null, undefined, []
+// and {} are skipped) as one MultiPoint, covered as other shapes are. No cells when the bucket
+// holds no position. Every value must be a point (a GeoJSON Point or a legacy pair): anything
+// else is an error, the reason (the caller adds 16755 and the bucket).
+StatusWith<std::vector<int64_t>> SphereBucketCells(const std::vector<bson::BsonElement>& values);
+
 // An inclusive interval of signed cell ids (lo == hi: one cell).
 struct CellInterval {
   int64_t lo = 0, hi = 0;

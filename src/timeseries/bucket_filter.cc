@@ -21,9 +21,11 @@ namespace {
 enum class CmpOp { kEq, kGt, kGte, kLt, kLte, kExists };
 
 // One node of the bucket-level predicate. kCmp nodes test control.min/max of a measurement path;
-// kMeta nodes run an exact Matcher on the bucket (the filter renamed M -> meta).
+// kMeta nodes run an exact Matcher on the bucket (the filter renamed M -> meta). kGeo nodes (a
+// measurement's $geoWithin/$geoIntersects) keep every bucket: they exist for ToBson, where they
+// become {"data.<path>": {<op>: <region>}}, the bounds of a 2dsphere index on the measurement.
 struct Pred {
-  enum class Kind { kTrue, kFalse, kAnd, kOr, kCmp, kMeta } kind = Kind::kTrue;
+  enum class Kind { kTrue, kFalse, kAnd, kOr, kCmp, kMeta, kGeo } kind = Kind::kTrue;
   std::vector<Pred> children;  // kAnd, kOr
   CmpOp op = CmpOp::kEq;       // kCmp
   std::string path;            // kCmp: the measurement path ("temp", "loc.x")
@@ -166,6 +168,8 @@ bool Eval(const Pred& p, const BsonObj& bucket, const BsonObj* min, const BsonOb
       return false;
     case Pred::Kind::kMeta:
       return p.meta_matcher->Matches(bucket);
+    case Pred::Kind::kGeo:
+      return true;
     case Pred::Kind::kCmp:
       if (min == nullptr || max == nullptr) return true;  // not a bucket we understand: keep
       switch (p.op) {
@@ -210,6 +214,12 @@ BsonObj PredToBson(const Pred& p) {
     }
     case Pred::Kind::kMeta:
       return p.meta_doc;
+    case Pred::Kind::kGeo: {
+      const size_t field = b.OpenObject("data." + p.path);
+      b.AppendElement(p.operand);
+      b.Close(field);
+      break;
+    }
     case Pred::Kind::kCmp: {
       std::string min_path = "control.min." + p.path;
       std::string max_path = "control.max." + p.path;
@@ -395,6 +405,12 @@ class Translator {
         parts.push_back(cmp(CmpOp::kLte, op));
       } else if (o == "$exists") {
         if (op.Truthy()) parts.push_back(cmp(CmpOp::kExists, op));
+      } else if (o == "$geoWithin" || o == "$within" || o == "$geoIntersects") {
+        Pred p;
+        p.kind = Pred::Kind::kGeo;
+        p.path = std::string(path);
+        p.operand = op;
+        parts.push_back(std::move(p));
       } else if (o == "$in" && op.type() == BsonType::kArray) {
         std::vector<Pred> alternatives;
         bool pushable = true;

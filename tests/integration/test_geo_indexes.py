@@ -4,6 +4,8 @@ answers as without it, $near/$nearSphere ordered by distance (meters for GeoJSON
 for legacy pairs), and the $geoNear stage. Distances are checked against the haversine formula on
 MongoDB's earth radius (6378.1 km), written out here."""
 
+import datetime
+import json
 import math
 import random
 
@@ -287,7 +289,6 @@ def test_geo_near_errors(db, cities):
 # ---- time-series collections ------------------------------------------------------------------
 
 def test_time_series_meta_index_and_near(db):
-    import datetime
     db.create_collection("sensors", timeseries={"timeField": "t", "metaField": "site"})
     db.sensors.create_index([("site.loc", "2dsphere")])
     spec = next(i for i in db.sensors.list_indexes() if i["name"] == "site.loc_2dsphere")
@@ -308,7 +309,6 @@ def test_time_series_meta_index_and_near(db):
 
 
 def test_time_series_geo_near_on_a_measurement(db):
-    import datetime
     db.create_collection("tracks", timeseries={"timeField": "t", "metaField": "car"})
     t0 = datetime.datetime(2026, 1, 1)
     stops = [("paris", PARIS), ("london", LONDON), ("berlin", BERLIN), ("madrid", MADRID),
@@ -340,3 +340,48 @@ def test_time_series_geo_near_on_a_measurement(db):
     assert code_of({**ok, "key": "pos", "query": {"car": 0}}) == 5860207
     assert code_of({**ok, "key": "pos", "includeLocs": "l"}) == 5860208
     assert code_of({**ok, "key": "car", "query": {"car": 0}}) == 1938439
+
+
+def test_time_series_measurement_index(db):
+    db.create_collection("fleet", timeseries={"timeField": "t", "metaField": "truck"})
+    db.fleet.create_index([("pos", "2dsphere")])
+    spec = next(i for i in db.fleet.list_indexes() if i["name"] == "pos_2dsphere")
+    assert spec["key"] == {"pos": "2dsphere"} and spec["2dsphereIndexVersion"] == 3
+    bucket_spec = next(i for i in db.system.buckets.fleet.list_indexes()
+                       if i["name"] == "pos_2dsphere")
+    assert bucket_spec["key"] == {"data.pos": "2dsphere_bucket"}  # MongoDB's conversion
+    rng = random.Random(11)
+    t0 = datetime.datetime(2026, 3, 1)
+    docs = [{"t": t0 + datetime.timedelta(seconds=i), "truck": i % 25,
+             "pos": point([rng.uniform(-30, 30), rng.uniform(-30, 30)])} for i in range(6000)]
+    docs.append({"t": t0, "truck": 99})  # no position
+    db.fleet.insert_many(docs)
+    cases = [
+        {"pos": {"$geoWithin": {"$centerSphere": [[5, 5], 0.05]}}},
+        {"pos": {"$geoWithin": {"$geometry": {"type": "Polygon", "coordinates": [
+            [[-10, -10], [0, -10], [0, 0], [-10, 0], [-10, -10]]]}}}, "truck": {"$lt": 10}},
+        {"pos": {"$geoIntersects": {"$geometry": docs[17]["pos"]}}},
+    ]
+    for q in cases:
+        by_index = sorted(str(d["_id"]) for d in db.fleet.find(q))
+        by_scan = sorted(str(d["_id"]) for d in db.fleet.find(q).hint(NATURAL))
+        assert by_index == by_scan and by_index, q
+    expected = sum(1 for d in docs if "pos" in d and
+                   radians_between(d["pos"]["coordinates"], [5, 5]) <= 0.05)
+    assert db.fleet.count_documents(cases[0]) == expected
+    # The read goes through the bucket index.
+    explain = json.dumps(db.command("explain", {"find": "fleet", "filter": cases[0]}))
+    assert '"indexName": "pos_2dsphere"' in explain and '"IXSCAN"' in explain
+    # A measurement that is no point is refused before it is acknowledged; nothing is lost.
+    for bad in [{"type": "LineString", "coordinates": [[0, 0], [1, 1]]}, "here", [500, 0]]:
+        with pytest.raises((WriteError, OperationFailure)) as e:
+            db.fleet.insert_one({"t": t0, "truck": 1, "pos": bad})
+        assert e.value.code == 16755, bad
+    assert db.fleet.count_documents({}) == 6001
+    assert db.fleet.count_documents(cases[0]) == expected
+    # Building the index over buckets that hold a non-point fails the same way.
+    db.create_collection("shapes", timeseries={"timeField": "t"})
+    db.shapes.insert_one({"t": t0, "pos": {"type": "LineString", "coordinates": [[0, 0], [1, 1]]}})
+    code, _, _ = command_error(db, {"createIndexes": "shapes",
+                                    "indexes": [{"key": {"pos": "2dsphere"}, "name": "g"}]})
+    assert code == 16755

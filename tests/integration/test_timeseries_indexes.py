@@ -136,8 +136,6 @@ REJECT_CASES = [
      67),
     ({"key": {"t": 1}, "partialFilterExpression": {"v": {"$ne": 1}}}, 5916301),
     ({"key": {"t": 1}, "partialFilterExpression": {"v": {"$regex": "^a"}}}, 5916301),
-    # Not implemented yet, refused loudly: 2dsphere on a measurement.
-    ({"key": {"loc": "2dsphere"}}, 115),
 ]
 
 
