@@ -106,9 +106,48 @@ TEST(GeoQueryTest, BadShapesAreBadValue) {
        }) {
     EXPECT_EQ(ParseCode(q), 2) << q;
   }
+  // Coordinate reference systems: WGS84's names, MongoDB's strict winding one for polygons.
   EXPECT_EQ(ParseCode(R"({"$geoIntersects": {"$geometry": {"type": "Point",
       "coordinates": [1, 1], "crs": {"type": "name"}}}})"),
-            115);
+            2);
+  EXPECT_EQ(ParseCode(R"({"$geoIntersects": {"$geometry": {"type": "Point", "coordinates": [1, 1],
+      "crs": {"type": "name", "properties": {"name": "EPSG:3857"}}}}})"),
+            2);
+  EXPECT_EQ(ParseCode(R"({"$geoIntersects": {"$geometry": {"type": "Point", "coordinates": [1, 1],
+      "crs": {"type": "name", "properties": {"name": "EPSG:4326"}}}}})"),
+            0);
+  EXPECT_EQ(ParseCode(R"({"$geoIntersects": {"$geometry": {"type": "Point", "coordinates": [1, 1],
+      "crs": {"type": "name", "properties": {"name":
+      "urn:x-mongodb:crs:strictwinding:EPSG:4326"}}}}})"),
+            2);  // strict winding: polygons only
+}
+
+// The same ring, clockwise: without a crs the smaller side is the inside; with MongoDB's strict
+// winding CRS the left side is, here everything but the square.
+TEST(GeoQueryTest, BigPolygonsFollowTheirWinding) {
+  const std::string ring = R"("coordinates": [[[0, 0], [0, 10], [10, 10], [10, 0], [0, 0]]])";
+  const std::string strict = R"({"$geoWithin": {"$geometry": {"type": "Polygon", )" + ring +
+                             R"(, "crs": {"type": "name", "properties": {"name":
+      "urn:x-mongodb:crs:strictwinding:EPSG:4326"}}}}})";
+  const std::string plain = R"({"$geoWithin": {"$geometry": {"type": "Polygon", )" + ring + "}}}";
+  EXPECT_TRUE(Matches(plain.c_str(), "[5, 5]"));
+  EXPECT_FALSE(Matches(plain.c_str(), "[50, 50]"));
+  EXPECT_FALSE(Matches(strict.c_str(), "[5, 5]"));
+  EXPECT_TRUE(Matches(strict.c_str(), "[50, 50]"));
+  EXPECT_TRUE(Matches(strict.c_str(), "[-120, -45]"));
+  // A stored big polygon never matches.
+  const std::string stored = R"({"type": "Polygon", )" + ring +
+                             R"(, "crs": {"type": "name", "properties": {"name":
+      "urn:x-mongodb:crs:strictwinding:EPSG:4326"}}})";
+  EXPECT_FALSE(Matches(R"({"$geoIntersects": {"$geometry": {"type": "Point",
+      "coordinates": [50, 50]}}})",
+                       stored.c_str()));
+  // One ring only.
+  EXPECT_EQ(ParseCode(R"({"$geoWithin": {"$geometry": {"type": "Polygon", "coordinates": [
+      [[0, 0], [0, 10], [10, 10], [10, 0], [0, 0]], [[1, 1], [2, 1], [2, 2], [1, 1]]],
+      "crs": {"type": "name", "properties": {"name":
+      "urn:x-mongodb:crs:strictwinding:EPSG:4326"}}}}})"),
+            2);
 }
 
 }  // namespace

@@ -71,11 +71,14 @@ class GeometryBuilder {
   Status Add(const BsonObj& obj, int depth) {
     BsonElement type = obj["type"];
     if (type.type() != BsonType::kString) return BadGeo("unknown GeoJSON type: " + obj.ToJson());
-    if (BsonElement crs = obj["crs"]; !crs.eoo()) {
-      return Status(ErrorCode::kCommandNotSupported,
-                    "GeoJSON coordinate reference systems (crs) are not supported yet");
-    }
     const std::string_view t = type.Str();
+    if (BsonElement crs = obj["crs"]; !crs.eoo()) {
+      HG_ASSIGN_OR_RETURN(const bool strict, StrictWinding(crs));
+      if (strict) {
+        if (t != "Polygon") return BadGeo("Strict winding order is only supported by polygon");
+        g_.strict_winding_ = true;
+      }
+    }
     if (t == "GeometryCollection") {
       BsonElement geometries = obj["geometries"];
       if (geometries.type() != BsonType::kArray || depth > 0) {
@@ -125,6 +128,33 @@ class GeometryBuilder {
   Geometry Release() { return std::move(g_); }
 
  private:
+  // A GeoJSON `crs` ({type: "name", properties: {name}}): whether it is MongoDB's strict winding
+  // CRS (a "big polygon" whose ring's counterclockwise side is its inside); WGS84's names mean the
+  // default. BadValue for anything else.
+  static StatusWith<bool> StrictWinding(const BsonElement& crs) {
+    if (crs.type() != BsonType::kObject) {
+      return BadGeo("GeoJSON CRS must be an object, instead got type " +
+                    std::string(bson::TypeName(crs.type())));
+    }
+    const BsonElement type = crs.Obj()["type"];
+    if (type.type() != BsonType::kString || type.Str() != "name") {
+      return BadGeo("GeoJSON CRS must have field \"type\": \"name\"");
+    }
+    const BsonElement properties = crs.Obj()["properties"];
+    if (properties.type() != BsonType::kObject) {
+      return BadGeo("CRS must have field \"properties\" which is an object, instead got type " +
+                    std::string(bson::TypeName(properties.type())));
+    }
+    const BsonElement name = properties.Obj()["name"];
+    if (name.type() != BsonType::kString) {
+      return BadGeo("In CRS, \"properties.name\" must be a string, instead got type " +
+                    std::string(bson::TypeName(name.type())));
+    }
+    if (name.Str() == "EPSG:4326" || name.Str() == "urn:ogc:def:crs:OGC:1.3:CRS84") return false;
+    if (name.Str() == "urn:x-mongodb:crs:strictwinding:EPSG:4326") return true;
+    return BadGeo("Unknown CRS name: " + std::string(name.Str()));
+  }
+
   // A GeoJSON position [longitude, latitude (, altitude...)], in bounds.
   StatusWith<S2Point> Position(const BsonElement& e) {
     if (e.type() != BsonType::kArray) return BadGeo("Point must be an array: " + Show(e));
@@ -192,13 +222,18 @@ class GeometryBuilder {
     if (loop->FindValidationError(&error)) {
       return BadGeo("Loop is not valid: " + Show(e) + " " + error.text());
     }
-    loop->Normalize();
+    // A big polygon's ring says its inside by its orientation; otherwise the smaller side is.
+    if (!g_.strict_winding_) loop->Normalize();
     return loop;
   }
 
   Status AddPolygon(const BsonElement& e) {
     if (e.type() != BsonType::kArray || e.Obj().IsEmpty()) {
       return BadGeo("Polygon coordinates must be an array of at least one ring");
+    }
+    if (g_.strict_winding_ && e.Obj().NumFields() != 1) {
+      return BadGeo("Only one simple loop is allowed in a big polygon, instead provided " +
+                    std::to_string(e.Obj().NumFields()) + " loops");
     }
     std::vector<std::unique_ptr<S2Loop>> loops;
     for (BsonElement ring : e.Obj()) {
@@ -270,7 +305,8 @@ std::optional<FlatPoint> Geometry::PointLocation(const BsonElement& value) {
 std::optional<Geometry> Geometry::FromStored(const BsonElement& value) {
   if (IsGeoJson(value)) {
     auto g = FromGeoJson(value.Obj());
-    if (!g.ok()) return std::nullopt;
+    // A stored big polygon never matches, as in MongoDB.
+    if (!g.ok() || g.value().strict_winding()) return std::nullopt;
     return std::move(g).value();
   }
   // A legacy pair is a point on the sphere when it is a longitude and a latitude.

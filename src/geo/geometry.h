@@ -53,8 +53,8 @@ class Geometry {
   // Parses a GeoJSON object. BadValue (2) naming what is wrong: an unknown type, coordinates of
   // the wrong shape, a longitude or latitude out of bounds, a LineString of fewer than two
   // distinct positions, a Polygon ring that is not closed, has fewer than four positions or
-  // crosses itself, or a hole outside its polygon. `crs` other than the default is
-  // CommandNotSupported (115).
+  // crosses itself, or a hole outside its polygon; a `crs` that is not WGS84's (EPSG:4326,
+  // CRS84) or MongoDB's strict winding one (a Polygon of one ring only).
   static StatusWith<Geometry> FromGeoJson(const bson::BsonObj& obj);
   // A document's value as a geometry on the sphere (GeoJSON, or a legacy pair that is a
   // longitude and a latitude), or nullopt when it is none.
@@ -68,9 +68,14 @@ class Geometry {
   const MutableS2ShapeIndex& sphere() const { return *index_; }
   // Every vertex on the sphere ($centerSphere's containment).
   const std::vector<std::pair<double, double>>& lng_lat_vertices() const { return vertices_; }
+  // A big polygon: GeoJSON with MongoDB's strict winding CRS
+  // (urn:x-mongodb:crs:strictwinding:EPSG:4326), one ring whose counterclockwise side is the
+  // inside, which may be more than a hemisphere. Only queries use them.
+  bool strict_winding() const { return strict_winding_; }
 
  private:
   std::unique_ptr<MutableS2ShapeIndex> index_;
+  bool strict_winding_ = false;
   std::vector<std::pair<double, double>> vertices_;  // (longitude, latitude) degrees
 
   friend class GeometryBuilder;

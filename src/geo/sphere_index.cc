@@ -76,6 +76,7 @@ StatusWith<std::vector<int64_t>> SphereIndexCells(const BsonElement& value) {
     return cells;
   }
   HG_ASSIGN_OR_RETURN(Geometry g, Geometry::FromGeoJson(value.Obj()));
+  if (g.strict_winding()) return BadGeo("can't index geometry with strict winding order");
   if (value.Obj()["type"].Str() == "Point") {
     const auto& [lng, lat] = g.lng_lat_vertices().front();
     cells.push_back(LeafCell(lng, lat));

@@ -385,3 +385,47 @@ def test_time_series_measurement_index(db):
     code, _, _ = command_error(db, {"createIndexes": "shapes",
                                     "indexes": [{"key": {"pos": "2dsphere"}, "name": "g"}]})
     assert code == 16755
+
+
+# ---- coordinate reference systems ----------------------------------------------------------------
+
+STRICT = {"type": "name", "properties": {"name": "urn:x-mongodb:crs:strictwinding:EPSG:4326"}}
+
+
+def test_big_polygons_and_named_crs(db, cities):
+    # Clockwise around Western Europe: with the strict winding CRS, the inside is the rest of
+    # the world (the manual's "big polygon").
+    ring = [[[-10, 35], [-10, 55], [20, 55], [20, 35], [-10, 35]]]
+    rest_of_world = {"type": "Polygon", "coordinates": ring, "crs": STRICT}
+    within = {"loc": {"$geoWithin": {"$geometry": rest_of_world}}}
+    assert ids(cities.find(within)) == ["new_york"]
+    assert sorted(ids(cities.find(within).hint(NATURAL))) == ["new_york"]
+    intersects = {"loc": {"$geoIntersects": {"$geometry": rest_of_world}}}
+    assert ids(cities.find(intersects)) == ["new_york"]
+    # Without it, the same ring is the smaller side: Western Europe.
+    plain = {"loc": {"$geoWithin": {"$geometry": {"type": "Polygon", "coordinates": ring}}}}
+    assert "paris" in ids(cities.find(plain)) and "new_york" not in ids(cities.find(plain))
+    # WGS84's names are the default CRS, in queries and in documents.
+    wgs84 = {"type": "name", "properties": {"name": "EPSG:4326"}}
+    cities.insert_one({"_id": "lyon", "loc": {"type": "Point", "coordinates": [4.83, 45.76],
+                                              "crs": wgs84}})
+    assert "lyon" in ids(cities.find(plain))
+    # A big polygon is for queries: an index refuses it; stored without one, it never matches.
+    with pytest.raises(WriteError) as e:
+        cities.insert_one({"_id": "big", "loc": rest_of_world})
+    assert e.value.code == 16755 and "strict winding" in str(e.value)
+    db.noindex.insert_one({"_id": 1, "area": rest_of_world})
+    assert db.noindex.count_documents({"area": {"$geoIntersects": {
+        "$geometry": point([100, 0])}}}) == 0
+    bad = [
+        {"type": "Point", "coordinates": [0, 0], "crs": STRICT},
+        {"type": "Polygon", "coordinates": ring + [[[0, 40], [1, 40], [1, 41], [0, 40]]],
+         "crs": STRICT},
+        {"type": "Polygon", "coordinates": ring,
+         "crs": {"type": "name", "properties": {"name": "EPSG:3857"}}},
+        {"type": "Polygon", "coordinates": ring, "crs": "EPSG:4326"},
+    ]
+    for g in bad:
+        code, _, _ = command_error(db, {"find": "cities",
+                                        "filter": {"loc": {"$geoIntersects": {"$geometry": g}}}})
+        assert code == 2, g
