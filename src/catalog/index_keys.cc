@@ -30,6 +30,9 @@ StatusWith<IndexDescriptor> IndexDescriptor::FromSpec(const BsonObj& spec) {
     if (f.type() == BsonType::kString && (f.Str() == "2dsphere" || f.Str() == "2dsphere_bucket")) {
       d.sphere = true;
     }
+    if (f.type() == BsonType::kString && f.Str() == "2d") {
+      HG_ASSIGN_OR_RETURN(d.flat, geo::FlatIndexParams::FromSpec(d.spec));
+    }
   }
   if (BsonElement c = d.spec["collation"]; c.type() == BsonType::kObject) {
     HG_ASSIGN_OR_RETURN(d.collator, collation::Collator::Make(c.Obj()));
@@ -166,6 +169,33 @@ bool IsSphereBucketField(const BsonElement& f) {
   return f.type() == BsonType::kString && f.Str() == "2dsphere_bucket";
 }
 
+bool IsFlatField(const BsonElement& f) { return f.type() == BsonType::kString && f.Str() == "2d"; }
+
+// The geohashes of a 2d field as key values (geo::FlatHashBytes), held by *holder; empty when the
+// document has no point location there.
+StatusWith<std::vector<KeyValue>> FlatKeyValues(const BsonObj& doc, std::string_view path,
+                                                const geo::FlatIndexParams& params,
+                                                BsonObj* holder) {
+  std::vector<uint64_t> hashes;
+  for (const BsonElement& v : geo::GeoValuesAtPath(doc, path)) {
+    auto h = geo::FlatIndexHashes(v, params);
+    if (!h.ok()) {
+      return Status(h.status().code(), h.status().reason() + " :: caused by :: " + doc.ToJson());
+    }
+    hashes.insert(hashes.end(), h.value().begin(), h.value().end());
+  }
+  std::sort(hashes.begin(), hashes.end());
+  hashes.erase(std::unique(hashes.begin(), hashes.end()), hashes.end());
+  BsonBuilder b;
+  for (size_t i = 0; i < hashes.size(); ++i) {
+    b.AppendBinData(std::to_string(i), geo::kFlatHashSubtype, geo::FlatHashBytes(hashes[i]));
+  }
+  *holder = b.Obj();
+  std::vector<KeyValue> out;
+  for (BsonElement e : *holder) out.push_back({KeyValue::kElement, e});
+  return out;
+}
+
 // The cells of a bucket's measurement column (data.<f>: a compressed column, or an object of
 // row values) for a 2dsphere_bucket field.
 StatusWith<std::vector<int64_t>> BucketColumnCells(const BsonObj& bucket, std::string_view path) {
@@ -243,6 +273,18 @@ StatusWith<IndexKeySet> GenerateIndexKeys(const IndexDescriptor& desc, const Bso
   bool all_missing = true;
   bool has_geometry = false;  // some 2dsphere field holds a geometry
   for (BsonElement f : desc.key) {
+    if (IsFlatField(f) && desc.flat) {
+      // A document without a point location here is not in the index, as in MongoDB.
+      hash_holders.emplace_back();
+      HG_ASSIGN_OR_RETURN(auto hashes,
+                          FlatKeyValues(doc, f.FieldName(), *desc.flat, &hash_holders.back()));
+      if (hashes.empty()) return out;
+      if (hashes.size() > 1) out.multikey = true;
+      per_field.push_back(std::move(hashes));
+      paths_per_field.emplace_back();
+      all_missing = false;
+      continue;
+    }
     if (IsSphereField(f) || IsSphereBucketField(f)) {
       hash_holders.emplace_back();
       HG_ASSIGN_OR_RETURN(auto cells, SphereKeyValues(doc, f, &hash_holders.back()));

@@ -12,7 +12,8 @@
 // cell, geo/sphere_index.h); a document whose field is missing or null is left out of the index,
 // one that is no geometry fails with Location16755. A "2dsphere_bucket" component (a time-series
 // measurement's 2dsphere index, on "data.<f>") holds the cells covering every point of the
-// bucket's column.
+// bucket's column. A "2d" component holds the geohash of each point location (BinData 128, 8
+// bytes); a document without one is left out of the index.
 //
 // An index with a collation (the spec's `collation`, normalized) keys the comparison form of each
 // value (bson::AppendComparisonForm: every string replaced by its collation key), as MongoDB
@@ -33,6 +34,7 @@
 #include "bson/bson.h"
 #include "catalog/wildcard_keys.h"
 #include "collation/collator.h"
+#include "geo/flat_index.h"
 #include "query/matcher.h"
 
 namespace hourglass::catalog {
@@ -48,6 +50,8 @@ struct IndexDescriptor {
   // Some component is "2dsphere", or a time-series bucket index's "2dsphere_bucket" on a
   // measurement's column: its keys are S2 cells (geo/sphere_index.h).
   bool sphere = false;
+  // A "2d" component's plane (geo/flat_index.h): its keys are geohashes.
+  std::optional<geo::FlatIndexParams> flat;
   // An index of a time-series bucket collection: a key component on a measurement's bounds
   // (control.min.<f> / control.max.<f>) that meets an array fails with Location5930501, as
   // MongoDB's key generation for buckets does (set by the collection, not by FromSpec).
@@ -74,7 +78,8 @@ struct IndexKeySet {
 // The keys of `doc` for `desc` (none if the document is outside a sparse or partial index; a
 // wildcard index's keys come from GenerateWildcardKeys).
 // Errors: CannotIndexParallelArrays (171), Location16766 (array in a hashed field),
-// Location16755 (a 2dsphere field that is no geometry).
+// Location16755 (a 2dsphere field that is no geometry), the 2d key errors of
+// geo::FlatIndexHashes (16804, 13026, 13027).
 StatusWith<IndexKeySet> GenerateIndexKeys(const IndexDescriptor& desc, const bson::BsonObj& doc);
 
 // The hash a hashed index stores for `value` (EOO: missing, hashed as null). Values equal in

@@ -18,6 +18,7 @@
 #include "commands/command_util.h"
 #include "commands/ddl_commands.h"
 #include "commands/timeseries_util.h"
+#include "geo/flat_index.h"
 #include "query/matcher.h"
 #include "query/path.h"
 #include "timeseries/index_conversion.h"
@@ -79,7 +80,7 @@ Status ValidateWildcardKeyPattern(const BsonObj& key) {
 Status ValidateKeyPattern(const BsonObj& key) {
   const std::string plugin = IndexPlugin(key);
   if (plugin == "wildcard") HG_RETURN_IF_ERROR(ValidateWildcardKeyPattern(key));
-  int hashed = 0;
+  int hashed = 0, flat_fields = 0;
   std::string_view plugin_seen;
   for (BsonElement f : key) {
     std::string_view name = f.FieldName();
@@ -98,7 +99,15 @@ Status ValidateKeyPattern(const BsonObj& key) {
       } else if (kind == "2dsphere_bucket") {
         // A time-series measurement's 2dsphere index on its bucket collection
         // (timeseries/index_conversion.h): the cells of the bucket's points.
-      } else if (kind == "text" || kind == "2d" || kind == "geoHaystack") {
+      } else if (kind == "2d") {
+        // Geohashes of point locations (catalog/index_keys.h): one 2d field, first.
+        if (flat_fields++ > 0) {
+          return Status(ErrorCode::kLocation16800, "can't have 2 geo fields");
+        }
+        if (name != key.FirstElement().FieldName()) {
+          return Status(ErrorCode::kLocation16801, "2d has to be first in index");
+        }
+      } else if (kind == "text" || kind == "geoHaystack") {
         return Status(ErrorCode::kCommandNotSupported,
                       std::string(kind) + " indexes are not supported yet");
       } else {
@@ -321,10 +330,19 @@ StatusWith<BsonObj> NormalizeSpec(const BsonElement& e, int position,
       out.AppendElement(f);
       continue;
     }
+    if (n == "bits" || n == "min" || n == "max") {
+      if (!f.IsNumber()) {
+        return Status(ErrorCode::kTypeMismatch, "The field '" + std::string(n) +
+                                                    "' must be a number, but got " +
+                                                    std::string(bson::TypeName(f.type())));
+      }
+      out.AppendElement(f);
+      continue;
+    }
     if (n == "weights" || n == "default_language" || n == "language_override" ||
-        n == "textIndexVersion" || n == "bits" || n == "min" || n == "coarsestIndexedLevel" ||
-        n == "finestIndexedLevel" || n == "max" || n == "storageEngine" || n == "clustered" ||
-        n == "prepareUnique" || n == "columnstoreProjection") {
+        n == "textIndexVersion" || n == "coarsestIndexedLevel" || n == "finestIndexedLevel" ||
+        n == "storageEngine" || n == "clustered" || n == "prepareUnique" ||
+        n == "columnstoreProjection") {
       return Status(ErrorCode::kCommandNotSupported,
                     "index option '" + std::string(n) + "' is not supported yet");
     }
@@ -338,6 +356,12 @@ StatusWith<BsonObj> NormalizeSpec(const BsonElement& e, int position,
     out.AppendObject("collation", default_collation);
   }
   BsonObj built = out.Obj();
+  if (IndexPlugin(key.Obj()) == "2d") {
+    HG_RETURN_IF_ERROR(geo::FlatIndexParams::FromSpec(built).status());
+    if (built.HasField("collation")) {
+      return CannotCreate("Index type '2d' does not support collation: " + built.ToJson());
+    }
+  }
   if (IndexPlugin(key.Obj()) == "wildcard") {
     HG_RETURN_IF_ERROR(ValidateWildcardSpec(key.Obj(), built));
   }

@@ -105,15 +105,17 @@ StatusWith<std::optional<NearRead>> ExtractNear(const BsonObj& filter, BsonObj* 
 BsonObj NearPlanningFilter(const NearRead& near, const BsonObj& rest) {
   BsonBuilder b;
   for (BsonElement e : rest) b.AppendElement(e);
-  if (near.query.metric() == geo::NearQuery::Metric::kFlat) return b.Obj();
+  // On the plane a circle of the maximum distance (2d indexes), on the sphere a cap (2dsphere and
+  // 2d indexes); without a maximum, one that holds everything.
+  const bool flat = near.query.metric() == geo::NearQuery::Metric::kFlat;
   const size_t field = b.OpenObject(near.field);
   const size_t within = b.OpenObject("$geoWithin");
-  const size_t cap = b.OpenArray("$centerSphere");
+  const size_t cap = b.OpenArray(flat ? "$center" : "$centerSphere");
   const size_t center = b.OpenArray("0");
   b.AppendDouble("0", near.query.point().x);
   b.AppendDouble("1", near.query.point().y);
   b.Close(center);
-  b.AppendDouble("1", near.query.MaxRadians());
+  b.AppendDouble("1", flat ? near.query.MaxFlatDistance() : near.query.MaxRadians());
   b.Close(cap);
   b.Close(within);
   b.Close(field);
@@ -125,8 +127,10 @@ bool IndexServes(const catalog::SecondaryIndex& idx, const NearRead& near) {
   if (!idx.entry->ready || idx.desc.hidden) return false;
   const BsonElement f = idx.desc.key[near.field];
   if (f.type() != BsonType::kString) return false;
-  // A 2dsphere index measures on the sphere; flat distances need a 2d index.
-  return f.Str() == "2dsphere" && near.query.metric() != geo::NearQuery::Metric::kFlat;
+  // A 2dsphere index serves points on the sphere; a 2d index legacy points, on the plane or on
+  // the sphere ($nearSphere); GeoJSON points need a 2dsphere index.
+  if (f.Str() == "2dsphere") return near.query.metric() != geo::NearQuery::Metric::kFlat;
+  return f.Str() == "2d" && !near.query.geojson();
 }
 }  // namespace
 
@@ -141,6 +145,19 @@ Status CheckNearIndex(const catalog::Collection& coll, const NearRead& near) {
 }
 
 StatusWith<std::string> GeoNearField(const catalog::Collection& coll) {
+  // A 2d index comes first, as in MongoDB.
+  std::string flat_field;
+  int flat = 0;
+  for (const auto& idx : coll.Indexes()) {
+    if (!idx.entry->ready || !idx.desc.flat) continue;
+    ++flat;
+    flat_field = std::string(idx.desc.key.FirstElement().FieldName());  // 2d is first
+  }
+  if (flat > 1) {
+    return Status(ErrorCode::kIndexNotFound, "There is more than one 2d index on " + coll.ns() +
+                                                 "; unsure which to use for $geoNear");
+  }
+  if (flat == 1) return flat_field;
   std::string field;
   int found = 0;
   for (const auto& idx : coll.Indexes()) {

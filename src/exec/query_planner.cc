@@ -11,6 +11,7 @@
 #include "bson/bson_compare.h"
 #include "bson/key_string.h"
 #include "collation/collator.h"
+#include "geo/flat_index.h"
 #include "geo/sphere_index.h"
 
 namespace hourglass::exec {
@@ -350,6 +351,37 @@ bool IsSphere(const BsonElement& f) {
   return f.type() == BsonType::kString && (f.Str() == "2dsphere" || f.Str() == "2dsphere_bucket");
 }
 
+bool IsFlat(const BsonElement& f) { return f.type() == BsonType::kString && f.Str() == "2d"; }
+
+// A BinData(128) geohash key value as catalog/index_keys.cc writes them, held by `holder`.
+BsonElement FlatHashKey(uint64_t h, HashHolder& holder) {
+  BsonBuilder b;
+  b.AppendBinData("", geo::kFlatHashSubtype, geo::FlatHashBytes(h));
+  holder.objs.push_back(b.Obj());
+  return holder.objs.back().FirstElement();
+}
+
+// The intervals of a 2d field: the geohash ranges of its first geo predicate's box
+// (geo/flat_index.h), or nullopt (no geo predicate, or a $geometry).
+std::optional<std::vector<ByteInterval>> FlatIntervals(const FieldPredicates& fp,
+                                                       const geo::FlatIndexParams& params,
+                                                       HashHolder& holder) {
+  for (const BsonElement& op : fp.geo) {
+    if (op.FieldName() == "$geoIntersects") continue;
+    auto q = geo::GeoQuery::ParseWithin(op);
+    if (!q.ok()) continue;  // the filter's own parse reports it
+    const auto ranges = geo::FlatQueryRanges(q.value(), params);
+    if (!ranges) continue;
+    std::vector<ByteInterval> out;
+    for (const geo::HashRange& r : *ranges) {
+      out.push_back(
+          ToBytes({{FlatHashKey(r.lo, holder), true}, {FlatHashKey(r.hi, holder), true}}, false));
+    }
+    return out;
+  }
+  return std::nullopt;
+}
+
 // The intervals of a 2dsphere field: the cells of its first geo predicate's region
 // (geo/sphere_index.h), or nullopt (no geo predicate, or a flat shape).
 std::optional<std::vector<ByteInterval>> SphereIntervals(const FieldPredicates& fp,
@@ -374,8 +406,12 @@ std::optional<std::vector<ByteInterval>> SphereIntervals(const FieldPredicates& 
 std::optional<std::vector<ByteInterval>> FieldIntervals(const FieldPredicates& fp,
                                                         const BsonElement& field, bool multikey,
                                                         HashHolder& hashes, bool* matches_null,
-                                                        bool collated) {
+                                                        bool collated,
+                                                        const geo::FlatIndexParams* flat) {
   if (IsSphere(field)) return SphereIntervals(fp, hashes);
+  if (IsFlat(field)) {
+    return flat ? FlatIntervals(fp, *flat, hashes) : std::nullopt;
+  }
   bool desc = bson::IsDescending(field);
   if (!fp.point_sets.empty()) {
     std::vector<ByteInterval> out;
@@ -482,7 +518,7 @@ bool ExactClause(const BsonElement& value, int* point_sets, int* ranges) {
 // See QueryPlan::exact.
 bool BoundsAreExact(const QueryPlan& plan, const BsonObj& filter) {
   if (plan.index == nullptr || plan.multikey || plan.index->desc.hashed ||
-      plan.index->desc.sphere) {
+      plan.index->desc.sphere || plan.index->desc.flat) {
     return false;
   }
   std::vector<std::string_view> scanned;
@@ -522,8 +558,9 @@ std::optional<QueryPlan> PlanIndex(const catalog::SecondaryIndex& idx,
                                    const BsonObj& sort, bool forced, bool same_collation = true) {
   QueryPlan plan;
   plan.index = &idx;
-  // A 2dsphere index holds several cells of one document (or bucket): always deduplicated.
-  plan.multikey = idx.entry->multikey->load() || idx.desc.sphere;
+  // A geo index holds several cells (or geohashes) of one document or bucket: always
+  // deduplicated.
+  plan.multikey = idx.entry->multikey->load() || idx.desc.sphere || idx.desc.flat;
   HashHolder hashes;
   std::vector<std::vector<ByteInterval>> fields;
   std::vector<bool> has_bounds;
@@ -533,7 +570,7 @@ std::optional<QueryPlan> PlanIndex(const catalog::SecondaryIndex& idx,
     std::optional<std::vector<ByteInterval>> iv;
     if (it != preds.end() && !HasNumericComponent(f.FieldName())) {
       iv = FieldIntervals(it->second, f, plan.multikey, hashes, &matches_null,
-                          idx.desc.collator != nullptr);
+                          idx.desc.collator != nullptr, idx.desc.flat ? &*idx.desc.flat : nullptr);
     }
     has_bounds.push_back(iv.has_value());
     fields.push_back(iv ? std::move(*iv)
@@ -595,12 +632,12 @@ std::optional<QueryPlan> PlanIndex(const catalog::SecondaryIndex& idx,
     }
   }
   bool bounded = has_bounds[0];
-  if (idx.desc.sphere) {
+  if (idx.desc.sphere || idx.desc.flat) {
     // Documents without a geometry are not in the index: only a geo predicate may use it.
     bool geo_bounded = false;
     size_t i = 0;
     for (BsonElement f : idx.desc.key) {
-      if (IsSphere(f) && has_bounds[i]) geo_bounded = true;
+      if ((IsSphere(f) || IsFlat(f)) && has_bounds[i]) geo_bounded = true;
       ++i;
     }
     if (!geo_bounded && !forced) return std::nullopt;
@@ -702,7 +739,7 @@ std::optional<QueryPlan> PlanWildcard(const catalog::SecondaryIndex& idx, const 
     HashHolder hashes;
     bool matches_null = false;
     auto intervals = FieldIntervals(used, field, plan.multikey, hashes, &matches_null,
-                                    idx.desc.collator != nullptr);
+                                    idx.desc.collator != nullptr, nullptr);
     size_t values = bounds.OpenArray(path);
     int n = 0;
     for (const ByteInterval& iv : *intervals) {
@@ -929,7 +966,7 @@ std::optional<QueryPlan> PlanDistinctScan(const catalog::Collection& coll, const
     // A collated index holds collation keys, not the values.
     // (A 2dsphere index leaves out documents without a geometry.)
     if (p.index == nullptr || p.IsOr() || p.multikey || p.index->desc.collator ||
-        p.index->desc.sphere) {
+        p.index->desc.sphere || p.index->desc.flat) {
       return false;
     }
     BsonElement first = p.index->desc.key.FirstElement();

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace hourglass::geo {
 
@@ -170,6 +171,40 @@ bool GeoQuery::Matches(const BsonElement& value) const {
       break;
   }
   return false;
+}
+
+std::optional<std::pair<FlatPoint, FlatPoint>> GeoQuery::FlatBoundingBox() const {
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  switch (kind_) {
+    case Kind::kBox:
+      return std::pair{lo_, hi_};
+    case Kind::kCenter:
+      return std::pair{FlatPoint{cx_ - radius_, cy_ - radius_},
+                       FlatPoint{cx_ + radius_, cy_ + radius_}};
+    case Kind::kPolygon: {
+      FlatPoint lo{kInf, kInf}, hi{-kInf, -kInf};
+      for (const FlatPoint& p : polygon_) {
+        lo = {std::min(lo.x, p.x), std::min(lo.y, p.y)};
+        hi = {std::max(hi.x, p.x), std::max(hi.y, p.y)};
+      }
+      return std::pair{lo, hi};
+    }
+    case Kind::kCenterSphere: {
+      const double r = radius_ * 180 / M_PI;  // degrees of latitude
+      const double lat_lo = cy_ - r, lat_hi = cy_ + r;
+      if (std::max(std::fabs(lat_lo), std::fabs(lat_hi)) >= 90) {
+        return std::pair{FlatPoint{-kInf, -kInf}, FlatPoint{kInf, kInf}};
+      }
+      // The cap's widest longitude offset from its center: asin(sin r / cos(center latitude)).
+      const double dlng = std::asin(std::sin(radius_) / std::cos(cy_ * M_PI / 180)) * 180 / M_PI;
+      if (cx_ - dlng < -180 || cx_ + dlng > 180) {
+        return std::pair{FlatPoint{-kInf, lat_lo}, FlatPoint{kInf, lat_hi}};
+      }
+      return std::pair{FlatPoint{cx_ - dlng, lat_lo}, FlatPoint{cx_ + dlng, lat_hi}};
+    }
+    default:
+      return std::nullopt;
+  }
 }
 
 std::unique_ptr<S2Region> GeoQuery::SphereRegion() const {

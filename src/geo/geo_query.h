@@ -8,6 +8,8 @@
 #pragma once
 
 #include <memory>
+#include <optional>
+#include <utility>
 #include <vector>
 
 #include "base/status.h"
@@ -32,6 +34,11 @@ class GeoQuery {
   // The region on the sphere a 2dsphere index covers to find candidates (sphere_index.h), or
   // null for the flat shapes.
   std::unique_ptr<S2Region> SphereRegion() const;
+  // A box of (x, y) holding every point location the query can match, for a 2d index
+  // (flat_index.h): the flat shapes' bounds, and $centerSphere's in longitude and latitude (the
+  // whole plane, {-inf, -inf, inf, inf}, when the cap reaches a pole or the antimeridian);
+  // nullopt for a $geometry, which 2d indexes do not serve.
+  std::optional<std::pair<FlatPoint, FlatPoint>> FlatBoundingBox() const;
 
  private:
   enum class Kind { kWithinGeometry, kIntersectsGeometry, kCenterSphere, kBox, kCenter, kPolygon };

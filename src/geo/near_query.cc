@@ -139,6 +139,19 @@ StatusWith<NearQuery> NearQuery::FromStage(const BsonElement& near, bool spheric
 }
 
 std::optional<double> NearQuery::Distance(const BsonElement& value) const {
+  if (value.type() == BsonType::kArray && !Geometry::PointLocation(value)) {
+    // An array of geometries (a 2d index's list of locations): the nearest of them.
+    std::optional<double> nearest;
+    for (BsonElement e : value.Obj()) {
+      const std::optional<double> d = DistanceToOne(e);
+      if (d && (!nearest || *d < *nearest)) nearest = d;
+    }
+    return nearest;
+  }
+  return DistanceToOne(value);
+}
+
+std::optional<double> NearQuery::DistanceToOne(const BsonElement& value) const {
   if (metric_ == Metric::kFlat) {
     const std::optional<FlatPoint> p = Geometry::PointLocation(value);
     if (!p) return std::nullopt;
@@ -150,6 +163,10 @@ std::optional<double> NearQuery::Distance(const BsonElement& value) const {
   S2ClosestEdgeQuery::PointTarget target(S2LatLng::FromDegrees(point_.y, point_.x).ToPoint());
   const double radians = query.GetDistance(&target).ToAngle().radians();
   return metric_ == Metric::kMeters ? radians * kEarthRadiusMeters : radians;
+}
+
+double NearQuery::MaxFlatDistance() const {
+  return std::isinf(max_distance_) ? std::numeric_limits<double>::max() : max_distance_;
 }
 
 double NearQuery::MaxRadians() const {

@@ -49,8 +49,12 @@ class NearQuery {
   // On the sphere, the maximum distance as an angle (π without one): a 2dsphere index finds
   // every document within it among the cells covering that cap.
   double MaxRadians() const;
+  // On the plane, the maximum distance (the largest double without one).
+  double MaxFlatDistance() const;
 
  private:
+  // The distance to one geometry.
+  std::optional<double> DistanceToOne(const bson::BsonElement& value) const;
   // Reads a $maxDistance or $minDistance operand (`legacy`: the legacy form's error codes);
   // BadValue for any other field.
   Status ReadBound(const bson::BsonElement& e, bool legacy);

@@ -429,3 +429,90 @@ def test_big_polygons_and_named_crs(db, cities):
         code, _, _ = command_error(db, {"find": "cities",
                                         "filter": {"loc": {"$geoIntersects": {"$geometry": g}}}})
         assert code == 2, g
+
+
+# ---- 2d indexes ------------------------------------------------------------------------------
+
+def test_2d_index_spec_and_errors(db):
+    assert db.flat.create_index([("xy", "2d")], bits=20, min=0, max=100) == "xy_2d"
+    spec = next(i for i in db.flat.list_indexes() if i["name"] == "xy_2d")
+    assert spec["key"] == {"xy": "2d"} and (spec["bits"], spec["min"], spec["max"]) == (20, 0, 100)
+    db.flat.create_index([("loc", "2d"), ("kind", 1)])  # other fields may follow
+    cases = [
+        ({"key": {"p": "2d"}, "name": "a", "bits": 0}, 72),
+        ({"key": {"p": "2d"}, "name": "b", "bits": 33}, 72),
+        ({"key": {"p": "2d"}, "name": "c", "min": 5, "max": 5}, 72),
+        ({"key": {"p": "2d"}, "name": "d", "bits": "26"}, 14),
+        ({"key": {"p": "2d", "q": "2d"}, "name": "e"}, 16800),
+        ({"key": {"k": 1, "p": "2d"}, "name": "f"}, 16801),
+        ({"key": {"p": "2d", "q": "2dsphere"}, "name": "g"}, 67),
+        ({"key": {"p": "2d"}, "name": "h", "collation": {"locale": "fr"}}, 67),
+    ]
+    for spec, code in cases:
+        got, _, msg = command_error(db, {"createIndexes": "flat", "indexes": [spec]})
+        assert got == code, (spec, msg)
+    # Documents: a point outside the plane, a GeoJSON object, non-numbers are refused; other
+    # values (strings, numbers, missing) are simply not in the index.
+    for bad, code in [([150, 5], 13027), ({"type": "Point", "coordinates": [1, 1]}, 16804),
+                      ([1, "b"], 13026), (["a", "b"], 16804)]:
+        with pytest.raises(WriteError) as e:
+            db.flat.insert_one({"xy": bad})
+        assert e.value.code == code, bad
+    db.flat.insert_many([{"xy": "somewhere"}, {"xy": 7}, {"other": 1}, {"xy": [100, 100]}])
+    assert db.flat.count_documents({}) == 4
+
+
+def test_2d_within_and_near(db):
+    rng = random.Random(5)
+    pts = [[rng.uniform(-50, 50), rng.uniform(-50, 50)] for _ in range(2000)]
+    db.grid.insert_many([{"_id": i, "loc": p} for i, p in enumerate(pts)])
+    db.grid.insert_one({"_id": "list", "loc": [[1, 1], [40, 40]]})  # a list of locations
+    db.grid.create_index([("loc", "2d")])
+    shapes = [
+        {"$geoWithin": {"$box": [[-10, -5], [12, 20]]}},
+        {"$geoWithin": {"$center": [[3, 4], 6]}},
+        {"$geoWithin": {"$polygon": [[0, 0], [30, 5], [10, 30]]}},
+        {"$geoWithin": {"$centerSphere": [[20, 10], 0.1]}},
+    ]
+    for q in shapes:
+        by_index = sorted(map(str, ids(db.grid.find({"loc": q}))))
+        by_scan = sorted(map(str, ids(db.grid.find({"loc": q}).hint(NATURAL))))
+        assert by_index == by_scan and by_index, q
+        plan = db.grid.find({"loc": q}).explain()["queryPlanner"]["winningPlan"]
+        assert plan["inputStage"]["indexName"] == "loc_2d", q
+    # $near with a legacy pair: flat distances, nearest first.
+    # The list's nearest location, [1, 1], is what counts for it.
+    got = list(db.grid.find({"loc": {"$near": [0, 0], "$maxDistance": 8}}))
+    near = [(math.hypot(*p), p) for p in pts if math.hypot(*p) <= 8] + [(math.sqrt(2),
+                                                                         [[1, 1], [40, 40]])]
+    assert [d["loc"] for d in got] == [p for _, p in sorted(near)] and len(near) > 1
+    # $nearSphere on a 2d index: radians.
+    got = list(db.grid.find({"loc": {"$nearSphere": [0, 0], "$maxDistance": 0.1}}))
+    near = [(radians_between(p, [0, 0]), p) for p in pts if radians_between(p, [0, 0]) <= 0.1]
+    near.append((radians_between([1, 1], [0, 0]), [[1, 1], [40, 40]]))
+    assert [d["loc"] for d in got] == [p for _, p in sorted(near)] and len(near) > 1
+    # $geoNear prefers the 2d index and measures on the plane without `spherical`.
+    db.grid.create_index([("loc2", "2dsphere")])
+    out = list(db.grid.aggregate([{"$geoNear": {"near": [10, 10], "distanceField": "d"}},
+                                  {"$limit": 3}]))
+    flat = sorted(pts, key=lambda p: math.hypot(p[0] - 10, p[1] - 10))[:3]
+    assert [d["loc"] for d in out] == flat
+    assert abs(out[0]["d"] - math.hypot(flat[0][0] - 10, flat[0][1] - 10)) < 1e-9
+    # GeoJSON needs a 2dsphere index.
+    code, _, _ = command_error(db, {"aggregate": "grid", "pipeline": [{"$geoNear": {
+        "near": point([10, 10]), "distanceField": "d"}}], "cursor": {}})
+    assert code == 291
+    db.grid.create_index([("loc3", "2d")])
+    code, _, _ = command_error(db, {"aggregate": "grid", "pipeline": [{"$geoNear": {
+        "near": [10, 10], "distanceField": "d"}}], "cursor": {}})
+    assert code == 27  # two 2d indexes
+
+
+def test_2d_custom_plane(db):
+    db.board.create_index([("cell", "2d")], min=0, max=8, bits=3)
+    db.board.insert_many([{"_id": n, "cell": c} for n, c in
+                          [("a1", [0.5, 0.5]), ("e4", [4.5, 3.5]), ("h8", [7.5, 7.5]),
+                           ("edge", [8, 8])]])
+    assert sorted(ids(db.board.find({"cell": {"$geoWithin": {"$box": [[4, 3], [8, 8]]}}}))) == [
+        "e4", "edge", "h8"]
+    assert ids(db.board.find({"cell": {"$near": [0, 0]}}).limit(2)) == ["a1", "e4"]

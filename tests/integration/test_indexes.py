@@ -105,7 +105,6 @@ def test_conflicting_specs(db, second, code):
     "spec,code",
     [
         ({"key": {"a": "text"}}, 115),
-        ({"key": {"loc": "2d"}}, 115),
         ({"key": {"a": 1, "b.$**": 1}}, 115),  # compound wildcard (test_wildcard_indexes.py)
         ({"key": {"a": 1}, "collation": {"locale": "fr", "strength": 9}}, 9),
         ({"key": {"a": 1}, "collation": "fr"}, 14),
