@@ -629,21 +629,10 @@ class FindAndModifyCommand : public Command {
       const timeseries::TimeseriesCollection& ts = *resolved.timeseries;
       std::optional<BsonObj> first_in_order;
       if (!sort_doc.IsEmpty()) {
-        // The first measurement in the sort's order, read as a find reads it; the write then
-        // takes a measurement equal to it in every field (any such one is the same to a reader).
-        exec::TimeseriesReadRequest request;
-        request.filter = query_doc;
-        request.hint = HintOf(cmd);
-        pipeline::PipelineContext pctx;
-        pctx.now_millis = ectx.now_millis;
-        pctx.let = ectx.let;
-        HG_ASSIGN_OR_RETURN(auto stream, exec::BuildTimeseriesRead(
-                                             ts, ctx.service.engine, std::move(request),
-                                             exec::TimeseriesFindStages(sort_doc, 0, 1), pctx));
-        HG_ASSIGN_OR_RETURN(first_in_order, stream->Next());
-        // None: nothing matches (an empty document equals no measurement), and an upsert still
-        // takes the filter's equalities.
-        if (!first_in_order) first_in_order = BsonObj();
+        // The write takes a measurement equal to the pick in every field (any such one is the
+        // same to a reader).
+        HG_ASSIGN_OR_RETURN(first_in_order, FirstMeasurementInOrder(ctx, ts, query_doc, sort_doc,
+                                                                    HintOf(cmd), ectx));
       }
       std::optional<BsonObj> value;
       bool updated_existing = false;

@@ -31,14 +31,16 @@ Status ExplainTimeseriesModify(CommandContext& ctx, const BsonObj& inner,
   // findAndModify runs as a delete or an update of one measurement.
   const bool find_and_modify = kind == "findAndModify";
   const bool is_delete = kind == "delete" || (find_and_modify && inner["remove"].Truthy());
-  if (find_and_modify && !req.sort.IsEmpty()) {
-    return Status(ErrorCode::kCommandNotSupported,
-                  "explain of findAndModify with a sort on a time-series collection is not "
-                  "supported yet");
-  }
   ModifyStats stats;
   ModifyOptions options{.dry_run = true, .stats = &stats, .hint = req.hint};
   auto start = Clock::now();
+  // A sorted findAndModify modifies the first measurement in the sort's order (crud_write.cc).
+  BsonObj pick;
+  if (find_and_modify && !req.sort.IsEmpty()) {
+    HG_ASSIGN_OR_RETURN(
+        pick, FirstMeasurementInOrder(ctx, ts, req.filter, req.sort, req.hint, req.expr_ctx));
+    options.only = &pick;
+  }
   int64_t matched = 0, changed = 0;
   if (is_delete) {
     HG_ASSIGN_OR_RETURN(changed,
@@ -69,6 +71,7 @@ Status ExplainTimeseriesModify(CommandContext& ctx, const BsonObj& inner,
                                        : (multi ? "updateMany" : "updateOne"));
     b.AppendObject("bucketFilter", bucket_bson);
     b.AppendObject("residualFilter", residual);
+    if (options.only != nullptr) b.AppendObject("sortPattern", req.sort);
     if (with_stats) {
       b.AppendInt64("nBucketsUnpacked", stats.buckets_unpacked);
       b.AppendInt64("nMeasurementsMatched", matched);

@@ -7,6 +7,7 @@
 #include "commands/timeseries_index_checks.h"
 #include "commands/timeseries_write.h"
 #include "exec/explain_timeseries.h"
+#include "exec/timeseries_read.h"
 #include "exec/timeseries_scan.h"
 #include "query/matcher.h"
 #include "query/path.h"
@@ -406,6 +407,24 @@ StatusWith<UpdateOutcome> UpdateMeasurements(CommandContext& ctx,
   }
   return UpdateAnyField(ctx, coll, filter, matcher, bucket_filter, update, array_filters, multi,
                         upsert, expr_ctx, options);
+}
+
+StatusWith<BsonObj> FirstMeasurementInOrder(CommandContext& ctx,
+                                            const timeseries::TimeseriesCollection& coll,
+                                            const BsonObj& filter, const BsonObj& sort,
+                                            const BsonObj& hint,
+                                            const query::ExpressionContext& expr_ctx) {
+  exec::TimeseriesReadRequest request;
+  request.filter = filter;
+  request.hint = hint;
+  pipeline::PipelineContext pctx;
+  pctx.now_millis = expr_ctx.now_millis;
+  pctx.let = expr_ctx.let;
+  HG_ASSIGN_OR_RETURN(auto stream,
+                      exec::BuildTimeseriesRead(coll, ctx.service.engine, std::move(request),
+                                                exec::TimeseriesFindStages(sort, 0, 1), pctx));
+  HG_ASSIGN_OR_RETURN(std::optional<BsonObj> first, stream->Next());
+  return first ? first->Owned() : BsonObj();
 }
 
 StatusWith<int64_t> DeleteMeasurements(CommandContext& ctx,

@@ -49,6 +49,13 @@ struct ModifyOptions {
   const bson::BsonObj* only = nullptr;
 };
 
+// A sorted findAndModify's pick: the first measurement matching `filter` in `sort`'s order, read
+// as a find reads it ({} when none matches: it equals no measurement, and an upsert still takes
+// the filter's equalities). `hint`: the command's (HintOf).
+StatusWith<bson::BsonObj> FirstMeasurementInOrder(
+    CommandContext& ctx, const timeseries::TimeseriesCollection& coll, const bson::BsonObj& filter,
+    const bson::BsonObj& sort, const bson::BsonObj& hint, const query::ExpressionContext& expr_ctx);
+
 // Deletes the measurements of `coll` matching `filter` (all of them, or the first one found when
 // !multi) and returns how many (spec §8.2, MongoDB 7.0): buckets whose measurements all match go
 // whole (a filter on the metaField alone never unpacks), partly matching buckets are rewritten

@@ -382,10 +382,23 @@ def test_time_series_find_and_modify_explain(tsw):
     assert (st["opType"], st["nMeasurementsMatched"], st["nMeasurementsUpdated"]) == (
         "updateOne", 1, 1)
     assert tsw.ts.count_documents({"m": "a"}) == 30 and tsw.ts.count_documents({"x": 1}) == 0
-    # A sort is not supported there yet.
+    # With a sort: the first measurement in its order, counted, nothing changed.
+    newest = next(tsw.ts.find({"m": "a"}).sort("t", -1).limit(1))
+    e = ts_explain(tsw, {"findAndModify": "ts", "query": {"m": "a"}, "sort": {"t": -1},
+                         "update": {"$set": {"x": 1}}})
+    st = e["executionStats"]["executionStages"]
+    assert (st["opType"], st["nMeasurementsMatched"], st["nMeasurementsUpdated"]) == (
+        "updateOne", 1, 1)
+    assert st["sortPattern"] == {"t": -1}
+    e = ts_explain(tsw, {"findAndModify": "ts", "query": {"m": "nobody"}, "sort": {"t": 1},
+                         "remove": True})
+    assert e["executionStats"]["executionStages"]["nMeasurementsDeleted"] == 0
+    assert tsw.ts.count_documents({"x": 1}) == 0 and tsw.ts.count_documents({"m": "a"}) == 30
+    assert tsw.ts.count_documents({"t": newest["t"], "m": "a"}) >= 1
+    # The sort is checked as a find's is.
     code, _, _ = command_error(tsw, SON([("explain", {"findAndModify": "ts", "query": {},
-                                                       "sort": {"t": 1}, "remove": True})]))
-    assert code == 115
+                                                       "sort": {"t": "x"}, "remove": True})]))
+    assert code == 15975
 
 
 def test_time_series_output_pipeline_execution_explain_refused(db):

@@ -467,11 +467,8 @@ def test_explain_with_rewrites_off_shows_plain_unpack(client, tsdb):
 
 
 def test_explain_errors(client, tsdb):
-    # Explaining a write reports the write's own errors (a multi replacement: FailedToParse);
-    # findAndModify with a sort on a time-series collection is not explained.
-    for cmd, code in (({"update": "w", "updates": [{"q": {}, "u": {"x": 1}, "multi": True}]}, 9),
-                      ({"findAndModify": "w", "query": {}, "sort": {"t": 1}, "remove": True},
-                       115)):
+    # Explaining a write reports the write's own errors (a multi replacement: FailedToParse).
+    for cmd, code in (({"update": "w", "updates": [{"q": {}, "u": {"x": 1}, "multi": True}]}, 9),):
         with pytest.raises(OperationFailure) as e:
             explain(tsdb, cmd)
         assert e.value.code == code
