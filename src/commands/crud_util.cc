@@ -44,9 +44,10 @@ StatusWith<geo::NearQuery> NearQueryOf(const pipeline::GeoNearSpec& spec) {
                                    spec.max_distance);
 }
 
-// $geoNear on a time-series collection, as MongoDB runs it: on a measurement named by `key`,
-// over every measurement (no index needed), ordered by distance; `query` and `includeLocs` are
-// refused (a $match after it filters).
+// $geoNear on a time-series collection, as MongoDB runs it: over every measurement, ordered by
+// the distance of `key`: a measurement (no index needed; `includeLocs` refused) or a path of the
+// metaField (which, as in MongoDB, needs a geo index on it). `query` is refused either way (a
+// $match after it filters).
 StatusWith<std::unique_ptr<pipeline::DocumentStream>> BuildTimeseriesGeoNearRead(
     const exec::ReadContext& rctx, timeseries::TimeseriesCollection ts,
     std::unique_ptr<pipeline::Pipeline> pipe, const pipeline::GeoNearSpec& spec) {
@@ -61,23 +62,29 @@ StatusWith<std::unique_ptr<pipeline::DocumentStream>> BuildTimeseriesGeoNearRead
                     "Must not specify 'query' for $geoNear on a time-series collection; use "
                     "$match instead");
     }
-    return Status(ErrorCode::kCommandNotSupported,
-                  "$geoNear on a time-series collection's metaField is not supported yet");
-  }
-  if (!spec.query.IsEmpty()) {
-    return Status(ErrorCode::kLocation5860207,
-                  "Must not specify 'query' for $geoNear on a time-series collection; use $match "
-                  "instead");
-  }
-  if (!spec.include_locs.empty()) {
-    return Status(ErrorCode::kLocation5860208,
-                  "$geoNear 'includeLocs' is not supported on time-series metrics");
+  } else {
+    if (!spec.query.IsEmpty()) {
+      return Status(ErrorCode::kLocation5860207,
+                    "Must not specify 'query' for $geoNear on a time-series collection; use "
+                    "$match instead");
+    }
+    if (!spec.include_locs.empty()) {
+      return Status(ErrorCode::kLocation5860208,
+                    "$geoNear 'includeLocs' is not supported on time-series metrics");
+    }
   }
   exec::NearRead near;
   near.field = spec.key;
   HG_ASSIGN_OR_RETURN(near.query, NearQueryOf(spec));
   near.distance_field = spec.distance_field;
+  near.include_locs = spec.include_locs;
   near.multiplier = spec.multiplier;
+  if (meta && query::PathStartsWith(spec.key, *meta)) {
+    // The index the metaField path needs is the bucket collection's, on meta<rest>.
+    exec::NearRead on_buckets = near;
+    on_buckets.field = "meta" + spec.key.substr(meta->size());
+    HG_RETURN_IF_ERROR(exec::CheckNearIndex(*ts.buckets, on_buckets));
+  }
   pipeline::PipelineContext pctx = pipe->context();
   HG_ASSIGN_OR_RETURN(auto measurements,
                       exec::BuildTimeseriesRead(std::move(ts), rctx.engine,
