@@ -8,8 +8,9 @@
 // (query_planner.h). Without a hint, a user index is chosen when the planner picks one (not
 // hidden, partial filter implied, not multikey unless it is a wildcard index on the metaField)
 // and it bounds some key field the default path
-// cannot use: a measurement bound, or a meta bound when the collection has no series index, or a
-// time bound when the filter gives the default scan no time range. A hint on the time-series
+// cannot use: a measurement bound, a meta bound when the collection has no series index or the
+// bound is a geo index's (2dsphere, 2d), or a time bound when the filter gives the default scan no
+// time range. A hint on the time-series
 // collection names a user index by name or by the user's key ({m: 1, v: 1}); `_id`, "_id_",
 // {$natural: ±1} and the series index ({M: 1, T: 1} or its name; not when hidden) select the
 // default path.

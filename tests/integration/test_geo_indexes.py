@@ -299,6 +299,9 @@ def test_time_series_meta_index_and_near(db):
                                                         ("rome", ROME)])])
     within = {"site.loc": {"$geoWithin": {"$centerSphere": [PARIS, 1_000_000 / EARTH_RADIUS_M]}}}
     assert sorted(d["site"]["name"] for d in db.sensors.find(within)) == ["berlin", "paris"]
+    # The meta's geo index bounds the buckets (the series index cannot).
+    explain = json.dumps(db.command("explain", {"find": "sensors", "filter": within}))
+    assert '"indexName": "site.loc_2dsphere"' in explain
     # As in MongoDB, find cannot order a time-series collection by distance.
     code, _, _ = command_error(db, {"find": "sensors", "filter": {
         "site.loc": {"$near": {"$geometry": point(PARIS)}}}})
