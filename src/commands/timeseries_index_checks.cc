@@ -56,10 +56,11 @@ Status BucketIndexChecks::CheckMeasurement(const BsonObj& m) const {
     }
   }
   for (const std::string& p : geo_paths_) {
-    const std::vector<BsonElement> values = geo::GeoValuesAtPath(m, p);
-    if (auto cells = geo::SphereBucketCells(values); !cells.ok()) {
-      return Status(ErrorCode::kLocation16755,
-                    "Can't extract geo keys: " + m.ToJson() + "  " + cells.status().reason());
+    for (const BsonElement& v : geo::GeoValuesAtPath(m, p)) {
+      if (Status st = geo::CheckBucketPoint(v); !st.ok()) {
+        return Status(ErrorCode::kLocation16755,
+                      "Can't extract geo keys: " + m.ToJson() + "  " + st.reason());
+      }
     }
   }
   return Status::OK();

@@ -90,17 +90,27 @@ StatusWith<std::vector<int64_t>> SphereIndexCells(const BsonElement& value) {
   return cells;
 }
 
+namespace {
+// A bucket value's point: nullopt for a value that is skipped; an error for one that is no point.
+StatusWith<std::optional<FlatPoint>> BucketPoint(const BsonElement& v) {
+  if (v.eoo() || v.type() == BsonType::kNull || v.type() == BsonType::kUndefined ||
+      IsEmptyContainer(v)) {
+    return std::optional<FlatPoint>();
+  }
+  const std::optional<FlatPoint> p = Geometry::PointLocation(v);
+  if (!p) return BadGeo("Time-series collections '2dsphere' indexes only support point data");
+  if (!InLngLatBounds(p->x, p->y)) return LngLatOutOfBounds(p->x, p->y);
+  return p;
+}
+}  // namespace
+
+Status CheckBucketPoint(const BsonElement& value) { return BucketPoint(value).status(); }
+
 StatusWith<std::vector<int64_t>> SphereBucketCells(const std::vector<BsonElement>& values) {
   std::vector<S2Point> points;
   for (const BsonElement& v : values) {
-    if (v.eoo() || v.type() == BsonType::kNull || v.type() == BsonType::kUndefined ||
-        IsEmptyContainer(v)) {
-      continue;
-    }
-    const std::optional<FlatPoint> p = Geometry::PointLocation(v);
-    if (!p) return BadGeo("Time-series collections '2dsphere' indexes only support point data");
-    if (!InLngLatBounds(p->x, p->y)) return LngLatOutOfBounds(p->x, p->y);
-    points.push_back(S2LatLng::FromDegrees(p->y, p->x).ToPoint());
+    HG_ASSIGN_OR_RETURN(std::optional<FlatPoint> p, BucketPoint(v));
+    if (p) points.push_back(S2LatLng::FromDegrees(p->y, p->x).ToPoint());
   }
   std::vector<int64_t> cells;
   if (points.empty()) return cells;

@@ -33,6 +33,9 @@ StatusWith<std::vector<int64_t>> SphereIndexCells(const bson::BsonElement& value
 // holds no position. Every value must be a point (a GeoJSON Point or a legacy pair): anything
 // else is an error, the reason (the caller adds 16755 and the bucket).
 StatusWith<std::vector<int64_t>> SphereBucketCells(const std::vector<bson::BsonElement>& values);
+// SphereBucketCells' test of one value, without covering anything: what a measurement must be to
+// enter such a bucket (OK for a point, or a value that is skipped).
+Status CheckBucketPoint(const bson::BsonElement& value);
 
 // An inclusive interval of signed cell ids (lo == hi: one cell).
 struct CellInterval {

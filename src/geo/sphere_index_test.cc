@@ -81,6 +81,26 @@ TEST(SphereIndexTest, ValuesThatAreNoGeometryAreRefused) {
   }
 }
 
+TEST(SphereIndexTest, ABucketsPointsAreCoveredTogether) {
+  BsonObj values = J(R"({"a": [2.35, 48.85], "b": null, "c": {"type": "Point",
+      "coordinates": [2.36, 48.86]}, "d": {}})");
+  std::vector<bson::BsonElement> elems;
+  for (bson::BsonElement e : values) elems.push_back(e);
+  auto cells = SphereBucketCells(elems);
+  ASSERT_TRUE(cells.ok()) << cells.status().ToString();
+  ASSERT_FALSE(cells.value().empty());
+  for (int64_t c : cells.value()) EXPECT_LE(Level(c), 16);
+  EXPECT_TRUE(SphereBucketCells({values["b"], values["d"]}).value().empty());
+  for (const char* bad :
+       {R"({"type": "LineString", "coordinates": [[0, 0], [1, 1]]})", R"("here")", "[200, 0]"}) {
+    BsonObj d = J(std::string(R"({"v": )") + bad + "}");
+    EXPECT_FALSE(CheckBucketPoint(d.FirstElement()).ok()) << bad;
+    EXPECT_FALSE(SphereBucketCells({d.FirstElement()}).ok()) << bad;
+  }
+  EXPECT_TRUE(CheckBucketPoint(values["a"]).ok());
+  EXPECT_TRUE(CheckBucketPoint(values["b"]).ok());
+}
+
 TEST(SphereIndexTest, QueryIntervalsHoldEveryMatchingGeometry) {
   const std::string square = R"({"$geoWithin": {"$geometry": {"type": "Polygon",
       "coordinates": [[[0, 0], [10, 0], [10, 10], [0, 10], [0, 0]]]}}})";
