@@ -169,6 +169,15 @@ bool IsSphereBucketField(const BsonElement& f) {
   return f.type() == BsonType::kString && f.Str() == "2dsphere_bucket";
 }
 
+// The values of `values` (a document of computed keys: cells, geohashes) as key values, which
+// *holder keeps alive.
+std::vector<KeyValue> HeldKeyValues(BsonObj values, BsonObj* holder) {
+  *holder = std::move(values);
+  std::vector<KeyValue> out;
+  for (BsonElement e : *holder) out.push_back({KeyValue::kElement, e});
+  return out;
+}
+
 bool IsFlatField(const BsonElement& f) { return f.type() == BsonType::kString && f.Str() == "2d"; }
 
 // The geohashes of a 2d field as key values (geo::FlatHashBytes), held by *holder; empty when the
@@ -190,10 +199,7 @@ StatusWith<std::vector<KeyValue>> FlatKeyValues(const BsonObj& doc, std::string_
   for (size_t i = 0; i < hashes.size(); ++i) {
     b.AppendBinData(std::to_string(i), geo::kFlatHashSubtype, geo::FlatHashBytes(hashes[i]));
   }
-  *holder = b.Obj();
-  std::vector<KeyValue> out;
-  for (BsonElement e : *holder) out.push_back({KeyValue::kElement, e});
-  return out;
+  return HeldKeyValues(b.Obj(), holder);
 }
 
 // The cells of a bucket's measurement column (data.<f>: a compressed column, or an object of
@@ -228,21 +234,18 @@ StatusWith<std::vector<KeyValue>> SphereKeyValues(const BsonObj& doc, const Bson
     auto c = BucketColumnCells(doc, path);
     if (!c.ok()) return cant_extract(c.status());
     cells = std::move(c).value();
-  }
-  for (const BsonElement& v :
-       IsSphereField(field) ? geo::GeoValuesAtPath(doc, path) : std::vector<BsonElement>{}) {
-    auto c = geo::SphereIndexCells(v);
-    if (!c.ok()) return cant_extract(c.status());
-    cells.insert(cells.end(), c.value().begin(), c.value().end());
+  } else {
+    for (const BsonElement& v : geo::GeoValuesAtPath(doc, path)) {
+      auto c = geo::SphereIndexCells(v);
+      if (!c.ok()) return cant_extract(c.status());
+      cells.insert(cells.end(), c.value().begin(), c.value().end());
+    }
   }
   std::sort(cells.begin(), cells.end());
   cells.erase(std::unique(cells.begin(), cells.end()), cells.end());
   BsonBuilder b;
   for (size_t i = 0; i < cells.size(); ++i) b.AppendInt64(std::to_string(i), cells[i]);
-  *holder = b.Obj();
-  std::vector<KeyValue> out;
-  for (BsonElement e : *holder) out.push_back({KeyValue::kElement, e});
-  return out;
+  return HeldKeyValues(b.Obj(), holder);
 }
 
 }  // namespace
