@@ -122,7 +122,7 @@ struct FieldPredicates {
   std::vector<std::vector<BsonElement>> point_sets;  // each: $eq / value / $in
   std::vector<ValueInterval> ranges;
   bool exists = false;           // {$exists: true} (bounds only for wildcard indexes)
-  std::vector<BsonElement> geo;  // $geoWithin / $within / $geoIntersects (2dsphere indexes)
+  std::vector<BsonElement> geo;  // $geoWithin / $within / $geoIntersects (geo indexes)
 };
 
 void AddOperatorPredicates(const BsonObj& ops, FieldPredicates& fp) {
@@ -964,7 +964,7 @@ std::optional<QueryPlan> PlanDistinctScan(const catalog::Collection& coll, const
   if (!hint.eoo() || coll.IsClustered()) return std::nullopt;
   auto leads = [&](QueryPlan& p) {
     // A collated index holds collation keys, not the values.
-    // (A 2dsphere index leaves out documents without a geometry.)
+    // (A geo index leaves out documents without a geometry.)
     if (p.index == nullptr || p.IsOr() || p.multikey || p.index->desc.collator ||
         p.index->desc.sphere || p.index->desc.flat) {
       return false;

@@ -32,6 +32,12 @@
 // (a missing or hidden one fails with BadValue 2, and so does a hinted wildcard index that covers
 // no filter field); {$natural: 1|-1} forces a collection scan.
 //
+// Geo indexes: a 2dsphere field is bounded by the S2 cells of a $geoWithin/$geoIntersects region
+// (geo/sphere_index.h), a 2d field by the geohash ranges of a $geoWithin shape's box
+// (geo/flat_index.h); such an index holds only documents with a geometry there, so it is used
+// only with such bounds (or a hint), always deduplicated, never exact, never for a sort or
+// DISTINCT_SCAN.
+//
 // Collations: an index with a collation keys strings by their collation keys. A read under the
 // same collation gets bounds from its strings' collation keys (explain shows them as
 // CollationKey(0x...), as MongoDB does) and the index's order; under another collation the index
