@@ -527,3 +527,35 @@ def test_2d_custom_plane(db):
     assert sorted(ids(db.board.find({"cell": {"$geoWithin": {"$box": [[4, 3], [8, 8]]}}}))) == [
         "e4", "edge", "h8"]
     assert ids(db.board.find({"cell": {"$near": [0, 0]}}).limit(2)) == ["a1", "e4"]
+
+
+def test_geo_indexes_survive_a_restart(fresh_server):
+    s = fresh_server.new()
+    c = s.client()
+    t0 = datetime.datetime(2026, 5, 1)
+    try:
+        c.g.places.insert_many([{"_id": n, "loc": point(p), "xy": p} for n, p in
+                                [("paris", PARIS), ("rome", ROME), ("madrid", MADRID)]])
+        c.g.places.create_index([("loc", "2dsphere")])
+        c.g.places.create_index([("xy", "2d")])
+        c.g.create_collection("ts", timeseries={"timeField": "t"})
+        c.g.ts.create_index([("pos", "2dsphere")])
+        c.g.ts.insert_many([{"t": t0, "pos": point(p)} for p in (PARIS, ROME)])
+    finally:
+        c.close()
+    assert s.shutdown_command() == 0
+    s.start()
+    c = s.client()
+    try:
+        near = {"loc": {"$near": {"$geometry": point(MADRID)}}}
+        assert ids(c.g.places.find(near)) == ["madrid", "paris", "rome"]
+        assert ids(c.g.places.find({"xy": {"$near": ROME}}).limit(1)) == ["rome"]
+        with pytest.raises(WriteError) as e:
+            c.g.places.insert_one({"loc": "nowhere"})
+        assert e.value.code == 16755
+        cap = {"pos": {"$geoWithin": {"$centerSphere": [ROME, 0.01]}}}
+        assert c.g.ts.count_documents(cap) == 1
+        assert '"IXSCAN"' in json.dumps(c.g.command("explain", {"find": "ts", "filter": cap}))
+    finally:
+        c.close()
+    assert s.shutdown_command() == 0
