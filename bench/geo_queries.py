@@ -50,6 +50,9 @@ geo_near = [{"$geoNear": {"near": paris, "distanceField": "d", "maxDistance": 50
             {"$limit": 10}]
 rows.append(("$geoNear 500 km, 10 nearest", 10, t(lambda: list(db.places.aggregate(geo_near))),
              None))
+nearest = {"loc": {"$near": {"$geometry": paris}}}
+rows.append(("$near without a maximum, 10 nearest", 10,
+             t(lambda: list(db.places.find(nearest).limit(10))), None))
 tq = {"pos": cap["loc"]}
 m = len(list(db.tracks.find(tq)))
 rows.append(("time-series $geoWithin $centerSphere 300 km", m, t(lambda: list(db.tracks.find(tq))),

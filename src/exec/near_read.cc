@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "pipeline/stage.h"
 #include "query/path.h"
@@ -102,7 +103,7 @@ StatusWith<std::optional<NearRead>> ExtractNear(const BsonObj& filter, BsonObj* 
   return near;
 }
 
-BsonObj NearPlanningFilter(const NearRead& near, const BsonObj& rest) {
+BsonObj NearPlanningFilter(const NearRead& near, const BsonObj& rest, std::optional<double> max) {
   BsonBuilder b;
   for (BsonElement e : rest) b.AppendElement(e);
   // On the plane a circle of the maximum distance (2d indexes), on the sphere a cap (2dsphere and
@@ -115,7 +116,8 @@ BsonObj NearPlanningFilter(const NearRead& near, const BsonObj& rest) {
   b.AppendDouble("0", near.query.point().x);
   b.AppendDouble("1", near.query.point().y);
   b.Close(center);
-  b.AppendDouble("1", flat ? near.query.MaxFlatDistance() : near.query.MaxRadians());
+  b.AppendDouble("1", flat ? max.value_or(near.query.MaxFlatDistance())
+                           : (max ? near.query.ToRadians(*max) : near.query.MaxRadians()));
   b.Close(cap);
   b.Close(within);
   b.Close(field);
@@ -183,31 +185,24 @@ StatusWith<std::string> GeoNearField(const catalog::Collection& coll) {
 
 namespace {
 
-class NearStream : public pipeline::DocumentStream {
+// Orders documents by distance: takes a stream's documents within a band of distances, then
+// hands them out nearest first, with $geoNear's output fields.
+class NearOrder {
  public:
-  NearStream(std::unique_ptr<pipeline::DocumentStream> in, NearRead near)
-      : in_(std::move(in)),
-        near_(std::move(near)),
+  explicit NearOrder(NearRead near)
+      : near_(std::move(near)),
         distance_path_(query::SplitPath(near_.distance_field)),
         locs_path_(query::SplitPath(near_.include_locs)) {}
 
-  StatusWith<std::optional<BsonObj>> Next() override {
-    if (!loaded_) HG_RETURN_IF_ERROR(Load());
-    if (next_ == rows_.size()) return std::optional<BsonObj>();
-    return std::optional<BsonObj>(Output(rows_[next_++]));
-  }
+  const NearRead& near() const { return near_; }
 
- private:
-  struct Row {
-    double distance;
-    BsonObj doc;
-    BsonObj location;  // {"": <the value measured>} for includeLocs
-  };
-
-  Status Load() {
-    loaded_ = true;
+  // Takes `in`'s documents whose distance lies within the query's bounds and in the band
+  // (above, at_most], ordered; replaces what was held.
+  Status Load(pipeline::DocumentStream& in, double above, double at_most) {
+    rows_.clear();
+    next_ = 0;
     while (true) {
-      HG_ASSIGN_OR_RETURN(auto doc, in_->Next());
+      HG_ASSIGN_OR_RETURN(auto doc, in.Next());
       if (!doc) break;
       std::optional<double> best;
       BsonElement best_value;
@@ -218,7 +213,7 @@ class NearStream : public pipeline::DocumentStream {
           best_value = v;
         }
       }
-      if (!best || !near_.query.InRange(*best)) continue;
+      if (!best || !near_.query.InRange(*best) || !(*best > above) || *best > at_most) continue;
       Row row{*best, doc->Owned(), {}};
       if (!near_.include_locs.empty()) {
         BsonBuilder b;
@@ -231,6 +226,16 @@ class NearStream : public pipeline::DocumentStream {
                      [](const Row& a, const Row& b) { return a.distance < b.distance; });
     return Status::OK();
   }
+
+  bool Empty() const { return next_ == rows_.size(); }
+  BsonObj Pop() { return Output(rows_[next_++]); }
+
+ private:
+  struct Row {
+    double distance;
+    BsonObj doc;
+    BsonObj location;  // {"": <the value measured>} for includeLocs
+  };
 
   BsonObj Output(const Row& row) const {
     if (near_.distance_field.empty() && near_.include_locs.empty()) return row.doc;
@@ -246,12 +251,62 @@ class NearStream : public pipeline::DocumentStream {
     return out;
   }
 
-  std::unique_ptr<pipeline::DocumentStream> in_;
   NearRead near_;
   std::vector<std::string> distance_path_, locs_path_;
-  bool loaded_ = false;
   std::vector<Row> rows_;
   size_t next_ = 0;
+};
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+class NearStream : public pipeline::DocumentStream {
+ public:
+  NearStream(std::unique_ptr<pipeline::DocumentStream> in, NearRead near)
+      : in_(std::move(in)), order_(std::move(near)) {}
+
+  StatusWith<std::optional<BsonObj>> Next() override {
+    if (!loaded_) {
+      loaded_ = true;
+      HG_RETURN_IF_ERROR(order_.Load(*in_, -kInf, kInf));
+    }
+    if (order_.Empty()) return std::optional<BsonObj>();
+    return std::optional<BsonObj>(order_.Pop());
+  }
+
+ private:
+  std::unique_ptr<pipeline::DocumentStream> in_;
+  NearOrder order_;
+  bool loaded_ = false;
+};
+
+class RingNearStream : public pipeline::DocumentStream {
+ public:
+  RingNearStream(NearScan scan, NearRead near)
+      : scan_(std::move(scan)),
+        order_(std::move(near)),
+        // The maximum distance, or half the sphere's circumference, which bounds every one.
+        whole_(order_.near().query.FromRadians(order_.near().query.MaxRadians())),
+        radius_(order_.near().query.FromRadians(kFirstRingRadians)) {}
+
+  StatusWith<std::optional<BsonObj>> Next() override {
+    while (order_.Empty() && above_ < whole_) {
+      const double ring = std::min(radius_, whole_);
+      HG_ASSIGN_OR_RETURN(auto in, scan_(ring));
+      HG_RETURN_IF_ERROR(order_.Load(*in, above_, ring));
+      above_ = ring;
+      radius_ *= 2;
+    }
+    if (order_.Empty()) return std::optional<BsonObj>();
+    return std::optional<BsonObj>(order_.Pop());
+  }
+
+ private:
+  // About 20 km, a few index cells; doubling reaches the whole sphere in 10 rings.
+  static constexpr double kFirstRingRadians = M_PI / 1024;
+  NearScan scan_;
+  NearOrder order_;
+  double whole_, radius_;
+  double above_ = -kInf;  // the first ring starts at distance 0, inclusive
 };
 
 }  // namespace
@@ -259,6 +314,10 @@ class NearStream : public pipeline::DocumentStream {
 std::unique_ptr<pipeline::DocumentStream> MakeNearStream(
     std::unique_ptr<pipeline::DocumentStream> in, NearRead near) {
   return std::make_unique<NearStream>(std::move(in), std::move(near));
+}
+
+std::unique_ptr<pipeline::DocumentStream> MakeRingNearStream(NearScan scan, NearRead near) {
+  return std::make_unique<RingNearStream>(std::move(scan), std::move(near));
 }
 
 }  // namespace hourglass::exec

@@ -10,6 +10,7 @@
 // Thread-safety: values and a stream owned by one reader.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -38,9 +39,11 @@ struct NearRead {
 // errors (geo::NearQuery::ParseOperator).
 StatusWith<std::optional<NearRead>> ExtractNear(const bson::BsonObj& filter, bson::BsonObj* rest);
 
-// The filter the planner sees for a near read: `rest` and a $geoWithin $centerSphere of the
-// maximum distance on the field, which a 2dsphere index turns into bounds.
-bson::BsonObj NearPlanningFilter(const NearRead& near, const bson::BsonObj& rest);
+// The filter the planner sees for a near read: `rest` and a $geoWithin of the maximum distance
+// around the point on the field ($centerSphere on the sphere, $center on the plane), which a geo
+// index turns into bounds. `max`: another maximum than the query's (in its units).
+bson::BsonObj NearPlanningFilter(const NearRead& near, const bson::BsonObj& rest,
+                                 std::optional<double> max = std::nullopt);
 
 // OK when `coll` has a ready, visible index that can answer `near` (see the header comment);
 // NoQueryExecutionPlans (291) otherwise.
@@ -54,5 +57,15 @@ StatusWith<std::string> GeoNearField(const catalog::Collection& coll);
 // $geoNear's output fields written.
 std::unique_ptr<pipeline::DocumentStream> MakeNearStream(
     std::unique_ptr<pipeline::DocumentStream> in, NearRead near);
+
+// A read of the documents within a distance (in the query's units) of the near point.
+using NearScan =
+    std::function<StatusWith<std::unique_ptr<pipeline::DocumentStream>>(double max_distance)>;
+
+// The same order for a near read on the sphere, read ring by ring as MongoDB's geo near search
+// does: the documents within a small distance first, then within twice that, and so on to the
+// maximum distance (or the whole sphere), each ring ordered and passed on before the next is
+// read, so a reader that wants the nearest few stops after the first rings.
+std::unique_ptr<pipeline::DocumentStream> MakeRingNearStream(NearScan scan, NearRead near);
 
 }  // namespace hourglass::exec

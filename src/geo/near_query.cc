@@ -161,18 +161,24 @@ std::optional<double> NearQuery::DistanceToOne(const BsonElement& value) const {
   if (!g) return std::nullopt;
   S2ClosestEdgeQuery query(&g->sphere());
   S2ClosestEdgeQuery::PointTarget target(S2LatLng::FromDegrees(point_.y, point_.x).ToPoint());
-  const double radians = query.GetDistance(&target).ToAngle().radians();
-  return metric_ == Metric::kMeters ? radians * kEarthRadiusMeters : radians;
+  return FromRadians(query.GetDistance(&target).ToAngle().radians());
 }
 
 double NearQuery::MaxFlatDistance() const {
   return std::isinf(max_distance_) ? std::numeric_limits<double>::max() : max_distance_;
 }
 
+double NearQuery::ToRadians(double distance) const {
+  return metric_ == Metric::kMeters ? distance / kEarthRadiusMeters : distance;
+}
+
+double NearQuery::FromRadians(double radians) const {
+  return metric_ == Metric::kMeters ? radians * kEarthRadiusMeters : radians;
+}
+
 double NearQuery::MaxRadians() const {
   if (std::isinf(max_distance_)) return M_PI;
-  const double r = metric_ == Metric::kMeters ? max_distance_ / kEarthRadiusMeters : max_distance_;
-  return std::min(r, M_PI);
+  return std::min(ToRadians(max_distance_), M_PI);
 }
 
 }  // namespace hourglass::geo

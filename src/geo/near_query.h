@@ -51,6 +51,9 @@ class NearQuery {
   double MaxRadians() const;
   // On the plane, the maximum distance (the largest double without one).
   double MaxFlatDistance() const;
+  // On the sphere, a distance in the query's units as an angle, and back.
+  double ToRadians(double distance) const;
+  double FromRadians(double radians) const;
 
  private:
   // The distance to one geometry.

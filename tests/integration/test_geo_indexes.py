@@ -149,6 +149,16 @@ def test_random_points_match_a_collection_scan(db):
     expected = sorted(d["_id"] for d in db.pts.find().hint(NATURAL)
                       if radians_between(d["loc"]["coordinates"], [10, 10]) <= 0.2)
     assert sorted(ids(db.pts.find({"loc": queries[0]}))) == expected
+    # Without a maximum, $near reads ring by ring out to the antipode: every point, in order.
+    everything = list(db.pts.find().hint(NATURAL))
+    by_distance = [d["_id"] for d in sorted(
+        everything, key=lambda d: radians_between(d["loc"]["coordinates"], [10, 10]))]
+    near = {"loc": {"$nearSphere": {"$geometry": point([10, 10])}}}
+    assert ids(db.pts.find(near)) == by_distance
+    assert ids(db.pts.find(near).limit(5)) == by_distance[:5]
+    assert ids(db.pts.aggregate([{"$geoNear": {"near": [10, 10], "spherical": True,
+                                               "distanceField": "r"}}, {"$skip": 2990}])) == \
+        by_distance[2990:]
 
 
 def test_compound_index_with_an_equality(cities):
