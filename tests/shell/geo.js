@@ -53,5 +53,28 @@ checkEq(geoNear.map((d) => d._id), ['sara_d_roosevelt'], '$geoNear within 2 mete
 checkEq(geoNear[0].dist.location.coordinates, [-73.9928, 40.7193], 'includeLocs');
 checkCode(() => gdb.places.insertOne({ _id: 'bad', location: 'nowhere' }), 16755,
           'a document that is no geometry');
+// Legacy coordinates with a 2d index, as the manual's $near and $box examples write them.
+gdb.legacy.insertMany([
+  { _id: 'a', loc: [-73.97, 40.77] }, { _id: 'b', loc: [-73.88, 40.78] },
+  { _id: 'c', loc: [-73.99, 40.71] },
+]);
+checkEq(gdb.legacy.createIndex({ loc: '2d' }), 'loc_2d', 'createIndex 2d');
+checkEq(gdb.legacy.find({ loc: { $near: [-73.9667, 40.78], $maxDistance: 0.10 } })
+          .toArray().map((d) => d._id), ['a', 'c', 'b'], '$near on the plane (0.011, 0.074, 0.087)');
+checkEq(gdb.legacy.find({ loc: { $geoWithin: { $box: [[-74, 40.76], [-73.9, 40.8]] } } })
+          .toArray().map((d) => d._id).sort(), ['a'], '$box through the 2d index');
+// A time-series collection: a 2dsphere index on a measurement, $geoNear by its key.
+gdb.createCollection('rides', { timeseries: { timeField: 'ts', metaField: 'bike' } });
+gdb.rides.createIndex({ position: '2dsphere' });
+gdb.rides.insertMany([
+  { ts: new Date(), bike: 1, position: { type: 'Point', coordinates: [-73.97, 40.77] } },
+  { ts: new Date(), bike: 2, position: { type: 'Point', coordinates: [-73.99, 40.71] } },
+]);
+const rides = gdb.rides.aggregate([{ $geoNear: {
+  near: { type: 'Point', coordinates: [-73.99, 40.72] }, key: 'position',
+  distanceField: 'meters' } }]).toArray();
+checkEq(rides.map((d) => d.bike), [2, 1], '$geoNear on a time-series measurement');
+checkEq(gdb.rides.countDocuments({ position: { $geoWithin: { $centerSphere:
+  [[-73.97, 40.77], 1 / 6378.1] } } }), 1, '$geoWithin through the measurement index');
 gdb.dropDatabase();
 print('GEO_JS_OK');
