@@ -60,7 +60,8 @@ gdb.legacy.insertMany([
 ]);
 checkEq(gdb.legacy.createIndex({ loc: '2d' }), 'loc_2d', 'createIndex 2d');
 checkEq(gdb.legacy.find({ loc: { $near: [-73.9667, 40.78], $maxDistance: 0.10 } })
-          .toArray().map((d) => d._id), ['a', 'c', 'b'], '$near on the plane (0.011, 0.074, 0.087)');
+          .toArray().map((d) => d._id), ['a', 'c', 'b'],
+        '$near on the plane (0.011, 0.074, 0.087)');
 checkEq(gdb.legacy.find({ loc: { $geoWithin: { $box: [[-74, 40.76], [-73.9, 40.8]] } } })
           .toArray().map((d) => d._id).sort(), ['a'], '$box through the 2d index');
 // A time-series collection: a 2dsphere index on a measurement, $geoNear by its key.
