@@ -281,12 +281,8 @@ class NearStream : public pipeline::DocumentStream {
 
 class RingNearStream : public pipeline::DocumentStream {
  public:
-  RingNearStream(NearScan scan, NearRead near)
-      : scan_(std::move(scan)),
-        order_(std::move(near)),
-        // The maximum distance, or half the sphere's circumference, which bounds every one.
-        whole_(order_.near().query.FromRadians(order_.near().query.MaxRadians())),
-        radius_(order_.near().query.FromRadians(kFirstRingRadians)) {}
+  RingNearStream(NearScan scan, NearRead near, RingBounds rings)
+      : scan_(std::move(scan)), order_(std::move(near)), whole_(rings.last), radius_(rings.first) {}
 
   StatusWith<std::optional<BsonObj>> Next() override {
     while (order_.Empty() && above_ < whole_) {
@@ -301,8 +297,6 @@ class RingNearStream : public pipeline::DocumentStream {
   }
 
  private:
-  // About 20 km, a few index cells; doubling reaches the whole sphere in 10 rings.
-  static constexpr double kFirstRingRadians = M_PI / 1024;
   NearScan scan_;
   NearOrder order_;
   double whole_, radius_;
@@ -316,8 +310,27 @@ std::unique_ptr<pipeline::DocumentStream> MakeNearStream(
   return std::make_unique<NearStream>(std::move(in), std::move(near));
 }
 
-std::unique_ptr<pipeline::DocumentStream> MakeRingNearStream(NearScan scan, NearRead near) {
-  return std::make_unique<RingNearStream>(std::move(scan), std::move(near));
+std::optional<RingBounds> RingsOf(const catalog::Collection& coll, const NearRead& near) {
+  const geo::NearQuery& q = near.query;
+  if (q.metric() != geo::NearQuery::Metric::kFlat) {
+    // About 20 km, a few index cells; doubling reaches the antipode in 10 rings.
+    return RingBounds{q.FromRadians(M_PI / 1024), q.FromRadians(q.MaxRadians())};
+  }
+  for (const auto& idx : coll.Indexes()) {
+    if (!idx.desc.flat || !IndexServes(idx, near)) continue;
+    // Every indexed point lies within the plane: no farther than its farthest corner.
+    const double lo = idx.desc.flat->min, hi = idx.desc.flat->max;
+    const geo::FlatPoint p = q.point();
+    const double far = std::hypot(std::max(std::fabs(p.x - lo), std::fabs(p.x - hi)),
+                                  std::max(std::fabs(p.y - lo), std::fabs(p.y - hi)));
+    return RingBounds{(hi - lo) / 1024, std::min(q.MaxFlatDistance(), far)};
+  }
+  return std::nullopt;
+}
+
+std::unique_ptr<pipeline::DocumentStream> MakeRingNearStream(NearScan scan, NearRead near,
+                                                             RingBounds rings) {
+  return std::make_unique<RingNearStream>(std::move(scan), std::move(near), rings);
 }
 
 }  // namespace hourglass::exec

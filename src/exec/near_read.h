@@ -62,10 +62,20 @@ std::unique_ptr<pipeline::DocumentStream> MakeNearStream(
 using NearScan =
     std::function<StatusWith<std::unique_ptr<pipeline::DocumentStream>>(double max_distance)>;
 
-// The same order for a near read on the sphere, read ring by ring as MongoDB's geo near search
-// does: the documents within a small distance first, then within twice that, and so on to the
-// maximum distance (or the whole sphere), each ring ordered and passed on before the next is
-// read, so a reader that wants the nearest few stops after the first rings.
-std::unique_ptr<pipeline::DocumentStream> MakeRingNearStream(NearScan scan, NearRead near);
+// The distances a ring-by-ring read of `near` over `coll` starts from and ends at: on the
+// sphere about 20 km and the maximum distance (or the antipode); on a 2d index's plane 1/1024 of
+// its side and the maximum distance (or the plane's farthest corner). nullopt without a 2d index
+// for a flat read.
+struct RingBounds {
+  double first = 0, last = 0;
+};
+std::optional<RingBounds> RingsOf(const catalog::Collection& coll, const NearRead& near);
+
+// The same order read ring by ring, as MongoDB's geo near search reads it: the documents within
+// `rings.first` first, then within twice that, and so on to `rings.last`, each ring ordered and
+// passed on before the next is read, so a reader that wants the nearest few stops after the first
+// rings.
+std::unique_ptr<pipeline::DocumentStream> MakeRingNearStream(NearScan scan, NearRead near,
+                                                             RingBounds rings);
 
 }  // namespace hourglass::exec

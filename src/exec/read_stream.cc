@@ -113,10 +113,12 @@ StatusWith<std::unique_ptr<pipeline::DocumentStream>> BuildReadStream(const Read
     plan.limit = 0;
   } else if (!coll || coll->ident().empty()) {
     stream = std::make_unique<pipeline::VectorDocumentStream>(std::vector<BsonObj>{});
-  } else if (plan.near && plan.near->query.metric() != geo::NearQuery::Metric::kFlat &&
-             info == &local_info && !min_max && !annotate) {
-    // A near read on the sphere reads ring by ring (near_read.h), each ring planned with its own
-    // bound. (Explain reads to the maximum distance at once, as one plan.)
+  } else if (std::optional<RingBounds> rings =
+                 plan.near && info == &local_info && !min_max && !annotate
+                     ? RingsOf(*coll, *plan.near)
+                     : std::nullopt) {
+    // A near read goes ring by ring (near_read.h), each ring planned with its own bound.
+    // (Explain reads to the maximum distance at once, as one plan.)
     NearScan scan =
         [coll, engine = rctx.engine, filter = plan.filter, rest = plan.filter_spec.Owned(),
          near = *plan.near, hint = plan.hint.Owned(),
@@ -132,7 +134,7 @@ StatusWith<std::unique_ptr<pipeline::DocumentStream>> BuildReadStream(const Read
       return std::unique_ptr<pipeline::DocumentStream>(
           std::make_unique<IndexScan>(coll, engine, choice.winner, filter));
     };
-    stream = MakeRingNearStream(std::move(scan), std::move(*plan.near));
+    stream = MakeRingNearStream(std::move(scan), std::move(*plan.near), *rings);
     plan.near.reset();
   } else {
     // A near read is planned with its distance bound (a 2dsphere index's cells), unsorted: the

@@ -507,6 +507,15 @@ def test_2d_within_and_near(db):
     near = [(math.hypot(*p), p) for p in pts if math.hypot(*p) <= 8] + [(math.sqrt(2),
                                                                          [[1, 1], [40, 40]])]
     assert [d["loc"] for d in got] == [p for _, p in sorted(near)] and len(near) > 1
+    # Without a maximum, ring by ring across the whole plane: every document, in order, also
+    # from a point at the plane's edge.
+    for center in ([0, 0], [180, -180]):
+        def flat(p, c=center):
+            return min(math.hypot(q[0] - c[0], q[1] - c[1]) for q in p) if isinstance(
+                p[0], list) else math.hypot(p[0] - c[0], p[1] - c[1])
+        docs = list(db.grid.find().hint(NATURAL))
+        order = [d["_id"] for d in sorted(docs, key=lambda d: flat(d["loc"]))]
+        assert ids(db.grid.find({"loc": {"$near": center}})) == order
     # $nearSphere on a 2d index: radians.
     got = list(db.grid.find({"loc": {"$nearSphere": [0, 0], "$maxDistance": 0.1}}))
     near = [(radians_between(p, [0, 0]), p) for p in pts if radians_between(p, [0, 0]) <= 0.1]
