@@ -1,6 +1,7 @@
 #include "geo/near_query.h"
 
 #include <s2/mutable_s2shape_index.h>
+#include <s2/s1angle.h>
 #include <s2/s2closest_edge_query.h>
 #include <s2/s2latlng.h>
 
@@ -157,10 +158,16 @@ std::optional<double> NearQuery::DistanceToOne(const BsonElement& value) const {
     if (!p) return std::nullopt;
     return std::hypot(p->x - point_.x, p->y - point_.y);
   }
+  const S2Point at = S2LatLng::FromDegrees(point_.y, point_.x).ToPoint();
+  // A point, the usual value, is measured directly: no shapes to build per document.
+  if (const std::optional<FlatPoint> p = Geometry::PointLocation(value);
+      p && InLngLatBounds(p->x, p->y)) {
+    return FromRadians(S1Angle(at, S2LatLng::FromDegrees(p->y, p->x).ToPoint()).radians());
+  }
   const std::optional<Geometry> g = Geometry::FromStored(value);
   if (!g) return std::nullopt;
   S2ClosestEdgeQuery query(&g->sphere());
-  S2ClosestEdgeQuery::PointTarget target(S2LatLng::FromDegrees(point_.y, point_.x).ToPoint());
+  S2ClosestEdgeQuery::PointTarget target(at);
   return FromRadians(query.GetDistance(&target).ToAngle().radians());
 }
 
