@@ -267,8 +267,16 @@ Status ExplainCollectionRead(const ReadContext& rctx, const ExplainRequest& req,
     auto access = [&](const AccessCounters* run) {
       BsonObj a = AccessStage(info.choice->winner, req.filter, run);
       if (!near) return a;
+      // MongoDB names the stage by the geo index and shows it.
+      const catalog::SecondaryIndex* geo_index = info.choice->winner.index;
+      const bool flat = geo_index != nullptr && geo_index->desc.flat.has_value();
       return Wrap(
-          "GEO_NEAR_2DSPHERE", a, [](BsonBuilder&) {},
+          flat ? "GEO_NEAR_2D" : "GEO_NEAR_2DSPHERE", a,
+          [&](BsonBuilder& b) {
+            if (geo_index == nullptr) return;
+            b.AppendObject("keyPattern", geo_index->desc.key);
+            b.AppendString("indexName", geo_index->desc.name);
+          },
           StageStats{run ? run->n_returned : 0, run != nullptr});
     };
     winning = PlanTree(req, access(nullptr), nullptr, n, info.blocking_sort, covered);

@@ -207,7 +207,8 @@ def test_near_orders_by_distance_in_meters(cities):
     assert ids(cities.find({"$and": [bounded, {"country": "DE"}]})) == ["berlin"]
     # count takes $near too.
     assert cities.database.command("count", "cities", query=bounded)["n"] == 3
-    assert winning_stage(cities.find(bounded).explain())[0] == "GEO_NEAR_2DSPHERE"
+    plan = cities.find(bounded).explain()["queryPlanner"]["winningPlan"]
+    assert (plan["stage"], plan["indexName"]) == ("GEO_NEAR_2DSPHERE", "loc_2dsphere")
 
 
 def test_near_sphere_with_a_legacy_point_is_in_radians(cities):
@@ -285,6 +286,19 @@ def test_geo_near_errors(db, cities):
     assert code_of([{"$geoNear": {"distanceField": "d"}}]) == 5860400
     assert code_of([{"$geoNear": {"near": point(PARIS)}}]) == 16606
     assert code_of([{"$geoNear": {**ok, "limit": 5}}]) == 50858
+    assert code_of([{"$geoNear": {**ok, "num": 5}}]) == 50857
+    assert code_of([{"$geoNear": {**ok, "collation": {"locale": "fr"}}}]) == 40227
+    assert code_of([{"$geoNear": {"near": "Paris", "distanceField": "d"}}]) == 5860401
+    assert code_of([{"$geoNear": {"near": point(PARIS), "distanceField": 5}}]) == 16606
+    assert code_of([{"$geoNear": {**ok, "includeLocs": 1}}]) == 16607
+    assert code_of([{"$geoNear": {**ok, "key": 1}}]) == 14
+    assert code_of([{"$geoNear": {**ok, "key": ""}}]) == 2
+    assert code_of([{"$geoNear": {**ok, "query": "x"}}]) == 14
+    assert code_of([{"$geoNear": {**ok, "minDistance": "far"}}]) == 14
+    assert code_of([{"$geoNear": {**ok, "distanceMultiplier": -1}}]) == 2
+    assert code_of([{"$geoNear": "here"}]) == 14
+    assert code_of([{"$geoNear": {"near": {"type": "LineString", "coordinates": [[0, 0], [1, 1]]},
+                                  "distanceField": "d"}}]) == 2
     assert code_of([{"$geoNear": {**ok, "maxDistance": -1}}]) == 2
     assert code_of([{"$geoNear": {**ok, "key": "country"}}]) == 291
     assert code_of([{"$geoNear": {"near": PARIS, "distanceField": "d"}}]) == 291  # flat: 2d
@@ -516,6 +530,8 @@ def test_2d_within_and_near(db):
         docs = list(db.grid.find().hint(NATURAL))
         order = [d["_id"] for d in sorted(docs, key=lambda d: flat(d["loc"]))]
         assert ids(db.grid.find({"loc": {"$near": center}})) == order
+    plan = db.grid.find({"loc": {"$near": [0, 0]}}).explain()["queryPlanner"]["winningPlan"]
+    assert (plan["stage"], plan["keyPattern"]) == ("GEO_NEAR_2D", {"loc": "2d"})
     # $nearSphere on a 2d index: radians.
     got = list(db.grid.find({"loc": {"$nearSphere": [0, 0], "$maxDistance": 0.1}}))
     near = [(radians_between(p, [0, 0]), p) for p in pts if radians_between(p, [0, 0]) <= 0.1]
