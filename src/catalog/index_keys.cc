@@ -26,11 +26,9 @@ StatusWith<IndexDescriptor> IndexDescriptor::FromSpec(const BsonObj& spec) {
   d.sparse = d.spec["sparse"].Truthy();
   d.hidden = d.spec["hidden"].Truthy();
   for (BsonElement f : d.key) {
-    if (f.type() == BsonType::kString && f.Str() == "hashed") d.hashed = true;
-    if (f.type() == BsonType::kString && (f.Str() == "2dsphere" || f.Str() == "2dsphere_bucket")) {
-      d.sphere = true;
-    }
-    if (f.type() == BsonType::kString && f.Str() == "2d") {
+    if (IsHashedKey(f)) d.hashed = true;
+    if (IsSphereKey(f)) d.sphere = true;
+    if (IsFlatKey(f)) {
       HG_ASSIGN_OR_RETURN(d.flat, geo::FlatIndexParams::FromSpec(d.spec));
     }
   }
@@ -156,19 +154,6 @@ void AppendValue(bson::KeyStringBuilder& k, const KeyValue& v, bool descending,
   }
 }
 
-bool IsHashedField(const BsonElement& f) {
-  return f.type() == BsonType::kString && f.Str() == "hashed";
-}
-
-bool IsSphereField(const BsonElement& f) {
-  return f.type() == BsonType::kString && f.Str() == "2dsphere";
-}
-
-// A time-series bucket index's 2dsphere field on a measurement ({"data.<f>": "2dsphere_bucket"}).
-bool IsSphereBucketField(const BsonElement& f) {
-  return f.type() == BsonType::kString && f.Str() == "2dsphere_bucket";
-}
-
 // The values of `values` (a document of computed keys: cells, geohashes) as key values, which
 // *holder keeps alive.
 std::vector<KeyValue> HeldKeyValues(BsonObj values, BsonObj* holder) {
@@ -177,8 +162,6 @@ std::vector<KeyValue> HeldKeyValues(BsonObj values, BsonObj* holder) {
   for (BsonElement e : *holder) out.push_back({KeyValue::kElement, e});
   return out;
 }
-
-bool IsFlatField(const BsonElement& f) { return f.type() == BsonType::kString && f.Str() == "2d"; }
 
 // The geohashes of a 2d field as key values (geo::FlatHashBytes), held by *holder; empty when the
 // document has no point location there.
@@ -230,7 +213,7 @@ StatusWith<std::vector<KeyValue>> SphereKeyValues(const BsonObj& doc, const Bson
                   "Can't extract geo keys: " + doc.ToJson() + "  " + st.reason());
   };
   std::vector<int64_t> cells;
-  if (IsSphereBucketField(field)) {
+  if (IsSphereBucketKey(field)) {
     auto c = BucketColumnCells(doc, path);
     if (!c.ok()) return cant_extract(c.status());
     cells = std::move(c).value();
@@ -249,6 +232,17 @@ StatusWith<std::vector<KeyValue>> SphereKeyValues(const BsonObj& doc, const Bson
 }
 
 }  // namespace
+
+bool IsHashedKey(const BsonElement& f) {
+  return f.type() == BsonType::kString && f.Str() == "hashed";
+}
+bool IsSphereKey(const BsonElement& f) {
+  return f.type() == BsonType::kString && (f.Str() == "2dsphere" || f.Str() == "2dsphere_bucket");
+}
+bool IsSphereBucketKey(const BsonElement& f) {
+  return f.type() == BsonType::kString && f.Str() == "2dsphere_bucket";
+}
+bool IsFlatKey(const BsonElement& f) { return f.type() == BsonType::kString && f.Str() == "2d"; }
 
 int64_t HashIndexValue(const BsonElement& value, const bson::StringComparator* strings) {
   bson::KeyStringBuilder k;
@@ -276,7 +270,7 @@ StatusWith<IndexKeySet> GenerateIndexKeys(const IndexDescriptor& desc, const Bso
   bool all_missing = true;
   bool has_geometry = false;  // some 2dsphere field holds a geometry
   for (BsonElement f : desc.key) {
-    if (IsFlatField(f) && desc.flat) {
+    if (IsFlatKey(f) && desc.flat) {
       // A document without a point location here is not in the index, as in MongoDB.
       hash_holders.emplace_back();
       HG_ASSIGN_OR_RETURN(auto hashes,
@@ -288,7 +282,7 @@ StatusWith<IndexKeySet> GenerateIndexKeys(const IndexDescriptor& desc, const Bso
       all_missing = false;
       continue;
     }
-    if (IsSphereField(f) || IsSphereBucketField(f)) {
+    if (IsSphereKey(f)) {
       hash_holders.emplace_back();
       HG_ASSIGN_OR_RETURN(auto cells, SphereKeyValues(doc, f, &hash_holders.back()));
       if (cells.size() > 1) out.multikey = true;
@@ -303,7 +297,7 @@ StatusWith<IndexKeySet> GenerateIndexKeys(const IndexDescriptor& desc, const Bso
     }
     WalkState st;
     Walk(doc, query::SplitPath(f.FieldName()), 0, "", st);
-    if (IsHashedField(f)) {
+    if (IsHashedKey(f)) {
       if (!st.array_paths.empty()) {
         return Status(ErrorCode::kLocation16766,
                       "Error: hashed indexes do not currently support array values. Found array "

@@ -75,6 +75,14 @@ struct IndexKeySet {
   std::vector<std::string> array_paths;  // wildcard indexes: the paths of those arrays
 };
 
+// The index plugins a key pattern field names: "hashed"; "2dsphere", or "2dsphere_bucket" (a
+// time-series bucket index's 2dsphere field on a measurement's column, IsSphereBucketKey); "2d".
+bool IsHashedKey(const bson::BsonElement& f);
+bool IsSphereKey(const bson::BsonElement& f);
+bool IsSphereBucketKey(const bson::BsonElement& f);
+bool IsFlatKey(const bson::BsonElement& f);
+inline bool IsGeoKey(const bson::BsonElement& f) { return IsSphereKey(f) || IsFlatKey(f); }
+
 // The keys of `doc` for `desc` (none if the document is outside a sparse or partial index; a
 // wildcard index's keys come from GenerateWildcardKeys).
 // Errors: CannotIndexParallelArrays (171), Location16766 (array in a hashed field),

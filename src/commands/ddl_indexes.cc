@@ -228,10 +228,8 @@ StatusWith<BsonObj> NormalizeSpec(const BsonElement& e, int position,
   bool is_id = IsIdKeyPattern(key.Obj());
   bool hashed = false, sphere = false;
   for (BsonElement f : key.Obj()) {
-    if (f.type() == BsonType::kString && f.Str() == "hashed") hashed = true;
-    if (f.type() == BsonType::kString && (f.Str() == "2dsphere" || f.Str() == "2dsphere_bucket")) {
-      sphere = true;
-    }
+    if (catalog::IsHashedKey(f)) hashed = true;
+    if (catalog::IsSphereKey(f)) sphere = true;
   }
   BsonBuilder out;
   out.AppendInt32("v", 2);

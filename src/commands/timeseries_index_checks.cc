@@ -34,7 +34,7 @@ BucketIndexChecks::BucketIndexChecks(const catalog::Collection& buckets,
     for (BsonElement f : idx.desc.key) {
       std::string_view p = f.FieldName();
       if (p == "meta" || p.starts_with("meta.")) on_meta = idx.kind == catalog::IndexKind::kUser;
-      if (f.type() == BsonType::kString && f.Str() == "2dsphere_bucket" && p.starts_with("data.")) {
+      if (catalog::IsSphereBucketKey(f) && p.starts_with("data.")) {
         geo_paths_.emplace_back(p.substr(std::string_view("data.").size()));
         continue;
       }

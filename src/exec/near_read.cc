@@ -131,8 +131,8 @@ bool IndexServes(const catalog::SecondaryIndex& idx, const NearRead& near) {
   if (f.type() != BsonType::kString) return false;
   // A 2dsphere index serves points on the sphere; a 2d index legacy points, on the plane or on
   // the sphere ($nearSphere); GeoJSON points need a 2dsphere index.
-  if (f.Str() == "2dsphere") return near.query.metric() != geo::NearQuery::Metric::kFlat;
-  return f.Str() == "2d" && !near.query.geojson();
+  if (catalog::IsSphereKey(f)) return near.query.metric() != geo::NearQuery::Metric::kFlat;
+  return catalog::IsFlatKey(f) && !near.query.geojson();
 }
 }  // namespace
 
@@ -166,7 +166,7 @@ StatusWith<std::string> GeoNearField(const catalog::Collection& coll) {
     if (!idx.entry->ready || !idx.desc.sphere) continue;
     ++found;
     for (BsonElement f : idx.desc.key) {
-      if (f.type() == BsonType::kString && f.Str() == "2dsphere") {
+      if (catalog::IsSphereKey(f)) {
         field = std::string(f.FieldName());
         break;
       }

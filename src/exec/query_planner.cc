@@ -345,13 +345,9 @@ ByteInterval FullInterval(bool descending) {
   return ToBytes({{Edge("minkey"), true}, {Edge("maxkey"), true}}, descending);
 }
 
-bool IsHashed(const BsonElement& f) { return f.type() == BsonType::kString && f.Str() == "hashed"; }
-// A 2dsphere field, or a time-series bucket index's 2dsphere field on a measurement's column.
-bool IsSphere(const BsonElement& f) {
-  return f.type() == BsonType::kString && (f.Str() == "2dsphere" || f.Str() == "2dsphere_bucket");
-}
-
-bool IsFlat(const BsonElement& f) { return f.type() == BsonType::kString && f.Str() == "2d"; }
+using catalog::IsFlatKey;
+using catalog::IsHashedKey;
+using catalog::IsSphereKey;
 
 // A BinData(128) geohash key value as catalog/index_keys.cc writes them, held by `holder`.
 BsonElement FlatHashKey(uint64_t h, HashHolder& holder) {
@@ -408,15 +404,15 @@ std::optional<std::vector<ByteInterval>> FieldIntervals(const FieldPredicates& f
                                                         HashHolder& hashes, bool* matches_null,
                                                         bool collated,
                                                         const geo::FlatIndexParams* flat) {
-  if (IsSphere(field)) return SphereIntervals(fp, hashes);
-  if (IsFlat(field)) {
+  if (IsSphereKey(field)) return SphereIntervals(fp, hashes);
+  if (IsFlatKey(field)) {
     return flat ? FlatIntervals(fp, *flat, hashes) : std::nullopt;
   }
   bool desc = bson::IsDescending(field);
   if (!fp.point_sets.empty()) {
     std::vector<ByteInterval> out;
     auto add = [&](const BsonElement& v) {
-      BsonElement key = IsHashed(field) ? hashes.Add(catalog::HashIndexValue(v)) : v;
+      BsonElement key = IsHashedKey(field) ? hashes.Add(catalog::HashIndexValue(v)) : v;
       out.push_back(ToBytes({{key, true}, {key, true}}, desc, collated));
     };
     for (BsonElement v : fp.point_sets.front()) {
@@ -436,7 +432,7 @@ std::optional<std::vector<ByteInterval>> FieldIntervals(const FieldPredicates& f
         out.end());
     return out;
   }
-  if (fp.ranges.empty() || IsHashed(field)) return std::nullopt;
+  if (fp.ranges.empty() || IsHashedKey(field)) return std::nullopt;
   ValueInterval iv = fp.ranges.front();
   if (!multikey) {
     for (size_t i = 1; i < fp.ranges.size(); ++i) {
@@ -637,7 +633,7 @@ std::optional<QueryPlan> PlanIndex(const catalog::SecondaryIndex& idx,
     bool geo_bounded = false;
     size_t i = 0;
     for (BsonElement f : idx.desc.key) {
-      if ((IsSphere(f) || IsFlat(f)) && has_bounds[i]) geo_bounded = true;
+      if (catalog::IsGeoKey(f) && has_bounds[i]) geo_bounded = true;
       ++i;
     }
     if (!geo_bounded && !forced) return std::nullopt;

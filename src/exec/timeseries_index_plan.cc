@@ -79,10 +79,7 @@ bool BetterThanDefault(const timeseries::TimeseriesCollection& coll,
       bool meta = name == "meta" || name.starts_with("meta.");
       bool time = name == min_t || name == max_t;
       // The series index cannot bound a geo predicate on the meta; a geo index can.
-      const BsonElement kind = scan->index->desc.key[name];
-      const bool geo =
-          kind.type() == BsonType::kString && (kind.Str() == "2dsphere" || kind.Str() == "2d");
-      if (meta && series_path && !geo) continue;
+      if (meta && series_path && !catalog::IsGeoKey(scan->index->desc.key[name])) continue;
       if (time && time_range) continue;
       return true;
     }
