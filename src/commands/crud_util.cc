@@ -1,5 +1,6 @@
 #include "commands/crud_util.h"
 
+#include "catalog/index_keys.h"
 #include "commands/command_util.h"
 #include "exec/cursor_manager.h"
 #include "exec/timeseries_read.h"
@@ -45,9 +46,9 @@ StatusWith<geo::NearQuery> NearQueryOf(const pipeline::GeoNearSpec& spec) {
 }
 
 // $geoNear on a time-series collection, as MongoDB runs it: over every measurement, ordered by
-// the distance of `key`: a measurement (no index needed; `includeLocs` refused) or a path of the
-// metaField (which, as in MongoDB, needs a geo index on it). `query` is refused either way (a
-// $match after it filters).
+// the distance of `key`: a measurement (no index needed, though a 2dsphere one bounds the rings;
+// `includeLocs` refused) or a path of the metaField (which, as in MongoDB, needs a geo index on
+// it). `query` is refused either way (a $match after it filters).
 StatusWith<std::unique_ptr<pipeline::DocumentStream>> BuildTimeseriesGeoNearRead(
     const exec::ReadContext& rctx, timeseries::TimeseriesCollection ts,
     std::unique_ptr<pipeline::Pipeline> pipe, const pipeline::GeoNearSpec& spec) {
@@ -86,6 +87,23 @@ StatusWith<std::unique_ptr<pipeline::DocumentStream>> BuildTimeseriesGeoNearRead
     HG_RETURN_IF_ERROR(exec::CheckNearIndex(*ts.buckets, on_buckets));
   }
   pipeline::PipelineContext pctx = pipe->context();
+  // With a 2dsphere index on the measurement (whose values are then points), a ring is a
+  // $geoWithin $centerSphere, which the index bounds: read ring by ring, as MongoDB does.
+  bool indexed = false;
+  for (const auto& idx : ts.buckets->Indexes()) {
+    indexed = indexed || (idx.entry->ready && !idx.desc.hidden &&
+                          catalog::IsSphereBucketKey(idx.desc.key["data." + spec.key]));
+  }
+  if (indexed && near.query.metric() != geo::NearQuery::Metric::kFlat) {
+    const std::optional<exec::RingBounds> rings = exec::RingsOf(*ts.buckets, near);
+    exec::NearScan scan = [ts, engine = rctx.engine, near, pctx](
+                              double max) -> StatusWith<std::unique_ptr<pipeline::DocumentStream>> {
+      exec::TimeseriesReadRequest request;
+      request.filter = exec::NearPlanningFilter(near, BsonObj(), max);
+      return exec::BuildTimeseriesRead(ts, engine, std::move(request), {}, pctx);
+    };
+    return pipe->Bind(exec::MakeRingNearStream(std::move(scan), std::move(near), *rings));
+  }
   HG_ASSIGN_OR_RETURN(auto measurements,
                       exec::BuildTimeseriesRead(std::move(ts), rctx.engine,
                                                 exec::TimeseriesReadRequest{}, {}, pctx));

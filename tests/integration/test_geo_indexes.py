@@ -404,6 +404,17 @@ def test_time_series_measurement_index(db):
     expected = sum(1 for d in docs if "pos" in d and
                    radians_between(d["pos"]["coordinates"], [5, 5]) <= 0.05)
     assert db.fleet.count_documents(cases[0]) == expected
+    # $geoNear on the measurement reads ring by ring through the index: every position, in order.
+    with_pos = [d for d in docs if "pos" in d]
+    order = sorted(radians_between(d["pos"]["coordinates"], [5, 5]) for d in with_pos)
+    out = list(db.fleet.aggregate([{"$geoNear": {"near": [5, 5], "spherical": True,
+                                                 "key": "pos", "distanceField": "r"}}]))
+    assert len(out) == len(with_pos)
+    assert all(abs(a["r"] - b) < 1e-9 for a, b in zip(out, order))
+    out = list(db.fleet.aggregate([{"$geoNear": {"near": point([5, 5]), "key": "pos",
+                                                 "distanceField": "m", "maxDistance": 2e6}},
+                                   {"$limit": 3}]))
+    assert [round(d["m"] / EARTH_RADIUS_M, 9) for d in out] == [round(r, 9) for r in order[:3]]
     # The read goes through the bucket index.
     explain = json.dumps(db.command("explain", {"find": "fleet", "filter": cases[0]}))
     assert '"indexName": "pos_2dsphere"' in explain and '"IXSCAN"' in explain
