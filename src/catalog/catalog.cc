@@ -189,6 +189,7 @@ StatusWith<CollectionEntry> Catalog::NewCollectionEntry(const NamespaceString& n
       spec.Close(k);
       spec.AppendString("name", m + "_1_" + t + "_1");
       IndexEntry idx{spec.Obj(), NewIdent("index")};
+      idx.series = true;
       HG_RETURN_IF_ERROR(engine_->CreateTable(idx.ident));
       e.indexes.push_back(std::move(idx));
     }

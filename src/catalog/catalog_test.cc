@@ -203,6 +203,47 @@ TEST_F(CatalogTest, FailedUniqueBuildLeavesNoIndex) {
   EXPECT_EQ(index_tables, 1);
 }
 
+TEST(CollectionEntryTest, OnlyTheSeriesIndexHasTheSeriesFormat) {
+  const char* series = R"({"v": 2, "key": {"meta": 1, "control.min.t": 1}, "name": "m_1_t_1"})";
+  const char* second = R"({"v": 2, "key": {"meta": 1, "control.min.x": 1}, "name": "second"})";
+  CollectionEntry e;
+  ASSERT_TRUE(ParseNamespace("db.system.buckets.ts").ok());
+  e.nss = ParseNamespace("db.system.buckets.ts").value();
+  e.uuid = std::string(16, 'u');
+  e.type = "collection";
+  e.indexes.push_back(IndexEntry{bson::FromJson(second).value(), "index-2"});
+  e.indexes.push_back(IndexEntry{bson::FromJson(series).value(), "index-1"});
+  e.indexes.back().series = true;
+  // The flag is stored: the series index stays the one made with the collection.
+  auto back = CollectionEntry::FromBson(e.ToBson());
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_FALSE(back.value().indexes[0].series);
+  EXPECT_TRUE(back.value().indexes[1].series);
+  // None is the series index once it was dropped: a later index of its key pattern is not.
+  e.indexes.pop_back();
+  e.indexes.push_back(IndexEntry{bson::FromJson(series).value(), "index-3"});
+  back = CollectionEntry::FromBson(e.ToBson());
+  ASSERT_TRUE(back.ok());
+  EXPECT_FALSE(back.value().indexes[0].series);
+  EXPECT_FALSE(back.value().indexes[1].series);
+  // A catalog written before the flag had one index of that shape at most: the series index.
+  bson::BsonBuilder old;
+  old.AppendString("ns", "db.system.buckets.ts");
+  old.AppendBinData("uuid", 4, e.uuid);
+  old.AppendString("type", "collection");
+  old.AppendObject("options", BsonObj());
+  old.AppendString("ident", "collection-1");
+  size_t arr = old.OpenArray("indexes");
+  size_t o = old.OpenObject("0");
+  old.AppendObject("spec", bson::FromJson(series).value());
+  old.AppendString("ident", "index-1");
+  old.Close(o);
+  old.Close(arr);
+  back = CollectionEntry::FromBson(old.Obj());
+  ASSERT_TRUE(back.ok());
+  EXPECT_TRUE(back.value().indexes[0].series);
+}
+
 TEST_F(CatalogTest, DerivedValuesAreComputedOncePerHandleAndNotAfterAFailure) {
   NamespaceString nss{"db", "v"};
   auto coll = catalog_->CreateCollection(nss, bson::FromJson(R"({"x": 7})").value()).value();

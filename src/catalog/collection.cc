@@ -25,6 +25,7 @@ BsonObj CollectionEntry::ToBson() const {
     size_t o = b.OpenObject(std::to_string(i++));
     b.AppendObject("spec", idx.spec);
     b.AppendString("ident", idx.ident);
+    if (nss.IsTimeseriesBuckets()) b.AppendBool("series", idx.series);
     b.Close(o);
   }
   b.Close(arr);
@@ -38,9 +39,23 @@ StatusWith<CollectionEntry> CollectionEntry::FromBson(const BsonObj& obj) {
   e.type = std::string(obj["type"].Str());
   e.options = obj["options"].Obj().Owned();
   e.ident = std::string(obj["ident"].Str());
+  bool flagged = false;
   for (BsonElement idx : obj["indexes"].Obj()) {
     BsonObj io = idx.Obj();
     e.indexes.push_back(IndexEntry{io["spec"].Obj().Owned(), std::string(io["ident"].Str())});
+    if (BsonElement series = io["series"]; series.type() == bson::BsonType::kBool) {
+      flagged = true;
+      e.indexes.back().series = series.Bool();
+    }
+  }
+  if (!flagged && e.nss.IsTimeseriesBuckets()) {
+    // Written before the flag, when the series index was the only index with its key pattern.
+    for (IndexEntry& idx : e.indexes) {
+      if (IsSeriesIndexSpec(idx.spec)) {
+        idx.series = true;
+        break;
+      }
+    }
   }
   return e;
 }
@@ -91,7 +106,7 @@ void Collection::Init() {
       desc.value().unique = true;
       indexes_.push_back(
           SecondaryIndex{&idx, std::move(desc.value()), IndexKind::kId, counters_->read_barrier});
-    } else if (entry_.nss.IsTimeseriesBuckets() && IsSeriesIndexSpec(idx.spec)) {
+    } else if (idx.series) {
       indexes_.push_back(SecondaryIndex{&idx, std::move(desc.value()), IndexKind::kSeries,
                                         counters_->read_barrier});
     } else {

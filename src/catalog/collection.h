@@ -95,6 +95,9 @@ struct IndexEntry {
   std::shared_ptr<MultikeyPaths> multikey_paths = std::make_shared<MultikeyPaths>();
   // The series index of a bucket collection only: its distinct series.
   std::shared_ptr<SeriesDirectory> series_directory = std::make_shared<SeriesDirectory>();
+  // Whether this is that series index, made with the bucket collection in its own format. Any
+  // other index, even one with the same key pattern created later, is a user index.
+  bool series = false;
   std::string name() const { return std::string(spec["name"].Str()); }
   bson::BsonObj key() const { return spec["key"].Obj(); }
 };
@@ -125,7 +128,7 @@ int64_t ClusteredRecordId(const bson::ObjectId& oid);
 // missing) never share a prefix. The bucket's start time and RecordId follow.
 std::string BucketIndexSeriesPrefix(const bson::BsonElement& meta);
 
-// Whether `spec` is the built-in series index of a bucket collection: key exactly
+// Whether `spec` has the key of the built-in series index of a bucket collection: key exactly
 // {meta: 1, control.min.<time>: 1}. (User indexes on the time field always hold the pair
 // control.min.<time>, control.max.<time>, so they never look like it.)
 bool IsSeriesIndexSpec(const bson::BsonObj& spec);

@@ -77,6 +77,19 @@ class CatalogCollectionAccess : public pipeline::CollectionAccess {
     return BuildPipelineRead(rctx, std::move(base), std::move(pipe), BsonObj());
   }
 
+  StatusWith<std::unique_ptr<pipeline::DocumentStream>> ReadNear(
+      const std::string& db, const std::string& coll, const pipeline::GeoNearSpec& spec,
+      const pipeline::PipelineContext& ctx) override {
+    catalog::NamespaceString nss{db, coll};
+    HG_RETURN_IF_ERROR(catalog::ValidateCollectionName(nss));
+    HG_ASSIGN_OR_RETURN(auto view, exec::ResolveView(*service_.catalog, nss));
+    if (view) return pipeline::GeoNearNotFirst();
+    const exec::ReadContext rctx = service_.Read();
+    HG_ASSIGN_OR_RETURN(exec::ResolvedNamespace ns, exec::Resolve(rctx, nss));
+    HG_ASSIGN_OR_RETURN(auto rest, pipeline::Pipeline::Parse(BsonObj(), ctx));
+    return BuildGeoNearRead(rctx, std::move(ns), std::move(rest), spec, BsonObj());
+  }
+
   Status ReplaceCollection(const std::string& db, const std::string& coll,
                            const BsonObj& timeseries, pipeline::DocumentStream& docs) override {
     catalog::NamespaceString nss{db, coll};

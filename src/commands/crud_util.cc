@@ -39,9 +39,11 @@ BsonObj HintOf(const BsonObj& cmd) {
 
 namespace {
 
-// $geoNear's distances from its options.
-StatusWith<geo::NearQuery> NearQueryOf(const pipeline::GeoNearSpec& spec) {
-  return geo::NearQuery::FromStage(spec.near.FirstElement(), spec.spherical, spec.min_distance,
+// $geoNear's distances from its options (a `near` of variables takes their values now).
+StatusWith<geo::NearQuery> NearQueryOf(const pipeline::GeoNearSpec& spec,
+                                       const pipeline::PipelineContext& pctx) {
+  HG_ASSIGN_OR_RETURN(BsonObj near, pipeline::NearValue(spec, pctx.now_millis));
+  return geo::NearQuery::FromStage(near.FirstElement(), spec.spherical, spec.min_distance,
                                    spec.max_distance);
 }
 
@@ -76,7 +78,7 @@ StatusWith<std::unique_ptr<pipeline::DocumentStream>> BuildTimeseriesGeoNearRead
   }
   exec::NearRead near;
   near.field = spec.key;
-  HG_ASSIGN_OR_RETURN(near.query, NearQueryOf(spec));
+  HG_ASSIGN_OR_RETURN(near.query, NearQueryOf(spec, pipe->context()));
   near.distance_field = spec.distance_field;
   near.include_locs = spec.include_locs;
   near.multiplier = spec.multiplier;
@@ -110,7 +112,8 @@ StatusWith<std::unique_ptr<pipeline::DocumentStream>> BuildTimeseriesGeoNearRead
   return pipe->Bind(exec::MakeNearStream(std::move(measurements), std::move(near)));
 }
 
-// A pipeline whose $geoNear came off its front: the near read of the collection, then the rest.
+}  // namespace
+
 StatusWith<std::unique_ptr<pipeline::DocumentStream>> BuildGeoNearRead(
     const exec::ReadContext& rctx, exec::ResolvedNamespace resolved,
     std::unique_ptr<pipeline::Pipeline> pipe, const pipeline::GeoNearSpec& spec,
@@ -129,7 +132,7 @@ StatusWith<std::unique_ptr<pipeline::DocumentStream>> BuildGeoNearRead(
   } else {
     near.field = spec.key;
   }
-  HG_ASSIGN_OR_RETURN(near.query, NearQueryOf(spec));
+  HG_ASSIGN_OR_RETURN(near.query, NearQueryOf(spec, pipe->context()));
   near.distance_field = spec.distance_field;
   near.include_locs = spec.include_locs;
   near.multiplier = spec.multiplier;
@@ -143,8 +146,6 @@ StatusWith<std::unique_ptr<pipeline::DocumentStream>> BuildGeoNearRead(
   HG_ASSIGN_OR_RETURN(auto source, exec::BuildReadStream(rctx, resolved, std::move(plan)));
   return pipe->Bind(std::move(source));
 }
-
-}  // namespace
 
 StatusWith<std::unique_ptr<pipeline::DocumentStream>> BuildPipelineRead(
     const exec::ReadContext& rctx, exec::ResolvedNamespace resolved,

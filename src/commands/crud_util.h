@@ -37,6 +37,13 @@ StatusWith<std::unique_ptr<pipeline::DocumentStream>> BuildPipelineRead(
     const exec::ReadContext& rctx, exec::ResolvedNamespace resolved,
     std::unique_ptr<pipeline::Pipeline> pipe, const bson::BsonObj& hint);
 
+// A pipeline whose $geoNear (`spec`) came off its front: the read of the collection by
+// distance (291 without the geo index it needs; a time-series collection's rules), then `pipe`.
+StatusWith<std::unique_ptr<pipeline::DocumentStream>> BuildGeoNearRead(
+    const exec::ReadContext& rctx, exec::ResolvedNamespace resolved,
+    std::unique_ptr<pipeline::Pipeline> pipe, const pipeline::GeoNearSpec& spec,
+    const bson::BsonObj& hint);
+
 // Sends the first batch and, unless the stream is exhausted or single_batch, registers a cursor.
 Status ReplyWithCursor(CommandContext& ctx, const std::string& ns,
                        std::unique_ptr<pipeline::DocumentStream> stream, int64_t first_batch,

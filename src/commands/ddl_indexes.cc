@@ -564,20 +564,6 @@ Status RunCreateIndexes(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& re
     return Status(ErrorCode::kCommandNotSupportedOnView,
                   "Cannot create indexes on a view: " + nss.ns());
   }
-  if (coll && nss.IsTimeseriesBuckets()) {
-    // Indexes on the buckets themselves, as restores and tools create them. A second
-    // {meta, control.min.<f>} index would be taken for the series index, which has an encoding
-    // of its own.
-    for (const BsonObj& spec : specs) {
-      const catalog::SecondaryIndex* series = coll->SeriesIndex();
-      if (catalog::IsSeriesIndexSpec(spec) &&
-          (series == nullptr || !catalog::SameKeyPattern(series->desc.key, spec["key"].Obj()))) {
-        return Status(ErrorCode::kCommandNotSupported,
-                      "a second {meta: 1, control.min.<field>: 1} index on a bucket collection is "
-                      "not supported yet");
-      }
-    }
-  }
   bool created = false;
   if (!coll) {
     HG_ASSIGN_OR_RETURN(coll, catalog.GetOrCreateCollection(nss));

@@ -50,9 +50,48 @@ Status ReadDistance(const BsonElement& e, std::string_view name, double* out) {
   return Status::OK();
 }
 
+Status NotAPoint() {
+  return PipelineError(5860401,
+                       "$geoNear requires near argument to be a GeoJSON object or a legacy "
+                       "point(array)");
+}
+
+// Whether `near` is an expression to evaluate ("$$pt", or a point built of variables) rather
+// than a constant: it names a variable or a path, or uses an operator, somewhere.
+bool ReadsVariables(const BsonElement& e) {
+  if (e.type() == BsonType::kString) return !e.Str().empty() && e.Str()[0] == '$';
+  if (e.type() != BsonType::kObject && e.type() != BsonType::kArray) return false;
+  for (const BsonElement& c : e.Obj()) {
+    if (e.type() == BsonType::kObject && !c.FieldName().empty() && c.FieldName()[0] == '$') {
+      return true;
+    }
+    if (ReadsVariables(c)) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
-Status ParseGeoNearStage(const BsonElement& spec, const PipelineContext&, StageList* out) {
+StatusWith<BsonObj> NearValue(const GeoNearSpec& spec, int64_t now_millis) {
+  if (!spec.near_expr) return spec.near;
+  // As in MongoDB, the point is the same for every document: evaluated without one.
+  Variables vars(now_millis);
+  HG_ASSIGN_OR_RETURN(Value v, spec.near_expr->Evaluate(BsonObj(), vars));
+  bson::BsonBuilder b;
+  v.AppendTo(b, "near");
+  BsonObj near = b.Obj();
+  const BsonType t = near.FirstElement().type();
+  if (t != BsonType::kObject && t != BsonType::kArray) return NotAPoint();
+  return near;
+}
+
+Status GeoNearNotFirst() {
+  return PipelineError(40603,
+                       "$geoNear was not the first stage in the pipeline after optimization. Is "
+                       "optimization disabled or inhibited?");
+}
+
+Status ParseGeoNearStage(const BsonElement& spec, const PipelineContext& ctx, StageList* out) {
   if (spec.type() != BsonType::kObject) {
     return Status(ErrorCode::kTypeMismatch, "$geoNear must take a nested object");
   }
@@ -61,11 +100,11 @@ Status ParseGeoNearStage(const BsonElement& spec, const PipelineContext&, StageL
   for (BsonElement e : spec.Obj()) {
     const std::string_view n = e.FieldName();
     if (n == "near") {
-      if (e.type() != BsonType::kObject && e.type() != BsonType::kArray) {
-        return PipelineError(5860401,
-                             "$geoNear requires near argument to be a GeoJSON object or a legacy "
-                             "point(array)");
+      if (ReadsVariables(e)) {
+        HG_ASSIGN_OR_RETURN(s.near_expr, Expression::ParseExpression(e, ctx.Expressions()));
+        continue;
       }
+      if (e.type() != BsonType::kObject && e.type() != BsonType::kArray) return NotAPoint();
       bson::BsonBuilder b;
       b.AppendElementAs(e, "near");
       s.near = b.Obj();
@@ -117,7 +156,9 @@ Status ParseGeoNearStage(const BsonElement& spec, const PipelineContext&, StageL
     }
     // Other fields are ignored, as MongoDB ignores them.
   }
-  if (s.near.IsEmpty()) return PipelineError(5860400, "$geoNear requires a 'near' argument");
+  if (s.near.IsEmpty() && !s.near_expr) {
+    return PipelineError(5860400, "$geoNear requires a 'near' argument");
+  }
   if (s.distance_field.empty()) {
     return PipelineError(16606, "$geoNear requires a 'distanceField' option as a String");
   }

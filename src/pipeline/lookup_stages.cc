@@ -172,6 +172,9 @@ class LookupStage : public Stage {
   // A correlated sub-pipeline starting with $match {$expr: {$eq: ["$field", "$$var"]}}: the
   // foreign documents are indexed by `field` once and only those that can match are run.
   std::optional<ExprEquality> expr_eq;
+  // The sub-pipeline's leading $geoNear, which reads `from` by distance for each input document
+  // (its point may be a `let` variable); `sub` is the rest.
+  std::optional<GeoNearSpec> geo_near;
 
   std::string_view name() const override { return "$lookup"; }
 
@@ -186,21 +189,21 @@ class LookupStage : public Stage {
       StatusWith<OptDoc> Next() override {
         HG_ASSIGN_OR_RETURN(OptDoc d, in_->Next());
         if (!d) return d;
-        if (!loaded_) {
-          HG_RETURN_IF_ERROR(Load());
-          loaded_ = true;
-        }
         std::vector<BsonObj> joined;
-        if (s_->local_field) {
-          std::vector<Value> keys;
-          CollectKeys(*d, *s_->local_field, false, &keys);
-          // Like MongoDB, a local value with no elements (an empty array) matches null/missing.
-          if (keys.empty()) keys.push_back(Value::Null());
-          for (size_t i : index_.Find(keys)) joined.push_back(foreign_[i]);
+        if (s_->geo_near) {
+          HG_ASSIGN_OR_RETURN(joined, NearJoined(*d));
         } else {
-          joined = foreign_;
+          if (!loaded_) {
+            HG_RETURN_IF_ERROR(Load());
+            loaded_ = true;
+          }
+          if (s_->local_field) {
+            for (size_t i : index_.Find(LocalKeys(*d))) joined.push_back(foreign_[i]);
+          } else {
+            joined = foreign_;
+          }
         }
-        if (s_->sub) {
+        if (s_->sub && !s_->geo_near) {
           if (!s_->let && !s_->local_field) {
             // MongoDB too runs a sub-pipeline that depends on nothing of the input only once.
             if (!cached_) {
@@ -236,6 +239,38 @@ class LookupStage : public Stage {
       }
 
      private:
+      // localField's values in `d`. Like MongoDB, a local value with no elements (an empty
+      // array) matches null/missing.
+      std::vector<Value> LocalKeys(const BsonObj& d) const {
+        std::vector<Value> keys;
+        CollectKeys(d, *s_->local_field, false, &keys);
+        if (keys.empty()) keys.push_back(Value::Null());
+        return keys;
+      }
+
+      // A sub-pipeline starting with $geoNear: `from`'s documents by distance from the point
+      // `d` binds (or the constant one: then read once), those whose foreignField matches
+      // `d`'s localField when given, through the rest of the sub-pipeline.
+      StatusWith<std::vector<BsonObj>> NearJoined(const BsonObj& d) {
+        const bool constant = !s_->let && !s_->local_field;
+        if (constant && cached_) return *cached_;
+        if (s_->let) HG_RETURN_IF_ERROR(s_->let->Bind(d, s_->ctx.now_millis));
+        HG_ASSIGN_OR_RETURN(
+            auto stream,
+            s_->ctx.collections->ReadNear(s_->ctx.db, s_->from, *s_->geo_near, s_->sub->context()));
+        HG_ASSIGN_OR_RETURN(std::vector<BsonObj> near, DrainStream(*stream));
+        if (s_->local_field) {
+          KeyIndex by_foreign(s_->ctx.collator.get());
+          by_foreign.Build(near, *s_->foreign_field);
+          std::vector<BsonObj> kept;
+          for (size_t i : by_foreign.Find(LocalKeys(d))) kept.push_back(std::move(near[i]));
+          near = std::move(kept);
+        }
+        HG_ASSIGN_OR_RETURN(near, s_->sub->RunOver(std::move(near)));
+        if (constant) cached_ = near;
+        return near;
+      }
+
       Status Load() {
         // Without `from` the sub-pipeline starts with $documents and needs no collection.
         if (!s_->from.empty()) {
@@ -398,7 +433,10 @@ Status ParseLookupStage(const BsonElement& spec, const PipelineContext& ctx, Sta
     HG_RETURN_IF_ERROR(CheckSubPipeline(*s->sub_pipeline, "$lookup", 51047));
     HG_ASSIGN_OR_RETURN(s->sub,
                         Pipeline::Parse(*s->sub_pipeline, s->let ? s->let->SubContext(ctx) : ctx));
-    if (!s->let) {
+    s->geo_near = s->sub->PopLeadingGeoNear();
+    if (s->geo_near) {
+      // The near read takes the place of the foreign scan; a $match after it stays in `sub`.
+    } else if (!s->let) {
       // Nothing in it depends on the input document: its leading $match goes to the read.
       if (auto leading = s->sub->PopLeadingMatch()) s->foreign_filter = leading->filter.Owned();
     } else if (!s->local_field) {
@@ -418,8 +456,9 @@ class UnionWithStage : public Stage {
  public:
   PipelineContext ctx;
   std::string coll;
-  std::unique_ptr<Pipeline> sub;  // may be null: no pipeline
-  BsonObj filter;                 // the sub-pipeline's leading $match, run by the scan
+  std::unique_ptr<Pipeline> sub;        // may be null: no pipeline
+  BsonObj filter;                       // the sub-pipeline's leading $match, run by the scan
+  std::optional<GeoNearSpec> geo_near;  // its leading $geoNear, which reads `coll` instead
 
   std::string_view name() const override { return "$unionWith"; }
 
@@ -436,6 +475,10 @@ class UnionWithStage : public Stage {
           if (s_->coll.empty()) {
             // No collection: the sub-pipeline starts with $documents.
             other_ = std::make_unique<VectorDocumentStream>(std::vector<BsonObj>{});
+          } else if (s_->geo_near) {
+            HG_ASSIGN_OR_RETURN(other_,
+                                s_->ctx.collections->ReadNear(s_->ctx.db, s_->coll, *s_->geo_near,
+                                                              s_->sub->context()));
           } else {
             HG_ASSIGN_OR_RETURN(other_, s_->ctx.collections->Read(s_->ctx.db, s_->coll, s_->filter,
                                                                   ExprContext(s_->ctx)));
@@ -477,7 +520,10 @@ Status ParseUnionWithStage(const BsonElement& spec, const PipelineContext& ctx, 
         }
         HG_RETURN_IF_ERROR(CheckSubPipeline(e.Obj(), "$unionWith", 31441));
         HG_ASSIGN_OR_RETURN(s->sub, Pipeline::Parse(e.Obj(), ctx));
-        if (auto leading = s->sub->PopLeadingMatch()) s->filter = leading->filter.Owned();
+        s->geo_near = s->sub->PopLeadingGeoNear();
+        if (!s->geo_near) {
+          if (auto leading = s->sub->PopLeadingMatch()) s->filter = leading->filter.Owned();
+        }
         starts_with_documents =
             !e.Obj().IsEmpty() && e.Obj().FirstElement().type() == BsonType::kObject &&
             e.Obj().FirstElement().Obj().FirstElement().FieldName() == "$documents";

@@ -118,11 +118,7 @@ Status Pipeline::ParseStage(const BsonElement& stage_elem, int index, int count)
     }
     return PipelineError(40324, "Unrecognized pipeline stage name: '" + std::string(name) + "'");
   }
-  if (name == "$geoNear" && index > 0) {
-    return PipelineError(40603,
-                         "$geoNear was not the first stage in the pipeline after optimization. Is "
-                         "optimization disabled or inhibited?");
-  }
+  if (name == "$geoNear" && index > 0) return GeoNearNotFirst();
   if (name == "$documents" && index > 0) {
     return PipelineError(40602, "$documents is only valid as the first stage in a pipeline");
   }

@@ -69,6 +69,9 @@ class VectorDocumentStream : public DocumentStream {
 // $merge) need from the command layer, which implements it over the catalog and storage (this
 // module knows nothing of them). Calls may block on storage. An implementation is used by one
 // operation's streams at a time (not thread-safe); it may outlive the command (cursors).
+struct GeoNearSpec;
+struct PipelineContext;
+
 class CollectionAccess {
  public:
   virtual ~CollectionAccess() = default;
@@ -78,6 +81,13 @@ class CollectionAccess {
   virtual StatusWith<std::unique_ptr<DocumentStream>> Read(
       const std::string& db, const std::string& coll, const bson::BsonObj& filter,
       const query::ExpressionContext& expr_ctx) = 0;
+  // A $lookup or $unionWith sub-pipeline's leading $geoNear: db.coll's documents by distance,
+  // as an aggregate on it starting with `spec` reads them (`ctx`, the sub-pipeline's, holds the
+  // variables `spec` may read). Its errors; a view: Location40603, its pipeline comes first.
+  virtual StatusWith<std::unique_ptr<DocumentStream>> ReadNear(const std::string& db,
+                                                               const std::string& coll,
+                                                               const GeoNearSpec& spec,
+                                                               const PipelineContext& ctx) = 0;
   // $out: replaces the contents of db.coll with `docs`, which are written to a temporary
   // collection renamed over the target at the end (a failure leaves the target unchanged).
   // `timeseries` (empty: none) makes the target a time-series collection with those options.
@@ -143,12 +153,23 @@ struct PipelineContext {
 // $geoNear's options (the read of the collection runs it: exec/near_read.h). Distances are NaN
 // when not given.
 struct GeoNearSpec {
-  bson::BsonObj near;  // {near: <GeoJSON point or legacy pair>}
+  bson::BsonObj near;  // {near: <GeoJSON point or legacy pair>}, when given as a constant
+  // `near` given as an expression of variables ("$$pt", as a $lookup's `let` binds it): null
+  // for a constant. Read through NearValue.
+  std::shared_ptr<const Expression> near_expr;
   bool spherical = false;
   double min_distance = 0, max_distance = 0, multiplier = 1;
   bson::BsonObj query;
   std::string distance_field, include_locs, key;
 };
+
+// {near: <value>}: the constant, or `near_expr` evaluated with its variables' current values
+// (it must not read the document: it is constant for a read). Location5860401 when it is neither
+// an object nor an array.
+StatusWith<bson::BsonObj> NearValue(const GeoNearSpec& spec, int64_t now_millis);
+
+// Location40603: a $geoNear that is not the first stage of what reads the collection.
+Status GeoNearNotFirst();
 
 class Stage;
 

@@ -36,6 +36,15 @@ class FakeAccess : public CollectionAccess {
     }
     return std::unique_ptr<DocumentStream>(std::make_unique<VectorDocumentStream>(out));
   }
+  // A near read that keeps the collection's order and records each point it was asked for.
+  std::vector<BsonObj> near_points;
+  StatusWith<std::unique_ptr<DocumentStream>> ReadNear(const std::string&, const std::string& coll,
+                                                       const GeoNearSpec& spec,
+                                                       const PipelineContext& ctx) override {
+    HG_ASSIGN_OR_RETURN(BsonObj near, NearValue(spec, ctx.now_millis));
+    near_points.push_back(near.Owned());
+    return std::unique_ptr<DocumentStream>(std::make_unique<VectorDocumentStream>(colls[coll]));
+  }
   Status ReplaceCollection(const std::string&, const std::string& coll, const BsonObj&,
                            DocumentStream& docs) override {
     HG_ASSIGN_OR_RETURN(auto all, DrainStream(docs));
@@ -241,6 +250,42 @@ TEST_F(XStagesTest, UnionWith) {
               static_cast<int>(ErrorCode::kFailedToParse));
   ExpectError(R"([{"$unionWith": {"coll": "o", "x": 1}}])", "[]", 40415);
   ExpectError(R"([{"$unionWith": 1}])", "[]", static_cast<int>(ErrorCode::kFailedToParse));
+}
+
+TEST_F(XStagesTest, LeadingGeoNearOfASubPipelineReadsByDistance) {
+  SetColl("f", R"([{"_id": 1, "k": "x"}, {"_id": 2, "k": "y"}, {"_id": 3, "k": "x"}])");
+  // The point is the input document's, bound by `let`; the rest runs over the near read (a
+  // $match after $geoNear stays a stage), joined on localField/foreignField when given.
+  Expect(R"([{"$lookup": {"from": "f", "let": {"pt": "$loc"}, "localField": "a",
+               "foreignField": "k", "pipeline": [{"$geoNear": {"near": "$$pt",
+               "distanceField": "d"}}, {"$match": {"_id": {"$gt": 1}}}], "as": "j"}},
+             {"$project": {"ids": "$j._id"}}])",
+         R"([{"_id": 0, "a": "x", "loc": [1, 2]}, {"_id": 1, "a": "y", "loc": [3, 4]}])",
+         R"([{"_id": 0, "ids": [3]}, {"_id": 1, "ids": [2]}])");
+  ASSERT_EQ(access_->near_points.size(), 2u);
+  ExpectDocs(access_->near_points, R"([{"near": [1, 2]}, {"near": [3, 4]}])");
+  EXPECT_EQ(access_->reads, 0);
+  // A constant point is read once for all input documents.
+  access_->near_points.clear();
+  auto r = Run(R"([{"$lookup": {"from": "f", "as": "j",
+                   "pipeline": [{"$geoNear": {"near": [0, 0], "distanceField": "d"}}]}}])",
+               R"([{"_id": 0}, {"_id": 1}, {"_id": 2}])");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(access_->near_points.size(), 1u);
+  // $unionWith too; a `near` that is no point once evaluated is refused as a constant one is.
+  access_->near_points.clear();
+  Expect(R"([{"$unionWith": {"coll": "f", "pipeline": [{"$geoNear": {"near": {"type": "Point",
+               "coordinates": [{"$add": [1, 1]}, 0]}, "distanceField": "d"}},
+               {"$project": {"_id": 1}}]}}])",
+         R"([{"_id": 0}])", R"([{"_id": 0}, {"_id": 1}, {"_id": 2}, {"_id": 3}])");
+  ExpectDocs(access_->near_points, R"([{"near": {"type": "Point", "coordinates": [2, 0]}}])");
+  ExpectError(R"([{"$lookup": {"from": "f", "let": {"pt": "$a"}, "as": "j",
+                 "pipeline": [{"$geoNear": {"near": "$$pt", "distanceField": "d"}}]}}])",
+              R"([{"a": "here"}])", 5860401);
+  // $geoNear stays first only: after another stage it is refused.
+  ExpectError(R"([{"$unionWith": {"coll": "f", "pipeline": [{"$match": {}},
+                 {"$geoNear": {"near": [0, 0], "distanceField": "d"}}]}}])",
+              "[]", 40603);
 }
 
 TEST_F(XStagesTest, GraphLookupFollowsChainsWithDepth) {

@@ -310,6 +310,69 @@ def test_geo_near_errors(db, cities):
     assert len(list(cities.aggregate([{"$geoNear": {**ok, "key": "loc"}}]))) == 7
 
 
+def test_geo_near_point_from_a_variable(db, cities):
+    # MongoDB 5.1+: `near` may be an expression of the command's `let` variables.
+    by_var = list(cities.aggregate([{"$geoNear": {"near": "$$pt", "distanceField": "d"}}],
+                                   let={"pt": point(ROME)}))
+    constant = list(cities.aggregate([{"$geoNear": {"near": point(ROME), "distanceField": "d"}}]))
+    assert ids(by_var) == ids(constant) and ids(by_var)[:2] == ["rome", "paris"]
+    assert [d["d"] for d in by_var] == [d["d"] for d in constant]
+    # Built of variables inside a GeoJSON point.
+    out = list(cities.aggregate([{"$geoNear": {
+        "near": {"type": "Point", "coordinates": ["$$lng", "$$lat"]}, "distanceField": "d"}}],
+        let={"lng": LONDON[0], "lat": LONDON[1]}))
+    assert ids(out)[:2] == ["london", "thames"]
+    for bad in (5, "abc"):
+        code, _, _ = command_error(db, {"aggregate": "cities", "cursor": {}, "let": {"pt": bad},
+                                        "pipeline": [{"$geoNear": {"near": "$$pt",
+                                                                   "distanceField": "d"}}]})
+        assert code == 5860401
+    code, _, _ = command_error(db, {"aggregate": "cities", "cursor": {}, "pipeline": [
+        {"$geoNear": {"near": "$$undefinedVar", "distanceField": "d"}}]})
+    assert code == 17276
+
+
+def test_geo_near_first_in_lookup_and_union_with(db, cities):
+    db.offices.insert_many([{"_id": "o-rome", "at": point(ROME), "country": "FR"},
+                            {"_id": "o-london", "at": point(LONDON), "country": "GB"}])
+    # Each office's nearest cities, by the office's own point (a `let` variable).
+    out = list(db.offices.aggregate([
+        {"$lookup": {"from": "cities", "let": {"pt": "$at"}, "as": "near",
+                     "pipeline": [{"$geoNear": {"near": "$$pt", "distanceField": "m"}},
+                                  {"$limit": 2}, {"$project": {"m": 1}}]}},
+        {"$sort": {"_id": 1}}]))
+    assert [ids(o["near"]) for o in out] == [["london", "thames"], ["rome", "paris"]]
+    assert abs(out[1]["near"][1]["m"] - meters_between(ROME, PARIS)) < 0.01
+    assert out[0]["near"][0]["m"] == 0
+    # With localField/foreignField as well: only the same country's cities, nearest first.
+    out = list(db.offices.aggregate([
+        {"$lookup": {"from": "cities", "localField": "country", "foreignField": "country",
+                     "let": {"pt": "$at"}, "as": "near",
+                     "pipeline": [{"$geoNear": {"near": "$$pt", "distanceField": "m"}}]}},
+        {"$sort": {"_id": 1}}]))
+    assert [ids(o["near"]) for o in out] == [["london", "thames"], ["paris"]]
+    # $unionWith: a constant point, the rest of its pipeline after the near read.
+    out = list(db.offices.aggregate([
+        {"$match": {"_id": "o-rome"}},
+        {"$unionWith": {"coll": "cities", "pipeline": [
+            {"$geoNear": {"near": point(BERLIN), "distanceField": "m", "maxDistance": 900_000}},
+            {"$project": {"m": 1}}]}}]))
+    assert ids(out) == ["o-rome", "berlin", "paris", "thames"]  # London is 932 km away
+    assert abs(out[2]["m"] - meters_between(BERLIN, PARIS)) < 0.01
+    # Errors come from the near read of the foreign collection.
+    db.plain.insert_one({"loc": point(PARIS)})
+    for frm, code_wanted in (("plain", 27), ("missing", 26)):  # as at the top level
+        code, _, _ = command_error(db, {"aggregate": "offices", "cursor": {}, "pipeline": [
+            {"$lookup": {"from": frm, "let": {"pt": "$at"}, "as": "n", "pipeline": [
+                {"$geoNear": {"near": "$$pt", "distanceField": "m"}}]}}]})
+        assert code == code_wanted
+    db.command("create", "city_view", viewOn="cities", pipeline=[{"$match": {}}])
+    code, _, _ = command_error(db, {"aggregate": "offices", "cursor": {}, "pipeline": [
+        {"$unionWith": {"coll": "city_view", "pipeline": [
+            {"$geoNear": {"near": point(PARIS), "distanceField": "m"}}]}}]})
+    assert code == 40603
+
+
 # ---- time-series collections ------------------------------------------------------------------
 
 def test_time_series_meta_index_and_near(db):
@@ -375,6 +438,23 @@ def test_time_series_geo_near_on_a_measurement(db):
     assert code_of({**ok, "key": "pos", "query": {"car": 0}}) == 5860207
     assert code_of({**ok, "key": "pos", "includeLocs": "l"}) == 5860208
     assert code_of({**ok, "key": "car", "query": {"car": 0}}) == 1938439
+
+
+def test_time_series_geo_near_in_a_lookup(db):
+    # A time-series collection read by distance from each outer document's point.
+    db.create_collection("pings", timeseries={"timeField": "t", "metaField": "car"})
+    t0 = datetime.datetime(2026, 1, 1)
+    db.pings.insert_many([{"t": t0, "car": i, "pos": point(c), "city": n}
+                          for i, (n, c) in enumerate([("paris", PARIS), ("berlin", BERLIN),
+                                                      ("rome", ROME)])])
+    db.depots.insert_many([{"_id": 1, "at": point(MADRID)}, {"_id": 2, "at": point(BERLIN)}])
+    out = list(db.depots.aggregate([
+        {"$lookup": {"from": "pings", "let": {"pt": "$at"}, "as": "cars", "pipeline": [
+            {"$geoNear": {"near": "$$pt", "distanceField": "m", "key": "pos"}},
+            {"$project": {"_id": 0, "city": 1}}]}},
+        {"$sort": {"_id": 1}}]))
+    assert [[c["city"] for c in d["cars"]] for d in out] == [["paris", "rome", "berlin"],
+                                                             ["berlin", "paris", "rome"]]
 
 
 def test_time_series_measurement_index(db):

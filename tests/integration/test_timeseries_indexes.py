@@ -656,15 +656,61 @@ def test_id_index_on_a_clustered_bucket_collection_is_a_no_op(db):
     assert listed(db, "system.buckets.ts") == before
 
 
-def test_second_series_shaped_bucket_index_is_refused_loudly(db):
-    create_ts(db)
-    code, _, _ = command_error(db, {"createIndexes": "system.buckets.ts", "indexes": [
-        {"key": {"meta": 1, "control.min.x": 1}, "name": "series_like"}]})
-    assert code == 115
-    # The default one again under another name: IndexOptionsConflict, as for any index.
-    code, _, _ = command_error(db, {"createIndexes": "system.buckets.ts", "indexes": [
-        {"key": {"meta": 1, "control.min.t": 1}, "name": "again"}]})
-    assert code == 85
+def check_series_shaped_index(db, name, key):
+    """The raw bucket index `name` is kept in step with the buckets (plain keys: an index read
+    hinted to it finds exactly the buckets a collection scan finds)."""
+    buckets = db["system.buckets.ts"]
+    for a in range(3):
+        got = list(buckets.find({"meta": a}).hint(name))
+        scanned = list(buckets.find({"meta": a}).hint([("$natural", 1)]))
+        assert got and sorted(b["_id"] for b in got) == sorted(b["_id"] for b in scanned)
+    field = list(key)[1]
+    got = [b[field.split(".")[0]][field.split(".")[1]][field.split(".")[2]]
+           for b in buckets.find({"meta": 1}).hint(name)]
+    assert got == sorted(got)
+
+
+def test_second_series_shaped_bucket_index(fresh_server):
+    """A {meta: 1, control.min.<f>: 1} index created on the buckets beside the series index (or
+    after it was dropped) is an index like any other, as in MongoDB, also after a restart."""
+    s = fresh_server.new()
+    c = s.client()
+    db = c.t
+    try:
+        create_ts(db)
+        rows = [{"t": at(60 * i), "m": i % 3, "x": 100 - i} for i in range(90)]
+        db.ts.insert_many(rows)
+        second = {"meta": 1, "control.min.x": 1}
+        assert create_index(db, {"key": second, "name": "series_like"},
+                            "system.buckets.ts")["ok"] == 1
+        # The default one again under another name: IndexOptionsConflict, as for any index.
+        code, _, _ = command_error(db, {"createIndexes": "system.buckets.ts", "indexes": [
+            {"key": {"meta": 1, "control.min.t": 1}, "name": "again"}]})
+        assert code == 85
+        db.ts.insert_many([{"t": at(60 * i), "m": i % 3, "x": 100 - i} for i in range(90, 120)])
+        check_series_shaped_index(db, "series_like", second)
+        # Without the series index, its key pattern created on the buckets is a user index too.
+        db.ts.drop_index("m_1_t_1")
+        default = {"meta": 1, "control.min.t": 1}
+        assert create_index(db, {"key": default, "name": "raw_default"},
+                            "system.buckets.ts")["ok"] == 1
+        assert ("raw_default", {"m": 1, "t": 1}) in listed(db)
+        check_series_shaped_index(db, "raw_default", default)
+    finally:
+        c.close()
+    assert s.shutdown_command() == 0
+    s.start()
+    c = s.client()
+    try:
+        db = c.t
+        db.ts.insert_many([{"t": at(60 * i), "m": i % 3, "x": 100 - i} for i in range(120, 150)])
+        check_series_shaped_index(db, "series_like", {"meta": 1, "control.min.x": 1})
+        check_series_shaped_index(db, "raw_default", {"meta": 1, "control.min.t": 1})
+        assert db.ts.count_documents({"m": 2}) == 50
+        assert sorted(d["x"] for d in db.ts.find({"m": 1, "t": {"$lt": at(60 * 10)}})) == \
+            [93, 96, 99]
+    finally:
+        c.close()
 
 
 def test_an_array_in_an_indexed_measurement_field_is_refused(db):
