@@ -188,6 +188,11 @@ StatusWith<CollectionEntry> Catalog::NewCollectionEntry(const NamespaceString& n
       spec.AppendInt32("control.min." + t, 1);
       spec.Close(k);
       spec.AppendString("name", m + "_1_" + t + "_1");
+      // Listed with the collection's collation, as MongoDB's is; its keys hold metas by their
+      // bytes whatever it is (reads test metas under theirs: exec/timeseries_scan.h).
+      if (bson::BsonElement c = options["collation"]; c.type() == bson::BsonType::kObject) {
+        spec.AppendObject("collation", c.Obj());
+      }
       IndexEntry idx{spec.Obj(), NewIdent("index")};
       idx.series = true;
       HG_RETURN_IF_ERROR(engine_->CreateTable(idx.ident));

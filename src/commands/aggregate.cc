@@ -237,10 +237,10 @@ StatusWith<std::shared_ptr<const collation::Collator>> ViewCollator(const exec::
 // aggregate's collation: every stage applies it ($match and its $expr, $sort, $group's keys and
 // accumulators, expressions, $lookup's and $graphLookup's matches, $unionWith's and $facet's
 // sub-pipelines, $bucket's boundaries, $bucketAuto's order, $setWindowFields' partitions, order,
-// ranks and $min/$max/$addToSet, as $fill's, $densify's partitions) or compares nothing ($skip,
-// $limit, $unwind...; $merge matches under it, on an index of its collation), but for those not
-// listed here ($geoNear...), which fail with CommandNotSupported (115) rather than compare
-// strings by their bytes.
+// ranks and $min/$max/$addToSet, as $fill's, $densify's partitions, $geoNear's `query`) or
+// compares nothing ($skip, $limit, $unwind...; $merge matches under it, on an index of its
+// collation), but for those not listed here, which fail with CommandNotSupported (115) rather
+// than compare strings by their bytes.
 Status CheckStagesUnderCollation(const BsonObj& stages, int depth) {
   static constexpr std::string_view kCollating[] = {
       "$match",  "$sort",        "$skip",        "$limit",
@@ -249,7 +249,8 @@ Status CheckStagesUnderCollation(const BsonObj& stages, int depth) {
       "$group",  "$sortByCount", "$redact",      "$sample",
       "$lookup", "$graphLookup", "$unionWith",   "$facet",
       "$out",    "$bucket",      "$bucketAuto",  "$setWindowFields",
-      "$fill",   "$densify",     "$documents",   "$merge"};
+      "$fill",   "$densify",     "$documents",   "$merge",
+      "$geoNear"};
   for (BsonElement st : stages) {
     if (st.type() != BsonType::kObject || st.Obj().IsEmpty()) continue;  // the parser reports it
     const BsonElement spec = st.Obj().FirstElement();
@@ -265,25 +266,6 @@ Status CheckStagesUnderCollation(const BsonObj& stages, int depth) {
       if (f.type() == BsonType::kArray && (name == "$facet" || f.FieldName() == "pipeline")) {
         HG_RETURN_IF_ERROR(CheckStagesUnderCollation(f.Obj(), depth + 1));
       }
-    }
-  }
-  return Status::OK();
-}
-
-// An aggregate under a non-simple collation: its stages as above, over a collection (any
-// aggregate of a time-series collection is CommandNotSupported, 115).
-Status CheckPipelineUnderCollation(CommandContext& ctx, const BsonObj& cmd, const BsonObj& stages) {
-  HG_RETURN_IF_ERROR(CheckStagesUnderCollation(stages));
-  auto unsupported = [](std::string_view what) {
-    return Status(ErrorCode::kCommandNotSupported,
-                  std::string(what) + " with a non-simple collation is not supported yet");
-  };
-  BsonElement target = cmd.FirstElement();
-  if (target.type() == BsonType::kString) {
-    const catalog::NamespaceString nss{ctx.db, std::string(target.Str())};
-    auto resolved = exec::Resolve(ctx.service.Read(), nss);
-    if (resolved.ok() && resolved.value().timeseries) {
-      return unsupported("an aggregate of a time-series collection");
     }
   }
   return Status::OK();
@@ -335,7 +317,7 @@ Status RunAggregate(CommandContext& ctx, const BsonObj& request, bool single_bat
     HG_ASSIGN_OR_RETURN(
         collator, CheckHintAndGetCollation("aggregate", cmd, ctx.service, {ctx.db, coll_name}));
   }
-  if (collator) HG_RETURN_IF_ERROR(CheckPipelineUnderCollation(ctx, cmd, *stages));
+  if (collator) HG_RETURN_IF_ERROR(CheckStagesUnderCollation(*stages));
   HG_ASSIGN_OR_RETURN(bool explain, GetBool("aggregate", cmd, "explain", false));
   if (explain) return RunExplain(ctx, cmd, "queryPlanner", reply);
   HG_ASSIGN_OR_RETURN(auto cursor_opts, GetObject("aggregate", cmd, "cursor"));
@@ -509,9 +491,16 @@ class AggregateCommand : public Command {
   }
 };
 
-// Views and time-series collections do not take collations yet: their reads would not apply it.
+// The stages' context of a read by count or distinct: only its collation (null: simple).
+pipeline::PipelineContext CollatedContext(std::shared_ptr<const collation::Collator> collator) {
+  pipeline::PipelineContext pctx;
+  pctx.collator = std::move(collator);
+  return pctx;
+}
+
+// A view reads under its own collation only (OptionNotSupportedOnView, 167, for another).
 Status CheckCollationTarget(CommandContext& ctx, const catalog::NamespaceString& nss,
-                            std::string_view cmd, const collation::Collator* collator) {
+                            const collation::Collator* collator) {
   auto entry = ctx.service.catalog->Lookup(nss);
   if (entry && entry->entry().type == "view") {
     HG_ASSIGN_OR_RETURN(auto view, exec::ResolveView(*ctx.service.catalog, nss));
@@ -519,12 +508,6 @@ Status CheckCollationTarget(CommandContext& ctx, const catalog::NamespaceString&
     HG_ASSIGN_OR_RETURN(auto view_collator, ViewCollator(*view));
     return collation::SameCollation(collator, view_collator.get()) ? Status::OK()
                                                                    : ViewCollationOverride();
-  }
-  if (entry && entry->IsView() && collator != nullptr) {
-    return Status(ErrorCode::kCommandNotSupported,
-                  std::string(cmd) +
-                      " with a non-simple collation over a time-series collection is not "
-                      "supported yet");
   }
   return Status::OK();
 }
@@ -551,7 +534,7 @@ class CountCommand : public Command {
     HG_ASSIGN_OR_RETURN(auto near, exec::ExtractNear(q.value_or(BsonObj()), &rest));
     HG_ASSIGN_OR_RETURN(auto matcher, query::Matcher::Parse(rest, ectx));
     if (!cmd["collation"].eoo()) {
-      HG_RETURN_IF_ERROR(CheckCollationTarget(ctx, nss, "count", collator.get()));
+      HG_RETURN_IF_ERROR(CheckCollationTarget(ctx, nss, collator.get()));
     }
     HG_ASSIGN_OR_RETURN(auto over_view, ReadOverView(ctx, cmd));
     if (over_view) {
@@ -569,10 +552,10 @@ class CountCommand : public Command {
       exec::TimeseriesReadRequest request;
       request.filter = q.value_or(BsonObj());
       request.hint = HintOf(cmd);
-      HG_ASSIGN_OR_RETURN(
-          auto stream,
-          exec::BuildTimeseriesRead(std::move(*resolved.timeseries), rctx.engine,
-                                    std::move(request), exec::TimeseriesCountStages(cmd), {}));
+      HG_ASSIGN_OR_RETURN(auto stream, exec::BuildTimeseriesRead(std::move(*resolved.timeseries),
+                                                                 rctx.engine, std::move(request),
+                                                                 exec::TimeseriesCountStages(cmd),
+                                                                 CollatedContext(collator)));
       HG_ASSIGN_OR_RETURN(auto doc, stream->Next());
       reply.AppendInt32("n", doc ? static_cast<int32_t>((*doc)["n"].NumberLong()) : 0);
       return Status::OK();
@@ -623,7 +606,7 @@ class DistinctCommand : public Command {
     ectx.collator = collator;
     HG_ASSIGN_OR_RETURN(auto matcher, query::Matcher::Parse(q.value_or(BsonObj()), ectx));
     if (!cmd["collation"].eoo()) {
-      HG_RETURN_IF_ERROR(CheckCollationTarget(ctx, nss, "distinct", collator.get()));
+      HG_RETURN_IF_ERROR(CheckCollationTarget(ctx, nss, collator.get()));
     }
     exec::ReadPlan plan;
     plan.filter = std::move(matcher);
@@ -668,7 +651,8 @@ class DistinctCommand : public Command {
         request.hint = HintOf(cmd);
         HG_ASSIGN_OR_RETURN(
             stream, exec::BuildTimeseriesRead(*resolved.timeseries, rctx.engine, std::move(request),
-                                              exec::TimeseriesDistinctStages(*key), {}));
+                                              exec::TimeseriesDistinctStages(*key),
+                                              CollatedContext(collator)));
       } else {
         HG_ASSIGN_OR_RETURN(stream, exec::BuildReadStream(rctx, resolved, std::move(plan)));
       }

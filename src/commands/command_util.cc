@@ -63,7 +63,8 @@ StatusWith<std::shared_ptr<const collation::Collator>> CheckHintAndGetCollation(
 }
 
 std::shared_ptr<const collation::Collator> DefaultCollation(const catalog::Collection* coll) {
-  if (coll == nullptr || coll->entry().type != "collection") return nullptr;
+  if (coll == nullptr) return nullptr;
+  if (coll->entry().type != "collection" && coll->entry().type != "timeseries") return nullptr;
   return coll->DefaultCollator();
 }
 

@@ -45,7 +45,8 @@ StatusWith<std::shared_ptr<const collation::Collator>> CheckHintAndGetCollation(
     std::string_view cmd, const bson::BsonObj& doc);
 
 // The collation a command on `coll` (may be null) runs under when it names none: the default
-// collation of a regular collection (null: simple). A view has its own (commands/aggregate.cc).
+// collation of a regular or time-series collection (null: simple). A view has its own
+// (commands/aggregate.cc).
 std::shared_ptr<const collation::Collator> DefaultCollation(const catalog::Collection* coll);
 
 // CheckHintAndGetCollation for a command on `nss`: without a `collation`, DefaultCollation.

@@ -379,10 +379,13 @@ void AppendUpserted(BsonBuilder& reply, const std::vector<std::pair<int, BsonObj
   reply.Close(arr);
 }
 
-Status TimeseriesCollationNotSupported() {
-  return Status(ErrorCode::kCommandNotSupported,
-                "writes to time-series collections with a non-simple collation are not supported "
-                "yet");
+// The collation a write statement on a time-series collection runs under: its own, else the
+// collection's default.
+template <typename Statement>
+std::shared_ptr<const bson::StringComparator> TimeseriesStatementCollator(
+    const Statement& stmt, const timeseries::TimeseriesCollection& ts) {
+  if (stmt.has_collation) return stmt.collator;
+  return ts.buckets->DefaultCollator();
 }
 
 // A time-series write statement's hint as ModifyOptions take it.
@@ -405,10 +408,10 @@ Status UpdateTimeseries(CommandContext& ctx, const timeseries::TimeseriesCollect
   int index = 0;
   for (const UpdateStatement& stmt : req.updates) {
     ++ctx.service.counters.op_update;
-    auto r = stmt.collator
-                 ? StatusWith<UpdateOutcome>(TimeseriesCollationNotSupported())
-                 : UpdateMeasurements(ctx, ts, stmt.q, stmt.u, stmt.array_filters, stmt.multi,
-                                      stmt.upsert, req.expr_ctx, WithHint(stmt.hint));
+    query::ExpressionContext sectx = req.expr_ctx;
+    sectx.collator = TimeseriesStatementCollator(stmt, ts);
+    auto r = UpdateMeasurements(ctx, ts, stmt.q, stmt.u, stmt.array_filters, stmt.multi,
+                                stmt.upsert, sectx, WithHint(stmt.hint));
     if (r.ok()) {
       n += r.value().matched;
       n_modified += r.value().modified;
@@ -542,8 +545,8 @@ class DeleteCommand : public WriteCommand {
         query::ExpressionContext sectx = ectx;
         sectx.collator = StatementCollator(stmt, coll.get());
         if (ts) {
-          if (stmt.collator) return TimeseriesCollationNotSupported();
-          HG_ASSIGN_OR_RETURN(int64_t k, DeleteMeasurements(ctx, *ts, stmt.q, stmt.multi, ectx,
+          sectx.collator = TimeseriesStatementCollator(stmt, *ts);
+          HG_ASSIGN_OR_RETURN(int64_t k, DeleteMeasurements(ctx, *ts, stmt.q, stmt.multi, sectx,
                                                             WithHint(stmt.hint)));
           n += k;
           return Status::OK();
@@ -625,7 +628,6 @@ class FindAndModifyCommand : public Command {
     size_t leo = 0;
     if (resolved.timeseries) {
       // MongoDB 8.0's findAndModify of one measurement (timeseries_write.h).
-      if (collator) return TimeseriesCollationNotSupported();
       const timeseries::TimeseriesCollection& ts = *resolved.timeseries;
       std::optional<BsonObj> first_in_order;
       if (!sort_doc.IsEmpty()) {

@@ -1,4 +1,5 @@
 // create and collMod of time-series collections (spec §1, §2.1).
+#include "collation/collator.h"
 #include "commands/command_util.h"
 #include "commands/ddl_commands.h"
 #include "commands/timeseries_util.h"
@@ -113,19 +114,19 @@ StatusWith<TimeseriesCreate> ParseTimeseriesCreate(const catalog::NamespaceStrin
     HG_ASSIGN_OR_RETURN(int64_t secs, timeseries::ParseExpireAfterSeconds(expire));
     c.expire_after_seconds = secs;
   }
-  BsonElement collation = cmd["collation"];
-  if (!collation.eoo()) {
-    BsonObj co = collation.Obj();
-    if (collation.type() != bson::BsonType::kObject || co.NumFields() != 1 ||
-        co["locale"].Str() != "simple") {
-      return Status(ErrorCode::kCommandNotSupported,
-                    "collations other than {locale: \"simple\"} are not supported yet");
+  BsonBuilder extra;
+  // The default collation, normalized as listCollections shows it on the collection and its
+  // buckets (both keep it, as in MongoDB); the simple one is not kept.
+  if (BsonElement collation = cmd["collation"]; !collation.eoo()) {
+    if (collation.type() != bson::BsonType::kObject) {
+      return WrongType("create", collation, "object");
     }
+    HG_ASSIGN_OR_RETURN(auto collator, collation::Collator::Make(collation.Obj()));
+    if (collator) extra.AppendObject("collation", collator->spec().ToBson());
   }
   if (cmd["temp"].Truthy()) {
     return Status(ErrorCode::kCommandNotSupported, "temporary collections are not supported");
   }
-  BsonBuilder extra;
   for (const char* f : {"storageEngine", "indexOptionDefaults"}) {
     BsonElement e = cmd[f];
     if (e.eoo()) continue;
@@ -138,12 +139,19 @@ StatusWith<TimeseriesCreate> ParseTimeseriesCreate(const catalog::NamespaceStrin
   return c;
 }
 
+// The normalized default collation kept in a collection's options ({} for the simple one).
+BsonObj CollationOf(const BsonObj& options) {
+  BsonElement c = options["collation"];
+  return c.type() == bson::BsonType::kObject ? c.Obj() : BsonObj();
+}
+
 Status CheckExistingTimeseries(const catalog::Collection& existing, const TimeseriesCreate& c) {
   const auto& e = existing.entry();
   if (e.type == "timeseries") {
     auto cur = timeseries::TimeseriesOptionsOf(existing);
     if (cur.ok() && timeseries::EquivalentForCreate(*cur.value(), c.options) &&
-        TimeseriesExpireAfterSeconds(e.options) == c.expire_after_seconds) {
+        TimeseriesExpireAfterSeconds(e.options) == c.expire_after_seconds &&
+        CollationOf(e.options).BinaryEqual(CollationOf(c.view_options))) {
       return Status::OK();
     }
   }
@@ -155,9 +163,10 @@ Status CheckExistingTimeseries(const catalog::Collection& existing, const Timese
 namespace {
 
 // MongoDB keeps each view's definition in <db>.system.views; a time-series collection's is
-// {_id: "db.X", viewOn: "system.buckets.X", pipeline: [{$_internalUnpackBucket: {...}}]}.
+// {_id: "db.X", viewOn: "system.buckets.X", pipeline: [{$_internalUnpackBucket: {...}}]}, and
+// the collection's `collation` when it has one.
 Status PutTimeseriesViewDefinition(CommandContext& ctx, const catalog::NamespaceString& nss,
-                                   const TimeseriesOptions& o) {
+                                   const TimeseriesOptions& o, const BsonObj& collation) {
   BsonBuilder b;
   b.AppendString("_id", nss.ns());
   b.AppendString("viewOn", exec::BucketsNamespace(nss).coll);
@@ -170,6 +179,7 @@ Status PutTimeseriesViewDefinition(CommandContext& ctx, const catalog::Namespace
   b.Close(unpack);
   b.Close(stage);
   b.Close(pipeline);
+  if (!collation.IsEmpty()) b.AppendObject("collation", collation);
   return PutViewDefinition(ctx, nss, b.Obj());
 }
 
@@ -190,7 +200,7 @@ Status CreateTimeseriesCollection(CommandContext& ctx, const catalog::NamespaceS
     if (auto existing = catalog.Lookup(nss)) return CheckExistingTimeseries(*existing, c);
   }
   HG_RETURN_IF_ERROR(st);
-  return PutTimeseriesViewDefinition(ctx, nss, c.options);
+  return PutTimeseriesViewDefinition(ctx, nss, c.options, CollationOf(c.view_options));
 }
 
 Status CollModTimeseries(CommandContext& ctx, const catalog::NamespaceString& nss,
@@ -252,7 +262,8 @@ Status CollModTimeseries(CommandContext& ctx, const catalog::NamespaceString& ns
     if (ctx.service.bucket_catalog) {
       ctx.service.bucket_catalog->ClearCollection(buckets->entry().uuid);
     }
-    HG_RETURN_IF_ERROR(PutTimeseriesViewDefinition(ctx, nss, options));
+    HG_RETURN_IF_ERROR(
+        PutTimeseriesViewDefinition(ctx, nss, options, CollationOf(view->entry().options)));
   }
   return Status::OK();
 }

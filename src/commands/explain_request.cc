@@ -143,12 +143,6 @@ StatusWith<exec::ExplainRequest> ParseExplainRequest(CommandContext& ctx, const 
       r.rest_stages.push_back(st.Obj());
     }
   }
-  if (auto target = ctx.service.catalog->Lookup(r.nss);
-      r.expr_ctx.collator && target && target->entry().type == "timeseries") {
-    return Status(ErrorCode::kCommandNotSupported,
-                  "explain of a time-series collection with a non-simple collation is not "
-                  "supported yet");
-  }
   // find and count read a $near clause by distance (exec/near_read.h); the rest is a filter.
   BsonObj rest = r.filter;
   if (r.kind == "find" || r.kind == "count") {

@@ -125,7 +125,8 @@ StatusWith<timeseries::BucketFilter> ModifyBucketFilter(
   HG_ASSIGN_OR_RETURN(
       auto bucket_filter,
       timeseries::BucketFilter::Make(filter, parsed,
-                                     timeseries::BucketFilterSpec::Of(coll.options, expr_ctx)));
+                                     timeseries::BucketFilterSpec::Of(
+                                         coll.options, expr_ctx, coll.buckets->DefaultCollator())));
   if (options.stats != nullptr) {
     options.stats->bucket_filter = bucket_filter.ToBson();
     options.stats->meta_only = bucket_filter.meta_only();
@@ -159,13 +160,15 @@ timeseries::BucketUnpacker WholeMeasurements(const timeseries::TimeseriesOptions
 // `rec`'s bucket holding only `keep`, a subset of its measurements in their order, under its _id
 // and start, in its version.
 StatusWith<BsonObj> RewrittenBucket(const catalog::Record& rec, const std::vector<BsonObj>& keep,
-                                    const timeseries::TimeseriesOptions& o) {
+                                    const timeseries::TimeseriesCollection& coll) {
+  const timeseries::TimeseriesOptions& o = coll.options;
   BsonObj control = rec.doc["control"].Obj();
   const int64_t min_time = control["min"].Obj()[o.time_field].DateMillis();
   const int version = timeseries::IsCompressedBucket(rec.doc)
                           ? static_cast<int>(control["version"].NumberLong())
                           : 1;
-  return timeseries::MakeBucket(rec.doc["_id"].Oid(), rec.doc["meta"], keep, o, min_time, version);
+  return timeseries::MakeBucket(rec.doc["_id"].Oid(), rec.doc["meta"], keep, o, min_time, version,
+                                coll.buckets->DefaultCollator());
 }
 
 // MongoDB 7.0's rule for `update` on the metaField `m`: operator-style, every path under `m`
@@ -330,12 +333,14 @@ StatusWith<UpdateOutcome> UpdateAnyField(
           if (keep.empty()) {
             changes.removed.push_back(&rec);
           } else {
-            HG_ASSIGN_OR_RETURN(BsonObj rewritten, RewrittenBucket(rec, keep, o));
+            HG_ASSIGN_OR_RETURN(BsonObj rewritten, RewrittenBucket(rec, keep, coll));
             changes.rewritten.emplace_back(&rec, std::move(rewritten));
           }
         }
         if (!options.dry_run && !moved.empty()) {
-          HG_ASSIGN_OR_RETURN(changes.inserted, timeseries::MakeNewBuckets(std::move(moved), o));
+          HG_ASSIGN_OR_RETURN(
+              changes.inserted,
+              timeseries::MakeNewBuckets(std::move(moved), o, coll.buckets->DefaultCollator()));
           HG_ASSIGN_OR_RETURN(auto written, WriteChanges(ctx, coll, changes));
           if (!written) return ChunkOutcome::kReadAgain;
           made.insert(written->begin(), written->end());
@@ -420,6 +425,7 @@ StatusWith<BsonObj> FirstMeasurementInOrder(CommandContext& ctx,
   pipeline::PipelineContext pctx;
   pctx.now_millis = expr_ctx.now_millis;
   pctx.let = expr_ctx.let;
+  pctx.collator = expr_ctx.collator;
   HG_ASSIGN_OR_RETURN(auto stream,
                       exec::BuildTimeseriesRead(coll, ctx.service.engine, std::move(request),
                                                 exec::TimeseriesFindStages(sort, 0, 1), pctx));
@@ -490,7 +496,7 @@ StatusWith<int64_t> DeleteMeasurements(CommandContext& ctx,
           }
           // The bucket keeps its _id, start and version; a compressed one stays compressed (the
           // remaining rows keep their order, so a sorted version-2 bucket is still sorted).
-          HG_ASSIGN_OR_RETURN(BsonObj remaining, RewrittenBucket(rec, keep, o));
+          HG_ASSIGN_OR_RETURN(BsonObj remaining, RewrittenBucket(rec, keep, coll));
           changes.rewritten.emplace_back(&rec, std::move(remaining));
         }
         if (!options.dry_run) {

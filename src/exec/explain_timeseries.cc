@@ -202,13 +202,16 @@ Status ExplainTimeseriesRead(const ReadContext& rctx, timeseries::TimeseriesColl
                              const ExplainRequest& req, const std::vector<BsonObj>& stages,
                              std::string_view verbosity, BsonBuilder& reply) {
   const bool execute = verbosity != "queryPlanner";
-  const bool rewrites = TimeseriesRewritesEnabled();
+  const bool collated = CollatedTimeseriesRead(ts, req.pctx);
+  const bool rewrites = TimeseriesRewritesEnabled() && !collated;
   // The newest time bins (newest_bins.h) are read by windows: run, the windows find where the
   // read settles, and what is explained is the read over that window (or over everything).
   BsonObj filter = req.filter;
   std::optional<BsonObj> newest_bins;
   std::optional<NewestBinsPattern> newest;
-  if (NewestBinsReadAllowed(req.hint)) newest = MatchNewestBins(stages, ts.options.time_field);
+  if (!collated && NewestBinsReadAllowed(req.hint)) {
+    newest = MatchNewestBins(stages, ts.options.time_field);
+  }
   if (newest) {
     BsonBuilder spec;
     spec.AppendInt64("limit", newest->limit);

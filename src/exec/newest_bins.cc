@@ -99,7 +99,8 @@ class NewestBinsStream : public pipeline::DocumentStream {
     const pipeline::PipelineContext& pctx = stages_->context();
     const query::ExpressionContext expr_ctx = ExpressionContextOf(pctx);
     auto filter = timeseries::BucketFilter::Make(
-        request_.filter, timeseries::BucketFilterSpec::Of(coll_.options, expr_ctx));
+        request_.filter, timeseries::BucketFilterSpec::Of(coll_.options, expr_ctx,
+                                                          coll_.buckets->DefaultCollator()));
     HG_ASSIGN_OR_RETURN(auto span, DataSpan());
     if (!filter.ok() || !span) {
       if (window_only_) return std::vector<BsonObj>();

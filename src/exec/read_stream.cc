@@ -69,11 +69,6 @@ StatusWith<std::unique_ptr<pipeline::DocumentStream>> BuildReadStream(const Read
   }
   // A read under a collation plans with it: indexes of the same collation bound strings.
   const std::shared_ptr<const bson::StringComparator>& collator = plan.expr_ctx.collator;
-  if (collator && ts) {
-    return Status(ErrorCode::kCommandNotSupported,
-                  "reads of time-series collections with a non-simple collation are not "
-                  "supported yet");
-  }
   if (collator && min_max) {
     return Status(ErrorCode::kCommandNotSupported,
                   "min and max with a non-simple collation are not supported yet");
@@ -100,6 +95,7 @@ StatusWith<std::unique_ptr<pipeline::DocumentStream>> BuildReadStream(const Read
     ApplyDiskUse(rctx, plan.allow_disk_use, &pctx);  // the sort's memory limit and spilling
     pctx.now_millis = plan.expr_ctx.now_millis;
     pctx.let = plan.expr_ctx.let;
+    pctx.collator = plan.expr_ctx.collator;
     TimeseriesReadRequest request;
     request.filter = plan.filter_spec;
     if (plan.filter) request.parsed_filter = std::move(*plan.filter);

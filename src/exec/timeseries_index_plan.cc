@@ -169,9 +169,10 @@ StatusWith<std::optional<IndexedBuckets>> TimeseriesIndexedBuckets(
   BsonBuilder hb;
   if (name) hb.AppendString("", *name);
   BsonObj hint_holder = hb.Obj();
-  HG_ASSIGN_OR_RETURN(PlanChoice choice,
-                      PlanQuery(*coll.buckets, filter, BsonObj(),
-                                name ? hint_holder.FirstElement() : BsonElement()));
+  HG_ASSIGN_OR_RETURN(
+      PlanChoice choice,
+      PlanQuery(*coll.buckets, filter, BsonObj(), name ? hint_holder.FirstElement() : BsonElement(),
+                bucket_filter.collator()));
   const QueryPlan& plan = choice.winner;
   if (plan.IsCollScan()) return Result();
   // A wildcard index (on the metaField's subtree) is always planned as multikey; a 2dsphere
@@ -192,10 +193,11 @@ StatusWith<std::optional<IndexedBuckets>> TimeseriesIndexedBuckets(
   auto session = engine->NewSession();
   for (const QueryPlan* scan : plan.Scans()) {
     const catalog::SecondaryIndex& idx = *scan->index;
-    // Hashed keys hold no values to compare; on a multikey index a key is one element only; a
-    // wildcard key is (path, value), not the index's fields.
+    // Hashed keys hold no values to compare, nor do a collated index's strings (collation
+    // keys); on a multikey index a key is one element only; a wildcard key is (path, value), not
+    // the index's fields.
     const FieldBounds field_bounds =
-        idx.desc.hashed || scan->multikey || !scan->wildcard_path.empty()
+        idx.desc.hashed || idx.desc.collator || scan->multikey || !scan->wildcard_path.empty()
             ? FieldBounds()
             : BoundsByKeyField(idx.desc.key, bounds);
     IndexScanPosition pos;

@@ -468,7 +468,9 @@ TimeseriesReadPlan PlanTimeseriesRead(const timeseries::TimeseriesOptions& optio
   plan.scan.allow_blocks = true;
   plan.scan.filter_on_columns = true;
   const std::string& time = options.time_field;
-  const auto spec = timeseries::BucketFilterSpec::Of(options, expr_ctx);
+  // Rewrites are planned only without a collation (CollatedTimeseriesRead): control.min/max and
+  // the read both compare strings by their bytes.
+  const auto spec = timeseries::BucketFilterSpec::Of(options, expr_ctx, nullptr);
   auto bucket_filter = parsed != nullptr ? timeseries::BucketFilter::Make(filter, *parsed, spec)
                                          : timeseries::BucketFilter::Make(filter, spec);
   if (!bucket_filter.ok()) return plan;             // the scan reports the error
@@ -690,14 +692,21 @@ query::ExpressionContext ExpressionContextOf(const pipeline::PipelineContext& pc
   query::ExpressionContext expr_ctx = query::ExpressionContext::Now();
   if (pctx.now_millis != 0) expr_ctx.now_millis = pctx.now_millis;
   expr_ctx.let = pctx.let;
+  expr_ctx.collator = pctx.collator;
   return expr_ctx;
+}
+
+bool CollatedTimeseriesRead(const timeseries::TimeseriesCollection& coll,
+                            const pipeline::PipelineContext& pctx) {
+  return pctx.collator != nullptr || coll.buckets->DefaultCollator() != nullptr;
 }
 
 StatusWith<std::unique_ptr<pipeline::DocumentStream>> BuildTimeseriesRead(
     timeseries::TimeseriesCollection coll, storage::KvEngine* engine, TimeseriesReadRequest request,
     std::unique_ptr<pipeline::Pipeline> stages) {
   const pipeline::PipelineContext& pctx = stages->context();
-  if (request.newest_bins && NewestBinsReadAllowed(request.hint)) {
+  const bool collated = CollatedTimeseriesRead(coll, pctx);
+  if (request.newest_bins && !collated && NewestBinsReadAllowed(request.hint)) {
     if (auto p = MatchNewestBins(stages->SourceStages(), coll.options.time_field)) {
       return BuildNewestBinsRead(std::move(coll), engine, std::move(request), std::move(stages),
                                  *p);
@@ -705,9 +714,9 @@ StatusWith<std::unique_ptr<pipeline::DocumentStream>> BuildTimeseriesRead(
   }
   const query::ExpressionContext expr_ctx = ExpressionContextOf(pctx);
   const query::Matcher* parsed = request.parsed_filter ? &*request.parsed_filter : nullptr;
-  TimeseriesReadPlan plan =
-      PlanTimeseriesRead(coll.options, request.filter, stages->SourceStages(),
-                         TimeseriesRewritesEnabled(), request.find_projection, expr_ctx, parsed);
+  TimeseriesReadPlan plan = PlanTimeseriesRead(coll.options, request.filter, stages->SourceStages(),
+                                               TimeseriesRewritesEnabled() && !collated,
+                                               request.find_projection, expr_ctx, parsed);
   plan.scan.hint = request.hint;
   plan.scan.allow_disk_use = pctx.allow_disk_use;
   plan.scan.sort_memory_limit_bytes = pctx.limits.sort;

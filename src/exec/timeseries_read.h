@@ -119,8 +119,16 @@ struct TimeseriesReadRequest {
 };
 
 // The context a filter of the stages is read with: their $$NOW (the current time for commands
-// without their own, count and distinct) and `let`.
+// without their own, count and distinct), `let` and collation.
 query::ExpressionContext ExpressionContextOf(const pipeline::PipelineContext& pctx);
+
+// Whether a read of `coll` with `pctx` compares strings under a collation (the read's, or the
+// collection's default that computed control.min/max). Such a read is planned without the
+// rewrites (PlanTimeseriesRead's `rewrites` false): they group, order and bound by the bytes of
+// metas and of control.min/max. Its bucket filter and index reads still apply, under the rules
+// of timeseries/bucket_filter.h.
+bool CollatedTimeseriesRead(const timeseries::TimeseriesCollection& coll,
+                            const pipeline::PipelineContext& pctx);
 
 // The whole read: plans it over `stages` (the parsed stages after the filter, planned on their
 // SourceStages()), opens the scan, takes the stages the read absorbed out of `stages`, parses

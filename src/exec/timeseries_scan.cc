@@ -43,7 +43,8 @@ StatusWith<std::unique_ptr<TimeseriesScan>> TimeseriesScan::Make(
   std::optional<query::Matcher> parsed = std::move(options.parsed_filter);
   options.bucket_filter.reset();
   options.parsed_filter.reset();
-  const auto spec = timeseries::BucketFilterSpec::Of(coll.options, options.expr_ctx);
+  const auto spec = timeseries::BucketFilterSpec::Of(coll.options, options.expr_ctx,
+                                                     coll.buckets->DefaultCollator());
   if ((!options.bucket_level_filter || !planned) && !parsed) {
     HG_ASSIGN_OR_RETURN(parsed, query::Matcher::Parse(filter, options.expr_ctx));
   }
@@ -317,7 +318,10 @@ Status TimeseriesScan::CollectFromIndex() {
   if (auto known = directory.Snapshot()) {
     // An equality on a meta path narrows the series to test to those that may have the value.
     std::optional<MetaEquality> eq;
-    if (meta_matcher_ && !lastpoint_index_) eq = MetaEqualityOf(bucket_filter_.meta_filter());
+    // (The directory finds values by their bytes: under a collation every series is tested.)
+    if (meta_matcher_ && !lastpoint_index_ && bucket_filter_.collator() == nullptr) {
+      eq = MetaEqualityOf(bucket_filter_.meta_filter());
+    }
     if (eq) {
       for (size_t i : directory.Candidates(known, eq->path, eq->values)) {
         HG_RETURN_IF_ERROR(collect((*known)[i].prefix, (*known)[i].meta).status());

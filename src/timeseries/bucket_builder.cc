@@ -16,11 +16,13 @@ using bson::BsonObj;
 
 StatusWith<BsonObj> MakeBucket(const bson::ObjectId& id, const BsonElement& meta,
                                std::span<const BsonObj> rows, const TimeseriesOptions& o,
-                               int64_t min_time, int version) {
+                               int64_t min_time, int version,
+                               std::shared_ptr<const bson::StringComparator> strings) {
   if (rows.empty()) return Status(ErrorCode::kBadValue, "a time-series bucket needs a measurement");
   const std::string_view meta_field =
       o.meta_field ? std::string_view(*o.meta_field) : std::string_view();
   BucketFieldTree fields;
+  fields.SetCollator(std::move(strings));
   for (const BsonObj& m : rows) fields.UpdateMinMax(m, meta_field);
   BucketDocument doc(id, meta);
   doc.StageRows(rows, meta_field);
@@ -32,8 +34,9 @@ StatusWith<BsonObj> MakeBucket(const bson::ObjectId& id, const BsonElement& meta
   return CompressBucket(bucket, o.time_field, version);
 }
 
-StatusWith<std::vector<BsonObj>> MakeNewBuckets(std::vector<BsonObj> rows,
-                                                const TimeseriesOptions& o) {
+StatusWith<std::vector<BsonObj>> MakeNewBuckets(
+    std::vector<BsonObj> rows, const TimeseriesOptions& o,
+    const std::shared_ptr<const bson::StringComparator>& strings) {
   const NewBucketRules rules = CurrentNewBucketRules();
   // Each row's series and time, ordered by series, then time (ties in their given order).
   struct Entry {
@@ -66,7 +69,7 @@ StatusWith<std::vector<BsonObj>> MakeNewBuckets(std::vector<BsonObj> rows,
     if (o.meta_field) AppendNormalizedMeta(mb, "meta", members.front()[*o.meta_field]);
     const BsonObj meta = mb.Obj();
     HG_ASSIGN_OR_RETURN(BsonObj bucket, MakeBucket(NewBucketId(start), meta.FirstElement(), members,
-                                                   o, start, rules.version));
+                                                   o, start, rules.version, strings));
     buckets.push_back(std::move(bucket));
     members.clear();
     return Status::OK();

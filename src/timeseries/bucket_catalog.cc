@@ -327,6 +327,11 @@ void ReleaseCommitRights(Bucket& b) {
 }
 
 // Not make_shared: a SeriesId's open_hint (a weak_ptr) would keep a closed bucket's whole block.
+// The collation a collection's control.min/max compare strings under (null: simple).
+std::shared_ptr<const bson::StringComparator> CollatorOf(const TimeseriesCollection& coll) {
+  return coll.buckets ? coll.buckets->DefaultCollator() : nullptr;
+}
+
 std::shared_ptr<Bucket> NewBucket(BucketDocument doc) {
   return std::shared_ptr<Bucket>(new Bucket(std::move(doc)));
 }
@@ -655,7 +660,8 @@ std::shared_ptr<Bucket> BucketCatalog::Reopen(const TimeseriesCollection& coll, 
   b->series_key = series_key;
   b->stripe = &stripe;
   b->min_time = min_t.DateMillis();
-  auto fields = BucketFieldTree::FromBucket(control["min"].Obj(), control["max"].Obj());
+  auto fields =
+      BucketFieldTree::FromBucket(control["min"].Obj(), control["max"].Obj(), CollatorOf(coll));
   if (!fields.ok()) return nullptr;
   b->fields = std::move(fields).value();
   b->num_measurements = b->doc.num_rows();
@@ -921,6 +927,7 @@ StatusWith<std::shared_ptr<Bucket>> BucketCatalog::BucketFor(
     found->series_key = series_key;
     found->stripe = &stripe;
     found->min_time = min_time;
+    found->fields.SetCollator(CollatorOf(coll));
     stripe.Register(found, found->doc.id());
     found->size = 64 + meta_obj.size();
     Count(cs, Stat::kNumBucketsOpenedDueToMetadata);
@@ -1425,6 +1432,7 @@ StatusWith<AppendResult> AppendToStoredBucket(catalog::Collection& buckets, stor
                                               std::string_view meta_field, int64_t max_retries) {
   std::optional<BucketDocument> doc;
   BucketFieldTree tree;
+  tree.SetCollator(buckets.DefaultCollator());
   int64_t start = min_time, old_size = 0;
   bool fresh = existing == nullptr;
   if (existing != nullptr) {
@@ -1439,7 +1447,8 @@ StatusWith<AppendResult> AppendToStoredBucket(catalog::Collection& buckets, stor
           c.Obj()["max"].type() == bson::BsonType::kObject) {
         BsonElement min_t = c.Obj()["min"].Obj()[time_field];
         auto layout = BucketDocument::FromStored(d, time_field);
-        auto fields = BucketFieldTree::FromBucket(c.Obj()["min"].Obj(), c.Obj()["max"].Obj());
+        auto fields = BucketFieldTree::FromBucket(c.Obj()["min"].Obj(), c.Obj()["max"].Obj(),
+                                                  buckets.DefaultCollator());
         if (layout.ok() && fields.ok() && min_t.type() == bson::BsonType::kDate &&
             layout.value().id() == *existing) {
           doc.emplace(std::move(layout).value());
@@ -1650,9 +1659,10 @@ Status BucketCatalog::FlushBucket(const TimeseriesCollection& coll, storage::Ses
   }
   if (control->IsEmpty()) {
     BucketFieldTree tree;
+    tree.SetCollator(CollatorOf(coll));
     if (!b.flushed_control.IsEmpty()) {
       auto t = BucketFieldTree::FromBucket(b.flushed_control["min"].Obj(),
-                                           b.flushed_control["max"].Obj());
+                                           b.flushed_control["max"].Obj(), CollatorOf(coll));
       if (t.ok()) tree = std::move(t).value();
     }
     for (const BsonObj& row : b.flushing) tree.Update(row, meta_field);

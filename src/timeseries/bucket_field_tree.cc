@@ -70,6 +70,16 @@ int CompareToStored(const bson::FieldView& a, const char* b) {
   return CompareValues(a, static_cast<BsonType>(*b), b + 2, b, 0);
 }
 
+bool IsString(BsonType t) { return t == BsonType::kString || t == BsonType::kSymbol; }
+
+// Two strings (String or Symbol: `a` and the stored element `b`) under `strings`.
+int CompareStrings(const bson::FieldView& a, const char* b, const bson::StringComparator& strings) {
+  std::string_view x(a.value + 4, static_cast<size_t>(bson::ReadInt32(a.value)) - 1);
+  std::string_view y(b + 6, static_cast<size_t>(bson::ReadInt32(b + 2)) - 1);
+  int c = strings.Compare(x, y);
+  return c < 0 ? -1 : (c > 0 ? 1 : 0);
+}
+
 }  // namespace
 
 int BucketFieldTree::RowBounds::CompareSlow(const bson::FieldView& a, const bson::FieldView& b) {
@@ -77,6 +87,7 @@ int BucketFieldTree::RowBounds::CompareSlow(const bson::FieldView& a, const bson
 }
 
 bool BucketFieldTree::FoldBounds(const RowBounds& bounds) {
+  if (strings_) return false;
   // Every field must be one the tree holds with both sides set (a field that gets its first
   // min/max moves to the end, in the order rows give: UpdateMinMax's business) and a scalar in
   // every row (objects and arrays merge per subfield): checked for all before anything changes.
@@ -106,8 +117,10 @@ bool BucketFieldTree::FoldBounds(const RowBounds& bounds) {
   return true;
 }
 
-StatusWith<BucketFieldTree> BucketFieldTree::FromBucket(const BsonObj& min, const BsonObj& max) {
+StatusWith<BucketFieldTree> BucketFieldTree::FromBucket(
+    const BsonObj& min, const BsonObj& max, std::shared_ptr<const bson::StringComparator> strings) {
   BucketFieldTree tree;
+  tree.SetCollator(std::move(strings));
   // min alone always fits the empty schema; max must then agree with it path by path.
   tree.Update(min, {});
   if (!tree.UpdateIfCompatible(max, {})) {
@@ -262,7 +275,7 @@ BucketFieldTree::Node* BucketFieldTree::MoveToEnd(Node& parent, Node* node) {
 }
 
 void BucketFieldTree::UpdateFields(Node& parent, const char* doc, bool do_min, bool do_max,
-                                   bool do_schema, std::string_view skip_field) {
+                                   bool do_schema, std::string_view skip_field) const {
   size_t cursor = 0;
   for (bson::FieldCursor it(doc); it.Next();) {
     const bson::FieldView& e = it.field();
@@ -282,7 +295,7 @@ void BucketFieldTree::UpdateFields(Node& parent, const char* doc, bool do_min, b
 }
 
 void BucketFieldTree::UpdateElements(Node& parent, const char* arr, bool do_min, bool do_max,
-                                     bool do_schema) {
+                                     bool do_schema) const {
   size_t i = 0;
   for (bson::FieldCursor it(arr); it.Next();) {
     if (i == parent.elements.size()) parent.elements.emplace_back();
@@ -292,7 +305,7 @@ void BucketFieldTree::UpdateElements(Node& parent, const char* arr, bool do_min,
 }
 
 void BucketFieldTree::UpdateNode(Node& node, const bson::FieldView& e, bool do_min, bool do_max,
-                                 bool do_schema) {
+                                 bool do_schema) const {
   BsonType t = e.type;
   const int rank = bson::CanonicalTypeRank(t);
   if (do_schema) {
@@ -338,14 +351,16 @@ void BucketFieldTree::UpdateNode(Node& node, const bson::FieldView& e, bool do_m
     return;
   }
 
-  auto maybe_set = [&e, t, rank](Kind& held, std::string& value, bool is_min) {
+  auto maybe_set = [this, &e, t, rank](Kind& held, std::string& value, bool is_min) {
     bool replace;
     switch (held) {
       case Kind::kUnset:
         replace = true;
         break;
       case Kind::kValue: {
-        int c = CompareToStored(e, value.data());
+        int c = strings_ != nullptr && IsString(t) && IsString(static_cast<BsonType>(value[0]))
+                    ? CompareStrings(e, value.data(), *strings_)
+                    : CompareToStored(e, value.data());
         replace = is_min ? c < 0 : c > 0;
         break;
       }

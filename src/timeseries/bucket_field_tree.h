@@ -21,8 +21,9 @@
 // Min/max, per field path over all measurements fed to Update (modelled on MongoDB's MinMax):
 //  * Scalars compare in the canonical BSON order of bson_compare.h (type bracket first; numbers
 //    of any width compare by value, so min of {NumberLong(2), 1.5} is 1.5 and keeps its type).
-//    Strings compare with the simple binary collation (a collection with a non-simple collation
-//    would need a collator passed in; such collections must not be created).
+//    Strings compare under the tree's collator (the collection's default collation, as MongoDB
+//    computes them; null: simple binary order); of two equal under it, the one held is kept.
+//    Field names are always compared by their bytes.
 //  * Two objects merge: the result is an object holding the per-subfield min (max), recursively.
 //    Two arrays merge the same way, keyed by position, and stay arrays.
 //  * When a path holds different kinds in different rows (scalar / object / array), the winner is
@@ -59,6 +60,7 @@
 #include <cstdint>
 #include <cstring>
 #include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -66,6 +68,7 @@
 
 #include "base/status.h"
 #include "bson/bson.h"
+#include "bson/bson_compare.h"
 
 namespace hourglass::timeseries {
 
@@ -81,7 +84,14 @@ class BucketFieldTree {
   // ordered: the rows agree on a path iff min and max do. Returns BadValue (2) when min and max
   // disagree somewhere: the bucket holds mixed-schema data (written before 5.2, or with
   // timeseriesBucketsMayHaveMixedSchemaData) and must not be reopened for inserts.
-  static StatusWith<BucketFieldTree> FromBucket(const bson::BsonObj& min, const bson::BsonObj& max);
+  static StatusWith<BucketFieldTree> FromBucket(
+      const bson::BsonObj& min, const bson::BsonObj& max,
+      std::shared_ptr<const bson::StringComparator> strings);
+
+  // The collation strings are compared under (null: simple); set before the first Update.
+  void SetCollator(std::shared_ptr<const bson::StringComparator> strings) {
+    strings_ = std::move(strings);
+  }
 
   // True if `measurement` keeps the kind of every path the schema has seen. Does not modify.
   bool IsCompatible(const bson::BsonObj& measurement, std::string_view skip_field) const {
@@ -188,7 +198,8 @@ class BucketFieldTree {
   };
   // Folds `bounds` into the min/max as UpdateMinMax of each of its rows would, and returns true;
   // or returns false having changed nothing when that takes UpdateMinMax (a field the tree does
-  // not hold with both sides set, or an object or array in some row).
+  // not hold with both sides set, an object or array in some row, or a collator: RowBounds
+  // compares strings by their bytes).
   bool FoldBounds(const RowBounds& bounds);
 
   // Forgets every min/max but keeps the schema; UpdateMinMax then folds documents into the
@@ -257,12 +268,12 @@ class BucketFieldTree {
 
   // `doc` / `arr` point at an embedded document's bytes. The flags say which summaries the walk
   // updates below this point.
-  static void UpdateFields(Node& parent, const char* doc, bool do_min, bool do_max, bool do_schema,
-                           std::string_view skip_field);
-  static void UpdateElements(Node& parent, const char* arr, bool do_min, bool do_max,
-                             bool do_schema);
-  static void UpdateNode(Node& node, const bson::FieldView& e, bool do_min, bool do_max,
-                         bool do_schema);
+  void UpdateFields(Node& parent, const char* doc, bool do_min, bool do_max, bool do_schema,
+                    std::string_view skip_field) const;
+  void UpdateElements(Node& parent, const char* arr, bool do_min, bool do_max,
+                      bool do_schema) const;
+  void UpdateNode(Node& node, const bson::FieldView& e, bool do_min, bool do_max,
+                  bool do_schema) const;
   static Node* FindField(Node& parent, std::string_view name, size_t cursor);
   static const Node* FindField(const Node& parent, std::string_view name, size_t cursor) {
     return FindField(const_cast<Node&>(parent), name, cursor);
@@ -276,6 +287,7 @@ class BucketFieldTree {
   static void AppendNode(bson::BsonBuilder& b, std::string_view name, const Node& node, bool min);
   static size_t NodeMemory(const Node& node);
 
+  std::shared_ptr<const bson::StringComparator> strings_;  // see SetCollator
   Node root_;               // the top-level document; its own rank and kinds are unused
   std::string last_shape_;  // of the last measurement UpdateRecordingShape folded; empty: none
 };

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "collation/collator.h"
+
 namespace hourglass::timeseries {
 namespace {
 
@@ -279,7 +281,7 @@ TEST_F(BucketFieldTreeMinMaxTest, FromBucketRoundTrips) {
              R"( "s": "q", "c": true})");
 
   // Mixed kinds (a: 5 and [2]): FromBucket refuses the schema, the min/max alone come back.
-  EXPECT_FALSE(BucketFieldTree::FromBucket(min, max).ok());
+  EXPECT_FALSE(BucketFieldTree::FromBucket(min, max, nullptr).ok());
   BucketFieldTree reopened;
   reopened.UpdateMinMax(min, {});
   reopened.UpdateMinMax(max, {});
@@ -647,6 +649,40 @@ TEST(BucketFieldTreeShapeTest, TheLastFoldedShapeNeedsOnlyItsMinMax) {
   EXPECT_FALSE(tree.HasShapeOf(J(R"({"a": 2, "b": "w", "c": false})"), "meta"));
 }
 
+TEST(BucketFieldTreeCollationTest, ValuesCompareUnderTheCollatorFieldNamesByBytes) {
+  // MongoDB's timeseries_collation.js: strength 1 with numeric ordering.
+  auto collator =
+      collation::Collator::Make(J(R"({"locale": "en", "strength": 1, "numericOrdering": true})"));
+  ASSERT_TRUE(collator.ok());
+  BucketFieldTree tree;
+  tree.SetCollator(collator.value());
+  for (const char* r : {R"({"r": "s", "x": "5", "y": {"z": ["5"]}})",
+                        R"({"r": "S", "x": "10", "X": "10", "Y": {"z": ["2"]}})",
+                        R"({"x": "9", "w": ["b", "A"]})", R"({"w": ["B", "a"]})"}) {
+    tree.Update(J(r), "meta");
+  }
+  // "s" and "S" are equal: the first is kept on both sides; "5" < "9" < "10" numerically; in
+  // arrays position by position; "x" and "X" are two fields.
+  EXPECT_DOC(tree.Min(), R"({"r": "s", "x": "5", "y": {"z": ["5"]}, "X": "10",
+                             "Y": {"z": ["2"]}, "w": ["b", "A"]})");
+  EXPECT_DOC(tree.Max(), R"({"r": "s", "x": "10", "y": {"z": ["5"]}, "X": "10",
+                             "Y": {"z": ["2"]}, "w": ["b", "A"]})");
+  // A bucket reopened from its control keeps comparing under the collation.
+  auto reopened = BucketFieldTree::FromBucket(tree.Min(), tree.Max(), collator.value());
+  ASSERT_TRUE(reopened.ok());
+  reopened.value().Update(J(R"({"x": "100", "r": "R"})"), "meta");
+  EXPECT_EQ(reopened.value().Max()["x"].Str(), "100");
+  EXPECT_EQ(reopened.value().Max()["r"].Str(), "s");
+  // Rows folded by bounds gathered in bytes order are refused under a collator.
+  BucketFieldTree::RowBounds bounds;
+  EXPECT_FALSE(tree.FoldBounds(bounds));
+  // Without the collator, bytes order: "10" < "5" and "S" < "s".
+  BucketFieldTree simple;
+  simple.Update(J(R"({"r": "s", "x": "5"})"), "meta");
+  simple.Update(J(R"({"r": "S", "x": "10"})"), "meta");
+  EXPECT_DOC(simple.Min(), R"({"r": "S", "x": "10"})");
+}
+
 TEST(BucketFieldTreeFromBucketTest, DerivesTheSchemaOfTheRows) {
   BucketFieldTree mm;
   for (const char* r : {R"({"t": {"$date": "2021-01-01T00:00:00Z"}, "a": 1, "b": {"x": "s"}})",
@@ -654,7 +690,7 @@ TEST(BucketFieldTreeFromBucketTest, DerivesTheSchemaOfTheRows) {
                         R"({"t": {"$date": "2021-01-01T00:00:02Z"}, "b": {"y": null}})"}) {
     mm.Update(J(r), "");
   }
-  auto sw = BucketFieldTree::FromBucket(mm.Min(), mm.Max());
+  auto sw = BucketFieldTree::FromBucket(mm.Min(), mm.Max(), nullptr);
   ASSERT_TRUE(sw.ok()) << sw.status().reason();
   const BucketFieldTree& schema = sw.value();
   EXPECT_TRUE(
@@ -669,13 +705,13 @@ TEST(BucketFieldTreeFromBucketTest, DerivesTheSchemaOfTheRows) {
 
 TEST(BucketFieldTreeFromBucketTest, MixedSchemaBucketIsRejected) {
   // Rows {a: 1} and {a: "x"} (a pre-5.2 mixed bucket) give min {a: 1}, max {a: "x"}.
-  auto sw = BucketFieldTree::FromBucket(J(R"({"a": 1})"), J(R"({"a": "x"})"));
+  auto sw = BucketFieldTree::FromBucket(J(R"({"a": 1})"), J(R"({"a": "x"})"), nullptr);
   EXPECT_FALSE(sw.ok());
   EXPECT_EQ(sw.status().code(), ErrorCode::kBadValue);
   // Object in some rows, scalar in others: min scalar, max object.
-  sw = BucketFieldTree::FromBucket(J(R"({"a": 5})"), J(R"({"a": {"x": 1}})"));
+  sw = BucketFieldTree::FromBucket(J(R"({"a": 5})"), J(R"({"a": {"x": 1}})"), nullptr);
   EXPECT_FALSE(sw.ok());
-  sw = BucketFieldTree::FromBucket(J(R"({"a": {"x": 1}})"), J(R"({"a": {"x": "s"}})"));
+  sw = BucketFieldTree::FromBucket(J(R"({"a": {"x": 1}})"), J(R"({"a": {"x": "s"}})"), nullptr);
   EXPECT_FALSE(sw.ok());
 }
 

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "bson/bson_compare.h"
+#include "collation/collator.h"
 #include "query/matcher.h"
 #include "query/path.h"
 
@@ -83,8 +84,11 @@ bool IsLogical(std::string_view name) { return name == "$and" || name == "$or" |
 // Operands the control-based comparisons can use. Null matches missing fields, MinKey/MaxKey and
 // undefined have special query semantics, objects/arrays match through array traversal and
 // field-order-sensitive equality: none of them is pushed down (as in MongoDB).
-bool PushableOperand(const BsonElement& v) {
+bool PushableOperand(const BsonElement& v, bool strings_comparable) {
   switch (v.type()) {
+    case BsonType::kString:
+    case BsonType::kSymbol:
+      return strings_comparable;
     case BsonType::kEOO:
     case BsonType::kObject:
     case BsonType::kArray:
@@ -124,7 +128,8 @@ Lookup Find(const BsonObj& root, const query::FieldPath& path, BsonElement* out)
 // MongoDB's $_internalExpr* comparison of control.<min|max>.<path> against `v`: canonical order
 // without type bracketing; a path meeting an array may match; a missing path never matches
 // (the field is absent from every row of the bucket).
-bool SideHolds(const BsonObj& side, const Pred& p, CmpOp op) {
+bool SideHolds(const BsonObj& side, const Pred& p, CmpOp op,
+               const bson::StringComparator* strings) {
   BsonElement e;
   switch (Find(side, p.components, &e)) {
     case Lookup::kMissing:
@@ -135,7 +140,7 @@ bool SideHolds(const BsonObj& side, const Pred& p, CmpOp op) {
       break;
   }
   if (op == CmpOp::kExists) return true;
-  int c = bson::CompareElementValues(e, p.operand);
+  int c = bson::CompareElementValues(e, p.operand, strings);
   switch (op) {
     case CmpOp::kGt:
       return c > 0;
@@ -150,7 +155,8 @@ bool SideHolds(const BsonObj& side, const Pred& p, CmpOp op) {
   }
 }
 
-bool Eval(const Pred& p, const BsonObj& bucket, const BsonObj* min, const BsonObj* max) {
+bool Eval(const Pred& p, const BsonObj& bucket, const BsonObj* min, const BsonObj* max,
+          const bson::StringComparator* strings) {
   switch (p.kind) {
     case Pred::Kind::kTrue:
       return true;
@@ -158,12 +164,12 @@ bool Eval(const Pred& p, const BsonObj& bucket, const BsonObj* min, const BsonOb
       return false;
     case Pred::Kind::kAnd:
       for (const Pred& c : p.children) {
-        if (!Eval(c, bucket, min, max)) return false;
+        if (!Eval(c, bucket, min, max, strings)) return false;
       }
       return true;
     case Pred::Kind::kOr:
       for (const Pred& c : p.children) {
-        if (Eval(c, bucket, min, max)) return true;
+        if (Eval(c, bucket, min, max, strings)) return true;
       }
       return false;
     case Pred::Kind::kMeta:
@@ -174,15 +180,16 @@ bool Eval(const Pred& p, const BsonObj& bucket, const BsonObj* min, const BsonOb
       if (min == nullptr || max == nullptr) return true;  // not a bucket we understand: keep
       switch (p.op) {
         case CmpOp::kEq:
-          return SideHolds(*min, p, CmpOp::kLte) && SideHolds(*max, p, CmpOp::kGte);
+          return SideHolds(*min, p, CmpOp::kLte, strings) &&
+                 SideHolds(*max, p, CmpOp::kGte, strings);
         case CmpOp::kGt:
         case CmpOp::kGte:
-          return SideHolds(*max, p, p.op);
+          return SideHolds(*max, p, p.op, strings);
         case CmpOp::kLt:
         case CmpOp::kLte:
-          return SideHolds(*min, p, p.op);
+          return SideHolds(*min, p, p.op, strings);
         case CmpOp::kExists:
-          return SideHolds(*min, p, p.op) && SideHolds(*max, p, p.op);
+          return SideHolds(*min, p, p.op, strings) && SideHolds(*max, p, p.op, strings);
       }
   }
   return true;
@@ -334,7 +341,7 @@ class Translator {
     Pred p;
     p.kind = Pred::Kind::kMeta;
     p.meta_doc = b.Obj();
-    auto m = query::Matcher::Parse(p.meta_doc);
+    auto m = query::Matcher::Parse(p.meta_doc, spec_.expr_ctx);
     if (!m.ok()) return Pred::True();  // cannot happen for a filter that parsed; stay loose
     p.meta_matcher = std::make_shared<const query::Matcher>(std::move(m).value());
     return p;
@@ -380,7 +387,9 @@ class Translator {
     // is a date in every row, so its bounds are always exact.
     if (!spec_.assume_no_mixed_schema && components[0] != spec_.time_field) return Pred::True();
     auto cmp = [&](CmpOp op, const BsonElement& operand) {
-      if (op != CmpOp::kExists && !PushableOperand(operand)) return Pred::True();
+      if (op != CmpOp::kExists && !PushableOperand(operand, strings_comparable_)) {
+        return Pred::True();
+      }
       Pred p;
       p.kind = Pred::Kind::kCmp;
       p.op = op;
@@ -415,7 +424,7 @@ class Translator {
         std::vector<Pred> alternatives;
         bool pushable = true;
         for (BsonElement v : op.Obj()) {
-          if (!PushableOperand(v)) {
+          if (!PushableOperand(v, strings_comparable_)) {
             pushable = false;
             break;
           }
@@ -431,6 +440,9 @@ class Translator {
 
  private:
   const BucketFilterSpec& spec_;
+  // Whether control.min/max order strings as the filter does (the same collation).
+  const bool strings_comparable_ =
+      collation::SameCollation(spec_.expr_ctx.collator.get(), spec_.control_collator.get());
 };
 
 int64_t SaturatingAdd(int64_t v, int64_t d) {
@@ -563,7 +575,7 @@ StatusWith<BucketFilter> BucketFilter::Make(const BsonObj& filter, const query::
     state->meta_conjuncts.push_back(one.Obj());
   }
   if (!meta_conjuncts.empty()) {
-    auto m = query::Matcher::Parse(state->meta_filter);
+    auto m = query::Matcher::Parse(state->meta_filter, spec.expr_ctx);
     if (!m.ok()) return m.status();
     state->meta_matcher = std::move(m).value();
   }
@@ -601,7 +613,12 @@ bool BucketFilter::MayMatch(const BsonObj& bucket) const {
       have_bounds = true;
     }
   }
-  return Eval(s.control, bucket, have_bounds ? &min : nullptr, have_bounds ? &max : nullptr);
+  return Eval(s.control, bucket, have_bounds ? &min : nullptr, have_bounds ? &max : nullptr,
+              s.spec.expr_ctx.collator.get());
+}
+
+const bson::StringComparator* BucketFilter::collator() const {
+  return state_->spec.expr_ctx.collator.get();
 }
 
 bool BucketFilter::MatchesWholeBucket(const BsonObj& bucket) const {

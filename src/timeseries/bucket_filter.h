@@ -14,7 +14,13 @@
 // Control-based pruning of fields other than the time field relies on buckets without mixed
 // schema (a path that is an object in some rows and a scalar or array in others, which the bucket
 // catalog avoids by rolling over on schema change); with assume_no_mixed_schema = false only the
-// meta and time predicates are pushed down. Strings compare with the simple (binary) collation.
+// meta and time predicates are pushed down.
+//
+// Collations: the filter compares strings under expr_ctx.collator (the read's; null: simple), the
+// meta tests exactly so. A bucket's control.min/max were computed under the collection's default
+// collation (`control_collator`): only when that is the read's do string operands reach them; a
+// read under another collation leaves its string comparisons of measurements to the event
+// filter, as MongoDB does.
 //
 // Thread-safety: immutable after Make; copies share state and may be used from any thread.
 #pragma once
@@ -37,17 +43,22 @@ struct BucketFilterSpec {
   std::optional<std::string> meta_field;
   int64_t bucket_max_span_seconds = 3600;
   bool assume_no_mixed_schema = true;
-  // What the filter's $expr may read ($$NOW, the command's `let` variables).
+  // What the filter's $expr may read ($$NOW, the command's `let` variables), and the collation
+  // its comparisons use.
   query::ExpressionContext expr_ctx;
+  // The collation control.min/max were computed under: the collection's default (null: simple).
+  std::shared_ptr<const bson::StringComparator> control_collator;
 
-  // The spec of a collection with these options.
+  // The spec of a collection with these options whose default collation is `control_collator`.
   static BucketFilterSpec Of(const TimeseriesOptions& options,
-                             const query::ExpressionContext& expr_ctx = {}) {
+                             const query::ExpressionContext& expr_ctx,
+                             std::shared_ptr<const bson::StringComparator> control_collator) {
     return BucketFilterSpec{.time_field = options.time_field,
                             .meta_field = options.meta_field,
                             .bucket_max_span_seconds = options.bucket_max_span_seconds,
                             .assume_no_mixed_schema = true,
-                            .expr_ctx = expr_ctx};
+                            .expr_ctx = expr_ctx,
+                            .control_collator = std::move(control_collator)};
   }
 };
 
@@ -97,6 +108,9 @@ class BucketFilter {
   // kept bucket must still pass. The matcher shares the filter's parsed tree.
   const query::Matcher& residual() const;
   const bson::BsonObj& residual_filter() const;
+
+  // The read's collation (spec.expr_ctx.collator): what index bounds must be built under.
+  const bson::StringComparator* collator() const;
 
   // A description of the whole bucket-level predicate in MongoDB's explain style, e.g.
   // {$and: [{meta: "a"}, {"control.max.temp": {$_internalExprGt: 5}}]}; {} if nothing is pushed.

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "collation/collator.h"
 #include "query/matcher.h"
 
 namespace hourglass::timeseries {
@@ -374,6 +375,37 @@ TEST(BucketFilterTest, MixedSchemaDisablesMeasurementPruningOnly) {
            spec);
   BucketFilter f = Make(R"({"tag": 1, "temp": {"$gt": 5}})", spec);
   EXPECT_FALSE(f.MayMatch(Bucket(R"({"temp": 1})", R"({"temp": 9})", "2")));
+}
+
+TEST(BucketFilterTest, StringsReachControlOnlyUnderItsCollation) {
+  auto numeric = collation::Collator::Make(J(R"({"locale": "en", "numericOrdering": true})"));
+  auto lexical = collation::Collator::Make(J(R"({"locale": "en", "strength": 1})"));
+  ASSERT_TRUE(numeric.ok() && lexical.ok());
+  // Control computed under numeric ordering: "10" is the max of {"1", "5", "10"}.
+  BucketFilterSpec same = Spec();
+  same.expr_ctx.collator = numeric.value();
+  same.control_collator = numeric.value();
+  RunCases({{R"({"v": {"$gt": "4"}})", R"({"v": "1"})", R"({"v": "10"})", true},
+            {R"({"v": {"$gt": "11"}})", R"({"v": "1"})", R"({"v": "10"})", false},
+            {R"({"v": "05"})", R"({"v": "1"})", R"({"v": "10"})", true}},
+           same);
+  // A read under another collation (or none) cannot trust those bounds with a string, and
+  // keeps the bucket; numbers compare alike under every collation.
+  BucketFilterSpec other = same;
+  other.expr_ctx.collator = lexical.value();
+  BucketFilterSpec simple = same;
+  simple.expr_ctx.collator = nullptr;
+  for (const BucketFilterSpec& spec : {other, simple}) {
+    RunCases({{R"({"v": {"$gt": "11"}})", R"({"v": "1"})", R"({"v": "10"})", true},
+              {R"({"v": {"$in": ["99", 3]}})", R"({"v": "1"})", R"({"v": "10"})", true},
+              {R"({"n": {"$gt": 11}})", R"({"n": 1})", R"({"n": 10})", false}},
+             spec);
+    EXPECT_TRUE(Make(R"({"v": {"$gt": "11"}})", spec).ToBson().IsEmpty());
+  }
+  // The meta is tested exactly, under the read's collation.
+  BucketFilter f = Make(R"({"tag": "A"})", other);
+  EXPECT_TRUE(f.MayMatch(Bucket(R"({"v": 1})", R"({"v": 1})", R"("a")")));
+  EXPECT_FALSE(f.MayMatch(Bucket(R"({"v": 1})", R"({"v": 1})", R"("b")")));
 }
 
 TEST(BucketFilterTest, BucketsWithoutControlBoundsAreKept) {

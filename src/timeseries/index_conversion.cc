@@ -75,7 +75,8 @@ bool PushableMeasurementPredicate(const BsonElement& value) {
 
 // Translates a partial filter to bucket terms (see the header). `$and` conjuncts are flattened.
 StatusWith<BsonObj> TranslatePartialFilter(const BsonObj& filter, const TimeseriesOptions& o) {
-  HG_ASSIGN_OR_RETURN(auto bf, BucketFilter::Make(filter, BucketFilterSpec::Of(o)));
+  // Evaluated on buckets by the index, under the collection's collation, which computed them.
+  HG_ASSIGN_OR_RETURN(auto bf, BucketFilter::Make(filter, BucketFilterSpec::Of(o, {}, nullptr)));
   if (bf.meta_only()) return bf.meta_filter().Owned();
   std::vector<BsonElement> conjuncts;
   std::vector<BsonObj> holders;

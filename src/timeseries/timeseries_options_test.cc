@@ -498,10 +498,9 @@ TEST(TimeseriesOptionsTest, CollModGranularityWithSpanOrRounding) {
   // A rounding next to the granularity is refused, the preset's too (MongoDB 8.0).
   for (const char* mod : {R"({"granularity": "minutes", "bucketRoundingSeconds": 60})",
                           R"({"granularity": "hours", "bucketRoundingSeconds": 86400})"}) {
-    ExpectError(
-        CollMod(seconds, mod), ErrorCode::kInvalidOptions,
-        "Timeseries 'bucketRoundingSeconds' is not configurable alongside the granularity "
-        "parameter");
+    ExpectError(CollMod(seconds, mod), ErrorCode::kInvalidOptions,
+                "Timeseries 'bucketRoundingSeconds' is not configurable alongside the granularity "
+                "parameter");
   }
 }
 

@@ -310,6 +310,15 @@ def test_geo_near_errors(db, cities):
     assert len(list(cities.aggregate([{"$geoNear": {**ok, "key": "loc"}}]))) == 7
 
 
+def test_geo_near_query_under_a_collation(cities):
+    # $geoNear's `query` compares strings under the aggregate's collation.
+    stage = {"$geoNear": {"near": point(ROME), "distanceField": "d", "query": {"country": "gb"}}}
+    assert ids(cities.aggregate([stage])) == []
+    # (The Thames' eastern end is nearer Rome than London is.)
+    assert ids(cities.aggregate([stage], collation={"locale": "en", "strength": 2})) == \
+        ["thames", "london"]
+
+
 def test_geo_near_point_from_a_variable(db, cities):
     # MongoDB 5.1+: `near` may be an expression of the command's `let` variables.
     by_var = list(cities.aggregate([{"$geoNear": {"near": "$$pt", "distanceField": "d"}}],

@@ -48,5 +48,28 @@ checkCode(() => cdb.names.insertOne({ name: 'ZOË' }), 11000, 'a case variant is
 checkEq(cdb.names.find({ name: 'zoë' }).toArray().length, 1, 'reads take the default collation');
 const plan = cdb.names.find({ name: 'zoë' }).explain().queryPlanner.winningPlan;
 checkEq(plan.inputStage.indexName, 'name_1', 'and use the collated index');
+// A time-series collection with a collation: metas and measurements compare under it, buckets
+// group the metas by their bytes, and control.max is the collation's ("10" after "9").
+cdb.createCollection('sensors', {
+  timeseries: { timeField: 't', metaField: 'site' },
+  collation: { locale: 'en', strength: 2, numericOrdering: true },
+});
+checkEq(cdb.getCollectionInfos({ name: 'sensors' })[0].options.collation.numericOrdering, true,
+        'the time-series collection lists its collation');
+cdb.sensors.insertMany([
+  { t: ISODate('2026-01-01T00:00:00Z'), site: 'Paris', v: '9' },
+  { t: ISODate('2026-01-01T00:01:00Z'), site: 'paris', v: '10' },
+  { t: ISODate('2026-01-01T00:02:00Z'), site: 'Paris', v: '10' },
+]);
+checkEq(cdb.sensors.countDocuments({ site: 'PARIS' }), 3, 'metas compare under the collation');
+checkEq(cdb.getCollection('system.buckets.sensors').countDocuments({}), 2,
+        'one bucket per meta by its bytes');
+checkEq(cdb.getCollection('system.buckets.sensors').findOne({ meta: 'Paris' }).control.max.v,
+        '10', 'control.max under numeric ordering');
+checkEq(cdb.sensors.countDocuments({ v: { $gt: '9' } }), 2, 'numeric order on a measurement');
+checkEq(cdb.sensors.countDocuments({ v: { $gt: '9' } }, { collation: { locale: 'simple' } }), 0,
+        'a read under another collation');
+checkEq(cdb.sensors.deleteMany({ site: 'paris', v: '10' }).deletedCount, 2,
+        'deletes take the default collation');
 cdb.dropDatabase();
 print('COLLATION_JS_OK');
