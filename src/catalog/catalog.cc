@@ -173,8 +173,10 @@ StatusWith<CollectionEntry> Catalog::NewCollectionEntry(const NamespaceString& n
   HG_RETURN_IF_ERROR(engine_->CreateTable(e.ident, table_config));
   bson::BsonElement clustered = options["clusteredIndex"];
   if (clustered.type() == bson::BsonType::kBool && clustered.Bool()) {
-    // A time-series bucket collection with a metaField gets its series index (spec 2.1),
-    // {meta: 1, control.min.<time>: 1}, named as MongoDB names the user-facing {M: 1, T: 1}.
+    // A time-series bucket collection with a metaField gets its series index (spec 2.1), listed
+    // as MongoDB lists it, {meta: 1, control.min.<time>: 1, control.max.<time>: 1}, and named as
+    // MongoDB names the user-facing {M: 1, T: 1}. Its entries key the meta and the start alone
+    // (collection.h): control.max.<time> changes with every append.
     BsonObj ts = options["timeseries"].type() == bson::BsonType::kObject
                      ? options["timeseries"].Obj()
                      : BsonObj();
@@ -186,6 +188,7 @@ StatusWith<CollectionEntry> Catalog::NewCollectionEntry(const NamespaceString& n
       size_t k = spec.OpenObject("key");
       spec.AppendInt32("meta", 1);
       spec.AppendInt32("control.min." + t, 1);
+      spec.AppendInt32("control.max." + t, 1);
       spec.Close(k);
       spec.AppendString("name", m + "_1_" + t + "_1");
       // Listed with the collection's collation, as MongoDB's is; its keys hold metas by their

@@ -271,7 +271,8 @@ std::pair<std::string, std::string> Collection::SeriesEntryFor(const SecondaryIn
   if (!meta.eoo()) value.assign(meta.raw(), meta.size());
   std::string key = BucketIndexSeriesPrefix(meta);
   if (prefix_size != nullptr) *prefix_size = key.size();
-  // The pattern is {meta: 1, control.min.<time>: 1}: the second field is the start time.
+  // The pattern is {meta: 1, control.min.<time>: 1[, control.max.<time>: 1]}: the second field
+  // is the start time.
   auto it = idx.desc.key.begin();
   ++it;
   bson::KeyStringBuilder t;

@@ -16,8 +16,10 @@
 //   `_id` index: its record table is keyed by the `_id` itself. `_id` must then be an ObjectId and
 //   the RecordId is its first 8 bytes (storage::ClusteredRecordId), so records sit in `_id` (for
 //   buckets: time) order and an `_id` range is a key range.
-// - The series index of a bucket collection with a metaField, `{meta: 1, control.min.<time>: 1}`:
-//   key BucketIndexSeriesPrefix(meta) + encoding(control.min.<time>) + RecordId, value the
+// - The series index of a bucket collection with a metaField, `{meta: 1, control.min.<time>: 1,
+//   control.max.<time>: 1}` as MongoDB lists it (`{meta: 1, control.min.<time>: 1}` in catalogs
+//   written before): key BucketIndexSeriesPrefix(meta) + encoding(control.min.<time>) + RecordId
+//   (the end of a bucket, which moves with each append, is not in it), value the
 //   bucket's `meta` element (a single EOO byte when it has none), so a scan can test metas
 //   without fetching buckets.
 // - User indexes (catalog/index_keys.h), keyed by the order-preserving encoding of the indexed
@@ -128,9 +130,10 @@ int64_t ClusteredRecordId(const bson::ObjectId& oid);
 // missing) never share a prefix. The bucket's start time and RecordId follow.
 std::string BucketIndexSeriesPrefix(const bson::BsonElement& meta);
 
-// Whether `spec` has the key of the built-in series index of a bucket collection: key exactly
-// {meta: 1, control.min.<time>: 1}. (User indexes on the time field always hold the pair
-// control.min.<time>, control.max.<time>, so they never look like it.)
+// Whether `spec` has the key the built-in series index of a bucket collection had before it was
+// listed with control.max.<time>: key exactly {meta: 1, control.min.<time>: 1}. (User indexes on
+// the time field always hold the pair control.min.<time>, control.max.<time>, so they never look
+// like it.)
 bool IsSeriesIndexSpec(const bson::BsonObj& spec);
 
 // What an index is for, which decides its table format (see the top of this file).

@@ -35,13 +35,7 @@ class CatalogCollectionAccess : public pipeline::CollectionAccess {
     catalog::NamespaceString nss{db, coll};
     HG_RETURN_IF_ERROR(catalog::ValidateCollectionName(nss));
     HG_ASSIGN_OR_RETURN(auto view, exec::ResolveView(*service_.catalog, nss));
-    if (view && !view->collation.IsEmpty()) {
-      // Its pipeline would run without the view's collation.
-      return Status(ErrorCode::kCommandNotSupported,
-                    "$lookup, $graphLookup and $unionWith from a view with a collation are not "
-                    "supported yet");
-    }
-    if (view) return ReadView(*view, filter, expr_ctx);
+    if (view) return ReadView(nss, *view, filter, expr_ctx);
     exec::ReadPlan plan;
     plan.expr_ctx = expr_ctx;
     if (!filter.IsEmpty()) {
@@ -54,10 +48,21 @@ class CatalogCollectionAccess : public pipeline::CollectionAccess {
   }
 
   // A view read from another pipeline ($lookup, $graphLookup, $unionWith): its pipeline over
-  // what it is defined on (with the time-series rewrites there), then the filter.
+  // what it is defined on (with the time-series rewrites there), then the filter. As in MongoDB
+  // the view's collation must be the operation's (OptionNotSupportedOnView, 167, otherwise): the
+  // whole read then compares under it.
   StatusWith<std::unique_ptr<pipeline::DocumentStream>> ReadView(
-      const exec::ResolvedView& view, const BsonObj& filter,
+      const catalog::NamespaceString& nss, const exec::ResolvedView& view, const BsonObj& filter,
       const query::ExpressionContext& expr_ctx) {
+    std::shared_ptr<const collation::Collator> view_collator;
+    if (!view.collation.IsEmpty()) {
+      HG_ASSIGN_OR_RETURN(view_collator, collation::Collator::Make(view.collation));
+    }
+    if (!collation::SameCollation(view_collator.get(), expr_ctx.collator.get())) {
+      return Status(ErrorCode::kOptionNotSupportedOnView,
+                    "The collation of view " + nss.ns() +
+                        " does not match the collation of the operation reading it");
+    }
     bson::BsonArrayBuilder stages;
     for (const BsonObj& stage : view.pipeline) stages.AppendObject(stage);
     if (!filter.IsEmpty()) {
@@ -70,9 +75,12 @@ class CatalogCollectionAccess : public pipeline::CollectionAccess {
     pctx.collections = MakeCollectionAccess(service_);
     pctx.now_millis = expr_ctx.now_millis;
     pctx.let = expr_ctx.let;
+    pctx.collator = view_collator;
     const exec::ReadContext rctx = service_.Read();
     exec::ApplyDiskUse(rctx, std::nullopt, &pctx);
-    HG_ASSIGN_OR_RETURN(auto pipe, pipeline::Pipeline::Parse(stages.Obj(), pctx));
+    BsonObj stage_docs = stages.Obj();
+    if (view_collator) HG_RETURN_IF_ERROR(CheckStagesUnderCollation(stage_docs));
+    HG_ASSIGN_OR_RETURN(auto pipe, pipeline::Pipeline::Parse(stage_docs, pctx));
     HG_ASSIGN_OR_RETURN(exec::ResolvedNamespace base, exec::Resolve(rctx, view.base));
     return BuildPipelineRead(rctx, std::move(base), std::move(pipe), BsonObj());
   }

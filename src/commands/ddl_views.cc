@@ -5,6 +5,7 @@
 #include <optional>
 #include <set>
 
+#include "commands/aggregate_collections.h"
 #include "commands/command_util.h"
 #include "commands/ddl_commands.h"
 #include "exec/namespace_resolver.h"
@@ -42,7 +43,8 @@ std::optional<std::string> OptionNotForViews(const BsonObj& cmd, bool create) {
 // MongoDB's checks of a view's own pipeline: no stage that writes ($out, $merge: 167), no change
 // stream (167), no stage that reads no collection ($documents: InvalidNamespace); then the
 // stages must parse as an aggregate's would.
-Status ValidateViewPipeline(const catalog::NamespaceString& view, const BsonObj& pipeline) {
+Status ValidateViewPipeline(ServiceContext& service, const catalog::NamespaceString& view,
+                            const BsonObj& pipeline) {
   int index = 0;
   for (BsonElement stage : pipeline) {
     if (stage.type() == BsonType::kObject && !stage.Obj().IsEmpty()) {
@@ -66,6 +68,7 @@ Status ValidateViewPipeline(const catalog::NamespaceString& view, const BsonObj&
   }
   pipeline::PipelineContext pctx;
   pctx.db = view.db;
+  pctx.collections = MakeCollectionAccess(service);  // ($lookup... parse; nothing is read)
   return pipeline::Pipeline::Parse(pipeline, pctx).status();
 }
 
@@ -116,8 +119,9 @@ BsonObj ViewOptions(const std::string& view_on, const BsonObj& pipeline, const B
 }
 
 // Checks viewOn and pipeline (both already type-checked) for the view `nss`.
-Status ValidateView(const catalog::Catalog& catalog, const catalog::NamespaceString& nss,
+Status ValidateView(ServiceContext& service, const catalog::NamespaceString& nss,
                     const std::string& view_on, const BsonObj& pipeline) {
+  const catalog::Catalog& catalog = *service.catalog;
   catalog::NamespaceString target{nss.db, view_on};
   if (view_on.empty() || !catalog::ValidateCollectionName(target).ok()) {
     return Status(ErrorCode::kInvalidNamespace, "invalid name for 'viewOn': " + view_on);
@@ -127,7 +131,7 @@ Status ValidateView(const catalog::Catalog& catalog, const catalog::NamespaceStr
                   "Invalid viewOn: a view cannot be created on a time-series bucket collection: " +
                       target.ns());
   }
-  HG_RETURN_IF_ERROR(ValidateViewPipeline(nss, pipeline));
+  HG_RETURN_IF_ERROR(ValidateViewPipeline(service, nss, pipeline));
   return ValidateViewGraph(catalog, nss, view_on);
 }
 
@@ -139,19 +143,63 @@ Status PutViewDocument(CommandContext& ctx, const catalog::NamespaceString& nss,
   return PutViewDefinition(ctx, nss, b.Obj());
 }
 
-// A view on a view has that view's collation (MongoDB: OptionNotSupportedOnView, 167).
-Status CheckCollationOfViewOn(const catalog::Catalog& catalog, const catalog::NamespaceString& nss,
-                              const std::string& view_on, const BsonObj& collation) {
-  auto target = catalog.Lookup({nss.db, view_on});
-  if (!target || target->entry().type != "view") return Status::OK();
-  BsonElement theirs = target->entry().options["collation"];
-  const BsonObj other = theirs.type() == BsonType::kObject ? theirs.Obj() : BsonObj();
-  if (!other.BinaryEqual(collation)) {
-    return Status(ErrorCode::kOptionNotSupportedOnView,
-                  "View " + nss.ns() +
-                      " has a collation that does not match the collation of "
-                      "view " +
-                      nss.db + "." + view_on);
+// The collections and views of its database a view reads: what it is defined on, and the `from`
+// or `coll` of the $lookup, $graphLookup and $unionWith stages of its pipeline, at any depth.
+void CollectViewReads(const BsonObj& stages, std::set<std::string>* out, int depth = 0) {
+  for (BsonElement st : stages) {
+    if (st.type() != BsonType::kObject || st.Obj().IsEmpty() || depth > 20) continue;
+    const BsonElement spec = st.Obj().FirstElement();
+    const std::string_view name = spec.FieldName();
+    if (name == "$unionWith" && spec.type() == BsonType::kString) {
+      out->insert(std::string(spec.Str()));
+      continue;
+    }
+    if (spec.type() != BsonType::kObject) continue;
+    for (BsonElement f : spec.Obj()) {
+      const std::string_view field = f.FieldName();
+      const bool names_source =
+          ((name == "$lookup" || name == "$graphLookup") && field == "from") ||
+          (name == "$unionWith" && field == "coll");
+      if (names_source && f.type() == BsonType::kString) out->insert(std::string(f.Str()));
+      if (f.type() == BsonType::kArray && (name == "$facet" || field == "pipeline")) {
+        CollectViewReads(f.Obj(), out, depth + 1);
+      }
+    }
+  }
+}
+
+BsonObj CollationOption(const catalog::Collection& c) {
+  BsonElement e = c.entry().options["collation"];
+  return e.type() == BsonType::kObject ? e.Obj() : BsonObj();
+}
+
+// As in MongoDB (OptionNotSupportedOnView, 167): every view that the view `nss` (defined on
+// `view_on` with `stages`) reads has its collation, and so has every view that reads it.
+Status CheckViewCollations(const catalog::Catalog& catalog, const catalog::NamespaceString& nss,
+                           const std::string& view_on, const BsonObj& stages,
+                           const BsonObj& collation) {
+  auto mismatch = [&](const std::string& reader, const std::string& read) {
+    return Status(
+        ErrorCode::kOptionNotSupportedOnView,
+        "View " + reader + " has a collation that does not match the collation of view " + read);
+  };
+  std::set<std::string> reads{view_on};
+  CollectViewReads(stages, &reads);
+  for (const std::string& r : reads) {
+    auto target = catalog.Lookup({nss.db, r});
+    if (target && target->entry().type == "view" &&
+        !CollationOption(*target).BinaryEqual(collation)) {
+      return mismatch(nss.ns(), target->ns());
+    }
+  }
+  for (const auto& other : catalog.ListCollections(nss.db)) {
+    if (other->entry().type != "view" || other->nss().coll == nss.coll) continue;
+    const BsonObj& o = other->entry().options;
+    std::set<std::string> their_reads{std::string(o["viewOn"].Str())};
+    CollectViewReads(o["pipeline"].Obj(), &their_reads);
+    if (their_reads.count(nss.coll) > 0 && !CollationOption(*other).BinaryEqual(collation)) {
+      return mismatch(other->ns(), nss.ns());
+    }
   }
   return Status::OK();
 }
@@ -224,8 +272,8 @@ Status CreateView(CommandContext& ctx, const catalog::NamespaceString& nss, cons
     return Status(ErrorCode::kNamespaceExists, "Namespace " + existing.ns() + " already exists");
   };
   if (auto existing = catalog.Lookup(nss)) return same_view(*existing);
-  HG_RETURN_IF_ERROR(ValidateView(catalog, nss, *view_on, stages));
-  HG_RETURN_IF_ERROR(CheckCollationOfViewOn(catalog, nss, *view_on, collation));
+  HG_RETURN_IF_ERROR(ValidateView(ctx.service, nss, *view_on, stages));
+  HG_RETURN_IF_ERROR(CheckViewCollations(catalog, nss, *view_on, stages, collation));
   auto created = catalog.CreateCollection(nss, options, "view");
   if (created.status().code() == ErrorCode::kNamespaceExists) {
     if (auto existing = catalog.Lookup(nss)) return same_view(*existing);
@@ -244,11 +292,11 @@ Status CollModView(CommandContext& ctx, const catalog::Collection& view, const B
   const BsonObj& current = view.entry().options;
   const std::string on = view_on ? *view_on : std::string(current["viewOn"].Str());
   const BsonObj stages = pipeline ? *pipeline : current["pipeline"].Obj();
-  HG_RETURN_IF_ERROR(ValidateView(*ctx.service.catalog, view.nss(), on, stages));
+  HG_RETURN_IF_ERROR(ValidateView(ctx.service, view.nss(), on, stages));
   // The collation stays the view's.
   BsonElement kept = current["collation"];
   const BsonObj collation = kept.type() == BsonType::kObject ? kept.Obj().Owned() : BsonObj();
-  HG_RETURN_IF_ERROR(CheckCollationOfViewOn(*ctx.service.catalog, view.nss(), on, collation));
+  HG_RETURN_IF_ERROR(CheckViewCollations(*ctx.service.catalog, view.nss(), on, stages, collation));
   const BsonObj options = ViewOptions(on, stages, collation);
   HG_RETURN_IF_ERROR(ctx.service.catalog->SetOptions({{view.nss(), options}}));
   return PutViewDocument(ctx, view.nss(), options);

@@ -8,6 +8,7 @@
 #include "commands/timeseries_write.h"
 #include "exec/explain_timeseries.h"
 #include "exec/namespace_resolver.h"
+#include "exec/read_stream.h"
 
 namespace hourglass::commands {
 
@@ -132,6 +133,10 @@ StatusWith<bool> ExplainTimeseries(CommandContext& ctx, const BsonObj& inner,
                   "explain of " + kind + " on a time-series collection is not supported yet");
   }
   HG_ASSIGN_OR_RETURN(exec::ExplainRequest req, ParseExplainRequest(ctx, inner, true));
+  if (kind == "find") {
+    HG_RETURN_IF_ERROR(exec::CheckTimeseriesFindOptions(
+        req.min, req.max, inner["returnKey"].Truthy(), inner["showRecordId"].Truthy()));
+  }
   const std::vector<BsonObj> stages = exec::TimeseriesStagesOf(req, inner);
   const bool execute = verbosity != "queryPlanner";
   if (execute && kind == "aggregate") {

@@ -21,7 +21,7 @@ from bson.timestamp import Timestamp
 from pymongo.errors import BulkWriteError, OperationFailure
 from pymongo.write_concern import WriteConcern
 
-from conftest import run_command
+from conftest import command_error, run_command
 from tsbuckets import bucket_count, columns, decompress
 import wire
 
@@ -1463,3 +1463,18 @@ def test_collmod_timeseries_bad_input(db):
     with pytest.raises(OperationFailure) as exc:
         db.command({"collMod": "ts", "expireAfterSeconds": "later"})
     assert exc.value.code == 72
+
+
+def test_find_options_a_view_cannot_take(db):
+    # In MongoDB a time-series collection is a view: its finds run as aggregates, which take no
+    # min, max, returnKey or showRecordId (InvalidPipelineOperator), in explain too.
+    db.create_collection("ts", timeseries={"timeField": "t", "metaField": "m"})
+    db.ts.create_index([("m", 1)])
+    db.ts.insert_one({"t": datetime.datetime(2026, 1, 1), "m": 1})
+    for option, value in (("min", {"m": 0}), ("max", {"m": 5}), ("returnKey", True),
+                          ("showRecordId", True)):
+        find = {"find": "ts", "filter": {}, "hint": {"m": 1}, option: value}
+        for cmd in (find, {"explain": find}):
+            code, name, msg = command_error(db, cmd)
+            assert (code, name) == (168, "InvalidPipelineOperator"), cmd
+            assert msg == "Option " + option + " not supported in aggregation."

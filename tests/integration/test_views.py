@@ -390,3 +390,93 @@ def test_find_projection_operators_on_a_view_are_errors(src):
     assert code == 16410
     code, _, _ = command_error(src, {"find": "v", "projection": {"tags": {"$elemMatch": {}}}})
     assert code == 168
+
+
+# -- views with collations read by other pipelines ------------------------------------------
+def lookup_from(view):
+    return {"$lookup": {"from": view, "localField": "s", "foreignField": "s", "as": "m"}}
+
+
+def graph_lookup_from(view):
+    return {"$graphLookup": {"from": view, "startWith": "$s", "connectFromField": "s",
+                             "connectToField": "s", "as": "m"}}
+
+
+def nested_lookup_from(outer, view):
+    return {"$lookup": {"from": outer, "pipeline": [lookup_from(view)], "as": "r"}}
+
+
+def test_other_pipelines_read_a_view_under_its_collation_only(db):
+    """As MongoDB's views_collation jstest has it: a $lookup, $graphLookup or $unionWith may read
+    a view only when the operation's collation (its own, its collection's default, or the view
+    it runs on) is the view's; otherwise OptionNotSupportedOnView (167)."""
+    db.create_collection("plain")
+    db.create_collection("ci_coll", collation={"locale": "en", "strength": 2})
+    db.create_collection("uk_coll", collation={"locale": "uk"})
+    for c in ("plain", "ci_coll", "uk_coll"):
+        db[c].insert_many([{"_id": 1, "s": "abc"}, {"_id": 2, "s": "ABC"}, {"_id": 3, "s": "x"}])
+    db.command({"create": "simple_view", "viewOn": "uk_coll"})  # no collation: simple
+    db.command({"create": "ci_view", "viewOn": "plain",
+                "collation": {"locale": "en", "strength": 2}})
+
+    def run(coll, stages, **extra):
+        return db.command({"aggregate": coll, "pipeline": stages, "cursor": {}, **extra})
+
+    def fails(coll, stages, **extra):
+        code, _, _ = command_error(db, {"aggregate": coll, "pipeline": stages, "cursor": {},
+                                        **extra})
+        return code == 167
+
+    for stage in (lookup_from("simple_view"), graph_lookup_from("simple_view"),
+                  nested_lookup_from("plain", "simple_view"), {"$unionWith": "simple_view"}):
+        assert run("plain", [stage])["ok"] == 1
+        assert run("uk_coll", [stage], collation={"locale": "simple"})["ok"] == 1
+        assert fails("plain", [stage], collation={"locale": "en"})
+        assert fails("uk_coll", [stage])  # the collection's default is uk
+    for stage in (lookup_from("ci_view"), graph_lookup_from("ci_view"),
+                  nested_lookup_from("ci_coll", "ci_view"), {"$unionWith": "ci_view"}):
+        assert run("ci_coll", [stage])["ok"] == 1
+        assert run("plain", [stage], collation={"locale": "en", "strength": 2})["ok"] == 1
+        assert fails("plain", [stage])
+        assert fails("ci_coll", [stage], collation={"locale": "en", "strength": 3})
+    # Views on both sides: their collations must agree.
+    assert fails("ci_view", [lookup_from("simple_view")])
+    assert fails("simple_view", [lookup_from("ci_view")])
+    # The view's pipeline and the join compare under the shared collation: "abc" meets "ABC".
+    out = run("ci_coll", [{"$match": {"_id": 1}}, lookup_from("ci_view")])["cursor"]["firstBatch"]
+    assert sorted(m["_id"] for m in out[0]["m"]) == [1, 2]
+
+
+def test_views_reading_views_must_share_their_collation(db):
+    db.create_collection("plain")
+    db.command({"create": "fil_view", "viewOn": "plain", "collation": {"locale": "fil"}})
+    db.command({"create": "simple_view", "viewOn": "plain"})
+
+    def create_fails(**cmd):
+        code, _, _ = command_error(db, {"create": "new_view", **cmd})
+        return code == 167
+
+    # Whatever the new view reads by viewOn, $lookup (nested too), $graphLookup or $unionWith.
+    assert create_fails(viewOn="fil_view", collation={"locale": "zh"})
+    for stage in (lookup_from("fil_view"), nested_lookup_from("plain", "fil_view"),
+                  graph_lookup_from("simple_view"), {"$unionWith": "fil_view"},
+                  {"$facet": {"f": [lookup_from("fil_view")]}}):
+        assert create_fails(viewOn="plain", pipeline=[stage], collation={"locale": "zh"}), stage
+    db.command({"create": "zh_view", "viewOn": "plain", "pipeline": [lookup_from("plain")],
+                "collation": {"locale": "zh"}})
+    # A view's own $lookup joins as it reads.
+    db.plain.insert_many([{"_id": 1, "s": "a"}, {"_id": 2, "s": "a"}])
+    assert [len(d["m"]) for d in db.zh_view.find()] == [2, 2]
+    # collMod keeps the view's collation and checks the new definition the same way.
+    code, _, _ = command_error(db, {"collMod": "zh_view", "viewOn": "plain",
+                                    "pipeline": [lookup_from("simple_view")]})
+    assert code == 167
+    # A view that others read cannot come back with another collation.
+    db.command({"create": "fil_view2", "viewOn": "fil_view", "collation": {"locale": "fil"}})
+    db.command({"create": "reader", "viewOn": "plain", "pipeline": [graph_lookup_from("fil_view")],
+                "collation": {"locale": "fil"}})
+    db.drop_collection("fil_view")
+    assert command_error(db, {"create": "fil_view", "viewOn": "plain"})[0] == 167
+    assert command_error(db, {"create": "fil_view", "viewOn": "plain",
+                              "collation": {"locale": "en"}})[0] == 167
+    db.command({"create": "fil_view", "viewOn": "plain", "collation": {"locale": "fil"}})
