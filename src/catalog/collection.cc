@@ -90,6 +90,10 @@ void Collection::Init() {
     BsonBuilder spec;
     for (bson::BsonElement f : c.Obj()) spec.AppendElement(f);
     spec.AppendBool("clustered", true);
+    // Its keys are under the collection's collation, as MongoDB lists them.
+    if (bson::BsonElement co = entry_.options["collation"]; co.type() == bson::BsonType::kObject) {
+      spec.AppendObject("collation", co.Obj());
+    }
     clustered_index_ = spec.Obj();
   }
   if (bson::BsonElement c = entry_.options["collation"]; c.type() == bson::BsonType::kObject) {

@@ -59,9 +59,10 @@ INSTANTIATE_TEST_SUITE_P(
                   "hint provided does not correspond to an existing index"},
         ErrorCase{R"({"find": "c", "hint": "a_1"})", 2, nullptr},
         ErrorCase{R"({"find": "c", "hint": 5})", 14, nullptr},
+        // A string bound of an index under another collation than the read's.
         ErrorCase{R"({"find": "c", "min": {"_id": "a"}, "hint": "_id_",
                       "collation": {"locale": "en", "strength": 2}})",
-                  115, nullptr},
+                  51174, "The index chosen is not compatible with min/max"},
         ErrorCase{R"({"find": "c", "collation": {"locale": "en", "strength": 9}})", 9, nullptr},
         ErrorCase{R"({"find": "c", "min": {"_id": 1}})", 51173, nullptr},
         ErrorCase{R"({"find": "c", "min": {"a": 1}, "hint": "_id_"})", 51174, nullptr},

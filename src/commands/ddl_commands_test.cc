@@ -110,9 +110,6 @@ TEST_F(DdlCommandsTest, CreateRejectsUnsupportedOptionsHonestly) {
               "capped collections are not supported");
   ExpectError(Run(R"({"create": "v", "viewOn": "c", "pipeline": [{"$out": "x"}]})"), 167);
   ExpectError(Run(R"({"create": "c", "validator": {"a": {"$gt": 1}}})"), 115);
-  ExpectError(Run(R"({"create": "c", "collation": {"locale": "fr"},
-                      "clusteredIndex": {"key": {"_id": 1}, "unique": true}})"),
-              115);
   EXPECT_TRUE(CollectionNames().empty());
   // A time-series collection takes a collation (a bad one fails with the collation's code).
   ExpectError(Run(R"({"create": "t", "collation": {"locale": "fr", "strength": 9},

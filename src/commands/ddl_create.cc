@@ -142,9 +142,6 @@ StatusWith<BsonObj> ParseCreateOptions(const catalog::NamespaceString& nss, cons
   if (collation) {
     HG_ASSIGN_OR_RETURN(collator, collation::Collator::Make(*collation));
   }
-  if (collator && clustered_index) {
-    return NotSupported("clustered collections with a non-simple collation are not supported yet");
-  }
   if (pre_post && pre_post->GetField("enabled").Truthy()) {
     return NotSupported("changeStreamPreAndPostImages is not supported");
   }

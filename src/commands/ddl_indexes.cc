@@ -1,8 +1,7 @@
 // createIndexes and dropIndexes. Secondary indexes exist on regular collections (single-field,
 // compound, ascending/descending, hashed, wildcard with wildcardProjection; unique, sparse,
 // partialFilterExpression, hidden, expireAfterSeconds, collation, 2dsphere, 2d); text and compound
-// wildcard indexes fail with CommandNotSupported (115), and so does an index of a time-series
-// measurement under a collation other than its collection's. On a time-series collection X the
+// wildcard indexes fail with CommandNotSupported (115). On a time-series collection X the
 // user's specs are converted to bucket specs (timeseries/index_conversion.h) and built on
 // system.buckets.X; conflicts and dropping by key are judged in the user's terms.
 #include <algorithm>
@@ -463,31 +462,6 @@ Status CheckTimeseriesWildcard(const BsonObj& spec, const timeseries::Timeseries
   return Status::OK();
 }
 
-// An index of a measurement keys control.min/max, which the collection's collation ordered: its
-// bounds hold only under that collation. The metaField and the time field take any.
-Status CheckTimeseriesIndexCollation(const BsonObj& spec,
-                                     const timeseries::TimeseriesCollection& ts) {
-  BsonElement collation = spec["collation"];
-  std::shared_ptr<const collation::Collator> collator;
-  if (collation.type() == BsonType::kObject) {
-    HG_ASSIGN_OR_RETURN(collator, collation::Collator::Make(collation.Obj()));
-  }
-  if (collation::SameCollation(collator.get(), ts.buckets->DefaultCollator().get())) {
-    return Status::OK();
-  }
-  const timeseries::TimeseriesOptions& o = ts.options;
-  for (BsonElement f : spec["key"].Obj()) {
-    std::string_view name = f.FieldName();
-    if (name == o.time_field || (o.meta_field && query::PathStartsWith(name, *o.meta_field))) {
-      continue;
-    }
-    return Status(ErrorCode::kCommandNotSupported,
-                  "an index of a time-series measurement with a collation other than the "
-                  "collection's is not supported yet");
-  }
-  return Status::OK();
-}
-
 // createIndexes on a time-series collection: specs checked and compared in the user's terms,
 // built on the bucket collection in bucket terms.
 Status CreateTimeseriesIndexes(CommandContext& ctx, const timeseries::TimeseriesCollection& ts,
@@ -505,7 +479,6 @@ Status CreateTimeseriesIndexes(CommandContext& ctx, const timeseries::Timeseries
     }
     // Without a collation of its own an index takes the collection's, as in MongoDB.
     HG_ASSIGN_OR_RETURN(BsonObj spec, NormalizeSpec(e, position++, default_collation));
-    HG_RETURN_IF_ERROR(CheckTimeseriesIndexCollation(spec, ts));
     auto bucket_spec = timeseries::BucketIndexSpecFromUserSpec(spec, ts.options);
     if (!bucket_spec.ok()) return AsCannotCreate(bucket_spec.status());
     HG_RETURN_IF_ERROR(ValidateKeyPattern(bucket_spec.value()["key"].Obj()));

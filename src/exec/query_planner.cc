@@ -906,12 +906,15 @@ std::optional<std::vector<std::string>> CoveredFields(const QueryPlan& plan,
   return out;
 }
 
-Status ApplyMinMax(QueryPlan* plan, bool hinted, const BsonObj& min, const BsonObj& max) {
+Status ApplyMinMax(QueryPlan* plan, bool hinted, const BsonObj& min, const BsonObj& max,
+                   const bson::StringComparator* collator) {
   if (!hinted || plan->index == nullptr || plan->IsOr()) {
     return Status(ErrorCode::kLocation51173,
                   "When using min()/max() a hint of which index to use must be provided");
   }
   const BsonObj& pattern = plan->index->desc.key;
+  const bson::StringComparator* index_collator = plan->index->desc.collator.get();
+  const bool same_collation = collation::SameCollation(collator, index_collator);
   auto encode = [&](const BsonObj& bound) -> StatusWith<std::string> {
     if (bound.NumFields() != pattern.NumFields()) {
       return Status(ErrorCode::kLocation51174, "The index chosen is not compatible with min/max");
@@ -919,10 +922,14 @@ Status ApplyMinMax(QueryPlan* plan, bool hinted, const BsonObj& min, const BsonO
     bson::KeyStringBuilder k;
     auto v = bound.begin();
     for (BsonElement f : pattern) {
-      if ((*v).FieldName() != f.FieldName()) {
+      // A value that compares under a collation bounds the index's keys only under its own.
+      const BsonType t = (*v).type();
+      const bool collatable = t == BsonType::kString || t == BsonType::kSymbol ||
+                              t == BsonType::kObject || t == BsonType::kArray;
+      if ((*v).FieldName() != f.FieldName() || (collatable && !same_collation)) {
         return Status(ErrorCode::kLocation51174, "The index chosen is not compatible with min/max");
       }
-      k.AppendElement(*v, bson::IsDescending(f));
+      k.AppendElement(*v, bson::IsDescending(f), index_collator);
       ++v;
     }
     return k.Release();

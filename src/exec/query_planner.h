@@ -129,10 +129,11 @@ std::optional<std::vector<std::string>> CoveredFields(const QueryPlan& plan,
 // Restricts `plan` (the plan of a hinted index) to find's `min` (inclusive) and `max`
 // (exclusive) index keys, either of which may be empty. Errors: Location51173 when the plan is
 // not a hinted index scan (`hinted` false or a collection scan), Location51174 when a bound's
-// fields are not the index's key fields in order, Location51175 when min does not come before
-// max in index order; CommandNotSupported (115) on hashed indexes.
-Status ApplyMinMax(QueryPlan* plan, bool hinted, const bson::BsonObj& min,
-                   const bson::BsonObj& max);
+// fields are not the index's key fields in order or hold a string (or an object or array) while
+// the read's collation (`collator`, null: simple) is not the index's, Location51175 when min does
+// not come before max in index order; CommandNotSupported (115) on hashed indexes.
+Status ApplyMinMax(QueryPlan* plan, bool hinted, const bson::BsonObj& min, const bson::BsonObj& max,
+                   const bson::StringComparator* collator = nullptr);
 
 // A plan whose index scan can answer distinct(`key`, `filter`) by skipping from one key value to
 // the next (DISTINCT_SCAN), for a read under the simple collation, or nullopt: an index (not

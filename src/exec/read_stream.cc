@@ -31,13 +31,13 @@ class CountingStream : public pipeline::DocumentStream {
   std::unique_ptr<pipeline::DocumentStream> in_;
   int64_t* n_;
 };
-// find's min, max and returnKey read index keys as values; a collated index holds its strings'
-// collation keys instead.
+// returnKey reads index keys as values; a collated index holds its strings' collation keys
+// instead.
 Status CheckKeysAreValues(const QueryPlan& plan) {
   for (const QueryPlan* scan : plan.Scans()) {
     if (scan->index->desc.collator) {
       return Status(ErrorCode::kCommandNotSupported,
-                    "min, max and returnKey on an index with a collation are not supported yet");
+                    "returnKey on an index with a collation is not supported yet");
     }
   }
   return Status::OK();
@@ -80,10 +80,6 @@ StatusWith<std::unique_ptr<pipeline::DocumentStream>> BuildReadStream(const Read
   }
   // A read under a collation plans with it: indexes of the same collation bound strings.
   const std::shared_ptr<const bson::StringComparator>& collator = plan.expr_ctx.collator;
-  if (collator && min_max) {
-    return Status(ErrorCode::kCommandNotSupported,
-                  "min and max with a non-simple collation are not supported yet");
-  }
   if (plan.near) {
     if (ts) {
       return Status(ErrorCode::kLocation5626500,
@@ -152,8 +148,8 @@ StatusWith<std::unique_ptr<pipeline::DocumentStream>> BuildReadStream(const Read
         PlanChoice choice,
         PlanQuery(*coll, planning_filter, plan.near ? BsonObj() : plan.sort, hint, collator.get()));
     if (min_max) {
-      HG_RETURN_IF_ERROR(CheckKeysAreValues(choice.winner));
-      HG_RETURN_IF_ERROR(ApplyMinMax(&choice.winner, !hint.eoo(), plan.min, plan.max));
+      HG_RETURN_IF_ERROR(
+          ApplyMinMax(&choice.winner, !hint.eoo(), plan.min, plan.max, collator.get()));
     }
     // Plans that can answer from the keys alone read no documents.
     auto cover = [&](QueryPlan& p) {

@@ -378,13 +378,15 @@ def test_simple_collation_is_the_default(words):
         "Apple", "apple"]
 
 
-def test_what_is_not_supported_yet_is_loud(db, words):
+def test_min_max_strings_need_the_index_collation(db, words):
+    # The index {s: 1} keys strings by their bytes: a string bound under another collation is
+    # Location51174, as in MongoDB; returnKey of a collated index (collation keys) is loud.
     ci = {"locale": "en", "strength": 2}
-    cases = [
-        {"find": "w", "filter": {"s": "a"}, "hint": {"s": 1}, "min": {"s": "a"}, "collation": ci},
-    ]
-    for cmd in cases:
-        assert command_error(db, cmd)[0] == 115, cmd
+    cmd = {"find": "w", "filter": {"s": "a"}, "hint": {"s": 1}, "min": {"s": "a"}, "collation": ci}
+    assert command_error(db, cmd)[0] == 51174
+    words.create_index([("s", -1)], collation=ci)
+    cmd = {"find": "w", "hint": {"s": -1}, "returnKey": True, "collation": ci}
+    assert command_error(db, cmd)[0] == 115
 
 
 def test_time_series_commands_take_a_collation(db):

@@ -293,23 +293,59 @@ def test_collations_survive_a_restart(fresh_server):
     assert s.shutdown_command() == 0
 
 
+def test_clustered_collection_with_a_collation(db):
+    # As MongoDB encodes a clustered collection's _id under its default collation: _id values
+    # equal under it are duplicates, and _id reads compare under it.
+    db.command({"create": "cl", "collation": CI, "clusteredIndex": {"key": {"_id": 1},
+                                                                    "unique": True}})
+    info = next(c for c in db.list_collections() if c["name"] == "cl")
+    assert info["options"]["collation"]["strength"] == 2
+    (clustered,) = [i for i in db.cl.list_indexes() if i.get("clustered")]
+    assert clustered["collation"] == info["options"]["collation"]
+    db.cl.insert_one({"_id": "abc", "v": 1})
+    with pytest.raises(DuplicateKeyError):
+        db.cl.insert_one({"_id": "ABC", "v": 2})
+    assert [d["v"] for d in db.cl.find({"_id": "AbC"})] == [1]
+    assert list(db.cl.find({"_id": "AbC"}, collation={"locale": "simple"})) == []
+    db.cl.insert_many([{"_id": s} for s in ("b", "C", "a2")])
+    assert [d["_id"] for d in db.cl.find({"_id": {"$type": "string"}}).sort("_id", 1)] == [
+        "a2", "abc", "b", "C"]
+
+
+def test_min_and_max_under_the_index_collation(db, ci):
+    # As MongoDB: min/max bound a collated index under its collation when the read's is the
+    # same; a string (or object) bound under another is Location51174. Numbers bound any.
+    ci.insert_many([{"_id": i, "s": s, "n": i} for i, s in enumerate(["a", "B", "c", "D", "e"])])
+    ci.create_index("s")
+    ci.create_index("n", collation={"locale": "fr"})
+
+    def find(**kw):
+        return [d["s"] for d in db.command({"find": "ci", **kw})["cursor"]["firstBatch"]]
+
+    assert find(hint="s_1", min={"s": "b"}, max={"s": "D"}) == ["B", "c"]
+    assert find(hint="s_1", min={"s": "C"}) == ["c", "D", "e"]
+    for cmd in ({"hint": "s_1", "min": {"s": "b"}, "collation": {"locale": "simple"}},
+                {"hint": "n_1", "max": {"n": "x"}}):
+        code, _, _ = command_error(db, {"find": "ci", **cmd})
+        assert code == 51174, cmd
+    assert find(hint="n_1", min={"n": 1}, max={"n": 3}) == ["B", "c"]
+    assert find(hint="s_1", min={"s": "b"}, max={"s": "D"},
+                collation={"locale": "en", "strength": 2}) == ["B", "c"]
+
+
 def test_what_is_not_supported_yet_is_loud(db, ci):
     ci.create_index("s")
     ci.insert_one({"_id": 1, "s": "a"})
     for cmd in (
             {"find": "ci", "filter": {}, "hint": "s_1", "returnKey": True},
-            {"find": "ci", "filter": {}, "hint": "s_1", "min": {"s": "a"}},
-            {"create": "cl", "collation": CI, "clusteredIndex": {"key": {"_id": 1},
-                                                                 "unique": True}},
             {"createIndexes": "ci", "indexes": [{"key": {"s": "text"}, "name": "t"}]},
     ):
         assert command_error(db, cmd)[0] == 115, cmd
-    # A time-series measurement's index keys control.min/max, ordered under the collection's
-    # collation: another collation is not taken yet (the metaField's and time's are).
+    # Time-series indexes take a collation, the metaField's and the measurements' alike.
     db.create_collection("ts", timeseries={"timeField": "t", "metaField": "k"})
-    cmd = {"createIndexes": "ts", "indexes": [{"key": {"m": 1}, "name": "m", "collation": CI}]}
-    assert command_error(db, cmd)[0] == 115
-    db.command({"createIndexes": "ts", "indexes": [{"key": {"k": 1}, "name": "k", "collation": CI}]})
+    for f in ("m", "k"):
+        db.command({"createIndexes": "ts", "indexes": [{"key": {f: 1}, "name": f,
+                                                         "collation": CI}]})
     for inner in ({"find": "ts", "filter": {"s": "X"}, "collation": CI},
                   {"count": "ts", "query": {"s": "X"}, "collation": CI},
                   {"delete": "ts", "deletes": [{"q": {"s": "X"}, "limit": 0, "collation": CI}]}):

@@ -327,3 +327,22 @@ def test_collation_survives_a_restart(fresh_server):
         assert bucket["control"]["min"]["v"] == "y"
     finally:
         c.close()
+
+
+def test_measurement_index_under_another_collation_answers_right(db):
+    # Its keys are of control.min/max, ordered under the collection's (simple) collation: it
+    # bounds no string comparison, yet every read through it answers as a scan does.
+    coll = create_ts(db)
+    coll.insert_many([{"time": at(i * 600), "meta": i % 2, "v": v}
+                      for i, v in enumerate(["a", "B", "c", "D", 5, 7])])
+    coll.create_index([("v", 1)], name="v_ci", collation=CI)
+    for filt, collation, want in (
+            ({"v": "b"}, CI, ["B"]),
+            ({"v": {"$gt": "b"}}, CI, ["c", "D"]),
+            ({"v": {"$gt": "a"}}, None, ["c"]),
+            ({"v": {"$gte": 6}}, CI, [7])):
+        for hint in (None, "v_ci"):
+            cur = coll.find(filt, collation=collation)
+            if hint:
+                cur = cur.hint(hint)
+            assert sorted(d["v"] for d in cur) == sorted(want), (filt, collation, hint)
