@@ -32,6 +32,12 @@ StatusWith<IndexDescriptor> IndexDescriptor::FromSpec(const BsonObj& spec) {
       HG_ASSIGN_OR_RETURN(d.flat, geo::FlatIndexParams::FromSpec(d.spec));
     }
   }
+  if (BsonElement c = d.spec["coarsestIndexedLevel"]; c.IsNumber()) {
+    d.sphere_levels.coarsest = static_cast<int>(c.NumberLong());
+  }
+  if (BsonElement f = d.spec["finestIndexedLevel"]; f.IsNumber()) {
+    d.sphere_levels.finest = static_cast<int>(f.NumberLong());
+  }
   if (BsonElement c = d.spec["collation"]; c.type() == BsonType::kObject) {
     HG_ASSIGN_OR_RETURN(d.collator, collation::Collator::Make(c.Obj()));
     if (d.collator) d.collation = d.collator->spec().ToBson();
@@ -187,25 +193,27 @@ StatusWith<std::vector<KeyValue>> FlatKeyValues(const BsonObj& doc, std::string_
 
 // The cells of a bucket's measurement column (data.<f>: a compressed column, or an object of
 // row values) for a 2dsphere_bucket field.
-StatusWith<std::vector<int64_t>> BucketColumnCells(const BsonObj& bucket, std::string_view path) {
+StatusWith<std::vector<int64_t>> BucketColumnCells(const BsonObj& bucket, std::string_view path,
+                                                   const geo::SphereLevels& levels) {
   std::vector<BsonElement> values;
   std::vector<bsoncolumn::ColumnCell> cells;
   for (const BsonElement& column : geo::GeoValuesAtPath(bucket, path)) {
     if (column.type() == BsonType::kBinData && column.BinSubtype() == 7) {
       HG_ASSIGN_OR_RETURN(cells, bsoncolumn::DecodeBsonColumn(column.BinData()));
       for (const auto& c : cells) values.push_back(c.element());
-      return geo::SphereBucketCells(values);  // (cells stay alive until here)
+      return geo::SphereBucketCells(values, levels);  // (cells stay alive until here)
     }
     if (column.type() == BsonType::kObject) {
       for (BsonElement v : column.Obj()) values.push_back(v);
     }
   }
-  return geo::SphereBucketCells(values);
+  return geo::SphereBucketCells(values, levels);
 }
 
 // The cells of a 2dsphere field as key values (NumberLong), held by *holder; empty when the
 // document has no geometry there.
 StatusWith<std::vector<KeyValue>> SphereKeyValues(const BsonObj& doc, const BsonElement& field,
+                                                  const geo::SphereLevels& levels,
                                                   BsonObj* holder) {
   const std::string_view path = field.FieldName();
   auto cant_extract = [&](const Status& st) {
@@ -214,12 +222,12 @@ StatusWith<std::vector<KeyValue>> SphereKeyValues(const BsonObj& doc, const Bson
   };
   std::vector<int64_t> cells;
   if (IsSphereBucketKey(field)) {
-    auto c = BucketColumnCells(doc, path);
+    auto c = BucketColumnCells(doc, path, levels);
     if (!c.ok()) return cant_extract(c.status());
     cells = std::move(c).value();
   } else {
     for (const BsonElement& v : geo::GeoValuesAtPath(doc, path)) {
-      auto c = geo::SphereIndexCells(v);
+      auto c = geo::SphereIndexCells(v, levels);
       if (!c.ok()) return cant_extract(c.status());
       cells.insert(cells.end(), c.value().begin(), c.value().end());
     }
@@ -284,7 +292,8 @@ StatusWith<IndexKeySet> GenerateIndexKeys(const IndexDescriptor& desc, const Bso
     }
     if (IsSphereKey(f)) {
       hash_holders.emplace_back();
-      HG_ASSIGN_OR_RETURN(auto cells, SphereKeyValues(doc, f, &hash_holders.back()));
+      HG_ASSIGN_OR_RETURN(auto cells,
+                          SphereKeyValues(doc, f, desc.sphere_levels, &hash_holders.back()));
       if (cells.size() > 1) out.multikey = true;
       if (cells.empty()) {
         cells.push_back({});  // null, when another geo field of the index has a geometry

@@ -35,6 +35,7 @@
 #include "catalog/wildcard_keys.h"
 #include "collation/collator.h"
 #include "geo/flat_index.h"
+#include "geo/sphere_index.h"
 #include "query/matcher.h"
 
 namespace hourglass::catalog {
@@ -50,6 +51,8 @@ struct IndexDescriptor {
   // Some component is "2dsphere", or a time-series bucket index's "2dsphere_bucket" on a
   // measurement's column: its keys are S2 cells (geo/sphere_index.h).
   bool sphere = false;
+  // Its cells' levels (the spec's coarsestIndexedLevel / finestIndexedLevel, else the defaults).
+  geo::SphereLevels sphere_levels = geo::SphereLevels::Default();
   // A "2d" component's plane (geo/flat_index.h): its keys are geohashes.
   std::optional<geo::FlatIndexParams> flat;
   // An index of a time-series bucket collection: a key component on a measurement's bounds

@@ -18,6 +18,7 @@
 #include "commands/ddl_commands.h"
 #include "commands/timeseries_util.h"
 #include "geo/flat_index.h"
+#include "geo/sphere_index.h"
 #include "query/matcher.h"
 #include "query/path.h"
 #include "timeseries/index_conversion.h"
@@ -199,6 +200,29 @@ Status ValidateWildcardSpec(const BsonObj& key, const BsonObj& spec) {
   return Status::OK();
 }
 
+// A 2dsphere index's levels (its spec's, else the defaults), as MongoDB checks them (with its
+// unnamed codes 16747-16749).
+Status CheckSphereLevels(const BsonObj& spec) {
+  geo::SphereLevels levels = geo::SphereLevels::Default();
+  if (BsonElement c = spec["coarsestIndexedLevel"]; c.IsNumber()) {
+    if (c.NumberLong() < 0) {
+      return Status(static_cast<ErrorCode>(16747), "coarsestIndexedLevel must be >= 0");
+    }
+    levels.coarsest = static_cast<int>(std::min<int64_t>(c.NumberLong(), 31));
+  }
+  if (BsonElement f = spec["finestIndexedLevel"]; f.IsNumber()) {
+    if (f.NumberLong() > 30) {
+      return Status(static_cast<ErrorCode>(16748), "finestIndexedLevel must be <= 30");
+    }
+    levels.finest = static_cast<int>(std::max<int64_t>(f.NumberLong(), -1));
+  }
+  if (levels.finest < levels.coarsest) {
+    return Status(static_cast<ErrorCode>(16749),
+                  "finestIndexedLevel must be >= coarsestIndexedLevel");
+  }
+  return Status::OK();
+}
+
 // Validates one createIndexes spec and returns it as stored and listed: {v: 2, key, name, then
 // the options in the order given}. `default_collation`: the collection's (empty: simple).
 StatusWith<BsonObj> NormalizeSpec(const BsonElement& e, int position,
@@ -327,6 +351,21 @@ StatusWith<BsonObj> NormalizeSpec(const BsonElement& e, int position,
       out.AppendElement(f);
       continue;
     }
+    if (n == "coarsestIndexedLevel" || n == "finestIndexedLevel") {
+      // Read as MongoDB reads them (a whole number), checked below for a 2dsphere index.
+      if (!f.IsNumber()) {
+        return Status(ErrorCode::kTypeMismatch, "Expected field \"" + std::string(n) +
+                                                    "\" to have numeric type, but found " +
+                                                    std::string(bson::TypeName(f.type())));
+      }
+      if (!f.WholeNumber()) {
+        return Status(ErrorCode::kBadValue,
+                      "Expected field \"" + std::string(n) +
+                          "\" to have a value exactly representable as a 64-bit integer");
+      }
+      out.AppendElement(f);
+      continue;
+    }
     if (n == "bits" || n == "min" || n == "max") {
       if (!f.IsNumber()) {
         return Status(ErrorCode::kTypeMismatch, "The field '" + std::string(n) +
@@ -337,9 +376,8 @@ StatusWith<BsonObj> NormalizeSpec(const BsonElement& e, int position,
       continue;
     }
     if (n == "weights" || n == "default_language" || n == "language_override" ||
-        n == "textIndexVersion" || n == "coarsestIndexedLevel" || n == "finestIndexedLevel" ||
-        n == "storageEngine" || n == "clustered" || n == "prepareUnique" ||
-        n == "columnstoreProjection") {
+        n == "textIndexVersion" || n == "storageEngine" || n == "clustered" ||
+        n == "prepareUnique" || n == "columnstoreProjection") {
       return Status(ErrorCode::kCommandNotSupported,
                     "index option '" + std::string(n) + "' is not supported yet");
     }
@@ -348,6 +386,7 @@ StatusWith<BsonObj> NormalizeSpec(const BsonElement& e, int position,
                       "Specification: " + spec.ToJson());
   }
   if (sphere && !has_sphere_version) out.AppendInt32("2dsphereIndexVersion", 3);
+  if (sphere) HG_RETURN_IF_ERROR(CheckSphereLevels(spec));
   // An index created without a collation takes the collection's default, as in MongoDB.
   if (!has_collation && !default_collation.IsEmpty()) {
     out.AppendObject("collation", default_collation);

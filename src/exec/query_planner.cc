@@ -381,12 +381,13 @@ std::optional<std::vector<ByteInterval>> FlatIntervals(const FieldPredicates& fp
 // The intervals of a 2dsphere field: the cells of its first geo predicate's region
 // (geo/sphere_index.h), or nullopt (no geo predicate, or a flat shape).
 std::optional<std::vector<ByteInterval>> SphereIntervals(const FieldPredicates& fp,
+                                                         const geo::SphereLevels& levels,
                                                          HashHolder& holder) {
   for (const BsonElement& op : fp.geo) {
     auto q = op.FieldName() == "$geoIntersects" ? geo::GeoQuery::ParseIntersects(op)
                                                 : geo::GeoQuery::ParseWithin(op);
     if (!q.ok()) continue;  // the filter's own parse reports it
-    const auto cells = geo::SphereQueryIntervals(q.value());
+    const auto cells = geo::SphereQueryIntervals(q.value(), levels);
     if (!cells) continue;
     std::vector<ByteInterval> out;
     for (const geo::CellInterval& c : *cells) {
@@ -397,16 +398,16 @@ std::optional<std::vector<ByteInterval>> SphereIntervals(const FieldPredicates& 
   return std::nullopt;
 }
 
-// The intervals of one index field from its predicates, or nullopt for "no bounds".
-// `collated`: the index has a collation (the predicates' strings are already collation keys).
+// The intervals of one field of the index `index` from its predicates, or nullopt for "no
+// bounds". A collated index's strings: the predicates' are already collation keys.
 std::optional<std::vector<ByteInterval>> FieldIntervals(const FieldPredicates& fp,
                                                         const BsonElement& field, bool multikey,
                                                         HashHolder& hashes, bool* matches_null,
-                                                        bool collated,
-                                                        const geo::FlatIndexParams* flat) {
-  if (IsSphereKey(field)) return SphereIntervals(fp, hashes);
+                                                        const catalog::IndexDescriptor& index) {
+  const bool collated = index.collator != nullptr;
+  if (IsSphereKey(field)) return SphereIntervals(fp, index.sphere_levels, hashes);
   if (IsFlatKey(field)) {
-    return flat ? FlatIntervals(fp, *flat, hashes) : std::nullopt;
+    return index.flat ? FlatIntervals(fp, *index.flat, hashes) : std::nullopt;
   }
   bool desc = bson::IsDescending(field);
   if (!fp.point_sets.empty()) {
@@ -565,8 +566,7 @@ std::optional<QueryPlan> PlanIndex(const catalog::SecondaryIndex& idx,
     auto it = preds.find(std::string(f.FieldName()));
     std::optional<std::vector<ByteInterval>> iv;
     if (it != preds.end() && !HasNumericComponent(f.FieldName())) {
-      iv = FieldIntervals(it->second, f, plan.multikey, hashes, &matches_null,
-                          idx.desc.collator != nullptr, idx.desc.flat ? &*idx.desc.flat : nullptr);
+      iv = FieldIntervals(it->second, f, plan.multikey, hashes, &matches_null, idx.desc);
     }
     has_bounds.push_back(iv.has_value());
     fields.push_back(iv ? std::move(*iv)
@@ -734,8 +734,7 @@ std::optional<QueryPlan> PlanWildcard(const catalog::SecondaryIndex& idx, const 
     bounds.Close(arr);
     HashHolder hashes;
     bool matches_null = false;
-    auto intervals = FieldIntervals(used, field, plan.multikey, hashes, &matches_null,
-                                    idx.desc.collator != nullptr, nullptr);
+    auto intervals = FieldIntervals(used, field, plan.multikey, hashes, &matches_null, idx.desc);
     size_t values = bounds.OpenArray(path);
     int n = 0;
     for (const ByteInterval& iv : *intervals) {

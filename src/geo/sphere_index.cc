@@ -19,17 +19,8 @@ using bson::BsonType;
 namespace {
 
 // MongoDB's 2dsphere (version 3) parameters: a point is its leaf cell; other shapes are covered
-// by about 20 cells no finer than about 110 m (level 16) and no coarser than about 2,000 km
-// (level 2) on an edge. A query region is covered by up to 20 cells of levels 0-23.
+// by about 20 cells (SphereLevels). A query region is covered by up to 20 cells of levels 0-23.
 constexpr double kEarthRadiusMeters = 6378.1 * 1000;
-int FinestIndexedLevel() {
-  static const int level = S2::kAvgEdge.GetClosestLevel(110 / kEarthRadiusMeters);
-  return level;
-}
-int CoarsestIndexedLevel() {
-  static const int level = S2::kAvgEdge.GetClosestLevel(2000 * 1000 / kEarthRadiusMeters);
-  return level;
-}
 constexpr int kMaxCells = 20;
 constexpr int kQueryFinestLevel = 23;
 
@@ -55,7 +46,15 @@ bool IsEmptyContainer(const BsonElement& value) {
 
 }  // namespace
 
-StatusWith<std::vector<int64_t>> SphereIndexCells(const BsonElement& value) {
+SphereLevels SphereLevels::Default() {
+  static const SphereLevels levels{
+      .coarsest = S2::kAvgEdge.GetClosestLevel(2000 * 1000 / kEarthRadiusMeters),
+      .finest = S2::kAvgEdge.GetClosestLevel(110 / kEarthRadiusMeters)};
+  return levels;
+}
+
+StatusWith<std::vector<int64_t>> SphereIndexCells(const BsonElement& value,
+                                                  const SphereLevels& levels) {
   std::vector<int64_t> cells;
   if (value.eoo() || value.type() == BsonType::kNull || value.type() == BsonType::kUndefined ||
       IsEmptyContainer(value)) {
@@ -83,7 +82,7 @@ StatusWith<std::vector<int64_t>> SphereIndexCells(const BsonElement& value) {
     return cells;
   }
   const S2ShapeIndexRegion<MutableS2ShapeIndex> region(&g.sphere());
-  for (S2CellId c : Cover(region, CoarsestIndexedLevel(), FinestIndexedLevel())) {
+  for (S2CellId c : Cover(region, levels.coarsest, levels.finest)) {
     cells.push_back(static_cast<int64_t>(c.id()));
   }
   std::sort(cells.begin(), cells.end());
@@ -106,7 +105,8 @@ StatusWith<std::optional<FlatPoint>> BucketPoint(const BsonElement& v) {
 
 Status CheckBucketPoint(const BsonElement& value) { return BucketPoint(value).status(); }
 
-StatusWith<std::vector<int64_t>> SphereBucketCells(const std::vector<BsonElement>& values) {
+StatusWith<std::vector<int64_t>> SphereBucketCells(const std::vector<BsonElement>& values,
+                                                   const SphereLevels& levels) {
   std::vector<S2Point> points;
   for (const BsonElement& v : values) {
     HG_ASSIGN_OR_RETURN(std::optional<FlatPoint> p, BucketPoint(v));
@@ -117,18 +117,19 @@ StatusWith<std::vector<int64_t>> SphereBucketCells(const std::vector<BsonElement
   MutableS2ShapeIndex index;
   index.Add(std::make_unique<S2PointVectorShape>(std::move(points)));
   const S2ShapeIndexRegion<MutableS2ShapeIndex> region(&index);
-  for (S2CellId c : Cover(region, CoarsestIndexedLevel(), FinestIndexedLevel())) {
+  for (S2CellId c : Cover(region, levels.coarsest, levels.finest)) {
     cells.push_back(static_cast<int64_t>(c.id()));
   }
   std::sort(cells.begin(), cells.end());
   return cells;
 }
 
-std::optional<std::vector<CellInterval>> SphereQueryIntervals(const GeoQuery& q) {
+std::optional<std::vector<CellInterval>> SphereQueryIntervals(const GeoQuery& q,
+                                                              const SphereLevels& levels) {
   const std::unique_ptr<S2Region> region = q.SphereRegion();
   if (!region) return std::nullopt;
   std::vector<CellInterval> out;
-  const int coarsest = CoarsestIndexedLevel(), finest = FinestIndexedLevel();
+  const int coarsest = levels.coarsest, finest = levels.finest;
   for (S2CellId c : Cover(*region, 0, kQueryFinestLevel)) {
     // Documents' cells inside c (a contiguous range of ids), then those containing it (shapes'
     // cells are no finer than `finest`; points' leaf cells are inside c).

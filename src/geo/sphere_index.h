@@ -20,19 +20,32 @@
 
 namespace hourglass::geo {
 
+// The levels of a 2dsphere index's cells (its spec's coarsestIndexedLevel and
+// finestIndexedLevel): a shape other than a point is covered by up to 20 cells of levels
+// [coarsest, finest] (a point is its leaf cell), and a query reads the ancestors of its covering
+// down to `coarsest`. MongoDB's defaults are the levels whose cells' average edge is nearest
+// 2,000 km and 110 m (2 and 16).
+struct SphereLevels {
+  int coarsest = 2;
+  int finest = 16;
+  static SphereLevels Default();
+};
+
 // The cells of a document's value for a 2dsphere index: a GeoJSON object or a legacy pair that is
 // a longitude and latitude, or an array of those (one set of cells for all). No cells for a
 // missing value, null or an empty array (2dsphere indexes of version 2 and 3 leave such documents
 // out). Anything else is an error: the reason (the caller adds MongoDB's code 16755, "Can't
 // extract geo keys", and the document).
-StatusWith<std::vector<int64_t>> SphereIndexCells(const bson::BsonElement& value);
+StatusWith<std::vector<int64_t>> SphereIndexCells(const bson::BsonElement& value,
+                                                  const SphereLevels& levels);
 
 // The cells of a time-series bucket for a 2dsphere index on a measurement (MongoDB's
 // "2dsphere_bucket"): the measurement's values in the bucket (`values`; EOO, null, undefined, []
 // and {} are skipped) as one MultiPoint, covered as other shapes are. No cells when the bucket
 // holds no position. Every value must be a point (a GeoJSON Point or a legacy pair): anything
 // else is an error, the reason (the caller adds 16755 and the bucket).
-StatusWith<std::vector<int64_t>> SphereBucketCells(const std::vector<bson::BsonElement>& values);
+StatusWith<std::vector<int64_t>> SphereBucketCells(const std::vector<bson::BsonElement>& values,
+                                                   const SphereLevels& levels);
 // SphereBucketCells' test of one value, without covering anything: what a measurement must be to
 // enter such a bucket (OK for a point, or a value that is skipped).
 Status CheckBucketPoint(const bson::BsonElement& value);
@@ -42,8 +55,10 @@ struct CellInterval {
   int64_t lo = 0, hi = 0;
 };
 
-// The intervals of cell ids holding every document `q` can match, sorted and disjoint, or nullopt
-// when `q` is a flat shape ($box, $center, $polygon: 2d indexes serve those).
-std::optional<std::vector<CellInterval>> SphereQueryIntervals(const GeoQuery& q);
+// The intervals of cell ids holding every document `q` can match in an index of `levels`, sorted
+// and disjoint, or nullopt when `q` is a flat shape ($box, $center, $polygon: 2d indexes serve
+// those).
+std::optional<std::vector<CellInterval>> SphereQueryIntervals(const GeoQuery& q,
+                                                              const SphereLevels& levels);
 
 }  // namespace hourglass::geo

@@ -19,7 +19,7 @@ int Level(int64_t id) { return 30 - __builtin_ctzll(static_cast<uint64_t>(id)) /
 
 std::vector<int64_t> Cells(const std::string& value_json) {
   BsonObj d = J(R"({"v": )" + value_json + "}");
-  auto cells = SphereIndexCells(d.FirstElement());
+  auto cells = SphereIndexCells(d.FirstElement(), SphereLevels::Default());
   EXPECT_TRUE(cells.ok()) << value_json << ": " << cells.status().ToString();
   return cells.ok() ? cells.value() : std::vector<int64_t>{};
 }
@@ -37,7 +37,7 @@ std::vector<CellInterval> Intervals(const std::string& query_json) {
                     ? GeoQuery::ParseIntersects(q.FirstElement())
                     : GeoQuery::ParseWithin(q.FirstElement());
   EXPECT_TRUE(parsed.ok()) << query_json;
-  auto ivs = SphereQueryIntervals(parsed.value());
+  auto ivs = SphereQueryIntervals(parsed.value(), SphereLevels::Default());
   EXPECT_TRUE(ivs.has_value()) << query_json;
   return ivs.value_or(std::vector<CellInterval>{});
 }
@@ -62,9 +62,40 @@ TEST(SphereIndexTest, PointsAreLeafCellsAndShapesAreCovered) {
   EXPECT_LT(Cells("[-170, -80]")[0], 0);
 }
 
+TEST(SphereIndexTest, AnIndexsLevelsBoundItsShapesCellsAndItsQueries) {
+  const SphereLevels levels{.coarsest = 6, .finest = 8};
+  EXPECT_EQ(SphereLevels::Default().coarsest, 2);
+  EXPECT_EQ(SphereLevels::Default().finest, 16);
+  BsonObj d = J(R"({"v": {"type": "LineString", "coordinates": [[0, 0], [3, 1]]}})");
+  auto cells = SphereIndexCells(d.FirstElement(), levels);
+  ASSERT_TRUE(cells.ok());
+  ASSERT_FALSE(cells.value().empty());
+  for (int64_t c : cells.value()) {
+    EXPECT_GE(Level(c), 6);
+    EXPECT_LE(Level(c), 8);
+  }
+  // A query around a point on the line reaches one of those cells (an ancestor of its covering,
+  // no coarser than level 6), and no ancestor coarser than that.
+  BsonObj q = J(R"({"$geoIntersects": {"$geometry": {"type": "Point", "coordinates": [1.5,
+      0.5]}}})");
+  auto ivs = SphereQueryIntervals(GeoQuery::ParseIntersects(q.FirstElement()).value(), levels);
+  ASSERT_TRUE(ivs.has_value());
+  bool reached = false;
+  for (int64_t c : cells.value()) reached = reached || Contains(*ivs, c);
+  EXPECT_TRUE(reached);
+  for (const CellInterval& iv : *ivs) {
+    if (iv.lo == iv.hi) {
+      EXPECT_GE(Level(iv.lo), 6);
+    }
+  }
+  // A point stays its leaf cell whatever the levels.
+  BsonObj p = J(R"({"v": [1.5, 0.5]})");
+  EXPECT_EQ(Level(SphereIndexCells(p.FirstElement(), levels).value()[0]), 30);
+}
+
 TEST(SphereIndexTest, MissingAndEmptyValuesHaveNoCells) {
   for (const char* v : {"null", "[]", "{}"}) EXPECT_TRUE(Cells(v).empty()) << v;
-  EXPECT_TRUE(SphereIndexCells(bson::BsonElement()).value().empty());
+  EXPECT_TRUE(SphereIndexCells(bson::BsonElement(), SphereLevels::Default()).value().empty());
 }
 
 TEST(SphereIndexTest, ValuesThatAreNoGeometryAreRefused) {
@@ -73,7 +104,7 @@ TEST(SphereIndexTest, ValuesThatAreNoGeometryAreRefused) {
                         R"({"type": "Polygon", "coordinates": [[[0, 0], [1, 0], [1, 1]]]})",
                         R"({"type": "Nowhere", "coordinates": [0, 0]})"}) {
     BsonObj d = J(std::string(R"({"v": )") + v + "}");
-    auto cells = SphereIndexCells(d.FirstElement());
+    auto cells = SphereIndexCells(d.FirstElement(), SphereLevels::Default());
     EXPECT_FALSE(cells.ok()) << v;
     if (!cells.ok()) {
       EXPECT_EQ(cells.status().code(), ErrorCode::kBadValue) << v;
@@ -86,16 +117,17 @@ TEST(SphereIndexTest, ABucketsPointsAreCoveredTogether) {
       "coordinates": [2.36, 48.86]}, "d": {}})");
   std::vector<bson::BsonElement> elems;
   for (bson::BsonElement e : values) elems.push_back(e);
-  auto cells = SphereBucketCells(elems);
+  auto cells = SphereBucketCells(elems, SphereLevels::Default());
   ASSERT_TRUE(cells.ok()) << cells.status().ToString();
   ASSERT_FALSE(cells.value().empty());
   for (int64_t c : cells.value()) EXPECT_LE(Level(c), 16);
-  EXPECT_TRUE(SphereBucketCells({values["b"], values["d"]}).value().empty());
+  EXPECT_TRUE(
+      SphereBucketCells({values["b"], values["d"]}, SphereLevels::Default()).value().empty());
   for (const char* bad :
        {R"({"type": "LineString", "coordinates": [[0, 0], [1, 1]]})", R"("here")", "[200, 0]"}) {
     BsonObj d = J(std::string(R"({"v": )") + bad + "}");
     EXPECT_FALSE(CheckBucketPoint(d.FirstElement()).ok()) << bad;
-    EXPECT_FALSE(SphereBucketCells({d.FirstElement()}).ok()) << bad;
+    EXPECT_FALSE(SphereBucketCells({d.FirstElement()}, SphereLevels::Default()).ok()) << bad;
   }
   EXPECT_TRUE(CheckBucketPoint(values["a"]).ok());
   EXPECT_TRUE(CheckBucketPoint(values["b"]).ok());
@@ -130,7 +162,8 @@ TEST(SphereIndexTest, QueryIntervalsHoldEveryMatchingGeometry) {
   EXPECT_TRUE(met);
   // Flat shapes have no sphere intervals.
   BsonObj box = J(R"({"$geoWithin": {"$box": [[0, 0], [1, 1]]}})");
-  EXPECT_FALSE(SphereQueryIntervals(GeoQuery::ParseWithin(box.FirstElement()).value()));
+  EXPECT_FALSE(SphereQueryIntervals(GeoQuery::ParseWithin(box.FirstElement()).value(),
+                                    SphereLevels::Default()));
 }
 
 }  // namespace

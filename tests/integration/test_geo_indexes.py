@@ -80,6 +80,48 @@ def test_spec_and_options(db):
         assert got == code, spec
 
 
+def test_indexed_levels(db):
+    """coarsestIndexedLevel and finestIndexedLevel bound the cells of non-point shapes (and the
+    ancestors a query reads): listed as given, checked with MongoDB's codes, and the answers
+    stay those of a collection scan."""
+    rng = random.Random(3)
+    shapes = []
+    for i in range(400):
+        x, y = rng.uniform(-60, 60), rng.uniform(-60, 60)
+        d = rng.uniform(0.01, 3)
+        shapes.append({"_id": i, "g": {"type": "Polygon", "coordinates": [
+            [[x, y], [x + d, y], [x + d, y + d], [x, y + d], [x, y]]]} if i % 2 else point([x, y])})
+    db.shapes.insert_many(shapes)
+    db.shapes.create_index([("g", "2dsphere")], coarsestIndexedLevel=5, finestIndexedLevel=9)
+    spec = next(i for i in db.shapes.list_indexes() if i["name"] == "g_2dsphere")
+    assert (spec["coarsestIndexedLevel"], spec["finestIndexedLevel"]) == (5, 9)
+    for q in ({"$geoIntersects": {"$geometry": point([10.5, 10.5])}},
+              {"$geoWithin": {"$centerSphere": [[0, 0], 0.4]}},
+              {"$geoIntersects": {"$geometry": {"type": "Polygon", "coordinates": [
+                  [[-20, -20], [5, -20], [5, 5], [-20, 5], [-20, -20]]]}}}):
+        by_index = sorted(ids(db.shapes.find({"g": q})))
+        assert by_index == sorted(ids(db.shapes.find({"g": q}).hint(NATURAL))), q
+    cases = [
+        ({"coarsestIndexedLevel": -1}, 16747),
+        ({"finestIndexedLevel": 31}, 16748),
+        ({"coarsestIndexedLevel": 12, "finestIndexedLevel": 10}, 16749),
+        ({"finestIndexedLevel": 10}, None),  # coarsest stays 2
+        ({"coarsestIndexedLevel": 17}, 16749),  # finest stays 16
+        ({"finestIndexedLevel": "x"}, 14),
+        ({"finestIndexedLevel": 9.5}, 2),
+    ]
+    for extra, code in cases:
+        spec = {"key": {"h": "2dsphere"}, "name": "h" + str(len(extra)) + str(code), **extra}
+        got, name, _ = command_error(db, {"createIndexes": "shapes", "indexes": [spec]}) \
+            if code is not None else (None, None, None)
+        if code is None:
+            assert db.command({"createIndexes": "shapes", "indexes": [spec]})["ok"] == 1
+        else:
+            assert got == code, extra
+            if code > 1000:
+                assert name == "Location%d" % code
+
+
 def test_documents_that_are_no_geometry_are_refused(db, cities):
     for bad in ["paris", 5, [200, 10], {"type": "Point", "coordinates": [0, 95]},
                 {"type": "Polygon", "coordinates": [[[0, 0], [1, 0], [1, 1]]]}]:
