@@ -32,11 +32,14 @@ StatusWith<IndexDescriptor> IndexDescriptor::FromSpec(const BsonObj& spec) {
       HG_ASSIGN_OR_RETURN(d.flat, geo::FlatIndexParams::FromSpec(d.spec));
     }
   }
+  if (BsonElement v = d.spec["2dsphereIndexVersion"]; d.sphere && v.IsNumber()) {
+    d.sphere_params = geo::SphereIndexParams::Default(static_cast<int>(v.NumberLong()));
+  }
   if (BsonElement c = d.spec["coarsestIndexedLevel"]; c.IsNumber()) {
-    d.sphere_levels.coarsest = static_cast<int>(c.NumberLong());
+    d.sphere_params.coarsest = static_cast<int>(c.NumberLong());
   }
   if (BsonElement f = d.spec["finestIndexedLevel"]; f.IsNumber()) {
-    d.sphere_levels.finest = static_cast<int>(f.NumberLong());
+    d.sphere_params.finest = static_cast<int>(f.NumberLong());
   }
   if (BsonElement c = d.spec["collation"]; c.type() == BsonType::kObject) {
     HG_ASSIGN_OR_RETURN(d.collator, collation::Collator::Make(c.Obj()));
@@ -194,7 +197,7 @@ StatusWith<std::vector<KeyValue>> FlatKeyValues(const BsonObj& doc, std::string_
 // The cells of a bucket's measurement column (data.<f>: a compressed column, or an object of
 // row values) for a 2dsphere_bucket field.
 StatusWith<std::vector<int64_t>> BucketColumnCells(const BsonObj& bucket, std::string_view path,
-                                                   const geo::SphereLevels& levels) {
+                                                   const geo::SphereIndexParams& levels) {
   std::vector<BsonElement> values;
   std::vector<bsoncolumn::ColumnCell> cells;
   for (const BsonElement& column : geo::GeoValuesAtPath(bucket, path)) {
@@ -210,10 +213,10 @@ StatusWith<std::vector<int64_t>> BucketColumnCells(const BsonObj& bucket, std::s
   return geo::SphereBucketCells(values, levels);
 }
 
-// The cells of a 2dsphere field as key values (NumberLong), held by *holder; empty when the
-// document has no geometry there.
+// The cells of a 2dsphere field as key values (NumberLong ids; token strings before version 3),
+// held by *holder; empty when the document has no geometry there.
 StatusWith<std::vector<KeyValue>> SphereKeyValues(const BsonObj& doc, const BsonElement& field,
-                                                  const geo::SphereLevels& levels,
+                                                  const geo::SphereIndexParams& params,
                                                   BsonObj* holder) {
   const std::string_view path = field.FieldName();
   auto cant_extract = [&](const Status& st) {
@@ -222,12 +225,12 @@ StatusWith<std::vector<KeyValue>> SphereKeyValues(const BsonObj& doc, const Bson
   };
   std::vector<int64_t> cells;
   if (IsSphereBucketKey(field)) {
-    auto c = BucketColumnCells(doc, path, levels);
+    auto c = BucketColumnCells(doc, path, params);
     if (!c.ok()) return cant_extract(c.status());
     cells = std::move(c).value();
   } else {
     for (const BsonElement& v : geo::GeoValuesAtPath(doc, path)) {
-      auto c = geo::SphereIndexCells(v, levels);
+      auto c = geo::SphereIndexCells(v, params);
       if (!c.ok()) return cant_extract(c.status());
       cells.insert(cells.end(), c.value().begin(), c.value().end());
     }
@@ -235,7 +238,13 @@ StatusWith<std::vector<KeyValue>> SphereKeyValues(const BsonObj& doc, const Bson
   std::sort(cells.begin(), cells.end());
   cells.erase(std::unique(cells.begin(), cells.end()), cells.end());
   BsonBuilder b;
-  for (size_t i = 0; i < cells.size(); ++i) b.AppendInt64(std::to_string(i), cells[i]);
+  for (size_t i = 0; i < cells.size(); ++i) {
+    if (params.version >= 3) {
+      b.AppendInt64(std::to_string(i), cells[i]);
+    } else {
+      b.AppendString(std::to_string(i), geo::SphereCellToken(cells[i]));
+    }
+  }
   return HeldKeyValues(b.Obj(), holder);
 }
 
@@ -293,7 +302,7 @@ StatusWith<IndexKeySet> GenerateIndexKeys(const IndexDescriptor& desc, const Bso
     if (IsSphereKey(f)) {
       hash_holders.emplace_back();
       HG_ASSIGN_OR_RETURN(auto cells,
-                          SphereKeyValues(doc, f, desc.sphere_levels, &hash_holders.back()));
+                          SphereKeyValues(doc, f, desc.sphere_params, &hash_holders.back()));
       if (cells.size() > 1) out.multikey = true;
       if (cells.empty()) {
         cells.push_back({});  // null, when another geo field of the index has a geometry
@@ -350,8 +359,9 @@ StatusWith<IndexKeySet> GenerateIndexKeys(const IndexDescriptor& desc, const Bso
     }
   }
   if (desc.sparse && !desc.sphere && all_missing) return out;  // (2dsphere ignores sparse)
-  // 2dsphere indexes (versions 2 and 3) leave out documents without a geometry.
-  if (desc.sphere && !has_geometry) return out;
+  // 2dsphere indexes of versions 2 and 3 leave out documents without a geometry (version 1 keys
+  // them as null).
+  if (desc.sphere && !has_geometry && desc.sphere_params.version >= 2) return out;
   // The cross product of the fields' values (only one field can be an array outside a shared
   // path prefix, so this is small).
   std::vector<BsonElement> pattern;

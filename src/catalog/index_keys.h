@@ -52,7 +52,7 @@ struct IndexDescriptor {
   // measurement's column: its keys are S2 cells (geo/sphere_index.h).
   bool sphere = false;
   // Its cells' levels (the spec's coarsestIndexedLevel / finestIndexedLevel, else the defaults).
-  geo::SphereLevels sphere_levels = geo::SphereLevels::Default();
+  geo::SphereIndexParams sphere_params = geo::SphereIndexParams::Default();
   // A "2d" component's plane (geo/flat_index.h): its keys are geohashes.
   std::optional<geo::FlatIndexParams> flat;
   // An index of a time-series bucket collection: a key component on a measurement's bounds

@@ -202,8 +202,10 @@ Status ValidateWildcardSpec(const BsonObj& key, const BsonObj& spec) {
 
 // A 2dsphere index's levels (its spec's, else the defaults), as MongoDB checks them (with its
 // unnamed codes 16747-16749).
-Status CheckSphereLevels(const BsonObj& spec) {
-  geo::SphereLevels levels = geo::SphereLevels::Default();
+Status CheckSphereIndexParams(const BsonObj& spec) {
+  BsonElement version = spec["2dsphereIndexVersion"];
+  geo::SphereIndexParams levels = geo::SphereIndexParams::Default(
+      version.IsNumber() ? static_cast<int>(version.NumberLong()) : 3);
   if (BsonElement c = spec["coarsestIndexedLevel"]; c.IsNumber()) {
     if (c.NumberLong() < 0) {
       return Status(static_cast<ErrorCode>(16747), "coarsestIndexedLevel must be >= 0");
@@ -343,10 +345,6 @@ StatusWith<BsonObj> NormalizeSpec(const BsonElement& e, int position,
         return CannotCreate("unsupported geo index version " + shown.Obj().ToJson() +
                             ", only versions: [1,2,3] are supported");
       }
-      if (v != 3) {
-        return Status(ErrorCode::kCommandNotSupported,
-                      "2dsphere indexes of versions 1 and 2 are not supported; version 3 is");
-      }
       has_sphere_version = true;
       out.AppendElement(f);
       continue;
@@ -386,7 +384,7 @@ StatusWith<BsonObj> NormalizeSpec(const BsonElement& e, int position,
                       "Specification: " + spec.ToJson());
   }
   if (sphere && !has_sphere_version) out.AppendInt32("2dsphereIndexVersion", 3);
-  if (sphere) HG_RETURN_IF_ERROR(CheckSphereLevels(spec));
+  if (sphere) HG_RETURN_IF_ERROR(CheckSphereIndexParams(spec));
   // An index created without a collation takes the collection's default, as in MongoDB.
   if (!has_collation && !default_collation.IsEmpty()) {
     out.AppendObject("collation", default_collation);

@@ -269,6 +269,12 @@ struct HashHolder {
     objs.push_back(b.Obj());
     return objs.back().FirstElement();
   }
+  BsonElement Add(const std::string& s) {
+    BsonBuilder b;
+    b.AppendString("", s);
+    objs.push_back(b.Obj());
+    return objs.back().FirstElement();
+  }
 };
 
 std::string Encode(const BsonElement& v, bool descending) {
@@ -381,13 +387,25 @@ std::optional<std::vector<ByteInterval>> FlatIntervals(const FieldPredicates& fp
 // The intervals of a 2dsphere field: the cells of its first geo predicate's region
 // (geo/sphere_index.h), or nullopt (no geo predicate, or a flat shape).
 std::optional<std::vector<ByteInterval>> SphereIntervals(const FieldPredicates& fp,
-                                                         const geo::SphereLevels& levels,
+                                                         const geo::SphereIndexParams& params,
                                                          HashHolder& holder) {
   for (const BsonElement& op : fp.geo) {
     auto q = op.FieldName() == "$geoIntersects" ? geo::GeoQuery::ParseIntersects(op)
                                                 : geo::GeoQuery::ParseWithin(op);
     if (!q.ok()) continue;  // the filter's own parse reports it
-    const auto cells = geo::SphereQueryIntervals(q.value(), levels);
+    if (params.version < 3) {
+      // Token keys: a range of a cell's descendants ([its token, the next), or one token.
+      const auto tokens = geo::SphereQueryTokenIntervals(q.value(), params);
+      if (!tokens) continue;
+      std::vector<ByteInterval> out;
+      for (const geo::TokenInterval& t : *tokens) {
+        const BsonElement lo = holder.Add(t.lo);
+        out.push_back(t.hi.empty() ? ToBytes({{lo, true}, {lo, true}}, false)
+                                   : ToBytes({{lo, true}, {holder.Add(t.hi), false}}, false));
+      }
+      return out;
+    }
+    const auto cells = geo::SphereQueryIntervals(q.value(), params);
     if (!cells) continue;
     std::vector<ByteInterval> out;
     for (const geo::CellInterval& c : *cells) {
@@ -405,7 +423,7 @@ std::optional<std::vector<ByteInterval>> FieldIntervals(const FieldPredicates& f
                                                         HashHolder& hashes, bool* matches_null,
                                                         const catalog::IndexDescriptor& index) {
   const bool collated = index.collator != nullptr;
-  if (IsSphereKey(field)) return SphereIntervals(fp, index.sphere_levels, hashes);
+  if (IsSphereKey(field)) return SphereIntervals(fp, index.sphere_params, hashes);
   if (IsFlatKey(field)) {
     return index.flat ? FlatIntervals(fp, *index.flat, hashes) : std::nullopt;
   }

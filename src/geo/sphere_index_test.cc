@@ -19,7 +19,7 @@ int Level(int64_t id) { return 30 - __builtin_ctzll(static_cast<uint64_t>(id)) /
 
 std::vector<int64_t> Cells(const std::string& value_json) {
   BsonObj d = J(R"({"v": )" + value_json + "}");
-  auto cells = SphereIndexCells(d.FirstElement(), SphereLevels::Default());
+  auto cells = SphereIndexCells(d.FirstElement(), SphereIndexParams::Default());
   EXPECT_TRUE(cells.ok()) << value_json << ": " << cells.status().ToString();
   return cells.ok() ? cells.value() : std::vector<int64_t>{};
 }
@@ -37,7 +37,7 @@ std::vector<CellInterval> Intervals(const std::string& query_json) {
                     ? GeoQuery::ParseIntersects(q.FirstElement())
                     : GeoQuery::ParseWithin(q.FirstElement());
   EXPECT_TRUE(parsed.ok()) << query_json;
-  auto ivs = SphereQueryIntervals(parsed.value(), SphereLevels::Default());
+  auto ivs = SphereQueryIntervals(parsed.value(), SphereIndexParams::Default());
   EXPECT_TRUE(ivs.has_value()) << query_json;
   return ivs.value_or(std::vector<CellInterval>{});
 }
@@ -63,9 +63,9 @@ TEST(SphereIndexTest, PointsAreLeafCellsAndShapesAreCovered) {
 }
 
 TEST(SphereIndexTest, AnIndexsLevelsBoundItsShapesCellsAndItsQueries) {
-  const SphereLevels levels{.coarsest = 6, .finest = 8};
-  EXPECT_EQ(SphereLevels::Default().coarsest, 2);
-  EXPECT_EQ(SphereLevels::Default().finest, 16);
+  const SphereIndexParams levels{.coarsest = 6, .finest = 8};
+  EXPECT_EQ(SphereIndexParams::Default().coarsest, 2);
+  EXPECT_EQ(SphereIndexParams::Default().finest, 16);
   BsonObj d = J(R"({"v": {"type": "LineString", "coordinates": [[0, 0], [3, 1]]}})");
   auto cells = SphereIndexCells(d.FirstElement(), levels);
   ASSERT_TRUE(cells.ok());
@@ -93,9 +93,37 @@ TEST(SphereIndexTest, AnIndexsLevelsBoundItsShapesCellsAndItsQueries) {
   EXPECT_EQ(Level(SphereIndexCells(p.FirstElement(), levels).value()[0]), 30);
 }
 
+TEST(SphereIndexTest, VersionsOneAndTwoKeyTokensAndCoverPointsLikeShapes) {
+  const SphereIndexParams v2 = SphereIndexParams::Default(2);
+  EXPECT_EQ(v2.coarsest, 7);
+  EXPECT_EQ(v2.finest, 14);
+  EXPECT_EQ(v2.max_cells, 50);
+  EXPECT_EQ(SphereIndexParams::Default(1).version, 1);
+  // A point is covered at the finest level, not by its leaf cell.
+  BsonObj p = J(R"({"v": [2.35, 48.85]})");
+  auto cells = SphereIndexCells(p.FirstElement(), v2);
+  ASSERT_TRUE(cells.ok());
+  ASSERT_EQ(cells.value().size(), 1u);
+  EXPECT_EQ(Level(cells.value()[0]), 14);
+  // A token is "<face>/<one digit per level>".
+  const std::string token = SphereCellToken(cells.value()[0]);
+  EXPECT_EQ(token.size(), 2u + 14u) << token;
+  EXPECT_EQ(token[1], '/');
+  // A query around the point holds its token, in a range or as a single one.
+  BsonObj q = J(R"({"$geoWithin": {"$centerSphere": [[2.35, 48.85], 0.0001]}})");
+  auto ivs = SphereQueryTokenIntervals(GeoQuery::ParseWithin(q.FirstElement()).value(), v2);
+  ASSERT_TRUE(ivs.has_value());
+  bool held = false;
+  for (const TokenInterval& iv : *ivs) {
+    held = held || (iv.hi.empty() ? token == iv.lo : (token >= iv.lo && token < iv.hi));
+  }
+  EXPECT_TRUE(held);
+  for (size_t i = 1; i < ivs->size(); ++i) EXPECT_LT((*ivs)[i - 1].lo, (*ivs)[i].lo);
+}
+
 TEST(SphereIndexTest, MissingAndEmptyValuesHaveNoCells) {
   for (const char* v : {"null", "[]", "{}"}) EXPECT_TRUE(Cells(v).empty()) << v;
-  EXPECT_TRUE(SphereIndexCells(bson::BsonElement(), SphereLevels::Default()).value().empty());
+  EXPECT_TRUE(SphereIndexCells(bson::BsonElement(), SphereIndexParams::Default()).value().empty());
 }
 
 TEST(SphereIndexTest, ValuesThatAreNoGeometryAreRefused) {
@@ -104,7 +132,7 @@ TEST(SphereIndexTest, ValuesThatAreNoGeometryAreRefused) {
                         R"({"type": "Polygon", "coordinates": [[[0, 0], [1, 0], [1, 1]]]})",
                         R"({"type": "Nowhere", "coordinates": [0, 0]})"}) {
     BsonObj d = J(std::string(R"({"v": )") + v + "}");
-    auto cells = SphereIndexCells(d.FirstElement(), SphereLevels::Default());
+    auto cells = SphereIndexCells(d.FirstElement(), SphereIndexParams::Default());
     EXPECT_FALSE(cells.ok()) << v;
     if (!cells.ok()) {
       EXPECT_EQ(cells.status().code(), ErrorCode::kBadValue) << v;
@@ -117,17 +145,17 @@ TEST(SphereIndexTest, ABucketsPointsAreCoveredTogether) {
       "coordinates": [2.36, 48.86]}, "d": {}})");
   std::vector<bson::BsonElement> elems;
   for (bson::BsonElement e : values) elems.push_back(e);
-  auto cells = SphereBucketCells(elems, SphereLevels::Default());
+  auto cells = SphereBucketCells(elems, SphereIndexParams::Default());
   ASSERT_TRUE(cells.ok()) << cells.status().ToString();
   ASSERT_FALSE(cells.value().empty());
   for (int64_t c : cells.value()) EXPECT_LE(Level(c), 16);
   EXPECT_TRUE(
-      SphereBucketCells({values["b"], values["d"]}, SphereLevels::Default()).value().empty());
+      SphereBucketCells({values["b"], values["d"]}, SphereIndexParams::Default()).value().empty());
   for (const char* bad :
        {R"({"type": "LineString", "coordinates": [[0, 0], [1, 1]]})", R"("here")", "[200, 0]"}) {
     BsonObj d = J(std::string(R"({"v": )") + bad + "}");
     EXPECT_FALSE(CheckBucketPoint(d.FirstElement()).ok()) << bad;
-    EXPECT_FALSE(SphereBucketCells({d.FirstElement()}, SphereLevels::Default()).ok()) << bad;
+    EXPECT_FALSE(SphereBucketCells({d.FirstElement()}, SphereIndexParams::Default()).ok()) << bad;
   }
   EXPECT_TRUE(CheckBucketPoint(values["a"]).ok());
   EXPECT_TRUE(CheckBucketPoint(values["b"]).ok());
@@ -163,7 +191,7 @@ TEST(SphereIndexTest, QueryIntervalsHoldEveryMatchingGeometry) {
   // Flat shapes have no sphere intervals.
   BsonObj box = J(R"({"$geoWithin": {"$box": [[0, 0], [1, 1]]}})");
   EXPECT_FALSE(SphereQueryIntervals(GeoQuery::ParseWithin(box.FirstElement()).value(),
-                                    SphereLevels::Default()));
+                                    SphereIndexParams::Default()));
 }
 
 }  // namespace

@@ -73,11 +73,59 @@ def test_spec_and_options(db):
         ({"key": {"p": "2dsphere"}, "name": "p1", "2dsphereIndexVersion": 4}, 67),
         ({"key": {"p": "2dsphere"}, "name": "p2", "2dsphereIndexVersion": "3"}, 14),
         ({"key": {"p": "2dsphere", "q": "hashed"}, "name": "p3"}, 67),
-        ({"key": {"p": "2dsphere"}, "name": "p4", "2dsphereIndexVersion": 2}, 115),
     ]
     for spec, code in cases:
         got, _, _ = command_error(db, {"createIndexes": "a", "indexes": [spec]})
         assert got == code, spec
+
+
+def test_index_versions_1_and_2(db):
+    """Versions 1 and 2 key a cell by its token string ("<face>/<digits>") and cover points like
+    shapes; version 1 also keys documents without a geometry (as null). Reads through them
+    answer as a collection scan does."""
+    rng = random.Random(5)
+    docs = [{"_id": i, "g": point([rng.uniform(-40, 40), rng.uniform(-40, 40)])}
+            for i in range(300)]
+    docs += [{"_id": 1000 + i, "g": {"type": "LineString", "coordinates": [
+        [x, y], [x + 2, y + 1]]}} for i, (x, y) in enumerate((rng.uniform(-40, 40),
+                                                              rng.uniform(-40, 40))
+                                                             for _ in range(50))]
+    docs += [{"_id": "none"}, {"_id": "null", "g": None}]
+    for version in (1, 2):
+        coll = db["v%d" % version]
+        coll.insert_many(docs)
+        coll.create_index([("g", "2dsphere")], **{"2dsphereIndexVersion": version})
+        spec = next(i for i in coll.list_indexes() if i["name"] == "g_2dsphere")
+        assert spec["2dsphereIndexVersion"] == version
+        for q in ({"$geoWithin": {"$centerSphere": [[0, 0], 0.2]}},
+                  {"$geoIntersects": {"$geometry": {"type": "Polygon", "coordinates": [
+                      [[-10, -10], [10, -10], [10, 10], [-10, 10], [-10, -10]]]}}},
+                  {"$nearSphere": {"$geometry": point([3, 3]), "$maxDistance": 900_000}}):
+            by_index = ids(coll.find({"g": q}))
+            by_scan = [d["_id"] for d in coll.find().hint(NATURAL)
+                       if d["_id"] in set(by_index)]
+            assert by_index, (version, q)
+            if "$nearSphere" not in q:
+                by_scan = ids(coll.find({"g": q}).hint(NATURAL))
+                assert sorted(by_index) == sorted(by_scan), (version, q)
+        # The bounds are token strings: ranges of a cell's descendants, single ancestors.
+        plan = coll.find({"g": {"$geoWithin": {"$centerSphere": [[0, 0], 0.1]}}}).explain()[
+            "queryPlanner"]["winningPlan"]["inputStage"]
+        bounds = plan["indexBounds"]["g"]
+        assert bounds and all(b.startswith('["') and "/" in b for b in bounds), bounds
+        assert any(b.endswith('")') for b in bounds) and any(b.endswith('"]') for b in bounds)
+        # Version 1 keeps documents without a geometry (a hinted scan of it finds them).
+        hinted = set(ids(coll.find({}).hint("g_2dsphere")))
+        assert ({"none", "null"} <= hinted) == (version == 1)
+        assert len(hinted) == len(docs) - (0 if version == 1 else 2)
+        # Version 1 takes only the simple geometries.
+        multi = {"type": "MultiPoint", "coordinates": [[1, 1], [2, 2]]}
+        if version == 1:
+            with pytest.raises(WriteError) as e:
+                coll.insert_one({"g": multi})
+            assert e.value.code == 16755 and "old index format" in str(e.value)
+        else:
+            coll.insert_one({"g": multi})
 
 
 def test_indexed_levels(db):
