@@ -163,9 +163,8 @@ Status ExplainCollectionRead(const ReadContext& rctx, const ExplainRequest& req,
                              std::string_view verbosity, BsonBuilder& reply) {
   HG_ASSIGN_OR_RETURN(ResolvedNamespace ns, Resolve(rctx, req.nss));
   const std::shared_ptr<catalog::Collection>& coll = ns.collection;
-  if (coll && (coll->entry().type != "collection" || req.nss.IsTimeseriesBuckets())) {
-    return Status(ErrorCode::kCommandNotSupported,
-                  "explain on views and time-series bucket collections is not supported yet");
+  if (coll && coll->entry().type != "collection") {
+    return Status(ErrorCode::kCommandNotSupported, "explain on views is not supported yet");
   }
   const bool execute = verbosity != "queryPlanner";
   ReadPlan plan;

@@ -31,17 +31,6 @@ class CountingStream : public pipeline::DocumentStream {
   std::unique_ptr<pipeline::DocumentStream> in_;
   int64_t* n_;
 };
-// returnKey reads index keys as values; a collated index holds its strings' collation keys
-// instead.
-Status CheckKeysAreValues(const QueryPlan& plan) {
-  for (const QueryPlan* scan : plan.Scans()) {
-    if (scan->index->desc.collator) {
-      return Status(ErrorCode::kCommandNotSupported,
-                    "returnKey on an index with a collation is not supported yet");
-    }
-  }
-  return Status::OK();
-}
 }  // namespace
 
 Status CheckTimeseriesFindOptions(const BsonObj& min, const BsonObj& max, bool return_key,
@@ -196,7 +185,6 @@ StatusWith<std::unique_ptr<pipeline::DocumentStream>> BuildReadStream(const Read
         trial_winner = std::move(outcome.winner_scan);
       }
     }
-    if (plan.return_key) HG_RETURN_IF_ERROR(CheckKeysAreValues(choice.winner));
     if (plan.count_index_use) RecordIndexUse(choice.winner);
     if (choice.winner.IsCollScan()) {
       auto scan = std::make_unique<CollectionScan>(coll, rctx.engine, std::move(plan.filter),

@@ -337,7 +337,6 @@ def test_what_is_not_supported_yet_is_loud(db, ci):
     ci.create_index("s")
     ci.insert_one({"_id": 1, "s": "a"})
     for cmd in (
-            {"find": "ci", "filter": {}, "hint": "s_1", "returnKey": True},
             {"createIndexes": "ci", "indexes": [{"key": {"s": "text"}, "name": "t"}]},
     ):
         assert command_error(db, cmd)[0] == 115, cmd

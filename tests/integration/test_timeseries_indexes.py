@@ -630,6 +630,16 @@ def test_raw_bucket_indexes(client, db):
         scanned = list(buckets.find({"meta.a": a}).hint([("$natural", 1)]))
         assert got and sorted(b["_id"] for b in got) == sorted(b["_id"] for b in scanned)
         assert all(b["meta"]["a"] == a for b in got)
+    # Explain of reads of the buckets, as of any collection's.
+    for verbosity in ("queryPlanner", "executionStats"):
+        r = db.command("explain", {"find": "system.buckets.ts", "filter": {"meta.a": 1},
+                                   "hint": "raw_meta.a_control.max.t"}, verbosity=verbosity)
+        ixscan = r["queryPlanner"]["winningPlan"]["inputStage"]
+        assert (ixscan["stage"], ixscan["indexName"]) == ("IXSCAN", "raw_meta.a_control.max.t")
+        if verbosity == "executionStats":
+            assert r["executionStats"]["nReturned"] == buckets.count_documents({"meta.a": 1})
+    r = db.command("explain", {"count": "system.buckets.ts", "query": {}})
+    assert r["queryPlanner"]["namespace"].endswith("system.buckets.ts")
     got = list(buckets.find({"control.min.x": {"$gte": 60}}).hint("raw_control.min.x"))
     scanned = list(buckets.find({"control.min.x": {"$gte": 60}}).hint([("$natural", 1)]))
     assert got and sorted(b["_id"] for b in got) == sorted(b["_id"] for b in scanned)
