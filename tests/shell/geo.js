@@ -77,5 +77,13 @@ const rides = gdb.rides.aggregate([{ $geoNear: {
 checkEq(rides.map((d) => d.bike), [2, 1], '$geoNear on a time-series measurement');
 checkEq(gdb.rides.countDocuments({ position: { $geoWithin: { $centerSphere:
   [[-73.97, 40.77], 1 / 6378.1] } } }), 1, '$geoWithin through the measurement index');
+// Each ride's nearest place, by a $geoNear at the front of a $lookup with the ride's position.
+const nearest = gdb.rides.aggregate([
+  { $match: { position: { $exists: true } } },
+  { $lookup: { from: 'places', let: { at: '$position' }, as: 'near', pipeline: [
+    { $geoNear: { near: '$$at', distanceField: 'm', key: 'location' } }, { $limit: 1 }] } },
+  { $sort: { bike: 1 } }]).toArray();
+checkEq(nearest.map((r) => r.near.length), nearest.map(() => 1), '$geoNear in $lookup');
+check(nearest.every((r) => typeof r.near[0].m === 'number'), 'with its distance');
 gdb.dropDatabase();
 print('GEO_JS_OK');

@@ -129,6 +129,21 @@ const removed = tdb.weather.findOneAndDelete({ 'metadata.sensorId': 9 });
 checkEq(removed.temp, 20, 'findOneAndDelete returns the measurement');
 checkCode(() => tdb.weather.updateMany({}, { $set: { timestamp: 'noon' } }), 2,
           'the time field stays a date');
+// The bucket collection as restores and tools use it: its default index as MongoDB lists it,
+// indexes created on it directly, explain of its reads; an array under an indexed measurement.
+const raw = tdb.getCollection('system.buckets.weather');
+checkEq(raw.getIndexes()[0].key,
+        { meta: 1, 'control.min.timestamp': 1, 'control.max.timestamp': 1 }, 'default bucket index');
+raw.createIndex({ 'control.min.temp': 1, 'control.max.temp': 1 }, { name: 'raw_temp' });
+check(tdb.weather.getIndexes().some((i) => i.name === 'raw_temp' && i.key.temp === 1),
+      'a raw bucket index listed in user terms');
+checkEq(raw.find({ 'control.max.temp': { $gte: 100 } }).hint('raw_temp').explain()
+  .queryPlanner.winningPlan.inputStage.indexName, 'raw_temp', 'explain of a bucket read');
+checkCode(() => tdb.weather.insertOne({ timestamp: ISODate('2021-05-20T00:00:00Z'),
+                                        metadata: { sensorId: 1 }, temp: [1, 2] }),
+          5930501, 'an array under an indexed measurement');
+checkCode(() => tdb.runCommand({ create: 'system.buckets.plain' }), 20,
+          'a bucket collection needs time-series options');
 check(tdb.weather.drop(), 'drop');
 checkEq(tdb.getCollectionNames().filter((n) => n.includes('weather')), [], 'drop removes both');
 tdb.dropDatabase();

@@ -36,6 +36,13 @@ checkCode(() => vdb.fahrenheit.insertOne({ f: 1 }), 166, 'insert into a view');
 checkCode(() => vdb.createView('fahrenheit', 'readings', []), 48, 'another view by that name');
 checkCode(() => vdb.createView('loop', 'loop', []), 5, 'a view on itself');
 
+// A $lookup of a view reads it under its collation only (OptionNotSupportedOnView otherwise).
+vdb.createView('ci_readings', 'readings', [], { collation: { locale: 'en', strength: 2 } });
+checkCode(() => vdb.readings.aggregate([{ $lookup: { from: 'ci_readings', localField: '_id',
+  foreignField: '_id', as: 'same' } }]).toArray(), 167, 'a $lookup of a collated view');
+checkEq(vdb.readings.aggregate([{ $limit: 1 }, { $lookup: { from: 'ci_readings',
+  localField: '_id', foreignField: '_id', as: 'same' } }], { collation: { locale: 'en',
+  strength: 2 } }).toArray()[0].same.length, 1, 'under the view collation');
 check(vdb.fahrenheit.drop(), 'drop the view');
 checkEq(vdb.getCollectionNames().includes('fahrenheit'), false, 'gone');
 checkEq(vdb.readings.countDocuments({}), 24, 'data stays');
