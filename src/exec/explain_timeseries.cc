@@ -203,7 +203,7 @@ Status ExplainTimeseriesRead(const ReadContext& rctx, timeseries::TimeseriesColl
                              std::string_view verbosity, BsonBuilder& reply) {
   const bool execute = verbosity != "queryPlanner";
   const bool collated = CollatedTimeseriesRead(ts, req.pctx);
-  const bool rewrites = TimeseriesRewritesEnabled() && !collated;
+  const bool rewrites = TimeseriesRewritesEnabled();
   // The newest time bins (newest_bins.h) are read by windows: run, the windows find where the
   // read settles, and what is explained is the read over that window (or over everything).
   BsonObj filter = req.filter;
@@ -238,8 +238,9 @@ Status ExplainTimeseriesRead(const ReadContext& rctx, timeseries::TimeseriesColl
     }
     newest_bins = spec.Obj();
   }
-  TimeseriesReadPlan plan = PlanTimeseriesRead(ts.options, filter, stages, rewrites,
-                                               req.projection.value_or(BsonObj()), req.expr_ctx);
+  TimeseriesReadPlan plan =
+      PlanTimeseriesRead(ts.options, filter, stages, rewrites, req.projection.value_or(BsonObj()),
+                         req.expr_ctx, nullptr, ts.buckets->DefaultCollator());
   plan.scan.hint = req.hint;
   plan.scan.allow_disk_use = req.pctx.allow_disk_use;
   plan.scan.sort_memory_limit_bytes = req.pctx.limits.sort;

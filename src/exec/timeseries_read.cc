@@ -455,7 +455,8 @@ TimeseriesReadPlan PlanTimeseriesRead(const timeseries::TimeseriesOptions& optio
                                       const BsonObj& filter, const std::vector<BsonObj>& stages,
                                       bool rewrites, const BsonObj& find_projection,
                                       const query::ExpressionContext& expr_ctx,
-                                      const query::Matcher* parsed) {
+                                      const query::Matcher* parsed,
+                                      std::shared_ptr<const bson::StringComparator> collation) {
   TimeseriesReadPlan plan;
   plan.filter = filter;
   plan.rest = stages;
@@ -464,13 +465,15 @@ TimeseriesReadPlan PlanTimeseriesRead(const timeseries::TimeseriesOptions& optio
   plan.scan.bucket_level_filter = BucketFiltersParameter()->GetBool();
   plan.scan.latest_cache = LatestCacheParameter()->GetBool();
   if (!rewrites || !plan.scan.bucket_level_filter) return plan;
+  // Under a collation (the read's or the collection's) only the rewrites that compare no strings
+  // stay: the block paths, last-point, the control-answered $group and the window partitions by
+  // series compare strings (or metas) by their bytes.
+  const bool collated = expr_ctx.collator != nullptr || collation != nullptr;
   plan.scan.use_whole_bucket_filter = true;
-  plan.scan.allow_blocks = true;
-  plan.scan.filter_on_columns = true;
+  plan.scan.allow_blocks = !collated;
+  plan.scan.filter_on_columns = !collated;
   const std::string& time = options.time_field;
-  // Rewrites are planned only without a collation (CollatedTimeseriesRead): control.min/max and
-  // the read both compare strings by their bytes.
-  const auto spec = timeseries::BucketFilterSpec::Of(options, expr_ctx, nullptr);
+  const auto spec = timeseries::BucketFilterSpec::Of(options, expr_ctx, std::move(collation));
   auto bucket_filter = parsed != nullptr ? timeseries::BucketFilter::Make(filter, *parsed, spec)
                                          : timeseries::BucketFilter::Make(filter, spec);
   if (!bucket_filter.ok()) return plan;             // the scan reports the error
@@ -481,10 +484,10 @@ TimeseriesReadPlan PlanTimeseriesRead(const timeseries::TimeseriesOptions& optio
 
   std::optional<LastpointPattern> lastpoint;
   std::optional<LastpointFilterParts> parts;
-  if (options.meta_field && !meta_only) {
+  if (options.meta_field && !meta_only && !collated) {
     parts = SplitLastpointFilter(filter, time, *options.meta_field);
   }
-  if (options.meta_field && (meta_only || parts)) {
+  if (options.meta_field && (meta_only || parts) && !collated) {
     lastpoint = MatchLastpoint(stages, time, *options.meta_field);
   }
   if (lastpoint && parts) {
@@ -516,6 +519,8 @@ TimeseriesReadPlan PlanTimeseriesRead(const timeseries::TimeseriesOptions& optio
       plan.scan.sort_direction = dir;
       plan.rest.erase(plan.rest.begin());
       plan.consumed = 1;
+    } else if (collated) {
+      // (What follows groups or partitions by metas and control values.)
     } else if (auto partition = WindowOrderedByTime(stages[0], time, options.meta_field)) {
       plan.scan.sort_direction = 1;
       plan.scan.series_partition = *partition;
@@ -715,8 +720,8 @@ StatusWith<std::unique_ptr<pipeline::DocumentStream>> BuildTimeseriesRead(
   const query::ExpressionContext expr_ctx = ExpressionContextOf(pctx);
   const query::Matcher* parsed = request.parsed_filter ? &*request.parsed_filter : nullptr;
   TimeseriesReadPlan plan = PlanTimeseriesRead(coll.options, request.filter, stages->SourceStages(),
-                                               TimeseriesRewritesEnabled() && !collated,
-                                               request.find_projection, expr_ctx, parsed);
+                                               TimeseriesRewritesEnabled(), request.find_projection,
+                                               expr_ctx, parsed, coll.buckets->DefaultCollator());
   plan.scan.hint = request.hint;
   plan.scan.allow_disk_use = pctx.allow_disk_use;
   plan.scan.sort_memory_limit_bytes = pctx.limits.sort;

@@ -83,13 +83,18 @@ struct TimeseriesReadPlan {
 // the columns decoded: a projection of plain 0/1 values on field names is read like a $project;
 // any other makes the whole documents needed).
 // `parsed`, when given, is `filter` parsed with `expr_ctx`: the bucket filter splits it instead
-// of parsing the filter again.
+// of parsing the filter again. `collation`: the collection's default collation (null: simple),
+// which computed control.min/max. Under a collation (that one or expr_ctx's) only the rewrites
+// that compare no strings are planned: the bucket filter (timeseries/bucket_filter.h), the time
+// sort, the column lists and limits; not the block paths, last-point, the control-answered
+// $group and $count, nor a window's series order.
 TimeseriesReadPlan PlanTimeseriesRead(
     const timeseries::TimeseriesOptions& options, const bson::BsonObj& filter,
     const std::vector<bson::BsonObj>& stages, bool rewrites,
     const bson::BsonObj& find_projection = bson::BsonObj(),
     const query::ExpressionContext& expr_ctx = query::ExpressionContext::Now(),
-    const query::Matcher* parsed = nullptr);
+    const query::Matcher* parsed = nullptr,
+    std::shared_ptr<const bson::StringComparator> collation = nullptr);
 
 // The source the plan's `rest` runs over, and what explain reports about it.
 struct TimeseriesReadSource {
@@ -123,10 +128,8 @@ struct TimeseriesReadRequest {
 query::ExpressionContext ExpressionContextOf(const pipeline::PipelineContext& pctx);
 
 // Whether a read of `coll` with `pctx` compares strings under a collation (the read's, or the
-// collection's default that computed control.min/max). Such a read is planned without the
-// rewrites (PlanTimeseriesRead's `rewrites` false): they group, order and bound by the bytes of
-// metas and of control.min/max. Its bucket filter and index reads still apply, under the rules
-// of timeseries/bucket_filter.h.
+// collection's default that computed control.min/max). Such a read is not answered from the
+// newest time bins, and PlanTimeseriesRead keeps only its rewrites that compare no strings.
 bool CollatedTimeseriesRead(const timeseries::TimeseriesCollection& coll,
                             const pipeline::PipelineContext& pctx);
 

@@ -346,3 +346,28 @@ def test_measurement_index_under_another_collation_answers_right(db):
             if hint:
                 cur = cur.hint(hint)
             assert sorted(d["v"] for d in cur) == sorted(want), (filt, collation, hint)
+
+
+def test_rewrites_that_compare_no_strings_stay_under_a_collation(db):
+    # The time sort is still bounded over buckets, while groups by the meta merge the metas the
+    # collation deems equal (a last-point or control answer would keep "a" and "A" apart).
+    coll = create_ts(db, CI)
+    rows = [{"time": at(600 * i), "meta": m, "v": i} for i, m in enumerate("aAbaAb")]
+    insert_each(coll, rows)
+    newest = list(coll.find({}, {"_id": 0, "v": 1}).sort("time", -1).limit(2))
+    assert [d["v"] for d in newest] == [5, 4]
+    explain = json_util.dumps(db.command("explain", {"find": "ts", "sort": {"time": -1},
+                                                     "limit": 2}))
+    assert "$_internalBoundedSort" in explain
+    latest = list(coll.aggregate([{"$sort": {"meta": 1, "time": -1}},
+                                  {"$group": {"_id": "$meta", "v": {"$first": "$v"}}},
+                                  {"$sort": {"v": 1}}]))
+    assert [d["v"] for d in latest] == [4, 5]  # "a"/"A" newest is 4, "b"'s is 5
+    assert [d["_id"].lower() for d in latest] == ["a", "b"]
+    counts = list(coll.aggregate([{"$group": {"_id": "$meta", "n": {"$sum": 1}}},
+                                  {"$sort": {"n": 1}}]))
+    assert [d["n"] for d in counts] == [2, 4]
+    assert coll.count_documents({}) == 6
+    # Under the simple collation the metas are three again.
+    simple = list(coll.aggregate([{"$group": {"_id": "$meta"}}], collation={"locale": "simple"}))
+    assert sorted(d["_id"] for d in simple) == ["A", "a", "b"]
