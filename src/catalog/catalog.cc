@@ -193,9 +193,7 @@ StatusWith<CollectionEntry> Catalog::NewCollectionEntry(const NamespaceString& n
       spec.AppendString("name", m + "_1_" + t + "_1");
       // Listed with the collection's collation, as MongoDB's is; its keys hold metas by their
       // bytes whatever it is (reads test metas under theirs: exec/timeseries_scan.h).
-      if (bson::BsonElement c = options["collation"]; c.type() == bson::BsonType::kObject) {
-        spec.AppendObject("collation", c.Obj());
-      }
+      if (BsonObj c = CollationOption(options); !c.IsEmpty()) spec.AppendObject("collation", c);
       IndexEntry idx{spec.Obj(), NewIdent("index")};
       idx.series = true;
       HG_RETURN_IF_ERROR(engine_->CreateTable(idx.ident));
@@ -210,9 +208,7 @@ StatusWith<CollectionEntry> Catalog::NewCollectionEntry(const NamespaceString& n
   spec.Close(k);
   spec.AppendString("name", "_id_");
   // The `_id` index takes the collection's default collation, as in MongoDB.
-  if (bson::BsonElement c = options["collation"]; c.type() == bson::BsonType::kObject) {
-    spec.AppendObject("collation", c.Obj());
-  }
+  if (BsonObj c = CollationOption(options); !c.IsEmpty()) spec.AppendObject("collation", c);
   IndexEntry idx{spec.Obj(), NewIdent("index")};
   HG_RETURN_IF_ERROR(engine_->CreateTable(idx.ident));
   e.indexes.push_back(std::move(idx));

@@ -60,6 +60,11 @@ StatusWith<CollectionEntry> CollectionEntry::FromBson(const BsonObj& obj) {
   return e;
 }
 
+BsonObj CollationOption(const BsonObj& options) {
+  bson::BsonElement c = options["collation"];
+  return c.type() == bson::BsonType::kObject ? c.Obj() : BsonObj();
+}
+
 namespace {
 bool IsClusteredEntry(const CollectionEntry& e) {
   bson::BsonElement c = e.options["clusteredIndex"];
@@ -91,13 +96,13 @@ void Collection::Init() {
     for (bson::BsonElement f : c.Obj()) spec.AppendElement(f);
     spec.AppendBool("clustered", true);
     // Its keys are under the collection's collation, as MongoDB lists them.
-    if (bson::BsonElement co = entry_.options["collation"]; co.type() == bson::BsonType::kObject) {
-      spec.AppendObject("collation", co.Obj());
+    if (BsonObj co = CollationOption(entry_.options); !co.IsEmpty()) {
+      spec.AppendObject("collation", co);
     }
     clustered_index_ = spec.Obj();
   }
-  if (bson::BsonElement c = entry_.options["collation"]; c.type() == bson::BsonType::kObject) {
-    auto collator = collation::Collator::Make(c.Obj());
+  if (BsonObj c = CollationOption(entry_.options); !c.IsEmpty()) {
+    auto collator = collation::Collator::Make(c);
     invariant(collator.ok());  // validated by create
     default_collator_ = std::move(collator).value();
   }

@@ -104,6 +104,9 @@ struct IndexEntry {
   bson::BsonObj key() const { return spec["key"].Obj(); }
 };
 
+// The normalized default collation a collection's or view's options hold ({}: simple).
+bson::BsonObj CollationOption(const bson::BsonObj& options);
+
 struct CollectionEntry {
   NamespaceString nss;
   std::string uuid;       // 16 bytes

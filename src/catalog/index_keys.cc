@@ -32,14 +32,8 @@ StatusWith<IndexDescriptor> IndexDescriptor::FromSpec(const BsonObj& spec) {
       HG_ASSIGN_OR_RETURN(d.flat, geo::FlatIndexParams::FromSpec(d.spec));
     }
   }
-  if (BsonElement v = d.spec["2dsphereIndexVersion"]; d.sphere && v.IsNumber()) {
-    d.sphere_params = geo::SphereIndexParams::Default(static_cast<int>(v.NumberLong()));
-  }
-  if (BsonElement c = d.spec["coarsestIndexedLevel"]; c.IsNumber()) {
-    d.sphere_params.coarsest = static_cast<int>(c.NumberLong());
-  }
-  if (BsonElement f = d.spec["finestIndexedLevel"]; f.IsNumber()) {
-    d.sphere_params.finest = static_cast<int>(f.NumberLong());
+  if (d.sphere) {
+    HG_ASSIGN_OR_RETURN(d.sphere_params, geo::SphereIndexParams::FromSpec(d.spec));
   }
   if (BsonElement c = d.spec["collation"]; c.type() == BsonType::kObject) {
     HG_ASSIGN_OR_RETURN(d.collator, collation::Collator::Make(c.Obj()));

@@ -51,7 +51,7 @@ struct IndexDescriptor {
   // Some component is "2dsphere", or a time-series bucket index's "2dsphere_bucket" on a
   // measurement's column: its keys are S2 cells (geo/sphere_index.h).
   bool sphere = false;
-  // Its cells' levels (the spec's coarsestIndexedLevel / finestIndexedLevel, else the defaults).
+  // Its version and cells' levels (geo::SphereIndexParams::FromSpec), for a 2dsphere index.
   geo::SphereIndexParams sphere_params = geo::SphereIndexParams::Default();
   // A "2d" component's plane (geo/flat_index.h): its keys are geohashes.
   std::optional<geo::FlatIndexParams> flat;

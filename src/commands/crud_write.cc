@@ -379,15 +379,6 @@ void AppendUpserted(BsonBuilder& reply, const std::vector<std::pair<int, BsonObj
   reply.Close(arr);
 }
 
-// The collation a write statement on a time-series collection runs under: its own, else the
-// collection's default.
-template <typename Statement>
-std::shared_ptr<const bson::StringComparator> TimeseriesStatementCollator(
-    const Statement& stmt, const timeseries::TimeseriesCollection& ts) {
-  if (stmt.has_collation) return stmt.collator;
-  return ts.buckets->DefaultCollator();
-}
-
 // A time-series write statement's hint as ModifyOptions take it.
 ModifyOptions WithHint(const BsonElement& hint) {
   ModifyOptions options;
@@ -409,7 +400,7 @@ Status UpdateTimeseries(CommandContext& ctx, const timeseries::TimeseriesCollect
   for (const UpdateStatement& stmt : req.updates) {
     ++ctx.service.counters.op_update;
     query::ExpressionContext sectx = req.expr_ctx;
-    sectx.collator = TimeseriesStatementCollator(stmt, ts);
+    sectx.collator = StatementCollator(stmt, ts.buckets.get());
     auto r = UpdateMeasurements(ctx, ts, stmt.q, stmt.u, stmt.array_filters, stmt.multi,
                                 stmt.upsert, sectx, WithHint(stmt.hint));
     if (r.ok()) {
@@ -545,7 +536,6 @@ class DeleteCommand : public WriteCommand {
         query::ExpressionContext sectx = ectx;
         sectx.collator = StatementCollator(stmt, coll.get());
         if (ts) {
-          sectx.collator = TimeseriesStatementCollator(stmt, *ts);
           HG_ASSIGN_OR_RETURN(int64_t k, DeleteMeasurements(ctx, *ts, stmt.q, stmt.multi, sectx,
                                                             WithHint(stmt.hint)));
           n += k;

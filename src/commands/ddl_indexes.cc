@@ -200,31 +200,6 @@ Status ValidateWildcardSpec(const BsonObj& key, const BsonObj& spec) {
   return Status::OK();
 }
 
-// A 2dsphere index's levels (its spec's, else the defaults), as MongoDB checks them (with its
-// unnamed codes 16747-16749).
-Status CheckSphereIndexParams(const BsonObj& spec) {
-  BsonElement version = spec["2dsphereIndexVersion"];
-  geo::SphereIndexParams levels = geo::SphereIndexParams::Default(
-      version.IsNumber() ? static_cast<int>(version.NumberLong()) : 3);
-  if (BsonElement c = spec["coarsestIndexedLevel"]; c.IsNumber()) {
-    if (c.NumberLong() < 0) {
-      return Status(static_cast<ErrorCode>(16747), "coarsestIndexedLevel must be >= 0");
-    }
-    levels.coarsest = static_cast<int>(std::min<int64_t>(c.NumberLong(), 31));
-  }
-  if (BsonElement f = spec["finestIndexedLevel"]; f.IsNumber()) {
-    if (f.NumberLong() > 30) {
-      return Status(static_cast<ErrorCode>(16748), "finestIndexedLevel must be <= 30");
-    }
-    levels.finest = static_cast<int>(std::max<int64_t>(f.NumberLong(), -1));
-  }
-  if (levels.finest < levels.coarsest) {
-    return Status(static_cast<ErrorCode>(16749),
-                  "finestIndexedLevel must be >= coarsestIndexedLevel");
-  }
-  return Status::OK();
-}
-
 // Validates one createIndexes spec and returns it as stored and listed: {v: 2, key, name, then
 // the options in the order given}. `default_collation`: the collection's (empty: simple).
 StatusWith<BsonObj> NormalizeSpec(const BsonElement& e, int position,
@@ -384,7 +359,7 @@ StatusWith<BsonObj> NormalizeSpec(const BsonElement& e, int position,
                       "Specification: " + spec.ToJson());
   }
   if (sphere && !has_sphere_version) out.AppendInt32("2dsphereIndexVersion", 3);
-  if (sphere) HG_RETURN_IF_ERROR(CheckSphereIndexParams(spec));
+  if (sphere) HG_RETURN_IF_ERROR(geo::SphereIndexParams::FromSpec(spec).status());
   // An index created without a collation takes the collection's default, as in MongoDB.
   if (!has_collation && !default_collation.IsEmpty()) {
     out.AppendObject("collation", default_collation);
@@ -505,10 +480,7 @@ Status CreateTimeseriesIndexes(CommandContext& ctx, const timeseries::Timeseries
                                const BsonObj& indexes, BsonBuilder& reply) {
   std::vector<BsonObj> user_specs, bucket_specs;
   int position = 0;
-  BsonObj default_collation;
-  if (BsonElement c = ts.buckets->entry().options["collation"]; c.type() == BsonType::kObject) {
-    default_collation = c.Obj();
-  }
+  const BsonObj default_collation = catalog::CollationOption(ts.buckets->entry().options);
   for (BsonElement e : indexes) {
     if (e.type() == BsonType::kObject) {
       HG_RETURN_IF_ERROR(CheckTimeseriesWildcard(e.Obj(), ts.options));
@@ -574,12 +546,8 @@ Status RunCreateIndexes(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& re
     return CreateTimeseriesIndexes(ctx, *resolved.timeseries, *indexes, reply);
   }
   std::shared_ptr<catalog::Collection> coll = resolved.collection;
-  BsonObj default_collation;
-  if (coll) {
-    if (BsonElement c = coll->entry().options["collation"]; c.type() == BsonType::kObject) {
-      default_collation = c.Obj();
-    }
-  }
+  const BsonObj default_collation =
+      coll ? catalog::CollationOption(coll->entry().options) : BsonObj();
   std::vector<BsonObj> specs;
   int position = 0;
   for (BsonElement e : *indexes) {

@@ -139,19 +139,13 @@ StatusWith<TimeseriesCreate> ParseTimeseriesCreate(const catalog::NamespaceStrin
   return c;
 }
 
-// The normalized default collation kept in a collection's options ({} for the simple one).
-BsonObj CollationOf(const BsonObj& options) {
-  BsonElement c = options["collation"];
-  return c.type() == bson::BsonType::kObject ? c.Obj() : BsonObj();
-}
-
 Status CheckExistingTimeseries(const catalog::Collection& existing, const TimeseriesCreate& c) {
   const auto& e = existing.entry();
   if (e.type == "timeseries") {
     auto cur = timeseries::TimeseriesOptionsOf(existing);
     if (cur.ok() && timeseries::EquivalentForCreate(*cur.value(), c.options) &&
         TimeseriesExpireAfterSeconds(e.options) == c.expire_after_seconds &&
-        CollationOf(e.options).BinaryEqual(CollationOf(c.view_options))) {
+        catalog::CollationOption(e.options).BinaryEqual(catalog::CollationOption(c.view_options))) {
       return Status::OK();
     }
   }
@@ -200,7 +194,7 @@ Status CreateTimeseriesCollection(CommandContext& ctx, const catalog::NamespaceS
     if (auto existing = catalog.Lookup(nss)) return CheckExistingTimeseries(*existing, c);
   }
   HG_RETURN_IF_ERROR(st);
-  return PutTimeseriesViewDefinition(ctx, nss, c.options, CollationOf(c.view_options));
+  return PutTimeseriesViewDefinition(ctx, nss, c.options, catalog::CollationOption(c.view_options));
 }
 
 Status CollModTimeseries(CommandContext& ctx, const catalog::NamespaceString& nss,
@@ -262,8 +256,8 @@ Status CollModTimeseries(CommandContext& ctx, const catalog::NamespaceString& ns
     if (ctx.service.bucket_catalog) {
       ctx.service.bucket_catalog->ClearCollection(buckets->entry().uuid);
     }
-    HG_RETURN_IF_ERROR(
-        PutTimeseriesViewDefinition(ctx, nss, options, CollationOf(view->entry().options)));
+    HG_RETURN_IF_ERROR(PutTimeseriesViewDefinition(
+        ctx, nss, options, catalog::CollationOption(view->entry().options)));
   }
   return Status::OK();
 }

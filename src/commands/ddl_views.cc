@@ -168,11 +168,6 @@ void CollectViewReads(const BsonObj& stages, std::set<std::string>* out, int dep
   }
 }
 
-BsonObj CollationOption(const catalog::Collection& c) {
-  BsonElement e = c.entry().options["collation"];
-  return e.type() == BsonType::kObject ? e.Obj() : BsonObj();
-}
-
 // As in MongoDB (OptionNotSupportedOnView, 167): every view that the view `nss` (defined on
 // `view_on` with `stages`) reads has its collation, and so has every view that reads it.
 Status CheckViewCollations(const catalog::Catalog& catalog, const catalog::NamespaceString& nss,
@@ -188,7 +183,7 @@ Status CheckViewCollations(const catalog::Catalog& catalog, const catalog::Names
   for (const std::string& r : reads) {
     auto target = catalog.Lookup({nss.db, r});
     if (target && target->entry().type == "view" &&
-        !CollationOption(*target).BinaryEqual(collation)) {
+        !catalog::CollationOption(target->entry().options).BinaryEqual(collation)) {
       return mismatch(nss.ns(), target->ns());
     }
   }
@@ -197,7 +192,8 @@ Status CheckViewCollations(const catalog::Catalog& catalog, const catalog::Names
     const BsonObj& o = other->entry().options;
     std::set<std::string> their_reads{std::string(o["viewOn"].Str())};
     CollectViewReads(o["pipeline"].Obj(), &their_reads);
-    if (their_reads.count(nss.coll) > 0 && !CollationOption(*other).BinaryEqual(collation)) {
+    if (their_reads.count(nss.coll) > 0 &&
+        !catalog::CollationOption(other->entry().options).BinaryEqual(collation)) {
       return mismatch(other->ns(), nss.ns());
     }
   }
@@ -294,8 +290,7 @@ Status CollModView(CommandContext& ctx, const catalog::Collection& view, const B
   const BsonObj stages = pipeline ? *pipeline : current["pipeline"].Obj();
   HG_RETURN_IF_ERROR(ValidateView(ctx.service, view.nss(), on, stages));
   // The collation stays the view's.
-  BsonElement kept = current["collation"];
-  const BsonObj collation = kept.type() == BsonType::kObject ? kept.Obj().Owned() : BsonObj();
+  const BsonObj collation = catalog::CollationOption(current).Owned();
   HG_RETURN_IF_ERROR(CheckViewCollations(*ctx.service.catalog, view.nss(), on, stages, collation));
   const BsonObj options = ViewOptions(on, stages, collation);
   HG_RETURN_IF_ERROR(ctx.service.catalog->SetOptions({{view.nss(), options}}));

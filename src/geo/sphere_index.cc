@@ -78,6 +78,28 @@ SphereIndexParams SphereIndexParams::Default(int version) {
   return p;
 }
 
+StatusWith<SphereIndexParams> SphereIndexParams::FromSpec(const bson::BsonObj& spec) {
+  const BsonElement version = spec["2dsphereIndexVersion"];
+  SphereIndexParams p = Default(version.IsNumber() ? static_cast<int>(version.NumberLong()) : 3);
+  if (const BsonElement c = spec["coarsestIndexedLevel"]; c.IsNumber()) {
+    if (c.NumberLong() < 0) {
+      return Status(static_cast<ErrorCode>(16747), "coarsestIndexedLevel must be >= 0");
+    }
+    p.coarsest = static_cast<int>(std::min<int64_t>(c.NumberLong(), S2CellId::kMaxLevel + 1));
+  }
+  if (const BsonElement f = spec["finestIndexedLevel"]; f.IsNumber()) {
+    if (f.NumberLong() > S2CellId::kMaxLevel) {
+      return Status(static_cast<ErrorCode>(16748), "finestIndexedLevel must be <= 30");
+    }
+    p.finest = static_cast<int>(std::max<int64_t>(f.NumberLong(), -1));
+  }
+  if (p.finest < p.coarsest) {
+    return Status(static_cast<ErrorCode>(16749),
+                  "finestIndexedLevel must be >= coarsestIndexedLevel");
+  }
+  return p;
+}
+
 std::string SphereCellToken(int64_t cell) {
   return S2CellId(static_cast<uint64_t>(cell)).ToString();
 }

@@ -33,6 +33,10 @@ struct SphereIndexParams {
   int finest = 16;
   int max_cells = 20;
   static SphereIndexParams Default(int version = 3);
+  // A 2dsphere index spec's: its 2dsphereIndexVersion's defaults, then its coarsestIndexedLevel
+  // and finestIndexedLevel (already known to be whole numbers when present). MongoDB's unnamed
+  // codes 16747 (coarsest below 0), 16748 (finest above 30), 16749 (finest below coarsest).
+  static StatusWith<SphereIndexParams> FromSpec(const bson::BsonObj& spec);
 };
 
 // The string key of `cell` in an index of version 1 or 2: S2's "<face>/<child digits>" (every
