@@ -23,7 +23,7 @@ constexpr int64_t kDefaultFirstBatch = 101;
 
 }  // namespace
 
-StatusWith<BsonObj> FindAsAggregate(const BsonObj& cmd) {
+Status CheckFindRunsAsAggregate(const BsonObj& cmd) {
   for (std::string_view option : {"min", "max"}) {
     if (cmd[option].type() == bson::BsonType::kObject && !cmd[option].Obj().IsEmpty()) {
       return Status(ErrorCode::kInvalidPipelineOperator,
@@ -46,6 +46,11 @@ StatusWith<BsonObj> FindAsAggregate(const BsonObj& cmd) {
     return Status(ErrorCode::kInvalidPipelineOperator,
                   "Sort option $natural not supported in aggregation.");
   }
+  return Status::OK();
+}
+
+StatusWith<BsonObj> FindAsAggregate(const BsonObj& cmd) {
+  HG_RETURN_IF_ERROR(CheckFindRunsAsAggregate(cmd));
   BsonBuilder b;
   b.AppendElementAs(cmd.FirstElement(), "aggregate");
   size_t arr = b.OpenArray("pipeline");
@@ -60,7 +65,7 @@ StatusWith<BsonObj> FindAsAggregate(const BsonObj& cmd) {
     return e.type() == bson::BsonType::kObject && !e.Obj().IsEmpty();
   };
   if (non_empty("filter")) stage("$match", cmd["filter"]);
-  if (non_empty("sort")) stage("$sort", sort);
+  if (non_empty("sort")) stage("$sort", cmd["sort"]);
   if (cmd["skip"].IsNumber() && cmd["skip"].NumberLong() != 0) stage("$skip", cmd["skip"]);
   if (cmd["limit"].IsNumber() && cmd["limit"].NumberLong() != 0) {
     BsonBuilder limit;  // a legacy negative limit is its absolute value (and a single batch)
@@ -137,7 +142,12 @@ class FindCommand : public Command {
       *limit = -*limit;
       single_batch = true;
     }
-    if (auto entry = ctx.service.catalog->Lookup(nss); entry && entry->entry().type == "view") {
+    auto entry = ctx.service.catalog->Lookup(nss);
+    if (entry && entry->entry().type == "timeseries") {
+      // A view in MongoDB: its finds run as aggregates, which take none of those options.
+      HG_RETURN_IF_ERROR(CheckFindRunsAsAggregate(cmd));
+    }
+    if (entry && entry->entry().type == "view") {
       // MongoDB keeps a find's single batch through the aggregate only for a limit of 1.
       if (single_batch && limit.value_or(0) != 1) {
         return Status(ErrorCode::kInvalidPipelineOperator,

@@ -59,9 +59,14 @@ Status RunAggregate(CommandContext& ctx, const bson::BsonObj& cmd, bool single_b
 // strings without the aggregate's non-simple collation (aggregate.cc).
 Status CheckStagesUnderCollation(const bson::BsonObj& stages, int depth = 0);
 
+// A find MongoDB runs as an aggregate (on a view, or a time-series collection, which is one in
+// MongoDB): InvalidPipelineOperator (168) for the options aggregation cannot honour (min, max,
+// returnKey, showRecordId, tailable, noCursorTimeout, allowPartialResults, readOnce, a $natural
+// sort).
+Status CheckFindRunsAsAggregate(const bson::BsonObj& cmd);
+
 // find as the equivalent aggregate ($match, $sort, $skip, $limit, $project; crud_find.cc), as
-// MongoDB runs a find on a view; InvalidPipelineOperator (168) for the options aggregation cannot
-// honour (min, max, returnKey, showRecordId, tailable, noCursorTimeout, a $natural sort...).
+// MongoDB runs a find on a view; CheckFindRunsAsAggregate's errors.
 StatusWith<bson::BsonObj> FindAsAggregate(const bson::BsonObj& cmd);
 
 // The stages that count and distinct become on a view, as MongoDB builds them:

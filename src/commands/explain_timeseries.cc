@@ -4,11 +4,11 @@
 
 #include "commands/aggregate_collections.h"
 #include "commands/command_util.h"
+#include "commands/crud_util.h"
 #include "commands/explain_request.h"
 #include "commands/timeseries_write.h"
 #include "exec/explain_timeseries.h"
 #include "exec/namespace_resolver.h"
-#include "exec/read_stream.h"
 
 namespace hourglass::commands {
 
@@ -133,10 +133,7 @@ StatusWith<bool> ExplainTimeseries(CommandContext& ctx, const BsonObj& inner,
                   "explain of " + kind + " on a time-series collection is not supported yet");
   }
   HG_ASSIGN_OR_RETURN(exec::ExplainRequest req, ParseExplainRequest(ctx, inner, true));
-  if (kind == "find") {
-    HG_RETURN_IF_ERROR(exec::CheckTimeseriesFindOptions(
-        req.min, req.max, inner["returnKey"].Truthy(), inner["showRecordId"].Truthy()));
-  }
+  if (kind == "find") HG_RETURN_IF_ERROR(CheckFindRunsAsAggregate(inner));
   const std::vector<BsonObj> stages = exec::TimeseriesStagesOf(req, inner);
   const bool execute = verbosity != "queryPlanner";
   if (execute && kind == "aggregate") {

@@ -33,18 +33,6 @@ class CountingStream : public pipeline::DocumentStream {
 };
 }  // namespace
 
-Status CheckTimeseriesFindOptions(const BsonObj& min, const BsonObj& max, bool return_key,
-                                  bool show_record_id) {
-  const char* option = !min.IsEmpty()   ? "min"
-                       : !max.IsEmpty() ? "max"
-                       : return_key     ? "returnKey"
-                       : show_record_id ? "showRecordId"
-                                        : nullptr;
-  if (option == nullptr) return Status::OK();
-  return Status(ErrorCode::kInvalidPipelineOperator,
-                "Option " + std::string(option) + " not supported in aggregation.");
-}
-
 StatusWith<std::unique_ptr<pipeline::DocumentStream>> BuildReadStream(const ReadContext& rctx,
                                                                       const ResolvedNamespace& ns,
                                                                       ReadPlan plan,
@@ -63,9 +51,10 @@ StatusWith<std::unique_ptr<pipeline::DocumentStream>> BuildReadStream(const Read
   const std::shared_ptr<catalog::Collection>& coll = ns.collection;
   const bool min_max = !plan.min.IsEmpty() || !plan.max.IsEmpty();
   const bool annotate = plan.return_key || plan.show_record_id;
-  if (ts) {
-    HG_RETURN_IF_ERROR(
-        CheckTimeseriesFindOptions(plan.min, plan.max, plan.return_key, plan.show_record_id));
+  // (find refuses these options on a time-series collection: CheckFindRunsAsAggregate.)
+  if (ts && (min_max || annotate)) {
+    return Status(ErrorCode::kInvalidPipelineOperator,
+                  "min, max, returnKey and showRecordId do not apply to a time-series read");
   }
   // A read under a collation plans with it: indexes of the same collation bound strings.
   const std::shared_ptr<const bson::StringComparator>& collator = plan.expr_ctx.collator;

@@ -75,12 +75,6 @@ StatusWith<std::unique_ptr<pipeline::DocumentStream>> BuildReadStream(const Read
                                                                       ReadPlan plan,
                                                                       ReadExecInfo* info = nullptr);
 
-// A find of a time-series collection takes none of `min`, `max`, `returnKey`, `showRecordId`: in
-// MongoDB the collection is a view, whose finds run as aggregates (InvalidPipelineOperator, 168,
-// "Option <name> not supported in aggregation.").
-Status CheckTimeseriesFindOptions(const bson::BsonObj& min, const bson::BsonObj& max,
-                                  bool return_key, bool show_record_id);
-
 // Sets pctx's allow_disk_use (the command's allowDiskUse, else the allowDiskUseByDefault
 // parameter), memory limits (server parameters) and spill directory (<dbpath>/_tmp).
 void ApplyDiskUse(const ReadContext& rctx, std::optional<bool> allow_disk_use,

@@ -1472,9 +1472,14 @@ def test_find_options_a_view_cannot_take(db):
     db.ts.create_index([("m", 1)])
     db.ts.insert_one({"t": datetime.datetime(2026, 1, 1), "m": 1})
     for option, value in (("min", {"m": 0}), ("max", {"m": 5}), ("returnKey", True),
-                          ("showRecordId", True)):
+                          ("showRecordId", True), ("noCursorTimeout", True),
+                          ("allowPartialResults", True)):
         find = {"find": "ts", "filter": {}, "hint": {"m": 1}, option: value}
         for cmd in (find, {"explain": find}):
             code, name, msg = command_error(db, cmd)
             assert (code, name) == (168, "InvalidPipelineOperator"), cmd
             assert msg == "Option " + option + " not supported in aggregation."
+    for cmd in ({"find": "ts", "sort": {"$natural": 1}}, {"find": "ts", "tailable": True}):
+        assert command_error(db, cmd)[0] == 168, cmd
+    # A $natural hint is no sort: it reads.
+    assert len(db.command({"find": "ts", "hint": {"$natural": 1}})["cursor"]["firstBatch"]) == 1
