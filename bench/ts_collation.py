@@ -1,32 +1,50 @@
 """Time-series reads with and without a collection collation (issue 16): the same 200,000
-measurements (100 series x 2,000 times, one string meta) in a collection without a collation and
-in one with {locale: "en", strength: 2}; each query's median of 7 runs (ms) after one warm-up.
-Usage: bench/ts_collation.py PORT (a release hourglassd on 127.0.0.1:PORT, an empty database)."""
-import datetime, statistics, sys, time
+measurements (SERIES series, one string meta each, 200,000 / SERIES times) in a collection
+without a collation and in one with {locale: "en", strength: 2}; each query's median of 7 runs
+(ms) after one warm-up, as Markdown table rows.
+Usage: bench/ts_collation.py PORT [SERIES (default 100)] [reuse]
+(a release hourglassd on 127.0.0.1:PORT; `reuse` queries the data a previous run loaded, e.g.
+after a restart of the server)."""
+import datetime
+import statistics
+import sys
+import time
+
 from pymongo import MongoClient
-c = MongoClient("mongodb://127.0.0.1:%s" % sys.argv[1])
-db = c.bench
-db.drop_collection("plain"); db.drop_collection("ci")
-db.create_collection("plain", timeseries={"timeField": "t", "metaField": "m"})
-db.create_collection("ci", timeseries={"timeField": "t", "metaField": "m"}, collation={"locale": "en", "strength": 2})
-t0 = datetime.datetime(2026, 1, 1)
-rows = [{"t": t0 + datetime.timedelta(seconds=10 * i), "m": "s%d" % (j), "v": float(i % 97)}
-        for i in range(2000) for j in range(100)]
-for name in ("plain", "ci"):
-    for k in range(0, len(rows), 10000):
-        db[name].insert_many([dict(r) for r in rows[k:k + 10000]], ordered=False)
-queries = {
-    "group by meta, $sum": lambda c: list(c.aggregate([{"$group": {"_id": "$m", "n": {"$sum": 1}}}])),
-    "newest 10 (sort time desc, limit)": lambda c: list(c.find().sort("t", -1).limit(10)),
-    "count one series": lambda c: c.count_documents({"m": "s5"}),
-    "max v of one series": lambda c: list(c.aggregate([{"$match": {"m": "s5"}}, {"$group": {"_id": None, "x": {"$max": "$v"}}}])),
-}
-for q, f in queries.items():
-    out = []
+
+port = int(sys.argv[1])
+series = int(sys.argv[2]) if len(sys.argv) > 2 else 100
+reuse = len(sys.argv) > 3 and sys.argv[3] == "reuse"
+db = MongoClient("mongodb://127.0.0.1:%d" % port).bench
+if not reuse:
+    db.drop_collection("plain")
+    db.drop_collection("ci")
+    db.create_collection("plain", timeseries={"timeField": "t", "metaField": "m"})
+    db.create_collection("ci", timeseries={"timeField": "t", "metaField": "m"},
+                         collation={"locale": "en", "strength": 2})
+    t0 = datetime.datetime(2026, 1, 1)
+    rows = [{"t": t0 + datetime.timedelta(seconds=10 * i), "m": "s%d" % j, "v": float(i % 97)}
+            for i in range(200_000 // series) for j in range(series)]
     for name in ("plain", "ci"):
-        f(db[name])
-        ts = []
+        for k in range(0, len(rows), 10_000):
+            db[name].insert_many([dict(r) for r in rows[k:k + 10_000]], ordered=False)
+queries = {
+    "`$group` by the meta, `$sum: 1`":
+        lambda c: list(c.aggregate([{"$group": {"_id": "$m", "n": {"$sum": 1}}}])),
+    "`find().sort({t: -1}).limit(10)`": lambda c: list(c.find().sort("t", -1).limit(10)),
+    "`count_documents` of one series": lambda c: c.count_documents({"m": "s5"}),
+    "`$match` one series, `$group` `$max`":
+        lambda c: list(c.aggregate([{"$match": {"m": "s5"}},
+                                    {"$group": {"_id": None, "x": {"$max": "$v"}}}])),
+}
+for q, run in queries.items():
+    medians = []
+    for name in ("plain", "ci"):
+        run(db[name])
+        times = []
         for _ in range(7):
-            s = time.perf_counter(); f(db[name]); ts.append((time.perf_counter() - s) * 1000)
-        out.append(statistics.median(ts))
-    print("| %s | %.2f | %.2f | %.1fx |" % (q, out[0], out[1], out[1] / out[0]))
+            start = time.perf_counter()
+            run(db[name])
+            times.append((time.perf_counter() - start) * 1000)
+        medians.append(statistics.median(times))
+    print("| %s | %.2f | %.2f | %.1f× |" % (q, medians[0], medians[1], medians[1] / medians[0]))

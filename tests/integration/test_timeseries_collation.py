@@ -371,3 +371,14 @@ def test_rewrites_that_compare_no_strings_stay_under_a_collation(db):
     # Under the simple collation the metas are three again.
     simple = list(coll.aggregate([{"$group": {"_id": "$meta"}}], collation={"locale": "simple"}))
     assert sorted(d["_id"] for d in simple) == ["A", "a", "b"]
+
+
+def test_bad_collations_on_create_fail_as_on_a_collection(db):
+    # MongoDB's codes for a collation that is no object, a bad field, no locale, an unknown
+    # locale; the same as a regular collection's.
+    for collation, code in (("fr", 14), ({"locale": "fr", "strength": 9}, 9),
+                            ({"strength": 2}, 4), ({"locale": "xx_nowhere"}, 2)):
+        cmd = {"create": "ts", "timeseries": {"timeField": "time"}, "collation": collation}
+        assert command_error(db, cmd)[0] == code, collation
+        assert command_error(db, {"create": "plain", "collation": collation})[0] == code
+    assert "ts" not in db.list_collection_names()
