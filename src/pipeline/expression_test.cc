@@ -45,22 +45,8 @@ void CheckErrors(const std::vector<ErrorCase>& cases) {
   }
 }
 
-// ASCII letters compared without their case: a collation for the tests.
-class CaseInsensitive final : public bson::StringComparator {
- public:
-  int Compare(std::string_view a, std::string_view b) const override {
-    const std::string x = ComparisonKey(a), y = ComparisonKey(b);
-    return x < y ? -1 : (x > y ? 1 : 0);
-  }
-  std::string ComparisonKey(std::string_view s) const override {
-    std::string out(s);
-    for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return out;
-  }
-};
-
 TEST(ExpressionTest, ComparingOperatorsUseTheParseContextsCollation) {
-  const auto ci = std::make_shared<const CaseInsensitive>();
+  const auto ci = std::make_shared<const testing::CaseInsensitive>();
   const char* doc = R"({"s": "Abc", "a": ["x", "ABC", "X"]})";
   struct Case {
     const char* expr;

@@ -331,6 +331,25 @@ TEST_F(ExternalSorterTest, SortByIdAfterGroupSortsOnlyWhenItMust) {
           {"$sort": {"_id": -1}}])",
        true},
       {R"([{"$group": {"_id": "$k", "s": {"$sum": 1}}}, {"$sort": {"s": 1, "_id": 1}}])", true},
+      // A compound _id sorted on its members in their order and one direction is in order too.
+      {R"([{"$group": {"_id": {"k": "$k", "n": "$n"}, "s": {"$sum": "$v"}}},
+          {"$sort": {"_id.k": 1, "_id.n": 1}}])",
+       false},
+      {R"([{"$group": {"_id": {"k": "$k", "n": "$n"}, "s": {"$sum": "$v"}}},
+          {"$sort": {"_id.k": -1, "_id.n": -1}}, {"$limit": 7}])",
+       false},
+      {R"([{"$group": {"_id": {"k": "$k", "n": "$n"}, "s": {"$sum": "$v"}}},
+          {"$sort": {"_id.n": 1, "_id.k": 1}}])",
+       true},
+      {R"([{"$group": {"_id": {"k": "$k", "n": "$n"}, "s": {"$sum": "$v"}}},
+          {"$sort": {"_id.k": 1, "_id.n": -1}}])",
+       true},
+      {R"([{"$group": {"_id": {"k": "$k", "n": "$n"}, "s": {"$sum": "$v"}}},
+          {"$sort": {"_id.k": 1}}])",
+       true},
+      {R"([{"$group": {"_id": {"k": "$k", "n": "$n"}, "s": {"$sum": "$v"}}},
+          {"$sort": {"_id.k": 1, "_id.n": 1, "_id.z": 1}}])",
+       true},
   };
   const std::string with_array = docs;
   const std::string without_array =
@@ -364,9 +383,10 @@ TEST_F(ExternalSorterTest, SortByIdAfterGroupSortsOnlyWhenItMust) {
         ASSERT_TRUE(got.ok()) << got.status().ToString() << c.pipeline;
         EXPECT_EQ(ToJson(got.value()), ToJson(expected)) << c.pipeline;
         const bool sorted = GlobalSpillMetrics().sort_keys_sorted.load() > sorted_before;
+        const std::string_view pipeline = c.pipeline;
         const bool array_key =
-            input == &with_array &&
-            std::string_view(c.pipeline).find(R"("_id": "$k")") != std::string_view::npos;
+            input == &with_array && (pipeline.find(R"("_id": "$k")") != std::string_view::npos ||
+                                     pipeline.find(R"("k": "$k")") != std::string_view::npos);
         const bool must_sort = c.sorts || array_key;
         if (limit == 0) {
           EXPECT_EQ(sorted, must_sort) << c.pipeline;

@@ -12,6 +12,7 @@
 #include "pipeline/column_block.h"
 #include "pipeline/external_sorter.h"
 #include "pipeline/group_block.h"
+#include "pipeline/group_table.h"
 #include "pipeline/stage.h"
 #include "query/sort.h"
 
@@ -45,16 +46,6 @@ constexpr const char* kGroupExceededMessage =
     "Exceeded memory limit for $group, but didn't allow external sort. Pass allowDiskUse:true to "
     "opt in.";
 
-// Orders group keys: canonically, with strings under the aggregate's collation (null: bytes).
-struct GroupKeyLess {
-  const bson::StringComparator* strings = nullptr;
-  int Compare(const Value& a, const Value& b) const {
-    if (a.missing() || b.missing()) return pipeline::Compare(a, b);
-    return bson::CompareElementValues(a.element(), b.element(), strings);
-  }
-  bool operator()(const Value& a, const Value& b) const { return Compare(a, b) < 0; }
-};
-
 class GroupStage : public Stage {
  public:
   ExpressionPtr id;
@@ -80,10 +71,10 @@ class GroupStage : public Stage {
     return v.missing() ? Value::Null() : v;
   }
 
-  // Groups are held in a map ordered by key. Over the memory limit with allowDiskUse, the map
-  // is written as a sorted run of rows {k: key} / {s: [partial state per accumulator]} through
-  // an ExternalSorter and emptied; at the end the sorter merges the runs by key (ties in run
-  // order, which is input order) and each key's partial states are merged into fresh
+  // Groups are held in a GroupTable. Over the memory limit with allowDiskUse, the groups are
+  // written in key order as a sorted run of rows {k: key} / {s: [partial state per accumulator]}
+  // through an ExternalSorter and emptied; at the end the sorter merges the runs by key (ties in
+  // run order, which is input order) and each key's partial states are merged into fresh
   // accumulators. Output is in key order either way.
   std::unique_ptr<DocumentStream> Bind(std::unique_ptr<DocumentStream> input) const override {
     class Stream : public DocumentStream {
@@ -94,25 +85,34 @@ class GroupStage : public Stage {
         if (!loaded_) {
           HG_RETURN_IF_ERROR(Load());
           loaded_ = true;
-          it_ = groups_.begin();
         }
         if (sorter_) return NextMerged();
-        if (it_ == groups_.end()) return OptDoc();
+        const std::vector<const GroupTable::Group*>& ordered = groups_.Ordered();
+        if (next_ == ordered.size()) return OptDoc();
+        const GroupTable::Group& g = *ordered[next_++];
         BsonBuilder b;
-        it_->first.AppendTo(b, "_id");
+        g.key.AppendTo(b, "_id");
         for (size_t i = 0; i < s_->accumulators.size(); ++i) {
-          it_->second[i]->Finalize().AppendTo(b, s_->accumulators[i].field);
+          g.accs[i]->Finalize().AppendTo(b, s_->accumulators[i].field);
         }
-        ++it_;
         return OptDoc(b.Obj());
       }
 
       // Groups come out in key order, whether merged from spilled runs or not; a $sort on an
       // array _id orders by its elements instead.
       bool InIdOrder() const override { return loaded_ && !array_key_; }
+      std::vector<std::string> IdMembers() const override {
+        std::vector<std::string> names;
+        if (!InIdOrder() || member_array_) return names;
+        for (const auto& [name, e] : s_->id_fields) {
+          if (name.find('.') != std::string::npos) return {};
+          names.push_back(name);
+        }
+        return names;
+      }
 
      private:
-      using Accs = std::vector<std::unique_ptr<Accumulator>>;
+      using Accs = GroupTable::Accs;
       Status Load() {
         Variables vars(s_->ctx.now_millis);
         if (s_->block_plan) {
@@ -145,32 +145,22 @@ class GroupStage : public Stage {
       // The accumulators of the group of `key`, created on first use (their memory is counted
       // at the next Account).
       StatusWith<Accs*> GroupFor(const Value& key) {
-        // Input in key order (after a $sort on the key, a series' rows) meets the last group
-        // again, or a key past every group: one comparison each instead of a search.
-        if (!groups_.empty()) {
-          auto last = std::prev(groups_.end());
-          const int c = groups_.key_comp().Compare(key, last->first);
-          if (c == 0) return &last->second;
-          if (c > 0) return NewGroup(key, groups_.end());
-        }
-        auto it = groups_.lower_bound(key);
-        if (it != groups_.end() && groups_.key_comp().Compare(key, it->first) == 0) {
-          return &it->second;
-        }
-        return NewGroup(key, it);
-      }
-      // Adds the group of `key` before `next` (the first group past it in key order).
-      StatusWith<Accs*> NewGroup(const Value& key,
-                                 std::map<Value, Accs, GroupKeyLess>::iterator next) {
+        std::string key_bytes;
+        if (Accs* accs = groups_.Find(key, &key_bytes)) return accs;
         Accs accs;
         for (const auto& a : s_->accumulators) {
           HG_ASSIGN_OR_RETURN(auto acc, a.NewState(key));
           bytes_ += acc->ApproxBytes();
           accs.push_back(std::move(acc));
         }
-        bytes_ += 64 + key.element().size();
+        bytes_ += 64 + key.element().size() + key_bytes.size();
         array_key_ = array_key_ || key.element().type() == BsonType::kArray;
-        return &groups_.emplace_hint(next, key, std::move(accs))->second;
+        if (!s_->id_fields.empty() && !member_array_) {
+          for (const BsonElement& m : key.element().Obj()) {
+            member_array_ = member_array_ || m.type() == BsonType::kArray;
+          }
+        }
+        return groups_.Add(std::move(key_bytes), key, std::move(accs));
       }
 
       // Adds `added` bytes to the memory the groups hold. Over the limit the groups are spilled
@@ -210,17 +200,17 @@ class GroupStage : public Stage {
               std::move(o));
         }
         std::vector<Value> partials;
-        for (const auto& [key, accs] : groups_) {
+        for (const GroupTable::Group* g : groups_.Ordered()) {
           BsonBuilder k;
-          key.AppendTo(k, "k");
+          g->key.AppendTo(k, "k");
           partials.clear();
-          for (const auto& acc : accs) partials.push_back(acc->PartialState());
+          for (const auto& acc : g->accs) partials.push_back(acc->PartialState());
           BsonBuilder st;
           Value::Array(partials).AppendTo(st, "s");
           HG_RETURN_IF_ERROR(sorter_->AppendToSortedRun(k.Obj(), st.Obj()));
         }
         HG_RETURN_IF_ERROR(sorter_->EndSortedRun());
-        groups_.clear();
+        groups_.Clear();
         ++GlobalSpillMetrics().group_spills;
         return Status::OK();
       }
@@ -255,13 +245,14 @@ class GroupStage : public Stage {
 
       std::shared_ptr<const GroupStage> s_;
       std::unique_ptr<DocumentStream> in_;
-      // Groups in canonical key order (1 and 1.0 are one group, as in MongoDB; under a
-      // collation, strings it deems equal too: the group keeps the first key seen).
-      std::map<Value, Accs, GroupKeyLess> groups_{GroupKeyLess{s_->ctx.collator.get()}};
-      std::map<Value, Accs, GroupKeyLess>::iterator it_;
+      // 1 and 1.0 are one group, as in MongoDB; under a collation, strings it deems equal too
+      // (the group keeps the first key seen).
+      GroupTable groups_{s_->ctx.collator.get()};
+      size_t next_ = 0;    // the next of groups_.Ordered() to return
       int64_t bytes_ = 0;  // memory held by groups_ (approximate)
       bool loaded_ = false;
-      bool array_key_ = false;  // some group's key is an array
+      bool array_key_ = false;     // some group's key is an array
+      bool member_array_ = false;  // some member of a compound key is an array
       // Spilling: the sorter holding the runs, and the merge's next row.
       std::unique_ptr<ExternalSorter> sorter_;
       std::optional<SortRow> next_row_;

@@ -49,6 +49,10 @@ class DocumentStream {
   // them an array, as a $sort {_id: 1} under the pipeline's collation orders them ($group's
   // output): such a sort is then the identity. Known once Next() has been called.
   virtual bool InIdOrder() const { return false; }
+  // When the stream is InIdOrder and every _id is a document of the same fields in the same
+  // order, none of them an array nor a dotted name ($group by {a: ..., b: ...}): those fields,
+  // so that the order is also that of a $sort {"_id.a": 1, "_id.b": 1}. Empty otherwise.
+  virtual std::vector<std::string> IdMembers() const { return {}; }
 };
 
 // A stream over documents held in memory (tests, $documents, $facet inputs).

@@ -207,14 +207,16 @@ class SortStage : public Stage {
         return Status::OK();
       }
 
-      // A $sort {_id: ±1} of input already in _id order (a $group's output) sorts nothing:
-      // ascending passes the input on as it comes, descending gives it back reversed (only the
-      // last `limit` documents are held). Returns false, with what it took from the input in
-      // held_, when the input is not in that order, or when reversing would hold more than the
+      // A $sort {_id: ±1} of input already in _id order (a $group's output) sorts nothing, nor
+      // one on each member of a compound _id in turn ({"_id.a": ±1, "_id.b": ±1}, in one
+      // direction): ascending passes the input on as it comes, descending gives it back reversed
+      // (only the last `limit` documents are held). Returns false, with what it took from the input
+      // in held_, when the input is not in that order, or when reversing would hold more than the
       // sort's memory limit (the sorter then spills as usual).
       StatusWith<bool> TakeOrderedInput() {
         bool ascending = false;
-        if (!s_->pattern_.IsSingleKey("_id", &ascending)) return false;
+        const bool by_id = s_->pattern_.IsSingleKey("_id", &ascending);
+        if (!by_id && !s_->pattern_.AllKeysUnder("_id.")) return false;
         HG_ASSIGN_OR_RETURN(OptDoc first, in_->Next());
         if (!first) {
           ordered_ = true;
@@ -222,6 +224,7 @@ class SortStage : public Stage {
         }
         held_.push_back(std::move(*first));
         if (!in_->InIdOrder()) return false;
+        if (!by_id && !s_->pattern_.IsKeys("_id.", in_->IdMembers(), &ascending)) return false;
         if (ascending) {
           ordered_ = true;
           return true;

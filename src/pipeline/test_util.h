@@ -3,14 +3,30 @@
 
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <string>
 #include <vector>
 
 #include "bson/bson.h"
+#include "bson/bson_compare.h"
 #include "pipeline/expression.h"
 #include "pipeline/pipeline.h"
 
 namespace hourglass::pipeline::testing {
+
+// ASCII letters compared without their case: a collation for the tests.
+class CaseInsensitive final : public bson::StringComparator {
+ public:
+  int Compare(std::string_view a, std::string_view b) const override {
+    const std::string x = ComparisonKey(a), y = ComparisonKey(b);
+    return x < y ? -1 : (x > y ? 1 : 0);
+  }
+  std::string ComparisonKey(std::string_view s) const override {
+    std::string out(s);
+    for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return out;
+  }
+};
 
 inline bson::BsonObj Json(std::string_view json) {
   auto r = bson::FromJson(json);

@@ -114,6 +114,20 @@ BsonObj SortPattern::ExtractKey(const BsonObj& doc) const {
   return b.Obj();
 }
 
+bool SortPattern::IsKeys(std::string_view prefix, const std::vector<std::string>& names,
+                         bool* ascending) const {
+  if (keys_.empty() || keys_.size() != names.size()) return false;
+  for (size_t i = 0; i < keys_.size(); ++i) {
+    const std::string& d = keys_[i].dotted;
+    if (keys_[i].ascending != keys_[0].ascending || d.size() != prefix.size() + names[i].size() ||
+        !d.starts_with(prefix) || d.compare(prefix.size(), std::string::npos, names[i]) != 0) {
+      return false;
+    }
+  }
+  *ascending = keys_[0].ascending;
+  return true;
+}
+
 int SortPattern::CompareKeys(const BsonObj& ka, const BsonObj& kb) const {
   // Key strings (bson/key_string.h) order as CompareElementValues orders their values, with the
   // descending components complemented: one memcmp instead of a walk of each value.

@@ -42,6 +42,18 @@ class SortPattern {
     return true;
   }
 
+  // Whether the pattern is the keys "<prefix><name>" for `names`, in that order, all in one
+  // direction; then `*ascending` is that direction.
+  bool IsKeys(std::string_view prefix, const std::vector<std::string>& names,
+              bool* ascending) const;
+  // Whether the pattern has keys and each begins with `prefix`.
+  bool AllKeysUnder(std::string_view prefix) const {
+    for (const Key& k : keys_) {
+      if (!k.dotted.starts_with(prefix)) return false;
+    }
+    return !keys_.empty();
+  }
+
   // Orders strings under `collator` from now on (a collation; null: the simple order).
   void SetCollator(std::shared_ptr<const bson::StringComparator> collator) {
     collator_ = std::move(collator);
