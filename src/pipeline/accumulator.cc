@@ -6,6 +6,7 @@
 
 #include "bson/bson_compare.h"
 #include "bson/decimal128.h"
+#include "pipeline/double_double_sum.h"
 #include "pipeline/errors.h"
 
 namespace hourglass::pipeline {
@@ -15,8 +16,9 @@ using bson::BsonType;
 namespace {
 
 // $sum with $add's promotion: int until overflow, then long, then double; decimal if any decimal.
-// As in MongoDB, decimals are summed apart in decimal128 and the other numbers join them at the
-// end (an exact integer total exactly, a double total to 34 digits).
+// As in MongoDB, the non-decimal numbers are summed as a double-double (DoubleDoubleSum: a
+// double result is MongoDB's to the bit), decimals apart in decimal128, and the others join
+// them at the end (an exact integer total exactly, a double-double's two parts to 34 digits).
 class SumAccumulator : public Accumulator {
  public:
   explicit SumAccumulator(bool count_only = false) : count_only_(count_only) {}
@@ -45,24 +47,30 @@ class SumAccumulator : public Accumulator {
     AddNumbers(col, rows, n);
     return Status::OK();
   }
+  DoubleDoubleSum* DoubleLane() override { return count_only_ ? nullptr : &dd_; }
+  void DoublesAdded(size_t n) override {
+    if (n == 0) return;
+    is_double_ = true;
+    exact_ = false;
+  }
   // Add() of each present number among col's rows[0..n), in order (dates are no numbers: none);
   // returns how many there were. Doubles are totalled in a register, as by AddDoubles.
   size_t AddNumbers(const NumberColumn& col, const uint32_t* rows, size_t n) {
     size_t count = 0;
     if (col.type == BsonType::kDouble) {
-      double total = dbl_;
+      DoubleDoubleSum total = dd_;
       if (col.present == nullptr) {
-        for (size_t i = 0; i < n; ++i) total += col.Double(rows[i]);
+        for (size_t i = 0; i < n; ++i) total.Add(col.Double(rows[i]));
         count = n;
       } else {
         for (size_t i = 0; i < n; ++i) {
           if (!col.Present(rows[i])) continue;
-          total += col.Double(rows[i]);
+          total.Add(col.Double(rows[i]));
           ++count;
         }
       }
       if (count > 0) {
-        dbl_ = total;
+        dd_ = total;
         is_double_ = true;
         exact_ = false;
       }
@@ -77,14 +85,14 @@ class SumAccumulator : public Accumulator {
     return count;
   }
   // Adds the leading run of doubles among cells[rows[0..n)] and returns its length: Add() of
-  // each, in order, with the total kept in a register rather than in the accumulator.
+  // each, in order, with the total kept in registers rather than in the accumulator.
   size_t AddDoubles(const bson::BsonElement* cells, const uint32_t* rows, size_t n) {
-    double total = dbl_;
+    DoubleDoubleSum total = dd_;
     size_t i = 0;
     for (; i < n && cells[rows[i]].type() == BsonType::kDouble; ++i)
-      total += cells[rows[i]].Double();
+      total.Add(cells[rows[i]].Double());
     if (i > 0) {
-      dbl_ = total;
+      dd_ = total;
       is_double_ = true;
       exact_ = false;
     }
@@ -92,27 +100,34 @@ class SumAccumulator : public Accumulator {
   }
   Value Finalize() const override {
     if (decimal_) return Value::Decimal(DecimalTotal());
-    if (is_double_ || !exact_) return Value::Double(dbl_);
+    if (is_double_ || !exact_) return Value::Double(dd_.Double());
     return is_long_ ? Value::Long(lng_) : Value::IntOrLong(lng_);
   }
   bool decimal() const { return decimal_; }
+  // The non-decimal total as a double (as MongoDB's $avg divides it).
+  double DoubleTotal() const { return dd_.Double(); }
   // The total as a decimal (any kind of sum).
   bson::Decimal128 DecimalTotal() const {
-    const bool integral = !is_double_ && exact_;
-    return bson::decimal::Add(
-        dec_, integral ? bson::decimal::FromInt64(lng_)
-                       : bson::decimal::FromDouble(dbl_, bson::decimal::DoubleDigits::k34));
+    namespace dec = bson::decimal;
+    constexpr auto k34 = dec::DoubleDigits::k34;
+    if (!is_double_ && exact_) return dec::Add(dec_, dec::FromInt64(lng_));
+    if (!dd_.Finite()) return dec::Add(dec_, dec::FromDouble(dd_.Plain(), k34));
+    return dec::Add(
+        dec_, dec::Add(dec::FromDouble(dd_.Leading(), k34), dec::FromDouble(dd_.Addend(), k34)));
   }
   Value PartialState() const override {
     const int flags =
         (decimal_ ? 1 : 0) | (is_double_ ? 2 : 0) | (is_long_ ? 4 : 0) | (exact_ ? 8 : 0);
-    return Value::Array(
-        {Value::Double(dbl_), Value::Long(lng_), Value::Int(flags), Value::Decimal(dec_)});
+    const bool finite = dd_.Finite();
+    return Value::Array({Value::Double(finite ? dd_.Leading() : dd_.Double()), Value::Long(lng_),
+                         Value::Int(flags), Value::Decimal(dec_),
+                         Value::Double(finite ? dd_.Addend() : 0)});
   }
   Status MergePartial(const Value& partial) override {
     const std::vector<Value> p = partial.ArrayValues();
     const int64_t flags = p[2].NumberLong();
-    dbl_ += p[0].NumberDouble();
+    dd_.Add(p[0].NumberDouble());
+    dd_.Add(p[4].NumberDouble());
     decimal_ = decimal_ || (flags & 1);
     is_double_ = is_double_ || (flags & 2);
     is_long_ = is_long_ || (flags & 4);
@@ -128,7 +143,11 @@ class SumAccumulator : public Accumulator {
  private:
   // Adds a non-decimal number of type `t`, given as a double and (for integers) as an int64.
   void Add(BsonType t, double d, int64_t l) {
-    dbl_ += d;
+    if (t == BsonType::kInt64) {
+      dd_.AddLong(l);
+    } else {
+      dd_.Add(d);
+    }
     if (t == BsonType::kDouble) is_double_ = true;
     if (t == BsonType::kInt64) is_long_ = true;
     if (exact_ && (t == BsonType::kInt32 || t == BsonType::kInt64)) {
@@ -140,7 +159,7 @@ class SumAccumulator : public Accumulator {
   bool count_only_;
   bool decimal_ = false, is_double_ = false, is_long_ = false, exact_ = true;
   int64_t lng_ = 0;
-  double dbl_ = 0;
+  DoubleDoubleSum dd_;
   bson::Decimal128 dec_ = bson::decimal::FromInt64(0);
 };
 
@@ -166,13 +185,18 @@ class AvgAccumulator : public Accumulator {
     n_ += static_cast<int64_t>(sum_.AddNumbers(col, rows, n));
     return Status::OK();
   }
+  DoubleDoubleSum* DoubleLane() override { return sum_.DoubleLane(); }
+  void DoublesAdded(size_t n) override {
+    sum_.DoublesAdded(n);
+    n_ += static_cast<int64_t>(n);
+  }
   Value Finalize() const override {
     if (n_ == 0) return Value::Null();
     if (sum_.decimal()) {
       return Value::Decimal(
           bson::decimal::Divide(sum_.DecimalTotal(), bson::decimal::FromInt64(n_)));
     }
-    return Value::Double(sum_.Finalize().NumberDouble() / static_cast<double>(n_));
+    return Value::Double(sum_.DoubleTotal() / static_cast<double>(n_));
   }
   Value PartialState() const override {
     return Value::Array({sum_.PartialState(), Value::Long(n_)});

@@ -13,6 +13,7 @@
 #include "base/status.h"
 #include "bson/bson.h"
 #include "pipeline/column_block.h"
+#include "pipeline/double_double_sum.h"
 #include "pipeline/expression.h"
 #include "pipeline/value.h"
 
@@ -42,6 +43,12 @@ class Accumulator {
       HG_RETURN_IF_ERROR(ProcessElement(col.Element(rows[i], scratch)));
     return Status::OK();
   }
+  // For folding several accumulators' columns together: when ProcessNumbers of a column of
+  // doubles adds each present one to a double-double (and counts it), that double-double, else
+  // null. A caller that adds a run's doubles to it itself, in row order, then calls
+  // DoublesAdded with how many it added.
+  virtual DoubleDoubleSum* DoubleLane() { return nullptr; }
+  virtual void DoublesAdded(size_t /*n*/) {}
   virtual Value Finalize() const = 0;
   // Approximate bytes of state held, for the $group memory limit.
   virtual int64_t ApproxBytes() const { return 32; }

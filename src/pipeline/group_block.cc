@@ -230,6 +230,42 @@ Status FoldRows(const ColumnBlock& block, const std::vector<GroupBlockPlan::AccI
   return sink.account(after - before).status();
 }
 
+// Adds rows run[0..n) of the columns of doubles that `lane_of(j)` gives for j in [0, inputs)
+// (a double-double and the column's values, or nulls to skip j) to their double-doubles, row
+// by row across them, in registers.
+template <typename LaneOf>
+void FoldDoubleLanes(size_t inputs, LaneOf lane_of, const uint32_t* run, size_t n) {
+  constexpr size_t kWidth = 12;  // lanes advanced together
+  DoubleDoubleSum* sums[kWidth];
+  const double* values[kWidth];
+  size_t k = 0;
+  auto flush = [&] {
+    DoubleDoubleSum s[kWidth];
+    for (size_t l = 0; l < k; ++l) s[l] = *sums[l];
+    if (k == kWidth) {
+      for (size_t i = 0; i < n; ++i) {
+        const uint32_t r = run[i];
+        for (size_t l = 0; l < kWidth; ++l) s[l].Add(values[l][r]);
+      }
+    } else {
+      for (size_t i = 0; i < n; ++i) {
+        const uint32_t r = run[i];
+        for (size_t l = 0; l < k; ++l) s[l].Add(values[l][r]);
+      }
+    }
+    for (size_t l = 0; l < k; ++l) *sums[l] = s[l];
+    k = 0;
+  };
+  for (size_t j = 0; j < inputs; ++j) {
+    auto [sum, col] = lane_of(j);
+    if (sum == nullptr) continue;
+    sums[k] = sum;
+    values[k] = col;
+    if (++k == kWidth) flush();
+  }
+  if (k > 0) flush();
+}
+
 }  // namespace
 
 Status GroupBlockPlan::Consume(BlockSource& source, const Sink& sink) const {
@@ -377,8 +413,30 @@ Status GroupBlockPlan::Consume(BlockSource& source, const Sink& sink) const {
     auto fold = [&](std::vector<std::unique_ptr<Accumulator>>& accs, const uint32_t* run,
                     size_t n) -> Status {
       if (has_expressions_) return FoldRows(*block, inputs_, accs, run, n, sink);
+      // Double-doubles of $sum/$avg over columns of doubles without missing cells advance
+      // together, row by row: each keeps its row order, and the CPU overlaps their dependency
+      // chains (one alone waits on its own about four times as long as a plain sum's).
+      std::vector<bool> laned(inputs.size(), false);
+      FoldDoubleLanes(
+          inputs.size(),
+          [&](size_t j) -> std::pair<DoubleDoubleSum*, const double*> {
+            const ColumnBlock::Field* f = inputs[j].field;
+            if (f == nullptr || f->numbers.type != BsonType::kDouble ||
+                f->numbers.present != nullptr) {
+              return {nullptr, nullptr};
+            }
+            DoubleDoubleSum* lane = accs[j]->DoubleLane();
+            if (lane == nullptr) return {nullptr, nullptr};
+            laned[j] = true;
+            return {lane, reinterpret_cast<const double*>(f->numbers.values)};
+          },
+          run, n);
+      for (size_t j = 0; j < inputs.size(); ++j) {
+        if (laned[j]) accs[j]->DoublesAdded(n);
+      }
       int64_t added = 0;
       for (size_t j = 0; j < inputs.size(); ++j) {
+        if (laned[j]) continue;
         Accumulator& acc = *accs[j];
         const int64_t before = acc.ApproxBytes();
         if (inputs[j].field != nullptr) {

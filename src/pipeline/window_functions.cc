@@ -11,6 +11,7 @@
 #include "bson/decimal128.h"
 #include "bson/field_check.h"
 #include "pipeline/accumulator.h"
+#include "pipeline/double_double_sum.h"
 #include "pipeline/errors.h"
 
 namespace hourglass::pipeline {
@@ -212,7 +213,8 @@ class FoldFunction : public WindowFunction {
 
 // $sum, $count, $avg, $min and $max over windows bounded on both sides: the window slides
 // (both ends only move forward), so values are added and removed instead of refolding each
-// window. Sums of integers are exact; sums of doubles are compensated (Neumaier). A window
+// window. Sums of integers are exact; sums with doubles are double-doubles (DoubleDoubleSum, a
+// removal adding the negated value), as MongoDB's removable sums are. A window
 // holding a Decimal128 is folded afresh through the $group accumulator, which owns the decimal
 // rules.
 class SlidingFunction : public WindowFunction {
@@ -227,7 +229,7 @@ class SlidingFunction : public WindowFunction {
     HG_ASSIGN_OR_RETURN(std::vector<Value> in, inputs_(p, vars));
     WindowIndexer ix(w_);
     HG_RETURN_IF_ERROR(ix.Prepare(p));
-    State st{.ordered = std::multiset<Value, ValueLess>(ValueLess{strings_})};
+    State st{.dsum = {}, .ordered = std::multiset<Value, ValueLess>(ValueLess{strings_})};
     st.track_order = op_ == "$min" || op_ == "$max";
     size_t cur_lo = 0, cur_hi = 0;
     out->assign(in.size(), Value::Null());
@@ -251,7 +253,7 @@ class SlidingFunction : public WindowFunction {
   struct State {
     int64_t n = 0, n_double = 0, n_long = 0, n_decimal = 0;
     __int128 isum = 0;
-    double dsum = 0, dcomp = 0;               // Neumaier running sum and compensation
+    DoubleDoubleSum dsum;                     // every number's, as a double-double
     std::multiset<Value, ValueLess> ordered;  // only for $min and $max (track_order)
     bool track_order = false;
 
@@ -280,10 +282,11 @@ class SlidingFunction : public WindowFunction {
           isum += sign * static_cast<__int128>(v.NumberLong());
           break;
       }
-      const double x = sign * v.NumberDouble();
-      const double t = dsum + x;
-      dcomp += std::fabs(dsum) >= std::fabs(x) ? (dsum - t) + x : (x - t) + dsum;
-      dsum = t;
+      if (v.type() == BsonType::kInt64) {
+        dsum.AddLong(v.NumberLong(), sign < 0);
+      } else {
+        dsum.Add(sign * v.NumberDouble());
+      }
     }
   };
 
@@ -293,7 +296,7 @@ class SlidingFunction : public WindowFunction {
       return op_ == "$min" ? *st.ordered.begin() : *st.ordered.rbegin();
     }
     const bool integral = st.n_double == 0 && st.isum >= INT64_MIN && st.isum <= INT64_MAX;
-    const double total = integral ? static_cast<double>(st.isum) : st.dsum + st.dcomp;
+    const double total = integral ? static_cast<double>(st.isum) : st.dsum.Double();
     if (op_ == "$avg") {
       return st.n == 0 ? Value::Null() : Value::Double(total / static_cast<double>(st.n));
     }

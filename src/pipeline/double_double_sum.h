@@ -1,0 +1,60 @@
+// A running sum of doubles carried as an unevaluated pair of doubles (a leading sum and a
+// small addend), by error-free transformations (Dekker's Fast2Sum, Møller and Knuth's 2Sum).
+// This is how MongoDB sums the non-decimal numbers of $sum and $avg: the pair holds the exact
+// total until partial sums pass about 2^106, and the result is the pair's leading part. Adding
+// the same numbers in the same order gives MongoDB's result bit for bit (e.g. 0.1 + 0.2 + 0.3
+// is 0.6, where plain addition gives 0.6000000000000001).
+//
+// The operations must not be reassociated or fused: the module builds without -ffast-math.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+
+namespace hourglass::pipeline {
+
+class DoubleDoubleSum {
+ public:
+  void Add(double x) {
+    special_ += x;  // a plain sum, the result when infinities make the pair NaN
+    // Fold the addend (small next to the sum) into x: Fast2Sum(x, addend).
+    const double folded = x + addend_;
+    addend_ -= folded - x;
+    // Then the sum: 2Sum(sum, folded), whose rounding error joins the addend.
+    const double s = sum_ + folded;
+    const double sum_part = s - folded;
+    const double folded_part = s - sum_part;
+    addend_ += (sum_ - sum_part) + (folded - folded_part);
+    sum_ = s;
+  }
+  // An integer exactly: as two doubles of at most 32 significant bits each (their negations
+  // with `negated`, which takes away what AddLong(x) added).
+  void AddLong(int64_t x, bool negated = false) {
+    const int64_t high = x / (int64_t{1} << 32) * (int64_t{1} << 32);
+    const double sign = negated ? -1.0 : 1.0;
+    Add(sign * static_cast<double>(x - high));
+    Add(sign * static_cast<double>(high));
+  }
+  // The total as a double: the leading part (the plain sum when that is NaN).
+  double Double() const { return std::isnan(sum_) ? special_ : sum_; }
+  // Whether the leading part is finite; then Leading() + Addend() is the total.
+  bool Finite() const { return std::isfinite(sum_); }
+  double Leading() const { return sum_; }
+  double Addend() const { return addend_; }
+  // The plain sum of the numbers added.
+  double Plain() const { return special_; }
+  // Adds another sum's total (its leading part, then its addend).
+  void Merge(const DoubleDoubleSum& other) {
+    if (!other.Finite()) {
+      Add(other.Double());
+      return;
+    }
+    Add(other.sum_);
+    Add(other.addend_);
+  }
+
+ private:
+  double sum_ = 0, addend_ = 0, special_ = 0;
+};
+
+}  // namespace hourglass::pipeline
