@@ -1,6 +1,7 @@
 #include "pipeline/group_block.h"
 
 #include <algorithm>
+#include <array>
 #include <map>
 
 #include "pipeline/dependencies.h"
@@ -230,41 +231,92 @@ Status FoldRows(const ColumnBlock& block, const std::vector<GroupBlockPlan::AccI
   return sink.account(after - before).status();
 }
 
-// Adds rows run[0..n) of the columns of doubles that `lane_of(j)` gives for j in [0, inputs)
-// (a double-double and the column's values, or nulls to skip j) to their double-doubles, row
-// by row across them, in registers.
-template <typename LaneOf>
-void FoldDoubleLanes(size_t inputs, LaneOf lane_of, const uint32_t* run, size_t n) {
-  constexpr size_t kWidth = 12;  // lanes advanced together
-  DoubleDoubleSum* sums[kWidth];
-  const double* values[kWidth];
-  size_t k = 0;
-  auto flush = [&] {
-    DoubleDoubleSum s[kWidth];
-    for (size_t l = 0; l < k; ++l) s[l] = *sums[l];
-    if (k == kWidth) {
-      for (size_t i = 0; i < n; ++i) {
-        const uint32_t r = run[i];
-        for (size_t l = 0; l < kWidth; ++l) s[l].Add(values[l][r]);
-      }
-    } else {
-      for (size_t i = 0; i < n; ++i) {
-        const uint32_t r = run[i];
-        for (size_t l = 0; l < k; ++l) s[l].Add(values[l][r]);
-      }
-    }
-    for (size_t l = 0; l < k; ++l) *sums[l] = s[l];
-    k = 0;
-  };
-  for (size_t j = 0; j < inputs; ++j) {
-    auto [sum, col] = lane_of(j);
-    if (sum == nullptr) continue;
-    sums[k] = sum;
-    values[k] = col;
-    if (++k == kWidth) flush();
+// Adds rows run[0..n) of the columns values[0..K) to the double-doubles sums[0..K), row by row
+// across them (K known here, so that the sums can live in registers).
+template <size_t K>
+void FoldLanes(DoubleDoubleSum* const* sums, const double* const* values, const uint32_t* run,
+               size_t n) {
+  DoubleDoubleSum s[K];
+  for (size_t l = 0; l < K; ++l) s[l] = *sums[l];
+  for (size_t i = 0; i < n; ++i) {
+    const uint32_t r = run[i];
+    for (size_t l = 0; l < K; ++l) s[l].Add(values[l][r]);
   }
-  if (k > 0) flush();
+  for (size_t l = 0; l < K; ++l) *sums[l] = s[l];
 }
+
+// FoldLanes over `lanes` columns, up to 12 at a time.
+void FoldDoubleLanes(DoubleDoubleSum* const* sums, const double* const* values, size_t lanes,
+                     const uint32_t* run, size_t n) {
+  using Fold = void (*)(DoubleDoubleSum* const*, const double* const*, const uint32_t*, size_t);
+  static constexpr Fold kFolds[] = {nullptr,      FoldLanes<1>, FoldLanes<2>,  FoldLanes<3>,
+                                    FoldLanes<4>, FoldLanes<5>, FoldLanes<6>,  FoldLanes<7>,
+                                    FoldLanes<8>, FoldLanes<9>, FoldLanes<10>, FoldLanes<11>,
+                                    FoldLanes<12>};
+  constexpr size_t kWidth = std::size(kFolds) - 1;
+  for (size_t first = 0; first < lanes; first += kWidth) {
+    kFolds[std::min(kWidth, lanes - first)](sums + first, values + first, run, n);
+  }
+}
+
+// Runs of doubles waiting to be added to their double-doubles, so that the runs of different
+// groups (a bucket's rows usually go to a group of their own) advance together, as the lanes
+// of one run do. Each double-double gets its runs in their order. The values are copied (a
+// block's columns last only until the next block); the double-doubles must stay put until
+// Flush, so the caller flushes before anything that may spill the groups.
+class StagedLanes {
+ public:
+  static constexpr size_t kWidth = 4;
+
+  // Stages rows run[0..n) of `values` for `sum`. Flushes the staged runs first when there are
+  // kWidth of them or one is `sum`'s, and then returns true.
+  bool Stage(DoubleDoubleSum* sum, const double* values, const uint32_t* run, size_t n) {
+    bool flushed = false;
+    if (k_ == kWidth || std::any_of(lanes_.begin(), lanes_.begin() + k_,
+                                    [&](const Lane& l) { return l.sum == sum; })) {
+      Flush();
+      flushed = true;
+    }
+    Lane& lane = lanes_[k_++];
+    lane.sum = sum;
+    lane.values.resize(n);
+    for (size_t i = 0; i < n; ++i) lane.values[i] = values[run[i]];
+    return flushed;
+  }
+  bool full() const { return k_ == kWidth; }
+
+  void Flush() {
+    if (k_ == 0) return;
+    size_t common = lanes_[0].values.size();
+    for (size_t l = 1; l < k_; ++l) common = std::min(common, lanes_[l].values.size());
+    DoubleDoubleSum* sums[kWidth];
+    const double* values[kWidth];
+    for (size_t l = 0; l < k_; ++l) {
+      sums[l] = lanes_[l].sum;
+      values[l] = lanes_[l].values.data();
+    }
+    if (identity_.size() < common) {
+      for (size_t i = identity_.size(); i < common; ++i)
+        identity_.push_back(static_cast<uint32_t>(i));
+    }
+    FoldDoubleLanes(sums, values, k_, identity_.data(), common);
+    for (size_t l = 0; l < k_; ++l) {
+      DoubleDoubleSum s = *sums[l];
+      for (size_t i = common; i < lanes_[l].values.size(); ++i) s.Add(values[l][i]);
+      *sums[l] = s;
+    }
+    k_ = 0;
+  }
+
+ private:
+  struct Lane {
+    DoubleDoubleSum* sum = nullptr;
+    std::vector<double> values;
+  };
+  std::array<Lane, kWidth> lanes_;
+  size_t k_ = 0;
+  std::vector<uint32_t> identity_;  // identity_[i] == i
+};
 
 }  // namespace
 
@@ -281,9 +333,16 @@ Status GroupBlockPlan::Consume(BlockSource& source, const Sink& sink) const {
   if (!boundable.empty()) source.AcceptBounds(boundable);
   Variables vars(0);  // the $dateTrunc shortcuts read no variables
   std::vector<uint32_t> all;
+  StagedLanes staged;
+  std::vector<DoubleDoubleSum*> lane_sums;  // a run's inputs folded as double-doubles
+  std::vector<const double*> lane_values;
+  std::vector<bool> laned;
   while (true) {
     HG_ASSIGN_OR_RETURN(const ColumnBlock* block, source.NextBlock());
-    if (block == nullptr) return Status::OK();
+    if (block == nullptr) {
+      staged.Flush();
+      return sink.account(0).status();
+    }
     const std::vector<uint32_t>* rows = &block->selection;
     if (block->all_rows) {
       for (size_t i = all.size(); i < static_cast<size_t>(block->num_rows); ++i) {
@@ -412,25 +471,39 @@ Status GroupBlockPlan::Consume(BlockSource& source, const Sink& sink) const {
     // A spill forgets `accs`; every run is followed by a fresh group lookup (or the end).
     auto fold = [&](std::vector<std::unique_ptr<Accumulator>>& accs, const uint32_t* run,
                     size_t n) -> Status {
-      if (has_expressions_) return FoldRows(*block, inputs_, accs, run, n, sink);
       // Double-doubles of $sum/$avg over columns of doubles without missing cells advance
       // together, row by row: each keeps its row order, and the CPU overlaps their dependency
       // chains (one alone waits on its own about four times as long as a plain sum's).
-      std::vector<bool> laned(inputs.size(), false);
-      FoldDoubleLanes(
-          inputs.size(),
-          [&](size_t j) -> std::pair<DoubleDoubleSum*, const double*> {
-            const ColumnBlock::Field* f = inputs[j].field;
-            if (f == nullptr || f->numbers.type != BsonType::kDouble ||
-                f->numbers.present != nullptr) {
-              return {nullptr, nullptr};
-            }
-            DoubleDoubleSum* lane = accs[j]->DoubleLane();
-            if (lane == nullptr) return {nullptr, nullptr};
-            laned[j] = true;
-            return {lane, reinterpret_cast<const double*>(f->numbers.values)};
-          },
-          run, n);
+      lane_sums.clear();
+      lane_values.clear();
+      laned.assign(inputs.size(), false);
+      for (size_t j = 0; j < inputs.size() && !has_expressions_; ++j) {
+        const ColumnBlock::Field* f = inputs[j].field;
+        if (f == nullptr || f->numbers.type != BsonType::kDouble || f->numbers.present != nullptr) {
+          continue;
+        }
+        if (DoubleDoubleSum* sum = accs[j]->DoubleLane()) {
+          laned[j] = true;
+          lane_sums.push_back(sum);
+          lane_values.push_back(reinterpret_cast<const double*>(f->numbers.values));
+        }
+      }
+      // When every input is such a sum and they are few, the run is staged with the runs of
+      // other groups and they advance together; the groups' memory is checked when the staged
+      // runs are flushed (a spill would forget the double-doubles they point to).
+      if (lane_sums.size() == inputs.size() && lane_sums.size() < StagedLanes::kWidth) {
+        bool flushed = false;
+        for (size_t l = 0; l < lane_sums.size(); ++l) {
+          flushed = staged.Stage(lane_sums[l], lane_values[l], run, n) || flushed;
+          accs[l]->DoublesAdded(n);
+        }
+        if (!flushed && !staged.full()) return Status::OK();
+        staged.Flush();
+        return sink.account(0).status();
+      }
+      staged.Flush();
+      if (has_expressions_) return FoldRows(*block, inputs_, accs, run, n, sink);
+      FoldDoubleLanes(lane_sums.data(), lane_values.data(), lane_sums.size(), run, n);
       for (size_t j = 0; j < inputs.size(); ++j) {
         if (laned[j]) accs[j]->DoublesAdded(n);
       }

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 #include <deque>
+#include <filesystem>
 #include <limits>
 #include <random>
 #include <set>
@@ -263,9 +264,9 @@ Data MakeData(uint64_t seed, bool odd_times) {
   return d;
 }
 
-StatusWith<std::vector<BsonObj>> RunGroup(const BsonObj& stages,
-                                          std::unique_ptr<DocumentStream> in) {
-  HG_ASSIGN_OR_RETURN(auto p, Pipeline::Parse(stages, PipelineContext()));
+StatusWith<std::vector<BsonObj>> RunGroup(const BsonObj& stages, std::unique_ptr<DocumentStream> in,
+                                          const PipelineContext& ctx = PipelineContext()) {
+  HG_ASSIGN_OR_RETURN(auto p, Pipeline::Parse(stages, ctx));
   auto out = p->Bind(std::move(in));
   std::vector<BsonObj> docs;
   while (true) {
@@ -337,6 +338,48 @@ TEST(GroupBlockTest, BlocksGiveTheDocumentPathsResults) {
       }
     }
   }
+}
+
+// Sums and averages of a column of doubles are staged with other groups' and folded together;
+// a group table spilling at every check must not lose or misplace any of them.
+TEST(GroupBlockTest, StagedSumsGiveTheDocumentPathsResultsWhenGroupsSpill) {
+  char dir[] = "/tmp/hg_group_block_XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  PipelineContext ctx;
+  ctx.limits.group = 1;
+  ctx.allow_disk_use = true;
+  ctx.tmp_dir = dir;
+  const char* const kGroups[] = {
+      R"({"_id": {"h": "$m.host", "m": {"$dateTrunc": {"date": "$t", "unit": "minute"}}},
+          "a": {"$avg": "$w"}, "s": {"$sum": "$w"}})",
+      R"({"_id": "$m.host", "s": {"$sum": "$w"}})",
+      R"({"_id": {"$dateTrunc": {"date": "$t", "unit": "second", "binSize": 7}},
+          "a": {"$avg": "$w"}})",
+  };
+  for (uint64_t seed = 1; seed <= 4; ++seed) {
+    for (const char* group : kGroups) {
+      Data data = MakeData(seed, false);
+      BsonObj holder = Json(std::string(R"({"p": [{"$group": )") + group + "}]}");
+      BsonObj stages = holder["p"].Obj();
+      for (const PipelineContext& c : {PipelineContext(), ctx}) {
+        bool taken = false;
+        auto by_docs =
+            RunGroup(stages, std::make_unique<VectorDocumentStream>(data.selected_docs), c);
+        auto by_blocks =
+            RunGroup(stages,
+                     std::make_unique<BlockStream>(data.blocks, data.selected,
+                                                   std::vector<std::string>{"m"}, &taken, true),
+                     c);
+        EXPECT_TRUE(taken) << group;
+        ASSERT_TRUE(by_docs.ok()) << by_docs.status().ToString();
+        ASSERT_TRUE(by_blocks.ok()) << by_blocks.status().ToString();
+        EXPECT_EQ(ToJson(by_docs.value()), ToJson(by_blocks.value()))
+            << group << " seed " << seed << " spilling " << (c.limits.group == 1);
+        EXPECT_GT(by_docs.value().size(), 3u);
+      }
+    }
+  }
+  std::filesystem::remove_all(dir);
 }
 
 TEST(GroupBlockTest, BoundedDatesAreDecodedOnlyWhenTheirBinsDiffer) {
