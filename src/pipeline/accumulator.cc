@@ -2,10 +2,13 @@
 
 #include <cmath>
 #include <cstdio>
+#include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "bson/bson_compare.h"
 #include "bson/decimal128.h"
+#include "bson/key_string.h"
 #include "pipeline/double_double_sum.h"
 #include "pipeline/errors.h"
 
@@ -359,32 +362,47 @@ class FirstLastAccumulator : public Accumulator {
   Value value_;
 };
 
+// $push keeps its values in input order; $addToSet keeps the first of each set of equal
+// values (under the collation), found by their key strings (bson/key_string.h), in the order
+// they came. The values are kept as the elements of the array being built, so that a value
+// costs a copy of its bytes rather than a Value of its own.
 class PushAccumulator : public Accumulator {
  public:
   PushAccumulator(bool unique, const bson::StringComparator* strings)
       : unique_(unique), strings_(strings) {}
-  Status Process(const Value& v) override {
-    if (v.missing()) return Status::OK();
+  Status Process(const Value& v) override { return ProcessElement(v.element()); }
+  Status ProcessElement(const bson::BsonElement& e) override {
+    if (e.eoo()) return Status::OK();
     if (unique_) {
-      for (const auto& x : values_) {
-        if (ValuesEqual(x, v, strings_)) return Status::OK();
-      }
+      bson::KeyStringBuilder key;
+      key.AppendElement(e, /*descending=*/false, strings_);
+      auto [it, inserted] = seen_.insert(key.Release());
+      if (!inserted) return Status::OK();
+      bytes_ += 32 + static_cast<int64_t>(it->size());
     }
-    bytes_ += 16 + static_cast<int64_t>(v.element().size());
-    values_.push_back(v);
+    const std::string index = std::to_string(n_++);
+    items_.AppendElementAs(e, index);
+    bytes_ += 16 + static_cast<int64_t>(e.size());
     return Status::OK();
   }
-  Value Finalize() const override { return Value::Array(values_); }
+  Value Finalize() const override {
+    bson::BsonBuilder items = items_;
+    bson::BsonBuilder holder;
+    holder.AppendArray("", items.Obj());
+    return Value::FromHolder(holder.Obj());
+  }
   int64_t ApproxBytes() const override { return 32 + bytes_; }
   Status MergePartial(const Value& partial) override {
-    for (const Value& v : partial.ArrayValues()) HG_RETURN_IF_ERROR(Process(v));
+    for (const bson::BsonElement& e : partial.Obj()) HG_RETURN_IF_ERROR(ProcessElement(e));
     return Status::OK();
   }
 
  private:
   bool unique_;
   const bson::StringComparator* strings_;
-  std::vector<Value> values_;
+  bson::BsonBuilder items_;  // {"0": v0, "1": v1, ...}
+  int64_t n_ = 0;
+  std::unordered_set<std::string> seen_;  // $addToSet: the key strings of the values kept
   int64_t bytes_ = 0;
 };
 
@@ -392,14 +410,28 @@ class PushAccumulator : public Accumulator {
 class StdDevAccumulator : public Accumulator {
  public:
   explicit StdDevAccumulator(bool sample) : sample_(sample) {}
-  Status Process(const Value& v) override {
-    if (!v.numeric()) return Status::OK();
-    double x = v.NumberDouble();
+  Status Process(const Value& v) override { return ProcessElement(v.element()); }
+  Status ProcessElement(const bson::BsonElement& e) override {
+    if (e.IsNumber()) Add(e.NumberDouble());
+    return Status::OK();
+  }
+  Status ProcessNumbers(const NumberColumn& col, const uint32_t* rows, size_t n) override {
+    if (col.type == BsonType::kDouble || col.type == BsonType::kInt32 ||
+        col.type == BsonType::kInt64) {
+      for (size_t i = 0; i < n; ++i) {
+        if (!col.Present(rows[i])) continue;
+        Add(col.type == BsonType::kDouble ? col.Double(rows[i])
+                                          : static_cast<double>(col.Int(rows[i])));
+      }
+      return Status::OK();
+    }
+    return Accumulator::ProcessNumbers(col, rows, n);
+  }
+  void Add(double x) {
     ++n_;
     double delta = x - mean_;
     mean_ += delta / static_cast<double>(n_);
     m2_ += delta * (x - mean_);
-    return Status::OK();
   }
   Value Finalize() const override {
     const int64_t d = sample_ ? n_ - 1 : n_;
