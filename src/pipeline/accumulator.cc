@@ -50,6 +50,25 @@ class SumAccumulator : public Accumulator {
     AddNumbers(col, rows, n);
     return Status::OK();
   }
+  Status ProcessRepeated(const Value& v, size_t n) override {
+    if (!AddRepeated(count_only_ ? Value::Int(1) : v, n)) return Accumulator::ProcessRepeated(v, n);
+    return Status::OK();
+  }
+  // Adds the integer v n times as one addition of v * n, when that leaves the same state: the
+  // integer total exact, and the double-double holding an integer with no addend, which every
+  // partial sum up to 2^53 keeps. Returns false (nothing added) otherwise.
+  bool AddRepeated(const Value& v, size_t n) {
+    if (v.type() != BsonType::kInt32 && v.type() != BsonType::kInt64) return false;
+    constexpr double kExact = 9007199254740992.0;  // 2^53
+    int64_t total = 0;
+    if (__builtin_mul_overflow(v.NumberLong(), static_cast<int64_t>(n), &total) || !dd_.Finite() ||
+        dd_.Addend() != 0 || std::trunc(dd_.Leading()) != dd_.Leading() ||
+        std::fabs(dd_.Leading()) + std::fabs(static_cast<double>(total)) > kExact / 2) {
+      return false;
+    }
+    if (n > 0) Add(v.type(), static_cast<double>(total), total);
+    return true;
+  }
   DoubleDoubleSum* DoubleLane() override { return count_only_ ? nullptr : &dd_; }
   void DoublesAdded(size_t n) override {
     if (n == 0) return;
@@ -186,6 +205,11 @@ class AvgAccumulator : public Accumulator {
   }
   Status ProcessNumbers(const NumberColumn& col, const uint32_t* rows, size_t n) override {
     n_ += static_cast<int64_t>(sum_.AddNumbers(col, rows, n));
+    return Status::OK();
+  }
+  Status ProcessRepeated(const Value& v, size_t n) override {
+    if (!v.numeric() || !sum_.AddRepeated(v, n)) return Accumulator::ProcessRepeated(v, n);
+    n_ += static_cast<int64_t>(n);
     return Status::OK();
   }
   DoubleDoubleSum* DoubleLane() override { return sum_.DoubleLane(); }

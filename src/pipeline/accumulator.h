@@ -43,6 +43,12 @@ class Accumulator {
       HG_RETURN_IF_ERROR(ProcessElement(col.Element(rows[i], scratch)));
     return Status::OK();
   }
+  // Process(v) n times (a constant input over a run of rows); $sum and $avg of an integer add
+  // it once, multiplied, when that gives the same state.
+  virtual Status ProcessRepeated(const Value& v, size_t n) {
+    for (size_t i = 0; i < n; ++i) HG_RETURN_IF_ERROR(Process(v));
+    return Status::OK();
+  }
   // For folding several accumulators' columns together: when ProcessNumbers of a column of
   // doubles adds each present one to a double-double (and counts it), that double-double, else
   // null. A caller that adds a run's doubles to it itself, in row order, then calls

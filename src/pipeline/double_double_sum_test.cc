@@ -5,6 +5,9 @@
 
 #include <cmath>
 #include <limits>
+#include <vector>
+
+#include "pipeline/accumulator.h"
 
 namespace hourglass::pipeline {
 namespace {
@@ -66,6 +69,48 @@ TEST(DoubleDoubleSumTest, MergeAddsTheOtherTotal) {
   b.Add(0.3);
   a.Merge(b);
   EXPECT_EQ(a.Double(), 0.6);
+}
+
+}  // namespace
+}  // namespace hourglass::pipeline
+
+namespace hourglass::pipeline {
+namespace {
+
+// ProcessRepeated(v, n) must leave $sum and $avg exactly as n calls of Process(v) do, whatever
+// was added before (doubles leave an addend; totals near 2^53 and int64 overflow).
+TEST(DoubleDoubleSumTest, RepeatedIntegersLeaveTheStateOfSingleAdditions) {
+  const double big = 4503599627370496.0;  // 2^52
+  const std::vector<std::vector<Value>> befores = {
+      {},
+      {Value::Double(0.1), Value::Double(0.2)},
+      {Value::Double(big)},
+      {Value::Double(1.0), Value::Double(1e-20)},  // an integral leading part and an addend
+      {Value::Long(std::numeric_limits<int64_t>::max() - 10)},
+      {Value::Int(7), Value::Double(1e300)},
+  };
+  for (const char* op : {"$sum", "$avg", "$count"}) {
+    for (const auto& before : befores) {
+      for (const Value& v : {Value::Int(1), Value::Int(-3), Value::Long(1'000'000'007)}) {
+        for (size_t n : {0, 1, 5, 1000}) {
+          auto once = MakeAccumulator(op);
+          auto each = MakeAccumulator(op);
+          for (const Value& b : before) {
+            ASSERT_TRUE(once->Process(b).ok());
+            ASSERT_TRUE(each->Process(b).ok());
+          }
+          ASSERT_TRUE(once->ProcessRepeated(v, n).ok());
+          for (size_t i = 0; i < n; ++i) ASSERT_TRUE(each->Process(v).ok());
+          // A double added afterwards shows any difference in the double-double too.
+          ASSERT_TRUE(once->Process(Value::Double(0.3)).ok());
+          ASSERT_TRUE(each->Process(Value::Double(0.3)).ok());
+          EXPECT_EQ(once->PartialState().ToString(), each->PartialState().ToString())
+              << op << " " << v.ToString() << " x" << n;
+          EXPECT_EQ(once->Finalize().ToString(), each->Finalize().ToString());
+        }
+      }
+    }
+  }
 }
 
 }  // namespace

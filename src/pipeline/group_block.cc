@@ -518,7 +518,7 @@ Status GroupBlockPlan::Consume(BlockSource& source, const Sink& sink) const {
                                  ? acc.ProcessNumbers(f.numbers, run, n)
                                  : acc.ProcessElements(f.cells.data(), run, n));
         } else {
-          for (size_t i = 0; i < n; ++i) HG_RETURN_IF_ERROR(acc.Process(inputs[j].value));
+          HG_RETURN_IF_ERROR(acc.ProcessRepeated(inputs[j].value, n));
         }
         added += acc.ApproxBytes() - before;
       }
