@@ -1,7 +1,8 @@
 // In-process timing of the BSONColumn decoders and encoder on the columns of a TSBS cpu-only
 // bucket (what `ts_bench ingest` writes): 360 rows of a random-walk double (N(0,1) steps clamped
 // to [0, 100], full precision), the time column (a date every 10 s), and for comparison a small
-// int64 counter and 2-decimal doubles. For each: ns per cell to decode into elements
+// int64 counter, 2-decimal doubles, and whole numbers 0-100 drawn at random as doubles (the
+// peers' rows, ../shared/peers/gen_cpu.py). For each: ns per cell to decode into elements
 // (DecodeBsonColumnElements, what a version-1 read gets without decoding), into numbers
 // (DecodeBsonColumnValues), and to encode (BsonColumnBuilder, what compressing a closed bucket
 // does per column).
@@ -59,19 +60,21 @@ int main(int argc, char** argv) {
   }
   std::mt19937_64 rng(1);
   std::normal_distribution<double> step(0.0, 1.0);
-  std::vector<BsonObj> walk, time, counter, cents;
+  std::vector<BsonObj> walk, time, counter, cents, whole;
   double w = 50;
   for (int r = 0; r < rows; ++r) {
     w = std::clamp(w + step(rng), 0.0, 100.0);
-    BsonBuilder a, t, c, d;
+    BsonBuilder a, t, c, d, u;
     a.AppendDouble("", w);
     t.AppendDate("", 1451606400000LL + 10000LL * r);
     c.AppendInt64("", 1000 + r * 3 + static_cast<int64_t>(rng() % 5));
     d.AppendDouble("", std::round(w * 100) / 100);
+    u.AppendDouble("", static_cast<double>(rng() % 101));
     walk.push_back(a.Obj());
     time.push_back(t.Obj());
     counter.push_back(c.Obj());
     cents.push_back(d.Obj());
+    whole.push_back(u.Obj());
   }
   struct Case {
     const char* name;
@@ -80,7 +83,8 @@ int main(int argc, char** argv) {
   } cases[] = {{"double_walk", &walk, Column(walk)},
                {"time", &time, Column(time)},
                {"int64_counter", &counter, Column(counter)},
-               {"double_2dp", &cents, Column(cents)}};
+               {"double_2dp", &cents, Column(cents)},
+               {"double_whole", &whole, Column(whole)}};
   bc::ColumnElements elements;
   bc::ColumnValues values;
   for (const Case& c : cases) {

@@ -837,6 +837,23 @@ struct Decoder {
             for (size_t i = 0; i < cells && ok; ++i) ok = value(last);
           }
           cell_missing = last_skip;
+        } else if (skips == 0 && !dod && !int32 && word_cells <= allowed) {
+          // A word of deltas only (no skips) of a stream whose values are its running encoding
+          // (or doubles at a scale): each cell is a sum and a conversion, without value()'s
+          // tests. A zero delta recomputes the same value.
+          for (int i = 0; i < n; ++i) {
+            enc64 = WrapAdd(enc64, UnZigZag64(values[i]));
+            if (bits || !dbl) {
+              cur = static_cast<uint64_t>(enc64);
+            } else {
+              const double x = DecodeDouble(enc64, scale);
+              std::memcpy(&cur, &x, 8);
+            }
+            out.Value(cur);
+          }
+          last = values[n - 1];
+          last_skip = false;
+          cell_missing = false;
         } else {
           const int limit = static_cast<int>(std::min(word_cells, allowed));
           for (int i = 0; i < limit && ok; ++i) {

@@ -156,6 +156,9 @@ inline double DecodeDouble(int64_t encoded, int scale_index) {
     std::memcpy(&d, &encoded, 8);
     return d;
   }
+  // Scale 0 multiplies by 1: the quotient is the integer converted (skipping the division,
+  // whose throughput bounds decoding integral doubles).
+  if (scale_index == 0) return static_cast<double>(encoded);
   return static_cast<double>(encoded) / kScaleMultiplier[scale_index];
 }
 // The smallest scale index >= `min_index` that encodes `v`, with the encoding.

@@ -66,6 +66,10 @@ def test_the_classic_cases(db):
                                            "a": {"$avg": "$v"}}}]))
     assert got == [{"_id": None, "s": 0.6, "a": 0.6 / 3}]
     assert 0.1 + 0.2 + 0.3 != 0.6  # what plain addition gives instead
+    # The $sum and $avg expressions add as the accumulators do.
+    got = list(db.c.aggregate([{"$limit": 1}, {"$project": {
+        "_id": 0, "s": {"$sum": [[0.1, 0.2, 0.3]]}, "a": {"$avg": [0.1, 0.2, 0.3]}}}]))
+    assert got == [{"s": 0.6, "a": 0.6 / 3}]
     db.d.insert_many([{"v": 0.1} for _ in range(10)])
     got = list(db.d.aggregate([{"$group": {"_id": None, "s": {"$sum": "$v"}}}]))
     assert got == [{"_id": None, "s": 1.0}]
