@@ -145,22 +145,21 @@ class GroupStage : public Stage {
       // The accumulators of the group of `key`, created on first use (their memory is counted
       // at the next Account).
       StatusWith<Accs*> GroupFor(const Value& key) {
-        std::string key_bytes;
-        if (Accs* accs = groups_.Find(key, &key_bytes)) return accs;
+        if (Accs* accs = groups_.Find(key)) return accs;
         Accs accs;
         for (const auto& a : s_->accumulators) {
           HG_ASSIGN_OR_RETURN(auto acc, a.NewState(key));
           bytes_ += acc->ApproxBytes();
           accs.push_back(std::move(acc));
         }
-        bytes_ += 64 + key.element().size() + key_bytes.size();
+        bytes_ += 64 + 2 * key.element().size();  // the key, and its key string
         array_key_ = array_key_ || key.element().type() == BsonType::kArray;
         if (!s_->id_fields.empty() && !member_array_) {
           for (const BsonElement& m : key.element().Obj()) {
             member_array_ = member_array_ || m.type() == BsonType::kArray;
           }
         }
-        return groups_.Add(std::move(key_bytes), key, std::move(accs));
+        return groups_.Add(key, std::move(accs));
       }
 
       // Adds `added` bytes to the memory the groups hold. Over the limit the groups are spilled

@@ -15,12 +15,11 @@ using testing::Json;
 
 // Counts one more row of the group of `key`, creating it if needed.
 void Count(GroupTable& table, const Value& key) {
-  std::string bytes;
-  GroupTable::Accs* accs = table.Find(key, &bytes);
+  GroupTable::Accs* accs = table.Find(key);
   if (accs == nullptr) {
     GroupTable::Accs fresh;
     fresh.push_back(MakeAccumulator("$sum"));
-    accs = table.Add(std::move(bytes), key, std::move(fresh));
+    accs = table.Add(key, std::move(fresh));
   }
   ASSERT_TRUE((*accs)[0]->Process(Value::Int(1)).ok());
 }
