@@ -169,6 +169,11 @@ std::optional<GroupBlockPlan> GroupBlockPlan::Make(const BsonElement& id,
         in.expr = std::shared_ptr<Expression>(std::move(parsed).value());
         in.reads.assign(deps.fields.begin(), deps.fields.end());
         plan.has_expressions_ = true;
+        if (auto arith = ColumnArith::Compile(op)) {
+          in.arith = std::make_shared<const ColumnArith>(std::move(*arith));
+        } else {
+          plan.all_arith_ = false;
+        }
       }
     } else {
       in.constant = Value::FromElement(op);
@@ -337,6 +342,11 @@ Status GroupBlockPlan::Consume(BlockSource& source, const Sink& sink) const {
   std::vector<DoubleDoubleSum*> lane_sums;  // a run's inputs folded as double-doubles
   std::vector<const double*> lane_values;
   std::vector<bool> laned;
+  // Expression inputs computed as column arithmetic for a run: their values by row, and the
+  // columns of doubles that hold them.
+  std::vector<std::vector<double>> arith_values(inputs_.size());
+  std::vector<ColumnBlock::Field> arith_fields(inputs_.size());
+  std::vector<const NumberColumn*> arith_columns;
   while (true) {
     HG_ASSIGN_OR_RETURN(const ColumnBlock* block, source.NextBlock());
     if (block == nullptr) {
@@ -471,13 +481,30 @@ Status GroupBlockPlan::Consume(BlockSource& source, const Sink& sink) const {
     // A spill forgets `accs`; every run is followed by a fresh group lookup (or the end).
     auto fold = [&](std::vector<std::unique_ptr<Accumulator>>& accs, const uint32_t* run,
                     size_t n) -> Status {
+      // Expressions are computed for the run as column arithmetic when every one is such and
+      // its fields are columns of doubles here; otherwise the rows are folded one by one.
+      bool by_columns = !has_expressions_ || all_arith_;
+      for (size_t j = 0; j < inputs_.size() && by_columns && has_expressions_; ++j) {
+        if (!inputs_[j].arith) continue;
+        const ColumnArith& arith = *inputs_[j].arith;
+        arith_columns.clear();
+        for (const std::string& name : arith.fields()) {
+          const ColumnBlock::Field* f = block->Find(name);
+          arith_columns.push_back(f == nullptr || f->constant ? nullptr : &f->numbers);
+        }
+        arith_values[j].resize(static_cast<size_t>(block->num_rows));
+        by_columns = arith.Evaluate(arith_columns, run, n, arith_values[j].data());
+        arith_fields[j].numbers = NumberColumn{
+            BsonType::kDouble, reinterpret_cast<const uint64_t*>(arith_values[j].data()), nullptr};
+        inputs[j].field = &arith_fields[j];
+      }
       // Double-doubles of $sum/$avg over columns of doubles without missing cells advance
       // together, row by row: each keeps its row order, and the CPU overlaps their dependency
       // chains (one alone waits on its own about four times as long as a plain sum's).
       lane_sums.clear();
       lane_values.clear();
       laned.assign(inputs.size(), false);
-      for (size_t j = 0; j < inputs.size() && !has_expressions_; ++j) {
+      for (size_t j = 0; j < inputs.size() && by_columns; ++j) {
         const ColumnBlock::Field* f = inputs[j].field;
         if (f == nullptr || f->numbers.type != BsonType::kDouble || f->numbers.present != nullptr) {
           continue;
@@ -491,7 +518,8 @@ Status GroupBlockPlan::Consume(BlockSource& source, const Sink& sink) const {
       // When every input is such a sum and they are few, the run is staged with the runs of
       // other groups and they advance together; the groups' memory is checked when the staged
       // runs are flushed (a spill would forget the double-doubles they point to).
-      if (lane_sums.size() == inputs.size() && lane_sums.size() < StagedLanes::kWidth) {
+      if (!lane_sums.empty() && lane_sums.size() == inputs.size() &&
+          lane_sums.size() < StagedLanes::kWidth) {
         bool flushed = false;
         for (size_t l = 0; l < lane_sums.size(); ++l) {
           flushed = staged.Stage(lane_sums[l], lane_values[l], run, n) || flushed;
@@ -502,7 +530,7 @@ Status GroupBlockPlan::Consume(BlockSource& source, const Sink& sink) const {
         return sink.account(0).status();
       }
       staged.Flush();
-      if (has_expressions_) return FoldRows(*block, inputs_, accs, run, n, sink);
+      if (!by_columns) return FoldRows(*block, inputs_, accs, run, n, sink);
       FoldDoubleLanes(lane_sums.data(), lane_values.data(), lane_sums.size(), run, n);
       for (size_t j = 0; j < inputs.size(); ++j) {
         if (laned[j]) accs[j]->DoublesAdded(n);

@@ -28,6 +28,7 @@
 #include "base/status.h"
 #include "bson/bson.h"
 #include "pipeline/accumulator.h"
+#include "pipeline/column_arith.h"
 #include "pipeline/column_block.h"
 #include "pipeline/expression.h"
 
@@ -50,6 +51,8 @@ class GroupBlockPlan {
     std::optional<std::string> field;  // a top-level field, or
     std::shared_ptr<Expression> expr;  // an expression of the top-level fields `reads`, or
     std::vector<std::string> reads;
+    // The expression as arithmetic of double columns (column_arith.h), when it is one.
+    std::shared_ptr<const ColumnArith> arith;
     Value constant;  // a constant (when neither)
   };
 
@@ -80,6 +83,7 @@ class GroupBlockPlan {
     std::vector<int64_t> widths;  // each one's fixed bin width in ms, 0 for calendar bins
   };
   bool has_expressions_ = false;  // some input is an expression: rows are folded one by one
+  bool all_arith_ = true;         // ... unless every expression is column arithmetic
   std::vector<std::string> key_fields_;
   std::vector<TruncOnly> trunc_only_;
   std::vector<AccInput> inputs_;

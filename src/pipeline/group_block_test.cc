@@ -308,6 +308,13 @@ TEST(GroupBlockTest, BlocksGiveTheDocumentPathsResults) {
       R"({"_id": {"$dateTrunc": {"date": "$t", "unit": "minute", "binSize": 10}},
           "s": {"$sum": "$x"}, "mn": {"$min": "$w"}, "p": {"$push": "$x"}})",
       R"({"_id": "$m.host", "e": {"$sum": {"$multiply": ["$w", 2]}},
+          "a": {"$avg": {"$add": ["$w", "$w", 0.5]}},
+          "d": {"$max": {"$subtract": ["$w", {"$multiply": ["$w", 0.1, 3]}]}},
+          "z": {"$sum": {"$add": ["$w"]}},
+          "y": {"$min": {"$multiply": [{"$add": [1, "$w"]}, {"$numberLong": "3"}]}}})",
+      R"({"_id": "$m.host", "x": {"$sum": {"$add": ["$x", 1]}}, "i": {"$avg": {"$add": ["$i", 1]}},
+          "w": {"$sum": {"$subtract": ["$w", "$x"]}}})",
+      R"({"_id": "$m.host", "e": {"$sum": {"$multiply": ["$w", 2]}},
           "c": {"$push": {"$cond": [{"$gt": ["$w", 5]}, "$v", null]}},
           "t": {"$max": {"$add": ["$t", "$i"]}}, "h": {"$first": "$m.host"}})",
   };

@@ -85,6 +85,13 @@ GROUPS = [
      "mx": {"$max": {"$ifNull": ["$v", "none"]}},
      "sensor": {"$addToSet": "$meta.sensor"},
      "types": {"$push": {"$type": "$a"}}},
+    # Arithmetic of double columns only: computed for a bucket's rows at once (column_arith.h),
+    # to the bit what each row's evaluation gives.
+    {"_id": {"s": "$meta.sensor", "h": {"$dateTrunc": {"date": "$t", "unit": "hour"}}},
+     "s": {"$sum": {"$multiply": ["$w", 2.5]}},
+     "a": {"$avg": {"$add": ["$w", 0.1, "$w"]}},
+     "d": {"$max": {"$subtract": ["$w", {"$multiply": ["$w", 0.3, 7]}]}},
+     "mn": {"$min": {"$add": [{"$multiply": [3, "$w"]}, -1]}}},
 ]
 
 MATCHES = [
