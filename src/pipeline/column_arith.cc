@@ -47,6 +47,8 @@ int ColumnArith::Add(const BsonElement& e, bool* reads_field) {
         node.op = Node::Op::kMultiply;
       } else if (name == "$subtract") {
         node.op = Node::Op::kSubtract;
+      } else if (name == "$divide") {
+        node.op = Node::Op::kDivide;
       } else {
         return -1;
       }
@@ -60,7 +62,8 @@ int ColumnArith::Add(const BsonElement& e, bool* reads_field) {
         node.children.push_back(child);
         *reads_field = *reads_field || child_reads;
       }
-      if (node.op == Node::Op::kSubtract && node.children.size() != 2) return -1;
+      const bool binary = node.op == Node::Op::kSubtract || node.op == Node::Op::kDivide;
+      if (binary && node.children.size() != 2) return -1;
       if (node.children.empty()) return -1;
       break;
     }
@@ -71,38 +74,46 @@ int ColumnArith::Add(const BsonElement& e, bool* reads_field) {
   return static_cast<int>(nodes_.size()) - 1;
 }
 
-void ColumnArith::Run(int index, const std::vector<const NumberColumn*>& columns,
+bool ColumnArith::Run(int index, const std::vector<const NumberColumn*>& columns,
                       const uint32_t* run, size_t n, double* dense) const {
   const Node& node = nodes_[index];
   switch (node.op) {
     case Node::Op::kField: {
       const NumberColumn& col = *columns[node.field];
       for (size_t i = 0; i < n; ++i) dense[i] = col.Double(run[i]);
-      return;
+      return true;
     }
     case Node::Op::kConstant:
       std::fill(dense, dense + n, node.constant);
-      return;
+      return true;
     default:
       break;
   }
   std::vector<double> operand(n);
-  if (node.op == Node::Op::kSubtract) {
-    Run(node.children[0], columns, run, n, dense);
-    Run(node.children[1], columns, run, n, operand.data());
-    for (size_t i = 0; i < n; ++i) dense[i] = dense[i] - operand[i];
-    return;
+  if (node.op == Node::Op::kSubtract || node.op == Node::Op::kDivide) {
+    if (!Run(node.children[0], columns, run, n, dense) ||
+        !Run(node.children[1], columns, run, n, operand.data())) {
+      return false;
+    }
+    if (node.op == Node::Op::kSubtract) {
+      for (size_t i = 0; i < n; ++i) dense[i] = dense[i] - operand[i];
+      return true;
+    }
+    if (std::any_of(operand.begin(), operand.end(), [](double d) { return d == 0; })) return false;
+    for (size_t i = 0; i < n; ++i) dense[i] = dense[i] / operand[i];
+    return true;
   }
   const bool multiply = node.op == Node::Op::kMultiply;
   std::fill(dense, dense + n, multiply ? 1.0 : 0.0);
   for (int child : node.children) {
-    Run(child, columns, run, n, operand.data());
+    if (!Run(child, columns, run, n, operand.data())) return false;
     if (multiply) {
       for (size_t i = 0; i < n; ++i) dense[i] = dense[i] * operand[i];
     } else {
       for (size_t i = 0; i < n; ++i) dense[i] = dense[i] + operand[i];
     }
   }
+  return true;
 }
 
 bool ColumnArith::Evaluate(const std::vector<const NumberColumn*>& columns, const uint32_t* run,
@@ -111,7 +122,7 @@ bool ColumnArith::Evaluate(const std::vector<const NumberColumn*>& columns, cons
     if (c == nullptr || c->type != BsonType::kDouble || c->present != nullptr) return false;
   }
   std::vector<double> dense(n);
-  Run(root_, columns, run, n, dense.data());
+  if (!Run(root_, columns, run, n, dense.data())) return false;
   for (size_t i = 0; i < n; ++i) out[run[i]] = dense[i];
   return true;
 }

@@ -91,7 +91,8 @@ GROUPS = [
      "s": {"$sum": {"$multiply": ["$w", 2.5]}},
      "a": {"$avg": {"$add": ["$w", 0.1, "$w"]}},
      "d": {"$max": {"$subtract": ["$w", {"$multiply": ["$w", 0.3, 7]}]}},
-     "mn": {"$min": {"$add": [{"$multiply": [3, "$w"]}, -1]}}},
+     "mn": {"$min": {"$add": [{"$multiply": [3, "$w"]}, -1]}},
+     "q": {"$avg": {"$divide": ["$w", {"$add": ["$w", 7]}]}}},
 ]
 
 MATCHES = [

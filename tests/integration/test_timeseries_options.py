@@ -381,6 +381,22 @@ def test_recreate_with_same_options_is_ok(db):
     )
 
 
+@pytest.mark.parametrize("granularity", ["seconds", "minutes", "hours"])
+def test_listed_options_create_the_collection_again(db, granularity):
+    """What a dump and restore does: the options listCollections gives (granularity with its
+    bucketMaxSpanSeconds, as MongoDB lists them) create the same collection elsewhere. A
+    bucketMaxSpanSeconds equal to the granularity's is accepted beside it, as in MongoDB; only a
+    different one is InvalidOptions (72)."""
+    create_ts(db, metaField="m", granularity=granularity)
+    listed = entries(db, name="ts")["ts"]["options"]
+    assert listed["timeseries"]["bucketMaxSpanSeconds"] == PRESETS[granularity]
+    assert db.command(dict({"create": "copy"}, **listed))["ok"] == 1
+    assert entries(db, name="copy")["copy"]["options"] == listed
+    other = dict(listed["timeseries"], bucketMaxSpanSeconds=PRESETS[granularity] + 1)
+    code, _ = err(db, {"create": "bad", "timeseries": other})
+    assert code == 72
+
+
 @pytest.mark.parametrize(
     "other",
     [
