@@ -183,7 +183,10 @@ class PercentileAccumulator : public Accumulator {
     if (!doubles && col.type != BsonType::kInt32 && col.type != BsonType::kInt64) {
       return Accumulator::ProcessNumbers(col, rows, n);
     }
-    values_.reserve(values_.size() + n);
+    // Geometric growth: a reserve of exactly what a run adds would copy the values per run.
+    if (values_.capacity() < values_.size() + n) {
+      values_.reserve(std::max(values_.size() + n, 2 * values_.capacity()));
+    }
     for (size_t i = 0; i < n; ++i) {
       const uint32_t r = rows[i];
       if (!col.Present(r)) continue;
@@ -193,8 +196,9 @@ class PercentileAccumulator : public Accumulator {
     return Status::OK();
   }
   Value Finalize() const override {
-    // Each rank by selection (linear), not a sort of every value.
-    std::vector<double> values = values_;
+    // Each rank by selection (linear), not a sort of every value. The selection reorders the
+    // values in place: their order means nothing to a percentile.
+    std::vector<double>& values = values_;
     std::vector<Value> out;
     for (double p : ps_) {
       if (values.empty()) {
@@ -225,7 +229,7 @@ class PercentileAccumulator : public Accumulator {
  private:
   std::vector<double> ps_;
   bool median_;
-  std::vector<double> values_;
+  mutable std::vector<double> values_;
 };
 
 // Fills out->make for a constant n, else out->make_for_group, which evaluates n when a group
