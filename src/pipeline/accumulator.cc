@@ -97,6 +97,7 @@ class SumAccumulator : public Accumulator {
         exact_ = false;
       }
     } else if (col.type == BsonType::kInt32 || col.type == BsonType::kInt64) {
+      if (AddIntegersAtOnce(col, rows, n, &count)) return count;
       for (size_t i = 0; i < n; ++i) {
         if (!col.Present(rows[i])) continue;
         const int64_t v = col.Int(rows[i]);
@@ -105,6 +106,33 @@ class SumAccumulator : public Accumulator {
       }
     }
     return count;
+  }
+  // Adds the integers of col's rows[0..n) as one addition of their total, when that leaves the
+  // state their single additions would: every partial sum, of the integer total and of the
+  // double-double (then an integer with no addend), stays exact, which a total of magnitudes
+  // under 2^52 from a state of an integer under 2^52 guarantees. Returns false (nothing
+  // added) otherwise; *count is the integers added.
+  bool AddIntegersAtOnce(const NumberColumn& col, const uint32_t* rows, size_t n, size_t* count) {
+    constexpr int64_t kExact = int64_t{1} << 52;
+    if (!exact_ || !dd_.Finite() || dd_.Addend() != 0 ||
+        std::trunc(dd_.Leading()) != dd_.Leading() || std::fabs(dd_.Leading()) >= kExact ||
+        lng_ > kExact || lng_ < -kExact) {
+      return false;
+    }
+    int64_t total = 0, magnitude = static_cast<int64_t>(std::fabs(dd_.Leading()));
+    size_t present = 0;
+    for (size_t i = 0; i < n; ++i) {
+      if (!col.Present(rows[i])) continue;
+      const int64_t v = col.Int(rows[i]);
+      if (v > kExact || v < -kExact) return false;
+      total += v;
+      magnitude += v < 0 ? -v : v;
+      if (magnitude > kExact) return false;
+      ++present;
+    }
+    if (present > 0) Add(col.type, static_cast<double>(total), total);
+    *count = present;
+    return true;
   }
   // Adds the leading run of doubles among cells[rows[0..n)] and returns its length: Add() of
   // each, in order, with the total kept in registers rather than in the accumulator.

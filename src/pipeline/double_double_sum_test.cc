@@ -77,6 +77,11 @@ TEST(DoubleDoubleSumTest, MergeAddsTheOtherTotal) {
 namespace hourglass::pipeline {
 namespace {
 
+// Which integer type a test column holds.
+struct BsonTypeFor32 {
+  bool int32;
+};
+
 // ProcessRepeated(v, n) must leave $sum and $avg exactly as n calls of Process(v) do, whatever
 // was added before (doubles leave an addend; totals near 2^53 and int64 overflow).
 TEST(DoubleDoubleSumTest, RepeatedIntegersLeaveTheStateOfSingleAdditions) {
@@ -107,6 +112,62 @@ TEST(DoubleDoubleSumTest, RepeatedIntegersLeaveTheStateOfSingleAdditions) {
           EXPECT_EQ(once->PartialState().ToString(), each->PartialState().ToString())
               << op << " " << v.ToString() << " x" << n;
           EXPECT_EQ(once->Finalize().ToString(), each->Finalize().ToString());
+        }
+      }
+    }
+  }
+}
+
+// ProcessNumbers of an integer column must leave $sum and $avg as Process of each cell does.
+TEST(DoubleDoubleSumTest, IntegerColumnsLeaveTheStateOfSingleAdditions) {
+  const std::vector<std::vector<Value>> befores = {
+      {},
+      {Value::Double(0.1)},
+      {Value::Double(1.0), Value::Double(1e-20)},
+      {Value::Long(int64_t{1} << 51)},
+      {Value::Long(std::numeric_limits<int64_t>::max() - 10)},
+  };
+  const std::vector<std::vector<int64_t>> columns = {
+      {1, 2, 3, -4, 5},
+      {int64_t{1} << 50, int64_t{1} << 50, int64_t{1} << 50, -7},
+      {std::numeric_limits<int64_t>::max(), 1},
+      {},
+  };
+  for (const char* op : {"$sum", "$avg"}) {
+    for (BsonTypeFor32 t : {BsonTypeFor32{false}, BsonTypeFor32{true}}) {
+      for (const auto& before : befores) {
+        for (const auto& cells : columns) {
+          std::vector<uint64_t> bits;
+          std::vector<uint8_t> present;
+          std::vector<uint32_t> rows;
+          for (size_t i = 0; i < cells.size(); ++i) {
+            if (t.int32 && (cells[i] > INT32_MAX || cells[i] < INT32_MIN)) continue;
+            bits.push_back(static_cast<uint64_t>(cells[i]));
+            present.push_back(1);
+            rows.push_back(static_cast<uint32_t>(rows.size()));
+            bits.push_back(0);  // a missing cell between
+            present.push_back(0);
+            rows.push_back(static_cast<uint32_t>(rows.size()));
+          }
+          NumberColumn col{t.int32 ? bson::BsonType::kInt32 : bson::BsonType::kInt64, bits.data(),
+                           present.data()};
+          auto column = MakeAccumulator(op);
+          auto each = MakeAccumulator(op);
+          for (const Value& b : before) {
+            ASSERT_TRUE(column->Process(b).ok());
+            ASSERT_TRUE(each->Process(b).ok());
+          }
+          ASSERT_TRUE(column->ProcessNumbers(col, rows.data(), rows.size()).ok());
+          for (size_t i = 0; i < bits.size(); ++i) {
+            if (!present[i]) continue;
+            const int64_t v = static_cast<int64_t>(bits[i]);
+            ASSERT_TRUE(
+                each->Process(t.int32 ? Value::Int(static_cast<int32_t>(v)) : Value::Long(v)).ok());
+          }
+          ASSERT_TRUE(column->Process(Value::Double(0.3)).ok());
+          ASSERT_TRUE(each->Process(Value::Double(0.3)).ok());
+          EXPECT_EQ(column->PartialState().ToString(), each->PartialState().ToString()) << op;
+          EXPECT_EQ(column->Finalize().ToString(), each->Finalize().ToString()) << op;
         }
       }
     }
