@@ -54,20 +54,27 @@ class SumAccumulator : public Accumulator {
     if (!AddRepeated(count_only_ ? Value::Int(1) : v, n)) return Accumulator::ProcessRepeated(v, n);
     return Status::OK();
   }
-  // Adds the integer v n times as one addition of v * n, when that leaves the same state: the
-  // integer total exact, and the double-double holding an integer with no addend, which every
-  // partial sum up to 2^53 keeps. Returns false (nothing added) otherwise.
+  // Adds the integer v n times as one addition of v * n when that leaves the same state
+  // (AddExactIntegers). Returns false (nothing added) otherwise.
   bool AddRepeated(const Value& v, size_t n) {
     if (v.type() != BsonType::kInt32 && v.type() != BsonType::kInt64) return false;
-    constexpr double kExact = 9007199254740992.0;  // 2^53
     int64_t total = 0;
-    if (__builtin_mul_overflow(v.NumberLong(), static_cast<int64_t>(n), &total) || !dd_.Finite() ||
-        dd_.Addend() != 0 || std::trunc(dd_.Leading()) != dd_.Leading() ||
-        std::fabs(dd_.Leading()) + std::fabs(static_cast<double>(total)) > kExact / 2) {
-      return false;
-    }
-    if (n > 0) Add(v.type(), static_cast<double>(total), total);
+    if (__builtin_mul_overflow(v.NumberLong(), static_cast<int64_t>(n), &total)) return false;
+    return AddExactIntegers(v.type(), total, Magnitude(total), n);
+  }
+  // Adds `count` integers of type t, totalling `total` with magnitudes totalling `magnitude`, as
+  // one addition of the total, when that leaves the state their single additions would: the
+  // double-double holds an integer with no addend and every partial sum stays exact
+  // (DoubleDoubleSum::ExactIntegerHeadroom; the exact integer total, when kept, is the same
+  // integer, so it cannot overflow either). Returns false (nothing added) otherwise.
+  bool AddExactIntegers(BsonType t, int64_t total, uint64_t magnitude, size_t count) {
+    const int64_t room = dd_.ExactIntegerHeadroom();
+    if (room < 0 || magnitude > static_cast<uint64_t>(room)) return false;
+    if (count > 0) Add(t, static_cast<double>(total), total);
     return true;
+  }
+  static uint64_t Magnitude(int64_t v) {
+    return v < 0 ? 0 - static_cast<uint64_t>(v) : static_cast<uint64_t>(v);
   }
   DoubleDoubleSum* DoubleLane() override { return count_only_ ? nullptr : &dd_; }
   void DoublesAdded(size_t n) override {
@@ -107,32 +114,25 @@ class SumAccumulator : public Accumulator {
     }
     return count;
   }
-  // Adds the integers of col's rows[0..n) as one addition of their total, when that leaves the
-  // state their single additions would: every partial sum, of the integer total and of the
-  // double-double (then an integer with no addend), stays exact, which a total of magnitudes
-  // under 2^52 from a state of an integer under 2^52 guarantees. Returns false (nothing
-  // added) otherwise; *count is the integers added.
+  // Adds the integers of col's rows[0..n) as one addition of their total when that leaves the
+  // same state (AddExactIntegers). Returns false (nothing added) otherwise; *count is the
+  // integers added.
   bool AddIntegersAtOnce(const NumberColumn& col, const uint32_t* rows, size_t n, size_t* count) {
-    constexpr int64_t kExact = int64_t{1} << 52;
-    if (!exact_ || !dd_.Finite() || dd_.Addend() != 0 ||
-        std::trunc(dd_.Leading()) != dd_.Leading() || std::fabs(dd_.Leading()) >= kExact ||
-        lng_ > kExact || lng_ < -kExact) {
-      return false;
-    }
-    int64_t total = 0, magnitude = static_cast<int64_t>(std::fabs(dd_.Leading()));
+    const int64_t room = dd_.ExactIntegerHeadroom();
+    if (room < 0) return false;
+    int64_t total = 0;  // cannot overflow: its magnitude stays under 2^52
+    uint64_t magnitude = 0;
     size_t present = 0;
     for (size_t i = 0; i < n; ++i) {
       if (!col.Present(rows[i])) continue;
       const int64_t v = col.Int(rows[i]);
-      if (v > kExact || v < -kExact) return false;
+      magnitude += Magnitude(v);
+      if (magnitude > static_cast<uint64_t>(room)) return false;
       total += v;
-      magnitude += v < 0 ? -v : v;
-      if (magnitude > kExact) return false;
       ++present;
     }
-    if (present > 0) Add(col.type, static_cast<double>(total), total);
     *count = present;
-    return true;
+    return AddExactIntegers(col.type, total, magnitude, present);
   }
   // Adds the leading run of doubles among cells[rows[0..n)] and returns its length: Add() of
   // each, in order, with the total kept in registers rather than in the accumulator.

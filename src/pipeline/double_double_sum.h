@@ -43,6 +43,16 @@ class DoubleDoubleSum {
   double Addend() const { return addend_; }
   // The plain sum of the numbers added.
   double Plain() const { return special_; }
+  // When the sum is an integer under 2^52 with no addend, how much more integer magnitude may
+  // be added in any grouping with the same result (every partial sum stays exact, so the pair
+  // stays (integer, 0)): 2^52 - |sum|. Otherwise -1.
+  int64_t ExactIntegerHeadroom() const {
+    constexpr double kLimit = 4503599627370496.0;  // 2^52
+    if (!Finite() || addend_ != 0 || std::trunc(sum_) != sum_ || std::fabs(sum_) > kLimit) {
+      return -1;
+    }
+    return static_cast<int64_t>(kLimit - std::fabs(sum_));
+  }
   // Adds another sum's total (its leading part, then its addend).
   void Merge(const DoubleDoubleSum& other) {
     if (!other.Finite()) {
