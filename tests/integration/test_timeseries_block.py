@@ -198,6 +198,20 @@ def test_expression_errors_like_the_document_path(twins):
     assert errors[0] == errors[1]
 
 
+def test_column_arithmetic_divide_by_zero_errors_like_the_document_path(twins):
+    # A $divide over double columns is computed a bucket at a time; a zero divisor (w - w)
+    # leaves the run to the per-row path, which fails with MongoDB's 16608 both ways.
+    pipeline = [{"$group": {"_id": "$meta.sensor",
+                            "q": {"$sum": {"$divide": ["$w", {"$subtract": ["$w", "$w"]}]}}}}]
+    errors = []
+    for p in (pipeline, DOCUMENT_PATH + pipeline):
+        with pytest.raises(OperationFailure) as e:
+            list(twins.ts.aggregate(p))
+        errors.append((e.value.code, str(e.value)))
+    assert errors[0] == errors[1]
+    assert errors[0][0] == 16608 and "can't $divide by zero" in errors[0][1]
+
+
 def test_group_errors_like_the_document_path(twins):
     # $mergeObjects of a non-object fails the same way (40400) on both collections.
     codes = []
