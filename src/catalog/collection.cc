@@ -148,6 +148,12 @@ thread_local std::vector<const ReadBarrier*> t_barriers_run;
 
 ReadBarrier::OperationScope::OperationScope() { ++t_operation_depth; }
 
+ReadBarrier::OperationScope::OperationScope(const std::vector<const ReadBarrier*>& inherited) {
+  if (t_operation_depth++ == 0) t_barriers_run = inherited;
+}
+
+std::vector<const ReadBarrier*> ReadBarrier::RunInThisOperation() { return t_barriers_run; }
+
 ReadBarrier::OperationScope::~OperationScope() {
   if (--t_operation_depth == 0) t_barriers_run.clear();
 }

@@ -163,11 +163,17 @@ class ReadBarrier {
   }
   // The current operation's next Run runs the hook again (a no-op outside an OperationScope).
   void RunAgainInThisOperation() const;
+  // The barriers whose hooks ran in the current thread's operation, for a helper thread that
+  // reads on the operation's behalf (OperationScope's second constructor).
+  static std::vector<const ReadBarrier*> RunInThisOperation();
 
   // One operation on the current thread; scopes nest (the outermost one counts).
   class OperationScope {
    public:
     OperationScope();
+    // On a thread outside any operation: a part of the operation whose barriers `inherited` are,
+    // run on this thread (they are not run again).
+    explicit OperationScope(const std::vector<const ReadBarrier*>& inherited);
     ~OperationScope();
     OperationScope(const OperationScope&) = delete;
     OperationScope& operator=(const OperationScope&) = delete;

@@ -191,6 +191,7 @@ Status RunServerStatus(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& rep
     reply.AppendInt64("measurementsUnpacked", ts.measurements_unpacked.load());
     reply.AppendInt64("bucketsAsBlocks", ts.buckets_as_blocks.load());
     reply.AppendInt64("bucketsFilteredAsBlocks", ts.buckets_filtered_as_blocks.load());
+    reply.AppendInt64("bucketsReadAhead", ts.buckets_read_ahead.load());
     reply.AppendInt64("latestCacheHits", ts.latest_cache_hits.load());
     reply.AppendInt64("newestBinsWindowReads", ts.newest_bins_windows.load());
     reply.Close(r);

@@ -49,16 +49,25 @@ class MeteredStream : public pipeline::DocumentStream, public pipeline::BlockSou
     auto start = Clock::now();
     auto block = blocks_->NextBlock();
     nanos_ += (Clock::now() - start).count();
-    if (block.ok() && block.value() != nullptr) {
-      const pipeline::ColumnBlock& b = *block.value();
-      n_ += b.all_rows ? b.num_rows : static_cast<int64_t>(b.selection.size());
-    }
+    if (block.ok() && block.value() != nullptr) Count(*block.value());
+    return block;
+  }
+  // Detached blocks may be read on a helper thread: the time is the helper's.
+  bool DetachBlocks() override { return blocks_->DetachBlocks(); }
+  StatusWith<std::unique_ptr<pipeline::DetachedBlock>> NextDetachedBlock() override {
+    auto start = Clock::now();
+    auto block = blocks_->NextDetachedBlock();
+    nanos_ += (Clock::now() - start).count();
+    if (block.ok() && block.value() != nullptr) Count(block.value()->block());
     return block;
   }
   int64_t n() const { return n_; }
   int64_t millis() const { return nanos_ / 1000000; }
 
  private:
+  void Count(const pipeline::ColumnBlock& b) {
+    n_ += b.all_rows ? b.num_rows : static_cast<int64_t>(b.selection.size());
+  }
   std::unique_ptr<pipeline::DocumentStream> in_;
   pipeline::BlockSource* blocks_ = nullptr;
   int64_t n_ = 0;

@@ -25,6 +25,8 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "catalog/record_store.h"
 #include "pipeline/column_block.h"
@@ -45,6 +47,7 @@ struct TimeseriesReadCounters {
   std::atomic<int64_t> measurements_unpacked{0};
   std::atomic<int64_t> buckets_as_blocks{0};           // kept buckets handed over as column blocks
   std::atomic<int64_t> buckets_filtered_as_blocks{0};  // ... whose event filter ran on columns
+  std::atomic<int64_t> buckets_read_ahead{0};          // ... read and decoded on a helper thread
   std::atomic<int64_t> latest_cache_hits{0};  // last-point reads LatestMeasurements answered
   std::atomic<int64_t> newest_bins_windows{
       0};  // newest-bins reads a window settled (newest_bins.h)
@@ -137,6 +140,11 @@ class TimeseriesScan : public pipeline::DocumentStream, public pipeline::BlockSo
   // (every measurement's time lies between them).
   void AcceptBounds(const std::vector<std::string>& names) override;
   StatusWith<const pipeline::ColumnBlock::Field*> DecodeBounded(std::string_view name) override;
+  // Detached blocks keep their bucket (copied out of the cursor) and decoded columns. On a
+  // helper thread, the scan's reads are part of the operation that detached it: the read
+  // barriers that operation ran are not run again.
+  bool DetachBlocks() override;
+  StatusWith<std::unique_ptr<pipeline::DetachedBlock>> NextDetachedBlock() override;
 
   // Bucket-level access (do not mix with Next): the next bucket the bucket-level filter keeps,
   // owned, with *whole set when every measurement of it matches the filter; nullopt at the end.
@@ -266,6 +274,10 @@ class TimeseriesScan : public pipeline::DocumentStream, public pipeline::BlockSo
   std::vector<std::string> visible_columns_;  // ... that are data columns
   bool bound_time_ = false;  // the consumer takes the time field by its bounds (AcceptBounds)
   std::vector<std::string> visible_columns_but_time_;
+  // Detached blocks: the thread that detached them, and the read barriers its operation ran.
+  bool detached_ = false;
+  std::thread::id detach_thread_;
+  std::vector<const catalog::ReadBarrier*> barriers_run_;
   // Cell vectors kept between blocks (and the decoder's output), so that blocks reuse memory.
   std::vector<std::vector<bson::BsonElement>> spare_cells_;
   std::vector<timeseries::BucketUnpacker::Column> decoded_;

@@ -17,6 +17,7 @@
 #include <bit>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -94,11 +95,35 @@ struct ColumnBlock {
   }
 };
 
+// A block that owns everything its fields point into, so that it stays valid after its source
+// moves on (and may be handed from the thread that read it to another).
+class DetachedBlock {
+ public:
+  virtual ~DetachedBlock() = default;
+  const ColumnBlock& block() const { return block_; }
+  // BlockSource::DecodeBounded for this block.
+  virtual StatusWith<const ColumnBlock::Field*> DecodeBounded(std::string_view name) = 0;
+
+ protected:
+  ColumnBlock block_;
+};
+
 // The columnar side of a DocumentStream (see DocumentStream::AsBlockSource). A consumer uses
 // either the blocks or Next(), never both.
 class BlockSource {
  public:
   virtual ~BlockSource() = default;
+
+  // Detached blocks, for a consumer that reads ahead on another thread (block_read_ahead.h). A
+  // source that can give them returns true from DetachBlocks, called once before the first
+  // block; from then on the consumer takes every block with NextDetachedBlock (nullptr at the
+  // end), one call at a time, from any thread. The other sources return false and are read
+  // with NextBlock.
+  virtual bool DetachBlocks() { return false; }
+  virtual StatusWith<std::unique_ptr<DetachedBlock>> NextDetachedBlock() {
+    return Status(ErrorCode::kInternalError, "this block source does not detach its blocks");
+  }
+
   // The top-level fields the consumer reads; blocks may leave every other field out. Called
   // once, before the first NextBlock.
   virtual void RequireFields(const std::vector<std::string>& names) = 0;

@@ -4,6 +4,7 @@
 #include <array>
 #include <map>
 
+#include "pipeline/block_read_ahead.h"
 #include "pipeline/dependencies.h"
 
 namespace hourglass::pipeline {
@@ -325,7 +326,9 @@ class StagedLanes {
 
 }  // namespace
 
-Status GroupBlockPlan::Consume(BlockSource& source, const Sink& sink) const {
+Status GroupBlockPlan::Consume(BlockSource& blocks, const Sink& sink) const {
+  // The next blocks are read and decoded beside the folding, when a helper thread is idle.
+  BlockReadAhead source(blocks);
   source.RequireFields(RequiredFields());
   // A key field read only by $dateTrunc can do with its bounds when it is no accumulator's input.
   std::vector<std::string> boundable;

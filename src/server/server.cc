@@ -20,6 +20,7 @@
 #include "exec/cursor_manager.h"
 #include "exec/timeseries_read.h"
 #include "net/listener.h"
+#include "pipeline/block_read_ahead.h"
 #include "pipeline/memory_parameters.h"
 #include "pipeline/spill_file.h"
 #include "server/options.h"
@@ -145,6 +146,7 @@ int RunServer(int argc, char** argv) {
   exec::RegisterTimeseriesRewriteParameter();
   commands::RegisterTimeseriesWriteParameters();
   pipeline::RegisterMemoryParameters();
+  pipeline::RegisterBlockReadAheadParameters();
   RegisterEnableTestCommands();
   for (const auto& [name, value] : parsed.set_parameters) {
     ServerParameter* p = params.Find(name);

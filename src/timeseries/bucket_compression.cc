@@ -1,6 +1,7 @@
 #include "timeseries/bucket_compression.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <limits>
 #include <numeric>
@@ -110,6 +111,9 @@ std::shared_ptr<Buffer> Pooled() {
   thread_local std::vector<std::shared_ptr<Buffer>> pool;
   for (auto& c : pool) {
     if (c.use_count() != 1) continue;
+    // The last reader may have let go on another thread (a block read ahead): its reads of the
+    // buffer happen before the writes that reuse it.
+    std::atomic_thread_fence(std::memory_order_acquire);
     if (BufferBytes(*c) > kPooledBytes) c = std::make_shared<Buffer>();
     return c;
   }

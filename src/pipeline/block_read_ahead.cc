@@ -1,0 +1,141 @@
+#include "pipeline/block_read_ahead.h"
+
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+
+#include "base/helper_threads.h"
+#include "base/server_parameters.h"
+
+namespace hourglass::pipeline {
+
+namespace {
+
+constexpr const char* kDepthParameter = "hourglassBlockReadAheadBlocks";
+
+ServerParameter* DepthParameter() {
+  static ServerParameter* p = [] {
+    auto& reg = ServerParameterRegistry::Get();
+    if (ServerParameter* found = reg.Find(kDepthParameter)) return found;
+    return reg.Register(kDepthParameter, int32_t{16}, true, true, [](const ParameterValue& v) {
+      const int64_t n =
+          std::holds_alternative<int32_t>(v) ? std::get<int32_t>(v) : std::get<int64_t>(v);
+      if (n < 0 || n > 1024) {
+        return Status(ErrorCode::kBadValue, std::string("Invalid value for parameter ") +
+                                                kDepthParameter + ": must be between 0 and 1024");
+      }
+      return Status::OK();
+    });
+  }();
+  return p;
+}
+
+}  // namespace
+
+void RegisterBlockReadAheadParameters() { (void)DepthParameter(); }
+
+// What the consumer and the helper share. The helper holds it too, so that nothing it touches
+// goes away under it.
+struct BlockReadAhead::Shared {
+  std::mutex mu;
+  std::condition_variable changed;
+  std::deque<std::unique_ptr<DetachedBlock>> ready;  // read ahead, in the source's order
+  Status error = Status::OK();                       // the source's error, after `ready`
+  bool end = false;      // the helper read the last block (or the error)
+  bool stop = false;     // the consumer is gone: the helper stops at its next block
+  bool running = false;  // the helper is inside its loop
+};
+
+BlockReadAhead::BlockReadAhead(BlockSource& source) : source_(source) {
+  depth_ = static_cast<int>(DepthParameter()->GetInt());
+}
+
+BlockReadAhead::~BlockReadAhead() {
+  if (!shared_) return;
+  std::unique_lock lk(shared_->mu);
+  shared_->stop = true;
+  shared_->changed.notify_all();
+  shared_->changed.wait(lk, [&] { return !shared_->running; });
+}
+
+void BlockReadAhead::TryStartHelper() {
+  direct_reads_ = 0;
+  auto shared = std::make_shared<Shared>();
+  shared->running = true;
+  const size_t depth = static_cast<size_t>(depth_);
+  const size_t batch = Batch();
+  BlockSource* source = &source_;
+  const bool started = HelperThreads::Get().TryRun([shared, depth, batch, source] {
+    std::unique_lock lk(shared->mu);
+    while (!shared->stop && !shared->end) {
+      if (shared->ready.size() >= depth) {
+        shared->changed.wait(lk, [&] { return shared->stop || shared->ready.size() < depth; });
+        continue;
+      }
+      lk.unlock();
+      StatusWith<std::unique_ptr<DetachedBlock>> next = source->NextDetachedBlock();
+      lk.lock();
+      if (!next.ok()) {
+        shared->error = next.status();
+        shared->end = true;
+      } else if (next.value() == nullptr) {
+        shared->end = true;
+      } else {
+        shared->ready.push_back(std::move(next).value());
+      }
+      // The consumer is woken for a batch of blocks, not for each: a wake-up costs about what
+      // folding a small block does.
+      if (shared->end || shared->ready.size() >= batch) shared->changed.notify_all();
+    }
+    shared->running = false;
+    shared->changed.notify_all();
+  });
+  if (!started) return;
+  shared_ = std::move(shared);
+  started_ = true;
+}
+
+StatusWith<const ColumnBlock*> BlockReadAhead::NextBlock() {
+  if (!began_) {
+    began_ = true;
+    detached_ = depth_ > 0 && source_.DetachBlocks();
+  }
+  if (!detached_) return source_.NextBlock();
+  current_.reset();  // the last block's memory goes back before the next is waited for
+  if (ended_) return static_cast<const ColumnBlock*>(nullptr);
+  if (!started_ && direct_reads_ >= kBlocksBeforeHelper) TryStartHelper();
+  if (!started_) {
+    ++direct_reads_;
+    HG_ASSIGN_OR_RETURN(current_, source_.NextDetachedBlock());
+  } else {
+    std::unique_lock lk(shared_->mu);
+    shared_->changed.wait(lk, [&] { return !shared_->ready.empty() || shared_->end; });
+    if (shared_->ready.empty()) {
+      ended_ = true;
+      if (!shared_->error.ok()) return shared_->error;
+      return static_cast<const ColumnBlock*>(nullptr);
+    }
+    current_ = std::move(shared_->ready.front());
+    shared_->ready.pop_front();
+    ++blocks_read_ahead_;
+    // Likewise the helper, once there is room for a batch.
+    if (shared_->ready.size() + Batch() == static_cast<size_t>(depth_)) {
+      shared_->changed.notify_all();
+    }
+  }
+  if (!current_) {
+    ended_ = true;
+    return static_cast<const ColumnBlock*>(nullptr);
+  }
+  return &current_->block();
+}
+
+StatusWith<const ColumnBlock::Field*> BlockReadAhead::DecodeBounded(std::string_view name) {
+  if (!detached_) return source_.DecodeBounded(name);
+  if (!current_) {
+    return Status(ErrorCode::kInternalError, "no current block to decode a bounded field of");
+  }
+  return current_->DecodeBounded(name);
+}
+
+}  // namespace hourglass::pipeline
