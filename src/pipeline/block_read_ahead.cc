@@ -1,8 +1,10 @@
 #include "pipeline/block_read_ahead.h"
 
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <mutex>
+#include <thread>
 
 #include "base/helper_threads.h"
 #include "base/server_parameters.h"
@@ -12,6 +14,15 @@ namespace hourglass::pipeline {
 namespace {
 
 constexpr const char* kDepthParameter = "hourglassBlockReadAheadBlocks";
+constexpr int kSpins = 4000;
+
+void Pause() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#else
+  std::this_thread::yield();
+#endif
+}
 
 ServerParameter* DepthParameter() {
   static ServerParameter* p = [] {
@@ -44,6 +55,10 @@ struct BlockReadAhead::Shared {
   bool end = false;      // the helper read the last block (or the error)
   bool stop = false;     // the consumer is gone: the helper stops at its next block
   bool running = false;  // the helper is inside its loop
+  // ready.size(), and whether `end` is set, readable without the lock: a consumer that finds no
+  // block waits a few microseconds for one before it sleeps.
+  std::atomic<size_t> available{0};
+  std::atomic<bool> ended{false};
 };
 
 BlockReadAhead::BlockReadAhead(BlockSource& source) : source_(source) {
@@ -83,6 +98,8 @@ void BlockReadAhead::TryStartHelper() {
       } else {
         shared->ready.push_back(std::move(next).value());
       }
+      shared->available.store(shared->ready.size(), std::memory_order_release);
+      shared->ended.store(shared->end, std::memory_order_release);
       // The consumer is woken for a batch of blocks, not for each: a wake-up costs about what
       // folding a small block does.
       if (shared->end || shared->ready.size() >= batch) shared->changed.notify_all();
@@ -108,6 +125,13 @@ StatusWith<const ColumnBlock*> BlockReadAhead::NextBlock() {
     ++direct_reads_;
     HG_ASSIGN_OR_RETURN(current_, source_.NextDetachedBlock());
   } else {
+    // The helper usually has the next block within microseconds: waiting for it awake costs
+    // less than a sleep and a wake-up.
+    for (int spin = 0; spin < kSpins && shared_->available.load(std::memory_order_acquire) == 0 &&
+                       !shared_->ended.load(std::memory_order_acquire);
+         ++spin) {
+      Pause();
+    }
     std::unique_lock lk(shared_->mu);
     shared_->changed.wait(lk, [&] { return !shared_->ready.empty() || shared_->end; });
     if (shared_->ready.empty()) {
@@ -117,6 +141,7 @@ StatusWith<const ColumnBlock*> BlockReadAhead::NextBlock() {
     }
     current_ = std::move(shared_->ready.front());
     shared_->ready.pop_front();
+    shared_->available.store(shared_->ready.size(), std::memory_order_release);
     ++blocks_read_ahead_;
     // Likewise the helper, once there is room for a batch.
     if (shared_->ready.size() + Batch() == static_cast<size_t>(depth_)) {
