@@ -54,9 +54,9 @@ class MeteredStream : public pipeline::DocumentStream, public pipeline::BlockSou
   }
   // Detached blocks may be read on a helper thread: the time is the helper's.
   bool DetachBlocks() override { return blocks_->DetachBlocks(); }
-  StatusWith<std::unique_ptr<pipeline::DetachedBlock>> NextDetachedBlock() override {
+  StatusWith<std::unique_ptr<pipeline::DetachedBlock>> NextDetachedBlock(int leave) override {
     auto start = Clock::now();
-    auto block = blocks_->NextDetachedBlock();
+    auto block = blocks_->NextDetachedBlock(leave);
     nanos_ += (Clock::now() - start).count();
     if (block.ok() && block.value() != nullptr) Count(block.value()->block());
     return block;

@@ -403,8 +403,9 @@ class CountedStream : public pipeline::DocumentStream, public pipeline::BlockSou
     return block;
   }
   bool DetachBlocks() override { return in_->DetachBlocks(); }
-  StatusWith<std::unique_ptr<pipeline::DetachedBlock>> NextDetachedBlock() override {
-    HG_ASSIGN_OR_RETURN(std::unique_ptr<pipeline::DetachedBlock> block, in_->NextDetachedBlock());
+  StatusWith<std::unique_ptr<pipeline::DetachedBlock>> NextDetachedBlock(int leave) override {
+    HG_ASSIGN_OR_RETURN(std::unique_ptr<pipeline::DetachedBlock> block,
+                        in_->NextDetachedBlock(leave));
     if (block != nullptr) Count(block->block());
     return block;
   }

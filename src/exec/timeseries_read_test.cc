@@ -316,5 +316,100 @@ TEST_F(TimeseriesReadTest, BlocksDecodeTheTimeColumnOnlyWhenTheyReadIt) {
   }
 }
 
+// The rows of a block as {field: [cells of the selected rows], ...}, fields by name.
+BsonObj BlockRows(const pipeline::ColumnBlock& block) {
+  std::vector<const pipeline::ColumnBlock::Field*> fields;
+  for (const auto& f : block.fields) fields.push_back(&f);
+  std::sort(fields.begin(), fields.end(), [](auto* a, auto* b) { return a->name < b->name; });
+  bson::BsonBuilder b;
+  for (const pipeline::ColumnBlock::Field* f : fields) {
+    EXPECT_FALSE(f->bounded) << f->name;
+    if (f->constant) {
+      b.AppendElementAs(f->value, f->name);
+      continue;
+    }
+    size_t array = b.OpenArray(f->name);
+    pipeline::CellScratch scratch;
+    for (int64_t row = 0; row < block.num_rows; ++row) {
+      if (!block.all_rows &&
+          std::find(block.selection.begin(), block.selection.end(), row) == block.selection.end()) {
+        continue;
+      }
+      const bson::BsonElement cell = f->Cell(static_cast<size_t>(row), scratch);
+      if (cell.eoo()) {
+        b.AppendString(std::to_string(row), "<missing>");
+      } else {
+        b.AppendElementAs(cell, std::to_string(row));
+      }
+    }
+    b.Close(array);
+  }
+  return b.Obj();
+}
+
+TEST_F(TimeseriesReadTest, DetachedBlocksLeaveColumnsForTheConsumerToComplete) {
+  // Reading ahead, the helper may leave a block's last columns for the consumer to decode
+  // (DetachedBlock::Complete): once completed, every block holds exactly the rows the scan gives
+  // without leaving anything, whatever was left, with or without an event filter.
+  const catalog::NamespaceString nss{"test", "detached"};
+  Status st = CreateTimeseries(nss, R"({"timeField": "t", "metaField": "m",
+                                        "granularity": "seconds"})");
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  std::string docs = "[";
+  for (int i = 0; i < 60; ++i) {
+    if (i > 0) docs += ",";
+    docs += R"({"t": {"$date": )" + std::to_string(1'704'067'200'000 + 1000 * i) + R"(}, "m": )" +
+            std::to_string(i % 3) + R"(, "a": )" + std::to_string(i * 0.5);
+    if (i % 4 != 0) docs += R"(, "b": )" + std::to_string(i);
+    docs += R"(, "c": "s)" + std::to_string(i % 5) + R"("})";
+  }
+  st = InsertMeasurements(nss, docs + "]");
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  auto ts = exec::Resolve(Read(), nss);
+  ASSERT_TRUE(ts.ok() && ts.value().timeseries.has_value());
+  const std::vector<std::string> fields = {"t", "m", "a", "b", "c"};
+  for (const char* filter : {"{}", R"({"a": {"$gte": 10}})", R"({"$expr": {"$gt": ["$b", 20]}})"}) {
+    SCOPED_TRACE(filter);
+    std::vector<BsonObj> expected;
+    for (int leave : {0, 1, 2, 3, 4, 100}) {
+      SCOPED_TRACE(leave);
+      TimeseriesScanOptions options;
+      options.allow_blocks = true;
+      options.mode = UnpackSpec::Mode::kInclude;
+      options.fields = fields;
+      options.filter_on_columns = true;
+      auto scan = TimeseriesScan::Make(*ts.value().timeseries, engine_.get(), J(filter), options);
+      ASSERT_TRUE(scan.ok()) << scan.status().ToString();
+      pipeline::BlockSource* blocks = scan.value()->AsBlockSource();
+      ASSERT_NE(blocks, nullptr);
+      blocks->RequireFields(fields);
+      ASSERT_TRUE(blocks->DetachBlocks());
+      std::vector<BsonObj> got;
+      bool left_some = false;
+      while (true) {
+        auto block = blocks->NextDetachedBlock(leave);
+        ASSERT_TRUE(block.ok()) << block.status().ToString();
+        if (block.value() == nullptr) break;
+        const size_t before = block.value()->block().fields.size();
+        ASSERT_TRUE(block.value()->Complete().ok());
+        left_some = left_some || block.value()->block().fields.size() > before;
+        got.push_back(BlockRows(block.value()->block()));
+      }
+      ASSERT_EQ(got.size(), 3u);  // one bucket per series
+      if (leave == 0) {
+        expected = got;
+        continue;
+      }
+      // Compressed buckets leave columns, when the rows are not selected on columns.
+      EXPECT_EQ(left_some, std::string_view(filter).find("\"a\"") == std::string_view::npos);
+      ASSERT_EQ(got.size(), expected.size());
+      for (size_t i = 0; i < got.size(); ++i) {
+        EXPECT_TRUE(got[i].BinaryEqual(expected[i]))
+            << got[i].ToJson() << " vs " << expected[i].ToJson();
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace hourglass::exec

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <utility>
 
 #include "catalog/record_store.h"
 #include "exec/lastpoint_pattern.h"
@@ -735,6 +736,25 @@ pipeline::NumberColumn NumbersOf(const timeseries::BucketUnpacker::Column& c) {
           .present = c.values->missing == 0 ? nullptr : c.values->present.data()};
 }
 
+// Adds the columns of `columns` that `decoded` (BucketUnpacker::Columns' output for them) found
+// to `block`, and what keeps their cells alive to *owners.
+void AddColumns(const std::vector<std::string>& columns,
+                std::vector<timeseries::BucketUnpacker::Column>* decoded,
+                pipeline::ColumnBlock* block, std::vector<std::shared_ptr<const void>>* owners) {
+  for (size_t i = 0; i < columns.size(); ++i) {
+    timeseries::BucketUnpacker::Column& c = (*decoded)[i];
+    if (!c.present) continue;
+    block->fields.push_back(pipeline::ColumnBlock::Field{.name = columns[i],
+                                                         .constant = false,
+                                                         .value = {},
+                                                         .cells = std::move(c.cells),
+                                                         .numbers = NumbersOf(c)});
+    // The cells of a compressed bucket's column live in a buffer of their own, which must
+    // outlast the decoder's next use (DecodeBounded).
+    if (c.owner) owners->push_back(std::move(c.owner));
+  }
+}
+
 }  // namespace
 
 void TimeseriesScan::DropFields(
@@ -771,17 +791,7 @@ Status TimeseriesScan::FillBlock(const BsonObj& bucket, const std::vector<std::s
   HG_ASSIGN_OR_RETURN(block->num_rows,
                       timeseries::BucketUnpacker::Columns(bucket, coll_.options.time_field, columns,
                                                           &decoded_, /*numbers=*/true));
-  for (size_t i = 0; i < columns.size(); ++i) {
-    if (!decoded_[i].present) continue;
-    block->fields.push_back(pipeline::ColumnBlock::Field{.name = columns[i],
-                                                         .constant = false,
-                                                         .value = {},
-                                                         .cells = std::move(decoded_[i].cells),
-                                                         .numbers = NumbersOf(decoded_[i])});
-    // The cells of a compressed bucket's column live in a buffer of their own, which must
-    // outlast decoded_'s next use (DecodeBounded).
-    if (decoded_[i].owner) owners->push_back(std::move(decoded_[i].owner));
-  }
+  AddColumns(columns, &decoded_, block, owners);
   return Status::OK();
 }
 
@@ -829,11 +839,22 @@ StatusWith<const pipeline::ColumnBlock*> TimeseriesScan::NextBlock() {
     hi = block_bucket_.GetPath("control.max." + coll_.options.time_field);
   }
   const bool bounded = lo.type() == BsonType::kDate && hi.type() == BsonType::kDate;
-  HG_RETURN_IF_ERROR(FillBlock(block_bucket_,
-                               by_columns ? block_columns_
-                               : bounded  ? visible_columns_but_time_
-                                          : visible_columns_,
-                               block_meta_, &block_, &block_owners_));
+  const std::vector<std::string>& columns = by_columns ? block_columns_
+                                            : bounded  ? visible_columns_but_time_
+                                                       : visible_columns_;
+  left_columns_.clear();
+  if (leave_ > 0 && columns.size() > 1 && !by_columns &&
+      timeseries::IsCompressedBucket(block_bucket_)) {
+    // The last columns are left to the consumer (NextDetachedBlock), never all of them: the
+    // helper's share stays at least a column, so that the shares move by fractions of a block.
+    const size_t keep = columns.size() - std::min(columns.size() - 1, static_cast<size_t>(leave_));
+    left_columns_.assign(columns.begin() + static_cast<std::ptrdiff_t>(keep), columns.end());
+    const std::vector<std::string> decode(columns.begin(),
+                                          columns.begin() + static_cast<std::ptrdiff_t>(keep));
+    HG_RETURN_IF_ERROR(FillBlock(block_bucket_, decode, block_meta_, &block_, &block_owners_));
+  } else {
+    HG_RETURN_IF_ERROR(FillBlock(block_bucket_, columns, block_meta_, &block_, &block_owners_));
+  }
   if (bounded) {
     block_.fields.push_back(pipeline::ColumnBlock::Field{
         .name = coll_.options.time_field, .bounded = true, .lo = lo, .hi = hi});
@@ -905,22 +926,40 @@ StatusWith<const pipeline::ColumnBlock::Field*> DecodeBoundedField(
   return &*it;
 }
 
-// A block of the scan that owns its bucket and decoded columns.
+// A block of the scan that owns its bucket and decoded columns, and decodes the columns left to
+// it (`left`) when completed.
 class ScanBlock : public pipeline::DetachedBlock {
  public:
   ScanBlock(pipeline::ColumnBlock block, BsonObj bucket,
-            std::vector<std::shared_ptr<const void>> owners, std::string time_field)
-      : bucket_(std::move(bucket)), owners_(std::move(owners)), time_field_(std::move(time_field)) {
+            std::vector<std::shared_ptr<const void>> owners, std::string time_field,
+            std::vector<std::string> left)
+      : bucket_(std::move(bucket)),
+        owners_(std::move(owners)),
+        time_field_(std::move(time_field)),
+        left_(std::move(left)) {
     block_ = std::move(block);
   }
   StatusWith<const pipeline::ColumnBlock::Field*> DecodeBounded(std::string_view name) override {
     return DecodeBoundedField(bucket_, time_field_, name, &block_, &decoded_, &owners_);
+  }
+  Status Complete() override {
+    if (left_.empty()) return Status::OK();
+    HG_ASSIGN_OR_RETURN(int64_t rows,
+                        timeseries::BucketUnpacker::Columns(bucket_, time_field_, left_, &decoded_,
+                                                            /*numbers=*/true));
+    if (rows != block_.num_rows) {
+      return Status(ErrorCode::kInternalError, "a bucket's row count changed under a block");
+    }
+    AddColumns(left_, &decoded_, &block_, &owners_);
+    left_.clear();
+    return Status::OK();
   }
 
  private:
   BsonObj bucket_;  // owned: the block's constants and version-1 cells point into it
   std::vector<std::shared_ptr<const void>> owners_;
   std::string time_field_;
+  std::vector<std::string> left_;
   std::vector<timeseries::BucketUnpacker::Column> decoded_;
 };
 
@@ -939,25 +978,42 @@ bool TimeseriesScan::DetachBlocks() {
   return true;
 }
 
-StatusWith<std::unique_ptr<pipeline::DetachedBlock>> TimeseriesScan::NextDetachedBlock() {
+StatusWith<std::unique_ptr<pipeline::DetachedBlock>> TimeseriesScan::NextDetachedBlock(int leave) {
   std::optional<catalog::ReadBarrier::OperationScope> scope;
   if (std::this_thread::get_id() != detach_thread_) scope.emplace(barriers_run_);
-  HG_ASSIGN_OR_RETURN(const pipeline::ColumnBlock* block, NextBlock());
+  leave_ = leave;
+  StatusWith<const pipeline::ColumnBlock*> next = NextBlock();
+  leave_ = 0;
+  HG_ASSIGN_OR_RETURN(const pipeline::ColumnBlock* block, std::move(next));
   barriers_run_ = catalog::ReadBarrier::RunInThisOperation();
   if (block == nullptr) return std::unique_ptr<pipeline::DetachedBlock>();
   if (scope) ++GlobalTimeseriesReadCounters().buckets_read_ahead;
   // A compressed bucket's cells live in their own buffers (block_owners_). Of the borrowed
-  // bucket the block still needs its meta, its time bounds and, for DecodeBounded, its control
-  // and time column: only those are copied (a copy of the whole bucket took a quarter of
-  // double-groupby-1's time) and the block is pointed at the copies. A version-1 bucket's cells
-  // point into it, and NextBlock made it owned whole.
+  // bucket the block still needs its meta, its time bounds and, for DecodeBounded and
+  // Complete, its control, time column and the columns left undecoded: only those are copied
+  // (a copy of the whole bucket took a quarter of double-groupby-1's time) and the block is
+  // pointed at the copies. A version-1 bucket's cells point into it, and NextBlock made it
+  // owned whole.
   if (!block_bucket_.IsOwned()) {
     const std::string& time = coll_.options.time_field;
     bson::BsonBuilder b;
     if (BsonElement meta = block_bucket_["meta"]; !meta.eoo()) b.AppendElement(meta);
     b.AppendElement(block_bucket_["control"]);
     bson::BsonBuilder data;
-    if (BsonElement t = block_bucket_.GetPath("data." + time); !t.eoo()) data.AppendElement(t);
+    if (left_columns_.empty()) {
+      // Only the time column: looked up, not walked to (each column's header is another
+      // cache line).
+      if (BsonElement t = block_bucket_.GetPath("data." + time); !t.eoo()) data.AppendElement(t);
+    } else {
+      const BsonElement columns = block_bucket_["data"];
+      for (BsonElement column : columns.type() == BsonType::kObject ? columns.Obj() : BsonObj()) {
+        const std::string_view name = column.FieldName();
+        if (name == time ||
+            std::find(left_columns_.begin(), left_columns_.end(), name) != left_columns_.end()) {
+          data.AppendElement(column);
+        }
+      }
+    }
     b.AppendObject("data", data.Obj());
     BsonObj kept = b.Obj();
     for (pipeline::ColumnBlock::Field& f : block_.fields) {
@@ -969,8 +1025,9 @@ StatusWith<std::unique_ptr<pipeline::DetachedBlock>> TimeseriesScan::NextDetache
     }
     block_bucket_ = std::move(kept);
   }
-  auto detached = std::make_unique<ScanBlock>(std::move(block_), std::move(block_bucket_),
-                                              std::move(block_owners_), coll_.options.time_field);
+  auto detached = std::make_unique<ScanBlock>(
+      std::move(block_), std::move(block_bucket_), std::move(block_owners_),
+      coll_.options.time_field, std::exchange(left_columns_, std::vector<std::string>()));
   block_ = pipeline::ColumnBlock();
   block_owners_.clear();
   return std::unique_ptr<pipeline::DetachedBlock>(std::move(detached));

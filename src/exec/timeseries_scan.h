@@ -144,7 +144,9 @@ class TimeseriesScan : public pipeline::DocumentStream, public pipeline::BlockSo
   // helper thread, the scan's reads are part of the operation that detached it: the read
   // barriers that operation ran are not run again.
   bool DetachBlocks() override;
-  StatusWith<std::unique_ptr<pipeline::DetachedBlock>> NextDetachedBlock() override;
+  // A compressed bucket's block may leave up to `leave` of the consumer's columns (the last ones
+  // it asked for) undecoded; those are decoded by Complete.
+  StatusWith<std::unique_ptr<pipeline::DetachedBlock>> NextDetachedBlock(int leave) override;
 
   // Bucket-level access (do not mix with Next): the next bucket the bucket-level filter keeps,
   // owned, with *whole set when every measurement of it matches the filter; nullopt at the end.
@@ -276,6 +278,8 @@ class TimeseriesScan : public pipeline::DocumentStream, public pipeline::BlockSo
   std::vector<std::string> visible_columns_but_time_;
   // Detached blocks: the thread that detached them, and the read barriers its operation ran.
   bool detached_ = false;
+  int leave_ = 0;                          // NextBlock: columns to leave to the consumer ...
+  std::vector<std::string> left_columns_;  // ... and those it left
   std::thread::id detach_thread_;
   std::vector<const catalog::ReadBarrier*> barriers_run_;
   // Cell vectors kept between blocks (and the decoder's output), so that blocks reuse memory.

@@ -15,6 +15,7 @@ namespace {
 
 constexpr const char* kDepthParameter = "hourglassBlockReadAheadBlocks";
 constexpr int kSpins = 4000;
+constexpr int kMaxLeave = 64;  // columns a block may leave to the consumer
 
 void Pause() {
 #if defined(__x86_64__) || defined(__i386__)
@@ -59,6 +60,10 @@ struct BlockReadAhead::Shared {
   // block waits a few microseconds for one before it sleeps.
   std::atomic<size_t> available{0};
   std::atomic<bool> ended{false};
+  // How many of each block's columns the helper leaves for the consumer to decode: one more
+  // each time the consumer has to wait for a block, one fewer each time the helper has to wait
+  // for room, so that the decoding is shared as the two threads' speeds allow.
+  std::atomic<int> leave{0};
 };
 
 BlockReadAhead::BlockReadAhead(BlockSource& source) : source_(source) {
@@ -84,11 +89,15 @@ void BlockReadAhead::TryStartHelper() {
     std::unique_lock lk(shared->mu);
     while (!shared->stop && !shared->end) {
       if (shared->ready.size() >= depth) {
+        if (shared->leave.load(std::memory_order_relaxed) > 0) {
+          shared->leave.fetch_sub(1, std::memory_order_relaxed);
+        }
         shared->changed.wait(lk, [&] { return shared->stop || shared->ready.size() < depth; });
         continue;
       }
       lk.unlock();
-      StatusWith<std::unique_ptr<DetachedBlock>> next = source->NextDetachedBlock();
+      StatusWith<std::unique_ptr<DetachedBlock>> next =
+          source->NextDetachedBlock(shared->leave.load(std::memory_order_relaxed));
       lk.lock();
       if (!next.ok()) {
         shared->error = next.status();
@@ -133,6 +142,10 @@ StatusWith<const ColumnBlock*> BlockReadAhead::NextBlock() {
       Pause();
     }
     std::unique_lock lk(shared_->mu);
+    if (shared_->ready.empty() && !shared_->end &&
+        shared_->leave.load(std::memory_order_relaxed) < kMaxLeave) {
+      shared_->leave.fetch_add(1, std::memory_order_relaxed);
+    }
     shared_->changed.wait(lk, [&] { return !shared_->ready.empty() || shared_->end; });
     if (shared_->ready.empty()) {
       ended_ = true;
@@ -152,6 +165,7 @@ StatusWith<const ColumnBlock*> BlockReadAhead::NextBlock() {
     ended_ = true;
     return static_cast<const ColumnBlock*>(nullptr);
   }
+  HG_RETURN_IF_ERROR(current_->Complete());
   return &current_->block();
 }
 

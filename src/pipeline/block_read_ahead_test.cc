@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <memory>
@@ -21,29 +22,36 @@ using bson::BsonBuilder;
 using bson::BsonObj;
 
 // Block i: one row whose column "v" holds i, and a bounded field "t" whose cell, once decoded,
-// holds -i. The block owns the document its elements point into.
+// holds -i. The block owns the document its elements point into. With `leave`, "v" is added
+// only by Complete, as a source that leaves a column to the consumer does.
 class NumberedBlock : public DetachedBlock {
  public:
-  explicit NumberedBlock(int i) {
+  NumberedBlock(int i, int leave) : left_(leave > 0) {
     BsonBuilder b;
     b.AppendInt32("v", i);
     b.AppendInt32("t", -i);
     doc_ = b.Obj();
     block_.num_rows = 1;
-    block_.fields.push_back(ColumnBlock::Field{.name = "v", .cells = {doc_["v"]}});
     block_.fields.push_back(
         ColumnBlock::Field{.name = "t", .bounded = true, .lo = doc_["t"], .hi = doc_["t"]});
+    if (!left_) block_.fields.push_back(ColumnBlock::Field{.name = "v", .cells = {doc_["v"]}});
   }
   StatusWith<const ColumnBlock::Field*> DecodeBounded(std::string_view name) override {
-    ColumnBlock::Field& t = block_.fields[1];
+    ColumnBlock::Field& t = block_.fields[0];
     if (name != "t" || !t.bounded) return Status(ErrorCode::kInternalError, "not bounded");
     t.bounded = false;
     t.cells = {doc_["t"]};
     return &t;
   }
+  Status Complete() override {
+    if (left_) block_.fields.push_back(ColumnBlock::Field{.name = "v", .cells = {doc_["v"]}});
+    left_ = false;
+    return Status::OK();
+  }
 
  private:
   BsonObj doc_;
+  bool left_;
 };
 
 // `blocks` numbered blocks, then the end, or an error instead of block `fail_at`. It checks that
@@ -61,7 +69,7 @@ class NumberedSource : public BlockSource {
   }
   StatusWith<const ColumnBlock*> NextBlock() override {
     Enter();
-    StatusWith<std::unique_ptr<DetachedBlock>> next = Make();
+    StatusWith<std::unique_ptr<DetachedBlock>> next = Make(0);
     Leave();
     if (!next.ok()) return next.status();
     attached_ = std::move(next).value();
@@ -71,9 +79,13 @@ class NumberedSource : public BlockSource {
   StatusWith<const ColumnBlock::Field*> DecodeBounded(std::string_view name) override {
     return attached_->DecodeBounded(name);
   }
-  StatusWith<std::unique_ptr<DetachedBlock>> NextDetachedBlock() override {
+  StatusWith<std::unique_ptr<DetachedBlock>> NextDetachedBlock(int leave) override {
     Enter();
-    StatusWith<std::unique_ptr<DetachedBlock>> next = Make();
+    max_leave = std::max(max_leave.load(), leave);
+    last_leave = leave;
+    if (leave > 0) ++blocks_leaving;
+    if (delay_us > 0) std::this_thread::sleep_for(std::chrono::microseconds(delay_us.load()));
+    StatusWith<std::unique_ptr<DetachedBlock>> next = Make(leave);
     Leave();
     return next;
   }
@@ -84,18 +96,22 @@ class NumberedSource : public BlockSource {
   std::atomic<bool> overlapped{false};
   std::atomic<bool> closed{false};
   std::atomic<bool> called_after_close{false};
+  std::atomic<int> max_leave{0};  // the most columns the consumer let the source leave
+  std::atomic<int> last_leave{0};
+  std::atomic<int> blocks_leaving{0};  // blocks asked for with columns to leave
+  std::atomic<int> delay_us{0};        // how long each detached block takes to read
   std::set<std::thread::id> threads() {
     std::lock_guard lk(mu_);
     return threads_;
   }
 
  private:
-  StatusWith<std::unique_ptr<DetachedBlock>> Make() {
+  StatusWith<std::unique_ptr<DetachedBlock>> Make(int leave) {
     const int i = next_++;
     if (i == fail_at_)
       return Status(ErrorCode::kBadValue, "block " + std::to_string(i) + " is bad");
     if (i >= blocks_) return std::unique_ptr<DetachedBlock>();
-    return std::unique_ptr<DetachedBlock>(std::make_unique<NumberedBlock>(i));
+    return std::unique_ptr<DetachedBlock>(std::make_unique<NumberedBlock>(i, leave));
   }
   void Enter() {
     if (closed) called_after_close = true;
@@ -122,7 +138,9 @@ StatusWith<int> ReadAll(BlockSource& source) {
   while (true) {
     HG_ASSIGN_OR_RETURN(const ColumnBlock* block, source.NextBlock());
     if (block == nullptr) return n;
-    EXPECT_EQ(block->fields[0].cells[0].Int32(), n);
+    const ColumnBlock::Field* v = block->Find("v");
+    if (v == nullptr) return Status(ErrorCode::kInternalError, "a block came incomplete");
+    EXPECT_EQ(v->cells[0].Int32(), n);
     ++n;
   }
 }
@@ -196,7 +214,8 @@ TEST_F(BlockReadAheadTest, TheSourcesErrorComesAfterTheBlocksBeforeIt) {
         break;
       }
       ASSERT_NE(block.value(), nullptr) << "the end came instead of the error";
-      EXPECT_EQ(block.value()->fields[0].cells[0].Int32(), n);
+      ASSERT_NE(block.value()->Find("v"), nullptr);
+      EXPECT_EQ(block.value()->Find("v")->cells[0].Int32(), n);
       ++n;
     }
     EXPECT_EQ(n, fail_at);
@@ -232,11 +251,41 @@ TEST_F(BlockReadAheadTest, BoundedFieldsAreDecodedInTheCurrentBlock) {
     ASSERT_TRUE(block.ok());
     ASSERT_NE(block.value(), nullptr);
     if (i % 7 != 0) continue;
+    ASSERT_NE(block.value()->Find("v"), nullptr);
     StatusWith<const ColumnBlock::Field*> t = reader.DecodeBounded("t");
     ASSERT_TRUE(t.ok());
     EXPECT_FALSE(t.value()->bounded);
     EXPECT_EQ(t.value()->cells[0].Int32(), -i);
   }
+}
+
+TEST_F(BlockReadAheadTest, TheConsumersShareOfTheDecodingFollowsTheSlowerSide) {
+  // While the source is slow the consumer keeps waiting for blocks, so it takes a share of the
+  // decoding (the source leaves it columns); once the consumer is the slow one the helper keeps
+  // waiting for room and takes the share back. Every block the consumer gets is complete.
+  NumberedSource source(400, /*detaches=*/true);
+  source.delay_us = 300;
+  BlockReadAhead reader(source);
+  int n = 0;
+  for (; n < 150; ++n) {
+    StatusWith<const ColumnBlock*> block = reader.NextBlock();
+    ASSERT_TRUE(block.ok());
+    ASSERT_NE(block.value(), nullptr);
+    ASSERT_NE(block.value()->Find("v"), nullptr);
+    EXPECT_EQ(block.value()->Find("v")->cells[0].Int32(), n);
+  }
+  EXPECT_GT(source.max_leave, 1);
+  EXPECT_GT(source.blocks_leaving, 50);
+  source.delay_us = 0;
+  for (; n < 400; ++n) {
+    StatusWith<const ColumnBlock*> block = reader.NextBlock();
+    ASSERT_TRUE(block.ok());
+    ASSERT_NE(block.value(), nullptr);
+    ASSERT_NE(block.value()->Find("v"), nullptr);
+    EXPECT_EQ(block.value()->Find("v")->cells[0].Int32(), n);
+    std::this_thread::sleep_for(std::chrono::microseconds(300));
+  }
+  EXPECT_EQ(source.last_leave, 0);
 }
 
 TEST_F(BlockReadAheadTest, ASourceThatDoesNotDetachIsReadDirectly) {

@@ -103,6 +103,9 @@ class DetachedBlock {
   const ColumnBlock& block() const { return block_; }
   // BlockSource::DecodeBounded for this block.
   virtual StatusWith<const ColumnBlock::Field*> DecodeBounded(std::string_view name) = 0;
+  // Decodes the columns the source left to the consumer (NextDetachedBlock's `leave`), on the
+  // consumer's thread; the block is complete only then.
+  virtual Status Complete() { return Status::OK(); }
 
  protected:
   ColumnBlock block_;
@@ -118,9 +121,11 @@ class BlockSource {
   // source that can give them returns true from DetachBlocks, called once before the first
   // block; from then on the consumer takes every block with NextDetachedBlock (nullptr at the
   // end), one call at a time, from any thread. The other sources return false and are read
-  // with NextBlock.
+  // with NextBlock. With `leave` > 0 the source may leave up to that many of the block's
+  // columns undecoded, for DetachedBlock::Complete on the consumer's thread: so the two threads
+  // can share the decoding.
   virtual bool DetachBlocks() { return false; }
-  virtual StatusWith<std::unique_ptr<DetachedBlock>> NextDetachedBlock() {
+  virtual StatusWith<std::unique_ptr<DetachedBlock>> NextDetachedBlock(int /*leave*/ = 0) {
     return Status(ErrorCode::kInternalError, "this block source does not detach its blocks");
   }
 
