@@ -49,25 +49,23 @@ class MeteredStream : public pipeline::DocumentStream, public pipeline::BlockSou
     auto start = Clock::now();
     auto block = blocks_->NextBlock();
     nanos_ += (Clock::now() - start).count();
-    if (block.ok() && block.value() != nullptr) Count(*block.value());
+    if (block.ok() && block.value() != nullptr) n_ += block.value()->SelectedRows();
     return block;
   }
   // Detached blocks may be read on a helper thread: the time is the helper's.
   bool DetachBlocks() override { return blocks_->DetachBlocks(); }
+  ThreadContext HandOff() override { return blocks_->HandOff(); }
   StatusWith<std::unique_ptr<pipeline::DetachedBlock>> NextDetachedBlock(int leave) override {
     auto start = Clock::now();
     auto block = blocks_->NextDetachedBlock(leave);
     nanos_ += (Clock::now() - start).count();
-    if (block.ok() && block.value() != nullptr) Count(block.value()->block());
+    if (block.ok() && block.value() != nullptr) n_ += block.value()->block().SelectedRows();
     return block;
   }
   int64_t n() const { return n_; }
   int64_t millis() const { return nanos_ / 1000000; }
 
  private:
-  void Count(const pipeline::ColumnBlock& b) {
-    n_ += b.all_rows ? b.num_rows : static_cast<int64_t>(b.selection.size());
-  }
   std::unique_ptr<pipeline::DocumentStream> in_;
   pipeline::BlockSource* blocks_ = nullptr;
   int64_t n_ = 0;

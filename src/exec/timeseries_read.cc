@@ -399,23 +399,21 @@ class CountedStream : public pipeline::DocumentStream, public pipeline::BlockSou
   }
   StatusWith<const pipeline::ColumnBlock*> NextBlock() override {
     HG_ASSIGN_OR_RETURN(const pipeline::ColumnBlock* block, in_->NextBlock());
-    if (block != nullptr) Count(*block);
+    if (block != nullptr) n_ += block->SelectedRows();
     return block;
   }
   bool DetachBlocks() override { return in_->DetachBlocks(); }
+  ThreadContext HandOff() override { return in_->HandOff(); }
   StatusWith<std::unique_ptr<pipeline::DetachedBlock>> NextDetachedBlock(int leave) override {
     HG_ASSIGN_OR_RETURN(std::unique_ptr<pipeline::DetachedBlock> block,
                         in_->NextDetachedBlock(leave));
-    if (block != nullptr) Count(block->block());
+    if (block != nullptr) n_ += block->block().SelectedRows();
     return block;
   }
   TimeseriesScan* scan() const { return in_.get(); }
   const int64_t* returned() const { return &n_; }
 
  private:
-  void Count(const pipeline::ColumnBlock& block) {
-    n_ += block.all_rows ? block.num_rows : static_cast<int64_t>(block.selection.size());
-  }
   std::unique_ptr<TimeseriesScan> in_;
   int64_t n_ = 0;
 };

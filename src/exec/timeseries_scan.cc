@@ -973,21 +973,28 @@ StatusWith<const pipeline::ColumnBlock::Field*> TimeseriesScan::DecodeBounded(
 
 bool TimeseriesScan::DetachBlocks() {
   detached_ = true;
-  detach_thread_ = std::this_thread::get_id();
-  barriers_run_ = catalog::ReadBarrier::RunInThisOperation();
   return true;
 }
 
+pipeline::BlockSource::ThreadContext TimeseriesScan::HandOff() {
+  // The other thread's reads are part of this operation: the read barriers it ran are not run
+  // again there.
+  return [this, barriers = catalog::ReadBarrier::RunInThisOperation()](
+             const std::function<void()>& reads) {
+    catalog::ReadBarrier::OperationScope scope(barriers);
+    reading_ahead_ = true;
+    reads();
+    reading_ahead_ = false;
+  };
+}
+
 StatusWith<std::unique_ptr<pipeline::DetachedBlock>> TimeseriesScan::NextDetachedBlock(int leave) {
-  std::optional<catalog::ReadBarrier::OperationScope> scope;
-  if (std::this_thread::get_id() != detach_thread_) scope.emplace(barriers_run_);
   leave_ = leave;
   StatusWith<const pipeline::ColumnBlock*> next = NextBlock();
   leave_ = 0;
   HG_ASSIGN_OR_RETURN(const pipeline::ColumnBlock* block, std::move(next));
-  barriers_run_ = catalog::ReadBarrier::RunInThisOperation();
   if (block == nullptr) return std::unique_ptr<pipeline::DetachedBlock>();
-  if (scope) ++GlobalTimeseriesReadCounters().buckets_read_ahead;
+  if (reading_ahead_) ++GlobalTimeseriesReadCounters().buckets_read_ahead;
   // A compressed bucket's cells live in their own buffers (block_owners_). Of the borrowed
   // bucket the block still needs its meta, its time bounds and, for DecodeBounded and
   // Complete, its control, time column and the columns left undecoded: only those are copied

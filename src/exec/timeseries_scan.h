@@ -25,7 +25,6 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "catalog/record_store.h"
@@ -140,10 +139,11 @@ class TimeseriesScan : public pipeline::DocumentStream, public pipeline::BlockSo
   // (every measurement's time lies between them).
   void AcceptBounds(const std::vector<std::string>& names) override;
   StatusWith<const pipeline::ColumnBlock::Field*> DecodeBounded(std::string_view name) override;
-  // Detached blocks keep their bucket (copied out of the cursor) and decoded columns. On a
-  // helper thread, the scan's reads are part of the operation that detached it: the read
+  // Detached blocks keep what they need of their bucket and their decoded columns. Handed off,
+  // the scan's reads on the other thread are part of the operation that handed it off: the read
   // barriers that operation ran are not run again.
   bool DetachBlocks() override;
+  ThreadContext HandOff() override;
   // A compressed bucket's block may leave up to `leave` of the consumer's columns (the last ones
   // it asked for) undecoded; those are decoded by Complete.
   StatusWith<std::unique_ptr<pipeline::DetachedBlock>> NextDetachedBlock(int leave) override;
@@ -276,12 +276,12 @@ class TimeseriesScan : public pipeline::DocumentStream, public pipeline::BlockSo
   std::vector<std::string> visible_columns_;  // ... that are data columns
   bool bound_time_ = false;  // the consumer takes the time field by its bounds (AcceptBounds)
   std::vector<std::string> visible_columns_but_time_;
-  // Detached blocks: the thread that detached them, and the read barriers its operation ran.
+  // Detached blocks (DetachBlocks), and whether the scan is being read on the thread it was
+  // handed off to.
   bool detached_ = false;
+  bool reading_ahead_ = false;
   int leave_ = 0;                          // NextBlock: columns to leave to the consumer ...
   std::vector<std::string> left_columns_;  // ... and those it left
-  std::thread::id detach_thread_;
-  std::vector<const catalog::ReadBarrier*> barriers_run_;
   // Cell vectors kept between blocks (and the decoder's output), so that blocks reuse memory.
   std::vector<std::vector<bson::BsonElement>> spare_cells_;
   std::vector<timeseries::BucketUnpacker::Column> decoded_;

@@ -85,7 +85,8 @@ void BlockReadAhead::TryStartHelper() {
   const size_t depth = static_cast<size_t>(depth_);
   const size_t batch = Batch();
   BlockSource* source = &source_;
-  const bool started = HelperThreads::Get().TryRun([shared, depth, batch, source] {
+  BlockSource::ThreadContext context = source_.HandOff();
+  auto reads = [shared, depth, batch, source] {
     std::unique_lock lk(shared->mu);
     while (!shared->stop && !shared->end) {
       if (shared->ready.size() >= depth) {
@@ -113,6 +114,14 @@ void BlockReadAhead::TryStartHelper() {
       // folding a small block does.
       if (shared->end || shared->ready.size() >= batch) shared->changed.notify_all();
     }
+  };
+  const bool started = HelperThreads::Get().TryRun([shared, reads, context] {
+    if (context) {
+      context(reads);
+    } else {
+      reads();
+    }
+    std::lock_guard lk(shared->mu);
     shared->running = false;
     shared->changed.notify_all();
   });

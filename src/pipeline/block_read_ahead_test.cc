@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -79,7 +80,17 @@ class NumberedSource : public BlockSource {
   StatusWith<const ColumnBlock::Field*> DecodeBounded(std::string_view name) override {
     return attached_->DecodeBounded(name);
   }
+  // The helper's reads run within the context handed off (the operation's, for a real scan).
+  ThreadContext HandOff() override {
+    ++handoffs;
+    return [](const std::function<void()>& reads) {
+      t_in_context = true;
+      reads();
+      t_in_context = false;
+    };
+  }
   StatusWith<std::unique_ptr<DetachedBlock>> NextDetachedBlock(int leave) override {
+    if (std::this_thread::get_id() != consumer_ && !t_in_context) read_outside_context = true;
     Enter();
     max_leave = std::max(max_leave.load(), leave);
     last_leave = leave;
@@ -98,6 +109,8 @@ class NumberedSource : public BlockSource {
   std::atomic<bool> called_after_close{false};
   std::atomic<int> max_leave{0};  // the most columns the consumer let the source leave
   std::atomic<int> last_leave{0};
+  std::atomic<int> handoffs{0};
+  std::atomic<bool> read_outside_context{false};
   std::atomic<int> blocks_leaving{0};  // blocks asked for with columns to leave
   std::atomic<int> delay_us{0};        // how long each detached block takes to read
   std::set<std::thread::id> threads() {
@@ -122,6 +135,8 @@ class NumberedSource : public BlockSource {
   }
   void Leave() { in_call_ = false; }
 
+  static inline thread_local bool t_in_context = false;
+  const std::thread::id consumer_ = std::this_thread::get_id();
   const int blocks_;
   const bool detaches_;
   const int fail_at_;
@@ -183,6 +198,8 @@ TEST_F(BlockReadAheadTest, HandsOverEveryBlockInOrderFromAHelperThread) {
   EXPECT_EQ(source.required, std::vector<std::string>{"v"});
   EXPECT_EQ(source.bounded, std::vector<std::string>{"t"});
   EXPECT_EQ(source.detach_calls, 1);
+  EXPECT_EQ(source.handoffs, 1);
+  EXPECT_FALSE(source.read_outside_context);
   EXPECT_FALSE(source.overlapped);
   // The first blocks come from the consumer's thread, the rest from a helper.
   EXPECT_EQ(ahead, 500 - BlockReadAhead::kBlocksBeforeHelper);

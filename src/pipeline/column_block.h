@@ -17,6 +17,7 @@
 #include <bit>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -86,6 +87,11 @@ struct ColumnBlock {
   std::vector<uint32_t> selection;  // when !all_rows: the rows that count, ascending
   std::vector<Field> fields;
 
+  // How many rows count (all of them, or the selection's).
+  int64_t SelectedRows() const {
+    return all_rows ? num_rows : static_cast<int64_t>(selection.size());
+  }
+
   // The field named `name`, or nullptr when every row lacks it.
   const Field* Find(std::string_view name) const {
     for (const Field& f : fields) {
@@ -125,6 +131,11 @@ class BlockSource {
   // columns undecoded, for DetachedBlock::Complete on the consumer's thread: so the two threads
   // can share the decoding.
   virtual bool DetachBlocks() { return false; }
+  // Called on the consumer's thread just before another thread takes over a source that
+  // detaches its blocks: what that thread must run its reads within (the operation's context,
+  // taken now, once), or null for nothing.
+  using ThreadContext = std::function<void(const std::function<void()>& reads)>;
+  virtual ThreadContext HandOff() { return nullptr; }
   virtual StatusWith<std::unique_ptr<DetachedBlock>> NextDetachedBlock(int /*leave*/ = 0) {
     return Status(ErrorCode::kInternalError, "this block source does not detach its blocks");
   }

@@ -363,7 +363,7 @@ Status GroupBlockPlan::Consume(BlockSource& blocks, const Sink& sink) const {
       }
       rows = &all;
     }
-    const size_t num_rows = block->all_rows ? static_cast<size_t>(block->num_rows) : rows->size();
+    const size_t num_rows = static_cast<size_t>(block->SelectedRows());
     if (num_rows == 0) continue;
 
     // The key's fields in this block, and the ones that vary from row to row.
