@@ -16,6 +16,7 @@
 #include <deque>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -57,7 +58,8 @@ class GroupTable {
   const bson::StringComparator* strings_;
   std::deque<Group> groups_;  // in order of creation
   bool in_order_ = true;      // every group's key is greater than the one before it
-  std::unordered_map<std::string, Group*> by_bytes_;  // out of order: every group
+  // Out of order: every group, by its key_bytes (the groups do not move).
+  std::unordered_map<std::string_view, Group*> by_bytes_;
   std::string pending_bytes_;  // the key string of the key Find last missed (out of order)
   std::vector<const Group*> ordered_;
   bool ordered_valid_ = false;
