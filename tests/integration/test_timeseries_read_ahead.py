@@ -171,8 +171,11 @@ def test_concurrent_groups_all_answer_right(db, docs):
     assert errors == []
 
 
-def test_depth_parameter_is_validated(db):
+@pytest.mark.parametrize("bad", [-1, 1025, "eight"])
+def test_depth_parameter_is_validated(db, bad):
     with pytest.raises(OperationFailure) as e:
-        db.client.admin.command({"setParameter": 1, PARAM: -1})
+        db.client.admin.command({"setParameter": 1, PARAM: bad})
     assert e.value.code == 2
+    assert PARAM in str(e.value)
+    # The bad value changed nothing.
     assert db.client.admin.command({"getParameter": 1, PARAM: 1})[PARAM] == 16
