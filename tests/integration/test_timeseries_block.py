@@ -186,15 +186,21 @@ def test_hourly_average_by_hand(twins):
         assert got[k][0] == pytest.approx(sum(ws) / len(ws), rel=1e-12)
 
 
+def errors_both_ways(coll, pipeline):
+    """The (code, message) of `pipeline` failing on blocks, then on documents."""
+    errors = []
+    for p in (pipeline, DOCUMENT_PATH + pipeline):
+        with pytest.raises(OperationFailure) as e:
+            list(coll.aggregate(p))
+        errors.append((e.value.code, str(e.value)))
+    return errors
+
+
 def test_expression_errors_like_the_document_path(twins):
     # $add of a string (some v are) fails at the same row, with the same code, both ways.
     pipeline = [{"$group": {"_id": None, "n": {"$sum": 1},
                             "s": {"$sum": {"$add": ["$w", "$v"]}}}}]
-    errors = []
-    for p in (pipeline, DOCUMENT_PATH + pipeline):
-        with pytest.raises(OperationFailure) as e:
-            list(twins.ts.aggregate(p))
-        errors.append((e.value.code, str(e.value)))
+    errors = errors_both_ways(twins.ts, pipeline)
     assert errors[0] == errors[1]
 
 
@@ -203,11 +209,7 @@ def test_column_arithmetic_divide_by_zero_errors_like_the_document_path(twins):
     # leaves the run to the per-row path, which fails with MongoDB's 16608 both ways.
     pipeline = [{"$group": {"_id": "$meta.sensor",
                             "q": {"$sum": {"$divide": ["$w", {"$subtract": ["$w", "$w"]}]}}}}]
-    errors = []
-    for p in (pipeline, DOCUMENT_PATH + pipeline):
-        with pytest.raises(OperationFailure) as e:
-            list(twins.ts.aggregate(p))
-        errors.append((e.value.code, str(e.value)))
+    errors = errors_both_ways(twins.ts, pipeline)
     assert errors[0] == errors[1]
     assert errors[0][0] == 16608 and "can't $divide by zero" in errors[0][1]
 
