@@ -1646,13 +1646,24 @@ Status BucketCatalog::FlushBucket(const TimeseriesCollection& coll, storage::Ses
     const bson::ObjectId target = TargetId(b);
     return retire_to(&target);
   }
+  // A compressed bucket's rows are encoded before its control is built, by the walk that also
+  // bounds their fields (as a commit that writes through does): the tree then folds each field
+  // once instead of walking every row again. We hold the bucket's commit rights: the layout is
+  // ours, and only the tree needs the stripe's lock.
+  const auto rows = static_cast<uint32_t>(b.flushing.size());
+  BucketFieldTree::RowBounds bounds;
+  const uint32_t unbounded = b.doc.EncodeRowsBounded(rows, &bounds);
   {
     // Unless a measurement walked the tree since the flush took its rows (or was being staged
     // then), the tree holds the bounds of the stored rows and of these once they are folded:
     // rows staged since, of the recorded shape, wait for their own flush to fold them.
     std::lock_guard lk(b.stripe->mu);
     if (b.minmax_deferred) {
-      for (const BsonObj& row : b.flushing) b.fields.UpdateMinMax(row, meta_field);
+      auto fold_rows = [&](uint32_t from, uint32_t to) {
+        for (uint32_t i = from; i < to; ++i) b.fields.UpdateMinMax(b.flushing[i], meta_field);
+      };
+      fold_rows(0, unbounded);
+      if (unbounded < rows && !b.fields.FoldBounds(bounds)) fold_rows(unbounded, rows);
     }
     if (!b.tree_ahead) *control = BuildBucketControl(b.fields, o.time_field, b.min_time);
     b.fields_memory = b.fields.ApproxMemory();

@@ -276,11 +276,19 @@ void BucketDocument::EncodeStagedRows() {
   shared_rows_.shrink_to_fit();
 }
 
-void BucketDocument::EncodeRows(uint32_t rows) {
+uint32_t BucketDocument::EncodeRowsBounded(uint32_t rows, BucketFieldTree::RowBounds* bounds) {
+  // Copies are freed as they are encoded: `bounds` may only view held rows.
+  if (!compressed_ || failed_ || rows > staged_rows_ || !unencoded_.empty()) return rows;
+  const uint32_t encoded = std::min(encoded_rows_ - num_rows_, rows);
+  EncodeRows(rows - encoded, bounds);
+  return encoded;
+}
+
+void BucketDocument::EncodeRows(uint32_t rows, BucketFieldTree::RowBounds* bounds) {
   invariant(!failed_);
   if (!shared_rows_.empty()) {
     invariant(rows <= shared_rows_.size());
-    for (uint32_t i = 0; i < rows; ++i) EncodeRow(shared_rows_[i].data());
+    for (uint32_t i = 0; i < rows; ++i) EncodeRow(shared_rows_[i].data(), bounds);
     shared_rows_.erase(shared_rows_.begin(), shared_rows_.begin() + rows);
     return;
   }
@@ -289,7 +297,7 @@ void BucketDocument::EncodeRows(uint32_t rows) {
     invariant(at < unencoded_.size());
     const char* row = unencoded_.data() + at;
     at += static_cast<size_t>(bson::ReadInt32(row));
-    EncodeRow(row);
+    EncodeRow(row, bounds);
   }
   unencoded_.erase(0, at);
 }

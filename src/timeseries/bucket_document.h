@@ -110,6 +110,14 @@ class BucketDocument {
   // the next Prepare, and releases their copies; nothing becomes visible, and a later Prepare
   // must cover at least these rows. A no-op for version 1.
   void EncodeStagedRows();
+  // Compressed layout whose staged rows are held (StageSharedRows): encodes the first `rows` staged
+  // rows into the builders now, rather than at the next Prepare (which must then cover them),
+  // adding the top-level fields of those it encodes to `bounds` as StageEncoded does (views into
+  // the held rows: the caller holds them too); returns how many of them a Prepare or
+  // EncodeStagedRows had encoded already (the first ones), whose values `bounds` lacks.
+  // Otherwise (version 1, a failed layout, fewer rows staged, copies staged): encodes nothing and
+  // returns `rows`.
+  uint32_t EncodeRowsBounded(uint32_t rows, BucketFieldTree::RowBounds* bounds);
   // Whether the last Prepare of a stored document made it whole (see `rewrite_after`).
   bool prepared_whole() const { return prepared_whole_; }
   // Compressed layout: whether a committed write by edits came after the document was last
@@ -157,7 +165,7 @@ class BucketDocument {
                          std::vector<storage::Session::Modification>* edits, bool whole,
                          uint32_t rows);
   // Encodes the next `rows` staged rows into the columns' builders.
-  void EncodeRows(uint32_t rows);
+  void EncodeRows(uint32_t rows, BucketFieldTree::RowBounds* bounds = nullptr);
   void EncodeRow(const char* row, BucketFieldTree::RowBounds* bounds = nullptr);
   static StatusWith<BucketDocument> FromStoredCompressed(const bson::BsonObj& bucket,
                                                          std::string_view time_field);

@@ -345,14 +345,17 @@ TEST(CompressedBucketDocumentTest, PrepareAgainWithoutFinishIsARetry) {
 // The write-back flush: a write covers the rows staged when it took them, while more rows are
 // staged (held or copied) before its Prepare, between its Prepare and its Finish, and encoded
 // after it (EncodeStagedRows); each stored state is the document built in one go from the rows
-// written.
+// written. Some writes encode their rows first (EncodeRowsBounded), bounding those not encoded
+// yet: with the others folded row by row, the bounds give the min/max of every row written.
 TEST(CompressedBucketDocumentTest, WritesCoverTheRowsTakenWhileMoreAreStaged) {
+  int folded = 0;
   for (uint64_t seed = 1; seed <= 20; ++seed) {
     std::mt19937_64 rng(seed);
     BsonObj meta = J(R"({"m": "meta-is-skipped"})");
     BucketDocument doc = BucketDocument::Compressed(kId, meta["m"], "t");
     std::vector<BsonObj> all;  // every row staged, in order
     size_t written = 0;
+    size_t encoded = 0;  // rows of `all` in the builders
     std::string stored;
     int r = 0;
     auto stage = [&] {
@@ -372,10 +375,34 @@ TEST(CompressedBucketDocumentTest, WritesCoverTheRowsTakenWhileMoreAreStaged) {
       const size_t taken = all.size();  // the flush takes the rows staged so far
       stage();                          // committed before the flush reaches the bucket
       if (taken == written) continue;
+      if (rng() % 2 == 0) {
+        BucketFieldTree::RowBounds bounds;
+        const uint32_t before =
+            doc.EncodeRowsBounded(static_cast<uint32_t>(taken - written), &bounds);
+        // The rows encoded already, or all of them when copies are staged (not bounded).
+        if (before != taken - written) {
+          ASSERT_EQ(before, std::min(encoded, taken) - written);
+        }
+        BucketFieldTree by_rows, by_bounds;  // from the bounds of the rows stored
+        for (size_t i = 0; i < written; ++i) {
+          by_rows.Update(all[i], "m");
+          by_bounds.Update(all[i], "m");
+        }
+        for (size_t i = written; i < taken; ++i) by_rows.UpdateMinMax(all[i], "m");
+        for (size_t i = written; i < written + before; ++i) by_bounds.UpdateMinMax(all[i], "m");
+        if (by_bounds.FoldBounds(bounds)) {
+          ++folded;
+        } else {
+          for (size_t i = written + before; i < taken; ++i) by_bounds.UpdateMinMax(all[i], "m");
+        }
+        ASSERT_TRUE(by_bounds.Min().BinaryEqual(by_rows.Min())) << "seed " << seed;
+        ASSERT_TRUE(by_bounds.Max().BinaryEqual(by_rows.Max())) << "seed " << seed;
+      }
       std::string full;
       Edits edits;
       doc.Prepare(Control(step), &full, &edits, /*rewrite_after=*/3,
                   static_cast<uint32_t>(taken - written));
+      encoded = std::max(encoded, taken);
       stage();  // committed while the flush writes other buckets
       if (doc.stored() && !doc.prepared_whole()) {
         stored = ApplyEdits(stored, edits);
@@ -390,11 +417,15 @@ TEST(CompressedBucketDocumentTest, WritesCoverTheRowsTakenWhileMoreAreStaged) {
       const std::vector<BsonObj> rows(all.begin(), all.begin() + static_cast<ptrdiff_t>(written));
       ASSERT_EQ(stored, BuildFresh(meta["m"], rows, Control(step), "m"))
           << "seed " << seed << " step " << step;
-      if (rng() % 2 == 0) doc.EncodeStagedRows();
+      if (rng() % 2 == 0) {
+        doc.EncodeStagedRows();
+        encoded = all.size();
+      }
     }
     BsonObj b(stored.data());
     ASSERT_TRUE(CheckCompressedBucket(b, "t").ok()) << CheckCompressedBucket(b, "t").ToString();
   }
+  EXPECT_GT(folded, 20);  // the bounds, not the rows, gave those min/max
 }
 
 TEST(CompressedBucketDocumentTest, FromStoredContinuesOurOwnBucket) {
