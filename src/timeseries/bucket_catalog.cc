@@ -1867,9 +1867,11 @@ Status BucketCatalog::WriteDirtyBuckets(const TimeseriesCollection& coll, storag
       b.doc.Finish(true);
       out.size_delta = static_cast<int64_t>(b.doc.size()) - old_size;
       b.flushed_control = out.control;
-      // The rows committed since the flush took its own are the next flush's: encoded now, their
-      // copies do not wait in memory for it.
-      b.doc.EncodeStagedRows();
+      // The rows committed since the flush took its own are the next flush's. Copies of them
+      // are encoded now, not to wait in memory for it; held ones (views into the journal's
+      // entries, which `unflushed` holds anyway) wait, to be encoded in one run with the rows
+      // after them, and bounded as they are.
+      b.doc.EncodeStagedCopies();
       AccountMemory(b, b.doc.ApproxMemory(), std::nullopt);
     }
     b.flushing.clear();

@@ -268,12 +268,11 @@ BucketDocument::Column& BucketDocument::ColumnFor(std::string_view name, size_t 
   return columns_.back();
 }
 
-void BucketDocument::EncodeStagedRows() {
-  if (!compressed_) return;
+void BucketDocument::EncodeStagedCopies() {
+  if (!compressed_ || unencoded_.empty()) return;
   EncodeRows(staged_rows_ - (encoded_rows_ - num_rows_));
   // The copies of a bucket's rows between two writes are most of its memory otherwise.
   unencoded_.shrink_to_fit();
-  shared_rows_.shrink_to_fit();
 }
 
 uint32_t BucketDocument::EncodeRowsBounded(uint32_t rows, BucketFieldTree::RowBounds* bounds) {

@@ -106,15 +106,17 @@ class BucketDocument {
   bool CanStageEncoded() const { return compressed_ && !failed_ && staged_rows_ == 0; }
   void StageEncoded(std::span<const bson::BsonObj> rows, std::string_view skip_field,
                     BucketFieldTree::RowBounds* bounds);
-  // Compressed layout: encodes every staged row into the columns' builders now, rather than at
-  // the next Prepare, and releases their copies; nothing becomes visible, and a later Prepare
-  // must cover at least these rows. A no-op for version 1.
-  void EncodeStagedRows();
+  // Compressed layout whose staged rows are copies (StageRows): encodes them into the columns'
+  // builders now, rather than at the next Prepare, and frees the copies; nothing becomes visible,
+  // and a later Prepare must cover at least these rows. Held rows (StageSharedRows) cost nothing
+  // to keep: they stay staged, for the next write to encode in one run with the rows after them
+  // (and to bound them while it does: EncodeRowsBounded). A no-op for version 1.
+  void EncodeStagedCopies();
   // Compressed layout whose staged rows are held (StageSharedRows): encodes the first `rows` staged
   // rows into the builders now, rather than at the next Prepare (which must then cover them),
   // adding the top-level fields of those it encodes to `bounds` as StageEncoded does (views into
-  // the held rows: the caller holds them too); returns how many of them a Prepare or
-  // EncodeStagedRows had encoded already (the first ones), whose values `bounds` lacks.
+  // the held rows: the caller holds them too); returns how many of them a Prepare had encoded
+  // already (the first ones), whose values `bounds` lacks.
   // Otherwise (version 1, a failed layout, fewer rows staged, copies staged): encodes nothing and
   // returns `rows`.
   uint32_t EncodeRowsBounded(uint32_t rows, BucketFieldTree::RowBounds* bounds);
