@@ -160,6 +160,19 @@ StatusWith<int> ReadAll(BlockSource& source) {
   }
 }
 
+// Whether the next block `reader` gives is the source's block `n`, complete.
+::testing::AssertionResult NextIsBlock(BlockReadAhead& reader, int n) {
+  StatusWith<const ColumnBlock*> block = reader.NextBlock();
+  if (!block.ok()) return ::testing::AssertionFailure() << block.status().ToString();
+  if (block.value() == nullptr) return ::testing::AssertionFailure() << "the end before " << n;
+  const ColumnBlock::Field* v = block.value()->Find("v");
+  if (v == nullptr) return ::testing::AssertionFailure() << "block " << n << " came incomplete";
+  if (v->cells[0].Int32() != n) {
+    return ::testing::AssertionFailure() << "block " << v->cells[0].Int32() << " came for " << n;
+  }
+  return ::testing::AssertionSuccess();
+}
+
 class BlockReadAheadTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -284,22 +297,12 @@ TEST_F(BlockReadAheadTest, TheConsumersShareOfTheDecodingFollowsTheSlowerSide) {
   source.delay_us = 300;
   BlockReadAhead reader(source);
   int n = 0;
-  for (; n < 150; ++n) {
-    StatusWith<const ColumnBlock*> block = reader.NextBlock();
-    ASSERT_TRUE(block.ok());
-    ASSERT_NE(block.value(), nullptr);
-    ASSERT_NE(block.value()->Find("v"), nullptr);
-    EXPECT_EQ(block.value()->Find("v")->cells[0].Int32(), n);
-  }
+  for (; n < 150; ++n) ASSERT_TRUE(NextIsBlock(reader, n));
   EXPECT_GT(source.max_leave, 1);
   EXPECT_GT(source.blocks_leaving, 50);
   source.delay_us = 0;
   for (; n < 400; ++n) {
-    StatusWith<const ColumnBlock*> block = reader.NextBlock();
-    ASSERT_TRUE(block.ok());
-    ASSERT_NE(block.value(), nullptr);
-    ASSERT_NE(block.value()->Find("v"), nullptr);
-    EXPECT_EQ(block.value()->Find("v")->cells[0].Int32(), n);
+    ASSERT_TRUE(NextIsBlock(reader, n));
     std::this_thread::sleep_for(std::chrono::microseconds(300));
   }
   EXPECT_EQ(source.last_leave, 0);
