@@ -738,7 +738,7 @@ pipeline::NumberColumn NumbersOf(const timeseries::BucketUnpacker::Column& c) {
 
 // Adds the columns of `columns` that `decoded` (BucketUnpacker::Columns' output for them) found
 // to `block`, and what keeps their cells alive to *owners.
-void AddColumns(const std::vector<std::string>& columns,
+void AddColumns(std::span<const std::string> columns,
                 std::vector<timeseries::BucketUnpacker::Column>* decoded,
                 pipeline::ColumnBlock* block, std::vector<std::shared_ptr<const void>>* owners) {
   for (size_t i = 0; i < columns.size(); ++i) {
@@ -767,7 +767,7 @@ void TimeseriesScan::DropFields(
   });
 }
 
-Status TimeseriesScan::FillBlock(const BsonObj& bucket, const std::vector<std::string>& columns,
+Status TimeseriesScan::FillBlock(const BsonObj& bucket, std::span<const std::string> columns,
                                  bool meta, pipeline::ColumnBlock* block,
                                  std::vector<std::shared_ptr<const void>>* owners) {
   DropFields(block, [](const pipeline::ColumnBlock::Field&) { return true; });
@@ -849,9 +849,8 @@ StatusWith<const pipeline::ColumnBlock*> TimeseriesScan::NextBlock() {
     // helper's share stays at least a column, so that the shares move by fractions of a block.
     const size_t keep = columns.size() - std::min(columns.size() - 1, static_cast<size_t>(leave_));
     left_columns_.assign(columns.begin() + static_cast<std::ptrdiff_t>(keep), columns.end());
-    const std::vector<std::string> decode(columns.begin(),
-                                          columns.begin() + static_cast<std::ptrdiff_t>(keep));
-    HG_RETURN_IF_ERROR(FillBlock(block_bucket_, decode, block_meta_, &block_, &block_owners_));
+    HG_RETURN_IF_ERROR(FillBlock(block_bucket_, std::span(columns).first(keep), block_meta_,
+                                 &block_, &block_owners_));
   } else {
     HG_RETURN_IF_ERROR(FillBlock(block_bucket_, columns, block_meta_, &block_, &block_owners_));
   }

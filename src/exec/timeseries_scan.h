@@ -24,6 +24,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -219,7 +220,7 @@ class TimeseriesScan : public pipeline::DocumentStream, public pipeline::BlockSo
   // Sets *block to the rows of `bucket`: the meta field (when `meta`) as a constant and the
   // named data columns, every row selected. The cell vectors of the block's previous fields are
   // reused. *owners is set to what keeps the cells of a compressed bucket alive.
-  Status FillBlock(const bson::BsonObj& bucket, const std::vector<std::string>& columns, bool meta,
+  Status FillBlock(const bson::BsonObj& bucket, std::span<const std::string> columns, bool meta,
                    pipeline::ColumnBlock* block, std::vector<std::shared_ptr<const void>>* owners);
   // Removes the fields `drop` names from *block, keeping their cell vectors for reuse.
   void DropFields(pipeline::ColumnBlock* block,

@@ -173,7 +173,7 @@ const char* WalkDenseCells(const char* p, const char* end, RowKeyCounter& key, i
   return p;
 }
 
-inline bool Contains(const std::vector<std::string>& names, std::string_view name) {
+inline bool Contains(std::span<const std::string> names, std::string_view name) {
   return std::find(names.begin(), names.end(), name) != names.end();
 }
 
@@ -375,7 +375,7 @@ Status BucketUnpacker::UnpackCompressed(
 }
 
 StatusWith<int64_t> BucketUnpacker::Columns(const BsonObj& bucket, std::string_view time_field,
-                                            const std::vector<std::string>& fields,
+                                            std::span<const std::string> fields,
                                             std::vector<Column>* out, bool numbers) {
   out->resize(fields.size());
   for (Column& c : *out) {

@@ -26,6 +26,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -88,8 +89,13 @@ class BucketUnpacker {
     std::shared_ptr<const void> owner;  // null for a version-1 bucket
   };
   static StatusWith<int64_t> Columns(const bson::BsonObj& bucket, std::string_view time_field,
+                                     std::span<const std::string> fields, std::vector<Column>* out,
+                                     bool numbers = false);
+  static StatusWith<int64_t> Columns(const bson::BsonObj& bucket, std::string_view time_field,
                                      const std::vector<std::string>& fields,
-                                     std::vector<Column>* out, bool numbers = false);
+                                     std::vector<Column>* out, bool numbers = false) {
+    return Columns(bucket, time_field, std::span<const std::string>(fields), out, numbers);
+  }
 
   // Number of rows in `bucket` without materializing them: the entries of data.<time_field> for
   // version 1, control.count for version 2/3. Same error codes as Unpack.

@@ -647,7 +647,8 @@ TEST(BucketUnpackerTest, CompressedColumnsDecodeAndCheckOnlyTheNamedColumns) {
   ASSERT_TRUE(n.ok()) << n.status().ToString();
   EXPECT_TRUE(cols[1].present);
   // Naming nothing decodes nothing: the rows are control.count.
-  n = BucketUnpacker::Columns(CompressedBucket(3, {{"t", corrupt}}), "t", {}, &cols);
+  n = BucketUnpacker::Columns(CompressedBucket(3, {{"t", corrupt}}), "t",
+                              std::vector<std::string>{}, &cols);
   ASSERT_TRUE(n.ok()) << n.status().ToString();
   EXPECT_EQ(n.value(), 3);
 }
