@@ -194,6 +194,10 @@ Status RunServerStatus(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& rep
     reply.AppendInt64("bucketsReadAhead", ts.buckets_read_ahead.load());
     reply.AppendInt64("latestCacheHits", ts.latest_cache_hits.load());
     reply.AppendInt64("newestBinsWindowReads", ts.newest_bins_windows.load());
+    reply.AppendInt64("bucketsStoredWholeForReads",
+                      service.bucket_catalog != nullptr
+                          ? service.bucket_catalog->buckets_stored_whole_for_reads()
+                          : 0);
     reply.Close(r);
     reply.Close(t);
   }

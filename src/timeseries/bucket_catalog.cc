@@ -161,7 +161,7 @@ const Params& GetParams() {
                        [segment](const ParameterValue& v) { return AtLeast(v, 4096, segment); });
     }
     q.rewrite_after = RegisterOnce("hourglassTimeseriesBucketEditsBeforeRewrite", 8, -1);
-    q.flush_rewrite_after = RegisterOnce("hourglassTimeseriesFlushEditsBeforeRewrite", 0, -1);
+    q.flush_rewrite_after = RegisterOnce("hourglassTimeseriesFlushEditsBeforeRewrite", 8, -1);
     q.flush_transaction_bytes =
         RegisterOnce("hourglassTimeseriesFlushTransactionBytes", int64_t{4} << 20, 0);
     return q;
@@ -289,6 +289,8 @@ struct Bucket {
   // leave it out of the rows (measurement_journal.h).
   bool meta_journaled = false;
   std::atomic<bool> dirty{false};  // in its collection's dirty list
+  // In its collection's `edited` list (guarded by the collection's flush_run_mu).
+  bool listed_edited = false;
   BsonObj flushed_control;
   // Set by a flush that could not append to the stored document `doc` describes (a direct write
   // changed or deleted it, or its _id was taken): the bucket takes no new measurements, and the
@@ -469,6 +471,11 @@ struct BucketCatalog::CollectionState {
   // The journal's partly-written records of flushes that failed after writing some of their
   // buckets, to forget when a later flush (or a drop) marks their entries (under flush_run_mu).
   std::vector<std::string> partly_written;
+  // The buckets flushes left stored as a chain of edits (under flush_run_mu; weak: a bucket
+  // closed and compressed meanwhile is forgotten), for the next read's flush to settle, and
+  // whether there are any (read without a lock by the read barrier).
+  std::vector<std::weak_ptr<Bucket>> edited;
+  std::atomic<bool> has_edited{false};
 
   // Takes the dirty list and the journal keys out, for a flush or a drop (holding flush_mu).
   void TakeUnflushed(std::vector<std::shared_ptr<Bucket>>* buckets, std::vector<uint64_t>* keys) {
@@ -1356,12 +1363,17 @@ Status BucketCatalog::CompressClosedBuckets(const TimeseriesCollection& coll, st
   return first_error;
 }
 
-Status BucketCatalog::SettleBucket(const TimeseriesCollection& coll, storage::Session& s,
-                                   Bucket& b) {
+Status BucketCatalog::SettleBucket(const TimeseriesCollection& coll, storage::Session& s, Bucket& b,
+                                   Settled* outcome) {
+  Settled unused;
+  Settled& out = outcome != nullptr ? *outcome : unused;
+  out = Settled{.stored = false, .left_edited = true};
   if (!TryClaimCommitRights(b)) return Status::OK();  // a writer holds it: left as it is
   Status st = Status::OK();
-  if (b.doc.edited_since_whole()) {
+  out.left_edited = b.doc.edited_since_whole();
+  if (out.left_edited) {
     st = storage::RetryOnWriteConflict([&] {
+      out.stored = false;  // this attempt's
       auto guard = coll.buckets->WriteGuard();
       storage::WriteUnit wu(s);
       HG_RETURN_IF_ERROR(wu.begin_status());
@@ -1370,11 +1382,44 @@ Status BucketCatalog::SettleBucket(const TimeseriesCollection& coll, storage::Se
       if (!rec) return Status::OK();  // expired or deleted meanwhile
       // The same bytes, stored as a plain update: the edits' chain ends under them.
       HG_RETURN_IF_ERROR(coll.buckets->ReplaceRecord(s, rid, rec->doc));
-      return wu.Commit();
+      HG_RETURN_IF_ERROR(wu.Commit());
+      out.stored = true;
+      return Status::OK();
     });
+    if (st.ok()) b.doc.MarkStoredWhole();
+    out.stored = out.stored && st.ok();
+    out.left_edited = !st.ok();
   }
   ReleaseCommitRights(b);
   return st;
+}
+
+void BucketCatalog::SettleEdited(const TimeseriesCollection& coll, storage::Session& s,
+                                 CollectionState& cs) {
+  std::vector<std::weak_ptr<Bucket>> left;
+  Status first_error = Status::OK();
+  for (std::weak_ptr<Bucket>& w : std::exchange(cs.edited, {})) {
+    std::shared_ptr<Bucket> b = w.lock();
+    if (!b) continue;
+    Settled done;
+    // One that failed, was retired or belongs to a cleared era is no longer written by flushes
+    // (its stored document may be another's now).
+    if (b->doc.stored() && !b->broken.load() && !b->retired.load() && b->era == cs.era.load()) {
+      Status st = SettleBucket(coll, s, *b, &done);
+      if (!st.ok() && first_error.ok()) first_error = st;
+      if (done.stored) stored_whole_for_reads_.fetch_add(1);
+    }
+    b->listed_edited = done.left_edited;
+    if (done.left_edited) left.push_back(std::move(w));
+  }
+  cs.edited = std::move(left);
+  cs.has_edited = !cs.edited.empty();
+  // The read goes on: the bucket holds every row either way, and the next read tries again.
+  if (!first_error.ok()) {
+    LOGW("STORAGE", 8800107, "An edited time-series bucket was not stored again whole",
+         "{\"ns\":" + JsonQuote(coll.buckets->ns()) +
+             ",\"error\":" + JsonQuote(first_error.ToString()) + "}");
+  }
 }
 
 Status BucketCatalog::Resync(const TimeseriesCollection& coll, storage::Session& s,
@@ -1504,13 +1549,14 @@ void BucketCatalog::CommitAll(const TimeseriesCollection& coll, storage::Session
         std::lock_guard lk(st.dirty_mu);
         // Nothing to write unless a commit left rows or a flush is still writing those it took
         // (it holds flush_run_mu until its storage commit).
-        if (st.journal_keys.empty() && std::unique_lock(st.flush_run_mu, std::try_to_lock)) {
+        if (st.journal_keys.empty() && !st.has_edited.load() &&
+            std::unique_lock(st.flush_run_mu, std::try_to_lock)) {
           return Status::OK();
         }
         c = st.last_coll;
       }
       auto session = engine_->NewSession();
-      return Flush(c, *session);
+      return Flush(c, *session, FlushFor::kRead);
     });
   });
   std::vector<size_t> waiting;
@@ -1623,7 +1669,7 @@ Status BucketCatalog::Journal(const TimeseriesCollection& coll,
 }
 
 Status BucketCatalog::FlushBucket(const TimeseriesCollection& coll, storage::Session& s, Bucket& b,
-                                  FlushedBucket* out) {
+                                  FlushFor why, FlushedBucket* out) {
   CollectionState& cs = State(coll.uuid);
   const auto& o = coll.options;
   std::string_view meta_field = o.meta_field ? std::string_view(*o.meta_field) : std::string_view();
@@ -1679,12 +1725,12 @@ Status BucketCatalog::FlushBucket(const TimeseriesCollection& coll, storage::Ses
     for (const BsonObj& row : b.flushing) tree.Update(row, meta_field);
     *control = BuildBucketControl(tree, o.time_field, b.min_time);
   }
-  // A flush writes a compressed bucket whole more often than a commit does (by default always,
-  // as a plain update): a stored bucket's edits stay a chain in WiredTiger that every read of
-  // data just written re-applies, and a flush comes once a second whatever the number of commits.
+  // A read's flush writes a compressed bucket whole, as a plain update: a stored bucket's edits
+  // stay a chain in WiredTiger that every read of data just written re-applies.
   std::string full;
   std::vector<storage::Session::Modification> edits;
-  b.doc.Prepare(*control, &full, &edits, GetParams().flush_rewrite_after->GetInt(),
+  b.doc.Prepare(*control, &full, &edits,
+                why == FlushFor::kRead ? 0 : GetParams().flush_rewrite_after->GetInt(),
                 static_cast<uint32_t>(b.flushing.size()));
   const bool insert = !b.doc.stored();
   Status st = StoreBucket(*coll.buckets, s, b.doc, full, edits);
@@ -1711,15 +1757,15 @@ std::unique_lock<std::mutex> AwaitFlushTurn(std::mutex& run_mu, std::atomic<int>
 }
 }  // namespace
 
-Status BucketCatalog::Flush(const TimeseriesCollection& coll, storage::Session& s) {
+Status BucketCatalog::Flush(const TimeseriesCollection& coll, storage::Session& s, FlushFor why) {
   if (!journal_) return Status::OK();
   CollectionState& cs = State(coll.uuid);
-  return FlushInTurn(coll, s, AwaitFlushTurn(cs.flush_run_mu, cs.flush_waiters));
+  return FlushInTurn(coll, s, AwaitFlushTurn(cs.flush_run_mu, cs.flush_waiters), why);
 }
 
 Status BucketCatalog::FlushInTurn(const TimeseriesCollection& coll, storage::Session& s,
-                                  std::unique_lock<std::mutex> running) {
-  HG_RETURN_IF_ERROR(WriteDirtyBuckets(coll, s, std::move(running), std::nullopt));
+                                  std::unique_lock<std::mutex> running, FlushFor why) {
+  HG_RETURN_IF_ERROR(WriteDirtyBuckets(coll, s, std::move(running), std::nullopt, why));
   // The buckets that closed for good now have all their rows in storage.
   if (Status st = CompressClosedBuckets(coll, s); !st.ok()) {
     LOGW("STORAGE", 8800101, "A closed time-series bucket stays as it was",
@@ -1731,7 +1777,7 @@ Status BucketCatalog::FlushInTurn(const TimeseriesCollection& coll, storage::Ses
 
 Status BucketCatalog::WriteDirtyBuckets(const TimeseriesCollection& coll, storage::Session& s,
                                         [[maybe_unused]] std::unique_lock<std::mutex> running,
-                                        std::optional<bool> journaling_after) {
+                                        std::optional<bool> journaling_after, FlushFor why) {
   InternalReads internal;
   CollectionState& cs = State(coll.uuid);
   std::unique_lock fl(cs.flush_mu);
@@ -1740,6 +1786,8 @@ Status BucketCatalog::WriteDirtyBuckets(const TimeseriesCollection& coll, storag
   cs.TakeUnflushed(&dirty, &keys);
   if (dirty.empty() && keys.empty()) {
     if (journaling_after) cs.journaling = *journaling_after;
+    fl.unlock();
+    if (why == FlushFor::kRead) SettleEdited(coll, s, cs);
     return Status::OK();
   }
   int64_t taken_bytes = 0, oldest_ms = 0;
@@ -1804,7 +1852,7 @@ Status BucketCatalog::WriteDirtyBuckets(const TimeseriesCollection& coll, storag
     return run_claimed(
         todo, fn, [] { return false; }, nullptr);
   };
-  auto write = [&](size_t i) { return FlushBucket(coll, s, *dirty[i], &outs[i].written); };
+  auto write = [&](size_t i) { return FlushBucket(coll, s, *dirty[i], why, &outs[i].written); };
   // The buckets go to storage in transactions of about hourglassTimeseriesFlushTransactionBytes
   // each (0: all in one): WiredTiger builds a transaction's log record in one buffer, grown by
   // copying, so one transaction for thousands of buckets touches as much new memory as it writes.
@@ -1873,6 +1921,10 @@ Status BucketCatalog::WriteDirtyBuckets(const TimeseriesCollection& coll, storag
       // after them, and bounded as they are.
       b.doc.EncodeStagedCopies();
       AccountMemory(b, b.doc.ApproxMemory(), std::nullopt);
+      if (b.doc.edited_since_whole() && !b.listed_edited) {
+        b.listed_edited = true;
+        cs.edited.push_back(dirty[i]);
+      }
     }
     b.flushing.clear();
     b.flushing.shrink_to_fit();
@@ -1921,6 +1973,12 @@ Status BucketCatalog::WriteDirtyBuckets(const TimeseriesCollection& coll, storag
   cs.partly_written.clear();
   if (journaling_after) cs.journaling = *journaling_after;  // storage holds every row now
   ForgetJournalEntries(s, keys);
+  if (why == FlushFor::kRead) {
+    SettleEdited(coll, s, cs);
+    return Status::OK();
+  }
+  std::erase_if(cs.edited, [](const std::weak_ptr<Bucket>& w) { return w.expired(); });
+  cs.has_edited = !cs.edited.empty();
   return Status::OK();
 }
 
@@ -1963,14 +2021,14 @@ Status BucketCatalog::AfterCommits(const TimeseriesCollection& coll, storage::Se
     } else {
       HG_RETURN_IF_ERROR(WriteDirtyBuckets(coll, s,
                                            AwaitFlushTurn(cs.flush_run_mu, cs.flush_waiters),
-                                           /*journaling_after=*/false));
+                                           /*journaling_after=*/false, FlushFor::kWrites));
       due = true;  // compress what closed
     }
   }
   if (due && cs.flush_waiters.load() == 0) {
     // A flush that is running, or waiting to, takes these rows too or leaves them to the next.
     std::unique_lock running(cs.flush_run_mu, std::try_to_lock);
-    if (running.owns_lock()) return FlushInTurn(coll, s, std::move(running));
+    if (running.owns_lock()) return FlushInTurn(coll, s, std::move(running), FlushFor::kWrites);
   }
   // Journaled buckets are compressed by the flush that writes them.
   return journaling ? Status::OK() : CompressClosedBuckets(coll, s);

@@ -171,7 +171,16 @@ class BucketCatalog {
   // that cannot take their rows any more (a direct write rewrote or deleted them) are written as
   // new buckets. Then compresses the buckets that closed for good (CompressClosedBuckets; a
   // failure there is logged). A no-op without write-back.
-  Status Flush(const TimeseriesCollection& coll, storage::Session& s);
+  // Flushes write a compressed bucket by edits, and whole after
+  // hourglassTimeseriesFlushEditsBeforeRewrite writes by edits in a row (far fewer bytes to
+  // log and copy than a whole bucket per series per second), except a flush for a read (`kRead`:
+  // the collection's read barrier): that one writes its buckets whole and stores again whole every
+  // open bucket earlier flushes left edited, so that a read of data just written does not
+  // re-apply chains of edits (WiredTiger keeps a value's edits as a chain until it is written
+  // out).
+  enum class FlushFor { kWrites, kRead };
+  Status Flush(const TimeseriesCollection& coll, storage::Session& s,
+               FlushFor why = FlushFor::kWrites);
   // What follows a request's commits. With write-back: every kModeWindow commits, chooses
   // whether the collection's commits go to the journal (while they bring fewer than
   // hourglassTimeseriesJournalBelowRows rows per bucket on average, 3 by default; a collection
@@ -217,6 +226,9 @@ class BucketCatalog {
   void AppendCollectionStats(const std::string& uuid, bson::BsonBuilder& b) const;
 
   const ExecutionStats& global_stats() const { return global_; }
+  // Open buckets that reads' flushes stored again whole after flushes had written them by edits
+  // (Flush's kRead; Hourglass's own figure, serverStatus().hourglass.timeseries).
+  int64_t buckets_stored_whole_for_reads() const { return stored_whole_for_reads_.load(); }
 
  private:
   struct CollectionState;
@@ -268,15 +280,24 @@ class BucketCatalog {
   // The caller holds the collection's flush_run_mu (`running`), released at the return.
   Status WriteDirtyBuckets(const TimeseriesCollection& coll, storage::Session& s,
                            std::unique_lock<std::mutex> running,
-                           std::optional<bool> journaling_after);
+                           std::optional<bool> journaling_after, FlushFor why);
   // Stores a compressed bucket that is no longer open again, as the same bytes in a plain
   // update, if it was written by edits since it was last stored whole (not after an insert):
   // WiredTiger keeps a value's edits as a chain that every read of data just written re-applies.
-  // Skipped while a writer holds the bucket's rights.
-  Status SettleBucket(const TimeseriesCollection& coll, storage::Session& s, Bucket& b);
+  // Skipped while a writer holds the bucket's rights. `*outcome` (if given): what it did.
+  struct Settled {
+    bool stored = false;       // stored again whole by this call
+    bool left_edited = false;  // storage may still hold it as edits (skipped, or failed)
+  };
+  Status SettleBucket(const TimeseriesCollection& coll, storage::Session& s, Bucket& b,
+                      Settled* outcome = nullptr);
+  // A read's flush, after its writes (flush_run_mu held): settles the open buckets earlier
+  // flushes wrote by edits (CollectionState::edited); those a writer holds, or whose write
+  // failed (logged), stay listed.
+  void SettleEdited(const TimeseriesCollection& coll, storage::Session& s, CollectionState& cs);
   // Flush, the collection's flush_run_mu held (`running`).
   Status FlushInTurn(const TimeseriesCollection& coll, storage::Session& s,
-                     std::unique_lock<std::mutex> running);
+                     std::unique_lock<std::mutex> running, FlushFor why);
   // The commit of one batch that writes its bucket (Commit without write-back).
   Status CommitWriteThrough(const TimeseriesCollection& coll, storage::Session& s,
                             const std::shared_ptr<WriteBatch>& batch);
@@ -293,7 +314,7 @@ class BucketCatalog {
     int64_t bytes = 0;  // handed to storage in the flush's transaction
   };
   // Flush's write of one bucket's rows taken for it (`flushing`), its commit rights held.
-  Status FlushBucket(const TimeseriesCollection& coll, storage::Session& s, Bucket& b,
+  Status FlushBucket(const TimeseriesCollection& coll, storage::Session& s, Bucket& b, FlushFor why,
                      FlushedBucket* out);
   void Count(CollectionState& cs, Stat stat, int64_t n = 1);
   // Records the memory `b` holds (its layout's, `doc_memory`, and its field tree's: as given, or
@@ -307,6 +328,7 @@ class BucketCatalog {
   static constexpr size_t kNumStripes = 32;
   std::array<std::unique_ptr<Stripe>, kNumStripes> stripes_;
   ExecutionStats global_;
+  std::atomic<int64_t> stored_whole_for_reads_{0};
   std::atomic<int64_t> memory_usage_{0};
   std::atomic<int64_t> num_open_{0};
   std::atomic<int64_t> num_archived_{0};

@@ -125,6 +125,9 @@ class BucketDocument {
   // Compressed layout: whether a committed write by edits came after the document was last
   // stored whole (its insert or a rewrite), so storage may hold it as a chain of edits.
   bool edited_since_whole() const { return edits_in_a_row_ > 0; }
+  // The caller stored the document again whole, the same bytes as a plain update: the next
+  // writes count their edits from there.
+  void MarkStoredWhole() { edits_in_a_row_ = 0; }
 
   // The names of the data columns, in their order in the stored document once the staged rows
   // are written (columns first seen in staged rows come last).

@@ -336,8 +336,9 @@ def test_commits_of_many_rows_per_bucket_write_their_buckets_at_once(fresh_serve
     c.close()
 
 
-# A flush writes each compressed bucket whole by default; with
-# hourglassTimeseriesFlushEditsBeforeRewrite=4 mostly as byte-range edits of what is stored.
+# A flush writes a compressed bucket as byte-range edits of what is stored, and whole after
+# hourglassTimeseriesFlushEditsBeforeRewrite (8 by default, 4 here) edits in a row; with 0, always
+# whole.
 @pytest.mark.parametrize("flush_edits,split", [(0, []), (4, []), (0, ONE_BUCKET_PER_TRANSACTION)],
                          ids=["whole", "edits", "bucket-per-transaction"])
 def test_flushes_alongside_commits_write_each_measurement_once_with_exact_bounds(
@@ -398,6 +399,61 @@ def test_flushes_alongside_commits_write_each_measurement_once_with_exact_bounds
     spares = [f for f in os.listdir(os.path.join(s.dbpath, "timeseries-journal"))
               if f.endswith(".spare")]
     assert 1 <= len(spares) <= 2, spares
+    c.close()
+
+
+def stored_whole_for_reads(c):
+    return c.admin.command("serverStatus")["hourglass"]["timeseries"]["bucketsStoredWholeForReads"]
+
+
+def test_reads_store_again_whole_the_buckets_flushes_edited(fresh_server):
+    """Flushes that run for writes append to stored compressed buckets by edits; the next read's
+    flush stores each such open bucket again whole (once), and writes the rows it flushes itself
+    whole, so that no read of data just written re-applies a chain of edits."""
+    s = fresh_server.new(extra_args=BUSY)  # every insert flushes what the journal holds
+    c = s.client()
+    db = c.wb
+    db.create_collection("ts", timeseries={"timeField": "t", "metaField": "m"})
+    # Counted only by reads' flushes: the writes alone leave it as it was.
+    base = stored_whole_for_reads(c)
+    for r in range(4):  # 10 series, one row each per request: an insert, then 3 edits each
+        db.ts.insert_many([{"t": at(r), "m": k, "v": 10 * r + k} for k in range(10)])
+    assert stored_whole_for_reads(c) == base
+    assert db.ts.count_documents({}) == 40
+    assert stored_whole_for_reads(c) == base + 10
+    # Nothing is left to settle: later reads store nothing.
+    assert sorted(d["v"] for d in db.ts.find({"m": 3})) == [3, 13, 23, 33]
+    assert stored_whole_for_reads(c) == base + 10
+    # Buckets a flush wrote whole are not stored again.
+    c.admin.command({"setParameter": 1, "hourglassTimeseriesFlushEditsBeforeRewrite": 0})
+    db.ts.insert_many([{"t": at(4), "m": k, "v": 40 + k} for k in range(10)])
+    assert db.ts.count_documents({}) == 50
+    assert stored_whole_for_reads(c) == base + 10
+    c.admin.command({"setParameter": 1, "hourglassTimeseriesFlushEditsBeforeRewrite": 8})
+    db.ts.insert_many([{"t": at(5), "m": k, "v": 50 + k} for k in range(5)])
+    bs = list(db["system.buckets.ts"].find())
+    assert stored_whole_for_reads(c) == base + 15
+    assert len(bs) == 10 and sum(rows(b) for b in bs) == 55
+    for b in bs:
+        check_exact_bucket(b)
+    c.close()
+
+
+def test_a_reads_flush_writes_its_buckets_whole(fresh_server):
+    """Rows still in the journal when a read comes are written by that read's flush, whole: it
+    leaves nothing to store again."""
+    s = fresh_server.new(extra_args=HOLD)
+    c = s.client()
+    db = c.wb
+    db.create_collection("ts", timeseries={"timeField": "t", "metaField": "m"})
+    db.ts.insert_many([{"t": at(0), "m": k, "v": k} for k in range(10)])
+    assert db.ts.count_documents({}) == 10  # inserts the buckets
+    base = stored_whole_for_reads(c)
+    for r in range(1, 4):
+        db.ts.insert_many([{"t": at(r), "m": k, "v": 10 * r + k} for k in range(10)])
+        assert db.ts.count_documents({}) == 10 * (r + 1)
+    assert stored_whole_for_reads(c) == base
+    assert sorted(d["v"] for d in db.ts.find({"m": 7})) == [7, 17, 27, 37]
     c.close()
 
 
