@@ -8,6 +8,8 @@ import os
 import threading
 import time
 
+from pymongo.errors import ConnectionFailure
+
 from conftest import command_error
 
 
@@ -68,14 +70,21 @@ def wait_until(predicate, seconds=20):
 
 
 def start_writer(fn):
-    """Runs fn in a thread; returns the event it sets when fn returned."""
+    """Runs fn in a thread; returns the event it sets when fn returned. An exception fn raises
+    leaves the event unset and is kept in the event's `errors`; its `thread` is the thread."""
     done = threading.Event()
+    done.errors = []
 
     def run():
-        fn()
+        try:
+            fn()
+        except Exception as e:  # the test that started it decides
+            done.errors.append(e)
+            return
         done.set()
 
-    threading.Thread(target=run, daemon=True).start()
+    done.thread = threading.Thread(target=run, daemon=True)
+    done.thread.start()
     return done
 
 
@@ -168,6 +177,12 @@ def test_shutdown_while_locked_lets_waiting_writes_finish(fresh_server):
     c.close()
     # The shutdown does not wait for an fsyncUnlock that will never come.
     assert s.shutdown_command() == 0
+    # The write either was acknowledged or lost its reply with the connection; nothing else.
+    waiting.thread.join(20)
+    assert not waiting.thread.is_alive()
+    assert waiting.is_set() or (
+        len(waiting.errors) == 1 and isinstance(waiting.errors[0], ConnectionFailure)
+    ), waiting.errors
     writer.close()
     s2 = fresh_server.new(dbpath=s.dbpath)
     c = s2.client()
