@@ -565,6 +565,14 @@ Status Collection::ReplaceRecord(storage::Session& s, int64_t id, const BsonObj&
   return UpdateIndexKeys(s, indexes, id, before->doc, doc);
 }
 
+StatusWith<bool> Collection::StoreAgainWhole(storage::Session& s, int64_t id) {
+  const std::string key = storage::EncodeRecordId(id);
+  HG_ASSIGN_OR_RETURN(auto value, s.Get(entry_.ident, key));
+  if (!value) return false;
+  HG_RETURN_IF_ERROR(s.Update(entry_.ident, key, *value));
+  return true;
+}
+
 Status Collection::Remove(storage::Session& s, int64_t id, const BsonObj& doc) {
   auto latest = Latest();
   const Collection& cur = latest ? *latest : *this;

@@ -250,6 +250,10 @@ class Collection {
   // whole rewrites of a bucket; moves user index keys like ModifyRecord). NoSuchKey if the
   // record is gone.
   Status ReplaceRecord(storage::Session& s, int64_t id, const bson::BsonObj& doc);
+  // Stores the record at `id` again, the same bytes, as one plain storage update: the chain of
+  // edits the storage engine keeps for it ends there (the bucket catalog's settling of buckets
+  // written by edits). No index key moves. False if the record is gone.
+  StatusWith<bool> StoreAgainWhole(storage::Session& s, int64_t id);
   // Both run the read barrier first.
   StatusWith<std::optional<Record>> FindById(storage::Session& s, const bson::BsonElement& id);
   StatusWith<std::optional<Record>> FindRecord(storage::Session& s, int64_t id);

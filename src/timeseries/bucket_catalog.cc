@@ -301,6 +301,11 @@ struct Bucket {
   // Whether storage may no longer hold what `doc` describes: the collection was cleared (e.g. by
   // a direct write to its buckets, which starts era `current`) after this stored bucket opened.
   bool LayoutMayBeStale(uint64_t current) const { return era != current && doc.stored(); }
+  // Whether storage holds what `doc` describes as this process wrote it: stored, in era
+  // `current`, neither failed nor retired (a direct write may have changed it otherwise).
+  bool StoredAsWritten(uint64_t current) const {
+    return doc.stored() && !broken.load() && !retired.load() && era == current;
+  }
 
   // doc.compressed(), readable under the stripe mutex (doc is the committer's).
   std::atomic<bool> compressed{false};
@@ -1323,9 +1328,7 @@ Status BucketCatalog::CompressClosedBuckets(const TimeseriesCollection& coll, st
   for (const auto& b : ready) {
     // A bucket that never reached storage, failed, or belongs to a cleared era (a direct write
     // may have changed it) is left as it is.
-    if (!b->doc.stored() || b->broken.load() || b->retired.load() || b->era != cs.era.load()) {
-      continue;
-    }
+    if (!b->StoredAsWritten(cs.era.load())) continue;
     if (b->compressed.load()) {
       if (Status st = SettleBucket(coll, s, *b); !st.ok() && first_error.ok()) first_error = st;
       continue;
@@ -1377,13 +1380,11 @@ Status BucketCatalog::SettleBucket(const TimeseriesCollection& coll, storage::Se
       auto guard = coll.buckets->WriteGuard();
       storage::WriteUnit wu(s);
       HG_RETURN_IF_ERROR(wu.begin_status());
-      const int64_t rid = catalog::ClusteredRecordId(b.doc.id());
-      HG_ASSIGN_OR_RETURN(auto rec, coll.buckets->FindRecord(s, rid));
-      if (!rec) return Status::OK();  // expired or deleted meanwhile
-      // The same bytes, stored as a plain update: the edits' chain ends under them.
-      HG_RETURN_IF_ERROR(coll.buckets->ReplaceRecord(s, rid, rec->doc));
+      // False when it expired or was deleted meanwhile.
+      HG_ASSIGN_OR_RETURN(bool found,
+                          coll.buckets->StoreAgainWhole(s, catalog::ClusteredRecordId(b.doc.id())));
       HG_RETURN_IF_ERROR(wu.Commit());
-      out.stored = true;
+      out.stored = found;
       return Status::OK();
     });
     if (st.ok()) b.doc.MarkStoredWhole();
@@ -1402,9 +1403,8 @@ void BucketCatalog::SettleEdited(const TimeseriesCollection& coll, storage::Sess
     std::shared_ptr<Bucket> b = w.lock();
     if (!b) continue;
     Settled done;
-    // One that failed, was retired or belongs to a cleared era is no longer written by flushes
-    // (its stored document may be another's now).
-    if (b->doc.stored() && !b->broken.load() && !b->retired.load() && b->era == cs.era.load()) {
+    // One that failed, was retired or belongs to a cleared era is no longer written by flushes.
+    if (b->StoredAsWritten(cs.era.load())) {
       Status st = SettleBucket(coll, s, *b, &done);
       if (!st.ok() && first_error.ok()) first_error = st;
       if (done.stored) stored_whole_for_reads_.fetch_add(1);
