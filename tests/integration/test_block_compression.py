@@ -279,6 +279,9 @@ def test_bucket_parameter_defaults(fresh_server):
             assert c.admin.command({"getParameter": 1, name: 1})[name] == default, name
             c.admin.command({"setParameter": 1, name: -1})  # never
             assert c.admin.command({"getParameter": 1, name: 1})[name] == -1, name
+        # A write-back flush commits about 256 KiB of buckets per transaction.
+        name = "hourglassTimeseriesFlushTransactionBytes"
+        assert c.admin.command({"getParameter": 1, name: 1})[name] == 256 * 1024
     finally:
         c.close()
 
