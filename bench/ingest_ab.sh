@@ -73,7 +73,9 @@ for round in $(seq "$rounds"); do
     rates[$side]+="$rate "
     cpus[$side]+="$cpu "
     users[$side]+="$user "
-    echo "round=$round side=$side hosts=$hosts measurements_per_s=$rate server_cpu_s=$cpu user_s=$user sys_s=$sys"
+    # The side's own host count: its client arguments' --hosts, if any, win.
+    side_hosts=$(echo "--hosts $hosts $client_args" | grep -o -- '--hosts [0-9]*' | tail -1 | cut -d' ' -f2)
+    echo "round=$round side=$side hosts=$side_hosts measurements_per_s=$rate server_cpu_s=$cpu user_s=$user sys_s=$sys"
   done
 done
 med() { echo "$1" | tr ' ' '\n' | grep . | median; }
