@@ -376,3 +376,57 @@ def test_a_bad_n_fails_as_without_rewrites(client, ts, n):
                       {"$group": {"_id": "$m", "x": {"$firstN": {"n": n, "input": "$n"}}}}]):
         on, off = error_codes_with_and_without_rewrites(client, ts, pipeline)
         assert on == off, pipeline
+
+
+def test_latest_n_over_series_of_few_and_many_buckets(client, db):
+    """The latest N per series, read from each series' newest buckets back: series of one to
+    twenty buckets side by side, buckets that overlap in time, a series whose measurements were
+    all deleted, and meta filters that skip series between others (the index orders the metas by
+    g, then s: {g: 1} skips a block after a short series). Computed here from the
+    data, and the same without the rewrites; each read twice (the first walks the index, the
+    second the series the first listed)."""
+    db.create_collection("w", timeseries={"timeField": "t", "metaField": "m",
+                                           "granularity": "seconds"})
+    docs, n = [], 0
+    # Buckets per series (each hour of a series is a bucket of its own: maxSpan is one hour).
+    for s, buckets in enumerate([1, 3, 8, 9, 20, 2, 1, 12, 4, 2, 7, 1]):
+        for h in range(buckets):
+            for k in range(3):
+                docs.append({"t": at(60 * h * 2 + 7 * k), "m": {"s": s, "g": s % 3}, "n": n})
+                n += 1
+        if s % 4 == 1:
+            # Late rows: a bucket of their own, older than the series' newest, newer than others.
+            for k in range(2):
+                docs.append({"t": at(60 * (buckets - 1) * 2 - 30 + k), "m": {"s": s, "g": s % 3},
+                             "n": n})
+                n += 1
+    db.w.insert_many(docs[::2])
+    db.w.insert_many(docs[1::2])
+    db.w.delete_many({"m.s": 6})
+    docs = [d for d in docs if d["m"]["s"] != 6]
+
+    def latest(match, count):
+        want = {}
+        for d in docs:
+            if match(d["m"]):
+                want.setdefault(d["m"]["s"], []).append((d["t"], d["n"]))
+        return [{"_id": s, "last": [{"t": t, "n": x} for t, x in
+                                    sorted(v, key=lambda p: (p[0], p[1]), reverse=True)[:count]]}
+                for s, v in sorted(want.items())]
+
+    for count in (1, 3, 5):
+        for meta_filter, match in (({}, lambda m: True),
+                                   ({"m.g": {"$ne": 1}}, lambda m: m["g"] != 1),
+                                   ({"m.s": {"$in": [2, 3, 4, 11]}},
+                                    lambda m: m["s"] in (2, 3, 4, 11))):
+            pipeline = ([{"$match": meta_filter}] if meta_filter else []) + [
+                {"$group": {"_id": "$m.s", "last": {"$topN": {
+                    "n": count, "sortBy": {"t": -1}, "output": {"t": "$t", "n": "$n"}}}}},
+                {"$sort": {"_id": 1}}]
+            want = latest(match, count)
+            assert len(want) == sum(1 for s in range(12) if s != 6 and match({"s": s, "g": s % 3}))
+            for _ in range(2):
+                assert list(db.w.aggregate(pipeline)) == want, (count, meta_filter)
+            assert aggregate_raw(db, pipeline) == aggregate_raw_without_rewrites(
+                client, db, pipeline)
+            assert any("$_internalLastpoint" in st for st in explained_stages(db, pipeline))
