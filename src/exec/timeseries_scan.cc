@@ -293,10 +293,19 @@ Status TimeseriesScan::CollectFromIndex() {
   std::string hi_part = hi ? catalog::BucketIndexStartKey(*hi) : std::string();
   // What one series contributes: its newest buckets (lastpoint), or those in the time range
   // when its meta matches. Returns whether the cursor was moved off the series' entries.
+  std::optional<catalog::RecordCursor> records;  // last-point's reads of buckets
+  if (lastpoint_index_) {
+    auto records_or = catalog::RecordCursor::Open(*session, *coll_.buckets);
+    if (!records_or.ok()) {
+      if (records_or.status().code() == ErrorCode::kNamespaceNotFound) return Status::OK();
+      return records_or.status();
+    }
+    records.emplace(std::move(records_or).value());
+  }
   auto collect = [&](const std::string& prefix, const BsonObj& meta) -> StatusWith<bool> {
     if (meta_matcher_ && !meta_matcher_->Matches(meta)) return false;
     if (lastpoint_index_) {
-      HG_RETURN_IF_ERROR(CollectNewest(*session, cursor, prefix));
+      HG_RETURN_IF_ERROR(CollectNewest(*records, cursor, prefix));
       return true;
     }
     if (!meta_matcher_ && !series_order_) return false;
@@ -384,7 +393,29 @@ StatusWith<bool> TimeseriesScan::NextSeries(catalog::IndexCursor& cursor, const 
   return cursor.Next();
 }
 
-Status TimeseriesScan::CollectNewest(storage::Session& session, catalog::IndexCursor& cursor,
+BsonObj TimeseriesScan::CopyForUnpack(const BsonObj& bucket) const {
+  if (unpacker_.spec().mode == timeseries::UnpackSpec::Mode::kAll) return bucket.Owned();
+  bson::BsonBuilder b;
+  for (BsonElement e : bucket) {
+    if (e.FieldName() != "data" || e.type() != BsonType::kObject) {
+      b.AppendElement(e);
+      continue;
+    }
+    size_t data = b.OpenObject("data");
+    for (BsonElement column : e.Obj()) {
+      const std::string_view name = column.FieldName();
+      if (name == coll_.options.time_field || Produces(name) ||
+          std::find(filter_columns_.begin(), filter_columns_.end(), name) !=
+              filter_columns_.end()) {
+        b.AppendElement(column);
+      }
+    }
+    b.Close(data);
+  }
+  return b.Obj();
+}
+
+Status TimeseriesScan::CollectNewest(catalog::RecordCursor& records, catalog::IndexCursor& cursor,
                                      const std::string& prefix) {
   // Entries run in start-time order; walking back from the newest start, a bucket starting at s
   // holds times below s + maxSpan, so once that cannot reach the bound on the series' n-th
@@ -398,21 +429,22 @@ Status TimeseriesScan::CollectNewest(storage::Session& session, catalog::IndexCu
   StatusWith<bool> more = cursor.Next();
   while (more.ok() && more.value()) {
     if (!too_early.empty() && cursor.position() < std::string_view(too_early)) break;
-    HG_ASSIGN_OR_RETURN(auto rec, coll_.buckets->FindRecord(session, cursor.record_id()));
-    if (rec) {
-      BsonElement min_t = rec->doc.GetPath(min_path);
+    HG_ASSIGN_OR_RETURN(bool found, records.SeekExact(cursor.record_id()));
+    if (found) {
+      const BsonObj doc = records.doc();  // borrowed until the next move
+      BsonElement min_t = doc.GetPath(min_path);
       std::optional<int64_t> b = bound.Bound();
       if (b && min_t.type() == BsonType::kDate && min_t.DateMillis() + span_ms - 1 < *b) {
         ++GlobalTimeseriesReadCounters().buckets_read;
         ++stats_.buckets_read;
         break;
       }
-      bound.Add(rec->doc);
+      bound.Add(doc);
       b = bound.Bound();
       if (b && *b > std::numeric_limits<int64_t>::min() + span_ms) {
         too_early = prefix + catalog::BucketIndexStartKey(*b - span_ms + 1);
       }
-      AddBucket(rec->doc);
+      AddBucket(CopyForUnpack(doc));
     }
     more = cursor.Next();
   }
