@@ -291,8 +291,6 @@ Status TimeseriesScan::CollectFromIndex() {
                             ? catalog::BucketIndexStartKey(*lo - span_ms + 1)
                             : std::string();
   std::string hi_part = hi ? catalog::BucketIndexStartKey(*hi) : std::string();
-  // What one series contributes: its newest buckets (lastpoint), or those in the time range
-  // when its meta matches. Returns whether the cursor was moved off the series' entries.
   std::optional<catalog::RecordCursor> records;  // last-point's reads of buckets
   if (lastpoint_index_) {
     auto records_or = catalog::RecordCursor::Open(*session, *coll_.buckets);
@@ -302,6 +300,8 @@ Status TimeseriesScan::CollectFromIndex() {
     }
     records.emplace(std::move(records_or).value());
   }
+  // What one series contributes: its newest buckets (lastpoint), or those in the time range
+  // when its meta matches. Returns whether the cursor was moved off the series' entries.
   auto collect = [&](const std::string& prefix, const BsonObj& meta) -> StatusWith<bool> {
     if (meta_matcher_ && !meta_matcher_->Matches(meta)) return false;
     if (lastpoint_index_) {
