@@ -20,6 +20,9 @@
 //   cpu-max-all-8          the same for 8 hosts
 //   double-groupby-1       mean(usage_user) per host per hour, all hosts, 12 hours
 //   double-groupby-all     mean of all 10 fields per host per hour, all hosts, 12 hours
+//   double-groupby-1-project, -set, -arith
+//                          double-groupby-1 with the host and hour computed by a $project, the
+//                          hour by a $set, or the averaged value by an $addFields before $group
 //   high-cpu-1             every reading of 1 host over 12 hours with usage_user > 90
 //   lastpoint              the newest reading of every host (grouped by the metaField `tags`,
 //                          which holds one hostname per host)

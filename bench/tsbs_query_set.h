@@ -107,6 +107,30 @@ inline std::string DoubleGroupby(std::mt19937_64& rng, const QuerySetOptions& o,
          "}" + Aggs("$avg", fields) + "}}, {\"$sort\": {\"_id.host\": 1, \"_id.hour\": 1}}]";
 }
 
+// double-groupby-1 with a stage before the $group that computes what it reads, as users also
+// write it: the host and the hour by $project ("project"), the hour by $set ("set"), or the
+// averaged value by $addFields ("arith": usage_user as a fraction).
+inline std::string DoubleGroupbyComputedBefore(std::mt19937_64& rng, const QuerySetOptions& o,
+                                               const std::string& form) {
+  int64_t from = WindowStart(rng, o, 12 * kHourMs);
+  std::string stage, key = "{\"host\": \"$tags.hostname\", \"hour\": " + Trunc("hour") + "}";
+  std::string input = "\"$usage_user\"";
+  if (form == "project") {
+    stage = "{\"$project\": {\"host\": \"$tags.hostname\", \"hour\": " + Trunc("hour") +
+            ", \"usage_user\": 1}}";
+    key = "{\"host\": \"$host\", \"hour\": \"$hour\"}";
+  } else if (form == "set") {
+    stage = "{\"$set\": {\"hour\": " + Trunc("hour") + "}}";
+    key = "{\"host\": \"$tags.hostname\", \"hour\": \"$hour\"}";
+  } else {
+    stage = "{\"$addFields\": {\"user\": {\"$divide\": [\"$usage_user\", 100]}}}";
+    input = "\"$user\"";
+  }
+  return "[{\"$match\": {" + TimeRange(from, 12 * kHourMs) + "}}, " + stage +
+         ", {\"$group\": {\"_id\": " + key + ", \"avg_usage_user\": {\"$avg\": " + input +
+         "}}}, {\"$sort\": {\"_id.host\": 1, \"_id.hour\": 1}}]";
+}
+
 inline std::vector<std::pair<std::string, QueryGen>> QueryTypes() {
   return {
       {"single-groupby-1-1-1", [](auto& r, auto& o) { return SingleGroupby(r, o, 1, 1); }},
@@ -115,6 +139,12 @@ inline std::vector<std::pair<std::string, QueryGen>> QueryTypes() {
       {"cpu-max-all-8", [](auto& r, auto& o) { return CpuMaxAll(r, o, 8); }},
       {"double-groupby-1", [](auto& r, auto& o) { return DoubleGroupby(r, o, 1); }},
       {"double-groupby-all", [](auto& r, auto& o) { return DoubleGroupby(r, o, 10); }},
+      {"double-groupby-1-project",
+       [](auto& r, auto& o) { return DoubleGroupbyComputedBefore(r, o, "project"); }},
+      {"double-groupby-1-set",
+       [](auto& r, auto& o) { return DoubleGroupbyComputedBefore(r, o, "set"); }},
+      {"double-groupby-1-arith",
+       [](auto& r, auto& o) { return DoubleGroupbyComputedBefore(r, o, "arith"); }},
       {"high-cpu-1",
        [](auto& r, auto& o) {
          int64_t from = WindowStart(r, o, 12 * kHourMs);

@@ -80,6 +80,20 @@ struct ColumnBlock {
     bson::BsonElement Cell(size_t row, CellScratch& scratch) const {
       return numbers.type == bson::BsonType::kEOO ? cells[row] : numbers.Element(row, scratch);
     }
+    // Whether a column holds byte-identical cells in rows a and b (both missing included): a
+    // deterministic expression of the field then has the same value in both rows.
+    bool SameCell(size_t a, size_t b) const {
+      if (numbers.type != bson::BsonType::kEOO) {
+        return numbers.Present(a) == numbers.Present(b) &&
+               (!numbers.Present(a) || numbers.values[a] == numbers.values[b]);
+      }
+      const bson::BsonElement& x = cells[a];
+      const bson::BsonElement& y = cells[b];
+      if (x.type() != y.type()) return false;
+      if (x.eoo()) return true;
+      const size_t size = x.ValueSize();
+      return size == y.ValueSize() && std::memcmp(x.value(), y.value(), size) == 0;
+    }
   };
 
   int64_t num_rows = 0;

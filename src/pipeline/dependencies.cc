@@ -14,6 +14,7 @@ void FieldDependencies::Add(std::string_view path) {
 
 void FieldDependencies::AddAll(const FieldDependencies& other) {
   needs_whole_document |= other.needs_whole_document;
+  random |= other.random;
   fields.insert(other.fields.begin(), other.fields.end());
 }
 
@@ -57,6 +58,7 @@ void AddExpression(const BsonElement& e, FieldDependencies* deps) {
       for (BsonElement c : e.Obj()) {
         std::string_view name = c.FieldName();
         if (name == "$literal" || name == "$const") continue;
+        if (name == "$rand") deps->random = true;
         if (name == "sortBy" && c.type() == BsonType::kObject) {  // $top, $bottom, $topN...
           for (BsonElement k : c.Obj()) deps->Add(k.FieldName());
           continue;

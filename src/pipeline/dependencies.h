@@ -23,6 +23,9 @@ struct FieldDependencies {
   bool needs_whole_document = false;
   // The top-level field names read ("a" for "$a.b"); may be empty (e.g. a lone $count).
   std::set<std::string> fields;
+  // True when the expression draws random numbers ($rand): rows whose fields are equal may still
+  // get different values, so it must be evaluated for every row.
+  bool random = false;
 
   void Add(std::string_view path);  // adds the top-level name of a dotted path
   void AddAll(const FieldDependencies& other);

@@ -79,5 +79,16 @@ TEST(DependenciesTest, FilterDependenciesTopLevelNames) {
   EXPECT_TRUE(FilterDependencies(Json(R"({"$jsonSchema": {}})")).needs_whole_document);
 }
 
+TEST(DependenciesTest, ExpressionDependenciesSeeRandomNumbers) {
+  auto deps = [](const char* json) { return ExpressionDependencies(Json(json).FirstElement()); };
+  EXPECT_TRUE(deps(R"({"x": {"$add": ["$m.k", {"$rand": {}}]}})").random);
+  EXPECT_TRUE(deps(R"({"x": {"$cond": [{"$lt": [{"$rand": {}}, 0.5]}, "$a", "$b"]}})").random);
+  EXPECT_FALSE(deps(R"({"x": {"$literal": {"$rand": {}}}})").random);
+  EXPECT_FALSE(deps(R"({"x": {"$multiply": ["$a", 2]}})").random);
+  FieldDependencies all;
+  all.AddAll(deps(R"({"x": {"$rand": {}}})"));
+  EXPECT_TRUE(all.random);
+}
+
 }  // namespace
 }  // namespace hourglass::pipeline

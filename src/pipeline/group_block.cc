@@ -127,7 +127,9 @@ std::optional<GroupBlockPlan> GroupBlockPlan::Make(const BsonElement& id,
   GroupBlockPlan plan;
   KeyRefs refs;
   WalkKey(id, &refs);
-  if (!refs.eligible) return std::nullopt;
+  // A key of random numbers differs between rows of equal fields: left to the document path,
+  // since block processing evaluates a key once for rows whose fields are equal.
+  if (!refs.eligible || ExpressionDependencies(id).random) return std::nullopt;
   plan.key_fields_ = refs.fields;
   for (const auto& [field, specs] : refs.truncs) {
     if (refs.plain_refs.count(field) != 0) continue;  // also read otherwise: not monotone
@@ -562,18 +564,24 @@ Status GroupBlockPlan::Consume(BlockSource& blocks, const Sink& sink) const {
       HG_RETURN_IF_ERROR(fold(*accs, rows->data(), num_rows));
     } else {
       // A key per row. When every $dateTrunc of the varying date field has fixed-width bins, a
-      // row whose date lies in the bins of the last evaluated row shares that row's key: the
-      // rows between two key evaluations form a run folded at once.
+      // row whose date lies in the bins of the last evaluated row shares that row's key; so does
+      // a row whose varying fields hold the same cells as that row's (the key expression is
+      // deterministic). The rows between two key evaluations form a run folded at once.
       const bool fixed = t != nullptr && dates &&
                          std::find(t->widths.begin(), t->widths.end(), 0) == t->widths.end();
       int64_t bin_lo = 0, bin_hi = 0;  // [bin_lo, bin_hi): dates with the current key
       bool have_bin = false;
       std::vector<std::unique_ptr<Accumulator>>* accs = nullptr;
       size_t run_start = 0;  // the first row of the current run
+      auto same_cells = [&](uint32_t a, uint32_t b) {
+        return std::all_of(varying.begin(), varying.end(),
+                           [&](const ColumnBlock::Field* f) { return f->SameCell(a, b); });
+      };
       for (size_t i = 0; i < num_rows; ++i) {
         const uint32_t r = (*rows)[i];
         const int64_t d = fixed ? date_at(r) : 0;
         if (have_bin && d >= bin_lo && d < bin_hi) continue;
+        if (accs != nullptr && same_cells((*rows)[run_start], r)) continue;
         if (accs != nullptr) {
           HG_RETURN_IF_ERROR(fold(*accs, rows->data() + run_start, i - run_start));
         }

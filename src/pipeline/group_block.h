@@ -16,7 +16,9 @@
 // them (a time-series bucket's control.min/max), and its cells are decoded only when the bins
 // of the bounds differ.
 // Otherwise, when those $dateTrunc bins are fixed spans of time (units up to an hour), a row
-// whose date falls in the bins of the last row the key was evaluated for reuses that key.
+// whose date falls in the bins of the last row the key was evaluated for reuses that key, and so
+// does a row whose varying fields hold the same cells as that row's. A key that draws $rand
+// numbers is not eligible.
 #pragma once
 
 #include <functional>

@@ -8,8 +8,10 @@
 #include <algorithm>
 #include <map>
 
+#include "pipeline/column_arith.h"
 #include "pipeline/column_block.h"
 #include "pipeline/dependencies.h"
+#include "pipeline/group_block.h"
 #include "pipeline/stage.h"
 #include "query/path.h"
 
@@ -27,12 +29,58 @@ enum class Mode { kInclusion, kExclusion, kAddFields };
 
 struct Node;
 
+// Forms of a computed field's expression that column blocks can evaluate without a document per
+// row (ProjectionBlocks); each gives exactly the value the expression gives.
+struct ColumnForms {
+  std::optional<std::string> alias;          // "$f": the top-level field f itself
+  std::shared_ptr<const ColumnArith> arith;  // arithmetic of double columns
+  // {$dateTrunc: {date: "$f", ...}} of one field in bins of a fixed width (units up to an hour):
+  // a date in [t, t + width), where t is the truncation of another date, truncates to t too.
+  std::string trunc_date;
+  int64_t trunc_width = 0;
+
+  static ColumnForms Of(const BsonElement& spec, const FieldDependencies& reads);
+};
+
 struct Action {
   enum Kind { kInclude, kExclude, kCompute, kSubtree } kind;
   ExpressionPtr expr;
   std::unique_ptr<Node> node;
   FieldDependencies reads;  // kCompute: the top-level fields the expression reads
+  ColumnForms forms;        // kCompute
 };
+
+ColumnForms ColumnForms::Of(const BsonElement& spec, const FieldDependencies& reads) {
+  ColumnForms forms;
+  if (spec.type() == BsonType::kString) {
+    const std::string_view s = spec.Str();
+    if (s.size() > 1 && s[0] == '$' && s[1] != '$' && s.find('.') == std::string_view::npos) {
+      forms.alias = std::string(s.substr(1));
+    }
+    return forms;
+  }
+  if (auto arith = ColumnArith::Compile(spec)) {
+    forms.arith = std::make_shared<const ColumnArith>(std::move(*arith));
+  }
+  if (spec.type() != BsonType::kObject || spec.Obj().NumFields() != 1) return forms;
+  const BsonElement op = spec.Obj().FirstElement();
+  if (op.FieldName() != "$dateTrunc" || op.type() != BsonType::kObject) return forms;
+  const BsonElement date = op.Obj()["date"];
+  if (date.type() != BsonType::kString || reads.random || reads.needs_whole_document ||
+      reads.fields.size() != 1) {
+    return forms;
+  }
+  const std::string_view d = date.Str();
+  if (d.size() < 2 || d[0] != '$' || d[1] == '$' || d.find('.') != std::string_view::npos ||
+      *reads.fields.begin() != d.substr(1)) {
+    return forms;
+  }
+  const DateTruncBins bins = DateTruncBinsOf(op.Obj());
+  if (!bins.fixed || bins.min_width <= 0) return forms;
+  forms.trunc_date = std::string(d.substr(1));
+  forms.trunc_width = bins.min_width;
+  return forms;
+}
 
 struct Node {
   std::vector<std::string> order;  // spec order of the children
@@ -224,10 +272,18 @@ class ProjectionStage : public Stage {
   int64_t now_;
 };
 
-// The projection over column blocks (column_block.h): kept fields pass through as they are,
-// computed fields become columns evaluated for the selected rows only, in row order (then
-// field order, as the document path evaluates them), each on a document made of the fields its
-// expression reads, so no document is built per row for anything else.
+// The projection over column blocks (column_block.h): kept fields pass through as they are, and
+// computed fields become fields of the block, evaluated for the selected rows only. A computed
+// field takes the first of these forms that applies to the block:
+//  - a field renamed ("$f"): f's column or constant itself;
+//  - an expression of fields that are constant in the block: evaluated once, a constant;
+//  - arithmetic of double columns, or a $dateTrunc in fixed bins: a column of numbers computed
+//    without a document per row;
+//  - otherwise per row, in row order (then field order, as the document path evaluates them),
+//    each on a document made of the fields its expression reads; a row whose cells equal those
+//    of the last row evaluated takes that row's value.
+// Only the per-row form reports an expression's error: the others leave the block to it when
+// they meet one, so errors come in the document path's order.
 class ProjectionBlocks : public BlockSource {
  public:
   ProjectionBlocks(const ProjectionStage& stage, BlockSource* in) : stage_(stage), in_(in) {}
@@ -240,7 +296,7 @@ class ProjectionBlocks : public BlockSource {
     for (const std::string& name : names) {
       const Action* a = stage_.root().Find(name);
       if (a != nullptr && a->kind == Action::kCompute) {
-        computed_.push_back({name, a});
+        computed_.push_back({name, a, {}});
         for (const std::string& f : a->reads.fields) need(f);
       } else if (a != nullptr ? a->kind == Action::kInclude : stage_.mode() != Mode::kInclusion) {
         passed_.push_back(name);
@@ -273,38 +329,68 @@ class ProjectionBlocks : public BlockSource {
       if (const ColumnBlock::Field* f = in->Find(name)) out_.fields.push_back(*f);
     }
     values_.clear();
-    if (!computed_.empty()) {
-      const size_t rows = static_cast<size_t>(in->num_rows);
-      // The cells point into values_, reserved for every cell so that it never moves.
-      values_.reserve(rows * computed_.size());
-      const size_t first = out_.fields.size();
-      for (const Computed& c : computed_) {
-        out_.fields.push_back(ColumnBlock::Field{.name = c.name,
-                                                 .constant = false,
-                                                 .value = {},
-                                                 .cells = std::vector<BsonElement>(rows)});
+    if (computed_.empty()) return static_cast<const ColumnBlock*>(&out_);
+    const size_t rows = static_cast<size_t>(in->num_rows);
+    const uint32_t* run = in->selection.data();
+    if (in->all_rows) {
+      while (all_.size() < rows) all_.push_back(static_cast<uint32_t>(all_.size()));
+      run = all_.data();
+    }
+    const size_t n = static_cast<size_t>(in->SelectedRows());
+    // The cells point into values_, reserved for every cell so that it never moves.
+    values_.reserve(rows * computed_.size());
+    Variables vars(stage_.now());
+    std::vector<size_t> per_row;  // of computed_, the fields evaluated per row
+    for (size_t i = 0; i < computed_.size(); ++i) {
+      ColumnBlock::Field out{.name = computed_[i].name};
+      switch (n == 0 ? Form::kMissing : ByColumns(*in, computed_[i], run, n, vars, out)) {
+        case Form::kMissing:
+          break;
+        case Form::kField:
+          out_.fields.push_back(std::move(out));
+          break;
+        case Form::kPerRow:
+          per_row.push_back(i);
+          break;
       }
-      Variables vars(stage_.now());
-      CellScratch scratch;
-      auto compute_row = [&](uint32_t r) -> Status {
-        for (size_t i = 0; i < computed_.size(); ++i) {
-          BsonBuilder b;
-          for (const std::string& f : computed_[i].action->reads.fields) {
-            const ColumnBlock::Field* field = in->Find(f);
-            if (field == nullptr) continue;
-            const BsonElement cell = field->constant ? field->value : field->Cell(r, scratch);
-            if (!cell.eoo()) b.AppendElementAs(cell, f);
-          }
-          HG_ASSIGN_OR_RETURN(Value v, computed_[i].action->expr->Evaluate(b.Obj(), vars));
-          values_.push_back(std::move(v));
-          out_.fields[first + i].cells[r] = values_.back().element();
+    }
+    if (per_row.empty()) return static_cast<const ColumnBlock*>(&out_);
+    const size_t first = out_.fields.size();
+    for (size_t i : per_row) {
+      out_.fields.push_back(
+          ColumnBlock::Field{.name = computed_[i].name, .cells = std::vector<BsonElement>(rows)});
+    }
+    // Per field: the fields it reads in this block, and the last row it was evaluated for.
+    std::vector<std::vector<const ColumnBlock::Field*>> reads(per_row.size());
+    for (size_t k = 0; k < per_row.size(); ++k) {
+      for (const std::string& f : computed_[per_row[k]].action->reads.fields) {
+        reads[k].push_back(in->Find(f));
+      }
+    }
+    std::vector<int64_t> last(per_row.size(), -1);
+    CellScratch scratch;
+    for (size_t j = 0; j < n; ++j) {
+      const uint32_t r = run[j];
+      for (size_t k = 0; k < per_row.size(); ++k) {
+        const Action& a = *computed_[per_row[k]].action;
+        std::vector<BsonElement>& cells = out_.fields[first + k].cells;
+        if (last[k] >= 0 && !a.reads.random &&
+            std::all_of(reads[k].begin(), reads[k].end(), [&](const ColumnBlock::Field* f) {
+              return f == nullptr || f->constant || f->SameCell(static_cast<size_t>(last[k]), r);
+            })) {
+          cells[r] = cells[static_cast<size_t>(last[k])];
+          continue;
         }
-        return Status::OK();
-      };
-      if (in->all_rows) {
-        for (uint32_t r = 0; r < rows; ++r) HG_RETURN_IF_ERROR(compute_row(r));
-      } else {
-        for (uint32_t r : in->selection) HG_RETURN_IF_ERROR(compute_row(r));
+        BsonBuilder b;
+        for (const ColumnBlock::Field* field : reads[k]) {
+          if (field == nullptr) continue;
+          const BsonElement cell = field->constant ? field->value : field->Cell(r, scratch);
+          if (!cell.eoo()) b.AppendElementAs(cell, field->name);
+        }
+        HG_ASSIGN_OR_RETURN(Value v, a.expr->Evaluate(b.Obj(), vars));
+        values_.push_back(std::move(v));
+        cells[r] = values_.back().element();
+        last[k] = r;
       }
     }
     return static_cast<const ColumnBlock*>(&out_);
@@ -314,12 +400,98 @@ class ProjectionBlocks : public BlockSource {
   struct Computed {
     std::string name;
     const Action* action;
+    std::vector<uint64_t> numbers;  // the current block's column of numbers, when computed so
   };
+  enum class Form { kField, kMissing, kPerRow };
+
+  // Computes `c` for the rows run[0..n) (n > 0) of `in` into `out` by the first of its column
+  // forms that applies (kField; kMissing when it is missing in every row), or kPerRow.
+  Form ByColumns(const ColumnBlock& in, Computed& c, const uint32_t* run, size_t n, Variables& vars,
+                 ColumnBlock::Field& out) {
+    const Action& a = *c.action;
+    const ColumnForms& forms = a.forms;
+    if (forms.alias) {
+      const ColumnBlock::Field* f = in.Find(*forms.alias);
+      if (f == nullptr) return Form::kMissing;
+      out = *f;
+      out.name = c.name;
+      return Form::kField;
+    }
+    std::vector<const ColumnBlock::Field*> reads;
+    bool constant = !a.reads.random;
+    for (const std::string& name : a.reads.fields) {
+      reads.push_back(in.Find(name));
+      constant = constant && (reads.back() == nullptr || reads.back()->constant);
+    }
+    if (constant) {
+      BsonBuilder b;
+      for (const ColumnBlock::Field* f : reads) {
+        if (f != nullptr) b.AppendElementAs(f->value, f->name);
+      }
+      StatusWith<Value> v = a.expr->Evaluate(b.Obj(), vars);
+      if (!v.ok()) return Form::kPerRow;
+      if (v.value().missing()) return Form::kMissing;
+      values_.push_back(std::move(v).value());
+      out.constant = true;
+      out.value = values_.back().element();
+      return Form::kField;
+    }
+    if (!forms.arith && forms.trunc_width == 0) return Form::kPerRow;
+    c.numbers.resize(static_cast<size_t>(in.num_rows));
+    if (forms.arith) {
+      std::vector<const NumberColumn*> columns;
+      for (const std::string& name : forms.arith->fields()) {
+        const ColumnBlock::Field* f = in.Find(name);
+        columns.push_back(f == nullptr || f->constant ? nullptr : &f->numbers);
+      }
+      double* values = reinterpret_cast<double*>(c.numbers.data());
+      if (!forms.arith->Evaluate(columns, run, n, values)) return Form::kPerRow;
+      out.numbers = NumberColumn{BsonType::kDouble, c.numbers.data(), nullptr};
+      return Form::kField;
+    }
+    if (forms.trunc_width > 0) {
+      const ColumnBlock::Field* f = reads.empty() ? nullptr : reads[0];
+      if (f == nullptr || f->constant) return Form::kPerRow;
+      CellScratch scratch;
+      int64_t lo = 0, hi = 0;  // [lo, hi): the dates that truncate to lo
+      bool have_bin = false;
+      const bool dates = f->numbers.type == BsonType::kDate;
+      for (size_t i = 0; i < n; ++i) {
+        int64_t d = 0;
+        if (dates && f->numbers.Present(run[i])) {
+          d = f->numbers.Int(run[i]);
+        } else if (const BsonElement cell = f->Cell(run[i], scratch);
+                   cell.type() == BsonType::kDate) {
+          d = cell.DateMillis();
+        } else {
+          return Form::kPerRow;
+        }
+        if (!have_bin || d < lo || d >= hi) {
+          const BsonElement cell = f->Cell(run[i], scratch);
+          BsonBuilder b;
+          b.AppendElementAs(cell, f->name);
+          StatusWith<Value> t = a.expr->Evaluate(b.Obj(), vars);
+          if (!t.ok() || !t.value().IsDate() ||
+              __builtin_add_overflow(t.value().DateMillis(), forms.trunc_width, &hi)) {
+            return Form::kPerRow;
+          }
+          lo = t.value().DateMillis();
+          have_bin = true;
+        }
+        c.numbers[run[i]] = static_cast<uint64_t>(lo);
+      }
+      out.numbers = NumberColumn{BsonType::kDate, c.numbers.data(), nullptr};
+      return Form::kField;
+    }
+    return Form::kPerRow;  // arithmetic over other columns than doubles without missing cells
+  }
+
   const ProjectionStage& stage_;
   BlockSource* in_;
   std::vector<std::string> passed_;
   std::vector<Computed> computed_;
-  std::vector<Value> values_;  // the computed cells of the current block
+  std::vector<uint32_t> all_;  // all_[i] == i: the rows of a block whose rows all count
+  std::vector<Value> values_;  // the computed cells and constants of the current block
   ColumnBlock out_;
 };
 
@@ -400,7 +572,7 @@ class TreeBuilder {
       (include ? first_inclusion_ : first_exclusion_) = full;
     }
     return Insert(*cur, leaf, full,
-                  Action{include ? Action::kInclude : Action::kExclude, {}, {}, {}});
+                  Action{include ? Action::kInclude : Action::kExclude, {}, {}, {}, {}});
   }
 
   bool saw_inclusion() const { return saw_inclusion_ || saw_compute_; }
@@ -433,8 +605,10 @@ class TreeBuilder {
       saw_compute_ = true;
     }
     HG_ASSIGN_OR_RETURN(auto e, Expression::ParseExpression(f, pc_));
+    FieldDependencies reads = ExpressionDependencies(f);
+    ColumnForms forms = ColumnForms::Of(f, reads);
     return Insert(node, leaf, full,
-                  Action{Action::kCompute, std::move(e), {}, ExpressionDependencies(f)});
+                  Action{Action::kCompute, std::move(e), {}, std::move(reads), std::move(forms)});
   }
   Status Insert(Node& node, const std::string& leaf, const std::string& full, Action a) {
     if (node.children.count(leaf)) {
@@ -449,7 +623,8 @@ class TreeBuilder {
     auto it = node.children.find(name);
     if (it == node.children.end()) {
       node.order.push_back(name);
-      it = node.children.emplace(name, Action{Action::kSubtree, {}, std::make_unique<Node>(), {}})
+      it = node.children
+               .emplace(name, Action{Action::kSubtree, {}, std::make_unique<Node>(), {}, {}})
                .first;
     } else if (it->second.kind != Action::kSubtree) {
       return PipelineError(
@@ -491,7 +666,7 @@ Status ParseProjectStage(const BsonElement& spec, const PipelineContext& ctx, St
   if (mode == Mode::kInclusion && root->Find("_id") == nullptr) {
     // _id is kept by default in inclusion projections.
     root->order.insert(root->order.begin(), "_id");
-    root->children.emplace("_id", Action{Action::kInclude, {}, {}, {}});
+    root->children.emplace("_id", Action{Action::kInclude, {}, {}, {}, {}});
   }
   out->push_back(
       std::make_shared<ProjectionStage>("$project", mode, std::move(root), ctx.now_millis));

@@ -308,6 +308,16 @@ PROJECTIONS = [
         "$cond": [{"$isArray": "$a"}, "$a", []]}}]}}},
     {"$project": {"v": 0, "a": 0}},
     {"$set": {"x": {"$divide": ["$w", "$meta.sensor"]}}},  # sensor 0: division by zero (16608)
+    # Forms computed without a document per row: a renamed field, expressions of the meta field
+    # alone (constant in a bucket), arithmetic of a double column, $dateTrunc in fixed bins.
+    {"$addFields": {"x": "$w", "v": "$meta.site", "t": {"$dateTrunc": {
+        "date": "$t", "unit": "minute", "binSize": 15}}}},
+    {"$project": {"x": {"$multiply": ["$w", 2, "$w"]}, "meta": 1, "w": 1,
+                  "v": {"$concat": ["$meta.site", "-", {"$toString": "$meta.sensor"}]},
+                  "t": {"$dateTrunc": {"date": "$t", "unit": "hour", "timezone": "+05:30"}}}},
+    {"$set": {"x": "$a", "t": {"$dateTrunc": {"date": "$t", "unit": "day"}}}},
+    # An expression of the meta field that fails in one bucket's rows: 16608 as per row.
+    {"$set": {"x": {"$divide": [1, "$meta.sensor"]}}},
 ]
 PROJECTED_GROUP = {"_id": "$meta.sensor", "sx": {"$sum": "$x"}, "ax": {"$avg": "$x"},
                    "mw": {"$max": "$w"}, "vs": {"$push": "$v"}, "n": {"$count": {}},
@@ -316,7 +326,9 @@ PROJECTED_GROUP = {"_id": "$meta.sensor", "sx": {"$sum": "$x"}, "ax": {"$avg": "
 
 @pytest.mark.parametrize("match", [{}, MATCHES[2], MATCHES[6]], ids=["all", "time", "ne-range"])
 @pytest.mark.parametrize("projection", PROJECTIONS, ids=["addFields", "set", "project", "exclude",
-                                                         "divide-by-zero"])
+                                                         "divide-by-zero", "rename-meta-trunc",
+                                                         "arith-concat-trunc-tz", "array-day",
+                                                         "meta-divide-by-zero"])
 def test_projection_on_blocks_equals_projection_on_documents(twins, match, projection):
     """$addFields/$set/$project between the scan and a block $group pass the blocks on: kept
     fields as they are, computed fields evaluated for the selected rows only. The results (or
@@ -340,6 +352,56 @@ def test_projection_on_blocks_equals_projection_on_documents(twins, match, proje
         assert error == 16608  # MongoDB's code for $divide by zero
     else:
         assert blocks and error is None
+
+
+# The same question spelled with the key's parts computed before the $group (a user's
+# $project or $set), beside the spelling that computes them in the _id.
+HOUR = {"$dateTrunc": {"date": "$t", "unit": "hour"}}
+KEYED_BEFORE = [
+    ([{"$project": {"s": "$meta.sensor", "h": HOUR, "w": 1}}],
+     {"_id": {"s": "$s", "h": "$h"}, "avg": {"$avg": "$w"}, "n": {"$count": {}}}),
+    ([{"$set": {"s": "$meta.sensor"}}],
+     {"_id": {"s": "$s", "h": HOUR}, "avg": {"$avg": "$w"}, "n": {"$count": {}}}),
+    ([{"$set": {"h": HOUR}}],
+     {"_id": {"s": "$meta.sensor", "h": "$h"}, "avg": {"$avg": "$w"}, "n": {"$count": {}}}),
+    ([{"$addFields": {"w2": {"$multiply": ["$w", 2]}, "h": HOUR}}],
+     {"_id": {"s": "$meta.sensor", "h": "$h"}, "avg": {"$avg": {"$divide": ["$w2", 2]}},
+      "n": {"$count": {}}}),
+]
+
+
+@pytest.mark.parametrize("match", [{}, MATCHES[2], MATCHES[6]], ids=["all", "time", "ne-range"])
+@pytest.mark.parametrize("index", range(len(KEYED_BEFORE)),
+                         ids=["project", "set-meta", "set-hour", "addFields-arith"])
+def test_keys_computed_before_the_group(twins, match, index):
+    """The hourly mean per sensor, with the key's parts computed by a stage before the $group:
+    the blocks pass through it, and the answer is the document path's and the one of the
+    spelling that computes the key in the $group."""
+    stages, group = KEYED_BEFORE[index]
+    head = [{"$match": match}] if match else []
+    before = blocks_counter(twins)
+    blocks = run(twins.ts, head + stages + [{"$group": group}])
+    assert blocks_counter(twins) > before
+    assert blocks == run(twins.ts, head + DOCUMENT_PATH + stages + [{"$group": group}])
+    direct = run(twins.ts, head + [{"$group": {
+        "_id": {"s": "$meta.sensor", "h": HOUR}, "avg": {"$avg": "$w"}, "n": {"$count": {}}}}])
+    assert len(blocks) == len(direct) > 5
+    for a, b in zip(blocks, direct):
+        assert a["_id"] == b["_id"] and a["n"] == b["n"]
+        assert a["avg"] == pytest.approx(b["avg"], rel=1e-12)
+
+
+def test_random_values_are_drawn_per_row(twins):
+    """$rand gives every measurement its own number, also where block processing evaluates an
+    expression of a bucket's constant fields once: in a computed field and in a group key."""
+    n = twins.ts.count_documents({})
+    got = list(twins.ts.aggregate([
+        {"$set": {"r": {"$add": ["$meta.sensor", {"$rand": {}}]}}},
+        {"$group": {"_id": None, "rs": {"$addToSet": "$r"}}}]))
+    assert len(got[0]["rs"]) == n
+    groups = list(twins.ts.aggregate([
+        {"$group": {"_id": {"$add": ["$meta.sensor", {"$rand": {}}]}, "n": {"$count": {}}}}]))
+    assert len(groups) == n and all(g["n"] == 1 for g in groups)
 
 
 def test_filter_only_column_stays_out_of_whole_buckets(twins):
