@@ -1,6 +1,8 @@
 #include "pipeline/column_arith.h"
 
 #include <algorithm>
+#include <bit>
+#include <cstdint>
 
 namespace hourglass::pipeline {
 
@@ -36,6 +38,10 @@ int ColumnArith::Add(const BsonElement& e, bool* reads_field) {
     case BsonType::kDouble:
       node.op = Node::Op::kConstant;
       node.constant = e.NumberDouble();  // as the per-row path converts the operand
+      node.int_constant = e.NumberLong();
+      node.constant_kind = e.type() == BsonType::kInt32   ? Kind::kInt
+                           : e.type() == BsonType::kInt64 ? Kind::kLong
+                                                          : Kind::kDouble;
       break;
     case BsonType::kObject: {
       if (e.Obj().NumFields() != 1) return -1;
@@ -74,56 +80,121 @@ int ColumnArith::Add(const BsonElement& e, bool* reads_field) {
   return static_cast<int>(nodes_.size()) - 1;
 }
 
+const double* ColumnArith::Dense::AsDoubles() {
+  if (kind != Kind::kDouble && doubles.size() != ints.size()) {
+    doubles.resize(ints.size());
+    for (size_t i = 0; i < ints.size(); ++i) doubles[i] = static_cast<double>(ints[i]);
+  }
+  return doubles.data();
+}
+
 bool ColumnArith::Run(int index, const std::vector<const NumberColumn*>& columns,
-                      const uint32_t* run, size_t n, double* dense) const {
+                      const uint32_t* run, size_t n, Dense& dense) const {
   const Node& node = nodes_[index];
   switch (node.op) {
     case Node::Op::kField: {
       const NumberColumn& col = *columns[node.field];
-      for (size_t i = 0; i < n; ++i) dense[i] = col.Double(run[i]);
+      if (col.type == BsonType::kDouble) {
+        dense.kind = Kind::kDouble;
+        dense.doubles.resize(n);
+        for (size_t i = 0; i < n; ++i) dense.doubles[i] = col.Double(run[i]);
+      } else {
+        dense.kind = col.type == BsonType::kInt32 ? Kind::kInt : Kind::kLong;
+        dense.ints.resize(n);
+        for (size_t i = 0; i < n; ++i) dense.ints[i] = col.Int(run[i]);
+      }
       return true;
     }
     case Node::Op::kConstant:
-      std::fill(dense, dense + n, node.constant);
+      dense.kind = node.constant_kind;
+      if (dense.kind == Kind::kDouble) {
+        dense.doubles.assign(n, node.constant);
+      } else {
+        dense.ints.assign(n, node.int_constant);
+      }
       return true;
     default:
       break;
   }
-  std::vector<double> operand(n);
-  if (node.op == Node::Op::kSubtract || node.op == Node::Op::kDivide) {
-    if (!Run(node.children[0], columns, run, n, dense) ||
-        !Run(node.children[1], columns, run, n, operand.data())) {
-      return false;
-    }
-    if (node.op == Node::Op::kSubtract) {
-      for (size_t i = 0; i < n; ++i) dense[i] = dense[i] - operand[i];
+  std::vector<Dense> operands(node.children.size());
+  Kind kind = Kind::kInt;
+  for (size_t c = 0; c < node.children.size(); ++c) {
+    if (!Run(node.children[c], columns, run, n, operands[c])) return false;
+    kind = std::max(kind, operands[c].kind);
+  }
+  if (node.op == Node::Op::kDivide) kind = Kind::kDouble;
+  dense.kind = kind;
+  if (kind == Kind::kDouble) {
+    std::vector<double>& out = dense.doubles;
+    if (node.op == Node::Op::kSubtract || node.op == Node::Op::kDivide) {
+      const double* a = operands[0].AsDoubles();
+      const double* b = operands[1].AsDoubles();
+      out.resize(n);
+      if (node.op == Node::Op::kSubtract) {
+        for (size_t i = 0; i < n; ++i) out[i] = a[i] - b[i];
+        return true;
+      }
+      if (std::any_of(b, b + n, [](double d) { return d == 0; })) return false;
+      for (size_t i = 0; i < n; ++i) out[i] = a[i] / b[i];
       return true;
     }
-    if (std::any_of(operand.begin(), operand.end(), [](double d) { return d == 0; })) return false;
-    for (size_t i = 0; i < n; ++i) dense[i] = dense[i] / operand[i];
+    const bool multiply = node.op == Node::Op::kMultiply;
+    out.assign(n, multiply ? 1.0 : 0.0);
+    for (Dense& operand : operands) {
+      const double* v = operand.AsDoubles();
+      if (multiply) {
+        for (size_t i = 0; i < n; ++i) out[i] = out[i] * v[i];
+      } else {
+        for (size_t i = 0; i < n; ++i) out[i] = out[i] + v[i];
+      }
+    }
     return true;
   }
-  const bool multiply = node.op == Node::Op::kMultiply;
-  std::fill(dense, dense + n, multiply ? 1.0 : 0.0);
-  for (int child : node.children) {
-    if (!Run(child, columns, run, n, operand.data())) return false;
-    if (multiply) {
-      for (size_t i = 0; i < n; ++i) dense[i] = dense[i] * operand[i];
-    } else {
-      for (size_t i = 0; i < n; ++i) dense[i] = dense[i] + operand[i];
+  // Exact integers, as the per-row path keeps them until one overflows.
+  std::vector<int64_t>& out = dense.ints;
+  bool overflow = false;
+  if (node.op == Node::Op::kSubtract) {
+    out.resize(n);
+    for (size_t i = 0; i < n; ++i) {
+      overflow |= __builtin_sub_overflow(operands[0].ints[i], operands[1].ints[i], &out[i]);
     }
+  } else {
+    const bool multiply = node.op == Node::Op::kMultiply;
+    out.assign(n, multiply ? 1 : 0);
+    for (const Dense& operand : operands) {
+      for (size_t i = 0; i < n; ++i) {
+        overflow |= multiply ? __builtin_mul_overflow(out[i], operand.ints[i], &out[i])
+                             : __builtin_add_overflow(out[i], operand.ints[i], &out[i]);
+      }
+    }
+  }
+  if (overflow) return false;
+  // Ints stay ints where the result fits; a run where some do not is left to the per-row path.
+  if (kind == Kind::kInt) {
+    return std::all_of(out.begin(), out.end(),
+                       [](int64_t v) { return v >= INT32_MIN && v <= INT32_MAX; });
   }
   return true;
 }
 
 bool ColumnArith::Evaluate(const std::vector<const NumberColumn*>& columns, const uint32_t* run,
-                           size_t n, double* out) const {
+                           size_t n, uint64_t* out, BsonType* type) const {
   for (const NumberColumn* c : columns) {
-    if (c == nullptr || c->type != BsonType::kDouble || c->present != nullptr) return false;
+    if (c == nullptr || c->present != nullptr) return false;
+    if (c->type != BsonType::kDouble && c->type != BsonType::kInt32 &&
+        c->type != BsonType::kInt64) {
+      return false;
+    }
   }
-  std::vector<double> dense(n);
-  if (!Run(root_, columns, run, n, dense.data())) return false;
-  for (size_t i = 0; i < n; ++i) out[run[i]] = dense[i];
+  Dense dense;
+  if (!Run(root_, columns, run, n, dense)) return false;
+  if (dense.kind == Kind::kDouble) {
+    *type = BsonType::kDouble;
+    for (size_t i = 0; i < n; ++i) out[run[i]] = std::bit_cast<uint64_t>(dense.doubles[i]);
+  } else {
+    *type = dense.kind == Kind::kInt ? BsonType::kInt32 : BsonType::kInt64;
+    for (size_t i = 0; i < n; ++i) out[run[i]] = static_cast<uint64_t>(dense.ints[i]);
+  }
   return true;
 }
 

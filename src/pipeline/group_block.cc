@@ -349,7 +349,7 @@ Status GroupBlockPlan::Consume(BlockSource& blocks, const Sink& sink) const {
   std::vector<bool> laned;
   // Expression inputs computed as column arithmetic for a run: their values by row, and the
   // columns of doubles that hold them.
-  std::vector<std::vector<double>> arith_values(inputs_.size());
+  std::vector<std::vector<uint64_t>> arith_values(inputs_.size());
   std::vector<ColumnBlock::Field> arith_fields(inputs_.size());
   std::vector<const NumberColumn*> arith_columns;
   while (true) {
@@ -487,7 +487,7 @@ Status GroupBlockPlan::Consume(BlockSource& blocks, const Sink& sink) const {
     auto fold = [&](std::vector<std::unique_ptr<Accumulator>>& accs, const uint32_t* run,
                     size_t n) -> Status {
       // Expressions are computed for the run as column arithmetic when every one is such and
-      // its fields are columns of doubles here; otherwise the rows are folded one by one.
+      // its fields are columns of numbers here; otherwise the rows are folded one by one.
       bool by_columns = !has_expressions_ || all_arith_;
       for (size_t j = 0; j < inputs_.size() && by_columns && has_expressions_; ++j) {
         if (!inputs_[j].arith) continue;
@@ -498,9 +498,9 @@ Status GroupBlockPlan::Consume(BlockSource& blocks, const Sink& sink) const {
           arith_columns.push_back(f == nullptr || f->constant ? nullptr : &f->numbers);
         }
         arith_values[j].resize(static_cast<size_t>(block->num_rows));
-        by_columns = arith.Evaluate(arith_columns, run, n, arith_values[j].data());
-        arith_fields[j].numbers = NumberColumn{
-            BsonType::kDouble, reinterpret_cast<const uint64_t*>(arith_values[j].data()), nullptr};
+        BsonType type = BsonType::kEOO;
+        by_columns = arith.Evaluate(arith_columns, run, n, arith_values[j].data(), &type);
+        arith_fields[j].numbers = NumberColumn{type, arith_values[j].data(), nullptr};
         inputs[j].field = &arith_fields[j];
       }
       // Double-doubles of $sum/$avg over columns of doubles without missing cells advance

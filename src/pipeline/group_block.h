@@ -53,7 +53,7 @@ class GroupBlockPlan {
     std::optional<std::string> field;  // a top-level field, or
     std::shared_ptr<Expression> expr;  // an expression of the top-level fields `reads`, or
     std::vector<std::string> reads;
-    // The expression as arithmetic of double columns (column_arith.h), when it is one.
+    // The expression as arithmetic of number columns (column_arith.h), when it is one.
     std::shared_ptr<const ColumnArith> arith;
     Value constant;  // a constant (when neither)
   };

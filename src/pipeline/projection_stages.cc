@@ -33,7 +33,7 @@ struct Node;
 // row (ProjectionBlocks); each gives exactly the value the expression gives.
 struct ColumnForms {
   std::optional<std::string> alias;          // "$f": the top-level field f itself
-  std::shared_ptr<const ColumnArith> arith;  // arithmetic of double columns
+  std::shared_ptr<const ColumnArith> arith;  // arithmetic of number columns
   // {$dateTrunc: {date: "$f", ...}} of one field in bins of a fixed width (units up to an hour):
   // a date in [t, t + width), where t is the truncation of another date, truncates to t too.
   std::string trunc_date;
@@ -277,7 +277,7 @@ class ProjectionStage : public Stage {
 // field takes the first of these forms that applies to the block:
 //  - a field renamed ("$f"): f's column or constant itself;
 //  - an expression of fields that are constant in the block: evaluated once, a constant;
-//  - arithmetic of double columns, or a $dateTrunc in fixed bins: a column of numbers computed
+//  - arithmetic of number columns, or a $dateTrunc in fixed bins: a column of numbers computed
 //    without a document per row;
 //  - otherwise per row, in row order (then field order, as the document path evaluates them),
 //    each on a document made of the fields its expression reads; a row whose cells equal those
@@ -444,9 +444,9 @@ class ProjectionBlocks : public BlockSource {
         const ColumnBlock::Field* f = in.Find(name);
         columns.push_back(f == nullptr || f->constant ? nullptr : &f->numbers);
       }
-      double* values = reinterpret_cast<double*>(c.numbers.data());
-      if (!forms.arith->Evaluate(columns, run, n, values)) return Form::kPerRow;
-      out.numbers = NumberColumn{BsonType::kDouble, c.numbers.data(), nullptr};
+      BsonType type = BsonType::kEOO;
+      if (!forms.arith->Evaluate(columns, run, n, c.numbers.data(), &type)) return Form::kPerRow;
+      out.numbers = NumberColumn{type, c.numbers.data(), nullptr};
       return Form::kField;
     }
     if (forms.trunc_width > 0) {
@@ -483,7 +483,7 @@ class ProjectionBlocks : public BlockSource {
       out.numbers = NumberColumn{BsonType::kDate, c.numbers.data(), nullptr};
       return Form::kField;
     }
-    return Form::kPerRow;  // arithmetic over other columns than doubles without missing cells
+    return Form::kPerRow;  // arithmetic the per-row path answers (see column_arith.h)
   }
 
   const ProjectionStage& stage_;

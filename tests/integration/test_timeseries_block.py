@@ -13,6 +13,7 @@ checks values computed here by hand.
 import datetime
 import random
 
+import bson
 import pytest
 from pymongo.errors import OperationFailure
 from bson.int64 import Int64
@@ -389,6 +390,45 @@ def test_keys_computed_before_the_group(twins, match, index):
     for a, b in zip(blocks, direct):
         assert a["_id"] == b["_id"] and a["n"] == b["n"]
         assert a["avg"] == pytest.approx(b["avg"], rel=1e-12)
+
+
+def test_integer_column_arithmetic_equals_the_document_path(db):
+    """Arithmetic of int32 and int64 columns is computed a bucket at a time: every result has the
+    type and value each row's evaluation gives (int32 + int32 stays int32 unless it overflows;
+    one series' values overflow int32 in their sums, which the rows then answer as longs)."""
+    db.create_collection("tsi", timeseries={"timeField": "t", "metaField": "s"})
+    rng = random.Random(5)
+    docs = []
+    for k in range(1200):
+        s = k % 4
+        i = 2147483000 + rng.randrange(600) if s == 3 else rng.randrange(-1000, 1000)
+        docs.append({"t": T0 + datetime.timedelta(minutes=k), "s": s, "i": i,
+                     "l": Int64(rng.randrange(-10**12, 10**12)), "w": rng.randrange(10**6) / 9})
+    db.tsi.insert_many(docs)
+    pipelines = [
+        [{"$group": {"_id": "$s", "m": {"$sum": {"$multiply": ["$i", 3]}},
+                     "a": {"$avg": {"$add": ["$i", "$l"]}},
+                     "d": {"$max": {"$subtract": ["$l", "$i"]}},
+                     "q": {"$min": {"$divide": ["$i", 4]}},
+                     "twice": {"$push": {"$add": ["$i", "$i"]}},
+                     "mixed": {"$sum": {"$add": ["$i", "$w", 1]}}}}],
+        [{"$addFields": {"x": {"$multiply": ["$i", "$l"]}, "y": {"$add": ["$i", 1]},
+                         "z": {"$subtract": ["$i", Int64(7)]}}},
+         {"$group": {"_id": "$s", "x": {"$push": "$x"}, "y": {"$push": "$y"},
+                     "z": {"$push": "$z"}, "sy": {"$sum": "$y"}}}],
+    ]
+    for pipeline in pipelines:
+        before = blocks_counter(db)
+        blocks = run(db.tsi, pipeline)
+        assert blocks_counter(db) > before
+        documents = run(db.tsi, DOCUMENT_PATH + pipeline)
+        assert len(blocks) == 4
+        # Types and bits: int32, int64 and doubles encode differently.
+        assert [bson.encode(d) for d in blocks] == [bson.encode(d) for d in documents]
+    # By hand: the sums of i + i overflow int32 in series 3 and are longs there, ints elsewhere.
+    twice = {d["_id"]: d["twice"] for d in run(db.tsi, pipelines[0])}
+    assert all(type(v) is Int64 for v in twice[3])
+    assert all(type(v) is int for v in twice[0])
 
 
 def test_random_values_are_drawn_per_row(twins):
