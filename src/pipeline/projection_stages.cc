@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <map>
 
+#include "pipeline/block_read_ahead.h"
 #include "pipeline/column_arith.h"
 #include "pipeline/column_block.h"
 #include "pipeline/dependencies.h"
@@ -284,9 +285,14 @@ class ProjectionStage : public Stage {
 //    of the last row evaluated takes that row's value.
 // Only the per-row form reports an expression's error: the others leave the block to it when
 // they meet one, so errors come in the document path's order.
+//
+// The blocks are read through a BlockReadAhead of their own: the source reads and decodes the next
+// ones on a helper thread while this one computes and its consumer folds (the projection itself
+// runs on the consumer's thread, where its values are freed).
 class ProjectionBlocks : public BlockSource {
  public:
-  ProjectionBlocks(const ProjectionStage& stage, BlockSource* in) : stage_(stage), in_(in) {}
+  ProjectionBlocks(const ProjectionStage& stage, BlockSource* in)
+      : stage_(stage), ahead_(std::make_unique<BlockReadAhead>(*in)), in_(ahead_.get()) {}
 
   void RequireFields(const std::vector<std::string>& names) override {
     std::vector<std::string> upstream;
@@ -487,7 +493,8 @@ class ProjectionBlocks : public BlockSource {
   }
 
   const ProjectionStage& stage_;
-  BlockSource* in_;
+  std::unique_ptr<BlockReadAhead> ahead_;
+  BlockSource* in_;  // ahead_
   std::vector<std::string> passed_;
   std::vector<Computed> computed_;
   std::vector<uint32_t> all_;  // all_[i] == i: the rows of a block whose rows all count

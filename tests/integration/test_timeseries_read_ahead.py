@@ -74,8 +74,16 @@ PIPELINES = [
      {"$group": {"_id": "$tags", "s": {"$sum": {"$multiply": ["$k", 2]}}, "l": {"$last": "$u"}}}],
     [{"$match": {"t": {"$gte": T0 + datetime.timedelta(hours=1)}}},
      {"$group": {"_id": None, "s": {"$sum": "$u"}, "n": {"$sum": 1}}}],
+    # A projection between the scan and the $group reads ahead of itself.
+    [{"$set": {"bin": HOUR, "k2": {"$multiply": ["$k", 2]}}},
+     {"$group": {"_id": {"host": "$tags.host", "bin": "$bin"}, "s": {"$sum": "$k2"},
+                 "first": {"$first": "$u"}}}],
+    [{"$match": {"k": {"$gte": 100}}},
+     {"$project": {"host": "$tags.host", "u": 1, "x": {"$add": ["$k", 1]}}},
+     {"$group": {"_id": "$host", "p": {"$push": "$x"}, "l": {"$last": "$u"}}}],
 ]
-IDS = ["by-host", "host-bin-order", "push-order", "column-filter", "expr-filter", "time-range"]
+IDS = ["by-host", "host-bin-order", "push-order", "column-filter", "expr-filter", "time-range",
+       "set-before", "project-before"]
 
 
 def answers(coll, pipeline):
