@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <map>
+#include <set>
 
 #include "pipeline/block_read_ahead.h"
 #include "pipeline/dependencies.h"
@@ -34,6 +35,8 @@ struct KeyRefs {
   std::map<std::string, int> plain_refs;  // references other than "$f" as $dateTrunc's date
   // field -> its {"": {$dateTrunc: ...}} specs, each with its fixed bin width (0: calendar)
   std::map<std::string, std::vector<std::pair<BsonObj, int64_t>>> truncs;
+  // field -> the bins of the date parts that read it as their date ($hour: "$f"...)
+  std::map<std::string, std::vector<DatePartBins>> parts;
 
   void Add(const std::string& field, bool as_trunc_date) {
     if (std::find(fields.begin(), fields.end(), field) == fields.end()) fields.push_back(field);
@@ -84,6 +87,21 @@ void WalkKey(const BsonElement& e, KeyRefs* refs) {
     }
     return;
   }
+  if (e.type() == BsonType::kObject && obj.NumFields() == 1) {
+    if (std::optional<DatePartBins> bins = DatePartBinsOf(obj)) {
+      // The date is read only for its bin; the other arguments (a time zone, a format, an
+      // onNull expression) are walked as usual.
+      refs->Add(bins->field, true);
+      const BsonElement op = obj.FirstElement();
+      if (op.type() == BsonType::kObject) {
+        for (const BsonElement& arg : op.Obj()) {
+          if (arg.FieldName() != "date") WalkKey(arg, refs);
+        }
+      }
+      refs->parts[bins->field].push_back(std::move(*bins));
+      return;
+    }
+  }
   if (e.type() == BsonType::kObject && obj.NumFields() == 1 &&
       (obj.FirstElement().FieldName() == "$literal" ||
        obj.FirstElement().FieldName() == "$const")) {
@@ -94,34 +112,6 @@ void WalkKey(const BsonElement& e, KeyRefs* refs) {
 
 }  // namespace
 
-DateTruncBins DateTruncBinsOf(const BsonObj& args) {
-  BsonElement unit = args["unit"];
-  if (unit.type() != BsonType::kString) return {};
-  const std::string_view u = unit.Str();
-  // Calendar units: the shortest such bin (a day may last 23 hours across a DST change).
-  constexpr int64_t kHour = 3'600'000, kDay = 23 * kHour;
-  int64_t width = u == "millisecond" ? 1
-                  : u == "second"    ? 1000
-                  : u == "minute"    ? 60'000
-                  : u == "hour"      ? kHour
-                  : u == "day"       ? kDay
-                  : u == "week"      ? 7 * 24 * kHour - kHour
-                  : u == "month"     ? 28 * 24 * kHour - kHour
-                  : u == "quarter"   ? 89 * 24 * kHour - kHour
-                  : u == "year"      ? 365 * 24 * kHour - kHour
-                                     : 0;
-  if (width == 0) return {};
-  BsonElement bin = args["binSize"];
-  if (!bin.eoo()) {
-    if (!bin.IsNumber() || bin.type() == BsonType::kDecimal128 || bin.NumberLong() <= 0 ||
-        static_cast<double>(bin.NumberLong()) != bin.NumberDouble() ||
-        __builtin_mul_overflow(width, bin.NumberLong(), &width)) {
-      return {};
-    }
-  }
-  return {width, u == "millisecond" || u == "second" || u == "minute" || u == "hour"};
-}
-
 std::optional<GroupBlockPlan> GroupBlockPlan::Make(const BsonElement& id,
                                                    const std::vector<BsonElement>& accumulators) {
   GroupBlockPlan plan;
@@ -131,15 +121,20 @@ std::optional<GroupBlockPlan> GroupBlockPlan::Make(const BsonElement& id,
   // since block processing evaluates a key once for rows whose fields are equal.
   if (!refs.eligible || ExpressionDependencies(id).random) return std::nullopt;
   plan.key_fields_ = refs.fields;
-  for (const auto& [field, specs] : refs.truncs) {
-    if (refs.plain_refs.count(field) != 0) continue;  // also read otherwise: not monotone
-    TruncOnly t{field, {}, {}};
+  std::set<std::string> binned;
+  for (const auto& [field, specs] : refs.truncs) binned.insert(field);
+  for (const auto& [field, bins] : refs.parts) binned.insert(field);
+  for (const std::string& field : binned) {
+    if (refs.plain_refs.count(field) != 0) continue;  // also read otherwise: no bins
+    TruncOnly t{field, {}, {}, {}};
+    const auto& specs = refs.truncs[field];
     for (const auto& [spec, width] : specs) {
       auto parsed = Expression::ParseExpression(spec.FirstElement(), ParseContext());
       if (!parsed.ok()) break;  // e.g. it reads $let variables: no shortcut for this field
       t.truncs.push_back(std::shared_ptr<Expression>(std::move(parsed).value()));
       t.widths.push_back(width);
     }
+    t.parts = refs.parts[field];
     if (t.truncs.size() == specs.size()) plan.trunc_only_.push_back(std::move(t));
   }
   for (const BsonElement& acc : accumulators) {
@@ -393,8 +388,16 @@ Status GroupBlockPlan::Consume(BlockSource& blocks, const Sink& sink) const {
         if (candidate.field == varying[0]->name) t = &candidate;
       }
     }
-    // Whether every $dateTrunc puts the dates of the two key documents in the same bin.
-    auto same_bins = [&](const BsonObj& a_doc, const BsonObj& b_doc) {
+    // Whether every $dateTrunc and date part puts the dates of the two key documents (a and b,
+    // when they are dates) in the same bin.
+    auto same_bins = [&](const BsonObj& a_doc, std::optional<int64_t> a, const BsonObj& b_doc,
+                         std::optional<int64_t> b) {
+      if (!t->parts.empty() &&
+          (!a || !b ||
+           !std::all_of(t->parts.begin(), t->parts.end(),
+                        [&](const DatePartBins& bins) { return bins.SameBin(*a, *b); }))) {
+        return false;
+      }
       for (const auto& trunc : t->truncs) {
         StatusWith<Value> a = trunc->Evaluate(a_doc, vars);
         StatusWith<Value> b = trunc->Evaluate(b_doc, vars);
@@ -409,7 +412,11 @@ Status GroupBlockPlan::Consume(BlockSource& blocks, const Sink& sink) const {
     uint32_t key_row = (*rows)[0];
     const BsonElement* key_bound = nullptr;  // the key is that of this bounded value
     if (t != nullptr && varying[0]->bounded) {
-      if (same_bins(key_doc(0, &varying[0]->lo), key_doc(0, &varying[0]->hi))) {
+      auto date_of = [](const BsonElement& e) {
+        return e.type() == BsonType::kDate ? std::optional<int64_t>(e.DateMillis()) : std::nullopt;
+      };
+      if (same_bins(key_doc(0, &varying[0]->lo), date_of(varying[0]->lo),
+                    key_doc(0, &varying[0]->hi), date_of(varying[0]->hi))) {
         one_key = true;
         key_bound = &varying[0]->lo;
       }
@@ -456,7 +463,7 @@ Status GroupBlockPlan::Consume(BlockSource& blocks, const Sink& sink) const {
           hi_date = d;
         }
       }
-      if (same_bins(key_doc(lo), key_doc(hi))) {
+      if (same_bins(key_doc(lo), lo_date, key_doc(hi), hi_date)) {
         one_key = true;
         key_row = lo;
       }
@@ -563,8 +570,9 @@ Status GroupBlockPlan::Consume(BlockSource& blocks, const Sink& sink) const {
       HG_ASSIGN_OR_RETURN(auto* accs, sink.group(key));
       HG_RETURN_IF_ERROR(fold(*accs, rows->data(), num_rows));
     } else {
-      // A key per row. When every $dateTrunc of the varying date field has fixed-width bins, a
-      // row whose date lies in the bins of the last evaluated row shares that row's key; so does
+      // A key per row. When every $dateTrunc of the varying date field has fixed-width bins (date
+      // parts always do), a row whose date lies in the bins of the last evaluated row shares that
+      // row's key; so does
       // a row whose varying fields hold the same cells as that row's (the key expression is
       // deterministic). The rows between two key evaluations form a run folded at once.
       const bool fixed = t != nullptr && dates &&
@@ -602,6 +610,12 @@ Status GroupBlockPlan::Consume(BlockSource& blocks, const Sink& sink) const {
           }
           bin_lo = std::max(bin_lo, start.value().DateMillis());
           bin_hi = std::min(bin_hi, end);
+        }
+        for (size_t k = 0; have_bin && k < t->parts.size(); ++k) {
+          int64_t lo = 0, hi = 0;
+          t->parts[k].BinOf(d, &lo, &hi);
+          bin_lo = std::max(bin_lo, lo);
+          bin_hi = std::min(bin_hi, hi);
         }
       }
       if (accs != nullptr) {

@@ -10,12 +10,15 @@
 //
 // The key is evaluated once per block instead of once per row when the fields it reads are
 // constant in the block, or when the one field that varies is read only as the `date` of
-// `$dateTrunc`s (with the other fields constant) and the truncation of the block's earliest and
-// latest dates agree: truncation never decreases with time, so every row then has the same key.
+// `$dateTrunc`s and date parts ($hour, $dateToString... in a fixed time zone: date_bins.h), with
+// the other fields constant, and the block's earliest and latest dates truncate alike and fall
+// in the same bins of the parts: truncation never decreases with time, and a part's bins are
+// intervals, so every row then has the same key.
 // Such a date field that no accumulator reads is taken by its bounds where the source can give
 // them (a time-series bucket's control.min/max), and its cells are decoded only when the bins
 // of the bounds differ.
-// Otherwise, when those $dateTrunc bins are fixed spans of time (units up to an hour), a row
+// Otherwise, when those $dateTrunc bins are fixed spans of time (units up to an hour; a date
+// part's always are), a row
 // whose date falls in the bins of the last row the key was evaluated for reuses that key, and so
 // does a row whose varying fields hold the same cells as that row's. A key that draws $rand
 // numbers is not eligible.
@@ -32,19 +35,10 @@
 #include "pipeline/accumulator.h"
 #include "pipeline/column_arith.h"
 #include "pipeline/column_block.h"
+#include "pipeline/date_bins.h"
 #include "pipeline/expression.h"
 
 namespace hourglass::pipeline {
-
-// The bins of a $dateTrunc whose `unit` and `binSize` are constants (`args` is its argument
-// object): the shortest a bin can be in milliseconds, and whether every bin is exactly that long
-// (units up to an hour bin elapsed time, whatever the time zone; days and longer follow the
-// calendar). min_width 0: the bins cannot be told from the spec.
-struct DateTruncBins {
-  int64_t min_width = 0;
-  bool fixed = false;
-};
-DateTruncBins DateTruncBinsOf(const bson::BsonObj& args);
 
 class GroupBlockPlan {
  public:
@@ -79,10 +73,12 @@ class GroupBlockPlan {
   Status Consume(BlockSource& source, const Sink& sink) const;
 
  private:
-  struct TruncOnly {  // a key field read only as the `date` of these $dateTrunc expressions
+  // A key field read only as the `date` of these $dateTrunc expressions and date parts.
+  struct TruncOnly {
     std::string field;
     std::vector<std::shared_ptr<Expression>> truncs;
     std::vector<int64_t> widths;  // each one's fixed bin width in ms, 0 for calendar bins
+    std::vector<DatePartBins> parts;
   };
   bool has_expressions_ = false;  // some input is an expression: rows are folded one by one
   bool all_arith_ = true;         // ... unless every expression is column arithmetic

@@ -39,6 +39,8 @@ struct ColumnForms {
   // a date in [t, t + width), where t is the truncation of another date, truncates to t too.
   std::string trunc_date;
   int64_t trunc_width = 0;
+  // A date part of one field ($hour: "$f", $dateToString...), one value per bin of its date.
+  std::optional<DatePartBins> part;
 
   static ColumnForms Of(const BsonElement& spec, const FieldDependencies& reads);
 };
@@ -63,14 +65,18 @@ ColumnForms ColumnForms::Of(const BsonElement& spec, const FieldDependencies& re
   if (auto arith = ColumnArith::Compile(spec)) {
     forms.arith = std::make_shared<const ColumnArith>(std::move(*arith));
   }
-  if (spec.type() != BsonType::kObject || spec.Obj().NumFields() != 1) return forms;
+  if (spec.type() != BsonType::kObject || spec.Obj().NumFields() != 1 || reads.random ||
+      reads.needs_whole_document || reads.fields.size() != 1) {
+    return forms;
+  }
+  if (std::optional<DatePartBins> part = DatePartBinsOf(spec.Obj())) {
+    if (part->field == *reads.fields.begin()) forms.part = std::move(part);
+    return forms;
+  }
   const BsonElement op = spec.Obj().FirstElement();
   if (op.FieldName() != "$dateTrunc" || op.type() != BsonType::kObject) return forms;
   const BsonElement date = op.Obj()["date"];
-  if (date.type() != BsonType::kString || reads.random || reads.needs_whole_document ||
-      reads.fields.size() != 1) {
-    return forms;
-  }
+  if (date.type() != BsonType::kString) return forms;
   const std::string_view d = date.Str();
   if (d.size() < 2 || d[0] != '$' || d[1] == '$' || d.find('.') != std::string_view::npos ||
       *reads.fields.begin() != d.substr(1)) {
@@ -442,7 +448,7 @@ class ProjectionBlocks : public BlockSource {
       out.value = values_.back().element();
       return Form::kField;
     }
-    if (!forms.arith && forms.trunc_width == 0) return Form::kPerRow;
+    if (!forms.arith && forms.trunc_width == 0 && !forms.part) return Form::kPerRow;
     c.numbers.resize(static_cast<size_t>(in.num_rows));
     if (forms.arith) {
       std::vector<const NumberColumn*> columns;
@@ -455,41 +461,55 @@ class ProjectionBlocks : public BlockSource {
       out.numbers = NumberColumn{type, c.numbers.data(), nullptr};
       return Form::kField;
     }
-    if (forms.trunc_width > 0) {
-      const ColumnBlock::Field* f = reads.empty() ? nullptr : reads[0];
-      if (f == nullptr || f->constant) return Form::kPerRow;
-      CellScratch scratch;
-      int64_t lo = 0, hi = 0;  // [lo, hi): the dates that truncate to lo
-      bool have_bin = false;
-      const bool dates = f->numbers.type == BsonType::kDate;
-      for (size_t i = 0; i < n; ++i) {
-        int64_t d = 0;
-        if (dates && f->numbers.Present(run[i])) {
-          d = f->numbers.Int(run[i]);
-        } else if (const BsonElement cell = f->Cell(run[i], scratch);
-                   cell.type() == BsonType::kDate) {
-          d = cell.DateMillis();
+    // A $dateTrunc or a date part: evaluated once per bin of the date, a column of the
+    // truncations' dates or of the parts' values.
+    const ColumnBlock::Field* f = reads.empty() ? nullptr : reads[0];
+    if (f == nullptr || f->constant) return Form::kPerRow;
+    if (forms.part) out.cells.assign(static_cast<size_t>(in.num_rows), BsonElement());
+    const size_t mark = values_.size();
+    auto per_row = [&] {
+      values_.resize(mark);  // a value per row will follow: the reserved room must remain
+      return Form::kPerRow;
+    };
+    CellScratch scratch;
+    int64_t lo = 0, hi = 0;  // [lo, hi): the dates of the current bin
+    bool have_bin = false;
+    const bool dates = f->numbers.type == BsonType::kDate;
+    for (size_t i = 0; i < n; ++i) {
+      int64_t d = 0;
+      if (dates && f->numbers.Present(run[i])) {
+        d = f->numbers.Int(run[i]);
+      } else if (const BsonElement cell = f->Cell(run[i], scratch);
+                 cell.type() == BsonType::kDate) {
+        d = cell.DateMillis();
+      } else {
+        return per_row();
+      }
+      if (!have_bin || d < lo || d >= hi) {
+        const BsonElement cell = f->Cell(run[i], scratch);
+        BsonBuilder b;
+        b.AppendElementAs(cell, f->name);
+        StatusWith<Value> t = a.expr->Evaluate(b.Obj(), vars);
+        if (!t.ok()) return per_row();
+        if (forms.part) {
+          forms.part->BinOf(d, &lo, &hi);
+          values_.push_back(std::move(t).value());
+        } else if (!t.value().IsDate() ||
+                   __builtin_add_overflow(t.value().DateMillis(), forms.trunc_width, &hi)) {
+          return per_row();
         } else {
-          return Form::kPerRow;
-        }
-        if (!have_bin || d < lo || d >= hi) {
-          const BsonElement cell = f->Cell(run[i], scratch);
-          BsonBuilder b;
-          b.AppendElementAs(cell, f->name);
-          StatusWith<Value> t = a.expr->Evaluate(b.Obj(), vars);
-          if (!t.ok() || !t.value().IsDate() ||
-              __builtin_add_overflow(t.value().DateMillis(), forms.trunc_width, &hi)) {
-            return Form::kPerRow;
-          }
           lo = t.value().DateMillis();
-          have_bin = true;
         }
+        have_bin = true;
+      }
+      if (forms.part) {
+        out.cells[run[i]] = values_.back().element();
+      } else {
         c.numbers[run[i]] = static_cast<uint64_t>(lo);
       }
-      out.numbers = NumberColumn{BsonType::kDate, c.numbers.data(), nullptr};
-      return Form::kField;
     }
-    return Form::kPerRow;  // arithmetic the per-row path answers (see column_arith.h)
+    if (!forms.part) out.numbers = NumberColumn{BsonType::kDate, c.numbers.data(), nullptr};
+    return Form::kField;
   }
 
   const ProjectionStage& stage_;

@@ -94,6 +94,16 @@ GROUPS = [
      "d": {"$max": {"$subtract": ["$w", {"$multiply": ["$w", 0.3, 7]}]}},
      "mn": {"$min": {"$add": [{"$multiply": [3, "$w"]}, -1]}},
      "q": {"$avg": {"$divide": ["$w", {"$add": ["$w", 7]}]}}},
+    # Keys of date parts: one evaluation per local minute, hour or day in a fixed time zone
+    # (date_bins.h), the rows of a bin folded together; named zones and seconds go row by row.
+    {"_id": {"s": "$meta.sensor", "h": {"$hour": "$t"}}, "avg": {"$avg": "$w"},
+     "n": {"$count": {}}},
+    {"_id": {"$dateToString": {"format": "%Y-%m-%d %H:%M", "date": "$t", "timezone": "+05:30"}},
+     "mx": {"$max": "$w"}, "first": {"$first": "$v"}},
+    {"_id": {"d": {"$dayOfWeek": {"date": "$t", "timezone": "-03:00"}},
+             "m": {"$minute": ["$t"]}, "site": "$meta.site"}, "n": {"$sum": 1}},
+    {"_id": {"$hour": {"date": "$t", "timezone": "America/New_York"}}, "n": {"$sum": 1}},
+    {"_id": {"s": "$meta.sensor", "sec": {"$second": "$t"}}, "n": {"$sum": 1}},
 ]
 
 MATCHES = [
@@ -319,6 +329,9 @@ PROJECTIONS = [
     {"$set": {"x": "$a", "t": {"$dateTrunc": {"date": "$t", "unit": "day"}}}},
     # An expression of the meta field that fails in one bucket's rows: 16608 as per row.
     {"$set": {"x": {"$divide": [1, "$meta.sensor"]}}},
+    # Date parts, one evaluation per bin of the date.
+    {"$set": {"x": {"$hour": {"date": "$t", "timezone": "+05:30"}},
+              "v": {"$dateToString": {"format": "%d %H:%M", "date": "$t"}}}},
 ]
 PROJECTED_GROUP = {"_id": "$meta.sensor", "sx": {"$sum": "$x"}, "ax": {"$avg": "$x"},
                    "mw": {"$max": "$w"}, "vs": {"$push": "$v"}, "n": {"$count": {}},
@@ -329,7 +342,7 @@ PROJECTED_GROUP = {"_id": "$meta.sensor", "sx": {"$sum": "$x"}, "ax": {"$avg": "
 @pytest.mark.parametrize("projection", PROJECTIONS, ids=["addFields", "set", "project", "exclude",
                                                          "divide-by-zero", "rename-meta-trunc",
                                                          "arith-concat-trunc-tz", "array-day",
-                                                         "meta-divide-by-zero"])
+                                                         "meta-divide-by-zero", "date-parts"])
 def test_projection_on_blocks_equals_projection_on_documents(twins, match, projection):
     """$addFields/$set/$project between the scan and a block $group pass the blocks on: kept
     fields as they are, computed fields evaluated for the selected rows only. The results (or

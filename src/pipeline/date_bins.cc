@@ -1,0 +1,153 @@
+#include "pipeline/date_bins.h"
+
+#include <algorithm>
+#include <string_view>
+
+#include "pipeline/expression_internal.h"
+
+namespace hourglass::pipeline {
+
+using bson::BsonElement;
+using bson::BsonObj;
+using bson::BsonType;
+
+DateTruncBins DateTruncBinsOf(const BsonObj& args) {
+  BsonElement unit = args["unit"];
+  if (unit.type() != BsonType::kString) return {};
+  const std::string_view u = unit.Str();
+  // Calendar units: the shortest such bin (a day may last 23 hours across a DST change).
+  constexpr int64_t kHour = 3'600'000, kDay = 23 * kHour;
+  int64_t width = u == "millisecond" ? 1
+                  : u == "second"    ? 1000
+                  : u == "minute"    ? 60'000
+                  : u == "hour"      ? kHour
+                  : u == "day"       ? kDay
+                  : u == "week"      ? 7 * 24 * kHour - kHour
+                  : u == "month"     ? 28 * 24 * kHour - kHour
+                  : u == "quarter"   ? 89 * 24 * kHour - kHour
+                  : u == "year"      ? 365 * 24 * kHour - kHour
+                                     : 0;
+  if (width == 0) return {};
+  BsonElement bin = args["binSize"];
+  if (!bin.eoo()) {
+    if (!bin.IsNumber() || bin.type() == BsonType::kDecimal128 || bin.NumberLong() <= 0 ||
+        static_cast<double>(bin.NumberLong()) != bin.NumberDouble() ||
+        __builtin_mul_overflow(width, bin.NumberLong(), &width)) {
+      return {};
+    }
+  }
+  return {width, u == "millisecond" || u == "second" || u == "minute" || u == "hour"};
+}
+
+void DatePartBins::BinOf(int64_t date, int64_t* lo, int64_t* hi) const {
+  const __int128 x = static_cast<__int128>(date) - origin;  // no overflow near the extremes
+  const __int128 k = x / width - (x % width != 0 && x < 0);
+  const __int128 start = static_cast<__int128>(origin) + k * width;
+  const __int128 end = start + width;
+  *lo = static_cast<int64_t>(std::max<__int128>(start, INT64_MIN));
+  *hi = static_cast<int64_t>(std::min<__int128>(end, INT64_MAX));
+}
+
+bool DatePartBins::SameBin(int64_t a, int64_t b) const {
+  int64_t lo = 0, hi = 0;
+  BinOf(a, &lo, &hi);
+  return b >= lo && b < hi;
+}
+
+namespace {
+
+constexpr int64_t kMinute = 60'000, kHour = 60 * kMinute, kDay = 24 * kHour;
+
+// The width of the bins a $dateToString format is constant on, or 0 (seconds or finer).
+int64_t FormatWidth(std::string_view format) {
+  int64_t width = kDay;
+  for (size_t i = 0; i < format.size(); ++i) {
+    if (format[i] != '%') continue;
+    if (i + 1 >= format.size()) return 0;  // an error for the per-row path to report
+    const char c = format[++i];
+    if (c == 'H') {
+      width = std::min(width, kHour);
+    } else if (c == 'M') {
+      width = std::min(width, kMinute);
+    } else if (std::string_view("dGjmuUVwYzZbB%").find(c) == std::string_view::npos) {
+      return 0;  // %S, %L, or an unknown specifier
+    }
+  }
+  return width;
+}
+
+}  // namespace
+
+std::optional<DatePartBins> DatePartBinsOf(const BsonObj& expr) {
+  if (expr.NumFields() != 1) return std::nullopt;
+  const BsonElement op = expr.FirstElement();
+  const std::string_view name = op.FieldName();
+  BsonElement date, timezone;
+  int64_t width = 0;
+  if (name == "$dateToString") {
+    if (op.type() != BsonType::kObject) return std::nullopt;
+    BsonElement format;
+    for (const BsonElement& arg : op.Obj()) {
+      const std::string_view n = arg.FieldName();
+      if (n == "date") {
+        date = arg;
+      } else if (n == "timezone") {
+        timezone = arg;
+      } else if (n == "format") {
+        format = arg;
+      } else if (n != "onNull") {  // the value of a missing or null date: not a bin's concern
+        return std::nullopt;
+      }
+    }
+    if (format.type() != BsonType::kString) return std::nullopt;  // the default shows millis
+    width = FormatWidth(format.Str());
+  } else {
+    if (name == "$minute") {
+      width = kMinute;
+    } else if (name == "$hour") {
+      width = kHour;
+    } else if (name == "$year" || name == "$month" || name == "$dayOfMonth" ||
+               name == "$dayOfWeek" || name == "$dayOfYear" || name == "$week" ||
+               name == "$isoWeek" || name == "$isoWeekYear" || name == "$isoDayOfWeek") {
+      width = kDay;
+    } else {
+      return std::nullopt;
+    }
+    // {$op: <date>}, {$op: [<date>]} or {$op: {date, timezone}}.
+    if (op.type() == BsonType::kArray) {
+      if (op.Obj().NumFields() != 1) return std::nullopt;
+      date = op.Obj().FirstElement();
+    } else if (op.type() == BsonType::kObject) {
+      for (const BsonElement& arg : op.Obj()) {
+        if (arg.FieldName() == "date") {
+          date = arg;
+        } else if (arg.FieldName() == "timezone") {
+          timezone = arg;
+        } else {
+          return std::nullopt;
+        }
+      }
+    } else {
+      date = op;
+    }
+  }
+  if (width == 0 || date.type() != BsonType::kString) return std::nullopt;
+  const std::string_view d = date.Str();
+  if (d.size() < 2 || d[0] != '$' || d[1] == '$' || d.find('.') != std::string_view::npos) {
+    return std::nullopt;
+  }
+  int64_t offset = 0;
+  if (!timezone.eoo()) {
+    if (timezone.type() != BsonType::kString) return std::nullopt;
+    StatusWith<internal::TimeZone> tz = internal::ParseTimeZone(Value::FromElement(timezone));
+    if (!tz.ok() || !tz.value().fixed()) return std::nullopt;
+    offset = tz.value().OffsetAt(0);
+  }
+  // Local time is UTC + offset: a local bin [k * width, (k + 1) * width) starts at the UTC
+  // instant k * width - offset.
+  int64_t origin = -offset % width;
+  if (origin < 0) origin += width;
+  return DatePartBins{std::string(d.substr(1)), width, origin};
+}
+
+}  // namespace hourglass::pipeline
