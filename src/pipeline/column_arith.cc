@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cmath>
 #include <cstdint>
 
 namespace hourglass::pipeline {
@@ -55,18 +56,33 @@ int ColumnArith::Add(const BsonElement& e, bool* reads_field) {
         node.op = Node::Op::kSubtract;
       } else if (name == "$divide") {
         node.op = Node::Op::kDivide;
+      } else if (name == "$cond") {
+        // {$cond: [if, then, else]} or {$cond: {if, then, else}}.
+        BsonElement parts[3];
+        if (op.type() == BsonType::kArray && op.Obj().NumFields() == 3) {
+          int i = 0;
+          for (const BsonElement& arg : op.Obj()) parts[i++] = arg;
+        } else if (op.type() == BsonType::kObject && op.Obj().NumFields() == 3) {
+          parts[0] = op.Obj()["if"];
+          parts[1] = op.Obj()["then"];
+          parts[2] = op.Obj()["else"];
+        }
+        if (parts[0].eoo() || parts[1].eoo() || parts[2].eoo()) return -1;
+        node.op = Node::Op::kCond;
+        node.children = {AddComparison(parts[0], reads_field), AddOperand(parts[1], reads_field),
+                         AddOperand(parts[2], reads_field)};
+        if (std::find(node.children.begin(), node.children.end(), -1) != node.children.end()) {
+          return -1;
+        }
+        break;
       } else {
         return -1;
       }
       if (op.type() != BsonType::kArray) return -1;
       for (const BsonElement& arg : op.Obj()) {
-        bool child_reads = false;
-        const int child = Add(arg, &child_reads);
-        // A child without a field could be an integer result (or a date): left to the per-row
-        // path, whose promotion rules it would need.
-        if (child < 0 || (!child_reads && nodes_[child].op != Node::Op::kConstant)) return -1;
+        const int child = AddOperand(arg, reads_field);
+        if (child < 0) return -1;
         node.children.push_back(child);
-        *reads_field = *reads_field || child_reads;
       }
       const bool binary = node.op == Node::Op::kSubtract || node.op == Node::Op::kDivide;
       if (binary && node.children.size() != 2) return -1;
@@ -78,6 +94,110 @@ int ColumnArith::Add(const BsonElement& e, bool* reads_field) {
   }
   nodes_.push_back(std::move(node));
   return static_cast<int>(nodes_.size()) - 1;
+}
+
+int ColumnArith::AddOperand(const BsonElement& e, bool* reads_field) {
+  bool reads = false;
+  const int child = Add(e, &reads);
+  // An operand without a field could be an integer result (or a date): left to the per-row
+  // path, whose promotion rules it would need.
+  if (child < 0 || (!reads && nodes_[child].op != Node::Op::kConstant)) return -1;
+  *reads_field = *reads_field || reads;
+  return child;
+}
+
+int ColumnArith::AddComparison(const BsonElement& e, bool* reads_field) {
+  if (e.type() != BsonType::kObject || e.Obj().NumFields() != 1) return -1;
+  const BsonElement op = e.Obj().FirstElement();
+  const std::string_view name = op.FieldName();
+  Node node{};
+  node.op = Node::Op::kCompare;
+  if (name == "$eq") {
+    node.compare = Node::Compare::kEq;
+  } else if (name == "$ne") {
+    node.compare = Node::Compare::kNe;
+  } else if (name == "$gt") {
+    node.compare = Node::Compare::kGt;
+  } else if (name == "$gte") {
+    node.compare = Node::Compare::kGte;
+  } else if (name == "$lt") {
+    node.compare = Node::Compare::kLt;
+  } else if (name == "$lte") {
+    node.compare = Node::Compare::kLte;
+  } else {
+    return -1;
+  }
+  if (op.type() != BsonType::kArray || op.Obj().NumFields() != 2) return -1;
+  for (const BsonElement& arg : op.Obj()) {
+    const int child = AddOperand(arg, reads_field);
+    if (child < 0) return -1;
+    node.children.push_back(child);
+  }
+  nodes_.push_back(std::move(node));
+  return static_cast<int>(nodes_.size()) - 1;
+}
+
+namespace {
+
+// -1, 0 or 1 as numbers compare in MongoDB: by value, NaN equal to NaN and below every number.
+int CompareDoubles(double a, double b) {
+  if (a < b) return -1;
+  if (a > b) return 1;
+  if (a == b) return 0;
+  return std::isnan(a) ? (std::isnan(b) ? 0 : -1) : 1;
+}
+
+}  // namespace
+
+bool ColumnArith::Test(int index, const std::vector<const NumberColumn*>& columns,
+                       const uint32_t* run, size_t n, std::vector<uint8_t>& mask) const {
+  const Node& node = nodes_[index];
+  Dense a, b;
+  if (!Run(node.children[0], columns, run, n, a) || !Run(node.children[1], columns, run, n, b)) {
+    return false;
+  }
+  std::vector<int> order(n);
+  if (a.kind != Kind::kDouble && b.kind != Kind::kDouble) {
+    for (size_t i = 0; i < n; ++i) order[i] = (a.ints[i] > b.ints[i]) - (a.ints[i] < b.ints[i]);
+  } else {
+    // An integer beside a double compares as a double only where that is exact.
+    constexpr int64_t kExact = int64_t{1} << 53;
+    for (const Dense* d : {&a, &b}) {
+      if (d->kind != Kind::kDouble && !std::all_of(d->ints.begin(), d->ints.end(), [](int64_t v) {
+            return v >= -kExact && v <= kExact;
+          })) {
+        return false;
+      }
+    }
+    const double* x = a.AsDoubles();
+    const double* y = b.AsDoubles();
+    for (size_t i = 0; i < n; ++i) order[i] = CompareDoubles(x[i], y[i]);
+  }
+  mask.resize(n);
+  for (size_t i = 0; i < n; ++i) {
+    const int c = order[i];
+    switch (node.compare) {
+      case Node::Compare::kEq:
+        mask[i] = c == 0;
+        break;
+      case Node::Compare::kNe:
+        mask[i] = c != 0;
+        break;
+      case Node::Compare::kGt:
+        mask[i] = c > 0;
+        break;
+      case Node::Compare::kGte:
+        mask[i] = c >= 0;
+        break;
+      case Node::Compare::kLt:
+        mask[i] = c < 0;
+        break;
+      case Node::Compare::kLte:
+        mask[i] = c <= 0;
+        break;
+    }
+  }
+  return true;
 }
 
 const double* ColumnArith::Dense::AsDoubles() {
@@ -113,6 +233,35 @@ bool ColumnArith::Run(int index, const std::vector<const NumberColumn*>& columns
         dense.ints.assign(n, node.int_constant);
       }
       return true;
+    case Node::Op::kCompare:
+      return false;  // a $cond's condition only (Test)
+    case Node::Op::kCond: {
+      std::vector<uint8_t> mask;
+      Dense then, otherwise;
+      if (!Test(node.children[0], columns, run, n, mask) ||
+          !Run(node.children[1], columns, run, n, then) ||
+          !Run(node.children[2], columns, run, n, otherwise)) {
+        return false;
+      }
+      const bool all = std::all_of(mask.begin(), mask.end(), [](uint8_t m) { return m != 0; });
+      const bool none = std::none_of(mask.begin(), mask.end(), [](uint8_t m) { return m != 0; });
+      if (then.kind != otherwise.kind && !all && !none) return false;  // rows of two types
+      if (all || none) {
+        dense = std::move(all ? then : otherwise);
+        return true;
+      }
+      dense.kind = then.kind;
+      if (dense.kind == Kind::kDouble) {
+        dense.doubles.resize(n);
+        for (size_t i = 0; i < n; ++i) {
+          dense.doubles[i] = mask[i] ? then.doubles[i] : otherwise.doubles[i];
+        }
+      } else {
+        dense.ints.resize(n);
+        for (size_t i = 0; i < n; ++i) dense.ints[i] = mask[i] ? then.ints[i] : otherwise.ints[i];
+      }
+      return true;
+    }
     default:
       break;
   }

@@ -71,6 +71,16 @@ const char* const kExpressions[] = {
     R"({"$multiply": ["$a", {"$numberLong": "2"}, {"$subtract": ["$c", "$b"]}]})",
     R"({"$add": ["$c", 2147483000]})",
     R"({"$subtract": [{"$multiply": ["$a", "$a", "$a"]}, {"$add": ["$b", "$c", -1]}]})",
+    R"({"$cond": [{"$gt": ["$a", 0]}, 1, 0]})",
+    R"({"$cond": {"if": {"$lte": ["$a", "$b"]}, "then": "$c", "else": {"$multiply": ["$a", 2]}}})",
+    R"({"$add": [{"$cond": [{"$ne": ["$a", "$b"]}, "$a", 0.5]}, 1]})",
+    R"({"$cond": [{"$eq": ["$c", "$c"]}, "$b", "$a"]})",
+    R"({"$cond": [{"$lt": ["$c", {"$add": ["$a", 3]}]}, "$c", {"$subtract": ["$b", 1]}]})",
+    R"({"$cond": [{"$gte": [{"$multiply": ["$a", 0.5]}, "$b"]}, 2.5, -1.5]})",
+    // Equal operands: each comparison's boundary.
+    R"({"$add": [{"$cond": [{"$gte": ["$b", "$b"]}, 1, 0]}, {"$cond": [{"$lte": ["$a", "$a"]}, 2, 0]},
+                 {"$cond": [{"$gt": ["$c", "$c"]}, 4, 0]}, {"$cond": [{"$lt": ["$a", "$a"]}, 8, 0]},
+                 {"$cond": [{"$ne": ["$b", "$b"]}, 16, 0]}, "$a"]})",
 };
 
 // Every row computed by the column program is the per-row evaluation's value: the same type
@@ -144,6 +154,15 @@ TEST(ColumnArithTest, LeavesOverflowsAndZeroDivisorsToThePerRowPath) {
   EXPECT_EQ(type, BsonType::kDouble);
   // Dates and missing cells are not arithmetic of numbers here.
   EXPECT_FALSE(evaluate(R"({"$add": ["$a", 1]})", BsonType::kDate, {3, 4}, &type));
+  // A $cond whose rows choose branches of two types.
+  const char* two_types = R"({"$cond": [{"$gt": ["$a", 3]}, 1, 0.5]})";
+  EXPECT_FALSE(evaluate(two_types, BsonType::kInt32, {3, 4}, &type));
+  EXPECT_TRUE(evaluate(two_types, BsonType::kInt32, {5, 4}, &type));
+  EXPECT_EQ(type, BsonType::kInt32);
+  // A long beside a double compares exactly only within 2^53.
+  const char* big = R"({"$cond": [{"$gt": ["$a", 0.5]}, 1, 0]})";
+  EXPECT_FALSE(evaluate(big, BsonType::kInt64, {3, (uint64_t{1} << 53) + 1}, &type));
+  EXPECT_TRUE(evaluate(big, BsonType::kInt64, {3, uint64_t{1} << 53}, &type));
 }
 
 }  // namespace

@@ -94,6 +94,10 @@ GROUPS = [
      "d": {"$max": {"$subtract": ["$w", {"$multiply": ["$w", 0.3, 7]}]}},
      "mn": {"$min": {"$add": [{"$multiply": [3, "$w"]}, -1]}},
      "q": {"$avg": {"$divide": ["$w", {"$add": ["$w", 7]}]}}},
+    # $cond by a comparison of number columns: counts and caps computed a bucket at a time.
+    {"_id": "$meta.sensor", "hot": {"$sum": {"$cond": [{"$gt": ["$w", 700]}, 1, 0]}},
+     "capped": {"$avg": {"$cond": {"if": {"$lt": ["$w", 500]}, "then": "$w", "else": 500.0}}},
+     "same": {"$sum": {"$cond": [{"$eq": ["$w", "$w"]}, 1, 0]}}},
     # Keys of date parts: one evaluation per local minute, hour or day in a fixed time zone
     # (date_bins.h), the rows of a bin folded together; named zones and seconds go row by row.
     {"_id": {"s": "$meta.sensor", "h": {"$hour": "$t"}}, "avg": {"$avg": "$w"},
@@ -424,7 +428,10 @@ def test_integer_column_arithmetic_equals_the_document_path(db):
                      "d": {"$max": {"$subtract": ["$l", "$i"]}},
                      "q": {"$min": {"$divide": ["$i", 4]}},
                      "twice": {"$push": {"$add": ["$i", "$i"]}},
-                     "mixed": {"$sum": {"$add": ["$i", "$w", 1]}}}}],
+                     "mixed": {"$sum": {"$add": ["$i", "$w", 1]}},
+                     "abs": {"$sum": {"$cond": [{"$gte": ["$i", 0]}, "$i",
+                                                {"$multiply": ["$i", -1]}]}},
+                     "over": {"$sum": {"$cond": [{"$gt": ["$l", "$w"]}, 1, 0]}}}}],
         [{"$addFields": {"x": {"$multiply": ["$i", "$l"]}, "y": {"$add": ["$i", 1]},
                          "z": {"$subtract": ["$i", Int64(7)]}}},
          {"$group": {"_id": "$s", "x": {"$push": "$x"}, "y": {"$push": "$y"},
