@@ -73,6 +73,24 @@ bool KeyBinsFinerThanBuckets(const BsonElement& e, const std::string& time, int6
   return false;
 }
 
+// Whether the event filter tests measurement fields (not only the meta and time fields) and runs
+// on a bucket's columns. Most buckets then match in part: a $group answered from control would
+// unpack those measurement by measurement, where block processing tests and folds columns.
+bool FiltersMeasurementColumns(const BsonObj& filter, const pipeline::FieldDependencies& deps,
+                               const timeseries::TimeseriesOptions& options,
+                               const query::Matcher* parsed,
+                               const query::ExpressionContext& expr_ctx) {
+  if (deps.needs_whole_document ||
+      std::all_of(deps.fields.begin(), deps.fields.end(), [&](const std::string& f) {
+        return f == options.time_field || (options.meta_field && f == *options.meta_field);
+      })) {
+    return false;
+  }
+  if (parsed != nullptr) return parsed->FieldConjuncts().has_value();
+  auto matcher = query::Matcher::Parse(filter, expr_ctx);
+  return matcher.ok() && matcher.value().FieldConjuncts().has_value();
+}
+
 // A find projection of plain 0/1 values on field names reads what the same $project reads; for
 // any other ($slice, $elemMatch, positional, expressions) the whole document is needed.
 BsonObj FindProjectionAsStage(const BsonObj& projection) {
@@ -533,8 +551,10 @@ TimeseriesReadPlan PlanTimeseriesRead(const timeseries::TimeseriesOptions& optio
       plan.window_ordered = true;
     } else if (first.FieldName() == "$group" && first.type() == BsonType::kObject) {
       plan.control_group = timeseries::ControlGroup::Make(first.Obj(), time, options.meta_field);
-      if (plan.control_group && KeyBinsFinerThanBuckets(first.Obj()["_id"], time,
-                                                        options.bucket_max_span_seconds * 1000)) {
+      if (plan.control_group &&
+          (KeyBinsFinerThanBuckets(first.Obj()["_id"], time,
+                                   options.bucket_max_span_seconds * 1000) ||
+           FiltersMeasurementColumns(filter, filter_deps, options, parsed, expr_ctx))) {
         plan.control_group.reset();
       }
       if (plan.control_group) {

@@ -285,6 +285,27 @@ def test_bins_finer_than_buckets_use_blocks_not_control(twins):
     assert "$_internalGroupFromControl" in stage_names(twins, per_sensor)
 
 
+def test_measurement_filters_group_on_blocks_not_control(twins):
+    # A $group control could answer, after a filter on a measurement field that runs on columns:
+    # most buckets match in part, so the $group folds the filtered columns instead of unpacking
+    # those buckets measurement by measurement. Filters on the meta field or the time keep the
+    # answer from control, and so does a filter that does not run on columns ($expr).
+    group = {"$group": {"_id": "$meta", "mx": {"$max": "$w"}, "n": {"$count": {}}}}
+    cases = [({"w": {"$gt": 700}}, False),
+             ({"v": {"$type": "number"}, "meta.sensor": {"$lt": 3}}, False),
+             ({"meta.sensor": 1}, True),
+             ({"t": {"$gte": T0 + datetime.timedelta(hours=1)}}, True),
+             ({"$expr": {"$gt": ["$w", 700]}}, True)]
+    for match, control in cases:
+        pipeline = [{"$match": match}, group]
+        assert ("$_internalGroupFromControl" in stage_names(twins, pipeline)) == control, match
+        before = blocks_counter(twins)
+        got = run(twins.ts, pipeline)
+        assert (blocks_counter(twins) > before) == (not control), match
+        assert got == run(twins.ts, pipeline[:1] + DOCUMENT_PATH + pipeline[1:]), match
+        assert got
+
+
 def test_explain_execution_runs_the_block_path(twins):
     # executionStats runs the pipeline as the command would: the $group takes column blocks,
     # and the unpack stage reports the rows it passed on.
