@@ -570,16 +570,22 @@ TimeseriesReadPlan PlanTimeseriesRead(const timeseries::TimeseriesOptions& optio
       size_t o = g.OpenObject(first.Str());
       g.AppendInt32("$sum", 1);
       g.Close(o);
-      plan.group_spec = g.Obj();
-      plan.control_group =
-          timeseries::ControlGroup::Make(plan.group_spec, time, options.meta_field);
-      if (plan.control_group) {
+      // $count is the $group and $project that MongoDB runs for it: answered from control, or
+      // (under a filter on measurement columns, see FiltersMeasurementColumns) a $group that
+      // folds the filtered column blocks.
+      const BsonObj group = g.Obj();
+      const bool blocks = FiltersMeasurementColumns(filter, filter_deps, options, parsed, expr_ctx);
+      if (!blocks)
+        plan.control_group = timeseries::ControlGroup::Make(group, time, options.meta_field);
+      if (plan.control_group || blocks) {
         BsonBuilder p;
         p.AppendInt32("_id", 0);
         p.AppendInt32(first.Str(), 1);
         plan.rest.erase(plan.rest.begin());
         plan.rest.insert(plan.rest.begin(), StageOf("$project", p.Obj()));
-        plan.rest.insert(plan.rest.begin(), StageOf("$group", plan.control_group->merge_group()));
+        plan.rest.insert(plan.rest.begin(),
+                         StageOf("$group", blocks ? group : plan.control_group->merge_group()));
+        if (plan.control_group) plan.group_spec = group;
         plan.consumed = 1;
         plan.prepended = 2;
       }

@@ -304,6 +304,14 @@ def test_measurement_filters_group_on_blocks_not_control(twins):
         assert (blocks_counter(twins) > before) == (not control), match
         assert got == run(twins.ts, pipeline[:1] + DOCUMENT_PATH + pipeline[1:]), match
         assert got
+        # $count, which is a $group and a $project, goes the same way.
+        counted = [{"$match": match}, {"$count": "n"}]
+        assert ("$_internalGroupFromControl" in stage_names(twins, counted)) == control, match
+        before = blocks_counter(twins)
+        assert list(twins.ts.aggregate(counted)) == [{"n": twins.plain.count_documents(match)}]
+        assert (blocks_counter(twins) > before) == (not control), match
+    # A filter no measurement passes: $count answers nothing, as MongoDB's does.
+    assert list(twins.ts.aggregate([{"$match": {"w": {"$lt": -1}}}, {"$count": "n"}])) == []
 
 
 def test_explain_execution_runs_the_block_path(twins):
