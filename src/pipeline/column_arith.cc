@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstdint>
 
+#include "pipeline/dependencies.h"
+
 namespace hourglass::pipeline {
 
 using bson::BsonElement;
@@ -22,11 +24,9 @@ int ColumnArith::Add(const BsonElement& e, bool* reads_field) {
   Node node{};
   switch (e.type()) {
     case BsonType::kString: {
-      const std::string_view s = e.Str();
-      if (s.size() < 2 || s[0] != '$' || s[1] == '$' || s.find('.') != std::string_view::npos) {
-        return -1;
-      }
-      const std::string name(s.substr(1));
+      const std::optional<std::string_view> f = TopLevelFieldReference(e);
+      if (!f) return -1;
+      const std::string name(*f);
       auto it = std::find(fields_.begin(), fields_.end(), name);
       node.op = Node::Op::kField;
       node.field = static_cast<int>(it - fields_.begin());

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <string_view>
 
+#include "pipeline/dependencies.h"
 #include "pipeline/expression_internal.h"
 
 namespace hourglass::pipeline {
@@ -131,11 +132,8 @@ std::optional<DatePartBins> DatePartBinsOf(const BsonObj& expr) {
       date = op;
     }
   }
-  if (width == 0 || date.type() != BsonType::kString) return std::nullopt;
-  const std::string_view d = date.Str();
-  if (d.size() < 2 || d[0] != '$' || d[1] == '$' || d.find('.') != std::string_view::npos) {
-    return std::nullopt;
-  }
+  const std::optional<std::string_view> d = TopLevelFieldReference(date);
+  if (width == 0 || !d) return std::nullopt;
   int64_t offset = 0;
   if (!timezone.eoo()) {
     if (timezone.type() != BsonType::kString) return std::nullopt;
@@ -147,7 +145,7 @@ std::optional<DatePartBins> DatePartBinsOf(const BsonObj& expr) {
   // instant k * width - offset.
   int64_t origin = -offset % width;
   if (origin < 0) origin += width;
-  return DatePartBins{std::string(d.substr(1)), width, origin};
+  return DatePartBins{std::string(*d), width, origin};
 }
 
 }  // namespace hourglass::pipeline

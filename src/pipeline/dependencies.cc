@@ -178,6 +178,15 @@ FieldDependencies ExpressionDependencies(const BsonElement& e) {
   return deps;
 }
 
+std::optional<std::string_view> TopLevelFieldReference(const BsonElement& e) {
+  if (e.type() != BsonType::kString) return std::nullopt;
+  const std::string_view s = e.Str();
+  if (s.size() < 2 || s[0] != '$' || s[1] == '$' || s.find('.') != std::string_view::npos) {
+    return std::nullopt;
+  }
+  return s.substr(1);
+}
+
 FieldDependencies FilterDependencies(const BsonObj& filter) {
   FieldDependencies deps;
   AddFilter(filter, &deps);

@@ -10,8 +10,10 @@
 // Pure functions, thread-safe.
 #pragma once
 
+#include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "bson/bson.h"
@@ -45,5 +47,9 @@ FieldDependencies FilterDependencies(const bson::BsonObj& filter);
 
 // The fields an aggregation expression (the value of `e`) reads.
 FieldDependencies ExpressionDependencies(const bson::BsonElement& e);
+
+// The field f when `e` is the string "$f" of one top-level field (no "$$" variable, no dotted
+// path), as block processing reads a column by name; nullopt otherwise.
+std::optional<std::string_view> TopLevelFieldReference(const bson::BsonElement& e);
 
 }  // namespace hourglass::pipeline

@@ -56,10 +56,7 @@ struct Action {
 ColumnForms ColumnForms::Of(const BsonElement& spec, const FieldDependencies& reads) {
   ColumnForms forms;
   if (spec.type() == BsonType::kString) {
-    const std::string_view s = spec.Str();
-    if (s.size() > 1 && s[0] == '$' && s[1] != '$' && s.find('.') == std::string_view::npos) {
-      forms.alias = std::string(s.substr(1));
-    }
+    if (auto f = TopLevelFieldReference(spec)) forms.alias = std::string(*f);
     return forms;
   }
   if (auto arith = ColumnArith::Compile(spec)) {
@@ -75,16 +72,11 @@ ColumnForms ColumnForms::Of(const BsonElement& spec, const FieldDependencies& re
   }
   const BsonElement op = spec.Obj().FirstElement();
   if (op.FieldName() != "$dateTrunc" || op.type() != BsonType::kObject) return forms;
-  const BsonElement date = op.Obj()["date"];
-  if (date.type() != BsonType::kString) return forms;
-  const std::string_view d = date.Str();
-  if (d.size() < 2 || d[0] != '$' || d[1] == '$' || d.find('.') != std::string_view::npos ||
-      *reads.fields.begin() != d.substr(1)) {
-    return forms;
-  }
+  const std::optional<std::string_view> d = TopLevelFieldReference(op.Obj()["date"]);
+  if (!d || *reads.fields.begin() != *d) return forms;
   const DateTruncBins bins = DateTruncBinsOf(op.Obj());
   if (!bins.fixed || bins.min_width <= 0) return forms;
-  forms.trunc_date = std::string(d.substr(1));
+  forms.trunc_date = std::string(*d);
   forms.trunc_width = bins.min_width;
   return forms;
 }
