@@ -28,6 +28,9 @@ bool ReadsVariables(const BsonElement& e) {
   return false;
 }
 
+// Integers up to here in magnitude are exact as doubles.
+constexpr int64_t kDoubleExactInt = int64_t{1} << 53;
+
 // What the walk of an _id spec found.
 struct KeyRefs {
   bool eligible = true;
@@ -181,6 +184,35 @@ std::optional<GroupBlockPlan> GroupBlockPlan::Make(const BsonElement& id,
   return plan;
 }
 
+std::optional<GroupBlockPlan> GroupBlockPlan::MakeBucket(
+    const BsonElement& group_by, const std::vector<Value>& boundaries, const Value& default_key,
+    const Status& no_bin, const std::vector<BsonElement>& accumulators) {
+  std::optional<GroupBlockPlan> plan = Make(group_by, accumulators);
+  if (!plan) return plan;
+  Bins bins;
+  bins.boundaries = boundaries;
+  bins.default_key = default_key;
+  bins.no_bin = no_bin;
+  if (const std::optional<std::string_view> field = TopLevelFieldReference(group_by)) {
+    bins.field = std::string(*field);
+  } else if (std::optional<ColumnArith> arith = ColumnArith::Compile(group_by)) {
+    bins.arith = std::make_shared<const ColumnArith>(std::move(*arith));
+  } else {
+    return plan;
+  }
+  for (const Value& b : boundaries) {
+    const BsonType t = b.type();
+    const bool exact = (t == BsonType::kDouble && !std::isnan(b.NumberDouble())) ||
+                       t == BsonType::kInt32 ||
+                       (t == BsonType::kInt64 && b.NumberLong() >= -kDoubleExactInt &&
+                        b.NumberLong() <= kDoubleExactInt);
+    if (!exact) return plan;
+    bins.bounds.push_back(b.NumberDouble());
+  }
+  plan->bins_ = std::move(bins);
+  return plan;
+}
+
 std::vector<std::string> GroupBlockPlan::RequiredFields() const {
   std::vector<std::string> out = key_fields_;
   auto need = [&](const std::string& f) {
@@ -194,6 +226,43 @@ std::vector<std::string> GroupBlockPlan::RequiredFields() const {
 }
 
 namespace {
+
+// The bin of each of rows[0..n) in `numbers` (a column of doubles, int32s, or int64s a double
+// holds) by the ascending `bounds`: i for [bounds[i], bounds[i + 1]), and bounds.size() - 1 for
+// the rest (NaN, which orders below every number, and missing cells). False when the column is
+// not such numbers.
+bool BinRows(const NumberColumn& numbers, const std::vector<uint32_t>& rows, size_t n,
+             const std::vector<double>& bounds, std::vector<uint32_t>* bin_of) {
+  const BsonType type = numbers.type;
+  if (type != BsonType::kDouble && type != BsonType::kInt32 && type != BsonType::kInt64) {
+    return false;
+  }
+  const auto outside = static_cast<uint32_t>(bounds.size() - 1);
+  bin_of->resize(n);
+  for (size_t i = 0; i < n; ++i) {
+    const uint32_t r = rows[i];
+    uint32_t k = outside;
+    if (numbers.Present(r)) {
+      double x = 0;
+      if (type == BsonType::kDouble) {
+        x = numbers.Double(r);
+      } else if (type == BsonType::kInt32) {
+        x = static_cast<double>(static_cast<int32_t>(numbers.Int(r)));
+      } else {
+        const int64_t v = numbers.Int(r);
+        if (v < -kDoubleExactInt || v > kDoubleExactInt) return false;
+        x = static_cast<double>(v);
+      }
+      // NaN fails both comparisons.
+      if (x >= bounds.front() && x < bounds.back()) {
+        k = static_cast<uint32_t>(std::upper_bound(bounds.begin(), bounds.end(), x) -
+                                  bounds.begin() - 1);
+      }
+    }
+    (*bin_of)[i] = k;
+  }
+  return true;
+}
 
 // Folds rows run[0..n) of `block` row by row, every accumulator in turn, as the document path
 // does (so that an expression's error surfaces at the same row), evaluating each expression on
@@ -347,6 +416,11 @@ Status GroupBlockPlan::Consume(BlockSource& blocks, const Sink& sink) const {
   std::vector<std::vector<uint64_t>> arith_values(inputs_.size());
   std::vector<ColumnBlock::Field> arith_fields(inputs_.size());
   std::vector<const NumberColumn*> arith_columns;
+  // A $bucket's rows by bin (bins_): each row's bin, the rows of each bin in order, and where
+  // each bin's rows start.
+  std::vector<uint64_t> bin_values;  // groupBy computed as column arithmetic
+  std::vector<uint32_t> bin_of, bin_rows;
+  std::vector<size_t> bin_starts, bin_at;
   while (true) {
     HG_ASSIGN_OR_RETURN(const ColumnBlock* block, source.NextBlock());
     if (block == nullptr) {
@@ -565,7 +639,44 @@ Status GroupBlockPlan::Consume(BlockSource& blocks, const Sink& sink) const {
       return sink.account(added).status();
     };
 
-    if (one_key) {
+    // A $bucket's groupBy values for this block (bins_), when they are numbers to bin.
+    const NumberColumn* binned = nullptr;
+    NumberColumn computed;
+    if (bins_ && !one_key) {
+      if (bins_->arith) {
+        arith_columns.clear();
+        for (const std::string& name : bins_->arith->fields()) {
+          const ColumnBlock::Field* f = block->Find(name);
+          arith_columns.push_back(f == nullptr || f->constant ? nullptr : &f->numbers);
+        }
+        bin_values.resize(static_cast<size_t>(block->num_rows));
+        if (bins_->arith->Evaluate(arith_columns, rows->data(), num_rows, bin_values.data(),
+                                   &computed.type)) {
+          computed.values = bin_values.data();
+          binned = &computed;
+        }
+      } else if (varying.size() == 1 && varying[0]->name == bins_->field) {
+        binned = &varying[0]->numbers;
+      }
+    }
+    if (binned != nullptr && BinRows(*binned, *rows, num_rows, bins_->bounds, &bin_of)) {
+      // The rows of each bin, in row order, folded into its group.
+      const size_t outside = bins_->bounds.size() - 1;
+      bin_starts.assign(bins_->bounds.size() + 1, 0);
+      for (size_t i = 0; i < num_rows; ++i) ++bin_starts[bin_of[i] + 1];
+      for (size_t k = 0; k < bins_->bounds.size(); ++k) bin_starts[k + 1] += bin_starts[k];
+      bin_rows.resize(num_rows);
+      bin_at.assign(bin_starts.begin(), bin_starts.end() - 1);
+      for (size_t i = 0; i < num_rows; ++i) bin_rows[bin_at[bin_of[i]]++] = (*rows)[i];
+      for (size_t k = 0; k < bins_->bounds.size(); ++k) {
+        const size_t n = bin_starts[k + 1] - bin_starts[k];
+        if (n == 0) continue;
+        if (k == outside && bins_->default_key.missing()) return bins_->no_bin;
+        HG_ASSIGN_OR_RETURN(auto* accs,
+                            sink.group(k == outside ? bins_->default_key : bins_->boundaries[k]));
+        HG_RETURN_IF_ERROR(fold(*accs, bin_rows.data() + bin_starts[k], n));
+      }
+    } else if (one_key) {
       HG_ASSIGN_OR_RETURN(Value key, sink.key(key_doc(key_row, key_bound)));
       HG_ASSIGN_OR_RETURN(auto* accs, sink.group(key));
       HG_RETURN_IF_ERROR(fold(*accs, rows->data(), num_rows));

@@ -22,6 +22,8 @@
 // whose date falls in the bins of the last row the key was evaluated for reuses that key, and so
 // does a row whose varying fields hold the same cells as that row's. A key that draws $rand
 // numbers is not eligible.
+// $bucket is such a $group (MakeBucket); by a column of numbers, each bin's rows are folded at
+// once.
 #pragma once
 
 #include <functional>
@@ -57,6 +59,19 @@ class GroupBlockPlan {
   static std::optional<GroupBlockPlan> Make(const bson::BsonElement& id,
                                             const std::vector<bson::BsonElement>& accumulators);
 
+  // A $bucket's plan: Make's for a $group whose _id is `group_by`, and, when that is a top-level
+  // field "$f" or column arithmetic (column_arith.h) and every boundary is a number a double
+  // holds exactly, a block whose groupBy values are doubles or integers (a double holds them)
+  // has its rows put in the boundaries' bins by comparing doubles, as $bucket compares numbers
+  // (bin i holds [b[i], b[i+1]); the rest, NaN and missing values included, go to `default_key`,
+  // or fail with `no_bin` when it is missing), and each bin's key is its lower boundary,
+  // without evaluating the key per row. `boundaries` passed $bucket's checks (at least two,
+  // ascending, one type bracket).
+  static std::optional<GroupBlockPlan> MakeBucket(
+      const bson::BsonElement& group_by, const std::vector<Value>& boundaries,
+      const Value& default_key, const Status& no_bin,
+      const std::vector<bson::BsonElement>& accumulators);
+
   // The top-level fields the stage reads (key and accumulators).
   std::vector<std::string> RequiredFields() const;
 
@@ -80,6 +95,16 @@ class GroupBlockPlan {
     std::vector<int64_t> widths;  // each one's fixed bin width in ms, 0 for calendar bins
     std::vector<DatePartBins> parts;
   };
+  // A $bucket's field and its boundaries, as values and as doubles (MakeBucket).
+  struct Bins {
+    std::string field;                         // groupBy "$f", or
+    std::shared_ptr<const ColumnArith> arith;  // groupBy as column arithmetic
+    std::vector<Value> boundaries;
+    std::vector<double> bounds;
+    Value default_key;  // missing: none
+    Status no_bin = Status::OK();
+  };
+  std::optional<Bins> bins_;
   bool has_expressions_ = false;  // some input is an expression: rows are folded one by one
   bool all_arith_ = true;         // ... unless every expression is column arithmetic
   std::vector<std::string> key_fields_;

@@ -349,12 +349,14 @@ class BucketKeyExpression : public Expression {
         if (Compare(v, boundaries[i + 1], strings) < 0) return boundaries[i];
       }
     }
-    if (default_value.missing()) {
-      return PipelineError(40066,
-                           "$switch could not find a matching branch for an input, and no "
-                           "default was specified.");
-    }
+    if (default_value.missing()) return NoBucketError();
     return default_value;
+  }
+  // What a value in no bucket gets without a default (as $bucket's $switch reports it).
+  static Status NoBucketError() {
+    return PipelineError(40066,
+                         "$switch could not find a matching branch for an input, and no "
+                         "default was specified.");
   }
 };
 
@@ -493,6 +495,15 @@ Status ParseBucketStage(const BsonElement& spec, const PipelineContext& ctx, Sta
   if (!have_output) {
     g->accumulators.push_back({"count", "$sum", Expression::MakeConstant(Value::Int(1)), {}, {}});
   }
+  // Block processing: the output's accumulators, or the count $bucket adds without one.
+  BsonBuilder count_spec;
+  if (!have_output) count_spec.AppendObject("count", BsonBuilder().AppendInt32("$sum", 1).Obj());
+  const BsonObj output = have_output ? spec.Obj()["output"].Obj() : count_spec.Obj();
+  std::vector<BsonElement> outputs;
+  for (const auto& acc : output) outputs.push_back(acc);
+  g->block_plan =
+      GroupBlockPlan::MakeBucket(spec.Obj()["groupBy"], key->boundaries, key->default_value,
+                                 BucketKeyExpression::NoBucketError(), outputs);
   g->id = std::move(key);
   // The group's output is already in canonical _id order, which is the bucket order.
   out->push_back(std::move(g));

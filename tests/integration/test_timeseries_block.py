@@ -503,3 +503,79 @@ def test_filter_only_column_stays_out_of_whole_buckets(twins):
         blocks = list(twins.ts.aggregate(pipeline))
         documents = list(twins.ts.aggregate(pipeline[:1] + DOCUMENT_PATH + pipeline[1:]))
         assert blocks == documents == [{"_id": None, "mx": None, "n": 1500}], field
+
+
+BUCKETS = [
+    # By a double column, with a default, order-sensitive outputs too.
+    {"groupBy": "$w", "boundaries": [0, 100, 500.5, Int64(1000), 1400], "default": "other",
+     "output": {"n": {"$sum": 1}, "a": {"$avg": "$w"}, "first": {"$first": "$t"},
+                "vs": {"$push": "$v"}}},
+    # Every row in a bin, no output: MongoDB's count.
+    {"groupBy": "$w", "boundaries": [0, 250, 2000]},
+    # A column of mixed types: numbers in bins, strings, nulls and missing cells to the default.
+    {"groupBy": "$v", "boundaries": [0, 50, 100, 400], "default": -1,
+     "output": {"n": {"$count": {}}, "mx": {"$max": "$w"}}},
+    # Groupby computed as column arithmetic, and as an expression that is not.
+    {"groupBy": {"$multiply": ["$w", 2]}, "boundaries": [0, 300, 900.25, 3000],
+     "output": {"s": {"$sum": "$w"}}},
+    {"groupBy": {"$cond": [{"$gt": ["$w", 700]}, "$w", 0]}, "boundaries": [0, 1, 1000, 1430],
+     "default": "x", "output": {"n": {"$sum": 1}}},
+    {"groupBy": {"$ifNull": ["$v", 7]}, "boundaries": [0, 10, 1000], "default": "other"},
+    # A bucket constant, dates, and decimal boundaries (compared the general way).
+    {"groupBy": "$meta.sensor", "boundaries": [0, 2, 5], "output": {"a": {"$avg": "$w"}}},
+    {"groupBy": "$t", "boundaries": [T0, T0 + datetime.timedelta(hours=2),
+                                     T0 + datetime.timedelta(hours=9)], "default": "late"},
+    {"groupBy": "$w", "boundaries": [bson.Decimal128("0"), bson.Decimal128("700.5"),
+                                     bson.Decimal128("1500")]},
+]
+
+
+@pytest.mark.parametrize("match", [{}, MATCHES[2], MATCHES[6]], ids=["all", "time", "ne-range"])
+@pytest.mark.parametrize("spec", BUCKETS, ids=[str(i) for i in range(len(BUCKETS))])
+def test_bucket_on_blocks_equals_bucket_on_documents(twins, match, spec):
+    """$bucket folds column blocks as $group does; by a column of numbers (or arithmetic of
+    them) its rows are put in bins by comparing doubles, one key per bin."""
+    head = [{"$match": match}] if match else []
+    before = blocks_counter(twins)
+    blocks = list(twins.ts.aggregate(head + [{"$bucket": spec}]))
+    assert blocks_counter(twins) > before
+    documents = list(twins.ts.aggregate(head + DOCUMENT_PATH + [{"$bucket": spec}]))
+    assert [bson.encode(d) for d in blocks] == [bson.encode(d) for d in documents]
+    assert len(blocks) >= 2
+
+
+def test_bucket_counts_by_hand(db):
+    """$bucket's bins on a column of int32s, and doubles with NaN, infinities and -0.0, counted
+    here as MongoDB documents them: [lower, upper), NaN below every number, the rest to the
+    default; a row in no bin without a default fails with 40066."""
+    db.create_collection("tsb", timeseries={"timeField": "t", "metaField": "s"})
+    rng = random.Random(11)
+    values = []
+    for k in range(900):
+        s = k % 3
+        if s == 0:
+            x = rng.randrange(-50, 150) if k % 7 else 65566  # int32 column
+        elif s == 1:
+            x = rng.choice([float("nan"), float("inf"), float("-inf"), -0.0, 0.0, 99.999,
+                            100.0, rng.uniform(-10, 110)])
+        else:
+            x = rng.uniform(0, 100) if k % 5 else None
+        doc = {"t": T0 + datetime.timedelta(minutes=k), "s": s}
+        if x is not None:
+            doc["x"] = x
+        values.append((s, x, doc))
+    db.tsb.insert_many([doc for _, _, doc in values])
+    bounds = [-0.0, 25, 50.5, 100]
+    want = {}
+    for _, x, _ in values:
+        key = "out"
+        if x is not None and x == x and bounds[0] <= x < bounds[-1]:
+            key = max(b for b in bounds[:-1] if b <= x)
+        want[key] = want.get(key, 0) + 1
+    got = list(db.tsb.aggregate([{"$bucket": {"groupBy": "$x", "boundaries": bounds,
+                                              "default": "out"}}]))
+    assert {g["_id"]: g["count"] for g in got} == want
+    assert [g["_id"] for g in got][:3] == [-0.0, 25, 50.5]
+    with pytest.raises(OperationFailure) as e:
+        list(db.tsb.aggregate([{"$bucket": {"groupBy": "$x", "boundaries": [0, 50]}}]))
+    assert e.value.code == 40066
