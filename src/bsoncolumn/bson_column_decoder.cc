@@ -652,10 +652,10 @@ struct Decoder {
     }
   }
 
-  // FastBlocks' loop over words of one 60-bit value (selector 14) of a stream whose value is
-  // its running encoding, from `w` until the first other word or `w_end`; returns where it
-  // stopped. Its state lives in locals of its own: inside FastBlocks, with all that function
-  // keeps live, the compiler kept the word pointer and the running value on the stack, and
+  // FastBlocks' loop over words of one 60-bit value (selector 14) of a stream of a 64-bit type
+  // whose value is its running encoding, from `w` until the first other word or `w_end`; returns
+  // where it stopped. Its state lives in locals of its own: inside FastBlocks, with all that
+  // function keeps live, the compiler kept the word pointer and the running value on the stack, and
   // each cell waited for a store and a reload of both.
   template <typename Cursor>
   [[gnu::noinline]] static const char* Words60(const char* w, const char* w_end, Cursor& cursor,
@@ -664,19 +664,23 @@ struct Decoder {
     int64_t enc = enc64;
     uint64_t l = last;
     bool skip = last_skip;
+    // A skip: selector 14 with every value bit set.
+    constexpr uint64_t kSkip = ~uint64_t{1};
     for (; w != w_end; w += 8) {
       uint64_t word;
       std::memcpy(&word, w, 8);
+      // The column is read once, front to back, mostly from memory, not the caches: a load
+      // waited on a cache miss at the start of each line.
+      __builtin_prefetch(w + 1024);
       if ((word & 0xF) != 14) break;
-      const uint64_t u = word >> 4;
-      skip = u == (uint64_t{1} << 60) - 1;
-      if (skip) {
+      skip = word == kSkip;
+      if (skip) [[unlikely]] {
         out.Missing();
         continue;
       }
-      l = u;
-      enc = WrapAdd(enc, UnZigZag64(u));
-      out.Value(static_cast<uint64_t>(enc));
+      l = word >> 4;
+      enc = WrapAdd(enc, UnZigZag64(l));
+      out.Value64(static_cast<uint64_t>(enc));
     }
     cursor = out;
     enc64 = enc;
@@ -967,18 +971,26 @@ struct ElementsSink {
     void Missing() { offsets[k++] = ColumnElements::kMissing; }
     // A cell of the cursor's type whose value bytes are the low 8 (int32: 4) bytes of `v`.
     void Value(uint64_t v) {
+      if (!int32) {
+        Value64(v);
+        return;
+      }
       offsets[k++] = used;
       char* e = bytes + used;
       e[0] = type_byte;
       e[1] = '\0';
-      if (int32) {
-        const uint32_t v32 = static_cast<uint32_t>(v);
-        std::memcpy(e + 2, &v32, 4);
-        used += 6;
-      } else {
-        std::memcpy(e + 2, &v, 8);
-        used += 10;
-      }
+      const uint32_t v32 = static_cast<uint32_t>(v);
+      std::memcpy(e + 2, &v32, 4);
+      used += 6;
+    }
+    // Value for a cursor of a 64-bit type.
+    void Value64(uint64_t v) {
+      offsets[k++] = used;
+      char* e = bytes + used;
+      e[0] = type_byte;
+      e[1] = '\0';
+      std::memcpy(e + 2, &v, 8);
+      used += 10;
     }
   };
   static bool TakesCursor(BsonType) { return true; }
@@ -1040,8 +1052,10 @@ struct ValuesSink {
     }
     // As ElementsSink's: an int32 comes as its 4 bytes, stored sign-extended.
     void Value(uint64_t v) {
-      values[k++] = int32 ? static_cast<uint64_t>(int64_t{static_cast<int32_t>(v)}) : v;
+      Value64(int32 ? static_cast<uint64_t>(int64_t{static_cast<int32_t>(v)}) : v);
     }
+    // Value for a cursor of a 64-bit type.
+    void Value64(uint64_t v) { values[k++] = v; }
   };
   bool TakesCursor(BsonType t) const { return t == out.type; }
   Cursor OpenCursor(BsonType t, size_t ncells) {

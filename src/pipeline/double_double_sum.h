@@ -15,17 +15,33 @@ namespace hourglass::pipeline {
 
 class DoubleDoubleSum {
  public:
-  void Add(double x) {
-    special_ += x;  // a plain sum, the result when infinities make the pair NaN
+  void Add(double x) { Step(sum_, addend_, special_, x); }
+  // Add's arithmetic on the parts of a sum, for a double or for a vector of doubles (GCC's
+  // vector extensions: each lane a sum of its own, with the same IEEE operations in the same
+  // order, so that several sums advance in one instruction stream).
+  template <typename D>
+  static void Step(D& sum, D& addend, D& special, D x) {
+    special += x;  // a plain sum, the result when infinities make the pair NaN
     // Fold the addend (small next to the sum) into x: Fast2Sum(x, addend).
-    const double folded = x + addend_;
-    addend_ -= folded - x;
+    const D folded = x + addend;
+    addend -= folded - x;
     // Then the sum: 2Sum(sum, folded), whose rounding error joins the addend.
-    const double s = sum_ + folded;
-    const double sum_part = s - folded;
-    const double folded_part = s - sum_part;
-    addend_ += (sum_ - sum_part) + (folded - folded_part);
-    sum_ = s;
+    const D s = sum + folded;
+    const D sum_part = s - folded;
+    const D folded_part = s - sum_part;
+    addend += (sum - sum_part) + (folded - folded_part);
+    sum = s;
+  }
+  // The parts Step works on, to load into vectors and store back.
+  void Parts(double* sum, double* addend, double* special) const {
+    *sum = sum_;
+    *addend = addend_;
+    *special = special_;
+  }
+  void SetParts(double sum, double addend, double special) {
+    sum_ = sum;
+    addend_ = addend;
+    special_ = special;
   }
   // An integer exactly: as two doubles of at most 32 significant bits each (their negations
   // with `negated`, which takes away what AddLong(x) added).

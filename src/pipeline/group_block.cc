@@ -305,16 +305,36 @@ Status FoldRows(const ColumnBlock& block, const std::vector<GroupBlockPlan::AccI
 
 // Adds rows run[0..n) of the columns values[0..K) to the double-doubles sums[0..K), row by row
 // across them (K known here, so that the sums can live in registers).
+// Two lanes' sums advance in one instruction stream, as pairs of doubles (SSE2, which every
+// x86-64 has; elsewhere the compiler splits them).
 template <size_t K>
 void FoldLanes(DoubleDoubleSum* const* sums, const double* const* values, const uint32_t* run,
                size_t n) {
-  DoubleDoubleSum s[K];
-  for (size_t l = 0; l < K; ++l) s[l] = *sums[l];
+  using Pair = double __attribute__((vector_size(16)));
+  constexpr size_t kPairs = K / 2;
+  Pair sum[kPairs + 1], addend[kPairs + 1], special[kPairs + 1];  // + 1: no zero-size array
+  for (size_t p = 0; p < kPairs; ++p) {
+    double a[3], b[3];
+    sums[2 * p]->Parts(&a[0], &a[1], &a[2]);
+    sums[2 * p + 1]->Parts(&b[0], &b[1], &b[2]);
+    sum[p] = Pair{a[0], b[0]};
+    addend[p] = Pair{a[1], b[1]};
+    special[p] = Pair{a[2], b[2]};
+  }
+  DoubleDoubleSum odd = K % 2 == 1 ? *sums[K - 1] : DoubleDoubleSum();
   for (size_t i = 0; i < n; ++i) {
     const uint32_t r = run[i];
-    for (size_t l = 0; l < K; ++l) s[l].Add(values[l][r]);
+    for (size_t p = 0; p < kPairs; ++p) {
+      DoubleDoubleSum::Step(sum[p], addend[p], special[p],
+                            Pair{values[2 * p][r], values[2 * p + 1][r]});
+    }
+    if constexpr (K % 2 == 1) odd.Add(values[K - 1][r]);
   }
-  for (size_t l = 0; l < K; ++l) *sums[l] = s[l];
+  for (size_t p = 0; p < kPairs; ++p) {
+    sums[2 * p]->SetParts(sum[p][0], addend[p][0], special[p][0]);
+    sums[2 * p + 1]->SetParts(sum[p][1], addend[p][1], special[p][1]);
+  }
+  if constexpr (K % 2 == 1) *sums[K - 1] = odd;
 }
 
 // FoldLanes over `lanes` columns, up to 12 at a time.
