@@ -41,12 +41,19 @@ DateTruncBins DateTruncBinsOf(const BsonObj& args) {
 }
 
 void DatePartBins::BinOf(int64_t date, int64_t* lo, int64_t* hi) const {
-  const __int128 x = static_cast<__int128>(date) - origin;  // no overflow near the extremes
+  int64_t from = INT64_MIN, until = INT64_MAX;
+  int64_t o = origin;
+  if (!zone.fixed()) {
+    const int64_t offset = zone.OffsetAt(date, &from, &until);
+    o = -offset % width;
+    if (o < 0) o += width;
+  }
+  const __int128 x = static_cast<__int128>(date) - o;  // no overflow near the extremes
   const __int128 k = x / width - (x % width != 0 && x < 0);
-  const __int128 start = static_cast<__int128>(origin) + k * width;
+  const __int128 start = static_cast<__int128>(o) + k * width;
   const __int128 end = start + width;
-  *lo = static_cast<int64_t>(std::max<__int128>(start, INT64_MIN));
-  *hi = static_cast<int64_t>(std::min<__int128>(end, INT64_MAX));
+  *lo = static_cast<int64_t>(std::max<__int128>(start, from));
+  *hi = static_cast<int64_t>(std::min<__int128>(end, until));
 }
 
 bool DatePartBins::SameBin(int64_t a, int64_t b) const {
@@ -134,18 +141,21 @@ std::optional<DatePartBins> DatePartBinsOf(const BsonObj& expr) {
   }
   const std::optional<std::string_view> d = TopLevelFieldReference(date);
   if (width == 0 || !d) return std::nullopt;
-  int64_t offset = 0;
+  internal::TimeZone zone;
   if (!timezone.eoo()) {
     if (timezone.type() != BsonType::kString) return std::nullopt;
     StatusWith<internal::TimeZone> tz = internal::ParseTimeZone(Value::FromElement(timezone));
-    if (!tz.ok() || !tz.value().fixed()) return std::nullopt;
-    offset = tz.value().OffsetAt(0);
+    if (!tz.ok()) return std::nullopt;  // an error for the per-row path to report
+    zone = tz.value();
   }
   // Local time is UTC + offset: a local bin [k * width, (k + 1) * width) starts at the UTC
-  // instant k * width - offset.
-  int64_t origin = -offset % width;
-  if (origin < 0) origin += width;
-  return DatePartBins{std::string(*d), width, origin};
+  // instant k * width - offset. (A named zone's offset is looked up per bin: BinOf.)
+  int64_t origin = 0;
+  if (zone.fixed()) {
+    origin = -zone.OffsetAt(0) % width;
+    if (origin < 0) origin += width;
+  }
+  return DatePartBins{std::string(*d), width, origin, zone};
 }
 
 }  // namespace hourglass::pipeline

@@ -81,7 +81,6 @@ TEST(DateBinsTest, NoBinsWhereTheValueCanChangeWithinThem) {
   for (const char* expr : {
            R"({"$second": "$t"})",
            R"({"$millisecond": "$t"})",
-           R"({"$hour": {"date": "$t", "timezone": "America/New_York"}})",
            R"({"$hour": {"date": "$t", "timezone": "$tz"}})",
            R"({"$hour": "$t.x"})",
            R"({"$hour": {"$add": ["$t", 1]}})",
@@ -91,6 +90,50 @@ TEST(DateBinsTest, NoBinsWhereTheValueCanChangeWithinThem) {
        }) {
     const bson::BsonObj spec = Json(std::string("{\"e\": ") + expr + "}");
     EXPECT_FALSE(DatePartBinsOf(spec["e"].Obj()).has_value()) << expr;
+  }
+}
+
+// In a named time zone a bin is the local one under the offset in force, cut where the offset
+// changes: every date of it gives one value, also across DST changes of an hour and of half an
+// hour, and it is never longer than the fixed width.
+TEST(DateBinsTest, NamedZonesCutBinsWhereTheOffsetChanges) {
+  const char* exprs[] = {
+      R"({"$hour": {"date": "$t", "timezone": "America/New_York"}})",
+      R"({"$dayOfMonth": {"date": "$t", "timezone": "America/New_York"}})",
+      R"({"$minute": {"date": "$t", "timezone": "Australia/Lord_Howe"}})",
+      R"({"$hour": {"date": "$t", "timezone": "Australia/Lord_Howe"}})",
+      R"({"$dateToString": {"format": "%Y-%m-%d %H", "date": "$t", "timezone": "Asia/Kathmandu"}})",
+      R"({"$dayOfWeek": {"date": "$t", "timezone": "Europe/Paris"}})",
+  };
+  // Around DST changes (New York 2024-03-10 and 2024-11-03, Lord Howe's half hour on 2024-04-07
+  // and 2024-10-06, Kathmandu's move to +05:45 in 1986, Paris 2024-03-31), and 1900 to 2100.
+  const int64_t changes[] = {1710054000000, 1730613600000, 1712415600000,
+                             1728142200000, 504901800000,  1711846800000};
+  std::mt19937_64 rng(5);
+  for (const char* e : exprs) {
+    const bson::BsonObj spec = Json(std::string("{\"e\": ") + e + "}");
+    auto bins = DatePartBinsOf(spec["e"].Obj());
+    ASSERT_TRUE(bins.has_value()) << e;
+    auto expr = Expression::ParseExpression(spec["e"], ParseContext());
+    ASSERT_TRUE(expr.ok());
+    for (int i = 0; i < 600; ++i) {
+      const int64_t d =
+          i % 3 == 0 ? static_cast<int64_t>(rng() % 6'311'390'400'000ULL) - 2'208'988'800'000LL
+                     : changes[rng() % std::size(changes)] +
+                           static_cast<int64_t>(rng() % 345'600'000) - 172'800'000;
+      int64_t lo = 0, hi = 0;
+      bins->BinOf(d, &lo, &hi);
+      ASSERT_LE(lo, d) << e;
+      ASSERT_LT(d, hi) << e;
+      ASSERT_LE(hi - lo, bins->width) << e;
+      const Value at_start = EvaluateAt(*expr.value(), lo);
+      for (int64_t x : {d, hi - 1, lo + static_cast<int64_t>(rng() % (hi - lo))}) {
+        ASSERT_TRUE(ValuesEqual(EvaluateAt(*expr.value(), x), at_start))
+            << e << " at " << x << " in [" << lo << ", " << hi << ")";
+        EXPECT_TRUE(bins->SameBin(lo, x));
+      }
+      EXPECT_FALSE(bins->SameBin(lo, hi));
+    }
   }
 }
 

@@ -93,6 +93,25 @@ int64_t TimeZone::OffsetAt(int64_t utc_ms) const {
   return Zone(zone_)->get_info(t).offset.count() * 1000;
 }
 
+int64_t TimeZone::OffsetAt(int64_t utc_ms, int64_t* from, int64_t* until) const {
+  if (zone_ == nullptr) {
+    *from = INT64_MIN;
+    *until = INT64_MAX;
+    return fixed_ms_;
+  }
+  const date::sys_seconds t{std::chrono::seconds{FloorDiv(utc_ms, 1000)}};
+  const date::sys_info info = Zone(zone_)->get_info(t);
+  // The tz database's first and last ranges reach far past what milliseconds can hold.
+  auto to_ms = [](date::sys_seconds s) {
+    const int64_t secs = s.time_since_epoch().count();
+    constexpr int64_t kLimit = INT64_MAX / 1000;
+    return secs >= kLimit ? INT64_MAX : secs <= -kLimit ? INT64_MIN : secs * 1000;
+  };
+  *from = to_ms(info.begin);
+  *until = to_ms(info.end);
+  return info.offset.count() * 1000;
+}
+
 int64_t TimeZone::FromLocal(int64_t local_ms) const {
   if (zone_ == nullptr) return local_ms - fixed_ms_;
   const date::local_seconds t{std::chrono::seconds{FloorDiv(local_ms, 1000)}};

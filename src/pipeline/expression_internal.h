@@ -118,6 +118,9 @@ class TimeZone {
   TimeZone() = default;  // UTC
   // UTC offset (ms, east positive) in force at the UTC instant `utc_ms`.
   int64_t OffsetAt(int64_t utc_ms) const;
+  // OffsetAt, and the UTC instants [*from, *until) over which that offset is in force (the whole
+  // range of dates for a fixed offset).
+  int64_t OffsetAt(int64_t utc_ms, int64_t* from, int64_t* until) const;
   int64_t ToLocal(int64_t utc_ms) const { return utc_ms + OffsetAt(utc_ms); }
   // The UTC instant of a local wall-clock time. In a DST gap the offset before the gap applies
   // (02:30 on a spring-forward day becomes 03:30 daylight time); an ambiguous time takes the

@@ -10,7 +10,7 @@
 //
 // The key is evaluated once per block instead of once per row when the fields it reads are
 // constant in the block, or when the one field that varies is read only as the `date` of
-// `$dateTrunc`s and date parts ($hour, $dateToString... in a fixed time zone: date_bins.h), with
+// `$dateTrunc`s and date parts ($hour, $dateToString... in a constant time zone: date_bins.h), with
 // the other fields constant, and the block's earliest and latest dates truncate alike and fall
 // in the same bins of the parts: truncation never decreases with time, and a part's bins are
 // intervals, so every row then has the same key.

@@ -579,3 +579,54 @@ def test_bucket_counts_by_hand(db):
     with pytest.raises(OperationFailure) as e:
         list(db.tsb.aggregate([{"$bucket": {"groupBy": "$x", "boundaries": [0, 50]}}]))
     assert e.value.code == 40066
+
+
+def test_date_parts_in_named_zones_across_dst_changes(db):
+    """Keys and computed fields of date parts in a named time zone are evaluated once per local
+    bin under the offset in force (cut where it changes): across New York's fall-back hour, Lord
+    Howe's half-hour change and Paris's spring-forward, they equal each row's own evaluation."""
+    db.create_collection("tsz", timeseries={"timeField": "t", "metaField": "s",
+                                            "granularity": "minutes"})
+    rng = random.Random(13)
+    starts = [datetime.datetime(2024, 11, 2, 18, tzinfo=UTC),   # New York: 06:00Z on the 3rd
+              datetime.datetime(2024, 4, 6, 3, tzinfo=UTC),     # Lord Howe: 15:00Z on the 6th
+              datetime.datetime(2024, 3, 31, 0, tzinfo=UTC)]    # Paris: 01:00Z on the 31st
+    docs = []
+    for start in starts:
+        for k in range(1100):
+            docs.append({"t": start + datetime.timedelta(seconds=97 * k + rng.randrange(60)),
+                         "s": k % 3, "w": rng.randrange(10000) / 7})
+    db.tsz.insert_many(docs)
+    parts = [{"$hour": {"date": "$t", "timezone": "America/New_York"}},
+             {"$dayOfMonth": {"date": "$t", "timezone": "America/New_York"}},
+             {"$minute": {"date": "$t", "timezone": "Australia/Lord_Howe"}},
+             {"$dateToString": {"format": "%d %H:%M", "date": "$t", "timezone": "Australia/Lord_Howe"}},
+             {"$hour": {"date": "$t", "timezone": "Europe/Paris"}},
+             # A local day that began under +01:00 ends at 22:00Z under +02:00, inside the bucket
+             # that began at 00:00Z: its bin must end at the change.
+             {"$dayOfMonth": {"date": "$t", "timezone": "Europe/Paris"}}]
+    for part in parts:
+        for pipeline in ([{"$group": {"_id": {"s": "$s", "p": part}, "a": {"$avg": "$w"},
+                                      "n": {"$count": {}}, "f": {"$first": "$t"}}}],
+                         [{"$set": {"p": part}},
+                          {"$group": {"_id": "$p", "mx": {"$max": "$w"}, "l": {"$last": "$t"}}}]):
+            before = blocks_counter(db)
+            blocks = run(db.tsz, pipeline)
+            assert blocks_counter(db) > before
+            documents = run(db.tsz, DOCUMENT_PATH + pipeline)
+            assert blocks == documents, part
+            assert len(blocks) > 3
+    # By hand: New York's 01:00 hour happens twice on 2024-11-03 (EDT, then EST), so the rows of
+    # both fall in one group of $hour 1 there.
+    got = {g["_id"]: g["n"] for g in db.tsz.aggregate([
+        {"$match": {"t": {"$gte": starts[0], "$lt": starts[0] + datetime.timedelta(days=1)}}},
+        {"$group": {"_id": {"$hour": {"date": "$t", "timezone": "America/New_York"}},
+                    "n": {"$count": {}}}}])}
+    want = {}
+    for d in docs:
+        t = d["t"]
+        if starts[0] <= t < starts[0] + datetime.timedelta(days=1):
+            offset = -4 if t < datetime.datetime(2024, 11, 3, 6, tzinfo=UTC) else -5
+            h = (t + datetime.timedelta(hours=offset)).hour
+            want[h] = want.get(h, 0) + 1
+    assert got == want
