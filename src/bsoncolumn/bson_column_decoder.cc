@@ -1,6 +1,7 @@
 #include "bsoncolumn/bson_column_decoder.h"
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 #include <limits>
 #include <optional>
@@ -844,16 +845,21 @@ struct Decoder {
         } else if (skips == 0 && !dod && !int32 && word_cells <= allowed) {
           // A word of deltas only (no skips) of a stream whose values are its running encoding
           // (or doubles at a scale): each cell is a sum and a conversion, without value()'s
-          // tests. A zero delta recomputes the same value.
-          for (int i = 0; i < n; ++i) {
-            enc64 = WrapAdd(enc64, UnZigZag64(values[i]));
-            if (bits || !dbl) {
-              cur = static_cast<uint64_t>(enc64);
-            } else {
-              const double x = DecodeDouble(enc64, scale);
-              std::memcpy(&cur, &x, 8);
+          // tests. A zero delta recomputes the same value. One loop per conversion, so that
+          // none is chosen per cell (integral doubles, scale 0, are the common measurement).
+          auto cells = [&](auto convert) __attribute__((always_inline)) {
+            for (int i = 0; i < n; ++i) {
+              enc64 = WrapAdd(enc64, UnZigZag64(values[i]));
+              out.Value64(convert(enc64));
             }
-            out.Value(cur);
+            cur = convert(enc64);
+          };
+          if (bits || !dbl) {
+            cells([](int64_t e) { return static_cast<uint64_t>(e); });
+          } else if (scale == 0) {
+            cells([](int64_t e) { return std::bit_cast<uint64_t>(DecodeDouble(e, 0)); });
+          } else {
+            cells([scale](int64_t e) { return std::bit_cast<uint64_t>(DecodeDouble(e, scale)); });
           }
           last = values[n - 1];
           last_skip = false;
