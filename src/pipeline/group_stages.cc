@@ -421,6 +421,10 @@ Status ParseBucketStage(const BsonElement& spec, const PipelineContext& ctx, Sta
   auto g = std::make_shared<GroupStage>();
   g->ctx = ctx;
   bool have_output = false;
+  // For block processing: the groupBy the key evaluates (the last one given) and the
+  // accumulators, as parsed.
+  BsonElement group_by;
+  std::vector<BsonElement> outputs;
   for (const auto& f : spec.Obj()) {
     std::string_view n = f.FieldName();
     if (n == "groupBy") {
@@ -431,6 +435,7 @@ Status ParseBucketStage(const BsonElement& spec, const PipelineContext& ctx, Sta
                                  Value::FromElement(f).ToString() + ".");
       }
       HG_ASSIGN_OR_RETURN(key->group_by, Expression::ParseExpression(f, ctx.Expressions()));
+      group_by = f;
     } else if (n == "boundaries") {
       if (f.type() != BsonType::kArray) {
         return PipelineError(40200,
@@ -448,7 +453,10 @@ Status ParseBucketStage(const BsonElement& spec, const PipelineContext& ctx, Sta
                              "type: " +
                                  std::string(bson::TypeName(f.type())) + ".");
       }
-      for (const auto& acc : f.Obj()) HG_RETURN_IF_ERROR(ParseAccumulatorField(acc, g.get()));
+      for (const auto& acc : f.Obj()) {
+        HG_RETURN_IF_ERROR(ParseAccumulatorField(acc, g.get()));
+        outputs.push_back(acc);
+      }
       have_output = true;
     } else {
       return PipelineError(40197, "Unrecognized option to $bucket: " + std::string(n) + ".");
@@ -498,12 +506,10 @@ Status ParseBucketStage(const BsonElement& spec, const PipelineContext& ctx, Sta
   // Block processing: the output's accumulators, or the count $bucket adds without one.
   BsonBuilder count_spec;
   if (!have_output) count_spec.AppendObject("count", BsonBuilder().AppendInt32("$sum", 1).Obj());
-  const BsonObj output = have_output ? spec.Obj()["output"].Obj() : count_spec.Obj();
-  std::vector<BsonElement> outputs;
-  for (const auto& acc : output) outputs.push_back(acc);
-  g->block_plan =
-      GroupBlockPlan::MakeBucket(spec.Obj()["groupBy"], key->boundaries, key->default_value,
-                                 BucketKeyExpression::NoBucketError(), outputs);
+  const BsonObj count = count_spec.Obj();
+  if (!have_output) outputs.push_back(count.FirstElement());
+  g->block_plan = GroupBlockPlan::MakeBucket(group_by, key->boundaries, key->default_value,
+                                             BucketKeyExpression::NoBucketError(), outputs);
   g->id = std::move(key);
   // The group's output is already in canonical _id order, which is the bucket order.
   out->push_back(std::move(g));

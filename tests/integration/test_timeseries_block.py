@@ -630,3 +630,27 @@ def test_date_parts_in_named_zones_across_dst_changes(db):
             h = (t + datetime.timedelta(hours=offset)).hour
             want[h] = want.get(h, 0) + 1
     assert got == want
+
+
+def test_bucket_with_repeated_options_on_blocks_equals_documents(twins):
+    """A $bucket spec that repeats groupBy or output (valid BSON a client can send): the block
+    path keys and folds exactly what the stage parsed (the last groupBy, every output)."""
+    from bson.raw_bson import RawBSONDocument
+
+    def element(key, value):
+        return bson.encode({key: value})[4:-1]
+
+    def document(*elements):
+        body = b"".join(elements)
+        return RawBSONDocument((len(body) + 5).to_bytes(4, "little") + body + b"\x00")
+
+    spec = document(element("groupBy", "$v"), element("groupBy", "$w"),
+                    element("boundaries", [0, 300, 1500]), element("default", "other"),
+                    element("output", {"n": {"$sum": 1}}), element("output", {"a": {"$avg": "$w"}}))
+    stage = document(element("$bucket", spec))
+    blocks = list(twins.ts.aggregate([stage]))
+    documents = list(twins.ts.aggregate(DOCUMENT_PATH + [stage]))
+    assert [bson.encode(d) for d in blocks] == [bson.encode(d) for d in documents]
+    # By the last groupBy (w: doubles in [0, 1430)), with both outputs.
+    assert [d["_id"] for d in blocks] == [0, 300]
+    assert all(set(d) == {"_id", "n", "a"} for d in blocks)
