@@ -331,6 +331,17 @@ TEST(BsonColumnElementsTest, Simple8bWord64MatchesGeneral) {
   for (int iter = 0; iter < 200000; ++iter) {
     uint64_t word = rng();
     if (iter % 3 == 0) word = (word & ~uint64_t{0xF}) | (7 + rng() % 2);  // extended selectors
+    if (iter % 3 == 1) {
+      // A base selector with one slot of all ones (a skip) planted among random ones, or none.
+      const uint64_t selector = 1 + rng() % 14;
+      const int bits = simple8b::kBitsPerValue[simple8b::kBase][selector];
+      const int count = simple8b::kValuesPerWord[simple8b::kBase][selector];
+      word = (word & ~uint64_t{0xF}) | selector;
+      if (rng() % 2 == 0) {
+        const uint64_t ones = bits == 64 ? ~uint64_t{0} : (uint64_t{1} << bits) - 1;
+        word |= ones << (4 + bits * static_cast<int>(rng() % static_cast<uint64_t>(count)));
+      }
+    }
     Simple8bSlot<uint128> slots[60];
     int rle = -1, rle64 = -1;
     auto general = DecodeSimple8bWord(word, false, slots, &rle);
