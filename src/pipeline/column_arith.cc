@@ -161,11 +161,8 @@ bool ColumnArith::Test(int index, const std::vector<const NumberColumn*>& column
     for (size_t i = 0; i < n; ++i) order[i] = (a.ints[i] > b.ints[i]) - (a.ints[i] < b.ints[i]);
   } else {
     // An integer beside a double compares as a double only where that is exact.
-    constexpr int64_t kExact = int64_t{1} << 53;
     for (const Dense* d : {&a, &b}) {
-      if (d->kind != Kind::kDouble && !std::all_of(d->ints.begin(), d->ints.end(), [](int64_t v) {
-            return v >= -kExact && v <= kExact;
-          })) {
+      if (d->kind != Kind::kDouble && !std::all_of(d->ints.begin(), d->ints.end(), ExactAsDouble)) {
         return false;
       }
     }

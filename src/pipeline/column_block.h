@@ -34,6 +34,13 @@ struct CellScratch {
   char bytes[10];
 };
 
+// Whether the integer v converts to a double exactly (|v| <= 2^53), so that comparing it as a
+// double compares it exactly.
+inline bool ExactAsDouble(int64_t v) {
+  constexpr int64_t kLimit = int64_t{1} << 53;
+  return v >= -kLimit && v <= kLimit;
+}
+
 // A column of numbers: every present row holds a value of type `type` (kDouble, kInt32, kInt64
 // or kDate). values[row] is a double's IEEE-754 bits, an int32 sign-extended, an int64, or a
 // date's milliseconds; present[row] is 0 for a row without the field (nullptr: every row has it).

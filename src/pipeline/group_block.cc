@@ -28,9 +28,6 @@ bool ReadsVariables(const BsonElement& e) {
   return false;
 }
 
-// Integers up to here in magnitude are exact as doubles.
-constexpr int64_t kDoubleExactInt = int64_t{1} << 53;
-
 // What the walk of an _id spec found.
 struct KeyRefs {
   bool eligible = true;
@@ -80,13 +77,11 @@ void WalkKey(const BsonElement& e, KeyRefs* refs) {
         WalkKey(arg, refs);
       }
     }
-    if (date.type() == BsonType::kString && date.Str().size() > 1 && date.Str()[0] == '$' &&
-        date.Str()[1] != '$' && date.Str().find('.') == std::string_view::npos) {
+    if (const std::optional<std::string_view> field = TopLevelFieldReference(date)) {
       BsonBuilder holder;
       holder.AppendObject("", obj);
       const DateTruncBins bins = DateTruncBinsOf(obj.FirstElement().Obj());
-      refs->truncs[std::string(date.Str().substr(1))].emplace_back(holder.Obj(),
-                                                                   bins.fixed ? bins.min_width : 0);
+      refs->truncs[std::string(*field)].emplace_back(holder.Obj(), bins.fixed ? bins.min_width : 0);
     }
     return;
   }
@@ -154,9 +149,8 @@ std::optional<GroupBlockPlan> GroupBlockPlan::Make(const BsonElement& id,
     AccInput in;
     if (op.FieldName() == "$count") {
       in.constant = Value::Int(1);
-    } else if (op.type() == BsonType::kString && op.Str().size() > 1 && op.Str()[0] == '$' &&
-               op.Str()[1] != '$' && op.Str().find('.') == std::string_view::npos) {
-      in.field = std::string(op.Str().substr(1));
+    } else if (const std::optional<std::string_view> field = TopLevelFieldReference(op)) {
+      in.field = std::string(*field);
     } else if (op.type() == BsonType::kObject || op.type() == BsonType::kArray ||
                op.type() == BsonType::kString) {
       // A constant, or an expression of top-level fields evaluated on just those cells.
@@ -204,8 +198,7 @@ std::optional<GroupBlockPlan> GroupBlockPlan::MakeBucket(
     const BsonType t = b.type();
     const bool exact = (t == BsonType::kDouble && !std::isnan(b.NumberDouble())) ||
                        t == BsonType::kInt32 ||
-                       (t == BsonType::kInt64 && b.NumberLong() >= -kDoubleExactInt &&
-                        b.NumberLong() <= kDoubleExactInt);
+                       (t == BsonType::kInt64 && ExactAsDouble(b.NumberLong()));
     if (!exact) return plan;
     bins.bounds.push_back(b.NumberDouble());
   }
@@ -250,7 +243,7 @@ bool BinRows(const NumberColumn& numbers, const std::vector<uint32_t>& rows, siz
         x = static_cast<double>(static_cast<int32_t>(numbers.Int(r)));
       } else {
         const int64_t v = numbers.Int(r);
-        if (v < -kDoubleExactInt || v > kDoubleExactInt) return false;
+        if (!ExactAsDouble(v)) return false;
         x = static_cast<double>(v);
       }
       // NaN fails both comparisons.
