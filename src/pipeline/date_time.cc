@@ -88,9 +88,8 @@ std::string FormatIsoDate(int64_t millis) {
 }
 
 int64_t TimeZone::OffsetAt(int64_t utc_ms) const {
-  if (zone_ == nullptr) return fixed_ms_;
-  const date::sys_seconds t{std::chrono::seconds{FloorDiv(utc_ms, 1000)}};
-  return Zone(zone_)->get_info(t).offset.count() * 1000;
+  int64_t from = 0, until = 0;
+  return OffsetAt(utc_ms, &from, &until);
 }
 
 int64_t TimeZone::OffsetAt(int64_t utc_ms, int64_t* from, int64_t* until) const {
