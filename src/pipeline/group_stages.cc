@@ -500,14 +500,14 @@ Status ParseBucketStage(const BsonElement& spec, const PipelineContext& ctx, Sta
                          "The $bucket 'default' field must be less than the lowest "
                          "boundary or greater than or equal to the highest boundary.");
   }
-  if (!have_output) {
-    g->accumulators.push_back({"count", "$sum", Expression::MakeConstant(Value::Int(1)), {}, {}});
-  }
-  // Block processing: the output's accumulators, or the count $bucket adds without one.
+  // Without an output, MongoDB's {count: {$sum: 1}}, parsed as if given.
   BsonBuilder count_spec;
-  if (!have_output) count_spec.AppendObject("count", BsonBuilder().AppendInt32("$sum", 1).Obj());
+  count_spec.AppendObject("count", BsonBuilder().AppendInt32("$sum", 1).Obj());
   const BsonObj count = count_spec.Obj();
-  if (!have_output) outputs.push_back(count.FirstElement());
+  if (!have_output) {
+    HG_RETURN_IF_ERROR(ParseAccumulatorField(count.FirstElement(), g.get()));
+    outputs.push_back(count.FirstElement());
+  }
   g->block_plan = GroupBlockPlan::MakeBucket(group_by, key->boundaries, key->default_value,
                                              BucketKeyExpression::NoBucketError(), outputs);
   g->id = std::move(key);
