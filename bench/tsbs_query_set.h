@@ -131,6 +131,24 @@ inline std::string DoubleGroupbyComputedBefore(std::mt19937_64& rng, const Query
          "}}}, {\"$sort\": {\"_id.host\": 1, \"_id.hour\": 1}}]";
 }
 
+// double-groupby-1 keyed by the local hour of a named time zone ($hour in America/New_York),
+// and a histogram of usage_user over the same window ($bucket by 25-point bins): spellings whose
+// keys are computed per bin rather than per row.
+inline std::string DoubleGroupbyZoneHour(std::mt19937_64& rng, const QuerySetOptions& o) {
+  int64_t from = WindowStart(rng, o, 12 * kHourMs);
+  return "[{\"$match\": {" + TimeRange(from, 12 * kHourMs) +
+         "}}, {\"$group\": {\"_id\": {\"host\": \"$tags.hostname\", \"hour\": {\"$hour\": "
+         "{\"date\": \"$time\", \"timezone\": \"America/New_York\"}}}, \"avg_usage_user\": "
+         "{\"$avg\": \"$usage_user\"}}}, {\"$sort\": {\"_id.host\": 1, \"_id.hour\": 1}}]";
+}
+inline std::string UsageHistogram(std::mt19937_64& rng, const QuerySetOptions& o) {
+  int64_t from = WindowStart(rng, o, 12 * kHourMs);
+  return "[{\"$match\": {" + TimeRange(from, 12 * kHourMs) +
+         "}}, {\"$bucket\": {\"groupBy\": \"$usage_user\", \"boundaries\": [0, 25, 50, 75, 101], "
+         "\"default\": \"other\", \"output\": {\"n\": {\"$sum\": 1}, \"avg_system\": {\"$avg\": "
+         "\"$usage_system\"}}}}]";
+}
+
 inline std::vector<std::pair<std::string, QueryGen>> QueryTypes() {
   return {
       {"single-groupby-1-1-1", [](auto& r, auto& o) { return SingleGroupby(r, o, 1, 1); }},
@@ -145,6 +163,8 @@ inline std::vector<std::pair<std::string, QueryGen>> QueryTypes() {
        [](auto& r, auto& o) { return DoubleGroupbyComputedBefore(r, o, "set"); }},
       {"double-groupby-1-arith",
        [](auto& r, auto& o) { return DoubleGroupbyComputedBefore(r, o, "arith"); }},
+      {"double-groupby-1-zone-hour", [](auto& r, auto& o) { return DoubleGroupbyZoneHour(r, o); }},
+      {"usage-histogram", [](auto& r, auto& o) { return UsageHistogram(r, o); }},
       {"high-cpu-1",
        [](auto& r, auto& o) {
          int64_t from = WindowStart(r, o, 12 * kHourMs);
