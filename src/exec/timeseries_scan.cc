@@ -305,7 +305,7 @@ Status TimeseriesScan::CollectFromIndex() {
   auto collect = [&](const std::string& prefix, const BsonObj& meta) -> StatusWith<bool> {
     if (meta_matcher_ && !meta_matcher_->Matches(meta)) return false;
     if (lastpoint_index_) {
-      HG_RETURN_IF_ERROR(CollectNewest(*records, cursor, prefix));
+      HG_RETURN_IF_ERROR(CollectNewestSeeking(*records, cursor, prefix));
       return true;
     }
     if (!meta_matcher_ && !series_order_) return false;
@@ -338,6 +338,7 @@ Status TimeseriesScan::CollectFromIndex() {
       }
       return Status::OK();
     }
+    if (lastpoint_index_) return CollectNewestWalking(*records, cursor, *known);
     for (const catalog::SeriesDirectory::Series& one : *known) {
       HG_RETURN_IF_ERROR(collect(one.prefix, one.meta).status());
     }
@@ -415,8 +416,65 @@ BsonObj TimeseriesScan::CopyForUnpack(const BsonObj& bucket) const {
   return b.Obj();
 }
 
-Status TimeseriesScan::CollectNewest(catalog::RecordCursor& records, catalog::IndexCursor& cursor,
-                                     const std::string& prefix) {
+Status TimeseriesScan::CollectNewestSeeking(catalog::RecordCursor& records,
+                                            catalog::IndexCursor& cursor,
+                                            const std::string& prefix) {
+  cursor.SetBounds({prefix, prefix + "\xff", /*forward=*/false});
+  return CollectNewest(records, prefix, [&](std::string_view* position, int64_t* rid) {
+    StatusWith<bool> more = cursor.Next();
+    if (more.ok() && more.value()) {
+      *position = cursor.position();
+      *rid = cursor.record_id();
+    }
+    return more;
+  });
+}
+
+Status TimeseriesScan::CollectNewestWalking(
+    catalog::RecordCursor& records, catalog::IndexCursor& cursor,
+    const std::vector<catalog::SeriesDirectory::Series>& series) {
+  // A series of more entries than this is read back from a seek past its end instead.
+  constexpr size_t kMaxHeld = 8;
+  std::vector<std::pair<std::string, int64_t>> held;  // the series' entries (position, RecordId)
+  enum class At { kNowhere, kEntry, kEnd } at = At::kNowhere;
+  for (const catalog::SeriesDirectory::Series& one : series) {
+    if (meta_matcher_ && !meta_matcher_->Matches(one.meta)) continue;
+    // The cursor may be on this series' first entry already, or past it (the series has no
+    // entry left); only when it is before it, or nowhere, does it seek.
+    if (at == At::kNowhere ||
+        (at == At::kEntry && cursor.position() < std::string_view(one.prefix))) {
+      cursor.SetBounds({one.prefix, std::nullopt});
+      HG_ASSIGN_OR_RETURN(bool more, cursor.Next());
+      at = more ? At::kEntry : At::kEnd;
+    }
+    held.clear();
+    while (at == At::kEntry && cursor.position().starts_with(one.prefix) &&
+           held.size() < kMaxHeld) {
+      held.emplace_back(cursor.position(), cursor.record_id());
+      HG_ASSIGN_OR_RETURN(bool more, cursor.Next());
+      at = more ? At::kEntry : At::kEnd;
+    }
+    if (at == At::kEntry && cursor.position().starts_with(one.prefix)) {
+      HG_RETURN_IF_ERROR(CollectNewestSeeking(records, cursor, one.prefix));
+      at = At::kNowhere;
+      continue;
+    }
+    size_t next = held.size();
+    HG_RETURN_IF_ERROR(
+        CollectNewest(records, one.prefix, [&](std::string_view* position, int64_t* rid) {
+          if (next == 0) return false;
+          --next;
+          *position = held[next].first;
+          *rid = held[next].second;
+          return true;
+        }));
+  }
+  return Status::OK();
+}
+
+Status TimeseriesScan::CollectNewest(
+    catalog::RecordCursor& records, const std::string& prefix,
+    const std::function<StatusWith<bool>(std::string_view*, int64_t*)>& newer_first) {
   // Entries run in start-time order; walking back from the newest start, a bucket starting at s
   // holds times below s + maxSpan, so once that cannot reach the bound on the series' n-th
   // latest time, neither can any older bucket of the series.
@@ -425,11 +483,12 @@ Status TimeseriesScan::CollectNewest(catalog::RecordCursor& records, catalog::In
   LatestTimeBound bound(options_.lastpoint_n, coll_.options.time_field);
   // Index entries below this start too early to reach the bound (decided on the key, unread).
   std::string too_early;
-  cursor.SetBounds({prefix, prefix + "\xff", /*forward=*/false});
-  StatusWith<bool> more = cursor.Next();
+  std::string_view position;
+  int64_t rid = 0;
+  StatusWith<bool> more = newer_first(&position, &rid);
   while (more.ok() && more.value()) {
-    if (!too_early.empty() && cursor.position() < std::string_view(too_early)) break;
-    HG_ASSIGN_OR_RETURN(bool found, records.SeekExact(cursor.record_id()));
+    if (!too_early.empty() && position < std::string_view(too_early)) break;
+    HG_ASSIGN_OR_RETURN(bool found, records.SeekExact(rid));
     if (found) {
       const BsonObj doc = records.doc();  // borrowed until the next move
       BsonElement min_t = doc.GetPath(min_path);
@@ -446,7 +505,7 @@ Status TimeseriesScan::CollectNewest(catalog::RecordCursor& records, catalog::In
       }
       AddBucket(CopyForUnpack(doc));
     }
-    more = cursor.Next();
+    more = newer_first(&position, &rid);
   }
   return more.status();
 }

@@ -380,7 +380,8 @@ def test_a_bad_n_fails_as_without_rewrites(client, ts, n):
 
 def test_latest_n_over_series_of_few_and_many_buckets(client, db):
     """The latest N per series, read from each series' newest buckets back: series of one to
-    twenty buckets side by side, buckets that overlap in time, a series whose measurements were
+    twenty buckets side by side (a read that walks the index holds up to eight entries of a
+    series and reads one of more back from a seek), buckets that overlap in time, a series whose measurements were
     all deleted, and meta filters that skip series between others (the index orders the metas by
     g, then s: {g: 1} skips a block after a short series). Computed here from the
     data, and the same without the rewrites; each read twice (the first walks the index, the
