@@ -278,11 +278,21 @@ struct Bucket {
   // Write-back state, guarded by the collection's flush_mu held exclusively (a flush taking its
   // rows), or by commit rights (`committing`) with flush_mu held shared (a committer) or not (the
   // flush writing them). `unflushed`: the rows committed to the journal and not yet to storage
-  // (views into journal entries, without the metaField once meta_journaled), also staged in
-  // `doc`; `flushing`: those a running flush took, staged in `doc` before the unflushed ones;
+  // (views into journal entries, without the metaField once meta_journaled); `flushing`: those a
+  // running flush took, ahead of them. The first of these rows may be staged in `doc` (the flush
+  // that writes them stages them; see StageHeldRows), the others are not;
   // `flushed_control`: the control object storage holds (empty before the first write).
   std::vector<BsonObj> unflushed;
   std::vector<BsonObj> flushing;
+  // doc.ApproxMemory() as last measured. Rows held for the write-back are staged in `doc` by the
+  // flush that writes them (StageHeldRows), so a commit that only holds its rows leaves `doc`
+  // alone and counts their handles in `unflushed` instead.
+  size_t doc_memory = 0;
+  // What the layout and the held rows' handles take (`measure_doc`: the layout measured again).
+  size_t HeldMemory(bool measure_doc) {
+    if (measure_doc) doc_memory = doc.ApproxMemory();
+    return doc_memory + unflushed.capacity() * sizeof(BsonObj);
+  }
   // The _ids the unflushed rows were journaled under, each once (a retirement changes it).
   std::vector<bson::ObjectId> unflushed_ids;
   // Whether a journal entry written since the last flush holds this bucket's meta: later ones
@@ -946,8 +956,8 @@ StatusWith<std::shared_ptr<Bucket>> BucketCatalog::BucketFor(
   }
   found->era = era;
   found->fields_memory = found->fields.ApproxMemory();
-  found->memory =
-      static_cast<int64_t>(sizeof(Bucket) + found->doc.ApproxMemory() + found->fields_memory);
+  found->memory = static_cast<int64_t>(sizeof(Bucket) + found->HeldMemory(/*measure_doc=*/true) +
+                                       found->fields_memory);
   memory_usage_ += found->memory;
   stripe.AddOpen(series_key, found);
   ++num_open_;
@@ -1287,7 +1297,7 @@ Status BucketCatalog::Write(const TimeseriesCollection& coll, storage::Session& 
   Count(cs, Stat::kNumCommits);
   Count(cs, Stat::kNumMeasurementsCommitted, n);
   coll.buckets->AdjustCounts(insert ? 1 : 0, static_cast<int64_t>(b.doc.size()) - old_size);
-  AccountMemory(b, b.doc.ApproxMemory(), batch.fields_memory);
+  AccountMemory(b, b.HeldMemory(/*measure_doc=*/true), batch.fields_memory);
   return Status::OK();
 }
 
@@ -1529,6 +1539,27 @@ StatusWith<AppendResult> AppendToStoredBucket(catalog::Collection& buckets, stor
 const bson::ObjectId& TargetId(const Bucket& b) {
   return b.retired.load() ? b.retired_id : b.doc.id();
 }
+
+// Stages in `b.doc` the rows held for the write-back (`flushing`, then `unflushed`) up to the
+// `upto`-th that are not staged yet: `doc` stages them in their order, so its staged rows are
+// always the first of those. Returns whether it staged any. At thousands of series a commit
+// brings one row to each of a thousand buckets, whose layouts are no longer in the processor's
+// caches; a flush stages a bucket's rows in one run. The caller holds the bucket's commit rights.
+bool StageHeldRows(Bucket& b, size_t upto, std::string_view meta_field) {
+  size_t staged = b.doc.staged_rows();
+  if (staged >= upto) return false;
+  const std::span<const BsonObj> flushing(b.flushing), unflushed(b.unflushed);
+  if (staged < flushing.size()) {
+    const size_t to = std::min(upto, flushing.size());
+    b.doc.StageSharedRows(flushing.subspan(staged, to - staged), meta_field);
+    staged = to;
+  }
+  if (staged < upto) {
+    const size_t from = staged - flushing.size();
+    b.doc.StageSharedRows(unflushed.subspan(from, upto - staged), meta_field);
+  }
+  return true;
+}
 }  // namespace
 
 void BucketCatalog::CommitAll(const TimeseriesCollection& coll, storage::Session& s,
@@ -1633,6 +1664,8 @@ Status BucketCatalog::Journal(const TimeseriesCollection& coll,
   HG_ASSIGN_OR_RETURN(uint64_t key, journal_->Append(*entry));
   // The rows stay readable as views into the entry until they are flushed.
   int64_t inserts = 0, measurements = 0;
+  // Read once: staging and reporting must agree for every bucket of the entry.
+  const bool latest_wanted = cs.latest->Wanted();
   size_t row = 0;
   for (size_t k = 0; k < claimed.size(); ++k) {
     WriteBatch* batch = claimed[k];
@@ -1645,15 +1678,19 @@ Status BucketCatalog::Journal(const TimeseriesCollection& coll,
     inserts += !b.doc.stored() && b.unflushed.empty() && b.flushing.empty() ? 1 : 0;
     const size_t n = batch->measurements.size();
     for (size_t j = 0; j < n; ++j) b.unflushed.emplace_back(entry, entry->data() + row_at[row++]);
-    // Staged from the entry's copies, which leave out a meta already journaled.
-    b.doc.StageSharedRows(std::span<const BsonObj>(b.unflushed).last(n), meta_field);
     if (!b.dirty.exchange(true)) {
       std::lock_guard lk(cs.dirty_mu);
       cs.dirty.push_back(bp);
     }
-    ReportLatest(*cs.latest, o, b.doc, batch->measurements, untracked_before);
+    // The rows wait in `unflushed` for the flush to stage them in `doc`. A last-point reader's
+    // cache needs the bucket's columns now, so while it is kept they are staged here.
+    bool doc_changed = false;
+    if (latest_wanted) {
+      doc_changed = StageHeldRows(b, b.flushing.size() + b.unflushed.size(), meta_field);
+      ReportLatest(*cs.latest, o, b.doc, batch->measurements, untracked_before);
+    }
     measurements += static_cast<int64_t>(batch->measurements.size());
-    AccountMemory(b, b.doc.ApproxMemory(), batch->fields_memory);
+    AccountMemory(b, b.HeldMemory(doc_changed), batch->fields_memory);
   }
   const int64_t commits = static_cast<int64_t>(claimed.size());
   Count(cs, Stat::kNumBucketInserts, inserts);
@@ -1696,6 +1733,7 @@ Status BucketCatalog::FlushBucket(const TimeseriesCollection& coll, storage::Ses
   // bounds their fields (as a commit that writes through does): the tree then folds each field
   // once instead of walking every row again. We hold the bucket's commit rights: the layout is
   // ours, and only the tree needs the stripe's lock.
+  StageHeldRows(b, b.flushing.size(), meta_field);
   const auto rows = static_cast<uint32_t>(b.flushing.size());
   BucketFieldTree::RowBounds bounds;
   const uint32_t unbounded = b.doc.EncodeRowsBounded(rows, &bounds);
@@ -1923,7 +1961,7 @@ Status BucketCatalog::WriteDirtyBuckets(const TimeseriesCollection& coll, storag
       // entries, which `unflushed` holds anyway) wait, to be encoded in one run with the rows
       // after them, and bounded as they are.
       b.doc.EncodeStagedCopies();
-      AccountMemory(b, b.doc.ApproxMemory(), std::nullopt);
+      AccountMemory(b, b.HeldMemory(/*measure_doc=*/true), std::nullopt);
       if (b.doc.edited_since_whole() && !b.listed_edited) {
         b.listed_edited = true;
         cs.edited.push_back(dirty[i]);

@@ -14,6 +14,8 @@ import threading
 
 import pytest
 
+from conftest import aggregate_raw, set_timeseries_rewrites
+
 UTC = datetime.timezone.utc
 T0 = datetime.datetime(2024, 5, 1, tzinfo=UTC)
 
@@ -105,6 +107,32 @@ def test_first_query_fills_then_inserts_keep_it_current(ts):
     insert(ts, docs, [{"t": at(1000), "m": "s4", "v": 2.0, "extra": {"a": [1, 2]}},
                       {"t": at(1001), "m": "s0", "w": 0}])
     assert check(ts, docs)
+
+
+def test_a_row_per_series_per_insert_with_new_fields(ts):
+    """Inserts of about one row per series keep their rows in the measurement journal until a
+    flush writes them to the buckets (write-back), several inserts between two flushes. Rows that
+    bring fields their bucket never had, while the cache is kept, some after another row of their
+    series in the same insert: the cache answers with every field, in the order the buckets give
+    them."""
+    docs = []
+    insert(ts, docs, make_docs(series=20, per_series=1))
+    assert not check(ts, docs)
+    for k in range(4):
+        batch = []
+        for s in range(20):
+            d = {"t": at(1000 + 100 * k + 2 * s), "m": "s%d" % s, "v": float(k)}
+            batch.append(d)
+            if s % 3 == k % 3:
+                batch.append(dict(d, t=at(1000 + 100 * k + 2 * s + 1), **{"x%d" % k: {"s": s}}))
+        insert(ts, docs, batch)
+    assert check(ts, docs)
+    from_cache = aggregate_raw(ts, LASTPOINT, coll="ts")
+    set_timeseries_rewrites(ts.client, False)
+    try:
+        assert aggregate_raw(ts, LASTPOINT, coll="ts") == from_cache
+    finally:
+        set_timeseries_rewrites(ts.client, True)
 
 
 def test_measurement_shape_matches_the_bucket_path(ts):
