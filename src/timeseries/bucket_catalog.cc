@@ -1649,10 +1649,7 @@ Status BucketCatalog::Journal(const TimeseriesCollection& coll,
   std::string_view meta_field = o.meta_field ? std::string_view(*o.meta_field) : std::string_view();
   // Read before the write's transaction: see LatestMeasurements::Committed.
   const uint64_t untracked_before = coll.buckets->UntrackedWrites();
-  JournalEntry je;
-  je.uuid = coll.uuid;
-  je.time_field = o.time_field;
-  if (o.meta_field) je.meta_field = *o.meta_field;
+  JournalEntryRows je{coll.uuid, o.time_field, meta_field, {}};
   je.buckets.reserve(claimed.size());
   for (WriteBatch* batch : claimed) {
     const Bucket& b = *batch->bucket;

@@ -59,6 +59,14 @@ Status Malformed(std::string_view what) {
 }  // namespace
 
 std::string EncodeJournalEntry(const JournalEntry& e, std::vector<size_t>* row_at) {
+  JournalEntryRows view{e.uuid, e.time_field, e.meta_field, {}};
+  view.buckets.reserve(e.buckets.size());
+  for (const JournalBucket& b : e.buckets)
+    view.buckets.push_back({b.id, b.start, b.rows, b.meta_omitted});
+  return EncodeJournalEntry(view, row_at);
+}
+
+std::string EncodeJournalEntry(const JournalEntryRows& e, std::vector<size_t>* row_at) {
   // An upper bound (rows leaving their meta out are shorter); "r"'s length is set once written.
   size_t rows_size = 0;
   for (const auto& b : e.buckets) {

@@ -37,6 +37,7 @@
 #include <memory>
 #include <mutex>
 #include <set>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -70,7 +71,22 @@ struct JournalEntry {
   std::string meta_field;  // empty: none
   std::vector<JournalBucket> buckets;
 };
+// What an entry is written from: as JournalEntry, its strings and rows viewed rather than copied
+// (a commit at thousands of series journals a row for each of a thousand buckets).
+struct JournalBucketRows {
+  bson::ObjectId id;
+  int64_t start = 0;
+  std::span<const bson::BsonObj> rows;
+  bool meta_omitted = false;
+};
+struct JournalEntryRows {
+  std::string_view uuid;
+  std::string_view time_field;
+  std::string_view meta_field;
+  std::vector<JournalBucketRows> buckets;
+};
 // The entry's document; `row_at` (if given) receives each row's offset in it, bucket by bucket.
+std::string EncodeJournalEntry(const JournalEntryRows& e, std::vector<size_t>* row_at = nullptr);
 std::string EncodeJournalEntry(const JournalEntry& e, std::vector<size_t>* row_at = nullptr);
 // The entry whose document `entry` holds, its rows viewing (and sharing) that buffer;
 // InternalError if it is malformed.
