@@ -198,6 +198,9 @@ Status RunServerStatus(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& rep
                       service.bucket_catalog != nullptr
                           ? service.bucket_catalog->buckets_stored_whole_for_reads()
                           : 0);
+    reply.AppendInt64("flushesForBacklog", service.bucket_catalog != nullptr
+                                               ? service.bucket_catalog->flushes_for_backlog()
+                                               : 0);
     reply.Close(r);
     reply.Close(t);
   }

@@ -2033,7 +2033,7 @@ Status BucketCatalog::AfterCommits(const TimeseriesCollection& coll, storage::Se
   if (!journal_) return CompressClosedBuckets(coll, s);
   CollectionState& cs = State(coll.uuid);
   const Params& p = GetParams();
-  bool due = false, journaling;
+  bool due = false, behind = false, journaling;
   std::optional<bool> journal;
   {
     std::lock_guard lk(cs.dirty_mu);
@@ -2047,6 +2047,7 @@ Status BucketCatalog::AfterCommits(const TimeseriesCollection& coll, storage::Se
     due = !cs.journal_keys.empty() &&
           (cs.unflushed_bytes >= p.write_back_bytes->GetInt() ||
            NowMillis() - cs.oldest_unflushed_ms >= p.write_back_interval->GetInt());
+    behind = cs.unflushed_bytes >= 2 * p.write_back_bytes->GetInt();
   }
   {
     std::shared_lock fl(cs.flush_mu);
@@ -2062,6 +2063,14 @@ Status BucketCatalog::AfterCommits(const TimeseriesCollection& coll, storage::Se
                                            /*journaling_after=*/false, FlushFor::kWrites));
       due = true;  // compress what closed
     }
+  }
+  if (behind) {
+    // Commits have outrun the flushes by twice what starts one: this writer waits for the running
+    // flush and writes what is left. Otherwise the backlog (journal entries held in memory)
+    // grows for as long as writers keep the flush's thread from the processor.
+    flushes_for_backlog_.fetch_add(1);
+    return FlushInTurn(coll, s, AwaitFlushTurn(cs.flush_run_mu, cs.flush_waiters),
+                       FlushFor::kWrites);
   }
   if (due && cs.flush_waiters.load() == 0) {
     // A flush that is running, or waiting to, takes these rows too or leaves them to the next.

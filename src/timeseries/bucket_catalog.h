@@ -229,6 +229,9 @@ class BucketCatalog {
   // Open buckets that reads' flushes stored again whole after flushes had written them by edits
   // (Flush's kRead; Hourglass's own figure, serverStatus().hourglass.timeseries).
   int64_t buckets_stored_whole_for_reads() const { return stored_whole_for_reads_.load(); }
+  // Writers that waited for a flush because the journal's backlog reached twice
+  // hourglassTimeseriesWriteBackMaxBytes (AfterCommits; serverStatus().hourglass.timeseries).
+  int64_t flushes_for_backlog() const { return flushes_for_backlog_.load(); }
 
  private:
   struct CollectionState;
@@ -329,6 +332,7 @@ class BucketCatalog {
   std::array<std::unique_ptr<Stripe>, kNumStripes> stripes_;
   ExecutionStats global_;
   std::atomic<int64_t> stored_whole_for_reads_{0};
+  std::atomic<int64_t> flushes_for_backlog_{0};
   std::atomic<int64_t> memory_usage_{0};
   std::atomic<int64_t> num_open_{0};
   std::atomic<int64_t> num_archived_{0};

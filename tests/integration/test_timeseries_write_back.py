@@ -345,6 +345,35 @@ def test_flushes_alongside_commits_write_each_measurement_once_with_exact_bounds
         fresh_server, flush_edits, split):
     s = fresh_server.new(extra_args=BUSY + split + [
         "--setParameter", f"hourglassTimeseriesFlushEditsBeforeRewrite={flush_edits}"])
+    c = write_concurrently_each_once(s)
+    # The journal's log went through several files (about 600 kB of entries, 64 kB files; a file
+    # is named by its first entry's number), and those whose entries are all in buckets are gone,
+    # but for up to two kept to be written over as the next ones.
+    logs = sorted(journal_files(s))
+    assert logs and int(logs[-1].split(".")[0], 16) > 1, logs
+    assert len(logs) <= 3, logs
+    spares = [f for f in os.listdir(os.path.join(s.dbpath, "timeseries-journal"))
+              if f.endswith(".spare")]
+    assert 1 <= len(spares) <= 2, spares
+    c.close()
+
+
+def test_writers_ahead_of_the_flushes_wait_for_them(fresh_server):
+    """A writer that finds the rows not yet flushed at twice hourglassTimeseriesWriteBackMaxBytes
+    waits for the running flush and writes what is left (here every one: a limit of one byte),
+    while the other writers commit: each measurement is still written once, with exact bounds."""
+    s = fresh_server.new(extra_args=[
+        "--setParameter", "hourglassTimeseriesWriteBackIntervalMillis=3600000",
+        "--setParameter", "hourglassTimeseriesWriteBackMaxBytes=1",
+        "--setParameter", "hourglassTimeseriesJournalBelowRows=1000000"])
+    c = write_concurrently_each_once(s)
+    assert c.admin.command("serverStatus")["hourglass"]["timeseries"]["flushesForBacklog"] > 0
+    c.close()
+
+
+def write_concurrently_each_once(s):
+    """Four writers insert 1,500 measurements each into 400 series of a new collection wb.ts;
+    then every measurement must be there once and every bucket's bounds exact. Returns a client."""
     c = s.client()
     c.wb.create_collection("ts", timeseries={"timeField": "t", "metaField": "m"})
     errors = []
@@ -378,7 +407,6 @@ def test_flushes_alongside_commits_write_each_measurement_once_with_exact_bounds
     for t in threads:
         t.join(120)
     assert not errors, errors
-    status = c.admin.command("serverStatus")["hourglass"]["timeseries"]
     docs = list(c.wb.ts.find({}, {"_id": 1, "v": 1, "m": 1}))
     assert len(docs) == 4 * 1500
     assert len({d["_id"] for d in docs}) == len(docs)  # no measurement written twice
@@ -389,17 +417,7 @@ def test_flushes_alongside_commits_write_each_measurement_once_with_exact_bounds
     assert sum(rows(b) for b in bs) == len(docs)
     for b in bs:
         check_exact_bucket(b)
-    assert status is not None
-    # The journal's log went through several files (about 600 kB of entries, 64 kB files; a file
-    # is named by its first entry's number), and those whose entries are all in buckets are gone,
-    # but for up to two kept to be written over as the next ones.
-    logs = sorted(journal_files(s))
-    assert logs and int(logs[-1].split(".")[0], 16) > 1, logs
-    assert len(logs) <= 3, logs
-    spares = [f for f in os.listdir(os.path.join(s.dbpath, "timeseries-journal"))
-              if f.endswith(".spare")]
-    assert 1 <= len(spares) <= 2, spares
-    c.close()
+    return c
 
 
 def stored_whole_for_reads(c):
