@@ -100,11 +100,17 @@ inline std::string CpuMaxAll(std::mt19937_64& rng, const QuerySetOptions& o, int
          "}}, {\"$sort\": {\"_id\": 1}}]";
 }
 
-inline std::string DoubleGroupby(std::mt19937_64& rng, const QuerySetOptions& o, int fields) {
+// double-groupby's pipeline with `hour` as the expression of the key's hour.
+inline std::string DoubleGroupbyByHour(std::mt19937_64& rng, const QuerySetOptions& o,
+                                       const std::string& hour, int fields) {
   int64_t from = WindowStart(rng, o, 12 * kHourMs);
   return "[{\"$match\": {" + TimeRange(from, 12 * kHourMs) +
-         "}}, {\"$group\": {\"_id\": {\"host\": \"$tags.hostname\", \"hour\": " + Trunc("hour") +
-         "}" + Aggs("$avg", fields) + "}}, {\"$sort\": {\"_id.host\": 1, \"_id.hour\": 1}}]";
+         "}}, {\"$group\": {\"_id\": {\"host\": \"$tags.hostname\", \"hour\": " + hour + "}" +
+         Aggs("$avg", fields) + "}}, {\"$sort\": {\"_id.host\": 1, \"_id.hour\": 1}}]";
+}
+
+inline std::string DoubleGroupby(std::mt19937_64& rng, const QuerySetOptions& o, int fields) {
+  return DoubleGroupbyByHour(rng, o, Trunc("hour"), fields);
 }
 
 // double-groupby-1 with a stage before the $group that computes what it reads, as users also
@@ -135,11 +141,8 @@ inline std::string DoubleGroupbyComputedBefore(std::mt19937_64& rng, const Query
 // and a histogram of usage_user over the same window ($bucket by 25-point bins): spellings whose
 // keys are computed per bin rather than per row.
 inline std::string DoubleGroupbyZoneHour(std::mt19937_64& rng, const QuerySetOptions& o) {
-  int64_t from = WindowStart(rng, o, 12 * kHourMs);
-  return "[{\"$match\": {" + TimeRange(from, 12 * kHourMs) +
-         "}}, {\"$group\": {\"_id\": {\"host\": \"$tags.hostname\", \"hour\": {\"$hour\": "
-         "{\"date\": \"$time\", \"timezone\": \"America/New_York\"}}}, \"avg_usage_user\": "
-         "{\"$avg\": \"$usage_user\"}}}, {\"$sort\": {\"_id.host\": 1, \"_id.hour\": 1}}]";
+  return DoubleGroupbyByHour(
+      rng, o, "{\"$hour\": {\"date\": \"$time\", \"timezone\": \"America/New_York\"}}", 1);
 }
 inline std::string UsageHistogram(std::mt19937_64& rng, const QuerySetOptions& o) {
   int64_t from = WindowStart(rng, o, 12 * kHourMs);
