@@ -437,8 +437,15 @@ Status TimeseriesScan::CollectNewestWalking(
   constexpr size_t kMaxHeld = 8;
   std::vector<std::pair<std::string, int64_t>> held;  // the series' entries (position, RecordId)
   enum class At { kNowhere, kEntry, kEnd } at = At::kNowhere;
+  // Once a series had more, the rest are read from seeks: series of one read tend to be alike,
+  // and walking past eight entries of each before seeking costs more than seeking at once.
+  bool seeking = false;
   for (const catalog::SeriesDirectory::Series& one : series) {
     if (meta_matcher_ && !meta_matcher_->Matches(one.meta)) continue;
+    if (seeking) {
+      HG_RETURN_IF_ERROR(CollectNewestSeeking(records, cursor, one.prefix));
+      continue;
+    }
     // The cursor may be on this series' first entry already, or past it (the series has no
     // entry left); only when it is before it, or nowhere, does it seek.
     if (at == At::kNowhere ||
@@ -456,7 +463,7 @@ Status TimeseriesScan::CollectNewestWalking(
     }
     if (at == At::kEntry && cursor.position().starts_with(one.prefix)) {
       HG_RETURN_IF_ERROR(CollectNewestSeeking(records, cursor, one.prefix));
-      at = At::kNowhere;
+      seeking = true;
       continue;
     }
     size_t next = held.size();

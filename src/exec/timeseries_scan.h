@@ -239,7 +239,8 @@ class TimeseriesScan : public pipeline::DocumentStream, public pipeline::BlockSo
                               const std::string& prefix);
   // CollectNewest of each of `series` (the directory's, in index order) that the meta filter
   // passes, in one forward walk of the index: a series' few entries are held and read newest
-  // first, and the walk goes on from the next series' first entry. Just written, the index is in
+  // first, and the walk goes on from the next series' first entry; after a series of more than a
+  // few entries, the rest are read from seeks. Just written, the index is in
   // WiredTiger's insert lists, where a step forward follows a link but a seek, or a step back,
   // searches the list; a seek and a step back per series were half of what a latest-5 read at
   // 4,000 series spent beyond its time after a restart.

@@ -378,11 +378,15 @@ def test_a_bad_n_fails_as_without_rewrites(client, ts, n):
         assert on == off, pipeline
 
 
-def test_latest_n_over_series_of_few_and_many_buckets(client, db):
+# Series of one to twenty buckets, and series of at most eight (read by the walk alone).
+@pytest.mark.parametrize("buckets", [[1, 3, 8, 9, 20, 2, 1, 12, 4, 2, 7, 1],
+                                     [1, 3, 8, 2, 5, 2, 1, 4, 6, 2, 7, 1]],
+                         ids=["few-and-many", "few"])
+def test_latest_n_over_series_of_few_and_many_buckets(client, db, buckets):
     """The latest N per series, read from each series' newest buckets back: series of one to
-    twenty buckets side by side (a read that walks the index holds up to eight entries of a
-    series and reads one of more back from a seek), buckets that overlap in time, a series whose measurements were
-    all deleted, and meta filters that skip series between others (the index orders the metas by
+    twenty buckets side by side, or of at most eight (a read that walks the index holds up to
+    eight entries of a series; one of more, and every series after it, is read back from a
+    seek), buckets that overlap in time, a series whose measurements were all deleted, and meta filters that skip series between others (the index orders the metas by
     g, then s: {g: 1} skips a block after a short series). Computed here from the
     data, and the same without the rewrites; each read twice (the first walks the index, the
     second the series the first listed)."""
@@ -390,15 +394,15 @@ def test_latest_n_over_series_of_few_and_many_buckets(client, db):
                                            "granularity": "seconds"})
     docs, n = [], 0
     # Buckets per series (each hour of a series is a bucket of its own: maxSpan is one hour).
-    for s, buckets in enumerate([1, 3, 8, 9, 20, 2, 1, 12, 4, 2, 7, 1]):
-        for h in range(buckets):
+    for s, count in enumerate(buckets):
+        for h in range(count):
             for k in range(3):
                 docs.append({"t": at(60 * h * 2 + 7 * k), "m": {"s": s, "g": s % 3}, "n": n})
                 n += 1
         if s % 4 == 1:
             # Late rows: a bucket of their own, older than the series' newest, newer than others.
             for k in range(2):
-                docs.append({"t": at(60 * (buckets - 1) * 2 - 30 + k), "m": {"s": s, "g": s % 3},
+                docs.append({"t": at(60 * (count - 1) * 2 - 30 + k), "m": {"s": s, "g": s % 3},
                              "n": n})
                 n += 1
     db.w.insert_many(docs[::2])
