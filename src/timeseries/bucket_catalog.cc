@@ -299,8 +299,9 @@ struct Bucket {
   // leave it out of the rows (measurement_journal.h).
   bool meta_journaled = false;
   std::atomic<bool> dirty{false};  // in its collection's dirty list
-  // In its collection's `edited` list (guarded by the collection's flush_run_mu).
-  bool listed_edited = false;
+  // In its collection's `edited` list: set by whoever holds the bucket's commit rights and
+  // writes it by edits (a flush, or a commit writing through), cleared by SettleEdited.
+  std::atomic<bool> listed_edited{false};
   BsonObj flushed_control;
   // Set by a flush that could not append to the stored document `doc` describes (a direct write
   // changed or deleted it, or its _id was taken): the bucket takes no new measurements, and the
@@ -486,11 +487,27 @@ struct BucketCatalog::CollectionState {
   // The journal's partly-written records of flushes that failed after writing some of their
   // buckets, to forget when a later flush (or a drop) marks their entries (under flush_run_mu).
   std::vector<std::string> partly_written;
-  // The buckets flushes left stored as a chain of edits (under flush_run_mu; weak: a bucket
-  // closed and compressed meanwhile is forgotten), for the next read's flush to settle, and
-  // whether there are any (read without a lock by the read barrier).
+  // The buckets flushes or commits left stored as a chain of edits (under edited_mu; weak: a
+  // bucket closed and compressed meanwhile is forgotten), for the next read's flush to settle,
+  // and whether there are any (read without a lock by the read barrier).
+  std::mutex edited_mu;
   std::vector<std::weak_ptr<Bucket>> edited;
+  size_t edited_pruned_at = 0;  // its size when the closed ones were last taken out
   std::atomic<bool> has_edited{false};
+
+  // Lists `b`, just written by edits by a holder of its commit rights, for the next read's flush
+  // to settle, unless it is listed already.
+  void ListEdited(const std::shared_ptr<Bucket>& b) {
+    if (!b->doc.edited_since_whole() || b->listed_edited.exchange(true)) return;
+    std::lock_guard lk(edited_mu);
+    // Without reads, buckets that closed meanwhile would pile up.
+    if (edited.size() >= 2 * std::max<size_t>(edited_pruned_at, 64)) {
+      std::erase_if(edited, [](const std::weak_ptr<Bucket>& w) { return w.expired(); });
+      edited_pruned_at = edited.size();
+    }
+    edited.push_back(b);
+    has_edited = true;
+  }
 
   // Takes the dirty list and the journal keys out, for a flush or a drop (holding flush_mu).
   void TakeUnflushed(std::vector<std::shared_ptr<Bucket>>* buckets, std::vector<uint64_t>* keys) {
@@ -1124,6 +1141,9 @@ Status BucketCatalog::CommitWriteThrough(const TimeseriesCollection& coll, stora
     batch->fields_memory = b.fields.ApproxMemory();
   }
   Status st = Write(coll, s, *batch);
+  // Reads of data just written should not re-apply its chain of edits (with write-back, whose
+  // read barrier settles them).
+  if (st.ok() && journal_) cs.ListEdited(batch->bucket);
   {
     std::lock_guard lk(b.mu);
     batch->done = true;
@@ -1377,7 +1397,7 @@ Status BucketCatalog::CompressClosedBuckets(const TimeseriesCollection& coll, st
 }
 
 Status BucketCatalog::SettleBucket(const TimeseriesCollection& coll, storage::Session& s, Bucket& b,
-                                   Settled* outcome) {
+                                   Settled* outcome, bool unlist) {
   Settled unused;
   Settled& out = outcome != nullptr ? *outcome : unused;
   out = Settled{.stored = false, .left_edited = true};
@@ -1401,29 +1421,40 @@ Status BucketCatalog::SettleBucket(const TimeseriesCollection& coll, storage::Se
     out.stored = out.stored && st.ok();
     out.left_edited = !st.ok();
   }
+  // Before the rights go: a writer that edits it after them lists it again.
+  if (unlist && !out.left_edited) b.listed_edited = false;
   ReleaseCommitRights(b);
   return st;
 }
 
 void BucketCatalog::SettleEdited(const TimeseriesCollection& coll, storage::Session& s,
                                  CollectionState& cs) {
-  std::vector<std::weak_ptr<Bucket>> left;
+  std::vector<std::weak_ptr<Bucket>> listed, left;
+  {
+    std::lock_guard lk(cs.edited_mu);
+    listed.swap(cs.edited);
+  }
   Status first_error = Status::OK();
-  for (std::weak_ptr<Bucket>& w : std::exchange(cs.edited, {})) {
+  for (std::weak_ptr<Bucket>& w : listed) {
     std::shared_ptr<Bucket> b = w.lock();
     if (!b) continue;
-    Settled done;
-    // One that failed, was retired or belongs to a cleared era is no longer written by flushes.
-    if (b->StoredAsWritten(cs.era.load())) {
-      Status st = SettleBucket(coll, s, *b, &done);
-      if (!st.ok() && first_error.ok()) first_error = st;
-      if (done.stored) stored_whole_for_reads_.fetch_add(1);
+    // One that failed, was retired or belongs to a cleared era is no longer written.
+    if (!b->StoredAsWritten(cs.era.load())) {
+      b->listed_edited = false;
+      continue;
     }
-    b->listed_edited = done.left_edited;
+    Settled done;
+    Status st = SettleBucket(coll, s, *b, &done, /*unlist=*/true);
+    if (!st.ok() && first_error.ok()) first_error = st;
+    if (done.stored) stored_whole_for_reads_.fetch_add(1);
     if (done.left_edited) left.push_back(std::move(w));
   }
-  cs.edited = std::move(left);
-  cs.has_edited = !cs.edited.empty();
+  {
+    // Commits writing through may have listed buckets meanwhile.
+    std::lock_guard lk(cs.edited_mu);
+    cs.edited.insert(cs.edited.end(), left.begin(), left.end());
+    cs.has_edited = !cs.edited.empty();
+  }
   // The read goes on: the bucket holds every row either way, and the next read tries again.
   if (!first_error.ok()) {
     LOGW("STORAGE", 8800107, "An edited time-series bucket was not stored again whole",
@@ -1959,10 +1990,7 @@ Status BucketCatalog::WriteDirtyBuckets(const TimeseriesCollection& coll, storag
       // after them, and bounded as they are.
       b.doc.EncodeStagedCopies();
       AccountMemory(b, b.HeldMemory(/*measure_doc=*/true), std::nullopt);
-      if (b.doc.edited_since_whole() && !b.listed_edited) {
-        b.listed_edited = true;
-        cs.edited.push_back(dirty[i]);
-      }
+      cs.ListEdited(dirty[i]);
     }
     b.flushing.clear();
     b.flushing.shrink_to_fit();
@@ -2011,12 +2039,7 @@ Status BucketCatalog::WriteDirtyBuckets(const TimeseriesCollection& coll, storag
   cs.partly_written.clear();
   if (journaling_after) cs.journaling = *journaling_after;  // storage holds every row now
   ForgetJournalEntries(s, keys);
-  if (why == FlushFor::kRead) {
-    SettleEdited(coll, s, cs);
-    return Status::OK();
-  }
-  std::erase_if(cs.edited, [](const std::weak_ptr<Bucket>& w) { return w.expired(); });
-  cs.has_edited = !cs.edited.empty();
+  if (why == FlushFor::kRead) SettleEdited(coll, s, cs);
   return Status::OK();
 }
 

@@ -288,15 +288,17 @@ class BucketCatalog {
   // update, if it was written by edits since it was last stored whole (not after an insert):
   // WiredTiger keeps a value's edits as a chain that every read of data just written re-applies.
   // Skipped while a writer holds the bucket's rights. `*outcome` (if given): what it did.
+  // `unlist`: the caller took it off its collection's `edited` list, to which it returns unless
+  // it was left edited.
   struct Settled {
     bool stored = false;       // stored again whole by this call
     bool left_edited = false;  // storage may still hold it as edits (skipped, or failed)
   };
   Status SettleBucket(const TimeseriesCollection& coll, storage::Session& s, Bucket& b,
-                      Settled* outcome = nullptr);
+                      Settled* outcome = nullptr, bool unlist = false);
   // A read's flush, after its writes (flush_run_mu held): settles the open buckets earlier
-  // flushes wrote by edits (CollectionState::edited); those a writer holds, or whose write
-  // failed (logged), stay listed.
+  // flushes, or commits writing through, wrote by edits (CollectionState::edited); those a
+  // writer holds, or whose write failed (logged), stay listed.
   void SettleEdited(const TimeseriesCollection& coll, storage::Session& s, CollectionState& cs);
   // Flush, the collection's flush_run_mu held (`running`).
   Status FlushInTurn(const TimeseriesCollection& coll, storage::Session& s,

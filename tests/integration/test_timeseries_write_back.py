@@ -475,6 +475,47 @@ def test_a_reads_flush_writes_its_buckets_whole(fresh_server):
     c.close()
 
 
+def test_reads_store_again_whole_the_buckets_commits_edited(fresh_server):
+    """A collection whose commits bring many rows per bucket writes its buckets at each commit,
+    by edits too; the next read stores each bucket they left edited again whole (once), as it
+    does the flushes' (MongoDB's reads see no difference: only how storage holds the bucket)."""
+    s = fresh_server.new(extra_args=HOLD[:6] + [
+        "--setParameter", "hourglassTimeseriesBucketEditsBeforeRewrite=100"])
+    c = s.client()
+    db = c.wb
+    db.create_collection("ts", timeseries={"timeField": "t", "metaField": "m"})
+    n = 0
+
+    def insert_10_rows_per_series():
+        nonlocal n
+        db.ts.insert_many([{"t": at(n + i), "m": k, "v": n + i} for k in range(10)
+                           for i in range(10)])
+        n += 10
+
+    # 10 series x 10 rows per request: past the first 1,000 commits the collection stops
+    # journaling (commits_of_many_rows_per_bucket above) and writes its buckets at each commit.
+    for _ in range(110):
+        insert_10_rows_per_series()
+    assert db.ts.count_documents({}) == 11000  # settles whatever was edited so far
+    base = stored_whole_for_reads(c)
+    for _ in range(3):  # an edit of each of the 10 open buckets per request
+        insert_10_rows_per_series()
+    assert stored_whole_for_reads(c) == base  # writes alone store nothing again
+    assert db.ts.count_documents({}) == 11300
+    assert stored_whole_for_reads(c) == base + 10
+    assert sorted(d["v"] for d in db.ts.find({"m": 4, "v": {"$gte": 1090}})) == list(
+        range(1090, 1130))
+    assert stored_whole_for_reads(c) == base + 10  # nothing left to settle
+    insert_10_rows_per_series()  # edited again, so listed again
+    assert db.ts.count_documents({}) == 11400
+    assert stored_whole_for_reads(c) == base + 20
+    bs = list(db["system.buckets.ts"].find())
+    assert sum(rows(b) for b in bs) == 11400
+    for b in bs:
+        check_exact_bucket(b)
+    c.close()
+
+
 def journaled_in_20_buckets(fresh_server):
     """A server whose flushes write one bucket per transaction, with test commands, holding 600
     measurements of 20 series (20 buckets) in its journal only. Returns the server and a client."""
