@@ -223,15 +223,16 @@ Status AppendTimesFrom(const BsonObj& bucket, const std::string& time, std::opti
 // latest time, control.max.<time>), in read order, and passes on only the measurements at or
 // after its n-th latest time. The filter is meta-only, so those are exactly the measurements the
 // $sort + $group ($first, $firstN...) or $group ($top, $topN...) of the pattern can pick.
-// When n is 1 and the scan may use the collection's LatestMeasurements, those measurements come
-// from it instead, if it is current; if not, what the buckets gave fills it (a scan of every
-// series that produces whole measurements).
+// When n is at most LatestMeasurements::kMaxDepth and the scan may use the collection's
+// LatestMeasurements, those measurements come from it instead, if it is current and serves n; if
+// not, what the buckets gave fills it (a scan of every series that produces whole measurements).
 class LastpointStream : public pipeline::DocumentStream {
  public:
   // `time_filter`: the lower bounds on time the measurements served must pass (none: all).
   LastpointStream(std::unique_ptr<TimeseriesScan> scan, std::string time_field, int64_t n,
                   std::optional<query::Matcher> time_filter)
       : scan_(std::move(scan)),
+        output_(scan_->unpack_spec()),
         time_field_(std::move(time_field)),
         n_(n),
         time_filter_(std::move(time_filter)) {}
@@ -269,39 +270,47 @@ class LastpointStream : public pipeline::DocumentStream {
     }
   };
 
-  // The series' measurements the cache holds, as the scan's unpack spec produces them.
-  void Serve(const timeseries::LatestMeasurements::Series& s) {
+  // Passes on `row` (owned) as the plan's unpack spec produces it: as it is, unless it is `whole`
+  // (from the cache, or unpacked whole for a fill) and the spec projects.
+  void Output(BsonObj row, bool whole) {
+    if (!whole || output_.spec().mode == timeseries::UnpackSpec::Mode::kAll) {
+      buffer_.push_back(std::move(row));
+      return;
+    }
+    BsonBuilder b;
+    for (BsonElement e : row) {
+      if (output_.Produces(e.FieldName())) b.AppendElement(e);
+    }
+    buffer_.push_back(b.Obj());
+  }
+
+  // The series' measurements the cache holds at or after `from`.
+  void Serve(const timeseries::LatestMeasurements::Series& s, int64_t from) {
     if (!scan_->MetaMatches(s.meta)) return;
     for (const BsonObj& row : s.rows) {
-      if (!Passes(row)) continue;
-      if (scan_->unpack_spec().mode == timeseries::UnpackSpec::Mode::kAll) {
-        buffer_.push_back(row);
-        continue;
-      }
-      BsonBuilder b;
-      for (BsonElement e : row) {
-        if (scan_->Produces(e.FieldName())) b.AppendElement(e);
-      }
-      buffer_.push_back(b.Obj());
+      if (row.FirstElement().DateMillis() >= from && Passes(row)) Output(row, true);
     }
   }
 
   Status Collect() {
     collected_ = true;
-    timeseries::LatestMeasurements* cache = n_ == 1 ? scan_->latest_cache() : nullptr;
+    timeseries::LatestMeasurements* cache =
+        n_ <= timeseries::LatestMeasurements::kMaxDepth ? scan_->latest_cache() : nullptr;
     timeseries::LatestMeasurements::Ticket ticket;
     const catalog::Collection& buckets = *scan_->collection().buckets;
+    // A fill needs every series; it keeps whole measurements, which this read then projects.
+    bool fill = cache != nullptr && !scan_->has_meta_filter();
     if (cache != nullptr &&
         cache->Read(
-            buckets.UntrackedWrites(),
-            [&](const timeseries::LatestMeasurements::Series& s) { Serve(s); }, &ticket)) {
+            buckets.UntrackedWrites(), n_, fill,
+            [&](const timeseries::LatestMeasurements::Series& s, int64_t from) { Serve(s, from); },
+            &ticket)) {
       latest_cache_ = "hit";
       ++GlobalTimeseriesReadCounters().latest_cache_hits;
       return Status::OK();
     }
-    // A fill needs every series, whole.
-    bool fill = cache != nullptr && !scan_->has_meta_filter() &&
-                scan_->unpack_spec().mode == timeseries::UnpackSpec::Mode::kAll;
+    if (fill) scan_->ProduceWholeMeasurements();
+    const bool whole = fill;
     std::map<BsonObj, Series, MetaLess> series;
     std::vector<Candidate> kept;  // buckets whose latest time is unknown, then every candidate
     int64_t seq = 0;
@@ -376,7 +385,7 @@ class LastpointStream : public pipeline::DocumentStream {
           [&](const BsonObj& m) {
             BsonObj row = m.Owned();
             if (f != nullptr) f->rows.push_back(row);
-            if (Passes(row)) buffer_.push_back(std::move(row));
+            if (Passes(row)) Output(std::move(row), whole);
           },
           c.series ? std::function<bool(const BsonElement&)>(recent) : nullptr));
     }
@@ -388,6 +397,7 @@ class LastpointStream : public pipeline::DocumentStream {
   bool Passes(const BsonObj& m) const { return !time_filter_ || time_filter_->Matches(m); }
 
   std::unique_ptr<TimeseriesScan> scan_;
+  timeseries::BucketUnpacker output_;  // the plan's unpack spec (its Produces)
   std::string time_field_;
   int64_t n_;
   std::optional<query::Matcher> time_filter_;

@@ -394,6 +394,13 @@ StatusWith<bool> TimeseriesScan::NextSeries(catalog::IndexCursor& cursor, const 
   return cursor.Next();
 }
 
+void TimeseriesScan::ProduceWholeMeasurements() {
+  timeseries::UnpackSpec spec = unpacker_.spec();
+  spec.mode = timeseries::UnpackSpec::Mode::kAll;
+  spec.fields.clear();
+  unpacker_ = timeseries::BucketUnpacker(std::move(spec));
+}
+
 BsonObj TimeseriesScan::CopyForUnpack(const BsonObj& bucket) const {
   if (unpacker_.spec().mode == timeseries::UnpackSpec::Mode::kAll) return bucket.Owned();
   bson::BsonBuilder b;

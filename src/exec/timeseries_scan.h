@@ -187,6 +187,10 @@ class TimeseriesScan : public pipeline::DocumentStream, public pipeline::BlockSo
   const timeseries::UnpackSpec& unpack_spec() const { return unpacker_.spec(); }
   // Whether the unpack spec produces the top-level field `name`.
   bool Produces(std::string_view name) const { return unpacker_.Produces(name); }
+  // From here on keeps and unpacks whole buckets, every field (a last-point read filling the
+  // collection's LatestMeasurements, which keeps whole measurements); the caller projects what it
+  // passes on. Before the first NextBucket.
+  void ProduceWholeMeasurements();
   // Whether a series of bucket meta {meta: <value>} ({} for none) passes the meta conjuncts of the
   // filter (walks_newest_per_series() scans: their filter is meta-only).
   bool MetaMatches(const bson::BsonObj& meta) const {

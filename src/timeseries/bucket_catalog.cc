@@ -1193,18 +1193,27 @@ Status StoreBucket(catalog::Collection& buckets, storage::Session& s, const Buck
   return buckets.ModifyRecord(s, rid, edits);
 }
 
-// Reports the committed `rows` of bucket `doc` that are at their latest time, as unpacking the
-// bucket yields them (time, meta, then the columns in stored order), to `latest`.
+// Reports the committed `rows` of bucket `doc` at or after their latest.Depth()-th latest time,
+// as unpacking the bucket yields them (time, meta, then the columns in stored order), to `latest`.
 void ReportLatest(LatestMeasurements& latest, const TimeseriesOptions& o, const BucketDocument& doc,
                   const std::vector<BsonObj>& rows, uint64_t untracked_before) {
   if (!latest.Wanted()) return;  // dropped anyway (no last-point reader yet)
-  int64_t max = std::numeric_limits<int64_t>::min();
+  const int64_t depth = latest.Depth();
+  int64_t max = std::numeric_limits<int64_t>::min(), from = max;
   for (const BsonObj& row : rows) max = std::max(max, row[o.time_field].DateMillis());
+  if (depth == 1) {
+    from = max;
+  } else {
+    std::vector<int64_t> times;
+    times.reserve(rows.size());
+    for (const BsonObj& row : rows) times.push_back(row[o.time_field].DateMillis());
+    from = LatestMeasurements::NthLargest(std::move(times), depth);
+  }
   const std::vector<std::string_view> columns = doc.ColumnNames();
-  std::vector<BsonObj> at_max;
+  std::vector<BsonObj> recent;
   for (const BsonObj& row : rows) {
     BsonElement t = row[o.time_field];
-    if (t.DateMillis() != max) continue;
+    if (t.DateMillis() < from) continue;
     bson::BsonBuilder m;
     m.AppendElement(t);
     if (o.meta_field && !doc.meta().eoo()) m.AppendElementAs(doc.meta(), *o.meta_field);
@@ -1213,9 +1222,10 @@ void ReportLatest(LatestMeasurements& latest, const TimeseriesOptions& o, const 
       BsonElement e = row.GetField(name);
       if (!e.eoo()) m.AppendElement(e);
     }
-    at_max.push_back(m.Obj());
+    recent.push_back(m.Obj());
   }
-  if (!at_max.empty()) latest.Committed(doc.meta(), max, std::move(at_max), untracked_before);
+  if (!recent.empty())
+    latest.Committed(doc.meta(), max, std::move(recent), untracked_before, depth);
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include "timeseries/latest_measurements.h"
 
+#include <algorithm>
 #include <limits>
 #include <utility>
 
@@ -16,38 +17,69 @@ std::string KeyOf(const BsonElement& meta) {
 
 }  // namespace
 
-void LatestMeasurements::Committed(const BsonElement& meta, int64_t time, std::vector<BsonObj> rows,
-                                   uint64_t untracked_before) {
+void LatestMeasurements::Committed(const BsonElement& meta, int64_t /*time*/,
+                                   std::vector<BsonObj> rows, uint64_t untracked_before,
+                                   int64_t depth) {
   std::lock_guard lk(mu_);
   if (disabled_ || !active_) return;  // no reader yet: a first fill reads everything anyway
-  if (untracked_before != untracked_) {
+  if (untracked_before != untracked_ || depth < depth_) {
     // A write the cache does not follow committed around this one: the report may describe
-    // rows that write removed, or the series it would go into are stale. Either way no fill in
-    // progress may complete, and the cache is no longer complete.
+    // rows that write removed, or the series it would go into are stale; or the report may lack
+    // rows the cache's depth keeps. Either way no fill in progress may complete, and the cache
+    // is no longer complete.
     complete_ = false;
     ++generation_;
     return;
   }
-  MergeLocked(SeriesLocked(meta), time, std::move(rows));
+  MergeLocked(SeriesLocked(meta), std::move(rows));
   if (series_.size() > kMaxSeries) DisableLocked();
 }
 
-bool LatestMeasurements::Read(uint64_t untracked, const std::function<void(const Series&)>& fn,
+bool LatestMeasurements::Read(uint64_t untracked, int64_t n, bool will_fill,
+                              const std::function<void(const Series&, int64_t)>& fn,
                               Ticket* ticket) {
   std::lock_guard lk(mu_);
   active_ = true;
   wanted_ = !disabled_;
-  if (!disabled_ && complete_ && untracked_ == untracked) {
-    for (const auto& [key, s] : series_) fn(s);
-    return true;
-  }
   if (untracked > untracked_) {
     // Writes the cache does not follow have committed: what it holds may be gone.
     series_.clear();
     untracked_ = untracked;
     complete_ = false;
   }
-  *ticket = Ticket{untracked, generation_};
+  *ticket = Ticket{untracked, generation_, n};
+  if (disabled_) return false;
+  if (complete_ && untracked_ == untracked && n <= depth_) {
+    std::vector<std::pair<const Series*, int64_t>> served;
+    served.reserve(series_.size());
+    std::vector<int64_t> times;
+    for (const auto& [key, s] : series_) {
+      const int64_t from = n == 1 ? s.time : NthLatest(s.rows, n);
+      if (n > 1) {
+        // Served in another order than the buckets', ties could come out in another order.
+        times.clear();
+        for (const BsonObj& r : s.rows) {
+          const int64_t t = r.FirstElement().DateMillis();
+          if (t >= from) times.push_back(t);
+        }
+        std::sort(times.begin(), times.end());
+        if (std::adjacent_find(times.begin(), times.end()) != times.end()) return false;
+      }
+      served.emplace_back(&s, from);
+    }
+    for (const auto& [s, from] : served) fn(*s, from);
+    return true;
+  }
+  if (will_fill && (!complete_ || n > depth_)) {
+    // The fill to come sets the depth: deeper, what is held lacks the rows before each series'
+    // latest times; shallower (only while incomplete), what is held is more than it needs.
+    const int64_t want = std::min(n, kMaxDepth);
+    if (want > depth_) {
+      series_.clear();
+      complete_ = false;
+    }
+    depth_ = want;
+  }
   return false;
 }
 
@@ -55,11 +87,11 @@ void LatestMeasurements::Fill(const Ticket& ticket, uint64_t untracked_now,
                               std::vector<Series> found) {
   std::lock_guard lk(mu_);
   if (disabled_ || untracked_now != ticket.untracked || untracked_ != ticket.untracked ||
-      generation_ != ticket.generation) {
+      generation_ != ticket.generation || ticket.n < depth_) {
     return;
   }
   for (Series& f : found) {
-    MergeLocked(SeriesLocked(f.meta["meta"]), f.time, std::move(f.rows));
+    MergeLocked(SeriesLocked(f.meta["meta"]), std::move(f.rows));
     if (disabled_) return;
   }
   if (series_.size() > kMaxSeries) {
@@ -85,13 +117,36 @@ LatestMeasurements::Series& LatestMeasurements::SeriesLocked(const BsonElement& 
   return it->second;
 }
 
-void LatestMeasurements::MergeLocked(Series& s, int64_t time, std::vector<BsonObj> rows) {
-  if (time < s.time) return;
-  if (time > s.time) {
-    s.time = time;
-    s.rows.clear();
+int64_t LatestMeasurements::NthLargest(std::vector<int64_t> times, int64_t n) {
+  if (times.empty()) return std::numeric_limits<int64_t>::min();
+  if (static_cast<int64_t>(times.size()) <= n) return *std::min_element(times.begin(), times.end());
+  auto nth = times.begin() + (n - 1);
+  std::nth_element(times.begin(), nth, times.end(), std::greater<>());
+  return *nth;
+}
+
+int64_t LatestMeasurements::NthLatest(const std::vector<BsonObj>& rows, int64_t n) {
+  std::vector<int64_t> times;
+  times.reserve(rows.size());
+  for (const BsonObj& r : rows) times.push_back(r.FirstElement().DateMillis());
+  return NthLargest(std::move(times), n);
+}
+
+void LatestMeasurements::MergeLocked(Series& s, std::vector<BsonObj> rows) {
+  for (BsonObj& r : rows) {
+    const int64_t t = r.FirstElement().DateMillis();
+    if (depth_ == 1) {
+      // A later time replaces, the same time adds, an earlier one stays out.
+      if (t < s.time) continue;
+      if (t > s.time) s.rows.clear();
+    }
+    s.time = std::max(s.time, t);
+    s.rows.push_back(r.Owned());
   }
-  for (BsonObj& r : rows) s.rows.push_back(r.Owned());
+  if (depth_ > 1 && !s.rows.empty()) {
+    const int64_t cut = NthLatest(s.rows, depth_);
+    std::erase_if(s.rows, [&](const BsonObj& r) { return r.FirstElement().DateMillis() < cut; });
+  }
   if (s.rows.size() > kMaxRowsPerSeries) DisableLocked();
 }
 

@@ -109,6 +109,75 @@ def test_first_query_fills_then_inserts_keep_it_current(ts):
     assert check(ts, docs)
 
 
+def latest_n(n, output="$$ROOT"):
+    return [{"$group": {"_id": "$m", "last": {"$topN": {"n": n, "sortBy": {"t": -1, "w": 1},
+                                                          "output": output}}}},
+            {"$sort": {"_id": 1}}]
+
+
+def check_n(db, docs, n, output="$$ROOT"):
+    """Runs latest_n; asserts its answer is each series' n latest measurements computed here (ties
+    broken by w), byte for byte the answer without the rewrites; returns whether the cache
+    answered."""
+    before = hits(db)
+    got = list(db.ts.aggregate(latest_n(n, output)))
+    served = hits(db) > before
+    by_meta = {}
+    for d in docs:
+        by_meta.setdefault(d["m"], []).append(d)
+    assert [g["_id"] for g in got] == sorted(by_meta)
+    for g in got:
+        want = sorted(by_meta[g["_id"]], key=lambda d: (-d["t"].timestamp(), d["w"]))[:n]
+        if output == "$$ROOT":
+            assert [strip(x) for x in g["last"]] == [strip(d) for d in want], g["_id"]
+        else:
+            assert g["last"] == [d.get(output[1:]) for d in want], g["_id"]
+    rewritten = aggregate_raw(db, latest_n(n, output), coll="ts")
+    set_timeseries_rewrites(db.client, False)
+    try:
+        assert aggregate_raw(db, latest_n(n, output), coll="ts") == rewritten
+    finally:
+        set_timeseries_rewrites(db.client, True)
+    return served
+
+
+def test_latest_n_per_series_once_a_reader_asks_for_them(ts):
+    """A query for each series' latest n (here $topN) fills the cache at that depth, whatever it
+    projects; inserts keep it current (newer rows, late rows among a series' latest n and before
+    them, a new series, new fields), it serves any n up to that depth, and a tie among a
+    series' latest n, or a delete, sends the query to the buckets."""
+    docs = []
+    insert(ts, docs, make_docs())  # times distinct within each series
+    assert not check_n(ts, docs, 3, "$v")  # fills at depth 3, from whole measurements
+    assert check_n(ts, docs, 3, "$v")
+    assert check_n(ts, docs, 3)
+    assert check_n(ts, docs, 2)
+    assert check(ts, docs)  # the latest one
+    # s2's latest times are 492, 482, 472: 487 comes among them, 5 does not.
+    insert(ts, docs, [{"t": at(900), "m": "s1", "v": 1.5, "w": 1},
+                      {"t": at(901), "m": "s1", "v": 2.5, "w": 1}])
+    insert(ts, docs, [{"t": at(487), "m": "s2", "v": -1.0, "w": 2}])
+    insert(ts, docs, [{"t": at(5), "m": "s3", "v": -2.0, "w": 3}])
+    insert(ts, docs, [{"t": at(10), "m": "new", "v": 0.0, "w": 9}])
+    insert(ts, docs, [{"t": at(1000), "m": "s4", "v": 2.0, "w": 4, "extra": {"a": [1, 2]}}])
+    assert check_n(ts, docs, 3)
+    assert check_n(ts, docs, 3, "$v")
+    assert check(ts, docs)
+    # A reader of more than the cache keeps fills it again at its depth.
+    assert not check_n(ts, docs, 5)
+    assert check_n(ts, docs, 5)
+    assert check_n(ts, docs, 3)
+    # A tie at s0's latest time: for n > 1 the buckets are read (and give the same answer).
+    insert(ts, docs, [{"t": at(490), "m": "s0", "v": 9.0, "w": -1}])
+    assert not check_n(ts, docs, 3)
+    assert check(ts, docs)  # the latest one is still served, ties and all
+    # A delete: read from the buckets, then filled and served again.
+    ts.ts.delete_many({"m": "s0"})
+    docs = [d for d in docs if d["m"] != "s0"]
+    assert not check_n(ts, docs, 3)
+    assert check_n(ts, docs, 3)
+
+
 def test_a_row_per_series_per_insert_with_new_fields(ts):
     """Inserts of about one row per series keep their rows in the measurement journal until a
     flush writes them to the buckets (write-back), several inserts between two flushes. Rows that
