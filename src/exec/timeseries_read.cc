@@ -287,8 +287,8 @@ class LastpointStream : public pipeline::DocumentStream {
   // The series' measurements the cache holds at or after `from`.
   void Serve(const timeseries::LatestMeasurements::Series& s, int64_t from) {
     if (!scan_->MetaMatches(s.meta)) return;
-    for (const BsonObj& row : s.rows) {
-      if (row.FirstElement().DateMillis() >= from && Passes(row)) Output(row, true);
+    for (size_t i = 0; i < s.rows.size(); ++i) {
+      if (s.times[i] >= from && Passes(s.rows[i])) Output(s.rows[i], true);
     }
   }
 
@@ -377,7 +377,7 @@ class LastpointStream : public pipeline::DocumentStream {
       if (fill) {
         BsonBuilder meta;
         if (BsonElement m = c.bucket["meta"]; !m.eoo()) meta.AppendElement(m);
-        found.push_back({meta.Obj(), c.max_time, {}});
+        found.push_back({meta.Obj(), c.max_time, {}, {}});
         f = &found.back();
       }
       HG_RETURN_IF_ERROR(scan_->UnpackBucket(

@@ -54,12 +54,11 @@ bool LatestMeasurements::Read(uint64_t untracked, int64_t n, bool will_fill,
     served.reserve(series_.size());
     std::vector<int64_t> times;
     for (const auto& [key, s] : series_) {
-      const int64_t from = n == 1 ? s.time : NthLatest(s.rows, n);
+      const int64_t from = n == 1 ? s.time : NthLargest(s.times, n);
       if (n > 1) {
         // Served in another order than the buckets', ties could come out in another order.
         times.clear();
-        for (const BsonObj& r : s.rows) {
-          const int64_t t = r.FirstElement().DateMillis();
+        for (int64_t t : s.times) {
           if (t >= from) times.push_back(t);
         }
         std::sort(times.begin(), times.end());
@@ -125,27 +124,34 @@ int64_t LatestMeasurements::NthLargest(std::vector<int64_t> times, int64_t n) {
   return *nth;
 }
 
-int64_t LatestMeasurements::NthLatest(const std::vector<BsonObj>& rows, int64_t n) {
-  std::vector<int64_t> times;
-  times.reserve(rows.size());
-  for (const BsonObj& r : rows) times.push_back(r.FirstElement().DateMillis());
-  return NthLargest(std::move(times), n);
-}
-
 void LatestMeasurements::MergeLocked(Series& s, std::vector<BsonObj> rows) {
   for (BsonObj& r : rows) {
     const int64_t t = r.FirstElement().DateMillis();
     if (depth_ == 1) {
       // A later time replaces, the same time adds, an earlier one stays out.
       if (t < s.time) continue;
-      if (t > s.time) s.rows.clear();
+      if (t > s.time) {
+        s.rows.clear();
+        s.times.clear();
+      }
     }
     s.time = std::max(s.time, t);
     s.rows.push_back(r.Owned());
+    s.times.push_back(t);
   }
   if (depth_ > 1 && !s.rows.empty()) {
-    const int64_t cut = NthLatest(s.rows, depth_);
-    std::erase_if(s.rows, [&](const BsonObj& r) { return r.FirstElement().DateMillis() < cut; });
+    const int64_t cut = NthLargest(s.times, depth_);
+    size_t kept = 0;
+    for (size_t i = 0; i < s.rows.size(); ++i) {
+      if (s.times[i] < cut) continue;
+      if (kept != i) {
+        s.rows[kept] = std::move(s.rows[i]);
+        s.times[kept] = s.times[i];
+      }
+      ++kept;
+    }
+    s.rows.resize(kept);
+    s.times.resize(kept);
   }
   if (s.rows.size() > kMaxRowsPerSeries) DisableLocked();
 }

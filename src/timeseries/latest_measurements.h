@@ -53,6 +53,9 @@ class LatestMeasurements {
     bson::BsonObj meta;  // {meta: <value>}, or {} for buckets without meta
     int64_t time = 0;    // the latest time, millis
     std::vector<bson::BsonObj> rows;
+    // The rows' times, in their order (kept by the cache, so that choosing rows reads no row;
+    // ignored in what a Fill is given).
+    std::vector<int64_t> times;
   };
 
   // A writer's report, once its commit succeeded: `rows` are stored in the series of bucket meta
@@ -92,8 +95,6 @@ class LatestMeasurements {
   // The n-th largest of `times` (the smallest when there are fewer; INT64_MIN when none): the
   // time at or after which they hold their n latest.
   static int64_t NthLargest(std::vector<int64_t> times, int64_t n);
-  // NthLargest of the times of `rows` (time first).
-  static int64_t NthLatest(const std::vector<bson::BsonObj>& rows, int64_t n);
 
  private:
   // The series of bucket meta `meta`, added (empty) if new. Under mu_.

@@ -133,7 +133,7 @@ TEST(LatestMeasurementsTest, KeepsTheLatestNOnceAReaderAsksForThem) {
   // A report built at the old depth may lack rows: the fill in progress is refused.
   LatestMeasurements::Ticket stale = ticket;
   c.Committed(Meta("a")["meta"], 50, Rows({{50, 2}}), 0, 1);
-  c.Fill(stale, 0, {{Meta("a"), 40, Rows({{40, 1}, {30, 0}, {20, -1}})}});
+  c.Fill(stale, 0, {{Meta("a"), 40, Rows({{40, 1}, {30, 0}, {20, -1}}), {}}});
   EXPECT_FALSE(Serve(c, 0, &ticket, 3));
   // A fill by a reader of fewer than the depth is refused too.
   LatestMeasurements::Ticket shallow = ticket;
@@ -142,9 +142,9 @@ TEST(LatestMeasurementsTest, KeepsTheLatestNOnceAReaderAsksForThem) {
   EXPECT_FALSE(Serve(c, 0, &ticket, 3));
   // A fill from two buckets of a series, then reports: each series keeps its 3 latest times.
   c.Fill(ticket, 0,
-         {{Meta("a"), 40, Rows({{40, 1}, {30, 0}})},
-          {Meta("a"), 20, Rows({{20, -1}})},
-          {Meta("b"), 10, Rows({{10, 5}})}});
+         {{Meta("a"), 40, Rows({{40, 1}, {30, 0}}), {}},
+          {Meta("a"), 20, Rows({{20, -1}}), {}},
+          {Meta("b"), 10, Rows({{10, 5}}), {}}});
   c.Committed(Meta("a")["meta"], 60, Rows({{50, 2}, {60, 3}}), 0, 3);
   c.Committed(Meta("a")["meta"], 35, Rows({{35, 9}}), 0, 3);  // late, but not among the 3
   c.Committed(Meta("b")["meta"], 12, Rows({{12, 6}, {11, 7}}), 0, 3);
@@ -172,7 +172,7 @@ TEST(LatestMeasurementsTest, KeepsTheLatestNOnceAReaderAsksForThem) {
   // depth, shallower too.
   EXPECT_FALSE(Serve(c, 1, &ticket, 2));
   EXPECT_EQ(c.Depth(), 2);
-  c.Fill(ticket, 1, {{Meta("a"), 40, Rows({{40, 1}, {30, 0}})}});
+  c.Fill(ticket, 1, {{Meta("a"), 40, Rows({{40, 1}, {30, 0}}), {}}});
   v = Serve(c, 1, &ticket, 2);
   ASSERT_TRUE(v);
   EXPECT_EQ(*v, (View{{"a", {40, {1, 0}}}}));
