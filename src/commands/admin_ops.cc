@@ -8,11 +8,14 @@
 #include <string>
 
 #include "base/clock.h"
+#include "base/interrupt.h"
 #include "base/logger.h"
 #include "base/write_gate.h"
 #include "commands/admin_commands.h"
 #include "commands/command_factories.h"
 #include "commands/command_util.h"
+#include "commands/operation_registry.h"
+#include "query/matcher.h"
 #include "storage/kv_engine.h"
 #include "timeseries/bucket_catalog.h"
 
@@ -83,12 +86,48 @@ Status RunFsyncUnlock(CommandContext&, const BsonObj& cmd, BsonBuilder& reply) {
   return Status::OK();
 }
 
-// Hourglass tracks no in-progress operations across connections yet, so currentOp reports the
-// one operation it can see: itself. Filters would need the query engine; with any filter the
-// list is empty rather than wrong.
+// What currentOp reports of one running operation, as mongod's fields.
+BsonObj DescribeOperation(const CommandContext& ctx, const RunningOperation& op) {
+  BsonBuilder b;
+  b.AppendString("type", "op");
+  b.AppendString("host", HostAndPort(ctx.service));
+  b.AppendString("desc", "conn" + std::to_string(op.connection_id));
+  b.AppendInt32("connectionId", static_cast<int32_t>(op.connection_id));
+  b.AppendString("client", op.client);
+  if (!op.client_metadata.IsEmpty()) b.AppendObject("clientMetadata", op.client_metadata);
+  b.AppendBool("active", true);
+  b.AppendString("currentOpTime", FormatIsoDate(NowMillis()));
+  b.AppendInt32("opid", static_cast<int32_t>(op.opid));
+  const int64_t micros = std::chrono::duration_cast<std::chrono::microseconds>(
+                             OperationControl::Clock::now() - op.started)
+                             .count();
+  b.AppendInt64("secs_running", micros / 1000000);
+  b.AppendInt64("microsecs_running", micros);
+  b.AppendString("op", op.op);
+  b.AppendString("ns", op.ns);
+  // A command of over a megabyte shows as the start of its JSON (mongod truncates too).
+  constexpr int kMaxCommandBytes = 1 << 20;
+  if (op.command.size() <= kMaxCommandBytes) {
+    b.AppendObject("command", op.command);
+  } else {
+    BsonBuilder truncated;
+    truncated.AppendString("$truncated", op.command.ToJson().substr(0, 1024));
+    if (bson::BsonElement c = op.command["comment"]; !c.eoo()) truncated.AppendElement(c);
+    b.AppendObject("command", truncated.Obj());
+  }
+  b.AppendInt32("numYields", 0);
+  b.AppendObject("locks", BsonObj());
+  b.AppendBool("waitingForLock", false);
+  b.AppendObject("lockStats", BsonObj());
+  if (op.control->killed()) b.AppendBool("killPending", true);
+  return b.Obj();
+}
+
+// currentOp: every operation running now (each command while it runs, this one too), those that
+// match the filter made of its other fields, as mongod's. `$all` and `$ownOps` change nothing:
+// there are no idle operations to add and no users to tell apart yet.
 Status RunCurrentOp(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& reply) {
-  static std::atomic<int32_t> next_opid{1};
-  bool filtered = false;
+  BsonBuilder filter;
   bool first = true;
   for (BsonElement e : cmd) {
     if (first) {
@@ -97,45 +136,30 @@ Status RunCurrentOp(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& reply)
     }
     std::string_view f = e.FieldName();
     if (f == "$ownOps" || f == "$all" || IsGenericArgument(f)) continue;
-    filtered = true;
+    filter.AppendElement(e);
   }
+  HG_ASSIGN_OR_RETURN(query::Matcher matcher, query::Matcher::Parse(filter.Obj()));
   BsonArrayBuilder inprog;
-  if (!filtered) {
-    BsonBuilder& op = inprog.builder();
-    size_t t = op.OpenObject(inprog.NextKey());
-    op.AppendString("type", "op");
-    op.AppendString("host", HostAndPort(ctx.service));
-    op.AppendString("desc", "conn" + std::to_string(ctx.client.connection_id));
-    op.AppendInt32("connectionId", static_cast<int32_t>(ctx.client.connection_id));
-    op.AppendString("client", ctx.client.remote);
-    if (!ctx.client.client_metadata.IsEmpty()) {
-      op.AppendObject("clientMetadata", ctx.client.client_metadata);
-    }
-    op.AppendBool("active", true);
-    op.AppendString("currentOpTime", FormatIsoDate(NowMillis()));
-    op.AppendInt32("opid", next_opid.fetch_add(1));
-    op.AppendInt64("secs_running", 0);
-    op.AppendInt64("microsecs_running", 0);
-    op.AppendString("op", "command");
-    op.AppendString("ns", ctx.db + ".$cmd");
-    op.AppendObject("command", cmd);
-    op.AppendInt32("numYields", 0);
-    op.AppendObject("locks", BsonObj());
-    op.AppendBool("waitingForLock", false);
-    op.AppendObject("lockStats", BsonObj());
-    op.Close(t);
-  }
+  OperationRegistry::Get().ForEach([&](const RunningOperation& op) {
+    BsonObj described = DescribeOperation(ctx, op);
+    if (matcher.Matches(described)) inprog.AppendObject(described);
+  });
   reply.AppendArray("inprog", inprog.Obj());
   // As mongod: the fsync lock shows at the top level while it is held.
   if (WriteGate::Get().LockCount() > 0) reply.AppendBool("fsyncLock", true);
   return Status::OK();
 }
 
+// killOp: marks the operation killed (Interrupted 11601 at its next check). As mongod, the reply
+// is the same whether or not the operation exists.
 Status RunKillOp(CommandContext&, const BsonObj& cmd, BsonBuilder& reply) {
   BsonElement op = cmd.GetField("op");
   if (op.eoo()) return Status(ErrorCode::kBadValue, "Did not provide \"op\" field");
   if (!op.IsNumber()) return WrongType("killOp", op, "number");
-  // No operation other than the caller's own is tracked, so there is nothing to interrupt.
+  const bool found = OperationRegistry::Get().Kill(op.NumberLong());
+  LOGI("COMMAND", 22049, "Going to kill op",
+       "{\"opId\":" + std::to_string(op.NumberLong()) + ",\"found\":" + (found ? "true" : "false") +
+           "}");
   reply.AppendString("info", "attempting to kill op");
   return Status::OK();
 }

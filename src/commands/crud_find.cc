@@ -1,6 +1,7 @@
 // find, getMore, killCursors.
 #include <cstdlib>
 
+#include "base/interrupt.h"
 #include "catalog/catalog.h"
 #include "commands/command.h"
 #include "commands/command_factories.h"
@@ -219,8 +220,18 @@ class GetMoreCommand : public Command {
       return Status(ErrorCode::kBadValue, "BatchSize value must be non-negative, but received: " +
                                               std::to_string(*batch_size));
     }
+    // Only an awaitData cursor takes a getMore's own limit; Hourglass has none.
+    if (cmd.HasField("maxTimeMS")) {
+      return Status(ErrorCode::kBadValue,
+                    "cannot set maxTimeMS on getMore command for a non-awaitData cursor");
+    }
     std::string ns = ctx.db + "." + *coll;
     HG_ASSIGN_OR_RETURN(auto cursor, ctx.service.cursors->CheckOut(id_el.Int64(), ns));
+    const std::shared_ptr<OperationControl>& op = OperationControl::Current();
+    if (op && cursor->time_left) {
+      op->SetDeadline(OperationControl::Clock::now() + *cursor->time_left);
+      HG_RETURN_IF_ERROR(op->Check());  // none left (or maxTimeAlwaysTimeOut): the cursor goes
+    }
     BsonArrayBuilder batch;
     bool exhausted = false;
     Status st = exec::FillBatch(*cursor->stream, &cursor->pending, batch_size.value_or(0), batch,
@@ -230,6 +241,10 @@ class GetMoreCommand : public Command {
     if (exhausted) {
       id = 0;
     } else {
+      if (op && cursor->time_left) {
+        cursor->time_left = std::max(OperationControl::Clock::duration::zero(),
+                                     op->deadline() - OperationControl::Clock::now());
+      }
       ctx.service.cursors->CheckIn(std::move(cursor));
     }
     exec::AppendCursorReply(reply, id, ns, "nextBatch", batch.Obj());

@@ -1,5 +1,6 @@
 #include "commands/crud_util.h"
 
+#include "base/interrupt.h"
 #include "catalog/index_keys.h"
 #include "commands/command_util.h"
 #include "exec/cursor_manager.h"
@@ -195,6 +196,10 @@ Status ReplyWithCursor(CommandContext& ctx, const std::string& ns,
     cursor->stream = std::move(stream);
     cursor->pending = std::move(pending);
     cursor->no_timeout = no_timeout;
+    if (const auto& op = OperationControl::Current(); op && op->has_deadline()) {
+      cursor->time_left = std::max(OperationControl::Clock::duration::zero(),
+                                   op->deadline() - OperationControl::Clock::now());
+    }
     id = ctx.service.cursors->Register(std::move(cursor));
   }
   exec::AppendCursorReply(reply, id, ns, "firstBatch", batch.Obj());

@@ -1,13 +1,19 @@
 #include "commands/dispatcher.h"
 
 #include <chrono>
+#include <climits>
+#include <cmath>
+#include <iomanip>
+#include <sstream>
 
+#include "base/interrupt.h"
 #include "base/logger.h"
 #include "base/server_parameters.h"
 #include "base/write_gate.h"
 #include "catalog/collection.h"
 #include "commands/aggregate_collections.h"
 #include "commands/fail_command.h"
+#include "commands/operation_registry.h"
 
 namespace hourglass::commands {
 
@@ -29,6 +35,44 @@ bool WritesData(const Command& cmd, const BsonObj& body) {
   return cmd.Name() == "aggregate" && body["pipeline"].type() == bson::BsonType::kArray &&
          PipelineWritesOutput(body["pipeline"].Obj());
 }
+// The command's maxTimeMS (generic argument): none or 0 is no limit.
+StatusWith<int64_t> MaxTimeMillis(const BsonObj& body) {
+  bson::BsonElement e = body["maxTimeMS"];
+  if (e.eoo()) return int64_t{0};
+  if (!e.IsNumber()) return Status(ErrorCode::kBadValue, "maxTimeMS must be a number");
+  const double d = e.NumberDouble();
+  if (e.type() == bson::BsonType::kDouble && d != std::floor(d)) {
+    return Status(ErrorCode::kBadValue, "maxTimeMS has non-integral value");
+  }
+  if (d < 0 || d > INT_MAX) {
+    std::ostringstream value;
+    value << std::setprecision(17) << d;
+    return Status(ErrorCode::kBadValue, value.str() + " value for maxTimeMS is out of range [0, " +
+                                            std::to_string(INT_MAX) + "]");
+  }
+  return static_cast<int64_t>(d);
+}
+
+// currentOp's `op` of a command.
+const char* OpName(OpCounter counter) {
+  switch (counter) {
+    case OpCounter::kQuery:
+      return "query";
+    case OpCounter::kGetMore:
+      return "getmore";
+    case OpCounter::kInsert:
+      return "insert";
+    case OpCounter::kUpdate:
+      return "update";
+    case OpCounter::kDelete:
+      return "remove";
+    case OpCounter::kCommand:
+    case OpCounter::kNone:
+      break;
+  }
+  return "command";
+}
+
 void AppendErrorReply(BsonBuilder& b, const Status& status) {
   b.AppendDouble("ok", 0.0);
   b.AppendString("errmsg", status.reason());
@@ -139,14 +183,39 @@ DispatchResult RunCommandRequest(ServiceContext& service, ClientState& client,
         fail_command);
     return result;
   }
+  StatusWith<int64_t> max_time_ms = MaxTimeMillis(body);
+  if (!max_time_ms.ok()) {
+    result.reply = FailedReply(max_time_ms.status(), fail_command);
+    return result;
+  }
   BsonBuilder reply;
   auto start = std::chrono::steady_clock::now();
   Status st = Status::OK();
   {
-    std::optional<WriteGate::Token> writing;
-    if (WritesData(*cmd, body)) writing.emplace(WriteGate::Get().Enter());
-    catalog::ReadBarrier::OperationScope operation;  // its reads flush the write-back once
-    st = cmd->RunRequest(ctx, request, reply);
+    // Registered for currentOp and killOp while it runs; its body outlives the registration.
+    auto running = std::make_shared<RunningOperation>();
+    running->connection_id = client.connection_id;
+    running->client = client.remote;
+    running->client_metadata = client.client_metadata;
+    running->op = OpName(cmd->Counter());
+    bson::BsonElement target = body.FirstElement();
+    running->ns = std::string(db) + "." +
+                  (target.type() == bson::BsonType::kString ? std::string(target.Str()) : "$cmd");
+    running->command = body;
+    running->started = start;
+    if (max_time_ms.value() > 0) {
+      running->control->SetDeadline(start + std::chrono::milliseconds(max_time_ms.value()));
+    }
+    auto registration = OperationRegistry::Get().Start(running);
+    OperationControl::Scope current(running->control);
+    // As MongoDB, an operation past its deadline (or killed) before it starts does not start.
+    st = running->control->Check();
+    if (st.ok()) {
+      std::optional<WriteGate::Token> writing;
+      if (WritesData(*cmd, body)) writing.emplace(WriteGate::Get().Enter());
+      catalog::ReadBarrier::OperationScope operation;  // its reads flush the write-back once
+      st = cmd->RunRequest(ctx, request, reply);
+    }
   }
   auto millis = std::chrono::duration_cast<std::chrono::milliseconds>(
                     std::chrono::steady_clock::now() - start)

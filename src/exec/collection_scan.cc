@@ -1,5 +1,6 @@
 #include "exec/collection_scan.h"
 
+#include "base/interrupt.h"
 #include "catalog/record_store.h"
 
 namespace hourglass::exec {
@@ -57,7 +58,11 @@ Status CollectionScan::ReadChunk() {
 }
 
 StatusWith<std::optional<BsonObj>> CollectionScan::Next() {
-  while (buffer_.empty() && !done_) HG_RETURN_IF_ERROR(ReadChunk());
+  HG_RETURN_IF_ERROR(CheckForInterrupt());  // killOp, maxTimeMS
+  while (buffer_.empty() && !done_) {
+    HG_RETURN_IF_ERROR(ReadChunk());
+    HG_RETURN_IF_ERROR(CheckForInterrupt());
+  }
   if (buffer_.empty()) return std::optional<BsonObj>();
   BsonObj out = std::move(buffer_.front());
   buffer_.pop_front();

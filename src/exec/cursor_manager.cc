@@ -2,6 +2,8 @@
 
 #include <random>
 
+#include "base/interrupt.h"
+
 namespace hourglass::exec {
 
 using bson::BsonObj;
@@ -89,6 +91,7 @@ Status FillBatch(pipeline::DocumentStream& stream, std::optional<BsonObj>* pendi
   constexpr size_t kMaxBatchBytes = 16 * 1024 * 1024;
   *exhausted = false;
   while (max_docs <= 0 || batch.count() < max_docs) {
+    HG_RETURN_IF_ERROR(CheckForInterrupt());  // killOp, maxTimeMS
     BsonObj doc;
     if (pending->has_value()) {
       doc = std::move(**pending);

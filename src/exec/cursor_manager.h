@@ -27,6 +27,9 @@ struct ClientCursor {
   std::chrono::steady_clock::time_point last_used;
   // find's noCursorTimeout: the reaper leaves this cursor alone.
   bool no_timeout = false;
+  // What is left of the opening command's maxTimeMS: each getMore runs with it as its limit
+  // and leaves it what remains (the time between them does not count), as in MongoDB.
+  std::optional<std::chrono::steady_clock::duration> time_left;
 };
 
 class CursorManager {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "base/interrupt.h"
 #include "bson/bson_compare.h"
 #include "bson/key_string.h"
 #include "catalog/record_store.h"
@@ -228,8 +229,10 @@ StatusWith<bool> IndexScan::CoveredEntry() {
 }
 
 StatusWith<std::optional<BsonObj>> IndexScan::Next() {
+  HG_RETURN_IF_ERROR(CheckForInterrupt());  // killOp, maxTimeMS
   while (buffer_.empty() && !done_) {
     HG_RETURN_IF_ERROR(ReadChunk(chunk_keys_));
+    HG_RETURN_IF_ERROR(CheckForInterrupt());
     chunk_keys_ = std::min(chunk_keys_ * 2, kMaxChunkKeys);
   }
   if (buffer_.empty()) return std::optional<BsonObj>();

@@ -4,6 +4,7 @@
 #include <limits>
 #include <utility>
 
+#include "base/interrupt.h"
 #include "catalog/record_store.h"
 #include "exec/lastpoint_pattern.h"
 #include "exec/timeseries_index_plan.h"
@@ -176,7 +177,11 @@ void TimeseriesScan::AddBucket(const BsonObj& bucket) {
 }
 
 StatusWith<std::optional<BsonObj>> TimeseriesScan::NextBucket(bool* whole) {
-  while (buckets_.empty() && !done_) HG_RETURN_IF_ERROR(ReadChunk());
+  HG_RETURN_IF_ERROR(CheckForInterrupt());  // killOp, maxTimeMS
+  while (buckets_.empty() && !done_) {
+    HG_RETURN_IF_ERROR(ReadChunk());
+    HG_RETURN_IF_ERROR(CheckForInterrupt());
+  }
   if (buckets_.empty()) return std::optional<BsonObj>();
   BsonObj bucket = std::move(buckets_.front());
   buckets_.pop_front();
@@ -1145,6 +1150,8 @@ StatusWith<std::unique_ptr<pipeline::DetachedBlock>> TimeseriesScan::NextDetache
 }
 
 StatusWith<std::optional<BsonObj>> TimeseriesScan::Next() {
+  // A bucket's measurements may each take long downstream ($unwind of a large array...).
+  HG_RETURN_IF_ERROR(CheckForInterrupt());
   while (buffer_.empty()) {
     if (options_.sort_direction != 0) {
       if (sort_done_) break;

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "base/helper_threads.h"
+#include "base/interrupt.h"
 #include "base/server_parameters.h"
 
 namespace hourglass::pipeline {
@@ -115,16 +116,20 @@ void BlockReadAhead::TryStartHelper() {
       if (shared->end || shared->ready.size() >= batch) shared->changed.notify_all();
     }
   };
-  const bool started = HelperThreads::Get().TryRun([shared, reads, context] {
-    if (context) {
-      context(reads);
-    } else {
-      reads();
-    }
-    std::lock_guard lk(shared->mu);
-    shared->running = false;
-    shared->changed.notify_all();
-  });
+  // The helper works for the consumer's operation: its reads stop when the operation is killed
+  // or past its deadline (the error reaches the consumer as any read's).
+  const bool started =
+      HelperThreads::Get().TryRun([shared, reads, context, op = OperationControl::Current()] {
+        OperationControl::Scope current(op);
+        if (context) {
+          context(reads);
+        } else {
+          reads();
+        }
+        std::lock_guard lk(shared->mu);
+        shared->running = false;
+        shared->changed.notify_all();
+      });
   if (!started) return;
   shared_ = std::move(shared);
   started_ = true;

@@ -307,6 +307,21 @@ def client(server):
     c.close()
 
 
+@pytest.fixture(scope="module")
+def tc_server(request, tmp_path_factory):
+    """A server with the test-only commands (configureFailPoint, waitForFailPoint)."""
+    yield from module_server(request, tmp_path_factory, "hg_tc", "hourglassd_tc",
+                             ["--setParameter", "enableTestCommands=1"])
+
+
+@pytest.fixture(scope="module")
+def tc_client(tc_server):
+    """A client of tc_server that retries nothing (a fail point's error reaches the test)."""
+    c = tc_server.client(retryWrites=False, retryReads=False)
+    yield c
+    c.close()
+
+
 # Buckets stay version 1 on this server: they are not written compressed, nor rewritten
 # compressed when they close.
 V1_BUCKETS_ARGS = ["--setParameter", "hourglassTimeseriesAlwaysCompressBuckets=false",

@@ -10,23 +10,9 @@ import time
 import pytest
 from pymongo.errors import AutoReconnect, OperationFailure, WriteConcernError
 
-from conftest import command_error, hourglassd_path, module_server, run_command
+from conftest import command_error, hourglassd_path, run_command
 
 TEST_COMMANDS = ["configureFailPoint", "waitForFailPoint"]
-
-
-@pytest.fixture(scope="module")
-def tc_server(request, tmp_path_factory):
-    """A server with the test-only commands."""
-    yield from module_server(request, tmp_path_factory, "hg_fp", "hourglassd_fp",
-                             ["--setParameter", "enableTestCommands=1"])
-
-
-@pytest.fixture(scope="module")
-def tc_client(tc_server):
-    c = tc_server.client(retryWrites=False, retryReads=False)
-    yield c
-    c.close()
 
 
 @pytest.fixture

@@ -1,0 +1,183 @@
+"""Operations that can be stopped (issue 18): maxTimeMS on the commands that read (MaxTimeMSExpired,
+50), its limit carried by a cursor across getMores, killOp (Interrupted, 11601) and currentOp's
+view of the operations running now, on plain and time-series collections, as MongoDB 7.0 answers
+them. The fail point maxTimeAlwaysTimeOut (MongoDB's) makes the limit expire at the first check;
+the runaway aggregates here would run for minutes (hundreds of millions of documents out of
+$unwind) unless stopped."""
+
+import datetime
+import threading
+import time
+import uuid
+
+import pytest
+from pymongo.errors import ExecutionTimeout, OperationFailure
+
+MAX_TIME_EXPIRED = 50
+INTERRUPTED = 11601
+
+
+@pytest.fixture
+def tc_db(tc_client, unique_name):
+    d = tc_client[("t_" + unique_name)[:60]]
+    yield d
+    tc_client.admin.command({"configureFailPoint": "maxTimeAlwaysTimeOut", "mode": "off"})
+    tc_client.drop_database(d.name)
+
+
+def always_time_out(client, on):
+    client.admin.command({"configureFailPoint": "maxTimeAlwaysTimeOut",
+                          "mode": "alwaysOn" if on else "off"})
+
+
+def code_of(fn):
+    with pytest.raises(OperationFailure) as e:
+        fn()
+    return e.value.code
+
+
+# 200 documents, each unwound into 500,000: 100 million documents for the $group.
+RUNAWAY = [{"$project": {"x": {"$range": [0, 500000]}}},
+           {"$unwind": "$x"},
+           {"$group": {"_id": None, "s": {"$sum": "$x"}}}]
+
+
+def make_collection(db, kind):
+    if kind == "timeseries":
+        db.create_collection("c", timeseries={"timeField": "t", "metaField": "m"})
+        db.c.insert_many([{"t": datetime.datetime(2024, 1, 1), "m": i % 20, "v": i}
+                          for i in range(200)])
+    else:
+        db.c.insert_many([{"v": i} for i in range(200)])
+    return db.c
+
+
+@pytest.mark.parametrize("value,message", [
+    (-1, "-1 value for maxTimeMS is out of range [0, 2147483647]"),
+    (2 ** 31, "2147483648 value for maxTimeMS is out of range [0, 2147483647]"),
+    ("10", "maxTimeMS must be a number"),
+    (1.5, "maxTimeMS has non-integral value"),
+])
+def test_bad_max_time_ms_is_refused(tc_db, value, message):
+    with pytest.raises(OperationFailure) as e:
+        tc_db.command({"find": "c", "maxTimeMS": value})
+    assert e.value.code == 2 and message in str(e.value), e.value.details
+    assert tc_db.command({"find": "c", "maxTimeMS": 0})["ok"] == 1.0  # 0: no limit
+    assert tc_db.command({"find": "c", "maxTimeMS": 5.0})["ok"] == 1.0
+
+
+def test_every_reading_command_with_a_limit_stops_when_it_expires(tc_client, tc_db):
+    coll = tc_db.c
+    coll.insert_many([{"v": i % 7} for i in range(50)])
+    always_time_out(tc_client, True)
+    # As MongoDB's own tests: even a ping with a limit expires under the fail point.
+    assert code_of(lambda: tc_db.command({"ping": 1, "maxTimeMS": 10000})) == MAX_TIME_EXPIRED
+    assert tc_db.command({"ping": 1})["ok"] == 1.0
+    with pytest.raises(ExecutionTimeout) as e:
+        list(coll.find({}, max_time_ms=10000))
+    assert e.value.code == MAX_TIME_EXPIRED
+    assert code_of(lambda: list(coll.aggregate([{"$match": {}}], maxTimeMS=10000))) == \
+        MAX_TIME_EXPIRED
+    assert code_of(lambda: coll.count_documents({}, maxTimeMS=10000)) == MAX_TIME_EXPIRED
+    assert code_of(lambda: coll.distinct("v", maxTimeMS=10000)) == MAX_TIME_EXPIRED
+    assert code_of(lambda: tc_db.command({"count": "c", "maxTimeMS": 10000})) == \
+        MAX_TIME_EXPIRED
+    # Without a limit, nothing expires.
+    assert len(list(coll.find({}))) == 50
+    assert coll.count_documents({}) == 50
+    always_time_out(tc_client, False)
+    assert len(list(coll.find({}, max_time_ms=10000))) == 50
+    assert sorted(coll.distinct("v", maxTimeMS=10000)) == list(range(7))
+
+
+def test_a_cursor_keeps_its_limit_across_get_mores(tc_client, tc_db):
+    coll = tc_db.c
+    coll.insert_many([{"v": i} for i in range(10)])
+    limited = coll.find({}, batch_size=2, max_time_ms=60000)
+    unlimited = coll.find({}, batch_size=2)
+    assert [next(limited)["v"], next(limited)["v"]] == [0, 1]
+    assert [next(unlimited)["v"], next(unlimited)["v"]] == [0, 1]
+    always_time_out(tc_client, True)
+    with pytest.raises(ExecutionTimeout) as e:
+        next(limited)  # a getMore, with what is left of the find's 60 s
+    assert e.value.code == MAX_TIME_EXPIRED
+    assert [d["v"] for d in unlimited] == list(range(2, 10))
+    always_time_out(tc_client, False)
+    # A getMore takes no limit of its own (only awaitData cursors do, and there are none).
+    reply = tc_db.command({"find": "c", "batchSize": 1})
+    with pytest.raises(OperationFailure) as e:
+        tc_db.command({"getMore": reply["cursor"]["id"], "collection": "c", "maxTimeMS": 100})
+    assert e.value.code == 2
+    assert "cannot set maxTimeMS on getMore command for a non-awaitData cursor" in str(e.value)
+    # The cursor is still there.
+    more = tc_db.command({"getMore": reply["cursor"]["id"], "collection": "c"})
+    assert [d["v"] for d in more["cursor"]["nextBatch"]] == list(range(1, 10))
+
+
+@pytest.mark.parametrize("kind", ["plain", "timeseries"])
+def test_a_runaway_aggregate_stops_soon_after_its_deadline(tc_db, kind):
+    coll = make_collection(tc_db, kind)
+    start = time.monotonic()
+    assert code_of(lambda: list(coll.aggregate(RUNAWAY, maxTimeMS=300))) == MAX_TIME_EXPIRED
+    took = time.monotonic() - start
+    assert 0.3 <= took < 10, took
+    assert coll.count_documents({}) == 200  # the server goes on
+
+
+def current_ops(client, **filter):
+    return client.admin.command({"currentOp": 1, **filter})["inprog"]
+
+
+@pytest.mark.parametrize("kind", ["plain", "timeseries"])
+def test_kill_op_interrupts_a_running_aggregate_that_current_op_lists(tc_client, tc_db, kind):
+    coll = make_collection(tc_db, kind)
+    tag = "runaway-" + uuid.uuid4().hex
+    outcome = {}
+
+    def run():
+        try:
+            list(coll.aggregate(RUNAWAY, comment=tag))
+            outcome["error"] = None
+        except OperationFailure as e:
+            outcome["error"] = e
+
+    worker = threading.Thread(target=run)
+    worker.start()
+    ops = []
+    deadline = time.monotonic() + 20
+    while not ops and time.monotonic() < deadline:
+        ops = current_ops(tc_client, **{"command.comment": tag})
+        time.sleep(0.02)
+    assert len(ops) == 1, ops
+    op = ops[0]
+    assert op["active"] is True and op["type"] == "op"
+    assert op["op"] == "command" and op["ns"] == tc_db.name + ".c"
+    assert op["command"]["aggregate"] == "c" and op["command"]["comment"] == tag
+    assert op["desc"] == "conn%d" % op["connectionId"]
+    assert op["client"].startswith("127.0.0.1:")
+    assert isinstance(op["opid"], int) and op["opid"] > 0
+    assert op["microsecs_running"] >= 0 and op["secs_running"] == op["microsecs_running"] // 10**6
+    reply = tc_client.admin.command({"killOp": 1, "op": op["opid"]})
+    assert reply["info"] == "attempting to kill op"
+    worker.join(20)
+    assert not worker.is_alive()
+    assert outcome["error"] is not None and outcome["error"].code == INTERRUPTED
+    assert current_ops(tc_client, **{"command.comment": tag}) == []
+    assert coll.count_documents({}) == 200
+    # Killing an operation that does not run answers the same, and kills nothing.
+    assert tc_client.admin.command({"killOp": 1, "op": 2 ** 40})["info"] == \
+        "attempting to kill op"
+
+
+def test_current_op_lists_itself_and_filters(tc_client):
+    ops = current_ops(tc_client)
+    mine = [o for o in ops if o["command"].get("currentOp") == 1]
+    assert len(mine) == 1
+    assert mine[0]["op"] == "command" and mine[0]["ns"] == "admin.$cmd"
+    assert current_ops(tc_client, **{"command.currentOp": 1, "op": "command"})[0]["opid"] > \
+        mine[0]["opid"]
+    assert current_ops(tc_client, **{"command.noSuchField": 1}) == []
+    assert current_ops(tc_client, **{"$all": True, "command.noSuchField": 1}) == []
+    with pytest.raises(OperationFailure) as e:
+        tc_client.admin.command({"killOp": 1})
+    assert e.value.code == 2
