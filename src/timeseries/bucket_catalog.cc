@@ -161,7 +161,7 @@ const Params& GetParams() {
                        [segment](const ParameterValue& v) { return AtLeast(v, 4096, segment); });
     }
     q.rewrite_after = RegisterOnce("hourglassTimeseriesBucketEditsBeforeRewrite", 8, -1);
-    q.flush_rewrite_after = RegisterOnce("hourglassTimeseriesFlushEditsBeforeRewrite", 8, -1);
+    q.flush_rewrite_after = RegisterOnce("hourglassTimeseriesFlushEditsBeforeRewrite", 32, -1);
     q.flush_transaction_bytes =
         RegisterOnce("hourglassTimeseriesFlushTransactionBytes", int64_t{256} << 10, 0);
     return q;

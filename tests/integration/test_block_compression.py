@@ -268,9 +268,9 @@ def test_bucket_parameter_defaults(fresh_server):
         for name in ("hourglassTimeseriesAlwaysCompressBuckets",
                      "hourglassTimeseriesCompressClosedBuckets", "hourglassTimeseriesWriteBack"):
             assert c.admin.command({"getParameter": 1, name: 1})[name] is True, name
-        # Commits and write-back flushes rewrite a bucket whole after eight edits in a row.
+        # Commits rewrite a bucket whole after eight edits in a row, write-back flushes after 32.
         for name, default in (("hourglassTimeseriesBucketEditsBeforeRewrite", 8),
-                              ("hourglassTimeseriesFlushEditsBeforeRewrite", 8)):
+                              ("hourglassTimeseriesFlushEditsBeforeRewrite", 32)):
             assert c.admin.command({"getParameter": 1, name: 1})[name] == default, name
             for bad in (-2, "1", None, 1.5):
                 code, _, msg = command_error(c.admin, {"setParameter": 1, name: bad})

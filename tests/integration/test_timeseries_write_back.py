@@ -337,7 +337,7 @@ def test_commits_of_many_rows_per_bucket_write_their_buckets_at_once(fresh_serve
 
 
 # A flush writes a compressed bucket as byte-range edits of what is stored, and whole after
-# hourglassTimeseriesFlushEditsBeforeRewrite (8 by default, 4 here) edits in a row; with 0, always
+# hourglassTimeseriesFlushEditsBeforeRewrite (32 by default, 4 here) edits in a row; with 0, always
 # whole.
 @pytest.mark.parametrize("flush_edits,split", [(0, []), (4, []), (0, ONE_BUCKET_PER_TRANSACTION)],
                          ids=["whole", "edits", "bucket-per-transaction"])
