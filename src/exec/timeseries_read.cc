@@ -309,6 +309,7 @@ class LastpointStream : public pipeline::DocumentStream {
       ++GlobalTimeseriesReadCounters().latest_cache_hits;
       return Status::OK();
     }
+    fill = fill && ticket.fill_wanted;  // not to unpack whole buckets for a fill taken as nothing
     if (fill) scan_->ProduceWholeMeasurements();
     const bool whole = fill;
     std::map<BsonObj, Series, MetaLess> series;

@@ -78,6 +78,7 @@ bool LatestMeasurements::Read(uint64_t untracked, int64_t n, bool will_fill,
       complete_ = false;
     }
     depth_ = want;
+    ticket->fill_wanted = true;
   }
   return false;
 }

@@ -70,6 +70,9 @@ class LatestMeasurements {
     uint64_t untracked = 0;
     uint64_t generation = 0;
     int64_t n = 1;  // the reader's
+    // Whether a fill by this reader could make the cache complete (Read set no ticket for a
+    // fill that would change nothing: the cache is current but a tie kept it from serving n).
+    bool fill_wanted = false;
   };
   // For a reader of each series' measurements at or after its `n`-th latest time (1 <= n <=
   // kMaxDepth). When the cache is complete and current for `untracked` (the collection's

@@ -128,6 +128,7 @@ TEST(LatestMeasurementsTest, KeepsTheLatestNOnceAReaderAsksForThem) {
   ASSERT_TRUE(Serve(c, 0, &ticket));
   // A reader of the latest 3 empties it for a fill at that depth.
   EXPECT_FALSE(Serve(c, 0, &ticket, 3));
+  EXPECT_TRUE(ticket.fill_wanted);
   EXPECT_EQ(c.Depth(), 3);
   EXPECT_EQ(c.NumSeries(), 0u);
   // A report built at the old depth may lack rows: the fill in progress is refused.
@@ -161,6 +162,7 @@ TEST(LatestMeasurementsTest, KeepsTheLatestNOnceAReaderAsksForThem) {
   // A tie among a series' latest n: served for n = 1 (either row may come first), not for more.
   c.Committed(Meta("b")["meta"], 12, Rows({{12, 8}}), 0, 3);
   EXPECT_FALSE(Serve(c, 0, &ticket, 3));
+  EXPECT_FALSE(ticket.fill_wanted);  // complete and current: a fill would change nothing
   EXPECT_FALSE(Serve(c, 0, &ticket, 2));
   v = Serve(c, 0, &ticket);
   ASSERT_TRUE(v);
