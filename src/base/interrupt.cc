@@ -66,6 +66,12 @@ OperationControl::Scope::~Scope() { t_current = std::move(previous_); }
 
 const std::shared_ptr<OperationControl>& OperationControl::Current() { return t_current; }
 
+bool IsInterruption(ErrorCode code) {
+  return code == ErrorCode::kInterrupted || code == ErrorCode::kInterruptedAtShutdown ||
+         code == ErrorCode::kInterruptedDueToReplStateChange ||
+         code == ErrorCode::kMaxTimeMSExpired;
+}
+
 Status CheckForInterrupt() {
   OperationControl* op = t_current.get();
   return op == nullptr ? Status::OK() : op->CheckCheaply();

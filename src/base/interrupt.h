@@ -70,4 +70,8 @@ class OperationControl {
 // The current thread's operation's Check, cheaply; OK when the thread runs no operation.
 Status CheckForInterrupt();
 
+// Whether `code` says an operation was stopped (killed, out of time, shut down): such an error
+// fails a whole write command, as in MongoDB, rather than one of its statements.
+bool IsInterruption(ErrorCode code);
+
 }  // namespace hourglass

@@ -7,6 +7,7 @@
 #include <random>
 #include <set>
 
+#include "base/interrupt.h"
 #include "catalog/record_store.h"
 #include "storage/write_conflict.h"
 
@@ -341,6 +342,8 @@ Status Catalog::BuildIndexes(const Collection& coll) {
   std::optional<int64_t> last_id;
   bool more = true;
   while (more) {
+    // A build stopped (killOp, createIndexes' maxTimeMS) leaves no index: the caller drops it.
+    HG_RETURN_IF_ERROR(CheckForInterrupt());
     std::optional<int64_t> chunk_last;
     bool chunk_more = false;
     HG_RETURN_IF_ERROR(storage::RetryOnWriteConflict([&]() -> Status {

@@ -2,6 +2,7 @@
 #include <limits>
 #include <unordered_set>
 
+#include "base/interrupt.h"
 #include "catalog/record_store.h"
 #include "commands/command.h"
 #include "commands/command_factories.h"
@@ -175,6 +176,8 @@ class InsertCommand : public WriteCommand {
     size_t i = 0;
     bool stop = false;
     while (i < limit && !stop) {
+      // Stopped between groups, the command fails whole (what was inserted stays), as MongoDB's.
+      HG_RETURN_IF_ERROR(CheckForInterrupt());
       size_t end = std::min(limit, i + kInsertGroup);
       Status st = InsertGroup(ctx, *coll, docs, i, end);
       if (st.ok()) {
@@ -183,6 +186,7 @@ class InsertCommand : public WriteCommand {
         continue;
       }
       for (; i < end; ++i) {
+        HG_RETURN_IF_ERROR(CheckForInterrupt());
         Status one = InsertGroup(ctx, *coll, docs, i, i + 1);
         if (one.ok()) {
           ++n;
@@ -249,6 +253,7 @@ StatusWith<std::vector<catalog::Record>> MatchingRecords(
   HG_ASSIGN_OR_RETURN(auto cursor, catalog::NaturalCursor::Open(session, coll, true));
   HG_ASSIGN_OR_RETURN(bool more, cursor.Next());
   while (more) {
+    HG_RETURN_IF_ERROR(CheckForInterrupt());
     BsonObj doc = cursor.doc();
     HG_ASSIGN_OR_RETURN(bool matches, matcher.Evaluate(doc));  // $expr errors fail the write
     if (matches) {
@@ -321,6 +326,7 @@ StatusWith<UpdateResult> RunUpdate(CommandContext& ctx, catalog::Collection& col
     HG_RETURN_IF_ERROR(SortRecords(records, sort, ectx.collator));
     if (!multi && records.size() > 1) records.resize(1);
     for (const auto& rec : records) {
+      HG_RETURN_IF_ERROR(CheckForInterrupt());  // rolls the statement back
       bool modified = false;
       HG_ASSIGN_OR_RETURN(BsonObj updated, driver.Apply(rec.doc, false, &modified, &matcher));
       ++result.matched;
@@ -398,6 +404,7 @@ Status UpdateTimeseries(CommandContext& ctx, const timeseries::TimeseriesCollect
   std::vector<std::pair<int, BsonObj>> upserted;
   int index = 0;
   for (const UpdateStatement& stmt : req.updates) {
+    HG_RETURN_IF_ERROR(CheckForInterrupt());
     ++ctx.service.counters.op_update;
     query::ExpressionContext sectx = req.expr_ctx;
     sectx.collator = StatementCollator(stmt, ts.buckets.get());
@@ -411,6 +418,7 @@ Status UpdateTimeseries(CommandContext& ctx, const timeseries::TimeseriesCollect
         upserted.emplace_back(index, *r.value().upserted_id);
       }
     } else {
+      if (IsInterruption(r.status().code())) return r.status();  // fails the whole command
       errors.push_back({index, r.status()});
       if (req.ordered) break;
     }
@@ -442,6 +450,7 @@ class UpdateCommand : public WriteCommand {
     std::vector<std::pair<int, BsonObj>> upserted;
     int index = 0;
     for (const UpdateStatement& stmt : req.updates) {
+      HG_RETURN_IF_ERROR(CheckForInterrupt());
       ++ctx.service.counters.op_update;
       Status st = [&]() -> Status {
         query::ExpressionContext sectx = ectx;
@@ -459,6 +468,7 @@ class UpdateCommand : public WriteCommand {
         return Status::OK();
       }();
       if (!st.ok()) {
+        if (IsInterruption(st.code())) return st;  // fails the whole command
         errors.push_back({index, st});
         if (req.ordered) break;
       }
@@ -494,6 +504,7 @@ StatusWith<std::vector<catalog::Record>> RunDelete(CommandContext& ctx, catalog:
     HG_RETURN_IF_ERROR(SortRecords(records, sort, ectx.collator));
     if (!multi && records.size() > 1) records.resize(1);
     for (auto& rec : records) {
+      HG_RETURN_IF_ERROR(CheckForInterrupt());  // rolls the statement back
       HG_RETURN_IF_ERROR(coll.Remove(*session, rec.id, rec.doc));
       deleted.push_back(std::move(rec));
     }
@@ -531,6 +542,7 @@ class DeleteCommand : public WriteCommand {
     std::vector<WriteError> errors;
     int index = 0;
     for (const DeleteStatement& stmt : req.deletes) {
+      HG_RETURN_IF_ERROR(CheckForInterrupt());
       ++ctx.service.counters.op_delete;
       Status st = [&]() -> Status {
         query::ExpressionContext sectx = ectx;
@@ -548,6 +560,7 @@ class DeleteCommand : public WriteCommand {
         return Status::OK();
       }();
       if (!st.ok()) {
+        if (IsInterruption(st.code())) return st;  // fails the whole command
         errors.push_back({index, st});
         if (req.ordered) break;
       }

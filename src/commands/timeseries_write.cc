@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 
+#include "base/interrupt.h"
 #include "base/logger.h"
 #include "commands/command_util.h"
 #include "commands/crud_util.h"
@@ -60,6 +61,8 @@ class DistinctBatches {
 StatusWith<InsertOutcome> InsertMeasurements(CommandContext& ctx,
                                              const timeseries::TimeseriesCollection& coll,
                                              const DocumentArray& documents, bool ordered) {
+  // Checked before any measurement is staged (a staged batch is committed whatever happens).
+  HG_RETURN_IF_ERROR(CheckForInterrupt());
   timeseries::BucketCatalog& catalog = *ctx.service.bucket_catalog;
   auto session = ctx.service.engine->NewSession();
   InsertOutcome out;

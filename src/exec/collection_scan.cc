@@ -31,6 +31,7 @@ Status CollectionScan::ReadChunk() {
   if (last_position_) cursor.ResumeAfter(*last_position_);
   int examined = 0;
   while (true) {
+    HG_RETURN_IF_ERROR(CheckForInterrupt());  // a filter may take long on each document
     HG_ASSIGN_OR_RETURN(bool more, cursor.Next());
     if (!more) {
       done_ = true;

@@ -56,6 +56,7 @@ Status ScanIndexEntries(storage::Session& s, const QueryPlan& plan, IndexScanPos
   pos.started = true;
   int64_t n = 0;
   while (true) {
+    HG_RETURN_IF_ERROR(CheckForInterrupt());  // each key's document may take long to filter
     HG_ASSIGN_OR_RETURN(bool have, cursor.Next());
     if (!have) {
       if (++pos.range >= n_ranges) {

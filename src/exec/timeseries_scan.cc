@@ -345,6 +345,7 @@ Status TimeseriesScan::CollectFromIndex() {
     }
     if (lastpoint_index_) return CollectNewestWalking(*records, cursor, *known);
     for (const catalog::SeriesDirectory::Series& one : *known) {
+      HG_RETURN_IF_ERROR(CheckForInterrupt());
       HG_RETURN_IF_ERROR(collect(one.prefix, one.meta).status());
     }
     return Status::OK();
@@ -635,6 +636,7 @@ Status TimeseriesScan::ReadChunk() {
   }
   catalog::RecordCursor& cursor = reader_->cursor;
   while (true) {
+    HG_RETURN_IF_ERROR(CheckForInterrupt());
     HG_ASSIGN_OR_RETURN(bool more, cursor.Next());
     if (!more) {
       done_ = true;

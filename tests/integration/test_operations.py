@@ -182,3 +182,48 @@ def test_current_op_lists_itself_and_filters(tc_client):
     with pytest.raises(OperationFailure) as e:
         tc_client.admin.command({"killOp": 1})
     assert e.value.code == 2
+
+
+# Each document's filter takes a while (a 100,000-element array built and measured).
+SLOW_FILTER = {"$expr": {"$gt": [{"$size": {"$range": [0, 100000]}}, 0]}}
+
+
+def test_writes_and_index_builds_stop_at_their_limit(tc_client, tc_db):
+    """An interrupted write fails the whole command (MongoDB's rule for interruptions), not one of
+    its statements: an update or delete rolls its statement back, an index build leaves no
+    index, an insert keeps what it inserted before the check that stopped it."""
+    tc_db.c.insert_many([{"_id": i, "v": i} for i in range(2000)])
+    tc_db.create_collection("ts", timeseries={"timeField": "t", "metaField": "m"})
+    for cmd in ({"update": "c", "updates": [{"q": SLOW_FILTER, "u": {"$set": {"x": 1}},
+                                            "multi": True}]},
+                {"delete": "c", "deletes": [{"q": SLOW_FILTER, "limit": 0}]},
+                {"findAndModify": "c", "query": SLOW_FILTER, "sort": {"v": -1},
+                 "update": {"$set": {"x": 1}}}):
+        start = time.monotonic()
+        assert code_of(lambda: tc_db.command({**cmd, "maxTimeMS": 100})) == MAX_TIME_EXPIRED, cmd
+        assert time.monotonic() - start < 10
+    assert tc_db.c.count_documents({}) == 2000
+    assert tc_db.c.count_documents({"x": {"$exists": True}}) == 0
+    # An index build of a collection too large to index within 5 ms.
+    tc_db.big.insert_many([{"v": i % 1000, "s": "x" * 100} for i in range(20000)])
+    assert code_of(lambda: tc_db.command({"createIndexes": "big", "maxTimeMS": 5,
+                                          "indexes": [{"key": {"v": 1, "s": 1},
+                                                       "name": "v_s"}]})) == MAX_TIME_EXPIRED
+    assert "v_s" not in tc_db.big.index_information()
+    tc_db.command({"createIndexes": "big", "indexes": [{"key": {"v": 1}, "name": "v_1"}]})
+    assert "v_1" in tc_db.big.index_information()
+    # Inserts: the fail point lets the dispatcher's check before the command pass ({skip: 1})
+    # and fails the next, the insert's own: before its first group of documents (plain), before
+    # any measurement is staged (time-series).
+    for coll, doc in (("c", {"_id": -1}), ("ts", {"t": datetime.datetime(2024, 1, 1), "m": 1})):
+        tc_client.admin.command({"configureFailPoint": "maxTimeAlwaysTimeOut",
+                                 "mode": {"skip": 1}})
+        try:
+            assert code_of(lambda: tc_db.command(
+                {"insert": coll, "documents": [doc], "maxTimeMS": 60000})) == MAX_TIME_EXPIRED
+        finally:
+            always_time_out(tc_client, False)
+    assert tc_db.c.count_documents({"_id": -1}) == 0
+    assert tc_db.ts.count_documents({}) == 0
+    tc_db.command({"insert": "c", "documents": [{"_id": -1}], "maxTimeMS": 60000})
+    assert tc_db.c.count_documents({"_id": -1}) == 1
