@@ -179,9 +179,16 @@ def test_current_op_lists_itself_and_filters(tc_client):
         mine[0]["opid"]
     assert current_ops(tc_client, **{"command.noSuchField": 1}) == []
     assert current_ops(tc_client, **{"$all": True, "command.noSuchField": 1}) == []
+    # Bad input: a filter the query matcher refuses, killOp without a number.
+    with pytest.raises(OperationFailure) as e:
+        tc_client.admin.command({"currentOp": 1, "$noSuchOperator": 1})
+    assert e.value.code == 2 and "$noSuchOperator" in str(e.value)
     with pytest.raises(OperationFailure) as e:
         tc_client.admin.command({"killOp": 1})
     assert e.value.code == 2
+    with pytest.raises(OperationFailure) as e:
+        tc_client.admin.command({"killOp": 1, "op": "12"})
+    assert e.value.code == 14
 
 
 # Each document's filter takes a while (a 100,000-element array built and measured).
