@@ -8,6 +8,7 @@
 #include <set>
 
 #include "base/interrupt.h"
+#include "base/uuid.h"
 #include "catalog/record_store.h"
 #include "storage/write_conflict.h"
 
@@ -24,14 +25,6 @@ std::string RandomBytes(size_t n) {
   std::string out(n, '\0');
   for (size_t i = 0; i < n; ++i) out[i] = static_cast<char>(rng());
   return out;
-}
-
-// UUID version 4 bytes.
-std::string NewUuid() {
-  std::string u = RandomBytes(16);
-  u[6] = static_cast<char>((u[6] & 0x0f) | 0x40);
-  u[8] = static_cast<char>((u[8] & 0x3f) | 0x80);
-  return u;
 }
 
 // (count, bytes) of `coll`'s records, and the RecordId after its last.

@@ -402,7 +402,9 @@ TEST_F(AdminCommandsTest, ListCommandsDescribesEveryCommandAndAlias) {
   BsonObj get_param = cmds["getParameter"].Obj();
   EXPECT_TRUE(get_param["adminOnly"].Bool());
   EXPECT_EQ(get_param["help"].type(), BsonType::kString);
-  EXPECT_FALSE(get_param["requiresAuth"].Bool());
+  EXPECT_TRUE(get_param["requiresAuth"].Bool());
+  EXPECT_FALSE(cmds["ping"].Obj()["requiresAuth"].Bool());
+  EXPECT_FALSE(cmds["isMaster"].Obj()["requiresAuth"].Bool());
   EXPECT_TRUE(get_param["secondaryOk"].Bool());
   EXPECT_EQ(get_param["apiVersions"].type(), BsonType::kArray);
   EXPECT_EQ(get_param["deprecatedApiVersions"].type(), BsonType::kArray);

@@ -7,6 +7,7 @@
 
 #include "base/logger.h"
 #include "commands/admin_commands.h"
+#include "commands/auth_commands.h"
 #include "commands/command_factories.h"
 #include "commands/command_util.h"
 
@@ -106,7 +107,6 @@ Status RunHello(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& reply) {
   HG_ASSIGN_OR_RETURN(bool hello_ok, GetBool(cmd_name, cmd, "helloOk", false));
   HG_ASSIGN_OR_RETURN(auto metadata, GetObject(cmd_name, cmd, "client"));
   HG_ASSIGN_OR_RETURN(auto sasl_mechs, GetString(cmd_name, cmd, "saslSupportedMechs"));
-  (void)sasl_mechs;  // no users exist yet: MongoDB omits the field for an unknown user
   HG_ASSIGN_OR_RETURN(auto agreed, NegotiateCompressors(ctx.service, cmd_name, cmd));
   HG_RETURN_IF_ERROR(MaybeAwaitTopologyChange(ctx, cmd_name, cmd));
 
@@ -139,6 +139,15 @@ Status RunHello(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& reply) {
   reply.AppendBool("readOnly", false);
   if (!ctx.client.compressors.empty()) {
     reply.AppendArray("compression", CompressorNames(ctx.client.compressors));
+  }
+  // The handshake's authentication fields come last, as mongod appends them.
+  if (sasl_mechs) {
+    HG_ASSIGN_OR_RETURN(std::optional<BsonObj> mechanisms, SupportedMechanisms(ctx, *sasl_mechs));
+    if (mechanisms) reply.AppendArray("saslSupportedMechs", *mechanisms);
+  }
+  if (BsonElement speculative = cmd["speculativeAuthenticate"]; !speculative.eoo()) {
+    HG_ASSIGN_OR_RETURN(std::optional<BsonObj> first, SpeculativeAuthenticate(ctx, speculative));
+    if (first) reply.AppendObject("speculativeAuthenticate", *first);
   }
   return Status::OK();
 }

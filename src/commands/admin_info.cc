@@ -12,6 +12,7 @@
 
 #include "base/logger.h"
 #include "commands/admin_commands.h"
+#include "commands/auth_commands.h"
 #include "commands/command_factories.h"
 #include "commands/command_util.h"
 
@@ -195,14 +196,27 @@ Status RunWhatsMyUri(CommandContext& ctx, const BsonObj&, BsonBuilder& reply) {
   return Status::OK();
 }
 
-Status RunConnectionStatus(CommandContext&, const BsonObj& cmd, BsonBuilder& reply) {
+Status RunConnectionStatus(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& reply) {
   HG_ASSIGN_OR_RETURN(bool show_privileges,
                       GetBool("connectionStatus", cmd, "showPrivileges", false));
-  // No authentication yet: every connection is unauthenticated.
+  if (ctx.service.users != nullptr) {
+    HG_RETURN_IF_ERROR(ctx.client.auth.Refresh(*ctx.service.users));
+  }
+  BsonArrayBuilder users;
+  for (const auth::UserName& u : ctx.client.auth.users()) {
+    BsonBuilder one;
+    one.AppendString("user", u.user);
+    one.AppendString("db", u.db);
+    users.AppendObject(one.Obj());
+  }
+  BsonArrayBuilder roles;
+  for (const auth::RoleName& r : ctx.client.auth.Roles()) roles.AppendObject(r.ToBson());
   size_t auth = reply.OpenObject("authInfo");
-  reply.AppendArray("authenticatedUsers", BsonObj());
-  reply.AppendArray("authenticatedUserRoles", BsonObj());
-  if (show_privileges) reply.AppendArray("authenticatedUserPrivileges", BsonObj());
+  reply.AppendArray("authenticatedUsers", users.Obj());
+  reply.AppendArray("authenticatedUserRoles", roles.Obj());
+  if (show_privileges) {
+    reply.AppendArray("authenticatedUserPrivileges", ctx.client.auth.privileges().ToBsonArray());
+  }
   reply.Close(auth);
   return Status::OK();
 }
@@ -221,7 +235,7 @@ Status RunListCommands(CommandContext&, const BsonObj&, BsonBuilder& reply) {
   for (const auto& [name, c] : entries) {
     size_t one = reply.OpenObject(name);
     reply.AppendString("help", c->Help());
-    reply.AppendBool("requiresAuth", false);
+    reply.AppendBool("requiresAuth", CommandRequiresAuth(c->Name()));
     reply.AppendBool("secondaryOk", true);
     reply.AppendBool("adminOnly", c->AdminOnly());
     reply.AppendArray("apiVersions", BsonObj());

@@ -95,6 +95,16 @@ BsonObj DescribeOperation(const CommandContext& ctx, const RunningOperation& op)
   b.AppendInt32("connectionId", static_cast<int32_t>(op.connection_id));
   b.AppendString("client", op.client);
   if (!op.client_metadata.IsEmpty()) b.AppendObject("clientMetadata", op.client_metadata);
+  if (!op.users.empty()) {
+    bson::BsonArrayBuilder users;
+    for (const auth::UserName& u : op.users) {
+      BsonBuilder one;
+      one.AppendString("user", u.user);
+      one.AppendString("db", u.db);
+      users.AppendObject(one.Obj());
+    }
+    b.AppendArray("effectiveUsers", users.Obj());
+  }
   b.AppendBool("active", true);
   b.AppendString("currentOpTime", FormatIsoDate(NowMillis()));
   b.AppendInt32("opid", static_cast<int32_t>(op.opid));
@@ -124,8 +134,8 @@ BsonObj DescribeOperation(const CommandContext& ctx, const RunningOperation& op)
 }
 
 // currentOp: every operation running now (each command while it runs, this one too), those that
-// match the filter made of its other fields, as mongod's. `$all` and `$ownOps` change nothing:
-// there are no idle operations to add and no users to tell apart yet.
+// match the filter made of its other fields, as mongod's. `$ownOps` (with --auth) keeps those of
+// the caller's users; `$all` changes nothing: there are no idle operations to add.
 Status RunCurrentOp(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& reply) {
   BsonBuilder filter;
   bool first = true;
@@ -139,8 +149,10 @@ Status RunCurrentOp(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& reply)
     filter.AppendElement(e);
   }
   HG_ASSIGN_OR_RETURN(query::Matcher matcher, query::Matcher::Parse(filter.Obj()));
+  const bool own_ops = ctx.service.options.auth && cmd["$ownOps"].Truthy();
   BsonArrayBuilder inprog;
   OperationRegistry::Get().ForEach([&](const RunningOperation& op) {
+    if (own_ops && op.users != ctx.client.auth.users()) return;
     BsonObj described = DescribeOperation(ctx, op);
     if (matcher.Matches(described)) inprog.AppendObject(described);
   });
@@ -163,8 +175,6 @@ Status RunKillOp(CommandContext&, const BsonObj& cmd, BsonBuilder& reply) {
   reply.AppendString("info", "attempting to kill op");
   return Status::OK();
 }
-
-Status RunEmpty(CommandContext&, const BsonObj&, BsonBuilder&) { return Status::OK(); }
 
 Status RunFreeMonitoringStatus(CommandContext&, const BsonObj&, BsonBuilder& reply) {
   reply.AppendString("state", "disabled");
@@ -230,11 +240,6 @@ std::unique_ptr<Command> MakeKillOpCommand() {
   return std::make_unique<FnCommand>(
       "killOp", FnCommand::Options{.help = "kill an operation by its opid", .admin_only = true},
       RunKillOp);
-}
-
-std::unique_ptr<Command> MakeLogoutCommand() {
-  return std::make_unique<FnCommand>("logout", FnCommand::Options{.help = "de-authenticate"},
-                                     RunEmpty);
 }
 
 std::unique_ptr<Command> MakeGetFreeMonitoringStatusCommand() {

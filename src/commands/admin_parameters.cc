@@ -280,6 +280,19 @@ void RegisterBasicServerParameters() {
     if (std::get<int32_t>(v) < 0) return Status(ErrorCode::kBadValue, "Invalid value for logLevel");
     return Status::OK();
   });
+  // The PBKDF2 iterations of the SCRAM credentials createUser and updateUser make.
+  for (const char* name : {"scramIterationCount", "scramSHA256IterationCount"}) {
+    int32_t default_count = std::string_view(name) == "scramIterationCount" ? 10000 : 15000;
+    reg.Register(name, default_count, true, true, [name](const ParameterValue& v) {
+      if (std::get<int32_t>(v) < 5000) {
+        return Status(ErrorCode::kBadValue, std::string("Invalid value for parameter ") + name +
+                                                ": " + std::to_string(std::get<int32_t>(v)) +
+                                                " is not greater than or equal to "
+                                                "5000");
+      }
+      return Status::OK();
+    });
+  }
   // The validator is the only hook that sees a new value, so it applies it to the logger.
   reg.Register("quiet", false, true, true, [](const ParameterValue& v) {
     Logger::Get().SetQuiet(std::get<bool>(v));

@@ -2,9 +2,9 @@
 // no retryable-write history), so startSession only mints an id and the others validate their
 // arguments and succeed, which is what drivers need: they send endSessions on close and
 // refreshSessions from long-running work.
-#include <random>
 #include <string>
 
+#include "base/uuid.h"
 #include "commands/admin_commands.h"
 #include "commands/command_factories.h"
 #include "commands/command_util.h"
@@ -18,23 +18,9 @@ using bson::BsonType;
 
 namespace {
 
-// A random (version 4, RFC 4122 variant) UUID's 16 bytes.
-std::string RandomUuid() {
-  thread_local std::mt19937_64 gen{std::random_device{}() ^
-                                   (static_cast<uint64_t>(std::random_device{}()) << 32)};
-  std::string bytes(16, '\0');
-  for (int i = 0; i < 16; i += 8) {
-    uint64_t v = gen();
-    for (int j = 0; j < 8; ++j) bytes[i + j] = static_cast<char>(v >> (8 * j));
-  }
-  bytes[6] = static_cast<char>((bytes[6] & 0x0f) | 0x40);
-  bytes[8] = static_cast<char>((bytes[8] & 0x3f) | 0x80);
-  return bytes;
-}
-
 Status RunStartSession(CommandContext&, const BsonObj&, BsonBuilder& reply) {
   size_t id = reply.OpenObject("id");
-  reply.AppendBinData("id", 4, RandomUuid());
+  reply.AppendBinData("id", 4, NewUuid());
   reply.Close(id);
   reply.AppendInt32("timeoutMinutes", kLogicalSessionTimeoutMinutes);
   return Status::OK();

@@ -47,11 +47,25 @@ std::unique_ptr<Command> MakeFsyncCommand();
 std::unique_ptr<Command> MakeFsyncUnlockCommand();
 std::unique_ptr<Command> MakeCurrentOpCommand();
 std::unique_ptr<Command> MakeKillOpCommand();
-std::unique_ptr<Command> MakeLogoutCommand();
 std::unique_ptr<Command> MakeGetFreeMonitoringStatusCommand();
 std::unique_ptr<Command> MakeGetDefaultRWConcernCommand();
 std::unique_ptr<Command> MakeLockInfoCommand();
 std::unique_ptr<Command> MakeGetDiagnosticDataCommand();
+
+// auth_commands.cc
+std::unique_ptr<Command> MakeSaslStartCommand();
+std::unique_ptr<Command> MakeSaslContinueCommand();
+std::unique_ptr<Command> MakeAuthenticateCommand();
+std::unique_ptr<Command> MakeLogoutCommand();
+
+// user_management.cc
+std::unique_ptr<Command> MakeCreateUserCommand();
+std::unique_ptr<Command> MakeUpdateUserCommand();
+std::unique_ptr<Command> MakeDropUserCommand();
+std::unique_ptr<Command> MakeDropAllUsersFromDatabaseCommand();
+std::unique_ptr<Command> MakeUsersInfoCommand();
+std::unique_ptr<Command> MakeGrantRolesToUserCommand();
+std::unique_ptr<Command> MakeRevokeRolesFromUserCommand();
 
 // admin_parameters.cc
 std::unique_ptr<Command> MakeGetParameterCommand();

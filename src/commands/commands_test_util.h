@@ -55,11 +55,15 @@ class CommandsTest : public ::testing::Test {
     bucket_catalog_ = std::make_unique<timeseries::BucketCatalog>(int64_t{64} << 20);
     service_.bucket_catalog = bucket_catalog_.get();
     service_.options.dbpath = dir_.path();
+    users_ = std::make_unique<auth::UserStore>(engine_.get(), catalog_.get());
+    service_.users = users_.get();
   }
   void Close() {
     cursors_.KillAll();
     service_.bucket_catalog = nullptr;
     bucket_catalog_.reset();
+    service_.users = nullptr;
+    users_.reset();
     service_.catalog = nullptr;
     service_.engine = nullptr;
     catalog_.reset();
@@ -100,6 +104,7 @@ class CommandsTest : public ::testing::Test {
   std::unique_ptr<catalog::Catalog> catalog_;
   exec::CursorManager cursors_;
   std::unique_ptr<timeseries::BucketCatalog> bucket_catalog_;
+  std::unique_ptr<auth::UserStore> users_;
   ServiceContext service_;
   ClientState client_;
 };

@@ -76,13 +76,24 @@ Status RunListDatabases(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& re
   HG_RETURN_IF_ERROR(CheckKnownFields(cmd, {"filter", "nameOnly", "authorizedDatabases"}));
   HG_ASSIGN_OR_RETURN(auto matcher, ParseFilter("listDatabases", cmd));
   HG_ASSIGN_OR_RETURN(bool name_only, GetBool("listDatabases", cmd, "nameOnly", false));
+  // With --auth, a user without the listDatabases action sees the databases it holds privileges
+  // on (authorizedDatabases: true, the default for such a user), as in MongoDB.
   HG_ASSIGN_OR_RETURN(bool authorized, GetBool("listDatabases", cmd, "authorizedDatabases", false));
-  (void)authorized;
+  const bool may_list_all =
+      !ctx.service.options.auth ||
+      ctx.client.auth.Allows(auth::ResourceTarget::Cluster(), auth::ActionType::kListDatabases);
+  const bool given = !cmd["authorizedDatabases"].eoo();
+  if (given && !authorized && !may_list_all) {
+    return Status(ErrorCode::kUnauthorized,
+                  "not authorized on admin to execute command " + cmd.ToJson());
+  }
+  const bool only_authorized = ctx.service.options.auth && (given ? authorized : !may_list_all);
 
   catalog::Catalog& catalog = *ctx.service.catalog;
   int64_t total_size = 0;
   BsonArrayBuilder databases;
   for (const std::string& db : catalog.ListDatabases()) {
+    if (only_authorized && !ctx.client.auth.privileges().HasAnyOnDatabase(db)) continue;
     int64_t size = 0;
     bool empty = true;
     for (const auto& c : catalog.ListCollections(db)) {

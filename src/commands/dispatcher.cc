@@ -12,6 +12,7 @@
 #include "base/write_gate.h"
 #include "catalog/collection.h"
 #include "commands/aggregate_collections.h"
+#include "commands/auth_commands.h"
 #include "commands/fail_command.h"
 #include "commands/operation_registry.h"
 
@@ -183,6 +184,16 @@ DispatchResult RunCommandRequest(ServiceContext& service, ClientState& client,
         fail_command);
     return result;
   }
+  if (service.options.auth) {
+    // update's statements may come as a document sequence: upserts need insert too.
+    BsonObj checked =
+        request.sequences.empty() || cmd->Name() != "update" ? body : request.Merged();
+    Status allowed = CheckAuthorization(ctx, *cmd, checked);
+    if (!allowed.ok()) {
+      result.reply = FailedReply(allowed, fail_command);
+      return result;
+    }
+  }
   StatusWith<int64_t> max_time_ms = MaxTimeMillis(body);
   if (!max_time_ms.ok()) {
     result.reply = FailedReply(max_time_ms.status(), fail_command);
@@ -202,6 +213,7 @@ DispatchResult RunCommandRequest(ServiceContext& service, ClientState& client,
     running->ns = std::string(db) + "." +
                   (target.type() == bson::BsonType::kString ? std::string(target.Str()) : "$cmd");
     running->command = body;
+    running->users = client.auth.users();
     running->started = start;
     if (max_time_ms.value() > 0) {
       running->control->SetDeadline(start + std::chrono::milliseconds(max_time_ms.value()));

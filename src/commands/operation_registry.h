@@ -14,6 +14,7 @@
 #include <mutex>
 #include <string>
 
+#include "auth/user.h"
 #include "base/interrupt.h"
 #include "bson/bson.h"
 
@@ -27,7 +28,8 @@ struct RunningOperation {
   bson::BsonObj client_metadata;
   std::string op;  // "command", "query", "getmore", "insert", "update" or "remove"
   std::string ns;
-  bson::BsonObj command;  // the request's body (owned)
+  bson::BsonObj command;              // the request's body (owned)
+  std::vector<auth::UserName> users;  // who the connection had authenticated as
   OperationControl::Clock::time_point started = OperationControl::Clock::now();
 };
 

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "commands/auth_commands.h"
 #include "commands/command.h"
 #include "commands/command_factories.h"
 
@@ -25,6 +26,18 @@ TEST(CommandTableTest, EachFactoryMakesTheCommandNamedOnItsRow) {
     ASSERT_NE(c, nullptr) << entry.name;
     EXPECT_EQ(c->Name(), entry.name);
   }
+}
+
+// With --auth every command is refused to everyone unless the authorization table lists it.
+TEST(CommandTableTest, EveryCommandHasAnAuthorizationEntry) {
+  for (const CommandTableEntry& entry : CommandTable()) {
+    EXPECT_TRUE(CommandHasAuthorizationEntry(entry.name)) << entry.name;
+  }
+  EXPECT_FALSE(CommandHasAuthorizationEntry("noSuchCommand"));
+  EXPECT_FALSE(CommandRequiresAuth("hello"));
+  EXPECT_FALSE(CommandRequiresAuth("saslStart"));
+  EXPECT_TRUE(CommandRequiresAuth("find"));
+  EXPECT_TRUE(CommandRequiresAuth("logout"));
 }
 
 TEST(CommandTableTest, RegistryHoldsTheTableInItsOrder) {

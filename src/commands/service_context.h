@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "auth/authorization_session.h"
+#include "auth/user_store.h"
 #include "bson/bson.h"
 #include "exec/read_context.h"
 #include "wire/op_compressed.h"
@@ -30,6 +32,9 @@ struct ServerOptions {
   std::string logpath;
   int max_conns = 1000000;
   int cache_size_mb = 0;  // the WiredTiger cache in effect
+  // --auth / security.authorization: clients must authenticate and hold the privileges each
+  // command needs.
+  bool auth = false;
   std::vector<std::string> argv;
   // The options as a document, for getCmdLineOpts's "parsed" field.
   bson::BsonObj parsed;
@@ -60,6 +65,7 @@ class ServiceContext {
   catalog::Catalog* catalog = nullptr;
   exec::CursorManager* cursors = nullptr;
   timeseries::BucketCatalog* bucket_catalog = nullptr;
+  auth::UserStore* users = nullptr;
   ServerOptions options;
   ServerCounters counters;
   std::chrono::steady_clock::time_point start_time = std::chrono::steady_clock::now();
@@ -83,6 +89,11 @@ struct ClientState {
   std::vector<wire::Compressor> compressors;
   bson::BsonObj client_metadata;  // the handshake's `client` document
   bool sent_handshake = false;
+  auth::AuthorizationSession auth;
+  // Whether the client connects from this machine (the localhost exception's condition).
+  bool IsLocalhost() const {
+    return remote.starts_with("127.") || remote.starts_with("[::1]") || remote.starts_with("::1");
+  }
 };
 
 }  // namespace hourglass::commands

@@ -52,6 +52,17 @@ Status ApplyConfigFile(const std::string& path, ParsedOptions* out) {
         out->block_compressor_given = true;
       }
     }
+    if (auto security = root["security"]) {
+      if (security["authorization"]) {
+        std::string v = security["authorization"].as<std::string>();
+        if (v != "enabled" && v != "disabled") {
+          return Status(ErrorCode::kInvalidOptions, "Invalid value for security.authorization: '" +
+                                                        v +
+                                                        "'; the choices are enabled and disabled");
+        }
+        out->server.auth = v == "enabled";
+      }
+    }
     if (auto log = root["systemLog"]) {
       if (log["path"]) out->server.logpath = log["path"].as<std::string>();
       if (log["logAppend"]) out->log_append = log["logAppend"].as<bool>();
@@ -83,7 +94,7 @@ StatusWith<ParsedOptions> ParseOptions(int argc, char** argv) {
   std::string config;
   int port = 0;
   std::string bind_ip, dbpath, logpath;
-  bool bind_ip_all = false, in_memory = false;
+  bool bind_ip_all = false, in_memory = false, auth = false, noauth = false;
   int max_conns = 0;
   std::vector<std::string> set_params;
   app.add_option("-f,--config", config, "Configuration file (YAML, mongod.conf names)");
@@ -92,6 +103,8 @@ StatusWith<ParsedOptions> ParseOptions(int argc, char** argv) {
   app.add_flag("--bind_ip_all", bind_ip_all, "Listen on all IPv4 addresses");
   app.add_option("--dbpath", dbpath, "Data directory (default ./data)");
   app.add_flag("--inMemory", in_memory, "Keep all data in memory (nothing is written to disk)");
+  app.add_flag("--auth", auth, "Run with security: clients must authenticate (SCRAM)");
+  app.add_flag("--noauth", noauth, "Run without security (the default)");
   app.add_option("--logpath", logpath, "Log file (default: stderr)");
   app.add_flag("--logappend", out.log_append, "Append to the log file instead of truncating");
   app.add_flag("--quiet", out.quiet, "Less log output");
@@ -130,6 +143,11 @@ StatusWith<ParsedOptions> ParseOptions(int argc, char** argv) {
   if (!dbpath.empty()) out.server.dbpath = dbpath;
   if (in_memory) out.server.in_memory = true;
   if (!logpath.empty()) out.server.logpath = logpath;
+  if (auth && noauth) {
+    return Status(ErrorCode::kInvalidOptions, "--auth and --noauth cannot both be given");
+  }
+  if (auth) out.server.auth = true;
+  if (noauth) out.server.auth = false;
   if (max_conns > 0) out.server.max_conns = max_conns;
   if (!engine_config.empty()) out.engine_config = engine_config;
   if (!block_compressor.empty()) {
@@ -186,6 +204,11 @@ StatusWith<ParsedOptions> ParseOptions(int argc, char** argv) {
     parsed.Close(wt);
   }
   parsed.Close(storage);
+  if (out.server.auth) {
+    size_t security = parsed.OpenObject("security");
+    parsed.AppendString("authorization", "enabled");
+    parsed.Close(security);
+  }
   if (!out.server.logpath.empty()) {
     size_t log = parsed.OpenObject("systemLog");
     parsed.AppendString("destination", "file");

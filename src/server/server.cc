@@ -229,6 +229,14 @@ int RunServer(int argc, char** argv) {
   service.engine = engine.get();
   service.catalog = catalog.get();
   service.cursors = &cursors;
+  auth::UserStore users(engine.get(), catalog.get());
+  service.users = &users;
+  if (!parsed.server.auth) {
+    Logger::Get().AddStartupWarning(
+        "CONTROL", 22120,
+        "Access control is not enabled for the database. Read and write access to data "
+        "and configuration is unrestricted");
+  }
   service.request_shutdown = RequestShutdown;
 
   net::Listener listener(service);
