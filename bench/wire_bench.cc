@@ -1,7 +1,8 @@
-// Load generator for the foundation: `ping` round trips per second and `insertMany` documents per
-// second (batches of 1,000), each with 1, 4 and 16 concurrent connections, through libmongoc — a
-// real MongoDB driver — against any server given by URI. Every figure is the median of --runs
-// timed runs of --seconds each.
+// Load generator for the foundation: `ping` round trips per second, `insertMany` documents per
+// second (batches of 1,000) and new connections (handshake, authentication when the URI carries
+// credentials, one ping) per second, each with 1, 4 and 16 concurrent connections, through
+// libmongoc — a real MongoDB driver — against any server given by URI. Every figure is the median
+// of --runs timed runs of --seconds each.
 //
 //   wire_bench --uri mongodb://127.0.0.1:27017 [--seconds 3] [--runs 5] [--threads 1,4,16]
 #include <mongoc/mongoc.h>
@@ -48,6 +49,18 @@ int PingStep(mongoc_client_t* client, int, bson_t*) {
   bson_destroy(&cmd);
   if (!ok) std::fprintf(stderr, "ping failed: %s\n", err.message);
   return ok ? 1 : -1;
+}
+
+// The URI every new connection of ConnectStep opens (with credentials when --auth is measured).
+const mongoc_uri_t* g_uri = nullptr;
+
+// A new connection each time: handshake, authentication if the URI has credentials, one ping.
+int ConnectStep(mongoc_client_t*, int thread, bson_t* scratch) {
+  mongoc_client_t* fresh = mongoc_client_new_from_uri(g_uri);
+  if (fresh == nullptr) return -1;
+  int n = PingStep(fresh, thread, scratch);
+  mongoc_client_destroy(fresh);
+  return n;
 }
 
 int InsertManyStep(mongoc_client_t* client, int thread, bson_t*) {
@@ -138,6 +151,7 @@ int main(int argc, char** argv) {
   if (!ParseArgs(argc, argv, &opts)) return 2;
   mongoc_uri_t* uri = OpenUri(opts.uri);
   if (uri == nullptr) return 2;
+  g_uri = uri;
   mongoc_client_pool_t* pool = mongoc_client_pool_new(uri);
   int max_threads = *std::max_element(opts.threads.begin(), opts.threads.end());
   mongoc_client_pool_max_size(pool, static_cast<uint32_t>(max_threads));
@@ -147,7 +161,8 @@ int main(int argc, char** argv) {
     const char* unit;
     Step step;
   } workloads[] = {{"ping", "round trips/s", PingStep},
-                   {"insertMany(1000)", "documents/s", InsertManyStep}};
+                   {"insertMany(1000)", "documents/s", InsertManyStep},
+                   {"connect+ping", "connections/s", ConnectStep}};
   std::printf("%-18s %8s %16s   %s\n", "workload", "conns", "median", "runs");
   int rc = 0;
   for (const auto& w : workloads) {

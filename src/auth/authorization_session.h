@@ -41,6 +41,9 @@ class AuthorizationSession {
     std::string db;
     bool speculative = false;  // begun by hello's speculativeAuthenticate
     std::unique_ptr<ScramConversation> scram;
+    // The user as the first step found it, and the user store's generation before that.
+    std::optional<UserDocument> user;
+    uint64_t generation = 0;
   };
   std::optional<Conversation>& conversation() { return conversation_; }
   int32_t NextConversationId() { return ++last_conversation_id_; }

@@ -82,9 +82,10 @@ Status Step(CommandContext& ctx, const Payload& payload, BsonBuilder& reply) {
   auth::ScramConversation& scram = *conversation->scram;
   const std::string db = conversation->db;
   const bool speculative = conversation->speculative;
-  std::optional<auth::UserDocument> found;
   auto lookup = [&](const std::string& user) -> StatusWith<std::optional<auth::ScramCredentials>> {
-    HG_ASSIGN_OR_RETURN(found, ctx.service.users->Find({user, db}));
+    conversation->generation = ctx.service.users->generation();
+    HG_ASSIGN_OR_RETURN(conversation->user, ctx.service.users->Find({user, db}));
+    const std::optional<auth::UserDocument>& found = conversation->user;
     if (!found) return std::optional<auth::ScramCredentials>();
     auto it = found->credentials.find(scram.mechanism());
     if (it == found->credentials.end()) return std::optional<auth::ScramCredentials>();
@@ -102,9 +103,10 @@ Status Step(CommandContext& ctx, const Payload& payload, BsonBuilder& reply) {
     return AuthenticationFailed();
   }
   if (scram.done() && scram.authenticated()) {
-    // The user as stored now (the first step looked it up; a later step does again).
-    HG_ASSIGN_OR_RETURN(std::optional<auth::UserDocument> user,
-                        ctx.service.users->Find({scram.user(), db}));
+    // The user as the first step found it, with the generation read before: a change since then
+    // is looked up again at the next command (AuthorizationSession::Refresh).
+    std::optional<auth::UserDocument> user = std::move(conversation->user);
+    const uint64_t generation = conversation->generation;
     if (!user) {
       conversation.reset();
       return AuthenticationFailed();
@@ -123,7 +125,7 @@ Status Step(CommandContext& ctx, const Payload& payload, BsonBuilder& reply) {
                     "authenticated as: " +
                         other.Display());
     }
-    ctx.client.auth.Login(*user, ctx.service.users->generation());
+    ctx.client.auth.Login(*user, generation);
     LOGI("ACCESS", 20250, "Authentication succeeded", AuthAttr(scram, speculative, db, ctx.client));
     conversation.reset();
   }
