@@ -211,6 +211,12 @@ Status RunLogout(CommandContext& ctx, const BsonObj&, BsonBuilder&) {
 
 }  // namespace
 
+std::vector<std::string> AuthenticatedUserNames(const ClientState& client) {
+  std::vector<std::string> out;
+  for (const auth::UserName& u : client.auth.users()) out.push_back(u.Display());
+  return out;
+}
+
 StatusWith<std::optional<BsonObj>> SpeculativeAuthenticate(CommandContext& ctx,
                                                            const BsonElement& spec) {
   if (spec.type() != BsonType::kObject || spec.Obj().IsEmpty()) {

@@ -4,7 +4,9 @@
 #pragma once
 
 #include <optional>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "base/status.h"
 #include "bson/bson.h"
@@ -27,6 +29,9 @@ StatusWith<std::optional<bson::BsonObj>> SupportedMechanisms(CommandContext& ctx
 // privileges the client's users hold, or the localhost exception's first user); Unauthorized
 // (13) with MongoDB's message otherwise. Looks the client's users up again if they changed.
 Status CheckAuthorization(CommandContext& ctx, const Command& cmd, const bson::BsonObj& body);
+
+// The users the client has authenticated as, "user@db" each: a cursor's owners.
+std::vector<std::string> AuthenticatedUserNames(const ClientState& client);
 
 // Whether the authorization table lists the command (tests check every command is), and whether
 // it needs an authenticated client (listCommands' requiresAuth).

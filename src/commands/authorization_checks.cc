@@ -10,6 +10,7 @@
 #include "base/logger.h"
 #include "commands/auth_commands.h"
 #include "commands/command_util.h"
+#include "commands/operation_registry.h"
 
 namespace hourglass::commands {
 
@@ -292,7 +293,21 @@ const std::map<std::string, NeedsFn, std::less<>>& NeedsTable() {
       {"insert", OnNamespace({A::kInsert})},
       {"killAllSessions", OnCluster({A::kKillAnySession})},
       {"killCursors", OnNamespace({A::kKillCursors})},
-      {"killOp", OnCluster({A::kKillop})},
+      // One's own operation needs no privilege, as in MongoDB.
+      {"killOp",
+       [](const CommandContext& ctx, const BsonObj& cmd) -> StatusWith<Needs> {
+         BsonElement op = cmd["op"];
+         bool own = false;
+         if (op.IsNumber() && ctx.client.auth.IsAuthenticated()) {
+           OperationRegistry::Get().ForEach([&](const RunningOperation& running) {
+             if (running.opid == op.NumberLong() && running.users == ctx.client.auth.users()) {
+               own = true;
+             }
+           });
+         }
+         if (own) return Needs{};
+         return Needs{{ResourceTarget::Cluster(), A::kKillop}};
+       }},
       {"killSessions", OnCluster({A::kKillAnySession})},
       {"listCollections", OnDatabase(A::kListCollections)},
       {"listCommands", AuthenticationOnly()},

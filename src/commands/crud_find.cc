@@ -3,6 +3,7 @@
 
 #include "base/interrupt.h"
 #include "catalog/catalog.h"
+#include "commands/auth_commands.h"
 #include "commands/command.h"
 #include "commands/command_factories.h"
 #include "commands/command_util.h"
@@ -226,7 +227,11 @@ class GetMoreCommand : public Command {
                     "cannot set maxTimeMS on getMore command for a non-awaitData cursor");
     }
     std::string ns = ctx.db + "." + *coll;
-    HG_ASSIGN_OR_RETURN(auto cursor, ctx.service.cursors->CheckOut(id_el.Int64(), ns));
+    // With --auth a cursor continues only for the users that opened it.
+    std::vector<std::string> owners = AuthenticatedUserNames(ctx.client);
+    HG_ASSIGN_OR_RETURN(
+        auto cursor, ctx.service.cursors->CheckOut(id_el.Int64(), ns,
+                                                   ctx.service.options.auth ? &owners : nullptr));
     const std::shared_ptr<OperationControl>& op = OperationControl::Current();
     if (op && cursor->time_left) {
       op->SetDeadline(OperationControl::Clock::now() + *cursor->time_left);
@@ -262,12 +267,26 @@ class KillCursorsCommand : public Command {
     if (!ids) {
       return MissingField("killCursors", "cursors");
     }
-    BsonArrayBuilder killed, not_found;
+    // With --auth, another user's cursor needs killAnyCursor, as in MongoDB.
+    const std::vector<std::string> owners = AuthenticatedUserNames(ctx.client);
+    const bool kill_any =
+        !ctx.service.options.auth ||
+        ctx.client.auth.Allows(auth::ResourceTarget::Cluster(), auth::ActionType::kKillAnyCursor);
     for (BsonElement e : *ids) {
       if (e.type() != bson::BsonType::kInt64) {
         return Status(ErrorCode::kTypeMismatch,
                       "BSON field 'killCursors.cursors' is the wrong type, expected long");
       }
+      std::optional<std::vector<std::string>> cursor_owners =
+          ctx.service.cursors->OwnersOf(e.Int64());
+      if (!kill_any && cursor_owners && *cursor_owners != owners) {
+        return Status(ErrorCode::kUnauthorized, "not authorized to kill cursor " +
+                                                    std::to_string(e.Int64()) + " on " + ctx.db +
+                                                    "." + coll_name);
+      }
+    }
+    BsonArrayBuilder killed, not_found;
+    for (BsonElement e : *ids) {
       if (ctx.service.cursors->Kill(e.Int64())) {
         killed.Append(e);
       } else {

@@ -2,6 +2,7 @@
 
 #include "base/interrupt.h"
 #include "catalog/index_keys.h"
+#include "commands/auth_commands.h"
 #include "commands/command_util.h"
 #include "exec/cursor_manager.h"
 #include "exec/timeseries_read.h"
@@ -196,6 +197,7 @@ Status ReplyWithCursor(CommandContext& ctx, const std::string& ns,
     cursor->stream = std::move(stream);
     cursor->pending = std::move(pending);
     cursor->no_timeout = no_timeout;
+    cursor->owners = AuthenticatedUserNames(ctx.client);
     if (const auto& op = OperationControl::Current(); op && op->has_deadline()) {
       cursor->time_left = std::max(OperationControl::Clock::duration::zero(),
                                    op->deadline() - OperationControl::Clock::now());

@@ -21,8 +21,8 @@ int64_t CursorManager::Register(std::unique_ptr<ClientCursor> cursor) {
   return id;
 }
 
-StatusWith<std::unique_ptr<ClientCursor>> CursorManager::CheckOut(int64_t id,
-                                                                  const std::string& ns) {
+StatusWith<std::unique_ptr<ClientCursor>> CursorManager::CheckOut(
+    int64_t id, const std::string& ns, const std::vector<std::string>* owners) {
   std::lock_guard lk(mu_);
   auto it = cursors_.find(id);
   if (it == cursors_.end()) {
@@ -32,6 +32,10 @@ StatusWith<std::unique_ptr<ClientCursor>> CursorManager::CheckOut(int64_t id,
     return Status(ErrorCode::kUnauthorized, "Requested getMore on namespace '" + ns +
                                                 "', but cursor belongs to a different namespace " +
                                                 it->second->ns);
+  }
+  if (owners != nullptr && it->second->owners != *owners) {
+    return Status(ErrorCode::kUnauthorized,
+                  "cursor id " + std::to_string(id) + " was not created by the authenticated user");
   }
   std::unique_ptr<ClientCursor> c = std::move(it->second);
   cursors_.erase(it);
@@ -44,6 +48,13 @@ void CursorManager::CheckIn(std::unique_ptr<ClientCursor> cursor) {
   checked_out_.erase(cursor->id);
   cursor->last_used = std::chrono::steady_clock::now();
   cursors_[cursor->id] = std::move(cursor);
+}
+
+std::optional<std::vector<std::string>> CursorManager::OwnersOf(int64_t id) const {
+  std::lock_guard lk(mu_);
+  auto it = cursors_.find(id);
+  if (it == cursors_.end()) return std::nullopt;
+  return it->second->owners;
 }
 
 bool CursorManager::Kill(int64_t id) {

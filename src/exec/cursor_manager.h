@@ -30,6 +30,9 @@ struct ClientCursor {
   // What is left of the opening command's maxTimeMS: each getMore runs with it as its limit
   // and leaves it what remains (the time between them does not count), as in MongoDB.
   std::optional<std::chrono::steady_clock::duration> time_left;
+  // The users ("user@db") the opening connection had authenticated as: with --auth, only a
+  // connection authenticated as the same users continues or kills it, as in MongoDB.
+  std::vector<std::string> owners;
 };
 
 class CursorManager {
@@ -37,8 +40,11 @@ class CursorManager {
   // Registers `cursor` and returns its new id (positive, random).
   int64_t Register(std::unique_ptr<ClientCursor> cursor);
   // Takes a cursor for a getMore. CursorNotFound (43) if unknown or in use; Unauthorized (13) if it
-  // belongs to another namespace.
-  StatusWith<std::unique_ptr<ClientCursor>> CheckOut(int64_t id, const std::string& ns);
+  // belongs to another namespace, or (when `owners` is given) to other users.
+  StatusWith<std::unique_ptr<ClientCursor>> CheckOut(
+      int64_t id, const std::string& ns, const std::vector<std::string>* owners = nullptr);
+  // The owners of a checked-in cursor, nullopt if there is none with that id.
+  std::optional<std::vector<std::string>> OwnersOf(int64_t id) const;
   void CheckIn(std::unique_ptr<ClientCursor> cursor);
   // True if a cursor with that id existed (checked in) and was killed.
   bool Kill(int64_t id);

@@ -535,3 +535,66 @@ def test_current_op_own_ops_needs_no_privilege_and_shows_only_ones_own(auth_serv
     everyone = root.admin.command({"currentOp": 1})["inprog"]
     assert any(op.get("effectiveUsers") == [{"user": "root", "db": "admin"}] for op in everyone)
     c.close()
+
+
+def test_a_cursor_continues_and_dies_only_for_the_users_that_opened_it(auth_server, root):
+    root.cur.c.insert_many([{"i": i} for i in range(5)])
+    make_user(root, "cur", "opener", ["read"])
+    make_user(root, "cur", "stranger", ["read"])
+    a = login(auth_server, "opener", "pw", source="cur")
+    b = login(auth_server, "stranger", "pw", source="cur")
+    first = a.cur.command({"find": "c", "batchSize": 1})["cursor"]
+    cursor_id = first["id"]
+    assert cursor_id != 0 and len(first["firstBatch"]) == 1
+    code, name, msg = command_error(b.cur, {"getMore": cursor_id, "collection": "c"})
+    assert (code, name, msg) == (13, "Unauthorized",
+                                 f"cursor id {cursor_id} was not created by the authenticated user")
+    code, _, _ = command_error(b.cur, {"killCursors": "c", "cursors": [cursor_id]})
+    assert code == 13
+    # The owner goes on; root (killAnyCursor) may kill it.
+    more = a.cur.command({"getMore": cursor_id, "collection": "c", "batchSize": 1})["cursor"]
+    assert len(more["nextBatch"]) == 1
+    killed = root.cur.command({"killCursors": "c", "cursors": [cursor_id]})
+    assert killed["cursorsKilled"] == [cursor_id]
+    a.close()
+    b.close()
+
+
+def test_a_user_may_kill_its_own_operation_but_not_anothers(auth_server, root):
+    import threading
+    import time
+
+    make_user(root, "ops", "runner", ["readWrite"])
+    make_user(root, "ops", "bystander", ["readWrite"])
+    runner = login(auth_server, "runner", "pw", source="ops")
+    runner.ops.c.insert_many([{"v": i} for i in range(2000)])
+    tag = "auth-runaway-" + uuid.uuid4().hex
+    outcome = {}
+
+    def run():
+        try:
+            list(runner.ops.c.aggregate([{"$project": {"x": {"$range": [0, 50000]}}},
+                                         {"$unwind": "$x"},
+                                         {"$group": {"_id": None, "s": {"$sum": "$x"}}}],
+                                        comment=tag))
+            outcome["error"] = None
+        except OperationFailure as e:
+            outcome["error"] = e
+
+    worker = threading.Thread(target=run)
+    worker.start()
+    ops = []
+    deadline = time.monotonic() + 20
+    while not ops and time.monotonic() < deadline:
+        ops = runner.admin.command({"currentOp": 1, "$ownOps": True,
+                                    "command.comment": tag})["inprog"]
+        time.sleep(0.02)
+    assert len(ops) == 1, ops
+    bystander = login(auth_server, "bystander", "pw", source="ops")
+    assert denied(bystander.admin, {"killOp": 1, "op": ops[0]["opid"]})
+    assert runner.admin.command({"killOp": 1, "op": ops[0]["opid"]})["info"] == \
+        "attempting to kill op"
+    worker.join(20)
+    assert outcome["error"] is not None and outcome["error"].code == 11601
+    bystander.close()
+    runner.close()
