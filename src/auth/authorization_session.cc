@@ -4,25 +4,22 @@
 
 namespace hourglass::auth {
 
-std::vector<RoleName> AuthorizationSession::Roles() const {
-  std::vector<RoleName> out;
-  for (const UserDocument& u : documents_) {
-    for (const RoleName& r : u.roles) {
-      if (std::find(out.begin(), out.end(), r) == out.end()) out.push_back(r);
+Status AuthorizationSession::Login(const UserDocument& user, uint64_t generation,
+                                   const UserStore& store) {
+  for (size_t i = 0; i < users_.size(); ++i) {
+    if (users_[i].db == user.name.db) {
+      users_.erase(users_.begin() + static_cast<std::ptrdiff_t>(i));
+      documents_.erase(documents_.begin() + static_cast<std::ptrdiff_t>(i));
+      break;
     }
   }
-  return out;
-}
-
-void AuthorizationSession::Login(const UserDocument& user, uint64_t generation) {
-  Logout(user.name.db);
   users_.push_back(user.name);
   documents_.push_back(user);
   generation_ = generation;
-  Resolve();
+  return Resolve(store);
 }
 
-void AuthorizationSession::Logout(const std::string& db) {
+Status AuthorizationSession::Logout(const std::string& db, const UserStore& store) {
   for (size_t i = 0; i < users_.size(); ++i) {
     if (users_[i].db == db) {
       users_.erase(users_.begin() + static_cast<std::ptrdiff_t>(i));
@@ -30,7 +27,7 @@ void AuthorizationSession::Logout(const std::string& db) {
       break;
     }
   }
-  Resolve();
+  return Resolve(store);
 }
 
 Status AuthorizationSession::Refresh(const UserStore& store) {
@@ -47,15 +44,17 @@ Status AuthorizationSession::Refresh(const UserStore& store) {
   users_ = std::move(users);
   documents_ = std::move(documents);
   generation_ = generation;
-  Resolve();
-  return Status::OK();
+  return Resolve(store);
 }
 
-void AuthorizationSession::Resolve() {
-  privileges_ = PrivilegeSet();
-  for (const RoleName& role : Roles()) {
-    if (auto privileges = BuiltinRolePrivileges(role)) privileges_.Add(*privileges);
-  }
+Status AuthorizationSession::Resolve(const UserStore& store) {
+  std::vector<RoleName> granted;
+  for (const UserDocument& u : documents_)
+    granted.insert(granted.end(), u.roles.begin(), u.roles.end());
+  HG_ASSIGN_OR_RETURN(ResolvedRoles resolved, ResolveRoles(store, granted));
+  roles_ = std::move(resolved.roles);
+  privileges_ = std::move(resolved.privileges);
+  return Status::OK();
 }
 
 }  // namespace hourglass::auth

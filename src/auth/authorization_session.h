@@ -20,14 +20,16 @@ class AuthorizationSession {
  public:
   bool IsAuthenticated() const { return !users_.empty(); }
   const std::vector<UserName>& users() const { return users_; }
-  // The roles granted directly to the authenticated users.
-  std::vector<RoleName> Roles() const;
+  // The roles of the authenticated users: those granted to them, and those user-defined roles
+  // inherit (built-in roles name none), as connectionStatus lists them.
+  const std::vector<RoleName>& Roles() const { return roles_; }
   const PrivilegeSet& privileges() const { return privileges_; }
 
-  // Records `user` as authenticated, replacing a user of the same database.
-  void Login(const UserDocument& user, uint64_t generation);
+  // Records `user` as authenticated, replacing a user of the same database; `generation` is the
+  // user store's when `user` was read.
+  Status Login(const UserDocument& user, uint64_t generation, const UserStore& store);
   // Forgets the user authenticated on `db`, if any.
-  void Logout(const std::string& db);
+  Status Logout(const std::string& db, const UserStore& store);
   // Looks the users up again if `store` changed since they were resolved; a user dropped since
   // is logged out.
   Status Refresh(const UserStore& store);
@@ -49,10 +51,12 @@ class AuthorizationSession {
   int32_t NextConversationId() { return ++last_conversation_id_; }
 
  private:
-  void Resolve();
+  // The roles and privileges of the users' roles (ResolveRoles).
+  Status Resolve(const UserStore& store);
 
   std::vector<UserName> users_;
   std::vector<UserDocument> documents_;
+  std::vector<RoleName> roles_;
   PrivilegeSet privileges_;
   uint64_t generation_ = 0;
   std::optional<Conversation> conversation_;

@@ -282,20 +282,124 @@ bool PrivilegeSet::HasAnyOnDatabase(const std::string& db) const {
 
 bson::BsonObj PrivilegeSet::ToBsonArray() const {
   bson::BsonArrayBuilder out;
-  for (const Privilege& p : privileges_) {
-    bson::BsonBuilder one;
-    one.AppendObject("resource", p.resource.ToBson());
-    size_t actions = one.OpenArray("actions");
-    int i = 0;
-    for (size_t a = 0; a < p.actions.size(); ++a) {
-      if (p.actions.test(a)) {
-        one.AppendString(std::to_string(i++), ActionTypeName(static_cast<ActionType>(a)));
+  for (const Privilege& p : privileges_) out.AppendObject(PrivilegeToBson(p));
+  return out.Obj();
+}
+
+bson::BsonObj PrivilegeToBson(const Privilege& p) {
+  bson::BsonBuilder one;
+  one.AppendObject("resource", p.resource.ToBson());
+  size_t actions = one.OpenArray("actions");
+  int i = 0;
+  for (size_t a = 0; a < p.actions.size(); ++a) {
+    if (p.actions.test(a)) {
+      one.AppendString(std::to_string(i++), ActionTypeName(static_cast<ActionType>(a)));
+    }
+  }
+  one.Close(actions);
+  return one.Obj();
+}
+
+namespace {
+
+StatusWith<ResourcePattern> ParseResource(const bson::BsonObj& r) {
+  auto bad = [&](std::string why) {
+    return Status(ErrorCode::kBadValue, "Invalid privilege resource " + r.ToJson() + ": " + why);
+  };
+  bson::BsonElement cluster = r["cluster"];
+  bson::BsonElement any = r["anyResource"];
+  bson::BsonElement db = r["db"];
+  bson::BsonElement coll = r["collection"];
+  bson::BsonElement buckets = r["system_buckets"];
+  for (const bson::BsonElement& f : r) {
+    std::string_view n = f.FieldName();
+    if (n != "cluster" && n != "anyResource" && n != "db" && n != "collection" &&
+        n != "system_buckets") {
+      return bad("unknown field '" + std::string(n) + "'");
+    }
+  }
+  if (!cluster.eoo()) {
+    if (r.NumFields() != 1 || cluster.type() != bson::BsonType::kBool || !cluster.Bool()) {
+      return bad("cluster must be true and alone");
+    }
+    return Cluster();
+  }
+  if (!any.eoo()) {
+    if (r.NumFields() != 1 || any.type() != bson::BsonType::kBool || !any.Bool()) {
+      return bad("anyResource must be true and alone");
+    }
+    return AnyResource();
+  }
+  if (db.type() != bson::BsonType::kString) return bad("it needs a string 'db'");
+  std::string d(db.Str());
+  if (!buckets.eoo()) {
+    if (!coll.eoo() || buckets.type() != bson::BsonType::kString) {
+      return bad("system_buckets must be a string, without 'collection'");
+    }
+    if (buckets.Str().empty()) return d.empty() ? AnyBuckets() : BucketsIn(d);
+    return ResourcePattern{Kind::kExactNamespace, d,
+                           "system.buckets." + std::string(buckets.Str())};
+  }
+  if (coll.type() != bson::BsonType::kString) return bad("it needs a string 'collection'");
+  std::string c(coll.Str());
+  if (d.empty() && c.empty()) return AnyNormal();
+  if (c.empty()) return Db(d);
+  if (d.empty()) return CollectionInAnyDb(c);
+  return Exact(d, c);
+}
+
+}  // namespace
+
+StatusWith<Privilege> ParsePrivilege(const bson::BsonElement& e) {
+  if (e.type() != bson::BsonType::kObject) {
+    return Status(ErrorCode::kBadValue, "Privileges must be objects with 'resource' and 'actions'");
+  }
+  bson::BsonObj p = e.Obj();
+  bson::BsonElement resource = p["resource"];
+  bson::BsonElement actions = p["actions"];
+  if (resource.type() != bson::BsonType::kObject || actions.type() != bson::BsonType::kArray) {
+    return Status(ErrorCode::kBadValue,
+                  "Privileges need a 'resource' object and an 'actions' array");
+  }
+  HG_ASSIGN_OR_RETURN(ResourcePattern pattern, ParseResource(resource.Obj()));
+  ActionSet set;
+  for (const bson::BsonElement& a : actions.Obj()) {
+    if (a.type() != bson::BsonType::kString) {
+      return Status(ErrorCode::kBadValue, "Privilege actions must be strings");
+    }
+    bool known = false;
+    for (size_t i = 0; i < kActionNames.size(); ++i) {
+      if (kActionNames[i] == a.Str()) {
+        set.set(i);
+        known = true;
       }
     }
-    one.Close(actions);
-    out.AppendObject(one.Obj());
+    if (!known) {
+      return Status(ErrorCode::kBadValue,
+                    "Unrecognized action privilege string: " + std::string(a.Str()));
+    }
   }
-  return out.Obj();
+  return Privilege{std::move(pattern), set};
+}
+
+bool SameResource(const ResourcePattern& a, const ResourcePattern& b) {
+  return a.kind == b.kind && a.db == b.db && a.coll == b.coll;
+}
+
+std::vector<Privilege> MergePrivileges(std::vector<Privilege> privileges) {
+  std::vector<Privilege> out;
+  for (Privilege& p : privileges) {
+    bool merged = false;
+    for (Privilege& o : out) {
+      if (SameResource(o.resource, p.resource)) {
+        o.actions |= p.actions;
+        merged = true;
+        break;
+      }
+    }
+    if (!merged) out.push_back(std::move(p));
+  }
+  return out;
 }
 
 }  // namespace hourglass::auth

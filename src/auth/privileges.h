@@ -63,6 +63,14 @@ struct Privilege {
   ActionSet actions;
 };
 
+// A privilege as roles store it, {resource: {...}, actions: ["find", ...]}. BadValue naming what
+// is wrong (an unknown action, a malformed resource).
+StatusWith<Privilege> ParsePrivilege(const bson::BsonElement& e);
+bson::BsonObj PrivilegeToBson(const Privilege& p);
+// Two privileges on the same resource merge their actions, as MongoDB keeps them.
+std::vector<Privilege> MergePrivileges(std::vector<Privilege> privileges);
+bool SameResource(const ResourcePattern& a, const ResourcePattern& b);
+
 // The privileges of the built-in role, or nullopt if `role` is not one. The any-database and
 // cluster roles exist only in admin, as in MongoDB.
 std::optional<std::vector<Privilege>> BuiltinRolePrivileges(const RoleName& role);
@@ -78,6 +86,7 @@ class PrivilegeSet {
   // [{resource, actions: [...]}], as connectionStatus's showPrivileges lists them.
   bson::BsonObj ToBsonArray() const;
   bool empty() const { return privileges_.empty(); }
+  const std::vector<Privilege>& list() const { return privileges_; }
 
  private:
   std::vector<Privilege> privileges_;

@@ -73,5 +73,75 @@ TEST(PrivilegesTest, ListsPrivilegesAsConnectionStatusShowsThem) {
   EXPECT_EQ(std::find(actions.begin(), actions.end(), "find"), actions.end());
 }
 
+StatusWith<Privilege> Parse(std::string_view json) {
+  auto doc = bson::FromJson(json);
+  EXPECT_TRUE(doc.ok()) << json;
+  return ParsePrivilege(doc.value()["p"]);
+}
+
+TEST(PrivilegesTest, ParsesEveryResourceFormAndRefusesWhatIsNotOne) {
+  using Kind = ResourcePattern::Kind;
+  struct Case {
+    const char* json;
+    Kind kind;
+    const char* db;
+    const char* coll;
+  } cases[] = {
+      {R"({"p": {"resource": {"db": "app", "collection": "c"}, "actions": ["find"]}})",
+       Kind::kExactNamespace, "app", "c"},
+      {R"({"p": {"resource": {"db": "app", "collection": ""}, "actions": ["find"]}})",
+       Kind::kDatabase, "app", ""},
+      {R"({"p": {"resource": {"db": "", "collection": "c"}, "actions": ["find"]}})",
+       Kind::kCollectionInAnyDb, "", "c"},
+      {R"({"p": {"resource": {"db": "", "collection": ""}, "actions": ["find"]}})",
+       Kind::kAnyNormal, "", ""},
+      {R"({"p": {"resource": {"cluster": true}, "actions": ["serverStatus"]}})", Kind::kCluster, "",
+       ""},
+      {R"({"p": {"resource": {"anyResource": true}, "actions": ["find"]}})", Kind::kAnyResource, "",
+       ""},
+      {R"({"p": {"resource": {"db": "app", "system_buckets": ""}, "actions": ["find"]}})",
+       Kind::kSystemBucketsInDb, "app", ""},
+      {R"({"p": {"resource": {"db": "app", "system_buckets": "w"}, "actions": ["find"]}})",
+       Kind::kExactNamespace, "app", "system.buckets.w"},
+  };
+  for (const Case& c : cases) {
+    StatusWith<Privilege> p = Parse(c.json);
+    ASSERT_TRUE(p.ok()) << c.json << " " << p.status().ToString();
+    EXPECT_EQ(p.value().resource.kind, c.kind) << c.json;
+    EXPECT_EQ(p.value().resource.db, c.db) << c.json;
+    EXPECT_EQ(p.value().resource.coll, c.coll) << c.json;
+    // What PrivilegeToBson writes parses back to the same privilege.
+    bson::BsonBuilder again;
+    again.AppendObject("p", PrivilegeToBson(p.value()));
+    bson::BsonObj again_doc = again.Obj();
+    StatusWith<Privilege> round = ParsePrivilege(again_doc["p"]);
+    ASSERT_TRUE(round.ok()) << c.json;
+    EXPECT_TRUE(SameResource(round.value().resource, p.value().resource)) << c.json;
+    EXPECT_EQ(round.value().actions, p.value().actions) << c.json;
+  }
+  for (const char* bad : {
+           R"({"p": {"resource": {"cluster": false}, "actions": ["find"]}})",
+           R"({"p": {"resource": {"cluster": true, "db": "x"}, "actions": ["find"]}})",
+           R"({"p": {"resource": {"db": "app"}, "actions": ["find"]}})",
+           R"({"p": {"resource": {"db": "app", "collection": "c"}, "actions": ["fly"]}})",
+           R"({"p": {"resource": {"db": "app", "collection": "c", "x": 1}, "actions": []}})",
+           R"({"p": {"resource": {"db": "app", "collection": "c"}}})",
+           R"({"p": "find"})",
+       }) {
+    EXPECT_FALSE(Parse(bad).ok()) << bad;
+  }
+}
+
+TEST(PrivilegesTest, MergesPrivilegesOnOneResource) {
+  ResourcePattern app{ResourcePattern::Kind::kDatabase, "app", ""};
+  ResourcePattern other{ResourcePattern::Kind::kDatabase, "other", ""};
+  std::vector<Privilege> merged = MergePrivileges({{app, Actions({ActionType::kFind})},
+                                                   {other, Actions({ActionType::kInsert})},
+                                                   {app, Actions({ActionType::kInsert})}});
+  ASSERT_EQ(merged.size(), 2u);
+  EXPECT_EQ(merged[0].actions, Actions({ActionType::kFind, ActionType::kInsert}));
+  EXPECT_EQ(merged[1].actions, Actions({ActionType::kInsert}));
+}
+
 }  // namespace
 }  // namespace hourglass::auth

@@ -1,6 +1,7 @@
-// The server's users, kept where MongoDB keeps them: documents of admin.system.users (user.h's
-// shape), with the unique index {user: 1, db: 1} MongoDB gives that collection. Every change bumps
-// a generation that connections compare to know when to look their users up again. Thread-safe.
+// The server's users and user-defined roles, kept where MongoDB keeps them: documents of
+// admin.system.users (user.h's shape) and admin.system.roles (role.h's), each with the unique
+// index MongoDB gives it ({user: 1, db: 1}, {role: 1, db: 1}). Every change bumps a generation
+// that connections compare to know when to look their users and roles up again. Thread-safe.
 #pragma once
 
 #include <atomic>
@@ -8,17 +9,33 @@
 #include <string>
 #include <vector>
 
+#include "auth/role.h"
 #include "auth/user.h"
 #include "base/status.h"
+#include "bson/bson.h"
 
 namespace hourglass::catalog {
 class Catalog;
-}
+struct NamespaceString;
+}  // namespace hourglass::catalog
 namespace hourglass::storage {
 class KvEngine;
 }
 
 namespace hourglass::auth {
+
+class UserStore;
+
+// Roles and everything they grant: the roles themselves and those user-defined roles inherit
+// (built-in roles name none), and their privileges.
+struct ResolvedRoles {
+  std::vector<RoleName> roles;
+  PrivilegeSet privileges;
+};
+// Follows `roles` breadth first through the role graph, each role once (createRole refuses
+// cycles, but a restored admin.system.roles might hold one); a role that no longer exists grants
+// nothing.
+StatusWith<ResolvedRoles> ResolveRoles(const UserStore& store, const std::vector<RoleName>& roles);
 
 class UserStore {
  public:
@@ -35,15 +52,34 @@ class UserStore {
   StatusWith<int64_t> RemoveAll(const std::string& db);
   // The users of `db`, or of every database, ordered by _id.
   StatusWith<std::vector<UserDocument>> List(const std::optional<std::string>& db) const;
-  // Whether any user exists (the localhost exception holds until one does).
+
+  StatusWith<std::optional<RoleDocument>> FindRole(const RoleName& name) const;
+  // Location51002 "Role "r@db" already exists" if it does.
+  Status InsertRole(const RoleDocument& role);
+  // RoleNotFound if the role does not exist.
+  Status ReplaceRole(const RoleDocument& role);
+  Status RemoveRole(const RoleName& name);
+  StatusWith<int64_t> RemoveAllRoles(const std::string& db);
+  StatusWith<std::vector<RoleDocument>> ListRoles(const std::optional<std::string>& db) const;
+
+  // Whether any user or role exists (the localhost exception holds until one does).
   StatusWith<bool> HasUsers() const;
   uint64_t generation() const { return generation_.load(std::memory_order_acquire); }
 
  private:
-  // Removes, in one transaction, the users of `db` (of every database when nullopt), or only
-  // `only` when given; returns how many.
-  StatusWith<int64_t> RemoveWhere(const std::optional<std::string>& db,
-                                  const std::optional<UserName>& only);
+  StatusWith<std::optional<bson::BsonObj>> FindDoc(const catalog::NamespaceString& nss,
+                                                   const std::string& id) const;
+  // DuplicateKey if the _id exists.
+  Status InsertDoc(const catalog::NamespaceString& nss, std::string_view name_field,
+                   const bson::BsonObj& doc);
+  // False if there is no document with that _id.
+  StatusWith<bool> ReplaceDoc(const catalog::NamespaceString& nss, const std::string& id,
+                              const bson::BsonObj& doc);
+  // Removes, in one transaction, the documents of `db` whose `name_field` is `only` (all of the
+  // database's when `only` is nullopt); returns how many.
+  StatusWith<int64_t> RemoveDocs(const catalog::NamespaceString& nss, std::string_view name_field,
+                                 const std::string& db, const std::optional<std::string>& only);
+  StatusWith<std::vector<bson::BsonObj>> ListDocs(const catalog::NamespaceString& nss) const;
 
   storage::KvEngine* engine_;
   catalog::Catalog* catalog_;

@@ -36,6 +36,9 @@ Status OperationControl::Check() {
     if (c == ErrorCode::kMaxTimeMSExpired) {
       return Status(c, "operation exceeded time limit");
     }
+    if (c == ErrorCode::kClientDisconnect) {
+      return Status(c, "operation was interrupted because a client disconnected");
+    }
     return Status(c, "operation was interrupted");
   }
   if (!has_deadline()) return Status::OK();
@@ -69,7 +72,7 @@ const std::shared_ptr<OperationControl>& OperationControl::Current() { return t_
 bool IsInterruption(ErrorCode code) {
   return code == ErrorCode::kInterrupted || code == ErrorCode::kInterruptedAtShutdown ||
          code == ErrorCode::kInterruptedDueToReplStateChange ||
-         code == ErrorCode::kMaxTimeMSExpired;
+         code == ErrorCode::kMaxTimeMSExpired || code == ErrorCode::kClientDisconnect;
 }
 
 Status CheckForInterrupt() {

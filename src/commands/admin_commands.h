@@ -65,6 +65,10 @@ class FnCommand : public Command {
   RunFn run_;
 };
 
+// What currentOp and $currentOp list: every running operation, as mongod describes it, or (with
+// `own_only` under --auth) those of the caller's users.
+std::vector<bson::BsonObj> CurrentOperations(const CommandContext& ctx, bool own_only);
+
 // Registers the general parameters users expect of mongod (cursorTimeoutMillis, logLevel, quiet,
 // enableTestCommands); idempotent. Other modules register their own parameters.
 void RegisterBasicServerParameters();

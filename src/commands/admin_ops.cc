@@ -133,6 +133,20 @@ BsonObj DescribeOperation(const CommandContext& ctx, const RunningOperation& op)
   return b.Obj();
 }
 
+}  // namespace
+
+std::vector<BsonObj> CurrentOperations(const CommandContext& ctx, bool own_only) {
+  const bool filter = own_only && ctx.service.options.auth;
+  std::vector<BsonObj> out;
+  OperationRegistry::Get().ForEach([&](const RunningOperation& op) {
+    if (filter && op.users != ctx.client.auth.users()) return;
+    out.push_back(DescribeOperation(ctx, op));
+  });
+  return out;
+}
+
+namespace {
+
 // currentOp: every operation running now (each command while it runs, this one too), those that
 // match the filter made of its other fields, as mongod's. `$ownOps` (with --auth) keeps those of
 // the caller's users; `$all` changes nothing: there are no idle operations to add.
@@ -149,13 +163,10 @@ Status RunCurrentOp(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& reply)
     filter.AppendElement(e);
   }
   HG_ASSIGN_OR_RETURN(query::Matcher matcher, query::Matcher::Parse(filter.Obj()));
-  const bool own_ops = ctx.service.options.auth && cmd["$ownOps"].Truthy();
   BsonArrayBuilder inprog;
-  OperationRegistry::Get().ForEach([&](const RunningOperation& op) {
-    if (own_ops && op.users != ctx.client.auth.users()) return;
-    BsonObj described = DescribeOperation(ctx, op);
+  for (const BsonObj& described : CurrentOperations(ctx, cmd["$ownOps"].Truthy())) {
     if (matcher.Matches(described)) inprog.AppendObject(described);
-  });
+  }
   reply.AppendArray("inprog", inprog.Obj());
   // As mongod: the fsync lock shows at the top level while it is held.
   if (WriteGate::Get().LockCount() > 0) reply.AppendBool("fsyncLock", true);

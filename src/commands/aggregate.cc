@@ -6,6 +6,7 @@
 
 #include "base/clock.h"
 #include "bson/bson_compare.h"
+#include "commands/admin_commands.h"
 #include "commands/aggregate_collections.h"
 #include "commands/command.h"
 #include "commands/command_factories.h"
@@ -215,6 +216,62 @@ std::string_view FirstStageName(const BsonObj& stages) {
   return first.Obj().FirstElement().FieldName();
 }
 
+// An aggregate starting with $currentOp, rewritten to start with the operations it lists as a
+// $documents stage (their fields taken literally): the rest of the pipeline filters and shapes
+// them. As mongod, it runs only as {aggregate: 1} on admin, and `allUsers: false` (the default)
+// keeps the caller's own operations under --auth.
+StatusWith<BsonObj> CurrentOpAsDocuments(CommandContext& ctx, const BsonObj& cmd,
+                                         const BsonObj& stages, bool collectionless) {
+  if (!collectionless || ctx.db != "admin") {
+    return Status(ErrorCode::kInvalidNamespace,
+                  "$currentOp must be run against the 'admin' database with {aggregate: 1}");
+  }
+  BsonElement spec = stages.FirstElement().Obj().FirstElement();
+  if (spec.type() != BsonType::kObject) {
+    return Status(ErrorCode::kFailedToParse,
+                  "$currentOp options must be specified in an object, but found: " +
+                      std::string(bson::TypeName(spec.type())));
+  }
+  static constexpr std::string_view kOptions[] = {"allUsers",     "idleConnections", "idleCursors",
+                                                  "idleSessions", "localOps",        "truncateOps",
+                                                  "backtrace",    "targetAllNodes"};
+  bool all_users = false;
+  for (const BsonElement& o : spec.Obj()) {
+    std::string_view n = o.FieldName();
+    if (std::find(std::begin(kOptions), std::end(kOptions), n) == std::end(kOptions)) {
+      return Status(ErrorCode::kFailedToParse,
+                    "Unrecognized option '" + std::string(n) + "' in $currentOp stage.");
+    }
+    if (o.type() != BsonType::kBool) {
+      return Status(ErrorCode::kFailedToParse,
+                    "The '" + std::string(n) +
+                        "' parameter of the $currentOp stage must be a boolean value, but found: " +
+                        std::string(bson::TypeName(o.type())));
+    }
+    if (n == "allUsers") all_users = o.Bool();
+  }
+  BsonBuilder b;
+  for (const BsonElement& e : cmd) {
+    if (e.FieldName() != "pipeline") b.AppendElement(e);
+  }
+  size_t pipeline = b.OpenArray("pipeline");
+  {
+    BsonArrayBuilder ops;
+    for (const BsonObj& op : CurrentOperations(ctx, !all_users)) ops.AppendObject(op);
+    BsonBuilder literal;
+    literal.AppendArray("$literal", ops.Obj());
+    BsonBuilder documents;
+    documents.AppendObject("$documents", literal.Obj());
+    b.AppendObject("0", documents.Obj());
+  }
+  int i = 0;
+  for (const BsonElement& stage : stages) {
+    if (i++ > 0) b.AppendElementAs(stage, std::to_string(i - 1));
+  }
+  b.Close(pipeline);
+  return b.Obj();
+}
+
 // The stages whose documents come from the catalog, not from the collection's records.
 bool IsCatalogSourceStage(std::string_view name) {
   return name == "$collStats" || name == "$indexStats" || name == "$planCacheStats";
@@ -287,6 +344,10 @@ Status RunAggregate(CommandContext& ctx, const BsonObj& request, bool single_bat
   HG_ASSIGN_OR_RETURN(auto stages, GetArray("aggregate", cmd, "pipeline"));
   if (!stages) {
     return MissingField("aggregate", "pipeline");
+  }
+  if (FirstStageName(*stages) == "$currentOp") {
+    HG_ASSIGN_OR_RETURN(cmd, CurrentOpAsDocuments(ctx, cmd, *stages, collectionless));
+    stages = cmd["pipeline"].Obj();
   }
   // A view reads what it is defined on; its cursor keeps the view's name.
   std::optional<std::string> view_ns;

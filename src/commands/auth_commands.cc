@@ -125,7 +125,7 @@ Status Step(CommandContext& ctx, const Payload& payload, BsonBuilder& reply) {
                     "authenticated as: " +
                         other.Display());
     }
-    ctx.client.auth.Login(*user, generation);
+    HG_RETURN_IF_ERROR(ctx.client.auth.Login(*user, generation, *ctx.service.users));
     LOGI("ACCESS", 20250, "Authentication succeeded", AuthAttr(scram, speculative, db, ctx.client));
     conversation.reset();
   }
@@ -152,6 +152,7 @@ Status Start(CommandContext& ctx, const BsonObj& cmd, const std::string& db, boo
         "Unsupported mechanism '" + *mechanism_name + "' on authentication database '" + db + "'");
   }
   HG_ASSIGN_OR_RETURN(Payload payload, ParsePayload("saslStart", cmd));
+  if (ctx.service.users == nullptr) return AuthenticationFailed();  // a server without storage
   bool skip_empty_exchange = false;
   HG_ASSIGN_OR_RETURN(std::optional<BsonObj> options, GetObject("saslStart", cmd, "options"));
   if (options) {
@@ -205,8 +206,8 @@ Status RunAuthenticate(CommandContext&, const BsonObj& cmd, BsonBuilder&) {
 }
 
 Status RunLogout(CommandContext& ctx, const BsonObj&, BsonBuilder&) {
-  ctx.client.auth.Logout(ctx.db);
-  return Status::OK();
+  if (ctx.service.users == nullptr) return Status::OK();  // no users: no one to log out
+  return ctx.client.auth.Logout(ctx.db, *ctx.service.users);
 }
 
 }  // namespace
@@ -245,6 +246,7 @@ StatusWith<std::optional<BsonObj>> SupportedMechanisms(CommandContext& ctx,
   }
   auth::UserName name{std::string(db_dot_user.substr(dot + 1)),
                       std::string(db_dot_user.substr(0, dot))};
+  if (ctx.service.users == nullptr) return std::optional<BsonObj>();  // a server without storage
   HG_ASSIGN_OR_RETURN(std::optional<auth::UserDocument> user, ctx.service.users->Find(name));
   if (!user) {
     LOGI("ACCESS", 20251, "Supported SASL mechanisms requested for unknown user",

@@ -117,6 +117,11 @@ void PipelineNeeds(const CommandContext& ctx, const ResourceTarget& source, cons
         needs.push_back({*t, A::kInsert});
         needs.push_back({*t, A::kUpdate});
       }
+    } else if (name == "$currentOp") {
+      // Another user's operations need inprog; one's own none (allUsers: false, the default).
+      if (stage.type() == BsonType::kObject && stage.Obj()["allUsers"].Truthy()) {
+        needs.push_back({ResourceTarget::Cluster(), A::kInprog});
+      }
     } else if (name == "$collStats") {
       needs.push_back({source, A::kCollStats});
     } else if (name == "$indexStats") {
@@ -127,8 +132,17 @@ void PipelineNeeds(const CommandContext& ctx, const ResourceTarget& source, cons
 
 StatusWith<Needs> AggregateNeeds(const CommandContext& ctx, const BsonObj& cmd) {
   ResourceTarget source = CommandNamespace(ctx, cmd);
-  Needs needs{{source, A::kFind}};
   BsonElement pipeline = cmd["pipeline"];
+  // A collectionless pipeline whose source is $currentOp or $documents reads no collection.
+  std::string_view first;
+  if (pipeline.type() == BsonType::kArray && !pipeline.Obj().IsEmpty() &&
+      pipeline.Obj().FirstElement().type() == BsonType::kObject) {
+    first = pipeline.Obj().FirstElement().Obj().FirstElement().FieldName();
+  }
+  const bool reads_no_collection =
+      source.coll.empty() && (first == "$currentOp" || first == "$documents");
+  Needs needs;
+  if (!reads_no_collection) needs.push_back({source, A::kFind});
   if (pipeline.type() == BsonType::kArray) PipelineNeeds(ctx, source, pipeline.Obj(), needs);
   if (cmd["bypassDocumentValidation"].Truthy())
     needs.push_back({source, A::kBypassDocumentValidation});
@@ -256,6 +270,12 @@ const std::map<std::string, NeedsFn, std::less<>>& NeedsTable() {
       {"count", OnNamespace({A::kFind})},
       {"create", OnNamespace({A::kCreateCollection})},
       {"createIndexes", OnNamespace({A::kCreateIndex})},
+      {"createRole",
+       [](const CommandContext& ctx, const BsonObj& cmd) -> StatusWith<Needs> {
+         HG_ASSIGN_OR_RETURN(Needs needs, RoleNeeds(ctx, cmd, A::kGrantRole));
+         needs.push_back({ResourceTarget::Database(ctx.db), A::kCreateRole});
+         return needs;
+       }},
       {"createUser", CreateUserNeeds},
       // Listing one's own operations needs no privilege ($ownOps), as in MongoDB.
       {"currentOp",
@@ -267,9 +287,11 @@ const std::map<std::string, NeedsFn, std::less<>>& NeedsTable() {
       {"delete", OnNamespace({A::kRemove})},
       {"distinct", OnNamespace({A::kFind})},
       {"drop", OnNamespace({A::kDropCollection})},
+      {"dropAllRolesFromDatabase", OnDatabase(A::kDropRole)},
       {"dropAllUsersFromDatabase", OnDatabase(A::kDropUser)},
       {"dropDatabase", OnDatabase(A::kDropDatabase)},
       {"dropIndexes", OnNamespace({A::kDropIndex})},
+      {"dropRole", OnDatabase(A::kDropRole)},
       {"dropUser", OnDatabase(A::kDropUser)},
       {"endSessions", AuthenticationOnly()},
       {"explain", ExplainNeeds},
@@ -286,6 +308,9 @@ const std::map<std::string, NeedsFn, std::less<>>& NeedsTable() {
       // A cursor is read on the privileges checked when it was opened.
       {"getMore", AuthenticationOnly()},
       {"getParameter", OnCluster({A::kGetParameter})},
+      {"grantPrivilegesToRole", OnDatabase(A::kGrantRole)},
+      {"grantRolesToRole", [](const CommandContext& ctx,
+                              const BsonObj& cmd) { return RoleNeeds(ctx, cmd, A::kGrantRole); }},
       {"grantRolesToUser", [](const CommandContext& ctx,
                               const BsonObj& cmd) { return RoleNeeds(ctx, cmd, A::kGrantRole); }},
       {"hello", nullptr},
@@ -321,10 +346,16 @@ const std::map<std::string, NeedsFn, std::less<>>& NeedsTable() {
       {"reIndex", OnNamespace({A::kReIndex})},
       {"refreshSessions", AuthenticationOnly()},
       {"renameCollection", RenameNeeds},
+      {"revokePrivilegesFromRole", OnDatabase(A::kRevokeRole)},
+      {"revokeRolesFromRole",
+       [](const CommandContext& ctx, const BsonObj& cmd) {
+         return RoleNeeds(ctx, cmd, A::kRevokeRole);
+       }},
       {"revokeRolesFromUser",
        [](const CommandContext& ctx, const BsonObj& cmd) {
          return RoleNeeds(ctx, cmd, A::kRevokeRole);
        }},
+      {"rolesInfo", OnDatabase(A::kViewRole)},
       {"saslContinue", nullptr},
       {"saslStart", nullptr},
       {"serverStatus", OnCluster({A::kServerStatus})},
@@ -333,6 +364,13 @@ const std::map<std::string, NeedsFn, std::less<>>& NeedsTable() {
       {"shutdown", OnCluster({A::kShutdown})},
       {"startSession", AuthenticationOnly()},
       {"update", UpdateNeeds},
+      {"updateRole",
+       [](const CommandContext& ctx, const BsonObj& cmd) -> StatusWith<Needs> {
+         HG_ASSIGN_OR_RETURN(Needs needs, RoleNeeds(ctx, cmd, A::kGrantRole));
+         needs.push_back({ResourceTarget::Database(ctx.db), A::kGrantRole});
+         needs.push_back({ResourceTarget::Database(ctx.db), A::kRevokeRole});
+         return needs;
+       }},
       {"updateUser", UpdateUserNeeds},
       {"usersInfo", UsersInfoNeeds},
       {"waitForFailPoint", AuthenticationOnly()},

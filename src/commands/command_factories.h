@@ -67,6 +67,17 @@ std::unique_ptr<Command> MakeUsersInfoCommand();
 std::unique_ptr<Command> MakeGrantRolesToUserCommand();
 std::unique_ptr<Command> MakeRevokeRolesFromUserCommand();
 
+// role_management.cc
+std::unique_ptr<Command> MakeCreateRoleCommand();
+std::unique_ptr<Command> MakeUpdateRoleCommand();
+std::unique_ptr<Command> MakeDropRoleCommand();
+std::unique_ptr<Command> MakeDropAllRolesFromDatabaseCommand();
+std::unique_ptr<Command> MakeRolesInfoCommand();
+std::unique_ptr<Command> MakeGrantPrivilegesToRoleCommand();
+std::unique_ptr<Command> MakeRevokePrivilegesFromRoleCommand();
+std::unique_ptr<Command> MakeGrantRolesToRoleCommand();
+std::unique_ptr<Command> MakeRevokeRolesFromRoleCommand();
+
 // admin_parameters.cc
 std::unique_ptr<Command> MakeGetParameterCommand();
 std::unique_ptr<Command> MakeSetParameterCommand();

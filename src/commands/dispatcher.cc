@@ -214,6 +214,7 @@ DispatchResult RunCommandRequest(ServiceContext& service, ClientState& client,
                   (target.type() == bson::BsonType::kString ? std::string(target.Str()) : "$cmd");
     running->command = body;
     running->users = client.auth.users();
+    running->client_fd = client.socket_fd;
     running->started = start;
     if (max_time_ms.value() > 0) {
       running->control->SetDeadline(start + std::chrono::milliseconds(max_time_ms.value()));

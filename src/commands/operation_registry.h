@@ -30,6 +30,7 @@ struct RunningOperation {
   std::string ns;
   bson::BsonObj command;              // the request's body (owned)
   std::vector<auth::UserName> users;  // who the connection had authenticated as
+  int client_fd = -1;  // the connection's socket (the listener watches it for a hang-up)
   OperationControl::Clock::time_point started = OperationControl::Clock::now();
 };
 

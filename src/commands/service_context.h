@@ -85,6 +85,7 @@ struct ClientState {
   int64_t connection_id = 0;
   std::string remote;  // "127.0.0.1:53422"
   std::string local;
+  int socket_fd = -1;  // the connection's socket, while the connection lives
   // Compressors agreed in the handshake (hello's `compression`), in the client's order.
   std::vector<wire::Compressor> compressors;
   bson::BsonObj client_metadata;  // the handshake's `client` document

@@ -2,6 +2,8 @@
 // usersInfo, grantRolesToUser and revokeRolesFromUser, over the users of admin.system.users
 // (auth/user_store.h), with MongoDB's arguments, replies and errors. Roles are the built-in ones
 // (auth/privileges.h).
+#include "commands/user_management.h"
+
 #include <algorithm>
 
 #include "auth/crypto.h"
@@ -38,10 +40,14 @@ StatusWith<auth::UserName> CommandUser(std::string_view cmd_name, const BsonObj&
   return auth::UserName{std::move(user), db};
 }
 
-Status CheckRolesExist(const std::vector<auth::RoleName>& roles) {
+}  // namespace
+
+Status CheckRolesExist(const auth::UserStore& store, const std::vector<auth::RoleName>& roles) {
   std::vector<std::string> missing;
   for (const auth::RoleName& r : roles) {
-    if (!auth::IsBuiltinRole(r)) missing.push_back(r.Display());
+    if (auth::IsBuiltinRole(r)) continue;
+    HG_ASSIGN_OR_RETURN(std::optional<auth::RoleDocument> custom, store.FindRole(r));
+    if (!custom) missing.push_back(r.Display());
   }
   if (missing.empty()) return Status::OK();
   if (missing.size() == 1) {
@@ -51,6 +57,8 @@ Status CheckRolesExist(const std::vector<auth::RoleName>& roles) {
   for (const std::string& m : missing) all += (all.empty() ? "" : ", ") + m;
   return Status(ErrorCode::kRoleNotFound, "Could not find roles: " + all);
 }
+
+namespace {
 
 // The mechanisms named by `mechanisms` (every SCRAM mechanism when absent).
 StatusWith<std::vector<auth::ScramMechanism>> ParseMechanisms(std::string_view cmd_name,
@@ -143,7 +151,7 @@ Status RunCreateUser(CommandContext& ctx, const BsonObj& cmd, BsonBuilder&) {
   user.name = name;
   user.user_id = NewUuid();
   HG_ASSIGN_OR_RETURN(user.roles, auth::ParseRoleNames(roles, ctx.db, "createUser.roles"));
-  HG_RETURN_IF_ERROR(CheckRolesExist(user.roles));
+  HG_RETURN_IF_ERROR(CheckRolesExist(*ctx.service.users, user.roles));
   HG_ASSIGN_OR_RETURN(std::optional<BsonObj> custom, GetObject("createUser", cmd, "customData"));
   if (custom) user.custom_data = custom->Owned();
   HG_ASSIGN_OR_RETURN(bool digest, GetBool("createUser", cmd, "digestPassword", true));
@@ -168,7 +176,7 @@ Status RunUpdateUser(CommandContext& ctx, const BsonObj& cmd, BsonBuilder&) {
   auth::UserDocument user = std::move(*found);
   if (!roles.eoo()) {
     HG_ASSIGN_OR_RETURN(user.roles, auth::ParseRoleNames(roles, ctx.db, "updateUser.roles"));
-    HG_RETURN_IF_ERROR(CheckRolesExist(user.roles));
+    HG_RETURN_IF_ERROR(CheckRolesExist(*ctx.service.users, user.roles));
   }
   if (custom) user.custom_data = custom->Owned();
   HG_ASSIGN_OR_RETURN(auto mechanisms, ParseMechanisms("updateUser", cmd));
@@ -221,7 +229,7 @@ Status ChangeRoles(CommandContext& ctx, std::string_view cmd_name, const BsonObj
     return Status(ErrorCode::kUserNotFound,
                   "Could not find user \"" + name.user + "\" for db \"" + name.db + "\"");
   }
-  HG_RETURN_IF_ERROR(CheckRolesExist(roles));
+  HG_RETURN_IF_ERROR(CheckRolesExist(*ctx.service.users, roles));
   auth::UserDocument user = std::move(*found);
   for (const auth::RoleName& r : roles) {
     auto it = std::find(user.roles.begin(), user.roles.end(), r);
@@ -281,8 +289,9 @@ StatusWith<UsersQuery> ParseUsersQuery(const BsonElement& arg, const std::string
   return q;
 }
 
+// `resolved`: the user's roles resolved, for showPrivileges.
 BsonObj DescribeUser(const auth::UserDocument& user, bool show_credentials, bool show_custom_data,
-                     bool show_privileges) {
+                     const std::optional<auth::ResolvedRoles>& resolved) {
   BsonObj stored = user.ToBson();
   BsonBuilder b;
   for (const char* f : {"_id", "userId", "user", "db"}) b.AppendElement(stored[f]);
@@ -292,13 +301,11 @@ BsonObj DescribeUser(const auth::UserDocument& user, bool show_credentials, bool
   BsonArrayBuilder mechanisms;
   for (const std::string& m : user.Mechanisms()) mechanisms.AppendString(m);
   b.AppendArray("mechanisms", mechanisms.Obj());
-  if (show_privileges) {
-    auth::PrivilegeSet privileges;
-    for (const auth::RoleName& r : user.roles) {
-      if (auto p = auth::BuiltinRolePrivileges(r)) privileges.Add(*p);
-    }
-    b.AppendElementAs(stored["roles"], "inheritedRoles");
-    b.AppendArray("inheritedPrivileges", privileges.ToBsonArray());
+  if (resolved) {
+    BsonArrayBuilder inherited;
+    for (const auth::RoleName& r : resolved->roles) inherited.AppendObject(r.ToBson());
+    b.AppendArray("inheritedRoles", inherited.Obj());
+    b.AppendArray("inheritedPrivileges", resolved->privileges.ToBsonArray());
     b.AppendArray("inheritedAuthenticationRestrictions", BsonObj());
   }
   return b.Obj();
@@ -341,7 +348,11 @@ Status RunUsersInfo(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& reply)
   }
   BsonArrayBuilder out;
   for (const auth::UserDocument& u : users) {
-    BsonObj described = DescribeUser(u, show_credentials, show_custom_data, show_privileges);
+    std::optional<auth::ResolvedRoles> resolved;
+    if (show_privileges) {
+      HG_ASSIGN_OR_RETURN(resolved, auth::ResolveRoles(*ctx.service.users, u.roles));
+    }
+    BsonObj described = DescribeUser(u, show_credentials, show_custom_data, resolved);
     if (matcher && !matcher->Matches(described)) continue;
     out.AppendObject(described);
   }

@@ -1,5 +1,6 @@
 #include "net/listener.h"
 
+#include <poll.h>
 #include <sys/socket.h>
 
 #include <asio.hpp>
@@ -10,8 +11,10 @@
 #include <set>
 #include <thread>
 
+#include "base/interrupt.h"
 #include "base/logger.h"
 #include "commands/dispatcher.h"
+#include "commands/operation_registry.h"
 #include "wire/message.h"
 #include "wire/op_compressed.h"
 #include "wire/op_msg.h"
@@ -189,9 +192,39 @@ struct Listener::Impl {
   std::set<tcp::socket*> live;  // guarded by mu
   int threads = 0;              // guarded by mu
 
+  std::thread disconnect_thread;
+
   void AcceptLoop();
   void Serve(std::unique_ptr<tcp::socket> sock);
+  void DisconnectLoop();
 };
+
+// A connection's thread is busy while its command runs and reads nothing, so a client that goes
+// away is noticed here: every 100 ms, the sockets of the operations that have run that long are
+// polled for a hang-up, and those operations are killed with ClientDisconnect (279), as mongod
+// kills the operations of a client that disconnects. The socket stays open while its operation
+// runs (its thread owns it), so its descriptor cannot name another connection meanwhile.
+void Listener::Impl::DisconnectLoop() {
+  SetThreadLogContext("disconnectWatcher");
+  constexpr auto kPeriod = std::chrono::milliseconds(100);
+  while (!stopping) {
+    std::this_thread::sleep_for(kPeriod);
+    std::vector<std::pair<pollfd, std::shared_ptr<OperationControl>>> watched;
+    const auto started_before = OperationControl::Clock::now() - kPeriod;
+    commands::OperationRegistry::Get().ForEach([&](const commands::RunningOperation& op) {
+      if (op.client_fd < 0 || op.started > started_before || op.control->killed()) return;
+      watched.push_back({pollfd{op.client_fd, POLLRDHUP, 0}, op.control});
+    });
+    if (watched.empty()) continue;
+    std::vector<pollfd> fds;
+    for (const auto& w : watched) fds.push_back(w.first);
+    if (poll(fds.data(), fds.size(), 0) <= 0) continue;
+    for (size_t i = 0; i < fds.size(); ++i) {
+      if ((fds[i].revents & (POLLRDHUP | POLLHUP | POLLERR)) == 0) continue;
+      watched[i].second->Kill(ErrorCode::kClientDisconnect);
+    }
+  }
+}
 
 void Listener::Impl::AcceptLoop() {
   SetThreadLogContext("listener");
@@ -230,6 +263,7 @@ void Listener::Impl::Serve(std::unique_ptr<tcp::socket> sock) {
   asio::error_code ec;
   client.remote = EndpointText(sock->remote_endpoint(ec));
   client.local = EndpointText(sock->local_endpoint(ec));
+  client.socket_fd = sock->native_handle();
   SetThreadLogContext("conn" + std::to_string(client.connection_id));
   ++service.counters.connections_current;
   ++service.counters.connections_total;
@@ -302,6 +336,7 @@ int Listener::port() const {
 
 void Listener::Start() {
   impl_->accept_thread = std::thread([this] { impl_->AcceptLoop(); });
+  impl_->disconnect_thread = std::thread([this] { impl_->DisconnectLoop(); });
 }
 
 void Listener::Shutdown() {
@@ -310,6 +345,7 @@ void Listener::Shutdown() {
   // Unblocks accept(): shutdown(2) on a listening socket wakes the blocked accept with an error.
   ::shutdown(impl_->acceptor.native_handle(), SHUT_RDWR);
   if (impl_->accept_thread.joinable()) impl_->accept_thread.join();
+  if (impl_->disconnect_thread.joinable()) impl_->disconnect_thread.join();
   impl_->acceptor.close(ec);
   std::unique_lock lk(impl_->mu);
   for (tcp::socket* s : impl_->live) ::shutdown(s->native_handle(), SHUT_RDWR);

@@ -64,7 +64,6 @@ bool IsKnownUnsupportedStage(std::string_view name) {
                                             "$searchMeta",
                                             "$redact",
                                             "$changeStream",
-                                            "$currentOp",
                                             "$listSessions",
                                             "$listLocalSessions",
                                             "$planCacheStats",
@@ -113,6 +112,10 @@ Status Pipeline::ParseStage(const BsonElement& stage_elem, int index, int count)
   const auto& table = StageTable();
   auto it = table.find(name);
   if (it == table.end()) {
+    // The aggregate command turns a first $currentOp into the operations it lists.
+    if (name == "$currentOp") {
+      return PipelineError(40602, "$currentOp is only valid as the first stage in a pipeline");
+    }
     if (IsKnownUnsupportedStage(name)) {
       return Status(ErrorCode::kCommandNotSupported, std::string(name) + " is not supported yet");
     }

@@ -44,7 +44,9 @@ import shutil
 import signal
 import socket
 import subprocess
+import threading
 import time
+import uuid
 
 import pymongo
 import pytest
@@ -508,3 +510,42 @@ def create_collections(db, colls):
             docs = spec
         if docs:
             db[name].insert_many([dict(d) for d in docs])
+
+
+# 2,000 documents, each unwound into 50,000: 100 million documents for the $group (each source
+# document a fraction of a second even in the sanitizer build, between two checks). Unless
+# stopped, an aggregate of it over such a collection runs for minutes.
+RUNAWAY_PIPELINE = [{"$project": {"x": {"$range": [0, 50000]}}},
+                    {"$unwind": "$x"},
+                    {"$group": {"_id": None, "s": {"$sum": "$x"}}}]
+
+
+class RunawayAggregate:
+    """RUNAWAY_PIPELINE over `coll` on a thread, tagged with a comment so that currentOp finds it;
+    `error` is the OperationFailure that stopped it (None if it finished)."""
+
+    def __init__(self, coll):
+        self.tag = "runaway-" + uuid.uuid4().hex
+        self.error = None
+        self.thread = threading.Thread(target=self._run, args=(coll,))
+        self.thread.start()
+
+    def _run(self, coll):
+        try:
+            list(coll.aggregate(RUNAWAY_PIPELINE, comment=self.tag))
+        except OperationFailure as e:
+            self.error = e
+
+    def wait_for_ops(self, client, **extra):
+        """Its entries in `client`'s currentOp (with `extra` fields), once there are any."""
+        ops = []
+        deadline = time.monotonic() + 20
+        while not ops and time.monotonic() < deadline:
+            ops = client.admin.command({"currentOp": 1, "command.comment": self.tag,
+                                        **extra})["inprog"]
+            time.sleep(0.02)
+        return ops
+
+    def join(self):
+        self.thread.join(20)
+        assert not self.thread.is_alive()

@@ -13,7 +13,7 @@ from bson.binary import Binary
 from pymongo.errors import OperationFailure
 
 from clienttools import REPO, isolated_env, mongosh_path
-from conftest import command_error, module_server, run_command
+from conftest import RunawayAggregate, command_error, module_server, run_command
 
 ROOT_PWD = "root-secret"
 
@@ -532,6 +532,12 @@ def test_current_op_own_ops_needs_no_privilege_and_shows_only_ones_own(auth_serv
     assert denied(c.admin, {"currentOp": 1})
     mine = c.admin.command({"currentOp": 1, "$ownOps": True})["inprog"]
     assert mine and all(op["effectiveUsers"] == [{"user": "opsuser", "db": "app"}] for op in mine)
+    # The $currentOp stage: one's own operations need no privilege, everyone's need inprog.
+    staged = list(c.admin.aggregate([{"$currentOp": {}}]))
+    assert staged and all(op["effectiveUsers"] == [{"user": "opsuser", "db": "app"}]
+                          for op in staged)
+    assert denied(c.admin, {"aggregate": 1, "cursor": {},
+                            "pipeline": [{"$currentOp": {"allUsers": True}}]})
     everyone = root.admin.command({"currentOp": 1})["inprog"]
     assert any(op.get("effectiveUsers") == [{"user": "root", "db": "admin"}] for op in everyone)
     c.close()
@@ -561,40 +567,90 @@ def test_a_cursor_continues_and_dies_only_for_the_users_that_opened_it(auth_serv
 
 
 def test_a_user_may_kill_its_own_operation_but_not_anothers(auth_server, root):
-    import threading
-    import time
-
     make_user(root, "ops", "runner", ["readWrite"])
     make_user(root, "ops", "bystander", ["readWrite"])
     runner = login(auth_server, "runner", "pw", source="ops")
     runner.ops.c.insert_many([{"v": i} for i in range(2000)])
-    tag = "auth-runaway-" + uuid.uuid4().hex
-    outcome = {}
-
-    def run():
-        try:
-            list(runner.ops.c.aggregate([{"$project": {"x": {"$range": [0, 50000]}}},
-                                         {"$unwind": "$x"},
-                                         {"$group": {"_id": None, "s": {"$sum": "$x"}}}],
-                                        comment=tag))
-            outcome["error"] = None
-        except OperationFailure as e:
-            outcome["error"] = e
-
-    worker = threading.Thread(target=run)
-    worker.start()
-    ops = []
-    deadline = time.monotonic() + 20
-    while not ops and time.monotonic() < deadline:
-        ops = runner.admin.command({"currentOp": 1, "$ownOps": True,
-                                    "command.comment": tag})["inprog"]
-        time.sleep(0.02)
+    runaway = RunawayAggregate(runner.ops.c)
+    ops = runaway.wait_for_ops(runner, **{"$ownOps": True})
     assert len(ops) == 1, ops
     bystander = login(auth_server, "bystander", "pw", source="ops")
     assert denied(bystander.admin, {"killOp": 1, "op": ops[0]["opid"]})
     assert runner.admin.command({"killOp": 1, "op": ops[0]["opid"]})["info"] == \
         "attempting to kill op"
-    worker.join(20)
-    assert outcome["error"] is not None and outcome["error"].code == 11601
+    runaway.join()
+    assert runaway.error is not None and runaway.error.code == 11601
     bystander.close()
     runner.close()
+
+
+# -- user-defined roles -------------------------------------------------------------------------------
+def test_user_defined_roles_grant_what_they_hold_and_what_they_inherit(auth_server, root):
+    root.roles_db.c.insert_one({"x": 1})
+    root.roles_db.d.insert_one({"x": 2})
+    root.roles_db.command("createRole", "cReader", roles=[], privileges=[
+        {"resource": {"db": "roles_db", "collection": "c"}, "actions": ["find"]}])
+    make_user(root, "roles_db", "custom", ["cReader"])
+    c = login(auth_server, "custom", "pw", source="roles_db")
+    assert c.roles_db.c.find_one()["x"] == 1
+    assert denied(c.roles_db, {"find": "d"})
+    assert denied(c.roles_db, {"insert": "c", "documents": [{"x": 3}]})
+    # Changes to the role apply at the user's next command.
+    root.roles_db.command("grantPrivilegesToRole", "cReader", privileges=[
+        {"resource": {"db": "roles_db", "collection": "c"}, "actions": ["insert"]}])
+    c.roles_db.c.insert_one({"x": 3})
+    root.roles_db.command("revokePrivilegesFromRole", "cReader", privileges=[
+        {"resource": {"db": "roles_db", "collection": "c"}, "actions": ["insert"]}])
+    assert denied(c.roles_db, {"insert": "c", "documents": [{"x": 4}]})
+    root.roles_db.command("grantRolesToRole", "cReader", roles=["read"])
+    assert c.roles_db.d.find_one()["x"] == 2
+    status = c.admin.command("connectionStatus")["authInfo"]
+    assert status["authenticatedUserRoles"] == [{"role": "cReader", "db": "roles_db"},
+                                                {"role": "read", "db": "roles_db"}]
+    root.roles_db.command("revokeRolesFromRole", "cReader", roles=["read"])
+    assert denied(c.roles_db, {"find": "d"})
+
+    info = root.roles_db.command("rolesInfo", "cReader", showPrivileges=True)["roles"]
+    assert len(info) == 1
+    assert (info[0]["role"], info[0]["db"], info[0]["isBuiltin"]) == ("cReader", "roles_db", False)
+    assert info[0]["privileges"] == [{"resource": {"db": "roles_db", "collection": "c"},
+                                      "actions": ["find"]}]
+    stored = root.admin["system.roles"].find_one({"_id": "roles_db.cReader"})
+    assert list(stored.keys()) == ["_id", "role", "db", "privileges", "roles"]
+    builtin = root.roles_db.command("rolesInfo", {"role": "read", "db": "roles_db"})["roles"][0]
+    assert builtin["isBuiltin"] is True
+
+    # Dropping the role takes it from its users.
+    root.roles_db.command("dropRole", "cReader")
+    assert denied(c.roles_db, {"find": "c"})
+    assert root.roles_db.command("usersInfo", "custom")["users"][0]["roles"] == []
+    c.close()
+
+
+def test_role_management_errors(auth_server, root):
+    root.rerr.command("createRole", "base", privileges=[], roles=[])
+    code, name, msg = command_error(root.rerr, {"createRole": "base", "privileges": [],
+                                                "roles": []})
+    assert (code, name, msg) == (51002, "Location51002", 'Role "base@rerr" already exists')
+    code, _, _ = command_error(root.rerr, {"createRole": "read", "privileges": [], "roles": []})
+    assert code == 2
+    code, name, _ = command_error(root.rerr, {"createRole": "wide", "roles": [], "privileges": [
+        {"resource": {"db": "other", "collection": ""}, "actions": ["find"]}]})
+    assert (code, name) == (49, "InvalidRoleModification")
+    code, _, msg = command_error(root.rerr, {"createRole": "odd", "roles": [], "privileges": [
+        {"resource": {"db": "rerr", "collection": ""}, "actions": ["fly"]}]})
+    assert (code, msg) == (2, "Unrecognized action privilege string: fly")
+    root.rerr.command("createRole", "top", privileges=[], roles=["base"])
+    code, name, _ = command_error(root.rerr, {"grantRolesToRole": "base", "roles": ["top"]})
+    assert (code, name) == (49, "InvalidRoleModification")
+    code, name, _ = command_error(root.rerr, {"dropRole": "ghost"})
+    assert (code, name) == (31, "RoleNotFound")
+    code, _, _ = command_error(root.rerr, {"createRole": "x", "privileges": [],
+                                           "roles": ["ghost"]})
+    assert code == 31
+    # The admin database's roles may reach every database and the cluster.
+    root.admin.command("createRole", "monitorAll", roles=[], privileges=[
+        {"resource": {"cluster": True}, "actions": ["serverStatus"]},
+        {"resource": {"db": "", "collection": ""}, "actions": ["find"]}])
+    assert root.rerr.command("dropAllRolesFromDatabase")["n"] == 2
+    assert root.rerr.command("rolesInfo", 1)["roles"] == []

@@ -6,12 +6,14 @@ the runaway aggregates here would run for minutes (hundreds of millions of docum
 $unwind) unless stopped."""
 
 import datetime
-import threading
 import time
 import uuid
 
 import pytest
 from pymongo.errors import ExecutionTimeout, OperationFailure
+
+import wire
+from conftest import RUNAWAY_PIPELINE, RunawayAggregate
 
 MAX_TIME_EXPIRED = 50
 INTERRUPTED = 11601
@@ -34,13 +36,6 @@ def code_of(fn):
     with pytest.raises(OperationFailure) as e:
         fn()
     return e.value.code
-
-
-# 2,000 documents, each unwound into 50,000: 100 million documents for the $group (each source
-# document a fraction of a second even in the sanitizer build, between two checks).
-RUNAWAY = [{"$project": {"x": {"$range": [0, 50000]}}},
-           {"$unwind": "$x"},
-           {"$group": {"_id": None, "s": {"$sum": "$x"}}}]
 
 
 def make_collection(db, kind):
@@ -119,7 +114,8 @@ def test_a_cursor_keeps_its_limit_across_get_mores(tc_client, tc_db):
 def test_a_runaway_aggregate_stops_soon_after_its_deadline(tc_db, kind):
     coll = make_collection(tc_db, kind)
     start = time.monotonic()
-    assert code_of(lambda: list(coll.aggregate(RUNAWAY, maxTimeMS=300))) == MAX_TIME_EXPIRED
+    assert code_of(lambda: list(coll.aggregate(RUNAWAY_PIPELINE, maxTimeMS=300))) == \
+        MAX_TIME_EXPIRED
     took = time.monotonic() - start
     assert 0.3 <= took < 10, took
     assert coll.count_documents({}) == 2000  # the server goes on
@@ -132,23 +128,9 @@ def current_ops(client, **filter):
 @pytest.mark.parametrize("kind", ["plain", "timeseries"])
 def test_kill_op_interrupts_a_running_aggregate_that_current_op_lists(tc_client, tc_db, kind):
     coll = make_collection(tc_db, kind)
-    tag = "runaway-" + uuid.uuid4().hex
-    outcome = {}
-
-    def run():
-        try:
-            list(coll.aggregate(RUNAWAY, comment=tag))
-            outcome["error"] = None
-        except OperationFailure as e:
-            outcome["error"] = e
-
-    worker = threading.Thread(target=run)
-    worker.start()
-    ops = []
-    deadline = time.monotonic() + 20
-    while not ops and time.monotonic() < deadline:
-        ops = current_ops(tc_client, **{"command.comment": tag})
-        time.sleep(0.02)
+    runaway = RunawayAggregate(coll)
+    tag = runaway.tag
+    ops = runaway.wait_for_ops(tc_client)
     assert len(ops) == 1, ops
     op = ops[0]
     assert op["active"] is True and op["type"] == "op"
@@ -160,9 +142,8 @@ def test_kill_op_interrupts_a_running_aggregate_that_current_op_lists(tc_client,
     assert op["microsecs_running"] >= 0 and op["secs_running"] == op["microsecs_running"] // 10**6
     reply = tc_client.admin.command({"killOp": 1, "op": op["opid"]})
     assert reply["info"] == "attempting to kill op"
-    worker.join(20)
-    assert not worker.is_alive()
-    assert outcome["error"] is not None and outcome["error"].code == INTERRUPTED
+    runaway.join()
+    assert runaway.error is not None and runaway.error.code == INTERRUPTED
     assert current_ops(tc_client, **{"command.comment": tag}) == []
     assert coll.count_documents({}) == 2000
     # Killing an operation that does not run answers the same, and kills nothing.
@@ -234,3 +215,56 @@ def test_writes_and_index_builds_stop_at_their_limit(tc_client, tc_db):
     assert tc_db.ts.count_documents({}) == 0
     tc_db.command({"insert": "c", "documents": [{"_id": -1}], "maxTimeMS": 60000})
     assert tc_db.c.count_documents({"_id": -1}) == 1
+
+
+@pytest.mark.parametrize("kind", ["plain", "timeseries"])
+def test_a_client_that_disconnects_stops_its_running_operation(tc_client, tc_db, kind):
+    make_collection(tc_db, kind)
+    tag = "abandoned-" + uuid.uuid4().hex
+    sock = wire.connect(tc_client.address[1])
+    request, _ = wire.op_msg({"aggregate": "c", "pipeline": RUNAWAY_PIPELINE, "cursor": {},
+                              "comment": tag, "$db": tc_db.name})
+    sock.sendall(request)
+    ops = []
+    deadline = time.monotonic() + 20
+    while not ops and time.monotonic() < deadline:
+        ops = current_ops(tc_client, **{"command.comment": tag})
+        time.sleep(0.02)
+    assert len(ops) == 1, ops
+    sock.close()  # the client goes away without waiting for the answer
+    start = time.monotonic()
+    while current_ops(tc_client, **{"command.comment": tag}) and time.monotonic() - start < 20:
+        time.sleep(0.02)
+    took = time.monotonic() - start
+    assert current_ops(tc_client, **{"command.comment": tag}) == []
+    assert took < 2, took  # the aggregate alone would run for minutes
+    assert tc_db.c.count_documents({}) == 2000  # and the server goes on
+
+
+def test_current_op_stage_lists_operations_for_the_rest_of_the_pipeline(tc_client, tc_db):
+    coll = make_collection(tc_db, "plain")
+    runaway = RunawayAggregate(coll)
+    assert len(runaway.wait_for_ops(tc_client)) == 1
+    listed = list(tc_client.admin.aggregate([
+        {"$currentOp": {"allUsers": True, "idleConnections": False}},
+        {"$match": {"command.comment": runaway.tag}},
+        {"$project": {"_id": 0, "ns": 1, "op": 1, "opid": 1, "aggregate": "$command.aggregate"}}]))
+    assert len(listed) == 1
+    assert listed[0]["ns"] == tc_db.name + ".c" and listed[0]["aggregate"] == "c"
+    assert listed[0]["op"] == "command" and listed[0]["opid"] > 0
+    # The aggregate itself is listed too, with its $currentOp.
+    me = list(tc_client.admin.aggregate([{"$currentOp": {}},
+                                         {"$match": {"command.pipeline.0.$currentOp": {
+                                             "$exists": True}}}]))
+    assert len(me) == 1
+    tc_client.admin.command({"killOp": 1, "op": listed[0]["opid"]})
+    runaway.join()
+    assert runaway.error.code == INTERRUPTED
+    code = code_of(lambda: tc_db.command({"aggregate": 1, "cursor": {},
+                                          "pipeline": [{"$currentOp": {}}]}))
+    assert code == 73  # InvalidNamespace: only {aggregate: 1} on admin
+    code = code_of(lambda: tc_client.admin.command({"aggregate": 1, "cursor": {}, "pipeline": [
+        {"$documents": [{"a": 1}]}, {"$currentOp": {}}]}))
+    assert code == 40602  # only as the first stage
+    code = code_of(lambda: list(tc_client.admin.aggregate([{"$currentOp": {"bogus": True}}])))
+    assert code == 9
