@@ -265,6 +265,7 @@ const std::map<std::string, NeedsFn, std::less<>>& NeedsTable() {
       {"buildInfo", nullptr},
       {"collMod", OnNamespace({A::kCollMod})},
       {"collStats", OnNamespace({A::kCollStats})},
+      {"compact", OnNamespace({A::kCompact})},
       {"configureFailPoint", AuthenticationOnly()},
       {"connectionStatus", nullptr},
       {"count", OnNamespace({A::kFind})},

@@ -128,6 +128,9 @@ std::unique_ptr<Command> MakeListCollectionsCommand();
 std::unique_ptr<Command> MakeListDatabasesCommand();
 std::unique_ptr<Command> MakeListIndexesCommand();
 
+// ddl_compact.cc
+std::unique_ptr<Command> MakeCompactCommand();
+
 // ddl_stats.cc
 std::unique_ptr<Command> MakeDbStatsCommand();
 std::unique_ptr<Command> MakeCollStatsCommand();

@@ -17,6 +17,7 @@ constexpr CommandTableEntry kCommandTable[] = {
     {"buildInfo", &MakeBuildInfoCommand},
     {"collMod", &MakeCollModCommand},
     {"collStats", &MakeCollStatsCommand},
+    {"compact", &MakeCompactCommand},
     {"configureFailPoint", &MakeConfigureFailPointCommand},
     {"connectionStatus", &MakeConnectionStatusCommand},
     {"count", &MakeCountCommand},

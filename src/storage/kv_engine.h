@@ -102,6 +102,11 @@ class KvEngine {
   // is no such table.
   virtual StatusWith<std::string> TableCreationString(std::string_view ident) = 0;
 
+  // Rewrites the table `ident` to give its file's free space back to the file system (WiredTiger's
+  // compact: online, other sessions go on reading and writing). Returns how many bytes its file
+  // lost (0 in memory). NamespaceNotFound if there is no such table.
+  virtual StatusWith<int64_t> CompactTable(std::string_view ident) = 0;
+
   // Idents of all tables, sorted bytewise; excludes tables whose drop is pending.
   virtual std::vector<std::string> ListTables() = 0;
 

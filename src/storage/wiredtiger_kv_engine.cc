@@ -492,6 +492,19 @@ int64_t WtKvEngine::TableSizeBytes(std::string_view ident) {
   return ec ? 0 : static_cast<int64_t>(size);
 }
 
+StatusWith<int64_t> WtKvEngine::CompactTable(std::string_view ident) {
+  HG_RETURN_IF_ERROR(ValidateIdent(ident));
+  if (!TableExists(ident)) {
+    return Status(ErrorCode::kNamespaceNotFound, "no table '" + std::string(ident) + "'");
+  }
+  if (opts_.in_memory) return int64_t{0};
+  const int64_t before = TableSizeBytes(ident);
+  ScopedHandle h(this);
+  int ret = h.session()->compact(h.session(), TableUri(ident).c_str(), nullptr);
+  if (ret != 0) return WtStatus(ret, "compacting table '" + std::string(ident) + "'");
+  return std::max<int64_t>(0, before - TableSizeBytes(ident));
+}
+
 void WtKvEngine::CheckpointLoop() {
   using Clock = std::chrono::steady_clock;
   const bool periodic = opts_.checkpoint_interval_secs > 0 && !opts_.in_memory;

@@ -91,6 +91,7 @@ class WtKvEngine final : public KvEngine {
   StatusWith<std::shared_ptr<AppendLog>> OpenAppendLog(std::string_view name,
                                                        uint64_t segment_bytes) override;
   int64_t TableSizeBytes(std::string_view ident) override;
+  StatusWith<int64_t> CompactTable(std::string_view ident) override;
   std::unique_ptr<Session> NewSession() override;
   int ActiveSessionsForTest() const override { return active_sessions_.load(); }
 

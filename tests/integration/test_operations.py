@@ -6,6 +6,7 @@ the runaway aggregates here would run for minutes (hundreds of millions of docum
 $unwind) unless stopped."""
 
 import datetime
+import os
 import time
 import uuid
 
@@ -268,3 +269,33 @@ def test_current_op_stage_lists_operations_for_the_rest_of_the_pipeline(tc_clien
     assert code == 40602  # only as the first stage
     code = code_of(lambda: list(tc_client.admin.aggregate([{"$currentOp": {"bogus": True}}])))
     assert code == 9
+
+
+@pytest.mark.parametrize("kind", ["plain", "timeseries"])
+def test_compact_gives_back_the_space_of_removed_documents(tc_client, tc_db, kind):
+    coll = make_collection(tc_db, kind)
+    # Random padding: the block compressor cannot shrink it away.
+    pads = [os.urandom(2000).hex() for _ in range(4000)]
+    if kind == "plain":
+        coll.create_index("v")
+        coll.insert_many([{"v": i, "pad": pad} for i, pad in enumerate(pads)])
+    else:
+        coll.insert_many([{"t": datetime.datetime(2024, 1, 2) + datetime.timedelta(seconds=i),
+                           "m": i % 50, "pad": pad} for i, pad in enumerate(pads)])
+    tc_client.admin.command("fsync")  # a checkpoint: the data reaches the files
+    stats = tc_db.command("collStats", "c")
+    before = stats["storageSize"]
+    coll.delete_many({})
+    tc_client.admin.command("fsync")
+    reply = tc_db.command("compact", "c")
+    assert reply["ok"] == 1 and isinstance(reply["bytesFreed"], int)
+    tc_client.admin.command("fsync")
+    after = tc_db.command("collStats", "c")["storageSize"]
+    assert reply["bytesFreed"] > 0 and after < before, (before, after, reply)
+    assert coll.count_documents({}) == 0
+    coll.insert_one({"v": 1, "t": datetime.datetime(2024, 1, 1), "m": 1})
+    assert coll.count_documents({}) == 1
+    code = code_of(lambda: tc_db.command("compact", "missing"))
+    assert code == 26
+    tc_db.command("create", "vw", viewOn="c", pipeline=[])
+    assert code_of(lambda: tc_db.command("compact", "vw")) == 166
