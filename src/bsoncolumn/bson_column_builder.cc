@@ -530,7 +530,11 @@ std::string BsonColumnBuilder::Finish() const {
 }
 
 BsonColumnBuilder::Proposal BsonColumnBuilder::ProposeIntermediate() const {
-  auto [stable, tail] = StableTail();
+  // Named variables, not a structured binding: the lambdas below capture `tail`, which clang
+  // before 16 refuses for a binding (the fuzz build uses clang).
+  std::pair<size_t, std::string> stable_tail = StableTail();
+  const size_t stable = stable_tail.first;
+  const std::string& tail = stable_tail.second;
   Proposal p;
   if (!intermediate_called_) {
     p.diff.data.reserve(stable + tail.size());

@@ -535,7 +535,8 @@ struct Decoder {
                                std::string_view(leaves[i].value, leaves[i].value_size));
     }
     p = ref + ref_len;
-    std::string row;  // the row being built, then the section's last row
+    std::string row;       // the row being built
+    std::string last_row;  // the section's last complete row (the end leaves `row` partial)
     bool rows = false;
     for (;;) {
       if constexpr (Sink::kMayGiveUp) {
@@ -556,6 +557,7 @@ struct Decoder {
       const int32_t len = static_cast<int32_t>(row.size());
       std::memcpy(row.data(), &len, 4);
       EmitValue(root, row);
+      std::swap(row, last_row);
     }
     // Regular decoding resumes with the last cell so far as the previous value: the section's
     // last row, or the cell before the section when the section holds no rows (which is the
@@ -566,7 +568,7 @@ struct Decoder {
     }
     Stream resumed;
     if (rows) {
-      resumed.LoadLiteral(root, row);
+      resumed.LoadLiteral(root, last_row);
     } else {
       resumed.LoadLiteral(regular.type, regular.value);
     }

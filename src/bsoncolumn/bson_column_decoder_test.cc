@@ -19,6 +19,25 @@ std::vector<ColumnCell> MustDecode(std::string_view binary) {
   return r.ok() ? r.value() : std::vector<ColumnCell>{};
 }
 
+// Found by bson_column_fuzz: an interleaved array section whose end is followed by repeats of
+// the last value. Regular decoding must resume with the section's last complete row, not with
+// the row the end-of-column left half built (which gave arrays of length 0: invalid BSON).
+TEST(BsonColumnDecoderTest, RepeatsAfterAnInterleavedSectionRepeatItsLastRow) {
+  const std::string input =
+      Hex("f210000000123000b796eec5cf8a3cf60080e1188608148d010000800e0000000000000000");
+  auto cells = MustDecode(input);
+  ASSERT_EQ(cells.size(), 61u);
+  const std::string row = Hex("040010000000123000b796eec5cf8a3cf600");
+  EXPECT_EQ(cells[0].bytes(), row);
+  EXPECT_TRUE(cells[1].missing());
+  for (size_t i = 57; i < cells.size(); ++i) EXPECT_EQ(cells[i].bytes(), row) << i;
+  ColumnElements elements;
+  ASSERT_TRUE(DecodeBsonColumnElements(input, &elements).ok());
+  ASSERT_EQ(elements.size(), cells.size());
+  const bson::BsonElement last = elements.element(60);
+  EXPECT_EQ(std::string_view(last.raw(), 2 + last.ValueSize()), row);
+}
+
 // Bytes written by MongoDB (collected from its public jstests), decoded to known values.
 TEST(BsonColumnDecoderTest, MongoObjectIdLiteral) {
   auto cells = MustDecode(Base64("BwBk3UrposROddEVEoUA"));
