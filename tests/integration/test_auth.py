@@ -654,3 +654,44 @@ def test_role_management_errors(auth_server, root):
         {"resource": {"db": "", "collection": ""}, "actions": ["find"]}])
     assert root.rerr.command("dropAllRolesFromDatabase")["n"] == 2
     assert root.rerr.command("rolesInfo", 1)["roles"] == []
+
+
+def test_user_and_role_commands_refuse_malformed_arguments(auth_server, root):
+    code, _, _ = command_error(root.app, {"usersInfo": 3.5})
+    assert code == 2
+    code, _, msg = command_error(root.app, {"usersInfo": 1, "showPrivileges": True})
+    assert (code, msg) == (20, "Privilege or restriction details require exact-match usersInfo "
+                                "queries")
+    code, _, _ = command_error(root.app, {"createUser": 5, "pwd": "x", "roles": []})
+    assert code == 14
+    code, _, msg = command_error(root.app, {"createUser": "u", "pwd": "", "roles": []})
+    assert (code, msg) == (2, "Password cannot be empty")
+    code, _, msg = command_error(root.app, {"createUser": "u", "pwd": "x", "roles": [],
+                                            "mechanisms": ["PLAIN"]})
+    assert (code, msg) == (2, "Unknown auth mechanism 'PLAIN'")
+    code, _, _ = command_error(root.app, {"createUser": "u", "pwd": "x", "roles": [],
+                                          "bogus": 1})
+    assert code == 40415
+    root.rbad.command("createRole", "r", privileges=[], roles=[])
+    code, _, msg = command_error(root.rbad, {"grantPrivilegesToRole": "r", "privileges": []})
+    assert (code, msg) == (2, 'grantPrivilegesToRole command requires a non-empty "privileges" '
+                              'array')
+    code, _, msg = command_error(root.rbad, {"grantRolesToRole": "r", "roles": ["r"]})
+    assert (code, msg) == (49, "Cannot grant role r@rbad to itself.")
+    code, _, msg = command_error(root.rbad, {"dropRole": "read"})
+    assert (code, msg) == (2, "read@rbad is a built-in role and cannot be modified")
+    code, _, _ = command_error(root.rbad, {"rolesInfo": 3.5})
+    assert code == 2
+    code, _, msg = command_error(root.rbad, {"updateRole": "r"})
+    assert (code, msg) == (2, "Must specify at least one field to update in updateRole")
+    code, _, _ = command_error(root.rbad, {"createRole": "q", "roles": [], "privileges": [
+        {"resource": {"cluster": False}, "actions": ["find"]}]})
+    assert code == 2
+    root.rbad.command("dropAllRolesFromDatabase")
+
+
+def test_auth_and_noauth_together_are_refused(fresh_server):
+    s = fresh_server.new(extra_args=["--auth", "--noauth"], start=False)
+    s.spawn()
+    assert s.wait_exit(30) not in (0, None)
+    assert "--auth and --noauth" in s.log_text()

@@ -299,3 +299,10 @@ def test_compact_gives_back_the_space_of_removed_documents(tc_client, tc_db, kin
     assert code == 26
     tc_db.command("create", "vw", viewOn="c", pipeline=[])
     assert code_of(lambda: tc_db.command("compact", "vw")) == 166
+
+
+def test_compact_refuses_what_it_does_not_do(tc_db):
+    make_collection(tc_db, "plain")
+    assert code_of(lambda: tc_db.command({"compact": "c", "dryRun": True})) == 115
+    assert code_of(lambda: tc_db.command({"compact": 5})) == 14
+    assert code_of(lambda: tc_db.command({"compact": "c", "bogus": 1})) == 40415
