@@ -82,6 +82,7 @@ StatusWith<std::vector<RoleName>> ParseRoleNames(const BsonElement& array,
 std::vector<std::string> UserDocument::Mechanisms() const {
   std::vector<std::string> out;
   for (const auto& [m, c] : credentials) out.emplace_back(MechanismName(m));
+  if (external) out.emplace_back("external");
   return out;
 }
 
@@ -92,6 +93,7 @@ BsonObj UserDocument::ToBson() const {
   b.AppendString("user", name.user);
   b.AppendString("db", name.db);
   size_t creds = b.OpenObject("credentials");
+  if (external) b.AppendBool("external", true);
   for (const auto& [m, c] : credentials) {
     size_t one = b.OpenObject(MechanismName(m));
     b.AppendInt32("iterationCount", c.iteration_count);
@@ -122,8 +124,12 @@ StatusWith<UserDocument> UserDocument::FromBson(const BsonObj& doc) {
   BsonElement creds = doc["credentials"];
   if (creds.type() != BsonType::kObject) return Bad("'credentials' must be an object");
   for (const BsonElement& c : creds.Obj()) {
+    if (c.FieldName() == "external") {
+      u.external = c.type() == BsonType::kBool && c.Bool();
+      continue;
+    }
     std::optional<ScramMechanism> m = ParseMechanism(c.FieldName());
-    if (!m) continue;  // another mechanism's credentials (external, X.509): not SCRAM's
+    if (!m) continue;  // another mechanism's credentials: not ours
     if (c.type() != BsonType::kObject) return Bad("SCRAM credentials must be an object");
     BsonObj o = c.Obj();
     ScramCredentials sc;

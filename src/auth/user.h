@@ -1,6 +1,6 @@
 // Users and roles by name, and a user as admin.system.users stores it, in MongoDB's document
 // shape: {_id: "<db>.<user>", userId: UUID, user, db, credentials: {"SCRAM-SHA-1": {...},
-// "SCRAM-SHA-256": {...}}, roles: [{role, db}], customData?}.
+// "SCRAM-SHA-256": {...}} or {external: true}, roles: [{role, db}], customData?}.
 #pragma once
 
 #include <map>
@@ -46,6 +46,9 @@ struct UserDocument {
   UserName name;
   std::string user_id;  // 16 bytes, BinData subtype 4
   std::map<ScramMechanism, ScramCredentials> credentials;
+  // A user of $external: it has no password, and authenticates by the subject of its X.509
+  // certificate (stored as credentials: {external: true}).
+  bool external = false;
   std::vector<RoleName> roles;
   std::optional<bson::BsonObj> custom_data;
 

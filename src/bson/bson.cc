@@ -752,6 +752,27 @@ bool StructureOk(const char* p, size_t n, int depth, bool* ascii) {
 
 }  // namespace
 
+bool NestsDeeperThan(const BsonObj& doc, size_t levels) {
+  // One iterator per open level, so a hostile depth costs heap, not stack.
+  std::vector<std::pair<BsonObj::Iterator, BsonObj::Iterator>> open;
+  open.emplace_back(doc.begin(), doc.end());
+  while (!open.empty()) {
+    auto& [it, end] = open.back();
+    if (it == end) {
+      open.pop_back();
+      continue;
+    }
+    BsonElement e = *it;
+    ++it;
+    if (e.type() != BsonType::kObject && e.type() != BsonType::kArray) continue;
+    BsonObj sub = e.Obj();
+    if (sub.IsEmpty()) continue;
+    if (open.size() == levels) return true;
+    open.emplace_back(sub.begin(), sub.end());
+  }
+  return false;
+}
+
 Status ValidateBson(std::string_view bytes) {
   if (bytes.size() < 5) {
     return Status(ErrorCode::kInvalidBSON, "BSON document is shorter than 5 bytes");

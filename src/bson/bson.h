@@ -351,6 +351,11 @@ class BsonArrayBuilder {
 // strings, nested documents). Returns InvalidBSON (22) naming the problem otherwise.
 Status ValidateBson(std::string_view bytes);
 
+// Whether `doc` nests more than `levels` levels deep: its top-level fields are at level 1, the
+// fields of a document or array in it at level 2, and so on. Empty documents and arrays add no
+// level (MongoDB's rule for what it stores).
+bool NestsDeeperThan(const BsonObj& doc, size_t levels);
+
 // Parses Extended JSON (canonical or relaxed) into a document; FailedToParse on error.
 StatusWith<BsonObj> FromJson(std::string_view json);
 

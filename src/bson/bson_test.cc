@@ -59,6 +59,46 @@ TEST(BsonElementTest, WholeNumberTakesWholeValuesOfEveryNumericType) {
   }
 }
 
+// {a: {a: ... {a: 1}}} (or {a: [[...[1]]]}, levels >= 2) with `levels` levels of fields: 1 is
+// {a: 1}. Built, not parsed: FromJson stops at 100 levels.
+BsonObj NestedObjects(int levels, bool arrays = false) {
+  BsonBuilder innermost;
+  innermost.AppendInt32(arrays ? "0" : "a", 1);
+  BsonObj inner = innermost.Obj();
+  for (int i = arrays ? 2 : 1; i < levels; ++i) {
+    BsonBuilder wrap;
+    if (arrays) {
+      wrap.AppendArray("0", inner);
+    } else {
+      wrap.AppendObject("a", inner);
+    }
+    inner = wrap.Obj();
+  }
+  if (!arrays) return inner;
+  BsonBuilder top;
+  top.AppendArray("a", inner);
+  return top.Obj();
+}
+
+TEST(BsonNestingTest, CountsLevelsAsMongoDbStoresThem) {
+  EXPECT_FALSE(NestsDeeperThan(BsonObj(), 1));
+  EXPECT_FALSE(NestsDeeperThan(NestedObjects(1), 1));
+  EXPECT_TRUE(NestsDeeperThan(NestedObjects(2), 1));
+  EXPECT_FALSE(NestsDeeperThan(NestedObjects(100), 100));
+  EXPECT_TRUE(NestsDeeperThan(NestedObjects(101), 100));
+  // Arrays count as documents; empty ones add no level.
+  EXPECT_FALSE(NestsDeeperThan(NestedObjects(100, true), 100));
+  EXPECT_TRUE(NestsDeeperThan(NestedObjects(101, true), 100));
+  EXPECT_FALSE(NestsDeeperThan(FromJson(R"({"a": {}, "b": []})").value(), 1));
+  EXPECT_TRUE(NestsDeeperThan(FromJson(R"({"x": 1, "a": {}, "b": [[]]})").value(), 1));
+  // A deep field after shallow siblings is found.
+  BsonBuilder b;
+  b.AppendInt32("x", 1);
+  b.AppendObject("deep", NestedObjects(100));
+  EXPECT_TRUE(NestsDeeperThan(b.Obj(), 100));
+  EXPECT_FALSE(NestsDeeperThan(b.Obj(), 101));
+}
+
 TEST(BsonValidateTest, RejectsTruncatedAndBadLength) {
   BsonBuilder b;
   b.AppendString("s", "hello");

@@ -430,10 +430,12 @@ TEST_F(AdminCommandsTest, StartSessionMintsRandomUuid) {
 
 TEST_F(AdminCommandsTest, SessionListCommandsTakeArraysOfDocuments) {
   BsonObj session = Run(R"({"startSession": 1})")["id"].Obj().Owned();
+  // killAllSessions names users, the others sessions.
+  BsonObj user = bson::FromJson(R"({"user": "u", "db": "admin"})").value();
   for (std::string name : {"endSessions", "refreshSessions", "killSessions", "killAllSessions"}) {
     BsonBuilder b;
     size_t arr = b.OpenArray(name);
-    b.AppendObject("0", session);
+    b.AppendObject("0", name == "killAllSessions" ? user : session);
     b.Close(arr);
     b.AppendString("$db", "admin");
     ExpectOk(Run(b.Obj()));

@@ -105,6 +105,11 @@ BsonObj DescribeOperation(const CommandContext& ctx, const RunningOperation& op)
     }
     b.AppendArray("effectiveUsers", users.Obj());
   }
+  if (!op.lsid.empty()) {
+    size_t lsid = b.OpenObject("lsid");
+    b.AppendBinData("id", 4, op.lsid);
+    b.Close(lsid);
+  }
   b.AppendBool("active", true);
   b.AppendString("currentOpTime", FormatIsoDate(NowMillis()));
   b.AppendInt32("opid", static_cast<int32_t>(op.opid));

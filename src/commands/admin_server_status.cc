@@ -114,6 +114,19 @@ Status RunServerStatus(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& rep
     reply.AppendInt64("rejected", c.connections_rejected.load());
     reply.Close(t);
   }
+  if (service.tls_info && Wanted(cmd, "security")) {
+    size_t t = reply.OpenObject("security");
+    reply.AppendString("SSLServerSubjectName", service.tls_info->subject);
+    reply.AppendBool("SSLServerHasCertificateAuthority", true);  // required to start with TLS
+    reply.AppendDate("SSLServerCertificateExpirationDate", service.tls_info->expiration_ms);
+    reply.Close(t);
+  }
+  if (service.tls_info && Wanted(cmd, "transportSecurity")) {
+    size_t t = reply.OpenObject("transportSecurity");
+    const char* names[] = {"1.0", "1.1", "1.2", "1.3", "unknown"};
+    for (int i = 0; i < 5; ++i) reply.AppendInt64(names[i], c.tls_versions[i].load());
+    reply.Close(t);
+  }
   if (Wanted(cmd, "network")) {
     size_t t = reply.OpenObject("network");
     reply.AppendInt64("bytesIn", c.bytes_in.load());
@@ -121,6 +134,9 @@ Status RunServerStatus(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& rep
     reply.AppendInt64("physicalBytesIn", c.physical_bytes_in.load());
     reply.AppendInt64("physicalBytesOut", c.physical_bytes_out.load());
     reply.AppendInt64("numRequests", c.num_requests.load());
+    if (service.tls_info) {
+      reply.AppendInt64("totalIngressTLSConnections", c.tls_connections.load());
+    }
     size_t comp = reply.OpenObject("compression");
     for (auto which :
          {wire::Compressor::kSnappy, wire::Compressor::kZstd, wire::Compressor::kZlib}) {

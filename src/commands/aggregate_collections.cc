@@ -209,10 +209,7 @@ class CatalogCollectionAccess : public pipeline::CollectionAccess {
                  const BsonObj& new_doc) override {
     auto c = service_.catalog->Lookup({db, coll});
     if (!c) return Status(ErrorCode::kNamespaceNotFound, "ns does not exist: " + db + "." + coll);
-    if (new_doc.size() > 16 * 1024 * 1024) {
-      return Status(ErrorCode::kBSONObjectTooLarge,
-                    "Resulting document after update is larger than 16777216");
-    }
+    HG_RETURN_IF_ERROR(CheckUpdatedDocument(new_doc));
     int64_t delta = 0;
     HG_RETURN_IF_ERROR(storage::RetryOnWriteConflict([&]() -> Status {
       auto session = service_.engine->NewSession();

@@ -75,6 +75,25 @@ std::string AuthAttr(const auth::ScramConversation& scram, bool speculative, con
   return attr.Obj().ToJson();
 }
 
+// A connection authenticates as one user per database, and on one database only, as MongoDB
+// allows; logging in again as the same user is allowed.
+Status CheckOneLogin(const ClientState& client, const auth::UserName& user) {
+  for (const auth::UserName& other : client.auth.users()) {
+    if (other == user) continue;
+    if (other.db == user.db) {
+      return Status(ErrorCode::kLocation5626701,
+                    "Each client connection may only be authenticated once. Previously "
+                    "authenticated as: " +
+                        other.Display());
+    }
+    return Status(ErrorCode::kLocation5626702,
+                  "Client has attempted to authenticate on multiple databases.Already "
+                  "authenticated as: " +
+                      other.Display());
+  }
+  return Status::OK();
+}
+
 // Runs one step of the client's conversation and appends {conversationId, done, payload}. On
 // success of the whole conversation the user is logged in on the connection.
 Status Step(CommandContext& ctx, const Payload& payload, BsonBuilder& reply) {
@@ -111,19 +130,9 @@ Status Step(CommandContext& ctx, const Payload& payload, BsonBuilder& reply) {
       conversation.reset();
       return AuthenticationFailed();
     }
-    for (const auth::UserName& other : ctx.client.auth.users()) {
-      if (other == user->name) continue;
+    if (Status st = CheckOneLogin(ctx.client, user->name); !st.ok()) {
       conversation.reset();
-      if (other.db == db) {
-        return Status(ErrorCode::kLocation5626701,
-                      "Each client connection may only be authenticated once. Previously "
-                      "authenticated as: " +
-                          other.Display());
-      }
-      return Status(ErrorCode::kLocation5626702,
-                    "Client has attempted to authenticate on multiple databases.Already "
-                    "authenticated as: " +
-                        other.Display());
+      return st;
     }
     HG_RETURN_IF_ERROR(ctx.client.auth.Login(*user, generation, *ctx.service.users));
     LOGI("ACCESS", 20250, "Authentication succeeded", AuthAttr(scram, speculative, db, ctx.client));
@@ -193,16 +202,73 @@ Status RunSaslContinue(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& rep
   return Step(ctx, payload, reply);
 }
 
-Status RunAuthenticate(CommandContext&, const BsonObj& cmd, BsonBuilder&) {
-  // Only MONGODB-X509 authenticates through this command in MongoDB, and X.509 needs TLS, which
-  // this server does not speak yet: every mechanism fails as MongoDB's does for SCRAM here.
+constexpr const char* kX509 = "MONGODB-X509";
+
+// MONGODB-X509: the subject of the connection's verified client certificate is the user of
+// $external it logs in as. Appends {dbname, user} as mongod answers. As mongod's, the reply says
+// only "Authentication failed." unless the user is unknown or the database wrong; the log says
+// why.
+Status AuthenticateX509(CommandContext& ctx, const BsonObj& cmd, const std::string& db,
+                        bool speculative, BsonBuilder& reply) {
+  HG_RETURN_IF_ERROR(CheckKnownFields(cmd, {"mechanism", "user", "db"}));
+  HG_ASSIGN_OR_RETURN(std::optional<std::string> given, GetString("authenticate", cmd, "user"));
+  const std::string& subject = ctx.client.peer_subject;
+  // The log line of the attempt, as SCRAM's (AuthAttr).
+  auto attributes = [&](const Status& st) {
+    BsonBuilder attr;
+    attr.AppendString("mechanism", kX509);
+    attr.AppendBool("speculative", speculative);
+    attr.AppendString("principalName", given ? *given : subject);
+    attr.AppendString("authenticationDatabase", db);
+    attr.AppendString("remote", ctx.client.remote);
+    attr.AppendObject("extraInfo", BsonObj());
+    if (!st.ok()) attr.AppendString("error", st.ToString());
+    return attr.Obj().ToJson();
+  };
+  auto fail = [&](const Status& st) {
+    LOGI("ACCESS", 20249, "Authentication failed", attributes(st));
+    if (st.code() == ErrorCode::kUserNotFound || st.code() == ErrorCode::kProtocolError) return st;
+    return AuthenticationFailed();
+  };
+  if (db != "$external") {
+    return fail(Status(ErrorCode::kProtocolError,
+                       "X.509 authentication must always use the $external database."));
+  }
+  if (subject.empty()) {
+    return fail(
+        Status(ErrorCode::kAuthenticationFailed, "No verified subject name available from client"));
+  }
+  if (given && *given != subject) {
+    return fail(Status(ErrorCode::kAuthenticationFailed,
+                       "There is no x.509 client certificate matching the user."));
+  }
+  const uint64_t generation = ctx.service.users->generation();
+  HG_ASSIGN_OR_RETURN(std::optional<auth::UserDocument> user,
+                      ctx.service.users->Find({subject, db}));
+  if (!user) {
+    return fail(Status(ErrorCode::kUserNotFound,
+                       "Could not find user \"" + subject + "\" for db \"" + db + "\""));
+  }
+  HG_RETURN_IF_ERROR(CheckOneLogin(ctx.client, user->name));
+  HG_RETURN_IF_ERROR(ctx.client.auth.Login(*user, generation, *ctx.service.users));
+  LOGI("ACCESS", 20250, "Authentication succeeded", attributes(Status::OK()));
+  reply.AppendString("dbname", db);
+  reply.AppendString("user", subject);
+  return Status::OK();
+}
+
+// The legacy authenticate command: MONGODB-X509 only, as in MongoDB 6.0 and later.
+Status RunAuthenticate(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& reply) {
   HG_ASSIGN_OR_RETURN(std::optional<std::string> mechanism,
                       GetString("authenticate", cmd, "mechanism"));
   if (!mechanism) return Status(ErrorCode::kBadValue, "Auth mechanism not specified");
-  LOGI("ACCESS", 20249, "Authentication failed",
-       "{\"mechanism\":" + JsonQuote(*mechanism) +
-           ",\"error\":\"BadValue: Unsupported mechanism: " + *mechanism + "\"}");
-  return AuthenticationFailed();
+  if (*mechanism != kX509) {
+    LOGI("ACCESS", 20249, "Authentication failed",
+         "{\"mechanism\":" + JsonQuote(*mechanism) +
+             ",\"error\":\"BadValue: Unsupported mechanism: " + *mechanism + "\"}");
+    return AuthenticationFailed();
+  }
+  return AuthenticateX509(ctx, cmd, ctx.db, false, reply);
 }
 
 Status RunLogout(CommandContext& ctx, const BsonObj&, BsonBuilder&) {
@@ -225,16 +291,28 @@ StatusWith<std::optional<BsonObj>> SpeculativeAuthenticate(CommandContext& ctx,
   }
   BsonObj cmd = spec.Obj();
   std::string_view name = cmd.FirstElement().FieldName();
-  if (name == "authenticate") return std::optional<BsonObj>();  // X.509 only: not available
-  if (name != "saslStart") {
+  if (name != "saslStart" && name != "authenticate") {
     return Status(ErrorCode::kLocation51769,
                   "hello.speculativeAuthenticate unknown command: " + std::string(name));
   }
   BsonElement db = cmd["db"];
-  if (db.type() != BsonType::kString) return std::optional<BsonObj>();
   BsonBuilder reply;
-  // MongoDB drops any failure here: the client then authenticates with saslStart as usual.
-  if (!Start(ctx, cmd, std::string(db.Str()), true, reply).ok()) return std::optional<BsonObj>();
+  // MongoDB drops any failure here: the client then authenticates as usual.
+  Status st = Status::OK();
+  if (name == "authenticate") {
+    BsonElement mechanism = cmd["mechanism"];
+    if (mechanism.type() != BsonType::kString || mechanism.Str() != kX509) {
+      return std::optional<BsonObj>();
+    }
+    // Drivers leave the database out: X.509 users live in $external.
+    const std::string auth_db =
+        db.type() == BsonType::kString ? std::string(db.Str()) : std::string("$external");
+    st = AuthenticateX509(ctx, cmd, auth_db, true, reply);
+  } else {
+    if (db.type() != BsonType::kString) return std::optional<BsonObj>();
+    st = Start(ctx, cmd, std::string(db.Str()), true, reply);
+  }
+  if (!st.ok()) return std::optional<BsonObj>();
   return std::optional<BsonObj>(reply.Obj());
 }
 

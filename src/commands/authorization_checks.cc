@@ -317,7 +317,24 @@ const std::map<std::string, NeedsFn, std::less<>>& NeedsTable() {
       {"hello", nullptr},
       {"hostInfo", OnCluster({A::kHostInfo})},
       {"insert", OnNamespace({A::kInsert})},
-      {"killAllSessions", OnCluster({A::kKillAnySession})},
+      // Naming only one's own users needs no privilege, as in MongoDB.
+      {"killAllSessions",
+       [](const CommandContext& ctx, const BsonObj& cmd) -> StatusWith<Needs> {
+         BsonElement list = cmd.FirstElement();
+         bool own = list.type() == BsonType::kArray && !list.Obj().IsEmpty();
+         if (own) {
+           for (BsonElement e : list.Obj()) {
+             if (e.type() != BsonType::kObject) return Needs{};  // the command's error
+             BsonElement user = e.Obj()["user"];
+             BsonElement db = e.Obj()["db"];
+             own &= user.type() == BsonType::kString && db.type() == BsonType::kString &&
+                    ctx.client.auth.users() == std::vector<auth::UserName>{{std::string(user.Str()),
+                                                                            std::string(db.Str())}};
+           }
+         }
+         if (own) return Needs{};
+         return Needs{{ResourceTarget::Cluster(), A::kKillAnySession}};
+       }},
       {"killCursors", OnNamespace({A::kKillCursors})},
       // One's own operation needs no privilege, as in MongoDB.
       {"killOp",
@@ -334,7 +351,8 @@ const std::map<std::string, NeedsFn, std::less<>>& NeedsTable() {
          if (own) return Needs{};
          return Needs{{ResourceTarget::Cluster(), A::kKillop}};
        }},
-      {"killSessions", OnCluster({A::kKillAnySession})},
+      // Kills only the caller's own sessions (admin_sessions.cc).
+      {"killSessions", AuthenticationOnly()},
       {"listCollections", OnDatabase(A::kListCollections)},
       {"listCommands", AuthenticationOnly()},
       // Any authenticated user lists the databases it holds privileges on (authorizedDatabases).

@@ -22,6 +22,8 @@ struct CommandContext {
   ServiceContext& service;
   ClientState& client;
   std::string db;  // the request's $db
+  // The request's logical session id (lsid.id, 16 bytes), empty without one.
+  std::string lsid = {};
 };
 
 // Which serverStatus.opcounters entry a command counts under.

@@ -198,6 +198,7 @@ Status ReplyWithCursor(CommandContext& ctx, const std::string& ns,
     cursor->pending = std::move(pending);
     cursor->no_timeout = no_timeout;
     cursor->owners = AuthenticatedUserNames(ctx.client);
+    cursor->lsid = ctx.lsid;
     if (const auto& op = OperationControl::Current(); op && op->has_deadline()) {
       cursor->time_left = std::max(OperationControl::Clock::duration::zero(),
                                    op->deadline() - OperationControl::Clock::now());
@@ -226,10 +227,27 @@ StatusWith<query::UpdateDriver> ParseUpdate(const bson::BsonElement& u,
   return driver;
 }
 
+Status CheckUpdatedDocument(const BsonObj& updated) {
+  if (updated.size() > 16 * 1024 * 1024) {
+    return Status(ErrorCode::kBSONObjectTooLarge,
+                  "Resulting document after update is larger than 16777216");
+  }
+  if (bson::NestsDeeperThan(updated, kMaxStorageNesting)) {
+    return Status(ErrorCode::kOverflow, "Document exceeds maximum nesting depth of " +
+                                            std::to_string(kMaxStorageNesting));
+  }
+  return Status::OK();
+}
+
 StatusWith<BsonObj> PrepareInsertDocument(const BsonObj& doc, bool id_first) {
   if (doc.size() > 16 * 1024 * 1024) {
     return Status(ErrorCode::kBadValue, "object to insert too large. size in bytes: " +
                                             std::to_string(doc.size()) + ", max size: 16777216");
+  }
+  if (bson::NestsDeeperThan(doc, kMaxStorageNesting)) {
+    return Status(ErrorCode::kOverflow, "cannot insert document because it exceeds " +
+                                            std::to_string(kMaxStorageNesting) +
+                                            " levels of nesting");
   }
   // Top-level $-prefixed names are allowed since MongoDB 5.0; only `_id` is checked.
   BsonElement id = doc["_id"];

@@ -93,6 +93,13 @@ StatusWith<query::UpdateDriver> ParseUpdate(const bson::BsonElement& u,
 // !id_first: a time-series measurement keeps its fields where the client put them, as in MongoDB.
 StatusWith<bson::BsonObj> PrepareInsertDocument(const bson::BsonObj& doc, bool id_first = true);
 
+// The nesting MongoDB stores: at most 100 levels (bson::NestsDeeperThan).
+constexpr size_t kMaxStorageNesting = 100;
+
+// Checks the result of an update before it is stored: BSONObjectTooLarge (10334) past 16 MB,
+// Overflow (15) past kMaxStorageNesting levels, with mongod's messages.
+Status CheckUpdatedDocument(const bson::BsonObj& updated);
+
 // After a successful write: honours writeConcern.j by waiting for the journal. BadValue for a
 // malformed writeConcern.
 Status WaitForWriteConcern(CommandContext& ctx, const bson::BsonObj& cmd);

@@ -334,10 +334,7 @@ StatusWith<UpdateResult> RunUpdate(CommandContext& ctx, catalog::Collection& col
       result.after = updated;
       if (!modified) continue;
       HG_RETURN_IF_ERROR(CheckIdUnchanged(rec.doc, updated));
-      if (updated.size() > 16 * 1024 * 1024) {
-        return Status(ErrorCode::kBSONObjectTooLarge,
-                      "Resulting document after update is larger than 16777216");
-      }
+      HG_RETURN_IF_ERROR(CheckUpdatedDocument(updated));
       HG_RETURN_IF_ERROR(ValidateDocument(coll, updated));
       HG_RETURN_IF_ERROR(coll.Update(*session, rec.id, rec.doc, updated));
       bytes_delta += updated.size() - rec.doc.size();

@@ -168,6 +168,10 @@ DispatchResult RunCommandRequest(ServiceContext& service, ClientState& client,
     return result;
   }
   CommandContext ctx{service, client, std::string(db)};
+  if (bson::BsonElement lsid = body["lsid"]; lsid.type() == bson::BsonType::kObject) {
+    bson::BsonElement id = lsid.Obj()["id"];
+    if (id.type() == bson::BsonType::kBinData) ctx.lsid = std::string(id.BinData());
+  }
   // As in MongoDB, failCommand comes before the authorization checks (the admin database's).
   FailCommandOutcome fail_command = CheckFailCommand(ctx, *cmd, body);
   if (fail_command.close_connection) {
@@ -214,6 +218,7 @@ DispatchResult RunCommandRequest(ServiceContext& service, ClientState& client,
                   (target.type() == bson::BsonType::kString ? std::string(target.Str()) : "$cmd");
     running->command = body;
     running->users = client.auth.users();
+    running->lsid = ctx.lsid;
     running->client_fd = client.socket_fd;
     running->started = start;
     if (max_time_ms.value() > 0) {

@@ -34,6 +34,17 @@ bool OperationRegistry::Kill(int64_t opid) {
   return true;
 }
 
+int OperationRegistry::KillMatching(const std::function<bool(const RunningOperation&)>& match) {
+  std::lock_guard lk(mu_);
+  int killed = 0;
+  for (const auto& [opid, op] : ops_) {
+    if (!match(*op)) continue;
+    op->control->Kill(ErrorCode::kInterrupted);
+    ++killed;
+  }
+  return killed;
+}
+
 void OperationRegistry::ForEach(const std::function<void(const RunningOperation&)>& fn) const {
   std::lock_guard lk(mu_);
   for (const auto& [opid, op] : ops_) fn(*op);

@@ -30,6 +30,7 @@ struct RunningOperation {
   std::string ns;
   bson::BsonObj command;              // the request's body (owned)
   std::vector<auth::UserName> users;  // who the connection had authenticated as
+  std::string lsid;                   // the logical session's id (16 bytes), empty without one
   int client_fd = -1;  // the connection's socket (the listener watches it for a hang-up)
   OperationControl::Clock::time_point started = OperationControl::Clock::now();
 };
@@ -56,6 +57,9 @@ class OperationRegistry {
   std::unique_ptr<Registration> Start(std::shared_ptr<RunningOperation> op);
   // Kills the operation `opid` (Interrupted); false when none runs under it.
   bool Kill(int64_t opid);
+  // Kills (Interrupted) every operation `match` accepts (called under the registry's lock);
+  // returns how many.
+  int KillMatching(const std::function<bool(const RunningOperation&)>& match);
   // Calls fn for each running operation, in opid order (under the registry's lock: fn must not
   // call back into it).
   void ForEach(const std::function<void(const RunningOperation&)>& fn) const;

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,26 @@ class CursorManager;
 
 namespace hourglass::commands {
 
+// mongod's --tlsMode: whether the port speaks TLS. allowTLS and preferTLS accept both TLS and
+// plain connections (they differ only in what a mongod dials out with, which this server never
+// does); requireTLS closes plain ones.
+enum class TlsMode { kDisabled, kAllowTls, kPreferTls, kRequireTls };
+
+// --tls* options and their net.tls.* names in YAML.
+struct TlsOptions {
+  TlsMode mode = TlsMode::kDisabled;
+  std::string certificate_key_file;  // PEM: the server's certificate chain and private key
+  std::string certificate_key_file_password;
+  // PEM of the certificate authorities client certificates must chain to; when set, clients are
+  // asked for a certificate.
+  std::string ca_file;
+  bool allow_connections_without_certificates = false;
+  bool allow_invalid_certificates = false;
+  bool allow_invalid_hostnames = false;  // only for outgoing connections: accepted and kept
+  // TLS1_0 ... TLS1_3; by default TLS 1.0 and 1.1 are off.
+  std::vector<std::string> disabled_protocols = {"TLS1_0", "TLS1_1"};
+};
+
 struct ServerOptions {
   int port = 27017;
   std::string bind_ip = "127.0.0.1";
@@ -35,6 +56,7 @@ struct ServerOptions {
   // --auth / security.authorization: clients must authenticate and hold the privileges each
   // command needs.
   bool auth = false;
+  TlsOptions tls;
   std::vector<std::string> argv;
   // The options as a document, for getCmdLineOpts's "parsed" field.
   bson::BsonObj parsed;
@@ -57,6 +79,16 @@ struct ServerCounters {
   CompressionCounters compression[4];
   std::atomic<int64_t> connections_current{0}, connections_total{0}, connections_rejected{0};
   std::atomic<int64_t> cursors_timed_out{0};
+  // Connections that completed a TLS handshake, and by version: 1.0, 1.1, 1.2, 1.3, unknown
+  // (serverStatus.transportSecurity).
+  std::atomic<int64_t> tls_connections{0};
+  std::atomic<int64_t> tls_versions[5] = {};
+};
+
+// The server certificate, for serverStatus.security (set when --tlsMode is not disabled).
+struct TlsServerInfo {
+  std::string subject;    // RFC 2253
+  int64_t expiration_ms;  // notAfter
 };
 
 class ServiceContext {
@@ -68,6 +100,7 @@ class ServiceContext {
   auth::UserStore* users = nullptr;
   ServerOptions options;
   ServerCounters counters;
+  std::optional<TlsServerInfo> tls_info;
   std::chrono::steady_clock::time_point start_time = std::chrono::steady_clock::now();
   bson::ObjectId process_id = bson::ObjectId::Generate();
   // Compressors this server accepts, in preference order.
@@ -90,6 +123,10 @@ struct ClientState {
   std::vector<wire::Compressor> compressors;
   bson::BsonObj client_metadata;  // the handshake's `client` document
   bool sent_handshake = false;
+  bool tls = false;  // the connection speaks TLS
+  // The subject of the client's verified certificate in RFC 2253 form ("CN=c,OU=o,..."), empty
+  // without one: the user name MONGODB-X509 authenticates as.
+  std::string peer_subject;
   auth::AuthorizationSession auth;
   // Whether the client connects from this machine (the localhost exception's condition).
   bool IsLocalhost() const {

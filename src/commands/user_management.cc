@@ -111,30 +111,28 @@ StatusWith<std::map<auth::ScramMechanism, auth::ScramCredentials>> BuildCredenti
   return out;
 }
 
-StatusWith<std::optional<std::string>> GetPassword(std::string_view cmd_name, const BsonObj& cmd) {
+// The command's password; users of $external have none (their certificate identifies them).
+StatusWith<std::optional<std::string>> GetPassword(std::string_view cmd_name, const BsonObj& cmd,
+                                                   const std::string& db) {
   HG_ASSIGN_OR_RETURN(std::optional<std::string> pwd, GetString(cmd_name, cmd, "pwd"));
+  if (pwd && db == "$external") {
+    return Status(ErrorCode::kBadValue,
+                  "Cannot set the password for users defined on the '$external' database");
+  }
   if (pwd && pwd->empty()) return Status(ErrorCode::kBadValue, "Password cannot be empty");
   return pwd;
-}
-
-Status CheckUserDatabase(const std::string& db) {
-  if (db == "local")
-    return Status(ErrorCode::kBadValue, "Cannot create users in the local database");
-  if (db == "$external") {
-    return Status(ErrorCode::kCommandNotSupported,
-                  "users of $external authenticate with X.509 certificates, which need TLS: not "
-                  "available in this server yet");
-  }
-  return Status::OK();
 }
 
 Status RunCreateUser(CommandContext& ctx, const BsonObj& cmd, BsonBuilder&) {
   HG_RETURN_IF_ERROR(CheckKnownFields(cmd, {"pwd", "customData", "roles", "digestPassword",
                                             "authenticationRestrictions", "mechanisms"}));
   HG_ASSIGN_OR_RETURN(auth::UserName name, CommandUser("createUser", cmd, ctx.db));
-  HG_RETURN_IF_ERROR(CheckUserDatabase(ctx.db));
-  HG_ASSIGN_OR_RETURN(std::optional<std::string> pwd, GetPassword("createUser", cmd));
-  if (!pwd) {
+  if (ctx.db == "local") {
+    return Status(ErrorCode::kBadValue, "Cannot create users in the local database");
+  }
+  HG_ASSIGN_OR_RETURN(std::optional<std::string> pwd, GetPassword("createUser", cmd, ctx.db));
+  const bool external = ctx.db == "$external";
+  if (!pwd && !external) {
     return Status(ErrorCode::kBadValue,
                   "Must provide a 'pwd' field for all user documents, except those with "
                   "'$external' as the user's source db");
@@ -154,6 +152,14 @@ Status RunCreateUser(CommandContext& ctx, const BsonObj& cmd, BsonBuilder&) {
   HG_RETURN_IF_ERROR(CheckRolesExist(*ctx.service.users, user.roles));
   HG_ASSIGN_OR_RETURN(std::optional<BsonObj> custom, GetObject("createUser", cmd, "customData"));
   if (custom) user.custom_data = custom->Owned();
+  if (external) {
+    if (!cmd["mechanisms"].eoo()) {
+      return Status(ErrorCode::kBadValue,
+                    "mechanisms field must not be given for users of the '$external' database");
+    }
+    user.external = true;
+    return ctx.service.users->Insert(user);
+  }
   HG_ASSIGN_OR_RETURN(bool digest, GetBool("createUser", cmd, "digestPassword", true));
   HG_ASSIGN_OR_RETURN(auto mechanisms, ParseMechanisms("createUser", cmd));
   HG_ASSIGN_OR_RETURN(user.credentials, BuildCredentials(name, *pwd, digest, mechanisms));
@@ -164,7 +170,7 @@ Status RunUpdateUser(CommandContext& ctx, const BsonObj& cmd, BsonBuilder&) {
   HG_RETURN_IF_ERROR(CheckKnownFields(cmd, {"pwd", "customData", "roles", "digestPassword",
                                             "authenticationRestrictions", "mechanisms"}));
   HG_ASSIGN_OR_RETURN(auth::UserName name, CommandUser("updateUser", cmd, ctx.db));
-  HG_ASSIGN_OR_RETURN(std::optional<std::string> pwd, GetPassword("updateUser", cmd));
+  HG_ASSIGN_OR_RETURN(std::optional<std::string> pwd, GetPassword("updateUser", cmd, ctx.db));
   HG_ASSIGN_OR_RETURN(std::optional<BsonObj> custom, GetObject("updateUser", cmd, "customData"));
   BsonElement roles = cmd["roles"];
   BsonElement mechanisms_given = cmd["mechanisms"];

@@ -92,6 +92,22 @@ void CursorManager::KillAll() {
   }
 }
 
+int CursorManager::KillMatching(const std::function<bool(const ClientCursor&)>& match) {
+  std::vector<std::unique_ptr<ClientCursor>> victims;  // destroyed outside the lock
+  {
+    std::lock_guard lk(mu_);
+    for (auto it = cursors_.begin(); it != cursors_.end();) {
+      if (match(*it->second)) {
+        victims.push_back(std::move(it->second));
+        it = cursors_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+  return static_cast<int>(victims.size());
+}
+
 size_t CursorManager::NumOpen() const {
   std::lock_guard lk(mu_);
   return cursors_.size() + checked_out_.size();

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -33,6 +34,9 @@ struct ClientCursor {
   // The users ("user@db") the opening connection had authenticated as: with --auth, only a
   // connection authenticated as the same users continues or kills it, as in MongoDB.
   std::vector<std::string> owners;
+  // The logical session (its id's 16 bytes) the cursor was opened in, empty without one:
+  // killSessions closes a session's cursors.
+  std::string lsid;
 };
 
 class CursorManager {
@@ -52,6 +56,9 @@ class CursorManager {
   int ReapIdle(std::chrono::milliseconds timeout);
   // Kills every checked-in cursor (shutdown).
   void KillAll();
+  // Kills the checked-in cursors `match` accepts (called under the manager's lock); returns how
+  // many. A checked-out cursor ends with the getMore that holds it.
+  int KillMatching(const std::function<bool(const ClientCursor&)>& match);
   size_t NumOpen() const;
 
  private:

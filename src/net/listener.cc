@@ -15,6 +15,7 @@
 #include "base/logger.h"
 #include "commands/dispatcher.h"
 #include "commands/operation_registry.h"
+#include "net/tls.h"
 #include "wire/message.h"
 #include "wire/op_compressed.h"
 #include "wire/op_msg.h"
@@ -37,17 +38,50 @@ std::string EndpointText(const tcp::endpoint& ep) {
   return ep.address().to_string() + ":" + std::to_string(ep.port());
 }
 
-// Reads exactly n bytes; false on EOF or error.
-bool ReadExactly(tcp::socket& sock, char* buf, size_t n) {
-  asio::error_code ec;
-  asio::read(sock, asio::buffer(buf, n), ec);
-  return !ec;
+// One connection's byte stream: the socket itself, or the TLS session over it.
+class Stream {
+ public:
+  explicit Stream(tcp::socket& sock) : sock_(sock) {}
+  void StartTls(std::unique_ptr<TlsConnection> tls) { tls_ = std::move(tls); }
+  bool is_tls() const { return tls_ != nullptr; }
+
+  // Reads exactly n bytes; false on EOF or error.
+  bool ReadExactly(char* buf, size_t n) {
+    if (tls_) return tls_->ReadExactly(buf, n);
+    asio::error_code ec;
+    asio::read(sock_, asio::buffer(buf, n), ec);
+    return !ec;
+  }
+  bool WriteAll(const std::string& bytes) {
+    if (tls_) return tls_->WriteAll(bytes);
+    asio::error_code ec;
+    asio::write(sock_, asio::buffer(bytes), ec);
+    return !ec;
+  }
+  void Close() {
+    if (tls_) tls_->Close();
+    tls_.reset();
+  }
+
+ private:
+  tcp::socket& sock_;
+  std::unique_ptr<TlsConnection> tls_;
+};
+
+// The first bytes the client sent, left unread; false if it hung up before sending them all.
+bool PeekExactly(int fd, char (&buf)[wire::kHeaderSize]) {
+  for (;;) {
+    ssize_t got = ::recv(fd, buf, sizeof buf, MSG_PEEK | MSG_WAITALL);
+    if (got < 0 && errno == EINTR) continue;
+    return got == static_cast<ssize_t>(sizeof buf);
+  }
 }
 
-bool WriteAll(tcp::socket& sock, const std::string& bytes) {
-  asio::error_code ec;
-  asio::write(sock, asio::buffer(bytes), ec);
-  return !ec;
+// mongod's line for a connection it ends because of what the client sent.
+void LogReceiveError(const ClientState& client, const Status& st) {
+  LOGI("NETWORK", 22988, "Error receiving request from client. Ending connection from remote",
+       "{\"error\":" + JsonQuote(st.ToString()) + ",\"remote\":" + JsonQuote(client.remote) +
+           ",\"connectionId\":" + std::to_string(client.connection_id) + "}");
 }
 
 // Outcome of handling one message: the bytes to send back (possibly none) and whether to keep the
@@ -179,9 +213,10 @@ Outcome HandleMessage(ServiceContext& service, ClientState& client, std::string 
 }  // namespace
 
 struct Listener::Impl {
-  explicit Impl(ServiceContext& s) : service(s), acceptor(io) {}
+  Impl(ServiceContext& s, const TlsContext* t) : service(s), tls(t), acceptor(io) {}
 
   ServiceContext& service;
+  const TlsContext* tls;
   asio::io_context io;
   tcp::acceptor acceptor;
   std::thread accept_thread;
@@ -197,7 +232,54 @@ struct Listener::Impl {
   void AcceptLoop();
   void Serve(std::unique_ptr<tcp::socket> sock);
   void DisconnectLoop();
+  // Decides how the connection speaks (--tlsMode) and shakes hands if it speaks TLS. False: the
+  // connection is to be closed (logged).
+  bool Negotiate(tcp::socket& sock, Stream& stream, ClientState& client);
 };
+
+bool Listener::Impl::Negotiate(tcp::socket& sock, Stream& stream, ClientState& client) {
+  const commands::TlsMode mode = service.options.tls.mode;
+  if (mode == commands::TlsMode::kDisabled || tls == nullptr) return true;
+  auto refuse = [&](const Status& st) {
+    LogReceiveError(client, st);
+    return false;
+  };
+  char first[wire::kHeaderSize];
+  if (!PeekExactly(sock.native_handle(), first)) return false;
+  if (!LooksLikeTlsHandshake(first)) {
+    if (mode == commands::TlsMode::kRequireTls) {
+      return refuse(Status(ErrorCode::kSSLHandshakeFailed,
+                           "The server is configured to only allow SSL connections"));
+    }
+    if (mode == commands::TlsMode::kPreferTls) {
+      LOGI("NETWORK", 23838,
+           "SSL mode is set to 'preferred' and connection to remote is not using SSL.",
+           "{\"connectionId\":" + std::to_string(client.connection_id) +
+               ",\"remote\":" + JsonQuote(client.remote) + "}");
+    }
+    return true;
+  }
+  auto accepted = tls->Accept(sock.native_handle());
+  if (!accepted.ok()) return refuse(accepted.status());
+  std::unique_ptr<TlsConnection> conn = std::move(accepted).value();
+  client.tls = true;
+  ++service.counters.tls_connections;
+  const std::string protocol = conn->protocol();
+  int version = 4;  // unknown
+  for (int i = 0; i < 4; ++i) {
+    if (protocol == "TLS 1." + std::to_string(i)) version = i;
+  }
+  ++service.counters.tls_versions[version];
+  client.peer_subject = conn->peer_subject();
+  // mongod writes this line at debug level 2; at info it tells an operator who connected.
+  if (!client.peer_subject.empty()) {
+    LOGI("NETWORK", 23229, "Accepted TLS connection from peer",
+         "{\"peerSubject\":" + JsonQuote(client.peer_subject) + ",\"protocol\":" +
+             JsonQuote(protocol) + ",\"cipher\":" + JsonQuote(conn->cipher()) + "}");
+  }
+  stream.StartTls(std::move(conn));
+  return true;
+}
 
 // A connection's thread is busy while its command runs and reads nothing, so a client that goes
 // away is noticed here: every 100 ms, the sockets of the operations that have run that long are
@@ -272,29 +354,40 @@ void Listener::Impl::Serve(std::unique_ptr<tcp::socket> sock) {
            ",\"connectionId\":" + std::to_string(client.connection_id) + ",\"connectionCount\":" +
            std::to_string(service.counters.connections_current.load()) + "}");
 
+  Stream stream(*sock);
+  const bool negotiated = Negotiate(*sock, stream, client);
   char header[wire::kHeaderSize];
-  while (!stopping) {
-    if (!ReadExactly(*sock, header, sizeof header)) break;
+  while (negotiated && !stopping) {
+    if (!stream.ReadExactly(header, sizeof header)) break;
     wire::MsgHeader h = wire::ParseHeader(header);
     Status st = wire::CheckHeader(h);
+    if (!st.ok() && !stream.is_tls() && LooksLikeTlsHandshake(header)) {
+      // Only a header that is not a valid one is taken for TLS here: with --tlsMode disabled a
+      // message answering something would otherwise be refused.
+      LogReceiveError(client, Status(ErrorCode::kSSLHandshakeFailed,
+                                     "SSL handshake received but server is started without SSL "
+                                     "support"));
+      break;
+    }
     if (!st.ok()) {
-      LOGW("NETWORK", 22988, "Error receiving request from client; closing the connection",
-           "{\"error\":" + JsonQuote(st.ToString()) + ",\"remote\":" + JsonQuote(client.remote) +
-               "}");
+      LogReceiveError(client, st);
       break;
     }
     std::string message(static_cast<size_t>(h.message_length), '\0');
     std::memcpy(message.data(), header, sizeof header);
-    if (!ReadExactly(*sock, message.data() + sizeof header, message.size() - sizeof header)) break;
+    if (!stream.ReadExactly(message.data() + sizeof header, message.size() - sizeof header)) {
+      break;
+    }
     service.counters.physical_bytes_in += h.message_length;
     ++service.counters.num_requests;
     Outcome out = HandleMessage(service, client, std::move(message));
     if (!out.reply.empty()) {
       service.counters.physical_bytes_out += static_cast<int64_t>(out.reply.size());
-      if (!WriteAll(*sock, out.reply)) break;
+      if (!stream.WriteAll(out.reply)) break;
     }
     if (out.close) break;
   }
+  stream.Close();
   --service.counters.connections_current;
   LOGI("NETWORK", 22944, "Connection ended",
        "{\"remote\":" + JsonQuote(client.remote) +
@@ -307,7 +400,8 @@ void Listener::Impl::Serve(std::unique_ptr<tcp::socket> sock) {
   cv.notify_all();
 }
 
-Listener::Listener(ServiceContext& service) : impl_(std::make_unique<Impl>(service)) {}
+Listener::Listener(ServiceContext& service, const TlsContext* tls)
+    : impl_(std::make_unique<Impl>(service, tls)) {}
 
 Listener::~Listener() { Shutdown(); }
 

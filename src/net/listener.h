@@ -18,9 +18,12 @@
 
 namespace hourglass::net {
 
+class TlsContext;
+
 class Listener {
  public:
-  explicit Listener(commands::ServiceContext& service);
+  // `tls` (which must outlive the listener) is the TLS set-up when --tlsMode is not disabled.
+  explicit Listener(commands::ServiceContext& service, const TlsContext* tls = nullptr);
   ~Listener();
 
   // Binds and listens on host:port (host may be a comma-separated list; only the first address

@@ -4,8 +4,10 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <fstream>
 #include <iostream>
 #include <optional>
+#include <sstream>
 
 #include "bson/bson.h"
 #include "storage/kv_engine.h"
@@ -16,11 +18,102 @@ namespace {
 
 constexpr const char* kVersion = "0.1.0";
 
+using commands::TlsMode;
+
+// --tlsMode's names, in TlsMode's order.
+constexpr const char* kTlsModeNames[] = {"disabled", "allowTLS", "preferTLS", "requireTLS"};
+
+Status ParseTlsMode(const std::string& text, TlsMode* mode) {
+  for (int i = 0; i < 4; ++i) {
+    if (text == kTlsModeNames[i]) {
+      *mode = static_cast<TlsMode>(i);
+      return Status::OK();
+    }
+  }
+  return Status(ErrorCode::kBadValue, "unsupported value for tlsMode " + text);
+}
+
+// --tlsDisabledProtocols: a comma-separated list of TLS1_0, TLS1_1, TLS1_2, TLS1_3 (or their
+// older spelling noTLS1_0 ...), or "none".
+Status ParseDisabledProtocols(const std::string& text, std::vector<std::string>* out) {
+  out->clear();
+  if (text == "none") return Status::OK();
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t comma = text.find(',', start);
+    std::string token = text.substr(start, comma == std::string::npos ? comma : comma - start);
+    std::string name = token.starts_with("no") ? token.substr(2) : token;
+    if (name != "TLS1_0" && name != "TLS1_1" && name != "TLS1_2" && name != "TLS1_3") {
+      return Status(ErrorCode::kBadValue, "Unrecognized disabledProtocols '" + token + "'");
+    }
+    out->push_back(name);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return Status::OK();
+}
+
+// net.tls in the config file.
+Status ApplyTlsSection(const YAML::Node& tls, commands::TlsOptions* out) {
+  if (tls["mode"]) HG_RETURN_IF_ERROR(ParseTlsMode(tls["mode"].as<std::string>(), &out->mode));
+  if (tls["certificateKeyFile"]) {
+    out->certificate_key_file = tls["certificateKeyFile"].as<std::string>();
+  }
+  if (tls["certificateKeyFilePassword"]) {
+    out->certificate_key_file_password = tls["certificateKeyFilePassword"].as<std::string>();
+  }
+  if (tls["CAFile"]) out->ca_file = tls["CAFile"].as<std::string>();
+  if (tls["allowConnectionsWithoutCertificates"]) {
+    out->allow_connections_without_certificates =
+        tls["allowConnectionsWithoutCertificates"].as<bool>();
+  }
+  if (tls["allowInvalidCertificates"]) {
+    out->allow_invalid_certificates = tls["allowInvalidCertificates"].as<bool>();
+  }
+  if (tls["allowInvalidHostnames"]) {
+    out->allow_invalid_hostnames = tls["allowInvalidHostnames"].as<bool>();
+  }
+  if (tls["disabledProtocols"]) {
+    HG_RETURN_IF_ERROR(ParseDisabledProtocols(tls["disabledProtocols"].as<std::string>(),
+                                              &out->disabled_protocols));
+  }
+  return Status::OK();
+}
+
+// The TLS options hang together: a mode that speaks TLS has a certificate, and the CA-related
+// options need a CA.
+Status CheckTlsOptions(const commands::TlsOptions& tls) {
+  if (tls.mode != TlsMode::kDisabled && tls.certificate_key_file.empty()) {
+    return Status(ErrorCode::kBadValue,
+                  "need tlsCertificateKeyFile or certificateSelector when TLS is enabled");
+  }
+  const commands::TlsOptions defaults;
+  if (tls.mode == TlsMode::kDisabled &&
+      (!tls.certificate_key_file.empty() || !tls.certificate_key_file_password.empty() ||
+       !tls.ca_file.empty() || tls.allow_connections_without_certificates ||
+       tls.disabled_protocols != defaults.disabled_protocols)) {
+    return Status(ErrorCode::kBadValue,
+                  "need to enable TLS via the sslMode/tlsMode flag when using TLS configuration "
+                  "parameters");
+  }
+  return Status::OK();
+}
+
 // Applies the YAML config file; command-line values given explicitly win (applied after).
 Status ApplyConfigFile(const std::string& path, ParsedOptions* out) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  if (!in) return Status(ErrorCode::kInvalidOptions, "Error reading config file " + path);
+  return ApplyConfigText(text.str(), path, out);
+}
+
+}  // namespace
+
+Status ApplyConfigText(std::string_view yaml, const std::string& path, ParsedOptions* out) {
   YAML::Node root;
   try {
-    root = YAML::LoadFile(path);
+    root = YAML::Load(std::string(yaml));
   } catch (const std::exception& e) {
     return Status(ErrorCode::kInvalidOptions,
                   "Error reading config file " + path + ": " + e.what());
@@ -33,6 +126,7 @@ Status ApplyConfigFile(const std::string& path, ParsedOptions* out) {
       if (net["maxIncomingConnections"]) {
         out->server.max_conns = net["maxIncomingConnections"].as<int>();
       }
+      if (auto tls = net["tls"]) HG_RETURN_IF_ERROR(ApplyTlsSection(tls, &out->server.tls));
     }
     if (auto storage = root["storage"]) {
       if (storage["dbPath"]) out->server.dbpath = storage["dbPath"].as<std::string>();
@@ -79,6 +173,20 @@ Status ApplyConfigFile(const std::string& path, ParsedOptions* out) {
   return Status::OK();
 }
 
+namespace {
+
+// As mongod: the key file's password shows as "<password>" in getCmdLineOpts' argv.
+void CensorPasswords(std::vector<std::string>& args) {
+  constexpr std::string_view kFlag = "--tlsCertificateKeyFilePassword";
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == kFlag && i + 1 < args.size()) {
+      args[++i] = "<password>";
+    } else if (args[i].starts_with(std::string(kFlag) + "=")) {
+      args[i] = std::string(kFlag) + "=<password>";
+    }
+  }
+}
+
 }  // namespace
 
 int DefaultCacheSizeMb(int64_t ram_mb) {
@@ -88,6 +196,7 @@ int DefaultCacheSizeMb(int64_t ram_mb) {
 StatusWith<ParsedOptions> ParseOptions(int argc, char** argv) {
   ParsedOptions out;
   for (int i = 0; i < argc; ++i) out.server.argv.emplace_back(argv[i]);
+  CensorPasswords(out.server.argv);
 
   CLI::App app{"hourglassd: a time-series database server that speaks the MongoDB wire protocol"};
   app.set_version_flag("--version", std::string("hourglassd version v") + kVersion);
@@ -97,6 +206,26 @@ StatusWith<ParsedOptions> ParseOptions(int argc, char** argv) {
   bool bind_ip_all = false, in_memory = false, auth = false, noauth = false;
   int max_conns = 0;
   std::vector<std::string> set_params;
+  std::optional<std::string> tls_mode, tls_key_file, tls_key_password, tls_ca_file,
+      tls_disabled_protocols;
+  bool tls_without_certs = false, tls_invalid_certs = false, tls_invalid_hostnames = false;
+  app.add_option("--tlsMode", tls_mode,
+                 "TLS on the port: disabled (default), allowTLS, preferTLS or requireTLS");
+  app.add_option("--tlsCertificateKeyFile", tls_key_file,
+                 "PEM file with the server's certificate and private key");
+  app.add_option("--tlsCertificateKeyFilePassword", tls_key_password,
+                 "Password of an encrypted private key in --tlsCertificateKeyFile");
+  app.add_option("--tlsCAFile", tls_ca_file,
+                 "PEM file of the certificate authorities client certificates must chain to");
+  app.add_flag("--tlsAllowConnectionsWithoutCertificates", tls_without_certs,
+               "With --tlsCAFile, accept clients that present no certificate");
+  app.add_flag("--tlsAllowInvalidCertificates", tls_invalid_certs,
+               "Accept client certificates that do not validate (they name no user)");
+  app.add_flag("--tlsAllowInvalidHostnames", tls_invalid_hostnames,
+               "Accepted for mongod compatibility (applies to outgoing connections)");
+  app.add_option("--tlsDisabledProtocols", tls_disabled_protocols,
+                 "TLS versions to refuse: TLS1_0,TLS1_1,TLS1_2,TLS1_3 or none "
+                 "(default TLS1_0,TLS1_1)");
   app.add_option("-f,--config", config, "Configuration file (YAML, mongod.conf names)");
   app.add_option("--port", port, "Port to listen on (default 27017)");
   app.add_option("--bind_ip", bind_ip, "Address to listen on (default 127.0.0.1)");
@@ -149,6 +278,18 @@ StatusWith<ParsedOptions> ParseOptions(int argc, char** argv) {
   if (auth) out.server.auth = true;
   if (noauth) out.server.auth = false;
   if (max_conns > 0) out.server.max_conns = max_conns;
+  commands::TlsOptions& tls = out.server.tls;
+  if (tls_mode) HG_RETURN_IF_ERROR(ParseTlsMode(*tls_mode, &tls.mode));
+  if (tls_key_file) tls.certificate_key_file = *tls_key_file;
+  if (tls_key_password) tls.certificate_key_file_password = *tls_key_password;
+  if (tls_ca_file) tls.ca_file = *tls_ca_file;
+  if (tls_without_certs) tls.allow_connections_without_certificates = true;
+  if (tls_invalid_certs) tls.allow_invalid_certificates = true;
+  if (tls_invalid_hostnames) tls.allow_invalid_hostnames = true;
+  if (tls_disabled_protocols) {
+    HG_RETURN_IF_ERROR(ParseDisabledProtocols(*tls_disabled_protocols, &tls.disabled_protocols));
+  }
+  HG_RETURN_IF_ERROR(CheckTlsOptions(tls));
   if (!engine_config.empty()) out.engine_config = engine_config;
   if (!block_compressor.empty()) {
     out.block_compressor = block_compressor;
@@ -184,6 +325,28 @@ StatusWith<ParsedOptions> ParseOptions(int argc, char** argv) {
   size_t net = parsed.OpenObject("net");
   parsed.AppendString("bindIp", out.server.bind_ip);
   parsed.AppendInt32("port", out.server.port);
+  if (tls.mode != TlsMode::kDisabled) {
+    size_t tls_token = parsed.OpenObject("tls");
+    parsed.AppendString("mode", kTlsModeNames[static_cast<int>(tls.mode)]);
+    parsed.AppendString("certificateKeyFile", tls.certificate_key_file);
+    // As mongod: the password never leaves the process.
+    if (!tls.certificate_key_file_password.empty()) {
+      parsed.AppendString("certificateKeyFilePassword", "<password>");
+    }
+    if (!tls.ca_file.empty()) parsed.AppendString("CAFile", tls.ca_file);
+    if (tls.allow_connections_without_certificates) {
+      parsed.AppendBool("allowConnectionsWithoutCertificates", true);
+    }
+    if (tls.allow_invalid_certificates) parsed.AppendBool("allowInvalidCertificates", true);
+    if (tls.allow_invalid_hostnames) parsed.AppendBool("allowInvalidHostnames", true);
+    const commands::TlsOptions defaults;
+    if (tls.disabled_protocols != defaults.disabled_protocols) {
+      std::string joined;
+      for (const std::string& p : tls.disabled_protocols) joined += (joined.empty() ? "" : ",") + p;
+      parsed.AppendString("disabledProtocols", joined.empty() ? "none" : joined);
+    }
+    parsed.Close(tls_token);
+  }
   parsed.Close(net);
   size_t storage = parsed.OpenObject("storage");
   parsed.AppendString("dbPath", out.server.dbpath);

@@ -41,4 +41,9 @@ int DefaultCacheSizeMb(int64_t ram_mb);
 // naming the bad option.
 StatusWith<ParsedOptions> ParseOptions(int argc, char** argv);
 
+// Applies the mongod.conf-style YAML `yaml` (read from `path`, named in errors) to `out`: what
+// --config does with its file's text. InvalidOptions (72), or BadValue (2) for a TLS setting,
+// naming the bad setting; never an exception.
+Status ApplyConfigText(std::string_view yaml, const std::string& path, ParsedOptions* out);
+
 }  // namespace hourglass::server

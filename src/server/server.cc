@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <condition_variable>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <mutex>
@@ -20,6 +21,7 @@
 #include "exec/cursor_manager.h"
 #include "exec/timeseries_read.h"
 #include "net/listener.h"
+#include "net/tls.h"
 #include "pipeline/block_read_ahead.h"
 #include "pipeline/memory_parameters.h"
 #include "pipeline/spill_file.h"
@@ -31,6 +33,22 @@
 namespace hourglass::server {
 
 namespace {
+
+// TLS needs something to check client certificates against: --tlsCAFile, or the system's
+// certificate authorities by tlsUseSystemCA, as mongod 7.0 demands.
+Status CheckChainOfTrust(const commands::TlsOptions& tls, bool use_system_ca) {
+  if (!tls.ca_file.empty() && use_system_ca) {
+    return Status(ErrorCode::kInvalidOptions,
+                  "The use of both a CA File and the System Certificate store is not supported");
+  }
+  if (tls.ca_file.empty() && !use_system_ca) {
+    return Status(ErrorCode::kInvalidOptions,
+                  "The use of TLS without specifying a chain of trust is no longer supported. "
+                  "Specify --tlsCAFile, or --setParameter tlsUseSystemCA=true to trust the "
+                  "system's certificate authorities");
+  }
+  return Status::OK();
+}
 
 // Exit codes follow mongod's where they exist.
 constexpr int kExitBadOptions = 2;
@@ -122,6 +140,16 @@ int RunServer(int argc, char** argv) {
     return kExitBadOptions;
   }
   ParsedOptions parsed = std::move(parsed_or).value();
+  // The key file's password leaves the command line that ps shows, as mongod's does.
+  for (int i = 1; i < argc; ++i) {
+    char* value = nullptr;
+    if (std::strcmp(argv[i], "--tlsCertificateKeyFilePassword") == 0 && i + 1 < argc) {
+      value = argv[i + 1];
+    } else if (std::strncmp(argv[i], "--tlsCertificateKeyFilePassword=", 32) == 0) {
+      value = argv[i] + 32;
+    }
+    if (value != nullptr) std::memset(value, 'x', std::strlen(value));
+  }
   if (parsed.cache_size_mb <= 0) {
     const int64_t ram_mb = static_cast<int64_t>(sysconf(_SC_PHYS_PAGES)) *
                            static_cast<int64_t>(sysconf(_SC_PAGE_SIZE)) / (1024 * 1024);
@@ -141,6 +169,8 @@ int RunServer(int argc, char** argv) {
   auto& params = ServerParameterRegistry::Get();
   ServerParameter* cursor_timeout =
       params.Register("cursorTimeoutMillis", int64_t{600000}, true, true);
+  // TLS trusts the system's certificate authorities only when asked to (no --tlsCAFile).
+  ServerParameter* tls_use_system_ca = params.Register("tlsUseSystemCA", false, true, false);
   timeseries::RegisterTimeseriesParameters();
   timeseries::TtlMonitor::RegisterParameters();
   exec::RegisterTimeseriesRewriteParameter();
@@ -239,7 +269,31 @@ int RunServer(int argc, char** argv) {
   }
   service.request_shutdown = RequestShutdown;
 
-  net::Listener listener(service);
+  std::unique_ptr<net::TlsContext> tls;
+  if (parsed.server.tls.mode != commands::TlsMode::kDisabled) {
+    Status trust = CheckChainOfTrust(parsed.server.tls, tls_use_system_ca->GetBool());
+    auto created = trust.ok() ? net::TlsContext::Create(parsed.server.tls)
+                              : StatusWith<std::unique_ptr<net::TlsContext>>(trust);
+    if (!created.ok()) {
+      const Status& st = created.status();
+      LOGE("CONTROL", 20574, "Error during global initialization",
+           "{\"error\":{\"code\":" + std::to_string(st.code_number()) +
+               ",\"codeName\":" + JsonQuote(std::string(st.code_name())) +
+               ",\"errmsg\":" + JsonQuote(st.reason()) + "}}");
+      std::cerr << st.reason() << "\n";
+      return 1;
+    }
+    tls = std::move(created).value();
+    service.tls_info =
+        commands::TlsServerInfo{tls->server_subject(), tls->server_expiration() * 1000};
+    if (parsed.server.tls.allow_invalid_certificates) {
+      Logger::Get().AddStartupWarning(
+          "CONTROL", 22124,
+          "While invalid X509 certificates may be used to connect to this server, they will "
+          "not be considered permissible for authentication");
+    }
+  }
+  net::Listener listener(service, tls.get());
   Status bound = listener.Bind(parsed.server.bind_ip, parsed.server.port);
   if (!bound.ok()) {
     LOGE("NETWORK", 23024, "Failed to set up listener",
@@ -248,7 +302,8 @@ int RunServer(int argc, char** argv) {
   }
   listener.Start();
   LOGI("NETWORK", 23016, "Waiting for connections",
-       "{\"port\":" + std::to_string(listener.port()) + ",\"ssl\":\"off\"}");
+       "{\"port\":" + std::to_string(listener.port()) +
+           ",\"ssl\":" + std::string(tls ? "\"on\"" : "\"off\"") + "}");
 
   std::thread signal_thread([&] {
     SetThreadLogContext("signalProcessingThread");

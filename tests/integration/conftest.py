@@ -524,15 +524,15 @@ class RunawayAggregate:
     """RUNAWAY_PIPELINE over `coll` on a thread, tagged with a comment so that currentOp finds it;
     `error` is the OperationFailure that stopped it (None if it finished)."""
 
-    def __init__(self, coll):
+    def __init__(self, coll, session=None):
         self.tag = "runaway-" + uuid.uuid4().hex
         self.error = None
-        self.thread = threading.Thread(target=self._run, args=(coll,))
+        self.thread = threading.Thread(target=self._run, args=(coll, session))
         self.thread.start()
 
-    def _run(self, coll):
+    def _run(self, coll, session):
         try:
-            list(coll.aggregate(RUNAWAY_PIPELINE, comment=self.tag))
+            list(coll.aggregate(RUNAWAY_PIPELINE, comment=self.tag, session=session))
         except OperationFailure as e:
             self.error = e
 

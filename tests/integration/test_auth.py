@@ -6,6 +6,7 @@ Management Commands) and the drivers' authentication specification."""
 
 import json
 import subprocess
+import time
 import uuid
 
 import pytest
@@ -695,3 +696,35 @@ def test_auth_and_noauth_together_are_refused(fresh_server):
     s.spawn()
     assert s.wait_exit(30) not in (0, None)
     assert "--auth and --noauth" in s.log_text()
+
+
+def test_kill_sessions_reaches_only_ones_own_sessions(auth_server, root):
+    make_user(root, "sess", "alice", ["readWrite"])
+    make_user(root, "sess", "bob", ["readWrite"])
+    root.sess.c.insert_many([{"i": i} for i in range(2000)])
+    alice = login(auth_server, "alice", "pw", source="sess")
+    bob = login(auth_server, "bob", "pw", source="sess")
+    session = alice.start_session()
+    runaway = RunawayAggregate(alice.sess.c, session=session)
+    assert runaway.wait_for_ops(root)
+    # Bob's killSessions reaches only Bob's sessions, whatever ids he names.
+    bob.admin.command("killSessions", [session.session_id])
+    bob.admin.command("killSessions", [])
+    # killAllSessions needs killAnySession unless it names only oneself.
+    assert denied(bob.admin, {"killAllSessions": []})
+    assert denied(bob.admin, {"killAllSessions": [{"user": "alice", "db": "sess"}]})
+    bob.admin.command("killAllSessions", [{"user": "bob", "db": "sess"}])
+    time.sleep(0.5)  # a killed operation ends within about 100 ms
+    assert runaway.wait_for_ops(root), "Bob stopped Alice's operation"
+    alice.admin.command("killSessions", [session.session_id])
+    runaway.join()
+    assert runaway.error is not None and runaway.error.code == 11601
+    # root (killAnySession) ends all of a user's sessions.
+    second = RunawayAggregate(alice.sess.c)
+    assert second.wait_for_ops(root)
+    root.admin.command("killAllSessions", [{"user": "alice", "db": "sess"}])
+    second.join()
+    assert second.error is not None and second.error.code == 11601
+    session.end_session()
+    alice.close()
+    bob.close()

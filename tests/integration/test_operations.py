@@ -306,3 +306,46 @@ def test_compact_refuses_what_it_does_not_do(tc_db):
     assert code_of(lambda: tc_db.command({"compact": "c", "dryRun": True})) == 115
     assert code_of(lambda: tc_db.command({"compact": 5})) == 14
     assert code_of(lambda: tc_db.command({"compact": "c", "bogus": 1})) == 40415
+
+
+def test_kill_sessions_stops_the_sessions_operations_and_closes_their_cursors(tc_client, tc_db):
+    coll = make_collection(tc_db, "plain")
+    doomed, spared = tc_client.start_session(), tc_client.start_session()
+    runaway = RunawayAggregate(coll, session=doomed)
+    other = RunawayAggregate(coll, session=spared)
+    ops = runaway.wait_for_ops(tc_client)
+    assert ops and other.wait_for_ops(tc_client)
+    assert ops[0]["lsid"] == {"id": uuid.UUID(bytes=bytes(doomed.session_id["id"]))}
+    open_cursor = coll.find({}, batch_size=2, session=doomed)
+    kept_cursor = coll.find({}, batch_size=2, session=spared)
+    next(open_cursor), next(kept_cursor)
+    tc_client.admin.command("killSessions", [doomed.session_id])
+    runaway.join()
+    assert runaway.error is not None and runaway.error.code == INTERRUPTED
+    # The session's cursor is closed; the other session's goes on.
+    with pytest.raises(OperationFailure) as e:
+        list(open_cursor)
+    assert e.value.code == 43  # CursorNotFound
+    assert len(list(kept_cursor)) == 1999
+    assert other.wait_for_ops(tc_client), "the other session's operation was stopped too"
+    # An empty list, without --auth, kills every session.
+    tc_client.admin.command("killSessions", [])
+    other.join()
+    assert other.error is not None and other.error.code == INTERRUPTED
+    doomed.end_session()
+    spared.end_session()
+
+
+def test_kill_all_sessions_and_bad_session_lists(tc_client, tc_db):
+    coll = make_collection(tc_db, "plain")
+    runaway = RunawayAggregate(coll)  # in pymongo's implicit session
+    assert runaway.wait_for_ops(tc_client)
+    tc_client.admin.command("killAllSessions", [])
+    runaway.join()
+    assert runaway.error is not None and runaway.error.code == INTERRUPTED
+    for cmd, code in [({"killSessions": [{}]}, 40414),
+                      ({"killSessions": [{"id": "not-a-uuid"}]}, 14),
+                      ({"killSessions": {"id": 1}}, 14),
+                      ({"killAllSessions": [{"user": "u"}]}, 40414),
+                      ({"killAllSessions": [{"user": 1, "db": "x"}]}, 14)]:
+        assert code_of(lambda: tc_client.admin.command(cmd)) == code, cmd
