@@ -392,6 +392,7 @@ const std::map<std::string, NeedsFn, std::less<>>& NeedsTable() {
        }},
       {"updateUser", UpdateUserNeeds},
       {"usersInfo", UsersInfoNeeds},
+      {"validate", OnNamespace({A::kValidate})},
       {"waitForFailPoint", AuthenticationOnly()},
       {"whatsmyuri", AuthenticationOnly()},
   };

@@ -131,6 +131,9 @@ std::unique_ptr<Command> MakeListIndexesCommand();
 // ddl_compact.cc
 std::unique_ptr<Command> MakeCompactCommand();
 
+// ddl_validate.cc
+std::unique_ptr<Command> MakeValidateCommand();
+
 // ddl_stats.cc
 std::unique_ptr<Command> MakeDbStatsCommand();
 std::unique_ptr<Command> MakeCollStatsCommand();

@@ -86,6 +86,7 @@ constexpr CommandTableEntry kCommandTable[] = {
     {"updateRole", &MakeUpdateRoleCommand},
     {"updateUser", &MakeUpdateUserCommand},
     {"usersInfo", &MakeUsersInfoCommand},
+    {"validate", &MakeValidateCommand},
     {"waitForFailPoint", &MakeWaitForFailPointCommand},
     {"whatsmyuri", &MakeWhatsMyUriCommand},
 };
