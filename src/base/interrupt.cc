@@ -30,6 +30,16 @@ void OperationControl::Kill(ErrorCode code) {
   killed_.compare_exchange_strong(expected, static_cast<int>(code), std::memory_order_relaxed);
 }
 
+void OperationControl::SetPlanSummary(std::string summary) {
+  std::lock_guard lk(plan_mu_);
+  if (plan_summary_.empty()) plan_summary_ = std::move(summary);
+}
+
+std::string OperationControl::plan_summary() const {
+  std::lock_guard lk(plan_mu_);
+  return plan_summary_;
+}
+
 Status OperationControl::Check() {
   if (const int code = killed_.load(std::memory_order_relaxed); code != 0) {
     const auto c = static_cast<ErrorCode>(code);

@@ -17,6 +17,8 @@
 #include <atomic>
 #include <chrono>
 #include <memory>
+#include <mutex>
+#include <string>
 
 #include "base/status.h"
 
@@ -58,6 +60,11 @@ class OperationControl {
   // The current thread's operation; null when none.
   static const std::shared_ptr<OperationControl>& Current();
 
+  // The plan the operation reads with, as currentOp's planSummary shows it ("IXSCAN { a: 1 }").
+  // The first one set stays: an aggregate's own read, not the reads of its $lookup.
+  void SetPlanSummary(std::string summary);
+  std::string plan_summary() const;
+
  private:
   friend Status CheckForInterrupt();
   // Check, after a look at the coarse clock.
@@ -65,6 +72,8 @@ class OperationControl {
 
   std::atomic<int> killed_{0};  // the ErrorCode, 0 while running
   std::atomic<Clock::rep> deadline_{Clock::time_point::max().time_since_epoch().count()};
+  mutable std::mutex plan_mu_;
+  std::string plan_summary_;  // guarded by plan_mu_
 };
 
 // The current thread's operation's Check, cheaply; OK when the thread runs no operation.

@@ -130,6 +130,9 @@ BsonObj DescribeOperation(const CommandContext& ctx, const RunningOperation& op)
     if (bson::BsonElement c = op.command["comment"]; !c.eoo()) truncated.AppendElement(c);
     b.AppendObject("command", truncated.Obj());
   }
+  if (std::string plan = op.control->plan_summary(); !plan.empty()) {
+    b.AppendString("planSummary", plan);
+  }
   b.AppendInt32("numYields", 0);
   b.AppendObject("locks", BsonObj());
   b.AppendBool("waitingForLock", false);

@@ -206,6 +206,7 @@ DispatchResult RunCommandRequest(ServiceContext& service, ClientState& client,
   BsonBuilder reply;
   auto start = std::chrono::steady_clock::now();
   Status st = Status::OK();
+  std::string plan_summary;  // for the slow-operation line
   {
     // Registered for currentOp and killOp while it runs; its body outlives the registration.
     auto running = std::make_shared<RunningOperation>();
@@ -234,6 +235,7 @@ DispatchResult RunCommandRequest(ServiceContext& service, ClientState& client,
       catalog::ReadBarrier::OperationScope operation;  // its reads flush the write-back once
       st = cmd->RunRequest(ctx, request, reply);
     }
+    plan_summary = running->control->plan_summary();
   }
   auto millis = std::chrono::duration_cast<std::chrono::milliseconds>(
                     std::chrono::steady_clock::now() - start)
@@ -244,6 +246,7 @@ DispatchResult RunCommandRequest(ServiceContext& service, ClientState& client,
     attr.AppendString("type", "command");
     attr.AppendString("ns", std::string(db) + ".$cmd");
     attr.AppendString("command", name);
+    if (!plan_summary.empty()) attr.AppendString("planSummary", plan_summary);
     attr.AppendInt64("durationMillis", millis);
     if (!st.ok()) attr.AppendString("error", st.ToString());
     LOGI("COMMAND", 51803, "Slow query", attr.Obj().ToJson());

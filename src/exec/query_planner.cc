@@ -11,6 +11,7 @@
 #include "bson/bson_compare.h"
 #include "bson/key_string.h"
 #include "collation/collator.h"
+#include "exec/plan_summary.h"
 #include "geo/flat_index.h"
 #include "geo/sphere_index.h"
 
@@ -845,6 +846,19 @@ BsonObj QueryPlan::Describe(const BsonObj& filter) const {
   }
   b.AppendObject("inputStage", DescribeIndexScan(*this));
   return b.Obj();
+}
+
+std::string QueryPlan::Summary() const {
+  if (IsCollScan()) return "COLLSCAN";
+  if (IsOr()) {
+    std::string out;
+    for (const auto& branch : or_branches) {
+      out += (out.empty() ? "" : ", ") + PlanSummary("IXSCAN", branch.KeyPattern());
+    }
+    return out;
+  }
+  const bool count_scan = covered_fields && covered_fields->empty() && ranges.size() <= 1;
+  return PlanSummary(count_scan ? "COUNT_SCAN" : "IXSCAN", KeyPattern());
 }
 
 namespace {

@@ -111,6 +111,8 @@ struct QueryPlan {
   // {stage: FETCH, inputStage: {stage: IXSCAN, keyPattern, indexName, ...}}; a covered plan is
   // the IXSCAN alone (COUNT_SCAN for a count over one key range).
   bson::BsonObj Describe(const bson::BsonObj& filter) const;
+  // The plan as currentOp's planSummary names it ("COLLSCAN", "IXSCAN { a: 1 }").
+  std::string Summary() const;
 };
 
 struct PlanChoice {

@@ -5,6 +5,7 @@
 #include "exec/multi_planner.h"
 #include "exec/namespace_resolver.h"
 #include "exec/plan_cache.h"
+#include "exec/plan_summary.h"
 #include "exec/timeseries_read.h"
 #include "pipeline/memory_parameters.h"
 #include "pipeline/spill_file.h"
@@ -189,6 +190,7 @@ StatusWith<std::unique_ptr<pipeline::DocumentStream>> BuildReadStream(const Read
       info->index_scan = scan.get();
       stream = std::move(scan);
     }
+    RecordPlanSummary(choice.winner.Summary());
     info->choice = std::move(choice);
   }
   if (info != &local_info) {

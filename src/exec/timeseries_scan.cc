@@ -7,6 +7,7 @@
 #include "base/interrupt.h"
 #include "catalog/record_store.h"
 #include "exec/lastpoint_pattern.h"
+#include "exec/plan_summary.h"
 #include "exec/timeseries_index_plan.h"
 #include "query/path.h"
 #include "storage/kv_engine.h"
@@ -37,6 +38,25 @@ TimeseriesReadCounters& GlobalTimeseriesReadCounters() {
   static TimeseriesReadCounters counters;
   return counters;
 }
+
+namespace {
+
+// The scan's plan over the buckets, as explain_timeseries.cc describes it in full.
+std::string BucketPlanSummary(const TimeseriesScan& scan) {
+  if (!scan.user_index_plan().IsEmpty()) {
+    BsonElement input = scan.user_index_plan()["inputStage"];
+    return PlanSummary(
+        "IXSCAN", input.type() == BsonType::kObject ? input.Obj()["keyPattern"].Obj() : BsonObj());
+  }
+  if (scan.uses_series_index()) {
+    const catalog::SecondaryIndex* index = scan.collection().buckets->SeriesIndex();
+    return PlanSummary(scan.walks_newest_per_series() ? "DISTINCT_SCAN" : "IXSCAN",
+                       index != nullptr ? index->desc.key : BsonObj());
+  }
+  return scan.has_time_range() ? "CLUSTERED_IXSCAN" : "COLLSCAN";
+}
+
+}  // namespace
 
 StatusWith<std::unique_ptr<TimeseriesScan>> TimeseriesScan::Make(
     timeseries::TimeseriesCollection coll, storage::KvEngine* engine, const BsonObj& filter,
@@ -112,6 +132,7 @@ StatusWith<std::unique_ptr<TimeseriesScan>> TimeseriesScan::Make(
       scan->OrderRids();
     }
   }
+  RecordPlanSummary(BucketPlanSummary(*scan));
   return scan;
 }
 

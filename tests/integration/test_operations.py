@@ -6,6 +6,7 @@ the runaway aggregates here would run for minutes (hundreds of millions of docum
 $unwind) unless stopped."""
 
 import datetime
+import json
 import os
 import time
 import uuid
@@ -349,3 +350,41 @@ def test_kill_all_sessions_and_bad_session_lists(tc_client, tc_db):
                       ({"killAllSessions": [{"user": "u"}]}, 40414),
                       ({"killAllSessions": [{"user": 1, "db": "x"}]}, 14)]:
         assert code_of(lambda: tc_client.admin.command(cmd)) == code, cmd
+
+
+def last_slow_find(server):
+    """The attr of the last slow-operation line (51803) of a find."""
+    found = None
+    for line in server.log_text().splitlines():
+        if '"id":51803' in line:
+            attr = json.loads(line)["attr"]
+            if attr.get("command") == "find":
+                found = attr
+    return found
+
+
+@pytest.mark.parametrize("kind", ["plain", "timeseries"])
+def test_plan_summary_in_current_op_and_the_slow_operation_log(tc_server, tc_client, tc_db,
+                                                               kind):
+    coll = make_collection(tc_db, kind)
+    runaway = RunawayAggregate(coll)
+    ops = runaway.wait_for_ops(tc_client)
+    assert ops and ops[0]["planSummary"] == "COLLSCAN"
+    tc_client.admin.command("killOp", op=ops[0]["opid"])
+    runaway.join()
+    if kind == "plain":
+        coll.create_index([("v", 1), ("w", -1)])
+        coll.create_index([("w", -1)])
+        reads = [({"v": {"$gte": 1990}}, "IXSCAN { v: 1, w: -1 }"),
+                 ({"$or": [{"v": 3}, {"w": 4}]}, "IXSCAN { v: 1, w: -1 }, IXSCAN { w: -1 }"),
+                 ({"x": 1}, "COLLSCAN")]
+    else:
+        reads = [({"m": 3}, "IXSCAN { meta: 1, control.min.t: 1, control.max.t: 1 }"),
+                 ({"v": 3}, "COLLSCAN")]
+    tc_client.admin.command("setParameter", 1, slowOpThresholdMs=0)
+    try:
+        for query, summary in reads:
+            list(coll.find(query))
+            assert last_slow_find(tc_server)["planSummary"] == summary, query
+    finally:
+        tc_client.admin.command("setParameter", 1, slowOpThresholdMs=100)
