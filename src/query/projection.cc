@@ -18,21 +18,32 @@ using bson::BsonType;
 enum class ProjAction { kNone, kInclude, kExclude, kSlice, kElemMatch };
 
 struct Projection::Node {
+  // A named child. (Not a std::pair: a pair of the class being defined is an incomplete type to
+  // clang's standard library checks; a vector of a declared struct is allowed.)
+  struct Child;
+
   ProjAction action = ProjAction::kNone;
-  std::vector<std::pair<std::string, Node>> children;
+  std::vector<Child> children;
   int64_t skip = 0;   // $slice: elements skipped (negative: from the end)
   int64_t limit = 0;  // $slice: elements kept
   bool has_skip = false;
   std::shared_ptr<ElementMatcher> elem_match;
 
-  Node* Find(std::string_view name) {
-    for (auto& [n, c] : children) {
-      if (n == name) return &c;
-    }
-    return nullptr;
-  }
+  Node* Find(std::string_view name);
   const Node* Find(std::string_view name) const { return const_cast<Node*>(this)->Find(name); }
 };
+
+struct Projection::Node::Child {
+  std::string first;  // the field name
+  Node second;
+};
+
+Projection::Node* Projection::Node::Find(std::string_view name) {
+  for (auto& [n, c] : children) {
+    if (n == name) return &c;
+  }
+  return nullptr;
+}
 
 namespace {
 
@@ -52,7 +63,7 @@ Status Insert(Node* root, const std::string& dotted, Node leaf) {
                     "Path collision at " + dotted + " remaining portion " + JoinPath(parts, i + 1));
     }
     if (next == nullptr) {
-      cur->children.emplace_back(parts[i], last ? std::move(leaf) : Node());
+      cur->children.push_back(Node::Child{parts[i], last ? std::move(leaf) : Node()});
       next = &cur->children.back().second;
     }
     cur = next;
@@ -380,7 +391,7 @@ StatusWith<Projection> Projection::Parse(const BsonObj& spec, const BsonObj& que
   if (p.inclusion_ && !exclude_id && root->Find("_id") == nullptr) {
     Node id;
     id.action = ProjAction::kInclude;
-    root->children.emplace_back("_id", std::move(id));
+    root->children.push_back(Node::Child{"_id", std::move(id)});
   }
   p.root_ = std::move(root);
   return p;

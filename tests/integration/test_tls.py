@@ -14,7 +14,7 @@ import pymongo
 import pytest
 from pymongo.errors import OperationFailure, ServerSelectionTimeoutError
 
-from clienttools import REPO, isolated_env, mongosh_path
+from clienttools import REPO, isolated_env, mongosh_path, require_node, require_node_modules
 from conftest import ServerProcess
 
 # The client certificate's subject, most specific first, as MongoDB names X.509 users.
@@ -424,3 +424,17 @@ def test_mongosh_over_tls_with_x509(x509_server, certs, tmp_path):
     lines = out.stdout.strip().splitlines()
     assert lines[-2] == '[{"user":"%s","db":"$external"}]' % CLIENT_SUBJECT
     assert lines[-1] == "2"
+
+
+def test_node_driver_logs_in_over_tls(x509_server, certs, tmp_path):
+    s, _ = x509_server
+    require_node_modules()
+    env = isolated_env(tmp_path)
+    env.update(HG_PORT=str(s.port), HG_CA=certs.ca, HG_CLIENT_PEM=certs.client,
+               HG_X509_USER=CLIENT_SUBJECT, HG_SCRAM_USER="boss", HG_SCRAM_PWD="pw")
+    p = subprocess.run(
+        [require_node(), "--test", "--test-reporter=spec",
+         os.path.join(REPO, "tests", "node", "security_check.mjs")],
+        capture_output=True, text=True, timeout=300, env=env, cwd=REPO)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "pass 4" in p.stdout and "fail 0" in p.stdout, p.stdout
