@@ -12,6 +12,7 @@
 #include "commands/timeseries_write.h"
 #include "commands/write_requests.h"
 #include "exec/index_scan.h"
+#include "exec/plan_summary.h"
 #include "exec/timeseries_read.h"
 #include "pipeline/pipeline.h"
 #include "query/sort.h"
@@ -228,6 +229,7 @@ StatusWith<std::vector<catalog::Record>> MatchingRecords(
         exec::RunTrial(borrowed, engine, &choice, matcher, sort, first_only ? 1 : 101).status());
   }
   exec::RecordIndexUse(choice.winner);
+  exec::RecordPlanSummary(choice.winner.Summary());
   if (!choice.winner.IsCollScan()) {
     int64_t keys = 0;
     std::unordered_set<int64_t> seen;

@@ -352,13 +352,13 @@ def test_kill_all_sessions_and_bad_session_lists(tc_client, tc_db):
         assert code_of(lambda: tc_client.admin.command(cmd)) == code, cmd
 
 
-def last_slow_find(server):
-    """The attr of the last slow-operation line (51803) of a find."""
+def last_slow(server, command):
+    """The attr of the last slow-operation line (51803) of `command`."""
     found = None
     for line in server.log_text().splitlines():
         if '"id":51803' in line:
             attr = json.loads(line)["attr"]
-            if attr.get("command") == "find":
+            if attr.get("command") == command:
                 found = attr
     return found
 
@@ -385,6 +385,11 @@ def test_plan_summary_in_current_op_and_the_slow_operation_log(tc_server, tc_cli
     try:
         for query, summary in reads:
             list(coll.find(query))
-            assert last_slow_find(tc_server)["planSummary"] == summary, query
+            assert last_slow(tc_server, "find")["planSummary"] == summary, query
+        if kind == "plain":  # writes find their documents with a plan too
+            coll.update_many({"v": {"$gte": 1995}}, {"$set": {"u": 1}})
+            assert last_slow(tc_server, "update")["planSummary"] == "IXSCAN { v: 1, w: -1 }"
+            coll.delete_many({"x": 1})
+            assert last_slow(tc_server, "delete")["planSummary"] == "COLLSCAN"
     finally:
         tc_client.admin.command("setParameter", 1, slowOpThresholdMs=100)
