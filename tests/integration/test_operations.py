@@ -368,10 +368,14 @@ def test_plan_summary_in_current_op_and_the_slow_operation_log(tc_server, tc_cli
                                                                kind):
     coll = make_collection(tc_db, kind)
     runaway = RunawayAggregate(coll)
-    ops = runaway.wait_for_ops(tc_client)
-    assert ops and ops[0]["planSummary"] == "COLLSCAN"
-    tc_client.admin.command("killOp", op=ops[0]["opid"])
-    runaway.join()
+    try:
+        # currentOp may list the operation before it has planned its read.
+        ops = runaway.wait_for_ops(tc_client, planSummary={"$exists": True})
+        assert ops and ops[0]["planSummary"] == "COLLSCAN"
+    finally:
+        for op in runaway.wait_for_ops(tc_client):
+            tc_client.admin.command("killOp", op=op["opid"])
+        runaway.join()
     if kind == "plain":
         coll.create_index([("v", 1), ("w", -1)])
         coll.create_index([("w", -1)])
