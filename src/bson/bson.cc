@@ -752,26 +752,24 @@ bool StructureOk(const char* p, size_t n, int depth, bool* ascii) {
 
 }  // namespace
 
-bool NestsDeeperThan(const BsonObj& doc, size_t levels) {
-  // One iterator per open level, so a hostile depth costs heap, not stack.
-  std::vector<std::pair<BsonObj::Iterator, BsonObj::Iterator>> open;
-  open.emplace_back(doc.begin(), doc.end());
-  while (!open.empty()) {
-    auto& [it, end] = open.back();
-    if (it == end) {
-      open.pop_back();
-      continue;
-    }
-    BsonElement e = *it;
-    ++it;
+namespace {
+
+// NestsDeeperThan below `doc`, whose fields are at level `level`. The recursion stops one level
+// past `levels` (100 for stored documents), so its depth is bounded whatever the input; and it
+// allocates nothing: it runs on every inserted document.
+bool NestsDeeper(const BsonObj& doc, size_t level, size_t levels) {
+  for (const BsonElement& e : doc) {
     if (e.type() != BsonType::kObject && e.type() != BsonType::kArray) continue;
     BsonObj sub = e.Obj();
     if (sub.IsEmpty()) continue;
-    if (open.size() == levels) return true;
-    open.emplace_back(sub.begin(), sub.end());
+    if (level == levels || NestsDeeper(sub, level + 1, levels)) return true;
   }
   return false;
 }
+
+}  // namespace
+
+bool NestsDeeperThan(const BsonObj& doc, size_t levels) { return NestsDeeper(doc, 1, levels); }
 
 Status ValidateBson(std::string_view bytes) {
   if (bytes.size() < 5) {
