@@ -275,6 +275,9 @@ def test_startup_refusals(tls_servers, certs, tmp_path):
     # Something to check client certificates against.
     exits_with(tls_servers("--tlsMode", "requireTLS", ca=False, start=False),
                "The use of TLS without specifying a chain of trust is no longer supported")
+    exits_with(tls_servers("--tlsMode", "requireTLS", "--setParameter", "tlsUseSystemCA=true",
+                           start=False),
+               "The use of both a CA File and the System Certificate store is not supported")
     # An encrypted key needs its password.
     rc = exits_with(tls_servers("--tlsMode", "requireTLS", key=certs.server_encrypted,
                                 start=False), "Can not set up PEM key file.")
@@ -393,6 +396,9 @@ def test_external_users(x509_server):
         ext.command("createUser", OTHER_SUBJECT, pwd="x", roles=[])
     assert e.value.code == 2
     assert "Cannot set the password for users defined on the '$external' database" in str(e.value)
+    with pytest.raises(OperationFailure) as e:
+        ext.command("createUser", OTHER_SUBJECT, roles=[], mechanisms=["SCRAM-SHA-256"])
+    assert e.value.code == 2 and "mechanisms" in str(e.value)
     info = ext.command("usersInfo", CLIENT_SUBJECT, showCredentials=True)["users"][0]
     assert info["mechanisms"] == ["external"]
     assert info["credentials"] == {"external": True}
