@@ -769,7 +769,13 @@ bool NestsDeeper(const BsonObj& doc, size_t level, size_t levels) {
 
 }  // namespace
 
-bool NestsDeeperThan(const BsonObj& doc, size_t levels) { return NestsDeeper(doc, 1, levels); }
+bool NestsDeeperThan(const BsonObj& doc, size_t levels) {
+  // Each level costs its document at least 7 bytes (length, type, empty name, terminator) and
+  // the innermost non-empty one 7 more, so a smaller document cannot nest that deep: most
+  // measurements and documents are decided without a walk.
+  if (static_cast<size_t>(doc.size()) < 7 * (levels + 1)) return false;
+  return NestsDeeper(doc, 1, levels);
+}
 
 Status ValidateBson(std::string_view bytes) {
   if (bytes.size() < 5) {

@@ -99,6 +99,27 @@ TEST(BsonNestingTest, CountsLevelsAsMongoDbStoresThem) {
   EXPECT_FALSE(NestsDeeperThan(b.Obj(), 101));
 }
 
+// The smallest documents of each depth ({"": {"": ... {"": null}}}, 7 bytes a level) are judged
+// by their fields, not turned away or let through by their size.
+TEST(BsonNestingTest, TheSmallestDeepDocumentIsFound) {
+  auto smallest = [](int levels) {
+    BsonBuilder innermost;
+    innermost.AppendNull("");
+    BsonObj inner = innermost.Obj();
+    for (int i = 1; i < levels; ++i) {
+      BsonBuilder wrap;
+      wrap.AppendObject("", inner);
+      inner = wrap.Obj();
+    }
+    return inner;
+  };
+  EXPECT_EQ(smallest(101).size(), 707);
+  EXPECT_TRUE(NestsDeeperThan(smallest(101), 100));
+  EXPECT_FALSE(NestsDeeperThan(smallest(100), 100));
+  EXPECT_TRUE(NestsDeeperThan(smallest(3), 2));
+  EXPECT_FALSE(NestsDeeperThan(smallest(2), 2));
+}
+
 TEST(BsonValidateTest, RejectsTruncatedAndBadLength) {
   BsonBuilder b;
   b.AppendString("s", "hello");
