@@ -17,7 +17,7 @@ FUZZ_CLANG ?= 0
 FUZZ_DIR := $(if $(filter 1,$(FUZZ_CLANG)),build/fuzz-clang,build/fuzz)
 FUZZ_COMPILER := $(if $(filter 1,$(FUZZ_CLANG)),-DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++)
 # Each target is $(FUZZ_DIR)/<name>_fuzz, its seeds fuzz/corpus/<name>.
-FUZZ_TARGETS := op_msg bson_column bson config query pipeline
+FUZZ_TARGETS := op_msg bson_column bson config query pipeline lineprotocol
 
 .PHONY: run test deps release asan unit-test client-test release-client-test bench fuzz fuzz-test clean
 

@@ -127,6 +127,9 @@ Status ApplyConfigText(std::string_view yaml, const std::string& path, ParsedOpt
         out->server.max_conns = net["maxIncomingConnections"].as<int>();
       }
       if (auto tls = net["tls"]) HG_RETURN_IF_ERROR(ApplyTlsSection(tls, &out->server.tls));
+      if (auto http = net["http"]) {
+        if (http["port"]) out->http_port = http["port"].as<int>();
+      }
     }
     if (auto storage = root["storage"]) {
       if (storage["dbPath"]) out->server.dbpath = storage["dbPath"].as<std::string>();
@@ -228,6 +231,9 @@ StatusWith<ParsedOptions> ParseOptions(int argc, char** argv) {
                  "(default TLS1_0,TLS1_1)");
   app.add_option("-f,--config", config, "Configuration file (YAML, mongod.conf names)");
   app.add_option("--port", port, "Port to listen on (default 27017)");
+  std::optional<int> http_port;
+  app.add_option("--httpPort", http_port,
+                 "Port of the HTTP API (InfluxDB line protocol writes, /health); off by default");
   app.add_option("--bind_ip", bind_ip, "Address to listen on (default 127.0.0.1)");
   app.add_flag("--bind_ip_all", bind_ip_all, "Listen on all IPv4 addresses");
   app.add_option("--dbpath", dbpath, "Data directory (default ./data)");
@@ -267,6 +273,13 @@ StatusWith<ParsedOptions> ParseOptions(int argc, char** argv) {
   if (!config.empty()) HG_RETURN_IF_ERROR(ApplyConfigFile(config, &out));
   if (port != 0) out.server.port = port;
   if (port < 0 || port > 65535) return Status(ErrorCode::kInvalidOptions, "Invalid --port");
+  if (http_port) out.http_port = *http_port;
+  if (out.http_port < 0 || out.http_port > 65535) {
+    return Status(ErrorCode::kInvalidOptions, "Invalid --httpPort: it must be 1 to 65535");
+  }
+  if (out.http_port != 0 && out.http_port == out.server.port) {
+    return Status(ErrorCode::kInvalidOptions, "--httpPort must differ from --port");
+  }
   if (!bind_ip.empty()) out.server.bind_ip = bind_ip;
   if (bind_ip_all) out.server.bind_ip = "0.0.0.0";
   if (!dbpath.empty()) out.server.dbpath = dbpath;
@@ -325,6 +338,11 @@ StatusWith<ParsedOptions> ParseOptions(int argc, char** argv) {
   size_t net = parsed.OpenObject("net");
   parsed.AppendString("bindIp", out.server.bind_ip);
   parsed.AppendInt32("port", out.server.port);
+  if (out.http_port != 0) {
+    const size_t http_token = parsed.OpenObject("http");
+    parsed.AppendInt32("port", out.http_port);
+    parsed.Close(http_token);
+  }
   if (tls.mode != TlsMode::kDisabled) {
     size_t tls_token = parsed.OpenObject("tls");
     parsed.AppendString("mode", kTlsModeNames[static_cast<int>(tls.mode)]);

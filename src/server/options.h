@@ -28,6 +28,9 @@ struct ParsedOptions {
   bool zstd_level_given = false;  // for getCmdLineOpts' "parsed"
   // mongod's --wiredTigerEngineConfigString: appended to WiredTiger's open configuration.
   std::string engine_config;
+  // --httpPort / net.http.port: the HTTP port of InfluxDB's write APIs (src/http/README.md); 0,
+  // the default, serves none.
+  int http_port = 0;
   // name=value pairs from --setParameter and the config file's setParameter section.
   std::vector<std::pair<std::string, std::string>> set_parameters;
   bool exit_now = false;  // --help / --version printed

@@ -20,6 +20,7 @@
 #include "commands/timeseries_write.h"
 #include "exec/cursor_manager.h"
 #include "exec/timeseries_read.h"
+#include "http/http_api.h"
 #include "net/listener.h"
 #include "net/tls.h"
 #include "pipeline/block_read_ahead.h"
@@ -172,6 +173,7 @@ int RunServer(int argc, char** argv) {
   // TLS trusts the system's certificate authorities only when asked to (no --tlsCAFile).
   ServerParameter* tls_use_system_ca = params.Register("tlsUseSystemCA", false, true, false);
   timeseries::RegisterTimeseriesParameters();
+  http::RegisterHttpParameters();
   timeseries::TtlMonitor::RegisterParameters();
   exec::RegisterTimeseriesRewriteParameter();
   commands::RegisterTimeseriesWriteParameters();
@@ -300,6 +302,28 @@ int RunServer(int argc, char** argv) {
          "{\"error\":" + JsonQuote(bound.reason()) + "}");
     return kExitNetwork;
   }
+  // The HTTP port, after the wire port: the same addresses, never TLS yet (so it is refused
+  // where plain connections are: requireTLS).
+  std::unique_ptr<http::HttpServer> http_server;
+  if (parsed.http_port != 0) {
+    StatusWith<std::unique_ptr<http::HttpServer>> started =
+        parsed.server.tls.mode == commands::TlsMode::kRequireTls
+            ? StatusWith<std::unique_ptr<http::HttpServer>>(
+                  Status(ErrorCode::kInvalidOptions,
+                         "--httpPort serves plain HTTP only, which --tlsMode requireTLS forbids"))
+            : http::HttpServer::Start(parsed.server.bind_ip, parsed.http_port, http::kMaxBodyBytes,
+                                      http::MakeHttpApi(service));
+    if (!started.ok()) {
+      LOGE("NETWORK", 8800201, "Failed to set up the HTTP listener",
+           "{\"error\":" + JsonQuote(started.status().reason()) + "}");
+      std::cerr << started.status().reason() << "\n";
+      return kExitNetwork;
+    }
+    http_server = std::move(started).value();
+    LOGI("NETWORK", 8800202, "Waiting for HTTP requests",
+         "{\"port\":" + std::to_string(http_server->port()) + "}");
+  }
+
   listener.Start();
   LOGI("NETWORK", 23016, "Waiting for connections",
        "{\"port\":" + std::to_string(listener.port()) +
@@ -336,6 +360,7 @@ int RunServer(int argc, char** argv) {
   service.shutting_down = true;
   WriteGate::Get().ReleaseAll();  // writes waiting for an fsync lock end with their connections
   listener.Shutdown();
+  if (http_server) http_server->Stop();
   reaper.join();
   ttl_monitor.Stop();
   if (Status st = bucket_catalog.FlushAll(); !st.ok()) {
