@@ -9,13 +9,15 @@ import base64
 import datetime
 import gzip
 import json
-import time
+import os
+import subprocess
 import urllib.error
 import urllib.request
 
 import pytest
 from bson.int64 import Int64
 
+from clienttools import REPO, isolated_env, require_node, require_node_modules
 from conftest import command_error, free_port, module_server, run_command
 
 
@@ -294,3 +296,28 @@ def test_with_auth_the_request_must_name_a_user(fresh_server):
         # /ping and /health need no credentials (load balancers).
     assert http(port, "GET", "/health")[0] == 200
     root.close()
+
+
+def test_the_influxdb_node_client_writes(http_server, client, http_port, tmp_path):
+    require_node_modules()
+    env = isolated_env(tmp_path)
+    env.update(HG_HTTP_PORT=str(http_port), HG_BUCKET="lp_node")
+    p = subprocess.run(
+        [require_node(), "--test", "--test-reporter=spec",
+         os.path.join(REPO, "tests", "node", "influx_client.mjs")],
+        capture_output=True, text=True, timeout=300, env=env, cwd=REPO)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "pass 2" in p.stdout and "fail 0" in p.stdout, p.stdout
+    got = docs(client.lp_node.sensor)
+    assert len(got) == 600
+    start = datetime.datetime(2026, 1, 1)
+    for i, d in enumerate(got):
+        assert d == {
+            "time": start + datetime.timedelta(seconds=i),
+            "tags": {"floor": "upper" if i % 2 else "lower", "room": f"r{i % 3}"},
+            "temperature": pytest.approx(20 + i / 10),
+            "count": i,
+            "total": 4294967296 + i,
+            "state": 'ok, "fine"' if i % 2 else "warm up",
+            "on": i % 2 == 1,
+        }, (i, d)
