@@ -10,6 +10,7 @@
 #include "commands/admin_commands.h"
 #include "commands/command_factories.h"
 #include "commands/command_util.h"
+#include "commands/op_latencies.h"
 #include "exec/cursor_manager.h"
 #include "exec/timeseries_scan.h"
 #include "pipeline/spill_file.h"
@@ -163,6 +164,15 @@ Status RunServerStatus(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& rep
     reply.AppendInt64("delete", c.op_delete.load());
     reply.AppendInt64("getmore", c.op_getmore.load());
     reply.AppendInt64("command", c.op_command.load());
+    reply.Close(t);
+  }
+  if (Wanted(cmd, "opLatencies")) {
+    // {opLatencies: {histograms: true}} adds the buckets, as in MongoDB.
+    BsonElement option = cmd.GetField("opLatencies");
+    const bool histograms =
+        option.type() == bson::BsonType::kObject && option.Obj()["histograms"].Truthy();
+    size_t t = reply.OpenObject("opLatencies");
+    OpLatencies::Get().Append(reply, histograms);
     reply.Close(t);
   }
   if (Wanted(cmd, "mem")) AppendMem(reply);

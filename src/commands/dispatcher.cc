@@ -14,6 +14,7 @@
 #include "commands/aggregate_collections.h"
 #include "commands/auth_commands.h"
 #include "commands/fail_command.h"
+#include "commands/op_latencies.h"
 #include "commands/operation_registry.h"
 
 namespace hourglass::commands {
@@ -237,9 +238,12 @@ DispatchResult RunCommandRequest(ServiceContext& service, ClientState& client,
     }
     plan_summary = running->control->plan_summary();
   }
-  auto millis = std::chrono::duration_cast<std::chrono::milliseconds>(
-                    std::chrono::steady_clock::now() - start)
-                    .count();
+  const auto elapsed = std::chrono::steady_clock::now() - start;
+  OpLatencies::Get().Record(
+      LatencyKindOf(cmd->Name(), cmd->Counter()),
+      static_cast<uint64_t>(
+          std::chrono::duration_cast<std::chrono::microseconds>(elapsed).count()));
+  auto millis = std::chrono::duration_cast<std::chrono::milliseconds>(elapsed).count();
   // An awaitable hello (maxAwaitTimeMS) waits on purpose; MongoDB does not log it as slow.
   if (millis >= SlowMs()->GetInt() && !request.HasField("maxAwaitTimeMS")) {
     BsonBuilder attr;

@@ -15,6 +15,7 @@
 #include "catalog/catalog.h"
 #include "commands/admin_commands.h"
 #include "commands/dispatcher.h"
+#include "http/metrics.h"
 #include "lineprotocol/line_protocol.h"
 
 namespace hourglass::http {
@@ -305,6 +306,10 @@ class Api {
                       ",\"checks\":[],\"version\":" + JsonQuote(commands::kReportedMongoVersion) +
                       "}");
     }
+    if (req.path == "/metrics") {
+      if (!read) return MethodNotAllowed();
+      return Metrics(req);
+    }
     if (req.path == "/write" || req.path == "/api/v2/write") {
       if (req.method != "POST") return MethodNotAllowed();
       return Write(req, /*v2=*/req.path != "/write");
@@ -320,6 +325,43 @@ class Api {
     return HttpResponse{.status = 405,
                         .content_type = "text/plain; charset=utf-8",
                         .body = "Method Not Allowed\n",
+                        .headers = {}};
+  }
+
+  // The request's internal client, logged in with its credentials under --auth; the answer
+  // refusing the request when they are missing or wrong.
+  template <typename ErrorFn>
+  std::optional<HttpResponse> LogIn(const HttpRequest& req, ClientState& client,
+                                    const ErrorFn& error) {
+    client.connection_id = g_http_clients.fetch_add(1);
+    client.remote = req.remote;
+    client.local = req.local;
+    if (!service_.options.auth) return std::nullopt;
+    auto creds = CredentialsOf(req);
+    if (!creds.ok() || !creds.value().given) {
+      return error(401, "unauthorized", "unable to parse authentication credentials");
+    }
+    Status st = Authenticate(service_, client, creds.value());
+    if (st.ok()) return std::nullopt;
+    return st.code() == ErrorCode::kAuthenticationFailed
+               ? error(401, "unauthorized", st.reason())
+               : error(500, "internal error", st.reason());
+  }
+
+  HttpResponse Metrics(const HttpRequest& req) {
+    auto error = [](int status, std::string_view, std::string_view message) {
+      return V1Error(status, message);
+    };
+    ClientState client;
+    if (std::optional<HttpResponse> refused = LogIn(req, client, error)) return *refused;
+    StatusWith<std::string> text = RenderMetrics(service_, client);
+    if (!text.ok()) {
+      return error(text.status().code() == ErrorCode::kUnauthorized ? 403 : 500, "",
+                   text.status().reason());
+    }
+    return HttpResponse{.status = 200,
+                        .content_type = "text/plain; version=0.0.4; charset=utf-8",
+                        .body = std::move(text).value(),
                         .headers = {}};
   }
 
@@ -347,21 +389,7 @@ class Api {
     if (!precision.ok()) return error(400, "invalid", precision.status().reason());
 
     ClientState client;
-    client.connection_id = g_http_clients.fetch_add(1);
-    client.remote = req.remote;
-    client.local = req.local;
-    if (service_.options.auth) {
-      auto creds = CredentialsOf(req);
-      if (!creds.ok() || !creds.value().given) {
-        return error(401, "unauthorized", "unable to parse authentication credentials");
-      }
-      Status st = Authenticate(service_, client, creds.value());
-      if (!st.ok()) {
-        return st.code() == ErrorCode::kAuthenticationFailed
-                   ? error(401, "unauthorized", st.reason())
-                   : error(500, "internal error", st.reason());
-      }
-    }
+    if (std::optional<HttpResponse> refused = LogIn(req, client, error)) return *refused;
 
     std::string inflated;
     std::string_view body = req.body;

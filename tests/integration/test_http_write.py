@@ -16,6 +16,7 @@ import urllib.request
 
 import pytest
 from bson.int64 import Int64
+from prometheus_client.parser import text_string_to_metric_families
 
 from clienttools import REPO, isolated_env, require_node, require_node_modules
 from conftest import command_error, free_port, module_server, run_command
@@ -256,13 +257,18 @@ def test_the_option_in_the_command_line_and_the_config_file(fresh_server, tmp_pa
     assert "Invalid --httpPort" in bad.log_tail()
 
 
-def test_with_auth_the_request_must_name_a_user(fresh_server):
+def auth_server_with_root(fresh_server):
+    """A server with --auth and an HTTP port, its first user root; (port, root client)."""
     port = free_port()
     s = fresh_server.new(extra_args=["--auth", "--httpPort", str(port)])
     anon = s.client()
     anon.admin.command("createUser", "root", pwd="root-pw", roles=["root"])
     anon.close()
-    root = s.client(username="root", password="root-pw", authSource="admin")
+    return s, port, s.client(username="root", password="root-pw", authSource="admin")
+
+
+def test_with_auth_the_request_must_name_a_user(fresh_server):
+    s, port, root = auth_server_with_root(fresh_server)
     root.admin.command("createUser", "reader", pwd="r-pw", roles=["readAnyDatabase"])
     root.admin.command("createUser", "old", pwd="o-pw", roles=["root"],
                        mechanisms=["SCRAM-SHA-1"])
@@ -321,3 +327,84 @@ def test_the_influxdb_node_client_writes(http_server, client, http_port, tmp_pat
             "state": 'ok, "fine"' if i % 2 else "warm up",
             "on": i % 2 == 1,
         }, (i, d)
+
+
+def scrape(port, headers=None):
+    status, headers_out, body = http(port, "GET", "/metrics", headers=headers)
+    assert status == 200, body
+    assert headers_out["Content-Type"].startswith("text/plain; version=0.0.4")
+    return {f.name: f for f in text_string_to_metric_families(body)}
+
+
+def samples(family, **labels):
+    return [s for s in family.samples
+            if all(s.labels.get(k) == v for k, v in labels.items())]
+
+
+def test_metrics_in_the_prometheus_text_format(client, http_port):
+    assert write(http_port, "lp_metrics", "".join(
+        f"cpu,host=h{i % 4} v={i} {i}000000000\n" for i in range(100)))[0] == 204
+    families = scrape(http_port)
+    # Parsed by Prometheus's own parser: every family typed, counters as counters.
+    assert families["hourglass_up"].type == "gauge"
+    assert families["hourglass_opcounters"].type == "counter"
+    status = client.admin.command("serverStatus")
+    [insert] = samples(families["hourglass_opcounters"], type="insert")
+    assert insert.name == "hourglass_opcounters_total"
+    assert status["opcounters"]["insert"] >= insert.value >= 100
+    # The bucket catalog, and each time-series collection's statistics.
+    assert families["hourglass_bucket_catalog_buckets"].type == "gauge"
+    assert families["hourglass_bucket_catalog_measurements_committed"].type == "counter"
+    stats = client.lp_metrics.command("collStats", "cpu")["timeseries"]
+    [count] = samples(families["hourglass_timeseries_bucket_count"], db="lp_metrics",
+                      collection="cpu")
+    assert count.value == stats["bucketCount"] == 4
+    [committed] = samples(families["hourglass_timeseries_measurements_committed"],
+                          db="lp_metrics", collection="cpu")
+    assert committed.value == stats["numMeasurementsCommitted"] == 100
+    # Latencies: a histogram over MongoDB's buckets, cumulative, its count serverStatus's ops.
+    latency = families["hourglass_op_latency_seconds"]
+    assert latency.type == "histogram"
+    writes = samples(latency, type="writes")
+    buckets = [s for s in writes if s.name.endswith("_bucket")]
+    assert len(buckets) == 51 and buckets[-1].labels["le"] == "+Inf"
+    values = [b.value for b in buckets]
+    assert values == sorted(values)
+    [total] = [s for s in writes if s.name.endswith("_count")]
+    assert total.value == buckets[-1].value
+    ops = client.admin.command("serverStatus")["opLatencies"]["writes"]["ops"]
+    assert ops >= total.value >= 1
+
+
+def test_server_status_op_latencies(client):
+    run_command(client.lp_latency, {"insert": "c", "documents": [{"a": 1}]})
+    client.lp_latency.c.find_one()
+    status = client.admin.command("serverStatus")
+    latencies = status["opLatencies"]
+    assert set(latencies) == {"reads", "writes", "commands", "transactions"}
+    for kind in latencies.values():
+        assert set(kind) == {"latency", "ops"}
+    assert latencies["writes"]["ops"] >= 1 and latencies["reads"]["ops"] >= 1
+    assert latencies["transactions"] == {"latency": 0, "ops": 0}
+    with_histograms = client.admin.command("serverStatus", opLatencies={"histograms": True})
+    bounds = {0, *(2 ** p for p in range(1, 41)), *(3 * 2 ** (p - 1) for p in range(11, 21))}
+    for name, kind in with_histograms["opLatencies"].items():
+        assert set(kind) == {"histogram", "latency", "ops"}
+        assert all(b["micros"] in bounds and b["count"] > 0 for b in kind["histogram"]), name
+        assert sum(b["count"] for b in kind["histogram"]) == kind["ops"]
+    assert "opLatencies" not in client.admin.command("serverStatus", opLatencies=0)
+
+
+def test_metrics_need_a_user_who_may_see_them(fresh_server):
+    _, port, root = auth_server_with_root(fresh_server)
+    root.admin.command("createUser", "writer", pwd="w-pw", roles=["readWriteAnyDatabase"])
+    root.admin.command("createUser", "monitor", pwd="m-pw", roles=["clusterMonitor"])
+    status, _, body = http(port, "GET", "/metrics")
+    assert (status, json.loads(body)) == (401, {"error": "unable to parse authentication credentials"})
+    status, _, body = http(port, "GET", "/metrics", headers={
+        "Authorization": "Basic " + base64.b64encode(b"writer:w-pw").decode()})
+    assert status == 403 and "not authorized" in json.loads(body)["error"]
+    families = scrape(port, headers={
+        "Authorization": "Basic " + base64.b64encode(b"monitor:m-pw").decode()})
+    assert samples(families["hourglass_up"])[0].value == 1
+    root.close()
