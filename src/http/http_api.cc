@@ -12,9 +12,9 @@
 #include "base/logger.h"
 #include "base/server_parameters.h"
 #include "bson/bson.h"
-#include "catalog/catalog.h"
 #include "commands/admin_commands.h"
 #include "commands/dispatcher.h"
+#include "http/measurement_writer.h"
 #include "http/metrics.h"
 #include "lineprotocol/line_protocol.h"
 
@@ -29,26 +29,6 @@ using commands::ServiceContext;
 constexpr std::string_view kInfluxVersion = "1.8.10";
 // A gzip body may inflate to this much before the request is refused (413).
 constexpr size_t kMaxInflatedBytes = size_t{256} << 20;
-// An insert command carries up to this many bytes of measurements (under the 16 MB limit).
-constexpr size_t kInsertBatchBytes = size_t{8} << 20;
-constexpr size_t kInsertBatchCount = 100'000;
-
-ServerParameter* Granularity() {
-  static ServerParameter* p = [] {
-    auto& reg = ServerParameterRegistry::Get();
-    const char* name = "hourglassLineProtocolGranularity";
-    if (ServerParameter* found = reg.Find(name)) return found;
-    return reg.Register(name, std::string("seconds"), true, true, [](const ParameterValue& v) {
-      const std::string* s = std::get_if<std::string>(&v);
-      if (s != nullptr && (*s == "seconds" || *s == "minutes" || *s == "hours")) {
-        return Status::OK();
-      }
-      return Status(ErrorCode::kBadValue,
-                    "hourglassLineProtocolGranularity must be 'seconds', 'minutes' or 'hours'");
-    });
-  }();
-  return p;
-}
 
 HttpResponse Json(int status, std::string body) {
   return HttpResponse{.status = status,
@@ -182,92 +162,6 @@ Status Authenticate(ServiceContext& service, ClientState& client, const Credenti
   }
   if (!ok) return failed("AuthenticationFailed: SCRAM authentication failed, storedKey mismatch");
   return client.auth.Login(user, generation, *service.users);
-}
-
-// What writing one measurement's documents did.
-struct WriteOutcome {
-  int64_t written = 0;
-  int64_t dropped = 0;
-  std::vector<std::string> errors;  // distinct reasons, in order
-  Status fatal = Status::OK();      // stops the whole request (Unauthorized, shutdown, ...)
-  void Drop(int64_t n, const std::string& why) {
-    dropped += n;
-    if (std::find(errors.begin(), errors.end(), why) == errors.end() && errors.size() < 10) {
-      errors.push_back(why);
-    }
-  }
-};
-
-bool Fatal(const Status& st) {
-  return st.code() == ErrorCode::kUnauthorized || st.code() == ErrorCode::kInterruptedAtShutdown ||
-         st.code() == ErrorCode::kShutdownInProgress;
-}
-
-Status StatusOfReply(const bson::BsonObj& reply) {
-  if (reply["ok"].IsNumber() && reply["ok"].NumberDouble() == 1) return Status::OK();
-  return Status(
-      static_cast<ErrorCode>(reply["code"].NumberLong()),
-      std::string(reply["errmsg"].type() == bson::BsonType::kString ? reply["errmsg"].Str()
-                                                                    : "command failed"));
-}
-
-// Creates the measurement's time-series collection if it does not exist, then inserts `docs`
-// (unordered, in batches under the command size limit).
-void WriteMeasurement(ServiceContext& service, ClientState& client, const std::string& db,
-                      const std::string& measurement, const std::vector<bson::BsonObj>& docs,
-                      WriteOutcome* out) {
-  const std::string where = "measurement \"" + measurement + "\": ";
-  if (service.catalog->Lookup({db, measurement}) == nullptr) {
-    bson::BsonBuilder create;
-    create.AppendString("create", measurement);
-    const size_t ts = create.OpenObject("timeseries");
-    create.AppendString("timeField", lineprotocol::kTimeField);
-    create.AppendString("metaField", lineprotocol::kMetaField);
-    create.AppendString("granularity", Granularity()->GetString());
-    create.Close(ts);
-    Status st = StatusOfReply(commands::RunCommandRequest(service, client, create.Obj(), db).reply);
-    if (!st.ok() && st.code() != ErrorCode::kNamespaceExists) {
-      if (Fatal(st)) {
-        out->fatal = st;
-        return;
-      }
-      out->Drop(static_cast<int64_t>(docs.size()), where + st.reason());
-      return;
-    }
-  }
-  size_t i = 0;
-  while (i < docs.size()) {
-    bson::BsonBuilder insert;
-    insert.AppendString("insert", measurement);
-    insert.AppendBool("ordered", false);
-    const size_t arr = insert.OpenArray("documents");
-    size_t n = 0, bytes = 0;
-    for (; i < docs.size() && n < kInsertBatchCount && bytes < kInsertBatchBytes; ++i, ++n) {
-      insert.AppendObject(std::to_string(n), docs[i]);
-      bytes += static_cast<size_t>(docs[i].size());
-    }
-    insert.Close(arr);
-    const bson::BsonObj reply =
-        commands::RunCommandRequest(service, client, insert.Obj(), db).reply;
-    Status st = StatusOfReply(reply);
-    if (!st.ok()) {
-      if (Fatal(st)) {
-        out->fatal = st;
-        return;
-      }
-      out->Drop(static_cast<int64_t>(n), where + st.reason());
-      continue;
-    }
-    out->written += reply["n"].NumberLong();
-    if (reply["writeErrors"].type() == bson::BsonType::kArray) {
-      for (const bson::BsonElement& e : reply["writeErrors"].Obj()) {
-        const bson::BsonObj we = e.Obj();
-        out->Drop(1, where + std::string(we["errmsg"].type() == bson::BsonType::kString
-                                             ? we["errmsg"].Str()
-                                             : "write failed"));
-      }
-    }
-  }
 }
 
 std::string Join(const std::vector<std::string>& parts) {
@@ -427,7 +321,8 @@ class Api {
       by_measurement[p.measurement].push_back(std::move(doc).value());
     }
     for (const auto& [measurement, docs] : by_measurement) {
-      WriteMeasurement(service_, client, db, measurement, docs, &outcome);
+      WriteMeasurements(service_, client, db, measurement, lineprotocol::kMetaField, docs,
+                        &outcome);
       if (!outcome.fatal.ok()) break;
     }
     if (!outcome.fatal.ok()) {
@@ -448,7 +343,7 @@ class Api {
 
 }  // namespace
 
-void RegisterHttpParameters() { (void)Granularity(); }
+void RegisterHttpParameters() { (void)HttpWriteGranularity(); }
 
 HttpServer::Handler MakeHttpApi(commands::ServiceContext& service) {
   auto api = std::make_shared<Api>(service);

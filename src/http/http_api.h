@@ -8,7 +8,7 @@
 //
 // Each measurement name is a time-series collection of database D, created on its first write
 // with timeField "time", metaField "tags" and the granularity of the server parameter
-// hourglassLineProtocolGranularity. The writes run as `create` and `insert` commands of an
+// hourglassHttpWriteGranularity. The writes run as `create` and `insert` commands of an
 // internal client, so every rule of the wire port holds: with --auth the request must carry a
 // user's credentials (HTTP Basic, `u`/`p`, or `Authorization: Token user:password`), checked
 // against the user's SCRAM credentials in admin, and that user's privileges.
@@ -22,7 +22,7 @@ namespace hourglass::http {
 // InfluxDB's limit on a request body (its max-body-size default).
 inline constexpr size_t kMaxBodyBytes = 25'000'000;
 
-// Registers hourglassLineProtocolGranularity (before --setParameter is applied).
+// Registers hourglassHttpWriteGranularity (before --setParameter is applied).
 void RegisterHttpParameters();
 
 // The handler for HttpServer; `service` outlives it.

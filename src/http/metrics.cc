@@ -13,6 +13,7 @@
 #include "catalog/collection.h"
 #include "commands/dispatcher.h"
 #include "commands/op_latencies.h"
+#include "http/measurement_writer.h"
 
 namespace hourglass::http {
 
@@ -94,16 +95,6 @@ class Exposition {
   std::set<std::string> declared_;
 };
 
-StatusWith<bson::BsonObj> Run(commands::ServiceContext& service, commands::ClientState& client,
-                              const bson::BsonObj& cmd, std::string_view db) {
-  bson::BsonObj reply = commands::RunCommandRequest(service, client, cmd, db).reply;
-  if (reply["ok"].IsNumber() && reply["ok"].NumberDouble() == 1) return reply;
-  return Status(static_cast<ErrorCode>(reply["code"].NumberLong()),
-                reply["errmsg"].type() == bson::BsonType::kString
-                    ? std::string(reply["errmsg"].Str())
-                    : "command failed");
-}
-
 bson::BsonObj Command(std::string_view name, std::string_view arg) {
   bson::BsonBuilder b;
   b.AppendString(name, arg);
@@ -139,7 +130,7 @@ StatusWith<std::string> RenderMetrics(commands::ServiceContext& service,
                                       commands::ClientState& client) {
   HG_ASSIGN_OR_RETURN(
       bson::BsonObj status,
-      Run(service, client, bson::FromJson(R"({"serverStatus": 1})").value(), "admin"));
+      RunInternal(service, client, bson::FromJson(R"({"serverStatus": 1})").value(), "admin"));
   Exposition e;
   e.One("hourglass_up", "gauge", "1 while the server answers", 1);
   e.One("hourglass_uptime_seconds", "gauge", "Seconds since the server started",
@@ -188,7 +179,7 @@ StatusWith<std::string> RenderMetrics(commands::ServiceContext& service,
     for (const auto& c : service.catalog->ListCollections(db)) {
       if (c->entry().type != "timeseries") continue;
       const std::string& coll = c->nss().coll;
-      auto stats = Run(service, client, Command("collStats", coll), db);
+      auto stats = RunInternal(service, client, Command("collStats", coll), db);
       if (!stats.ok()) {
         if (stats.status().code() == ErrorCode::kNamespaceNotFound) continue;  // dropped since
         return stats.status();

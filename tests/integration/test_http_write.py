@@ -225,15 +225,15 @@ def test_a_body_over_the_limit_is_refused(client, http_port):
 
 
 def test_the_granularity_of_new_collections_is_a_server_parameter(client, http_port):
-    run_command(client.admin, {"setParameter": 1, "hourglassLineProtocolGranularity": "minutes"})
+    run_command(client.admin, {"setParameter": 1, "hourglassHttpWriteGranularity": "minutes"})
     try:
         assert write(http_port, "lp_gran", "m v=1 1")[0] == 204
         [info] = client.lp_gran.list_collections(filter={"name": "m"})
         assert info["options"]["timeseries"]["granularity"] == "minutes"
     finally:
-        run_command(client.admin, {"setParameter": 1, "hourglassLineProtocolGranularity": "seconds"})
+        run_command(client.admin, {"setParameter": 1, "hourglassHttpWriteGranularity": "seconds"})
     code, name, _ = command_error(client.admin, {"setParameter": 1,
-                                                 "hourglassLineProtocolGranularity": "days"})
+                                                 "hourglassHttpWriteGranularity": "days"})
     assert (code, name) == (2, "BadValue")
 
 
