@@ -8,8 +8,9 @@ PACKAGES=(
   libwiredtiger-dev wiredtiger libbson-dev libmongoc-dev libasio-dev libssl-dev
   libsnappy-dev zlib1g-dev libzstd-dev libpcre2-dev libyaml-cpp-dev libcli11-dev libicu-dev libs2-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  libhowardhinnant-date-dev tzdata libintelrdfpmath-dev libgoogle-perftools-dev libmicrohttpd-dev
-  python3 python3-pytest python3-pymongo python3-prometheus-client nodejs npm
+  libhowardhinnant-date-dev tzdata libintelrdfpmath-dev libgoogle-perftools-dev
+  libmicrohttpd-dev libprotobuf-dev protobuf-compiler
+  python3 python3-pytest python3-pymongo python3-prometheus-client python3-snappy nodejs npm
 )
 
 missing=()

@@ -16,6 +16,7 @@
 #include "commands/dispatcher.h"
 #include "http/measurement_writer.h"
 #include "http/metrics.h"
+#include "http/prometheus_remote.h"
 #include "lineprotocol/line_protocol.h"
 
 namespace hourglass::http {
@@ -204,6 +205,10 @@ class Api {
       if (!read) return MethodNotAllowed();
       return Metrics(req);
     }
+    if (req.path == "/api/v1/write") {
+      if (req.method != "POST") return MethodNotAllowed();
+      return PrometheusWrite(req);
+    }
     if (req.path == "/write" || req.path == "/api/v2/write") {
       if (req.method != "POST") return MethodNotAllowed();
       return Write(req, /*v2=*/req.path != "/write");
@@ -257,6 +262,39 @@ class Api {
                         .content_type = "text/plain; version=0.0.4; charset=utf-8",
                         .body = std::move(text).value(),
                         .headers = {}};
+  }
+
+  // Prometheus reads only the status (2xx done, 4xx dropped, 5xx retried) and logs the body.
+  HttpResponse PrometheusWrite(const HttpRequest& req) {
+    auto error = [](int status, std::string_view, std::string_view message) {
+      return HttpResponse{.status = status,
+                          .content_type = "text/plain; charset=utf-8",
+                          .body = std::string(message) + "\n",
+                          .headers = {}};
+    };
+    auto param = req.query.find("db");
+    const std::string db = param == req.query.end() || param->second.empty()
+                               ? std::string(kPrometheusDefaultDb)
+                               : param->second;
+    ClientState client;
+    if (std::optional<HttpResponse> refused = LogIn(req, client, error)) return *refused;
+    auto decoded = DecodeRemoteWrite(req.body);
+    if (!decoded.ok()) return error(400, "", decoded.status().reason());
+    WriteOutcome outcome;
+    for (const MetricSamples& m : decoded.value()) {
+      WriteMeasurements(service_, client, db, m.metric, kPrometheusMetaField, m.docs, &outcome);
+      if (!outcome.fatal.ok()) break;
+    }
+    if (!outcome.fatal.ok()) {
+      return error(outcome.fatal.code() == ErrorCode::kUnauthorized ? 403 : 503, "",
+                   outcome.fatal.reason());
+    }
+    if (outcome.dropped > 0) {
+      return error(
+          400, "",
+          Join(outcome.errors) + " (dropped " + std::to_string(outcome.dropped) + " samples)");
+    }
+    return HttpResponse{.status = 204, .content_type = "", .body = "", .headers = {}};
   }
 
   HttpResponse Write(const HttpRequest& req, bool v2) {
