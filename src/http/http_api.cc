@@ -205,6 +205,10 @@ class Api {
       if (!read) return MethodNotAllowed();
       return Metrics(req);
     }
+    if (req.path == "/api/v1/read") {
+      if (req.method != "POST") return MethodNotAllowed();
+      return PrometheusRead(req);
+    }
     if (req.path == "/api/v1/write") {
       if (req.method != "POST") return MethodNotAllowed();
       return PrometheusWrite(req);
@@ -265,17 +269,38 @@ class Api {
   }
 
   // Prometheus reads only the status (2xx done, 4xx dropped, 5xx retried) and logs the body.
-  HttpResponse PrometheusWrite(const HttpRequest& req) {
-    auto error = [](int status, std::string_view, std::string_view message) {
-      return HttpResponse{.status = status,
-                          .content_type = "text/plain; charset=utf-8",
-                          .body = std::string(message) + "\n",
-                          .headers = {}};
-    };
+  static HttpResponse PrometheusError(int status, std::string_view, std::string_view message) {
+    return HttpResponse{.status = status,
+                        .content_type = "text/plain; charset=utf-8",
+                        .body = std::string(message) + "\n",
+                        .headers = {}};
+  }
+  static std::string PrometheusDb(const HttpRequest& req) {
     auto param = req.query.find("db");
-    const std::string db = param == req.query.end() || param->second.empty()
-                               ? std::string(kPrometheusDefaultDb)
-                               : param->second;
+    return param == req.query.end() || param->second.empty() ? std::string(kPrometheusDefaultDb)
+                                                             : param->second;
+  }
+
+  HttpResponse PrometheusRead(const HttpRequest& req) {
+    ClientState client;
+    if (auto refused = LogIn(req, client, PrometheusError)) return *refused;
+    auto answer = AnswerRemoteRead(service_, client, PrometheusDb(req), req.body);
+    if (!answer.ok()) {
+      const ErrorCode code = answer.status().code();
+      return PrometheusError(code == ErrorCode::kUnauthorized ? 403
+                             : code == ErrorCode::kBadValue   ? 400
+                                                              : 500,
+                             "", answer.status().reason());
+    }
+    return HttpResponse{.status = 200,
+                        .content_type = "application/x-protobuf",
+                        .body = std::move(answer).value(),
+                        .headers = {{"Content-Encoding", "snappy"}}};
+  }
+
+  HttpResponse PrometheusWrite(const HttpRequest& req) {
+    auto error = PrometheusError;
+    const std::string db = PrometheusDb(req);
     ClientState client;
     if (std::optional<HttpResponse> refused = LogIn(req, client, error)) return *refused;
     auto decoded = DecodeRemoteWrite(req.body);

@@ -5,7 +5,11 @@
 #include <algorithm>
 #include <map>
 
+#include "catalog/catalog.h"
+#include "catalog/collection.h"
+#include "http/measurement_writer.h"
 #include "prometheus_remote.pb.h"
+#include "query/regex.h"
 
 namespace hourglass::http {
 
@@ -16,9 +20,7 @@ constexpr size_t kMaxUncompressedBytes = size_t{256} << 20;
 
 Status Bad(std::string what) { return Status(ErrorCode::kBadValue, std::move(what)); }
 
-}  // namespace
-
-StatusWith<std::vector<MetricSamples>> DecodeRemoteWrite(std::string_view body) {
+StatusWith<std::string> Unsnappy(std::string_view body) {
   size_t length = 0;
   if (!snappy::GetUncompressedLength(body.data(), body.size(), &length)) {
     return Bad("snappy: corrupt input");
@@ -26,6 +28,169 @@ StatusWith<std::vector<MetricSamples>> DecodeRemoteWrite(std::string_view body) 
   if (length > kMaxUncompressedBytes) return Bad("snappy: decoded body too large");
   std::string raw;
   if (!snappy::Uncompress(body.data(), body.size(), &raw)) return Bad("snappy: corrupt input");
+  return raw;
+}
+
+// A matcher's regex as Prometheus means it: anchored at both ends.
+StatusWith<query::Regex> Anchored(const std::string& pattern) {
+  auto re = query::Regex::Compile("^(?:" + pattern + ")$", "");
+  if (!re.ok()) return Bad("invalid regex \"" + pattern + "\": " + re.status().reason());
+  return re;
+}
+
+// Whether the metric `name` (never empty) passes the matcher.
+StatusWith<bool> NameMatches(const prompb::LabelMatcher& m, const std::string& name) {
+  switch (m.type()) {
+    case prompb::LabelMatcher::EQ:
+      return name == m.value();
+    case prompb::LabelMatcher::NEQ:
+      return name != m.value();
+    default: {
+      HG_ASSIGN_OR_RETURN(query::Regex re, Anchored(m.value()));
+      return re.Matches(name) == (m.type() == prompb::LabelMatcher::RE);
+    }
+  }
+}
+
+// The filter of one label matcher on the metaField; a missing label is "" to Prometheus.
+StatusWith<bson::BsonObj> LabelFilter(const prompb::LabelMatcher& m) {
+  const std::string path = std::string(kPrometheusMetaField) + "." + m.name();
+  bson::BsonBuilder b;
+  auto exists = [&](bool yes) {
+    const size_t t = b.OpenObject(path);
+    b.AppendBool("$exists", yes);
+    b.Close(t);
+  };
+  switch (m.type()) {
+    case prompb::LabelMatcher::EQ:
+      if (m.value().empty()) {
+        exists(false);
+      } else {
+        b.AppendString(path, m.value());
+      }
+      break;
+    case prompb::LabelMatcher::NEQ:
+      if (m.value().empty()) {
+        exists(true);
+      } else {
+        const size_t t = b.OpenObject(path);
+        b.AppendString("$ne", m.value());  // a missing label ("") differs too
+        b.Close(t);
+      }
+      break;
+    case prompb::LabelMatcher::RE:
+    case prompb::LabelMatcher::NRE: {
+      HG_ASSIGN_OR_RETURN(query::Regex re, Anchored(m.value()));
+      const bool missing_matches = re.Matches("");
+      const bool negated = m.type() == prompb::LabelMatcher::NRE;
+      bson::BsonBuilder cond;
+      const size_t t = cond.OpenObject(path);
+      if (negated) {
+        const size_t n = cond.OpenObject("$not");
+        cond.AppendString("$regex", "^(?:" + m.value() + ")$");
+        cond.Close(n);
+      } else {
+        cond.AppendString("$regex", "^(?:" + m.value() + ")$");
+      }
+      cond.Close(t);
+      // $regex never matches a missing field and $not always does; Prometheus decides by "".
+      if (missing_matches) {
+        const size_t all = b.OpenArray(negated ? "$and" : "$or");
+        b.AppendObject("0", cond.Obj());
+        bson::BsonBuilder missing;
+        const size_t e = missing.OpenObject(path);
+        missing.AppendBool("$exists", negated);
+        missing.Close(e);
+        b.AppendObject("1", missing.Obj());
+        b.Close(all);
+      } else {
+        return cond.Obj();
+      }
+      break;
+    }
+    default:
+      return Bad("unknown label matcher type " + std::to_string(m.type()));
+  }
+  return b.Obj();
+}
+
+// The series of one collection within the query, in the response's shape.
+Status ReadCollection(commands::ServiceContext& service, commands::ClientState& client,
+                      const std::string& db, const std::string& coll, const prompb::Query& q,
+                      const std::vector<bson::BsonObj>& label_filters, prompb::QueryResult* out) {
+  bson::BsonBuilder find;
+  find.AppendString("find", coll);
+  const size_t filter = find.OpenObject("filter");
+  const size_t all = find.OpenArray("$and");
+  {
+    bson::BsonBuilder range;
+    const size_t t = range.OpenObject("time");
+    range.AppendDate("$gte", q.start_timestamp_ms());
+    range.AppendDate("$lte", q.end_timestamp_ms());
+    range.Close(t);
+    find.AppendObject("0", range.Obj());
+  }
+  for (size_t i = 0; i < label_filters.size(); ++i) {
+    find.AppendObject(std::to_string(i + 1), label_filters[i]);
+  }
+  find.Close(all);
+  find.Close(filter);
+  const size_t sort = find.OpenObject("sort");
+  find.AppendInt32(kPrometheusMetaField, 1);
+  find.AppendInt32("time", 1);
+  find.Close(sort);
+  find.AppendInt64("batchSize", 100000);
+  HG_ASSIGN_OR_RETURN(bson::BsonObj reply, RunInternal(service, client, find.Obj(), db));
+  std::string last_labels;  // the bytes of the current series' labels
+  prompb::TimeSeries* series = nullptr;
+  for (;;) {
+    const bson::BsonObj cursor = reply["cursor"].Obj();
+    const bson::BsonElement batch =
+        cursor["firstBatch"].eoo() ? cursor["nextBatch"] : cursor["firstBatch"];
+    for (const bson::BsonElement& e : batch.Obj()) {
+      const bson::BsonObj doc = e.Obj();
+      const bson::BsonElement labels = doc[kPrometheusMetaField];
+      const std::string key = labels.type() == bson::BsonType::kObject
+                                  ? std::string(labels.Obj().bytes())
+                                  : std::string();
+      if (series == nullptr || key != last_labels) {
+        last_labels = key;
+        series = out->add_timeseries();
+        std::vector<std::pair<std::string, std::string>> sorted = {{"__name__", coll}};
+        if (labels.type() == bson::BsonType::kObject) {
+          for (const bson::BsonElement& l : labels.Obj()) {
+            if (l.type() == bson::BsonType::kString) {
+              sorted.emplace_back(std::string(l.FieldName()), std::string(l.Str()));
+            }
+          }
+        }
+        std::sort(sorted.begin(), sorted.end());
+        for (auto& [name, value] : sorted) {
+          prompb::Label* l = series->add_labels();
+          l->set_name(name);
+          l->set_value(value);
+        }
+      }
+      const bson::BsonElement value = doc["value"];
+      if (!value.IsNumber()) continue;  // not a sample Prometheus wrote
+      prompb::Sample* s = series->add_samples();
+      s->set_timestamp(doc["time"].DateMillis());
+      s->set_value(value.NumberDouble());
+    }
+    const int64_t id = cursor["id"].NumberLong();
+    if (id == 0) return Status::OK();
+    bson::BsonBuilder more;
+    more.AppendInt64("getMore", id);
+    more.AppendString("collection", coll);
+    more.AppendInt64("batchSize", 100000);
+    HG_ASSIGN_OR_RETURN(reply, RunInternal(service, client, more.Obj(), db));
+  }
+}
+
+}  // namespace
+
+StatusWith<std::vector<MetricSamples>> DecodeRemoteWrite(std::string_view body) {
+  HG_ASSIGN_OR_RETURN(std::string raw, Unsnappy(body));
   prompb::WriteRequest request;
   if (!request.ParseFromString(raw)) return Bad("not a valid protobuf WriteRequest");
   std::vector<MetricSamples> out;
@@ -61,6 +226,47 @@ StatusWith<std::vector<MetricSamples>> DecodeRemoteWrite(std::string_view body) 
     }
   }
   return out;
+}
+
+StatusWith<std::string> AnswerRemoteRead(commands::ServiceContext& service,
+                                         commands::ClientState& client, const std::string& db,
+                                         std::string_view body) {
+  HG_ASSIGN_OR_RETURN(std::string raw, Unsnappy(body));
+  prompb::ReadRequest request;
+  if (!request.ParseFromString(raw)) return Bad("not a valid protobuf ReadRequest");
+  prompb::ReadResponse response;
+  for (const prompb::Query& q : request.queries()) {
+    std::vector<const prompb::LabelMatcher*> name_matchers;
+    std::vector<bson::BsonObj> label_filters;
+    for (const prompb::LabelMatcher& m : q.matchers()) {
+      if (m.name() == "__name__") {
+        name_matchers.push_back(&m);
+      } else {
+        HG_ASSIGN_OR_RETURN(bson::BsonObj f, LabelFilter(m));
+        label_filters.push_back(std::move(f));
+      }
+    }
+    prompb::QueryResult* result = response.add_results();
+    for (const auto& c : service.catalog->ListCollections(db)) {
+      if (c->entry().type != "timeseries") continue;
+      const std::string& name = c->nss().coll;
+      bool wanted = true;
+      for (const prompb::LabelMatcher* m : name_matchers) {
+        HG_ASSIGN_OR_RETURN(bool matches, NameMatches(*m, name));
+        wanted = wanted && matches;
+      }
+      if (!wanted) continue;
+      Status st = ReadCollection(service, client, db, name, q, label_filters, result);
+      if (!st.ok() && st.code() != ErrorCode::kNamespaceNotFound) return st;  // dropped since
+    }
+  }
+  std::string serialized;
+  if (!response.SerializeToString(&serialized)) {
+    return Status(ErrorCode::kInternalError, "cannot serialize the ReadResponse");
+  }
+  std::string compressed;
+  snappy::Compress(serialized.data(), serialized.size(), &compressed);
+  return compressed;
 }
 
 }  // namespace hourglass::http

@@ -166,3 +166,163 @@ def test_a_metric_name_storage_refuses_is_dropped_and_named(client, http_port):
     assert status == 400
     assert text.startswith('measurement "bad$metric": ') and text.endswith("(dropped 2 samples)\n")
     assert client.prometheus.ok_metric.count_documents({}) == 1
+
+
+# -- remote read: ReadRequest.queries = 1; Query.start_timestamp_ms = 1, end_timestamp_ms = 2,
+# matchers = 3; LabelMatcher.type = 1 (EQ 0, NEQ 1, RE 2, NRE 3), name = 2, value = 3;
+# ReadResponse.results = 1; QueryResult.timeseries = 1.
+EQ, NEQ, RE, NRE = 0, 1, 2, 3
+
+
+def read_request(*queries):
+    out = b""
+    for start, end, matchers in queries:
+        q = field(1, 0, varint(start)) + field(2, 0, varint(end))
+        for kind, name, value in matchers:
+            q += length_delimited(3, field(1, 0, varint(kind)) + length_delimited(2, name.encode())
+                                  + length_delimited(3, value.encode()))
+        out += length_delimited(1, q)
+    return out
+
+
+def parse_fields(data):
+    """[(number, value)] of one message: ints for varints, bytes for the rest."""
+    out, i = [], 0
+    while i < len(data):
+        key, i = read_varint(data, i)
+        number, wire = key >> 3, key & 7
+        if wire == 0:
+            value, i = read_varint(data, i)
+        elif wire == 1:
+            value, i = data[i:i + 8], i + 8
+        elif wire == 2:
+            n, i = read_varint(data, i)
+            value, i = data[i:i + n], i + n
+        else:
+            raise AssertionError(f"unexpected wire type {wire}")
+        out.append((number, value))
+    return out
+
+
+def read_varint(data, i):
+    shift = value = 0
+    while True:
+        b = data[i]
+        i += 1
+        value |= (b & 0x7F) << shift
+        shift += 7
+        if not b & 0x80:
+            return value, i
+
+
+def decode_response(body):
+    """[[({label: value}, [(ts, value)])] per query]"""
+    results = []
+    for number, result in parse_fields(body):
+        assert number == 1
+        all_series = []
+        for n2, ts in parse_fields(result):
+            assert n2 == 1
+            labels, samples = [], []
+            for n3, part in parse_fields(ts):
+                if n3 == 1:
+                    kv = dict(parse_fields(part))
+                    labels.append((kv.get(1, b"").decode(), kv.get(2, b"").decode()))
+                elif n3 == 2:
+                    kv = dict(parse_fields(part))
+                    ts_ms = kv.get(2, 0)
+                    if ts_ms >= 1 << 63:
+                        ts_ms -= 1 << 64
+                    samples.append((ts_ms, struct.unpack("<d", kv.get(1, b"\0" * 8))[0]))
+            assert [k for k, _ in labels] == sorted(k for k, _ in labels)  # sorted by name
+            all_series.append((dict(labels), samples))
+        results.append(all_series)
+    return results
+
+
+def remote_read(port, *queries, db=""):
+    req = urllib.request.Request(
+        f"http://127.0.0.1:{port}/api/v1/read" + (f"?db={db}" if db else ""),
+        data=snappy.compress(read_request(*queries)), method="POST",
+        headers={"Content-Encoding": "snappy", "Content-Type": "application/x-protobuf",
+                 "X-Prometheus-Remote-Read-Version": "0.1.0"})
+    try:
+        with urllib.request.urlopen(req, timeout=30) as r:
+            assert r.headers["Content-Type"] == "application/x-protobuf"
+            assert r.headers["Content-Encoding"] == "snappy"
+            return r.status, decode_response(snappy.decompress(r.read()))
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode()
+
+
+@pytest.fixture(scope="module")
+def read_data(client, http_port):
+    body = write_request(
+        series([("__name__", "reqs"), ("job", "api"), ("instance", "a")], [(1.0, 1000), (2.0, 2000), (3.0, 3000)]),
+        series([("__name__", "reqs"), ("job", "api"), ("instance", "b")], [(10.0, 1000)]),
+        series([("__name__", "reqs_failed"), ("job", "api"), ("instance", "a")], [(0.5, 1000)]),
+        series([("__name__", "zones")], [(1.0, 1000)]),
+        series([("__name__", "zones"), ("zone", "east")], [(2.0, 1000)]),
+        series([("__name__", "zones"), ("zone", "west")], [(3.0, 1000)]))
+    assert post(http_port, body, path="/api/v1/write?db=promread") == (204, "")
+    return "promread"
+
+
+def series_of(result):
+    return sorted((tuple(sorted(labels.items())), samples) for labels, samples in result)
+
+
+def test_remote_read_by_name_and_label_matchers(read_data, http_port):
+    q = lambda *m, start=0, end=10_000: (start, end, list(m))  # noqa: E731
+    status, results = remote_read(http_port, q((EQ, "__name__", "reqs")), db=read_data)
+    assert status == 200
+    assert series_of(results[0]) == [
+        ((("__name__", "reqs"), ("instance", "a"), ("job", "api")),
+         [(1000, 1.0), (2000, 2.0), (3000, 3.0)]),
+        ((("__name__", "reqs"), ("instance", "b"), ("job", "api")), [(1000, 10.0)]),
+    ]
+    # Several queries, one result each; equality, inequality, regexes (anchored), time bounds.
+    status, results = remote_read(
+        http_port,
+        q((EQ, "__name__", "reqs"), (EQ, "instance", "a")),
+        q((EQ, "__name__", "reqs"), (NEQ, "instance", "a")),
+        q((RE, "__name__", "reqs.*"), (RE, "instance", "a")),
+        q((EQ, "__name__", "reqs"), (NRE, "job", "ap.")),
+        q((EQ, "__name__", "reqs"), (RE, "instance", "")),  # anchored: "" matches no instance
+        q((EQ, "__name__", "reqs"), (EQ, "instance", "a"), start=1500, end=2500),
+        db=read_data)
+    assert status == 200 and len(results) == 6
+    assert [s[1] for s in series_of(results[0])] == [[(1000, 1.0), (2000, 2.0), (3000, 3.0)]]
+    assert [dict(s[0])["instance"] for s in series_of(results[1])] == ["b"]
+    assert sorted(dict(s[0])["__name__"] for s in series_of(results[2])) == ["reqs", "reqs_failed"]
+    assert results[3] == []
+    assert results[4] == []
+    assert [s[1] for s in series_of(results[5])] == [[(2000, 2.0)]]
+
+
+def test_a_missing_label_is_the_empty_string(read_data, http_port):
+    q = lambda *m: (0, 10_000, [(EQ, "__name__", "zones"), *m])  # noqa: E731
+    status, results = remote_read(
+        http_port,
+        q((EQ, "zone", "")),          # only the series without a zone
+        q((NEQ, "zone", "")),         # only those with one
+        q((RE, "zone", "|east")),     # "" matches: no zone, or east
+        q((NRE, "zone", "|east")),    # the others: west
+        q((NEQ, "zone", "east")),     # no zone and west
+        db=read_data)
+    assert status == 200
+    zones = [sorted(dict(s[0]).get("zone", "") for s in series_of(r)) for r in results]
+    assert zones == [[""], ["east", "west"], ["", "east"], ["west"], ["", "west"]]
+
+
+def test_remote_read_refusals(read_data, http_port):
+    status, body = remote_read(http_port, (0, 1, [(RE, "job", "(")]), db=read_data)
+    assert status == 400 and "invalid regex" in body
+    req = urllib.request.Request(f"http://127.0.0.1:{http_port}/api/v1/read", data=b"junk",
+                                 method="POST")
+    with pytest.raises(urllib.error.HTTPError) as e:
+        urllib.request.urlopen(req, timeout=30)
+    assert e.value.code == 400
+    # A database with nothing in it answers an empty result per query.
+    status, results = remote_read(http_port, (0, 1, [(EQ, "__name__", "x")]), db="promnothing")
+    assert (status, results) == (200, [[]])
