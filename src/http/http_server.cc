@@ -144,11 +144,14 @@ struct Callbacks {
 };
 
 StatusWith<std::unique_ptr<HttpServer>> HttpServer::Start(const std::string& bind_ip, int port,
-                                                          size_t max_body_bytes, Handler handler) {
+                                                          size_t max_body_bytes, Handler handler,
+                                                          std::optional<HttpsOptions> https) {
   std::unique_ptr<HttpServer> server(new HttpServer);
   server->port_ = port;
   server->max_body_bytes_ = max_body_bytes;
   server->handler_ = std::move(handler);
+  server->https_ = std::move(https);
+  const HttpsOptions* tls = server->https_ ? &*server->https_ : nullptr;
   size_t start = 0;
   while (start <= bind_ip.size()) {
     size_t comma = bind_ip.find(',', start);
@@ -176,13 +179,30 @@ StatusWith<std::unique_ptr<HttpServer>> HttpServer::Start(const std::string& bin
     freeaddrinfo(found);
     unsigned int flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD;
     if (addr.ss_family == AF_INET6) flags |= MHD_USE_IPv6;
+    std::vector<MHD_OptionItem> options = {
+        {MHD_OPTION_SOCK_ADDR, 0, &addr},
+        {MHD_OPTION_NOTIFY_COMPLETED, reinterpret_cast<intptr_t>(&Callbacks::Completed), nullptr},
+        {MHD_OPTION_CONNECTION_TIMEOUT, 300, nullptr}};
+    if (tls != nullptr) {
+      flags |= MHD_USE_TLS;
+      options.push_back(
+          {MHD_OPTION_HTTPS_MEM_CERT, 0, const_cast<char*>(tls->certificate_pem.c_str())});
+      options.push_back({MHD_OPTION_HTTPS_MEM_KEY, 0, const_cast<char*>(tls->key_pem.c_str())});
+      if (!tls->key_password.empty()) {
+        options.push_back(
+            {MHD_OPTION_HTTPS_KEY_PASSWORD, 0, const_cast<char*>(tls->key_password.c_str())});
+      }
+    }
+    options.push_back({MHD_OPTION_END, 0, nullptr});
     auto daemon = std::make_unique<Daemon>();
     daemon->mhd = MHD_start_daemon(flags, static_cast<uint16_t>(server->port_), nullptr, nullptr,
-                                   &Callbacks::Access, server.get(), MHD_OPTION_SOCK_ADDR,
-                                   reinterpret_cast<sockaddr*>(&addr), MHD_OPTION_NOTIFY_COMPLETED,
-                                   &Callbacks::Completed, nullptr, MHD_OPTION_CONNECTION_TIMEOUT,
-                                   static_cast<unsigned int>(300), MHD_OPTION_END);
-    if (daemon->mhd == nullptr) return failed(std::strerror(errno != 0 ? errno : EADDRINUSE));
+                                   &Callbacks::Access, server.get(), MHD_OPTION_ARRAY,
+                                   options.data(), MHD_OPTION_END);
+    if (daemon->mhd == nullptr) {
+      return failed(tls != nullptr
+                        ? "the address is in use, or the TLS certificate or key cannot be used"
+                        : std::strerror(errno != 0 ? errno : EADDRINUSE));
+    }
     if (const MHD_DaemonInfo* info = MHD_get_daemon_info(daemon->mhd, MHD_DAEMON_INFO_BIND_PORT)) {
       server->port_ = info->port;  // the port picked for 0, kept for the other addresses
     }

@@ -11,6 +11,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,14 +36,25 @@ struct HttpResponse {
   std::vector<std::pair<std::string, std::string>> headers;
 };
 
+// HTTPS: the server's certificate chain and private key (PEM; one text may hold both, as
+// --tlsCertificateKeyFile does), and the key's password if it is encrypted. GnuTLS, which
+// libmicrohttpd speaks TLS with, does the handshake.
+struct HttpsOptions {
+  std::string certificate_pem;
+  std::string key_pem;
+  std::string key_password;
+};
+
 class HttpServer {
  public:
   using Handler = std::function<HttpResponse(const HttpRequest&)>;
 
   // Listens on `port` at each address of `bind_ip` (comma-separated, as --bind_ip); port 0 picks
-  // a free one. SocketException (9001) naming the address when one cannot be bound.
+  // a free one; with `https`, speaks only HTTPS. SocketException (9001) naming the address when
+  // one cannot be bound (or the certificate or key cannot be used).
   static StatusWith<std::unique_ptr<HttpServer>> Start(const std::string& bind_ip, int port,
-                                                       size_t max_body_bytes, Handler handler);
+                                                       size_t max_body_bytes, Handler handler,
+                                                       std::optional<HttpsOptions> https = {});
   ~HttpServer();
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;
@@ -57,6 +69,7 @@ class HttpServer {
   int port_ = 0;
   size_t max_body_bytes_ = 0;
   Handler handler_;
+  std::optional<HttpsOptions> https_;  // kept while the daemons may read it
   std::vector<std::unique_ptr<Daemon>> daemons_;
 
   friend struct Callbacks;

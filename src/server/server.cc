@@ -9,8 +9,10 @@
 #include <condition_variable>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <mutex>
+#include <sstream>
 #include <thread>
 
 #include "base/logger.h"
@@ -302,17 +304,22 @@ int RunServer(int argc, char** argv) {
          "{\"error\":" + JsonQuote(bound.reason()) + "}");
     return kExitNetwork;
   }
-  // The HTTP port, after the wire port: the same addresses, never TLS yet (so it is refused
-  // where plain connections are: requireTLS).
+  // The HTTP port, after the wire port: the same addresses, and HTTPS with the wire port's
+  // certificate where TLS is preferred or required (one port cannot tell HTTP from HTTPS, so
+  // allowTLS, whose clients are plain by default, keeps plain HTTP).
   std::unique_ptr<http::HttpServer> http_server;
   if (parsed.http_port != 0) {
+    std::optional<http::HttpsOptions> https;
+    const commands::TlsOptions& t = parsed.server.tls;
+    if (t.mode == commands::TlsMode::kPreferTls || t.mode == commands::TlsMode::kRequireTls) {
+      std::ifstream in(t.certificate_key_file, std::ios::binary);
+      std::stringstream pem;
+      pem << in.rdbuf();
+      https = http::HttpsOptions{pem.str(), pem.str(), t.certificate_key_file_password};
+    }
     StatusWith<std::unique_ptr<http::HttpServer>> started =
-        parsed.server.tls.mode == commands::TlsMode::kRequireTls
-            ? StatusWith<std::unique_ptr<http::HttpServer>>(
-                  Status(ErrorCode::kInvalidOptions,
-                         "--httpPort serves plain HTTP only, which --tlsMode requireTLS forbids"))
-            : http::HttpServer::Start(parsed.server.bind_ip, parsed.http_port, http::kMaxBodyBytes,
-                                      http::MakeHttpApi(service));
+        http::HttpServer::Start(parsed.server.bind_ip, parsed.http_port, http::kMaxBodyBytes,
+                                http::MakeHttpApi(service), std::move(https));
     if (!started.ok()) {
       LOGE("NETWORK", 8800201, "Failed to set up the HTTP listener",
            "{\"error\":" + JsonQuote(started.status().reason()) + "}");

@@ -3,19 +3,22 @@
 the protocol versions, the server's startup refusals, and X.509 logins through pymongo, raw
 `authenticate` commands and mongosh, compared with what MongoDB documents."""
 
+import http.client
 import json
 import os
 import socket
 import ssl
 import subprocess
 import time
+import urllib.error
+import urllib.request
 
 import pymongo
 import pytest
 from pymongo.errors import OperationFailure, ServerSelectionTimeoutError
 
 from clienttools import REPO, isolated_env, mongosh_path, require_node, require_node_modules
-from conftest import ServerProcess
+from conftest import ServerProcess, free_port
 
 # The client certificate's subject, most specific first, as MongoDB names X.509 users.
 CLIENT_SUBJECT = "CN=sensor-7,OU=ingest,O=Hourglass Clients,L=New York,ST=NY,C=US"
@@ -444,3 +447,38 @@ def test_node_driver_logs_in_over_tls(x509_server, certs, tmp_path):
         capture_output=True, text=True, timeout=300, env=env, cwd=REPO)
     assert p.returncode == 0, p.stdout + p.stderr
     assert "pass 4" in p.stdout and "fail 0" in p.stdout, p.stdout
+
+
+def https_get(port, path, ca, method="GET", body=None):
+    ctx = ssl.create_default_context(cafile=ca)
+    req = urllib.request.Request(f"https://localhost:{port}{path}", data=body, method=method)
+    try:
+        with urllib.request.urlopen(req, timeout=30, context=ctx) as r:
+            return r.status, r.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode()
+
+
+@pytest.mark.parametrize("mode,key", [("requireTLS", "plain"), ("preferTLS", "encrypted")])
+def test_the_http_port_speaks_https_where_tls_is_preferred_or_required(tls_servers, certs, mode,
+                                                                         key):
+    port = free_port()
+    extra = ["--tlsCertificateKeyFilePassword", KEY_PASSWORD] if key == "encrypted" else []
+    s = tls_servers("--tlsMode", mode, "--httpPort", str(port), *extra,
+                    key=certs.server_encrypted if key == "encrypted" else certs.server)
+    assert https_get(port, "/ping", certs.ca)[0] == 204
+    status, body = https_get(port, "/write?db=tlshttp", certs.ca, "POST", b"m,t=a v=1 1")
+    assert (status, body) == (204, "")
+    c = s.client()
+    assert c.tlshttp.m.count_documents({}) == 1
+    c.close()
+    # Plain HTTP gets no answer from the HTTPS port.
+    with pytest.raises((urllib.error.URLError, ConnectionError, http.client.HTTPException)):
+        urllib.request.urlopen(f"http://127.0.0.1:{port}/ping", timeout=10)
+
+
+def test_allow_tls_keeps_plain_http(tls_servers, certs):
+    port = free_port()
+    tls_servers("--tlsMode", "allowTLS", "--httpPort", str(port))
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/ping", timeout=10) as r:
+        assert r.status == 204
