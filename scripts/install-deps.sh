@@ -10,7 +10,8 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libhowardhinnant-date-dev tzdata libintelrdfpmath-dev libgoogle-perftools-dev
   libmicrohttpd-dev libprotobuf-dev protobuf-compiler
-  python3 python3-pytest python3-pymongo python3-prometheus-client python3-snappy nodejs npm
+  python3 python3-pytest python3-pymongo python3-prometheus-client python3-snappy
+  python3-influxdb nodejs npm
 )
 
 missing=()

@@ -408,3 +408,26 @@ def test_metrics_need_a_user_who_may_see_them(fresh_server):
         "Authorization": "Basic " + base64.b64encode(b"monitor:m-pw").decode()})
     assert samples(families["hourglass_up"])[0].value == 1
     root.close()
+
+
+def test_the_influxdb_python_client_writes(client, http_port):
+    """Debian's python3-influxdb (InfluxDB's 1.x Python client): ping, then write_points with
+    tags, every field type and second precision, as its users call it."""
+    from influxdb import InfluxDBClient
+    influx = InfluxDBClient(host="127.0.0.1", port=http_port, database="lp_py")
+    assert influx.ping() == "1.8.10"
+    points = [{"measurement": "weather", "tags": {"city": c},
+               "time": 1_700_000_000 + i, "fields": {"temp": 10.5 + i, "rain": i % 2 == 0,
+                                                    "n": i, "note": f"day {i}"}}
+              for i, c in enumerate(["oslo", "lima", "oslo"])]
+    assert influx.write_points(points, time_precision="s") is True
+    got = docs(client.lp_py.weather)
+    assert got == [
+        {"time": at(1_700_000_000 + i), "tags": {"city": c}, "temp": 10.5 + i, "rain": i % 2 == 0,
+         "n": i, "note": f"day {i}"}
+        for i, c in enumerate(["oslo", "lima", "oslo"])]
+    # A point the server refuses comes back as the client's error, with InfluxDB's message.
+    from influxdb.exceptions import InfluxDBClientError
+    with pytest.raises(InfluxDBClientError) as e:
+        influx.write_points([{"measurement": "weather", "fields": {"time": 1}}])
+    assert e.value.code == 400 and 'input field \\"time\\"' in str(e.value.content)
