@@ -431,3 +431,32 @@ def test_the_influxdb_python_client_writes(client, http_port):
     with pytest.raises(InfluxDBClientError) as e:
         influx.write_points([{"measurement": "weather", "fields": {"time": 1}}])
     assert e.value.code == 400 and 'input field \\"time\\"' in str(e.value.content)
+
+
+def test_chunked_bodies_and_malformed_requests(client, http_port):
+    import http.client as httpclient
+    import socket
+    conn = httpclient.HTTPConnection("127.0.0.1", http_port, timeout=30)
+    lines = (f"chunked,part={i % 2} v={i}i {i}000000000\n".encode() for i in range(500))
+    conn.request("POST", "/write?db=lp_chunked", body=lines, encode_chunked=True,
+                 headers={"Transfer-Encoding": "chunked"})
+    r = conn.getresponse()
+    assert (r.status, r.read()) == (204, b"")
+    # The same connection serves the next request (keep-alive).
+    conn.request("GET", "/ping")
+    r = conn.getresponse()
+    r.read()
+    assert r.status == 204
+    conn.close()
+    assert client.lp_chunked.chunked.count_documents({}) == 500
+    # Bytes that are not HTTP: an error answer or a closed connection, and the port lives on.
+    for junk in (b"\x16\x03\x01\x00\xff garbage\r\n\r\n", b"POST /write?db=x HTTP/1.1\r\n"
+                 b"Content-Length: -5\r\n\r\n", b"GET /" + b"a" * 100_000 + b" HTTP/1.1\r\n\r\n"):
+        with socket.create_connection(("127.0.0.1", http_port), timeout=10) as s:
+            s.sendall(junk)
+            s.shutdown(socket.SHUT_WR)
+            answer = b""
+            while chunk := s.recv(65536):
+                answer += chunk
+            assert answer == b"" or answer.split(b" ")[1][:1] == b"4", answer[:100]
+    assert http(http_port, "GET", "/ping")[0] == 204
