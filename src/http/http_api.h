@@ -1,9 +1,11 @@
 // The HTTP port's endpoints (src/http/README.md): InfluxDB's write APIs, so that Telegraf, the
 // InfluxDB client libraries and anything else that speaks the line protocol can write to
-// Hourglass, and a health check for load balancers.
+// Hourglass; Prometheus's remote write and read; its metrics for Prometheus; a health check.
 //
 //   POST /write?db=D[&precision=P][&u=U&p=PW]               InfluxDB 1.x
 //   POST /api/v2/write?bucket=D[/RP][&org=O][&precision=P]  InfluxDB 2.x
+//   POST /api/v1/write?db=D, POST /api/v1/read?db=D          Prometheus (prometheus_remote.h)
+//   GET /metrics                                             Prometheus's text format (metrics.h)
 //   GET|HEAD /ping, GET /health
 //
 // Each measurement name is a time-series collection of database D, created on its first write
