@@ -46,7 +46,9 @@ HttpResponse NoContent() {
 // InfluxDB 1.x's error body, and 2.x's.
 HttpResponse V1Error(int status, std::string_view message) {
   HttpResponse r = Json(status, "{\"error\":" + JsonQuote(message) + "}");
-  r.headers.emplace_back("X-Influxdb-Error", std::string(message.substr(0, 1024)));
+  // A header holds one line (libmicrohttpd refuses CR and LF in it): the first.
+  r.headers.emplace_back("X-Influxdb-Error", std::string(message.substr(
+                                                 0, std::min(message.find('\n'), size_t{1024}))));
   return r;
 }
 HttpResponse V2Error(int status, std::string_view code, std::string_view message) {
@@ -139,8 +141,9 @@ bool PasswordMatches(auth::ScramMechanism mechanism, const auth::ScramCredential
 // 1.x gives (401): none given, or they do not match a user.
 Status Authenticate(ServiceContext& service, ClientState& client, const Credentials& c) {
   const auto unauthorized = Status(ErrorCode::kAuthenticationFailed, "authorization failed");
-  auto found = service.users->Find(auth::UserName{c.user, "admin"});
+  // The generation first, as the wire port reads it: a change after it makes the login re-resolve.
   const uint64_t generation = service.users->generation();
+  auto found = service.users->Find(auth::UserName{c.user, "admin"});
   if (!found.ok()) return found.status();
   // The wire port's failed-login line (20249), the mechanism named for what it is here.
   auto failed = [&](std::string_view result) {

@@ -8,8 +8,9 @@
 //   GET /metrics                                             Prometheus's text format (metrics.h)
 //   GET|HEAD /ping, GET /health
 //
-// Each measurement name is a time-series collection of database D, created on its first write
-// with timeField "time", metaField "tags" and the granularity of the server parameter
+// Each measurement (or Prometheus metric) name is a time-series collection of database D, created
+// on its first write with timeField "time", metaField "tags" ("labels" for Prometheus's) and the
+// granularity of the server parameter
 // hourglassHttpWriteGranularity. The writes run as `create` and `insert` commands of an
 // internal client, so every rule of the wire port holds: with --auth the request must carry a
 // user's credentials (HTTP Basic, `u`/`p`, or `Authorization: Token user:password`), checked

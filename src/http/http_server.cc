@@ -14,13 +14,14 @@ namespace hourglass::http {
 
 struct HttpServer::Daemon {
   MHD_Daemon* mhd = nullptr;
-  std::string local;  // "address:port"
   ~Daemon() {
     if (mhd != nullptr) MHD_stop_daemon(mhd);
   }
 };
 
 namespace {
+
+constexpr intptr_t kMaxConnections = 1000;
 
 // One request's state between the access handler's calls.
 struct Pending {
@@ -127,10 +128,13 @@ struct Callbacks {
             MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS)) {
       request.remote = AddressText(info->client_addr);
     }
+    // The local address from the socket itself: the daemons list may change meanwhile.
     if (const MHD_ConnectionInfo* info =
-            MHD_get_connection_info(connection, MHD_CONNECTION_INFO_DAEMON)) {
-      for (const auto& d : server->daemons_) {
-        if (d->mhd == info->daemon) request.local = d->local;
+            MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD)) {
+      sockaddr_storage local{};
+      socklen_t len = sizeof(local);
+      if (getsockname(info->connect_fd, reinterpret_cast<sockaddr*>(&local), &len) == 0) {
+        request.local = AddressText(reinterpret_cast<sockaddr*>(&local));
       }
     }
     return Queue(connection, server->handler_(request));
@@ -177,12 +181,17 @@ StatusWith<std::unique_ptr<HttpServer>> HttpServer::Start(const std::string& bin
     sockaddr_storage addr{};
     std::memcpy(&addr, found->ai_addr, std::min<size_t>(found->ai_addrlen, sizeof(addr)));
     freeaddrinfo(found);
-    unsigned int flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD;
+    // poll() rather than select(), which cannot watch descriptors past 1023 (a server with many
+    // tables and connections has them).
+    unsigned int flags =
+        MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO;
     if (addr.ss_family == AF_INET6) flags |= MHD_USE_IPv6;
     std::vector<MHD_OptionItem> options = {
         {MHD_OPTION_SOCK_ADDR, 0, &addr},
         {MHD_OPTION_NOTIFY_COMPLETED, reinterpret_cast<intptr_t>(&Callbacks::Completed), nullptr},
-        {MHD_OPTION_CONNECTION_TIMEOUT, 300, nullptr}};
+        {MHD_OPTION_CONNECTION_TIMEOUT, 300, nullptr},
+        // Each connection may hold a body of up to max_body_bytes: bounded, as the wire port's.
+        {MHD_OPTION_CONNECTION_LIMIT, kMaxConnections, nullptr}};
     if (tls != nullptr) {
       flags |= MHD_USE_TLS;
       options.push_back(
@@ -206,8 +215,6 @@ StatusWith<std::unique_ptr<HttpServer>> HttpServer::Start(const std::string& bin
     if (const MHD_DaemonInfo* info = MHD_get_daemon_info(daemon->mhd, MHD_DAEMON_INFO_BIND_PORT)) {
       server->port_ = info->port;  // the port picked for 0, kept for the other addresses
     }
-    daemon->local = (addr.ss_family == AF_INET6 ? "[" + host + "]" : host) + ":" +
-                    std::to_string(server->port_);
     server->daemons_.push_back(std::move(daemon));
   }
   if (server->daemons_.empty()) {

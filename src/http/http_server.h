@@ -5,7 +5,9 @@
 //
 // A request reaches the handler whole: its body gathered up to `max_body_bytes` (beyond that the
 // handler is not called and the client gets 413), query parameters percent-decoded, header names
-// lower-cased. Thread-safe; Stop (or the destructor) waits for the connections' threads.
+// lower-cased. At most 1,000 connections at a time per address. Requests are handled concurrently;
+// Start and Stop are not called concurrently with each other. Stop (or the destructor) waits for
+// the connections' threads.
 #pragma once
 
 #include <functional>

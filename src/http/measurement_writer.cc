@@ -13,9 +13,11 @@ namespace {
 constexpr size_t kInsertBatchBytes = size_t{8} << 20;
 constexpr size_t kInsertBatchCount = 100'000;
 
-bool Fatal(const Status& st) {
-  return st.code() == ErrorCode::kUnauthorized || st.code() == ErrorCode::kInterruptedAtShutdown ||
-         st.code() == ErrorCode::kShutdownInProgress;
+// Whether the measurements themselves are at fault (their collection name), so that the client
+// is told to drop them (4xx); any other failure is the server's, and the client should retry
+// (5xx), as Prometheus and InfluxDB's clients do.
+bool AboutTheData(const Status& st) {
+  return st.code() == ErrorCode::kInvalidNamespace || st.code() == ErrorCode::kBadValue;
 }
 
 }  // namespace
@@ -42,7 +44,8 @@ StatusWith<bson::BsonObj> RunInternal(commands::ServiceContext& service,
                                       std::string_view db) {
   bson::BsonObj reply = commands::RunCommandRequest(service, client, cmd, db).reply;
   if (reply["ok"].IsNumber() && reply["ok"].NumberDouble() == 1) return reply;
-  return Status(static_cast<ErrorCode>(reply["code"].NumberLong()),
+  const int64_t code = reply["code"].NumberLong();
+  return Status(code == 0 ? ErrorCode::kUnknownError : static_cast<ErrorCode>(code),
                 reply["errmsg"].type() == bson::BsonType::kString
                     ? std::string(reply["errmsg"].Str())
                     : "command failed");
@@ -69,11 +72,11 @@ void WriteMeasurements(commands::ServiceContext& service, commands::ClientState&
     create.Close(ts);
     auto created = RunInternal(service, client, create.Obj(), db);
     if (!created.ok() && created.status().code() != ErrorCode::kNamespaceExists) {
-      if (Fatal(created.status())) {
+      if (AboutTheData(created.status())) {
+        out->Drop(static_cast<int64_t>(docs.size()), where + created.status().reason());
+      } else {
         out->fatal = created.status();
-        return;
       }
-      out->Drop(static_cast<int64_t>(docs.size()), where + created.status().reason());
       return;
     }
   }
@@ -90,13 +93,9 @@ void WriteMeasurements(commands::ServiceContext& service, commands::ClientState&
     }
     insert.Close(arr);
     auto reply = RunInternal(service, client, insert.Obj(), db);
-    if (!reply.ok()) {
-      if (Fatal(reply.status())) {
-        out->fatal = reply.status();
-        return;
-      }
-      out->Drop(static_cast<int64_t>(n), where + reply.status().reason());
-      continue;
+    if (!reply.ok()) {  // the documents' own faults come back as writeErrors, not here
+      out->fatal = reply.status();
+      return;
     }
     out->written += reply.value()["n"].NumberLong();
     if (reply.value()["writeErrors"].type() == bson::BsonType::kArray) {

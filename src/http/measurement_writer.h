@@ -30,13 +30,16 @@ struct WriteOutcome {
   int64_t written = 0;
   int64_t dropped = 0;
   std::vector<std::string> errors;  // distinct reasons (up to 10), in order
-  Status fatal = Status::OK();      // stops the whole request (Unauthorized, shutdown, ...)
+  // Stops the whole request: Unauthorized (403), or a failure of the server's own, for the client
+  // to retry (5xx).
+  Status fatal = Status::OK();
   void Drop(int64_t n, const std::string& why);
 };
 
 // Writes `docs` into the time-series collection `db`.`coll` ({timeField: "time", metaField:
-// `meta_field`}), creating it if it does not exist. A collection that cannot be created (an
-// invalid name) or documents the insert refuses are dropped with their reasons.
+// `meta_field`}), creating it if it does not exist. A collection that cannot be created for its
+// name, or documents the insert refuses (writeErrors), are dropped with their reasons; anything
+// else stops the request (`fatal`).
 void WriteMeasurements(commands::ServiceContext& service, commands::ClientState& client,
                        const std::string& db, const std::string& coll, std::string_view meta_field,
                        const std::vector<bson::BsonObj>& docs, WriteOutcome* out);

@@ -210,9 +210,13 @@ StatusWith<std::string> RenderMetrics(commands::ServiceContext& service,
                {{"type", name}, {"le", Number(static_cast<double>(bounds[i + 1] - 1) / 1e6)}},
                static_cast<double>(cumulative));
     }
-    e.Sample(latency + "_bucket", {{"type", name}, {"le", "+Inf"}}, static_cast<double>(t.ops));
+    // The buckets are read one by one while operations go on: the total is their sum, so that
+    // +Inf is never below the last finite bucket.
+    cumulative += t.buckets[bounds.size() - 1];
+    e.Sample(latency + "_bucket", {{"type", name}, {"le", "+Inf"}},
+             static_cast<double>(cumulative));
     e.Sample(latency + "_sum", {{"type", name}}, static_cast<double>(t.latency) / 1e6);
-    e.Sample(latency + "_count", {{"type", name}}, static_cast<double>(t.ops));
+    e.Sample(latency + "_count", {{"type", name}}, static_cast<double>(cumulative));
   }
   return e.Take();
 }

@@ -16,9 +16,24 @@ namespace hourglass::http {
 namespace {
 
 // What a remote-write body may inflate to (Prometheus sends a few megabytes at most).
-constexpr size_t kMaxUncompressedBytes = size_t{256} << 20;
+constexpr size_t kMaxUncompressedBytes = size_t{64} << 20;
+// What one remote read may answer (Prometheus's own remote_read_sample_limit is 5e7).
+constexpr size_t kMaxReadSamples = 20'000'000;
 
 Status Bad(std::string what) { return Status(ErrorCode::kBadValue, std::move(what)); }
+
+// Prometheus's names: labels [a-zA-Z_][a-zA-Z0-9_]*, metrics the same with ':' too. They become
+// field names (and collection names), so nothing else may pass.
+bool ValidName(std::string_view name, bool metric) {
+  if (name.empty()) return false;
+  for (size_t i = 0; i < name.size(); ++i) {
+    const char c = name[i];
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' ||
+                    (metric && c == ':') || (i > 0 && c >= '0' && c <= '9');
+    if (!ok) return false;
+  }
+  return true;
+}
 
 StatusWith<std::string> Unsnappy(std::string_view body) {
   size_t length = 0;
@@ -33,7 +48,7 @@ StatusWith<std::string> Unsnappy(std::string_view body) {
 
 // A matcher's regex as Prometheus means it: anchored at both ends.
 StatusWith<query::Regex> Anchored(const std::string& pattern) {
-  auto re = query::Regex::Compile("^(?:" + pattern + ")$", "");
+  auto re = query::Regex::Compile("^(?:" + pattern + ")\\z", "");
   if (!re.ok()) return Bad("invalid regex \"" + pattern + "\": " + re.status().reason());
   return re;
 }
@@ -54,6 +69,7 @@ StatusWith<bool> NameMatches(const prompb::LabelMatcher& m, const std::string& n
 
 // The filter of one label matcher on the metaField; a missing label is "" to Prometheus.
 StatusWith<bson::BsonObj> LabelFilter(const prompb::LabelMatcher& m) {
+  if (!ValidName(m.name(), false)) return Bad("invalid label name \"" + m.name() + "\"");
   const std::string path = std::string(kPrometheusMetaField) + "." + m.name();
   bson::BsonBuilder b;
   auto exists = [&](bool yes) {
@@ -87,10 +103,10 @@ StatusWith<bson::BsonObj> LabelFilter(const prompb::LabelMatcher& m) {
       const size_t t = cond.OpenObject(path);
       if (negated) {
         const size_t n = cond.OpenObject("$not");
-        cond.AppendString("$regex", "^(?:" + m.value() + ")$");
+        cond.AppendString("$regex", "^(?:" + m.value() + ")\\z");
         cond.Close(n);
       } else {
-        cond.AppendString("$regex", "^(?:" + m.value() + ")$");
+        cond.AppendString("$regex", "^(?:" + m.value() + ")\\z");
       }
       cond.Close(t);
       // $regex never matches a missing field and $not always does; Prometheus decides by "".
@@ -117,7 +133,8 @@ StatusWith<bson::BsonObj> LabelFilter(const prompb::LabelMatcher& m) {
 // The series of one collection within the query, in the response's shape.
 Status ReadCollection(commands::ServiceContext& service, commands::ClientState& client,
                       const std::string& db, const std::string& coll, const prompb::Query& q,
-                      const std::vector<bson::BsonObj>& label_filters, prompb::QueryResult* out) {
+                      const std::vector<bson::BsonObj>& label_filters, size_t* samples,
+                      prompb::QueryResult* out) {
   bson::BsonBuilder find;
   find.AppendString("find", coll);
   const size_t filter = find.OpenObject("filter");
@@ -173,6 +190,10 @@ Status ReadCollection(commands::ServiceContext& service, commands::ClientState& 
       }
       const bson::BsonElement value = doc["value"];
       if (!value.IsNumber()) continue;  // not a sample Prometheus wrote
+      if (++*samples > kMaxReadSamples) {
+        return Bad("the read selects more than " + std::to_string(kMaxReadSamples) +
+                   " samples: narrow its time range or matchers");
+      }
       prompb::Sample* s = series->add_samples();
       s->set_timestamp(doc["time"].DateMillis());
       s->set_value(value.NumberDouble());
@@ -204,12 +225,20 @@ StatusWith<std::vector<MetricSamples>> DecodeRemoteWrite(std::string_view body) 
     for (const prompb::Label& l : series.labels()) {
       if (l.name() == "__name__") {
         metric = l.value();
-      } else {
+      } else if (!ValidName(l.name(), false)) {
+        return Bad("invalid label name \"" + l.name() + "\"");
+      } else if (!l.value().empty()) {  // Prometheus's empty label is no label
         labels.emplace_back(l.name(), l.value());
       }
     }
     if (metric.empty()) return Bad("a series has no metric name (label __name__)");
+    if (!ValidName(metric, true)) return Bad("invalid metric name \"" + metric + "\"");
     std::sort(labels.begin(), labels.end());
+    for (size_t i = 1; i < labels.size(); ++i) {
+      if (labels[i].first == labels[i - 1].first) {
+        return Bad("duplicate label name \"" + std::string(labels[i].first) + "\"");
+      }
+    }
     // The series' labels, built once for its samples.
     bson::BsonBuilder meta;
     for (const auto& [name, value] : labels) meta.AppendString(name, value);
@@ -235,6 +264,7 @@ StatusWith<std::string> AnswerRemoteRead(commands::ServiceContext& service,
   prompb::ReadRequest request;
   if (!request.ParseFromString(raw)) return Bad("not a valid protobuf ReadRequest");
   prompb::ReadResponse response;
+  size_t samples = 0;
   for (const prompb::Query& q : request.queries()) {
     std::vector<const prompb::LabelMatcher*> name_matchers;
     std::vector<bson::BsonObj> label_filters;
@@ -256,7 +286,7 @@ StatusWith<std::string> AnswerRemoteRead(commands::ServiceContext& service,
         wanted = wanted && matches;
       }
       if (!wanted) continue;
-      Status st = ReadCollection(service, client, db, name, q, label_filters, result);
+      Status st = ReadCollection(service, client, db, name, q, label_filters, &samples, result);
       if (!st.ok() && st.code() != ErrorCode::kNamespaceNotFound) return st;  // dropped since
     }
   }

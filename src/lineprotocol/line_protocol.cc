@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <unordered_set>
 
 namespace hourglass::lineprotocol {
 
@@ -55,10 +56,7 @@ class LineParser {
       ++pos_;
       FieldValue value;
       if (!ReadFieldValue(&value)) return false;
-      auto same = std::find_if(point->fields.begin(), point->fields.end(),
-                               [&](const auto& f) { return f.first == key; });
-      if (same != point->fields.end()) point->fields.erase(same);
-      point->fields.emplace_back(std::move(key), std::move(value));
+      point->fields.emplace_back(std::move(key), std::move(value));  // repeats dropped in Finish
       if (Peek() != ',') break;
       ++pos_;
     }
@@ -104,6 +102,26 @@ class LineParser {
     return false;
   }
   bool Finish(Point* point) {
+    // A repeated field key keeps its last value, in its last place: one pass from the back, so a
+    // line of many fields costs time in proportion to them.
+    std::vector<std::pair<std::string, FieldValue>>& fields = point->fields;
+    if (fields.size() > 1) {
+      std::unordered_set<std::string_view> seen;
+      std::vector<bool> keep(fields.size());
+      size_t kept = 0;
+      for (size_t i = fields.size(); i-- > 0;) {
+        keep[i] = seen.insert(fields[i].first).second;
+        kept += keep[i] ? 1 : 0;
+      }
+      if (kept != fields.size()) {
+        std::vector<std::pair<std::string, FieldValue>> unique;
+        unique.reserve(kept);
+        for (size_t i = 0; i < fields.size(); ++i) {
+          if (keep[i]) unique.push_back(std::move(fields[i]));
+        }
+        fields = std::move(unique);
+      }
+    }
     std::sort(point->tags.begin(), point->tags.end());
     for (size_t i = 1; i < point->tags.size(); ++i) {
       if (point->tags[i].first == point->tags[i - 1].first) return Fail("duplicate tags");
@@ -146,7 +164,9 @@ class LineParser {
   }
 
   bool ReadFieldValue(FieldValue* v) {
-    if (AtLineEnd() || Peek() == ',' || Peek() == ' ') return Fail("missing field value");
+    if (AtLineEnd() || Peek() == ',' || Peek() == ' ' || Peek() == '\t') {
+      return Fail("missing field value");
+    }
     if (Peek() == '"') {
       ++pos_;
       v->kind = FieldValue::Kind::kString;
@@ -176,6 +196,7 @@ class LineParser {
       v->kind = FieldValue::Kind::kBoolean;
       return true;
     }
+    if (token.empty()) return Fail("missing field value");
     const char first = token.front();
     if (first != '-' && first != '+' && first != '.' && (first < '0' || first > '9')) {
       return Fail("invalid boolean");

@@ -125,6 +125,7 @@ TEST(LineProtocolTest, EachReasonABadLineCanHave) {
   EXPECT_EQ(OneError("cpu v=1\"x\""), "unable to parse 'cpu v=1\"x\"': invalid number");
   EXPECT_EQ(OneError("cpu v=1,"), "unable to parse 'cpu v=1,': missing fields");
   EXPECT_EQ(OneError("cpu v=1=2"), "unable to parse 'cpu v=1=2': invalid number");
+  EXPECT_EQ(OneError("cpu f=\t1"), "unable to parse 'cpu f=\t1': missing field value");
 }
 
 TEST(LineProtocolTest, DuplicateFieldKeysKeepTheLastValue) {
@@ -133,6 +134,16 @@ TEST(LineProtocolTest, DuplicateFieldKeysKeepTheLastValue) {
   EXPECT_EQ(p.fields[0].first, "b");
   EXPECT_EQ(p.fields[1].first, "a");
   EXPECT_EQ(p.fields[1].second.f, 3.0);
+  // Many fields, many repeats: each kept once, in time linear in the line.
+  std::string line = "m ";
+  for (int i = 0; i < 200000; ++i)
+    line += "f" + std::to_string(i % 1000) + "=" + std::to_string(i) + ",";
+  line.pop_back();
+  Point many = One(line);
+  ASSERT_EQ(many.fields.size(), 1000u);
+  EXPECT_EQ(many.fields[0].first, "f0");
+  EXPECT_EQ(many.fields[0].second.f, 199000.0);
+  EXPECT_EQ(many.fields[999].second.f, 199999.0);
 }
 
 TEST(LineProtocolTest, Precisions) {

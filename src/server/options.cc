@@ -233,7 +233,8 @@ StatusWith<ParsedOptions> ParseOptions(int argc, char** argv) {
   app.add_option("--port", port, "Port to listen on (default 27017)");
   std::optional<int> http_port;
   app.add_option("--httpPort", http_port,
-                 "Port of the HTTP API (InfluxDB line protocol writes, /health); off by default");
+                 "Port of the HTTP API (InfluxDB and Prometheus writes, Prometheus reads, "
+                 "/metrics, /health); off by default");
   app.add_option("--bind_ip", bind_ip, "Address to listen on (default 127.0.0.1)");
   app.add_flag("--bind_ip_all", bind_ip_all, "Listen on all IPv4 addresses");
   app.add_option("--dbpath", dbpath, "Data directory (default ./data)");
@@ -275,7 +276,8 @@ StatusWith<ParsedOptions> ParseOptions(int argc, char** argv) {
   if (port < 0 || port > 65535) return Status(ErrorCode::kInvalidOptions, "Invalid --port");
   if (http_port) out.http_port = *http_port;
   if (out.http_port < 0 || out.http_port > 65535) {
-    return Status(ErrorCode::kInvalidOptions, "Invalid --httpPort: it must be 1 to 65535");
+    return Status(ErrorCode::kInvalidOptions,
+                  "Invalid --httpPort: it must be 1 to 65535 (0, the default, serves none)");
   }
   if (out.http_port != 0 && out.http_port == out.server.port) {
     return Status(ErrorCode::kInvalidOptions, "--httpPort must differ from --port");

@@ -158,13 +158,32 @@ def test_refusals(client, http_port):
     assert e.value.code == 405
 
 
+def test_names_prometheus_would_not_send_are_refused(client, http_port):
+    for labels, reason in [
+            ([("__name__", "m"), ("a\0b", "x")], 'invalid label name "a\0b"'),
+            ([("__name__", "m"), ("a.b", "x")], 'invalid label name "a.b"'),
+            ([("__name__", "m"), ("$a", "x")], 'invalid label name "$a"'),
+            ([("__name__", "m"), ("9a", "x")], 'invalid label name "9a"'),
+            ([("__name__", "m-1")], 'invalid metric name "m-1"'),
+            ([("__name__", "m"), ("a", "1"), ("a", "2")], 'duplicate label name "a"')]:
+        status, body = post(http_port, write_request(series(labels, [(1.0, 1)])))
+        assert (status, body) == (400, reason + "\n"), labels
+    assert "m" not in client.prometheus.list_collection_names()
+    # An empty label value is no label, as in Prometheus; ':' is allowed in metric names.
+    assert post(http_port, write_request(
+        series([("__name__", "job:rate5m"), ("a", ""), ("b", "2")], [(1.0, 1)]))) == (204, "")
+    [doc] = client.prometheus["job:rate5m"].find({}, {"_id": 0})
+    assert doc["labels"] == {"b": "2"}
+
+
 def test_a_metric_name_storage_refuses_is_dropped_and_named(client, http_port):
     t = 1_700_000_000_000
+    long_name = "m" * 300  # a valid metric name, too long for a namespace
     body = write_request(series([("__name__", "ok_metric")], [(1.0, t)]),
-                         series([("__name__", "bad$metric")], [(1.0, t), (2.0, t)]))
+                         series([("__name__", long_name)], [(1.0, t), (2.0, t)]))
     status, text = post(http_port, body)
     assert status == 400
-    assert text.startswith('measurement "bad$metric": ') and text.endswith("(dropped 2 samples)\n")
+    assert text.startswith(f'measurement "{long_name}": ') and text.endswith("(dropped 2 samples)\n")
     assert client.prometheus.ok_metric.count_documents({}) == 1
 
 
@@ -313,6 +332,22 @@ def test_a_missing_label_is_the_empty_string(read_data, http_port):
     assert status == 200
     zones = [sorted(dict(s[0]).get("zone", "") for s in series_of(r)) for r in results]
     assert zones == [[""], ["east", "west"], ["", "east"], ["west"], ["", "west"]]
+
+
+def test_regexes_are_anchored_at_the_very_end(client, http_port):
+    # PCRE's $ would also match before a final newline; Prometheus's RE2 anchors do not.
+    body = write_request(series([("__name__", "nl"), ("v", "a")], [(1.0, 1)]),
+                         series([("__name__", "nl"), ("v", "a\n")], [(2.0, 1)]))
+    assert post(http_port, body, path="/api/v1/write?db=promnl") == (204, "")
+    status, results = remote_read(http_port, (0, 10, [(EQ, "__name__", "nl"), (RE, "v", "a")]),
+                                  (0, 10, [(RE, "__name__", "n"), (EQ, "v", "a")]),
+                                  db="promnl")
+    assert status == 200
+    assert [dict(s[0])["v"] for s in series_of(results[0])] == ["a"]
+    assert results[1] == []  # "n" is no whole metric name
+    # Label names in matchers are checked as in writes.
+    status, body = remote_read(http_port, (0, 1, [(EQ, "a.b", "x")]), db="promnl")
+    assert (status, body) == (400, 'invalid label name "a.b"\n')
 
 
 def test_remote_read_refusals(read_data, http_port):

@@ -143,6 +143,9 @@ def test_v1_keeps_the_good_lines_and_names_the_bad_ones(client, http_port):
     assert json.loads(body) == {
         "error": "partial write: unable to parse 'cpu v= 2000000000': missing field value\n"
                  "unable to parse 'cpu,host v=1 3000000000': missing tag value dropped=0"}
+    # The header carries the first line (a header cannot hold a line break).
+    assert headers["X-Influxdb-Error"] == (
+        "partial write: unable to parse 'cpu v= 2000000000': missing field value")
     assert [d["v"] for d in docs(client.lp_partial.cpu)] == [1.0, 4.0]
     # Nothing good at all: the parse errors alone, nothing written.
     status, _, body = write(http_port, "lp_partial", "mem x\n")
