@@ -458,7 +458,24 @@ StatusWith<int64_t> Collection::Insert(storage::Session& s, const BsonObj& doc,
                                        WriteOrigin origin) {
   HG_ASSIGN_OR_RETURN(int64_t rid, InsertRecord(s, doc));
   if (origin != WriteOrigin::kBucketCatalog) CountUntrackedWrite(s);
+  HG_RETURN_IF_ERROR(NotifyWrite(s, rid, &doc));
   return rid;
+}
+
+void Collection::SetWriteObserver(std::shared_ptr<WriteObserver> observer) const {
+  std::lock_guard lk(counters_->write_observer_mu);
+  counters_->has_write_observer.store(observer != nullptr, std::memory_order_release);
+  counters_->write_observer = std::move(observer);
+}
+
+Status Collection::NotifyWrite(storage::Session& s, int64_t rid, const BsonObj* doc) const {
+  if (!counters_->has_write_observer.load(std::memory_order_acquire)) return Status::OK();
+  std::shared_ptr<WriteObserver> observer;
+  {
+    std::lock_guard lk(counters_->write_observer_mu);
+    observer = counters_->write_observer;
+  }
+  return observer ? observer->OnWrite(s, rid, doc) : Status::OK();
 }
 
 StatusWith<int64_t> Collection::InsertRecord(storage::Session& s, const BsonObj& doc) {
@@ -516,7 +533,11 @@ Status Collection::Update(storage::Session& s, int64_t id, const BsonObj& old_do
   }
   HG_RETURN_IF_ERROR(UpdateIndexKeys(s, cur.Indexes(), id, old_doc, new_doc));
   HG_RETURN_IF_ERROR(s.Put(entry_.ident, storage::EncodeRecordId(id), new_doc.bytes()));
-  if (origin != WriteOrigin::kBucketCatalog) CountUntrackedWrite(s);
+  if (origin != WriteOrigin::kBucketCatalog) {
+    CountUntrackedWrite(s);
+    HG_RETURN_IF_ERROR(NotifyWrite(s, id, &old_doc));
+    HG_RETURN_IF_ERROR(NotifyWrite(s, id, &new_doc));
+  }
   return Status::OK();
 }
 
@@ -545,19 +566,29 @@ Status Collection::ModifyRecord(storage::Session& s, int64_t id,
   // they are: only user indexes may move.
   auto latest = Latest();
   std::span<const SecondaryIndex> indexes = latest ? latest->Indexes() : Indexes();
-  if (indexes.empty()) return s.Modify(entry_.ident, key, edits);
-  HG_ASSIGN_OR_RETURN(auto before, FindRecord(s, id));
-  if (!before) return Status(ErrorCode::kNoSuchKey, "record not found in " + ns());
+  const bool observed = counters_->has_write_observer.load(std::memory_order_acquire);
+  if (indexes.empty() && !observed) return s.Modify(entry_.ident, key, edits);
+  std::optional<Record> before;
+  if (!indexes.empty()) {
+    HG_ASSIGN_OR_RETURN(before, FindRecord(s, id));
+    if (!before) return Status(ErrorCode::kNoSuchKey, "record not found in " + ns());
+  }
   HG_RETURN_IF_ERROR(s.Modify(entry_.ident, key, edits));
-  HG_ASSIGN_OR_RETURN(auto after, FindRecord(s, id));
-  if (!after) return Status(ErrorCode::kNoSuchKey, "record not found in " + ns());
-  return UpdateIndexKeys(s, indexes, id, before->doc, after->doc);
+  // The document as edited (not through the read barrier, which may be what is writing): its
+  // index keys, and the bounds the write observer marks.
+  HG_ASSIGN_OR_RETURN(auto value, s.Get(entry_.ident, key));
+  if (!value) return Status(ErrorCode::kNoSuchKey, "record not found in " + ns());
+  const BsonObj after(value->data());
+  if (observed) HG_RETURN_IF_ERROR(NotifyWrite(s, id, &after));
+  if (indexes.empty()) return Status::OK();
+  return UpdateIndexKeys(s, indexes, id, before->doc, after);
 }
 
 Status Collection::ReplaceRecord(storage::Session& s, int64_t id, const BsonObj& doc) {
   const std::string key = storage::EncodeRecordId(id);
   auto latest = Latest();
   std::span<const SecondaryIndex> indexes = latest ? latest->Indexes() : Indexes();
+  HG_RETURN_IF_ERROR(NotifyWrite(s, id, &doc));
   if (indexes.empty()) return s.Update(entry_.ident, key, doc.bytes());
   HG_ASSIGN_OR_RETURN(auto before, FindRecord(s, id));
   if (!before) return Status(ErrorCode::kNoSuchKey, "record not found in " + ns());
@@ -573,7 +604,7 @@ StatusWith<bool> Collection::StoreAgainWhole(storage::Session& s, int64_t id) {
   return true;
 }
 
-Status Collection::Remove(storage::Session& s, int64_t id, const BsonObj& doc) {
+Status Collection::Remove(storage::Session& s, int64_t id, const BsonObj& doc, WriteOrigin origin) {
   auto latest = Latest();
   const Collection& cur = latest ? *latest : *this;
   for (const SecondaryIndex& idx : cur.indexes_) {
@@ -597,6 +628,7 @@ Status Collection::Remove(storage::Session& s, int64_t id, const BsonObj& doc) {
   }
   HG_RETURN_IF_ERROR(s.Remove(entry_.ident, storage::EncodeRecordId(id)));
   CountUntrackedWrite(s);
+  if (origin != WriteOrigin::kTtl) HG_RETURN_IF_ERROR(NotifyWrite(s, id, &doc));
   return Status::OK();
 }
 

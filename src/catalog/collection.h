@@ -186,6 +186,18 @@ class ReadBarrier {
   std::shared_ptr<const Fn> fn_;  // guarded by mu_
 };
 
+// Told of every write that changes the measurements a bucket collection holds, in the writing
+// transaction: a rollup's source reports them so that the rollup recomputes the time they cover
+// (timeseries/rollup_marks.h). Not told of the bucket catalog's rewrites of a bucket's form
+// (compression, settling) nor of TTL deletes (a rollup keeps what its source expires).
+class WriteObserver {
+ public:
+  virtual ~WriteObserver() = default;
+  // `rid`: the bucket's RecordId; `doc`: the bucket as written or removed, or nullptr for the
+  // bucket catalog's appends by byte-range edits.
+  virtual Status OnWrite(storage::Session& s, int64_t rid, const bson::BsonObj* doc) = 0;
+};
+
 // An index of a collection with its parsed spec.
 struct SecondaryIndex {
   const IndexEntry* entry;
@@ -222,7 +234,8 @@ class Collection {
   // Who writes to a bucket collection. The bucket catalog reports its own writes (new buckets,
   // appends) to the caches readers keep of the buckets (the latest measurements of each series);
   // every other write makes those caches stale (UntrackedWrites).
-  enum class WriteOrigin { kOther, kBucketCatalog };
+  // kTtl: a TTL deletion.
+  enum class WriteOrigin { kOther, kBucketCatalog, kTtl };
   // The writes to a bucket collection other than the bucket catalog's that have committed: every
   // Update and Remove, and Inserts of other origins (ModifyRecord is the catalog's). A reader's
   // cache of what the buckets hold is current while this count stays what it was when the cache
@@ -240,7 +253,8 @@ class Collection {
   // (compression): they are not untracked writes.
   Status Update(storage::Session& s, int64_t id, const bson::BsonObj& old_doc,
                 const bson::BsonObj& new_doc, WriteOrigin origin = WriteOrigin::kOther);
-  Status Remove(storage::Session& s, int64_t id, const bson::BsonObj& doc);
+  Status Remove(storage::Session& s, int64_t id, const bson::BsonObj& doc,
+                WriteOrigin origin = WriteOrigin::kOther);
   // Applies `edits` to the record at `id` in place (storage::Session::Modify: the bucket catalog's
   // appends). If the collection has user indexes, reads the record before and after to move its
   // index keys. NoSuchKey if the record is gone.
@@ -260,6 +274,10 @@ class Collection {
   // The hook every read of this collection runs first (RecordCursor::Open, IndexCursor::Open,
   // FindRecord; and readers of the counts, such as collStats).
   ReadBarrier& read_barrier() const { return *counters_->read_barrier; }
+
+  // Installs (or, with nullptr, removes) the observer of this collection's writes; shared by
+  // every handle of the collection, as the read barrier is.
+  void SetWriteObserver(std::shared_ptr<WriteObserver> observer) const;
 
   // User secondary indexes (of a regular or a bucket collection), in creation order.
   std::span<const SecondaryIndex> Indexes() const {
@@ -380,7 +398,12 @@ class Collection {
     std::shared_mutex write_mu;
     std::atomic<uint64_t> untracked_writes{0};
     std::shared_ptr<ReadBarrier> read_barrier = std::make_shared<ReadBarrier>();
+    std::atomic<bool> has_write_observer{false};
+    std::mutex write_observer_mu;
+    std::shared_ptr<WriteObserver> write_observer;  // guarded by write_observer_mu
   };
+  // Tells the write observer, if any, of a write of bucket `rid`.
+  Status NotifyWrite(storage::Session& s, int64_t rid, const bson::BsonObj* doc) const;
   StatusWith<int64_t> InsertRecord(storage::Session& s, const bson::BsonObj& doc);
   // For a bucket collection: counts the write in UntrackedWrites once it commits.
   void CountUntrackedWrite(storage::Session& s) const;

@@ -73,6 +73,26 @@ Status CheckWriteTarget(CommandContext& ctx, const catalog::Collection& coll) {
   return Status::OK();
 }
 
+// The collection a write names, resolved as reads resolve it. A rollup (and its buckets) takes
+// writes only from the server's maintenance: IllegalOperation for clients.
+StatusWith<exec::ResolvedNamespace> ResolveWriteTarget(CommandContext& ctx,
+                                                       const catalog::NamespaceString& nss) {
+  if (!ctx.client.internal) {
+    catalog::NamespaceString view = nss;
+    if (nss.IsTimeseriesBuckets())
+      view.coll = nss.coll.substr(std::string_view("system.buckets.").size());
+    if (auto coll = ctx.service.catalog->Lookup(view);
+        coll && coll->entry().type == "timeseries" &&
+        coll->entry().options["rollupOf"].type() == BsonType::kObject) {
+      return Status(ErrorCode::kIllegalOperation,
+                    "Cannot write to " + nss.ns() + ": " + view.coll + " is a rollup of " +
+                        std::string(coll->entry().options["rollupOf"].Obj()["source"].Str()) +
+                        ", kept by the server");
+    }
+  }
+  return exec::Resolve(ctx.service.Read(), nss);
+}
+
 // Documents written directly into a bucket collection must be buckets (its validator).
 Status ValidateDocument(const catalog::Collection& coll, const BsonObj& doc) {
   if (!coll.nss().IsTimeseriesBuckets()) return Status::OK();
@@ -131,8 +151,7 @@ class InsertCommand : public WriteCommand {
                     BsonBuilder& reply) const override {
     HG_ASSIGN_OR_RETURN(InsertRequest req, ParseInsertRequest(request, ctx.db));
     const bool ordered = req.ordered;
-    HG_ASSIGN_OR_RETURN(exec::ResolvedNamespace resolved,
-                        exec::Resolve(ctx.service.Read(), req.nss));
+    HG_ASSIGN_OR_RETURN(exec::ResolvedNamespace resolved, ResolveWriteTarget(ctx, req.nss));
     HG_RETURN_IF_ERROR(exec::RequireBuckets(resolved));
     if (resolved.timeseries) {
       HG_ASSIGN_OR_RETURN(InsertOutcome outcome,
@@ -439,8 +458,7 @@ class UpdateCommand : public WriteCommand {
                     BsonBuilder& reply) const override {
     HG_ASSIGN_OR_RETURN(UpdateRequest req, ParseUpdateRequest(request, ctx.db));
     const query::ExpressionContext& ectx = req.expr_ctx;
-    HG_ASSIGN_OR_RETURN(exec::ResolvedNamespace resolved,
-                        exec::Resolve(ctx.service.Read(), req.nss));
+    HG_ASSIGN_OR_RETURN(exec::ResolvedNamespace resolved, ResolveWriteTarget(ctx, req.nss));
     HG_RETURN_IF_ERROR(exec::RequireBuckets(resolved));
     if (resolved.timeseries) return UpdateTimeseries(ctx, *resolved.timeseries, req, reply);
     HG_ASSIGN_OR_RETURN(auto coll, WritableCollection(ctx, req.nss));
@@ -524,7 +542,7 @@ class DeleteCommand : public WriteCommand {
     std::shared_ptr<catalog::Collection> coll;
     std::optional<timeseries::TimeseriesCollection> ts;
     auto check_target = [&](const catalog::NamespaceString& nss) -> Status {
-      HG_ASSIGN_OR_RETURN(exec::ResolvedNamespace resolved, exec::Resolve(ctx.service.Read(), nss));
+      HG_ASSIGN_OR_RETURN(exec::ResolvedNamespace resolved, ResolveWriteTarget(ctx, nss));
       coll = std::move(resolved.collection);
       if (resolved.buckets_missing) {
         coll.reset();  // buckets dropped: nothing to delete
@@ -614,7 +632,7 @@ class FindAndModifyCommand : public Command {
     HG_ASSIGN_OR_RETURN(std::string name, GetCollectionName(cmd, ctx.db));
     const catalog::NamespaceString nss{ctx.db, name};
     HG_RETURN_IF_ERROR(catalog::ValidateCollectionName(nss));
-    HG_ASSIGN_OR_RETURN(exec::ResolvedNamespace resolved, exec::Resolve(ctx.service.Read(), nss));
+    HG_ASSIGN_OR_RETURN(exec::ResolvedNamespace resolved, ResolveWriteTarget(ctx, nss));
     HG_RETURN_IF_ERROR(exec::RequireBuckets(resolved));
     BsonObj query_doc = q.value_or(BsonObj());
     BsonObj sort_doc = sort.value_or(BsonObj());

@@ -66,6 +66,7 @@ const std::initializer_list<std::string_view> kCreateFields = {"capped",
                                                                "clusteredIndex",
                                                                "expireAfterSeconds",
                                                                "encryptedFields",
+                                                               "rollupOf",
                                                                "temp",
                                                                "flags"};
 
@@ -99,6 +100,9 @@ StatusWith<BsonObj> ParseCreateOptions(const catalog::NamespaceString& nss, cons
   (void)size;
   (void)max;
 
+  if (!cmd["rollupOf"].eoo()) {
+    return Status(ErrorCode::kInvalidOptions, "'rollupOf' requires 'timeseries'");
+  }
   if (pipeline && !view_on) {
     return Status(ErrorCode::kInvalidOptions, "'pipeline' requires 'viewOn' to also be specified");
   }

@@ -2,6 +2,7 @@
 #include "commands/command_factories.h"
 #include "commands/command_util.h"
 #include "commands/ddl_commands.h"
+#include "commands/rollups.h"
 #include "commands/timeseries_util.h"
 
 namespace hourglass::commands {
@@ -55,6 +56,8 @@ Status RunDrop(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& reply) {
   Status st = catalog.DropCollection(nss);
   if (st.code() == ErrorCode::kNamespaceNotFound) return Status::OK();  // dropped concurrently
   HG_RETURN_IF_ERROR(st);
+  // A dropped rollup no longer needs its source's changes.
+  if (ctx.service.rollups) HG_RETURN_IF_ERROR(ctx.service.rollups->Refresh());
   if (coll->entry().type == "view") HG_RETURN_IF_ERROR(RemoveViewDefinition(ctx, nss));
   if (coll->entry().type == "collection") {
     reply.AppendInt32("nIndexesWas", static_cast<int32_t>(coll->entry().indexes.size()));
@@ -81,6 +84,7 @@ Status RunDropDatabase(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& rep
   }
   bool existed = !colls.empty();
   HG_RETURN_IF_ERROR(catalog.DropDatabase(ctx.db));
+  if (ctx.service.rollups) HG_RETURN_IF_ERROR(ctx.service.rollups->Refresh());
   if (existed) reply.AppendString("dropped", ctx.db);
   return Status::OK();
 }

@@ -5,6 +5,7 @@
 #include "commands/command_factories.h"
 #include "commands/command_util.h"
 #include "commands/ddl_commands.h"
+#include "commands/rollups.h"
 #include "commands/timeseries_util.h"
 
 namespace hourglass::commands {
@@ -133,6 +134,7 @@ Status AppendCollStats(CommandContext& ctx, const catalog::NamespaceString& nss,
     if (ctx.service.bucket_catalog) {
       ctx.service.bucket_catalog->AppendCollectionStats(coll->entry().uuid, reply);
     }
+    if (ctx.service.rollups) HG_RETURN_IF_ERROR(ctx.service.rollups->AppendStats(nss, reply));
     reply.Close(t);
   } else {
     AppendNumber(reply, "count", count);

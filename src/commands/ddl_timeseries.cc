@@ -2,9 +2,11 @@
 #include "collation/collator.h"
 #include "commands/command_util.h"
 #include "commands/ddl_commands.h"
+#include "commands/rollups.h"
 #include "commands/timeseries_util.h"
 #include "storage/kv_engine.h"
 #include "storage/write_conflict.h"
+#include "timeseries/rollup_spec.h"
 #include "timeseries/timeseries_options.h"
 
 namespace hourglass::commands {
@@ -78,6 +80,7 @@ BsonObj BucketsValidator(const std::string& time_field) {
 
 struct TimeseriesCreate {
   TimeseriesOptions options;
+  std::optional<timeseries::RollupSpec> rollup;
   std::optional<int64_t> expire_after_seconds;
   BsonObj view_options;
   BsonObj buckets_options;
@@ -133,6 +136,15 @@ StatusWith<TimeseriesCreate> ParseTimeseriesCreate(const catalog::NamespaceStrin
     if (e.type() != bson::BsonType::kObject) return WrongType("create", e, "object");
     if (!e.Obj().IsEmpty()) extra.AppendElement(e);
   }
+  if (BsonElement rollup = cmd["rollupOf"];
+      !rollup.eoo() && rollup.type() != bson::BsonType::kNull) {
+    if (nss.IsTimeseriesBuckets()) {
+      return Status(ErrorCode::kInvalidOptions,
+                    ns + ": 'rollupOf' is an option of the time-series collection, not of its "
+                         "buckets");
+    }
+    HG_ASSIGN_OR_RETURN(c.rollup, timeseries::ParseRollupSpec(rollup, c.options));
+  }
   BsonObj extra_obj = extra.Obj();
   c.view_options = ViewOptions(c.options, c.expire_after_seconds, extra_obj);
   c.buckets_options = BucketsOptions(c.options, c.expire_after_seconds, extra_obj);
@@ -145,7 +157,10 @@ Status CheckExistingTimeseries(const catalog::Collection& existing, const Timese
     auto cur = timeseries::TimeseriesOptionsOf(existing);
     if (cur.ok() && timeseries::EquivalentForCreate(*cur.value(), c.options) &&
         TimeseriesExpireAfterSeconds(e.options) == c.expire_after_seconds &&
-        catalog::CollationOption(e.options).BinaryEqual(catalog::CollationOption(c.view_options))) {
+        catalog::CollationOption(e.options).BinaryEqual(catalog::CollationOption(c.view_options)) &&
+        e.options["rollupOf"].eoo() == c.view_options["rollupOf"].eoo() &&
+        (e.options["rollupOf"].eoo() ||
+         e.options["rollupOf"].Obj().BinaryEqual(c.view_options["rollupOf"].Obj()))) {
       return Status::OK();
     }
   }
@@ -155,6 +170,34 @@ Status CheckExistingTimeseries(const catalog::Collection& existing, const Timese
 }  // namespace
 
 namespace {
+
+// The rules of `rollupOf` that need its source (timeseries::CheckRollupSource); the spec, with
+// groupBy filled in, joins the collection's options.
+Status CheckRollupOf(CommandContext& ctx, const catalog::NamespaceString& nss,
+                     TimeseriesCreate& c) {
+  const catalog::NamespaceString source_nss{nss.db, c.rollup->source};
+  if (source_nss.coll == nss.coll) {
+    return Status(ErrorCode::kInvalidOptions,
+                  "rollupOf.source: a collection cannot roll itself up");
+  }
+  auto source = ctx.service.catalog->Lookup(source_nss);
+  if (!source) {
+    return Status(ErrorCode::kNamespaceNotFound,
+                  "rollupOf.source: " + source_nss.ns() + " does not exist");
+  }
+  if (source->entry().type != "timeseries") {
+    return Status(ErrorCode::kInvalidOptions,
+                  "rollupOf.source: " + source_nss.ns() + " is not a time-series collection");
+  }
+  HG_ASSIGN_OR_RETURN(auto source_options, timeseries::TimeseriesOptionsOf(*source));
+  HG_RETURN_IF_ERROR(timeseries::CheckRollupSource(*c.rollup, c.options, *source_options,
+                                                   !source->entry().options["rollupOf"].eoo()));
+  BsonBuilder b;
+  b.AppendElementsOf(c.view_options);
+  b.AppendObject("rollupOf", c.rollup->ToBson());
+  c.view_options = b.Obj();
+  return Status::OK();
+}
 
 // MongoDB keeps each view's definition in <db>.system.views; a time-series collection's is
 // {_id: "db.X", viewOn: "system.buckets.X", pipeline: [{$_internalUnpackBucket: {...}}]}, and
@@ -187,6 +230,7 @@ Status CreateTimeseriesCollection(CommandContext& ctx, const catalog::NamespaceS
     // The restore path: the bucket collection alone, as a dump holds it.
     return catalog.CreateCollection(nss, c.buckets_options).status();
   }
+  if (c.rollup) HG_RETURN_IF_ERROR(CheckRollupOf(ctx, nss, c));
   if (auto existing = catalog.Lookup(nss)) return CheckExistingTimeseries(*existing, c);
   Status st =
       catalog.CreateTimeseries(nss, c.view_options, exec::BucketsNamespace(nss), c.buckets_options);
@@ -194,7 +238,11 @@ Status CreateTimeseriesCollection(CommandContext& ctx, const catalog::NamespaceS
     if (auto existing = catalog.Lookup(nss)) return CheckExistingTimeseries(*existing, c);
   }
   HG_RETURN_IF_ERROR(st);
-  return PutTimeseriesViewDefinition(ctx, nss, c.options, catalog::CollationOption(c.view_options));
+  HG_RETURN_IF_ERROR(
+      PutTimeseriesViewDefinition(ctx, nss, c.options, catalog::CollationOption(c.view_options)));
+  // A new collection may be a rollup, or the new source of an existing one.
+  if (ctx.service.rollups == nullptr) return Status::OK();
+  return c.rollup ? ctx.service.rollups->Created(nss) : ctx.service.rollups->Refresh();
 }
 
 Status CollModTimeseries(CommandContext& ctx, const catalog::NamespaceString& nss,

@@ -270,4 +270,15 @@ DispatchResult RunCommandRequest(ServiceContext& service, ClientState& client,
   return result;
 }
 
+StatusWith<bson::BsonObj> RunCommandForReply(ServiceContext& service, ClientState& client,
+                                             const bson::BsonObj& cmd, std::string_view db) {
+  bson::BsonObj reply = RunCommandRequest(service, client, cmd, db).reply;
+  if (reply["ok"].IsNumber() && reply["ok"].NumberDouble() == 1) return reply;
+  const int64_t code = reply["code"].NumberLong();
+  return Status(code == 0 ? ErrorCode::kUnknownError : static_cast<ErrorCode>(code),
+                reply["errmsg"].type() == bson::BsonType::kString
+                    ? std::string(reply["errmsg"].Str())
+                    : "command failed");
+}
+
 }  // namespace hourglass::commands

@@ -91,6 +91,8 @@ struct TlsServerInfo {
   int64_t expiration_ms;  // notAfter
 };
 
+class Rollups;
+
 class ServiceContext {
  public:
   storage::KvEngine* engine = nullptr;
@@ -98,6 +100,7 @@ class ServiceContext {
   exec::CursorManager* cursors = nullptr;
   timeseries::BucketCatalog* bucket_catalog = nullptr;
   auth::UserStore* users = nullptr;
+  Rollups* rollups = nullptr;  // absent in tests that do not start it
   ServerOptions options;
   ServerCounters counters;
   std::optional<TlsServerInfo> tls_info;
@@ -128,6 +131,9 @@ struct ClientState {
   // without one: the user name MONGODB-X509 authenticates as.
   std::string peer_subject;
   auth::AuthorizationSession auth;
+  // The server's own work (rollup maintenance), as MongoDB's internal __system user: every action
+  // is allowed, and rollups take writes only from it.
+  bool internal = false;
   // Whether the client connects from this machine (the localhost exception's condition).
   bool IsLocalhost() const {
     return remote.starts_with("127.") || remote.starts_with("[::1]") || remote.starts_with("::1");

@@ -39,18 +39,6 @@ ServerParameter* HttpWriteGranularity() {
   return p;
 }
 
-StatusWith<bson::BsonObj> RunInternal(commands::ServiceContext& service,
-                                      commands::ClientState& client, const bson::BsonObj& cmd,
-                                      std::string_view db) {
-  bson::BsonObj reply = commands::RunCommandRequest(service, client, cmd, db).reply;
-  if (reply["ok"].IsNumber() && reply["ok"].NumberDouble() == 1) return reply;
-  const int64_t code = reply["code"].NumberLong();
-  return Status(code == 0 ? ErrorCode::kUnknownError : static_cast<ErrorCode>(code),
-                reply["errmsg"].type() == bson::BsonType::kString
-                    ? std::string(reply["errmsg"].Str())
-                    : "command failed");
-}
-
 void WriteOutcome::Drop(int64_t n, const std::string& why) {
   dropped += n;
   if (std::find(errors.begin(), errors.end(), why) == errors.end() && errors.size() < 10) {
@@ -70,7 +58,7 @@ void WriteMeasurements(commands::ServiceContext& service, commands::ClientState&
     create.AppendString("metaField", meta_field);
     create.AppendString("granularity", HttpWriteGranularity()->GetString());
     create.Close(ts);
-    auto created = RunInternal(service, client, create.Obj(), db);
+    auto created = commands::RunCommandForReply(service, client, create.Obj(), db);
     if (!created.ok() && created.status().code() != ErrorCode::kNamespaceExists) {
       if (AboutTheData(created.status())) {
         out->Drop(static_cast<int64_t>(docs.size()), where + created.status().reason());
@@ -92,7 +80,7 @@ void WriteMeasurements(commands::ServiceContext& service, commands::ClientState&
       bytes += static_cast<size_t>(docs[i].size());
     }
     insert.Close(arr);
-    auto reply = RunInternal(service, client, insert.Obj(), db);
+    auto reply = commands::RunCommandForReply(service, client, insert.Obj(), db);
     if (!reply.ok()) {  // the documents' own faults come back as writeErrors, not here
       out->fatal = reply.status();
       return;

@@ -20,11 +20,6 @@ namespace hourglass::http {
 // (seconds, the default; minutes; hours).
 ServerParameter* HttpWriteGranularity();
 
-// The reply of `cmd` run on `db` as `client`, or the error it answered.
-StatusWith<bson::BsonObj> RunInternal(commands::ServiceContext& service,
-                                      commands::ClientState& client, const bson::BsonObj& cmd,
-                                      std::string_view db);
-
 // What writing one request's measurements did.
 struct WriteOutcome {
   int64_t written = 0;

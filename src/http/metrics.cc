@@ -130,7 +130,8 @@ StatusWith<std::string> RenderMetrics(commands::ServiceContext& service,
                                       commands::ClientState& client) {
   HG_ASSIGN_OR_RETURN(
       bson::BsonObj status,
-      RunInternal(service, client, bson::FromJson(R"({"serverStatus": 1})").value(), "admin"));
+      commands::RunCommandForReply(service, client,
+                                   bson::FromJson(R"({"serverStatus": 1})").value(), "admin"));
   Exposition e;
   e.One("hourglass_up", "gauge", "1 while the server answers", 1);
   e.One("hourglass_uptime_seconds", "gauge", "Seconds since the server started",
@@ -179,7 +180,7 @@ StatusWith<std::string> RenderMetrics(commands::ServiceContext& service,
     for (const auto& c : service.catalog->ListCollections(db)) {
       if (c->entry().type != "timeseries") continue;
       const std::string& coll = c->nss().coll;
-      auto stats = RunInternal(service, client, Command("collStats", coll), db);
+      auto stats = commands::RunCommandForReply(service, client, Command("collStats", coll), db);
       if (!stats.ok()) {
         if (stats.status().code() == ErrorCode::kNamespaceNotFound) continue;  // dropped since
         return stats.status();

@@ -7,6 +7,7 @@
 
 #include "catalog/catalog.h"
 #include "catalog/collection.h"
+#include "commands/dispatcher.h"
 #include "http/measurement_writer.h"
 #include "prometheus_remote.pb.h"
 #include "query/regex.h"
@@ -157,7 +158,8 @@ Status ReadCollection(commands::ServiceContext& service, commands::ClientState& 
   find.AppendInt32("time", 1);
   find.Close(sort);
   find.AppendInt64("batchSize", 100000);
-  HG_ASSIGN_OR_RETURN(bson::BsonObj reply, RunInternal(service, client, find.Obj(), db));
+  HG_ASSIGN_OR_RETURN(bson::BsonObj reply,
+                      commands::RunCommandForReply(service, client, find.Obj(), db));
   std::string last_labels;  // the bytes of the current series' labels
   prompb::TimeSeries* series = nullptr;
   for (;;) {
@@ -204,7 +206,7 @@ Status ReadCollection(commands::ServiceContext& service, commands::ClientState& 
     more.AppendInt64("getMore", id);
     more.AppendString("collection", coll);
     more.AppendInt64("batchSize", 100000);
-    HG_ASSIGN_OR_RETURN(reply, RunInternal(service, client, more.Obj(), db));
+    HG_ASSIGN_OR_RETURN(reply, commands::RunCommandForReply(service, client, more.Obj(), db));
   }
 }
 

@@ -19,6 +19,7 @@
 #include "base/server_parameters.h"
 #include "base/write_gate.h"
 #include "catalog/catalog.h"
+#include "commands/rollups.h"
 #include "commands/timeseries_write.h"
 #include "exec/cursor_manager.h"
 #include "exec/timeseries_read.h"
@@ -31,6 +32,7 @@
 #include "server/options.h"
 #include "storage/kv_engine.h"
 #include "timeseries/bucket_catalog.h"
+#include "timeseries/rollup_marks.h"
 #include "timeseries/ttl_monitor.h"
 
 namespace hourglass::server {
@@ -177,6 +179,7 @@ int RunServer(int argc, char** argv) {
   timeseries::RegisterTimeseriesParameters();
   http::RegisterHttpParameters();
   timeseries::TtlMonitor::RegisterParameters();
+  commands::Rollups::RegisterParameters();
   exec::RegisterTimeseriesRewriteParameter();
   commands::RegisterTimeseriesWriteParameters();
   pipeline::RegisterMemoryParameters();
@@ -252,6 +255,22 @@ int RunServer(int argc, char** argv) {
       if (c->nss().IsTimeseriesBuckets()) bucket_catalog.MarkMayHaveStoredBuckets(c->entry().uuid);
     }
   }
+  service.engine = engine.get();
+  service.catalog = catalog.get();
+  // Rollups observe their sources before the journal's measurements are written into them.
+  auto rollup_marks = timeseries::RollupMarks::Open(engine.get());
+  if (!rollup_marks.ok()) {
+    LOGE("STORAGE", 8800202, "Failed to open the rollup marks",
+         "{\"error\":" + JsonQuote(rollup_marks.status().ToString()) + "}");
+    return 1;
+  }
+  commands::Rollups rollups(&service, std::move(rollup_marks).value());
+  if (Status st = rollups.Refresh(); !st.ok()) {
+    LOGE("STORAGE", 8800203, "Failed to read the rollups",
+         "{\"error\":" + JsonQuote(st.ToString()) + "}");
+    return 1;
+  }
+  service.rollups = &rollups;
   if (Status st = bucket_catalog.OpenJournal(engine.get(), *catalog); !st.ok()) {
     LOGE("STORAGE", 8800104, "Failed to write the time-series measurements the journal holds",
          "{\"error\":" + JsonQuote(st.ToString()) + "}");
@@ -260,8 +279,7 @@ int RunServer(int argc, char** argv) {
   service.bucket_catalog = &bucket_catalog;
   timeseries::TtlMonitor ttl_monitor(engine.get(), catalog.get());
   ttl_monitor.Start();
-  service.engine = engine.get();
-  service.catalog = catalog.get();
+  rollups.Start();
   service.cursors = &cursors;
   auth::UserStore users(engine.get(), catalog.get());
   service.users = &users;
@@ -370,6 +388,7 @@ int RunServer(int argc, char** argv) {
   if (http_server) http_server->Stop();
   reaper.join();
   ttl_monitor.Stop();
+  rollups.Stop();
   if (Status st = bucket_catalog.FlushAll(); !st.ok()) {
     // They stay in the journal: the next start writes them.
     LOGW("STORAGE", 8800105, "Time-series measurements stay in the journal",

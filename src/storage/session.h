@@ -86,6 +86,9 @@ class Session {
   // the transaction rolls back or fails to commit. Outside a transaction the write that
   // registers it has already committed: `fn` runs at once.
   void OnCommit(std::function<void()> fn);
+  // Names the open transaction (or, outside one, the next), unique among every session of the
+  // process: what a caller keeps per transaction is keyed by it.
+  uint64_t transaction_id() const { return transaction_id_; }
 
  protected:
   // For implementations, at the end of every transaction: run the hooks OnCommit registered
@@ -94,6 +97,8 @@ class Session {
 
  private:
   std::vector<std::function<void()>> commit_hooks_;
+  uint64_t transaction_id_ = NewTransactionId();
+  static uint64_t NewTransactionId();
 };
 
 // RAII transaction: Begin() on construction, Rollback() on destruction unless Commit() succeeded.

@@ -90,7 +90,7 @@ StatusWith<std::optional<std::vector<int64_t>>> ApplyBucketChanges(
         stale = true;
         return Status::OK();  // rolled back
       }
-      HG_RETURN_IF_ERROR(buckets.Remove(*session, rec->id, rec->doc));
+      HG_RETURN_IF_ERROR(buckets.Remove(*session, rec->id, rec->doc, changes.origin));
     }
     for (const auto& [rec, doc] : changes.rewritten) {
       HG_ASSIGN_OR_RETURN(bool same, unchanged(*rec));

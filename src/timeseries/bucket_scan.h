@@ -43,6 +43,8 @@ struct BucketChanges {
   std::vector<const catalog::Record*> removed;
   std::vector<std::pair<const catalog::Record*, bson::BsonObj>> rewritten;  // same _id
   std::vector<bson::BsonObj> inserted;                                      // new buckets
+  // Whose removals these are (kTtl: the TTL monitor's, which rollups keep).
+  catalog::Collection::WriteOrigin origin = catalog::Collection::WriteOrigin::kOther;
   bool empty() const { return removed.empty() && rewritten.empty() && inserted.empty(); }
 };
 

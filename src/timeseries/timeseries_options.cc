@@ -375,9 +375,10 @@ Status CheckOptionsAllowedWithTimeseries(const BsonObj& create_cmd, std::string_
     return Status(ErrorCode::kLocation6346401,
                   "Encrypted fields cannot be used with views or timeseries collections");
   }
-  static constexpr std::string_view kAllowed[] = {"storageEngine",      "indexOptionDefaults",
-                                                  "collation",          "timeseries",
-                                                  "expireAfterSeconds", "temp"};
+  static constexpr std::string_view kAllowed[] = {
+      "storageEngine", "indexOptionDefaults", "collation",
+      "timeseries",    "expireAfterSeconds",  "temp",
+      "rollupOf"};
   bool first = true;
   for (BsonElement e : create_cmd) {
     if (std::exchange(first, false)) continue;  // the command name

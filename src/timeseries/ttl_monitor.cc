@@ -53,6 +53,7 @@ StatusWith<int64_t> DeleteExpired(storage::KvEngine* engine, catalog::Collection
       engine, buckets, range, expired,
       [&](const std::vector<catalog::Record>& chunk) -> StatusWith<ChunkOutcome> {
         BucketChanges changes;
+        changes.origin = catalog::Collection::WriteOrigin::kTtl;
         for (const auto& rec : chunk) changes.removed.push_back(&rec);
         HG_ASSIGN_OR_RETURN(auto applied, ApplyBucketChanges(engine, buckets, changes, nullptr));
         if (!applied) return ChunkOutcome::kReadAgain;  // a bucket took rows since it was read
@@ -104,7 +105,8 @@ StatusWith<int64_t> DeleteExpiredByIndex(
         int64_t rid = cursor.record_id();
         HG_ASSIGN_OR_RETURN(auto rec, coll.FindRecord(*session, rid));
         if (rec) {  // else a multikey document already deleted in this chunk
-          HG_RETURN_IF_ERROR(coll.Remove(*session, rid, rec->doc));
+          HG_RETURN_IF_ERROR(
+              coll.Remove(*session, rid, rec->doc, catalog::Collection::WriteOrigin::kTtl));
           ++n;
           bytes += rec->doc.size();
         }

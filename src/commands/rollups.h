@@ -1,0 +1,88 @@
+// Rollups kept by the server (timeseries/rollup_spec.h): which time-series collections are
+// rollups of which, the observers that mark every change of a source (timeseries/rollup_marks.h),
+// and the background maintenance that recomputes each rollup's changed bins from its source.
+//
+// Maintenance runs every hourglassRollupMaintenanceIntervalMS (default 1000; startup and runtime
+// parameter). For each rollup it takes a seq, runs the source's read barrier (so every
+// acknowledged write is stored, and marked), and recomputes the bins of the marks that are
+// settled — no write touched them since the previous pass began, so the bins a stream of
+// inserts is filling are computed once it moves on — a chunk of bins at a time: a $group of the
+// source over the chunk (through the dispatcher, as the internal client), the rollup's
+// measurements in the chunk deleted, the new ones inserted, then the chunk's marks below the seq
+// forgotten. A crash anywhere leaves the marks, and the next pass recomputes the chunk again.
+//
+// Thread-safety: every method is thread-safe; RunOnce is not run twice at once (a mutex).
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "base/status.h"
+#include "bson/bson.h"
+#include "catalog/namespace.h"
+#include "commands/service_context.h"
+#include "timeseries/rollup_marks.h"
+#include "timeseries/rollup_spec.h"
+#include "timeseries/timeseries_options.h"
+
+namespace hourglass::commands {
+
+class Rollups {
+ public:
+  Rollups(ServiceContext* service, std::unique_ptr<timeseries::RollupMarks> marks);
+  ~Rollups();
+
+  // Registers hourglassRollupMaintenanceIntervalMS (idempotent).
+  static void RegisterParameters();
+
+  // Reads from the catalog which collections are rollups of which and installs the observers on
+  // the sources' bucket collections (removing those of collections that are no longer sources).
+  // At startup before the measurement journal is replayed, and after every create and drop.
+  Status Refresh();
+  // `rollup` was just created: Refresh, then mark every measurement its source already holds.
+  Status Created(const catalog::NamespaceString& rollup);
+
+  void Start();
+  void Stop();
+  // One maintenance pass over every rollup; returns the bins recomputed.
+  StatusWith<int64_t> RunOnce();
+
+  // collStats' `rollup` section of the rollup `nss` (a time-series collection with rollupOf):
+  // {source, every, pendingRanges, [pendingFrom, pendingTo], passes, binsComputed, rowsWritten,
+  // [lastError]}.
+  Status AppendStats(const catalog::NamespaceString& nss, bson::BsonBuilder& b);
+
+  timeseries::RollupMarks& marks() { return *marks_; }
+
+ private:
+  struct Info;
+  struct State {
+    uint64_t prev_seq = 0;  // the seq the previous pass took
+    int64_t passes = 0, bins = 0, rows = 0;
+    std::string last_error;
+  };
+  StatusWith<std::vector<Info>> Discover() const;
+  Status MaintainOne(const Info& info, ClientState& client, int64_t deadline_ms, int64_t* bins);
+  Status Recompute(const Info& info, ClientState& client, int64_t from, int64_t to, int64_t* rows);
+
+  ServiceContext* service_;
+  std::unique_ptr<timeseries::RollupMarks> marks_;
+  std::mutex refresh_mu_;
+  std::set<std::string> observed_;  // namespaces of the bucket collections observed
+  std::mutex run_mu_;               // one RunOnce at a time
+  std::mutex state_mu_;
+  std::map<std::string, State> state_;  // by rollup UUID; guarded by state_mu_
+  std::thread thread_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stop_ = false;
+};
+
+}  // namespace hourglass::commands
