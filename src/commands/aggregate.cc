@@ -14,6 +14,7 @@
 #include "commands/crud_util.h"
 #include "commands/ddl_commands.h"
 #include "commands/explain.h"
+#include "commands/rollups.h"
 #include "commands/timeseries_util.h"
 #include "exec/collection_scan.h"
 #include "exec/index_scan.h"
@@ -349,9 +350,20 @@ Status RunAggregate(CommandContext& ctx, const BsonObj& request, bool single_bat
     HG_ASSIGN_OR_RETURN(cmd, CurrentOpAsDocuments(ctx, cmd, *stages, collectionless));
     stages = cmd["pipeline"].Obj();
   }
-  // A view reads what it is defined on; its cursor keeps the view's name.
+  // A view reads what it is defined on; its cursor keeps the view's name. So does an aggregate
+  // of a time-series collection that one of its rollups answers.
   std::optional<std::string> view_ns;
-  if (!collectionless) {
+  HG_ASSIGN_OR_RETURN(const bool explaining, GetBool("aggregate", cmd, "explain", false));
+  if (!collectionless && !explaining) {
+    HG_ASSIGN_OR_RETURN(auto over_rollup, AggregateOverRollup(ctx, cmd));
+    if (over_rollup) {
+      view_ns = catalog::NamespaceString{ctx.db, coll_name}.ns();
+      cmd = over_rollup->cmd;
+      coll_name = std::string(cmd.FirstElement().Str());
+      stages = cmd["pipeline"].Obj();
+    }
+  }
+  if (!collectionless && !view_ns) {
     catalog::NamespaceString nss{ctx.db, coll_name};
     HG_RETURN_IF_ERROR(catalog::ValidateCollectionName(nss));
     HG_ASSIGN_OR_RETURN(auto view, exec::ResolveView(*ctx.service.catalog, nss));
@@ -488,6 +500,41 @@ BsonObj DistinctOverViewStages(std::string_view key, const BsonObj& query) {
   group.Close(g);
   stages.AppendObject(group.Obj());
   return stages.Obj();
+}
+
+StatusWith<std::optional<OverRollup>> AggregateOverRollup(CommandContext& ctx, const BsonObj& cmd) {
+  BsonElement target = cmd.FirstElement();
+  if (ctx.service.rollups == nullptr || target.FieldName() != "aggregate" ||
+      target.type() != BsonType::kString || cmd["pipeline"].type() != BsonType::kArray ||
+      !cmd["hint"].eoo() || !cmd["collation"].eoo()) {
+    return std::optional<OverRollup>();
+  }
+  const catalog::NamespaceString nss{ctx.db, std::string(target.Str())};
+  auto has_collation = [&](const std::string& coll) {
+    auto c = ctx.service.catalog->Lookup({ctx.db, coll});
+    return !c || !catalog::CollationOption(c->entry().options).IsEmpty();
+  };
+  auto source = ctx.service.catalog->Lookup(nss);
+  if (!source || source->entry().type != "timeseries" || has_collation(nss.coll)) {
+    return std::optional<OverRollup>();
+  }
+  HG_ASSIGN_OR_RETURN(auto answer, ctx.service.rollups->AnswerFrom(nss, cmd["pipeline"].Obj()));
+  if (!answer || has_collation(answer->rollup)) return std::optional<OverRollup>();
+  BsonBuilder b;
+  for (BsonElement e : cmd) {
+    if (e.FieldName() == "aggregate") {
+      b.AppendString("aggregate", answer->rollup);
+    } else if (e.FieldName() == "pipeline") {
+      b.AppendArray("pipeline", answer->pipeline);
+    } else {
+      b.AppendElement(e);
+    }
+  }
+  BsonBuilder note;
+  note.AppendString("rollup", ctx.db + "." + answer->rollup);
+  note.AppendString("source", nss.ns());
+  note.AppendInt64("pendingRanges", answer->pending_ranges);
+  return std::optional<OverRollup>(OverRollup{b.Obj(), note.Obj()});
 }
 
 StatusWith<std::optional<BsonObj>> ReadOverView(CommandContext& ctx, const BsonObj& cmd) {

@@ -81,6 +81,17 @@ bson::BsonObj DistinctOverViewStages(std::string_view key, const bson::BsonObj& 
 StatusWith<std::optional<bson::BsonObj>> ReadOverView(CommandContext& ctx,
                                                       const bson::BsonObj& cmd);
 
+// The aggregate `cmd` over a time-series collection as the aggregate over one of its rollups that
+// answers it (commands/rollups.h, AnswerFrom), with what explain says of it ({rollup, source,
+// pendingRanges}); nullopt when no rollup answers it, or when it names a hint or a collation or
+// either collection has a default one.
+struct OverRollup {
+  bson::BsonObj cmd;
+  bson::BsonObj note;
+};
+StatusWith<std::optional<OverRollup>> AggregateOverRollup(CommandContext& ctx,
+                                                          const bson::BsonObj& cmd);
+
 // An update statement's `u` (an operator or replacement document, or a pipeline) parsed with its
 // arrayFilters; FailedToParse (9) for any other type, and for a replacement when `multi`.
 StatusWith<query::UpdateDriver> ParseUpdate(const bson::BsonElement& u,

@@ -27,6 +27,12 @@ Status RunExplain(CommandContext& ctx, const BsonObj& inner, std::string_view ve
   // A read of a view is explained as the aggregate it runs over what the view is defined on.
   HG_ASSIGN_OR_RETURN(auto over_view, ReadOverView(ctx, inner));
   if (over_view) return RunExplain(ctx, *over_view, verbosity, reply);
+  HG_ASSIGN_OR_RETURN(auto over_rollup, AggregateOverRollup(ctx, inner));
+  if (over_rollup) {
+    HG_RETURN_IF_ERROR(RunExplain(ctx, over_rollup->cmd, verbosity, reply));
+    reply.AppendObject("answeredFromRollup", over_rollup->note);
+    return Status::OK();
+  }
   HG_ASSIGN_OR_RETURN(bool timeseries, ExplainTimeseries(ctx, inner, verbosity, reply));
   if (timeseries) return Status::OK();
   HG_ASSIGN_OR_RETURN(exec::ExplainRequest req, ParseExplainRequest(ctx, inner, false));

@@ -10,6 +10,7 @@
 #include "catalog/collection.h"
 #include "catalog/record_store.h"
 #include "commands/dispatcher.h"
+#include "commands/rollup_pipelines.h"
 #include "exec/namespace_resolver.h"
 #include "storage/write_conflict.h"
 
@@ -59,23 +60,13 @@ std::vector<DirtyRange> Subtract(const std::vector<DirtyRange>& ranges,
   return out;
 }
 
-// {<field>: {$gte: Date(from), $lt: Date(to)}}, appended to a filter.
-void AppendTimeRange(BsonBuilder& b, const std::string& field, int64_t from, int64_t to) {
-  size_t range = b.OpenObject(field);
-  b.AppendDate("$gte", from);
-  b.AppendDate("$lt", to);
-  b.Close(range);
+// A mark's range widened to whole bins.
+DirtyRange Binned(const RollupSpec& spec, const DirtyRange& m) {
+  return DirtyRange{spec.BinStart(m.from), spec.BinStart(m.to - 1) + spec.every_ms, m.seq};
 }
 
-// $dateTrunc's unit and binSize for bins of `every_ms` (a whole number of the unit).
-std::pair<const char*, int64_t> TruncUnit(int64_t every_ms) {
-  static constexpr std::pair<const char*, int64_t> kUnits[] = {
-      {"day", 86'400'000}, {"hour", 3'600'000}, {"minute", 60'000}, {"second", 1'000}};
-  for (auto [unit, ms] : kUnits) {
-    if (every_ms % ms == 0) return {unit, every_ms / ms};
-  }
-  return {"millisecond", every_ms};
-}
+// More pending ranges than this and an aggregate reads the source rather than the rollup.
+constexpr size_t kMaxPendingRangesForAnswers = 64;
 
 }  // namespace
 
@@ -87,6 +78,8 @@ struct Rollups::Info {
   TimeseriesOptions options;  // the rollup's
   TimeseriesOptions source_options;
   std::shared_ptr<catalog::Collection> source_buckets;  // null when the source is gone
+
+  RollupTarget Target() const { return {source.coll, nss.coll, spec, source_options, options}; }
 };
 
 void Rollups::RegisterParameters() { (void)IntervalMs(); }
@@ -256,13 +249,10 @@ Status Rollups::MaintainOne(const Info& info, ClientState& client, int64_t deadl
   auto session = service_->engine->NewSession();
   HG_ASSIGN_OR_RETURN(std::vector<DirtyRange> marks, marks_->List(*session, info.uuid));
   const RollupSpec& spec = info.spec;
-  auto binned = [&](const DirtyRange& m) {
-    return DirtyRange{spec.BinStart(m.from), spec.BinStart(m.to - 1) + spec.every_ms, m.seq};
-  };
   std::vector<DirtyRange> all, touched;
   for (const DirtyRange& m : marks) {
-    all.push_back(binned(m));
-    if (m.seq >= prev) touched.push_back(binned(m));
+    all.push_back(Binned(spec, m));
+    if (m.seq >= prev) touched.push_back(Binned(spec, m));
   }
   const std::vector<DirtyRange> work = Subtract(timeseries::MergeRanges(std::move(all)),
                                                 timeseries::MergeRanges(std::move(touched)));
@@ -293,99 +283,16 @@ Status Rollups::MaintainOne(const Info& info, ClientState& client, int64_t deadl
 
 Status Rollups::Recompute(const Info& info, ClientState& client, int64_t from, int64_t to,
                           int64_t* rows) {
-  const RollupSpec& spec = info.spec;
   const std::string& st = info.source_options.time_field;
   const std::string& rt = info.options.time_field;
   const std::string db = info.nss.db;
 
   // The source's measurements in [from, to), grouped by series and bin.
+  BsonBuilder range;
+  AppendTimeRange(range, st, from, to);
   BsonBuilder agg;
   agg.AppendString("aggregate", info.source.coll);
-  size_t pipeline = agg.OpenArray("pipeline");
-  {
-    size_t stage = agg.OpenObject("0");
-    size_t match = agg.OpenObject("$match");
-    AppendTimeRange(agg, st, from, to);
-    agg.Close(match);
-    agg.Close(stage);
-  }
-  {
-    size_t stage = agg.OpenObject("1");
-    size_t group = agg.OpenObject("$group");
-    size_t id = agg.OpenObject("_id");
-    size_t trunc = agg.OpenObject("t");
-    size_t op = agg.OpenObject("$dateTrunc");
-    agg.AppendString("date", "$" + st);
-    auto [unit, bin_size] = TruncUnit(spec.every_ms);
-    agg.AppendString("unit", unit);
-    agg.AppendInt64("binSize", bin_size);
-    agg.Close(op);
-    agg.Close(trunc);
-    if (info.source_options.meta_field)
-      agg.AppendString("m", "$" + *info.source_options.meta_field);
-    agg.Close(id);
-    for (size_t i = 0; i < spec.fields.size(); ++i) {
-      const std::string path = "$" + spec.fields[i].first;
-      for (RollupStat s : RollupSpec::Stored(spec.fields[i].second)) {
-        size_t acc = agg.OpenObject("f" + std::to_string(i) + "_" + std::string(RollupStatName(s)));
-        switch (s) {
-          case RollupStat::kAvg:
-            agg.AppendString("$avg", path);
-            break;
-          case RollupStat::kSum:
-            agg.AppendString("$sum", path);
-            break;
-          case RollupStat::kMin:
-            agg.AppendString("$min", path);
-            break;
-          case RollupStat::kMax:
-            agg.AppendString("$max", path);
-            break;
-          case RollupStat::kCount: {
-            // The field's numeric values: what $avg divides by.
-            size_t sum = agg.OpenObject("$sum");
-            size_t cond = agg.OpenArray("$cond");
-            size_t is_number = agg.OpenObject("0");
-            agg.AppendString("$isNumber", path);
-            agg.Close(is_number);
-            agg.AppendInt32("1", 1);
-            agg.AppendInt32("2", 0);
-            agg.Close(cond);
-            agg.Close(sum);
-            break;
-          }
-        }
-        agg.Close(acc);
-      }
-    }
-    agg.Close(group);
-    agg.Close(stage);
-  }
-  {
-    // In time order, so that each series' rows go into its rollup buckets in order.
-    size_t stage = agg.OpenObject("2");
-    size_t sort = agg.OpenObject("$sort");
-    agg.AppendInt32("_id.t", 1);
-    agg.Close(sort);
-    agg.Close(stage);
-  }
-  {
-    size_t stage = agg.OpenObject("3");
-    size_t replace = agg.OpenObject("$replaceWith");
-    agg.AppendString(rt, "$_id.t");
-    if (info.options.meta_field) agg.AppendString(*info.options.meta_field, "$_id.m");
-    for (size_t i = 0; i < spec.fields.size(); ++i) {
-      size_t field = agg.OpenObject(spec.fields[i].first);
-      for (RollupStat s : RollupSpec::Stored(spec.fields[i].second)) {
-        const std::string name(RollupStatName(s));
-        agg.AppendString(name, "$f" + std::to_string(i) + "_" + name);
-      }
-      agg.Close(field);
-    }
-    agg.Close(replace);
-    agg.Close(stage);
-  }
-  agg.Close(pipeline);
+  agg.AppendArray("pipeline", RollupRowsPipeline(info.Target(), range.Obj()));
   size_t cursor = agg.OpenObject("cursor");
   agg.AppendInt32("batchSize", 10000);
   agg.Close(cursor);
@@ -440,23 +347,48 @@ Status Rollups::Recompute(const Info& info, ClientState& client, int64_t from, i
   return flush();
 }
 
+StatusWith<std::vector<DirtyRange>> Rollups::PendingBins(const Info& info) {
+  if (info.source_buckets) {
+    // The source's acknowledged writes stored, and so marked.
+    catalog::ReadBarrier::OperationScope operation;
+    HG_RETURN_IF_ERROR(info.source_buckets->read_barrier().Run());
+  }
+  auto session = service_->engine->NewSession();
+  HG_ASSIGN_OR_RETURN(auto marks, marks_->List(*session, info.uuid));
+  std::vector<DirtyRange> binned;
+  for (const DirtyRange& m : marks) binned.push_back(Binned(info.spec, m));
+  return timeseries::MergeRanges(std::move(binned));
+}
+
+StatusWith<std::optional<Rollups::Answer>> Rollups::AnswerFrom(
+    const catalog::NamespaceString& source, const BsonObj& stages) {
+  HG_ASSIGN_OR_RETURN(std::vector<Info> infos, Discover());
+  std::vector<const Info*> candidates;
+  for (const Info& info : infos) {
+    if (info.source.db == source.db && info.source.coll == source.coll && info.source_buckets) {
+      candidates.push_back(&info);
+    }
+  }
+  std::sort(candidates.begin(), candidates.end(),
+            [](const Info* a, const Info* b) { return a->spec.every_ms > b->spec.every_ms; });
+  for (const Info* info : candidates) {
+    // Whether the rollup can answer at all, before reading its marks.
+    if (!AnswerFromRollup(info->Target(), stages, {})) continue;
+    HG_ASSIGN_OR_RETURN(std::vector<DirtyRange> pending, PendingBins(*info));
+    if (pending.size() > kMaxPendingRangesForAnswers) continue;
+    auto pipeline = AnswerFromRollup(info->Target(), stages, pending);
+    if (!pipeline) continue;
+    return std::optional<Answer>(
+        Answer{info->nss.coll, std::move(*pipeline), static_cast<int64_t>(pending.size())});
+  }
+  return std::optional<Answer>();
+}
+
 Status Rollups::AppendStats(const catalog::NamespaceString& nss, BsonBuilder& b) {
   HG_ASSIGN_OR_RETURN(std::vector<Info> infos, Discover());
   for (const Info& info : infos) {
     if (info.nss.db != nss.db || info.nss.coll != nss.coll) continue;
-    if (info.source_buckets) {
-      // The source's acknowledged writes stored, and so marked: pending counts them.
-      catalog::ReadBarrier::OperationScope operation;
-      HG_RETURN_IF_ERROR(info.source_buckets->read_barrier().Run());
-    }
-    auto session = service_->engine->NewSession();
-    HG_ASSIGN_OR_RETURN(auto marks, marks_->List(*session, info.uuid));
-    std::vector<DirtyRange> binned;
-    for (const DirtyRange& m : marks) {
-      binned.push_back(
-          {info.spec.BinStart(m.from), info.spec.BinStart(m.to - 1) + info.spec.every_ms, m.seq});
-    }
-    binned = timeseries::MergeRanges(std::move(binned));
+    HG_ASSIGN_OR_RETURN(std::vector<DirtyRange> binned, PendingBins(info));
     size_t r = b.OpenObject("rollup");
     b.AppendString("source", info.spec.source);
     b.AppendString("every", info.spec.every);

@@ -54,6 +54,18 @@ class Rollups {
   // One maintenance pass over every rollup; returns the bins recomputed.
   StatusWith<int64_t> RunOnce();
 
+  // An aggregate over the time-series collection `source` that one of its rollups answers
+  // (rollup_pipelines.h): the rollup with the largest bins that can, the pipeline over it, and
+  // how many ranges of bins it reads from the source because they are pending. Nullopt when no
+  // rollup can (or too many ranges are pending: the source is then read directly).
+  struct Answer {
+    std::string rollup;
+    bson::BsonObj pipeline;
+    int64_t pending_ranges = 0;
+  };
+  StatusWith<std::optional<Answer>> AnswerFrom(const catalog::NamespaceString& source,
+                                               const bson::BsonObj& stages);
+
   // collStats' `rollup` section of the rollup `nss` (a time-series collection with rollupOf):
   // {source, every, pendingRanges, [pendingFrom, pendingTo], passes, binsComputed, rowsWritten,
   // [lastError]}.
@@ -69,6 +81,8 @@ class Rollups {
     std::string last_error;
   };
   StatusWith<std::vector<Info>> Discover() const;
+  // The bins of `info`'s marks, merged, once the source's acknowledged writes are marked.
+  StatusWith<std::vector<timeseries::DirtyRange>> PendingBins(const Info& info);
   Status MaintainOne(const Info& info, ClientState& client, int64_t deadline_ms, int64_t* bins);
   Status Recompute(const Info& info, ClientState& client, int64_t from, int64_t to, int64_t* rows);
 

@@ -446,3 +446,151 @@ def test_the_rollup_survives_restart_and_kill(fresh_server):
     wait_settled(db, "cpu_1h")
     check_rows(db.cpu_1h, docs + late, fields)
     c.close()
+
+
+# -- aggregates of the source answered from the rollup ---------------------------------------
+RAW = {"time": {"$gt": datetime.datetime(1990, 1, 1)}}  # a $gt bound: no rollup answers it
+
+
+def answered_by(db, coll, pipeline):
+    ex = db.command("explain", {"aggregate": coll, "pipeline": pipeline, "cursor": {}},
+                    verbosity="queryPlanner")
+    return ex.get("answeredFromRollup")
+
+
+def same_results(got, raw):
+    assert len(got) == len(raw)
+    for g, r in zip(got, raw):
+        assert g.keys() == r.keys()
+        for k in g:
+            assert close(g[k], r[k]) if isinstance(g[k], float) else g[k] == r[k], (k, g, r)
+
+
+def with_raw_match(pipeline):
+    """The same question, spelled so that the source answers it."""
+    if "$match" in pipeline[0]:
+        return [{"$match": {"$and": [pipeline[0]["$match"], RAW]}}] + pipeline[1:]
+    return [{"$match": RAW}] + pipeline
+
+
+ANSWERED = [
+    [{"$group": {"_id": {"h": "$tags.host", "t": {"$dateTrunc": {"date": "$time", "unit": "hour"}}},
+                 "a": {"$avg": "$u"}, "lo": {"$min": "$u"}, "hi": {"$max": "$u"},
+                 "s": {"$sum": "$n"}}},
+     {"$sort": {"_id.h": 1, "_id.t": 1}}],
+    [{"$match": {"tags.host": "h1", "time": {"$gte": T0 + 6 * HOUR, "$lt": T0 + 30 * HOUR}}},
+     {"$group": {"_id": {"$dateTrunc": {"date": "$time", "unit": "hour", "binSize": 3}},
+                 "a": {"$avg": "$u"}}},
+     {"$sort": {"_id": 1}}],
+    [{"$match": {"$and": [{"tags.dc": "eu"}, {"tags.host": {"$in": ["h0", "h3"]}}]}},
+     {"$group": {"_id": {"d": {"$dateTrunc": {"date": "$time", "unit": "day", "timezone": "UTC"}},
+                         "h": {"$toUpper": "$tags.host"}},
+                 "a": {"$avg": "$n"}, "s": {"$sum": "$u"}, "lo": {"$min": "$n"}}},
+     {"$sort": {"_id.d": 1, "_id.h": 1}}, {"$limit": 7}],
+    [{"$group": {"_id": "$tags.host", "a": {"$avg": "$u"}, "lo": {"$min": "$n"}}},
+     {"$sort": {"_id": 1}}],
+    [{"$group": {"_id": None, "a": {"$avg": "$n"}, "hi": {"$max": "$u"}}}],
+    [{"$group": {"_id": {"$dateTrunc": {"date": "$time", "unit": "week", "startOfWeek": "mon"}},
+                 "s": {"$sum": "$n"}}}, {"$sort": {"_id": 1}}],
+    [{"$group": {"_id": {"$dateTrunc": {"date": "$time", "unit": "month"}}, "a": {"$avg": "$u"}}},
+     {"$project": {"x": {"$round": ["$a", 6]}}}, {"$sort": {"_id": 1}}],
+]
+
+NOT_ANSWERED = [
+    # a field other than the metaField and time
+    [{"$match": {"u": {"$gt": 10}}}, {"$group": {"_id": None, "a": {"$avg": "$u"}}}],
+    # time bounds between bins, or not $gte/$lt
+    [{"$match": {"time": {"$gte": T0 + datetime.timedelta(minutes=30)}}},
+     {"$group": {"_id": None, "a": {"$avg": "$u"}}}],
+    [{"$match": {"time": {"$lte": T0 + 5 * HOUR}}}, {"$group": {"_id": None, "a": {"$avg": "$u"}}}],
+    # bins finer than the rollup's, or not in UTC
+    [{"$group": {"_id": {"$dateTrunc": {"date": "$time", "unit": "minute", "binSize": 30}},
+                 "a": {"$avg": "$u"}}}, {"$sort": {"_id": 1}}],
+    [{"$group": {"_id": {"$dateTrunc": {"date": "$time", "unit": "day",
+                                        "timezone": "Asia/Kolkata"}}, "a": {"$avg": "$u"}}},
+     {"$sort": {"_id": 1}}],
+    # accumulators the rollup does not keep
+    [{"$group": {"_id": None, "c": {"$sum": 1}}}],
+    [{"$group": {"_id": None, "c": {"$count": {}}}}],
+    [{"$group": {"_id": None, "a": {"$min": "$n"}, "b": {"$stdDevPop": "$u"}}}],
+    [{"$group": {"_id": None, "a": {"$max": "$n"}}}],
+    # a key of a measurement field
+    [{"$group": {"_id": "$n", "a": {"$avg": "$u"}}}, {"$sort": {"_id": 1}}],
+    # no $group first
+    [{"$sort": {"time": 1}}, {"$group": {"_id": None, "a": {"$avg": "$u"}}}],
+]
+
+
+@pytest.fixture
+def answering(db):
+    source = make_source(db)
+    make_rollup(db, {"u": ["avg", "min", "max"], "n": ["avg", "min"]})
+    docs = random_docs(random.Random(99), 3000, hours=24 * 40)
+    source.insert_many(docs)
+    return db, docs
+
+
+@pytest.mark.parametrize("i", range(len(ANSWERED)))
+def test_aggregates_of_the_source_are_answered_from_the_rollup(answering, i):
+    db, docs = answering
+    pipeline = ANSWERED[i]
+    raw = list(db.cpu.aggregate(with_raw_match(pipeline)))
+    assert raw
+    assert answered_by(db, "cpu", with_raw_match(pipeline)) is None
+    # With bins still pending (read from the source), then from the rollup alone.
+    pending = answered_by(db, "cpu", pipeline)
+    assert pending is not None and pending["rollup"].endswith(".cpu_1h")
+    same_results(list(db.cpu.aggregate(pipeline)), raw)
+    wait_settled(db, "cpu_1h")
+    assert answered_by(db, "cpu", pipeline)["pendingRanges"] == 0
+    same_results(list(db.cpu.aggregate(pipeline)), raw)
+    # A late measurement is in the answer at once.
+    late = {"time": T0 + 7 * HOUR, "tags": {"host": "h1", "dc": "eu"}, "u": 1e6, "n": -10**6}
+    db.cpu.insert_one(late)
+    assert answered_by(db, "cpu", pipeline)["pendingRanges"] >= 1
+    same_results(list(db.cpu.aggregate(pipeline)), list(db.cpu.aggregate(with_raw_match(pipeline))))
+
+
+@pytest.mark.parametrize("i", range(len(NOT_ANSWERED)))
+def test_aggregates_the_rollup_cannot_answer_read_the_source(answering, i):
+    db, docs = answering
+    wait_settled(db, "cpu_1h")
+    pipeline = NOT_ANSWERED[i]
+    assert answered_by(db, "cpu", pipeline) is None
+    got = list(db.cpu.aggregate(pipeline))
+    same_results(got, list(db.cpu.aggregate(with_raw_match(pipeline))))
+
+
+def test_the_cursor_of_an_answered_aggregate_names_the_source(answering):
+    db, _ = answering
+    pipeline = ANSWERED[0]
+    reply = db.command("aggregate", "cpu", pipeline=pipeline, cursor={"batchSize": 5})
+    assert reply["cursor"]["ns"] == db.name + ".cpu"
+    rest = list(db.cpu.aggregate(pipeline, batchSize=5))
+    assert len(rest) > 5 and rest[:5] == reply["cursor"]["firstBatch"]
+    # aggregate's own explain flag says the same as the explain command.
+    ex = db.command("aggregate", "cpu", pipeline=pipeline, explain=True)
+    assert ex["answeredFromRollup"]["source"] == db.name + ".cpu"
+
+
+def test_answers_keep_what_the_source_expired(db):
+    admin = db.client.admin
+    admin.command("setParameter", 1, ttlMonitorEnabled=False)
+    try:
+        source = make_source(db, expireAfterSeconds=3600)
+        make_rollup(db, {"u": ["avg", "max"]})
+        source.insert_many(random_docs(random.Random(8), 600, hours=30))
+        pipeline = [{"$group": {"_id": {"$dateTrunc": {"date": "$time", "unit": "day"}},
+                                "a": {"$avg": "$u"}, "hi": {"$max": "$u"}}}, {"$sort": {"_id": 1}}]
+        before = list(source.aggregate(with_raw_match(pipeline)))
+        wait_settled(db, "cpu_1h")
+        admin.command("setParameter", 1, ttlMonitorEnabled=True)
+        deadline = time.monotonic() + 60
+        while source.count_documents({}) > 0:
+            assert time.monotonic() < deadline
+            time.sleep(0.2)
+        # The raw measurements are gone; the rollup answers as before.
+        assert list(source.aggregate(with_raw_match(pipeline))) == []
+        same_results(list(source.aggregate(pipeline)), before)
+    finally:
+        admin.command("setParameter", 1, ttlMonitorEnabled=True)
