@@ -12,11 +12,8 @@ hours=${2:-3}
 types=${TYPES:-lastpoint-hostname,lastpoint-top,lastpoint-top5}
 runs=${RUNS:-5}
 bin=build/release
-root=$(mktemp -d /tmp/hg-lastpoint.XXXXXX)
-dbpath=$root/db
-mkdir -p "$dbpath"
 source bench/server.sh
-trap 'cleanup; rm -rf "$root"' EXIT
+fresh_dbpath hg-lastpoint
 uri() { echo "mongodb://127.0.0.1:$port/?directConnection=true"; }
 start_server
 $bin/bench/ts_bench ingest --uri "$(uri)" --hosts "$hosts" --hours "$hours" --conns 4 | tail -1

@@ -4,6 +4,7 @@
 #   stop_server    stops it cleanly (its shutdown writes a WiredTiger checkpoint)
 #   field K LINE   the value of key=value pair K in LINE
 #   median         the median of the numbers on stdin
+#   fresh_dbpath   a new temporary $root and $dbpath
 # On exit the server is stopped and $dbpath (when set) removed.
 pid=
 dbpath=
@@ -20,6 +21,14 @@ cleanup() {
   if [[ -n $dbpath ]]; then rm -rf "$dbpath"; fi
 }
 trap cleanup EXIT
+# fresh_dbpath NAME: a new directory $root (/tmp/NAME.XXXXXX) with an empty $dbpath in it, both
+# removed on exit.
+fresh_dbpath() {
+  root=$(mktemp -d "/tmp/$1.XXXXXX")
+  dbpath=$root/db
+  mkdir -p "$dbpath"
+  trap 'cleanup; rm -rf "$root"' EXIT
+}
 start_server() {
   port=$(/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
   # shellcheck disable=SC2086

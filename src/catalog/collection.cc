@@ -468,14 +468,15 @@ void Collection::SetWriteObserver(std::shared_ptr<WriteObserver> observer) const
   counters_->write_observer = std::move(observer);
 }
 
-Status Collection::NotifyWrite(storage::Session& s, int64_t rid, const BsonObj* doc) const {
+Status Collection::NotifyWrite(storage::Session& s, int64_t rid, const BsonObj* doc,
+                               bool expired) const {
   if (!counters_->has_write_observer.load(std::memory_order_acquire)) return Status::OK();
   std::shared_ptr<WriteObserver> observer;
   {
     std::lock_guard lk(counters_->write_observer_mu);
     observer = counters_->write_observer;
   }
-  return observer ? observer->OnWrite(s, rid, doc) : Status::OK();
+  return observer ? observer->OnWrite(s, rid, doc, expired) : Status::OK();
 }
 
 StatusWith<int64_t> Collection::InsertRecord(storage::Session& s, const BsonObj& doc) {
@@ -628,7 +629,7 @@ Status Collection::Remove(storage::Session& s, int64_t id, const BsonObj& doc, W
   }
   HG_RETURN_IF_ERROR(s.Remove(entry_.ident, storage::EncodeRecordId(id)));
   CountUntrackedWrite(s);
-  if (origin != WriteOrigin::kTtl) HG_RETURN_IF_ERROR(NotifyWrite(s, id, &doc));
+  HG_RETURN_IF_ERROR(NotifyWrite(s, id, &doc, origin == WriteOrigin::kTtl));
   return Status::OK();
 }
 

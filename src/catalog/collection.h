@@ -188,14 +188,14 @@ class ReadBarrier {
 
 // Told of every write that changes the measurements a bucket collection holds, in the writing
 // transaction: a rollup's source reports them so that the rollup recomputes the time they cover
-// (timeseries/rollup_marks.h). Not told of the bucket catalog's rewrites of a bucket's form
-// (compression, settling) nor of TTL deletes (a rollup keeps what its source expires).
+// (timeseries/rollup_marks.h), and its TTL deletes (`expired`), whose time a rollup keeps as it
+// was. Not told of the bucket catalog's rewrites of a bucket's form (compression, settling).
 class WriteObserver {
  public:
   virtual ~WriteObserver() = default;
-  // `rid`: the bucket's RecordId; `doc`: the bucket as written or removed, or nullptr for the
-  // bucket catalog's appends by byte-range edits.
-  virtual Status OnWrite(storage::Session& s, int64_t rid, const bson::BsonObj* doc) = 0;
+  // `rid`: the bucket's RecordId; `doc`: the bucket as written or removed.
+  virtual Status OnWrite(storage::Session& s, int64_t rid, const bson::BsonObj* doc,
+                         bool expired) = 0;
 };
 
 // An index of a collection with its parsed spec.
@@ -403,7 +403,8 @@ class Collection {
     std::shared_ptr<WriteObserver> write_observer;  // guarded by write_observer_mu
   };
   // Tells the write observer, if any, of a write of bucket `rid`.
-  Status NotifyWrite(storage::Session& s, int64_t rid, const bson::BsonObj* doc) const;
+  Status NotifyWrite(storage::Session& s, int64_t rid, const bson::BsonObj* doc,
+                     bool expired = false) const;
   StatusWith<int64_t> InsertRecord(storage::Session& s, const bson::BsonObj& doc);
   // For a bucket collection: counts the write in UntrackedWrites once it commits.
   void CountUntrackedWrite(storage::Session& s) const;

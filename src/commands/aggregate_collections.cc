@@ -6,6 +6,7 @@
 #include "collation/collator.h"
 #include "commands/crud_util.h"
 #include "commands/ddl_commands.h"
+#include "commands/rollups.h"
 #include "commands/timeseries_util.h"
 #include "commands/timeseries_write.h"
 #include "exec/collection_scan.h"
@@ -102,6 +103,7 @@ class CatalogCollectionAccess : public pipeline::CollectionAccess {
                            const BsonObj& timeseries, pipeline::DocumentStream& docs) override {
     catalog::NamespaceString nss{db, coll};
     HG_RETURN_IF_ERROR(catalog::ValidateCollectionName(nss));
+    HG_RETURN_IF_ERROR(RefuseRollupWrite(*service_.catalog, nss));
     auto existing = service_.catalog->Lookup(nss);
     const bool existing_ts = existing && existing->entry().type == "timeseries";
     if (existing && existing->IsView() && !existing_ts) {
@@ -135,6 +137,7 @@ class CatalogCollectionAccess : public pipeline::CollectionAccess {
                           const bson::StringComparator* strings) override {
     catalog::NamespaceString nss{db, coll};
     HG_RETURN_IF_ERROR(catalog::ValidateCollectionName(nss));
+    HG_RETURN_IF_ERROR(RefuseRollupWrite(*service_.catalog, nss));
     auto existing = service_.catalog->Lookup(nss);
     // MongoDB does not merge into time-series collections either: they are views there.
     if (existing && existing->IsView()) {

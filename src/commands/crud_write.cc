@@ -8,6 +8,7 @@
 #include "commands/command_factories.h"
 #include "commands/command_util.h"
 #include "commands/crud_util.h"
+#include "commands/rollups.h"
 #include "commands/timeseries_util.h"
 #include "commands/timeseries_write.h"
 #include "commands/write_requests.h"
@@ -74,22 +75,10 @@ Status CheckWriteTarget(CommandContext& ctx, const catalog::Collection& coll) {
 }
 
 // The collection a write names, resolved as reads resolve it. A rollup (and its buckets) takes
-// writes only from the server's maintenance: IllegalOperation for clients.
+// writes only from the server's maintenance.
 StatusWith<exec::ResolvedNamespace> ResolveWriteTarget(CommandContext& ctx,
                                                        const catalog::NamespaceString& nss) {
-  if (!ctx.client.internal) {
-    catalog::NamespaceString view = nss;
-    if (nss.IsTimeseriesBuckets())
-      view.coll = nss.coll.substr(std::string_view("system.buckets.").size());
-    if (auto coll = ctx.service.catalog->Lookup(view);
-        coll && coll->entry().type == "timeseries" &&
-        coll->entry().options["rollupOf"].type() == BsonType::kObject) {
-      return Status(ErrorCode::kIllegalOperation,
-                    "Cannot write to " + nss.ns() + ": " + view.coll + " is a rollup of " +
-                        std::string(coll->entry().options["rollupOf"].Obj()["source"].Str()) +
-                        ", kept by the server");
-    }
-  }
+  if (!ctx.client.internal) HG_RETURN_IF_ERROR(RefuseRollupWrite(*ctx.service.catalog, nss));
   return exec::Resolve(ctx.service.Read(), nss);
 }
 
@@ -107,6 +96,14 @@ Status ValidateDocument(const catalog::Collection& coll, const BsonObj& doc) {
 StatusWith<std::shared_ptr<catalog::Collection>> WritableCollection(
     CommandContext& ctx, const catalog::NamespaceString& nss) {
   HG_RETURN_IF_ERROR(catalog::ValidateCollectionName(nss));
+  if (ctx.client.internal) {
+    // The server's own writes (rollup maintenance) go to collections that exist: one dropped
+    // meanwhile is not created again as a plain collection.
+    auto coll = ctx.service.catalog->Lookup(nss);
+    if (!coll) return Status(ErrorCode::kNamespaceNotFound, nss.ns() + " does not exist");
+    HG_RETURN_IF_ERROR(CheckWriteTarget(ctx, *coll));
+    return coll;
+  }
   HG_ASSIGN_OR_RETURN(auto coll, ctx.service.catalog->GetOrCreateCollection(nss));
   HG_RETURN_IF_ERROR(CheckWriteTarget(ctx, *coll));
   return coll;

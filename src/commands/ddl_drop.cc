@@ -53,11 +53,19 @@ Status RunDrop(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& reply) {
   } else if (nss.IsTimeseriesBuckets() && ctx.service.bucket_catalog) {
     HG_RETURN_IF_ERROR(ForgetBuckets(ctx, coll->entry().uuid));
   }
+  // A dropped rollup no longer needs its source's changes, nor a rollup those of a dropped
+  // source.
+  std::vector<std::string> rollups;
+  if (ctx.service.rollups) {
+    HG_ASSIGN_OR_RETURN(rollups, ctx.service.rollups->AffectedBy(nss.db, nss.coll));
+  }
   Status st = catalog.DropCollection(nss);
   if (st.code() == ErrorCode::kNamespaceNotFound) return Status::OK();  // dropped concurrently
   HG_RETURN_IF_ERROR(st);
-  // A dropped rollup no longer needs its source's changes.
-  if (ctx.service.rollups) HG_RETURN_IF_ERROR(ctx.service.rollups->Refresh());
+  if (ctx.service.rollups) {
+    HG_RETURN_IF_ERROR(ctx.service.rollups->Refresh());
+    HG_RETURN_IF_ERROR(ctx.service.rollups->Forget(rollups));
+  }
   if (coll->entry().type == "view") HG_RETURN_IF_ERROR(RemoveViewDefinition(ctx, nss));
   if (coll->entry().type == "collection") {
     reply.AppendInt32("nIndexesWas", static_cast<int32_t>(coll->entry().indexes.size()));
@@ -83,8 +91,15 @@ Status RunDropDatabase(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& rep
     }
   }
   bool existed = !colls.empty();
+  std::vector<std::string> rollups;
+  if (ctx.service.rollups) {
+    HG_ASSIGN_OR_RETURN(rollups, ctx.service.rollups->AffectedBy(ctx.db, std::nullopt));
+  }
   HG_RETURN_IF_ERROR(catalog.DropDatabase(ctx.db));
-  if (ctx.service.rollups) HG_RETURN_IF_ERROR(ctx.service.rollups->Refresh());
+  if (ctx.service.rollups) {
+    HG_RETURN_IF_ERROR(ctx.service.rollups->Refresh());
+    HG_RETURN_IF_ERROR(ctx.service.rollups->Forget(rollups));
+  }
   if (existed) reply.AppendString("dropped", ctx.db);
   return Status::OK();
 }

@@ -115,6 +115,7 @@ Status AppendCollStats(CommandContext& ctx, const catalog::NamespaceString& nss,
                   "Namespace " + nss.ns() + " is a view, not a collection");
   }
   const bool is_timeseries = coll->entry().type == "timeseries";
+  const BsonObj view_options = coll->entry().options;
   if (is_timeseries) {
     // The statistics of a time-series collection are its bucket collection's, plus the bucket
     // catalog's counters for it; measurements are not counted.
@@ -134,7 +135,9 @@ Status AppendCollStats(CommandContext& ctx, const catalog::NamespaceString& nss,
     if (ctx.service.bucket_catalog) {
       ctx.service.bucket_catalog->AppendCollectionStats(coll->entry().uuid, reply);
     }
-    if (ctx.service.rollups) HG_RETURN_IF_ERROR(ctx.service.rollups->AppendStats(nss, reply));
+    if (ctx.service.rollups && !view_options["rollupOf"].eoo()) {
+      HG_RETURN_IF_ERROR(ctx.service.rollups->AppendStats(nss, reply));
+    }
     reply.Close(t);
   } else {
     AppendNumber(reply, "count", count);

@@ -17,6 +17,7 @@
 namespace hourglass::commands {
 
 using bson::BsonBuilder;
+using bson::BsonElement;
 using bson::BsonObj;
 using bson::BsonType;
 using timeseries::DirtyRange;
@@ -36,6 +37,13 @@ ServerParameter* IntervalMs() {
     }
     return Status::OK();
   });
+}
+
+ServerParameter* AnswersEnabled() {
+  auto& reg = ServerParameterRegistry::Get();
+  const char* name = "hourglassAnswerAggregatesFromRollups";
+  if (ServerParameter* p = reg.Find(name)) return p;
+  return reg.Register(name, true, true, true);
 }
 
 // Bins recomputed by one aggregate, and the time one pass gives the rollups before the rest
@@ -60,15 +68,64 @@ std::vector<DirtyRange> Subtract(const std::vector<DirtyRange>& ranges,
   return out;
 }
 
+void AppendJournaledWriteConcern(BsonBuilder& cmd) {
+  size_t wc = cmd.OpenObject("writeConcern");
+  cmd.AppendBool("j", true);
+  cmd.Close(wc);
+}
+
 // A mark's range widened to whole bins.
 DirtyRange Binned(const RollupSpec& spec, const DirtyRange& m) {
   return DirtyRange{spec.BinStart(m.from), spec.BinStart(m.to - 1) + spec.every_ms, m.seq};
 }
 
-// More pending ranges than this and an aggregate reads the source rather than the rollup.
+// An aggregate answered from a rollup reads at most this many ranges of pending bins from the
+// source (each is a clause of its filters).
 constexpr size_t kMaxPendingRangesForAnswers = 64;
 
+// `ranges` (sorted, disjoint) joined across their smallest gaps until at most `max` are left:
+// the bins in a joined gap are read from the source too, which answers them as well.
+std::vector<DirtyRange> Coalesce(std::vector<DirtyRange> ranges, size_t max) {
+  if (ranges.size() <= max) return ranges;
+  std::vector<int64_t> gaps;
+  for (size_t i = 1; i < ranges.size(); ++i) gaps.push_back(ranges[i].from - ranges[i - 1].to);
+  std::vector<int64_t> sorted = gaps;
+  const size_t joins = ranges.size() - max;
+  std::nth_element(sorted.begin(), sorted.begin() + (joins - 1), sorted.end());
+  const int64_t widest = sorted[joins - 1];  // join gaps up to this wide...
+  size_t at_widest = static_cast<size_t>(std::count(sorted.begin(), sorted.begin() + joins, widest));
+  std::vector<DirtyRange> out{ranges[0]};
+  for (size_t i = 1; i < ranges.size(); ++i) {
+    const int64_t gap = gaps[i - 1];
+    // ...and of the gaps exactly that wide, only as many as were counted among the smallest.
+    if (gap < widest || (gap == widest && at_widest > 0)) {
+      if (gap == widest) --at_widest;
+      out.back().to = ranges[i].to;
+    } else {
+      out.push_back(ranges[i]);
+    }
+  }
+  return out;
+}
+
 }  // namespace
+
+Status RefuseRollupWrite(const catalog::Catalog& catalog, const catalog::NamespaceString& nss) {
+  catalog::NamespaceString view = nss;
+  if (nss.IsTimeseriesBuckets()) {
+    view.coll = nss.coll.substr(std::string_view("system.buckets.").size());
+  }
+  auto coll = catalog.Lookup(view);
+  if (!coll || coll->entry().type != "timeseries" ||
+      coll->entry().options["rollupOf"].type() != BsonType::kObject) {
+    return Status::OK();
+  }
+  BsonElement source = coll->entry().options["rollupOf"].Obj()["source"];
+  return Status(ErrorCode::kIllegalOperation,
+                "Cannot write to " + nss.ns() + ": " + view.coll + " is a rollup of " +
+                    std::string(source.type() == BsonType::kString ? source.Str() : "?") +
+                    ", kept by the server");
+}
 
 struct Rollups::Info {
   catalog::NamespaceString nss;     // the rollup (its view)
@@ -82,7 +139,10 @@ struct Rollups::Info {
   RollupTarget Target() const { return {source.coll, nss.coll, spec, source_options, options}; }
 };
 
-void Rollups::RegisterParameters() { (void)IntervalMs(); }
+void Rollups::RegisterParameters() {
+  (void)IntervalMs();
+  (void)AnswersEnabled();
+}
 
 Rollups::Rollups(ServiceContext* service, std::unique_ptr<timeseries::RollupMarks> marks)
     : service_(service), marks_(std::move(marks)) {
@@ -148,41 +208,100 @@ Status Rollups::Refresh() {
   return Status::OK();
 }
 
+Status Rollups::MarkSourceExtent(const Info& info) {
+  // From the source's earliest bucket start to its latest one's end. Buckets are keyed by their
+  // start second as an unsigned 32-bit number, so those from 1970 to 2038 come first, in time
+  // order (their first and last suffice), and the rest, before 1970 or after 2038, after them
+  // in no time order (read one by one; rare).
+  auto session = service_->engine->NewSession();
+  std::optional<int64_t> from, to;
+  auto consider = [&](catalog::RecordRange range, bool all) -> Status {
+    HG_ASSIGN_OR_RETURN(auto cursor,
+                        catalog::RecordCursor::Open(*session, *info.source_buckets, range));
+    for (;;) {
+      HG_ASSIGN_OR_RETURN(bool found, cursor.Next());
+      if (!found) return Status::OK();
+      BsonObj doc = cursor.doc();
+      BsonElement control = doc["control"];
+      BsonElement min =
+          control.type() == BsonType::kObject && control.Obj()["min"].type() == BsonType::kObject
+              ? control.Obj()["min"].Obj()[info.source_options.time_field]
+              : BsonElement();
+      if (min.type() == BsonType::kDate) {
+        const int64_t t = min.DateMillis();
+        from = from ? std::min(*from, t) : t;
+        to = to ? std::max(*to, t) : t;
+      }
+      if (!all) return Status::OK();
+    }
+  };
+  for (bool forward : {true, false}) {
+    HG_RETURN_IF_ERROR(consider(catalog::ClusteredTimeRange(0, 0x7fffffffu, forward), false));
+  }
+  HG_RETURN_IF_ERROR(consider(catalog::ClusteredTimeRange(0x80000000u, 0xffffffffu), true));
+  if (!from) return Status::OK();  // an empty source
+  return marks_->Mark(*session, info.uuid, *from,
+                      *to + info.source_options.bucket_max_span_seconds * 1000);
+}
+
 Status Rollups::Created(const catalog::NamespaceString& rollup) {
   // Observed first, then marked: a write in between is marked by both, none by neither.
   HG_RETURN_IF_ERROR(Refresh());
   HG_ASSIGN_OR_RETURN(std::vector<Info> infos, Discover());
   for (const Info& info : infos) {
-    if (info.nss.db != rollup.db || info.nss.coll != rollup.coll || !info.source_buckets) continue;
-    // What the source holds: from its earliest bucket start to its latest one's end. Buckets
-    // are keyed by their start second as an unsigned 32-bit number, so those before 1970 (and
-    // after 2038) sort after the others: each half is looked at separately.
-    auto session = service_->engine->NewSession();
-    std::optional<int64_t> from, to;
-    auto consider = [&](catalog::RecordRange range) -> Status {
-      HG_ASSIGN_OR_RETURN(auto cursor,
-                          catalog::RecordCursor::Open(*session, *info.source_buckets, range));
-      HG_ASSIGN_OR_RETURN(bool found, cursor.Next());
-      if (!found) return Status::OK();
-      BsonObj doc = cursor.doc();
-      bson::BsonElement min =
-          doc["control"].type() == BsonType::kObject &&
-                  doc["control"].Obj()["min"].type() == BsonType::kObject
-              ? doc["control"].Obj()["min"].Obj()[info.source_options.time_field]
-              : bson::BsonElement();
-      if (min.type() != BsonType::kDate) return Status::OK();
-      const int64_t t = min.DateMillis();
-      from = from ? std::min(*from, t) : t;
-      to = to ? std::max(*to, t) : t;
-      return Status::OK();
-    };
-    for (bool forward : {true, false}) {
-      HG_RETURN_IF_ERROR(consider(catalog::ClusteredTimeRange(0, 0x7fffffffu, forward)));
-      HG_RETURN_IF_ERROR(consider(catalog::ClusteredTimeRange(0x80000000u, 0xffffffffu, forward)));
+    if (info.nss.db == rollup.db && info.nss.coll == rollup.coll && info.source_buckets) {
+      return MarkSourceExtent(info);
     }
-    if (!from) return Status::OK();  // an empty source
-    const int64_t end = *to + info.source_options.bucket_max_span_seconds * 1000;
-    return marks_->Mark(*session, info.uuid, *from, end);
+  }
+  return Status::OK();
+}
+
+Status Rollups::Recover() {
+  HG_ASSIGN_OR_RETURN(std::vector<Info> infos, Discover());
+  auto session = service_->engine->NewSession();
+  HG_ASSIGN_OR_RETURN(std::vector<std::string> marked, marks_->MarkedRollups(*session));
+  std::set<std::string> live;
+  for (const Info& info : infos) {
+    live.insert(info.uuid);
+    // A rollup created just before a crash may have missed its first marks: an empty rollup
+    // without marks over a source with measurements is computed again.
+    if (!info.source_buckets || info.source_buckets->NumRecords() == 0 ||
+        std::find(marked.begin(), marked.end(), info.uuid) != marked.end()) {
+      continue;
+    }
+    auto buckets = service_->catalog->Lookup(exec::BucketsNamespace(info.nss));
+    if (buckets && buckets->NumRecords() == 0) HG_RETURN_IF_ERROR(MarkSourceExtent(info));
+  }
+  // The marks of rollups dropped before they were forgotten.
+  std::vector<std::string> orphans;
+  for (const std::string& uuid : marked) {
+    if (!live.contains(uuid)) orphans.push_back(uuid);
+  }
+  return Forget(orphans);
+}
+
+StatusWith<std::vector<std::string>> Rollups::AffectedBy(const std::string& db,
+                                                         const std::optional<std::string>& coll) {
+  HG_ASSIGN_OR_RETURN(std::vector<Info> infos, Discover());
+  std::vector<std::string> out;
+  for (const Info& info : infos) {
+    if (info.nss.db != db) continue;
+    if (!coll || info.nss.coll == *coll || info.source.coll == *coll) out.push_back(info.uuid);
+  }
+  return out;
+}
+
+Status Rollups::Forget(const std::vector<std::string>& uuids) {
+  for (const std::string& uuid : uuids) {
+    HG_RETURN_IF_ERROR(storage::RetryOnWriteConflict([&]() -> Status {
+      auto s = service_->engine->NewSession();
+      storage::WriteUnit wu(*s);
+      HG_RETURN_IF_ERROR(wu.begin_status());
+      HG_RETURN_IF_ERROR(marks_->DropAll(*s, uuid));
+      return wu.Commit();
+    }));
+    std::lock_guard lk(state_mu_);
+    state_.erase(uuid);
   }
   return Status::OK();
 }
@@ -192,7 +311,12 @@ void Rollups::Start() {
     SetThreadLogContext("RollupMaintenance");
     std::unique_lock lk(mu_);
     while (!stop_) {
-      cv_.wait_for(lk, std::chrono::milliseconds(IntervalMs()->GetInt()));
+      // In short steps, reading the interval at each: a new value takes effect at once.
+      const auto since = std::chrono::steady_clock::now();
+      while (!stop_ && std::chrono::steady_clock::now() - since <
+                           std::chrono::milliseconds(IntervalMs()->GetInt())) {
+        cv_.wait_for(lk, std::chrono::milliseconds(std::min<int64_t>(IntervalMs()->GetInt(), 100)));
+      }
       if (stop_) break;
       lk.unlock();
       auto n = RunOnce();
@@ -221,15 +345,27 @@ StatusWith<int64_t> Rollups::RunOnce() {
   client.internal = true;
   client.remote = "internal";
   int64_t bins = 0;
-  const int64_t deadline = NowMillis() + kPassBudgetMs;
-  for (const Info& info : infos) {
-    Status st = MaintainOne(info, client, deadline, &bins);
+  // Each rollup gets its own time, and the first one changes from pass to pass: a rollup with a
+  // long backlog (a year to compute) does not hold the others back.
+  for (size_t k = 0; k < infos.size(); ++k) {
+    const Info& info = infos[(first_ + k) % infos.size()];
+    Status st = MaintainOne(info, client, NowMillis() + kPassBudgetMs, &bins);
     std::lock_guard lk(state_mu_);
     State& s = state_[info.uuid];
     s.passes++;
     if (!st.ok()) s.last_error = st.ToString();
   }
+  if (!infos.empty()) first_ = (first_ + 1) % infos.size();
   return bins;
+}
+
+StatusWith<int64_t> Rollups::RecomputableFrom(const Info& info) {
+  // The bins through the last time the source's TTL removed keep the rows computed while they
+  // were whole.
+  auto session = service_->engine->NewSession();
+  HG_ASSIGN_OR_RETURN(std::optional<int64_t> thinned, marks_->ThinnedThrough(*session, info.uuid));
+  if (!thinned) return INT64_MIN;
+  return info.spec.BinStart(*thinned) + info.spec.every_ms;
 }
 
 Status Rollups::MaintainOne(const Info& info, ClientState& client, int64_t deadline_ms,
@@ -247,38 +383,53 @@ Status Rollups::MaintainOne(const Info& info, ClientState& client, int64_t deadl
     HG_RETURN_IF_ERROR(info.source_buckets->read_barrier().Run());
   }
   auto session = service_->engine->NewSession();
-  HG_ASSIGN_OR_RETURN(std::vector<DirtyRange> marks, marks_->List(*session, info.uuid));
+  // What is recomputed below, and so what may be forgotten after.
+  HG_ASSIGN_OR_RETURN(std::vector<DirtyRange> listed, marks_->List(*session, info.uuid));
   const RollupSpec& spec = info.spec;
   std::vector<DirtyRange> all, touched;
-  for (const DirtyRange& m : marks) {
+  for (const DirtyRange& m : listed) {
     all.push_back(Binned(spec, m));
     if (m.seq >= prev) touched.push_back(Binned(spec, m));
   }
   const std::vector<DirtyRange> work = Subtract(timeseries::MergeRanges(std::move(all)),
                                                 timeseries::MergeRanges(std::move(touched)));
+  HG_ASSIGN_OR_RETURN(const int64_t recomputable_from, RecomputableFrom(info));
+  Status first_error = Status::OK();
   for (const DirtyRange& r : work) {
     for (int64_t from = r.from; from < r.to;) {
-      if (NowMillis() >= deadline_ms) return Status::OK();
-      const int64_t to = std::min(r.to, from + kChunkBins * spec.every_ms);
+      if (NowMillis() >= deadline_ms) return first_error;
+      int64_t to = std::min(r.to, from + kChunkBins * spec.every_ms);
+      if (from < recomputable_from && to > recomputable_from) to = recomputable_from;
       int64_t rows = 0;
-      HG_RETURN_IF_ERROR(Recompute(info, client, from, to, &rows));
+      if (from >= recomputable_from) {
+        Status st = Recompute(info, client, from, to, &rows);
+        if (!st.ok()) {
+          // The chunk stays marked and is tried again next pass; the later ones go on.
+          if (first_error.ok()) first_error = st;
+          from = to;
+          continue;
+        }
+      }
       HG_RETURN_IF_ERROR(storage::RetryOnWriteConflict([&]() -> Status {
         auto s = service_->engine->NewSession();
         storage::WriteUnit wu(*s);
         HG_RETURN_IF_ERROR(wu.begin_status());
-        HG_RETURN_IF_ERROR(marks_->Clear(*s, info.uuid, from, to, seq));
-        return wu.Commit();
+        std::vector<DirtyRange> left = listed;
+        HG_RETURN_IF_ERROR(marks_->Clear(*s, info.uuid, from, to, &left));
+        HG_RETURN_IF_ERROR(wu.Commit());
+        listed = std::move(left);
+        return Status::OK();
       }));
       *bins += (to - from) / spec.every_ms;
       std::lock_guard lk(state_mu_);
       State& s = state_[info.uuid];
       s.bins += (to - from) / spec.every_ms;
       s.rows += rows;
-      s.last_error.clear();
+      if (first_error.ok()) s.last_error.clear();
       from = to;
     }
   }
-  return Status::OK();
+  return first_error;
 }
 
 Status Rollups::Recompute(const Info& info, ClientState& client, int64_t from, int64_t to,
@@ -309,6 +460,8 @@ Status Rollups::Recompute(const Info& info, ClientState& client, int64_t from, i
   del.AppendInt32("limit", 0);
   del.Close(d0);
   del.Close(deletes);
+  // Journaled before the marks are forgotten: a crash in between recomputes the bins again.
+  AppendJournaledWriteConcern(del);
   HG_RETURN_IF_ERROR(RunCommandForReply(*service_, client, del.Obj(), db).status());
 
   std::vector<BsonObj> batch;
@@ -319,6 +472,7 @@ Status Rollups::Recompute(const Info& info, ClientState& client, int64_t from, i
     size_t docs = ins.OpenArray("documents");
     for (size_t i = 0; i < batch.size(); ++i) ins.AppendObject(std::to_string(i), batch[i]);
     ins.Close(docs);
+    AppendJournaledWriteConcern(ins);
     HG_ASSIGN_OR_RETURN(BsonObj r, RunCommandForReply(*service_, client, ins.Obj(), db));
     if (r["writeErrors"].type() == BsonType::kArray) {
       return Status(ErrorCode::kInternalError,
@@ -355,13 +509,20 @@ StatusWith<std::vector<DirtyRange>> Rollups::PendingBins(const Info& info) {
   }
   auto session = service_->engine->NewSession();
   HG_ASSIGN_OR_RETURN(auto marks, marks_->List(*session, info.uuid));
+  // Bins the source's TTL thinned keep their rows: not pending.
+  HG_ASSIGN_OR_RETURN(const int64_t recomputable_from, RecomputableFrom(info));
   std::vector<DirtyRange> binned;
-  for (const DirtyRange& m : marks) binned.push_back(Binned(info.spec, m));
+  for (const DirtyRange& m : marks) {
+    DirtyRange b = Binned(info.spec, m);
+    b.from = std::max(b.from, recomputable_from);
+    if (b.from < b.to) binned.push_back(b);
+  }
   return timeseries::MergeRanges(std::move(binned));
 }
 
 StatusWith<std::optional<Rollups::Answer>> Rollups::AnswerFrom(
     const catalog::NamespaceString& source, const BsonObj& stages) {
+  if (!AnswersEnabled()->GetBool()) return std::optional<Answer>();
   HG_ASSIGN_OR_RETURN(std::vector<Info> infos, Discover());
   std::vector<const Info*> candidates;
   for (const Info& info : infos) {
@@ -375,7 +536,7 @@ StatusWith<std::optional<Rollups::Answer>> Rollups::AnswerFrom(
     // Whether the rollup can answer at all, before reading its marks.
     if (!AnswerFromRollup(info->Target(), stages, {})) continue;
     HG_ASSIGN_OR_RETURN(std::vector<DirtyRange> pending, PendingBins(*info));
-    if (pending.size() > kMaxPendingRangesForAnswers) continue;
+    pending = Coalesce(std::move(pending), kMaxPendingRangesForAnswers);
     auto pipeline = AnswerFromRollup(info->Target(), stages, pending);
     if (!pipeline) continue;
     return std::optional<Answer>(

@@ -19,6 +19,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -34,12 +35,17 @@
 
 namespace hourglass::commands {
 
+// IllegalOperation (20) when `nss` is a rollup or its bucket collection: only the server's
+// maintenance writes those.
+Status RefuseRollupWrite(const catalog::Catalog& catalog, const catalog::NamespaceString& nss);
+
 class Rollups {
  public:
   Rollups(ServiceContext* service, std::unique_ptr<timeseries::RollupMarks> marks);
   ~Rollups();
 
-  // Registers hourglassRollupMaintenanceIntervalMS (idempotent).
+  // Registers hourglassRollupMaintenanceIntervalMS and hourglassAnswerAggregatesFromRollups
+  // (default true: AnswerFrom answers nothing when false) (idempotent).
   static void RegisterParameters();
 
   // Reads from the catalog which collections are rollups of which and installs the observers on
@@ -48,6 +54,16 @@ class Rollups {
   Status Refresh();
   // `rollup` was just created: Refresh, then mark every measurement its source already holds.
   Status Created(const catalog::NamespaceString& rollup);
+  // At startup, after Refresh: marks the sources of rollups that a crash left empty and
+  // unmarked, and forgets the marks of rollups that no longer exist.
+  Status Recover();
+  // The rollups (their UUIDs) of database `db` that are `coll` or roll it up (all of the
+  // database's without `coll`): a drop calls it before dropping, then Forget after.
+  StatusWith<std::vector<std::string>> AffectedBy(const std::string& db,
+                                                  const std::optional<std::string>& coll);
+  // Forgets the marks and statistics of the rollups `uuids`: dropped, or whose source was
+  // dropped (changes of measurements that are gone cannot be rolled up).
+  Status Forget(const std::vector<std::string>& uuids);
 
   void Start();
   void Stop();
@@ -56,8 +72,9 @@ class Rollups {
 
   // An aggregate over the time-series collection `source` that one of its rollups answers
   // (rollup_pipelines.h): the rollup with the largest bins that can, the pipeline over it, and
-  // how many ranges of bins it reads from the source because they are pending. Nullopt when no
-  // rollup can (or too many ranges are pending: the source is then read directly).
+  // how many ranges of bins it reads from the source because they are pending (at most 64: the
+  // ranges closest together are read as one). Nullopt when no rollup can, or when
+  // hourglassAnswerAggregatesFromRollups is false.
   struct Answer {
     std::string rollup;
     bson::BsonObj pipeline;
@@ -81,6 +98,10 @@ class Rollups {
     std::string last_error;
   };
   StatusWith<std::vector<Info>> Discover() const;
+  Status MarkSourceExtent(const Info& info);
+  // The first bin after every time the source's TTL removed (INT64_MIN while it removed none):
+  // earlier bins are not recomputed.
+  StatusWith<int64_t> RecomputableFrom(const Info& info);
   // The bins of `info`'s marks, merged, once the source's acknowledged writes are marked.
   StatusWith<std::vector<timeseries::DirtyRange>> PendingBins(const Info& info);
   Status MaintainOne(const Info& info, ClientState& client, int64_t deadline_ms, int64_t* bins);
@@ -91,6 +112,7 @@ class Rollups {
   std::mutex refresh_mu_;
   std::set<std::string> observed_;  // namespaces of the bucket collections observed
   std::mutex run_mu_;               // one RunOnce at a time
+  size_t first_ = 0;                // guarded by run_mu_: which rollup a pass starts with
   std::mutex state_mu_;
   std::map<std::string, State> state_;  // by rollup UUID; guarded by state_mu_
   std::thread thread_;

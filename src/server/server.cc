@@ -279,10 +279,14 @@ int RunServer(int argc, char** argv) {
   service.bucket_catalog = &bucket_catalog;
   timeseries::TtlMonitor ttl_monitor(engine.get(), catalog.get());
   ttl_monitor.Start();
-  rollups.Start();
   service.cursors = &cursors;
   auth::UserStore users(engine.get(), catalog.get());
   service.users = &users;
+  if (Status st = rollups.Recover(); !st.ok()) {
+    LOGW("STORAGE", 8800204, "Rollups not recovered",
+         "{\"error\":" + JsonQuote(st.ToString()) + "}");
+  }
+  rollups.Start();
   if (!parsed.server.auth) {
     Logger::Get().AddStartupWarning(
         "CONTROL", 22120,

@@ -1,7 +1,5 @@
 #include "storage/session.h"
 
-#include <atomic>
-
 namespace hourglass::storage {
 
 std::unique_ptr<Cursor> Session::OpenCursor(std::string_view ident) {
@@ -18,13 +16,8 @@ void Session::OnCommit(std::function<void()> fn) {
   commit_hooks_.push_back(std::move(fn));
 }
 
-uint64_t Session::NewTransactionId() {
-  static std::atomic<uint64_t> next{1};
-  return next.fetch_add(1, std::memory_order_relaxed);
-}
-
 void Session::EndTransactionHooks(bool committed) {
-  transaction_id_ = NewTransactionId();
+  transaction_state_.clear();
   std::vector<std::function<void()>> hooks;
   hooks.swap(commit_hooks_);
   if (!committed) return;

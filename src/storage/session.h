@@ -23,6 +23,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -86,9 +87,9 @@ class Session {
   // the transaction rolls back or fails to commit. Outside a transaction the write that
   // registers it has already committed: `fn` runs at once.
   void OnCommit(std::function<void()> fn);
-  // Names the open transaction (or, outside one, the next), unique among every session of the
-  // process: what a caller keeps per transaction is keyed by it.
-  uint64_t transaction_id() const { return transaction_id_; }
+  // What a caller keeps for the open transaction, under a key of its own (its address): empty
+  // at first, dropped when the transaction ends. Only inside a transaction.
+  std::shared_ptr<void>& TransactionState(const void* owner) { return transaction_state_[owner]; }
 
  protected:
   // For implementations, at the end of every transaction: run the hooks OnCommit registered
@@ -97,8 +98,7 @@ class Session {
 
  private:
   std::vector<std::function<void()>> commit_hooks_;
-  uint64_t transaction_id_ = NewTransactionId();
-  static uint64_t NewTransactionId();
+  std::map<const void*, std::shared_ptr<void>> transaction_state_;
 };
 
 // RAII transaction: Begin() on construction, Rollback() on destruction unless Commit() succeeded.

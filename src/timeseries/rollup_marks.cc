@@ -10,6 +10,15 @@ namespace hourglass::timeseries {
 namespace {
 
 constexpr uint64_t kSignBit = uint64_t{1} << 63;
+constexpr int64_t kMaxMark = int64_t{1} << 60;
+constexpr int64_t kMinMark = -kMaxMark;
+
+// One transaction's marks (Session::TransactionState): its seq, and per rollup its disjoint
+// ranges by start.
+struct TxnMarks {
+  uint64_t seq = 0;
+  std::map<std::string, std::map<int64_t, int64_t>> ranges;
+};
 
 std::string Prefix(const std::string& rollup) {
   std::string k(1, static_cast<char>(rollup.size()));
@@ -52,8 +61,8 @@ bool Decode(std::string_view rest, std::string_view value, DirtyRange* out) {
 }  // namespace
 
 StatusWith<std::unique_ptr<RollupMarks>> RollupMarks::Open(storage::KvEngine* engine) {
-  if (!engine->TableExists(kRollupMarksTable)) {
-    HG_RETURN_IF_ERROR(engine->CreateTable(kRollupMarksTable));
+  for (std::string_view table : {kRollupMarksTable, kRollupThinnedTable}) {
+    if (!engine->TableExists(table)) HG_RETURN_IF_ERROR(engine->CreateTable(table));
   }
   uint64_t max_seq = 0;
   auto session = engine->NewSession();
@@ -72,24 +81,27 @@ StatusWith<std::unique_ptr<RollupMarks>> RollupMarks::Open(storage::KvEngine* en
 }
 
 Status RollupMarks::Mark(storage::Session& s, const std::string& rollup, int64_t from, int64_t to) {
+  from = std::clamp(from, kMinMark, kMaxMark);
+  to = std::clamp(to, kMinMark, kMaxMark);
   if (from >= to) return Status::OK();
   if (!s.InTransaction()) return s.Put(kRollupMarksTable, Key(rollup, NextSeq(), from), Value(to));
-  std::lock_guard lk(mu_);
-  TxnMarks& t = open_[reinterpret_cast<uintptr_t>(&s)];
-  if (t.txn != s.transaction_id()) t = TxnMarks{s.transaction_id(), NextSeq(), {}};
-  auto it = t.ranges.find(rollup);
-  if (it == t.ranges.end()) {
-    HG_RETURN_IF_ERROR(s.Put(kRollupMarksTable, Key(rollup, t.seq, from), Value(to)));
-    t.ranges.emplace(rollup, std::make_pair(from, to));
-    return Status::OK();
+  std::shared_ptr<void>& slot = s.TransactionState(this);
+  if (!slot) slot = std::make_shared<TxnMarks>(TxnMarks{NextSeq(), {}});
+  TxnMarks& t = *static_cast<TxnMarks*>(slot.get());
+  // This transaction's ranges that [from, to) overlaps or touches become one record.
+  std::map<int64_t, int64_t>& ranges = t.ranges[rollup];
+  auto it = ranges.upper_bound(from);
+  if (it != ranges.begin() && std::prev(it)->second >= from) --it;
+  if (it != ranges.end() && it->first <= from && it->second >= to) return Status::OK();
+  int64_t merged_from = from, merged_to = to;
+  while (it != ranges.end() && it->first <= to) {
+    merged_from = std::min(merged_from, it->first);
+    merged_to = std::max(merged_to, it->second);
+    HG_RETURN_IF_ERROR(s.Remove(kRollupMarksTable, Key(rollup, t.seq, it->first)));
+    it = ranges.erase(it);
   }
-  auto [cur_from, cur_to] = it->second;
-  if (from >= cur_from && to <= cur_to) return Status::OK();
-  const int64_t new_from = std::min(from, cur_from), new_to = std::max(to, cur_to);
-  if (new_from != cur_from)
-    HG_RETURN_IF_ERROR(s.Remove(kRollupMarksTable, Key(rollup, t.seq, cur_from)));
-  HG_RETURN_IF_ERROR(s.Put(kRollupMarksTable, Key(rollup, t.seq, new_from), Value(new_to)));
-  it->second = {new_from, new_to};
+  HG_RETURN_IF_ERROR(s.Put(kRollupMarksTable, Key(rollup, t.seq, merged_from), Value(merged_to)));
+  ranges.emplace(merged_from, merged_to);
   return Status::OK();
 }
 
@@ -114,19 +126,28 @@ StatusWith<std::vector<DirtyRange>> RollupMarks::List(storage::Session& s,
 }
 
 Status RollupMarks::Clear(storage::Session& s, const std::string& rollup, int64_t from, int64_t to,
-                          uint64_t below) {
-  HG_ASSIGN_OR_RETURN(auto marks, List(s, rollup));
-  for (const DirtyRange& m : marks) {
-    if (m.seq >= below || m.to <= from || m.from >= to) continue;
+                          std::vector<DirtyRange>* listed) {
+  std::vector<DirtyRange> kept;
+  for (const DirtyRange& m : *listed) {
+    if (m.to <= from || m.from >= to) {
+      kept.push_back(m);
+      continue;
+    }
     const std::string key = Key(rollup, m.seq, m.from);
+    HG_ASSIGN_OR_RETURN(auto stored, s.Get(kRollupMarksTable, key));
+    if (!stored || *stored != Value(m.to)) continue;  // changed since it was listed
     if (m.from < from) {
       HG_RETURN_IF_ERROR(s.Put(kRollupMarksTable, key, Value(from)));
+      kept.push_back({m.from, from, m.seq});
     } else {
       HG_RETURN_IF_ERROR(s.Remove(kRollupMarksTable, key));
     }
-    if (m.to > to)
+    if (m.to > to) {
       HG_RETURN_IF_ERROR(s.Put(kRollupMarksTable, Key(rollup, m.seq, to), Value(m.to)));
+      kept.push_back({to, m.to, m.seq});
+    }
   }
+  *listed = std::move(kept);
   return Status::OK();
 }
 
@@ -135,7 +156,38 @@ Status RollupMarks::DropAll(storage::Session& s, const std::string& rollup) {
   for (const DirtyRange& m : marks) {
     HG_RETURN_IF_ERROR(s.Remove(kRollupMarksTable, Key(rollup, m.seq, m.from)));
   }
-  return Status::OK();
+  Status st = s.Remove(kRollupThinnedTable, Prefix(rollup));
+  return st.code() == ErrorCode::kNoSuchKey ? Status::OK() : st;
+}
+
+Status RollupMarks::MarkThinned(storage::Session& s, const std::string& rollup, int64_t through) {
+  HG_ASSIGN_OR_RETURN(std::optional<int64_t> now, ThinnedThrough(s, rollup));
+  if (now && *now >= through) return Status::OK();
+  return s.Put(kRollupThinnedTable, Prefix(rollup), Value(through));
+}
+
+StatusWith<std::optional<int64_t>> RollupMarks::ThinnedThrough(storage::Session& s,
+                                                               const std::string& rollup) const {
+  HG_ASSIGN_OR_RETURN(auto value, s.Get(kRollupThinnedTable, Prefix(rollup)));
+  if (!value || value->size() != 8) return std::optional<int64_t>();
+  return std::optional<int64_t>(static_cast<int64_t>(LoadLe(value->data(), 8)));
+}
+
+StatusWith<std::vector<std::string>> RollupMarks::MarkedRollups(storage::Session& s) const {
+  std::vector<std::string> out;
+  HG_ASSIGN_OR_RETURN(auto cursor, s.OpenCursorOrError(kRollupMarksTable));
+  HG_ASSIGN_OR_RETURN(bool more, cursor->SeekFirst());
+  while (more) {
+    std::string_view k = cursor->key();
+    const size_t len = static_cast<uint8_t>(k[0]);
+    if (k.size() < 1 + len) break;
+    out.emplace_back(k.substr(1, len));
+    // The next rollup's marks start after every key with this prefix.
+    std::string next(k.substr(0, 1 + len));
+    next.append(17, '\xff');
+    HG_ASSIGN_OR_RETURN(more, cursor->Seek(next));
+  }
+  return out;
 }
 
 std::vector<DirtyRange> MergeRanges(std::vector<DirtyRange> ranges) {
@@ -154,7 +206,8 @@ std::vector<DirtyRange> MergeRanges(std::vector<DirtyRange> ranges) {
   return out;
 }
 
-Status RollupSourceObserver::OnWrite(storage::Session& s, int64_t rid, const bson::BsonObj* doc) {
+Status RollupSourceObserver::OnWrite(storage::Session& s, int64_t rid, const bson::BsonObj* doc,
+                                     bool expired) {
   int64_t from = 0, to = 0;
   bool known = false;
   if (doc != nullptr && (*doc)["control"].type() == bson::BsonType::kObject) {
@@ -178,7 +231,9 @@ Status RollupSourceObserver::OnWrite(storage::Session& s, int64_t rid, const bso
     from = int64_t{static_cast<int32_t>(storage::ClusteredRecordIdSeconds(rid))} * 1000;
     to = from + max_span_ms_;
   }
-  for (const std::string& r : rollups_) HG_RETURN_IF_ERROR(marks_->Mark(s, r, from, to));
+  for (const std::string& r : rollups_) {
+    HG_RETURN_IF_ERROR(expired ? marks_->MarkThinned(s, r, to - 1) : marks_->Mark(s, r, from, to));
+  }
   return Status::OK();
 }
 

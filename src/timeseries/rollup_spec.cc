@@ -117,7 +117,8 @@ int64_t RollupSpec::BinStart(int64_t millis) const {
   __int128 off = static_cast<__int128>(millis) - kBinReferenceMs;
   __int128 q = off / every_ms;
   if (off % every_ms < 0) --q;
-  return static_cast<int64_t>(q * every_ms + kBinReferenceMs);
+  // Dates within a bin of the smallest Date: the smallest Date (not a bin start).
+  return static_cast<int64_t>(std::max<__int128>(q * every_ms + kBinReferenceMs, INT64_MIN));
 }
 
 BsonObj RollupSpec::ToBson() const {

@@ -47,7 +47,8 @@ struct RollupSpec {
   // The statistics a row holds for a field asked `asked` (avg adds sum and count).
   static std::vector<RollupStat> Stored(const std::vector<RollupStat>& asked);
 
-  // The start of the bin holding `millis` (floor, also before 1970).
+  // The start of the bin holding `millis` (floor, also before 1970; INT64_MIN when that start
+  // is not a Date).
   int64_t BinStart(int64_t millis) const;
   // What the catalog stores and listCollections shows: {source, every, [groupBy], fields}.
   bson::BsonObj ToBson() const;

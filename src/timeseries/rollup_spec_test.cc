@@ -79,7 +79,9 @@ TEST(RollupSpecTest, BinsAlignAsDateTruncDoes) {
   EXPECT_EQ(hour.BinStart(3'600'000), 3'600'000);
   EXPECT_EQ(hour.BinStart(3'599'999), 0);
   EXPECT_EQ(hour.BinStart(-1), -3'600'000);  // floor before 1970
-  EXPECT_EQ(hour.BinStart(INT64_MIN + 5), hour.BinStart(INT64_MIN + 5));
+  // Near the smallest Date the bin start is no Date: the smallest one stands for it.
+  EXPECT_EQ(hour.BinStart(INT64_MIN + 5), INT64_MIN);
+  EXPECT_EQ(hour.BinStart(INT64_MAX), INT64_MAX - (INT64_MAX - 946'684'800'000) % 3'600'000);
   // Several days: from 2000-01-01T00:00:00Z, as $dateTrunc {unit: "day", binSize: 7}.
   RollupSpec week = Parse("{source: 'cpu', every: '7d', fields: {u: ['avg']}}").value();
   const int64_t y2000 = 946'684'800'000;
@@ -198,12 +200,22 @@ TEST_F(RollupMarksTest, MarksOfOneTransactionMergeIntoOneRecord) {
   EXPECT_EQ(a[1].from, -500);
 }
 
-TEST_F(RollupMarksTest, ClearForgetsOnlyOlderMarksInsideTheRange) {
+TEST_F(RollupMarksTest, ClearForgetsOnlyTheListedMarksInsideTheRange) {
   auto s = engine_->NewSession();
   ASSERT_TRUE(marks_->Mark(*s, "a", 0, 1000).ok());
-  const uint64_t cut = marks_->NextSeq();
-  ASSERT_TRUE(marks_->Mark(*s, "a", 400, 500).ok());  // after the cut: stays
-  ASSERT_TRUE(marks_->Clear(*s, "a", 300, 600, cut).ok());
+  std::vector<DirtyRange> listed = List("a");
+  // Committed after the List, with an older seq than what may come: stays.
+  auto t = engine_->NewSession();
+  ASSERT_TRUE(t->Begin().ok());
+  ASSERT_TRUE(marks_->Mark(*t, "a", 400, 500).ok());
+  ASSERT_TRUE(t->Commit().ok());
+  ASSERT_TRUE(marks_->Clear(*s, "a", 300, 600, &listed).ok());
+  // `listed` now holds what is left of the listed marks.
+  ASSERT_EQ(listed.size(), 2u);
+  EXPECT_EQ(listed[0].from, 0);
+  EXPECT_EQ(listed[0].to, 300);
+  EXPECT_EQ(listed[1].from, 600);
+  EXPECT_EQ(listed[1].to, 1000);
   auto left = MergeRanges(List("a"));
   ASSERT_EQ(left.size(), 3u);
   EXPECT_EQ(left[0].from, 0);
@@ -212,8 +224,36 @@ TEST_F(RollupMarksTest, ClearForgetsOnlyOlderMarksInsideTheRange) {
   EXPECT_EQ(left[1].to, 500);
   EXPECT_EQ(left[2].from, 600);
   EXPECT_EQ(left[2].to, 1000);
+  // A second chunk clears the rest of the listed mark.
+  ASSERT_TRUE(marks_->Clear(*s, "a", 600, 2000, &listed).ok());
+  EXPECT_EQ(MergeRanges(List("a")).back().to, 500);
+  auto rollups = marks_->MarkedRollups(*s);
+  ASSERT_TRUE(rollups.ok());
+  EXPECT_EQ(rollups.value(), std::vector<std::string>{"a"});
   ASSERT_TRUE(marks_->DropAll(*s, "a").ok());
   EXPECT_TRUE(List("a").empty());
+}
+
+TEST_F(RollupMarksTest, OneTransactionKeepsDisjointRangesApart) {
+  auto s = engine_->NewSession();
+  storage::WriteUnit wu(*s);
+  ASSERT_TRUE(marks_->Mark(*s, "a", 0, 10).ok());
+  ASSERT_TRUE(marks_->Mark(*s, "a", 100, 110).ok());  // a lagging series: apart
+  ASSERT_TRUE(marks_->Mark(*s, "a", 10, 20).ok());    // touches the first
+  ASSERT_TRUE(marks_->Mark(*s, "a", 5, 105).ok());    // joins them all
+  ASSERT_TRUE(marks_->Mark(*s, "a", 200, 210).ok());
+  ASSERT_TRUE(marks_->Mark(*s, "b", INT64_MIN, INT64_MAX).ok());  // clamped
+  ASSERT_TRUE(wu.Commit().ok());
+  auto a = List("a");
+  ASSERT_EQ(a.size(), 2u);
+  EXPECT_EQ(a[0].from, 0);
+  EXPECT_EQ(a[0].to, 110);
+  EXPECT_EQ(a[1].from, 200);
+  EXPECT_EQ(a[0].seq, a[1].seq);
+  auto b = List("b");
+  ASSERT_EQ(b.size(), 1u);
+  EXPECT_EQ(b[0].from, -(int64_t{1} << 60));
+  EXPECT_EQ(b[0].to, int64_t{1} << 60);
 }
 
 TEST_F(RollupMarksTest, SeqsStayAboveTheStoredOnesAfterReopening) {
