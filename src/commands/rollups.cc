@@ -52,22 +52,6 @@ constexpr int64_t kChunkBins = 744;
 constexpr int64_t kPassBudgetMs = 2000;
 constexpr size_t kInsertBatch = 1000;
 
-// `ranges` minus `cut`, both sorted and disjoint.
-std::vector<DirtyRange> Subtract(const std::vector<DirtyRange>& ranges,
-                                 const std::vector<DirtyRange>& cut) {
-  std::vector<DirtyRange> out;
-  for (DirtyRange r : ranges) {
-    for (const DirtyRange& c : cut) {
-      if (c.to <= r.from || c.from >= r.to) continue;
-      if (c.from > r.from) out.push_back({r.from, c.from, r.seq});
-      r.from = c.to;
-      if (r.from >= r.to) break;
-    }
-    if (r.from < r.to) out.push_back(r);
-  }
-  return out;
-}
-
 void AppendJournaledWriteConcern(BsonBuilder& cmd) {
   size_t wc = cmd.OpenObject("writeConcern");
   cmd.AppendBool("j", true);
@@ -82,31 +66,6 @@ DirtyRange Binned(const RollupSpec& spec, const DirtyRange& m) {
 // An aggregate answered from a rollup reads at most this many ranges of pending bins from the
 // source (each is a clause of its filters).
 constexpr size_t kMaxPendingRangesForAnswers = 64;
-
-// `ranges` (sorted, disjoint) joined across their smallest gaps until at most `max` are left:
-// the bins in a joined gap are read from the source too, which answers them as well.
-std::vector<DirtyRange> Coalesce(std::vector<DirtyRange> ranges, size_t max) {
-  if (ranges.size() <= max) return ranges;
-  std::vector<int64_t> gaps;
-  for (size_t i = 1; i < ranges.size(); ++i) gaps.push_back(ranges[i].from - ranges[i - 1].to);
-  std::vector<int64_t> sorted = gaps;
-  const size_t joins = ranges.size() - max;
-  std::nth_element(sorted.begin(), sorted.begin() + (joins - 1), sorted.end());
-  const int64_t widest = sorted[joins - 1];  // join gaps up to this wide...
-  size_t at_widest = static_cast<size_t>(std::count(sorted.begin(), sorted.begin() + joins, widest));
-  std::vector<DirtyRange> out{ranges[0]};
-  for (size_t i = 1; i < ranges.size(); ++i) {
-    const int64_t gap = gaps[i - 1];
-    // ...and of the gaps exactly that wide, only as many as were counted among the smallest.
-    if (gap < widest || (gap == widest && at_widest > 0)) {
-      if (gap == widest) --at_widest;
-      out.back().to = ranges[i].to;
-    } else {
-      out.push_back(ranges[i]);
-    }
-  }
-  return out;
-}
 
 }  // namespace
 
@@ -186,8 +145,14 @@ Status Rollups::Refresh() {
   std::lock_guard lk(refresh_mu_);
   HG_ASSIGN_OR_RETURN(std::vector<Info> infos, Discover());
   std::map<std::string, std::vector<const Info*>> by_source;  // by bucket namespace
+  std::set<std::string> sources;
   for (const Info& i : infos) {
     if (i.source_buckets) by_source[i.source_buckets->ns()].push_back(&i);
+    sources.insert(i.source.ns());
+  }
+  {
+    std::lock_guard lk(sources_mu_);
+    sources_ = std::move(sources);
   }
   for (const std::string& ns : observed_) {
     if (by_source.contains(ns)) continue;
@@ -391,8 +356,8 @@ Status Rollups::MaintainOne(const Info& info, ClientState& client, int64_t deadl
     all.push_back(Binned(spec, m));
     if (m.seq >= prev) touched.push_back(Binned(spec, m));
   }
-  const std::vector<DirtyRange> work = Subtract(timeseries::MergeRanges(std::move(all)),
-                                                timeseries::MergeRanges(std::move(touched)));
+  const std::vector<DirtyRange> work = timeseries::SubtractRanges(
+      timeseries::MergeRanges(std::move(all)), timeseries::MergeRanges(std::move(touched)));
   HG_ASSIGN_OR_RETURN(const int64_t recomputable_from, RecomputableFrom(info));
   Status first_error = Status::OK();
   for (const DirtyRange& r : work) {
@@ -523,6 +488,11 @@ StatusWith<std::vector<DirtyRange>> Rollups::PendingBins(const Info& info) {
 StatusWith<std::optional<Rollups::Answer>> Rollups::AnswerFrom(
     const catalog::NamespaceString& source, const BsonObj& stages) {
   if (!AnswersEnabled()->GetBool()) return std::optional<Answer>();
+  {
+    // Most aggregates are of collections nothing rolls up: no catalog walk for them.
+    std::lock_guard lk(sources_mu_);
+    if (!sources_.contains(source.ns())) return std::optional<Answer>();
+  }
   HG_ASSIGN_OR_RETURN(std::vector<Info> infos, Discover());
   std::vector<const Info*> candidates;
   for (const Info& info : infos) {
@@ -536,7 +506,7 @@ StatusWith<std::optional<Rollups::Answer>> Rollups::AnswerFrom(
     // Whether the rollup can answer at all, before reading its marks.
     if (!AnswerFromRollup(info->Target(), stages, {})) continue;
     HG_ASSIGN_OR_RETURN(std::vector<DirtyRange> pending, PendingBins(*info));
-    pending = Coalesce(std::move(pending), kMaxPendingRangesForAnswers);
+    pending = timeseries::CoalesceRanges(std::move(pending), kMaxPendingRangesForAnswers);
     auto pipeline = AnswerFromRollup(info->Target(), stages, pending);
     if (!pipeline) continue;
     return std::optional<Answer>(

@@ -111,8 +111,10 @@ class Rollups {
   std::unique_ptr<timeseries::RollupMarks> marks_;
   std::mutex refresh_mu_;
   std::set<std::string> observed_;  // namespaces of the bucket collections observed
-  std::mutex run_mu_;               // one RunOnce at a time
-  size_t first_ = 0;                // guarded by run_mu_: which rollup a pass starts with
+  std::mutex sources_mu_;
+  std::set<std::string> sources_;  // namespaces rolled up, as of the last Refresh
+  std::mutex run_mu_;              // one RunOnce at a time
+  size_t first_ = 0;               // guarded by run_mu_: which rollup a pass starts with
   std::mutex state_mu_;
   std::map<std::string, State> state_;  // by rollup UUID; guarded by state_mu_
   std::thread thread_;

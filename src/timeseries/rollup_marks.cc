@@ -206,6 +206,46 @@ std::vector<DirtyRange> MergeRanges(std::vector<DirtyRange> ranges) {
   return out;
 }
 
+std::vector<DirtyRange> SubtractRanges(const std::vector<DirtyRange>& ranges,
+                                       const std::vector<DirtyRange>& cut) {
+  std::vector<DirtyRange> out;
+  for (DirtyRange r : ranges) {
+    for (const DirtyRange& c : cut) {
+      if (c.to <= r.from || c.from >= r.to) continue;
+      if (c.from > r.from) out.push_back({r.from, c.from, r.seq});
+      r.from = c.to;
+      if (r.from >= r.to) break;
+    }
+    if (r.from < r.to) out.push_back(r);
+  }
+  return out;
+}
+
+std::vector<DirtyRange> CoalesceRanges(std::vector<DirtyRange> ranges, size_t max) {
+  max = std::max<size_t>(max, 1);
+  if (ranges.size() <= max) return ranges;
+  std::vector<int64_t> gaps;
+  for (size_t i = 1; i < ranges.size(); ++i) gaps.push_back(ranges[i].from - ranges[i - 1].to);
+  std::vector<int64_t> sorted = gaps;
+  const size_t joins = ranges.size() - max;
+  std::nth_element(sorted.begin(), sorted.begin() + (joins - 1), sorted.end());
+  const int64_t widest = sorted[joins - 1];  // join gaps up to this wide...
+  size_t at_widest =
+      static_cast<size_t>(std::count(sorted.begin(), sorted.begin() + joins, widest));
+  std::vector<DirtyRange> out{ranges[0]};
+  for (size_t i = 1; i < ranges.size(); ++i) {
+    const int64_t gap = gaps[i - 1];
+    // ...and of the gaps exactly that wide, only as many as were counted among the smallest.
+    if (gap < widest || (gap == widest && at_widest > 0)) {
+      if (gap == widest) --at_widest;
+      out.back().to = ranges[i].to;
+    } else {
+      out.push_back(ranges[i]);
+    }
+  }
+  return out;
+}
+
 Status RollupSourceObserver::OnWrite(storage::Session& s, int64_t rid, const bson::BsonObj* doc,
                                      bool expired) {
   int64_t from = 0, to = 0;

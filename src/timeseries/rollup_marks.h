@@ -81,6 +81,12 @@ class RollupMarks {
 
 // The union of `ranges` as disjoint sorted [from, to) ranges (seq: the largest merged).
 std::vector<DirtyRange> MergeRanges(std::vector<DirtyRange> ranges);
+// `ranges` minus `cut`, both sorted and disjoint (pieces keep their seq).
+std::vector<DirtyRange> SubtractRanges(const std::vector<DirtyRange>& ranges,
+                                       const std::vector<DirtyRange>& cut);
+// `ranges` (sorted, disjoint) joined across their smallest gaps until at most `max` (>= 1) are
+// left.
+std::vector<DirtyRange> CoalesceRanges(std::vector<DirtyRange> ranges, size_t max);
 
 // Installed on a rollup source's bucket collection: marks, for each of its rollups, the time
 // range of every bucket a write changes (control.min/max of the time field; for a bucket without

@@ -277,5 +277,43 @@ TEST(MergeRangesTest, MergesOverlappingAndTouchingRanges) {
   EXPECT_EQ(merged[1].seq, 4u);
 }
 
+TEST(SubtractRangesTest, CutsPiecesOutOfEachRange) {
+  auto left = SubtractRanges({{0, 100, 1}, {200, 300, 2}, {400, 500, 3}},
+                             {{-10, 10, 0}, {50, 60, 0}, {90, 210, 0}, {450, 600, 0}});
+  ASSERT_EQ(left.size(), 4u);
+  EXPECT_EQ(left[0].from, 10);
+  EXPECT_EQ(left[0].to, 50);
+  EXPECT_EQ(left[1].from, 60);
+  EXPECT_EQ(left[1].to, 90);
+  EXPECT_EQ(left[2].from, 210);
+  EXPECT_EQ(left[2].to, 300);
+  EXPECT_EQ(left[2].seq, 2u);
+  EXPECT_EQ(left[3].from, 400);
+  EXPECT_EQ(left[3].to, 450);
+  EXPECT_TRUE(SubtractRanges({{0, 10, 1}}, {{0, 10, 0}}).empty());
+  EXPECT_EQ(SubtractRanges({{0, 10, 1}}, {}).size(), 1u);
+}
+
+TEST(CoalesceRangesTest, JoinsTheSmallestGapsFirst) {
+  // Gaps: 10, 5, 30, 5.
+  std::vector<DirtyRange> r = {{0, 10, 1}, {20, 30, 1}, {35, 40, 1}, {70, 80, 1}, {85, 90, 1}};
+  EXPECT_EQ(CoalesceRanges(r, 5).size(), 5u);
+  auto three = CoalesceRanges(r, 3);  // the two gaps of 5
+  ASSERT_EQ(three.size(), 3u);
+  EXPECT_EQ(three[0].to, 10);
+  EXPECT_EQ(three[1].from, 20);
+  EXPECT_EQ(three[1].to, 40);
+  EXPECT_EQ(three[2].from, 70);
+  EXPECT_EQ(three[2].to, 90);
+  auto four = CoalesceRanges(r, 4);  // one of the two gaps of 5: the first
+  ASSERT_EQ(four.size(), 4u);
+  EXPECT_EQ(four[1].to, 40);
+  EXPECT_EQ(four[3].from, 85);
+  auto one = CoalesceRanges(r, 0);  // at least one
+  ASSERT_EQ(one.size(), 1u);
+  EXPECT_EQ(one[0].from, 0);
+  EXPECT_EQ(one[0].to, 90);
+}
+
 }  // namespace
 }  // namespace hourglass::timeseries

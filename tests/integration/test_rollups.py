@@ -692,3 +692,25 @@ def test_a_dropped_source_leaves_its_pending_changes_behind(db):
     # The first hour kept its row (the change pending at the drop is gone with the source).
     assert sorted((r["time"], r["u"]["max"]) for r in rollup.find()) == [(T0, 1.0),
                                                                          (T0 + HOUR, 2.0)]
+
+
+def test_merge_into_an_on_demand_view_still_works(answering):
+    """MongoDB's way to keep aggregates by hand: $group then $merge into a regular collection."""
+    db, docs = answering
+    pipeline = [{"$group": {"_id": {"h": "$tags.host",
+                                    "d": {"$dateTrunc": {"date": "$time", "unit": "day"}}},
+                            "a": {"$avg": "$u"}, "hi": {"$max": "$u"}}},
+                {"$merge": {"into": "daily", "whenMatched": "replace"}}]
+    assert answered_by(db, "cpu", pipeline) is not None  # the $group comes from the rollup
+    list(db.cpu.aggregate(pipeline))
+    raw = {(r["_id"]["h"], r["_id"]["d"]): r
+           for r in db.cpu.aggregate(with_raw_match(pipeline[:1]))}
+    merged = list(db.daily.find())
+    assert len(merged) == len(raw)
+    for m in merged:
+        r = raw[(m["_id"]["h"], m["_id"]["d"])]
+        assert close(m["a"], r["a"]) and m["hi"] == r["hi"]
+    # Again after late data: the view is refreshed the same way.
+    db.cpu.insert_one({"time": T0 + 2 * HOUR, "tags": {"host": "h0", "dc": "eu"}, "u": 1e9})
+    list(db.cpu.aggregate(pipeline))
+    assert db.daily.find_one({"_id.h": "h0", "_id.d": T0})["hi"] == 1e9
