@@ -714,3 +714,39 @@ def test_merge_into_an_on_demand_view_still_works(answering):
     db.cpu.insert_one({"time": T0 + 2 * HOUR, "tags": {"host": "h0", "dc": "eu"}, "u": 1e9})
     list(db.cpu.aggregate(pipeline))
     assert db.daily.find_one({"_id.h": "h0", "_id.d": T0})["hi"] == 1e9
+
+
+@pytest.mark.parametrize("name, value, code", [
+    ("hourglassRollupMaintenanceIntervalMS", 5, 2),
+    ("hourglassRollupMaintenanceIntervalMS", -1, 2),
+    ("hourglassRollupMaintenanceIntervalMS", "fast", 2),
+    ("hourglassAnswerAggregatesFromRollups", "yes", 2),
+])
+def test_rollup_parameters_refuse_bad_values(db, name, value, code):
+    admin = db.client.admin
+    before = admin.command("getParameter", 1, **{name: 1})[name]
+    got, _, msg = command_error(admin, SON([("setParameter", 1), (name, value)]))
+    assert got == code, msg
+    assert admin.command("getParameter", 1, **{name: 1})[name] == before
+
+
+def test_answers_can_be_turned_off(answering):
+    db, _ = answering
+    admin = db.client.admin
+    pipeline = ANSWERED[0]
+    admin.command("setParameter", 1, hourglassAnswerAggregatesFromRollups=False)
+    try:
+        assert answered_by(db, "cpu", pipeline) is None
+        off = list(db.cpu.aggregate(pipeline))
+    finally:
+        admin.command("setParameter", 1, hourglassAnswerAggregatesFromRollups=True)
+    assert answered_by(db, "cpu", pipeline) is not None
+    same_results(list(db.cpu.aggregate(pipeline)), off)
+
+
+def test_a_bad_startup_interval_stops_the_server(fresh_server):
+    s = fresh_server.new(extra_args=["--setParameter", "hourglassRollupMaintenanceIntervalMS=1"],
+                         start=False)
+    with pytest.raises(RuntimeError) as e:
+        s.start()
+    assert "hourglassRollupMaintenanceIntervalMS" in str(e.value)
