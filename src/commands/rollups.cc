@@ -186,12 +186,7 @@ Status Rollups::MarkSourceExtent(const Info& info) {
     for (;;) {
       HG_ASSIGN_OR_RETURN(bool found, cursor.Next());
       if (!found) return Status::OK();
-      BsonObj doc = cursor.doc();
-      BsonElement control = doc["control"];
-      BsonElement min =
-          control.type() == BsonType::kObject && control.Obj()["min"].type() == BsonType::kObject
-              ? control.Obj()["min"].Obj()[info.source_options.time_field]
-              : BsonElement();
+      BsonElement min = cursor.doc().GetPath("control.min." + info.source_options.time_field);
       if (min.type() == BsonType::kDate) {
         const int64_t t = min.DateMillis();
         from = from ? std::min(*from, t) : t;

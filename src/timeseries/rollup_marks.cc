@@ -250,14 +250,9 @@ Status RollupSourceObserver::OnWrite(storage::Session& s, int64_t rid, const bso
                                      bool expired) {
   int64_t from = 0, to = 0;
   bool known = false;
-  if (doc != nullptr && (*doc)["control"].type() == bson::BsonType::kObject) {
-    bson::BsonObj control = (*doc)["control"].Obj();
-    bson::BsonElement lo = control["min"].type() == bson::BsonType::kObject
-                               ? control["min"].Obj()[time_field_]
-                               : bson::BsonElement();
-    bson::BsonElement hi = control["max"].type() == bson::BsonType::kObject
-                               ? control["max"].Obj()[time_field_]
-                               : bson::BsonElement();
+  if (doc != nullptr) {
+    bson::BsonElement lo = doc->GetPath("control.min." + time_field_);
+    bson::BsonElement hi = doc->GetPath("control.max." + time_field_);
     if (lo.type() == bson::BsonType::kDate && hi.type() == bson::BsonType::kDate &&
         lo.DateMillis() <= hi.DateMillis() && hi.DateMillis() < INT64_MAX) {
       from = lo.DateMillis();
