@@ -3,8 +3,8 @@
 # >= 100x). Expects `make release`.
 # A release hourglassd on a fresh dbpath; `ts_bench load --hosts H --hours HOURS` (TSBS cpu-only,
 # 10 s interval); the rollup tsbench.cpu_1h of usage_user (avg, min, max) created over the
-# loaded data and waited for (its backfill time is printed); the server restarted; then
-# bench/rollup_queries.py (RUNS timed queries each).
+# loaded data and waited for (its backfill time is printed); bench/rollup_queries.py (RUNS timed
+# queries each) on the data just written, then again after a restart.
 #
 #   RUNS=20 bench/rollup_run.sh [H=10] [HOURS=8784]
 set -euo pipefail
@@ -32,6 +32,9 @@ while db.command("collStats", "cpu_1h")["timeseries"]["rollup"]["pendingRanges"]
 st = db.command("collStats", "cpu_1h")["timeseries"]["rollup"]
 print("RESULT backfill seconds=%.1f rows=%d" % (time.perf_counter() - t, st["rowsWritten"]))
 PY
+echo "just written:"
+/usr/bin/python3 bench/rollup_queries.py "$port" --runs "$runs" --hosts "$hosts"
 stop_server
 start_server
+echo "restarted:"
 /usr/bin/python3 bench/rollup_queries.py "$port" --runs "$runs" --hosts "$hosts"
