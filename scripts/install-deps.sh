@@ -9,7 +9,7 @@ PACKAGES=(
   libsnappy-dev zlib1g-dev libzstd-dev libpcre2-dev libyaml-cpp-dev libcli11-dev libicu-dev libs2-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libhowardhinnant-date-dev tzdata libintelrdfpmath-dev libgoogle-perftools-dev
-  libmicrohttpd-dev libprotobuf-dev protobuf-compiler
+  libmicrohttpd-dev libprotobuf-dev protobuf-compiler libraft-dev libuv1-dev
   python3 python3-pytest python3-pymongo python3-prometheus-client python3-snappy
   python3-influxdb nodejs npm
 )

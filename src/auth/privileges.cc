@@ -80,12 +80,13 @@ void AddDbAdmin(std::vector<Privilege>& out, const ResourcePattern& on,
 }
 
 std::vector<Privilege> ClusterMonitor() {
-  return {{Cluster(),
-           Actions({A::kCheckFreeMonitoringStatus, A::kConnPoolStats, A::kGetCmdLineOpts,
-                    A::kGetDefaultRWConcern, A::kGetLog, A::kGetParameter, A::kHostInfo, A::kInprog,
-                    A::kListDatabases, A::kListSessions, A::kServerStatus, A::kTop, A::kUseUUID})},
-          {AnyNormal(), Actions({A::kCollStats, A::kDbStats, A::kIndexStats})},
-          {AnyBuckets(), Actions({A::kCollStats})}};
+  return {
+      {Cluster(), Actions({A::kCheckFreeMonitoringStatus, A::kConnPoolStats, A::kGetCmdLineOpts,
+                           A::kGetDefaultRWConcern, A::kGetLog, A::kGetParameter, A::kHostInfo,
+                           A::kInprog, A::kListDatabases, A::kListSessions, A::kReplSetGetConfig,
+                           A::kReplSetGetStatus, A::kServerStatus, A::kTop, A::kUseUUID})},
+      {AnyNormal(), Actions({A::kCollStats, A::kDbStats, A::kIndexStats})},
+      {AnyBuckets(), Actions({A::kCollStats})}};
 }
 
 std::vector<Privilege> HostManager() {
@@ -95,7 +96,8 @@ std::vector<Privilege> HostManager() {
 }
 
 std::vector<Privilege> ClusterManager() {
-  return {{Cluster(), Actions({A::kGetDefaultRWConcern, A::kListSessions,
+  return {{Cluster(), Actions({A::kGetDefaultRWConcern, A::kListSessions, A::kReplSetConfigure,
+                               A::kReplSetGetConfig, A::kReplSetGetStatus, A::kReplSetStateChange,
                                A::kSetFeatureCompatibilityVersion})}};
 }
 

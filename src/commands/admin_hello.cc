@@ -10,6 +10,8 @@
 #include "commands/auth_commands.h"
 #include "commands/command_factories.h"
 #include "commands/command_util.h"
+#include "commands/replication_checks.h"
+#include "repl/replication_coordinator.h"
 
 namespace hourglass::commands {
 
@@ -59,6 +61,12 @@ void LogClientMetadata(const CommandContext& ctx, const BsonObj& metadata) {
   LOGI("NETWORK", 51800, "client metadata", attr.Obj().ToJson());
 }
 
+// The topology's change counter: a replica set member's, or 0 for a standalone's, which never
+// changes.
+int64_t TopologyCounter(const CommandContext& ctx) {
+  return ctx.service.repl == nullptr ? 0 : ctx.service.repl->View().topology_counter;
+}
+
 // An awaitable hello (SDAM streaming protocol): when the client already knows our current
 // topologyVersion, the reply is held back until the topology changes or maxAwaitTimeMS passes.
 // A standalone's topology never changes, so this simply waits, waking early at shutdown.
@@ -86,12 +94,19 @@ Status MaybeAwaitTopologyChange(const CommandContext& ctx, std::string_view cmd_
   }
   // A different process id means the client saw an earlier incarnation: answer at once.
   if (!(pid.Oid() == ctx.service.process_id)) return Status::OK();
-  if (counter.NumberLong() > 0) {
+  const int64_t current = TopologyCounter(ctx);
+  if (counter.NumberLong() > current) {
     return Status(ErrorCode::kBadValue,
                   "Received a topology version with the same process ID and a higher counter "
                   "than the server's");
   }
+  // A client behind on the topology hears the news at once.
+  if (counter.NumberLong() < current) return Status::OK();
   auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(*max_await);
+  if (ctx.service.repl != nullptr) {
+    ctx.service.repl->AwaitTopologyChange(current, deadline, ctx.service.shutting_down);
+    return Status::OK();
+  }
   while (!ctx.service.shutting_down.load() && std::chrono::steady_clock::now() < deadline) {
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
         deadline - std::chrono::steady_clock::now());
@@ -123,11 +138,12 @@ Status RunHello(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& reply) {
   }
 
   if (hello_ok) reply.AppendBool("helloOk", true);
-  reply.AppendBool(legacy ? "ismaster" : "isWritablePrimary", true);
-  size_t tv = reply.OpenObject("topologyVersion");
-  reply.AppendObjectId("processId", ctx.service.process_id);
-  reply.AppendInt64("counter", 0);
-  reply.Close(tv);
+  if (ctx.service.repl != nullptr) {
+    AppendReplicaSetHello(ctx, legacy, reply);
+  } else {
+    reply.AppendBool(legacy ? "ismaster" : "isWritablePrimary", true);
+    AppendTopologyVersion(ctx, 0, reply);
+  }
   reply.AppendInt32("maxBsonObjectSize", kMaxBsonObjectSize);
   reply.AppendInt32("maxMessageSizeBytes", kMaxMessageSizeBytes);
   reply.AppendInt32("maxWriteBatchSize", kMaxWriteBatchSize);
@@ -153,6 +169,13 @@ Status RunHello(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& reply) {
 }
 
 }  // namespace
+
+void AppendTopologyVersion(const CommandContext& ctx, int64_t counter, BsonBuilder& reply) {
+  size_t tv = reply.OpenObject("topologyVersion");
+  reply.AppendObjectId("processId", ctx.service.process_id);
+  reply.AppendInt64("counter", counter);
+  reply.Close(tv);
+}
 
 std::unique_ptr<Command> MakeHelloCommand() {
   return std::make_unique<FnCommand>(

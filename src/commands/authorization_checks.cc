@@ -284,6 +284,7 @@ const std::map<std::string, NeedsFn, std::less<>>& NeedsTable() {
          if (cmd["$ownOps"].Truthy()) return Needs{};
          return Needs{{ResourceTarget::Cluster(), A::kInprog}};
        }},
+      {"dbHash", OnDatabase(A::kDbHash)},
       {"dbStats", OnDatabase(A::kDbStats)},
       {"delete", OnNamespace({A::kRemove})},
       {"distinct", OnNamespace({A::kFind})},
@@ -365,6 +366,11 @@ const std::map<std::string, NeedsFn, std::less<>>& NeedsTable() {
       {"reIndex", OnNamespace({A::kReIndex})},
       {"refreshSessions", AuthenticationOnly()},
       {"renameCollection", RenameNeeds},
+      {"replSetFreeze", OnCluster({A::kReplSetStateChange})},
+      {"replSetGetConfig", OnCluster({A::kReplSetGetConfig})},
+      {"replSetGetStatus", OnCluster({A::kReplSetGetStatus})},
+      {"replSetInitiate", OnCluster({A::kReplSetConfigure})},
+      {"replSetStepDown", OnCluster({A::kReplSetStateChange})},
       {"revokePrivilegesFromRole", OnDatabase(A::kRevokeRole)},
       {"revokeRolesFromRole",
        [](const CommandContext& ctx, const BsonObj& cmd) {

@@ -41,6 +41,16 @@ std::unique_ptr<Command> MakeConnectionStatusCommand();
 std::unique_ptr<Command> MakeListCommandsCommand();
 std::unique_ptr<Command> MakeFeaturesCommand();
 
+// ddl_dbhash.cc
+std::unique_ptr<Command> MakeDbHashCommand();
+
+// admin_replication.cc
+std::unique_ptr<Command> MakeReplSetFreezeCommand();
+std::unique_ptr<Command> MakeReplSetGetConfigCommand();
+std::unique_ptr<Command> MakeReplSetGetStatusCommand();
+std::unique_ptr<Command> MakeReplSetInitiateCommand();
+std::unique_ptr<Command> MakeReplSetStepDownCommand();
+
 // admin_ops.cc
 std::unique_ptr<Command> MakeShutdownCommand();
 std::unique_ptr<Command> MakeFsyncCommand();

@@ -16,16 +16,13 @@
 #include "commands/fail_command.h"
 #include "commands/op_latencies.h"
 #include "commands/operation_registry.h"
+#include "commands/replication_checks.h"
 
 namespace hourglass::commands {
 
 using bson::BsonBuilder;
 using bson::BsonObj;
 
-namespace {
-
-// Whether `cmd` with `body` changes data, and so waits while the fsync lock is held (base/
-// write_gate.h): the CRUD writes, DDL, and aggregates ending in $out or $merge.
 bool WritesData(const Command& cmd, const BsonObj& body) {
   static constexpr std::string_view kWriters[] = {
       "insert",      "update",  "delete",           "findAndModify",
@@ -37,6 +34,9 @@ bool WritesData(const Command& cmd, const BsonObj& body) {
   return cmd.Name() == "aggregate" && body["pipeline"].type() == bson::BsonType::kArray &&
          PipelineWritesOutput(body["pipeline"].Obj());
 }
+
+namespace {
+
 // The command's maxTimeMS (generic argument): none or 0 is no limit.
 StatusWith<int64_t> MaxTimeMillis(const BsonObj& body) {
   bson::BsonElement e = body["maxTimeMS"];
@@ -202,6 +202,10 @@ DispatchResult RunCommandRequest(ServiceContext& service, ClientState& client,
   StatusWith<int64_t> max_time_ms = MaxTimeMillis(body);
   if (!max_time_ms.ok()) {
     result.reply = FailedReply(max_time_ms.status(), fail_command);
+    return result;
+  }
+  if (Status allowed = CheckReplicationState(ctx, *cmd, body); !allowed.ok()) {
+    result.reply = FailedReply(allowed, fail_command);
     return result;
   }
   BsonBuilder reply;

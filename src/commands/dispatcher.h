@@ -31,6 +31,11 @@ DispatchResult RunCommandRequest(ServiceContext& service, ClientState& client,
 StatusWith<bson::BsonObj> RunCommandForReply(ServiceContext& service, ClientState& client,
                                              const bson::BsonObj& cmd, std::string_view db);
 
+// Whether `cmd` with `body` changes data, and so waits while the fsync lock is held (base/
+// write_gate.h) and runs only on a replica set's primary: the CRUD writes, DDL, and aggregates
+// ending in $out or $merge.
+bool WritesData(const Command& cmd, const bson::BsonObj& body);
+
 // {ok: 0, errmsg, code, codeName} plus the status's extra info fields.
 bson::BsonObj ErrorReply(const Status& status);
 

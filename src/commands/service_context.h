@@ -22,6 +22,9 @@
 namespace hourglass::exec {
 class CursorManager;
 }
+namespace hourglass::repl {
+class ReplicationCoordinator;
+}
 
 namespace hourglass::commands {
 
@@ -57,6 +60,9 @@ struct ServerOptions {
   // command needs.
   bool auth = false;
   TlsOptions tls;
+  // --replSet / replication.replSetName: the replica set this server is a member of; empty for a
+  // standalone.
+  std::string repl_set;
   std::vector<std::string> argv;
   // The options as a document, for getCmdLineOpts's "parsed" field.
   bson::BsonObj parsed;
@@ -101,6 +107,8 @@ class ServiceContext {
   timeseries::BucketCatalog* bucket_catalog = nullptr;
   auth::UserStore* users = nullptr;
   Rollups* rollups = nullptr;  // absent in tests that do not start it
+  // The replica set member (--replSet); nullptr on a standalone.
+  repl::ReplicationCoordinator* repl = nullptr;
   ServerOptions options;
   ServerCounters counters;
   std::optional<TlsServerInfo> tls_info;
@@ -134,6 +142,9 @@ struct ClientState {
   // The server's own work (rollup maintenance), as MongoDB's internal __system user: every action
   // is allowed, and rollups take writes only from it.
   bool internal = false;
+  // The OP_QUERY request being run carries the secondaryOk bit (legacy clients' way of allowing
+  // reads from a secondary); set only for the duration of that request.
+  bool op_query_secondary_ok = false;
   // Whether the client connects from this machine (the localhost exception's condition).
   bool IsLocalhost() const {
     return remote.starts_with("127.") || remote.starts_with("[::1]") || remote.starts_with("::1");

@@ -146,7 +146,15 @@ Outcome HandleOpQuery(ServiceContext& service, ClientState& client, const wire::
   if (cmd.FirstElement().FieldName() == "$query" || cmd.FirstElement().FieldName() == "query") {
     if (cmd.FirstElement().type() == bson::BsonType::kObject) cmd = cmd.FirstElement().Obj();
   }
+  // secondaryOk: the flag's bit, or a wrapper's $readPreference other than primary.
+  constexpr int32_t kSecondaryOkFlag = 4;
+  bson::BsonElement pref = q.query["$readPreference"];
+  client.op_query_secondary_ok =
+      (q.flags & kSecondaryOkFlag) != 0 || (pref.type() == bson::BsonType::kObject &&
+                                            pref.Obj()["mode"].type() == bson::BsonType::kString &&
+                                            pref.Obj()["mode"].Str() != "primary");
   commands::DispatchResult result = commands::RunCommandRequest(service, client, cmd, q.Database());
+  client.op_query_secondary_ok = false;
   if (result.close_connection) return Outcome{{}, true};
   out.reply = wire::BuildOpReply(reply_id, h.request_id, {result.reply});
   out.compressible = result.compressible;

@@ -99,6 +99,23 @@ Status CheckTlsOptions(const commands::TlsOptions& tls) {
   return Status::OK();
 }
 
+// The replica set's name: mongod's rules (not empty; the legacy "name/seed,list" form is gone),
+// and a data directory on disk, where the replicated log lives.
+Status CheckReplSetName(const ParsedOptions& out) {
+  const std::string& name = out.server.repl_set;
+  if (name.empty() || name.find('/') != std::string::npos) {
+    return Status(ErrorCode::kInvalidOptions,
+                  "Invalid --replSet (replication.replSetName): '" + name +
+                      "'; a replica set's name is a non-empty string without '/'");
+  }
+  if (out.server.in_memory) {
+    return Status(ErrorCode::kInvalidOptions,
+                  "--replSet needs a --dbpath on disk for the replicated log: it cannot be "
+                  "combined with --inMemory");
+  }
+  return Status::OK();
+}
+
 // Applies the YAML config file; command-line values given explicitly win (applied after).
 Status ApplyConfigFile(const std::string& path, ParsedOptions* out) {
   std::ifstream in(path, std::ios::binary);
@@ -147,6 +164,12 @@ Status ApplyConfigText(std::string_view yaml, const std::string& path, ParsedOpt
       if (compressor) {
         out->block_compressor = compressor.as<std::string>();
         out->block_compressor_given = true;
+      }
+    }
+    if (auto replication = root["replication"]) {
+      if (replication["replSetName"]) {
+        out->server.repl_set = replication["replSetName"].as<std::string>();
+        out->repl_set_from_file = true;
       }
     }
     if (auto security = root["security"]) {
@@ -238,6 +261,8 @@ StatusWith<ParsedOptions> ParseOptions(int argc, char** argv) {
   app.add_option("--bind_ip", bind_ip, "Address to listen on (default 127.0.0.1)");
   app.add_flag("--bind_ip_all", bind_ip_all, "Listen on all IPv4 addresses");
   app.add_option("--dbpath", dbpath, "Data directory (default ./data)");
+  std::optional<std::string> repl_set;
+  app.add_option("--replSet", repl_set, "Name of the replica set this server is a member of");
   app.add_flag("--inMemory", in_memory, "Keep all data in memory (nothing is written to disk)");
   app.add_flag("--auth", auth, "Run with security: clients must authenticate (SCRAM)");
   app.add_flag("--noauth", noauth, "Run without security (the default)");
@@ -287,6 +312,11 @@ StatusWith<ParsedOptions> ParseOptions(int argc, char** argv) {
   if (!dbpath.empty()) out.server.dbpath = dbpath;
   if (in_memory) out.server.in_memory = true;
   if (!logpath.empty()) out.server.logpath = logpath;
+  if (repl_set) {
+    out.server.repl_set = *repl_set;
+    out.repl_set_from_file = false;
+  }
+  if (!out.server.repl_set.empty() || repl_set) HG_RETURN_IF_ERROR(CheckReplSetName(out));
   if (auth && noauth) {
     return Status(ErrorCode::kInvalidOptions, "--auth and --noauth cannot both be given");
   }
@@ -368,6 +398,11 @@ StatusWith<ParsedOptions> ParseOptions(int argc, char** argv) {
     parsed.Close(tls_token);
   }
   parsed.Close(net);
+  if (!out.server.repl_set.empty()) {
+    size_t replication = parsed.OpenObject("replication");
+    parsed.AppendString(out.repl_set_from_file ? "replSetName" : "replSet", out.server.repl_set);
+    parsed.Close(replication);
+  }
   size_t storage = parsed.OpenObject("storage");
   parsed.AppendString("dbPath", out.server.dbpath);
   if (out.server.in_memory) parsed.AppendBool("inMemory", true);

@@ -31,6 +31,7 @@ struct ParsedOptions {
   // --httpPort / net.http.port: the HTTP port of InfluxDB's write APIs (src/http/README.md); 0,
   // the default, serves none.
   int http_port = 0;
+  bool repl_set_from_file = false;  // replication.replSetName rather than --replSet
   // name=value pairs from --setParameter and the config file's setParameter section.
   std::vector<std::pair<std::string, std::string>> set_parameters;
   bool exit_now = false;  // --help / --version printed

@@ -29,6 +29,7 @@
 #include "pipeline/block_read_ahead.h"
 #include "pipeline/memory_parameters.h"
 #include "pipeline/spill_file.h"
+#include "repl/replication_coordinator.h"
 #include "server/options.h"
 #include "storage/kv_engine.h"
 #include "timeseries/bucket_catalog.h"
@@ -287,6 +288,20 @@ int RunServer(int argc, char** argv) {
          "{\"error\":" + JsonQuote(st.ToString()) + "}");
   }
   rollups.Start();
+  // A replica set member: its stored configuration, and the Raft member that elects the primary.
+  std::unique_ptr<repl::ReplicationCoordinator> coordinator;
+  if (!parsed.server.repl_set.empty()) {
+    coordinator = std::make_unique<repl::ReplicationCoordinator>(
+        repl::ReplicationCoordinator::Options{parsed.server.repl_set, parsed.server.dbpath,
+                                              parsed.server.port, parsed.server.bind_ip},
+        engine.get());
+    if (Status st = coordinator->Start(); !st.ok()) {
+      LOGE("REPL", 8800301, "Failed to start the replica set member",
+           "{\"error\":" + JsonQuote(st.ToString()) + "}");
+      return 1;
+    }
+    service.repl = coordinator.get();
+  }
   if (!parsed.server.auth) {
     Logger::Get().AddStartupWarning(
         "CONTROL", 22120,
@@ -393,6 +408,7 @@ int RunServer(int argc, char** argv) {
   reaper.join();
   ttl_monitor.Stop();
   rollups.Stop();
+  if (coordinator) coordinator->Shutdown();
   if (Status st = bucket_catalog.FlushAll(); !st.ok()) {
     // They stay in the journal: the next start writes them.
     LOGW("STORAGE", 8800105, "Time-series measurements stay in the journal",

@@ -2,11 +2,10 @@
 
 #include <gtest/gtest.h>
 
-#include <algorithm>
-#include <regex>
 #include <string>
 
 #include "bson/bson.h"
+#include "bson/shell_json_test_util.h"
 #include "storage/storage_test_util.h"
 #include "timeseries/rollup_marks.h"
 #include "timeseries/timeseries_options.h"
@@ -16,15 +15,7 @@ namespace {
 
 using bson::BsonObj;
 
-// `json` with bare keys and single quotes, as the shell writes it.
-BsonObj Doc(std::string_view relaxed) {
-  static const std::regex kBareKey(R"(([{,]\s*)([A-Za-z_$][A-Za-z0-9_$]*)\s*:)");
-  std::string json = std::regex_replace(std::string(relaxed), kBareKey, "$1\"$2\":");
-  std::replace(json.begin(), json.end(), '\'', '"');
-  auto sw = bson::FromJson(json);
-  EXPECT_TRUE(sw.ok()) << sw.status().ToString() << " in " << json;
-  return sw.ok() ? sw.value() : BsonObj();
-}
+BsonObj Doc(std::string_view relaxed) { return bson::testing::ShellDoc(relaxed); }
 
 TimeseriesOptions Rollup() {
   TimeseriesOptions o;

@@ -433,12 +433,17 @@ def tmp_dbpath(tmp_path):
 
 
 # -- command helpers --------------------------------------------------------
+_NOT_PRIMARY_ERROR = getattr(pymongo.errors, "NotPrimaryError", None) or pymongo.errors.NotMasterError
+
+
 def run_command(db, cmd, **kwargs):
     """Runs `cmd` (a dict, first key = command name) and returns the reply
     document, also when the server answers ok: 0."""
     try:
         return db.command(cmd, **kwargs)
-    except OperationFailure as e:
+    except (OperationFailure, _NOT_PRIMARY_ERROR) as e:
+        # pymongo raises the "not primary" answers (10107, 13435, 13436, ...) as a kind of
+        # AutoReconnect; they carry the reply as OperationFailure does.
         return e.details
 
 

@@ -1,0 +1,802 @@
+#include "repl/replication_coordinator.h"
+
+#include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <netdb.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <uv.h>
+
+// canonical/raft's headers declare C functions without extern "C" of their own.
+extern "C" {
+#include <raft.h>
+#include <raft/uv.h>
+}
+
+#include <condition_variable>
+#include <cstring>
+#include <functional>
+#include <future>
+#include <mutex>
+#include <thread>
+
+#include "base/clock.h"
+#include "base/logger.h"
+#include "storage/kv_engine.h"
+#include "storage/session.h"
+
+namespace hourglass::repl {
+
+namespace {
+
+// The member's own table: the configuration in force and which member this server is in it.
+constexpr std::string_view kStateTable = "_repl_state";
+constexpr std::string_view kConfigKey = "config";
+
+// The Raft log's entries are BSON documents shaped as MongoDB's oplog entries: {ts, t, wall, op,
+// ns, o}; the entry that carries a configuration has it under `config` as well.
+bson::BsonObj MakeEntry(OpTime at, int64_t wall_ms, std::string_view msg,
+                        const bson::BsonObj* config) {
+  bson::BsonBuilder b;
+  b.AppendTimestamp("ts", at.ts);
+  b.AppendInt64("t", at.term);
+  b.AppendDate("wall", wall_ms);
+  b.AppendString("op", "n");
+  b.AppendString("ns", "");
+  size_t o = b.OpenObject("o");
+  b.AppendString("msg", msg);
+  b.Close(o);
+  if (config != nullptr) b.AppendObject("config", *config);
+  return b.Obj();
+}
+
+// `doc` in a buffer of raft_malloc's, zero-padded to a multiple of 8 bytes: canonical/raft's log
+// writer requires entries of whole 8-byte words (an assertion its release builds compile out,
+// writing a corrupt segment instead).
+raft_buffer RaftCopy(const bson::BsonObj& doc) {
+  raft_buffer buf;
+  size_t size = doc.bytes().size();
+  buf.len = (size + 7) / 8 * 8;
+  buf.base = raft_malloc(buf.len);
+  if (buf.base == nullptr) {
+    buf.len = 0;
+    return buf;
+  }
+  std::memcpy(buf.base, doc.data(), size);
+  std::memset(static_cast<char*>(buf.base) + size, 0, buf.len - size);
+  return buf;
+}
+
+std::string ToLower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+// The addresses of this machine's interfaces, as text.
+std::vector<std::string> InterfaceAddresses() {
+  std::vector<std::string> out;
+  struct ifaddrs* list = nullptr;
+  if (getifaddrs(&list) != 0) return out;
+  for (struct ifaddrs* i = list; i != nullptr; i = i->ifa_next) {
+    if (i->ifa_addr == nullptr) continue;
+    char text[INET6_ADDRSTRLEN] = {};
+    if (i->ifa_addr->sa_family == AF_INET) {
+      inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(i->ifa_addr)->sin_addr, text,
+                sizeof(text));
+    } else if (i->ifa_addr->sa_family == AF_INET6) {
+      inet_ntop(AF_INET6, &reinterpret_cast<sockaddr_in6*>(i->ifa_addr)->sin6_addr, text,
+                sizeof(text));
+    } else {
+      continue;
+    }
+    out.emplace_back(text);
+  }
+  freeifaddrs(list);
+  return out;
+}
+
+std::string HostName() {
+  char name[256] = {};
+  if (gethostname(name, sizeof(name) - 1) != 0) return "localhost";
+  return name;
+}
+
+}  // namespace
+
+std::string_view MemberStateName(MemberState state) {
+  switch (state) {
+    case MemberState::kStartup:
+      return "STARTUP";
+    case MemberState::kPrimary:
+      return "PRIMARY";
+    case MemberState::kSecondary:
+      return "SECONDARY";
+    case MemberState::kRecovering:
+      return "RECOVERING";
+    case MemberState::kStartup2:
+      return "STARTUP2";
+    case MemberState::kUnknown:
+      return "UNKNOWN";
+    case MemberState::kArbiter:
+      return "ARBITER";
+    case MemberState::kDown:
+      return "DOWN";
+    case MemberState::kRollback:
+      return "ROLLBACK";
+    case MemberState::kRemoved:
+      return "REMOVED";
+  }
+  return "UNKNOWN";
+}
+
+bson::ObjectId ElectionIdForTerm(int64_t term) {
+  bson::ObjectId id{};
+  id.bytes[0] = 0x7f;
+  id.bytes[1] = id.bytes[2] = id.bytes[3] = 0xff;
+  for (int i = 0; i < 8; ++i) {
+    id.bytes[4 + i] = static_cast<uint8_t>(static_cast<uint64_t>(term) >> (56 - 8 * i));
+  }
+  return id;
+}
+
+// Everything Raft touches lives on the loop thread: the raft instance, its I/O and transport are
+// created, driven and closed there, and other threads reach it only through Post().
+class ReplicationCoordinator::Impl {
+ public:
+  Impl(Options options, storage::KvEngine* engine) : opts_(std::move(options)), engine_(engine) {}
+
+  ~Impl() { Shutdown(); }
+
+  Status Start() {
+    if (engine_->TableExists(kStateTable) == false) {
+      HG_RETURN_IF_ERROR(engine_->CreateTable(kStateTable, ""));
+    }
+    HG_RETURN_IF_ERROR(StartLoop());
+    auto session = engine_->NewSession();
+    HG_ASSIGN_OR_RETURN(auto stored, session->Get(kStateTable, kConfigKey));
+    if (!stored) return Status::OK();
+    HG_RETURN_IF_ERROR(bson::ValidateBson(*stored));
+    bson::BsonObj doc = bson::BsonObj::CopyOf(*stored);
+    HG_ASSIGN_OR_RETURN(ReplicaSetConfig config, ReplicaSetConfig::Parse(doc["config"].Obj()));
+    int self_id = static_cast<int>(doc["self"].NumberLong());
+    int self = -1;
+    for (size_t i = 0; i < config.members.size(); ++i) {
+      if (config.members[i].id == self_id) self = static_cast<int>(i);
+    }
+    if (self < 0) {
+      return Status(ErrorCode::kInvalidReplicaSetConfig,
+                    "the stored replica set configuration does not list this member");
+    }
+    if (config.set_name != opts_.set_name) {
+      return Status(ErrorCode::kInvalidReplicaSetConfig,
+                    "this member's stored configuration is for replica set '" + config.set_name +
+                        "', not '" + opts_.set_name + "' (--replSet)");
+    }
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      view_.config = config;
+      view_.self = self;
+      view_.state = MemberState::kStartup2;
+      Changed();
+    }
+    return RunOnLoop([this, member = config.members[self]] { return OpenRaft(member); });
+  }
+
+  void Shutdown() {
+    {
+      std::lock_guard<std::mutex> lock(tasks_mu_);
+      if (!loop_running_ || stopping_) return;
+      stopping_ = true;
+    }
+    uv_async_send(&wake_);
+    loop_thread_.join();
+    uv_loop_close(&loop_);
+    std::lock_guard<std::mutex> lock(mu_);
+    view_.state = MemberState::kStartup;
+    view_.writable_primary = false;
+    view_.primary = -1;
+    Changed();
+  }
+
+  const std::string& set_name() const { return opts_.set_name; }
+
+  ReplicaSetView View() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return view_;
+  }
+
+  Status Initiate(const bson::BsonObj* given) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (view_.config || initiating_) {
+        return Status(ErrorCode::kAlreadyInitialized, "already initialized");
+      }
+      initiating_ = true;
+    }
+    Status st = InitiateLocked(given);
+    std::lock_guard<std::mutex> lock(mu_);
+    initiating_ = false;
+    return st;
+  }
+
+  Status StepDown(int64_t step_down_secs, int64_t catch_up_secs, bool force) {
+    ReplicaSetView now = View();
+    if (now.state != MemberState::kPrimary) {
+      return Status(ErrorCode::kNotWritablePrimary, "not primary so can't step down");
+    }
+    // Every other member is a candidate only once the log reaches it (docs/replication.md): in
+    // a set of one, nobody can take over.
+    if (!force) {
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait_for(lock, std::chrono::seconds(catch_up_secs), [this] { return stopping_flag_; });
+      return Status(ErrorCode::kExceededTimeLimit,
+                    "No electable secondaries caught up as of " + FormatIsoDate(NowMillis()) +
+                        ". Please use the replSetStepDown command with the argument "
+                        "{force: true} to force node to step down.");
+    }
+    std::lock_guard<std::mutex> lock(mu_);
+    view_.step_down_until_ms = NowMillis() + step_down_secs * 1000;
+    Recompute();
+    return Status::OK();
+  }
+
+  Status Freeze(int64_t secs, std::string* info) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!view_.config) {
+      return Status(ErrorCode::kNotYetInitialized, "no replset config has been received");
+    }
+    if (view_.state == MemberState::kPrimary) {
+      return Status(ErrorCode::kNotSecondary,
+                    "cannot freeze node when primary or running for election. state: Primary");
+    }
+    if (secs == 0) {
+      *info = "unfreezing";
+      view_.step_down_until_ms = 0;
+    } else {
+      view_.step_down_until_ms = NowMillis() + secs * 1000;
+    }
+    Recompute();
+    return Status::OK();
+  }
+
+  void AwaitTopologyChange(int64_t counter, std::chrono::steady_clock::time_point deadline,
+                           const std::atomic<bool>& stop) const {
+    std::unique_lock<std::mutex> lock(mu_);
+    while (view_.topology_counter == counter && !stop.load()) {
+      // Short waits: `stop` is not signalled through this condition variable.
+      auto next =
+          std::min(deadline, std::chrono::steady_clock::now() + std::chrono::milliseconds(50));
+      cv_.wait_until(lock, next);
+      if (std::chrono::steady_clock::now() >= deadline) return;
+    }
+  }
+
+  bool IsSelf(std::string_view host_and_port) const {
+    size_t colon = host_and_port.rfind(':');
+    std::string host(host_and_port.substr(0, colon));
+    int port = colon == std::string_view::npos
+                   ? 27017
+                   : std::atoi(std::string(host_and_port.substr(colon + 1)).c_str());
+    if (port != opts_.port) return false;
+    if (host.size() > 2 && host.front() == '[' && host.back() == ']') {
+      host = host.substr(1, host.size() - 2);
+    }
+    std::string lower = ToLower(host);
+    if (lower == "localhost" || lower == ToLower(HostName())) return true;
+    struct addrinfo hints = {};
+    hints.ai_socktype = SOCK_STREAM;
+    struct addrinfo* found = nullptr;
+    if (getaddrinfo(host.c_str(), nullptr, &hints, &found) != 0) return false;
+    std::vector<std::string> mine = InterfaceAddresses();
+    bool self = false;
+    for (struct addrinfo* a = found; a != nullptr && !self; a = a->ai_next) {
+      char text[INET6_ADDRSTRLEN] = {};
+      if (a->ai_family == AF_INET) {
+        auto* in = reinterpret_cast<sockaddr_in*>(a->ai_addr);
+        // All of 127.0.0.0/8 is this machine.
+        if ((ntohl(in->sin_addr.s_addr) >> 24) == 127) self = true;
+        inet_ntop(AF_INET, &in->sin_addr, text, sizeof(text));
+      } else if (a->ai_family == AF_INET6) {
+        inet_ntop(AF_INET6, &reinterpret_cast<sockaddr_in6*>(a->ai_addr)->sin6_addr, text,
+                  sizeof(text));
+      }
+      for (const std::string& m : mine) self = self || m == text;
+    }
+    freeaddrinfo(found);
+    return self;
+  }
+
+ private:
+  // --- Loop thread plumbing -------------------------------------------------------------
+
+  Status StartLoop() {
+    if (uv_loop_init(&loop_) != 0) {
+      return Status(ErrorCode::kInternalError, "cannot start the replication event loop");
+    }
+    loop_.data = this;
+    uv_async_init(&loop_, &wake_,
+                  [](uv_async_t* a) { static_cast<Impl*>(a->loop->data)->RunTasks(); });
+    uv_timer_init(&loop_, &tick_);
+    uv_timer_start(
+        &tick_, [](uv_timer_t* t) { static_cast<Impl*>(t->loop->data)->Poll(); }, 20, 20);
+    {
+      std::lock_guard<std::mutex> lock(tasks_mu_);
+      loop_running_ = true;
+    }
+    loop_thread_ = std::thread([this] { uv_run(&loop_, UV_RUN_DEFAULT); });
+    return Status::OK();
+  }
+
+  // Runs `fn` on the loop thread and waits for its Status.
+  Status RunOnLoop(std::function<Status()> fn) {
+    std::promise<Status> done;
+    std::future<Status> result = done.get_future();
+    {
+      std::lock_guard<std::mutex> lock(tasks_mu_);
+      if (!loop_running_ || stopping_) {
+        return Status(ErrorCode::kShutdownInProgress, "the server is shutting down");
+      }
+      tasks_.push_back([&done, &fn] { done.set_value(fn()); });
+    }
+    uv_async_send(&wake_);
+    return result.get();
+  }
+
+  void RunTasks() {
+    std::vector<std::function<void()>> tasks;
+    bool stop;
+    {
+      std::lock_guard<std::mutex> lock(tasks_mu_);
+      tasks.swap(tasks_);
+      stop = stopping_;
+    }
+    for (auto& t : tasks) t();
+    if (stop && !closing_) CloseLoop();
+  }
+
+  void CloseLoop() {
+    closing_ = true;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stopping_flag_ = true;
+    }
+    cv_.notify_all();
+    uv_timer_stop(&tick_);
+    uv_close(reinterpret_cast<uv_handle_t*>(&tick_), nullptr);
+    if (!raft_open_) {
+      uv_close(reinterpret_cast<uv_handle_t*>(&wake_), nullptr);
+      return;
+    }
+    raft_close(&raft_, [](struct raft* r) {
+      auto* self = static_cast<Impl*>(r->data);
+      raft_uv_close(&self->io_);
+      self->raft_open_ = false;
+      uv_close(reinterpret_cast<uv_handle_t*>(&self->wake_), nullptr);
+    });
+  }
+
+  // --- Raft ------------------------------------------------------------------------------
+
+  // This slice's transport: a set of one member never connects to another (docs/replication.md:
+  // the members' connections over the wire port come with the replicated log).
+  void InitTransport() {
+    std::memset(&transport_, 0, sizeof(transport_));
+    transport_.data = this;
+    transport_.init = [](raft_uv_transport*, raft_id, const char*) { return 0; };
+    transport_.listen = [](raft_uv_transport*, raft_uv_accept_cb) { return 0; };
+    transport_.connect = [](raft_uv_transport*, raft_uv_connect*, raft_id, const char*,
+                            raft_uv_connect_cb) { return RAFT_NOCONNECTION; };
+    transport_.close = [](raft_uv_transport* t, raft_uv_transport_close_cb cb) { cb(t); };
+  }
+
+  // Opens this member's Raft instance in <dbpath>/raft, bootstrapping the log with `self` as
+  // the only voter when the directory is new, and starts it.
+  Status OpenRaft(const MemberConfig& self) {
+    if (raft_open_) {
+      return Status(ErrorCode::kIllegalOperation,
+                    "the Raft member is already open; restart the server to start it again");
+    }
+    std::string dir = opts_.dbpath + "/raft";
+    if (mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
+      return Status(ErrorCode::kInternalError, "cannot create " + dir + ": " + strerror(errno));
+    }
+    InitTransport();
+    if (int rv = raft_uv_init(&io_, &loop_, dir.c_str(), &transport_); rv != 0) {
+      return Status(ErrorCode::kInternalError,
+                    std::string("cannot open the replicated log in ") + dir + ": " + io_.errmsg);
+    }
+    std::memset(&fsm_, 0, sizeof(fsm_));
+    fsm_.version = 1;
+    fsm_.data = this;
+    fsm_.apply = [](raft_fsm* f, const raft_buffer* buf, void** result) {
+      *result = nullptr;
+      return static_cast<Impl*>(f->data)->Apply(*buf);
+    };
+    fsm_.snapshot = [](raft_fsm* f, raft_buffer* bufs[], unsigned* n) {
+      return static_cast<Impl*>(f->data)->Snapshot(bufs, n);
+    };
+    fsm_.restore = [](raft_fsm* f, raft_buffer* buf) {
+      int rv = static_cast<Impl*>(f->data)->Apply(*buf);
+      raft_free(buf->base);
+      return rv;
+    };
+    raft_id id = static_cast<raft_id>(self.id) + 1;  // Raft ids start at 1, member ids at 0
+    if (int rv = raft_init(&raft_, &io_, &fsm_, id, self.host.c_str()); rv != 0) {
+      std::string why = raft_errmsg(&raft_);
+      raft_uv_close(&io_);
+      return Status(ErrorCode::kInternalError, "cannot start the Raft member: " + why);
+    }
+    raft_.data = this;
+    raft_open_ = true;
+    struct raft_configuration conf;
+    raft_configuration_init(&conf);
+    raft_configuration_add(&conf, id, self.host.c_str(), RAFT_VOTER);
+    int rv = raft_bootstrap(&raft_, &conf);
+    raft_configuration_close(&conf);
+    if (rv != 0 && rv != RAFT_CANTBOOTSTRAP) {
+      return Status(ErrorCode::kInternalError,
+                    std::string("cannot bootstrap the replicated log: ") + raft_errmsg(&raft_));
+    }
+    raft_set_election_timeout(&raft_, 1000);
+    raft_set_heartbeat_timeout(&raft_, 100);
+    if (int start = raft_start(&raft_); start != 0) {
+      return Status(ErrorCode::kInternalError,
+                    std::string("cannot start the Raft member: ") + raft_errmsg(&raft_));
+    }
+    LOGI("REPL", 21392, "Raft member started",
+         ("{\"id\": " + std::to_string(id) + ", \"address\": \"" + self.host + "\"}"));
+    return Status::OK();
+  }
+
+  // The state machine: entries are applied in log order on every member. This slice's entries
+  // are no-ops and configurations.
+  int Apply(const raft_buffer& buf) {
+    // The document, without the padding RaftCopy added.
+    if (buf.len < 5) return RAFT_MALFORMED;
+    size_t size = static_cast<size_t>(bson::ReadInt32(static_cast<const char*>(buf.base)));
+    if (size > buf.len) return RAFT_MALFORMED;
+    std::string_view bytes(static_cast<const char*>(buf.base), size);
+    if (!bson::ValidateBson(bytes).ok()) return RAFT_MALFORMED;
+    bson::BsonObj entry(static_cast<const char*>(buf.base));
+    OpTime at{entry["ts"].TimestampValue(), entry["t"].NumberLong()};
+    int64_t wall = entry["wall"].DateMillis();
+    if (bson::BsonElement c = entry["config"]; c.type() == bson::BsonType::kObject) {
+      auto config = ReplicaSetConfig::Parse(c.Obj());
+      if (config.ok()) applied_config_version_ = config.value().version;
+    }
+    last_ts_ = std::max(last_ts_, at.ts);
+    std::lock_guard<std::mutex> lock(mu_);
+    view_.last_applied = at;
+    view_.last_applied_wall_ms = wall;
+    // An entry is applied only once Raft has committed it.
+    view_.last_committed = at;
+    view_.last_committed_wall_ms = wall;
+    return 0;
+  }
+
+  // A snapshot is the last applied position; the data it stands for is in WiredTiger.
+  int Snapshot(raft_buffer* bufs[], unsigned* n) {
+    ReplicaSetView now = View();
+    bson::BsonObj config = now.config ? now.config->ToBson() : bson::BsonObj();
+    bson::BsonObj entry = MakeEntry(now.last_applied, now.last_applied_wall_ms, "snapshot",
+                                    now.config ? &config : nullptr);
+    *bufs = static_cast<raft_buffer*>(raft_malloc(sizeof(raft_buffer)));
+    if (*bufs == nullptr) return RAFT_NOMEM;
+    (*bufs)[0] = RaftCopy(entry);
+    if ((*bufs)[0].base == nullptr) {
+      raft_free(*bufs);
+      return RAFT_NOMEM;
+    }
+    *n = 1;
+    return 0;
+  }
+
+  // The next oplog Timestamp: this second, counting up within it, never going back.
+  uint64_t NextTimestamp() {
+    uint64_t secs = static_cast<uint64_t>(NowMillis() / 1000);
+    uint64_t candidate = secs << 32 | 1;
+    last_ts_ = candidate > last_ts_ ? candidate : last_ts_ + 1;
+    return last_ts_;
+  }
+
+  // Appends entries as leader; `done` runs on the loop thread with the outcome once applied.
+  void Append(std::string_view msg, const bson::BsonObj* config, std::function<void(int)> done) {
+    struct Request {
+      struct raft_apply req;
+      std::function<void(int)> done;
+    };
+    OpTime at{NextTimestamp(), static_cast<int64_t>(raft_.current_term)};
+    raft_buffer buf = RaftCopy(MakeEntry(at, NowMillis(), msg, config));
+    if (buf.base == nullptr) return done(RAFT_NOMEM);
+    auto* r = new Request{};
+    r->done = std::move(done);
+    r->req.data = r;
+    int rv = raft_apply(&raft_, &r->req, &buf, 1, [](struct raft_apply* req, int status, void*) {
+      auto* r = static_cast<Request*>(req->data);
+      r->done(status);
+      delete r;
+    });
+    if (rv != 0) {
+      raft_free(buf.base);
+      auto fn = std::move(r->done);
+      delete r;
+      fn(rv);
+    }
+  }
+
+  // Every 20 ms on the loop thread: Raft has no callback for its state changes, so they are
+  // read here and published.
+  void Poll() {
+    if (!raft_open_ || closing_) return;
+    int state = raft_state(&raft_);
+    int64_t term = static_cast<int64_t>(raft_.current_term);
+    raft_id leader_id = 0;
+    const char* leader_address = nullptr;
+    raft_leader(&raft_, &leader_id, &leader_address);
+    if (state == RAFT_LEADER && ready_term_ != term && announcing_term_ != term) {
+      // A new primary first writes MongoDB's "new primary" no-op in its term: once it is applied,
+      // every entry of the earlier terms is applied too, and writes may begin. The configuration
+      // follows it into the log when the log does not have it yet (replSetInitiate).
+      announcing_term_ = term;
+      auto announce = [this, term](int status) {
+        if (status != 0) {
+          announcing_term_ = -1;
+          return;
+        }
+        std::lock_guard<std::mutex> lock(mu_);
+        ready_term_ = term;
+        // As mongod: the configuration takes the term of the election that follows it.
+        if (view_.config && view_.config->term < term) view_.config->term = term;
+        view_.election_optime = view_.last_applied;
+        view_.election_wall_ms = view_.last_applied_wall_ms;
+        Recompute();
+      };
+      // The configuration is checked after the no-op: only then has a restarted member applied
+      // (again) the entries its log already holds.
+      Append("new primary", nullptr, [this, announce](int status) {
+        ReplicaSetView now = View();
+        if (status != 0 || !now.config || applied_config_version_ >= now.config->version) {
+          return announce(status);
+        }
+        bson::BsonObj config = now.config->ToBson();
+        Append("initiating set", &config, announce);
+      });
+    }
+    if (state != RAFT_LEADER) announcing_term_ = -1;
+    std::lock_guard<std::mutex> lock(mu_);
+    if (state != RAFT_LEADER) ready_term_ = -1;
+    raft_state_ = state;
+    raft_leader_id_ = static_cast<int64_t>(leader_id);
+    view_.term = term;
+    Recompute();
+  }
+
+  // Derives the published state from Raft's and from step-downs; bumps the topology counter on
+  // any change. Holds mu_.
+  void Recompute() {
+    MemberState state = MemberState::kStartup;
+    bool writable = false;
+    int primary = -1;
+    bool stepped_down = NowMillis() < view_.step_down_until_ms;
+    if (view_.config) {
+      switch (raft_state_) {
+        case RAFT_LEADER:
+          state = stepped_down ? MemberState::kSecondary : MemberState::kPrimary;
+          writable = !stepped_down && ready_term_ == view_.term;
+          break;
+        case RAFT_FOLLOWER:
+        case RAFT_CANDIDATE:
+          state = MemberState::kSecondary;
+          break;
+        default:
+          state = MemberState::kStartup2;
+          break;
+      }
+      if (raft_leader_id_ > 0 && !(stepped_down && raft_state_ == RAFT_LEADER)) {
+        for (size_t i = 0; i < view_.config->members.size(); ++i) {
+          if (view_.config->members[i].id + 1 == raft_leader_id_) primary = static_cast<int>(i);
+        }
+      }
+    }
+    if (state != view_.state || writable != view_.writable_primary || primary != view_.primary ||
+        view_.term != published_term_) {
+      view_.state = state;
+      view_.writable_primary = writable;
+      view_.primary = primary;
+      published_term_ = view_.term;
+      Changed();
+    }
+  }
+
+  void Changed() {
+    ++view_.topology_counter;
+    cv_.notify_all();
+  }
+
+  // --- replSetInitiate -------------------------------------------------------------------
+
+  Status InitiateLocked(const bson::BsonObj* given) {
+    bson::BsonObj doc;
+    if (given != nullptr && !given->IsEmpty()) {
+      doc = *given;
+    } else {
+      doc = DefaultConfig();
+    }
+    // rs.initiate({_id, members}) is how MongoDB's manual spells it: version 1 is implied.
+    if (doc["version"].eoo()) {
+      bson::BsonBuilder with_version;
+      for (bson::BsonElement e : doc) with_version.AppendElement(e);
+      with_version.AppendInt32("version", 1);
+      doc = with_version.Obj();
+    }
+    // As mongod: every reason the document is refused is an InvalidReplicaSetConfig.
+    StatusWith<ReplicaSetConfig> parsed = ReplicaSetConfig::Parse(doc);
+    if (!parsed.ok()) {
+      return Status(ErrorCode::kInvalidReplicaSetConfig, parsed.status().reason());
+    }
+    ReplicaSetConfig config = std::move(parsed).value();
+    HG_RETURN_IF_ERROR(config.ValidateForInitiate());
+    if (config.set_name != opts_.set_name) {
+      return Status(ErrorCode::kInvalidReplicaSetConfig,
+                    "Attempting to initiate a replica set with name " + config.set_name +
+                        ", but command line reports " + opts_.set_name + "; rejecting");
+    }
+    int self = -1;
+    for (size_t i = 0; i < config.members.size(); ++i) {
+      if (!IsSelf(config.members[i].host)) continue;
+      if (self >= 0) {
+        return Status(ErrorCode::kInvalidReplicaSetConfig,
+                      "Found multiple members that map to this node: " + config.members[self].host +
+                          " and " + config.members[i].host);
+      }
+      self = static_cast<int>(i);
+    }
+    if (self < 0) {
+      return Status(ErrorCode::kNodeNotFound,
+                    "No host described in new configuration with {version: " +
+                        std::to_string(config.version) + ", term: 0} for replica set " +
+                        config.set_name + " maps to this node");
+    }
+    if (!config.members[self].Electable()) {
+      return Status(ErrorCode::kInvalidReplicaSetConfig,
+                    "This node, " + config.members[self].host + ", with _id " +
+                        std::to_string(config.members[self].id) +
+                        " is not electable under the new configuration with {version: " +
+                        std::to_string(config.version) + "} for replica set " + config.set_name);
+    }
+    if (config.members.size() > 1) {
+      return Status(ErrorCode::kCommandNotSupported,
+                    "replica sets of more than one member are not supported yet: Hourglass "
+                    "does not replicate writes to other members yet (docs/replication.md)");
+    }
+    if (!config.settings.replica_set_id)
+      config.settings.replica_set_id = bson::ObjectId::Generate();
+    config.term = 0;
+
+    bson::BsonBuilder stored;
+    stored.AppendObject("config", config.ToBson());
+    stored.AppendInt32("self", config.members[self].id);
+    bson::BsonObj stored_doc = stored.Obj();
+    {
+      auto session = engine_->NewSession();
+      HG_RETURN_IF_ERROR(session->Put(kStateTable, kConfigKey, stored_doc.bytes()));
+      HG_RETURN_IF_ERROR(engine_->WaitForJournal());
+    }
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      view_.config = config;
+      view_.self = self;
+      view_.state = MemberState::kStartup2;
+      Changed();
+    }
+    LOGI("REPL", 21356, "replSetInitiate admin command received from client", stored_doc.ToJson());
+    Status opened = RunOnLoop([this, member = config.members[self]] { return OpenRaft(member); });
+    if (!opened.ok()) {
+      auto session = engine_->NewSession();
+      (void)session->Remove(kStateTable, kConfigKey);
+      std::lock_guard<std::mutex> lock(mu_);
+      view_.config.reset();
+      view_.self = -1;
+      view_.state = MemberState::kStartup;
+      Changed();
+      return opened;
+    }
+    // MongoDB answers once the member has taken the configuration; here it is also the primary
+    // moments later, which clients that initiate and then write expect.
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait_for(lock, std::chrono::seconds(30),
+                 [this] { return view_.writable_primary || stopping_flag_; });
+    return Status::OK();
+  }
+
+  // replSetInitiate without a configuration: this server alone, named as mongod names itself
+  // (its host name) — or, when it listens only on loopback, by the first address it listens on,
+  // so that the drivers that follow the configuration's host names can reach it.
+  bson::BsonObj DefaultConfig() const {
+    std::string host = HostName();
+    std::string first = opts_.bind_ip.substr(0, opts_.bind_ip.find(','));
+    bool loopback_only = true;
+    size_t start = 0;
+    while (start <= opts_.bind_ip.size()) {
+      size_t end = opts_.bind_ip.find(',', start);
+      std::string a =
+          opts_.bind_ip.substr(start, end == std::string::npos ? std::string::npos : end - start);
+      if (!(a.starts_with("127.") || a == "localhost" || a == "::1")) loopback_only = false;
+      if (end == std::string::npos) break;
+      start = end + 1;
+    }
+    if (loopback_only && !first.empty()) host = first;
+    bson::BsonBuilder b;
+    b.AppendString("_id", opts_.set_name);
+    b.AppendInt32("version", 1);
+    bson::BsonArrayBuilder members;
+    bson::BsonBuilder m;
+    m.AppendInt32("_id", 0);
+    m.AppendString("host", host + ":" + std::to_string(opts_.port));
+    members.AppendObject(m.Obj());
+    b.AppendArray("members", members.Obj());
+    return b.Obj();
+  }
+
+  Options opts_;
+  storage::KvEngine* engine_;
+
+  mutable std::mutex mu_;  // guards view_ and the fields below it
+  mutable std::condition_variable cv_;
+  ReplicaSetView view_;
+  bool initiating_ = false;
+  bool stopping_flag_ = false;
+  int raft_state_ = RAFT_UNAVAILABLE;
+  int64_t raft_leader_id_ = 0;
+  int64_t published_term_ = 0;
+  int64_t ready_term_ = -1;  // the term whose "new primary" entry is applied
+
+  // The loop and its task queue.
+  uv_loop_t loop_{};
+  uv_async_t wake_{};
+  uv_timer_t tick_{};
+  std::thread loop_thread_;
+  std::mutex tasks_mu_;
+  std::vector<std::function<void()>> tasks_;
+  bool loop_running_ = false;
+  bool stopping_ = false;
+
+  // Loop thread only.
+  bool closing_ = false;
+  bool raft_open_ = false;
+  struct raft raft_ {};
+  struct raft_io io_ {};
+  struct raft_fsm fsm_ {};
+  struct raft_uv_transport transport_ {};
+  int64_t announcing_term_ = -1;
+  int64_t applied_config_version_ = 0;
+  uint64_t last_ts_ = 0;
+};
+
+ReplicationCoordinator::ReplicationCoordinator(Options options, storage::KvEngine* engine)
+    : impl_(std::make_unique<Impl>(std::move(options), engine)) {}
+ReplicationCoordinator::~ReplicationCoordinator() = default;
+Status ReplicationCoordinator::Start() { return impl_->Start(); }
+void ReplicationCoordinator::Shutdown() { impl_->Shutdown(); }
+const std::string& ReplicationCoordinator::set_name() const { return impl_->set_name(); }
+ReplicaSetView ReplicationCoordinator::View() const { return impl_->View(); }
+Status ReplicationCoordinator::Initiate(const bson::BsonObj* config) {
+  return impl_->Initiate(config);
+}
+Status ReplicationCoordinator::StepDown(int64_t step_down_secs, int64_t catch_up_secs, bool force) {
+  return impl_->StepDown(step_down_secs, catch_up_secs, force);
+}
+Status ReplicationCoordinator::Freeze(int64_t secs, std::string* info) {
+  return impl_->Freeze(secs, info);
+}
+void ReplicationCoordinator::AwaitTopologyChange(int64_t counter,
+                                                 std::chrono::steady_clock::time_point deadline,
+                                                 const std::atomic<bool>& stop) const {
+  impl_->AwaitTopologyChange(counter, deadline, stop);
+}
+bool ReplicationCoordinator::IsSelf(std::string_view host_and_port) const {
+  return impl_->IsSelf(host_and_port);
+}
+
+}  // namespace hourglass::repl

@@ -1,0 +1,115 @@
+// ReplicationCoordinator: this server's part in a replica set (--replSet). It keeps the set's
+// configuration (stored in WiredTiger, so it survives restarts), runs the Raft member
+// (canonical/raft over libuv, on a thread of its own) that elects the primary, and publishes one
+// consistent view of the topology — the member's state, term, primary, configuration — for hello,
+// rs.status() and the checks that refuse writes off the primary. docs/replication.md has the
+// design. Thread-safe: every method may be called from any thread.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "bson/bson.h"
+#include "repl/replica_set_config.h"
+
+namespace hourglass::storage {
+class KvEngine;
+}
+
+namespace hourglass::repl {
+
+// MongoDB's member states (rs.status().members[n].state) and their names.
+enum class MemberState : int {
+  kStartup = 0,
+  kPrimary = 1,
+  kSecondary = 2,
+  kRecovering = 3,
+  kStartup2 = 5,
+  kUnknown = 6,
+  kArbiter = 7,
+  kDown = 8,
+  kRollback = 9,
+  kRemoved = 10,
+};
+std::string_view MemberStateName(MemberState state);  // "PRIMARY", ...
+
+// A position in the replicated log as MongoDB names one: a Timestamp (seconds << 32 | increment)
+// and the term that wrote it.
+struct OpTime {
+  uint64_t ts = 0;
+  int64_t term = -1;
+};
+
+// One consistent picture of the set, as this member sees it.
+struct ReplicaSetView {
+  MemberState state = MemberState::kStartup;
+  std::optional<ReplicaSetConfig> config;  // absent until replSetInitiate
+  int self = -1;                           // this member's index in config->members
+  int primary = -1;                        // the primary's index, -1 when none is known
+  int64_t term = 0;
+  bool writable_primary = false;  // primary, and done applying the previous terms' entries
+  OpTime last_applied;
+  int64_t last_applied_wall_ms = 0;
+  OpTime last_committed;
+  int64_t last_committed_wall_ms = 0;
+  OpTime election_optime;  // when this member last won an election
+  int64_t election_wall_ms = 0;
+  int64_t topology_counter = 0;  // hello's topologyVersion.counter: bumped on every change
+  int64_t step_down_until_ms = 0;
+};
+
+// The electionId of a term, as MongoDB's protocol version 1 makes it: 0x7fffffff then the term.
+bson::ObjectId ElectionIdForTerm(int64_t term);
+
+class ReplicationCoordinator {
+ public:
+  struct Options {
+    std::string set_name;
+    std::string dbpath;
+    int port = 27017;
+    std::string bind_ip;  // --bind_ip: comma-separated addresses
+  };
+
+  ReplicationCoordinator(Options options, storage::KvEngine* engine);
+  ~ReplicationCoordinator();
+  ReplicationCoordinator(const ReplicationCoordinator&) = delete;
+  ReplicationCoordinator& operator=(const ReplicationCoordinator&) = delete;
+
+  // Reads the stored configuration and, when there is one, starts the Raft member. Call once.
+  Status Start();
+  // Stops the Raft member (no more elections, no more state changes). Idempotent.
+  void Shutdown();
+
+  const std::string& set_name() const;
+  ReplicaSetView View() const;
+
+  // replSetInitiate: `config` is the command's document, or nullptr for the default one-member
+  // configuration. Validates it as MongoDB does, stores it and starts the member; returns once
+  // this member is primary (or with the reason it could not be).
+  Status Initiate(const bson::BsonObj* config);
+  // replSetStepDown: stop being primary for `step_down_secs`. Without `force`, waits up to
+  // `catch_up_secs` for an electable secondary that has caught up.
+  Status StepDown(int64_t step_down_secs, int64_t catch_up_secs, bool force);
+  // replSetFreeze: a secondary does not stand for election for `secs` (0 unfreezes). Sets
+  // `info` to the message mongod gives.
+  Status Freeze(int64_t secs, std::string* info);
+
+  // Blocks until the topology counter differs from `counter`, `deadline` passes or `stop` is set.
+  void AwaitTopologyChange(int64_t counter, std::chrono::steady_clock::time_point deadline,
+                           const std::atomic<bool>& stop) const;
+
+  // Whether host:port names this server: its port and an address of this machine (or its name).
+  bool IsSelf(std::string_view host_and_port) const;
+
+ private:
+  class Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace hourglass::repl

@@ -1,0 +1,393 @@
+"""Replica set members (--replSet): the states before and after replSetInitiate, hello's
+topology fields as drivers read them, rs.status()/rs.conf(), step-down and freeze, restarts, and
+drivers connecting with replicaSet=. Compared with what MongoDB documents for these commands
+(replSetInitiate, replSetGetStatus, replSetGetConfig, replSetStepDown, replSetFreeze, hello).
+A set has one member for now (docs/replication.md): more are refused loudly."""
+
+import datetime
+import os
+import subprocess
+import threading
+import time
+
+import pymongo
+import pytest
+from bson import ObjectId, Timestamp
+from pymongo.errors import OperationFailure
+from pymongo.read_preferences import SecondaryPreferred
+
+import wire
+from clienttools import isolated_env, mongosh_path
+from conftest import command_error
+
+SET = "rs0"
+
+
+def member(fresh_server, name=SET, extra=()):
+    return fresh_server.new(extra_args=["--replSet", name, *extra])
+
+
+def host_of(server):
+    return f"127.0.0.1:{server.port}"
+
+
+def initiate(server, **fields):
+    c = server.client()
+    try:
+        config = {"_id": SET, "members": [{"_id": 0, "host": host_of(server), **fields}]}
+        return c.admin.command("replSetInitiate", config)
+    finally:
+        c.close()
+
+
+def wait_for(predicate, timeout=20.0, what="condition"):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def wait_primary(server):
+    c = server.client()
+    try:
+        return wait_for(lambda: (lambda h: h if h.get("isWritablePrimary") else None)(
+            c.admin.command("hello")), what="the member to become primary")
+    finally:
+        c.close()
+
+
+# -- a standalone --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("cmd,message", [
+    ({"replSetInitiate": {}}, "This node was not started with replication enabled."),
+    ({"replSetGetStatus": 1}, "not running with --replSet"),
+    ({"replSetGetConfig": 1}, "not running with --replSet"),
+    ({"replSetStepDown": 60}, "not running with --replSet"),
+    ({"replSetFreeze": 10}, "not running with --replSet"),
+])
+def test_standalone_answers_no_replication_enabled(client, cmd, message):
+    assert command_error(client.admin, cmd) == (76, "NoReplicationEnabled", message)
+
+
+def test_standalone_hello_has_no_set_fields(client):
+    hello = client.admin.command("hello")
+    assert hello["isWritablePrimary"] is True
+    for field in ("setName", "hosts", "secondary", "isreplicaset", "primary", "me"):
+        assert field not in hello
+
+
+def test_replset_commands_are_admin_only(client):
+    code, name, _ = command_error(client["test"], {"replSetGetStatus": 1})
+    assert (code, name) == (13, "Unauthorized")
+
+
+# -- before replSetInitiate ----------------------------------------------------------------
+
+
+def test_member_before_initiate(fresh_server):
+    s = member(fresh_server)
+    c = s.client()
+    hello = c.admin.command("hello")
+    assert hello["isWritablePrimary"] is False
+    assert hello["secondary"] is False
+    assert hello["isreplicaset"] is True
+    assert hello["info"] == "Does not have a valid replica set config"
+    assert "setName" not in hello and "hosts" not in hello
+    assert c.admin.command("isMaster")["ismaster"] is False
+    # Writes need a primary; reads need one too, or secondaryOk on a secondary.
+    code, name, msg = command_error(c["app"], {"insert": "c", "documents": [{"x": 1}]})
+    assert (code, name, msg) == (10107, "NotWritablePrimary", "not primary")
+    # (pymongo asks a directly connected server for primaryPreferred: raw messages for the rest.)
+    sock = wire.connect(s.port)
+    reply = wire.command(sock, {"find": "c", "$db": "app"})
+    assert (reply["code"], reply["codeName"], reply["errmsg"]) == (
+        13435, "NotPrimaryNoSecondaryOk", "not primary and secondaryOk=false")
+    reply = wire.command(sock, {"find": "c", "$db": "app",
+                                "$readPreference": {"mode": "secondaryPreferred"}})
+    assert (reply["code"], reply["codeName"]) == (13436, "NotPrimaryOrSecondary")
+    # OP_QUERY's secondaryOk bit (4) allows it as $readPreference does.
+    for flags, code in ((0, 13435), (4, 13436)):
+        sock.sendall(wire.op_query("app.$cmd", {"count": "c"}, flags=flags)[0])
+        assert wire.read_message(sock).doc["code"] == code
+    sock.close()
+    # The local database is this member's own: open in every state.
+    c.local.command({"insert": "scratch", "documents": [{"_id": 1}]})
+    assert c.local.command({"find": "scratch"})["cursor"]["firstBatch"] == [{"_id": 1}]
+    for cmd in ({"replSetGetStatus": 1}, {"replSetGetConfig": 1}, {"replSetFreeze": 5}):
+        assert command_error(c.admin, cmd)[:2] == (94, "NotYetInitialized")
+    assert c.admin.command("ping")["ok"] == 1
+    c.close()
+
+
+@pytest.mark.parametrize("config,code,words", [
+    ({"_id": "other", "members": [{"_id": 0, "host": "HOST"}]}, 93,
+     "Attempting to initiate a replica set with name other, but command line reports rs0"),
+    ({"_id": SET, "members": []}, 93, "members"),
+    ({"_id": SET, "members": [{"_id": 0, "host": "HOST", "priority": 2000}]}, 93, "priority"),
+    ({"_id": SET, "members": [{"_id": 0, "host": "HOST", "bogus": 1}]}, 93, "bogus"),
+    ({"_id": SET, "version": 2, "members": [{"_id": 0, "host": "HOST"}]}, 103, "version"),
+    ({"_id": SET, "members": [{"_id": 0, "host": "127.0.0.1:1"}]}, 74, "maps to this node"),
+    ({"_id": SET, "members": [{"_id": 0, "host": "HOST", "priority": 0}]}, 93,
+     "no member can become primary"),
+    ({"_id": SET, "members": [{"_id": 0, "host": "HOST", "priority": 0},
+                              {"_id": 1, "host": "127.0.0.1:1"}]}, 93, "is not electable"),
+    ({"_id": SET, "members": [{"_id": 0, "host": "HOST"}, {"_id": 1, "host": "127.0.0.1:1"}]},
+     115, "more than one member"),
+])
+def test_initiate_refusals(fresh_server, config, code, words):
+    s = member(fresh_server)
+    c = s.client()
+    for m in config["members"]:
+        if m["host"] == "HOST":
+            m["host"] = host_of(s)
+    got = command_error(c.admin, {"replSetInitiate": config})
+    assert got[0] == code, got
+    assert words in got[2], got
+    # Nothing was kept: the member still waits for a configuration.
+    assert c.admin.command("hello")["isWritablePrimary"] is False
+    assert command_error(c.admin, {"replSetGetConfig": 1})[0] == 94
+    c.close()
+
+
+# -- an initiated member -------------------------------------------------------------------
+
+
+def test_initiate_makes_a_primary_that_drivers_use(fresh_server):
+    s = member(fresh_server)
+    c = s.client()
+    before = c.admin.command("hello")["topologyVersion"]
+    assert c.admin.command("replSetInitiate", {
+        "_id": SET, "members": [{"_id": 0, "host": host_of(s)}]})["ok"] == 1
+    hello = wait_primary(s)
+    assert hello["setName"] == SET
+    assert hello["setVersion"] == 1
+    assert hello["hosts"] == [host_of(s)]
+    assert hello["primary"] == host_of(s)
+    assert hello["me"] == host_of(s)
+    assert hello["secondary"] is False
+    assert hello["topologyVersion"]["processId"] == before["processId"]
+    assert hello["topologyVersion"]["counter"] > before["counter"]
+    # Protocol version 1's electionId: 0x7fffffff then the term.
+    status = c.admin.command("replSetGetStatus")
+    assert hello["electionId"] == ObjectId("7fffffff" + format(status["term"], "016x"))
+    assert isinstance(hello["lastWrite"]["opTime"]["ts"], Timestamp)
+    assert hello["lastWrite"]["opTime"]["t"] == status["term"]
+    assert isinstance(hello["lastWrite"]["lastWriteDate"], datetime.datetime)
+
+    # A second initiate is refused.
+    assert command_error(c.admin, {"replSetInitiate": {}})[:2] == (23, "AlreadyInitialized")
+
+    # A driver given the set's name discovers the primary from hello and writes through it.
+    rs = pymongo.MongoClient(f"mongodb://{host_of(s)}/?replicaSet={SET}",
+                             serverSelectionTimeoutMS=10000)
+    try:
+        db = rs["app"]
+        db.create_collection("cpu", timeseries={"timeField": "t", "metaField": "m"})
+        now = datetime.datetime(2026, 1, 1)
+        coll = db.get_collection("cpu", write_concern=pymongo.WriteConcern(w="majority", j=True))
+        coll.insert_many([{"t": now + datetime.timedelta(seconds=i), "m": i % 3, "v": i}
+                          for i in range(100)])
+        assert coll.count_documents({}) == 100
+        assert rs.primary == ("127.0.0.1", s.port)
+        assert rs.is_primary
+    finally:
+        rs.close()
+    c.close()
+
+
+def test_status_and_config_shapes(fresh_server):
+    s = member(fresh_server)
+    initiate(s)
+    wait_primary(s)
+    c = s.client()
+    status = c.admin.command("replSetGetStatus")
+    assert status["set"] == SET
+    assert status["myState"] == 1
+    assert status["term"] >= 1
+    assert isinstance(status["date"], datetime.datetime)
+    assert status["majorityVoteCount"] == 1
+    assert status["writeMajorityCount"] == 1
+    assert status["votingMembersCount"] == 1
+    assert status["heartbeatIntervalMillis"] == 2000
+    optimes = status["optimes"]
+    for f in ("lastCommittedOpTime", "readConcernMajorityOpTime", "appliedOpTime",
+              "durableOpTime"):
+        assert set(optimes[f]) == {"ts", "t"}
+    [m] = status["members"]
+    assert m["_id"] == 0 and m["name"] == host_of(s)
+    assert (m["state"], m["stateStr"], m["health"], m["self"]) == (1, "PRIMARY", 1.0, True)
+    assert m["configVersion"] == 1
+    assert isinstance(m["electionTime"], Timestamp)
+    assert isinstance(m["electionDate"], datetime.datetime)
+    assert m["uptime"] >= 0
+
+    config = c.admin.command("replSetGetConfig")["config"]
+    assert config["_id"] == SET
+    assert config["version"] == 1
+    assert config["protocolVersion"] == 1
+    assert config["writeConcernMajorityJournalDefault"] is True
+    [mc] = config["members"]
+    assert mc == {"_id": 0, "host": host_of(s), "arbiterOnly": False, "buildIndexes": True,
+                  "hidden": False, "priority": 1.0, "tags": {}, "secondaryDelaySecs": 0,
+                  "votes": 1}
+    settings = config["settings"]
+    assert isinstance(settings["replicaSetId"], ObjectId)
+    assert settings["electionTimeoutMillis"] == 10000
+    assert settings["chainingAllowed"] is True
+    committed = c.admin.command("replSetGetConfig", commitmentStatus=True)
+    assert committed["commitmentStatus"] is True
+    c.close()
+
+
+def test_restart_and_kill_keep_the_set(fresh_server):
+    s = member(fresh_server)
+    initiate(s)
+    wait_primary(s)
+    c = s.client()
+    set_id = c.admin.command("replSetGetConfig")["config"]["settings"]["replicaSetId"]
+    c["app"]["c"].insert_one({"_id": 1}, )
+    c.close()
+
+    assert s.stop() == 0
+    s.start(port=s.port)
+    hello = wait_primary(s)
+    assert hello["setName"] == SET and hello["primary"] == host_of(s)
+    s.kill()
+    s.start(port=s.port)
+    wait_primary(s)
+    c = s.client()
+    assert c.admin.command("replSetGetConfig")["config"]["settings"]["replicaSetId"] == set_id
+    assert c["app"]["c"].find_one() == {"_id": 1}
+    c.close()
+
+
+def test_stored_set_name_must_match(fresh_server):
+    s = member(fresh_server)
+    initiate(s)
+    wait_primary(s)
+    assert s.stop() == 0
+    other = fresh_server.new(dbpath=s.dbpath, extra_args=["--replSet", "other"], start=False)
+    other.spawn()
+    assert other.wait_exit() not in (0, None)
+    assert "is for replica set 'rs0', not 'other'" in other.log_text()
+
+
+def test_awaitable_hello_answers_when_the_topology_changes(fresh_server):
+    s = member(fresh_server)
+    waiter = s.client(socketTimeoutMS=30000)
+    tv = waiter.admin.command("hello")["topologyVersion"]
+    result = {}
+
+    def await_hello():
+        start = time.monotonic()
+        result["hello"] = waiter.admin.command(
+            {"hello": 1, "topologyVersion": tv, "maxAwaitTimeMS": 20000})
+        result["seconds"] = time.monotonic() - start
+
+    t = threading.Thread(target=await_hello)
+    t.start()
+    time.sleep(0.5)
+    assert "hello" not in result  # held back: nothing changed yet
+    initiate(s)
+    t.join(25)
+    assert result["seconds"] < 15
+    assert result["hello"]["topologyVersion"]["counter"] > tv["counter"]
+    # A client that is behind hears at once; one ahead is refused.
+    start = time.monotonic()
+    waiter.admin.command({"hello": 1, "topologyVersion": tv, "maxAwaitTimeMS": 5000})
+    assert time.monotonic() - start < 2
+    ahead = {"processId": tv["processId"], "counter": 10 ** 9}
+    assert command_error(waiter.admin, {"hello": 1, "topologyVersion": ahead,
+                                        "maxAwaitTimeMS": 10})[0] == 2
+    waiter.close()
+
+
+def test_step_down_and_freeze(fresh_server):
+    s = member(fresh_server)
+    initiate(s)
+    wait_primary(s)
+    c = s.client()
+    assert command_error(c.admin, {"replSetFreeze": 30})[:2] == (95, "NotSecondary")
+    assert command_error(c.admin, {"replSetStepDown": 1, "secondaryCatchUpPeriodSecs": 5})[:2] \
+        == (2, "BadValue")
+    # Without force, a set with no other electable member cannot hand over.
+    start = time.monotonic()
+    code, name, msg = command_error(c.admin, {"replSetStepDown": 5,
+                                              "secondaryCatchUpPeriodSecs": 1})
+    assert (code, name) == (262, "ExceededTimeLimit")
+    assert "No electable secondaries caught up" in msg
+    assert time.monotonic() - start >= 0.9
+    c["app"]["c"].insert_one({"_id": 1})
+
+    # Forced, the member is a secondary for the step-down period: writes refused, reads with
+    # secondaryOk served.
+    c.admin.command("replSetStepDown", 60, force=True)
+    hello = c.admin.command("hello")
+    assert hello["isWritablePrimary"] is False and hello["secondary"] is True
+    assert "primary" not in hello
+    assert c.admin.command("replSetGetStatus")["members"][0]["stateStr"] == "SECONDARY"
+    assert command_error(c["app"], {"insert": "c", "documents": [{"_id": 2}]})[0] == 10107
+    sock = wire.connect(s.port)
+    assert wire.command(sock, {"find": "c", "$db": "app"})["code"] == 13435
+    sock.close()
+    reader = c["app"].get_collection("c", read_preference=SecondaryPreferred())
+    assert list(reader.find()) == [{"_id": 1}]
+    assert command_error(c.admin, {"replSetStepDown": 60})[0] == 10107
+
+    # Unfreezing lets it stand again at once.
+    assert c.admin.command("replSetFreeze", 0)["info"] == "unfreezing"
+    wait_primary(s)
+    c["app"]["c"].insert_one({"_id": 2})
+    assert c["app"]["c"].count_documents({}) == 2
+    c.close()
+
+
+def test_mongosh_initiates_with_the_default_configuration(fresh_server, tmp_path):
+    s = member(fresh_server)
+    script = ("const r = rs.initiate(); print('me=' + r.me);"
+              "let h; for (let i = 0; i < 200; i++) { h = db.hello();"
+              " if (h.isWritablePrimary) break; sleep(50); }"
+              "print('setName=' + h.setName);"
+              "print('state=' + rs.status().members[0].stateStr);"
+              "print('host=' + rs.conf().members[0].host);")
+    p = subprocess.run(
+        [mongosh_path(), f"mongodb://127.0.0.1:{s.port}/test?directConnection=true", "--quiet",
+         "--eval", script],
+        capture_output=True, text=True, timeout=120, env=isolated_env(tmp_path))
+    assert p.returncode == 0, p.stderr
+    lines = set(p.stdout.split())
+    # Listening on loopback only, the default configuration names the member by that address.
+    assert f"me={host_of(s)}" in lines
+    assert f"setName={SET}" in lines
+    assert "state=PRIMARY" in lines
+    assert f"host={host_of(s)}" in lines
+
+
+# -- options ------------------------------------------------------------------------------
+
+
+def test_repl_set_options(fresh_server, tmp_path):
+    s = member(fresh_server)
+    c = s.client()
+    parsed = c.admin.command("getCmdLineOpts")["parsed"]
+    assert parsed["replication"] == {"replSet": SET}
+    c.close()
+    s.stop()
+
+    conf = tmp_path / "mongod.conf"
+    conf.write_text(f"replication:\n  replSetName: fromfile\n")
+    t = fresh_server.new(extra_args=["--config", str(conf)])
+    c = t.client()
+    assert c.admin.command("getCmdLineOpts")["parsed"]["replication"] == {
+        "replSetName": "fromfile"}
+    assert c.admin.command("hello")["isreplicaset"] is True
+    c.close()
+
+    for bad in (["--replSet", "a/b"], ["--replSet", "rs0", "--inMemory"]):
+        u = fresh_server.new(extra_args=bad, start=False)
+        u.spawn()
+        assert u.wait_exit() not in (0, None)
