@@ -94,12 +94,23 @@ Status RunReplSetGetConfig(CommandContext& ctx, const BsonObj& cmd, BsonBuilder&
 void AppendMember(const ServiceContext& service, const ReplicaSetView& view, int index,
                   BsonArrayBuilder& members) {
   const repl::MemberConfig& m = view.config->members[index];
+  const bool self = index == view.self;
+  MemberState state = view.member_states.at(index);
   BsonBuilder b;
   b.AppendInt32("_id", m.id);
   b.AppendString("name", m.host);
-  b.AppendDouble("health", 1.0);
-  b.AppendInt32("state", static_cast<int>(view.state));
-  b.AppendString("stateStr", repl::MemberStateName(view.state));
+  b.AppendDouble("health", state == MemberState::kDown ? 0.0 : 1.0);
+  b.AppendInt32("state", static_cast<int>(state));
+  b.AppendString("stateStr", state == MemberState::kDown ? "(not reachable/healthy)"
+                                                         : repl::MemberStateName(state));
+  if (!self) {
+    // What this member knows of another: its state from the Raft configuration (and, on the
+    // primary, whether it answers); optimes come with the replicated log.
+    b.AppendInt32("configVersion", static_cast<int32_t>(view.config->version));
+    b.AppendBool("self", false);
+    members.AppendObject(b.Obj());
+    return;
+  }
   b.AppendInt32("uptime", static_cast<int32_t>(UptimeSeconds(service)));
   AppendOpTime(b, "optime", view.last_applied);
   b.AppendDate("optimeDate", static_cast<int64_t>(view.last_applied.ts >> 32) * 1000);
@@ -108,13 +119,13 @@ void AppendMember(const ServiceContext& service, const ReplicaSetView& view, int
   b.AppendString("syncSourceHost", "");
   b.AppendInt32("syncSourceId", -1);
   b.AppendString("infoMessage", "");
-  if (view.state == MemberState::kPrimary) {
+  if (state == MemberState::kPrimary) {
     b.AppendTimestamp("electionTime", view.election_optime.ts);
     b.AppendDate("electionDate", view.election_wall_ms);
   }
   b.AppendInt32("configVersion", static_cast<int32_t>(view.config->version));
   b.AppendInt32("configTerm", static_cast<int32_t>(view.config->term));
-  b.AppendBool("self", index == view.self);
+  b.AppendBool("self", true);
   b.AppendString("lastHeartbeatMessage", "");
   members.AppendObject(b.Obj());
 }
@@ -195,6 +206,32 @@ Status RunReplSetFreeze(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& re
   return Status::OK();
 }
 
+// hgRaftConnect: another member's Raft connection (repl/wire_transport.h). Once answered, the
+// connection belongs to this member's Raft instance.
+Status RunHgRaftConnect(CommandContext& ctx, const BsonObj& cmd, BsonBuilder&) {
+  HG_RETURN_IF_ERROR(CheckKnownFields(cmd, {"setName", "from", "fromAddress", "to", "toAddress"}));
+  HG_ASSIGN_OR_RETURN(auto* coordinator, Coordinator(ctx, "not running with --replSet"));
+  if (ctx.service.options.auth || ctx.client.tls) {
+    return Status(ErrorCode::kCommandNotSupported,
+                  "replica set members do not connect to each other under --auth or over TLS "
+                  "yet (no keyFile authentication)");
+  }
+  HG_ASSIGN_OR_RETURN(auto set_name, GetString("hgRaftConnect", cmd, "setName"));
+  HG_ASSIGN_OR_RETURN(auto from, GetInt64("hgRaftConnect", cmd, "from"));
+  HG_ASSIGN_OR_RETURN(auto from_address, GetString("hgRaftConnect", cmd, "fromAddress"));
+  HG_ASSIGN_OR_RETURN(auto to, GetInt64("hgRaftConnect", cmd, "to"));
+  HG_ASSIGN_OR_RETURN(auto to_address, GetString("hgRaftConnect", cmd, "toAddress"));
+  if (!set_name || !from || !from_address || !to || !to_address) {
+    return Status(ErrorCode::kBadValue,
+                  "hgRaftConnect needs setName, from, fromAddress, to and toAddress");
+  }
+  HG_RETURN_IF_ERROR(coordinator->PrepareRaftConnection(*set_name, *from, *to, *to_address));
+  ctx.client.take_over_connection = [coordinator, from = *from, address = *from_address](int fd) {
+    coordinator->AdoptRaftConnection(fd, from, address);
+  };
+  return Status::OK();
+}
+
 }  // namespace
 
 void AppendReplicaSetHello(const CommandContext& ctx, bool legacy, BsonBuilder& reply) {
@@ -246,6 +283,14 @@ void AppendReplicaSetHello(const CommandContext& ctx, bool legacy, BsonBuilder& 
   AppendOpTime(reply, "majorityOpTime", view.last_committed);
   reply.AppendDate("majorityWriteDate", static_cast<int64_t>(view.last_committed.ts >> 32) * 1000);
   reply.Close(last_write);
+}
+
+std::unique_ptr<Command> MakeHgRaftConnectCommand() {
+  return std::make_unique<FnCommand>(
+      "hgRaftConnect",
+      FnCommand::Options{.help = "Internal: a replica set member's Raft connection",
+                         .admin_only = true},
+      RunHgRaftConnect);
 }
 
 std::unique_ptr<Command> MakeReplSetInitiateCommand() {

@@ -316,6 +316,8 @@ const std::map<std::string, NeedsFn, std::less<>>& NeedsTable() {
       {"grantRolesToUser", [](const CommandContext& ctx,
                               const BsonObj& cmd) { return RoleNeeds(ctx, cmd, A::kGrantRole); }},
       {"hello", nullptr},
+      // Refused under --auth until members authenticate to each other (keyFile).
+      {"hgRaftConnect", OnCluster({A::kReplSetStateChange})},
       {"hostInfo", OnCluster({A::kHostInfo})},
       {"insert", OnNamespace({A::kInsert})},
       // Naming only one's own users needs no privilege, as in MongoDB.

@@ -45,6 +45,7 @@ std::unique_ptr<Command> MakeFeaturesCommand();
 std::unique_ptr<Command> MakeDbHashCommand();
 
 // admin_replication.cc
+std::unique_ptr<Command> MakeHgRaftConnectCommand();
 std::unique_ptr<Command> MakeReplSetFreezeCommand();
 std::unique_ptr<Command> MakeReplSetGetConfigCommand();
 std::unique_ptr<Command> MakeReplSetGetStatusCommand();

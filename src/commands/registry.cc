@@ -55,6 +55,7 @@ constexpr CommandTableEntry kCommandTable[] = {
     {"grantRolesToRole", &MakeGrantRolesToRoleCommand},
     {"grantRolesToUser", &MakeGrantRolesToUserCommand},
     {"hello", &MakeHelloCommand},
+    {"hgRaftConnect", &MakeHgRaftConnectCommand},
     {"hostInfo", &MakeHostInfoCommand},
     {"insert", &MakeInsertCommand},
     {"killAllSessions", &MakeKillAllSessionsCommand},

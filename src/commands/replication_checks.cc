@@ -30,6 +30,7 @@ bool AlwaysAllowed(std::string_view name) {
                                                  "getMore",
                                                  "getParameter",
                                                  "hello",
+                                                 "hgRaftConnect",
                                                  "hostInfo",
                                                  "killAllSessions",
                                                  "killCursors",

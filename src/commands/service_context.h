@@ -145,6 +145,10 @@ struct ClientState {
   // The OP_QUERY request being run carries the secondaryOk bit (legacy clients' way of allowing
   // reads from a secondary); set only for the duration of that request.
   bool op_query_secondary_ok = false;
+  // Set by a command that takes the connection over once its reply is sent (a replica set
+  // member's Raft connection, hgRaftConnect): the listener hands it a duplicate of the socket
+  // and ends its own loop.
+  std::function<void(int fd)> take_over_connection;
   // Whether the client connects from this machine (the localhost exception's condition).
   bool IsLocalhost() const {
     return remote.starts_with("127.") || remote.starts_with("[::1]") || remote.starts_with("::1");

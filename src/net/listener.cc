@@ -2,6 +2,7 @@
 
 #include <poll.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <asio.hpp>
 #include <atomic>
@@ -394,6 +395,11 @@ void Listener::Impl::Serve(std::unique_ptr<tcp::socket> sock) {
       if (!stream.WriteAll(out.reply)) break;
     }
     if (out.close) break;
+    if (client.take_over_connection) {
+      int fd = dup(sock->native_handle());
+      if (fd >= 0) client.take_over_connection(fd);
+      break;
+    }
   }
   stream.Close();
   --service.counters.connections_current;

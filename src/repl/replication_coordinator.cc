@@ -7,12 +7,6 @@
 #include <unistd.h>
 #include <uv.h>
 
-// canonical/raft's headers declare C functions without extern "C" of their own.
-extern "C" {
-#include <raft.h>
-#include <raft/uv.h>
-}
-
 #include <condition_variable>
 #include <cstring>
 #include <functional>
@@ -22,6 +16,8 @@ extern "C" {
 
 #include "base/clock.h"
 #include "base/logger.h"
+#include "base/server_parameters.h"
+#include "repl/wire_transport.h"
 #include "storage/kv_engine.h"
 #include "storage/session.h"
 
@@ -65,6 +61,19 @@ raft_buffer RaftCopy(const bson::BsonObj& doc) {
   std::memcpy(buf.base, doc.data(), size);
   std::memset(static_cast<char*>(buf.base) + size, 0, buf.len - size);
   return buf;
+}
+
+// hourglassTestOnlyUnreplicatedMembers (startup, default false; honoured only with
+// enableTestCommands): lets replSetInitiate take several members and members join, for tests of
+// elections and the members' transport while writes are not replicated yet (docs/replication.md).
+ServerParameter* UnreplicatedMembersParameter() {
+  static ServerParameter* p = ServerParameterRegistry::Get().Register(
+      "hourglassTestOnlyUnreplicatedMembers", false, true, false);
+  return p;
+}
+
+bool UnreplicatedMembersAllowed() {
+  return UnreplicatedMembersParameter()->GetBool() && TestCommandsEnabled();
 }
 
 std::string ToLower(std::string_view s) {
@@ -180,7 +189,9 @@ class ReplicationCoordinator::Impl {
       view_.state = MemberState::kStartup2;
       Changed();
     }
-    return RunOnLoop([this, member = config.members[self]] { return OpenRaft(member); });
+    bool initiator = doc["initiator"].Bool();
+    return RunOnLoop(
+        [this, member = config.members[self], initiator] { return OpenRaft(member, initiator); });
   }
 
   void Shutdown() {
@@ -225,8 +236,41 @@ class ReplicationCoordinator::Impl {
     if (now.state != MemberState::kPrimary) {
       return Status(ErrorCode::kNotWritablePrimary, "not primary so can't step down");
     }
-    // Every other member is a candidate only once the log reaches it (docs/replication.md): in
-    // a set of one, nobody can take over.
+    bool others = false;
+    for (size_t i = 0; i < now.config->members.size(); ++i) {
+      others = others || (static_cast<int>(i) != now.self && now.config->members[i].Electable() &&
+                          now.member_states.at(i) == MemberState::kSecondary);
+    }
+    if (others) {
+      // Raft hands leadership to a voter that has caught up with the log (its TimeoutNow).
+      Status asked = RunOnLoop([this] {
+        if (raft_state(&raft_) != RAFT_LEADER) {
+          return Status(ErrorCode::kNotWritablePrimary, "not primary so can't step down");
+        }
+        int rv = raft_transfer(&raft_, &transfer_, 0, [](struct raft_transfer*) {});
+        if (rv != 0) {
+          return Status(ErrorCode::kExceededTimeLimit,
+                        std::string("No electable secondaries caught up: ") + raft_strerror(rv));
+        }
+        return Status::OK();
+      });
+      HG_RETURN_IF_ERROR(asked);
+      std::unique_lock<std::mutex> lock(mu_);
+      auto deadline = std::chrono::steady_clock::now() +
+                      std::chrono::seconds(std::max<int64_t>(catch_up_secs, 10));
+      if (cv_.wait_until(lock, deadline, [this] {
+            return view_.state != MemberState::kPrimary || stopping_flag_;
+          })) {
+        return Status::OK();
+      }
+      if (!force) {
+        return Status(ErrorCode::kExceededTimeLimit,
+                      "No electable secondaries caught up as of " + FormatIsoDate(NowMillis()) +
+                          ". Please use the replSetStepDown command with the argument "
+                          "{force: true} to force node to step down.");
+      }
+    }
+    // In a set of one nobody can take over: without force, wait for the catch-up period in vain.
     if (!force) {
       std::unique_lock<std::mutex> lock(mu_);
       cv_.wait_for(lock, std::chrono::seconds(catch_up_secs), [this] { return stopping_flag_; });
@@ -270,6 +314,47 @@ class ReplicationCoordinator::Impl {
       cv_.wait_until(lock, next);
       if (std::chrono::steady_clock::now() >= deadline) return;
     }
+  }
+
+  Status PrepareRaftConnection(std::string_view set_name, int64_t from, int64_t to,
+                               std::string_view to_address) {
+    if (set_name != opts_.set_name) {
+      return Status(ErrorCode::kInvalidReplicaSetConfig,
+                    "member " + std::to_string(from) + " is of replica set '" +
+                        std::string(set_name) + "', this one of '" + opts_.set_name + "'");
+    }
+    return RunOnLoop([this, to, address = std::string(to_address)] {
+      if (raft_open_) {
+        if (static_cast<int64_t>(raft_.id) == to) return Status::OK();
+        return Status(ErrorCode::kInvalidReplicaSetConfig, "this member is Raft member " +
+                                                               std::to_string(raft_.id) + ", not " +
+                                                               std::to_string(to));
+      }
+      if (!UnreplicatedMembersAllowed()) {
+        return Status(ErrorCode::kCommandNotSupported,
+                      "replica sets of more than one member are not supported yet");
+      }
+      if (to < 1 || to > (int64_t{1} << 31)) {
+        return Status(ErrorCode::kBadValue, "a Raft member's id is 1 + its member _id");
+      }
+      // Not configured yet: the set's primary is adding this member. It joins with the id and
+      // address the configuration gives it, and learns the configuration from the log.
+      MemberConfig self;
+      self.id = static_cast<int>(to - 1);
+      self.host = address;
+      return OpenRaft(self, false);
+    });
+  }
+
+  void AdoptRaftConnection(int fd, int64_t from, std::string from_address) {
+    bool posted = Post([this, fd, from, from_address] {
+      if (transport_ == nullptr) {
+        close(fd);
+        return;
+      }
+      transport_->Adopt(fd, static_cast<uint64_t>(from), from_address);
+    });
+    if (!posted) close(fd);
   }
 
   bool IsSelf(std::string_view host_and_port) const {
@@ -328,6 +413,17 @@ class ReplicationCoordinator::Impl {
     return Status::OK();
   }
 
+  // Queues `fn` for the loop thread; false when the loop is stopping.
+  bool Post(std::function<void()> fn) {
+    {
+      std::lock_guard<std::mutex> lock(tasks_mu_);
+      if (!loop_running_ || stopping_) return false;
+      tasks_.push_back(std::move(fn));
+    }
+    uv_async_send(&wake_);
+    return true;
+  }
+
   // Runs `fn` on the loop thread and waits for its Status.
   Status RunOnLoop(std::function<Status()> fn) {
     std::promise<Status> done;
@@ -371,6 +467,7 @@ class ReplicationCoordinator::Impl {
     raft_close(&raft_, [](struct raft* r) {
       auto* self = static_cast<Impl*>(r->data);
       raft_uv_close(&self->io_);
+      self->transport_.reset();
       self->raft_open_ = false;
       uv_close(reinterpret_cast<uv_handle_t*>(&self->wake_), nullptr);
     });
@@ -378,21 +475,11 @@ class ReplicationCoordinator::Impl {
 
   // --- Raft ------------------------------------------------------------------------------
 
-  // This slice's transport: a set of one member never connects to another (docs/replication.md:
-  // the members' connections over the wire port come with the replicated log).
-  void InitTransport() {
-    std::memset(&transport_, 0, sizeof(transport_));
-    transport_.data = this;
-    transport_.init = [](raft_uv_transport*, raft_id, const char*) { return 0; };
-    transport_.listen = [](raft_uv_transport*, raft_uv_accept_cb) { return 0; };
-    transport_.connect = [](raft_uv_transport*, raft_uv_connect*, raft_id, const char*,
-                            raft_uv_connect_cb) { return RAFT_NOCONNECTION; };
-    transport_.close = [](raft_uv_transport* t, raft_uv_transport_close_cb cb) { cb(t); };
-  }
-
-  // Opens this member's Raft instance in <dbpath>/raft, bootstrapping the log with `self` as
-  // the only voter when the directory is new, and starts it.
-  Status OpenRaft(const MemberConfig& self) {
+  // Opens this member's Raft instance in <dbpath>/raft and starts it. The member that ran
+  // replSetInitiate (`bootstrap`) starts the log with itself as the only voter (when the
+  // directory is new) and adds the others once elected; the others start empty and learn the log
+  // from it.
+  Status OpenRaft(const MemberConfig& self, bool bootstrap) {
     if (raft_open_) {
       return Status(ErrorCode::kIllegalOperation,
                     "the Raft member is already open; restart the server to start it again");
@@ -401,8 +488,9 @@ class ReplicationCoordinator::Impl {
     if (mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
       return Status(ErrorCode::kInternalError, "cannot create " + dir + ": " + strerror(errno));
     }
-    InitTransport();
-    if (int rv = raft_uv_init(&io_, &loop_, dir.c_str(), &transport_); rv != 0) {
+    initiator_ = bootstrap;
+    transport_ = std::make_unique<WireTransport>(&loop_, opts_.set_name);
+    if (int rv = raft_uv_init(&io_, &loop_, dir.c_str(), transport_->raft_transport()); rv != 0) {
       return Status(ErrorCode::kInternalError,
                     std::string("cannot open the replicated log in ") + dir + ": " + io_.errmsg);
     }
@@ -429,14 +517,16 @@ class ReplicationCoordinator::Impl {
     }
     raft_.data = this;
     raft_open_ = true;
-    struct raft_configuration conf;
-    raft_configuration_init(&conf);
-    raft_configuration_add(&conf, id, self.host.c_str(), RAFT_VOTER);
-    int rv = raft_bootstrap(&raft_, &conf);
-    raft_configuration_close(&conf);
-    if (rv != 0 && rv != RAFT_CANTBOOTSTRAP) {
-      return Status(ErrorCode::kInternalError,
-                    std::string("cannot bootstrap the replicated log: ") + raft_errmsg(&raft_));
+    if (bootstrap) {
+      struct raft_configuration conf;
+      raft_configuration_init(&conf);
+      raft_configuration_add(&conf, id, self.host.c_str(), RAFT_VOTER);
+      int rv = raft_bootstrap(&raft_, &conf);
+      raft_configuration_close(&conf);
+      if (rv != 0 && rv != RAFT_CANTBOOTSTRAP) {
+        return Status(ErrorCode::kInternalError,
+                      std::string("cannot bootstrap the replicated log: ") + raft_errmsg(&raft_));
+      }
     }
     raft_set_election_timeout(&raft_, 1000);
     raft_set_heartbeat_timeout(&raft_, 100);
@@ -445,7 +535,7 @@ class ReplicationCoordinator::Impl {
                     std::string("cannot start the Raft member: ") + raft_errmsg(&raft_));
     }
     LOGI("REPL", 21392, "Raft member started",
-         ("{\"id\": " + std::to_string(id) + ", \"address\": \"" + self.host + "\"}"));
+         "{\"id\": " + std::to_string(id) + ", \"address\": " + JsonQuote(self.host) + "}");
     return Status::OK();
   }
 
@@ -463,7 +553,10 @@ class ReplicationCoordinator::Impl {
     int64_t wall = entry["wall"].DateMillis();
     if (bson::BsonElement c = entry["config"]; c.type() == bson::BsonType::kObject) {
       auto config = ReplicaSetConfig::Parse(c.Obj());
-      if (config.ok()) applied_config_version_ = config.value().version;
+      if (config.ok()) {
+        applied_config_version_ = config.value().version;
+        TakeConfig(config.value());
+      }
     }
     last_ts_ = std::max(last_ts_, at.ts);
     std::lock_guard<std::mutex> lock(mu_);
@@ -473,6 +566,68 @@ class ReplicationCoordinator::Impl {
     view_.last_committed = at;
     view_.last_committed_wall_ms = wall;
     return 0;
+  }
+
+  // A configuration the log brought (loop thread): kept when newer than this member's, stored
+  // with this member's place in it.
+  void TakeConfig(const ReplicaSetConfig& config) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (view_.config && view_.config->version >= config.version) return;
+    }
+    int self = -1;
+    for (size_t i = 0; i < config.members.size(); ++i) {
+      if (static_cast<raft_id>(config.members[i].id) + 1 == raft_.id) self = static_cast<int>(i);
+    }
+    if (self >= 0) {
+      bson::BsonBuilder stored;
+      stored.AppendObject("config", config.ToBson());
+      stored.AppendInt32("self", config.members[self].id);
+      stored.AppendBool("initiator", initiator_);
+      auto session = engine_->NewSession();
+      Status st = session->Put(kStateTable, kConfigKey, stored.Obj().bytes());
+      if (!st.ok()) {
+        LOGE("REPL", 8800302, "Cannot store the replica set configuration",
+             "{\"error\": " + JsonQuote(st.ToString()) + "}");
+      }
+    }
+    std::lock_guard<std::mutex> lock(mu_);
+    view_.config = config;
+    view_.self = self;
+    Recompute();
+    Changed();
+  }
+
+  // On the primary (loop thread): brings Raft's membership to the configuration's, one change at
+  // a time — a member is added, then made a voter once it has caught up with the log.
+  void ReconcileMembership() {
+    if (changing_ || NowMillis() < next_change_ms_) return;
+    ReplicaSetView now = View();
+    if (!now.config) return;
+    for (const MemberConfig& m : now.config->members) {
+      raft_id id = static_cast<raft_id>(m.id) + 1;
+      const raft_server* found = nullptr;
+      for (unsigned i = 0; i < raft_.configuration.n; ++i) {
+        if (raft_.configuration.servers[i].id == id) found = &raft_.configuration.servers[i];
+      }
+      int role = m.votes > 0 ? RAFT_VOTER : RAFT_STANDBY;
+      if (found != nullptr && found->role == role) continue;
+      changing_ = true;
+      change_.data = this;
+      auto done = [](struct raft_change* req, int status) {
+        auto* self = static_cast<Impl*>(req->data);
+        self->changing_ = false;
+        // A member that is down or behind is tried again a little later.
+        if (status != 0) self->next_change_ms_ = NowMillis() + 1000;
+      };
+      int rv = found == nullptr ? raft_add(&raft_, &change_, id, m.host.c_str(), done)
+                                : raft_assign(&raft_, &change_, id, role, done);
+      if (rv != 0) {
+        changing_ = false;
+        next_change_ms_ = NowMillis() + 1000;
+      }
+      return;
+    }
   }
 
   // A snapshot is the last applied position; the data it stands for is in WiredTiger.
@@ -564,10 +719,19 @@ class ReplicationCoordinator::Impl {
       });
     }
     if (state != RAFT_LEADER) announcing_term_ = -1;
+    if (state == RAFT_LEADER && ready_term_ == term) ReconcileMembership();
+    // Raft's view of the members: their roles, and on the leader whether each was heard from.
+    std::vector<std::pair<raft_id, bool>> members;
+    for (unsigned i = 0; i < raft_.configuration.n; ++i) {
+      bool heard = state != RAFT_LEADER || raft_.configuration.servers[i].id == raft_.id ||
+                   raft_.leader_state.progress[i].recent_recv;
+      members.emplace_back(raft_.configuration.servers[i].id, heard);
+    }
     std::lock_guard<std::mutex> lock(mu_);
     if (state != RAFT_LEADER) ready_term_ = -1;
     raft_state_ = state;
     raft_leader_id_ = static_cast<int64_t>(leader_id);
+    raft_members_ = std::move(members);
     view_.term = term;
     Recompute();
   }
@@ -598,6 +762,27 @@ class ReplicationCoordinator::Impl {
           if (view_.config->members[i].id + 1 == raft_leader_id_) primary = static_cast<int>(i);
         }
       }
+    }
+    std::vector<MemberState> member_states;
+    if (view_.config) {
+      for (size_t i = 0; i < view_.config->members.size(); ++i) {
+        MemberState s = MemberState::kStartup;
+        if (static_cast<int>(i) == view_.self) {
+          s = state;
+        } else if (static_cast<int>(i) == primary) {
+          s = MemberState::kPrimary;
+        } else {
+          for (const auto& [id, heard] : raft_members_) {
+            if (id != static_cast<raft_id>(view_.config->members[i].id) + 1) continue;
+            s = heard ? MemberState::kSecondary : MemberState::kDown;
+          }
+        }
+        member_states.push_back(s);
+      }
+    }
+    if (member_states != view_.member_states) {
+      view_.member_states = std::move(member_states);
+      Changed();
     }
     if (state != view_.state || writable != view_.writable_primary || primary != view_.primary ||
         view_.term != published_term_) {
@@ -665,7 +850,7 @@ class ReplicationCoordinator::Impl {
                         " is not electable under the new configuration with {version: " +
                         std::to_string(config.version) + "} for replica set " + config.set_name);
     }
-    if (config.members.size() > 1) {
+    if (config.members.size() > 1 && !UnreplicatedMembersAllowed()) {
       return Status(ErrorCode::kCommandNotSupported,
                     "replica sets of more than one member are not supported yet: Hourglass "
                     "does not replicate writes to other members yet (docs/replication.md)");
@@ -677,6 +862,7 @@ class ReplicationCoordinator::Impl {
     bson::BsonBuilder stored;
     stored.AppendObject("config", config.ToBson());
     stored.AppendInt32("self", config.members[self].id);
+    stored.AppendBool("initiator", true);
     bson::BsonObj stored_doc = stored.Obj();
     {
       auto session = engine_->NewSession();
@@ -691,7 +877,8 @@ class ReplicationCoordinator::Impl {
       Changed();
     }
     LOGI("REPL", 21356, "replSetInitiate admin command received from client", stored_doc.ToJson());
-    Status opened = RunOnLoop([this, member = config.members[self]] { return OpenRaft(member); });
+    Status opened =
+        RunOnLoop([this, member = config.members[self]] { return OpenRaft(member, true); });
     if (!opened.ok()) {
       auto session = engine_->NewSession();
       (void)session->Remove(kStateTable, kConfigKey);
@@ -749,6 +936,7 @@ class ReplicationCoordinator::Impl {
   bool stopping_flag_ = false;
   int raft_state_ = RAFT_UNAVAILABLE;
   int64_t raft_leader_id_ = 0;
+  std::vector<std::pair<raft_id, bool>> raft_members_;  // Raft's members: id, heard from
   int64_t published_term_ = 0;
   int64_t ready_term_ = -1;  // the term whose "new primary" entry is applied
 
@@ -768,7 +956,12 @@ class ReplicationCoordinator::Impl {
   struct raft raft_ {};
   struct raft_io io_ {};
   struct raft_fsm fsm_ {};
-  struct raft_uv_transport transport_ {};
+  std::unique_ptr<WireTransport> transport_;
+  bool initiator_ = false;  // this member ran replSetInitiate: it bootstraps the log
+  struct raft_change change_ {};
+  struct raft_transfer transfer_ {};
+  bool changing_ = false;
+  int64_t next_change_ms_ = 0;
   int64_t announcing_term_ = -1;
   int64_t applied_config_version_ = 0;
   uint64_t last_ts_ = 0;
@@ -777,6 +970,7 @@ class ReplicationCoordinator::Impl {
 ReplicationCoordinator::ReplicationCoordinator(Options options, storage::KvEngine* engine)
     : impl_(std::make_unique<Impl>(std::move(options), engine)) {}
 ReplicationCoordinator::~ReplicationCoordinator() = default;
+void ReplicationCoordinator::RegisterParameters() { UnreplicatedMembersParameter(); }
 Status ReplicationCoordinator::Start() { return impl_->Start(); }
 void ReplicationCoordinator::Shutdown() { impl_->Shutdown(); }
 const std::string& ReplicationCoordinator::set_name() const { return impl_->set_name(); }
@@ -794,6 +988,13 @@ void ReplicationCoordinator::AwaitTopologyChange(int64_t counter,
                                                  std::chrono::steady_clock::time_point deadline,
                                                  const std::atomic<bool>& stop) const {
   impl_->AwaitTopologyChange(counter, deadline, stop);
+}
+Status ReplicationCoordinator::PrepareRaftConnection(std::string_view set_name, int64_t from,
+                                                     int64_t to, std::string_view to_address) {
+  return impl_->PrepareRaftConnection(set_name, from, to, to_address);
+}
+void ReplicationCoordinator::AdoptRaftConnection(int fd, int64_t from, std::string from_address) {
+  impl_->AdoptRaftConnection(fd, from, std::move(from_address));
 }
 bool ReplicationCoordinator::IsSelf(std::string_view host_and_port) const {
   return impl_->IsSelf(host_and_port);

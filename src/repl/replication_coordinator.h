@@ -62,6 +62,10 @@ struct ReplicaSetView {
   int64_t election_wall_ms = 0;
   int64_t topology_counter = 0;  // hello's topologyVersion.counter: bumped on every change
   int64_t step_down_until_ms = 0;
+  // Each configured member's state as this member knows it (parallel to config->members): the
+  // primary; members in Raft's configuration as SECONDARY — or DOWN when this member is the
+  // primary and has not heard from them within an election timeout; STARTUP until added.
+  std::vector<MemberState> member_states;
 };
 
 // The electionId of a term, as MongoDB's protocol version 1 makes it: 0x7fffffff then the term.
@@ -80,6 +84,9 @@ class ReplicationCoordinator {
   ~ReplicationCoordinator();
   ReplicationCoordinator(const ReplicationCoordinator&) = delete;
   ReplicationCoordinator& operator=(const ReplicationCoordinator&) = delete;
+
+  // Registers the module's server parameters (before --setParameter is applied).
+  static void RegisterParameters();
 
   // Reads the stored configuration and, when there is one, starts the Raft member. Call once.
   Status Start();
@@ -103,6 +110,14 @@ class ReplicationCoordinator {
   // Blocks until the topology counter differs from `counter`, `deadline` passes or `stop` is set.
   void AwaitTopologyChange(int64_t counter, std::chrono::steady_clock::time_point deadline,
                            const std::atomic<bool>& stop) const;
+
+  // hgRaftConnect (WireTransport): member `from` of set `set_name` opens a Raft connection to
+  // member `to` at `to_address`, which should be this server. A server not configured yet joins
+  // the set as that member. OK: the caller hands the connection over with AdoptRaftConnection.
+  Status PrepareRaftConnection(std::string_view set_name, int64_t from, int64_t to,
+                               std::string_view to_address);
+  // Takes the connected socket `fd` (this object closes it) for the Raft member.
+  void AdoptRaftConnection(int fd, int64_t from, std::string from_address);
 
   // Whether host:port names this server: its port and an address of this machine (or its name).
   bool IsSelf(std::string_view host_and_port) const;

@@ -181,6 +181,7 @@ int RunServer(int argc, char** argv) {
   http::RegisterHttpParameters();
   timeseries::TtlMonitor::RegisterParameters();
   commands::Rollups::RegisterParameters();
+  repl::ReplicationCoordinator::RegisterParameters();
   exec::RegisterTimeseriesRewriteParameter();
   commands::RegisterTimeseriesWriteParameters();
   pipeline::RegisterMemoryParameters();

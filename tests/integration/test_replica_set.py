@@ -193,7 +193,6 @@ def test_initiate_makes_a_primary_that_drivers_use(fresh_server):
                           for i in range(100)])
         assert coll.count_documents({}) == 100
         assert rs.primary == ("127.0.0.1", s.port)
-        assert rs.is_primary
     finally:
         rs.close()
     c.close()
@@ -391,3 +390,135 @@ def test_repl_set_options(fresh_server, tmp_path):
         u = fresh_server.new(extra_args=bad, start=False)
         u.spawn()
         assert u.wait_exit() not in (0, None)
+
+
+# -- several members (elections and the members' transport; writes are not replicated yet, so
+# -- these sets exist only with the test-only hourglassTestOnlyUnreplicatedMembers) -----------
+
+TEST_MEMBERS = ["--setParameter", "enableTestCommands=1",
+                "--setParameter", "hourglassTestOnlyUnreplicatedMembers=true"]
+
+
+def start_set(fresh_server, n=3):
+    members = [member(fresh_server, extra=TEST_MEMBERS) for _ in range(n)]
+    c = members[0].client()
+    c.admin.command("replSetInitiate", {
+        "_id": SET, "members": [{"_id": i, "host": host_of(m)} for i, m in enumerate(members)]})
+    c.close()
+    wait_primary(members[0])
+    for m in members[1:]:
+        wait_state(m, secondary=True, primary=host_of(members[0]))
+    return members
+
+
+def hello_of(server):
+    c = server.client(serverSelectionTimeoutMS=2000)
+    try:
+        return c.admin.command("hello")
+    finally:
+        c.close()
+
+
+def wait_state(server, timeout=20.0, **expected):
+    def matches():
+        h = hello_of(server)
+        return h if all(h.get(k) == v for k, v in expected.items()) else None
+    return wait_for(matches, timeout, what=f"{host_of(server)} to reach {expected}")
+
+
+def test_three_members_elect_a_primary_and_fail_over(fresh_server):
+    members = start_set(fresh_server)
+    first = hello_of(members[0])
+    assert first["hosts"] == [host_of(m) for m in members]
+    for m in members[1:]:
+        h = hello_of(m)
+        assert h["setName"] == SET and h["isWritablePrimary"] is False
+        assert h["me"] == host_of(m) and "electionId" not in h
+    c = members[0].client()
+    status = c.admin.command("replSetGetStatus")
+    assert [m["stateStr"] for m in status["members"]] == ["PRIMARY", "SECONDARY", "SECONDARY"]
+    assert [m["self"] for m in status["members"]] == [True, False, False]
+    assert status["majorityVoteCount"] == 2
+    c.close()
+
+    seeds = ",".join(host_of(m) for m in members)
+    rs = pymongo.MongoClient(f"mongodb://{seeds}/?replicaSet={SET}", serverSelectionTimeoutMS=15000)
+    try:
+        # (MongoClient.primary does not wait for the first discovery.)
+        wait_for(lambda: rs.primary == ("127.0.0.1", members[0].port), 15, what="the driver")
+        # kill -9 the primary: the two others elect one of themselves.
+        members[0].kill()
+        start = time.monotonic()
+
+        def new_primary():
+            for m in members[1:]:
+                h = hello_of(m)
+                if h.get("isWritablePrimary"):
+                    return m, h
+            return None
+        winner, h = wait_for(new_primary, 15, what="a new primary")
+        elapsed = time.monotonic() - start
+        assert elapsed < 10, elapsed
+        assert h["electionId"] > first["electionId"]
+        other = members[1] if winner is members[2] else members[2]
+        wait_state(other, secondary=True, primary=host_of(winner))
+        # The driver finds the new primary on its own.
+        wait_for(lambda: rs.primary == ("127.0.0.1", winner.port), 15, what="the driver")
+        assert rs.admin.command("ping")["ok"] == 1
+        # The new primary sees the old one down.
+        wc = winner.client()
+        wait_for(lambda: wc.admin.command("replSetGetStatus")["members"][0]["health"] == 0,
+                 what="the old primary reported down")
+        assert wc.admin.command("replSetGetStatus")["members"][0]["stateStr"] == \
+            "(not reachable/healthy)"
+        wc.close()
+        # Restarted, the old primary comes back as a secondary of the new one.
+        members[0].start(port=members[0].port)
+        wait_state(members[0], secondary=True, primary=host_of(winner))
+        # Members with live Raft connections shut down cleanly (exit code 0: nothing leaked).
+        for m in members:
+            assert m.stop() == 0, m.log_tail()
+    finally:
+        rs.close()
+
+
+def test_step_down_hands_the_primary_over(fresh_server):
+    members = start_set(fresh_server)
+    c = members[0].client()
+    c.admin.command("replSetStepDown", 60)
+    c.close()
+
+    def elsewhere():
+        for m in members[1:]:
+            if hello_of(m).get("isWritablePrimary"):
+                return m
+        return None
+    winner = wait_for(elsewhere, 15, what="another primary")
+    wait_state(members[0], secondary=True, primary=host_of(winner))
+
+
+def test_members_join_only_with_the_test_parameter(fresh_server):
+    first = member(fresh_server, extra=TEST_MEMBERS)
+    plain = member(fresh_server)
+    c = first.client()
+    c.admin.command("replSetInitiate", {"_id": SET, "members": [
+        {"_id": 0, "host": host_of(first)}, {"_id": 1, "host": host_of(plain)}]})
+    wait_primary(first)
+    time.sleep(2)
+    # The plain member refused the set's connection: it has no configuration.
+    h = hello_of(plain)
+    assert h["isWritablePrimary"] is False and "setName" not in h
+    assert "Does not have a valid replica set config" == h["info"]
+    status = c.admin.command("replSetGetStatus")["members"][1]
+    assert (status["stateStr"], status["health"]) == ("(not reachable/healthy)", 0)
+    c.close()
+    pc = plain.client()
+    code, name, _ = command_error(pc.admin, {
+        "hgRaftConnect": 1, "setName": SET, "from": 1, "fromAddress": host_of(first), "to": 2,
+        "toAddress": host_of(plain)})
+    assert (code, name) == (115, "CommandNotSupported")
+    code, _, msg = command_error(pc.admin, {
+        "hgRaftConnect": 1, "setName": "other", "from": 1, "fromAddress": "x:1", "to": 2,
+        "toAddress": host_of(plain)})
+    assert code == 93 and "'other'" in msg
+    pc.close()

@@ -1,0 +1,206 @@
+#include "repl/wire_transport.h"
+
+#include <netdb.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <memory>
+
+#include "bson/bson.h"
+#include "wire/op_msg.h"
+
+namespace hourglass::repl {
+
+// One outgoing connection on its way to Raft: TCP connect, the hgRaftConnect command, its reply.
+struct WireTransport::Dial {
+  WireTransport* transport = nullptr;
+  raft_uv_connect* req = nullptr;
+  raft_uv_connect_cb cb = nullptr;
+  uv_tcp_t* tcp = nullptr;  // raft_malloc'd: Raft frees the handle of a connection it took
+  uv_connect_t connect{};
+  uv_write_t write{};
+  std::string request;
+  std::string reply;
+  bool finished = false;  // told Raft; callbacks still pending on the handle do nothing
+  char chunk[4096] = {};
+};
+
+namespace {
+
+void FreeHandle(uv_handle_t* h) { raft_free(h); }
+
+// host:port (or [v6]:port) as a socket address; false when it does not resolve.
+bool Resolve(const std::string& address, sockaddr_storage* out) {
+  size_t colon = address.rfind(':');
+  if (colon == std::string::npos) return false;
+  std::string host = address.substr(0, colon);
+  std::string port = address.substr(colon + 1);
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+  }
+  struct addrinfo hints = {};
+  hints.ai_socktype = SOCK_STREAM;
+  struct addrinfo* found = nullptr;
+  if (getaddrinfo(host.c_str(), port.c_str(), &hints, &found) != 0 || found == nullptr) {
+    return false;
+  }
+  std::memcpy(out, found->ai_addr, found->ai_addrlen);
+  freeaddrinfo(found);
+  return true;
+}
+
+}  // namespace
+
+WireTransport::WireTransport(uv_loop_t* loop, std::string set_name)
+    : loop_(loop), set_name_(std::move(set_name)) {
+  // `impl` is the transport's own; raft_uv_init takes `data` for itself.
+  transport_.impl = this;
+  transport_.init = [](raft_uv_transport* t, raft_id id, const char* address) {
+    auto* self = static_cast<WireTransport*>(t->impl);
+    self->id_ = id;
+    self->address_ = address;
+    return 0;
+  };
+  transport_.listen = [](raft_uv_transport* t, raft_uv_accept_cb cb) {
+    static_cast<WireTransport*>(t->impl)->accept_ = cb;
+    return 0;
+  };
+  transport_.connect = [](raft_uv_transport* t, raft_uv_connect* req, raft_id id,
+                          const char* address, raft_uv_connect_cb cb) {
+    return static_cast<WireTransport*>(t->impl)->Connect(req, id, address, cb);
+  };
+  transport_.close = [](raft_uv_transport* t, raft_uv_transport_close_cb cb) {
+    static_cast<WireTransport*>(t->impl)->Close(cb);
+  };
+}
+
+void WireTransport::Adopt(int fd, uint64_t from_id, const std::string& from_address) {
+  if (accept_ == nullptr || closing_) {
+    close(fd);
+    return;
+  }
+  auto* tcp = static_cast<uv_tcp_t*>(raft_malloc(sizeof(uv_tcp_t)));
+  if (tcp == nullptr) {
+    close(fd);
+    return;
+  }
+  uv_tcp_init(loop_, tcp);
+  if (uv_tcp_open(tcp, fd) != 0) {
+    uv_close(reinterpret_cast<uv_handle_t*>(tcp), FreeHandle);
+    close(fd);
+    return;
+  }
+  accept_(&transport_, from_id, from_address.c_str(), reinterpret_cast<uv_stream_t*>(tcp));
+}
+
+int WireTransport::Connect(raft_uv_connect* req, raft_id id, const char* address,
+                           raft_uv_connect_cb cb) {
+  if (closing_) return RAFT_CANCELED;
+  sockaddr_storage to;
+  if (!Resolve(address, &to)) return RAFT_NOCONNECTION;
+  auto* tcp = static_cast<uv_tcp_t*>(raft_malloc(sizeof(uv_tcp_t)));
+  if (tcp == nullptr) return RAFT_NOMEM;
+  uv_tcp_init(loop_, tcp);
+  auto* dial = new Dial();
+  dial->transport = this;
+  dial->req = req;
+  dial->cb = cb;
+  dial->tcp = tcp;
+  tcp->data = dial;
+  dial->connect.data = dial;
+  bson::BsonBuilder hello;
+  hello.AppendInt32("hgRaftConnect", 1);
+  hello.AppendString("setName", set_name_);
+  hello.AppendInt64("from", static_cast<int64_t>(id_));
+  hello.AppendString("fromAddress", address_);
+  hello.AppendInt64("to", static_cast<int64_t>(id));
+  hello.AppendString("toAddress", address);
+  hello.AppendString("$db", "admin");
+  dial->request = wire::BuildOpMsg(1, 0, hello.Obj());
+  int rv = uv_tcp_connect(
+      &dial->connect, tcp, reinterpret_cast<sockaddr*>(&to), [](uv_connect_t* c, int status) {
+        auto* d = static_cast<Dial*>(c->data);
+        if (d->finished) return;
+        if (status != 0) {
+          return d->transport->Finish(d, RAFT_NOCONNECTION);
+        }
+        uv_buf_t buf = uv_buf_init(d->request.data(), static_cast<unsigned>(d->request.size()));
+        d->write.data = d;
+        int w = uv_write(&d->write, reinterpret_cast<uv_stream_t*>(d->tcp), &buf, 1,
+                         [](uv_write_t* w, int status) {
+                           auto* d = static_cast<Dial*>(w->data);
+                           if (d->finished) return;
+                           if (status != 0) {
+                             return d->transport->Finish(d, RAFT_NOCONNECTION);
+                           }
+                           d->transport->ReadReply(d);
+                         });
+        if (w != 0) d->transport->Finish(d, RAFT_NOCONNECTION);
+      });
+  if (rv != 0) {
+    tcp->data = nullptr;
+    uv_close(reinterpret_cast<uv_handle_t*>(tcp), FreeHandle);
+    delete dial;
+    return RAFT_NOCONNECTION;
+  }
+  dials_.insert(dial);
+  return 0;
+}
+
+void WireTransport::ReadReply(Dial* dial) {
+  int rv = uv_read_start(
+      reinterpret_cast<uv_stream_t*>(dial->tcp),
+      [](uv_handle_t* h, size_t, uv_buf_t* buf) {
+        auto* d = static_cast<Dial*>(h->data);
+        *buf = uv_buf_init(d->chunk, sizeof(d->chunk));
+      },
+      [](uv_stream_t* s, ssize_t n, const uv_buf_t*) {
+        auto* d = static_cast<Dial*>(s->data);
+        if (n < 0) return d->transport->Finish(d, RAFT_NOCONNECTION);
+        d->reply.append(d->chunk, static_cast<size_t>(n));
+        if (d->reply.size() < 4) return;
+        size_t size = static_cast<size_t>(bson::ReadInt32(d->reply.data()));
+        if (size > (1u << 20)) return d->transport->Finish(d, RAFT_NOCONNECTION);
+        if (d->reply.size() < size) return;
+        uv_read_stop(s);
+        // The peer sends nothing after its reply until Raft does: exactly one message.
+        auto parsed = wire::ParseOpMsg(std::string_view(d->reply).substr(0, size));
+        bool ok = parsed.ok() && d->reply.size() == size &&
+                  parsed.value().body["ok"].NumberDouble() == 1.0;
+        d->transport->Finish(d, ok ? 0 : RAFT_NOCONNECTION);
+      });
+  if (rv != 0) Finish(dial, RAFT_NOCONNECTION);
+}
+
+void WireTransport::Finish(Dial* dial, int status) {
+  if (dial->finished) return;
+  dial->finished = true;
+  dials_.erase(dial);
+  uv_tcp_t* tcp = dial->tcp;
+  raft_uv_connect* req = dial->req;
+  raft_uv_connect_cb cb = dial->cb;
+  if (status == 0) {
+    // Connected, written, read: no callback of the dial is pending. Raft owns the handle now.
+    tcp->data = nullptr;
+    delete dial;
+    cb(req, reinterpret_cast<uv_stream_t*>(tcp), 0);
+    return;
+  }
+  // Callbacks still pending on the handle (a cancelled connect or write) run before the close
+  // callback, which frees the dial with the handle.
+  uv_close(reinterpret_cast<uv_handle_t*>(tcp), [](uv_handle_t* h) {
+    delete static_cast<Dial*>(h->data);
+    raft_free(h);
+  });
+  cb(req, nullptr, status);
+}
+
+void WireTransport::Close(raft_uv_transport_close_cb cb) {
+  closing_ = true;
+  accept_ = nullptr;
+  // Dials still on their way are cancelled; their handles close with them.
+  while (!dials_.empty()) Finish(*dials_.begin(), RAFT_CANCELED);
+  cb(&transport_);
+}
+
+}  // namespace hourglass::repl

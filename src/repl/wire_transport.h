@@ -1,0 +1,54 @@
+// WireTransport: canonical/raft's network transport over the members' MongoDB wire ports, so a
+// replica set needs one port per member, as mongod's does. A member dials another's wire port,
+// sends the command {hgRaftConnect: 1, setName, from, fromAddress, to, toAddress} and, once it
+// answers ok, both ends hand the TCP connection to Raft (the accepting server's listener gives
+// the socket up after the reply: ReplicationCoordinator::AdoptRaftConnection → Adopt).
+// Lives on the coordinator's libuv loop thread: every method runs there.
+#pragma once
+
+#include <uv.h>
+
+#include <cstdint>
+#include <set>
+#include <string>
+
+extern "C" {
+#include <raft.h>
+#include <raft/uv.h>
+}
+
+namespace hourglass::repl {
+
+class WireTransport {
+ public:
+  WireTransport(uv_loop_t* loop, std::string set_name);
+  WireTransport(const WireTransport&) = delete;
+  WireTransport& operator=(const WireTransport&) = delete;
+
+  // What raft_uv_init takes; valid for this object's life.
+  raft_uv_transport* raft_transport() { return &transport_; }
+  // Gives Raft a connection another member opened to this one's wire port; closes `fd` when
+  // Raft is not listening (the member is closing).
+  void Adopt(int fd, uint64_t from_id, const std::string& from_address);
+
+ private:
+  struct Dial;
+
+  int Connect(raft_uv_connect* req, raft_id id, const char* address, raft_uv_connect_cb cb);
+  void Close(raft_uv_transport_close_cb cb);
+  // Reads the peer's answer to hgRaftConnect, then finishes the dial.
+  void ReadReply(Dial* dial);
+  // Ends a dial: its stream to Raft (status 0) or closed, and the callback told.
+  void Finish(Dial* dial, int status);
+
+  uv_loop_t* loop_;
+  std::string set_name_;
+  raft_uv_transport transport_{};
+  raft_id id_ = 0;
+  std::string address_;
+  raft_uv_accept_cb accept_ = nullptr;
+  bool closing_ = false;
+  std::set<Dial*> dials_;
+};
+
+}  // namespace hourglass::repl
