@@ -105,9 +105,13 @@ void AppendMember(const ServiceContext& service, const ReplicaSetView& view, int
                                                          : repl::MemberStateName(state));
   if (!self) {
     // What this member knows of another: its state from the Raft configuration (and, on the
-    // primary, whether it answers); optimes come with the replicated log.
+    // primary, whether it answers); its optimes and heartbeat times come with the replicated log.
+    b.AppendString("lastHeartbeatMessage", "");
+    b.AppendString("syncSourceHost", "");
+    b.AppendInt32("syncSourceId", -1);
+    b.AppendString("infoMessage", "");
     b.AppendInt32("configVersion", static_cast<int32_t>(view.config->version));
-    b.AppendBool("self", false);
+    b.AppendInt32("configTerm", static_cast<int32_t>(view.config->term));
     members.AppendObject(b.Obj());
     return;
   }
@@ -247,6 +251,14 @@ void AppendReplicaSetHello(const CommandContext& ctx, bool legacy, BsonBuilder& 
   }
   const repl::ReplicaSetConfig& config = *view.config;
   AppendTopologyVersion(ctx, view.topology_counter, reply);
+  if (view.self < 0) {
+    // A configuration that does not name this member (mongod's REMOVED state).
+    reply.AppendBool(primary_field, false);
+    reply.AppendBool("secondary", false);
+    reply.AppendString("info", "Does not have a valid replica set config");
+    reply.AppendBool("isreplicaset", true);
+    return;
+  }
   BsonArrayBuilder hosts, passives, arbiters;
   bool any_passive = false, any_arbiter = false;
   for (const auto& m : config.members) {

@@ -92,7 +92,7 @@ Status RunDbHash(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& reply) {
   if (only) {
     for (BsonElement e : *only) {
       if (e.type() != BsonType::kString) {
-        return WrongTypeAtPath("dbHash.collections", e, "string");
+        return Status(ErrorCode::kBadValue, "collections entries have to be strings");
       }
       wanted.emplace(e.Str());
     }

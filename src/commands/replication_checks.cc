@@ -18,6 +18,7 @@ bool AlwaysAllowed(std::string_view name) {
                                                  "configureFailPoint",
                                                  "connectionStatus",
                                                  "currentOp",
+                                                 "dbHash",
                                                  "endSessions",
                                                  "features",
                                                  "fsync",

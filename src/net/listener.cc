@@ -1,5 +1,6 @@
 #include "net/listener.h"
 
+#include <fcntl.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -396,7 +397,7 @@ void Listener::Impl::Serve(std::unique_ptr<tcp::socket> sock) {
     }
     if (out.close) break;
     if (client.take_over_connection) {
-      int fd = dup(sock->native_handle());
+      int fd = fcntl(sock->native_handle(), F_DUPFD_CLOEXEC, 0);
       if (fd >= 0) client.take_over_connection(fd);
       break;
     }

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <functional>
 #include <future>
+#include <map>
 #include <mutex>
 #include <thread>
 
@@ -194,7 +195,14 @@ class ReplicationCoordinator::Impl {
         [this, member = config.members[self], initiator] { return OpenRaft(member, initiator); });
   }
 
+  void BeginShutdown() {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_flag_ = true;
+    cv_.notify_all();
+  }
+
   void Shutdown() {
+    BeginShutdown();
     {
       std::lock_guard<std::mutex> lock(tasks_mu_);
       if (!loop_running_ || stopping_) return;
@@ -242,33 +250,25 @@ class ReplicationCoordinator::Impl {
                           now.member_states.at(i) == MemberState::kSecondary);
     }
     if (others) {
-      // Raft hands leadership to a voter that has caught up with the log (its TimeoutNow).
-      Status asked = RunOnLoop([this] {
-        if (raft_state(&raft_) != RAFT_LEADER) {
-          return Status(ErrorCode::kNotWritablePrimary, "not primary so can't step down");
-        }
-        int rv = raft_transfer(&raft_, &transfer_, 0, [](struct raft_transfer*) {});
-        if (rv != 0) {
-          return Status(ErrorCode::kExceededTimeLimit,
-                        std::string("No electable secondaries caught up: ") + raft_strerror(rv));
-        }
-        return Status::OK();
-      });
-      HG_RETURN_IF_ERROR(asked);
+      // Out of elections for the period: while this member leads, Poll hands the leadership to a
+      // voter that has caught up with the log (Raft's transfer).
       std::unique_lock<std::mutex> lock(mu_);
+      view_.step_down_until_ms = NowMillis() + step_down_secs * 1000;
+      Recompute();
       auto deadline = std::chrono::steady_clock::now() +
                       std::chrono::seconds(std::max<int64_t>(catch_up_secs, 10));
       if (cv_.wait_until(lock, deadline, [this] {
-            return view_.state != MemberState::kPrimary || stopping_flag_;
+            return (view_.primary >= 0 && view_.primary != view_.self) || stopping_flag_;
           })) {
         return Status::OK();
       }
-      if (!force) {
-        return Status(ErrorCode::kExceededTimeLimit,
-                      "No electable secondaries caught up as of " + FormatIsoDate(NowMillis()) +
-                          ". Please use the replSetStepDown command with the argument "
-                          "{force: true} to force node to step down.");
-      }
+      if (force) return Status::OK();  // stays out; Poll keeps trying
+      view_.step_down_until_ms = 0;
+      Recompute();
+      return Status(ErrorCode::kExceededTimeLimit,
+                    "No electable secondaries caught up as of " + FormatIsoDate(NowMillis()) +
+                        ". Please use the replSetStepDown command with the argument "
+                        "{force: true} to force node to step down.");
     }
     // In a set of one nobody can take over: without force, wait for the catch-up period in vain.
     if (!force) {
@@ -419,8 +419,9 @@ class ReplicationCoordinator::Impl {
       std::lock_guard<std::mutex> lock(tasks_mu_);
       if (!loop_running_ || stopping_) return false;
       tasks_.push_back(std::move(fn));
+      // Under the lock: Shutdown cannot close the handle in between.
+      uv_async_send(&wake_);
     }
-    uv_async_send(&wake_);
     return true;
   }
 
@@ -434,8 +435,8 @@ class ReplicationCoordinator::Impl {
         return Status(ErrorCode::kShutdownInProgress, "the server is shutting down");
       }
       tasks_.push_back([&done, &fn] { done.set_value(fn()); });
+      uv_async_send(&wake_);
     }
-    uv_async_send(&wake_);
     return result.get();
   }
 
@@ -505,8 +506,9 @@ class ReplicationCoordinator::Impl {
       return static_cast<Impl*>(f->data)->Snapshot(bufs, n);
     };
     fsm_.restore = [](raft_fsm* f, raft_buffer* buf) {
+      // The buffer is ours only when the restore succeeds (Raft frees it otherwise).
       int rv = static_cast<Impl*>(f->data)->Apply(*buf);
-      raft_free(buf->base);
+      if (rv == 0) raft_free(buf->base);
       return rv;
     };
     raft_id id = static_cast<raft_id>(self.id) + 1;  // Raft ids start at 1, member ids at 0
@@ -596,6 +598,32 @@ class ReplicationCoordinator::Impl {
     view_.self = self;
     Recompute();
     Changed();
+  }
+
+  // On the Raft leader (loop thread): a member that steps down, is frozen or may not be primary
+  // (priority 0) hands the leadership to another voter, when there is one.
+  void MaybeHandOver() {
+    if (transferring_ || NowMillis() < next_transfer_ms_) return;
+    ReplicaSetView now = View();
+    if (!now.config || now.self < 0) return;
+    bool stay_out =
+        NowMillis() < now.step_down_until_ms || !now.config->members[now.self].Electable();
+    if (!stay_out) return;
+    bool other_voter = false;
+    for (unsigned i = 0; i < raft_.configuration.n; ++i) {
+      other_voter = other_voter || (raft_.configuration.servers[i].id != raft_.id &&
+                                    raft_.configuration.servers[i].role == RAFT_VOTER);
+    }
+    if (!other_voter) return;  // a set of one: nobody to hand over to
+    transfer_.data = this;
+    transferring_ = true;
+    int rv = raft_transfer(&raft_, &transfer_, 0, [](struct raft_transfer* req) {
+      static_cast<Impl*>(req->data)->transferring_ = false;
+    });
+    if (rv != 0) {
+      transferring_ = false;
+      next_transfer_ms_ = NowMillis() + 500;
+    }
   }
 
   // On the primary (loop thread): brings Raft's membership to the configuration's, one change at
@@ -720,12 +748,23 @@ class ReplicationCoordinator::Impl {
     }
     if (state != RAFT_LEADER) announcing_term_ = -1;
     if (state == RAFT_LEADER && ready_term_ == term) ReconcileMembership();
-    // Raft's view of the members: their roles, and on the leader whether each was heard from.
+    if (state == RAFT_LEADER) MaybeHandOver();
+    // Raft's view of the members: their roles, and on the leader whether each was heard from
+    // lately. Raft clears a follower's recent_recv every election timeout and sets it again at
+    // its next answer, so a member counts as down only after two timeouts without one.
     std::vector<std::pair<raft_id, bool>> members;
+    int64_t now_ms = NowMillis();
+    if (state != RAFT_LEADER) last_heard_ms_.clear();
     for (unsigned i = 0; i < raft_.configuration.n; ++i) {
-      bool heard = state != RAFT_LEADER || raft_.configuration.servers[i].id == raft_.id ||
-                   raft_.leader_state.progress[i].recent_recv;
-      members.emplace_back(raft_.configuration.servers[i].id, heard);
+      raft_id id = raft_.configuration.servers[i].id;
+      bool heard = true;
+      if (state == RAFT_LEADER && id != raft_.id) {
+        auto [it, added] = last_heard_ms_.emplace(id, now_ms);
+        if (raft_.leader_state.progress[i].recent_recv) it->second = now_ms;
+        heard = now_ms - it->second < 2 * static_cast<int64_t>(raft_.election_timeout);
+        (void)added;
+      }
+      members.emplace_back(id, heard);
     }
     std::lock_guard<std::mutex> lock(mu_);
     if (state != RAFT_LEADER) ready_term_ = -1;
@@ -960,6 +999,9 @@ class ReplicationCoordinator::Impl {
   bool initiator_ = false;  // this member ran replSetInitiate: it bootstraps the log
   struct raft_change change_ {};
   struct raft_transfer transfer_ {};
+  bool transferring_ = false;
+  int64_t next_transfer_ms_ = 0;
+  std::map<raft_id, int64_t> last_heard_ms_;  // on the leader: when each follower last answered
   bool changing_ = false;
   int64_t next_change_ms_ = 0;
   int64_t announcing_term_ = -1;
@@ -972,6 +1014,7 @@ ReplicationCoordinator::ReplicationCoordinator(Options options, storage::KvEngin
 ReplicationCoordinator::~ReplicationCoordinator() = default;
 void ReplicationCoordinator::RegisterParameters() { UnreplicatedMembersParameter(); }
 Status ReplicationCoordinator::Start() { return impl_->Start(); }
+void ReplicationCoordinator::BeginShutdown() { impl_->BeginShutdown(); }
 void ReplicationCoordinator::Shutdown() { impl_->Shutdown(); }
 const std::string& ReplicationCoordinator::set_name() const { return impl_->set_name(); }
 ReplicaSetView ReplicationCoordinator::View() const { return impl_->View(); }

@@ -90,6 +90,9 @@ class ReplicationCoordinator {
 
   // Reads the stored configuration and, when there is one, starts the Raft member. Call once.
   Status Start();
+  // Ends the waits of commands in progress (initiate, step-down) so that their connections can
+  // close; call before the listener's shutdown. Idempotent.
+  void BeginShutdown();
   // Stops the Raft member (no more elections, no more state changes). Idempotent.
   void Shutdown();
 

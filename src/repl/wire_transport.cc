@@ -22,12 +22,24 @@ struct WireTransport::Dial {
   std::string request;
   std::string reply;
   bool finished = false;  // told Raft; callbacks still pending on the handle do nothing
+  uv_timer_t timer{};     // gives up on a peer that accepts and never answers
+  int closing = 0;        // handles of the dial still closing: the last close frees it
   char chunk[4096] = {};
 };
 
 namespace {
 
 void FreeHandle(uv_handle_t* h) { raft_free(h); }
+
+// The close callback of a dial's handles (its connection, raft_malloc'd, and its timer).
+void ClosedDialHandle(uv_handle_t* h) {
+  auto* dial = static_cast<WireTransport::Dial*>(h->data);
+  if (h->type == UV_TCP) raft_free(h);
+  if (--dial->closing == 0) delete dial;
+}
+
+// How long a dial may take, connect to answer: Raft dials a peer again after a failure.
+constexpr uint64_t kDialTimeoutMs = 5000;
 
 // host:port (or [v6]:port) as a socket address; false when it does not resolve.
 bool Resolve(const std::string& address, sockaddr_storage* out) {
@@ -38,13 +50,23 @@ bool Resolve(const std::string& address, sockaddr_storage* out) {
   if (host.size() > 2 && host.front() == '[' && host.back() == ']') {
     host = host.substr(1, host.size() - 2);
   }
+  // Members are named by address in practice (numeric: no lookup). A name is looked up here, on
+  // the loop thread; IPv4 first, as servers listen on 127.0.0.1 by default and "localhost"
+  // often resolves to ::1 first.
   struct addrinfo hints = {};
   hints.ai_socktype = SOCK_STREAM;
   struct addrinfo* found = nullptr;
   if (getaddrinfo(host.c_str(), port.c_str(), &hints, &found) != 0 || found == nullptr) {
     return false;
   }
-  std::memcpy(out, found->ai_addr, found->ai_addrlen);
+  const struct addrinfo* pick = found;
+  for (const struct addrinfo* a = found; a != nullptr; a = a->ai_next) {
+    if (a->ai_family == AF_INET) {
+      pick = a;
+      break;
+    }
+  }
+  std::memcpy(out, pick->ai_addr, pick->ai_addrlen);
   freeaddrinfo(found);
   return true;
 }
@@ -108,6 +130,7 @@ int WireTransport::Connect(raft_uv_connect* req, raft_id id, const char* address
   dial->tcp = tcp;
   tcp->data = dial;
   dial->connect.data = dial;
+  dial->timer.data = dial;
   bson::BsonBuilder hello;
   hello.AppendInt32("hgRaftConnect", 1);
   hello.AppendString("setName", set_name_);
@@ -144,6 +167,14 @@ int WireTransport::Connect(raft_uv_connect* req, raft_id id, const char* address
     return RAFT_NOCONNECTION;
   }
   dials_.insert(dial);
+  uv_timer_init(loop_, &dial->timer);
+  uv_timer_start(
+      &dial->timer,
+      [](uv_timer_t* t) {
+        auto* d = static_cast<Dial*>(t->data);
+        d->transport->Finish(d, RAFT_NOCONNECTION);
+      },
+      kDialTimeoutMs, 0);
   return 0;
 }
 
@@ -176,22 +207,24 @@ void WireTransport::Finish(Dial* dial, int status) {
   if (dial->finished) return;
   dial->finished = true;
   dials_.erase(dial);
+  uv_timer_stop(&dial->timer);
   uv_tcp_t* tcp = dial->tcp;
   raft_uv_connect* req = dial->req;
   raft_uv_connect_cb cb = dial->cb;
   if (status == 0) {
-    // Connected, written, read: no callback of the dial is pending. Raft owns the handle now.
+    // Connected, written, read: no callback of the connection is pending, and Raft owns the
+    // handle now. The dial goes with its timer's close.
     tcp->data = nullptr;
-    delete dial;
+    dial->closing = 1;
+    uv_close(reinterpret_cast<uv_handle_t*>(&dial->timer), ClosedDialHandle);
     cb(req, reinterpret_cast<uv_stream_t*>(tcp), 0);
     return;
   }
-  // Callbacks still pending on the handle (a cancelled connect or write) run before the close
-  // callback, which frees the dial with the handle.
-  uv_close(reinterpret_cast<uv_handle_t*>(tcp), [](uv_handle_t* h) {
-    delete static_cast<Dial*>(h->data);
-    raft_free(h);
-  });
+  // Callbacks still pending on the connection (a cancelled connect or write) run before its
+  // close callback; the dial goes when both of its handles have closed.
+  dial->closing = 2;
+  uv_close(reinterpret_cast<uv_handle_t*>(tcp), ClosedDialHandle);
+  uv_close(reinterpret_cast<uv_handle_t*>(&dial->timer), ClosedDialHandle);
   cb(req, nullptr, status);
 }
 

@@ -31,9 +31,10 @@ class WireTransport {
   // Raft is not listening (the member is closing).
   void Adopt(int fd, uint64_t from_id, const std::string& from_address);
 
- private:
-  struct Dial;
+ public:
+  struct Dial;  // one outgoing connection (wire_transport.cc)
 
+ private:
   int Connect(raft_uv_connect* req, raft_id id, const char* address, raft_uv_connect_cb cb);
   void Close(raft_uv_transport_close_cb cb);
   // Reads the peer's answer to hgRaftConnect, then finishes the dial.

@@ -404,6 +404,7 @@ int RunServer(int argc, char** argv) {
   LOGI("CONTROL", 4784900, "Shutting down", "{}");
   service.shutting_down = true;
   WriteGate::Get().ReleaseAll();  // writes waiting for an fsync lock end with their connections
+  if (coordinator) coordinator->BeginShutdown();  // as do replSetStepDown's and initiate's waits
   listener.Shutdown();
   if (http_server) http_server->Stop();
   reaper.join();

@@ -79,6 +79,6 @@ def test_collections_option(db):
     assert set(reply["collections"]) == {"b"}
     assert reply["md5"] == hashlib.md5(reply["collections"]["b"].encode()).hexdigest()
     code, name, msg = command_error(db, {"dbHash": 1, "collections": ["a", 3]})
-    assert (code, name) == (14, "TypeMismatch") and "collections" in msg
+    assert (code, name) == (2, "BadValue") and "collections" in msg
     assert command_error(db, {"dbHash": 1, "collections": "a"})[0] == 14
     assert command_error(db, {"dbHash": 1, "bogus": 1})[0] == 40415

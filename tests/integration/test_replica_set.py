@@ -5,7 +5,7 @@ drivers connecting with replicaSet=. Compared with what MongoDB documents for th
 A set has one member for now (docs/replication.md): more are refused loudly."""
 
 import datetime
-import os
+import signal
 import subprocess
 import threading
 import time
@@ -13,7 +13,6 @@ import time
 import pymongo
 import pytest
 from bson import ObjectId, Timestamp
-from pymongo.errors import OperationFailure
 from pymongo.read_preferences import SecondaryPreferred
 
 import wire
@@ -345,6 +344,22 @@ def test_step_down_and_freeze(fresh_server):
     c.close()
 
 
+def test_shutdown_ends_a_waiting_step_down(fresh_server):
+    s = member(fresh_server)
+    initiate(s)
+    wait_primary(s)
+    waiter = s.client(socketTimeoutMS=120000)
+    t = threading.Thread(target=lambda: command_error(waiter.admin, {
+        "replSetStepDown": 600, "secondaryCatchUpPeriodSecs": 600}))
+    t.daemon = True
+    t.start()
+    time.sleep(0.5)
+    start = time.monotonic()
+    assert s.signal(signal.SIGTERM) == 0
+    assert time.monotonic() - start < 15
+    waiter.close()
+
+
 def test_mongosh_initiates_with_the_default_configuration(fresh_server, tmp_path):
     s = member(fresh_server)
     script = ("const r = rs.initiate(); print('me=' + r.me);"
@@ -378,7 +393,7 @@ def test_repl_set_options(fresh_server, tmp_path):
     s.stop()
 
     conf = tmp_path / "mongod.conf"
-    conf.write_text(f"replication:\n  replSetName: fromfile\n")
+    conf.write_text("replication:\n  replSetName: fromfile\n")
     t = fresh_server.new(extra_args=["--config", str(conf)])
     c = t.client()
     assert c.admin.command("getCmdLineOpts")["parsed"]["replication"] == {
@@ -437,8 +452,14 @@ def test_three_members_elect_a_primary_and_fail_over(fresh_server):
     c = members[0].client()
     status = c.admin.command("replSetGetStatus")
     assert [m["stateStr"] for m in status["members"]] == ["PRIMARY", "SECONDARY", "SECONDARY"]
-    assert [m["self"] for m in status["members"]] == [True, False, False]
+    # As mongod: only this member's own entry says `self`.
+    assert [m.get("self", False) for m in status["members"]] == [True, False, False]
     assert status["majorityVoteCount"] == 2
+    # A healthy set's topology holds still (no member flapping between up and down).
+    counter = c.admin.command("hello")["topologyVersion"]["counter"]
+    time.sleep(3)
+    assert c.admin.command("hello")["topologyVersion"]["counter"] == counter
+    assert [m["health"] for m in c.admin.command("replSetGetStatus")["members"]] == [1, 1, 1]
     c.close()
 
     seeds = ",".join(host_of(m) for m in members)
@@ -509,6 +530,9 @@ def test_members_join_only_with_the_test_parameter(fresh_server):
     h = hello_of(plain)
     assert h["isWritablePrimary"] is False and "setName" not in h
     assert "Does not have a valid replica set config" == h["info"]
+    # The primary never hears from it: after two election timeouts it is reported down.
+    wait_for(lambda: c.admin.command("replSetGetStatus")["members"][1]["health"] == 0,
+             what="the plain member reported down")
     status = c.admin.command("replSetGetStatus")["members"][1]
     assert (status["stateStr"], status["health"]) == ("(not reachable/healthy)", 0)
     c.close()
