@@ -205,7 +205,18 @@ DispatchResult RunCommandRequest(ServiceContext& service, ClientState& client,
     return result;
   }
   if (Status allowed = CheckReplicationState(ctx, *cmd, body); !allowed.ok()) {
-    result.reply = FailedReply(allowed, fail_command);
+    // As mongod: a retryable write (it carries txnNumber) refused off the primary is labelled
+    // for the drivers, which then retry it on the new primary.
+    if (allowed.code() == ErrorCode::kNotWritablePrimary && !body["txnNumber"].eoo()) {
+      BsonBuilder b;
+      AppendErrorReply(b, allowed);
+      bson::BsonArrayBuilder labels;
+      labels.AppendString("RetryableWriteError");
+      b.AppendArray("errorLabels", labels.Obj());
+      result.reply = b.Obj();
+    } else {
+      result.reply = FailedReply(allowed, fail_command);
+    }
     return result;
   }
   BsonBuilder reply;

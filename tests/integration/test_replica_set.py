@@ -9,7 +9,9 @@ import signal
 import subprocess
 import threading
 import time
+import uuid
 
+import bson
 import pymongo
 import pytest
 from bson import ObjectId, Timestamp
@@ -108,6 +110,13 @@ def test_member_before_initiate(fresh_server):
     reply = wire.command(sock, {"find": "c", "$db": "app",
                                 "$readPreference": {"mode": "secondaryPreferred"}})
     assert (reply["code"], reply["codeName"]) == (13436, "NotPrimaryOrSecondary")
+    # A retryable write (txnNumber) refused off the primary carries the label drivers retry on.
+    lsid = {"id": bson.Binary(uuid.uuid4().bytes, 4)}
+    reply = wire.command(sock, {"insert": "c", "documents": [{"x": 1}], "$db": "app",
+                                "lsid": lsid, "txnNumber": bson.Int64(1)})
+    assert (reply["code"], reply["errorLabels"]) == (10107, ["RetryableWriteError"])
+    reply = wire.command(sock, {"insert": "c", "documents": [{"x": 1}], "$db": "app"})
+    assert reply["code"] == 10107 and "errorLabels" not in reply
     # OP_QUERY's secondaryOk bit (4) allows it as $readPreference does.
     for flags, code in ((0, 13435), (4, 13436)):
         sock.sendall(wire.op_query("app.$cmd", {"count": "c"}, flags=flags)[0])
