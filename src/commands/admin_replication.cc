@@ -40,6 +40,10 @@ StatusWith<ReplicaSetView> ConfiguredView(const repl::ReplicationCoordinator& co
   if (!view.config) {
     return Status(ErrorCode::kNotYetInitialized, "no replset config has been received");
   }
+  if (view.self < 0) {
+    return Status(ErrorCode::kInvalidReplicaSetConfig,
+                  "Our replica set config is invalid or we are not a member of it");
+  }
   return view;
 }
 
@@ -210,6 +214,17 @@ Status RunReplSetFreeze(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& re
   return Status::OK();
 }
 
+Status RunReplSetReconfig(CommandContext& ctx, const BsonObj& cmd, BsonBuilder&) {
+  HG_RETURN_IF_ERROR(CheckKnownFields(cmd, {"force"}));
+  HG_ASSIGN_OR_RETURN(auto* coordinator, Coordinator(ctx, "not running with --replSet"));
+  BsonElement config = cmd.FirstElement();
+  if (config.type() != BsonType::kObject) {
+    return WrongTypeAtPath("replSetReconfig", config, "object");
+  }
+  HG_ASSIGN_OR_RETURN(bool force, GetBool("replSetReconfig", cmd, "force", false));
+  return coordinator->Reconfig(config.Obj(), force);
+}
+
 // hgRaftConnect: another member's Raft connection (repl/wire_transport.h). Once answered, the
 // connection belongs to this member's Raft instance.
 Status RunHgRaftConnect(CommandContext& ctx, const BsonObj& cmd, BsonBuilder&) {
@@ -329,6 +344,15 @@ std::unique_ptr<Command> MakeReplSetGetStatusCommand() {
                                  "{ replSetGetStatus : 1 }",
                          .admin_only = true},
       RunReplSetGetStatus);
+}
+
+std::unique_ptr<Command> MakeReplSetReconfigCommand() {
+  return std::make_unique<FnCommand>(
+      "replSetReconfig",
+      FnCommand::Options{.help = "Adjust configuration of a replica set\n"
+                                 "{ replSetReconfig : config_object }",
+                         .admin_only = true},
+      RunReplSetReconfig);
 }
 
 std::unique_ptr<Command> MakeReplSetStepDownCommand() {

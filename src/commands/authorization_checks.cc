@@ -372,6 +372,7 @@ const std::map<std::string, NeedsFn, std::less<>>& NeedsTable() {
       {"replSetGetConfig", OnCluster({A::kReplSetGetConfig})},
       {"replSetGetStatus", OnCluster({A::kReplSetGetStatus})},
       {"replSetInitiate", OnCluster({A::kReplSetConfigure})},
+      {"replSetReconfig", OnCluster({A::kReplSetConfigure})},
       {"replSetStepDown", OnCluster({A::kReplSetStateChange})},
       {"revokePrivilegesFromRole", OnDatabase(A::kRevokeRole)},
       {"revokeRolesFromRole",

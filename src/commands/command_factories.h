@@ -50,6 +50,7 @@ std::unique_ptr<Command> MakeReplSetFreezeCommand();
 std::unique_ptr<Command> MakeReplSetGetConfigCommand();
 std::unique_ptr<Command> MakeReplSetGetStatusCommand();
 std::unique_ptr<Command> MakeReplSetInitiateCommand();
+std::unique_ptr<Command> MakeReplSetReconfigCommand();
 std::unique_ptr<Command> MakeReplSetStepDownCommand();
 
 // admin_ops.cc

@@ -77,6 +77,7 @@ constexpr CommandTableEntry kCommandTable[] = {
     {"replSetGetConfig", &MakeReplSetGetConfigCommand},
     {"replSetGetStatus", &MakeReplSetGetStatusCommand},
     {"replSetInitiate", &MakeReplSetInitiateCommand},
+    {"replSetReconfig", &MakeReplSetReconfigCommand},
     {"replSetStepDown", &MakeReplSetStepDownCommand},
     {"revokePrivilegesFromRole", &MakeRevokePrivilegesFromRoleCommand},
     {"revokeRolesFromRole", &MakeRevokeRolesFromRoleCommand},

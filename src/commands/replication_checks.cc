@@ -46,6 +46,7 @@ bool AlwaysAllowed(std::string_view name) {
                                                  "replSetGetConfig",
                                                  "replSetGetStatus",
                                                  "replSetInitiate",
+                                                 "replSetReconfig",
                                                  "replSetStepDown",
                                                  "saslContinue",
                                                  "saslStart",

@@ -532,6 +532,8 @@ class ReplicationCoordinator::Impl {
     }
     raft_set_election_timeout(&raft_, 1000);
     raft_set_heartbeat_timeout(&raft_, 100);
+    // A member cut off (or removed) does not disrupt the others' leader when it comes back.
+    raft_set_pre_vote(&raft_, true);
     if (int start = raft_start(&raft_); start != 0) {
       return Status(ErrorCode::kInternalError,
                     std::string("cannot start the Raft member: ") + raft_errmsg(&raft_));
@@ -593,6 +595,7 @@ class ReplicationCoordinator::Impl {
              "{\"error\": " + JsonQuote(st.ToString()) + "}");
       }
     }
+    config_taken_ms_ = NowMillis();
     std::lock_guard<std::mutex> lock(mu_);
     view_.config = config;
     view_.self = self;
@@ -650,6 +653,28 @@ class ReplicationCoordinator::Impl {
       };
       int rv = found == nullptr ? raft_add(&raft_, &change_, id, m.host.c_str(), done)
                                 : raft_assign(&raft_, &change_, id, role, done);
+      if (rv != 0) {
+        changing_ = false;
+        next_change_ms_ = NowMillis() + 1000;
+      }
+      return;
+    }
+    // Members the configuration no longer names leave Raft's configuration — a second after it
+    // was applied here, so that they hear of its commit (and that they are out) first: the
+    // leader stops talking to a member the moment it removes it.
+    if (NowMillis() < config_taken_ms_ + 1000) return;
+    for (unsigned i = 0; i < raft_.configuration.n; ++i) {
+      raft_id id = raft_.configuration.servers[i].id;
+      if (id == raft_.id || now.config->FindMemberById(static_cast<int>(id) - 1) != nullptr) {
+        continue;
+      }
+      changing_ = true;
+      change_.data = this;
+      int rv = raft_remove(&raft_, &change_, id, [](struct raft_change* req, int status) {
+        auto* self = static_cast<Impl*>(req->data);
+        self->changing_ = false;
+        if (status != 0) self->next_change_ms_ = NowMillis() + 1000;
+      });
       if (rv != 0) {
         changing_ = false;
         next_change_ms_ = NowMillis() + 1000;
@@ -782,7 +807,9 @@ class ReplicationCoordinator::Impl {
     bool writable = false;
     int primary = -1;
     bool stepped_down = NowMillis() < view_.step_down_until_ms;
-    if (view_.config) {
+    if (view_.config && view_.self < 0) {
+      state = MemberState::kRemoved;  // a configuration that does not name this member
+    } else if (view_.config) {
       switch (raft_state_) {
         case RAFT_LEADER:
           state = stepped_down ? MemberState::kSecondary : MemberState::kPrimary;
@@ -838,6 +865,99 @@ class ReplicationCoordinator::Impl {
     cv_.notify_all();
   }
 
+  // --- replSetReconfig -------------------------------------------------------------------
+
+ public:
+  Status Reconfig(const bson::BsonObj& doc, bool force) {
+    ReplicaSetView now = View();
+    if (!now.config) {
+      return Status(ErrorCode::kNotYetInitialized, "no replset config has been received");
+    }
+    if (!now.writable_primary) {
+      // mongod applies a forced configuration on a secondary too; here it travels in the log,
+      // which only the primary appends to.
+      return Status(ErrorCode::kNotWritablePrimary,
+                    std::string("replSetReconfig should only be run on a writable PRIMARY. "
+                                "Current state ") +
+                        std::string(MemberStateName(now.state)) + ";");
+    }
+    StatusWith<ReplicaSetConfig> fields = ReplicaSetConfig::ParseFields(doc);
+    if (!fields.ok()) {
+      return Status(ErrorCode::kInvalidReplicaSetConfig, fields.status().reason());
+    }
+    ReplicaSetConfig config = std::move(fields).value();
+    if (Status valid = config.Validate(); !valid.ok()) {
+      return Status(ErrorCode::kNewReplicaSetConfigurationIncompatible, valid.reason());
+    }
+    const ReplicaSetConfig& old = *now.config;
+    auto incompatible = [](std::string why) {
+      return Status(ErrorCode::kNewReplicaSetConfigurationIncompatible, std::move(why));
+    };
+    if (config.set_name != old.set_name) {
+      return incompatible("New and old configurations differ in replica set name; old was " +
+                          old.set_name + ", and new is " + config.set_name);
+    }
+    if (!config.settings.replica_set_id) {
+      config.settings.replica_set_id = old.settings.replica_set_id;
+    } else if (!(*config.settings.replica_set_id == *old.settings.replica_set_id)) {
+      return incompatible("New and old configurations differ in replica set ID");
+    }
+    if (force) {
+      // As mongod: a forced configuration jumps the version so that it wins over any other.
+      config.version = old.version + 10000 + static_cast<int64_t>(NowMillis() % 90000);
+    } else if (config.version <= old.version) {
+      return incompatible("New config is rejected as it has a lower or equal version (" +
+                          std::to_string(config.version) + ") than the current config version (" +
+                          std::to_string(old.version) + ")");
+    }
+    int self = -1;
+    int voters_changed = 0;
+    for (size_t i = 0; i < config.members.size(); ++i) {
+      const MemberConfig& m = config.members[i];
+      if (IsSelf(m.host)) self = static_cast<int>(i);
+      const MemberConfig* before = old.FindMemberById(m.id);
+      if ((before == nullptr ? 0 : before->votes) != m.votes) ++voters_changed;
+    }
+    for (const MemberConfig& m : old.members) {
+      if (config.FindMemberById(m.id) == nullptr && m.votes > 0) ++voters_changed;
+    }
+    if (self < 0 || config.members[self].id != old.members[now.self].id) {
+      return Status(ErrorCode::kNodeNotFound,
+                    "No host described in new configuration with {version: " +
+                        std::to_string(config.version) + ", term: " + std::to_string(now.term) +
+                        "} for replica set " + config.set_name + " maps to this node");
+    }
+    if (!force && voters_changed > 1) {
+      return incompatible(
+          "Non force replica set reconfig can only add or remove at most 1 voting member.");
+    }
+    if (config.members.size() > 1 && !UnreplicatedMembersAllowed()) {
+      return Status(ErrorCode::kCommandNotSupported,
+                    "replica sets of more than one member are not supported yet: Hourglass "
+                    "does not replicate writes to other members yet (docs/replication.md)");
+    }
+    config.term = now.term;
+    bson::BsonObj config_doc = config.ToBson();
+    LOGI("REPL", 21352, "replSetReconfig admin command received from client",
+         "{\"newConfig\": " + config_doc.ToJson() + "}");
+    // The configuration travels in the log; every member takes it when it applies the entry
+    // (TakeConfig), this one before answering.
+    std::promise<int> applied;
+    std::future<int> outcome = applied.get_future();
+    HG_RETURN_IF_ERROR(RunOnLoop([this, &config_doc, &applied] {
+      Append("Reconfig set", &config_doc, [&applied](int status) { applied.set_value(status); });
+      return Status::OK();
+    }));
+    int status = outcome.get();
+    if (status != 0) {
+      return Status(
+          ErrorCode::kPrimarySteppedDown,
+          std::string("the new configuration was not committed: ") + raft_strerror(status));
+    }
+    return Status::OK();
+  }
+
+ private:
   // --- replSetInitiate -------------------------------------------------------------------
 
   Status InitiateLocked(const bson::BsonObj* given) {
@@ -1004,6 +1124,7 @@ class ReplicationCoordinator::Impl {
   std::map<raft_id, int64_t> last_heard_ms_;  // on the leader: when each follower last answered
   bool changing_ = false;
   int64_t next_change_ms_ = 0;
+  int64_t config_taken_ms_ = 0;  // when the last configuration was applied here
   int64_t announcing_term_ = -1;
   int64_t applied_config_version_ = 0;
   uint64_t last_ts_ = 0;
@@ -1020,6 +1141,9 @@ const std::string& ReplicationCoordinator::set_name() const { return impl_->set_
 ReplicaSetView ReplicationCoordinator::View() const { return impl_->View(); }
 Status ReplicationCoordinator::Initiate(const bson::BsonObj* config) {
   return impl_->Initiate(config);
+}
+Status ReplicationCoordinator::Reconfig(const bson::BsonObj& config, bool force) {
+  return impl_->Reconfig(config, force);
 }
 Status ReplicationCoordinator::StepDown(int64_t step_down_secs, int64_t catch_up_secs, bool force) {
   return impl_->StepDown(step_down_secs, catch_up_secs, force);

@@ -103,6 +103,11 @@ class ReplicationCoordinator {
   // configuration. Validates it as MongoDB does, stores it and starts the member; returns once
   // this member is primary (or with the reason it could not be).
   Status Initiate(const bson::BsonObj* config);
+  // replSetReconfig on the primary: validates `config` against the current one as MongoDB does
+  // (a higher version, the same name and replicaSetId, this member in it, at most one voter
+  // added or removed without `force`), appends it to the log and returns once it is applied
+  // here. Members it adds join, members it drops leave Raft's configuration.
+  Status Reconfig(const bson::BsonObj& config, bool force);
   // replSetStepDown: stop being primary for `step_down_secs`. Without `force`, waits up to
   // `catch_up_secs` for an electable secondary that has caught up.
   Status StepDown(int64_t step_down_secs, int64_t catch_up_secs, bool force);

@@ -555,3 +555,117 @@ def test_members_join_only_with_the_test_parameter(fresh_server):
         "toAddress": host_of(plain)})
     assert code == 93 and "'other'" in msg
     pc.close()
+
+
+# -- replSetReconfig ------------------------------------------------------------------------
+
+
+def reconfig(client, change, **fields):
+    config = client.admin.command("replSetGetConfig")["config"]
+    change(config)
+    config["version"] += 1
+    return client.admin.command({"replSetReconfig": config, **fields})
+
+
+def test_reconfig_of_a_set_of_one(fresh_server):
+    s = member(fresh_server)
+    initiate(s)
+    wait_primary(s)
+    c = s.client()
+    before = c.admin.command("replSetGetConfig")["config"]
+
+    def tag_and_tune(config):
+        config["members"][0]["tags"] = {"dc": "east"}
+        config["settings"]["heartbeatIntervalMillis"] = 1000
+    assert reconfig(c, tag_and_tune)["ok"] == 1
+    after = c.admin.command("replSetGetConfig")["config"]
+    assert after["version"] == before["version"] + 1
+    assert after["members"][0]["tags"] == {"dc": "east"}
+    assert after["settings"]["heartbeatIntervalMillis"] == 1000
+    assert after["settings"]["replicaSetId"] == before["settings"]["replicaSetId"]
+    hello = c.admin.command("hello")
+    assert hello["setVersion"] == after["version"] and hello["tags"] == {"dc": "east"}
+
+    # MongoDB's refusals.
+    same = dict(after)
+    assert command_error(c.admin, {"replSetReconfig": same})[0] == 103  # version not higher
+    renamed = dict(after, _id="other", version=after["version"] + 1)
+    code, _, msg = command_error(c.admin, {"replSetReconfig": renamed})
+    assert code == 103 and "replica set name" in msg
+    moved = dict(after, version=after["version"] + 1,
+                 members=[dict(after["members"][0], host="127.0.0.1:1")])
+    assert command_error(c.admin, {"replSetReconfig": moved})[0] == 74
+    bad = dict(after, version=after["version"] + 1,
+               members=[dict(after["members"][0], priority=-1)])
+    assert command_error(c.admin, {"replSetReconfig": bad})[0] == 93
+    grown = dict(after, version=after["version"] + 1,
+                 members=after["members"] + [{"_id": 1, "host": "127.0.0.1:1"}])
+    assert command_error(c.admin, {"replSetReconfig": grown})[0] == 115
+    assert command_error(c.admin, {"replSetReconfig": 1})[0] == 14
+    # A forced configuration jumps the version.
+    forced = dict(after)
+    c.admin.command({"replSetReconfig": forced, "force": True})
+    assert c.admin.command("replSetGetConfig")["config"]["version"] > after["version"] + 10000
+    # Kept across a restart.
+    assert s.stop() == 0
+    s.start(port=s.port)
+    wait_primary(s)
+    c.close()
+    c = s.client()
+    assert c.admin.command("replSetGetConfig")["config"]["members"][0]["tags"] == {"dc": "east"}
+    # Off the primary it is refused.
+    c.admin.command("replSetStepDown", 60, force=True)
+    assert command_error(c.admin, {"replSetReconfig": dict(after, version=10 ** 6)})[0] == 10107
+    c.close()
+
+
+def test_reconfig_adds_and_removes_members(fresh_server):
+    members = start_set(fresh_server, n=2)
+    extra = member(fresh_server, extra=TEST_MEMBERS)
+    c = members[0].client()
+
+    def add(config):
+        config["members"].append({"_id": 2, "host": host_of(extra)})
+    reconfig(c, add)
+    wait_state(extra, secondary=True, primary=host_of(members[0]))
+    assert hello_of(members[0])["hosts"] == [host_of(m) for m in members + [extra]]
+    wait_for(lambda: [m["stateStr"] for m in c.admin.command("replSetGetStatus")["members"]]
+             == ["PRIMARY", "SECONDARY", "SECONDARY"], what="three members")
+    # Adding two voters at once needs force.
+    two = c.admin.command("replSetGetConfig")["config"]
+    two["members"] = two["members"][:1]
+    two["version"] += 1
+    code, _, msg = command_error(c.admin, {"replSetReconfig": two})
+    assert code == 103 and "at most 1 voting member" in msg
+
+    def remove(config):
+        config["members"] = [m for m in config["members"] if m["_id"] != 2]
+    reconfig(c, remove)
+    wait_for(lambda: hello_of(members[0])["hosts"] == [host_of(m) for m in members],
+             what="the member removed")
+    # The removed member learns it is no longer in the set.
+    wait_for(lambda: "setName" not in hello_of(extra), what="the removed member's hello")
+    ec = extra.client()
+    assert command_error(ec.admin, {"replSetGetStatus": 1})[0] == 93
+    ec.close()
+    c.close()
+
+
+def test_mongosh_rs_add_and_remove(fresh_server, tmp_path):
+    first = member(fresh_server, extra=TEST_MEMBERS)
+    second = member(fresh_server, extra=TEST_MEMBERS)
+    initiate(first)
+    wait_primary(first)
+    script = (f"printjson(rs.add('{host_of(second)}').ok);"
+              "let n; for (let i = 0; i < 200; i++) {"
+              " n = rs.status().members.filter(m => m.stateStr == 'SECONDARY').length;"
+              " if (n == 1) break; sleep(50); }"
+              "print('secondaries=' + n);"
+              f"printjson(rs.remove('{host_of(second)}').ok);"
+              "print('members=' + rs.conf().members.length);")
+    p = subprocess.run(
+        [mongosh_path(), f"mongodb://{host_of(first)}/?directConnection=true", "--quiet",
+         "--eval", script],
+        capture_output=True, text=True, timeout=120, env=isolated_env(tmp_path))
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.split() == ["1", "secondaries=1", "1", "members=1"], p.stdout
