@@ -669,3 +669,32 @@ def test_mongosh_rs_add_and_remove(fresh_server, tmp_path):
         capture_output=True, text=True, timeout=120, env=isolated_env(tmp_path))
     assert p.returncode == 0, p.stderr
     assert p.stdout.split() == ["1", "secondaries=1", "1", "members=1"], p.stdout
+
+
+# -- malformed arguments ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("cmd,code", [
+    ({"replSetInitiate": "rs0"}, 14),
+    ({"replSetGetConfig": 1, "bogus": 1}, 40415),
+    ({"replSetGetConfig": 1, "commitmentStatus": "yes"}, 14),
+    ({"replSetGetStatus": 1, "bogus": 1}, 40415),
+    ({"replSetStepDown": "60"}, 14),
+    ({"replSetStepDown": 60, "secondaryCatchUpPeriodSecs": "1"}, 14),
+    ({"replSetStepDown": -1}, 2),
+    ({"replSetStepDown": 60, "bogus": 1}, 40415),
+    ({"replSetFreeze": "10"}, 14),
+    ({"replSetFreeze": -5}, 2),
+    ({"replSetReconfig": 1}, 14),
+    ({"replSetReconfig": {"_id": SET}, "bogus": 1}, 40415),
+    ({"hgRaftConnect": 1, "setName": SET}, 2),
+    ({"hgRaftConnect": 1, "setName": 5, "from": 1, "fromAddress": "a:1", "to": 1,
+      "toAddress": "b:1"}, 14),
+])
+def test_malformed_replica_set_commands(fresh_server, cmd, code):
+    s = member(fresh_server)
+    c = s.client()
+    got = command_error(c.admin, cmd)
+    assert got[0] == code, got
+    assert c.admin.command("ping")["ok"] == 1  # the member stays healthy
+    c.close()
