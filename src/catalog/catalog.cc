@@ -9,6 +9,7 @@
 
 #include "base/interrupt.h"
 #include "base/uuid.h"
+#include "catalog/op_observer.h"
 #include "catalog/record_store.h"
 #include "storage/write_conflict.h"
 
@@ -110,15 +111,22 @@ std::shared_ptr<Collection> Catalog::Lookup(const NamespaceString& nss) const {
   return it == collections_.end() ? nullptr : it->second;
 }
 
-Status Catalog::PersistEntry(const CollectionEntry& e) {
-  BsonObj obj = e.ToBson();
-  return storage::RetryOnWriteConflict([&] {
-    auto session = engine_->NewSession();
-    return session->Put(kCatalogTable, e.nss.ns(), obj.bytes());
-  });
+namespace {
+
+// Reports a catalog change of `db` to the OpObserver inside the transaction `s` that makes it.
+Status LogCommand(storage::Session& s, const std::string& db, const std::string& uuid,
+                  const BsonObj& o, const BsonObj& o2 = BsonObj()) {
+  OpObserver* op = db == "local" ? nullptr : GetOpObserver();
+  return op ? op->OnCommand(s, db, uuid, o, o2) : Status::OK();
 }
 
-namespace {
+// {<command>: <collection name>} followed by the fields of `rest`.
+BsonObj CommandOn(std::string_view command, const std::string& coll, const BsonObj& rest) {
+  BsonBuilder b;
+  b.AppendString(command, coll);
+  b.AppendElementsOf(rest);
+  return b.Obj();
+}
 
 // The WiredTiger configuration of a collection's record table: its
 // storageEngine.wiredTiger.configString, else for a time-series bucket collection zstd block
@@ -195,6 +203,8 @@ StatusWith<CollectionEntry> Catalog::NewCollectionEntry(const NamespaceString& n
     }
     return e;
   }
+  // The oplog is keyed by its entries' timestamps and has no `_id` index, as MongoDB's.
+  if (nss.db == "local" && nss.coll == "oplog.rs") return e;
   BsonBuilder spec;
   spec.AppendInt32("v", 2);
   size_t k = spec.OpenObject("key");
@@ -211,7 +221,8 @@ StatusWith<CollectionEntry> Catalog::NewCollectionEntry(const NamespaceString& n
 
 StatusWith<std::shared_ptr<Collection>> Catalog::CreateCollection(const NamespaceString& nss,
                                                                   const BsonObj& options,
-                                                                  std::string type) {
+                                                                  std::string type,
+                                                                  const std::string& uuid) {
   HG_RETURN_IF_ERROR(ValidateCollectionName(nss));
   std::lock_guard ddl(ddl_mu_);
   if (Lookup(nss)) {
@@ -226,7 +237,16 @@ StatusWith<std::shared_ptr<Collection>> Catalog::CreateCollection(const Namespac
     e.type = type;
     e.options = options.Owned();
   }
-  HG_RETURN_IF_ERROR(PersistEntry(e));
+  if (!uuid.empty()) e.uuid = uuid;
+  Status st = PersistEntry(e, [&](storage::Session& s) {
+    return LogCommand(
+        s, nss.db, e.uuid, CommandOn("create", nss.coll, options),
+        type == "collection" ? BsonObj() : BsonBuilder().AppendString("type", type).Obj());
+  });
+  if (!st.ok()) {
+    (void)DropTables(e);
+    return st;
+  }
   auto coll = std::make_shared<Collection>(engine_, std::move(e), 1);
   std::unique_lock lk(mu_);
   collections_[nss.ns()] = coll;
@@ -234,7 +254,8 @@ StatusWith<std::shared_ptr<Collection>> Catalog::CreateCollection(const Namespac
 }
 
 Status Catalog::CreateTimeseries(const NamespaceString& view, const BsonObj& view_options,
-                                 const NamespaceString& buckets, const BsonObj& buckets_options) {
+                                 const NamespaceString& buckets, const BsonObj& buckets_options,
+                                 const std::string& view_uuid, const std::string& buckets_uuid) {
   HG_RETURN_IF_ERROR(ValidateCollectionName(view));
   HG_RETURN_IF_ERROR(ValidateCollectionName(buckets));
   std::lock_guard ddl(ddl_mu_);
@@ -245,17 +266,26 @@ Status Catalog::CreateTimeseries(const NamespaceString& view, const BsonObj& vie
   }
   CollectionEntry v;
   v.nss = view;
-  v.uuid = NewUuid();
+  v.uuid = view_uuid.empty() ? NewUuid() : view_uuid;
   v.type = "timeseries";
   v.options = view_options.Owned();
   HG_ASSIGN_OR_RETURN(CollectionEntry b, NewCollectionEntry(buckets, buckets_options));
+  if (!buckets_uuid.empty()) b.uuid = buckets_uuid;
   BsonObj vo = v.ToBson(), bo = b.ToBson();
+  // One entry for both, as they are made in one transaction: the view's create, with the
+  // bucket collection's options and uuid beside it.
+  BsonBuilder o2;
+  o2.AppendObject("bucketsOptions", buckets_options);
+  o2.AppendBinData("bucketsUuid", 4, b.uuid);
+  BsonObj details = o2.Obj();
   Status st = storage::RetryOnWriteConflict([&] {
     auto session = engine_->NewSession();
     storage::WriteUnit wu(*session);
     HG_RETURN_IF_ERROR(wu.begin_status());
     HG_RETURN_IF_ERROR(session->Put(kCatalogTable, view.ns(), vo.bytes()));
     HG_RETURN_IF_ERROR(session->Put(kCatalogTable, buckets.ns(), bo.bytes()));
+    HG_RETURN_IF_ERROR(LogCommand(*session, view.db, v.uuid,
+                                  CommandOn("create", view.coll, view_options), details));
     return wu.Commit();
   });
   if (!st.ok()) {
@@ -286,6 +316,9 @@ Status Catalog::SetOptions(const std::vector<std::pair<NamespaceString, BsonObj>
     for (const auto& c : replaced) {
       BsonObj obj = c->entry().ToBson();
       HG_RETURN_IF_ERROR(session->Put(kCatalogTable, c->ns(), obj.bytes()));
+      HG_RETURN_IF_ERROR(LogCommand(
+          *session, c->nss().db, c->entry().uuid, CommandOn("collMod", c->nss().coll, BsonObj()),
+          BsonBuilder().AppendObject("options", c->entry().options).Obj()));
     }
     return wu.Commit();
   }));
@@ -307,13 +340,14 @@ std::shared_ptr<Collection> Catalog::Install(const Collection& cur, CollectionEn
   return next;
 }
 
-Status Catalog::PersistEntryInTxn(const CollectionEntry& e) {
+Status Catalog::PersistEntry(const CollectionEntry& e, const LogFn& log) {
   BsonObj obj = e.ToBson();
   return storage::RetryOnWriteConflict([&] {
     auto session = engine_->NewSession();
     storage::WriteUnit wu(*session);
     HG_RETURN_IF_ERROR(wu.begin_status());
     HG_RETURN_IF_ERROR(session->Put(kCatalogTable, e.nss.ns(), obj.bytes()));
+    if (log) HG_RETURN_IF_ERROR(log(*session));
     return wu.Commit();
   });
 }
@@ -404,7 +438,13 @@ Status Catalog::CreateIndexes(const NamespaceString& nss, const std::vector<Bson
   Status st = BuildIndexes(*building);
   if (st.ok()) {
     for (size_t i = first_new; i < e.indexes.size(); ++i) e.indexes[i].ready = true;
-    st = PersistEntryInTxn(e);
+    st = PersistEntry(e, [&](storage::Session& s) {
+      for (size_t i = first_new; i < e.indexes.size(); ++i) {
+        HG_RETURN_IF_ERROR(
+            LogCommand(s, nss.db, e.uuid, CommandOn("createIndexes", nss.coll, e.indexes[i].spec)));
+      }
+      return Status::OK();
+    });
   }
   if (!st.ok()) {
     e.indexes.resize(first_new);
@@ -422,12 +462,24 @@ Status Catalog::DropIndexes(const NamespaceString& nss, const std::vector<std::s
   if (!cur) return Status(ErrorCode::kNamespaceNotFound, "ns does not exist: " + nss.ns());
   CollectionEntry e = cur->entry();
   std::vector<std::string> dropped;
+  std::vector<BsonObj> dropped_specs;
   std::erase_if(e.indexes, [&](const IndexEntry& idx) {
     bool drop = std::find(names.begin(), names.end(), idx.name()) != names.end();
-    if (drop) dropped.push_back(idx.ident);
+    if (drop) {
+      dropped.push_back(idx.ident);
+      dropped_specs.push_back(idx.spec);
+    }
     return drop;
   });
-  HG_RETURN_IF_ERROR(PersistEntryInTxn(e));
+  HG_RETURN_IF_ERROR(PersistEntry(e, [&](storage::Session& s) {
+    for (const BsonObj& spec : dropped_specs) {
+      BsonBuilder o;
+      o.AppendString("dropIndexes", nss.coll);
+      o.AppendString("index", spec["name"].Str());
+      HG_RETURN_IF_ERROR(LogCommand(s, nss.db, e.uuid, o.Obj(), spec));
+    }
+    return Status::OK();
+  }));
   Install(*cur, std::move(e));
   for (const auto& ident : dropped) {
     HG_RETURN_IF_ERROR(engine_->DropTable(ident));
@@ -446,7 +498,12 @@ Status Catalog::ReplaceIndexSpecs(const NamespaceString& nss, const std::vector<
       if (idx.name() == spec["name"].Str()) idx.spec = spec.Owned();
     }
   }
-  HG_RETURN_IF_ERROR(PersistEntryInTxn(e));
+  HG_RETURN_IF_ERROR(PersistEntry(e, [&](storage::Session& s) {
+    bson::BsonArrayBuilder list;
+    for (const BsonObj& spec : specs) list.AppendObject(spec);
+    return LogCommand(s, nss.db, e.uuid, CommandOn("collMod", nss.coll, BsonObj()),
+                      BsonBuilder().AppendArray("indexSpecs", list.Obj()).Obj());
+  }));
   Install(*cur, std::move(e));
   return Status::OK();
 }
@@ -499,7 +556,12 @@ Status Catalog::DropCollection(const NamespaceString& nss) {
   if (!coll) return Status(ErrorCode::kNamespaceNotFound, "ns not found");
   HG_RETURN_IF_ERROR(storage::RetryOnWriteConflict([&] {
     auto session = engine_->NewSession();
-    return session->Remove(kCatalogTable, nss.ns());
+    storage::WriteUnit wu(*session);
+    HG_RETURN_IF_ERROR(wu.begin_status());
+    HG_RETURN_IF_ERROR(session->Remove(kCatalogTable, nss.ns()));
+    HG_RETURN_IF_ERROR(
+        LogCommand(*session, nss.db, coll->entry().uuid, CommandOn("drop", nss.coll, BsonObj())));
+    return wu.Commit();
   }));
   {
     std::unique_lock lk(mu_);
@@ -538,6 +600,11 @@ Status Catalog::RenameCollection(const NamespaceString& from, const NamespaceStr
     HG_RETURN_IF_ERROR(wu.begin_status());
     HG_RETURN_IF_ERROR(session->Remove(kCatalogTable, from.ns()));
     HG_RETURN_IF_ERROR(session->Put(kCatalogTable, to.ns(), obj.bytes()));
+    BsonBuilder o;
+    o.AppendString("renameCollection", from.ns());
+    o.AppendString("to", to.ns());
+    o.AppendBool("dropTarget", drop_target);
+    HG_RETURN_IF_ERROR(LogCommand(*session, from.db, e.uuid, o.Obj()));
     return wu.Commit();
   }));
   auto moved = std::make_shared<Collection>(engine_, std::move(e), src->NextRecordId());

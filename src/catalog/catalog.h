@@ -8,6 +8,7 @@
 // NamespaceNotFound). DDL operations are serialized by one mutex and are atomic on disk.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <shared_mutex>
@@ -32,14 +33,17 @@ class Catalog {
 
   // Creates a collection (type "collection", with its `_id` index) or, for type "view"/
   // "timeseries", a catalog entry without tables. NamespaceExists (48) if the namespace exists.
+  // `uuid` (16 bytes): the new entry's, when given (a replica set member applying the log).
   StatusWith<std::shared_ptr<Collection>> CreateCollection(const NamespaceString& nss,
                                                            const bson::BsonObj& options,
-                                                           std::string type = "collection");
+                                                           std::string type = "collection",
+                                                           const std::string& uuid = "");
   // Creates a time-series collection in one transaction: the entry `view` (type "timeseries", no
   // tables) and the clustered bucket collection `buckets` (`buckets_options` must hold
   // `clusteredIndex: true`). NamespaceExists (48) if either exists.
   Status CreateTimeseries(const NamespaceString& view, const bson::BsonObj& view_options,
-                          const NamespaceString& buckets, const bson::BsonObj& buckets_options);
+                          const NamespaceString& buckets, const bson::BsonObj& buckets_options,
+                          const std::string& view_uuid = "", const std::string& buckets_uuid = "");
   // Replaces the options of existing entries in one transaction (collMod). NamespaceNotFound if
   // one is missing.
   Status SetOptions(const std::vector<std::pair<NamespaceString, bson::BsonObj>>& updates);
@@ -75,7 +79,10 @@ class Catalog {
 
  private:
   explicit Catalog(storage::KvEngine* engine) : engine_(engine) {}
-  Status PersistEntry(const CollectionEntry& e);
+  // Writes `e` to the catalog table in one transaction, with what `log` adds to it (the
+  // OpObserver's entry for the change).
+  using LogFn = std::function<Status(storage::Session&)>;
+  Status PersistEntry(const CollectionEntry& e, const LogFn& log = {});
   // A new entry's tables: the record table, and the `_id` index unless clustered.
   StatusWith<CollectionEntry> NewCollectionEntry(const NamespaceString& nss,
                                                  const bson::BsonObj& options);
@@ -84,8 +91,6 @@ class Catalog {
   std::string NewIdent(std::string_view kind);
   // Replaces `cur` in the map by a Collection with entry `e` sharing its counters.
   std::shared_ptr<Collection> Install(const Collection& cur, CollectionEntry e);
-  // Writes `e` to the catalog table in one transaction.
-  Status PersistEntryInTxn(const CollectionEntry& e);
   // Removes an index's row from the multikey table (best effort: a leftover row is harmless).
   void ForgetMultikey(const std::string& ident);
   // Fills the not-ready indexes of `coll` from its documents.

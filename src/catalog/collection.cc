@@ -459,7 +459,20 @@ StatusWith<int64_t> Collection::Insert(storage::Session& s, const BsonObj& doc,
   HG_ASSIGN_OR_RETURN(int64_t rid, InsertRecord(s, doc));
   if (origin != WriteOrigin::kBucketCatalog) CountUntrackedWrite(s);
   HG_RETURN_IF_ERROR(NotifyWrite(s, rid, &doc));
+  if (OpObserver* op = Replicated()) HG_RETURN_IF_ERROR(op->OnInsert(s, *this, doc));
   return rid;
+}
+
+Status Collection::InsertAt(storage::Session& s, int64_t rid, const BsonObj& doc) {
+  invariant(IdIndex() == nullptr && !clustered_);
+  HG_RETURN_IF_ERROR(s.Insert(entry_.ident, storage::EncodeRecordId(rid), doc.bytes()));
+  for (const SecondaryIndex& idx : indexes_) HG_RETURN_IF_ERROR(AddIndexKeys(s, idx, doc, rid));
+  return Status::OK();
+}
+
+OpObserver* Collection::Replicated() const {
+  if (entry_.nss.db == "local") return nullptr;
+  return GetOpObserver();
 }
 
 void Collection::SetWriteObserver(std::shared_ptr<WriteObserver> observer) const {
@@ -534,6 +547,7 @@ Status Collection::Update(storage::Session& s, int64_t id, const BsonObj& old_do
   }
   HG_RETURN_IF_ERROR(UpdateIndexKeys(s, cur.Indexes(), id, old_doc, new_doc));
   HG_RETURN_IF_ERROR(s.Put(entry_.ident, storage::EncodeRecordId(id), new_doc.bytes()));
+  if (OpObserver* op = Replicated()) HG_RETURN_IF_ERROR(op->OnUpdate(s, *this, new_doc));
   if (origin != WriteOrigin::kBucketCatalog) {
     CountUntrackedWrite(s);
     HG_RETURN_IF_ERROR(NotifyWrite(s, id, &old_doc));
@@ -568,7 +582,8 @@ Status Collection::ModifyRecord(storage::Session& s, int64_t id,
   auto latest = Latest();
   std::span<const SecondaryIndex> indexes = latest ? latest->Indexes() : Indexes();
   const bool observed = counters_->has_write_observer.load(std::memory_order_acquire);
-  if (indexes.empty() && !observed) return s.Modify(entry_.ident, key, edits);
+  OpObserver* op = Replicated();
+  if (indexes.empty() && !observed && op == nullptr) return s.Modify(entry_.ident, key, edits);
   std::optional<Record> before;
   if (!indexes.empty()) {
     HG_ASSIGN_OR_RETURN(before, FindRecord(s, id));
@@ -581,6 +596,7 @@ Status Collection::ModifyRecord(storage::Session& s, int64_t id,
   if (!value) return Status(ErrorCode::kNoSuchKey, "record not found in " + ns());
   const BsonObj after(value->data());
   if (observed) HG_RETURN_IF_ERROR(NotifyWrite(s, id, &after));
+  if (op != nullptr) HG_RETURN_IF_ERROR(op->OnUpdate(s, *this, after));
   if (indexes.empty()) return Status::OK();
   return UpdateIndexKeys(s, indexes, id, before->doc, after);
 }
@@ -590,6 +606,7 @@ Status Collection::ReplaceRecord(storage::Session& s, int64_t id, const BsonObj&
   auto latest = Latest();
   std::span<const SecondaryIndex> indexes = latest ? latest->Indexes() : Indexes();
   HG_RETURN_IF_ERROR(NotifyWrite(s, id, &doc));
+  if (OpObserver* op = Replicated()) HG_RETURN_IF_ERROR(op->OnUpdate(s, *this, doc));
   if (indexes.empty()) return s.Update(entry_.ident, key, doc.bytes());
   HG_ASSIGN_OR_RETURN(auto before, FindRecord(s, id));
   if (!before) return Status(ErrorCode::kNoSuchKey, "record not found in " + ns());
@@ -628,6 +645,7 @@ Status Collection::Remove(storage::Session& s, int64_t id, const BsonObj& doc, W
     if (!st.ok() && st.code() != ErrorCode::kNoSuchKey) return st;
   }
   HG_RETURN_IF_ERROR(s.Remove(entry_.ident, storage::EncodeRecordId(id)));
+  if (OpObserver* op = Replicated()) HG_RETURN_IF_ERROR(op->OnDelete(s, *this, doc));
   CountUntrackedWrite(s);
   HG_RETURN_IF_ERROR(NotifyWrite(s, id, &doc, origin == WriteOrigin::kTtl));
   return Status::OK();

@@ -43,6 +43,7 @@
 #include "bson/bson.h"
 #include "catalog/index_keys.h"
 #include "catalog/namespace.h"
+#include "catalog/op_observer.h"
 #include "catalog/series_directory.h"
 #include "storage/kv_engine.h"
 #include "storage/session.h"
@@ -248,6 +249,10 @@ class Collection {
   // `_id` is not an ObjectId.
   StatusWith<int64_t> Insert(storage::Session& s, const bson::BsonObj& doc,
                              WriteOrigin origin = WriteOrigin::kOther);
+  // Stores `doc` under RecordId `rid` in a collection without an `_id` index (the oplog,
+  // `local.oplog.rs`, keyed by its entries' timestamps). DuplicateKey if `rid` is taken. Not
+  // reported to the OpObserver (the oplog is what it writes).
+  Status InsertAt(storage::Session& s, int64_t rid, const bson::BsonObj& doc);
   // Replaces the document at `id` (`old_doc` is what it holds now). `_id` must be unchanged
   // (callers check). The bucket catalog's updates rewrite a bucket's form, not its measurements
   // (compression): they are not untracked writes.
@@ -402,6 +407,8 @@ class Collection {
     std::mutex write_observer_mu;
     std::shared_ptr<WriteObserver> write_observer;  // guarded by write_observer_mu
   };
+  // The process's OpObserver when this collection's writes are replicated (not in `local`).
+  OpObserver* Replicated() const;
   // Tells the write observer, if any, of a write of bucket `rid`.
   Status NotifyWrite(storage::Session& s, int64_t rid, const bson::BsonObj* doc,
                      bool expired = false) const;

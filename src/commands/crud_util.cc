@@ -9,6 +9,7 @@
 #include "pipeline/expression.h"
 #include "query/path.h"
 #include "query/update.h"
+#include "repl/replication_coordinator.h"
 #include "storage/kv_engine.h"
 
 namespace hourglass::commands {
@@ -288,17 +289,45 @@ StatusWith<BsonObj> PrepareInsertDocument(const BsonObj& doc, bool id_first) {
 
 Status WaitForWriteConcern(CommandContext& ctx, const BsonObj& cmd) {
   BsonElement wc = cmd["writeConcern"];
-  if (wc.eoo() || wc.type() == BsonType::kNull) return Status::OK();
-  if (wc.type() != BsonType::kObject) {
-    return WrongTypeAtPath("writeConcern", wc, "object");
+  BsonObj concern;
+  if (!wc.eoo() && wc.type() != BsonType::kNull) {
+    if (wc.type() != BsonType::kObject) return WrongTypeAtPath("writeConcern", wc, "object");
+    concern = wc.Obj();
   }
-  BsonObj w = wc.Obj();
-  BsonElement j = w["j"];
-  BsonElement fsync = w["fsync"];
+  BsonElement j = concern["j"];
+  BsonElement fsync = concern["fsync"];
   if ((!j.eoo() && j.Truthy()) || (!fsync.eoo() && fsync.Truthy())) {
-    return ctx.service.engine->WaitForJournal();
+    HG_RETURN_IF_ERROR(ctx.service.engine->WaitForJournal());
   }
-  return Status::OK();
+  repl::ReplicationCoordinator* repl = ctx.service.repl;
+  if (repl == nullptr) return Status::OK();
+  // A replica set member: `w` counts members. Without one, "majority" (MongoDB's implicit
+  // default since 5.0).
+  BsonElement w = concern["w"];
+  if (w.IsNumber()) {
+    int64_t n = w.NumberLong();
+    if (n <= 1) return Status::OK();
+    repl::ReplicaSetView view = repl->View();
+    if (!view.config || n > static_cast<int64_t>(view.config->members.size())) {
+      return Status(ErrorCode::kUnsatisfiableWriteConcern, "Not enough data-bearing nodes");
+    }
+    if (n > view.config->WriteMajorityCount()) {
+      return Status(ErrorCode::kCommandNotSupported,
+                    "write concern w: " + std::to_string(n) +
+                        " (more members than a majority) is not supported yet");
+    }
+  } else if (w.type() == BsonType::kString) {
+    if (w.Str() != "majority") {
+      return Status(ErrorCode::kUnknownReplWriteConcern,
+                    "No write concern mode named '" + std::string(w.Str()) +
+                        "' found in replica set configuration");
+    }
+  } else if (!w.eoo()) {
+    return WrongTypeAtPath("writeConcern.w", w, "number or string");
+  }
+  BsonElement wtimeout = concern["wtimeout"];
+  return repl->AwaitMajority(repl->LastWriteTimestamp(),
+                             wtimeout.IsNumber() ? wtimeout.NumberLong() : 0);
 }
 
 }  // namespace hourglass::commands

@@ -9,6 +9,7 @@
 
 #include <condition_variable>
 #include <cstring>
+#include <deque>
 #include <functional>
 #include <future>
 #include <map>
@@ -18,6 +19,9 @@
 #include "base/clock.h"
 #include "base/logger.h"
 #include "base/server_parameters.h"
+#include "catalog/op_observer.h"
+#include "repl/oplog.h"
+#include "repl/oplog_fetcher.h"
 #include "repl/wire_transport.h"
 #include "storage/kv_engine.h"
 #include "storage/session.h"
@@ -154,7 +158,8 @@ bson::ObjectId ElectionIdForTerm(int64_t term) {
 // created, driven and closed there, and other threads reach it only through Post().
 class ReplicationCoordinator::Impl {
  public:
-  Impl(Options options, storage::KvEngine* engine) : opts_(std::move(options)), engine_(engine) {}
+  Impl(Options options, storage::KvEngine* engine, catalog::Catalog* catalog)
+      : opts_(std::move(options)), engine_(engine), oplog_(engine, catalog) {}
 
   ~Impl() { Shutdown(); }
 
@@ -162,6 +167,13 @@ class ReplicationCoordinator::Impl {
     if (engine_->TableExists(kStateTable) == false) {
       HG_RETURN_IF_ERROR(engine_->CreateTable(kStateTable, ""));
     }
+    HG_RETURN_IF_ERROR(oplog_.Open(
+        Oplog::Hooks{[this](int64_t* term) {
+                       *term = writable_term_.load();
+                       return *term >= 0;
+                     },
+                     [this](bson::BsonObj batch) { EnqueueAppend(RaftCopy(batch), nullptr); }}));
+    catalog::SetOpObserver(&oplog_);
     HG_RETURN_IF_ERROR(StartLoop());
     auto session = engine_->NewSession();
     HG_ASSIGN_OR_RETURN(auto stored, session->Get(kStateTable, kConfigKey));
@@ -211,6 +223,9 @@ class ReplicationCoordinator::Impl {
     uv_async_send(&wake_);
     loop_thread_.join();
     uv_loop_close(&loop_);
+    if (catalog::GetOpObserver() == &oplog_) catalog::SetOpObserver(nullptr);
+    for (PendingAppend& a : appends_) raft_free(a.buf.base);
+    appends_.clear();
     std::lock_guard<std::mutex> lock(mu_);
     view_.state = MemberState::kStartup;
     view_.writable_primary = false;
@@ -315,6 +330,29 @@ class ReplicationCoordinator::Impl {
       if (std::chrono::steady_clock::now() >= deadline) return;
     }
   }
+
+  Status AwaitMajority(uint64_t ts, int64_t wtimeout_ms) {
+    auto deadline = wtimeout_ms > 0
+                        ? std::chrono::steady_clock::now() + std::chrono::milliseconds(wtimeout_ms)
+                        : std::chrono::steady_clock::time_point::max();
+    std::unique_lock<std::mutex> lock(mu_);
+    while (view_.last_committed.ts < ts) {
+      if (stopping_flag_) {
+        return Status(ErrorCode::kShutdownInProgress, "the server is shutting down");
+      }
+      if (!view_.writable_primary) {
+        return Status(ErrorCode::kPrimarySteppedDown,
+                      "Primary stepped down while waiting for replication");
+      }
+      if (cv_.wait_until(lock, deadline) == std::cv_status::timeout &&
+          view_.last_committed.ts < ts) {
+        return Status(ErrorCode::kWriteConcernFailed, "waiting for replication timed out");
+      }
+    }
+    return Status::OK();
+  }
+
+  uint64_t LastWriteTimestamp() const { return oplog_.last_appended_ts(); }
 
   Status PrepareRaftConnection(std::string_view set_name, int64_t from, int64_t to,
                                std::string_view to_address) {
@@ -507,7 +545,7 @@ class ReplicationCoordinator::Impl {
     };
     fsm_.restore = [](raft_fsm* f, raft_buffer* buf) {
       // The buffer is ours only when the restore succeeds (Raft frees it otherwise).
-      int rv = static_cast<Impl*>(f->data)->Apply(*buf);
+      int rv = static_cast<Impl*>(f->data)->Apply(*buf, /*restore=*/true);
       if (rv == 0) raft_free(buf->base);
       return rv;
     };
@@ -545,7 +583,9 @@ class ReplicationCoordinator::Impl {
 
   // The state machine: entries are applied in log order on every member. This slice's entries
   // are no-ops and configurations.
-  int Apply(const raft_buffer& buf) {
+  // `restore`: the entry is a snapshot (Snapshot), the position of the data a member holds
+  // rather than a change to apply; a member that holds less catches up from the primary's oplog.
+  int Apply(const raft_buffer& buf, bool restore = false) {
     // The document, without the padding RaftCopy added.
     if (buf.len < 5) return RAFT_MALFORMED;
     size_t size = static_cast<size_t>(bson::ReadInt32(static_cast<const char*>(buf.base)));
@@ -555,6 +595,13 @@ class ReplicationCoordinator::Impl {
     bson::BsonObj entry(static_cast<const char*>(buf.base));
     OpTime at{entry["ts"].TimestampValue(), entry["t"].NumberLong()};
     int64_t wall = entry["wall"].DateMillis();
+    if (restore) {
+      CatchUp(at.ts);
+    } else if (Status st = oplog_.Apply(entry); !st.ok()) {
+      // The member no longer holds what the primary holds; it goes on applying what it can.
+      LOGE("REPL", 8800310, "Cannot apply a replicated log entry",
+           "{\"error\": " + JsonQuote(st.ToString()) + "}");
+    }
     if (bson::BsonElement c = entry["config"]; c.type() == bson::BsonType::kObject) {
       auto config = ReplicaSetConfig::Parse(c.Obj());
       if (config.ok()) {
@@ -562,14 +609,61 @@ class ReplicationCoordinator::Impl {
         TakeConfig(config.value());
       }
     }
-    last_ts_ = std::max(last_ts_, at.ts);
     std::lock_guard<std::mutex> lock(mu_);
     view_.last_applied = at;
     view_.last_applied_wall_ms = wall;
     // An entry is applied only once Raft has committed it.
     view_.last_committed = at;
     view_.last_committed_wall_ms = wall;
+    cv_.notify_all();  // write concerns wait for it
     return 0;
+  }
+
+  // A snapshot (loop thread): Raft's log no longer holds the entries before `snapshot_ts`, and
+  // the data they made is the WiredTiger files. A member whose oplog ends before it — it was
+  // down or cut off while the others went on, or it is new — reads the entries it misses from
+  // the primary's oplog and applies them, as a mongod secondary catches up. When the primary no
+  // longer holds this member's newest entry (the member holds writes the set never committed)
+  // the member cannot catch up: it turns RECOVERING and says so.
+  void CatchUp(uint64_t snapshot_ts) {
+    uint64_t mine = oplog_.NewestTimestamp();
+    if (mine >= snapshot_ts) return;
+    raft_id leader_id = 0;
+    const char* leader = nullptr;
+    raft_leader(&raft_, &leader_id, &leader);
+    Status st = leader == nullptr || leader_id == raft_.id
+                    ? Status(ErrorCode::kHostUnreachable, "no primary to catch up from")
+                    : Status::OK();
+    bool first = true;
+    if (st.ok()) {
+      st = FetchOplog(leader, mine, snapshot_ts, [&](const std::vector<bson::BsonObj>& docs) {
+        size_t skip = 0;
+        if (first && mine > 0) {
+          if (docs.front()["ts"].TimestampValue() != mine) {
+            return Status(ErrorCode::kOplogStartMissing,
+                          "the primary's oplog does not hold this member's newest entry");
+          }
+          skip = 1;
+        }
+        first = false;
+        bson::BsonArrayBuilder ops;
+        for (size_t i = skip; i < docs.size(); ++i) ops.AppendObject(docs[i]);
+        return oplog_.Apply(bson::BsonBuilder().AppendArray("ops", ops.Obj()).Obj());
+      });
+    }
+    if (st.ok() && oplog_.NewestTimestamp() < snapshot_ts) {
+      st = Status(ErrorCode::kOplogStartMissing, "the primary's oplog ends before the snapshot");
+    }
+    if (st.ok()) {
+      LOGI("REPL", 8800312, "Caught up from the primary's oplog",
+           "{\"from\": " + JsonQuote(leader) + "}");
+      return;
+    }
+    LOGE("REPL", 8800313, "This member cannot catch up with the replica set: it needs a resync",
+         "{\"error\": " + JsonQuote(st.ToString()) + "}");
+    std::lock_guard<std::mutex> lock(mu_);
+    needs_resync_ = true;
+    Recompute();
   }
 
   // A configuration the log brought (loop thread): kept when newer than this member's, stored
@@ -685,6 +779,8 @@ class ReplicationCoordinator::Impl {
 
   // A snapshot is the last applied position; the data it stands for is in WiredTiger.
   int Snapshot(raft_buffer* bufs[], unsigned* n) {
+    // Everything the snapshot stands for must outlive a crash: Raft drops the entries before it.
+    if (!engine_->WaitForJournal().ok()) return RAFT_IOERR;
     ReplicaSetView now = View();
     bson::BsonObj config = now.config ? now.config->ToBson() : bson::BsonObj();
     bson::BsonObj entry = MakeEntry(now.last_applied, now.last_applied_wall_ms, "snapshot",
@@ -700,42 +796,73 @@ class ReplicationCoordinator::Impl {
     return 0;
   }
 
-  // The next oplog Timestamp: this second, counting up within it, never going back.
-  uint64_t NextTimestamp() {
-    uint64_t secs = static_cast<uint64_t>(NowMillis() / 1000);
-    uint64_t candidate = secs << 32 | 1;
-    last_ts_ = candidate > last_ts_ ? candidate : last_ts_ + 1;
-    return last_ts_;
+  // Appends an entry as leader (loop thread); `done` runs on the loop thread with the outcome
+  // once applied. Its timestamp comes from the oplog, and it joins the queue of the writes'
+  // batches in timestamp order.
+  void Append(std::string_view msg, const bson::BsonObj* config, std::function<void(int)> done) {
+    oplog_.WithNextTimestamp([&](uint64_t ts) {
+      OpTime at{ts, static_cast<int64_t>(raft_.current_term)};
+      EnqueueAppend(RaftCopy(MakeEntry(at, NowMillis(), msg, config)), std::move(done));
+    });
+    DrainAppends();
   }
 
-  // Appends entries as leader; `done` runs on the loop thread with the outcome once applied.
-  void Append(std::string_view msg, const bson::BsonObj* config, std::function<void(int)> done) {
+  // Queues an entry for the Raft log (any thread, in timestamp order: under the oplog's mutex).
+  void EnqueueAppend(raft_buffer buf, std::function<void(int)> done) {
+    {
+      std::lock_guard<std::mutex> lock(appends_mu_);
+      appends_.push_back(PendingAppend{buf, std::move(done)});
+    }
+    Post([this] { DrainAppends(); });
+  }
+
+  // Loop thread: hands the queued entries to Raft, in order.
+  void DrainAppends() {
+    std::deque<PendingAppend> queued;
+    {
+      std::lock_guard<std::mutex> lock(appends_mu_);
+      queued.swap(appends_);
+    }
     struct Request {
       struct raft_apply req;
       std::function<void(int)> done;
     };
-    OpTime at{NextTimestamp(), static_cast<int64_t>(raft_.current_term)};
-    raft_buffer buf = RaftCopy(MakeEntry(at, NowMillis(), msg, config));
-    if (buf.base == nullptr) return done(RAFT_NOMEM);
-    auto* r = new Request{};
-    r->done = std::move(done);
-    r->req.data = r;
-    int rv = raft_apply(&raft_, &r->req, &buf, 1, [](struct raft_apply* req, int status, void*) {
-      auto* r = static_cast<Request*>(req->data);
-      r->done(status);
+    for (PendingAppend& a : queued) {
+      int rv = a.buf.base == nullptr ? RAFT_NOMEM : 0;
+      Request* r = nullptr;
+      if (rv == 0) {
+        r = new Request{};
+        r->done = std::move(a.done);
+        r->req.data = r;
+        rv = raft_apply(&raft_, &r->req, &a.buf, 1, [](struct raft_apply* req, int status, void*) {
+          auto* r = static_cast<Request*>(req->data);
+          if (r->done) r->done(status);
+          delete r;
+        });
+      }
+      if (rv == 0) continue;
+      if (a.buf.base != nullptr) raft_free(a.buf.base);
+      std::function<void(int)> fn = r != nullptr ? std::move(r->done) : std::move(a.done);
       delete r;
-    });
-    if (rv != 0) {
-      raft_free(buf.base);
-      auto fn = std::move(r->done);
-      delete r;
-      fn(rv);
+      if (fn) {
+        fn(rv);
+      } else {
+        // Writes committed here that the set's log will not hold: this member lost the
+        // primary's role between their commit and now.
+        LOGE("REPL", 8800311, "Writes committed on this member did not reach the replicated log",
+             "{\"error\": " + JsonQuote(raft_strerror(rv)) + "}");
+      }
     }
   }
 
   // Every 20 ms on the loop thread: Raft has no callback for its state changes, so they are
   // read here and published.
   void Poll() {
+    // A primary that stepped down (here or on another thread's step-down) forgets what it knew
+    // of the buckets it was writing: the next primary writes them.
+    const bool writable = writable_term_.load() >= 0;
+    if (was_writable_ && !writable && opts_.on_step_down) opts_.on_step_down();
+    was_writable_ = writable;
     if (!raft_open_ || closing_) return;
     int state = raft_state(&raft_);
     int64_t term = static_cast<int64_t>(raft_.current_term);
@@ -817,7 +944,7 @@ class ReplicationCoordinator::Impl {
           break;
         case RAFT_FOLLOWER:
         case RAFT_CANDIDATE:
-          state = MemberState::kSecondary;
+          state = needs_resync_ ? MemberState::kRecovering : MemberState::kSecondary;
           break;
         default:
           state = MemberState::kStartup2;
@@ -854,6 +981,7 @@ class ReplicationCoordinator::Impl {
         view_.term != published_term_) {
       view_.state = state;
       view_.writable_primary = writable;
+      writable_term_.store(writable ? view_.term : -1);
       view_.primary = primary;
       published_term_ = view_.term;
       Changed();
@@ -1127,11 +1255,23 @@ class ReplicationCoordinator::Impl {
   int64_t config_taken_ms_ = 0;  // when the last configuration was applied here
   int64_t announcing_term_ = -1;
   int64_t applied_config_version_ = 0;
-  uint64_t last_ts_ = 0;
+  bool was_writable_ = false;
+  bool needs_resync_ = false;  // guarded by mu_: CatchUp failed
+  // Entries waiting for the loop thread to hand them to Raft, in timestamp order.
+  struct PendingAppend {
+    raft_buffer buf;
+    std::function<void(int)> done;  // null for the writes' batches
+  };
+  std::mutex appends_mu_;
+  std::deque<PendingAppend> appends_;  // guarded by appends_mu_
+  Oplog oplog_;
+  // The term while this member is the writable primary, -1 otherwise (Recompute).
+  std::atomic<int64_t> writable_term_{-1};
 };
 
-ReplicationCoordinator::ReplicationCoordinator(Options options, storage::KvEngine* engine)
-    : impl_(std::make_unique<Impl>(std::move(options), engine)) {}
+ReplicationCoordinator::ReplicationCoordinator(Options options, storage::KvEngine* engine,
+                                               catalog::Catalog* catalog)
+    : impl_(std::make_unique<Impl>(std::move(options), engine, catalog)) {}
 ReplicationCoordinator::~ReplicationCoordinator() = default;
 void ReplicationCoordinator::RegisterParameters() { UnreplicatedMembersParameter(); }
 Status ReplicationCoordinator::Start() { return impl_->Start(); }
@@ -1163,6 +1303,10 @@ Status ReplicationCoordinator::PrepareRaftConnection(std::string_view set_name, 
 void ReplicationCoordinator::AdoptRaftConnection(int fd, int64_t from, std::string from_address) {
   impl_->AdoptRaftConnection(fd, from, std::move(from_address));
 }
+Status ReplicationCoordinator::AwaitMajority(uint64_t ts, int64_t wtimeout_ms) {
+  return impl_->AwaitMajority(ts, wtimeout_ms);
+}
+uint64_t ReplicationCoordinator::LastWriteTimestamp() const { return impl_->LastWriteTimestamp(); }
 bool ReplicationCoordinator::IsSelf(std::string_view host_and_port) const {
   return impl_->IsSelf(host_and_port);
 }

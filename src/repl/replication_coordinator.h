@@ -9,6 +9,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -20,6 +21,9 @@
 
 namespace hourglass::storage {
 class KvEngine;
+}
+namespace hourglass::catalog {
+class Catalog;
 }
 
 namespace hourglass::repl {
@@ -78,9 +82,12 @@ class ReplicationCoordinator {
     std::string dbpath;
     int port = 27017;
     std::string bind_ip;  // --bind_ip: comma-separated addresses
+    // Called (on the Raft loop thread) when this member stops being the writable primary.
+    std::function<void()> on_step_down;
   };
 
-  ReplicationCoordinator(Options options, storage::KvEngine* engine);
+  // Writes to `catalog`'s collections are logged (repl/oplog.h) once Start ran.
+  ReplicationCoordinator(Options options, storage::KvEngine* engine, catalog::Catalog* catalog);
   ~ReplicationCoordinator();
   ReplicationCoordinator(const ReplicationCoordinator&) = delete;
   ReplicationCoordinator& operator=(const ReplicationCoordinator&) = delete;
@@ -114,6 +121,13 @@ class ReplicationCoordinator {
   // replSetFreeze: a secondary does not stand for election for `secs` (0 unfreezes). Sets
   // `info` to the message mongod gives.
   Status Freeze(int64_t secs, std::string* info);
+
+  // The timestamp of the newest write logged here (the oplog entry a write concern waits for).
+  uint64_t LastWriteTimestamp() const;
+  // w: "majority": blocks until the set's log has committed the entry of timestamp `ts`.
+  // WriteConcernFailed (64) after `wtimeout_ms` (0: no limit), PrimarySteppedDown (189) when this
+  // member stops being the writable primary meanwhile, ShutdownInProgress (91).
+  Status AwaitMajority(uint64_t ts, int64_t wtimeout_ms);
 
   // Blocks until the topology counter differs from `counter`, `deadline` passes or `stop` is set.
   void AwaitTopologyChange(int64_t counter, std::chrono::steady_clock::time_point deadline,

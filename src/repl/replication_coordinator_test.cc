@@ -5,6 +5,7 @@
 #include <atomic>
 #include <chrono>
 
+#include "catalog/catalog.h"
 #include "storage/storage_test_util.h"
 
 namespace hourglass::repl {
@@ -47,7 +48,8 @@ TEST(ReplicationCoordinatorTest, StateNames) {
 TEST(ReplicationCoordinatorTest, SelfIsThisMachineOnThisPort) {
   TempDir dir;
   auto engine = OpenOrDie(DiskOptions(dir.path()));
-  ReplicationCoordinator c(MemberOptions(dir.path()), engine.get());
+  auto catalog = catalog::Catalog::Open(engine.get()).value();
+  ReplicationCoordinator c(MemberOptions(dir.path()), engine.get(), catalog.get());
   EXPECT_TRUE(c.IsSelf("localhost:27999"));
   EXPECT_TRUE(c.IsSelf("127.0.0.1:27999"));
   EXPECT_TRUE(c.IsSelf("127.0.0.2:27999"));  // all of 127/8 is this machine
@@ -61,7 +63,8 @@ TEST(ReplicationCoordinatorTest, InitiateElectsAndARestartKeepsTheSet) {
   int64_t term = 0;
   {
     auto engine = OpenOrDie(DiskOptions(dir.path()));
-    ReplicationCoordinator c(MemberOptions(dir.path()), engine.get());
+    auto catalog = catalog::Catalog::Open(engine.get()).value();
+    ReplicationCoordinator c(MemberOptions(dir.path()), engine.get(), catalog.get());
     ASSERT_TRUE(c.Start().ok());
     ReplicaSetView before = c.View();
     EXPECT_EQ(before.state, MemberState::kStartup);
@@ -86,7 +89,8 @@ TEST(ReplicationCoordinatorTest, InitiateElectsAndARestartKeepsTheSet) {
   }
   {
     auto engine = OpenOrDie(DiskOptions(dir.path()));
-    ReplicationCoordinator c(MemberOptions(dir.path()), engine.get());
+    auto catalog = catalog::Catalog::Open(engine.get()).value();
+    ReplicationCoordinator c(MemberOptions(dir.path()), engine.get(), catalog.get());
     ASSERT_TRUE(c.Start().ok());
     ReplicaSetView view = AwaitPrimary(c);
     ASSERT_TRUE(view.writable_primary);
@@ -97,7 +101,9 @@ TEST(ReplicationCoordinatorTest, InitiateElectsAndARestartKeepsTheSet) {
   {
     // Another set's name on the same data is refused.
     auto engine = OpenOrDie(DiskOptions(dir.path()));
-    ReplicationCoordinator c({"other", dir.path(), kPort, "127.0.0.1"}, engine.get());
+    auto catalog = catalog::Catalog::Open(engine.get()).value();
+    ReplicationCoordinator c({"other", dir.path(), kPort, "127.0.0.1"}, engine.get(),
+                             catalog.get());
     EXPECT_EQ(c.Start().code(), ErrorCode::kInvalidReplicaSetConfig);
   }
 }
@@ -105,7 +111,8 @@ TEST(ReplicationCoordinatorTest, InitiateElectsAndARestartKeepsTheSet) {
 TEST(ReplicationCoordinatorTest, ForcedStepDownAndFreeze) {
   TempDir dir;
   auto engine = OpenOrDie(DiskOptions(dir.path()));
-  ReplicationCoordinator c(MemberOptions(dir.path()), engine.get());
+  auto catalog = catalog::Catalog::Open(engine.get()).value();
+  ReplicationCoordinator c(MemberOptions(dir.path()), engine.get(), catalog.get());
   ASSERT_TRUE(c.Start().ok());
   std::string info;
   EXPECT_EQ(c.Freeze(10, &info).code(), ErrorCode::kNotYetInitialized);

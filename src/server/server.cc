@@ -251,12 +251,19 @@ int RunServer(int argc, char** argv) {
   std::unique_ptr<catalog::Catalog> catalog = std::move(catalog_or).value();
   exec::CursorManager cursors;
   timeseries::BucketCatalog bucket_catalog(int64_t{parsed.cache_size_mb} << 20);
-  // Buckets written before this start may still have room: inserts look for them on disk.
-  for (const std::string& db : catalog->ListDatabases()) {
-    for (const auto& c : catalog->ListCollections(db)) {
-      if (c->nss().IsTimeseriesBuckets()) bucket_catalog.MarkMayHaveStoredBuckets(c->entry().uuid);
+  // Buckets written before now may still have room: inserts look for them on disk. At startup,
+  // and when a replica set member stops being primary (`forget`): another primary may write
+  // those buckets next, so what this one knew of them is forgotten.
+  auto look_for_stored_buckets = [&bucket_catalog, &catalog](bool forget) {
+    for (const std::string& db : catalog->ListDatabases()) {
+      for (const auto& c : catalog->ListCollections(db)) {
+        if (!c->nss().IsTimeseriesBuckets()) continue;
+        if (forget) bucket_catalog.ClearCollection(c->entry().uuid);
+        bucket_catalog.MarkMayHaveStoredBuckets(c->entry().uuid);
+      }
     }
-  }
+  };
+  look_for_stored_buckets(false);
   service.engine = engine.get();
   service.catalog = catalog.get();
   // Rollups observe their sources before the journal's measurements are written into them.
@@ -273,7 +280,11 @@ int RunServer(int argc, char** argv) {
     return 1;
   }
   service.rollups = &rollups;
-  if (Status st = bucket_catalog.OpenJournal(engine.get(), *catalog); !st.ok()) {
+  // A replica set member writes its buckets with each commit: the replicated log takes them
+  // from there (docs/replication.md).
+  if (Status st =
+          bucket_catalog.OpenJournal(engine.get(), *catalog, parsed.server.repl_set.empty());
+      !st.ok()) {
     LOGE("STORAGE", 8800104, "Failed to write the time-series measurements the journal holds",
          "{\"error\":" + JsonQuote(st.ToString()) + "}");
     return 1;
@@ -294,8 +305,9 @@ int RunServer(int argc, char** argv) {
   if (!parsed.server.repl_set.empty()) {
     coordinator = std::make_unique<repl::ReplicationCoordinator>(
         repl::ReplicationCoordinator::Options{parsed.server.repl_set, parsed.server.dbpath,
-                                              parsed.server.port, parsed.server.bind_ip},
-        engine.get());
+                                              parsed.server.port, parsed.server.bind_ip,
+                                              [&] { look_for_stored_buckets(true); }},
+        engine.get(), catalog.get());
     if (Status st = coordinator->Start(); !st.ok()) {
       LOGE("REPL", 8800301, "Failed to start the replica set member",
            "{\"error\":" + JsonQuote(st.ToString()) + "}");

@@ -16,12 +16,30 @@ void Session::OnCommit(std::function<void()> fn) {
   commit_hooks_.push_back(std::move(fn));
 }
 
+void Session::OnPreCommit(std::function<Status()> fn) {
+  invariant(InTransaction());
+  pre_commit_hooks_.push_back(std::move(fn));
+}
+
+Status Session::RunPreCommitHooks() {
+  // A hook may register another (a write it makes); run until none is left.
+  for (size_t i = 0; i < pre_commit_hooks_.size(); ++i) {
+    std::function<Status()> fn = std::move(pre_commit_hooks_[i]);
+    HG_RETURN_IF_ERROR(fn());
+  }
+  pre_commit_hooks_.clear();
+  return Status::OK();
+}
+
 void Session::EndTransactionHooks(bool committed) {
-  transaction_state_.clear();
+  std::map<const void*, std::shared_ptr<void>> state;
+  state.swap(transaction_state_);
+  pre_commit_hooks_.clear();
   std::vector<std::function<void()>> hooks;
   hooks.swap(commit_hooks_);
-  if (!committed) return;
-  for (auto& fn : hooks) fn();
+  if (committed) {
+    for (auto& fn : hooks) fn();
+  }
 }
 
 WriteUnit::WriteUnit(Session& session) : session_(session), begin_status_(session.Begin()) {

@@ -87,16 +87,25 @@ class Session {
   // the transaction rolls back or fails to commit. Outside a transaction the write that
   // registers it has already committed: `fn` runs at once.
   void OnCommit(std::function<void()> fn);
+  // Runs `fn` inside the open transaction just before it commits, after every write the caller
+  // made (hooks run in registration order and may write too). An error rolls the transaction back
+  // and is Commit's result. Only inside a transaction. The replicated log writes its entries for
+  // the transaction's writes here, in the transaction itself.
+  void OnPreCommit(std::function<Status()> fn);
   // What a caller keeps for the open transaction, under a key of its own (its address): empty
   // at first, dropped when the transaction ends. Only inside a transaction.
   std::shared_ptr<void>& TransactionState(const void* owner) { return transaction_state_[owner]; }
 
  protected:
   // For implementations, at the end of every transaction: run the hooks OnCommit registered
-  // (committed) or forget them.
+  // (committed) or forget them, then drop the transaction's state (after the hooks, so that a
+  // lock kept there is held until they ran).
   void EndTransactionHooks(bool committed);
+  // For implementations, in Commit before the engine commits: the OnPreCommit hooks.
+  Status RunPreCommitHooks();
 
  private:
+  std::vector<std::function<Status()>> pre_commit_hooks_;
   std::vector<std::function<void()>> commit_hooks_;
   std::map<const void*, std::shared_ptr<void>> transaction_state_;
 };

@@ -92,6 +92,10 @@ class WtSession final : public Session {
       Rollback();
       return DoomedStatus();
     }
+    if (Status pre = RunPreCommitHooks(); !pre.ok()) {
+      Rollback();
+      return pre;
+    }
     WT_SESSION* s = handle_->session();
     int ret = s->commit_transaction(s, nullptr);
     // Whatever the outcome, WiredTiger has ended the transaction (and reset every cursor).

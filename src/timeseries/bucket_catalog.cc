@@ -2176,7 +2176,8 @@ void BucketCatalog::ForgetJournalEntries(storage::Session& s, const std::vector<
   }
 }
 
-Status BucketCatalog::OpenJournal(storage::KvEngine* engine, catalog::Catalog& catalog) {
+Status BucketCatalog::OpenJournal(storage::KvEngine* engine, catalog::Catalog& catalog,
+                                  bool allow_write_back) {
   InternalReads internal;
   engine_ = engine;
   HG_ASSIGN_OR_RETURN(
@@ -2273,7 +2274,7 @@ Status BucketCatalog::OpenJournal(storage::KvEngine* engine, catalog::Catalog& c
   }
   // The log's segments from before now hold only written entries.
   HG_RETURN_IF_ERROR(journal->Prune(*s));
-  if (GetParams().write_back->GetBool()) journal_ = std::move(journal);
+  if (allow_write_back && GetParams().write_back->GetBool()) journal_ = std::move(journal);
   return Status::OK();
 }
 

@@ -162,9 +162,11 @@ class BucketCatalog {
 
   // Opens the measurement journal in `engine`, writes the measurements it still holds (a crash
   // left them unwritten) to the buckets of `catalog`'s collections, and turns write-back on if
-  // the server parameter hourglassTimeseriesWriteBack is true. Called once, at startup, before
-  // the first write; without it every commit writes its buckets itself.
-  Status OpenJournal(storage::KvEngine* engine, catalog::Catalog& catalog);
+  // the server parameter hourglassTimeseriesWriteBack is true and `allow_write_back` (false on a
+  // replica set member, whose buckets must reach the replicated log with each commit). Called
+  // once, at startup, before the first write; without it every commit writes its buckets itself.
+  Status OpenJournal(storage::KvEngine* engine, catalog::Catalog& catalog,
+                     bool allow_write_back = true);
   bool write_back() const { return journal_ != nullptr; }
   // Writes every measurement of `coll` committed to the journal but not yet to its buckets
   // (write-back), in one transaction in `s`, which removes their journal entries too. Buckets

@@ -1,0 +1,42 @@
+// OpObserver: what replication (repl/oplog_writer.h) is told of every change to the data — each
+// record a collection's write functions insert, change or remove, and each catalog change (DDL)
+// — inside the transaction that makes it, so that the change and its log entry commit together.
+// One per process, installed before the first write (SetOpObserver) and removed after the last;
+// without one, writes are not reported. Writes to the `local` database are never reported: it is
+// each member's own (MongoDB's rule).
+#pragma once
+
+#include <string>
+
+#include "base/status.h"
+#include "bson/bson.h"
+#include "storage/session.h"
+
+namespace hourglass::catalog {
+
+class Collection;
+
+class OpObserver {
+ public:
+  virtual ~OpObserver() = default;
+  // `doc`: the record as inserted.
+  virtual Status OnInsert(storage::Session& s, const Collection& coll,
+                          const bson::BsonObj& doc) = 0;
+  // `doc`: the whole record after the change (its `_id` unchanged).
+  virtual Status OnUpdate(storage::Session& s, const Collection& coll,
+                          const bson::BsonObj& doc) = 0;
+  // `doc`: the record removed.
+  virtual Status OnDelete(storage::Session& s, const Collection& coll,
+                          const bson::BsonObj& doc) = 0;
+  // A catalog change of database `db`, as an oplog command entry: `o` is its command document
+  // ({create: "c", ...}), `uuid` (16 bytes, or empty) the collection it is about, `o2` extra
+  // details (may be empty).
+  virtual Status OnCommand(storage::Session& s, const std::string& db, const std::string& uuid,
+                           const bson::BsonObj& o, const bson::BsonObj& o2) = 0;
+};
+
+// The process's observer, or nullptr. Set it while no write runs.
+void SetOpObserver(OpObserver* observer);
+OpObserver* GetOpObserver();
+
+}  // namespace hourglass::catalog

@@ -1,0 +1,385 @@
+#include "repl/oplog.h"
+
+#include <chrono>
+#include <vector>
+
+#include "catalog/collection.h"
+#include "catalog/record_store.h"
+#include "storage/session.h"
+#include "storage/write_conflict.h"
+
+namespace hourglass::repl {
+
+namespace {
+
+using bson::BsonBuilder;
+using bson::BsonElement;
+using bson::BsonObj;
+using bson::BsonType;
+
+// Set while this thread applies log entries: their writes are not reported again.
+thread_local bool t_applying = false;
+
+struct ApplyingScope {
+  ApplyingScope() { t_applying = true; }
+  ~ApplyingScope() { t_applying = false; }
+};
+
+int64_t NowMillis() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// `o` without its first field (a command's name): the options or spec it carries.
+BsonObj WithoutFirstField(const BsonObj& o) {
+  BsonBuilder b;
+  bool first = true;
+  for (BsonElement e : o) {
+    if (!first) b.AppendElement(e);
+    first = false;
+  }
+  return b.Obj();
+}
+
+Status CannotApply(const BsonObj& op, std::string why) {
+  return Status(ErrorCode::kOplogOperationUnsupported,
+                "cannot apply oplog entry " + op.ToJson() + ": " + std::move(why));
+}
+
+}  // namespace
+
+// One operation of a transaction, before it has its timestamp.
+struct Oplog::Pending {
+  char op;  // 'i', 'u', 'd', 'c'
+  std::string ns;
+  std::string uuid;  // 16 bytes, or empty
+  BsonObj o;
+  BsonObj o2;
+};
+
+// What a transaction with replicated writes keeps until it ends (Session::TransactionState):
+// dropped after its commit hooks, which releases the oplog's mutex taken at pre-commit.
+struct Oplog::Transaction {
+  std::vector<Pending> ops;
+  std::unique_lock<std::mutex> lock;
+  BsonObj batch;
+  uint64_t last_ts = 0;
+  int64_t bytes = 0;
+};
+
+Oplog::Oplog(storage::KvEngine* engine, catalog::Catalog* catalog)
+    : engine_(engine), catalog_(catalog) {}
+
+Status Oplog::Open(Hooks hooks) {
+  hooks_ = std::move(hooks);
+  HG_ASSIGN_OR_RETURN(oplog_, catalog_->GetOrCreateCollection({"local", "oplog.rs"}));
+  auto session = engine_->NewSession();
+  HG_ASSIGN_OR_RETURN(auto cursor, catalog::RecordCursor::Open(*session, *oplog_,
+                                                               catalog::RecordRange::All(false)));
+  HG_ASSIGN_OR_RETURN(bool any, cursor.Next());
+  std::lock_guard<std::mutex> lock(mu_);
+  if (any) last_ts_ = last_appended_ts_ = static_cast<uint64_t>(cursor.id());
+  return Status::OK();
+}
+
+uint64_t Oplog::NextTimestampLocked() {
+  // This second, counting up within it, never going back.
+  uint64_t candidate = static_cast<uint64_t>(NowMillis() / 1000) << 32 | 1;
+  last_ts_ = candidate > last_ts_ ? candidate : last_ts_ + 1;
+  return last_ts_;
+}
+
+void Oplog::WithNextTimestamp(const std::function<void(uint64_t ts)>& fn) {
+  std::lock_guard<std::mutex> lock(mu_);
+  uint64_t ts = NextTimestampLocked();
+  fn(ts);
+  last_appended_ts_ = ts;
+}
+
+uint64_t Oplog::NewestTimestamp() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return last_ts_;
+}
+
+uint64_t Oplog::last_appended_ts() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return last_appended_ts_;
+}
+
+// --- The primary: writes become entries ---------------------------------------------------
+
+Status Oplog::OnInsert(storage::Session& s, const catalog::Collection& coll, const BsonObj& doc) {
+  if (t_applying) return Status::OK();
+  return Add(s, Pending{'i', coll.ns(), coll.entry().uuid, doc.Owned(), BsonObj()});
+}
+
+Status Oplog::OnUpdate(storage::Session& s, const catalog::Collection& coll, const BsonObj& doc) {
+  if (t_applying) return Status::OK();
+  BsonBuilder id;
+  id.AppendElement(doc["_id"]);
+  return Add(s, Pending{'u', coll.ns(), coll.entry().uuid, doc.Owned(), id.Obj()});
+}
+
+Status Oplog::OnDelete(storage::Session& s, const catalog::Collection& coll, const BsonObj& doc) {
+  if (t_applying) return Status::OK();
+  BsonBuilder id;
+  id.AppendElement(doc["_id"]);
+  return Add(s, Pending{'d', coll.ns(), coll.entry().uuid, id.Obj(), BsonObj()});
+}
+
+Status Oplog::OnCommand(storage::Session& s, const std::string& db, const std::string& uuid,
+                        const BsonObj& o, const BsonObj& o2) {
+  if (t_applying) return Status::OK();
+  return Add(s, Pending{'c', db + ".$cmd", uuid, o.Owned(), o2.Owned()});
+}
+
+Status Oplog::Add(storage::Session& s, Pending op) {
+  if (!s.InTransaction()) {
+    // Its entry could not commit with it.
+    return Status(ErrorCode::kInternalError,
+                  "a replicated write to " + op.ns + " outside a storage transaction");
+  }
+  std::shared_ptr<void>& slot = s.TransactionState(this);
+  if (!slot) {
+    auto txn = std::make_shared<Transaction>();
+    Transaction* t = txn.get();
+    slot = std::move(txn);
+    s.OnPreCommit([this, &s, t] { return PrepareCommit(s, *t); });
+    s.OnCommit([this, t] {
+      // Still under the mutex PrepareCommit took: batches reach the log in timestamp order.
+      hooks_.append(t->batch);
+      last_appended_ts_ = t->last_ts;
+      oplog_->AdjustCounts(static_cast<int64_t>(t->ops.size()), t->bytes);
+    });
+  }
+  static_cast<Transaction*>(slot.get())->ops.push_back(std::move(op));
+  return Status::OK();
+}
+
+Status Oplog::PrepareCommit(storage::Session& s, Transaction& txn) {
+  int64_t term = 0;
+  if (!hooks_.may_write(&term)) {
+    // A write on a member that is not the writable primary (a background task, or a primary
+    // that just stepped down): it would not be in the set's log.
+    return Status(ErrorCode::kNotWritablePrimary, "not primary");
+  }
+  txn.lock = std::unique_lock<std::mutex>(mu_);
+  const int64_t wall = NowMillis();
+  bson::BsonArrayBuilder ops;
+  for (const Pending& p : txn.ops) {
+    uint64_t ts = NextTimestampLocked();
+    BsonBuilder b;
+    b.AppendString("op", std::string_view(&p.op, 1));
+    b.AppendString("ns", p.ns);
+    if (!p.uuid.empty()) b.AppendBinData("ui", 4, p.uuid);
+    b.AppendObject("o", p.o);
+    if (!p.o2.IsEmpty()) b.AppendObject("o2", p.o2);
+    b.AppendTimestamp("ts", ts);
+    b.AppendInt64("t", term);
+    b.AppendInt64("v", 2);
+    b.AppendDate("wall", wall);
+    BsonObj entry = b.Obj();
+    HG_RETURN_IF_ERROR(oplog_->InsertAt(s, static_cast<int64_t>(ts), entry));
+    ops.AppendObject(entry);
+    txn.last_ts = ts;
+    txn.bytes += static_cast<int64_t>(entry.bytes().size());
+  }
+  BsonBuilder batch;
+  batch.AppendTimestamp("ts", txn.last_ts);
+  batch.AppendInt64("t", term);
+  batch.AppendDate("wall", wall);
+  batch.AppendArray("ops", ops.Obj());
+  txn.batch = batch.Obj();
+  return Status::OK();
+}
+
+// --- Every member: entries become writes ---------------------------------------------------
+
+StatusWith<bool> Oplog::Holds(storage::Session& s, uint64_t ts) {
+  HG_ASSIGN_OR_RETURN(auto found, oplog_->FindRecord(s, static_cast<int64_t>(ts)));
+  return found.has_value();
+}
+
+Status Oplog::WriteRow(storage::Session& s, const BsonObj& op) {
+  uint64_t ts = op["ts"].TimestampValue();
+  HG_RETURN_IF_ERROR(oplog_->InsertAt(s, static_cast<int64_t>(ts), op));
+  int64_t bytes = static_cast<int64_t>(op.bytes().size());
+  s.OnCommit([this, bytes] { oplog_->AdjustCounts(1, bytes); });
+  std::lock_guard<std::mutex> lock(mu_);
+  if (ts > last_ts_) last_ts_ = ts;
+  return Status::OK();
+}
+
+Status Oplog::Apply(const BsonObj& entry) {
+  ApplyingScope applying;
+  std::vector<BsonObj> ops;
+  if (BsonElement list = entry["ops"]; list.type() == BsonType::kArray) {
+    for (BsonElement op : list.Obj()) {
+      if (op.type() != BsonType::kObject) return CannotApply(entry, "a batch holds a non-object");
+      ops.push_back(op.Obj());
+    }
+  } else {
+    // A no-op the coordinator wrote: its row is the entry without the configuration it carries.
+    BsonBuilder b;
+    for (BsonElement e : entry) {
+      if (e.FieldName() != "config") b.AppendElement(e);
+    }
+    ops.push_back(b.Obj());
+  }
+  if (ops.empty()) return Status::OK();
+  auto session = engine_->NewSession();
+  // The primary that wrote a batch holds it already, as does a member that applied it before a
+  // restart; a batch's rows commit together, so its last one tells.
+  HG_ASSIGN_OR_RETURN(bool applied, Holds(*session, ops.back()["ts"].TimestampValue()));
+  if (applied) return Status::OK();
+  size_t i = 0;
+  while (i < ops.size()) {
+    if (ops[i]["op"].type() == BsonType::kString && ops[i]["op"].Str() == "c") {
+      // A catalog change runs in the catalog's own transactions; re-applying one after a crash
+      // between it and its row finds it done.
+      HG_ASSIGN_OR_RETURN(bool held, Holds(*session, ops[i]["ts"].TimestampValue()));
+      if (!held) {
+        HG_RETURN_IF_ERROR(ApplyCommand(ops[i]));
+        HG_RETURN_IF_ERROR(storage::RetryOnWriteConflict([&] {
+          storage::WriteUnit wu(*session);
+          HG_RETURN_IF_ERROR(wu.begin_status());
+          HG_RETURN_IF_ERROR(WriteRow(*session, ops[i]));
+          return wu.Commit();
+        }));
+      }
+      ++i;
+      continue;
+    }
+    size_t end = i;
+    while (end < ops.size() &&
+           !(ops[end]["op"].type() == BsonType::kString && ops[end]["op"].Str() == "c")) {
+      ++end;
+    }
+    HG_RETURN_IF_ERROR(storage::RetryOnWriteConflict([&] {
+      storage::WriteUnit wu(*session);
+      HG_RETURN_IF_ERROR(wu.begin_status());
+      for (size_t k = i; k < end; ++k) {
+        HG_ASSIGN_OR_RETURN(bool held, Holds(*session, ops[k]["ts"].TimestampValue()));
+        if (held) continue;
+        HG_RETURN_IF_ERROR(ApplyCrud(*session, ops[k]));
+        HG_RETURN_IF_ERROR(WriteRow(*session, ops[k]));
+      }
+      return wu.Commit();
+    }));
+    i = end;
+  }
+  return Status::OK();
+}
+
+Status Oplog::ApplyCrud(storage::Session& s, const BsonObj& op) {
+  BsonElement kind = op["op"];
+  if (kind.type() != BsonType::kString) return CannotApply(op, "no 'op'");
+  if (kind.Str() == "n") return Status::OK();
+  if (op["ns"].type() != BsonType::kString || op["o"].type() != BsonType::kObject) {
+    return CannotApply(op, "no 'ns' or 'o'");
+  }
+  HG_ASSIGN_OR_RETURN(catalog::NamespaceString nss, catalog::ParseNamespace(op["ns"].Str()));
+  std::shared_ptr<catalog::Collection> coll = catalog_->Lookup(nss);
+  if (!coll || coll->IsView()) return CannotApply(op, "no collection " + nss.ns());
+  const BsonObj o = op["o"].Obj();
+  if (kind.Str() == "i") {
+    HG_RETURN_IF_ERROR(coll->Insert(s, o).status());
+    int64_t bytes = static_cast<int64_t>(o.bytes().size());
+    s.OnCommit([coll, bytes] { coll->AdjustCounts(1, bytes); });
+    return Status::OK();
+  }
+  if (kind.Str() == "u") {
+    if (op["o2"].type() != BsonType::kObject) return CannotApply(op, "no 'o2'");
+    HG_ASSIGN_OR_RETURN(auto found, coll->FindById(s, op["o2"].Obj()["_id"]));
+    if (!found) {
+      // As MongoDB applies a replacement: an upsert.
+      HG_RETURN_IF_ERROR(coll->Insert(s, o).status());
+      int64_t bytes = static_cast<int64_t>(o.bytes().size());
+      s.OnCommit([coll, bytes] { coll->AdjustCounts(1, bytes); });
+      return Status::OK();
+    }
+    HG_RETURN_IF_ERROR(coll->Update(s, found->id, found->doc, o));
+    int64_t delta =
+        static_cast<int64_t>(o.bytes().size()) - static_cast<int64_t>(found->doc.bytes().size());
+    s.OnCommit([coll, delta] { coll->AdjustCounts(0, delta); });
+    return Status::OK();
+  }
+  if (kind.Str() == "d") {
+    HG_ASSIGN_OR_RETURN(auto found, coll->FindById(s, o["_id"]));
+    if (!found) return Status::OK();  // MongoDB's rule too: deleting nothing is not an error
+    HG_RETURN_IF_ERROR(coll->Remove(s, found->id, found->doc));
+    int64_t bytes = static_cast<int64_t>(found->doc.bytes().size());
+    s.OnCommit([coll, bytes] { coll->AdjustCounts(-1, -bytes); });
+    return Status::OK();
+  }
+  return CannotApply(op, "unknown op '" + std::string(kind.Str()) + "'");
+}
+
+Status Oplog::ApplyCommand(const BsonObj& op) {
+  if (op["ns"].type() != BsonType::kString || op["o"].type() != BsonType::kObject ||
+      op["o"].Obj().IsEmpty()) {
+    return CannotApply(op, "no 'ns' or 'o'");
+  }
+  std::string_view ns = op["ns"].Str();
+  if (!ns.ends_with(".$cmd")) return CannotApply(op, "a command's 'ns' must be <db>.$cmd");
+  const std::string db(ns.substr(0, ns.size() - 5));
+  const BsonObj o = op["o"].Obj();
+  const BsonObj o2 = op["o2"].type() == BsonType::kObject ? op["o2"].Obj() : BsonObj();
+  const std::string uuid =
+      op["ui"].type() == BsonType::kBinData ? std::string(op["ui"].BinData()) : std::string();
+  const BsonElement first = o.FirstElement();
+  const std::string_view name = first.FieldName();
+  if (name == "renameCollection") {
+    if (first.type() != BsonType::kString || o["to"].type() != BsonType::kString) {
+      return CannotApply(op, "renameCollection needs the two namespaces");
+    }
+    HG_ASSIGN_OR_RETURN(auto from, catalog::ParseNamespace(first.Str()));
+    HG_ASSIGN_OR_RETURN(auto to, catalog::ParseNamespace(o["to"].Str()));
+    return catalog_->RenameCollection(from, to, o["dropTarget"].Truthy());
+  }
+  if (first.type() != BsonType::kString) return CannotApply(op, "no collection name");
+  const catalog::NamespaceString nss{db, std::string(first.Str())};
+  if (name == "create") {
+    Status st = Status::OK();
+    if (o2["bucketsUuid"].type() == BsonType::kBinData &&
+        o2["bucketsOptions"].type() == BsonType::kObject) {
+      st = catalog_->CreateTimeseries(nss, WithoutFirstField(o), {db, "system.buckets." + nss.coll},
+                                      o2["bucketsOptions"].Obj(), uuid,
+                                      std::string(o2["bucketsUuid"].BinData()));
+    } else {
+      std::string type =
+          o2["type"].type() == BsonType::kString ? std::string(o2["type"].Str()) : "collection";
+      st = catalog_->CreateCollection(nss, WithoutFirstField(o), type, uuid).status();
+    }
+    // Created before a crash that came before its row.
+    if (st.code() == ErrorCode::kNamespaceExists) return Status::OK();
+    return st;
+  }
+  if (name == "drop") {
+    Status st = catalog_->DropCollection(nss);
+    return st.code() == ErrorCode::kNamespaceNotFound ? Status::OK() : st;
+  }
+  if (name == "createIndexes") return catalog_->CreateIndexes(nss, {WithoutFirstField(o)});
+  if (name == "dropIndexes") {
+    if (o["index"].type() != BsonType::kString) return CannotApply(op, "no index name");
+    return catalog_->DropIndexes(nss, {std::string(o["index"].Str())});
+  }
+  if (name == "collMod") {
+    if (o2["options"].type() == BsonType::kObject) {
+      return catalog_->SetOptions({{nss, o2["options"].Obj()}});
+    }
+    if (o2["indexSpecs"].type() == BsonType::kArray) {
+      std::vector<BsonObj> specs;
+      for (BsonElement spec : o2["indexSpecs"].Obj()) {
+        if (spec.type() != BsonType::kObject) return CannotApply(op, "an index spec not an object");
+        specs.push_back(spec.Obj());
+      }
+      return catalog_->ReplaceIndexSpecs(nss, specs);
+    }
+    return CannotApply(op, "collMod without its options or index specs");
+  }
+  return CannotApply(op, "unknown command '" + std::string(name) + "'");
+}
+
+}  // namespace hourglass::repl

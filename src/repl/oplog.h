@@ -1,0 +1,92 @@
+// Oplog: the replicated log's entries as the data sees them. On the primary it is the
+// catalog::OpObserver: each transaction's writes become oplog entries ({op, ns, ui, o, o2, ts, t,
+// v, wall}, as MongoDB's), written to `local.oplog.rs` in that same transaction and handed, in
+// timestamp order, to the Raft log as one batch. On every member it applies the batches Raft
+// commits (Apply): the operations this member does not hold yet — all of them on a secondary,
+// none of its own on the primary — each with its `local.oplog.rs` row. docs/replication.md has
+// the design.
+//
+// Thread-safety: every method may be called from any thread. Entries get their timestamps and
+// reach the Raft log under one mutex held from a transaction's pre-commit to its commit, so the
+// log's order is the commit order.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "base/status.h"
+#include "bson/bson.h"
+#include "catalog/catalog.h"
+#include "catalog/op_observer.h"
+#include "storage/kv_engine.h"
+
+namespace hourglass::repl {
+
+class Oplog final : public catalog::OpObserver {
+ public:
+  // What the replication coordinator provides.
+  struct Hooks {
+    // Whether this member may write now (the writable primary) and, if so, its term.
+    std::function<bool(int64_t* term)> may_write;
+    // Takes a batch ({ts, t, wall, ops: [entries]}) for the Raft log; called in timestamp order,
+    // under the oplog's mutex, after the batch's transaction committed. Must not block.
+    std::function<void(bson::BsonObj batch)> append;
+  };
+
+  Oplog(storage::KvEngine* engine, catalog::Catalog* catalog);
+
+  // Creates `local.oplog.rs` when missing and reads its newest timestamp. Call once, first.
+  Status Open(Hooks hooks);
+
+  // Runs `fn` with the next timestamp under the oplog's mutex, for an entry the coordinator
+  // writes to the Raft log itself (no-ops, configurations), so that it is ordered with the
+  // writes' batches.
+  void WithNextTimestamp(const std::function<void(uint64_t ts)>& fn);
+  // The timestamp of the newest batch handed to the Raft log (what a write concern waits for).
+  uint64_t last_appended_ts() const;
+  // The newest timestamp this member's oplog holds or gave out.
+  uint64_t NewestTimestamp() const;
+
+  // Applies a Raft log entry on this member: a batch's operations not yet here (in order, each
+  // with its `local.oplog.rs` row), or an entry that is itself one oplog entry (a no-op). Its
+  // writes are not reported again. An operation that cannot be applied is an error (the member
+  // no longer matches the primary).
+  Status Apply(const bson::BsonObj& entry);
+
+  // catalog::OpObserver
+  Status OnInsert(storage::Session& s, const catalog::Collection& coll,
+                  const bson::BsonObj& doc) override;
+  Status OnUpdate(storage::Session& s, const catalog::Collection& coll,
+                  const bson::BsonObj& doc) override;
+  Status OnDelete(storage::Session& s, const catalog::Collection& coll,
+                  const bson::BsonObj& doc) override;
+  Status OnCommand(storage::Session& s, const std::string& db, const std::string& uuid,
+                   const bson::BsonObj& o, const bson::BsonObj& o2) override;
+
+ private:
+  struct Pending;
+  struct Transaction;
+  // Adds an operation to the transaction open in `s`, registering its commit hooks first.
+  Status Add(storage::Session& s, Pending op);
+  // In the transaction, before it commits: timestamps, `local.oplog.rs` rows, the batch.
+  Status PrepareCommit(storage::Session& s, Transaction& txn);
+  uint64_t NextTimestampLocked();
+  // Whether `local.oplog.rs` holds the entry of timestamp `ts`.
+  StatusWith<bool> Holds(storage::Session& s, uint64_t ts);
+  Status ApplyCrud(storage::Session& s, const bson::BsonObj& op);
+  Status ApplyCommand(const bson::BsonObj& op);
+  Status WriteRow(storage::Session& s, const bson::BsonObj& op);
+
+  storage::KvEngine* engine_;
+  catalog::Catalog* catalog_;
+  Hooks hooks_;
+  std::shared_ptr<catalog::Collection> oplog_;  // local.oplog.rs
+  mutable std::mutex mu_;
+  uint64_t last_ts_ = 0;           // guarded by mu_: the newest timestamp given out
+  uint64_t last_appended_ts_ = 0;  // guarded by mu_
+};
+
+}  // namespace hourglass::repl

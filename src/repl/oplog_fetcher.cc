@@ -1,0 +1,162 @@
+#include "repl/oplog_fetcher.h"
+
+#include <netdb.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "wire/op_msg.h"
+
+namespace hourglass::repl {
+
+namespace {
+
+using bson::BsonBuilder;
+using bson::BsonElement;
+using bson::BsonObj;
+using bson::BsonType;
+
+Status Unreachable(const std::string& host, const std::string& why) {
+  return Status(ErrorCode::kHostUnreachable, "cannot read the oplog of " + host + ": " + why);
+}
+
+// One blocking connection to a member's wire port.
+class Connection {
+ public:
+  ~Connection() {
+    if (fd_ >= 0) close(fd_);
+  }
+
+  Status Open(const std::string& host) {
+    host_ = host;
+    size_t colon = host.rfind(':');
+    if (colon == std::string::npos) return Unreachable(host, "no port");
+    std::string name = host.substr(0, colon), port = host.substr(colon + 1);
+    if (name.size() > 2 && name.front() == '[' && name.back() == ']') {
+      name = name.substr(1, name.size() - 2);
+    }
+    addrinfo hints{};
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    addrinfo* found = nullptr;
+    if (int rv = getaddrinfo(name.c_str(), port.c_str(), &hints, &found); rv != 0) {
+      return Unreachable(host, gai_strerror(rv));
+    }
+    std::string why = "no address";
+    for (addrinfo* a = found; a != nullptr; a = a->ai_next) {
+      int fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
+      if (fd < 0) continue;
+      timeval limit{30, 0};
+      setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof(limit));
+      setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &limit, sizeof(limit));
+      if (connect(fd, a->ai_addr, a->ai_addrlen) == 0) {
+        fd_ = fd;
+        break;
+      }
+      why = strerror(errno);
+      close(fd);
+    }
+    freeaddrinfo(found);
+    return fd_ >= 0 ? Status::OK() : Unreachable(host, why);
+  }
+
+  // Sends `cmd` and returns the reply's body; a reply with ok: 0 is its error.
+  StatusWith<BsonObj> Run(const BsonObj& cmd) {
+    std::string request = wire::BuildOpMsg(++request_id_, 0, cmd);
+    for (size_t sent = 0; sent < request.size();) {
+      ssize_t n = send(fd_, request.data() + sent, request.size() - sent, MSG_NOSIGNAL);
+      if (n <= 0) return Unreachable(host_, n < 0 ? strerror(errno) : "connection closed");
+      sent += static_cast<size_t>(n);
+    }
+    std::string reply(4, '\0');
+    HG_RETURN_IF_ERROR(ReadExactly(reply.data(), 4));
+    int32_t size = bson::ReadInt32(reply.data());
+    if (size < 16 || size > 48'000'000) return Unreachable(host_, "a malformed reply");
+    reply.resize(static_cast<size_t>(size));
+    HG_RETURN_IF_ERROR(ReadExactly(reply.data() + 4, reply.size() - 4));
+    auto parsed = wire::ParseOpMsg(std::string_view(reply));
+    if (!parsed.ok()) return Unreachable(host_, parsed.status().reason());
+    BsonObj body = parsed.value().body;
+    if (body["ok"].NumberDouble() != 1.0) {
+      int code = body["code"].IsNumber() ? static_cast<int>(body["code"].NumberLong()) : 8;
+      std::string msg =
+          body["errmsg"].type() == BsonType::kString ? std::string(body["errmsg"].Str()) : "";
+      return Status(static_cast<ErrorCode>(code), "reading the oplog of " + host_ + ": " + msg);
+    }
+    return body;
+  }
+
+ private:
+  Status ReadExactly(char* p, size_t n) {
+    while (n > 0) {
+      ssize_t got = recv(fd_, p, n, 0);
+      if (got <= 0) return Unreachable(host_, got < 0 ? strerror(errno) : "connection closed");
+      p += got;
+      n -= static_cast<size_t>(got);
+    }
+    return Status::OK();
+  }
+
+  std::string host_;
+  int fd_ = -1;
+  int32_t request_id_ = 0;
+};
+
+// The documents of a cursor reply's `batch_field` (firstBatch or nextBatch), and its id.
+Status TakeBatch(const BsonObj& reply, std::string_view batch_field, std::vector<BsonObj>* docs,
+                 int64_t* cursor_id) {
+  BsonElement cursor = reply["cursor"];
+  if (cursor.type() != BsonType::kObject || cursor.Obj()[batch_field].type() != BsonType::kArray) {
+    return Status(ErrorCode::kHostUnreachable, "a cursor reply without its batch");
+  }
+  docs->clear();
+  for (BsonElement e : cursor.Obj()[batch_field].Obj()) {
+    if (e.type() == BsonType::kObject) docs->push_back(e.Obj().Owned());
+  }
+  *cursor_id = cursor.Obj()["id"].NumberLong();
+  return Status::OK();
+}
+
+}  // namespace
+
+Status FetchOplog(const std::string& host, uint64_t from_ts, uint64_t to_ts,
+                  const std::function<Status(const std::vector<BsonObj>&)>& fn) {
+  Connection conn;
+  HG_RETURN_IF_ERROR(conn.Open(host));
+  BsonBuilder find;
+  find.AppendString("find", "oplog.rs");
+  size_t filter = find.OpenObject("filter");
+  size_t ts = find.OpenObject("ts");
+  find.AppendTimestamp("$gte", from_ts);
+  find.AppendTimestamp("$lte", to_ts);
+  find.Close(ts);
+  find.Close(filter);
+  size_t sort = find.OpenObject("sort");
+  find.AppendInt32("$natural", 1);
+  find.Close(sort);
+  find.AppendInt32("batchSize", 1000);
+  find.AppendString("$db", "local");
+  size_t pref = find.OpenObject("$readPreference");
+  find.AppendString("mode", "primaryPreferred");
+  find.Close(pref);
+  HG_ASSIGN_OR_RETURN(BsonObj reply, conn.Run(find.Obj()));
+  std::vector<BsonObj> docs;
+  int64_t cursor_id = 0;
+  HG_RETURN_IF_ERROR(TakeBatch(reply, "firstBatch", &docs, &cursor_id));
+  while (true) {
+    if (!docs.empty()) HG_RETURN_IF_ERROR(fn(docs));
+    if (cursor_id == 0) return Status::OK();
+    BsonBuilder more;
+    more.AppendInt64("getMore", cursor_id);
+    more.AppendString("collection", "oplog.rs");
+    more.AppendInt32("batchSize", 1000);
+    more.AppendString("$db", "local");
+    HG_ASSIGN_OR_RETURN(reply, conn.Run(more.Obj()));
+    HG_RETURN_IF_ERROR(TakeBatch(reply, "nextBatch", &docs, &cursor_id));
+  }
+}
+
+}  // namespace hourglass::repl

@@ -1,0 +1,238 @@
+"""The replicated log (issue 19): every write on the primary becomes oplog entries — readable in
+local.oplog.rs with MongoDB's fields (op, ns, ui, o, o2, ts, t, v, wall) — committed by Raft and
+applied on every member, so secondaries serve the same data (dbHash checksums equal); write
+concerns w: "majority", w: <n> and wtimeout; acknowledged majority writes survive kill -9 of the
+primary. Compared with what MongoDB documents for the oplog, write concerns and replica set
+reads."""
+
+import datetime
+import signal
+import threading
+import time
+
+import pymongo
+import pytest
+from bson import Timestamp
+from bson.binary import Binary, UuidRepresentation
+from pymongo import ReadPreference
+from pymongo.errors import OperationFailure
+from pymongo.write_concern import WriteConcern
+
+from test_replica_set import (SET, host_of, initiate, member, start_set, wait_for, wait_primary,
+                              wait_state)
+
+
+def set_client(members, **kwargs):
+    seeds = ",".join(host_of(m) for m in members)
+    return pymongo.MongoClient(f"mongodb://{seeds}/?replicaSet={SET}",
+                               serverSelectionTimeoutMS=15000, **kwargs)
+
+
+def db_hashes(server, db):
+    c = server.client(directConnection=True)
+    try:
+        return c[db].command("dbHash", read_preference=ReadPreference.SECONDARY_PREFERRED)
+    finally:
+        c.close()
+
+
+def wait_same_hashes(members, db, timeout=30.0):
+    """Waits until every member's dbHash of `db` equals the primary's (members[0]'s)."""
+    def same():
+        want = db_hashes(members[0], db)["collections"]
+        return want if all(db_hashes(m, db)["collections"] == want for m in members[1:]) else None
+    return wait_for(same, timeout, what=f"every member's dbHash of {db} to match")
+
+
+def oplog(server, query=None):
+    c = server.client()
+    try:
+        return list(c.local["oplog.rs"].find(query or {}).sort("$natural", 1))
+    finally:
+        c.close()
+
+
+# -- one member: the entries ---------------------------------------------------------------
+
+
+def test_writes_become_oplog_entries(fresh_server):
+    s = member(fresh_server)
+    initiate(s)
+    wait_primary(s)
+    c = s.client()
+    db = c.logtest
+    db.create_collection("docs")
+    uuid = db.command("listCollections", filter={"name": "docs"})["cursor"]["firstBatch"][0][
+        "info"]["uuid"]
+    db.docs.insert_one({"_id": 1, "x": 1})
+    db.docs.update_one({"_id": 1}, {"$set": {"x": 2}})
+    db.docs.delete_one({"_id": 1})
+    db.docs.create_index("x")
+    db.docs.drop_index("x_1")
+    entries = [e for e in oplog(s) if e["ns"].startswith("logtest.")]
+    ops = [(e["op"], e["ns"]) for e in entries]
+    assert ops == [("c", "logtest.$cmd"), ("i", "logtest.docs"), ("u", "logtest.docs"),
+                   ("d", "logtest.docs"), ("c", "logtest.$cmd"), ("c", "logtest.$cmd")], ops
+    create, ins, upd, dele, ci, di = entries
+    assert create["o"]["create"] == "docs"
+    assert ins["o"] == {"_id": 1, "x": 1}
+    # An update is logged with the document after it, keyed by _id in o2.
+    assert upd["o"] == {"_id": 1, "x": 2} and upd["o2"] == {"_id": 1}
+    assert dele["o"] == {"_id": 1}
+    assert ci["o"]["createIndexes"] == "docs" and ci["o"]["key"] == {"x": 1}
+    assert di["o"] == {"dropIndexes": "docs", "index": "x_1"}
+    for e in entries:
+        assert isinstance(e["ts"], Timestamp) and isinstance(e["t"], int) and e["t"] >= 1
+        assert e["v"] == 2 and isinstance(e["wall"], datetime.datetime)
+        assert e["ui"] == uuid
+    # Timestamps rise in the oplog's natural order, and a time-series insert logs its bucket.
+    assert [e["ts"] for e in entries] == sorted(e["ts"] for e in entries)
+    db.create_collection("ts", timeseries={"timeField": "t", "metaField": "m"})
+    db.ts.insert_one({"t": datetime.datetime(2026, 1, 1), "m": "a", "v": 1})
+    buckets = [e for e in oplog(s) if e["ns"] == "logtest.system.buckets.ts"]
+    assert len(buckets) == 1 and buckets[0]["op"] == "i"
+    assert buckets[0]["o"]["meta"] == "a"
+    assert buckets[0]["o"]["control"]["min"]["t"] == datetime.datetime(2026, 1, 1)
+    # The local database is not logged.
+    c.local.mine.insert_one({"_id": 1})
+    assert not [e for e in oplog(s) if e["ns"].startswith("local.")]
+    c.close()
+
+
+def test_write_concern_arguments(fresh_server):
+    s = member(fresh_server)
+    initiate(s)
+    wait_primary(s)
+    c = s.client()
+    coll = c.wc.docs
+    coll.with_options(write_concern=WriteConcern(w="majority", wtimeout=5000)).insert_one({"a": 1})
+    coll.with_options(write_concern=WriteConcern(w=1)).insert_one({"a": 2})
+    coll.with_options(write_concern=WriteConcern(w=0)).insert_one({"a": 3})
+    wait_for(lambda: coll.count_documents({}) == 3, what="the unacknowledged insert")
+    with pytest.raises(OperationFailure) as e:
+        coll.with_options(write_concern=WriteConcern(w=2)).insert_one({"a": 4})
+    assert e.value.code == 100  # UnsatisfiableWriteConcern: one member
+    with pytest.raises(OperationFailure) as e:
+        coll.with_options(write_concern=WriteConcern(w="dc1")).insert_one({"a": 5})
+    assert e.value.code == 79  # UnknownReplWriteConcern
+    c.close()
+
+
+# -- three members -------------------------------------------------------------------------
+
+
+def test_writes_reach_every_member(fresh_server):
+    members = start_set(fresh_server)
+    rs = set_client(members)
+    try:
+        db = rs.get_database("app", write_concern=WriteConcern(w="majority", wtimeout=20000))
+        db.docs.insert_many([{"_id": i, "v": i, "tag": f"t{i % 7}"} for i in range(2000)])
+        db.docs.update_many({"v": {"$lt": 100}}, {"$inc": {"v": 1000}})
+        db.docs.delete_many({"tag": "t3"})
+        db.docs.create_index([("tag", 1), ("v", -1)], name="tag_v")
+        db.create_collection("cpu", timeseries={"timeField": "time", "metaField": "host"})
+        base = datetime.datetime(2026, 12, 1)
+        db.cpu.insert_many([{"time": base + datetime.timedelta(seconds=10 * i),
+                             "host": f"h{i % 20}", "usage": float(i)} for i in range(3000)])
+        db.create_collection("gone")
+        db.gone.drop()
+        db.docs.rename("documents")
+        hashes = wait_same_hashes(members, "app")
+        assert {"documents", "system.buckets.cpu"} <= set(hashes)
+        assert "docs" not in hashes and "gone" not in hashes
+        # Secondaries serve the data: reads with readPreference=secondary, and each member's own.
+        sec = rs.get_database("app", read_preference=ReadPreference.SECONDARY)
+        expected_docs = 2000 - len([i for i in range(2000) if i % 7 == 3])
+        assert sec.documents.count_documents({}) == expected_docs
+        assert sec.documents.find_one({"_id": 5})["v"] == 1005
+        assert sec.cpu.count_documents({}) == 3000
+        assert sec.cpu.count_documents({"host": "h7"}) == 150
+        for m in members[1:]:
+            direct = m.client(directConnection=True, readPreference="secondary")
+            d = direct.app
+            assert "tag_v" in d.documents.index_information()
+            assert d.cpu.options()["timeseries"]["metaField"] == "host"
+            assert sorted(d.list_collection_names()) == sorted(
+                members[0].client().app.list_collection_names())
+            # A secondary's oplog holds the primary's entries, same timestamps.
+            logged = {"ns": {"$in": ["app.docs", "app.system.buckets.cpu"]}}
+            mine = [e["ts"] for e in direct.local["oplog.rs"].find(logged)]
+            theirs = [e["ts"] for e in members[0].client().local["oplog.rs"].find(logged)]
+            assert mine == theirs and mine
+            direct.close()
+    finally:
+        rs.close()
+
+
+def test_majority_writes_survive_the_primary(fresh_server):
+    members = start_set(fresh_server)
+    rs = set_client(members, retryWrites=True)
+    try:
+        coll = rs.get_database("ha", write_concern=WriteConcern(w="majority")).events
+        acknowledged = []
+        stop = threading.Event()
+        errors = []
+
+        def writer(n):
+            i = 0
+            while not stop.is_set():
+                doc = {"_id": f"{n}-{i}"}
+                try:
+                    coll.insert_one(doc)
+                    acknowledged.append(doc["_id"])
+                except pymongo.errors.PyMongoError as e:  # during the election
+                    errors.append(e)
+                    time.sleep(0.05)
+                i += 1
+        threads = [threading.Thread(target=writer, args=(n,)) for n in range(4)]
+        for t in threads:
+            t.start()
+        time.sleep(2)
+        members[0].kill()
+        killed_at = time.monotonic()
+        count_at_kill = len(acknowledged)
+        wait_for(lambda: len(acknowledged) > count_at_kill + 20, 10, what="writes to resume")
+        resumed = time.monotonic() - killed_at
+        time.sleep(1)
+        stop.set()
+        for t in threads:
+            t.join()
+        assert resumed < 10, resumed
+        # Every write acknowledged with w: "majority" is on the new primary.
+        stored = {d["_id"] for d in coll.find({}, {"_id": 1})}
+        missing = [i for i in acknowledged if i not in stored]
+        assert not missing, missing[:10]
+        # The old primary, restarted, catches up and matches.
+        members[0].start(port=members[0].port)
+        wait_state(members[0], secondary=True)
+        wait_same_hashes([m for m in members if m is not members[0]] + [members[0]], "ha")
+    finally:
+        rs.close()
+
+
+def test_a_member_behind_the_snapshots_catches_up_from_the_oplog(fresh_server):
+    members = start_set(fresh_server)
+    behind = members[2]
+    assert behind.stop() == 0
+    rs = set_client(members)
+    try:
+        coll = rs.get_database("lag", write_concern=WriteConcern(w="majority")).docs
+        # More transactions than Raft keeps behind its snapshots (every 1,024 entries, 2,048
+        # kept): the stopped member cannot catch up from Raft's log alone.
+        def write(n):
+            for i in range(1200):
+                coll.insert_one({"_id": f"{n}-{i}", "v": i})
+        threads = [threading.Thread(target=write, args=(n,)) for n in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        behind.start(port=behind.port)
+        wait_same_hashes(members, "lag", timeout=60)
+        assert "Caught up from the primary's oplog" in behind.log_text()
+        direct = behind.client(directConnection=True, readPreference="secondary")
+        assert direct.lag.docs.count_documents({}) == 4800
+        assert direct.admin.command("hello")["secondary"] is True
+        direct.close()
+    finally:
+        rs.close()
