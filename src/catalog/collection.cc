@@ -4,6 +4,7 @@
 #include <iterator>
 
 #include "bson/key_string.h"
+#include "catalog/op_observer.h"
 #include "storage/record_id.h"
 
 namespace hourglass::catalog {
@@ -596,7 +597,7 @@ Status Collection::ModifyRecord(storage::Session& s, int64_t id,
   if (!value) return Status(ErrorCode::kNoSuchKey, "record not found in " + ns());
   const BsonObj after(value->data());
   if (observed) HG_RETURN_IF_ERROR(NotifyWrite(s, id, &after));
-  if (op != nullptr) HG_RETURN_IF_ERROR(op->OnUpdate(s, *this, after));
+  if (op != nullptr) HG_RETURN_IF_ERROR(op->OnModify(s, *this, after, edits));
   if (indexes.empty()) return Status::OK();
   return UpdateIndexKeys(s, indexes, id, before->doc, after);
 }

@@ -43,12 +43,13 @@
 #include "bson/bson.h"
 #include "catalog/index_keys.h"
 #include "catalog/namespace.h"
-#include "catalog/op_observer.h"
 #include "catalog/series_directory.h"
 #include "storage/kv_engine.h"
 #include "storage/session.h"
 
 namespace hourglass::catalog {
+
+class OpObserver;
 
 // The table holding which secondary indexes are multikey: index ident -> "1", and for wildcard
 // indexes "<ident>/<path>" -> "1" per array path (MultikeyPaths). Written in the transaction of

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "base/status.h"
 #include "bson/bson.h"
@@ -25,6 +26,10 @@ class OpObserver {
   // `doc`: the whole record after the change (its `_id` unchanged).
   virtual Status OnUpdate(storage::Session& s, const Collection& coll,
                           const bson::BsonObj& doc) = 0;
+  // `edits`: the byte-range edits ModifyRecord applied (the bucket catalog's appends); `doc`: the
+  // record after them.
+  virtual Status OnModify(storage::Session& s, const Collection& coll, const bson::BsonObj& doc,
+                          const std::vector<storage::Session::Modification>& edits) = 0;
   // `doc`: the record removed.
   virtual Status OnDelete(storage::Session& s, const Collection& coll,
                           const bson::BsonObj& doc) = 0;

@@ -42,6 +42,10 @@ BsonObj WithoutFirstField(const BsonObj& o) {
   return b.Obj();
 }
 
+// An update logged as the byte-range edits Collection::ModifyRecord made: {hgEdits: [{o: offset,
+// n: bytes replaced, d: BinData}]}.
+constexpr std::string_view kEditsField = "hgEdits";
+
 Status CannotApply(const BsonObj& op, std::string why) {
   return Status(ErrorCode::kOplogOperationUnsupported,
                 "cannot apply oplog entry " + op.ToJson() + ": " + std::move(why));
@@ -119,6 +123,27 @@ Status Oplog::OnUpdate(storage::Session& s, const catalog::Collection& coll, con
   BsonBuilder id;
   id.AppendElement(doc["_id"]);
   return Add(s, Pending{'u', coll.ns(), coll.entry().uuid, doc.Owned(), id.Obj()});
+}
+
+Status Oplog::OnModify(storage::Session& s, const catalog::Collection& coll, const BsonObj& doc,
+                       const std::vector<storage::Session::Modification>& edits) {
+  if (t_applying) return Status::OK();
+  // The edits themselves, not the record they leave: an append to a bucket costs its own bytes
+  // in the log. Members hold the same bytes (every write reaches them as it was made here).
+  BsonBuilder o;
+  size_t list = o.OpenArray(kEditsField);
+  int i = 0;
+  for (const storage::Session::Modification& m : edits) {
+    size_t e = o.OpenObject(std::to_string(i++));
+    o.AppendInt64("o", static_cast<int64_t>(m.offset));
+    o.AppendInt64("n", static_cast<int64_t>(m.size));
+    o.AppendBinData("d", 0, m.data);
+    o.Close(e);
+  }
+  o.Close(list);
+  BsonBuilder id;
+  id.AppendElement(doc["_id"]);
+  return Add(s, Pending{'u', coll.ns(), coll.entry().uuid, o.Obj(), id.Obj()});
 }
 
 Status Oplog::OnDelete(storage::Session& s, const catalog::Collection& coll, const BsonObj& doc) {
@@ -292,6 +317,10 @@ Status Oplog::ApplyCrud(storage::Session& s, const BsonObj& op) {
   if (kind.Str() == "u") {
     if (op["o2"].type() != BsonType::kObject) return CannotApply(op, "no 'o2'");
     HG_ASSIGN_OR_RETURN(auto found, coll->FindById(s, op["o2"].Obj()["_id"]));
+    if (BsonElement edits = o[kEditsField]; edits.type() == BsonType::kArray) {
+      if (!found) return CannotApply(op, "the record it edits is missing");
+      return ApplyEdits(s, op, edits.Obj(), coll, found->id);
+    }
     if (!found) {
       // As MongoDB applies a replacement: an upsert.
       HG_RETURN_IF_ERROR(coll->Insert(s, o).status());
@@ -314,6 +343,28 @@ Status Oplog::ApplyCrud(storage::Session& s, const BsonObj& op) {
     return Status::OK();
   }
   return CannotApply(op, "unknown op '" + std::string(kind.Str()) + "'");
+}
+
+Status Oplog::ApplyEdits(storage::Session& s, const BsonObj& op, const BsonObj& list,
+                         const std::shared_ptr<catalog::Collection>& coll, int64_t rid) {
+  std::vector<storage::Session::Modification> edits;
+  int64_t delta = 0;
+  for (BsonElement e : list) {
+    if (e.type() != BsonType::kObject || !e.Obj()["o"].IsNumber() || !e.Obj()["n"].IsNumber() ||
+        e.Obj()["d"].type() != BsonType::kBinData || e.Obj()["o"].NumberLong() < 0 ||
+        e.Obj()["n"].NumberLong() < 0) {
+      return CannotApply(op, "a malformed edit");
+    }
+    storage::Session::Modification m;
+    m.offset = static_cast<size_t>(e.Obj()["o"].NumberLong());
+    m.size = static_cast<size_t>(e.Obj()["n"].NumberLong());
+    m.data = std::string(e.Obj()["d"].BinData());
+    delta += static_cast<int64_t>(m.data.size()) - static_cast<int64_t>(m.size);
+    edits.push_back(std::move(m));
+  }
+  HG_RETURN_IF_ERROR(coll->ModifyRecord(s, rid, edits));
+  s.OnCommit([coll, delta] { coll->AdjustCounts(0, delta); });
+  return Status::OK();
 }
 
 Status Oplog::ApplyCommand(const BsonObj& op) {

@@ -61,6 +61,8 @@ class Oplog final : public catalog::OpObserver {
                   const bson::BsonObj& doc) override;
   Status OnUpdate(storage::Session& s, const catalog::Collection& coll,
                   const bson::BsonObj& doc) override;
+  Status OnModify(storage::Session& s, const catalog::Collection& coll, const bson::BsonObj& doc,
+                  const std::vector<storage::Session::Modification>& edits) override;
   Status OnDelete(storage::Session& s, const catalog::Collection& coll,
                   const bson::BsonObj& doc) override;
   Status OnCommand(storage::Session& s, const std::string& db, const std::string& uuid,
@@ -78,6 +80,9 @@ class Oplog final : public catalog::OpObserver {
   StatusWith<bool> Holds(storage::Session& s, uint64_t ts);
   Status ApplyCrud(storage::Session& s, const bson::BsonObj& op);
   Status ApplyCommand(const bson::BsonObj& op);
+  // An update logged as byte-range edits (OnModify), applied to record `rid` of `coll`.
+  Status ApplyEdits(storage::Session& s, const bson::BsonObj& op, const bson::BsonObj& edits,
+                    const std::shared_ptr<catalog::Collection>& coll, int64_t rid);
   Status WriteRow(storage::Session& s, const bson::BsonObj& op);
 
   storage::KvEngine* engine_;

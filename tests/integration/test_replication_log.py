@@ -10,6 +10,7 @@ import signal
 import threading
 import time
 
+import bson
 import pymongo
 import pytest
 from bson import Timestamp
@@ -93,6 +94,13 @@ def test_writes_become_oplog_entries(fresh_server):
     assert len(buckets) == 1 and buckets[0]["op"] == "i"
     assert buckets[0]["o"]["meta"] == "a"
     assert buckets[0]["o"]["control"]["min"]["t"] == datetime.datetime(2026, 1, 1)
+    # An append to the bucket is logged as its byte edits (o2 names the bucket), not the bucket.
+    db.ts.insert_one({"t": datetime.datetime(2026, 1, 1, 0, 0, 1), "m": "a", "v": 2})
+    appends = [e for e in oplog(s) if e["ns"] == "logtest.system.buckets.ts" and e["op"] == "u"]
+    assert len(appends) == 1 and appends[0]["o2"] == {"_id": buckets[0]["o"]["_id"]}
+    edits = appends[0]["o"]["hgEdits"]
+    assert edits and all(set(e) == {"o", "n", "d"} for e in edits)
+    assert sum(len(e["d"]) for e in edits) < len(bson.encode(buckets[0]["o"]))
     # The local database is not logged.
     c.local.mine.insert_one({"_id": 1})
     assert not [e for e in oplog(s) if e["ns"].startswith("local.")]
