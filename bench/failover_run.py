@@ -4,8 +4,8 @@ primary, then time until a driver connected with replicaSet= writes again.
   failover_run.py [--runs 20] [--bin build/release]
 
 Starts three release hourglassd members on free ports in a temporary directory, with the
-test-only switch that lets a set have several members while writes are not replicated yet
-(docs/replication.md), initiates the set and waits for its primary. Each run kills the primary
+test-only switch that lets a set have several members (docs/replication.md), initiates the set
+and waits for its primary. Each run kills the primary
 with SIGKILL, then a pymongo client (seeded with the three members, serverSelectionTimeoutMS
 250) retries insert_one until one succeeds: the time from the kill to that write is the
 failover. The killed member is restarted and waited for as a secondary before the next run.
@@ -37,8 +37,9 @@ def free_port():
 
 
 class Member:
-    def __init__(self, binary, root, i):
+    def __init__(self, binary, root, i, args=ARGS):
         self.binary = binary
+        self.args = args
         self.dbpath = os.path.join(root, f"m{i}")
         os.makedirs(self.dbpath)
         self.port = free_port()
@@ -52,7 +53,7 @@ class Member:
     def start(self):
         self.proc = subprocess.Popen(
             [self.binary, "--port", str(self.port), "--bind_ip", "127.0.0.1", "--dbpath",
-             self.dbpath, *ARGS], stdout=self.log, stderr=self.log)
+             self.dbpath, *self.args], stdout=self.log, stderr=self.log)
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
             try:
@@ -87,6 +88,19 @@ def wait(predicate, timeout=30):
     sys.exit("timed out")
 
 
+def start_set(members):
+    """Starts `members`, initiates them as set rs0 and waits for the first to be primary."""
+    for m in members:
+        m.start()
+    first = pymongo.MongoClient("127.0.0.1", members[0].port, directConnection=True)
+    first.admin.command("replSetInitiate", {
+        "_id": "rs0", "members": [{"_id": i, "host": m.host} for i, m in enumerate(members)]})
+    first.close()
+    wait(lambda: members[0].hello().get("isWritablePrimary"))
+    for m in members[1:]:
+        wait(lambda m=m: m.hello().get("secondary"))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=20)
@@ -95,15 +109,7 @@ def main():
     root = tempfile.mkdtemp(prefix="failover.")
     members = [Member(os.path.join(a.bin, "hourglassd"), root, i) for i in range(3)]
     try:
-        for m in members:
-            m.start()
-        first = pymongo.MongoClient("127.0.0.1", members[0].port, directConnection=True)
-        first.admin.command("replSetInitiate", {
-            "_id": "rs0", "members": [{"_id": i, "host": m.host} for i, m in enumerate(members)]})
-        first.close()
-        wait(lambda: members[0].hello().get("isWritablePrimary"))
-        for m in members[1:]:
-            wait(lambda m=m: m.hello().get("secondary"))
+        start_set(members)
         seeds = ",".join(m.host for m in members)
         client = pymongo.MongoClient(f"mongodb://{seeds}/?replicaSet=rs0",
                                      serverSelectionTimeoutMS=250, retryWrites=False)

@@ -12,4 +12,9 @@ void SetOpObserver(OpObserver* observer) { g_observer.store(observer, std::memor
 
 OpObserver* GetOpObserver() { return g_observer.load(std::memory_order_acquire); }
 
+bool ThisServerAcceptsWrites() {
+  OpObserver* observer = GetOpObserver();
+  return observer == nullptr || observer->AcceptsWrites();
+}
+
 }  // namespace hourglass::catalog

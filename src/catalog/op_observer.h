@@ -33,6 +33,9 @@ class OpObserver {
   // `doc`: the record removed.
   virtual Status OnDelete(storage::Session& s, const Collection& coll,
                           const bson::BsonObj& doc) = 0;
+  // Whether this server may write now (a replica set's writable primary): a write made when it
+  // may not fails at its commit.
+  virtual bool AcceptsWrites() const = 0;
   // A catalog change of database `db`, as an oplog command entry: `o` is its command document
   // ({create: "c", ...}), `uuid` (16 bytes, or empty) the collection it is about, `o2` extra
   // details (may be empty).
@@ -43,5 +46,9 @@ class OpObserver {
 // The process's observer, or nullptr. Set it while no write runs.
 void SetOpObserver(OpObserver* observer);
 OpObserver* GetOpObserver();
+// Whether background writers (TTL deletes, rollup maintenance) should run: true unless this
+// server is a replica set member that is not the writable primary (MongoDB's TTL monitor runs on
+// the primary only; the secondaries apply its deletes).
+bool ThisServerAcceptsWrites();
 
 }  // namespace hourglass::catalog

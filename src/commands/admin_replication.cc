@@ -109,7 +109,15 @@ void AppendMember(const ServiceContext& service, const ReplicaSetView& view, int
                                                          : repl::MemberStateName(state));
   if (!self) {
     // What this member knows of another: its state from the Raft configuration (and, on the
-    // primary, whether it answers); its optimes and heartbeat times come with the replicated log.
+    // primary, whether it answers and how far its log goes: Raft's replication progress).
+    if (static_cast<size_t>(index) < view.member_optimes.size() &&
+        view.member_optimes[index].ts > 0) {
+      const OpTime& at = view.member_optimes[index];
+      AppendOpTime(b, "optime", at);
+      AppendOpTime(b, "optimeDurable", at);
+      b.AppendDate("optimeDate", static_cast<int64_t>(at.ts >> 32) * 1000);
+      b.AppendDate("optimeDurableDate", static_cast<int64_t>(at.ts >> 32) * 1000);
+    }
     b.AppendString("lastHeartbeatMessage", "");
     b.AppendString("syncSourceHost", "");
     b.AppendInt32("syncSourceId", -1);

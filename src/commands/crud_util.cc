@@ -311,11 +311,9 @@ Status WaitForWriteConcern(CommandContext& ctx, const BsonObj& cmd) {
     if (!view.config || n > static_cast<int64_t>(view.config->members.size())) {
       return Status(ErrorCode::kUnsatisfiableWriteConcern, "Not enough data-bearing nodes");
     }
-    if (n > view.config->WriteMajorityCount()) {
-      return Status(ErrorCode::kCommandNotSupported,
-                    "write concern w: " + std::to_string(n) +
-                        " (more members than a majority) is not supported yet");
-    }
+    BsonElement wtimeout = concern["wtimeout"];
+    return repl->AwaitMembers(repl->LastWriteTimestamp(), n,
+                              wtimeout.IsNumber() ? wtimeout.NumberLong() : 0);
   } else if (w.type() == BsonType::kString) {
     if (w.Str() != "majority") {
       return Status(ErrorCode::kUnknownReplWriteConcern,

@@ -8,6 +8,7 @@
 #include "base/server_parameters.h"
 #include "catalog/catalog.h"
 #include "catalog/collection.h"
+#include "catalog/op_observer.h"
 #include "catalog/record_store.h"
 #include "commands/dispatcher.h"
 #include "commands/rollup_pipelines.h"
@@ -278,6 +279,8 @@ void Rollups::Start() {
         cv_.wait_for(lk, std::chrono::milliseconds(std::min<int64_t>(IntervalMs()->GetInt(), 100)));
       }
       if (stop_) break;
+      // A replica set's secondaries apply what the primary's maintenance writes.
+      if (!catalog::ThisServerAcceptsWrites()) continue;
       lk.unlock();
       auto n = RunOnce();
       if (!n.ok()) {

@@ -153,6 +153,11 @@ Status Oplog::OnDelete(storage::Session& s, const catalog::Collection& coll, con
   return Add(s, Pending{'d', coll.ns(), coll.entry().uuid, id.Obj(), BsonObj()});
 }
 
+bool Oplog::AcceptsWrites() const {
+  int64_t term = 0;
+  return hooks_.may_write && hooks_.may_write(&term);
+}
+
 Status Oplog::OnCommand(storage::Session& s, const std::string& db, const std::string& uuid,
                         const BsonObj& o, const BsonObj& o2) {
   if (t_applying) return Status::OK();

@@ -65,6 +65,7 @@ class Oplog final : public catalog::OpObserver {
                   const std::vector<storage::Session::Modification>& edits) override;
   Status OnDelete(storage::Session& s, const catalog::Collection& coll,
                   const bson::BsonObj& doc) override;
+  bool AcceptsWrites() const override;
   Status OnCommand(storage::Session& s, const std::string& db, const std::string& uuid,
                    const bson::BsonObj& o, const bson::BsonObj& o2) override;
 

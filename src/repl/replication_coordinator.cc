@@ -7,6 +7,7 @@
 #include <unistd.h>
 #include <uv.h>
 
+#include <algorithm>
 #include <condition_variable>
 #include <cstring>
 #include <deque>
@@ -167,12 +168,15 @@ class ReplicationCoordinator::Impl {
     if (engine_->TableExists(kStateTable) == false) {
       HG_RETURN_IF_ERROR(engine_->CreateTable(kStateTable, ""));
     }
-    HG_RETURN_IF_ERROR(oplog_.Open(
-        Oplog::Hooks{[this](int64_t* term) {
-                       *term = writable_term_.load();
-                       return *term >= 0;
-                     },
-                     [this](bson::BsonObj batch) { EnqueueAppend(RaftCopy(batch), nullptr); }}));
+    HG_RETURN_IF_ERROR(
+        oplog_.Open(Oplog::Hooks{[this](int64_t* term) {
+                                   *term = writable_term_.load();
+                                   return *term >= 0;
+                                 },
+                                 [this](bson::BsonObj batch) {
+                                   OpTime at{batch["ts"].TimestampValue(), batch["t"].NumberLong()};
+                                   EnqueueAppend(RaftCopy(batch), at, nullptr);
+                                 }}));
     catalog::SetOpObserver(&oplog_);
     HG_RETURN_IF_ERROR(StartLoop());
     auto session = engine_->NewSession();
@@ -332,11 +336,33 @@ class ReplicationCoordinator::Impl {
   }
 
   Status AwaitMajority(uint64_t ts, int64_t wtimeout_ms) {
+    return AwaitReplication([&] { return view_.last_committed.ts >= ts; }, wtimeout_ms);
+  }
+
+  uint64_t LastWriteTimestamp() const { return oplog_.last_appended_ts(); }
+
+  Status AwaitMembers(uint64_t ts, int64_t n, int64_t wtimeout_ms) {
+    return AwaitReplication(
+        [&] {
+          int64_t count = 0;
+          for (size_t i = 0; i < view_.member_optimes.size(); ++i) {
+            // This member holds its own writes once they committed here.
+            if (static_cast<int>(i) == view_.self || view_.member_optimes[i].ts >= ts) ++count;
+          }
+          return count >= n;
+        },
+        wtimeout_ms);
+  }
+
+  // Waits (holding mu_ while it tests) until `done()`, for a write concern: WriteConcernFailed
+  // after `wtimeout_ms` (0: no limit), PrimarySteppedDown when this member stops being the
+  // writable primary meanwhile, ShutdownInProgress.
+  Status AwaitReplication(const std::function<bool()>& done, int64_t wtimeout_ms) {
     auto deadline = wtimeout_ms > 0
                         ? std::chrono::steady_clock::now() + std::chrono::milliseconds(wtimeout_ms)
                         : std::chrono::steady_clock::time_point::max();
     std::unique_lock<std::mutex> lock(mu_);
-    while (view_.last_committed.ts < ts) {
+    while (!done()) {
       if (stopping_flag_) {
         return Status(ErrorCode::kShutdownInProgress, "the server is shutting down");
       }
@@ -344,15 +370,12 @@ class ReplicationCoordinator::Impl {
         return Status(ErrorCode::kPrimarySteppedDown,
                       "Primary stepped down while waiting for replication");
       }
-      if (cv_.wait_until(lock, deadline) == std::cv_status::timeout &&
-          view_.last_committed.ts < ts) {
+      if (cv_.wait_until(lock, deadline) == std::cv_status::timeout && !done()) {
         return Status(ErrorCode::kWriteConcernFailed, "waiting for replication timed out");
       }
     }
     return Status::OK();
   }
-
-  uint64_t LastWriteTimestamp() const { return oplog_.last_appended_ts(); }
 
   Status PrepareRaftConnection(std::string_view set_name, int64_t from, int64_t to,
                                std::string_view to_address) {
@@ -802,16 +825,16 @@ class ReplicationCoordinator::Impl {
   void Append(std::string_view msg, const bson::BsonObj* config, std::function<void(int)> done) {
     oplog_.WithNextTimestamp([&](uint64_t ts) {
       OpTime at{ts, static_cast<int64_t>(raft_.current_term)};
-      EnqueueAppend(RaftCopy(MakeEntry(at, NowMillis(), msg, config)), std::move(done));
+      EnqueueAppend(RaftCopy(MakeEntry(at, NowMillis(), msg, config)), at, std::move(done));
     });
     DrainAppends();
   }
 
   // Queues an entry for the Raft log (any thread, in timestamp order: under the oplog's mutex).
-  void EnqueueAppend(raft_buffer buf, std::function<void(int)> done) {
+  void EnqueueAppend(raft_buffer buf, OpTime at, std::function<void(int)> done) {
     {
       std::lock_guard<std::mutex> lock(appends_mu_);
-      appends_.push_back(PendingAppend{buf, std::move(done)});
+      appends_.push_back(PendingAppend{buf, at, std::move(done)});
     }
     Post([this] { DrainAppends(); });
   }
@@ -840,7 +863,10 @@ class ReplicationCoordinator::Impl {
           delete r;
         });
       }
-      if (rv == 0) continue;
+      if (rv == 0) {
+        appended_.emplace_back(raft_last_index(&raft_), a.at);
+        continue;
+      }
       if (a.buf.base != nullptr) raft_free(a.buf.base);
       std::function<void(int)> fn = r != nullptr ? std::move(r->done) : std::move(a.done);
       delete r;
@@ -918,13 +944,48 @@ class ReplicationCoordinator::Impl {
       }
       members.emplace_back(id, heard);
     }
+    std::vector<OpTime> member_optimes = MemberOptimes(state);
     std::lock_guard<std::mutex> lock(mu_);
+    if (member_optimes != view_.member_optimes) {
+      view_.member_optimes = std::move(member_optimes);
+      cv_.notify_all();  // w: <n> waits for them
+    }
     if (state != RAFT_LEADER) ready_term_ = -1;
     raft_state_ = state;
     raft_leader_id_ = static_cast<int64_t>(leader_id);
     raft_members_ = std::move(members);
     view_.term = term;
     Recompute();
+  }
+
+  // On the leader (loop thread): each configured member's newest entry as Raft's replication
+  // progress says (its match index, read through appended_); empty elsewhere.
+  std::vector<OpTime> MemberOptimes(int state) {
+    std::vector<OpTime> out;
+    ReplicaSetView now = View();
+    if (state != RAFT_LEADER || !now.config) {
+      appended_.clear();
+      return out;
+    }
+    raft_index lowest = raft_last_index(&raft_);
+    for (const MemberConfig& m : now.config->members) {
+      OpTime at;
+      for (unsigned i = 0; i < raft_.configuration.n; ++i) {
+        if (raft_.configuration.servers[i].id != static_cast<raft_id>(m.id) + 1) continue;
+        raft_index match = raft_.configuration.servers[i].id == raft_.id
+                               ? raft_last_index(&raft_)
+                               : raft_.leader_state.progress[i].match_index;
+        lowest = std::min(lowest, match);
+        auto it = std::upper_bound(
+            appended_.begin(), appended_.end(), match,
+            [](raft_index v, const std::pair<raft_index, OpTime>& e) { return v < e.first; });
+        if (it != appended_.begin()) at = std::prev(it)->second;
+      }
+      out.push_back(at);
+    }
+    // Entries every member holds are no longer needed, but the newest of them.
+    while (appended_.size() > 1 && appended_[1].first <= lowest) appended_.pop_front();
+    return out;
   }
 
   // Derives the published state from Raft's and from step-downs; bumps the topology counter on
@@ -1260,8 +1321,12 @@ class ReplicationCoordinator::Impl {
   // Entries waiting for the loop thread to hand them to Raft, in timestamp order.
   struct PendingAppend {
     raft_buffer buf;
+    OpTime at;
     std::function<void(int)> done;  // null for the writes' batches
   };
+  // Loop thread, on the leader: the Raft index of each entry appended (and not yet known to be
+  // on every member), so that the members' replicated indexes read as optimes.
+  std::deque<std::pair<raft_index, OpTime>> appended_;
   std::mutex appends_mu_;
   std::deque<PendingAppend> appends_;  // guarded by appends_mu_
   Oplog oplog_;
@@ -1307,6 +1372,9 @@ Status ReplicationCoordinator::AwaitMajority(uint64_t ts, int64_t wtimeout_ms) {
   return impl_->AwaitMajority(ts, wtimeout_ms);
 }
 uint64_t ReplicationCoordinator::LastWriteTimestamp() const { return impl_->LastWriteTimestamp(); }
+Status ReplicationCoordinator::AwaitMembers(uint64_t ts, int64_t n, int64_t wtimeout_ms) {
+  return impl_->AwaitMembers(ts, n, wtimeout_ms);
+}
 bool ReplicationCoordinator::IsSelf(std::string_view host_and_port) const {
   return impl_->IsSelf(host_and_port);
 }

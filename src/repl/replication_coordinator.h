@@ -48,6 +48,7 @@ std::string_view MemberStateName(MemberState state);  // "PRIMARY", ...
 struct OpTime {
   uint64_t ts = 0;
   int64_t term = -1;
+  bool operator==(const OpTime&) const = default;
 };
 
 // One consistent picture of the set, as this member sees it.
@@ -70,6 +71,9 @@ struct ReplicaSetView {
   // primary; members in Raft's configuration as SECONDARY — or DOWN when this member is the
   // primary and has not heard from them within an election timeout; STARTUP until added.
   std::vector<MemberState> member_states;
+  // On the primary, each configured member's newest entry in its log (parallel to
+  // config->members; ts 0 when unknown); empty on other members.
+  std::vector<OpTime> member_optimes;
 };
 
 // The electionId of a term, as MongoDB's protocol version 1 makes it: 0x7fffffff then the term.
@@ -128,6 +132,9 @@ class ReplicationCoordinator {
   // WriteConcernFailed (64) after `wtimeout_ms` (0: no limit), PrimarySteppedDown (189) when this
   // member stops being the writable primary meanwhile, ShutdownInProgress (91).
   Status AwaitMajority(uint64_t ts, int64_t wtimeout_ms);
+  // w: <n>: blocks until `n` members (this one included) hold the entry of timestamp `ts` in
+  // their logs. Errors as AwaitMajority.
+  Status AwaitMembers(uint64_t ts, int64_t n, int64_t wtimeout_ms);
 
   // Blocks until the topology counter differs from `counter`, `deadline` passes or `stop` is set.
   void AwaitTopologyChange(int64_t counter, std::chrono::steady_clock::time_point deadline,

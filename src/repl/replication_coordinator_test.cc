@@ -18,7 +18,7 @@ using storage::testing::TempDir;
 constexpr int kPort = 27999;
 
 ReplicationCoordinator::Options MemberOptions(const std::string& dbpath) {
-  return {"rs0", dbpath, kPort, "127.0.0.1"};
+  return {"rs0", dbpath, kPort, "127.0.0.1", nullptr};
 }
 
 // Waits up to 20 s for the member to take writes.
@@ -102,7 +102,7 @@ TEST(ReplicationCoordinatorTest, InitiateElectsAndARestartKeepsTheSet) {
     // Another set's name on the same data is refused.
     auto engine = OpenOrDie(DiskOptions(dir.path()));
     auto catalog = catalog::Catalog::Open(engine.get()).value();
-    ReplicationCoordinator c({"other", dir.path(), kPort, "127.0.0.1"}, engine.get(),
+    ReplicationCoordinator c({"other", dir.path(), kPort, "127.0.0.1", nullptr}, engine.get(),
                              catalog.get());
     EXPECT_EQ(c.Start().code(), ErrorCode::kInvalidReplicaSetConfig);
   }

@@ -8,6 +8,7 @@
 #include "base/server_parameters.h"
 #include "base/write_gate.h"
 #include "bson/key_string.h"
+#include "catalog/op_observer.h"
 #include "catalog/record_store.h"
 #include "storage/write_conflict.h"
 #include "timeseries/bucket_scan.h"
@@ -151,7 +152,7 @@ void TtlMonitor::Start() {
     while (!stop_) {
       cv_.wait_for(lk, std::chrono::seconds(SleepSecs()->GetInt()));
       if (stop_) break;
-      if (!Enabled()->GetBool()) continue;
+      if (!Enabled()->GetBool() || !catalog::ThisServerAcceptsWrites()) continue;
       // Under the fsync lock nothing may be deleted: this pass is skipped.
       auto writing = WriteGate::Get().TryEnter();
       if (!writing) continue;

@@ -244,3 +244,37 @@ def test_a_member_behind_the_snapshots_catches_up_from_the_oplog(fresh_server):
         direct.close()
     finally:
         rs.close()
+
+
+def test_write_concerns_count_members(fresh_server):
+    members = start_set(fresh_server)
+    rs = set_client(members)
+    try:
+        coll = rs.wn.docs
+        coll.with_options(write_concern=WriteConcern(w=3, wtimeout=20000)).insert_one({"_id": 1})
+        coll.with_options(write_concern=WriteConcern(w=2, wtimeout=20000)).insert_one({"_id": 2})
+        with pytest.raises(OperationFailure) as e:
+            coll.with_options(write_concern=WriteConcern(w=4)).insert_one({"_id": 3})
+        assert e.value.code == 100
+        # The primary's rs.status() shows how far each member's log goes.
+        def caught_up():
+            status = rs.admin.command("replSetGetStatus")
+            top = max(m["optime"]["ts"] for m in status["members"])
+            return all(m["optime"]["ts"] == top and m["optimeDurable"]["ts"] == top
+                       for m in status["members"] if m["stateStr"] == "SECONDARY")
+        wait_for(caught_up, what="the secondaries' optimes to reach the primary's")
+        # Both secondaries stopped: a majority write cannot be acknowledged; wtimeout says so.
+        for m in members[1:]:
+            m.proc.send_signal(signal.SIGSTOP)
+        try:
+            with pytest.raises(OperationFailure) as e:
+                coll.with_options(write_concern=WriteConcern(w="majority", wtimeout=300)) \
+                    .insert_one({"_id": 4})
+            # WriteConcernFailed, or PrimarySteppedDown if the primary noticed it lost the
+            # majority first.
+            assert e.value.code in (64, 189), e.value.details
+        finally:
+            for m in members[1:]:
+                m.proc.send_signal(signal.SIGCONT)
+    finally:
+        rs.close()
