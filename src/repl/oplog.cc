@@ -226,9 +226,20 @@ Status Oplog::PrepareCommit(storage::Session& s, Transaction& txn) {
 
 // --- Every member: entries become writes ---------------------------------------------------
 
-StatusWith<bool> Oplog::Holds(storage::Session& s, uint64_t ts) {
-  HG_ASSIGN_OR_RETURN(auto found, oplog_->FindRecord(s, static_cast<int64_t>(ts)));
-  return found.has_value();
+StatusWith<bool> Oplog::Holds(storage::Session& s, const BsonObj& op) {
+  HG_ASSIGN_OR_RETURN(auto found,
+                      oplog_->FindRecord(s, static_cast<int64_t>(op["ts"].TimestampValue())));
+  if (!found) return false;
+  if (found->doc["t"].NumberLong() != op["t"].NumberLong()) {
+    // Another primary's entry under the same timestamp: this member holds writes the set's log
+    // never committed (it was a primary that lost its role before they replicated).
+    return Status(ErrorCode::kOplogStartMissing,
+                  "this member's oplog holds an entry of term " +
+                      std::to_string(found->doc["t"].NumberLong()) +
+                      " the set's log does not have (it needs a rollback, which is not built "
+                      "yet: resync it)");
+  }
+  return true;
 }
 
 Status Oplog::WriteRow(storage::Session& s, const BsonObj& op) {
@@ -261,14 +272,14 @@ Status Oplog::Apply(const BsonObj& entry) {
   auto session = engine_->NewSession();
   // The primary that wrote a batch holds it already, as does a member that applied it before a
   // restart; a batch's rows commit together, so its last one tells.
-  HG_ASSIGN_OR_RETURN(bool applied, Holds(*session, ops.back()["ts"].TimestampValue()));
+  HG_ASSIGN_OR_RETURN(bool applied, Holds(*session, ops.back()));
   if (applied) return Status::OK();
   size_t i = 0;
   while (i < ops.size()) {
     if (ops[i]["op"].type() == BsonType::kString && ops[i]["op"].Str() == "c") {
       // A catalog change runs in the catalog's own transactions; re-applying one after a crash
       // between it and its row finds it done.
-      HG_ASSIGN_OR_RETURN(bool held, Holds(*session, ops[i]["ts"].TimestampValue()));
+      HG_ASSIGN_OR_RETURN(bool held, Holds(*session, ops[i]));
       if (!held) {
         HG_RETURN_IF_ERROR(ApplyCommand(ops[i]));
         HG_RETURN_IF_ERROR(storage::RetryOnWriteConflict([&] {
@@ -290,7 +301,7 @@ Status Oplog::Apply(const BsonObj& entry) {
       storage::WriteUnit wu(*session);
       HG_RETURN_IF_ERROR(wu.begin_status());
       for (size_t k = i; k < end; ++k) {
-        HG_ASSIGN_OR_RETURN(bool held, Holds(*session, ops[k]["ts"].TimestampValue()));
+        HG_ASSIGN_OR_RETURN(bool held, Holds(*session, ops[k]));
         if (held) continue;
         HG_RETURN_IF_ERROR(ApplyCrud(*session, ops[k]));
         HG_RETURN_IF_ERROR(WriteRow(*session, ops[k]));

@@ -77,8 +77,9 @@ class Oplog final : public catalog::OpObserver {
   // In the transaction, before it commits: timestamps, `local.oplog.rs` rows, the batch.
   Status PrepareCommit(storage::Session& s, Transaction& txn);
   uint64_t NextTimestampLocked();
-  // Whether `local.oplog.rs` holds the entry of timestamp `ts`.
-  StatusWith<bool> Holds(storage::Session& s, uint64_t ts);
+  // Whether `local.oplog.rs` holds the oplog entry `op` (its timestamp, in its term).
+  // OplogStartMissing (120) when it holds another term's entry under that timestamp.
+  StatusWith<bool> Holds(storage::Session& s, const bson::BsonObj& op);
   Status ApplyCrud(storage::Session& s, const bson::BsonObj& op);
   Status ApplyCommand(const bson::BsonObj& op);
   // An update logged as byte-range edits (OnModify), applied to record `rid` of `coll`.

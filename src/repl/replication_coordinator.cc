@@ -621,9 +621,12 @@ class ReplicationCoordinator::Impl {
     if (restore) {
       CatchUp(at.ts);
     } else if (Status st = oplog_.Apply(entry); !st.ok()) {
-      // The member no longer holds what the primary holds; it goes on applying what it can.
-      LOGE("REPL", 8800310, "Cannot apply a replicated log entry",
+      // The member no longer holds what the primary holds: it says so and stops serving reads.
+      LOGE("REPL", 8800310, "Cannot apply a replicated log entry: this member needs a resync",
            "{\"error\": " + JsonQuote(st.ToString()) + "}");
+      std::lock_guard<std::mutex> lock(mu_);
+      needs_resync_ = true;
+      Recompute();
     }
     if (bson::BsonElement c = entry["config"]; c.type() == bson::BsonType::kObject) {
       auto config = ReplicaSetConfig::Parse(c.Obj());

@@ -19,8 +19,8 @@ from pymongo import ReadPreference
 from pymongo.errors import OperationFailure
 from pymongo.write_concern import WriteConcern
 
-from test_replica_set import (SET, host_of, initiate, member, start_set, wait_for, wait_primary,
-                              wait_state)
+from test_replica_set import (SET, hello_of, host_of, initiate, member, start_set, wait_for,
+                              wait_primary)
 
 
 def set_client(members, **kwargs):
@@ -210,10 +210,29 @@ def test_majority_writes_survive_the_primary(fresh_server):
         stored = {d["_id"] for d in coll.find({}, {"_id": 1})}
         missing = [i for i in acknowledged if i not in stored]
         assert not missing, missing[:10]
-        # The old primary, restarted, catches up and matches.
+        # The two others hold the same data.
+        survivors = [m for m in members if m is not members[0]]
+        primary = next(m for m in survivors if hello_of(m).get("isWritablePrimary"))
+        wait_same_hashes([primary] + [m for m in survivors if m is not primary], "ha")
+        # The old primary, restarted, rejoins: as a secondary holding every acknowledged write,
+        # or — when it had committed writes the set's log never got, which needs a rollback
+        # (not built yet) — RECOVERING, saying so in its log.
         members[0].start(port=members[0].port)
-        wait_state(members[0], secondary=True)
-        wait_same_hashes([m for m in members if m is not members[0]] + [members[0]], "ha")
+
+        def rejoined():
+            old = members[0].client(directConnection=True, readPreference="secondary")
+            try:
+                state = old.admin.command("replSetGetStatus")["myState"]
+                if state == 3:
+                    return "recovering"
+                if state != 2:
+                    return None
+                held = {d["_id"] for d in old.ha.events.find({}, {"_id": 1})}
+                return "secondary" if all(i in held for i in acknowledged) else None
+            finally:
+                old.close()
+        if wait_for(rejoined, 60, what="the old primary to rejoin") == "recovering":
+            assert "needs a resync" in members[0].log_text()
     finally:
         rs.close()
 
