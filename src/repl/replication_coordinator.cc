@@ -162,7 +162,10 @@ class ReplicationCoordinator::Impl {
   Impl(Options options, storage::KvEngine* engine, catalog::Catalog* catalog)
       : opts_(std::move(options)), engine_(engine), oplog_(engine, catalog) {}
 
-  ~Impl() { Shutdown(); }
+  ~Impl() {
+    Shutdown();
+    StopApplier();
+  }
 
   Status Start() {
     if (engine_->TableExists(kStateTable) == false) {
@@ -178,6 +181,7 @@ class ReplicationCoordinator::Impl {
                                    EnqueueAppend(RaftCopy(batch), at, nullptr);
                                  }}));
     catalog::SetOpObserver(&oplog_);
+    StartApplier();
     HG_RETURN_IF_ERROR(StartLoop());
     auto session = engine_->NewSession();
     HG_ASSIGN_OR_RETURN(auto stored, session->Get(kStateTable, kConfigKey));
@@ -227,6 +231,7 @@ class ReplicationCoordinator::Impl {
     uv_async_send(&wake_);
     loop_thread_.join();
     uv_loop_close(&loop_);
+    StopApplier();
     if (catalog::GetOpObserver() == &oplog_) catalog::SetOpObserver(nullptr);
     for (PendingAppend& a : appends_) raft_free(a.buf.base);
     appends_.clear();
@@ -619,14 +624,8 @@ class ReplicationCoordinator::Impl {
     OpTime at{entry["ts"].TimestampValue(), entry["t"].NumberLong()};
     int64_t wall = entry["wall"].DateMillis();
     if (restore) {
+      DrainApplier();
       CatchUp(at.ts);
-    } else if (Status st = oplog_.Apply(entry); !st.ok()) {
-      // The member no longer holds what the primary holds: it says so and stops serving reads.
-      LOGE("REPL", 8800310, "Cannot apply a replicated log entry: this member needs a resync",
-           "{\"error\": " + JsonQuote(st.ToString()) + "}");
-      std::lock_guard<std::mutex> lock(mu_);
-      needs_resync_ = true;
-      Recompute();
     }
     if (bson::BsonElement c = entry["config"]; c.type() == bson::BsonType::kObject) {
       auto config = ReplicaSetConfig::Parse(c.Obj());
@@ -635,14 +634,72 @@ class ReplicationCoordinator::Impl {
         TakeConfig(config.value());
       }
     }
+    if (!restore) {
+      // The applier writes its operations; Raft has committed it (w: "majority" needs no more).
+      std::lock_guard<std::mutex> lock(apply_mu_);
+      to_apply_.push_back(ToApply{entry.Owned(), at, wall});
+      apply_cv_.notify_all();
+    }
     std::lock_guard<std::mutex> lock(mu_);
-    view_.last_applied = at;
-    view_.last_applied_wall_ms = wall;
-    // An entry is applied only once Raft has committed it.
+    if (restore) {
+      view_.last_applied = at;
+      view_.last_applied_wall_ms = wall;
+    }
+    // An entry reaches the state machine only once Raft has committed it.
     view_.last_committed = at;
     view_.last_committed_wall_ms = wall;
     cv_.notify_all();  // write concerns wait for it
     return 0;
+  }
+
+  void StartApplier() {
+    applier_ = std::thread([this] {
+      SetThreadLogContext("ReplApplier");
+      std::unique_lock<std::mutex> lock(apply_mu_);
+      while (true) {
+        apply_cv_.wait(lock, [&] { return applier_stop_ || !to_apply_.empty(); });
+        if (applier_stop_) return;
+        ToApply next = std::move(to_apply_.front());
+        to_apply_.pop_front();
+        applying_ = true;
+        lock.unlock();
+        Status st = oplog_.Apply(next.entry);
+        {
+          std::lock_guard<std::mutex> view_lock(mu_);
+          if (!st.ok()) {
+            // The member no longer holds what the primary holds: it says so and stops serving
+            // reads.
+            LOGE("REPL", 8800310, "Cannot apply a replicated log entry: this member needs a resync",
+                 "{\"error\": " + JsonQuote(st.ToString()) + "}");
+            needs_resync_ = true;
+          }
+          view_.last_applied = next.at;
+          view_.last_applied_wall_ms = next.wall_ms;
+          Recompute();
+          cv_.notify_all();
+        }
+        lock.lock();
+        applying_ = false;
+        apply_cv_.notify_all();
+      }
+    });
+  }
+
+  // Waits until the applier has applied every entry handed to it (a snapshot stands for them).
+  void DrainApplier() {
+    std::unique_lock<std::mutex> lock(apply_mu_);
+    apply_cv_.wait(lock, [&] { return applier_stop_ || (to_apply_.empty() && !applying_); });
+  }
+
+  void StopApplier() {
+    {
+      std::lock_guard<std::mutex> lock(apply_mu_);
+      applier_stop_ = true;
+      // What is left stays in Raft's log, applied at the next start.
+      to_apply_.clear();
+      apply_cv_.notify_all();
+    }
+    if (applier_.joinable()) applier_.join();
   }
 
   // A snapshot (loop thread): Raft's log no longer holds the entries before `snapshot_ts`, and
@@ -805,7 +862,9 @@ class ReplicationCoordinator::Impl {
 
   // A snapshot is the last applied position; the data it stands for is in WiredTiger.
   int Snapshot(raft_buffer* bufs[], unsigned* n) {
-    // Everything the snapshot stands for must outlive a crash: Raft drops the entries before it.
+    // Everything the snapshot stands for must be applied and outlive a crash: Raft drops the
+    // entries before it.
+    DrainApplier();
     if (!engine_->WaitForJournal().ok()) return RAFT_IOERR;
     ReplicaSetView now = View();
     bson::BsonObj config = now.config ? now.config->ToBson() : bson::BsonObj();
@@ -910,10 +969,12 @@ class ReplicationCoordinator::Impl {
         }
         std::lock_guard<std::mutex> lock(mu_);
         ready_term_ = term;
+        // Writes begin once the applier has applied this entry too (Recompute).
+        ready_ts_ = view_.last_committed.ts;
         // As mongod: the configuration takes the term of the election that follows it.
         if (view_.config && view_.config->term < term) view_.config->term = term;
-        view_.election_optime = view_.last_applied;
-        view_.election_wall_ms = view_.last_applied_wall_ms;
+        view_.election_optime = view_.last_committed;
+        view_.election_wall_ms = view_.last_committed_wall_ms;
         Recompute();
       };
       // The configuration is checked after the no-op: only then has a restarted member applied
@@ -1004,7 +1065,8 @@ class ReplicationCoordinator::Impl {
       switch (raft_state_) {
         case RAFT_LEADER:
           state = stepped_down ? MemberState::kSecondary : MemberState::kPrimary;
-          writable = !stepped_down && ready_term_ == view_.term;
+          writable =
+              !stepped_down && ready_term_ == view_.term && view_.last_applied.ts >= ready_ts_;
           break;
         case RAFT_FOLLOWER:
         case RAFT_CANDIDATE:
@@ -1290,6 +1352,21 @@ class ReplicationCoordinator::Impl {
   std::vector<std::pair<raft_id, bool>> raft_members_;  // Raft's members: id, heard from
   int64_t published_term_ = 0;
   int64_t ready_term_ = -1;  // the term whose "new primary" entry is applied
+  uint64_t ready_ts_ = 0;    // that entry's timestamp: writes wait for the applier to reach it
+
+  // The applier: a thread of its own applies the committed entries the state machine hands it,
+  // in order, so that a secondary acknowledges Raft's next entries while it applies earlier ones.
+  struct ToApply {
+    bson::BsonObj entry;
+    OpTime at;
+    int64_t wall_ms;
+  };
+  std::thread applier_;
+  std::mutex apply_mu_;
+  std::condition_variable apply_cv_;
+  std::deque<ToApply> to_apply_;  // guarded by apply_mu_
+  bool applying_ = false;         // guarded by apply_mu_: an entry is being applied
+  bool applier_stop_ = false;     // guarded by apply_mu_
 
   // The loop and its task queue.
   uv_loop_t loop_{};
