@@ -4,7 +4,10 @@
 
 #include <atomic>
 #include <chrono>
+#include <memory>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "storage/kv_engine.h"
 #include "storage/storage_test_util.h"
@@ -86,6 +89,50 @@ TEST_F(SessionTest, CommitHooksRunOnlyAfterACommit) {
   EXPECT_EQ(other->Commit().code(), ErrorCode::kWriteConflict);
   ASSERT_TRUE(s->Commit().ok());
   EXPECT_EQ(ran, 102);
+}
+
+TEST_F(SessionTest, PreCommitHooksWriteInTheTransactionOrFailIt) {
+  auto s = engine_->NewSession();
+  // A hook's writes commit with the transaction, after the caller's, before the commit hooks;
+  // the transaction's state lives until the commit hooks have run.
+  std::vector<std::string> order;
+  ASSERT_TRUE(s->Begin().ok());
+  ASSERT_TRUE(s->Put("t", "k", "v").ok());
+  auto state = std::make_shared<int>(7);
+  s->TransactionState(this) = state;
+  std::weak_ptr<int> watch = state;
+  state.reset();
+  s->OnPreCommit([&] {
+    order.push_back("pre");
+    EXPECT_EQ(Read(*s, "k"), "v");
+    // A hook may register another: it runs too.
+    s->OnPreCommit([&] {
+      order.push_back("pre2");
+      return Status::OK();
+    });
+    return s->Put("t", "log", "entry");
+  });
+  s->OnCommit([&] { order.push_back(watch.expired() ? "commit without state" : "commit"); });
+  ASSERT_TRUE(s->Commit().ok());
+  EXPECT_EQ(order, (std::vector<std::string>{"pre", "pre2", "commit"}));
+  EXPECT_TRUE(watch.expired());
+  auto reader = engine_->NewSession();
+  EXPECT_EQ(Read(*reader, "log"), "entry");
+  // A failing hook rolls everything back and is Commit's result; the commit hooks do not run.
+  order.clear();
+  ASSERT_TRUE(s->Begin().ok());
+  ASSERT_TRUE(s->Put("t", "k", "w").ok());
+  s->OnPreCommit([&] { return Status(ErrorCode::kNotWritablePrimary, "not primary"); });
+  s->OnCommit([&] { order.push_back("commit"); });
+  EXPECT_EQ(s->Commit().code(), ErrorCode::kNotWritablePrimary);
+  EXPECT_FALSE(s->InTransaction());
+  EXPECT_TRUE(order.empty());
+  EXPECT_EQ(Read(*reader, "k"), "v");
+  // And a later transaction starts without them.
+  ASSERT_TRUE(s->Begin().ok());
+  ASSERT_TRUE(s->Put("t", "k", "x").ok());
+  ASSERT_TRUE(s->Commit().ok());
+  EXPECT_EQ(Read(*reader, "k"), "x");
 }
 
 TEST_F(SessionTest, BinaryKeysAndValuesRoundTrip) {
