@@ -901,6 +901,48 @@ class ReplicationCoordinator::Impl {
     Post([this] { DrainAppends(); });
   }
 
+  // Loop thread: merges each run of the writes' batches queued together into one batch (up to
+  // kMergeBytes): Raft's cost is per entry, and a request that committed many transactions (a
+  // time-series insert touching a hundred buckets commits one per bucket) then waits for one
+  // entry rather than a hundred. The merged batch applies as its parts would, in order.
+  template <class Queue>  // std::deque<PendingAppend>, declared below
+  static void MergeBatches(Queue& queued) {
+    constexpr size_t kMergeBytes = 4 << 20;
+    Queue merged;
+    for (size_t k = 0; k < queued.size();) {
+      size_t end = k + 1, bytes = queued[k].buf.len;
+      if (!queued[k].done && queued[k].buf.base != nullptr) {
+        while (end < queued.size() && !queued[end].done && queued[end].buf.base != nullptr &&
+               bytes + queued[end].buf.len <= kMergeBytes) {
+          bytes += queued[end].buf.len;
+          ++end;
+        }
+      }
+      if (end == k + 1) {
+        merged.push_back(std::move(queued[k]));
+        k = end;
+        continue;
+      }
+      bson::BsonArrayBuilder ops;
+      int64_t wall = 0;
+      for (size_t i = k; i < end; ++i) {
+        bson::BsonObj batch(static_cast<const char*>(queued[i].buf.base));
+        for (bson::BsonElement op : batch["ops"].Obj()) ops.Append(op);
+        wall = batch["wall"].DateMillis();
+        raft_free(queued[i].buf.base);
+      }
+      const OpTime at = queued[end - 1].at;
+      bson::BsonBuilder b;
+      b.AppendTimestamp("ts", at.ts);
+      b.AppendInt64("t", at.term);
+      b.AppendDate("wall", wall);
+      b.AppendArray("ops", ops.Obj());
+      merged.push_back({RaftCopy(b.Obj()), at, nullptr});
+      k = end;
+    }
+    queued.swap(merged);
+  }
+
   // Loop thread: hands the queued entries to Raft, in order.
   void DrainAppends() {
     std::deque<PendingAppend> queued;
@@ -912,6 +954,7 @@ class ReplicationCoordinator::Impl {
       struct raft_apply req;
       std::function<void(int)> done;
     };
+    MergeBatches(queued);
     for (PendingAppend& a : queued) {
       int rv = a.buf.base == nullptr ? RAFT_NOMEM : 0;
       Request* r = nullptr;
