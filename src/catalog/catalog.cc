@@ -116,7 +116,7 @@ namespace {
 // Reports a catalog change of `db` to the OpObserver inside the transaction `s` that makes it.
 Status LogCommand(storage::Session& s, const std::string& db, const std::string& uuid,
                   const BsonObj& o, const BsonObj& o2 = BsonObj()) {
-  OpObserver* op = db == "local" ? nullptr : GetOpObserver();
+  OpObserver* op = OpObserverFor(db);
   return op ? op->OnCommand(s, db, uuid, o, o2) : Status::OK();
 }
 

@@ -471,10 +471,7 @@ Status Collection::InsertAt(storage::Session& s, int64_t rid, const BsonObj& doc
   return Status::OK();
 }
 
-OpObserver* Collection::Replicated() const {
-  if (entry_.nss.db == "local") return nullptr;
-  return GetOpObserver();
-}
+OpObserver* Collection::Replicated() const { return OpObserverFor(entry_.nss.db); }
 
 void Collection::SetWriteObserver(std::shared_ptr<WriteObserver> observer) const {
   std::lock_guard lk(counters_->write_observer_mu);
@@ -575,7 +572,7 @@ Status Collection::UpdateIndexKeys(storage::Session& s, std::span<const Secondar
   return Status::OK();
 }
 
-Status Collection::ModifyRecord(storage::Session& s, int64_t id,
+Status Collection::ModifyRecord(storage::Session& s, int64_t id, const BsonElement& id_field,
                                 const std::vector<storage::Session::Modification>& edits) {
   const std::string key = storage::EncodeRecordId(id);
   // The bucket catalog's appends leave `_id`, meta and the start time, so the series index, as
@@ -583,21 +580,21 @@ Status Collection::ModifyRecord(storage::Session& s, int64_t id,
   auto latest = Latest();
   std::span<const SecondaryIndex> indexes = latest ? latest->Indexes() : Indexes();
   const bool observed = counters_->has_write_observer.load(std::memory_order_acquire);
-  OpObserver* op = Replicated();
-  if (indexes.empty() && !observed && op == nullptr) return s.Modify(entry_.ident, key, edits);
   std::optional<Record> before;
   if (!indexes.empty()) {
     HG_ASSIGN_OR_RETURN(before, FindRecord(s, id));
     if (!before) return Status(ErrorCode::kNoSuchKey, "record not found in " + ns());
   }
   HG_RETURN_IF_ERROR(s.Modify(entry_.ident, key, edits));
+  // Replication logs the edits under `_id`: it needs no read of the edited record.
+  if (OpObserver* op = Replicated()) HG_RETURN_IF_ERROR(op->OnModify(s, *this, id_field, edits));
+  if (indexes.empty() && !observed) return Status::OK();
   // The document as edited (not through the read barrier, which may be what is writing): its
   // index keys, and the bounds the write observer marks.
   HG_ASSIGN_OR_RETURN(auto value, s.Get(entry_.ident, key));
   if (!value) return Status(ErrorCode::kNoSuchKey, "record not found in " + ns());
   const BsonObj after(value->data());
   if (observed) HG_RETURN_IF_ERROR(NotifyWrite(s, id, &after));
-  if (op != nullptr) HG_RETURN_IF_ERROR(op->OnModify(s, *this, after, edits));
   if (indexes.empty()) return Status::OK();
   return UpdateIndexKeys(s, indexes, id, before->doc, after);
 }

@@ -262,9 +262,10 @@ class Collection {
   Status Remove(storage::Session& s, int64_t id, const bson::BsonObj& doc,
                 WriteOrigin origin = WriteOrigin::kOther);
   // Applies `edits` to the record at `id` in place (storage::Session::Modify: the bucket catalog's
-  // appends). If the collection has user indexes, reads the record before and after to move its
-  // index keys. NoSuchKey if the record is gone.
-  Status ModifyRecord(storage::Session& s, int64_t id,
+  // appends); `id_field` is the record's `_id` element (what replication logs the edits under).
+  // If the collection has user indexes, reads the record before and after to move its index
+  // keys. NoSuchKey if the record is gone.
+  Status ModifyRecord(storage::Session& s, int64_t id, const bson::BsonElement& id_field,
                       const std::vector<storage::Session::Modification>& edits);
   // Replaces the record at `id` with `doc` as one plain storage update (the bucket catalog's
   // whole rewrites of a bucket; moves user index keys like ModifyRecord). NoSuchKey if the

@@ -12,6 +12,8 @@ void SetOpObserver(OpObserver* observer) { g_observer.store(observer, std::memor
 
 OpObserver* GetOpObserver() { return g_observer.load(std::memory_order_acquire); }
 
+OpObserver* OpObserverFor(std::string_view db) { return db == "local" ? nullptr : GetOpObserver(); }
+
 bool ThisServerAcceptsWrites() {
   OpObserver* observer = GetOpObserver();
   return observer == nullptr || observer->AcceptsWrites();

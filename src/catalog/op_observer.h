@@ -7,6 +7,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/status.h"
@@ -26,9 +27,9 @@ class OpObserver {
   // `doc`: the whole record after the change (its `_id` unchanged).
   virtual Status OnUpdate(storage::Session& s, const Collection& coll,
                           const bson::BsonObj& doc) = 0;
-  // `edits`: the byte-range edits ModifyRecord applied (the bucket catalog's appends); `doc`: the
-  // record after them.
-  virtual Status OnModify(storage::Session& s, const Collection& coll, const bson::BsonObj& doc,
+  // `edits`: the byte-range edits ModifyRecord applies (the bucket catalog's appends) to the
+  // record whose `_id` is `id`.
+  virtual Status OnModify(storage::Session& s, const Collection& coll, const bson::BsonElement& id,
                           const std::vector<storage::Session::Modification>& edits) = 0;
   // `doc`: the record removed.
   virtual Status OnDelete(storage::Session& s, const Collection& coll,
@@ -46,6 +47,8 @@ class OpObserver {
 // The process's observer, or nullptr. Set it while no write runs.
 void SetOpObserver(OpObserver* observer);
 OpObserver* GetOpObserver();
+// The observer of writes to database `db`: GetOpObserver(), but none for `local`.
+OpObserver* OpObserverFor(std::string_view db);
 // Whether background writers (TTL deletes, rollup maintenance) should run: true unless this
 // server is a replica set member that is not the writable primary (MongoDB's TTL monitor runs on
 // the primary only; the secondaries apply its deletes).

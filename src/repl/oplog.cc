@@ -125,7 +125,7 @@ Status Oplog::OnUpdate(storage::Session& s, const catalog::Collection& coll, con
   return Add(s, Pending{'u', coll.ns(), coll.entry().uuid, doc.Owned(), id.Obj()});
 }
 
-Status Oplog::OnModify(storage::Session& s, const catalog::Collection& coll, const BsonObj& doc,
+Status Oplog::OnModify(storage::Session& s, const catalog::Collection& coll, const BsonElement& id,
                        const std::vector<storage::Session::Modification>& edits) {
   if (t_applying) return Status::OK();
   // The edits themselves, not the record they leave: an append to a bucket costs its own bytes
@@ -141,9 +141,9 @@ Status Oplog::OnModify(storage::Session& s, const catalog::Collection& coll, con
     o.Close(e);
   }
   o.Close(list);
-  BsonBuilder id;
-  id.AppendElement(doc["_id"]);
-  return Add(s, Pending{'u', coll.ns(), coll.entry().uuid, o.Obj(), id.Obj()});
+  BsonBuilder o2;
+  o2.AppendElementAs(id, "_id");
+  return Add(s, Pending{'u', coll.ns(), coll.entry().uuid, o.Obj(), o2.Obj()});
 }
 
 Status Oplog::OnDelete(storage::Session& s, const catalog::Collection& coll, const BsonObj& doc) {
@@ -335,7 +335,7 @@ Status Oplog::ApplyCrud(storage::Session& s, const BsonObj& op) {
     HG_ASSIGN_OR_RETURN(auto found, coll->FindById(s, op["o2"].Obj()["_id"]));
     if (BsonElement edits = o[kEditsField]; edits.type() == BsonType::kArray) {
       if (!found) return CannotApply(op, "the record it edits is missing");
-      return ApplyEdits(s, op, edits.Obj(), coll, found->id);
+      return ApplyEdits(s, op, edits.Obj(), coll, found->id, op["o2"].Obj()["_id"]);
     }
     if (!found) {
       // As MongoDB applies a replacement: an upsert.
@@ -362,7 +362,8 @@ Status Oplog::ApplyCrud(storage::Session& s, const BsonObj& op) {
 }
 
 Status Oplog::ApplyEdits(storage::Session& s, const BsonObj& op, const BsonObj& list,
-                         const std::shared_ptr<catalog::Collection>& coll, int64_t rid) {
+                         const std::shared_ptr<catalog::Collection>& coll, int64_t rid,
+                         const BsonElement& id) {
   std::vector<storage::Session::Modification> edits;
   int64_t delta = 0;
   for (BsonElement e : list) {
@@ -378,7 +379,7 @@ Status Oplog::ApplyEdits(storage::Session& s, const BsonObj& op, const BsonObj& 
     delta += static_cast<int64_t>(m.data.size()) - static_cast<int64_t>(m.size);
     edits.push_back(std::move(m));
   }
-  HG_RETURN_IF_ERROR(coll->ModifyRecord(s, rid, edits));
+  HG_RETURN_IF_ERROR(coll->ModifyRecord(s, rid, id, edits));
   s.OnCommit([coll, delta] { coll->AdjustCounts(0, delta); });
   return Status::OK();
 }

@@ -61,7 +61,7 @@ class Oplog final : public catalog::OpObserver {
                   const bson::BsonObj& doc) override;
   Status OnUpdate(storage::Session& s, const catalog::Collection& coll,
                   const bson::BsonObj& doc) override;
-  Status OnModify(storage::Session& s, const catalog::Collection& coll, const bson::BsonObj& doc,
+  Status OnModify(storage::Session& s, const catalog::Collection& coll, const bson::BsonElement& id,
                   const std::vector<storage::Session::Modification>& edits) override;
   Status OnDelete(storage::Session& s, const catalog::Collection& coll,
                   const bson::BsonObj& doc) override;
@@ -84,7 +84,8 @@ class Oplog final : public catalog::OpObserver {
   Status ApplyCommand(const bson::BsonObj& op);
   // An update logged as byte-range edits (OnModify), applied to record `rid` of `coll`.
   Status ApplyEdits(storage::Session& s, const bson::BsonObj& op, const bson::BsonObj& edits,
-                    const std::shared_ptr<catalog::Collection>& coll, int64_t rid);
+                    const std::shared_ptr<catalog::Collection>& coll, int64_t rid,
+                    const bson::BsonElement& id);
   Status WriteRow(storage::Session& s, const bson::BsonObj& op);
 
   storage::KvEngine* engine_;

@@ -1190,7 +1190,8 @@ Status StoreBucket(catalog::Collection& buckets, storage::Session& s, const Buck
   }
   const int64_t rid = catalog::ClusteredRecordId(doc.id());
   if (doc.prepared_whole()) return buckets.ReplaceRecord(s, rid, BsonObj(full.data()));
-  return buckets.ModifyRecord(s, rid, edits);
+  BsonObj id = bson::BsonBuilder().AppendObjectId("_id", doc.id()).Obj();
+  return buckets.ModifyRecord(s, rid, id.FirstElement(), edits);
 }
 
 // Reports the committed `rows` of bucket `doc` at or after their latest.Depth()-th latest time,
