@@ -178,7 +178,7 @@ class ReplicationCoordinator::Impl {
                                  },
                                  [this](bson::BsonObj batch) {
                                    OpTime at{batch["ts"].TimestampValue(), batch["t"].NumberLong()};
-                                   EnqueueAppend(RaftCopy(batch), at, nullptr);
+                                   EnqueueAppend(std::move(batch), at, nullptr);
                                  }}));
     catalog::SetOpObserver(&oplog_);
     StartApplier();
@@ -233,7 +233,6 @@ class ReplicationCoordinator::Impl {
     uv_loop_close(&loop_);
     StopApplier();
     if (catalog::GetOpObserver() == &oplog_) catalog::SetOpObserver(nullptr);
-    for (PendingAppend& a : appends_) raft_free(a.buf.base);
     appends_.clear();
     std::lock_guard<std::mutex> lock(mu_);
     view_.state = MemberState::kStartup;
@@ -887,102 +886,93 @@ class ReplicationCoordinator::Impl {
   void Append(std::string_view msg, const bson::BsonObj* config, std::function<void(int)> done) {
     oplog_.WithNextTimestamp([&](uint64_t ts) {
       OpTime at{ts, static_cast<int64_t>(raft_.current_term)};
-      EnqueueAppend(RaftCopy(MakeEntry(at, NowMillis(), msg, config)), at, std::move(done));
+      EnqueueAppend(MakeEntry(at, NowMillis(), msg, config), at, std::move(done));
     });
     DrainAppends();
   }
 
-  // Queues an entry for the Raft log (any thread, in timestamp order: under the oplog's mutex).
-  void EnqueueAppend(raft_buffer buf, OpTime at, std::function<void(int)> done) {
+  // Queues an entry for the Raft log (any thread, in timestamp order: under the oplog's mutex,
+  // which is why it only queues the document; the loop thread copies it for Raft).
+  void EnqueueAppend(bson::BsonObj entry, OpTime at, std::function<void(int)> done) {
     {
       std::lock_guard<std::mutex> lock(appends_mu_);
-      appends_.push_back(PendingAppend{buf, at, std::move(done)});
+      appends_.push_back(PendingAppend{std::move(entry), at, std::move(done)});
     }
     Post([this] { DrainAppends(); });
   }
 
-  // Loop thread: merges each run of the writes' batches queued together into one batch (up to
-  // kMergeBytes): Raft's cost is per entry, and a request that committed many transactions (a
-  // time-series insert touching a hundred buckets commits one per bucket) then waits for one
-  // entry rather than a hundred. The merged batch applies as its parts would, in order.
-  template <class Queue>  // std::deque<PendingAppend>, declared below
-  static void MergeBatches(Queue& queued) {
-    constexpr size_t kMergeBytes = 4 << 20;
-    Queue merged;
-    for (size_t k = 0; k < queued.size();) {
-      size_t end = k + 1, bytes = queued[k].buf.len;
-      if (!queued[k].done && queued[k].buf.base != nullptr) {
-        while (end < queued.size() && !queued[end].done && queued[end].buf.base != nullptr &&
-               bytes + queued[end].buf.len <= kMergeBytes) {
-          bytes += queued[end].buf.len;
-          ++end;
-        }
-      }
-      if (end == k + 1) {
-        merged.push_back(std::move(queued[k]));
-        k = end;
-        continue;
-      }
-      bson::BsonArrayBuilder ops;
-      int64_t wall = 0;
-      for (size_t i = k; i < end; ++i) {
-        bson::BsonObj batch(static_cast<const char*>(queued[i].buf.base));
-        for (bson::BsonElement op : batch["ops"].Obj()) ops.Append(op);
-        wall = batch["wall"].DateMillis();
-        raft_free(queued[i].buf.base);
-      }
-      const OpTime at = queued[end - 1].at;
-      bson::BsonBuilder b;
-      b.AppendTimestamp("ts", at.ts);
-      b.AppendInt64("t", at.term);
-      b.AppendDate("wall", wall);
-      b.AppendArray("ops", ops.Obj());
-      merged.push_back({RaftCopy(b.Obj()), at, nullptr});
-      k = end;
-    }
-    queued.swap(merged);
-  }
-
-  // Loop thread: hands the queued entries to Raft, in order.
+  // Loop thread: hands the queued entries to Raft, in order. Each run of the writes' batches
+  // queued together goes as one batch (up to kMergeBytes): Raft's cost is per entry, and a
+  // request that committed many transactions (a time-series insert commits one per bucket) then
+  // waits for one entry rather than a hundred. The merged batch applies as its parts would.
   void DrainAppends() {
     std::deque<PendingAppend> queued;
     {
       std::lock_guard<std::mutex> lock(appends_mu_);
       queued.swap(appends_);
     }
+    constexpr size_t kMergeBytes = 4 << 20;
+    for (size_t k = 0; k < queued.size();) {
+      size_t end = k + 1;
+      if (!queued[k].done) {
+        size_t bytes = queued[k].entry.bytes().size();
+        while (end < queued.size() && !queued[end].done &&
+               bytes + queued[end].entry.bytes().size() <= kMergeBytes) {
+          bytes += queued[end].entry.bytes().size();
+          ++end;
+        }
+      }
+      bson::BsonObj entry = queued[k].entry;
+      if (end > k + 1) {
+        bson::BsonArrayBuilder ops;
+        for (size_t i = k; i < end; ++i) {
+          for (bson::BsonElement op : queued[i].entry["ops"].Obj()) ops.Append(op);
+        }
+        const bson::BsonObj& last = queued[end - 1].entry;
+        bson::BsonBuilder b;
+        b.AppendElement(last["ts"]);
+        b.AppendElement(last["t"]);
+        b.AppendElement(last["wall"]);
+        b.AppendArray("ops", ops.Obj());
+        entry = b.Obj();
+      }
+      HandToRaft(entry, queued[end - 1].at, std::move(queued[k].done));
+      k = end;
+    }
+  }
+
+  // Loop thread: one entry to Raft; `done` (if any) runs with the outcome once it is applied.
+  void HandToRaft(const bson::BsonObj& entry, OpTime at, std::function<void(int)> done) {
     struct Request {
       struct raft_apply req;
       std::function<void(int)> done;
     };
-    MergeBatches(queued);
-    for (PendingAppend& a : queued) {
-      int rv = a.buf.base == nullptr ? RAFT_NOMEM : 0;
-      Request* r = nullptr;
+    raft_buffer buf = RaftCopy(entry);
+    int rv = RAFT_NOMEM;
+    if (buf.base != nullptr) {
+      auto* r = new Request{};
+      r->done = std::move(done);
+      r->req.data = r;
+      rv = raft_apply(&raft_, &r->req, &buf, 1, [](struct raft_apply* req, int status, void*) {
+        auto* r = static_cast<Request*>(req->data);
+        if (r->done) r->done(status);
+        delete r;
+      });
       if (rv == 0) {
-        r = new Request{};
-        r->done = std::move(a.done);
-        r->req.data = r;
-        rv = raft_apply(&raft_, &r->req, &a.buf, 1, [](struct raft_apply* req, int status, void*) {
-          auto* r = static_cast<Request*>(req->data);
-          if (r->done) r->done(status);
-          delete r;
-        });
+        appended_.emplace_back(raft_last_index(&raft_), at);
+        return;
       }
-      if (rv == 0) {
-        appended_.emplace_back(raft_last_index(&raft_), a.at);
-        continue;
-      }
-      if (a.buf.base != nullptr) raft_free(a.buf.base);
-      std::function<void(int)> fn = r != nullptr ? std::move(r->done) : std::move(a.done);
+      raft_free(buf.base);
+      done = std::move(r->done);
       delete r;
-      if (fn) {
-        fn(rv);
-      } else {
-        // Writes committed here that the set's log will not hold: this member lost the
-        // primary's role between their commit and now.
-        LOGE("REPL", 8800311, "Writes committed on this member did not reach the replicated log",
-             "{\"error\": " + JsonQuote(raft_strerror(rv)) + "}");
-      }
+    }
+    if (done) {
+      done(rv);
+    } else {
+      // Writes committed here that the set's log will not hold: this member lost the primary's
+      // role between their commit and now.
+      LOGE("REPL", 8800311, "Writes committed on this member did not reach the replicated log",
+           "{\"error\": " + JsonQuote(raft_strerror(rv)) + "}");
     }
   }
 
@@ -1443,7 +1433,7 @@ class ReplicationCoordinator::Impl {
   bool needs_resync_ = false;  // guarded by mu_: CatchUp failed
   // Entries waiting for the loop thread to hand them to Raft, in timestamp order.
   struct PendingAppend {
-    raft_buffer buf;
+    bson::BsonObj entry;
     OpTime at;
     std::function<void(int)> done;  // null for the writes' batches
   };
