@@ -294,6 +294,18 @@ Status WaitForWriteConcern(CommandContext& ctx, const BsonObj& cmd) {
     if (wc.type() != BsonType::kObject) return WrongTypeAtPath("writeConcern", wc, "object");
     concern = wc.Obj();
   }
+  // As mongod checks them on every server, a set member or not.
+  BsonElement w = concern["w"];
+  if (w.IsNumber() && (w.NumberLong() < 0 || w.NumberLong() > repl::kMaxMembers)) {
+    return Status(ErrorCode::kFailedToParse,
+                  "w has to be a non-negative number and not greater than " +
+                      std::to_string(repl::kMaxMembers) +
+                      "; found: " + std::to_string(w.NumberLong()));
+  }
+  BsonElement wtimeout = concern["wtimeout"];
+  if (!wtimeout.eoo() && !wtimeout.IsNumber()) {
+    return WrongTypeAtPath("writeConcern.wtimeout", wtimeout, "number");
+  }
   BsonElement j = concern["j"];
   BsonElement fsync = concern["fsync"];
   if ((!j.eoo() && j.Truthy()) || (!fsync.eoo() && fsync.Truthy())) {
@@ -303,7 +315,7 @@ Status WaitForWriteConcern(CommandContext& ctx, const BsonObj& cmd) {
   if (repl == nullptr) return Status::OK();
   // A replica set member: `w` counts members. Without one, "majority" (MongoDB's implicit
   // default since 5.0).
-  BsonElement w = concern["w"];
+  const int64_t wait_ms = wtimeout.IsNumber() ? wtimeout.NumberLong() : 0;
   if (w.IsNumber()) {
     int64_t n = w.NumberLong();
     if (n <= 1) return Status::OK();
@@ -311,9 +323,7 @@ Status WaitForWriteConcern(CommandContext& ctx, const BsonObj& cmd) {
     if (!view.config || n > static_cast<int64_t>(view.config->members.size())) {
       return Status(ErrorCode::kUnsatisfiableWriteConcern, "Not enough data-bearing nodes");
     }
-    BsonElement wtimeout = concern["wtimeout"];
-    return repl->AwaitMembers(repl->LastWriteTimestamp(), n,
-                              wtimeout.IsNumber() ? wtimeout.NumberLong() : 0);
+    return repl->AwaitMembers(repl->LastWriteTimestamp(), n, wait_ms);
   } else if (w.type() == BsonType::kString) {
     if (w.Str() != "majority") {
       return Status(ErrorCode::kUnknownReplWriteConcern,
@@ -323,9 +333,7 @@ Status WaitForWriteConcern(CommandContext& ctx, const BsonObj& cmd) {
   } else if (!w.eoo()) {
     return WrongTypeAtPath("writeConcern.w", w, "number or string");
   }
-  BsonElement wtimeout = concern["wtimeout"];
-  return repl->AwaitMajority(repl->LastWriteTimestamp(),
-                             wtimeout.IsNumber() ? wtimeout.NumberLong() : 0);
+  return repl->AwaitMajority(repl->LastWriteTimestamp(), wait_ms);
 }
 
 }  // namespace hourglass::commands

@@ -1,6 +1,5 @@
 #include "repl/oplog_fetcher.h"
 
-#include <netdb.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <unistd.h>
@@ -8,6 +7,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "repl/wire_transport.h"
 #include "wire/op_msg.h"
 
 namespace hourglass::repl {
@@ -32,35 +32,18 @@ class Connection {
 
   Status Open(const std::string& host) {
     host_ = host;
-    size_t colon = host.rfind(':');
-    if (colon == std::string::npos) return Unreachable(host, "no port");
-    std::string name = host.substr(0, colon), port = host.substr(colon + 1);
-    if (name.size() > 2 && name.front() == '[' && name.back() == ']') {
-      name = name.substr(1, name.size() - 2);
+    sockaddr_storage addr{};
+    if (!ResolveMemberAddress(host, &addr)) return Unreachable(host, "it does not resolve");
+    fd_ = socket(addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd_ < 0) return Unreachable(host, strerror(errno));
+    timeval limit{30, 0};
+    setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof(limit));
+    setsockopt(fd_, SOL_SOCKET, SO_SNDTIMEO, &limit, sizeof(limit));
+    socklen_t len = addr.ss_family == AF_INET6 ? sizeof(sockaddr_in6) : sizeof(sockaddr_in);
+    if (connect(fd_, reinterpret_cast<const sockaddr*>(&addr), len) != 0) {
+      return Unreachable(host, strerror(errno));
     }
-    addrinfo hints{};
-    hints.ai_family = AF_UNSPEC;
-    hints.ai_socktype = SOCK_STREAM;
-    addrinfo* found = nullptr;
-    if (int rv = getaddrinfo(name.c_str(), port.c_str(), &hints, &found); rv != 0) {
-      return Unreachable(host, gai_strerror(rv));
-    }
-    std::string why = "no address";
-    for (addrinfo* a = found; a != nullptr; a = a->ai_next) {
-      int fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
-      if (fd < 0) continue;
-      timeval limit{30, 0};
-      setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof(limit));
-      setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &limit, sizeof(limit));
-      if (connect(fd, a->ai_addr, a->ai_addrlen) == 0) {
-        fd_ = fd;
-        break;
-      }
-      why = strerror(errno);
-      close(fd);
-    }
-    freeaddrinfo(found);
-    return fd_ >= 0 ? Status::OK() : Unreachable(host, why);
+    return Status::OK();
   }
 
   // Sends `cmd` and returns the reply's body; a reply with ok: 0 is its error.

@@ -41,8 +41,9 @@ void ClosedDialHandle(uv_handle_t* h) {
 // How long a dial may take, connect to answer: Raft dials a peer again after a failure.
 constexpr uint64_t kDialTimeoutMs = 5000;
 
-// host:port (or [v6]:port) as a socket address; false when it does not resolve.
-bool Resolve(const std::string& address, sockaddr_storage* out) {
+}  // namespace
+
+bool ResolveMemberAddress(const std::string& address, sockaddr_storage* out) {
   size_t colon = address.rfind(':');
   if (colon == std::string::npos) return false;
   std::string host = address.substr(0, colon);
@@ -70,8 +71,6 @@ bool Resolve(const std::string& address, sockaddr_storage* out) {
   freeaddrinfo(found);
   return true;
 }
-
-}  // namespace
 
 WireTransport::WireTransport(uv_loop_t* loop, std::string set_name)
     : loop_(loop), set_name_(std::move(set_name)) {
@@ -119,7 +118,7 @@ int WireTransport::Connect(raft_uv_connect* req, raft_id id, const char* address
                            raft_uv_connect_cb cb) {
   if (closing_) return RAFT_CANCELED;
   sockaddr_storage to;
-  if (!Resolve(address, &to)) return RAFT_NOCONNECTION;
+  if (!ResolveMemberAddress(address, &to)) return RAFT_NOCONNECTION;
   auto* tcp = static_cast<uv_tcp_t*>(raft_malloc(sizeof(uv_tcp_t)));
   if (tcp == nullptr) return RAFT_NOMEM;
   uv_tcp_init(loop_, tcp);

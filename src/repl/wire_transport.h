@@ -6,6 +6,7 @@
 // Lives on the coordinator's libuv loop thread: every method runs there.
 #pragma once
 
+#include <sys/socket.h>
 #include <uv.h>
 
 #include <cstdint>
@@ -18,6 +19,11 @@ extern "C" {
 }
 
 namespace hourglass::repl {
+
+// A member's "host:port" (or "[v6]:port") as a socket address, IPv4 first (servers listen on
+// 127.0.0.1 by default and "localhost" often resolves to ::1 first); false when it does not
+// resolve. Blocking (a name is looked up).
+bool ResolveMemberAddress(const std::string& address, sockaddr_storage* out);
 
 class WireTransport {
  public:

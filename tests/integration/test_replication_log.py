@@ -56,11 +56,16 @@ def oplog(server, query=None):
 # -- one member: the entries ---------------------------------------------------------------
 
 
-def test_writes_become_oplog_entries(fresh_server):
+def primary_of_one(fresh_server):
+    """A set of one, initiated and primary: the server and a client of it."""
     s = member(fresh_server)
     initiate(s)
     wait_primary(s)
-    c = s.client()
+    return s, s.client()
+
+
+def test_writes_become_oplog_entries(fresh_server):
+    s, c = primary_of_one(fresh_server)
     db = c.logtest
     db.create_collection("docs")
     uuid = db.command("listCollections", filter={"name": "docs"})["cursor"]["firstBatch"][0][
@@ -108,10 +113,7 @@ def test_writes_become_oplog_entries(fresh_server):
 
 
 def test_write_concern_arguments(fresh_server):
-    s = member(fresh_server)
-    initiate(s)
-    wait_primary(s)
-    c = s.client()
+    _, c = primary_of_one(fresh_server)
     coll = c.wc.docs
     coll.with_options(write_concern=WriteConcern(w="majority", wtimeout=5000)).insert_one({"a": 1})
     coll.with_options(write_concern=WriteConcern(w=1)).insert_one({"a": 2})
@@ -123,7 +125,25 @@ def test_write_concern_arguments(fresh_server):
     with pytest.raises(OperationFailure) as e:
         coll.with_options(write_concern=WriteConcern(w="dc1")).insert_one({"a": 5})
     assert e.value.code == 79  # UnknownReplWriteConcern
+    # Malformed write concerns, as mongod answers them (before waiting; the write is done).
+    for concern, code, words in [({"w": -1}, 9, "w has to be a non-negative number"),
+                                 ({"w": 51}, 9, "not greater than 50"),
+                                 ({"w": True}, 14, "writeConcern.w"),
+                                 ({"w": 1, "wtimeout": "soon"}, 14, "writeConcern.wtimeout")]:
+        with pytest.raises(OperationFailure) as e:
+            c.wc.command("insert", "docs", documents=[{"bad": str(concern)}],
+                         writeConcern=concern)
+        assert e.value.code == code and words in str(e.value), (concern, e.value.details)
     c.close()
+
+
+def test_write_concern_range_on_a_standalone(client):
+    # mongod checks w's range whether or not it is in a set.
+    with pytest.raises(OperationFailure) as e:
+        client.wcs.command("insert", "docs", documents=[{"a": 1}], writeConcern={"w": 99})
+    assert e.value.code == 9 and "found: 99" in str(e.value)
+    assert client.wcs.command("insert", "docs", documents=[{"a": 2}],
+                              writeConcern={"w": 1, "wtimeout": 10})["n"] == 1
 
 
 # -- three members -------------------------------------------------------------------------
