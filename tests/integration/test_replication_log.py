@@ -264,16 +264,11 @@ def test_a_member_behind_the_snapshots_catches_up_from_the_oplog(fresh_server):
     rs = set_client(members)
     try:
         coll = rs.get_database("lag", write_concern=WriteConcern(w="majority")).docs
-        # More transactions than Raft keeps behind its snapshots (every 1,024 entries, 2,048
-        # kept): the stopped member cannot catch up from Raft's log alone.
-        def write(n):
-            for i in range(1200):
-                coll.insert_one({"_id": f"{n}-{i}", "v": i})
-        threads = [threading.Thread(target=write, args=(n,)) for n in range(4)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
+        # More Raft entries than Raft keeps behind its snapshots (every 1,024 entries, 2,048
+        # kept): the stopped member cannot catch up from Raft's log alone. One writer waiting
+        # for each commit, so that no two transactions share an entry.
+        for i in range(4800):
+            coll.insert_one({"_id": i, "v": i})
         behind.start(port=behind.port)
         wait_same_hashes(members, "lag", timeout=60)
         assert "Caught up from the primary's oplog" in behind.log_text()
