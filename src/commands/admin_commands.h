@@ -43,6 +43,8 @@ class FnCommand : public Command {
     bool admin_only = false;
     bool test_only = false;
     bool compressible = true;
+    ReadLevels read_levels = ReadLevels::kLocalOnly;
+    bool allows_after_cluster_time = true;
   };
 
   FnCommand(std::string_view name, Options options, RunFn run)
@@ -54,6 +56,8 @@ class FnCommand : public Command {
   bool AdminOnly() const override { return options_.admin_only; }
   bool TestOnly() const override { return options_.test_only; }
   bool Compressible() const override { return options_.compressible; }
+  ReadLevels ReadConcernLevels() const override { return options_.read_levels; }
+  bool AllowsAfterClusterTime() const override { return options_.allows_after_cluster_time; }
   Status Run(CommandContext& ctx, const bson::BsonObj& cmd,
              bson::BsonBuilder& reply) const override {
     return run_(ctx, cmd, reply);

@@ -252,7 +252,10 @@ Status RunFeatures(CommandContext&, const BsonObj&, BsonBuilder&) { return Statu
 
 std::unique_ptr<Command> MakePingCommand() {
   return std::make_unique<FnCommand>(
-      "ping", FnCommand::Options{.help = "a way to check that the server is alive"}, RunPing);
+      "ping",
+      FnCommand::Options{.help = "a way to check that the server is alive",
+                         .allows_after_cluster_time = false},
+      RunPing);
 }
 
 std::unique_ptr<Command> MakeBuildInfoCommand() {

@@ -250,9 +250,11 @@ std::unique_ptr<Command> MakeFsyncUnlockCommand() {
 }
 
 std::unique_ptr<Command> MakeCurrentOpCommand() {
-  return std::make_unique<FnCommand>(
-      "currentOp", FnCommand::Options{.help = "report operations in progress", .admin_only = true},
-      RunCurrentOp);
+  return std::make_unique<FnCommand>("currentOp",
+                                     FnCommand::Options{.help = "report operations in progress",
+                                                        .admin_only = true,
+                                                        .allows_after_cluster_time = false},
+                                     RunCurrentOp);
 }
 
 std::unique_ptr<Command> MakeKillOpCommand() {

@@ -256,7 +256,8 @@ Status RunServerStatus(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& rep
 std::unique_ptr<Command> MakeServerStatusCommand() {
   return std::make_unique<FnCommand>(
       "serverStatus",
-      FnCommand::Options{.help = "returns lots of administrative server statistics"},
+      FnCommand::Options{.help = "returns lots of administrative server statistics",
+                         .allows_after_cluster_time = false},
       RunServerStatus);
 }
 

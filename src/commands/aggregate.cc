@@ -594,6 +594,7 @@ namespace {
 class AggregateCommand : public Command {
  public:
   std::string_view Name() const override { return "aggregate"; }
+  ReadLevels ReadConcernLevels() const override { return ReadLevels::kReadsAndSnapshot; }
   Status Run(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& reply) const override {
     return RunAggregate(ctx, cmd, false, reply);
   }
@@ -623,6 +624,7 @@ Status CheckCollationTarget(CommandContext& ctx, const catalog::NamespaceString&
 class CountCommand : public Command {
  public:
   std::string_view Name() const override { return "count"; }
+  ReadLevels ReadConcernLevels() const override { return ReadLevels::kReads; }
   Status Run(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& reply) const override {
     HG_RETURN_IF_ERROR(
         CheckKnownFields(cmd, {"query", "limit", "skip", "hint", "collation", "fields"}));
@@ -699,6 +701,7 @@ class CountCommand : public Command {
 class DistinctCommand : public Command {
  public:
   std::string_view Name() const override { return "distinct"; }
+  ReadLevels ReadConcernLevels() const override { return ReadLevels::kReadsAndSnapshot; }
   Status Run(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& reply) const override {
     HG_RETURN_IF_ERROR(CheckKnownFields(cmd, {"key", "query", "hint", "collation"}));
     HG_ASSIGN_OR_RETURN(std::string coll_name, GetCollectionName(cmd, ctx.db));

@@ -44,6 +44,14 @@ class Command {
   // hello/isMaster and authentication commands are never compressed (OP_COMPRESSED spec).
   virtual bool Compressible() const { return true; }
   virtual OpCounter Counter() const { return OpCounter::kCommand; }
+  // The readConcern levels the command takes besides "local" (mongod's supportsReadConcern):
+  // none by default; "available", "majority" and "linearizable" for reads; "snapshot" too for
+  // find, aggregate and distinct.
+  enum class ReadLevels { kLocalOnly, kReads, kReadsAndSnapshot };
+  virtual ReadLevels ReadConcernLevels() const { return ReadLevels::kLocalOnly; }
+  // Whether readConcern.afterClusterTime may be given (mongod refuses it for a few commands about
+  // the server: ping, serverStatus, currentOp, getMore, validate, dbHash).
+  virtual bool AllowsAfterClusterTime() const { return true; }
   // Runs the command. `cmd` is the full command document (document sequences merged in as
   // arrays). Appends reply fields to `reply`; on error, returns the Status and the dispatcher
   // discards `reply`.

@@ -91,6 +91,7 @@ class FindCommand : public Command {
  public:
   std::string_view Name() const override { return "find"; }
   OpCounter Counter() const override { return OpCounter::kQuery; }
+  ReadLevels ReadConcernLevels() const override { return ReadLevels::kReadsAndSnapshot; }
   Status Run(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& reply) const override {
     HG_RETURN_IF_ERROR(CheckKnownFields(cmd, {"filter",
                                               "projection",
@@ -207,6 +208,7 @@ class GetMoreCommand : public Command {
  public:
   std::string_view Name() const override { return "getMore"; }
   OpCounter Counter() const override { return OpCounter::kGetMore; }
+  bool AllowsAfterClusterTime() const override { return false; }
   Status Run(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& reply) const override {
     HG_RETURN_IF_ERROR(CheckKnownFields(
         cmd, {"collection", "batchSize", "maxTimeMS", "term", "lastKnownCommittedOpTime"}));

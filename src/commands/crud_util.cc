@@ -9,7 +9,6 @@
 #include "pipeline/expression.h"
 #include "query/path.h"
 #include "query/update.h"
-#include "repl/replication_coordinator.h"
 #include "storage/kv_engine.h"
 
 namespace hourglass::commands {
@@ -285,55 +284,6 @@ StatusWith<BsonObj> PrepareInsertDocument(const BsonObj& doc, bool id_first) {
     if (e.FieldName() != "_id") b.AppendElement(e);
   }
   return b.Obj();
-}
-
-Status WaitForWriteConcern(CommandContext& ctx, const BsonObj& cmd) {
-  BsonElement wc = cmd["writeConcern"];
-  BsonObj concern;
-  if (!wc.eoo() && wc.type() != BsonType::kNull) {
-    if (wc.type() != BsonType::kObject) return WrongTypeAtPath("writeConcern", wc, "object");
-    concern = wc.Obj();
-  }
-  // As mongod checks them on every server, a set member or not.
-  BsonElement w = concern["w"];
-  if (w.IsNumber() && (w.NumberLong() < 0 || w.NumberLong() > repl::kMaxMembers)) {
-    return Status(ErrorCode::kFailedToParse,
-                  "w has to be a non-negative number and not greater than " +
-                      std::to_string(repl::kMaxMembers) +
-                      "; found: " + std::to_string(w.NumberLong()));
-  }
-  BsonElement wtimeout = concern["wtimeout"];
-  if (!wtimeout.eoo() && !wtimeout.IsNumber()) {
-    return WrongTypeAtPath("writeConcern.wtimeout", wtimeout, "number");
-  }
-  BsonElement j = concern["j"];
-  BsonElement fsync = concern["fsync"];
-  if ((!j.eoo() && j.Truthy()) || (!fsync.eoo() && fsync.Truthy())) {
-    HG_RETURN_IF_ERROR(ctx.service.engine->WaitForJournal());
-  }
-  repl::ReplicationCoordinator* repl = ctx.service.repl;
-  if (repl == nullptr) return Status::OK();
-  // A replica set member: `w` counts members. Without one, "majority" (MongoDB's implicit
-  // default since 5.0).
-  const int64_t wait_ms = wtimeout.IsNumber() ? wtimeout.NumberLong() : 0;
-  if (w.IsNumber()) {
-    int64_t n = w.NumberLong();
-    if (n <= 1) return Status::OK();
-    repl::ReplicaSetView view = repl->View();
-    if (!view.config || n > static_cast<int64_t>(view.config->members.size())) {
-      return Status(ErrorCode::kUnsatisfiableWriteConcern, "Not enough data-bearing nodes");
-    }
-    return repl->AwaitMembers(repl->LastWriteTimestamp(), n, wait_ms);
-  } else if (w.type() == BsonType::kString) {
-    if (w.Str() != "majority") {
-      return Status(ErrorCode::kUnknownReplWriteConcern,
-                    "No write concern mode named '" + std::string(w.Str()) +
-                        "' found in replica set configuration");
-    }
-  } else if (!w.eoo()) {
-    return WrongTypeAtPath("writeConcern.w", w, "number or string");
-  }
-  return repl->AwaitMajority(repl->LastWriteTimestamp(), wait_ms);
 }
 
 }  // namespace hourglass::commands

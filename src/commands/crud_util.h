@@ -111,8 +111,4 @@ constexpr size_t kMaxStorageNesting = 100;
 // Overflow (15) past kMaxStorageNesting levels, with mongod's messages.
 Status CheckUpdatedDocument(const bson::BsonObj& updated);
 
-// After a successful write: honours writeConcern.j by waiting for the journal. BadValue for a
-// malformed writeConcern.
-Status WaitForWriteConcern(CommandContext& ctx, const bson::BsonObj& cmd);
-
 }  // namespace hourglass::commands

@@ -156,7 +156,6 @@ class InsertCommand : public WriteCommand {
       ctx.service.counters.op_insert += outcome.n + static_cast<int64_t>(outcome.errors.size());
       std::vector<WriteError> errors;
       for (auto& [i, st] : outcome.errors) errors.push_back({i, st});
-      HG_RETURN_IF_ERROR(WaitForWriteConcern(ctx, req.cmd));
       reply.AppendInt32("n", static_cast<int32_t>(outcome.n));
       AppendWriteErrors(reply, errors);
       return Status::OK();
@@ -220,7 +219,6 @@ class InsertCommand : public WriteCommand {
               [](const WriteError& a, const WriteError& b) { return a.index < b.index; });
     if (ordered && errors.size() > 1) errors.erase(errors.begin() + 1, errors.end());
     ctx.service.counters.op_insert += n + static_cast<int64_t>(errors.size());
-    HG_RETURN_IF_ERROR(WaitForWriteConcern(ctx, req.cmd));
     reply.AppendInt32("n", static_cast<int32_t>(n));
     AppendWriteErrors(reply, errors);
     return Status::OK();
@@ -439,7 +437,6 @@ Status UpdateTimeseries(CommandContext& ctx, const timeseries::TimeseriesCollect
     }
     ++index;
   }
-  HG_RETURN_IF_ERROR(WaitForWriteConcern(ctx, req.cmd));
   reply.AppendInt32("n", static_cast<int32_t>(n));
   reply.AppendInt32("nModified", static_cast<int32_t>(n_modified));
   AppendUpserted(reply, upserted);
@@ -488,7 +485,6 @@ class UpdateCommand : public WriteCommand {
       }
       ++index;
     }
-    HG_RETURN_IF_ERROR(WaitForWriteConcern(ctx, req.cmd));
     reply.AppendInt32("n", static_cast<int32_t>(n));
     reply.AppendInt32("nModified", static_cast<int32_t>(n_modified));
     AppendUpserted(reply, upserted);
@@ -580,7 +576,6 @@ class DeleteCommand : public WriteCommand {
       }
       ++index;
     }
-    HG_RETURN_IF_ERROR(WaitForWriteConcern(ctx, req.cmd));
     reply.AppendInt32("n", static_cast<int32_t>(n));
     AppendWriteErrors(reply, errors);
     return Status::OK();
@@ -676,7 +671,6 @@ class FindAndModifyCommand : public Command {
         // The new measurement: as the update left it (the one matched when it changed nothing).
         value = return_new ? (r.after ? r.after : r.before) : r.before;
       }
-      HG_RETURN_IF_ERROR(WaitForWriteConcern(ctx, cmd));
       leo = reply.OpenObject("lastErrorObject");
       reply.AppendInt32("n", static_cast<int32_t>(n));
       if (!remove) reply.AppendBool("updatedExisting", updated_existing);
@@ -693,7 +687,6 @@ class FindAndModifyCommand : public Command {
       ++ctx.service.counters.op_delete;
       HG_ASSIGN_OR_RETURN(auto deleted,
                           RunDelete(ctx, *coll, query_doc, false, sort_doc, ectx, cmd["hint"]));
-      HG_RETURN_IF_ERROR(WaitForWriteConcern(ctx, cmd));
       leo = reply.OpenObject("lastErrorObject");
       reply.AppendInt32("n", static_cast<int32_t>(deleted.size()));
       reply.Close(leo);
@@ -708,7 +701,6 @@ class FindAndModifyCommand : public Command {
     HG_ASSIGN_OR_RETURN(auto driver, ParseUpdate(u, af.value_or(BsonObj()), ectx));
     HG_ASSIGN_OR_RETURN(auto r, RunUpdate(ctx, *coll, query_doc, driver, false, upsert, sort_doc,
                                           ectx, cmd["hint"]));
-    HG_RETURN_IF_ERROR(WaitForWriteConcern(ctx, cmd));
     leo = reply.OpenObject("lastErrorObject");
     reply.AppendInt32("n", r.matched > 0 || r.upserted_id ? 1 : 0);
     reply.AppendBool("updatedExisting", r.matched > 0);

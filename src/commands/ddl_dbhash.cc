@@ -138,7 +138,8 @@ std::unique_ptr<Command> MakeDbHashCommand() {
       "dbHash",
       FnCommand::Options{.aliases = {"dbhash"},
                          .help = "Get a hash of the collections of a database\n"
-                                 "{ dbHash : 1, collections: [<names>] }"},
+                                 "{ dbHash : 1, collections: [<names>] }",
+                         .allows_after_cluster_time = false},
       RunDbHash);
 }
 

@@ -573,7 +573,8 @@ Status RunValidate(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& reply) 
 std::unique_ptr<Command> MakeValidateCommand() {
   return std::make_unique<FnCommand>(
       "validate",
-      FnCommand::Options{.help = "check a collection's records and indexes for consistency"},
+      FnCommand::Options{.help = "check a collection's records and indexes for consistency",
+                         .allows_after_cluster_time = false},
       RunValidate);
 }
 

@@ -16,7 +16,9 @@
 #include "commands/fail_command.h"
 #include "commands/op_latencies.h"
 #include "commands/operation_registry.h"
+#include "commands/read_concern.h"
 #include "commands/replication_checks.h"
+#include "commands/write_concern.h"
 
 namespace hourglass::commands {
 
@@ -140,8 +142,11 @@ DispatchResult RunCommandRequest(ServiceContext& service, ClientState& client, c
   return RunCommandRequest(service, client, CommandRequest{body, {}}, db);
 }
 
-DispatchResult RunCommandRequest(ServiceContext& service, ClientState& client,
-                                 const CommandRequest& request, std::string_view db) {
+namespace {
+
+// RunCommandRequest without the cluster time of the replies that end before the command runs.
+DispatchResult Dispatch(ServiceContext& service, ClientState& client, const CommandRequest& request,
+                        std::string_view db) {
   // The command is named by the first field of the body merged with its sequences: a sequence's
   // name only when the body is empty.
   if (request.body.IsEmpty() && !request.sequences.empty()) {
@@ -219,6 +224,19 @@ DispatchResult RunCommandRequest(ServiceContext& service, ClientState& client,
     }
     return result;
   }
+  // The concerns, checked before anything runs: a malformed one refuses the command.
+  StatusWith<ReadConcernArgs> rc = ParseReadConcern(body);
+  if (!rc.ok()) {
+    result.reply = FailedReply(rc.status(), fail_command);
+    return result;
+  }
+  const bool takes_write_concern = TakesWriteConcern(*cmd, body);
+  StatusWith<WriteConcernArgs> wc =
+      takes_write_concern ? ParseWriteConcern(ctx, body) : WriteConcernArgs{};
+  if (!wc.ok()) {
+    result.reply = FailedReply(wc.status(), fail_command);
+    return result;
+  }
   BsonBuilder reply;
   auto start = std::chrono::steady_clock::now();
   Status st = Status::OK();
@@ -245,12 +263,14 @@ DispatchResult RunCommandRequest(ServiceContext& service, ClientState& client,
     OperationControl::Scope current(running->control);
     // As MongoDB, an operation past its deadline (or killed) before it starts does not start.
     st = running->control->Check();
+    if (st.ok()) st = BeginReadConcern(ctx, *cmd, body, rc.value());
     if (st.ok()) {
       std::optional<WriteGate::Token> writing;
       if (WritesData(*cmd, body)) writing.emplace(WriteGate::Get().Enter());
       catalog::ReadBarrier::OperationScope operation;  // its reads flush the write-back once
       st = cmd->RunRequest(ctx, request, reply);
     }
+    if (st.ok()) st = EndReadConcern(ctx, rc.value());
     plan_summary = running->control->plan_summary();
   }
   const auto elapsed = std::chrono::steady_clock::now() - start;
@@ -275,13 +295,36 @@ DispatchResult RunCommandRequest(ServiceContext& service, ClientState& client,
     AppendErrorReply(failed, st);
     CheckFailCommandWriteConcernError(ctx, *cmd, body, failed, fail_command);
     AppendErrorLabels(failed, fail_command);
+    AppendClusterTime(service, rc.value(), failed);
     result.reply = failed.Obj();
     return result;
   }
   CheckFailCommandWriteConcernError(ctx, *cmd, body, reply, fail_command);
-  if (fail_command.write_concern_error) AppendErrorLabels(reply, fail_command);
+  if (fail_command.write_concern_error) {
+    AppendErrorLabels(reply, fail_command);
+  } else if (takes_write_concern) {
+    WaitForWriteConcern(ctx, wc.value(), reply);
+  }
   reply.AppendDouble("ok", 1.0);
+  AppendClusterTime(service, rc.value(), reply);
   result.reply = reply.Obj();
+  return result;
+}
+
+}  // namespace
+
+DispatchResult RunCommandRequest(ServiceContext& service, ClientState& client,
+                                 const CommandRequest& request, std::string_view db) {
+  DispatchResult result = Dispatch(service, client, request, db);
+  // A replica set member's replies all carry the cluster time, as mongod's do, those of
+  // commands refused before they ran too.
+  if (!result.close_connection && HasClusterTime(service) &&
+      !result.reply.HasField("operationTime")) {
+    BsonBuilder b;
+    for (bson::BsonElement e : result.reply) b.AppendElement(e);
+    AppendClusterTime(service, ReadConcernArgs{}, b);
+    result.reply = b.Obj();
+  }
   return result;
 }
 

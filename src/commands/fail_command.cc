@@ -8,7 +8,7 @@
 #include "base/fail_point.h"
 #include "base/logger.h"
 #include "bson/field_check.h"
-#include "commands/aggregate_collections.h"
+#include "commands/write_concern.h"
 
 namespace hourglass::commands {
 
@@ -114,29 +114,6 @@ void Block(const CommandContext& ctx, int64_t millis) {
     std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(
         deadline - now, std::chrono::milliseconds(10)));
   }
-}
-
-// A command takes a write concern, and so may get failCommand's writeConcernError, when
-// MongoDB's supportsWriteConcern says it does.
-bool TakesWriteConcern(const Command& command, const BsonObj& body) {
-  static constexpr std::string_view kWriteCommands[] = {"collMod",
-                                                        "create",
-                                                        "createIndexes",
-                                                        "delete",
-                                                        "drop",
-                                                        "dropDatabase",
-                                                        "dropIndexes",
-                                                        "findAndModify",
-                                                        "insert",
-                                                        "renameCollection",
-                                                        "setFeatureCompatibilityVersion",
-                                                        "update"};
-  if (command.Name() == "aggregate") {
-    BsonElement pipeline = body["pipeline"];
-    return pipeline.type() == BsonType::kArray && PipelineWritesOutput(pipeline.Obj());
-  }
-  return std::find(std::begin(kWriteCommands), std::end(kWriteCommands), command.Name()) !=
-         std::end(kWriteCommands);
 }
 
 void TakeErrorLabels(const BsonObj& data, FailCommandOutcome& outcome) {

@@ -101,15 +101,14 @@ void Oplog::WithNextTimestamp(const std::function<void(uint64_t ts)>& fn) {
   last_appended_ts_ = ts;
 }
 
-uint64_t Oplog::NewestTimestamp() const {
+uint64_t Oplog::NewestTimestamp() const { return last_ts_.load(); }
+
+void Oplog::AdvanceTo(uint64_t ts) {
   std::lock_guard<std::mutex> lock(mu_);
-  return last_ts_;
+  if (ts > last_ts_) last_ts_ = ts;
 }
 
-uint64_t Oplog::last_appended_ts() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return last_appended_ts_;
-}
+uint64_t Oplog::last_appended_ts() const { return last_appended_ts_.load(); }
 
 // --- The primary: writes become entries ---------------------------------------------------
 

@@ -11,6 +11,7 @@
 // log's order is the commit order.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -49,6 +50,8 @@ class Oplog final : public catalog::OpObserver {
   uint64_t last_appended_ts() const;
   // The newest timestamp this member's oplog holds or gave out.
   uint64_t NewestTimestamp() const;
+  // Later timestamps given out are greater than `ts` (a cluster time heard from a client).
+  void AdvanceTo(uint64_t ts);
 
   // Applies a Raft log entry on this member: a batch's operations not yet here (in order, each
   // with its `local.oplog.rs` row), or an entry that is itself one oplog entry (a no-op). Its
@@ -93,8 +96,10 @@ class Oplog final : public catalog::OpObserver {
   Hooks hooks_;
   std::shared_ptr<catalog::Collection> oplog_;  // local.oplog.rs
   mutable std::mutex mu_;
-  uint64_t last_ts_ = 0;           // guarded by mu_: the newest timestamp given out
-  uint64_t last_appended_ts_ = 0;  // guarded by mu_
+  // Written under mu_, read without it (every reply of a replica set member reads them, and mu_
+  // is held across each replicated commit).
+  std::atomic<uint64_t> last_ts_{0};  // the newest timestamp given out
+  std::atomic<uint64_t> last_appended_ts_{0};
 };
 
 }  // namespace hourglass::repl

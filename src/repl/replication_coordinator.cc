@@ -18,6 +18,7 @@
 #include <thread>
 
 #include "base/clock.h"
+#include "base/interrupt.h"
 #include "base/logger.h"
 #include "base/server_parameters.h"
 #include "catalog/op_observer.h"
@@ -344,6 +345,88 @@ class ReplicationCoordinator::Impl {
   }
 
   uint64_t LastWriteTimestamp() const { return oplog_.last_appended_ts(); }
+
+  uint64_t ClusterTime() const {
+    const uint64_t logged = oplog_.NewestTimestamp();
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!view_.config) return 0;
+    return std::max({logged, view_.last_applied.ts, view_.last_committed.ts});
+  }
+
+  void AdvanceClusterTime(uint64_t ts) { oplog_.AdvanceTo(ts); }
+
+  uint64_t LastVisibleTimestamp() const {
+    // The primary's commits are visible once logged (the oplog's mutex is held to the commit's
+    // end); a secondary's once its applier applied them.
+    const uint64_t logged = oplog_.last_appended_ts();
+    std::lock_guard<std::mutex> lock(mu_);
+    return std::max(logged, view_.last_applied.ts);
+  }
+
+  uint64_t LastCommittedTimestamp() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return view_.last_committed.ts;
+  }
+
+  Status AwaitVisible(uint64_t ts) {
+    if (LastVisibleTimestamp() >= ts) return Status::OK();
+    if (writable_term_.load() >= 0) {
+      // No write has reached `ts` here: a no-op later than it, so that the wait ends (mongod's
+      // "noop write for afterClusterTime read concern").
+      oplog_.AdvanceTo(ts);
+      HG_RETURN_IF_ERROR(RunOnLoop([this] {
+        Append("noop write for afterClusterTime read concern", nullptr, [](int) {});
+        return Status::OK();
+      }));
+    }
+    return AwaitFor([&] { return LastVisibleTimestamp() >= ts; }, false);
+  }
+
+  Status AwaitCommitted(uint64_t ts) {
+    return AwaitFor([&] { return LastCommittedTimestamp() >= ts; }, true);
+  }
+
+  Status ConfirmPrimary() {
+    if (writable_term_.load() < 0) {
+      return Status(ErrorCode::kNotWritablePrimary,
+                    "cannot satisfy linearizable read concern on non-primary node");
+    }
+    // The no-op's outcome, set on the loop thread (kPending until then): the wait below may end
+    // first (maxTimeMS, shutdown).
+    constexpr int kPending = 1 << 30;
+    auto outcome = std::make_shared<std::atomic<int>>(kPending);
+    HG_RETURN_IF_ERROR(RunOnLoop([this, outcome] {
+      Append("linearizable read", nullptr, [outcome](int status) { outcome->store(status); });
+      return Status::OK();
+    }));
+    HG_RETURN_IF_ERROR(AwaitFor([&] { return outcome->load() != kPending; }, false));
+    if (int status = outcome->load(); status != 0) {
+      return Status(
+          ErrorCode::kPrimarySteppedDown,
+          std::string("the primary could not confirm its role for a linearizable read: ") +
+              raft_strerror(status));
+    }
+    return Status::OK();
+  }
+
+  // Waits for `done()` (tested without mu_, at least every 10 ms and at each change of the view)
+  // for a read: stops with the running operation's interruption, ShutdownInProgress, or — with
+  // `primary` — PrimarySteppedDown when this member stops being the writable primary.
+  Status AwaitFor(const std::function<bool()>& done, bool primary) {
+    while (!done()) {
+      if (const auto& op = OperationControl::Current()) HG_RETURN_IF_ERROR(op->Check());
+      std::unique_lock<std::mutex> lock(mu_);
+      if (stopping_flag_) {
+        return Status(ErrorCode::kShutdownInProgress, "the server is shutting down");
+      }
+      if (primary && !view_.writable_primary) {
+        return Status(ErrorCode::kPrimarySteppedDown,
+                      "Primary stepped down while waiting for a majority read");
+      }
+      cv_.wait_for(lock, std::chrono::milliseconds(10));
+    }
+    return Status::OK();
+  }
 
   Status AwaitMembers(uint64_t ts, int64_t n, int64_t wtimeout_ms) {
     return AwaitReplication(
@@ -1485,6 +1568,17 @@ Status ReplicationCoordinator::AwaitMajority(uint64_t ts, int64_t wtimeout_ms) {
   return impl_->AwaitMajority(ts, wtimeout_ms);
 }
 uint64_t ReplicationCoordinator::LastWriteTimestamp() const { return impl_->LastWriteTimestamp(); }
+uint64_t ReplicationCoordinator::ClusterTime() const { return impl_->ClusterTime(); }
+void ReplicationCoordinator::AdvanceClusterTime(uint64_t ts) { impl_->AdvanceClusterTime(ts); }
+uint64_t ReplicationCoordinator::LastVisibleTimestamp() const {
+  return impl_->LastVisibleTimestamp();
+}
+uint64_t ReplicationCoordinator::LastCommittedTimestamp() const {
+  return impl_->LastCommittedTimestamp();
+}
+Status ReplicationCoordinator::AwaitVisible(uint64_t ts) { return impl_->AwaitVisible(ts); }
+Status ReplicationCoordinator::AwaitCommitted(uint64_t ts) { return impl_->AwaitCommitted(ts); }
+Status ReplicationCoordinator::ConfirmPrimary() { return impl_->ConfirmPrimary(); }
 Status ReplicationCoordinator::AwaitMembers(uint64_t ts, int64_t n, int64_t wtimeout_ms) {
   return impl_->AwaitMembers(ts, n, wtimeout_ms);
 }

@@ -136,6 +136,32 @@ class ReplicationCoordinator {
   // their logs. Errors as AwaitMajority.
   Status AwaitMembers(uint64_t ts, int64_t n, int64_t wtimeout_ms);
 
+  // --- Read concerns and cluster time (docs/replication.md, "Read concerns") ---------------
+
+  // This member's cluster time: the newest oplog timestamp it wrote, applied or heard of (from a
+  // client's $clusterTime, AdvanceClusterTime). 0 before replSetInitiate.
+  uint64_t ClusterTime() const;
+  // Gossip: a request's $clusterTime moves this member's cluster time forward, and the writes it
+  // logs afterwards are later than `ts` (causal order across members).
+  void AdvanceClusterTime(uint64_t ts);
+  // The newest timestamp whose writes, and all before them, a read here sees: on the primary
+  // its logged commits, on a secondary what it applied (operationTime of a "local" read).
+  uint64_t LastVisibleTimestamp() const;
+  // The newest timestamp the set has committed (operationTime of a "majority" read).
+  uint64_t LastCommittedTimestamp() const;
+  // afterClusterTime: blocks until reads here see every write up to `ts`. On the writable
+  // primary a no-op entry is logged when no write reached `ts` yet, as mongod does. Stops with
+  // the running operation's interruption (maxTimeMS, killOp) or ShutdownInProgress.
+  Status AwaitVisible(uint64_t ts);
+  // readConcern "majority" on the primary: blocks until the set has committed every write up to
+  // `ts` (what a read saw). Secondaries apply only committed entries and never wait. Errors: the
+  // operation's interruption, PrimarySteppedDown (189), ShutdownInProgress (91).
+  Status AwaitCommitted(uint64_t ts);
+  // readConcern "linearizable": confirms that this member is still the primary of a majority by
+  // committing a no-op entry ({msg: "linearizable read"}) after the read. NotWritablePrimary
+  // (10107) off the writable primary; the operation's interruption; PrimarySteppedDown.
+  Status ConfirmPrimary();
+
   // Blocks until the topology counter differs from `counter`, `deadline` passes or `stop` is set.
   void AwaitTopologyChange(int64_t counter, std::chrono::steady_clock::time_point deadline,
                            const std::atomic<bool>& stop) const;

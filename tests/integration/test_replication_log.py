@@ -16,7 +16,7 @@ import pytest
 from bson import Timestamp
 from bson.binary import Binary, UuidRepresentation
 from pymongo import ReadPreference
-from pymongo.errors import OperationFailure
+from pymongo.errors import OperationFailure, WriteConcernError
 from pymongo.write_concern import WriteConcern
 
 from test_replica_set import (SET, hello_of, host_of, initiate, member, start_set, wait_for,
@@ -119,13 +119,16 @@ def test_write_concern_arguments(fresh_server):
     coll.with_options(write_concern=WriteConcern(w=1)).insert_one({"a": 2})
     coll.with_options(write_concern=WriteConcern(w=0)).insert_one({"a": 3})
     wait_for(lambda: coll.count_documents({}) == 3, what="the unacknowledged insert")
-    with pytest.raises(OperationFailure) as e:
+    # Write concerns the set cannot satisfy: the write is done, the reply's writeConcernError
+    # says why (pymongo raises it as WriteConcernError).
+    with pytest.raises(WriteConcernError) as e:
         coll.with_options(write_concern=WriteConcern(w=2)).insert_one({"a": 4})
     assert e.value.code == 100  # UnsatisfiableWriteConcern: one member
-    with pytest.raises(OperationFailure) as e:
+    with pytest.raises(WriteConcernError) as e:
         coll.with_options(write_concern=WriteConcern(w="dc1")).insert_one({"a": 5})
     assert e.value.code == 79  # UnknownReplWriteConcern
-    # Malformed write concerns, as mongod answers them (before waiting; the write is done).
+    assert coll.count_documents({"a": {"$in": [4, 5]}}) == 2
+    # Malformed write concerns, as mongod answers them: refused before anything is written.
     for concern, code, words in [({"w": -1}, 9, "w has to be a non-negative number"),
                                  ({"w": 51}, 9, "not greater than 50"),
                                  ({"w": True}, 14, "writeConcern.w"),
@@ -134,6 +137,7 @@ def test_write_concern_arguments(fresh_server):
             c.wc.command("insert", "docs", documents=[{"bad": str(concern)}],
                          writeConcern=concern)
         assert e.value.code == code and words in str(e.value), (concern, e.value.details)
+    assert coll.count_documents({"bad": {"$exists": True}}) == 0
     c.close()
 
 
@@ -287,7 +291,7 @@ def test_write_concerns_count_members(fresh_server):
         coll = rs.wn.docs
         coll.with_options(write_concern=WriteConcern(w=3, wtimeout=20000)).insert_one({"_id": 1})
         coll.with_options(write_concern=WriteConcern(w=2, wtimeout=20000)).insert_one({"_id": 2})
-        with pytest.raises(OperationFailure) as e:
+        with pytest.raises(WriteConcernError) as e:
             coll.with_options(write_concern=WriteConcern(w=4)).insert_one({"_id": 3})
         assert e.value.code == 100
         # The primary's rs.status() shows how far each member's log goes.
@@ -301,12 +305,16 @@ def test_write_concerns_count_members(fresh_server):
         for m in members[1:]:
             m.proc.send_signal(signal.SIGSTOP)
         try:
-            with pytest.raises(OperationFailure) as e:
+            with pytest.raises(WriteConcernError) as e:
                 coll.with_options(write_concern=WriteConcern(w="majority", wtimeout=300)) \
                     .insert_one({"_id": 4})
-            # WriteConcernFailed, or PrimarySteppedDown if the primary noticed it lost the
-            # majority first.
+            # WriteConcernFailed (errInfo.wtimeout), or PrimarySteppedDown if the primary noticed
+            # it lost the majority first.
             assert e.value.code in (64, 189), e.value.details
+            wce = e.value.details  # pymongo gives the writeConcernError document
+            assert wce["errInfo"].get("wtimeout") is (True if e.value.code == 64 else None)
+            assert wce["errInfo"]["writeConcern"] == {"w": "majority", "wtimeout": 300,
+                                                      "provenance": "clientSupplied"}
         finally:
             for m in members[1:]:
                 m.proc.send_signal(signal.SIGCONT)
