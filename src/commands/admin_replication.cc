@@ -2,6 +2,7 @@
 // over repl::ReplicationCoordinator, and the check that keeps writes on the primary and reads off
 // members that may not serve them (CheckReplicationState). docs/replication.md has the design.
 #include <chrono>
+#include <sstream>
 #include <string>
 
 #include "base/clock.h"
@@ -222,6 +223,40 @@ Status RunReplSetFreeze(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& re
   return Status::OK();
 }
 
+// An IDL range check's failure as mongod 7.0 words it (51024), the value printed as a stream
+// prints a double.
+Status OutOfRange(std::string_view field, std::string_view bound, double value) {
+  std::ostringstream out;
+  out << "BSON field 'replSetResizeOplog." << field << "' value must be " << bound
+      << ", actual value '" << value << "'";
+  return Status(ErrorCode::kLocation51024, out.str());
+}
+
+Status RunReplSetResizeOplog(CommandContext& ctx, const BsonObj& cmd, BsonBuilder&) {
+  HG_RETURN_IF_ERROR(CheckKnownFields(cmd, {"size", "minRetentionHours"}));
+  std::optional<int64_t> max_bytes;
+  std::optional<double> hours;
+  if (BsonElement size = cmd["size"]; !size.eoo()) {
+    if (!size.IsNumber()) return WrongTypeAtPath("replSetResizeOplog.size", size, "double");
+    const double mb = size.NumberDouble();
+    if (!(mb >= 990)) return OutOfRange("size", ">= 990", mb);
+    if (mb > 1073741824) return OutOfRange("size", "<= 1073741824", mb);
+    max_bytes = static_cast<int64_t>(mb * 1024 * 1024);
+  }
+  if (BsonElement retention = cmd["minRetentionHours"]; !retention.eoo()) {
+    if (!retention.IsNumber()) {
+      return WrongTypeAtPath("replSetResizeOplog.minRetentionHours", retention, "double");
+    }
+    hours = retention.NumberDouble();
+    if (!(*hours >= 0)) return OutOfRange("minRetentionHours", ">= 0", *hours);
+  }
+  // A standalone has no oplog, as mongod answers.
+  if (ctx.service.repl == nullptr) {
+    return Status(ErrorCode::kNamespaceNotFound, "oplog does not exist");
+  }
+  return ctx.service.repl->ResizeOplog(max_bytes, hours);
+}
+
 Status RunReplSetReconfig(CommandContext& ctx, const BsonObj& cmd, BsonBuilder&) {
   HG_RETURN_IF_ERROR(CheckKnownFields(cmd, {"force"}));
   HG_ASSIGN_OR_RETURN(auto* coordinator, Coordinator(ctx, "not running with --replSet"));
@@ -369,6 +404,15 @@ std::unique_ptr<Command> MakeReplSetStepDownCommand() {
                                                                 "{ replSetStepDown : <seconds> }",
                                                         .admin_only = true},
                                      RunReplSetStepDown);
+}
+
+std::unique_ptr<Command> MakeReplSetResizeOplogCommand() {
+  return std::make_unique<FnCommand>(
+      "replSetResizeOplog",
+      FnCommand::Options{
+          .help = "Resize oplog using size (in MBs) and minimum retention (in hours)",
+          .admin_only = true},
+      RunReplSetResizeOplog);
 }
 
 std::unique_ptr<Command> MakeReplSetFreezeCommand() {

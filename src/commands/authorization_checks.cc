@@ -373,6 +373,7 @@ const std::map<std::string, NeedsFn, std::less<>>& NeedsTable() {
       {"replSetGetStatus", OnCluster({A::kReplSetGetStatus})},
       {"replSetInitiate", OnCluster({A::kReplSetConfigure})},
       {"replSetReconfig", OnCluster({A::kReplSetConfigure})},
+      {"replSetResizeOplog", OnCluster({A::kReplSetConfigure})},
       {"replSetStepDown", OnCluster({A::kReplSetStateChange})},
       {"revokePrivilegesFromRole", OnDatabase(A::kRevokeRole)},
       {"revokeRolesFromRole",

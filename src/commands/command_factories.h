@@ -47,6 +47,7 @@ std::unique_ptr<Command> MakeDbHashCommand();
 // admin_replication.cc
 std::unique_ptr<Command> MakeHgRaftConnectCommand();
 std::unique_ptr<Command> MakeReplSetFreezeCommand();
+std::unique_ptr<Command> MakeReplSetResizeOplogCommand();
 std::unique_ptr<Command> MakeReplSetGetConfigCommand();
 std::unique_ptr<Command> MakeReplSetGetStatusCommand();
 std::unique_ptr<Command> MakeReplSetInitiateCommand();

@@ -7,6 +7,7 @@
 #include "commands/ddl_commands.h"
 #include "commands/rollups.h"
 #include "commands/timeseries_util.h"
+#include "repl/replication_coordinator.h"
 
 namespace hourglass::commands {
 
@@ -146,7 +147,13 @@ Status AppendCollStats(CommandContext& ctx, const catalog::NamespaceString& nss,
   reply.AppendInt32("numOrphanDocs", 0);
   AppendNumber(reply, "storageSize", storage_size / scale);
   AppendNumber(reply, "freeStorageSize", 0);
-  reply.AppendBool("capped", false);
+  // The oplog of a replica set member is the one capped collection (kept under its size).
+  if (ctx.service.repl != nullptr && nss.db == "local" && nss.coll == "oplog.rs") {
+    reply.AppendBool("capped", true);
+    AppendNumber(reply, "maxSize", ctx.service.repl->OplogMaxBytes() / scale);
+  } else {
+    reply.AppendBool("capped", false);
+  }
   // The record table's WiredTiger section: what drivers and tools read its compressor from.
   if (auto creation = ctx.service.engine->TableCreationString(coll->ident()); creation.ok()) {
     size_t wt = reply.OpenObject("wiredTiger");

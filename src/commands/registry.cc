@@ -78,6 +78,7 @@ constexpr CommandTableEntry kCommandTable[] = {
     {"replSetGetStatus", &MakeReplSetGetStatusCommand},
     {"replSetInitiate", &MakeReplSetInitiateCommand},
     {"replSetReconfig", &MakeReplSetReconfigCommand},
+    {"replSetResizeOplog", &MakeReplSetResizeOplogCommand},
     {"replSetStepDown", &MakeReplSetStepDownCommand},
     {"revokePrivilegesFromRole", &MakeRevokePrivilegesFromRoleCommand},
     {"revokeRolesFromRole", &MakeRevokeRolesFromRoleCommand},

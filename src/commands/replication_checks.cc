@@ -47,6 +47,7 @@ bool AlwaysAllowed(std::string_view name) {
                                                  "replSetGetStatus",
                                                  "replSetInitiate",
                                                  "replSetReconfig",
+                                                 "replSetResizeOplog",
                                                  "replSetStepDown",
                                                  "saslContinue",
                                                  "saslStart",

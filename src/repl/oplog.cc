@@ -1,6 +1,7 @@
 #include "repl/oplog.h"
 
 #include <chrono>
+#include <limits>
 #include <vector>
 
 #include "catalog/collection.h"
@@ -102,6 +103,58 @@ void Oplog::WithNextTimestamp(const std::function<void(uint64_t ts)>& fn) {
 }
 
 uint64_t Oplog::NewestTimestamp() const { return last_ts_.load(); }
+
+void Oplog::SetLimits(int64_t max_bytes, double min_retention_hours) {
+  max_bytes_.store(max_bytes);
+  min_retention_hours_.store(min_retention_hours);
+}
+
+int64_t Oplog::DataSize() const { return oplog_ ? oplog_->DataSize() : 0; }
+
+StatusWith<int64_t> Oplog::Truncate(uint64_t keep_from) {
+  const int64_t limit = max_bytes_.load();
+  if (limit <= 0 || oplog_->DataSize() <= limit) return int64_t{0};
+  const double hours = min_retention_hours_.load();
+  const int64_t retained_after_ms = hours > 0
+                                        ? NowMillis() - static_cast<int64_t>(hours * 3600 * 1000)
+                                        : std::numeric_limits<int64_t>::max();
+  auto session = engine_->NewSession();
+  int64_t removed = 0;
+  bool reached_kept = false;
+  while (!reached_kept && oplog_->DataSize() > limit) {
+    // Oldest first, in transactions of at most 1,000 entries: each commits what it removed.
+    const int64_t excess = oplog_->DataSize() - limit;
+    int64_t rows = 0;
+    int64_t bytes = 0;
+    HG_RETURN_IF_ERROR(storage::RetryOnWriteConflict([&] {
+      rows = bytes = 0;
+      reached_kept = false;
+      storage::WriteUnit wu(*session);
+      HG_RETURN_IF_ERROR(wu.begin_status());
+      HG_ASSIGN_OR_RETURN(auto cursor, catalog::RecordCursor::Open(
+                                           *session, *oplog_, catalog::RecordRange::All(true)));
+      while (rows < 1000 && bytes < excess) {
+        HG_ASSIGN_OR_RETURN(bool any, cursor.Next());
+        BsonObj entry = any ? cursor.doc() : BsonObj();
+        if (!any || static_cast<uint64_t>(cursor.id()) >= keep_from ||
+            entry["wall"].DateMillis() > retained_after_ms) {
+          reached_kept = true;
+          break;
+        }
+        const int64_t id = cursor.id();
+        const int64_t size = static_cast<int64_t>(entry.bytes().size());
+        HG_RETURN_IF_ERROR(oplog_->Remove(*session, id, entry.Owned()));
+        ++rows;
+        bytes += size;
+      }
+      session->OnCommit([this, rows, bytes] { oplog_->AdjustCounts(-rows, -bytes); });
+      return wu.Commit();
+    }));
+    removed += rows;
+    if (rows == 0) break;
+  }
+  return removed;
+}
 
 void Oplog::AdvanceTo(uint64_t ts) {
   std::lock_guard<std::mutex> lock(mu_);

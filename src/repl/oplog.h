@@ -53,6 +53,18 @@ class Oplog final : public catalog::OpObserver {
   // Later timestamps given out are greater than `ts` (a cluster time heard from a client).
   void AdvanceTo(uint64_t ts);
 
+  // The size the oplog is kept under, in bytes (--oplogSize, replSetResizeOplog), and the hours
+  // its entries are kept whatever the size (replSetResizeOplog's minRetentionHours; 0: none).
+  void SetLimits(int64_t max_bytes, double min_retention_hours);
+  int64_t max_bytes() const { return max_bytes_.load(); }
+  double min_retention_hours() const { return min_retention_hours_.load(); }
+  // The bytes of the entries `local.oplog.rs` holds.
+  int64_t DataSize() const;
+  // Removes the oldest entries while the oplog holds more than max_bytes(): only entries older
+  // than `keep_from` (what this member or the set may still need) and than the retention
+  // period. Returns how many it removed.
+  StatusWith<int64_t> Truncate(uint64_t keep_from);
+
   // Applies a Raft log entry on this member: a batch's operations not yet here (in order, each
   // with its `local.oplog.rs` row), or an entry that is itself one oplog entry (a no-op). Its
   // writes are not reported again. An operation that cannot be applied is an error (the member
@@ -100,6 +112,8 @@ class Oplog final : public catalog::OpObserver {
   // is held across each replicated commit).
   std::atomic<uint64_t> last_ts_{0};  // the newest timestamp given out
   std::atomic<uint64_t> last_appended_ts_{0};
+  std::atomic<int64_t> max_bytes_{0};  // 0: not capped
+  std::atomic<double> min_retention_hours_{0};
 };
 
 }  // namespace hourglass::repl

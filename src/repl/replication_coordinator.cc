@@ -4,6 +4,7 @@
 #include <ifaddrs.h>
 #include <netdb.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 #include <uv.h>
 
@@ -35,6 +36,20 @@ namespace {
 // The member's own table: the configuration in force and which member this server is in it.
 constexpr std::string_view kStateTable = "_repl_state";
 constexpr std::string_view kConfigKey = "config";
+// The oplog's size, {maxSize: <bytes>}, chosen once (--oplogSize or the default) and changed by
+// replSetResizeOplog.
+constexpr std::string_view kOplogSizeKey = "oplogSize";
+
+// mongod's default oplog size for a disk engine: 5% of the free space, from 990 MB to 50 GB.
+int64_t DefaultOplogBytes(const std::string& dbpath) {
+  constexpr int64_t kMb = 1024 * 1024;
+  struct statvfs fs {};
+  int64_t free_bytes = 0;
+  if (statvfs(dbpath.c_str(), &fs) == 0) {
+    free_bytes = static_cast<int64_t>(fs.f_bavail) * static_cast<int64_t>(fs.f_frsize);
+  }
+  return std::clamp<int64_t>(free_bytes / 20, 990 * kMb, 50 * 1024 * kMb);
+}
 
 // The Raft log's entries are BSON documents shaped as MongoDB's oplog entries: {ts, t, wall, op,
 // ns, o}; the entry that carries a configuration has it under `config` as well.
@@ -165,6 +180,7 @@ class ReplicationCoordinator::Impl {
 
   ~Impl() {
     Shutdown();
+    StopTruncator();
     StopApplier();
   }
 
@@ -181,8 +197,10 @@ class ReplicationCoordinator::Impl {
                                    OpTime at{batch["ts"].TimestampValue(), batch["t"].NumberLong()};
                                    EnqueueAppend(std::move(batch), at, nullptr);
                                  }}));
+    HG_RETURN_IF_ERROR(SizeOplog());
     catalog::SetOpObserver(&oplog_);
     StartApplier();
+    StartTruncator();
     HG_RETURN_IF_ERROR(StartLoop());
     auto session = engine_->NewSession();
     HG_ASSIGN_OR_RETURN(auto stored, session->Get(kStateTable, kConfigKey));
@@ -232,6 +250,7 @@ class ReplicationCoordinator::Impl {
     uv_async_send(&wake_);
     loop_thread_.join();
     uv_loop_close(&loop_);
+    StopTruncator();
     StopApplier();
     if (catalog::GetOpObserver() == &oplog_) catalog::SetOpObserver(nullptr);
     appends_.clear();
@@ -380,6 +399,19 @@ class ReplicationCoordinator::Impl {
       }));
     }
     return AwaitFor([&] { return LastVisibleTimestamp() >= ts; }, false);
+  }
+
+  int64_t OplogMaxBytes() const { return oplog_.max_bytes(); }
+
+  Status ResizeOplog(std::optional<int64_t> max_bytes, std::optional<double> hours) {
+    if (max_bytes) HG_RETURN_IF_ERROR(StoreOplogSize(*max_bytes));
+    oplog_.SetLimits(max_bytes.value_or(oplog_.max_bytes()),
+                     hours.value_or(oplog_.min_retention_hours()));
+    LOGI("REPL", 20497, "replSetResizeOplog success",
+         "{\"size\": " + std::to_string(oplog_.max_bytes()) +
+             ", \"minRetentionHours\": " + std::to_string(oplog_.min_retention_hours()) + "}");
+    truncator_cv_.notify_all();
+    return Status::OK();
   }
 
   Status AwaitCommitted(uint64_t ts) {
@@ -708,6 +740,9 @@ class ReplicationCoordinator::Impl {
     if (restore) {
       DrainApplier();
       CatchUp(at.ts);
+      // A snapshot Raft restored is on disk: what it stands for is never applied again.
+      last_snapshot_ts_.store(at.ts);
+      kept_snapshot_ts_.store(at.ts);
     }
     if (bson::BsonElement c = entry["config"]; c.type() == bson::BsonType::kObject) {
       auto config = ReplicaSetConfig::Parse(c.Obj());
@@ -765,6 +800,79 @@ class ReplicationCoordinator::Impl {
         apply_cv_.notify_all();
       }
     });
+  }
+
+  // --- The oplog's size ---------------------------------------------------------------------
+
+  Status StoreOplogSize(int64_t bytes) {
+    bson::BsonBuilder b;
+    b.AppendInt64("maxSize", bytes);
+    auto session = engine_->NewSession();
+    HG_RETURN_IF_ERROR(session->Put(kStateTable, kOplogSizeKey, b.Obj().bytes()));
+    return engine_->WaitForJournal();
+  }
+
+  // The size is the member's, kept from when it was first chosen: a later --oplogSize does not
+  // change it (replSetResizeOplog does), as with mongod.
+  Status SizeOplog() {
+    auto session = engine_->NewSession();
+    HG_ASSIGN_OR_RETURN(auto stored, session->Get(kStateTable, kOplogSizeKey));
+    int64_t bytes = 0;
+    if (stored && bson::ValidateBson(*stored).ok()) {
+      bytes = bson::BsonObj::CopyOf(*stored)["maxSize"].NumberLong();
+    }
+    const int64_t given = opts_.oplog_size_mb * 1024 * 1024;
+    if (bytes <= 0) {
+      bytes = given > 0 ? given : DefaultOplogBytes(opts_.dbpath);
+      HG_RETURN_IF_ERROR(StoreOplogSize(bytes));
+      LOGI("REPL", 21251, "Creating replication oplog",
+           "{\"oplogSizeMB\": " + std::to_string(bytes / (1024 * 1024)) + "}");
+    } else if (given > 0 && given != bytes) {
+      LOGW("REPL", 21249, "The oplog keeps its size: --oplogSize differs from it",
+           "{\"oplogSizeBytes\": " + std::to_string(bytes) +
+               ", \"commandLineBytes\": " + std::to_string(given) + "}");
+    }
+    oplog_.SetLimits(bytes, 0);
+    return Status::OK();
+  }
+
+  // About every second (and at each resize), removes the oldest oplog entries beyond the size.
+  // Entries Raft could hand to the state machine again after a restart (those after its
+  // snapshot before last: the last one may not be written yet) stay, for the applier tells
+  // what it applied by the oplog's rows; so do those the set has not committed or this member
+  // not applied.
+  void StartTruncator() {
+    truncator_ = std::thread([this] {
+      SetThreadLogContext("OplogCapMaintainer");
+      std::unique_lock<std::mutex> lock(truncator_mu_);
+      while (!truncator_stop_) {
+        truncator_cv_.wait_for(lock, std::chrono::seconds(1));
+        if (truncator_stop_) return;
+        lock.unlock();
+        uint64_t keep_from = kept_snapshot_ts_.load();
+        {
+          std::lock_guard<std::mutex> view_lock(mu_);
+          keep_from = std::min({keep_from, view_.last_applied.ts, view_.last_committed.ts});
+        }
+        if (keep_from > 0) {
+          StatusWith<int64_t> removed = oplog_.Truncate(keep_from);
+          if (!removed.ok()) {
+            LOGW("REPL", 8800313, "Cannot truncate the oplog",
+                 "{\"error\": " + JsonQuote(removed.status().ToString()) + "}");
+          }
+        }
+        lock.lock();
+      }
+    });
+  }
+
+  void StopTruncator() {
+    {
+      std::lock_guard<std::mutex> lock(truncator_mu_);
+      truncator_stop_ = true;
+    }
+    truncator_cv_.notify_all();
+    if (truncator_.joinable()) truncator_.join();
   }
 
   // Waits until the applier has applied every entry handed to it (a snapshot stands for them).
@@ -952,6 +1060,8 @@ class ReplicationCoordinator::Impl {
     bson::BsonObj config = now.config ? now.config->ToBson() : bson::BsonObj();
     bson::BsonObj entry = MakeEntry(now.last_applied, now.last_applied_wall_ms, "snapshot",
                                     now.config ? &config : nullptr);
+    kept_snapshot_ts_.store(last_snapshot_ts_.load());
+    last_snapshot_ts_.store(now.last_applied.ts);
     *bufs = static_cast<raft_buffer*>(raft_malloc(sizeof(raft_buffer)));
     if (*bufs == nullptr) return RAFT_NOMEM;
     (*bufs)[0] = RaftCopy(entry);
@@ -1478,6 +1588,15 @@ class ReplicationCoordinator::Impl {
     int64_t wall_ms;
   };
   std::thread applier_;
+  // The oplog's truncation (StartTruncator).
+  std::thread truncator_;
+  std::mutex truncator_mu_;
+  std::condition_variable truncator_cv_;
+  bool truncator_stop_ = false;  // guarded by truncator_mu_
+  // The timestamps of Raft's last snapshot and of the one before it: entries up to the older are
+  // never handed to the state machine again.
+  std::atomic<uint64_t> last_snapshot_ts_{0};
+  std::atomic<uint64_t> kept_snapshot_ts_{0};
   std::mutex apply_mu_;
   std::condition_variable apply_cv_;
   std::deque<ToApply> to_apply_;  // guarded by apply_mu_
@@ -1568,6 +1687,11 @@ Status ReplicationCoordinator::AwaitMajority(uint64_t ts, int64_t wtimeout_ms) {
   return impl_->AwaitMajority(ts, wtimeout_ms);
 }
 uint64_t ReplicationCoordinator::LastWriteTimestamp() const { return impl_->LastWriteTimestamp(); }
+int64_t ReplicationCoordinator::OplogMaxBytes() const { return impl_->OplogMaxBytes(); }
+Status ReplicationCoordinator::ResizeOplog(std::optional<int64_t> max_bytes,
+                                           std::optional<double> min_retention_hours) {
+  return impl_->ResizeOplog(max_bytes, min_retention_hours);
+}
 uint64_t ReplicationCoordinator::ClusterTime() const { return impl_->ClusterTime(); }
 void ReplicationCoordinator::AdvanceClusterTime(uint64_t ts) { impl_->AdvanceClusterTime(ts); }
 uint64_t ReplicationCoordinator::LastVisibleTimestamp() const {

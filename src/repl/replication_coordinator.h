@@ -88,6 +88,9 @@ class ReplicationCoordinator {
     std::string bind_ip;  // --bind_ip: comma-separated addresses
     // Called (on the Raft loop thread) when this member stops being the writable primary.
     std::function<void()> on_step_down;
+    // --oplogSize (MB) for an oplog not sized yet; 0: 5% of the dbpath's free disk space, at
+    // least 990 MB and at most 50 GB, as mongod chooses.
+    int64_t oplog_size_mb = 0;
   };
 
   // Writes to `catalog`'s collections are logged (repl/oplog.h) once Start ran.
@@ -161,6 +164,16 @@ class ReplicationCoordinator {
   // committing a no-op entry ({msg: "linearizable read"}) after the read. NotWritablePrimary
   // (10107) off the writable primary; the operation's interruption; PrimarySteppedDown.
   Status ConfirmPrimary();
+
+  // --- The oplog's size ---------------------------------------------------------------------
+
+  // The size `local.oplog.rs` is kept under, in bytes; the oldest entries beyond it are removed
+  // about every second, but never one this member or the set may still need (newer than Raft's
+  // next-to-last snapshot, than the set's commit point or than what this member applied).
+  int64_t OplogMaxBytes() const;
+  // replSetResizeOplog: a new size (bytes, stored with the member) and/or retention period
+  // (hours, kept until restart, as mongod keeps it); absent ones stay as they are.
+  Status ResizeOplog(std::optional<int64_t> max_bytes, std::optional<double> min_retention_hours);
 
   // Blocks until the topology counter differs from `counter`, `deadline` passes or `stop` is set.
   void AwaitTopologyChange(int64_t counter, std::chrono::steady_clock::time_point deadline,

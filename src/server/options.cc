@@ -99,6 +99,15 @@ Status CheckTlsOptions(const commands::TlsOptions& tls) {
   return Status::OK();
 }
 
+// mongod's check of --oplogSize (replication.oplogSizeMB): a positive number of megabytes.
+Status CheckOplogSize(int64_t mb) {
+  if (mb <= 0) {
+    return Status(ErrorCode::kBadValue,
+                  "bad --oplogSize, arg must be greater than 0,found: " + std::to_string(mb));
+  }
+  return Status::OK();
+}
+
 // The replica set's name: mongod's rules (not empty; the legacy "name/seed,list" form is gone),
 // and a data directory on disk, where the replicated log lives.
 Status CheckReplSetName(const ParsedOptions& out) {
@@ -170,6 +179,10 @@ Status ApplyConfigText(std::string_view yaml, const std::string& path, ParsedOpt
       if (replication["replSetName"]) {
         out->server.repl_set = replication["replSetName"].as<std::string>();
         out->repl_set_from_file = true;
+      }
+      if (replication["oplogSizeMB"]) {
+        out->oplog_size_mb = replication["oplogSizeMB"].as<int64_t>();
+        HG_RETURN_IF_ERROR(CheckOplogSize(out->oplog_size_mb));
       }
     }
     if (auto security = root["security"]) {
@@ -263,6 +276,9 @@ StatusWith<ParsedOptions> ParseOptions(int argc, char** argv) {
   app.add_option("--dbpath", dbpath, "Data directory (default ./data)");
   std::optional<std::string> repl_set;
   app.add_option("--replSet", repl_set, "Name of the replica set this server is a member of");
+  std::optional<int64_t> oplog_size;
+  app.add_option("--oplogSize", oplog_size,
+                 "Size to use (in MB) for replication op log. default is 5% of disk space");
   app.add_flag("--inMemory", in_memory, "Keep all data in memory (nothing is written to disk)");
   app.add_flag("--auth", auth, "Run with security: clients must authenticate (SCRAM)");
   app.add_flag("--noauth", noauth, "Run without security (the default)");
@@ -317,6 +333,10 @@ StatusWith<ParsedOptions> ParseOptions(int argc, char** argv) {
     out.repl_set_from_file = false;
   }
   if (!out.server.repl_set.empty() || repl_set) HG_RETURN_IF_ERROR(CheckReplSetName(out));
+  if (oplog_size) {
+    HG_RETURN_IF_ERROR(CheckOplogSize(*oplog_size));
+    out.oplog_size_mb = *oplog_size;
+  }
   if (auth && noauth) {
     return Status(ErrorCode::kInvalidOptions, "--auth and --noauth cannot both be given");
   }
@@ -398,9 +418,15 @@ StatusWith<ParsedOptions> ParseOptions(int argc, char** argv) {
     parsed.Close(tls_token);
   }
   parsed.Close(net);
-  if (!out.server.repl_set.empty()) {
+  if (!out.server.repl_set.empty() || out.oplog_size_mb > 0) {
     size_t replication = parsed.OpenObject("replication");
-    parsed.AppendString(out.repl_set_from_file ? "replSetName" : "replSet", out.server.repl_set);
+    if (out.oplog_size_mb > 0) {
+      // The option's name is replication.oplogSizeMB; --oplogSize is its short form.
+      parsed.AppendInt32("oplogSizeMB", static_cast<int32_t>(out.oplog_size_mb));
+    }
+    if (!out.server.repl_set.empty()) {
+      parsed.AppendString(out.repl_set_from_file ? "replSetName" : "replSet", out.server.repl_set);
+    }
     parsed.Close(replication);
   }
   size_t storage = parsed.OpenObject("storage");

@@ -32,6 +32,9 @@ struct ParsedOptions {
   // the default, serves none.
   int http_port = 0;
   bool repl_set_from_file = false;  // replication.replSetName rather than --replSet
+  // --oplogSize / replication.oplogSizeMB: the oplog's size in MB when it is first sized; 0: the
+  // default (repl::ReplicationCoordinator::Options).
+  int64_t oplog_size_mb = 0;
   // name=value pairs from --setParameter and the config file's setParameter section.
   std::vector<std::pair<std::string, std::string>> set_parameters;
   bool exit_now = false;  // --help / --version printed

@@ -304,9 +304,9 @@ int RunServer(int argc, char** argv) {
   std::unique_ptr<repl::ReplicationCoordinator> coordinator;
   if (!parsed.server.repl_set.empty()) {
     coordinator = std::make_unique<repl::ReplicationCoordinator>(
-        repl::ReplicationCoordinator::Options{parsed.server.repl_set, parsed.server.dbpath,
-                                              parsed.server.port, parsed.server.bind_ip,
-                                              [&] { look_for_stored_buckets(true); }},
+        repl::ReplicationCoordinator::Options{
+            parsed.server.repl_set, parsed.server.dbpath, parsed.server.port, parsed.server.bind_ip,
+            [&] { look_for_stored_buckets(true); }, parsed.oplog_size_mb},
         engine.get(), catalog.get());
     if (Status st = coordinator->Start(); !st.ok()) {
       LOGE("REPL", 8800301, "Failed to start the replica set member",

@@ -6,7 +6,6 @@ that cannot be satisfied reported as writeConcernError beside the write's own re
 
 import time
 
-import pymongo
 import pytest
 from bson import Timestamp
 from pymongo import ReadPreference
@@ -16,7 +15,7 @@ from pymongo.write_concern import WriteConcern
 
 import wire
 from conftest import command_error
-from test_replica_set import host_of, start_set, wait_for
+from test_replica_set import start_set, wait_for
 from test_replication_log import oplog, primary_of_one, set_client
 
 ZERO_SIGNATURE = {"hash": b"\0" * 20, "keyId": 0}
@@ -164,8 +163,12 @@ def test_after_cluster_time_on_the_primary(fresh_server):
                         "$clusterTime": gossip, "$db": "act"})
         assert reply["ok"] == 1 and reply["cursor"]["firstBatch"] == [{"_id": 1}]
         assert reply["operationTime"] > ahead
-        notes = oplog(s, {"op": "n", "o.msg": "noop write for afterClusterTime read concern"})
-        assert notes and notes[-1]["ts"] > ahead
+        # (The no-op's row is written once the set commits it, which the read need not wait
+        # for: it carries no data.)
+        notes = wait_for(lambda: oplog(s, {"op": "n", "o.msg":
+                                           "noop write for afterClusterTime read concern"}),
+                         what="the no-op in the oplog")
+        assert notes[-1]["ts"] > ahead
         # The writes after it are later than the gossiped time.
         later = raw(s, {"insert": "docs", "documents": [{"_id": 2}], "$db": "act"})
         assert later["operationTime"] > ahead
@@ -197,8 +200,10 @@ def test_majority_and_linearizable_reads_on_the_primary(fresh_server):
         linear = db.get_collection("docs", read_concern=ReadConcern("linearizable"))
         assert linear.find_one({"_id": 3}) == {"_id": 3}
         assert sorted(linear.distinct("_id")) == list(range(10))
-        # Each linearizable read was confirmed by a no-op the set committed.
-        assert len(oplog(s, {"op": "n", "o.msg": "linearizable read"})) >= before + 2
+        # Each linearizable read was confirmed by a no-op the set committed (its row is
+        # written when the member applies it, just after).
+        wait_for(lambda: len(oplog(s, {"op": "n", "o.msg": "linearizable read"})) >= before + 2,
+                 what="the linearizable reads' no-ops in the oplog")
         # Only reads take it; "snapshot" is not read at a point in time yet (loud, not wrong).
         assert command_error(db, {"insert": "docs", "documents": [{"_id": 99}],
                                   "readConcern": {"level": "linearizable"}})[0] == 72

@@ -56,9 +56,10 @@ def oplog(server, query=None):
 # -- one member: the entries ---------------------------------------------------------------
 
 
-def primary_of_one(fresh_server):
-    """A set of one, initiated and primary: the server and a client of it."""
-    s = member(fresh_server)
+def primary_of_one(fresh_server, extra=()):
+    """A set of one (its member started with `extra` arguments), initiated and primary: the
+    server and a client of it."""
+    s = member(fresh_server, extra=extra)
     initiate(s)
     wait_primary(s)
     return s, s.client()
