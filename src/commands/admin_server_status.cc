@@ -11,9 +11,11 @@
 #include "commands/command_factories.h"
 #include "commands/command_util.h"
 #include "commands/op_latencies.h"
+#include "commands/replication_checks.h"
 #include "exec/cursor_manager.h"
 #include "exec/timeseries_scan.h"
 #include "pipeline/spill_file.h"
+#include "repl/replication_coordinator.h"
 #include "timeseries/ttl_monitor.h"
 
 // gperftools' C interface to its statistics, declared weak: hourglassd links tcmalloc, the test
@@ -230,6 +232,25 @@ Status RunServerStatus(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& rep
     reply.Close(r);
     reply.Close(t);
   }
+  if (service.repl != nullptr && Wanted(cmd, "repl")) {
+    // A member's view of its set, as hello gives it (mongod's serverStatus.repl).
+    size_t t = reply.OpenObject("repl");
+    AppendReplicaSetHello(ctx, false, reply);
+    reply.Close(t);
+  }
+  if (service.repl != nullptr && Wanted(cmd, "oplogTruncation")) {
+    const auto stats = service.repl->OplogTruncation();
+    size_t t = reply.OpenObject("oplogTruncation");
+    // No scan at startup: the oplog's size is known from its counters.
+    reply.AppendInt64("totalTimeProcessingMicros", 0);
+    reply.AppendString("processingMethod", "scanning");
+    if (stats.min_retention_hours > 0) {
+      reply.AppendDouble("oplogMinRetentionHours", stats.min_retention_hours);
+    }
+    reply.AppendInt64("totalTimeTruncatingMicros", stats.truncating_micros);
+    reply.AppendInt64("truncateCount", stats.truncate_count);
+    reply.Close(t);
+  }
   if (Wanted(cmd, "wiredTiger")) {
     size_t t = reply.OpenObject("wiredTiger");
     size_t c = reply.OpenObject("cache");
@@ -242,7 +263,8 @@ Status RunServerStatus(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& rep
     reply.AppendString("name", "wiredTiger");
     reply.AppendBool("supportsCommittedReads", true);
     reply.AppendBool("supportsPendingDrops", false);
-    reply.AppendBool("supportsSnapshotReadConcern", true);
+    // readConcern "snapshot" is refused (docs/replication.md): tools should not try it.
+    reply.AppendBool("supportsSnapshotReadConcern", false);
     reply.AppendBool("readOnly", false);
     reply.AppendBool("persistent", !service.options.in_memory);
     reply.AppendBool("backupCursorOpen", false);

@@ -403,6 +403,10 @@ class ReplicationCoordinator::Impl {
 
   int64_t OplogMaxBytes() const { return oplog_.max_bytes(); }
 
+  OplogTruncationStats OplogTruncation() const {
+    return {truncate_count_.load(), truncating_micros_.load(), oplog_.min_retention_hours()};
+  }
+
   Status ResizeOplog(std::optional<int64_t> max_bytes, std::optional<double> hours) {
     if (max_bytes) HG_RETURN_IF_ERROR(StoreOplogSize(*max_bytes));
     oplog_.SetLimits(max_bytes.value_or(oplog_.max_bytes()),
@@ -832,7 +836,7 @@ class ReplicationCoordinator::Impl {
            "{\"oplogSizeBytes\": " + std::to_string(bytes) +
                ", \"commandLineBytes\": " + std::to_string(given) + "}");
     }
-    oplog_.SetLimits(bytes, 0);
+    oplog_.SetLimits(bytes, opts_.oplog_min_retention_hours);
     return Status::OK();
   }
 
@@ -855,10 +859,16 @@ class ReplicationCoordinator::Impl {
           keep_from = std::min({keep_from, view_.last_applied.ts, view_.last_committed.ts});
         }
         if (keep_from > 0) {
+          const auto start = std::chrono::steady_clock::now();
           StatusWith<int64_t> removed = oplog_.Truncate(keep_from);
           if (!removed.ok()) {
             LOGW("REPL", 8800313, "Cannot truncate the oplog",
                  "{\"error\": " + JsonQuote(removed.status().ToString()) + "}");
+          } else if (removed.value() > 0) {
+            truncate_count_.fetch_add(1);
+            truncating_micros_.fetch_add(std::chrono::duration_cast<std::chrono::microseconds>(
+                                             std::chrono::steady_clock::now() - start)
+                                             .count());
           }
         }
         lock.lock();
@@ -1597,6 +1607,8 @@ class ReplicationCoordinator::Impl {
   // never handed to the state machine again.
   std::atomic<uint64_t> last_snapshot_ts_{0};
   std::atomic<uint64_t> kept_snapshot_ts_{0};
+  std::atomic<int64_t> truncate_count_{0};  // passes that removed entries
+  std::atomic<int64_t> truncating_micros_{0};
   std::mutex apply_mu_;
   std::condition_variable apply_cv_;
   std::deque<ToApply> to_apply_;  // guarded by apply_mu_
@@ -1691,6 +1703,9 @@ int64_t ReplicationCoordinator::OplogMaxBytes() const { return impl_->OplogMaxBy
 Status ReplicationCoordinator::ResizeOplog(std::optional<int64_t> max_bytes,
                                            std::optional<double> min_retention_hours) {
   return impl_->ResizeOplog(max_bytes, min_retention_hours);
+}
+ReplicationCoordinator::OplogTruncationStats ReplicationCoordinator::OplogTruncation() const {
+  return impl_->OplogTruncation();
 }
 uint64_t ReplicationCoordinator::ClusterTime() const { return impl_->ClusterTime(); }
 void ReplicationCoordinator::AdvanceClusterTime(uint64_t ts) { impl_->AdvanceClusterTime(ts); }

@@ -91,6 +91,8 @@ class ReplicationCoordinator {
     // --oplogSize (MB) for an oplog not sized yet; 0: 5% of the dbpath's free disk space, at
     // least 990 MB and at most 50 GB, as mongod chooses.
     int64_t oplog_size_mb = 0;
+    // --oplogMinRetentionHours: entries younger than this stay whatever the size (0: none).
+    double oplog_min_retention_hours = 0;
   };
 
   // Writes to `catalog`'s collections are logged (repl/oplog.h) once Start ran.
@@ -174,6 +176,13 @@ class ReplicationCoordinator {
   // replSetResizeOplog: a new size (bytes, stored with the member) and/or retention period
   // (hours, kept until restart, as mongod keeps it); absent ones stay as they are.
   Status ResizeOplog(std::optional<int64_t> max_bytes, std::optional<double> min_retention_hours);
+  // serverStatus's oplogTruncation: the passes that removed entries and the time they took.
+  struct OplogTruncationStats {
+    int64_t truncate_count = 0;
+    int64_t truncating_micros = 0;
+    double min_retention_hours = 0;
+  };
+  OplogTruncationStats OplogTruncation() const;
 
   // Blocks until the topology counter differs from `counter`, `deadline` passes or `stop` is set.
   void AwaitTopologyChange(int64_t counter, std::chrono::steady_clock::time_point deadline,

@@ -108,6 +108,14 @@ Status CheckOplogSize(int64_t mb) {
   return Status::OK();
 }
 
+Status CheckOplogMinRetentionHours(double hours) {
+  if (!(hours >= 0)) {
+    return Status(ErrorCode::kBadValue,
+                  "bad --oplogMinRetentionHours, argument must be greater or equal to 0");
+  }
+  return Status::OK();
+}
+
 // The replica set's name: mongod's rules (not empty; the legacy "name/seed,list" form is gone),
 // and a data directory on disk, where the replicated log lives.
 Status CheckReplSetName(const ParsedOptions& out) {
@@ -166,6 +174,10 @@ Status ApplyConfigText(std::string_view yaml, const std::string& path, ParsedOpt
       if (zstd_level) {
         out->zstd_level = zstd_level.as<int>();
         out->zstd_level_given = true;
+      }
+      if (storage["oplogMinRetentionHours"]) {
+        out->oplog_min_retention_hours = storage["oplogMinRetentionHours"].as<double>();
+        HG_RETURN_IF_ERROR(CheckOplogMinRetentionHours(out->oplog_min_retention_hours));
       }
       auto engine_config = storage["wiredTiger"]["engineConfig"]["configString"];
       if (engine_config) out->engine_config = engine_config.as<std::string>();
@@ -276,6 +288,9 @@ StatusWith<ParsedOptions> ParseOptions(int argc, char** argv) {
   app.add_option("--dbpath", dbpath, "Data directory (default ./data)");
   std::optional<std::string> repl_set;
   app.add_option("--replSet", repl_set, "Name of the replica set this server is a member of");
+  std::optional<double> oplog_min_retention_hours;
+  app.add_option("--oplogMinRetentionHours", oplog_min_retention_hours,
+                 "Minimum number of hours to preserve in the oplog. Default is 0 (turned off).");
   std::optional<int64_t> oplog_size;
   app.add_option("--oplogSize", oplog_size,
                  "Size to use (in MB) for replication op log. default is 5% of disk space");
@@ -336,6 +351,10 @@ StatusWith<ParsedOptions> ParseOptions(int argc, char** argv) {
   if (oplog_size) {
     HG_RETURN_IF_ERROR(CheckOplogSize(*oplog_size));
     out.oplog_size_mb = *oplog_size;
+  }
+  if (oplog_min_retention_hours) {
+    HG_RETURN_IF_ERROR(CheckOplogMinRetentionHours(*oplog_min_retention_hours));
+    out.oplog_min_retention_hours = *oplog_min_retention_hours;
   }
   if (auth && noauth) {
     return Status(ErrorCode::kInvalidOptions, "--auth and --noauth cannot both be given");
@@ -432,6 +451,9 @@ StatusWith<ParsedOptions> ParseOptions(int argc, char** argv) {
   size_t storage = parsed.OpenObject("storage");
   parsed.AppendString("dbPath", out.server.dbpath);
   if (out.server.in_memory) parsed.AppendBool("inMemory", true);
+  if (out.oplog_min_retention_hours > 0) {
+    parsed.AppendDouble("oplogMinRetentionHours", out.oplog_min_retention_hours);
+  }
   if (out.block_compressor_given || out.zstd_level_given || !out.engine_config.empty()) {
     size_t wt = parsed.OpenObject("wiredTiger");
     if (out.zstd_level_given || !out.engine_config.empty()) {

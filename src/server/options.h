@@ -35,6 +35,9 @@ struct ParsedOptions {
   // --oplogSize / replication.oplogSizeMB: the oplog's size in MB when it is first sized; 0: the
   // default (repl::ReplicationCoordinator::Options).
   int64_t oplog_size_mb = 0;
+  // --oplogMinRetentionHours / storage.oplogMinRetentionHours: 0, the default, keeps entries by
+  // size alone.
+  double oplog_min_retention_hours = 0;
   // name=value pairs from --setParameter and the config file's setParameter section.
   std::vector<std::pair<std::string, std::string>> set_parameters;
   bool exit_now = false;  // --help / --version printed

@@ -306,7 +306,8 @@ int RunServer(int argc, char** argv) {
     coordinator = std::make_unique<repl::ReplicationCoordinator>(
         repl::ReplicationCoordinator::Options{
             parsed.server.repl_set, parsed.server.dbpath, parsed.server.port, parsed.server.bind_ip,
-            [&] { look_for_stored_buckets(true); }, parsed.oplog_size_mb},
+            [&] { look_for_stored_buckets(true); }, parsed.oplog_size_mb,
+            parsed.oplog_min_retention_hours},
         engine.get(), catalog.get());
     if (Status st = coordinator->Start(); !st.ok()) {
       LOGE("REPL", 8800301, "Failed to start the replica set member",

@@ -6,6 +6,7 @@ mongosh's `rs.printReplicationInfo()` reading it."""
 
 import json
 import subprocess
+import time
 
 from clienttools import isolated_env, mongosh_path
 from conftest import command_error, hourglassd_path
@@ -41,6 +42,12 @@ def test_the_oplog_is_kept_under_its_size(fresh_server, tmp_path):
         assert stats["count"] == len(entries) < n
         assert entries[-1]["ns"] == "app.docs" and entries[-1]["o"]["_id"] == n - 1
         assert c.app.docs.count_documents({}) == n
+        # serverStatus says so, and carries the member's view of its set.
+        status = c.admin.command("serverStatus")
+        assert status["oplogTruncation"]["truncateCount"] >= 1
+        assert status["oplogTruncation"]["processingMethod"] == "scanning"
+        assert status["repl"]["setName"] == "rs0" and status["repl"]["isWritablePrimary"] is True
+        assert "repl" not in c.admin.command("serverStatus", repl=0)
     finally:
         c.close()
     # The size is the member's, chosen once: a restart with another --oplogSize keeps it (as
@@ -53,6 +60,27 @@ def test_the_oplog_is_kept_under_its_size(fresh_server, tmp_path):
     c = s.client()
     try:
         assert oplog_stats(c)["maxSize"] == 2 * MB
+    finally:
+        c.close()
+
+
+def test_min_retention_hours_keep_young_entries(fresh_server):
+    s, c = primary_of_one(fresh_server,
+                          extra=["--oplogSize", "1", "--oplogMinRetentionHours", "1"])
+    try:
+        pad = "x" * 1000
+        n = 4000  # past two Raft snapshots: without the retention, most would go
+        for i in range(n):
+            c.app.docs.insert_one({"_id": i, "pad": pad})
+        time.sleep(2.5)  # the truncation runs about every second
+        st = oplog_stats(c)
+        assert st["count"] >= n and st["size"] > 1 * MB
+        status = c.admin.command("serverStatus")["oplogTruncation"]
+        assert status["oplogMinRetentionHours"] == 1 and status["truncateCount"] == 0
+        # Without it, the size rules.
+        c.admin.command("replSetResizeOplog", minRetentionHours=0)
+        wait_for(lambda: oplog_stats(c)["count"] < n, what="the oplog to be truncated")
+        assert c.admin.command("serverStatus")["oplogTruncation"]["truncateCount"] >= 1
     finally:
         c.close()
 
@@ -114,11 +142,18 @@ def test_oplog_size_options(fresh_server, tmp_path):
                            capture_output=True, text=True, timeout=60)
         assert p.returncode != 0
         assert f"bad --oplogSize, arg must be greater than 0,found: {bad}" in p.stdout + p.stderr
-    s = member(fresh_server, extra=["--oplogSize", "3"])
+    p = subprocess.run([hourglassd_path(), "--replSet", "rs0", "--oplogMinRetentionHours", "-1",
+                        "--dbpath", str(tmp_path), "--port", "1"],
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode != 0
+    assert ("bad --oplogMinRetentionHours, argument must be greater or equal to 0"
+            in p.stdout + p.stderr)
+    s = member(fresh_server, extra=["--oplogSize", "3", "--oplogMinRetentionHours", "2.5"])
     c = s.client()
     try:
         parsed = c.admin.command("getCmdLineOpts")["parsed"]
         assert parsed["replication"]["oplogSizeMB"] == 3
+        assert parsed["storage"]["oplogMinRetentionHours"] == 2.5
     finally:
         c.close()
 
