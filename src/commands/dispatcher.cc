@@ -331,11 +331,16 @@ DispatchResult RunCommandRequest(ServiceContext& service, ClientState& client,
 StatusWith<bson::BsonObj> RunCommandForReply(ServiceContext& service, ClientState& client,
                                              const bson::BsonObj& cmd, std::string_view db) {
   bson::BsonObj reply = RunCommandRequest(service, client, cmd, db).reply;
-  if (reply["ok"].IsNumber() && reply["ok"].NumberDouble() == 1) return reply;
-  const int64_t code = reply["code"].NumberLong();
+  // A write whose write concern failed is no success for the server's own callers (an HTTP
+  // write must not be acknowledged as majority-committed when it is not).
+  bson::BsonElement wce = reply["writeConcernError"];
+  const bool wc_failed = wce.type() == bson::BsonType::kObject;
+  if (!wc_failed && reply["ok"].IsNumber() && reply["ok"].NumberDouble() == 1) return reply;
+  const bson::BsonObj failed = wc_failed ? wce.Obj() : reply;
+  const int64_t code = failed["code"].NumberLong();
   return Status(code == 0 ? ErrorCode::kUnknownError : static_cast<ErrorCode>(code),
-                reply["errmsg"].type() == bson::BsonType::kString
-                    ? std::string(reply["errmsg"].Str())
+                failed["errmsg"].type() == bson::BsonType::kString
+                    ? std::string(failed["errmsg"].Str())
                     : "command failed");
 }
 

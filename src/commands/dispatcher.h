@@ -27,7 +27,8 @@ DispatchResult RunCommandRequest(ServiceContext& service, ClientState& client,
                                  const bson::BsonObj& body, std::string_view db);
 
 // Runs `cmd` on `db` as `client` for the server's own use (the HTTP port, rollup maintenance):
-// the reply when it says ok: 1, else the error it answered (UnknownError without a code).
+// the reply when it says ok: 1 without a writeConcernError, else the error it answered (its
+// writeConcernError's, UnknownError without a code).
 StatusWith<bson::BsonObj> RunCommandForReply(ServiceContext& service, ClientState& client,
                                              const bson::BsonObj& cmd, std::string_view db);
 

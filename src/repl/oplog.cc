@@ -84,7 +84,7 @@ Status Oplog::Open(Hooks hooks) {
                                                                catalog::RecordRange::All(false)));
   HG_ASSIGN_OR_RETURN(bool any, cursor.Next());
   std::lock_guard<std::mutex> lock(mu_);
-  if (any) last_ts_ = last_appended_ts_ = static_cast<uint64_t>(cursor.id());
+  if (any) last_ts_ = last_appended_ts_ = newest_row_ts_ = static_cast<uint64_t>(cursor.id());
   return Status::OK();
 }
 
@@ -102,7 +102,9 @@ void Oplog::WithNextTimestamp(const std::function<void(uint64_t ts)>& fn) {
   last_appended_ts_ = ts;
 }
 
-uint64_t Oplog::NewestTimestamp() const { return last_ts_.load(); }
+uint64_t Oplog::NewestTimestamp() const { return newest_row_ts_.load(); }
+
+uint64_t Oplog::ClockTimestamp() const { return last_ts_.load(); }
 
 void Oplog::SetLimits(int64_t max_bytes, double min_retention_hours) {
   max_bytes_.store(max_bytes);
@@ -157,6 +159,7 @@ StatusWith<int64_t> Oplog::Truncate(uint64_t keep_from) {
 }
 
 void Oplog::AdvanceTo(uint64_t ts) {
+  if (ts <= last_ts_.load()) return;  // most requests: no need to wait for a commit's mutex
   std::lock_guard<std::mutex> lock(mu_);
   if (ts > last_ts_) last_ts_ = ts;
 }
@@ -232,6 +235,7 @@ Status Oplog::Add(storage::Session& s, Pending op) {
       // Still under the mutex PrepareCommit took: batches reach the log in timestamp order.
       hooks_.append(t->batch);
       last_appended_ts_ = t->last_ts;
+      if (t->last_ts > newest_row_ts_) newest_row_ts_ = t->last_ts;
       oplog_->AdjustCounts(static_cast<int64_t>(t->ops.size()), t->bytes);
     });
   }
@@ -301,6 +305,7 @@ Status Oplog::WriteRow(storage::Session& s, const BsonObj& op) {
   s.OnCommit([this, bytes] { oplog_->AdjustCounts(1, bytes); });
   std::lock_guard<std::mutex> lock(mu_);
   if (ts > last_ts_) last_ts_ = ts;
+  if (ts > newest_row_ts_) newest_row_ts_ = ts;
   return Status::OK();
 }
 

@@ -48,8 +48,11 @@ class Oplog final : public catalog::OpObserver {
   void WithNextTimestamp(const std::function<void(uint64_t ts)>& fn);
   // The timestamp of the newest batch handed to the Raft log (what a write concern waits for).
   uint64_t last_appended_ts() const;
-  // The newest timestamp this member's oplog holds or gave out.
+  // The timestamp of the newest entry this member's oplog holds (what catch-up starts after).
   uint64_t NewestTimestamp() const;
+  // The newest timestamp given out, written or heard of (AdvanceTo): the member's clock, which
+  // later entries pass.
+  uint64_t ClockTimestamp() const;
   // Later timestamps given out are greater than `ts` (a cluster time heard from a client).
   void AdvanceTo(uint64_t ts);
 
@@ -112,7 +115,8 @@ class Oplog final : public catalog::OpObserver {
   // is held across each replicated commit).
   std::atomic<uint64_t> last_ts_{0};  // the newest timestamp given out
   std::atomic<uint64_t> last_appended_ts_{0};
-  std::atomic<int64_t> max_bytes_{0};  // 0: not capped
+  std::atomic<uint64_t> newest_row_ts_{0};  // the newest row of local.oplog.rs
+  std::atomic<int64_t> max_bytes_{0};       // 0: not capped
   std::atomic<double> min_retention_hours_{0};
 };
 

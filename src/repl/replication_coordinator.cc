@@ -366,7 +366,7 @@ class ReplicationCoordinator::Impl {
   uint64_t LastWriteTimestamp() const { return oplog_.last_appended_ts(); }
 
   uint64_t ClusterTime() const {
-    const uint64_t logged = oplog_.NewestTimestamp();
+    const uint64_t logged = oplog_.ClockTimestamp();
     std::lock_guard<std::mutex> lock(mu_);
     if (!view_.config) return 0;
     return std::max({logged, view_.last_applied.ts, view_.last_committed.ts});
@@ -1070,8 +1070,6 @@ class ReplicationCoordinator::Impl {
     bson::BsonObj config = now.config ? now.config->ToBson() : bson::BsonObj();
     bson::BsonObj entry = MakeEntry(now.last_applied, now.last_applied_wall_ms, "snapshot",
                                     now.config ? &config : nullptr);
-    kept_snapshot_ts_.store(last_snapshot_ts_.load());
-    last_snapshot_ts_.store(now.last_applied.ts);
     *bufs = static_cast<raft_buffer*>(raft_malloc(sizeof(raft_buffer)));
     if (*bufs == nullptr) return RAFT_NOMEM;
     (*bufs)[0] = RaftCopy(entry);
@@ -1079,6 +1077,8 @@ class ReplicationCoordinator::Impl {
       raft_free(*bufs);
       return RAFT_NOMEM;
     }
+    kept_snapshot_ts_.store(last_snapshot_ts_.load());
+    last_snapshot_ts_.store(now.last_applied.ts);
     *n = 1;
     return 0;
   }
