@@ -155,6 +155,7 @@ StatusWith<ReadConcernArgs> ParseReadConcern(const BsonObj& cmd) {
   }
   BsonObj spec = e.Obj();
   rc.given = !spec.IsEmpty();
+  bool after_cluster_time = false;  // given as such (afterOpTime also sets the timestamp)
   for (BsonElement f : spec) {
     std::string_view name = f.FieldName();
     if (name == "level") {
@@ -173,6 +174,7 @@ StatusWith<ReadConcernArgs> ParseReadConcern(const BsonObj& cmd) {
       }
     } else if (name == "afterClusterTime") {
       HG_ASSIGN_OR_RETURN(rc.after_cluster_time, NonNullTimestamp(f));
+      after_cluster_time = true;
     } else if (name == "atClusterTime") {
       HG_ASSIGN_OR_RETURN(rc.at_cluster_time, NonNullTimestamp(f));
     } else if (name == "afterOpTime") {
@@ -193,8 +195,7 @@ StatusWith<ReadConcernArgs> ParseReadConcern(const BsonObj& cmd) {
                     "Unrecognized option in readConcern: " + std::string(name));
     }
   }
-  const bool after_cluster_time = rc.after_cluster_time != 0 && !rc.after_op_time;
-  if (after_cluster_time && spec.HasField("afterOpTime")) {
+  if (after_cluster_time && rc.after_op_time) {
     return Status(ErrorCode::kInvalidOptions,
                   "Can not specify both afterClusterTime and afterOpTime");
   }

@@ -151,6 +151,16 @@ def test_oplog_size_options(fresh_server, tmp_path):
     assert p.returncode != 0
     assert ("bad --oplogMinRetentionHours, argument must be greater or equal to 0"
             in p.stdout + p.stderr)
+    # The same checks for the YAML names.
+    for yaml, words in [("replication:\n  oplogSizeMB: 0\n",
+                         "bad --oplogSize, arg must be greater than 0,found: 0"),
+                        ("storage:\n  oplogMinRetentionHours: -2\n",
+                         "bad --oplogMinRetentionHours, argument must be greater or equal to 0")]:
+        conf = tmp_path / "bad.conf"
+        conf.write_text(yaml)
+        p = subprocess.run([hourglassd_path(), "--config", str(conf), "--dbpath", str(tmp_path),
+                            "--port", "1"], capture_output=True, text=True, timeout=60)
+        assert p.returncode != 0 and words in p.stdout + p.stderr, p.stderr
     s = member(fresh_server, extra=["--oplogSize", "3", "--oplogMinRetentionHours", "2.5"])
     c = s.client()
     try:

@@ -53,6 +53,16 @@ def ts_seconds_ahead(ts, seconds):
      "afterClusterTime field can be set only if level is equal to majority, local, or snapshot"),
     ({"level": "snapshot", "atClusterTime": Timestamp(5, 1), "afterClusterTime": Timestamp(5, 1)},
      72, "Specifying a timestamp for readConcern snapshot in a causally consistent session"),
+    ({"level": "snapshot", "atClusterTime": Timestamp(0, 0)}, 72,
+     "atClusterTime cannot be a null timestamp"),
+    ({"afterOpTime": 5}, 14, '"afterOpTime" had the wrong type. Expected object, found int'),
+    ({"afterOpTime": {"t": 1}}, 4, 'Missing expected field "ts"'),
+    ({"afterOpTime": {"ts": Timestamp(5, 1)}}, 4, 'Missing expected field "t"'),
+    ({"afterOpTime": {"ts": Timestamp(5, 1), "t": 1}, "afterClusterTime": Timestamp(5, 1)}, 72,
+     "Can not specify both afterClusterTime and afterOpTime"),
+    ({"level": "snapshot", "afterOpTime": {"ts": Timestamp(5, 1), "t": 1}}, 72,
+     "afterOpTime field cannot be set if level is equal to snapshot"),
+    ({"provenance": 3}, 14, '"provenance" had the wrong type. Expected string, found int'),
 ])
 def test_malformed_read_concerns(client, concern, code, words):
     c, _, msg = command_error(client.rc, {"find": "docs", "readConcern": concern})
