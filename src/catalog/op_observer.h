@@ -34,6 +34,9 @@ class OpObserver {
   // `doc`: the record removed.
   virtual Status OnDelete(storage::Session& s, const Collection& coll,
                           const bson::BsonObj& doc) = 0;
+  // `record`: statements of a retryable write that ran in this transaction (a StatementRecord,
+  // transaction_table.h), to travel with its writes.
+  virtual Status OnStatements(storage::Session& s, const bson::BsonObj& record) = 0;
   // Whether this server may write now (a replica set's writable primary): a write made when it
   // may not fails at its commit.
   virtual bool AcceptsWrites() const = 0;

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <string>
 
+#include "catalog/transaction_table.h"
 #include "commands/admin_commands.h"
 #include "commands/command_factories.h"
 #include "commands/command_util.h"
@@ -249,6 +250,21 @@ Status RunServerStatus(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& rep
     }
     reply.AppendInt64("totalTimeTruncatingMicros", stats.truncating_micros);
     reply.AppendInt64("truncateCount", stats.truncate_count);
+    reply.Close(t);
+  }
+  if (service.transactions != nullptr && Wanted(cmd, "transactions")) {
+    // Retryable writes, as mongod counts them; multi-document transactions do not exist yet.
+    const auto& c = service.transactions->counters();
+    size_t t = reply.OpenObject("transactions");
+    reply.AppendInt64("retriedCommandsCount", c.retried_commands.load());
+    reply.AppendInt64("retriedStatementsCount", c.retried_statements.load());
+    reply.AppendInt64("transactionsCollectionWriteCount", c.records_written.load());
+    for (const char* zero :
+         {"currentActive", "currentInactive", "currentOpen", "totalAborted", "totalCommitted",
+          "totalStarted", "totalPrepared", "totalPreparedThenCommitted", "totalPreparedThenAborted",
+          "currentPrepared"}) {
+      reply.AppendInt64(zero, 0);
+    }
     reply.Close(t);
   }
   if (Wanted(cmd, "wiredTiger")) {

@@ -8,6 +8,7 @@
 #include "commands/command_factories.h"
 #include "commands/command_util.h"
 #include "commands/crud_util.h"
+#include "commands/retryable_write.h"
 #include "commands/rollups.h"
 #include "commands/timeseries_util.h"
 #include "commands/timeseries_write.h"
@@ -119,9 +120,11 @@ class WriteCommand : public Command {
   }
 };
 
-// Inserts docs[begin, end) in one transaction.
+// Inserts docs[begin, end) in one transaction; a retryable write records their statements
+// (`statements[i]`: the statement index of docs[i]) in it.
 Status InsertGroup(CommandContext& ctx, catalog::Collection& coll, const std::vector<BsonObj>& docs,
-                   size_t begin, size_t end) {
+                   size_t begin, size_t end, const RetryableWrite* retry,
+                   const std::vector<int>& statements) {
   int64_t bytes = 0;
   HG_RETURN_IF_ERROR(storage::RetryOnWriteConflict([&] {
     bytes = 0;
@@ -133,6 +136,11 @@ Status InsertGroup(CommandContext& ctx, catalog::Collection& coll, const std::ve
       auto rid = coll.Insert(*session, docs[i]);
       if (!rid.ok()) return rid.status();
       bytes += docs[i].size();
+    }
+    if (retry) {
+      HG_RETURN_IF_ERROR(retry->Record(
+          *session, std::vector<int>(statements.begin() + static_cast<std::ptrdiff_t>(begin),
+                                     statements.begin() + static_cast<std::ptrdiff_t>(end))));
     }
     return wu.Commit();
   }));
@@ -150,9 +158,11 @@ class InsertCommand : public WriteCommand {
     const bool ordered = req.ordered;
     HG_ASSIGN_OR_RETURN(exec::ResolvedNamespace resolved, ResolveWriteTarget(ctx, req.nss));
     HG_RETURN_IF_ERROR(exec::RequireBuckets(resolved));
+    HG_ASSIGN_OR_RETURN(auto retry, RetryableWrite::Begin(ctx, req.cmd));
     if (resolved.timeseries) {
-      HG_ASSIGN_OR_RETURN(InsertOutcome outcome,
-                          InsertMeasurements(ctx, *resolved.timeseries, req.statements, ordered));
+      HG_ASSIGN_OR_RETURN(
+          InsertOutcome outcome,
+          InsertMeasurements(ctx, *resolved.timeseries, req.statements, ordered, retry.get()));
       ctx.service.counters.op_insert += outcome.n + static_cast<int64_t>(outcome.errors.size());
       std::vector<WriteError> errors;
       for (auto& [i, st] : outcome.errors) errors.push_back({i, st});
@@ -166,8 +176,14 @@ class InsertCommand : public WriteCommand {
     std::vector<WriteError> errors;
     std::vector<int> original_index;
     int index = 0;
+    int64_t n = 0;
     for (DocumentArray::Entry e : req.statements) {
       HG_ASSIGN_OR_RETURN(BsonObj doc, e.Document("insert"));
+      if (retry && retry->Retried(index)) {
+        ++n;  // inserted by an earlier attempt of this write
+        ++index;
+        continue;
+      }
       auto prepared = PrepareInsertDocument(doc);
       if (prepared.ok()) {
         Status valid = ValidateDocument(*coll, prepared.value());
@@ -188,14 +204,13 @@ class InsertCommand : public WriteCommand {
       limit = 0;
       while (limit < docs.size() && original_index[limit] < errors.front().index) ++limit;
     }
-    int64_t n = 0;
     size_t i = 0;
     bool stop = false;
     while (i < limit && !stop) {
       // Stopped between groups, the command fails whole (what was inserted stays), as MongoDB's.
       HG_RETURN_IF_ERROR(CheckForInterrupt());
       size_t end = std::min(limit, i + kInsertGroup);
-      Status st = InsertGroup(ctx, *coll, docs, i, end);
+      Status st = InsertGroup(ctx, *coll, docs, i, end, retry.get(), original_index);
       if (st.ok()) {
         n += static_cast<int64_t>(end - i);
         i = end;
@@ -203,7 +218,7 @@ class InsertCommand : public WriteCommand {
       }
       for (; i < end; ++i) {
         HG_RETURN_IF_ERROR(CheckForInterrupt());
-        Status one = InsertGroup(ctx, *coll, docs, i, i + 1);
+        Status one = InsertGroup(ctx, *coll, docs, i, i + 1, retry.get(), original_index);
         if (one.ok()) {
           ++n;
           continue;
@@ -220,6 +235,7 @@ class InsertCommand : public WriteCommand {
     if (ordered && errors.size() > 1) errors.erase(errors.begin() + 1, errors.end());
     ctx.service.counters.op_insert += n + static_cast<int64_t>(errors.size());
     reply.AppendInt32("n", static_cast<int32_t>(n));
+    if (retry) retry->AppendRetriedStmtIds(reply);
     AppendWriteErrors(reply, errors);
     return Status::OK();
   }
@@ -319,11 +335,17 @@ std::shared_ptr<const collation::Collator> StatementCollator(const Statement& st
   return stmt.has_collation ? stmt.collator : DefaultCollation(coll);
 }
 
+// Called in a write's transaction before it commits, when it wrote: a retryable write records
+// its statement there.
+template <typename Result>
+using BeforeCommit = std::function<Status(storage::Session&, const Result&)>;
+
 // Runs one update statement. `sort` is used by findAndModify only.
 StatusWith<UpdateResult> RunUpdate(CommandContext& ctx, catalog::Collection& coll, const BsonObj& q,
                                    const query::UpdateDriver& driver, bool multi, bool upsert,
                                    const BsonObj& sort, const query::ExpressionContext& ectx,
-                                   const BsonElement& hint = BsonElement()) {
+                                   const BsonElement& hint = BsonElement(),
+                                   const BeforeCommit<UpdateResult>& before_commit = nullptr) {
   HG_ASSIGN_OR_RETURN(auto matcher, query::Matcher::Parse(q, ectx));
   // Before the transaction starts: its snapshot must hold every acknowledged measurement.
   HG_RETURN_IF_ERROR(coll.read_barrier().Run());
@@ -377,6 +399,9 @@ StatusWith<UpdateResult> RunUpdate(CommandContext& ctx, catalog::Collection& col
       result.after = doc;
       ++records_delta;
       bytes_delta += doc.size();
+    }
+    if (before_commit && (result.modified > 0 || result.upserted_id)) {
+      HG_RETURN_IF_ERROR(before_commit(*session, result));
     }
     return wu.Commit();
   }));
@@ -456,6 +481,7 @@ class UpdateCommand : public WriteCommand {
     HG_RETURN_IF_ERROR(exec::RequireBuckets(resolved));
     if (resolved.timeseries) return UpdateTimeseries(ctx, *resolved.timeseries, req, reply);
     HG_ASSIGN_OR_RETURN(auto coll, WritableCollection(ctx, req.nss));
+    HG_ASSIGN_OR_RETURN(auto retry, RetryableWrite::Begin(ctx, req.cmd));
     int64_t n = 0, n_modified = 0;
     std::vector<WriteError> errors;
     std::vector<std::pair<int, BsonObj>> upserted;
@@ -464,18 +490,42 @@ class UpdateCommand : public WriteCommand {
       HG_RETURN_IF_ERROR(CheckForInterrupt());
       ++ctx.service.counters.op_update;
       Status st = [&]() -> Status {
+        // What the statement did, as a retry of it answers again: {n, nModified, [upserted]}.
+        auto count = [&](int64_t matched, int64_t modified, const BsonElement& upserted_id) {
+          n += matched;
+          n_modified += modified;
+          if (upserted_id.eoo()) return;
+          BsonBuilder id;
+          id.AppendElementAs(upserted_id, "");
+          upserted.emplace_back(index, id.Obj());
+        };
+        BeforeCommit<UpdateResult> record;
+        if (retry) {
+          if (std::optional<BsonObj> before = retry->Retried(index)) {
+            count(before->GetField("n").NumberLong(), before->GetField("nModified").NumberLong(),
+                  before->GetField("upserted"));
+            return Status::OK();
+          }
+          if (stmt.multi) {
+            return Status(ErrorCode::kInvalidOptions,
+                          "Cannot use (or request) retryable writes with multi=true");
+          }
+          record = [&](storage::Session& s, const UpdateResult& r) {
+            BsonBuilder result;
+            result.AppendInt64("n", r.matched + (r.upserted_id ? 1 : 0));
+            result.AppendInt64("nModified", r.modified);
+            if (r.upserted_id) result.AppendElementAs(r.upserted_id->FirstElement(), "upserted");
+            return retry->Record(s, {index}, result.Obj());
+          };
+        }
         query::ExpressionContext sectx = ectx;
         sectx.collator = StatementCollator(stmt, coll.get());
         HG_ASSIGN_OR_RETURN(auto driver,
                             ParseUpdate(stmt.u, stmt.array_filters, sectx, stmt.multi));
         HG_ASSIGN_OR_RETURN(auto r, RunUpdate(ctx, *coll, stmt.q, driver, stmt.multi, stmt.upsert,
-                                              BsonObj(), sectx, stmt.hint));
-        n += r.matched;
-        n_modified += r.modified;
-        if (r.upserted_id) {
-          ++n;
-          upserted.emplace_back(index, *r.upserted_id);
-        }
+                                              BsonObj(), sectx, stmt.hint, record));
+        count(r.matched + (r.upserted_id ? 1 : 0), r.modified,
+              r.upserted_id ? r.upserted_id->FirstElement() : BsonElement());
         return Status::OK();
       }();
       if (!st.ok()) {
@@ -488,17 +538,18 @@ class UpdateCommand : public WriteCommand {
     reply.AppendInt32("n", static_cast<int32_t>(n));
     reply.AppendInt32("nModified", static_cast<int32_t>(n_modified));
     AppendUpserted(reply, upserted);
+    if (retry) retry->AppendRetriedStmtIds(reply);
     AppendWriteErrors(reply, errors);
     return Status::OK();
   }
 };
 
 // Deletes the records matching `q` (at most one if !multi); returns them.
-StatusWith<std::vector<catalog::Record>> RunDelete(CommandContext& ctx, catalog::Collection& coll,
-                                                   const BsonObj& q, bool multi,
-                                                   const BsonObj& sort,
-                                                   const query::ExpressionContext& ectx,
-                                                   const BsonElement& hint = BsonElement()) {
+StatusWith<std::vector<catalog::Record>> RunDelete(
+    CommandContext& ctx, catalog::Collection& coll, const BsonObj& q, bool multi,
+    const BsonObj& sort, const query::ExpressionContext& ectx,
+    const BsonElement& hint = BsonElement(),
+    const BeforeCommit<std::vector<catalog::Record>>& before_commit = nullptr) {
   HG_ASSIGN_OR_RETURN(auto matcher, query::Matcher::Parse(q, ectx));
   HG_RETURN_IF_ERROR(coll.read_barrier().Run());  // before the transaction (RunUpdate)
   std::vector<catalog::Record> deleted;
@@ -518,6 +569,7 @@ StatusWith<std::vector<catalog::Record>> RunDelete(CommandContext& ctx, catalog:
       HG_RETURN_IF_ERROR(coll.Remove(*session, rec.id, rec.doc));
       deleted.push_back(std::move(rec));
     }
+    if (before_commit && !deleted.empty()) HG_RETURN_IF_ERROR(before_commit(*session, deleted));
     return wu.Commit();
   }));
   int64_t bytes = 0;
@@ -548,6 +600,11 @@ class DeleteCommand : public WriteCommand {
     };
     HG_ASSIGN_OR_RETURN(DeleteRequest req, ParseDeleteRequest(request, ctx.db, check_target));
     const query::ExpressionContext& ectx = req.expr_ctx;
+    // Time-series deletes are not recorded yet (docs/compatibility.md): a retry runs them again.
+    std::unique_ptr<RetryableWrite> retry;
+    if (!ts) {
+      HG_ASSIGN_OR_RETURN(retry, RetryableWrite::Begin(ctx, req.cmd));
+    }
     int64_t n = 0;
     std::vector<WriteError> errors;
     int index = 0;
@@ -563,9 +620,25 @@ class DeleteCommand : public WriteCommand {
           n += k;
           return Status::OK();
         }
+        BeforeCommit<std::vector<catalog::Record>> record;
+        if (retry) {
+          if (std::optional<BsonObj> before = retry->Retried(index)) {
+            n += before->GetField("n").NumberLong();
+            return Status::OK();
+          }
+          if (stmt.multi) {
+            return Status(ErrorCode::kInvalidOptions,
+                          "Cannot use (or request) retryable writes with limit=0");
+          }
+          record = [&](storage::Session& s, const std::vector<catalog::Record>& deleted) {
+            BsonBuilder result;
+            result.AppendInt64("n", static_cast<int64_t>(deleted.size()));
+            return retry->Record(s, {index}, result.Obj());
+          };
+        }
         if (!coll || coll->ident().empty()) return query::Matcher::Parse(stmt.q, sectx).status();
-        HG_ASSIGN_OR_RETURN(auto deleted,
-                            RunDelete(ctx, *coll, stmt.q, stmt.multi, BsonObj(), sectx, stmt.hint));
+        HG_ASSIGN_OR_RETURN(auto deleted, RunDelete(ctx, *coll, stmt.q, stmt.multi, BsonObj(),
+                                                    sectx, stmt.hint, record));
         n += static_cast<int64_t>(deleted.size());
         return Status::OK();
       }();
@@ -577,6 +650,7 @@ class DeleteCommand : public WriteCommand {
       ++index;
     }
     reply.AppendInt32("n", static_cast<int32_t>(n));
+    if (retry) retry->AppendRetriedStmtIds(reply);
     AppendWriteErrors(reply, errors);
     return Status::OK();
   }
@@ -590,7 +664,7 @@ class FindAndModifyCommand : public Command {
   Status Run(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& reply) const override {
     HG_RETURN_IF_ERROR(CheckKnownFields(
         cmd, {"query", "sort", "remove", "update", "new", "fields", "upsert",
-              "bypassDocumentValidation", "arrayFilters", "hint", "collation", "let"}));
+              "bypassDocumentValidation", "arrayFilters", "hint", "collation", "let", "stmtId"}));
     HG_ASSIGN_OR_RETURN(std::string coll_name, GetCollectionName(cmd, ctx.db));
     HG_ASSIGN_OR_RETURN(auto collator,
                         CheckHintAndGetCollation("findAndModify", cmd, ctx.service,
@@ -683,39 +757,74 @@ class FindAndModifyCommand : public Command {
       return append_value(*value);
     }
     HG_ASSIGN_OR_RETURN(auto coll, WritableCollection(ctx, nss));
-    if (remove) {
-      ++ctx.service.counters.op_delete;
-      HG_ASSIGN_OR_RETURN(auto deleted,
-                          RunDelete(ctx, *coll, query_doc, false, sort_doc, ectx, cmd["hint"]));
-      leo = reply.OpenObject("lastErrorObject");
-      reply.AppendInt32("n", static_cast<int32_t>(deleted.size()));
-      reply.Close(leo);
-      if (deleted.empty()) {
-        reply.AppendNull("value");
+    HG_ASSIGN_OR_RETURN(auto retry, RetryableWrite::Begin(ctx, cmd));
+    // `a`: {lastErrorObject, value} before the projection, what a retry answers again.
+    auto answer = [&](const BsonObj& a) -> Status {
+      reply.AppendObject("lastErrorObject", a["lastErrorObject"].Obj());
+      if (a["value"].type() == BsonType::kObject) {
+        HG_RETURN_IF_ERROR(append_value(a["value"].Obj()));
       } else {
-        HG_RETURN_IF_ERROR(append_value(deleted.front().doc));
+        reply.AppendNull("value");
+      }
+      if (retry && !retry->retried().empty()) {
+        reply.AppendInt32("retriedStmtId", retry->retried().front());
       }
       return Status::OK();
+    };
+    if (retry) {
+      if (std::optional<BsonObj> before = retry->Retried(0)) return answer(*before);
+    }
+    if (remove) {
+      ++ctx.service.counters.op_delete;
+      auto removed = [](const std::vector<catalog::Record>& deleted) {
+        BsonBuilder a;
+        size_t leo = a.OpenObject("lastErrorObject");
+        a.AppendInt32("n", static_cast<int32_t>(deleted.size()));
+        a.Close(leo);
+        if (deleted.empty()) {
+          a.AppendNull("value");
+        } else {
+          a.AppendObject("value", deleted.front().doc);
+        }
+        return a.Obj();
+      };
+      BeforeCommit<std::vector<catalog::Record>> record;
+      if (retry) {
+        record = [&](storage::Session& s, const std::vector<catalog::Record>& deleted) {
+          return retry->Record(s, {0}, removed(deleted));
+        };
+      }
+      HG_ASSIGN_OR_RETURN(auto deleted, RunDelete(ctx, *coll, query_doc, false, sort_doc, ectx,
+                                                  cmd["hint"], record));
+      return answer(removed(deleted));
     }
     ++ctx.service.counters.op_update;
+    auto updated = [&](const UpdateResult& r) {
+      BsonBuilder a;
+      size_t leo = a.OpenObject("lastErrorObject");
+      a.AppendInt32("n", r.matched > 0 || r.upserted_id ? 1 : 0);
+      a.AppendBool("updatedExisting", r.matched > 0);
+      if (r.upserted_id) a.AppendElementAs(r.upserted_id->FirstElement(), "upserted");
+      a.Close(leo);
+      if (return_new && (r.matched > 0 || r.upserted_id)) {
+        a.AppendObject("value", r.after);
+      } else if (!return_new && r.matched > 0) {
+        a.AppendObject("value", r.before);
+      } else {
+        a.AppendNull("value");
+      }
+      return a.Obj();
+    };
+    BeforeCommit<UpdateResult> record;
+    if (retry) {
+      record = [&](storage::Session& s, const UpdateResult& r) {
+        return retry->Record(s, {0}, updated(r));
+      };
+    }
     HG_ASSIGN_OR_RETURN(auto driver, ParseUpdate(u, af.value_or(BsonObj()), ectx));
     HG_ASSIGN_OR_RETURN(auto r, RunUpdate(ctx, *coll, query_doc, driver, false, upsert, sort_doc,
-                                          ectx, cmd["hint"]));
-    leo = reply.OpenObject("lastErrorObject");
-    reply.AppendInt32("n", r.matched > 0 || r.upserted_id ? 1 : 0);
-    reply.AppendBool("updatedExisting", r.matched > 0);
-    if (r.upserted_id) reply.AppendElementAs(r.upserted_id->FirstElement(), "upserted");
-    reply.Close(leo);
-    if (r.matched == 0 && !r.upserted_id) {
-      reply.AppendNull("value");
-    } else if (return_new) {
-      HG_RETURN_IF_ERROR(append_value(r.after));
-    } else if (r.matched > 0) {
-      HG_RETURN_IF_ERROR(append_value(r.before));
-    } else {
-      reply.AppendNull("value");
-    }
-    return Status::OK();
+                                          ectx, cmd["hint"], record));
+    return answer(updated(r));
   }
 };
 

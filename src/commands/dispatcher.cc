@@ -18,6 +18,7 @@
 #include "commands/operation_registry.h"
 #include "commands/read_concern.h"
 #include "commands/replication_checks.h"
+#include "commands/retryable_write.h"
 #include "commands/write_concern.h"
 
 namespace hourglass::commands {
@@ -222,6 +223,10 @@ DispatchResult Dispatch(ServiceContext& service, ClientState& client, const Comm
     } else {
       result.reply = FailedReply(allowed, fail_command);
     }
+    return result;
+  }
+  if (Status st = CheckTransactionArguments(service, *cmd, body); !st.ok()) {
+    result.reply = FailedReply(st, fail_command);
     return result;
   }
   // The concerns, checked before anything runs: a malformed one refuses the command.

@@ -22,6 +22,9 @@
 namespace hourglass::exec {
 class CursorManager;
 }
+namespace hourglass::catalog {
+class TransactionTable;
+}
 namespace hourglass::repl {
 class ReplicationCoordinator;
 }
@@ -107,6 +110,9 @@ class ServiceContext {
   timeseries::BucketCatalog* bucket_catalog = nullptr;
   auth::UserStore* users = nullptr;
   Rollups* rollups = nullptr;  // absent in tests that do not start it
+  // What retryable writes ran (catalog/transaction_table.h); absent in tests that do not open it,
+  // where retryable writes run as plain ones.
+  catalog::TransactionTable* transactions = nullptr;
   // The replica set member (--replSet); nullptr on a standalone.
   repl::ReplicationCoordinator* repl = nullptr;
   ServerOptions options;

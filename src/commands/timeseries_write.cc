@@ -60,7 +60,8 @@ class DistinctBatches {
 
 StatusWith<InsertOutcome> InsertMeasurements(CommandContext& ctx,
                                              const timeseries::TimeseriesCollection& coll,
-                                             const DocumentArray& documents, bool ordered) {
+                                             const DocumentArray& documents, bool ordered,
+                                             RetryableWrite* retry) {
   // Checked before any measurement is staged (a staged batch is committed whatever happens).
   HG_RETURN_IF_ERROR(CheckForInterrupt());
   timeseries::BucketCatalog& catalog = *ctx.service.bucket_catalog;
@@ -91,8 +92,17 @@ StatusWith<InsertOutcome> InsertMeasurements(CommandContext& ctx,
   staged.reserve(static_cast<size_t>(documents.size()));
   const BucketIndexChecks checks(*coll.buckets, time_field);
   int index = 0;
+  std::optional<catalog::StatementRecord> statement;
   for (DocumentArray::Entry e : documents) {
     HG_ASSIGN_OR_RETURN(BsonObj doc, e.Document("insert"));
+    if (retry) {
+      if (retry->Retried(index)) {
+        ++out.n;  // inserted by an earlier attempt of this write
+        ++index;
+        continue;
+      }
+      statement = retry->RecordOf({index});
+    }
     Status st = Status::OK();
     auto prepared = PrepareInsertDocument(doc, /*id_first=*/false);
     if (!prepared.ok()) {
@@ -116,9 +126,10 @@ StatusWith<InsertOutcome> InsertMeasurements(CommandContext& ctx,
         r.meta = raw;
         r.meta_status = checks.CheckMeta(meta);
       }
-      auto batch = r.meta_status.ok()
-                       ? catalog.Insert(coll, *session, m, r.series.get())
-                       : StatusWith<std::shared_ptr<timeseries::WriteBatch>>(r.meta_status);
+      auto batch =
+          r.meta_status.ok()
+              ? catalog.Insert(coll, *session, m, r.series.get(), statement ? &*statement : nullptr)
+              : StatusWith<std::shared_ptr<timeseries::WriteBatch>>(r.meta_status);
       if (batch.ok()) {
         if (batch.value().get() != r.batch) {
           r.batch = batch.value().get();

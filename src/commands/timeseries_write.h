@@ -8,6 +8,7 @@
 #include "bson/bson.h"
 #include "commands/command.h"
 #include "commands/command_request.h"
+#include "commands/retryable_write.h"
 #include "timeseries/bucket_catalog.h"
 
 namespace hourglass::commands {
@@ -21,10 +22,12 @@ struct InsertOutcome {
 // Inserts `documents` (the insert command's array or document sequence) into `coll`. Each
 // measurement must be a document whose time field holds a Date (BadValue otherwise); a missing
 // `_id` is generated. Ordered: stops at the first failing measurement; unordered: every valid one
-// is inserted.
+// is inserted. A retryable write (`retry`) skips the measurements an earlier attempt inserted
+// (counting them in `n`) and records the others with the commits of their buckets.
 StatusWith<InsertOutcome> InsertMeasurements(CommandContext& ctx,
                                              const timeseries::TimeseriesCollection& coll,
-                                             const DocumentArray& documents, bool ordered);
+                                             const DocumentArray& documents, bool ordered,
+                                             RetryableWrite* retry = nullptr);
 
 // How a delete or update of measurements goes: `dry_run` changes nothing (explain) but counts
 // the same; `stats`, when set, receives the work done.

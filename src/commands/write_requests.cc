@@ -89,7 +89,8 @@ StatusWith<DeleteStatement> ParseDeleteStatement(const DocumentArray::Entry& ent
 StatusWith<InsertRequest> ParseInsertRequest(const CommandRequest& request, std::string_view db) {
   InsertRequest r;
   HG_RETURN_IF_ERROR(ParseWriteCommandBase(
-      request, "insert", "documents", {"documents", "ordered", "bypassDocumentValidation"}, &r));
+      request, "insert", "documents",
+      {"documents", "ordered", "bypassDocumentValidation", "stmtId", "stmtIds"}, &r));
   HG_RETURN_IF_ERROR(ParseCollectionName(db, &r));
   return r;
 }
@@ -97,7 +98,8 @@ StatusWith<InsertRequest> ParseInsertRequest(const CommandRequest& request, std:
 StatusWith<UpdateRequest> ParseUpdateRequest(const CommandRequest& request, std::string_view db) {
   UpdateRequest r;
   HG_RETURN_IF_ERROR(ParseWriteCommandBase(
-      request, "update", "updates", {"updates", "ordered", "bypassDocumentValidation", "let"}, &r));
+      request, "update", "updates",
+      {"updates", "ordered", "bypassDocumentValidation", "let", "stmtId", "stmtIds"}, &r));
   HG_ASSIGN_OR_RETURN(r.expr_ctx, CommandExpressionContext(r.cmd));
   // Every statement is parsed before anything runs, as MongoDB's IDL does: a malformed statement
   // fails the command; only execution errors become writeErrors.
@@ -114,8 +116,8 @@ StatusWith<DeleteRequest> ParseDeleteRequest(
     const CommandRequest& request, std::string_view db,
     const std::function<Status(const catalog::NamespaceString&)>& check_target) {
   DeleteRequest r;
-  HG_RETURN_IF_ERROR(
-      ParseWriteCommandBase(request, "delete", "deletes", {"deletes", "ordered", "let"}, &r));
+  HG_RETURN_IF_ERROR(ParseWriteCommandBase(request, "delete", "deletes",
+                                           {"deletes", "ordered", "let", "stmtId", "stmtIds"}, &r));
   HG_ASSIGN_OR_RETURN(r.expr_ctx, CommandExpressionContext(r.cmd));
   HG_RETURN_IF_ERROR(ParseCollectionName(db, &r));
   HG_RETURN_IF_ERROR(catalog::ValidateCollectionName(r.nss));

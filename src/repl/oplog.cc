@@ -47,6 +47,10 @@ BsonObj WithoutFirstField(const BsonObj& o) {
 // n: bytes replaced, d: BinData}]}.
 constexpr std::string_view kEditsField = "hgEdits";
 
+// The retryable-write records (catalog::StatementRecord) of a transaction, on its last operation:
+// {hgStmts: [{lsid, txnNumber, stmtId: [ids], wall, [result]}]}.
+constexpr std::string_view kStatementsField = "hgStmts";
+
 Status CannotApply(const BsonObj& op, std::string why) {
   return Status(ErrorCode::kOplogOperationUnsupported,
                 "cannot apply oplog entry " + op.ToJson() + ": " + std::move(why));
@@ -67,14 +71,16 @@ struct Oplog::Pending {
 // dropped after its commit hooks, which releases the oplog's mutex taken at pre-commit.
 struct Oplog::Transaction {
   std::vector<Pending> ops;
+  std::vector<BsonObj> statements;  // retryable-write records
   std::unique_lock<std::mutex> lock;
   BsonObj batch;
   uint64_t last_ts = 0;
   int64_t bytes = 0;
 };
 
-Oplog::Oplog(storage::KvEngine* engine, catalog::Catalog* catalog)
-    : engine_(engine), catalog_(catalog) {}
+Oplog::Oplog(storage::KvEngine* engine, catalog::Catalog* catalog,
+             catalog::TransactionTable* transactions)
+    : engine_(engine), catalog_(catalog), transactions_(transactions) {}
 
 Status Oplog::Open(Hooks hooks) {
   hooks_ = std::move(hooks);
@@ -219,12 +225,26 @@ Status Oplog::OnCommand(storage::Session& s, const std::string& db, const std::s
   return Add(s, Pending{'c', db + ".$cmd", uuid, o.Owned(), o2.Owned()});
 }
 
+Status Oplog::OnStatements(storage::Session& s, const BsonObj& record) {
+  if (t_applying) return Status::OK();
+  if (!s.InTransaction()) {
+    return Status(ErrorCode::kInternalError, "a retryable write outside a storage transaction");
+  }
+  TransactionOf(s).statements.push_back(record.Owned());
+  return Status::OK();
+}
+
 Status Oplog::Add(storage::Session& s, Pending op) {
   if (!s.InTransaction()) {
     // Its entry could not commit with it.
     return Status(ErrorCode::kInternalError,
                   "a replicated write to " + op.ns + " outside a storage transaction");
   }
+  TransactionOf(s).ops.push_back(std::move(op));
+  return Status::OK();
+}
+
+Oplog::Transaction& Oplog::TransactionOf(storage::Session& s) {
   std::shared_ptr<void>& slot = s.TransactionState(this);
   if (!slot) {
     auto txn = std::make_shared<Transaction>();
@@ -232,6 +252,7 @@ Status Oplog::Add(storage::Session& s, Pending op) {
     slot = std::move(txn);
     s.OnPreCommit([this, &s, t] { return PrepareCommit(s, *t); });
     s.OnCommit([this, t] {
+      if (t->ops.empty()) return;  // only records of unreplicated writes (PrepareCommit)
       // Still under the mutex PrepareCommit took: batches reach the log in timestamp order.
       hooks_.append(t->batch);
       last_appended_ts_ = t->last_ts;
@@ -239,8 +260,7 @@ Status Oplog::Add(storage::Session& s, Pending op) {
       oplog_->AdjustCounts(static_cast<int64_t>(t->ops.size()), t->bytes);
     });
   }
-  static_cast<Transaction*>(slot.get())->ops.push_back(std::move(op));
-  return Status::OK();
+  return *static_cast<Transaction*>(slot.get());
 }
 
 Status Oplog::PrepareCommit(storage::Session& s, Transaction& txn) {
@@ -249,6 +269,11 @@ Status Oplog::PrepareCommit(storage::Session& s, Transaction& txn) {
     // A write on a member that is not the writable primary (a background task, or a primary
     // that just stepped down): it would not be in the set's log.
     return Status(ErrorCode::kNotWritablePrimary, "not primary");
+  }
+  if (txn.ops.empty()) {
+    // Records of statements that wrote nothing replicated (the `local` database): nothing to
+    // carry them, nothing for a retry elsewhere to find.
+    return Status::OK();
   }
   txn.lock = std::unique_lock<std::mutex>(mu_);
   const int64_t wall = NowMillis();
@@ -265,6 +290,11 @@ Status Oplog::PrepareCommit(storage::Session& s, Transaction& txn) {
     b.AppendInt64("t", term);
     b.AppendInt64("v", 2);
     b.AppendDate("wall", wall);
+    if (&p == &txn.ops.back() && !txn.statements.empty()) {
+      bson::BsonArrayBuilder records;
+      for (const BsonObj& r : txn.statements) records.AppendObject(r);
+      b.AppendArray(kStatementsField, records.Obj());
+    }
     BsonObj entry = b.Obj();
     HG_RETURN_IF_ERROR(oplog_->InsertAt(s, static_cast<int64_t>(ts), entry));
     ops.AppendObject(entry);
@@ -361,11 +391,25 @@ Status Oplog::Apply(const BsonObj& entry) {
         HG_ASSIGN_OR_RETURN(bool held, Holds(*session, ops[k]));
         if (held) continue;
         HG_RETURN_IF_ERROR(ApplyCrud(*session, ops[k]));
+        HG_RETURN_IF_ERROR(ApplyStatements(*session, ops[k]));
         HG_RETURN_IF_ERROR(WriteRow(*session, ops[k]));
       }
       return wu.Commit();
     }));
     i = end;
+  }
+  return Status::OK();
+}
+
+Status Oplog::ApplyStatements(storage::Session& s, const BsonObj& op) {
+  BsonElement records = op[kStatementsField];
+  if (records.eoo()) return Status::OK();
+  if (records.type() != BsonType::kArray || transactions_ == nullptr) {
+    return CannotApply(op, "malformed retryable-write records");
+  }
+  for (BsonElement r : records.Obj()) {
+    if (r.type() != BsonType::kObject) return CannotApply(op, "a retryable-write record");
+    HG_RETURN_IF_ERROR(transactions_->ApplyRecord(s, r.Obj()));
   }
   return Status::OK();
 }

@@ -22,6 +22,7 @@
 #include "bson/bson.h"
 #include "catalog/catalog.h"
 #include "catalog/op_observer.h"
+#include "catalog/transaction_table.h"
 #include "storage/kv_engine.h"
 
 namespace hourglass::repl {
@@ -37,7 +38,10 @@ class Oplog final : public catalog::OpObserver {
     std::function<void(bson::BsonObj batch)> append;
   };
 
-  Oplog(storage::KvEngine* engine, catalog::Catalog* catalog);
+  // `transactions`: where the retryable-write records that come with applied writes go (may be
+  // null in tests that apply none).
+  Oplog(storage::KvEngine* engine, catalog::Catalog* catalog,
+        catalog::TransactionTable* transactions);
 
   // Creates `local.oplog.rs` when missing and reads its newest timestamp. Call once, first.
   Status Open(Hooks hooks);
@@ -83,6 +87,7 @@ class Oplog final : public catalog::OpObserver {
                   const std::vector<storage::Session::Modification>& edits) override;
   Status OnDelete(storage::Session& s, const catalog::Collection& coll,
                   const bson::BsonObj& doc) override;
+  Status OnStatements(storage::Session& s, const bson::BsonObj& record) override;
   bool AcceptsWrites() const override;
   Status OnCommand(storage::Session& s, const std::string& db, const std::string& uuid,
                    const bson::BsonObj& o, const bson::BsonObj& o2) override;
@@ -92,6 +97,8 @@ class Oplog final : public catalog::OpObserver {
   struct Transaction;
   // Adds an operation to the transaction open in `s`, registering its commit hooks first.
   Status Add(storage::Session& s, Pending op);
+  // The transaction open in `s`, its commit hooks registered when it is new.
+  Transaction& TransactionOf(storage::Session& s);
   // In the transaction, before it commits: timestamps, `local.oplog.rs` rows, the batch.
   Status PrepareCommit(storage::Session& s, Transaction& txn);
   uint64_t NextTimestampLocked();
@@ -105,9 +112,12 @@ class Oplog final : public catalog::OpObserver {
                     const std::shared_ptr<catalog::Collection>& coll, int64_t rid,
                     const bson::BsonElement& id);
   Status WriteRow(storage::Session& s, const bson::BsonObj& op);
+  // The retryable-write records an applied operation carries (kStatementsField).
+  Status ApplyStatements(storage::Session& s, const bson::BsonObj& op);
 
   storage::KvEngine* engine_;
   catalog::Catalog* catalog_;
+  catalog::TransactionTable* transactions_;
   Hooks hooks_;
   std::shared_ptr<catalog::Collection> oplog_;  // local.oplog.rs
   mutable std::mutex mu_;

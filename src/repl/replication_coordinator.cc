@@ -176,7 +176,7 @@ bson::ObjectId ElectionIdForTerm(int64_t term) {
 class ReplicationCoordinator::Impl {
  public:
   Impl(Options options, storage::KvEngine* engine, catalog::Catalog* catalog)
-      : opts_(std::move(options)), engine_(engine), oplog_(engine, catalog) {}
+      : opts_(std::move(options)), engine_(engine), oplog_(engine, catalog, opts_.transactions) {}
 
   ~Impl() {
     Shutdown();

@@ -24,7 +24,8 @@ class KvEngine;
 }
 namespace hourglass::catalog {
 class Catalog;
-}
+class TransactionTable;
+}  // namespace hourglass::catalog
 
 namespace hourglass::repl {
 
@@ -93,6 +94,8 @@ class ReplicationCoordinator {
     int64_t oplog_size_mb = 0;
     // --oplogMinRetentionHours: entries younger than this stay whatever the size (0: none).
     double oplog_min_retention_hours = 0;
+    // Where the retryable-write records that come with applied writes go.
+    catalog::TransactionTable* transactions = nullptr;
   };
 
   // Writes to `catalog`'s collections are logged (repl/oplog.h) once Start ran.

@@ -19,6 +19,8 @@
 #include "base/server_parameters.h"
 #include "base/write_gate.h"
 #include "catalog/catalog.h"
+#include "catalog/transaction_table.h"
+#include "commands/admin_commands.h"
 #include "commands/rollups.h"
 #include "commands/timeseries_write.h"
 #include "exec/cursor_manager.h"
@@ -290,6 +292,15 @@ int RunServer(int argc, char** argv) {
     return 1;
   }
   service.bucket_catalog = &bucket_catalog;
+  auto transactions_or = catalog::TransactionTable::Open(engine.get());
+  if (!transactions_or.ok()) {
+    LOGE("STORAGE", 8800106, "Failed to open the retryable writes' table",
+         "{\"error\":" + JsonQuote(transactions_or.status().ToString()) + "}");
+    return 1;
+  }
+  std::unique_ptr<catalog::TransactionTable> transactions = std::move(transactions_or).value();
+  service.transactions = transactions.get();
+  bucket_catalog.SetTransactionTable(transactions.get());
   timeseries::TtlMonitor ttl_monitor(engine.get(), catalog.get());
   ttl_monitor.Start();
   service.cursors = &cursors;
@@ -307,7 +318,7 @@ int RunServer(int argc, char** argv) {
         repl::ReplicationCoordinator::Options{
             parsed.server.repl_set, parsed.server.dbpath, parsed.server.port, parsed.server.bind_ip,
             [&] { look_for_stored_buckets(true); }, parsed.oplog_size_mb,
-            parsed.oplog_min_retention_hours},
+            parsed.oplog_min_retention_hours, transactions.get()},
         engine.get(), catalog.get());
     if (Status st = coordinator->Start(); !st.ok()) {
       LOGE("REPL", 8800301, "Failed to start the replica set member",
@@ -401,11 +412,22 @@ int RunServer(int argc, char** argv) {
   std::thread reaper([&] {
     SetThreadLogContext("clientcursormon");
     std::unique_lock lk(g_shutdown_mu);
-    while (!g_shutdown_requested) {
+    for (int64_t pass = 1; !g_shutdown_requested; ++pass) {
       g_shutdown_cv.wait_for(lk, std::chrono::seconds(1));
       lk.unlock();
       int n = cursors.ReapIdle(std::chrono::milliseconds(cursor_timeout->GetInt()));
       service.counters.cursors_timed_out += n;
+      if (pass % 60 == 0) {
+        // Retryable writes of sessions idle past their timeout are not retried any more.
+        const auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
+            std::chrono::system_clock::now().time_since_epoch());
+        const int64_t before =
+            now.count() - int64_t{commands::kLogicalSessionTimeoutMinutes} * 60'000;
+        if (auto reaped = transactions->Reap(before); !reaped.ok()) {
+          LOGW("STORAGE", 8800107, "Retryable writes of expired sessions not removed",
+               "{\"error\":" + JsonQuote(reaped.status().ToString()) + "}");
+        }
+      }
       lk.lock();
     }
   });

@@ -226,6 +226,8 @@ class WriteBatch {
   explicit WriteBatch(std::shared_ptr<Bucket> b) : bucket(std::move(b)) {}
   std::shared_ptr<Bucket> bucket;
   std::vector<BsonObj> measurements;  // guarded by the stripe mutex until claimed
+  // The retryable-write statements of the measurements, one record per write (likewise).
+  std::vector<catalog::StatementRecord> statements;
   // Set by the writer that claims the batch: the bucket's control object with this batch's rows,
   // and the approximate memory of its field tree then.
   BsonObj control;
@@ -1011,9 +1013,9 @@ std::shared_ptr<const SeriesId> BucketCatalog::CachedSeriesKey(const TimeseriesC
   return key;
 }
 
-StatusWith<std::shared_ptr<WriteBatch>> BucketCatalog::Insert(const TimeseriesCollection& coll,
-                                                              storage::Session& s, const BsonObj& m,
-                                                              const SeriesId* given) {
+StatusWith<std::shared_ptr<WriteBatch>> BucketCatalog::Insert(
+    const TimeseriesCollection& coll, storage::Session& s, const BsonObj& m, const SeriesId* given,
+    const catalog::StatementRecord* statement) {
   const auto& o = coll.options;
   BsonElement time = m[o.time_field];
   invariant(time.type() == bson::BsonType::kDate);
@@ -1076,6 +1078,16 @@ StatusWith<std::shared_ptr<WriteBatch>> BucketCatalog::Insert(const TimeseriesCo
       ExpireIdleBuckets(stripe, series_key);
   }
   b->pending->measurements.push_back(m);
+  if (statement != nullptr) {
+    std::vector<catalog::StatementRecord>& records = b->pending->statements;
+    if (!records.empty() && records.back().session == statement->session &&
+        records.back().txn_number == statement->txn_number) {
+      records.back().stmt_ids.insert(records.back().stmt_ids.end(), statement->stmt_ids.begin(),
+                                     statement->stmt_ids.end());
+    } else {
+      records.push_back(*statement);
+    }
+  }
   return b->pending;
 }
 
@@ -1273,6 +1285,7 @@ Status BucketCatalog::Write(const TimeseriesCollection& coll, storage::Session& 
       storage::WriteUnit wu(s);
       HG_RETURN_IF_ERROR(wu.begin_status());
       HG_RETURN_IF_ERROR(StoreBucket(*coll.buckets, s, b.doc, full, edits));
+      HG_RETURN_IF_ERROR(RecordStatements(s, batch));
       return wu.Commit();
     });
     if (st.ok() && stale) {
@@ -1666,7 +1679,7 @@ void BucketCatalog::CommitAll(const TimeseriesCollection& coll, storage::Session
       if (b.pending.get() == batch) b.pending.reset();
       batch->fields_memory = b.fields_memory;
     }
-    Status st = claimed.empty() ? Status::OK() : Journal(coll, claimed);
+    Status st = claimed.empty() ? Status::OK() : Journal(coll, s, claimed);
     for (size_t k = 0; k < claimed.size(); ++k) {
       Bucket& b = *claimed[k]->bucket;
       {
@@ -1684,7 +1697,15 @@ void BucketCatalog::CommitAll(const TimeseriesCollection& coll, storage::Session
   coll.buckets->read_barrier().RunAgainInThisOperation();
 }
 
-Status BucketCatalog::Journal(const TimeseriesCollection& coll,
+Status BucketCatalog::RecordStatements(storage::Session& s, const WriteBatch& batch) {
+  if (transactions_ == nullptr) return Status::OK();
+  for (const catalog::StatementRecord& rec : batch.statements) {
+    HG_RETURN_IF_ERROR(transactions_->Record(s, rec));
+  }
+  return Status::OK();
+}
+
+Status BucketCatalog::Journal(const TimeseriesCollection& coll, storage::Session& s,
                               const std::vector<WriteBatch*>& claimed) {
   CollectionState& cs = State(coll.uuid);
   const auto& o = coll.options;
@@ -1701,6 +1722,23 @@ Status BucketCatalog::Journal(const TimeseriesCollection& coll,
   std::vector<size_t> row_at;
   auto entry = std::make_shared<const std::string>(EncodeJournalEntry(je, &row_at));
   HG_ASSIGN_OR_RETURN(uint64_t key, journal_->Append(*entry));
+  if (transactions_ != nullptr &&
+      std::any_of(claimed.begin(), claimed.end(),
+                  [](const WriteBatch* b) { return !b->statements.empty(); })) {
+    // After the entry, which holds the measurements: a failure here leaves them written, and
+    // only a retry of their write would insert them again — never a statement recorded but not
+    // written.
+    Status recorded = storage::RetryOnWriteConflict([&] {
+      storage::WriteUnit wu(s);
+      HG_RETURN_IF_ERROR(wu.begin_status());
+      for (const WriteBatch* batch : claimed) HG_RETURN_IF_ERROR(RecordStatements(s, *batch));
+      return wu.Commit();
+    });
+    if (!recorded.ok()) {
+      LOGW("STORAGE", 8800108, "Retryable write statements not recorded",
+           "{\"error\":" + JsonQuote(recorded.ToString()) + "}");
+    }
+  }
   // The rows stay readable as views into the entry until they are flushed.
   int64_t inserts = 0, measurements = 0;
   // Read once: staging and reporting must agree for every bucket of the entry.

@@ -37,6 +37,7 @@
 #include "bson/bson.h"
 #include "catalog/catalog.h"
 #include "catalog/collection.h"
+#include "catalog/transaction_table.h"
 #include "storage/session.h"
 #include "timeseries/bucket_field_tree.h"
 #include "timeseries/latest_measurements.h"
@@ -135,10 +136,15 @@ class BucketCatalog {
   // and returns the batch it joined. May read buckets from `s` to reopen them.
   // `series`, if given, must be the SeriesId of SeriesKey(coll, <the measurement's meta>)
   // (callers inserting many measurements look it up with CachedSeriesKey).
-  StatusWith<std::shared_ptr<WriteBatch>> Insert(const TimeseriesCollection& coll,
-                                                 storage::Session& s,
-                                                 const bson::BsonObj& measurement,
-                                                 const SeriesId* series = nullptr);
+  // `statement`, if given, is the measurement's statement of a retryable write: recorded with the
+  // commit that writes it (catalog/transaction_table.h; SetTransactionTable).
+  StatusWith<std::shared_ptr<WriteBatch>> Insert(
+      const TimeseriesCollection& coll, storage::Session& s, const bson::BsonObj& measurement,
+      const SeriesId* series = nullptr, const catalog::StatementRecord* statement = nullptr);
+  // Where the statements of retryable writes are recorded: in the transaction that writes their
+  // buckets, or, with write-back, in one right after their journal entry (so a crash between the
+  // two lets a retry after the restart insert those measurements again).
+  void SetTransactionTable(catalog::TransactionTable* table) { transactions_ = table; }
   // The identity of a series: the collection and the normalized meta value (EOO: none).
   static std::string SeriesKey(const TimeseriesCollection& coll, const bson::BsonElement& meta);
   // SeriesKey, remembered per collection by the meta element's bytes (normalizing an object —
@@ -274,7 +280,10 @@ class BucketCatalog {
   Status Write(const TimeseriesCollection& coll, storage::Session& s, WriteBatch& batch);
   // Write-back's commit of the batches this writer claimed: one journal entry, then the rows
   // join their buckets' unwritten layouts.
-  Status Journal(const TimeseriesCollection& coll, const std::vector<WriteBatch*>& claimed);
+  Status Journal(const TimeseriesCollection& coll, storage::Session& s,
+                 const std::vector<WriteBatch*>& claimed);
+  // Records the retryable-write statements of `batch` in `s`'s open transaction.
+  Status RecordStatements(storage::Session& s, const WriteBatch& batch);
   // Flush without the compression of the buckets closed for good that follows it. It holds
   // commits out only while it takes the rows to write (each bucket's unflushed rows and the
   // journal keys), then writes them while commits go on, claiming each bucket's commit rights
@@ -332,6 +341,7 @@ class BucketCatalog {
   int64_t cache_bytes_;
   storage::KvEngine* engine_ = nullptr;
   std::unique_ptr<MeasurementJournal> journal_;  // set by OpenJournal when write-back is on
+  catalog::TransactionTable* transactions_ = nullptr;
   static constexpr size_t kNumStripes = 32;
   std::array<std::unique_ptr<Stripe>, kNumStripes> stripes_;
   ExecutionStats global_;
