@@ -160,9 +160,11 @@ class InsertCommand : public WriteCommand {
     HG_RETURN_IF_ERROR(exec::RequireBuckets(resolved));
     HG_ASSIGN_OR_RETURN(auto retry, RetryableWrite::Begin(ctx, req.cmd));
     if (resolved.timeseries) {
-      HG_ASSIGN_OR_RETURN(
-          InsertOutcome outcome,
-          InsertMeasurements(ctx, *resolved.timeseries, req.statements, ordered, retry.get()));
+      MeasurementStatements statements{[&](int i) { return retry->Retried(i).has_value(); },
+                                       [&](int i) { return retry->RecordOf({i}); }};
+      HG_ASSIGN_OR_RETURN(InsertOutcome outcome,
+                          InsertMeasurements(ctx, *resolved.timeseries, req.statements, ordered,
+                                             retry ? &statements : nullptr));
       ctx.service.counters.op_insert += outcome.n + static_cast<int64_t>(outcome.errors.size());
       std::vector<WriteError> errors;
       for (auto& [i, st] : outcome.errors) errors.push_back({i, st});
@@ -434,39 +436,27 @@ ModifyOptions WithHint(const BsonElement& hint) {
   return options;
 }
 
-// update on a time-series collection (timeseries_write.h).
-Status UpdateTimeseries(CommandContext& ctx, const timeseries::TimeseriesCollection& ts,
-                        const UpdateRequest& req, BsonBuilder& reply) {
-  int64_t n = 0, n_modified = 0;
-  std::vector<WriteError> errors;
-  std::vector<std::pair<int, BsonObj>> upserted;
-  int index = 0;
-  for (const UpdateStatement& stmt : req.updates) {
-    HG_RETURN_IF_ERROR(CheckForInterrupt());
-    ++ctx.service.counters.op_update;
-    query::ExpressionContext sectx = req.expr_ctx;
-    sectx.collator = StatementCollator(stmt, ts.buckets.get());
-    auto r = UpdateMeasurements(ctx, ts, stmt.q, stmt.u, stmt.array_filters, stmt.multi,
-                                stmt.upsert, sectx, WithHint(stmt.hint));
-    if (r.ok()) {
-      n += r.value().matched;
-      n_modified += r.value().modified;
-      if (r.value().upserted_id) {
-        ++n;
-        upserted.emplace_back(index, *r.value().upserted_id);
-      }
-    } else {
-      if (IsInterruption(r.status().code())) return r.status();  // fails the whole command
-      errors.push_back({index, r.status()});
-      if (req.ordered) break;
-    }
-    ++index;
+// A retryable write's statement `index` of an update or delete: what it answered when it ran
+// before; InvalidOptions when it is `multi` (`spelled`: how the command says so), as mongod.
+StatusWith<std::optional<BsonObj>> RanBefore(RetryableWrite* retry, int index, bool multi,
+                                             std::string_view spelled) {
+  if (retry == nullptr) return std::optional<BsonObj>();
+  if (std::optional<BsonObj> answer = retry->Retried(index)) return answer;
+  if (multi) {
+    return Status(ErrorCode::kInvalidOptions,
+                  "Cannot use (or request) retryable writes with " + std::string(spelled));
   }
-  reply.AppendInt32("n", static_cast<int32_t>(n));
-  reply.AppendInt32("nModified", static_cast<int32_t>(n_modified));
-  AppendUpserted(reply, upserted);
-  AppendWriteErrors(reply, errors);
-  return Status::OK();
+  return std::optional<BsonObj>();
+}
+
+// What an update statement did, as its reply counts it and a retry of it answers again:
+// {n, nModified, [upserted]}.
+BsonObj UpdateAnswer(int64_t matched, int64_t modified, const std::optional<BsonObj>& upserted_id) {
+  BsonBuilder a;
+  a.AppendInt64("n", matched + (upserted_id ? 1 : 0));
+  a.AppendInt64("nModified", modified);
+  if (upserted_id) a.AppendElementAs(upserted_id->FirstElement(), "upserted");
+  return a.Obj();
 }
 
 class UpdateCommand : public WriteCommand {
@@ -479,8 +469,12 @@ class UpdateCommand : public WriteCommand {
     const query::ExpressionContext& ectx = req.expr_ctx;
     HG_ASSIGN_OR_RETURN(exec::ResolvedNamespace resolved, ResolveWriteTarget(ctx, req.nss));
     HG_RETURN_IF_ERROR(exec::RequireBuckets(resolved));
-    if (resolved.timeseries) return UpdateTimeseries(ctx, *resolved.timeseries, req, reply);
-    HG_ASSIGN_OR_RETURN(auto coll, WritableCollection(ctx, req.nss));
+    const timeseries::TimeseriesCollection* ts =
+        resolved.timeseries ? &*resolved.timeseries : nullptr;
+    std::shared_ptr<catalog::Collection> coll;
+    if (ts == nullptr) {
+      HG_ASSIGN_OR_RETURN(coll, WritableCollection(ctx, req.nss));
+    }
     HG_ASSIGN_OR_RETURN(auto retry, RetryableWrite::Begin(ctx, req.cmd));
     int64_t n = 0, n_modified = 0;
     std::vector<WriteError> errors;
@@ -490,42 +484,51 @@ class UpdateCommand : public WriteCommand {
       HG_RETURN_IF_ERROR(CheckForInterrupt());
       ++ctx.service.counters.op_update;
       Status st = [&]() -> Status {
-        // What the statement did, as a retry of it answers again: {n, nModified, [upserted]}.
-        auto count = [&](int64_t matched, int64_t modified, const BsonElement& upserted_id) {
-          n += matched;
-          n_modified += modified;
-          if (upserted_id.eoo()) return;
-          BsonBuilder id;
-          id.AppendElementAs(upserted_id, "");
-          upserted.emplace_back(index, id.Obj());
+        HG_ASSIGN_OR_RETURN(std::optional<BsonObj> answer,
+                            RanBefore(retry.get(), index, stmt.multi, "multi=true"));
+        auto record = [&](storage::Session& s, const BsonObj& a) {
+          return retry->Record(s, {index}, a);
         };
-        BeforeCommit<UpdateResult> record;
-        if (retry) {
-          if (std::optional<BsonObj> before = retry->Retried(index)) {
-            count(before->GetField("n").NumberLong(), before->GetField("nModified").NumberLong(),
-                  before->GetField("upserted"));
-            return Status::OK();
-          }
-          if (stmt.multi) {
-            return Status(ErrorCode::kInvalidOptions,
-                          "Cannot use (or request) retryable writes with multi=true");
-          }
-          record = [&](storage::Session& s, const UpdateResult& r) {
-            BsonBuilder result;
-            result.AppendInt64("n", r.matched + (r.upserted_id ? 1 : 0));
-            result.AppendInt64("nModified", r.modified);
-            if (r.upserted_id) result.AppendElementAs(r.upserted_id->FirstElement(), "upserted");
-            return retry->Record(s, {index}, result.Obj());
-          };
-        }
         query::ExpressionContext sectx = ectx;
-        sectx.collator = StatementCollator(stmt, coll.get());
-        HG_ASSIGN_OR_RETURN(auto driver,
-                            ParseUpdate(stmt.u, stmt.array_filters, sectx, stmt.multi));
-        HG_ASSIGN_OR_RETURN(auto r, RunUpdate(ctx, *coll, stmt.q, driver, stmt.multi, stmt.upsert,
-                                              BsonObj(), sectx, stmt.hint, record));
-        count(r.matched + (r.upserted_id ? 1 : 0), r.modified,
-              r.upserted_id ? r.upserted_id->FirstElement() : BsonElement());
+        if (answer) {
+          // Answered as it was the first time.
+        } else if (ts != nullptr) {
+          // update on a time-series collection (timeseries_write.h).
+          sectx.collator = StatementCollator(stmt, ts->buckets.get());
+          ModifyOptions options = WithHint(stmt.hint);
+          if (retry) {
+            options.before_commit = [&](storage::Session& s, int64_t matched, int64_t modified) {
+              return record(s, UpdateAnswer(matched, modified, std::nullopt));
+            };
+            options.upsert_statement = [&](const BsonObj& id) {
+              return retry->RecordOf({index}, UpdateAnswer(0, 0, id));
+            };
+          }
+          HG_ASSIGN_OR_RETURN(UpdateOutcome r,
+                              UpdateMeasurements(ctx, *ts, stmt.q, stmt.u, stmt.array_filters,
+                                                 stmt.multi, stmt.upsert, sectx, options));
+          answer = UpdateAnswer(r.matched, r.modified, r.upserted_id);
+        } else {
+          sectx.collator = StatementCollator(stmt, coll.get());
+          BeforeCommit<UpdateResult> before_commit;
+          if (retry) {
+            before_commit = [&](storage::Session& s, const UpdateResult& r) {
+              return record(s, UpdateAnswer(r.matched, r.modified, r.upserted_id));
+            };
+          }
+          HG_ASSIGN_OR_RETURN(auto driver,
+                              ParseUpdate(stmt.u, stmt.array_filters, sectx, stmt.multi));
+          HG_ASSIGN_OR_RETURN(auto r, RunUpdate(ctx, *coll, stmt.q, driver, stmt.multi, stmt.upsert,
+                                                BsonObj(), sectx, stmt.hint, before_commit));
+          answer = UpdateAnswer(r.matched, r.modified, r.upserted_id);
+        }
+        n += (*answer)["n"].NumberLong();
+        n_modified += (*answer)["nModified"].NumberLong();
+        if (BsonElement id = (*answer)["upserted"]; !id.eoo()) {
+          BsonBuilder b;
+          b.AppendElementAs(id, "");
+          upserted.emplace_back(index, b.Obj());
+        }
         return Status::OK();
       }();
       if (!st.ok()) {
@@ -600,11 +603,7 @@ class DeleteCommand : public WriteCommand {
     };
     HG_ASSIGN_OR_RETURN(DeleteRequest req, ParseDeleteRequest(request, ctx.db, check_target));
     const query::ExpressionContext& ectx = req.expr_ctx;
-    // Time-series deletes are not recorded yet (docs/compatibility.md): a retry runs them again.
-    std::unique_ptr<RetryableWrite> retry;
-    if (!ts) {
-      HG_ASSIGN_OR_RETURN(retry, RetryableWrite::Begin(ctx, req.cmd));
-    }
+    HG_ASSIGN_OR_RETURN(auto retry, RetryableWrite::Begin(ctx, req.cmd));
     int64_t n = 0;
     std::vector<WriteError> errors;
     int index = 0;
@@ -612,33 +611,41 @@ class DeleteCommand : public WriteCommand {
       HG_RETURN_IF_ERROR(CheckForInterrupt());
       ++ctx.service.counters.op_delete;
       Status st = [&]() -> Status {
+        HG_ASSIGN_OR_RETURN(std::optional<BsonObj> answer,
+                            RanBefore(retry.get(), index, stmt.multi, "limit=0"));
+        if (answer) {
+          n += (*answer)["n"].NumberLong();
+          return Status::OK();
+        }
+        // What the statement deleted, as a retry of it answers again: {n}.
+        auto record = [&](storage::Session& s, int64_t deleted) {
+          BsonBuilder a;
+          a.AppendInt64("n", deleted);
+          return retry->Record(s, {index}, a.Obj());
+        };
         query::ExpressionContext sectx = ectx;
         sectx.collator = StatementCollator(stmt, coll.get());
         if (ts) {
-          HG_ASSIGN_OR_RETURN(int64_t k, DeleteMeasurements(ctx, *ts, stmt.q, stmt.multi, sectx,
-                                                            WithHint(stmt.hint)));
+          ModifyOptions options = WithHint(stmt.hint);
+          if (retry) {
+            options.before_commit = [&](storage::Session& s, int64_t deleted, int64_t) {
+              return record(s, deleted);
+            };
+          }
+          HG_ASSIGN_OR_RETURN(int64_t k,
+                              DeleteMeasurements(ctx, *ts, stmt.q, stmt.multi, sectx, options));
           n += k;
           return Status::OK();
         }
-        BeforeCommit<std::vector<catalog::Record>> record;
+        BeforeCommit<std::vector<catalog::Record>> before_commit;
         if (retry) {
-          if (std::optional<BsonObj> before = retry->Retried(index)) {
-            n += before->GetField("n").NumberLong();
-            return Status::OK();
-          }
-          if (stmt.multi) {
-            return Status(ErrorCode::kInvalidOptions,
-                          "Cannot use (or request) retryable writes with limit=0");
-          }
-          record = [&](storage::Session& s, const std::vector<catalog::Record>& deleted) {
-            BsonBuilder result;
-            result.AppendInt64("n", static_cast<int64_t>(deleted.size()));
-            return retry->Record(s, {index}, result.Obj());
+          before_commit = [&](storage::Session& s, const std::vector<catalog::Record>& deleted) {
+            return record(s, static_cast<int64_t>(deleted.size()));
           };
         }
         if (!coll || coll->ident().empty()) return query::Matcher::Parse(stmt.q, sectx).status();
         HG_ASSIGN_OR_RETURN(auto deleted, RunDelete(ctx, *coll, stmt.q, stmt.multi, BsonObj(),
-                                                    sectx, stmt.hint, record));
+                                                    sectx, stmt.hint, before_commit));
         n += static_cast<int64_t>(deleted.size());
         return Status::OK();
       }();

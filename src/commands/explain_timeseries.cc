@@ -33,7 +33,10 @@ Status ExplainTimeseriesModify(CommandContext& ctx, const BsonObj& inner,
   const bool find_and_modify = kind == "findAndModify";
   const bool is_delete = kind == "delete" || (find_and_modify && inner["remove"].Truthy());
   ModifyStats stats;
-  ModifyOptions options{.dry_run = true, .stats = &stats, .hint = req.hint};
+  ModifyOptions options;
+  options.dry_run = true;
+  options.stats = &stats;
+  options.hint = req.hint;
   auto start = Clock::now();
   // A sorted findAndModify modifies the first measurement in the sort's order (crud_write.cc).
   BsonObj pick;

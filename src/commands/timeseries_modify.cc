@@ -341,6 +341,11 @@ StatusWith<UpdateOutcome> UpdateAnyField(
           HG_ASSIGN_OR_RETURN(
               changes.inserted,
               timeseries::MakeNewBuckets(std::move(moved), o, coll.buckets->DefaultCollator()));
+          if (options.before_commit) {
+            changes.before_commit = [&](storage::Session& s) {
+              return options.before_commit(s, here.matched, here.modified);
+            };
+          }
           HG_ASSIGN_OR_RETURN(auto written, WriteChanges(ctx, coll, changes));
           if (!written) return ChunkOutcome::kReadAgain;
           made.insert(written->begin(), written->end());
@@ -353,16 +358,19 @@ StatusWith<UpdateOutcome> UpdateAnyField(
       }));
   if (out.matched > 0 || !upsert) return out;
   HG_ASSIGN_OR_RETURN(BsonObj doc, UpsertedMeasurement(filter, driver));
-  if (!options.dry_run) {
-    bson::BsonArrayBuilder one;
-    one.AppendObject(doc);
-    HG_ASSIGN_OR_RETURN(InsertOutcome inserted,
-                        InsertMeasurements(ctx, coll, DocumentArray(one.Obj()), true));
-    if (!inserted.errors.empty()) return inserted.errors.front().second;
-  }
   bson::BsonBuilder id;
   id.AppendElementAs(doc["_id"], "");
   out.upserted_id = id.Obj();
+  if (!options.dry_run) {
+    bson::BsonArrayBuilder one;
+    one.AppendObject(doc);
+    MeasurementStatements statement{
+        [](int) { return false; }, [&](int) { return options.upsert_statement(*out.upserted_id); }};
+    HG_ASSIGN_OR_RETURN(InsertOutcome inserted,
+                        InsertMeasurements(ctx, coll, DocumentArray(one.Obj()), true,
+                                           options.upsert_statement ? &statement : nullptr));
+    if (!inserted.errors.empty()) return inserted.errors.front().second;
+  }
   out.after = doc;
   return out;
 }
@@ -500,6 +508,11 @@ StatusWith<int64_t> DeleteMeasurements(CommandContext& ctx,
           changes.rewritten.emplace_back(&rec, std::move(remaining));
         }
         if (!options.dry_run) {
+          if (options.before_commit && n > 0) {
+            changes.before_commit = [&](storage::Session& s) {
+              return options.before_commit(s, n, n);
+            };
+          }
           HG_ASSIGN_OR_RETURN(auto written, WriteChanges(ctx, coll, changes));
           if (!written) return ChunkOutcome::kReadAgain;
         }

@@ -61,7 +61,7 @@ class DistinctBatches {
 StatusWith<InsertOutcome> InsertMeasurements(CommandContext& ctx,
                                              const timeseries::TimeseriesCollection& coll,
                                              const DocumentArray& documents, bool ordered,
-                                             RetryableWrite* retry) {
+                                             const MeasurementStatements* statements) {
   // Checked before any measurement is staged (a staged batch is committed whatever happens).
   HG_RETURN_IF_ERROR(CheckForInterrupt());
   timeseries::BucketCatalog& catalog = *ctx.service.bucket_catalog;
@@ -95,13 +95,13 @@ StatusWith<InsertOutcome> InsertMeasurements(CommandContext& ctx,
   std::optional<catalog::StatementRecord> statement;
   for (DocumentArray::Entry e : documents) {
     HG_ASSIGN_OR_RETURN(BsonObj doc, e.Document("insert"));
-    if (retry) {
-      if (retry->Retried(index)) {
+    if (statements != nullptr) {
+      if (statements->ran_before(index)) {
         ++out.n;  // inserted by an earlier attempt of this write
         ++index;
         continue;
       }
-      statement = retry->RecordOf({index});
+      statement = statements->record(index);
     }
     Status st = Status::OK();
     auto prepared = PrepareInsertDocument(doc, /*id_first=*/false);

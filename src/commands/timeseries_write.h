@@ -3,12 +3,13 @@
 // timeseries_modify.cc).
 #pragma once
 
+#include <functional>
 #include <optional>
 
 #include "bson/bson.h"
+#include "catalog/transaction_table.h"
 #include "commands/command.h"
 #include "commands/command_request.h"
-#include "commands/retryable_write.h"
 #include "timeseries/bucket_catalog.h"
 
 namespace hourglass::commands {
@@ -19,15 +20,22 @@ struct InsertOutcome {
   std::vector<std::pair<int, Status>> errors;
 };
 
+// A retryable write's part in an insert of measurements: whether the measurement at an index of
+// the documents ran before, and the record it carries into its bucket's commit otherwise.
+struct MeasurementStatements {
+  std::function<bool(int index)> ran_before;
+  std::function<catalog::StatementRecord(int index)> record;
+};
+
 // Inserts `documents` (the insert command's array or document sequence) into `coll`. Each
 // measurement must be a document whose time field holds a Date (BadValue otherwise); a missing
 // `_id` is generated. Ordered: stops at the first failing measurement; unordered: every valid one
-// is inserted. A retryable write (`retry`) skips the measurements an earlier attempt inserted
-// (counting them in `n`) and records the others with the commits of their buckets.
+// is inserted. A retryable write (`statements`) skips the measurements an earlier attempt
+// inserted (counting them in `n`) and records the others with the commits of their buckets.
 StatusWith<InsertOutcome> InsertMeasurements(CommandContext& ctx,
                                              const timeseries::TimeseriesCollection& coll,
                                              const DocumentArray& documents, bool ordered,
-                                             RetryableWrite* retry = nullptr);
+                                             const MeasurementStatements* statements = nullptr);
 
 // How a delete or update of measurements goes: `dry_run` changes nothing (explain) but counts
 // the same; `stats`, when set, receives the work done.
@@ -50,6 +58,11 @@ struct ModifyOptions {
   // When set, only measurements equal to this one in every field (names and values, in any
   // order) match: a sorted findAndModify's pick, found by a read.
   const bson::BsonObj* only = nullptr;
+  // A retryable write's statement (never multi): called in the transaction that writes its
+  // change with what it matched and modified, to record it; and the record a measurement it
+  // upserts carries into its bucket's commit (`upserted_id`: {"": _id}).
+  std::function<Status(storage::Session&, int64_t matched, int64_t modified)> before_commit;
+  std::function<catalog::StatementRecord(const bson::BsonObj& upserted_id)> upsert_statement;
 };
 
 // A sorted findAndModify's pick: the first measurement matching `filter` in `sort`'s order, read

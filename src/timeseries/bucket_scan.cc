@@ -104,6 +104,7 @@ StatusWith<std::optional<std::vector<int64_t>>> ApplyBucketChanges(
       HG_ASSIGN_OR_RETURN(int64_t id, buckets.Insert(*session, doc));
       ids.push_back(id);
     }
+    if (changes.before_commit) HG_RETURN_IF_ERROR(changes.before_commit(*session));
     return wu.Commit();
   }));
   if (stale) return std::optional<std::vector<int64_t>>();

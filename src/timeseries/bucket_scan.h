@@ -45,6 +45,8 @@ struct BucketChanges {
   std::vector<bson::BsonObj> inserted;                                      // new buckets
   // Whose removals these are (kTtl: the TTL monitor's, which rollups keep).
   catalog::Collection::WriteOrigin origin = catalog::Collection::WriteOrigin::kOther;
+  // Called in the transaction before it commits (a retryable write records its statement).
+  std::function<Status(storage::Session&)> before_commit;
   bool empty() const { return removed.empty() && rewritten.empty() && inserted.empty(); }
 };
 

@@ -121,6 +121,36 @@ def test_an_update_sent_again_applies_once(member_db):
     assert db.counters.find_one({"_id": "b"})["n"] == 10
 
 
+def test_measurement_updates_and_deletes_sent_again_apply_once(member_db):
+    server, c, db = member_db
+    db.create_collection("m", timeseries={"timeField": "t", "metaField": "host"})
+    db.m.insert_many([{"t": BASE + datetime.timedelta(seconds=i), "host": "a", "v": i}
+                      for i in range(5)])
+    s = Session(server, "rw")
+    inc = {"update": "m", "updates": [{"q": {"v": 2}, "u": {"$inc": {"v": 100}}}]}
+    first = s.run(inc, 1)
+    assert (first["n"], first["nModified"]) == (1, 1), first
+    again = s.run(inc, 1)
+    assert (again["n"], again["nModified"], again["retriedStmtIds"]) == (1, 1, [0]), again
+    assert sorted(d["v"] for d in db.m.find()) == [0, 1, 3, 4, 102]
+    upsert = {"update": "m", "updates": [
+        {"q": {"host": "z", "t": BASE}, "u": {"$set": {"v": 7}}, "upsert": True}]}
+    first = s.run(upsert, 2)
+    assert first["n"] == 1 and first["upserted"][0]["index"] == 0, first
+    again = s.run(upsert, 2)
+    assert again["upserted"] == first["upserted"] and again["retriedStmtIds"] == [0], again
+    assert db.m.count_documents({"host": "z"}) == 1
+    delete = {"delete": "m", "deletes": [{"q": {"host": "a"}, "limit": 1}]}
+    assert s.run(delete, 3)["n"] == 1
+    again = s.run(delete, 3)
+    assert again["n"] == 1 and again["retriedStmtIds"] == [0], again
+    assert db.m.count_documents({"host": "a"}) == 4
+    # Statements that change many measurements are not retryable, as mongod says.
+    r = s.run({"delete": "m", "deletes": [{"q": {"host": "a"}, "limit": 0}]}, 4)
+    assert r["writeErrors"][0]["code"] == 72
+    assert db.m.count_documents({"host": "a"}) == 4
+
+
 def test_a_delete_sent_again_reports_what_it_deleted(member_db):
     server, c, db = member_db
     db.items.insert_many([{"_id": i, "k": i % 2} for i in range(6)])
