@@ -20,6 +20,7 @@
 #include "commands/replication_checks.h"
 #include "commands/retryable_write.h"
 #include "commands/write_concern.h"
+#include "exec/cursor_manager.h"
 
 namespace hourglass::commands {
 
@@ -275,7 +276,17 @@ DispatchResult Dispatch(ServiceContext& service, ClientState& client, const Comm
       catalog::ReadBarrier::OperationScope operation;  // its reads flush the write-back once
       st = cmd->RunRequest(ctx, request, reply);
     }
-    if (st.ok()) st = EndReadConcern(ctx, rc.value());
+    if (st.ok()) {
+      st = EndReadConcern(ctx, rc.value());
+      if (!st.ok() && service.cursors != nullptr) {
+        // The read is refused after it ran: the cursor it opened goes with its reply.
+        const BsonObj refused = reply.Obj();
+        bson::BsonElement cursor = refused["cursor"];
+        if (cursor.type() == bson::BsonType::kObject && cursor.Obj()["id"].NumberLong() != 0) {
+          service.cursors->Kill(cursor.Obj()["id"].NumberLong());
+        }
+      }
+    }
     plan_summary = running->control->plan_summary();
   }
   const auto elapsed = std::chrono::steady_clock::now() - start;

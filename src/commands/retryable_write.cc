@@ -74,9 +74,10 @@ StatusWith<std::unique_ptr<RetryableWrite>> RetryableWrite::Begin(CommandContext
       return bson::WrongType(body.FirstElement().FieldName(), id, "int");
     first = static_cast<int32_t>(id.NumberLong());
   }
-  // A replica set member's memory of a session holds for one term: in another, other members
-  // may have run its statements (their records arrived with the log).
-  const int64_t epoch = ctx.service.repl != nullptr ? ctx.service.repl->View().term : 0;
+  // A replica set member's memory of a session holds for one term as primary: in another, other
+  // members may have run its statements (their records arrived with the log). Off the primary
+  // the write fails at its commit anyway.
+  const int64_t epoch = ctx.service.repl != nullptr ? ctx.service.repl->WritableTerm() : 0;
   HG_ASSIGN_OR_RETURN(auto checkout,
                       ctx.service.transactions->CheckOut(ctx.lsid, txn.NumberLong(), epoch));
   return std::unique_ptr<RetryableWrite>(new RetryableWrite(

@@ -94,6 +94,30 @@ ServerParameter* UnreplicatedMembersParameter() {
   return p;
 }
 
+// mongod's periodic no-op writer: writePeriodicNoops (startup, default true) and
+// periodicNoopIntervalSecs (startup, 1 to 10, default 10).
+ServerParameter* WritePeriodicNoopsParameter() {
+  static ServerParameter* p =
+      ServerParameterRegistry::Get().Register("writePeriodicNoops", true, true, false);
+  return p;
+}
+
+ServerParameter* PeriodicNoopIntervalParameter() {
+  static ServerParameter* p = ServerParameterRegistry::Get().Register(
+      "periodicNoopIntervalSecs", int64_t{10}, true, false, [](const ParameterValue& v) {
+        const int64_t secs = std::holds_alternative<int32_t>(v)   ? std::get<int32_t>(v)
+                             : std::holds_alternative<int64_t>(v) ? std::get<int64_t>(v)
+                                                                  : 0;
+        if (secs < 1 || secs > 10) {
+          return Status(ErrorCode::kBadValue,
+                        "Invalid value for parameter periodicNoopIntervalSecs: must be from 1 "
+                        "to 10");
+        }
+        return Status::OK();
+      });
+  return p;
+}
+
 bool UnreplicatedMembersAllowed() {
   return UnreplicatedMembersParameter()->GetBool() && TestCommandsEnabled();
 }
@@ -364,6 +388,7 @@ class ReplicationCoordinator::Impl {
   }
 
   uint64_t LastWriteTimestamp() const { return oplog_.last_appended_ts(); }
+  int64_t WritableTerm() const { return writable_term_.load(); }
 
   uint64_t ClusterTime() const {
     const uint64_t logged = oplog_.ClockTimestamp();
@@ -845,6 +870,26 @@ class ReplicationCoordinator::Impl {
   // snapshot before last: the last one may not be written yet) stay, for the applier tells
   // what it applied by the oplog's rows; so do those the set has not committed or this member
   // not applied.
+  // An idle primary logs {msg: "periodic noop"} every periodicNoopIntervalSecs, as mongod's
+  // does: its members' optimes keep moving, and a read on a secondary waiting for a cluster time
+  // nobody writes after ends.
+  void WritePeriodicNoop() {
+    if (!WritePeriodicNoopsParameter()->GetBool() || writable_term_.load() < 0) return;
+    const uint64_t now_secs = static_cast<uint64_t>(NowMillis() / 1000);
+    const uint64_t last_secs = oplog_.last_appended_ts() >> 32;
+    if (now_secs < last_secs + static_cast<uint64_t>(PeriodicNoopIntervalParameter()->GetInt())) {
+      return;
+    }
+    Status st = RunOnLoop([this] {
+      Append("periodic noop", nullptr, [](int) {});
+      return Status::OK();
+    });
+    if (!st.ok() && st.code() != ErrorCode::kShutdownInProgress) {
+      LOGW("REPL", 8800314, "Cannot write the periodic no-op",
+           "{\"error\": " + JsonQuote(st.ToString()) + "}");
+    }
+  }
+
   void StartTruncator() {
     truncator_ = std::thread([this] {
       SetThreadLogContext("OplogCapMaintainer");
@@ -871,6 +916,7 @@ class ReplicationCoordinator::Impl {
                                              .count());
           }
         }
+        WritePeriodicNoop();
         lock.lock();
       }
     });
@@ -1665,7 +1711,11 @@ ReplicationCoordinator::ReplicationCoordinator(Options options, storage::KvEngin
                                                catalog::Catalog* catalog)
     : impl_(std::make_unique<Impl>(std::move(options), engine, catalog)) {}
 ReplicationCoordinator::~ReplicationCoordinator() = default;
-void ReplicationCoordinator::RegisterParameters() { UnreplicatedMembersParameter(); }
+void ReplicationCoordinator::RegisterParameters() {
+  UnreplicatedMembersParameter();
+  WritePeriodicNoopsParameter();
+  PeriodicNoopIntervalParameter();
+}
 Status ReplicationCoordinator::Start() { return impl_->Start(); }
 void ReplicationCoordinator::BeginShutdown() { impl_->BeginShutdown(); }
 void ReplicationCoordinator::Shutdown() { impl_->Shutdown(); }
@@ -1699,6 +1749,7 @@ Status ReplicationCoordinator::AwaitMajority(uint64_t ts, int64_t wtimeout_ms) {
   return impl_->AwaitMajority(ts, wtimeout_ms);
 }
 uint64_t ReplicationCoordinator::LastWriteTimestamp() const { return impl_->LastWriteTimestamp(); }
+int64_t ReplicationCoordinator::WritableTerm() const { return impl_->WritableTerm(); }
 int64_t ReplicationCoordinator::OplogMaxBytes() const { return impl_->OplogMaxBytes(); }
 Status ReplicationCoordinator::ResizeOplog(std::optional<int64_t> max_bytes,
                                            std::optional<double> min_retention_hours) {

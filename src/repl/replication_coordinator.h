@@ -136,6 +136,8 @@ class ReplicationCoordinator {
 
   // The timestamp of the newest write logged here (the oplog entry a write concern waits for).
   uint64_t LastWriteTimestamp() const;
+  // The term while this member is the writable primary, -1 otherwise (a cheap read).
+  int64_t WritableTerm() const;
   // w: "majority": blocks until the set's log has committed the entry of timestamp `ts`.
   // WriteConcernFailed (64) after `wtimeout_ms` (0: no limit), PrimarySteppedDown (189) when this
   // member stops being the writable primary meanwhile, ShutdownInProgress (91).

@@ -4,6 +4,8 @@ documents and mongod 7.0 answers: readConcern's levels and options checked on ev
 $clusterTime and operationTime; a standalone refusing what only a set can do; a write concern
 that cannot be satisfied reported as writeConcernError beside the write's own result."""
 
+import os
+import signal
 import time
 
 import pytest
@@ -14,7 +16,7 @@ from pymongo.read_concern import ReadConcern
 from pymongo.write_concern import WriteConcern
 
 import wire
-from conftest import command_error
+from conftest import command_error, run_command
 from test_replica_set import start_set, wait_for
 from test_replication_log import oplog, primary_of_one, set_client
 
@@ -297,3 +299,50 @@ def test_causally_consistent_reads_from_secondaries(fresh_server):
             direct.close()
     finally:
         rs.close()
+
+
+def test_a_read_refused_after_it_ran_leaves_no_cursor(fresh_server):
+    """A linearizable find that cannot be confirmed (the secondaries are stopped) fails after it
+    read: the cursor it opened for the rest of its batches is closed with it."""
+    members = start_set(fresh_server)
+    c = members[0].client(directConnection=True)
+    try:
+        db = c.get_database("rc", write_concern=WriteConcern(w="majority"))
+        db.docs.insert_many([{"_id": i} for i in range(10)])
+        open_before = c.admin.command("serverStatus")["metrics"]["cursor"]["open"]["total"]
+        for m in members[1:]:
+            os.kill(m.proc.pid, signal.SIGSTOP)
+        try:
+            reply = run_command(db, {"find": "docs", "batchSize": 1, "maxTimeMS": 300,
+                                     "readConcern": {"level": "linearizable"}})
+        finally:
+            for m in members[1:]:
+                os.kill(m.proc.pid, signal.SIGCONT)
+        # It ran, then its confirmation timed out (or found the member no longer primary).
+        assert reply["ok"] == 0 and reply["code"] in (50, 187, 10107), reply
+        assert c.admin.command("serverStatus")["metrics"]["cursor"]["open"]["total"] == \
+            open_before
+    finally:
+        c.close()
+
+
+def test_an_idle_primary_writes_periodic_noops(fresh_server):
+    s, c = primary_of_one(fresh_server, extra=["--setParameter", "periodicNoopIntervalSecs=1"])
+    try:
+        assert c.admin.command("getParameter", 1, periodicNoopIntervalSecs=1)[
+            "periodicNoopIntervalSecs"] == 1
+        assert c.admin.command("getParameter", 1, writePeriodicNoops=1)["writePeriodicNoops"]
+        before = c.admin.command("hello")["lastWrite"]["opTime"]["ts"]
+        # Nobody writes; the primary's optime still moves, by mongod's no-op entries.
+        wait_for(lambda: oplog(s, {"op": "n", "o.msg": "periodic noop"}), 10,
+                 what="a periodic no-op in the oplog")
+        wait_for(lambda: c.admin.command("hello")["lastWrite"]["opTime"]["ts"] > before, 10,
+                 what="the primary's lastWrite to move")
+    finally:
+        c.close()
+    # A value outside mongod's range is refused at startup.
+    bad = fresh_server.new(extra_args=["--replSet", "rs0", "--setParameter",
+                                       "periodicNoopIntervalSecs=11"], start=False)
+    with pytest.raises(RuntimeError) as e:
+        bad.start()
+    assert "periodicNoopIntervalSecs" in str(e.value)
