@@ -433,6 +433,8 @@ class ReplicationCoordinator::Impl {
   }
 
   Status ResizeOplog(std::optional<int64_t> max_bytes, std::optional<double> hours) {
+    // One at a time: each keeps the field the other changed.
+    std::lock_guard<std::mutex> resizing(resize_mu_);
     if (max_bytes) HG_RETURN_IF_ERROR(StoreOplogSize(*max_bytes));
     oplog_.SetLimits(max_bytes.value_or(oplog_.max_bytes()),
                      hours.value_or(oplog_.min_retention_hours()));
@@ -1647,6 +1649,7 @@ class ReplicationCoordinator::Impl {
   // The oplog's truncation (StartTruncator).
   std::thread truncator_;
   std::mutex truncator_mu_;
+  std::mutex resize_mu_;  // serializes replSetResizeOplog
   std::condition_variable truncator_cv_;
   bool truncator_stop_ = false;  // guarded by truncator_mu_
   // The timestamps of Raft's last snapshot and of the one before it: entries up to the older are
