@@ -287,6 +287,11 @@ DispatchResult Dispatch(ServiceContext& service, ClientState& client, const Comm
         }
       }
     }
+    // The write concern is waited for while the operation is registered: currentOp lists it,
+    // and killOp and maxTimeMS end the wait (a writeConcernError then, the write being done).
+    if (st.ok() && takes_write_concern && !fail_command.write_concern_error) {
+      WaitForWriteConcern(ctx, wc.value(), reply);
+    }
     plan_summary = running->control->plan_summary();
   }
   const auto elapsed = std::chrono::steady_clock::now() - start;
@@ -316,11 +321,7 @@ DispatchResult Dispatch(ServiceContext& service, ClientState& client, const Comm
     return result;
   }
   CheckFailCommandWriteConcernError(ctx, *cmd, body, reply, fail_command);
-  if (fail_command.write_concern_error) {
-    AppendErrorLabels(reply, fail_command);
-  } else if (takes_write_concern) {
-    WaitForWriteConcern(ctx, wc.value(), reply);
-  }
+  if (fail_command.write_concern_error) AppendErrorLabels(reply, fail_command);
   reply.AppendDouble("ok", 1.0);
   AppendClusterTime(service, rc.value(), reply);
   result.reply = reply.Obj();

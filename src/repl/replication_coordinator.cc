@@ -511,6 +511,7 @@ class ReplicationCoordinator::Impl {
     auto deadline = wtimeout_ms > 0
                         ? std::chrono::steady_clock::now() + std::chrono::milliseconds(wtimeout_ms)
                         : std::chrono::steady_clock::time_point::max();
+    const std::shared_ptr<OperationControl>& op = OperationControl::Current();
     std::unique_lock<std::mutex> lock(mu_);
     while (!done()) {
       if (stopping_flag_) {
@@ -520,7 +521,17 @@ class ReplicationCoordinator::Impl {
         return Status(ErrorCode::kPrimarySteppedDown,
                       "Primary stepped down while waiting for replication");
       }
-      if (cv_.wait_until(lock, deadline) == std::cv_status::timeout && !done()) {
+      if (op) {
+        // killOp and maxTimeMS end the wait, as mongod's (a slice at a time).
+        lock.unlock();
+        HG_RETURN_IF_ERROR(op->Check());
+        lock.lock();
+        if (done()) break;
+      }
+      const auto slice = std::min(
+          deadline, std::chrono::steady_clock::now() + std::chrono::milliseconds(op ? 20 : 1000));
+      if (cv_.wait_until(lock, slice) == std::cv_status::timeout && !done() &&
+          std::chrono::steady_clock::now() >= deadline) {
         return Status(ErrorCode::kWriteConcernFailed, "waiting for replication timed out");
       }
     }

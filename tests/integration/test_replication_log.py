@@ -324,3 +324,50 @@ def test_write_concerns_count_members(fresh_server):
                 m.proc.send_signal(signal.SIGCONT)
     finally:
         rs.close()
+
+
+def test_a_write_concern_wait_ends_at_max_time_ms_and_kill_op(fresh_server):
+    """The write concern is waited for inside the operation: maxTimeMS and killOp end the wait,
+    and the reply says the write is done but its write concern is not (writeConcernError), as
+    mongod's."""
+    members = start_set(fresh_server)
+    c = members[0].client(directConnection=True)
+    try:
+        db = c.wck
+        db.docs.insert_one({"_id": 0})
+        for m in members[1:]:
+            m.proc.send_signal(signal.SIGSTOP)
+        try:
+            # Right after the secondaries stopped (the primary notices it lost them only after
+            # an election timeout, 1 s or more).
+            result = {}
+
+            def waiting_insert():
+                result["reply"] = db.command({"insert": "docs", "documents": [{"_id": 2}],
+                                              "writeConcern": {"w": "majority"}})
+
+            t = threading.Thread(target=waiting_insert)
+            t.start()
+
+            def waiting():
+                ops = c.admin.command({"currentOp": 1, "ns": "wck.docs",
+                                       "command.insert": "docs"})["inprog"]
+                return ops[0]["opid"] if ops else None
+            opid = wait_for(waiting, 5, what="the insert waiting for its write concern")
+            c.admin.command("killOp", op=opid)
+            t.join(10)
+            assert not t.is_alive()
+            assert result["reply"]["n"] == 1
+            wce = result["reply"]["writeConcernError"]
+            assert (wce["code"], wce["codeName"]) == (11601, "Interrupted"), wce
+            reply = db.command({"insert": "docs", "documents": [{"_id": 1}], "maxTimeMS": 300,
+                                "writeConcern": {"w": "majority"}})
+            assert reply["n"] == 1, reply
+            wce = reply["writeConcernError"]
+            # MaxTimeMSExpired, or PrimarySteppedDown if the primary noticed first.
+            assert wce["code"] in (50, 189), wce
+        finally:
+            for m in members[1:]:
+                m.proc.send_signal(signal.SIGCONT)
+    finally:
+        c.close()
