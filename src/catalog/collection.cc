@@ -545,7 +545,9 @@ Status Collection::Update(storage::Session& s, int64_t id, const BsonObj& old_do
   }
   HG_RETURN_IF_ERROR(UpdateIndexKeys(s, cur.Indexes(), id, old_doc, new_doc));
   HG_RETURN_IF_ERROR(s.Put(entry_.ident, storage::EncodeRecordId(id), new_doc.bytes()));
-  if (OpObserver* op = Replicated()) HG_RETURN_IF_ERROR(op->OnUpdate(s, *this, new_doc));
+  if (OpObserver* op = Replicated()) {
+    HG_RETURN_IF_ERROR(op->OnUpdate(s, *this, new_doc, &old_doc));
+  }
   if (origin != WriteOrigin::kBucketCatalog) {
     CountUntrackedWrite(s);
     HG_RETURN_IF_ERROR(NotifyWrite(s, id, &old_doc));
@@ -604,7 +606,7 @@ Status Collection::ReplaceRecord(storage::Session& s, int64_t id, const BsonObj&
   auto latest = Latest();
   std::span<const SecondaryIndex> indexes = latest ? latest->Indexes() : Indexes();
   HG_RETURN_IF_ERROR(NotifyWrite(s, id, &doc));
-  if (OpObserver* op = Replicated()) HG_RETURN_IF_ERROR(op->OnUpdate(s, *this, doc));
+  if (OpObserver* op = Replicated()) HG_RETURN_IF_ERROR(op->OnUpdate(s, *this, doc, nullptr));
   if (indexes.empty()) return s.Update(entry_.ident, key, doc.bytes());
   HG_ASSIGN_OR_RETURN(auto before, FindRecord(s, id));
   if (!before) return Status(ErrorCode::kNoSuchKey, "record not found in " + ns());

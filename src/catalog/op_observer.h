@@ -24,9 +24,10 @@ class OpObserver {
   // `doc`: the record as inserted.
   virtual Status OnInsert(storage::Session& s, const Collection& coll,
                           const bson::BsonObj& doc) = 0;
-  // `doc`: the whole record after the change (its `_id` unchanged).
-  virtual Status OnUpdate(storage::Session& s, const Collection& coll,
-                          const bson::BsonObj& doc) = 0;
+  // `doc`: the whole record after the change (its `_id` unchanged); `before`: the record before
+  // it, when the writer has it (null otherwise).
+  virtual Status OnUpdate(storage::Session& s, const Collection& coll, const bson::BsonObj& doc,
+                          const bson::BsonObj* before) = 0;
   // `edits`: the byte-range edits ModifyRecord applies (the bucket catalog's appends) to the
   // record whose `_id` is `id`.
   virtual Status OnModify(storage::Session& s, const Collection& coll, const bson::BsonElement& id,

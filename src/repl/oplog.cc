@@ -6,6 +6,7 @@
 
 #include "catalog/collection.h"
 #include "catalog/record_store.h"
+#include "repl/update_diff.h"
 #include "storage/session.h"
 #include "storage/write_conflict.h"
 
@@ -179,10 +180,20 @@ Status Oplog::OnInsert(storage::Session& s, const catalog::Collection& coll, con
   return Add(s, Pending{'i', coll.ns(), coll.entry().uuid, doc.Owned(), BsonObj()});
 }
 
-Status Oplog::OnUpdate(storage::Session& s, const catalog::Collection& coll, const BsonObj& doc) {
+Status Oplog::OnUpdate(storage::Session& s, const catalog::Collection& coll, const BsonObj& doc,
+                       const BsonObj* before) {
   if (t_applying) return Status::OK();
   BsonBuilder id;
   id.AppendElement(doc["_id"]);
+  // As mongod logs an update: its diff ({$v: 2, diff}) where one says it, else the document.
+  if (before != nullptr) {
+    if (std::optional<BsonObj> diff = ComputeUpdateDiff(*before, doc)) {
+      BsonBuilder o;
+      o.AppendInt32("$v", 2);
+      o.AppendObject("diff", *diff);
+      return Add(s, Pending{'u', coll.ns(), coll.entry().uuid, o.Obj(), id.Obj()});
+    }
+  }
   return Add(s, Pending{'u', coll.ns(), coll.entry().uuid, doc.Owned(), id.Obj()});
 }
 
@@ -438,16 +449,24 @@ Status Oplog::ApplyCrud(storage::Session& s, const BsonObj& op) {
       if (!found) return CannotApply(op, "the record it edits is missing");
       return ApplyEdits(s, op, edits.Obj(), coll, found->id, op["o2"].Obj()["_id"]);
     }
-    if (!found) {
+    BsonObj after = o;
+    if (o["$v"].IsNumber() && o["$v"].NumberLong() == 2) {
+      // A diff of the document ({$v: 2, diff}).
+      if (!found) return CannotApply(op, "the document it changes is missing");
+      if (o["diff"].type() != BsonType::kObject) return CannotApply(op, "no 'diff'");
+      StatusWith<BsonObj> applied = ApplyUpdateDiff(found->doc, o["diff"].Obj());
+      if (!applied.ok()) return CannotApply(op, applied.status().reason());
+      after = std::move(applied).value();
+    } else if (!found) {
       // As MongoDB applies a replacement: an upsert.
       HG_RETURN_IF_ERROR(coll->Insert(s, o).status());
       int64_t bytes = static_cast<int64_t>(o.bytes().size());
       s.OnCommit([coll, bytes] { coll->AdjustCounts(1, bytes); });
       return Status::OK();
     }
-    HG_RETURN_IF_ERROR(coll->Update(s, found->id, found->doc, o));
-    int64_t delta =
-        static_cast<int64_t>(o.bytes().size()) - static_cast<int64_t>(found->doc.bytes().size());
+    HG_RETURN_IF_ERROR(coll->Update(s, found->id, found->doc, after));
+    int64_t delta = static_cast<int64_t>(after.bytes().size()) -
+                    static_cast<int64_t>(found->doc.bytes().size());
     s.OnCommit([coll, delta] { coll->AdjustCounts(0, delta); });
     return Status::OK();
   }

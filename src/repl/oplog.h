@@ -81,8 +81,8 @@ class Oplog final : public catalog::OpObserver {
   // catalog::OpObserver
   Status OnInsert(storage::Session& s, const catalog::Collection& coll,
                   const bson::BsonObj& doc) override;
-  Status OnUpdate(storage::Session& s, const catalog::Collection& coll,
-                  const bson::BsonObj& doc) override;
+  Status OnUpdate(storage::Session& s, const catalog::Collection& coll, const bson::BsonObj& doc,
+                  const bson::BsonObj* before) override;
   Status OnModify(storage::Session& s, const catalog::Collection& coll, const bson::BsonElement& id,
                   const std::vector<storage::Session::Modification>& edits) override;
   Status OnDelete(storage::Session& s, const catalog::Collection& coll,

@@ -83,8 +83,8 @@ def test_writes_become_oplog_entries(fresh_server):
     create, ins, upd, dele, ci, di = entries
     assert create["o"]["create"] == "docs"
     assert ins["o"] == {"_id": 1, "x": 1}
-    # An update is logged with the document after it, keyed by _id in o2.
-    assert upd["o"] == {"_id": 1, "x": 2} and upd["o2"] == {"_id": 1}
+    # An update is logged as mongod logs it: its diff ($v: 2), keyed by _id in o2.
+    assert upd["o"] == {"$v": 2, "diff": {"u": {"x": 2}}} and upd["o2"] == {"_id": 1}
     assert dele["o"] == {"_id": 1}
     assert ci["o"]["createIndexes"] == "docs" and ci["o"]["key"] == {"x": 1}
     assert di["o"] == {"dropIndexes": "docs", "index": "x_1"}
@@ -107,6 +107,17 @@ def test_writes_become_oplog_entries(fresh_server):
     edits = appends[0]["o"]["hgEdits"]
     assert edits and all(set(e) == {"o", "n", "d"} for e in edits)
     assert sum(len(e["d"]) for e in edits) < len(bson.encode(buckets[0]["o"]))
+    # Fields removed, changed and added: one diff; a replacement that reorders the fields: the
+    # document (as is one whose diff would be no shorter than it, mongod's rule too).
+    text = "unchanged " * 10
+    db.more.insert_one({"_id": 1, "a": "first", "b": "second", "c": text})
+    db.more.update_one({"_id": 1}, {"$unset": {"a": 1}, "$set": {"b": "2nd", "d": "fourth"}})
+    db.more.replace_one({"_id": 1}, {"c": text, "b": "2nd"})
+    db.more.update_one({"_id": 1}, {"$set": {"c": "short"}})
+    upds = [e for e in oplog(s) if e["ns"] == "logtest.more" and e["op"] == "u"]
+    assert [u["o"] for u in upds] == [
+        {"$v": 2, "diff": {"d": {"a": False}, "u": {"b": "2nd"}, "i": {"d": "fourth"}}},
+        {"_id": 1, "c": text, "b": "2nd"}, {"$v": 2, "diff": {"u": {"c": "short"}}}]
     # The local database is not logged.
     c.local.mine.insert_one({"_id": 1})
     assert not [e for e in oplog(s) if e["ns"].startswith("local.")]
