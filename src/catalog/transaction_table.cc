@@ -115,11 +115,8 @@ std::string TransactionTable::Key(const std::string& session, int64_t txn_number
 TransactionTable::Checkout::~Checkout() { table_->Release(session_); }
 
 std::optional<BsonObj> TransactionTable::Checkout::Executed(int32_t stmt_id) const {
-  std::lock_guard<std::mutex> lock(table_->mu_);
-  const SessionState& state = table_->sessions_[session_];
-  if (state.txn_number != txn_number_) return std::nullopt;
-  auto it = state.executed.find(stmt_id);
-  if (it == state.executed.end()) return std::nullopt;
+  auto it = executed_.find(stmt_id);
+  if (it == executed_.end()) return std::nullopt;
   return it->second;
 }
 
@@ -197,8 +194,11 @@ StatusWith<std::unique_ptr<TransactionTable::Checkout>> TransactionTable::CheckO
     state->txn_number = txn_number;
     state->executed.clear();
   }
+  // What ran before this write: only this write changes it while it holds the session.
+  std::map<int32_t, BsonObj> executed = state->executed;
   lock.unlock();
-  std::unique_ptr<Checkout> out(new Checkout(this, session, txn_number));  // releases from here
+  std::unique_ptr<Checkout> out(
+      new Checkout(this, session, txn_number, std::move(executed)));  // releases from here
   if (forget_older) {
     auto s = engine_->NewSession();
     HG_RETURN_IF_ERROR(storage::RetryOnWriteConflict([&] {

@@ -69,18 +69,24 @@ class TransactionTable {
     Checkout(const Checkout&) = delete;
     Checkout& operator=(const Checkout&) = delete;
 
-    // The answer recorded for `stmt_id` when it ran before under this txnNumber.
+    // The answer recorded for `stmt_id` when it ran before this write under its txnNumber. Read
+    // without a lock: a snapshot taken at checkout (a measurement asks once each).
     std::optional<bson::BsonObj> Executed(int32_t stmt_id) const;
     const std::string& session() const { return session_; }
     int64_t txn_number() const { return txn_number_; }
 
    private:
     friend class TransactionTable;
-    Checkout(TransactionTable* table, std::string session, int64_t txn_number)
-        : table_(table), session_(std::move(session)), txn_number_(txn_number) {}
+    Checkout(TransactionTable* table, std::string session, int64_t txn_number,
+             std::map<int32_t, bson::BsonObj> executed)
+        : table_(table),
+          session_(std::move(session)),
+          txn_number_(txn_number),
+          executed_(std::move(executed)) {}
     TransactionTable* table_;
     std::string session_;
     int64_t txn_number_;
+    std::map<int32_t, bson::BsonObj> executed_;
   };
 
   // Holds `session` (16 bytes) for a write numbered `txn_number`, waiting (interruptibly) while
