@@ -77,6 +77,20 @@ def test_an_insert_sent_again_inserts_nothing_more(member_db):
     assert sorted(d["_id"] for d in db.docs.find()) == [1, 2, 3]
 
 
+def test_statements_are_known_by_the_ids_the_command_gives(member_db):
+    server, c, db = member_db
+    s = Session(server, "rw")
+    first = s.run({"insert": "ids", "documents": [{"_id": 1}, {"_id": 2}], "stmtIds": [5, 6]}, 1)
+    assert first["n"] == 2
+    # Statement 6 sent again at another place in the batch is still statement 6.
+    again = s.run({"insert": "ids", "documents": [{"_id": 2}, {"_id": 3}], "stmtIds": [6, 7]}, 1)
+    assert again["n"] == 2 and again["retriedStmtIds"] == [6], again
+    # Without stmtIds: stmtId + index.
+    more = s.run({"insert": "ids", "documents": [{"_id": 3}, {"_id": 4}], "stmtId": 7}, 1)
+    assert more["n"] == 2 and more["retriedStmtIds"] == [7], more
+    assert sorted(d["_id"] for d in db.ids.find()) == [1, 2, 3, 4]
+
+
 def test_documents_without_id_are_inserted_once(member_db):
     server, c, db = member_db
     s = Session(server, "rw")
@@ -254,6 +268,16 @@ def test_txn_number_arguments_are_checked(member_db):
         72, "Transaction number requires a session ID to also be specified")
     r = raw(server, "rw", {"insert": "x", "documents": [{}], "txnNumber": 1, "lsid": lsid})
     assert r["code"] == 14 and "txnNumber" in r["errmsg"]
+    # The statement ids a command may give its statements (mongod's stmtId / stmtIds).
+    r = raw(server, "rw", {"insert": "x", "documents": [{}], "txnNumber": Int64(1),
+                           "lsid": lsid, "stmtIds": "0"})
+    assert r["code"] == 14 and "stmtIds" in r["errmsg"], r
+    r = raw(server, "rw", {"insert": "x", "documents": [{}], "txnNumber": Int64(1),
+                           "lsid": lsid, "stmtIds": [0.5]})
+    assert r["code"] == 14 and "stmtIds" in r["errmsg"], r
+    r = raw(server, "rw", {"update": "x", "updates": [{"q": {}, "u": {"$set": {"a": 1}}}],
+                           "txnNumber": Int64(1), "lsid": lsid, "stmtId": Int64(3)})
+    assert r["code"] == 14 and "stmtId" in r["errmsg"], r
     # On a replica set member only the retryable write commands take a txnNumber (mongod).
     r = raw(server, "rw", {"find": "x", "txnNumber": Int64(1), "lsid": lsid})
     assert (r["code"], r["codeName"]) == (50768, "NotARetryableWriteCommand")
