@@ -1,5 +1,7 @@
 #include "storage/session.h"
 
+#include <algorithm>
+
 namespace hourglass::storage {
 
 std::unique_ptr<Cursor> Session::OpenCursor(std::string_view ident) {
@@ -55,6 +57,13 @@ Status WriteUnit::Commit() {
   invariant(!done_);
   done_ = true;
   return session_.Commit();
+}
+
+void ApplyModifications(std::string& value, const std::vector<Session::Modification>& mods) {
+  for (const Session::Modification& m : mods) {
+    if (m.offset > value.size()) value.resize(m.offset, '\0');
+    value.replace(m.offset, std::min(m.size, value.size() - m.offset), m.data);
+  }
 }
 
 }  // namespace hourglass::storage

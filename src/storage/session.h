@@ -129,4 +129,8 @@ class WriteUnit {
   bool done_ = false;
 };
 
+// Applies `mods` to `value` in memory exactly as Session::Modify applies them to a stored value
+// (a document rebuilt from logged edits, as a rollback does).
+void ApplyModifications(std::string& value, const std::vector<Session::Modification>& mods);
+
 }  // namespace hourglass::storage
