@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include "base/interrupt.h"
+#include "base/uuid.h"
 #include "catalog/op_observer.h"
 #include "storage/write_conflict.h"
 
@@ -37,15 +38,7 @@ uint64_t ReadBigEndian(std::string_view in) {
 // The session's id as mongod prints it in TransactionTooOld: its UUID, then the uid of a client
 // that has not authenticated (SHA-256 of the empty user name, in base64).
 std::string SessionForMessage(const std::string& session) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out;
-  for (size_t i = 0; i < session.size(); ++i) {
-    if (i == 4 || i == 6 || i == 8 || i == 10) out.push_back('-');
-    const auto b = static_cast<unsigned char>(session[i]);
-    out.push_back(kHex[b >> 4]);
-    out.push_back(kHex[b & 15]);
-  }
-  return out + " - 47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU= -  - ";
+  return UuidString(session) + " - 47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU= -  - ";
 }
 
 Status BadRecord(std::string_view why) {
@@ -235,6 +228,25 @@ Status TransactionTable::ApplyRecord(storage::Session& s, const BsonObj& doc) {
   HG_RETURN_IF_ERROR(RemoveOlder(s, rec.session, rec.txn_number));
   HG_RETURN_IF_ERROR(s.Insert(kTable, Key(rec.session, rec.txn_number, next_seq_++), doc.bytes()));
   s.OnCommit([this] { ++counters_.records_written; });
+  return Status::OK();
+}
+
+Status TransactionTable::Forget(storage::Session& s, const BsonObj& doc) {
+  HG_ASSIGN_OR_RETURN(StatementRecord rec, StatementRecord::FromBson(doc));
+  HG_ASSIGN_OR_RETURN(auto cursor, s.OpenCursorOrError(kTable));
+  const std::string prefix = Key(rec.session, rec.txn_number, 0).substr(0, kKeyBytes - 8);
+  std::vector<std::string> doomed;
+  HG_ASSIGN_OR_RETURN(bool found, cursor->Seek(prefix));
+  while (found && cursor->key().starts_with(prefix)) {
+    if (cursor->value() == doc.bytes()) doomed.emplace_back(cursor->key());
+    HG_ASSIGN_OR_RETURN(found, cursor->Next());
+  }
+  cursor.reset();
+  for (const std::string& key : doomed) HG_RETURN_IF_ERROR(s.Remove(kTable, key));
+  s.OnCommit([this, session = rec.session] {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (auto it = sessions_.find(session); it != sessions_.end()) it->second.loaded = false;
+  });
   return Status::OK();
 }
 

@@ -103,6 +103,9 @@ class TransactionTable {
   // session's records of earlier txnNumbers removed (a session runs one at a time).
   Status ApplyRecord(storage::Session& s, const bson::BsonObj& rec);
 
+  // Removes, in `s`'s open transaction, the rows holding exactly record `doc` (a rollback of the
+  // writes it came with); the session's memory is read again from the table once it commits.
+  Status Forget(storage::Session& s, const bson::BsonObj& doc);
   // Forgets sessions (rows and memory) whose newest record is older than `before_ms`.
   StatusWith<int64_t> Reap(int64_t before_ms);
 

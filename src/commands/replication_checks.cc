@@ -106,7 +106,13 @@ Status CheckReplicationState(const CommandContext& ctx, const Command& cmd,
     return Status::OK();
   }
   repl::ReplicaSetView view = ctx.service.repl->View();
-  if (view.writable_primary) return Status::OK();
+  if (view.writable_primary) {
+    if (!WritesData(cmd, body)) return Status::OK();
+    // Flow control: a primary whose log runs far ahead of what its set has committed (cut off
+    // from it) holds writes back, then refuses them once it has stepped down.
+    if (ctx.service.repl->AwaitWriteRoom()) return Status::OK();
+    return Status(ErrorCode::kNotWritablePrimary, "not primary");
+  }
   if (WritesData(cmd, body) || WritesAdminData(cmd.Name())) {
     return Status(ErrorCode::kNotWritablePrimary, "not primary");
   }

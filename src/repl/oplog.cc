@@ -4,8 +4,10 @@
 #include <limits>
 #include <vector>
 
+#include "base/logger.h"
 #include "catalog/collection.h"
 #include "catalog/record_store.h"
+#include "repl/rollback.h"
 #include "repl/update_diff.h"
 #include "storage/session.h"
 #include "storage/write_conflict.h"
@@ -23,8 +25,9 @@ using bson::BsonType;
 thread_local bool t_applying = false;
 
 struct ApplyingScope {
-  ApplyingScope() { t_applying = true; }
-  ~ApplyingScope() { t_applying = false; }
+  ApplyingScope() : was(t_applying) { t_applying = true; }
+  ~ApplyingScope() { t_applying = was; }
+  bool was;  // scopes nest (Apply rolls back first)
 };
 
 int64_t NowMillis() {
@@ -330,11 +333,9 @@ StatusWith<bool> Oplog::Holds(storage::Session& s, const BsonObj& op) {
   if (found->doc["t"].NumberLong() != op["t"].NumberLong()) {
     // Another primary's entry under the same timestamp: this member holds writes the set's log
     // never committed (it was a primary that lost its role before they replicated).
-    return Status(ErrorCode::kOplogStartMissing,
-                  "this member's oplog holds an entry of term " +
-                      std::to_string(found->doc["t"].NumberLong()) +
-                      " the set's log does not have (it needs a rollback, which is not built "
-                      "yet: resync it)");
+    return Status(ErrorCode::kOplogStartMissing, "this member's oplog holds an entry of term " +
+                                                     std::to_string(found->doc["t"].NumberLong()) +
+                                                     " the set's log does not have (resync it)");
   }
   return true;
 }
@@ -370,20 +371,78 @@ Status Oplog::Apply(const BsonObj& entry) {
   auto session = engine_->NewSession();
   // The primary that wrote a batch holds it already, as does a member that applied it before a
   // restart; a batch's rows commit together, so its last one tells.
-  HG_ASSIGN_OR_RETURN(bool applied, Holds(*session, ops.back()));
-  if (applied) return Status::OK();
+  const uint64_t entry_ts = ops.back()["ts"].TimestampValue();
+  StatusWith<bool> held = Holds(*session, ops.back());
+  if ((!held.ok() || !held.value()) && newest_row_ts_.load() > handled_ts_.load()) {
+    // Rows past what the log handed here, written by this member as a primary: those of
+    // earlier terms than this entry's will never be in the set's log.
+    HG_RETURN_IF_ERROR(RollBack(handled_ts_.load(), ops.back()["t"].NumberLong()));
+    held = Holds(*session, ops.back());
+  }
+  HG_ASSIGN_OR_RETURN(bool applied, std::move(held));
+  if (!applied) HG_RETURN_IF_ERROR(ApplyOps(*session, ops));
+  MarkHandled(entry_ts);
+  return Status::OK();
+}
+
+bool Oplog::HoldsEntry(const BsonObj& op) {
+  auto session = engine_->NewSession();
+  StatusWith<bool> held = Holds(*session, op);
+  return held.ok() && held.value();
+}
+
+void Oplog::MarkHandled(uint64_t ts) {
+  uint64_t cur = handled_ts_.load();
+  while (ts > cur && !handled_ts_.compare_exchange_weak(cur, ts)) {
+  }
+}
+
+Status Oplog::RollBack(uint64_t after_ts, int64_t below_term) {
+  ApplyingScope applying;
+  const auto start = std::chrono::steady_clock::now();
+  HG_ASSIGN_OR_RETURN(RollbackSummary summary,
+                      RollBackOplogTail(engine_, catalog_, *oplog_, transactions_,
+                                        hooks_.rollback_dir ? hooks_.rollback_dir() : std::string(),
+                                        after_ts, below_term));
+  if (summary.entries == 0) return Status::OK();
+  rollbacks_.fetch_add(1);
+  // The newest row is now the newest one left (at most `after_ts`, unless a later term's rows
+  // follow the undone ones).
+  auto session = engine_->NewSession();
+  HG_ASSIGN_OR_RETURN(auto cursor, catalog::RecordCursor::Open(*session, *oplog_,
+                                                               catalog::RecordRange::All(false)));
+  HG_ASSIGN_OR_RETURN(bool any, cursor.Next());
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    newest_row_ts_ = any ? static_cast<uint64_t>(cursor.id()) : 0;
+  }
+  bson::BsonArrayBuilder files;
+  for (const std::string& f : summary.files) files.AppendString(f);
+  LOGI("REPL", 21612, "Rollback summary",
+       "{\"commonPointTs\": " + std::to_string(after_ts) +
+           ", \"entriesRolledBack\": " + std::to_string(summary.entries) +
+           ", \"documentsRolledBack\": " + std::to_string(summary.documents) +
+           ", \"rollbackFiles\": " + files.Obj().ToJson() + ", \"durationMillis\": " +
+           std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(
+                              std::chrono::steady_clock::now() - start)
+                              .count()) +
+           "}");
+  return Status::OK();
+}
+
+Status Oplog::ApplyOps(storage::Session& s, const std::vector<BsonObj>& ops) {
   size_t i = 0;
   while (i < ops.size()) {
     if (ops[i]["op"].type() == BsonType::kString && ops[i]["op"].Str() == "c") {
       // A catalog change runs in the catalog's own transactions; re-applying one after a crash
       // between it and its row finds it done.
-      HG_ASSIGN_OR_RETURN(bool held, Holds(*session, ops[i]));
+      HG_ASSIGN_OR_RETURN(bool held, Holds(s, ops[i]));
       if (!held) {
         HG_RETURN_IF_ERROR(ApplyCommand(ops[i]));
         HG_RETURN_IF_ERROR(storage::RetryOnWriteConflict([&] {
-          storage::WriteUnit wu(*session);
+          storage::WriteUnit wu(s);
           HG_RETURN_IF_ERROR(wu.begin_status());
-          HG_RETURN_IF_ERROR(WriteRow(*session, ops[i]));
+          HG_RETURN_IF_ERROR(WriteRow(s, ops[i]));
           return wu.Commit();
         }));
       }
@@ -396,14 +455,14 @@ Status Oplog::Apply(const BsonObj& entry) {
       ++end;
     }
     HG_RETURN_IF_ERROR(storage::RetryOnWriteConflict([&] {
-      storage::WriteUnit wu(*session);
+      storage::WriteUnit wu(s);
       HG_RETURN_IF_ERROR(wu.begin_status());
       for (size_t k = i; k < end; ++k) {
-        HG_ASSIGN_OR_RETURN(bool held, Holds(*session, ops[k]));
+        HG_ASSIGN_OR_RETURN(bool held, Holds(s, ops[k]));
         if (held) continue;
-        HG_RETURN_IF_ERROR(ApplyCrud(*session, ops[k]));
-        HG_RETURN_IF_ERROR(ApplyStatements(*session, ops[k]));
-        HG_RETURN_IF_ERROR(WriteRow(*session, ops[k]));
+        HG_RETURN_IF_ERROR(ApplyCrud(s, ops[k]));
+        HG_RETURN_IF_ERROR(ApplyStatements(s, ops[k]));
+        HG_RETURN_IF_ERROR(WriteRow(s, ops[k]));
       }
       return wu.Commit();
     }));

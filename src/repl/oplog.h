@@ -17,6 +17,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "base/status.h"
 #include "bson/bson.h"
@@ -36,6 +37,8 @@ class Oplog final : public catalog::OpObserver {
     // Takes a batch ({ts, t, wall, ops: [entries]}) for the Raft log; called in timestamp order,
     // under the oplog's mutex, after the batch's transaction committed. Must not block.
     std::function<void(bson::BsonObj batch)> append;
+    // Where rollback files go now (<dbpath>/rollback); empty: none are written.
+    std::function<std::string()> rollback_dir;
   };
 
   // `transactions`: where the retryable-write records that come with applied writes go (may be
@@ -76,7 +79,24 @@ class Oplog final : public catalog::OpObserver {
   // with its `local.oplog.rs` row), or an entry that is itself one oplog entry (a no-op). Its
   // writes are not reported again. An operation that cannot be applied is an error (the member
   // no longer matches the primary).
+  //
+  // Before it applies an entry this member does not hold, it rolls back the entries of earlier
+  // terms it holds past the last entry handed to Apply (RollBack): the set's log will never hold
+  // them (they come after an entry of a later term in it, or not at all).
   Status Apply(const bson::BsonObj& entry);
+
+  // Whether `local.oplog.rs` holds the oplog entry `op`: its timestamp, in its term.
+  bool HoldsEntry(const bson::BsonObj& op);
+
+  // Undoes the entries of `local.oplog.rs` after `after_ts` written in terms below `below_term`
+  // (repl/rollback.h), writing rollback files, and logs what it did.
+  Status RollBack(uint64_t after_ts, int64_t below_term);
+  // The timestamp of the newest entry the set's log handed to Apply, or of the snapshot that
+  // stands for them (MarkHandled); 0 when unknown (a restart before either).
+  uint64_t handled_ts() const { return handled_ts_.load(); }
+  void MarkHandled(uint64_t ts);
+  // Rollbacks done and entries they undid (serverStatus).
+  int64_t rollbacks() const { return rollbacks_.load(); }
 
   // catalog::OpObserver
   Status OnInsert(storage::Session& s, const catalog::Collection& coll,
@@ -105,6 +125,8 @@ class Oplog final : public catalog::OpObserver {
   // Whether `local.oplog.rs` holds the oplog entry `op` (its timestamp, in its term).
   // OplogStartMissing (120) when it holds another term's entry under that timestamp.
   StatusWith<bool> Holds(storage::Session& s, const bson::BsonObj& op);
+  // Applies a batch's operations this member does not hold, each with its row.
+  Status ApplyOps(storage::Session& s, const std::vector<bson::BsonObj>& ops);
   Status ApplyCrud(storage::Session& s, const bson::BsonObj& op);
   Status ApplyCommand(const bson::BsonObj& op);
   // An update logged as byte-range edits (OnModify), applied to record `rid` of `coll`.
@@ -126,7 +148,9 @@ class Oplog final : public catalog::OpObserver {
   std::atomic<uint64_t> last_ts_{0};  // the newest timestamp given out
   std::atomic<uint64_t> last_appended_ts_{0};
   std::atomic<uint64_t> newest_row_ts_{0};  // the newest row of local.oplog.rs
-  std::atomic<int64_t> max_bytes_{0};       // 0: not capped
+  std::atomic<uint64_t> handled_ts_{0};
+  std::atomic<int64_t> rollbacks_{0};
+  std::atomic<int64_t> max_bytes_{0};  // 0: not capped
   std::atomic<double> min_retention_hours_{0};
 };
 

@@ -14,6 +14,7 @@
 #include <deque>
 #include <functional>
 #include <future>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -99,6 +100,14 @@ ServerParameter* UnreplicatedMembersParameter() {
 ServerParameter* WritePeriodicNoopsParameter() {
   static ServerParameter* p =
       ServerParameterRegistry::Get().Register("writePeriodicNoops", true, true, false);
+  return p;
+}
+
+// mongod's createRollbackDataFiles (startup and runtime, default true): whether a rollback keeps
+// what it removes in <dbpath>/rollback.
+ServerParameter* CreateRollbackDataFilesParameter() {
+  static ServerParameter* p =
+      ServerParameterRegistry::Get().Register("createRollbackDataFiles", true, true, true);
   return p;
 }
 
@@ -212,15 +221,19 @@ class ReplicationCoordinator::Impl {
     if (engine_->TableExists(kStateTable) == false) {
       HG_RETURN_IF_ERROR(engine_->CreateTable(kStateTable, ""));
     }
-    HG_RETURN_IF_ERROR(
-        oplog_.Open(Oplog::Hooks{[this](int64_t* term) {
-                                   *term = writable_term_.load();
-                                   return *term >= 0;
-                                 },
-                                 [this](bson::BsonObj batch) {
-                                   OpTime at{batch["ts"].TimestampValue(), batch["t"].NumberLong()};
-                                   EnqueueAppend(std::move(batch), at, nullptr);
-                                 }}));
+    HG_RETURN_IF_ERROR(oplog_.Open(Oplog::Hooks{
+        [this](int64_t* term) {
+          *term = writable_term_.load();
+          return *term >= 0;
+        },
+        [this](bson::BsonObj batch) {
+          OpTime at{batch["ts"].TimestampValue(), batch["t"].NumberLong()};
+          EnqueueAppend(std::move(batch), at, nullptr);
+        },
+        [this] {
+          return CreateRollbackDataFilesParameter()->GetBool() ? opts_.dbpath + "/rollback"
+                                                               : std::string();
+        }}));
     HG_RETURN_IF_ERROR(SizeOplog());
     catalog::SetOpObserver(&oplog_);
     StartApplier();
@@ -381,6 +394,17 @@ class ReplicationCoordinator::Impl {
       cv_.wait_until(lock, next);
       if (std::chrono::steady_clock::now() >= deadline) return;
     }
+  }
+
+  bool AwaitWriteRoom() {
+    if (uncommitted_entries_.load() <= kMaxUncommittedEntries) return true;
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait_until(lock, until, [&] {
+      return uncommitted_entries_.load() <= kMaxUncommittedEntries || !view_.writable_primary ||
+             stopping_flag_;
+    });
+    return view_.writable_primary;
   }
 
   Status AwaitMajority(uint64_t ts, int64_t wtimeout_ms) {
@@ -779,9 +803,46 @@ class ReplicationCoordinator::Impl {
     bson::BsonObj entry(static_cast<const char*>(buf.base));
     OpTime at{entry["ts"].TimestampValue(), entry["t"].NumberLong()};
     int64_t wall = entry["wall"].DateMillis();
+    if (!restore && entry["ops"].type() != bson::BsonType::kArray) {
+      // An entry the coordinator wrote (no row anywhere yet) follows the entry before it in
+      // time. A new primary names its "new primary" no-op before it has applied the entries of
+      // the earlier term its log holds (Raft commits those only with an entry of the new term),
+      // so the no-op's time may not pass theirs: every member moves it past the entry before,
+      // the same way, and the oplog's times keep the log's order.
+      uint64_t floor;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        floor = view_.last_committed.ts + 1;
+      }
+      if (at.ts < floor) {
+        at.ts = floor;
+        bson::BsonBuilder b;
+        for (bson::BsonElement e : entry) {
+          if (e.FieldName() == "ts") {
+            b.AppendTimestamp("ts", at.ts);
+          } else {
+            b.AppendElement(e);
+          }
+        }
+        entry = b.Obj();
+      }
+    }
     if (restore) {
+      if (pending_catch_up_ts_.load() != 0) {
+        // A catch-up still waits: the entries queued behind it come before this snapshot, which
+        // stands for them too.
+        std::lock_guard<std::mutex> lock(apply_mu_);
+        to_apply_.clear();
+      }
       DrainApplier();
-      CatchUp(at.ts);
+      if (CatchUp(at.ts)) {
+        pending_catch_up_ts_.store(0);
+        oplog_.MarkHandled(at.ts);
+      } else {
+        // Tried again every second (Poll); the applier waits for it, for the entries after
+        // the snapshot must not be applied before those it stands for.
+        pending_catch_up_ts_.store(at.ts);
+      }
       // A snapshot Raft restored is on disk: what it stands for is never applied again.
       last_snapshot_ts_.store(at.ts);
       kept_snapshot_ts_.store(at.ts);
@@ -805,6 +866,7 @@ class ReplicationCoordinator::Impl {
       view_.last_applied_wall_ms = wall;
     }
     // An entry reaches the state machine only once Raft has committed it.
+    uncommitted_entries_.store(static_cast<int64_t>(raft_last_index(&raft_) - raft_.commit_index));
     view_.last_committed = at;
     view_.last_committed_wall_ms = wall;
     cv_.notify_all();  // write concerns wait for it
@@ -816,7 +878,9 @@ class ReplicationCoordinator::Impl {
       SetThreadLogContext("ReplApplier");
       std::unique_lock<std::mutex> lock(apply_mu_);
       while (true) {
-        apply_cv_.wait(lock, [&] { return applier_stop_ || !to_apply_.empty(); });
+        apply_cv_.wait(lock, [&] {
+          return applier_stop_ || (!to_apply_.empty() && pending_catch_up_ts_.load() == 0);
+        });
         if (applier_stop_) return;
         ToApply next = std::move(to_apply_.front());
         to_apply_.pop_front();
@@ -967,31 +1031,49 @@ class ReplicationCoordinator::Impl {
   // the primary's oplog and applies them, as a mongod secondary catches up. When the primary no
   // longer holds this member's newest entry (the member holds writes the set never committed)
   // the member cannot catch up: it turns RECOVERING and says so.
-  void CatchUp(uint64_t snapshot_ts) {
+  // Applies the entries of `leader`'s oplog after `mine` (the newest this member holds, which the
+  // leader must hold too: OplogStartMissing otherwise) up to `snapshot_ts`.
+  Status CatchUpFrom(const char* leader, uint64_t mine, uint64_t snapshot_ts) {
+    bool first = true;
+    return FetchOplog(leader, mine, snapshot_ts, [&](const std::vector<bson::BsonObj>& docs) {
+      size_t skip = 0;
+      if (first && mine > 0) {
+        // The same entry: its time and its term (another primary's may have the same time).
+        if (docs.front()["ts"].TimestampValue() != mine || !oplog_.HoldsEntry(docs.front())) {
+          return Status(ErrorCode::kOplogStartMissing,
+                        "the primary's oplog does not hold this member's newest entry");
+        }
+        // Everything up to it is in the set's log.
+        oplog_.MarkHandled(mine);
+        skip = 1;
+      }
+      first = false;
+      bson::BsonArrayBuilder ops;
+      for (size_t i = skip; i < docs.size(); ++i) ops.AppendObject(docs[i]);
+      return oplog_.Apply(bson::BsonBuilder().AppendArray("ops", ops.Obj()).Obj());
+    });
+  }
+
+  // False when it could not reach the primary's oplog (a network error, no primary yet): it is
+  // tried again.
+  bool CatchUp(uint64_t snapshot_ts) {
     uint64_t mine = oplog_.NewestTimestamp();
-    if (mine >= snapshot_ts) return;
+    if (mine >= snapshot_ts) return true;
     raft_id leader_id = 0;
     const char* leader = nullptr;
     raft_leader(&raft_, &leader_id, &leader);
     Status st = leader == nullptr || leader_id == raft_.id
                     ? Status(ErrorCode::kHostUnreachable, "no primary to catch up from")
                     : Status::OK();
-    bool first = true;
     if (st.ok()) {
-      st = FetchOplog(leader, mine, snapshot_ts, [&](const std::vector<bson::BsonObj>& docs) {
-        size_t skip = 0;
-        if (first && mine > 0) {
-          if (docs.front()["ts"].TimestampValue() != mine) {
-            return Status(ErrorCode::kOplogStartMissing,
-                          "the primary's oplog does not hold this member's newest entry");
-          }
-          skip = 1;
-        }
-        first = false;
-        bson::BsonArrayBuilder ops;
-        for (size_t i = skip; i < docs.size(); ++i) ops.AppendObject(docs[i]);
-        return oplog_.Apply(bson::BsonBuilder().AppendArray("ops", ops.Obj()).Obj());
-      });
+      st = CatchUpFrom(leader, mine, snapshot_ts);
+      const uint64_t handled = oplog_.handled_ts();
+      if (st.code() == ErrorCode::kOplogStartMissing && handled > 0 && handled < mine) {
+        // Past the last entry the log handed it, this member holds entries the primary does
+        // not: a deposed primary's, which go (rollback); it goes on from the last one handed.
+        st = oplog_.RollBack(handled, std::numeric_limits<int64_t>::max());
+        if (st.ok()) st = CatchUpFrom(leader, oplog_.NewestTimestamp(), snapshot_ts);
+      }
     }
     if (st.ok() && oplog_.NewestTimestamp() < snapshot_ts) {
       st = Status(ErrorCode::kOplogStartMissing, "the primary's oplog ends before the snapshot");
@@ -999,13 +1081,19 @@ class ReplicationCoordinator::Impl {
     if (st.ok()) {
       LOGI("REPL", 8800312, "Caught up from the primary's oplog",
            "{\"from\": " + JsonQuote(leader) + "}");
-      return;
+      return true;
+    }
+    if (st.code() == ErrorCode::kHostUnreachable || st.code() == ErrorCode::kNetworkTimeout) {
+      LOGW("REPL", 8800315, "Cannot catch up from the primary's oplog yet; trying again",
+           "{\"error\": " + JsonQuote(st.ToString()) + "}");
+      return false;
     }
     LOGE("REPL", 8800313, "This member cannot catch up with the replica set: it needs a resync",
          "{\"error\": " + JsonQuote(st.ToString()) + "}");
     std::lock_guard<std::mutex> lock(mu_);
     needs_resync_ = true;
     Recompute();
+    return true;
   }
 
   // A configuration the log brought (loop thread): kept when newer than this member's, stored
@@ -1057,7 +1145,11 @@ class ReplicationCoordinator::Impl {
     transfer_.data = this;
     transferring_ = true;
     int rv = raft_transfer(&raft_, &transfer_, 0, [](struct raft_transfer* req) {
-      static_cast<Impl*>(req->data)->transferring_ = false;
+      // Done or given up (the other voter did not win): not again before an election timeout,
+      // or every attempt would start another term.
+      auto* self = static_cast<Impl*>(req->data);
+      self->transferring_ = false;
+      self->next_transfer_ms_ = NowMillis() + 1000;
     });
     if (rv != 0) {
       transferring_ = false;
@@ -1222,6 +1314,8 @@ class ReplicationCoordinator::Impl {
       });
       if (rv == 0) {
         appended_.emplace_back(raft_last_index(&raft_), at);
+        uncommitted_entries_.store(
+            static_cast<int64_t>(raft_last_index(&raft_) - raft_.commit_index));
         return;
       }
       raft_free(buf.base);
@@ -1247,6 +1341,18 @@ class ReplicationCoordinator::Impl {
     if (was_writable_ && !writable && opts_.on_step_down) opts_.on_step_down();
     was_writable_ = writable;
     if (!raft_open_ || closing_) return;
+    transport_->Poll();
+    if (uint64_t pending = pending_catch_up_ts_.load();
+        pending != 0 && NowMillis() >= next_catch_up_ms_) {
+      if (CatchUp(pending)) {
+        oplog_.MarkHandled(pending);
+        std::lock_guard<std::mutex> lock(apply_mu_);
+        pending_catch_up_ts_.store(0);
+        apply_cv_.notify_all();
+      } else {
+        next_catch_up_ms_ = NowMillis() + 1000;
+      }
+    }
     int state = raft_state(&raft_);
     int64_t term = static_cast<int64_t>(raft_.current_term);
     raft_id leader_id = 0;
@@ -1400,6 +1506,12 @@ class ReplicationCoordinator::Impl {
     }
     if (state != view_.state || writable != view_.writable_primary || primary != view_.primary ||
         view_.term != published_term_) {
+      if (state != view_.state || writable != view_.writable_primary) {
+        LOGI("REPL", 21358, "Replica set state transition",
+             "{\"newState\": " + JsonQuote(MemberStateName(state)) +
+                 ", \"oldState\": " + JsonQuote(MemberStateName(view_.state)) + ", \"writable\": " +
+                 (writable ? "true" : "false") + ", \"term\": " + std::to_string(view_.term) + "}");
+      }
       view_.state = state;
       view_.writable_primary = writable;
       writable_term_.store(writable ? view_.term : -1);
@@ -1688,6 +1800,9 @@ class ReplicationCoordinator::Impl {
   // Loop thread only.
   bool closing_ = false;
   bool raft_open_ = false;
+  // The snapshot whose catch-up failed for want of the primary (0: none): retried by Poll.
+  std::atomic<uint64_t> pending_catch_up_ts_{0};
+  int64_t next_catch_up_ms_ = 0;
   struct raft raft_ {};
   struct raft_io io_ {};
   struct raft_fsm fsm_ {};
@@ -1714,6 +1829,10 @@ class ReplicationCoordinator::Impl {
   // Loop thread, on the leader: the Raft index of each entry appended (and not yet known to be
   // on every member), so that the members' replicated indexes read as optimes.
   std::deque<std::pair<raft_index, OpTime>> appended_;
+  // Entries of this member's Raft log past the commit index (flow control, AwaitWriteRoom), as
+  // of its last append or commit; and how many a primary may run ahead.
+  std::atomic<int64_t> uncommitted_entries_{0};
+  static constexpr int64_t kMaxUncommittedEntries = 128;
   std::mutex appends_mu_;
   std::deque<PendingAppend> appends_;  // guarded by appends_mu_
   Oplog oplog_;
@@ -1729,6 +1848,7 @@ void ReplicationCoordinator::RegisterParameters() {
   UnreplicatedMembersParameter();
   WritePeriodicNoopsParameter();
   PeriodicNoopIntervalParameter();
+  CreateRollbackDataFilesParameter();
 }
 Status ReplicationCoordinator::Start() { return impl_->Start(); }
 void ReplicationCoordinator::BeginShutdown() { impl_->BeginShutdown(); }
@@ -1759,6 +1879,7 @@ Status ReplicationCoordinator::PrepareRaftConnection(std::string_view set_name, 
 void ReplicationCoordinator::AdoptRaftConnection(int fd, int64_t from, std::string from_address) {
   impl_->AdoptRaftConnection(fd, from, std::move(from_address));
 }
+bool ReplicationCoordinator::AwaitWriteRoom() { return impl_->AwaitWriteRoom(); }
 Status ReplicationCoordinator::AwaitMajority(uint64_t ts, int64_t wtimeout_ms) {
   return impl_->AwaitMajority(ts, wtimeout_ms);
 }

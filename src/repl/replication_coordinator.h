@@ -142,6 +142,12 @@ class ReplicationCoordinator {
   // WriteConcernFailed (64) after `wtimeout_ms` (0: no limit), PrimarySteppedDown (189) when this
   // member stops being the writable primary meanwhile, ShutdownInProgress (91).
   Status AwaitMajority(uint64_t ts, int64_t wtimeout_ms);
+  // Flow control: on the writable primary, waits (up to a second) while more than a bounded
+  // number of its Raft log entries are not yet committed, so that a primary cut off from its set
+  // stops taking writes before its log runs far ahead of what the set will keep (a deposed
+  // primary's uncommitted entries are undone one at a time when it rejoins). Whether this member
+  // is still the writable primary.
+  bool AwaitWriteRoom();
   // w: <n>: blocks until `n` members (this one included) hold the entry of timestamp `ts` in
   // their logs. Errors as AwaitMajority.
   Status AwaitMembers(uint64_t ts, int64_t n, int64_t wtimeout_ms);

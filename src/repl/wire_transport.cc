@@ -6,10 +6,13 @@
 #include <cstring>
 #include <memory>
 
+#include "base/fail_point.h"
 #include "bson/bson.h"
 #include "wire/op_msg.h"
 
 namespace hourglass::repl {
+
+HG_FAIL_POINT_DEFINE(hgPartitionMember);
 
 // One outgoing connection on its way to Raft: TCP connect, the hgRaftConnect command, its reply.
 struct WireTransport::Dial {
@@ -95,8 +98,22 @@ WireTransport::WireTransport(uv_loop_t* loop, std::string set_name)
   };
 }
 
+void WireTransport::Poll() {
+  if (!hgPartitionMember.ShouldFail()) return;
+  // The loop's TCP handles are Raft's connections and the dials on their way to it.
+  uv_walk(
+      loop_,
+      [](uv_handle_t* h, void*) {
+        uv_os_fd_t fd;
+        if (h->type == UV_TCP && !uv_is_closing(h) && uv_fileno(h, &fd) == 0) {
+          shutdown(fd, SHUT_RDWR);
+        }
+      },
+      nullptr);
+}
+
 void WireTransport::Adopt(int fd, uint64_t from_id, const std::string& from_address) {
-  if (accept_ == nullptr || closing_) {
+  if (accept_ == nullptr || closing_ || hgPartitionMember.ShouldFail()) {
     close(fd);
     return;
   }
@@ -117,6 +134,7 @@ void WireTransport::Adopt(int fd, uint64_t from_id, const std::string& from_addr
 int WireTransport::Connect(raft_uv_connect* req, raft_id id, const char* address,
                            raft_uv_connect_cb cb) {
   if (closing_) return RAFT_CANCELED;
+  if (hgPartitionMember.ShouldFail()) return RAFT_NOCONNECTION;
   sockaddr_storage to;
   if (!ResolveMemberAddress(address, &to)) return RAFT_NOCONNECTION;
   auto* tcp = static_cast<uv_tcp_t*>(raft_malloc(sizeof(uv_tcp_t)));

@@ -36,6 +36,10 @@ class WireTransport {
   // Gives Raft a connection another member opened to this one's wire port; closes `fd` when
   // Raft is not listening (the member is closing).
   void Adopt(int fd, uint64_t from_id, const std::string& from_address);
+  // Called every poll of the loop: while the test-only fail point hgPartitionMember is on, this
+  // member's Raft connections are cut (shut down, which Raft sees as the peer gone) and no new
+  // one is made either way — a network partition around the member, its clients unaffected.
+  void Poll();
 
  public:
   struct Dial;  // one outgoing connection (wire_transport.cc)
