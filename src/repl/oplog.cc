@@ -7,6 +7,7 @@
 #include "base/logger.h"
 #include "catalog/collection.h"
 #include "catalog/record_store.h"
+#include "repl/oplog_entry.h"
 #include "repl/rollback.h"
 #include "repl/update_diff.h"
 #include "storage/session.h"
@@ -46,14 +47,6 @@ BsonObj WithoutFirstField(const BsonObj& o) {
   }
   return b.Obj();
 }
-
-// An update logged as the byte-range edits Collection::ModifyRecord made: {hgEdits: [{o: offset,
-// n: bytes replaced, d: BinData}]}.
-constexpr std::string_view kEditsField = "hgEdits";
-
-// The retryable-write records (catalog::StatementRecord) of a transaction, on its last operation:
-// {hgStmts: [{lsid, txnNumber, stmtId: [ids], wall, [result]}]}.
-constexpr std::string_view kStatementsField = "hgStmts";
 
 Status CannotApply(const BsonObj& op, std::string why) {
   return Status(ErrorCode::kOplogOperationUnsupported,
@@ -405,7 +398,6 @@ Status Oplog::RollBack(uint64_t after_ts, int64_t below_term) {
                                         hooks_.rollback_dir ? hooks_.rollback_dir() : std::string(),
                                         after_ts, below_term));
   if (summary.entries == 0) return Status::OK();
-  rollbacks_.fetch_add(1);
   // The newest row is now the newest one left (at most `after_ts`, unless a later term's rows
   // follow the undone ones).
   auto session = engine_->NewSession();
@@ -543,20 +535,12 @@ Status Oplog::ApplyCrud(storage::Session& s, const BsonObj& op) {
 Status Oplog::ApplyEdits(storage::Session& s, const BsonObj& op, const BsonObj& list,
                          const std::shared_ptr<catalog::Collection>& coll, int64_t rid,
                          const BsonElement& id) {
-  std::vector<storage::Session::Modification> edits;
+  StatusWith<std::vector<storage::Session::Modification>> parsed = ParseEdits(list);
+  if (!parsed.ok()) return CannotApply(op, parsed.status().reason());
+  const std::vector<storage::Session::Modification>& edits = parsed.value();
   int64_t delta = 0;
-  for (BsonElement e : list) {
-    if (e.type() != BsonType::kObject || !e.Obj()["o"].IsNumber() || !e.Obj()["n"].IsNumber() ||
-        e.Obj()["d"].type() != BsonType::kBinData || e.Obj()["o"].NumberLong() < 0 ||
-        e.Obj()["n"].NumberLong() < 0) {
-      return CannotApply(op, "a malformed edit");
-    }
-    storage::Session::Modification m;
-    m.offset = static_cast<size_t>(e.Obj()["o"].NumberLong());
-    m.size = static_cast<size_t>(e.Obj()["n"].NumberLong());
-    m.data = std::string(e.Obj()["d"].BinData());
+  for (const storage::Session::Modification& m : edits) {
     delta += static_cast<int64_t>(m.data.size()) - static_cast<int64_t>(m.size);
-    edits.push_back(std::move(m));
   }
   HG_RETURN_IF_ERROR(coll->ModifyRecord(s, rid, id, edits));
   s.OnCommit([coll, delta] { coll->AdjustCounts(0, delta); });

@@ -95,8 +95,6 @@ class Oplog final : public catalog::OpObserver {
   // stands for them (MarkHandled); 0 when unknown (a restart before either).
   uint64_t handled_ts() const { return handled_ts_.load(); }
   void MarkHandled(uint64_t ts);
-  // Rollbacks done and entries they undid (serverStatus).
-  int64_t rollbacks() const { return rollbacks_.load(); }
 
   // catalog::OpObserver
   Status OnInsert(storage::Session& s, const catalog::Collection& coll,
@@ -149,7 +147,6 @@ class Oplog final : public catalog::OpObserver {
   std::atomic<uint64_t> last_appended_ts_{0};
   std::atomic<uint64_t> newest_row_ts_{0};  // the newest row of local.oplog.rs
   std::atomic<uint64_t> handled_ts_{0};
-  std::atomic<int64_t> rollbacks_{0};
   std::atomic<int64_t> max_bytes_{0};  // 0: not capped
   std::atomic<double> min_retention_hours_{0};
 };

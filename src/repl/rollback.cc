@@ -13,6 +13,7 @@
 
 #include "base/uuid.h"
 #include "catalog/record_store.h"
+#include "repl/oplog_entry.h"
 #include "repl/update_diff.h"
 #include "storage/session.h"
 #include "storage/write_conflict.h"
@@ -24,9 +25,6 @@ namespace {
 using bson::BsonElement;
 using bson::BsonObj;
 using bson::BsonType;
-
-constexpr std::string_view kEditsField = "hgEdits";
-constexpr std::string_view kStatementsField = "hgStmts";
 
 Status CannotRollBack(const BsonObj& op, std::string why) {
   return Status(ErrorCode::kOplogOperationUnsupported, "cannot roll back oplog entry " +
@@ -76,18 +74,9 @@ Status Replay(const BsonObj& op, std::optional<std::string>& doc) {
   }
   if (!doc) return CannotRollBack(op, "it changes a document the oplog says is missing");
   if (BsonElement list = o[kEditsField]; list.type() == BsonType::kArray) {
-    std::vector<storage::Session::Modification> edits;
-    for (BsonElement e : list.Obj()) {
-      if (e.type() != BsonType::kObject || !e.Obj()["o"].IsNumber() || !e.Obj()["n"].IsNumber() ||
-          e.Obj()["d"].type() != BsonType::kBinData || e.Obj()["o"].NumberLong() < 0 ||
-          e.Obj()["n"].NumberLong() < 0) {
-        return CannotRollBack(op, "a malformed edit");
-      }
-      edits.push_back({std::string(e.Obj()["d"].BinData()),
-                       static_cast<size_t>(e.Obj()["o"].NumberLong()),
-                       static_cast<size_t>(e.Obj()["n"].NumberLong())});
-    }
-    storage::ApplyModifications(*doc, edits);
+    StatusWith<std::vector<storage::Session::Modification>> edits = ParseEdits(list.Obj());
+    if (!edits.ok()) return CannotRollBack(op, edits.status().reason());
+    storage::ApplyModifications(*doc, edits.value());
   } else {
     if (o["diff"].type() != BsonType::kObject) return CannotRollBack(op, "no 'diff'");
     StatusWith<BsonObj> after = ApplyUpdateDiff(BsonObj::CopyOf(*doc), o["diff"].Obj());
