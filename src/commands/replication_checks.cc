@@ -107,9 +107,10 @@ Status CheckReplicationState(const CommandContext& ctx, const Command& cmd,
   }
   repl::ReplicaSetView view = ctx.service.repl->View();
   if (view.writable_primary) {
-    if (!WritesData(cmd, body)) return Status::OK();
     // Flow control: a primary whose log runs far ahead of what its set has committed (cut off
-    // from it) holds writes back, then refuses them once it has stepped down.
+    // from it) holds writes back, then refuses them once it has stepped down. (The cheap check
+    // first: most commands on a primary with room are not looked at.)
+    if (ctx.service.repl->HasWriteRoom() || !WritesData(cmd, body)) return Status::OK();
     if (ctx.service.repl->AwaitWriteRoom()) return Status::OK();
     return Status(ErrorCode::kNotWritablePrimary, "not primary");
   }

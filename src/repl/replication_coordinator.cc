@@ -396,8 +396,10 @@ class ReplicationCoordinator::Impl {
     }
   }
 
+  bool HasWriteRoom() const { return uncommitted_entries_.load() <= kMaxUncommittedEntries; }
+
   bool AwaitWriteRoom() {
-    if (uncommitted_entries_.load() <= kMaxUncommittedEntries) return true;
+    if (HasWriteRoom()) return true;
     const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(1);
     std::unique_lock<std::mutex> lock(mu_);
     cv_.wait_until(lock, until, [&] {
@@ -1880,6 +1882,7 @@ void ReplicationCoordinator::AdoptRaftConnection(int fd, int64_t from, std::stri
   impl_->AdoptRaftConnection(fd, from, std::move(from_address));
 }
 bool ReplicationCoordinator::AwaitWriteRoom() { return impl_->AwaitWriteRoom(); }
+bool ReplicationCoordinator::HasWriteRoom() const { return impl_->HasWriteRoom(); }
 Status ReplicationCoordinator::AwaitMajority(uint64_t ts, int64_t wtimeout_ms) {
   return impl_->AwaitMajority(ts, wtimeout_ms);
 }

@@ -148,6 +148,8 @@ class ReplicationCoordinator {
   // primary's uncommitted entries are undone one at a time when it rejoins). Whether this member
   // is still the writable primary.
   bool AwaitWriteRoom();
+  // Whether a write would go through AwaitWriteRoom without waiting (one atomic load).
+  bool HasWriteRoom() const;
   // w: <n>: blocks until `n` members (this one included) hold the entry of timestamp `ts` in
   // their logs. Errors as AwaitMajority.
   Status AwaitMembers(uint64_t ts, int64_t n, int64_t wtimeout_ms);
