@@ -15,6 +15,8 @@ import os
 import bson
 from pymongo.write_concern import WriteConcern
 
+from conftest import run_command
+
 from test_partitions import primary_among
 from test_replica_set import hello_of, host_of, start_set, wait_for
 from test_replication_log import set_client, wait_same_hashes
@@ -187,3 +189,14 @@ def test_a_primary_killed_with_unreplicated_writes_rolls_them_back_when_it_retur
         assert sorted(d["_id"] for d in kept) == [0, 100, 101, 102, 103, 104]
     finally:
         direct.close()
+
+
+def test_create_rollback_data_files_takes_only_a_boolean(client):
+    # mongod's parameter: on by default, settable at runtime; a string is refused by name.
+    assert client.admin.command("getParameter", 1, createRollbackDataFiles=1)[
+        "createRollbackDataFiles"] is True
+    reply = run_command(client.admin, {"setParameter": 1, "createRollbackDataFiles": "no"})
+    assert (reply["ok"], reply["code"], reply["codeName"]) == (0, 2, "BadValue"), reply
+    assert "createRollbackDataFiles" in reply["errmsg"]
+    assert client.admin.command("getParameter", 1, createRollbackDataFiles=1)[
+        "createRollbackDataFiles"] is True
