@@ -19,7 +19,7 @@ using bson::BsonBuilder;
 using bson::BsonObj;
 
 namespace {
-constexpr std::string_view kCatalogTable = "_catalog";
+constexpr std::string_view kCatalogTable = Catalog::kTable;
 
 std::string RandomBytes(size_t n) {
   static thread_local std::mt19937_64 rng{std::random_device{}()};

@@ -25,6 +25,9 @@ namespace hourglass::catalog {
 
 class Catalog {
  public:
+  // The table of catalog entries (namespace → CollectionEntry BSON).
+  static constexpr std::string_view kTable = "_catalog";
+
   // Loads the catalog, creating its table on a new dbpath, and recomputes collection counts.
   static StatusWith<std::unique_ptr<Catalog>> Open(storage::KvEngine* engine);
 

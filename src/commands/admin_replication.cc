@@ -9,7 +9,9 @@
 #include "commands/admin_commands.h"
 #include "commands/command_factories.h"
 #include "commands/command_util.h"
+#include "commands/crud_util.h"
 #include "commands/replication_checks.h"
+#include "repl/initial_sync.h"
 #include "repl/replication_coordinator.h"
 
 namespace hourglass::commands {
@@ -294,6 +296,31 @@ Status RunHgRaftConnect(CommandContext& ctx, const BsonObj& cmd, BsonBuilder&) {
   return Status::OK();
 }
 
+// The copy SnapshotClone reads, as a client cursor's stream.
+class CopyStream : public pipeline::DocumentStream {
+ public:
+  explicit CopyStream(std::unique_ptr<repl::SnapshotClone> copy) : copy_(std::move(copy)) {}
+  StatusWith<std::optional<BsonObj>> Next() override { return copy_->Next(); }
+
+ private:
+  std::unique_ptr<repl::SnapshotClone> copy_;
+};
+
+// Internal: a member's initial sync reads this member's data through it (repl/initial_sync.h).
+Status RunHgCloneSnapshot(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& reply) {
+  HG_RETURN_IF_ERROR(CheckKnownFields(cmd, {"from"}));
+  HG_RETURN_IF_ERROR(Coordinator(ctx, "not running with --replSet").status());
+  BsonElement from = cmd["from"];
+  if (from.type() != BsonType::kTimestamp) {
+    return bson::WrongTypeAtPath("from", from, "timestamp");
+  }
+  HG_ASSIGN_OR_RETURN(auto copy,
+                      repl::SnapshotClone::Open(ctx.service.engine, from.TimestampValue()));
+  // An empty first batch: the getMores carry the copy, 16 MiB at a time.
+  return ReplyWithCursor(ctx, ctx.db + ".$cmd.hgCloneSnapshot",
+                         std::make_unique<CopyStream>(std::move(copy)), 0, false, reply, false);
+}
+
 }  // namespace
 
 void AppendReplicaSetHello(const CommandContext& ctx, bool legacy, BsonBuilder& reply) {
@@ -361,6 +388,14 @@ std::unique_ptr<Command> MakeHgRaftConnectCommand() {
       FnCommand::Options{.help = "Internal: a replica set member's Raft connection",
                          .admin_only = true},
       RunHgRaftConnect);
+}
+
+std::unique_ptr<Command> MakeHgCloneSnapshotCommand() {
+  return std::make_unique<FnCommand>(
+      "hgCloneSnapshot",
+      FnCommand::Options{.help = "Internal: a replica set member's copy of this member's data",
+                         .admin_only = true},
+      RunHgCloneSnapshot);
 }
 
 std::unique_ptr<Command> MakeReplSetInitiateCommand() {

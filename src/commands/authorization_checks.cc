@@ -316,6 +316,9 @@ const std::map<std::string, NeedsFn, std::less<>>& NeedsTable() {
       {"grantRolesToUser", [](const CommandContext& ctx,
                               const BsonObj& cmd) { return RoleNeeds(ctx, cmd, A::kGrantRole); }},
       {"hello", nullptr},
+      // Internal: a member's copy of all the data, for its initial sync. Only a user with every
+      // action on the cluster (root) until members authenticate to each other (keyFile).
+      {"hgCloneSnapshot", OnCluster({A::kReplSetStateChange, A::kFind, A::kListCollections})},
       // Refused under --auth until members authenticate to each other (keyFile).
       {"hgRaftConnect", OnCluster({A::kReplSetStateChange})},
       {"hostInfo", OnCluster({A::kHostInfo})},

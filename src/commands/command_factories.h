@@ -46,6 +46,7 @@ std::unique_ptr<Command> MakeDbHashCommand();
 
 // admin_replication.cc
 std::unique_ptr<Command> MakeHgRaftConnectCommand();
+std::unique_ptr<Command> MakeHgCloneSnapshotCommand();
 std::unique_ptr<Command> MakeReplSetFreezeCommand();
 std::unique_ptr<Command> MakeReplSetResizeOplogCommand();
 std::unique_ptr<Command> MakeReplSetGetConfigCommand();

@@ -55,6 +55,7 @@ constexpr CommandTableEntry kCommandTable[] = {
     {"grantRolesToRole", &MakeGrantRolesToRoleCommand},
     {"grantRolesToUser", &MakeGrantRolesToUserCommand},
     {"hello", &MakeHelloCommand},
+    {"hgCloneSnapshot", &MakeHgCloneSnapshotCommand},
     {"hgRaftConnect", &MakeHgRaftConnectCommand},
     {"hostInfo", &MakeHostInfoCommand},
     {"insert", &MakeInsertCommand},

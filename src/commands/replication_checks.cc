@@ -31,6 +31,7 @@ bool AlwaysAllowed(std::string_view name) {
                                                  "getMore",
                                                  "getParameter",
                                                  "hello",
+                                                 "hgCloneSnapshot",
                                                  "hgRaftConnect",
                                                  "hostInfo",
                                                  "killAllSessions",

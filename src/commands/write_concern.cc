@@ -29,14 +29,14 @@ Status Wait(CommandContext& ctx, const WriteConcernArgs& wc) {
     if (!view.config || *wc.w_count > static_cast<int64_t>(view.config->members.size())) {
       return Status(ErrorCode::kUnsatisfiableWriteConcern, "Not enough data-bearing nodes");
     }
-    return repl->AwaitMembers(repl->LastWriteTimestamp(), *wc.w_count, wait_ms);
+    return repl->AwaitMembers(repl->LastWriteOpTime(), *wc.w_count, wait_ms);
   }
   if (wc.w_mode && *wc.w_mode != "majority") {
     return Status(
         ErrorCode::kUnknownReplWriteConcern,
         "No write concern mode named '" + *wc.w_mode + "' found in replica set configuration");
   }
-  return repl->AwaitMajority(repl->LastWriteTimestamp(), wait_ms);
+  return repl->AwaitMajority(repl->LastWriteOpTime(), wait_ms);
 }
 
 }  // namespace

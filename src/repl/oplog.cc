@@ -384,6 +384,18 @@ bool Oplog::HoldsEntry(const BsonObj& op) {
   return held.ok() && held.value();
 }
 
+Status Oplog::InstallCopy(const std::function<StatusWith<std::vector<BsonObj>>()>& copy) {
+  ApplyingScope applying;
+  HG_ASSIGN_OR_RETURN(std::vector<BsonObj> entries, copy());
+  auto session = engine_->NewSession();
+  return storage::RetryOnWriteConflict([&] {
+    storage::WriteUnit wu(*session);
+    HG_RETURN_IF_ERROR(wu.begin_status());
+    for (const BsonObj& e : entries) HG_RETURN_IF_ERROR(WriteRow(*session, e));
+    return wu.Commit();
+  });
+}
+
 void Oplog::MarkHandled(uint64_t ts) {
   uint64_t cur = handled_ts_.load();
   while (ts > cur && !handled_ts_.compare_exchange_weak(cur, ts)) {

@@ -88,6 +88,11 @@ class Oplog final : public catalog::OpObserver {
   // Whether `local.oplog.rs` holds the oplog entry `op`: its timestamp, in its term.
   bool HoldsEntry(const bson::BsonObj& op);
 
+  // Initial sync (repl/initial_sync.h): runs `copy` as entries are applied (its writes are not
+  // logged), then writes the oplog entries it returns — the copy's place in the set's log — as
+  // this member's rows.
+  Status InstallCopy(const std::function<StatusWith<std::vector<bson::BsonObj>>()>& copy);
+
   // Undoes the entries of `local.oplog.rs` after `after_ts` written in terms below `below_term`
   // (repl/rollback.h), writing rollback files, and logs what it did.
   Status RollBack(uint64_t after_ts, int64_t below_term);

@@ -67,7 +67,7 @@ class Connection {
       int code = body["code"].IsNumber() ? static_cast<int>(body["code"].NumberLong()) : 8;
       std::string msg =
           body["errmsg"].type() == BsonType::kString ? std::string(body["errmsg"].Str()) : "";
-      return Status(static_cast<ErrorCode>(code), "reading the oplog of " + host_ + ": " + msg);
+      return Status(static_cast<ErrorCode>(code), "reading from " + host_ + ": " + msg);
     }
     return body;
   }
@@ -103,6 +103,28 @@ Status TakeBatch(const BsonObj& reply, std::string_view batch_field, std::vector
   return Status::OK();
 }
 
+// Runs `cmd` (which opens a cursor) and its getMores on `coll` of `db` (batchSize `batch`, 0:
+// the server's), handing `fn` each batch.
+Status ReadCursor(Connection& conn, const BsonObj& cmd, const std::string& db,
+                  const std::string& coll, int32_t batch,
+                  const std::function<Status(const std::vector<BsonObj>&)>& fn) {
+  HG_ASSIGN_OR_RETURN(BsonObj reply, conn.Run(cmd));
+  std::vector<BsonObj> docs;
+  int64_t cursor_id = 0;
+  HG_RETURN_IF_ERROR(TakeBatch(reply, "firstBatch", &docs, &cursor_id));
+  while (true) {
+    if (!docs.empty()) HG_RETURN_IF_ERROR(fn(docs));
+    if (cursor_id == 0) return Status::OK();
+    BsonBuilder more;
+    more.AppendInt64("getMore", cursor_id);
+    more.AppendString("collection", coll);
+    if (batch > 0) more.AppendInt32("batchSize", batch);
+    more.AppendString("$db", db);
+    HG_ASSIGN_OR_RETURN(reply, conn.Run(more.Obj()));
+    HG_RETURN_IF_ERROR(TakeBatch(reply, "nextBatch", &docs, &cursor_id));
+  }
+}
+
 }  // namespace
 
 Status FetchOplog(const std::string& host, uint64_t from_ts, uint64_t to_ts,
@@ -125,21 +147,19 @@ Status FetchOplog(const std::string& host, uint64_t from_ts, uint64_t to_ts,
   size_t pref = find.OpenObject("$readPreference");
   find.AppendString("mode", "primaryPreferred");
   find.Close(pref);
-  HG_ASSIGN_OR_RETURN(BsonObj reply, conn.Run(find.Obj()));
-  std::vector<BsonObj> docs;
-  int64_t cursor_id = 0;
-  HG_RETURN_IF_ERROR(TakeBatch(reply, "firstBatch", &docs, &cursor_id));
-  while (true) {
-    if (!docs.empty()) HG_RETURN_IF_ERROR(fn(docs));
-    if (cursor_id == 0) return Status::OK();
-    BsonBuilder more;
-    more.AppendInt64("getMore", cursor_id);
-    more.AppendString("collection", "oplog.rs");
-    more.AppendInt32("batchSize", 1000);
-    more.AppendString("$db", "local");
-    HG_ASSIGN_OR_RETURN(reply, conn.Run(more.Obj()));
-    HG_RETURN_IF_ERROR(TakeBatch(reply, "nextBatch", &docs, &cursor_id));
-  }
+  return ReadCursor(conn, find.Obj(), "local", "oplog.rs", 1000, fn);
+}
+
+Status FetchCopy(const std::string& host, uint64_t from_ts,
+                 const std::function<Status(const std::vector<BsonObj>&)>& fn) {
+  Connection conn;
+  HG_RETURN_IF_ERROR(conn.Open(host));
+  BsonBuilder cmd;
+  cmd.AppendInt32("hgCloneSnapshot", 1);
+  cmd.AppendTimestamp("from", from_ts);
+  cmd.AppendString("$db", "admin");
+  // Batches of up to 16 MiB (the server's limit), whatever their count.
+  return ReadCursor(conn, cmd.Obj(), "admin", "$cmd.hgCloneSnapshot", 0, fn);
 }
 
 }  // namespace hourglass::repl

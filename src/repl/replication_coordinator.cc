@@ -24,6 +24,7 @@
 #include "base/logger.h"
 #include "base/server_parameters.h"
 #include "catalog/op_observer.h"
+#include "repl/initial_sync.h"
 #include "repl/oplog.h"
 #include "repl/oplog_fetcher.h"
 #include "repl/wire_transport.h"
@@ -209,7 +210,10 @@ bson::ObjectId ElectionIdForTerm(int64_t term) {
 class ReplicationCoordinator::Impl {
  public:
   Impl(Options options, storage::KvEngine* engine, catalog::Catalog* catalog)
-      : opts_(std::move(options)), engine_(engine), oplog_(engine, catalog, opts_.transactions) {}
+      : opts_(std::move(options)),
+        engine_(engine),
+        catalog_(catalog),
+        oplog_(engine, catalog, opts_.transactions) {}
 
   ~Impl() {
     Shutdown();
@@ -228,6 +232,10 @@ class ReplicationCoordinator::Impl {
         },
         [this](bson::BsonObj batch) {
           OpTime at{batch["ts"].TimestampValue(), batch["t"].NumberLong()};
+          {
+            std::lock_guard<std::mutex> lock(last_write_mu_);
+            last_write_ = at;
+          }
           EnqueueAppend(std::move(batch), at, nullptr);
         },
         [this] {
@@ -409,11 +417,22 @@ class ReplicationCoordinator::Impl {
     return view_.writable_primary;
   }
 
-  Status AwaitMajority(uint64_t ts, int64_t wtimeout_ms) {
-    return AwaitReplication([&] { return view_.last_committed.ts >= ts; }, wtimeout_ms);
+  Status AwaitMajority(OpTime write, int64_t wtimeout_ms) {
+    // This member handed its term's entries to Raft in time order, and Raft commits in log
+    // order: an entry of the write's term committed at or past it commits the write. An entry of
+    // a later term does not — the member lost the term, and the write may have missed the log
+    // (it is then rolled back here).
+    return AwaitReplication(
+        [&] {
+          return view_.last_committed.term == write.term && view_.last_committed.ts >= write.ts;
+        },
+        write, wtimeout_ms);
   }
 
-  uint64_t LastWriteTimestamp() const { return oplog_.last_appended_ts(); }
+  OpTime LastWriteOpTime() const {
+    std::lock_guard<std::mutex> lock(last_write_mu_);
+    return last_write_;
+  }
   int64_t WritableTerm() const { return writable_term_.load(); }
 
   uint64_t ClusterTime() const {
@@ -517,23 +536,32 @@ class ReplicationCoordinator::Impl {
     return Status::OK();
   }
 
-  Status AwaitMembers(uint64_t ts, int64_t n, int64_t wtimeout_ms) {
+  Status AwaitMembers(OpTime write, int64_t n, int64_t wtimeout_ms) {
     return AwaitReplication(
         [&] {
+          // The members' progress is the leader's, in the log it built in its term.
+          if (writable_term_.load() != write.term) return false;
           int64_t count = 0;
           for (size_t i = 0; i < view_.member_optimes.size(); ++i) {
             // This member holds its own writes once they committed here.
-            if (static_cast<int>(i) == view_.self || view_.member_optimes[i].ts >= ts) ++count;
+            if (static_cast<int>(i) == view_.self || view_.member_optimes[i].ts >= write.ts) {
+              ++count;
+            }
           }
           return count >= n;
         },
-        wtimeout_ms);
+        write, wtimeout_ms);
   }
 
-  // Waits (holding mu_ while it tests) until `done()`, for a write concern: WriteConcernFailed
-  // after `wtimeout_ms` (0: no limit), PrimarySteppedDown when this member stops being the
-  // writable primary meanwhile, ShutdownInProgress.
-  Status AwaitReplication(const std::function<bool()>& done, int64_t wtimeout_ms) {
+  // Waits (holding mu_ while it tests) until `done()`, for a write concern on `write`:
+  // WriteConcernFailed after `wtimeout_ms` (0: no limit), PrimarySteppedDown once this member is
+  // no longer the writable primary of the write's term, ShutdownInProgress.
+  Status AwaitReplication(const std::function<bool()>& done, OpTime write, int64_t wtimeout_ms) {
+    if (write.ts == 0) return Status::OK();  // nothing written here yet
+    // A write of a term before the one this member is primary in now (a command that wrote
+    // nothing itself): the member applied its log through its own term's first entry, which
+    // committed everything before it, before taking writes.
+    if (writable_term_.load() > write.term) return Status::OK();
     auto deadline = wtimeout_ms > 0
                         ? std::chrono::steady_clock::now() + std::chrono::milliseconds(wtimeout_ms)
                         : std::chrono::steady_clock::time_point::max();
@@ -543,7 +571,7 @@ class ReplicationCoordinator::Impl {
       if (stopping_flag_) {
         return Status(ErrorCode::kShutdownInProgress, "the server is shutting down");
       }
-      if (!view_.writable_primary) {
+      if (writable_term_.load() != write.term) {
         return Status(ErrorCode::kPrimarySteppedDown,
                       "Primary stepped down while waiting for replication");
       }
@@ -996,9 +1024,25 @@ class ReplicationCoordinator::Impl {
           }
         }
         WritePeriodicNoop();
+        ReportStalledLoop();
         lock.lock();
       }
     });
+  }
+
+  // Raft, elections and catch-up all run on the loop thread (Poll every 20 ms): a loop held up
+  // for seconds stops this member's part in the set, so it is said once per stall.
+  void ReportStalledLoop() {
+    const int64_t last = last_poll_ms_.load();
+    const int64_t idle = NowMillis() - last;
+    if (last == 0 || idle < 5000) {
+      stall_reported_ = false;
+      return;
+    }
+    if (stall_reported_) return;
+    stall_reported_ = true;
+    LOGW("REPL", 8800318, "The replication loop has not run for seconds",
+         "{\"millis\": " + std::to_string(idle) + "}");
   }
 
   void StopTruncator() {
@@ -1056,6 +1100,29 @@ class ReplicationCoordinator::Impl {
     });
   }
 
+  // Initial sync (repl/initial_sync.h): a member that holds nothing of the set's log copies the
+  // primary's data, read in one snapshot, with the primary's oplog entries from the one at or
+  // before `snapshot_ts` on.
+  Status InitialSync(const char* leader, uint64_t snapshot_ts) {
+    LOGI("REPL", 8800316, "Initial sync started", "{\"syncSource\": " + JsonQuote(leader) + "}");
+    const auto start = std::chrono::steady_clock::now();
+    CloneBuilder copy(catalog_, opts_.transactions, engine_);
+    HG_RETURN_IF_ERROR(oplog_.InstallCopy([&]() -> StatusWith<std::vector<bson::BsonObj>> {
+      HG_RETURN_IF_ERROR(copy.Start());
+      HG_RETURN_IF_ERROR(FetchCopy(
+          leader, snapshot_ts, [&](const std::vector<bson::BsonObj>& p) { return copy.Add(p); }));
+      return copy.Finish();
+    }));
+    LOGI("REPL", 8800317, "Initial sync done",
+         "{\"syncSource\": " + JsonQuote(leader) +
+             ", \"documents\": " + std::to_string(copy.documents()) + ", \"durationMillis\": " +
+             std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                std::chrono::steady_clock::now() - start)
+                                .count()) +
+             "}");
+    return Status::OK();
+  }
+
   // False when it could not reach the primary's oplog (a network error, no primary yet): it is
   // tried again.
   bool CatchUp(uint64_t snapshot_ts) {
@@ -1067,7 +1134,12 @@ class ReplicationCoordinator::Impl {
     Status st = leader == nullptr || leader_id == raft_.id
                     ? Status(ErrorCode::kHostUnreachable, "no primary to catch up from")
                     : Status::OK();
-    if (st.ok()) {
+    if (st.ok() && mine == 0) {
+      // A new or wiped member: nothing of the log is here to catch up from.
+      st = InitialSync(leader, snapshot_ts);
+      mine = oplog_.NewestTimestamp();
+    }
+    if (st.ok() && mine < snapshot_ts) {
       st = CatchUpFrom(leader, mine, snapshot_ts);
       const uint64_t handled = oplog_.handled_ts();
       if (st.code() == ErrorCode::kOplogStartMissing && handled > 0 && handled < mine) {
@@ -1129,14 +1201,19 @@ class ReplicationCoordinator::Impl {
     Changed();
   }
 
-  // On the Raft leader (loop thread): a member that steps down, is frozen or may not be primary
-  // (priority 0) hands the leadership to another voter, when there is one.
+  bool NeedsResync() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return needs_resync_;
+  }
+
+  // On the Raft leader (loop thread): a member that steps down, is frozen, may not be primary
+  // (priority 0) or needs a resync hands the leadership to another voter, when there is one.
   void MaybeHandOver() {
     if (transferring_ || NowMillis() < next_transfer_ms_) return;
     ReplicaSetView now = View();
     if (!now.config || now.self < 0) return;
-    bool stay_out =
-        NowMillis() < now.step_down_until_ms || !now.config->members[now.self].Electable();
+    bool stay_out = NowMillis() < now.step_down_until_ms ||
+                    !now.config->members[now.self].Electable() || NeedsResync();
     if (!stay_out) return;
     bool other_voter = false;
     for (unsigned i = 0; i < raft_.configuration.n; ++i) {
@@ -1146,6 +1223,7 @@ class ReplicationCoordinator::Impl {
     if (!other_voter) return;  // a set of one: nobody to hand over to
     transfer_.data = this;
     transferring_ = true;
+    DrainAppends();  // what is committed so far goes first
     int rv = raft_transfer(&raft_, &transfer_, 0, [](struct raft_transfer* req) {
       // Done or given up (the other voter did not win): not again before an election timeout,
       // or every attempt would start another term.
@@ -1215,6 +1293,10 @@ class ReplicationCoordinator::Impl {
 
   // A snapshot is the last applied position; the data it stands for is in WiredTiger.
   int Snapshot(raft_buffer* bufs[], unsigned* n) {
+    // Not while a catch-up waits: this member does not hold what the last snapshot stands for,
+    // and its applier waits for the catch-up (which the loop, here, runs) — draining it would
+    // never end. Raft tries again at its next threshold.
+    if (pending_catch_up_ts_.load() != 0) return RAFT_BUSY;
     // Everything the snapshot stands for must be applied and outlive a crash: Raft drops the
     // entries before it.
     DrainApplier();
@@ -1262,6 +1344,11 @@ class ReplicationCoordinator::Impl {
   // request that committed many transactions (a time-series insert commits one per bucket) then
   // waits for one entry rather than a hundred. The merged batch applies as its parts would.
   void DrainAppends() {
+    // Raft refuses entries while the leadership is being handed over, and the member may stay
+    // leader of this term when the hand-over fails: entries refused then would leave their rows,
+    // committed here, out of the set's log for good. They wait for the outcome instead (Poll),
+    // and reach the log, or are rolled back once another member's term reaches this one.
+    if (raft_state(&raft_) == RAFT_LEADER && raft_.transfer != nullptr) return;
     std::deque<PendingAppend> queued;
     {
       std::lock_guard<std::mutex> lock(appends_mu_);
@@ -1337,6 +1424,7 @@ class ReplicationCoordinator::Impl {
   // Every 20 ms on the loop thread: Raft has no callback for its state changes, so they are
   // read here and published.
   void Poll() {
+    last_poll_ms_.store(NowMillis());
     // A primary that stepped down (here or on another thread's step-down) forgets what it knew
     // of the buckets it was writing: the next primary writes them.
     const bool writable = writable_term_.load() >= 0;
@@ -1344,6 +1432,7 @@ class ReplicationCoordinator::Impl {
     was_writable_ = writable;
     if (!raft_open_ || closing_) return;
     transport_->Poll();
+    DrainAppends();  // entries held back during a leadership hand-over
     if (uint64_t pending = pending_catch_up_ts_.load();
         pending != 0 && NowMillis() >= next_catch_up_ms_) {
       if (CatchUp(pending)) {
@@ -1467,6 +1556,13 @@ class ReplicationCoordinator::Impl {
     } else if (view_.config) {
       switch (raft_state_) {
         case RAFT_LEADER:
+          // A member that could not apply the log does not hold the set's data: elected
+          // anyway (Raft knows nothing of it), it takes no writes and hands the leadership over
+          // (MaybeHandOver).
+          if (needs_resync_) {
+            state = MemberState::kRecovering;
+            break;
+          }
           state = stepped_down ? MemberState::kSecondary : MemberState::kPrimary;
           writable =
               !stepped_down && ready_term_ == view_.term && view_.last_applied.ts >= ready_ts_;
@@ -1750,6 +1846,7 @@ class ReplicationCoordinator::Impl {
 
   Options opts_;
   storage::KvEngine* engine_;
+  catalog::Catalog* catalog_;
 
   mutable std::mutex mu_;  // guards view_ and the fields below it
   mutable std::condition_variable cv_;
@@ -1840,6 +1937,11 @@ class ReplicationCoordinator::Impl {
   Oplog oplog_;
   // The term while this member is the writable primary, -1 otherwise (Recompute).
   std::atomic<int64_t> writable_term_{-1};
+  std::atomic<int64_t> last_poll_ms_{0};  // when Poll last ran (ReportStalledLoop)
+  bool stall_reported_ = false;           // truncator thread only
+  // The newest write's batch handed to the log (LastWriteOpTime).
+  mutable std::mutex last_write_mu_;
+  OpTime last_write_;
 };
 
 ReplicationCoordinator::ReplicationCoordinator(Options options, storage::KvEngine* engine,
@@ -1883,10 +1985,10 @@ void ReplicationCoordinator::AdoptRaftConnection(int fd, int64_t from, std::stri
 }
 bool ReplicationCoordinator::AwaitWriteRoom() { return impl_->AwaitWriteRoom(); }
 bool ReplicationCoordinator::HasWriteRoom() const { return impl_->HasWriteRoom(); }
-Status ReplicationCoordinator::AwaitMajority(uint64_t ts, int64_t wtimeout_ms) {
-  return impl_->AwaitMajority(ts, wtimeout_ms);
+Status ReplicationCoordinator::AwaitMajority(OpTime write, int64_t wtimeout_ms) {
+  return impl_->AwaitMajority(write, wtimeout_ms);
 }
-uint64_t ReplicationCoordinator::LastWriteTimestamp() const { return impl_->LastWriteTimestamp(); }
+OpTime ReplicationCoordinator::LastWriteOpTime() const { return impl_->LastWriteOpTime(); }
 int64_t ReplicationCoordinator::WritableTerm() const { return impl_->WritableTerm(); }
 int64_t ReplicationCoordinator::OplogMaxBytes() const { return impl_->OplogMaxBytes(); }
 Status ReplicationCoordinator::ResizeOplog(std::optional<int64_t> max_bytes,
@@ -1907,8 +2009,8 @@ uint64_t ReplicationCoordinator::LastCommittedTimestamp() const {
 Status ReplicationCoordinator::AwaitVisible(uint64_t ts) { return impl_->AwaitVisible(ts); }
 Status ReplicationCoordinator::AwaitCommitted(uint64_t ts) { return impl_->AwaitCommitted(ts); }
 Status ReplicationCoordinator::ConfirmPrimary() { return impl_->ConfirmPrimary(); }
-Status ReplicationCoordinator::AwaitMembers(uint64_t ts, int64_t n, int64_t wtimeout_ms) {
-  return impl_->AwaitMembers(ts, n, wtimeout_ms);
+Status ReplicationCoordinator::AwaitMembers(OpTime write, int64_t n, int64_t wtimeout_ms) {
+  return impl_->AwaitMembers(write, n, wtimeout_ms);
 }
 bool ReplicationCoordinator::IsSelf(std::string_view host_and_port) const {
   return impl_->IsSelf(host_and_port);

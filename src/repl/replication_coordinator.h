@@ -134,14 +134,16 @@ class ReplicationCoordinator {
   // `info` to the message mongod gives.
   Status Freeze(int64_t secs, std::string* info);
 
-  // The timestamp of the newest write logged here (the oplog entry a write concern waits for).
-  uint64_t LastWriteTimestamp() const;
+  // The time and term of the newest write logged here (the oplog entry a write concern waits
+  // for); ts 0 before any.
+  OpTime LastWriteOpTime() const;
   // The term while this member is the writable primary, -1 otherwise (a cheap read).
   int64_t WritableTerm() const;
-  // w: "majority": blocks until the set's log has committed the entry of timestamp `ts`.
+  // w: "majority": blocks until the set's log has committed the write at `write`.
   // WriteConcernFailed (64) after `wtimeout_ms` (0: no limit), PrimarySteppedDown (189) when this
-  // member stops being the writable primary meanwhile, ShutdownInProgress (91).
-  Status AwaitMajority(uint64_t ts, int64_t wtimeout_ms);
+  // member is no longer the writable primary of the write's term before that is known,
+  // ShutdownInProgress (91).
+  Status AwaitMajority(OpTime write, int64_t wtimeout_ms);
   // Flow control: on the writable primary, waits (up to a second) while more than a bounded
   // number of its Raft log entries are not yet committed, so that a primary cut off from its set
   // stops taking writes before its log runs far ahead of what the set will keep (a deposed
@@ -150,9 +152,9 @@ class ReplicationCoordinator {
   bool AwaitWriteRoom();
   // Whether a write would go through AwaitWriteRoom without waiting (one atomic load).
   bool HasWriteRoom() const;
-  // w: <n>: blocks until `n` members (this one included) hold the entry of timestamp `ts` in
-  // their logs. Errors as AwaitMajority.
-  Status AwaitMembers(uint64_t ts, int64_t n, int64_t wtimeout_ms);
+  // w: <n>: blocks until `n` members (this one included) hold the write at `write` in their
+  // logs. Errors as AwaitMajority.
+  Status AwaitMembers(OpTime write, int64_t n, int64_t wtimeout_ms);
 
   // --- Read concerns and cluster time (docs/replication.md, "Read concerns") ---------------
 

@@ -9,6 +9,7 @@
 #include <ctime>
 #include <map>
 #include <optional>
+#include <set>
 #include <utility>
 
 #include "base/uuid.h"
@@ -144,6 +145,87 @@ StatusWith<std::string> WriteRollbackFile(const std::string& dir, const std::str
   }
 }
 
+// A collection an undone entry created; undoing it drops the collection.
+struct Created {
+  catalog::NamespaceString nss;
+  std::string uuid;
+};
+
+// The entries after `after_ts` of terms below `below_term`, oldest first, with their record ids.
+StatusWith<std::vector<std::pair<int64_t, BsonObj>>> ReadTail(storage::Session& s,
+                                                              catalog::Collection& oplog,
+                                                              uint64_t after_ts,
+                                                              int64_t below_term) {
+  std::vector<std::pair<int64_t, BsonObj>> tail;
+  catalog::RecordRange range{static_cast<int64_t>(after_ts) + 1, std::nullopt, true};
+  HG_ASSIGN_OR_RETURN(auto cursor, catalog::RecordCursor::Open(s, oplog, range));
+  while (true) {
+    HG_ASSIGN_OR_RETURN(bool any, cursor.Next());
+    if (!any) break;
+    BsonObj op = cursor.doc().Owned();
+    if (op["t"].NumberLong() >= below_term) break;
+    tail.emplace_back(cursor.id(), std::move(op));
+  }
+  return tail;
+}
+
+// The catalog changes among `tail`: the collections they create, in order. A regular
+// collection's creation is undone (its first insert creates one implicitly, so a deposed primary
+// often holds one); any other change is OplogOperationUnsupported.
+StatusWith<std::vector<Created>> CreatedIn(const std::vector<std::pair<int64_t, BsonObj>>& tail) {
+  std::vector<Created> created;
+  for (const auto& [rid, op] : tail) {
+    if (OpKind(op) != 'c') continue;
+    const BsonObj o = op["o"].type() == BsonType::kObject ? op["o"].Obj() : BsonObj();
+    const BsonObj o2 = op["o2"].type() == BsonType::kObject ? op["o2"].Obj() : BsonObj();
+    const BsonElement first = o.FirstElement();
+    const bool regular =
+        o2["bucketsUuid"].eoo() && (o2["type"].eoo() || (o2["type"].type() == BsonType::kString &&
+                                                         o2["type"].Str() == "collection"));
+    if (first.FieldName() != "create" || first.type() != BsonType::kString || !regular ||
+        op["ui"].type() != BsonType::kBinData || op["ns"].type() != BsonType::kString ||
+        !op["ns"].Str().ends_with(".$cmd")) {
+      return CannotRollBack(op, "it is a catalog change other than a collection's creation");
+    }
+    const std::string_view ns = op["ns"].Str();
+    created.push_back(Created{{std::string(ns.substr(0, ns.size() - 5)), std::string(first.Str())},
+                              std::string(op["ui"].BinData())});
+  }
+  return created;
+}
+
+// Undoes the creation of `created`, newest first: each collection that is still there goes, its
+// documents to a rollback file (named in `summary`). Done before the tail's other entries are
+// undone: a crash between the two finds the collection gone and the entries still there, and the
+// next rollback goes on from there.
+Status DropCreated(storage::KvEngine* engine, catalog::Catalog* catalog,
+                   const std::vector<Created>& created, const std::string& rollback_dir,
+                   RollbackSummary& summary) {
+  for (auto c = created.rbegin(); c != created.rend(); ++c) {
+    std::shared_ptr<catalog::Collection> coll = catalog->Lookup(c->nss);
+    if (!coll || coll->IsView() || coll->entry().uuid != c->uuid) continue;
+    std::string docs;
+    {
+      auto session = engine->NewSession();
+      HG_ASSIGN_OR_RETURN(auto cursor, catalog::RecordCursor::Open(
+                                           *session, *coll, catalog::RecordRange::All(true)));
+      while (true) {
+        HG_ASSIGN_OR_RETURN(bool any, cursor.Next());
+        if (!any) break;
+        docs.append(cursor.doc().bytes());
+        ++summary.documents;
+      }
+    }
+    if (!rollback_dir.empty() && !docs.empty()) {
+      HG_ASSIGN_OR_RETURN(std::string path, WriteRollbackFile(rollback_dir, c->uuid, docs));
+      summary.files.push_back(std::move(path));
+    }
+    Status st = catalog->DropCollection(c->nss);
+    if (!st.ok() && st.code() != ErrorCode::kNamespaceNotFound) return st;
+  }
+  return Status::OK();
+}
+
 }  // namespace
 
 StatusWith<RollbackSummary> RollBackOplogTail(storage::KvEngine* engine, catalog::Catalog* catalog,
@@ -153,32 +235,35 @@ StatusWith<RollbackSummary> RollBackOplogTail(storage::KvEngine* engine, catalog
                                               int64_t below_term) {
   auto session = engine->NewSession();
   storage::Session& s = *session;
+  // Collections the tail created go first (DropCreated); the documents of the others are then
+  // put back. Nothing is undone when the tail holds what cannot be.
+  std::vector<Created> created;
+  {
+    HG_ASSIGN_OR_RETURN(auto tail, ReadTail(s, oplog, after_ts, below_term));
+    HG_ASSIGN_OR_RETURN(created, CreatedIn(tail));
+  }
+  std::set<std::string> created_uuids;
+  for (const Created& c : created) created_uuids.insert(c.uuid);
   RollbackSummary summary;
-  HG_RETURN_IF_ERROR(storage::RetryOnWriteConflict([&]() -> Status {
+  // Undoes the tail's document changes in one transaction — or, without `apply`, only checks
+  // that it can.
+  auto undo = [&](bool apply) -> Status {
     summary = RollbackSummary{};
     storage::WriteUnit wu(s);
     HG_RETURN_IF_ERROR(wu.begin_status());
     // The entries to undo, oldest first.
-    std::vector<std::pair<int64_t, BsonObj>> tail;
-    {
-      catalog::RecordRange range{static_cast<int64_t>(after_ts) + 1, std::nullopt, true};
-      HG_ASSIGN_OR_RETURN(auto cursor, catalog::RecordCursor::Open(s, oplog, range));
-      while (true) {
-        HG_ASSIGN_OR_RETURN(bool any, cursor.Next());
-        if (!any) break;
-        BsonObj op = cursor.doc().Owned();
-        if (op["t"].NumberLong() >= below_term) break;
-        tail.emplace_back(cursor.id(), std::move(op));
-      }
-    }
+    HG_ASSIGN_OR_RETURN(auto tail, ReadTail(s, oplog, after_ts, below_term));
     if (tail.empty()) return Status::OK();
     // The documents they touch; one inserted by the first entry about it did not exist before.
     std::map<std::string, Touched> docs;
     size_t unsettled = 0;
     for (const auto& [rid, op] : tail) {
       const char kind = OpKind(op);
-      if (kind == 'n') continue;
-      if (kind == 'c') return CannotRollBack(op, "it is a catalog change");
+      if (kind == 'n' || kind == 'c') continue;  // creations: DropCreated
+      if (op["ui"].type() == BsonType::kBinData &&
+          created_uuids.contains(std::string(op["ui"].BinData()))) {
+        continue;  // its collection goes whole
+      }
       BsonElement id = DocumentId(op);
       if ((kind != 'i' && kind != 'u' && kind != 'd') || id.eoo() ||
           op["ui"].type() != BsonType::kBinData || op["ns"].type() != BsonType::kString ||
@@ -234,6 +319,7 @@ StatusWith<RollbackSummary> RollBackOplogTail(storage::KvEngine* engine, catalog
         }
       }
     }
+    if (!apply) return Status::OK();  // the transaction ends unwritten
     // Put each document back; keep what goes, per collection.
     std::map<std::string, std::string> removed;  // uuid -> documents back to back
     for (const auto& [key, t] : docs) {
@@ -288,7 +374,15 @@ StatusWith<RollbackSummary> RollBackOplogTail(storage::KvEngine* engine, catalog
       }
     }
     return wu.Commit();
-  }));
+  };
+  RollbackSummary dropped;
+  if (!created.empty()) {
+    HG_RETURN_IF_ERROR(storage::RetryOnWriteConflict([&] { return undo(false); }));
+    HG_RETURN_IF_ERROR(DropCreated(engine, catalog, created, rollback_dir, dropped));
+  }
+  HG_RETURN_IF_ERROR(storage::RetryOnWriteConflict([&] { return undo(true); }));
+  summary.documents += dropped.documents;
+  summary.files.insert(summary.files.begin(), dropped.files.begin(), dropped.files.end());
   return summary;
 }
 

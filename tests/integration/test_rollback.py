@@ -49,6 +49,13 @@ def partition(client, on):
                              maxTimeMS=10000)
 
 
+def follows(old, new, members, db):
+    """Waits until the old primary follows the new one and every member holds the same `db`."""
+    wait_for(lambda: hello_of(old).get("primary") == host_of(new) and
+             hello_of(old).get("secondary"), 30, what="the old primary to follow")
+    wait_same_hashes([new] + [m for m in members if m is not new], db)
+
+
 def set_and_primary(fresh_server):
     """A set of three: its members, its primary, the two others, a direct client of the primary."""
     members = start_set(fresh_server)
@@ -100,9 +107,7 @@ def test_a_deposed_primary_rolls_back_what_never_replicated(fresh_server):
             partition(direct, False)
 
         # The old primary follows the new one, rolls back, and holds what the set holds.
-        wait_for(lambda: hello_of(old).get("primary") == host_of(new) and
-                 hello_of(old).get("secondary"), 30, what="the old primary to follow")
-        wait_same_hashes([new] + [m for m in members if m is not new], "rb")
+        follows(old, new, members, "rb")
         mine = {d["_id"]: d for d in direct.rb.docs.find()}
         assert set(mine) == set(held) | {200}
         assert mine[1] == held[1] and mine[2] == held[2] and mine[3] == held[3]
@@ -130,6 +135,45 @@ def test_a_deposed_primary_rolls_back_what_never_replicated(fresh_server):
                 c.close()
     finally:
         rs.close()
+        direct.close()
+
+
+def test_collections_a_deposed_primary_created_are_dropped_by_its_rollback(fresh_server):
+    # A first insert creates its collection: a primary cut off just then holds a creation the
+    # set never saw. As mongod, the rollback drops the collection, its documents kept in a file.
+    members, old, others, direct = set_and_primary(fresh_server)
+    try:
+        direct.get_database("cr", write_concern=WriteConcern(w="majority")).kept.insert_one(
+            {"_id": 0})
+        partition(direct, True)
+        try:
+            w1 = direct.get_database("cr", write_concern=WriteConcern(w=1))
+            w1.fresh.insert_many([{"_id": i, "mine": True} for i in range(3)])  # implicit
+            w1.create_collection("made")
+            w1.kept.insert_one({"_id": 1})
+            fresh_uuid = collection_uuid(direct, "cr", "fresh")
+            new = wait_for(lambda: primary_among(others), 30, what="a new primary")
+            c = new.client(directConnection=True)
+            try:
+                # The set creates a collection of the same name, its own.
+                c.get_database("cr", write_concern=WriteConcern(w="majority")).fresh.insert_one(
+                    {"_id": "set"})
+                set_uuid = collection_uuid(c, "cr", "fresh")
+            finally:
+                c.close()
+        finally:
+            partition(direct, False)
+        follows(old, new, members, "cr")
+        names = set(direct.cr.list_collection_names())
+        assert names == {"kept", "fresh"}, names
+        assert collection_uuid(direct, "cr", "fresh") == set_uuid != fresh_uuid
+        assert list(direct.cr.fresh.find()) == [{"_id": "set"}]
+        assert [d["_id"] for d in direct.cr.kept.find()] == [0]
+        kept = decoded(rollback_files(old, fresh_uuid))
+        assert sorted(d["_id"] for d in kept) == [0, 1, 2] and all(d["mine"] for d in kept)
+        assert '"Rollback summary"' in old.log_text()
+        assert hello_of(old).get("secondary") is True
+    finally:
         direct.close()
 
 
@@ -177,9 +221,7 @@ def test_a_primary_killed_with_unreplicated_writes_rolls_them_back_when_it_retur
         c.close()
     # Restarted, it learns the set's log from the new primary and undoes its own tail.
     old.start(port=old.port)
-    wait_for(lambda: hello_of(old).get("primary") == host_of(new) and
-             hello_of(old).get("secondary"), 30, what="the old primary to follow")
-    wait_same_hashes([new] + [m for m in members if m is not new], "k")
+    follows(old, new, members, "k")
     direct = old.client(directConnection=True)
     try:
         assert sorted(d["_id"] for d in direct.k.docs.find()) == list(range(10)) + [200]
