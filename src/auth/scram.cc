@@ -223,3 +223,64 @@ StatusWith<ScramConversation::Reply> ScramConversation::Final(std::string_view i
 }
 
 }  // namespace hourglass::auth
+
+namespace hourglass::auth {
+
+ScramClient::ScramClient(ScramMechanism mechanism, std::string user, std::string prepared_password)
+    : mechanism_(mechanism),
+      user_(std::move(user)),
+      password_(std::move(prepared_password)),
+      nonce_(Base64Encode(SecureRandomBytes(kServerNonceBytes))) {}
+
+std::string ScramClient::First() {
+  // A user name with ',' or '=' is escaped as a saslname; the internal user has neither.
+  client_first_bare_ = "n=" + user_ + ",r=" + nonce_;
+  return "n,," + client_first_bare_;
+}
+
+StatusWith<std::string> ScramClient::Final(std::string_view server_first) {
+  std::vector<std::string_view> attrs = SplitAttributes(server_first);
+  std::optional<std::string_view> nonce =
+      attrs.size() >= 3 ? Attribute(attrs[0], 'r') : std::nullopt;
+  std::optional<std::string_view> salt_b64 =
+      attrs.size() >= 3 ? Attribute(attrs[1], 's') : std::nullopt;
+  std::optional<std::string_view> iterations =
+      attrs.size() >= 3 ? Attribute(attrs[2], 'i') : std::nullopt;
+  if (!nonce || !salt_b64 || !iterations) {
+    return Status(ErrorCode::kBadValue, "not a SCRAM server-first message");
+  }
+  if (!nonce->starts_with(nonce_) || nonce->size() == nonce_.size()) {
+    return Status(ErrorCode::kBadValue, "the server's SCRAM nonce does not extend the client's");
+  }
+  HG_ASSIGN_OR_RETURN(std::string salt, Base64Decode(*salt_b64));
+  int count = 0;
+  for (char c : *iterations) {
+    if (c < '0' || c > '9' || count > 10'000'000) {
+      return Status(ErrorCode::kBadValue, "a SCRAM iteration count that is not one");
+    }
+    count = count * 10 + (c - '0');
+  }
+  if (count < 4096) return Status(ErrorCode::kBadValue, "a SCRAM iteration count below 4096");
+  const HashAlgorithm h = HashOf(mechanism_);
+  const std::string salted = Pbkdf2(h, password_, salt, count);
+  const std::string client_key = Hmac(h, salted, "Client Key");
+  server_key_ = Hmac(h, salted, "Server Key");
+  const std::string without_proof = "c=" + Base64Encode("n,,") + ",r=" + std::string(*nonce);
+  auth_message_ = client_first_bare_ + "," + std::string(server_first) + "," + without_proof;
+  const std::string signature = Hmac(h, Digest(h, client_key), auth_message_);
+  return without_proof + ",p=" + Base64Encode(Xor(client_key, signature));
+}
+
+Status ScramClient::Verify(std::string_view server_final) const {
+  std::optional<std::string_view> v = Attribute(SplitAttributes(server_final)[0], 'v');
+  StatusWith<std::string> signature =
+      v ? Base64Decode(*v) : StatusWith<std::string>(Status(ErrorCode::kBadValue, ""));
+  if (server_key_.empty() || !signature.ok() ||
+      !ConstantTimeEqual(signature.value(), Hmac(HashOf(mechanism_), server_key_, auth_message_))) {
+    return Status(ErrorCode::kAuthenticationFailed,
+                  "the server did not prove it knows the key (SCRAM server signature)");
+  }
+  return Status::OK();
+}
+
+}  // namespace hourglass::auth

@@ -93,4 +93,31 @@ class ScramConversation {
   std::string fixed_server_nonce_;
 };
 
+// The client's side of one conversation, for a member authenticating to another with the
+// key of --keyFile: First() is the saslStart payload, Final() answers the server's first message
+// (checking its nonce extends ours), Verify() checks the server's signature, so each side has
+// proved it holds the key. `prepared_password` as ScramPassword gives it.
+class ScramClient {
+ public:
+  ScramClient(ScramMechanism mechanism, std::string user, std::string prepared_password);
+
+  std::string First();
+  // BadValue for a server message that is not SCRAM's or does not extend this client's nonce.
+  StatusWith<std::string> Final(std::string_view server_first);
+  // AuthenticationFailed unless the server proved it knows the password too.
+  Status Verify(std::string_view server_final) const;
+
+  // Tests replay published conversations: their client nonce instead of a random one.
+  void SetClientNonceForTest(std::string nonce) { nonce_ = std::move(nonce); }
+
+ private:
+  ScramMechanism mechanism_;
+  std::string user_;
+  std::string password_;
+  std::string nonce_;
+  std::string client_first_bare_;
+  std::string auth_message_;
+  std::string server_key_;
+};
+
 }  // namespace hourglass::auth

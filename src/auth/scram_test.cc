@@ -199,5 +199,52 @@ TEST(ScramTest, MalformedMessagesAreRefused) {
   EXPECT_TRUE(final_fails("c=biws,r=abcS,p=" + Base64Encode("short")));
 }
 
+// RFC 7677's example from the client's side: the same messages, byte for byte.
+TEST(ScramClientTest, Rfc7677Sha256ConversationAsTheClient) {
+  ScramClient client(ScramMechanism::kSha256, "user", "pencil");
+  client.SetClientNonceForTest("rOprNGfwEbeRWgbNEkqO");
+  EXPECT_EQ(client.First(), "n,,n=user,r=rOprNGfwEbeRWgbNEkqO");
+  auto final_message = client.Final(
+      "r=rOprNGfwEbeRWgbNEkqO%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0,s=W22ZaJ0SNY7soEsUEjb6gQ==,i=4096");
+  ASSERT_TRUE(final_message.ok()) << final_message.status().ToString();
+  EXPECT_EQ(final_message.value(),
+            "c=biws,r=rOprNGfwEbeRWgbNEkqO%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0,"
+            "p=dHzbZapWIk4jUhN+Ute9ytag9zjfMHgsqmmiz7AndVQ=");
+  EXPECT_TRUE(client.Verify("v=6rriTRBi23WpRR/wtup+mMhUZUn/dB5nLTJRsjl95G4=").ok());
+  EXPECT_EQ(client.Verify("v=AAAATRBi23WpRR/wtup+mMhUZUn/dB5nLTJRsjl95G4=").code(),
+            ErrorCode::kAuthenticationFailed);
+}
+
+// Against the server's side: the same key authenticates both ways; another key does not.
+TEST(ScramClientTest, TalksToTheServerAndFailsWithAnotherKey) {
+  auto creds = MakeScramCredentials(ScramMechanism::kSha256, "__system", "thekey123", 4096);
+  ASSERT_TRUE(creds.ok());
+  auto lookup = [&](const std::string& user) -> StatusWith<std::optional<ScramCredentials>> {
+    if (user != "__system") return std::optional<ScramCredentials>();
+    return std::optional<ScramCredentials>(creds.value());
+  };
+  for (const char* key : {"thekey123", "otherkey9"}) {
+    ScramClient client(ScramMechanism::kSha256, "__system", key);
+    ScramConversation server(ScramMechanism::kSha256, true);
+    auto first = server.Step(client.First(), lookup);
+    ASSERT_TRUE(first.ok());
+    auto final_message = client.Final(first.value().payload);
+    ASSERT_TRUE(final_message.ok());
+    auto done = server.Step(final_message.value(), lookup);
+    if (std::string_view(key) == "thekey123") {
+      ASSERT_TRUE(done.ok()) << done.status().ToString();
+      EXPECT_TRUE(server.authenticated());
+      EXPECT_TRUE(client.Verify(done.value().payload).ok());
+    } else {
+      EXPECT_EQ(done.status().code(), ErrorCode::kAuthenticationFailed);
+    }
+  }
+  // A server whose nonce does not extend the client's is refused.
+  ScramClient client(ScramMechanism::kSha256, "__system", "thekey123");
+  client.First();
+  EXPECT_EQ(client.Final("r=someoneelse,s=W22ZaJ0SNY7soEsUEjb6gQ==,i=4096").status().code(),
+            ErrorCode::kBadValue);
+}
+
 }  // namespace
 }  // namespace hourglass::auth

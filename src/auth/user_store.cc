@@ -153,6 +153,9 @@ StatusWith<std::vector<BsonObj>> UserStore::ListDocs(const catalog::NamespaceStr
 }
 
 StatusWith<std::optional<UserDocument>> UserStore::Find(const UserName& name) const {
+  if (internal_ && internal_->name.user == name.user && internal_->name.db == name.db) {
+    return std::optional<UserDocument>(*internal_);
+  }
   HG_ASSIGN_OR_RETURN(std::optional<BsonObj> doc, FindDoc(kUsers, name.Id()));
   if (!doc) return std::optional<UserDocument>();
   HG_ASSIGN_OR_RETURN(UserDocument user, UserDocument::FromBson(*doc));

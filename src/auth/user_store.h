@@ -42,6 +42,10 @@ class UserStore {
   UserStore(storage::KvEngine* engine, catalog::Catalog* catalog)
       : engine_(engine), catalog_(catalog) {}
 
+  // The internal user of --keyFile (auth/key_file.h): Find gives it as if it were stored; it
+  // is never listed, written or removed. Call before serving clients.
+  void SetInternalUser(UserDocument user) { internal_ = std::move(user); }
+
   StatusWith<std::optional<UserDocument>> Find(const UserName& name) const;
   // Location51003 "User "u@db" already exists" if it does.
   Status Insert(const UserDocument& user);
@@ -67,6 +71,7 @@ class UserStore {
   uint64_t generation() const { return generation_.load(std::memory_order_acquire); }
 
  private:
+  std::optional<UserDocument> internal_;
   StatusWith<std::optional<bson::BsonObj>> FindDoc(const catalog::NamespaceString& nss,
                                                    const std::string& id) const;
   // DuplicateKey if the _id exists.

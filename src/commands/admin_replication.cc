@@ -275,10 +275,14 @@ Status RunReplSetReconfig(CommandContext& ctx, const BsonObj& cmd, BsonBuilder&)
 Status RunHgRaftConnect(CommandContext& ctx, const BsonObj& cmd, BsonBuilder&) {
   HG_RETURN_IF_ERROR(CheckKnownFields(cmd, {"setName", "from", "fromAddress", "to", "toAddress"}));
   HG_ASSIGN_OR_RETURN(auto* coordinator, Coordinator(ctx, "not running with --replSet"));
-  if (ctx.service.options.auth || ctx.client.tls) {
+  // Under --auth only with a key file: the members log in to each other as its internal user
+  // first (the command's privileges are checked before). Raft takes the socket over as it is,
+  // so not over TLS.
+  if ((ctx.service.options.auth && ctx.service.options.internal_key.empty()) || ctx.client.tls) {
     return Status(ErrorCode::kCommandNotSupported,
-                  "replica set members do not connect to each other under --auth or over TLS "
-                  "yet (no keyFile authentication)");
+                  ctx.client.tls ? "replica set members do not connect to each other over TLS yet"
+                                 : "replica set members connect to each other under --auth only "
+                                   "with --keyFile");
   }
   HG_ASSIGN_OR_RETURN(auto set_name, GetString("hgRaftConnect", cmd, "setName"));
   HG_ASSIGN_OR_RETURN(auto from, GetInt64("hgRaftConnect", cmd, "from"));

@@ -422,12 +422,16 @@ StatusWith<Needs> ExplainNeeds(const CommandContext& ctx, const BsonObj& cmd) {
   return it->second(ctx, explained);
 }
 
-// The localhost exception's privileges: creating the first user (of admin), with its roles.
+// The localhost exception's privileges: creating the first user (of admin), with its roles,
+// and initiating a replica set (MongoDB's manual has a set with a key file initiated this way,
+// before its first user).
 const auth::PrivilegeSet& LocalhostPrivileges() {
   static const auth::PrivilegeSet* set = [] {
     auto* s = new auth::PrivilegeSet();
     s->Add({{{auth::ResourcePattern::Kind::kDatabase, "admin", ""},
              auth::Actions({A::kCreateUser, A::kGrantRole})}});
+    s->Add(
+        {{{auth::ResourcePattern::Kind::kCluster, "", ""}, auth::Actions({A::kReplSetConfigure})}});
     return s;
   }();
   return *set;

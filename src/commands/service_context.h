@@ -62,6 +62,10 @@ struct ServerOptions {
   // --auth / security.authorization: clients must authenticate and hold the privileges each
   // command needs.
   bool auth = false;
+  // --keyFile / security.keyFile: the key replica set members authenticate to each other with
+  // (auth/key_file.h), read at startup; empty without one. Implies `auth`.
+  std::string key_file;
+  std::string internal_key;
   TlsOptions tls;
   // --replSet / replication.replSetName: the replica set this server is a member of; empty for a
   // standalone.

@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "repl/internal_auth.h"
 #include "repl/wire_transport.h"
 #include "wire/op_msg.h"
 
@@ -46,8 +47,33 @@ class Connection {
     return Status::OK();
   }
 
+  // Logs in as the internal user with `key` (nothing when it is empty).
+  Status Login(const std::string& key) {
+    if (key.empty()) return Status::OK();
+    InternalLogin login(key);
+    std::optional<BsonObj> next = login.Start();
+    while (next) {
+      HG_ASSIGN_OR_RETURN(BsonObj reply, Send(*next));
+      HG_ASSIGN_OR_RETURN(next, login.Next(reply));
+    }
+    return Status::OK();
+  }
+
   // Sends `cmd` and returns the reply's body; a reply with ok: 0 is its error.
   StatusWith<BsonObj> Run(const BsonObj& cmd) {
+    HG_ASSIGN_OR_RETURN(BsonObj body, Send(cmd));
+    if (body["ok"].NumberDouble() != 1.0) {
+      int code = body["code"].IsNumber() ? static_cast<int>(body["code"].NumberLong()) : 8;
+      std::string msg =
+          body["errmsg"].type() == BsonType::kString ? std::string(body["errmsg"].Str()) : "";
+      return Status(static_cast<ErrorCode>(code), "reading from " + host_ + ": " + msg);
+    }
+    return body;
+  }
+
+ private:
+  // Sends `cmd` and returns the reply's body, whatever it says.
+  StatusWith<BsonObj> Send(const BsonObj& cmd) {
     std::string request = wire::BuildOpMsg(++request_id_, 0, cmd);
     for (size_t sent = 0; sent < request.size();) {
       ssize_t n = send(fd_, request.data() + sent, request.size() - sent, MSG_NOSIGNAL);
@@ -62,17 +88,9 @@ class Connection {
     HG_RETURN_IF_ERROR(ReadExactly(reply.data() + 4, reply.size() - 4));
     auto parsed = wire::ParseOpMsg(std::string_view(reply));
     if (!parsed.ok()) return Unreachable(host_, parsed.status().reason());
-    BsonObj body = parsed.value().body;
-    if (body["ok"].NumberDouble() != 1.0) {
-      int code = body["code"].IsNumber() ? static_cast<int>(body["code"].NumberLong()) : 8;
-      std::string msg =
-          body["errmsg"].type() == BsonType::kString ? std::string(body["errmsg"].Str()) : "";
-      return Status(static_cast<ErrorCode>(code), "reading from " + host_ + ": " + msg);
-    }
-    return body;
+    return parsed.value().body.Owned();
   }
 
- private:
   Status ReadExactly(char* p, size_t n) {
     while (n > 0) {
       ssize_t got = recv(fd_, p, n, 0);
@@ -127,10 +145,11 @@ Status ReadCursor(Connection& conn, const BsonObj& cmd, const std::string& db,
 
 }  // namespace
 
-Status FetchOplog(const std::string& host, uint64_t from_ts, uint64_t to_ts,
+Status FetchOplog(const std::string& host, const std::string& key, uint64_t from_ts, uint64_t to_ts,
                   const std::function<Status(const std::vector<BsonObj>&)>& fn) {
   Connection conn;
   HG_RETURN_IF_ERROR(conn.Open(host));
+  HG_RETURN_IF_ERROR(conn.Login(key));
   BsonBuilder find;
   find.AppendString("find", "oplog.rs");
   size_t filter = find.OpenObject("filter");
@@ -150,10 +169,11 @@ Status FetchOplog(const std::string& host, uint64_t from_ts, uint64_t to_ts,
   return ReadCursor(conn, find.Obj(), "local", "oplog.rs", 1000, fn);
 }
 
-Status FetchCopy(const std::string& host, uint64_t from_ts,
+Status FetchCopy(const std::string& host, const std::string& key, uint64_t from_ts,
                  const std::function<Status(const std::vector<BsonObj>&)>& fn) {
   Connection conn;
   HG_RETURN_IF_ERROR(conn.Open(host));
+  HG_RETURN_IF_ERROR(conn.Login(key));
   BsonBuilder cmd;
   cmd.AppendInt32("hgCloneSnapshot", 1);
   cmd.AppendTimestamp("from", from_ts);

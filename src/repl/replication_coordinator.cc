@@ -766,7 +766,7 @@ class ReplicationCoordinator::Impl {
       return Status(ErrorCode::kInternalError, "cannot create " + dir + ": " + strerror(errno));
     }
     initiator_ = bootstrap;
-    transport_ = std::make_unique<WireTransport>(&loop_, opts_.set_name);
+    transport_ = std::make_unique<WireTransport>(&loop_, opts_.set_name, opts_.internal_key);
     if (int rv = raft_uv_init(&io_, &loop_, dir.c_str(), transport_->raft_transport()); rv != 0) {
       return Status(ErrorCode::kInternalError,
                     std::string("cannot open the replicated log in ") + dir + ": " + io_.errmsg);
@@ -1081,23 +1081,24 @@ class ReplicationCoordinator::Impl {
   // leader must hold too: OplogStartMissing otherwise) up to `snapshot_ts`.
   Status CatchUpFrom(const char* leader, uint64_t mine, uint64_t snapshot_ts) {
     bool first = true;
-    return FetchOplog(leader, mine, snapshot_ts, [&](const std::vector<bson::BsonObj>& docs) {
-      size_t skip = 0;
-      if (first && mine > 0) {
-        // The same entry: its time and its term (another primary's may have the same time).
-        if (docs.front()["ts"].TimestampValue() != mine || !oplog_.HoldsEntry(docs.front())) {
-          return Status(ErrorCode::kOplogStartMissing,
-                        "the primary's oplog does not hold this member's newest entry");
-        }
-        // Everything up to it is in the set's log.
-        oplog_.MarkHandled(mine);
-        skip = 1;
-      }
-      first = false;
-      bson::BsonArrayBuilder ops;
-      for (size_t i = skip; i < docs.size(); ++i) ops.AppendObject(docs[i]);
-      return oplog_.Apply(bson::BsonBuilder().AppendArray("ops", ops.Obj()).Obj());
-    });
+    return FetchOplog(
+        leader, opts_.internal_key, mine, snapshot_ts, [&](const std::vector<bson::BsonObj>& docs) {
+          size_t skip = 0;
+          if (first && mine > 0) {
+            // The same entry: its time and its term (another primary's may have the same time).
+            if (docs.front()["ts"].TimestampValue() != mine || !oplog_.HoldsEntry(docs.front())) {
+              return Status(ErrorCode::kOplogStartMissing,
+                            "the primary's oplog does not hold this member's newest entry");
+            }
+            // Everything up to it is in the set's log.
+            oplog_.MarkHandled(mine);
+            skip = 1;
+          }
+          first = false;
+          bson::BsonArrayBuilder ops;
+          for (size_t i = skip; i < docs.size(); ++i) ops.AppendObject(docs[i]);
+          return oplog_.Apply(bson::BsonBuilder().AppendArray("ops", ops.Obj()).Obj());
+        });
   }
 
   // Initial sync (repl/initial_sync.h): a member that holds nothing of the set's log copies the
@@ -1109,8 +1110,9 @@ class ReplicationCoordinator::Impl {
     CloneBuilder copy(catalog_, opts_.transactions, engine_);
     HG_RETURN_IF_ERROR(oplog_.InstallCopy([&]() -> StatusWith<std::vector<bson::BsonObj>> {
       HG_RETURN_IF_ERROR(copy.Start());
-      HG_RETURN_IF_ERROR(FetchCopy(
-          leader, snapshot_ts, [&](const std::vector<bson::BsonObj>& p) { return copy.Add(p); }));
+      HG_RETURN_IF_ERROR(
+          FetchCopy(leader, opts_.internal_key, snapshot_ts,
+                    [&](const std::vector<bson::BsonObj>& p) { return copy.Add(p); }));
       return copy.Finish();
     }));
     LOGI("REPL", 8800317, "Initial sync done",

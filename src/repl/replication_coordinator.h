@@ -96,6 +96,8 @@ class ReplicationCoordinator {
     double oplog_min_retention_hours = 0;
     // Where the retryable-write records that come with applied writes go.
     catalog::TransactionTable* transactions = nullptr;
+    // --keyFile's key: this member logs in to the others with it (empty: no key file).
+    std::string internal_key{};
   };
 
   // Writes to `catalog`'s collections are logged (repl/oplog.h) once Start ran.

@@ -7,7 +7,9 @@
 #include <memory>
 
 #include "base/fail_point.h"
+#include "base/logger.h"
 #include "bson/bson.h"
+#include "repl/internal_auth.h"
 #include "wire/op_msg.h"
 
 namespace hourglass::repl {
@@ -22,6 +24,9 @@ struct WireTransport::Dial {
   uv_tcp_t* tcp = nullptr;  // raft_malloc'd: Raft frees the handle of a connection it took
   uv_connect_t connect{};
   uv_write_t write{};
+  std::unique_ptr<InternalLogin> login;  // until logged in (with a key)
+  bson::BsonObj hello;                   // hgRaftConnect
+  int32_t request_id = 0;
   std::string request;
   std::string reply;
   bool finished = false;  // told Raft; callbacks still pending on the handle do nothing
@@ -75,8 +80,8 @@ bool ResolveMemberAddress(const std::string& address, sockaddr_storage* out) {
   return true;
 }
 
-WireTransport::WireTransport(uv_loop_t* loop, std::string set_name)
-    : loop_(loop), set_name_(std::move(set_name)) {
+WireTransport::WireTransport(uv_loop_t* loop, std::string set_name, std::string key)
+    : loop_(loop), set_name_(std::move(set_name)), key_(std::move(key)) {
   // `impl` is the transport's own; raft_uv_init takes `data` for itself.
   transport_.impl = this;
   transport_.init = [](raft_uv_transport* t, raft_id id, const char* address) {
@@ -156,27 +161,17 @@ int WireTransport::Connect(raft_uv_connect* req, raft_id id, const char* address
   hello.AppendInt64("to", static_cast<int64_t>(id));
   hello.AppendString("toAddress", address);
   hello.AppendString("$db", "admin");
-  dial->request = wire::BuildOpMsg(1, 0, hello.Obj());
-  int rv = uv_tcp_connect(
-      &dial->connect, tcp, reinterpret_cast<sockaddr*>(&to), [](uv_connect_t* c, int status) {
-        auto* d = static_cast<Dial*>(c->data);
-        if (d->finished) return;
-        if (status != 0) {
-          return d->transport->Finish(d, RAFT_NOCONNECTION);
-        }
-        uv_buf_t buf = uv_buf_init(d->request.data(), static_cast<unsigned>(d->request.size()));
-        d->write.data = d;
-        int w = uv_write(&d->write, reinterpret_cast<uv_stream_t*>(d->tcp), &buf, 1,
-                         [](uv_write_t* w, int status) {
-                           auto* d = static_cast<Dial*>(w->data);
-                           if (d->finished) return;
-                           if (status != 0) {
-                             return d->transport->Finish(d, RAFT_NOCONNECTION);
-                           }
-                           d->transport->ReadReply(d);
-                         });
-        if (w != 0) d->transport->Finish(d, RAFT_NOCONNECTION);
-      });
+  dial->hello = hello.Obj();
+  if (!key_.empty()) dial->login = std::make_unique<InternalLogin>(key_);
+  int rv = uv_tcp_connect(&dial->connect, tcp, reinterpret_cast<sockaddr*>(&to),
+                          [](uv_connect_t* c, int status) {
+                            auto* d = static_cast<Dial*>(c->data);
+                            if (d->finished) return;
+                            if (status != 0) {
+                              return d->transport->Finish(d, RAFT_NOCONNECTION);
+                            }
+                            d->transport->Send(d, d->login ? d->login->Start() : d->hello);
+                          });
   if (rv != 0) {
     tcp->data = nullptr;
     uv_close(reinterpret_cast<uv_handle_t*>(tcp), FreeHandle);
@@ -195,6 +190,36 @@ int WireTransport::Connect(raft_uv_connect* req, raft_id id, const char* address
   return 0;
 }
 
+void WireTransport::Send(Dial* dial, const bson::BsonObj& cmd) {
+  dial->request = wire::BuildOpMsg(++dial->request_id, 0, cmd);
+  dial->reply.clear();
+  uv_buf_t buf = uv_buf_init(dial->request.data(), static_cast<unsigned>(dial->request.size()));
+  dial->write.data = dial;
+  int w = uv_write(&dial->write, reinterpret_cast<uv_stream_t*>(dial->tcp), &buf, 1,
+                   [](uv_write_t* w, int status) {
+                     auto* d = static_cast<Dial*>(w->data);
+                     if (d->finished) return;
+                     if (status != 0) return d->transport->Finish(d, RAFT_NOCONNECTION);
+                     d->transport->ReadReply(d);
+                   });
+  if (w != 0) Finish(dial, RAFT_NOCONNECTION);
+}
+
+void WireTransport::OnReply(Dial* dial, const bson::BsonObj& reply) {
+  if (dial->login) {
+    StatusWith<std::optional<bson::BsonObj>> next = dial->login->Next(reply);
+    if (!next.ok()) {
+      LOGW("REPL", 8800319, "Cannot log in to a member as the internal user",
+           "{\"error\": " + JsonQuote(next.status().ToString()) + "}");
+      return Finish(dial, RAFT_NOCONNECTION);
+    }
+    if (next.value()) return Send(dial, *next.value());
+    dial->login.reset();  // logged in
+    return Send(dial, dial->hello);
+  }
+  Finish(dial, reply["ok"].NumberDouble() == 1.0 ? 0 : RAFT_NOCONNECTION);
+}
+
 void WireTransport::ReadReply(Dial* dial) {
   int rv = uv_read_start(
       reinterpret_cast<uv_stream_t*>(dial->tcp),
@@ -211,11 +236,12 @@ void WireTransport::ReadReply(Dial* dial) {
         if (size > (1u << 20)) return d->transport->Finish(d, RAFT_NOCONNECTION);
         if (d->reply.size() < size) return;
         uv_read_stop(s);
-        // The peer sends nothing after its reply until Raft does: exactly one message.
+        // The peer sends nothing after its reply until this member does: exactly one message.
         auto parsed = wire::ParseOpMsg(std::string_view(d->reply).substr(0, size));
-        bool ok = parsed.ok() && d->reply.size() == size &&
-                  parsed.value().body["ok"].NumberDouble() == 1.0;
-        d->transport->Finish(d, ok ? 0 : RAFT_NOCONNECTION);
+        if (!parsed.ok() || d->reply.size() != size) {
+          return d->transport->Finish(d, RAFT_NOCONNECTION);
+        }
+        d->transport->OnReply(d, parsed.value().body.Owned());
       });
   if (rv != 0) Finish(dial, RAFT_NOCONNECTION);
 }

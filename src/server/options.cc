@@ -9,6 +9,7 @@
 #include <optional>
 #include <sstream>
 
+#include "auth/key_file.h"
 #include "bson/bson.h"
 #include "storage/kv_engine.h"
 
@@ -207,6 +208,7 @@ Status ApplyConfigText(std::string_view yaml, const std::string& path, ParsedOpt
         }
         out->server.auth = v == "enabled";
       }
+      if (security["keyFile"]) out->server.key_file = security["keyFile"].as<std::string>();
     }
     if (auto log = root["systemLog"]) {
       if (log["path"]) out->server.logpath = log["path"].as<std::string>();
@@ -297,6 +299,10 @@ StatusWith<ParsedOptions> ParseOptions(int argc, char** argv) {
   app.add_flag("--inMemory", in_memory, "Keep all data in memory (nothing is written to disk)");
   app.add_flag("--auth", auth, "Run with security: clients must authenticate (SCRAM)");
   app.add_flag("--noauth", noauth, "Run without security (the default)");
+  std::optional<std::string> key_file;
+  app.add_option("--keyFile", key_file,
+                 "Private key for replica set members to authenticate to each other (implies "
+                 "--auth)");
   app.add_option("--logpath", logpath, "Log file (default: stderr)");
   app.add_flag("--logappend", out.log_append, "Append to the log file instead of truncating");
   app.add_flag("--quiet", out.quiet, "Less log output");
@@ -361,6 +367,12 @@ StatusWith<ParsedOptions> ParseOptions(int argc, char** argv) {
   }
   if (auth) out.server.auth = true;
   if (noauth) out.server.auth = false;
+  if (key_file) out.server.key_file = *key_file;
+  if (!out.server.key_file.empty()) {
+    // As mongod: members that authenticate to each other require their clients to.
+    HG_ASSIGN_OR_RETURN(out.server.internal_key, auth::ReadKeyFile(out.server.key_file));
+    out.server.auth = true;
+  }
   if (max_conns > 0) out.server.max_conns = max_conns;
   commands::TlsOptions& tls = out.server.tls;
   if (tls_mode) HG_RETURN_IF_ERROR(ParseTlsMode(*tls_mode, &tls.mode));
@@ -473,6 +485,7 @@ StatusWith<ParsedOptions> ParseOptions(int argc, char** argv) {
   if (out.server.auth) {
     size_t security = parsed.OpenObject("security");
     parsed.AppendString("authorization", "enabled");
+    if (!out.server.key_file.empty()) parsed.AppendString("keyFile", out.server.key_file);
     parsed.Close(security);
   }
   if (!out.server.logpath.empty()) {

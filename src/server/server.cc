@@ -15,6 +15,9 @@
 #include <sstream>
 #include <thread>
 
+#include "auth/key_file.h"
+#include "auth/scram.h"
+#include "auth/user_store.h"
 #include "base/logger.h"
 #include "base/server_parameters.h"
 #include "base/write_gate.h"
@@ -305,6 +308,22 @@ int RunServer(int argc, char** argv) {
   ttl_monitor.Start();
   service.cursors = &cursors;
   auth::UserStore users(engine.get(), catalog.get());
+  if (!parsed.server.internal_key.empty()) {
+    // The members' internal user: the key is its password, root its role.
+    auth::UserDocument internal;
+    internal.name = {auth::kInternalUser, auth::kInternalUserDb};
+    internal.user_id = std::string(16, '\0');
+    auto credentials = auth::MakeScramCredentials(
+        auth::ScramMechanism::kSha256, auth::kInternalUser, parsed.server.internal_key, 15000);
+    if (!credentials.ok()) {
+      LOGE("ACCESS", 8800500, "The key file's key cannot be a SCRAM password",
+           "{\"error\":" + JsonQuote(credentials.status().ToString()) + "}");
+      return 1;
+    }
+    internal.credentials[auth::ScramMechanism::kSha256] = std::move(credentials).value();
+    internal.roles.push_back({"root", "admin"});
+    users.SetInternalUser(std::move(internal));
+  }
   service.users = &users;
   if (Status st = rollups.Recover(); !st.ok()) {
     LOGW("STORAGE", 8800204, "Rollups not recovered",
@@ -318,7 +337,7 @@ int RunServer(int argc, char** argv) {
         repl::ReplicationCoordinator::Options{
             parsed.server.repl_set, parsed.server.dbpath, parsed.server.port, parsed.server.bind_ip,
             [&] { look_for_stored_buckets(true); }, parsed.oplog_size_mb,
-            parsed.oplog_min_retention_hours, transactions.get()},
+            parsed.oplog_min_retention_hours, transactions.get(), parsed.server.internal_key},
         engine.get(), catalog.get());
     if (Status st = coordinator->Start(); !st.ok()) {
       LOGE("REPL", 8800301, "Failed to start the replica set member",
