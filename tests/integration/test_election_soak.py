@@ -23,10 +23,9 @@ from test_replication_log import set_client, wait_same_hashes
 
 ELECTIONS = int(os.environ.get("HG_SOAK_ELECTIONS", "3"))
 SEED = int(os.environ.get("HG_SOAK_SEED", "1"))
-# What ends a primary's term. "step down" (replSetStepDown with force) is left out by default:
-# a write committed while the leadership moves can miss Raft's log and stay on its member
-# (docs/replication.md, "Rollback"), which long runs with it find.
-ACTIONS = os.environ.get("HG_SOAK_ACTIONS", "kill,partition").split(",")
+# What ends a primary's term: kill -9 and restart, a partition healed later, replSetStepDown
+# with force.
+ACTIONS = os.environ.get("HG_SOAK_ACTIONS", "kill,partition,step down").split(",")
 
 
 def running_primary(members):
