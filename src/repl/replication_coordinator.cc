@@ -858,20 +858,15 @@ class ReplicationCoordinator::Impl {
       }
     }
     if (restore) {
-      if (pending_catch_up_ts_.load() != 0) {
-        // A catch-up still waits: the entries queued behind it come before this snapshot, which
-        // stands for them too.
+      // The applier catches up with what the snapshot stands for (CatchUp: from the primary's
+      // oplog, or an initial sync) before it applies the entries after it — off this thread, as
+      // a copy may take minutes. The entries still queued come before the snapshot, which
+      // stands for them too.
+      {
         std::lock_guard<std::mutex> lock(apply_mu_);
         to_apply_.clear();
-      }
-      DrainApplier();
-      if (CatchUp(at.ts)) {
-        pending_catch_up_ts_.store(0);
-        oplog_.MarkHandled(at.ts);
-      } else {
-        // Tried again every second (Poll); the applier waits for it, for the entries after
-        // the snapshot must not be applied before those it stands for.
-        pending_catch_up_ts_.store(at.ts);
+        if (at.ts > pending_catch_up_ts_.load()) pending_catch_up_ts_.store(at.ts);
+        apply_cv_.notify_all();
       }
       // A snapshot Raft restored is on disk: what it stands for is never applied again.
       last_snapshot_ts_.store(at.ts);
@@ -894,6 +889,7 @@ class ReplicationCoordinator::Impl {
     if (restore) {
       view_.last_applied = at;
       view_.last_applied_wall_ms = wall;
+      Recompute();  // a catch-up is pending now
     }
     // An entry reaches the state machine only once Raft has committed it.
     uncommitted_entries_.store(static_cast<int64_t>(raft_last_index(&raft_) - raft_.commit_index));
@@ -909,9 +905,30 @@ class ReplicationCoordinator::Impl {
       std::unique_lock<std::mutex> lock(apply_mu_);
       while (true) {
         apply_cv_.wait(lock, [&] {
-          return applier_stop_ || (!to_apply_.empty() && pending_catch_up_ts_.load() == 0);
+          return applier_stop_ || !to_apply_.empty() || pending_catch_up_ts_.load() != 0;
         });
         if (applier_stop_) return;
+        if (const uint64_t pending = pending_catch_up_ts_.load(); pending != 0) {
+          applying_ = true;
+          lock.unlock();
+          const bool done = CatchUp(pending);
+          if (done) {
+            oplog_.MarkHandled(pending);
+            // A later snapshot may have come meanwhile: then its catch-up is next.
+            uint64_t expected = pending;
+            pending_catch_up_ts_.compare_exchange_strong(expected, 0);
+            std::lock_guard<std::mutex> view_lock(mu_);
+            Recompute();  // a leader that was catching up may take writes now
+          }
+          lock.lock();
+          applying_ = false;
+          apply_cv_.notify_all();
+          if (!done) {
+            // The primary cannot be reached yet: again in a second.
+            apply_cv_.wait_for(lock, std::chrono::seconds(1), [&] { return applier_stop_; });
+          }
+          continue;
+        }
         ToApply next = std::move(to_apply_.front());
         to_apply_.pop_front();
         applying_ = true;
@@ -1061,6 +1078,7 @@ class ReplicationCoordinator::Impl {
   }
 
   void StopApplier() {
+    catch_up_cancel_.store(true);  // a copy or catch-up under way ends at its next batch
     {
       std::lock_guard<std::mutex> lock(apply_mu_);
       applier_stop_ = true;
@@ -1069,6 +1087,13 @@ class ReplicationCoordinator::Impl {
       apply_cv_.notify_all();
     }
     if (applier_.joinable()) applier_.join();
+  }
+
+  // ShutdownInProgress once the applier stops: a catch-up or copy ends at its next batch.
+  Status CatchUpCancelled() const {
+    return catch_up_cancel_.load()
+               ? Status(ErrorCode::kShutdownInProgress, "the server is shutting down")
+               : Status::OK();
   }
 
   // A snapshot (loop thread): Raft's log no longer holds the entries before `snapshot_ts`, and
@@ -1083,6 +1108,7 @@ class ReplicationCoordinator::Impl {
     bool first = true;
     return FetchOplog(
         leader, opts_.internal_key, mine, snapshot_ts, [&](const std::vector<bson::BsonObj>& docs) {
+          HG_RETURN_IF_ERROR(CatchUpCancelled());
           size_t skip = 0;
           if (first && mine > 0) {
             // The same entry: its time and its term (another primary's may have the same time).
@@ -1110,9 +1136,11 @@ class ReplicationCoordinator::Impl {
     CloneBuilder copy(catalog_, opts_.transactions, engine_);
     HG_RETURN_IF_ERROR(oplog_.InstallCopy([&]() -> StatusWith<std::vector<bson::BsonObj>> {
       HG_RETURN_IF_ERROR(copy.Start());
-      HG_RETURN_IF_ERROR(
-          FetchCopy(leader, opts_.internal_key, snapshot_ts,
-                    [&](const std::vector<bson::BsonObj>& p) { return copy.Add(p); }));
+      HG_RETURN_IF_ERROR(FetchCopy(leader, opts_.internal_key, snapshot_ts,
+                                   [&](const std::vector<bson::BsonObj>& p) {
+                                     HG_RETURN_IF_ERROR(CatchUpCancelled());
+                                     return copy.Add(p);
+                                   }));
       return copy.Finish();
     }));
     LOGI("REPL", 8800317, "Initial sync done",
@@ -1130,12 +1158,14 @@ class ReplicationCoordinator::Impl {
   bool CatchUp(uint64_t snapshot_ts) {
     uint64_t mine = oplog_.NewestTimestamp();
     if (mine >= snapshot_ts) return true;
-    raft_id leader_id = 0;
-    const char* leader = nullptr;
-    raft_leader(&raft_, &leader_id, &leader);
-    Status st = leader == nullptr || leader_id == raft_.id
-                    ? Status(ErrorCode::kHostUnreachable, "no primary to catch up from")
-                    : Status::OK();
+    std::string source;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      source = catch_up_source_;
+    }
+    const char* leader = source.c_str();
+    Status st = source.empty() ? Status(ErrorCode::kHostUnreachable, "no primary to catch up from")
+                               : Status::OK();
     if (st.ok() && mine == 0) {
       // A new or wiped member: nothing of the log is here to catch up from.
       st = InitialSync(leader, snapshot_ts);
@@ -1159,6 +1189,7 @@ class ReplicationCoordinator::Impl {
            "{\"from\": " + JsonQuote(leader) + "}");
       return true;
     }
+    if (st.code() == ErrorCode::kShutdownInProgress) return false;
     if (st.code() == ErrorCode::kHostUnreachable || st.code() == ErrorCode::kNetworkTimeout) {
       LOGW("REPL", 8800315, "Cannot catch up from the primary's oplog yet; trying again",
            "{\"error\": " + JsonQuote(st.ToString()) + "}");
@@ -1209,13 +1240,15 @@ class ReplicationCoordinator::Impl {
   }
 
   // On the Raft leader (loop thread): a member that steps down, is frozen, may not be primary
-  // (priority 0) or needs a resync hands the leadership to another voter, when there is one.
+  // (priority 0), needs a resync or still catches up with a snapshot hands the leadership to
+  // another voter, when there is one.
   void MaybeHandOver() {
     if (transferring_ || NowMillis() < next_transfer_ms_) return;
     ReplicaSetView now = View();
     if (!now.config || now.self < 0) return;
     bool stay_out = NowMillis() < now.step_down_until_ms ||
-                    !now.config->members[now.self].Electable() || NeedsResync();
+                    !now.config->members[now.self].Electable() || NeedsResync() ||
+                    pending_catch_up_ts_.load() != 0;
     if (!stay_out) return;
     bool other_voter = false;
     for (unsigned i = 0; i < raft_.configuration.n; ++i) {
@@ -1435,22 +1468,17 @@ class ReplicationCoordinator::Impl {
     if (!raft_open_ || closing_) return;
     transport_->Poll();
     DrainAppends();  // entries held back during a leadership hand-over
-    if (uint64_t pending = pending_catch_up_ts_.load();
-        pending != 0 && NowMillis() >= next_catch_up_ms_) {
-      if (CatchUp(pending)) {
-        oplog_.MarkHandled(pending);
-        std::lock_guard<std::mutex> lock(apply_mu_);
-        pending_catch_up_ts_.store(0);
-        apply_cv_.notify_all();
-      } else {
-        next_catch_up_ms_ = NowMillis() + 1000;
-      }
-    }
     int state = raft_state(&raft_);
     int64_t term = static_cast<int64_t>(raft_.current_term);
     raft_id leader_id = 0;
     const char* leader_address = nullptr;
     raft_leader(&raft_, &leader_id, &leader_address);
+    {
+      // Where the applier catches up from (CatchUp): another member that leads.
+      std::lock_guard<std::mutex> lock(mu_);
+      catch_up_source_ =
+          leader_address != nullptr && leader_id != raft_.id ? leader_address : std::string();
+    }
     if (state == RAFT_LEADER && ready_term_ != term && announcing_term_ != term) {
       // A new primary first writes MongoDB's "new primary" no-op in its term: once it is applied,
       // every entry of the earlier terms is applied too, and writes may begin. The configuration
@@ -1566,12 +1594,18 @@ class ReplicationCoordinator::Impl {
             break;
           }
           state = stepped_down ? MemberState::kSecondary : MemberState::kPrimary;
-          writable =
-              !stepped_down && ready_term_ == view_.term && view_.last_applied.ts >= ready_ts_;
+          // Not while it still catches up with a snapshot: its data is behind its log.
+          writable = !stepped_down && ready_term_ == view_.term &&
+                     view_.last_applied.ts >= ready_ts_ && pending_catch_up_ts_.load() == 0;
           break;
         case RAFT_FOLLOWER:
         case RAFT_CANDIDATE:
-          state = needs_resync_ ? MemberState::kRecovering : MemberState::kSecondary;
+          // A member that holds nothing yet and has a snapshot to catch up with is in its
+          // initial sync: STARTUP2, as mongod.
+          state = needs_resync_ ? MemberState::kRecovering
+                  : pending_catch_up_ts_.load() != 0 && oplog_.NewestTimestamp() == 0
+                      ? MemberState::kStartup2
+                      : MemberState::kSecondary;
           break;
         default:
           state = MemberState::kStartup2;
@@ -1887,6 +1921,11 @@ class ReplicationCoordinator::Impl {
   std::deque<ToApply> to_apply_;  // guarded by apply_mu_
   bool applying_ = false;         // guarded by apply_mu_: an entry is being applied
   bool applier_stop_ = false;     // guarded by apply_mu_
+  // The snapshot the applier is to catch up with first (0: none): set by a restore on the loop
+  // thread, cleared by the applier once caught up.
+  std::atomic<uint64_t> pending_catch_up_ts_{0};
+  std::atomic<bool> catch_up_cancel_{false};
+  std::string catch_up_source_;  // guarded by mu_: the leader's address, "" when none or self
 
   // The loop and its task queue.
   uv_loop_t loop_{};
@@ -1901,9 +1940,6 @@ class ReplicationCoordinator::Impl {
   // Loop thread only.
   bool closing_ = false;
   bool raft_open_ = false;
-  // The snapshot whose catch-up failed for want of the primary (0: none): retried by Poll.
-  std::atomic<uint64_t> pending_catch_up_ts_{0};
-  int64_t next_catch_up_ms_ = 0;
   struct raft raft_ {};
   struct raft_io io_ {};
   struct raft_fsm fsm_ {};
