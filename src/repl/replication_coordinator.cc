@@ -1190,7 +1190,10 @@ class ReplicationCoordinator::Impl {
       return true;
     }
     if (st.code() == ErrorCode::kShutdownInProgress) return false;
-    if (st.code() == ErrorCode::kHostUnreachable || st.code() == ErrorCode::kNetworkTimeout) {
+    // The primary out of reach, or not letting this member in (another key file): nothing is
+    // wrong with this member's data, so it tries again.
+    if (st.code() == ErrorCode::kHostUnreachable || st.code() == ErrorCode::kNetworkTimeout ||
+        st.code() == ErrorCode::kAuthenticationFailed || st.code() == ErrorCode::kUnauthorized) {
       LOGW("REPL", 8800315, "Cannot catch up from the primary's oplog yet; trying again",
            "{\"error\": " + JsonQuote(st.ToString()) + "}");
       return false;
