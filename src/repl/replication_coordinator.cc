@@ -1492,6 +1492,10 @@ class ReplicationCoordinator::Impl {
           announcing_term_ = -1;
           return;
         }
+        // Before this term's writes: buckets this member held open in memory may be older than
+        // what the log has written into them since (another primary's appends, a rollback, an
+        // insert cut off by the last step-down), so they are read again from storage.
+        if (opts_.on_step_down) opts_.on_step_down();
         std::lock_guard<std::mutex> lock(mu_);
         ready_term_ = term;
         // Writes begin once the applier has applied this entry too (Recompute).

@@ -87,7 +87,9 @@ class ReplicationCoordinator {
     std::string dbpath;
     int port = 27017;
     std::string bind_ip;  // --bind_ip: comma-separated addresses
-    // Called (on the Raft loop thread) when this member stops being the writable primary.
+    // Called (on the Raft loop thread) when this member stops being the writable primary, and
+    // when it is about to become one (before it takes writes): what it held in memory of the
+    // data it wrote (open time-series buckets) is forgotten either way.
     std::function<void()> on_step_down;
     // --oplogSize (MB) for an oplog not sized yet; 0: 5% of the dbpath's free disk space, at
     // least 990 MB and at most 50 GB, as mongod chooses.
