@@ -228,7 +228,12 @@ Status CloneBuilder::Add(const std::vector<BsonObj>& pieces) {
   return storage::RetryOnWriteConflict([&]() -> Status {
     storage::WriteUnit wu(s);
     HG_RETURN_IF_ERROR(wu.begin_status());
-    std::map<std::string, std::pair<int64_t, int64_t>> counts;  // ns -> records, bytes
+    struct Counts {
+      std::shared_ptr<catalog::Collection> coll;
+      int64_t records = 0;
+      int64_t bytes = 0;
+    };
+    std::map<const catalog::Collection*, Counts> counts;  // what each collection gained
     std::shared_ptr<catalog::Collection> coll;
     int64_t added = 0;
     for (size_t k = i; k < pieces.size(); ++k) {
@@ -254,16 +259,14 @@ Status CloneBuilder::Add(const std::vector<BsonObj>& pieces) {
       }
       const BsonObj doc = p["d"].Obj();
       HG_RETURN_IF_ERROR(coll->Insert(s, doc).status());
-      auto& [records, bytes] = counts[std::string(ns)];
-      ++records;
-      bytes += static_cast<int64_t>(doc.bytes().size());
+      Counts& c = counts[coll.get()];
+      c.coll = coll;
+      ++c.records;
+      c.bytes += static_cast<int64_t>(doc.bytes().size());
       ++added;
     }
-    for (const auto& [ns, c] : counts) {
-      std::shared_ptr<catalog::Collection> target =
-          catalog_->Lookup(catalog::ParseNamespace(ns).value());
-      const auto [records, bytes] = c;
-      s.OnCommit([target, records, bytes] { target->AdjustCounts(records, bytes); });
+    for (const auto& [key, c] : counts) {
+      s.OnCommit([c] { c.coll->AdjustCounts(c.records, c.bytes); });
     }
     s.OnCommit([this, added] { documents_ += added; });
     return wu.Commit();

@@ -13,12 +13,7 @@ using bson::BsonType;
 
 // The SASL payload of a reply (BinData), or why there is none.
 StatusWith<std::string> PayloadOf(const BsonObj& reply) {
-  if (reply["ok"].NumberDouble() != 1.0) {
-    const int code = reply["code"].IsNumber() ? static_cast<int>(reply["code"].NumberLong()) : 18;
-    const std::string msg =
-        reply["errmsg"].type() == BsonType::kString ? std::string(reply["errmsg"].Str()) : "";
-    return Status(static_cast<ErrorCode>(code), "internal authentication refused: " + msg);
-  }
+  HG_RETURN_IF_ERROR(ReplyStatus(reply, "internal authentication refused: "));
   BsonElement payload = reply["payload"];
   if (payload.type() != BsonType::kBinData) {
     return Status(ErrorCode::kAuthenticationFailed, "a SASL reply without its payload");
@@ -27,6 +22,14 @@ StatusWith<std::string> PayloadOf(const BsonObj& reply) {
 }
 
 }  // namespace
+
+Status ReplyStatus(const BsonObj& reply, std::string_view context) {
+  if (reply["ok"].NumberDouble() == 1.0) return Status::OK();
+  const int code = reply["code"].IsNumber() ? static_cast<int>(reply["code"].NumberLong()) : 8;
+  const std::string msg =
+      reply["errmsg"].type() == BsonType::kString ? std::string(reply["errmsg"].Str()) : "";
+  return Status(static_cast<ErrorCode>(code), std::string(context) + msg);
+}
 
 InternalLogin::InternalLogin(const std::string& key)
     : client_(auth::ScramMechanism::kSha256, auth::kInternalUser, key) {}

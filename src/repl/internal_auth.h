@@ -6,12 +6,17 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "auth/scram.h"
 #include "base/status.h"
 #include "bson/bson.h"
 
 namespace hourglass::repl {
+
+// OK for a reply with ok: 1; otherwise its error (its code, 8 UnknownError without one), the
+// message prefixed with `context`.
+Status ReplyStatus(const bson::BsonObj& reply, std::string_view context);
 
 class InternalLogin {
  public:

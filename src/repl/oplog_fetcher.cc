@@ -62,12 +62,7 @@ class Connection {
   // Sends `cmd` and returns the reply's body; a reply with ok: 0 is its error.
   StatusWith<BsonObj> Run(const BsonObj& cmd) {
     HG_ASSIGN_OR_RETURN(BsonObj body, Send(cmd));
-    if (body["ok"].NumberDouble() != 1.0) {
-      int code = body["code"].IsNumber() ? static_cast<int>(body["code"].NumberLong()) : 8;
-      std::string msg =
-          body["errmsg"].type() == BsonType::kString ? std::string(body["errmsg"].Str()) : "";
-      return Status(static_cast<ErrorCode>(code), "reading from " + host_ + ": " + msg);
-    }
+    HG_RETURN_IF_ERROR(ReplyStatus(body, "reading from " + host_ + ": "));
     return body;
   }
 

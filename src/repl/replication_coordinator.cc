@@ -1466,7 +1466,7 @@ class ReplicationCoordinator::Impl {
     // A primary that stepped down (here or on another thread's step-down) forgets what it knew
     // of the buckets it was writing: the next primary writes them.
     const bool writable = writable_term_.load() >= 0;
-    if (was_writable_ && !writable && opts_.on_step_down) opts_.on_step_down();
+    if (was_writable_ && !writable && opts_.on_role_change) opts_.on_role_change();
     was_writable_ = writable;
     if (!raft_open_ || closing_) return;
     transport_->Poll();
@@ -1495,7 +1495,7 @@ class ReplicationCoordinator::Impl {
         // Before this term's writes: buckets this member held open in memory may be older than
         // what the log has written into them since (another primary's appends, a rollback, an
         // insert cut off by the last step-down), so they are read again from storage.
-        if (opts_.on_step_down) opts_.on_step_down();
+        if (opts_.on_role_change) opts_.on_role_change();
         std::lock_guard<std::mutex> lock(mu_);
         ready_term_ = term;
         // Writes begin once the applier has applied this entry too (Recompute).

@@ -90,7 +90,7 @@ class ReplicationCoordinator {
     // Called (on the Raft loop thread) when this member stops being the writable primary, and
     // when it is about to become one (before it takes writes): what it held in memory of the
     // data it wrote (open time-series buckets) is forgotten either way.
-    std::function<void()> on_step_down;
+    std::function<void()> on_role_change;
     // --oplogSize (MB) for an oplog not sized yet; 0: 5% of the dbpath's free disk space, at
     // least 990 MB and at most 50 GB, as mongod chooses.
     int64_t oplog_size_mb = 0;

@@ -235,13 +235,13 @@ StatusWith<RollbackSummary> RollBackOplogTail(storage::KvEngine* engine, catalog
                                               int64_t below_term) {
   auto session = engine->NewSession();
   storage::Session& s = *session;
-  // Collections the tail created go first (DropCreated); the documents of the others are then
-  // put back. Nothing is undone when the tail holds what cannot be.
-  std::vector<Created> created;
-  {
-    HG_ASSIGN_OR_RETURN(auto tail, ReadTail(s, oplog, after_ts, below_term));
-    HG_ASSIGN_OR_RETURN(created, CreatedIn(tail));
-  }
+  // The entries to undo, oldest first, read once: only this thread writes the oplog's tail
+  // while the member is not primary. Collections they created go first (DropCreated); the
+  // documents of the others are then put back. Nothing is undone when the tail holds what
+  // cannot be.
+  HG_ASSIGN_OR_RETURN(const auto tail, ReadTail(s, oplog, after_ts, below_term));
+  if (tail.empty()) return RollbackSummary{};
+  HG_ASSIGN_OR_RETURN(const std::vector<Created> created, CreatedIn(tail));
   std::set<std::string> created_uuids;
   for (const Created& c : created) created_uuids.insert(c.uuid);
   RollbackSummary summary;
@@ -251,9 +251,6 @@ StatusWith<RollbackSummary> RollBackOplogTail(storage::KvEngine* engine, catalog
     summary = RollbackSummary{};
     storage::WriteUnit wu(s);
     HG_RETURN_IF_ERROR(wu.begin_status());
-    // The entries to undo, oldest first.
-    HG_ASSIGN_OR_RETURN(auto tail, ReadTail(s, oplog, after_ts, below_term));
-    if (tail.empty()) return Status::OK();
     // The documents they touch; one inserted by the first entry about it did not exist before.
     std::map<std::string, Touched> docs;
     size_t unsettled = 0;

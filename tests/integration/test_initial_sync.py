@@ -8,10 +8,12 @@ import os
 import shutil
 import threading
 
+from bson import Timestamp
 from pymongo.errors import PyMongoError
 from pymongo.read_preferences import ReadPreference
 from pymongo.write_concern import WriteConcern
 
+from conftest import run_command
 from test_replica_set import hello_of, start_set, wait_for
 from test_replication_log import set_client, wait_same_hashes
 
@@ -105,3 +107,32 @@ def test_a_wiped_member_copies_the_data_and_serves_secondary_reads(fresh_server)
             c.close()
     finally:
         rs.close()
+
+
+def test_the_copy_command_refuses_what_is_not_its_input(fresh_server, client):
+    # On a standalone there is no set to copy for, as with every replica set command.
+    reply = run_command(client.admin, {"hgCloneSnapshot": 1, "from": Timestamp(1, 1)})
+    assert (reply["ok"], reply["code"], reply["codeName"]) == (0, 76, "NoReplicationEnabled")
+    members = start_set(fresh_server, n=1)
+    c = members[0].client()
+    try:
+        reply = run_command(c.admin, {"hgCloneSnapshot": 1, "from": "yesterday"})
+        assert (reply["ok"], reply["code"], reply["codeName"]) == (0, 14, "TypeMismatch"), reply
+        assert "from" in reply["errmsg"]
+        reply = run_command(c.admin, {"hgCloneSnapshot": 1, "from": Timestamp(1, 1), "to": 2})
+        assert (reply["ok"], reply["code"]) == (0, 40415), reply
+        assert "to" in reply["errmsg"]
+        reply = run_command(c.sync, {"hgCloneSnapshot": 1, "from": Timestamp(1, 1)})
+        assert (reply["ok"], reply["code"]) == (0, 13), reply  # admin only
+        # What it gives: the oplog first, then the catalog, then the documents.
+        c.sync.docs.insert_one({"_id": 1})
+        first = c.admin.command("hgCloneSnapshot", 1, **{"from": Timestamp(1, 1)})
+        assert first["cursor"]["firstBatch"] == []
+        more = c.admin.command("getMore", first["cursor"]["id"],
+                               collection="$cmd.hgCloneSnapshot")["cursor"]
+        kinds = [next(iter(p)) for p in more["nextBatch"]]
+        assert kinds[0] == "oplog" and "collection" in kinds and kinds[-1] in ("ns", "txn")
+        assert {"ns": "sync.docs", "d": {"_id": 1}} in more["nextBatch"]
+        assert more["id"] == 0
+    finally:
+        c.close()
