@@ -261,10 +261,24 @@ void TransactionTable::Learn(const StatementRecord& rec) {
 
 Status TransactionTable::RemoveOlder(storage::Session& s, const std::string& session,
                                      int64_t txn_number) {
+  // The (session, txnNumber) pairs this transaction removed the older rows of.
+  using Removed = std::vector<std::pair<std::string, int64_t>>;
+  std::shared_ptr<void>& slot = s.TransactionState(this);
+  if (!slot) slot = std::make_shared<Removed>();
+  Removed& removed = *static_cast<Removed*>(slot.get());
+  for (const auto& [done_session, done_txn] : removed) {
+    if (done_session == session && done_txn >= txn_number) return Status::OK();
+  }
+  int64_t from_txn = 0;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (auto it = sessions_.find(session); it != sessions_.end()) {
+      from_txn = it->second.rows_from_txn;
+    }
+  }
+  if (from_txn >= txn_number) return Status::OK();
   HG_ASSIGN_OR_RETURN(auto cursor, s.OpenCursorOrError(kTable));
-  std::string from = session;
-  from.resize(kSessionBytes);
-  from.append(16, '\0');
+  const std::string from = Key(session, from_txn, 0);
   const std::string until = Key(session, txn_number, 0);
   std::vector<std::string> doomed;
   HG_ASSIGN_OR_RETURN(bool found, cursor->Seek(from));
@@ -274,6 +288,12 @@ Status TransactionTable::RemoveOlder(storage::Session& s, const std::string& ses
   }
   cursor.reset();
   for (const std::string& key : doomed) HG_RETURN_IF_ERROR(s.Remove(kTable, key));
+  removed.emplace_back(session, txn_number);
+  s.OnCommit([this, session, txn_number] {
+    std::lock_guard<std::mutex> lock(mu_);
+    SessionState& state = sessions_[session];
+    state.rows_from_txn = std::max(state.rows_from_txn, txn_number);
+  });
   return Status::OK();
 }
 

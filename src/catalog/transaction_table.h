@@ -119,13 +119,19 @@ class TransactionTable {
     bool checked_out = false;
     int64_t last_used_ms = 0;
     std::map<int32_t, bson::BsonObj> executed;  // of txn_number
+    // Every row of the session in the table has a txnNumber at or above this one (a removal of
+    // the older ones committed). A removal starts there: the rows removed before stay in the
+    // storage engine as deleted entries for a while, which a walk from the session's first key
+    // would step over one by one, once per write of the session.
+    int64_t rows_from_txn = 0;
   };
 
   explicit TransactionTable(storage::KvEngine* engine);
   static std::string Key(const std::string& session, int64_t txn_number, uint64_t seq);
   // Reads the session's newest txnNumber and its statements into `state` (mu_ not held).
   Status Load(const std::string& session, SessionState* state);
-  // Removes the session's rows of txnNumbers below `txn_number`, in `s`'s transaction.
+  // Removes the session's rows of txnNumbers below `txn_number`, in `s`'s transaction (once per
+  // session and txnNumber in a transaction: a batch of the log brings a record per bucket).
   Status RemoveOlder(storage::Session& s, const std::string& session, int64_t txn_number);
   void Release(const std::string& session);
   // After a record's commit: the session's memory learns its statements.

@@ -120,6 +120,58 @@ TEST_F(TransactionTableTest, AnotherEpochReadsTheTableAgain) {
   EXPECT_EQ(table_->CheckOut(kSession, 1, 3).status().code(), ErrorCode::kTransactionTooOld);
 }
 
+// The txnNumbers of the table's rows, in key order.
+std::vector<int64_t> RowTxnNumbers(storage::KvEngine& engine) {
+  std::vector<int64_t> out;
+  auto s = engine.NewSession();
+  auto cursor = std::move(s->OpenCursorOrError(TransactionTable::kTable)).value();
+  for (bool found = cursor->SeekFirst().value(); found; found = cursor->Next().value()) {
+    const std::string_view key = cursor->key();
+    uint64_t txn = 0;
+    for (size_t i = 16; i < 24; ++i) txn = (txn << 8) | static_cast<uint8_t>(key[i]);
+    out.push_back(static_cast<int64_t>(txn));
+  }
+  return out;
+}
+
+TEST_F(TransactionTableTest, OlderRowsGoOnceEachWhateverTheWayIn) {
+  Record(kSession, 1, {0});
+  Record(kSession, 1, {1});
+  // A batch of the log brings a record per bucket: txn 1's rows go with the first.
+  auto apply = [&](std::vector<int64_t> txns, bool commit) {
+    auto s = engine_->NewSession();
+    ASSERT_TRUE(s->Begin().ok());
+    int32_t id = 0;
+    for (int64_t txn : txns) {
+      ASSERT_TRUE(
+          table_->ApplyRecord(*s, StatementRecord{kSession, txn, {id++}, BsonObj()}.ToBson()).ok());
+    }
+    if (commit) {
+      ASSERT_TRUE(s->Commit().ok());
+    } else {
+      s->Rollback();
+    }
+  };
+  apply({2, 2, 2}, true);
+  EXPECT_EQ(RowTxnNumbers(*engine_), (std::vector<int64_t>{2, 2, 2}));
+  // A newer txnNumber in the same transaction removes the rows it wrote first.
+  apply({3, 4}, true);
+  EXPECT_EQ(RowTxnNumbers(*engine_), (std::vector<int64_t>{4}));
+  // A removal rolled back removed nothing: the next one still finds txn 4's row.
+  apply({5}, false);
+  EXPECT_EQ(RowTxnNumbers(*engine_), (std::vector<int64_t>{4}));
+  apply({6}, true);
+  EXPECT_EQ(RowTxnNumbers(*engine_), (std::vector<int64_t>{6}));
+  // A write of the primary removes them too, and after a reopen (memory gone) as well.
+  Record(kOther, 1, {0});
+  { ASSERT_TRUE(table_->CheckOut(kSession, 7, 0).ok()); }
+  EXPECT_EQ(RowTxnNumbers(*engine_), (std::vector<int64_t>{1}));  // kOther's
+  Record(kSession, 7, {0});
+  Open();
+  apply({8}, true);
+  EXPECT_EQ(RowTxnNumbers(*engine_), (std::vector<int64_t>{8, 1}));
+}
+
 TEST_F(TransactionTableTest, ReapsIdleSessionsOnly) {
   Record(kSession, 1, {0});
   Record(kOther, 1, {0});

@@ -230,6 +230,9 @@ Status RunServerStatus(CommandContext& ctx, const BsonObj& cmd, BsonBuilder& rep
     reply.AppendInt64("flushesForBacklog", service.bucket_catalog != nullptr
                                                ? service.bucket_catalog->flushes_for_backlog()
                                                : 0);
+    reply.AppendInt64(
+        "bucketsWrittenTogether",
+        service.bucket_catalog != nullptr ? service.bucket_catalog->buckets_written_together() : 0);
     reply.Close(r);
     reply.Close(t);
   }

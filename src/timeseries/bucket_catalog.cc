@@ -524,6 +524,9 @@ struct BucketCatalog::CollectionState {
 HG_FAIL_POINT_DEFINE(hangTimeseriesFlushBetweenTransactions);
 // Fails a flush's transaction before it writes anything.
 HG_FAIL_POINT_DEFINE(failTimeseriesFlushTransaction);
+// Fails the transaction of a request's buckets written together before it writes anything (each
+// is then written alone).
+HG_FAIL_POINT_DEFINE(failTimeseriesWriteTogether);
 
 namespace {
 // The bucket catalog's own reads of bucket collections (reopening, resyncing, compressing,
@@ -1128,31 +1131,43 @@ Status BucketCatalog::CommitWriteThrough(const TimeseriesCollection& coll, stora
     if (batch->done) return batch->status;
     b.committing = true;
   }
-  {
-    // Claim the batch: later measurements start a new one.
-    Stripe& stripe = *b.stripe;
-    std::lock_guard lk(stripe.mu);
-    if (b.pending == batch) b.pending.reset();
-    // The tree now holds the committed rows and this batch's; later ones go to the next batch.
-    if (b.minmax_deferred) {
-      const auto& mf = coll.options.meta_field;
-      const std::string_view meta_field = mf ? std::string_view(*mf) : std::string_view();
-      // A compressed bucket's rows are encoded here, under the lock that guards the tree, by
-      // the walk that also bounds their fields: one walk per row instead of two, and the tree
-      // folds each field once (Write must not re-stage them, unless it resyncs the document).
-      BucketFieldTree::RowBounds bounds;
-      if (b.doc.CanStageEncoded() && !b.broken.load() && !b.LayoutMayBeStale(cs.era.load())) {
-        b.doc.StageEncoded(batch->measurements, meta_field, &bounds);
-        batch->staged = true;
-      }
-      if (!batch->staged || !b.fields.FoldBounds(bounds)) {
-        for (const BsonObj& row : batch->measurements) b.fields.UpdateMinMax(row, meta_field);
-      }
-    }
-    batch->control = BuildBucketControl(b.fields, coll.options.time_field, b.min_time);
-    batch->fields_memory = b.fields.ApproxMemory();
-  }
+  ClaimForWriteThrough(coll, cs, *batch);
   Status st = Write(coll, s, *batch);
+  ReleaseWriteThrough(cs, batch, st);
+  return st;
+}
+
+void BucketCatalog::ClaimForWriteThrough(const TimeseriesCollection& coll, CollectionState& cs,
+                                         WriteBatch& batch) {
+  Bucket& b = *batch.bucket;
+  // Later measurements start a new batch.
+  Stripe& stripe = *b.stripe;
+  std::lock_guard lk(stripe.mu);
+  if (b.pending.get() == &batch) b.pending.reset();
+  // The tree now holds the committed rows and this batch's; later ones go to the next batch.
+  if (b.minmax_deferred) {
+    const auto& mf = coll.options.meta_field;
+    const std::string_view meta_field = mf ? std::string_view(*mf) : std::string_view();
+    // A compressed bucket's rows are encoded here, under the lock that guards the tree, by
+    // the walk that also bounds their fields: one walk per row instead of two, and the tree
+    // folds each field once (Write must not re-stage them, unless it resyncs the document).
+    BucketFieldTree::RowBounds bounds;
+    if (b.doc.CanStageEncoded() && !b.broken.load() && !b.LayoutMayBeStale(cs.era.load())) {
+      b.doc.StageEncoded(batch.measurements, meta_field, &bounds);
+      batch.staged = true;
+    }
+    if (!batch.staged || !b.fields.FoldBounds(bounds)) {
+      for (const BsonObj& row : batch.measurements) b.fields.UpdateMinMax(row, meta_field);
+    }
+  }
+  batch.control = BuildBucketControl(b.fields, coll.options.time_field, b.min_time);
+  batch.fields_memory = b.fields.ApproxMemory();
+}
+
+void BucketCatalog::ReleaseWriteThrough(CollectionState& cs,
+                                        const std::shared_ptr<WriteBatch>& batch,
+                                        const Status& st) {
+  Bucket& b = *batch->bucket;
   // Reads of data just written should not re-apply its chain of edits (with write-back, whose
   // read barrier settles them).
   if (st.ok() && journal_) cs.ListEdited(batch->bucket);
@@ -1163,7 +1178,46 @@ Status BucketCatalog::CommitWriteThrough(const TimeseriesCollection& coll, stora
     b.committing = false;
   }
   b.cv.notify_all();
-  return st;
+}
+
+void BucketCatalog::ClaimUncontended(const std::vector<std::shared_ptr<WriteBatch>>& batches,
+                                     std::vector<Status>* statuses, std::vector<size_t>* claimed,
+                                     std::vector<size_t>* waiting) {
+  for (size_t i = 0; i < batches.size(); ++i) {
+    WriteBatch& batch = *batches[i];
+    Bucket& b = *batch.bucket;
+    std::lock_guard lk(b.mu);
+    if (batch.done) {
+      (*statuses)[i] = batch.status;
+    } else if (b.committing.load()) {
+      waiting->push_back(i);
+    } else {
+      b.committing = true;
+      claimed->push_back(i);
+    }
+  }
+}
+
+void BucketCatalog::CommitWriteThroughAll(const TimeseriesCollection& coll, storage::Session& s,
+                                          const std::vector<std::shared_ptr<WriteBatch>>& batches,
+                                          std::vector<Status>* statuses) {
+  InternalReads internal;
+  CollectionState& cs = State(coll.uuid);
+  std::vector<size_t> claimed, waiting;
+  ClaimUncontended(batches, statuses, &claimed, &waiting);
+  std::vector<WriteBatch*> together;
+  together.reserve(claimed.size());
+  for (size_t i : claimed) {
+    ClaimForWriteThrough(coll, cs, *batches[i]);
+    together.push_back(batches[i].get());
+  }
+  const bool written = WriteTogether(coll, s, together);
+  for (size_t i : claimed) {
+    Status st = written ? Status::OK() : Write(coll, s, *batches[i]);
+    ReleaseWriteThrough(cs, batches[i], st);
+    (*statuses)[i] = st;
+  }
+  for (size_t i : waiting) (*statuses)[i] = CommitWriteThrough(coll, s, batches[i]);
 }
 
 namespace {
@@ -1249,24 +1303,14 @@ Status BucketCatalog::Write(const TimeseriesCollection& coll, storage::Session& 
   CollectionState& cs = State(coll.uuid);
   const auto& o = coll.options;
   std::string_view meta_field = o.meta_field ? std::string_view(*o.meta_field) : std::string_view();
-  if (b.broken.load()) {
-    return Status(ErrorCode::kInternalError,
-                  "time-series bucket " + b.doc.id().ToHex() + " had a failed write");
-  }
-  // Read before the write's transaction: see LatestMeasurements::Committed.
-  const uint64_t untracked_before = coll.buckets->UntrackedWrites();
-  uint64_t era_seen = cs.era.load();
-  if (b.LayoutMayBeStale(era_seen)) {
-    // Append to what is stored now, not to the layout remembered.
-    HG_RETURN_IF_ERROR(Resync(coll, s, batch));
-  }
-  BsonObj control = batch.control;
-  if (!batch.staged) b.doc.StageRows(batch.measurements, meta_field);
-  bool insert = !b.doc.stored();
-  int64_t old_size = static_cast<int64_t>(b.doc.size());
-  std::string full;
-  std::vector<storage::Session::Modification> edits;
-  b.doc.Prepare(control, &full, &edits, GetParams().rewrite_after->GetInt());
+  PreparedWrite w;
+  HG_RETURN_IF_ERROR(PrepareWrite(coll, s, batch, &w));
+  uint64_t& era_seen = w.era_seen;
+  BsonObj& control = w.control;
+  bool& insert = w.insert;
+  int64_t& old_size = w.old_size;
+  std::string& full = w.full;
+  std::vector<storage::Session::Modification>& edits = w.edits;
   Status st = Status::OK();
   const int64_t max_retries = GetParams().max_retries->GetInt();
   for (int64_t attempt = 0;; ++attempt) {
@@ -1292,7 +1336,10 @@ Status BucketCatalog::Write(const TimeseriesCollection& coll, storage::Session& 
       era_seen = cs.era.load();
       HG_RETURN_IF_ERROR(Resync(coll, s, batch));
       control = batch.control;
-      if (!batch.staged) b.doc.StageRows(batch.measurements, meta_field);
+      if (!batch.staged) {
+        b.doc.StageRows(batch.measurements, meta_field);
+        batch.staged = true;
+      }
       insert = !b.doc.stored();
       old_size = static_cast<int64_t>(b.doc.size());
       b.doc.Prepare(control, &full, &edits, GetParams().rewrite_after->GetInt());
@@ -1335,14 +1382,87 @@ Status BucketCatalog::Write(const TimeseriesCollection& coll, storage::Session& 
     b.broken = true;
     return st;
   }
-  ReportLatest(*cs.latest, o, b.doc, batch.measurements, untracked_before);
+  Written(coll, batch, w);
+  return Status::OK();
+}
+
+Status BucketCatalog::PrepareWrite(const TimeseriesCollection& coll, storage::Session& s,
+                                   WriteBatch& batch, PreparedWrite* w) {
+  Bucket& b = *batch.bucket;
+  CollectionState& cs = State(coll.uuid);
+  const auto& o = coll.options;
+  std::string_view meta_field = o.meta_field ? std::string_view(*o.meta_field) : std::string_view();
+  if (b.broken.load()) {
+    return Status(ErrorCode::kInternalError,
+                  "time-series bucket " + b.doc.id().ToHex() + " had a failed write");
+  }
+  // Read before the write's transaction: see LatestMeasurements::Committed.
+  w->untracked_before = coll.buckets->UntrackedWrites();
+  w->era_seen = cs.era.load();
+  if (b.LayoutMayBeStale(w->era_seen)) {
+    // Append to what is stored now, not to the layout remembered.
+    HG_RETURN_IF_ERROR(Resync(coll, s, batch));
+  }
+  w->control = batch.control;
+  if (!batch.staged) {
+    b.doc.StageRows(batch.measurements, meta_field);
+    batch.staged = true;  // a second Prepare (a retry alone after a failed group) takes them
+  }
+  w->insert = !b.doc.stored();
+  w->old_size = static_cast<int64_t>(b.doc.size());
+  b.doc.Prepare(w->control, &w->full, &w->edits, GetParams().rewrite_after->GetInt());
+  return Status::OK();
+}
+
+void BucketCatalog::Written(const TimeseriesCollection& coll, WriteBatch& batch,
+                            const PreparedWrite& w) {
+  Bucket& b = *batch.bucket;
+  CollectionState& cs = State(coll.uuid);
+  ReportLatest(*cs.latest, coll.options, b.doc, batch.measurements, w.untracked_before);
   int64_t n = static_cast<int64_t>(batch.measurements.size());
-  Count(cs, insert ? Stat::kNumBucketInserts : Stat::kNumBucketUpdates);
+  Count(cs, w.insert ? Stat::kNumBucketInserts : Stat::kNumBucketUpdates);
   Count(cs, Stat::kNumCommits);
   Count(cs, Stat::kNumMeasurementsCommitted, n);
-  coll.buckets->AdjustCounts(insert ? 1 : 0, static_cast<int64_t>(b.doc.size()) - old_size);
+  coll.buckets->AdjustCounts(w.insert ? 1 : 0, static_cast<int64_t>(b.doc.size()) - w.old_size);
   AccountMemory(b, b.HeldMemory(/*measure_doc=*/true), batch.fields_memory);
-  return Status::OK();
+}
+
+bool BucketCatalog::WriteTogether(const TimeseriesCollection& coll, storage::Session& s,
+                                  const std::vector<WriteBatch*>& batches) {
+  if (batches.size() < 2) return false;
+  CollectionState& cs = State(coll.uuid);
+  std::vector<PreparedWrite> ws(batches.size());
+  for (size_t i = 0; i < batches.size(); ++i) {
+    if (!PrepareWrite(coll, s, *batches[i], &ws[i]).ok()) return false;
+    if (ws[i].insert && static_cast<int64_t>(ws[i].full.size()) > kMaxBsonSize) return false;
+  }
+  bool stale = false;
+  Status st = storage::RetryOnWriteConflict([&] {
+    if (failTimeseriesWriteTogether.ShouldFail()) {
+      return Status(ErrorCode::kInternalError, "failTimeseriesWriteTogether");
+    }
+    auto guard = coll.buckets->WriteGuard();  // until the commit (index builds wait for it)
+    // A rewrite of stored buckets since the layouts were read: Write resyncs each.
+    for (size_t i = 0; i < batches.size() && !stale; ++i) {
+      stale = batches[i]->bucket->doc.stored() && cs.era.load() != ws[i].era_seen;
+    }
+    if (stale) return Status::OK();
+    storage::WriteUnit wu(s);
+    HG_RETURN_IF_ERROR(wu.begin_status());
+    for (size_t i = 0; i < batches.size(); ++i) {
+      HG_RETURN_IF_ERROR(
+          StoreBucket(*coll.buckets, s, batches[i]->bucket->doc, ws[i].full, ws[i].edits));
+      HG_RETURN_IF_ERROR(RecordStatements(s, *batches[i]));
+    }
+    return wu.Commit();
+  });
+  if (!st.ok() || stale) return false;
+  for (size_t i = 0; i < batches.size(); ++i) {
+    batches[i]->bucket->doc.Finish(true);
+    Written(coll, *batches[i], ws[i]);
+  }
+  written_together_ += static_cast<int64_t>(batches.size());
+  return true;
 }
 
 Status BucketCatalog::CompressClosedBuckets(const TimeseriesCollection& coll, storage::Session& s) {
@@ -1622,7 +1742,7 @@ void BucketCatalog::CommitAll(const TimeseriesCollection& coll, storage::Session
                               std::vector<Status>* statuses) {
   statuses->assign(batches.size(), Status::OK());
   if (!journal_) {
-    for (size_t i = 0; i < batches.size(); ++i) (*statuses)[i] = Commit(coll, s, batches[i]);
+    CommitWriteThroughAll(coll, s, batches, statuses);
     return;
   }
   CollectionState& cs = State(coll.uuid);
@@ -1650,29 +1770,15 @@ void BucketCatalog::CommitAll(const TimeseriesCollection& coll, storage::Session
     std::shared_lock fl(cs.flush_mu);
     if (!cs.journaling) {
       // Buckets are written at each commit (no flush runs meanwhile: flush_mu).
-      for (size_t i = 0; i < batches.size(); ++i) {
-        (*statuses)[i] = CommitWriteThrough(coll, s, batches[i]);
-      }
+      CommitWriteThroughAll(coll, s, batches, statuses);
       CountShape(cs, batches);
       return;
     }
     CountShape(cs, batches);
-    std::vector<WriteBatch*> claimed;
     std::vector<size_t> claimed_at;
-    for (size_t i = 0; i < batches.size(); ++i) {
-      WriteBatch& batch = *batches[i];
-      Bucket& b = *batch.bucket;
-      std::lock_guard lk(b.mu);
-      if (batch.done) {
-        (*statuses)[i] = batch.status;
-      } else if (b.committing.load()) {
-        waiting.push_back(i);
-      } else {
-        b.committing = true;
-        claimed.push_back(&batch);
-        claimed_at.push_back(i);
-      }
-    }
+    ClaimUncontended(batches, statuses, &claimed_at, &waiting);
+    std::vector<WriteBatch*> claimed;
+    for (size_t i : claimed_at) claimed.push_back(batches[i].get());
     for (WriteBatch* batch : claimed) {
       Bucket& b = *batch->bucket;
       std::lock_guard lk(b.stripe->mu);

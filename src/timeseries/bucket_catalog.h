@@ -240,6 +240,9 @@ class BucketCatalog {
   // Writers that waited for a flush because the journal's backlog reached twice
   // hourglassTimeseriesWriteBackMaxBytes (AfterCommits; serverStatus().hourglass.timeseries).
   int64_t flushes_for_backlog() const { return flushes_for_backlog_.load(); }
+  // Buckets written by commits in a storage transaction shared with other buckets of the same
+  // request (WriteTogether; serverStatus().hourglass.timeseries).
+  int64_t buckets_written_together() const { return written_together_.load(); }
 
  private:
   struct CollectionState;
@@ -277,7 +280,31 @@ class BucketCatalog {
   // `series_key`'s: both keep the catalog's counts and memory, under the stripe's lock.
   void AddArchived(Stripe& stripe, const Bucket& b);
   void RemoveArchived(Stripe& stripe, const std::string& series_key, size_t i);
+  // Writes `batch`'s rows to its bucket's stored document in a transaction of its own, with the
+  // retries a bucket's write may need (a layout rewritten under it, a deleted bucket, an _id
+  // taken). The caller holds the bucket's commit rights.
   Status Write(const TimeseriesCollection& coll, storage::Session& s, WriteBatch& batch);
+  // A bucket write made ready before its transaction (Write's first attempt, WriteTogether's).
+  struct PreparedWrite {
+    uint64_t untracked_before = 0;  // LatestMeasurements::Committed
+    uint64_t era_seen = 0;          // the layout era the write was prepared in
+    bson::BsonObj control;
+    bool insert = false;
+    int64_t old_size = 0;
+    std::string full;
+    std::vector<storage::Session::Modification> edits;
+  };
+  Status PrepareWrite(const TimeseriesCollection& coll, storage::Session& s, WriteBatch& batch,
+                      PreparedWrite* w);
+  // What follows a bucket write's commit (after its document's Finish): the latest
+  // measurements, the statistics, the collection's counts and the catalog's memory.
+  void Written(const TimeseriesCollection& coll, WriteBatch& batch, const PreparedWrite& w);
+  // Writes every batch of `batches` (their commit rights held) in one storage transaction — in a
+  // replica set, one oplog batch and one Raft entry for a request's hundred buckets rather than
+  // a hundred. Returns false, having written none, when they cannot go together (fewer than two,
+  // or one needs Write's retries): then each is written with Write.
+  bool WriteTogether(const TimeseriesCollection& coll, storage::Session& s,
+                     const std::vector<WriteBatch*>& batches);
   // Write-back's commit of the batches this writer claimed: one journal entry, then the rows
   // join their buckets' unwritten layouts.
   Status Journal(const TimeseriesCollection& coll, storage::Session& s,
@@ -317,6 +344,25 @@ class BucketCatalog {
   // The commit of one batch that writes its bucket (Commit without write-back).
   Status CommitWriteThrough(const TimeseriesCollection& coll, storage::Session& s,
                             const std::shared_ptr<WriteBatch>& batch);
+  // Takes the commit rights of the batches of `batches` no other writer is committing (their
+  // places into `claimed`; the others' into `waiting`, a batch done already gets its status):
+  // waiting for one while holding the rights to others could wait for a writer that waits for
+  // this one.
+  void ClaimUncontended(const std::vector<std::shared_ptr<WriteBatch>>& batches,
+                        std::vector<Status>* statuses, std::vector<size_t>* claimed,
+                        std::vector<size_t>* waiting);
+  // The commit of a request's batches that write their buckets: those no other writer is
+  // committing together (WriteTogether), then the others one by one.
+  void CommitWriteThroughAll(const TimeseriesCollection& coll, storage::Session& s,
+                             const std::vector<std::shared_ptr<WriteBatch>>& batches,
+                             std::vector<Status>* statuses);
+  // The parts of a write-through commit around its write, the bucket's commit rights held:
+  // taking the batch from the bucket (later measurements start another) with its control, and
+  // handing the outcome to the batch's other waiters.
+  void ClaimForWriteThrough(const TimeseriesCollection& coll, CollectionState& cs,
+                            WriteBatch& batch);
+  void ReleaseWriteThrough(CollectionState& cs, const std::shared_ptr<WriteBatch>& batch,
+                           const Status& st);
   // Adds `batches` to the collection's commit shape (AfterCommits).
   void CountShape(CollectionState& cs, const std::vector<std::shared_ptr<WriteBatch>>& batches);
   // After the commit of the transaction that marked journal entries `keys` written: their log
@@ -347,6 +393,7 @@ class BucketCatalog {
   ExecutionStats global_;
   std::atomic<int64_t> stored_whole_for_reads_{0};
   std::atomic<int64_t> flushes_for_backlog_{0};
+  std::atomic<int64_t> written_together_{0};
   std::atomic<int64_t> memory_usage_{0};
   std::atomic<int64_t> num_open_{0};
   std::atomic<int64_t> num_archived_{0};

@@ -124,6 +124,72 @@ def test_writes_become_oplog_entries(fresh_server):
     c.close()
 
 
+def written_together(client):
+    return client.admin.command("serverStatus")["hourglass"]["timeseries"][
+        "bucketsWrittenTogether"]
+
+
+def test_a_requests_buckets_commit_together(fresh_server):
+    """An insertMany that reaches many series writes their buckets in one storage transaction:
+    one batch of the log (its entries side by side, one wall time) rather than one per bucket.
+    When that transaction fails, each bucket is written in a transaction of its own, and every
+    measurement is still written once."""
+    s, c = primary_of_one(fresh_server, extra=["--setParameter", "enableTestCommands=1"])
+    db = c.together
+    db.create_collection("ts", timeseries={"timeField": "t", "metaField": "m"})
+    base = datetime.datetime(2026, 3, 1)
+    hosts = [f"h{i:02}" for i in range(30)]
+
+    def insert(second):
+        db.ts.insert_many([{"t": base + datetime.timedelta(seconds=second + k), "m": h, "v": k}
+                           for h in hosts for k in range(2)])
+
+    def bucket_entries():
+        return [e for e in oplog(s) if e["ns"] == "together.system.buckets.ts"]
+
+    before = written_together(c)
+    insert(0)
+    assert written_together(c) - before == 30
+    entries = oplog(s)
+    firsts = [i for i, e in enumerate(entries) if e["ns"] == "together.system.buckets.ts"]
+    # Thirty bucket inserts, next to each other in the log, written at one wall time.
+    assert len(firsts) == 30 and firsts == list(range(firsts[0], firsts[0] + 30))
+    assert {entries[i]["op"] for i in firsts} == {"i"}
+    assert len({entries[i]["wall"] for i in firsts}) == 1
+    assert sorted(entries[i]["o"]["meta"] for i in firsts) == hosts
+    # Appends to the thirty open buckets: thirty updates, together again.
+    insert(10)
+    assert written_together(c) - before == 60
+    appends = [e for e in bucket_entries() if e["op"] == "u"]
+    assert len(appends) == 30 and len({e["wall"] for e in appends}) == 1
+    # A bucket deleted under its open bucket: its rows start a new one.
+    db["system.buckets.ts"].delete_one({"meta": "h00"})
+    insert(20)
+    assert written_together(c) - before == 90
+    # A shared transaction that fails: each bucket is written alone, its rows once.
+    fp = "failTimeseriesWriteTogether"
+    c.admin.command("configureFailPoint", fp, mode={"times": 1})
+    insert(30)
+    assert written_together(c) - before == 90
+    c.admin.command("configureFailPoint", fp, mode="off")
+    for h in hosts:
+        want = 4 if h == "h00" else 8
+        got = sorted((d["t"], d["v"]) for d in db.ts.find({"m": h}))
+        assert len(got) == want and len(set(got)) == want, (h, got)
+    assert sorted(b["meta"] for b in db["system.buckets.ts"].find()) == hosts
+    # The next request's buckets go together again, and every bound is exact.
+    insert(40)
+    assert written_together(c) - before == 120
+    for b in db["system.buckets.ts"].find():
+        rows = list(db.ts.find({"m": b["meta"]}))
+        # control.min's time is rounded down to the minute (granularity "seconds").
+        assert b["control"]["min"]["t"] == min(r["t"] for r in rows).replace(second=0)
+        assert b["control"]["max"]["t"] == max(r["t"] for r in rows)
+        assert b["control"]["max"]["v"] == 1 and b["control"]["min"]["v"] == 0
+    assert db.ts.count_documents({}) == 6 + 29 * 10
+    c.close()
+
+
 def test_write_concern_arguments(fresh_server):
     _, c = primary_of_one(fresh_server)
     coll = c.wc.docs
