@@ -27,7 +27,7 @@ import pymongo
 from pymongo.errors import PyMongoError
 
 ARGS = ["--replSet", "rs0", "--setParameter", "enableTestCommands=1",
-        "--setParameter", "hourglassTestOnlyUnreplicatedMembers=true", "--quiet"]
+        "--quiet"]
 
 
 def free_port():

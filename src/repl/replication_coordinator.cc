@@ -27,6 +27,7 @@
 #include "repl/initial_sync.h"
 #include "repl/oplog.h"
 #include "repl/oplog_fetcher.h"
+#include "repl/quorum_check.h"
 #include "repl/wire_transport.h"
 #include "storage/kv_engine.h"
 #include "storage/session.h"
@@ -87,15 +88,6 @@ raft_buffer RaftCopy(const bson::BsonObj& doc) {
   return buf;
 }
 
-// hourglassTestOnlyUnreplicatedMembers (startup, default false; honoured only with
-// enableTestCommands): lets replSetInitiate take several members and members join, for tests of
-// elections and the members' transport while writes are not replicated yet (docs/replication.md).
-ServerParameter* UnreplicatedMembersParameter() {
-  static ServerParameter* p = ServerParameterRegistry::Get().Register(
-      "hourglassTestOnlyUnreplicatedMembers", false, true, false);
-  return p;
-}
-
 // mongod's periodic no-op writer: writePeriodicNoops (startup, default true) and
 // periodicNoopIntervalSecs (startup, 1 to 10, default 10).
 ServerParameter* WritePeriodicNoopsParameter() {
@@ -126,10 +118,6 @@ ServerParameter* PeriodicNoopIntervalParameter() {
         return Status::OK();
       });
   return p;
-}
-
-bool UnreplicatedMembersAllowed() {
-  return UnreplicatedMembersParameter()->GetBool() && TestCommandsEnabled();
 }
 
 std::string ToLower(std::string_view s) {
@@ -605,10 +593,6 @@ class ReplicationCoordinator::Impl {
         return Status(ErrorCode::kInvalidReplicaSetConfig, "this member is Raft member " +
                                                                std::to_string(raft_.id) + ", not " +
                                                                std::to_string(to));
-      }
-      if (!UnreplicatedMembersAllowed()) {
-        return Status(ErrorCode::kCommandNotSupported,
-                      "replica sets of more than one member are not supported yet");
       }
       if (to < 1 || to > (int64_t{1} << 31)) {
         return Status(ErrorCode::kBadValue, "a Raft member's id is 1 + its member _id");
@@ -1733,10 +1717,9 @@ class ReplicationCoordinator::Impl {
       return incompatible(
           "Non force replica set reconfig can only add or remove at most 1 voting member.");
     }
-    if (config.members.size() > 1 && !UnreplicatedMembersAllowed()) {
-      return Status(ErrorCode::kCommandNotSupported,
-                    "replica sets of more than one member are not supported yet: Hourglass "
-                    "does not replicate writes to other members yet (docs/replication.md)");
+    if (!force) {
+      // As mongod: a forced configuration is taken whoever answers.
+      HG_RETURN_IF_ERROR(CheckQuorum(config, self, opts_.internal_key, QuorumFor::kReconfig));
     }
     config.term = now.term;
     bson::BsonObj config_doc = config.ToBson();
@@ -1811,11 +1794,7 @@ class ReplicationCoordinator::Impl {
                         " is not electable under the new configuration with {version: " +
                         std::to_string(config.version) + "} for replica set " + config.set_name);
     }
-    if (config.members.size() > 1 && !UnreplicatedMembersAllowed()) {
-      return Status(ErrorCode::kCommandNotSupported,
-                    "replica sets of more than one member are not supported yet: Hourglass "
-                    "does not replicate writes to other members yet (docs/replication.md)");
-    }
+    HG_RETURN_IF_ERROR(CheckQuorum(config, self, opts_.internal_key, QuorumFor::kInitiate));
     if (!config.settings.replica_set_id)
       config.settings.replica_set_id = bson::ObjectId::Generate();
     config.term = 0;
@@ -1994,7 +1973,6 @@ ReplicationCoordinator::ReplicationCoordinator(Options options, storage::KvEngin
     : impl_(std::make_unique<Impl>(std::move(options), engine, catalog)) {}
 ReplicationCoordinator::~ReplicationCoordinator() = default;
 void ReplicationCoordinator::RegisterParameters() {
-  UnreplicatedMembersParameter();
   WritePeriodicNoopsParameter();
   PeriodicNoopIntervalParameter();
   CreateRollbackDataFilesParameter();

@@ -12,7 +12,7 @@ from pymongo import MongoClient
 from pymongo.errors import OperationFailure
 from pymongo.write_concern import WriteConcern
 
-from conftest import run_command
+from conftest import command_error, run_command
 from test_replica_set import SET, TEST_MEMBERS, hello_of, host_of, wait_for, wait_primary
 
 KEY = "aG91cmdsYXNz\nS2V5RmlsZTAx\n"  # whitespace is not part of the key
@@ -118,5 +118,12 @@ def test_members_with_the_key_form_a_set_and_others_do_not_get_in(fresh_server, 
                  what="the members to fail to log in to the stranger")
         assert hello_of(stranger).get("setName") is None
         db.docs.insert_one({"_id": "after"})  # the set goes on without it
+        # Nor can a set be initiated with it: the quorum check cannot log in to it.
+        fresh = fresh_server.new(extra_args=["--replSet", SET, "--keyFile", key, *TEST_MEMBERS])
+        with fresh.client() as fc:  # the localhost exception lets replSetInitiate through
+            code, _, msg = command_error(fc.admin, {"replSetInitiate": {"_id": SET, "members": [
+                {"_id": 0, "host": host_of(fresh)}, {"_id": 1, "host": host_of(stranger)}]}})
+        assert code == 74 and f"{host_of(stranger)} failed with " in msg, msg
+        assert "Authentication failed" in msg, msg
     finally:
         rs.close()

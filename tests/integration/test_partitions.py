@@ -64,7 +64,9 @@ def test_a_primary_cut_off_from_the_majority_steps_down(fresh_server):
 
 def test_the_majority_goes_on_without_a_cut_off_primary(fresh_server):
     members = start_set(fresh_server)
-    rs = set_client(members, retryWrites=True)
+    # A write the driver sends before it hears of the new primary goes to the stopped one, which
+    # never answers: the socket timeout ends it (and the driver's retry) with an error.
+    rs = set_client(members, retryWrites=True, socketTimeoutMS=10000)
     try:
         coll = rs.get_database("maj", write_concern=WriteConcern(w="majority")).events
         coll.insert_many([{"_id": i} for i in range(100)])

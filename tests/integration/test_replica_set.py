@@ -2,7 +2,7 @@
 topology fields as drivers read them, rs.status()/rs.conf(), step-down and freeze, restarts, and
 drivers connecting with replicaSet=. Compared with what MongoDB documents for these commands
 (replSetInitiate, replSetGetStatus, replSetGetConfig, replSetStepDown, replSetFreeze, hello).
-A set has one member for now (docs/replication.md): more are refused loudly."""
+A set's members are asked before a configuration names them (docs/replication.md)."""
 
 import datetime
 import signal
@@ -144,7 +144,8 @@ def test_member_before_initiate(fresh_server):
     ({"_id": SET, "members": [{"_id": 0, "host": "HOST", "priority": 0},
                               {"_id": 1, "host": "127.0.0.1:1"}]}, 93, "is not electable"),
     ({"_id": SET, "members": [{"_id": 0, "host": "HOST"}, {"_id": 1, "host": "127.0.0.1:1"}]},
-     115, "more than one member"),
+     74, "replSetInitiate quorum check failed because not all proposed set members responded "
+     "affirmatively: 127.0.0.1:1 failed with Error connecting to 127.0.0.1:1"),
 ])
 def test_initiate_refusals(fresh_server, config, code, words):
     s = member(fresh_server)
@@ -416,11 +417,9 @@ def test_repl_set_options(fresh_server, tmp_path):
         assert u.wait_exit() not in (0, None)
 
 
-# -- several members (elections and the members' transport; writes are not replicated yet, so
-# -- these sets exist only with the test-only hourglassTestOnlyUnreplicatedMembers) -----------
+# -- several members (with the test commands: fail points, hgPartitionMember) -----------------
 
-TEST_MEMBERS = ["--setParameter", "enableTestCommands=1",
-                "--setParameter", "hourglassTestOnlyUnreplicatedMembers=true"]
+TEST_MEMBERS = ["--setParameter", "enableTestCommands=1"]
 
 
 def start_set(fresh_server, n=3):
@@ -527,34 +526,41 @@ def test_step_down_hands_the_primary_over(fresh_server):
     wait_state(members[0], secondary=True, primary=host_of(winner))
 
 
-def test_members_join_only_with_the_test_parameter(fresh_server):
-    first = member(fresh_server, extra=TEST_MEMBERS)
-    plain = member(fresh_server)
-    c = first.client()
-    c.admin.command("replSetInitiate", {"_id": SET, "members": [
-        {"_id": 0, "host": host_of(first)}, {"_id": 1, "host": host_of(plain)}]})
-    wait_primary(first)
-    time.sleep(2)
-    # The plain member refused the set's connection: it has no configuration.
-    h = hello_of(plain)
-    assert h["isWritablePrimary"] is False and "setName" not in h
-    assert "Does not have a valid replica set config" == h["info"]
-    # The primary never hears from it: after two election timeouts it is reported down.
-    wait_for(lambda: c.admin.command("replSetGetStatus")["members"][1]["health"] == 0,
-             what="the plain member reported down")
-    status = c.admin.command("replSetGetStatus")["members"][1]
-    assert (status["stateStr"], status["health"]) == ("(not reachable/healthy)", 0)
-    c.close()
-    pc = plain.client()
-    code, name, _ = command_error(pc.admin, {
-        "hgRaftConnect": 1, "setName": SET, "from": 1, "fromAddress": host_of(first), "to": 2,
-        "toAddress": host_of(plain)})
-    assert (code, name) == (115, "CommandNotSupported")
-    code, _, msg = command_error(pc.admin, {
+def test_plain_members_form_a_set_once_each_answers(fresh_server):
+    """Members started with --replSet alone, as a user starts them, form a set; replSetInitiate
+    first asks each member named whether it can be one (mongod's quorum check): one that cannot
+    be reached, a server without --replSet or a member of a set already initiated make it fail
+    with NodeNotFound, and nothing is kept."""
+    a, b, c = (member(fresh_server) for _ in range(3))
+    standalone = fresh_server.new()
+    ca = a.client()
+    code, name, msg = command_error(ca.admin, {"replSetInitiate": {"_id": SET, "members": [
+        {"_id": 0, "host": host_of(a)}, {"_id": 1, "host": host_of(standalone)},
+        {"_id": 2, "host": "127.0.0.1:1"}]}})
+    assert (code, name) == (74, "NodeNotFound")
+    assert msg.startswith("replSetInitiate quorum check failed because not all proposed set "
+                          "members responded affirmatively: "), msg
+    assert f"{host_of(standalone)} failed with it is not running with --replSet" in msg
+    assert "127.0.0.1:1 failed with Error connecting to 127.0.0.1:1" in msg
+    assert command_error(ca.admin, {"replSetGetConfig": 1})[0] == 94
+    ca.admin.command("replSetInitiate", {"_id": SET, "members": [
+        {"_id": i, "host": host_of(m)} for i, m in enumerate((a, b, c))]})
+    wait_primary(a)
+    for m in (b, c):
+        wait_state(m, secondary=True, primary=host_of(a))
+    ca.close()
+    # A member of this set answers with it: another set cannot be initiated with it.
+    d = member(fresh_server)
+    cd = d.client()
+    code, _, msg = command_error(cd.admin, {"replSetInitiate": {"_id": SET, "members": [
+        {"_id": 0, "host": host_of(d)}, {"_id": 1, "host": host_of(b)}]}})
+    assert code == 74 and f"{host_of(b)} failed with its replica set is already initiated" in msg
+    # Raft's connection is taken only for the member's own set.
+    code, _, msg = command_error(cd.admin, {
         "hgRaftConnect": 1, "setName": "other", "from": 1, "fromAddress": "x:1", "to": 2,
-        "toAddress": host_of(plain)})
+        "toAddress": host_of(d)})
     assert code == 93 and "'other'" in msg
-    pc.close()
+    cd.close()
 
 
 # -- replSetReconfig ------------------------------------------------------------------------
@@ -598,9 +604,15 @@ def test_reconfig_of_a_set_of_one(fresh_server):
     bad = dict(after, version=after["version"] + 1,
                members=[dict(after["members"][0], priority=-1)])
     assert command_error(c.admin, {"replSetReconfig": bad})[0] == 93
+    # A majority of the new configuration's voters must answer (mongod's quorum check).
     grown = dict(after, version=after["version"] + 1,
                  members=after["members"] + [{"_id": 1, "host": "127.0.0.1:1"}])
-    assert command_error(c.admin, {"replSetReconfig": grown})[0] == 115
+    code, _, msg = command_error(c.admin, {"replSetReconfig": grown})
+    assert code == 74, msg
+    assert msg.startswith("Quorum check failed because not enough voting nodes responded; "
+                          f"required 2 but only the following 1 voting nodes responded: "
+                          f"{host_of(s)}; the following nodes did not respond affirmatively: "
+                          "127.0.0.1:1 failed with Error connecting to 127.0.0.1:1"), msg
     assert command_error(c.admin, {"replSetReconfig": 1})[0] == 14
     # A forced configuration jumps the version.
     forced = dict(after)
