@@ -43,17 +43,12 @@ Status CheckQuorum(const ReplicaSetConfig& config, int self, const std::string& 
                    int limit_secs) {
   std::vector<std::string> responded;
   std::vector<std::pair<std::string, Status>> failed;
-  int voters = 0, voters_responded = 0;
   for (size_t i = 0; i < config.members.size(); ++i) {
     const MemberConfig& m = config.members[i];
-    if (m.Voter()) ++voters;
     Status st = static_cast<int>(i) == self ? Status::OK()
                                             : AskMember(m.host, config, key, why, limit_secs);
     if (st.ok()) {
-      if (m.Voter()) {
-        ++voters_responded;
-        responded.push_back(m.host);
-      }
+      if (m.Voter()) responded.push_back(m.host);
     } else {
       failed.emplace_back(m.host, std::move(st));
     }
@@ -73,14 +68,14 @@ Status CheckQuorum(const ReplicaSetConfig& config, int self, const std::string& 
                   "responded affirmatively: " +
                       failures());
   }
-  const int needed = voters / 2 + 1;
-  if (voters_responded >= needed) return Status::OK();
+  const int needed = config.MajorityVoteCount();
+  if (static_cast<int>(responded.size()) >= needed) return Status::OK();
   std::string names;
   for (const std::string& h : responded) names += (names.empty() ? "" : ", ") + h;
   return Status(ErrorCode::kNodeNotFound,
                 "Quorum check failed because not enough voting nodes responded; required " +
                     std::to_string(needed) + " but only the following " +
-                    std::to_string(voters_responded) + " voting nodes responded: " + names +
+                    std::to_string(responded.size()) + " voting nodes responded: " + names +
                     "; the following nodes did not respond affirmatively: " + failures());
 }
 
