@@ -595,6 +595,14 @@ BsonColumnBuilder::Proposal BsonColumnBuilder::ProposeIntermediate() const {
   return p;
 }
 
+std::string BsonColumnBuilder::BytesFrom(const Proposal& proposal, size_t from) const {
+  invariant(from <= proposal.stable + proposal.tail.size());
+  if (from >= proposal.stable) return proposal.tail.substr(from - proposal.stable);
+  std::string out(buf_, from, proposal.stable - from);
+  out.append(proposal.tail);
+  return out;
+}
+
 void BsonColumnBuilder::AcceptIntermediate(Proposal proposal) {
   intermediate_called_ = true;
   last_stable_ = proposal.stable;

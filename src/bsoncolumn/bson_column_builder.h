@@ -101,6 +101,10 @@ class BsonColumnBuilder {
   };
   Proposal ProposeIntermediate() const;
   void AcceptIntermediate(Proposal proposal);
+  // The column `proposal` describes, from byte `from` on (`from` at or after where the previous
+  // accepted proposal's unchanged bytes end, e.g. its diff's `head_offset`): to say the change
+  // as one range, as MongoDB's binary diffs do.
+  std::string BytesFrom(const Proposal& proposal, size_t from) const;
   // Bytes held, this object's own included (written column, pending values, the last
   // intermediate tail).
   size_t ApproxMemory() const;

@@ -5,6 +5,7 @@
 
 #include "bson/key_string.h"
 #include "catalog/op_observer.h"
+#include "catalog/update_diff.h"
 #include "storage/record_id.h"
 
 namespace hourglass::catalog {
@@ -575,7 +576,8 @@ Status Collection::UpdateIndexKeys(storage::Session& s, std::span<const Secondar
 }
 
 Status Collection::ModifyRecord(storage::Session& s, int64_t id, const BsonElement& id_field,
-                                const std::vector<storage::Session::Modification>& edits) {
+                                const std::vector<storage::Session::Modification>& edits,
+                                const BsonObj& diff, WriteOrigin origin) {
   const std::string key = storage::EncodeRecordId(id);
   // The bucket catalog's appends leave `_id`, meta and the start time, so the series index, as
   // they are: only user indexes may move.
@@ -588,8 +590,9 @@ Status Collection::ModifyRecord(storage::Session& s, int64_t id, const BsonEleme
     if (!before) return Status(ErrorCode::kNoSuchKey, "record not found in " + ns());
   }
   HG_RETURN_IF_ERROR(s.Modify(entry_.ident, key, edits));
-  // Replication logs the edits under `_id`: it needs no read of the edited record.
-  if (OpObserver* op = Replicated()) HG_RETURN_IF_ERROR(op->OnModify(s, *this, id_field, edits));
+  if (origin != WriteOrigin::kBucketCatalog) CountUntrackedWrite(s);
+  // Replication logs the diff under `_id`: it needs no read of the edited record.
+  if (OpObserver* op = Replicated()) HG_RETURN_IF_ERROR(op->OnUpdateDiff(s, *this, id_field, diff));
   if (indexes.empty() && !observed) return Status::OK();
   // The document as edited (not through the read barrier, which may be what is writing): its
   // index keys, and the bounds the write observer marks.
@@ -601,12 +604,26 @@ Status Collection::ModifyRecord(storage::Session& s, int64_t id, const BsonEleme
   return UpdateIndexKeys(s, indexes, id, before->doc, after);
 }
 
-Status Collection::ReplaceRecord(storage::Session& s, int64_t id, const BsonObj& doc) {
+bool Collection::CanModifyInPlace(const BsonObj& diff) const {
+  auto latest = Latest();
+  const SecondaryIndex* series = (latest ? *latest : *this).SeriesIndex();
+  if (series == nullptr) return true;
+  for (BsonElement k : series->desc.key) {
+    if (UpdateDiffMayChange(diff, k.FieldName())) return false;
+  }
+  return true;
+}
+
+Status Collection::ReplaceRecord(storage::Session& s, int64_t id, const BsonObj& doc,
+                                 const BsonObj& diff) {
   const std::string key = storage::EncodeRecordId(id);
   auto latest = Latest();
   std::span<const SecondaryIndex> indexes = latest ? latest->Indexes() : Indexes();
   HG_RETURN_IF_ERROR(NotifyWrite(s, id, &doc));
-  if (OpObserver* op = Replicated()) HG_RETURN_IF_ERROR(op->OnUpdate(s, *this, doc, nullptr));
+  if (OpObserver* op = Replicated()) {
+    HG_RETURN_IF_ERROR(diff.IsEmpty() ? op->OnUpdate(s, *this, doc, nullptr)
+                                      : op->OnUpdateDiff(s, *this, doc["_id"], diff));
+  }
   if (indexes.empty()) return s.Update(entry_.ident, key, doc.bytes());
   HG_ASSIGN_OR_RETURN(auto before, FindRecord(s, id));
   if (!before) return Status(ErrorCode::kNoSuchKey, "record not found in " + ns());

@@ -262,15 +262,24 @@ class Collection {
   Status Remove(storage::Session& s, int64_t id, const bson::BsonObj& doc,
                 WriteOrigin origin = WriteOrigin::kOther);
   // Applies `edits` to the record at `id` in place (storage::Session::Modify: the bucket catalog's
-  // appends); `id_field` is the record's `_id` element (what replication logs the edits under).
-  // If the collection has user indexes, reads the record before and after to move its index
-  // keys. NoSuchKey if the record is gone.
-  Status ModifyRecord(storage::Session& s, int64_t id, const bson::BsonElement& id_field,
-                      const std::vector<storage::Session::Modification>& edits);
-  // Replaces the record at `id` with `doc` as one plain storage update (the bucket catalog's
-  // whole rewrites of a bucket; moves user index keys like ModifyRecord). NoSuchKey if the
+  // appends, and updates a replica set member applies); `id_field` is the record's `_id` element
+  // and `diff` the same change as an update diff (catalog/update_diff.h): replication logs the
+  // diff under the `_id`. The series index does not move (callers change neither meta nor the
+  // start time). If the collection has user indexes, reads the record before and after to move
+  // their keys. An origin other than the bucket catalog's is an untracked write. NoSuchKey if the
   // record is gone.
-  Status ReplaceRecord(storage::Session& s, int64_t id, const bson::BsonObj& doc);
+  Status ModifyRecord(storage::Session& s, int64_t id, const bson::BsonElement& id_field,
+                      const std::vector<storage::Session::Modification>& edits,
+                      const bson::BsonObj& diff, WriteOrigin origin = WriteOrigin::kBucketCatalog);
+  // Whether an update by `diff` (catalog/update_diff.h) can be made in place, by ModifyRecord: it
+  // changes none of the fields the series index keys (a bucket's meta and start time).
+  bool CanModifyInPlace(const bson::BsonObj& diff) const;
+  // Replaces the record at `id` with `doc` as one plain storage update (the bucket catalog's
+  // whole rewrites of a bucket; moves user index keys like ModifyRecord); replication logs
+  // `diff`, the change as an update diff from the record stored (empty: `doc`). NoSuchKey if the
+  // record is gone.
+  Status ReplaceRecord(storage::Session& s, int64_t id, const bson::BsonObj& doc,
+                       const bson::BsonObj& diff);
   // Stores the record at `id` again, the same bytes, as one plain storage update: the chain of
   // edits the storage engine keeps for it ends there (the bucket catalog's settling of buckets
   // written by edits). No index key moves. False if the record is gone.

@@ -28,10 +28,10 @@ class OpObserver {
   // it, when the writer has it (null otherwise).
   virtual Status OnUpdate(storage::Session& s, const Collection& coll, const bson::BsonObj& doc,
                           const bson::BsonObj* before) = 0;
-  // `edits`: the byte-range edits ModifyRecord applies (the bucket catalog's appends) to the
-  // record whose `_id` is `id`.
-  virtual Status OnModify(storage::Session& s, const Collection& coll, const bson::BsonElement& id,
-                          const std::vector<storage::Session::Modification>& edits) = 0;
+  // `diff`: an update of the record whose `_id` is `id`, as an update diff (catalog/update_diff.h;
+  // the bucket catalog's appends and rewrites, which have no document before at hand).
+  virtual Status OnUpdateDiff(storage::Session& s, const Collection& coll,
+                              const bson::BsonElement& id, const bson::BsonObj& diff) = 0;
   // `doc`: the record removed.
   virtual Status OnDelete(storage::Session& s, const Collection& coll,
                           const bson::BsonObj& doc) = 0;

@@ -7,9 +7,9 @@
 #include "base/logger.h"
 #include "catalog/collection.h"
 #include "catalog/record_store.h"
+#include "catalog/update_diff.h"
 #include "repl/oplog_entry.h"
 #include "repl/rollback.h"
-#include "repl/update_diff.h"
 #include "storage/session.h"
 #include "storage/write_conflict.h"
 
@@ -179,36 +179,23 @@ Status Oplog::OnInsert(storage::Session& s, const catalog::Collection& coll, con
 Status Oplog::OnUpdate(storage::Session& s, const catalog::Collection& coll, const BsonObj& doc,
                        const BsonObj* before) {
   if (t_applying) return Status::OK();
-  BsonBuilder id;
-  id.AppendElement(doc["_id"]);
   // As mongod logs an update: its diff ({$v: 2, diff}) where one says it, else the document.
   if (before != nullptr) {
-    if (std::optional<BsonObj> diff = ComputeUpdateDiff(*before, doc)) {
-      BsonBuilder o;
-      o.AppendInt32("$v", 2);
-      o.AppendObject("diff", *diff);
-      return Add(s, Pending{'u', coll.ns(), coll.entry().uuid, o.Obj(), id.Obj()});
+    if (std::optional<BsonObj> diff = catalog::ComputeUpdateDiff(*before, doc)) {
+      return OnUpdateDiff(s, coll, doc["_id"], *diff);
     }
   }
+  BsonBuilder id;
+  id.AppendElement(doc["_id"]);
   return Add(s, Pending{'u', coll.ns(), coll.entry().uuid, doc.Owned(), id.Obj()});
 }
 
-Status Oplog::OnModify(storage::Session& s, const catalog::Collection& coll, const BsonElement& id,
-                       const std::vector<storage::Session::Modification>& edits) {
+Status Oplog::OnUpdateDiff(storage::Session& s, const catalog::Collection& coll,
+                           const BsonElement& id, const BsonObj& diff) {
   if (t_applying) return Status::OK();
-  // The edits themselves, not the record they leave: an append to a bucket costs its own bytes
-  // in the log. Members hold the same bytes (every write reaches them as it was made here).
   BsonBuilder o;
-  size_t list = o.OpenArray(kEditsField);
-  int i = 0;
-  for (const storage::Session::Modification& m : edits) {
-    size_t e = o.OpenObject(std::to_string(i++));
-    o.AppendInt64("o", static_cast<int64_t>(m.offset));
-    o.AppendInt64("n", static_cast<int64_t>(m.size));
-    o.AppendBinData("d", 0, m.data);
-    o.Close(e);
-  }
-  o.Close(list);
+  o.AppendInt32("$v", 2);
+  o.AppendObject("diff", diff);
   BsonBuilder o2;
   o2.AppendElementAs(id, "_id");
   return Add(s, Pending{'u', coll.ns(), coll.entry().uuid, o.Obj(), o2.Obj()});
@@ -510,14 +497,23 @@ Status Oplog::ApplyCrud(storage::Session& s, const BsonObj& op) {
     HG_ASSIGN_OR_RETURN(auto found, coll->FindById(s, op["o2"].Obj()["_id"]));
     if (BsonElement edits = o[kEditsField]; edits.type() == BsonType::kArray) {
       if (!found) return CannotApply(op, "the record it edits is missing");
-      return ApplyEdits(s, op, edits.Obj(), coll, found->id, op["o2"].Obj()["_id"]);
+      StatusWith<std::vector<storage::Session::Modification>> parsed = ParseEdits(edits.Obj());
+      if (!parsed.ok()) return CannotApply(op, parsed.status().reason());
+      return ApplyEdits(s, parsed.value(), coll, found->id, op["o2"].Obj()["_id"]);
     }
     BsonObj after = o;
     if (o["$v"].IsNumber() && o["$v"].NumberLong() == 2) {
-      // A diff of the document ({$v: 2, diff}).
+      // A diff of the document ({$v: 2, diff}): applied in place, by the edits it makes, unless it
+      // moves the record's series (the series index is keyed by what it changes).
       if (!found) return CannotApply(op, "the document it changes is missing");
       if (o["diff"].type() != BsonType::kObject) return CannotApply(op, "no 'diff'");
-      StatusWith<BsonObj> applied = ApplyUpdateDiff(found->doc, o["diff"].Obj());
+      const BsonObj diff = o["diff"].Obj();
+      if (coll->CanModifyInPlace(diff)) {
+        auto edits = catalog::UpdateDiffEdits(found->doc, diff);
+        if (!edits.ok()) return CannotApply(op, edits.status().reason());
+        return ApplyEdits(s, edits.value(), coll, found->id, op["o2"].Obj()["_id"]);
+      }
+      StatusWith<BsonObj> applied = catalog::ApplyUpdateDiff(found->doc, diff);
       if (!applied.ok()) return CannotApply(op, applied.status().reason());
       after = std::move(applied).value();
     } else if (!found) {
@@ -544,17 +540,18 @@ Status Oplog::ApplyCrud(storage::Session& s, const BsonObj& op) {
   return CannotApply(op, "unknown op '" + std::string(kind.Str()) + "'");
 }
 
-Status Oplog::ApplyEdits(storage::Session& s, const BsonObj& op, const BsonObj& list,
+Status Oplog::ApplyEdits(storage::Session& s,
+                         const std::vector<storage::Session::Modification>& edits,
                          const std::shared_ptr<catalog::Collection>& coll, int64_t rid,
                          const BsonElement& id) {
-  StatusWith<std::vector<storage::Session::Modification>> parsed = ParseEdits(list);
-  if (!parsed.ok()) return CannotApply(op, parsed.status().reason());
-  const std::vector<storage::Session::Modification>& edits = parsed.value();
   int64_t delta = 0;
   for (const storage::Session::Modification& m : edits) {
     delta += static_cast<int64_t>(m.data.size()) - static_cast<int64_t>(m.size);
   }
-  HG_RETURN_IF_ERROR(coll->ModifyRecord(s, rid, id, edits));
+  // Not logged again (this member applies the log), so no diff to give; not this member's bucket
+  // catalog's write, so the caches of what its buckets hold are stale after it.
+  HG_RETURN_IF_ERROR(
+      coll->ModifyRecord(s, rid, id, edits, BsonObj(), catalog::Collection::WriteOrigin::kOther));
   s.OnCommit([coll, delta] { coll->AdjustCounts(0, delta); });
   return Status::OK();
 }

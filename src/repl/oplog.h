@@ -106,8 +106,8 @@ class Oplog final : public catalog::OpObserver {
                   const bson::BsonObj& doc) override;
   Status OnUpdate(storage::Session& s, const catalog::Collection& coll, const bson::BsonObj& doc,
                   const bson::BsonObj* before) override;
-  Status OnModify(storage::Session& s, const catalog::Collection& coll, const bson::BsonElement& id,
-                  const std::vector<storage::Session::Modification>& edits) override;
+  Status OnUpdateDiff(storage::Session& s, const catalog::Collection& coll,
+                      const bson::BsonElement& id, const bson::BsonObj& diff) override;
   Status OnDelete(storage::Session& s, const catalog::Collection& coll,
                   const bson::BsonObj& doc) override;
   Status OnStatements(storage::Session& s, const bson::BsonObj& record) override;
@@ -132,8 +132,8 @@ class Oplog final : public catalog::OpObserver {
   Status ApplyOps(storage::Session& s, const std::vector<bson::BsonObj>& ops);
   Status ApplyCrud(storage::Session& s, const bson::BsonObj& op);
   Status ApplyCommand(const bson::BsonObj& op);
-  // An update logged as byte-range edits (OnModify), applied to record `rid` of `coll`.
-  Status ApplyEdits(storage::Session& s, const bson::BsonObj& op, const bson::BsonObj& edits,
+  // Byte-range edits of record `rid` of `coll`, whose `_id` is `id`: an update applied in place.
+  Status ApplyEdits(storage::Session& s, const std::vector<storage::Session::Modification>& edits,
                     const std::shared_ptr<catalog::Collection>& coll, int64_t rid,
                     const bson::BsonElement& id);
   Status WriteRow(storage::Session& s, const bson::BsonObj& op);

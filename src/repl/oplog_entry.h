@@ -12,7 +12,8 @@
 namespace hourglass::repl {
 
 // An update logged as the byte-range edits Collection::ModifyRecord made: {hgEdits: [{o: offset,
-// n: bytes replaced, d: BinData}]}.
+// n: bytes replaced, d: BinData}]}. Earlier versions logged bucket appends so; they log `$v: 2`
+// diffs now, and a member still applies (and rolls back) such entries from its log.
 inline constexpr std::string_view kEditsField = "hgEdits";
 
 // The retryable-write records (catalog::StatementRecord) of a transaction, on its last operation:

@@ -14,8 +14,8 @@
 
 #include "base/uuid.h"
 #include "catalog/record_store.h"
+#include "catalog/update_diff.h"
 #include "repl/oplog_entry.h"
-#include "repl/update_diff.h"
 #include "storage/session.h"
 #include "storage/write_conflict.h"
 
@@ -80,7 +80,7 @@ Status Replay(const BsonObj& op, std::optional<std::string>& doc) {
     storage::ApplyModifications(*doc, edits.value());
   } else {
     if (o["diff"].type() != BsonType::kObject) return CannotRollBack(op, "no 'diff'");
-    StatusWith<BsonObj> after = ApplyUpdateDiff(BsonObj::CopyOf(*doc), o["diff"].Obj());
+    StatusWith<BsonObj> after = catalog::ApplyUpdateDiff(BsonObj::CopyOf(*doc), o["diff"].Obj());
     if (!after.ok()) return CannotRollBack(op, after.status().reason());
     doc = std::string(after.value().bytes());
   }

@@ -1255,9 +1255,11 @@ Status StoreBucket(catalog::Collection& buckets, storage::Session& s, const Buck
         .status();
   }
   const int64_t rid = catalog::ClusteredRecordId(doc.id());
-  if (doc.prepared_whole()) return buckets.ReplaceRecord(s, rid, BsonObj(full.data()));
+  if (doc.prepared_whole()) {
+    return buckets.ReplaceRecord(s, rid, BsonObj(full.data()), doc.prepared_diff());
+  }
   BsonObj id = bson::BsonBuilder().AppendObjectId("_id", doc.id()).Obj();
-  return buckets.ModifyRecord(s, rid, id.FirstElement(), edits);
+  return buckets.ModifyRecord(s, rid, id.FirstElement(), edits, doc.prepared_diff());
 }
 
 // Reports the committed `rows` of bucket `doc` at or after their latest.Depth()-th latest time,

@@ -5,6 +5,8 @@
 #include <cstring>
 #include <limits>
 
+#include "catalog/update_diff.h"
+
 namespace hourglass::timeseries {
 
 using bson::BsonElement;
@@ -191,6 +193,7 @@ StatusWith<BucketDocument> BucketDocument::FromStored(const BsonObj& bucket,
   if (!saw_time) return bad("no time column");
   doc.stored_ = true;
   doc.control_elem_size_ = static_cast<uint32_t>(control.size());
+  doc.control_.assign(control.value(), control.ValueSize());
   doc.size_ = static_cast<size_t>(bucket.size());
   doc.MeasureLayout();
   return doc;
@@ -245,6 +248,7 @@ StatusWith<BucketDocument> BucketDocument::FromStoredCompressed(const BsonObj& b
   if (!saw_time) return Unappendable("no time column");
   doc.stored_ = true;
   doc.control_elem_size_ = static_cast<uint32_t>(parts.control.size());
+  doc.control_.assign(parts.control.value(), parts.control.ValueSize());
   doc.size_ = static_cast<size_t>(bucket.size());
   doc.MeasureLayout();
   return doc;
@@ -434,6 +438,21 @@ void BucketDocument::AppendHeadEdits(std::string control_elem, size_t data_doc, 
   edits->push_back({Int32Bytes(static_cast<uint32_t>(prepared_size_)), 0, 4});
 }
 
+void BucketDocument::PrepareDiff(const BsonObj& sdata) {
+  const BsonObj before(control_.data()), after(prepared_control_.data());
+  bson::BsonBuilder d;
+  std::optional<BsonObj> control_diff = catalog::ComputeUpdateDiff(before, after);
+  if (!control_diff) {
+    size_t u = d.OpenObject("u");
+    d.AppendObject("control", after);
+    d.Close(u);
+  } else if (!control_diff->IsEmpty()) {
+    d.AppendObject("scontrol", *control_diff);
+  }
+  if (!sdata.IsEmpty()) d.AppendObject("sdata", sdata);
+  prepared_diff_ = d.Release();
+}
+
 void BucketDocument::PrepareCompressed(const BsonObj& control, std::string* full,
                                        std::vector<storage::Session::Modification>* edits,
                                        bool whole, uint32_t rows) {
@@ -453,9 +472,11 @@ void BucketDocument::PrepareCompressed(const BsonObj& control, std::string* full
     }
   }
   cb.AppendInt32("count", static_cast<int32_t>(num_rows_ + rows));
+  const BsonObj control_obj = cb.Obj();
   std::string control_elem(kControlHeader);
-  control_elem.append(cb.Obj().bytes());
+  control_elem.append(control_obj.bytes());
   prepared_control_size_ = static_cast<uint32_t>(control_elem.size());
+  prepared_control_.assign(control_obj.bytes());
   // Each column's new binary: the stored one up to the proposal's offset, then its bytes.
   std::vector<size_t> new_len(columns_.size());
   size_t data_len_old = 4 + 1, data_len_new = 4 + 1;
@@ -472,6 +493,35 @@ void BucketDocument::PrepareCompressed(const BsonObj& control, std::string* full
   prepared_size_ =
       kControlPos + control_elem.size() + meta_elem_.size() + kDataHeader.size() + data_len_new + 1;
   prepared_whole_ = whole;
+  prepared_diff_.clear();
+  if (stored_) {
+    // The log's account of the write: each changed column as one binary range (a proposal's
+    // `head` byte, before the range it edits, starts the range there), new columns whole.
+    bson::BsonBuilder sdata, added, changed;
+    bool any_added = false, any_changed = false;
+    for (const Column& c : columns_) {
+      const auto& p = *c.packed->proposal;
+      if (c.is_new) {
+        added.AppendBinData(c.name, 7, p.diff.data);
+        any_added = true;
+        continue;
+      }
+      if (p.diff.data.empty() && p.diff.offset == c.packed->stored_len && !p.diff.head) continue;
+      bson::BsonBuilder range;
+      if (p.diff.head) {
+        range.AppendInt32("o", static_cast<int32_t>(p.diff.head_offset));
+        range.AppendBinData("d", 0, c.packed->builder.BytesFrom(p, p.diff.head_offset));
+      } else {
+        range.AppendInt32("o", static_cast<int32_t>(p.diff.offset));
+        range.AppendBinData("d", 0, p.diff.data);
+      }
+      changed.AppendObject(c.name, range.Obj());
+      any_changed = true;
+    }
+    if (any_added) sdata.AppendObject("i", added.Obj());
+    if (any_changed) sdata.AppendObject("b", changed.Obj());
+    PrepareDiff(sdata.Obj());
+  }
   if (!stored_ || whole) {
     // A stored column's new binary is the builder's whole column (the proposal holds its tail).
     std::string cols;
@@ -523,6 +573,8 @@ void BucketDocument::Prepare(const BsonObj& control, std::string* full,
   std::string control_elem(kControlHeader);
   control_elem.append(control.bytes());
   prepared_control_size_ = static_cast<uint32_t>(control_elem.size());
+  prepared_control_.assign(control.bytes());
+  prepared_diff_.clear();
   size_t data_len_old = 4 + 1, data_len_new = 4 + 1;
   for (const auto& c : columns_) {
     if (!c.is_new) data_len_old += c.elem_size;
@@ -537,6 +589,34 @@ void BucketDocument::Prepare(const BsonObj& control, std::string* full,
     for (const auto& c : columns_) AppendColumnElem(&cols, c.name, c.staged);
     WriteFull(control_elem, data_len_new, cols, full);
     return;
+  }
+  {
+    // The log's account: new columns inserted, each stored column's new entries as the inserts
+    // of its sub-diff.
+    auto entries = [](const std::string& staged) {
+      std::string obj;
+      PutInt32(&obj, static_cast<uint32_t>(4 + staged.size() + 1));
+      obj.append(staged);
+      obj.push_back('\0');
+      return obj;
+    };
+    bson::BsonBuilder sdata, added;
+    bool any_added = false;
+    for (const auto& c : columns_) {
+      if (!c.is_new) continue;
+      const std::string obj = entries(c.staged);
+      added.AppendObject(c.name, BsonObj(obj.data()));
+      any_added = true;
+    }
+    if (any_added) sdata.AppendObject("i", added.Obj());
+    for (const auto& c : columns_) {
+      if (c.is_new || c.staged.empty()) continue;
+      const std::string obj = entries(c.staged);
+      bson::BsonBuilder sub;
+      sub.AppendObject("i", BsonObj(obj.data()));
+      sdata.AppendObject("s" + c.name, sub.Obj());
+    }
+    PrepareDiff(sdata.Obj());
   }
   // Edits go from the end of the document to its start, so each offset, taken from the stored
   // layout, is still valid when its turn comes.
@@ -578,6 +658,8 @@ void BucketDocument::Finish(bool success) {
     staged_rows_ -= prepared_rows_;
     prepared_rows_ = 0;
     control_elem_size_ = prepared_control_size_;
+    control_.swap(prepared_control_);
+    prepared_diff_.clear();
     size_ = prepared_size_;
     stored_ = true;
     MeasureLayout();
@@ -593,6 +675,7 @@ void BucketDocument::Finish(bool success) {
     }
     num_rows_ += staged_rows_;
     control_elem_size_ = prepared_control_size_;
+    control_.swap(prepared_control_);
     size_ = prepared_size_;
     stored_ = true;
   } else {
@@ -638,7 +721,8 @@ size_t BucketDocument::ApproxMemory() const {
 }
 
 void BucketDocument::MeasureLayout() {
-  size_t n = sizeof(*this) + meta_elem_.capacity();
+  size_t n =
+      sizeof(*this) + meta_elem_.capacity() + control_.capacity() + prepared_control_.capacity();
   for (const auto& c : columns_) {
     n += sizeof(Column) + c.name.capacity() + c.staged.capacity();
     if (c.packed) {

@@ -122,6 +122,15 @@ class BucketDocument {
   uint32_t EncodeRowsBounded(uint32_t rows, BucketFieldTree::RowBounds* bounds);
   // Whether the last Prepare of a stored document made it whole (see `rewrite_after`).
   bool prepared_whole() const { return prepared_whole_; }
+  // The last Prepare's write of a stored document as MongoDB's update diff (catalog/update_diff.h;
+  // what the oplog logs), whether it made edits or the whole document: `scontrol` (or `u:
+  // {control}`), then `sdata` — a compressed column's append as a binary diff (`b`), a new column
+  // as an insert (`i`), a version-1 column's new entries as its sub-diff's inserts. Applied to
+  // the stored document it gives the prepared one byte for byte. Empty before a first write.
+  // Valid until the next Prepare or Finish.
+  bson::BsonObj prepared_diff() const {
+    return prepared_diff_.empty() ? bson::BsonObj() : bson::BsonObj(prepared_diff_.data());
+  }
   // Compressed layout: whether a committed write by edits came after the document was last
   // stored whole (its insert or a rewrite), so storage may hold it as a chain of edits.
   bool edited_since_whole() const { return edits_in_a_row_ > 0; }
@@ -166,6 +175,10 @@ class BucketDocument {
   // where the stored ones end).
   std::vector<size_t> StoredColumnOffsets(size_t data_doc) const;
 
+  // Sets prepared_diff_: the stored control (control_) to the prepared one (prepared_control_),
+  // then `sdata`, the data's diff (empty: none).
+  void PrepareDiff(const bson::BsonObj& sdata);
+
   void PrepareCompressed(const bson::BsonObj& control, std::string* full,
                          std::vector<storage::Session::Modification>* edits, bool whole,
                          uint32_t rows);
@@ -183,6 +196,10 @@ class BucketDocument {
   uint32_t prepared_rows_ = 0;  // staged rows the last Prepare covered
   uint32_t control_elem_size_ = 0;
   uint32_t prepared_control_size_ = 0;
+  // The stored control object, and the one the last Prepare wrote: the diff's base.
+  std::string control_;
+  std::string prepared_control_;
+  std::string prepared_diff_;
   size_t size_ = 0;
   size_t prepared_size_ = 0;
   std::vector<Column> columns_;

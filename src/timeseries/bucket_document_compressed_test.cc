@@ -25,6 +25,7 @@ using bson::BsonElement;
 using bson::BsonObj;
 using bson::ObjectId;
 using testing::ApplyEdits;
+using testing::ApplyWrite;
 using testing::Edits;
 using testing::J;
 
@@ -128,7 +129,7 @@ TEST(CompressedBucketDocumentTest, RowOutOfTimeOrderMakesVersion3) {
     std::string full;
     Edits edits;
     doc.Prepare(Control(1), &full, &edits);
-    stored = doc.stored() ? ApplyEdits(stored, edits) : full;
+    stored = doc.stored() ? ApplyWrite(doc, stored, edits) : full;
     doc.Finish(true);
     return BsonObj(stored.data())["control"].Obj()["version"].NumberLong();
   };
@@ -186,7 +187,7 @@ TEST(CompressedBucketDocumentTest, AppendsGiveTheDocumentBuiltInOneGo) {
         stored = full;
       } else {
         ASSERT_TRUE(full.empty() || doc.stored());
-        stored = ApplyEdits(stored, edits);
+        stored = ApplyWrite(doc, stored, edits);
       }
       doc.Finish(true);
       ASSERT_EQ(doc.num_rows(), all.size());
@@ -271,7 +272,7 @@ TEST(CompressedBucketDocumentTest, EachWriteCostsWhatItAddsNotTheBucket) {
       largest = std::max(largest, bytes);
       if (r < 100) largest_early = std::max(largest_early, bytes);
       if (r >= 900) largest_late = std::max(largest_late, bytes);
-      stored = ApplyEdits(stored, edits);
+      stored = ApplyWrite(doc, stored, edits);
     }
     doc.Finish(true);
   }
@@ -304,7 +305,7 @@ TEST(CompressedBucketDocumentTest, EveryFewWritesTheDocumentIsRewrittenWhole) {
       const bool w = doc.prepared_whole();
       whole.push_back(w);
       EXPECT_EQ(edits.empty(), w);
-      stored = w ? full : ApplyEdits(stored, edits);
+      stored = ApplyWrite(doc, stored, edits, full);
     }
     doc.Finish(true);
     ASSERT_EQ(stored, BuildFresh(BsonElement(), all, Control(step))) << "step " << step;
@@ -403,11 +404,7 @@ TEST(CompressedBucketDocumentTest, WritesCoverTheRowsTakenWhileMoreAreStaged) {
                   static_cast<uint32_t>(taken - written));
       encoded = std::max(encoded, taken);
       stage();  // committed while the flush writes other buckets
-      if (doc.stored() && !doc.prepared_whole()) {
-        stored = ApplyEdits(stored, edits);
-      } else {
-        stored = full;
-      }
+      stored = doc.stored() ? ApplyWrite(doc, stored, edits, full) : full;
       doc.Finish(true);
       written = taken;
       ASSERT_EQ(doc.num_rows(), written);
@@ -446,7 +443,7 @@ TEST(CompressedBucketDocumentTest, FromStoredContinuesOurOwnBucket) {
   EXPECT_TRUE(full.empty());
   std::vector<BsonObj> all = first;
   all.insert(all.end(), second.begin(), second.end());
-  EXPECT_EQ(ApplyEdits(stored, edits), BuildFresh(meta["m"], all, Control(3), "m"));
+  EXPECT_EQ(ApplyWrite(doc, stored, edits), BuildFresh(meta["m"], all, Control(3), "m"));
 }
 
 TEST(CompressedBucketDocumentTest, FromStoredContinuesMongoDbBuckets) {
@@ -462,7 +459,7 @@ TEST(CompressedBucketDocumentTest, FromStoredContinuesMongoDbBuckets) {
     std::string full;
     Edits edits;
     doc.Prepare(Control(0), &full, &edits);
-    std::string after = ApplyEdits(std::string(stored.bytes()), edits);
+    std::string after = ApplyWrite(doc, std::string(stored.bytes()), edits);
     BsonObj b(after.data());
     EXPECT_TRUE(CheckCompressedBucket(b, "t").ok()) << CheckCompressedBucket(b, "t").ToString();
     EXPECT_EQ(b["control"].Obj()["version"].NumberLong(), version);  // a later row keeps v2

@@ -22,6 +22,7 @@ using bson::BsonElement;
 using bson::BsonObj;
 using bson::ObjectId;
 using testing::ApplyEdits;
+using testing::ApplyWrite;
 using testing::Edits;
 using testing::J;
 
@@ -94,7 +95,7 @@ std::string AppendAndCheck(const BsonElement& meta,
       edit_bytes += full.size();
     } else {
       EXPECT_TRUE(doc.stored());
-      stored = ApplyEdits(stored, edits);
+      stored = ApplyWrite(doc, stored, edits);
       edit_bytes += EditBytes(edits);
       max_step = std::max(max_step, EditBytes(edits));
     }
@@ -278,7 +279,7 @@ TEST(BucketDocumentTest, FromStoredThenAppend) {
   BsonObj control = J(R"({"version": 1, "min": {"t": {"$date": 0}, "temp": 20},
                           "max": {"t": {"$date": 5}, "temp": 25}})");
   doc.Prepare(control, &full, &edits);
-  std::string got = ApplyEdits(std::string(stored.bytes()), edits);
+  std::string got = ApplyWrite(doc, std::string(stored.bytes()), edits);
   doc.Finish(true);
   BsonObj want = J(R"({
     "_id": {"$oid": "64b7f0000000000000000001"},
@@ -297,7 +298,7 @@ TEST(BucketDocumentTest, FromStoredThenAppend) {
   // And once more on top of the edited bytes.
   doc.StageRows({J(R"({"t": {"$date": 6}, "hum": 6})")}, "");
   doc.Prepare(control, &full, &edits);
-  got = ApplyEdits(got, edits);
+  got = ApplyWrite(doc, got, edits);
   doc.Finish(true);
   BsonObj got_obj(got.data());
   EXPECT_TRUE(bson::ValidateBson(got).ok());
@@ -409,7 +410,7 @@ TEST(BucketDocumentTest, FinishFalseRestoresStoredLayout) {
   std::vector<BsonObj> next = {Row(5, {{"b", 5}, {"other", 5}})};
   doc.StageRows(next, "");
   doc.Prepare(Control(2), &full, &edits);
-  std::string got = ApplyEdits(stored, edits);
+  std::string got = ApplyWrite(doc, stored, edits);
   doc.Finish(true);
   std::vector<BsonObj> all = first;
   all.insert(all.end(), next.begin(), next.end());

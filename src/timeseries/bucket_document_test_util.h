@@ -8,7 +8,9 @@
 #include <vector>
 
 #include "bson/bson.h"
+#include "catalog/update_diff.h"
 #include "storage/session.h"
+#include "timeseries/bucket_document.h"
 
 namespace hourglass::timeseries::testing {
 
@@ -28,6 +30,28 @@ inline std::string ApplyEdits(std::string doc, const Edits& edits) {
     doc.replace(e.offset, e.size, e.data);
   }
   return doc;
+}
+
+// The stored bytes after `doc`'s prepared write of a stored document (`edits`, or `full` when it
+// was prepared whole), checking that its prepared diff — what the oplog logs, and what the other
+// members apply as edits of their own — gives the same bytes.
+inline std::string ApplyWrite(const BucketDocument& doc, const std::string& stored,
+                              const Edits& edits, const std::string& full = std::string()) {
+  std::string after = doc.prepared_whole() ? full : ApplyEdits(stored, edits);
+  const bson::BsonObj before(stored.data());
+  const bson::BsonObj diff = doc.prepared_diff();
+  EXPECT_FALSE(diff.IsEmpty());
+  auto applied = catalog::ApplyUpdateDiff(before, diff);
+  EXPECT_TRUE(applied.ok()) << applied.status().reason() << " " << diff.ToJson();
+  if (applied.ok()) {
+    EXPECT_EQ(applied.value().bytes(), after) << diff.ToJson();
+  }
+  auto by_edits = catalog::UpdateDiffEdits(before, diff);
+  EXPECT_TRUE(by_edits.ok());
+  if (by_edits.ok()) {
+    EXPECT_EQ(ApplyEdits(stored, by_edits.value()), after) << diff.ToJson();
+  }
+  return after;
 }
 
 }  // namespace hourglass::timeseries::testing

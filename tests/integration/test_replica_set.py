@@ -526,6 +526,43 @@ def test_step_down_hands_the_primary_over(fresh_server):
     wait_state(members[0], secondary=True, primary=host_of(winner))
 
 
+def test_secondary_reads_see_bucket_appends_the_log_brings(fresh_server):
+    """A secondary applies a bucket append (a diff of the bucket) in place; its reads of the
+    latest measurements per series, which a cache serves once filled, then give the appended
+    rows (the applied append is not the secondary's own bucket catalog's, so it stales the
+    cache), and its buckets are the primary's, byte for byte."""
+    members = start_set(fresh_server)
+    c = members[0].client()
+    db = c.get_database("appends", write_concern=pymongo.WriteConcern(w=3))
+    db.create_collection("ts", timeseries={"timeField": "t", "metaField": "m"})
+    base = datetime.datetime(2026, 5, 1)
+    db.ts.insert_many([{"t": base + datetime.timedelta(seconds=i), "m": "s%d" % (i % 3),
+                        "v": float(i)} for i in range(30)])
+    lastpoint = [{"$sort": {"m": 1, "t": -1}}, {"$group": {"_id": "$m", "v": {"$first": "$v"}}},
+                 {"$sort": {"_id": 1}}]
+    sc = members[1].client(readPreference="secondary")
+    sdb = sc.appends
+
+    def hits():
+        return sc.admin.command("serverStatus")["hourglass"]["timeseries"]["latestCacheHits"]
+    first = [{"_id": "s0", "v": 27.0}, {"_id": "s1", "v": 28.0}, {"_id": "s2", "v": 29.0}]
+    # w: 3 waits for the members to hold the write; each applies it a moment later.
+    wait_for(lambda: list(sdb.ts.aggregate(lastpoint)) == first, 10, what="the rows applied")
+    before = hits()
+    assert list(sdb.ts.aggregate(lastpoint))[0] == {"_id": "s0", "v": 27.0}
+    assert hits() == before + 1  # served by the cache
+    # Appends to the same buckets, replicated to every member before the insert returns.
+    db.ts.insert_many([{"t": base + datetime.timedelta(seconds=100 + i), "m": "s%d" % (i % 2),
+                        "v": 100.0 + i} for i in range(4)])
+    after = [{"_id": "s0", "v": 102.0}, {"_id": "s1", "v": 103.0}, {"_id": "s2", "v": 29.0}]
+    wait_for(lambda: list(sdb.ts.aggregate(lastpoint)) == after, 10, what="the appends read")
+    primary_buckets = list(db.get_collection("system.buckets.ts").find().sort("_id", 1))
+    assert len(primary_buckets) == 3
+    assert list(sdb.get_collection("system.buckets.ts").find().sort("_id", 1)) == primary_buckets
+    sc.close()
+    c.close()
+
+
 def test_plain_members_form_a_set_once_each_answers(fresh_server):
     """Members started with --replSet alone, as a user starts them, form a set; replSetInitiate
     first asks each member named whether it can be one (mongod's quorum check): one that cannot

@@ -6,6 +6,7 @@ primary. Compared with what MongoDB documents for the oplog, write concerns and 
 reads."""
 
 import datetime
+import random
 import signal
 import threading
 import time
@@ -100,13 +101,34 @@ def test_writes_become_oplog_entries(fresh_server):
     assert len(buckets) == 1 and buckets[0]["op"] == "i"
     assert buckets[0]["o"]["meta"] == "a"
     assert buckets[0]["o"]["control"]["min"]["t"] == datetime.datetime(2026, 1, 1)
-    # An append to the bucket is logged as its byte edits (o2 names the bucket), not the bucket.
-    db.ts.insert_one({"t": datetime.datetime(2026, 1, 1, 0, 0, 1), "m": "a", "v": 2})
+    # An append to the bucket is logged as mongod 8.0 logs it (o2 names the bucket): a diff of
+    # control (the new count) and of data, each column's append a binary diff ({o, d}: the column
+    # keeps o bytes, then d), not the bucket. Applied to the bucket before, it gives the bucket.
+    db.ts.insert_one({"t": datetime.datetime(2026, 1, 1, 0, 0, 1), "m": "a", "v": 2,
+                      "new": "field"})
     appends = [e for e in oplog(s) if e["ns"] == "logtest.system.buckets.ts" and e["op"] == "u"]
     assert len(appends) == 1 and appends[0]["o2"] == {"_id": buckets[0]["o"]["_id"]}
-    edits = appends[0]["o"]["hgEdits"]
-    assert edits and all(set(e) == {"o", "n", "d"} for e in edits)
-    assert sum(len(e["d"]) for e in edits) < len(bson.encode(buckets[0]["o"]))
+    o = appends[0]["o"]
+    assert o["$v"] == 2 and set(o) == {"$v", "diff"}, o
+    diff = o["diff"]
+    assert list(diff) == ["scontrol", "sdata"], diff
+    assert diff["scontrol"]["u"]["count"] == 2
+    assert set(diff["sdata"]["b"]) == {"_id", "t", "v"} and set(diff["sdata"]["i"]) == {"new"}
+    for col in diff["sdata"]["b"].values():
+        assert set(col) == {"o", "d"} and isinstance(col["o"], int) and col["o"] >= 0
+    stored = c.logtest.system.buckets.ts.find_one()
+    assert bson.encode(apply_diff(buckets[0]["o"], diff)) == bson.encode(stored)
+    # An append to a bucket of hundreds of rows logs what it adds, not the bucket.
+    rng = random.Random(7)
+    db.ts.insert_many([{"t": datetime.datetime(2026, 1, 1, 0, 1, i % 60), "m": "a",
+                        "v": rng.random(), "new": "field"} for i in range(400)])
+    before = c.logtest.system.buckets.ts.find_one()
+    db.ts.insert_one({"t": datetime.datetime(2026, 1, 1, 0, 2), "m": "a", "v": 0.5})
+    last = [e for e in oplog(s) if e["ns"] == "logtest.system.buckets.ts" and e["op"] == "u"][-1]
+    after = c.logtest.system.buckets.ts.find_one()
+    assert after["control"]["count"] == 403 and last["o2"] == {"_id": after["_id"]}
+    assert len(bson.encode(last["o"])) * 4 < len(bson.encode(before)), last["o"]
+    assert bson.encode(apply_diff(before, last["o"]["diff"])) == bson.encode(after)
     # Fields removed, changed and added: one diff; a replacement that reorders the fields: the
     # document (as is one whose diff would be no shorter than it, mongod's rule too).
     text = "unchanged " * 10
@@ -122,6 +144,29 @@ def test_writes_become_oplog_entries(fresh_server):
     c.local.mine.insert_one({"_id": 1})
     assert not [e for e in oplog(s) if e["ns"].startswith("local.")]
     c.close()
+
+
+def apply_diff(doc, diff):
+    """`doc` with MongoDB's update diff `diff` applied, as mongod applies one: `d` removes, `u`
+    replaces in place (adds at the end when missing), `i` adds at the end, `s<name>` is the diff
+    of the sub-document `name`, `b` cuts a binary at `o` and appends `d`."""
+    out = {}
+    for name, value in doc.items():
+        if name in diff.get("d", {}):
+            continue
+        if name in diff.get("u", {}):
+            out[name] = diff["u"][name]
+        elif name in diff.get("b", {}):
+            spec = diff["b"][name]
+            out[name] = Binary(bytes(value)[:spec["o"]] + bytes(spec["d"]), value.subtype)
+        elif "s" + name in diff:
+            out[name] = apply_diff(value, diff["s" + name])
+        else:
+            out[name] = value
+    for name, value in list(diff.get("u", {}).items()) + list(diff.get("i", {}).items()):
+        if name not in doc:
+            out[name] = value
+    return out
 
 
 def written_together(client):
