@@ -608,7 +608,10 @@ bool Collection::CanModifyInPlace(const BsonObj& diff) const {
   auto latest = Latest();
   const SecondaryIndex* series = (latest ? *latest : *this).SeriesIndex();
   if (series == nullptr) return true;
+  // Its entry holds meta and the start time, the pattern's first two fields (SeriesEntryFor).
+  int fields = 0;
   for (BsonElement k : series->desc.key) {
+    if (fields++ == 2) break;
     if (UpdateDiffMayChange(diff, k.FieldName())) return false;
   }
   return true;

@@ -34,7 +34,8 @@ std::string Int32Bytes(uint32_t v) {
 }
 
 // The diff of one object (ComputeUpdateDiff's contract), at any depth.
-std::optional<BsonObj> DiffObjects(const BsonObj& before, const BsonObj& after) {
+std::optional<BsonObj> DiffObjects(const BsonObj& before, const BsonObj& after,
+                                   SubDiffs sub_diffs) {
   std::unordered_set<std::string_view> new_names;
   for (BsonElement e : after) {
     if (!new_names.insert(e.FieldName()).second) return std::nullopt;  // a repeated name
@@ -56,7 +57,7 @@ std::optional<BsonObj> DiffObjects(const BsonObj& before, const BsonObj& after) 
     if (!SameValue(e, *next)) {
       std::optional<BsonObj> sub;
       if (e.type() == BsonType::kObject && (*next).type() == BsonType::kObject) {
-        sub = DiffObjects(e.Obj(), (*next).Obj());
+        sub = DiffObjects(e.Obj(), (*next).Obj(), sub_diffs);
       }
       if (sub) {
         subs.emplace_back("s" + std::string(e.FieldName()), std::move(*sub));
@@ -77,7 +78,9 @@ std::optional<BsonObj> DiffObjects(const BsonObj& before, const BsonObj& after) 
   if (n_inserted > 0) diff.AppendObject("i", inserted.Obj());
   for (const auto& [name, sub] : subs) diff.AppendObject(name, sub);
   BsonObj out = diff.Obj();
-  if (out.bytes().size() >= after.bytes().size()) return std::nullopt;
+  if (sub_diffs == SubDiffs::kWhenShorter && out.bytes().size() >= after.bytes().size()) {
+    return std::nullopt;
+  }
   return out;
 }
 
@@ -238,8 +241,9 @@ class DiffPlan {
 
 }  // namespace
 
-std::optional<BsonObj> ComputeUpdateDiff(const BsonObj& before, const BsonObj& after) {
-  return DiffObjects(before, after);
+std::optional<BsonObj> ComputeUpdateDiff(const BsonObj& before, const BsonObj& after,
+                                         SubDiffs sub_diffs) {
+  return DiffObjects(before, after, sub_diffs);
 }
 
 StatusWith<BsonObj> ApplyUpdateDiff(const BsonObj& doc, const BsonObj& diff) {

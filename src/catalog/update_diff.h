@@ -24,9 +24,14 @@ namespace hourglass::catalog {
 // The diff that turns `before` into `after`, when one can (fields kept in their order, new ones
 // after them; a changed sub-object by its own diff when that is shorter) and it is smaller than
 // `after`; nullopt otherwise (the entry then logs `after`). Arrays and binaries changed are
-// logged whole (`u`).
+// logged whole (`u`). kAlways: every changed sub-object that a diff can say gets one, and the
+// diff is given whatever its size (as mongod writes a bucket's control: the fields a member
+// checks before applying a diff in place, such as a bucket's start time, are then named only
+// when they change).
+enum class SubDiffs { kWhenShorter, kAlways };
 std::optional<bson::BsonObj> ComputeUpdateDiff(const bson::BsonObj& before,
-                                               const bson::BsonObj& after);
+                                               const bson::BsonObj& after,
+                                               SubDiffs sub_diffs = SubDiffs::kWhenShorter);
 
 // `doc` with `diff` applied. BadValue for a diff this server does not apply (array diffs) or a
 // malformed one (a section that is not an object, a sub-diff or binary diff of a field of

@@ -72,6 +72,22 @@ TEST(UpdateDiffTest, ChangedSubObjectsGetSubDiffs) {
   EXPECT_FALSE(UpdateDiffMayChange(*diff, "control.min.t"));
   EXPECT_FALSE(UpdateDiffMayChange(*diff, "meta"));
   EXPECT_TRUE(UpdateDiffMayChange(J(R"({"u": {"meta": 1}})"), "meta.x"));
+
+  // Small sub-objects: a sub-diff would be no shorter, so they are given whole; unless sub-diffs
+  // are asked for always, as a bucket's control is diffed (its start time then goes unnamed).
+  const BsonObj small_before =
+      J(R"({"pad": "a long enough field", "min": {"t": 1, "a": 5}, "max": {"t": 9, "a": 5}})");
+  const BsonObj small_after =
+      J(R"({"pad": "a long enough field", "min": {"t": 1, "a": 2}, "max": {"t": 9, "a": 7}})");
+  ASSERT_TRUE(ComputeUpdateDiff(small_before, small_after).has_value());
+  EXPECT_EQ(ComputeUpdateDiff(small_before, small_after)->ToJson(),
+            J(R"({"u": {"min": {"t": 1, "a": 2}, "max": {"t": 9, "a": 7}}})").ToJson());
+  auto always = ComputeUpdateDiff(small_before, small_after, SubDiffs::kAlways);
+  ASSERT_TRUE(always.has_value());
+  EXPECT_EQ(always->ToJson(), J(R"({"smin": {"u": {"a": 2}}, "smax": {"u": {"a": 7}}})").ToJson());
+  EXPECT_FALSE(UpdateDiffMayChange(*always, "min.t"));
+  EXPECT_EQ(ByEdits(small_before, *always), small_after.bytes());
+  EXPECT_TRUE(ComputeUpdateDiff(small_before, small_before, SubDiffs::kAlways)->IsEmpty());
 }
 
 TEST(UpdateDiffTest, BinaryDiffsCutAndExtendTheBinary) {

@@ -441,7 +441,8 @@ void BucketDocument::AppendHeadEdits(std::string control_elem, size_t data_doc, 
 void BucketDocument::PrepareDiff(const BsonObj& sdata) {
   const BsonObj before(control_.data()), after(prepared_control_.data());
   bson::BsonBuilder d;
-  std::optional<BsonObj> control_diff = catalog::ComputeUpdateDiff(before, after);
+  std::optional<BsonObj> control_diff =
+      catalog::ComputeUpdateDiff(before, after, catalog::SubDiffs::kAlways);
   if (!control_diff) {
     size_t u = d.OpenObject("u");
     d.AppendObject("control", after);

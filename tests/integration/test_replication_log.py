@@ -112,7 +112,11 @@ def test_writes_become_oplog_entries(fresh_server):
     assert o["$v"] == 2 and set(o) == {"$v", "diff"}, o
     diff = o["diff"]
     assert list(diff) == ["scontrol", "sdata"], diff
-    assert diff["scontrol"]["u"]["count"] == 2
+    # control as mongod diffs it: the count, and sub-diffs of min and max (the start time, which
+    # keys the bucket's series, unnamed).
+    assert diff["scontrol"]["u"] == {"count": 2} and diff["scontrol"]["smin"] == {
+        "i": {"new": "field"}}
+    assert set(diff["scontrol"]["smax"]["u"]) == {"_id", "t", "v"}
     assert set(diff["sdata"]["b"]) == {"_id", "t", "v"} and set(diff["sdata"]["i"]) == {"new"}
     for col in diff["sdata"]["b"].values():
         assert set(col) == {"o", "d"} and isinstance(col["o"], int) and col["o"] >= 0
