@@ -21,6 +21,14 @@ Status Unreachable(const std::string& host, const std::string& why) {
                 "Error connecting to " + host + " :: caused by :: " + why);
 }
 
+// A connection made, then lost or answered with garbage: mongod's words for a command that
+// failed so.
+Status Lost(const std::string& host, std::string_view command, const std::string& why) {
+  return Status(ErrorCode::kHostUnreachable, "network error while attempting to run command '" +
+                                                 std::string(command) + "' on host '" + host +
+                                                 "' :: caused by :: " + why);
+}
+
 }  // namespace
 
 MemberConnection::~MemberConnection() {
@@ -62,31 +70,36 @@ StatusWith<bson::BsonObj> MemberConnection::Run(const bson::BsonObj& cmd) {
 }
 
 StatusWith<bson::BsonObj> MemberConnection::Send(const bson::BsonObj& cmd) {
+  const std::string_view command = cmd.FirstElement().FieldName();
   std::string request = wire::BuildOpMsg(++request_id_, 0, cmd);
   for (size_t sent = 0; sent < request.size();) {
     ssize_t n = send(fd_, request.data() + sent, request.size() - sent, MSG_NOSIGNAL);
-    if (n <= 0) return Unreachable(host_, n < 0 ? strerror(errno) : "connection closed");
+    if (n <= 0) return Lost(host_, command, n < 0 ? strerror(errno) : "connection closed");
     sent += static_cast<size_t>(n);
   }
   std::string reply(4, '\0');
-  HG_RETURN_IF_ERROR(ReadExactly(reply.data(), 4));
+  std::string why;
+  if (!ReadExactly(reply.data(), 4, &why)) return Lost(host_, command, why);
   int32_t size = bson::ReadInt32(reply.data());
-  if (size < 16 || size > 48'000'000) return Unreachable(host_, "a malformed reply");
+  if (size < 16 || size > 48'000'000) return Lost(host_, command, "a malformed reply");
   reply.resize(static_cast<size_t>(size));
-  HG_RETURN_IF_ERROR(ReadExactly(reply.data() + 4, reply.size() - 4));
+  if (!ReadExactly(reply.data() + 4, reply.size() - 4, &why)) return Lost(host_, command, why);
   auto parsed = wire::ParseOpMsg(std::string_view(reply));
-  if (!parsed.ok()) return Unreachable(host_, parsed.status().reason());
+  if (!parsed.ok()) return Lost(host_, command, parsed.status().reason());
   return parsed.value().body.Owned();
 }
 
-Status MemberConnection::ReadExactly(char* p, size_t n) {
+bool MemberConnection::ReadExactly(char* p, size_t n, std::string* why) {
   while (n > 0) {
     ssize_t got = recv(fd_, p, n, 0);
-    if (got <= 0) return Unreachable(host_, got < 0 ? strerror(errno) : "connection closed");
+    if (got <= 0) {
+      *why = got < 0 ? strerror(errno) : "connection closed";
+      return false;
+    }
     p += got;
     n -= static_cast<size_t>(got);
   }
-  return Status::OK();
+  return true;
 }
 
 }  // namespace hourglass::repl

@@ -26,13 +26,15 @@ class MemberConnection {
   // Logs in as the internal user with `key` (nothing when it is empty).
   Status Login(const std::string& key);
   // Sends `cmd` (with its $db) and returns the reply's body; a reply with ok: 0 is its error,
-  // a connection lost or a reply that is not a server's is HostUnreachable.
+  // a connection lost or a reply that is not a server's is HostUnreachable ("network error while
+  // attempting to run command '<name>' on host '<host>'", as mongod words it).
   StatusWith<bson::BsonObj> Run(const bson::BsonObj& cmd);
 
  private:
   // Sends `cmd` and returns the reply's body, whatever it says.
   StatusWith<bson::BsonObj> Send(const bson::BsonObj& cmd);
-  Status ReadExactly(char* p, size_t n);
+  // False, with why, when the connection ends or fails first.
+  bool ReadExactly(char* p, size_t n, std::string* why);
 
   std::string host_;
   int fd_ = -1;

@@ -6,6 +6,7 @@ A set's members are asked before a configuration names them (docs/replication.md
 
 import datetime
 import signal
+import socket
 import subprocess
 import threading
 import time
@@ -571,15 +572,32 @@ def test_plain_members_form_a_set_once_each_answers(fresh_server):
     with NodeNotFound, and nothing is kept."""
     a, b, c = (member(fresh_server) for _ in range(3))
     standalone = fresh_server.new()
+    # A port that takes the connection and closes it unanswered.
+    mute = socket.socket()
+    mute.bind(("127.0.0.1", 0))
+    mute.listen(4)
+    mute_host = "127.0.0.1:%d" % mute.getsockname()[1]
+
+    def hang_up():
+        while True:
+            try:
+                conn, _ = mute.accept()
+            except OSError:
+                return
+            conn.close()
+    threading.Thread(target=hang_up, daemon=True).start()
     ca = a.client()
     code, name, msg = command_error(ca.admin, {"replSetInitiate": {"_id": SET, "members": [
         {"_id": 0, "host": host_of(a)}, {"_id": 1, "host": host_of(standalone)},
-        {"_id": 2, "host": "127.0.0.1:1"}]}})
+        {"_id": 2, "host": "127.0.0.1:1"}, {"_id": 3, "host": mute_host}]}})
+    mute.close()
     assert (code, name) == (74, "NodeNotFound")
     assert msg.startswith("replSetInitiate quorum check failed because not all proposed set "
                           "members responded affirmatively: "), msg
     assert f"{host_of(standalone)} failed with it is not running with --replSet" in msg
     assert "127.0.0.1:1 failed with Error connecting to 127.0.0.1:1" in msg
+    assert (f"{mute_host} failed with network error while attempting to run command 'hello' on "
+            f"host '{mute_host}' :: caused by :: ") in msg
     assert command_error(ca.admin, {"replSetGetConfig": 1})[0] == 94
     ca.admin.command("replSetInitiate", {"_id": SET, "members": [
         {"_id": i, "host": host_of(m)} for i, m in enumerate((a, b, c))]})
@@ -593,6 +611,18 @@ def test_plain_members_form_a_set_once_each_answers(fresh_server):
     code, _, msg = command_error(cd.admin, {"replSetInitiate": {"_id": SET, "members": [
         {"_id": 0, "host": host_of(d)}, {"_id": 1, "host": host_of(b)}]}})
     assert code == 74 and f"{host_of(b)} failed with its replica set is already initiated" in msg
+    # A member of a set of another name cannot be named either.
+    e = member(fresh_server, name="other")
+    ce = e.client()
+    ce.admin.command("replSetInitiate", {"_id": "other", "members": [
+        {"_id": 0, "host": host_of(e)}]})
+    wait_primary(e)
+    ce.close()
+    code, _, msg = command_error(cd.admin, {"replSetInitiate": {"_id": SET, "members": [
+        {"_id": 0, "host": host_of(d)}, {"_id": 1, "host": host_of(e)}]}})
+    assert code == 74, msg
+    assert f"{host_of(e)} failed with it is a member of replica set other, not {SET}" in msg
+    assert command_error(cd.admin, {"replSetGetConfig": 1})[0] == 94
     # Raft's connection is taken only for the member's own set.
     code, _, msg = command_error(cd.admin, {
         "hgRaftConnect": 1, "setName": "other", "from": 1, "fromAddress": "x:1", "to": 2,
