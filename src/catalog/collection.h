@@ -271,6 +271,8 @@ class Collection {
   Status ModifyRecord(storage::Session& s, int64_t id, const bson::BsonElement& id_field,
                       const std::vector<storage::Session::Modification>& edits,
                       const bson::BsonObj& diff, WriteOrigin origin = WriteOrigin::kBucketCatalog);
+  // Whether this collection's writes are logged (a replica set member's; not `local`'s).
+  bool IsReplicated() const { return Replicated() != nullptr; }
   // Whether an update by `diff` (catalog/update_diff.h) can be made in place, by ModifyRecord: it
   // changes none of the fields the series index keys (a bucket's meta and start time).
   bool CanModifyInPlace(const bson::BsonObj& diff) const;

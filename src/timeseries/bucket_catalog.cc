@@ -1247,7 +1247,7 @@ void RebuildMinMax(Stripe& stripe, WriteBatch& batch, const TimeseriesOptions& o
 // Stores what `doc`'s Prepare made (`full`, `edits`): a new bucket's document, a stored one's
 // whole rewrite (a plain update), or a stored one's edits (in place; the user indexes on
 // control.min/max and meta follow the new bounds either way).
-Status StoreBucket(catalog::Collection& buckets, storage::Session& s, const BucketDocument& doc,
+Status StoreBucket(catalog::Collection& buckets, storage::Session& s, BucketDocument& doc,
                    const std::string& full,
                    const std::vector<storage::Session::Modification>& edits) {
   if (!doc.stored()) {
@@ -1255,11 +1255,11 @@ Status StoreBucket(catalog::Collection& buckets, storage::Session& s, const Buck
         .status();
   }
   const int64_t rid = catalog::ClusteredRecordId(doc.id());
-  if (doc.prepared_whole()) {
-    return buckets.ReplaceRecord(s, rid, BsonObj(full.data()), doc.prepared_diff());
-  }
+  // The diff only a replicated collection logs; a standalone's writes skip building it.
+  const BsonObj diff = buckets.IsReplicated() ? doc.PreparedDiff() : BsonObj();
+  if (doc.prepared_whole()) return buckets.ReplaceRecord(s, rid, BsonObj(full.data()), diff);
   BsonObj id = bson::BsonBuilder().AppendObjectId("_id", doc.id()).Obj();
-  return buckets.ModifyRecord(s, rid, id.FirstElement(), edits, doc.prepared_diff());
+  return buckets.ModifyRecord(s, rid, id.FirstElement(), edits, diff);
 }
 
 // Reports the committed `rows` of bucket `doc` at or after their latest.Depth()-th latest time,

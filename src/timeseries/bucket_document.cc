@@ -438,7 +438,61 @@ void BucketDocument::AppendHeadEdits(std::string control_elem, size_t data_doc, 
   edits->push_back({Int32Bytes(static_cast<uint32_t>(prepared_size_)), 0, 4});
 }
 
-void BucketDocument::PrepareDiff(const BsonObj& sdata) {
+BsonObj BucketDocument::PreparedDiff() {
+  if (!stored_) return BsonObj();
+  if (!prepared_diff_.empty()) return BsonObj(prepared_diff_.data());
+  bson::BsonBuilder sdata, added;
+  bool any_added = false;
+  if (compressed_) {
+    // Each changed column as one binary range (a proposal's `head` byte, before the range it
+    // edits, starts the range there), new columns whole.
+    bson::BsonBuilder changed;
+    bool any_changed = false;
+    for (const Column& c : columns_) {
+      const auto& p = *c.packed->proposal;
+      if (c.is_new) {
+        added.AppendBinData(c.name, 7, p.diff.data);
+        any_added = true;
+        continue;
+      }
+      if (p.diff.data.empty() && p.diff.offset == c.packed->stored_len && !p.diff.head) continue;
+      bson::BsonBuilder range;
+      if (p.diff.head) {
+        range.AppendInt32("o", static_cast<int32_t>(p.diff.head_offset));
+        range.AppendBinData("d", 0, c.packed->builder.BytesFrom(p, p.diff.head_offset));
+      } else {
+        range.AppendInt32("o", static_cast<int32_t>(p.diff.offset));
+        range.AppendBinData("d", 0, p.diff.data);
+      }
+      changed.AppendObject(c.name, range.Obj());
+      any_changed = true;
+    }
+    if (any_added) sdata.AppendObject("i", added.Obj());
+    if (any_changed) sdata.AppendObject("b", changed.Obj());
+  } else {
+    // New columns inserted, each stored column's new entries as the inserts of its sub-diff.
+    auto entries = [](const std::string& staged) {
+      std::string obj;
+      PutInt32(&obj, static_cast<uint32_t>(4 + staged.size() + 1));
+      obj.append(staged);
+      obj.push_back('\0');
+      return obj;
+    };
+    for (const auto& c : columns_) {
+      if (!c.is_new) continue;
+      const std::string obj = entries(c.staged);
+      added.AppendObject(c.name, BsonObj(obj.data()));
+      any_added = true;
+    }
+    if (any_added) sdata.AppendObject("i", added.Obj());
+    for (const auto& c : columns_) {
+      if (c.is_new || c.staged.empty()) continue;
+      const std::string obj = entries(c.staged);
+      bson::BsonBuilder sub;
+      sub.AppendObject("i", BsonObj(obj.data()));
+      sdata.AppendObject("s" + c.name, sub.Obj());
+    }
+  }
   const BsonObj before(control_.data()), after(prepared_control_.data());
   bson::BsonBuilder d;
   std::optional<BsonObj> control_diff =
@@ -450,8 +504,10 @@ void BucketDocument::PrepareDiff(const BsonObj& sdata) {
   } else if (!control_diff->IsEmpty()) {
     d.AppendObject("scontrol", *control_diff);
   }
-  if (!sdata.IsEmpty()) d.AppendObject("sdata", sdata);
+  const BsonObj data_diff = sdata.Obj();
+  if (!data_diff.IsEmpty()) d.AppendObject("sdata", data_diff);
   prepared_diff_ = d.Release();
+  return BsonObj(prepared_diff_.data());
 }
 
 void BucketDocument::PrepareCompressed(const BsonObj& control, std::string* full,
@@ -495,34 +551,6 @@ void BucketDocument::PrepareCompressed(const BsonObj& control, std::string* full
       kControlPos + control_elem.size() + meta_elem_.size() + kDataHeader.size() + data_len_new + 1;
   prepared_whole_ = whole;
   prepared_diff_.clear();
-  if (stored_) {
-    // The log's account of the write: each changed column as one binary range (a proposal's
-    // `head` byte, before the range it edits, starts the range there), new columns whole.
-    bson::BsonBuilder sdata, added, changed;
-    bool any_added = false, any_changed = false;
-    for (const Column& c : columns_) {
-      const auto& p = *c.packed->proposal;
-      if (c.is_new) {
-        added.AppendBinData(c.name, 7, p.diff.data);
-        any_added = true;
-        continue;
-      }
-      if (p.diff.data.empty() && p.diff.offset == c.packed->stored_len && !p.diff.head) continue;
-      bson::BsonBuilder range;
-      if (p.diff.head) {
-        range.AppendInt32("o", static_cast<int32_t>(p.diff.head_offset));
-        range.AppendBinData("d", 0, c.packed->builder.BytesFrom(p, p.diff.head_offset));
-      } else {
-        range.AppendInt32("o", static_cast<int32_t>(p.diff.offset));
-        range.AppendBinData("d", 0, p.diff.data);
-      }
-      changed.AppendObject(c.name, range.Obj());
-      any_changed = true;
-    }
-    if (any_added) sdata.AppendObject("i", added.Obj());
-    if (any_changed) sdata.AppendObject("b", changed.Obj());
-    PrepareDiff(sdata.Obj());
-  }
   if (!stored_ || whole) {
     // A stored column's new binary is the builder's whole column (the proposal holds its tail).
     std::string cols;
@@ -590,34 +618,6 @@ void BucketDocument::Prepare(const BsonObj& control, std::string* full,
     for (const auto& c : columns_) AppendColumnElem(&cols, c.name, c.staged);
     WriteFull(control_elem, data_len_new, cols, full);
     return;
-  }
-  {
-    // The log's account: new columns inserted, each stored column's new entries as the inserts
-    // of its sub-diff.
-    auto entries = [](const std::string& staged) {
-      std::string obj;
-      PutInt32(&obj, static_cast<uint32_t>(4 + staged.size() + 1));
-      obj.append(staged);
-      obj.push_back('\0');
-      return obj;
-    };
-    bson::BsonBuilder sdata, added;
-    bool any_added = false;
-    for (const auto& c : columns_) {
-      if (!c.is_new) continue;
-      const std::string obj = entries(c.staged);
-      added.AppendObject(c.name, BsonObj(obj.data()));
-      any_added = true;
-    }
-    if (any_added) sdata.AppendObject("i", added.Obj());
-    for (const auto& c : columns_) {
-      if (c.is_new || c.staged.empty()) continue;
-      const std::string obj = entries(c.staged);
-      bson::BsonBuilder sub;
-      sub.AppendObject("i", BsonObj(obj.data()));
-      sdata.AppendObject("s" + c.name, sub.Obj());
-    }
-    PrepareDiff(sdata.Obj());
   }
   // Edits go from the end of the document to its start, so each offset, taken from the stored
   // layout, is still valid when its turn comes.

@@ -126,11 +126,10 @@ class BucketDocument {
   // what the oplog logs), whether it made edits or the whole document: `scontrol` (or `u:
   // {control}`), then `sdata` — a compressed column's append as a binary diff (`b`), a new column
   // as an insert (`i`), a version-1 column's new entries as its sub-diff's inserts. Applied to
-  // the stored document it gives the prepared one byte for byte. Empty before a first write.
-  // Valid until the next Prepare or Finish.
-  bson::BsonObj prepared_diff() const {
-    return prepared_diff_.empty() ? bson::BsonObj() : bson::BsonObj(prepared_diff_.data());
-  }
+  // the stored document it gives the prepared one byte for byte. Built at the first call between
+  // a Prepare and its Finish (only a replica set's log needs it); empty for a document not yet
+  // stored. Valid until the next Prepare or Finish.
+  bson::BsonObj PreparedDiff();
   // Compressed layout: whether a committed write by edits came after the document was last
   // stored whole (its insert or a rewrite), so storage may hold it as a chain of edits.
   bool edited_since_whole() const { return edits_in_a_row_ > 0; }
@@ -174,10 +173,6 @@ class BucketDocument {
   // Where each stored column's element starts, `data`'s object being at `data_doc` (a new column:
   // where the stored ones end).
   std::vector<size_t> StoredColumnOffsets(size_t data_doc) const;
-
-  // Sets prepared_diff_: the stored control (control_) to the prepared one (prepared_control_),
-  // then `sdata`, the data's diff (empty: none).
-  void PrepareDiff(const bson::BsonObj& sdata);
 
   void PrepareCompressed(const bson::BsonObj& control, std::string* full,
                          std::vector<storage::Session::Modification>* edits, bool whole,

@@ -35,11 +35,11 @@ inline std::string ApplyEdits(std::string doc, const Edits& edits) {
 // The stored bytes after `doc`'s prepared write of a stored document (`edits`, or `full` when it
 // was prepared whole), checking that its prepared diff — what the oplog logs, and what the other
 // members apply as edits of their own — gives the same bytes.
-inline std::string ApplyWrite(const BucketDocument& doc, const std::string& stored,
-                              const Edits& edits, const std::string& full = std::string()) {
+inline std::string ApplyWrite(BucketDocument& doc, const std::string& stored, const Edits& edits,
+                              const std::string& full = std::string()) {
   std::string after = doc.prepared_whole() ? full : ApplyEdits(stored, edits);
   const bson::BsonObj before(stored.data());
-  const bson::BsonObj diff = doc.prepared_diff();
+  const bson::BsonObj diff = doc.PreparedDiff();
   EXPECT_FALSE(diff.IsEmpty());
   auto applied = catalog::ApplyUpdateDiff(before, diff);
   EXPECT_TRUE(applied.ok()) << applied.status().reason() << " " << diff.ToJson();
