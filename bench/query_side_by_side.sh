@@ -108,10 +108,15 @@ print(f"# {hosts} hosts x {hours} h; medians (ms) of {rounds} rounds of {runs} i
       f"ratio to {labels[0]}")
 print("query " + " ".join(labels))
 for query in order:
-    first = statistics.median(times[(labels[0], query)])
+    # A side whose build does not know the query (an older tsbs_queries) shows "-".
+    first = statistics.median(times[(labels[0], query)]) if times[(labels[0], query)] else None
     cells = []
     for label in labels:
+        if not times[(label, query)]:
+            cells.append("-")
+            continue
         m = statistics.median(times[(label, query)])
-        cells.append(f"{m:.3f}" + ("" if label == labels[0] else f"({m / first:.2f}x)"))
+        ratio = "" if label == labels[0] or first is None else f"({m / first:.2f}x)"
+        cells.append(f"{m:.3f}" + ratio)
     print(f"{query} " + " ".join(cells))
 PY
