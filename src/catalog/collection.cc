@@ -584,11 +584,15 @@ Status Collection::ModifyRecord(storage::Session& s, int64_t id, const BsonEleme
   auto latest = Latest();
   std::span<const SecondaryIndex> indexes = latest ? latest->Indexes() : Indexes();
   const bool observed = counters_->has_write_observer.load(std::memory_order_acquire);
+  // Another writer's change may take measurements out of the record, not only add them: the
+  // write observer hears of the record before it too, as Update tells it.
+  const bool notify_before = observed && origin != WriteOrigin::kBucketCatalog;
   std::optional<Record> before;
-  if (!indexes.empty()) {
+  if (!indexes.empty() || notify_before) {
     HG_ASSIGN_OR_RETURN(before, FindRecord(s, id));
     if (!before) return Status(ErrorCode::kNoSuchKey, "record not found in " + ns());
   }
+  if (notify_before) HG_RETURN_IF_ERROR(NotifyWrite(s, id, &before->doc));
   HG_RETURN_IF_ERROR(s.Modify(entry_.ident, key, edits));
   if (origin != WriteOrigin::kBucketCatalog) CountUntrackedWrite(s);
   // Replication logs the diff under `_id`: it needs no read of the edited record.
