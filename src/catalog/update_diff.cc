@@ -8,12 +8,15 @@
 #include <utility>
 #include <vector>
 
+#include "bson/little_endian.h"
+
 namespace hourglass::catalog {
 
 using bson::BsonBuilder;
 using bson::BsonElement;
 using bson::BsonObj;
 using bson::BsonType;
+using bson::Int32Bytes;
 
 namespace {
 
@@ -25,12 +28,6 @@ bool SameValue(const BsonElement& a, const BsonElement& b) {
 
 Status BadDiff(const std::string& why) {
   return Status(ErrorCode::kBadValue, "cannot apply the update diff: " + why);
-}
-
-std::string Int32Bytes(uint32_t v) {
-  std::string out(4, '\0');
-  std::memcpy(out.data(), &v, 4);  // BSON is little-endian, as is every target
-  return out;
 }
 
 // The diff of one object (ComputeUpdateDiff's contract), at any depth.

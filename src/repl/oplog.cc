@@ -504,11 +504,15 @@ Status Oplog::ApplyCrud(storage::Session& s, const BsonObj& op) {
     BsonObj after = o;
     if (o["$v"].IsNumber() && o["$v"].NumberLong() == 2) {
       // A diff of the document ({$v: 2, diff}): applied in place, by the edits it makes, unless it
-      // moves the record's series (the series index is keyed by what it changes).
+      // moves the record's series (the series index is keyed by what it changes). A document of
+      // a regular collection with user indexes is rewritten instead: its indexes need it before
+      // and after, which Update takes as built here and in place would read again; a bucket,
+      // large and growing by appends, is edited in place whatever it costs to read.
       if (!found) return CannotApply(op, "the document it changes is missing");
       if (o["diff"].type() != BsonType::kObject) return CannotApply(op, "no 'diff'");
       const BsonObj diff = o["diff"].Obj();
-      if (coll->CanModifyInPlace(diff)) {
+      const bool in_place = coll->Indexes().empty() || coll->entry().nss.IsTimeseriesBuckets();
+      if (in_place && coll->CanModifyInPlace(diff)) {
         auto edits = catalog::UpdateDiffEdits(found->doc, diff);
         if (!edits.ok()) return CannotApply(op, edits.status().reason());
         return ApplyEdits(s, edits.value(), coll, found->id, op["o2"].Obj()["_id"]);

@@ -5,12 +5,15 @@
 #include <cstring>
 #include <limits>
 
+#include "bson/little_endian.h"
 #include "catalog/update_diff.h"
 
 namespace hourglass::timeseries {
 
 using bson::BsonElement;
 using bson::BsonObj;
+using bson::Int32Bytes;
+using bson::PutInt32;
 
 namespace {
 constexpr std::string_view kControlHeader{
@@ -23,18 +26,6 @@ constexpr std::string_view kDataHeader{
     6};
 constexpr size_t kIdElemSize = 1 + 4 + 12;  // type, "_id\0", 12 bytes
 constexpr size_t kControlPos = 4 + kIdElemSize;
-
-void PutInt32(std::string* out, uint32_t v) {
-  char b[4];
-  std::memcpy(b, &v, 4);  // BSON is little-endian, as is every machine we build for
-  out->append(b, 4);
-}
-
-std::string Int32Bytes(uint32_t v) {
-  std::string s;
-  PutInt32(&s, v);
-  return s;
-}
 
 // Bytes of a column element: type 3, name, length, entries, EOO.
 uint32_t ColumnElemSize(std::string_view name, size_t entries_bytes) {
@@ -640,6 +631,7 @@ void BucketDocument::Prepare(const BsonObj& control, std::string* full,
 }
 
 void BucketDocument::Finish(bool success) {
+  prepared_diff_.clear();  // of the write now finished
   if (compressed_) {
     if (!success) {
       failed_ = failed_ || stored_ || staged_rows_ > 0;
@@ -660,7 +652,6 @@ void BucketDocument::Finish(bool success) {
     prepared_rows_ = 0;
     control_elem_size_ = prepared_control_size_;
     control_.swap(prepared_control_);
-    prepared_diff_.clear();
     size_ = prepared_size_;
     stored_ = true;
     MeasureLayout();
