@@ -1182,7 +1182,7 @@ class ReplicationCoordinator::Impl {
            "{\"error\": " + JsonQuote(st.ToString()) + "}");
       return false;
     }
-    LOGE("REPL", 8800313, "This member cannot catch up with the replica set: it needs a resync",
+    LOGE("REPL", 8800320, "This member cannot catch up with the replica set: it needs a resync",
          "{\"error\": " + JsonQuote(st.ToString()) + "}");
     std::lock_guard<std::mutex> lock(mu_);
     needs_resync_ = true;

@@ -297,7 +297,7 @@ int RunServer(int argc, char** argv) {
   service.bucket_catalog = &bucket_catalog;
   auto transactions_or = catalog::TransactionTable::Open(engine.get());
   if (!transactions_or.ok()) {
-    LOGE("STORAGE", 8800106, "Failed to open the retryable writes' table",
+    LOGE("STORAGE", 8800109, "Failed to open the retryable writes' table",
          "{\"error\":" + JsonQuote(transactions_or.status().ToString()) + "}");
     return 1;
   }
@@ -402,13 +402,13 @@ int RunServer(int argc, char** argv) {
         http::HttpServer::Start(parsed.server.bind_ip, parsed.http_port, http::kMaxBodyBytes,
                                 http::MakeHttpApi(service), std::move(https));
     if (!started.ok()) {
-      LOGE("NETWORK", 8800201, "Failed to set up the HTTP listener",
+      LOGE("NETWORK", 8800401, "Failed to set up the HTTP listener",
            "{\"error\":" + JsonQuote(started.status().reason()) + "}");
       std::cerr << started.status().reason() << "\n";
       return kExitNetwork;
     }
     http_server = std::move(started).value();
-    LOGI("NETWORK", 8800202, "Waiting for HTTP requests",
+    LOGI("NETWORK", 8800402, "Waiting for HTTP requests",
          "{\"port\":" + std::to_string(http_server->port()) + "}");
   }
 
@@ -443,7 +443,7 @@ int RunServer(int argc, char** argv) {
         const int64_t before =
             now.count() - int64_t{commands::kLogicalSessionTimeoutMinutes} * 60'000;
         if (auto reaped = transactions->Reap(before); !reaped.ok()) {
-          LOGW("STORAGE", 8800107, "Retryable writes of expired sessions not removed",
+          LOGW("STORAGE", 8800110, "Retryable writes of expired sessions not removed",
                "{\"error\":" + JsonQuote(reaped.status().ToString()) + "}");
         }
       }
