@@ -8,10 +8,15 @@
 # directories' `hourglassd`, `ts_bench` and `tsbs_queries`).
 #
 #   bench/query_side_by_side.sh [--hosts H] [--hours H] [--rounds N] [--runs N] [--types a,b]
-#                               --side LABEL:DIR:STATE [--side ...]
+#                               [--then-restart] --side LABEL:DIR:STATE [--side ...]
 # e.g. data just written against the same data after a restart:
 #   bench/query_side_by_side.sh --hosts 4000 --hours 3 \
 #     --side written:build/release:written --side restarted:build/release:restarted
+# --then-restart: after the rounds, restart the `written` sides on their own dbpaths and run the
+# rounds again (those sides' second phase is LABEL@restarted). Each written side is then compared
+# with itself, on the very same files, rather than with another load of the same rows; a
+# `restarted` side queried in both phases measures how the machine drifted between them, and the
+# written side's ratio is shown divided by that drift too.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 hosts=100
@@ -19,6 +24,7 @@ hours=24
 rounds=5
 runs=10
 types=
+then_restart=0
 sides=()
 while [[ $# -gt 0 ]]; do
   case $1 in
@@ -28,7 +34,8 @@ while [[ $# -gt 0 ]]; do
     --runs) runs=$2; shift 2 ;;
     --types) types=$2; shift 2 ;;
     --side) sides+=("$2"); shift 2 ;;
-    *) echo "usage: $0 [--hosts H] [--hours H] [--rounds N] [--runs N] [--types a,b] --side LABEL:DIR:STATE ..." >&2; exit 2 ;;
+    --then-restart) then_restart=1; shift ;;
+    *) echo "usage: $0 [--hosts H] [--hours H] [--rounds N] [--runs N] [--types a,b] [--then-restart] --side LABEL:DIR:STATE ..." >&2; exit 2 ;;
   esac
 done
 if [[ ${#sides[@]} -lt 1 ]]; then
@@ -80,23 +87,52 @@ done
 
 type_args=()
 [[ -n $types ]] && type_args=(--types "$types")
-for round in $(seq "$rounds"); do
-  for side in "${sides[@]}"; do
-    IFS=: read -r label dir _ <<<"$side"
-    "$dir/bench/tsbs_queries" --uri "$(uri "$label")" --hosts "$hosts" --hours "$hours" \
-      --runs "$runs" "${type_args[@]}" |
-      sed -n "s/^RESULT \([^ ]*\) median_ms=\([^ ]*\).*/$label \1 \2/p" >>"$work/results"
+# run_rounds PHASE: the rounds on every side; results of phase 2 are filed under LABEL@STATE.
+run_rounds() {
+  for round in $(seq "$rounds"); do
+    for side in "${sides[@]}"; do
+      IFS=: read -r label dir st <<<"$side"
+      name=$label
+      [[ $1 == 2 && $st == written ]] && name=$label@restarted
+      "$dir/bench/tsbs_queries" --uri "$(uri "$label")" --hosts "$hosts" --hours "$hours" \
+        --runs "$runs" "${type_args[@]}" |
+        sed -n "s/^RESULT \([^ ]*\) median_ms=\([^ ]*\).*/$name \1 \2/p" >>"$work/results$1"
+    done
   done
-done
-
+}
+run_rounds 1
 labels=()
 for side in "${sides[@]}"; do labels+=("${side%%:*}"); done
-/usr/bin/python3 - "$work/results" "$hosts" "$hours" "$rounds" "$runs" "${labels[@]}" <<'PY'
+if [[ $then_restart == 1 ]]; then
+  for side in "${sides[@]}"; do
+    IFS=: read -r label dir st <<<"$side"
+    [[ $st == written ]] || continue
+    kill "${pids[$label]}"
+    wait "${pids[$label]}" || true
+    start "$label" "$dir"
+  done
+  run_rounds 2
+  for side in "${sides[@]}"; do
+    IFS=: read -r label dir st <<<"$side"
+    [[ $st == written ]] && labels+=("$label@restarted")
+  done
+  # The restarted sides' second phase, kept apart from their first, measures the drift.
+  sed 's/^\([^ @]*\) /\1@phase2 /' "$work/results2" >>"$work/results1"
+else
+  : >"$work/results2"
+fi
+/usr/bin/python3 - "$work/results1" "$hosts" "$hours" "$rounds" "$runs" "$then_restart" \
+  "${sides[@]}" <<'PY'
 import collections
 import statistics
 import sys
 
-path, hosts, hours, rounds, runs, *labels = sys.argv[1:]
+path, hosts, hours, rounds, runs, then_restart, *sides = sys.argv[1:]
+states = dict(side.split(":")[0::2] for side in sides)
+labels = list(states)
+if then_restart == "1":
+    labels += [label + "@restarted" for label, st in states.items() if st == "written"]
+    labels += [label + "@phase2" for label, st in states.items() if st == "restarted"]
 times = collections.defaultdict(list)
 order = []
 for line in open(path):
@@ -119,4 +155,29 @@ for query in order:
         ratio = "" if label == labels[0] or first is None else f"({m / first:.2f}x)"
         cells.append(f"{m:.3f}" + ratio)
     print(f"{query} " + " ".join(cells))
+
+if then_restart == "1":
+    # Each written side over itself after its restart; divided by each restarted side's
+    # phase-1-over-phase-2 ratio, the machine's drift between the phases taken out.
+    written = [label for label, st in states.items() if st == "written"]
+    controls = [label for label, st in states.items() if st == "restarted"]
+    print("# just written over the same files restarted; /drift: divided by the control's phase 1 "
+          "over phase 2")
+    print("query " + " ".join(f"{w} {w}/drift({c})" for w in written for c in controls or [""]))
+    med = lambda label, query: statistics.median(times[(label, query)])
+    for query in order:
+        cells = []
+        for w in written:
+            if not times[(w, query)] or not times[(w + "@restarted", query)]:
+                cells.append("-")
+                continue
+            raw = med(w, query) / med(w + "@restarted", query)
+            cells.append(f"{raw:.2f}x")
+            for c in controls:
+                if times[(c, query)] and times[(c + "@phase2", query)]:
+                    drift = med(c, query) / med(c + "@phase2", query)
+                    cells.append(f"{raw / drift:.2f}x")
+                else:
+                    cells.append("-")
+        print(f"{query} " + " ".join(cells))
 PY
