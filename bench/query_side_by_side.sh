@@ -163,7 +163,8 @@ if then_restart == "1":
     controls = [label for label, st in states.items() if st == "restarted"]
     print("# just written over the same files restarted; /drift: divided by the control's phase 1 "
           "over phase 2")
-    print("query " + " ".join(f"{w} {w}/drift({c})" for w in written for c in controls or [""]))
+    print("query " + " ".join(" ".join([w] + [f"{w}/drift({c})" for c in controls])
+                              for w in written))
     med = lambda label, query: statistics.median(times[(label, query)])
     for query in order:
         cells = []
