@@ -8,7 +8,7 @@
 # directories' `hourglassd`, `ts_bench` and `tsbs_queries`).
 #
 #   bench/query_side_by_side.sh [--hosts H] [--hours H] [--rounds N] [--runs N] [--types a,b]
-#                               [--then-restart] --side LABEL:DIR:STATE [--side ...]
+#                               [--then-restart] [--settle S] --side LABEL:DIR:STATE [--side ...]
 # e.g. data just written against the same data after a restart:
 #   bench/query_side_by_side.sh --hosts 4000 --hours 3 \
 #     --side written:build/release:written --side restarted:build/release:restarted
@@ -17,6 +17,8 @@
 # with itself, on the very same files, rather than with another load of the same rows; a
 # `restarted` side queried in both phases measures how the machine drifted between them, and the
 # written side's ratio is shown divided by that drift too.
+# --settle S: wait S seconds after the loads before the first round (e.g. past the written sides'
+# first checkpoint, which is otherwise written while the first rounds run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 hosts=100
@@ -25,6 +27,7 @@ rounds=5
 runs=10
 types=
 then_restart=0
+settle=0
 sides=()
 while [[ $# -gt 0 ]]; do
   case $1 in
@@ -35,7 +38,8 @@ while [[ $# -gt 0 ]]; do
     --types) types=$2; shift 2 ;;
     --side) sides+=("$2"); shift 2 ;;
     --then-restart) then_restart=1; shift ;;
-    *) echo "usage: $0 [--hosts H] [--hours H] [--rounds N] [--runs N] [--types a,b] [--then-restart] --side LABEL:DIR:STATE ..." >&2; exit 2 ;;
+    --settle) settle=$2; shift 2 ;;
+    *) echo "usage: $0 [--hosts H] [--hours H] [--rounds N] [--runs N] [--types a,b] [--then-restart] [--settle S] --side LABEL:DIR:STATE ..." >&2; exit 2 ;;
   esac
 done
 if [[ ${#sides[@]} -lt 1 ]]; then
@@ -100,6 +104,7 @@ run_rounds() {
     done
   done
 }
+sleep "$settle"
 run_rounds 1
 labels=()
 for side in "${sides[@]}"; do labels+=("${side%%:*}"); done
