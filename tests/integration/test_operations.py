@@ -239,7 +239,9 @@ def test_a_client_that_disconnects_stops_its_running_operation(tc_client, tc_db,
         time.sleep(0.02)
     took = time.monotonic() - start
     assert current_ops(tc_client, **{"command.comment": tag}) == []
-    assert took < 2, took  # the aggregate alone would run for minutes
+    # The aggregate alone would run for minutes; the bound leaves room for a slow sanitizer build
+    # on a busy machine (2.08 s was seen), as the deadline test's does.
+    assert took < 10, took
     assert tc_db.c.count_documents({}) == 2000  # and the server goes on
 
 
