@@ -91,7 +91,8 @@ done
 
 type_args=()
 [[ -n $types ]] && type_args=(--types "$types")
-# run_rounds PHASE: the rounds on every side; results of phase 2 are filed under LABEL@STATE.
+# run_rounds PHASE: the rounds on every side, into $work/resultsPHASE; in phase 2 the written
+# sides' results are filed under LABEL@restarted.
 run_rounds() {
   for round in $(seq "$rounds"); do
     for side in "${sides[@]}"; do
@@ -123,8 +124,6 @@ if [[ $then_restart == 1 ]]; then
   done
   # The restarted sides' second phase, kept apart from their first, measures the drift.
   sed 's/^\([^ @]*\) /\1@phase2 /' "$work/results2" >>"$work/results1"
-else
-  : >"$work/results2"
 fi
 /usr/bin/python3 - "$work/results1" "$hosts" "$hours" "$rounds" "$runs" "$then_restart" \
   "${sides[@]}" <<'PY'
@@ -175,7 +174,7 @@ if then_restart == "1":
         cells = []
         for w in written:
             if not times[(w, query)] or not times[(w + "@restarted", query)]:
-                cells.append("-")
+                cells += ["-"] * (1 + len(controls))
                 continue
             raw = med(w, query) / med(w + "@restarted", query)
             cells.append(f"{raw:.2f}x")
