@@ -65,6 +65,11 @@ start() {  # start LABEL DIR: DIR's hourglassd on a free port over $work/LABEL
   pid=
   dbpath=
 }
+restart() {  # restart LABEL DIR: stop LABEL's server cleanly and start it again on its dbpath
+  kill "${pids[$1]}"
+  wait "${pids[$1]}" || true
+  start "$1" "$2"
+}
 uri() { echo "mongodb://127.0.0.1:${ports[$1]}/?directConnection=true"; }
 
 # Restarted sides are loaded first, so that the written sides are queried closest to their load.
@@ -82,9 +87,7 @@ for state in restarted written; do
       --hours "$hours" | sed -n 's/^RESULT ingest //p')
     echo "$label: ingest $line"
     if [[ $st == restarted ]]; then
-      kill "${pids[$label]}"
-      wait "${pids[$label]}" || true
-      start "$label" "$dir"
+      restart "$label" "$dir"
     fi
   done
 done
@@ -107,21 +110,13 @@ run_rounds() {
 }
 sleep "$settle"
 run_rounds 1
-labels=()
-for side in "${sides[@]}"; do labels+=("${side%%:*}"); done
 if [[ $then_restart == 1 ]]; then
   for side in "${sides[@]}"; do
     IFS=: read -r label dir st <<<"$side"
     [[ $st == written ]] || continue
-    kill "${pids[$label]}"
-    wait "${pids[$label]}" || true
-    start "$label" "$dir"
+    restart "$label" "$dir"
   done
   run_rounds 2
-  for side in "${sides[@]}"; do
-    IFS=: read -r label dir st <<<"$side"
-    [[ $st == written ]] && labels+=("$label@restarted")
-  done
   # The restarted sides' second phase, kept apart from their first, measures the drift.
   sed 's/^\([^ @]*\) /\1@phase2 /' "$work/results2" >>"$work/results1"
 fi
